@@ -1,0 +1,293 @@
+"""Accuracy of dpcost against real nccl-tests / rccl-tests logs, under both backends.
+
+For every row of every log in ``tests/data/validation`` whose hardware a bundled profile
+describes, predict the time (out-of-place column) with ``--backend nccl`` (NCCL-faithful mode,
+:func:`costmodel.nccl.nccl_time`) and ``--backend ideal`` (``costmodel.cluster.predict_on_cluster``
+when importable) and report the median absolute percentage error per log and node count, for
+all sizes and for sizes >= 1 MiB, plus pooled figures per class of system.
+
+    python benchmarks/accuracy.py              # markdown table
+    python benchmarks/accuracy.py --json       # machine-readable
+    python benchmarks/accuracy.py --fit        # refit the [nccl_tests] constants (prints them)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+DATA = ROOT / "tests" / "data" / "validation"
+MIB = 1 << 20
+
+# log slug prefix -> bundled hardware system (hardware/data/systems.toml)
+LOG_SYSTEMS = {
+    "a100sxm40_abci_": "a100-abci-8x",
+    "a100sxm40_oci_": "oci-bm-gpu4-8",
+    "gb10_dgxspark_": "dgx-spark",
+    "gb300_nvl72_": "gb300-nvl72-tray",
+    "h100pcie_2x_nvlinkbridge": "h100-pcie-2x-nvlink-bridge",
+    "h100sxm_2x8_ib_ndr_": "dgx-h100",
+    "h100sxm_8x_nvswitch": "dgx-h100",
+    "h100sxm_oci_": "oci-bm-gpu-h100-8",
+    "h200_2x1_gke_": "h200-1x-roce",
+    "l40s_2x1_tcp_": "l40s-tcp-1x",
+    "l40s_4x_pcie_": "l40s-4x-pcie",
+    "rtx2080ti_2x_nvlinkbridge": "rtx2080ti-2x-nvlink-bridge",
+    "rtx2080ti_2x_pcie3_nop2p": "rtx2080ti-2x-pcie",
+    "rtx4090_8x_pcie4_": "rtx4090-8x-pcie",
+    "v100sxm2_8x_hcm": "dgx-1",
+    "v100sxm2_abci_": "v100-abci-4x",
+    "mi300x_": "mi300x-8x",
+    "mi325x_": "mi325x-8x",
+    "mi355x_": "mi355x-8x",
+}
+# Logs outside the goal and the fit, with the reason (they are still predicted and listed).
+EXCLUDED = {
+    "h100sxm_2x8_ib_ndr_allreduce_default_nt290": "poster reported degraded multi-node performance",
+    "h100sxm_2x8_ib_ndr_allreduce_ring_nt290": "same degraded system, NCCL_ALGO=RING and extra IB settings",
+}
+# Logs no profile describes.
+UNDESCRIBABLE = {
+    "v100sxm2_2gpu_pairs_nvlink1_2_none_allreduce_32MB": "per-pair NVLink count (0/1/2) is not a system profile",
+}
+RCCL_PREFIXES = ("mi300x_", "mi325x_", "mi355x_")
+IDEAL_ALGORITHMS = {"all-reduce": ("ring",), "all-gather": ("ring",), "reduce-scatter": ("ring",),
+                    "broadcast": ("pipelined-chain", "binomial-tree", "ring"),
+                    "reduce": ("pipelined-chain", "binomial-tree", "ring"),
+                    "all-to-all": ("pairwise-exchange", "pairwise", "direct")}
+
+
+@dataclass
+class Group:
+    """Errors of one (log, node count) under one backend."""
+
+    log: str
+    nodes: int
+    system: str
+    category: str
+    errors: list[tuple[int, float]] = field(default_factory=list)  # (size, abs rel error)
+
+    def median(self, min_size: int = 0) -> float | None:
+        values = [e for s, e in self.errors if s >= min_size]
+        return statistics.median(values) if values else None
+
+
+def system_for(slug: str) -> str | None:
+    """The bundled system a log's hardware maps to, or None."""
+    return next((name for prefix, name in LOG_SYSTEMS.items() if slug.startswith(prefix)), None)
+
+
+def category(slug: str, nodes: int, system: object) -> str:
+    """single-node nvswitch / single-node pcie / single-node other / multi-node / rccl."""
+    if slug.startswith(RCCL_PREFIXES):
+        return "rccl"
+    if nodes > 1 and getattr(system, "gpus_per_node", 1) * nodes > getattr(system, "scaleup_domain_gpus", 0):
+        return "multi-node"
+    fabric = getattr(system, "intra_fabric", "")
+    return f"single-node {fabric}" if fabric in ("nvswitch", "pcie") else "single-node other"
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """Rows of one validation CSV with a positive size."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        return [row for row in csv.DictReader(handle) if int(row["size_bytes"]) > 0]
+
+
+def predict_nccl(row: dict[str, str], system: object, tables: object):
+    """NCCL-mode prediction of one row; raises DpcostError when not applicable."""
+    from costmodel.nccl import nccl_time, topology_for
+    from costmodel.nccl.names import normalize_collective
+
+    topo = topology_for(system, int(row["nodes"]), int(row["gpus_per_node"]), tables)
+    algorithm = row["nccl_algo_env"] or "auto"
+    collective = normalize_collective(row["collective"].removesuffix("_perf"))
+    return nccl_time(collective, int(row["size_bytes"]), topo, tables, algorithm=algorithm)
+
+
+def _ideal_predictor():
+    try:
+        from costmodel.cluster import predict_on_cluster
+    except ImportError:
+        return None
+    return predict_on_cluster
+
+
+def predict_ideal(row: dict[str, str], system: object, predictor) -> float:
+    """Ideal-backend time (s) through costmodel.cluster.predict_on_cluster."""
+    from costmodel.errors import DpcostError
+
+    primitive = row["collective"].removesuffix("_perf").replace("_", "-").replace("alltoall", "all-to-all")
+    last: Exception | None = None
+    for algorithm in IDEAL_ALGORITHMS.get(primitive, ("ring",)):
+        try:
+            return predictor(primitive, algorithm, system, int(row["nodes"]), int(row["gpus_per_node"]),
+                             int(row["size_bytes"])).time_s
+        except DpcostError as error:
+            last = error
+    raise last  # type: ignore[misc]
+
+
+def evaluate(backend: str, tables: object = None) -> list[Group]:
+    """Predict every row of every describable log with ``backend``; one Group per (log, nodes).
+
+    Backends: ``nccl`` (NCCL mode), ``nccl-own`` (NCCL's own estimate for its choice), ``ideal``.
+    """
+    from costmodel.errors import DpcostError
+    from hardware import load_system
+
+    from costmodel.nccl import load_tables
+
+    tables = tables or load_tables()
+    predictor = _ideal_predictor() if backend == "ideal" else None
+    groups: dict[tuple[str, int], Group] = {}
+    for path in sorted(DATA.glob("*.csv")):
+        name = system_for(path.stem)
+        if name is None or path.stem in UNDESCRIBABLE:
+            continue
+        system = load_system(name)
+        for row in read_rows(path):
+            nodes = int(row["nodes"])
+            try:
+                if backend in ("nccl", "nccl-own"):
+                    prediction = predict_nccl(row, system, tables)
+                    seconds = prediction.time_s if backend == "nccl" else prediction.model_time_s
+                elif predictor is not None:
+                    seconds = predict_ideal(row, system, predictor)
+                else:
+                    continue
+            except DpcostError:
+                continue
+            measured = float(row["time_us_oop"] or row["time_us_ip"]) * 1e-6
+            group = groups.setdefault((path.stem, nodes), Group(path.stem, nodes, name, category(path.stem, nodes, system)))
+            group.errors.append((int(row["size_bytes"]), abs(seconds - measured) / measured))
+    return list(groups.values())
+
+
+def pooled(groups: list[Group], min_size: int = 0) -> dict[str, float]:
+    """Median of the per-group medians per category, goal logs only."""
+    by_category: dict[str, list[float]] = {}
+    for group in groups:
+        value = group.median(min_size)
+        if value is not None and group.log not in EXCLUDED:
+            by_category.setdefault(group.category, []).append(value)
+    return {name: statistics.median(values) for name, values in sorted(by_category.items())}
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def markdown(results: dict[str, list[Group]]) -> str:
+    """The per-log table and the pooled table, as markdown."""
+    keys = sorted({(g.log, g.nodes) for groups in results.values() for g in groups})
+    index = {b: {(g.log, g.nodes): g for g in groups} for b, groups in results.items()}
+    lines = ["| log | nodes | system | rows | NCCL own all | NCCL own ≥1MiB | nccl all | nccl ≥1MiB "
+             "| ideal all | ideal ≥1MiB | note |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for key in keys:
+        found = [index.get(b, {}).get(key) for b in ("nccl-own", "nccl", "ideal")]
+        ref = next(g for g in found if g is not None)
+        note = EXCLUDED.get(key[0], "RCCL: NCCL mode n/a" if ref.category == "rccl" else "")
+        cells = " | ".join(f"{_pct(g and g.median())} | {_pct(g and g.median(MIB))}" for g in found)
+        lines.append(f"| {key[0]} | {key[1]} | {ref.system} | {len(ref.errors)} | {cells} | {note} |")
+    lines += ["", "| class (median of per-log medians, goal logs) | backend | all sizes | ≥ 1 MiB |", "|---|---|---|---|"]
+    for backend, groups in results.items():
+        small, large = pooled(groups), pooled(groups, MIB)
+        for name in small:
+            lines.append(f"| {name} | {backend} | {_pct(small[name])} | {_pct(large.get(name))} |")
+    return "\n".join(lines)
+
+
+FIT_GRID = {
+    "launch_overhead_us": [x / 2 for x in range(0, 24)],
+    "hop_latency_scale": [0.5 + x / 20 for x in range(0, 51)],
+    "efficiency_nvlink": [0.5 + x / 100 for x in range(0, 51)],
+    "efficiency_pci": [0.3 + x / 100 for x in range(0, 71)],
+    "efficiency_net": [0.3 + x / 100 for x in range(0, 71)],
+    "store_and_forward_bytes": [0.0, 8e3, 16e3, 32e3, 48e3, 64e3, 96e3, 128e3, 256e3],
+}
+
+
+def _fit_rows() -> list[tuple]:
+    """(log, nodes, size, measured_us, collective, cell, topo) of every goal row in NCCL mode."""
+    from costmodel.errors import DpcostError
+    from costmodel.nccl import load_tables, topology_for
+    from costmodel.nccl.names import normalize_collective, normalize_algorithm
+    from costmodel.nccl.selection import choose
+    from hardware import load_system
+
+    tables, rows = load_tables(), []
+    for path in sorted(DATA.glob("*.csv")):
+        name = system_for(path.stem)
+        if name is None or path.stem in EXCLUDED or path.stem in UNDESCRIBABLE:
+            continue
+        for row in read_rows(path):
+            try:
+                topo = topology_for(load_system(name), int(row["nodes"]), int(row["gpus_per_node"]), tables)
+                coll = normalize_collective(row["collective"].removesuffix("_perf"))
+                algo = normalize_algorithm(row["nccl_algo_env"] or "auto")
+                cell = choose(coll, int(row["size_bytes"]), topo, tables, algo)[3]
+            except DpcostError:
+                continue
+            rows.append((path.stem, int(row["nodes"]), int(row["size_bytes"]), float(row["time_us_oop"]), coll, cell, topo))
+    return rows
+
+
+def _fit_score(rows: list[tuple], tables: object) -> float:
+    from costmodel.nccl.model import measured_time_us
+
+    errors: dict[tuple[str, int], list[tuple[int, float]]] = {}
+    for log, nodes, size, measured, coll, cell, topo in rows:
+        predicted = measured_time_us(coll, cell, size, topo, tables)
+        errors.setdefault((log, nodes), []).append((size, abs(predicted - measured) / measured))
+    medians = [statistics.median(e for s, e in v if s >= floor) for v in errors.values()
+               for floor in (0, MIB) if any(s >= floor for s, _ in v)]
+    return statistics.fmean(medians)
+
+
+def fit(rounds: int = 3) -> dict[str, float]:
+    """Coordinate descent of the [nccl_tests] constants: mean of per-log medians (all, >= 1 MiB)."""
+    from costmodel.nccl import NcclTables, load_tables
+
+    base = load_tables()
+    rows = _fit_rows()
+    params = {k: float(v) for k, v in base.section("nccl_tests").items() if k != "source"}
+
+    def score(candidate: dict[str, float]) -> float:
+        data = dict(base.data) | {"nccl_tests": candidate}
+        return _fit_score(rows, NcclTables(data=data, version=base.version))
+
+    for _ in range(rounds):
+        for name, grid in FIT_GRID.items():
+            params[name] = min(grid, key=lambda value: score(params | {name: value}))
+    return params | {"score": score(params)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print JSON instead of markdown")
+    parser.add_argument("--fit", action="store_true", help="refit the [nccl_tests] constants and print them")
+    args = parser.parse_args(argv)
+    if args.fit:
+        print(json.dumps(fit(), indent=2))
+        return 0
+    results = {"nccl-own": evaluate("nccl-own"), "nccl": evaluate("nccl"), "ideal": evaluate("ideal")}
+    if args.json:
+        out = {b: [{"log": g.log, "nodes": g.nodes, "system": g.system, "category": g.category,
+                    "median_all": g.median(), "median_ge_1MiB": g.median(MIB)} for g in gs]
+               for b, gs in results.items()}
+        out["ideal_backend_available"] = _ideal_predictor() is not None
+        print(json.dumps(out, indent=2))
+    else:
+        print(markdown(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,45 @@
+"""Lower bounds per primitive (Chan, Heimlich, Purkayastha & van de Geijn 2007, Table 1).
+
+In the model's single-port, full-duplex setting any algorithm needs at least ⌈log2 N⌉
+message steps, the bandwidth term below and the reduction term below; their sum bounds the
+time. Aggregation outside the ranks (dedicated parameter servers, a reducing switch) changes
+the machine, so those entries are bounded by what every rank must still do: send its n bytes
+and receive n bytes, in at least two steps, with no reduction on the ranks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from costmodel.names import Primitive as P
+
+
+class Bound(NamedTuple):
+    steps: Any
+    wire: Any
+    reduce: Any
+
+
+def primitive_bound(primitive: P, N: Any, n: Any, o: Any) -> Bound:
+    """Chan et al.'s bound for the primitive (n with nccl-tests' meaning of size)."""
+    share = (N - 1) * n / N
+    steps = 1 if primitive is P.SEND_RECV else o.clog2(N)
+    wire = {
+        P.BROADCAST: n, P.REDUCE: n, P.SEND_RECV: n,
+        P.ALL_REDUCE: 2 * share,
+    }.get(primitive, share)
+    reduce = share if primitive in (P.REDUCE, P.REDUCE_SCATTER, P.ALL_REDUCE) else 0
+    return Bound(steps, wire, reduce)
+
+
+def aggregator_bound(N: Any, n: Any, o: Any) -> Bound:
+    """All-reduce with the reduction done off the ranks: send n, receive n, two steps."""
+    return Bound(2, n, 0)
+
+
+def entry_bound(entry: Any, N: Any, n: Any, params: dict[str, Any], o: Any) -> Bound:
+    """The bound that applies to one registry entry with its parameters."""
+    off_rank = entry.in_network or (entry.algorithm.value == "parameter-server" and not params.get("colocated"))
+    if off_rank:
+        return aggregator_bound(N, n, o)
+    return primitive_bound(entry.primitive, N, n, o)

@@ -1,0 +1,142 @@
+"""Collectives mapped onto a cluster of nodes × GPUs described by a hardware System profile.
+
+Mapping rules (docs/cluster-mapping.md):
+- one node: every algorithm runs on the intra-node fabric (α = intra link latency, bandwidth
+  = per-GPU intra bandwidth × link efficiency); in-network reduction only with NVLS
+  (NVSwitch gen 3+).
+- several nodes, flat algorithm: it is limited by its slowest hop: α = the larger latency,
+  bandwidth = min(intra per GPU, network per GPU). Rail-optimised NICs let the G per-GPU
+  rings cross the network in parallel, each on its own rail; without rails the traffic
+  crosses the spine and the fabric's oversubscription divides it.
+- hierarchical: each level uses its own link (intra for the node phases, network for the
+  inter-node phase on 1/G of the data).
+- double binary tree: NCCL's layout — the tree spans nodes (N = nodes, network α/β) and
+  inside each node the ranks form a chain (2(G−1) intra steps); the phases are pipelined,
+  so the bandwidth term is the slower of the two.
+- in-network across nodes only where the fabric has SHARP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from costmodel.errors import InputError, NotApplicableError
+from costmodel.evaluate import predict_entry
+from costmodel.names import Algorithm, Primitive
+from costmodel.registry import Entry, entries, get
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where the ranks are: ``nodes`` × ``gpus_per_node`` GPUs of ``system``."""
+
+    system: Any
+    nodes: int
+    gpus_per_node: int
+
+    @property
+    def ranks(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+    @property
+    def intra_alpha_s(self) -> float:
+        return self.system.intra_link.latency_s
+
+    @property
+    def intra_Bps(self) -> float:
+        return self.system.achievable_intra_bandwidth_Bps
+
+    @property
+    def inter_alpha_s(self) -> float:
+        return self.system.nic_link.latency_s
+
+    @property
+    def inter_Bps(self) -> float:
+        s = self.system
+        per_gpu = s.node_network_Bps * s.nic_link.efficiency / self.gpus_per_node
+        return per_gpu if s.rail_optimized else per_gpu / s.oversubscription
+
+
+def layout(system: str | Any, nodes: int = 1, gpus_per_node: int | None = None) -> Layout:
+    """Resolve a system name/path/profile and check the node layout."""
+    from hardware import load_system
+
+    sys_profile = load_system(system) if isinstance(system, str) else system
+    if nodes < 1:
+        raise InputError("nodes", nodes, "an integer >= 1")
+    gpn = sys_profile.gpus_per_node if gpus_per_node is None else gpus_per_node
+    if gpn < 1 or gpn > sys_profile.gpus_per_node:
+        raise InputError("gpus_per_node", gpn, f"1 to {sys_profile.gpus_per_node} for {sys_profile.name}")
+    return Layout(sys_profile, nodes, gpn)
+
+
+def applicable(entry: Entry, lay: Layout) -> bool:
+    """Whether the hardware can run the algorithm at all (in-network needs a reducing switch)."""
+    if entry.in_network:
+        kind = lay.system.in_network_reduction
+        return kind == "sharp" or (kind == "nvls" and lay.nodes == 1)
+    return True
+
+
+def _flat(lay: Layout) -> tuple[float, float, str]:
+    if lay.nodes == 1:
+        return lay.intra_alpha_s, lay.intra_Bps, lay.system.intra_link.name
+    if lay.inter_Bps < lay.intra_Bps:
+        return max(lay.intra_alpha_s, lay.inter_alpha_s), lay.inter_Bps, lay.system.nic_link.name
+    return max(lay.intra_alpha_s, lay.inter_alpha_s), lay.intra_Bps, lay.system.intra_link.name
+
+
+def _tree_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: float, params: dict) -> dict:
+    """NCCL's layout: a double binary tree over nodes with an intra-node chain in each node."""
+    over_nodes = predict_entry(entry, lay.nodes, size_bytes, lay.inter_alpha_s, lay.inter_Bps, gamma, **params)
+    chain_steps = 2 * (lay.gpus_per_node - 1)
+    chain_bw_s = 2 * size_bytes / lay.intra_Bps if lay.gpus_per_node > 1 else 0.0
+    bandwidth_s = max(over_nodes["bandwidth_s"], chain_bw_s)
+    latency_s = over_nodes["latency_s"] + chain_steps * lay.intra_alpha_s
+    time_s = latency_s + bandwidth_s + over_nodes["reduction_s"]
+    result = dict(over_nodes, ranks=lay.ranks, time_s=time_s, latency_s=latency_s, bandwidth_s=bandwidth_s,
+                  steps=over_nodes["steps"] + chain_steps)
+    slower = lay.system.nic_link.name if over_nodes["bandwidth_s"] >= chain_bw_s else lay.system.intra_link.name
+    return _finish(result, lay, slower, size_bytes)
+
+
+def _finish(result: dict, lay: Layout, bottleneck: str, size_bytes: float) -> dict:
+    from costmodel.names import busbw_factor
+
+    algbw = size_bytes / result["time_s"] if result["time_s"] > 0 else float("inf")
+    result.update(algbw_Bps=algbw, busbw_Bps=algbw * busbw_factor(Primitive(result["primitive"]), lay.ranks),
+                  nodes=lay.nodes, gpus_per_node=lay.gpus_per_node, bottleneck=bottleneck,
+                  cluster=lay.system.name)
+    return result
+
+
+def predict_on_cluster(primitive: str, algorithm: str, system: str | Any, nodes: int = 1,
+                       gpus_per_node: int | None = None, size_bytes: float = 0.0,
+                       gamma_s_per_byte: float = 0.0, **params: Any) -> dict[str, Any]:
+    """One collective on the cluster under the ideal model, as a dict (see Prediction fields)."""
+    lay = system if isinstance(system, Layout) else layout(system, nodes, gpus_per_node)
+    entry = get(primitive, algorithm)
+    if not applicable(entry, lay):
+        raise NotApplicableError("algorithm", entry.algorithm.value,
+                                 f"a fabric with in-network reduction ({lay.system.name} has "
+                                 f"'{lay.system.in_network_reduction or 'none'}' on {lay.nodes} node(s))")
+    if entry.hierarchical:
+        params = {"gpus_per_node": lay.gpus_per_node, **params}
+        result = predict_entry(entry, lay.ranks, size_bytes, lay.intra_alpha_s, lay.intra_Bps, gamma_s_per_byte,
+                               lay.inter_alpha_s, lay.inter_Bps, **params)
+        slower = lay.system.nic_link.name if lay.nodes > 1 and lay.inter_Bps < lay.intra_Bps else lay.system.intra_link.name
+        return _finish(result, lay, slower, size_bytes)
+    if entry.algorithm is Algorithm.DOUBLE_BINARY_TREE and lay.nodes > 1 and entry.primitive is Primitive.ALL_REDUCE:
+        return _tree_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params)
+    alpha, bandwidth, bottleneck = _flat(lay)
+    if entry.in_network and lay.nodes > 1:
+        alpha, bandwidth, bottleneck = lay.inter_alpha_s, min(lay.inter_Bps, lay.intra_Bps), lay.system.nic_link.name
+    result = predict_entry(entry, lay.ranks, size_bytes, alpha, bandwidth, gamma_s_per_byte, **params)
+    return _finish(result, lay, bottleneck, size_bytes)
+
+
+def cluster_candidates(primitive: str, lay: Layout) -> list[Entry]:
+    """Entries of the primitive the cluster can run."""
+    prim = Primitive(primitive) if not isinstance(primitive, Primitive) else primitive
+    return [e for e in entries() if e.primitive is prim and applicable(e, lay)]

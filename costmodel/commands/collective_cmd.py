@@ -1,0 +1,153 @@
+"""``dpcost formula``, ``dpcost collective`` and ``dpcost compare``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from costmodel.commands.common import cli_errors, print_json
+from costmodel.commands.textfmt import pairs, table
+from costmodel.units import format_bandwidth, format_size, format_time
+
+JSON = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+RANKS = Annotated[Optional[int], typer.Option("--ranks", "-N", help="Number of ranks N (default: nodes × GPUs per node of --cluster).")]
+SIZE = Annotated[str, typer.Option("--size", "-n", help="Message size with nccl-tests' meaning, e.g. 4GB, 256MiB.")]
+ALPHA = Annotated[Optional[str], typer.Option("--alpha", help="Latency per message, e.g. 5us.")]
+BANDWIDTH = Annotated[Optional[str], typer.Option("--bandwidth", help="Link bandwidth per direction, e.g. 25GB/s, 100Gbps.")]
+GAMMA = Annotated[str, typer.Option("--gamma", help="Reduction time per byte, e.g. 0.1ns (0 by default).")]
+CLUSTER = Annotated[Optional[str], typer.Option("--cluster", help="A system profile name or TOML path (instead of --alpha/--bandwidth).")]
+NODES = Annotated[int, typer.Option("--nodes", help="Nodes of --cluster.")]
+GPN = Annotated[Optional[int], typer.Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
+LINK = Annotated[Optional[str], typer.Option("--link", help="A link profile (name or TOML, e.g. from `dpcost calibrate -o`).")]
+BACKEND = Annotated[str, typer.Option("--backend", help="ideal (α-β-γ) or nccl (NCCL's tuning model; needs --cluster).")]
+
+
+def _row(p: dict[str, Any]) -> dict[str, str]:
+    return {"algorithm": p["algorithm"] + (" *" if p.get("winner") else ""), "time": format_time(p["time_s"]),
+            "latency": format_time(p["latency_s"]), "bandwidth": format_time(p["bandwidth_s"]),
+            "steps": f"{p['steps']:.6g}", "sent/rank": format_size(p["bytes_sent_max"]),
+            "busbw": format_bandwidth(p["busbw_Bps"])}
+
+
+def _describe(p: dict[str, Any]) -> str:
+    items = [("primitive", p["primitive"]), ("algorithm", p["algorithm"]), ("ranks", str(p["ranks"])),
+             ("size", format_size(p["size_bytes"])), ("time", format_time(p["time_s"])),
+             ("  latency (α)", format_time(p["latency_s"])), ("  bandwidth (β)", format_time(p["bandwidth_s"])),
+             ("  reduction (γ)", format_time(p["reduction_s"])), ("steps (α count)", f"{p['steps']:.6g}"),
+             ("sent by busiest rank", format_size(p["bytes_sent_max"])),
+             ("received by busiest rank", format_size(p["bytes_received_max"])),
+             ("total on links", format_size(p["bytes_total"]))]
+    if p.get("bytes_aux_max"):
+        items.append(("busiest server/switch", format_size(p["bytes_aux_max"])))
+    items += [("algbw", format_bandwidth(p["algbw_Bps"])), ("busbw", format_bandwidth(p["busbw_Bps"])),
+              ("lower bound", format_time(p["lower_bound_s"]))]
+    for key in ("protocol", "nodes", "gpus_per_node", "bottleneck"):
+        if p.get(key) not in (None, ""):
+            items.append((key, str(p[key])))
+    if p.get("params"):
+        items.append(("parameters", ", ".join(f"{k}={v}" for k, v in p["params"].items())))
+    return pairs(items)
+
+
+@cli_errors
+def formula(
+    primitive: Annotated[str, typer.Argument(help="broadcast scatter gather reduce all-reduce all-gather reduce-scatter all-to-all send-recv")],
+    algorithm: Annotated[Optional[str], typer.Argument(help="An algorithm; all of the primitive's when omitted.")] = None,
+    latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX.")] = False,
+    json_: JSON = False,
+) -> None:
+    """Show the symbolic α-β-γ formula(s), conditions, lower bound and source.
+
+    Example: dpcost formula all-reduce ring --latex
+    """
+    from costmodel.registry import algorithms_for
+    from costmodel.symbolic import formula as build
+
+    names = [algorithm] if algorithm else [a.value for a in algorithms_for(primitive)]
+    found = [build(primitive, name) for name in names]
+    if json_:
+        print_json([f.to_dict() for f in found] if algorithm is None else found[0].to_dict())
+        return
+    for f in found:
+        d = f.to_dict()
+        time = d["time_latex"] if latex else d["time"]
+        bound = d["lower_bound_latex"] if latex else d["lower_bound"]
+        typer.echo(pairs([("formula", f"{d['primitive']} / {d['algorithm']}"), ("summary", d["summary"]),
+                          ("time", time), ("lower bound", bound),
+                          ("conditions", "; ".join(d["conditions"]) or "any N ≥ 1"),
+                          ("parameters", ", ".join(f"{k}: {v}" for k, v in d["parameters"].items()) or "none"),
+                          ("source", d["source"])]) + "\n")
+
+
+@cli_errors
+def collective(
+    primitive: Annotated[str, typer.Argument(help="The collective primitive, e.g. all-reduce.")],
+    size: SIZE,
+    algorithm: Annotated[str, typer.Option("--algorithm", "-a", help="An algorithm, or auto (the fastest).")] = "auto",
+    ranks: RANKS = None,
+    alpha: ALPHA = None,
+    bandwidth: BANDWIDTH = None,
+    gamma: GAMMA = "0s",
+    cluster: CLUSTER = None,
+    nodes: NODES = 1,
+    gpus_per_node: GPN = None,
+    link: LINK = None,
+    backend: BACKEND = "ideal",
+    servers: Annotated[Optional[int], typer.Option("--servers", help="Parameter servers S.")] = None,
+    colocated: Annotated[bool, typer.Option("--colocated", help="Servers are ranks (else dedicated machines).")] = False,
+    no_pipeline: Annotated[bool, typer.Option("--no-pipeline", help="Parameter server: push everything, then pull.")] = False,
+    chunks: Annotated[Optional[int], typer.Option("--chunks", help="Pipeline chunks k (default: the optimum).")] = None,
+    alpha_inter: Annotated[Optional[str], typer.Option("--alpha-inter", help="Hierarchical: inter-node latency.")] = None,
+    bandwidth_inter: Annotated[Optional[str], typer.Option("--bandwidth-inter", help="Hierarchical: inter-node bandwidth.")] = None,
+    json_: JSON = False,
+) -> None:
+    """Predict one collective: time, its α/β/γ parts, steps and traffic.
+
+    Example: dpcost collective all-reduce --algorithm ring --ranks 8 --size 4GB --alpha 5us --bandwidth 25GB/s
+    """
+    from costmodel.query import Query, run_query
+
+    query = Query(primitive=primitive, algorithm=algorithm, ranks=ranks, size=size, alpha=alpha,
+                  bandwidth=bandwidth, gamma=gamma, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node,
+                  link=link, backend=backend, servers=servers, colocated=colocated, pipelined=not no_pipeline,
+                  chunks=chunks, alpha_inter=alpha_inter, bandwidth_inter=bandwidth_inter)
+    result = run_query(query)[0]
+    if json_:
+        print_json(result)
+    else:
+        typer.echo(_describe(result))
+
+
+@cli_errors
+def compare(
+    primitive: Annotated[str, typer.Argument(help="The collective primitive, e.g. all-reduce.")],
+    size: SIZE,
+    ranks: RANKS = None,
+    alpha: ALPHA = None,
+    bandwidth: BANDWIDTH = None,
+    gamma: GAMMA = "0s",
+    cluster: CLUSTER = None,
+    nodes: NODES = 1,
+    gpus_per_node: GPN = None,
+    link: LINK = None,
+    backend: BACKEND = "ideal",
+    json_: JSON = False,
+) -> None:
+    """Rank every applicable algorithm, fastest first, with the lower bound; the winner is marked *.
+
+    Example: dpcost compare all-reduce --ranks 64 --size 1MB --alpha 5us --bandwidth 25GB/s
+    """
+    from costmodel.query import Query, run_query
+
+    query = Query(primitive=primitive, algorithm="all", ranks=ranks, size=size, alpha=alpha, bandwidth=bandwidth,
+                  gamma=gamma, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, link=link,
+                  backend=backend)
+    results = run_query(query)
+    if results:
+        results[0]["winner"] = True
+    if json_:
+        print_json(results)
+        return
+    typer.echo(table([_row(r) for r in results]))
+    typer.echo(f"\nlower bound: {format_time(results[0]['lower_bound_s'])}  (* = fastest)")

@@ -1,0 +1,58 @@
+"""What every CLI command shares: the error boundary and JSON output."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from costmodel.errors import DpcostError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_BAD_INPUT = 2
+
+
+def fail(message: str) -> None:
+    """Print one line ``error: …`` on stderr and exit with code 2."""
+    import typer
+
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def cli_errors(function: F) -> F:
+    """Decorate a command: a DpcostError becomes one line on stderr and exit code 2."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except DpcostError as error:
+            fail(str(error))
+        except OSError as error:  # unreadable file named by the user
+            fail(f"{getattr(error, 'filename', '') or 'file'}: {error.strerror or error}")
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalar
+        return _jsonable(value.item())
+    if hasattr(value, "value") and isinstance(getattr(value, "value"), str):  # str Enum
+        return value.value
+    return value
+
+
+def print_json(data: Any) -> None:
+    """Write ``data`` as indented JSON on stdout (NaN/inf become null)."""
+    sys.stdout.write(json.dumps(_jsonable(data), indent=2, ensure_ascii=False) + "\n")

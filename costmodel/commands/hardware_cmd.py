@@ -1,0 +1,156 @@
+"""``dpcost hardware``: list, show and validate hardware profiles.
+
+Thin commands over :mod:`hardware`; every one takes ``--json``.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any
+
+import typer
+
+from costmodel.commands.common import EXIT_BAD_INPUT, cli_errors, print_json
+from costmodel.units import format_bandwidth, format_size, format_time
+
+app = typer.Typer(help="Hardware profiles: GPUs, links and systems (bundled or user TOML).", no_args_is_help=True)
+
+
+class Kind(str, Enum):
+    """Which profiles to list."""
+
+    gpu = "gpu"
+    link = "link"
+    system = "system"
+
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def _gpu_row(gpu: Any) -> dict[str, str]:
+    bf16 = gpu.peak_flops.get("bf16", gpu.peak_flops.get("fp16"))
+    return {"name": gpu.name, "arch": gpu.arch, "memory": format_size(gpu.memory_bytes),
+            "hbm": format_bandwidth(gpu.hbm_bandwidth_Bps),
+            "bf16/fp16 TFLOPS": f"{bf16 / 1e12:.4g}" if bf16 else "-",
+            "scale-up": format_bandwidth(gpu.scaleup_bandwidth_Bps) if gpu.scaleup_link else "none",
+            "mfu": f"{gpu.default_mfu:.2f}"}
+
+
+def _link_row(link: Any) -> dict[str, str]:
+    return {"name": link.name, "category": link.category, "bandwidth": format_bandwidth(link.bandwidth_Bps),
+            "efficiency": f"{link.efficiency:.3g}", "achievable": format_bandwidth(link.achievable_bandwidth_Bps),
+            "latency": format_time(link.latency_s), "sharp": "yes" if link.sharp else ""}
+
+
+def _system_row(system: Any) -> dict[str, str]:
+    return {"name": system.name, "gpu": system.gpu.name, "gpus": str(system.gpus_per_node),
+            "fabric": system.intra_fabric, "intra/GPU": format_bandwidth(system.intra_bandwidth_Bps),
+            "nics": f"{system.nics_per_node}x {system.nic_link.name}",
+            "net/GPU": format_bandwidth(system.nic_bandwidth_per_gpu_Bps),
+            "reduction": system.in_network_reduction or "-"}
+
+
+ROW_MAKERS = {"gpu": _gpu_row, "link": _link_row, "system": _system_row}
+
+
+def format_table(rows: list[dict[str, str]]) -> str:
+    """Rows of equal keys as a left-aligned plain-text table with a header."""
+    if not rows:
+        return ""
+    headers = list(rows[0])
+    widths = {key: max(len(key), *(len(row[key]) for row in rows)) for key in headers}
+    lines = ["  ".join(key.ljust(widths[key]) for key in headers)]
+    lines.append("  ".join("-" * widths[key] for key in headers))
+    lines += ["  ".join(row[key].ljust(widths[key]) for key in headers) for row in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+@app.command("list")
+@cli_errors
+def list_command(
+    kind: Annotated[Kind | None, typer.Option(help="Only this kind of profile.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List bundled profiles.
+
+    Example: dpcost hardware list --kind system
+    """
+    from hardware import list_profiles
+    from hardware.describe import kind_of, to_dict
+
+    profiles = list_profiles(kind.value if kind else None)
+    if as_json:
+        print_json([to_dict(profile) for profile in profiles])
+        return
+    for table in ("gpu", "link", "system"):
+        rows = [ROW_MAKERS[table](p) for p in profiles if kind_of(p) == table]
+        if rows:
+            typer.echo(f"{table}s ({len(rows)})\n{format_table(rows)}\n")
+
+
+def _human(key: str, value: Any) -> str:
+    """One field for people: units by the key's suffix, nested profiles by name."""
+    if value == "":
+        return "-"
+    if isinstance(value, dict) and "kind" in value:
+        return str(value["name"])
+    if key == "peak_flops":
+        return ", ".join(f"{dtype} {flops / 1e12:.4g}" for dtype, flops in value.items()) + " TFLOP/s"
+    if key == "regimes":
+        return "; ".join(_human("", regime) for regime in value) or "-"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_human(k, v)}" for k, v in value.items())
+    formatters = {"_bytes": format_size, "_Bps": format_bandwidth, "_s": format_time}
+    for suffix, formatter in formatters.items():
+        if key.endswith(suffix) and isinstance(value, float):
+            return formatter(value) if value != float("inf") else "unbounded"
+    return str(value)
+
+
+def _detail_lines(data: dict[str, Any]) -> list[str]:
+    width = max(len(key) for key in data)
+    return [f"{key.ljust(width)}  {_human(key, value)}" for key, value in data.items()]
+
+
+@app.command("show")
+@cli_errors
+def show_command(
+    name: Annotated[str, typer.Argument(help="A bundled profile name or a path to a TOML file.")],
+    kind: Annotated[Kind | None, typer.Option(help="Kind to look up when a name is ambiguous.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show every field of one profile (base units: bytes, B/s, s, FLOP/s).
+
+    Example: dpcost hardware show dgx-h100
+    """
+    from hardware import load_profile
+    from hardware.describe import to_dict
+
+    data = to_dict(load_profile(name, kind.value if kind else None))
+    if as_json:
+        print_json(data)
+        return
+    typer.echo("\n".join(_detail_lines(data)))
+
+
+@app.command("validate")
+@cli_errors
+def validate_command(
+    path: Annotated[str, typer.Argument(help="A profile TOML file to check.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Check a profile TOML file; print "ok" or every problem (exit code 2).
+
+    Example: dpcost hardware validate my-cluster.toml
+    """
+    from hardware import validate_file
+
+    problems = validate_file(path)
+    if as_json:
+        print_json({"path": path, "valid": not problems, "problems": problems})
+    elif problems:
+        typer.echo("\n".join(problems), err=True)
+    else:
+        typer.echo("ok")
+    if problems:
+        raise typer.Exit(EXIT_BAD_INPUT)

@@ -1,0 +1,139 @@
+"""``dpcost iteration``: break one data-parallel training step down on a cluster."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated
+
+import typer
+
+from costmodel.commands.common import cli_errors, print_json
+from costmodel.errors import InputError
+
+app = typer.Typer(help="Training-iteration breakdown for data-parallel training.")
+
+ASYNC_ALGORITHM = "parameter-server"
+
+
+def _group(system, nodes: int | None, gpus: int | None) -> tuple[int, int]:
+    """(nodes, GPUs per node) from --nodes and the total --gpus."""
+    per_node_max = system.gpus_per_node
+    if gpus is None:
+        return (nodes or 1), per_node_max
+    if gpus < 1:
+        raise InputError("gpus", gpus, "an integer >= 1")
+    nodes = nodes or math.ceil(gpus / per_node_max)
+    if nodes < 1 or gpus % nodes or gpus // nodes > per_node_max:
+        raise InputError("gpus", gpus, f"a multiple of --nodes {nodes} with at most "
+                         f"{per_node_max} GPUs per node on {system.name}")
+    return nodes, gpus // nodes
+
+
+def _algorithm(algorithm: str, asynchronous: bool) -> str:
+    if not asynchronous or algorithm in ("auto", ASYNC_ALGORITHM, "ps"):
+        return ASYNC_ALGORITHM if asynchronous else algorithm
+    raise InputError("algorithm", algorithm, f"{ASYNC_ALGORITHM} or auto with --async")
+
+
+def _gb(size_bytes: float) -> str:
+    return f"{size_bytes / 1e9:,.2f} GB"
+
+
+def _lines(b, comm_info: dict) -> list[str]:
+    from costmodel.units import format_size, format_time
+
+    mem = b.memory
+    mode = "synchronous" if b.synchronous else f"asynchronous (staleness {b.staleness_updates:g} updates)"
+    rows = [
+        f"{b.model} ({b.params / 1e9:.3g} B params) on {b.ranks} GPUs, "
+        f"algorithm {comm_info.get('algorithm', b.algorithm) or 'n/a'}, ZeRO-{b.zero_stage}, {mode}",
+        f"step: {b.accumulation_steps} x micro-batch {b.micro_batch} per GPU, global batch "
+        f"{b.global_batch}, seq {b.seq_len}, grads {b.grad_dtype}, compute {b.compute_dtype} "
+        f"at MFU {b.mfu:.0%}, {b.bucket_count} buckets of {format_size(b.bucket_bytes)}",
+        "",
+        f"  forward              {format_time(b.forward_s):>12}",
+        f"  backward             {format_time(b.backward_s):>12}",
+        f"  straggler wait       {format_time(b.straggler_wait_s):>12}",
+        f"  communication        {format_time(b.comm_s):>12}   hidden {format_time(b.hidden_comm_s)}, "
+        f"exposed {format_time(b.exposed_comm_s)}",
+        f"  optimizer            {format_time(b.optimizer_s):>12}",
+        f"  total                {format_time(b.total_s):>12}",
+        "",
+        f"  throughput           {b.samples_per_s:,.1f} samples/s, {b.tokens_per_s:,.0f} tokens/s",
+        f"  scaling efficiency   {b.scaling_efficiency:.1%}   (exposed comm share {b.comm_share:.1%})",
+        "",
+        f"memory per GPU: weights {_gb(mem.weights_bytes)}, gradients {_gb(mem.gradients_bytes)}, "
+        f"optimizer {_gb(mem.optimizer_bytes)}, activations {_gb(mem.activations_bytes)}",
+        f"  total {_gb(mem.total_bytes)} of {_gb(mem.capacity_bytes)}: "
+        + ("fits" if mem.fits else "DOES NOT FIT"),
+    ]
+    if not mem.fits:
+        rows.append(_what_fits(b))
+    return rows
+
+
+def _what_fits(b) -> str:
+    options = ", ".join(f"ZeRO-{stage} {_gb(total)}" for stage, total in enumerate(b.zero_totals_bytes))
+    if b.smallest_fitting_zero_stage is None:
+        return (f"  no ZeRO stage fits ({options}): lower --micro-batch, add GPUs or use "
+                "model parallelism")
+    return f"  would fit: --zero {b.smallest_fitting_zero_stage} ({options})"
+
+
+@cli_errors
+def iteration(
+    model: Annotated[str, typer.Option(help="Preset name (gpt2, llama2-7b, resnet-50 …) or a parameter count (7B, 124M, 1.3e9).")],
+    cluster: Annotated[str, typer.Option(help="System profile name or TOML path (dgx-h100 …).")],
+    micro_batch: Annotated[int, typer.Option("--micro-batch", help="Samples per GPU per micro-batch.")],
+    nodes: Annotated[int | None, typer.Option(help="Nodes (default: enough for --gpus, else 1).")] = None,
+    gpus: Annotated[int | None, typer.Option(help="Total GPUs (default: all GPUs of the nodes).")] = None,
+    seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")] = None,
+    accum: Annotated[int, typer.Option(help="Gradient accumulation steps (micro-batches per synchronisation).")] = 1,
+    algorithm: Annotated[str, typer.Option(help="Collective algorithm or auto.")] = "auto",
+    backend: Annotated[str, typer.Option(help="ideal (alpha-beta) or nccl (NCCL-faithful).")] = "ideal",
+    grad_dtype: Annotated[str, typer.Option("--grad-dtype", help="Gradient dtype: fp32, bf16, fp16, fp8.")] = "bf16",
+    compute_dtype: Annotated[str, typer.Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8.")] = "bf16",
+    topk: Annotated[float | None, typer.Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
+    mfu: Annotated[float | None, typer.Option(help="Model FLOPs utilisation (default from the GPU profile).")] = None,
+    optimizer: Annotated[str, typer.Option(help="sgd (momentum), adam or adamw.")] = "adamw",
+    bucket: Annotated[str, typer.Option(help="DDP bucket size (default 25MiB).")] = "25MiB",
+    first_bucket: Annotated[str, typer.Option("--first-bucket", help="DDP first bucket size (default 1MiB).")] = "1MiB",
+    no_overlap: Annotated[bool, typer.Option("--no-overlap", help="Communicate after backward instead of overlapping.")] = False,
+    zero: Annotated[int, typer.Option(help="ZeRO stage 0 (DDP), 1, 2 or 3 (FSDP).")] = 0,
+    asynchronous: Annotated[bool, typer.Option("--async", help="Asynchronous parameter-server updates.")] = False,
+    jitter: Annotated[float, typer.Option(help="Compute-time coefficient of variation between GPUs (e.g. 0.05).")] = 0.0,
+    attention: Annotated[bool, typer.Option("--attention", help="Add attention FLOPs 12·L·h·s² per sample.")] = False,
+    no_flash_attention: Annotated[bool, typer.Option("--no-flash-attention", help="Count stored attention scores in activations.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Break one training step down: compute, hidden/exposed communication, optimizer, memory.
+
+    Example: dpcost iteration --model llama2-7b --cluster dgx-h100 --nodes 4 --micro-batch 1 --accum 8
+    """
+    import hardware
+    from costmodel import cluster as cluster_module
+    from costmodel.iteration import TrainingConfig, iteration_breakdown
+    from costmodel.units import parse_size
+    from costmodel.workloads import load_model
+
+    system = hardware.load_system(cluster)
+    node_count, per_node = _group(system, nodes, gpus)
+    algorithm = _algorithm(algorithm, asynchronous)
+    comm = cluster_module.comm_model(system, node_count, per_node, algorithm=algorithm, backend=backend)
+    config = TrainingConfig(
+        micro_batch=micro_batch, seq_len=seq_len, accumulation_steps=accum, grad_dtype=grad_dtype,
+        compute_dtype=compute_dtype, topk_fraction=topk, mfu=mfu, optimizer=optimizer,
+        bucket_bytes=parse_size(bucket, "bucket"), first_bucket_bytes=parse_size(first_bucket, "first_bucket"),
+        overlap=not no_overlap, zero_stage=zero, asynchronous=asynchronous, jitter_cv=jitter,
+        include_attention=attention, flash_attention=not no_flash_attention)
+    info = comm.describe()
+    result = iteration_breakdown(load_model(model), system.gpu, comm.time_s, comm.ranks, config,
+                                 algorithm=str(info.get("algorithm", algorithm)))
+    if json_output:
+        print_json({**result.to_dict(), "cluster": system.name, "nodes": node_count,
+                    "gpus_per_node": per_node, "backend": backend, "comm": info})
+        return
+    typer.echo("\n".join(_lines(result, info)))
+
+
+app.command("iteration")(iteration)

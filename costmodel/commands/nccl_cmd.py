@@ -1,0 +1,83 @@
+"""`dpcost nccl-table`: NCCL's per-(algorithm, protocol) latency/bandwidth table for a cluster.
+
+Like ``NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING``: one row per collective, one ``lat/algBw``
+cell (µs / GB/s) per algorithm and protocol; ``-`` where NCCL disables the cell. With
+``--size`` it also says what NCCL would choose and the predicted nccl-tests time.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from costmodel.commands.common import cli_errors, print_json
+
+app = typer.Typer(help="NCCL's tuning model (NCCL-faithful mode).")
+
+
+def _table_rows(topo, tables) -> dict[str, list[dict[str, object]]]:
+    from costmodel.nccl import COLLECTIVES, cost_table
+
+    return {coll: [{"algorithm": c.algorithm, "protocol": c.protocol, "latency_us": c.latency_us,
+                    "algbw_GBps": c.algbw_GBps, "enabled": c.applicable} for c in cost_table(coll, topo, tables)]
+            for coll in COLLECTIVES}
+
+
+def _cell_text(cell: dict[str, object]) -> str:
+    if not cell["enabled"]:
+        return "-"
+    return f"{cell['latency_us']:.1f}/{cell['algbw_GBps']:.1f}"
+
+
+def _render(rows: dict[str, list[dict[str, object]]]) -> str:
+    """Text table; algorithms disabled for every collective are left out."""
+    used = {c["algorithm"] for row in rows.values() for c in row if c["enabled"]}
+    cells = [c for c in next(iter(rows.values())) if c["algorithm"] in used]
+    lines = ["Latency/AlgBw  |" + "".join(f" {c['algorithm'] + '/' + c['protocol']:>17} |" for c in cells)]
+    for coll, row in rows.items():
+        shown = [c for c in row if c["algorithm"] in used]
+        lines.append(f"{coll:>14} |" + "".join(f" {_cell_text(c):>17} |" for c in shown))
+    return "\n".join(lines)
+
+
+@app.command("nccl-table")
+@cli_errors
+def nccl_table(
+    cluster: Annotated[str, typer.Option(help="Bundled system name or a system TOML path, e.g. dgx-h100")],
+    nodes: Annotated[int, typer.Option(help="Number of nodes")] = 1,
+    gpus_per_node: Annotated[int | None, typer.Option(help="GPUs used per node (default: all)")] = None,
+    tuning: Annotated[str | None, typer.Option(help="TOML overriding NCCL's constants (tuner-plugin style)")] = None,
+    nccl_version: Annotated[str | None, typer.Option(help="Bundled NCCL constants: 2.30.7 (default), 2.27.5, 2.21.5")] = None,
+    size: Annotated[str | None, typer.Option(help="Also predict one call of this size, e.g. 1GiB")] = None,
+    collective: Annotated[str, typer.Option(help="Collective for --size")] = "all-reduce",
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """Show NCCL's tuning table for a cluster, as NCCL_DEBUG=TUNING prints it.
+
+    Example: dpcost nccl-table --cluster dgx-h100 --nodes 2 --size 256MiB
+    """
+    from costmodel.nccl import load_tables, nccl_time, topology_for
+    from costmodel.units import parse_size
+    from hardware import load_system
+
+    tables = load_tables(tuning, version=nccl_version)
+    topo = topology_for(load_system(cluster), nodes, gpus_per_node, tables)
+    rows = _table_rows(topo, tables)
+    prediction = nccl_time(collective, parse_size(size), topo, tables) if size is not None else None
+    if json_output:
+        graphs = {name: getattr(topo, name) and {"n_channels": getattr(topo, name).n_channels,
+                                                  "bw_intra_GBps": getattr(topo, name).bw_intra_GBps,
+                                                  "bw_inter_GBps": getattr(topo, name).bw_inter_GBps}
+                  for name in ("ring", "tree", "nvls", "collnet")}
+        print_json({"cluster": cluster, "nccl_version": tables.version, "n_ranks": topo.n_ranks,
+                    "n_nodes": topo.n_nodes, "graphs": graphs, "table": rows,
+                    "prediction": prediction.as_dict() if prediction else None})
+        return
+    typer.echo(f"{topo.description}; NCCL {tables.version}; ring {topo.ring.n_channels} ch x "
+               f"{topo.ring.bw_intra_GBps:g}/{topo.ring.bw_inter_GBps:g} GB/s")
+    typer.echo(_render(rows))
+    if prediction is not None:
+        typer.echo(f"{collective} {size}: NCCL chooses {prediction.algorithm}/{prediction.protocol}; "
+                   f"predicted {prediction.time_s * 1e6:.1f} us (NCCL's own estimate "
+                   f"{prediction.model_time_s * 1e6:.1f} us), busbw {prediction.busbw_Bps / 1e9:.1f} GB/s")

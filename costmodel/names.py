@@ -1,0 +1,97 @@
+"""Names of collective primitives and algorithms, and nccl-tests' size and busbw conventions.
+
+``n`` follows nccl-tests' "size" (doc/PERFORMANCE.md, src/*.cu): the per-rank buffer for
+all-reduce, broadcast, reduce and send-recv; the full (gathered/scattered) buffer for
+all-gather, reduce-scatter, all-to-all, gather and scatter. busbw = algbw × factor.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from costmodel.errors import UnknownNameError
+
+
+class Primitive(str, Enum):
+    BROADCAST = "broadcast"
+    SCATTER = "scatter"
+    GATHER = "gather"
+    REDUCE = "reduce"
+    ALL_REDUCE = "all-reduce"
+    ALL_GATHER = "all-gather"
+    REDUCE_SCATTER = "reduce-scatter"
+    ALL_TO_ALL = "all-to-all"
+    SEND_RECV = "send-recv"
+
+
+class Algorithm(str, Enum):
+    RING = "ring"
+    DOUBLE_BINARY_TREE = "double-binary-tree"
+    RECURSIVE_DOUBLING = "recursive-doubling"
+    RABENSEIFNER = "rabenseifner"
+    BINOMIAL = "binomial"
+    PARAMETER_SERVER = "parameter-server"
+    DIRECT = "direct"
+    TWO_SHOT = "two-shot"
+    IN_NETWORK = "in-network"
+    HIERARCHICAL = "hierarchical"
+    BRUCK = "bruck"
+    RECURSIVE_HALVING = "recursive-halving"
+    PAIRWISE = "pairwise"
+    SCATTER_ALLGATHER = "scatter-allgather"
+    PIPELINED_CHAIN = "pipelined-chain"
+    LINEAR = "linear"
+
+
+# What n (size_bytes) means per primitive, as nccl-tests prints it.
+SIZE_MEANING: dict[Primitive, str] = {
+    Primitive.ALL_REDUCE: "per-rank buffer (every rank holds n bytes to be summed)",
+    Primitive.BROADCAST: "the root's buffer",
+    Primitive.REDUCE: "per-rank buffer (the root ends with the n-byte sum)",
+    Primitive.SEND_RECV: "bytes each rank sends to its peer",
+    Primitive.ALL_GATHER: "the full gathered buffer (each rank contributes n/N)",
+    Primitive.REDUCE_SCATTER: "the full input buffer per rank (each rank ends with n/N)",
+    Primitive.ALL_TO_ALL: "the full send buffer per rank (n/N to each peer)",
+    Primitive.GATHER: "the full gathered buffer at the root (n/N from each rank)",
+    Primitive.SCATTER: "the full buffer at the root (n/N to each rank)",
+}
+
+
+def busbw_factor(primitive: Primitive, ranks: float) -> float:
+    """nccl-tests' busbw/algbw factor (PERFORMANCE.md); works on floats and numpy arrays."""
+    if primitive is Primitive.ALL_REDUCE:
+        return 2 * (ranks - 1) / ranks
+    if primitive in (Primitive.ALL_GATHER, Primitive.REDUCE_SCATTER, Primitive.ALL_TO_ALL,
+                     Primitive.GATHER, Primitive.SCATTER):
+        return (ranks - 1) / ranks
+    return 1.0 + 0 * ranks
+
+
+def primitive_named(name: str | Primitive) -> Primitive:
+    """The Primitive for a user's name (accepts nccl-tests spellings like all_reduce)."""
+    if isinstance(name, Primitive):
+        return name
+    key = str(name).strip().lower().replace("_", "-")
+    aliases = {"allreduce": "all-reduce", "allgather": "all-gather", "reducescatter": "reduce-scatter",
+               "alltoall": "all-to-all", "sendrecv": "send-recv", "bcast": "broadcast"}
+    key = aliases.get(key, key)
+    try:
+        return Primitive(key)
+    except ValueError:
+        raise UnknownNameError("primitive", name, [p.value for p in Primitive]) from None
+
+
+def algorithm_named(name: str | Algorithm) -> Algorithm:
+    """The Algorithm for a user's name (kebab-case; underscores accepted)."""
+    if isinstance(name, Algorithm):
+        return name
+    key = str(name).strip().lower().replace("_", "-")
+    aliases = {"tree": "double-binary-tree", "dbt": "double-binary-tree", "ps": "parameter-server",
+               "one-shot": "direct", "nvls": "in-network", "sharp": "in-network",
+               "halving-doubling": "rabenseifner", "van-de-geijn": "scatter-allgather",
+               "chain": "pipelined-chain"}
+    key = aliases.get(key, key)
+    try:
+        return Algorithm(key)
+    except ValueError:
+        raise UnknownNameError("algorithm", name, [a.value for a in Algorithm]) from None

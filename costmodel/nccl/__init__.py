@@ -1,0 +1,23 @@
+"""NCCL-faithful mode: NCCL's tuning model (2.30.7 constants as data) and its choice per call.
+
+    >>> from costmodel.nccl import NcclGraph, NcclTopology, nccl_time
+    >>> g = NcclGraph(n_channels=12, bw_intra_GBps=20.0, bw_inter_GBps=20.0)
+    >>> topo = NcclTopology(n_ranks=8, n_nodes=1, compute_capability=80, ring=g, tree=g)
+    >>> nccl_time("all-reduce", 1024, topo).algorithm
+    'ring'
+
+Modules: ``tables`` (constants + overrides), ``topology`` (NcclTopology), ``search``
+(System -> NcclTopology), ``tuning`` and ``latency`` (ncclTopoTuneModel), ``selection``
+(ncclTopoGetAlgoTime + argmin), ``model`` (prediction with the nccl-tests layer).
+"""
+
+from costmodel.nccl.model import NcclPrediction, cost_table, nccl_time
+from costmodel.nccl.names import ALGORITHMS, COLLECTIVES, PROTOCOLS
+from costmodel.nccl.tables import NcclTables, known_versions, load_tables
+from costmodel.nccl.topology import NcclGraph, NcclTopology, topology_for
+from costmodel.nccl.tuning import CostCell
+
+__all__ = sorted([
+    "ALGORITHMS", "COLLECTIVES", "CostCell", "NcclGraph", "NcclPrediction", "NcclTables", "NcclTopology",
+    "PROTOCOLS", "cost_table", "known_versions", "load_tables", "nccl_time", "topology_for",
+])

@@ -1,0 +1,122 @@
+"""NCCL-faithful prediction: NCCL's own choice and estimate, plus what nccl-tests measures.
+
+:func:`nccl_time` runs NCCL's tuning model (:mod:`costmodel.nccl.tuning`), takes NCCL's argmin
+(or the forced ``algorithm``/``protocol``, like ``NCCL_ALGO``/``NCCL_PROTO``), and predicts the
+time nccl-tests would report for that choice with the ``[nccl_tests]`` table: a per-call launch
+floor, the measured per-step latency scale, effective link efficiencies and a store-and-forward
+term. ``model_time_s`` keeps NCCL's own estimate. ``size_bytes`` follows nccl-tests' "size".
+
+    >>> from costmodel.nccl.topology import NcclGraph, NcclTopology
+    >>> g = NcclGraph(n_channels=12, bw_intra_GBps=20.0, bw_inter_GBps=20.0)
+    >>> topo = NcclTopology(n_ranks=8, n_nodes=1, compute_capability=80, ring=g, tree=g)
+    >>> p = nccl_time("all-reduce", 2**30, topo)
+    >>> p.algorithm, p.protocol, round(p.model_time_s * 1e3, 2)
+    ('ring', 'Simple', 7.89)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from costmodel.errors import InputError
+from costmodel.nccl.names import n_steps, normalize_algorithm, normalize_collective, normalize_protocol
+from costmodel.nccl.selection import choose, plateau_factor, tree_correction
+from costmodel.nccl.tables import NcclTables, load_tables
+from costmodel.nccl.topology import NcclTopology
+from costmodel.nccl.tuning import CostCell, graph_for
+
+_BUS_FACTOR = {"all-reduce": lambda n: 2 * (n - 1) / n, "all-gather": lambda n: (n - 1) / n,
+               "reduce-scatter": lambda n: (n - 1) / n, "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NcclPrediction:
+    """One collective call in NCCL mode; times in s, bandwidths in B/s (nccl-tests' GB = 1e9 B)."""
+
+    collective: str
+    size_bytes: float
+    n_ranks: int
+    algorithm: str
+    protocol: str
+    time_s: float  # predicted nccl-tests time
+    model_time_s: float  # NCCL's own estimate for its choice
+    latency_s: float  # NCCL's latency cell (with the plateau factor)
+    bandwidth_Bps: float  # NCCL's algorithm bandwidth (with the tree correction)
+    launch_overhead_s: float
+    nccl_version: str
+
+    @property
+    def algbw_Bps(self) -> float:
+        """nccl-tests' algbw of the predicted time: size / time."""
+        return self.size_bytes / self.time_s
+
+    @property
+    def busbw_Bps(self) -> float:
+        """nccl-tests' busbw: algbw × the collective's bus factor."""
+        return self.algbw_Bps * _BUS_FACTOR[self.collective](self.n_ranks)
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain values for JSON (units in the keys)."""
+        return {"collective": self.collective, "size_bytes": self.size_bytes, "n_ranks": self.n_ranks,
+                "algorithm": self.algorithm, "protocol": self.protocol, "time_s": self.time_s,
+                "model_time_s": self.model_time_s, "latency_s": self.latency_s,
+                "bandwidth_Bps": self.bandwidth_Bps, "algbw_Bps": self.algbw_Bps,
+                "busbw_Bps": self.busbw_Bps, "launch_overhead_s": self.launch_overhead_s,
+                "nccl_version": self.nccl_version}
+
+
+def link_class(topo: NcclTopology) -> str:
+    """The bottleneck link class for the efficiency: net across nodes, else the intra path."""
+    if topo.n_nodes > 1:
+        return "net"
+    return "nvlink" if topo.intra_path == "NVLINK" else "pci"
+
+
+def measured_time_us(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
+    """nccl-tests time of one cell: launch + scaled latency + bytes/(eff × bw) + store-and-forward."""
+    m = t.section("nccl_tests")
+    efficiency = m[f"efficiency_{link_class(topo)}"]
+    bw_GBps = cell.algbw_GBps * tree_correction(cell, size_bytes, topo, t) * efficiency
+    lat_us = cell.latency_us * plateau_factor(collective, cell, size_bytes, topo, t)
+    graph = graph_for(cell.algorithm, topo) or topo.ring
+    rooted = collective in ("broadcast", "reduce")
+    step_bytes = size_bytes / (graph.n_channels * (1 if rooted else topo.n_ranks))
+    held_bytes = min(step_bytes, m["store_and_forward_bytes"])
+    forward_us = n_steps(collective, topo.n_ranks) * held_bytes * graph.n_channels / (1000.0 * bw_GBps)
+    return m["launch_overhead_us"] + m["hop_latency_scale"] * lat_us + size_bytes / (1000.0 * bw_GBps) + forward_us
+
+
+def nccl_time(
+    collective: str,
+    size_bytes: float,
+    topo: NcclTopology,
+    tables: NcclTables | None = None,
+    algorithm: str = "auto",
+    protocol: str = "auto",
+) -> NcclPrediction:
+    """Predict one call in NCCL mode: NCCL's (algorithm, protocol) choice and the time.
+
+    Raises InputError for a negative size or unknown names, NotApplicableError when the forced
+    algorithm/protocol is not enabled on this topology.
+    """
+    t = tables or load_tables()
+    coll = normalize_collective(collective)
+    if not size_bytes >= 0:
+        raise InputError("size_bytes", size_bytes, "a size >= 0 bytes")
+    algo, proto, model_us, cell = choose(coll, size_bytes, topo, t, normalize_algorithm(algorithm),
+                                         normalize_protocol(protocol))
+    time_us = measured_time_us(coll, cell, size_bytes, topo, t)
+    return NcclPrediction(
+        collective=coll, size_bytes=float(size_bytes), n_ranks=topo.n_ranks, algorithm=algo, protocol=proto,
+        time_s=time_us * 1e-6, model_time_s=model_us * 1e-6,
+        latency_s=cell.latency_us * plateau_factor(coll, cell, size_bytes, topo, t) * 1e-6,
+        bandwidth_Bps=cell.algbw_GBps * tree_correction(cell, size_bytes, topo, t) * 1e9,
+        launch_overhead_s=t.section("nccl_tests")["launch_overhead_us"] * 1e-6, nccl_version=t.version,
+    )
+
+
+def cost_table(collective: str, topo: NcclTopology, tables: NcclTables | None = None) -> list[CostCell]:
+    """NCCL's (algorithm, protocol) latency/bandwidth cells for a collective (n/a cells included)."""
+    from costmodel.nccl.tuning import tune_collective
+
+    return list(tune_collective(normalize_collective(collective), topo, tables or load_tables()).values())

@@ -1,0 +1,73 @@
+"""Names NCCL's model uses: collectives, algorithms (index order), protocols, and aliases.
+
+    >>> normalize_collective("allreduce"), normalize_algorithm("NVLSTree"), normalize_protocol("ll128")
+    ('all-reduce', 'nvls_tree', 'LL128')
+"""
+
+from __future__ import annotations
+
+from costmodel.errors import UnknownNameError
+
+COLLECTIVES = ("broadcast", "reduce", "all-gather", "reduce-scatter", "all-reduce")
+# NCCL's index order (src/include/plugin/nccl_tuner.h): ties in the argmin go to the first.
+ALGORITHMS = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat")
+PROTOCOLS = ("LL", "LL128", "Simple")
+
+_ALGOS_BY_COLLECTIVE = {
+    "broadcast": ("ring",),
+    "reduce": ("ring",),
+    "all-gather": ("ring", "pat", "nvls", "collnet_direct"),
+    "reduce-scatter": ("ring", "pat", "nvls", "collnet_direct"),
+    "all-reduce": ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree"),
+}
+
+
+def _key(text: str) -> str:
+    return text.strip().lower().replace("-", "").replace("_", "").replace(" ", "")
+
+
+_COLLECTIVE_ALIASES = {_key(c): c for c in COLLECTIVES}
+_COLLECTIVE_ALIASES |= {"bcast": "broadcast", "allreduceperf": "all-reduce", "allgatherperf": "all-gather",
+                        "reducescatterperf": "reduce-scatter", "broadcastperf": "broadcast", "reduceperf": "reduce"}
+_ALGORITHM_ALIASES = {_key(a): a for a in ALGORITHMS} | {"collnet": "collnet_direct"}
+_PROTOCOL_ALIASES = {_key(p): p for p in PROTOCOLS}
+
+
+def normalize_collective(name: str) -> str:
+    """'allreduce', 'all_reduce', 'all-reduce', 'all_reduce_perf' -> 'all-reduce'."""
+    found = _COLLECTIVE_ALIASES.get(_key(name))
+    if found is None:
+        raise UnknownNameError("collective", name, COLLECTIVES)
+    return found
+
+
+def normalize_algorithm(name: str) -> str:
+    """An NCCL algorithm name in any case/spelling ('NVLSTree', 'collnet') -> canonical, or 'auto'."""
+    if _key(name) == "auto":
+        return "auto"
+    found = _ALGORITHM_ALIASES.get(_key(name))
+    if found is None:
+        raise UnknownNameError("algorithm", name, ("auto", *ALGORITHMS))
+    return found
+
+
+def normalize_protocol(name: str) -> str:
+    """'ll', 'LL128', 'simple' -> 'LL', 'LL128', 'Simple', or 'auto'."""
+    if _key(name) == "auto":
+        return "auto"
+    found = _PROTOCOL_ALIASES.get(_key(name))
+    if found is None:
+        raise UnknownNameError("protocol", name, ("auto", *PROTOCOLS))
+    return found
+
+
+def algorithms_for(collective: str) -> tuple[str, ...]:
+    """Algorithms NCCL's model considers for a collective."""
+    return _ALGOS_BY_COLLECTIVE[collective]
+
+
+def n_steps(collective: str, n_ranks: int) -> int:
+    """Ring steps: all-reduce 2(n-1); all-gather/reduce-scatter n-1; broadcast/reduce n."""
+    if collective == "all-reduce":
+        return 2 * (n_ranks - 1)
+    return n_ranks - 1 if collective in ("all-gather", "reduce-scatter") else n_ranks

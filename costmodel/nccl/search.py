@@ -1,0 +1,165 @@
+"""Derive NCCL's graph-search result (channels, per-channel GB/s) from a hardware System.
+
+A simplified ``ncclTopoCompute`` (reference ``nccl-model.md`` §2.5): NCCL's link constants give
+each GPU a total bandwidth (NVLink links × per-link effective GB/s, or the PCIe width × speed,
+or a NIC's Gb/s / 8); the search walks its speed ladder from the highest speed the best path
+allows, keeps the speed × channels product that is largest, stops when it covers the GPU's
+total or when the next speed is under 0.49× the one found, then duplicates channels
+(``ncclTopoDupChannels``). NVLS takes one channel per GPU. The hardware is read only here.
+
+    >>> from costmodel.nccl.tables import load_tables
+    >>> ladder_search(240.0, 240.0, (40.0, 30.0, 20.0), 16, load_tables())
+    (6, 40.0)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from costmodel.errors import InputError, NotApplicableError
+from costmodel.nccl.tables import NcclTables, load_tables
+from costmodel.nccl.topology import NcclGraph, NcclTopology
+
+_NVLINK_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge")
+_EPSILON = 1e-9
+
+
+def _sm_key(cc: int, keys: tuple[str, ...]) -> str:
+    """The table column for a compute capability: sm100, sm90, sm86, sm80, sm70, sm60."""
+    if cc == 86 and "sm86" in keys:
+        return "sm86"
+    for floor in (100, 90, 80, 70, 60):
+        if cc >= floor and f"sm{floor}" in keys:
+            return f"sm{floor}"
+    return keys[-1]
+
+
+def ladder(cc: int, kind: str, t: NcclTables) -> tuple[float, ...]:
+    """Search speed ladder (GB/s per channel): ``kind`` is intra or inter."""
+    generation = "sm100" if cc >= 100 else "sm90" if cc >= 90 else "sm80"
+    return tuple(t.section("search_speeds_GBps")[f"{generation}_{kind}"])
+
+
+def ladder_search(total_GBps: float, max_path_GBps: float, speeds: tuple[float, ...], max_channels: int,
+                  t: NcclTables, per_link_GBps: float = math.inf, n_links: int = 0) -> tuple[int, float]:
+    """Best (channels, speed): ``channels(s) = floor(total/s)``, or ``n_links × floor(link/s)``."""
+    best = (0, 0.0)
+    min_ratio = t.section("search_speeds_GBps")["next_speed_min_ratio"]
+    for speed in (s for s in speeds if s <= max_path_GBps + _EPSILON):
+        if best[0] and speed / best[1] <= min_ratio:
+            break
+        channels = int(total_GBps / speed + _EPSILON)
+        if n_links:
+            channels = min(channels, n_links * int(per_link_GBps / speed + _EPSILON))
+        channels = min(channels, max_channels)
+        if channels and channels * speed > best[0] * best[1] + _EPSILON:
+            best = (channels, speed)
+        if best[0] * best[1] >= total_GBps - _EPSILON:
+            break
+    if not best[0]:
+        best = (1, speeds[-1])
+    return best
+
+
+def dup_channels(channels: int, speed: float, cc: int, t: NcclTables) -> tuple[int, float]:
+    """``ncclTopoDupChannels``: double channels, halve speed, when bw >= 25 (not sm>80, bw<50, >4 ch)."""
+    s = t.section("search_speeds_GBps")
+    skip = cc > s["dup_skip_sm"] and speed < s["dup_skip_bw"] and channels > s["dup_skip_channels"]
+    if speed < s["dup_min_bw"] or skip:
+        return channels, speed
+    return 2 * channels, speed / 2
+
+
+def intra_gpu_bandwidth(system: Any, t: NcclTables) -> tuple[str, float, float]:
+    """(intra path, GPU total GB/s, best GPU-to-GPU path GB/s) in NCCL's link constants."""
+    cc = system.gpu.compute_capability
+    links = t.section("link_bandwidth_GBps")
+    if system.intra_fabric in _NVLINK_FABRICS:
+        per_link = links["nvlink_per_link"][_sm_key(cc, tuple(links["nvlink_per_link"]))]
+        link = system.gpu.scaleup_link or system.intra_link
+        n_links = max(1, round(system.intra_bandwidth_Bps / link.bandwidth_Bps))
+        total = n_links * per_link
+        if system.intra_fabric == "nvlink-mesh":
+            peers = max(1, system.gpus_per_node - 1)
+            return "NVLINK", total, max(1, n_links // peers) * per_link
+        return "NVLINK", total, total
+    pci = pci_bandwidth_GBps(system.gpu.pcie_gen, t)
+    return "PCI", pci, pci
+
+
+def pci_bandwidth_GBps(pcie_gen: int, t: NcclTables) -> float:
+    """NCCL's PCIe bandwidth: width × speed / 80 (x16: Gen3 12, Gen4 24, Gen5 48 GB/s)."""
+    table = t.section("link_bandwidth_GBps")
+    lanes = t.section("graph_assumptions")["pcie_lanes"]
+    known = sorted(int(key.removeprefix("gen")) for key in table["pci_x16"])
+    gen = min(pcie_gen, known[-1])  # newer generations: the fastest speed code the table knows
+    x16 = table["pci_x16"].get(f"gen{gen}", table["pci_default"])
+    return x16 * lanes / 16
+
+
+def _ring_graph(system: Any, n_nodes: int, ppn: int, t: NcclTables) -> tuple[NcclGraph, float]:
+    """Ring graph after duplication, and the pre-duplication speed (for NVLS)."""
+    cc = system.gpu.compute_capability
+    search = t.section("search_speeds_GBps")
+    _, total, max_path = intra_gpu_bandwidth(system, t)
+    if ppn == 1:
+        total = max_path = t.section("link_bandwidth_GBps")["local"]
+    if n_nodes == 1:
+        channels, speed = ladder_search(total, max_path, ladder(cc, "intra", t), search["max_channels"], t)
+    else:
+        nic = system.nic_bandwidth_Bps / 1e9
+        max_path = min(nic, pci_bandwidth_GBps(system.gpu.pcie_gen, t))
+        nics = max(1, round(system.nics_per_node * ppn / system.gpus_per_node))
+        channels, speed = ladder_search(max(total, nics * nic), max_path, ladder(cc, "inter", t),
+                                        search["max_channels"], t, per_link_GBps=nic, n_links=nics)
+    dup_ch, dup_speed = dup_channels(channels, speed, cc, t)
+    return NcclGraph(n_channels=dup_ch, bw_intra_GBps=dup_speed, bw_inter_GBps=dup_speed), speed
+
+
+def _nvls_graph(system: Any, ppn: int, speed: float, t: NcclTables) -> NcclGraph | None:
+    has_nvls = system.in_network_reduction == "nvls" and system.intra_fabric == "nvswitch"
+    if not has_nvls or system.gpu.compute_capability < 90 or ppn < 2:
+        return None
+    channels = min(ppn, t.section("search_speeds_GBps")["nvls_max_channels"])
+    ratio = t.section("graph_assumptions")["nvls_intra_to_inter_ratio"]
+    return NcclGraph(n_channels=channels, bw_intra_GBps=speed * ratio, bw_inter_GBps=speed, pattern="nvls")
+
+
+def _layout(system: Any, nodes: int, gpus_per_node: int | None) -> tuple[int, int]:
+    ppn = system.gpus_per_node if gpus_per_node is None else gpus_per_node
+    if nodes < 1:
+        raise InputError("nodes", nodes, "an integer >= 1")
+    if not 1 <= ppn <= system.gpus_per_node:
+        raise InputError("gpus_per_node", ppn, f"an integer from 1 to {system.gpus_per_node} ({system.name})")
+    per_domain = max(1, getattr(system, "scaleup_domain_gpus", ppn) // system.gpus_per_node)
+    if nodes > 1 and per_domain > 1 and ppn == system.gpus_per_node:
+        domains = -(-nodes // per_domain)  # NVLink domains (MNNVL): NCCL sees one node per domain
+        if nodes % domains == 0:
+            return domains, nodes * ppn // domains
+    return nodes, ppn
+
+
+def derive_topology(system: Any, nodes: int = 1, gpus_per_node: int | None = None,
+                    tables: NcclTables | None = None, *, collnet: bool = False) -> NcclTopology:
+    """NCCL's graph-search result for ``nodes`` × ``gpus_per_node`` GPUs of ``system``."""
+    t = tables or load_tables()
+    if system.gpu.vendor.lower() != "nvidia" or system.gpu.compute_capability < 60:
+        raise NotApplicableError("system", system.name, "an NVIDIA GPU system (sm60+); RCCL's constants are not bundled")
+    n_nodes, ppn = _layout(system, nodes, gpus_per_node)
+    path, _, _ = intra_gpu_bandwidth(system, t)
+    ring, speed = _ring_graph(system, n_nodes, ppn, t)
+    tree = NcclGraph(n_channels=ring.n_channels, bw_intra_GBps=ring.bw_intra_GBps,
+                     bw_inter_GBps=ring.bw_inter_GBps, pattern="balanced_tree")
+    category = system.nic_link.category if n_nodes > 1 else "infiniband"
+    plugin = t.section("graph_assumptions")["net_plugin_latency_us"]
+    sharp = collnet and n_nodes > 1 and system.in_network_reduction == "sharp"
+    return NcclTopology(
+        n_ranks=n_nodes * ppn, n_nodes=n_nodes, compute_capability=system.gpu.compute_capability,
+        ring=ring, tree=tree, intra_path=path if ppn > 1 else "NVLINK" if path == "NVLINK" else "PCI",
+        inter_path="PHB" if category in ("tcp", "ethernet") else "PXB",
+        nvls=_nvls_graph(system, ppn, speed, t), collnet=ring if sharp else None,
+        latency_inter_us=float(plugin.get(category, 0.0)),
+        cpu_vendor=system.cpu_vendor if system.cpu_vendor in ("intel", "amd", "arm") else "intel",
+        description=f"{system.name}: {n_nodes} node(s) x {ppn} GPU(s)",
+    )

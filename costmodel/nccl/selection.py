@@ -1,0 +1,83 @@
+"""NCCL's per-call choice: time every enabled (algorithm, protocol) cell, take the argmin.
+
+``ncclTopoGetAlgoTime``: ``time_us = lat * latCount + nBytes / (1000 * bw)`` with the tree
+correction factor and the multi-node ring "plateau" latency factor (reference §1.4); a lone
+call has ``latCount = 1``. ``nBytes`` is nccl-tests' size (the full buffer for all-gather and
+reduce-scatter). Ties go to the first cell in NCCL's index order.
+
+    >>> from costmodel.nccl.topology import NcclGraph, NcclTopology
+    >>> from costmodel.nccl.tables import load_tables
+    >>> g = NcclGraph(n_channels=12, bw_intra_GBps=20.0, bw_inter_GBps=20.0)
+    >>> topo = NcclTopology(n_ranks=8, n_nodes=1, compute_capability=80, ring=g, tree=g)
+    >>> choose("all-reduce", 2**30, topo, load_tables())[:2]
+    ('ring', 'Simple')
+"""
+
+from __future__ import annotations
+
+import math
+
+from costmodel.errors import NotApplicableError
+from costmodel.nccl.tables import NcclTables
+from costmodel.nccl.topology import NcclTopology
+from costmodel.nccl.tuning import CostCell, tune_collective
+
+
+def tree_correction(cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
+    """``treeCorrectionFactor[proto][log2(nBytes>>6)]`` for Tree (and NVLSTree on Blackwell+x86)."""
+    blackwell_x86 = topo.arch == "blackwell" and topo.cpu_vendor in ("intel", "amd")
+    corrected = cell.algorithm == "tree" or (cell.algorithm == "nvls_tree" and blackwell_x86)
+    chunks = int(size_bytes) >> 6
+    if not corrected or chunks < 1:
+        return 1.0
+    factors = t.tree_correction(cell.protocol)
+    index = int(math.log2(chunks))
+    return factors[index] if index < len(factors) else 1.0
+
+
+def plateau_factor(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
+    """Multi-node Ring/Simple all-reduce latency factor (1.4 on sm80+, 1.9 before)."""
+    r = t.refinement
+    if not (cell.algorithm == "ring" and cell.protocol == "Simple" and collective == "all-reduce"):
+        return 1.0
+    per_channel_rank = size_bytes / (topo.n_channels * topo.n_ranks)
+    if topo.n_nodes == 1 or per_channel_rank < r("ring_plateau_min_bytes_per_channel_rank"):
+        return 1.0
+    return r("ring_plateau_latency_factor_sm80") if topo.compute_capability >= 80 else r("ring_plateau_latency_factor_older")
+
+
+def cell_time_us(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
+    """NCCL's estimated time of one cell for ``size_bytes`` (math.inf when not applicable)."""
+    if not cell.applicable:
+        return math.inf
+    bw = cell.algbw_GBps * tree_correction(cell, size_bytes, topo, t)
+    lat = cell.latency_us * plateau_factor(collective, cell, size_bytes, topo, t)
+    return lat + size_bytes / (1000.0 * bw)
+
+
+def choose(
+    collective: str,
+    size_bytes: float,
+    topo: NcclTopology,
+    tables: NcclTables,
+    algorithm: str = "auto",
+    protocol: str = "auto",
+) -> tuple[str, str, float, CostCell]:
+    """NCCL's argmin over the enabled cells, restricted like ``NCCL_ALGO``/``NCCL_PROTO``.
+
+    Returns (algorithm, protocol, time_us, cell); raises NotApplicableError when the forced
+    algorithm/protocol has no enabled cell on this topology.
+    """
+    best: tuple[str, str, float, CostCell] | None = None
+    for (algo, proto), cell in tune_collective(collective, topo, tables).items():
+        if algorithm not in ("auto", algo) or protocol not in ("auto", proto):
+            continue
+        time_us = cell_time_us(collective, cell, size_bytes, topo, tables)
+        if math.isfinite(time_us) and (best is None or time_us < best[2]):
+            best = (algo, proto, time_us, cell)
+    if best is None:
+        raise NotApplicableError(
+            "algorithm/protocol", f"{algorithm}/{protocol}",
+            f"a combination NCCL enables for {collective} on this topology (see `dpcost nccl-table`)",
+        )
+    return best

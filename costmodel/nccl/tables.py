@@ -1,0 +1,163 @@
+"""NCCL's tuning constants as data: load the bundled table, apply a version or a user override.
+
+The bundled file ``costmodel/data/nccl_2_30_7.toml`` holds every constant table of NCCL
+2.30.7's tuning model (``ncclTunerConstantsDefaults``), each with its source. A user TOML with
+the same layout overrides single entries, the way an NCCL tuner plugin edits
+``ncclTunerConstants_t``; ``version = "2.21.5"`` applies the bundled differences of an older
+release first. Unknown keys or wrong types are rejected with the dotted field name.
+
+    >>> tables = load_tables()
+    >>> tables.base_latency_us("ring", "LL")
+    6.6
+    >>> load_tables(overrides={"base_latency_us": {"ring": {"ll": 5.0}}}).base_latency_us("ring", "LL")
+    5.0
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from costmodel.errors import ProfileError, UnknownNameError
+
+DEFAULT_TABLES_PATH = Path(__file__).resolve().parent.parent / "data" / "nccl_2_30_7.toml"
+DEFAULT_VERSION = "2.30.7"
+NODE_COLUMNS = ("one_node", "two_nodes", "more_nodes")
+PROTO_KEYS = {"LL": "ll", "LL128": "ll128", "Simple": "simple"}
+_FREE_TEXT_KEYS = ("source",)
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _same_kind(default: Any, new: Any) -> bool:
+    if isinstance(default, bool) or isinstance(new, bool):
+        return isinstance(default, bool) and isinstance(new, bool)
+    if isinstance(default, (int, float)):
+        return isinstance(new, (int, float))
+    return isinstance(new, type(default))
+
+
+def merge_override(base: Mapping[str, Any], override: Mapping[str, Any], path: str = "") -> dict:
+    """Return ``base`` with ``override`` applied; every overridden key must exist in ``base``.
+
+    Raises ProfileError naming the dotted field for an unknown key, a wrong type, a list of
+    the wrong length or a negative number.
+    """
+    merged = dict(base)
+    for key, new in override.items():
+        field = f"{path}{key}"
+        if key not in base:
+            raise ProfileError(field, new, f"a key of the NCCL tables: {', '.join(sorted(base))}")
+        default = base[key]
+        if isinstance(default, Mapping):
+            if not isinstance(new, Mapping):
+                raise ProfileError(field, new, "a table")
+            merged[key] = merge_override(default, new, f"{field}.")
+            continue
+        _check_leaf(field, default, new)
+        merged[key] = new
+    return merged
+
+
+def _check_leaf(field: str, default: Any, new: Any) -> None:
+    if not _same_kind(default, new):
+        raise ProfileError(field, new, f"a value of type {type(default).__name__}")
+    if isinstance(default, list):
+        if len(new) != len(default):
+            raise ProfileError(field, new, f"a list of {len(default)} numbers")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in new):
+            raise ProfileError(field, new, "non-negative numbers")
+    elif isinstance(new, (int, float)) and not isinstance(new, bool) and new < 0:
+        raise ProfileError(field, new, "a number >= 0")
+
+
+@dataclass(frozen=True, slots=True)
+class NcclTables:
+    """Every constant of NCCL's tuning model, read-only, with typed accessors."""
+
+    data: Mapping[str, Any]
+    version: str
+
+    def base_latency_us(self, algo: str, proto: str) -> float:
+        """``baseLatencies[algo][proto]`` in µs."""
+        return float(self.data["base_latency_us"][algo][PROTO_KEYS[proto]])
+
+    def hw_latency_us(self, hw: str, algo: str, proto: str) -> float:
+        """``hwLatencies[hw][algo][proto]`` in µs; ``hw`` is nvlink, pci or net."""
+        return float(self.data["hw_latency_us"][hw][algo][PROTO_KEYS[proto]])
+
+    def arch_cap_GBps(self, table: str, arch: str, n_nodes: int) -> float:
+        """A per-architecture cap (``ll_max``, ``per_channel_tree`` …) for ``n_nodes``."""
+        column = NODE_COLUMNS[min(n_nodes, 3) - 1]
+        return float(self.data["arch_caps_GBps"][table][arch][column])
+
+    def nvls_efficiency(self, arch: str) -> float:
+        """``nvlsEfficiency[arch]``."""
+        return float(self.data["nvls_efficiency"][arch])
+
+    def tree_correction(self, proto: str) -> tuple[float, ...]:
+        """``treeCorrectionFactor[proto]`` indexed by log2(nBytes/64)."""
+        return self.data["tree_correction_factor"][PROTO_KEYS[proto]]
+
+    def refinement(self, name: str) -> Any:
+        """One named factor of ``[refinements]``."""
+        return self.data["refinements"][name]
+
+    def net_overhead_us(self, cpu_vendor: str) -> float:
+        """``NCCL_NET_OVERHEAD`` default for a CPU vendor (not yet tripled for Simple)."""
+        table = self.data["net_overhead_us"]
+        return float(table.get(cpu_vendor, table["other"]))
+
+    def section(self, name: str) -> Mapping[str, Any]:
+        """A whole table (``link_bandwidth_GBps``, ``search_speeds_GBps`` …)."""
+        return self.data[name]
+
+
+def _read_toml(path: Path, field: str) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ProfileError(field, str(path), f"valid TOML ({error})") from error
+
+
+def load_tables(
+    tuning_path: str | Path | None = None,
+    *,
+    version: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> NcclTables:
+    """Load NCCL's constants: bundled 2.30.7, then ``version``'s differences, then user overrides.
+
+    ``tuning_path`` is a user TOML; it may set ``version = "2.21.5"`` at top level. ``overrides``
+    is the same content as a dict (applied after the file).
+    """
+    raw = _read_toml(DEFAULT_TABLES_PATH, "nccl tables")
+    versions = raw.pop("versions")
+    user = _read_toml(Path(tuning_path), "tuning") if tuning_path is not None else {}
+    chosen = version or user.pop("version", None) or DEFAULT_VERSION
+    user.pop("version", None)
+    if chosen != DEFAULT_VERSION:
+        if chosen not in versions:
+            raise UnknownNameError("version", chosen, [DEFAULT_VERSION, *versions])
+        delta = {k: v for k, v in versions[chosen].items() if k not in _FREE_TEXT_KEYS}
+        raw = merge_override(raw, delta)
+    raw = merge_override(raw, user)
+    raw = merge_override(raw, dict(overrides or {}))
+    return NcclTables(data=_freeze(raw), version=str(chosen))
+
+
+def known_versions() -> tuple[str, ...]:
+    """The NCCL versions whose constants are bundled."""
+    raw = _read_toml(DEFAULT_TABLES_PATH, "nccl tables")
+    return (DEFAULT_VERSION, *raw["versions"].keys())
+

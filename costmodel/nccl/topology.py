@@ -1,0 +1,141 @@
+"""What NCCL's topology search hands its tuning model: channels and per-channel bandwidths.
+
+:class:`NcclTopology` is the input of :func:`costmodel.nccl.model.nccl_time`: the rank layout,
+the compute capability, the intra-node path class (NVLINK or PCI), and per graph (ring, tree,
+NVLS, CollNet) the channel count and per-channel ``bwIntra``/``bwInter`` in GB/s, as NCCL's
+``ncclTopoCompute`` would find them. Build one directly, or derive it from a hardware System
+with :func:`topology_for` (the search lives in :mod:`costmodel.nccl.search`).
+
+    >>> ring = NcclGraph(n_channels=12, bw_intra_GBps=20.0, bw_inter_GBps=20.0)
+    >>> topo = NcclTopology(n_ranks=8, n_nodes=1, compute_capability=80, ring=ring, tree=ring)
+    >>> topo.arch, topo.ppn, topo.ll128_enabled
+    ('ampere', 8, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from costmodel.errors import InputError
+
+INTRA_PATHS = ("NVLINK", "PCI")
+# GPU -> NIC path types, best first (src/graph/topo.h PATH_*); NET = the NIC is not near.
+INTER_PATHS = ("PIX", "PXB", "PXN", "PHB", "SYS")
+TREE_PATTERNS = ("balanced_tree", "tree")
+CPU_VENDORS = ("intel", "amd", "arm", "power")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NcclGraph:
+    """One searched graph: ``n_channels`` channels of ``bw_intra_GBps``/``bw_inter_GBps`` each."""
+
+    n_channels: int
+    bw_intra_GBps: float
+    bw_inter_GBps: float
+    pattern: str = "ring"
+
+    def __post_init__(self) -> None:
+        if self.n_channels < 1:
+            raise InputError("n_channels", self.n_channels, "an integer >= 1")
+        for name in ("bw_intra_GBps", "bw_inter_GBps"):
+            if not getattr(self, name) > 0:
+                raise InputError(name, getattr(self, name), "a bandwidth > 0 GB/s")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NcclTopology:
+    """NCCL's view of a communicator, as its tuning model consumes it.
+
+    ``latency_inter_us`` is the network plugin's reported latency (0 for IB/RoCE verbs,
+    tens of µs for AWS EFA). ``nvls``/``collnet`` are None when unavailable.
+    """
+
+    n_ranks: int
+    n_nodes: int
+    compute_capability: int
+    ring: NcclGraph
+    tree: NcclGraph
+    intra_path: str = "NVLINK"
+    inter_path: str = "PXB"
+    nvls: NcclGraph | None = None
+    collnet: NcclGraph | None = None
+    latency_inter_us: float = 0.0
+    cpu_vendor: str = "intel"
+    same_channels: bool = True
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.n_ranks < 1:
+            raise InputError("n_ranks", self.n_ranks, "an integer >= 1")
+        if self.n_nodes < 1 or self.n_ranks % self.n_nodes:
+            raise InputError("n_nodes", self.n_nodes, f"a divisor of n_ranks={self.n_ranks}")
+        _check_choice("intra_path", self.intra_path, INTRA_PATHS)
+        _check_choice("inter_path", self.inter_path, INTER_PATHS)
+        _check_choice("cpu_vendor", self.cpu_vendor, CPU_VENDORS)
+        _check_choice("tree.pattern", self.tree.pattern, ("ring", *TREE_PATTERNS))
+        if self.compute_capability < 60:
+            raise InputError("compute_capability", self.compute_capability, "an integer >= 60 (sm60)")
+
+    @property
+    def ppn(self) -> int:
+        """Ranks (GPUs) per node."""
+        return self.n_ranks // self.n_nodes
+
+    @property
+    def arch(self) -> str:
+        """NCCL's compCapIndex class: volta, ampere, hopper or blackwell."""
+        cc = self.compute_capability
+        return "blackwell" if cc >= 100 else "hopper" if cc >= 90 else "ampere" if cc >= 80 else "volta"
+
+    @property
+    def n_channels(self) -> int:
+        """Channels the model uses for Ring/Tree (NCCL forces both to the same count)."""
+        return self.ring.n_channels
+
+    @property
+    def bw_intra_GBps(self) -> float:
+        """Ring graph's per-channel intra-node bandwidth."""
+        return self.ring.bw_intra_GBps
+
+    @property
+    def bw_inter_GBps(self) -> float:
+        """Ring graph's per-channel inter-node bandwidth."""
+        return self.ring.bw_inter_GBps
+
+    @property
+    def nvls_capable(self) -> bool:
+        """NVLS needs an NVLS graph (NVSwitch gen3+, sm90+) with at least 2 channels."""
+        return self.nvls is not None and self.compute_capability >= 90 and self.nvls.n_channels >= 2
+
+    @property
+    def collnet_capable(self) -> bool:
+        """CollNet (SHARP) needs a CollNet graph and more than one node."""
+        return self.collnet is not None and self.n_nodes > 1
+
+    @property
+    def ll128_enabled(self) -> bool:
+        """NCCL enables LL128 by default only on NVLink paths (and near NICs), sm70+."""
+        if self.compute_capability < 70 or self.intra_path != "NVLINK":
+            return False
+        if self.n_nodes == 1:
+            return True
+        limit = "PXN" if self.compute_capability >= 90 else "PXB"
+        return INTER_PATHS.index(self.inter_path) <= INTER_PATHS.index(limit)
+
+    @property
+    def pat_capable(self) -> bool:
+        """PAT runs only with one GPU per node (nNodes == nRanks > 1), sm60+."""
+        return self.n_nodes == self.n_ranks and self.n_ranks > 1
+
+
+def _check_choice(field: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise InputError(field, value, f"one of {', '.join(allowed)}")
+
+
+def topology_for(system: object, nodes: int = 1, gpus_per_node: int | None = None,
+                 tables: object = None, *, collnet: bool = False) -> NcclTopology:
+    """NCCL's graph-search result for a hardware System (see :mod:`costmodel.nccl.search`)."""
+    from costmodel.nccl.search import derive_topology
+
+    return derive_topology(system, nodes, gpus_per_node, tables, collnet=collnet)  # type: ignore[arg-type]

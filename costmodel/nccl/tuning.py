@@ -1,0 +1,177 @@
+"""NCCL's ``ncclTopoTuneModel``: latency (µs) and algorithm bandwidth (GB/s) per (algo, proto).
+
+One pure function per formula family; :func:`tune_collective` assembles the cost table of a
+collective the way NCCL fills ``comm->latencies`` / ``comm->bandwidths`` once per communicator
+(NCCL 2.30.7, reference ``nccl-model.md`` §3-§4). A cell with bandwidth 0 is "not applicable"
+(NCCL's sentinel), e.g. LL128 on PCIe or NVLS without NVSwitch.
+
+    >>> from costmodel.nccl.topology import NcclGraph, NcclTopology
+    >>> from costmodel.nccl.tables import load_tables
+    >>> g = NcclGraph(n_channels=12, bw_intra_GBps=20.0, bw_inter_GBps=20.0)
+    >>> topo = NcclTopology(n_ranks=8, n_nodes=1, compute_capability=80, ring=g, tree=g)
+    >>> cell = tune_collective("all-reduce", topo, load_tables())[("ring", "LL")]
+    >>> round(cell.latency_us, 1), round(cell.algbw_GBps, 1)
+    (15.0, 50.1)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from costmodel.nccl.latency import cell_latency_us
+from costmodel.nccl.names import ALGORITHMS, PROTOCOLS, algorithms_for, n_steps
+from costmodel.nccl.tables import NcclTables
+from costmodel.nccl.topology import NcclGraph, NcclTopology
+
+_AG_RS = ("all-gather", "reduce-scatter")
+_INF = math.inf
+
+
+@dataclass(frozen=True, slots=True)
+class CostCell:
+    """One (algorithm, protocol) cell: NCCL's latency and algorithm bandwidth (0 = n/a)."""
+
+    algorithm: str
+    protocol: str
+    latency_us: float
+    algbw_GBps: float
+
+    @property
+    def applicable(self) -> bool:
+        """NCCL skips cells whose bandwidth is 0."""
+        return self.algbw_GBps > 0
+
+
+def graph_for(algorithm: str, topo: NcclTopology) -> NcclGraph | None:
+    """The searched graph an algorithm runs on (PAT reuses the ring graph)."""
+    if algorithm in ("nvls", "nvls_tree"):
+        return topo.nvls
+    if algorithm.startswith("collnet"):
+        return topo.collnet
+    return topo.tree if algorithm == "tree" else topo.ring
+
+
+def _cap(tables: NcclTables, table: str, topo: NcclTopology) -> float:
+    return tables.arch_cap_GBps(table, topo.arch, topo.n_nodes)
+
+
+def ll_max_bw_GBps(topo: NcclTopology, tables: NcclTables) -> float:
+    """``llMaxBw``: GPU-arch row on one node; Intel (row 0) / AMD (row 1) CPU row otherwise."""
+    if topo.n_nodes == 1:
+        return _cap(tables, "ll_max", topo)
+    row = "ampere" if topo.cpu_vendor == "amd" else "volta"
+    return tables.arch_cap_GBps("ll_max", row, topo.n_nodes)
+
+
+def _nvls_bw(collective: str, algorithm: str, graph: NcclGraph, topo: NcclTopology, t: NcclTables) -> float:
+    r = t.refinement
+    tree = algorithm == "nvls_tree"
+    if r("nvls_legacy_bandwidth"):
+        if collective in _AG_RS:
+            return min(graph.bw_intra_GBps * (topo.ppn - 1) / topo.ppn,
+                       r("nvls_legacy_ag_rs_inter_factor") * graph.bw_inter_GBps)
+        inter = graph.bw_inter_GBps if (not tree or topo.n_nodes <= 2) else graph.bw_inter_GBps / 2
+        return min(graph.bw_intra_GBps, inter)
+    n_ch = graph.n_channels
+    intra = graph.bw_intra_GBps * t.nvls_efficiency(topo.arch) * (n_ch - 1) / n_ch
+    intra *= r("nvls_allreduce_pipelining") if collective == "all-reduce" else (topo.ppn - 1) / topo.ppn
+    inter = graph.bw_inter_GBps * (r("nvls_tree_two_nodes_inter_factor") if tree and topo.n_nodes <= 2 else 1.0)
+    cap = _cap(t, "per_channel_nvls_tree", topo) if tree else _INF
+    return min(intra, inter, cap)
+
+
+def _tree_bus_bw(collective: str, proto: str, bus: float, n_ch: int, topo: NcclTopology, t: NcclTables) -> float:
+    r = t.refinement
+    if collective == "all-reduce" or r("tree_factor_all_collectives"):
+        bus = min(r("tree_factor") * bus, n_ch * _cap(t, "per_channel_tree", topo))
+    if proto == "LL":
+        bus = min(bus / r("tree_ll_divisor"), ll_max_bw_GBps(topo, t))
+    elif proto == "LL128":
+        factor = r("tree_ll128_factor_one_node") if topo.n_nodes == 1 else r("tree_ll128_factor_multi_node")
+        bus = min(bus * factor, n_ch * _cap(t, "per_channel_tree_ll128", topo))
+    if topo.tree.pattern == "tree":
+        bus *= r("tree_pattern_factor")
+    return bus
+
+
+def _collnet_bus_bw(collective: str, algorithm: str, bus: float, graph: NcclGraph, topo: NcclTopology, t: NcclTables) -> float:
+    r = t.refinement
+    if algorithm != "collnet_direct":
+        return bus
+    if collective in _AG_RS:
+        return topo.ppn * min(graph.bw_intra_GBps, r("collnet_direct_inter_factor") * graph.bw_inter_GBps)
+    f = topo.ppn / graph.n_channels
+    bus /= f - (f - 1) / 2
+    return bus * (r("collnet_direct_hopper_factor") if topo.compute_capability >= 90 else 1.0)
+
+
+def bus_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology, t: NcclTables) -> float:
+    """NCCL's per-communicator bus bandwidth for one cell, before the bus->alg conversion."""
+    graph = graph_for(algorithm, topo)
+    if graph is None:
+        return 0.0
+    r = t.refinement
+    use_intra = topo.n_nodes <= 2 or algorithm.startswith("collnet")
+    bw = graph.bw_intra_GBps if use_intra else graph.bw_inter_GBps
+    if algorithm in ("nvls", "nvls_tree"):
+        bw = _nvls_bw(collective, algorithm, graph, topo, t)
+    n_ch = graph.n_channels
+    bus = n_ch * bw
+    if algorithm == "ring" and proto == "LL":
+        bus = min(ll_max_bw_GBps(topo, t), r("ring_ll_factor") * bus)
+    elif algorithm == "ring" and proto == "LL128":
+        factor = r("ring_ll128_factor_one_rank_per_node") if topo.ppn < 2 else r("ring_ll128_factor")
+        bus = min(factor * bus, n_ch * _cap(t, "per_channel_ring_ll128", topo))
+    elif algorithm == "tree":
+        bus = _tree_bus_bw(collective, proto, bus, n_ch, topo, t)
+    elif algorithm == "pat":
+        bus *= r("pat_factor")
+    elif algorithm.startswith("collnet"):
+        bus = _collnet_bus_bw(collective, algorithm, bus, graph, topo, t)
+    return bus
+
+
+def alg_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology, t: NcclTables) -> float:
+    """Bus bandwidth converted to algorithm bandwidth (0 when the cell is not applicable)."""
+    if not _enabled(collective, algorithm, proto, topo):
+        return 0.0
+    bus = bus_bw_GBps(collective, algorithm, proto, topo, t)
+    if collective in _AG_RS and algorithm != "ring":
+        return bus
+    if algorithm in ("tree", "collnet_direct", "collnet_chain"):
+        return bus * 0.5
+    if algorithm in ("nvls", "nvls_tree") and t.refinement("nvls_legacy_bandwidth"):
+        return bus * t.refinement("nvls_legacy_bus_to_alg_ratio")
+    return bus * topo.n_ranks / n_steps(collective, topo.n_ranks)
+
+
+def _enabled(collective: str, algorithm: str, proto: str, topo: NcclTopology) -> bool:
+    """NCCL's default algorithm/protocol enables (tuning.cc end) for this topology."""
+    if algorithm not in algorithms_for(collective):
+        return False
+    if algorithm in ("nvls", "nvls_tree", "pat") or algorithm.startswith("collnet"):
+        if proto != "Simple":
+            return False
+    if proto == "LL128" and not topo.ll128_enabled:
+        return False
+    if algorithm == "nvls":
+        return topo.nvls_capable and (topo.n_nodes == 1 or topo.collnet_capable)
+    if algorithm == "nvls_tree":
+        return topo.nvls_capable and topo.n_nodes > 1
+    if algorithm.startswith("collnet"):
+        return topo.collnet_capable
+    if algorithm == "pat":
+        return topo.pat_capable
+    return True
+
+
+def tune_collective(collective: str, topo: NcclTopology, tables: NcclTables) -> dict[tuple[str, str], CostCell]:
+    """The full (algorithm, protocol) cost table of one collective, NCCL's index order."""
+    table: dict[tuple[str, str], CostCell] = {}
+    for algorithm in ALGORITHMS:
+        for proto in PROTOCOLS:
+            bw = alg_bw_GBps(collective, algorithm, proto, topo, tables)
+            lat = cell_latency_us(collective, algorithm, proto, topo, tables) if bw > 0 else 0.0
+            table[(algorithm, proto)] = CostCell(algorithm, proto, lat, bw)
+    return table

@@ -1,0 +1,165 @@
+"""Field parsers for profile TOML: one raw TOML value -> one checked Python value.
+
+Each parser is called as ``parser(value, label)`` where ``label`` names the table, the
+entry and the field (``systems[0] (my-box).nic_bandwidth``); on a bad value it raises
+:class:`~costmodel.errors.ProfileError` with that label, the value and what is allowed.
+Quantities must carry their unit as text (``"80GB"``): a bare number is refused because
+``80`` could mean bytes or gigabytes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from costmodel import units
+from costmodel.errors import InputError, ProfileError
+from hardware.profiles import DTYPES, Regime
+
+Parser = Callable[[Any, str], Any]
+
+KEBAB_NAME = re.compile(r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")
+TERA = 1e12  # peak_tflops are written in TFLOP/s; stored in FLOP/s
+
+
+def text(value: Any, label: str) -> str:
+    """A string (may be empty)."""
+    if not isinstance(value, str):
+        raise ProfileError(label, value, "a string")
+    return value
+
+
+def nonempty_text(value: Any, label: str) -> str:
+    """A non-empty string, e.g. a description or a source."""
+    if not isinstance(value, str) or not value.strip():
+        raise ProfileError(label, value, "a non-empty string")
+    return value
+
+
+def kebab_name(value: Any, label: str) -> str:
+    """A kebab-case identifier such as ``h100-sxm`` or ``ib-ndr``."""
+    if not isinstance(value, str) or not KEBAB_NAME.match(value):
+        raise ProfileError(label, value, "a kebab-case name of a-z, 0-9 and '-' (e.g. h100-sxm)")
+    return value
+
+
+def choice(options: Sequence[str]) -> Parser:
+    """A parser accepting exactly one of ``options``."""
+    shown = ", ".join(repr(option) for option in options)
+
+    def parse(value: Any, label: str) -> str:
+        if value not in options:
+            raise ProfileError(label, value, f"one of {shown}")
+        return value
+
+    return parse
+
+
+def _quantity(parse_unit: Callable[[str, str], float], allowed: str, positive: bool) -> Parser:
+    def parse(value: Any, label: str) -> float:
+        if not isinstance(value, str):
+            raise ProfileError(label, value, f"a string: {allowed}")
+        if value.strip().startswith("-"):
+            raise ProfileError(label, value, f"a value >= 0: {allowed}")
+        try:
+            number = parse_unit(value, label)
+        except InputError as error:
+            raise ProfileError(label, value, error.allowed) from None
+        if positive and number <= 0:
+            raise ProfileError(label, value, f"a value > 0: {allowed}")
+        return number
+
+    return parse
+
+
+size = _quantity(units.parse_size, units.SIZE_ALLOWED, positive=True)
+bandwidth = _quantity(units.parse_bandwidth, units.BANDWIDTH_ALLOWED, positive=True)
+bandwidth_or_zero = _quantity(units.parse_bandwidth, units.BANDWIDTH_ALLOWED, positive=False)
+duration = _quantity(units.parse_time, units.TIME_ALLOWED, positive=False)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def fraction(value: Any, label: str) -> float:
+    """A number in (0, 1], e.g. an efficiency or a model-FLOPs utilisation."""
+    number = _number(value)
+    if number is None or not 0 < number <= 1:
+        raise ProfileError(label, value, "a number > 0 and <= 1")
+    return number
+
+
+def at_least_one(value: Any, label: str) -> float:
+    """A number >= 1, e.g. an oversubscription ratio."""
+    number = _number(value)
+    if number is None or number < 1:
+        raise ProfileError(label, value, "a number >= 1 (1.0 = full bisection)")
+    return number
+
+
+def integer(low: int, high: int) -> Parser:
+    """A parser accepting an integer in [low, high]."""
+
+    def parse(value: Any, label: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ProfileError(label, value, f"an integer from {low} to {high}")
+        return value
+
+    return parse
+
+
+def boolean(value: Any, label: str) -> bool:
+    """``true`` or ``false``."""
+    if not isinstance(value, bool):
+        raise ProfileError(label, value, "true or false")
+    return value
+
+
+def peak_tflops(value: Any, label: str) -> dict[str, float]:
+    """A table of dense TFLOP/s per dtype -> FLOP/s per dtype; missing = unsupported."""
+    allowed = f"a table of dtype = TFLOP/s (dense) with dtypes {', '.join(DTYPES)}"
+    if not isinstance(value, dict) or not value:
+        raise ProfileError(label, value, allowed)
+    flops: dict[str, float] = {}
+    for dtype, tflops in value.items():
+        if dtype not in DTYPES:
+            raise ProfileError(f"{label}.{dtype}", tflops, f"a dtype among {', '.join(DTYPES)}")
+        number = _number(tflops)
+        if number is None or number <= 0:
+            raise ProfileError(f"{label}.{dtype}", tflops, "a number of TFLOP/s > 0")
+        flops[dtype] = number * TERA
+    return flops
+
+
+REGIME_KEYS = ("max_size", "latency", "bandwidth")
+
+
+def _regime(row: Any, label: str, last: bool) -> Regime:
+    if not isinstance(row, dict):
+        raise ProfileError(label, row, "a table with max_size, latency, bandwidth")
+    for key in row:
+        if key not in REGIME_KEYS:
+            raise ProfileError(f"{label}.{key}", row[key], f"one of the fields {', '.join(REGIME_KEYS)}")
+    for key in ("latency", "bandwidth") + (() if last else ("max_size",)):
+        if key not in row:
+            raise ProfileError(f"{label}.{key}", "missing", "a required field")
+    max_size = size(row["max_size"], f"{label}.max_size") if "max_size" in row else math.inf
+    return Regime(max_size_bytes=max_size, latency_s=duration(row["latency"], f"{label}.latency"),
+                  bandwidth_Bps=bandwidth(row["bandwidth"], f"{label}.bandwidth"))
+
+
+def regimes(value: Any, label: str) -> tuple[Regime, ...]:
+    """Calibrated regimes in increasing ``max_size``; only the last may omit it (infinity)."""
+    if not isinstance(value, list) or not value:
+        raise ProfileError(label, value, "an array of tables [[link.regimes]]")
+    parsed = tuple(_regime(row, f"{label}[{i}]", i == len(value) - 1) for i, row in enumerate(value))
+    for i in range(1, len(parsed)):
+        if parsed[i].max_size_bytes <= parsed[i - 1].max_size_bytes:
+            raise ProfileError(f"{label}[{i}].max_size", value[i].get("max_size", "missing"),
+                               "a size larger than the previous regime's max_size")
+    return parsed

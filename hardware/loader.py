@@ -1,0 +1,157 @@
+"""Find, load and validate hardware profiles: bundled by name, or user TOML files by path.
+
+Nothing is read at import. The bundled catalog (``hardware/data/*.toml``) is read once on
+first use; user files are cached by path and modification time.
+
+    >>> from hardware import load_system
+    >>> system = load_system("dgx-h100")
+    >>> system.gpu.name, system.gpus_per_node, system.intra_bandwidth_Bps / 1e9
+    ('h100-sxm', 8, 450.0)
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any
+
+from costmodel.errors import ProfileError, UnknownNameError
+from hardware.profiles import Gpu, Link, Profile, System
+from hardware.resolve import Catalog, build_catalog
+from hardware.schema import TABLES
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+BUNDLED_FILES = ("links.toml", "gpus.toml", "systems.toml")
+KINDS = tuple(TABLES)  # ("gpu", "link", "system")
+
+
+def is_path(name_or_path: str) -> bool:
+    """A path ends in ``.toml`` or contains a path separator; anything else is a name."""
+    text = str(name_or_path)
+    return text.endswith(".toml") or "/" in text or os.sep in text
+
+
+def _parse_toml(text: str, origin: str) -> dict[str, Any]:
+    import tomllib  # only when a file is read
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ProfileError(f"{origin} (TOML syntax)", str(error), "valid TOML (see https://toml.io)") from None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise ProfileError("path", str(path), f"a readable UTF-8 TOML file ({reason})") from None
+    return _parse_toml(text, str(path))
+
+
+def _bundled_document() -> dict[str, Any]:
+    merged: dict[str, list[Any]] = {}
+    data = DATA_DIR
+    for file_name in BUNDLED_FILES:
+        document = _parse_toml((data / file_name).read_text(encoding="utf-8"), file_name)
+        for table, rows in document.items():
+            merged.setdefault(table, []).extend(rows)
+    return merged
+
+
+@functools.cache
+def bundled_catalog() -> Catalog:
+    """All bundled profiles (read once). Raises ProfileError if the bundled data is invalid."""
+    catalog, problems = build_catalog(_bundled_document())
+    if problems:
+        raise problems[0]
+    return catalog
+
+
+@functools.lru_cache(maxsize=64)
+def _file_catalog_cached(path: str, mtime_ns: int, size_bytes: int) -> Catalog:
+    catalog, problems = build_catalog(_read_toml(Path(path)), bundled_catalog())
+    if problems:
+        first = problems[0]
+        raise ProfileError(f"{path}: {first.field}", first.value, first.allowed)
+    return catalog
+
+
+def load_file(path: str | os.PathLike[str]) -> Catalog:
+    """Profiles defined in a user TOML file (references resolved against bundled names)."""
+    resolved = Path(path).expanduser()
+    try:
+        stat = resolved.stat()
+    except OSError as error:
+        raise ProfileError("path", str(path), f"an existing TOML file ({error.strerror})") from None
+    return _file_catalog_cached(str(resolved), stat.st_mtime_ns, stat.st_size)
+
+
+def _load(table: str, name_or_path: str | os.PathLike[str]) -> Any:
+    if isinstance(name_or_path, os.PathLike) or is_path(str(name_or_path)):
+        found = load_file(name_or_path).kind(table)
+        if len(found) != 1:
+            shown = ", ".join(found) or "none"
+            raise ProfileError(f"{name_or_path}", f"{len(found)} [[{table}]] tables ({shown})",
+                               f"a file defining exactly one [[{table}]]")
+        return next(iter(found.values()))
+    known = bundled_catalog().kind(table)
+    if name_or_path not in known:
+        raise UnknownNameError(table, name_or_path, known)
+    return known[name_or_path]
+
+
+def load_gpu(name_or_path: str | os.PathLike[str]) -> Gpu:
+    """A bundled GPU by name (``"h100-sxm"``) or the single ``[[gpu]]`` of a TOML file."""
+    return _load("gpu", name_or_path)
+
+
+def load_link(name_or_path: str | os.PathLike[str]) -> Link:
+    """A bundled link by name (``"ib-ndr"``) or the single ``[[link]]`` of a TOML file."""
+    return _load("link", name_or_path)
+
+
+def load_system(name_or_path: str | os.PathLike[str]) -> System:
+    """A bundled system by name (``"dgx-h100"``) or the single ``[[system]]`` of a TOML file."""
+    return _load("system", name_or_path)
+
+
+def load_profile(name_or_path: str | os.PathLike[str], kind: str | None = None) -> Profile:
+    """A profile of any kind: the first kind (system, gpu, link) that has this name or file."""
+    kinds = _kinds(kind)
+    if isinstance(name_or_path, os.PathLike) or is_path(str(name_or_path)):
+        catalog = load_file(name_or_path)
+        for table in ("system", "gpu", "link"):
+            if table in kinds and len(catalog.kind(table)) == 1:
+                return next(iter(catalog.kind(table).values()))
+        counts = ", ".join(f"{len(catalog.kind(table))} [[{table}]]" for table in kinds)
+        raise ProfileError(str(name_or_path), counts, "a file with exactly one profile of a kind")
+    for table in ("system", "gpu", "link"):
+        if table in kinds and name_or_path in bundled_catalog().kind(table):
+            return bundled_catalog().kind(table)[name_or_path]
+    known = [name for table in kinds for name in bundled_catalog().kind(table)]
+    raise UnknownNameError("profile", name_or_path, known)
+
+
+def _kinds(kind: str | None) -> tuple[str, ...]:
+    if kind is None:
+        return KINDS
+    if kind not in KINDS:
+        raise UnknownNameError("kind", kind, KINDS)
+    return (kind,)
+
+
+def list_profiles(kind: str | None = None) -> list[Profile]:
+    """Bundled profiles of one kind (``gpu``, ``link``, ``system``) or of all kinds."""
+    catalog = bundled_catalog()
+    return [profile for table in _kinds(kind) for profile in catalog.kind(table).values()]
+
+
+def validate_file(path: str | os.PathLike[str]) -> list[str]:
+    """Every problem in a user TOML file, one message each (empty list = valid)."""
+    try:
+        document = _read_toml(Path(path).expanduser())
+    except ProfileError as error:
+        return [str(error)]
+    return [str(problem) for problem in build_catalog(document, bundled_catalog())[1]]

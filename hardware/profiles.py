@@ -1,0 +1,157 @@
+"""Hardware profiles as frozen values: GPUs, links, systems (nodes).
+
+Every quantity is in base units named in the field: bytes (``_bytes``), bytes per second
+(``_Bps``), seconds (``_s``), FLOP/s (``peak_flops``). Profiles are built by
+:mod:`hardware.loader` from TOML text with units (``"80GB"``, ``"400Gbps"``, ``"1.3us"``);
+nothing here parses text.
+
+    >>> link = Link(name="ib-ndr", description="", source="", category="infiniband",
+    ...             bandwidth_Bps=50e9, efficiency=0.97, latency_s=1.5e-6)
+    >>> round(link.achievable_bandwidth_Bps / 1e9, 2)
+    48.5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+LINK_CATEGORIES = ("nvlink", "pcie", "infiniband", "roce", "ethernet", "tcp", "efa", "xgmi")
+ARCHITECTURES = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "cdna4")
+INTRA_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge", "pcie", "xgmi")
+IN_NETWORK_REDUCTIONS = ("", "nvls", "sharp")
+CPU_VENDORS = ("intel", "amd", "arm")
+DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
+NO_LINK = "none"
+# NCCL's NVLS (NVLink SHARP) needs NVSwitch gen3 or newer (H100/H200 HGX and later).
+NVLS_MIN_NVSWITCH_GEN = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Regime:
+    """One calibrated piece of a link's cost curve: messages up to ``max_size_bytes``."""
+
+    max_size_bytes: float  # math.inf for the last regime
+    latency_s: float
+    bandwidth_Bps: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Link:
+    """A point-to-point link or network port, per direction.
+
+    ``bandwidth_Bps`` is the nominal per-direction rate; ``efficiency`` the fraction a
+    collective library achieves at large sizes; ``latency_s`` the one-way small-message
+    latency. ``regimes`` (optional, written by calibration) refine the curve by size.
+    """
+
+    name: str
+    description: str
+    source: str
+    category: str
+    bandwidth_Bps: float
+    efficiency: float
+    latency_s: float
+    sharp: bool = False
+    regimes: tuple[Regime, ...] = ()
+    notes: str = ""
+
+    @property
+    def achievable_bandwidth_Bps(self) -> float:
+        """Bandwidth a collective can sustain: nominal × efficiency."""
+        return self.bandwidth_Bps * self.efficiency
+
+    def regime_for(self, size_bytes: float) -> Regime | None:
+        """The calibrated regime covering ``size_bytes``, or None without regimes."""
+        for regime in self.regimes:
+            if size_bytes <= regime.max_size_bytes:
+                return regime
+        return self.regimes[-1] if self.regimes else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Gpu:
+    """One accelerator: memory, HBM bandwidth, dense peak FLOP/s per dtype.
+
+    ``peak_flops`` holds only the dtypes the hardware supports (FLOP/s, dense, no sparsity).
+    ``scaleup_link`` is the per-link scale-up fabric (None for PCIe-only cards) and
+    ``scaleup_bandwidth_Bps`` the per-GPU, per-direction aggregate over it.
+    """
+
+    name: str
+    description: str
+    source: str
+    vendor: str
+    arch: str
+    compute_capability: int
+    memory_bytes: float
+    hbm_bandwidth_Bps: float
+    peak_flops: Mapping[str, float]
+    scaleup_link: Link | None
+    scaleup_bandwidth_Bps: float
+    pcie_gen: int
+    default_mfu: float
+    mfu_source: str
+    notes: str = ""
+
+    def peak_flops_for(self, dtype: str) -> float | None:
+        """Dense peak FLOP/s for ``dtype``, or None when the GPU lacks it."""
+        return self.peak_flops.get(dtype)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class System:
+    """A node: ``gpus_per_node`` GPUs on an intra-node fabric plus NICs to the network.
+
+    ``intra_bandwidth_Bps`` is per GPU per direction (nominal); ``nic_bandwidth_Bps`` per
+    NIC per direction. ``in_network_reduction`` is "nvls" (NVSwitch gen3+), "sharp" (an
+    InfiniBand fabric with SHARP) or "" (none).
+    """
+
+    name: str
+    description: str
+    source: str
+    gpu: Gpu
+    gpus_per_node: int
+    intra_fabric: str
+    nvswitch_gen: int
+    intra_link: Link
+    intra_bandwidth_Bps: float
+    nics_per_node: int
+    nic_link: Link
+    nic_bandwidth_Bps: float
+    rail_optimized: bool
+    in_network_reduction: str
+    oversubscription: float
+    cpu_vendor: str
+    p2p: bool
+    scaleup_domain_gpus: int = 0  # 0 = gpus_per_node (set by __post_init__)
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        if self.scaleup_domain_gpus == 0:
+            object.__setattr__(self, "scaleup_domain_gpus", self.gpus_per_node)
+
+    @property
+    def nic_bandwidth_per_gpu_Bps(self) -> float:
+        """Nominal network bandwidth per GPU per direction (node NICs shared evenly)."""
+        return self.node_network_Bps / self.gpus_per_node
+
+    @property
+    def node_network_Bps(self) -> float:
+        """Nominal network bandwidth of the whole node per direction."""
+        return self.nics_per_node * self.nic_bandwidth_Bps
+
+    @property
+    def achievable_intra_bandwidth_Bps(self) -> float:
+        """Per-GPU intra-node bandwidth derated by the intra link's efficiency."""
+        return self.intra_bandwidth_Bps * self.intra_link.efficiency
+
+    @property
+    def achievable_nic_bandwidth_per_gpu_Bps(self) -> float:
+        """Per-GPU network bandwidth derated by NIC efficiency and oversubscription."""
+        return self.nic_bandwidth_per_gpu_Bps * self.nic_link.efficiency / self.oversubscription
+
+
+Profile = Gpu | Link | System
+

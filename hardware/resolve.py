@@ -1,0 +1,145 @@
+"""Turn a parsed TOML document into profile objects, resolving names between them.
+
+Links come first (they reference nothing), then GPUs (their ``scaleup_link``), then
+systems (their ``gpu``, ``intra_link`` and ``nic_link``). A name is looked up in the same
+document first and then in the ``fallback`` catalog (the bundled profiles). Every problem
+is collected so that validation can report them all at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from costmodel.errors import ProfileError
+from hardware.profiles import NO_LINK, NVLS_MIN_NVSWITCH_GEN, Gpu, Link, System
+from hardware.schema import TABLES, entry_label, parse_entry
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """Profiles by name, one mapping per kind."""
+
+    gpus: dict[str, Gpu] = field(default_factory=dict)
+    links: dict[str, Link] = field(default_factory=dict)
+    systems: dict[str, System] = field(default_factory=dict)
+
+    def kind(self, table: str) -> dict[str, Any]:
+        """The mapping for a TOML table key (``gpu``, ``link`` or ``system``)."""
+        return {"gpu": self.gpus, "link": self.links, "system": self.systems}[table]
+
+
+EMPTY = Catalog()
+
+
+@dataclass
+class _Build:
+    """Mutable state of one build: the catalog being filled and the problems found."""
+
+    fallback: Catalog
+    catalog: Catalog = field(default_factory=Catalog)
+    problems: list[ProfileError] = field(default_factory=list)
+
+    def lookup(self, table: str, name: str, label: str) -> Any:
+        for source in (self.catalog, self.fallback):
+            if name in source.kind(table):
+                return source.kind(table)[name]
+        known = sorted(set(self.catalog.kind(table)) | set(self.fallback.kind(table)))
+        self.problems.append(ProfileError(label, name, f"a {table} name: one of {', '.join(known)}"))
+        return None
+
+
+def _add_gpu(build: _Build, label: str, values: dict[str, Any]) -> Gpu | None:
+    name = values["scaleup_link"]
+    link = None if name == NO_LINK else build.lookup("link", name, f"{label}.scaleup_link")
+    if link is None and name != NO_LINK:
+        return None
+    if link is None and values["scaleup_bandwidth_Bps"] > 0:
+        build.problems.append(ProfileError(f"{label}.scaleup_bandwidth", values["scaleup_bandwidth_Bps"],
+                                           'omitted or "0GB/s" when scaleup_link = "none"'))
+    return Gpu(**{**values, "scaleup_link": link})
+
+
+def _check_system(build: _Build, label: str, values: dict[str, Any]) -> None:
+    reduction = values["in_network_reduction"]
+    if reduction == "nvls" and values["nvswitch_gen"] < NVLS_MIN_NVSWITCH_GEN:
+        build.problems.append(ProfileError(f"{label}.in_network_reduction", reduction,
+                                           f'"nvls" only with nvswitch_gen >= {NVLS_MIN_NVSWITCH_GEN}'))
+    if reduction == "sharp" and not values["nic_link"].sharp:
+        build.problems.append(ProfileError(f"{label}.in_network_reduction", reduction,
+                                           '"sharp" only when nic_link has sharp = true'))
+    if values["intra_fabric"] == "nvswitch" and values["nvswitch_gen"] == 0:
+        build.problems.append(ProfileError(f"{label}.nvswitch_gen", 0,
+                                           'an NVSwitch generation >= 1 when intra_fabric = "nvswitch"'))
+
+
+def _add_system(build: _Build, label: str, values: dict[str, Any]) -> System | None:
+    resolved = {
+        "gpu": build.lookup("gpu", values["gpu"], f"{label}.gpu"),
+        "intra_link": build.lookup("link", values["intra_link"], f"{label}.intra_link"),
+        "nic_link": build.lookup("link", values["nic_link"], f"{label}.nic_link"),
+    }
+    if any(value is None for value in resolved.values()):
+        return None
+    values = {**values, **resolved}
+    before = len(build.problems)
+    _check_system(build, label, values)
+    return System(**values) if len(build.problems) == before else None
+
+
+REFERENCES = {"gpu": {"scaleup_link": "link"}, "system": {"gpu": "gpu", "intra_link": "link", "nic_link": "link"}}
+
+
+def _check_references(build: _Build, table: str, label: str, values: dict[str, Any]) -> None:
+    """Report unknown names in an entry that has other problems too."""
+    for attr, target in REFERENCES.get(table, {}).items():
+        if attr in values and values[attr] != NO_LINK:
+            build.lookup(target, values[attr], f"{label}.{attr}")
+
+
+def _add_link(build: _Build, label: str, values: dict[str, Any]) -> Link:
+    return Link(**values)
+
+
+_BUILDERS: dict[str, Callable[[_Build, str, dict[str, Any]], Any]] = {
+    "link": _add_link, "gpu": _add_gpu, "system": _add_system,
+}
+
+
+def _build_table(build: _Build, table: str, rows: list[Any]) -> None:
+    target = build.catalog.kind(table)
+    for index, row in enumerate(rows):
+        values, problems = parse_entry(table, index, row)
+        build.problems.extend(problems)
+        if problems:
+            _check_references(build, table, entry_label(table, index, row), values)
+            continue
+        label = entry_label(table, index, row)
+        if values["name"] in target:
+            build.problems.append(ProfileError(f"{label}.name", values["name"], f"a {table} name unique in the file"))
+            continue
+        profile = _BUILDERS[table](build, label, values)
+        if profile is not None:
+            target[values["name"]] = profile
+
+
+def _top_level_problems(document: dict[str, Any]) -> list[ProfileError]:
+    tables = ", ".join(f"[[{table}]]" for table in TABLES)
+    problems = [ProfileError(f"[{key}]", "unknown table", tables)
+                for key in document if key not in TABLES]
+    problems += [ProfileError(f"[[{key}]]", document[key], "an array of tables")
+                 for key in TABLES if key in document and not isinstance(document[key], list)]
+    if not any(key in TABLES for key in document):
+        problems.append(ProfileError("file", "no profiles", "at least one [[gpu]], [[link]] or [[system]] table"))
+    return problems
+
+
+def build_catalog(document: dict[str, Any], fallback: Catalog = EMPTY) -> tuple[Catalog, list[ProfileError]]:
+    """Profiles defined in ``document`` (names resolved against it, then ``fallback``)."""
+    build = _Build(fallback=fallback, problems=_top_level_problems(document))
+    for table in ("link", "gpu", "system"):
+        rows = document.get(table, [])
+        if isinstance(rows, list):
+            _build_table(build, table, rows)
+    return build.catalog, build.problems

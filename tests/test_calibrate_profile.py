@@ -1,0 +1,105 @@
+"""The written profile, the plot and the `calibrate` command."""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from costmodel.calibrate_link import calibrate, predict_with_link, profile_toml
+from costmodel.commands.calibrate_cmd import calibrate as calibrate_command
+from costmodel.nccltests import parse_file
+
+DATA = Path(__file__).parent / "data" / "calibration"
+LOG = DATA / "raw" / "rtx4090_8x_pcie4_p2pon.txt"
+app = typer.Typer()
+app.command("calibrate")(calibrate_command)
+app.command("noop")(lambda: None)  # a second command keeps "calibrate" a subcommand
+
+
+def _regimes_from_toml(document: dict) -> list:
+    from costmodel.units import parse_bandwidth, parse_size, parse_time
+
+    link = document["link"][0]
+    rows = link.get("regimes") or [{"latency": link["latency"], "bandwidth": link["bandwidth"]}]
+    return [type("R", (), {"max_size_bytes": parse_size(r["max_size"]) if "max_size" in r else math.inf,
+                           "latency_s": parse_time(r["latency"]),
+                           "bandwidth_Bps": parse_bandwidth(r["bandwidth"])}) for r in rows]
+
+
+def test_profile_round_trip_reproduces_the_fit(tmp_path):
+    result = calibrate([parse_file(LOG)])
+    document = tomllib.loads(profile_toml(result))
+    regimes = _regimes_from_toml(document)
+    assert len(regimes) == len(result.fit.regimes) == 3
+    for size in result.fit.sizes_bytes:
+        again = predict_with_link(regimes, result.steps, result.beta_bytes_per_byte, size)
+        assert again == pytest.approx(float(result.fit.predict_s([size])[0]), rel=1e-3)
+    raw = document["calibration"]
+    assert raw["collective"] == "all-reduce" and raw["ranks"] == 8
+    assert raw["regime"][0]["latency_s"] == result.fit.regimes[0].latency_s
+    assert raw["crossover_sizes_bytes"] == list(result.fit.crossovers_bytes)
+
+
+def test_single_regime_profile_has_no_regime_tables():
+    result = calibrate([parse_file(DATA / "raw" / "mi325x_ring_1node.txt")], ranks=8)
+    document = tomllib.loads(profile_toml(result, name="mi325x-xgmi"))
+    assert document["link"][0]["name"] == "mi325x-xgmi" and "regimes" not in document["link"][0]
+    regimes = _regimes_from_toml(document)
+    size = result.fit.sizes_bytes[0]
+    assert predict_with_link(regimes, result.steps, result.beta_bytes_per_byte, size) == pytest.approx(
+        float(result.fit.predict_s([size])[0]), rel=1e-3)
+
+
+def test_hardware_loader_reads_the_profile(tmp_path):
+    hardware_loader = pytest.importorskip("hardware.loader")
+    result = calibrate([parse_file(LOG)])
+    path = tmp_path / "link.toml"
+    path.write_text(profile_toml(result), encoding="utf-8")
+    problems = hardware_loader.validate_file(path)
+    if problems:
+        pytest.xfail("hardware loader does not accept category 'calibrated' / [calibration] yet: "
+                     + "; ".join(problems))
+    link = hardware_loader.load_link(path)
+    for size in result.fit.sizes_bytes:
+        again = predict_with_link(link.regimes, result.steps, result.beta_bytes_per_byte, size)
+        assert again == pytest.approx(float(result.fit.predict_s([size])[0]), rel=1e-3)
+
+
+def test_cli_writes_profile_and_html(tmp_path):
+    profile, plot = tmp_path / "p.toml", tmp_path / "fit.html"
+    outcome = CliRunner().invoke(app, ["calibrate", str(LOG), "--ranks", "8", "-o", str(profile),
+                                       "--html", str(plot), "--json"])
+    assert outcome.exit_code == 0, outcome.output
+    summary = json.loads(outcome.output)
+    assert summary["collective"] == "all-reduce" and len(summary["regimes"]) == 3
+    assert summary["median_abs_pct_error"] < 5
+    assert tomllib.loads(profile.read_text())["link"][0]["category"] == "calibrated"
+    html = plot.read_text(encoding="utf-8")
+    assert "plotly" in html.lower() and len(html) > 1_000_000  # plotly.js embedded, works offline
+
+
+def test_cli_text_output_names_notes():
+    outcome = CliRunner().invoke(app, ["calibrate", str(DATA / "raw" / "rtx2080ti_2x_pcie3_nop2p_alltoall.txt")])
+    assert outcome.exit_code == 0
+    assert "all-to-all on 2 ranks" in outcome.output and "residuals: median" in outcome.output
+
+
+@pytest.mark.parametrize("content", ["", "garbage\nmore garbage\n",
+                                     "        1024   256  float  sum  -1  10.0\n"])
+def test_cli_bad_logs_exit_2_with_one_line(tmp_path, content):
+    path = tmp_path / "bad.txt"
+    path.write_text(content)
+    outcome = CliRunner().invoke(app, ["calibrate", str(path)])
+    assert outcome.exit_code == 2
+    assert outcome.output.count("error:") == 1
+
+
+def test_cli_unknown_collective_exit_2():
+    outcome = CliRunner().invoke(app, ["calibrate", str(LOG), "--collective", "all-shuffle"])
+    assert outcome.exit_code == 2 and "collective" in outcome.output

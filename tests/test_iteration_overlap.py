@@ -1,0 +1,104 @@
+"""Bucketed overlap: the closed form equals an explicit per-bucket event simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from costmodel import overlap
+from costmodel.errors import InputError
+
+
+def _oracle_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm):
+    sizes = overlap.bucket_sizes(grad_bytes, bucket_bytes, first_bytes)
+    events = overlap.simulate_bucket_schedule(backward_s, sizes, [comm(s) for s in sizes])
+    return events[-1][2], sum(comm(s) for s in sizes)
+
+
+def _closed_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm):
+    layout = overlap.bucket_layout(grad_bytes, bucket_bytes, first_bytes)
+    times = [comm(float(s)) if s > 0 else 0.0
+             for s in (layout.first_bytes, layout.bucket_bytes, layout.last_bytes)]
+    return float(overlap.overlap_finish_s(backward_s, grad_bytes, layout, *times))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    backward_s=st.floats(1e-4, 10.0),
+    grad_bytes=st.floats(1e3, 5e9),
+    bucket_bytes=st.floats(1e5, 2e8),
+    first_bytes=st.floats(1e4, 5e7),
+    latency_s=st.floats(0.0, 1e-3),
+    bandwidth_Bps=st.floats(1e8, 1e12),
+)
+def test_closed_form_equals_event_simulation(backward_s, grad_bytes, bucket_bytes, first_bytes,
+                                             latency_s, bandwidth_Bps):
+    comm = lambda size: latency_s + size / bandwidth_Bps  # noqa: E731
+    if grad_bytes / bucket_bytes > 20_000:
+        bucket_bytes = grad_bytes / 20_000
+    expected, _ = _oracle_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm)
+    got = _closed_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm)
+    assert got == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_equal_buckets_match_textbook_formula():
+    # m equal buckets of c seconds over backward T: max(T/m + m·c, T + c).
+    T, m, c = 1.0, 10, 0.15
+    grad = 10 * 4e6
+    layout = overlap.bucket_layout(grad, 4e6, 4e6)  # first bucket = one full bucket
+    finish = overlap.overlap_finish_s(T, grad, layout, c, c, c)
+    assert float(finish) == pytest.approx(max(T / m + m * c, T + c))
+    assert int(layout.count) == m
+
+
+def test_first_bucket_starts_communication_early():
+    # A 1 MiB first bucket (filled first: the last layers' gradients) lets comm start sooner.
+    comm = lambda size: 1e-3 + size / 10e9  # noqa: E731
+    small = _closed_finish(0.2, 100e6, 25 * 2**20, 2**20, comm)
+    without = _closed_finish(0.2, 100e6, 25 * 2**20, 25 * 2**20, comm)
+    assert small <= without
+
+
+def test_layout_counts_partial_bucket():
+    layout = overlap.bucket_layout(60e6, 25e6, 1e6)
+    assert float(layout.first_bytes) == 1e6
+    assert int(layout.full_count) == 2
+    assert float(layout.last_bytes) == pytest.approx(9e6)
+    assert overlap.bucket_sizes(60e6, 25e6, 1e6) == [1e6, 25e6, 25e6, pytest.approx(9e6)]
+
+
+def test_tiny_model_is_one_bucket():
+    assert overlap.bucket_sizes(5e5, 25e6, 1e6) == [5e5]
+
+
+@settings(max_examples=100, deadline=None)
+@given(backward_s=st.floats(1e-3, 5.0), grad_bytes=st.floats(1e5, 2e9),
+       bandwidth_Bps=st.floats(1e8, 1e11))
+def test_overlap_never_exposes_more_than_no_overlap(backward_s, grad_bytes, bandwidth_Bps):
+    layout = overlap.bucket_layout(grad_bytes)
+    times = [2e-5 + float(s) / bandwidth_Bps for s in (layout.first_bytes, layout.bucket_bytes,
+                                                      layout.last_bytes)]
+    on = overlap.exposed_comm_s(backward_s, grad_bytes, layout, *times, overlap=True)
+    off = overlap.exposed_comm_s(backward_s, grad_bytes, layout, *times, overlap=False)
+    assert 0.0 <= float(on) <= float(off) + 1e-12
+    assert float(off) == pytest.approx(float(overlap.total_comm_s(layout, *times)))
+
+
+def test_closed_form_is_vectorised():
+    grads = np.array([5e5, 60e6, 1e9])
+    backward = np.array([0.01, 0.1, 1.0])
+    layout = overlap.bucket_layout(grads, 25e6, 1e6)
+    comm = lambda s: np.where(s > 0, 1e-4 + s / 20e9, 0.0)  # noqa: E731
+    finish = overlap.overlap_finish_s(backward, grads, layout, comm(layout.first_bytes),
+                                      comm(np.full(3, 25e6)), comm(layout.last_bytes))
+    for i in range(3):
+        scalar = _closed_finish(float(backward[i]), float(grads[i]), 25e6, 1e6,
+                                lambda s: 1e-4 + s / 20e9)
+        assert finish[i] == pytest.approx(scalar)
+
+
+def test_bucket_size_must_be_positive():
+    with pytest.raises(InputError, match="bucket"):
+        overlap.bucket_sizes(1e6, 0.0, 1e6)

@@ -1,0 +1,46 @@
+"""`dpcost nccl-table` through typer's CliRunner."""
+
+import json
+
+import typer
+from typer.testing import CliRunner
+
+from costmodel.commands.nccl_cmd import app
+
+runner = CliRunner()
+
+
+def _invoke(*args):
+    return runner.invoke(app, list(args))
+
+
+def test_text_table_shows_tuning_cells():
+    result = _invoke("--cluster", "dgx-a100")
+    assert result.exit_code == 0, result.output
+    assert "15.0/50.1" in result.output and "56.0/137.1" in result.output and "ring/LL128" in result.output
+
+
+def test_json_with_prediction():
+    result = _invoke("--cluster", "dgx-h100", "--size", "1GiB", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["prediction"]["algorithm"] == "nvls" and data["prediction"]["protocol"] == "Simple"
+    assert data["graphs"]["ring"]["n_channels"] == 12
+    cells = {(c["algorithm"], c["protocol"]): c for c in data["table"]["all-reduce"]}
+    assert round(cells[("nvls", "Simple")]["algbw_GBps"], 1) == 272.0
+
+
+def test_tuning_override_and_bad_input(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text("[base_latency_us]\nring = { ll = 1.0 }\n")
+    assert "9.4/50.1" in _invoke("--cluster", "dgx-a100", "--tuning", str(path)).output
+    bad = _invoke("--cluster", "dgx-a100", "--nodes", "0")
+    assert bad.exit_code == 2 and "nodes" in bad.output
+    unknown = _invoke("--cluster", "no-such-system")
+    assert unknown.exit_code == 2
+
+
+def test_mountable_as_sub_app():
+    root = typer.Typer()
+    root.add_typer(app)
+    assert runner.invoke(root, ["nccl-table", "--cluster", "dgx-a100", "--json"]).exit_code == 0
