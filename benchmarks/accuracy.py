@@ -2,13 +2,14 @@
 
 For every row of every log in ``tests/data/validation`` whose hardware a bundled profile
 describes, predict the time (out-of-place column) with ``--backend nccl`` (NCCL-faithful mode,
-:func:`costmodel.nccl.nccl_time`) and ``--backend ideal`` (``costmodel.cluster.predict_on_cluster``
-when importable) and report the median absolute percentage error per log and node count, for
+:func:`costmodel.nccl.nccl_time`) and ``--backend ideal`` (:func:`costmodel.cluster.predict_on_cluster`
+with the algorithm the log forced, else the fastest under the ideal model) and report the median absolute percentage error per log and node count, for
 all sizes and for sizes >= 1 MiB, plus pooled figures per class of system.
 
     python benchmarks/accuracy.py              # markdown table
     python benchmarks/accuracy.py --json       # machine-readable
     python benchmarks/accuracy.py --fit        # refit the [nccl_tests] constants (prints them)
+    python benchmarks/accuracy.py --write      # replace the generated tables in docs/validation.md
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DATA = ROOT / "tests" / "data" / "validation"
 MIB = 1 << 20
+REPORT = ROOT / "docs" / "validation.md"
+SECTION = "accuracy"  # docs/validation.md holds the tables between <!-- accuracy:begin/end -->
 
 # log slug prefix -> bundled hardware system (hardware/data/systems.toml)
 LOG_SYSTEMS = {
@@ -58,11 +61,8 @@ UNDESCRIBABLE = {
     "v100sxm2_2gpu_pairs_nvlink1_2_none_allreduce_32MB": "per-pair NVLink count (0/1/2) is not a system profile",
 }
 RCCL_PREFIXES = ("mi300x_", "mi325x_", "mi355x_")
-IDEAL_ALGORITHMS = {"all-reduce": ("ring",), "all-gather": ("ring",), "reduce-scatter": ("ring",),
-                    "broadcast": ("pipelined-chain", "binomial-tree", "ring"),
-                    "reduce": ("pipelined-chain", "binomial-tree", "ring"),
-                    "all-to-all": ("pairwise-exchange", "pairwise", "direct")}
-
+# NCCL_ALGO value in a log -> the registry algorithm the ideal backend predicts for it.
+NCCL_ALGO_TO_REGISTRY = {"ring": "ring", "tree": "double-binary-tree", "nvls": "in-network"}
 
 @dataclass
 class Group:
@@ -111,27 +111,36 @@ def predict_nccl(row: dict[str, str], system: object, tables: object):
     return nccl_time(collective, int(row["size_bytes"]), topo, tables, algorithm=algorithm)
 
 
-def _ideal_predictor():
-    try:
-        from costmodel.cluster import predict_on_cluster
-    except ImportError:
-        return None
-    return predict_on_cluster
+def _primitive(row: dict[str, str]) -> str:
+    """The dpcost primitive of a row (``all_reduce_perf`` -> ``all-reduce``)."""
+    from costmodel.nccltests_collectives import check_collective
+
+    return check_collective(row["collective"])
 
 
-def predict_ideal(row: dict[str, str], system: object, predictor) -> float:
-    """Ideal-backend time (s) through costmodel.cluster.predict_on_cluster."""
-    from costmodel.errors import DpcostError
+def predict_ideal(row: dict[str, str], system: object) -> dict:
+    """Ideal-backend prediction (``costmodel.cluster.predict_on_cluster``) of one row.
 
-    primitive = row["collective"].removesuffix("_perf").replace("_", "-").replace("alltoall", "all-to-all")
-    last: Exception | None = None
-    for algorithm in IDEAL_ALGORITHMS.get(primitive, ("ring",)):
+    The algorithm is the one the log ran when it forced one (NCCL_ALGO=ring -> ring, tree ->
+    double-binary-tree), else the fastest algorithm the cluster can run under the ideal model
+    (the minimum over ``cluster_candidates``)."""
+    from costmodel.cluster import cluster_candidates, layout, predict_on_cluster
+    from costmodel.errors import DpcostError, NotApplicableError
+
+    primitive, size_bytes = _primitive(row), int(row["size_bytes"])
+    lay = layout(system, int(row["nodes"]), int(row["gpus_per_node"]))
+    forced = row["nccl_algo_env"].strip().lower()
+    if forced:
+        return predict_on_cluster(primitive, NCCL_ALGO_TO_REGISTRY[forced], lay, size_bytes=size_bytes)
+    results = []
+    for entry in cluster_candidates(primitive, lay):
         try:
-            return predictor(primitive, algorithm, system, int(row["nodes"]), int(row["gpus_per_node"]),
-                             int(row["size_bytes"])).time_s
-        except DpcostError as error:
-            last = error
-    raise last  # type: ignore[misc]
+            results.append(predict_on_cluster(primitive, entry.algorithm.value, lay, size_bytes=size_bytes))
+        except DpcostError:
+            continue
+    if not results:
+        raise NotApplicableError("algorithm", "any", f"an algorithm of {primitive} that {lay.system.name} can run")
+    return min(results, key=lambda result: result["time_s"])
 
 
 def evaluate(backend: str, tables: object = None) -> list[Group]:
@@ -145,7 +154,6 @@ def evaluate(backend: str, tables: object = None) -> list[Group]:
     from costmodel.nccl import load_tables
 
     tables = tables or load_tables()
-    predictor = _ideal_predictor() if backend == "ideal" else None
     groups: dict[tuple[str, int], Group] = {}
     for path in sorted(DATA.glob("*.csv")):
         name = system_for(path.stem)
@@ -158,10 +166,8 @@ def evaluate(backend: str, tables: object = None) -> list[Group]:
                 if backend in ("nccl", "nccl-own"):
                     prediction = predict_nccl(row, system, tables)
                     seconds = prediction.time_s if backend == "nccl" else prediction.model_time_s
-                elif predictor is not None:
-                    seconds = predict_ideal(row, system, predictor)
                 else:
-                    continue
+                    seconds = predict_ideal(row, system)["time_s"]
             except DpcostError:
                 continue
             measured = float(row["time_us_oop"] or row["time_us_ip"]) * 1e-6
@@ -202,6 +208,17 @@ def markdown(results: dict[str, list[Group]]) -> str:
         for name in small:
             lines.append(f"| {name} | {backend} | {_pct(small[name])} | {_pct(large.get(name))} |")
     return "\n".join(lines)
+
+
+def write_section(path: Path, name: str, body: str) -> None:
+    """Replace the text between ``<!-- name:begin -->`` and ``<!-- name:end -->`` in ``path``."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    text = path.read_text(encoding="utf-8")
+    if begin not in text or end not in text:
+        raise SystemExit(f"error: {path} has no {begin} … {end} section to replace")
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
+    path.write_text(f"{head}{begin}\n{body.strip()}\n{end}{tail}", encoding="utf-8")
 
 
 FIT_GRID = {
@@ -273,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print JSON instead of markdown")
     parser.add_argument("--fit", action="store_true", help="refit the [nccl_tests] constants and print them")
+    parser.add_argument("--write", action="store_true", help=f"replace the tables in {REPORT.relative_to(ROOT)}")
     args = parser.parse_args(argv)
     if args.fit:
         print(json.dumps(fit(), indent=2))
@@ -282,8 +300,10 @@ def main(argv: list[str] | None = None) -> int:
         out = {b: [{"log": g.log, "nodes": g.nodes, "system": g.system, "category": g.category,
                     "median_all": g.median(), "median_ge_1MiB": g.median(MIB)} for g in gs]
                for b, gs in results.items()}
-        out["ideal_backend_available"] = _ideal_predictor() is not None
         print(json.dumps(out, indent=2))
+    elif args.write:
+        write_section(REPORT, SECTION, markdown(results))
+        print(f"wrote the tables of {REPORT.relative_to(ROOT)}")
     else:
         print(markdown(results))
     return 0

@@ -7,8 +7,9 @@
 The fitted time per regime, ``A + C·n``, is turned into a link's per-hop latency α and
 bandwidth B with the cost formula of the collective's algorithm, ``steps·α + b·n/B``
 (``steps`` the α count, ``b`` the β-term bytes per byte of ``n``): α = A / steps and
-B = b / C.  The coefficients come from :func:`costmodel.coefficients` when the package
-provides it, else from nccl-tests' busbw factor (b = factor, steps of the ring schedule).
+B = b / C.  The coefficients come from :func:`costmodel.coefficients` for the algorithm nccl-tests
+runs (ring; NCCL's ring-based chain for broadcast/reduce; pairwise all-to-all; direct
+send/recv), else from nccl-tests' busbw factor (b = factor, steps of the ring schedule).
 Any reduction (γ) cost is folded into B: a calibrated link already includes it.
 """
 
@@ -100,17 +101,47 @@ def points(logs: Sequence[Log], block: str = "both") -> tuple[list[float], list[
     return sizes, times
 
 
-def coefficients_for(collective: str, algorithm: str, ranks: int) -> tuple[float, float, str]:
-    """(steps, beta_bytes_per_byte, where they came from) for the collective's algorithm."""
-    import costmodel
+def _pipelined_coefficients(coefficients, collective: str, algorithm: str, ranks: int) -> tuple[float, float]:
+    """(steps, β factor) of a pipelined algorithm as NCCL runs it: many chunks per buffer.
 
+    The α count is the pipeline fill (one chunk, k = 1); the per-byte factor is the k → ∞
+    limit of the formula's ``a + b/k`` β factor, ``2·β(k=2) − β(k=1)`` (exact for that form;
+    the same extrapolation :mod:`costmodel.evaluate` uses for its chunk optimum).  For a
+    chain broadcast this is N−1 steps at 1 byte per byte: NCCL's ring broadcast/reduce
+    algBw = busBw (reference/nccl-model.md §3, ``ncclTopoTuneModel``)."""
+    one = coefficients(collective, algorithm, ranks, chunks=1)
+    two = coefficients(collective, algorithm, ranks, chunks=2)
+    return float(one.steps), 2.0 * float(two.beta_bytes_per_byte) - float(one.beta_bytes_per_byte)
+
+
+def coefficients_for(collective: str, algorithm: str | None, ranks: int) -> tuple[str, float, float, str]:
+    """(algorithm, steps, beta_bytes_per_byte, where they came from) for the collective.
+
+    ``algorithm`` None means the one nccl-tests runs (``default_algorithm`` in
+    ``costmodel/data/nccltests.toml``).  A named algorithm that does not implement the
+    collective is an error; nccl-tests' busbw factor (with the ring schedule's step count)
+    stands in only when the default is not in the registry or the registry is absent."""
+    import costmodel
+    from costmodel.errors import NotApplicableError, UnknownNameError
+
+    chosen = algorithm or names.collectives()[collective].default_algorithm
     registry = getattr(costmodel, "coefficients", None)
     if registry is not None:
-        found = registry(collective, algorithm, ranks)
-        return float(found.steps), float(found.beta_bytes_per_byte), "costmodel.coefficients"
+        try:
+            from costmodel.registry import get
+
+            if get(collective, chosen).pipelined:
+                return (chosen, *_pipelined_coefficients(registry, collective, chosen, ranks),
+                        "costmodel.coefficients (pipelined: fill steps, k→∞ bytes)")
+            found = registry(collective, chosen, ranks)
+            return chosen, float(found.steps), float(found.beta_bytes_per_byte), "costmodel.coefficients"
+        except (NotApplicableError, UnknownNameError):
+            if algorithm:
+                raise
     steps = names.fallback_steps(collective, ranks)
     factor = names.busbw_factor(collective, ranks)
-    return float(max(steps, 1)), factor, "nccl-tests busbw factor (costmodel.coefficients not available)"
+    return (chosen, float(max(steps, 1)), factor,
+            f"nccl-tests busbw factor ({chosen} not in the formula registry)")
 
 
 def link_regimes(fit: Fit, steps: float, beta_bytes_per_byte: float) -> tuple[LinkRegime, ...]:
@@ -153,8 +184,7 @@ def calibrate(logs: Sequence[Log], *, collective: str | None = None, ranks: int 
         raise InputError("ranks", "unknown", "--ranks N (the log does not say how many ranks ran)")
     if chosen_ranks < 2:
         raise InputError("ranks", chosen_ranks, "an integer >= 2 (one rank moves no data)")
-    chosen_algorithm = algorithm or names.collectives()[chosen].default_algorithm
-    steps, beta, origin = coefficients_for(chosen, chosen_algorithm, chosen_ranks)
+    chosen_algorithm, steps, beta, origin = coefficients_for(chosen, algorithm, chosen_ranks)
     fit = fit_times(*points(resolved, block))
     factor = names.busbw_factor(chosen, chosen_ranks)
     slope = fit.regimes[-1].seconds_per_byte

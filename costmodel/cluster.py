@@ -140,3 +140,80 @@ def cluster_candidates(primitive: str, lay: Layout) -> list[Entry]:
     """Entries of the primitive the cluster can run."""
     prim = Primitive(primitive) if not isinstance(primitive, Primitive) else primitive
     return [e for e in entries() if e.primitive is prim and applicable(e, lay)]
+
+
+@dataclass(frozen=True)
+class CommModel:
+    """Collective times on a cluster for the iteration model: ``time_s(primitive, size_bytes)``.
+
+    ``algorithm='auto'`` takes, per call, the fastest applicable algorithm (ideal backend) or
+    NCCL's own choice (nccl backend); a named algorithm is used for all-reduce and, where it
+    implements them, the other primitives (else their fastest).
+    """
+
+    layout: Layout
+    algorithm: str = "auto"
+    backend: str = "ideal"
+
+    @property
+    def ranks(self) -> int:
+        return self.layout.ranks
+
+    def choose(self, primitive: str, size_bytes: float) -> dict[str, Any]:
+        """The prediction used for one call."""
+        from costmodel.query import NCCL_TO_REGISTRY  # noqa: F401  (names shared with the CLI)
+
+        if self.ranks == 1:
+            return {"algorithm": "none", "time_s": 0.0, "bottleneck": ""}
+        if self.backend == "nccl":
+            return self._nccl(primitive, size_bytes)
+        names = [e.algorithm.value for e in cluster_candidates(primitive, self.layout)]
+        if self.algorithm != "auto" and self.algorithm in names:
+            names = [self.algorithm]
+        results = [predict_on_cluster(primitive, name, self.layout, size_bytes=size_bytes) for name in names]
+        return min(results, key=lambda r: r["time_s"])
+
+    def _nccl(self, primitive: str, size_bytes: float) -> dict[str, Any]:
+        from costmodel.nccl import nccl_time, topology_for
+
+        topo = _nccl_topology(self.layout)
+        algorithm = {"double-binary-tree": "tree", "in-network": "nvls"}.get(self.algorithm, self.algorithm)
+        if self.algorithm not in ("auto", "ring", "double-binary-tree", "in-network") or primitive != "all-reduce":
+            algorithm = "auto"
+        p = nccl_time(primitive, size_bytes, topo, algorithm=algorithm)
+        return {"algorithm": p.algorithm, "protocol": p.protocol, "time_s": p.time_s,
+                "bottleneck": self.layout.system.nic_link.name if self.layout.nodes > 1 else self.layout.system.intra_link.name}
+
+    def time_s(self, primitive: str, size_bytes: float) -> float:
+        return float(self.choose(primitive, float(size_bytes))["time_s"])
+
+    def describe(self) -> dict[str, Any]:
+        probe = self.choose("all-reduce", 25 * 2**20)
+        return {"algorithm": self.algorithm, "backend": self.backend, "ranks": self.ranks,
+                "nodes": self.layout.nodes, "gpus_per_node": self.layout.gpus_per_node,
+                "algorithm_at_25MiB": probe.get("algorithm"), "protocol_at_25MiB": probe.get("protocol"),
+                "bottleneck": probe.get("bottleneck")}
+
+
+_TOPOLOGIES: dict[tuple[str, int, int], Any] = {}
+
+
+def _nccl_topology(lay: Layout) -> Any:
+    from costmodel.nccl import topology_for
+
+    key = (lay.system.name, lay.nodes, lay.gpus_per_node)
+    if key not in _TOPOLOGIES:
+        _TOPOLOGIES[key] = topology_for(lay.system, lay.nodes, lay.gpus_per_node)
+    return _TOPOLOGIES[key]
+
+
+def comm_model(system: str | Any, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
+               backend: str = "ideal") -> CommModel:
+    """A CommModel for the data-parallel group spanning the cluster."""
+    if backend not in ("ideal", "nccl"):
+        raise InputError("backend", backend, "ideal or nccl")
+    if algorithm != "auto":
+        from costmodel.names import algorithm_named
+
+        algorithm = algorithm_named(algorithm).value
+    return CommModel(layout(system, nodes, gpus_per_node), algorithm, backend)

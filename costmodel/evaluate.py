@@ -40,11 +40,12 @@ def _best_chunks(entry: Entry, N: Any, n: Any, params: dict[str, Any], rates: tu
               + (one.reduce - two.reduce) * gamma)
     k_max = o.max(1, o.floor(n / MIN_CHUNK_BYTES))
     if o is SCALAR:
-        raw = math.sqrt(w1 / s1) if s1 > 0 and w1 > 0 else (k_max if w1 > 0 else 1)
+        ratio = w1 / s1 if s1 > 0 and w1 / k_max**2 < s1 else k_max**2
+        raw = min(math.sqrt(ratio), k_max) if w1 > 0 else 1
     else:
         np = o.np
-        with np.errstate(divide="ignore", invalid="ignore"):
-            raw = np.where(w1 > 0, np.where(s1 > 0, np.sqrt(w1 / s1), np.inf), 1.0)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            raw = np.minimum(np.where(w1 > 0, np.where(s1 > 0, np.sqrt(w1 / s1), np.inf), 1.0), k_max)
     low = o.min(o.max(o.floor(raw), 1), k_max)
     high = o.min(low + 1, k_max)
 
@@ -83,8 +84,11 @@ def evaluate_terms(entry: Entry, N: Any, n: Any, params: dict[str, Any], rates: 
     if entry.pipelined and params.get("chunks") == "auto":
         params = {**params, "chunks": _best_chunks(entry, N, n, params, rates, o)}
     raw = _terms(entry, N, n, params, o)
-    several = N > 1
-    terms = Terms(*(o.where(several, value, 0 * value) for value in raw))
+    if o is SCALAR:
+        terms = raw if N > 1 else Terms(*(0 * value for value in raw))
+    else:
+        several = (N > 1).astype(float)
+        terms = Terms(*(value if isinstance(value, int) and value == 0 else value * several for value in raw))
     return terms, _time(terms, *rates), params.get("chunks")
 
 
@@ -150,12 +154,12 @@ def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, a
     params = entry.resolve_params(given)
     rates = (alpha, beta, np.asarray(gamma_s_per_byte, dtype=float), alpha_i, beta_i)
     terms, time_s, chunks = evaluate_terms(entry, N, n, params, rates, o)
-    out = {name: np.broadcast_to(value, np.broadcast(N, n, alpha, beta).shape) * 1.0
-           for name, value in terms._asdict().items()}
+    shape = np.broadcast(N, n, alpha, beta).shape
+    out = {name: np.broadcast_to(value, shape) for name, value in terms._asdict().items()}
     out["time_s"] = time_s
     with np.errstate(divide="ignore", invalid="ignore"):
         out["algbw_Bps"] = np.where(time_s > 0, n / time_s, np.inf)
-    out["busbw_Bps"] = out["algbw_Bps"] * busbw_factor(entry.primitive, N)
+        out["busbw_Bps"] = out["algbw_Bps"] * busbw_factor(entry.primitive, N)
     if chunks is not None:
         out["chunks"] = chunks
     return out

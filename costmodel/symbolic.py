@@ -8,12 +8,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+import re
 from typing import Any
 
 from costmodel.bounds import entry_bound
 from costmodel.names import Primitive
 from costmodel.ops import symbolic_ops
 from costmodel.registry import Entry, ParamsView, get
+
+
+_LOG2 = re.compile(r"\\frac\{\\log\{\\left\((.+?) \\right\)\}\}\{\\log\{\\left\(2 \\right\)\}\}")
+
+
+def latex(expr: Any) -> str:
+    """LaTeX of an expression with log(x)/log(2) written as log2 x."""
+    import sympy as sp
+
+    return _LOG2.sub(r"\\log_2 (\1)", sp.latex(expr))
 
 
 @dataclass(frozen=True)
@@ -45,9 +56,7 @@ class Formula:
         return s.gamma * self.terms["reduce"]
 
     def latex(self) -> str:
-        import sympy as sp
-
-        return sp.latex(self.time)
+        return latex(self.time)
 
     def _repr_latex_(self) -> str:
         return f"$T = {self.latex()}$"
@@ -58,11 +67,11 @@ class Formula:
         e = self.entry
         return {
             "primitive": e.primitive.value, "algorithm": e.algorithm.value, "summary": e.summary,
-            "time": str(self.time), "time_latex": sp.latex(self.time),
+            "time": str(self.time), "time_latex": latex(self.time),
             "alpha_term": str(self.latency), "beta_term": str(self.bandwidth),
             "gamma_term": str(self.reduction),
             "terms": {name: str(value) for name, value in self.terms.items()},
-            "lower_bound": str(self.lower_bound), "lower_bound_latex": sp.latex(self.lower_bound),
+            "lower_bound": str(self.lower_bound), "lower_bound_latex": latex(self.lower_bound),
             "conditions": list(e.conditions), "parameters": {p.name: p.description for p in e.params},
             "fixed": {k: v for k, v in self.params.items() if isinstance(v, bool)},
             "source": e.source,

@@ -3,7 +3,8 @@
 Links come first (they reference nothing), then GPUs (their ``scaleup_link``), then
 systems (their ``gpu``, ``intra_link`` and ``nic_link``). A name is looked up in the same
 document first and then in the ``fallback`` catalog (the bundled profiles). Every problem
-is collected so that validation can report them all at once.
+is collected so that validation can report them all at once. Top-level metadata tables
+(``[calibration]``, see :mod:`hardware.metadata`) are checked lightly and kept as written.
 """
 
 from __future__ import annotations
@@ -13,17 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from costmodel.errors import ProfileError
+from hardware.metadata import METADATA_TABLES
 from hardware.profiles import NO_LINK, NVLS_MIN_NVSWITCH_GEN, Gpu, Link, System
 from hardware.schema import TABLES, entry_label, parse_entry
 
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
-    """Profiles by name, one mapping per kind."""
+    """Profiles by name, one mapping per kind, and the file's metadata tables by name."""
 
     gpus: dict[str, Gpu] = field(default_factory=dict)
     links: dict[str, Link] = field(default_factory=dict)
     systems: dict[str, System] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     def kind(self, table: str) -> dict[str, Any]:
         """The mapping for a TOML table key (``gpu``, ``link`` or ``system``)."""
@@ -125,11 +128,14 @@ def _build_table(build: _Build, table: str, rows: list[Any]) -> None:
 
 
 def _top_level_problems(document: dict[str, Any]) -> list[ProfileError]:
-    tables = ", ".join(f"[[{table}]]" for table in TABLES)
+    tables = ", ".join([f"[[{table}]]" for table in TABLES] + [f"[{table}]" for table in METADATA_TABLES])
     problems = [ProfileError(f"[{key}]", "unknown table", tables)
-                for key in document if key not in TABLES]
+                for key in document if key not in TABLES and key not in METADATA_TABLES]
     problems += [ProfileError(f"[[{key}]]", document[key], "an array of tables")
                  for key in TABLES if key in document and not isinstance(document[key], list)]
+    for key, check in METADATA_TABLES.items():
+        if key in document:
+            problems += check(document[key])
     if not any(key in TABLES for key in document):
         problems.append(ProfileError("file", "no profiles", "at least one [[gpu]], [[link]] or [[system]] table"))
     return problems
@@ -137,7 +143,8 @@ def _top_level_problems(document: dict[str, Any]) -> list[ProfileError]:
 
 def build_catalog(document: dict[str, Any], fallback: Catalog = EMPTY) -> tuple[Catalog, list[ProfileError]]:
     """Profiles defined in ``document`` (names resolved against it, then ``fallback``)."""
-    build = _Build(fallback=fallback, problems=_top_level_problems(document))
+    metadata = {key: document[key] for key in METADATA_TABLES if key in document}
+    build = _Build(fallback=fallback, catalog=Catalog(metadata=metadata), problems=_top_level_problems(document))
     for table in ("link", "gpu", "system"):
         rows = document.get(table, [])
         if isinstance(rows, list):

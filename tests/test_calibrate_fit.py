@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from costmodel.calibrate import cross_validate, fit_times, predict_s
-from costmodel.calibrate_link import calibrate, points, resolve_log
-from costmodel.errors import InputError
+from costmodel.calibrate_link import calibrate, coefficients_for, points, resolve_log
+from costmodel.errors import InputError, NotApplicableError
 from costmodel.nccltests import parse_file, parse_text
 
 DATA = Path(__file__).parent / "data" / "calibration"
@@ -138,3 +138,22 @@ def test_unknown_ranks_is_an_error():
     with pytest.raises(InputError, match="ranks"):
         calibrate([log])
     assert math.isfinite(calibrate([log], ranks=2).busbw_plateau_Bps)
+
+
+@pytest.mark.parametrize("collective, ranks, algorithm, steps, beta", [
+    ("all-reduce", 8, "ring", 14, 1.75),
+    ("broadcast", 8, "pipelined-chain", 7, 1.0),  # NCCL ring broadcast: algBw = busBw
+    ("reduce", 4, "pipelined-chain", 3, 1.0),
+    ("all-to-all", 8, "pairwise", 7, 0.875),
+    ("send-recv", 2, "direct", 1, 1.0),
+])
+def test_each_collective_uses_the_algorithm_nccl_runs(collective, ranks, algorithm, steps, beta):
+    chosen, found_steps, found_beta, origin = coefficients_for(collective, None, ranks)
+    assert (chosen, found_steps) == (algorithm, steps)
+    assert found_beta == pytest.approx(beta)
+    assert origin.startswith("costmodel.coefficients")
+
+
+def test_a_named_algorithm_that_does_not_fit_the_collective_is_an_error():
+    with pytest.raises(NotApplicableError, match="broadcast"):
+        coefficients_for("broadcast", "ring", 8)

@@ -11,6 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+import hardware
 from costmodel.calibrate_link import calibrate, predict_with_link, profile_toml
 from costmodel.commands.calibrate_cmd import calibrate as calibrate_command
 from costmodel.nccltests import parse_file
@@ -57,15 +58,13 @@ def test_single_regime_profile_has_no_regime_tables():
 
 
 def test_hardware_loader_reads_the_profile(tmp_path):
-    hardware_loader = pytest.importorskip("hardware.loader")
     result = calibrate([parse_file(LOG)])
     path = tmp_path / "link.toml"
     path.write_text(profile_toml(result), encoding="utf-8")
-    problems = hardware_loader.validate_file(path)
-    if problems:
-        pytest.xfail("hardware loader does not accept category 'calibrated' / [calibration] yet: "
-                     + "; ".join(problems))
-    link = hardware_loader.load_link(path)
+    assert hardware.validate_file(path) == []
+    link = hardware.load_link(path)
+    assert link.category == "calibrated"
+    assert hardware.load_file(path).metadata["calibration"]["ranks"] == result.ranks
     for size in result.fit.sizes_bytes:
         again = predict_with_link(link.regimes, result.steps, result.beta_bytes_per_byte, size)
         assert again == pytest.approx(float(result.fit.predict_s([size])[0]), rel=1e-3)
@@ -103,3 +102,20 @@ def test_cli_bad_logs_exit_2_with_one_line(tmp_path, content):
 def test_cli_unknown_collective_exit_2():
     outcome = CliRunner().invoke(app, ["calibrate", str(LOG), "--collective", "all-shuffle"])
     assert outcome.exit_code == 2 and "collective" in outcome.output
+
+
+def test_calibrated_profile_drives_a_prediction_through_the_real_cli(tmp_path):
+    from cli import app as dpcost
+
+    runner, profile = CliRunner(), tmp_path / "calibrated.toml"
+    written = runner.invoke(dpcost, ["calibrate", str(LOG), "--ranks", "8", "-o", str(profile)])
+    assert written.exit_code == 0, written.output
+    shown = runner.invoke(dpcost, ["hardware", "show", str(profile)])
+    assert shown.exit_code == 0 and "calibration  all-reduce on 8 ranks (ring)" in shown.output
+    outcome = runner.invoke(dpcost, ["collective", "all-reduce", "-a", "ring", "--link", str(profile), "--ranks", "8",
+                                     "--size", "64MB", "--json"])
+    assert outcome.exit_code == 0, outcome.output
+    predicted = json.loads(outcome.output)
+    result = calibrate([parse_file(LOG)], ranks=8)
+    fitted_s = float(result.fit.predict_s([64e6])[0])  # the ring on the calibrated link = the fit
+    assert predicted["time_s"] == pytest.approx(fitted_s, rel=1e-3)

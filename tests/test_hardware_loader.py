@@ -192,3 +192,18 @@ def test_copied_example_file_still_loads(tmp_path):
     path = tmp_path / "copy.toml"
     shutil.copy(DATA / "my_cluster.toml", path)
     assert load_system(path).gpu.name == "a100-pcie-80gb"
+
+
+def test_calibration_metadata_is_kept_and_checked_lightly(tmp_path):
+    link = ('[[link]]\nname = "fit"\ndescription = "d"\nsource = "s"\ncategory = "calibrated"\n'
+            'bandwidth = "20GB/s"\nefficiency = 1.0\nlatency = "3us"\n')
+    good, bad = tmp_path / "good.toml", tmp_path / "bad.toml"
+    good.write_text(link + '\n[calibration]\ncollective = "all-reduce"\nranks = 8\nextra = "kept"\n'
+                    '\n[[calibration.regime]]\nlatency_s = 1e-5\nseconds_per_byte = 1e-10\n')
+    bad.write_text(link + '\n[calibration]\nranks = 1\n\n[[calibration.regime]]\nlatency_s = "fast"\n')
+    assert validate_file(good) == []
+    assert load_file(good).metadata["calibration"]["extra"] == "kept"
+    assert load_link(good).category == "calibrated"
+    problems = validate_file(bad)
+    assert any("[calibration].ranks" in p for p in problems)
+    assert any("[calibration].regime[0].latency_s" in p for p in problems)

@@ -1,4 +1,5 @@
-"""``dpcost iteration`` through typer's CliRunner, with a stand-in comm model."""
+"""``dpcost iteration`` through typer's CliRunner: with a stand-in comm model (exact, fast
+figures) and end to end with the real ``costmodel.cluster.comm_model`` under both backends."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ class FakeCommModel:
         return {"algorithm": self.algorithm, "backend": self.backend, "ranks": self.ranks}
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def fake_cluster(monkeypatch):
     module = types.ModuleType("costmodel.cluster")
     module.comm_model = FakeCommModel
@@ -37,6 +38,9 @@ def fake_cluster(monkeypatch):
 
 def _invoke(*args):
     return runner.invoke(iteration_cmd.app, list(args))
+
+
+pytestmark = pytest.mark.usefixtures("fake_cluster")
 
 
 def test_json_output_has_breakdown_memory_and_comm():

@@ -123,14 +123,27 @@ def show_command(
 
     Example: dpcost hardware show dgx-h100
     """
-    from hardware import load_profile
+    from hardware import is_path, load_file, load_profile
     from hardware.describe import to_dict
 
     data = to_dict(load_profile(name, kind.value if kind else None))
+    calibration = load_file(name).metadata.get("calibration") if is_path(name) else None
     if as_json:
-        print_json(data)
+        print_json({**data, "calibration": calibration} if calibration else data)
         return
-    typer.echo("\n".join(_detail_lines(data)))
+    lines = _detail_lines(data)
+    if calibration:
+        lines.append(f"calibration  {_calibration_summary(calibration)}")
+    typer.echo("\n".join(lines))
+
+
+def _calibration_summary(table: dict[str, Any]) -> str:
+    """One line on where a calibrated profile came from (its ``[calibration]`` table)."""
+    what = f"{table.get('collective', '?')} on {table.get('ranks', '?')} ranks ({table.get('algorithm', '?')})"
+    error = table.get("median_abs_pct_error")
+    fit = f", fit median error {error:.3g} %" if isinstance(error, (int, float)) else ""
+    sources = table.get("sources") or []
+    return what + fit + (f", from {', '.join(map(str, sources))}" if sources else "")
 
 
 @app.command("validate")

@@ -39,6 +39,16 @@ def _gb(size_bytes: float) -> str:
     return f"{size_bytes / 1e9:,.2f} GB"
 
 
+def _algorithm_text(b, comm_info: dict) -> str:
+    """``ring``, or for auto what the comm model picks for a 25 MiB bucket and the backend."""
+    name = comm_info.get("algorithm", b.algorithm) or "n/a"
+    chosen, protocol = comm_info.get("algorithm_at_25MiB"), comm_info.get("protocol_at_25MiB")
+    backend = comm_info.get("backend", "ideal")
+    if name == "auto" and chosen:
+        return f"auto ({chosen}{'/' + protocol if protocol else ''} at 25 MiB, {backend} backend)"
+    return f"{name} ({backend} backend)"
+
+
 def _lines(b, comm_info: dict) -> list[str]:
     from costmodel.units import format_size, format_time
 
@@ -46,7 +56,7 @@ def _lines(b, comm_info: dict) -> list[str]:
     mode = "synchronous" if b.synchronous else f"asynchronous (staleness {b.staleness_updates:g} updates)"
     rows = [
         f"{b.model} ({b.params / 1e9:.3g} B params) on {b.ranks} GPUs, "
-        f"algorithm {comm_info.get('algorithm', b.algorithm) or 'n/a'}, ZeRO-{b.zero_stage}, {mode}",
+        f"algorithm {_algorithm_text(b, comm_info)}, ZeRO-{b.zero_stage}, {mode}",
         f"step: {b.accumulation_steps} x micro-batch {b.micro_batch} per GPU, global batch "
         f"{b.global_batch}, seq {b.seq_len}, grads {b.grad_dtype}, compute {b.compute_dtype} "
         f"at MFU {b.mfu:.0%}, {b.bucket_count} buckets of {format_size(b.bucket_bytes)}",

@@ -1,0 +1,157 @@
+"""``dpcost plot KIND … -o FILE.html [--open]``: write an interactive chart as offline HTML."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from costmodel.commands.common import cli_errors, print_json
+
+app = typer.Typer(help="Interactive charts (plotly, offline HTML).")
+
+OUT = Annotated[str, typer.Option("--output", "-o", help="HTML file to write, e.g. sweep.html.")]
+OPEN = Annotated[bool, typer.Option("--open", help="Open the file in the default browser.")]
+JSON = Annotated[bool, typer.Option("--json", help="Print what was written as JSON.")]
+PRIMITIVE = Annotated[str, typer.Argument(help="The collective primitive, e.g. all-reduce.")]
+CLUSTER = Annotated[Optional[str], typer.Option("--cluster", help="A system profile name or TOML path.")]
+NODES = Annotated[int, typer.Option("--nodes", help="Nodes of --cluster.")]
+GPN = Annotated[Optional[int], typer.Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
+ALPHA = Annotated[Optional[str], typer.Option("--alpha", help="Latency per message, e.g. 5us.")]
+BANDWIDTH = Annotated[Optional[str], typer.Option("--bandwidth", help="Link bandwidth per direction, e.g. 25GB/s.")]
+RANKS = Annotated[Optional[int], typer.Option("--ranks", "-N", help="Ranks N (with --alpha/--bandwidth).")]
+BACKEND = Annotated[str, typer.Option("--backend", help="ideal (α-β-γ) or nccl (NCCL's model; needs --cluster).")]
+MIN_SIZE = Annotated[str, typer.Option("--min-size", help="Smallest size, e.g. 8B.")]
+MAX_SIZE = Annotated[str, typer.Option("--max-size", help="Largest size, e.g. 4GiB.")]
+ALGORITHMS = Annotated[Optional[list[str]], typer.Option("--algorithm", "-a", help="An algorithm to draw (repeat; default all).")]
+RANK_LIST = Annotated[str, typer.Option("--rank-counts", help="Comma-separated rank counts, e.g. 2,4,8,16,32,64.")]
+
+
+def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str) -> None:
+    from costmodel.plots import write_html
+
+    path = write_html(fig, output)
+    if open_:
+        import webbrowser
+
+        webbrowser.open(path.resolve().as_uri())
+    if json_:
+        print_json({"kind": kind, "output": str(path), "traces": len(fig.data), "frames": len(fig.frames)})
+    else:
+        typer.echo(f"wrote {path}")
+
+
+def _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -> Any:
+    from costmodel.plots import Hardware
+
+    return Hardware(cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, alpha=alpha, bandwidth=bandwidth,
+                    ranks=ranks, backend=backend)
+
+
+def _rank_counts(text: str) -> tuple[int, ...]:
+    from costmodel.errors import InputError
+
+    try:
+        counts = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise InputError("rank_counts", text, "comma-separated integers, e.g. 2,4,8") from None
+    if not counts or min(counts) < 1:
+        raise InputError("rank_counts", text, "comma-separated integers >= 1, e.g. 2,4,8")
+    return counts
+
+
+@app.command("sweep")
+@cli_errors
+def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NODES = 1, gpus_per_node: GPN = None,
+          alpha: ALPHA = None, bandwidth: BANDWIDTH = None, ranks: RANKS = None, backend: BACKEND = "ideal",
+          min_size: MIN_SIZE = "8B", max_size: MAX_SIZE = "4GiB", algorithm: ALGORITHMS = None,
+          measured: Annotated[Optional[str], typer.Option("--measured", help="An nccl-tests log to overlay.")] = None,
+          open_: OPEN = False, json_: JSON = False) -> None:
+    """Time and busbw against size per algorithm (log-log), optionally over a measured nccl-tests log.
+
+    Example: dpcost plot sweep all-reduce --cluster dgx-h100 --nodes 2 -o sweep.html
+    """
+    from costmodel.plots import sweep_figure
+
+    hw = _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend)
+    fig = sweep_figure(primitive, hw, min_size=min_size, max_size=max_size, algorithms=tuple(algorithm or ()),
+                       measured_log=measured)
+    _finish(fig, output, open_, json_, "sweep")
+
+
+@app.command("scaling")
+@cli_errors
+def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, typer.Option("--size", "-n", help="Message size, e.g. 1GiB.")],
+            rank_counts: RANK_LIST = "2,4,8,16,32,64", cluster: CLUSTER = None, gpus_per_node: GPN = None,
+            alpha: ALPHA = None, bandwidth: BANDWIDTH = None, backend: BACKEND = "ideal",
+            algorithm: ALGORITHMS = None, open_: OPEN = False, json_: JSON = False) -> None:
+    """Time against rank count at one size per algorithm, with the lower bound.
+
+    Example: dpcost plot scaling all-reduce --size 1GiB --alpha 5us --bandwidth 25GB/s -o scaling.html
+    """
+    from costmodel.plots import scaling_figure
+
+    hw = _hardware(cluster, 1, gpus_per_node, alpha, bandwidth, None, backend)
+    fig = scaling_figure(primitive, hw, size=size, rank_counts=_rank_counts(rank_counts),
+                         algorithms=tuple(algorithm or ()))
+    _finish(fig, output, open_, json_, "scaling")
+
+
+@app.command("best-map")
+@cli_errors
+def best_map(primitive: PRIMITIVE, output: OUT, rank_counts: RANK_LIST = "2,4,8,16,32,64,128,256",
+             cluster: CLUSTER = None, gpus_per_node: GPN = None, alpha: ALPHA = None, bandwidth: BANDWIDTH = None,
+             backend: BACKEND = "ideal", min_size: MIN_SIZE = "8B", max_size: MAX_SIZE = "4GiB",
+             open_: OPEN = False, json_: JSON = False) -> None:
+    """Heatmap of the winning algorithm over rank count × size (ideal model or NCCL's choice).
+
+    Example: dpcost plot best-map all-reduce --cluster dgx-h100 --rank-counts 8,16,32,64 --backend nccl -o map.html
+    """
+    from costmodel.plots import best_map_figure
+
+    hw = _hardware(cluster, 1, gpus_per_node, alpha, bandwidth, None, backend)
+    fig = best_map_figure(primitive, hw, rank_counts=_rank_counts(rank_counts), min_size=min_size, max_size=max_size)
+    _finish(fig, output, open_, json_, "best-map")
+
+
+@app.command("breakdown")
+@cli_errors
+def breakdown(output: OUT, model: Annotated[str, typer.Option(help="Preset name or parameter count (7B).")],
+              cluster: Annotated[list[str], typer.Option("--cluster", help="A system profile (repeat to compare).")],
+              micro_batch: Annotated[int, typer.Option("--micro-batch", help="Samples per GPU per micro-batch.")],
+              nodes: Annotated[list[int], typer.Option("--nodes", help="Nodes (repeat: one bar per value).")] = [1],  # noqa: B006
+              accum: Annotated[int, typer.Option(help="Gradient accumulation steps.")] = 1,
+              algorithm: Annotated[list[str], typer.Option("--algorithm", "-a", help="Algorithm (repeat).")] = ["auto"],  # noqa: B006
+              backend: BACKEND = "ideal", open_: OPEN = False, json_: JSON = False) -> None:
+    """Stacked bars of one training step for every cluster × nodes × algorithm given.
+
+    Example: dpcost plot breakdown --model llama2-7b --cluster dgx-h100 --nodes 1 --nodes 4 --micro-batch 1 -o b.html
+    """
+    from costmodel.plots import StepSetup, breakdown_figure, step_breakdown
+
+    setups = [StepSetup(model=model, cluster=c, nodes=n, micro_batch=micro_batch, accumulation_steps=accum,
+                        algorithm=a, backend=backend) for c in cluster for n in nodes for a in algorithm]
+    fig = breakdown_figure([step_breakdown(s) for s in setups], [s.label() for s in setups])
+    _finish(fig, output, open_, json_, "breakdown")
+
+
+@app.command("schedule")
+@cli_errors
+def schedule(primitive: PRIMITIVE, algorithm: Annotated[str, typer.Argument(help="The algorithm, e.g. ring.")],
+             output: OUT, ranks: Annotated[int, typer.Option("--ranks", "-N", help="Ranks (2 to 16).")] = 4,
+             size: Annotated[str, typer.Option("--size", "-n", help="Buffer size for the labels.")] = "1GiB",
+             servers: Annotated[Optional[int], typer.Option("--servers", help="Parameter servers S.")] = None,
+             gpus_per_node: GPN = None,
+             chunks: Annotated[Optional[int], typer.Option("--chunks", help="Pipeline chunks k (default 1).")] = None,
+             open_: OPEN = False, json_: JSON = False) -> None:
+    """Animate an algorithm's schedule step by step (which chunk each rank holds and sends).
+
+    Example: dpcost plot schedule all-reduce ring --ranks 4 -o ring.html
+    """
+    from costmodel.plots import schedule_figure
+
+    given = {"servers": servers, "gpus_per_node": gpus_per_node, "chunks": chunks}
+    if algorithm == "hierarchical" and gpus_per_node is None:
+        given["gpus_per_node"] = 2 if ranks % 2 == 0 else 1
+    fig = schedule_figure(primitive, algorithm, ranks, size=size, **{k: v for k, v in given.items() if v is not None})
+    _finish(fig, output, open_, json_, "schedule")

@@ -1,0 +1,152 @@
+"""Why the planner chose its plan, in numbers (``findings``) and in plain language (``reason``).
+
+* what bounds the winner: the shares of compute, exposed communication and optimizer in the
+  step, and the memory headroom (with what the next larger micro-batch would need);
+* the runner-up algorithm and the message size at which its collective overtakes the
+  winner's (found by a log-spaced scan from ``CROSSOVER_MIN_BYTES`` to ``CROSSOVER_MAX_BYTES``
+  refined by bisection; the crossover nearest the plan's bucket size is reported);
+* what would change the choice: the plan again with the bottleneck bandwidth doubled;
+* the sensitivity of the best plan's throughput (:mod:`costmodel.planner_whatif`).
+
+Every number in the reason is formatted by :func:`rate`, :func:`percent` and the units module,
+the same helpers the CLI table uses, so the text and the table agree.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from costmodel import planner_grid as grid
+from costmodel import planner_whatif as whatif
+from costmodel.planner_comm import backend_tables, comm_function
+from costmodel.planner_rank import objective_scores, rows_at, top_indices
+from costmodel.units import format_size, format_time
+
+CROSSOVER_MIN_BYTES = 2.0**10
+CROSSOVER_MAX_BYTES = 2.0**36
+CROSSOVER_SCAN_POINTS = 109
+CROSSOVER_BISECTIONS = 40
+CHANGED_FIELDS = (("algorithm", "algorithm"), ("gpus", "GPUs"), ("micro_batch", "micro-batch"),
+                  ("accumulation_steps", "accumulation"), ("bucket_bytes", "bucket"),
+                  ("grad_dtype", "gradients"), ("zero_stage", "ZeRO stage"))
+
+
+def rate(samples_per_s: float) -> str:
+    """Samples per second as the table and the reason print them."""
+    return f"{samples_per_s:,.1f}"
+
+
+def percent(fraction: float) -> str:
+    """A fraction as a percentage with one decimal."""
+    return f"{fraction:.1%}"
+
+
+def _value(field: str, value) -> str:
+    return format_size(value) if field == "bucket_bytes" else str(value)
+
+
+def bound(row) -> dict:
+    """Shares of the step and which part bounds it."""
+    shares = {"compute": row.compute_s / row.total_s,
+              "exposed communication": row.exposed_comm_s / row.total_s,
+              "optimizer": row.optimizer_s / row.total_s}
+    return {"bound": max(shares, key=shares.get), "shares": shares}
+
+
+def next_micro_batch(sweep: grid.Sweep, index) -> dict | None:
+    """Memory of the next larger micro-batch on the same GPUs (same other choices), if any."""
+    space, (a, z, d, u, c) = sweep.space, index
+    same = np.flatnonzero((space.cell_layout == space.cell_layout[c])
+                          & (space.micro_batch > space.micro_batch[c]))
+    if same.size == 0:
+        return None
+    nxt = int(same[np.argmin(space.micro_batch[same])])
+    need = float(sweep.memory_bytes[a, z, d, u, nxt])
+    return {"micro_batch": int(space.micro_batch[nxt]), "memory_bytes": need,
+            "fits": need <= sweep.capacity_bytes}
+
+
+def _crossings(diff_at, sizes: np.ndarray) -> list[float]:
+    values = np.array([diff_at(s) for s in sizes])
+    found = []
+    for i in np.flatnonzero(np.sign(values[:-1]) * np.sign(values[1:]) < 0):
+        low, high = float(sizes[i]), float(sizes[i + 1])
+        for _ in range(CROSSOVER_BISECTIONS):
+            mid = math.sqrt(low * high)
+            if np.sign(diff_at(mid)) == np.sign(values[i]):
+                low = mid
+            else:
+                high = mid
+        found.append(math.sqrt(low * high))
+    return found
+
+
+def crossover(system, space, index, runner_up: str, backend: str) -> dict | None:
+    """Where the runner-up algorithm's collective overtakes the winner's on the winner's GPUs."""
+    a, z, _, u, c = index
+    nodes, per_node = space.layouts[int(space.cell_layout[c])]
+    if nodes * per_node == 1:
+        return None
+    tables = backend_tables(backend)
+    winner = comm_function(system, nodes, per_node, space.algorithms[a], backend, tables)
+    other = comm_function(system, nodes, per_node, runner_up, backend, tables)
+    if other is None:
+        return None
+    primitive = "all-reduce" if space.zero_stages[z] == 0 else "reduce-scatter"
+    sizes = np.geomspace(CROSSOVER_MIN_BYTES, CROSSOVER_MAX_BYTES, CROSSOVER_SCAN_POINTS)
+    found = _crossings(lambda s: other(primitive, s) - winner(primitive, s), sizes)
+    bucket = space.bucket_bytes[u]
+    nearest = min(found, key=lambda s: abs(math.log(s / bucket))) if found else None
+    above = nearest is not None and other(primitive, nearest * 2) < winner(primitive, nearest * 2)
+    return {"primitive": primitive, "size_bytes": nearest, "runner_up_wins_above": bool(above),
+            "gpus": nodes * per_node}
+
+
+def runner_up(sweep, scores, index) -> dict | None:
+    """The best-scoring feasible plan with a different algorithm."""
+    others = scores.copy()
+    others[index[0]] = np.inf
+    if not np.isfinite(others).any() or sweep.space.gpus[index[4]] == 1:
+        return None
+    at = np.unravel_index(int(np.argmin(others)), scores.shape)
+    return {"algorithm": sweep.space.algorithms[at[0]], "index": tuple(int(i) for i in at),
+            "rank": int((scores < scores[at]).sum()) + 1,
+            "step_time_change": float(sweep.total_s[at] / sweep.total_s[index] - 1.0)}
+
+
+def what_if(sweep, setting, system, objective, tokens, best_row) -> dict:
+    """The plan again with the bottleneck bandwidth doubled: what changes, and by how much."""
+    label, system2 = whatif.what_if_system(system, sweep.space)
+    other = grid.sweep(setting, system2, sweep.space)
+    scores = objective_scores(other, setting, objective, tokens)
+    row = rows_at(other, setting, scores, top_indices(scores, 1))[0]
+    changes = [(name, _value(f, getattr(row, f)), _value(f, getattr(best_row, f)))
+               for f, name in CHANGED_FIELDS if getattr(row, f) != getattr(best_row, f)]
+    return {"label": label, "changes": changes, "samples_per_s": row.samples_per_s,
+            "throughput_change": row.samples_per_s / best_row.samples_per_s - 1.0}
+
+
+def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus):
+    """(findings, reason, sensitivity) for the best plan ``ranked[0]``."""
+    from costmodel.planner_text import reason_text
+
+    index = ranked[0]
+    best = rows_at(sweep, setting, scores, [index])[0]
+    second = runner_up(sweep, scores, index)
+    findings = {
+        **bound(best), "next_micro_batch": next_micro_batch(sweep, index),
+        "runner_up": second,
+        "crossover": crossover(system, sweep.space, index, second["algorithm"], setting.backend)
+        if second else None,
+        "what_if": what_if(sweep, setting, system, objective, tokens, best),
+        "max_gpus_considered": int(sweep.space.gpus.max()), "max_gpus_allowed": int(max_gpus),
+    }
+    if second:
+        second.pop("index")
+    return findings, reason_text(best, findings, objective), whatif.sensitivity(
+        sweep, setting, system, index)
+
+
+__all__ = ["explain", "format_time", "percent", "rate"]

@@ -1,0 +1,34 @@
+"""Interactive plotly charts (offline HTML): sweep, scaling, best-algorithm map, breakdown, schedule.
+
+Every ``*_figure`` function returns a ``plotly.graph_objects.Figure``; :func:`write_html`
+writes it with plotly.js embedded so the file opens without a network. plotly is imported
+only inside the functions that draw.
+
+    >>> from costmodel.plots import Hardware, sweep_figure, write_html
+    >>> fig = sweep_figure("all-reduce", Hardware(ranks=8, alpha="5us", bandwidth="25GB/s"))
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from costmodel.plots.bestmap import best_map_figure
+from costmodel.plots.breakdown import StepSetup, breakdown_figure, step_breakdown
+from costmodel.plots.common import Hardware
+from costmodel.plots.curves import scaling_figure, sweep_figure
+from costmodel.plots.schedule import schedule_figure
+
+
+def write_html(fig: Any, path: str | Path) -> Path:
+    """Write ``fig`` as a self-contained HTML file (plotly.js inlined) and return its path."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.write_html(str(out), include_plotlyjs=True, full_html=True, auto_play=False)
+    return out
+
+
+__all__ = sorted([
+    "Hardware", "StepSetup", "best_map_figure", "breakdown_figure", "scaling_figure", "schedule_figure",
+    "step_breakdown", "sweep_figure", "write_html",
+])

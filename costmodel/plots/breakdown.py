@@ -1,0 +1,80 @@
+"""Stacked bars of one training step per configuration: compute, hidden and exposed communication, optimizer.
+
+Hidden communication runs under the backward pass, so its bar segment is the part of the
+compute time that communication overlaps; the segments add up to the step time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from costmodel.errors import InputError
+from costmodel.units import format_time
+
+SEGMENTS = (  # (label, colour)
+    ("compute", "#4c78a8"),
+    ("compute overlapped by communication (hidden comm)", "#9ecae9"),
+    ("straggler wait", "#bab0ac"),
+    ("exposed communication", "#e45756"),
+    ("optimizer step", "#72b7b2"),
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepSetup:
+    """One bar: a model trained on a cluster (the ``dpcost iteration`` options)."""
+
+    model: str
+    cluster: str
+    micro_batch: int
+    nodes: int = 1
+    gpus_per_node: int | None = None
+    accumulation_steps: int = 1
+    algorithm: str = "auto"
+    backend: str = "ideal"
+
+    def label(self) -> str:
+        return f"{self.cluster} ×{self.nodes}<br>{self.algorithm}, b={self.micro_batch}, k={self.accumulation_steps}"
+
+
+def step_breakdown(setup: StepSetup) -> Any:
+    """The :class:`costmodel.iteration.Breakdown` of one setup."""
+    from costmodel.cluster import comm_model
+    from costmodel.iteration import TrainingConfig, iteration_breakdown
+    from costmodel.workloads import load_model
+
+    comm = comm_model(setup.cluster, setup.nodes, setup.gpus_per_node, setup.algorithm, setup.backend)
+    config = TrainingConfig(micro_batch=setup.micro_batch, accumulation_steps=setup.accumulation_steps)
+    system = comm.layout.system
+    return iteration_breakdown(load_model(setup.model), system.gpu, comm.time_s, comm.ranks, config,
+                               algorithm=setup.algorithm)
+
+
+def segment_seconds(b: Any) -> list[float]:
+    """Seconds of each SEGMENTS entry; they add up to ``b.total_s``."""
+    return [b.compute_s - b.hidden_comm_s, b.hidden_comm_s, b.straggler_wait_s, b.exposed_comm_s, b.optimizer_s]
+
+
+def breakdown_figure(breakdowns: list[Any], labels: list[str], title: str = "") -> Any:
+    """One stacked bar per Breakdown (with its label); hover gives each part in time and share."""
+    import plotly.graph_objects as go
+
+    if not breakdowns or len(breakdowns) != len(labels):
+        raise InputError("breakdowns", len(breakdowns), f"one or more, as many as labels ({len(labels)})")
+    parts = [segment_seconds(b) for b in breakdowns]
+    fig = go.Figure()
+    for i, (name, color) in enumerate(SEGMENTS):
+        seconds = [p[i] for p in parts]
+        custom = [[format_time(s), f"{s / b.total_s:.1%}", format_time(b.total_s), f"{b.samples_per_s:,.1f}"]
+                  for s, b in zip(seconds, breakdowns)]
+        fig.add_trace(go.Bar(x=labels, y=seconds, name=name, marker_color=color, customdata=custom,
+                             hovertemplate=f"<b>{name}</b><br>%{{customdata[0]}} (%{{customdata[1]}} of the "
+                                           "%{customdata[2]} step)<br>%{customdata[3]} samples/s<extra></extra>"))
+    model = breakdowns[0].model
+    text = title or f"{model}: one training step broken down ({len(breakdowns)} configurations)"
+    fig.update_layout(barmode="stack", title={"text": text}, template="plotly_white", height=520,
+                      font={"family": "DejaVu Sans, Arial, sans-serif", "size": 13})
+    fig.update_yaxes(title_text="time per step (s)", exponentformat="SI")
+    fig.update_xaxes(title_text="configuration")
+    return fig

@@ -1,0 +1,143 @@
+"""What every chart shares: the hardware a query names, predictions per point, size axes, hover text.
+
+Hardware is named as on the CLI: ``cluster`` (+ ``nodes``, ``gpus_per_node``) or
+``alpha``/``bandwidth`` (+ ``ranks``); ``backend`` is ``ideal`` (α-β-γ) or ``nccl``
+(NCCL's tuning model, needs a cluster). Predictions go through :func:`costmodel.query.run_query`
+(ideal) or :func:`costmodel.nccl.nccl_time` (NCCL) so a chart shows what the CLI prints.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
+
+from costmodel.errors import DpcostError, InputError
+from costmodel.units import format_bandwidth, format_size, format_time, parse_size
+
+# NCCL's algorithms a chart forces one by one (protocol left to NCCL); others need CollNet/SHARP.
+NCCL_ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "pat")
+FONT = {"family": "DejaVu Sans, Arial, sans-serif", "size": 13}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hardware:
+    """The machine a chart is drawn for (the CLI's hardware options)."""
+
+    cluster: str | None = None
+    nodes: int = 1
+    gpus_per_node: int | None = None
+    alpha: str | None = None
+    bandwidth: str | None = None
+    ranks: int | None = None
+    backend: str = "ideal"
+
+    def with_ranks(self, ranks: int) -> "Hardware":
+        """The same hardware with ``ranks`` ranks (whole nodes of a cluster)."""
+        if self.cluster is None:
+            return replace(self, ranks=ranks)
+        per_node = self.per_node()
+        if ranks % per_node:
+            raise InputError("ranks", ranks, f"a multiple of {per_node} GPUs per node on {self.cluster}")
+        return replace(self, nodes=ranks // per_node)
+
+    def per_node(self) -> int:
+        from costmodel.cluster import layout
+
+        return layout(self.cluster, 1, self.gpus_per_node).gpus_per_node
+
+    def total_ranks(self) -> int:
+        if self.cluster is None:
+            if self.ranks is None:
+                raise InputError("ranks", None, "an integer >= 1 (--ranks) unless --cluster gives it")
+            return self.ranks
+        return self.nodes * self.per_node()
+
+    def describe(self) -> str:
+        """Short text for titles: 'dgx-h100 × 2 nodes (16 GPUs), ideal model'."""
+        if self.cluster is None:
+            count = f"{self.ranks} ranks, " if self.ranks is not None else ""
+            return f"{count}α = {self.alpha}, bandwidth {self.bandwidth}"
+        model = "NCCL model" if self.backend == "nccl" else "ideal α-β model"
+        return f"{self.cluster} × {self.nodes} node(s) ({self.total_ranks()} GPUs), {model}"
+
+
+def size_grid(min_size: str | float, max_size: str | float) -> list[float]:
+    """Powers of two from min to max inclusive (like nccl-tests ``-f 2``)."""
+    low, high = parse_size(min_size, "min_size"), parse_size(max_size, "max_size")
+    if low < 1 or high < low:
+        raise InputError("max_size", high, f"a size >= --min-size ({low:g} B >= 1 B)")
+    first, last = math.ceil(math.log2(low)), math.floor(math.log2(high))
+    if last < first:
+        raise InputError("min_size", low, "a range holding at least one power of two")
+    return [float(2**e) for e in range(first, last + 1)]
+
+
+@lru_cache(maxsize=64)
+def _topology(cluster: str, nodes: int, gpus_per_node: int | None) -> Any:
+    from costmodel.cluster import layout
+    from costmodel.nccl import topology_for
+
+    lay = layout(cluster, nodes, gpus_per_node)
+    return topology_for(lay.system, lay.nodes, lay.gpus_per_node)
+
+
+def _nccl_points(hw: Hardware, primitive: str, size_bytes: float, algorithms: tuple[str, ...]) -> list[dict]:
+    from costmodel.nccl import nccl_time
+
+    topo = _topology(hw.cluster, hw.nodes, hw.gpus_per_node)
+    found = []
+    for name in algorithms:
+        try:
+            p = nccl_time(primitive, size_bytes, topo, algorithm=name)
+        except DpcostError:  # not enabled on this topology or for this collective
+            continue
+        found.append({**p.as_dict(), "algorithm": name if name == "auto" else p.algorithm,
+                      "chosen": f"{p.algorithm}/{p.protocol}", "lower_bound_s": None})
+    return found
+
+
+def predictions(hw: Hardware, primitive: str, size_bytes: float, algorithms: tuple[str, ...] = ()) -> list[dict]:
+    """Every (or each named) algorithm's prediction at one size, as the CLI computes it."""
+    from costmodel.query import Query, run_query
+
+    if hw.backend == "nccl":
+        if hw.cluster is None:
+            raise InputError("backend", "nccl", "--backend nccl together with --cluster SYSTEM")
+        return _nccl_points(hw, primitive, size_bytes, algorithms or NCCL_ALGORITHMS)
+    query = Query(primitive=primitive, algorithm="all", size=size_bytes, ranks=hw.ranks if hw.cluster is None else None,
+                  alpha=hw.alpha, bandwidth=hw.bandwidth, cluster=hw.cluster, nodes=hw.nodes,
+                  gpus_per_node=hw.gpus_per_node, backend=hw.backend)
+    found = run_query(query)
+    return [r for r in found if not algorithms or r["algorithm"] in algorithms]
+
+
+def series(hw: Hardware, primitive: str, sizes: list[float], algorithms: tuple[str, ...] = ()) -> dict[str, list]:
+    """algorithm -> list of predictions over ``sizes`` (None where it does not apply)."""
+    table: dict[str, list] = {}
+    for index, size in enumerate(sizes):
+        for p in predictions(hw, primitive, size, algorithms):
+            table.setdefault(p["algorithm"], [None] * len(sizes))[index] = p
+    if not table:
+        raise InputError("algorithm", ", ".join(algorithms) or "all", f"an algorithm of {primitive} on this hardware")
+    return table
+
+
+def size_ticks(sizes: list[float]) -> dict[str, Any]:
+    """Log-axis ticks at every other power of four, labelled in B/KiB/MiB/GiB."""
+    values = [s for s in sizes if math.log2(s) % 4 == 0] or sizes
+    return {"tickvals": values, "ticktext": [format_size(v) for v in values]}
+
+
+def hover_row(p: dict) -> list[str]:
+    """[time, busbw, algbw, size, detail] with units, for ``customdata``."""
+    detail = p.get("chosen") or f"{p.get('steps', 0):.6g} steps, {format_size(p.get('bytes_sent_max', 0))} sent/rank"
+    return [format_time(p["time_s"]), format_bandwidth(p["busbw_Bps"]), format_bandwidth(p["algbw_Bps"]),
+            format_size(p["size_bytes"]), detail]
+
+
+def base_layout(title: str, **extra: Any) -> dict[str, Any]:
+    """Layout shared by every chart: title, font, white template, legend on the right."""
+    return {"title": {"text": title}, "font": FONT, "template": "plotly_white", "hovermode": "closest",
+            **extra}

@@ -1,0 +1,106 @@
+"""Curves: time and busbw against message size (log-log, like nccl-tests), and time against N."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from costmodel.errors import InputError
+from costmodel.plots.common import Hardware, base_layout, hover_row, series, size_grid, size_ticks
+from costmodel.units import format_size, format_time
+
+HOVER = ("<b>%{fullData.name}</b><br>size %{customdata[3]}<br>time %{customdata[0]}<br>"
+         "busbw %{customdata[1]} (algbw %{customdata[2]})<br>%{customdata[4]}<extra></extra>")
+MEASURED_HOVER = ("<b>measured</b><br>size %{customdata[0]}<br>time %{customdata[1]}<br>busbw %{customdata[2]}"
+                  "<extra></extra>")
+
+
+def _measured_traces(log_path: str) -> list[Any]:
+    import plotly.graph_objects as go
+
+    from costmodel.nccltests import parse_file
+    from costmodel.units import format_bandwidth
+
+    log = parse_file(log_path)
+    rows = [r for r in log.rows if r.time_oop_s and r.busbw_oop_Bps is not None and r.size_bytes > 0]
+    sizes = [r.size_bytes for r in rows]
+    custom = [[format_size(r.size_bytes), format_time(r.time_oop_s), format_bandwidth(r.busbw_oop_Bps)] for r in rows]
+    name = f"measured ({log_path.rsplit('/', 1)[-1]})"
+    style = {"mode": "markers", "marker": {"symbol": "x", "size": 8, "color": "black"}, "legendgroup": "measured",
+             "customdata": custom, "hovertemplate": MEASURED_HOVER}
+    return [go.Scatter(x=sizes, y=[r.time_oop_s for r in rows], name=name, xaxis="x", yaxis="y", **style),
+            go.Scatter(x=sizes, y=[r.busbw_oop_Bps / 1e9 for r in rows], name=name, showlegend=False,
+                       xaxis="x2", yaxis="y2", **style)]
+
+
+def sweep_figure(primitive: str, hardware: Hardware, *, min_size: str | float = "8B", max_size: str | float = "4GiB",
+                 algorithms: tuple[str, ...] = (), measured_log: str | None = None) -> Any:
+    """Time and busbw against size for each algorithm (log-log), optionally with a measured log.
+
+    >>> fig = sweep_figure("all-reduce", Hardware(ranks=8, alpha="5us", bandwidth="25GB/s"))
+    >>> fig.layout.xaxis.type, fig.layout.yaxis.title.text
+    ('log', 'time (s)')
+    """
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    sizes = size_grid(min_size, max_size)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.09,
+                        subplot_titles=("time per call", "bus bandwidth (nccl-tests busbw)"))
+    for name, points in series(hardware, primitive, sizes, algorithms).items():
+        kept = [p for p in points if p is not None]
+        custom = [hover_row(p) for p in kept]
+        common = {"mode": "lines+markers", "legendgroup": name, "customdata": custom, "hovertemplate": HOVER,
+                  "x": [p["size_bytes"] for p in kept], "marker": {"size": 5}}
+        fig.add_trace(go.Scatter(y=[p["time_s"] for p in kept], name=name, **common), row=1, col=1)
+        fig.add_trace(go.Scatter(y=[p["busbw_Bps"] / 1e9 for p in kept], name=name, showlegend=False,
+                                 **common), row=1, col=2)
+    if measured_log is not None:
+        for trace in _measured_traces(measured_log):
+            fig.add_trace(trace)
+    ticks = size_ticks(sizes)
+    fig.update_xaxes(type="log", title_text="message size (nccl-tests size, bytes)", **ticks)
+    fig.update_yaxes(type="log", title_text="time (s)", exponentformat="SI", row=1, col=1)
+    fig.update_yaxes(type="log", title_text="busbw (GB/s)", row=1, col=2)
+    title = (f"{primitive}: time and busbw against size, {format_size(sizes[0])} to {format_size(sizes[-1])}"
+             f"<br><sup>{hardware.describe()}</sup>")
+    fig.update_layout(**base_layout(title, height=560, margin={"t": 110}))
+    return fig
+
+
+def scaling_figure(primitive: str, hardware: Hardware, *, size: str | float, rank_counts: tuple[int, ...],
+                   algorithms: tuple[str, ...] = ()) -> Any:
+    """Time against rank count at one size for each algorithm, with the primitive's lower bound.
+
+    ``rank_counts`` are totals (multiples of the GPUs per node when a cluster is named).
+    """
+    import plotly.graph_objects as go
+
+    from costmodel.units import parse_size
+
+    size_bytes = parse_size(size, "size")
+    if not rank_counts or min(rank_counts) < 1:
+        raise InputError("ranks", list(rank_counts), "one or more rank counts >= 1")
+    table: dict[str, list] = {}
+    bound: list[float | None] = []
+    for ranks in rank_counts:
+        points = series(hardware.with_ranks(ranks), primitive, [size_bytes], algorithms)
+        for name, found in points.items():
+            table.setdefault(name, []).append((ranks, found[0]))
+        bounds = [p[0]["lower_bound_s"] for p in points.values() if p[0] and p[0].get("lower_bound_s")]
+        bound.append(max(bounds) if bounds else None)
+    fig = go.Figure()
+    for name, rows in table.items():
+        fig.add_trace(go.Scatter(x=[r for r, _ in rows], y=[p["time_s"] for _, p in rows], name=name,
+                                 mode="lines+markers", customdata=[hover_row(p) + [r] for r, p in rows],
+                                 hovertemplate=HOVER.replace("size %{customdata[3]}", "N = %{customdata[5]} ranks, "
+                                                             "size %{customdata[3]}")))
+    if any(b is not None for b in bound):
+        fig.add_trace(go.Scatter(x=list(rank_counts), y=bound, name="lower bound", mode="lines",
+                                 line={"dash": "dash", "color": "black"},
+                                 customdata=[format_time(b) if b else "n/a" for b in bound],
+                                 hovertemplate="lower bound at N = %{x}: %{customdata}<extra></extra>"))
+    title = f"{primitive} of {format_size(size_bytes)}: time against rank count<br><sup>{hardware.describe()}</sup>"
+    fig.update_layout(**base_layout(title, height=540, margin={"t": 100}))
+    fig.update_xaxes(type="log", title_text="ranks N", tickvals=list(rank_counts))
+    fig.update_yaxes(type="log", title_text="time (s)", exponentformat="SI")
+    return fig

@@ -1,0 +1,10 @@
+"""The generated formula reference matches the registry."""
+
+from pathlib import Path
+
+from costmodel.docgen import render
+
+
+def test_formula_reference_is_current():
+    committed = Path(__file__).resolve().parent.parent / "docs" / "formulas.md"
+    assert committed.read_text(encoding="utf-8") == render(), "run: python -m costmodel.docgen docs/formulas.md"

@@ -1,0 +1,95 @@
+"""``dpcost iteration`` end to end through ``cli.app`` with the real comm model, both backends."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+
+runner = CliRunner()
+LLAMA = ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4",
+         "--micro-batch", "1", "--seq-len", "4096", "--accum", "4"]
+
+
+def _json(*args: str) -> dict:
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+@pytest.mark.parametrize("backend", ["ideal", "nccl"])
+def test_llama_on_four_dgx_h100_nodes(backend):
+    data = _json(*LLAMA, "--backend", backend)
+    comm = data["comm"]
+    assert (data["ranks"], comm["backend"], comm["nodes"], comm["gpus_per_node"]) == (32, backend, 4, 8)
+    assert comm["bottleneck"] == "ib-ndr" and comm["algorithm_at_25MiB"]
+    # 13.5 GB of bf16 gradients over 4 nodes of 8×400 Gb/s: ring-bound ≥ 2·(3/4)·n / 400 GB/s
+    floor_s = 2 * 3 / 4 * data["sync_payload_bytes"] / 400e9
+    assert floor_s < data["comm_s"] < 20 * floor_s
+    assert data["hidden_comm_s"] + data["exposed_comm_s"] == pytest.approx(data["comm_s"])
+    assert data["total_s"] >= data["compute_s"] + data["optimizer_s"]
+
+
+def test_the_backends_differ_and_nccl_reports_its_protocol():
+    ideal, nccl = _json(*LLAMA), _json(*LLAMA, "--backend", "nccl")
+    assert ideal["comm_s"] != nccl["comm_s"]
+    assert ideal["comm"]["protocol_at_25MiB"] is None and nccl["comm"]["protocol_at_25MiB"]
+    text = runner.invoke(app, [*LLAMA, "--backend", "nccl"]).output
+    assert "nccl backend" in text and "at 25 MiB" in text
+
+
+@pytest.mark.parametrize("backend", ["ideal", "nccl"])
+def test_a_named_algorithm_is_used(backend):
+    data = _json(*LLAMA, "--backend", backend, "--algorithm", "ring")
+    assert data["algorithm"] == "ring" and data["comm"]["algorithm_at_25MiB"] == "ring"
+
+
+def test_a_bad_backend_is_one_line_and_exit_code_2():
+    result = runner.invoke(app, [*LLAMA, "--backend", "mpi"])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and "backend" in lines[0]
+
+
+# Fields that only echo an option back; every option must change some other field.
+ECHOES = {"model", "params", "ranks", "algorithm", "micro_batch", "seq_len", "accumulation_steps",
+          "global_batch", "grad_dtype", "compute_dtype", "topk_fraction", "optimizer", "zero_stage",
+          "overlap", "synchronous", "bucket_bytes", "first_bucket_bytes", "bucket_count", "jitter_cv",
+          "mfu", "mfu_source", "flash_attention", "include_attention", "cluster", "nodes",
+          "gpus_per_node", "backend"}
+BASE = ["iteration", "--model", "gpt2-xl", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "2",
+        "--mfu", "0.6"]
+OPTIONS = {
+    "--model": ["--model", "gpt2-large"], "--cluster": ["--cluster", "dgx-a100"],
+    "--micro-batch": ["--micro-batch", "4"], "--nodes": ["--nodes", "4"], "--gpus": ["--gpus", "8"],
+    "--seq-len": ["--seq-len", "512"], "--accum": ["--accum", "4"], "--algorithm": ["--algorithm", "ring"],
+    "--backend": ["--backend", "nccl"], "--grad-dtype": ["--grad-dtype", "fp32"],
+    "--compute-dtype": ["--compute-dtype", "fp8"], "--topk": ["--topk", "0.01"], "--mfu": ["--mfu", "0.3"],
+    "--optimizer": ["--optimizer", "sgd"], "--bucket": ["--bucket", "4MiB"],
+    "--first-bucket": ["--first-bucket", "20MiB"], "--no-overlap": ["--no-overlap"], "--zero": ["--zero", "3"],
+    "--async": ["--async"], "--jitter": ["--jitter", "0.05"], "--attention": ["--attention"],
+    "--no-flash-attention": ["--no-flash-attention"],
+}
+
+
+def _computed(data: dict) -> dict:
+    comm = {k: v for k, v in data["comm"].items() if k not in ("algorithm", "backend")}
+    return {**{k: v for k, v in data.items() if k not in ECHOES | {"comm"}}, "comm": comm}
+
+
+@pytest.mark.parametrize("option", sorted(OPTIONS))
+def test_every_option_changes_some_output_with_the_real_comm_model(option):
+    base = _computed(_json(*BASE))
+    varied = _computed(_json(*BASE, *OPTIONS[option]))
+    assert varied != base, f"{option} has no effect on any output"
+
+
+def test_every_iteration_option_is_covered():
+    import click
+    import typer.main
+
+    command = typer.main.get_command(app).commands["iteration"]
+    options = {name for param in command.params if isinstance(param, click.Option) for name in param.opts}
+    assert options - {"--json", "--help"} == set(OPTIONS)

@@ -1,0 +1,80 @@
+"""The seeds' worked numbers (MISSION §6), reproduced through `dpcost collective … --json`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+
+runner = CliRunner()
+
+
+def query(*args: str) -> dict:
+    result = runner.invoke(app, ["collective", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_parameter_server_1b_fp32_each_worker_sends_and_receives_4gb():
+    """seed 000: 1B fp32 parameters → 4 GB out and 4 GB back per worker per iteration (8 GB)."""
+    p = query("all-reduce", "--algorithm", "parameter-server", "--ranks", "8", "--size", "4GB",
+              "--alpha", "0s", "--bandwidth", "10GB/s")
+    assert p["bytes_sent_max"] == 4e9 and p["bytes_received_max"] == 4e9
+    assert p["bytes_sent_max"] + p["bytes_received_max"] == 8e9
+    assert p["bytes_aux_max"] == 8 * 4e9  # the single server carries N-fold traffic
+
+
+def test_ring_allreduce_8_gpus_4gb_sends_7gb_each():
+    """seed 004: 2·7/8·4 GB = 7 GB per GPU, in 2(N−1) = 14 steps."""
+    p = query("all-reduce", "--algorithm", "ring", "--ranks", "8", "--size", "4GB", "--alpha", "1us",
+              "--bandwidth", "25GB/s")
+    assert p["bytes_sent_max"] == pytest.approx(7e9) and p["bytes_received_max"] == pytest.approx(7e9)
+    assert p["steps"] == 14
+
+
+def test_allgather_8_gpus_1gb_each_receives_7gb_56gb_total():
+    """seed 004: each GPU receives 7 GB; 8·7 = 56 GB cross the links (n = the 8 GB gathered buffer)."""
+    p = query("all-gather", "--algorithm", "ring", "--ranks", "8", "--size", "8GB", "--alpha", "0s",
+              "--bandwidth", "25GB/s")
+    assert p["bytes_received_max"] == pytest.approx(7e9)
+    assert p["bytes_total"] == pytest.approx(56e9)
+
+
+@pytest.mark.parametrize(("ranks", "seconds"), [(2, 1.2), (10, 10.8)])
+def test_one_reducer_over_1gbps_adds_1_2s_and_10_8s(ranks, seconds):
+    """seed 002: 300M fp32 params (1.2 GB), one rank reducing for all, 1 GB/s network."""
+    p = query("all-reduce", "--algorithm", "parameter-server", "--colocated", "--servers", "1",
+              "--ranks", str(ranks), "--size", "1.2GB", "--alpha", "0s", "--bandwidth", "1GB/s")
+    assert p["time_s"] == pytest.approx(seconds, rel=1e-6)
+
+
+def test_naive_all_to_all_exchange_moves_n_times_n_minus_1_buffers():
+    """seed 000: one-to-one exchange of full gradients is N(N−1) transfers of the whole buffer."""
+    p = query("all-reduce", "--algorithm", "direct", "--ranks", "8", "--size", "4GB", "--alpha", "0s",
+              "--bandwidth", "10GB/s")
+    assert p["bytes_total"] == pytest.approx(8 * 7 * 4e9)
+
+
+def test_ring_linear_steps_versus_tree_log_steps_same_bandwidth_term():
+    """seed 000: ring needs 2(N−1) steps; the double binary tree's latency grows with log2 N at
+    (about) the same bandwidth term."""
+    ring = [query("all-reduce", "--algorithm", "ring", "--ranks", str(N), "--size", "1GB", "--alpha", "1us",
+                  "--bandwidth", "25GB/s") for N in (16, 256)]
+    tree = [query("all-reduce", "--algorithm", "double-binary-tree", "--ranks", str(N), "--size", "1GB",
+                  "--alpha", "1us", "--bandwidth", "25GB/s", "--chunks", "1") for N in (16, 256)]
+    assert [p["steps"] for p in ring] == [30, 510]
+    assert tree[1]["steps"] - tree[0]["steps"] == 4 * 4  # log2: 16 → 256 adds 4 levels (2 msgs × up+down)
+    pipelined = query("all-reduce", "--algorithm", "double-binary-tree", "--ranks", "256", "--size", "1GB",
+                      "--alpha", "0s", "--bandwidth", "25GB/s")
+    assert pipelined["bandwidth_s"] == pytest.approx(ring[1]["bandwidth_s"], rel=0.01)
+
+
+def test_accumulation_divides_sync_cost_per_sample():
+    """seed 003: k accumulation steps → one all-reduce per k micro-batches: cost per sample / k."""
+    sync = query("all-reduce", "--algorithm", "ring", "--ranks", "64", "--size", "2GB", "--alpha", "5us",
+                 "--bandwidth", "25GB/s")["time_s"]
+    per_sample = {k: sync / (k * 64) for k in (1, 4, 16)}
+    assert per_sample[4] == pytest.approx(per_sample[1] / 4) and per_sample[16] == pytest.approx(per_sample[1] / 16)
