@@ -46,8 +46,23 @@ def main_options(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: usage errors become one ``error: …`` line and exit code 2."""
+    import sys
+
+    import click
+
+    try:
+        code = app(standalone_mode=False)
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except click.exceptions.UsageError as error:
+        hint = f" (see: dpcost {error.ctx.command_path.partition(' ')[2]} --help)".replace("  ", " ") if error.ctx else ""
+        sys.stderr.write(f"error: {error.format_message()}{hint}\n")
+        sys.exit(2)
+    except click.exceptions.ClickException as error:
+        sys.stderr.write(f"error: {error.format_message()}\n")
+        sys.exit(error.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

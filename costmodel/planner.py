@@ -75,6 +75,15 @@ def _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, 
         raise InputError("backend", backend, " or ".join(BACKENDS))
 
 
+def _check_axes(bucket_bytes, grad_dtypes) -> None:
+    from costmodel.memory import GRAD_DTYPES
+
+    if not bucket_bytes or any(not size > 0 for size in bucket_bytes):
+        raise InputError("buckets", bucket_bytes, "one or more sizes > 0 bytes")
+    if not grad_dtypes or any(d not in GRAD_DTYPES for d in grad_dtypes):
+        raise InputError("grad_dtypes", grad_dtypes, f"one or more of {', '.join(GRAD_DTYPES)}")
+
+
 def build_space(system, *, nodes: int, global_batch: int, min_gpus: int, max_gpus: int,
                 algorithms, bucket_bytes, grad_dtypes) -> grid.Space:
     """The swept axes; an InputError naming divisible batches when no GPU count fits."""
@@ -128,6 +137,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int = 1, seq_len
     from costmodel.planner_comm import all_reduce_algorithms
 
     _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, top)
+    _check_axes(bucket_bytes, grad_dtypes)
     workload, system = _resolve(model, cluster)
     setting = _setting(workload, system, seq_len=seq_len, compute_dtype=compute_dtype, mfu=mfu,
                        optimizer=optimizer, jitter_cv=jitter_cv, backend=backend)

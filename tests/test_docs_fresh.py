@@ -8,3 +8,10 @@ from costmodel.docgen import render
 def test_formula_reference_is_current():
     committed = Path(__file__).resolve().parent.parent / "docs" / "formulas.md"
     assert committed.read_text(encoding="utf-8") == render(), "run: python -m costmodel.docgen docs/formulas.md"
+
+
+def test_tutorial_commands_print_what_the_tutorial_shows():
+    from costmodel.tutorial import render as tutorial
+
+    committed = Path(__file__).resolve().parent.parent / "docs" / "tutorial.md"
+    assert committed.read_text(encoding="utf-8") == tutorial(), "run: python -m costmodel.tutorial docs/tutorial.md"
