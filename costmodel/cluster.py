@@ -5,9 +5,12 @@ Mapping rules (docs/cluster-mapping.md):
   = per-GPU intra bandwidth × link efficiency); in-network reduction only with NVLS
   (NVSwitch gen 3+).
 - several nodes, flat algorithm: it is limited by its slowest hop: α = the larger latency,
-  bandwidth = min(intra per GPU, network per GPU). Rail-optimised NICs let the G per-GPU
-  rings cross the network in parallel, each on its own rail; without rails the traffic
-  crosses the spine and the fabric's oversubscription divides it.
+  bandwidth = min(intra per GPU, network). Neighbour algorithms (ring, pipelined chain) run
+  one ring per NIC as NCCL does: only one hop in G crosses the network, so G rings share the
+  node's NICs and the network term is the node's whole NIC bandwidth; algorithms whose
+  every rank crosses the network at once (recursive doubling, Bruck, direct …) get the
+  per-GPU share. Without rail-optimised NICs the traffic crosses the spine and the fabric's
+  oversubscription divides it.
 - hierarchical: each level uses its own link (intra for the node phases, network for the
   inter-node phase on 1/G of the data).
 - double binary tree: NCCL's layout — the tree spans nodes (N = nodes, network α/β) and
@@ -52,10 +55,15 @@ class Layout:
         return self.system.nic_link.latency_s
 
     @property
-    def inter_Bps(self) -> float:
+    def node_network_Bps(self) -> float:
         s = self.system
-        per_gpu = s.node_network_Bps * s.nic_link.efficiency / self.gpus_per_node
-        return per_gpu if s.rail_optimized else per_gpu / s.oversubscription
+        total = s.node_network_Bps * s.nic_link.efficiency
+        return total if s.rail_optimized else total / s.oversubscription
+
+    @property
+    def inter_Bps(self) -> float:
+        """Network bandwidth per GPU when every GPU crosses the network at once."""
+        return self.node_network_Bps / self.gpus_per_node
 
 
 def layout(system: str | Any, nodes: int = 1, gpus_per_node: int | None = None) -> Layout:
@@ -75,21 +83,26 @@ def applicable(entry: Entry, lay: Layout) -> bool:
     """Whether the hardware can run the algorithm at all (in-network needs a reducing switch)."""
     if entry.in_network:
         kind = lay.system.in_network_reduction
-        return kind == "sharp" or (kind == "nvls" and lay.nodes == 1)
+        return kind == "nvls" if lay.nodes == 1 else kind == "sharp"
     return True
 
 
-def _flat(lay: Layout) -> tuple[float, float, str]:
+NEIGHBOUR_ALGORITHMS = (Algorithm.RING, Algorithm.PIPELINED_CHAIN)
+
+
+def _flat(lay: Layout, entry: Entry) -> tuple[float, float, str]:
     if lay.nodes == 1:
         return lay.intra_alpha_s, lay.intra_Bps, lay.system.intra_link.name
-    if lay.inter_Bps < lay.intra_Bps:
-        return max(lay.intra_alpha_s, lay.inter_alpha_s), lay.inter_Bps, lay.system.nic_link.name
-    return max(lay.intra_alpha_s, lay.inter_alpha_s), lay.intra_Bps, lay.system.intra_link.name
+    network = lay.node_network_Bps if entry.algorithm in NEIGHBOUR_ALGORITHMS else lay.inter_Bps
+    alpha = max(lay.intra_alpha_s, lay.inter_alpha_s)
+    if network < lay.intra_Bps:
+        return alpha, network, lay.system.nic_link.name
+    return alpha, lay.intra_Bps, lay.system.intra_link.name
 
 
 def _tree_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: float, params: dict) -> dict:
     """NCCL's layout: a double binary tree over nodes with an intra-node chain in each node."""
-    over_nodes = predict_entry(entry, lay.nodes, size_bytes, lay.inter_alpha_s, lay.inter_Bps, gamma, **params)
+    over_nodes = predict_entry(entry, lay.nodes, size_bytes, lay.inter_alpha_s, lay.node_network_Bps, gamma, **params)
     chain_steps = 2 * (lay.gpus_per_node - 1)
     chain_bw_s = 2 * size_bytes / lay.intra_Bps if lay.gpus_per_node > 1 else 0.0
     bandwidth_s = max(over_nodes["bandwidth_s"], chain_bw_s)
@@ -129,7 +142,7 @@ def predict_on_cluster(primitive: str, algorithm: str, system: str | Any, nodes:
         return _finish(result, lay, slower, size_bytes)
     if entry.algorithm is Algorithm.DOUBLE_BINARY_TREE and lay.nodes > 1 and entry.primitive is Primitive.ALL_REDUCE:
         return _tree_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params)
-    alpha, bandwidth, bottleneck = _flat(lay)
+    alpha, bandwidth, bottleneck = _flat(lay, entry)
     if entry.in_network and lay.nodes > 1:
         alpha, bandwidth, bottleneck = lay.inter_alpha_s, min(lay.inter_Bps, lay.intra_Bps), lay.system.nic_link.name
     result = predict_entry(entry, lay.ranks, size_bytes, alpha, bandwidth, gamma_s_per_byte, **params)

@@ -25,8 +25,8 @@ import numpy as np
 
 from costmodel import planner_grid as grid
 from costmodel.errors import InputError
-from costmodel.planner_rank import (OBJECTIVES, PlanRow, infeasible_error, objective_scores, rows_at,
-                                    top_indices)
+from costmodel.planner_rank import (OBJECTIVES, TIE_TOLERANCE, PlanRow, infeasible_error,
+                                    objective_scores, rows_at, top_indices)
 
 MIB = 1024 * 1024
 # Bucket sizes swept around PyTorch DDP's default bucket_cap_mb = 25 (torch/nn/parallel/
@@ -126,12 +126,15 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int = 1, seq_len
          tokens: float | None = None, backend: str = "ideal", top: int = 10,
          bucket_bytes=DEFAULT_BUCKET_BYTES, grad_dtypes=DEFAULT_GRAD_DTYPES,
          algorithms=None, compute_dtype: str = "bf16", mfu: float | None = None,
-         optimizer: str = "adamw", jitter_cv: float = 0.0, explain: bool = True) -> Plan:
+         optimizer: str = "adamw", jitter_cv: float = 0.0, tie_tolerance: float = TIE_TOLERANCE,
+         explain: bool = True) -> Plan:
     """Recommend a data-parallel plan for ``model`` on up to ``nodes`` nodes of ``cluster``.
 
     ``model`` is a preset name, a parameter count or a Workload; ``cluster`` a system name,
     TOML path or System. ``algorithms`` defaults to every all-reduce algorithm the cluster
     can run (NCCL's ring/tree/NVLS and its own choice ``auto`` with ``backend='nccl'``).
+    Plans within ``tie_tolerance`` (relative) of the best score count as equal: the one with
+    the fewest GPUs, then the least communication, is recommended (0 = the exact argmin).
     """
     from costmodel import planner_explain
     from costmodel.planner_comm import all_reduce_algorithms
@@ -149,7 +152,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int = 1, seq_len
     scores = objective_scores(sweep, setting, objective, tokens)
     if not np.isfinite(scores).any():
         raise infeasible_error(sweep, setting, system)
-    ranked = top_indices(scores, top)
+    ranked = top_indices(scores, top, prefer=(sweep.space.gpus, sweep.comm_s),
+                         tolerance=tie_tolerance)
     rows = rows_at(sweep, setting, scores, ranked)
     findings, reason, sensitivity = ({}, "", ())
     if explain:

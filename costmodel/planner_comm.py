@@ -2,10 +2,11 @@
 
 Each is ``comm(primitive, size_bytes) -> seconds`` with the semantics of
 :class:`costmodel.cluster.CommModel` for a named algorithm (the all-reduce algorithm, and the
-same name for reduce-scatter/all-gather where the registry has it, else their fastest),
-memoised per call so the thousands of bucket sizes the sweep asks for cost one prediction
-each. Under the NCCL backend the algorithm is NCCL's (``auto`` = NCCL's own choice) and
-the NCCL constants are loaded once per planning run instead of once per call.
+same name for reduce-scatter/all-gather where the registry has it, else their fastest;
+NCCL's forced algorithm for all-reduce and its own choice otherwise under the nccl backend),
+memoised in a :class:`CommCache` so the thousands of bucket sizes a sweep asks for cost one
+prediction each, and the NCCL constants are loaded once per cache instead of once per call.
+The tests check these functions against ``CommModel.time_s`` itself.
 """
 
 from __future__ import annotations
@@ -41,33 +42,8 @@ def zero_algorithm_ok(algorithm: str, zero_stage: int, backend: str) -> bool:
     return algorithm in names
 
 
-def _memoised(function: CommFn) -> CommFn:
-    cache: dict[tuple[str, float], float] = {}
-
-    def comm(primitive: str, size_bytes: float) -> float:
-        key = (primitive, float(size_bytes))
-        if key not in cache:
-            cache[key] = function(primitive, float(size_bytes))
-        return cache[key]
-
-    return comm
-
-
-def _nccl_function(system: Any, nodes: int, per_node: int, algorithm: str, tables: Any) -> CommFn:
-    from costmodel.nccl import nccl_time, topology_for
-
-    topo = topology_for(system, nodes, per_node)
-    forced = _NCCL_NAME.get(algorithm, algorithm)
-
-    def comm(primitive: str, size_bytes: float) -> float:
-        chosen = forced if primitive == "all-reduce" else "auto"
-        return nccl_time(primitive, size_bytes, topo, tables=tables, algorithm=chosen).time_s
-
-    return comm
-
-
 def backend_tables(backend: str) -> Any:
-    """NCCL's constants for the nccl backend (load once per run), else None."""
+    """NCCL's constants for the nccl backend (loaded once per cache), else None."""
     if backend != "nccl":
         return None
     from costmodel.nccl import load_tables
@@ -75,15 +51,57 @@ def backend_tables(backend: str) -> Any:
     return load_tables()
 
 
-def comm_function(system: Any, nodes: int, per_node: int, algorithm: str, backend: str,
-                  nccl_tables: Any = None) -> CommFn | None:
-    """The memoised collective-time function, or None when the algorithm cannot run here.
+class CommCache:
+    """Memoised collective times on one system and backend, shared by every algorithm.
 
-    ``nccl_tables`` (from :func:`backend_tables`) is required with the nccl backend.
+    A call is keyed by (layout, primitive, the algorithm that really runs, size): an
+    algorithm that does not implement reduce-scatter falls back to the fastest one, so all
+    such algorithms share those entries, as they share NCCL's own choice.
     """
-    lay = cluster.layout(system, nodes, per_node)
-    if backend == "nccl":
-        return _memoised(_nccl_function(system, nodes, per_node, algorithm, nccl_tables))
-    if not cluster.applicable(get("all-reduce", algorithm), lay):
-        return None
-    return _memoised(cluster.CommModel(lay, algorithm, "ideal").time_s)
+
+    def __init__(self, system: Any, backend: str) -> None:
+        self.system, self.backend = system, backend
+        self.nccl_tables = backend_tables(backend)
+        self._times: dict[tuple, float] = {}
+        self._names: dict[tuple, list[str]] = {}
+        self._topologies: dict[tuple[int, int], Any] = {}
+
+    def _candidates(self, lay: cluster.Layout, primitive: str) -> list[str]:
+        key = (lay.nodes, lay.gpus_per_node, primitive)
+        if key not in self._names:
+            self._names[key] = [e.algorithm.value for e in cluster.cluster_candidates(primitive, lay)]
+        return self._names[key]
+
+    def _ideal(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
+        names = self._candidates(lay, primitive)
+        runs = [algorithm] if algorithm in names else names
+        key = (lay.nodes, lay.gpus_per_node, primitive, tuple(runs), size_bytes)
+        if key not in self._times:
+            self._times[key] = min(cluster.predict_on_cluster(primitive, name, lay, size_bytes=size_bytes)
+                                   ["time_s"] for name in runs)
+        return self._times[key]
+
+    def _nccl(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
+        from costmodel.nccl import nccl_time, topology_for
+
+        forced = _NCCL_NAME.get(algorithm, algorithm) if primitive == "all-reduce" else "auto"
+        where = (lay.nodes, lay.gpus_per_node)
+        key = (*where, primitive, forced, size_bytes)
+        if key not in self._times:
+            if where not in self._topologies:
+                self._topologies[where] = topology_for(self.system, *where)
+            self._times[key] = nccl_time(primitive, size_bytes, self._topologies[where],
+                                         tables=self.nccl_tables, algorithm=forced).time_s
+        return self._times[key]
+
+    def function(self, nodes: int, per_node: int, algorithm: str) -> CommFn | None:
+        """``comm(primitive, size_bytes)`` for one layout and algorithm; None if it cannot run."""
+        lay = cluster.layout(self.system, nodes, per_node)
+        if self.backend != "nccl" and not cluster.applicable(get("all-reduce", algorithm), lay):
+            return None
+        timer = self._nccl if self.backend == "nccl" else self._ideal
+
+        def comm(primitive: str, size_bytes: float) -> float:
+            return 0.0 if lay.ranks == 1 else timer(lay, primitive, algorithm, float(size_bytes))
+
+        return comm

@@ -5,7 +5,8 @@
 * the runner-up algorithm and the message size at which its collective overtakes the
   winner's (found by a log-spaced scan from ``CROSSOVER_MIN_BYTES`` to ``CROSSOVER_MAX_BYTES``
   refined by bisection; the crossover nearest the plan's bucket size is reported);
-* what would change the choice: the plan again with the bottleneck bandwidth doubled;
+* what would change the choice: the plan again with the bottleneck bandwidth doubled (then
+  halved, if doubling changes nothing);
 * the sensitivity of the best plan's throughput (:mod:`costmodel.planner_whatif`).
 
 Every number in the reason is formatted by :func:`rate`, :func:`percent` and the units module,
@@ -20,7 +21,7 @@ import numpy as np
 
 from costmodel import planner_grid as grid
 from costmodel import planner_whatif as whatif
-from costmodel.planner_comm import backend_tables, comm_function
+from costmodel.planner_comm import CommCache
 from costmodel.planner_rank import objective_scores, rows_at, top_indices
 from costmodel.units import format_size, format_time
 
@@ -28,6 +29,9 @@ CROSSOVER_MIN_BYTES = 2.0**10
 CROSSOVER_MAX_BYTES = 2.0**36
 CROSSOVER_SCAN_POINTS = 109
 CROSSOVER_BISECTIONS = 40
+# The collectives one bucket runs at each ZeRO stage (costmodel/gradsync.py's table).
+ZERO_PRIMITIVES = {0: ("all-reduce",), 1: ("reduce-scatter", "all-gather"),
+                   2: ("reduce-scatter", "all-gather"), 3: ("all-gather", "reduce-scatter")}
 CHANGED_FIELDS = (("algorithm", "algorithm"), ("gpus", "GPUs"), ("micro_batch", "micro-batch"),
                   ("accumulation_steps", "accumulation"), ("bucket_bytes", "bucket"),
                   ("grad_dtype", "gradients"), ("zero_stage", "ZeRO stage"))
@@ -89,43 +93,58 @@ def crossover(system, space, index, runner_up: str, backend: str) -> dict | None
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
     if nodes * per_node == 1:
         return None
-    tables = backend_tables(backend)
-    winner = comm_function(system, nodes, per_node, space.algorithms[a], backend, tables)
-    other = comm_function(system, nodes, per_node, runner_up, backend, tables)
+    cache = CommCache(system, backend)
+    winner = cache.function(nodes, per_node, space.algorithms[a])
+    other = cache.function(nodes, per_node, runner_up)
     if other is None:
         return None
-    primitive = "all-reduce" if space.zero_stages[z] == 0 else "reduce-scatter"
+    primitives = ZERO_PRIMITIVES[space.zero_stages[z]]
+
+    def gap(size: float) -> float:
+        return sum(other(p, size) - winner(p, size) for p in primitives)
+
     sizes = np.geomspace(CROSSOVER_MIN_BYTES, CROSSOVER_MAX_BYTES, CROSSOVER_SCAN_POINTS)
-    found = _crossings(lambda s: other(primitive, s) - winner(primitive, s), sizes)
+    found = _crossings(gap, sizes)
     bucket = space.bucket_bytes[u]
     nearest = min(found, key=lambda s: abs(math.log(s / bucket))) if found else None
-    above = nearest is not None and other(primitive, nearest * 2) < winner(primitive, nearest * 2)
-    return {"primitive": primitive, "size_bytes": nearest, "runner_up_wins_above": bool(above),
+    above = nearest is not None and gap(nearest * 2) < 0
+    return {"primitive": " + ".join(primitives), "size_bytes": nearest, "runner_up_wins_above": bool(above),
             "gpus": nodes * per_node}
 
 
-def runner_up(sweep, scores, index) -> dict | None:
-    """The best-scoring feasible plan with a different algorithm."""
+def runner_up(sweep, scores, index, ranked) -> dict | None:
+    """The best-scoring feasible plan with a different algorithm (its rank if in the table)."""
     others = scores.copy()
     others[index[0]] = np.inf
     if not np.isfinite(others).any() or sweep.space.gpus[index[4]] == 1:
         return None
     at = np.unravel_index(int(np.argmin(others)), scores.shape)
     return {"algorithm": sweep.space.algorithms[at[0]], "index": tuple(int(i) for i in at),
-            "rank": int((scores < scores[at]).sum()) + 1,
+            "rank": ranked.index(at) + 1 if at in ranked else None,
             "step_time_change": float(sweep.total_s[at] / sweep.total_s[index] - 1.0)}
 
 
-def what_if(sweep, setting, system, objective, tokens, best_row) -> dict:
-    """The plan again with the bottleneck bandwidth doubled: what changes, and by how much."""
-    label, system2 = whatif.what_if_system(system, sweep.space)
+def _what_if_once(sweep, setting, system, objective, tokens, best_row, factor) -> dict:
+    label, system2 = whatif.what_if_system(system, sweep.space, factor)
     other = grid.sweep(setting, system2, sweep.space)
     scores = objective_scores(other, setting, objective, tokens)
+    if not np.isfinite(scores).any():
+        return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0}
     row = rows_at(other, setting, scores, top_indices(scores, 1))[0]
     changes = [(name, _value(f, getattr(row, f)), _value(f, getattr(best_row, f)))
                for f, name in CHANGED_FIELDS if getattr(row, f) != getattr(best_row, f)]
     return {"label": label, "changes": changes, "samples_per_s": row.samples_per_s,
             "throughput_change": row.samples_per_s / best_row.samples_per_s - 1.0}
+
+
+def what_if(sweep, setting, system, objective, tokens, best_row) -> list[dict]:
+    """The plan again with the bottleneck bandwidth scaled: what changes, and by how much."""
+    found = []
+    for factor in whatif.WHAT_IF_BANDWIDTH_FACTORS:
+        found.append(_what_if_once(sweep, setting, system, objective, tokens, best_row, factor))
+        if found[-1]["changes"]:
+            break
+    return found
 
 
 def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus):
@@ -134,7 +153,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
 
     index = ranked[0]
     best = rows_at(sweep, setting, scores, [index])[0]
-    second = runner_up(sweep, scores, index)
+    second = runner_up(sweep, scores, index, ranked)
     findings = {
         **bound(best), "next_micro_batch": next_micro_batch(sweep, index),
         "runner_up": second,

@@ -25,7 +25,7 @@ import numpy as np
 from costmodel import gradsync, memory, overlap, stragglers, workloads
 from costmodel.errors import DpcostError
 from costmodel.iteration import FORWARD_SHARE_OF_TRAINING_FLOPS, step_seconds
-from costmodel.planner_comm import backend_tables, comm_function, zero_algorithm_ok
+from costmodel.planner_comm import CommCache, zero_algorithm_ok
 
 AXES = ("algorithm", "zero_stage", "grad_dtype", "bucket_bytes", "cell")
 
@@ -99,10 +99,10 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     out = np.zeros((7, A, Z, D, U, len(space.layouts)))
     valid = np.zeros((A, Z, D, U, len(space.layouts)), dtype=bool)
     precisions = [memory.precision_for(d) for d in space.grad_dtypes]
-    nccl_tables = backend_tables(backend)
+    cache = CommCache(system, backend)
     for li, (nodes, per_node) in enumerate(space.layouts):
         for a, name in enumerate(space.algorithms):
-            comm = comm_function(system, nodes, per_node, name, backend, nccl_tables)
+            comm = cache.function(nodes, per_node, name)
             for z, stage in enumerate(space.zero_stages):
                 if comm is None or (nodes * per_node == 1 and a > 0) or not zero_algorithm_ok(
                         name, stage, backend):

@@ -15,6 +15,10 @@ from costmodel.errors import NotApplicableError
 
 OBJECTIVES = ("throughput", "time-to-train", "gpu-hours")
 SECONDS_PER_HOUR = 3600.0
+# Plans whose scores differ by less than 0.1 % are within the model's resolution (its inputs,
+# MFU and link efficiency, are known to a few per cent); among them the planner prefers fewer
+# GPUs, then less communication time.
+TIE_TOLERANCE = 1e-3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,13 +76,24 @@ def objective_scores(sweep, setting, objective: str, tokens: float | None) -> np
     return np.where(sweep.feasible, score, np.inf)
 
 
-def top_indices(scores: np.ndarray, count: int) -> list[tuple[int, ...]]:
-    """Multi-indices of the ``count`` best finite scores, best first (ties: axis order)."""
+def top_indices(scores: np.ndarray, count: int, prefer: tuple = (),
+                tolerance: float = 0.0) -> list[tuple[int, ...]]:
+    """Multi-indices of the ``count`` best finite scores, best first (ties: axis order).
+
+    With ``tolerance`` > 0, the first place goes to the plan that is smallest in the
+    ``prefer`` arrays (first array first) among those within ``tolerance`` (relative) of the
+    best score; the others keep their order.
+    """
     flat = scores.ravel()
-    finite = int(np.isfinite(flat).sum())
-    count = min(count, finite)
+    count = min(count, int(np.isfinite(flat).sum()))
     part = np.argpartition(flat, count - 1)[:count] if count < flat.size else np.arange(flat.size)
     order = part[np.lexsort((part, flat[part]))][:count]
+    if tolerance > 0 and prefer and order.size:
+        best = flat[order[0]]
+        near = np.flatnonzero(flat <= best + tolerance * abs(best))
+        keys = [np.broadcast_to(p, scores.shape).ravel()[near] for p in reversed(prefer)]
+        chosen = near[np.lexsort((near, *keys))[0]]
+        order = np.concatenate(([chosen], order[order != chosen]))[:count]
     return [tuple(int(i) for i in np.unravel_index(k, scores.shape)) for k in order]
 
 

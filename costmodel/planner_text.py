@@ -51,7 +51,8 @@ def _runner_up(best, findings) -> str:
     second, cross = findings["runner_up"], findings["crossover"]
     if not second:
         return "No communication: one GPU." if best.gpus == 1 else "No other algorithm is feasible."
-    text = (f"Runner-up algorithm: {second['algorithm']} (rank {second['rank']}, step time "
+    where = f"rank {second['rank']}" if second["rank"] else "below the table"
+    text = (f"Runner-up algorithm: {second['algorithm']} ({where}, step time "
             f"{second['step_time_change']:+.1%}).")
     if cross and cross["size_bytes"]:
         side = "above" if cross["runner_up_wins_above"] else "below"
@@ -65,12 +66,15 @@ def _runner_up(best, findings) -> str:
 
 
 def _what_if(findings) -> str:
-    change = findings["what_if"]
-    if not change["changes"]:
-        return (f"With {change['label']} the choice stays the same "
-                f"({change['throughput_change']:+.1%} throughput).")
-    diffs = ", ".join(f"{name} {new} instead of {old}" for name, new, old in change["changes"])
-    return f"With {change['label']}: {diffs} ({change['throughput_change']:+.1%} throughput)."
+    sentences = []
+    for change in findings["what_if"]:
+        effect = f"{change['throughput_change']:+.1%} throughput"
+        if change["changes"]:
+            diffs = ", ".join(f"{name} {new} instead of {old}" for name, new, old in change["changes"])
+            sentences.append(f"With {change['label']}: {diffs} ({effect}).")
+        else:
+            sentences.append(f"With {change['label']} the choice stays the same ({effect}).")
+    return " ".join(sentences)
 
 
 def _gpus(best, findings, objective: str) -> str:

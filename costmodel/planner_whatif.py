@@ -17,7 +17,8 @@ import numpy as np
 from costmodel import planner_grid as grid
 
 SENSITIVITY_FACTORS = (0.5, 1.5)
-WHAT_IF_BANDWIDTH_FACTOR = 2.0
+# Tried in order; the first that changes the chosen plan is reported.
+WHAT_IF_BANDWIDTH_FACTORS = (2.0, 0.5)
 SENSITIVITY_PARAMETERS = ("link bandwidth", "link latency", "MFU")
 
 
@@ -71,9 +72,8 @@ def bottleneck_level(space: grid.Space) -> str:
     return "network" if any(nodes > 1 for nodes, _ in space.layouts) else "intra-node"
 
 
-def what_if_system(system, space: grid.Space) -> tuple[str, Any]:
-    """(label, system) with the bottleneck level's bandwidth doubled."""
-    factor = WHAT_IF_BANDWIDTH_FACTOR
+def what_if_system(system, space: grid.Space, factor: float) -> tuple[str, Any]:
+    """(label, system) with the bottleneck level's bandwidth scaled by ``factor``."""
     if bottleneck_level(space) == "network":
         return f"{factor:g}x inter-node bandwidth", scaled_system(system, inter_bandwidth=factor)
     return f"{factor:g}x intra-node bandwidth", scaled_system(system, intra_bandwidth=factor)

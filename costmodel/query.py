@@ -68,6 +68,8 @@ def _rates(q: Query, size_bytes: float) -> tuple[int, float, float]:
 
 
 def _names(q: Query, candidates: list[Any]) -> list[Any]:
+    if q.algorithm == "auto" and q.cluster is None:
+        return [e for e in candidates if not e.in_network]  # a plain link has no reducing switch
     if q.algorithm in ("auto", "all"):
         return candidates
     return [get(q.primitive, q.algorithm)]

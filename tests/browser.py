@@ -66,12 +66,11 @@ def png_colours(path: Path) -> int:
 
 
 def open_page(html: Path, screenshot: Path) -> PageResult:
-    """Load the page twice (DOM dump with console logging, then a screenshot)."""
+    """Load the page once: DOM dump, console log on stderr and a screenshot."""
     profile = tempfile.mkdtemp(prefix="dpcost-chromium-")
     try:
-        dom = _run(html, ["--dump-dom", "--enable-logging=stderr", "--v=0"], profile)
-        errors = [line for line in dom.stderr.splitlines() if "CONSOLE" in line and ("ERROR" in line or "Uncaught" in line)]
-        _run(html, [f"--screenshot={screenshot}"], profile)
-        return PageResult(dom.stdout, errors, png_colours(screenshot))
+        run = _run(html, ["--dump-dom", f"--screenshot={screenshot}", "--enable-logging=stderr", "--v=0"], profile)
+        errors = [line for line in run.stderr.splitlines() if "CONSOLE" in line and ("ERROR" in line or "Uncaught" in line)]
+        return PageResult(run.stdout, errors, png_colours(screenshot))
     finally:
         shutil.rmtree(profile, ignore_errors=True)

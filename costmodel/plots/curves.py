@@ -87,7 +87,7 @@ def scaling_figure(primitive: str, hardware: Hardware, *, size: str | float, ran
         for name, found in points.items():
             table.setdefault(name, []).append((ranks, found[0]))
         bounds = [p[0]["lower_bound_s"] for p in points.values() if p[0] and p[0].get("lower_bound_s")]
-        bound.append(max(bounds) if bounds else None)
+        bound.append(min(bounds) if bounds else None)
     fig = go.Figure()
     for name, rows in table.items():
         fig.add_trace(go.Scatter(x=[r for r, _ in rows], y=[p["time_s"] for _, p in rows], name=name,
