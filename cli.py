@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from costmodel.commands import calibrate_cmd, collective_cmd, hardware_cmd, iteration_cmd, nccl_cmd
+from costmodel.commands import calibrate_cmd, collective_cmd, hardware_cmd, iteration_cmd, nccl_cmd, plan_cmd
 
 app = typer.Typer(
     name="dpcost",
@@ -22,6 +22,7 @@ app.command("formula")(collective_cmd.formula)
 app.command("collective")(collective_cmd.collective)
 app.command("compare")(collective_cmd.compare)
 app.command("iteration")(iteration_cmd.iteration)
+app.command("plan")(plan_cmd.plan)
 app.command("calibrate")(calibrate_cmd.calibrate)
 app.command("nccl-table")(nccl_cmd.nccl_table)
 app.add_typer(hardware_cmd.app, name="hardware")

@@ -20,6 +20,7 @@ _EXPORTS = {
     "Entry": "costmodel.registry",
     "Formula": "costmodel.symbolic",
     "InputError": "costmodel.errors",
+    "Plan": "costmodel.planner",
     "Prediction": "costmodel.prediction",
     "Primitive": "costmodel.names",
     "Terms": "costmodel.registry",
@@ -30,6 +31,7 @@ _EXPORTS = {
     "evaluate_grid": "costmodel.evaluate",
     "formula": "costmodel.symbolic",
     "get": "costmodel.registry",
+    "plan": "costmodel.planner",
     "predict": "costmodel.api",
 }
 

@@ -100,7 +100,9 @@ def build_space(system, *, nodes: int, global_batch: int, min_gpus: int, max_gpu
                       layouts=layouts, cell_layout=index, micro_batch=micro, accumulation=accum)
 
 
-def _setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer, jitter_cv, backend):
+def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer, jitter_cv,
+                     backend) -> grid.Setting:
+    """What a sweep holds fixed, validated (compute dtype, MFU, optimizer, jitter)."""
     from costmodel import iteration, memory, stragglers, workloads
 
     dtype, peak = iteration._peak_flops(system.gpu, compute_dtype)
@@ -119,6 +121,15 @@ def _resolve(model, cluster):
     workload = load_model(model) if isinstance(model, (str, int, float)) else model
     system = hardware.load_system(cluster) if isinstance(cluster, str) else cluster
     return workload, system
+
+
+def _rank(sweep, setting, system, objective, tokens, top, tolerance):
+    """(scores, top multi-indices); the infeasibility error when nothing is feasible."""
+    scores = objective_scores(sweep, setting, objective, tokens)
+    if not np.isfinite(scores).any():
+        raise infeasible_error(sweep, setting, system)
+    return scores, top_indices(scores, top, prefer=(sweep.space.gpus, sweep.comm_s),
+                               tolerance=tolerance)
 
 
 def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int = 1, seq_len: int | None = None,
@@ -142,24 +153,20 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int = 1, seq_len
     _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, top)
     _check_axes(bucket_bytes, grad_dtypes)
     workload, system = _resolve(model, cluster)
-    setting = _setting(workload, system, seq_len=seq_len, compute_dtype=compute_dtype, mfu=mfu,
-                       optimizer=optimizer, jitter_cv=jitter_cv, backend=backend)
+    setting = training_setting(workload, system, seq_len=seq_len, compute_dtype=compute_dtype,
+                               mfu=mfu, optimizer=optimizer, jitter_cv=jitter_cv, backend=backend)
     max_gpus = int(max_gpus or nodes * system.gpus_per_node)
     space = build_space(system, nodes=nodes, global_batch=int(global_batch), min_gpus=min_gpus,
                         max_gpus=max_gpus, bucket_bytes=bucket_bytes, grad_dtypes=grad_dtypes,
                         algorithms=algorithms or all_reduce_algorithms(system, nodes, backend))
     sweep = grid.sweep(setting, system, space)
-    scores = objective_scores(sweep, setting, objective, tokens)
-    if not np.isfinite(scores).any():
-        raise infeasible_error(sweep, setting, system)
-    ranked = top_indices(scores, top, prefer=(sweep.space.gpus, sweep.comm_s),
-                         tolerance=tie_tolerance)
+    scores, ranked = _rank(sweep, setting, system, objective, tokens, top, tie_tolerance)
     rows = rows_at(sweep, setting, scores, ranked)
     findings, reason, sensitivity = ({}, "", ())
     if explain:
         findings, reason, sensitivity = planner_explain.explain(
             sweep=sweep, setting=setting, system=system, scores=scores, ranked=ranked,
-            objective=objective, tokens=tokens, max_gpus=max_gpus)
+            objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=tie_tolerance)
     return Plan(model=workload.name, cluster=system.name, objective=objective, backend=backend,
                 global_batch=int(global_batch), seq_len=setting.seq_len,
                 configurations=int(scores.size), feasible_configurations=int(np.isfinite(scores).sum()),

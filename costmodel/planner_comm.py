@@ -14,13 +14,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from costmodel import cluster
+from costmodel.errors import DpcostError
+from costmodel.evaluate import evaluate_grid
+from costmodel.names import Algorithm, Primitive
 from costmodel.registry import algorithms_for, get
 
 CommFn = Callable[[str, float], float]
 # CommModel's names for NCCL's algorithms (costmodel/cluster.py, CommModel._nccl).
 NCCL_ALGORITHMS = ("auto", "ring", "double-binary-tree", "in-network")
 _NCCL_NAME = {"double-binary-tree": "tree", "in-network": "nvls"}
+# The collectives a synchronisation issues (costmodel/gradsync.py), filled in by prefill().
+PREFILLED_PRIMITIVES = ("all-reduce", "reduce-scatter", "all-gather")
 
 
 def all_reduce_algorithms(system: Any, nodes: int, backend: str) -> tuple[str, ...]:
@@ -81,6 +88,40 @@ class CommCache:
                                    ["time_s"] for name in runs)
         return self._times[key]
 
+    def _vector(self, lay: cluster.Layout, primitive: str, name: str, sizes: np.ndarray) -> np.ndarray:
+        """Times at many sizes: one numpy evaluation where the cluster mapping is a flat α/β."""
+        entry = get(primitive, name)
+        probe = cluster.predict_on_cluster(primitive, name, lay, size_bytes=float(sizes[0]))
+        tree_over_nodes = (entry.algorithm is Algorithm.DOUBLE_BINARY_TREE and lay.nodes > 1
+                           and entry.primitive is Primitive.ALL_REDUCE)
+        if tree_over_nodes:
+            return np.array([cluster.predict_on_cluster(primitive, name, lay, size_bytes=float(s))
+                             ["time_s"] for s in sizes])
+        if entry.hierarchical:  # intra link for the node phases, network for the inter phase
+            return evaluate_grid(primitive, name, lay.ranks, sizes, lay.intra_alpha_s, lay.intra_Bps,
+                                 0.0, lay.inter_alpha_s, lay.inter_Bps,
+                                 gpus_per_node=lay.gpus_per_node)["time_s"]
+        return evaluate_grid(primitive, name, lay.ranks, sizes, probe["alpha_s"],
+                             probe["bandwidth_Bps"])["time_s"]
+
+    def prefill(self, nodes: int, per_node: int, algorithm: str, sizes) -> None:
+        """Compute the ideal times of every primitive at ``sizes`` at once (a speed-up only)."""
+        lay = cluster.layout(self.system, nodes, per_node)
+        if self.backend == "nccl" or lay.ranks == 1:
+            return
+        sizes = np.unique(np.asarray([s for s in sizes if s > 0], dtype=float))
+        for primitive in PREFILLED_PRIMITIVES:
+            names = self._candidates(lay, primitive)
+            runs = [algorithm] if algorithm in names else names
+            if (lay.nodes, lay.gpus_per_node, primitive, tuple(runs), sizes[0]) in self._times:
+                continue
+            try:
+                times = np.min([self._vector(lay, primitive, name, sizes) for name in runs], axis=0)
+            except DpcostError:
+                continue
+            for size, time_s in zip(sizes.tolist(), times.tolist()):
+                self._times[lay.nodes, lay.gpus_per_node, primitive, tuple(runs), size] = time_s
+
     def _nccl(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
         from costmodel.nccl import nccl_time, topology_for
 
@@ -100,8 +141,13 @@ class CommCache:
         if self.backend != "nccl" and not cluster.applicable(get("all-reduce", algorithm), lay):
             return None
         timer = self._nccl if self.backend == "nccl" else self._ideal
+        seen: dict[tuple[str, float], float] = {}
 
         def comm(primitive: str, size_bytes: float) -> float:
-            return 0.0 if lay.ranks == 1 else timer(lay, primitive, algorithm, float(size_bytes))
+            key = (primitive, size_bytes)
+            if key not in seen:
+                seen[key] = 0.0 if lay.ranks == 1 else timer(lay, primitive, algorithm,
+                                                             float(size_bytes))
+            return seen[key]
 
         return comm

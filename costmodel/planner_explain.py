@@ -23,7 +23,7 @@ from costmodel import planner_grid as grid
 from costmodel import planner_whatif as whatif
 from costmodel.planner_comm import CommCache
 from costmodel.planner_rank import objective_scores, rows_at, top_indices
-from costmodel.units import format_size, format_time
+from costmodel.units import format_size
 
 CROSSOVER_MIN_BYTES = 2.0**10
 CROSSOVER_MAX_BYTES = 2.0**36
@@ -118,40 +118,48 @@ def runner_up(sweep, scores, index, ranked) -> dict | None:
     others[index[0]] = np.inf
     if not np.isfinite(others).any() or sweep.space.gpus[index[4]] == 1:
         return None
-    at = np.unravel_index(int(np.argmin(others)), scores.shape)
+    at = tuple(int(i) for i in np.unravel_index(int(np.argmin(others)), scores.shape))
     return {"algorithm": sweep.space.algorithms[at[0]], "index": tuple(int(i) for i in at),
             "rank": ranked.index(at) + 1 if at in ranked else None,
             "step_time_change": float(sweep.total_s[at] / sweep.total_s[index] - 1.0)}
 
 
-def _what_if_once(sweep, setting, system, objective, tokens, best_row, factor) -> dict:
+def _what_if_once(sweep, setting, system, objective, tokens, index, factor, tolerance) -> dict:
+    """Re-plan on scaled hardware; the choice changes only if the old plan falls out of the tie."""
     label, system2 = whatif.what_if_system(system, sweep.space, factor)
     other = grid.sweep(setting, system2, sweep.space)
     scores = objective_scores(other, setting, objective, tokens)
+    old = rows_at(other, setting, scores, [index])[0]
+    base = float(sweep.samples_per_s[index])
     if not np.isfinite(scores).any():
         return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0}
-    row = rows_at(other, setting, scores, top_indices(scores, 1))[0]
-    changes = [(name, _value(f, getattr(row, f)), _value(f, getattr(best_row, f)))
-               for f, name in CHANGED_FIELDS if getattr(row, f) != getattr(best_row, f)]
+    top = top_indices(scores, 1, prefer=(other.space.gpus, other.comm_s), tolerance=tolerance)
+    row = rows_at(other, setting, scores, top)[0]
+    if scores[index] <= scores[top[0]] + tolerance * abs(scores[top[0]]):
+        row = old
+    changes = [(name, _value(f, getattr(row, f)), _value(f, getattr(old, f)))
+               for f, name in CHANGED_FIELDS if getattr(row, f) != getattr(old, f)]
     return {"label": label, "changes": changes, "samples_per_s": row.samples_per_s,
-            "throughput_change": row.samples_per_s / best_row.samples_per_s - 1.0}
+            "throughput_change": row.samples_per_s / base - 1.0}
 
 
-def what_if(sweep, setting, system, objective, tokens, best_row) -> list[dict]:
+def what_if(sweep, setting, system, objective, tokens, index, tolerance) -> list[dict]:
     """The plan again with the bottleneck bandwidth scaled: what changes, and by how much."""
     found = []
     for factor in whatif.WHAT_IF_BANDWIDTH_FACTORS:
-        found.append(_what_if_once(sweep, setting, system, objective, tokens, best_row, factor))
+        found.append(_what_if_once(sweep, setting, system, objective, tokens, index, factor,
+                                   tolerance))
         if found[-1]["changes"]:
             break
     return found
 
 
-def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus):
+def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance):
     """(findings, reason, sensitivity) for the best plan ``ranked[0]``."""
     from costmodel.planner_text import reason_text
 
     index = ranked[0]
+    exact = tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
     best = rows_at(sweep, setting, scores, [index])[0]
     second = runner_up(sweep, scores, index, ranked)
     findings = {
@@ -159,7 +167,9 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         "runner_up": second,
         "crossover": crossover(system, sweep.space, index, second["algorithm"], setting.backend)
         if second else None,
-        "what_if": what_if(sweep, setting, system, objective, tokens, best),
+        "what_if": what_if(sweep, setting, system, objective, tokens, index, tolerance),
+        "tie_break": {"tolerance": tolerance, "fastest_step_s": float(sweep.total_s[exact])}
+        if exact != index else None,
         "max_gpus_considered": int(sweep.space.gpus.max()), "max_gpus_allowed": int(max_gpus),
     }
     if second:
@@ -168,4 +178,4 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         sweep, setting, system, index)
 
 
-__all__ = ["explain", "format_time", "percent", "rate"]
+__all__ = ["explain", "percent", "rate"]

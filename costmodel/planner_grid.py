@@ -92,31 +92,58 @@ def _one_sync(comm, ranks, bucket, precision, zero_stage) -> list[float]:
             plan.forward.first_s, plan.forward.full_s, plan.forward.last_s, plan.post_step_s]
 
 
+def _bucket_layouts(space: Space, params: int, first_bucket_bytes: float, precisions) -> dict:
+    """DDP bucket layout of every (dtype, bucket size), as plain floats."""
+    layouts = {}
+    for d, precision in enumerate(precisions):
+        for u, bucket_bytes in enumerate(space.bucket_bytes):
+            b = overlap.bucket_layout(params * precision.grad_bytes, bucket_bytes, first_bucket_bytes)
+            layouts[d, u] = overlap.BucketLayout(float(b.first_bytes), float(b.full_count),
+                                                 float(b.bucket_bytes), float(b.last_bytes))
+    return layouts
+
+
+def _call_sizes(buckets: dict, precisions) -> list[float]:
+    """Every size a synchronisation hands to a collective (bucket sizes × weight/grad ratios)."""
+    scales = {1.0, *(p.weight_bytes / p.grad_bytes for p in precisions)}
+    return [size * scale for b in buckets.values()
+            for size in (b.first_bytes, b.bucket_bytes, b.last_bytes) for scale in scales]
+
+
 def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: float,
                 backend: str) -> CommTables:
-    """Collective times of one synchronisation for every (algorithm, stage, dtype, bucket, layout)."""
+    """Collective times of one synchronisation for every (algorithm, stage, dtype, bucket, layout).
+
+    Gradient dtypes with the same byte sizes (bf16, fp16) share their entries.
+    """
     A, Z, D, U, _ = space.shape
     out = np.zeros((7, A, Z, D, U, len(space.layouts)))
     valid = np.zeros((A, Z, D, U, len(space.layouts)), dtype=bool)
     precisions = [memory.precision_for(d) for d in space.grad_dtypes]
+    same_as = [precisions.index(p) for p in precisions]
+    buckets = _bucket_layouts(space, params, first_bucket_bytes, precisions)
     cache = CommCache(system, backend)
+    sizes = _call_sizes(buckets, precisions)
     for li, (nodes, per_node) in enumerate(space.layouts):
         for a, name in enumerate(space.algorithms):
             comm = cache.function(nodes, per_node, name)
+            if comm is not None:
+                cache.prefill(nodes, per_node, name, sizes)
             for z, stage in enumerate(space.zero_stages):
                 if comm is None or (nodes * per_node == 1 and a > 0) or not zero_algorithm_ok(
                         name, stage, backend):
                     continue
-                for d, precision in enumerate(precisions):
-                    for u, bucket_bytes in enumerate(space.bucket_bytes):
-                        bucket = overlap.bucket_layout(params * precision.grad_bytes, bucket_bytes,
-                                                       first_bucket_bytes)
-                        try:
-                            out[:, a, z, d, u, li] = _one_sync(comm, nodes * per_node, bucket,
-                                                               precision, stage)
-                        except DpcostError:
-                            continue
-                        valid[a, z, d, u, li] = True
+                for (d, u), bucket in buckets.items():
+                    if same_as[d] != d:
+                        out[:, a, z, d, u, li] = out[:, a, z, same_as[d], u, li]
+                        valid[a, z, d, u, li] = valid[a, z, same_as[d], u, li]
+                        continue
+                    try:
+                        out[:, a, z, d, u, li] = _one_sync(comm, nodes * per_node, bucket,
+                                                           precisions[d], stage)
+                    except DpcostError:
+                        continue
+                    valid[a, z, d, u, li] = True
     return CommTables(tuple(out[0:3]), tuple(out[3:6]), out[6], valid)
 
 

@@ -27,6 +27,15 @@ def _headline(best, objective: str) -> str:
             f"{percent(best.comm_share)} of the step.")
 
 
+def _tie(findings) -> str:
+    tie = findings.get("tie_break")
+    if not tie:
+        return ""
+    return (f" Plans within {percent(tie['tolerance'])} of the fastest (step "
+            f"{format_time(tie['fastest_step_s'])}) count as equal; this one uses the fewest GPUs, "
+            "then the least communication, among them.")
+
+
 def _bound(best, findings) -> str:
     shares = findings["shares"]
     parts = ", ".join(f"{name} {percent(share)}" for name, share in shares.items())
@@ -90,6 +99,6 @@ def _gpus(best, findings, objective: str) -> str:
 
 def reason_text(best, findings: dict, objective: str) -> str:
     """The reason as a few sentences, one line each."""
-    lines = [_headline(best, objective) + _gpus(best, findings, objective), _bound(best, findings),
+    lines = [_headline(best, objective) + _gpus(best, findings, objective) + _tie(findings), _bound(best, findings),
              _memory(best, findings), _runner_up(best, findings), _what_if(findings)]
     return "\n".join(lines)

@@ -1,0 +1,142 @@
+"""Speed of the planner: configurations per second of the vectorised sweep, and `dpcost plan`.
+
+1. A sweep of more than 10^6 configurations (every all-reduce algorithm × 4 ZeRO stages ×
+   4 gradient dtypes × 8 bucket sizes × every exact (GPUs, micro-batch, accumulation) split of
+   a global batch with many divisors on up to 64 DGX H100 nodes), timed end to end: the
+   collective-time precomputation, the numpy sweep and the ranking. One core (numpy's
+   elementwise kernels are single-threaded).
+2. The same configurations per second through the scalar API (`iteration_breakdown` one at a
+   time, a random sample), for comparison — and the peers' published rates: Calculon
+   ~50–340 configs/s, llm-analysis ~2,200 configs/s, both one configuration at a time in Python.
+3. `dpcost plan` for llama2-70b on 64 nodes, wall time of a fresh process (imports included).
+
+    python benchmarks/planner_speed.py          # text
+    python benchmarks/planner_speed.py --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+MIB = 1 << 20
+# 20160 = 2^6·3^2·5·7: many divisors, so many exact batch splits.
+GLOBAL_BATCH = 20160
+BUCKETS = tuple(size * MIB for size in (1, 2, 5, 10, 25, 50, 100, 400))
+DTYPES = ("bf16", "fp32", "fp16", "fp8")
+# Published single-configuration rates of peer analytical models (configs/s).
+PEER_RATES = {"Calculon (low)": 50.0, "Calculon (high)": 340.0, "llm-analysis": 2200.0}
+CLI_ARGS = ["plan", "--model", "llama2-70b", "--cluster", "dgx-h100", "--nodes", "64",
+            "--global-batch", "1024"]
+_HARNESS = ("import sys, typer; sys.path.insert(0, {root!r});"
+            "from costmodel.commands import plan_cmd; app = typer.Typer();"
+            "app.command('plan')(plan_cmd.plan); app.command('version')(lambda: None); app()")
+
+
+def _planner_inputs():
+    import hardware
+    from costmodel import planner
+    from costmodel.planner_comm import all_reduce_algorithms
+    from costmodel.workloads import load_model
+
+    system = hardware.load_system("dgx-h100")
+    space = planner.build_space(system, nodes=64, global_batch=GLOBAL_BATCH, min_gpus=1,
+                                max_gpus=512, algorithms=all_reduce_algorithms(system, 64, "ideal"),
+                                bucket_bytes=BUCKETS, grad_dtypes=DTYPES)
+    setting = planner.training_setting(load_model("1.3B"), system, seq_len=2048, compute_dtype="bf16",
+                               mfu=None, optimizer="adamw", jitter_cv=0.0, backend="ideal")
+    return system, space, setting
+
+
+def vectorised_rate() -> dict:
+    """Configurations per second of precompute + sweep + ranking (best of three runs)."""
+    from costmodel import planner_grid as grid
+    from costmodel.planner_rank import objective_scores, top_indices
+
+    system, space, setting = _planner_inputs()
+    timings = []
+    for _ in range(3):
+        start = time.perf_counter()
+        sweep = grid.sweep(setting, system, space)
+        top_indices(objective_scores(sweep, setting, "throughput", None), 10)
+        timings.append(time.perf_counter() - start)
+    configs = int(sweep.total_s.size)
+    best = min(timings)
+    return {"configurations": configs, "seconds": best, "configs_per_s": configs / best}
+
+
+def scalar_rate(samples: int = 300) -> dict:
+    """Configurations per second of the scalar iteration API on a random sample of the grid."""
+    from costmodel import cluster
+    from costmodel.iteration import TrainingConfig, iteration_breakdown
+
+    system, space, setting = _planner_inputs()
+    rng = random.Random(0)
+    start = time.perf_counter()
+    for _ in range(samples):
+        c = rng.randrange(len(space.micro_batch))
+        nodes, per_node = space.layouts[int(space.cell_layout[c])]
+        comm = cluster.CommModel(cluster.layout(system, nodes, per_node), "ring", "ideal").time_s
+        config = TrainingConfig(micro_batch=int(space.micro_batch[c]), seq_len=setting.seq_len,
+                                accumulation_steps=int(space.accumulation[c]),
+                                grad_dtype=rng.choice(DTYPES), bucket_bytes=rng.choice(BUCKETS),
+                                zero_stage=rng.choice((0, 1, 2, 3)))
+        iteration_breakdown(setting.workload, system.gpu, comm, nodes * per_node, config)
+    seconds = time.perf_counter() - start
+    return {"configurations": samples, "seconds": seconds, "configs_per_s": samples / seconds}
+
+
+def cli_wall(seq_len: int) -> dict:
+    """Wall and CPU time of one fresh `dpcost plan` process (best of three)."""
+    cli = ROOT / "cli.py"
+    registered = cli.exists() and "plan_cmd" in cli.read_text(encoding="utf-8")
+    command = [sys.executable, str(cli)] if registered else [
+        sys.executable, "-c", _HARNESS.format(root=str(ROOT))]
+    runs = []
+    for _ in range(3):
+        start, before = time.perf_counter(), os.times()
+        done = subprocess.run([*command, *CLI_ARGS, "--seq-len", str(seq_len)],
+                              capture_output=True, text=True, check=False)
+        after = os.times()
+        runs.append((time.perf_counter() - start,
+                     after.children_user + after.children_system
+                     - before.children_user - before.children_system, done.returncode))
+    wall, cpu, code = min(runs)
+    return {"seq_len": seq_len, "wall_s": wall, "cpu_s": cpu, "exit_code": code,
+            "via": "cli.py" if registered else "plan_cmd harness"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    args = parser.parse_args()
+    fast, slow = vectorised_rate(), scalar_rate()
+    report = {"vectorised": fast, "scalar_iteration_api": slow,
+              "speedup_over_peers": {name: fast["configs_per_s"] / rate
+                                     for name, rate in PEER_RATES.items()},
+              "speedup_over_scalar": fast["configs_per_s"] / slow["configs_per_s"],
+              "cli": [cli_wall(4096), cli_wall(2048)]}
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(f"vectorised sweep: {fast['configurations']:,} configurations in {fast['seconds']:.3f} s "
+          f"= {fast['configs_per_s']:,.0f} configs/s (precompute + sweep + ranking, one core)")
+    print(f"scalar iteration API: {slow['configs_per_s']:,.0f} configs/s "
+          f"(x{report['speedup_over_scalar']:,.0f} slower than the sweep)")
+    for name, factor in report["speedup_over_peers"].items():
+        print(f"  vs {name} ({PEER_RATES[name]:,.0f} configs/s): x{factor:,.0f}")
+    for run in report["cli"]:
+        print(f"dpcost plan llama2-70b, 64 nodes, seq {run['seq_len']} ({run['via']}): "
+              f"wall {run['wall_s']:.2f} s, CPU {run['cpu_s']:.2f} s, exit code {run['exit_code']}")
+
+
+if __name__ == "__main__":
+    main()

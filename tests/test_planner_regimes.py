@@ -1,0 +1,89 @@
+"""Known regimes come out right, and the explanation agrees with the table."""
+
+from __future__ import annotations
+
+import pytest
+
+import hardware
+from costmodel.planner import plan
+from costmodel.planner_explain import percent, rate
+from costmodel.planner_whatif import scaled_system
+from costmodel.units import format_size, format_time
+
+# Latency-optimal all-reduce algorithms: O(log N) message steps.
+LOG_LATENCY = {"double-binary-tree", "recursive-doubling", "rabenseifner", "binomial"}
+
+
+def test_many_ranks_small_gradients_pick_a_log_latency_algorithm():
+    result = plan("10M", "dgx-h100", nodes=64, global_batch=512, seq_len=128, explain=False)
+    assert result.best.gpus >= 64
+    assert result.best.algorithm in LOG_LATENCY
+
+
+def test_large_gradients_on_one_nvswitch_node_pick_ring_or_in_network():
+    result = plan("1.3B", "dgx-h100", global_batch=64, seq_len=2048, explain=False)
+    assert result.best.gpus == 8
+    assert result.best.algorithm in {"ring", "in-network"}
+
+
+def test_slow_inter_node_links_mean_more_accumulation():
+    system = hardware.load_system("dgx-h100")
+    kwargs = dict(nodes=16, global_batch=512, seq_len=4096, explain=False)
+    fast = plan("llama2-7b", system, **kwargs).best
+    slow = plan("llama2-7b", scaled_system(system, inter_bandwidth=0.01), **kwargs).best
+    assert slow.accumulation_steps > fast.accumulation_steps
+    assert slow.samples_per_s < fast.samples_per_s
+
+
+def test_gpu_hours_objective_prefers_fewer_gpus_than_throughput():
+    kwargs = dict(nodes=8, global_batch=512, seq_len=2048, tokens=1e9, explain=False)
+    fastest = plan("1.3B", "dgx-h100", objective="throughput", **kwargs).best
+    cheapest = plan("1.3B", "dgx-h100", objective="gpu-hours", **kwargs).best
+    assert cheapest.gpus <= fastest.gpus
+    assert cheapest.objective_value == pytest.approx(
+        1e9 / cheapest.tokens_per_s / 3600 * cheapest.gpus)
+
+
+@pytest.fixture(scope="module")
+def explained():
+    return plan("100M", "dgx-a100", nodes=16, global_batch=512, seq_len=1024)
+
+
+def test_reason_numbers_match_the_table(explained):
+    best, reason = explained.best, explained.reason
+    assert explained.candidates[0] == best
+    for text in (rate(best.samples_per_s), percent(best.comm_share), format_time(best.total_s),
+                 percent(best.scaling_efficiency), format_size(best.bucket_bytes),
+                 f"micro-batch {best.micro_batch} x {best.accumulation_steps}", best.algorithm,
+                 f"{best.memory_headroom_bytes / 1e9:.1f} GB headroom"):
+        assert text in reason
+    shares = explained.findings["shares"]
+    assert sum(shares.values()) == pytest.approx(1.0)
+    assert percent(shares["exposed communication"]) == percent(best.comm_share)
+    second = explained.findings["runner_up"]
+    assert second["algorithm"] != best.algorithm and second["algorithm"] in reason
+    if second["rank"]:
+        row = explained.candidates[second["rank"] - 1]
+        assert row.algorithm == second["algorithm"]
+        assert row.total_s / best.total_s - 1 == pytest.approx(second["step_time_change"])
+
+
+def test_crossover_is_where_the_two_algorithms_cost_the_same(explained):
+    from costmodel.planner_comm import CommCache
+
+    cross, best = explained.findings["crossover"], explained.best
+    if not cross or not cross["size_bytes"]:
+        pytest.skip("no crossover in range for this plan")
+    cache = CommCache(hardware.load_system("dgx-a100"), "ideal")
+    winner = cache.function(best.nodes, best.gpus_per_node, best.algorithm)
+    other = cache.function(best.nodes, best.gpus_per_node, explained.findings["runner_up"]["algorithm"])
+    size = cross["size_bytes"]
+    assert other("all-reduce", size) == pytest.approx(winner("all-reduce", size), rel=1e-6)
+
+
+def test_sensitivity_moves_the_right_way(explained):
+    rows = {(r["parameter"], r["factor"]): r["samples_per_s"] for r in explained.sensitivity}
+    for parameter in ("link bandwidth", "MFU"):
+        assert rows[(parameter, 0.5)] <= explained.best.samples_per_s <= rows[(parameter, 1.5)]
+    assert rows[("link latency", 1.5)] <= explained.best.samples_per_s <= rows[("link latency", 0.5)]
+    assert rows[("MFU", 0.5)] < explained.best.samples_per_s
