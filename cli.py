@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from costmodel.commands import calibrate_cmd, collective_cmd, hardware_cmd, iteration_cmd, nccl_cmd, plan_cmd
+from costmodel.commands import calibrate_cmd, collective_cmd, hardware_cmd, iteration_cmd, nccl_cmd, plan_cmd, plot_cmd
 
 app = typer.Typer(
     name="dpcost",
@@ -26,6 +26,7 @@ app.command("plan")(plan_cmd.plan)
 app.command("calibrate")(calibrate_cmd.calibrate)
 app.command("nccl-table")(nccl_cmd.nccl_table)
 app.add_typer(hardware_cmd.app, name="hardware")
+app.add_typer(plot_cmd.app, name="plot")
 
 
 def _version(value: bool) -> None:
