@@ -17,6 +17,7 @@ CASES = {
     "best-map": ["best-map", "all-reduce", "--alpha", "5us", "--bandwidth", "25GB/s", "--rank-counts", "2,8,64"],
     "breakdown": ["breakdown", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "1", "--nodes", "4",
                   "--micro-batch", "8"],
+    "plan": ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "256"],
     "schedule": ["schedule", "all-reduce", "ring", "--ranks", "4"],
 }
 

@@ -67,3 +67,19 @@ def test_bad_inputs_are_domain_errors():
         sweep_figure("all-reduce", Hardware(ranks=8, alpha="5us", bandwidth="25GB/s", backend="nccl"))
     with pytest.raises(DpcostError):
         scaling_figure("all-reduce", Hardware(cluster="dgx-h100"), size="1GiB", rank_counts=(12,))
+
+
+def test_plan_landscape_marks_the_recommendation():
+    from costmodel.planner import plan
+    from costmodel.plots import plan_figure
+
+    found = plan("gpt2", "dgx-h100", global_batch=256, nodes=2, top=100_000, explain=False).to_dict()
+    fig = plan_figure(found)
+    heat, star = fig.data
+    best = found["best"]
+    assert star.x == (str(best["accumulation_steps"]),) and star.y == (str(best["micro_batch"]),)
+    cells = [v for row in heat.z for v in row if v is not None]
+    assert max(cells) == pytest.approx(max(r["samples_per_s"] for r in [*found["candidates"], best]))
+    assert fig.layout.xaxis.title.text == "accumulation steps k"
+    with pytest.raises(DpcostError):
+        plan_figure(found, x="bucket")

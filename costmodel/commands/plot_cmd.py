@@ -24,6 +24,7 @@ BACKEND = Annotated[str, typer.Option("--backend", help="ideal (α-β-γ) or ncc
 MIN_SIZE = Annotated[str, typer.Option("--min-size", help="Smallest size, e.g. 8B.")]
 MAX_SIZE = Annotated[str, typer.Option("--max-size", help="Largest size, e.g. 4GiB.")]
 ALGORITHMS = Annotated[Optional[list[str]], typer.Option("--algorithm", "-a", help="An algorithm to draw (repeat; default all).")]
+PLAN_ROWS = 100_000  # rank every feasible plan so every cell of the landscape is filled
 RANK_LIST = Annotated[str, typer.Option("--rank-counts", help="Comma-separated rank counts, e.g. 2,4,8,16,32,64.")]
 
 
@@ -133,6 +134,27 @@ def breakdown(output: OUT, model: Annotated[str, typer.Option(help="Preset name 
                         algorithm=a, backend=backend) for c in cluster for n in nodes for a in algorithm]
     fig = breakdown_figure([step_breakdown(s) for s in setups], [s.label() for s in setups])
     _finish(fig, output, open_, json_, "breakdown")
+
+
+@app.command("plan")
+@cli_errors
+def plan(output: OUT, model: Annotated[str, typer.Option(help="Preset name or parameter count (7B).")],
+         cluster: Annotated[str, typer.Option(help="A system profile name or TOML path.")],
+         global_batch: Annotated[int, typer.Option("--global-batch", help="Samples per optimizer step.")],
+         nodes: Annotated[int, typer.Option(help="Nodes available.")] = 1, backend: BACKEND = "ideal",
+         x: Annotated[str, typer.Option("--x", help="Horizontal axis: accumulation_steps, micro_batch or gpus.")] = "accumulation_steps",
+         y: Annotated[str, typer.Option("--y", help="Vertical axis: micro_batch, accumulation_steps or gpus.")] = "micro_batch",
+         open_: OPEN = False, json_: JSON = False) -> None:
+    """The planner's landscape: throughput over two swept axes, the recommendation starred.
+
+    Example: dpcost plot plan --model llama2-7b --cluster dgx-h100 --nodes 4 --global-batch 512 -o plan.html
+    """
+    from costmodel.planner import plan as make_plan
+    from costmodel.plots import plan_figure
+
+    found = make_plan(model, cluster, global_batch=global_batch, nodes=nodes, backend=backend, top=PLAN_ROWS,
+                      explain=False)
+    _finish(plan_figure(found.to_dict(), x=x, y=y), output, open_, json_, "plan")
 
 
 @app.command("schedule")

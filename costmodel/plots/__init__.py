@@ -1,4 +1,4 @@
-"""Interactive plotly charts (offline HTML): sweep, scaling, best-algorithm map, breakdown, schedule.
+"""Interactive plotly charts (offline HTML): sweep, scaling, best-algorithm map, breakdown, plan, schedule.
 
 Every ``*_figure`` function returns a ``plotly.graph_objects.Figure``; :func:`write_html`
 writes it with plotly.js embedded so the file opens without a network. plotly is imported
@@ -16,6 +16,7 @@ from typing import Any
 from costmodel.plots.bestmap import best_map_figure
 from costmodel.plots.breakdown import StepSetup, breakdown_figure, step_breakdown
 from costmodel.plots.common import Hardware
+from costmodel.plots.planfig import plan_figure
 from costmodel.plots.curves import scaling_figure, sweep_figure
 from costmodel.plots.schedule import schedule_figure
 
@@ -29,6 +30,6 @@ def write_html(fig: Any, path: str | Path) -> Path:
 
 
 __all__ = sorted([
-    "Hardware", "StepSetup", "best_map_figure", "breakdown_figure", "scaling_figure", "schedule_figure",
+    "Hardware", "StepSetup", "best_map_figure", "breakdown_figure", "plan_figure", "scaling_figure", "schedule_figure",
     "step_breakdown", "sweep_figure", "write_html",
 ])

@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from costmodel.errors import InputError
-from costmodel.plots.common import Hardware, base_layout, predictions, size_grid
+from costmodel.plots.common import PALETTE, Hardware, base_layout, predictions, size_grid
 from costmodel.units import format_size, format_time
 
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf", "#393b79", "#ad494a")
 
 
 def _winners(hardware: Hardware, primitive: str, rank_counts: tuple[int, ...], sizes: list[float]) -> list[list]:
@@ -58,7 +56,7 @@ def best_map_figure(primitive: str, hardware: Hardware, *, rank_counts: tuple[in
         zmax=count - 0.5, colorscale=colorscale, hovertemplate="%{text}<extra></extra>", xgap=1, ygap=1,
         colorbar={"title": {"text": "winner"}, "tickvals": list(range(len(labels))), "ticktext": labels}))
     model = "NCCL's choice (algorithm/protocol)" if hardware.backend == "nccl" else "fastest algorithm (ideal model)"
-    title = (f"{primitive}: {model} over rank count × size<br><sup>{hardware.describe().split(',')[0]}"
+    title = (f"{primitive}: {model} over rank count × size<br><sup>{hardware.describe(counts=False)}"
              f", {format_size(sizes[0])} to {format_size(sizes[-1])}</sup>")
     fig.update_layout(**base_layout(title, height=520, margin={"t": 100}))
     fig.update_xaxes(title_text="message size (nccl-tests size, bytes)", type="category")

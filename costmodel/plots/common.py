@@ -18,6 +18,8 @@ from costmodel.units import format_bandwidth, format_size, format_time, parse_si
 
 # NCCL's algorithms a chart forces one by one (protocol left to NCCL); others need CollNet/SHARP.
 NCCL_ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "pat")
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf", "#393b79", "#ad494a")
 FONT = {"family": "DejaVu Sans, Arial, sans-serif", "size": 13}
 
 
@@ -54,12 +56,14 @@ class Hardware:
             return self.ranks
         return self.nodes * self.per_node()
 
-    def describe(self) -> str:
-        """Short text for titles: 'dgx-h100 × 2 nodes (16 GPUs), ideal model'."""
+    def describe(self, counts: bool = True) -> str:
+        """Short text for titles: 'dgx-h100 × 2 node(s) (16 GPUs), ideal α-β model'."""
         if self.cluster is None:
-            count = f"{self.ranks} ranks, " if self.ranks is not None else ""
+            count = f"{self.ranks} ranks, " if self.ranks is not None and counts else ""
             return f"{count}α = {self.alpha}, bandwidth {self.bandwidth}"
         model = "NCCL model" if self.backend == "nccl" else "ideal α-β model"
+        if not counts:
+            return f"{self.cluster} ({self.per_node()} GPUs per node), {model}"
         return f"{self.cluster} × {self.nodes} node(s) ({self.total_ranks()} GPUs), {model}"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from costmodel.errors import InputError
-from costmodel.plots.common import Hardware, base_layout, hover_row, series, size_grid, size_ticks
+from costmodel.plots.common import PALETTE, Hardware, base_layout, hover_row, series, size_grid, size_ticks
 from costmodel.units import format_size, format_time
 
 HOVER = ("<b>%{fullData.name}</b><br>size %{customdata[3]}<br>time %{customdata[0]}<br>"
@@ -46,11 +46,12 @@ def sweep_figure(primitive: str, hardware: Hardware, *, min_size: str | float = 
     sizes = size_grid(min_size, max_size)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.09,
                         subplot_titles=("time per call", "bus bandwidth (nccl-tests busbw)"))
-    for name, points in series(hardware, primitive, sizes, algorithms).items():
+    for index, (name, points) in enumerate(series(hardware, primitive, sizes, algorithms).items()):
         kept = [p for p in points if p is not None]
         custom = [hover_row(p) for p in kept]
         common = {"mode": "lines+markers", "legendgroup": name, "customdata": custom, "hovertemplate": HOVER,
-                  "x": [p["size_bytes"] for p in kept], "marker": {"size": 5}}
+                  "x": [p["size_bytes"] for p in kept], "marker": {"size": 5},
+                  "line": {"color": PALETTE[index % len(PALETTE)]}}
         fig.add_trace(go.Scatter(y=[p["time_s"] for p in kept], name=name, **common), row=1, col=1)
         fig.add_trace(go.Scatter(y=[p["busbw_Bps"] / 1e9 for p in kept], name=name, showlegend=False,
                                  **common), row=1, col=2)
@@ -99,7 +100,8 @@ def scaling_figure(primitive: str, hardware: Hardware, *, size: str | float, ran
                                  line={"dash": "dash", "color": "black"},
                                  customdata=[format_time(b) if b else "n/a" for b in bound],
                                  hovertemplate="lower bound at N = %{x}: %{customdata}<extra></extra>"))
-    title = f"{primitive} of {format_size(size_bytes)}: time against rank count<br><sup>{hardware.describe()}</sup>"
+    title = (f"{primitive} of {format_size(size_bytes)}: time against rank count"
+             f"<br><sup>{hardware.describe(counts=False)}</sup>")
     fig.update_layout(**base_layout(title, height=540, margin={"t": 100}))
     fig.update_xaxes(type="log", title_text="ranks N", tickvals=list(rank_counts))
     fig.update_yaxes(type="log", title_text="time (s)", exponentformat="SI")
