@@ -174,8 +174,6 @@ class CommModel:
 
     def choose(self, primitive: str, size_bytes: float) -> dict[str, Any]:
         """The prediction used for one call."""
-        from costmodel.query import NCCL_TO_REGISTRY  # noqa: F401  (names shared with the CLI)
-
         if self.ranks == 1:
             return {"algorithm": "none", "time_s": 0.0, "bottleneck": ""}
         if self.backend == "nccl":
@@ -187,7 +185,7 @@ class CommModel:
         return min(results, key=lambda r: r["time_s"])
 
     def _nccl(self, primitive: str, size_bytes: float) -> dict[str, Any]:
-        from costmodel.nccl import nccl_time, topology_for
+        from costmodel.nccl import nccl_time
 
         topo = _nccl_topology(self.layout)
         algorithm = {"double-binary-tree": "tree", "in-network": "nvls"}.get(self.algorithm, self.algorithm)

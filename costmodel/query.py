@@ -106,9 +106,10 @@ def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[dict[str, Any
 
 
 def _nccl(q: Query, lay: Any, size_bytes: float) -> dict[str, Any]:
-    from costmodel.nccl import nccl_time, topology_for
+    from costmodel.cluster import _nccl_topology
+    from costmodel.nccl import nccl_time
 
-    topo = topology_for(lay.system, lay.nodes, lay.gpus_per_node)
+    topo = _nccl_topology(lay)
     algorithm = "auto" if q.algorithm in ("auto", "all") else q.algorithm
     p = nccl_time(primitive_named(q.primitive).value, size_bytes, topo, algorithm=algorithm)
     result = {"primitive": p.collective, "algorithm": p.algorithm, "protocol": p.protocol, "backend": "nccl",

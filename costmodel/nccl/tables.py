@@ -15,6 +15,8 @@ release first. Unknown keys or wrong types are rejected with the dotted field na
 
 from __future__ import annotations
 
+import functools
+
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -130,6 +132,16 @@ def _read_toml(path: Path, field: str) -> dict:
         raise ProfileError(field, str(path), f"valid TOML ({error})") from error
 
 
+@functools.lru_cache(maxsize=1)
+def _bundled_text() -> str:
+    return DEFAULT_TABLES_PATH.read_text(encoding="utf-8")
+
+
+def _bundled() -> dict:
+    """A fresh dict of the bundled tables (the file is read once per process)."""
+    return tomllib.loads(_bundled_text())
+
+
 def load_tables(
     tuning_path: str | Path | None = None,
     *,
@@ -141,7 +153,7 @@ def load_tables(
     ``tuning_path`` is a user TOML; it may set ``version = "2.21.5"`` at top level. ``overrides``
     is the same content as a dict (applied after the file).
     """
-    raw = _read_toml(DEFAULT_TABLES_PATH, "nccl tables")
+    raw = _bundled()
     versions = raw.pop("versions")
     user = _read_toml(Path(tuning_path), "tuning") if tuning_path is not None else {}
     chosen = version or user.pop("version", None) or DEFAULT_VERSION

@@ -126,23 +126,21 @@ def _cells(ranks: int, params: dict) -> int:
 
 def record(primitive: str, algorithm: str, ranks: int, params: dict[str, Any]) -> Trace:
     """Run the registered schedule on ``ranks`` ranks, recording every round."""
-    from costmodel.names import Algorithm as A
     from costmodel.names import algorithm_named, primitive_named
-    from costmodel.schedules import SCHEDULES
+    from costmodel.schedules import SCHEDULES, auxiliary_nodes
 
     prim, algo = primitive_named(primitive), algorithm_named(algorithm)
     cells = _cells(ranks, params)
     block_input = prim.value in ("all-gather", "gather")
     per_rank = cells // ranks if block_input else cells
     x = [np.full(per_rank, float(2**i)) for i in range(ranks)]
-    aux = params.get("servers", 0) if algo is A.PARAMETER_SERVER and not params.get("colocated") else 0
-    aux = 1 if algo is A.IN_NETWORK else aux
+    aux, counted = auxiliary_nodes(algo, params)
     initial = np.zeros((ranks + aux, cells), dtype=np.int64)
     for i in range(ranks):
         rooted = prim.value in ("broadcast", "scatter") and i > 0
         start = i * per_rank if block_input else 0
         initial[i, start:start + per_rank] = 0 if rooted else 2**i
-    machine = RecordingMachine(ranks, initial, aux=aux, counted_aux=algo is not A.IN_NETWORK)
+    machine = RecordingMachine(ranks, initial, aux=aux, counted_aux=counted)
     SCHEDULES[(prim, algo)](machine, x, params)
     return Trace(primitive=prim.value, algorithm=algo.value, ranks=ranks, nodes=ranks + aux, cells=cells,
                  params=dict(params), steps=tuple(machine.steps), final=machine.holdings())

@@ -83,15 +83,23 @@ def _expected(primitive: P, x: list[np.ndarray], N: int) -> list[np.ndarray]:
     return table[primitive]()
 
 
+def auxiliary_nodes(algorithm: A, params: dict[str, Any]) -> tuple[int, bool]:
+    """(auxiliary nodes, whether their load counts): dedicated servers count, a switch port does not."""
+    if algorithm is A.IN_NETWORK:
+        return 1, False
+    if algorithm is A.PARAMETER_SERVER and not params.get("colocated"):
+        return int(params.get("servers", 0)), True
+    return 0, True
+
+
 def execute(primitive: P, algorithm: A, ranks: int, elements: int, params: dict[str, Any],
             seed: int = 0) -> Execution:
     """Run the schedule on ``ranks`` ranks holding ``elements`` float64 values each (n = 8·elements)."""
     rng = np.random.default_rng(seed)
     per_rank = elements // ranks if primitive in _BLOCK_INPUT else elements
     x = [rng.integers(-1000, 1000, per_rank).astype(float) for _ in range(ranks)]
-    aux = params.get("servers", 0) if algorithm is A.PARAMETER_SERVER and not params.get("colocated") else 0
-    aux = 1 if algorithm is A.IN_NETWORK else aux
-    machine = Machine(ranks, aux=aux, counted_aux=algorithm is not A.IN_NETWORK)
+    aux, counted = auxiliary_nodes(algorithm, params)
+    machine = Machine(ranks, aux=aux, counted_aux=counted)
     result = SCHEDULES[(primitive, algorithm)](machine, x, params)
     expected = _expected(primitive, x, ranks)
     correct = len(result) >= len(expected) and all(
