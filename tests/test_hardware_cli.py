@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from costmodel.commands.hardware_cmd import app, format_table
+from costmodel.commands.hardware_cmd import app
+from costmodel.commands.textfmt import table as format_table
 
 DATA = Path(__file__).parent / "data" / "hardware"
 

@@ -1,7 +1,4 @@
-"""``dpcost calibrate``: fit latency and bandwidth to nccl-tests logs, write a link profile.
-
-Registered by the lead as ``app.command("calibrate")(calibrate)``.
-"""
+"""``dpcost calibrate``: fit latency and bandwidth to nccl-tests logs, write a link profile."""
 
 from __future__ import annotations
 
@@ -78,9 +75,17 @@ def calibrate(
     from costmodel.calibrate_link import calibrate as run_calibration, profile_toml
     from costmodel.nccltests import parse_file
 
-    parsed = [parse_file(path) for path in logs]
-    result = run_calibration(parsed, collective=collective, ranks=ranks, nodes=nodes,
-                             algorithm=algorithm, block=block)
+    from costmodel.commands.progress import progress
+
+    with progress(f"Calibrating from {len(logs)} log(s)") as update:
+        parsed = []
+        for done, path in enumerate(logs):
+            update(done, len(logs) + 1)
+            parsed.append(parse_file(path))
+        update(len(logs), len(logs) + 1)
+        result = run_calibration(parsed, collective=collective, ranks=ranks, nodes=nodes,
+                                 algorithm=algorithm, block=block)
+        update(len(logs) + 1, len(logs) + 1)
     if output is not None:
         output.write_text(profile_toml(result, name=name), encoding="utf-8")
     if html is not None:

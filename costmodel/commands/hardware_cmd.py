@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from costmodel.commands.common import EXIT_BAD_INPUT, cli_errors, print_json
+from costmodel.commands.textfmt import table
 from costmodel.units import format_bandwidth, format_size, format_time
 
 app = typer.Typer(help="Hardware profiles: GPUs, links and systems (bundled or user TOML).", no_args_is_help=True)
@@ -53,18 +54,6 @@ def _system_row(system: Any) -> dict[str, str]:
 ROW_MAKERS = {"gpu": _gpu_row, "link": _link_row, "system": _system_row}
 
 
-def format_table(rows: list[dict[str, str]]) -> str:
-    """Rows of equal keys as a left-aligned plain-text table with a header."""
-    if not rows:
-        return ""
-    headers = list(rows[0])
-    widths = {key: max(len(key), *(len(row[key]) for row in rows)) for key in headers}
-    lines = ["  ".join(key.ljust(widths[key]) for key in headers)]
-    lines.append("  ".join("-" * widths[key] for key in headers))
-    lines += ["  ".join(row[key].ljust(widths[key]) for key in headers) for row in rows]
-    return "\n".join(line.rstrip() for line in lines)
-
-
 @app.command("list")
 @cli_errors
 def list_command(
@@ -82,10 +71,10 @@ def list_command(
     if as_json:
         print_json([to_dict(profile) for profile in profiles])
         return
-    for table in ("gpu", "link", "system"):
-        rows = [ROW_MAKERS[table](p) for p in profiles if kind_of(p) == table]
+    for name in ("gpu", "link", "system"):
+        rows = [ROW_MAKERS[name](p) for p in profiles if kind_of(p) == name]
         if rows:
-            typer.echo(f"{table}s ({len(rows)})\n{format_table(rows)}\n")
+            typer.echo(f"{name}s ({len(rows)})\n{table(rows)}\n")
 
 
 def _human(key: str, value: Any) -> str:
