@@ -99,18 +99,35 @@ def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[dict[str, Any
     if q.ranks is not None and q.ranks != lay.ranks:
         raise InputError("ranks", q.ranks, f"{lay.ranks} (= nodes × GPUs per node) with --cluster")
     if q.backend == "nccl":
-        return [_nccl(q, lay, size_bytes)]
+        return _nccl_all(q, lay, size_bytes) if q.algorithm == "all" else [_nccl(q, lay, size_bytes)]
     names = _names(q, cluster_candidates(q.primitive, lay))
     return [predict_on_cluster(q.primitive, e.algorithm.value, lay, size_bytes=size_bytes,
                                gamma_s_per_byte=gamma, **_params(q, e)) for e in names]
 
 
-def _nccl(q: Query, lay: Any, size_bytes: float) -> dict[str, Any]:
+def _nccl_all(q: Query, lay: Any, size_bytes: float) -> list[dict[str, Any]]:
+    """Every algorithm NCCL's model has for the collective, each with its best protocol, fastest first."""
+    from costmodel.errors import DpcostError
+    from costmodel.nccl.names import algorithms_for, normalize_collective
+
+    results = []
+    for name in algorithms_for(normalize_collective(primitive_named(q.primitive).value)):
+        try:
+            results.append(_nccl(q, lay, size_bytes, name))
+        except DpcostError:  # not enabled on this topology (e.g. NVLS without NVSwitch gen3)
+            continue
+    chosen = _nccl(q, lay, size_bytes, "auto")["algorithm"]  # NCCL picks by its own estimate
+    for result in results:
+        result["nccl_choice"] = result["algorithm"] == chosen
+    return sorted(results, key=lambda r: r["time_s"])
+
+
+def _nccl(q: Query, lay: Any, size_bytes: float, forced: str | None = None) -> dict[str, Any]:
     from costmodel.cluster import _nccl_topology
     from costmodel.nccl import nccl_time
 
     topo = _nccl_topology(lay)
-    algorithm = "auto" if q.algorithm in ("auto", "all") else q.algorithm
+    algorithm = forced or ("auto" if q.algorithm in ("auto", "all") else q.algorithm)
     p = nccl_time(primitive_named(q.primitive).value, size_bytes, topo, algorithm=algorithm)
     result = {"primitive": p.collective, "algorithm": p.algorithm, "protocol": p.protocol, "backend": "nccl",
               "ranks": p.n_ranks, "size_bytes": size_bytes, "time_s": p.time_s, "latency_s": p.latency_s,

@@ -24,10 +24,15 @@ BACKEND = Annotated[str, typer.Option("--backend", help="ideal (α-β-γ) or ncc
 
 
 def _row(p: dict[str, Any]) -> dict[str, str]:
-    return {"algorithm": p["algorithm"] + (" *" if p.get("winner") else ""), "time": format_time(p["time_s"]),
-            "latency": format_time(p["latency_s"]), "bandwidth": format_time(p["bandwidth_s"]),
-            "steps": f"{p['steps']:.6g}", "sent/rank": format_size(p["bytes_sent_max"]),
+    row = {"algorithm": p["algorithm"] + (" *" if p.get("winner") else "")}
+    if "protocol" in p:  # NCCL mode: each algorithm with its best protocol
+        row["protocol"] = p["protocol"]
+    row |= {"time": format_time(p["time_s"]), "latency": format_time(p["latency_s"]),
+            "bandwidth": format_time(p["bandwidth_s"]),
+            "steps": f"{p['steps']:.6g}" if "steps" in p else "-",
+            "sent/rank": format_size(p["bytes_sent_max"]) if "bytes_sent_max" in p else "-",
             "busbw": format_bandwidth(p["busbw_Bps"])}
+    return row
 
 
 def _describe(p: dict[str, Any]) -> str:
@@ -40,8 +45,13 @@ def _describe(p: dict[str, Any]) -> str:
              ("total on links", format_size(p["bytes_total"]))]
     if p.get("bytes_aux_max"):
         items.append(("busiest server/switch", format_size(p["bytes_aux_max"])))
-    items += [("algbw", format_bandwidth(p["algbw_Bps"])), ("busbw", format_bandwidth(p["busbw_Bps"])),
-              ("lower bound", format_time(p["lower_bound_s"]))]
+    items += [("algbw", format_bandwidth(p["algbw_Bps"])), ("busbw", format_bandwidth(p["busbw_Bps"]))]
+    if "lower_bound_s" in p:  # the ideal backend's Chan et al. bound; NCCL mode has none
+        items.append(("lower bound", format_time(p["lower_bound_s"])))
+    if "nccl_model_time_s" in p:
+        items += [("  launch overhead", format_time(p["launch_overhead_s"])),
+                  (f"NCCL {p.get('nccl_version', '')} own estimate".replace("  ", " "),
+                   format_time(p["nccl_model_time_s"]))]
     for key in ("protocol", "nodes", "gpus_per_node", "bottleneck"):
         if p.get(key) not in (None, ""):
             items.append((key, str(p[key])))
@@ -145,9 +155,13 @@ def compare(
                   backend=backend)
     results = run_query(query)
     if results:
-        results[0]["winner"] = True
+        winner = next((r for r in results if r.get("nccl_choice")), results[0])
+        winner["winner"] = True
     if json_:
         print_json(results)
         return
     typer.echo(table([_row(r) for r in results]))
-    typer.echo(f"\nlower bound: {format_time(results[0]['lower_bound_s'])}  (* = fastest)")
+    if results and "lower_bound_s" in results[0]:
+        typer.echo(f"\nlower bound: {format_time(results[0]['lower_bound_s'])}  (* = fastest)")
+    elif results:
+        typer.echo(f"\nNCCL {results[0].get('nccl_version', '')} tuning model, fastest first; * = NCCL's own choice (by its estimate)")

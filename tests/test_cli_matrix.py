@@ -1,0 +1,48 @@
+"""Every query command answers in text and in JSON, under both backends, without a traceback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+
+runner = CliRunner()
+
+QUERIES = [
+    "collective all-reduce --cluster dgx-h100 --size 1GB",
+    "collective all-reduce --cluster dgx-a100 --nodes 2 --size 64KB",
+    "collective all-gather --cluster dgx-a100 --nodes 2 --size 1GB --algorithm ring",
+    "collective reduce-scatter --cluster l40s-4x-pcie --size 256MiB",
+    "compare all-reduce --cluster dgx-h100 --nodes 2 --size 1GB",
+    "compare all-reduce --cluster dgx-a100 --size 64KB",
+    "compare all-gather --cluster dgx-a100 --nodes 2 --size 4MiB",
+    "iteration --model gpt2 --cluster dgx-a100 --nodes 2 --micro-batch 8 --seq-len 1024",
+]
+
+
+@pytest.mark.parametrize("backend", ["ideal", "nccl"])
+@pytest.mark.parametrize("query", QUERIES)
+def test_text_and_json(query, backend):
+    args = [*query.split(), "--backend", backend]
+    text = runner.invoke(app, args)
+    assert text.exit_code == 0, text.output
+    assert text.stdout.strip() and "Traceback" not in text.output
+    as_json = runner.invoke(app, [*args, "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    data = json.loads(as_json.stdout)
+    rows = data if isinstance(data, list) else [data]
+    assert rows and all(isinstance(r, dict) for r in rows)
+
+
+def test_nccl_compare_ranks_every_enabled_algorithm_and_marks_nccls_choice():
+    result = runner.invoke(app, "compare all-reduce --cluster dgx-h100 --nodes 2 --size 1GB --backend nccl --json".split())
+    rows = json.loads(result.stdout)
+    names = [r["algorithm"] for r in rows]
+    assert {"ring", "tree"} <= set(names) and len(names) == len(set(names))
+    assert [r["time_s"] for r in rows] == sorted(r["time_s"] for r in rows)
+    chosen = json.loads(runner.invoke(app, "collective all-reduce --cluster dgx-h100 --nodes 2 --size 1GB "
+                                           "--backend nccl --json".split()).stdout)["algorithm"]
+    assert [r["algorithm"] for r in rows if r.get("winner")] == [chosen]
