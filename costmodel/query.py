@@ -18,7 +18,8 @@ from costmodel.registry import entries, get
 from costmodel.units import parse_bandwidth, parse_size, parse_time
 
 BACKENDS = ("ideal", "nccl")
-NCCL_TO_REGISTRY = {"ring": "ring", "tree": "double-binary-tree", "nvls": "in-network", "nvls-tree": "in-network"}
+NCCL_TO_REGISTRY = {"ring": "ring", "tree": "double-binary-tree", "nvls": "in-network", "nvls_tree": "in-network",
+                    "nvls-tree": "in-network", "collnet_direct": "in-network", "collnet_chain": "in-network"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

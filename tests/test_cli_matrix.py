@@ -14,6 +14,8 @@ runner = CliRunner()
 QUERIES = [
     "collective all-reduce --cluster dgx-h100 --size 1GB",
     "collective all-reduce --cluster dgx-a100 --nodes 2 --size 64KB",
+    "collective all-reduce --cluster dgx-h100 --nodes 2 --size 1GB",
+    "collective all-reduce --cluster dgx-b200 --nodes 4 --size 1MB",
     "collective all-gather --cluster dgx-a100 --nodes 2 --size 1GB --algorithm ring",
     "collective reduce-scatter --cluster l40s-4x-pcie --size 256MiB",
     "compare all-reduce --cluster dgx-h100 --nodes 2 --size 1GB",

@@ -39,10 +39,12 @@ def _describe(p: dict[str, Any]) -> str:
     items = [("primitive", p["primitive"]), ("algorithm", p["algorithm"]), ("ranks", str(p["ranks"])),
              ("size", format_size(p["size_bytes"])), ("time", format_time(p["time_s"])),
              ("  latency (α)", format_time(p["latency_s"])), ("  bandwidth (β)", format_time(p["bandwidth_s"])),
-             ("  reduction (γ)", format_time(p["reduction_s"])), ("steps (α count)", f"{p['steps']:.6g}"),
-             ("sent by busiest rank", format_size(p["bytes_sent_max"])),
-             ("received by busiest rank", format_size(p["bytes_received_max"])),
-             ("total on links", format_size(p["bytes_total"]))]
+             ("  reduction (γ)", format_time(p["reduction_s"]))]
+    if "steps" in p:  # traffic of the registry algorithm NCCL's one mirrors (absent for, e.g., PAT)
+        items += [("steps (α count)", f"{p['steps']:.6g}"),
+                  ("sent by busiest rank", format_size(p["bytes_sent_max"])),
+                  ("received by busiest rank", format_size(p["bytes_received_max"])),
+                  ("total on links", format_size(p["bytes_total"]))]
     if p.get("bytes_aux_max"):
         items.append(("busiest server/switch", format_size(p["bytes_aux_max"])))
     items += [("algbw", format_bandwidth(p["algbw_Bps"])), ("busbw", format_bandwidth(p["busbw_Bps"]))]
