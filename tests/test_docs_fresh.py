@@ -15,3 +15,10 @@ def test_tutorial_commands_print_what_the_tutorial_shows():
 
     committed = Path(__file__).resolve().parent.parent / "docs" / "tutorial.md"
     assert committed.read_text(encoding="utf-8") == tutorial(), "run: python -m costmodel.tutorial docs/tutorial.md"
+
+
+def test_readme_examples_print_what_the_readme_shows():
+    from costmodel.readme_examples import render, section_of
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert section_of(readme) == render(), "run: python -m costmodel.readme_examples README.md"
