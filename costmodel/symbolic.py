@@ -61,6 +61,9 @@ class Formula:
     def _repr_latex_(self) -> str:
         return f"$T = {self.latex()}$"
 
+    def __repr__(self) -> str:
+        return f"Formula({self.entry.primitive.value} / {self.entry.algorithm.value}: T = {self.time})"
+
     def to_dict(self) -> dict[str, Any]:
         import sympy as sp
 

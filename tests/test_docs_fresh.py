@@ -22,3 +22,22 @@ def test_readme_examples_print_what_the_readme_shows():
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     assert section_of(readme) == render(), "run: python -m costmodel.readme_examples README.md"
+
+
+def test_api_notebook_outputs_are_what_the_api_returns():
+    from costmodel.api_notebook import render
+
+    committed = Path(__file__).resolve().parent.parent / "docs" / "api-example.ipynb"
+    assert committed.read_text(encoding="utf-8") == render(), "run: python -m costmodel.api_notebook docs/api-example.ipynb"
+
+
+def test_api_guide_examples_run():
+    import doctest
+
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text(encoding="utf-8")
+    text = "\n".join("" if line.startswith("```") else line for line in guide.splitlines())  # fences end outputs
+    test = doctest.DocTestParser().get_doctest(text, {}, "docs/api.md", "docs/api.md", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.attempted > 10 and result.failed == 0
