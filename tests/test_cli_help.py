@@ -42,3 +42,23 @@ def test_help_has_an_example(path):
 def test_version():
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.stdout.startswith("dpcost")
+
+
+def test_shell_completion_script_and_values(monkeypatch):
+    script = runner.invoke(app, ["--show-completion", "bash"], prog_name="dpcost")
+    assert script.exit_code == 0 and "_dpcost_completion" in script.stdout
+    from costmodel.commands import complete
+
+    assert complete.systems("dgx-h") == ["dgx-h100", "dgx-h200"]
+    assert "llama2-70b" in complete.models("llama2-")
+    assert complete.primitives("all-r") == ["all-reduce"]
+    assert {"ring", "rabenseifner"} <= set(complete.algorithms(None, "r"))
+    assert "dgx-h100" in complete.profiles("dgx") and "ib-ndr" in complete.links("ib-")
+
+
+def test_value_completion_through_the_shell_protocol(monkeypatch):
+    monkeypatch.setenv("_DPCOST_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", "dpcost hardware show dgx-h")
+    monkeypatch.setenv("COMP_CWORD", "3")
+    result = runner.invoke(app, [], prog_name="dpcost")
+    assert result.stdout.split() == ["dgx-h100", "dgx-h200"]

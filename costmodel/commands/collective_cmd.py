@@ -6,6 +6,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from costmodel.commands import complete
+
 from costmodel.commands.common import cli_errors, print_json
 from costmodel.commands.textfmt import pairs, table
 from costmodel.units import format_bandwidth, format_size, format_time
@@ -16,10 +18,10 @@ SIZE = Annotated[str, typer.Option("--size", "-n", help="Message size with nccl-
 ALPHA = Annotated[Optional[str], typer.Option("--alpha", help="Latency per message, e.g. 5us.")]
 BANDWIDTH = Annotated[Optional[str], typer.Option("--bandwidth", help="Link bandwidth per direction, e.g. 25GB/s, 100Gbps.")]
 GAMMA = Annotated[str, typer.Option("--gamma", help="Reduction time per byte, e.g. 0.1ns (0 by default).")]
-CLUSTER = Annotated[Optional[str], typer.Option("--cluster", help="A system profile name or TOML path (instead of --alpha/--bandwidth).")]
+CLUSTER = Annotated[Optional[str], typer.Option("--cluster", help="A system profile name or TOML path (instead of --alpha/--bandwidth).", autocompletion=complete.systems)]
 NODES = Annotated[int, typer.Option("--nodes", help="Nodes of --cluster.")]
 GPN = Annotated[Optional[int], typer.Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
-LINK = Annotated[Optional[str], typer.Option("--link", help="A link profile (name or TOML, e.g. from `dpcost calibrate -o`).")]
+LINK = Annotated[Optional[str], typer.Option("--link", help="A link profile (name or TOML, e.g. from `dpcost calibrate -o`).", autocompletion=complete.links)]
 BACKEND = Annotated[str, typer.Option("--backend", help="ideal (α-β-γ) or nccl (NCCL's tuning model; needs --cluster).")]
 
 
@@ -64,8 +66,8 @@ def _describe(p: dict[str, Any]) -> str:
 
 @cli_errors
 def formula(
-    primitive: Annotated[str, typer.Argument(help="broadcast scatter gather reduce all-reduce all-gather reduce-scatter all-to-all send-recv")],
-    algorithm: Annotated[Optional[str], typer.Argument(help="An algorithm; all of the primitive's when omitted.")] = None,
+    primitive: Annotated[str, typer.Argument(help="broadcast scatter gather reduce all-reduce all-gather reduce-scatter all-to-all send-recv", autocompletion=complete.primitives)],
+    algorithm: Annotated[Optional[str], typer.Argument(help="An algorithm; all of the primitive's when omitted.", autocompletion=complete.algorithms)] = None,
     latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX.")] = False,
     json_: JSON = False,
 ) -> None:
@@ -94,9 +96,9 @@ def formula(
 
 @cli_errors
 def collective(
-    primitive: Annotated[str, typer.Argument(help="The collective primitive, e.g. all-reduce.")],
+    primitive: Annotated[str, typer.Argument(help="The collective primitive, e.g. all-reduce.", autocompletion=complete.primitives)],
     size: SIZE,
-    algorithm: Annotated[str, typer.Option("--algorithm", "-a", help="An algorithm, or auto (the fastest).")] = "auto",
+    algorithm: Annotated[str, typer.Option("--algorithm", "-a", help="An algorithm, or auto (the fastest).", autocompletion=complete.algorithms)] = "auto",
     ranks: RANKS = None,
     alpha: ALPHA = None,
     bandwidth: BANDWIDTH = None,
@@ -133,7 +135,7 @@ def collective(
 
 @cli_errors
 def compare(
-    primitive: Annotated[str, typer.Argument(help="The collective primitive, e.g. all-reduce.")],
+    primitive: Annotated[str, typer.Argument(help="The collective primitive, e.g. all-reduce.", autocompletion=complete.primitives)],
     size: SIZE,
     ranks: RANKS = None,
     alpha: ALPHA = None,

@@ -10,6 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
+from costmodel.commands import complete
+
 from costmodel.commands.common import EXIT_BAD_INPUT, cli_errors, print_json
 from costmodel.commands.textfmt import table
 from costmodel.units import format_bandwidth, format_size, format_time
@@ -104,7 +106,7 @@ def _detail_lines(data: dict[str, Any]) -> list[str]:
 @app.command("show")
 @cli_errors
 def show_command(
-    name: Annotated[str, typer.Argument(help="A bundled profile name or a path to a TOML file.")],
+    name: Annotated[str, typer.Argument(help="A bundled profile name or a path to a TOML file.", autocompletion=complete.profiles)],
     kind: Annotated[Kind | None, typer.Option(help="Kind to look up when a name is ambiguous.")] = None,
     as_json: JsonOption = False,
 ) -> None:

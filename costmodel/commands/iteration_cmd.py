@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from costmodel.commands import complete
+
 from costmodel.commands.common import cli_errors, print_json
 from costmodel.errors import InputError
 
@@ -92,14 +94,14 @@ def _what_fits(b) -> str:
 
 @cli_errors
 def iteration(
-    model: Annotated[str, typer.Option(help="Preset name (gpt2, llama2-7b, resnet-50 …) or a parameter count (7B, 124M, 1.3e9).")],
-    cluster: Annotated[str, typer.Option(help="System profile name or TOML path (dgx-h100 …).")],
+    model: Annotated[str, typer.Option(help="Preset name (gpt2, llama2-7b, resnet-50 …) or a parameter count (7B, 124M, 1.3e9).", autocompletion=complete.models)],
+    cluster: Annotated[str, typer.Option(help="System profile name or TOML path (dgx-h100 …).", autocompletion=complete.systems)],
     micro_batch: Annotated[int, typer.Option("--micro-batch", help="Samples per GPU per micro-batch.")],
     nodes: Annotated[int | None, typer.Option(help="Nodes (default: enough for --gpus, else 1).")] = None,
     gpus: Annotated[int | None, typer.Option(help="Total GPUs (default: all GPUs of the nodes).")] = None,
     seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")] = None,
     accum: Annotated[int, typer.Option(help="Gradient accumulation steps (micro-batches per synchronisation).")] = 1,
-    algorithm: Annotated[str, typer.Option(help="Collective algorithm or auto.")] = "auto",
+    algorithm: Annotated[str, typer.Option(help="Collective algorithm or auto.", autocompletion=complete.algorithms)] = "auto",
     backend: Annotated[str, typer.Option(help="ideal (alpha-beta) or nccl (NCCL-faithful).")] = "ideal",
     grad_dtype: Annotated[str, typer.Option("--grad-dtype", help="Gradient dtype: fp32, bf16, fp16, fp8.")] = "bf16",
     compute_dtype: Annotated[str, typer.Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8.")] = "bf16",

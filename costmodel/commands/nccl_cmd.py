@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from costmodel.commands import complete
+
 from costmodel.commands.common import cli_errors, print_json
 
 app = typer.Typer(help="NCCL's tuning model (NCCL-faithful mode).")
@@ -44,7 +46,7 @@ def _render(rows: dict[str, list[dict[str, object]]]) -> str:
 @app.command("nccl-table")
 @cli_errors
 def nccl_table(
-    cluster: Annotated[str, typer.Option(help="Bundled system name or a system TOML path, e.g. dgx-h100")],
+    cluster: Annotated[str, typer.Option(help="Bundled system name or a system TOML path, e.g. dgx-h100", autocompletion=complete.systems)],
     nodes: Annotated[int, typer.Option(help="Number of nodes")] = 1,
     gpus_per_node: Annotated[int | None, typer.Option(help="GPUs used per node (default: all)")] = None,
     tuning: Annotated[str | None, typer.Option(help="TOML overriding NCCL's constants (tuner-plugin style)")] = None,

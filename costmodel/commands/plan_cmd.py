@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from costmodel.commands import complete
+
 from costmodel.commands.common import cli_errors, print_json
 
 
@@ -66,8 +68,8 @@ def _text(result, nodes: int) -> str:
 
 @cli_errors
 def plan(
-    model: Annotated[str, typer.Option(help="Preset name (gpt2, llama2-70b …) or a parameter count (7B, 1.3e9).")],
-    cluster: Annotated[str, typer.Option(help="System profile name or TOML path (dgx-h100 …).")],
+    model: Annotated[str, typer.Option(help="Preset name (gpt2, llama2-70b …) or a parameter count (7B, 1.3e9).", autocompletion=complete.models)],
+    cluster: Annotated[str, typer.Option(help="System profile name or TOML path (dgx-h100 …).", autocompletion=complete.systems)],
     global_batch: Annotated[int, typer.Option("--global-batch", help="Samples per optimizer step = micro-batch x accumulation x GPUs.")],
     nodes: Annotated[int, typer.Option(help="Nodes available.")] = 1,
     seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")] = None,

@@ -6,6 +6,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from costmodel.commands import complete
+
 from costmodel.commands.common import cli_errors, print_json
 
 app = typer.Typer(help="Interactive charts (plotly, offline HTML).")
@@ -13,8 +15,8 @@ app = typer.Typer(help="Interactive charts (plotly, offline HTML).")
 OUT = Annotated[str, typer.Option("--output", "-o", help="HTML file to write, e.g. sweep.html.")]
 OPEN = Annotated[bool, typer.Option("--open", help="Open the file in the default browser.")]
 JSON = Annotated[bool, typer.Option("--json", help="Print what was written as JSON.")]
-PRIMITIVE = Annotated[str, typer.Argument(help="The collective primitive, e.g. all-reduce.")]
-CLUSTER = Annotated[Optional[str], typer.Option("--cluster", help="A system profile name or TOML path.")]
+PRIMITIVE = Annotated[str, typer.Argument(help="The collective primitive, e.g. all-reduce.", autocompletion=complete.primitives)]
+CLUSTER = Annotated[Optional[str], typer.Option("--cluster", help="A system profile name or TOML path.", autocompletion=complete.systems)]
 NODES = Annotated[int, typer.Option("--nodes", help="Nodes of --cluster.")]
 GPN = Annotated[Optional[int], typer.Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
 ALPHA = Annotated[Optional[str], typer.Option("--alpha", help="Latency per message, e.g. 5us.")]
@@ -117,8 +119,8 @@ def best_map(primitive: PRIMITIVE, output: OUT, rank_counts: RANK_LIST = "2,4,8,
 
 @app.command("breakdown")
 @cli_errors
-def breakdown(output: OUT, model: Annotated[str, typer.Option(help="Preset name or parameter count (7B).")],
-              cluster: Annotated[list[str], typer.Option("--cluster", help="A system profile (repeat to compare).")],
+def breakdown(output: OUT, model: Annotated[str, typer.Option(help="Preset name or parameter count (7B).", autocompletion=complete.models)],
+              cluster: Annotated[list[str], typer.Option("--cluster", help="A system profile (repeat to compare).", autocompletion=complete.systems)],
               micro_batch: Annotated[int, typer.Option("--micro-batch", help="Samples per GPU per micro-batch.")],
               nodes: Annotated[list[int], typer.Option("--nodes", help="Nodes (repeat: one bar per value).")] = [1],  # noqa: B006
               accum: Annotated[int, typer.Option(help="Gradient accumulation steps.")] = 1,
@@ -138,8 +140,8 @@ def breakdown(output: OUT, model: Annotated[str, typer.Option(help="Preset name 
 
 @app.command("plan")
 @cli_errors
-def plan(output: OUT, model: Annotated[str, typer.Option(help="Preset name or parameter count (7B).")],
-         cluster: Annotated[str, typer.Option(help="A system profile name or TOML path.")],
+def plan(output: OUT, model: Annotated[str, typer.Option(help="Preset name or parameter count (7B).", autocompletion=complete.models)],
+         cluster: Annotated[str, typer.Option(help="A system profile name or TOML path.", autocompletion=complete.systems)],
          global_batch: Annotated[int, typer.Option("--global-batch", help="Samples per optimizer step.")],
          nodes: Annotated[int, typer.Option(help="Nodes available.")] = 1, backend: BACKEND = "ideal",
          x: Annotated[str, typer.Option("--x", help="Horizontal axis: accumulation_steps, micro_batch or gpus.")] = "accumulation_steps",
@@ -159,7 +161,7 @@ def plan(output: OUT, model: Annotated[str, typer.Option(help="Preset name or pa
 
 @app.command("schedule")
 @cli_errors
-def schedule(primitive: PRIMITIVE, algorithm: Annotated[str, typer.Argument(help="The algorithm, e.g. ring.")],
+def schedule(primitive: PRIMITIVE, algorithm: Annotated[str, typer.Argument(help="The algorithm, e.g. ring.", autocompletion=complete.algorithms)],
              output: OUT, ranks: Annotated[int, typer.Option("--ranks", "-N", help="Ranks (2 to 16).")] = 4,
              size: Annotated[str, typer.Option("--size", "-n", help="Buffer size for the labels.")] = "1GiB",
              servers: Annotated[Optional[int], typer.Option("--servers", help="Parameter servers S.")] = None,
