@@ -60,7 +60,7 @@ def _lines(b, comm_info: dict) -> list[str]:
         f"{b.model} ({b.params / 1e9:.3g} B params) on {b.ranks} GPUs, "
         f"algorithm {_algorithm_text(b, comm_info)}, ZeRO-{b.zero_stage}, {mode}",
         f"step: {b.accumulation_steps} x micro-batch {b.micro_batch} per GPU, global batch "
-        f"{b.global_batch}, seq {b.seq_len}, grads {b.grad_dtype}, compute {b.compute_dtype} "
+        f"{b.global_batch}, {f'seq {b.seq_len}, ' if b.seq_len else ''}grads {b.grad_dtype}, compute {b.compute_dtype} "
         f"at MFU {b.mfu:.0%}, {b.bucket_count} buckets of {format_size(b.bucket_bytes)}",
         "",
         f"  forward              {format_time(b.forward_s):>12}",
@@ -71,7 +71,8 @@ def _lines(b, comm_info: dict) -> list[str]:
         f"  optimizer            {format_time(b.optimizer_s):>12}",
         f"  total                {format_time(b.total_s):>12}",
         "",
-        f"  throughput           {b.samples_per_s:,.1f} samples/s, {b.tokens_per_s:,.0f} tokens/s",
+        f"  throughput           {b.samples_per_s:,.1f} samples/s"
+        + (f", {b.tokens_per_s:,.0f} tokens/s" if b.tokens_per_s else ""),
         f"  scaling efficiency   {b.scaling_efficiency:.1%}   (exposed comm share {b.comm_share:.1%})",
         "",
         f"memory per GPU: weights {_gb(mem.weights_bytes)}, gradients {_gb(mem.gradients_bytes)}, "
