@@ -153,7 +153,7 @@ def validate_command(
     if as_json:
         print_json({"path": path, "valid": not problems, "problems": problems})
     elif problems:
-        typer.echo("\n".join(problems), err=True)
+        typer.echo("\n".join(f"error: {problem}" for problem in problems), err=True)
     else:
         typer.echo("ok")
     if problems:
