@@ -22,7 +22,7 @@ def _summary(result) -> dict:
                      "max_size_bytes": r.max_size_bytes if math.isfinite(r.max_size_bytes) else None,
                      "latency_s": r.latency_s, "seconds_per_byte": r.seconds_per_byte,
                      "algbw_Bps": 1 / r.seconds_per_byte if r.seconds_per_byte > 0 else None,
-                     "points": r.points,
+                     "points": r.points, "transition": r.transition,
                      "link_latency_s": link.latency_s, "link_bandwidth_Bps": link.bandwidth_Bps}
                     for r, link in zip(fit.regimes, result.link_regimes)],
         "crossover_sizes_bytes": list(fit.crossovers_bytes),
@@ -38,12 +38,16 @@ def _print_text(result) -> None:
     from costmodel.units import format_bandwidth, format_size, format_time
 
     fit = result.fit
+    fitted = [r for r in fit.regimes if not r.transition]
+    bridges = len(fit.regimes) - len(fitted)
     typer.echo(f"{result.collective} on {result.ranks} ranks, algorithm {result.algorithm}: "
-               f"{len(fit.sizes_bytes)} points, {len(fit.regimes)} regime(s)")
+               f"{len(fit.sizes_bytes)} points, {len(fitted)} fitted regime(s)"
+               + (f" and {bridges} transition(s) between them" if bridges else ""))
     for regime, link in zip(fit.regimes, result.link_regimes):
         upper = format_size(regime.max_size_bytes) if math.isfinite(regime.max_size_bytes) else "∞"
         algbw = format_bandwidth(1 / regime.seconds_per_byte) if regime.seconds_per_byte > 0 else "∞"
-        typer.echo(f"  sizes {format_size(regime.min_size_bytes)} … {upper}: A = {format_time(regime.latency_s)}, "
+        kind = "transition" if regime.transition else f"{regime.points:>2} points"
+        typer.echo(f"  {kind:<10} sizes {format_size(regime.min_size_bytes)} … {upper}: A = {format_time(regime.latency_s)}, "
                    f"algbw = {algbw}; per hop α = {format_time(link.latency_s)}, "
                    f"bandwidth = {format_bandwidth(link.bandwidth_Bps)}")
     typer.echo(f"busbw plateau (fit) {format_bandwidth(result.busbw_plateau_Bps)}; measured peak "
