@@ -1,9 +1,11 @@
 """Fit a piecewise latency-bandwidth curve to measured collective times (numpy only).
 
 Per regime the time of a message of ``n`` bytes (nccl-tests "size") is ``A + C·n``: ``A`` the
-latency floor in seconds, ``C`` seconds per byte.  nccl-tests curves show up to three regimes
-(NCCL's LL, LL128 and Simple protocols, or a floor, a ramp and a plateau), so the fit tries
-1, 2 and 3 contiguous regimes over the sorted sizes and keeps the best by a Laplace BIC:
+latency floor in seconds, ``C`` seconds per byte.  A collective library's curve is a chain of
+such regimes: NCCL switches protocol (LL → LL128 → Simple) and algorithm (tree ↔ ring) with
+size, and within one protocol it first adds channels (the time stays flat while the channel
+count grows with the size) and then saturates them (a ramp).  So the fit tries 1 to
+``MAX_REGIMES`` contiguous regimes over the sorted sizes and keeps the best by a Laplace BIC:
 
     score(k) = 2m · ln(max(S_k / m, NOISE_FLOOR_REL)) + (3k − 1) · ln(m)
 
@@ -11,15 +13,30 @@ where ``m`` is the number of points, ``S_k`` the least sum of absolute relative 
 ``|pred/measured − 1|`` over all placements of the k−1 crossovers (found exactly by dynamic
 programming), and ``3k − 1`` counts the parameters (A and C per regime plus the crossovers).
 An extra regime must therefore cut the mean error by a factor ``m^(−3/m)``-ish, and no
-improvement below the measurement noise floor counts.
+improvement below the measurement noise floor counts: the criterion, not the cap, decides.
 
 Each regime is fitted by robust least squares on relative error: iteratively reweighted least
 squares converging to the least *absolute* relative error, with ``A ≥ 0`` and ``C ≥ 0``.
 A 40 µs floor and a 230 GB/s plateau weigh the same because every error is relative.
 
-Prediction: the regime whose size range contains ``n``.  The crossover between two regimes is
-where their lines intersect if that lies between the last size of one and the first of the
-next (the curve is then continuous), else the geometric mean of those two sizes.
+Between two regimes (no measured size between the last size ``a`` of one and the first size
+``b`` of the next) the hand-over is:
+
+- where the two lines meet, if that lies in ``[a, b]`` (the library switches where the new
+  protocol becomes faster: the curve is continuous and concave there);
+- else a *transition* regime, the line from the first regime's time at ``a`` to the second's
+  at ``b``: the switch happens somewhere in between, and channel count and chunk size change
+  gradually with size, so the time is spread over the gap rather than jumping at a guessed
+  size.  It is itself an α-β line (A ≥ 0 and C ≥ 0 exactly when the time does not fall and
+  does not grow faster than the size across the gap);
+- else (the time falls, or more than scales with size, across the gap) a jump at the
+  geometric mean of ``a`` and ``b``.
+
+Prediction: the regime whose size range contains ``n``.
+
+A log whose time *falls* with size by more than ``NONMONOTONIC_FALL_REL`` cannot be followed by
+any latency-bandwidth curve (time never decreases with size): the fit says so in a note, and
+sizes around the fall are ambiguous by about its depth.
 """
 
 from __future__ import annotations
@@ -32,7 +49,9 @@ import numpy as np
 
 from costmodel.errors import InputError
 
-MAX_REGIMES = 3
+# Bounds the search only: NCCL's 3 protocols, each with a channel ramp and a plateau, plus a
+# tree/ring switch.  The criterion picks fewer on all but one of the validation logs.
+MAX_REGIMES = 8
 MIN_POINTS_PER_REGIME = 3  # a 2-parameter line needs a third point to show any error
 # Median |in-place / out-of-place − 1| over the 734 rows of the validation logs
 # (tests/data/calibration/raw, from /work/shared/validation): run-to-run noise of nccl-tests.
@@ -45,6 +64,10 @@ MEASURED_FLOOR_SHARE = 0.5
 # Two regime counts whose scores differ by less than this are reported as ambiguous
 # (a BIC difference below 2 is "not worth more than a bare mention", Kass & Raftery 1995).
 AMBIGUOUS_SCORE_GAP = 2.0
+# A fall of the (fastest) time with size deeper than this is reported as non-monotonic.  The
+# 22 monotonic validation logs with 12 or more sizes fall by at most 3.6 % (noise at the
+# smallest sizes); the 3 that are not fall by 14 to 42 %.
+NONMONOTONIC_FALL_REL = 0.05
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,12 +76,29 @@ class Regime:
 
     latency_s: float
     seconds_per_byte: float
-    min_size_bytes: float  # smallest measured size fitted in this regime
+    min_size_bytes: float  # smallest measured size fitted in it (a transition: where it starts)
     max_size_bytes: float  # crossover to the next regime; math.inf for the last
     points: int
+    transition: bool = False  # a line bridging two fitted regimes across a gap (points = 0)
 
     def time_s(self, size_bytes: float) -> float:
         return self.latency_s + self.seconds_per_byte * size_bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fall:
+    """The time falls with size: ``to_time_s`` at the larger ``to_size_bytes`` is below
+    ``from_time_s`` at ``from_size_bytes`` (fastest measurement of each size)."""
+
+    from_size_bytes: float
+    from_time_s: float
+    to_size_bytes: float
+    to_time_s: float
+
+    @property
+    def relative(self) -> float:
+        """to / from − 1 (negative)."""
+        return self.to_time_s / self.from_time_s - 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,7 +110,13 @@ class Fit:
     times_s: tuple[float, ...]
     relative_errors: tuple[float, ...]  # pred/measured − 1 per point
     scores: tuple[float, ...]  # score(k) for k = 1, 2, … (inf where too few points)
+    falls: tuple[Fall, ...] = ()  # where the log is non-monotonic (deeper than the threshold)
     notes: tuple[str, ...] = ()
+
+    @property
+    def fitted_regimes(self) -> tuple[Regime, ...]:
+        """The regimes fitted to points (without the transitions between them)."""
+        return tuple(r for r in self.regimes if not r.transition)
 
     @property
     def crossovers_bytes(self) -> tuple[float, ...]:
@@ -167,25 +213,74 @@ def _score(total_cost: float, m: int, k: int) -> float:
     return 2 * m * math.log(max(total_cost / m, NOISE_FLOOR_REL)) + (3 * k - 1) * math.log(m)
 
 
-def _crossover(left: tuple[float, float], right: tuple[float, float], last: float, first: float) -> float:
+def _handover(left: tuple[float, float], right: tuple[float, float], last: float,
+              first: float) -> tuple[float, tuple[float, float] | None]:
+    """(crossover, transition line (A, C) or None) between the line ``left`` whose last
+    measured size is ``last`` and the line ``right`` whose first is ``first`` (module docstring)."""
     (a1, c1), (a2, c2) = left, right
     if c1 != c2:
         meet = (a2 - a1) / (c1 - c2)
         if last <= meet <= first:
-            return meet
-    return math.sqrt(last * first)
+            return meet, None
+    start, end = a1 + c1 * last, a2 + c2 * first
+    slope = (end - start) / (first - last)
+    latency = (start * first - end * last) / (first - last)  # >= 0 iff end/first <= start/last
+    if slope >= 0 and latency >= 0:
+        return last, (latency, slope)
+    return math.sqrt(last * first), None
 
 
 def _regimes(table, segments, sizes: np.ndarray) -> tuple[Regime, ...]:
+    """The fitted lines in size order, each followed by its hand-over (a transition regime
+    when the next line does not meet it across the gap)."""
     lines = [table[s][:2] for s in segments]
-    bounds = [_crossover(lines[i], lines[i + 1], sizes[segments[i][1] - 1], sizes[segments[i + 1][0]])
-              for i in range(len(segments) - 1)] + [math.inf]
-    return tuple(Regime(latency_s=a, seconds_per_byte=c, min_size_bytes=float(sizes[start]),
-                        max_size_bytes=float(bound), points=stop - start)
-                 for (a, c), (start, stop), bound in zip(lines, segments, bounds))
+    regimes = []
+    for i, ((a, c), (start, stop)) in enumerate(zip(lines, segments)):
+        bound, bridge = math.inf, None
+        if i + 1 < len(segments):
+            last, first = float(sizes[stop - 1]), float(sizes[segments[i + 1][0]])
+            bound, bridge = _handover((a, c), lines[i + 1], last, first)
+        regimes.append(Regime(latency_s=a, seconds_per_byte=c, min_size_bytes=float(sizes[start]),
+                              max_size_bytes=float(bound), points=stop - start))
+        if bridge is not None:
+            regimes.append(Regime(latency_s=bridge[0], seconds_per_byte=bridge[1], min_size_bytes=last,
+                                  max_size_bytes=first, points=0, transition=True))
+    return tuple(regimes)
 
 
-def _notes(regimes: Sequence[Regime], sizes: np.ndarray, times: np.ndarray, scores: list[float]) -> list[str]:
+def falls(sizes_bytes: Sequence[float], times_s: Sequence[float],
+          threshold_rel: float = NONMONOTONIC_FALL_REL) -> tuple[Fall, ...]:
+    """Where the fastest time of a size is below that of a smaller size by more than
+    ``threshold_rel``: one :class:`Fall` per peak (the slowest time so far), from it to the
+    lowest time below it before a new peak, deepest first.  The fastest of a size's
+    measurements is used because interference only ever slows a run down."""
+    sizes, times = np.asarray(sizes_bytes, float), np.asarray(times_s, float)
+    distinct = np.unique(sizes)
+    fastest = np.array([times[sizes == size].min() for size in distinct])
+    found: dict[int, int] = {}  # peak index -> index of the lowest time below it
+    for i in range(1, len(distinct)):
+        peak = int(np.argmax(fastest[:i]))
+        if fastest[i] < (1 - threshold_rel) * fastest[peak]:
+            if peak not in found or fastest[i] < fastest[found[peak]]:
+                found[peak] = i
+    result = [Fall(from_size_bytes=float(distinct[p]), from_time_s=float(fastest[p]),
+                   to_size_bytes=float(distinct[i]), to_time_s=float(fastest[i])) for p, i in found.items()]
+    return tuple(sorted(result, key=lambda fall: fall.relative))
+
+
+def _fall_note(found: Sequence[Fall]) -> str:
+    from costmodel.units import format_size, format_time
+
+    shown = "; ".join(f"{format_time(f.from_time_s)} at {format_size(f.from_size_bytes)} → "
+                      f"{format_time(f.to_time_s)} at {format_size(f.to_size_bytes)} ({100 * f.relative:+.0f} %)"
+                      for f in found)
+    return (f"non-monotonic log: the time falls as the size grows ({shown}); no latency-bandwidth "
+            f"curve follows that, so sizes there are ambiguous: the fit follows the measured points, "
+            f"but a size between them may be off by about the fall")
+
+
+def _notes(regimes: Sequence[Regime], sizes: np.ndarray, times: np.ndarray, scores: list[float],
+           found: Sequence[Fall] = ()) -> list[str]:
     notes, distinct = [], len(np.unique(sizes))
     if distinct == 1:
         notes.append("one message size: latency and bandwidth cannot be separated; "
@@ -199,6 +294,8 @@ def _notes(regimes: Sequence[Regime], sizes: np.ndarray, times: np.ndarray, scor
     if len(finite) > 1 and finite[1][0] - finite[0][0] < AMBIGUOUS_SCORE_GAP:
         notes.append(f"{finite[0][1]} and {finite[1][1]} regimes fit about equally well "
                      f"(scores {finite[0][0]:.1f} and {finite[1][0]:.1f}); the crossovers are uncertain")
+    if found:
+        notes.append(_fall_note(found))
     return notes
 
 
@@ -235,9 +332,10 @@ def fit_times(sizes_bytes: Sequence[float], times_s: Sequence[float], max_regime
     chosen = options[int(np.argmin(scores))]
     regimes = _regimes(table, chosen[1], sizes)
     errors = predict_s(regimes, sizes) / times - 1
+    found = falls(sizes, times)
     return Fit(regimes=regimes, sizes_bytes=tuple(sizes), times_s=tuple(times),
-               relative_errors=tuple(float(e) for e in errors), scores=tuple(scores),
-               notes=tuple(_notes(regimes, sizes, times, scores)))
+               relative_errors=tuple(float(e) for e in errors), scores=tuple(scores), falls=found,
+               notes=tuple(_notes(regimes, sizes, times, scores, found)))
 
 
 def cross_validate(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:

@@ -145,7 +145,8 @@ def coefficients_for(collective: str, algorithm: str | None, ranks: int) -> tupl
 
 
 def link_regimes(fit: Fit, steps: float, beta_bytes_per_byte: float) -> tuple[LinkRegime, ...]:
-    """Per-hop α and bandwidth of each fitted regime."""
+    """Per-hop α and bandwidth of each regime of the fit (transitions included: the profile
+    must reproduce the whole curve)."""
     regimes = []
     for regime in fit.regimes:
         slope = regime.seconds_per_byte
@@ -243,6 +244,8 @@ def _calibration_lines(result: Calibration) -> list[str]:
                   f"min_size_bytes = {regime.min_size_bytes!r}", f"points = {regime.points}"]
         if math.isfinite(regime.max_size_bytes):
             lines.append(f"max_size_bytes = {regime.max_size_bytes!r}")
+        if regime.transition:
+            lines.append("transition = true")
     return lines
 
 

@@ -33,18 +33,26 @@ def _regimes_from_toml(document: dict) -> list:
                            "bandwidth_Bps": parse_bandwidth(r["bandwidth"])}) for r in rows]
 
 
+def _measured_and_between(fit) -> list[float]:
+    """The fitted sizes and the geometric mean of each neighbouring pair (inside transitions)."""
+    sizes = sorted(set(fit.sizes_bytes))
+    return sizes + [math.sqrt(a * b) for a, b in zip(sizes, sizes[1:])]
+
+
 def test_profile_round_trip_reproduces_the_fit(tmp_path):
     result = calibrate([parse_file(LOG)])
     document = tomllib.loads(profile_toml(result))
     regimes = _regimes_from_toml(document)
-    assert len(regimes) == len(result.fit.regimes) == 3
-    for size in result.fit.sizes_bytes:
+    assert len(regimes) == len(result.fit.regimes) > 1
+    assert any(r.transition for r in result.fit.regimes)  # the round trip covers transitions too
+    for size in _measured_and_between(result.fit):
         again = predict_with_link(regimes, result.steps, result.beta_bytes_per_byte, size)
         assert again == pytest.approx(float(result.fit.predict_s([size])[0]), rel=1e-3)
     raw = document["calibration"]
     assert raw["collective"] == "all-reduce" and raw["ranks"] == 8
     assert raw["regime"][0]["latency_s"] == result.fit.regimes[0].latency_s
     assert raw["crossover_sizes_bytes"] == list(result.fit.crossovers_bytes)
+    assert [r.get("transition", False) for r in raw["regime"]] == [r.transition for r in result.fit.regimes]
 
 
 def test_single_regime_profile_has_no_regime_tables():
@@ -65,7 +73,7 @@ def test_hardware_loader_reads_the_profile(tmp_path):
     link = hardware.load_link(path)
     assert link.category == "calibrated"
     assert hardware.load_file(path).metadata["calibration"]["ranks"] == result.ranks
-    for size in result.fit.sizes_bytes:
+    for size in _measured_and_between(result.fit):
         again = predict_with_link(link.regimes, result.steps, result.beta_bytes_per_byte, size)
         assert again == pytest.approx(float(result.fit.predict_s([size])[0]), rel=1e-3)
 
@@ -76,7 +84,9 @@ def test_cli_writes_profile_and_html(tmp_path):
                                        "--html", str(plot), "--json"])
     assert outcome.exit_code == 0, outcome.output
     summary = json.loads(outcome.output)
-    assert summary["collective"] == "all-reduce" and len(summary["regimes"]) == 3
+    expected = calibrate([parse_file(LOG)], ranks=8).fit.regimes
+    assert summary["collective"] == "all-reduce" and len(summary["regimes"]) == len(expected)
+    assert [r["points"] for r in summary["regimes"]] == [r.points for r in expected]
     assert summary["median_abs_pct_error"] < 5
     assert tomllib.loads(profile.read_text())["link"][0]["category"] == "calibrated"
     html = plot.read_text(encoding="utf-8")
