@@ -44,7 +44,8 @@ LOG_SYSTEMS = {
     "l40s_4x_pcie_": "l40s-4x-pcie",
     "rtx2080ti_2x_nvlinkbridge": "rtx2080ti-2x-nvlink-bridge",
     "rtx2080ti_2x_pcie3_nop2p": "rtx2080ti-2x-pcie",
-    "rtx4090_8x_pcie4_": "rtx4090-8x-pcie",
+    "rtx4090_8x_pcie4_p2poff": "rtx4090-8x-pcie",
+    "rtx4090_8x_pcie4_p2pon": "rtx4090-8x-pcie-p2p",
     "v100sxm2_8x_hcm": "dgx-1",
     "v100sxm2_abci_": "v100-abci-4x",
     "mi300x_": "mi300x-8x",
@@ -55,6 +56,15 @@ LOG_SYSTEMS = {
 EXCLUDED = {
     "h100sxm_2x8_ib_ndr_allreduce_default_nt290": "poster reported degraded multi-node performance",
     "h100sxm_2x8_ib_ndr_allreduce_ring_nt290": "same degraded system, NCCL_ALGO=RING and extra IB settings",
+}
+# NCCL environment a log's run must have set beyond NCCL_ALGO (not printed by the log), with the reason.
+LOG_NCCL_ENV = {
+    "rtx4090_8x_pcie4_p2pon": (
+        {"p2p_level": "SYS"},
+        "the post measures P2P-level bandwidth (20.6 GB/s busbw vs 15.0 through host memory with the stock "
+        "driver); NCCL's default P2P level keeps 8 GPUs on an AMD host whose pairs are all SYS on SHM, "
+        "so the run must have set NCCL_P2P_LEVEL=SYS",
+    ),
 }
 # Logs no profile describes.
 UNDESCRIBABLE = {
@@ -100,12 +110,17 @@ def read_rows(path: Path) -> list[dict[str, str]]:
         return [row for row in csv.DictReader(handle) if int(row["size_bytes"]) > 0]
 
 
-def predict_nccl(row: dict[str, str], system: object, tables: object):
+def nccl_env(slug: str) -> dict[str, str]:
+    """The NCCL settings (keyword arguments of ``topology_for``) a log's run used."""
+    return next((env for prefix, (env, _) in LOG_NCCL_ENV.items() if slug.startswith(prefix)), {})
+
+
+def predict_nccl(row: dict[str, str], system: object, tables: object, env: dict[str, str] | None = None):
     """NCCL-mode prediction of one row; raises DpcostError when not applicable."""
     from costmodel.nccl import nccl_time, topology_for
     from costmodel.nccl.names import normalize_collective
 
-    topo = topology_for(system, int(row["nodes"]), int(row["gpus_per_node"]), tables)
+    topo = topology_for(system, int(row["nodes"]), int(row["gpus_per_node"]), tables, **(env or {}))
     algorithm = row["nccl_algo_env"] or "auto"
     collective = normalize_collective(row["collective"].removesuffix("_perf"))
     return nccl_time(collective, int(row["size_bytes"]), topo, tables, algorithm=algorithm)
@@ -164,7 +179,7 @@ def evaluate(backend: str, tables: object = None) -> list[Group]:
             nodes = int(row["nodes"])
             try:
                 if backend in ("nccl", "nccl-own"):
-                    prediction = predict_nccl(row, system, tables)
+                    prediction = predict_nccl(row, system, tables, nccl_env(path.stem))
                     seconds = prediction.time_s if backend == "nccl" else prediction.model_time_s
                 else:
                     seconds = predict_ideal(row, system)["time_s"]
@@ -199,7 +214,9 @@ def markdown(results: dict[str, list[Group]]) -> str:
     for key in keys:
         found = [index.get(b, {}).get(key) for b in ("nccl-own", "nccl", "ideal")]
         ref = next(g for g in found if g is not None)
-        note = EXCLUDED.get(key[0], "RCCL: NCCL mode n/a" if ref.category == "rccl" else "")
+        env = ", ".join(f"NCCL_{k.upper()}={v}" for k, v in nccl_env(key[0]).items())
+        default = "RCCL: NCCL mode n/a" if ref.category == "rccl" else f"{env} assumed" if env else ""
+        note = EXCLUDED.get(key[0], default)
         cells = " | ".join(f"{_pct(g and g.median())} | {_pct(g and g.median(MIB))}" for g in found)
         lines.append(f"| {key[0]} | {key[1]} | {ref.system} | {len(ref.errors)} | {cells} | {note} |")
     lines += ["", "| class (median of per-log medians, goal logs) | backend | all sizes | ≥ 1 MiB |", "|---|---|---|---|"]
@@ -221,6 +238,9 @@ def write_section(path: Path, name: str, body: str) -> None:
     path.write_text(f"{head}{begin}\n{body.strip()}\n{end}{tail}", encoding="utf-8")
 
 
+# efficiency_shm is not refitted: it is the large-message plateau of the ring logs through host
+# memory (busbw / PCIe link / switch sharing), which the mean-of-medians score would trade against
+# the mid-size terms.
 FIT_GRID = {
     "launch_overhead_us": [x / 2 for x in range(0, 24)],
     "hop_latency_scale": [0.5 + x / 20 for x in range(0, 51)],
@@ -246,7 +266,8 @@ def _fit_rows() -> list[tuple]:
             continue
         for row in read_rows(path):
             try:
-                topo = topology_for(load_system(name), int(row["nodes"]), int(row["gpus_per_node"]), tables)
+                topo = topology_for(load_system(name), int(row["nodes"]), int(row["gpus_per_node"]), tables,
+                                    **nccl_env(path.stem))
                 coll = normalize_collective(row["collective"].removesuffix("_perf"))
                 algo = normalize_algorithm(row["nccl_algo_env"] or "auto")
                 cell = choose(coll, int(row["size_bytes"]), topo, tables, algo)[3]

@@ -105,6 +105,7 @@ def _system_lines(system: System) -> list[str]:
     lines += [f"in_network_reduction = {_quote(system.in_network_reduction)}"]
     lines += [f"oversubscription = {_number(system.oversubscription)}", f"cpu_vendor = {_quote(system.cpu_vendor)}"]
     lines += [f"p2p = {str(system.p2p).lower()}", f"scaleup_domain_gpus = {system.scaleup_domain_gpus}"]
+    lines += [f"pcie_path = {_quote(system.pcie_path)}", f"pcie_switch_gpus = {system.pcie_switch_gpus}"]
     return lines
 
 

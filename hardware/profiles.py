@@ -22,6 +22,9 @@ ARCHITECTURES = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdn
 INTRA_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge", "pcie", "xgmi")
 IN_NETWORK_REDUCTIONS = ("", "nvls", "sharp")
 CPU_VENDORS = ("intel", "amd", "arm")
+# PCIe path between two GPUs of a node as `nvidia-smi topo -m` prints it, nearest first:
+# one switch, several switches, one CPU host bridge, host bridges of one NUMA node, across CPUs.
+PCIE_PATHS = ("PIX", "PXB", "PHB", "NODE", "SYS")
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
 NO_LINK = "none"
 # NCCL's NVLS (NVLink SHARP) needs NVSwitch gen3 or newer (H100/H200 HGX and later).
@@ -106,7 +109,10 @@ class System:
 
     ``intra_bandwidth_Bps`` is per GPU per direction (nominal); ``nic_bandwidth_Bps`` per
     NIC per direction. ``in_network_reduction`` is "nvls" (NVSwitch gen3+), "sharp" (an
-    InfiniBand fabric with SHARP) or "" (none).
+    InfiniBand fabric with SHARP) or "" (none). ``pcie_path`` is the farthest PCIe path
+    between two GPUs of the node (one of :data:`PCIE_PATHS`) and ``pcie_switch_gpus`` the GPUs
+    that share one PCIe switch's uplink to the CPU (1 = every GPU on its own root port); NCCL
+    uses them to decide between peer-to-peer and host-memory (SHM) transport on PCIe.
     """
 
     name: str
@@ -127,6 +133,8 @@ class System:
     cpu_vendor: str
     p2p: bool
     scaleup_domain_gpus: int = 0  # 0 = gpus_per_node (set by __post_init__)
+    pcie_path: str = "PXB"
+    pcie_switch_gpus: int = 1
     notes: str = ""
 
     def __post_init__(self) -> None:

@@ -75,6 +75,9 @@ def _check_system(build: _Build, label: str, values: dict[str, Any]) -> None:
     if values["intra_fabric"] == "nvswitch" and values["nvswitch_gen"] == 0:
         build.problems.append(ProfileError(f"{label}.nvswitch_gen", 0,
                                            'an NVSwitch generation >= 1 when intra_fabric = "nvswitch"'))
+    if values["pcie_switch_gpus"] > values["gpus_per_node"]:
+        build.problems.append(ProfileError(f"{label}.pcie_switch_gpus", values["pcie_switch_gpus"],
+                                           f"at most gpus_per_node = {values['gpus_per_node']}"))
 
 
 def _add_system(build: _Build, label: str, values: dict[str, Any]) -> System | None:

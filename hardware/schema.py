@@ -20,6 +20,7 @@ from hardware.profiles import (
     IN_NETWORK_REDUCTIONS,
     INTRA_FABRICS,
     LINK_CATEGORIES,
+    PCIE_PATHS,
 )
 
 _MISSING = object()
@@ -91,6 +92,10 @@ SYSTEM_FIELDS = _common() + (
     FieldSpec("p2p", "p2p", fields.boolean),
     FieldSpec("scaleup_domain_gpus", "scaleup_domain_gpus", fields.integer(0, 100_000), 0,
               help="GPUs in one NVLink domain (0 = gpus_per_node)"),
+    FieldSpec("pcie_path", "pcie_path", fields.choice(PCIE_PATHS), "PXB",
+              help="farthest GPU-to-GPU PCIe path, as nvidia-smi topo -m prints it"),
+    FieldSpec("pcie_switch_gpus", "pcie_switch_gpus", fields.integer(1, 1024), 1,
+              help="GPUs sharing one PCIe switch uplink (1 = own root port)"),
 )
 
 # TOML table key -> (plural label used in messages, field specs)

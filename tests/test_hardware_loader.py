@@ -58,6 +58,12 @@ def test_user_system_by_path_references_bundled_names(tmp_path):
     system = load_system(write(tmp_path, SYSTEM))
     assert system.name == "my-box" and system.gpu.name == "h100-sxm"
     assert system.nic_link.bandwidth_Bps == pytest.approx(50e9)
+    assert (system.pcie_path, system.pcie_switch_gpus) == ("PXB", 1)  # optional, NCCL-P2P-friendly defaults
+
+
+def test_pcie_layout_fields(tmp_path):
+    system = load_system(write(tmp_path, SYSTEM + 'pcie_path = "NODE"\npcie_switch_gpus = 4\n'))
+    assert (system.pcie_path, system.pcie_switch_gpus) == ("NODE", 4)
     assert system.oversubscription == 1.0
     assert load_system(str(write(tmp_path, SYSTEM, "other.toml"))).name == "my-box"
 
@@ -121,6 +127,9 @@ def test_malformed_toml_reports_line_and_column(tmp_path):
     (SYSTEM.replace('"intel"', '"via"'), "systems[0] (my-box).cpu_vendor", "'intel'"),
     (SYSTEM.replace('"h100-sxm"', '"h100-sxn"'), "systems[0] (my-box).gpu", "h100-sxm"),
     (SYSTEM.replace("nvswitch_gen = 3", "nvswitch_gen = 2"), "in_network_reduction", "nvswitch_gen >= 3"),
+    (SYSTEM + 'pcie_path = "NVL"\n', "systems[0] (my-box).pcie_path", "'PIX'"),
+    (SYSTEM + "pcie_switch_gpus = 9\n", "systems[0] (my-box).pcie_switch_gpus", "gpus_per_node = 8"),
+    (SYSTEM + "pcie_switch_gpus = 0\n", "systems[0] (my-box).pcie_switch_gpus", "from 1 to"),
     (SYSTEM.replace('"ib-ndr"', '"roce-400"').replace('"nvls"', '"sharp"'), "in_network_reduction", "sharp = true"),
     (LINK.replace("0.9", "1.5"), "links[0] (my-link).efficiency", "<= 1"),
     (LINK.replace('"2us"', '"2 parsecs"'), "links[0] (my-link).latency", "us"),

@@ -26,7 +26,7 @@ REQUIRED_LINKS = [
     "eth-100g", "eth-200g", "eth-400g", "tcp-sockets", "efa", "xgmi",
 ]
 REQUIRED_SYSTEMS = [
-    "dgx-1", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "rtx4090-8x-pcie", "l40s-4x-pcie",
+    "dgx-1", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "rtx4090-8x-pcie", "rtx4090-8x-pcie-p2p", "l40s-4x-pcie",
     "aws-p4d", "aws-p5", "azure-nd-h100-v5", "gcp-a3-mega", "mi300x-8x",
     "h100-pcie-2x-nvlink-bridge", "rtx2080ti-2x-pcie", "v100-abci-4x", "a100-abci-8x",
     "l40s-tcp-1x", "gb300-nvl72-tray", "mi325x-8x", "mi355x-8x",
@@ -154,6 +154,14 @@ def test_consumer_cards_without_p2p():
     assert load_system("rtx4090-8x-pcie").p2p is False
     assert load_system("rtx2080ti-2x-pcie").p2p is False
     assert load_system("dgx-h100").p2p is True
+    assert load_system("rtx4090-8x-pcie-p2p").p2p is True
+
+
+def test_pcie_layouts_of_the_pcie_boxes():
+    """As their sources' nvidia-smi topo -m print them."""
+    assert (load_system("rtx2080ti-2x-pcie").pcie_path, load_system("rtx2080ti-2x-pcie").pcie_switch_gpus) == ("PIX", 2)
+    assert load_system("l40s-4x-pcie").pcie_path == "NODE"
+    assert load_system("rtx4090-8x-pcie").pcie_path == load_system("rtx4090-8x-pcie-p2p").pcie_path == "SYS"
 
 
 def test_nvl72_tray_has_a_72_gpu_domain():

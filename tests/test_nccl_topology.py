@@ -12,7 +12,9 @@ from hardware import load_system
     ("dgx-a100", 12, 20.0, "NVLINK"),   # reference §2.5: A100 ring 12 ch x 20
     ("dgx-h100", 12, 30.0, "NVLINK"),   # H100 6 x 60, duplicated to 12 x 30
     ("dgx-1", 6, 20.0, "NVLINK"),
-    ("l40s-4x-pcie", 2, 12.0, "PCI"),
+    ("l40s-4x-pcie", 1, 20.0, "PCI"),          # SHM through an Intel host bridge: 24 / 1.2
+    ("rtx2080ti-2x-pcie", 1, 5.0, "PCI"),      # SHM, both GPUs behind one Gen3 switch: 12 / (2 x 1.2)
+    ("rtx4090-8x-pcie", 2, 12.0, "PCI"),       # SHM on an AMD host: no host-bridge charge
 ])
 def test_single_node_graphs(system, channels, bw, path):
     topo = topology_for(load_system(system))

@@ -8,16 +8,17 @@
 
 Modules: ``tables`` (constants + overrides), ``topology`` (NcclTopology), ``search``
 (System -> NcclTopology), ``tuning`` and ``latency`` (ncclTopoTuneModel), ``selection``
-(ncclTopoGetAlgoTime + argmin), ``model`` (prediction with the nccl-tests layer).
+(ncclTopoGetAlgoTime + argmin), ``model`` (prediction with the nccl-tests layer), ``hostmem``
+(what the SHM transport through host memory sustains).
 """
 
 from costmodel.nccl.model import NcclPrediction, cost_table, nccl_time
 from costmodel.nccl.names import ALGORITHMS, COLLECTIVES, PROTOCOLS
 from costmodel.nccl.tables import NcclTables, known_versions, load_tables
-from costmodel.nccl.topology import NcclGraph, NcclTopology, topology_for
+from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology, topology_for
 from costmodel.nccl.tuning import CostCell
 
 __all__ = sorted([
-    "ALGORITHMS", "COLLECTIVES", "CostCell", "NcclGraph", "NcclPrediction", "NcclTables", "NcclTopology",
-    "PROTOCOLS", "cost_table", "known_versions", "load_tables", "nccl_time", "topology_for",
+    "ALGORITHMS", "COLLECTIVES", "CostCell", "HostMemoryPath", "NcclGraph", "NcclPrediction", "NcclTables",
+    "NcclTopology", "PROTOCOLS", "cost_table", "known_versions", "load_tables", "nccl_time", "topology_for",
 ])

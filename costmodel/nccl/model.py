@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from costmodel.errors import InputError
+from costmodel.nccl import hostmem
 from costmodel.nccl.names import n_steps, normalize_algorithm, normalize_collective, normalize_protocol
 from costmodel.nccl.selection import choose, plateau_factor, tree_correction
 from costmodel.nccl.tables import NcclTables, load_tables
@@ -72,11 +73,31 @@ def link_class(topo: NcclTopology) -> str:
     return "nvlink" if topo.intra_path == "NVLINK" else "pci"
 
 
+def achieved_bw_GBps(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
+    """Algorithm bandwidth nccl-tests sees: NCCL's cell × the efficiency of its links.
+
+    Through host memory (one node, SHM) the links' own rate replaces NCCL's graph speed
+    (:mod:`costmodel.nccl.hostmem`); elsewhere NCCL's graph is the hardware's rate. NCCL's tree
+    converts bus to algorithm bandwidth with ×0.5 because an inner rank of the tree forwards
+    every byte twice (reduce up, broadcast down); a 2-rank tree has no inner rank, each link
+    carries the data once per direction, as in a ring.
+    """
+    m = t.section("nccl_tests")
+    bw_GBps = cell.algbw_GBps * tree_correction(cell, size_bytes, topo, t)
+    if cell.algorithm == "tree" and topo.n_ranks == 2:
+        bw_GBps *= 2.0
+    if topo.shm is None or topo.n_nodes > 1:
+        return bw_GBps * m[f"efficiency_{link_class(topo)}"]
+    graph = graph_for(cell.algorithm, topo) or topo.ring
+    scale = hostmem.bus_bw_GBps(collective, topo) / (graph.n_channels * graph.bw_intra_GBps)
+    efficiency = m["efficiency_shm"] if hostmem.duplex(collective, topo.n_ranks) else m["efficiency_pci"]
+    return bw_GBps * scale * efficiency
+
+
 def measured_time_us(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
     """nccl-tests time of one cell: launch + scaled latency + bytes/(eff × bw) + store-and-forward."""
     m = t.section("nccl_tests")
-    efficiency = m[f"efficiency_{link_class(topo)}"]
-    bw_GBps = cell.algbw_GBps * tree_correction(cell, size_bytes, topo, t) * efficiency
+    bw_GBps = achieved_bw_GBps(collective, cell, size_bytes, topo, t)
     lat_us = cell.latency_us * plateau_factor(collective, cell, size_bytes, topo, t)
     graph = graph_for(cell.algorithm, topo) or topo.ring
     rooted = collective in ("broadcast", "reduce")

@@ -5,7 +5,10 @@ each GPU a total bandwidth (NVLink links × per-link effective GB/s, or the PCIe
 or a NIC's Gb/s / 8); the search walks its speed ladder from the highest speed the best path
 allows, keeps the speed × channels product that is largest, stops when it covers the GPU's
 total or when the next speed is under 0.49× the one found, then duplicates channels
-(``ncclTopoDupChannels``). NVLS takes one channel per GPU. The hardware is read only here.
+(``ncclTopoDupChannels``). NVLS takes one channel per GPU. On PCIe, NCCL uses peer-to-peer
+only up to its P2P level (``ncclTopoCheckP2p``); farther pairs, or GPUs whose driver has no
+P2P, go through host memory (SHM): the path then crosses the CPU, Intel host bridges are
+charged ×6/5, and GPUs behind one PCIe switch share its uplink. The hardware is read only here.
 
     >>> from costmodel.nccl.tables import load_tables
     >>> ladder_search(240.0, 240.0, (40.0, 30.0, 20.0), 16, load_tables())
@@ -19,10 +22,14 @@ from typing import Any
 
 from costmodel.errors import InputError, NotApplicableError
 from costmodel.nccl.tables import NcclTables, load_tables
-from costmodel.nccl.topology import NcclGraph, NcclTopology
+from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
 
 _NVLINK_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge")
 _EPSILON = 1e-9
+# NCCL_P2P_LEVEL values for PCIe, nearest first (NCCL's PATH_* order; LOC = no P2P at all).
+P2P_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS")
+# nvidia-smi's NODE (host bridges of one NUMA node) is one CPU node in NCCL's topology: PATH_PHB.
+_NCCL_PATH = {"PIX": "PIX", "PXB": "PXB", "PHB": "PHB", "NODE": "PHB", "SYS": "SYS"}
 
 
 def _sm_key(cc: int, keys: tuple[str, ...]) -> str:
@@ -88,6 +95,41 @@ def intra_gpu_bandwidth(system: Any, t: NcclTables) -> tuple[str, float, float]:
     return "PCI", pci, pci
 
 
+def p2p_level(system: Any, ppn: int, t: NcclTables, override: str | None = None) -> str:
+    """NCCL's P2P level: ``override`` (NCCL_P2P_LEVEL), else SYS on AMD hosts with few GPUs, else PXB."""
+    if override is not None:
+        level = str(override).upper()
+        if level not in P2P_LEVELS:
+            raise InputError("p2p_level", override, f"one of {', '.join(P2P_LEVELS)} (NCCL_P2P_LEVEL)")
+        return level
+    rule = t.section("p2p_level")
+    return rule["amd_few_gpus"] if system.cpu_vendor == "amd" and ppn <= rule["amd_few_gpus_max"] else rule["default"]
+
+
+def uses_p2p(system: Any, ppn: int, t: NcclTables, override: str | None = None) -> bool:
+    """Whether NCCL connects the node's GPUs peer-to-peer (else through host memory, SHM)."""
+    if system.intra_fabric in _NVLINK_FABRICS:
+        return True
+    level = p2p_level(system, ppn, t, override)
+    return system.p2p and P2P_LEVELS.index(_NCCL_PATH[system.pcie_path]) <= P2P_LEVELS.index(level)
+
+
+def pcie_ring_bandwidth_GBps(system: Any, ppn: int, shm: bool, t: NcclTables) -> float:
+    """Per-GPU ring bandwidth NCCL's search can place on PCIe (its ``followPath`` accounting).
+
+    Each ring edge loads its GPUs' links once. Through host memory (``shm``) every edge also
+    crosses the sender's switch uplink, which the GPUs behind it share; a path through an
+    Intel host bridge (PHB) is charged ×6/5 (``INTEL_P2P_OVERHEAD``).
+    """
+    links = t.section("link_bandwidth_GBps")
+    path = _NCCL_PATH[system.pcie_path]
+    if shm and path != "SYS":
+        path = "PHB"  # the pair is routed through the CPU
+    overhead = links["intel_p2p_through_cpu_factor"] if system.cpu_vendor == "intel" and path == "PHB" else 1.0
+    sharing = min(system.pcie_switch_gpus, ppn) if shm else 1
+    return pci_bandwidth_GBps(system.gpu.pcie_gen, t) / (sharing * overhead)
+
+
 def pci_bandwidth_GBps(pcie_gen: int, t: NcclTables) -> float:
     """NCCL's PCIe bandwidth: width × speed / 80 (x16: Gen3 12, Gen4 24, Gen5 48 GB/s)."""
     table = t.section("link_bandwidth_GBps")
@@ -98,18 +140,20 @@ def pci_bandwidth_GBps(pcie_gen: int, t: NcclTables) -> float:
     return x16 * lanes / 16
 
 
-def _ring_graph(system: Any, n_nodes: int, ppn: int, t: NcclTables) -> tuple[NcclGraph, float]:
+def _ring_graph(system: Any, n_nodes: int, ppn: int, shm: bool, t: NcclTables) -> tuple[NcclGraph, float]:
     """Ring graph after duplication, and the pre-duplication speed (for NVLS)."""
     cc = system.gpu.compute_capability
     search = t.section("search_speeds_GBps")
-    _, total, max_path = intra_gpu_bandwidth(system, t)
+    path, total, max_path = intra_gpu_bandwidth(system, t)
+    if path == "PCI":
+        total = max_path = pcie_ring_bandwidth_GBps(system, ppn, shm, t)
     if ppn == 1:
         total = max_path = t.section("link_bandwidth_GBps")["local"]
     if n_nodes == 1:
         channels, speed = ladder_search(total, max_path, ladder(cc, "intra", t), search["max_channels"], t)
     else:
         nic = system.nic_bandwidth_Bps / 1e9
-        max_path = min(nic, pci_bandwidth_GBps(system.gpu.pcie_gen, t))
+        max_path = min(nic, pci_bandwidth_GBps(system.gpu.pcie_gen, t), max_path)
         nics = max(1, round(system.nics_per_node * ppn / system.gpus_per_node))
         channels, speed = ladder_search(max(total, nics * nic), max_path, ladder(cc, "inter", t),
                                         search["max_channels"], t, per_link_GBps=nic, n_links=nics)
@@ -140,15 +184,25 @@ def _layout(system: Any, nodes: int, gpus_per_node: int | None) -> tuple[int, in
     return nodes, ppn
 
 
+def _host_memory_path(system: Any, ppn: int, t: NcclTables) -> HostMemoryPath:
+    return HostMemoryPath(link_GBps=pci_bandwidth_GBps(system.gpu.pcie_gen, t),
+                          gpus_per_uplink=min(system.pcie_switch_gpus, ppn))
+
+
 def derive_topology(system: Any, nodes: int = 1, gpus_per_node: int | None = None,
-                    tables: NcclTables | None = None, *, collnet: bool = False) -> NcclTopology:
-    """NCCL's graph-search result for ``nodes`` × ``gpus_per_node`` GPUs of ``system``."""
+                    tables: NcclTables | None = None, *, collnet: bool = False,
+                    p2p_level: str | None = None) -> NcclTopology:
+    """NCCL's graph-search result for ``nodes`` × ``gpus_per_node`` GPUs of ``system``.
+
+    ``p2p_level`` plays NCCL_P2P_LEVEL (LOC, PIX, PXB, PHB, SYS); None keeps NCCL's default.
+    """
     t = tables or load_tables()
     if system.gpu.vendor.lower() != "nvidia" or system.gpu.compute_capability < 60:
         raise NotApplicableError("system", system.name, "an NVIDIA GPU system (sm60+); RCCL's constants are not bundled")
     n_nodes, ppn = _layout(system, nodes, gpus_per_node)
     path, _, _ = intra_gpu_bandwidth(system, t)
-    ring, speed = _ring_graph(system, n_nodes, ppn, t)
+    shm = ppn > 1 and not uses_p2p(system, ppn, t, p2p_level)
+    ring, speed = _ring_graph(system, n_nodes, ppn, shm, t)
     tree = NcclGraph(n_channels=ring.n_channels, bw_intra_GBps=ring.bw_intra_GBps,
                      bw_inter_GBps=ring.bw_inter_GBps, pattern="balanced_tree")
     category = system.nic_link.category if n_nodes > 1 else "infiniband"
@@ -159,7 +213,8 @@ def derive_topology(system: Any, nodes: int = 1, gpus_per_node: int | None = Non
         ring=ring, tree=tree, intra_path=path if ppn > 1 else "NVLINK" if path == "NVLINK" else "PCI",
         inter_path="PHB" if category in ("tcp", "ethernet") else "PXB",
         nvls=_nvls_graph(system, ppn, speed, t), collnet=ring if sharp else None,
+        shm=_host_memory_path(system, ppn, t) if shm else None,
         latency_inter_us=float(plugin.get(category, 0.0)),
         cpu_vendor=system.cpu_vendor if system.cpu_vendor in ("intel", "amd", "arm") else "intel",
-        description=f"{system.name}: {n_nodes} node(s) x {ppn} GPU(s)",
+        description=f"{system.name}: {n_nodes} node(s) x {ppn} GPU(s)" + ("; SHM through host memory" if shm else ""),
     )

@@ -1,8 +1,9 @@
 """What NCCL's topology search hands its tuning model: channels and per-channel bandwidths.
 
 :class:`NcclTopology` is the input of :func:`costmodel.nccl.model.nccl_time`: the rank layout,
-the compute capability, the intra-node path class (NVLINK or PCI), and per graph (ring, tree,
-NVLS, CollNet) the channel count and per-channel ``bwIntra``/``bwInter`` in GB/s, as NCCL's
+the compute capability, the intra-node path class (NVLINK or PCI), the intra-node transport
+(peer-to-peer, or through host memory when ``shm`` is set), and per graph (ring, tree, NVLS,
+CollNet) the channel count and per-channel ``bwIntra``/``bwInter`` in GB/s, as NCCL's
 ``ncclTopoCompute`` would find them. Build one directly, or derive it from a hardware System
 with :func:`topology_for` (the search lives in :mod:`costmodel.nccl.search`).
 
@@ -43,11 +44,32 @@ class NcclGraph:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HostMemoryPath:
+    """NCCL's SHM transport: GPUs without peer-to-peer exchange data through host memory.
+
+    The sender writes into a buffer in the receiver's host memory and the receiver reads it
+    (NCCL ``src/transport/shm.cc``, ``NCCL_SHM_LOCALITY`` = receiver side), so every byte
+    crosses PCIe twice. ``link_GBps`` is each GPU's PCIe bandwidth in NCCL's constants and
+    ``gpus_per_uplink`` the GPUs whose host-memory traffic shares one PCIe switch uplink.
+    """
+
+    link_GBps: float
+    gpus_per_uplink: int = 1
+
+    def __post_init__(self) -> None:
+        if not self.link_GBps > 0:
+            raise InputError("shm.link_GBps", self.link_GBps, "a bandwidth > 0 GB/s")
+        if self.gpus_per_uplink < 1:
+            raise InputError("shm.gpus_per_uplink", self.gpus_per_uplink, "an integer >= 1")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NcclTopology:
     """NCCL's view of a communicator, as its tuning model consumes it.
 
     ``latency_inter_us`` is the network plugin's reported latency (0 for IB/RoCE verbs,
-    tens of µs for AWS EFA). ``nvls``/``collnet`` are None when unavailable.
+    tens of µs for AWS EFA). ``nvls``/``collnet`` are None when unavailable. ``shm`` is set
+    when the GPUs of a node reach each other through host memory instead of peer-to-peer.
     """
 
     n_ranks: int
@@ -62,6 +84,7 @@ class NcclTopology:
     latency_inter_us: float = 0.0
     cpu_vendor: str = "intel"
     same_channels: bool = True
+    shm: HostMemoryPath | None = None
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -75,6 +98,11 @@ class NcclTopology:
         _check_choice("tree.pattern", self.tree.pattern, ("ring", *TREE_PATTERNS))
         if self.compute_capability < 60:
             raise InputError("compute_capability", self.compute_capability, "an integer >= 60 (sm60)")
+
+    @property
+    def transport(self) -> str:
+        """Intra-node transport between GPUs: ``p2p`` or ``shm`` (through host memory)."""
+        return "shm" if self.shm is not None else "p2p"
 
     @property
     def ppn(self) -> int:
@@ -134,8 +162,12 @@ def _check_choice(field: str, value: str, allowed: tuple[str, ...]) -> None:
 
 
 def topology_for(system: object, nodes: int = 1, gpus_per_node: int | None = None,
-                 tables: object = None, *, collnet: bool = False) -> NcclTopology:
-    """NCCL's graph-search result for a hardware System (see :mod:`costmodel.nccl.search`)."""
+                 tables: object = None, *, collnet: bool = False, p2p_level: str | None = None) -> NcclTopology:
+    """NCCL's graph-search result for a hardware System (see :mod:`costmodel.nccl.search`).
+
+    ``p2p_level`` is NCCL_P2P_LEVEL (LOC, PIX, PXB, PHB or SYS); None keeps NCCL's default rule.
+    """
     from costmodel.nccl.search import derive_topology
 
-    return derive_topology(system, nodes, gpus_per_node, tables, collnet=collnet)  # type: ignore[arg-type]
+    return derive_topology(system, nodes, gpus_per_node, tables, collnet=collnet,  # type: ignore[arg-type]
+                           p2p_level=p2p_level)
