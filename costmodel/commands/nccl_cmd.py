@@ -51,6 +51,7 @@ def nccl_table(
     gpus_per_node: Annotated[int | None, typer.Option(help="GPUs used per node (default: all)")] = None,
     tuning: Annotated[str | None, typer.Option(help="TOML overriding NCCL's constants (tuner-plugin style)")] = None,
     nccl_version: Annotated[str | None, typer.Option(help="Bundled NCCL constants: 2.30.7 (default), 2.27.5, 2.21.5")] = None,
+    p2p_level: Annotated[str | None, typer.Option("--p2p-level", help="As NCCL_P2P_LEVEL: LOC, PIX, PXB, PHB or SYS (default: NCCL's own rule)")] = None,
     size: Annotated[str | None, typer.Option(help="Also predict one call of this size, e.g. 1GiB")] = None,
     collective: Annotated[str, typer.Option(help="Collective for --size")] = "all-reduce",
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
@@ -64,7 +65,7 @@ def nccl_table(
     from hardware import load_system
 
     tables = load_tables(tuning, version=nccl_version)
-    topo = topology_for(load_system(cluster), nodes, gpus_per_node, tables)
+    topo = topology_for(load_system(cluster), nodes, gpus_per_node, tables, p2p_level=p2p_level)
     rows = _table_rows(topo, tables)
     prediction = nccl_time(collective, parse_size(size), topo, tables) if size is not None else None
     if json_output:
