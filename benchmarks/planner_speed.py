@@ -4,11 +4,14 @@
    4 gradient dtypes × 8 bucket sizes × every exact (GPUs, micro-batch, accumulation) split of
    a global batch with many divisors on up to 64 DGX H100 nodes), timed end to end: the
    collective-time precomputation, the numpy sweep and the ranking. One core (numpy's
-   elementwise kernels are single-threaded).
+   elementwise kernels are single-threaded). The first run of the process (cold: memory
+   pages, lazy imports) and the median of the runs are reported, for the ideal backend and
+   for the nccl backend (NCCL's four algorithm choices, so fewer configurations).
 2. The same configurations per second through the scalar API (`iteration_breakdown` one at a
    time, a random sample), for comparison — and the peers' published rates: Calculon
    ~50–340 configs/s, llm-analysis ~2,200 configs/s, both one configuration at a time in Python.
-3. `dpcost plan` for llama2-70b on 64 nodes, wall time of a fresh process (imports included).
+3. `dpcost plan` for llama2-70b on 64 nodes, wall time of a fresh process (imports included),
+   median of the runs.
 
     python benchmarks/planner_speed.py          # text
     python benchmarks/planner_speed.py --json
@@ -20,6 +23,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import time
@@ -41,7 +45,10 @@ _HARNESS = ("import sys, typer; sys.path.insert(0, {root!r});"
             "app.command('plan')(plan_cmd.plan); app.command('version')(lambda: None); app()")
 
 
-def _planner_inputs():
+RUNS = 7
+
+
+def _planner_inputs(backend: str = "ideal"):
     import hardware
     from costmodel import planner
     from costmodel.planner_comm import all_reduce_algorithms
@@ -49,28 +56,29 @@ def _planner_inputs():
 
     system = hardware.load_system("dgx-h100")
     space = planner.build_space(system, nodes=64, global_batch=GLOBAL_BATCH, min_gpus=1,
-                                max_gpus=512, algorithms=all_reduce_algorithms(system, 64, "ideal"),
+                                max_gpus=512, algorithms=all_reduce_algorithms(system, 64, backend),
                                 bucket_bytes=BUCKETS, grad_dtypes=DTYPES)
     setting = planner.training_setting(load_model("1.3B"), system, seq_len=2048, compute_dtype="bf16",
-                               mfu=None, optimizer="adamw", jitter_cv=0.0, backend="ideal")
+                               mfu=None, optimizer="adamw", jitter_cv=0.0, backend=backend)
     return system, space, setting
 
 
-def vectorised_rate() -> dict:
-    """Configurations per second of precompute + sweep + ranking (best of three runs)."""
+def vectorised_rate(backend: str = "ideal", runs: int = RUNS) -> dict:
+    """Configurations per second of precompute + sweep + ranking: first run and median."""
     from costmodel import planner_grid as grid
     from costmodel.planner_rank import objective_scores, top_indices
 
-    system, space, setting = _planner_inputs()
+    system, space, setting = _planner_inputs(backend)
     timings = []
-    for _ in range(3):
+    for _ in range(runs):
         start = time.perf_counter()
         sweep = grid.sweep(setting, system, space)
         top_indices(objective_scores(sweep, setting, "throughput", None), 10)
         timings.append(time.perf_counter() - start)
     configs = int(sweep.total_s.size)
-    best = min(timings)
-    return {"configurations": configs, "seconds": best, "configs_per_s": configs / best}
+    median = statistics.median(timings)
+    return {"backend": backend, "configurations": configs, "seconds": median,
+            "first_run_s": timings[0], "runs": runs, "configs_per_s": configs / median}
 
 
 def scalar_rate(samples: int = 300) -> dict:
@@ -94,23 +102,24 @@ def scalar_rate(samples: int = 300) -> dict:
     return {"configurations": samples, "seconds": seconds, "configs_per_s": samples / seconds}
 
 
-def cli_wall(seq_len: int) -> dict:
-    """Wall and CPU time of one fresh `dpcost plan` process (best of three)."""
+def cli_wall(seq_len: int, runs: int = RUNS) -> dict:
+    """Wall and CPU time of a fresh `dpcost plan` process (median of the runs)."""
     cli = ROOT / "cli.py"
     registered = cli.exists() and "plan_cmd" in cli.read_text(encoding="utf-8")
     command = [sys.executable, str(cli)] if registered else [
         sys.executable, "-c", _HARNESS.format(root=str(ROOT))]
-    runs = []
-    for _ in range(3):
+    walls, cpus, codes = [], [], set()
+    for _ in range(runs):
         start, before = time.perf_counter(), os.times()
         done = subprocess.run([*command, *CLI_ARGS, "--seq-len", str(seq_len)],
                               capture_output=True, text=True, check=False)
         after = os.times()
-        runs.append((time.perf_counter() - start,
-                     after.children_user + after.children_system
-                     - before.children_user - before.children_system, done.returncode))
-    wall, cpu, code = min(runs)
-    return {"seq_len": seq_len, "wall_s": wall, "cpu_s": cpu, "exit_code": code,
+        walls.append(time.perf_counter() - start)
+        cpus.append(after.children_user + after.children_system
+                    - before.children_user - before.children_system)
+        codes.add(done.returncode)
+    return {"seq_len": seq_len, "wall_s": statistics.median(walls),
+            "cpu_s": statistics.median(cpus), "exit_code": max(codes), "runs": runs,
             "via": "cli.py" if registered else "plan_cmd harness"}
 
 
@@ -119,7 +128,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args()
     fast, slow = vectorised_rate(), scalar_rate()
-    report = {"vectorised": fast, "scalar_iteration_api": slow,
+    nccl = vectorised_rate("nccl")
+    report = {"vectorised": fast, "vectorised_nccl": nccl, "scalar_iteration_api": slow,
               "speedup_over_peers": {name: fast["configs_per_s"] / rate
                                      for name, rate in PEER_RATES.items()},
               "speedup_over_scalar": fast["configs_per_s"] / slow["configs_per_s"],
@@ -127,15 +137,19 @@ def main() -> None:
     if args.json:
         print(json.dumps(report, indent=2))
         return
-    print(f"vectorised sweep: {fast['configurations']:,} configurations in {fast['seconds']:.3f} s "
-          f"= {fast['configs_per_s']:,.0f} configs/s (precompute + sweep + ranking, one core)")
+    for run in (fast, nccl):
+        print(f"vectorised sweep, {run['backend']} backend: {run['configurations']:,} configurations "
+              f"in {run['seconds']:.3f} s (median of {run['runs']}; first run "
+              f"{run['first_run_s']:.3f} s) = {run['configs_per_s']:,.0f} configs/s "
+              "(precompute + sweep + ranking, one core)")
     print(f"scalar iteration API: {slow['configs_per_s']:,.0f} configs/s "
           f"(x{report['speedup_over_scalar']:,.0f} slower than the sweep)")
     for name, factor in report["speedup_over_peers"].items():
         print(f"  vs {name} ({PEER_RATES[name]:,.0f} configs/s): x{factor:,.0f}")
     for run in report["cli"]:
         print(f"dpcost plan llama2-70b, 64 nodes, seq {run['seq_len']} ({run['via']}): "
-              f"wall {run['wall_s']:.2f} s, CPU {run['cpu_s']:.2f} s, exit code {run['exit_code']}")
+              f"wall {run['wall_s']:.2f} s, CPU {run['cpu_s']:.2f} s (median of {run['runs']}), "
+              f"exit code {run['exit_code']}")
 
 
 if __name__ == "__main__":

@@ -24,9 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from costmodel.errors import InputError, NotApplicableError
-from costmodel.evaluate import predict_entry
+from costmodel.errors import DpcostError, InputError, NotApplicableError
+from costmodel.evaluate import evaluate_grid, predict_entry, resolve
 from costmodel.names import Algorithm, Primitive
+from costmodel.ops import SCALAR
 from costmodel.registry import Entry, entries, get
 
 
@@ -100,16 +101,35 @@ def _flat(lay: Layout, entry: Entry) -> tuple[float, float, str]:
     return alpha, lay.intra_Bps, lay.system.intra_link.name
 
 
+def _chain_with_tree(over_latency_s, over_bandwidth_s, over_reduction_s, size_bytes, gpus_per_node,
+                     intra_alpha_s, intra_Bps, o):
+    """(latency, bandwidth, chain bandwidth, time) seconds of the tree over nodes plus the chains.
+
+    Inside each node the G ranks form a chain: 2(G−1) intra steps, 2·n bytes over the intra link
+    when G > 1; the phases are pipelined, so the bandwidth term is the slower of the two.
+    Written once for floats (``o`` = SCALAR) and numpy arrays (``o`` = the vector namespace).
+    """
+    chain_steps = 2 * (gpus_per_node - 1)
+    chain_bw_s = 2 * size_bytes * o.min(gpus_per_node - 1, 1) / intra_Bps
+    bandwidth_s = o.max(over_bandwidth_s, chain_bw_s)
+    latency_s = over_latency_s + chain_steps * intra_alpha_s
+    return latency_s, bandwidth_s, chain_bw_s, latency_s + bandwidth_s + over_reduction_s
+
+
+def _tree_mapped(entry: Entry, lay: Layout) -> bool:
+    """NCCL's double-binary-tree layout applies: a DBT all-reduce across several nodes."""
+    return (entry.algorithm is Algorithm.DOUBLE_BINARY_TREE and lay.nodes > 1
+            and entry.primitive is Primitive.ALL_REDUCE)
+
+
 def _tree_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: float, params: dict) -> dict:
     """NCCL's layout: a double binary tree over nodes with an intra-node chain in each node."""
     over_nodes = predict_entry(entry, lay.nodes, size_bytes, lay.inter_alpha_s, lay.node_network_Bps, gamma, **params)
-    chain_steps = 2 * (lay.gpus_per_node - 1)
-    chain_bw_s = 2 * size_bytes / lay.intra_Bps if lay.gpus_per_node > 1 else 0.0
-    bandwidth_s = max(over_nodes["bandwidth_s"], chain_bw_s)
-    latency_s = over_nodes["latency_s"] + chain_steps * lay.intra_alpha_s
-    time_s = latency_s + bandwidth_s + over_nodes["reduction_s"]
+    latency_s, bandwidth_s, chain_bw_s, time_s = _chain_with_tree(
+        over_nodes["latency_s"], over_nodes["bandwidth_s"], over_nodes["reduction_s"], size_bytes,
+        lay.gpus_per_node, lay.intra_alpha_s, lay.intra_Bps, SCALAR)
     result = dict(over_nodes, ranks=lay.ranks, time_s=time_s, latency_s=latency_s, bandwidth_s=bandwidth_s,
-                  steps=over_nodes["steps"] + chain_steps)
+                  steps=over_nodes["steps"] + 2 * (lay.gpus_per_node - 1))
     slower = lay.system.nic_link.name if over_nodes["bandwidth_s"] >= chain_bw_s else lay.system.intra_link.name
     return _finish(result, lay, slower, size_bytes)
 
@@ -124,6 +144,36 @@ def _finish(result: dict, lay: Layout, bottleneck: str, size_bytes: float) -> di
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class Mapping:
+    """How a (non-tree) entry maps onto a layout: its α/β per level, the bottleneck link, params."""
+
+    alpha_s: float
+    bandwidth_Bps: float
+    alpha_inter_s: float | None
+    bandwidth_inter_Bps: float | None
+    bottleneck: str
+    params: dict
+
+
+def mapping(entry: Entry, lay: Layout) -> Mapping:
+    """The mapping rules of the module docstring for flat, in-network and hierarchical entries."""
+    if entry.hierarchical:
+        slower = lay.system.nic_link.name if lay.nodes > 1 and lay.inter_Bps < lay.intra_Bps else lay.system.intra_link.name
+        return Mapping(lay.intra_alpha_s, lay.intra_Bps, lay.inter_alpha_s, lay.inter_Bps, slower,
+                       {"gpus_per_node": lay.gpus_per_node})
+    alpha, bandwidth, bottleneck = _flat(lay, entry)
+    if entry.in_network and lay.nodes > 1:
+        alpha, bandwidth, bottleneck = lay.inter_alpha_s, min(lay.inter_Bps, lay.intra_Bps), lay.system.nic_link.name
+    return Mapping(alpha, bandwidth, None, None, bottleneck, {})
+
+
+def _not_applicable(entry: Entry, lay: Layout) -> NotApplicableError:
+    return NotApplicableError("algorithm", entry.algorithm.value,
+                              f"a fabric with in-network reduction ({lay.system.name} has "
+                              f"'{lay.system.in_network_reduction or 'none'}' on {lay.nodes} node(s))")
+
+
 def predict_on_cluster(primitive: str, algorithm: str, system: str | Any, nodes: int = 1,
                        gpus_per_node: int | None = None, size_bytes: float = 0.0,
                        gamma_s_per_byte: float = 0.0, **params: Any) -> dict[str, Any]:
@@ -131,22 +181,80 @@ def predict_on_cluster(primitive: str, algorithm: str, system: str | Any, nodes:
     lay = system if isinstance(system, Layout) else layout(system, nodes, gpus_per_node)
     entry = get(primitive, algorithm)
     if not applicable(entry, lay):
-        raise NotApplicableError("algorithm", entry.algorithm.value,
-                                 f"a fabric with in-network reduction ({lay.system.name} has "
-                                 f"'{lay.system.in_network_reduction or 'none'}' on {lay.nodes} node(s))")
-    if entry.hierarchical:
-        params = {"gpus_per_node": lay.gpus_per_node, **params}
-        result = predict_entry(entry, lay.ranks, size_bytes, lay.intra_alpha_s, lay.intra_Bps, gamma_s_per_byte,
-                               lay.inter_alpha_s, lay.inter_Bps, **params)
-        slower = lay.system.nic_link.name if lay.nodes > 1 and lay.inter_Bps < lay.intra_Bps else lay.system.intra_link.name
-        return _finish(result, lay, slower, size_bytes)
-    if entry.algorithm is Algorithm.DOUBLE_BINARY_TREE and lay.nodes > 1 and entry.primitive is Primitive.ALL_REDUCE:
+        raise _not_applicable(entry, lay)
+    if _tree_mapped(entry, lay):
         return _tree_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params)
-    alpha, bandwidth, bottleneck = _flat(lay, entry)
-    if entry.in_network and lay.nodes > 1:
-        alpha, bandwidth, bottleneck = lay.inter_alpha_s, min(lay.inter_Bps, lay.intra_Bps), lay.system.nic_link.name
-    result = predict_entry(entry, lay.ranks, size_bytes, alpha, bandwidth, gamma_s_per_byte, **params)
-    return _finish(result, lay, bottleneck, size_bytes)
+    m = mapping(entry, lay)
+    result = predict_entry(entry, lay.ranks, size_bytes, m.alpha_s, m.bandwidth_Bps, gamma_s_per_byte,
+                           m.alpha_inter_s, m.bandwidth_inter_Bps, **{**m.params, **params})
+    return _finish(result, lay, m.bottleneck, size_bytes)
+
+
+def _runnable(entry: Entry, lay: Layout) -> bool:
+    """Applicable, and the entry's parameters accept the rank count (as predict_entry checks)."""
+    if not applicable(entry, lay):
+        return False
+    ranks, params = (lay.nodes, {}) if _tree_mapped(entry, lay) else (lay.ranks, mapping(entry, lay).params)
+    try:
+        resolve(entry, ranks, params)
+    except DpcostError:
+        return False
+    return True
+
+
+def _column(values) -> Any:
+    import numpy as np
+
+    return np.asarray(values, dtype=float).reshape(-1, 1)
+
+
+def _flat_times(entry: Entry, lays: list[Layout], sizes) -> Any:
+    maps = [mapping(entry, lay) for lay in lays]
+    inter = entry.hierarchical
+    params = {"gpus_per_node": _column([m.params["gpus_per_node"] for m in maps])} if inter else {}
+    return evaluate_grid(entry.primitive.value, entry.algorithm.value, _column([lay.ranks for lay in lays]),
+                         sizes, _column([m.alpha_s for m in maps]), _column([m.bandwidth_Bps for m in maps]),
+                         0.0, _column([m.alpha_inter_s for m in maps]) if inter else None,
+                         _column([m.bandwidth_inter_Bps for m in maps]) if inter else None,
+                         **params)["time_s"]
+
+
+def _tree_times(entry: Entry, lays: list[Layout], sizes) -> Any:
+    from costmodel.ops import vector_ops
+
+    alpha = _column([lay.inter_alpha_s for lay in lays])
+    bandwidth = _column([lay.node_network_Bps for lay in lays])
+    over = evaluate_grid(entry.primitive.value, entry.algorithm.value, _column([lay.nodes for lay in lays]),
+                         sizes, alpha, bandwidth)
+    beta = 1.0 / bandwidth  # predict_entry's split: α·steps (both levels), β·wire, γ·reduce (γ = 0)
+    over_latency = alpha * over["steps"] + alpha * over["steps_inter"]
+    over_bandwidth = beta * over["wire"] + beta * over["wire_inter"]
+    return _chain_with_tree(over_latency, over_bandwidth, 0.0 * over["reduce"], sizes,
+                            _column([lay.gpus_per_node for lay in lays]),
+                            _column([lay.intra_alpha_s for lay in lays]),
+                            _column([lay.intra_Bps for lay in lays]), vector_ops())[3]
+
+
+def times_on_cluster(primitive: str, algorithm: str, lays, sizes) -> Any:
+    """``predict_on_cluster(...)["time_s"]`` for every layout (rows) × size (columns) at once.
+
+    The same mapping (:func:`mapping`, :func:`_chain_with_tree`) and formulas, evaluated by
+    :func:`costmodel.evaluate.evaluate_grid` over numpy arrays; rows where the algorithm cannot
+    run (not applicable, or its parameters reject the rank count) are NaN.
+    """
+    import numpy as np
+
+    entry = get(primitive, algorithm)
+    lays = list(lays)
+    sizes = np.asarray(sizes, dtype=float).reshape(1, -1)
+    out = np.full((len(lays), sizes.shape[1]), np.nan)
+    runnable = [i for i, lay in enumerate(lays) if _runnable(entry, lay)]
+    for tree in (False, True):
+        rows = [i for i in runnable if _tree_mapped(entry, lays[i]) is tree]
+        if rows:
+            evaluate = _tree_times if tree else _flat_times
+            out[rows] = evaluate(entry, [lays[i] for i in rows], sizes)
+    return out
 
 
 def cluster_candidates(primitive: str, lay: Layout) -> list[Entry]:

@@ -29,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from costmodel.errors import InputError
 from costmodel.memory import Precision
 from costmodel.overlap import BucketLayout
@@ -58,14 +60,30 @@ class SyncPlan:
     payload_bytes: float  # sizes handed to collectives per synchronisation (nccl-tests sizes)
 
 
+def _bucket_seconds(comm: CommFn, parts: list[tuple[str, float]], size):
+    """One bucket's collectives; 0 for an empty bucket (elementwise on arrays)."""
+    if isinstance(size, np.ndarray) and size.ndim:
+        return np.where(size > 0, sum(comm(p, size * scale) for p, scale in parts), 0.0)
+    return sum(comm(p, size * scale) for p, scale in parts) if size > 0 else 0.0
+
+
 def _phase(comm: CommFn, layout: BucketLayout, parts: list[tuple[str, float]]) -> tuple[PhaseTimes, float]:
     """Times for each bucket kind; ``parts`` = (primitive, bytes per gradient byte)."""
-    sizes = (float(layout.first_bytes), float(layout.bucket_bytes), float(layout.last_bytes))
-    times = [sum(comm(p, s * scale) for p, scale in parts) if s > 0 else 0.0 for s in sizes]
-    bucket_counts = (1.0, float(layout.full_count), 1.0 if sizes[2] > 0 else 0.0)
+    first, bucket, last, count = _fields(layout)
+    sizes = (first, bucket, last)
+    times = [_bucket_seconds(comm, parts, s) for s in sizes]
+    bucket_counts = (1.0, count, (last > 0) * 1.0)
     payload = sum(count * size * scale for count, size in zip(bucket_counts, sizes)
                   for _, scale in parts)
     return PhaseTimes(first_s=times[0], full_s=times[1], last_s=times[2]), payload
+
+
+def _fields(layout: BucketLayout) -> tuple:
+    """(first, bucket, last, full count): Python floats for one layout (fast), else arrays."""
+    fields = (layout.first_bytes, layout.bucket_bytes, layout.last_bytes, layout.full_count)
+    if any(isinstance(f, np.ndarray) and f.ndim for f in fields):
+        return fields
+    return tuple(float(f) for f in fields)
 
 
 def check_topk(topk_fraction: float | None, zero_stage: int) -> float | None:
@@ -82,8 +100,14 @@ def check_topk(topk_fraction: float | None, zero_stage: int) -> float | None:
 def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precision, *,
               zero_stage: int = 0, topk_fraction: float | None = None,
               asynchronous: bool = False) -> SyncPlan:
-    """The collectives of one step for a ZeRO stage / compression / async configuration."""
-    if ranks <= 1:
+    """The collectives of one step for a ZeRO stage / compression / async configuration.
+
+    Scalar, or elementwise on arrays: the planner passes a bucket layout and precision whose
+    fields are arrays (over gradient dtype × bucket size), ``ranks`` as an array over GPU
+    layouts and a ``comm`` that returns one row per layout; every time then comes back as an
+    array. Layouts with one rank need ``comm`` to return 0 for them.
+    """
+    if np.all(ranks <= 1):
         return SyncPlan(backward=PhaseTimes(), forward=PhaseTimes(), post_step_s=0.0,
                         every_micro_batch=False, payload_bytes=0.0)
     weights_per_grad = precision.weight_bytes / precision.grad_bytes
@@ -104,6 +128,6 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
         forward, extra = _phase(comm, layout, [("all-gather", weights_per_grad)])
     elif zero_stage in (1, 2):
         gathered, extra = _phase(comm, layout, [("all-gather", weights_per_grad)])
-        post_step = gathered.first_s + float(layout.full_count) * gathered.full_s + gathered.last_s
+        post_step = gathered.first_s + _fields(layout)[3] * gathered.full_s + gathered.last_s
     return SyncPlan(backward=backward, forward=forward, post_step_s=post_step,
                     every_micro_batch=zero_stage >= 2, payload_bytes=payload + extra)

@@ -1,7 +1,8 @@
 """One data-parallel training step, broken down: compute, communication, optimizer, memory.
 
 A step runs ``k`` micro-batches of ``b`` samples on each of ``N`` ranks. Forward + backward
-take ``FLOPs / (peak · MFU)`` (backward = 2/3 of it: it costs twice the forward). Gradients
+take ``FLOPs / (peak · MFU)`` (backward = 2/3 of it: it costs twice the forward); with full
+activation recomputation backward also re-runs the forward (:func:`backward_seconds`). Gradients
 are synchronised once per step (DDP ``no_sync`` on the first ``k − 1`` micro-batches), in
 buckets overlapped with the last backward (:mod:`costmodel.overlap`); ZeRO-2/3 synchronise on
 every micro-batch (:mod:`costmodel.gradsync`). Synchronous steps wait for the slowest rank
@@ -9,6 +10,11 @@ every micro-batch (:mod:`costmodel.gradsync`). Synchronous steps wait for the sl
 their staleness. The optimizer step is bound by HBM bandwidth. See docs/iteration-model.md.
 
     total = k·(t_f + t_b) · straggler factor + exposed communication + optimizer
+
+Scaling efficiency compares the step with the same rank's work done with no communication
+and no straggler wait, ``(k·(t_f + t_b) + optimizer) / total`` (:func:`scaling_efficiency`):
+a ZeRO rank's sharded optimizer is its own work, not a gain from scaling, so the efficiency
+never exceeds 1.
 
 The arithmetic in :func:`step_seconds` works elementwise on numpy arrays (for the planner);
 :func:`iteration_breakdown` evaluates one configuration and returns a frozen :class:`Breakdown`.
@@ -28,6 +34,10 @@ from costmodel.workloads import Workload
 
 # Backward costs twice the forward (Kaplan et al. 2020, §2.1): forward is 1/3 of the FLOPs.
 FORWARD_SHARE_OF_TRAINING_FLOPS = 1.0 / 3.0
+BACKWARD_PER_FORWARD = 2.0
+# Full activation recomputation (Chen et al. 2016; Korthikanti et al. 2022, §5) re-runs each
+# layer's forward during backward: one extra forward, 4/3 of the forward + backward FLOPs.
+RECOMPUTE_EXTRA_FORWARDS = 1.0
 # A GPU without the requested matmul dtype runs the nearest one it has (AMP on Volta is fp16).
 COMPUTE_DTYPE_FALLBACK = {"bf16": "fp16", "tf32": "fp32"}
 COMPUTE_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
@@ -53,6 +63,7 @@ class TrainingConfig:
     jitter_cv: float = 0.0
     include_attention: bool = False
     flash_attention: bool = True
+    recompute: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,6 +93,7 @@ class Breakdown:
     mfu_source: str
     flash_attention: bool
     include_attention: bool
+    recompute: bool
     forward_s: float
     backward_s: float
     compute_s: float
@@ -93,7 +105,7 @@ class Breakdown:
     total_s: float
     samples_per_s: float
     tokens_per_s: float
-    single_gpu_samples_per_s: float
+    single_gpu_samples_per_s: float  # one GPU doing this rank's work, no communication or wait
     scaling_efficiency: float
     comm_share: float
     sync_payload_bytes: float
@@ -135,13 +147,28 @@ def step_seconds(*, forward_s, backward_s, accumulation_steps, straggler_factor,
     return StepSeconds(compute, wait, comm, exposed, compute + wait + exposed + optimizer_s)
 
 
+def backward_seconds(forward_s, recompute=False):
+    """Backward time: twice the forward, plus the recomputed forward with ``recompute``."""
+    return forward_s * (BACKWARD_PER_FORWARD + RECOMPUTE_EXTRA_FORWARDS * recompute)
+
+
+def scaling_efficiency(step: StepSeconds, optimizer_s):
+    """This rank's own work (compute + optimizer, no communication, no waiting) / the step.
+
+    The reference is one GPU doing exactly this rank's share, so the ratio is ≤ 1 by
+    construction (the step adds only non-negative terms to it); elementwise on arrays.
+    """
+    return (step.compute_s + optimizer_s) / step.total_s
+
+
 def optimizer_seconds(params, precision, optimizer: str, zero_stage, ranks, hbm_bandwidth_Bps):
     """Optimizer step time, HBM-bound, on this rank's shard (ZeRO ≥ 1 shards it)."""
     moved = memory.optimizer_step_bytes_per_param(precision, optimizer) * params
     return moved / np.where(np.asarray(zero_stage) >= 1, ranks, 1) / hbm_bandwidth_Bps
 
 
-def _peak_flops(gpu, compute_dtype: str) -> tuple[str, float]:
+def peak_flops(gpu, compute_dtype: str) -> tuple[str, float]:
+    """(dtype that runs, peak FLOP/s) of ``gpu`` for a compute dtype (nearest supported one)."""
     if compute_dtype not in COMPUTE_DTYPES:
         raise InputError("compute_dtype", compute_dtype, ", ".join(COMPUTE_DTYPES))
     for dtype in (compute_dtype, COMPUTE_DTYPE_FALLBACK.get(compute_dtype)):
@@ -152,11 +179,12 @@ def _peak_flops(gpu, compute_dtype: str) -> tuple[str, float]:
                              f"a dtype the GPU supports: {', '.join(sorted(gpu.peak_flops))}")
 
 
-def _mfu(gpu, mfu: float | None) -> tuple[float, str]:
-    if mfu is not None:
-        if not 0.0 < mfu <= 1.0:
-            raise InputError("mfu", mfu, "a fraction in (0, 1]")
-        return float(mfu), "given by the user"
+def mfu(gpu, value: float | None) -> tuple[float, str]:
+    """(model FLOPs utilisation, its source): the user's value, the GPU's, or the arch default."""
+    if value is not None:
+        if not 0.0 < value <= 1.0:
+            raise InputError("mfu", value, "a fraction in (0, 1]")
+        return float(value), "given by the user"
     default = getattr(gpu, "default_mfu", None)
     if default:
         return float(default), str(getattr(gpu, "mfu_source", "GPU profile"))
@@ -188,12 +216,12 @@ class _Compute:
 
 def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
     seq_len = workloads.resolve_seq_len(workload, config.seq_len)
-    compute_dtype, peak = _peak_flops(gpu, config.compute_dtype)
-    mfu, mfu_source = _mfu(gpu, config.mfu)
+    compute_dtype, peak = peak_flops(gpu, config.compute_dtype)
+    rate, mfu_source = mfu(gpu, config.mfu)
     flops = workloads.training_flops_per_sample(workload, seq_len, config.include_attention)
-    forward = flops * config.micro_batch * FORWARD_SHARE_OF_TRAINING_FLOPS / (peak * mfu)
+    forward = flops * config.micro_batch * FORWARD_SHARE_OF_TRAINING_FLOPS / (peak * rate)
     return _Compute(forward_s=float(forward), seq_len=seq_len, compute_dtype=compute_dtype,
-                    mfu=mfu, mfu_source=mfu_source)
+                    mfu=rate, mfu_source=mfu_source)
 
 
 def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward_s, use_overlap):
@@ -213,7 +241,7 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype):
                                               + precision.master_bytes)
     activations = memory.activation_bytes(workload, config.micro_batch, seq_len,
                                           memory.DTYPE_BYTES[compute_dtype],
-                                          config.flash_attention)
+                                          config.flash_attention, config.recompute)
     by_stage = [memory.memory_breakdown(
         params=workload.params, precision=precision, optimizer_bytes_per_param=states,
         zero_stage=stage, ranks=ranks, activations_bytes=float(activations),
@@ -237,7 +265,7 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout) -> dict
         bucket_bytes=float(config.bucket_bytes), first_bucket_bytes=float(config.first_bucket_bytes),
         bucket_count=int(layout.count), jitter_cv=config.jitter_cv, mfu=compute.mfu,
         mfu_source=compute.mfu_source, flash_attention=config.flash_attention,
-        include_attention=config.include_attention,
+        include_attention=config.include_attention, recompute=config.recompute,
     )
 
 
@@ -249,12 +277,13 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout):
     k = config.accumulation_steps
     factor = 1.0 if config.asynchronous else float(stragglers.straggler_factor(
         config.jitter_cv, ranks, 1 if plan.every_micro_batch else k))
+    backward = backward_seconds(forward, config.recompute)
     sync_comm, sync_exposed = _sync_times(plan, layout, grad_bytes, forward * factor,
-                                          2.0 * forward * factor, config.overlap)
+                                          backward * factor, config.overlap)
     optimizer_s = 0.0 if config.asynchronous else float(optimizer_seconds(
         workload.params, precision, config.optimizer, config.zero_stage, ranks,
         gpu.hbm_bandwidth_Bps))
-    step = step_seconds(forward_s=forward, backward_s=2.0 * forward, accumulation_steps=k,
+    step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, sync_exposed_s=sync_exposed,
                         post_step_s=plan.post_step_s, every_micro_batch=plan.every_micro_batch,
                         optimizer_s=optimizer_s)
@@ -270,6 +299,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     ``hbm_bandwidth_Bps``, ``memory_bytes`` and optionally ``default_mfu`` and ``arch``.
     """
     _check(config, ranks)
+    memory.check_recompute(workload, config.recompute)
     compute = _compute(workload, gpu, config)
     precision = memory.precision_for(config.grad_dtype)
     layout = overlap.bucket_layout(workload.params * precision.grad_bytes, config.bucket_bytes,
@@ -279,17 +309,18 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     k, per_rank = config.accumulation_steps, config.micro_batch * config.accumulation_steps
     total = float(step.total_s)
     samples_per_s = ranks * per_rank / total
-    single = per_rank / (3.0 * k * compute.forward_s + float(optimizer_seconds(
-        workload.params, precision, config.optimizer, 0, 1, gpu.hbm_bandwidth_Bps)))
+    efficiency = float(scaling_efficiency(step, optimizer_s))
     return Breakdown(
         **_echo(workload, config, ranks, algorithm, compute, layout),
-        forward_s=k * compute.forward_s, backward_s=2.0 * k * compute.forward_s,
+        forward_s=k * compute.forward_s,
+        backward_s=k * backward_seconds(compute.forward_s, config.recompute),
         compute_s=float(step.compute_s), straggler_wait_s=float(step.straggler_wait_s),
         comm_s=float(step.comm_s), hidden_comm_s=float(step.comm_s - step.exposed_comm_s),
         exposed_comm_s=float(step.exposed_comm_s), optimizer_s=optimizer_s, total_s=total,
         samples_per_s=samples_per_s,
         tokens_per_s=samples_per_s * float(workloads.tokens_per_sample(workload, compute.seq_len)),
-        single_gpu_samples_per_s=single, scaling_efficiency=samples_per_s / (ranks * single),
+        single_gpu_samples_per_s=per_rank / float(step.compute_s + optimizer_s),
+        scaling_efficiency=efficiency,
         comm_share=float(step.exposed_comm_s) / total,
         sync_payload_bytes=(k if plan.every_micro_batch else 1) * plan.payload_bytes,
         sync_s_per_sample=float(step.comm_s) / per_rank,

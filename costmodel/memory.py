@@ -9,7 +9,7 @@ optimizer keeps an fp32 master copy beside its fp32 states, so mixed-precision A
 2 + 2 + 12 = 16 bytes per parameter (``K = 12``). With fp32 gradients everything is fp32 and
 Adam holds 4 + 4 + 8 = 16 bytes per parameter.
 
-Activations (a documented estimate, no recomputation):
+Activations (a documented estimate):
 
 * transformers: ``L · s · b · h · (34 + 5 · a · s / h)`` bytes for 16-bit activations
   (Korthikanti et al. 2022, "Reducing Activation Recomputation", Eq. 1 with t = 1), scaled by
@@ -17,6 +17,10 @@ Activations (a documented estimate, no recomputation):
   is the stored attention scores, softmax and dropout mask; FlashAttention (Dao et al. 2022)
   does not store them, so with ``flash_attention`` (the default) only ``34·s·b·h·L`` remains.
 * CNNs: elements of all layer outputs per sample × ``CNN_SAVED_TENSORS_PER_OUTPUT`` × bytes × b.
+* full activation recomputation (transformers only; Chen et al. 2016, Korthikanti et al. 2022
+  §5): only each layer's input is kept, ``2·s·b·h`` bytes per layer with 16-bit activations,
+  so ``2·s·b·h·L`` — plus the full activations of the one layer whose backward is running
+  (its forward is recomputed just before), which the paper's total leaves out.
 
 The core functions work elementwise on numpy arrays (broadcasting) as well as on floats.
 """
@@ -27,7 +31,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from costmodel.errors import InputError, UnknownNameError
+from costmodel.errors import InputError, NotApplicableError, UnknownNameError
 from costmodel.workloads import Workload
 
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
@@ -43,6 +47,9 @@ ZERO_STAGES = (0, 1, 2, 3)
 KORTHIKANTI_LINEAR_BYTES = 34.0
 KORTHIKANTI_ATTENTION_BYTES = 5.0
 KORTHIKANTI_ELEMENT_BYTES = 2.0
+# Korthikanti et al. 2022, §5: full recomputation stores each layer's input, s·b·h elements
+# = 2·s·b·h bytes per layer in 16-bit.
+KORTHIKANTI_CHECKPOINT_BYTES = 2.0
 # A conv block saves the conv output, the batch-norm output and the ReLU output for backward:
 # about three saved tensors per counted layer output (estimate, see docs/iteration-model.md).
 CNN_SAVED_TENSORS_PER_OUTPUT = 3.0
@@ -95,21 +102,43 @@ def model_state_bytes(params, precision: Precision, optimizer_bytes_per_param, z
 
 
 def transformer_activation_bytes(layers, hidden, heads, seq_len, micro_batch, element_bytes,
-                                 flash_attention=True):
-    """Korthikanti et al. 2022 activation estimate for a transformer; elementwise on arrays."""
+                                 flash_attention=True, recompute=False):
+    """Korthikanti et al. 2022 activation estimate for a transformer; elementwise on arrays.
+
+    With ``recompute`` only the layer inputs are kept, plus one layer's full activations.
+    """
     scores = np.where(flash_attention, 0.0, KORTHIKANTI_ATTENTION_BYTES * heads * seq_len / hidden)
     per_token_layer = hidden * (KORTHIKANTI_LINEAR_BYTES + scores)
     scale = element_bytes / KORTHIKANTI_ELEMENT_BYTES
-    return layers * seq_len * micro_batch * per_token_layer * scale
+    stored_layers = layers - (layers - 1) * recompute  # 1 layer's worth while it is recomputed
+    checkpoints = layers * hidden * KORTHIKANTI_CHECKPOINT_BYTES * recompute
+    return (stored_layers * per_token_layer + checkpoints) * seq_len * micro_batch * scale
 
 
-def activation_bytes(workload: Workload, micro_batch, seq_len, element_bytes, flash_attention=True):
+def check_recompute(workload: Workload, recompute: bool) -> bool:
+    """Recomputation is modelled for transformer layers only (not for CNNs)."""
+    if recompute and not recompute_applies(workload):
+        raise NotApplicableError("recompute", recompute,
+                                 f"False for {workload.kind} models ({workload.name}): "
+                                 "recomputation is modelled for transformer layers only")
+    return bool(recompute)
+
+
+def recompute_applies(workload: Workload) -> bool:
+    """Whether full activation recomputation is modelled for this workload."""
+    return workload.kind != "cnn"
+
+
+def activation_bytes(workload: Workload, micro_batch, seq_len, element_bytes, flash_attention=True,
+                     recompute=False):
     """Activation bytes of one micro-batch for ``workload`` (elementwise on arrays)."""
     if workload.kind == "cnn":
+        check_recompute(workload, recompute)
         per_sample = workload.activation_elements_per_sample * CNN_SAVED_TENSORS_PER_OUTPUT
         return per_sample * element_bytes * micro_batch
     return transformer_activation_bytes(workload.layers, workload.hidden_size, workload.heads,
-                                        seq_len, micro_batch, element_bytes, flash_attention)
+                                        seq_len, micro_batch, element_bytes, flash_attention,
+                                        recompute)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -84,18 +84,53 @@ def bucket_sizes(grad_bytes: float, bucket_bytes: float = DDP_BUCKET_BYTES,
     return sizes + ([float(layout.last_bytes)] if layout.last_bytes > 0 else [])
 
 
+@dataclass(frozen=True, slots=True)
+class FinishLines:
+    """The closed form's candidates as lines in the backward time ``T``: finish = max_i (T·slope_i + offset_i).
+
+    Slopes depend on the bucket layout only, offsets on the collective times; a line that
+    does not exist (no full bucket) has offset −∞. The planner computes the lines once per
+    (algorithm, ZeRO stage, dtype, bucket, GPU layout) and evaluates them for every batch split.
+    """
+
+    slopes: tuple
+    offsets: tuple
+
+
+def finish_lines(grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s, last_comm_s) -> FinishLines:
+    """The four candidates of the module docstring; elementwise on arrays."""
+    per_byte = 1.0 / np.maximum(grad_bytes, 1e-300)
+    m = layout.full_count
+    tail = np.where(np.asarray(layout.last_bytes) > 0, last_comm_s, 0.0)
+    after_full = m * full_comm_s + tail
+    some_full = np.asarray(m) >= 1
+    absent = np.where(some_full, 0.0, -np.inf)  # the two full-bucket lines need a full bucket
+    slopes = (per_byte * layout.first_bytes, 1.0,
+              per_byte * (layout.first_bytes + layout.bucket_bytes) * some_full,
+              per_byte * (layout.first_bytes + m * layout.bucket_bytes) * some_full)
+    offsets = (first_comm_s + after_full, tail, after_full + absent, full_comm_s + tail + absent)
+    return FinishLines(slopes, offsets)
+
+
+def finish_at(backward_s, lines: FinishLines):
+    """When the last bucket's collective ends for a backward of ``backward_s`` seconds."""
+    finish = None
+    for slope, offset in zip(lines.slopes, lines.offsets):
+        line = offset + backward_s * slope
+        if finish is None:
+            finish = line
+        elif isinstance(finish, np.ndarray) and finish.shape == np.broadcast(finish, line).shape:
+            np.maximum(finish, line, out=finish)  # in place: whole-sweep arrays are large
+        else:
+            finish = np.maximum(finish, line)
+    return finish
+
+
 def overlap_finish_s(backward_s, grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s,
                      last_comm_s):
     """When the last bucket's collective ends, from the start of backward (closed form)."""
-    share = backward_s / np.maximum(grad_bytes, 1e-300)
-    t1 = share * layout.first_bytes
-    m = layout.full_count
-    tail = np.where(np.asarray(layout.last_bytes) > 0, last_comm_s, 0.0)
-    candidates = [t1 + first_comm_s + m * full_comm_s + tail, backward_s + tail]
-    first_full = t1 + share * layout.bucket_bytes + m * full_comm_s + tail
-    last_full = t1 + share * m * layout.bucket_bytes + full_comm_s + tail
-    middle = np.where(m >= 1, np.maximum(first_full, last_full), -np.inf)
-    return np.maximum(np.maximum(*candidates), middle)
+    return finish_at(backward_s, finish_lines(grad_bytes, layout, first_comm_s, full_comm_s,
+                                              last_comm_s))
 
 
 def total_comm_s(layout: BucketLayout, first_comm_s, full_comm_s, last_comm_s):
@@ -104,13 +139,17 @@ def total_comm_s(layout: BucketLayout, first_comm_s, full_comm_s, last_comm_s):
     return first_comm_s + layout.full_count * full_comm_s + tail
 
 
+def exposed_after(backward_s, lines: FinishLines):
+    """Communication finishing after a backward of ``backward_s`` seconds (with overlap)."""
+    return np.maximum(finish_at(backward_s, lines) - backward_s, 0.0)
+
+
 def exposed_comm_s(backward_s, grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s,
                    last_comm_s, overlap=True):
     """Communication finishing after backward; all of it when ``overlap`` is off."""
     total = total_comm_s(layout, first_comm_s, full_comm_s, last_comm_s)
-    finish = overlap_finish_s(backward_s, grad_bytes, layout, first_comm_s, full_comm_s,
-                              last_comm_s)
-    return np.where(overlap, np.maximum(finish - backward_s, 0.0), total)
+    lines = finish_lines(grad_bytes, layout, first_comm_s, full_comm_s, last_comm_s)
+    return np.where(overlap, exposed_after(backward_s, lines), total)
 
 
 def simulate_bucket_schedule(backward_s: float, sizes: list[float],

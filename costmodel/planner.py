@@ -7,7 +7,8 @@
 The sweep (:mod:`costmodel.planner_grid`) covers all-reduce algorithm × ZeRO stage × gradient
 dtype × bucket size × (GPU count, micro-batch, accumulation) with ``micro-batch × accumulation
 × GPUs == global batch`` exactly; ZeRO stages 1–3 are considered only where plain data
-parallelism does not fit in memory. The objective ranks feasible plans:
+parallelism does not fit in memory, and full activation recomputation (``recompute``) only
+when no plan fits without it (or when asked for). The objective ranks feasible plans:
 
 * ``throughput``: most samples per second (the shortest step: the global batch is fixed);
 * ``time-to-train``: ``tokens / tokens per second`` (same order, reported in hours);
@@ -18,7 +19,8 @@ The reason and the sensitivity view come from :mod:`costmodel.planner_explain`.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -75,6 +77,11 @@ def _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, 
         raise InputError("backend", backend, " or ".join(BACKENDS))
 
 
+def _check_recompute(recompute) -> None:
+    if recompute not in (None, True, False):
+        raise InputError("recompute", recompute, "True, False or None (only when needed to fit)")
+
+
 def _check_axes(bucket_bytes, grad_dtypes) -> None:
     from costmodel.memory import GRAD_DTYPES
 
@@ -101,17 +108,18 @@ def build_space(system, *, nodes: int, global_batch: int, min_gpus: int, max_gpu
 
 
 def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer, jitter_cv,
-                     backend) -> grid.Setting:
-    """What a sweep holds fixed, validated (compute dtype, MFU, optimizer, jitter)."""
+                     backend, recompute: bool = False) -> grid.Setting:
+    """What a sweep holds fixed, validated (compute dtype, MFU, optimizer, jitter, recompute)."""
     from costmodel import iteration, memory, stragglers, workloads
 
-    dtype, peak = iteration._peak_flops(system.gpu, compute_dtype)
-    rate, _ = iteration._mfu(system.gpu, mfu)
+    dtype, peak = iteration.peak_flops(system.gpu, compute_dtype)
+    rate, _ = iteration.mfu(system.gpu, mfu)
     memory.optimizer_state_bytes(optimizer)
     stragglers.check_jitter(jitter_cv)
     return grid.Setting(workload=workload, seq_len=workloads.resolve_seq_len(workload, seq_len),
                         peak_flops=peak, mfu=rate, compute_dtype=dtype, optimizer=optimizer,
-                        jitter_cv=jitter_cv, backend=backend)
+                        jitter_cv=jitter_cv, backend=backend,
+                        recompute=memory.check_recompute(workload, recompute))
 
 
 def _resolve(model, cluster):
@@ -132,13 +140,55 @@ def _rank(sweep, setting, system, objective, tokens, top, tolerance):
                                tolerance=tolerance)
 
 
+class _Progress:
+    """Reports (done, total) to the caller's callback, a few dozen times per plan at most."""
+
+    def __init__(self, callback: Callable[[int, int], None] | None, total: int) -> None:
+        self.callback, self.total, self.done = callback, total, 0
+        if callback:
+            callback(0, total)
+
+    def advance(self, units: int = 1) -> None:
+        self.done = min(self.done + units, self.total)
+        if self.callback:
+            self.callback(self.done, self.total)
+
+    def finish(self) -> None:
+        if self.done < self.total:
+            self.advance(self.total - self.done)
+
+
+# Progress units besides one per algorithm: the array sweep, a recomputation re-sweep, the
+# ranking, and the explanation (what-if re-plans, sensitivity, crossover).
+_SWEEP_UNITS, _RECOMPUTE_UNITS, _RANK_UNITS, _EXPLAIN_UNITS = 1, 1, 1, 3
+
+
+def _sweep_fitting(setting, system, space, recompute, progress: _Progress):
+    """The sweep; with ``recompute=None`` again with recomputation when nothing fits without it."""
+    from costmodel import memory
+
+    tables = grid.comm_tables(system, space, setting.workload.params, setting.first_bucket_bytes,
+                              setting.backend, on_algorithm=progress.advance)
+    sweep = grid.sweep(setting, system, space, tables)
+    progress.advance(_SWEEP_UNITS)
+    if recompute is None and not sweep.feasible.any() and memory.recompute_applies(setting.workload):
+        without = float(np.min(sweep.memory_bytes))
+        setting = replace(setting, recompute=True)
+        sweep = grid.sweep(setting, system, space, tables)
+        return setting, sweep, {"chosen": True, "requested": False,
+                                "leanest_without_bytes": without}
+    return setting, sweep, {"chosen": setting.recompute, "requested": bool(recompute),
+                            "leanest_without_bytes": None}
+
+
 def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int = 1, seq_len: int | None = None,
          min_gpus: int = 1, max_gpus: int | None = None, objective: str = "throughput",
          tokens: float | None = None, backend: str = "ideal", top: int = 10,
          bucket_bytes=DEFAULT_BUCKET_BYTES, grad_dtypes=DEFAULT_GRAD_DTYPES,
          algorithms=None, compute_dtype: str = "bf16", mfu: float | None = None,
          optimizer: str = "adamw", jitter_cv: float = 0.0, tie_tolerance: float = TIE_TOLERANCE,
-         explain: bool = True) -> Plan:
+         explain: bool = True, recompute: bool | None = None,
+         progress: Callable[[int, int], None] | None = None) -> Plan:
     """Recommend a data-parallel plan for ``model`` on up to ``nodes`` nodes of ``cluster``.
 
     ``model`` is a preset name, a parameter count or a Workload; ``cluster`` a system name,
@@ -146,27 +196,44 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int = 1, seq_len
     can run (NCCL's ring/tree/NVLS and its own choice ``auto`` with ``backend='nccl'``).
     Plans within ``tie_tolerance`` (relative) of the best score count as equal: the one with
     the fewest GPUs, then the least communication, is recommended (0 = the exact argmin).
+
+    ``recompute``: full activation recomputation (each layer's forward re-run in backward,
+    4/3 of the compute; only the layer inputs stay in memory). ``None`` (default) turns it on
+    only when no plan fits without it; ``True`` always; ``False`` never.
+
+    ``progress``, if given, is called as ``progress(done, total)`` — first with ``done = 0``,
+    then as the collective times of each algorithm, the array sweep, the ranking and the
+    explanation finish (a few dozen calls at most), last with ``done == total`` — so a
+    caller can draw a progress bar. It is not called again once the plan is returned.
     """
     from costmodel import planner_explain
     from costmodel.planner_comm import all_reduce_algorithms
 
     _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, top)
     _check_axes(bucket_bytes, grad_dtypes)
+    _check_recompute(recompute)
     workload, system = _resolve(model, cluster)
     setting = training_setting(workload, system, seq_len=seq_len, compute_dtype=compute_dtype,
-                               mfu=mfu, optimizer=optimizer, jitter_cv=jitter_cv, backend=backend)
+                               mfu=mfu, optimizer=optimizer, jitter_cv=jitter_cv, backend=backend,
+                               recompute=bool(recompute))
     max_gpus = int(max_gpus or nodes * system.gpus_per_node)
     space = build_space(system, nodes=nodes, global_batch=int(global_batch), min_gpus=min_gpus,
                         max_gpus=max_gpus, bucket_bytes=bucket_bytes, grad_dtypes=grad_dtypes,
                         algorithms=algorithms or all_reduce_algorithms(system, nodes, backend))
-    sweep = grid.sweep(setting, system, space)
+    steps = _Progress(progress, len(space.algorithms) + _SWEEP_UNITS + _RECOMPUTE_UNITS
+                      + _RANK_UNITS + (_EXPLAIN_UNITS if explain else 0))
+    setting, sweep, recomputation = _sweep_fitting(setting, system, space, recompute, steps)
+    steps.advance(_RECOMPUTE_UNITS)
     scores, ranked = _rank(sweep, setting, system, objective, tokens, top, tie_tolerance)
     rows = rows_at(sweep, setting, scores, ranked)
+    steps.advance(_RANK_UNITS)
     findings, reason, sensitivity = ({}, "", ())
     if explain:
         findings, reason, sensitivity = planner_explain.explain(
             sweep=sweep, setting=setting, system=system, scores=scores, ranked=ranked,
-            objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=tie_tolerance)
+            objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=tie_tolerance,
+            recomputation=recomputation, on_step=steps.advance)
+    steps.finish()
     return Plan(model=workload.name, cluster=system.name, objective=objective, backend=backend,
                 global_batch=int(global_batch), seq_len=setting.seq_len,
                 configurations=int(scores.size), feasible_configurations=int(np.isfinite(scores).sum()),

@@ -154,28 +154,40 @@ def what_if(sweep, setting, system, objective, tokens, index, tolerance) -> list
     return found
 
 
-def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance):
-    """(findings, reason, sensitivity) for the best plan ``ranked[0]``."""
+def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance,
+            recomputation: dict | None = None, on_step=None):
+    """(findings, reason, sensitivity) for the best plan ``ranked[0]``.
+
+    ``recomputation`` says whether activation recomputation is on and why (the planner's
+    ``{"chosen", "requested", "leanest_without_bytes"}``); ``on_step`` is called after each of
+    the crossover, the what-if re-plans and the sensitivity (progress).
+    """
     from costmodel.planner_text import reason_text
 
+    step = on_step or (lambda: None)
     index = ranked[0]
     exact = tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
     best = rows_at(sweep, setting, scores, [index])[0]
     second = runner_up(sweep, scores, index, ranked)
+    cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend) \
+        if second else None
+    step()
+    changes = what_if(sweep, setting, system, objective, tokens, index, tolerance)
+    step()
     findings = {
         **bound(best), "next_micro_batch": next_micro_batch(sweep, index),
-        "runner_up": second,
-        "crossover": crossover(system, sweep.space, index, second["algorithm"], setting.backend)
-        if second else None,
-        "what_if": what_if(sweep, setting, system, objective, tokens, index, tolerance),
+        "runner_up": second, "crossover": cross, "what_if": changes,
         "tie_break": {"tolerance": tolerance, "fastest_step_s": float(sweep.total_s[exact])}
         if exact != index else None,
         "max_gpus_considered": int(sweep.space.gpus.max()), "max_gpus_allowed": int(max_gpus),
+        "recompute": recomputation or {"chosen": setting.recompute, "requested": setting.recompute,
+                                       "leanest_without_bytes": None},
     }
     if second:
         second.pop("index")
-    return findings, reason_text(best, findings, objective), whatif.sensitivity(
-        sweep, setting, system, index)
+    rows = whatif.sensitivity(sweep, setting, system, index)
+    step()
+    return findings, reason_text(best, findings, objective), rows
 
 
 __all__ = ["explain", "percent", "rate"]

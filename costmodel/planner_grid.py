@@ -8,23 +8,28 @@ A *cell* is one (GPU count, micro-batch, accumulation steps) triple with
 ``micro_batch × accumulation × gpus == global batch`` exactly (every divisor pair).
 
 Collective times depend only on (algorithm, ZeRO stage, dtype, bucket, GPU layout): they are
-precomputed with a few thousand cached scalar calls (:func:`comm_tables`, through
-:func:`gradsync.sync_plan`, the same path :func:`iteration.iteration_breakdown` takes) and
-then broadcast over the cells. Everything else — compute, overlap, stragglers, optimizer,
-memory — is the iteration model's own array-capable functions applied to whole arrays, so
-a sweep equals a brute-force loop over :func:`iteration.iteration_breakdown` (tested).
+precomputed by :func:`comm_tables` with one :func:`gradsync.sync_plan` call per (algorithm,
+ZeRO stage) on arrays over dtype × bucket × GPU layout — the same function
+:func:`iteration.iteration_breakdown` calls with scalars — whose collectives come from
+:meth:`planner_comm.CommCache.batch` (one numpy evaluation of the registry formulas per
+algorithm and primitive under the ideal backend). The overlap's candidate lines are formed
+per GPU layout too and gathered onto the cells. Everything else — compute, overlap,
+stragglers, optimizer, memory — is the iteration model's own array-capable functions applied
+to whole arrays, so a sweep equals a brute-force loop over
+:func:`iteration.iteration_breakdown` (tested, as is every vector path against its scalar one).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from costmodel import gradsync, memory, overlap, stragglers, workloads
-from costmodel.errors import DpcostError
-from costmodel.iteration import FORWARD_SHARE_OF_TRAINING_FLOPS, step_seconds
+from costmodel.iteration import (FORWARD_SHARE_OF_TRAINING_FLOPS, backward_seconds,
+                                 scaling_efficiency, step_seconds)
 from costmodel.planner_comm import CommCache, zero_algorithm_ok
 
 AXES = ("algorithm", "zero_stage", "grad_dtype", "bucket_bytes", "cell")
@@ -86,64 +91,85 @@ class CommTables:
     valid: np.ndarray
 
 
-def _one_sync(comm, ranks, bucket, precision, zero_stage) -> list[float]:
-    plan = gradsync.sync_plan(comm, ranks, bucket, precision, zero_stage=zero_stage)
-    return [plan.backward.first_s, plan.backward.full_s, plan.backward.last_s,
-            plan.forward.first_s, plan.forward.full_s, plan.forward.last_s, plan.post_step_s]
+@dataclass(frozen=True, slots=True)
+class _ArrayPrecision:
+    """Duck-typed :class:`memory.Precision` whose fields are arrays over the dtype axis."""
+
+    weight_bytes: np.ndarray
+    grad_bytes: np.ndarray
 
 
-def _bucket_layouts(space: Space, params: int, first_bucket_bytes: float, precisions) -> dict:
-    """DDP bucket layout of every (dtype, bucket size), as plain floats."""
-    layouts = {}
-    for d, precision in enumerate(precisions):
-        for u, bucket_bytes in enumerate(space.bucket_bytes):
-            b = overlap.bucket_layout(params * precision.grad_bytes, bucket_bytes, first_bucket_bytes)
-            layouts[d, u] = overlap.BucketLayout(float(b.first_bytes), float(b.full_count),
-                                                 float(b.bucket_bytes), float(b.last_bytes))
-    return layouts
+def _dtype_precision(space: Space) -> _ArrayPrecision:
+    """Weight and gradient bytes per parameter, shaped (D, 1)."""
+    precisions = [memory.precision_for(d) for d in space.grad_dtypes]
+    return _ArrayPrecision(np.array([[p.weight_bytes] for p in precisions], dtype=float),
+                           np.array([[p.grad_bytes] for p in precisions], dtype=float))
 
 
-def _call_sizes(buckets: dict, precisions) -> list[float]:
+def bucket_layouts(space: Space, params: int, first_bucket_bytes: float) -> overlap.BucketLayout:
+    """DDP bucket layout of every (dtype, bucket size): arrays shaped (D, U)."""
+    grad_bytes = params * _dtype_precision(space).grad_bytes
+    b = overlap.bucket_layout(grad_bytes, np.array(space.bucket_bytes, dtype=float).reshape(1, -1),
+                              first_bucket_bytes)
+    shape = (len(space.grad_dtypes), len(space.bucket_bytes))
+    return overlap.BucketLayout(*(np.broadcast_to(np.asarray(f, dtype=float), shape)
+                                  for f in (b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes)))
+
+
+def _call_sizes(buckets: overlap.BucketLayout, precision: _ArrayPrecision) -> np.ndarray:
     """Every size a synchronisation hands to a collective (bucket sizes × weight/grad ratios)."""
-    scales = {1.0, *(p.weight_bytes / p.grad_bytes for p in precisions)}
-    return [size * scale for b in buckets.values()
-            for size in (b.first_bytes, b.bucket_bytes, b.last_bytes) for scale in scales]
+    ratio = precision.weight_bytes / precision.grad_bytes
+    return np.concatenate([(size * scale).ravel() for size in
+                           (buckets.first_bytes, buckets.bucket_bytes, buckets.last_bytes)
+                           for scale in (1.0, ratio)])
+
+
+_FIELDS = 7  # backward first/full/last, forward first/full/last, after the optimizer
+
+
+def _sync_fields(plan: gradsync.SyncPlan, shape) -> np.ndarray:
+    fields = (plan.backward.first_s, plan.backward.full_s, plan.backward.last_s,
+              plan.forward.first_s, plan.forward.full_s, plan.forward.last_s, plan.post_step_s)
+    return np.stack([np.broadcast_to(f, shape) for f in fields])
 
 
 def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: float,
-                backend: str) -> CommTables:
+                backend: str, on_algorithm: Callable[[], None] | None = None) -> CommTables:
     """Collective times of one synchronisation for every (algorithm, stage, dtype, bucket, layout).
 
-    Gradient dtypes with the same byte sizes (bf16, fp16) share their entries.
+    One :func:`gradsync.sync_plan` call per (algorithm, ZeRO stage) on arrays: dtype × bucket
+    from the bucket layout, GPU layouts from :meth:`CommCache.batch` (one row each). The
+    single-GPU layout has no communication and runs under the first algorithm only.
+    ``on_algorithm`` is called after each algorithm (progress).
     """
     A, Z, D, U, _ = space.shape
-    out = np.zeros((7, A, Z, D, U, len(space.layouts)))
-    valid = np.zeros((A, Z, D, U, len(space.layouts)), dtype=bool)
-    precisions = [memory.precision_for(d) for d in space.grad_dtypes]
-    same_as = [precisions.index(p) for p in precisions]
-    buckets = _bucket_layouts(space, params, first_bucket_bytes, precisions)
+    layouts = space.layouts
+    out = np.zeros((_FIELDS, A, Z, D, U, len(layouts)))
+    valid = np.zeros((A, Z, D, U, len(layouts)), dtype=bool)
+    precision = _dtype_precision(space)
+    buckets = bucket_layouts(space, params, first_bucket_bytes)
     cache = CommCache(system, backend)
-    sizes = _call_sizes(buckets, precisions)
-    for li, (nodes, per_node) in enumerate(space.layouts):
-        for a, name in enumerate(space.algorithms):
-            comm = cache.function(nodes, per_node, name)
-            if comm is not None:
-                cache.prefill(nodes, per_node, name, sizes)
-            for z, stage in enumerate(space.zero_stages):
-                if comm is None or (nodes * per_node == 1 and a > 0) or not zero_algorithm_ok(
-                        name, stage, backend):
-                    continue
-                for (d, u), bucket in buckets.items():
-                    if same_as[d] != d:
-                        out[:, a, z, d, u, li] = out[:, a, z, same_as[d], u, li]
-                        valid[a, z, d, u, li] = valid[a, z, same_as[d], u, li]
-                        continue
-                    try:
-                        out[:, a, z, d, u, li] = _one_sync(comm, nodes * per_node, bucket,
-                                                           precisions[d], stage)
-                    except DpcostError:
-                        continue
-                    valid[a, z, d, u, li] = True
+    multi = [i for i, (n, g) in enumerate(layouts) if n * g > 1]
+    ranks = np.array([layouts[i][0] * layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)
+    sizes = _call_sizes(buckets, precision)
+    for a, name in enumerate(space.algorithms):
+        comm = cache.batch([layouts[i] for i in multi], name, sizes) if multi else None
+        runnable = comm.runnable.reshape(-1, 1, 1) if comm else None
+        for z, stage in enumerate(space.zero_stages):
+            if not zero_algorithm_ok(name, stage, backend):
+                continue
+            for i, (nodes, per_node) in enumerate(layouts):
+                if nodes * per_node == 1 and a == 0 and cache.function(nodes, per_node, name):
+                    valid[a, z, :, :, i] = True  # one GPU: no collectives, all times 0
+            if comm is None:
+                continue
+            plan = gradsync.sync_plan(comm, ranks, buckets, precision, zero_stage=stage)
+            times = _sync_fields(plan, (len(multi), D, U))
+            ok = np.isfinite(times).all(axis=0) & runnable
+            out[:, a, z][..., multi] = np.where(ok, times, 0.0).transpose(0, 2, 3, 1)
+            valid[a, z][..., multi] = ok.transpose(1, 2, 0)
+        if on_algorithm:
+            on_algorithm()
     return CommTables(tuple(out[0:3]), tuple(out[3:6]), out[6], valid)
 
 
@@ -177,27 +203,26 @@ def _per_dtype(space: Space, params: int, optimizer: str, hbm_Bps: float) -> dic
             "optimizer_1gpu_s": table[3] * params / hbm_Bps}
 
 
-@dataclass(frozen=True, slots=True)
-class _ArrayPrecision:
-    """Duck-typed :class:`memory.Precision` whose fields are arrays over the dtype axis."""
-
-    weight_bytes: np.ndarray
-    grad_bytes: np.ndarray
-
-
 def _memory(workload, per_dtype, zero, ranks, activations):
     precision = _ArrayPrecision(per_dtype["weight"], per_dtype["grad"])
     parts = memory.model_state_bytes(workload.params, precision, per_dtype["states"], zero, ranks)
     return parts[0] + parts[1] + parts[2] + activations
 
 
-def _exposed(layout, grad_bytes, tables, forward_s, backward_s, pick):
-    """(collective time, exposed part) of one synchronisation, as in iteration._sync_times."""
+def _sync_times(tables: CommTables, buckets, grad_bytes, forward_s, backward_s, pick):
+    """(collective time, exposed part) of one synchronisation, as in iteration._sync_times.
+
+    The overlap's candidate lines (:func:`overlap.finish_lines`) are computed per GPU layout and
+    gathered onto the cells; only their evaluation at each cell's backward time is per cell.
+    """
     comm, exposed = 0.0, 0.0
     for phase, compute_s in ((tables.backward, backward_s), (tables.forward, forward_s)):
-        times = tuple(t[..., pick] for t in phase)
-        comm = comm + overlap.total_comm_s(layout, *times)
-        exposed = exposed + overlap.exposed_comm_s(compute_s, grad_bytes, layout, *times)
+        comm = comm + overlap.total_comm_s(buckets, *phase)[..., pick]
+        lines = overlap.finish_lines(grad_bytes, buckets, *phase)
+        lines = overlap.FinishLines(lines.slopes, tuple(np.take(np.broadcast_to(o, phase[0].shape),
+                                                                pick, axis=-1)
+                                                        for o in lines.offsets))
+        exposed = exposed + overlap.exposed_after(compute_s, lines)
     return comm, exposed
 
 
@@ -215,6 +240,12 @@ class Setting:
     first_bucket_bytes: float = overlap.DDP_FIRST_BUCKET_BYTES
     backend: str = "ideal"
     flash_attention: bool = True
+    recompute: bool = False
+
+
+def _expand(array: np.ndarray) -> np.ndarray:
+    """(D, U) → (1, 1, D, U, 1), the sweep's axes."""
+    return np.asarray(array)[None, None, :, :, None]
 
 
 def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None = None) -> Sweep:
@@ -228,23 +259,26 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     every = zero >= 2
     flops = workloads.training_flops_per_sample(workload, setting.seq_len)
     forward = flops * b * FORWARD_SHARE_OF_TRAINING_FLOPS / (setting.peak_flops * setting.mfu)
-    factor = stragglers.straggler_factor(setting.jitter_cv, ranks, np.where(every, 1.0, k))
+    backward = backward_seconds(forward, setting.recompute)
+    # Without jitter the factor is exactly 1 (1 + 0 · e_N): skip the e_N integrals.
+    factor = stragglers.straggler_factor(setting.jitter_cv, ranks, np.where(every, 1.0, k)) \
+        if setting.jitter_cv else 1.0
     per_dtype = _per_dtype(space, workload.params, setting.optimizer, gpu.hbm_bandwidth_Bps)
     grad_bytes = workload.params * per_dtype["grad"]
-    bucket = np.array(space.bucket_bytes, dtype=float).reshape(1, 1, 1, -1, 1)
-    layout = overlap.bucket_layout(grad_bytes, bucket, setting.first_bucket_bytes)
-    sync_comm, sync_exposed = _exposed(layout, grad_bytes, tables, forward * factor,
-                                       2.0 * forward * factor, pick)
+    b_layout = bucket_layouts(space, workload.params, setting.first_bucket_bytes)
+    buckets = overlap.BucketLayout(*(_expand(f) for f in (b_layout.first_bytes, b_layout.full_count,
+                                                          b_layout.bucket_bytes, b_layout.last_bytes)))
+    sync_comm, sync_exposed = _sync_times(tables, buckets, grad_bytes, forward * factor,
+                                          backward * factor, pick)
     optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, ranks, 1)
-    step = step_seconds(forward_s=forward, backward_s=2.0 * forward, accumulation_steps=k,
+    step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm,
                         sync_exposed_s=sync_exposed, post_step_s=tables.post_step_s[..., pick],
                         every_micro_batch=every, optimizer_s=optimizer_s)
     samples = ranks * b * k / step.total_s
-    single = b * k / (3.0 * k * forward + per_dtype["optimizer_1gpu_s"])
     activations = memory.activation_bytes(workload, b, setting.seq_len,
                                           memory.DTYPE_BYTES[setting.compute_dtype],
-                                          setting.flash_attention)
+                                          setting.flash_attention, setting.recompute)
     mem = _memory(workload, per_dtype, zero, ranks, activations)
     plain_fits = _memory(workload, per_dtype, 0, ranks, activations) <= gpu.memory_bytes
     feasible = tables.valid[..., pick] & (mem <= gpu.memory_bytes) & ((zero == 0) | ~plain_fits)
@@ -255,7 +289,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                  exposed_comm_s=np.broadcast_to(step.exposed_comm_s, shape),
                  optimizer_s=np.broadcast_to(optimizer_s, shape),
                  samples_per_s=np.broadcast_to(samples, shape),
-                 scaling_efficiency=np.broadcast_to(samples / (ranks * single), shape),
+                 scaling_efficiency=np.broadcast_to(scaling_efficiency(step, optimizer_s), shape),
                  memory_bytes=np.broadcast_to(mem, shape), capacity_bytes=float(gpu.memory_bytes),
                  feasible=np.broadcast_to(feasible, shape),
                  plain_dp_fits=np.broadcast_to(plain_fits, shape))

@@ -35,6 +35,7 @@ class PlanRow:
     bucket_bytes: float
     grad_dtype: str
     zero_stage: int
+    recompute: bool
     total_s: float
     compute_s: float
     comm_s: float
@@ -109,7 +110,7 @@ def _row(sweep, setting, scores, index, rank: int) -> PlanRow:
         micro_batch=int(space.micro_batch[c]), accumulation_steps=int(space.accumulation[c]),
         gpus=nodes * per_node, nodes=nodes, gpus_per_node=per_node,
         bucket_bytes=space.bucket_bytes[u], grad_dtype=space.grad_dtypes[d],
-        zero_stage=space.zero_stages[z], total_s=total, compute_s=float(sweep.compute_s[index]),
+        zero_stage=space.zero_stages[z], recompute=bool(setting.recompute), total_s=total, compute_s=float(sweep.compute_s[index]),
         comm_s=float(sweep.comm_s[index]), exposed_comm_s=float(sweep.exposed_comm_s[index]),
         optimizer_s=float(sweep.optimizer_s[index]), samples_per_s=samples,
         tokens_per_s=samples * _tokens_per_sample(setting),
@@ -134,13 +135,18 @@ def infeasible_error(sweep, setting, system) -> NotApplicableError:
     gpus = int(space.gpus[c])
     activations = float(memory.activation_bytes(
         setting.workload, space.micro_batch[c], setting.seq_len,
-        memory.DTYPE_BYTES[setting.compute_dtype], setting.flash_attention))
+        memory.DTYPE_BYTES[setting.compute_dtype], setting.flash_attention, setting.recompute))
     states = float(sweep.memory_bytes[leanest]) - activations
     room = sweep.capacity_bytes - activations
-    advice = ("shorten --seq-len or use activation recomputation / tensor parallelism "
-              "(one micro-batch's activations alone exceed the GPU)") if room <= 0 else (
+    remedy = "tensor/sequence parallelism" if setting.recompute else \
+        "activation recomputation / tensor parallelism"
+    advice = (f"shorten --seq-len or use {remedy} (one micro-batch's "
+              f"{'checkpointed ' if setting.recompute else ''}activations alone exceed the GPU)"
+              ) if room <= 0 else (
         f"use at least {int(np.ceil(states * gpus / room))} GPUs (raise --nodes/--max-gpus), "
         "shorten --seq-len, or add tensor/pipeline parallelism")
+    if setting.recompute:
+        advice += "; this already recomputes activations"
     return NotApplicableError(
         "model", setting.workload.name,
         f"a plan that fits: the leanest (ZeRO-{space.zero_stages[leanest[1]]}, micro-batch "

@@ -12,7 +12,8 @@ def describe(row) -> str:
         f"{row.gpus} GPU{'s' if row.gpus > 1 else ''} in one node"
     return (f"{row.algorithm} on {where}, micro-batch {row.micro_batch} x {row.accumulation_steps} "
             f"accumulation steps, {format_size(row.bucket_bytes)} buckets, {row.grad_dtype} "
-            f"gradients, ZeRO-{row.zero_stage}")
+            f"gradients, ZeRO-{row.zero_stage}"
+            f"{', activation recomputation' if row.recompute else ''}")
 
 
 def _headline(best, objective: str) -> str:
@@ -54,6 +55,19 @@ def _memory(best, findings) -> str:
     if best.zero_stage:
         text += f"; plain data parallelism does not fit, hence ZeRO-{best.zero_stage}"
     return text + "."
+
+
+def _recompute(best, findings) -> str:
+    """Why activation recomputation is on (empty when it is off)."""
+    state = findings.get("recompute") or {}
+    if not best.recompute:
+        return ""
+    without = state.get("leanest_without_bytes")
+    why = "requested" if state.get("requested") else (
+        f"no plan fits without it: the leanest needs {without / 1e9:.1f} GB per GPU"
+        if without is not None else "no plan fits without it")
+    return (f"Activation recomputation on ({why}): only each layer's input is kept, and each "
+            "layer's forward runs again in backward (4/3 of the compute).")
 
 
 def _runner_up(best, findings) -> str:
@@ -100,5 +114,6 @@ def _gpus(best, findings, objective: str) -> str:
 def reason_text(best, findings: dict, objective: str) -> str:
     """The reason as a few sentences, one line each."""
     lines = [_headline(best, objective) + _gpus(best, findings, objective) + _tie(findings), _bound(best, findings),
-             _memory(best, findings), _runner_up(best, findings), _what_if(findings)]
-    return "\n".join(lines)
+             _memory(best, findings), _recompute(best, findings), _runner_up(best, findings),
+             _what_if(findings)]
+    return "\n".join(line for line in lines if line)

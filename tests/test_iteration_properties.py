@@ -59,6 +59,19 @@ def test_a_faster_link_never_makes_a_step_slower(config, speedup):
     assert fast.total_s <= slow.total_s * (1 + 1e-12)
 
 
+@settings(max_examples=80, deadline=None)
+@given(configs, st.booleans(), st.booleans())
+def test_scaling_efficiency_never_exceeds_one(config, asynchronous, recompute):
+    if asynchronous:
+        config = {**config, "zero_stage": 0}
+    if config["model"] == "resnet-50":
+        recompute = False
+    result = _run(**config, asynchronous=asynchronous, recompute=recompute)
+    assert 0 < result.scaling_efficiency <= 1.0
+    reference = result.compute_s + result.optimizer_s
+    assert result.scaling_efficiency == pytest.approx(reference / result.total_s, rel=1e-12)
+
+
 @pytest.mark.parametrize("zero", [0, 1])
 @pytest.mark.parametrize("k", [2, 4, 16])
 def test_accumulation_divides_sync_cost_per_sample_by_k(zero, k):
@@ -105,6 +118,7 @@ VARIATIONS = {
     "jitter_cv": {"jitter_cv": 0.05},
     "include_attention": {"include_attention": True},
     "flash_attention": {"flash_attention": False},
+    "recompute": {"recompute": True},
 }
 
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pytest
 
 import hardware
 from costmodel import cluster
 from costmodel.iteration import TrainingConfig, iteration_breakdown
 from costmodel.planner import plan
-from costmodel.planner_comm import CommCache
+from costmodel.errors import DpcostError
+from costmodel.planner_comm import NCCL_ALGORITHMS, CommCache
 from costmodel.planner_rank import TIE_TOLERANCE
 from costmodel.registry import algorithms_for, get
 from costmodel.workloads import load_model
@@ -18,7 +20,8 @@ from costmodel.workloads import load_model
 MIB = 2**20
 
 
-def _brute_force(model, system, nodes_max, global_batch, seq_len, algorithms, buckets, dtypes):
+def _brute_force(model, system, nodes_max, global_batch, seq_len, algorithms, buckets, dtypes,
+                 recompute=False):
     """min total_s over every feasible configuration, one iteration_breakdown at a time."""
     workload, best = load_model(model), None
     counts = [(1, g) for g in range(1, system.gpus_per_node + 1)]
@@ -37,7 +40,7 @@ def _brute_force(model, system, nodes_max, global_batch, seq_len, algorithms, bu
                 continue  # the planner's rule: ZeRO plans need an algorithm naming RS/AG
             config = TrainingConfig(micro_batch=micro, accumulation_steps=per_gpu // micro,
                                     seq_len=seq_len, grad_dtype=dtype, bucket_bytes=bucket,
-                                    zero_stage=zero)
+                                    zero_stage=zero, recompute=recompute)
             comm = cluster.CommModel(lay, algorithm, "ideal").time_s
             b = iteration_breakdown(workload, system.gpu, comm, ranks, config)
             plain_fits = b.zero_totals_bytes[0] <= b.memory.capacity_bytes
@@ -99,19 +102,32 @@ def test_comm_cache_equals_comm_model(backend, algorithm, nodes):
         assert comm(primitive, size) == pytest.approx(model.time_s(primitive, size), rel=1e-12)
 
 
+@pytest.mark.parametrize("backend", ["ideal", "nccl"])
 @pytest.mark.parametrize("system_name,nodes", [("dgx-h100", 1), ("dgx-h100", 64), ("dgx-a100", 4)])
-def test_prefilled_vector_times_equal_comm_model(system_name, nodes):
+def test_batched_times_equal_comm_model(system_name, nodes, backend):
+    """One batch over several layouts gives, row by row, CommModel's own times."""
     system = hardware.load_system(system_name)
-    cache = CommCache(system, "ideal")
-    lay = cluster.layout(system, nodes, 8)
-    sizes = (1 * MIB, 3.3e6, 25 * MIB, 4e8)
-    for algorithm in (a.value for a in algorithms_for("all-reduce")):
-        if not cluster.applicable(get("all-reduce", algorithm), lay):
-            continue
-        cache.prefill(nodes, 8, algorithm, sizes)
-        comm = cache.function(nodes, 8, algorithm)
-        model = cluster.CommModel(lay, algorithm, "ideal")
+    cache = CommCache(system, backend)
+    layouts = [(nodes, 8), (1, 2), (1, 5)] + ([(2, 8), (3, 8)] if nodes > 1 else [])
+    sizes = np.array([[1 * MIB, 3.3e6], [25 * MIB, 4e8]])
+    names = NCCL_ALGORITHMS if backend == "nccl" else [a.value for a in algorithms_for("all-reduce")]
+    for algorithm in names:
+        batch = cache.batch(layouts, algorithm, sizes[:1])  # announced sizes: some, not all
+        runnable = batch.runnable
         for primitive in ("all-reduce", "reduce-scatter", "all-gather"):
-            for size in sizes:
-                assert comm(primitive, size) == pytest.approx(model.time_s(primitive, size),
-                                                              rel=1e-12), (algorithm, primitive)
+            times = batch(primitive, sizes)
+            assert times.shape == (len(layouts), *sizes.shape)
+            for row, (n, g) in enumerate(layouts):
+                model = cluster.CommModel(cluster.layout(system, n, g), algorithm, backend)
+                for index in np.ndindex(sizes.shape):
+                    try:
+                        expected = model.time_s(primitive, sizes[index])
+                    except DpcostError:
+                        expected = np.nan
+                    if not runnable[row]:
+                        continue  # the planner marks the whole layout invalid
+                    got = times[(row, *index)]
+                    if np.isnan(expected):
+                        assert np.isnan(got), (algorithm, primitive, n, g)
+                    else:
+                        assert got == pytest.approx(expected, rel=1e-12), (algorithm, primitive, n, g)
