@@ -48,3 +48,18 @@ def test_nccl_compare_ranks_every_enabled_algorithm_and_marks_nccls_choice():
     chosen = json.loads(runner.invoke(app, "collective all-reduce --cluster dgx-h100 --nodes 2 --size 1GB "
                                            "--backend nccl --json".split()).stdout)["algorithm"]
     assert [r["algorithm"] for r in rows if r.get("winner")] == [chosen]
+
+
+def test_recompute_flags():
+    base = "plan --model llama2-70b --cluster dgx-h100 --nodes 64 --global-batch 1024 --seq-len 4096".split()
+    needed = json.loads(runner.invoke(app, [*base, "--json"]).stdout)
+    assert needed["best"]["recompute"] is True and "recomputation" in needed["reason"].lower()
+    never = runner.invoke(app, [*base, "--no-recompute"])
+    assert never.exit_code == 2 and "recomputation" in never.stderr
+    text = runner.invoke(app, base).stdout
+    assert "recompute" in text.splitlines()[text.splitlines().index("Top 10:") + 1]
+
+    small = "iteration --model llama2-7b --cluster dgx-h100 --micro-batch 1 --seq-len 4096 --zero 3 --json".split()
+    plain, checkpointed = (json.loads(runner.invoke(app, small + extra).stdout) for extra in ([], ["--recompute"]))
+    assert checkpointed["memory"]["activations_bytes"] < plain["memory"]["activations_bytes"] / 4
+    assert checkpointed["backward_s"] > plain["backward_s"]

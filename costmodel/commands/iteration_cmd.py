@@ -117,6 +117,7 @@ def iteration(
     jitter: Annotated[float, typer.Option(help="Compute-time coefficient of variation between GPUs (e.g. 0.05).")] = 0.0,
     attention: Annotated[bool, typer.Option("--attention", help="Add attention FLOPs 12·L·h·s² per sample.")] = False,
     no_flash_attention: Annotated[bool, typer.Option("--no-flash-attention", help="Count stored attention scores in activations.")] = False,
+    recompute: Annotated[bool, typer.Option("--recompute", help="Full activation recomputation: keep only layer inputs, re-run each forward in backward (4/3 compute).")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Break one training step down: compute, hidden/exposed communication, optimizer, memory.
@@ -138,7 +139,7 @@ def iteration(
         compute_dtype=compute_dtype, topk_fraction=topk, mfu=mfu, optimizer=optimizer,
         bucket_bytes=parse_size(bucket, "bucket"), first_bucket_bytes=parse_size(first_bucket, "first_bucket"),
         overlap=not no_overlap, zero_stage=zero, asynchronous=asynchronous, jitter_cv=jitter,
-        include_attention=attention, flash_attention=not no_flash_attention)
+        include_attention=attention, flash_attention=not no_flash_attention, recompute=recompute)
     info = comm.describe()
     result = iteration_breakdown(load_model(model), system.gpu, comm.time_s, comm.ranks, config,
                                  algorithm=str(info.get("algorithm", algorithm)))

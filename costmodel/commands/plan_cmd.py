@@ -40,6 +40,7 @@ def _table(rows) -> str:
         "#": str(r.rank), "algorithm": r.algorithm, "GPUs": f"{r.gpus} ({r.nodes}x{r.gpus_per_node})",
         "micro-batch": str(r.micro_batch), "accum": str(r.accumulation_steps),
         "bucket": format_size(r.bucket_bytes), "grads": r.grad_dtype, "ZeRO": str(r.zero_stage),
+        **({"recompute": "yes" if r.recompute else "no"} if any(x.recompute for x in rows) else {}),
         "step": format_time(r.total_s), "samples/s": rate(r.samples_per_s),
         "efficiency": percent(r.scaling_efficiency), "exposed comm": percent(r.comm_share),
         "memory": f"{r.memory_bytes / 1e9:.1f} GB", "headroom": f"{r.memory_headroom_bytes / 1e9:.1f} GB",
@@ -85,23 +86,26 @@ def plan(
     mfu: Annotated[float | None, typer.Option(help="Model FLOPs utilisation (default from the GPU profile).")] = None,
     optimizer: Annotated[str, typer.Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     jitter: Annotated[float, typer.Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,
+    recompute: Annotated[bool | None, typer.Option("--recompute/--no-recompute", help="Activation recomputation: always / never (default: only when no plan fits without it).", show_default=False)] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Recommend algorithm, micro-batch, accumulation, GPUs, bucket, gradient dtype and ZeRO stage.
 
     Example: dpcost plan --model llama2-7b --cluster dgx-h100 --nodes 8 --global-batch 512 --seq-len 4096
     """
+    from costmodel.commands.progress import progress
     from costmodel.planner import plan as make_plan
     from costmodel.units import parse_size
     from costmodel.workloads import parse_param_count
 
-    result = make_plan(
-        model, cluster, global_batch=global_batch, nodes=nodes, seq_len=seq_len, min_gpus=min_gpus,
-        max_gpus=max_gpus, objective=objective.value, backend=backend.value, top=top,
-        tokens=parse_param_count(tokens, "tokens") if tokens is not None else None,
-        bucket_bytes=_list(buckets, lambda s: parse_size(s, "buckets")),
-        grad_dtypes=_list(grad_dtypes, str), compute_dtype=compute_dtype, mfu=mfu,
-        optimizer=optimizer, jitter_cv=jitter)
+    with progress("Sweeping plans") as update:
+        result = make_plan(
+            model, cluster, global_batch=global_batch, nodes=nodes, seq_len=seq_len, min_gpus=min_gpus,
+            max_gpus=max_gpus, objective=objective.value, backend=backend.value, top=top,
+            tokens=parse_param_count(tokens, "tokens") if tokens is not None else None,
+            bucket_bytes=_list(buckets, lambda s: parse_size(s, "buckets")),
+            grad_dtypes=_list(grad_dtypes, str), compute_dtype=compute_dtype, mfu=mfu,
+            optimizer=optimizer, jitter_cv=jitter, recompute=recompute, progress=update)
     if json_output:
         print_json(result.to_dict())
         return
