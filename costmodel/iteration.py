@@ -179,12 +179,20 @@ def peak_flops(gpu, compute_dtype: str) -> tuple[str, float]:
                              f"a dtype the GPU supports: {', '.join(sorted(gpu.peak_flops))}")
 
 
-def mfu(gpu, value: float | None) -> tuple[float, str]:
-    """(model FLOPs utilisation, its source): the user's value, the GPU's, or the arch default."""
+def mfu(gpu, value: float | None, workload: Workload | None = None,
+        compute_dtype: str | None = None) -> tuple[float, str]:
+    """(model FLOPs utilisation, its source), first of: the user's value; the model kind's
+    default for the GPU's architecture and the dtype that runs (kinds with a table in
+    models.toml ``[mfu_by_kind]``: CNNs); the GPU profile's; the architecture's."""
     if value is not None:
         if not 0.0 < value <= 1.0:
             raise InputError("mfu", value, "a fraction in (0, 1]")
         return float(value), "given by the user"
+    if workload is not None and compute_dtype is not None:
+        by_kind = workloads.default_mfu_for_kind(workload.kind, getattr(gpu, "arch", "unknown"),
+                                                 compute_dtype, getattr(gpu, "peak_flops", None))
+        if by_kind is not None:
+            return by_kind
     default = getattr(gpu, "default_mfu", None)
     if default:
         return float(default), str(getattr(gpu, "mfu_source", "GPU profile"))
@@ -217,7 +225,7 @@ class _Compute:
 def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
     seq_len = workloads.resolve_seq_len(workload, config.seq_len)
     compute_dtype, peak = peak_flops(gpu, config.compute_dtype)
-    rate, mfu_source = mfu(gpu, config.mfu)
+    rate, mfu_source = mfu(gpu, config.mfu, workload, compute_dtype)
     flops = workloads.training_flops_per_sample(workload, seq_len, config.include_attention)
     forward = flops * config.micro_batch * FORWARD_SHARE_OF_TRAINING_FLOPS / (peak * rate)
     return _Compute(forward_s=float(forward), seq_len=seq_len, compute_dtype=compute_dtype,

@@ -113,7 +113,7 @@ def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer
     from costmodel import iteration, memory, stragglers, workloads
 
     dtype, peak = iteration.peak_flops(system.gpu, compute_dtype)
-    rate, _ = iteration.mfu(system.gpu, mfu)
+    rate, _ = iteration.mfu(system.gpu, mfu, workload, dtype)
     memory.optimizer_state_bytes(optimizer)
     stragglers.check_jitter(jitter_cv)
     return grid.Setting(workload=workload, seq_len=workloads.resolve_seq_len(workload, seq_len),

@@ -11,6 +11,10 @@ Training FLOPs per sample (forward + backward):
   (Chowdhery et al. 2022, PaLM, Appendix B: ``12·L·H·Q·T`` per token, ``H·Q = h``, ``T = s``).
 * image models (``vit``, ``cnn``): ``flops_per_sample`` from the preset (3 × forward).
 
+Default MFU: :func:`default_mfu_for_arch` (transformer training, per GPU architecture) and, for
+kinds that have one (``cnn``), :func:`default_mfu_for_kind` from published throughput of a preset
+(models.toml ``[mfu_by_kind]``; unmeasured architectures borrow the nearest measured one).
+
     >>> load_model("gpt2").params
     124439808
     >>> load_model("7B").kind
@@ -46,6 +50,10 @@ DERIVED_SEQ_LEN = 2048
 _SUFFIX = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 _COUNT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([KMBGTkmbgt]?)\s*$")
 PARAMS_ALLOWED = "a preset name or a parameter count such as 7B, 124M, 1.3e9"
+# Kind-specific MFU (models.toml [mfu_by_kind]): bf16 reads the fp16 measurement (NVIDIA's AMP
+# runs fp16; bf16 has the same peak wherever both exist); a dtype measured nowhere takes fp16's.
+MFU_DTYPE_ALIASES = {"bf16": "fp16"}
+MFU_FALLBACK_DTYPE = "fp16"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,6 +98,54 @@ def default_mfu_for_arch(arch: str) -> tuple[float, str]:
     table = _data()["mfu_by_arch"]
     entry = table.get(arch, table["unknown"])
     return float(entry["mfu"]), str(entry["source"])
+
+
+def measured_mfu(entry: dict) -> float:
+    """MFU of one ``mfu_by_kind`` measurement: the mean per-GPU rate × FLOPs / peak."""
+    workload = load_model(entry["model"])
+    rates = [images / gpus for images, gpus in zip(entry["images_per_s"], entry["gpus"], strict=True)]
+    flops = float(training_flops_per_sample(workload, workload.seq_len))
+    return sum(rates) / len(rates) * flops / (float(entry["peak_tflops"]) * 1e12)
+
+
+def _kind_entry(kind: str, arch: str, dtype: str) -> tuple[str, str, dict] | None:
+    """(arch, dtype, measurement) nearest to ``arch`` for ``dtype`` (see models.toml)."""
+    table = _data().get("mfu_by_kind", {}).get(kind)
+    if table is None:
+        return None
+    measured, nearest = table["measured"], table["nearest"]
+    search = nearest.get(arch, nearest["unknown"])
+    wanted = MFU_DTYPE_ALIASES.get(dtype, dtype)
+    for candidate in search:
+        if wanted in measured.get(candidate, {}):
+            return candidate, wanted, measured[candidate][wanted]
+    return search[0], MFU_FALLBACK_DTYPE, measured[search[0]][MFU_FALLBACK_DTYPE]
+
+
+def default_mfu_for_kind(kind: str, arch: str, dtype: str,
+                         peak_flops: dict | None = None) -> tuple[float, str] | None:
+    """Default MFU and its source for a model kind on a GPU architecture running ``dtype``.
+
+    None for kinds without a table (transformers keep the GPU's and the architecture's
+    defaults). An unmeasured architecture borrows the nearest measured one's value; a dtype
+    measured nowhere takes the fp16 value rescaled to ``dtype``'s peak, i.e. the fp16 speed.
+    """
+    found = _kind_entry(kind, arch, dtype)
+    if found is None:
+        return None
+    from_arch, from_dtype, entry = found
+    rate = measured_mfu(entry)
+    where = f"{kind} default for {arch} {dtype}"
+    if from_arch != arch:
+        where += f", borrowed from {from_arch} (nearest measured architecture)"
+    peaks = peak_flops or {}
+    if from_dtype != MFU_DTYPE_ALIASES.get(dtype, dtype):
+        where += f", {dtype} measured nowhere: the {from_dtype} value"
+        if peaks.get(from_dtype) and peaks.get(dtype):
+            rate *= float(peaks[from_dtype]) / float(peaks[dtype])
+            where += f" at the {from_dtype} speed"
+    return rate, (f"{where}: MFU {rate:.3f} = mean per-GPU images/s x {entry['model']} training"
+                  f" FLOPs / peak; {entry['source']}")
 
 
 def parse_param_count(text: str | int | float, field: str = "model") -> int:

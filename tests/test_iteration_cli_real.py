@@ -70,7 +70,7 @@ OPTIONS = {
     "--optimizer": ["--optimizer", "sgd"], "--bucket": ["--bucket", "4MiB"],
     "--first-bucket": ["--first-bucket", "20MiB"], "--no-overlap": ["--no-overlap"], "--zero": ["--zero", "3"],
     "--async": ["--async"], "--jitter": ["--jitter", "0.05"], "--attention": ["--attention"],
-    "--no-flash-attention": ["--no-flash-attention"],
+    "--no-flash-attention": ["--no-flash-attention"], "--recompute": ["--recompute"],
 }
 
 

@@ -72,5 +72,8 @@ def test_ddp_paper_near_linear_resnet50_on_256_gpus():
 
     result = iteration_breakdown(load_model("resnet-50"), v100, tree, 256, TrainingConfig(micro_batch=32, grad_dtype="fp32",
                                                      compute_dtype="fp16", optimizer="sgd"))
-    assert result.mfu == pytest.approx(0.30)  # the Volta default from models.toml
+    # The CNN default for Volta fp16 from models.toml [mfu_by_kind.cnn] (was the transformer
+    # Volta default 0.30: efficiency 95.6% then, 96.7% now, as slower compute hides more comm).
+    assert result.mfu == pytest.approx(0.22, abs=0.005)
+    assert result.mfu_source.startswith("cnn default for volta fp16")
     assert result.scaling_efficiency >= 0.90

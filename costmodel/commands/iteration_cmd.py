@@ -107,7 +107,7 @@ def iteration(
     grad_dtype: Annotated[str, typer.Option("--grad-dtype", help="Gradient dtype: fp32, bf16, fp16, fp8.")] = "bf16",
     compute_dtype: Annotated[str, typer.Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8.")] = "bf16",
     topk: Annotated[float | None, typer.Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
-    mfu: Annotated[float | None, typer.Option(help="Model FLOPs utilisation (default from the GPU profile).")] = None,
+    mfu: Annotated[float | None, typer.Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
     optimizer: Annotated[str, typer.Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     bucket: Annotated[str, typer.Option(help="DDP bucket size (default 25MiB).")] = "25MiB",
     first_bucket: Annotated[str, typer.Option("--first-bucket", help="DDP first bucket size (default 1MiB).")] = "1MiB",

@@ -83,7 +83,7 @@ def plan(
     buckets: Annotated[str, typer.Option(help="Comma-separated DDP bucket sizes to sweep.")] = "5MiB,25MiB,100MiB,400MiB",
     grad_dtypes: Annotated[str, typer.Option("--grad-dtypes", help="Comma-separated gradient dtypes to sweep (fp32, bf16, fp16, fp8).")] = "bf16,fp32",
     compute_dtype: Annotated[str, typer.Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8.")] = "bf16",
-    mfu: Annotated[float | None, typer.Option(help="Model FLOPs utilisation (default from the GPU profile).")] = None,
+    mfu: Annotated[float | None, typer.Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
     optimizer: Annotated[str, typer.Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     jitter: Annotated[float, typer.Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,
     recompute: Annotated[bool | None, typer.Option("--recompute/--no-recompute", help="Activation recomputation: always / never (default: only when no plan fits without it).", show_default=False)] = None,
