@@ -55,6 +55,12 @@ def main() -> None:
 
     try:
         code = app(standalone_mode=False)
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+    except BrokenPipeError:  # output piped into `head` & co.: stop quietly, as Unix tools do
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
     except click.exceptions.Abort:
         sys.exit(130)
     except click.exceptions.UsageError as error:

@@ -161,4 +161,13 @@ def run_query(q: Query) -> list[dict[str, Any]]:
     else:
         results = _ideal(q, size_bytes, gamma)
     results.sort(key=lambda r: (r["time_s"], r["algorithm"]))
+    if results and results[0]["ranks"] == 1 and q.algorithm in ("auto", "all"):
+        return [_one_rank(results[0])]
     return results[:1] if q.algorithm == "auto" else results
+
+
+def _one_rank(result: dict[str, Any]) -> dict[str, Any]:
+    """One rank communicates nothing: one answer, not a tie of every algorithm at zero."""
+    return {**result, "algorithm": "none", **({"protocol": "none"} if "protocol" in result else {}),
+            "algbw_Bps": None, "busbw_Bps": None, "bottleneck": None,
+            "note": "one rank: nothing to communicate, every algorithm costs 0"}

@@ -73,3 +73,9 @@ def test_one_line_error_and_exit_2(arguments, word, files):
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr[-2000:]
     assert word.lower() in lines[0].lower()
     assert "Traceback" not in done.stderr
+
+
+def test_output_piped_into_head_stops_quietly():
+    done = subprocess.run(f"{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'cli.py'))} hardware list | head -1",
+                          shell=True, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.stdout.strip() and done.stderr == ""

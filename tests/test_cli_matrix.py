@@ -21,6 +21,8 @@ QUERIES = [
     "compare all-reduce --cluster dgx-h100 --nodes 2 --size 1GB",
     "compare all-reduce --cluster dgx-a100 --size 64KB",
     "compare all-gather --cluster dgx-a100 --nodes 2 --size 4MiB",
+    "compare all-reduce --cluster l40s-tcp-1x --size 64MB",
+    "collective all-reduce --cluster dgx-h100 --gpus-per-node 1 --size 1GB",
     "iteration --model gpt2 --cluster dgx-a100 --nodes 2 --micro-batch 8 --seq-len 1024",
 ]
 
@@ -63,3 +65,12 @@ def test_recompute_flags():
     plain, checkpointed = (json.loads(runner.invoke(app, small + extra).stdout) for extra in ([], ["--recompute"]))
     assert checkpointed["memory"]["activations_bytes"] < plain["memory"]["activations_bytes"] / 4
     assert checkpointed["backward_s"] > plain["backward_s"]
+
+
+def test_one_rank_is_one_answer_of_zero_under_both_backends():
+    for backend in ("ideal", "nccl"):
+        rows = json.loads(runner.invoke(app, ["compare", "all-reduce", "--cluster", "l40s-tcp-1x", "--size", "64MB",
+                                              "--backend", backend, "--json"]).stdout)
+        assert len(rows) == 1 and rows[0]["algorithm"] == "none" and rows[0]["time_s"] == 0
+    table = runner.invoke(app, ["nccl-table", "--cluster", "l40s-tcp-1x"])
+    assert table.exit_code == 0 and "one rank" in table.stdout

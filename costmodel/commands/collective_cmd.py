@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from typing import Annotated, Any, Optional
 
 import typer
@@ -33,7 +35,7 @@ def _row(p: dict[str, Any]) -> dict[str, str]:
             "bandwidth": format_time(p["bandwidth_s"]),
             "steps": f"{p['steps']:.6g}" if "steps" in p else "-",
             "sent/rank": format_size(p["bytes_sent_max"]) if "bytes_sent_max" in p else "-",
-            "busbw": format_bandwidth(p["busbw_Bps"])}
+            "busbw": format_bandwidth(p["busbw_Bps"]) if p.get("busbw_Bps") is not None else "-"}
     return row
 
 
@@ -49,7 +51,11 @@ def _describe(p: dict[str, Any]) -> str:
                   ("total on links", format_size(p["bytes_total"]))]
     if p.get("bytes_aux_max"):
         items.append(("busiest server/switch", format_size(p["bytes_aux_max"])))
-    items += [("algbw", format_bandwidth(p["algbw_Bps"])), ("busbw", format_bandwidth(p["busbw_Bps"]))]
+    if p.get("note"):
+        items.append(("note", p["note"]))
+    else:
+        items += [(key, format_bandwidth(p[f"{key}_Bps"]) if math.isfinite(p[f"{key}_Bps"] or math.nan) else "-")
+                  for key in ("algbw", "busbw")]
     if "lower_bound_s" in p:  # the ideal backend's Chan et al. bound; NCCL mode has none
         items.append(("lower bound", format_time(p["lower_bound_s"])))
     if "nccl_model_time_s" in p:
@@ -165,7 +171,9 @@ def compare(
         print_json(results)
         return
     typer.echo(table([_row(r) for r in results]))
-    if results and "lower_bound_s" in results[0]:
+    if results and results[0].get("note"):
+        typer.echo(f"\n{results[0]['note']}")
+    elif results and "lower_bound_s" in results[0]:
         typer.echo(f"\nlower bound: {format_time(results[0]['lower_bound_s'])}  (* = fastest)")
     elif results:
         typer.echo(f"\nNCCL {results[0].get('nccl_version', '')} tuning model, fastest first; * = NCCL's own choice (by its estimate)")

@@ -33,6 +33,8 @@ def cli_errors(function: F) -> F:
             return function(*args, **kwargs)
         except DpcostError as error:
             fail(str(error))
+        except BrokenPipeError:  # the reader went away (`dpcost … | head`): not the user's file
+            raise
         except OSError as error:  # unreadable file named by the user
             fail(f"{getattr(error, 'filename', '') or 'file'}: {error.strerror or error}")
 

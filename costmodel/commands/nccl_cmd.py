@@ -77,6 +77,10 @@ def nccl_table(
                     "n_nodes": topo.n_nodes, "graphs": graphs, "table": rows,
                     "prediction": prediction.as_dict() if prediction else None})
         return
+    if topo.n_ranks == 1:
+        typer.echo(f"{topo.description}; NCCL {tables.version}: one rank, nothing to communicate "
+                   "(every algorithm/protocol cell is disabled)")
+        return
     typer.echo(f"{topo.description}; NCCL {tables.version}; ring {topo.ring.n_channels} ch x "
                f"{topo.ring.bw_intra_GBps:g}/{topo.ring.bw_inter_GBps:g} GB/s")
     typer.echo(_render(rows))

@@ -16,6 +16,8 @@ term. ``model_time_s`` keeps NCCL's own estimate. ``size_bytes`` follows nccl-te
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from costmodel.errors import InputError
@@ -48,8 +50,8 @@ class NcclPrediction:
 
     @property
     def algbw_Bps(self) -> float:
-        """nccl-tests' algbw of the predicted time: size / time."""
-        return self.size_bytes / self.time_s
+        """nccl-tests' algbw of the predicted time: size / time (inf for a one-rank no-op)."""
+        return self.size_bytes / self.time_s if self.time_s > 0 else math.inf
 
     @property
     def busbw_Bps(self) -> float:
@@ -124,6 +126,10 @@ def nccl_time(
     coll = normalize_collective(collective)
     if not size_bytes >= 0:
         raise InputError("size_bytes", size_bytes, "a size >= 0 bytes")
+    if topo.n_ranks == 1:  # one rank: nothing crosses a link (the same convention as the ideal model)
+        return NcclPrediction(collective=coll, size_bytes=float(size_bytes), n_ranks=1, algorithm="none",
+                              protocol="none", time_s=0.0, model_time_s=0.0, latency_s=0.0, bandwidth_Bps=math.inf,
+                              launch_overhead_s=0.0, nccl_version=t.version)
     algo, proto, model_us, cell = choose(coll, size_bytes, topo, t, normalize_algorithm(algorithm),
                                          normalize_protocol(protocol))
     time_us = measured_time_us(coll, cell, size_bytes, topo, t)

@@ -148,7 +148,7 @@ def alg_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology,
 
 def _enabled(collective: str, algorithm: str, proto: str, topo: NcclTopology) -> bool:
     """NCCL's default algorithm/protocol enables (tuning.cc end) for this topology."""
-    if algorithm not in algorithms_for(collective):
+    if algorithm not in algorithms_for(collective) or topo.n_ranks < 2:  # one rank: no communication
         return False
     if algorithm in ("nvls", "nvls_tree", "pat") or algorithm.startswith("collnet"):
         if proto != "Simple":
