@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from costmodel import cluster
-from costmodel.errors import DpcostError
+from costmodel.errors import NotApplicableError
 from costmodel.registry import algorithms_for, get
 
 CommFn = Callable[[str, float], float]
@@ -85,6 +85,8 @@ class CommCache:
         self._names: dict[tuple, list[str]] = {}
         self._layouts: dict[tuple[int, int], cluster.Layout] = {}
         self._topologies: dict[tuple[int, int], Any] = {}
+        if backend == "nccl":  # a system NCCL's model cannot describe (AMD: RCCL) is the user's error,
+            self._topology(self.layout(1, system.gpus_per_node))  # not "every layout unrunnable"
 
     def layout(self, nodes: int, per_node: int) -> cluster.Layout:
         """The (memoised) layout of ``nodes`` × ``per_node`` GPUs."""
@@ -174,7 +176,7 @@ class CommCache:
             for j, size in enumerate(sizes.tolist()):
                 try:
                     out[i, j] = self._nccl(lay, primitive, algorithm, size)
-                except DpcostError:
+                except NotApplicableError:
                     break  # a forced algorithm NCCL does not enable here: the whole row
         return out
 

@@ -48,6 +48,8 @@ CASES = [  # (arguments, a word the message must contain)
     ("plot schedule all-reduce ring --ranks 0 -o {out}", "ranks"),
     ("plot scaling all-reduce --rank-counts 2,x --size 1MB --alpha 1us --bandwidth 1GB/s -o {out}", "rank"),
     ("compare all-reduce --size 1MB", "hardware"),
+    ("plan --model llama2-7b --cluster mi300x-8x --nodes 2 --global-batch 16 --seq-len 2048 --backend nccl", "RCCL"),
+    ("iteration --model resnet-50 --cluster dgx-a100 --micro-batch 8 --recompute", "recompute"),
     ("--nosuchflag", "--nosuchflag"),
     ("collective", "PRIMITIVE"),
 ]

@@ -74,3 +74,11 @@ def test_one_rank_is_one_answer_of_zero_under_both_backends():
         assert len(rows) == 1 and rows[0]["algorithm"] == "none" and rows[0]["time_s"] == 0
     table = runner.invoke(app, ["nccl-table", "--cluster", "l40s-tcp-1x"])
     assert table.exit_code == 0 and "one rank" in table.stdout
+
+
+def test_iteration_says_when_recomputation_is_on_and_when_it_would_fit():
+    base = "iteration --model llama2-70b --cluster dgx-h100 --nodes 64 --micro-batch 1 --seq-len 4096 --zero 3".split()
+    hint = runner.invoke(app, base).stdout
+    assert "DOES NOT FIT" in hint and "would fit: --recompute --zero 3" in hint
+    on = runner.invoke(app, [*base, "--recompute"]).stdout
+    assert "activation recomputation" in on.splitlines()[1] and ": fits" in on

@@ -51,7 +51,7 @@ def _algorithm_text(b, comm_info: dict) -> str:
     return f"{name} ({backend} backend)"
 
 
-def _lines(b, comm_info: dict) -> list[str]:
+def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
     from costmodel.units import format_size, format_time
 
     mem = b.memory
@@ -61,7 +61,8 @@ def _lines(b, comm_info: dict) -> list[str]:
         f"algorithm {_algorithm_text(b, comm_info)}, ZeRO-{b.zero_stage}, {mode}",
         f"step: {b.accumulation_steps} x micro-batch {b.micro_batch} per GPU, global batch "
         f"{b.global_batch}, {f'seq {b.seq_len}, ' if b.seq_len else ''}grads {b.grad_dtype}, compute {b.compute_dtype} "
-        f"at MFU {b.mfu:.0%}, {b.bucket_count} buckets of {format_size(b.bucket_bytes)}",
+        f"at MFU {b.mfu:.0%}, {b.bucket_count} buckets of {format_size(b.bucket_bytes)}"
+        + (", activation recomputation (backward re-runs the forward)" if b.recompute else ""),
         "",
         f"  forward              {format_time(b.forward_s):>12}",
         f"  backward             {format_time(b.backward_s):>12}",
@@ -81,16 +82,22 @@ def _lines(b, comm_info: dict) -> list[str]:
         + ("fits" if mem.fits else "DOES NOT FIT"),
     ]
     if not mem.fits:
-        rows.append(_what_fits(b))
+        rows.append(_what_fits(b, recomputed))
     return rows
 
 
-def _what_fits(b) -> str:
+def _what_fits(b, recomputed=None) -> str:
+    """What to change when the step does not fit: a ZeRO stage, else recomputation, else more."""
     options = ", ".join(f"ZeRO-{stage} {_gb(total)}" for stage, total in enumerate(b.zero_totals_bytes))
-    if b.smallest_fitting_zero_stage is None:
-        return (f"  no ZeRO stage fits ({options}): lower --micro-batch, add GPUs or use "
-                "model parallelism")
-    return f"  would fit: --zero {b.smallest_fitting_zero_stage} ({options})"
+    if b.smallest_fitting_zero_stage is not None:
+        return f"  would fit: --zero {b.smallest_fitting_zero_stage} ({options})"
+    if recomputed is not None and recomputed.smallest_fitting_zero_stage is not None:
+        stage = recomputed.smallest_fitting_zero_stage
+        return (f"  no ZeRO stage fits ({options}); would fit: --recompute --zero {stage} "
+                f"({_gb(recomputed.zero_totals_bytes[stage])})")
+    smaller = "lower --micro-batch, " if b.micro_batch > 1 else ""
+    recompute = "" if b.recompute or recomputed is None else "--recompute, "
+    return f"  no ZeRO stage fits ({options}): {smaller}{recompute}add GPUs or use model parallelism"
 
 
 @cli_errors
@@ -124,8 +131,10 @@ def iteration(
 
     Example: dpcost iteration --model llama2-7b --cluster dgx-h100 --nodes 4 --micro-batch 1 --accum 8
     """
+    import dataclasses
+
     import hardware
-    from costmodel import cluster as cluster_module
+    from costmodel import cluster as cluster_module, memory
     from costmodel.iteration import TrainingConfig, iteration_breakdown
     from costmodel.units import parse_size
     from costmodel.workloads import load_model
@@ -141,13 +150,18 @@ def iteration(
         overlap=not no_overlap, zero_stage=zero, asynchronous=asynchronous, jitter_cv=jitter,
         include_attention=attention, flash_attention=not no_flash_attention, recompute=recompute)
     info = comm.describe()
-    result = iteration_breakdown(load_model(model), system.gpu, comm.time_s, comm.ranks, config,
+    workload = load_model(model)
+    result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,
                                  algorithm=str(info.get("algorithm", algorithm)))
     if json_output:
         print_json({**result.to_dict(), "cluster": system.name, "nodes": node_count,
                     "gpus_per_node": per_node, "backend": backend, "comm": info})
         return
-    typer.echo("\n".join(_lines(result, info)))
+    recomputed = None  # the same step with recomputation, to say whether that would fit
+    if not result.memory.fits and not recompute and memory.recompute_applies(workload):
+        recomputed = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks,
+                                         dataclasses.replace(config, recompute=True))
+    typer.echo("\n".join(_lines(result, info, recomputed)))
 
 
 app.command("iteration")(iteration)
