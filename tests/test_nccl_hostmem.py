@@ -82,3 +82,17 @@ def test_host_memory_path_validation():
         HostMemoryPath(link_GBps=0.0)
     with pytest.raises(InputError, match="shm.gpus_per_uplink"):
         HostMemoryPath(link_GBps=12.0, gpus_per_uplink=0)
+
+
+def test_p2p_level_nvl_and_loc():
+    import hardware
+    from costmodel.errors import NotApplicableError
+    from costmodel.nccl import topology_for
+
+    pcie = hardware.load_system("rtx4090-8x-pcie-p2p")
+    assert "SHM" not in topology_for(pcie, p2p_level="SYS").description
+    assert "SHM" in topology_for(pcie, p2p_level="NVL").description  # NVLink-only P2P: PCIe goes through host memory
+    nvswitch = hardware.load_system("dgx-h100")
+    assert "SHM" not in topology_for(nvswitch, p2p_level="NVL").description
+    with pytest.raises(NotApplicableError):
+        topology_for(nvswitch, p2p_level="LOC")

@@ -51,7 +51,7 @@ def nccl_table(
     gpus_per_node: Annotated[int | None, typer.Option(help="GPUs used per node (default: all)")] = None,
     tuning: Annotated[str | None, typer.Option(help="TOML overriding NCCL's constants (tuner-plugin style)")] = None,
     nccl_version: Annotated[str | None, typer.Option(help="Bundled NCCL constants: 2.30.7 (default), 2.27.5, 2.21.5")] = None,
-    p2p_level: Annotated[str | None, typer.Option("--p2p-level", help="As NCCL_P2P_LEVEL: LOC, PIX, PXB, PHB or SYS (default: NCCL's own rule)")] = None,
+    p2p_level: Annotated[str | None, typer.Option("--p2p-level", help="As NCCL_P2P_LEVEL: LOC, NVL, PIX, PXB, PHB or SYS (default: NCCL's own rule)")] = None,
     size: Annotated[str | None, typer.Option(help="Also predict one call of this size, e.g. 1GiB")] = None,
     collective: Annotated[str, typer.Option(help="Collective for --size")] = "all-reduce",
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,

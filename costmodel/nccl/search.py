@@ -26,8 +26,9 @@ from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
 
 _NVLINK_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge")
 _EPSILON = 1e-9
-# NCCL_P2P_LEVEL values for PCIe, nearest first (NCCL's PATH_* order; LOC = no P2P at all).
-P2P_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS")
+# NCCL_P2P_LEVEL values, nearest first (NCCL's PATH_* order: LOC = no P2P at all, NVL = NVLink
+# only, then the PCIe distances).
+P2P_LEVELS = ("LOC", "NVL", "PIX", "PXB", "PHB", "SYS")
 # nvidia-smi's NODE (host bridges of one NUMA node) is one CPU node in NCCL's topology: PATH_PHB.
 _NCCL_PATH = {"PIX": "PIX", "PXB": "PXB", "PHB": "PHB", "NODE": "PHB", "SYS": "SYS"}
 
@@ -108,9 +109,12 @@ def p2p_level(system: Any, ppn: int, t: NcclTables, override: str | None = None)
 
 def uses_p2p(system: Any, ppn: int, t: NcclTables, override: str | None = None) -> bool:
     """Whether NCCL connects the node's GPUs peer-to-peer (else through host memory, SHM)."""
-    if system.intra_fabric in _NVLINK_FABRICS:
-        return True
     level = p2p_level(system, ppn, t, override)
+    if system.intra_fabric in _NVLINK_FABRICS:
+        if level == "LOC":  # NCCL would fall back to SHM while NVLS/CollNet stay on: not modelled
+            raise NotApplicableError("p2p_level", override, "NVL or farther on an NVLink system "
+                                     "(LOC, P2P off over NVLink, is not modelled)")
+        return True
     return system.p2p and P2P_LEVELS.index(_NCCL_PATH[system.pcie_path]) <= P2P_LEVELS.index(level)
 
 
@@ -194,7 +198,7 @@ def derive_topology(system: Any, nodes: int = 1, gpus_per_node: int | None = Non
                     p2p_level: str | None = None) -> NcclTopology:
     """NCCL's graph-search result for ``nodes`` × ``gpus_per_node`` GPUs of ``system``.
 
-    ``p2p_level`` plays NCCL_P2P_LEVEL (LOC, PIX, PXB, PHB, SYS); None keeps NCCL's default.
+    ``p2p_level`` plays NCCL_P2P_LEVEL (LOC, NVL, PIX, PXB, PHB, SYS); None keeps NCCL's default.
     """
     t = tables or load_tables()
     if system.gpu.vendor.lower() != "nvidia" or system.gpu.compute_capability < 60:

@@ -165,7 +165,7 @@ def topology_for(system: object, nodes: int = 1, gpus_per_node: int | None = Non
                  tables: object = None, *, collnet: bool = False, p2p_level: str | None = None) -> NcclTopology:
     """NCCL's graph-search result for a hardware System (see :mod:`costmodel.nccl.search`).
 
-    ``p2p_level`` is NCCL_P2P_LEVEL (LOC, PIX, PXB, PHB or SYS); None keeps NCCL's default rule.
+    ``p2p_level`` is NCCL_P2P_LEVEL (LOC, NVL, PIX, PXB, PHB or SYS); None keeps NCCL's default rule.
     """
     from costmodel.nccl.search import derive_topology
 
