@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from costmodel.errors import DpcostError, InputError, NotApplicableError
-from costmodel.evaluate import evaluate_grid, predict_entry, resolve
+from costmodel.evaluate import evaluate_grid, predict_entry, resolve, split_seconds
 from costmodel.names import Algorithm, Primitive
 from costmodel.ops import SCALAR
-from costmodel.registry import Entry, entries, get
+from costmodel.registry import Entry, Terms, entries, get
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,10 +226,10 @@ def _tree_times(entry: Entry, lays: list[Layout], sizes) -> Any:
     bandwidth = _column([lay.node_network_Bps for lay in lays])
     over = evaluate_grid(entry.primitive.value, entry.algorithm.value, _column([lay.nodes for lay in lays]),
                          sizes, alpha, bandwidth)
-    beta = 1.0 / bandwidth  # predict_entry's split: α·steps (both levels), β·wire, γ·reduce (γ = 0)
-    over_latency = alpha * over["steps"] + alpha * over["steps_inter"]
-    over_bandwidth = beta * over["wire"] + beta * over["wire_inter"]
-    return _chain_with_tree(over_latency, over_bandwidth, 0.0 * over["reduce"], sizes,
+    terms = Terms(**{name: over[name] for name in Terms._fields})  # predict_entry's split, γ = 0 as
+    over_latency, over_bandwidth, over_reduction = split_seconds(  # in times_on_cluster's contract
+        terms, alpha, 1.0 / bandwidth, 0.0, alpha, 1.0 / bandwidth)
+    return _chain_with_tree(over_latency, over_bandwidth, over_reduction, sizes,
                             _column([lay.gpus_per_node for lay in lays]),
                             _column([lay.intra_alpha_s for lay in lays]),
                             _column([lay.intra_Bps for lay in lays]), vector_ops())[3]

@@ -25,9 +25,19 @@ def _terms(entry: Entry, N: Any, n: Any, params: dict[str, Any], o: Any) -> Term
     return entry.terms(N, n, ParamsView(params), o)
 
 
+def split_seconds(t: Terms, alpha: Any, beta: Any, gamma: Any, alpha_i: Any, beta_i: Any) -> tuple[Any, Any, Any]:
+    """(latency, bandwidth, reduction) seconds of a formula's terms: the one α/β/γ split.
+
+    latency = α·steps + α_inter·steps_inter, bandwidth = β·wire + β_inter·wire_inter,
+    reduction = γ·reduce; floats or numpy arrays alike.
+    """
+    return (alpha * t.steps + alpha_i * t.steps_inter, beta * t.wire + beta_i * t.wire_inter,
+            gamma * t.reduce)
+
+
 def _time(t: Terms, alpha: Any, beta: Any, gamma: Any, alpha_i: Any, beta_i: Any) -> Any:
-    return (alpha * t.steps + beta * t.wire + alpha_i * t.steps_inter + beta_i * t.wire_inter
-            + gamma * t.reduce)
+    latency, bandwidth, reduction = split_seconds(t, alpha, beta, gamma, alpha_i, beta_i)
+    return latency + bandwidth + reduction
 
 
 def _best_chunks(entry: Entry, N: Any, n: Any, params: dict[str, Any], rates: tuple, o: Any) -> Any:
@@ -117,12 +127,11 @@ def predict_entry(entry: Entry, ranks: int, size_bytes: float, alpha_s: float, b
     bound_s = 0.0 if N == 1 else (min(alpha_s, alpha_i) * bound.steps + min(beta, beta_i) * bound.wire
                                   + gamma_s_per_byte * bound.reduce)
     algbw = n / time_s if time_s > 0 else math.inf
+    latency_s, bandwidth_s, reduction_s = split_seconds(terms, *rates)
     return {
         "primitive": entry.primitive.value, "algorithm": entry.algorithm.value, "ranks": N,
         "size_bytes": n, "time_s": time_s,
-        "latency_s": alpha_s * terms.steps + alpha_i * terms.steps_inter,
-        "bandwidth_s": beta * terms.wire + beta_i * terms.wire_inter,
-        "reduction_s": gamma_s_per_byte * terms.reduce,
+        "latency_s": latency_s, "bandwidth_s": bandwidth_s, "reduction_s": reduction_s,
         "steps": terms.steps + terms.steps_inter, "bytes_sent_max": terms.sent_max,
         "bytes_received_max": terms.recv_max, "bytes_total": terms.total, "bytes_aux_max": terms.aux_max,
         "algbw_Bps": algbw, "busbw_Bps": algbw * busbw_factor(entry.primitive, N),
