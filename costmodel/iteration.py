@@ -105,7 +105,7 @@ class Breakdown:
     total_s: float
     samples_per_s: float
     tokens_per_s: float
-    single_gpu_samples_per_s: float  # one GPU doing this rank's work, no communication or wait
+    rank_alone_samples_per_s: float  # this rank's own work (its compute + its optimizer shard) with no communication or wait: the scaling-efficiency reference
     scaling_efficiency: float
     comm_share: float
     sync_payload_bytes: float
@@ -327,7 +327,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         exposed_comm_s=float(step.exposed_comm_s), optimizer_s=optimizer_s, total_s=total,
         samples_per_s=samples_per_s,
         tokens_per_s=samples_per_s * float(workloads.tokens_per_sample(workload, compute.seq_len)),
-        single_gpu_samples_per_s=per_rank / float(step.compute_s + optimizer_s),
+        rank_alone_samples_per_s=per_rank / float(step.compute_s + optimizer_s),
         scaling_efficiency=efficiency,
         comm_share=float(step.exposed_comm_s) / total,
         sync_payload_bytes=(k if plan.every_micro_batch else 1) * plan.payload_bytes,

@@ -43,11 +43,13 @@ def _print_text(result) -> None:
     typer.echo(f"{result.collective} on {result.ranks} ranks, algorithm {result.algorithm}: "
                f"{len(fit.sizes_bytes)} points, {len(fitted)} fitted regime(s)"
                + (f" and {bridges} transition(s) between them" if bridges else ""))
+    lower = 0.0  # each regime is used from the previous one's upper bound (crossover) on
     for regime, link in zip(fit.regimes, result.link_regimes):
         upper = format_size(regime.max_size_bytes) if math.isfinite(regime.max_size_bytes) else "∞"
+        start, lower = (lower or regime.min_size_bytes), regime.max_size_bytes
         algbw = format_bandwidth(1 / regime.seconds_per_byte) if regime.seconds_per_byte > 0 else "∞"
         kind = "transition" if regime.transition else f"{regime.points:>2} points"
-        typer.echo(f"  {kind:<10} sizes {format_size(regime.min_size_bytes)} … {upper}: A = {format_time(regime.latency_s)}, "
+        typer.echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: A = {format_time(regime.latency_s)}, "
                    f"algbw = {algbw}; per hop α = {format_time(link.latency_s)}, "
                    f"bandwidth = {format_bandwidth(link.bandwidth_Bps)}")
     typer.echo(f"busbw plateau (fit) {format_bandwidth(result.busbw_plateau_Bps)}; measured peak "
