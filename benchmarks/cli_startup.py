@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from accuracy import write_section  # noqa: E402  (benchmarks/accuracy.py: one section writer)
 REPORT = ROOT / "docs" / "performance.md"
 SECTION = "startup"
 
@@ -70,17 +72,6 @@ def markdown(rows: list[dict]) -> str:
                      f"| < {r['goal_s'] * 1000:.0f} ms {verdict} |")
     lines += ["", "Commands:", "", "```console", *(f"$ {r['command']}" for r in rows), "```"]
     return "\n".join(lines)
-
-
-def write_section(path: Path, name: str, body: str) -> None:
-    """Replace the text between ``<!-- name:begin -->`` and ``<!-- name:end -->`` in ``path``."""
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    text = path.read_text(encoding="utf-8")
-    if begin not in text or end not in text:
-        raise SystemExit(f"error: {path} has no {begin} … {end} section to replace")
-    head, rest = text.split(begin, 1)
-    tail = rest.split(end, 1)[1]
-    path.write_text(f"{head}{begin}\n{body.strip()}\n{end}{tail}", encoding="utf-8")
 
 
 def main() -> None:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import ast
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 CELLS: list[tuple[str, str]] = [  # ("markdown" | "code", source)
@@ -113,8 +111,6 @@ def render() -> str:
 
 
 if __name__ == "__main__":
-    page = render()
-    if len(sys.argv) > 1:
-        Path(sys.argv[1]).write_text(page, encoding="utf-8")
-    else:
-        sys.stdout.write(page)
+    from costmodel.docgen import write_page
+
+    write_page(render())

@@ -50,12 +50,17 @@ def render() -> str:
     return "\n".join(out)
 
 
-def main() -> None:
-    text = render()
-    if len(sys.argv) > 1:
-        Path(sys.argv[1]).write_text(text, encoding="utf-8")
+def write_page(text: str, argv: list[str] | None = None) -> None:
+    """A generated page to the path given on the command line, else to stdout (every docs generator)."""
+    argv = sys.argv if argv is None else argv
+    if len(argv) > 1:
+        Path(argv[1]).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+
+
+def main() -> None:
+    write_page(render())
 
 
 if __name__ == "__main__":

@@ -7,8 +7,6 @@ test runs them again and compares, so the tutorial's outputs are always what dpc
 from __future__ import annotations
 
 import shlex
-import sys
-from pathlib import Path
 
 STEPS: list[tuple[str, str, str]] = [
     ("Parameter server: 4 GB out, 4 GB back per worker (seed 000)",
@@ -82,8 +80,6 @@ def render() -> str:
 
 
 if __name__ == "__main__":
-    page = render()
-    if len(sys.argv) > 1:
-        Path(sys.argv[1]).write_text(page, encoding="utf-8")
-    else:
-        sys.stdout.write(page)
+    from costmodel.docgen import write_page
+
+    write_page(render())
