@@ -50,20 +50,6 @@ EXAMPLES: list[tuple[str, str, int | None]] = [
 ]
 
 
-def run(command: str) -> str:
-    """What the command prints on stdout (run in-process; a failure raises)."""
-    import shlex
-
-    from typer.testing import CliRunner
-
-    from cli import app
-
-    result = CliRunner().invoke(app, shlex.split(command)[1:])
-    if result.exit_code != 0:
-        raise RuntimeError(f"{command!r} failed ({result.exit_code}): {result.output}")
-    return result.stdout.rstrip()
-
-
 def _shown(output: str, lines: int | None) -> str:
     kept = output.splitlines()
     if lines is None or len(kept) <= lines:
@@ -73,6 +59,8 @@ def _shown(output: str, lines: int | None) -> str:
 
 def render() -> str:
     """The README's examples section (without the markers)."""
+    from costmodel.tutorial import run  # one way to run a documented command
+
     out: list[str] = []
     here = os.getcwd()
     with tempfile.TemporaryDirectory() as scratch:

@@ -40,3 +40,23 @@ def test_scaling_efficiency_never_exceeds_one(model, system_name, jitter, optimi
     assert sharded.any()  # ZeRO's sharded optimizer is this rank's work, not a scaling gain
     one_gpu = np.broadcast_to(space.gpus == 1, sweep.total_s.shape) & runnable
     assert np.allclose(sweep.scaling_efficiency[one_gpu], 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("model,system_name,nodes,batch", [
+    ("gpt2", "aws-p4d", 4, 256), ("1.3B", "l40s-4x-pcie", 1, 64), ("resnet-50", "dgx-h100", 2, 1024)])
+def test_efficiency_is_throughput_against_one_gpu_running_alone(model, system_name, nodes, batch):
+    """For plain DP the reference is literally one GPU with the same micro-batch and accumulation,
+    computed by a separate scalar call (1 rank: no communication, unsharded optimizer)."""
+    from costmodel.iteration import TrainingConfig, iteration_breakdown
+
+    system = hardware.load_system(system_name)
+    result = planner.plan(model, system, nodes=nodes, global_batch=batch, top=20, explain=False)
+    plain = [c for c in result.candidates if c.zero_stage == 0 and c.gpus > 1]
+    assert plain
+    for c in plain:
+        alone = iteration_breakdown(load_model(model), system.gpu, lambda *_: 0.0, 1, TrainingConfig(
+            micro_batch=c.micro_batch, accumulation_steps=c.accumulation_steps, seq_len=result.seq_len or None,
+            grad_dtype=c.grad_dtype, bucket_bytes=c.bucket_bytes, recompute=c.recompute))
+        expected = c.samples_per_s / (c.gpus * alone.samples_per_s)
+        assert c.scaling_efficiency == pytest.approx(expected, rel=1e-9)
+        assert c.scaling_efficiency < 1.0 or c.exposed_comm_s == 0.0
