@@ -2,7 +2,7 @@
 
 For every row of every log in ``tests/data/validation`` whose hardware a bundled profile
 describes, predict the time (out-of-place column) with ``--backend nccl`` (NCCL-faithful mode,
-:func:`costmodel.nccl.nccl_time`) and ``--backend ideal`` (:func:`costmodel.cluster.predict_on_cluster`
+:func:`costmodel.nccl.nccl_time`) and ``--backend ideal`` (:func:`costmodel.cluster.mapping.predict_on_cluster`
 with the algorithm the log forced, else the fastest under the ideal model) and report the median absolute percentage error per log and node count, for
 all sizes and for sizes >= 1 MiB, plus pooled figures per class of system.
 
@@ -128,19 +128,19 @@ def predict_nccl(row: dict[str, str], system: object, tables: object, env: dict[
 
 def _primitive(row: dict[str, str]) -> str:
     """The dpcost primitive of a row (``all_reduce_perf`` -> ``all-reduce``)."""
-    from costmodel.nccltests_collectives import check_collective
+    from costmodel.calibrate.conventions import check_collective
 
     return check_collective(row["collective"])
 
 
 def predict_ideal(row: dict[str, str], system: object) -> dict:
-    """Ideal-backend prediction (``costmodel.cluster.predict_on_cluster``) of one row.
+    """Ideal-backend prediction (``costmodel.cluster.mapping.predict_on_cluster``) of one row.
 
     The algorithm is the one the log ran when it forced one (NCCL_ALGO=ring -> ring, tree ->
     double-binary-tree), else the fastest algorithm the cluster can run under the ideal model
     (the minimum over ``cluster_candidates``)."""
-    from costmodel.cluster import cluster_candidates, layout, predict_on_cluster
-    from costmodel.errors import DpcostError, NotApplicableError
+    from costmodel.cluster.mapping import cluster_candidates, layout, predict_on_cluster
+    from dpbase.errors import DpcostError, NotApplicableError
 
     primitive, size_bytes = _primitive(row), int(row["size_bytes"])
     lay = layout(system, int(row["nodes"]), int(row["gpus_per_node"]))
@@ -163,7 +163,7 @@ def evaluate(backend: str, tables: object = None) -> list[Group]:
 
     Backends: ``nccl`` (NCCL mode), ``nccl-own`` (NCCL's own estimate for its choice), ``ideal``.
     """
-    from costmodel.errors import DpcostError
+    from dpbase.errors import DpcostError
     from hardware import load_system
 
     from costmodel.nccl import load_tables
@@ -253,7 +253,7 @@ FIT_GRID = {
 
 def _fit_rows() -> list[tuple]:
     """(log, nodes, size, measured_us, collective, cell, topo) of every goal row in NCCL mode."""
-    from costmodel.errors import DpcostError
+    from dpbase.errors import DpcostError
     from costmodel.nccl import load_tables, topology_for
     from costmodel.nccl.names import normalize_collective, normalize_algorithm
     from costmodel.nccl.selection import choose

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 def grid_rate(points: int = 1_000_000, repeats: int = 5) -> float:
     import numpy as np
 
-    from costmodel.evaluate import evaluate_grid
+    from costmodel.collectives.evaluate import evaluate_grid
 
     rng = np.random.default_rng(0)
     ranks = rng.integers(1, 4096, points).astype(float)

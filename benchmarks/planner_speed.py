@@ -50,9 +50,9 @@ RUNS = 7
 
 def _planner_inputs(backend: str = "ideal"):
     import hardware
-    from costmodel import planner
-    from costmodel.planner_comm import all_reduce_algorithms
-    from costmodel.workloads import load_model
+    from costmodel.planner import recommend as planner
+    from costmodel.planner.comm import all_reduce_algorithms
+    from costmodel.training.workloads import load_model
 
     system = hardware.load_system("dgx-h100")
     space = planner.build_space(system, nodes=64, global_batch=GLOBAL_BATCH, min_gpus=1,
@@ -65,8 +65,8 @@ def _planner_inputs(backend: str = "ideal"):
 
 def vectorised_rate(backend: str = "ideal", runs: int = RUNS) -> dict:
     """Configurations per second of precompute + sweep + ranking: first run and median."""
-    from costmodel import planner_grid as grid
-    from costmodel.planner_rank import objective_scores, top_indices
+    from costmodel.planner import grid
+    from costmodel.planner.rank import objective_scores, top_indices
 
     system, space, setting = _planner_inputs(backend)
     timings = []
@@ -83,8 +83,8 @@ def vectorised_rate(backend: str = "ideal", runs: int = RUNS) -> dict:
 
 def scalar_rate(samples: int = 300) -> dict:
     """Configurations per second of the scalar iteration API on a random sample of the grid."""
-    from costmodel import cluster
-    from costmodel.iteration import TrainingConfig, iteration_breakdown
+    from costmodel.cluster import mapping as cluster
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 
     system, space, setting = _planner_inputs()
     rng = random.Random(0)

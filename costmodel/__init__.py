@@ -10,42 +10,41 @@ prediction never imports sympy or pandas.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from dpbase.lazy import lazy_exports
 
 _EXPORTS = {
     "Algorithm": "costmodel.names",
-    "Coefficients": "costmodel.api",
-    "DpcostError": "costmodel.errors",
-    "Entry": "costmodel.registry",
-    "Formula": "costmodel.symbolic",
-    "InputError": "costmodel.errors",
-    "Plan": "costmodel.planner",
-    "Prediction": "costmodel.prediction",
+    "Coefficients": "costmodel.collectives.api",
+    "DpcostError": "dpbase.errors",
+    "Entry": "costmodel.collectives.entry",
+    "Formula": "costmodel.collectives.symbolic",
+    "InputError": "dpbase.errors",
+    "Plan": "costmodel.planner.recommend",
+    "Prediction": "costmodel.collectives.prediction",
     "Primitive": "costmodel.names",
-    "Terms": "costmodel.registry",
-    "algorithms_for": "costmodel.registry",
-    "coefficients": "costmodel.api",
-    "compare": "costmodel.api",
-    "entries": "costmodel.registry",
-    "evaluate_grid": "costmodel.evaluate",
-    "formula": "costmodel.symbolic",
-    "get": "costmodel.registry",
-    "plan": "costmodel.planner",
-    "predict": "costmodel.api",
+    "Query": "costmodel.cluster.query",
+    "Terms": "costmodel.collectives.entry",
+    "TrainingConfig": "costmodel.training.iteration",
+    "algorithms_for": "costmodel.collectives.registry",
+    "coefficients": "costmodel.collectives.api",
+    "comm_model": "costmodel.cluster.mapping",
+    "compare": "costmodel.collectives.api",
+    "cross_validate": "costmodel.calibrate.fit",
+    "entries": "costmodel.collectives.registry",
+    "evaluate_grid": "costmodel.collectives.evaluate",
+    "fit_times": "costmodel.calibrate.fit",
+    "formula": "costmodel.collectives.symbolic",
+    "get": "costmodel.collectives.registry",
+    "iteration_breakdown": "costmodel.training.iteration",
+    "load_model": "costmodel.training.workloads",
+    "nccl_time": "costmodel.nccl.model",
+    "parse_file": "costmodel.calibrate.parse",
+    "plan": "costmodel.planner.recommend",
+    "predict": "costmodel.collectives.api",
+    "predict_on_cluster": "costmodel.cluster.mapping",
+    "run_query": "costmodel.cluster.query",
+    "topology_for": "costmodel.nccl.search",
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'costmodel' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

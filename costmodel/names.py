@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from costmodel.errors import UnknownNameError
+from dpbase.errors import UnknownNameError
 
 
 class Primitive(str, Enum):

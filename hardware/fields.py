@@ -2,7 +2,7 @@
 
 Each parser is called as ``parser(value, label)`` where ``label`` names the table, the
 entry and the field (``systems[0] (my-box).nic_bandwidth``); on a bad value it raises
-:class:`~costmodel.errors.ProfileError` with that label, the value and what is allowed.
+:class:`~dpbase.errors.ProfileError` with that label, the value and what is allowed.
 Quantities must carry their unit as text (``"80GB"``): a bare number is refused because
 ``80`` could mean bytes or gigabytes.
 """
@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from costmodel import units
-from costmodel.errors import InputError, ProfileError
+from dpbase import units
+from dpbase.errors import InputError, ProfileError
 from hardware.profiles import DTYPES, Regime
 
 Parser = Callable[[Any, str], Any]

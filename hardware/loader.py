@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from costmodel.errors import ProfileError, UnknownNameError
+from dpbase.errors import ProfileError, UnknownNameError
 from hardware.profiles import Gpu, Link, Profile, System
 from hardware.resolve import Catalog, build_catalog
 from hardware.schema import TABLES

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from costmodel.errors import ProfileError
+from dpbase.errors import ProfileError
 
 
 def _is_number(value: Any) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from costmodel.errors import ProfileError
+from dpbase.errors import ProfileError
 from hardware.metadata import METADATA_TABLES
 from hardware.profiles import NO_LINK, NVLS_MIN_NVSWITCH_GEN, Gpu, Link, System
 from hardware.schema import TABLES, entry_label, parse_entry

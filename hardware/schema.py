@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from costmodel.errors import ProfileError
+from dpbase.errors import ProfileError
 from hardware import fields
 from hardware.profiles import (
     ARCHITECTURES,

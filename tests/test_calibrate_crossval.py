@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from costmodel.calibrate import cross_validate, fit_times
-from costmodel.calibrate_link import points
-from costmodel.nccltests import parse_file
+from costmodel.calibrate.fit import cross_validate, fit_times
+from costmodel.calibrate.link import points
+from costmodel.calibrate.parse import parse_file
 
 DATA = Path(__file__).parent / "data" / "calibration"
 MIN_SIZES, LARGE_BYTES = 12, 64 * 1024

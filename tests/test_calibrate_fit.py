@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from costmodel.calibrate import cross_validate, fit_times, predict_s
-from costmodel.calibrate_link import calibrate, coefficients_for, points, resolve_log
-from costmodel.errors import InputError, NotApplicableError
-from costmodel.nccltests import parse_file, parse_text
+from costmodel.calibrate.fit import cross_validate, fit_times, predict_s
+from costmodel.calibrate.link import calibrate, coefficients_for, points, resolve_log
+from dpbase.errors import InputError, NotApplicableError
+from costmodel.calibrate.parse import parse_file, parse_text
 
 DATA = Path(__file__).parent / "data" / "calibration"
 SIZES = [8 * 4**k for k in range(14)]  # 8 B … 512 MiB

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from costmodel.errors import ParseError
-from costmodel.nccltests import parse_file, parse_json, parse_text
+from dpbase.errors import ParseError
+from costmodel.calibrate.parse import parse_file, parse_json, parse_text
 
 DATA = Path(__file__).parent / "data" / "calibration"
 MANIFEST = tomllib.loads((DATA / "manifest.toml").read_text(encoding="utf-8"))["log"]

@@ -12,9 +12,9 @@ import typer
 from typer.testing import CliRunner
 
 import hardware
-from costmodel.calibrate_link import calibrate, predict_with_link, profile_toml
+from costmodel.calibrate.link import calibrate, predict_with_link, profile_toml
 from costmodel.commands.calibrate_cmd import calibrate as calibrate_command
-from costmodel.nccltests import parse_file
+from costmodel.calibrate.parse import parse_file
 
 DATA = Path(__file__).parent / "data" / "calibration"
 LOG = DATA / "raw" / "rtx4090_8x_pcie4_p2pon.txt"
@@ -24,7 +24,7 @@ app.command("noop")(lambda: None)  # a second command keeps "calibrate" a subcom
 
 
 def _regimes_from_toml(document: dict) -> list:
-    from costmodel.units import parse_bandwidth, parse_size, parse_time
+    from dpbase.units import parse_bandwidth, parse_size, parse_time
 
     link = document["link"][0]
     rows = link.get("regimes") or [{"latency": link["latency"], "bandwidth": link["bandwidth"]}]

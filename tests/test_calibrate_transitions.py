@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costmodel.calibrate import NONMONOTONIC_FALL_REL, cross_validate, falls, fit_times
+from costmodel.calibrate.fit import NONMONOTONIC_FALL_REL, cross_validate, falls, fit_times
 
 KIB = 1024.0
 SMALL = np.array([2.0**k for k in range(3, 17)])  # 8 B … 64 KiB
@@ -111,9 +111,9 @@ def test_a_gradual_hand_over_is_predicted_between_measured_sizes():
 def test_the_plot_marks_crossovers_transitions_and_a_fall():
     from pathlib import Path
 
-    from costmodel.calibrate_link import calibrate
-    from costmodel.calibrate_plot import figure
-    from costmodel.nccltests import parse_file
+    from costmodel.calibrate.link import calibrate
+    from costmodel.plots.calibration import figure
+    from costmodel.calibrate.parse import parse_file
 
     logs = [parse_file(Path(__file__).parent / "data" / "calibration" / "raw" / "abci_v_32n.txt")]
     result = calibrate(logs, ranks=128)

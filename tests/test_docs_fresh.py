@@ -2,33 +2,33 @@
 
 from pathlib import Path
 
-from costmodel.docgen import render
+from tools.docgen.pages import render
 
 
 def test_formula_reference_is_current():
     committed = Path(__file__).resolve().parent.parent / "docs" / "formulas.md"
-    assert committed.read_text(encoding="utf-8") == render(), "run: python -m costmodel.docgen docs/formulas.md"
+    assert committed.read_text(encoding="utf-8") == render(), "run: python -m tools.docgen.pages docs/formulas.md"
 
 
 def test_tutorial_commands_print_what_the_tutorial_shows():
-    from costmodel.tutorial import render as tutorial
+    from tools.docgen.tutorial import render as tutorial
 
     committed = Path(__file__).resolve().parent.parent / "docs" / "tutorial.md"
-    assert committed.read_text(encoding="utf-8") == tutorial(), "run: python -m costmodel.tutorial docs/tutorial.md"
+    assert committed.read_text(encoding="utf-8") == tutorial(), "run: python -m tools.docgen.tutorial docs/tutorial.md"
 
 
 def test_readme_examples_print_what_the_readme_shows():
-    from costmodel.readme_examples import render, section_of
+    from tools.docgen.readme import render, section_of
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    assert section_of(readme) == render(), "run: python -m costmodel.readme_examples README.md"
+    assert section_of(readme) == render(), "run: python -m tools.docgen.readme README.md"
 
 
 def test_api_notebook_outputs_are_what_the_api_returns():
-    from costmodel.api_notebook import render
+    from tools.docgen.notebook import render
 
     committed = Path(__file__).resolve().parent.parent / "docs" / "api-example.ipynb"
-    assert committed.read_text(encoding="utf-8") == render(), "run: python -m costmodel.api_notebook docs/api-example.ipynb"
+    assert committed.read_text(encoding="utf-8") == render(), "run: python -m tools.docgen.notebook docs/api-example.ipynb"
 
 
 def test_api_guide_examples_run():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from costmodel.errors import ProfileError, UnknownNameError
+from dpbase.errors import ProfileError, UnknownNameError
 from hardware import is_path, load_file, load_gpu, load_link, load_profile, load_system, validate_file
 
 DATA = Path(__file__).parent / "data" / "hardware"

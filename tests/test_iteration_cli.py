@@ -1,5 +1,5 @@
 """``dpcost iteration`` through typer's CliRunner: with a stand-in comm model (exact, fast
-figures) and end to end with the real ``costmodel.cluster.comm_model`` under both backends."""
+figures) and end to end with the real ``costmodel.cluster.mapping.comm_model`` under both backends."""
 
 from __future__ import annotations
 
@@ -30,10 +30,12 @@ class FakeCommModel:
 
 @pytest.fixture
 def fake_cluster(monkeypatch):
-    module = types.ModuleType("costmodel.cluster")
+    module = types.ModuleType("costmodel.cluster.mapping")
     module.comm_model = FakeCommModel
-    monkeypatch.setitem(sys.modules, "costmodel.cluster", module)
-    monkeypatch.setattr(costmodel, "cluster", module, raising=False)
+    monkeypatch.setitem(sys.modules, "costmodel.cluster.mapping", module)
+    import costmodel.cluster
+
+    monkeypatch.setattr(costmodel.cluster, "mapping", module, raising=False)
 
 
 def _invoke(*args):

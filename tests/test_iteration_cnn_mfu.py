@@ -19,8 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
-from costmodel import iteration, workloads
-from costmodel.iteration import TrainingConfig, iteration_breakdown
+from costmodel.training import iteration, workloads
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 from hardware.profiles import ARCHITECTURES
 from iteration_support import SmallGpu, ring_comm
 

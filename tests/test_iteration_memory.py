@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from costmodel import memory
-from costmodel.errors import InputError, UnknownNameError
-from costmodel.iteration import TrainingConfig, iteration_breakdown
-from costmodel.workloads import load_model
+from costmodel.training import memory
+from dpbase.errors import InputError, UnknownNameError
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+from costmodel.training.workloads import load_model
 from iteration_support import SmallGpu, ring_comm
 
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costmodel import overlap
-from costmodel.errors import InputError
+from costmodel.training import overlap
+from dpbase.errors import InputError
 
 
 def _oracle_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm):

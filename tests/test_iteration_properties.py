@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costmodel.iteration import TrainingConfig, iteration_breakdown, step_seconds
-from costmodel.workloads import load_model
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds
+from costmodel.training.workloads import load_model
 from iteration_support import SmallGpu, ring_comm
 
 GPU = SmallGpu()

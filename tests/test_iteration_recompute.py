@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from costmodel import memory
-from costmodel.errors import NotApplicableError
-from costmodel.iteration import TrainingConfig, iteration_breakdown
-from costmodel.workloads import load_model
+from costmodel.training import memory
+from dpbase.errors import NotApplicableError
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+from costmodel.training.workloads import load_model
 from iteration_support import SmallGpu, ring_comm
 
 

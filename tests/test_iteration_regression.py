@@ -17,8 +17,8 @@ import math
 
 import pytest
 
-from costmodel.iteration import TrainingConfig, iteration_breakdown
-from costmodel.workloads import Workload, load_model
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+from costmodel.training.workloads import Workload, load_model
 from iteration_support import SmallGpu, ring_comm
 
 BELOW, ABOVE = 0.02, 0.12

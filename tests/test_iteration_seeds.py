@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from costmodel.iteration import TrainingConfig, iteration_breakdown
-from costmodel.workloads import load_model
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+from costmodel.training.workloads import load_model
 from iteration_support import SmallGpu, reducer_comm, ring_comm
 
 GPU = SmallGpu()

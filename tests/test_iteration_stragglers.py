@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from costmodel import stragglers
-from costmodel.errors import InputError
+from costmodel.training import stragglers
+from dpbase.errors import InputError
 
 
 @pytest.mark.parametrize(("ranks", "expected"), [

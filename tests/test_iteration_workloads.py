@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from costmodel import workloads
-from costmodel.errors import InputError, UnknownNameError
+from costmodel.training import workloads
+from dpbase.errors import InputError, UnknownNameError
 
 REQUIRED = ["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "gpt3-125m", "gpt3-350m",
             "gpt3-760m", "gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from costmodel.errors import InputError
+from dpbase.errors import InputError
 from costmodel.nccl import HostMemoryPath, NcclGraph, NcclTopology, load_tables, nccl_time, topology_for
 from costmodel.nccl.hostmem import bus_bw_GBps, duplex, uplink_senders
 from hardware import load_system
@@ -86,7 +86,7 @@ def test_host_memory_path_validation():
 
 def test_p2p_level_nvl_and_loc():
     import hardware
-    from costmodel.errors import NotApplicableError
+    from dpbase.errors import NotApplicableError
     from costmodel.nccl import topology_for
 
     pcie = hardware.load_system("rtx4090-8x-pcie-p2p")

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from costmodel.errors import NotApplicableError, UnknownNameError
+from dpbase.errors import NotApplicableError, UnknownNameError
 from costmodel.nccl import NcclGraph, NcclTopology, cost_table, load_tables, nccl_time
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from costmodel.errors import ProfileError, UnknownNameError
+from dpbase.errors import ProfileError, UnknownNameError
 from costmodel.nccl import NcclGraph, NcclTopology, cost_table, known_versions, load_tables
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from costmodel.errors import InputError, NotApplicableError
+from dpbase.errors import InputError, NotApplicableError
 from costmodel.nccl import NcclGraph, NcclTopology, load_tables, topology_for
 from costmodel.nccl.search import dup_channels, ladder_search
 from hardware import load_system

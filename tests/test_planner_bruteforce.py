@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 import hardware
-from costmodel import cluster
-from costmodel.iteration import TrainingConfig, iteration_breakdown
-from costmodel.planner import plan
-from costmodel.errors import DpcostError
-from costmodel.planner_comm import NCCL_ALGORITHMS, CommCache
-from costmodel.planner_rank import TIE_TOLERANCE
-from costmodel.registry import algorithms_for, get
-from costmodel.workloads import load_model
+from costmodel.cluster import mapping as cluster
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+from costmodel.planner.recommend import plan
+from dpbase.errors import DpcostError
+from costmodel.planner.comm import NCCL_ALGORITHMS, CommCache
+from costmodel.planner.rank import TIE_TOLERANCE
+from costmodel.collectives.registry import algorithms_for, get
+from costmodel.training.workloads import load_model
 
 MIB = 2**20
 

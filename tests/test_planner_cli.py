@@ -9,8 +9,8 @@ import typer
 from typer.testing import CliRunner
 
 from costmodel.commands import plan_cmd
-from costmodel.errors import InputError, NotApplicableError
-from costmodel.planner import plan
+from dpbase.errors import InputError, NotApplicableError
+from costmodel.planner.recommend import plan
 
 runner = CliRunner()
 app = typer.Typer()

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import hardware
-from costmodel import planner
-from costmodel import planner_grid as grid
-from costmodel.planner_comm import all_reduce_algorithms
-from costmodel.workloads import load_model
+from costmodel.planner import recommend as planner
+from costmodel.planner import grid
+from costmodel.planner.comm import all_reduce_algorithms
+from costmodel.training.workloads import load_model
 
 MIB = 2**20
 CASES = list(itertools.product(
@@ -47,7 +47,7 @@ def test_scaling_efficiency_never_exceeds_one(model, system_name, jitter, optimi
 def test_efficiency_is_throughput_against_one_gpu_running_alone(model, system_name, nodes, batch):
     """For plain DP the reference is literally one GPU with the same micro-batch and accumulation,
     computed by a separate scalar call (1 rank: no communication, unsharded optimizer)."""
-    from costmodel.iteration import TrainingConfig, iteration_breakdown
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 
     system = hardware.load_system(system_name)
     result = planner.plan(model, system, nodes=nodes, global_batch=batch, top=20, explain=False)

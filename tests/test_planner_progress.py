@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from costmodel.planner import plan
+from costmodel.planner.recommend import plan
 
 
 @pytest.mark.parametrize("explain", [True, False])

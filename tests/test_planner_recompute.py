@@ -7,8 +7,8 @@ import json
 import pytest
 
 import hardware
-from costmodel.errors import NotApplicableError
-from costmodel.planner import plan
+from dpbase.errors import NotApplicableError
+from costmodel.planner.recommend import plan
 from test_planner_bruteforce import _brute_force
 
 MIB = 2**20

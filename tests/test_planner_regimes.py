@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 import hardware
-from costmodel.planner import plan
-from costmodel.planner_explain import percent, rate
-from costmodel.planner_whatif import scaled_system
-from costmodel.units import format_size, format_time
+from costmodel.planner.recommend import plan
+from costmodel.planner.text import percent, rate
+from costmodel.planner.whatif import scaled_system
+from dpbase.units import format_size, format_time
 
 # Latency-optimal all-reduce algorithms: O(log N) message steps.
 LOG_LATENCY = {"double-binary-tree", "recursive-doubling", "rabenseifner", "binomial"}
@@ -69,7 +69,7 @@ def test_reason_numbers_match_the_table(explained):
 
 
 def test_crossover_is_where_the_two_algorithms_cost_the_same(explained):
-    from costmodel.planner_comm import CommCache
+    from costmodel.planner.comm import CommCache
 
     cross, best = explained.findings["crossover"], explained.best
     if not cross or not cross["size_bytes"]:

@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 import hardware
-from costmodel import cluster, gradsync, memory, overlap
-from costmodel import planner_grid as grid
-from costmodel.errors import DpcostError
-from costmodel.planner import build_space
-from costmodel.planner_comm import CommCache, all_reduce_algorithms, zero_algorithm_ok
-from costmodel.registry import entries
+from costmodel.cluster import mapping as cluster
+from costmodel.training import gradsync, memory, overlap
+from costmodel.planner import grid
+from dpbase.errors import DpcostError
+from costmodel.planner.recommend import build_space
+from costmodel.planner.comm import CommCache, all_reduce_algorithms, zero_algorithm_ok
+from costmodel.collectives.registry import entries
 
 MIB = 2**20
 SYSTEMS = ("dgx-1", "dgx-a100", "dgx-h100", "l40s-tcp-1x", "gb200-nvl72-tray", "aws-p4d")

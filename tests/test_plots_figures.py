@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from costmodel.errors import DpcostError
+from dpbase.errors import DpcostError
 from costmodel.plots import (Hardware, StepSetup, best_map_figure, breakdown_figure, scaling_figure,
                              step_breakdown, sweep_figure)
 
@@ -70,7 +70,7 @@ def test_bad_inputs_are_domain_errors():
 
 
 def test_plan_landscape_marks_the_recommendation():
-    from costmodel.planner import plan
+    from costmodel.planner.recommend import plan
     from costmodel.plots import plan_figure
 
     found = plan("gpt2", "dgx-h100", global_batch=256, nodes=2, top=100_000, explain=False).to_dict()

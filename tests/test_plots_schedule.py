@@ -2,7 +2,7 @@
 
 import pytest
 
-from costmodel.errors import DpcostError
+from dpbase.errors import DpcostError
 from costmodel.plots import schedule_figure
 from costmodel.plots.trace import record
 

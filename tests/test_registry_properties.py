@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costmodel.evaluate import evaluate_grid, predict_entry
-from costmodel.registry import entries
+from costmodel.collectives.evaluate import evaluate_grid, predict_entry
+from costmodel.collectives.registry import entries
 
 ENTRIES = list(entries())
 ids = lambda e: f"{e.primitive.value}-{e.algorithm.value}"  # noqa: E731

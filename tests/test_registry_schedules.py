@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from costmodel.evaluate import evaluate_terms, resolve
-from costmodel.ops import SCALAR
-from costmodel.registry import entries
-from costmodel.schedules import SCHEDULES, execute
+from costmodel.collectives.evaluate import evaluate_terms, resolve
+from costmodel.collectives.ops import SCALAR
+from costmodel.collectives.registry import entries
+from costmodel.collectives.schedules import SCHEDULES, execute
 
 RANKS = list(range(1, 34)) + [64, 100, 128]
 ENTRIES = list(entries())

@@ -9,9 +9,9 @@ import pytest
 import sympy as sp
 
 import costmodel
-from costmodel import symbols as s
-from costmodel.evaluate import evaluate_grid, predict_entry
-from costmodel.registry import entries
+from costmodel.collectives import symbols as s
+from costmodel.collectives.evaluate import evaluate_grid, predict_entry
+from costmodel.collectives.registry import entries
 
 N, n, a, b, g, k = s.N, s.n, s.alpha, s.beta, s.gamma, s.k
 

@@ -8,9 +8,9 @@ import sys
 import pytest
 
 import costmodel
-from costmodel.errors import UnitError
+from dpbase.errors import UnitError
 from costmodel.names import Primitive, busbw_factor
-from costmodel.units import parse_bandwidth, parse_size, parse_time
+from dpbase.units import parse_bandwidth, parse_size, parse_time
 
 
 @pytest.mark.parametrize(("text", "value"), [("4GB", 4e9), ("1KiB", 1024), ("256MiB", 256 * 2**20), ("12", 12),

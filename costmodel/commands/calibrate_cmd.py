@@ -35,7 +35,7 @@ def _summary(result) -> dict:
 
 
 def _print_text(result) -> None:
-    from costmodel.units import format_bandwidth, format_size, format_time
+    from dpbase.units import format_bandwidth, format_size, format_time
 
     fit = result.fit
     fitted = [r for r in fit.regimes if not r.transition]
@@ -78,8 +78,8 @@ def calibrate(
 
     Example: dpcost calibrate all_reduce_perf.log --ranks 16 -o my-ib.toml --html fit.html
     """
-    from costmodel.calibrate_link import calibrate as run_calibration, profile_toml
-    from costmodel.nccltests import parse_file
+    from costmodel.calibrate.link import calibrate as run_calibration, profile_toml
+    from costmodel.calibrate.parse import parse_file
 
     from costmodel.commands.progress import progress
 
@@ -95,7 +95,7 @@ def calibrate(
     if output is not None:
         output.write_text(profile_toml(result, name=name), encoding="utf-8")
     if html is not None:
-        from costmodel.calibrate_plot import write_html
+        from costmodel.plots.calibration import write_html
 
         write_html(result, parsed, html)
     if json_output:

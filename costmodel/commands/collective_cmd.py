@@ -12,7 +12,7 @@ from costmodel.commands import complete
 
 from costmodel.commands.common import cli_errors, print_json
 from costmodel.commands.textfmt import pairs, table
-from costmodel.units import format_bandwidth, format_size, format_time
+from dpbase.units import format_bandwidth, format_size, format_time
 
 JSON = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 RANKS = Annotated[Optional[int], typer.Option("--ranks", "-N", help="Number of ranks N (default: nodes × GPUs per node of --cluster).")]
@@ -81,8 +81,8 @@ def formula(
 
     Example: dpcost formula all-reduce ring --latex
     """
-    from costmodel.registry import algorithms_for
-    from costmodel.symbolic import formula as build
+    from costmodel.collectives.registry import algorithms_for
+    from costmodel.collectives.symbolic import formula as build
 
     names = [algorithm] if algorithm else [a.value for a in algorithms_for(primitive)]
     found = [build(primitive, name) for name in names]
@@ -126,7 +126,7 @@ def collective(
 
     Example: dpcost collective all-reduce --algorithm ring --ranks 8 --size 4GB --alpha 5us --bandwidth 25GB/s
     """
-    from costmodel.query import Query, run_query
+    from costmodel.cluster.query import Query, run_query
 
     query = Query(primitive=primitive, algorithm=algorithm, ranks=ranks, size=size, alpha=alpha,
                   bandwidth=bandwidth, gamma=gamma, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node,
@@ -158,7 +158,7 @@ def compare(
 
     Example: dpcost compare all-reduce --ranks 64 --size 1MB --alpha 5us --bandwidth 25GB/s
     """
-    from costmodel.query import Query, run_query
+    from costmodel.cluster.query import Query, run_query
 
     query = Query(primitive=primitive, algorithm="all", ranks=ranks, size=size, alpha=alpha, bandwidth=bandwidth,
                   gamma=gamma, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, link=link,

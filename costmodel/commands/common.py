@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from costmodel.errors import DpcostError
+from dpbase.errors import DpcostError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -33,7 +33,7 @@ def links(incomplete: str) -> list[str]:
 
 
 def models(incomplete: str) -> list[str]:
-    from costmodel.workloads import model_names
+    from costmodel.training.workloads import model_names
 
     return _matching(model_names(), incomplete)
 
@@ -47,7 +47,7 @@ def primitives(incomplete: str) -> list[str]:
 def algorithms(ctx: Any, incomplete: str) -> list[str]:
     """The algorithms of the primitive already typed (all of them before it), and ``auto``."""
     from costmodel.names import Algorithm, primitive_named
-    from costmodel.registry import algorithms_for
+    from costmodel.collectives.registry import algorithms_for
 
     primitive = (ctx.params or {}).get("primitive") if ctx is not None else None
     try:

@@ -14,7 +14,7 @@ from costmodel.commands import complete
 
 from costmodel.commands.common import EXIT_BAD_INPUT, cli_errors, print_json
 from costmodel.commands.textfmt import table
-from costmodel.units import format_bandwidth, format_size, format_time
+from dpbase.units import format_bandwidth, format_size, format_time
 
 app = typer.Typer(help="Hardware profiles: GPUs, links and systems (bundled or user TOML).", no_args_is_help=True)
 

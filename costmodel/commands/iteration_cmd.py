@@ -10,7 +10,7 @@ import typer
 from costmodel.commands import complete
 
 from costmodel.commands.common import cli_errors, print_json
-from costmodel.errors import InputError
+from dpbase.errors import InputError
 
 app = typer.Typer(help="Training-iteration breakdown for data-parallel training.")
 
@@ -52,7 +52,7 @@ def _algorithm_text(b, comm_info: dict) -> str:
 
 
 def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
-    from costmodel.units import format_size, format_time
+    from dpbase.units import format_size, format_time
 
     mem = b.memory
     mode = "synchronous" if b.synchronous else f"asynchronous (staleness {b.staleness_updates:g} updates)"
@@ -134,10 +134,11 @@ def iteration(
     import dataclasses
 
     import hardware
-    from costmodel import cluster as cluster_module, memory
-    from costmodel.iteration import TrainingConfig, iteration_breakdown
-    from costmodel.units import parse_size
-    from costmodel.workloads import load_model
+    from costmodel.cluster import mapping as cluster_module
+    from costmodel.training import memory
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+    from dpbase.units import parse_size
+    from costmodel.training.workloads import load_model
 
     system = hardware.load_system(cluster)
     node_count, per_node = _group(system, nodes, gpus)

@@ -61,7 +61,7 @@ def nccl_table(
     Example: dpcost nccl-table --cluster dgx-h100 --nodes 2 --size 256MiB
     """
     from costmodel.nccl import load_tables, nccl_time, topology_for
-    from costmodel.units import parse_size
+    from dpbase.units import parse_size
     from hardware import load_system
 
     tables = load_tables(tuning, version=nccl_version)

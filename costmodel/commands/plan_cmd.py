@@ -33,8 +33,8 @@ def _list(text: str, parse) -> tuple:
 
 def _table(rows) -> str:
     from costmodel.commands.textfmt import table
-    from costmodel.planner_explain import percent, rate
-    from costmodel.units import format_size, format_time
+    from costmodel.planner.text import percent, rate
+    from dpbase.units import format_size, format_time
 
     return table([{
         "#": str(r.rank), "algorithm": r.algorithm, "GPUs": f"{r.gpus} ({r.nodes}x{r.gpus_per_node})",
@@ -48,7 +48,7 @@ def _table(rows) -> str:
 
 
 def _sensitivity(rows) -> list[str]:
-    from costmodel.planner_explain import rate
+    from costmodel.planner.text import rate
 
     lines = ["Sensitivity of the best plan's throughput (samples/s):"]
     for parameter in dict.fromkeys(r["parameter"] for r in rows):
@@ -94,9 +94,9 @@ def plan(
     Example: dpcost plan --model llama2-7b --cluster dgx-h100 --nodes 8 --global-batch 512 --seq-len 4096
     """
     from costmodel.commands.progress import progress
-    from costmodel.planner import plan as make_plan
-    from costmodel.units import parse_size
-    from costmodel.workloads import parse_param_count
+    from costmodel.planner.recommend import plan as make_plan
+    from dpbase.units import parse_size
+    from costmodel.training.workloads import parse_param_count
 
     with progress("Sweeping plans") as update:
         result = make_plan(

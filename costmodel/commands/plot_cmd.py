@@ -52,7 +52,7 @@ def _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -
 
 
 def _rank_counts(text: str) -> tuple[int, ...]:
-    from costmodel.errors import InputError
+    from dpbase.errors import InputError
 
     try:
         counts = tuple(int(part) for part in text.split(",") if part.strip())
@@ -151,7 +151,7 @@ def plan(output: OUT, model: Annotated[str, typer.Option(help="Preset name or pa
 
     Example: dpcost plot plan --model llama2-7b --cluster dgx-h100 --nodes 4 --global-batch 512 -o plan.html
     """
-    from costmodel.planner import plan as make_plan
+    from costmodel.planner.recommend import plan as make_plan
     from costmodel.plots import plan_figure
 
     found = make_plan(model, cluster, global_batch=global_batch, nodes=nodes, backend=backend, top=PLAN_ROWS,

@@ -15,7 +15,8 @@ Modules: ``tables`` (constants + overrides), ``topology`` (NcclTopology), ``sear
 from costmodel.nccl.model import NcclPrediction, cost_table, nccl_time
 from costmodel.nccl.names import ALGORITHMS, COLLECTIVES, PROTOCOLS
 from costmodel.nccl.tables import NcclTables, known_versions, load_tables
-from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology, topology_for
+from costmodel.nccl.search import topology_for
+from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
 from costmodel.nccl.tuning import CostCell
 
 __all__ = sorted([

@@ -20,7 +20,7 @@ import math
 
 from dataclasses import dataclass
 
-from costmodel.errors import InputError
+from dpbase.errors import InputError
 from costmodel.nccl import hostmem
 from costmodel.nccl.names import n_steps, normalize_algorithm, normalize_collective, normalize_protocol
 from costmodel.nccl.selection import choose, plateau_factor, tree_correction

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from costmodel.errors import UnknownNameError
+from dpbase.errors import UnknownNameError
 
 COLLECTIVES = ("broadcast", "reduce", "all-gather", "reduce-scatter", "all-reduce")
 # NCCL's index order (src/include/plugin/nccl_tuner.h): ties in the argmin go to the first.

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from costmodel.errors import InputError, NotApplicableError
+from dpbase.errors import InputError, NotApplicableError
 from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
 
@@ -222,3 +222,13 @@ def derive_topology(system: Any, nodes: int = 1, gpus_per_node: int | None = Non
         cpu_vendor=system.cpu_vendor if system.cpu_vendor in ("intel", "amd", "arm") else "intel",
         description=f"{system.name}: {n_nodes} node(s) x {ppn} GPU(s)" + ("; SHM through host memory" if shm else ""),
     )
+
+
+def topology_for(system: object, nodes: int = 1, gpus_per_node: int | None = None,
+                 tables: object = None, *, collnet: bool = False, p2p_level: str | None = None) -> NcclTopology:
+    """NCCL's graph-search result for a hardware System.
+
+    ``p2p_level`` is NCCL_P2P_LEVEL (LOC, NVL, PIX, PXB, PHB or SYS); None keeps NCCL's default rule.
+    """
+    return derive_topology(system, nodes, gpus_per_node, tables, collnet=collnet,  # type: ignore[arg-type]
+                           p2p_level=p2p_level)

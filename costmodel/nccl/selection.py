@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from costmodel.errors import NotApplicableError
+from dpbase.errors import NotApplicableError
 from costmodel.nccl.tables import NcclTables
 from costmodel.nccl.topology import NcclTopology
 from costmodel.nccl.tuning import CostCell, tune_collective

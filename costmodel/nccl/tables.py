@@ -24,7 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from costmodel.errors import ProfileError, UnknownNameError
+from dpbase.errors import ProfileError, UnknownNameError
 
 DEFAULT_TABLES_PATH = Path(__file__).resolve().parent.parent / "data" / "nccl_2_30_7.toml"
 DEFAULT_VERSION = "2.30.7"

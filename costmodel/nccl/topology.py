@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from costmodel.errors import InputError
+from dpbase.errors import InputError
 
 INTRA_PATHS = ("NVLINK", "PCI")
 # GPU -> NIC path types, best first (src/graph/topo.h PATH_*); NET = the NIC is not near.
@@ -159,15 +159,3 @@ class NcclTopology:
 def _check_choice(field: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise InputError(field, value, f"one of {', '.join(allowed)}")
-
-
-def topology_for(system: object, nodes: int = 1, gpus_per_node: int | None = None,
-                 tables: object = None, *, collnet: bool = False, p2p_level: str | None = None) -> NcclTopology:
-    """NCCL's graph-search result for a hardware System (see :mod:`costmodel.nccl.search`).
-
-    ``p2p_level`` is NCCL_P2P_LEVEL (LOC, NVL, PIX, PXB, PHB or SYS); None keeps NCCL's default rule.
-    """
-    from costmodel.nccl.search import derive_topology
-
-    return derive_topology(system, nodes, gpus_per_node, tables, collnet=collnet,  # type: ignore[arg-type]
-                           p2p_level=p2p_level)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from costmodel.errors import InputError
+from dpbase.errors import InputError
 from costmodel.plots.common import PALETTE, Hardware, base_layout, predictions, size_grid
-from costmodel.units import format_size, format_time
+from dpbase.units import format_size, format_time
 
 
 

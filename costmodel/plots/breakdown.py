@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from costmodel.errors import InputError
-from costmodel.units import format_time
+from dpbase.errors import InputError
+from dpbase.units import format_time
 
 SEGMENTS = (  # (label, colour)
     ("compute", "#4c78a8"),
@@ -39,10 +39,10 @@ class StepSetup:
 
 
 def step_breakdown(setup: StepSetup) -> Any:
-    """The :class:`costmodel.iteration.Breakdown` of one setup."""
-    from costmodel.cluster import comm_model
-    from costmodel.iteration import TrainingConfig, iteration_breakdown
-    from costmodel.workloads import load_model
+    """The :class:`costmodel.training.iteration.Breakdown` of one setup."""
+    from costmodel.cluster.mapping import comm_model
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+    from costmodel.training.workloads import load_model
 
     comm = comm_model(setup.cluster, setup.nodes, setup.gpus_per_node, setup.algorithm, setup.backend)
     config = TrainingConfig(micro_batch=setup.micro_batch, accumulation_steps=setup.accumulation_steps)

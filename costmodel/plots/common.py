@@ -2,7 +2,7 @@
 
 Hardware is named as on the CLI: ``cluster`` (+ ``nodes``, ``gpus_per_node``) or
 ``alpha``/``bandwidth`` (+ ``ranks``); ``backend`` is ``ideal`` (α-β-γ) or ``nccl``
-(NCCL's tuning model, needs a cluster). Predictions go through :func:`costmodel.query.run_query`
+(NCCL's tuning model, needs a cluster). Predictions go through :func:`costmodel.cluster.query.run_query`
 (ideal) or :func:`costmodel.nccl.nccl_time` (NCCL) so a chart shows what the CLI prints.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from costmodel.errors import DpcostError, InputError
-from costmodel.units import format_bandwidth, format_size, format_time, parse_size
+from dpbase.errors import DpcostError, InputError
+from dpbase.units import format_bandwidth, format_size, format_time, parse_size
 
 # NCCL's algorithms a chart forces one by one (protocol left to NCCL); others need CollNet/SHARP.
 NCCL_ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "pat")
@@ -45,7 +45,7 @@ class Hardware:
         return replace(self, nodes=ranks // per_node)
 
     def per_node(self) -> int:
-        from costmodel.cluster import layout
+        from costmodel.cluster.mapping import layout
 
         return layout(self.cluster, 1, self.gpus_per_node).gpus_per_node
 
@@ -80,7 +80,7 @@ def size_grid(min_size: str | float, max_size: str | float) -> list[float]:
 
 @lru_cache(maxsize=64)
 def _topology(cluster: str, nodes: int, gpus_per_node: int | None) -> Any:
-    from costmodel.cluster import layout
+    from costmodel.cluster.mapping import layout
     from costmodel.nccl import topology_for
 
     lay = layout(cluster, nodes, gpus_per_node)
@@ -104,7 +104,7 @@ def _nccl_points(hw: Hardware, primitive: str, size_bytes: float, algorithms: tu
 
 def predictions(hw: Hardware, primitive: str, size_bytes: float, algorithms: tuple[str, ...] = ()) -> list[dict]:
     """Every (or each named) algorithm's prediction at one size, as the CLI computes it."""
-    from costmodel.query import Query, run_query
+    from costmodel.cluster.query import Query, run_query
 
     if hw.backend == "nccl":
         if hw.cluster is None:

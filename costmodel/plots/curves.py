@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from costmodel.errors import InputError
+from dpbase.errors import InputError
 from costmodel.plots.common import PALETTE, Hardware, base_layout, hover_row, series, size_grid, size_ticks
-from costmodel.units import format_size, format_time
+from dpbase.units import format_size, format_time
 
 HOVER = ("<b>%{fullData.name}</b><br>size %{customdata[3]}<br>time %{customdata[0]}<br>"
          "busbw %{customdata[1]} (algbw %{customdata[2]})<br>%{customdata[4]}<extra></extra>")
@@ -17,8 +17,8 @@ MEASURED_HOVER = ("<b>measured</b><br>size %{customdata[0]}<br>time %{customdata
 def _measured_traces(log_path: str) -> list[Any]:
     import plotly.graph_objects as go
 
-    from costmodel.nccltests import parse_file
-    from costmodel.units import format_bandwidth
+    from costmodel.calibrate.parse import parse_file
+    from dpbase.units import format_bandwidth
 
     log = parse_file(log_path)
     rows = [r for r in log.rows if r.time_oop_s and r.busbw_oop_Bps is not None and r.size_bytes > 0]
@@ -76,7 +76,7 @@ def scaling_figure(primitive: str, hardware: Hardware, *, size: str | float, ran
     """
     import plotly.graph_objects as go
 
-    from costmodel.units import parse_size
+    from dpbase.units import parse_size
 
     size_bytes = parse_size(size, "size")
     if not rank_counts or min(rank_counts) < 1:

@@ -1,6 +1,6 @@
 """The planner's landscape: best throughput over two swept axes, the recommendation marked.
 
-Input is :meth:`costmodel.planner.Plan.to_dict` (``best`` and ``candidates`` rows with
+Input is :meth:`costmodel.planner.recommend.Plan.to_dict` (``best`` and ``candidates`` rows with
 algorithm, micro_batch, accumulation_steps, gpus, total_s, samples_per_s). Each cell shows
 the fastest candidate with those two values (the other axes — algorithm, bucket, dtype —
 taken at their best); cells with no ranked candidate stay empty.
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from costmodel.errors import InputError
-from costmodel.units import format_time
+from dpbase.errors import InputError
+from dpbase.units import format_time
 
 AXES = ("micro_batch", "accumulation_steps", "gpus")
 LABELS = {"micro_batch": "micro-batch per GPU (samples)", "accumulation_steps": "accumulation steps k",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from costmodel.errors import InputError
+from dpbase.errors import InputError
 from costmodel.plots.trace import Message, Trace, contributors, record
-from costmodel.units import format_size
+from dpbase.units import format_size
 
 MAX_RANKS = 16  # more rows than this cannot be read
 COLORSCALE = [[0.0, "#ffffff"], [0.001, "#deebf7"], [1.0, "#08306b"]]
@@ -79,9 +79,9 @@ def _caption(trace: Trace, index: int) -> str:
 
 def _check(primitive: str, algorithm: str, ranks: int, params: dict, size_bytes: float, cells: int) -> str:
     """'executor: … · formula: …' for the subtitle (same N, parameters and size)."""
-    from costmodel.api import predict
+    from costmodel.collectives.api import predict
     from costmodel.names import algorithm_named, primitive_named
-    from costmodel.schedules import execute
+    from costmodel.collectives.schedules import execute
 
     run = execute(primitive_named(primitive), algorithm_named(algorithm), ranks, cells, params)
     scale = size_bytes / run.size_bytes
@@ -104,9 +104,9 @@ def schedule_figure(primitive: str, algorithm: str, ranks: int, *, size: str | f
     """
     import plotly.graph_objects as go
 
-    from costmodel.evaluate import resolve
-    from costmodel.registry import get
-    from costmodel.units import parse_size
+    from costmodel.collectives.evaluate import resolve
+    from costmodel.collectives.registry import get
+    from dpbase.units import parse_size
 
     if isinstance(ranks, bool) or not 2 <= ranks <= MAX_RANKS:
         raise InputError("ranks", ranks, f"an integer from 2 to {MAX_RANKS} (one row per rank)")

@@ -1,6 +1,6 @@
 """Record a schedule as it runs: who sends which cells to whom in each round, and what each node holds.
 
-A :class:`RecordingMachine` is a :class:`~costmodel.schedules.machine.Machine` whose rounds
+A :class:`RecordingMachine` is a :class:`~costmodel.collectives.schedules.machine.Machine` whose rounds
 note every ``send`` before passing it on, so the pictures come from the same executor that
 proves the formulas. Rank i starts with the value 2**i in every element, so any value a
 node holds is the bitmask of the ranks whose data it contains (partial sums included).
@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from costmodel.schedules.machine import Machine
+from costmodel.collectives.schedules.machine import Machine
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +127,7 @@ def _cells(ranks: int, params: dict) -> int:
 def record(primitive: str, algorithm: str, ranks: int, params: dict[str, Any]) -> Trace:
     """Run the registered schedule on ``ranks`` ranks, recording every round."""
     from costmodel.names import algorithm_named, primitive_named
-    from costmodel.schedules import SCHEDULES, auxiliary_nodes
+    from costmodel.collectives.schedules import SCHEDULES, auxiliary_nodes
 
     prim, algo = primitive_named(primitive), algorithm_named(algorithm)
     cells = _cells(ranks, params)

@@ -1,0 +1,355 @@
+"""Fit a piecewise latency-bandwidth curve to measured collective times (numpy only).
+
+Per regime the time of a message of ``n`` bytes (nccl-tests "size") is ``A + C·n``: ``A`` the
+latency floor in seconds, ``C`` seconds per byte.  A collective library's curve is a chain of
+such regimes: NCCL switches protocol (LL → LL128 → Simple) and algorithm (tree ↔ ring) with
+size, and within one protocol it first adds channels (the time stays flat while the channel
+count grows with the size) and then saturates them (a ramp).  So the fit tries 1 to
+``MAX_REGIMES`` contiguous regimes over the sorted sizes and keeps the best by a Laplace BIC:
+
+    score(k) = 2m · ln(max(S_k / m, NOISE_FLOOR_REL)) + (3k − 1) · ln(m)
+
+where ``m`` is the number of points, ``S_k`` the least sum of absolute relative errors
+``|pred/measured − 1|`` over all placements of the k−1 crossovers (found exactly by dynamic
+programming), and ``3k − 1`` counts the parameters (A and C per regime plus the crossovers).
+An extra regime must therefore cut the mean error by a factor ``m^(−3/m)``-ish, and no
+improvement below the measurement noise floor counts: the criterion, not the cap, decides.
+
+Each regime is fitted by robust least squares on relative error: iteratively reweighted least
+squares converging to the least *absolute* relative error, with ``A ≥ 0`` and ``C ≥ 0``.
+A 40 µs floor and a 230 GB/s plateau weigh the same because every error is relative.
+
+Between two regimes (no measured size between the last size ``a`` of one and the first size
+``b`` of the next) the hand-over is:
+
+- where the two lines meet, if that lies in ``[a, b]`` (the library switches where the new
+  protocol becomes faster: the curve is continuous and concave there);
+- else a *transition* regime, the line from the first regime's time at ``a`` to the second's
+  at ``b``: the switch happens somewhere in between, and channel count and chunk size change
+  gradually with size, so the time is spread over the gap rather than jumping at a guessed
+  size.  It is itself an α-β line (A ≥ 0 and C ≥ 0 exactly when the time does not fall and
+  does not grow faster than the size across the gap);
+- else (the time falls, or more than scales with size, across the gap) a jump at the
+  geometric mean of ``a`` and ``b``.
+
+Prediction: the regime whose size range contains ``n``.
+
+A log whose time *falls* with size by more than ``NONMONOTONIC_FALL_REL`` cannot be followed by
+any latency-bandwidth curve (time never decreases with size): the fit says so in a note, and
+sizes around the fall are ambiguous by about its depth.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpbase.errors import InputError
+
+# Bounds the search only: NCCL's 3 protocols, each with a channel ramp and a plateau, plus a
+# tree/ring switch.  The criterion picks fewer on all but one of the validation logs.
+MAX_REGIMES = 8
+MIN_POINTS_PER_REGIME = 3  # a 2-parameter line needs a third point to show any error
+# Median |in-place / out-of-place − 1| over the 734 rows of the validation logs
+# (tests/data/calibration/raw, from /work/shared/validation): run-to-run noise of nccl-tests.
+NOISE_FLOOR_REL = 0.0065
+IRLS_ITERATIONS = 60
+IRLS_MIN_WEIGHT_RESIDUAL = 1e-6  # residuals below this get the same (largest) weight
+IRLS_RIDGE = 1e-10  # relative ridge keeping collinear segments (one size) solvable
+# The latency floor counts as measured when A is at least this share of the smallest time.
+MEASURED_FLOOR_SHARE = 0.5
+# Two regime counts whose scores differ by less than this are reported as ambiguous
+# (a BIC difference below 2 is "not worth more than a bare mention", Kass & Raftery 1995).
+AMBIGUOUS_SCORE_GAP = 2.0
+# A fall of the (fastest) time with size deeper than this is reported as non-monotonic.  The
+# 22 monotonic validation logs with 12 or more sizes fall by at most 3.6 % (noise at the
+# smallest sizes); the 3 that are not fall by 14 to 42 %.
+NONMONOTONIC_FALL_REL = 0.05
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Regime:
+    """``time = latency_s + seconds_per_byte · n`` for ``n`` up to ``max_size_bytes``."""
+
+    latency_s: float
+    seconds_per_byte: float
+    min_size_bytes: float  # smallest measured size fitted in it (a transition: where it starts)
+    max_size_bytes: float  # crossover to the next regime; math.inf for the last
+    points: int
+    transition: bool = False  # a line bridging two fitted regimes across a gap (points = 0)
+
+    def time_s(self, size_bytes: float) -> float:
+        return self.latency_s + self.seconds_per_byte * size_bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fall:
+    """The time falls with size: ``to_time_s`` at the larger ``to_size_bytes`` is below
+    ``from_time_s`` at ``from_size_bytes`` (fastest measurement of each size)."""
+
+    from_size_bytes: float
+    from_time_s: float
+    to_size_bytes: float
+    to_time_s: float
+
+    @property
+    def relative(self) -> float:
+        """to / from − 1 (negative)."""
+        return self.to_time_s / self.from_time_s - 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fit:
+    """A fitted piecewise curve, the points it was fitted on and its residuals."""
+
+    regimes: tuple[Regime, ...]
+    sizes_bytes: tuple[float, ...]
+    times_s: tuple[float, ...]
+    relative_errors: tuple[float, ...]  # pred/measured − 1 per point
+    scores: tuple[float, ...]  # score(k) for k = 1, 2, … (inf where too few points)
+    falls: tuple[Fall, ...] = ()  # where the log is non-monotonic (deeper than the threshold)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def fitted_regimes(self) -> tuple[Regime, ...]:
+        """The regimes fitted to points (without the transitions between them)."""
+        return tuple(r for r in self.regimes if not r.transition)
+
+    @property
+    def crossovers_bytes(self) -> tuple[float, ...]:
+        return tuple(r.max_size_bytes for r in self.regimes[:-1])
+
+    @property
+    def median_abs_pct_error(self) -> float:
+        return 100 * float(np.median(np.abs(self.relative_errors)))
+
+    @property
+    def worst_abs_pct_error(self) -> float:
+        return 100 * float(np.max(np.abs(self.relative_errors)))
+
+    def predict_s(self, sizes_bytes: Sequence[float] | np.ndarray | float) -> np.ndarray:
+        """Predicted time (s) of each size."""
+        return predict_s(self.regimes, sizes_bytes)
+
+
+def predict_s(regimes: Sequence[Regime], sizes_bytes: Sequence[float] | np.ndarray | float) -> np.ndarray:
+    """Time (s) of each size with the regime whose range contains it."""
+    sizes = np.asarray(sizes_bytes, dtype=float)
+    bounds = np.array([r.max_size_bytes for r in regimes[:-1]])
+    index = np.searchsorted(bounds, sizes, side="left")  # n <= max_size stays in the regime
+    latency = np.array([r.latency_s for r in regimes])[index]
+    slope = np.array([r.seconds_per_byte for r in regimes])[index]
+    return latency + slope * sizes
+
+
+def _irls(design: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per batch row b, θ_b minimising Σ_i mask[b,i]·|design[i]·θ_b − 1| (IRLS, batched).
+
+    ``design`` is (points, p) and already scaled to order 1; ``mask`` (batch, points) is 0/1.
+    """
+    weights = mask.astype(float)
+    identity = np.eye(design.shape[1])
+    theta = np.zeros((len(mask), design.shape[1]))
+    for _ in range(IRLS_ITERATIONS):
+        gram = np.einsum("bm,mi,mj->bij", weights, design, design)
+        diagonal = np.einsum("bii->bi", gram)
+        gram = gram + identity * (IRLS_RIDGE * diagonal + np.finfo(float).tiny)[:, None, :]
+        theta = np.linalg.solve(gram, (weights @ design)[:, :, None])[:, :, 0]
+        residual = np.abs(theta @ design.T - 1)
+        weights = mask / np.maximum(residual, IRLS_MIN_WEIGHT_RESIDUAL)
+    return theta
+
+
+def fit_lines(sizes_bytes: np.ndarray, times_s: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """For each row of ``mask`` (which points belong to the segment), the best ``A + C·n``
+    with A, C ≥ 0 by least absolute relative error: an array of (A, C, Σ|relative error|)."""
+    sizes, times = np.asarray(sizes_bytes, float), np.asarray(times_s, float)
+    scale = np.array([times.min(), times.min() / sizes.max()])  # makes both columns order 1
+    design = np.column_stack([1 / times, sizes / times]) * scale
+    free = _irls(design, mask)
+    latency_only = np.column_stack([_irls(design[:, :1], mask)[:, 0], np.zeros(len(mask))])
+    slope_only = np.column_stack([np.zeros(len(mask)), _irls(design[:, 1:], mask)[:, 0]])
+    candidates = np.stack([free, latency_only, slope_only])  # (3, batch, 2)
+    candidates = np.where(candidates >= 0, candidates, 0.0)
+    candidates[0][(free < 0).any(axis=1)] = np.inf  # a clipped free fit is not a candidate
+    with np.errstate(invalid="ignore"):
+        costs = (np.abs(candidates @ design.T - 1) * mask).sum(axis=2)
+    costs = np.where(np.isfinite(costs), costs, np.inf)
+    best = costs.argmin(axis=0)
+    chosen = candidates[best, np.arange(len(mask))] * scale
+    return np.column_stack([chosen, costs[best, np.arange(len(mask))]])
+
+
+def _segment_table(sizes: np.ndarray, times: np.ndarray) -> dict[tuple[int, int], tuple[float, float, float]]:
+    """Fit of every contiguous range [i, j) with enough points that does not split equal sizes."""
+    m = len(sizes)
+    cuts = [0] + [i for i in range(1, m) if sizes[i] > sizes[i - 1]] + [m]
+    segments = [(start, stop) for a, start in enumerate(cuts) for stop in cuts[a + 1:]
+                if stop - start >= MIN_POINTS_PER_REGIME or (start == 0 and stop == m)]
+    index = np.arange(m)
+    mask = np.array([(index >= start) & (index < stop) for start, stop in segments])
+    fits = fit_lines(sizes, times, mask)
+    return {segment: (float(a), float(c), float(cost)) for segment, (a, c, cost) in zip(segments, fits)}
+
+
+def _best_partition(table, m: int, k: int) -> tuple[float, list[tuple[int, int]]] | None:
+    """Least total cost of k contiguous segments covering [0, m) (dynamic programming)."""
+    best: dict[tuple[int, int], tuple[float, list]] = {(0, 0): (0.0, [])}
+    for used in range(1, k + 1):
+        for (start, stop), (_, _, cost) in table.items():
+            previous = best.get((used - 1, start))
+            if previous is None:
+                continue
+            total = previous[0] + cost
+            if (used, stop) not in best or total < best[(used, stop)][0]:
+                best[(used, stop)] = (total, previous[1] + [(start, stop)])
+    return best.get((k, m))
+
+
+def _score(total_cost: float, m: int, k: int) -> float:
+    return 2 * m * math.log(max(total_cost / m, NOISE_FLOOR_REL)) + (3 * k - 1) * math.log(m)
+
+
+def _handover(left: tuple[float, float], right: tuple[float, float], last: float,
+              first: float) -> tuple[float, tuple[float, float] | None]:
+    """(crossover, transition line (A, C) or None) between the line ``left`` whose last
+    measured size is ``last`` and the line ``right`` whose first is ``first`` (module docstring)."""
+    (a1, c1), (a2, c2) = left, right
+    if c1 != c2:
+        meet = (a2 - a1) / (c1 - c2)
+        if last <= meet <= first:
+            return meet, None
+    start, end = a1 + c1 * last, a2 + c2 * first
+    slope = (end - start) / (first - last)
+    latency = (start * first - end * last) / (first - last)  # >= 0 iff end/first <= start/last
+    if slope >= 0 and latency >= 0:
+        return last, (latency, slope)
+    return math.sqrt(last * first), None
+
+
+def _regimes(table, segments, sizes: np.ndarray) -> tuple[Regime, ...]:
+    """The fitted lines in size order, each followed by its hand-over (a transition regime
+    when the next line does not meet it across the gap)."""
+    lines = [table[s][:2] for s in segments]
+    regimes = []
+    for i, ((a, c), (start, stop)) in enumerate(zip(lines, segments)):
+        bound, bridge = math.inf, None
+        if i + 1 < len(segments):
+            last, first = float(sizes[stop - 1]), float(sizes[segments[i + 1][0]])
+            bound, bridge = _handover((a, c), lines[i + 1], last, first)
+        regimes.append(Regime(latency_s=a, seconds_per_byte=c, min_size_bytes=float(sizes[start]),
+                              max_size_bytes=float(bound), points=stop - start))
+        if bridge is not None:
+            regimes.append(Regime(latency_s=bridge[0], seconds_per_byte=bridge[1], min_size_bytes=last,
+                                  max_size_bytes=first, points=0, transition=True))
+    return tuple(regimes)
+
+
+def falls(sizes_bytes: Sequence[float], times_s: Sequence[float],
+          threshold_rel: float = NONMONOTONIC_FALL_REL) -> tuple[Fall, ...]:
+    """Where the fastest time of a size is below that of a smaller size by more than
+    ``threshold_rel``: one :class:`Fall` per peak (the slowest time so far), from it to the
+    lowest time below it before a new peak, deepest first.  The fastest of a size's
+    measurements is used because interference only ever slows a run down."""
+    sizes, times = np.asarray(sizes_bytes, float), np.asarray(times_s, float)
+    distinct = np.unique(sizes)
+    fastest = np.array([times[sizes == size].min() for size in distinct])
+    found: dict[int, int] = {}  # peak index -> index of the lowest time below it
+    for i in range(1, len(distinct)):
+        peak = int(np.argmax(fastest[:i]))
+        if fastest[i] < (1 - threshold_rel) * fastest[peak]:
+            if peak not in found or fastest[i] < fastest[found[peak]]:
+                found[peak] = i
+    result = [Fall(from_size_bytes=float(distinct[p]), from_time_s=float(fastest[p]),
+                   to_size_bytes=float(distinct[i]), to_time_s=float(fastest[i])) for p, i in found.items()]
+    return tuple(sorted(result, key=lambda fall: fall.relative))
+
+
+def _fall_note(found: Sequence[Fall]) -> str:
+    from dpbase.units import format_size, format_time
+
+    shown = "; ".join(f"{format_time(f.from_time_s)} at {format_size(f.from_size_bytes)} → "
+                      f"{format_time(f.to_time_s)} at {format_size(f.to_size_bytes)} ({100 * f.relative:+.0f} %)"
+                      for f in found)
+    return (f"non-monotonic log: the time falls as the size grows ({shown}); no latency-bandwidth "
+            f"curve follows that, so sizes there are ambiguous: the fit follows the measured points, "
+            f"but a size between them may be off by about the fall")
+
+
+def _notes(regimes: Sequence[Regime], sizes: np.ndarray, times: np.ndarray, scores: list[float],
+           found: Sequence[Fall] = ()) -> list[str]:
+    notes, distinct = [], len(np.unique(sizes))
+    if distinct == 1:
+        notes.append("one message size: latency and bandwidth cannot be separated; "
+                     "latency set to 0 and all the time put on bandwidth")
+    elif distinct == 2:
+        notes.append("two message sizes: the line passes through both, so its error is unknown")
+    elif regimes[0].latency_s < MEASURED_FLOOR_SHARE * times[0]:
+        notes.append(f"no size is latency-bound (smallest size {sizes[0]:.0f} B): "
+                     "the latency is extrapolated, not measured")
+    finite = sorted((s, k + 1) for k, s in enumerate(scores) if math.isfinite(s))
+    if len(finite) > 1 and finite[1][0] - finite[0][0] < AMBIGUOUS_SCORE_GAP:
+        notes.append(f"{finite[0][1]} and {finite[1][1]} regimes fit about equally well "
+                     f"(scores {finite[0][0]:.1f} and {finite[1][0]:.1f}); the crossovers are uncertain")
+    if found:
+        notes.append(_fall_note(found))
+    return notes
+
+
+def _check_points(sizes: np.ndarray, times: np.ndarray) -> None:
+    if len(sizes) == 0:
+        raise InputError("measurements", "no rows with a positive size and time", "at least one row")
+    if len(sizes) != len(times) or not (np.all(times > 0) and np.all(sizes > 0)):
+        raise InputError("measurements", "sizes and times", "positive sizes and times of equal length")
+
+
+def _bandwidth_only(sizes: np.ndarray, times: np.ndarray) -> Fit:
+    """One message size: all the time is put on bandwidth (C = median time / size)."""
+    slope = float(np.median(times / sizes))
+    regime = Regime(latency_s=0.0, seconds_per_byte=slope, min_size_bytes=float(sizes[0]),
+                    max_size_bytes=math.inf, points=len(sizes))
+    errors = slope * sizes / times - 1
+    return Fit(regimes=(regime,), sizes_bytes=tuple(sizes), times_s=tuple(times),
+               relative_errors=tuple(float(e) for e in errors), scores=(math.inf,) * MAX_REGIMES,
+               notes=tuple(_notes((regime,), sizes, times, [])))
+
+
+def fit_times(sizes_bytes: Sequence[float], times_s: Sequence[float], max_regimes: int = MAX_REGIMES) -> Fit:
+    """Fit 1 to ``max_regimes`` regimes to measured (size, time) points (see module docstring)."""
+    order = np.argsort(np.asarray(sizes_bytes, float), kind="stable")
+    sizes, times = np.asarray(sizes_bytes, float)[order], np.asarray(times_s, float)[order]
+    _check_points(sizes, times)
+    if not 1 <= max_regimes <= MAX_REGIMES:
+        raise InputError("max_regimes", max_regimes, f"an integer from 1 to {MAX_REGIMES}")
+    if len(np.unique(sizes)) == 1:
+        return _bandwidth_only(sizes, times)
+    table, m = _segment_table(sizes, times), len(sizes)
+    options = [_best_partition(table, m, k) for k in range(1, max_regimes + 1)]
+    scores = [_score(o[0], m, k) if o else math.inf for k, o in enumerate(options, start=1)]
+    chosen = options[int(np.argmin(scores))]
+    regimes = _regimes(table, chosen[1], sizes)
+    errors = predict_s(regimes, sizes) / times - 1
+    found = falls(sizes, times)
+    return Fit(regimes=regimes, sizes_bytes=tuple(sizes), times_s=tuple(times),
+               relative_errors=tuple(float(e) for e in errors), scores=tuple(scores), falls=found,
+               notes=tuple(_notes(regimes, sizes, times, scores, found)))
+
+
+def cross_validate(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Two-fold cross-validation over message sizes: fit on every other distinct size and
+    predict the others, then swap.  Returns (size, relative error) for every point, each
+    predicted by a fit that never saw its size.  Needs at least 4 distinct sizes."""
+    sizes, times = np.asarray(sizes_bytes, float), np.asarray(times_s, float)
+    distinct = np.unique(sizes)
+    if len(distinct) < 4:
+        raise InputError("sizes", len(distinct), "at least 4 distinct message sizes to cross-validate")
+    fold = np.searchsorted(distinct, sizes) % 2
+    errors = np.empty(len(sizes))
+    for held_out in (0, 1):
+        train = fold != held_out
+        fit = fit_times(sizes[train], times[train])
+        errors[~train] = fit.predict_s(sizes[~train]) / times[~train] - 1
+    return sizes, errors

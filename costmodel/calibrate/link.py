@@ -1,0 +1,270 @@
+"""From parsed nccl-tests logs to a calibration: the fit, per-hop link parameters, a profile.
+
+    >>> from costmodel.calibrate.parse import parse_file                        # doctest: +SKIP
+    >>> result = calibrate([parse_file("all_reduce_perf.log")], ranks=8)  # doctest: +SKIP
+    >>> open("my-link.toml", "w").write(profile_toml(result))            # doctest: +SKIP
+
+The fitted time per regime, ``A + C·n``, is turned into a link's per-hop latency α and
+bandwidth B with the cost formula of the collective's algorithm, ``steps·α + b·n/B``
+(``steps`` the α count, ``b`` the β-term bytes per byte of ``n``): α = A / steps and
+B = b / C.  The coefficients come from :func:`costmodel.coefficients` for the algorithm nccl-tests
+runs (ring; NCCL's ring-based chain for broadcast/reduce; pairwise all-to-all; direct
+send/recv), else from nccl-tests' busbw factor (b = factor, steps of the ring schedule).
+Any reduction (γ) cost is folded into B: a calibrated link already includes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from costmodel.calibrate import conventions as names
+from costmodel.calibrate.fit import Fit, fit_times
+from dpbase.errors import InputError
+from costmodel.calibrate.parse import Log
+
+BLOCKS = ("both", "out-of-place", "in-place")
+# A regime whose fitted C is 0 (a flat floor) is written with the bandwidth at which its
+# β-term adds this share of its latency at its largest size, so the profile stays finite.
+FLAT_REGIME_TIME_SHARE = 1e-4
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkRegime:
+    """Per-hop link parameters for messages up to ``max_size_bytes`` (inf for the last)."""
+
+    max_size_bytes: float
+    latency_s: float
+    bandwidth_Bps: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Calibration:
+    """A fit plus what it means for the link: per-regime α and bandwidth, busbw plateau."""
+
+    collective: str
+    algorithm: str
+    ranks: int
+    nodes: int | None
+    sources: tuple[str, ...]
+    fit: Fit
+    steps: float
+    beta_bytes_per_byte: float
+    coefficient_source: str
+    link_regimes: tuple[LinkRegime, ...]
+    busbw_plateau_Bps: float  # busbw of the largest regime's slope: factor / C
+    measured_peak_busbw_Bps: float | None
+    notes: tuple[str, ...] = ()
+
+
+def resolve_log(log: Log, collective: str | None = None, ranks: int | None = None,
+                nodes: int | None = None) -> Log:
+    """``log`` with collective, ranks and nodes filled: the user's values first, then what the
+    log names (binary in its text or file name), then what its columns imply (with a note)."""
+    notes = list(log.notes)
+    user = names.check_collective(collective) if collective else None
+    from_name = names.collective_from_filename(log.source_path)
+    printed = [(r.algbw_oop_Bps / 1e9, r.busbw_oop_Bps / 1e9) for r in log.rows
+               if r.algbw_oop_Bps and r.busbw_oop_Bps]
+    inferred = names.infer_from_columns([r.redop for r in log.rows], [r.root for r in log.rows], printed)
+    chosen = user or log.collective or from_name
+    if chosen is None:
+        chosen = inferred.collectives[0]
+        if len(inferred.collectives) > 1:
+            notes.append(f"collective not named in the log; {inferred.reason}: could be "
+                         f"{' or '.join(inferred.collectives)}, assumed {chosen} (use --collective)")
+    elif chosen not in inferred.collectives and inferred.collectives:
+        notes.append(f"{chosen} was given but the columns suggest {' or '.join(inferred.collectives)} "
+                     f"({inferred.reason})")
+    chosen_ranks = ranks or log.ranks or (inferred.ranks if chosen in inferred.collectives else None)
+    if chosen_ranks and not (ranks or log.ranks):
+        notes.append(f"rank count {chosen_ranks} read from busbw/algbw (use --ranks to override)")
+    return dataclasses.replace(log, collective=chosen, ranks=chosen_ranks, nodes=nodes or log.nodes,
+                               notes=tuple(notes))
+
+
+def points(logs: Sequence[Log], block: str = "both") -> tuple[list[float], list[float]]:
+    """(sizes, times) of the rows of ``logs`` with a positive size and time."""
+    if block not in BLOCKS:
+        raise InputError("block", block, ", ".join(BLOCKS))
+    sizes, times = [], []
+    for log in logs:
+        for row in log.rows:
+            chosen = {"both": (row.time_oop_s, row.time_ip_s), "out-of-place": (row.time_oop_s,),
+                      "in-place": (row.time_ip_s,)}[block]
+            for time_s in chosen:
+                if row.size_bytes > 0 and time_s and time_s > 0:
+                    sizes.append(float(row.size_bytes))
+                    times.append(time_s)
+    return sizes, times
+
+
+def _pipelined_coefficients(coefficients, collective: str, algorithm: str, ranks: int) -> tuple[float, float]:
+    """(steps, β factor) of a pipelined algorithm as NCCL runs it: many chunks per buffer.
+
+    The α count is the pipeline fill (one chunk, k = 1); the per-byte factor is the k → ∞
+    limit of the formula's ``a + b/k`` β factor, ``2·β(k=2) − β(k=1)`` (exact for that form;
+    the same extrapolation :mod:`costmodel.collectives.evaluate` uses for its chunk optimum).  For a
+    chain broadcast this is N−1 steps at 1 byte per byte: NCCL's ring broadcast/reduce
+    algBw = busBw (reference/nccl-model.md §3, ``ncclTopoTuneModel``)."""
+    one = coefficients(collective, algorithm, ranks, chunks=1)
+    two = coefficients(collective, algorithm, ranks, chunks=2)
+    return float(one.steps), 2.0 * float(two.beta_bytes_per_byte) - float(one.beta_bytes_per_byte)
+
+
+def coefficients_for(collective: str, algorithm: str | None, ranks: int) -> tuple[str, float, float, str]:
+    """(algorithm, steps, beta_bytes_per_byte, where they came from) for the collective.
+
+    ``algorithm`` None means the one nccl-tests runs (``default_algorithm`` in
+    ``costmodel/data/nccltests.toml``).  A named algorithm that does not implement the
+    collective is an error; nccl-tests' busbw factor (with the ring schedule's step count)
+    stands in only when the default is not in the registry or the registry is absent."""
+    import costmodel
+    from dpbase.errors import NotApplicableError, UnknownNameError
+
+    chosen = algorithm or names.collectives()[collective].default_algorithm
+    registry = getattr(costmodel, "coefficients", None)
+    if registry is not None:
+        try:
+            from costmodel.collectives.registry import get
+
+            if get(collective, chosen).pipelined:
+                return (chosen, *_pipelined_coefficients(registry, collective, chosen, ranks),
+                        "costmodel.coefficients (pipelined: fill steps, k→∞ bytes)")
+            found = registry(collective, chosen, ranks)
+            return chosen, float(found.steps), float(found.beta_bytes_per_byte), "costmodel.coefficients"
+        except (NotApplicableError, UnknownNameError):
+            if algorithm:
+                raise
+    steps = names.fallback_steps(collective, ranks)
+    factor = names.busbw_factor(collective, ranks)
+    return (chosen, float(max(steps, 1)), factor,
+            f"nccl-tests busbw factor ({chosen} not in the formula registry)")
+
+
+def link_regimes(fit: Fit, steps: float, beta_bytes_per_byte: float) -> tuple[LinkRegime, ...]:
+    """Per-hop α and bandwidth of each regime of the fit (transitions included: the profile
+    must reproduce the whole curve)."""
+    regimes = []
+    for regime in fit.regimes:
+        slope = regime.seconds_per_byte
+        if slope <= 0:
+            largest = regime.max_size_bytes if math.isfinite(regime.max_size_bytes) else max(fit.sizes_bytes)
+            slope = FLAT_REGIME_TIME_SHARE * max(regime.latency_s, min(fit.times_s)) / largest
+        regimes.append(LinkRegime(max_size_bytes=regime.max_size_bytes, latency_s=regime.latency_s / steps,
+                                  bandwidth_Bps=beta_bytes_per_byte / slope))
+    return tuple(regimes)
+
+
+def predict_with_link(regimes: Sequence, steps: float, beta_bytes_per_byte: float,
+                      size_bytes: float) -> float:
+    """Time of one collective of ``size_bytes`` on links with ``regimes`` (objects with
+    ``max_size_bytes``, ``latency_s``, ``bandwidth_Bps``; the last covers any larger size)."""
+    regime = next((r for r in regimes if size_bytes <= r.max_size_bytes), regimes[-1])
+    return steps * regime.latency_s + beta_bytes_per_byte * size_bytes / regime.bandwidth_Bps
+
+
+def _same(values: Sequence, field: str):
+    distinct = {v for v in values if v is not None}
+    if len(distinct) > 1:
+        raise InputError(field, sorted(map(str, distinct)), "the same value in every log (or pass it)")
+    return distinct.pop() if distinct else None
+
+
+def calibrate(logs: Sequence[Log], *, collective: str | None = None, ranks: int | None = None,
+              nodes: int | None = None, algorithm: str | None = None, block: str = "both") -> Calibration:
+    """Fit ``logs`` (one collective on one set of ranks) and derive link parameters."""
+    if not logs:
+        raise InputError("logs", "none", "at least one nccl-tests log")
+    resolved = [resolve_log(log, collective, ranks, nodes) for log in logs]
+    chosen = _same([log.collective for log in resolved], "collective")
+    chosen_ranks = _same([log.ranks for log in resolved], "ranks")
+    if not chosen_ranks:
+        raise InputError("ranks", "unknown", "--ranks N (the log does not say how many ranks ran)")
+    if chosen_ranks < 2:
+        raise InputError("ranks", chosen_ranks, "an integer >= 2 (one rank moves no data)")
+    chosen_algorithm, steps, beta, origin = coefficients_for(chosen, algorithm, chosen_ranks)
+    fit = fit_times(*points(resolved, block))
+    factor = names.busbw_factor(chosen, chosen_ranks)
+    slope = fit.regimes[-1].seconds_per_byte
+    peaks = [bw for log in resolved for r in log.rows for bw in (r.busbw_oop_Bps, r.busbw_ip_Bps) if bw]
+    notes = tuple(dict.fromkeys(n for log in resolved for n in log.notes)) + fit.notes
+    return Calibration(
+        collective=chosen, algorithm=chosen_algorithm, ranks=chosen_ranks,
+        nodes=_same([log.nodes for log in resolved], "nodes"),
+        sources=tuple(log.source_path for log in resolved), fit=fit, steps=steps,
+        beta_bytes_per_byte=beta, coefficient_source=origin, link_regimes=link_regimes(fit, steps, beta),
+        busbw_plateau_Bps=factor / slope if slope > 0 else math.inf,
+        measured_peak_busbw_Bps=max(peaks) if peaks else None, notes=notes,
+    )
+
+
+def _size_text(size_bytes: float) -> str:
+    whole = int(round(size_bytes))
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if whole % scale == 0:
+            return f"{whole // scale}{unit}"
+    return f"{whole}B"
+
+
+def _toml_text(value: object) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_text(v) for v in value) + "]"
+    return repr(value)
+
+
+def _regime_lines(regime: LinkRegime) -> list[str]:
+    lines = ["", "[[link.regimes]]"]
+    if math.isfinite(regime.max_size_bytes):
+        lines.append(f'max_size = "{_size_text(regime.max_size_bytes)}"')
+    return lines + [f'latency = "{regime.latency_s * 1e6:.7g}us"',
+                    f'bandwidth = "{regime.bandwidth_Bps / 1e9:.7g}GB/s"']
+
+
+def _calibration_lines(result: Calibration) -> list[str]:
+    fit = result.fit
+    fields = {
+        "collective": result.collective, "algorithm": result.algorithm, "ranks": result.ranks,
+        "steps": result.steps, "beta_bytes_per_byte": result.beta_bytes_per_byte,
+        "coefficient_source": result.coefficient_source, "sources": list(result.sources),
+        "crossover_sizes_bytes": [float(c) for c in fit.crossovers_bytes],
+        "median_abs_pct_error": round(fit.median_abs_pct_error, 4),
+        "worst_abs_pct_error": round(fit.worst_abs_pct_error, 4),
+    }
+    if result.nodes:
+        fields["nodes"] = result.nodes
+    lines = ["", "[calibration]"] + [f"{key} = {_toml_text(value)}" for key, value in fields.items()]
+    for regime in fit.regimes:
+        lines += ["", "[[calibration.regime]]", f"latency_s = {regime.latency_s!r}",
+                  f"seconds_per_byte = {regime.seconds_per_byte!r}",
+                  f"min_size_bytes = {regime.min_size_bytes!r}", f"points = {regime.points}"]
+        if math.isfinite(regime.max_size_bytes):
+            lines.append(f"max_size_bytes = {regime.max_size_bytes!r}")
+        if regime.transition:
+            lines.append("transition = true")
+    return lines
+
+
+def profile_toml(result: Calibration, name: str | None = None, category: str = "calibrated") -> str:
+    """A hardware link profile (``[[link]]`` with ``[[link.regimes]]``) plus the raw fit in a
+    ``[calibration]`` table.  The top-level bandwidth is the largest regime's, the latency
+    the smallest regime's."""
+    first, last = result.link_regimes[0], result.link_regimes[-1]
+    label = name or f"calibrated-{result.collective}-{result.ranks}ranks"
+    description = f"Per-hop link fitted to nccl-tests {result.collective} on {result.ranks} ranks"
+    source = (f"dpcost calibrate {' '.join(result.sources)} "
+              f"({result.collective}, {result.ranks} ranks, {result.algorithm})")
+    lines = [
+        "# Written by dpcost calibrate; the [calibration] table keeps the raw fit.",
+        "[[link]]", f"name = {_toml_text(label)}", f"description = {_toml_text(description)}",
+        f"category = {_toml_text(category)}", f'bandwidth = "{last.bandwidth_Bps / 1e9:.7g}GB/s"',
+        "efficiency = 1.0", f'latency = "{first.latency_s * 1e6:.7g}us"', f"source = {_toml_text(source)}",
+    ]
+    if len(result.link_regimes) > 1:
+        for regime in result.link_regimes:
+            lines += _regime_lines(regime)
+    return "\n".join(lines + _calibration_lines(result)) + "\n"

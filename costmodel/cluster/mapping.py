@@ -1,0 +1,339 @@
+"""Collectives mapped onto a cluster of nodes × GPUs described by a hardware System profile.
+
+Mapping rules (docs/cluster-mapping.md):
+- one node: every algorithm runs on the intra-node fabric (α = intra link latency, bandwidth
+  = per-GPU intra bandwidth × link efficiency); in-network reduction only with NVLS
+  (NVSwitch gen 3+).
+- several nodes, flat algorithm: it is limited by its slowest hop: α = the larger latency,
+  bandwidth = min(intra per GPU, network). Neighbour algorithms (ring, pipelined chain) run
+  one ring per NIC as NCCL does: only one hop in G crosses the network, so G rings share the
+  node's NICs and the network term is the node's whole NIC bandwidth; algorithms whose
+  every rank crosses the network at once (recursive doubling, Bruck, direct …) get the
+  per-GPU share. Without rail-optimised NICs the traffic crosses the spine and the fabric's
+  oversubscription divides it.
+- hierarchical: each level uses its own link (intra for the node phases, network for the
+  inter-node phase on 1/G of the data).
+- double binary tree: NCCL's layout — the tree spans nodes (N = nodes, network α/β) and
+  inside each node the ranks form a chain (2(G−1) intra steps); the phases are pipelined,
+  so the bandwidth term is the slower of the two.
+- in-network across nodes only where the fabric has SHARP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dpbase.errors import DpcostError, InputError, NotApplicableError
+from costmodel.collectives.evaluate import evaluate_grid, predict_entry, resolve, split_seconds
+from costmodel.names import Algorithm, Primitive
+from costmodel.collectives.ops import SCALAR
+from costmodel.collectives.entry import Entry, Terms
+from costmodel.collectives.registry import entries, get
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where the ranks are: ``nodes`` × ``gpus_per_node`` GPUs of ``system``."""
+
+    system: Any
+    nodes: int
+    gpus_per_node: int
+
+    @property
+    def ranks(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+    @property
+    def intra_alpha_s(self) -> float:
+        return self.system.intra_link.latency_s
+
+    @property
+    def intra_Bps(self) -> float:
+        return self.system.achievable_intra_bandwidth_Bps
+
+    @property
+    def inter_alpha_s(self) -> float:
+        return self.system.nic_link.latency_s
+
+    @property
+    def node_network_Bps(self) -> float:
+        s = self.system
+        total = s.node_network_Bps * s.nic_link.efficiency
+        return total if s.rail_optimized else total / s.oversubscription
+
+    @property
+    def inter_Bps(self) -> float:
+        """Network bandwidth per GPU when every GPU crosses the network at once."""
+        return self.node_network_Bps / self.gpus_per_node
+
+
+def layout(system: str | Any, nodes: int = 1, gpus_per_node: int | None = None) -> Layout:
+    """Resolve a system name/path/profile and check the node layout."""
+    from hardware import load_system
+
+    sys_profile = load_system(system) if isinstance(system, str) else system
+    if nodes < 1:
+        raise InputError("nodes", nodes, "an integer >= 1")
+    gpn = sys_profile.gpus_per_node if gpus_per_node is None else gpus_per_node
+    if gpn < 1 or gpn > sys_profile.gpus_per_node:
+        raise InputError("gpus_per_node", gpn, f"1 to {sys_profile.gpus_per_node} for {sys_profile.name}")
+    return Layout(sys_profile, nodes, gpn)
+
+
+def applicable(entry: Entry, lay: Layout) -> bool:
+    """Whether the hardware can run the algorithm at all (in-network needs a reducing switch)."""
+    if entry.in_network:
+        kind = lay.system.in_network_reduction
+        return kind == "nvls" if lay.nodes == 1 else kind == "sharp"
+    return True
+
+
+NEIGHBOUR_ALGORITHMS = (Algorithm.RING, Algorithm.PIPELINED_CHAIN)
+
+
+def _flat(lay: Layout, entry: Entry) -> tuple[float, float, str]:
+    if lay.nodes == 1:
+        return lay.intra_alpha_s, lay.intra_Bps, lay.system.intra_link.name
+    network = lay.node_network_Bps if entry.algorithm in NEIGHBOUR_ALGORITHMS else lay.inter_Bps
+    alpha = max(lay.intra_alpha_s, lay.inter_alpha_s)
+    if network < lay.intra_Bps:
+        return alpha, network, lay.system.nic_link.name
+    return alpha, lay.intra_Bps, lay.system.intra_link.name
+
+
+def _chain_with_tree(over_latency_s, over_bandwidth_s, over_reduction_s, size_bytes, gpus_per_node,
+                     intra_alpha_s, intra_Bps, o):
+    """(latency, bandwidth, chain bandwidth, time) seconds of the tree over nodes plus the chains.
+
+    Inside each node the G ranks form a chain: 2(G−1) intra steps, 2·n bytes over the intra link
+    when G > 1; the phases are pipelined, so the bandwidth term is the slower of the two.
+    Written once for floats (``o`` = SCALAR) and numpy arrays (``o`` = the vector namespace).
+    """
+    chain_steps = 2 * (gpus_per_node - 1)
+    chain_bw_s = 2 * size_bytes * o.min(gpus_per_node - 1, 1) / intra_Bps
+    bandwidth_s = o.max(over_bandwidth_s, chain_bw_s)
+    latency_s = over_latency_s + chain_steps * intra_alpha_s
+    return latency_s, bandwidth_s, chain_bw_s, latency_s + bandwidth_s + over_reduction_s
+
+
+def _tree_mapped(entry: Entry, lay: Layout) -> bool:
+    """NCCL's double-binary-tree layout applies: a DBT all-reduce across several nodes."""
+    return (entry.algorithm is Algorithm.DOUBLE_BINARY_TREE and lay.nodes > 1
+            and entry.primitive is Primitive.ALL_REDUCE)
+
+
+def _tree_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: float, params: dict) -> dict:
+    """NCCL's layout: a double binary tree over nodes with an intra-node chain in each node."""
+    over_nodes = predict_entry(entry, lay.nodes, size_bytes, lay.inter_alpha_s, lay.node_network_Bps, gamma, **params)
+    latency_s, bandwidth_s, chain_bw_s, time_s = _chain_with_tree(
+        over_nodes["latency_s"], over_nodes["bandwidth_s"], over_nodes["reduction_s"], size_bytes,
+        lay.gpus_per_node, lay.intra_alpha_s, lay.intra_Bps, SCALAR)
+    result = dict(over_nodes, ranks=lay.ranks, time_s=time_s, latency_s=latency_s, bandwidth_s=bandwidth_s,
+                  steps=over_nodes["steps"] + 2 * (lay.gpus_per_node - 1))
+    slower = lay.system.nic_link.name if over_nodes["bandwidth_s"] >= chain_bw_s else lay.system.intra_link.name
+    return _finish(result, lay, slower, size_bytes)
+
+
+def _finish(result: dict, lay: Layout, bottleneck: str, size_bytes: float) -> dict:
+    from costmodel.names import busbw_factor
+
+    algbw = size_bytes / result["time_s"] if result["time_s"] > 0 else float("inf")
+    result.update(algbw_Bps=algbw, busbw_Bps=algbw * busbw_factor(Primitive(result["primitive"]), lay.ranks),
+                  nodes=lay.nodes, gpus_per_node=lay.gpus_per_node, bottleneck=bottleneck,
+                  cluster=lay.system.name)
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class Mapping:
+    """How a (non-tree) entry maps onto a layout: its α/β per level, the bottleneck link, params."""
+
+    alpha_s: float
+    bandwidth_Bps: float
+    alpha_inter_s: float | None
+    bandwidth_inter_Bps: float | None
+    bottleneck: str
+    params: dict
+
+
+def mapping(entry: Entry, lay: Layout) -> Mapping:
+    """The mapping rules of the module docstring for flat, in-network and hierarchical entries."""
+    if entry.hierarchical:
+        slower = lay.system.nic_link.name if lay.nodes > 1 and lay.inter_Bps < lay.intra_Bps else lay.system.intra_link.name
+        return Mapping(lay.intra_alpha_s, lay.intra_Bps, lay.inter_alpha_s, lay.inter_Bps, slower,
+                       {"gpus_per_node": lay.gpus_per_node})
+    alpha, bandwidth, bottleneck = _flat(lay, entry)
+    if entry.in_network and lay.nodes > 1:
+        alpha, bandwidth, bottleneck = lay.inter_alpha_s, min(lay.inter_Bps, lay.intra_Bps), lay.system.nic_link.name
+    return Mapping(alpha, bandwidth, None, None, bottleneck, {})
+
+
+def _not_applicable(entry: Entry, lay: Layout) -> NotApplicableError:
+    return NotApplicableError("algorithm", entry.algorithm.value,
+                              f"a fabric with in-network reduction ({lay.system.name} has "
+                              f"'{lay.system.in_network_reduction or 'none'}' on {lay.nodes} node(s))")
+
+
+def predict_on_cluster(primitive: str, algorithm: str, system: str | Any, nodes: int = 1,
+                       gpus_per_node: int | None = None, size_bytes: float = 0.0,
+                       gamma_s_per_byte: float = 0.0, **params: Any) -> dict[str, Any]:
+    """One collective on the cluster under the ideal model, as a dict (see Prediction fields)."""
+    lay = system if isinstance(system, Layout) else layout(system, nodes, gpus_per_node)
+    entry = get(primitive, algorithm)
+    if not applicable(entry, lay):
+        raise _not_applicable(entry, lay)
+    if _tree_mapped(entry, lay):
+        return _tree_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params)
+    m = mapping(entry, lay)
+    result = predict_entry(entry, lay.ranks, size_bytes, m.alpha_s, m.bandwidth_Bps, gamma_s_per_byte,
+                           m.alpha_inter_s, m.bandwidth_inter_Bps, **{**m.params, **params})
+    return _finish(result, lay, m.bottleneck, size_bytes)
+
+
+def _runnable(entry: Entry, lay: Layout) -> bool:
+    """Applicable, and the entry's parameters accept the rank count (as predict_entry checks)."""
+    if not applicable(entry, lay):
+        return False
+    ranks, params = (lay.nodes, {}) if _tree_mapped(entry, lay) else (lay.ranks, mapping(entry, lay).params)
+    try:
+        resolve(entry, ranks, params)
+    except DpcostError:
+        return False
+    return True
+
+
+def _column(values) -> Any:
+    import numpy as np
+
+    return np.asarray(values, dtype=float).reshape(-1, 1)
+
+
+def _flat_times(entry: Entry, lays: list[Layout], sizes) -> Any:
+    maps = [mapping(entry, lay) for lay in lays]
+    inter = entry.hierarchical
+    params = {"gpus_per_node": _column([m.params["gpus_per_node"] for m in maps])} if inter else {}
+    return evaluate_grid(entry.primitive.value, entry.algorithm.value, _column([lay.ranks for lay in lays]),
+                         sizes, _column([m.alpha_s for m in maps]), _column([m.bandwidth_Bps for m in maps]),
+                         0.0, _column([m.alpha_inter_s for m in maps]) if inter else None,
+                         _column([m.bandwidth_inter_Bps for m in maps]) if inter else None,
+                         **params)["time_s"]
+
+
+def _tree_times(entry: Entry, lays: list[Layout], sizes) -> Any:
+    from costmodel.collectives.ops import vector_ops
+
+    alpha = _column([lay.inter_alpha_s for lay in lays])
+    bandwidth = _column([lay.node_network_Bps for lay in lays])
+    over = evaluate_grid(entry.primitive.value, entry.algorithm.value, _column([lay.nodes for lay in lays]),
+                         sizes, alpha, bandwidth)
+    terms = Terms(**{name: over[name] for name in Terms._fields})  # predict_entry's split, γ = 0 as
+    over_latency, over_bandwidth, over_reduction = split_seconds(  # in times_on_cluster's contract
+        terms, alpha, 1.0 / bandwidth, 0.0, alpha, 1.0 / bandwidth)
+    return _chain_with_tree(over_latency, over_bandwidth, over_reduction, sizes,
+                            _column([lay.gpus_per_node for lay in lays]),
+                            _column([lay.intra_alpha_s for lay in lays]),
+                            _column([lay.intra_Bps for lay in lays]), vector_ops())[3]
+
+
+def times_on_cluster(primitive: str, algorithm: str, lays, sizes) -> Any:
+    """``predict_on_cluster(...)["time_s"]`` for every layout (rows) × size (columns) at once.
+
+    The same mapping (:func:`mapping`, :func:`_chain_with_tree`) and formulas, evaluated by
+    :func:`costmodel.collectives.evaluate.evaluate_grid` over numpy arrays; rows where the algorithm cannot
+    run (not applicable, or its parameters reject the rank count) are NaN.
+    """
+    import numpy as np
+
+    entry = get(primitive, algorithm)
+    lays = list(lays)
+    sizes = np.asarray(sizes, dtype=float).reshape(1, -1)
+    out = np.full((len(lays), sizes.shape[1]), np.nan)
+    runnable = [i for i, lay in enumerate(lays) if _runnable(entry, lay)]
+    for tree in (False, True):
+        rows = [i for i in runnable if _tree_mapped(entry, lays[i]) is tree]
+        if rows:
+            evaluate = _tree_times if tree else _flat_times
+            out[rows] = evaluate(entry, [lays[i] for i in rows], sizes)
+    return out
+
+
+def cluster_candidates(primitive: str, lay: Layout) -> list[Entry]:
+    """Entries of the primitive the cluster can run."""
+    prim = Primitive(primitive) if not isinstance(primitive, Primitive) else primitive
+    return [e for e in entries() if e.primitive is prim and applicable(e, lay)]
+
+
+@dataclass(frozen=True)
+class CommModel:
+    """Collective times on a cluster for the iteration model: ``time_s(primitive, size_bytes)``.
+
+    ``algorithm='auto'`` takes, per call, the fastest applicable algorithm (ideal backend) or
+    NCCL's own choice (nccl backend); a named algorithm is used for all-reduce and, where it
+    implements them, the other primitives (else their fastest).
+    """
+
+    layout: Layout
+    algorithm: str = "auto"
+    backend: str = "ideal"
+
+    @property
+    def ranks(self) -> int:
+        return self.layout.ranks
+
+    def choose(self, primitive: str, size_bytes: float) -> dict[str, Any]:
+        """The prediction used for one call."""
+        if self.ranks == 1:
+            return {"algorithm": "none", "time_s": 0.0, "bottleneck": ""}
+        if self.backend == "nccl":
+            return self._nccl(primitive, size_bytes)
+        names = [e.algorithm.value for e in cluster_candidates(primitive, self.layout)]
+        if self.algorithm != "auto" and self.algorithm in names:
+            names = [self.algorithm]
+        results = [predict_on_cluster(primitive, name, self.layout, size_bytes=size_bytes) for name in names]
+        return min(results, key=lambda r: r["time_s"])
+
+    def _nccl(self, primitive: str, size_bytes: float) -> dict[str, Any]:
+        from costmodel.nccl import nccl_time
+
+        topo = _nccl_topology(self.layout)
+        algorithm = {"double-binary-tree": "tree", "in-network": "nvls"}.get(self.algorithm, self.algorithm)
+        if self.algorithm not in ("auto", "ring", "double-binary-tree", "in-network") or primitive != "all-reduce":
+            algorithm = "auto"
+        p = nccl_time(primitive, size_bytes, topo, algorithm=algorithm)
+        return {"algorithm": p.algorithm, "protocol": p.protocol, "time_s": p.time_s,
+                "bottleneck": self.layout.system.nic_link.name if self.layout.nodes > 1 else self.layout.system.intra_link.name}
+
+    def time_s(self, primitive: str, size_bytes: float) -> float:
+        return float(self.choose(primitive, float(size_bytes))["time_s"])
+
+    def describe(self) -> dict[str, Any]:
+        probe = self.choose("all-reduce", 25 * 2**20)
+        return {"algorithm": self.algorithm, "backend": self.backend, "ranks": self.ranks,
+                "nodes": self.layout.nodes, "gpus_per_node": self.layout.gpus_per_node,
+                "algorithm_at_25MiB": probe.get("algorithm"), "protocol_at_25MiB": probe.get("protocol"),
+                "bottleneck": probe.get("bottleneck")}
+
+
+_TOPOLOGIES: dict[tuple[str, int, int], Any] = {}
+
+
+def _nccl_topology(lay: Layout) -> Any:
+    from costmodel.nccl import topology_for
+
+    key = (lay.system.name, lay.nodes, lay.gpus_per_node)
+    if key not in _TOPOLOGIES:
+        _TOPOLOGIES[key] = topology_for(lay.system, lay.nodes, lay.gpus_per_node)
+    return _TOPOLOGIES[key]
+
+
+def comm_model(system: str | Any, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
+               backend: str = "ideal") -> CommModel:
+    """A CommModel for the data-parallel group spanning the cluster."""
+    if backend not in ("ideal", "nccl"):
+        raise InputError("backend", backend, "ideal or nccl")
+    if algorithm != "auto":
+        from costmodel.names import algorithm_named
+
+        algorithm = algorithm_named(algorithm).value
+    return CommModel(layout(system, nodes, gpus_per_node), algorithm, backend)

@@ -1,0 +1,73 @@
+"""The scalar Python API: predict one collective, compare algorithms, read coefficients."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from costmodel.collectives.evaluate import check_inputs, predict_entry, resolve
+from costmodel.names import Primitive, primitive_named
+from costmodel.collectives.ops import SCALAR
+from costmodel.collectives.prediction import Prediction
+from costmodel.collectives.entry import ParamsView
+from costmodel.collectives.registry import entries, get
+
+
+def predict(primitive: str | Primitive, algorithm: str, *, ranks: int, size_bytes: float,
+            alpha_s: float, bandwidth_Bps: float, gamma_s_per_byte: float = 0.0,
+            alpha_inter_s: float | None = None, bandwidth_inter_Bps: float | None = None,
+            **params: Any) -> Prediction:
+    """Predict one collective under the α-β-γ model.
+
+    >>> p = predict("all-reduce", "ring", ranks=8, size_bytes=4e9, alpha_s=0, bandwidth_Bps=1e9)
+    >>> p.bytes_sent_max / 1e9, p.steps
+    (7.0, 14)
+    """
+    entry = get(primitive, algorithm)
+    return Prediction(**predict_entry(entry, ranks, size_bytes, alpha_s, bandwidth_Bps, gamma_s_per_byte,
+                                      alpha_inter_s, bandwidth_inter_Bps, **params))
+
+
+def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_s: float,
+            bandwidth_Bps: float, gamma_s_per_byte: float = 0.0, include_in_network: bool = True,
+            **shared: Any) -> list[Prediction]:
+    """Every algorithm of the primitive, fastest first (parameters each one accepts are passed)."""
+    prim = primitive_named(primitive)
+    results = []
+    for entry in entries():
+        if entry.primitive is not prim or (entry.in_network and not include_in_network):
+            continue
+        accepted = {k: v for k, v in shared.items() if k in {p.name for p in entry.params}}
+        if entry.hierarchical and "gpus_per_node" not in accepted:
+            continue
+        results.append(predict(prim, entry.algorithm, ranks=ranks, size_bytes=size_bytes, alpha_s=alpha_s,
+                               bandwidth_Bps=bandwidth_Bps, gamma_s_per_byte=gamma_s_per_byte, **accepted))
+    return sorted(results, key=lambda p: (p.time_s, p.algorithm))
+
+
+@dataclass(frozen=True, slots=True)
+class Coefficients:
+    """time = steps·α + beta_bytes_per_byte·n·β + gamma_bytes_per_byte·n·γ (flat, fixed chunks)."""
+
+    steps: float
+    beta_bytes_per_byte: float
+    gamma_bytes_per_byte: float
+
+
+def coefficients(primitive: str | Primitive, algorithm: str, ranks: int, **params: Any) -> Coefficients:
+    """The α count and the per-byte β and γ factors of one algorithm on N ranks.
+
+    Pipelined algorithms use ``chunks`` (default 1) since their auto chunk count depends on n.
+
+    >>> coefficients("all-reduce", "ring", 8)
+    Coefficients(steps=14, beta_bytes_per_byte=1.75, gamma_bytes_per_byte=0.875)
+    """
+    entry = get(primitive, algorithm)
+    check_inputs(ranks, 1.0, {})
+    if entry.pipelined and params.get("chunks", "auto") == "auto":
+        params = {**params, "chunks": 1}
+    resolved = resolve(entry, ranks, params)
+    if ranks == 1:
+        return Coefficients(0, 0.0, 0.0)
+    t = entry.terms(int(ranks), 1.0, ParamsView(resolved), SCALAR)
+    return Coefficients(t.steps + t.steps_inter, float(t.wire + t.wire_inter), float(t.reduce))

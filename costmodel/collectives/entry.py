@@ -1,0 +1,96 @@
+"""The registry of (primitive, algorithm) cost formulas.
+
+Each :class:`Entry` holds one formula function ``terms(N, n, p, o) -> Terms`` written once
+for floats, numpy arrays and sympy symbols (see :mod:`costmodel.collectives.ops`), its parameters, its
+validity conditions and its source. Families of algorithms live in
+:mod:`costmodel.collectives.formulas`; importing them fills the registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from dpbase.errors import InputError, NotApplicableError
+from costmodel.names import Algorithm, Primitive
+
+
+class Terms(NamedTuple):
+    """Cost terms of one collective, each an expression of N, n and the parameters.
+
+    ``steps``/``wire``: α count and β bytes on the (intra-node, or only) level;
+    ``steps_inter``/``wire_inter``: the same on the inter-node level (hierarchical only);
+    ``reduce``: γ bytes on the critical path; ``sent_max``/``recv_max``: bytes sent/received
+    by the busiest rank; ``total``: bytes put on all links; ``aux_max``: bytes through the
+    busiest auxiliary endpoint that is not a rank (a dedicated server, a switch port).
+    """
+
+    steps: Any
+    wire: Any
+    reduce: Any
+    sent_max: Any
+    recv_max: Any
+    total: Any
+    aux_max: Any = 0
+    steps_inter: Any = 0
+    wire_inter: Any = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A parameter of an algorithm: ``name`` (Python/CLI), its ``symbol`` and default."""
+
+    name: str
+    symbol: str
+    default: Any
+    description: str
+    kind: str = "int"  # int | bool | chunks (int or "auto")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    primitive: Primitive
+    algorithm: Algorithm
+    terms: Callable[..., Terms]
+    summary: str
+    source: str
+    conditions: tuple[str, ...] = ()
+    params: tuple[Param, ...] = ()
+    validate: Callable[[int, dict[str, Any]], None] | None = None
+    in_network: bool = False
+    hierarchical: bool = False
+
+    @property
+    def key(self) -> tuple[Primitive, Algorithm]:
+        return (self.primitive, self.algorithm)
+
+    @property
+    def pipelined(self) -> bool:
+        return any(p.kind == "chunks" for p in self.params)
+
+    def resolve_params(self, given: dict[str, Any]) -> dict[str, Any]:
+        """Defaults filled in; unknown parameter names rejected."""
+        known = {p.name: p for p in self.params}
+        for name in given:
+            if name not in known:
+                allowed = ", ".join(known) or "none"
+                raise InputError(name, given[name], f"parameters of {self.algorithm.value} "
+                                 f"{self.primitive.value}: {allowed}")
+        return {name: given.get(name, spec.default) for name, spec in known.items()}
+
+
+CHUNKS = Param("chunks", "k", "auto", "pipeline chunks per rank buffer ('auto' = optimal)", "chunks")
+
+
+@dataclass(frozen=True, slots=True)
+class ParamsView:
+    """Attribute access to resolved parameter values (numbers or sympy symbols)."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise AttributeError(name) from None

@@ -1,0 +1,175 @@
+"""Numbers from the registry's formulas: one scalar prediction, or a whole numpy grid at once.
+
+Both paths call the same formula functions (see :mod:`costmodel.collectives.ops`). ``chunks='auto'``
+picks the chunk count k that minimises the time: every pipelined formula has the form
+steps = s0 + s1·k, wire = w0 + w1/k, reduce = r0 + r1/k, so k* = √((β·w1 + γ·r1)/(α·s1)),
+rounded to the better neighbouring integer and kept within [1, n / MIN_CHUNK_BYTES].
+A collective over one rank costs nothing (N = 1 → every term 0).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from costmodel.collectives.bounds import entry_bound
+from dpbase.errors import InputError
+from costmodel.names import busbw_factor
+from costmodel.collectives.ops import SCALAR, vector_ops
+from costmodel.collectives.entry import Entry, ParamsView, Terms
+from costmodel.collectives.registry import get
+
+MIN_CHUNK_BYTES = 4  # a pipeline chunk holds at least one 4-byte element
+
+
+def _terms(entry: Entry, N: Any, n: Any, params: dict[str, Any], o: Any) -> Terms:
+    return entry.terms(N, n, ParamsView(params), o)
+
+
+def split_seconds(t: Terms, alpha: Any, beta: Any, gamma: Any, alpha_i: Any, beta_i: Any) -> tuple[Any, Any, Any]:
+    """(latency, bandwidth, reduction) seconds of a formula's terms: the one α/β/γ split.
+
+    latency = α·steps + α_inter·steps_inter, bandwidth = β·wire + β_inter·wire_inter,
+    reduction = γ·reduce; floats or numpy arrays alike.
+    """
+    return (alpha * t.steps + alpha_i * t.steps_inter, beta * t.wire + beta_i * t.wire_inter,
+            gamma * t.reduce)
+
+
+def _time(t: Terms, alpha: Any, beta: Any, gamma: Any, alpha_i: Any, beta_i: Any) -> Any:
+    latency, bandwidth, reduction = split_seconds(t, alpha, beta, gamma, alpha_i, beta_i)
+    return latency + bandwidth + reduction
+
+
+def _best_chunks(entry: Entry, N: Any, n: Any, params: dict[str, Any], rates: tuple, o: Any) -> Any:
+    """k minimising the time (see module docstring); works on floats and arrays."""
+    alpha, beta, gamma, alpha_i, beta_i = rates
+    one = _terms(entry, N, n, {**params, "chunks": 1}, o)
+    two = _terms(entry, N, n, {**params, "chunks": 2}, o)
+    s1 = (two.steps - one.steps) * alpha + (two.steps_inter - one.steps_inter) * alpha_i
+    w1 = 2 * ((one.wire - two.wire) * beta + (one.wire_inter - two.wire_inter) * beta_i
+              + (one.reduce - two.reduce) * gamma)
+    k_max = o.max(1, o.floor(n / MIN_CHUNK_BYTES))
+    if o is SCALAR:
+        ratio = w1 / s1 if s1 > 0 and w1 / k_max**2 < s1 else k_max**2
+        raw = min(math.sqrt(ratio), k_max) if w1 > 0 else 1
+    else:
+        np = o.np
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            raw = np.minimum(np.where(w1 > 0, np.where(s1 > 0, np.sqrt(w1 / s1), np.inf), 1.0), k_max)
+    low = o.min(o.max(o.floor(raw), 1), k_max)
+    high = o.min(low + 1, k_max)
+
+    def cost(k: Any) -> Any:
+        return _time(_terms(entry, N, n, {**params, "chunks": k}, o), *rates)
+
+    return o.where(cost(high) < cost(low), high, low)
+
+
+def check_inputs(ranks: Any, size_bytes: Any, rates: dict[str, Any]) -> None:
+    """Reject N < 1, non-integer N, negative or non-finite sizes and rates (scalars only)."""
+    if isinstance(ranks, bool) or not float(ranks).is_integer() or ranks < 1:
+        raise InputError("ranks", ranks, "an integer >= 1")
+    if not math.isfinite(size_bytes) or size_bytes < 0:
+        raise InputError("size", size_bytes, "a finite number of bytes >= 0")
+    for name, value in rates.items():
+        if not math.isfinite(value) or value < 0:
+            raise InputError(name, value, "a finite number >= 0")
+
+
+def resolve(entry: Entry, ranks: int, given: dict[str, Any]) -> dict[str, Any]:
+    """Parameters with defaults, validated for this entry."""
+    params = entry.resolve_params(given)
+    chunks = params.get("chunks")
+    if chunks is not None and chunks != "auto":
+        if isinstance(chunks, bool) or not float(chunks).is_integer() or chunks < 1:
+            raise InputError("chunks", chunks, "an integer >= 1 or 'auto'")
+        params["chunks"] = int(chunks)
+    if entry.validate is not None:
+        entry.validate(int(ranks), params)
+    return params
+
+
+def evaluate_terms(entry: Entry, N: Any, n: Any, params: dict[str, Any], rates: tuple, o: Any) -> tuple:
+    """(terms, time, chunks) with chunks resolved and the N = 1 rule applied."""
+    if entry.pipelined and params.get("chunks") == "auto":
+        params = {**params, "chunks": _best_chunks(entry, N, n, params, rates, o)}
+    raw = _terms(entry, N, n, params, o)
+    if o is SCALAR:
+        terms = raw if N > 1 else Terms(*(0 * value for value in raw))
+    else:
+        several = (N > 1).astype(float)
+        terms = Terms(*(value if isinstance(value, int) and value == 0 else value * several for value in raw))
+    return terms, _time(terms, *rates), params.get("chunks")
+
+
+def predict_entry(entry: Entry, ranks: int, size_bytes: float, alpha_s: float, bandwidth_Bps: float,
+                  gamma_s_per_byte: float = 0.0, alpha_inter_s: float | None = None,
+                  bandwidth_inter_Bps: float | None = None, **given: Any) -> dict[str, Any]:
+    """Scalar prediction as a plain dict of every reported quantity."""
+    rates_in = {"alpha": alpha_s, "bandwidth": bandwidth_Bps, "gamma": gamma_s_per_byte}
+    if alpha_inter_s is not None:
+        rates_in["alpha_inter"] = alpha_inter_s
+    if bandwidth_inter_Bps is not None:
+        rates_in["bandwidth_inter"] = bandwidth_inter_Bps
+    check_inputs(ranks, size_bytes, rates_in)
+    if bandwidth_Bps <= 0:
+        raise InputError("bandwidth", bandwidth_Bps, "a bandwidth > 0")
+    beta = 1.0 / bandwidth_Bps
+    alpha_i = alpha_s if alpha_inter_s is None else alpha_inter_s
+    beta_i = beta if bandwidth_inter_Bps is None else 1.0 / bandwidth_inter_Bps if bandwidth_inter_Bps > 0 else math.inf
+    N, n = int(ranks), float(size_bytes)
+    params = resolve(entry, N, given)
+    rates = (alpha_s, beta, gamma_s_per_byte, alpha_i, beta_i)
+    terms, time_s, chunks = evaluate_terms(entry, N, n, params, rates, SCALAR)
+    if chunks is not None:
+        params["chunks"] = int(chunks)
+    bound = entry_bound(entry, N, n, params, SCALAR)
+    bound_s = 0.0 if N == 1 else (min(alpha_s, alpha_i) * bound.steps + min(beta, beta_i) * bound.wire
+                                  + gamma_s_per_byte * bound.reduce)
+    algbw = n / time_s if time_s > 0 else math.inf
+    latency_s, bandwidth_s, reduction_s = split_seconds(terms, *rates)
+    return {
+        "primitive": entry.primitive.value, "algorithm": entry.algorithm.value, "ranks": N,
+        "size_bytes": n, "time_s": time_s,
+        "latency_s": latency_s, "bandwidth_s": bandwidth_s, "reduction_s": reduction_s,
+        "steps": terms.steps + terms.steps_inter, "bytes_sent_max": terms.sent_max,
+        "bytes_received_max": terms.recv_max, "bytes_total": terms.total, "bytes_aux_max": terms.aux_max,
+        "algbw_Bps": algbw, "busbw_Bps": algbw * busbw_factor(entry.primitive, N),
+        "lower_bound_s": bound_s, "alpha_s": alpha_s, "bandwidth_Bps": bandwidth_Bps,
+        "gamma_s_per_byte": gamma_s_per_byte, "params": params,
+    }
+
+
+def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, alpha_s: Any,
+                  bandwidth_Bps: Any, gamma_s_per_byte: Any = 0.0, alpha_inter_s: Any = None,
+                  bandwidth_inter_Bps: Any = None, **given: Any) -> dict[str, Any]:
+    """Vectorised: numpy arrays (broadcast together) in, arrays of time and traffic out.
+
+    >>> import numpy as np
+    >>> out = evaluate_grid("all-reduce", "ring", np.array([2, 8]), 4e9, 0.0, 1e9)
+    >>> out["time_s"].tolist()
+    [4.0, 7.0]
+    """
+    import numpy as np
+
+    entry = get(primitive, algorithm)
+    o = vector_ops()
+    N = np.asarray(ranks, dtype=float)
+    n = np.asarray(size_bytes, dtype=float)
+    alpha = np.asarray(alpha_s, dtype=float)
+    beta = 1.0 / np.asarray(bandwidth_Bps, dtype=float)
+    alpha_i = alpha if alpha_inter_s is None else np.asarray(alpha_inter_s, dtype=float)
+    beta_i = beta if bandwidth_inter_Bps is None else 1.0 / np.asarray(bandwidth_inter_Bps, dtype=float)
+    params = entry.resolve_params(given)
+    rates = (alpha, beta, np.asarray(gamma_s_per_byte, dtype=float), alpha_i, beta_i)
+    terms, time_s, chunks = evaluate_terms(entry, N, n, params, rates, o)
+    shape = np.broadcast(N, n, alpha, beta).shape
+    out = {name: np.broadcast_to(value, shape) for name, value in terms._asdict().items()}
+    out["time_s"] = time_s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["algbw_Bps"] = np.where(time_s > 0, n / time_s, np.inf)
+        out["busbw_Bps"] = out["algbw_Bps"] * busbw_factor(entry.primitive, N)
+    if chunks is not None:
+        out["chunks"] = chunks
+    return out

@@ -1,0 +1,43 @@
+"""Hierarchical all-reduce: intra-node reduce-scatter, inter-node all-reduce of 1/G, intra-node all-gather.
+
+Ranks are M = N/G nodes of G GPUs. Intra-node phases are rings over G ranks (level 'intra',
+α/β of the node's fabric); the inter-node phase is G parallel rings (one per local rank,
+'rails') over M nodes on n/G bytes (level 'inter', α/β of the network).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dpbase.errors import InputError
+from costmodel.names import Algorithm as A
+from costmodel.names import Primitive as P
+from costmodel.collectives.entry import Entry, Param, Terms
+
+GPUS_PER_NODE = Param("gpus_per_node", "G", 8, "ranks per node (N must be a multiple of G)")
+
+
+def hierarchical_allreduce(N: Any, n: Any, p: Any, o: Any) -> Terms:
+    """2(G−1) intra steps of n/G and 2(M−1) inter steps of n/N."""
+    G = p.gpus_per_node
+    M = N / G
+    intra = 2 * (G - 1) * n / G
+    inter = 2 * (M - 1) * n / N
+    return Terms(steps=2 * (G - 1), wire=intra, reduce=(G - 1) * n / G + (M - 1) * n / N,
+                 sent_max=intra + inter, recv_max=intra + inter,
+                 total=2 * M * (G - 1) * n + 2 * (M - 1) * n,
+                 steps_inter=2 * (M - 1), wire_inter=inter)
+
+
+def validate_hierarchical(N: int, params: dict[str, Any]) -> None:
+    G = params["gpus_per_node"]
+    if not float(G).is_integer() or G < 1 or N % int(G) != 0:
+        raise InputError("gpus_per_node", G, f"an integer >= 1 that divides ranks ({N})")
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry(P.ALL_REDUCE, A.HIERARCHICAL, hierarchical_allreduce,
+          "reduce-scatter inside nodes, all-reduce 1/G across nodes, all-gather inside nodes",
+          "Horovod hierarchical all-reduce (PR #411); Jia et al. 2018 (arXiv:1807.11205); seed 000",
+          ("N = M·G nodes × GPUs per node", "separate α/β per level"),
+          (GPUS_PER_NODE,), validate=validate_hierarchical, hierarchical=True),
+)

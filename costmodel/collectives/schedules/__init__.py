@@ -1,0 +1,109 @@
+"""Executable schedules: every registered algorithm run step by step on N virtual ranks.
+
+:func:`execute` runs one (primitive, algorithm) on random integer-valued data, checks the
+result is right (every rank holds the sum, the gathered blocks in order, the transposed
+blocks …) and returns the counted steps and bytes, which the tests compare with the
+registry's formula for the same N, n and parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from costmodel.names import Algorithm as A
+from costmodel.names import Primitive as P
+from costmodel.collectives.schedules import aggregators, flat, recursive, trees
+from costmodel.collectives.schedules.machine import Counts, Machine
+
+SCHEDULES = {
+    (P.ALL_REDUCE, A.RING): flat.ring_allreduce,
+    (P.ALL_REDUCE, A.DOUBLE_BINARY_TREE): trees.dbt_allreduce,
+    (P.ALL_REDUCE, A.RECURSIVE_DOUBLING): recursive.rd_allreduce,
+    (P.ALL_REDUCE, A.RABENSEIFNER): recursive.rabenseifner_allreduce,
+    (P.ALL_REDUCE, A.BINOMIAL): trees.binomial_allreduce,
+    (P.ALL_REDUCE, A.PARAMETER_SERVER): aggregators.ps_allreduce,
+    (P.ALL_REDUCE, A.DIRECT): flat.direct_allreduce,
+    (P.ALL_REDUCE, A.TWO_SHOT): flat.two_shot_allreduce,
+    (P.ALL_REDUCE, A.IN_NETWORK): aggregators.in_network_allreduce,
+    (P.ALL_REDUCE, A.HIERARCHICAL): aggregators.hierarchical_allreduce,
+    (P.ALL_GATHER, A.RING): flat.ring_allgather,
+    (P.ALL_GATHER, A.RECURSIVE_DOUBLING): recursive.rd_allgather,
+    (P.ALL_GATHER, A.BRUCK): recursive.bruck_allgather,
+    (P.ALL_GATHER, A.DIRECT): flat.direct_allgather,
+    (P.REDUCE_SCATTER, A.RING): flat.ring_reduce_scatter,
+    (P.REDUCE_SCATTER, A.RECURSIVE_HALVING): recursive.rh_reduce_scatter,
+    (P.REDUCE_SCATTER, A.PAIRWISE): flat.pairwise_reduce_scatter,
+    (P.REDUCE_SCATTER, A.DIRECT): flat.direct_reduce_scatter,
+    (P.BROADCAST, A.BINOMIAL): trees.binomial_broadcast,
+    (P.BROADCAST, A.SCATTER_ALLGATHER): trees.scatter_allgather_broadcast,
+    (P.BROADCAST, A.PIPELINED_CHAIN): flat.chain_broadcast,
+    (P.BROADCAST, A.DOUBLE_BINARY_TREE): trees.dbt_broadcast,
+    (P.REDUCE, A.BINOMIAL): trees.binomial_reduce,
+    (P.REDUCE, A.RABENSEIFNER): recursive.rabenseifner_reduce,
+    (P.REDUCE, A.PIPELINED_CHAIN): flat.chain_reduce,
+    (P.ALL_TO_ALL, A.PAIRWISE): flat.pairwise_alltoall,
+    (P.ALL_TO_ALL, A.BRUCK): recursive.bruck_alltoall,
+    (P.ALL_TO_ALL, A.DIRECT): flat.direct_alltoall,
+    (P.SCATTER, A.LINEAR): flat.linear_scatter,
+    (P.SCATTER, A.BINOMIAL): trees.binomial_scatter,
+    (P.GATHER, A.LINEAR): flat.linear_gather,
+    (P.GATHER, A.BINOMIAL): trees.binomial_gather,
+    (P.SEND_RECV, A.DIRECT): flat.send_recv,
+}
+
+# Primitives whose input per rank is one block of the full buffer (n/N), not the full buffer.
+_BLOCK_INPUT = {P.ALL_GATHER, P.GATHER}
+
+
+@dataclass(frozen=True)
+class Execution:
+    counts: Counts
+    correct: bool
+    size_bytes: float
+    aux_max: float
+
+
+def _expected(primitive: P, x: list[np.ndarray], N: int) -> list[np.ndarray]:
+    total = np.sum(x, axis=0)
+    split = lambda a: np.split(a, N)  # noqa: E731
+    table = {
+        P.ALL_REDUCE: lambda: [total] * N,
+        P.REDUCE: lambda: [total],
+        P.REDUCE_SCATTER: lambda: split(total),
+        P.BROADCAST: lambda: [x[0]] * N,
+        P.SCATTER: lambda: split(x[0]),
+        P.ALL_GATHER: lambda: [np.concatenate(x)] * N,
+        P.GATHER: lambda: [np.concatenate(x)],
+        P.ALL_TO_ALL: lambda: [np.concatenate([split(x[j])[i] for j in range(N)]) for i in range(N)],
+        P.SEND_RECV: lambda: [x[(i - 1) % N] for i in range(N)] if N > 1 else [np.zeros_like(x[0])],
+    }
+    return table[primitive]()
+
+
+def auxiliary_nodes(algorithm: A, params: dict[str, Any]) -> tuple[int, bool]:
+    """(auxiliary nodes, whether their load counts): dedicated servers count, a switch port does not."""
+    if algorithm is A.IN_NETWORK:
+        return 1, False
+    if algorithm is A.PARAMETER_SERVER and not params.get("colocated"):
+        return int(params.get("servers", 0)), True
+    return 0, True
+
+
+def execute(primitive: P, algorithm: A, ranks: int, elements: int, params: dict[str, Any],
+            seed: int = 0) -> Execution:
+    """Run the schedule on ``ranks`` ranks holding ``elements`` float64 values each (n = 8·elements)."""
+    rng = np.random.default_rng(seed)
+    per_rank = elements // ranks if primitive in _BLOCK_INPUT else elements
+    x = [rng.integers(-1000, 1000, per_rank).astype(float) for _ in range(ranks)]
+    aux, counted = auxiliary_nodes(algorithm, params)
+    machine = Machine(ranks, aux=aux, counted_aux=counted)
+    result = SCHEDULES[(primitive, algorithm)](machine, x, params)
+    expected = _expected(primitive, x, ranks)
+    correct = len(result) >= len(expected) and all(
+        np.array_equal(result[i], expected[i]) for i in range(len(expected)))
+    c = machine.counts
+    aux_max = float(np.maximum(c.sent[ranks:], c.received[ranks:]).max(initial=0))
+    return Execution(counts=c, correct=correct, size_bytes=8.0 * elements, aux_max=aux_max)

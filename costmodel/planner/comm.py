@@ -1,0 +1,225 @@
+"""Collective times the planner's sweep precomputes, per (GPU layout, algorithm).
+
+Two views of the same numbers, memoised in a :class:`CommCache` (NCCL's constants and each
+layout's NCCL topology are loaded once per cache):
+
+* :meth:`CommCache.function` — ``comm(primitive, size_bytes) -> seconds`` for one layout and
+  algorithm, one call at a time, with the semantics of :class:`costmodel.cluster.mapping.CommModel`
+  for a named algorithm (the all-reduce algorithm, and the same name for
+  reduce-scatter/all-gather where the registry has it, else their fastest; NCCL's forced
+  algorithm for all-reduce and its own choice otherwise under the nccl backend);
+* :meth:`CommCache.batch` — the same ``comm`` over many layouts at once: given an array of
+  sizes it returns one row per layout. Under the ideal backend a whole table (layouts ×
+  every size the sweep asks for) is one numpy evaluation per algorithm
+  (:func:`costmodel.cluster.mapping.times_on_cluster`, the scalar path's mapping and formulas);
+  under the nccl backend each distinct (layout, size) is one :func:`nccl_time` call.
+
+The tests check both against ``CommModel.time_s`` itself.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from costmodel.cluster import mapping as cluster
+from dpbase.errors import NotApplicableError
+from costmodel.collectives.registry import algorithms_for, get
+
+CommFn = Callable[[str, float], float]
+# CommModel's names for NCCL's algorithms (costmodel/cluster.py, CommModel._nccl).
+NCCL_ALGORITHMS = ("auto", "ring", "double-binary-tree", "in-network")
+_NCCL_NAME = {"double-binary-tree": "tree", "in-network": "nvls"}
+
+
+def all_reduce_algorithms(system: Any, nodes: int, backend: str) -> tuple[str, ...]:
+    """All-reduce algorithms to sweep: every registered one runnable on 1 or ``nodes`` nodes."""
+    if backend == "nccl":
+        return NCCL_ALGORITHMS
+    layouts = [cluster.layout(system, 1), cluster.layout(system, max(nodes, 1))]
+    return tuple(a.value for a in algorithms_for("all-reduce")
+                 if any(cluster.applicable(get("all-reduce", a), lay) for lay in layouts))
+
+
+def zero_algorithm_ok(algorithm: str, zero_stage: int, backend: str) -> bool:
+    """ZeRO ≥ 1 runs reduce-scatter/all-gather: keep only algorithms that name one of them."""
+    if zero_stage == 0:
+        return True
+    if backend == "nccl":
+        return algorithm == "auto"
+    return algorithm in _sharding_algorithms()
+
+
+@functools.cache
+def _sharding_algorithms() -> frozenset[str]:
+    """Algorithms the registry has a reduce-scatter or an all-gather for."""
+    return frozenset(a.value for p in ("reduce-scatter", "all-gather") for a in algorithms_for(p))
+
+
+def backend_tables(backend: str) -> Any:
+    """NCCL's constants for the nccl backend (loaded once per cache), else None."""
+    if backend != "nccl":
+        return None
+    from costmodel.nccl import load_tables
+
+    return load_tables()
+
+
+class CommCache:
+    """Memoised collective times on one system and backend, shared by every algorithm.
+
+    A call is keyed by (layout, primitive, the algorithm(s) that really run, size): an
+    algorithm that does not implement reduce-scatter falls back to the fastest one, so all
+    such algorithms share those entries, as they share NCCL's own choice. Where an algorithm
+    cannot run on a layout the batch tables hold NaN (the scalar functions raise).
+    """
+
+    def __init__(self, system: Any, backend: str) -> None:
+        self.system, self.backend = system, backend
+        self.nccl_tables = backend_tables(backend)
+        self._times: dict[tuple, float] = {}
+        self._tables: dict[tuple, np.ndarray] = {}
+        self._names: dict[tuple, list[str]] = {}
+        self._layouts: dict[tuple[int, int], cluster.Layout] = {}
+        self._topologies: dict[tuple[int, int], Any] = {}
+        if backend == "nccl":  # a system NCCL's model cannot describe (AMD: RCCL) is the user's error,
+            self._topology(self.layout(1, system.gpus_per_node))  # not "every layout unrunnable"
+
+    def layout(self, nodes: int, per_node: int) -> cluster.Layout:
+        """The (memoised) layout of ``nodes`` × ``per_node`` GPUs."""
+        if (nodes, per_node) not in self._layouts:
+            self._layouts[nodes, per_node] = cluster.layout(self.system, nodes, per_node)
+        return self._layouts[nodes, per_node]
+
+    def _candidates(self, lay: cluster.Layout, primitive: str) -> list[str]:
+        key = (lay.nodes, lay.gpus_per_node, primitive)
+        if key not in self._names:
+            self._names[key] = [e.algorithm.value for e in cluster.cluster_candidates(primitive, lay)]
+        return self._names[key]
+
+    def _runs(self, lay: cluster.Layout, primitive: str, algorithm: str) -> tuple[str, ...]:
+        names = self._candidates(lay, primitive)
+        return (algorithm,) if algorithm in names else tuple(names)
+
+    def _ideal(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
+        runs = self._runs(lay, primitive, algorithm)
+        key = (lay.nodes, lay.gpus_per_node, primitive, runs, size_bytes)
+        if key not in self._times:
+            self._times[key] = min(cluster.predict_on_cluster(primitive, name, lay, size_bytes=size_bytes)
+                                   ["time_s"] for name in runs)
+        return self._times[key]
+
+    def _topology(self, lay: cluster.Layout) -> Any:
+        from costmodel.nccl import topology_for
+
+        where = (lay.nodes, lay.gpus_per_node)
+        if where not in self._topologies:
+            self._topologies[where] = topology_for(self.system, *where, tables=self.nccl_tables)
+        return self._topologies[where]
+
+    def _nccl(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
+        from costmodel.nccl import nccl_time
+
+        forced = _NCCL_NAME.get(algorithm, algorithm) if primitive == "all-reduce" else "auto"
+        key = (lay.nodes, lay.gpus_per_node, primitive, forced, size_bytes)
+        if key not in self._times:
+            self._times[key] = nccl_time(primitive, size_bytes, self._topology(lay),
+                                         tables=self.nccl_tables, algorithm=forced).time_s
+        return self._times[key]
+
+    def function(self, nodes: int, per_node: int, algorithm: str) -> CommFn | None:
+        """``comm(primitive, size_bytes)`` for one layout and algorithm; None if it cannot run."""
+        lay = self.layout(nodes, per_node)
+        if not self.runnable(lay, algorithm):
+            return None
+        timer = self._nccl if self.backend == "nccl" else self._ideal
+        seen: dict[tuple[str, float], float] = {}
+
+        def comm(primitive: str, size_bytes: float) -> float:
+            key = (primitive, size_bytes)
+            if key not in seen:
+                seen[key] = 0.0 if lay.ranks == 1 else timer(lay, primitive, algorithm,
+                                                             float(size_bytes))
+            return seen[key]
+
+        return comm
+
+    def runnable(self, lay: cluster.Layout, algorithm: str) -> bool:
+        """Whether the hardware can run the all-reduce algorithm on the layout at all."""
+        return self.backend == "nccl" or cluster.applicable(get("all-reduce", algorithm), lay)
+
+    def _ideal_table(self, lays: list[cluster.Layout], primitive: str, algorithm: str,
+                     sizes: np.ndarray) -> np.ndarray:
+        out = np.full((len(lays), sizes.size), np.nan)
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for i, lay in enumerate(lays):
+            groups.setdefault(self._runs(lay, primitive, algorithm), []).append(i)
+        for runs, rows in groups.items():
+            if not runs:
+                continue
+            members = [lays[i] for i in rows]
+            key = (tuple((lay.nodes, lay.gpus_per_node) for lay in members), primitive, runs,
+                   sizes.tobytes())
+            if key not in self._tables:  # NaN-propagating min: like the scalar path, which raises
+                self._tables[key] = np.min([cluster.times_on_cluster(primitive, name, members, sizes)
+                                            for name in runs], axis=0)
+            out[rows] = self._tables[key]
+        return out
+
+    def _nccl_table(self, lays: list[cluster.Layout], primitive: str, algorithm: str,
+                    sizes: np.ndarray) -> np.ndarray:
+        out = np.full((len(lays), sizes.size), np.nan)
+        for i, lay in enumerate(lays):
+            for j, size in enumerate(sizes.tolist()):
+                try:
+                    out[i, j] = self._nccl(lay, primitive, algorithm, size)
+                except NotApplicableError:
+                    break  # a forced algorithm NCCL does not enable here: the whole row
+        return out
+
+    def times(self, lays: list[cluster.Layout], primitive: str, algorithm: str,
+              sizes: np.ndarray) -> np.ndarray:
+        """Seconds of ``primitive`` for each layout (rows) at each size (columns); NaN where
+        the algorithm cannot run. Layouts must have more than one rank."""
+        table = self._nccl_table if self.backend == "nccl" else self._ideal_table
+        return table(lays, primitive, algorithm, np.asarray(sizes, dtype=float).ravel())
+
+    def batch(self, layouts, algorithm: str, sizes=()) -> LayoutBatch:
+        """``comm(primitive, sizes)`` over several (nodes, GPUs per node) layouts at once.
+
+        ``sizes`` are the sizes the caller will ask for: under the ideal backend each
+        primitive is evaluated at all of them in one go (other sizes still work).
+        """
+        lays = [self.layout(n, g) for n, g in layouts]
+        return LayoutBatch(self, lays, algorithm, distinct(sizes))
+
+
+def distinct(values) -> np.ndarray:
+    """The distinct values, sorted (``np.unique`` without its lazy import of numpy.ma)."""
+    ordered = np.sort(np.asarray(values, dtype=float).ravel())
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if ordered.size else ordered
+
+
+class LayoutBatch:
+    """``comm(primitive, size)`` over many layouts: an array of shape (layouts, *size.shape)."""
+
+    def __init__(self, cache: CommCache, lays: list[cluster.Layout], algorithm: str,
+                 sizes: np.ndarray) -> None:
+        self.cache, self.lays, self.algorithm, self.sizes = cache, lays, algorithm, sizes
+
+    @property
+    def runnable(self) -> np.ndarray:
+        """Per layout: whether the all-reduce algorithm can run there at all."""
+        return np.array([self.cache.runnable(lay, self.algorithm) for lay in self.lays])
+
+    def __call__(self, primitive: str, size) -> np.ndarray:
+        wanted = np.asarray(size, dtype=float)
+        grid = self.sizes if self.cache.backend == "ideal" and self.sizes.size else distinct(wanted)
+        index = np.minimum(np.searchsorted(grid, wanted), grid.size - 1)
+        if not np.array_equal(grid[index], wanted):  # a size outside the announced ones
+            grid = distinct(wanted)
+            index = np.searchsorted(grid, wanted)
+        return self.cache.times(self.lays, primitive, self.algorithm, grid)[:, index]

@@ -1,0 +1,182 @@
+"""Why the planner chose its plan, in numbers (``findings``) and in plain language (``reason``).
+
+* what bounds the winner: the shares of compute, exposed communication and optimizer in the
+  step, and the memory headroom (with what the next larger micro-batch would need);
+* the runner-up algorithm and the message size at which its collective overtakes the
+  winner's (found by a log-spaced scan from ``CROSSOVER_MIN_BYTES`` to ``CROSSOVER_MAX_BYTES``
+  refined by bisection; the crossover nearest the plan's bucket size is reported);
+* what would change the choice: the plan again with the bottleneck bandwidth doubled (then
+  halved, if doubling changes nothing);
+* the sensitivity of the best plan's throughput (:mod:`costmodel.planner.whatif`).
+
+Every number in the reason is formatted by :func:`rate`, :func:`percent` and the units module,
+the same helpers the CLI table uses, so the text and the table agree.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from costmodel.planner import grid
+from costmodel.planner import whatif
+from costmodel.planner.comm import CommCache
+from costmodel.planner.text import percent, rate, reason_text
+from costmodel.planner.rank import objective_scores, rows_at, top_indices
+from dpbase.units import format_size
+
+CROSSOVER_MIN_BYTES = 2.0**10
+CROSSOVER_MAX_BYTES = 2.0**36
+CROSSOVER_SCAN_POINTS = 109
+CROSSOVER_BISECTIONS = 40
+# The collectives one bucket runs at each ZeRO stage (costmodel/gradsync.py's table).
+ZERO_PRIMITIVES = {0: ("all-reduce",), 1: ("reduce-scatter", "all-gather"),
+                   2: ("reduce-scatter", "all-gather"), 3: ("all-gather", "reduce-scatter")}
+CHANGED_FIELDS = (("algorithm", "algorithm"), ("gpus", "GPUs"), ("micro_batch", "micro-batch"),
+                  ("accumulation_steps", "accumulation"), ("bucket_bytes", "bucket"),
+                  ("grad_dtype", "gradients"), ("zero_stage", "ZeRO stage"))
+
+
+def _value(field: str, value) -> str:
+    return format_size(value) if field == "bucket_bytes" else str(value)
+
+
+def bound(row) -> dict:
+    """Shares of the step and which part bounds it."""
+    shares = {"compute": row.compute_s / row.total_s,
+              "exposed communication": row.exposed_comm_s / row.total_s,
+              "optimizer": row.optimizer_s / row.total_s}
+    return {"bound": max(shares, key=shares.get), "shares": shares}
+
+
+def next_micro_batch(sweep: grid.Sweep, index) -> dict | None:
+    """Memory of the next larger micro-batch on the same GPUs (same other choices), if any."""
+    space, (a, z, d, u, c) = sweep.space, index
+    same = np.flatnonzero((space.cell_layout == space.cell_layout[c])
+                          & (space.micro_batch > space.micro_batch[c]))
+    if same.size == 0:
+        return None
+    nxt = int(same[np.argmin(space.micro_batch[same])])
+    need = float(sweep.memory_bytes[a, z, d, u, nxt])
+    return {"micro_batch": int(space.micro_batch[nxt]), "memory_bytes": need,
+            "fits": need <= sweep.capacity_bytes}
+
+
+def _crossings(diff_at, sizes: np.ndarray) -> list[float]:
+    values = np.array([diff_at(s) for s in sizes])
+    found = []
+    for i in np.flatnonzero(np.sign(values[:-1]) * np.sign(values[1:]) < 0):
+        low, high = float(sizes[i]), float(sizes[i + 1])
+        for _ in range(CROSSOVER_BISECTIONS):
+            mid = math.sqrt(low * high)
+            if np.sign(diff_at(mid)) == np.sign(values[i]):
+                low = mid
+            else:
+                high = mid
+        found.append(math.sqrt(low * high))
+    return found
+
+
+def crossover(system, space, index, runner_up: str, backend: str) -> dict | None:
+    """Where the runner-up algorithm's collective overtakes the winner's on the winner's GPUs."""
+    a, z, _, u, c = index
+    nodes, per_node = space.layouts[int(space.cell_layout[c])]
+    if nodes * per_node == 1:
+        return None
+    cache = CommCache(system, backend)
+    winner = cache.function(nodes, per_node, space.algorithms[a])
+    other = cache.function(nodes, per_node, runner_up)
+    if other is None:
+        return None
+    primitives = ZERO_PRIMITIVES[space.zero_stages[z]]
+
+    def gap(size: float) -> float:
+        return sum(other(p, size) - winner(p, size) for p in primitives)
+
+    sizes = np.geomspace(CROSSOVER_MIN_BYTES, CROSSOVER_MAX_BYTES, CROSSOVER_SCAN_POINTS)
+    found = _crossings(gap, sizes)
+    bucket = space.bucket_bytes[u]
+    nearest = min(found, key=lambda s: abs(math.log(s / bucket))) if found else None
+    above = nearest is not None and gap(nearest * 2) < 0
+    return {"primitive": " + ".join(primitives), "size_bytes": nearest, "runner_up_wins_above": bool(above),
+            "gpus": nodes * per_node}
+
+
+def runner_up(sweep, scores, index, ranked) -> dict | None:
+    """The best-scoring feasible plan with a different algorithm (its rank if in the table)."""
+    others = scores.copy()
+    others[index[0]] = np.inf
+    if not np.isfinite(others).any() or sweep.space.gpus[index[4]] == 1:
+        return None
+    at = tuple(int(i) for i in np.unravel_index(int(np.argmin(others)), scores.shape))
+    return {"algorithm": sweep.space.algorithms[at[0]], "index": tuple(int(i) for i in at),
+            "rank": ranked.index(at) + 1 if at in ranked else None,
+            "step_time_change": float(sweep.total_s[at] / sweep.total_s[index] - 1.0)}
+
+
+def _what_if_once(sweep, setting, system, objective, tokens, index, factor, tolerance) -> dict:
+    """Re-plan on scaled hardware; the choice changes only if the old plan falls out of the tie."""
+    label, system2 = whatif.what_if_system(system, sweep.space, factor)
+    other = grid.sweep(setting, system2, sweep.space)
+    scores = objective_scores(other, setting, objective, tokens)
+    old = rows_at(other, setting, scores, [index])[0]
+    base = float(sweep.samples_per_s[index])
+    if not np.isfinite(scores).any():
+        return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0}
+    top = top_indices(scores, 1, prefer=(other.space.gpus, other.comm_s), tolerance=tolerance)
+    row = rows_at(other, setting, scores, top)[0]
+    if scores[index] <= scores[top[0]] + tolerance * abs(scores[top[0]]):
+        row = old
+    changes = [(name, _value(f, getattr(row, f)), _value(f, getattr(old, f)))
+               for f, name in CHANGED_FIELDS if getattr(row, f) != getattr(old, f)]
+    return {"label": label, "changes": changes, "samples_per_s": row.samples_per_s,
+            "throughput_change": row.samples_per_s / base - 1.0}
+
+
+def what_if(sweep, setting, system, objective, tokens, index, tolerance) -> list[dict]:
+    """The plan again with the bottleneck bandwidth scaled: what changes, and by how much."""
+    found = []
+    for factor in whatif.WHAT_IF_BANDWIDTH_FACTORS:
+        found.append(_what_if_once(sweep, setting, system, objective, tokens, index, factor,
+                                   tolerance))
+        if found[-1]["changes"]:
+            break
+    return found
+
+
+def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance,
+            recomputation: dict | None = None, on_step=None):
+    """(findings, reason, sensitivity) for the best plan ``ranked[0]``.
+
+    ``recomputation`` says whether activation recomputation is on and why (the planner's
+    ``{"chosen", "requested", "leanest_without_bytes"}``); ``on_step`` is called after each of
+    the crossover, the what-if re-plans and the sensitivity (progress).
+    """
+    step = on_step or (lambda: None)
+    index = ranked[0]
+    exact = tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
+    best = rows_at(sweep, setting, scores, [index])[0]
+    second = runner_up(sweep, scores, index, ranked)
+    cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend) \
+        if second else None
+    step()
+    changes = what_if(sweep, setting, system, objective, tokens, index, tolerance)
+    step()
+    findings = {
+        **bound(best), "next_micro_batch": next_micro_batch(sweep, index),
+        "runner_up": second, "crossover": cross, "what_if": changes,
+        "tie_break": {"tolerance": tolerance, "fastest_step_s": float(sweep.total_s[exact])}
+        if exact != index else None,
+        "max_gpus_considered": int(sweep.space.gpus.max()), "max_gpus_allowed": int(max_gpus),
+        "recompute": recomputation or {"chosen": setting.recompute, "requested": setting.recompute,
+                                       "leanest_without_bytes": None},
+    }
+    if second:
+        second.pop("index")
+    rows = whatif.sensitivity(sweep, setting, system, index)
+    step()
+    return findings, reason_text(best, findings, objective), rows
+
+
+__all__ = ["explain", "percent", "rate"]

@@ -1,0 +1,295 @@
+"""The planner's sweep: every configuration at once, as numpy arrays.
+
+Axes, in this order (the arrays of :class:`Sweep` have this shape):
+
+    algorithm (A) × ZeRO stage (Z) × gradient dtype (D) × bucket size (U) × cell (C)
+
+A *cell* is one (GPU count, micro-batch, accumulation steps) triple with
+``micro_batch × accumulation × gpus == global batch`` exactly (every divisor pair).
+
+Collective times depend only on (algorithm, ZeRO stage, dtype, bucket, GPU layout): they are
+precomputed by :func:`comm_tables` with one :func:`gradsync.sync_plan` call per (algorithm,
+ZeRO stage) on arrays over dtype × bucket × GPU layout — the same function
+:func:`iteration.iteration_breakdown` calls with scalars — whose collectives come from
+:meth:`planner_comm.CommCache.batch` (one numpy evaluation of the registry formulas per
+algorithm and primitive under the ideal backend). The overlap's candidate lines are formed
+per GPU layout too and gathered onto the cells. Everything else — compute, overlap,
+stragglers, optimizer, memory — is the iteration model's own array-capable functions applied
+to whole arrays, so a sweep equals a brute-force loop over
+:func:`iteration.iteration_breakdown` (tested, as is every vector path against its scalar one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from costmodel.training import gradsync, memory, overlap, stragglers, workloads
+from costmodel.training.iteration import (FORWARD_SHARE_OF_TRAINING_FLOPS, backward_seconds,
+                                 scaling_efficiency, step_seconds)
+from costmodel.planner.comm import CommCache, zero_algorithm_ok
+
+AXES = ("algorithm", "zero_stage", "grad_dtype", "bucket_bytes", "cell")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Space:
+    """The swept values. ``layouts`` are (nodes, gpus per node); cells index into them."""
+
+    algorithms: tuple[str, ...]
+    zero_stages: tuple[int, ...]
+    grad_dtypes: tuple[str, ...]
+    bucket_bytes: tuple[float, ...]
+    layouts: tuple[tuple[int, int], ...]
+    cell_layout: np.ndarray
+    micro_batch: np.ndarray
+    accumulation: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (len(self.algorithms), len(self.zero_stages), len(self.grad_dtypes),
+                len(self.bucket_bytes), len(self.micro_batch))
+
+    @property
+    def gpus(self) -> np.ndarray:
+        """GPUs of every cell."""
+        per_layout = np.array([n * g for n, g in self.layouts], dtype=float)
+        return per_layout[self.cell_layout]
+
+
+def gpu_layouts(gpus_per_node: int, max_nodes: int, min_gpus: int, max_gpus: int,
+                global_batch: int) -> tuple[tuple[int, int], ...]:
+    """1..G GPUs inside one node, then whole nodes, keeping counts that divide the batch."""
+    single = [(1, g) for g in range(1, gpus_per_node + 1)]
+    multi = [(n, gpus_per_node) for n in range(2, max_nodes + 1)]
+    return tuple((n, g) for n, g in single + multi
+                 if min_gpus <= n * g <= max_gpus and global_batch % (n * g) == 0)
+
+
+def batch_cells(layouts, global_batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(layout index, micro-batch, accumulation) for every exact split of the global batch."""
+    index, micro, accum = [], [], []
+    for i, (nodes, per_node) in enumerate(layouts):
+        per_gpu = global_batch // (nodes * per_node)
+        divisors = [d for d in range(1, per_gpu + 1) if per_gpu % d == 0]
+        index += [i] * len(divisors)
+        micro += divisors
+        accum += [per_gpu // d for d in divisors]
+    return np.array(index, dtype=int), np.array(micro, dtype=float), np.array(accum, dtype=float)
+
+
+@dataclass(frozen=True, slots=True)
+class CommTables:
+    """Per (A, Z, D, U, layout): one synchronisation's bucket times; ``valid`` marks runnable."""
+
+    backward: tuple[np.ndarray, np.ndarray, np.ndarray]
+    forward: tuple[np.ndarray, np.ndarray, np.ndarray]
+    post_step_s: np.ndarray
+    valid: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class _ArrayPrecision:
+    """Duck-typed :class:`memory.Precision` whose fields are arrays over the dtype axis."""
+
+    weight_bytes: np.ndarray
+    grad_bytes: np.ndarray
+
+
+def _dtype_precision(space: Space) -> _ArrayPrecision:
+    """Weight and gradient bytes per parameter, shaped (D, 1)."""
+    precisions = [memory.precision_for(d) for d in space.grad_dtypes]
+    return _ArrayPrecision(np.array([[p.weight_bytes] for p in precisions], dtype=float),
+                           np.array([[p.grad_bytes] for p in precisions], dtype=float))
+
+
+def bucket_layouts(space: Space, params: int, first_bucket_bytes: float) -> overlap.BucketLayout:
+    """DDP bucket layout of every (dtype, bucket size): arrays shaped (D, U)."""
+    grad_bytes = params * _dtype_precision(space).grad_bytes
+    b = overlap.bucket_layout(grad_bytes, np.array(space.bucket_bytes, dtype=float).reshape(1, -1),
+                              first_bucket_bytes)
+    shape = (len(space.grad_dtypes), len(space.bucket_bytes))
+    return overlap.BucketLayout(*(np.broadcast_to(np.asarray(f, dtype=float), shape)
+                                  for f in (b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes)))
+
+
+def _call_sizes(buckets: overlap.BucketLayout, precision: _ArrayPrecision) -> np.ndarray:
+    """Every size a synchronisation hands to a collective (bucket sizes × weight/grad ratios)."""
+    ratio = precision.weight_bytes / precision.grad_bytes
+    return np.concatenate([(size * scale).ravel() for size in
+                           (buckets.first_bytes, buckets.bucket_bytes, buckets.last_bytes)
+                           for scale in (1.0, ratio)])
+
+
+_FIELDS = 7  # backward first/full/last, forward first/full/last, after the optimizer
+
+
+def _sync_fields(plan: gradsync.SyncPlan, shape) -> np.ndarray:
+    fields = (plan.backward.first_s, plan.backward.full_s, plan.backward.last_s,
+              plan.forward.first_s, plan.forward.full_s, plan.forward.last_s, plan.post_step_s)
+    return np.stack([np.broadcast_to(f, shape) for f in fields])
+
+
+def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: float,
+                backend: str, on_algorithm: Callable[[], None] | None = None) -> CommTables:
+    """Collective times of one synchronisation for every (algorithm, stage, dtype, bucket, layout).
+
+    One :func:`gradsync.sync_plan` call per (algorithm, ZeRO stage) on arrays: dtype × bucket
+    from the bucket layout, GPU layouts from :meth:`CommCache.batch` (one row each). The
+    single-GPU layout has no communication and runs under the first algorithm only.
+    ``on_algorithm`` is called after each algorithm (progress).
+    """
+    A, Z, D, U, _ = space.shape
+    layouts = space.layouts
+    out = np.zeros((_FIELDS, A, Z, D, U, len(layouts)))
+    valid = np.zeros((A, Z, D, U, len(layouts)), dtype=bool)
+    precision = _dtype_precision(space)
+    buckets = bucket_layouts(space, params, first_bucket_bytes)
+    cache = CommCache(system, backend)
+    multi = [i for i, (n, g) in enumerate(layouts) if n * g > 1]
+    ranks = np.array([layouts[i][0] * layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)
+    sizes = _call_sizes(buckets, precision)
+    for a, name in enumerate(space.algorithms):
+        comm = cache.batch([layouts[i] for i in multi], name, sizes) if multi else None
+        runnable = comm.runnable.reshape(-1, 1, 1) if comm else None
+        for z, stage in enumerate(space.zero_stages):
+            if not zero_algorithm_ok(name, stage, backend):
+                continue
+            for i, (nodes, per_node) in enumerate(layouts):
+                if nodes * per_node == 1 and a == 0 and cache.function(nodes, per_node, name):
+                    valid[a, z, :, :, i] = True  # one GPU: no collectives, all times 0
+            if comm is None:
+                continue
+            plan = gradsync.sync_plan(comm, ranks, buckets, precision, zero_stage=stage)
+            times = _sync_fields(plan, (len(multi), D, U))
+            ok = np.isfinite(times).all(axis=0) & runnable
+            out[:, a, z][..., multi] = np.where(ok, times, 0.0).transpose(0, 2, 3, 1)
+            valid[a, z][..., multi] = ok.transpose(1, 2, 0)
+        if on_algorithm:
+            on_algorithm()
+    return CommTables(tuple(out[0:3]), tuple(out[3:6]), out[6], valid)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sweep:
+    """Arrays over the whole space (shape ``space.shape``); seconds per optimizer step."""
+
+    space: Space
+    total_s: np.ndarray
+    compute_s: np.ndarray
+    comm_s: np.ndarray
+    exposed_comm_s: np.ndarray
+    optimizer_s: np.ndarray
+    samples_per_s: np.ndarray
+    scaling_efficiency: np.ndarray
+    memory_bytes: np.ndarray
+    capacity_bytes: float
+    feasible: np.ndarray
+    plain_dp_fits: np.ndarray
+
+
+def _per_dtype(space: Space, params: int, optimizer: str, hbm_Bps: float) -> dict[str, np.ndarray]:
+    """Per-dtype constants, shaped (1, 1, D, 1, 1) for broadcasting."""
+    rows = []
+    for dtype in space.grad_dtypes:
+        p = memory.precision_for(dtype)
+        rows.append((p.weight_bytes, p.grad_bytes, memory.optimizer_state_bytes(optimizer)
+                     + p.master_bytes, memory.optimizer_step_bytes_per_param(p, optimizer)))
+    table = np.array(rows, dtype=float).T.reshape(4, 1, 1, -1, 1, 1)
+    return {"weight": table[0], "grad": table[1], "states": table[2],
+            "optimizer_1gpu_s": table[3] * params / hbm_Bps}
+
+
+def _memory(workload, per_dtype, zero, ranks, activations):
+    precision = _ArrayPrecision(per_dtype["weight"], per_dtype["grad"])
+    parts = memory.model_state_bytes(workload.params, precision, per_dtype["states"], zero, ranks)
+    return parts[0] + parts[1] + parts[2] + activations
+
+
+def _sync_times(tables: CommTables, buckets, grad_bytes, forward_s, backward_s, pick):
+    """(collective time, exposed part) of one synchronisation, as in iteration._sync_times.
+
+    The overlap's candidate lines (:func:`overlap.finish_lines`) are computed per GPU layout and
+    gathered onto the cells; only their evaluation at each cell's backward time is per cell.
+    """
+    comm, exposed = 0.0, 0.0
+    for phase, compute_s in ((tables.backward, backward_s), (tables.forward, forward_s)):
+        comm = comm + overlap.total_comm_s(buckets, *phase)[..., pick]
+        lines = overlap.finish_lines(grad_bytes, buckets, *phase)
+        lines = overlap.FinishLines(lines.slopes, tuple(np.take(np.broadcast_to(o, phase[0].shape),
+                                                                pick, axis=-1)
+                                                        for o in lines.offsets))
+        exposed = exposed + overlap.exposed_after(compute_s, lines)
+    return comm, exposed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Setting:
+    """Everything a sweep holds fixed: the model, compute rate and training options."""
+
+    workload: Any
+    seq_len: int
+    peak_flops: float
+    mfu: float
+    compute_dtype: str
+    optimizer: str = "adamw"
+    jitter_cv: float = 0.0
+    first_bucket_bytes: float = overlap.DDP_FIRST_BUCKET_BYTES
+    backend: str = "ideal"
+    flash_attention: bool = True
+    recompute: bool = False
+
+
+def _expand(array: np.ndarray) -> np.ndarray:
+    """(D, U) → (1, 1, D, U, 1), the sweep's axes."""
+    return np.asarray(array)[None, None, :, :, None]
+
+
+def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None = None) -> Sweep:
+    """Evaluate every configuration of ``space`` on ``system`` (see the module docstring)."""
+    workload, gpu = setting.workload, system.gpu
+    tables = tables or comm_tables(system, space, workload.params, setting.first_bucket_bytes,
+                                   setting.backend)
+    pick, b, k = space.cell_layout, space.micro_batch, space.accumulation
+    ranks = space.gpus
+    zero = np.array(space.zero_stages).reshape(1, -1, 1, 1, 1)
+    every = zero >= 2
+    flops = workloads.training_flops_per_sample(workload, setting.seq_len)
+    forward = flops * b * FORWARD_SHARE_OF_TRAINING_FLOPS / (setting.peak_flops * setting.mfu)
+    backward = backward_seconds(forward, setting.recompute)
+    # Without jitter the factor is exactly 1 (1 + 0 · e_N): skip the e_N integrals.
+    factor = stragglers.straggler_factor(setting.jitter_cv, ranks, np.where(every, 1.0, k)) \
+        if setting.jitter_cv else 1.0
+    per_dtype = _per_dtype(space, workload.params, setting.optimizer, gpu.hbm_bandwidth_Bps)
+    grad_bytes = workload.params * per_dtype["grad"]
+    b_layout = bucket_layouts(space, workload.params, setting.first_bucket_bytes)
+    buckets = overlap.BucketLayout(*(_expand(f) for f in (b_layout.first_bytes, b_layout.full_count,
+                                                          b_layout.bucket_bytes, b_layout.last_bytes)))
+    sync_comm, sync_exposed = _sync_times(tables, buckets, grad_bytes, forward * factor,
+                                          backward * factor, pick)
+    optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, ranks, 1)
+    step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
+                        straggler_factor=factor, sync_comm_s=sync_comm,
+                        sync_exposed_s=sync_exposed, post_step_s=tables.post_step_s[..., pick],
+                        every_micro_batch=every, optimizer_s=optimizer_s)
+    samples = ranks * b * k / step.total_s
+    activations = memory.activation_bytes(workload, b, setting.seq_len,
+                                          memory.DTYPE_BYTES[setting.compute_dtype],
+                                          setting.flash_attention, setting.recompute)
+    mem = _memory(workload, per_dtype, zero, ranks, activations)
+    plain_fits = _memory(workload, per_dtype, 0, ranks, activations) <= gpu.memory_bytes
+    feasible = tables.valid[..., pick] & (mem <= gpu.memory_bytes) & ((zero == 0) | ~plain_fits)
+    shape = space.shape
+    return Sweep(space=space, total_s=np.broadcast_to(step.total_s, shape),
+                 compute_s=np.broadcast_to(step.compute_s + step.straggler_wait_s, shape),
+                 comm_s=np.broadcast_to(step.comm_s, shape),
+                 exposed_comm_s=np.broadcast_to(step.exposed_comm_s, shape),
+                 optimizer_s=np.broadcast_to(optimizer_s, shape),
+                 samples_per_s=np.broadcast_to(samples, shape),
+                 scaling_efficiency=np.broadcast_to(scaling_efficiency(step, optimizer_s), shape),
+                 memory_bytes=np.broadcast_to(mem, shape), capacity_bytes=float(gpu.memory_bytes),
+                 feasible=np.broadcast_to(feasible, shape),
+                 plain_dp_fits=np.broadcast_to(plain_fits, shape))

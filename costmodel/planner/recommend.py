@@ -1,0 +1,244 @@
+"""The data-parallel training planner: sweep every configuration, rank them, explain the winner.
+
+    >>> p = plan("gpt2", "dgx-h100", global_batch=64, seq_len=1024)
+    >>> p.best.micro_batch * p.best.accumulation_steps * p.best.gpus
+    64
+
+The sweep (:mod:`costmodel.planner.grid`) covers all-reduce algorithm × ZeRO stage × gradient
+dtype × bucket size × (GPU count, micro-batch, accumulation) with ``micro-batch × accumulation
+× GPUs == global batch`` exactly; ZeRO stages 1–3 are considered only where plain data
+parallelism does not fit in memory, and full activation recomputation (``recompute``) only
+when no plan fits without it (or when asked for). The objective ranks feasible plans:
+
+* ``throughput``: most samples per second (the shortest step: the global batch is fixed);
+* ``time-to-train``: ``tokens / tokens per second`` (same order, reported in hours);
+* ``gpu-hours``: time to train × GPUs (prefers fewer GPUs when scaling is not free).
+
+The reason and the sensitivity view come from :mod:`costmodel.planner.explain`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from costmodel.planner import grid
+from dpbase.errors import InputError
+from costmodel.planner.rank import (OBJECTIVES, TIE_TOLERANCE, PlanRow, infeasible_error,
+                                    objective_scores, rows_at, top_indices)
+
+MIB = 1024 * 1024
+# Bucket sizes swept around PyTorch DDP's default bucket_cap_mb = 25 (torch/nn/parallel/
+# distributed.py); DeepSpeed's default reduce_bucket_size is 5e8 elements, hence the 400 MiB end.
+DEFAULT_BUCKET_BYTES = (5 * MIB, 25 * MIB, 100 * MIB, 400 * MIB)
+# Gradient dtypes swept by default: the two that need no accuracy study (fp8/fp16 on request).
+DEFAULT_GRAD_DTYPES = ("bf16", "fp32")
+BACKENDS = ("ideal", "nccl")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """The recommendation, the ranked alternatives, the reason and the sensitivity view."""
+
+    model: str
+    cluster: str
+    objective: str
+    backend: str
+    global_batch: int
+    seq_len: int
+    configurations: int
+    feasible_configurations: int
+    best: PlanRow
+    candidates: tuple[PlanRow, ...]
+    reason: str
+    findings: dict
+    sensitivity: tuple[dict, ...]
+
+    def to_dict(self) -> dict:
+        """Every field, for JSON."""
+        return asdict(self)
+
+
+def _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, top) -> None:
+    for field, value in (("global_batch", global_batch), ("nodes", nodes), ("min_gpus", min_gpus),
+                         ("top", top)):
+        if isinstance(value, bool) or int(value) != value or value < 1:
+            raise InputError(field, value, "an integer >= 1")
+    if max_gpus is not None and (int(max_gpus) != max_gpus or max_gpus < min_gpus):
+        raise InputError("max_gpus", max_gpus, f"an integer >= min_gpus ({min_gpus})")
+    if objective not in OBJECTIVES:
+        raise InputError("objective", objective, ", ".join(OBJECTIVES))
+    if objective != "throughput" and not (tokens and tokens > 0):
+        raise InputError("tokens", tokens, f"a token count > 0 with --objective {objective}")
+    if backend not in BACKENDS:
+        raise InputError("backend", backend, " or ".join(BACKENDS))
+
+
+def _check_recompute(recompute) -> None:
+    if recompute not in (None, True, False):
+        raise InputError("recompute", recompute, "True, False or None (only when needed to fit)")
+
+
+def _check_axes(bucket_bytes, grad_dtypes) -> None:
+    from costmodel.training.memory import GRAD_DTYPES
+
+    if not bucket_bytes or any(not size > 0 for size in bucket_bytes):
+        raise InputError("buckets", bucket_bytes, "one or more sizes > 0 bytes")
+    if not grad_dtypes or any(d not in GRAD_DTYPES for d in grad_dtypes):
+        raise InputError("grad_dtypes", grad_dtypes, f"one or more of {', '.join(GRAD_DTYPES)}")
+
+
+def build_space(system, *, nodes: int, global_batch: int, min_gpus: int, max_gpus: int,
+                algorithms, bucket_bytes, grad_dtypes) -> grid.Space:
+    """The swept axes; an InputError naming divisible batches when no GPU count fits."""
+    layouts = grid.gpu_layouts(system.gpus_per_node, nodes, min_gpus, max_gpus, global_batch)
+    if not layouts:
+        step = max(min_gpus, system.gpus_per_node if max_gpus >= system.gpus_per_node else 1)
+        near = sorted({max(step, global_batch // step * step), (global_batch // step + 1) * step})
+        raise InputError("global_batch", global_batch,
+                         f"a multiple of a GPU count from {min_gpus} to {max_gpus} "
+                         f"(e.g. {' or '.join(map(str, near))}), or a wider --min-gpus/--max-gpus")
+    index, micro, accum = grid.batch_cells(layouts, global_batch)
+    return grid.Space(algorithms=tuple(algorithms), zero_stages=(0, 1, 2, 3),
+                      grad_dtypes=tuple(grad_dtypes), bucket_bytes=tuple(map(float, bucket_bytes)),
+                      layouts=layouts, cell_layout=index, micro_batch=micro, accumulation=accum)
+
+
+def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer, jitter_cv,
+                     backend, recompute: bool = False) -> grid.Setting:
+    """What a sweep holds fixed, validated (compute dtype, MFU, optimizer, jitter, recompute)."""
+    from costmodel.training import iteration, memory, stragglers, workloads
+
+    dtype, peak = iteration.peak_flops(system.gpu, compute_dtype)
+    rate, _ = iteration.mfu(system.gpu, mfu, workload, dtype)
+    memory.optimizer_state_bytes(optimizer)
+    stragglers.check_jitter(jitter_cv)
+    return grid.Setting(workload=workload, seq_len=workloads.resolve_seq_len(workload, seq_len),
+                        peak_flops=peak, mfu=rate, compute_dtype=dtype, optimizer=optimizer,
+                        jitter_cv=jitter_cv, backend=backend,
+                        recompute=memory.check_recompute(workload, recompute))
+
+
+def _resolve(model, cluster):
+    import hardware
+    from costmodel.training.workloads import load_model
+
+    workload = load_model(model) if isinstance(model, (str, int, float)) else model
+    system = hardware.load_system(cluster) if isinstance(cluster, str) else cluster
+    return workload, system
+
+
+def _rank(sweep, setting, system, objective, tokens, top, tolerance):
+    """(scores, top multi-indices); the infeasibility error when nothing is feasible."""
+    scores = objective_scores(sweep, setting, objective, tokens)
+    if not np.isfinite(scores).any():
+        raise infeasible_error(sweep, setting, system)
+    return scores, top_indices(scores, top, prefer=(sweep.space.gpus, sweep.comm_s),
+                               tolerance=tolerance)
+
+
+class _Progress:
+    """Reports (done, total) to the caller's callback, a few dozen times per plan at most."""
+
+    def __init__(self, callback: Callable[[int, int], None] | None, total: int) -> None:
+        self.callback, self.total, self.done = callback, total, 0
+        if callback:
+            callback(0, total)
+
+    def advance(self, units: int = 1) -> None:
+        self.done = min(self.done + units, self.total)
+        if self.callback:
+            self.callback(self.done, self.total)
+
+    def finish(self) -> None:
+        if self.done < self.total:
+            self.advance(self.total - self.done)
+
+
+# Progress units besides one per algorithm: the array sweep, a recomputation re-sweep, the
+# ranking, and the explanation (what-if re-plans, sensitivity, crossover).
+_SWEEP_UNITS, _RECOMPUTE_UNITS, _RANK_UNITS, _EXPLAIN_UNITS = 1, 1, 1, 3
+
+
+def _sweep_fitting(setting, system, space, recompute, progress: _Progress):
+    """The sweep; with ``recompute=None`` again with recomputation when nothing fits without it."""
+    from costmodel.training import memory
+
+    tables = grid.comm_tables(system, space, setting.workload.params, setting.first_bucket_bytes,
+                              setting.backend, on_algorithm=progress.advance)
+    sweep = grid.sweep(setting, system, space, tables)
+    progress.advance(_SWEEP_UNITS)
+    if recompute is None and not sweep.feasible.any() and memory.recompute_applies(setting.workload):
+        without = float(np.min(sweep.memory_bytes))
+        setting = replace(setting, recompute=True)
+        sweep = grid.sweep(setting, system, space, tables)
+        return setting, sweep, {"chosen": True, "requested": False,
+                                "leanest_without_bytes": without}
+    return setting, sweep, {"chosen": setting.recompute, "requested": bool(recompute),
+                            "leanest_without_bytes": None}
+
+
+def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int = 1, seq_len: int | None = None,
+         min_gpus: int = 1, max_gpus: int | None = None, objective: str = "throughput",
+         tokens: float | None = None, backend: str = "ideal", top: int = 10,
+         bucket_bytes=DEFAULT_BUCKET_BYTES, grad_dtypes=DEFAULT_GRAD_DTYPES,
+         algorithms=None, compute_dtype: str = "bf16", mfu: float | None = None,
+         optimizer: str = "adamw", jitter_cv: float = 0.0, tie_tolerance: float = TIE_TOLERANCE,
+         explain: bool = True, recompute: bool | None = None,
+         progress: Callable[[int, int], None] | None = None) -> Plan:
+    """Recommend a data-parallel plan for ``model`` on up to ``nodes`` nodes of ``cluster``.
+
+    ``model`` is a preset name, a parameter count or a Workload; ``cluster`` a system name,
+    TOML path or System. ``algorithms`` defaults to every all-reduce algorithm the cluster
+    can run (NCCL's ring/tree/NVLS and its own choice ``auto`` with ``backend='nccl'``).
+    Plans within ``tie_tolerance`` (relative) of the best score count as equal: the one with
+    the fewest GPUs, then the least communication, is recommended (0 = the exact argmin).
+
+    ``recompute``: full activation recomputation (each layer's forward re-run in backward,
+    4/3 of the compute; only the layer inputs stay in memory). ``None`` (default) turns it on
+    only when no plan fits without it; ``True`` always; ``False`` never.
+
+    ``progress``, if given, is called as ``progress(done, total)`` — first with ``done = 0``,
+    then as the collective times of each algorithm, the array sweep, the ranking and the
+    explanation finish (a few dozen calls at most), last with ``done == total`` — so a
+    caller can draw a progress bar. It is not called again once the plan is returned.
+    """
+    from costmodel.planner import explain as planner_explain
+    from costmodel.planner.comm import all_reduce_algorithms
+
+    _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, top)
+    _check_axes(bucket_bytes, grad_dtypes)
+    _check_recompute(recompute)
+    workload, system = _resolve(model, cluster)
+    setting = training_setting(workload, system, seq_len=seq_len, compute_dtype=compute_dtype,
+                               mfu=mfu, optimizer=optimizer, jitter_cv=jitter_cv, backend=backend,
+                               recompute=bool(recompute))
+    max_gpus = int(max_gpus or nodes * system.gpus_per_node)
+    space = build_space(system, nodes=nodes, global_batch=int(global_batch), min_gpus=min_gpus,
+                        max_gpus=max_gpus, bucket_bytes=bucket_bytes, grad_dtypes=grad_dtypes,
+                        algorithms=algorithms or all_reduce_algorithms(system, nodes, backend))
+    steps = _Progress(progress, len(space.algorithms) + _SWEEP_UNITS + _RECOMPUTE_UNITS
+                      + _RANK_UNITS + (_EXPLAIN_UNITS if explain else 0))
+    setting, sweep, recomputation = _sweep_fitting(setting, system, space, recompute, steps)
+    steps.advance(_RECOMPUTE_UNITS)
+    scores, ranked = _rank(sweep, setting, system, objective, tokens, top, tie_tolerance)
+    rows = rows_at(sweep, setting, scores, ranked)
+    steps.advance(_RANK_UNITS)
+    findings, reason, sensitivity = ({}, "", ())
+    if explain:
+        findings, reason, sensitivity = planner_explain.explain(
+            sweep=sweep, setting=setting, system=system, scores=scores, ranked=ranked,
+            objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=tie_tolerance,
+            recomputation=recomputation, on_step=steps.advance)
+    steps.finish()
+    return Plan(model=workload.name, cluster=system.name, objective=objective, backend=backend,
+                global_batch=int(global_batch), seq_len=setting.seq_len,
+                configurations=int(scores.size), feasible_configurations=int(np.isfinite(scores).sum()),
+                best=rows[0], candidates=tuple(rows), reason=reason, findings=findings,
+                sensitivity=tuple(sensitivity))
+
+
+__all__ = ["DEFAULT_BUCKET_BYTES", "DEFAULT_GRAD_DTYPES", "Plan", "PlanRow", "build_space", "plan"]

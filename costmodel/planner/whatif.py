@@ -1,0 +1,79 @@
+"""Re-running the planner's model on changed hardware: sensitivity of the best plan, what-ifs.
+
+Sensitivity keeps the best plan fixed and scales one input: every link's bandwidth (intra-node
+and network together), every link's latency, or the MFU, by ``SENSITIVITY_FACTORS``. The
+what-if re-plans the whole sweep with the bottleneck level's bandwidth doubled to show which
+choice would change. Under the nccl backend NCCL's own latency tables apply, so the latency
+rows do not move (the profile's link latencies feed the ideal model only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from costmodel.planner import grid
+
+SENSITIVITY_FACTORS = (0.5, 1.5)
+# Tried in order; the first that changes the chosen plan is reported.
+WHAT_IF_BANDWIDTH_FACTORS = (2.0, 0.5)
+SENSITIVITY_PARAMETERS = ("link bandwidth", "link latency", "MFU")
+
+
+def scaled_system(system: Any, *, intra_bandwidth: float = 1.0, inter_bandwidth: float = 1.0,
+                  latency: float = 1.0) -> Any:
+    """A copy of ``system`` with scaled link bandwidths and latencies (renamed to say so)."""
+    intra = replace(system.intra_link, latency_s=system.intra_link.latency_s * latency)
+    nic = replace(system.nic_link, latency_s=system.nic_link.latency_s * latency)
+    name = (f"{system.name} (intra bw x{intra_bandwidth:g}, network bw x{inter_bandwidth:g}, "
+            f"latency x{latency:g})")
+    return replace(system, name=name, intra_link=intra, nic_link=nic,
+                   intra_bandwidth_Bps=system.intra_bandwidth_Bps * intra_bandwidth,
+                   nic_bandwidth_Bps=system.nic_bandwidth_Bps * inter_bandwidth)
+
+
+def single_space(space: grid.Space, index: tuple[int, ...]) -> grid.Space:
+    """The one configuration at ``index`` as a sweep space."""
+    a, z, d, u, c = index
+    return grid.Space(algorithms=(space.algorithms[a],), zero_stages=(space.zero_stages[z],),
+                      grad_dtypes=(space.grad_dtypes[d],), bucket_bytes=(space.bucket_bytes[u],),
+                      layouts=(space.layouts[int(space.cell_layout[c])],),
+                      cell_layout=np.zeros(1, dtype=int), micro_batch=space.micro_batch[c:c + 1],
+                      accumulation=space.accumulation[c:c + 1])
+
+
+def _variant(parameter: str, factor: float, setting, system):
+    if parameter == "link bandwidth":
+        return setting, scaled_system(system, intra_bandwidth=factor, inter_bandwidth=factor)
+    if parameter == "link latency":
+        return setting, scaled_system(system, latency=factor)
+    return replace(setting, mfu=min(1.0, setting.mfu * factor)), system
+
+
+def sensitivity(sweep: grid.Sweep, setting, system, index) -> list[dict]:
+    """Throughput of the best plan with each input scaled by 0.5× and 1.5×."""
+    space = single_space(sweep.space, index)
+    base = float(sweep.samples_per_s[index])
+    rows = []
+    for parameter in SENSITIVITY_PARAMETERS:
+        for factor in SENSITIVITY_FACTORS:
+            varied_setting, varied_system = _variant(parameter, factor, setting, system)
+            result = grid.sweep(varied_setting, varied_system, space)
+            samples = float(result.samples_per_s.ravel()[0])
+            rows.append({"parameter": parameter, "factor": factor, "samples_per_s": samples,
+                         "change": samples / base - 1.0})
+    return rows
+
+
+def bottleneck_level(space: grid.Space) -> str:
+    """'network' when any swept layout spans nodes, else 'intra-node'."""
+    return "network" if any(nodes > 1 for nodes, _ in space.layouts) else "intra-node"
+
+
+def what_if_system(system, space: grid.Space, factor: float) -> tuple[str, Any]:
+    """(label, system) with the bottleneck level's bandwidth scaled by ``factor``."""
+    if bottleneck_level(space) == "network":
+        return f"{factor:g}x inter-node bandwidth", scaled_system(system, inter_bandwidth=factor)
+    return f"{factor:g}x intra-node bandwidth", scaled_system(system, intra_bandwidth=factor)

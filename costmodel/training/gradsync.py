@@ -1,0 +1,133 @@
+"""Which collectives one training step issues, per bucket, for each synchronisation mode.
+
+Sizes follow the nccl-tests convention: the per-rank buffer for all-reduce, the full
+(gathered) buffer for all-gather and reduce-scatter. ``comm(primitive, size_bytes)`` returns
+the seconds one collective takes across the data-parallel group.
+
+| mode | overlapped with backward, per bucket | overlapped with forward | after the optimizer | when |
+|---|---|---|---|---|
+| DDP (ZeRO-0) | all-reduce(bucket) | – | – | last micro-batch |
+| DDP + top-k  | all-gather(N · k · (value + index)) | – | – | last micro-batch |
+| ZeRO-1 | reduce-scatter(bucket) | – | all-gather(weights) | last micro-batch |
+| ZeRO-2 | reduce-scatter(bucket) | – | all-gather(weights) | every micro-batch |
+| ZeRO-3 / FSDP | all-gather(weights) + reduce-scatter(bucket) | all-gather(weights) | – | every micro-batch |
+| async PS | push + pull = the comm model's parameter-server "all-reduce" | – | – | last micro-batch |
+
+ZeRO-1 keeps full gradients, so accumulation skips synchronisation on all but the last
+micro-batch; ZeRO-2 reduces its sharded gradients on every micro-batch (DeepSpeed
+``stage_1_and_2.py`` reduces in backward hooks when gradients are partitioned) and ZeRO-3
+gathers weights and reduce-scatters on every micro-batch. ZeRO-3 moves 3 × the weight/gradient
+volume against 2 × for all-reduce: 1.5 × (Rajbhandari et al. 2020, §7.2).
+
+Top-k sparsification (Lin et al. 2018, Deep Gradient Compression; Shi et al. 2019) sends a
+fraction ``k`` of each bucket's gradients with their int32 indices; sparse vectors from
+different ranks do not add elementwise, so they are exchanged with an all-gather.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpbase.errors import InputError
+from costmodel.training.memory import Precision
+from costmodel.training.overlap import BucketLayout
+
+CommFn = Callable[[str, float], float]
+# Deep Gradient Compression (Lin et al. 2018) sends each kept value with its int32 index.
+TOPK_INDEX_BYTES = 4
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseTimes:
+    """Seconds of the collective(s) for the first, each full and the last partial bucket."""
+
+    first_s: float = 0.0
+    full_s: float = 0.0
+    last_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncPlan:
+    """Collective times of one synchronisation and how often it happens."""
+
+    backward: PhaseTimes
+    forward: PhaseTimes
+    post_step_s: float
+    every_micro_batch: bool
+    payload_bytes: float  # sizes handed to collectives per synchronisation (nccl-tests sizes)
+
+
+def _bucket_seconds(comm: CommFn, parts: list[tuple[str, float]], size):
+    """One bucket's collectives; 0 for an empty bucket (elementwise on arrays)."""
+    if isinstance(size, np.ndarray) and size.ndim:
+        return np.where(size > 0, sum(comm(p, size * scale) for p, scale in parts), 0.0)
+    return sum(comm(p, size * scale) for p, scale in parts) if size > 0 else 0.0
+
+
+def _phase(comm: CommFn, layout: BucketLayout, parts: list[tuple[str, float]]) -> tuple[PhaseTimes, float]:
+    """Times for each bucket kind; ``parts`` = (primitive, bytes per gradient byte)."""
+    first, bucket, last, count = _fields(layout)
+    sizes = (first, bucket, last)
+    times = [_bucket_seconds(comm, parts, s) for s in sizes]
+    bucket_counts = (1.0, count, (last > 0) * 1.0)
+    payload = sum(count * size * scale for count, size in zip(bucket_counts, sizes)
+                  for _, scale in parts)
+    return PhaseTimes(first_s=times[0], full_s=times[1], last_s=times[2]), payload
+
+
+def _fields(layout: BucketLayout) -> tuple:
+    """(first, bucket, last, full count): Python floats for one layout (fast), else arrays."""
+    fields = (layout.first_bytes, layout.bucket_bytes, layout.last_bytes, layout.full_count)
+    if any(isinstance(f, np.ndarray) and f.ndim for f in fields):
+        return fields
+    return tuple(float(f) for f in fields)
+
+
+def check_topk(topk_fraction: float | None, zero_stage: int) -> float | None:
+    """The top-k fraction, validated (DDP comm hooks only: ZeRO stage 0)."""
+    if topk_fraction is None:
+        return None
+    if not 0.0 < topk_fraction <= 1.0:
+        raise InputError("topk", topk_fraction, "a fraction in (0, 1]")
+    if zero_stage != 0:
+        raise InputError("topk", topk_fraction, "no value with --zero 1/2/3 (DDP comm hooks only)")
+    return float(topk_fraction)
+
+
+def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precision, *,
+              zero_stage: int = 0, topk_fraction: float | None = None,
+              asynchronous: bool = False) -> SyncPlan:
+    """The collectives of one step for a ZeRO stage / compression / async configuration.
+
+    Scalar, or elementwise on arrays: the planner passes a bucket layout and precision whose
+    fields are arrays (over gradient dtype × bucket size), ``ranks`` as an array over GPU
+    layouts and a ``comm`` that returns one row per layout; every time then comes back as an
+    array. Layouts with one rank need ``comm`` to return 0 for them.
+    """
+    if np.all(ranks <= 1):
+        return SyncPlan(backward=PhaseTimes(), forward=PhaseTimes(), post_step_s=0.0,
+                        every_micro_batch=False, payload_bytes=0.0)
+    weights_per_grad = precision.weight_bytes / precision.grad_bytes
+    if asynchronous and zero_stage != 0:
+        raise InputError("zero_stage", zero_stage, "0 with asynchronous (parameter-server) updates")
+    if topk_fraction is not None:
+        sent = ranks * topk_fraction * (precision.grad_bytes + TOPK_INDEX_BYTES) / precision.grad_bytes
+        backward_parts = [("all-gather", sent)]
+    elif zero_stage == 0:
+        backward_parts = [("all-reduce", 1.0)]
+    elif zero_stage in (1, 2):
+        backward_parts = [("reduce-scatter", 1.0)]
+    else:
+        backward_parts = [("all-gather", weights_per_grad), ("reduce-scatter", 1.0)]
+    backward, payload = _phase(comm, layout, backward_parts)
+    forward, post_step, extra = PhaseTimes(), 0.0, 0.0
+    if zero_stage == 3:
+        forward, extra = _phase(comm, layout, [("all-gather", weights_per_grad)])
+    elif zero_stage in (1, 2):
+        gathered, extra = _phase(comm, layout, [("all-gather", weights_per_grad)])
+        post_step = gathered.first_s + _fields(layout)[3] * gathered.full_s + gathered.last_s
+    return SyncPlan(backward=backward, forward=forward, post_step_s=post_step,
+                    every_micro_batch=zero_stage >= 2, payload_bytes=payload + extra)

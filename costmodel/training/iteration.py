@@ -1,0 +1,338 @@
+"""One data-parallel training step, broken down: compute, communication, optimizer, memory.
+
+A step runs ``k`` micro-batches of ``b`` samples on each of ``N`` ranks. Forward + backward
+take ``FLOPs / (peak · MFU)`` (backward = 2/3 of it: it costs twice the forward); with full
+activation recomputation backward also re-runs the forward (:func:`backward_seconds`). Gradients
+are synchronised once per step (DDP ``no_sync`` on the first ``k − 1`` micro-batches), in
+buckets overlapped with the last backward (:mod:`costmodel.training.overlap`); ZeRO-2/3 synchronise on
+every micro-batch (:mod:`costmodel.training.gradsync`). Synchronous steps wait for the slowest rank
+(:mod:`costmodel.training.stragglers`); asynchronous parameter-server steps never wait and report
+their staleness. The optimizer step is bound by HBM bandwidth. See docs/iteration-model.md.
+
+    total = k·(t_f + t_b) · straggler factor + exposed communication + optimizer
+
+Scaling efficiency compares the step with the same rank's work done with no communication
+and no straggler wait, ``(k·(t_f + t_b) + optimizer) / total`` (:func:`scaling_efficiency`):
+a ZeRO rank's sharded optimizer is its own work, not a gain from scaling, so the efficiency
+never exceeds 1.
+
+The arithmetic in :func:`step_seconds` works elementwise on numpy arrays (for the planner);
+:func:`iteration_breakdown` evaluates one configuration and returns a frozen :class:`Breakdown`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from costmodel.training import gradsync, memory, overlap, stragglers, workloads
+from dpbase.errors import InputError, NotApplicableError
+from costmodel.training.memory import MemoryBreakdown
+from costmodel.training.workloads import Workload
+
+# Backward costs twice the forward (Kaplan et al. 2020, §2.1): forward is 1/3 of the FLOPs.
+FORWARD_SHARE_OF_TRAINING_FLOPS = 1.0 / 3.0
+BACKWARD_PER_FORWARD = 2.0
+# Full activation recomputation (Chen et al. 2016; Korthikanti et al. 2022, §5) re-runs each
+# layer's forward during backward: one extra forward, 4/3 of the forward + backward FLOPs.
+RECOMPUTE_EXTRA_FORWARDS = 1.0
+# A GPU without the requested matmul dtype runs the nearest one it has (AMP on Volta is fp16).
+COMPUTE_DTYPE_FALLBACK = {"bf16": "fp16", "tf32": "fp32"}
+COMPUTE_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingConfig:
+    """What the user chooses for one data-parallel training step."""
+
+    micro_batch: int
+    seq_len: int | None = None
+    accumulation_steps: int = 1
+    grad_dtype: str = "bf16"
+    compute_dtype: str = "bf16"
+    topk_fraction: float | None = None
+    mfu: float | None = None
+    optimizer: str = "adamw"
+    bucket_bytes: float = overlap.DDP_BUCKET_BYTES
+    first_bucket_bytes: float = overlap.DDP_FIRST_BUCKET_BYTES
+    overlap: bool = True
+    zero_stage: int = 0
+    asynchronous: bool = False
+    jitter_cv: float = 0.0
+    include_attention: bool = False
+    flash_attention: bool = True
+    recompute: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Breakdown:
+    """Times in seconds per optimizer step, throughput, efficiency and memory per GPU."""
+
+    model: str
+    params: int
+    ranks: int
+    algorithm: str
+    micro_batch: int
+    seq_len: int
+    accumulation_steps: int
+    global_batch: int
+    grad_dtype: str
+    compute_dtype: str
+    topk_fraction: float | None
+    optimizer: str
+    zero_stage: int
+    overlap: bool
+    synchronous: bool
+    bucket_bytes: float
+    first_bucket_bytes: float
+    bucket_count: int
+    jitter_cv: float
+    mfu: float
+    mfu_source: str
+    flash_attention: bool
+    include_attention: bool
+    recompute: bool
+    forward_s: float
+    backward_s: float
+    compute_s: float
+    straggler_wait_s: float
+    comm_s: float
+    hidden_comm_s: float
+    exposed_comm_s: float
+    optimizer_s: float
+    total_s: float
+    samples_per_s: float
+    tokens_per_s: float
+    rank_alone_samples_per_s: float  # this rank's own work (its compute + its optimizer shard) with no communication or wait: the scaling-efficiency reference
+    scaling_efficiency: float
+    comm_share: float
+    sync_payload_bytes: float
+    sync_s_per_sample: float
+    staleness_updates: float
+    memory: MemoryBreakdown
+    zero_totals_bytes: tuple[float, ...]
+    smallest_fitting_zero_stage: int | None
+
+    def to_dict(self) -> dict:
+        """Every field (memory as a nested object), for JSON."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class StepSeconds:
+    """Per-step times from :func:`step_seconds` (floats or numpy arrays)."""
+
+    compute_s: object
+    straggler_wait_s: object
+    comm_s: object
+    exposed_comm_s: object
+    total_s: object
+
+
+def step_seconds(*, forward_s, backward_s, accumulation_steps, straggler_factor, sync_comm_s,
+                 sync_exposed_s, post_step_s, every_micro_batch, optimizer_s) -> StepSeconds:
+    """Assemble a step from its parts; elementwise on numpy arrays.
+
+    ``sync_comm_s``/``sync_exposed_s`` are one synchronisation's collective time and the part
+    of it that outlasts the compute it overlaps with; it happens once per step, or on every
+    micro-batch when ``every_micro_batch``.
+    """
+    syncs = np.where(every_micro_batch, accumulation_steps, 1)
+    compute = accumulation_steps * (forward_s + backward_s)
+    wait = compute * (straggler_factor - 1.0)
+    exposed = syncs * sync_exposed_s + post_step_s
+    comm = syncs * sync_comm_s + post_step_s
+    return StepSeconds(compute, wait, comm, exposed, compute + wait + exposed + optimizer_s)
+
+
+def backward_seconds(forward_s, recompute=False):
+    """Backward time: twice the forward, plus the recomputed forward with ``recompute``."""
+    return forward_s * (BACKWARD_PER_FORWARD + RECOMPUTE_EXTRA_FORWARDS * recompute)
+
+
+def scaling_efficiency(step: StepSeconds, optimizer_s):
+    """This rank's own work (compute + optimizer, no communication, no waiting) / the step.
+
+    The reference is one GPU doing exactly this rank's share, so the ratio is ≤ 1 by
+    construction (the step adds only non-negative terms to it); elementwise on arrays.
+    """
+    return (step.compute_s + optimizer_s) / step.total_s
+
+
+def optimizer_seconds(params, precision, optimizer: str, zero_stage, ranks, hbm_bandwidth_Bps):
+    """Optimizer step time, HBM-bound, on this rank's shard (ZeRO ≥ 1 shards it)."""
+    moved = memory.optimizer_step_bytes_per_param(precision, optimizer) * params
+    return moved / np.where(np.asarray(zero_stage) >= 1, ranks, 1) / hbm_bandwidth_Bps
+
+
+def peak_flops(gpu, compute_dtype: str) -> tuple[str, float]:
+    """(dtype that runs, peak FLOP/s) of ``gpu`` for a compute dtype (nearest supported one)."""
+    if compute_dtype not in COMPUTE_DTYPES:
+        raise InputError("compute_dtype", compute_dtype, ", ".join(COMPUTE_DTYPES))
+    for dtype in (compute_dtype, COMPUTE_DTYPE_FALLBACK.get(compute_dtype)):
+        peak = gpu.peak_flops.get(dtype) if dtype else None
+        if peak:
+            return dtype, float(peak)
+    raise NotApplicableError("compute_dtype", compute_dtype,
+                             f"a dtype the GPU supports: {', '.join(sorted(gpu.peak_flops))}")
+
+
+def mfu(gpu, value: float | None, workload: Workload | None = None,
+        compute_dtype: str | None = None) -> tuple[float, str]:
+    """(model FLOPs utilisation, its source), first of: the user's value; the model kind's
+    default for the GPU's architecture and the dtype that runs (kinds with a table in
+    models.toml ``[mfu_by_kind]``: CNNs); the GPU profile's; the architecture's."""
+    if value is not None:
+        if not 0.0 < value <= 1.0:
+            raise InputError("mfu", value, "a fraction in (0, 1]")
+        return float(value), "given by the user"
+    if workload is not None and compute_dtype is not None:
+        by_kind = workloads.default_mfu_for_kind(workload.kind, getattr(gpu, "arch", "unknown"),
+                                                 compute_dtype, getattr(gpu, "peak_flops", None))
+        if by_kind is not None:
+            return by_kind
+    default = getattr(gpu, "default_mfu", None)
+    if default:
+        return float(default), str(getattr(gpu, "mfu_source", "GPU profile"))
+    return workloads.default_mfu_for_arch(getattr(gpu, "arch", "unknown"))
+
+
+def _check(config: TrainingConfig, ranks: int) -> None:
+    for field, value in (("micro_batch", config.micro_batch), ("ranks", ranks),
+                         ("accumulation_steps", config.accumulation_steps)):
+        if int(value) != value or value < 1:
+            raise InputError(field, value, "an integer >= 1")
+    memory.check_zero_stage(config.zero_stage)
+    memory.optimizer_state_bytes(config.optimizer)
+    stragglers.check_jitter(config.jitter_cv)
+    gradsync.check_topk(config.topk_fraction, config.zero_stage)
+    overlap.check_bucket_sizes(config.bucket_bytes, config.first_bucket_bytes)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Compute:
+    """Forward time of one micro-batch and how it was derived."""
+
+    forward_s: float
+    seq_len: int
+    compute_dtype: str
+    mfu: float
+    mfu_source: str
+
+
+def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
+    seq_len = workloads.resolve_seq_len(workload, config.seq_len)
+    compute_dtype, peak = peak_flops(gpu, config.compute_dtype)
+    rate, mfu_source = mfu(gpu, config.mfu, workload, compute_dtype)
+    flops = workloads.training_flops_per_sample(workload, seq_len, config.include_attention)
+    forward = flops * config.micro_batch * FORWARD_SHARE_OF_TRAINING_FLOPS / (peak * rate)
+    return _Compute(forward_s=float(forward), seq_len=seq_len, compute_dtype=compute_dtype,
+                    mfu=rate, mfu_source=mfu_source)
+
+
+def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward_s, use_overlap):
+    """(collective time, exposed part) of one synchronisation."""
+    comm_s, exposed_s = 0.0, 0.0
+    for phase, compute_s in ((plan.backward, backward_s), (plan.forward, forward_s)):
+        times = (phase.first_s, phase.full_s, phase.last_s)
+        comm_s += float(overlap.total_comm_s(layout, *times))
+        exposed_s += float(overlap.exposed_comm_s(compute_s, grad_bytes, layout, *times,
+                                                  overlap=use_overlap))
+    return comm_s, exposed_s
+
+
+def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype):
+    """Memory at the chosen ZeRO stage, the totals at every stage, the smallest that fits."""
+    states = 0.0 if config.asynchronous else (memory.optimizer_state_bytes(config.optimizer)
+                                              + precision.master_bytes)
+    activations = memory.activation_bytes(workload, config.micro_batch, seq_len,
+                                          memory.DTYPE_BYTES[compute_dtype],
+                                          config.flash_attention, config.recompute)
+    by_stage = [memory.memory_breakdown(
+        params=workload.params, precision=precision, optimizer_bytes_per_param=states,
+        zero_stage=stage, ranks=ranks, activations_bytes=float(activations),
+        capacity_bytes=gpu.memory_bytes) for stage in memory.ZERO_STAGES]
+    fitting = [stage for stage, mem in zip(memory.ZERO_STAGES, by_stage) if mem.fits]
+    return {"memory": by_stage[config.zero_stage],
+            "zero_totals_bytes": tuple(m.total_bytes for m in by_stage),
+            "smallest_fitting_zero_stage": fitting[0] if fitting else None}
+
+
+def _echo(workload, config, ranks, algorithm, compute: _Compute, layout) -> dict:
+    """The inputs as the breakdown reports them."""
+    return dict(
+        model=workload.name, params=workload.params, ranks=ranks, algorithm=algorithm,
+        micro_batch=config.micro_batch, seq_len=compute.seq_len,
+        accumulation_steps=config.accumulation_steps,
+        global_batch=ranks * config.micro_batch * config.accumulation_steps,
+        grad_dtype=config.grad_dtype, compute_dtype=compute.compute_dtype,
+        topk_fraction=config.topk_fraction, optimizer=config.optimizer,
+        zero_stage=config.zero_stage, overlap=config.overlap, synchronous=not config.asynchronous,
+        bucket_bytes=float(config.bucket_bytes), first_bucket_bytes=float(config.first_bucket_bytes),
+        bucket_count=int(layout.count), jitter_cv=config.jitter_cv, mfu=compute.mfu,
+        mfu_source=compute.mfu_source, flash_attention=config.flash_attention,
+        include_attention=config.include_attention, recompute=config.recompute,
+    )
+
+
+def _step(workload, gpu, comm, ranks, config, forward, precision, layout):
+    """(StepSeconds, SyncPlan, optimizer seconds) for one configuration."""
+    grad_bytes = float(workload.params * precision.grad_bytes)
+    plan = gradsync.sync_plan(comm, ranks, layout, precision, zero_stage=config.zero_stage,
+                              topk_fraction=config.topk_fraction, asynchronous=config.asynchronous)
+    k = config.accumulation_steps
+    factor = 1.0 if config.asynchronous else float(stragglers.straggler_factor(
+        config.jitter_cv, ranks, 1 if plan.every_micro_batch else k))
+    backward = backward_seconds(forward, config.recompute)
+    sync_comm, sync_exposed = _sync_times(plan, layout, grad_bytes, forward * factor,
+                                          backward * factor, config.overlap)
+    optimizer_s = 0.0 if config.asynchronous else float(optimizer_seconds(
+        workload.params, precision, config.optimizer, config.zero_stage, ranks,
+        gpu.hbm_bandwidth_Bps))
+    step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
+                        straggler_factor=factor, sync_comm_s=sync_comm, sync_exposed_s=sync_exposed,
+                        post_step_s=plan.post_step_s, every_micro_batch=plan.every_micro_batch,
+                        optimizer_s=optimizer_s)
+    return step, plan, optimizer_s
+
+
+def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], float], ranks: int,
+                        config: TrainingConfig, *, algorithm: str = "") -> Breakdown:
+    """Break one data-parallel training step down for ``ranks`` GPUs of type ``gpu``.
+
+    ``comm(primitive, size_bytes)`` gives the seconds of one collective over the group
+    (nccl-tests size convention); ``gpu`` needs ``peak_flops`` (dtype → FLOP/s),
+    ``hbm_bandwidth_Bps``, ``memory_bytes`` and optionally ``default_mfu`` and ``arch``.
+    """
+    _check(config, ranks)
+    memory.check_recompute(workload, config.recompute)
+    compute = _compute(workload, gpu, config)
+    precision = memory.precision_for(config.grad_dtype)
+    layout = overlap.bucket_layout(workload.params * precision.grad_bytes, config.bucket_bytes,
+                                   config.first_bucket_bytes)
+    step, plan, optimizer_s = _step(workload, gpu, comm, ranks, config, compute.forward_s,
+                                    precision, layout)
+    k, per_rank = config.accumulation_steps, config.micro_batch * config.accumulation_steps
+    total = float(step.total_s)
+    samples_per_s = ranks * per_rank / total
+    efficiency = float(scaling_efficiency(step, optimizer_s))
+    return Breakdown(
+        **_echo(workload, config, ranks, algorithm, compute, layout),
+        forward_s=k * compute.forward_s,
+        backward_s=k * backward_seconds(compute.forward_s, config.recompute),
+        compute_s=float(step.compute_s), straggler_wait_s=float(step.straggler_wait_s),
+        comm_s=float(step.comm_s), hidden_comm_s=float(step.comm_s - step.exposed_comm_s),
+        exposed_comm_s=float(step.exposed_comm_s), optimizer_s=optimizer_s, total_s=total,
+        samples_per_s=samples_per_s,
+        tokens_per_s=samples_per_s * float(workloads.tokens_per_sample(workload, compute.seq_len)),
+        rank_alone_samples_per_s=per_rank / float(step.compute_s + optimizer_s),
+        scaling_efficiency=efficiency,
+        comm_share=float(step.exposed_comm_s) / total,
+        sync_payload_bytes=(k if plan.every_micro_batch else 1) * plan.payload_bytes,
+        sync_s_per_sample=float(step.comm_s) / per_rank,
+        staleness_updates=float(stragglers.async_staleness_updates(ranks))
+        if config.asynchronous else 0.0,
+        **_memory(workload, config, precision, ranks, compute.seq_len, gpu, compute.compute_dtype),
+    )

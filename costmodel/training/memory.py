@@ -1,0 +1,193 @@
+"""Memory per GPU for data-parallel training: weights, gradients, optimizer states, activations.
+
+Data parallelism replicates the model states on every rank; ZeRO (Rajbhandari et al. 2020)
+shards them over the ``N`` data-parallel ranks: stage 1 the optimizer states, stage 2 also
+the gradients, stage 3 (= FSDP full sharding) also the weights.
+
+Precision (ZeRO paper §3.1): with 16-bit (or fp8) gradients the weights are 16-bit and the
+optimizer keeps an fp32 master copy beside its fp32 states, so mixed-precision Adam holds
+2 + 2 + 12 = 16 bytes per parameter (``K = 12``). With fp32 gradients everything is fp32 and
+Adam holds 4 + 4 + 8 = 16 bytes per parameter.
+
+Activations (a documented estimate):
+
+* transformers: ``L · s · b · h · (34 + 5 · a · s / h)`` bytes for 16-bit activations
+  (Korthikanti et al. 2022, "Reducing Activation Recomputation", Eq. 1 with t = 1), scaled by
+  (activation dtype bytes / 2); embeddings and logits are not counted. The ``5·a·s/h`` term
+  is the stored attention scores, softmax and dropout mask; FlashAttention (Dao et al. 2022)
+  does not store them, so with ``flash_attention`` (the default) only ``34·s·b·h·L`` remains.
+* CNNs: elements of all layer outputs per sample × ``CNN_SAVED_TENSORS_PER_OUTPUT`` × bytes × b.
+* full activation recomputation (transformers only; Chen et al. 2016, Korthikanti et al. 2022
+  §5): only each layer's input is kept, ``2·s·b·h`` bytes per layer with 16-bit activations,
+  so ``2·s·b·h·L`` — plus the full activations of the one layer whose backward is running
+  (its forward is recomputed just before), which the paper's total leaves out.
+
+The core functions work elementwise on numpy arrays (broadcasting) as well as on floats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from dpbase.errors import InputError, NotApplicableError, UnknownNameError
+from costmodel.training.workloads import Workload
+
+DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+GRAD_DTYPES = ("fp32", "bf16", "fp16", "fp8")
+# fp32 optimizer state bytes per parameter: SGD with momentum keeps one buffer, Adam/AdamW
+# two moments (PyTorch torch/optim/sgd.py, adam.py, adamw.py).
+OPTIMIZER_STATE_BYTES = {"sgd": 4, "adam": 8, "adamw": 8}
+# Mixed precision: 16-bit working weights plus an fp32 master copy (ZeRO paper §3.1).
+MIXED_WEIGHT_BYTES = 2
+MASTER_WEIGHT_BYTES = 4
+ZERO_STAGES = (0, 1, 2, 3)
+# Korthikanti et al. 2022, Eq. 1: per layer s·b·h·(34 + 5·a·s/h) bytes with 2-byte activations.
+KORTHIKANTI_LINEAR_BYTES = 34.0
+KORTHIKANTI_ATTENTION_BYTES = 5.0
+KORTHIKANTI_ELEMENT_BYTES = 2.0
+# Korthikanti et al. 2022, §5: full recomputation stores each layer's input, s·b·h elements
+# = 2·s·b·h bytes per layer in 16-bit.
+KORTHIKANTI_CHECKPOINT_BYTES = 2.0
+# A conv block saves the conv output, the batch-norm output and the ReLU output for backward:
+# about three saved tensors per counted layer output (estimate, see docs/iteration-model.md).
+CNN_SAVED_TENSORS_PER_OUTPUT = 3.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Precision:
+    """Bytes per parameter of the working weights, gradients and fp32 master copy."""
+
+    weight_bytes: int
+    grad_bytes: int
+    master_bytes: int
+
+
+def precision_for(grad_dtype: str) -> Precision:
+    """Weight/gradient/master bytes per parameter for a gradient dtype."""
+    if grad_dtype not in GRAD_DTYPES:
+        raise UnknownNameError("grad_dtype", grad_dtype, GRAD_DTYPES)
+    if grad_dtype == "fp32":
+        return Precision(weight_bytes=4, grad_bytes=4, master_bytes=0)
+    return Precision(weight_bytes=MIXED_WEIGHT_BYTES, grad_bytes=DTYPE_BYTES[grad_dtype],
+                     master_bytes=MASTER_WEIGHT_BYTES)
+
+
+def optimizer_state_bytes(optimizer: str) -> int:
+    """fp32 optimizer state bytes per parameter (without the master copy)."""
+    if optimizer not in OPTIMIZER_STATE_BYTES:
+        raise UnknownNameError("optimizer", optimizer, OPTIMIZER_STATE_BYTES)
+    return OPTIMIZER_STATE_BYTES[optimizer]
+
+
+def check_zero_stage(zero_stage: int) -> int:
+    """The ZeRO stage, validated."""
+    if zero_stage not in ZERO_STAGES:
+        raise InputError("zero_stage", zero_stage, "0, 1, 2 or 3")
+    return int(zero_stage)
+
+
+def model_state_bytes(params, precision: Precision, optimizer_bytes_per_param, zero_stage, ranks):
+    """(weights, gradients, optimizer) bytes per rank; elementwise on arrays.
+
+    ``optimizer_bytes_per_param`` includes the master copy (0 when the optimizer runs
+    elsewhere, as on a parameter server).
+    """
+    stage = np.asarray(zero_stage)
+    weights = params * precision.weight_bytes / np.where(stage >= 3, ranks, 1)
+    grads = params * precision.grad_bytes / np.where(stage >= 2, ranks, 1)
+    states = params * optimizer_bytes_per_param / np.where(stage >= 1, ranks, 1)
+    return weights, grads, states
+
+
+def transformer_activation_bytes(layers, hidden, heads, seq_len, micro_batch, element_bytes,
+                                 flash_attention=True, recompute=False):
+    """Korthikanti et al. 2022 activation estimate for a transformer; elementwise on arrays.
+
+    With ``recompute`` only the layer inputs are kept, plus one layer's full activations.
+    """
+    scores = np.where(flash_attention, 0.0, KORTHIKANTI_ATTENTION_BYTES * heads * seq_len / hidden)
+    per_token_layer = hidden * (KORTHIKANTI_LINEAR_BYTES + scores)
+    scale = element_bytes / KORTHIKANTI_ELEMENT_BYTES
+    stored_layers = layers - (layers - 1) * recompute  # 1 layer's worth while it is recomputed
+    checkpoints = layers * hidden * KORTHIKANTI_CHECKPOINT_BYTES * recompute
+    return (stored_layers * per_token_layer + checkpoints) * seq_len * micro_batch * scale
+
+
+def check_recompute(workload: Workload, recompute: bool) -> bool:
+    """Recomputation is modelled for transformer layers only (not for CNNs)."""
+    if recompute and not recompute_applies(workload):
+        raise NotApplicableError("recompute", recompute,
+                                 f"False for {workload.kind} models ({workload.name}): "
+                                 "recomputation is modelled for transformer layers only")
+    return bool(recompute)
+
+
+def recompute_applies(workload: Workload) -> bool:
+    """Whether full activation recomputation is modelled for this workload."""
+    return workload.kind != "cnn"
+
+
+def activation_bytes(workload: Workload, micro_batch, seq_len, element_bytes, flash_attention=True,
+                     recompute=False):
+    """Activation bytes of one micro-batch for ``workload`` (elementwise on arrays)."""
+    if workload.kind == "cnn":
+        check_recompute(workload, recompute)
+        per_sample = workload.activation_elements_per_sample * CNN_SAVED_TENSORS_PER_OUTPUT
+        return per_sample * element_bytes * micro_batch
+    return transformer_activation_bytes(workload.layers, workload.hidden_size, workload.heads,
+                                        seq_len, micro_batch, element_bytes, flash_attention,
+                                        recompute)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryBreakdown:
+    """Bytes per GPU; ``fits`` when the total is within the GPU's memory."""
+
+    weights_bytes: float
+    gradients_bytes: float
+    optimizer_bytes: float
+    activations_bytes: float
+    total_bytes: float
+    capacity_bytes: float
+    fits: bool
+
+    def to_dict(self) -> dict:
+        """Every field, for JSON."""
+        return asdict(self)
+
+
+def memory_breakdown(*, params: int, precision: Precision, optimizer_bytes_per_param: float,
+                     zero_stage: int, ranks: int, activations_bytes: float,
+                     capacity_bytes: float) -> MemoryBreakdown:
+    """Memory per GPU for one configuration."""
+    weights, grads, states = model_state_bytes(params, precision, optimizer_bytes_per_param,
+                                               zero_stage, ranks)
+    total = float(weights + grads + states + activations_bytes)
+    return MemoryBreakdown(
+        weights_bytes=float(weights), gradients_bytes=float(grads), optimizer_bytes=float(states),
+        activations_bytes=float(activations_bytes), total_bytes=total,
+        capacity_bytes=float(capacity_bytes), fits=total <= capacity_bytes,
+    )
+
+
+# PyTorch AdamW applies decoupled weight decay (default 1e-2) as a separate multiply of the
+# fp32 weights: one more read + write pass; Adam's default weight_decay is 0 (torch/optim/
+# adamw.py and adam.py defaults).
+DECAY_PASSES = {"sgd": 0, "adam": 0, "adamw": 1}
+
+
+def optimizer_step_bytes_per_param(precision: Precision, optimizer: str) -> int:
+    """HBM bytes one optimizer step moves per parameter.
+
+    It reads the gradient, reads and writes every fp32 state (master copy included), writes
+    the 16-bit working weights (mixed precision) or reads and writes the fp32 weights, plus
+    one read + write of the fp32 weights per decoupled weight-decay pass. Mixed-precision
+    Adam: 2 + 2·12 + 2 = 28 bytes; fp32 Adam: 4 + 2·8 + 2·4 = 28 bytes.
+    """
+    states = optimizer_state_bytes(optimizer) + precision.master_bytes
+    weights = precision.weight_bytes if precision.master_bytes else 2 * precision.weight_bytes
+    fp32_weight_bytes = precision.master_bytes or precision.weight_bytes
+    decay = 2 * fp32_weight_bytes * DECAY_PASSES[optimizer]
+    return precision.grad_bytes + 2 * states + weights + decay

@@ -1,0 +1,166 @@
+"""Overlap of bucketed gradient communication with the backward pass (PyTorch DDP style).
+
+Backward produces the ``G`` gradient bytes uniformly over its duration ``T``, last layers
+first. DDP packs them in that order into buckets: a small first bucket (``b1``, 1 MiB by
+default: it holds the last layers' gradients, so communication starts early), then full
+buckets of ``b`` bytes (25 MiB), then a final partial bucket of ``r`` bytes. A bucket's
+collective starts when the bucket is full and the previous collective has finished (one
+communication stream). Bucket ``j`` becomes ready at ``T · (bytes up to and including j) / G``
+and the last collective finishes at
+
+    F = max_j ( ready_j + Σ_{i ≥ j} c_i )
+
+(a standard result for a single server fed in order: the finish time is the latest
+"ready + remaining work" over all jobs). With the three bucket kinds the terms are linear in
+the full-bucket index, so the maximum is over five candidates (``t1 = T·b1/G``, ``m`` full
+buckets taking ``c`` each, first and last buckets taking ``c1`` and ``cr``):
+
+    t1 + c1 + m·c + cr                 the first bucket
+    t1 + T·b/G + m·c + cr              the first full bucket   (m ≥ 1)
+    t1 + T·m·b/G + c + cr              the last full bucket    (m ≥ 1)
+    T + cr                             the partial bucket (ready when backward ends)
+
+For m equal buckets and no first/partial bucket this is ``max(T/m + m·c, T + c)``.
+Exposed communication is ``F − T`` (what finishes after backward), hidden is the rest.
+The closed form works elementwise on numpy arrays; :func:`simulate_bucket_schedule` is the
+explicit per-bucket event simulation that the tests use as an oracle.
+
+The same function serves ZeRO-3's forward all-gather prefetch: reversing time turns "gather
+unit j before computing it" into "communicate bucket j after producing it".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpbase.errors import InputError
+
+# PyTorch torch/nn/parallel/distributed.py: bucket_cap_mb = 25 (× 1024 × 1024 bytes) and
+# dist._DEFAULT_FIRST_BUCKET_BYTES = 1024 × 1024 ("Experiments showed 1MB is a reasonable value").
+DDP_BUCKET_BYTES = 25 * 1024 * 1024
+DDP_FIRST_BUCKET_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class BucketLayout:
+    """The first bucket, ``full_count`` buckets of ``bucket_bytes``, and a partial last one."""
+
+    first_bytes: object
+    full_count: object
+    bucket_bytes: object
+    last_bytes: object
+
+    @property
+    def count(self):
+        """Number of buckets (collective calls)."""
+        return 1 + self.full_count + (np.asarray(self.last_bytes) > 0)
+
+
+def bucket_layout(grad_bytes, bucket_bytes=DDP_BUCKET_BYTES,
+                  first_bucket_bytes=DDP_FIRST_BUCKET_BYTES) -> BucketLayout:
+    """Split ``grad_bytes`` into DDP buckets; elementwise on arrays."""
+    first = np.minimum(grad_bytes, first_bucket_bytes)
+    rest = np.maximum(np.asarray(grad_bytes, dtype=float) - first, 0.0)
+    full = np.floor(rest / bucket_bytes)
+    last = rest - full * bucket_bytes
+    return BucketLayout(first, full, bucket_bytes, last)
+
+
+def check_bucket_sizes(bucket_bytes: float, first_bucket_bytes: float) -> None:
+    """Both bucket sizes must be positive."""
+    for field, value in (("bucket", bucket_bytes), ("first_bucket", first_bucket_bytes)):
+        if not value > 0:
+            raise InputError(field, value, "a size > 0 bytes")
+
+
+def bucket_sizes(grad_bytes: float, bucket_bytes: float = DDP_BUCKET_BYTES,
+                 first_bucket_bytes: float = DDP_FIRST_BUCKET_BYTES) -> list[float]:
+    """Bucket sizes in the order backward fills them (scalar)."""
+    check_bucket_sizes(bucket_bytes, first_bucket_bytes)
+    layout = bucket_layout(grad_bytes, bucket_bytes, first_bucket_bytes)
+    sizes = [float(layout.first_bytes)] + [float(bucket_bytes)] * int(layout.full_count)
+    return sizes + ([float(layout.last_bytes)] if layout.last_bytes > 0 else [])
+
+
+@dataclass(frozen=True, slots=True)
+class FinishLines:
+    """The closed form's candidates as lines in the backward time ``T``: finish = max_i (T·slope_i + offset_i).
+
+    Slopes depend on the bucket layout only, offsets on the collective times; a line that
+    does not exist (no full bucket) has offset −∞. The planner computes the lines once per
+    (algorithm, ZeRO stage, dtype, bucket, GPU layout) and evaluates them for every batch split.
+    """
+
+    slopes: tuple
+    offsets: tuple
+
+
+def finish_lines(grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s, last_comm_s) -> FinishLines:
+    """The four candidates of the module docstring; elementwise on arrays."""
+    per_byte = 1.0 / np.maximum(grad_bytes, 1e-300)
+    m = layout.full_count
+    tail = np.where(np.asarray(layout.last_bytes) > 0, last_comm_s, 0.0)
+    after_full = m * full_comm_s + tail
+    some_full = np.asarray(m) >= 1
+    absent = np.where(some_full, 0.0, -np.inf)  # the two full-bucket lines need a full bucket
+    slopes = (per_byte * layout.first_bytes, 1.0,
+              per_byte * (layout.first_bytes + layout.bucket_bytes) * some_full,
+              per_byte * (layout.first_bytes + m * layout.bucket_bytes) * some_full)
+    offsets = (first_comm_s + after_full, tail, after_full + absent, full_comm_s + tail + absent)
+    return FinishLines(slopes, offsets)
+
+
+def finish_at(backward_s, lines: FinishLines):
+    """When the last bucket's collective ends for a backward of ``backward_s`` seconds."""
+    finish = None
+    for slope, offset in zip(lines.slopes, lines.offsets):
+        line = offset + backward_s * slope
+        if finish is None:
+            finish = line
+        elif isinstance(finish, np.ndarray) and finish.shape == np.broadcast(finish, line).shape:
+            np.maximum(finish, line, out=finish)  # in place: whole-sweep arrays are large
+        else:
+            finish = np.maximum(finish, line)
+    return finish
+
+
+def overlap_finish_s(backward_s, grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s,
+                     last_comm_s):
+    """When the last bucket's collective ends, from the start of backward (closed form)."""
+    return finish_at(backward_s, finish_lines(grad_bytes, layout, first_comm_s, full_comm_s,
+                                              last_comm_s))
+
+
+def total_comm_s(layout: BucketLayout, first_comm_s, full_comm_s, last_comm_s):
+    """Sum of all bucket collectives; elementwise on arrays."""
+    tail = np.where(np.asarray(layout.last_bytes) > 0, last_comm_s, 0.0)
+    return first_comm_s + layout.full_count * full_comm_s + tail
+
+
+def exposed_after(backward_s, lines: FinishLines):
+    """Communication finishing after a backward of ``backward_s`` seconds (with overlap)."""
+    return np.maximum(finish_at(backward_s, lines) - backward_s, 0.0)
+
+
+def exposed_comm_s(backward_s, grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s,
+                   last_comm_s, overlap=True):
+    """Communication finishing after backward; all of it when ``overlap`` is off."""
+    total = total_comm_s(layout, first_comm_s, full_comm_s, last_comm_s)
+    lines = finish_lines(grad_bytes, layout, first_comm_s, full_comm_s, last_comm_s)
+    return np.where(overlap, exposed_after(backward_s, lines), total)
+
+
+def simulate_bucket_schedule(backward_s: float, sizes: list[float],
+                             comm_s: list[float]) -> list[tuple[float, float, float]]:
+    """Event simulation: (ready, start, end) of each bucket's collective, in order."""
+    total_bytes = sum(sizes)
+    produced, stream_free, events = 0.0, 0.0, []
+    for size, duration in zip(sizes, comm_s):
+        produced += size
+        ready = backward_s * produced / total_bytes
+        start = max(ready, stream_free)
+        stream_free = start + duration
+        events.append((ready, start, stream_free))
+    return events

@@ -1,0 +1,221 @@
+"""Workloads: what one training sample costs in FLOPs, and the shape the memory model needs.
+
+A workload is a named preset from ``costmodel/data/models.toml`` (each with its source) or a bare
+parameter count (``"7B"``, ``"124M"``, ``"1.3e9"``), which is taken as a decoder transformer
+whose shape is derived from the count (see :func:`derived_shape`).
+
+Training FLOPs per sample (forward + backward):
+
+* token-rule models (``transformer``, ``bert``): ``6 · P · s`` for ``s`` tokens (Kaplan et al.
+  2020, §2.1), plus, on request, the attention score/context matmuls ``12 · L · h · s²``
+  (Chowdhery et al. 2022, PaLM, Appendix B: ``12·L·H·Q·T`` per token, ``H·Q = h``, ``T = s``).
+* image models (``vit``, ``cnn``): ``flops_per_sample`` from the preset (3 × forward).
+
+Default MFU: :func:`default_mfu_for_arch` (transformer training, per GPU architecture) and, for
+kinds that have one (``cnn``), :func:`default_mfu_for_kind` from published throughput of a preset
+(models.toml ``[mfu_by_kind]``; unmeasured architectures borrow the nearest measured one).
+
+    >>> load_model("gpt2").params
+    124439808
+    >>> load_model("7B").kind
+    'transformer'
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from dpbase.errors import InputError, UnknownNameError
+
+DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "models.toml"
+KINDS = ("transformer", "bert", "vit", "cnn")
+TOKEN_RULE_KINDS = ("transformer", "bert")
+
+# Kaplan et al. 2020, §2.1: C ≈ 6·N FLOPs per token for forward + backward.
+TRAINING_FLOPS_PER_PARAM_TOKEN = 6.0
+# Chowdhery et al. 2022 (PaLM), Appendix B: attention adds 12·L·H·Q·T FLOPs per token.
+ATTENTION_FLOPS_PER_LAYER_HIDDEN_TOKEN2 = 12.0
+# Shape of a model given only by its parameter count: P ≈ 12·L·h² (Kaplan et al. 2020, Table 1,
+# ignoring embeddings) with aspect ratio h/L = 128 and head size 128 (GPT-3 175B: 12288/96,
+# Brown et al. 2020, Table 2.1); default sequence length 2048 as in GPT-3.
+PARAMS_PER_LAYER_HIDDEN2 = 12.0
+DERIVED_ASPECT_RATIO = 128
+DERIVED_HEAD_DIM = 128
+DERIVED_SEQ_LEN = 2048
+
+_SUFFIX = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+_COUNT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([KMBGTkmbgt]?)\s*$")
+PARAMS_ALLOWED = "a preset name or a parameter count such as 7B, 124M, 1.3e9"
+# Kind-specific MFU (models.toml [mfu_by_kind]): bf16 reads the fp16 measurement (NVIDIA's AMP
+# runs fp16; bf16 has the same peak wherever both exist); a dtype measured nowhere takes fp16's.
+MFU_DTYPE_ALIASES = {"bf16": "fp16"}
+MFU_FALLBACK_DTYPE = "fp16"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    """One model: parameter count, shape, FLOPs rule and where the numbers come from.
+
+    ``flops_per_sample`` is 0 for token-rule models (FLOPs follow from params and tokens).
+    ``activation_elements_per_sample`` is used for CNNs only (0 otherwise).
+    """
+
+    name: str
+    params: int
+    layers: int
+    hidden_size: int
+    heads: int
+    vocab: int
+    seq_len: int
+    kind: str
+    source: str
+    flops_per_sample: float = 0.0
+    activation_elements_per_sample: float = 0.0
+
+    @property
+    def uses_token_rule(self) -> bool:
+        """True when FLOPs follow 6 · params · tokens."""
+        return self.kind in TOKEN_RULE_KINDS
+
+
+@functools.cache
+def _data() -> dict:
+    with DATA_FILE.open("rb") as handle:
+        return tomllib.load(handle)
+
+
+def model_names() -> tuple[str, ...]:
+    """Names of the bundled presets."""
+    return tuple(sorted(_data()["models"]))
+
+
+def default_mfu_for_arch(arch: str) -> tuple[float, str]:
+    """Default model FLOPs utilisation and its source for a GPU architecture."""
+    table = _data()["mfu_by_arch"]
+    entry = table.get(arch, table["unknown"])
+    return float(entry["mfu"]), str(entry["source"])
+
+
+def measured_mfu(entry: dict) -> float:
+    """MFU of one ``mfu_by_kind`` measurement: the mean per-GPU rate × FLOPs / peak."""
+    workload = load_model(entry["model"])
+    rates = [images / gpus for images, gpus in zip(entry["images_per_s"], entry["gpus"], strict=True)]
+    flops = float(training_flops_per_sample(workload, workload.seq_len))
+    return sum(rates) / len(rates) * flops / (float(entry["peak_tflops"]) * 1e12)
+
+
+def _kind_entry(kind: str, arch: str, dtype: str) -> tuple[str, str, dict] | None:
+    """(arch, dtype, measurement) nearest to ``arch`` for ``dtype`` (see models.toml)."""
+    table = _data().get("mfu_by_kind", {}).get(kind)
+    if table is None:
+        return None
+    measured, nearest = table["measured"], table["nearest"]
+    search = nearest.get(arch, nearest["unknown"])
+    wanted = MFU_DTYPE_ALIASES.get(dtype, dtype)
+    for candidate in search:
+        if wanted in measured.get(candidate, {}):
+            return candidate, wanted, measured[candidate][wanted]
+    return search[0], MFU_FALLBACK_DTYPE, measured[search[0]][MFU_FALLBACK_DTYPE]
+
+
+def default_mfu_for_kind(kind: str, arch: str, dtype: str,
+                         peak_flops: dict | None = None) -> tuple[float, str] | None:
+    """Default MFU and its source for a model kind on a GPU architecture running ``dtype``.
+
+    None for kinds without a table (transformers keep the GPU's and the architecture's
+    defaults). An unmeasured architecture borrows the nearest measured one's value; a dtype
+    measured nowhere takes the fp16 value rescaled to ``dtype``'s peak, i.e. the fp16 speed.
+    """
+    found = _kind_entry(kind, arch, dtype)
+    if found is None:
+        return None
+    from_arch, from_dtype, entry = found
+    rate = measured_mfu(entry)
+    where = f"{kind} default for {arch} {dtype}"
+    if from_arch != arch:
+        where += f", borrowed from {from_arch} (nearest measured architecture)"
+    peaks = peak_flops or {}
+    if from_dtype != MFU_DTYPE_ALIASES.get(dtype, dtype):
+        where += f", {dtype} measured nowhere: the {from_dtype} value"
+        if peaks.get(from_dtype) and peaks.get(dtype):
+            rate *= float(peaks[from_dtype]) / float(peaks[dtype])
+            where += f" at the {from_dtype} speed"
+    return rate, (f"{where}: MFU {rate:.3f} = mean per-GPU images/s x {entry['model']} training"
+                  f" FLOPs / peak; {entry['source']}")
+
+
+def parse_param_count(text: str | int | float, field: str = "model") -> int:
+    """A parameter count from ``7B``, ``124M``, ``1.3e9``, ``350k`` or a number."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        match = _COUNT.match(str(text))
+        if not match:
+            raise InputError(field, text, PARAMS_ALLOWED)
+        value = float(match.group(1)) * _SUFFIX[match.group(2).upper()]
+    if not value >= 1 or value != value or value == float("inf"):
+        raise InputError(field, text, "a parameter count >= 1")
+    return int(round(value))
+
+
+def derived_shape(params: int) -> tuple[int, int, int]:
+    """(layers, hidden size, heads) of a decoder transformer with ``params`` parameters."""
+    per_layer3 = PARAMS_PER_LAYER_HIDDEN2 * DERIVED_ASPECT_RATIO**2
+    layers = max(1, round((params / per_layer3) ** (1.0 / 3.0)))
+    hidden = DERIVED_ASPECT_RATIO * layers
+    return layers, hidden, max(1, hidden // DERIVED_HEAD_DIM)
+
+
+def _from_count(params: int, text: object) -> Workload:
+    layers, hidden, heads = derived_shape(params)
+    return Workload(
+        name=str(text), params=params, layers=layers, hidden_size=hidden, heads=heads,
+        vocab=0, seq_len=DERIVED_SEQ_LEN, kind="transformer",
+        source="parameter count given by the user; shape derived (h = 128·L, P = 12·L·h²)",
+    )
+
+
+def load_model(name_or_params: str | int | float) -> Workload:
+    """A preset by name (case-insensitive) or a decoder transformer by parameter count."""
+    key = str(name_or_params).strip().lower()
+    models = _data()["models"]
+    if key in models:
+        entry = dict(models[key])
+        return Workload(name=key, **entry)
+    if isinstance(name_or_params, (int, float)) or _COUNT.match(key):
+        return _from_count(parse_param_count(name_or_params), name_or_params)
+    raise UnknownNameError("model", name_or_params, [*models, "<count such as 7B, 124M, 1.3e9>"])
+
+
+def resolve_seq_len(workload: Workload, seq_len: int | None) -> int:
+    """The sequence length to use; only token-rule models accept a user value."""
+    if seq_len is None:
+        return workload.seq_len
+    if not workload.uses_token_rule:
+        raise InputError("seq_len", seq_len, f"no value for {workload.kind} models ({workload.name})")
+    if seq_len < 1:
+        raise InputError("seq_len", seq_len, "an integer >= 1")
+    return int(seq_len)
+
+
+def tokens_per_sample(workload: Workload, seq_len):
+    """Tokens in one sample: the sequence length, ViT patches + [CLS], or 0 for CNNs."""
+    return 0 * seq_len if workload.kind == "cnn" else seq_len
+
+
+def training_flops_per_sample(workload: Workload, seq_len, include_attention: bool = False):
+    """Forward + backward FLOPs for one sample; works elementwise on numpy arrays."""
+    if not workload.uses_token_rule:
+        if include_attention:
+            raise InputError("include_attention", True,
+                             f"off for {workload.kind} models (their FLOPs already include it)")
+        return workload.flops_per_sample + 0 * seq_len
+    flops = TRAINING_FLOPS_PER_PARAM_TOKEN * workload.params * seq_len
+    if include_attention:
+        flops = flops + (ATTENTION_FLOPS_PER_LAYER_HIDDEN_TOKEN2 * workload.layers
+                         * workload.hidden_size * seq_len * seq_len)
+    return flops

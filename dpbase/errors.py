@@ -1,0 +1,63 @@
+"""Errors raised by dpcost.
+
+Library code raises these; only the CLI turns them into one line on stderr and exit code 2.
+
+    DpcostError(Exception)            anything dpcost itself reports
+    ├── InputError(DpcostError, ValueError)
+    │     a user's value is not allowed: names the field, the value and what is allowed
+    │     ├── UnknownNameError(InputError, KeyError)   unknown primitive/algorithm/profile/...
+    │     └── UnitError(InputError)                    a size/time/bandwidth with a bad unit
+    ├── ProfileError(InputError)      a hardware profile (TOML) is malformed or invalid
+    ├── ParseError(InputError)        a nccl-tests log cannot be read (names the line)
+    └── NotApplicableError(InputError)
+          the algorithm does not implement the primitive, or the hardware lacks a feature
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class DpcostError(Exception):
+    """Base class of every error dpcost reports on purpose."""
+
+
+class InputError(DpcostError, ValueError):
+    """A user-supplied value is not allowed.
+
+    >>> str(InputError("ranks", 0, "an integer >= 1"))
+    "ranks: got 0; allowed: an integer >= 1"
+    """
+
+    def __init__(self, field: str, value: object, allowed: str) -> None:
+        self.field = field
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"{field}: got {value!r}; allowed: {allowed}")
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return self.args[0]
+
+
+class UnknownNameError(InputError, KeyError):
+    """A name (primitive, algorithm, profile, preset …) that dpcost does not know."""
+
+    def __init__(self, field: str, value: object, known: Iterable[str]) -> None:
+        names = ", ".join(sorted(known))
+        super().__init__(field, value, f"one of {names}")
+
+
+class UnitError(InputError):
+    """A quantity whose number or unit cannot be read."""
+
+
+class ProfileError(InputError):
+    """A hardware profile file is malformed or fails validation."""
+
+
+class ParseError(InputError):
+    """A measurement log cannot be parsed; the message names the line."""
+
+
+class NotApplicableError(InputError):
+    """The algorithm does not implement the primitive, or the hardware lacks what it needs."""

@@ -1,0 +1,126 @@
+"""Units at the edges: parse and format sizes, bandwidths and times.
+
+Inside dpcost every quantity is in base units named in the variable: bytes (``_bytes``),
+bytes per second (``_Bps``), seconds (``_s``). These helpers convert user text to base
+units and back; nothing else in the code multiplies by powers of ten.
+
+Sizes: B, KB/MB/GB/TB/PB are powers of 1000; KiB/MiB/GiB/TiB/PiB powers of 1024.
+Bandwidths: a size unit per second (``GB/s``, ``GBps``, ``GiB/s``) or bits per second
+(``Gbps``, ``Gb/s``, ``Mbit/s``).  Times: ns, us/µs, ms, s.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from dpbase.errors import UnitError
+
+SIZE_UNITS_BYTES: dict[str, int] = {
+    "B": 1,
+    "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "PB": 10**15,
+    "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40, "PIB": 2**50,
+}
+BIT_PREFIX: dict[str, int] = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+TIME_UNITS_PER_S: dict[str, float] = {"ns": 1e9, "us": 1e6, "µs": 1e6, "μs": 1e6, "ms": 1e3, "s": 1.0}
+
+_NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+_QUANTITY = re.compile(rf"^\s*{_NUMBER}\s*([A-Za-zµμ/]*)\s*$")
+
+SIZE_ALLOWED = "a number with B, KB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 4GB, 256MiB)"
+BANDWIDTH_ALLOWED = "a number with GB/s, GBps, GiB/s, MB/s, Gbps, Gb/s or Mbps (e.g. 25GB/s, 100Gbps)"
+TIME_ALLOWED = "a number with ns, us, µs, ms or s (e.g. 5us, 1.2ms)"
+
+
+def _split(field: str, text: str | float | int, allowed: str) -> tuple[float, str]:
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text), ""
+    match = _QUANTITY.match(str(text))
+    if not match:
+        raise UnitError(field, text, allowed)
+    return float(match.group(1)), match.group(2)
+
+
+def _check_finite(field: str, text: object, value: float, allowed: str) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise UnitError(field, text, allowed)
+    return value
+
+
+def parse_size(text: str | float | int, field: str = "size") -> float:
+    """Bytes in ``text``; a bare number is bytes.
+
+    >>> parse_size("4GB"), parse_size("1KiB"), parse_size(12)
+    (4000000000.0, 1024.0, 12.0)
+    """
+    number, unit = _split(field, text, SIZE_ALLOWED)
+    key = unit.upper() if unit else "B"
+    if key not in SIZE_UNITS_BYTES:
+        raise UnitError(field, text, SIZE_ALLOWED)
+    return _check_finite(field, text, number * SIZE_UNITS_BYTES[key], SIZE_ALLOWED)
+
+
+def parse_bandwidth(text: str | float | int, field: str = "bandwidth") -> float:
+    """Bytes per second in ``text``; a bare number is bytes per second.
+
+    >>> parse_bandwidth("100Gbps"), parse_bandwidth("25GB/s")
+    (12500000000.0, 25000000000.0)
+    """
+    number, unit = _split(field, text, BANDWIDTH_ALLOWED)
+    if not unit:
+        return _check_finite(field, text, number, BANDWIDTH_ALLOWED)
+    bits = re.fullmatch(r"([KMGT]?)(?:bps|b/s|bit/s|bits/s)", unit)
+    if bits:
+        value = number * BIT_PREFIX[bits.group(1)] / 8
+        return _check_finite(field, text, value, BANDWIDTH_ALLOWED)
+    per_second = re.fullmatch(r"([KMGTP]?i?B)(?:/s|ps)", unit, flags=re.IGNORECASE)
+    if per_second and per_second.group(1)[-1] == "B":
+        key = per_second.group(1).upper()
+        if key in SIZE_UNITS_BYTES:
+            return _check_finite(field, text, number * SIZE_UNITS_BYTES[key], BANDWIDTH_ALLOWED)
+    raise UnitError(field, text, BANDWIDTH_ALLOWED)
+
+
+def parse_time(text: str | float | int, field: str = "time") -> float:
+    """Seconds in ``text``; a bare number is seconds.
+
+    >>> parse_time("5us"), parse_time("1.5ms")
+    (5e-06, 0.0015)
+    """
+    number, unit = _split(field, text, TIME_ALLOWED)
+    key = unit or "s"
+    if key not in TIME_UNITS_PER_S:
+        raise UnitError(field, text, TIME_ALLOWED)
+    return _check_finite(field, text, number / TIME_UNITS_PER_S[key], TIME_ALLOWED)
+
+
+def format_size(size_bytes: float) -> str:
+    """Human-readable size in powers of 1024 for exact binary sizes, else 1000."""
+    if size_bytes == 0:
+        return "0 B"
+    binary = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    decimal = ["B", "KB", "MB", "GB", "TB", "PB"]
+    decimal_exact = any(size_bytes % 10 ** (3 * k) == 0 and size_bytes >= 10 ** (3 * k) for k in range(1, 6))
+    binary_exact = any(size_bytes % 2 ** (10 * k) == 0 and size_bytes >= 2 ** (10 * k) for k in range(1, 6))
+    if binary_exact and not decimal_exact:
+        units, base = binary, 1024.0
+    else:
+        units, base = decimal, 1000.0
+    value, index = float(size_bytes), 0
+    while value >= base and index < len(units) - 1:
+        value /= base
+        index += 1
+    return f"{value:.4g} {units[index]}"
+
+
+def format_time(seconds: float) -> str:
+    """Seconds with a readable unit (ns, µs, ms, s)."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.4g} {unit}"
+    return f"{seconds / 1e-9:.4g} ns"
+
+
+def format_bandwidth(bytes_per_s: float) -> str:
+    """Bytes per second as GB/s (powers of 1000, like nccl-tests)."""
+    return f"{bytes_per_s / 1e9:.4g} GB/s"

@@ -1,0 +1,1 @@
+"""Repository tools (not installed): documentation generators."""

@@ -1,0 +1,85 @@
+"""The seeds tutorial: every worked number of the original notes, as commands and their outputs.
+
+``python -m tools.docgen.tutorial docs/tutorial.md`` runs each command and writes the page; a
+test runs them again and compares, so the tutorial's outputs are always what dpcost prints.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+STEPS: list[tuple[str, str, str]] = [
+    ("Parameter server: 4 GB out, 4 GB back per worker (seed 000)",
+     "A 1B-parameter fp32 model has 4 GB of gradients. With a parameter server each worker pushes its "
+     "4 GB and pulls 4 GB of updated sums every iteration (8 GB of traffic), while the single server "
+     "carries N-fold traffic — the scaling problem the notes describe.",
+     "dpcost collective all-reduce --algorithm parameter-server --ranks 8 --size 4GB --alpha 0s --bandwidth 12.5GB/s"),
+    ("Ring all-reduce: 2·(N−1)/N·4 GB = 7 GB per GPU (seeds 000, 004)",
+     "Each GPU sends and receives 2(N−1) chunks of n/N: 7 GB for 8 GPUs and 4 GB, in 2(N−1) = 14 steps.",
+     "dpcost collective all-reduce --algorithm ring --ranks 8 --size 4GB --alpha 5us --bandwidth 25GB/s"),
+    ("All-gather: 7 GB received per GPU, 56 GB in total (seed 004)",
+     "8 GPUs holding 1 GB each: nccl-tests' size for all-gather is the gathered 8 GB buffer.",
+     "dpcost collective all-gather --algorithm ring --ranks 8 --size 8GB --alpha 0s --bandwidth 25GB/s"),
+    ("One rank reducing for all: +1.2 s with 2 ranks (seed 002)",
+     "300M fp32 parameters = 1.2 GB over a 1 GB/s network with one colocated server (pipelined push/pull).",
+     "dpcost collective all-reduce --algorithm parameter-server --colocated --servers 1 --ranks 2 --size 1.2GB --alpha 0s --bandwidth 1GB/s"),
+    ("… and +10.8 s with 10 ranks (seed 002)",
+     "The time grows linearly with N: (N−1)·n·β.",
+     "dpcost collective all-reduce --algorithm parameter-server --colocated --servers 1 --ranks 10 --size 1.2GB --alpha 0s --bandwidth 1GB/s"),
+    ("Naive one-to-one exchange: N(N−1) copies of the whole buffer (seed 000)",
+     "Every GPU sends its full gradient to every other GPU: 8·7·4 GB = 224 GB cross the links.",
+     "dpcost collective all-reduce --algorithm direct --ranks 8 --size 4GB --alpha 0s --bandwidth 25GB/s"),
+    ("Ring latency grows with N, the double binary tree's with log2 N (seed 000)",
+     "At 256 ranks and a small message, compare the steps (α count) of ring and double binary tree.",
+     "dpcost compare all-reduce --ranks 256 --size 64KB --alpha 5us --bandwidth 25GB/s"),
+    ("Hierarchical all-reduce: inside the node first, then across nodes (seed 000)",
+     "Two DGX H100 nodes: intra-node reduce-scatter over NVLink, inter-node all-reduce of 1/8 of the data "
+     "over InfiniBand, intra-node all-gather.",
+     "dpcost collective all-reduce --algorithm hierarchical --cluster dgx-h100 --nodes 2 --size 1GB"),
+    ("Gradient accumulation amortises synchronisation (seed 003)",
+     "One all-reduce per k micro-batches: compare communication per sample with --accum 1 and --accum 8.",
+     "dpcost iteration --model gpt2-xl --cluster dgx-a100 --nodes 2 --micro-batch 4 --seq-len 1024 --accum 1"),
+    ("… with 8 accumulation steps",
+     "Same model and cluster, one synchronisation every 8 micro-batches.",
+     "dpcost iteration --model gpt2-xl --cluster dgx-a100 --nodes 2 --micro-batch 4 --seq-len 1024 --accum 8"),
+    ("Data parallelism replicates everything: memory (seed 003)",
+     "Weights, gradients and Adam states are on every GPU; when they do not fit, dpcost says which ZeRO stage would.",
+     "dpcost iteration --model llama2-13b --cluster dgx-a100 --micro-batch 1 --seq-len 4096"),
+    ("Synchronous steps wait for the slowest GPU (seeds 001, 002, 003)",
+     "With 5 % compute jitter between GPUs, a synchronous step waits for the expected maximum of N.",
+     "dpcost iteration --model resnet-50 --cluster dgx-a100 --nodes 4 --micro-batch 64 --jitter 0.05"),
+    ("Asynchronous parameter-server updates: no wait, but stale gradients (seeds 002, 003)",
+     "Updates land without waiting; the breakdown reports how many updates late a gradient is on average.",
+     "dpcost iteration --model resnet-50 --cluster dgx-a100 --nodes 4 --micro-batch 64 --jitter 0.05 --async"),
+    ("Gradient compression: fp16 and top-k change the bytes (seed 004)",
+     "Sending 1 % of the gradients (top-k) cuts the communication volume.",
+     "dpcost iteration --model gpt2-xl --cluster l40s-4x-pcie --micro-batch 2 --seq-len 1024 --grad-dtype fp16 --topk 0.01"),
+]
+
+
+def run(command: str) -> str:
+    """Output of one dpcost command run in-process (as the CLI prints it)."""
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    args = shlex.split(command)[1:]
+    result = CliRunner().invoke(app, args)
+    if result.exit_code != 0:
+        raise RuntimeError(f"{command!r} failed: {result.output}")
+    return result.stdout.rstrip()
+
+
+def render() -> str:
+    out = ["# Tutorial: the seeds' numbers with dpcost\n",
+           "Generated by `python -m tools.docgen.tutorial docs/tutorial.md`; `tests/test_docs_fresh.py` runs every "
+           "command again and checks the outputs below.\n"]
+    for title, text, command in STEPS:
+        out += [f"## {title}\n", f"{text}\n", "```console", f"$ {command}", run(command), "```\n"]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    from tools.docgen.pages import write_page
+
+    write_page(render())
