@@ -163,10 +163,9 @@ def evaluate(backend: str, tables: object = None) -> list[Group]:
 
     Backends: ``nccl`` (NCCL mode), ``nccl-own`` (NCCL's own estimate for its choice), ``ideal``.
     """
+    from costmodel.nccl import load_tables
     from dpbase.errors import DpcostError
     from hardware import load_system
-
-    from costmodel.nccl import load_tables
 
     tables = tables or load_tables()
     groups: dict[tuple[str, int], Group] = {}
@@ -253,10 +252,10 @@ FIT_GRID = {
 
 def _fit_rows() -> list[tuple]:
     """(log, nodes, size, measured_us, collective, cell, topo) of every goal row in NCCL mode."""
-    from dpbase.errors import DpcostError
     from costmodel.nccl import load_tables, topology_for
-    from costmodel.nccl.names import normalize_collective, normalize_algorithm
+    from costmodel.nccl.names import normalize_algorithm, normalize_collective
     from costmodel.nccl.selection import choose
+    from dpbase.errors import DpcostError
     from hardware import load_system
 
     tables, rows = load_tables(), []

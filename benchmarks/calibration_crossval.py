@@ -25,10 +25,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from accuracy import REPORT, write_section  # noqa: E402  (benchmarks/accuracy.py)
+
 from costmodel.calibrate.fit import NONMONOTONIC_FALL_REL, cross_validate, fit_times  # noqa: E402
-from dpbase.units import format_size  # noqa: E402
 from costmodel.calibrate.link import points  # noqa: E402
 from costmodel.calibrate.parse import parse_file  # noqa: E402
+from dpbase.units import format_size  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "calibration"
 SECTION = "calibration-crossval"

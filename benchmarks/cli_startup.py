@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from accuracy import write_section  # noqa: E402  (benchmarks/accuracy.py: one section writer)
+
 REPORT = ROOT / "docs" / "performance.md"
 SECTION = "startup"
 

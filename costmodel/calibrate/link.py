@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from costmodel.calibrate import conventions as names
 from costmodel.calibrate.fit import Fit, fit_times
-from dpbase.errors import InputError
 from costmodel.calibrate.parse import Log
+from dpbase.errors import InputError
 
 BLOCKS = ("both", "out-of-place", "in-place")
 # A regime whose fitted C is 0 (a flat floor) is written with the bandwidth at which its

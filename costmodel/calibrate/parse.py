@@ -27,8 +27,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from dpbase.errors import ParseError
 from costmodel.calibrate.conventions import binaries_in_text
+from dpbase.errors import ParseError
 
 NCCL_TESTS_TIME_S = 1e-6  # nccl-tests prints times in µs (src/util.cu)
 NCCL_TESTS_BANDWIDTH_BPS = 1e9  # algbw/busbw in GB/s = 1e9 B/s (src/common.cu baseBw)
@@ -192,7 +192,7 @@ def _no_rows_error(text: str, path: str) -> ParseError:
     lines = text.splitlines()
     if not text.strip():
         return ParseError(f"{path}", "an empty file", "nccl-tests or rccl-tests output")
-    first = next(((i, l) for i, l in enumerate(lines, 1) if l.strip() and not l.lstrip().startswith("#")),
+    first = next(((i, line) for i, line in enumerate(lines, 1) if line.strip() and not line.lstrip().startswith("#")),
                  (1, lines[0]))
     return ParseError(f"{path} line {first[0]}", first[1].strip()[:80],
                       "nccl-tests result rows (size count type … time algbw busbw …); none found")

@@ -24,12 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dpbase.errors import DpcostError, InputError, NotApplicableError
-from costmodel.collectives.evaluate import evaluate_grid, predict_entry, resolve, split_seconds
-from costmodel.names import Algorithm, Primitive
-from costmodel.collectives.ops import SCALAR
 from costmodel.collectives.entry import Entry, Terms
+from costmodel.collectives.evaluate import evaluate_grid, predict_entry, resolve, split_seconds
+from costmodel.collectives.ops import SCALAR
 from costmodel.collectives.registry import entries, get
+from costmodel.names import Algorithm, Primitive
+from dpbase.errors import DpcostError, InputError, NotApplicableError
 
 
 @dataclass(frozen=True, slots=True)

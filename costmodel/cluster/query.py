@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dpbase.errors import InputError
 from costmodel.collectives.evaluate import predict_entry
-from costmodel.names import algorithm_named, primitive_named
 from costmodel.collectives.registry import entries, get
+from costmodel.names import algorithm_named, primitive_named
+from dpbase.errors import InputError
 from dpbase.units import parse_bandwidth, parse_size, parse_time
 
 BACKENDS = ("ideal", "nccl")
@@ -108,8 +108,8 @@ def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[dict[str, Any
 
 def _nccl_all(q: Query, lay: Any, size_bytes: float) -> list[dict[str, Any]]:
     """Every algorithm NCCL's model has for the collective, each with its best protocol, fastest first."""
-    from dpbase.errors import DpcostError
     from costmodel.nccl.names import algorithms_for, normalize_collective
+    from dpbase.errors import DpcostError
 
     results = []
     for name in algorithms_for(normalize_collective(primitive_named(q.primitive).value)):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from costmodel.collectives.entry import ParamsView
 from costmodel.collectives.evaluate import check_inputs, predict_entry, resolve
-from costmodel.names import Primitive, primitive_named
 from costmodel.collectives.ops import SCALAR
 from costmodel.collectives.prediction import Prediction
-from costmodel.collectives.entry import ParamsView
 from costmodel.collectives.registry import entries, get
+from costmodel.names import Primitive, primitive_named
 
 
 def predict(primitive: str | Primitive, algorithm: str, *, ranks: int, size_bytes: float,

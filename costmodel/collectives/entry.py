@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from dpbase.errors import InputError, NotApplicableError
 from costmodel.names import Algorithm, Primitive
+from dpbase.errors import InputError
 
 
 class Terms(NamedTuple):

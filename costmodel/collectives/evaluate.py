@@ -13,11 +13,11 @@ import math
 from typing import Any
 
 from costmodel.collectives.bounds import entry_bound
-from dpbase.errors import InputError
-from costmodel.names import busbw_factor
-from costmodel.collectives.ops import SCALAR, vector_ops
 from costmodel.collectives.entry import Entry, ParamsView, Terms
+from costmodel.collectives.ops import SCALAR, vector_ops
 from costmodel.collectives.registry import get
+from costmodel.names import busbw_factor
+from dpbase.errors import InputError
 
 MIN_CHUNK_BYTES = 4  # a pipeline chunk holds at least one 4-byte element
 

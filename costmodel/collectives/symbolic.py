@@ -7,16 +7,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from costmodel.collectives.bounds import entry_bound
-from costmodel.names import Primitive
-from costmodel.collectives.symbolic_ops import symbolic_ops
 from costmodel.collectives.entry import Entry, ParamsView
 from costmodel.collectives.registry import get
-
+from costmodel.collectives.symbolic_ops import symbolic_ops
+from costmodel.names import Primitive
 
 _LOG2 = re.compile(r"\\frac\{\\log\{\\left\((.+?) \\right\)\}\}\{\\log\{\\left\(2 \\right\)\}\}")
 
@@ -66,7 +65,6 @@ class Formula:
         return f"Formula({self.entry.primitive.value} / {self.entry.algorithm.value}: T = {self.time})"
 
     def to_dict(self) -> dict[str, Any]:
-        import sympy as sp
 
         e = self.entry
         return {

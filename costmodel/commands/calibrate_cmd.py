@@ -78,9 +78,9 @@ def calibrate(
 
     Example: dpcost calibrate all_reduce_perf.log --ranks 16 -o my-ib.toml --html fit.html
     """
-    from costmodel.calibrate.link import calibrate as run_calibration, profile_toml
+    from costmodel.calibrate.link import calibrate as run_calibration
+    from costmodel.calibrate.link import profile_toml
     from costmodel.calibrate.parse import parse_file
-
     from costmodel.commands.progress import progress
 
     with progress(f"Calibrating from {len(logs)} log(s)") as update:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import math
-
 from typing import Annotated, Any, Optional
 
 import typer
 
 from costmodel.commands import complete
-
 from costmodel.commands.common import cli_errors, print_json
 from costmodel.commands.textfmt import pairs, table
 from dpbase.units import format_bandwidth, format_size, format_time

@@ -46,8 +46,8 @@ def primitives(incomplete: str) -> list[str]:
 
 def algorithms(ctx: Any, incomplete: str) -> list[str]:
     """The algorithms of the primitive already typed (all of them before it), and ``auto``."""
-    from costmodel.names import Algorithm, primitive_named
     from costmodel.collectives.registry import algorithms_for
+    from costmodel.names import Algorithm, primitive_named
 
     primitive = (ctx.params or {}).get("primitive") if ctx is not None else None
     try:

@@ -11,7 +11,6 @@ from typing import Annotated, Any
 import typer
 
 from costmodel.commands import complete
-
 from costmodel.commands.common import EXIT_BAD_INPUT, cli_errors, print_json
 from costmodel.commands.textfmt import table
 from dpbase.units import format_bandwidth, format_size, format_time

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from costmodel.commands import complete
-
 from costmodel.commands.common import cli_errors, print_json
 from dpbase.errors import InputError
 
@@ -137,8 +136,8 @@ def iteration(
     from costmodel.cluster import mapping as cluster_module
     from costmodel.training import memory
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
-    from dpbase.units import parse_size
     from costmodel.training.workloads import load_model
+    from dpbase.units import parse_size
 
     system = hardware.load_system(cluster)
     node_count, per_node = _group(system, nodes, gpus)

@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 
 from costmodel.commands import complete
-
 from costmodel.commands.common import cli_errors, print_json
 
 app = typer.Typer(help="NCCL's tuning model (NCCL-faithful mode).")

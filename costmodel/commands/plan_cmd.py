@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from costmodel.commands import complete
-
 from costmodel.commands.common import cli_errors, print_json
 
 
@@ -95,8 +94,8 @@ def plan(
     """
     from costmodel.commands.progress import progress
     from costmodel.planner.recommend import plan as make_plan
-    from dpbase.units import parse_size
     from costmodel.training.workloads import parse_param_count
+    from dpbase.units import parse_size
 
     with progress("Sweeping plans") as update:
         result = make_plan(

@@ -7,7 +7,6 @@ from typing import Annotated, Any, Optional
 import typer
 
 from costmodel.commands import complete
-
 from costmodel.commands.common import cli_errors, print_json
 
 app = typer.Typer(help="Interactive charts (plotly, offline HTML).")

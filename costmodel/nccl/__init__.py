@@ -14,12 +14,12 @@ Modules: ``tables`` (constants + overrides), ``topology`` (NcclTopology), ``sear
 
 from costmodel.nccl.model import NcclPrediction, cost_table, nccl_time
 from costmodel.nccl.names import ALGORITHMS, COLLECTIVES, PROTOCOLS
-from costmodel.nccl.tables import NcclTables, known_versions, load_tables
 from costmodel.nccl.search import topology_for
+from costmodel.nccl.tables import NcclTables, known_versions, load_tables
 from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
 from costmodel.nccl.tuning import CostCell
 
-__all__ = sorted([
+__all__ = [
     "ALGORITHMS", "COLLECTIVES", "CostCell", "HostMemoryPath", "NcclGraph", "NcclPrediction", "NcclTables",
     "NcclTopology", "PROTOCOLS", "cost_table", "known_versions", "load_tables", "nccl_time", "topology_for",
-])
+]

@@ -17,16 +17,15 @@ term. ``model_time_s`` keeps NCCL's own estimate. ``size_bytes`` follows nccl-te
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 
-from dpbase.errors import InputError
 from costmodel.nccl import hostmem
 from costmodel.nccl.names import n_steps, normalize_algorithm, normalize_collective, normalize_protocol
 from costmodel.nccl.selection import choose, plateau_factor, tree_correction
 from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.topology import NcclTopology
 from costmodel.nccl.tuning import CostCell, graph_for
+from dpbase.errors import InputError
 
 _BUS_FACTOR = {"all-reduce": lambda n: 2 * (n - 1) / n, "all-gather": lambda n: (n - 1) / n,
                "reduce-scatter": lambda n: (n - 1) / n, "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0}

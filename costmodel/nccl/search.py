@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dpbase.errors import InputError, NotApplicableError
 from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
+from dpbase.errors import InputError, NotApplicableError
 
 _NVLINK_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge")
 _EPSILON = 1e-9

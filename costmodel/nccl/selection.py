@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 
-from dpbase.errors import NotApplicableError
 from costmodel.nccl.tables import NcclTables
 from costmodel.nccl.topology import NcclTopology
 from costmodel.nccl.tuning import CostCell, tune_collective
+from dpbase.errors import NotApplicableError
 
 
 def tree_correction(cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:

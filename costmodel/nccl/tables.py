@@ -16,7 +16,6 @@ release first. Unknown keys or wrong types are rejected with the dotted field na
 from __future__ import annotations
 
 import functools
-
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass

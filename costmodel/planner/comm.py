@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from costmodel.cluster import mapping as cluster
-from dpbase.errors import NotApplicableError
 from costmodel.collectives.registry import algorithms_for, get
+from dpbase.errors import NotApplicableError
 
 CommFn = Callable[[str, float], float]
 # CommModel's names for NCCL's algorithms (costmodel/cluster.py, CommModel._nccl).

@@ -19,11 +19,10 @@ import math
 
 import numpy as np
 
-from costmodel.planner import grid
-from costmodel.planner import whatif
+from costmodel.planner import grid, whatif
 from costmodel.planner.comm import CommCache
-from costmodel.planner.text import percent, rate, reason_text
 from costmodel.planner.rank import objective_scores, rows_at, top_indices
+from costmodel.planner.text import percent, rate, reason_text
 from dpbase.units import format_size
 
 CROSSOVER_MIN_BYTES = 2.0**10

@@ -27,10 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from costmodel.training import gradsync, memory, overlap, stragglers, workloads
-from costmodel.training.iteration import (FORWARD_SHARE_OF_TRAINING_FLOPS, backward_seconds,
-                                 scaling_efficiency, step_seconds)
 from costmodel.planner.comm import CommCache, zero_algorithm_ok
+from costmodel.training import gradsync, memory, overlap, stragglers, workloads
+from costmodel.training.iteration import (
+    FORWARD_SHARE_OF_TRAINING_FLOPS,
+    backward_seconds,
+    scaling_efficiency,
+    step_seconds,
+)
 
 AXES = ("algorithm", "zero_stage", "grad_dtype", "bucket_bytes", "cell")
 

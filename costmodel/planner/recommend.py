@@ -26,9 +26,16 @@ from typing import Any
 import numpy as np
 
 from costmodel.planner import grid
+from costmodel.planner.rank import (
+    OBJECTIVES,
+    TIE_TOLERANCE,
+    PlanRow,
+    infeasible_error,
+    objective_scores,
+    rows_at,
+    top_indices,
+)
 from dpbase.errors import InputError
-from costmodel.planner.rank import (OBJECTIVES, TIE_TOLERANCE, PlanRow, infeasible_error,
-                                    objective_scores, rows_at, top_indices)
 
 MIB = 1024 * 1024
 # Bucket sizes swept around PyTorch DDP's default bucket_cap_mb = 25 (torch/nn/parallel/

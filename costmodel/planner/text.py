@@ -5,7 +5,6 @@ from __future__ import annotations
 from dpbase.units import format_size, format_time
 
 
-
 def rate(samples_per_s: float) -> str:
     """Samples per second as the table and the reason print them."""
     return f"{samples_per_s:,.1f}"

@@ -16,8 +16,8 @@ from typing import Any
 from costmodel.plots.bestmap import best_map_figure
 from costmodel.plots.breakdown import StepSetup, breakdown_figure, step_breakdown
 from costmodel.plots.common import Hardware
-from costmodel.plots.planfig import plan_figure
 from costmodel.plots.curves import scaling_figure, sweep_figure
+from costmodel.plots.planfig import plan_figure
 from costmodel.plots.schedule import schedule_figure
 
 
@@ -29,7 +29,7 @@ def write_html(fig: Any, path: str | Path) -> Path:
     return out
 
 
-__all__ = sorted([
+__all__ = [
     "Hardware", "StepSetup", "best_map_figure", "breakdown_figure", "plan_figure", "scaling_figure", "schedule_figure",
     "step_breakdown", "sweep_figure", "write_html",
-])
+]

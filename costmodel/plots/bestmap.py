@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpbase.errors import InputError
 from costmodel.plots.common import PALETTE, Hardware, base_layout, predictions, size_grid
+from dpbase.errors import InputError
 from dpbase.units import format_size, format_time
-
 
 
 def _winners(hardware: Hardware, primitive: str, rank_counts: tuple[int, ...], sizes: list[float]) -> list[list]:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from costmodel.calibrate.conventions import busbw_factor
 from costmodel.calibrate.link import Calibration
 from costmodel.calibrate.parse import Log
-from costmodel.calibrate.conventions import busbw_factor
 
 CURVE_POINTS = 400
 COLORS = {"out-of-place": "#1f77b4", "in-place": "#2ca02c", "fit": "#ff7f0e"}  # same in both panels

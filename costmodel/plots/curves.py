@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpbase.errors import InputError
 from costmodel.plots.common import PALETTE, Hardware, base_layout, hover_row, series, size_grid, size_ticks
+from dpbase.errors import InputError
 from dpbase.units import format_size, format_time
 
 HOVER = ("<b>%{fullData.name}</b><br>size %{customdata[3]}<br>time %{customdata[0]}<br>"

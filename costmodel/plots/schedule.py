@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpbase.errors import InputError
 from costmodel.plots.trace import Message, Trace, contributors, record
+from dpbase.errors import InputError
 from dpbase.units import format_size
 
 MAX_RANKS = 16  # more rows than this cannot be read
@@ -80,8 +80,8 @@ def _caption(trace: Trace, index: int) -> str:
 def _check(primitive: str, algorithm: str, ranks: int, params: dict, size_bytes: float, cells: int) -> str:
     """'executor: … · formula: …' for the subtitle (same N, parameters and size)."""
     from costmodel.collectives.api import predict
-    from costmodel.names import algorithm_named, primitive_named
     from costmodel.collectives.schedules import execute
+    from costmodel.names import algorithm_named, primitive_named
 
     run = execute(primitive_named(primitive), algorithm_named(algorithm), ranks, cells, params)
     scale = size_bytes / run.size_bytes

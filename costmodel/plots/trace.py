@@ -126,8 +126,8 @@ def _cells(ranks: int, params: dict) -> int:
 
 def record(primitive: str, algorithm: str, ranks: int, params: dict[str, Any]) -> Trace:
     """Run the registered schedule on ``ranks`` ranks, recording every round."""
-    from costmodel.names import algorithm_named, primitive_named
     from costmodel.collectives.schedules import SCHEDULES, auxiliary_nodes
+    from costmodel.names import algorithm_named, primitive_named
 
     prim, algo = primitive_named(primitive), algorithm_named(algorithm)
     cells = _cells(ranks, params)

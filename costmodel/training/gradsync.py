@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpbase.errors import InputError
 from costmodel.training.memory import Precision
 from costmodel.training.overlap import BucketLayout
+from dpbase.errors import InputError
 
 CommFn = Callable[[str, float], float]
 # Deep Gradient Compression (Lin et al. 2018) sends each kept value with its int32 index.

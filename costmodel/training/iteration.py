@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from costmodel.training import gradsync, memory, overlap, stragglers, workloads
-from dpbase.errors import InputError, NotApplicableError
 from costmodel.training.memory import MemoryBreakdown
 from costmodel.training.workloads import Workload
+from dpbase.errors import InputError, NotApplicableError
 
 # Backward costs twice the forward (Kaplan et al. 2020, §2.1): forward is 1/3 of the FLOPs.
 FORWARD_SHARE_OF_TRAINING_FLOPS = 1.0 / 3.0

@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dpbase.errors import InputError, NotApplicableError, UnknownNameError
 from costmodel.training.workloads import Workload
+from dpbase.errors import InputError, NotApplicableError, UnknownNameError
 
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 GRAD_DTYPES = ("fp32", "bf16", "fp16", "fp8")

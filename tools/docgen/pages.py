@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from costmodel.names import SIZE_MEANING
 from costmodel.collectives.registry import entries
 from costmodel.collectives.symbolic import formula, latex
+from costmodel.names import SIZE_MEANING
 
 HEADER = """# Formula reference
 

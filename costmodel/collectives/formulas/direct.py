@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from costmodel.collectives.entry import Entry, Terms
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
-from costmodel.collectives.entry import Entry, Terms
 
 MPICH_A2A = "Thakur et al. 2005 §6 (MPICH alltoall.c: pairwise exchange, isend/irecv)"
 

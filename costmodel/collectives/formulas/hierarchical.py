@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpbase.errors import InputError
+from costmodel.collectives.entry import Entry, Param, Terms
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
-from costmodel.collectives.entry import Entry, Param, Terms
+from dpbase.errors import InputError
 
 GPUS_PER_NODE = Param("gpus_per_node", "G", 8, "ranks per node (N must be a multiple of G)")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from costmodel.collectives.entry import Entry, Terms
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
-from costmodel.collectives.entry import Entry, Terms
 
 SOURCE = "Chan et al. 2007 §3 (simple/linear algorithms); MPICH scatter.c/gather.c"
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from costmodel.collectives.entry import Entry, Terms
 from costmodel.collectives.formulas.common import fold
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
-from costmodel.collectives.entry import Entry, Terms
 
 MPICH_AR = "Thakur et al. 2005 §5 (MPICH allreduce.c: fold r = p − 2^⌊lg p⌋ ranks with full-vector send/recv)"
 FOLD_NOTE = "any N; non-power-of-two N folds r = N − 2^⌊log2 N⌋ ranks first and unfolds last"

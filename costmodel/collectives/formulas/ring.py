@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from costmodel.collectives.entry import CHUNKS, Entry, Terms
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
-from costmodel.collectives.entry import CHUNKS, Entry, Terms
 
 THAKUR = "Thakur, Rabenseifner & Gropp 2005, Int. J. HPC Appl. 19(1) (MPICH allgather.c, red_scat.c)"
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpbase.errors import InputError
+from costmodel.collectives.entry import CHUNKS, Entry, Param, Terms
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
-from costmodel.collectives.entry import CHUNKS, Entry, Param, Terms
+from dpbase.errors import InputError
 
 SERVERS = Param("servers", "S", 1, "parameter servers (shards)")
 COLOCATED = Param("colocated", "colocated", False, "servers are ranks 0..S−1 (else dedicated machines)", "bool")

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from costmodel.collectives.entry import CHUNKS, Entry, Terms
 from costmodel.collectives.formulas.common import scatter_recv_max_blocks
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
-from costmodel.collectives.entry import CHUNKS, Entry, Terms
 
 CHAN = "Chan, Heimlich, Purkayastha & van de Geijn 2007, CCPE 19(13) (MST algorithms); MPICH bcast.c/reduce.c"
 DBT = "Sanders, Speck & Träff 2009, Parallel Computing 35(12); Jeaugey, NVIDIA blog 'NCCL 2.4' (2019)"

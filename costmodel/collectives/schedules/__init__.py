@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from costmodel.names import Algorithm as A
-from costmodel.names import Primitive as P
 from costmodel.collectives.schedules import aggregators, flat, recursive, trees
 from costmodel.collectives.schedules.machine import Counts, Machine
+from costmodel.names import Algorithm as A
+from costmodel.names import Primitive as P
 
 SCHEDULES = {
     (P.ALL_REDUCE, A.RING): flat.ring_allreduce,

@@ -1,0 +1,131 @@
+"""The written profile, the plot and the `calibrate` command."""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+import hardware
+from costmodel.calibrate.link import calibrate, predict_with_link, profile_toml
+from costmodel.calibrate.parse import parse_file
+from costmodel.commands.calibrate_cmd import calibrate as calibrate_command
+
+DATA = Path(__file__).parents[1] / "data" / "calibration"
+LOG = DATA / "raw" / "rtx4090_8x_pcie4_p2pon.txt"
+app = typer.Typer()
+app.command("calibrate")(calibrate_command)
+app.command("noop")(lambda: None)  # a second command keeps "calibrate" a subcommand
+
+
+def _regimes_from_toml(document: dict) -> list:
+    from dpbase.units import parse_bandwidth, parse_size, parse_time
+
+    link = document["link"][0]
+    rows = link.get("regimes") or [{"latency": link["latency"], "bandwidth": link["bandwidth"]}]
+    return [type("R", (), {"max_size_bytes": parse_size(r["max_size"]) if "max_size" in r else math.inf,
+                           "latency_s": parse_time(r["latency"]),
+                           "bandwidth_Bps": parse_bandwidth(r["bandwidth"])}) for r in rows]
+
+
+def _measured_and_between(fit) -> list[float]:
+    """The fitted sizes and the geometric mean of each neighbouring pair (inside transitions)."""
+    sizes = sorted(set(fit.sizes_bytes))
+    return sizes + [math.sqrt(a * b) for a, b in zip(sizes, sizes[1:])]
+
+
+def test_profile_round_trip_reproduces_the_fit(tmp_path):
+    result = calibrate([parse_file(LOG)])
+    document = tomllib.loads(profile_toml(result))
+    regimes = _regimes_from_toml(document)
+    assert len(regimes) == len(result.fit.regimes) > 1
+    assert any(r.transition for r in result.fit.regimes)  # the round trip covers transitions too
+    for size in _measured_and_between(result.fit):
+        again = predict_with_link(regimes, result.steps, result.beta_bytes_per_byte, size)
+        assert again == pytest.approx(float(result.fit.predict_s([size])[0]), rel=1e-3)
+    raw = document["calibration"]
+    assert raw["collective"] == "all-reduce" and raw["ranks"] == 8
+    assert raw["regime"][0]["latency_s"] == result.fit.regimes[0].latency_s
+    assert raw["crossover_sizes_bytes"] == list(result.fit.crossovers_bytes)
+    assert [r.get("transition", False) for r in raw["regime"]] == [r.transition for r in result.fit.regimes]
+
+
+def test_single_regime_profile_has_no_regime_tables():
+    result = calibrate([parse_file(DATA / "raw" / "mi325x_ring_1node.txt")], ranks=8)
+    document = tomllib.loads(profile_toml(result, name="mi325x-xgmi"))
+    assert document["link"][0]["name"] == "mi325x-xgmi" and "regimes" not in document["link"][0]
+    regimes = _regimes_from_toml(document)
+    size = result.fit.sizes_bytes[0]
+    assert predict_with_link(regimes, result.steps, result.beta_bytes_per_byte, size) == pytest.approx(
+        float(result.fit.predict_s([size])[0]), rel=1e-3)
+
+
+def test_hardware_loader_reads_the_profile(tmp_path):
+    result = calibrate([parse_file(LOG)])
+    path = tmp_path / "link.toml"
+    path.write_text(profile_toml(result), encoding="utf-8")
+    assert hardware.validate_file(path) == []
+    link = hardware.load_link(path)
+    assert link.category == "calibrated"
+    assert hardware.load_file(path).metadata["calibration"]["ranks"] == result.ranks
+    for size in _measured_and_between(result.fit):
+        again = predict_with_link(link.regimes, result.steps, result.beta_bytes_per_byte, size)
+        assert again == pytest.approx(float(result.fit.predict_s([size])[0]), rel=1e-3)
+
+
+def test_cli_writes_profile_and_html(tmp_path):
+    profile, plot = tmp_path / "p.toml", tmp_path / "fit.html"
+    outcome = CliRunner().invoke(app, ["calibrate", str(LOG), "--ranks", "8", "-o", str(profile),
+                                       "--html", str(plot), "--json"])
+    assert outcome.exit_code == 0, outcome.output
+    summary = json.loads(outcome.output)
+    expected = calibrate([parse_file(LOG)], ranks=8).fit.regimes
+    assert summary["collective"] == "all-reduce" and len(summary["regimes"]) == len(expected)
+    assert [r["points"] for r in summary["regimes"]] == [r.points for r in expected]
+    assert summary["median_abs_pct_error"] < 5
+    assert tomllib.loads(profile.read_text())["link"][0]["category"] == "calibrated"
+    html = plot.read_text(encoding="utf-8")
+    assert "plotly" in html.lower() and len(html) > 1_000_000  # plotly.js embedded, works offline
+
+
+def test_cli_text_output_names_notes():
+    outcome = CliRunner().invoke(app, ["calibrate", str(DATA / "raw" / "rtx2080ti_2x_pcie3_nop2p_alltoall.txt")])
+    assert outcome.exit_code == 0
+    assert "all-to-all on 2 ranks" in outcome.output and "residuals: median" in outcome.output
+
+
+@pytest.mark.parametrize("content", ["", "garbage\nmore garbage\n",
+                                     "        1024   256  float  sum  -1  10.0\n"])
+def test_cli_bad_logs_exit_2_with_one_line(tmp_path, content):
+    path = tmp_path / "bad.txt"
+    path.write_text(content)
+    outcome = CliRunner().invoke(app, ["calibrate", str(path)])
+    assert outcome.exit_code == 2
+    assert outcome.output.count("error:") == 1
+
+
+def test_cli_unknown_collective_exit_2():
+    outcome = CliRunner().invoke(app, ["calibrate", str(LOG), "--collective", "all-shuffle"])
+    assert outcome.exit_code == 2 and "collective" in outcome.output
+
+
+def test_calibrated_profile_drives_a_prediction_through_the_real_cli(tmp_path):
+    from cli import app as dpcost
+
+    runner, profile = CliRunner(), tmp_path / "calibrated.toml"
+    written = runner.invoke(dpcost, ["calibrate", str(LOG), "--ranks", "8", "-o", str(profile)])
+    assert written.exit_code == 0, written.output
+    shown = runner.invoke(dpcost, ["hardware", "show", str(profile)])
+    assert shown.exit_code == 0 and "calibration  all-reduce on 8 ranks (ring)" in shown.output
+    outcome = runner.invoke(dpcost, ["collective", "all-reduce", "-a", "ring", "--link", str(profile), "--ranks", "8",
+                                     "--size", "64MB", "--json"])
+    assert outcome.exit_code == 0, outcome.output
+    predicted = json.loads(outcome.output)
+    result = calibrate([parse_file(LOG)], ranks=8)
+    fitted_s = float(result.fit.predict_s([64e6])[0])  # the ring on the calibrated link = the fit
+    assert predicted["time_s"] == pytest.approx(fitted_s, rel=1e-3)

@@ -1,0 +1,99 @@
+"""``dpcost hardware list|show|validate`` through typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from costmodel.commands.hardware_cmd import app
+from costmodel.commands.textfmt import table as format_table
+
+DATA = Path(__file__).parents[1] / "data" / "hardware"
+
+root = typer.Typer()
+root.add_typer(app, name="hardware")
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(root, ["hardware", *args])
+
+
+def test_list_all_kinds():
+    result = run("list")
+    assert result.exit_code == 0
+    assert "h100-sxm" in result.output and "ib-ndr" in result.output and "dgx-h100" in result.output
+
+
+def test_list_one_kind_as_json():
+    result = run("list", "--kind", "link", "--json")
+    assert result.exit_code == 0
+    links = json.loads(result.output)
+    assert {link["kind"] for link in links} == {"link"}
+    ndr = next(link for link in links if link["name"] == "ib-ndr")
+    assert ndr["bandwidth_Bps"] == 50e9 and ndr["sharp"] is True
+
+
+def test_list_rejects_unknown_kind():
+    result = run("list", "--kind", "tpu")
+    assert result.exit_code == 2
+
+
+def test_show_bundled_system():
+    result = run("show", "dgx-h100")
+    assert result.exit_code == 0
+    assert "h100-sxm" in result.output and "450 GB/s" in result.output and "nvls" in result.output
+
+
+def test_show_json_nests_resolved_profiles():
+    result = run("show", "dgx-a100", "--json")
+    data = json.loads(result.output)
+    assert data["gpu"]["memory_bytes"] == 80e9 and data["nic_link"]["name"] == "ib-hdr"
+
+
+def test_show_user_file():
+    result = run("show", str(DATA / "my_cluster.toml"))
+    assert result.exit_code == 0 and "lab-4x-a100-pcie" in result.output
+
+
+def test_show_unknown_name_is_one_line_exit_2():
+    result = run("show", "dgx-h1000")
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: profile: got 'dgx-h1000'") and "dgx-h100" in lines[0]
+
+
+def test_validate_ok():
+    result = run("validate", str(DATA / "my_cluster.toml"))
+    assert result.exit_code == 0 and result.output.strip() == "ok"
+
+
+def test_validate_lists_every_problem_and_exits_2(tmp_path):
+    text = (DATA / "my_cluster.toml").read_text(encoding="utf-8")
+    text = text.replace('nic_bandwidth = "100Gbps"', 'nic_bandwidth = "-5GB/s"').replace('"amd"', '"via"')
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    result = run("validate", str(path))
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("error: systems[0] (lab-4x-a100-pcie).nic_bandwidth: got '-5GB/s'; allowed:")
+    assert lines[1].startswith("error: systems[0] (lab-4x-a100-pcie).cpu_vendor: got 'via'")
+    as_json = json.loads(run("validate", str(path), "--json").output)
+    assert as_json["valid"] is False and len(as_json["problems"]) == 2
+
+
+def test_validate_malformed_toml(tmp_path):
+    path = tmp_path / "broken.toml"
+    path.write_text("[[system]\n", encoding="utf-8")
+    result = run("validate", str(path))
+    assert result.exit_code == 2 and "line 1" in result.output
+
+
+def test_format_table_aligns_columns():
+    table = format_table([{"a": "x", "bb": "yyy"}, {"a": "long", "bb": "z"}])
+    lines = table.splitlines()
+    assert lines[0] == "a     bb" and lines[2] == "x     yyy" and lines[3] == "long  z"

@@ -1,0 +1,188 @@
+"""Bundled hardware profiles: every one loads, values match the sourced CSVs, rules hold."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+
+import pytest
+
+import hardware
+from hardware import Gpu, Link, System, list_profiles, load_gpu, load_link, load_system
+from hardware.describe import kind_of, to_dict, to_toml
+from hardware.profiles import DTYPES, NVLS_MIN_NVSWITCH_GEN
+from hardware.resolve import build_catalog
+
+GB = 1e9
+
+REQUIRED_GPUS = [
+    "v100-sxm2", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm", "h100-pcie",
+    "h200-sxm", "b200", "gb200", "l40s", "l4", "a10", "t4", "rtx-4090", "rtx-3090", "mi250x",
+    "mi300x", "mi325x", "rtx-2080ti", "mi355x", "gb10", "gb300",
+]
+REQUIRED_LINKS = [
+    "nvlink2", "nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5", "ib-edr", "ib-hdr",
+    "ib-ndr", "ib-xdr", "roce-100", "roce-200", "roce-400", "eth-1g", "eth-10g", "eth-25g",
+    "eth-100g", "eth-200g", "eth-400g", "tcp-sockets", "efa", "xgmi",
+]
+REQUIRED_SYSTEMS = [
+    "dgx-1", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "rtx4090-8x-pcie", "rtx4090-8x-pcie-p2p", "l40s-4x-pcie",
+    "aws-p4d", "aws-p5", "azure-nd-h100-v5", "gcp-a3-mega", "mi300x-8x",
+    "h100-pcie-2x-nvlink-bridge", "rtx2080ti-2x-pcie", "v100-abci-4x", "a100-abci-8x",
+    "l40s-tcp-1x", "gb300-nvl72-tray", "mi325x-8x", "mi355x-8x",
+]
+
+
+def test_public_api_all_is_sorted_and_complete():
+    assert hardware.__all__ == sorted(hardware.__all__)
+    public = {name for name in dir(hardware) if not name.startswith("_")}
+    modules = {"describe", "fields", "loader", "metadata", "profiles", "resolve", "schema"}
+    assert public - modules == set(hardware.__all__)
+
+
+@pytest.mark.parametrize(("kind", "names"), [("gpu", REQUIRED_GPUS), ("link", REQUIRED_LINKS),
+                                             ("system", REQUIRED_SYSTEMS)])
+def test_required_profiles_are_bundled(kind, names):
+    bundled = {profile.name for profile in list_profiles(kind)}
+    assert set(names) <= bundled
+
+
+def test_list_profiles_kinds_partition_all():
+    every = list_profiles()
+    assert len(every) == sum(len(list_profiles(kind)) for kind in ("gpu", "link", "system"))
+    assert all(kind_of(profile) in ("gpu", "link", "system") for profile in every)
+
+
+def test_names_are_unique_across_kinds():
+    names = [profile.name for profile in list_profiles()]
+    assert len(names) == len(set(names))
+
+
+def test_every_bundled_profile_round_trips_through_toml():
+    bundled = hardware.loader.bundled_catalog()
+    for profile in list_profiles():
+        catalog, problems = build_catalog(tomllib.loads(to_toml(profile)), bundled)
+        assert problems == []
+        assert catalog.kind(kind_of(profile))[profile.name] == profile
+
+
+@pytest.mark.parametrize(("name", "memory_gb", "hbm_gbps", "bf16_tflops"), [
+    ("h100-sxm", 80, 3350, 989.4),
+    ("a100-sxm4-40gb", 40, 1555, 312),
+    ("a100-pcie-80gb", 80, 1935, 312),
+    ("h200-sxm", 141, 4800, 989.4),
+    ("b200", 180, 8000, 2250),
+    ("mi300x", 192, 5300, 1307.4),
+    ("l40s", 48, 864, 362),
+    ("rtx-4090", 24, 1008, 165.2),
+])
+def test_gpu_values_match_sources(name, memory_gb, hbm_gbps, bf16_tflops):
+    gpu = load_gpu(name)
+    assert gpu.memory_bytes == pytest.approx(memory_gb * GB)
+    assert gpu.hbm_bandwidth_Bps == pytest.approx(hbm_gbps * GB)
+    assert gpu.peak_flops["bf16"] == pytest.approx(bf16_tflops * 1e12)
+
+
+def test_unsupported_dtypes_are_absent():
+    assert "bf16" not in load_gpu("v100-sxm2").peak_flops
+    assert "fp8" not in load_gpu("a100-sxm4-80gb").peak_flops
+    assert load_gpu("t4").peak_flops_for("tf32") is None
+    assert load_gpu("h100-sxm").peak_flops_for("fp8") == pytest.approx(1978.9e12)
+
+
+def test_gpu_fields_are_sane():
+    for gpu in list_profiles("gpu"):
+        assert isinstance(gpu, Gpu)
+        assert set(gpu.peak_flops) <= set(DTYPES) and "fp32" in gpu.peak_flops
+        assert 0.2 <= gpu.default_mfu <= 0.5
+        assert (gpu.compute_capability == 0) == (gpu.vendor == "amd")
+        assert (gpu.scaleup_link is None) == (gpu.scaleup_bandwidth_Bps == 0)
+
+
+@pytest.mark.parametrize(("name", "achievable_gbps"), [
+    ("nvlink4-x18", 370.8),  # NCCL 18 x 20.6
+    ("nvlink3-x12", 240.0),  # NCCL 12 x 20
+    ("nvlink5-x18", 721.8),  # NCCL 18 x 40.1
+    ("ib-ndr", 48.5),        # CX-7 48.5 of 50
+    ("ib-hdr", 23.5),        # CX-6 23.5 of 25
+])
+def test_link_achievable_bandwidth_matches_nccl_figures(name, achievable_gbps):
+    assert load_link(name).achievable_bandwidth_Bps == pytest.approx(achievable_gbps * GB, rel=1e-3)
+
+
+def test_link_fields_are_sane():
+    for link in list_profiles("link"):
+        assert isinstance(link, Link)
+        assert link.bandwidth_Bps > 0 and 0 < link.efficiency <= 1
+        assert 0 < link.latency_s < 1e-3
+        assert link.sharp == (link.category == "infiniband" and link.name != "ib-edr")
+    assert load_link("ib-ndr").bandwidth_Bps == pytest.approx(50 * GB)
+    assert load_link("eth-1g").latency_s > load_link("ib-edr").latency_s
+
+
+def test_systems_resolve_objects():
+    system = load_system("dgx-h100")
+    assert isinstance(system.gpu, Gpu) and system.gpu.name == "h100-sxm"
+    assert isinstance(system.intra_link, Link) and system.intra_link.category == "nvlink"
+    assert system.nic_link.name == "ib-ndr"
+    assert system.intra_bandwidth_Bps == pytest.approx(450 * GB)
+    assert system.node_network_Bps == pytest.approx(400 * GB)
+    assert system.nic_bandwidth_per_gpu_Bps == pytest.approx(50 * GB)
+    assert system.achievable_nic_bandwidth_per_gpu_Bps == pytest.approx(48.5 * GB)
+
+
+@pytest.mark.parametrize(("name", "intra_gbps", "nics", "nic_gbps"), [
+    ("dgx-a100", 300, 8, 25), ("dgx-1", 150, 4, 12.5), ("aws-p5", 450, 32, 12.5),
+    ("aws-p4d", 300, 4, 12.5), ("gcp-a3-mega", 450, 8, 25), ("mi300x-8x", 448, 8, 50),
+])
+def test_system_values_match_sources(name, intra_gbps, nics, nic_gbps):
+    system = load_system(name)
+    assert system.intra_bandwidth_Bps == pytest.approx(intra_gbps * GB)
+    assert system.nics_per_node == nics
+    assert system.nic_bandwidth_Bps == pytest.approx(nic_gbps * GB)
+
+
+def test_in_network_reduction_rule():
+    for system in list_profiles("system"):
+        assert isinstance(system, System)
+        nvls_possible = system.nvswitch_gen >= NVLS_MIN_NVSWITCH_GEN and system.gpus_per_node > 1
+        expected = "nvls" if nvls_possible else ("sharp" if system.nic_link.sharp else "")
+        assert system.in_network_reduction == expected, system.name
+
+
+def test_consumer_cards_without_p2p():
+    assert load_system("rtx4090-8x-pcie").p2p is False
+    assert load_system("rtx2080ti-2x-pcie").p2p is False
+    assert load_system("dgx-h100").p2p is True
+    assert load_system("rtx4090-8x-pcie-p2p").p2p is True
+
+
+def test_pcie_layouts_of_the_pcie_boxes():
+    """As their sources' nvidia-smi topo -m print them."""
+    assert (load_system("rtx2080ti-2x-pcie").pcie_path, load_system("rtx2080ti-2x-pcie").pcie_switch_gpus) == ("PIX", 2)
+    assert load_system("l40s-4x-pcie").pcie_path == "NODE"
+    assert load_system("rtx4090-8x-pcie").pcie_path == load_system("rtx4090-8x-pcie-p2p").pcie_path == "SYS"
+
+
+def test_nvl72_tray_has_a_72_gpu_domain():
+    tray = load_system("gb300-nvl72-tray")
+    assert tray.gpus_per_node == 4 and tray.scaleup_domain_gpus == 72
+    assert load_system("dgx-h100").scaleup_domain_gpus == 8
+
+
+def test_to_dict_has_units_in_names():
+    data = to_dict(load_system("dgx-b200"))
+    assert data["kind"] == "system" and data["gpu"]["name"] == "b200"
+    assert data["intra_link"]["achievable_bandwidth_Bps"] == pytest.approx(721.8 * GB, rel=1e-3)
+    assert math.isclose(data["node_network_Bps"], 400 * GB)
+
+
+def test_docs_list_every_bundled_profile_and_the_example():
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    docs = (root / "docs" / "hardware-profiles.md").read_text(encoding="utf-8")
+    missing = [p.name for p in list_profiles() if f"| `{p.name}` |" not in docs]
+    assert missing == []
+    example = (root / "tests" / "data" / "hardware" / "my_cluster.toml").read_text(encoding="utf-8")
+    assert example in docs

@@ -1,0 +1,59 @@
+"""Graph search from hardware profiles: NCCL's observed channel counts and bandwidths."""
+
+import pytest
+
+from costmodel.nccl import NcclGraph, NcclTopology, load_tables, topology_for
+from costmodel.nccl.search import dup_channels, ladder_search
+from dpbase.errors import InputError, NotApplicableError
+from hardware import load_system
+
+
+@pytest.mark.parametrize(("system", "channels", "bw", "path"), [
+    ("dgx-a100", 12, 20.0, "NVLINK"),   # reference §2.5: A100 ring 12 ch x 20
+    ("dgx-h100", 12, 30.0, "NVLINK"),   # H100 6 x 60, duplicated to 12 x 30
+    ("dgx-1", 6, 20.0, "NVLINK"),
+    ("l40s-4x-pcie", 1, 20.0, "PCI"),          # SHM through an Intel host bridge: 24 / 1.2
+    ("rtx2080ti-2x-pcie", 1, 5.0, "PCI"),      # SHM, both GPUs behind one Gen3 switch: 12 / (2 x 1.2)
+    ("rtx4090-8x-pcie", 2, 12.0, "PCI"),       # SHM on an AMD host: no host-bridge charge
+])
+def test_single_node_graphs(system, channels, bw, path):
+    topo = topology_for(load_system(system))
+    assert (topo.n_channels, topo.bw_intra_GBps, topo.intra_path) == (channels, bw, path)
+
+
+def test_h100_nvls_graph_and_a100_none():
+    h100 = topology_for(load_system("dgx-h100"))
+    assert (h100.nvls.n_channels, h100.nvls.bw_intra_GBps, h100.nvls.bw_inter_GBps) == (8, pytest.approx(40.0), 60.0)
+    assert h100.nvls_capable and not topology_for(load_system("dgx-a100")).nvls_capable
+
+
+def test_multi_node_ring_uses_nics():
+    topo = topology_for(load_system("dgx-a100"), nodes=2)
+    assert (topo.n_nodes, topo.n_ranks, topo.n_channels, topo.bw_inter_GBps) == (2, 16, 8, 24.0)  # 8 x 24 = 192
+
+
+def test_ladder_and_dup_rules():
+    t = load_tables()
+    assert ladder_search(370.8, 370.8, (60.0, 50.0, 40.0, 30.0), 16, t) == (6, 60.0)
+    assert dup_channels(6, 60.0, 90, t) == (12, 30.0)
+    assert dup_channels(8, 48.0, 90, t) == (8, 48.0)   # sm>80, bw<50, >4 channels: no dup
+    assert dup_channels(2, 20.0, 80, t) == (2, 20.0)   # bw < 25
+
+
+def test_bad_layout_and_amd():
+    with pytest.raises(InputError, match="gpus_per_node"):
+        topology_for(load_system("dgx-a100"), 1, 9)
+    with pytest.raises(NotApplicableError, match="RCCL"):
+        topology_for(load_system("mi300x-8x"))
+
+
+def test_topology_validation():
+    ring = NcclGraph(n_channels=2, bw_intra_GBps=12.0, bw_inter_GBps=12.0)
+    with pytest.raises(InputError, match="intra_path"):
+        NcclTopology(n_ranks=4, n_nodes=1, compute_capability=80, ring=ring, tree=ring, intra_path="XGMI")
+    with pytest.raises(InputError, match="n_nodes"):
+        NcclTopology(n_ranks=6, n_nodes=4, compute_capability=80, ring=ring, tree=ring)
+    with pytest.raises(InputError, match="n_channels"):
+        NcclGraph(n_channels=0, bw_intra_GBps=1.0, bw_inter_GBps=1.0)
+    pci = NcclTopology(n_ranks=4, n_nodes=1, compute_capability=89, ring=ring, tree=ring, intra_path="PCI")
+    assert not pci.ll128_enabled

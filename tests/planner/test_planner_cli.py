@@ -1,0 +1,78 @@
+"""``dpcost plan`` through typer's CliRunner: JSON shape, text output, infeasible requests."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from costmodel.commands import plan_cmd
+from costmodel.planner.recommend import plan
+from dpbase.errors import InputError, NotApplicableError
+
+runner = CliRunner()
+app = typer.Typer()
+app.command("plan")(plan_cmd.plan)
+app.command("other")(lambda: None)  # two commands: typer keeps the "plan" sub-command name
+
+BASE = ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2", "--seq-len", "512"]
+BEST_FIELDS = {"algorithm", "micro_batch", "accumulation_steps", "gpus", "bucket_bytes",
+               "grad_dtype", "zero_stage", "total_s", "samples_per_s"}
+
+
+def test_json_has_best_candidates_and_reason():
+    result = runner.invoke(app, [*BASE, "--global-batch", "64", "--top", "5", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert BEST_FIELDS <= set(data["best"])
+    assert len(data["candidates"]) == 5 and all(BEST_FIELDS <= set(c) for c in data["candidates"])
+    assert data["candidates"][0] == data["best"]
+    best = data["best"]
+    assert best["micro_batch"] * best["accumulation_steps"] * best["gpus"] == 64
+    assert isinstance(data["reason"], str) and best["algorithm"] in data["reason"]
+    assert {r["parameter"] for r in data["sensitivity"]} == {"link bandwidth", "link latency", "MFU"}
+
+
+def test_text_output_has_reason_table_and_sensitivity():
+    result = runner.invoke(app, [*BASE, "--global-batch", "64", "--top", "3"])
+    assert result.exit_code == 0, result.output
+    for text in ("Recommended:", "Bound by", "Top 3:", "samples/s", "Sensitivity"):
+        assert text in result.stdout
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--global-batch", "0"], "global_batch"),
+    (["--global-batch", "64", "--objective", "time-to-train"], "tokens"),
+    (["--global-batch", "64", "--grad-dtypes", "int4"], "grad_dtypes"),
+    (["--global-batch", "64", "--buckets", "0MiB"], "buckets"),
+    (["--global-batch", "17", "--min-gpus", "2"], "multiple of a GPU count"),
+])
+def test_bad_input_is_one_clear_line_and_exit_2(args, words):
+    result = runner.invoke(app, [*BASE, *args])
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and words in result.output
+
+
+def test_indivisible_batch_names_the_batches_that_would_work():
+    with pytest.raises(InputError, match="e.g. 16 or 24"):
+        plan("gpt2", "dgx-h100", nodes=4, global_batch=20, min_gpus=8)
+
+
+def test_nothing_fits_says_what_to_change():
+    with pytest.raises(NotApplicableError) as error:
+        plan("llama2-70b", "dgx-h100", nodes=2, global_batch=64, seq_len=2048, recompute=False)
+    message = str(error.value)
+    assert "needs" in message and "GB per GPU" in message and "use at least" in message
+    with pytest.raises(NotApplicableError, match="activation recomputation.*activations alone exceed"):
+        plan("llama2-70b", "dgx-h100", nodes=64, global_batch=1024, seq_len=4096, recompute=False)
+    with pytest.raises(NotApplicableError, match="use at least.*already recomputes"):
+        plan("llama2-70b", "dgx-h100", nodes=1, global_batch=8, seq_len=4096)
+
+
+def test_nccl_backend_sweeps_nccl_algorithms_and_its_own_choice():
+    result = plan("gpt2", "dgx-h100", nodes=2, global_batch=32, seq_len=512, backend="nccl",
+                  explain=False, top=40)
+    assert {row.algorithm for row in result.candidates} <= {"auto", "ring", "double-binary-tree",
+                                                           "in-network", "none"}

@@ -1,0 +1,62 @@
+"""Scaling efficiency of every swept plan is at most 1 (and 1 exactly without communication)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import hardware
+from costmodel.planner import grid
+from costmodel.planner import recommend as planner
+from costmodel.planner.comm import all_reduce_algorithms
+from costmodel.training.workloads import load_model
+
+MIB = 2**20
+CASES = list(itertools.product(
+    ("gpt2", "1.3B", "llama2-13b", "resnet-50"), ("dgx-h100", "aws-p4d", "l40s-4x-pcie"),
+    (0.0, 0.1), ("adamw", "sgd")))
+
+
+@pytest.mark.parametrize("model,system_name,jitter,optimizer", CASES)
+def test_scaling_efficiency_never_exceeds_one(model, system_name, jitter, optimizer):
+    system = hardware.load_system(system_name)
+    workload = load_model(model)
+    setting = planner.training_setting(workload, system, seq_len=None, compute_dtype="bf16",
+                                       mfu=None, optimizer=optimizer, jitter_cv=jitter,
+                                       backend="ideal")
+    space = planner.build_space(system, nodes=4, global_batch=96, min_gpus=1,
+                                max_gpus=4 * system.gpus_per_node,
+                                algorithms=all_reduce_algorithms(system, 4, "ideal"),
+                                bucket_bytes=(1 * MIB, 25 * MIB, 400 * MIB),
+                                grad_dtypes=("bf16", "fp32", "fp8"))
+    sweep = grid.sweep(setting, system, space)
+    runnable = np.isfinite(sweep.total_s) & (sweep.total_s > 0)
+    efficiency = sweep.scaling_efficiency[runnable]
+    assert efficiency.size and np.all(efficiency > 0) and np.all(efficiency <= 1.0)
+    sharded = np.broadcast_to(np.array(space.zero_stages).reshape(1, -1, 1, 1, 1) >= 1,
+                              sweep.total_s.shape) & runnable
+    assert sharded.any()  # ZeRO's sharded optimizer is this rank's work, not a scaling gain
+    one_gpu = np.broadcast_to(space.gpus == 1, sweep.total_s.shape) & runnable
+    assert np.allclose(sweep.scaling_efficiency[one_gpu], 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("model,system_name,nodes,batch", [
+    ("gpt2", "aws-p4d", 4, 256), ("1.3B", "l40s-4x-pcie", 1, 64), ("resnet-50", "dgx-h100", 2, 1024)])
+def test_efficiency_is_throughput_against_one_gpu_running_alone(model, system_name, nodes, batch):
+    """For plain DP the reference is literally one GPU with the same micro-batch and accumulation,
+    computed by a separate scalar call (1 rank: no communication, unsharded optimizer)."""
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+
+    system = hardware.load_system(system_name)
+    result = planner.plan(model, system, nodes=nodes, global_batch=batch, top=20, explain=False)
+    plain = [c for c in result.candidates if c.zero_stage == 0 and c.gpus > 1]
+    assert plain
+    for c in plain:
+        alone = iteration_breakdown(load_model(model), system.gpu, lambda *_: 0.0, 1, TrainingConfig(
+            micro_batch=c.micro_batch, accumulation_steps=c.accumulation_steps, seq_len=result.seq_len or None,
+            grad_dtype=c.grad_dtype, bucket_bytes=c.bucket_bytes, recompute=c.recompute))
+        expected = c.samples_per_s / (c.gpus * alone.samples_per_s)
+        assert c.scaling_efficiency == pytest.approx(expected, rel=1e-9)
+        assert c.scaling_efficiency < 1.0 or c.exposed_comm_s == 0.0

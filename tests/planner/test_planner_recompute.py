@@ -1,0 +1,63 @@
+"""The planner turns activation recomputation on only when nothing fits without it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_planner_bruteforce import _brute_force
+
+import hardware
+from costmodel.planner.recommend import plan
+from dpbase.errors import NotApplicableError
+
+MIB = 2**20
+
+
+def test_llama2_70b_at_4096_tokens_fits_only_with_recomputation():
+    result = plan("llama2-70b", "dgx-h100", nodes=64, global_batch=1024, seq_len=4096)
+    best = result.best
+    assert best.recompute and all(row.recompute for row in result.candidates)
+    assert best.memory_bytes <= best.memory_bytes + best.memory_headroom_bytes
+    assert result.findings["recompute"]["chosen"] and not result.findings["recompute"]["requested"]
+    leanest = result.findings["recompute"]["leanest_without_bytes"]
+    assert leanest > 80e9
+    assert "Activation recomputation on (no plan fits without it" in result.reason
+    assert f"{leanest / 1e9:.1f} GB" in result.reason
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["best"]["recompute"] is True and data["candidates"][0]["recompute"] is True
+    with pytest.raises(NotApplicableError, match="activations alone exceed"):
+        plan("llama2-70b", "dgx-h100", nodes=64, global_batch=1024, seq_len=4096,
+             recompute=False, explain=False)
+
+
+def test_recomputation_stays_off_when_plans_fit_and_on_when_asked():
+    auto = plan("gpt2", "dgx-h100", global_batch=32, seq_len=512, explain=False)
+    assert not auto.best.recompute
+    assert "recomputation" not in plan("gpt2", "dgx-h100", global_batch=32, seq_len=512).reason
+    forced = plan("gpt2", "dgx-h100", global_batch=32, seq_len=512, recompute=True)
+    assert forced.best.recompute and "(requested)" in forced.reason
+    assert forced.best.samples_per_s < auto.best.samples_per_s
+    with pytest.raises(NotApplicableError, match="recompute"):
+        plan("resnet-50", "dgx-h100", global_batch=32, recompute=True, explain=False)
+
+
+def test_recomputing_plan_equals_brute_force_argmin():
+    """llama2-7b at 32768 tokens on 2 nodes needs recomputation: the choice is the scalar argmin."""
+    system = hardware.load_system("dgx-h100")
+    algorithms, buckets, dtypes = ("ring", "recursive-doubling"), (5 * MIB, 25 * MIB), ("bf16",)
+    with pytest.raises(NotApplicableError):
+        plan("llama2-7b", system, nodes=2, global_batch=16, seq_len=32768, algorithms=algorithms,
+             bucket_bytes=buckets, grad_dtypes=dtypes, recompute=False, explain=False)
+    result = plan("llama2-7b", system, nodes=2, global_batch=16, seq_len=32768,
+                  algorithms=algorithms, bucket_bytes=buckets, grad_dtypes=dtypes,
+                  tie_tolerance=0.0, explain=False)
+    brute = _brute_force("llama2-7b", system, 2, 16, 32768, algorithms, buckets, dtypes,
+                         recompute=True)
+    best = result.best
+    assert best.recompute and brute.recompute
+    assert best.total_s == pytest.approx(brute.total_s, rel=1e-12)
+    assert (best.gpus, best.micro_batch, best.zero_stage) == (
+        brute.ranks, brute.micro_batch, brute.zero_stage)
+    assert best.memory_bytes == pytest.approx(brute.memory.total_bytes)
+    assert best.scaling_efficiency == pytest.approx(brute.scaling_efficiency, rel=1e-12)

@@ -1,0 +1,92 @@
+"""Figure structure of the charts: traces, axes, units, hover, errors."""
+
+from pathlib import Path
+
+import pytest
+
+from costmodel.plots import (
+    Hardware,
+    StepSetup,
+    best_map_figure,
+    breakdown_figure,
+    scaling_figure,
+    step_breakdown,
+    sweep_figure,
+)
+from dpbase.errors import DpcostError
+
+FLAT = Hardware(ranks=8, alpha="5us", bandwidth="25GB/s")
+LOG = Path(__file__).parents[1] / "data" / "plots" / "abci_a_2n.txt"
+
+
+def test_sweep_has_time_and_busbw_per_algorithm_on_log_axes():
+    fig = sweep_figure("all-reduce", FLAT, min_size="1KiB", max_size="1GiB", algorithms=("ring", "recursive-doubling"))
+    assert sorted(t.name for t in fig.data) == ["recursive-doubling", "recursive-doubling", "ring", "ring"]
+    assert len(fig.data[0].x) == 21
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log" and fig.layout.yaxis2.type == "log"
+    assert fig.layout.yaxis.title.text == "time (s)" and fig.layout.yaxis2.title.text == "busbw (GB/s)"
+    ring_time = next(t for t in fig.data if t.name == "ring").y[-1]
+    assert ring_time == pytest.approx(5e-6 * 14 + 2**30 * 1.75 / 25e9)
+    assert "GB/s" in fig.data[0].customdata[0][1] and "all-reduce" in fig.layout.title.text
+
+
+def test_sweep_overlays_a_measured_log():
+    fig = sweep_figure("all-reduce", Hardware(cluster="dgx-a100", nodes=2), measured_log=str(LOG), max_size="32MiB")
+    measured = [t for t in fig.data if t.name.startswith("measured")]
+    assert len(measured) == 2 and len(measured[0].x) == 24
+
+
+def test_scaling_has_lower_bound_below_every_algorithm():
+    fig = scaling_figure("all-reduce", FLAT, size="1GiB", rank_counts=(2, 4, 8, 16))
+    bound = next(t for t in fig.data if t.name == "lower bound")
+    for trace in fig.data:
+        assert all(y >= b * (1 - 1e-9) for y, b in zip(trace.y, bound.y))
+    assert fig.layout.xaxis.title.text == "ranks N"
+
+
+def test_best_map_names_the_winner_on_hover():
+    fig = best_map_figure("all-reduce", FLAT, rank_counts=(2, 8, 64), min_size="1KiB", max_size="1MiB")
+    heat = fig.data[0]
+    assert len(heat.z) == 3 and len(heat.z[0]) == 11
+    assert "winner <b>" in heat.text[0][0]
+    assert set(heat.colorbar.ticktext) >= {heat.text[0][0].split("<b>")[1].split("</b>")[0]}
+
+
+def test_best_map_under_nccl_names_algorithm_and_protocol():
+    fig = best_map_figure("all-reduce", Hardware(cluster="dgx-h100", backend="nccl"), rank_counts=(8, 16),
+                          min_size="1KiB", max_size="16MiB")
+    assert all("/" in label for label in fig.data[0].colorbar.ticktext)
+
+
+def test_breakdown_segments_add_up_to_the_step():
+    setups = [StepSetup(model="gpt2", cluster="dgx-h100", nodes=n, micro_batch=4) for n in (1, 2)]
+    breakdowns = [step_breakdown(s) for s in setups]
+    fig = breakdown_figure(breakdowns, [s.label() for s in setups])
+    assert fig.layout.barmode == "stack" and len(fig.data) == 5
+    for i, b in enumerate(breakdowns):
+        assert sum(t.y[i] for t in fig.data) == pytest.approx(b.total_s)
+
+
+def test_bad_inputs_are_domain_errors():
+    with pytest.raises(DpcostError):
+        sweep_figure("all-reduce", FLAT, min_size="1GiB", max_size="1KiB")
+    with pytest.raises(DpcostError):
+        sweep_figure("all-reduce", Hardware(ranks=8, alpha="5us", bandwidth="25GB/s", backend="nccl"))
+    with pytest.raises(DpcostError):
+        scaling_figure("all-reduce", Hardware(cluster="dgx-h100"), size="1GiB", rank_counts=(12,))
+
+
+def test_plan_landscape_marks_the_recommendation():
+    from costmodel.planner.recommend import plan
+    from costmodel.plots import plan_figure
+
+    found = plan("gpt2", "dgx-h100", global_batch=256, nodes=2, top=100_000, explain=False).to_dict()
+    fig = plan_figure(found)
+    heat, star = fig.data
+    best = found["best"]
+    assert star.x == (str(best["accumulation_steps"]),) and star.y == (str(best["micro_batch"]),)
+    cells = [v for row in heat.z for v in row if v is not None]
+    assert max(cells) == pytest.approx(max(r["samples_per_s"] for r in [*found["candidates"], best]))
+    assert fig.layout.xaxis.title.text == "accumulation steps k"
+    with pytest.raises(DpcostError):
+        plan_figure(found, x="bucket")

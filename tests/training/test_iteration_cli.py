@@ -1,0 +1,95 @@
+"""``dpcost iteration`` through typer's CliRunner: with a stand-in comm model (exact, fast
+figures) and end to end with the real ``costmodel.cluster.mapping.comm_model`` under both backends."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+
+import pytest
+from iteration_support import ring_comm
+from typer.testing import CliRunner
+
+from costmodel.commands import iteration_cmd
+
+runner = CliRunner()
+
+
+class FakeCommModel:
+    def __init__(self, system, nodes, gpus_per_node, algorithm="auto", backend="ideal"):
+        self.ranks = nodes * gpus_per_node
+        self.algorithm = "ring" if algorithm == "auto" else algorithm
+        self.time_s = ring_comm(self.ranks, 50e9)
+        self.backend = backend
+
+    def describe(self) -> dict:
+        return {"algorithm": self.algorithm, "backend": self.backend, "ranks": self.ranks}
+
+
+@pytest.fixture
+def fake_cluster(monkeypatch):
+    module = types.ModuleType("costmodel.cluster.mapping")
+    module.comm_model = FakeCommModel
+    monkeypatch.setitem(sys.modules, "costmodel.cluster.mapping", module)
+    import costmodel.cluster
+
+    monkeypatch.setattr(costmodel.cluster, "mapping", module, raising=False)
+
+
+def _invoke(*args):
+    return runner.invoke(iteration_cmd.app, list(args))
+
+
+pytestmark = pytest.mark.usefixtures("fake_cluster")
+
+
+def test_json_output_has_breakdown_memory_and_comm():
+    result = _invoke("--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4",
+                     "--micro-batch", "1", "--accum", "8", "--zero", "1", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["ranks"] == 32 and data["accumulation_steps"] == 8 and data["zero_stage"] == 1
+    assert data["comm"]["algorithm"] == "ring" and data["algorithm"] == "ring"
+    assert set(data["memory"]) >= {"weights_bytes", "total_bytes", "capacity_bytes", "fits"}
+    assert data["mfu"] == pytest.approx(0.4)  # the H100 profile's default
+
+
+def test_table_says_plainly_when_the_model_does_not_fit():
+    result = _invoke("--model", "llama2-13b", "--cluster", "dgx-h100", "--micro-batch", "1")
+    assert result.exit_code == 0, result.output
+    assert "DOES NOT FIT" in result.output and "would fit: --zero" in result.output
+    assert "scaling efficiency" in result.output
+
+
+def test_total_gpus_split_over_nodes():
+    result = _invoke("--model", "gpt2", "--cluster", "dgx-h100", "--gpus", "16",
+                     "--micro-batch", "8", "--json")
+    assert json.loads(result.output)["ranks"] == 16
+
+
+def test_async_uses_a_parameter_server():
+    result = _invoke("--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "8", "--async",
+                     "--json")
+    data = json.loads(result.output)
+    assert data["algorithm"] == "parameter-server" and data["staleness_updates"] == 7
+    bad = _invoke("--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "8", "--async",
+                  "--algorithm", "ring")
+    assert bad.exit_code == 2 and "algorithm" in bad.output
+
+
+@pytest.mark.parametrize(("args", "field"), [
+    (["--grad-dtype", "int3"], "grad_dtype"),
+    (["--zero", "5"], "zero_stage"),
+    (["--bucket", "25 parsecs"], "bucket"),
+    (["--gpus", "12", "--nodes", "1"], "gpus"),
+    (["--model", "gpt9"], "model"),
+    (["--seq-len", "128", "--model", "resnet-50"], "seq_len"),
+    (["--topk", "0.01", "--zero", "2"], "topk"),
+])
+def test_bad_input_is_one_line_and_exit_code_2(args, field):
+    base = ["--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "8"]
+    result = _invoke(*base, *args)
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and field in lines[0]

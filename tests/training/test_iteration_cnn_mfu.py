@@ -1,0 +1,134 @@
+"""CNN default MFU (models.toml ``[mfu_by_kind.cnn]``) against published ResNet-50 throughput.
+
+PyTorch rows (the ones the defaults are derived from): NVIDIA DeepLearningExamples, PyTorch
+ResNet-50 v1.5 README, "Training performance results", pytorch-21.03 container. The default
+is the mean of the 1-GPU and the per-GPU 8-GPU rate, so each row must be within 15 %.
+
+MXNet rows (not used for the defaults; another framework, container and batch size): the same
+repository's MxNet/Classification/RN50v1.5 README, mxnet-20.12, DGX A100 batch 256, DGX-1
+V100 16GB batch 192 (AMP) / 96 (FP32). MXNet's AMP runs 15 % (DGX-1) faster than PyTorch
+21.03's on V100 (its README: NHWC not yet supported in PyTorch AMP), so the band is 25 % (the
+transformer defaults missed the A100 rows by +160 %).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from iteration_support import SmallGpu, ring_comm
+from typer.testing import CliRunner
+
+from cli import app
+from costmodel.training import iteration, workloads
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+from hardware.profiles import ARCHITECTURES
+
+runner = CliRunner()
+RESNET = workloads.load_model("resnet-50")
+
+
+def rate_of(arch: str, dtype: str) -> float:
+    """The MFU of one measured (architecture, dtype) entry."""
+    return workloads.measured_mfu(workloads._data()["mfu_by_kind"]["cnn"]["measured"][arch][dtype])
+
+
+def _per_gpu(cluster: str, gpus: int, dtype: str, *extra: str) -> dict:
+    layout = ["--nodes", "1"] if gpus == 8 else ["--gpus", str(gpus)]
+    result = runner.invoke(app, ["iteration", "--model", "resnet-50", "--cluster", cluster, *layout,
+                                 "--micro-batch", "256", "--compute-dtype", dtype, *extra, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["ranks"] == gpus
+    return {**data, "per_gpu": data["samples_per_s"] / gpus}
+
+
+@pytest.mark.parametrize(("cluster", "dtype", "gpus", "published_total"), [
+    ("dgx-a100", "bf16", 8, 16_621), ("dgx-a100", "bf16", 1, 2_470),
+    ("dgx-a100", "tf32", 8, 7_248), ("dgx-a100", "tf32", 1, 938),
+    ("dgx-1", "fp16", 8, 8_322), ("dgx-1", "fp16", 1, 1_200),
+    ("dgx-1", "fp32", 8, 2_855), ("dgx-1", "fp32", 1, 367),
+])
+def test_pytorch_resnet50_throughput_within_15_percent(cluster, dtype, gpus, published_total):
+    data = _per_gpu(cluster, gpus, dtype)
+    assert data["per_gpu"] == pytest.approx(published_total / gpus, rel=0.15)
+    assert data["mfu_source"].startswith("cnn default for ")
+    assert "DeepLearningExamples" in data["mfu_source"]
+
+
+def test_dgx1_32gb_rows_are_also_within_15_percent():
+    # dgx-1 carries the 32 GB V100; the defaults come from the 16 GB table. 32 GB table, AMP.
+    assert _per_gpu("dgx-1", 1, "bf16")["per_gpu"] == pytest.approx(1_156, rel=0.15)
+    assert _per_gpu("dgx-1", 8, "bf16")["per_gpu"] == pytest.approx(8_056 / 8, rel=0.15)
+
+
+@pytest.mark.parametrize(("cluster", "dtype", "gpus", "published_total"), [
+    ("dgx-a100", "bf16", 1, 2_180), ("dgx-a100", "bf16", 8, 16_925),
+    ("dgx-a100", "tf32", 1, 1_022), ("dgx-a100", "tf32", 8, 8_001),
+    ("dgx-1", "fp16", 1, 1_376), ("dgx-1", "fp16", 8, 10_723),
+    ("dgx-1", "fp32", 1, 384), ("dgx-1", "fp32", 8, 3_005),
+])
+def test_mxnet_resnet50_throughput_within_25_percent(cluster, dtype, gpus, published_total):
+    assert _per_gpu(cluster, gpus, dtype)["per_gpu"] == pytest.approx(published_total / gpus, rel=0.25)
+
+
+def test_the_cnn_default_is_far_below_the_transformer_default():
+    data = _per_gpu("dgx-a100", 8, "bf16")
+    assert data["mfu"] == pytest.approx((2_470 + 16_621 / 8) / 2 * 24.54e9 / 312e12, rel=1e-9)
+    assert data["mfu"] < 0.5 * 0.45  # the A100 profile's transformer default
+
+
+def test_a_user_mfu_wins_over_the_cnn_default():
+    data = _per_gpu("dgx-a100", 8, "bf16", "--mfu", "0.3")
+    assert data["mfu"] == 0.3 and data["mfu_source"] == "given by the user"
+
+
+@pytest.mark.parametrize("model", ["gpt2", "vit-l-16", "bert-large", "7B"])
+def test_other_kinds_keep_the_gpu_profile_default(model):
+    import hardware
+
+    gpu = hardware.load_system("dgx-a100").gpu
+    assert workloads.default_mfu_for_kind(workloads.load_model(model).kind, "ampere", "bf16") is None
+    assert iteration.mfu(gpu, None, workloads.load_model(model), "bf16") == (gpu.default_mfu, gpu.mfu_source)
+
+
+def test_an_unmeasured_architecture_borrows_the_nearest_measured_one():
+    rate, source = workloads.default_mfu_for_kind("cnn", "hopper", "bf16")
+    assert rate == workloads.default_mfu_for_kind("cnn", "ampere", "bf16")[0]
+    assert "borrowed from ampere" in source
+    rate, source = workloads.default_mfu_for_kind("cnn", "turing", "fp16")
+    assert rate == workloads.default_mfu_for_kind("cnn", "volta", "fp16")[0]
+    assert "borrowed from volta" in source
+    assert workloads.default_mfu_for_kind("cnn", "not-an-arch", "bf16")[0] == rate_of("ampere", "fp16")
+    # fp32 on Ampere: the nearest architecture measured in fp32 is Volta.
+    assert workloads.default_mfu_for_kind("cnn", "ampere", "fp32")[0] == rate_of("volta", "fp32")
+
+
+def test_fp8_runs_a_cnn_at_the_16_bit_speed():
+    h100 = SmallGpu(peak_flops={"bf16": 989e12, "fp16": 989e12, "fp8": 1979e12}, arch="hopper")
+    config = dict(micro_batch=256)
+    comm = ring_comm(8)
+    bf16 = iteration_breakdown(RESNET, h100, comm, 8, TrainingConfig(**config, compute_dtype="bf16"))
+    fp8 = iteration_breakdown(RESNET, h100, comm, 8, TrainingConfig(**config, compute_dtype="fp8"))
+    assert fp8.compute_dtype == "fp8" and fp8.forward_s == pytest.approx(bf16.forward_s)
+    assert fp8.mfu == pytest.approx(bf16.mfu * 989 / 1979) and "fp8 measured nowhere" in fp8.mfu_source
+
+
+def test_every_architecture_has_a_search_order_of_measured_architectures():
+    table = workloads._data()["mfu_by_kind"]["cnn"]
+    measured, nearest = table["measured"], table["nearest"]
+    assert set(nearest) == {*ARCHITECTURES, "unknown"}
+    for arch, order in nearest.items():
+        assert order and set(order) <= set(measured) and len(set(order)) == len(order)
+        assert order[0] == arch or arch not in measured
+        assert workloads.MFU_FALLBACK_DTYPE in measured[order[0]]
+    for arch, by_dtype in measured.items():
+        for dtype, entry in by_dtype.items():
+            assert 0.05 < workloads.measured_mfu(entry) < 1.0, (arch, dtype)
+            assert len(entry["gpus"]) == len(entry["images_per_s"]) and entry["source"]
+
+
+def test_a_measurement_with_unpaired_rows_is_refused():
+    with pytest.raises(ValueError):
+        workloads.measured_mfu({"model": "resnet-50", "gpus": [1, 8], "images_per_s": [100],
+                                "peak_tflops": 100})

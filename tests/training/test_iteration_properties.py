@@ -1,0 +1,162 @@
+"""Properties of the iteration model that must hold for every configuration."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from iteration_support import SmallGpu, ring_comm
+
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds
+from costmodel.training.workloads import load_model
+
+GPU = SmallGpu()
+INPUT_KEYS = {f.name for f in dataclasses.fields(TrainingConfig)} | {
+    "model", "params", "ranks", "algorithm", "global_batch", "topk_fraction", "synchronous",
+    "mfu_source", "bucket_count", "seq_len", "compute_dtype", "mfu"}
+
+
+def _run(model="gpt2-xl", ranks=16, bandwidth=25e9, latency=5e-6, **config):
+    base = dict(micro_batch=4)
+    base.update(config)
+    return iteration_breakdown(load_model(model), GPU, ring_comm(ranks, bandwidth, latency), ranks,
+                               TrainingConfig(**base))
+
+
+def _outputs(result) -> dict:
+    return {k: v for k, v in result.to_dict().items() if k not in INPUT_KEYS}
+
+
+configs = st.fixed_dictionaries({
+    "model": st.sampled_from(["gpt2", "gpt2-xl", "llama2-7b", "resnet-50", "bert-large"]),
+    "ranks": st.sampled_from([2, 8, 64, 512]),
+    "micro_batch": st.integers(1, 8),
+    "accumulation_steps": st.integers(1, 8),
+    "zero_stage": st.sampled_from([0, 1, 2, 3]),
+    "grad_dtype": st.sampled_from(["fp32", "bf16", "fp8"]),
+    "jitter_cv": st.sampled_from([0.0, 0.05]),
+    "bandwidth": st.floats(1e8, 1e11),
+})
+
+
+@settings(max_examples=60, deadline=None)
+@given(configs)
+def test_overlap_never_makes_a_step_slower(config):
+    on = _run(**config)
+    off = _run(**config, overlap=False)
+    assert on.total_s <= off.total_s * (1 + 1e-12)
+    assert 0 <= on.exposed_comm_s <= on.comm_s * (1 + 1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(configs, st.floats(1.0, 100.0))
+def test_a_faster_link_never_makes_a_step_slower(config, speedup):
+    slow = _run(**config)
+    fast = _run(**{**config, "bandwidth": config["bandwidth"] * speedup})
+    assert fast.total_s <= slow.total_s * (1 + 1e-12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(configs, st.booleans(), st.booleans())
+def test_scaling_efficiency_never_exceeds_one(config, asynchronous, recompute):
+    if asynchronous:
+        config = {**config, "zero_stage": 0}
+    if config["model"] == "resnet-50":
+        recompute = False
+    result = _run(**config, asynchronous=asynchronous, recompute=recompute)
+    assert 0 < result.scaling_efficiency <= 1.0
+    reference = result.compute_s + result.optimizer_s
+    assert result.scaling_efficiency == pytest.approx(reference / result.total_s, rel=1e-12)
+
+
+@pytest.mark.parametrize("zero", [0, 1])
+@pytest.mark.parametrize("k", [2, 4, 16])
+def test_accumulation_divides_sync_cost_per_sample_by_k(zero, k):
+    one = _run(zero_stage=zero, accumulation_steps=1)
+    many = _run(zero_stage=zero, accumulation_steps=k)
+    assert many.sync_s_per_sample == pytest.approx(one.sync_s_per_sample / k)
+    assert many.comm_s == pytest.approx(one.comm_s)
+
+
+def test_zero2_and_zero3_synchronise_every_micro_batch():
+    for zero in (2, 3):
+        one, four = _run(zero_stage=zero), _run(zero_stage=zero, accumulation_steps=4)
+        assert four.sync_s_per_sample > 1.5 * one.sync_s_per_sample / 4
+        assert four.sync_payload_bytes > one.sync_payload_bytes
+    one, four = _run(zero_stage=3), _run(zero_stage=3, accumulation_steps=4)
+    assert four.sync_s_per_sample == pytest.approx(one.sync_s_per_sample)
+
+
+@pytest.mark.parametrize("zero", [0, 1, 2, 3])
+def test_one_gpu_has_zero_communication(zero):
+    result = _run(ranks=1, zero_stage=zero, jitter_cv=0.1)
+    assert result.comm_s == result.exposed_comm_s == result.hidden_comm_s == 0.0
+    assert result.straggler_wait_s == 0.0
+    assert result.scaling_efficiency == pytest.approx(1.0)
+
+
+VARIATIONS = {
+    "model": {"model": "gpt2-large"},
+    "ranks": {"ranks": 32},
+    "link": {"bandwidth": 5e9},
+    "micro_batch": {"micro_batch": 8},
+    "seq_len": {"seq_len": 512},
+    "accumulation_steps": {"accumulation_steps": 2},
+    "grad_dtype": {"grad_dtype": "fp32"},
+    "compute_dtype": {"compute_dtype": "fp16", "mfu": 0.3},
+    "topk_fraction": {"topk_fraction": 0.01},
+    "mfu": {"mfu": 0.3},
+    "optimizer": {"optimizer": "adam"},
+    "bucket_bytes": {"bucket_bytes": 4e6},
+    "first_bucket_bytes": {"first_bucket_bytes": 20e6},
+    "overlap": {"overlap": False},
+    "zero_stage": {"zero_stage": 1},
+    "asynchronous": {"asynchronous": True},
+    "jitter_cv": {"jitter_cv": 0.05},
+    "include_attention": {"include_attention": True},
+    "flash_attention": {"flash_attention": False},
+    "recompute": {"recompute": True},
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIATIONS))
+def test_every_input_changes_some_output(name):
+    base = _outputs(_run(bandwidth=2e9, mfu=0.6))
+    varied = _outputs(_run(**{"bandwidth": 2e9, "mfu": 0.6, **VARIATIONS[name]}))
+    assert varied != base, f"{name} has no effect on any output"
+
+
+def test_every_config_field_is_covered_by_a_variation():
+    fields = {f.name for f in dataclasses.fields(TrainingConfig)}
+    assert fields <= set(VARIATIONS)
+
+
+def test_step_seconds_is_vectorised_and_matches_the_scalar_path():
+    configs = [dict(accumulation_steps=k, zero_stage=z) for k, z in ((1, 0), (4, 0), (2, 3))]
+    results = [_run(**c) for c in configs]
+    forward = np.array([r.forward_s / r.accumulation_steps for r in results])
+    step = step_seconds(
+        forward_s=forward, backward_s=2 * forward,
+        accumulation_steps=np.array([1, 4, 2]), straggler_factor=np.ones(3),
+        sync_comm_s=np.array([r.comm_s for r in results]) / np.array([1, 1, 2]),
+        sync_exposed_s=np.array([r.exposed_comm_s for r in results]) / np.array([1, 1, 2]),
+        post_step_s=np.zeros(3), every_micro_batch=np.array([False, False, True]),
+        optimizer_s=np.array([r.optimizer_s for r in results]))
+    assert np.all(step.total_s == pytest.approx([r.total_s for r in results]))
+    assert np.all(step.compute_s == pytest.approx([r.compute_s for r in results]))
+
+
+def test_breakdown_json_has_the_required_keys():
+    data = _run().to_dict()
+    for key in ("compute_s", "comm_s", "hidden_comm_s", "exposed_comm_s", "optimizer_s", "total_s",
+                "samples_per_s", "tokens_per_s", "scaling_efficiency", "comm_share"):
+        assert isinstance(data[key], float)
+    for key in ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+                "total_bytes", "capacity_bytes", "fits"):
+        assert key in data["memory"]
+    for key in ("model", "params", "ranks", "micro_batch", "accumulation_steps", "grad_dtype",
+                "zero_stage", "algorithm"):
+        assert key in data
