@@ -43,6 +43,23 @@ class Algorithm(str, Enum):
     LINEAR = "linear"
 
 
+class Backend(str, Enum):
+    """How a collective's time is computed: the textbook α-β-γ model or NCCL's own model."""
+
+    IDEAL = "ideal"
+    NCCL = "nccl"
+
+
+def backend_named(name: str | Backend) -> Backend:
+    """The Backend for a user's name; one error line naming the allowed values otherwise."""
+    if isinstance(name, Backend):
+        return name
+    try:
+        return Backend(str(name).strip().lower())
+    except ValueError:
+        raise UnknownNameError("backend", name, [b.value for b in Backend]) from None
+
+
 # What n (size_bytes) means per primitive, as nccl-tests prints it.
 SIZE_MEANING: dict[Primitive, str] = {
     Primitive.ALL_REDUCE: "per-rank buffer (every rank holds n bytes to be summed)",

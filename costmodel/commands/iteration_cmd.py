@@ -133,7 +133,7 @@ def iteration(
     import dataclasses
 
     import hardware
-    from costmodel.cluster import mapping as cluster_module
+    from costmodel.cluster import comm as cluster_module
     from costmodel.training import memory
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.workloads import load_model

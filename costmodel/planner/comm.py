@@ -4,7 +4,7 @@ Two views of the same numbers, memoised in a :class:`CommCache` (NCCL's constant
 layout's NCCL topology are loaded once per cache):
 
 * :meth:`CommCache.function` — ``comm(primitive, size_bytes) -> seconds`` for one layout and
-  algorithm, one call at a time, with the semantics of :class:`costmodel.cluster.mapping.CommModel`
+  algorithm, one call at a time, with the semantics of :class:`costmodel.cluster.comm.CommModel`
   for a named algorithm (the all-reduce algorithm, and the same name for
   reduce-scatter/all-gather where the registry has it, else their fastest; NCCL's forced
   algorithm for all-reduce and its own choice otherwise under the nccl backend);
@@ -26,13 +26,14 @@ from typing import Any
 import numpy as np
 
 from costmodel.cluster import mapping as cluster
+from costmodel.cluster.comm import NCCL_FORCEABLE
 from costmodel.collectives.registry import algorithms_for, get
+from costmodel.nccl.names import to_nccl_algorithm
 from dpbase.errors import NotApplicableError
 
 CommFn = Callable[[str, float], float]
-# CommModel's names for NCCL's algorithms (costmodel/cluster.py, CommModel._nccl).
-NCCL_ALGORITHMS = ("auto", "ring", "double-binary-tree", "in-network")
-_NCCL_NAME = {"double-binary-tree": "tree", "in-network": "nvls"}
+# The all-reduce algorithms a plan may force in NCCL mode (CommModel's, in registry names).
+NCCL_ALGORITHMS = ("auto", *NCCL_FORCEABLE)
 
 
 def all_reduce_algorithms(system: Any, nodes: int, backend: str) -> tuple[str, ...]:
@@ -108,8 +109,8 @@ class CommCache:
         runs = self._runs(lay, primitive, algorithm)
         key = (lay.nodes, lay.gpus_per_node, primitive, runs, size_bytes)
         if key not in self._times:
-            self._times[key] = min(cluster.predict_on_cluster(primitive, name, lay, size_bytes=size_bytes)
-                                   ["time_s"] for name in runs)
+            self._times[key] = min(cluster.predict_on_cluster(primitive, name, lay, size_bytes=size_bytes).time_s
+                                   for name in runs)
         return self._times[key]
 
     def _topology(self, lay: cluster.Layout) -> Any:
@@ -123,7 +124,7 @@ class CommCache:
     def _nccl(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
         from costmodel.nccl import nccl_time
 
-        forced = _NCCL_NAME.get(algorithm, algorithm) if primitive == "all-reduce" else "auto"
+        forced = to_nccl_algorithm(algorithm) if primitive == "all-reduce" else "auto"
         key = (lay.nodes, lay.gpus_per_node, primitive, forced, size_bytes)
         if key not in self._times:
             self._times[key] = nccl_time(primitive, size_bytes, self._topology(lay),

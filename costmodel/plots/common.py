@@ -113,7 +113,7 @@ def predictions(hw: Hardware, primitive: str, size_bytes: float, algorithms: tup
     query = Query(primitive=primitive, algorithm="all", size=size_bytes, ranks=hw.ranks if hw.cluster is None else None,
                   alpha=hw.alpha, bandwidth=hw.bandwidth, cluster=hw.cluster, nodes=hw.nodes,
                   gpus_per_node=hw.gpus_per_node, backend=hw.backend)
-    found = run_query(query)
+    found = [r.to_dict() for r in run_query(query)]
     return [r for r in found if not algorithms or r["algorithm"] in algorithms]
 
 

@@ -9,6 +9,7 @@ import pytest
 
 import hardware
 from costmodel.cluster import mapping as cluster
+from costmodel.cluster.comm import CommModel
 from costmodel.collectives.registry import algorithms_for, get
 from costmodel.planner.comm import NCCL_ALGORITHMS, CommCache
 from costmodel.planner.rank import TIE_TOLERANCE
@@ -41,7 +42,7 @@ def _brute_force(model, system, nodes_max, global_batch, seq_len, algorithms, bu
             config = TrainingConfig(micro_batch=micro, accumulation_steps=per_gpu // micro,
                                     seq_len=seq_len, grad_dtype=dtype, bucket_bytes=bucket,
                                     zero_stage=zero, recompute=recompute)
-            comm = cluster.CommModel(lay, algorithm, "ideal").time_s
+            comm = CommModel(lay, algorithm, "ideal").time_s
             b = iteration_breakdown(workload, system.gpu, comm, ranks, config)
             plain_fits = b.zero_totals_bytes[0] <= b.memory.capacity_bytes
             if b.memory.fits and (zero == 0 or not plain_fits):
@@ -96,7 +97,7 @@ def test_tie_tolerance_keeps_the_best_within_tolerance_of_the_exact_argmin():
 def test_comm_cache_equals_comm_model(backend, algorithm, nodes):
     system = hardware.load_system("dgx-h100")
     comm = CommCache(system, backend).function(nodes, 8, algorithm)
-    model = cluster.CommModel(cluster.layout(system, nodes, 8), algorithm, backend)
+    model = CommModel(cluster.layout(system, nodes, 8), algorithm, backend)
     for primitive, size in (("all-reduce", 1e6), ("all-reduce", 3e8), ("reduce-scatter", 25 * MIB),
                             ("all-gather", 5e7)):
         assert comm(primitive, size) == pytest.approx(model.time_s(primitive, size), rel=1e-12)
@@ -118,7 +119,7 @@ def test_batched_times_equal_comm_model(system_name, nodes, backend):
             times = batch(primitive, sizes)
             assert times.shape == (len(layouts), *sizes.shape)
             for row, (n, g) in enumerate(layouts):
-                model = cluster.CommModel(cluster.layout(system, n, g), algorithm, backend)
+                model = CommModel(cluster.layout(system, n, g), algorithm, backend)
                 for index in np.ndindex(sizes.shape):
                     try:
                         expected = model.time_s(primitive, sizes[index])
