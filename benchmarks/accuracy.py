@@ -72,7 +72,7 @@ UNDESCRIBABLE = {
 }
 RCCL_PREFIXES = ("mi300x_", "mi325x_", "mi355x_")
 # NCCL_ALGO value in a log -> the registry algorithm the ideal backend predicts for it.
-NCCL_ALGO_TO_REGISTRY = {"ring": "ring", "tree": "double-binary-tree", "nvls": "in-network"}
+
 
 @dataclass
 class Group:
@@ -140,13 +140,14 @@ def predict_ideal(row: dict[str, str], system: object) -> dict:
     double-binary-tree), else the fastest algorithm the cluster can run under the ideal model
     (the minimum over ``cluster_candidates``)."""
     from costmodel.cluster.mapping import cluster_candidates, layout, predict_on_cluster
+    from costmodel.nccl.names import REGISTRY_MIRROR
     from dpbase.errors import DpcostError, NotApplicableError
 
     primitive, size_bytes = _primitive(row), int(row["size_bytes"])
     lay = layout(system, int(row["nodes"]), int(row["gpus_per_node"]))
     forced = row["nccl_algo_env"].strip().lower()
     if forced:
-        return predict_on_cluster(primitive, NCCL_ALGO_TO_REGISTRY[forced], lay, size_bytes=size_bytes)
+        return predict_on_cluster(primitive, REGISTRY_MIRROR[forced], lay, size_bytes=size_bytes)
     results = []
     for entry in cluster_candidates(primitive, lay):
         try:

@@ -27,11 +27,23 @@ def bottleneck_link(lay: Layout) -> str:
     return lay.system.nic_link.name if lay.nodes > 1 else lay.system.intra_link.name
 
 
+_TOPOLOGIES: dict[tuple[str, int, int], Any] = {}
+_TOPOLOGY_CACHE_SIZE = 64
+
+
 def nccl_topology(lay: Layout, tables: Any = None) -> Any:
-    """NCCL's graph search for this layout (callers that repeat it keep their own copy)."""
+    """NCCL's graph search for this layout, cached by the system's *value* (its full repr), so a
+    user profile that reuses a bundled name never gets the bundled system's topology."""
     from costmodel.nccl import topology_for
 
-    return topology_for(lay.system, lay.nodes, lay.gpus_per_node, tables=tables)
+    if tables is not None:  # user tuning tables: not shared
+        return topology_for(lay.system, lay.nodes, lay.gpus_per_node, tables=tables)
+    key = (repr(lay.system), lay.nodes, lay.gpus_per_node)
+    if key not in _TOPOLOGIES:
+        if len(_TOPOLOGIES) >= _TOPOLOGY_CACHE_SIZE:
+            _TOPOLOGIES.pop(next(iter(_TOPOLOGIES)))
+        _TOPOLOGIES[key] = topology_for(lay.system, lay.nodes, lay.gpus_per_node)
+    return _TOPOLOGIES[key]
 
 
 def _mirror_traffic(primitive: str, ranks: int, size_bytes: float, nccl_algorithm: str, latency_s: float,

@@ -1,12 +1,12 @@
 """The communication model the training step consumes: collective times on one cluster layout.
 
 :class:`CommModel` answers ``time_s(primitive, size_bytes)`` for the data-parallel group and
-keeps its own NCCL topology (computed once per model instance, never shared by name).
+takes NCCL's topology from :func:`costmodel.cluster.backends.nccl_topology` (cached by value).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from costmodel.cluster.backends import bottleneck_link, nccl_topology, predict_collective
@@ -30,16 +30,10 @@ class CommModel:
     layout: Layout
     algorithm: str = "auto"
     backend: str = Backend.IDEAL.value
-    _topology: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def ranks(self) -> int:
         return self.layout.ranks
-
-    def _nccl_topology(self) -> Any:
-        if "topo" not in self._topology:
-            self._topology["topo"] = nccl_topology(self.layout)
-        return self._topology["topo"]
 
     def _algorithm_for(self, primitive: str) -> str:
         if self.algorithm == "auto":
@@ -57,7 +51,7 @@ class CommModel:
                               time_s=0.0, latency_s=0.0, bandwidth_s=0.0, reduction_s=0.0, algbw_Bps=None,
                               busbw_Bps=None, backend=self.backend, cluster=lay.system.name, nodes=lay.nodes,
                               gpus_per_node=lay.gpus_per_node, bottleneck="")
-        topo = self._nccl_topology() if self.backend == Backend.NCCL.value else None
+        topo = nccl_topology(self.layout) if self.backend == Backend.NCCL.value else None
         return predict_collective(primitive, size_bytes, self.layout, algorithm=self._algorithm_for(primitive),
                                   backend=self.backend, topo=topo)[0]
 

@@ -9,6 +9,7 @@ import typer
 
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, print_json
+from costmodel.names import Backend
 
 
 class Objective(str, Enum):
@@ -17,13 +18,6 @@ class Objective(str, Enum):
     throughput = "throughput"
     time_to_train = "time-to-train"
     gpu_hours = "gpu-hours"
-
-
-class Backend(str, Enum):
-    """Collective cost model."""
-
-    ideal = "ideal"
-    nccl = "nccl"
 
 
 def _list(text: str, parse) -> tuple:
@@ -77,7 +71,7 @@ def plan(
     min_gpus: Annotated[int, typer.Option("--min-gpus", help="Fewest GPUs to use.")] = 1,
     objective: Annotated[Objective, typer.Option(help="throughput, time-to-train or gpu-hours (the last two need --tokens).")] = Objective.throughput,
     tokens: Annotated[str | None, typer.Option(help="Tokens to train on, e.g. 2T or 1e12 (for time-to-train, gpu-hours).")] = None,
-    backend: Annotated[Backend, typer.Option(help="ideal (alpha-beta) or nccl (NCCL-faithful).")] = Backend.ideal,
+    backend: Annotated[Backend, typer.Option(help="ideal (alpha-beta) or nccl (NCCL-faithful).")] = Backend.IDEAL,
     top: Annotated[int, typer.Option(help="How many ranked alternatives to show.")] = 10,
     buckets: Annotated[str, typer.Option(help="Comma-separated DDP bucket sizes to sweep.")] = "5MiB,25MiB,100MiB,400MiB",
     grad_dtypes: Annotated[str, typer.Option("--grad-dtypes", help="Comma-separated gradient dtypes to sweep (fp32, bf16, fp16, fp8).")] = "bf16,fp32",

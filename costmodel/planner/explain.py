@@ -23,15 +23,13 @@ from costmodel.planner import grid, whatif
 from costmodel.planner.comm import CommCache
 from costmodel.planner.rank import objective_scores, rows_at, top_indices
 from costmodel.planner.text import percent, rate, reason_text
+from costmodel.training.gradsync import ZERO_PRIMITIVES
 from dpbase.units import format_size
 
 CROSSOVER_MIN_BYTES = 2.0**10
 CROSSOVER_MAX_BYTES = 2.0**36
 CROSSOVER_SCAN_POINTS = 109
 CROSSOVER_BISECTIONS = 40
-# The collectives one bucket runs at each ZeRO stage (costmodel/gradsync.py's table).
-ZERO_PRIMITIVES = {0: ("all-reduce",), 1: ("reduce-scatter", "all-gather"),
-                   2: ("reduce-scatter", "all-gather"), 3: ("all-gather", "reduce-scatter")}
 CHANGED_FIELDS = (("algorithm", "algorithm"), ("gpus", "GPUs"), ("micro_batch", "micro-batch"),
                   ("accumulation_steps", "accumulation"), ("bucket_bytes", "bucket"),
                   ("grad_dtype", "gradients"), ("zero_stage", "ZeRO stage"))

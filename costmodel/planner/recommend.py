@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from costmodel.names import backend_named
 from costmodel.planner import grid
 from costmodel.planner.rank import (
     OBJECTIVES,
@@ -43,7 +44,6 @@ MIB = 1024 * 1024
 DEFAULT_BUCKET_BYTES = (5 * MIB, 25 * MIB, 100 * MIB, 400 * MIB)
 # Gradient dtypes swept by default: the two that need no accuracy study (fp8/fp16 on request).
 DEFAULT_GRAD_DTYPES = ("bf16", "fp32")
-BACKENDS = ("ideal", "nccl")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,8 +80,7 @@ def _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, 
         raise InputError("objective", objective, ", ".join(OBJECTIVES))
     if objective != "throughput" and not (tokens and tokens > 0):
         raise InputError("tokens", tokens, f"a token count > 0 with --objective {objective}")
-    if backend not in BACKENDS:
-        raise InputError("backend", backend, " or ".join(BACKENDS))
+    backend = backend_named(backend).value
 
 
 def _check_recompute(recompute) -> None:

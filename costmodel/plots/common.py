@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 from dpbase.errors import DpcostError, InputError
@@ -78,13 +77,11 @@ def size_grid(min_size: str | float, max_size: str | float) -> list[float]:
     return [float(2**e) for e in range(first, last + 1)]
 
 
-@lru_cache(maxsize=64)
 def _topology(cluster: str, nodes: int, gpus_per_node: int | None) -> Any:
+    from costmodel.cluster.backends import nccl_topology
     from costmodel.cluster.mapping import layout
-    from costmodel.nccl import topology_for
 
-    lay = layout(cluster, nodes, gpus_per_node)
-    return topology_for(lay.system, lay.nodes, lay.gpus_per_node)
+    return nccl_topology(layout(cluster, nodes, gpus_per_node))
 
 
 def _nccl_points(hw: Hardware, primitive: str, size_bytes: float, algorithms: tuple[str, ...]) -> list[dict]:
