@@ -133,7 +133,7 @@ def _primitive(row: dict[str, str]) -> str:
     return check_collective(row["collective"])
 
 
-def predict_ideal(row: dict[str, str], system: object) -> dict:
+def predict_ideal(row: dict[str, str], system: object) -> object:
     """Ideal-backend prediction (``costmodel.cluster.mapping.predict_on_cluster``) of one row.
 
     The algorithm is the one the log ran when it forced one (NCCL_ALGO=ring -> ring, tree ->
@@ -156,7 +156,7 @@ def predict_ideal(row: dict[str, str], system: object) -> dict:
             continue
     if not results:
         raise NotApplicableError("algorithm", "any", f"an algorithm of {primitive} that {lay.system.name} can run")
-    return min(results, key=lambda result: result["time_s"])
+    return min(results, key=lambda result: result.time_s)
 
 
 def evaluate(backend: str, tables: object = None) -> list[Group]:
@@ -182,7 +182,7 @@ def evaluate(backend: str, tables: object = None) -> list[Group]:
                     prediction = predict_nccl(row, system, tables, nccl_env(path.stem))
                     seconds = prediction.time_s if backend == "nccl" else prediction.model_time_s
                 else:
-                    seconds = predict_ideal(row, system)["time_s"]
+                    seconds = predict_ideal(row, system).time_s
             except DpcostError:
                 continue
             measured = float(row["time_us_oop"] or row["time_us_ip"]) * 1e-6
