@@ -7,12 +7,15 @@ takes NCCL's topology from :func:`costmodel.cluster.backends.nccl_topology` (cac
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.backends import bottleneck_link, nccl_topology, predict_collective
 from costmodel.cluster.mapping import Layout, cluster_candidates, layout
 from costmodel.collectives.prediction import Prediction
 from costmodel.names import Backend, algorithm_named, backend_named
+
+if TYPE_CHECKING:
+    from hardware import System
 
 # The all-reduce algorithms a user may force in NCCL mode (NCCL_ALGO), in registry names.
 NCCL_FORCEABLE = ("ring", "double-binary-tree", "in-network")
@@ -66,7 +69,7 @@ class CommModel:
                 "bottleneck": probe.bottleneck if self.ranks > 1 else bottleneck_link(self.layout)}
 
 
-def comm_model(system: str | Any, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
+def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
                backend: str | Backend = Backend.IDEAL) -> CommModel:
     """A CommModel for the data-parallel group spanning the cluster."""
     backend = backend_named(backend)

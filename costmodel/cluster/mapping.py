@@ -1,6 +1,6 @@
 """Collectives mapped onto a cluster of nodes × GPUs described by a hardware System profile.
 
-Mapping rules (docs/cluster-mapping.md):
+Mapping rules:
 - one node: every algorithm runs on the intra-node fabric (α = intra link latency, bandwidth
   = per-GPU intra bandwidth × link efficiency); in-network reduction only with NVLS
   (NVSwitch gen 3+).
@@ -22,7 +22,7 @@ Mapping rules (docs/cluster-mapping.md):
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costmodel.collectives.entry import Entry, Terms
 from costmodel.collectives.evaluate import evaluate_grid, predict_entry, resolve, split_seconds
@@ -32,12 +32,15 @@ from costmodel.collectives.registry import entries, get
 from costmodel.names import Algorithm, Primitive, busbw_factor
 from dpbase.errors import DpcostError, InputError, NotApplicableError
 
+if TYPE_CHECKING:
+    from hardware import System
+
 
 @dataclass(frozen=True, slots=True)
 class Layout:
     """Where the ranks are: ``nodes`` × ``gpus_per_node`` GPUs of ``system``."""
 
-    system: Any
+    system: System
     nodes: int
     gpus_per_node: int
 
@@ -69,7 +72,7 @@ class Layout:
         return self.node_network_Bps / self.gpus_per_node
 
 
-def layout(system: str | Any, nodes: int = 1, gpus_per_node: int | None = None) -> Layout:
+def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = None) -> Layout:
     """Resolve a system name/path/profile and check the node layout."""
     from hardware import load_system
 
@@ -173,7 +176,7 @@ def _not_applicable(entry: Entry, lay: Layout) -> NotApplicableError:
                               f"'{lay.system.in_network_reduction or 'none'}' on {lay.nodes} node(s))")
 
 
-def predict_on_cluster(primitive: str, algorithm: str, system: str | Any, nodes: int = 1,
+def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nodes: int = 1,
                        gpus_per_node: int | None = None, size_bytes: float = 0.0,
                        gamma_s_per_byte: float = 0.0, **params: Any) -> Prediction:
     """One collective on the cluster under the ideal model."""
