@@ -39,6 +39,8 @@ LOG_SYSTEMS = {
     "h100sxm_2x8_ib_ndr_": "dgx-h100",
     "h100sxm_8x_nvswitch": "dgx-h100",
     "h100sxm_oci_": "oci-bm-gpu-h100-8",
+    "h100sxm_vm_4x8_ib400": "dgx-h100",  # 8 x 400G IB per node, NVSwitch (VMs with a topology file)
+    "h200_dell_2x8_spectrumx": "dgx-h200",  # 8 rails x 400GbE RoCE (Spectrum-X) per node, NVSwitch
     "h200_2x1_gke_": "h200-1x-roce",
     "l40s_2x1_tcp_": "l40s-tcp-1x",
     "l40s_4x_pcie_": "l40s-4x-pcie",

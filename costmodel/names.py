@@ -44,10 +44,17 @@ class Algorithm(str, Enum):
 
 
 class Backend(str, Enum):
-    """How a collective's time is computed: the textbook α-β-γ model or NCCL's own model."""
+    """How a collective's time is computed.
+
+    ``ideal``: the textbook α-β-γ model (every algorithm, link efficiencies from the profiles);
+    ``nccl``: NCCL's own tuning model and choice, plus the nccl-tests layer;
+    ``rccl``: RCCL's algorithms (ring, tree) on the α-β mapping with the profiles' measured
+    efficiencies — RCCL's own tuning constants are not modelled yet.
+    """
 
     IDEAL = "ideal"
     NCCL = "nccl"
+    RCCL = "rccl"
 
 
 def backend_named(name: str | Backend) -> Backend:

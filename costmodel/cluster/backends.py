@@ -12,12 +12,13 @@ from dataclasses import replace
 from typing import Any
 
 from costmodel.cluster.mapping import Layout, cluster_candidates, predict_on_cluster
+from costmodel.cluster.stacks import Stack, default_stack, resolve_backend, runs, stack_named
 from costmodel.collectives.entry import Entry
 from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
-from costmodel.names import Backend, algorithm_named, backend_named, primitive_named
-from dpbase.errors import DpcostError
+from costmodel.names import Backend, algorithm_named, primitive_named
+from dpbase.errors import DpcostError, NotApplicableError
 
 ParamsFor = Callable[[Entry], dict[str, Any]]
 
@@ -75,6 +76,7 @@ def nccl_prediction(primitive: str, size_bytes: float, lay: Layout, topo: Any, a
         algbw_Bps=p.algbw_Bps, busbw_Bps=p.busbw_Bps, bandwidth_Bps=p.bandwidth_Bps,
         launch_overhead_s=p.launch_overhead_s, nccl_model_time_s=p.model_time_s, nccl_version=p.nccl_version,
         cluster=lay.system.name, nodes=lay.nodes, gpus_per_node=lay.gpus_per_node, bottleneck=bottleneck_link(lay),
+        stack_runs=True,
         **_mirror_traffic(primitive, p.n_ranks, size_bytes, p.algorithm, p.latency_s, p.bandwidth_Bps))
 
 
@@ -93,20 +95,42 @@ def _nccl_every(primitive: str, size_bytes: float, lay: Layout, topo: Any, table
     return [replace(p, nccl_choice=p.algorithm == chosen) for p in found]
 
 
+RCCL_NOTE = ("rccl backend: RCCL's ring/tree on the α-β mapping with the profiles' measured efficiencies "
+             "(RCCL's own tuning constants are not modelled)")
+
+
 def _ideal(primitive: str, size_bytes: float, lay: Layout, algorithm: str, gamma_s_per_byte: float,
-           params_for: ParamsFor) -> list[Prediction]:
+           params_for: ParamsFor, stack: Stack, backend: Backend) -> list[Prediction]:
     candidates = cluster_candidates(primitive, lay)
+    if algorithm == "auto" or (algorithm == "all" and backend is Backend.RCCL):
+        candidates = [e for e in candidates if runs(stack, e.primitive, e.algorithm)]
+    if not candidates and algorithm in ("auto", "all"):
+        raise NotApplicableError("algorithm", algorithm, f"an algorithm of {primitive} that {stack.value} runs "
+                                 f"on {lay.system.name} (name one with --algorithm)")
     chosen = candidates if algorithm in ("auto", "all") else [get(primitive, algorithm)]
-    return [predict_on_cluster(primitive, e.algorithm.value, lay, size_bytes=size_bytes,
-                               gamma_s_per_byte=gamma_s_per_byte, **params_for(e)) for e in chosen]
+    extra = {"backend": backend.value, "note": RCCL_NOTE} if backend is Backend.RCCL else {}
+    return [replace(predict_on_cluster(primitive, e.algorithm.value, lay, size_bytes=size_bytes,
+                                       gamma_s_per_byte=gamma_s_per_byte, **params_for(e)),
+                    stack_runs=runs(stack, e.primitive, e.algorithm), **extra) for e in chosen]
 
 
 def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algorithm: str = "auto",
-                       backend: str | Backend = Backend.IDEAL, gamma_s_per_byte: float = 0.0,
-                       params_for: ParamsFor | None = None, topo: Any = None,
+                       backend: str | Backend | None = None, stack: str | Stack | None = None,
+                       gamma_s_per_byte: float = 0.0, params_for: ParamsFor | None = None, topo: Any = None,
                        tables: Any = None) -> list[Prediction]:
-    """Predictions for one collective on the layout, fastest first (one for ``auto`` or a name)."""
-    backend = backend_named(backend)
+    """Predictions for one collective on the layout, fastest first (one for ``auto`` or a name).
+
+    ``backend`` None/"auto" is the system's realistic backend (NCCL on NVIDIA, RCCL on AMD);
+    ``stack`` (default: the system's) limits what ``auto`` may pick under the α-β backends.
+    """
+    explicit = backend is not None and str(getattr(backend, "value", backend)).lower() != "auto"
+    backend = resolve_backend(backend, lay.system)
+    stack = stack_named(stack) if stack is not None else default_stack(lay.system)
+    fallback = None
+    if backend is Backend.NCCL and not explicit:
+        fallback = _outside_nccl(primitive, algorithm)
+        if fallback:
+            backend = Backend.IDEAL
     if backend is Backend.NCCL:
         topo = topo if topo is not None else nccl_topology(lay, tables)
         if algorithm == "all":
@@ -114,6 +138,26 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
         else:
             results = [nccl_prediction(primitive, size_bytes, lay, topo, algorithm, tables)]
     else:
-        results = _ideal(primitive, size_bytes, lay, algorithm, gamma_s_per_byte, params_for or (lambda e: {}))
+        results = _ideal(primitive, size_bytes, lay, algorithm, gamma_s_per_byte, params_for or (lambda e: {}),
+                         stack, backend)
+    if fallback:
+        results = [replace(r, note=fallback) for r in results]
     results.sort(key=lambda r: (r.time_s, r.algorithm))
     return results[:1] if algorithm == "auto" else results
+
+
+def _outside_nccl(primitive: str, algorithm: str) -> str | None:
+    """Why NCCL's model cannot answer (a collective or algorithm it does not have), or None."""
+    from costmodel.nccl.names import COLLECTIVES, to_nccl_algorithm
+
+    name = primitive_named(primitive).value
+    if name not in COLLECTIVES:
+        return f"NCCL's tuning model has no {name}: textbook α-β-γ model (ideal backend) on the cluster's links"
+    if algorithm in ("auto", "all"):
+        return None
+    try:
+        to_nccl_algorithm(algorithm)
+    except DpcostError:
+        return (f"{algorithm} is not an NCCL algorithm: textbook α-β-γ model (ideal backend); "
+                "NCCL itself would run ring, tree or NVLS")
+    return None

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.backends import bottleneck_link, nccl_topology, predict_collective
 from costmodel.cluster.mapping import Layout, cluster_candidates, layout
+from costmodel.cluster.stacks import resolve_backend, stack_named
 from costmodel.collectives.prediction import Prediction
-from costmodel.names import Backend, algorithm_named, backend_named
+from costmodel.names import Backend, algorithm_named
 
 if TYPE_CHECKING:
     from hardware import System
@@ -33,6 +34,7 @@ class CommModel:
     layout: Layout
     algorithm: str = "auto"
     backend: str = Backend.IDEAL.value
+    stack: str | None = None  # None: the system's own (NCCL on NVIDIA, RCCL on AMD)
 
     @property
     def ranks(self) -> int:
@@ -56,7 +58,7 @@ class CommModel:
                               gpus_per_node=lay.gpus_per_node, bottleneck="")
         topo = nccl_topology(self.layout) if self.backend == Backend.NCCL.value else None
         return predict_collective(primitive, size_bytes, self.layout, algorithm=self._algorithm_for(primitive),
-                                  backend=self.backend, topo=topo)[0]
+                                  backend=self.backend, stack=self.stack, topo=topo)[0]
 
     def time_s(self, primitive: str, size_bytes: float) -> float:
         return float(self.choose(primitive, float(size_bytes)).time_s)
@@ -70,9 +72,14 @@ class CommModel:
 
 
 def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
-               backend: str | Backend = Backend.IDEAL) -> CommModel:
-    """A CommModel for the data-parallel group spanning the cluster."""
-    backend = backend_named(backend)
+               backend: str | Backend | None = None, stack: str | None = None) -> CommModel:
+    """A CommModel for the data-parallel group spanning the cluster.
+
+    ``backend`` None or "auto": the system's realistic backend (NCCL's model on NVIDIA, RCCL's
+    ring/tree on AMD); "ideal" for the textbook α-β-γ view.
+    """
+    lay = layout(system, nodes, gpus_per_node)
+    resolved = resolve_backend(backend, lay.system)
     if algorithm != "auto":
         algorithm = algorithm_named(algorithm).value
-    return CommModel(layout(system, nodes, gpus_per_node), algorithm, backend.value)
+    return CommModel(lay, algorithm, resolved.value, None if stack is None else stack_named(stack).value)

@@ -32,7 +32,8 @@ class Query:
     nodes: int = 1
     gpus_per_node: int | None = None
     link: str | None = None
-    backend: str = "ideal"
+    backend: str = "auto"  # auto: realistic on a cluster (NCCL/RCCL), ideal on a bare link
+    stack: str | None = None  # limits auto under the α-β backends; default: the system's, none on a bare link
     servers: int | None = None
     colocated: bool = False
     pipelined: bool = True
@@ -66,9 +67,14 @@ def _rates(q: Query, size_bytes: float) -> tuple[int, float, float]:
 
 
 def _names(q: Query, candidates: list[Any]) -> list[Any]:
-    if q.algorithm == "auto" and q.cluster is None:
-        return [e for e in candidates if not e.in_network]  # a plain link has no reducing switch
-    if q.algorithm in ("auto", "all"):
+    """A bare link: every algorithm (the textbook view) unless ``--stack`` narrows ``auto``."""
+    if q.algorithm == "auto":
+        from costmodel.cluster.stacks import runs, stack_named
+
+        stack = None if q.stack is None else stack_named(q.stack)
+        return [e for e in candidates if not e.in_network  # a plain link has no reducing switch
+                and (stack is None or runs(stack, e.primitive, e.algorithm))]
+    if q.algorithm == "all":
         return candidates
     return [get(q.primitive, q.algorithm)]
 
@@ -97,7 +103,7 @@ def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
     lay = layout(q.cluster, q.nodes, q.gpus_per_node)
     if q.ranks is not None and q.ranks != lay.ranks:
         raise InputError("ranks", q.ranks, f"{lay.ranks} (= nodes × GPUs per node) with --cluster")
-    return predict_collective(q.primitive, size_bytes, lay, algorithm=q.algorithm, backend=q.backend,
+    return predict_collective(q.primitive, size_bytes, lay, algorithm=q.algorithm, backend=q.backend, stack=q.stack,
                               gamma_s_per_byte=gamma, params_for=lambda entry: _params(q, entry))
 
 
@@ -106,13 +112,14 @@ def run_query(q: Query) -> list[Prediction]:
     primitive_named(q.primitive)
     if q.algorithm not in ("auto", "all"):
         algorithm_named(q.algorithm)
-    backend = backend_named(q.backend)
+    backend = None if q.backend == "auto" else backend_named(q.backend)
     size_bytes = parse_size(q.size, "size")
     gamma = parse_time(q.gamma, "gamma")
     if q.cluster is not None:
         results = _on_cluster(q, size_bytes, gamma)
-    elif backend is Backend.NCCL:
-        raise InputError("backend", "nccl", "--backend nccl together with --cluster SYSTEM")
+    elif backend not in (None, Backend.IDEAL):
+        raise InputError("backend", backend.value, f"--backend {backend.value} together with --cluster SYSTEM "
+                         "(a bare link or --alpha/--bandwidth has only the ideal backend)")
     else:
         results = _ideal(q, size_bytes, gamma)
     results.sort(key=lambda r: (r.time_s, r.algorithm))

@@ -58,6 +58,7 @@ class Prediction:
     nccl_model_time_s: float | None = None
     nccl_version: str | None = None
     nccl_choice: bool | None = None
+    stack_runs: bool | None = None  # whether the cluster's stack (NCCL, RCCL, MPI, Gloo) runs this algorithm
     note: str | None = None
 
     @property

@@ -24,11 +24,12 @@ CLUSTER = Annotated[Optional[str], typer.Option("--cluster", help="A system prof
 NODES = Annotated[int, typer.Option("--nodes", help="Nodes of --cluster.")]
 GPN = Annotated[Optional[int], typer.Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
 LINK = Annotated[Optional[str], typer.Option("--link", help="A link profile (name or TOML, e.g. from `dpcost calibrate -o`).", autocompletion=complete.links)]
-BACKEND = Annotated[str, typer.Option("--backend", help="ideal (α-β-γ) or nccl (NCCL's tuning model; needs --cluster).")]
+BACKEND = Annotated[str, typer.Option("--backend", help="auto (realistic: NCCL's model on NVIDIA clusters, RCCL's ring/tree on AMD; ideal on a bare link), ideal (textbook α-β-γ), nccl or rccl.")]
+STACK = Annotated[Optional[str], typer.Option("--stack", help="nccl, rccl, mpi or gloo: what auto may pick under the α-β backends (default: the cluster's; none on a bare link).")]
 
 
 def _row(p: Prediction, winner: bool) -> dict[str, str]:
-    row = {"algorithm": p.algorithm + (" *" if winner else "")}
+    row = {"algorithm": p.algorithm + (" *" if winner else "") + (" †" if p.stack_runs is False else "")}
     if p.backend == Backend.NCCL.value:  # NCCL mode: each algorithm with its best protocol
         row["protocol"] = p.protocol or "-"
     row |= {"time": format_time(p.time_s), "latency": format_time(p.latency_s),
@@ -55,10 +56,10 @@ def _describe(p: Prediction) -> str:
                   ("total on links", format_size(p.bytes_total))]
     if p.bytes_aux_max:
         items.append(("busiest server/switch", format_size(p.bytes_aux_max)))
+    if p.algbw_Bps is not None:
+        items += [("algbw", _bandwidth_text(p.algbw_Bps)), ("busbw", _bandwidth_text(p.busbw_Bps))]
     if p.note:
         items.append(("note", p.note))
-    else:
-        items += [("algbw", _bandwidth_text(p.algbw_Bps)), ("busbw", _bandwidth_text(p.busbw_Bps))]
     if p.lower_bound_s is not None:  # the ideal backend's Chan et al. bound; NCCL mode has none
         items.append(("lower bound", format_time(p.lower_bound_s)))
     if p.nccl_model_time_s is not None:
@@ -116,7 +117,8 @@ def collective(
     nodes: NODES = 1,
     gpus_per_node: GPN = None,
     link: LINK = None,
-    backend: BACKEND = "ideal",
+    backend: BACKEND = "auto",
+    stack: STACK = None,
     servers: Annotated[Optional[int], typer.Option("--servers", help="Parameter servers S.")] = None,
     colocated: Annotated[bool, typer.Option("--colocated", help="Servers are ranks (else dedicated machines).")] = False,
     no_pipeline: Annotated[bool, typer.Option("--no-pipeline", help="Parameter server: push everything, then pull.")] = False,
@@ -133,7 +135,7 @@ def collective(
 
     query = Query(primitive=primitive, algorithm=algorithm, ranks=ranks, size=size, alpha=alpha,
                   bandwidth=bandwidth, gamma=gamma, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node,
-                  link=link, backend=backend, servers=servers, colocated=colocated, pipelined=not no_pipeline,
+                  link=link, backend=backend, stack=stack, servers=servers, colocated=colocated, pipelined=not no_pipeline,
                   chunks=chunks, alpha_inter=alpha_inter, bandwidth_inter=bandwidth_inter)
     result = run_query(query)[0]
     if json_:
@@ -154,7 +156,8 @@ def compare(
     nodes: NODES = 1,
     gpus_per_node: GPN = None,
     link: LINK = None,
-    backend: BACKEND = "ideal",
+    backend: BACKEND = "auto",
+    stack: STACK = None,
     json_: JSON = False,
 ) -> None:
     """Rank every applicable algorithm, fastest first, with the lower bound; the winner is marked *.
@@ -165,9 +168,10 @@ def compare(
 
     query = Query(primitive=primitive, algorithm="all", ranks=ranks, size=size, alpha=alpha, bandwidth=bandwidth,
                   gamma=gamma, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, link=link,
-                  backend=backend)
+                  backend=backend, stack=stack)
     results = run_query(query)
-    winner = next((i for i, r in enumerate(results) if r.nccl_choice), 0)
+    winner = next((i for i, r in enumerate(results) if r.nccl_choice),
+                  next((i for i, r in enumerate(results) if r.stack_runs is not False), 0))
     if json_:
         print_json([{**r.to_dict(), "winner": i == winner} for i, r in enumerate(results)])
         return
@@ -175,6 +179,7 @@ def compare(
     if results and results[0].note:
         typer.echo(f"\n{results[0].note}")
     elif results and results[0].lower_bound_s is not None:
-        typer.echo(f"\nlower bound: {format_time(results[0].lower_bound_s)}  (* = fastest)")
+        unrun = "; † = the stack does not run it (auto never picks it)" if any(r.stack_runs is False for r in results) else ""
+        typer.echo(f"\nlower bound: {format_time(results[0].lower_bound_s)}  (* = fastest{unrun})")
     elif results:
         typer.echo(f"\nNCCL {results[0].nccl_version or ''} tuning model, fastest first; * = NCCL's own choice (by its estimate)")

@@ -109,7 +109,7 @@ def iteration(
     seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")] = None,
     accum: Annotated[int, typer.Option(help="Gradient accumulation steps (micro-batches per synchronisation).")] = 1,
     algorithm: Annotated[str, typer.Option(help="Collective algorithm or auto.", autocompletion=complete.algorithms)] = "auto",
-    backend: Annotated[str, typer.Option(help="ideal (alpha-beta) or nccl (NCCL-faithful).")] = "ideal",
+    backend: Annotated[str, typer.Option(help="auto (NCCL's model on NVIDIA, RCCL's ring/tree on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
     grad_dtype: Annotated[str, typer.Option("--grad-dtype", help="Gradient dtype: fp32, bf16, fp16, fp8.")] = "bf16",
     compute_dtype: Annotated[str, typer.Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8.")] = "bf16",
     topk: Annotated[float | None, typer.Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
@@ -155,7 +155,7 @@ def iteration(
                                  algorithm=str(info.get("algorithm", algorithm)))
     if json_output:
         print_json({**result.to_dict(), "cluster": system.name, "nodes": node_count,
-                    "gpus_per_node": per_node, "backend": backend, "comm": info})
+                    "gpus_per_node": per_node, "backend": comm.backend, "comm": info})
         return
     recomputed = None  # the same step with recomputation, to say whether that would fit
     if not result.memory.fits and not recompute and memory.recompute_applies(workload):

@@ -9,7 +9,6 @@ import typer
 
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, print_json
-from costmodel.names import Backend
 
 
 class Objective(str, Enum):
@@ -71,7 +70,7 @@ def plan(
     min_gpus: Annotated[int, typer.Option("--min-gpus", help="Fewest GPUs to use.")] = 1,
     objective: Annotated[Objective, typer.Option(help="throughput, time-to-train or gpu-hours (the last two need --tokens).")] = Objective.throughput,
     tokens: Annotated[str | None, typer.Option(help="Tokens to train on, e.g. 2T or 1e12 (for time-to-train, gpu-hours).")] = None,
-    backend: Annotated[Backend, typer.Option(help="ideal (alpha-beta) or nccl (NCCL-faithful).")] = Backend.IDEAL,
+    backend: Annotated[str, typer.Option(help="auto (NCCL's model on NVIDIA, RCCL's ring/tree on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
     top: Annotated[int, typer.Option(help="How many ranked alternatives to show.")] = 10,
     buckets: Annotated[str, typer.Option(help="Comma-separated DDP bucket sizes to sweep.")] = "5MiB,25MiB,100MiB,400MiB",
     grad_dtypes: Annotated[str, typer.Option("--grad-dtypes", help="Comma-separated gradient dtypes to sweep (fp32, bf16, fp16, fp8).")] = "bf16,fp32",
@@ -94,7 +93,7 @@ def plan(
     with progress("Sweeping plans") as update:
         result = make_plan(
             model, cluster, global_batch=global_batch, nodes=nodes, seq_len=seq_len, min_gpus=min_gpus,
-            max_gpus=max_gpus, objective=objective.value, backend=backend.value, top=top,
+            max_gpus=max_gpus, objective=objective.value, backend=backend, top=top,
             tokens=parse_param_count(tokens, "tokens") if tokens is not None else None,
             bucket_bytes=_list(buckets, lambda s: parse_size(s, "buckets")),
             grad_dtypes=_list(grad_dtypes, str), compute_dtype=compute_dtype, mfu=mfu,

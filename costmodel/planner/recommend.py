@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from costmodel.cluster.stacks import resolve_backend
 from costmodel.names import backend_named
 from costmodel.planner import grid
 from costmodel.planner.rank import (
@@ -80,7 +81,8 @@ def _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, 
         raise InputError("objective", objective, ", ".join(OBJECTIVES))
     if objective != "throughput" and not (tokens and tokens > 0):
         raise InputError("tokens", tokens, f"a token count > 0 with --objective {objective}")
-    backend = backend_named(backend).value
+    if backend != "auto":
+        backend_named(backend)
 
 
 def _check_recompute(recompute) -> None:
@@ -189,7 +191,7 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress):
 
 def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int = 1, seq_len: int | None = None,
          min_gpus: int = 1, max_gpus: int | None = None, objective: str = "throughput",
-         tokens: float | None = None, backend: str = "ideal", top: int = 10,
+         tokens: float | None = None, backend: str = "auto", top: int = 10,
          bucket_bytes=DEFAULT_BUCKET_BYTES, grad_dtypes=DEFAULT_GRAD_DTYPES,
          algorithms=None, compute_dtype: str = "bf16", mfu: float | None = None,
          optimizer: str = "adamw", jitter_cv: float = 0.0, tie_tolerance: float = TIE_TOLERANCE,
@@ -219,6 +221,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int = 1, seq_len
     _check_axes(bucket_bytes, grad_dtypes)
     _check_recompute(recompute)
     workload, system = _resolve(model, cluster)
+    backend = resolve_backend(backend, system).value  # auto: NCCL's model on NVIDIA, RCCL's ring/tree on AMD
+    label, backend = backend, ("ideal" if backend == "rccl" else backend)  # rccl: α-β with RCCL's algorithms
     setting = training_setting(workload, system, seq_len=seq_len, compute_dtype=compute_dtype,
                                mfu=mfu, optimizer=optimizer, jitter_cv=jitter_cv, backend=backend,
                                recompute=bool(recompute))
@@ -240,7 +244,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int = 1, seq_len
             objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=tie_tolerance,
             recomputation=recomputation, on_step=steps.advance)
     steps.finish()
-    return Plan(model=workload.name, cluster=system.name, objective=objective, backend=backend,
+    return Plan(model=workload.name, cluster=system.name, objective=objective, backend=label,
                 global_batch=int(global_batch), seq_len=setting.seq_len,
                 configurations=int(scores.size), feasible_configurations=int(np.isfinite(scores).sum()),
                 best=rows[0], candidates=tuple(rows), reason=reason, findings=findings,

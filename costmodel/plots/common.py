@@ -60,7 +60,7 @@ class Hardware:
         if self.cluster is None:
             count = f"{self.ranks} ranks, " if self.ranks is not None and counts else ""
             return f"{count}α = {self.alpha}, bandwidth {self.bandwidth}"
-        model = "NCCL model" if self.backend == "nccl" else "ideal α-β model"
+        model = {"nccl": "NCCL model", "rccl": "RCCL ring/tree, α-β"}.get(self.backend, "ideal α-β model")
         if not counts:
             return f"{self.cluster} ({self.per_node()} GPUs per node), {model}"
         return f"{self.cluster} × {self.nodes} node(s) ({self.total_ranks()} GPUs), {model}"

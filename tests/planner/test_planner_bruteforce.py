@@ -62,7 +62,7 @@ def _names_zero_collectives(algorithm):
 def test_planner_choice_equals_brute_force_argmin(model, global_batch, seq_len, algorithms):
     system = hardware.load_system("dgx-h100")
     buckets, dtypes = (5 * MIB, 25 * MIB), ("bf16", "fp32")
-    result = plan(model, system, nodes=2, global_batch=global_batch, seq_len=seq_len,
+    result = plan(model, system, nodes=2, global_batch=global_batch, seq_len=seq_len, backend="ideal",
                   algorithms=algorithms, bucket_bytes=buckets, grad_dtypes=dtypes,
                   tie_tolerance=0.0, explain=False)
     brute = _brute_force(model, system, 2, global_batch, seq_len, algorithms, buckets, dtypes)
