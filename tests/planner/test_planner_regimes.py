@@ -30,7 +30,7 @@ def test_slow_inter_node_links_mean_more_accumulation():
     system = hardware.load_system("dgx-h100")
     kwargs = dict(nodes=16, global_batch=512, seq_len=4096, explain=False)
     fast = plan("llama2-7b", system, **kwargs).best
-    slow = plan("llama2-7b", scaled_system(system, inter_bandwidth=0.01), **kwargs).best
+    slow = plan("llama2-7b", scaled_system(system, inter_bandwidth=0.001), **kwargs).best
     assert slow.accumulation_steps > fast.accumulation_steps
     assert slow.samples_per_s < fast.samples_per_s
 
