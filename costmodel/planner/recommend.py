@@ -214,7 +214,7 @@ def _rank(sweep, setting, system, objective, constraints, top, tie_band):
 
 
 # Rows fetched per row shown, so that collapsing bucket-only duplicates still fills the table.
-COLLAPSE_DEPTH = 8
+COLLAPSE_DEPTH = 40
 
 
 def _constraint_error(sweep, setting, objective, constraints):

@@ -25,7 +25,10 @@ def signed_percent(fraction: float) -> str:
 
 def step_time(seconds: float) -> str:
     """A step time with four significant digits, trailing zeros kept ("6.700 s", not "6.7 s"),
-    so that times side by side read at the same precision."""
+    so that times side by side read at the same precision; hours from 10,000 s on."""
+    if abs(seconds) >= 1e4:
+        hours = seconds / 3600
+        return f"{hours:#.4g} h" if abs(hours) < 1e4 else f"{hours:,.0f} h"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if abs(seconds) >= scale:
             return f"{seconds / scale:#.4g} {unit}"
