@@ -10,8 +10,8 @@ import pytest
 import hardware
 from costmodel.cluster import mapping as cluster
 from costmodel.collectives.registry import algorithms_for, get
-from costmodel.planner.comm import NCCL_ALGORITHMS, CommCache
 from costmodel.planner.choose import TIE_BAND
+from costmodel.planner.comm import NCCL_ALGORITHMS, CommCache
 from costmodel.planner.recommend import plan
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 from costmodel.training.workloads import load_model
