@@ -138,8 +138,10 @@ def _env_text(row) -> str:
 def _torch_text(row, compute_dtype: str) -> str:
     k = {knob.name: knob.value for knob in _torch(row, compute_dtype)}
     lines = [f"# {_torchrun_line(row)}",
-             f"# per GPU: micro-batch {row.micro_batch}, {row.accumulation_steps} accumulation "
-             "steps (call backward under model.no_sync() on all but the last)"]
+             f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps}"
+             + ("" if row.accumulation_steps == 1 else
+                " (backward under model.no_sync() on all but the last)" if row.zero_stage <= 1 else
+                " (sharded gradients are reduce-scattered on every micro-batch)")]
     if row.zero_stage <= 1:
         lines.append(f"model = DistributedDataParallel(model, bucket_cap_mb={k['bucket_cap_mb']}, "
                      "gradient_as_bucket_view=True)")

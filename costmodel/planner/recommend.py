@@ -325,9 +325,11 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     """
     from costmodel.planner import explain as planner_explain
     from costmodel.planner.comm import all_reduce_algorithms
-    from hardware.prices import economics_for
+    from costmodel.planner.economics import economics_for
 
     partial = gpus is not None
+    if partial and max_gpus is not None:
+        raise InputError("max_gpus", max_gpus, "unset with --gpus (which already caps the GPUs)")
     _check(global_batch, nodes or 1, min_gpus, gpus if partial else max_gpus, objective, tokens,
            backend, top)
     if not 0 <= tie_band < 1:

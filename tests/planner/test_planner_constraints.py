@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from cli import app
 from costmodel.planner import grid
+from costmodel.planner.economics import economics_for
 from costmodel.planner.recommend import plan
 from dpbase.errors import InputError
-from hardware.prices import economics_for
 
 GPU_HOURS = dict(nodes=16, global_batch=1024, objective="gpu-hours", tokens=300e9, explain=False)
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from pathlib import Path
 
-PRICES_FILE = Path(__file__).resolve().parent / "data" / "prices.toml"
+from hardware.loader import DATA_DIR
+
+PRICES_FILE = DATA_DIR / "prices.toml"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
