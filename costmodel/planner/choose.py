@@ -1,9 +1,12 @@
 """Choosing among plans the model cannot tell apart: the tie band and the tie-break rules.
 
 Plans whose scores lie within ``tie_band`` (relative) of the best score are *tied*: the model's
-own uncertainty is larger than their difference. ``TIE_BAND`` = 2 %: the predictions rest on
-an MFU and link efficiencies known to a few per cent (docs/validation.md), so a 0.1 % band
-decided on noise. It is a parameter (``plan(tie_band=...)``) so a prediction interval can set it.
+own uncertainty is larger than their difference. ``TIE_BAND`` = 2 %: an MFU error shifts every
+plan of a sweep alike, so what separates plans is mostly their exposed communication, whose
+predictions err by 7-70 % (median absolute error per cluster class, docs/validation.md); at the
+usual 2-5 % exposed share of a step that is 1-3 % of the step, so the old 0.1 % band decided on
+noise. It is a parameter (``plan(tie_band=...)``, ``--tie-band``) so that a prediction interval
+can set it.
 
 Among tied plans an expert prefers, in this order (:data:`RULES`):
 
