@@ -76,9 +76,11 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         f"  scaling efficiency   {b.scaling_efficiency:.1%}   (exposed comm share {b.comm_share:.1%})",
         "",
         f"memory per GPU: weights {_gb(mem.weights_bytes)}, gradients {_gb(mem.gradients_bytes)}, "
-        f"optimizer {_gb(mem.optimizer_bytes)}, activations {_gb(mem.activations_bytes)}",
-        f"  total {_gb(mem.total_bytes)} of {_gb(mem.capacity_bytes)}: "
-        + ("fits" if mem.fits else "DOES NOT FIT"),
+        f"optimizer {_gb(mem.optimizer_bytes)}, activations {_gb(mem.activations_bytes)}, "
+        f"logits and loss {_gb(mem.logits_bytes)}, CUDA context and NCCL buffers "
+        f"{_gb(mem.runtime_bytes)}, fragmentation {_gb(mem.fragmentation_bytes)}",
+        f"  total {_gb(mem.total_bytes)} of {_gb(mem.capacity_bytes)}, {_gb(mem.reserve_bytes)} kept "
+        "free as the reserve: " + ("fits" if mem.fits else "DOES NOT FIT"),
     ]
     if not mem.fits:
         rows.append(_what_fits(b, recomputed))
