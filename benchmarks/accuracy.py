@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 DATA = ROOT / "tests" / "data" / "validation"
 MIB = 1 << 20
 REPORT = ROOT / "docs" / "validation.md"
+INTERVALS = ROOT / "costmodel" / "data" / "intervals.toml"
 SECTION = "accuracy"  # docs/validation.md holds the tables between <!-- accuracy:begin/end -->
 
 # log slug prefix -> bundled hardware system (hardware/data/systems.toml)
@@ -97,13 +98,11 @@ def system_for(slug: str) -> str | None:
 
 
 def category(slug: str, nodes: int, system: object) -> str:
-    """single-node nvswitch / single-node pcie / single-node other / multi-node / rccl."""
-    if slug.startswith(RCCL_PREFIXES):
-        return "rccl"
-    if nodes > 1 and getattr(system, "gpus_per_node", 1) * nodes > getattr(system, "scaleup_domain_gpus", 0):
-        return "multi-node"
-    fabric = getattr(system, "intra_fabric", "")
-    return f"single-node {fabric}" if fabric in ("nvswitch", "pcie") else "single-node other"
+    """single-node nvswitch / single-node pcie / single-node other / multi-node / rccl (the
+    library's own classes, :func:`costmodel.cluster.intervals.system_class`)."""
+    from costmodel.cluster.intervals import system_class
+
+    return system_class(system, nodes)
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -309,6 +308,154 @@ def fit(rounds: int = 3) -> dict[str, float]:
     return params | {"score": score(params)}
 
 
+def _fit_on(rows: list[tuple], rounds: int = 2) -> dict[str, float]:
+    """Coordinate descent of the [nccl_tests] constants on ``rows`` only."""
+    from costmodel.nccl import NcclTables, load_tables
+
+    base = load_tables()
+    params = {k: float(v) for k, v in base.section("nccl_tests").items() if k != "source"}
+
+    def score(candidate: dict[str, float]) -> float:
+        return _fit_score(rows, NcclTables(data=dict(base.data) | {"nccl_tests": candidate}, version=base.version))
+
+    for _ in range(rounds):
+        for name, grid in FIT_GRID.items():
+            params[name] = min(grid, key=lambda value: score(params | {name: value}))
+    return params
+
+
+def leave_one_log_out() -> tuple[list[Group], list[tuple[str, int, float]]]:
+    """NCCL mode with the [nccl_tests] constants refitted without each log, then that log predicted.
+
+    Returns the held-out groups (per log and node count) and every held-out row as
+    (class, size_bytes, measured/predicted).
+    """
+    from costmodel.nccl import NcclTables, load_tables
+    from costmodel.nccl.model import measured_time_us
+    from hardware import load_system
+
+    base, rows = load_tables(), _fit_rows()
+    groups: dict[tuple[str, int], Group] = {}
+    ratios = []
+    for held in sorted({row[0] for row in rows}):
+        params = _fit_on([row for row in rows if row[0] != held])
+        tables = NcclTables(data=dict(base.data) | {"nccl_tests": params}, version=base.version)
+        system_name = system_for(held)
+        system = load_system(system_name)
+        for log, nodes, size, measured, coll, cell, topo in rows:
+            if log != held:
+                continue
+            predicted = measured_time_us(coll, cell, size, topo, tables)
+            cls = category(log, nodes, system)
+            group = groups.setdefault((log, nodes), Group(log, nodes, system_name, cls))
+            group.errors.append((size, abs(predicted - measured) / measured))
+            ratios.append((cls, size, measured / predicted))
+    return list(groups.values()), ratios
+
+
+def rccl_ratios(groups: dict | None = None) -> list[tuple[str, int, float]]:
+    """RCCL logs under the rccl backend (α-β ring/tree with the profiles' efficiencies: no constant
+    is fitted to the logs, so every prediction is already out of sample)."""
+    from costmodel.cluster.backends import predict_collective
+    from costmodel.cluster.mapping import layout
+    from dpbase.errors import DpcostError
+    from hardware import load_system
+
+    out = []
+    for path in sorted(DATA.glob("*.csv")):
+        if not path.stem.startswith(RCCL_PREFIXES) or path.stem in EXCLUDED:
+            continue
+        system = load_system(system_for(path.stem))
+        for row in read_rows(path):
+            lay = layout(system, int(row["nodes"]), int(row["gpus_per_node"]))
+            forced = row["nccl_algo_env"].strip().lower()
+            try:
+                found = predict_collective(_primitive(row), int(row["size_bytes"]), lay,
+                                           algorithm=forced or "auto", backend="rccl")[0]
+            except DpcostError:
+                continue
+            measured = float(row["time_us_oop"] or row["time_us_ip"]) * 1e-6
+            out.append(("rccl", int(row["size_bytes"]), measured / found.time_s))
+            if groups is not None:
+                key = (path.stem, int(row["nodes"]))
+                group = groups.setdefault(key, Group(path.stem, key[1], system.name, "rccl"))
+                group.errors.append((int(row["size_bytes"]), abs(found.time_s - measured) / measured))
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def intervals(ratios: list[tuple[str, int, float]]) -> dict[str, dict[str, list[float]]]:
+    """(p10, p90) of measured/predicted per class and size regime."""
+    from costmodel.cluster.intervals import regime
+
+    buckets: dict[tuple[str, str], list[float]] = {}
+    for cls, size, ratio in ratios:
+        buckets.setdefault((cls, regime(size)), []).append(ratio)
+    out: dict[str, dict[str, list[float]]] = {}
+    for (cls, reg), values in sorted(buckets.items()):
+        if len(values) >= 5:
+            out.setdefault(cls, {})[reg] = [round(percentile(values, 0.1), 4), round(percentile(values, 0.9), 4),
+                                            len(values)]
+    return out
+
+
+def intervals_toml(table: dict[str, dict[str, list[float]]]) -> str:
+    lines = ["# Prediction intervals of the realistic backends: [p10, p90, rows] of measured/predicted per",
+             "# class and size regime (small < 1 MiB <= large), leave-one-log-out for NCCL mode (the",
+             "# [nccl_tests] constants refitted without the log predicted), out of sample for rccl.",
+             "# Generated by `python benchmarks/accuracy.py --write`; do not edit.", ""]
+    for cls, regimes in table.items():
+        lines.append(f'[interval."{cls}"]')
+        lines += [f"{reg} = {values}" for reg, values in regimes.items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def coverage(ratios: list[tuple[str, int, float]], table: dict) -> float:
+    """Share of held-out rows whose measured/predicted falls inside their class interval."""
+    from costmodel.cluster.intervals import regime
+
+    inside = total = 0
+    for cls, size, ratio in ratios:
+        found = table.get(cls, {}).get(regime(size))
+        if found:
+            total += 1
+            inside += found[0] <= ratio <= found[1]
+    return inside / total if total else float("nan")
+
+
+def loo_markdown(in_sample: list[Group], held_out: list[Group], ratios: list, table: dict,
+                 rccl: list[Group]) -> str:
+    small_in, large_in = pooled(in_sample), pooled(in_sample, MIB)
+    small_out, large_out = pooled(held_out), pooled(held_out, MIB)
+    lines = ["| class (NCCL mode) | in-sample all | in-sample ≥ 1 MiB | leave-one-log-out all | leave-one-log-out ≥ 1 MiB |",
+             "|---|---|---|---|---|"]
+    for name in sorted(small_out):
+        lines.append(f"| {name} | {_pct(small_in.get(name))} | {_pct(large_in.get(name))} | {_pct(small_out[name])} "
+                     f"| {_pct(large_out.get(name))} |")
+    goal = [g for g in held_out if g.log not in EXCLUDED]
+    per_log_all = statistics.median(g.median() for g in goal)
+    per_log_large = statistics.median(g.median(MIB) for g in goal if g.median(MIB) is not None)
+    rccl_all = statistics.median(g.median() for g in rccl)
+    rccl_large = statistics.median(g.median(MIB) for g in rccl if g.median(MIB) is not None)
+    lines += ["", f"Median over NVIDIA logs of each log's median |error|, leave-one-log-out: "
+              f"{_pct(per_log_all)} % over all sizes, {_pct(per_log_large)} % at ≥ 1 MiB. "
+              f"RCCL logs under the rccl backend (nothing fitted to them): {_pct(rccl_all)} % / {_pct(rccl_large)} %.", "",
+              "| class | sizes | p10 | p90 | rows |", "|---|---|---|---|---|"]
+    for cls, regimes in table.items():
+        for reg, (low, high, count) in regimes.items():
+            lines.append(f"| {cls} | {'< 1 MiB' if reg == 'small' else '≥ 1 MiB'} | {low:.3f} | {high:.3f} | {count} |")
+    lines += ["", f"Coverage: {100 * coverage(ratios, table):.1f} % of held-out rows fall inside their interval."]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print JSON instead of markdown")
@@ -326,7 +473,14 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out, indent=2))
     elif args.write:
         write_section(REPORT, SECTION, markdown(results))
-        print(f"wrote the tables of {REPORT.relative_to(ROOT)}")
+        held_out, ratios = leave_one_log_out()
+        rccl_groups: dict = {}
+        ratios += rccl_ratios(rccl_groups)
+        table = intervals(ratios)
+        INTERVALS.write_text(intervals_toml(table), encoding="utf-8")
+        write_section(REPORT, "loo", loo_markdown(results["nccl"], held_out, ratios, table,
+                                                  list(rccl_groups.values())))
+        print(f"wrote the tables of {REPORT.relative_to(ROOT)} and {INTERVALS.relative_to(ROOT)}")
     else:
         print(markdown(results))
     return 0

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from costmodel.cluster.intervals import interval_s
 from costmodel.cluster.mapping import Layout, cluster_candidates, predict_on_cluster
 from costmodel.cluster.stacks import Stack, default_stack, resolve_backend, runs, stack_named
 from costmodel.collectives.entry import Entry
@@ -142,6 +143,8 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
                          stack, backend)
     if fallback:
         results = [replace(r, note=fallback) for r in results]
+    elif backend in (Backend.NCCL, Backend.RCCL):
+        results = [replace(r, interval_s=interval_s(lay.system, lay.nodes, size_bytes, r.time_s)) for r in results]
     results.sort(key=lambda r: (r.time_s, r.algorithm))
     return results[:1] if algorithm == "auto" else results
 

@@ -58,6 +58,8 @@ class Prediction:
     nccl_model_time_s: float | None = None
     nccl_version: str | None = None
     nccl_choice: bool | None = None
+    # realistic backends: 10th–90th percentile of measured/predicted out of sample, times time_s
+    interval_s: tuple[float, float] | None = None
     stack_runs: bool | None = None  # whether the cluster's stack (NCCL, RCCL, MPI, Gloo) runs this algorithm
     note: str | None = None
 

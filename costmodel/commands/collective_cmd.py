@@ -32,7 +32,7 @@ def _row(p: Prediction, winner: bool) -> dict[str, str]:
     row = {"algorithm": p.algorithm + (" *" if winner else "") + (" †" if p.stack_runs is False else "")}
     if p.backend == Backend.NCCL.value:  # NCCL mode: each algorithm with its best protocol
         row["protocol"] = p.protocol or "-"
-    row |= {"time": format_time(p.time_s), "latency": format_time(p.latency_s),
+    row |= {"time": _time_text(p), "latency": format_time(p.latency_s),
             "bandwidth": format_time(p.bandwidth_s),
             "steps": f"{p.steps:.6g}" if p.has_traffic else "-",
             "sent/rank": format_size(p.bytes_sent_max) if p.has_traffic else "-",
@@ -44,9 +44,17 @@ def _bandwidth_text(value: float | None) -> str:
     return format_bandwidth(value) if value is not None and math.isfinite(value) else "-"
 
 
+def _time_text(p: Prediction) -> str:
+    """'1.24 ms (0.98–1.61)': the time and, for a realistic backend, its out-of-sample interval."""
+    if p.interval_s is None:
+        return format_time(p.time_s)
+    low, high = p.interval_s
+    return f"{format_time(p.time_s)} ({format_time(low)}–{format_time(high)})"
+
+
 def _describe(p: Prediction) -> str:
     items = [("primitive", p.primitive), ("algorithm", p.algorithm), ("ranks", str(p.ranks)),
-             ("size", format_size(p.size_bytes)), ("time", format_time(p.time_s)),
+             ("size", format_size(p.size_bytes)), ("time", _time_text(p)),
              ("  latency (α)", format_time(p.latency_s)), ("  bandwidth (β)", format_time(p.bandwidth_s)),
              ("  reduction (γ)", format_time(p.reduction_s))]
     if p.has_traffic:  # traffic of the registry algorithm NCCL's one mirrors (absent for, e.g., PAT)

@@ -168,13 +168,18 @@ def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables
     return NcclGraph(n_channels=dup_ch, bw_intra_GBps=dup_speed, bw_inter_GBps=dup_speed), speed
 
 
-def _nvls_graph(system: System, ppn: int, speed: float, t: NcclTables) -> NcclGraph | None:
+def _nvls_graph(system: System, n_nodes: int, ppn: int, speed: float, shm: bool,
+                t: NcclTables) -> NcclGraph | None:
+    """NVLS heads. The intra (NVLink multicast) speed is the one-node search's whatever the node
+    count: across nodes NCCL's NVLS search only picks the NIC:GPU heads (search.cc: "NVLS search
+    only tries to find NIC:GPU combinations"), so only bwInter is the network's speed."""
     has_nvls = system.in_network_reduction == "nvls" and system.intra_fabric == "nvswitch"
     if not has_nvls or system.gpu.compute_capability < 90 or ppn < 2:
         return None
     channels = min(ppn, t.section("search_speeds_GBps")["nvls_max_channels"])
     ratio = t.section("graph_assumptions")["nvls_intra_to_inter_ratio"]
-    return NcclGraph(n_channels=channels, bw_intra_GBps=speed * ratio, bw_inter_GBps=speed, pattern="nvls")
+    one_node = speed if n_nodes == 1 else _ring_graph(system, 1, ppn, shm, t)[1]
+    return NcclGraph(n_channels=channels, bw_intra_GBps=one_node * ratio, bw_inter_GBps=speed, pattern="nvls")
 
 
 def _layout(system: System, nodes: int, gpus_per_node: int | None) -> tuple[int, int]:
@@ -219,7 +224,7 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
         n_ranks=n_nodes * ppn, n_nodes=n_nodes, compute_capability=system.gpu.compute_capability,
         ring=ring, tree=tree, intra_path=path if ppn > 1 else "NVLINK" if path == "NVLINK" else "PCI",
         inter_path="PHB" if category in ("tcp", "ethernet") else "PXB",
-        nvls=_nvls_graph(system, ppn, speed, t), collnet=ring if sharp else None,
+        nvls=_nvls_graph(system, n_nodes, ppn, speed, shm, t), collnet=ring if sharp else None,
         shm=_host_memory_path(system, ppn, t) if shm else None,
         latency_inter_us=float(plugin.get(category, 0.0)),
         cpu_vendor=system.cpu_vendor if system.cpu_vendor in ("intel", "amd", "arm") else "intel",

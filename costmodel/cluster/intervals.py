@@ -1,0 +1,58 @@
+"""Prediction intervals of the realistic backends, measured out of sample.
+
+For each class of system (multi-node, single-node NVSwitch / PCIe / other, RCCL) and size
+regime (below / from 1 MiB), the 10th and 90th percentile of measured ÷ predicted over every
+row of the validation logs, each log predicted with constants fitted *without* it
+(leave-one-log-out; ``benchmarks/accuracy.py --write`` computes them into
+``costmodel/data/intervals.toml``). A prediction t gets the interval (p10·t, p90·t).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hardware import System
+
+DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "intervals.toml"
+REGIME_SPLIT_BYTES = 2**20
+CLASSES = ("multi-node", "single-node nvswitch", "single-node pcie", "single-node other", "rccl")
+
+
+def system_class(system: System, nodes: int) -> str:
+    """The accuracy class of ``nodes`` nodes of ``system`` (docs/validation.md's classes)."""
+    if system.gpu.vendor.lower() == "amd":
+        return "rccl"
+    if nodes > 1 and system.gpus_per_node * nodes > system.scaleup_domain_gpus:
+        return "multi-node"
+    fabric = system.intra_fabric
+    return f"single-node {fabric}" if fabric in ("nvswitch", "pcie") else "single-node other"
+
+
+def regime(size_bytes: float) -> str:
+    return "large" if size_bytes >= REGIME_SPLIT_BYTES else "small"
+
+
+@cache
+def _table() -> dict[str, dict[str, list[float]]]:
+    if not DATA_FILE.exists():
+        return {}
+    with DATA_FILE.open("rb") as handle:
+        return tomllib.load(handle).get("interval", {})
+
+
+def ratio_interval(system: System, nodes: int, size_bytes: float) -> tuple[float, float] | None:
+    """(p10, p90) of measured/predicted for this class and size regime, or None if unmeasured."""
+    found = _table().get(system_class(system, nodes), {}).get(regime(size_bytes))
+    return (float(found[0]), float(found[1])) if found else None
+
+
+def interval_s(system: System, nodes: int, size_bytes: float, time_s: float) -> tuple[float, float] | None:
+    """The interval of a predicted time, in seconds (None where no class data exists)."""
+    ratios = ratio_interval(system, nodes, size_bytes)
+    if ratios is None or time_s <= 0:
+        return None
+    return (ratios[0] * time_s, ratios[1] * time_s)
