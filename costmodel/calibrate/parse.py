@@ -22,6 +22,7 @@ Units are converted here, at the edge: µs → s and GB/s (1e9 B/s) → B/s.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -92,9 +93,12 @@ def _value(token: str, name: str, number: int) -> float | None:
     if token.upper() == "N/A":
         return None
     try:
-        return float(token)
+        value = float(token)
     except ValueError:
         raise ParseError(f"line {number} column {name}", token, "a number or N/A") from None
+    if not math.isfinite(value):
+        raise ParseError(f"line {number} column {name}", token, "a finite number or N/A")
+    return value
 
 
 def _is_row(tokens: list[str]) -> bool:
@@ -221,9 +225,19 @@ def parse_text(text: str, source_path: str = "<text>") -> Log:
     )
 
 
-def _json_block(entry: dict, key: str) -> list[float | None]:
+def _json_number(value: object, where: str) -> float | None:
+    if value is None or value == "N/A":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ParseError(where, value, "a finite number, null or \"N/A\"")
+    return float(value)
+
+
+def _json_block(entry: dict, key: str, where: str) -> list[float | None]:
     block = entry.get(key) or {}
-    return [block.get(name) for name in ("time", "alg_bw", "bus_bw", "nwrong")]
+    if not isinstance(block, dict):
+        raise ParseError(f"{where}.{key}", block, "an object with time, alg_bw, bus_bw and nwrong")
+    return [_json_number(block.get(name), f"{where}.{key}.{name}") for name in ("time", "alg_bw", "bus_bw", "nwrong")]
 
 
 def parse_json(text: str, source_path: str = "<json>") -> Log:
@@ -233,23 +247,31 @@ def parse_json(text: str, source_path: str = "<json>") -> Log:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise ParseError(f"{source_path} line {error.lineno}", error.msg, "valid JSON") from None
+    except RecursionError:
+        raise ParseError(source_path, "JSON nested too deeply", "nccl-tests -J output") from None
     results = data.get("results") if isinstance(data, dict) else data
     if not isinstance(results, list) or not results:
         raise ParseError(f"{source_path}", "JSON without results", "a JSON object with a 'results' list")
     rows = []
     for index, entry in enumerate(results):
-        if not isinstance(entry, dict) or not isinstance(entry.get("size"), int):
-            raise ParseError(f"{source_path} results[{index}]", entry, "an object with an integer size")
-        values = [None if v in (None, "N/A") else float(v)
-                  for v in _json_block(entry, "out_of_place") + _json_block(entry, "in_place")]
-        tokens = [str(entry["size"]), str(entry.get("count", 0)), str(entry.get("type", "unknown"))]
+        where = f"{source_path} results[{index}]"
+        size = entry.get("size") if isinstance(entry, dict) else None
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise ParseError(where, entry, "an object with an integer size >= 0")
+        values = _json_block(entry, "out_of_place", where) + _json_block(entry, "in_place", where)
+        count = entry.get("count")
+        count = count if isinstance(count, int) and not isinstance(count, bool) else 0
+        tokens = [str(size), str(count), str(entry.get("type", "unknown"))]
         root = entry.get("root")
-        rows.append(_measurement(tokens, entry.get("redop"), root if isinstance(root, int) else None,
+        redop = entry.get("redop")
+        rows.append(_measurement(tokens, redop if isinstance(redop, str) else None,
+                                 root if isinstance(root, int) and not isinstance(root, bool) else None,
                                  values, index + 1))
     config = data.get("config", {}) if isinstance(data, dict) else {}
-    devices = config.get("devices") or []
-    hosts = {d.get("hostname") for d in devices if isinstance(d, dict) and d.get("hostname")}
-    models = Counter(d.get("name") for d in devices if isinstance(d, dict) and d.get("name"))
+    config = config if isinstance(config, dict) else {}
+    devices = config.get("devices") if isinstance(config.get("devices"), list) else []
+    hosts = {d.get("hostname") for d in devices if isinstance(d, dict) and isinstance(d.get("hostname"), str)}
+    models = Counter(d.get("name") for d in devices if isinstance(d, dict) and isinstance(d.get("name"), str))
     return Log(
         collective=None, ranks=len(devices) or None, nodes=len(hosts) or None,
         gpu_model=models.most_common(1)[0][0] if models else None,

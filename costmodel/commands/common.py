@@ -20,7 +20,9 @@ def fail(message: str) -> None:
     """Print one line ``error: …`` on stderr and exit with code 2."""
     import typer
 
-    typer.echo(f"error: {message}", err=True)
+    from dpbase.text import printable
+
+    typer.echo(f"error: {printable(message)}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
 

@@ -29,10 +29,11 @@ PLAN_ROWS = 100_000  # rank every feasible plan so every cell of the landscape i
 RANK_LIST = Annotated[str, typer.Option("--rank-counts", help="Comma-separated rank counts, e.g. 2,4,8,16,32,64.")]
 
 
-def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str) -> None:
+def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str, inputs: tuple = ()) -> None:
     from costmodel.plots import write_html
+    from dpbase.text import printable
 
-    path = write_html(fig, output)
+    path = write_html(fig, output, inputs)
     if open_:
         import webbrowser
 
@@ -40,7 +41,7 @@ def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str) -> None:
     if json_:
         print_json({"kind": kind, "output": str(path), "traces": len(fig.data), "frames": len(fig.frames)})
     else:
-        typer.echo(f"wrote {path}")
+        typer.echo(f"wrote {printable(path)}")
 
 
 def _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -> Any:
@@ -48,6 +49,13 @@ def _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -
 
     return Hardware(cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, alpha=alpha, bandwidth=bandwidth,
                     ranks=ranks, backend=backend)
+
+
+def _refuse_inputs(output: str, *inputs: str | None) -> None:
+    """Before any work: the chart must not replace a file the command reads."""
+    from dpbase.safeio import check_outputs
+
+    check_outputs({"output": output}, inputs)
 
 
 def _rank_counts(text: str) -> tuple[int, ...]:
@@ -75,10 +83,11 @@ def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NOD
     """
     from costmodel.plots import sweep_figure
 
+    _refuse_inputs(output, cluster, measured)
     hw = _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend)
     fig = sweep_figure(primitive, hw, min_size=min_size, max_size=max_size, algorithms=tuple(algorithm or ()),
                        measured_log=measured)
-    _finish(fig, output, open_, json_, "sweep")
+    _finish(fig, output, open_, json_, "sweep", (cluster, measured))
 
 
 @app.command("scaling")
@@ -93,10 +102,11 @@ def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, typer.Option
     """
     from costmodel.plots import scaling_figure
 
+    _refuse_inputs(output, cluster)
     hw = _hardware(cluster, 1, gpus_per_node, alpha, bandwidth, None, backend)
     fig = scaling_figure(primitive, hw, size=size, rank_counts=_rank_counts(rank_counts),
                          algorithms=tuple(algorithm or ()))
-    _finish(fig, output, open_, json_, "scaling")
+    _finish(fig, output, open_, json_, "scaling", (cluster,))
 
 
 @app.command("best-map")
@@ -111,9 +121,10 @@ def best_map(primitive: PRIMITIVE, output: OUT, rank_counts: RANK_LIST = "2,4,8,
     """
     from costmodel.plots import best_map_figure
 
+    _refuse_inputs(output, cluster)
     hw = _hardware(cluster, 1, gpus_per_node, alpha, bandwidth, None, backend)
     fig = best_map_figure(primitive, hw, rank_counts=_rank_counts(rank_counts), min_size=min_size, max_size=max_size)
-    _finish(fig, output, open_, json_, "best-map")
+    _finish(fig, output, open_, json_, "best-map", (cluster,))
 
 
 @app.command("breakdown")
@@ -131,10 +142,11 @@ def breakdown(output: OUT, model: Annotated[str, typer.Option(help="Preset name 
     """
     from costmodel.plots import StepSetup, breakdown_figure, step_breakdown
 
+    _refuse_inputs(output, *cluster, model)
     setups = [StepSetup(model=model, cluster=c, nodes=n, micro_batch=micro_batch, accumulation_steps=accum,
                         algorithm=a, backend=backend) for c in cluster for n in nodes for a in algorithm]
     fig = breakdown_figure([step_breakdown(s) for s in setups], [s.label() for s in setups])
-    _finish(fig, output, open_, json_, "breakdown")
+    _finish(fig, output, open_, json_, "breakdown", (*cluster, model))
 
 
 @app.command("plan")
@@ -153,9 +165,10 @@ def plan(output: OUT, model: Annotated[str, typer.Option(help="Preset name or pa
     from costmodel.planner.recommend import plan as make_plan
     from costmodel.plots import plan_figure
 
+    _refuse_inputs(output, cluster, model)
     found = make_plan(model, cluster, global_batch=global_batch, nodes=nodes, backend=backend, top=PLAN_ROWS,
                       explain=False)
-    _finish(plan_figure(found.to_dict(), x=x, y=y), output, open_, json_, "plan")
+    _finish(plan_figure(found.to_dict(), x=x, y=y), output, open_, json_, "plan", (cluster, model))
 
 
 @app.command("schedule")
