@@ -21,10 +21,13 @@ Units are converted here, at the edge: µs → s and GB/s (1e9 B/s) → B/s.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
+import sys
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,7 +136,8 @@ def _scaled(value: float | None, scale: float) -> float | None:
 def _measurement(tokens, redop, root, values, number) -> Measurement:
     t_oop, a_oop, b_oop, c_oop, t_ip, a_ip, b_ip, c_ip = values
     return Measurement(
-        size_bytes=int(tokens[0]), count=int(tokens[1]), dtype=tokens[2], redop=redop, root=root,
+        size_bytes=int(tokens[0]), count=int(tokens[1]), dtype=sys.intern(tokens[2]),
+        redop=sys.intern(redop) if redop else redop, root=root,
         time_oop_s=_scaled(t_oop, NCCL_TESTS_TIME_S), algbw_oop_Bps=_scaled(a_oop, NCCL_TESTS_BANDWIDTH_BPS),
         busbw_oop_Bps=_scaled(b_oop, NCCL_TESTS_BANDWIDTH_BPS), check_oop=c_oop,
         time_ip_s=_scaled(t_ip, NCCL_TESTS_TIME_S), algbw_ip_Bps=_scaled(a_ip, NCCL_TESTS_BANDWIDTH_BPS),
@@ -172,23 +176,30 @@ def _version(text: str) -> str | None:
     return f"{code // 1000}.{code // 100 % 10}.{code % 100}"
 
 
-def _scan(text: str) -> tuple[list[tuple[int, list[str]]], _Header]:
-    header, candidates = _Header(ranks={}, columns=[]), []
-    for number, raw in enumerate(text.splitlines(), start=1):
+def _candidates(text: str, header: _Header | None = None) -> Iterator[tuple[int, list[str]]]:
+    """(line number, tokens) of every line that starts like a result row, one at a time;
+    ``#`` lines go to ``header`` when given.  Nothing is kept, so a large log costs its rows."""
+    for number, raw in enumerate(io.StringIO(text, newline=None), start=1):
         line = _strip_prefix(raw)
         if line.lstrip().startswith("#"):
-            header.read(line.strip())
+            if header is not None:
+                header.read(line.strip())
             continue
         tokens = line.split()
         if _is_row(tokens):
-            candidates.append((number, tokens))
-    return candidates, header
+            yield number, tokens
 
 
-def _has_root(candidates: list[tuple[int, list[str]]], header: _Header) -> bool:
+def _scan(text: str) -> tuple[Counter, _Header]:
+    """First pass: the header and how many value columns the candidate rows have."""
+    header = _Header(ranks={}, columns=[])
+    widths = Counter(len(t) - 3 - int(len(t) > 3 and bool(_WORD.match(t[3]))) for _, t in _candidates(text, header))
+    return widths, header
+
+
+def _has_root(widths: Counter, header: _Header) -> bool:
     if header.columns:
         return "root" in header.columns
-    widths = Counter(len(t) - 3 - int(len(t) > 3 and bool(_WORD.match(t[3]))) for _, t in candidates)
     return widths.get(len(ROW_VALUES) + 1, 0) > 0
 
 
@@ -204,11 +215,11 @@ def _no_rows_error(text: str, path: str) -> ParseError:
 
 def parse_text(text: str, source_path: str = "<text>") -> Log:
     """Parse the text of a nccl-tests / rccl-tests log (see the module docstring)."""
-    candidates, header = _scan(text)
-    if not candidates:
+    widths, header = _scan(text)
+    if not widths:
         raise _no_rows_error(text, source_path)
-    has_root = _has_root(candidates, header)
-    parsed = [_row(tokens, number, has_root) for number, tokens in candidates]
+    has_root = _has_root(widths, header)
+    parsed = [_row(tokens, number, has_root) for number, tokens in _candidates(text)]
     rows = tuple(row for row, _ in parsed)
     hosts = {host for host, _ in header.ranks.values()}
     models = Counter(model for _, model in header.ranks.values())
