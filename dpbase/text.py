@@ -10,8 +10,6 @@ file or a user argument goes through :func:`printable`.
 
 from __future__ import annotations
 
-import unicodedata
-
 _KEEP = {"\n"}
 
 
@@ -21,7 +19,8 @@ def _escape(char: str) -> str:
 
 
 def printable(text: object, keep_newlines: bool = False) -> str:
-    """``text`` with every control (Cc) and format (Cf) character escaped (``\\x1b``, ``\\u202e``).
+    """``text`` with every character Python does not call printable escaped (``\\x1b``, ``\\u202e``):
+    controls, format characters (bidi overrides), line/paragraph separators, unassigned code points.
 
     Newlines are escaped too unless ``keep_newlines`` (multi-line output built by dpcost).
     """
@@ -29,5 +28,4 @@ def printable(text: object, keep_newlines: bool = False) -> str:
     if value.isprintable():
         return value
     keep = _KEEP if keep_newlines else set()
-    return "".join(c if c in keep or unicodedata.category(c) not in ("Cc", "Cf", "Cs") else _escape(c)
-                   for c in value)
+    return "".join(c if c.isprintable() or c in keep else _escape(c) for c in value)
