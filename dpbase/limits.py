@@ -9,4 +9,5 @@ from __future__ import annotations
 
 MAX_RANKS = 2**30  # ~10^9 ranks: 10^4 × the largest jobs
 MAX_SIZE_BYTES = 2.0**70  # 1 ZiB: 10^9 × the largest GPU memory
+MAX_COUNT = 2**40  # samples, steps, tokens per sample …: ~10^12
 MAX_RANK_COUNTS = 64  # rank counts one chart sweeps

@@ -31,6 +31,7 @@ from costmodel.training import gradsync, memory, overlap, stragglers, workloads
 from costmodel.training.memory import MemoryBreakdown
 from costmodel.training.workloads import Workload
 from dpbase.errors import InputError, NotApplicableError
+from dpbase.limits import MAX_COUNT, MAX_RANKS
 
 # Backward costs twice the forward (Kaplan et al. 2020, §2.1): forward is 1/3 of the FLOPs.
 FORWARD_SHARE_OF_TRAINING_FLOPS = 1.0 / 3.0
@@ -200,10 +201,11 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
 
 
 def _check(config: TrainingConfig, ranks: int) -> None:
-    for field, value in (("micro_batch", config.micro_batch), ("ranks", ranks),
-                         ("accumulation_steps", config.accumulation_steps)):
-        if int(value) != value or value < 1:
-            raise InputError(field, value, "an integer >= 1")
+    for field, value, most in (("micro_batch", config.micro_batch, MAX_COUNT), ("ranks", ranks, MAX_RANKS),
+                               ("accumulation_steps", config.accumulation_steps, MAX_COUNT)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= most \
+                or int(value) != value:
+            raise InputError(field, value, f"an integer from 1 to {most}")
     memory.check_zero_stage(config.zero_stage)
     memory.optimizer_state_bytes(config.optimizer)
     stragglers.check_jitter(config.jitter_cv)

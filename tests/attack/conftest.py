@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import dataclass
 
+import click
 import pytest
 from typer.testing import CliRunner
 
@@ -18,16 +20,38 @@ from cli import app
 NON_FINITE = re.compile(r"(?<![A-Za-z])(nan|-?inf)(?![A-Za-z])", re.IGNORECASE)
 
 
-def run(args: str | list[str]):
+@dataclass(frozen=True)
+class Outcome:
+    """What a user of ``cli.main`` sees: exit code, stdout, stderr, and any uncaught exception."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    exception: BaseException | None
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+def run(args: str | list[str]) -> Outcome:
+    """``dpcost ARGS`` in-process, as ``cli.main`` runs it (click's usage errors become one line)."""
     argv = shlex.split(args) if isinstance(args, str) else [str(a) for a in args]
-    return CliRunner().invoke(app, argv)
+    result = CliRunner().invoke(app, argv, standalone_mode=False)
+    error = result.exception
+    if isinstance(error, click.exceptions.ClickException):  # cli.main prints these as one line, exit 2
+        return Outcome(2, result.stdout, f"error: {error.format_message()}\n", None)
+    if error is not None and not isinstance(error, SystemExit):
+        return Outcome(1, result.stdout, result.stderr, error)
+    code = result.return_value if isinstance(result.return_value, int) else result.exit_code
+    return Outcome(code, result.stdout, result.stderr, None)
 
 
 def safe(args: str | list[str]):
     """Run and assert no traceback, exit 0 or 2, one error line on failure, no NaN/inf shown."""
     argv = shlex.split(args) if isinstance(args, str) else [str(a) for a in args]
     result = run(argv)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
+    if result.exception is not None:
         raise AssertionError(f"dpcost {args}: uncaught {type(result.exception).__name__}: {result.exception}") \
             from result.exception
     assert result.exit_code in (0, 2), (args, result.exit_code, result.output)
