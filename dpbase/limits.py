@@ -10,4 +10,5 @@ from __future__ import annotations
 MAX_RANKS = 2**30  # ~10^9 ranks: 10^4 × the largest jobs
 MAX_SIZE_BYTES = 2.0**70  # 1 ZiB: 10^9 × the largest GPU memory
 MAX_COUNT = 2**40  # samples, steps, tokens per sample …: ~10^12
+MIN_MFU = 1e-6  # model FLOPs utilisation: 10^4 below any measured training run
 MAX_RANK_COUNTS = 64  # rank counts one chart sweeps

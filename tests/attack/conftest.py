@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import warnings
 from dataclasses import dataclass
 
 import click
@@ -37,14 +38,17 @@ class Outcome:
 def run(args: str | list[str]) -> Outcome:
     """``dpcost ARGS`` in-process, as ``cli.main`` runs it (click's usage errors become one line)."""
     argv = shlex.split(args) if isinstance(args, str) else [str(a) for a in args]
-    result = CliRunner().invoke(app, argv, standalone_mode=False)
+    with warnings.catch_warnings(record=True) as caught:  # a warning would be a second stderr line
+        warnings.simplefilter("always")
+        result = CliRunner().invoke(app, argv, standalone_mode=False)
+    shown = "".join(f"{w.filename}:{w.lineno}: {w.category.__name__}: {w.message}\n" for w in caught)
     error = result.exception
     if isinstance(error, click.exceptions.ClickException):  # cli.main prints these as one line, exit 2
-        return Outcome(2, result.stdout, f"error: {error.format_message()}\n", None)
+        return Outcome(2, result.stdout, shown + f"error: {error.format_message()}\n", None)
     if error is not None and not isinstance(error, SystemExit):
-        return Outcome(1, result.stdout, result.stderr, error)
+        return Outcome(1, result.stdout, shown + result.stderr, error)
     code = result.return_value if isinstance(result.return_value, int) else result.exit_code
-    return Outcome(code, result.stdout, result.stderr, None)
+    return Outcome(code, result.stdout, shown + result.stderr, None)
 
 
 def safe(args: str | list[str]):
@@ -63,6 +67,7 @@ def safe(args: str | list[str]):
             assert len(lines) == 1, (args, result.stderr)
     else:
         assert not NON_FINITE.search(result.stdout), (args, result.stdout)
+        assert not result.stderr.strip() or "Warning" not in result.stderr, (args, result.stderr)
     assert "\x1b" not in result.output and "\x07" not in result.output
     return result
 
