@@ -164,10 +164,10 @@ class _Header:
 
 
 def _version(text: str) -> str | None:
-    match = _VERSION.search(text)
+    match = _VERSION.search(text) if " version" in text else None
     if match:
         return match.group(1)
-    library = _LIBRARY.search(text)
+    library = _LIBRARY.search(text) if "nccl-library=" in text else None
     if not library:
         return None
     code = int(library.group(1))  # NCCL_VERSION_CODE: X*10000+Y*100+Z from 2.9, else X*1000+Y*100+Z
