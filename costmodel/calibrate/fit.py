@@ -370,8 +370,9 @@ def _notes(regimes: Sequence[Regime], sizes: np.ndarray, times: np.ndarray, scor
 def _check_points(sizes: np.ndarray, times: np.ndarray) -> None:
     if len(sizes) == 0:
         raise InputError("measurements", "no rows with a positive size and time", "at least one row")
-    if len(sizes) != len(times) or not (np.all(times > 0) and np.all(sizes > 0)):
-        raise InputError("measurements", "sizes and times", "positive sizes and times of equal length")
+    if len(sizes) != len(times) or not (np.all(times > 0) and np.all(sizes > 0)) \
+            or not (np.all(np.isfinite(times)) and np.all(np.isfinite(sizes))):
+        raise InputError("measurements", "sizes and times", "finite positive sizes and times of equal length")
 
 
 def _bandwidth_only(sizes: np.ndarray, times: np.ndarray) -> Fit:

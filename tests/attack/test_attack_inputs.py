@@ -156,3 +156,34 @@ def test_fuzz_collective_flags(size, alpha, bandwidth, command):
 def test_hierarchical_with_no_inter_bandwidth_is_refused(bandwidth_inter):
     refused(["collective", "all-reduce", "--ranks", "16", "--size", "1GB", "--alpha", "5us", "--bandwidth", "25GB/s",
              "-a", "hierarchical", "--bandwidth-inter", bandwidth_inter], "")
+
+
+@pytest.mark.parametrize(("sizes", "times"), [([1, 2, 4], [1e-5, math.inf, 3e-5]), ([1, 2, 4], [1e-5, math.nan, 3e-5]),
+                                              ([1, math.inf, 4], [1e-5, 2e-5, 3e-5]), ([1, 2, 4], [1e-5, -2e-5, 3e-5]),
+                                              ([], [])])
+def test_fit_times_refuses_non_finite_or_negative_points(sizes, times):
+    with pytest.raises(InputError):
+        costmodel.fit_times(sizes, times)
+
+
+def test_parse_file_of_binary_data_is_a_parse_error(tmp_path):
+    path = tmp_path / "x.log"
+    path.write_bytes(bytes(range(256)) * 64)
+    with pytest.raises(InputError):
+        costmodel.parse_file(path)
+
+
+@pytest.mark.parametrize("kwargs", [{"ranks": 0}, {"ranks": 10**400}, {"size_bytes": math.inf}, {"alpha_s": math.nan}])
+def test_compare_refuses_like_predict(kwargs):
+    given_ = {"ranks": 8, "size_bytes": 1e9, "alpha_s": 1e-6, "bandwidth_Bps": 1e9} | kwargs
+    with pytest.raises(InputError):
+        costmodel.compare("all-reduce", **given_)
+
+
+def test_usage_errors_escape_control_characters_through_cli_main():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import cli; cli.main()", "hardware", "list", "--kind", "\x1b[2Jx"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "\x1b" not in done.stderr and done.stderr.count("\n") == 1
