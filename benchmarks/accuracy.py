@@ -39,6 +39,8 @@ LOG_SYSTEMS = {
     "h100sxm_2x8_ib_ndr_": "dgx-h100",
     "h100sxm_8x_nvswitch": "dgx-h100",
     "h100sxm_oci_": "oci-bm-gpu-h100-8",
+    "h100sxm_vm_4x8_ib400": "dgx-h100",  # 8 x 400G IB per node, NVSwitch (VMs with a topology file)
+    "h200_dell_2x8_spectrumx": "dgx-h200",  # 8 rails x 400GbE RoCE (Spectrum-X) per node, NVSwitch
     "h200_2x1_gke_": "h200-1x-roce",
     "l40s_2x1_tcp_": "l40s-tcp-1x",
     "l40s_4x_pcie_": "l40s-4x-pcie",
@@ -72,7 +74,7 @@ UNDESCRIBABLE = {
 }
 RCCL_PREFIXES = ("mi300x_", "mi325x_", "mi355x_")
 # NCCL_ALGO value in a log -> the registry algorithm the ideal backend predicts for it.
-NCCL_ALGO_TO_REGISTRY = {"ring": "ring", "tree": "double-binary-tree", "nvls": "in-network"}
+
 
 @dataclass
 class Group:
@@ -133,20 +135,21 @@ def _primitive(row: dict[str, str]) -> str:
     return check_collective(row["collective"])
 
 
-def predict_ideal(row: dict[str, str], system: object) -> dict:
+def predict_ideal(row: dict[str, str], system: object) -> object:
     """Ideal-backend prediction (``costmodel.cluster.mapping.predict_on_cluster``) of one row.
 
     The algorithm is the one the log ran when it forced one (NCCL_ALGO=ring -> ring, tree ->
     double-binary-tree), else the fastest algorithm the cluster can run under the ideal model
     (the minimum over ``cluster_candidates``)."""
     from costmodel.cluster.mapping import cluster_candidates, layout, predict_on_cluster
+    from costmodel.nccl.names import REGISTRY_MIRROR
     from dpbase.errors import DpcostError, NotApplicableError
 
     primitive, size_bytes = _primitive(row), int(row["size_bytes"])
     lay = layout(system, int(row["nodes"]), int(row["gpus_per_node"]))
     forced = row["nccl_algo_env"].strip().lower()
     if forced:
-        return predict_on_cluster(primitive, NCCL_ALGO_TO_REGISTRY[forced], lay, size_bytes=size_bytes)
+        return predict_on_cluster(primitive, REGISTRY_MIRROR[forced], lay, size_bytes=size_bytes)
     results = []
     for entry in cluster_candidates(primitive, lay):
         try:
@@ -155,7 +158,7 @@ def predict_ideal(row: dict[str, str], system: object) -> dict:
             continue
     if not results:
         raise NotApplicableError("algorithm", "any", f"an algorithm of {primitive} that {lay.system.name} can run")
-    return min(results, key=lambda result: result["time_s"])
+    return min(results, key=lambda result: result.time_s)
 
 
 def evaluate(backend: str, tables: object = None) -> list[Group]:
@@ -181,7 +184,7 @@ def evaluate(backend: str, tables: object = None) -> list[Group]:
                     prediction = predict_nccl(row, system, tables, nccl_env(path.stem))
                     seconds = prediction.time_s if backend == "nccl" else prediction.model_time_s
                 else:
-                    seconds = predict_ideal(row, system)["time_s"]
+                    seconds = predict_ideal(row, system).time_s
             except DpcostError:
                 continue
             measured = float(row["time_us_oop"] or row["time_us_ip"]) * 1e-6

@@ -84,6 +84,7 @@ def vectorised_rate(backend: str = "ideal", runs: int = RUNS) -> dict:
 def scalar_rate(samples: int = 300) -> dict:
     """Configurations per second of the scalar iteration API on a random sample of the grid."""
     from costmodel.cluster import mapping as cluster
+    from costmodel.cluster.comm import CommModel
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 
     system, space, setting = _planner_inputs()
@@ -92,7 +93,7 @@ def scalar_rate(samples: int = 300) -> dict:
     for _ in range(samples):
         c = rng.randrange(len(space.micro_batch))
         nodes, per_node = space.layouts[int(space.cell_layout[c])]
-        comm = cluster.CommModel(cluster.layout(system, nodes, per_node), "ring", "ideal").time_s
+        comm = CommModel(cluster.layout(system, nodes, per_node), "ring", "ideal").time_s
         config = TrainingConfig(micro_batch=int(space.micro_batch[c]), seq_len=setting.seq_len,
                                 accumulation_steps=int(space.accumulation[c]),
                                 grad_dtype=rng.choice(DTYPES), bucket_bytes=rng.choice(BUCKETS),

@@ -27,7 +27,7 @@ _EXPORTS = {
     "TrainingConfig": "costmodel.training.iteration",
     "algorithms_for": "costmodel.collectives.registry",
     "coefficients": "costmodel.collectives.api",
-    "comm_model": "costmodel.cluster.mapping",
+    "comm_model": "costmodel.cluster.comm",
     "compare": "costmodel.collectives.api",
     "cross_validate": "costmodel.calibrate.fit",
     "entries": "costmodel.collectives.registry",

@@ -43,6 +43,30 @@ class Algorithm(str, Enum):
     LINEAR = "linear"
 
 
+class Backend(str, Enum):
+    """How a collective's time is computed.
+
+    ``ideal``: the textbook α-β-γ model (every algorithm, link efficiencies from the profiles);
+    ``nccl``: NCCL's own tuning model and choice, plus the nccl-tests layer;
+    ``rccl``: RCCL's algorithms (ring, tree) on the α-β mapping with the profiles' measured
+    efficiencies — RCCL's own tuning constants are not modelled yet.
+    """
+
+    IDEAL = "ideal"
+    NCCL = "nccl"
+    RCCL = "rccl"
+
+
+def backend_named(name: str | Backend) -> Backend:
+    """The Backend for a user's name; one error line naming the allowed values otherwise."""
+    if isinstance(name, Backend):
+        return name
+    try:
+        return Backend(str(name).strip().lower())
+    except ValueError:
+        raise UnknownNameError("backend", name, [b.value for b in Backend]) from None
+
+
 # What n (size_bytes) means per primitive, as nccl-tests prints it.
 SIZE_MEANING: dict[Primitive, str] = {
     Primitive.ALL_REDUCE: "per-rank buffer (every rank holds n bytes to be summed)",

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from costmodel.names import busbw_factor as names_busbw_factor
+from costmodel.names import primitive_named
 from dpbase.errors import InputError, UnknownNameError
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "nccltests.toml"
@@ -37,7 +39,6 @@ class CollectiveInfo:
     name: str
     binary: str
     aliases: tuple[str, ...]
-    busbw_factor: str
     default_algorithm: str
     fallback_steps: str
     source: str
@@ -51,7 +52,7 @@ def collectives() -> dict[str, CollectiveInfo]:
     return {
         name: CollectiveInfo(
             name=name, binary=entry["binary"], aliases=tuple(entry["aliases"]),
-            busbw_factor=entry["busbw_factor"], default_algorithm=entry["default_algorithm"],
+            default_algorithm=entry["default_algorithm"],
             fallback_steps=entry["fallback_steps"], source=entry["source"],
         )
         for name, entry in table.items()
@@ -101,8 +102,7 @@ def busbw_factor(collective: str, ranks: int) -> float:
     """nccl-tests' busbw/algbw factor for ``collective`` on ``ranks`` ranks."""
     if ranks < 1:
         raise InputError("ranks", ranks, "an integer >= 1")
-    kind = collectives()[check_collective(collective)].busbw_factor
-    return {"2(N-1)/N": 2 * (ranks - 1) / ranks, "(N-1)/N": (ranks - 1) / ranks, "1": 1.0}[kind]
+    return names_busbw_factor(primitive_named(check_collective(collective)), ranks)
 
 
 def fallback_steps(collective: str, ranks: int) -> int:

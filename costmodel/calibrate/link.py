@@ -126,24 +126,21 @@ def coefficients_for(collective: str, algorithm: str | None, ranks: int) -> tupl
     ``algorithm`` None means the one nccl-tests runs (``default_algorithm`` in
     ``costmodel/data/nccltests.toml``).  A named algorithm that does not implement the
     collective is an error; nccl-tests' busbw factor (with the ring schedule's step count)
-    stands in only when the default is not in the registry or the registry is absent."""
-    import costmodel
+    stands in only when the default is not in the registry."""
+    from costmodel.collectives.api import coefficients as registry
+    from costmodel.collectives.registry import get
     from dpbase.errors import NotApplicableError, UnknownNameError
 
     chosen = algorithm or names.collectives()[collective].default_algorithm
-    registry = getattr(costmodel, "coefficients", None)
-    if registry is not None:
-        try:
-            from costmodel.collectives.registry import get
-
-            if get(collective, chosen).pipelined:
-                return (chosen, *_pipelined_coefficients(registry, collective, chosen, ranks),
-                        "costmodel.coefficients (pipelined: fill steps, k→∞ bytes)")
-            found = registry(collective, chosen, ranks)
-            return chosen, float(found.steps), float(found.beta_bytes_per_byte), "costmodel.coefficients"
-        except (NotApplicableError, UnknownNameError):
-            if algorithm:
-                raise
+    try:
+        if get(collective, chosen).pipelined:
+            return (chosen, *_pipelined_coefficients(registry, collective, chosen, ranks),
+                    "costmodel.coefficients (pipelined: fill steps, k→∞ bytes)")
+        found = registry(collective, chosen, ranks)
+        return chosen, float(found.steps), float(found.beta_bytes_per_byte), "costmodel.coefficients"
+    except (NotApplicableError, UnknownNameError):
+        if algorithm:
+            raise
     steps = names.fallback_steps(collective, ranks)
     factor = names.busbw_factor(collective, ranks)
     return (chosen, float(max(steps, 1)), factor,

@@ -1,13 +1,15 @@
 """A collective on a real cluster: mapping ranks onto nodes × GPUs and the one backend dispatch.
 
-    mapping  nodes × GPUs → per-level α/β (ideal backend) or NCCL's topology (nccl backend)
-    query    one user query (text with units, names) → typed predictions, every backend
+    mapping   nodes × GPUs → per-level α/β of each algorithm (ideal backend)
+    backends  the one backend dispatch: ideal mapping or NCCL's model → Prediction
+    comm      CommModel: the collective times the training step consumes
+    query     one user query (text with units, names) → predictions, every backend
 """
 
 from dpbase.lazy import lazy_exports
 
 _EXPORTS = {
-    "comm_model": "costmodel.cluster.mapping",
+    "comm_model": "costmodel.cluster.comm",
     "layout": "costmodel.cluster.mapping",
     "predict_on_cluster": "costmodel.cluster.mapping",
     "Query": "costmodel.cluster.query",

@@ -1,6 +1,6 @@
 """Collectives mapped onto a cluster of nodes × GPUs described by a hardware System profile.
 
-Mapping rules (docs/cluster-mapping.md):
+Mapping rules:
 - one node: every algorithm runs on the intra-node fabric (α = intra link latency, bandwidth
   = per-GPU intra bandwidth × link efficiency); in-network reduction only with NVLS
   (NVSwitch gen 3+).
@@ -21,22 +21,26 @@ Mapping rules (docs/cluster-mapping.md):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from costmodel.collectives.entry import Entry, Terms
 from costmodel.collectives.evaluate import evaluate_grid, predict_entry, resolve, split_seconds
 from costmodel.collectives.ops import SCALAR
+from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
-from costmodel.names import Algorithm, Primitive
+from costmodel.names import Algorithm, Primitive, busbw_factor
 from dpbase.errors import DpcostError, InputError, NotApplicableError
+
+if TYPE_CHECKING:
+    from hardware import System
 
 
 @dataclass(frozen=True, slots=True)
 class Layout:
     """Where the ranks are: ``nodes`` × ``gpus_per_node`` GPUs of ``system``."""
 
-    system: Any
+    system: System
     nodes: int
     gpus_per_node: int
 
@@ -68,7 +72,7 @@ class Layout:
         return self.node_network_Bps / self.gpus_per_node
 
 
-def layout(system: str | Any, nodes: int = 1, gpus_per_node: int | None = None) -> Layout:
+def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = None) -> Layout:
     """Resolve a system name/path/profile and check the node layout."""
     from hardware import load_system
 
@@ -123,26 +127,23 @@ def _tree_mapped(entry: Entry, lay: Layout) -> bool:
             and entry.primitive is Primitive.ALL_REDUCE)
 
 
-def _tree_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: float, params: dict) -> dict:
+def _tree_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: float, params: dict) -> Prediction:
     """NCCL's layout: a double binary tree over nodes with an intra-node chain in each node."""
     over_nodes = predict_entry(entry, lay.nodes, size_bytes, lay.inter_alpha_s, lay.node_network_Bps, gamma, **params)
     latency_s, bandwidth_s, chain_bw_s, time_s = _chain_with_tree(
-        over_nodes["latency_s"], over_nodes["bandwidth_s"], over_nodes["reduction_s"], size_bytes,
+        over_nodes.latency_s, over_nodes.bandwidth_s, over_nodes.reduction_s, size_bytes,
         lay.gpus_per_node, lay.intra_alpha_s, lay.intra_Bps, SCALAR)
-    result = dict(over_nodes, ranks=lay.ranks, time_s=time_s, latency_s=latency_s, bandwidth_s=bandwidth_s,
-                  steps=over_nodes["steps"] + 2 * (lay.gpus_per_node - 1))
-    slower = lay.system.nic_link.name if over_nodes["bandwidth_s"] >= chain_bw_s else lay.system.intra_link.name
+    result = replace(over_nodes, ranks=lay.ranks, time_s=time_s, latency_s=latency_s, bandwidth_s=bandwidth_s,
+                     steps=over_nodes.steps + 2 * (lay.gpus_per_node - 1))
+    slower = lay.system.nic_link.name if over_nodes.bandwidth_s >= chain_bw_s else lay.system.intra_link.name
     return _finish(result, lay, slower, size_bytes)
 
 
-def _finish(result: dict, lay: Layout, bottleneck: str, size_bytes: float) -> dict:
-    from costmodel.names import busbw_factor
-
-    algbw = size_bytes / result["time_s"] if result["time_s"] > 0 else float("inf")
-    result.update(algbw_Bps=algbw, busbw_Bps=algbw * busbw_factor(Primitive(result["primitive"]), lay.ranks),
-                  nodes=lay.nodes, gpus_per_node=lay.gpus_per_node, bottleneck=bottleneck,
-                  cluster=lay.system.name)
-    return result
+def _finish(result: Prediction, lay: Layout, bottleneck: str, size_bytes: float) -> Prediction:
+    """Where it ran, and nccl-tests' bandwidths for the whole layout's rank count."""
+    algbw = size_bytes / result.time_s if result.time_s > 0 else float("inf")
+    return replace(result, algbw_Bps=algbw, busbw_Bps=algbw * busbw_factor(Primitive(result.primitive), lay.ranks),
+                   nodes=lay.nodes, gpus_per_node=lay.gpus_per_node, bottleneck=bottleneck, cluster=lay.system.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,10 +176,10 @@ def _not_applicable(entry: Entry, lay: Layout) -> NotApplicableError:
                               f"'{lay.system.in_network_reduction or 'none'}' on {lay.nodes} node(s))")
 
 
-def predict_on_cluster(primitive: str, algorithm: str, system: str | Any, nodes: int = 1,
+def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nodes: int = 1,
                        gpus_per_node: int | None = None, size_bytes: float = 0.0,
-                       gamma_s_per_byte: float = 0.0, **params: Any) -> dict[str, Any]:
-    """One collective on the cluster under the ideal model, as a dict (see Prediction fields)."""
+                       gamma_s_per_byte: float = 0.0, **params: Any) -> Prediction:
+    """One collective on the cluster under the ideal model."""
     lay = system if isinstance(system, Layout) else layout(system, nodes, gpus_per_node)
     entry = get(primitive, algorithm)
     if not applicable(entry, lay):
@@ -237,7 +238,7 @@ def _tree_times(entry: Entry, lays: list[Layout], sizes) -> Any:
 
 
 def times_on_cluster(primitive: str, algorithm: str, lays, sizes) -> Any:
-    """``predict_on_cluster(...)["time_s"]`` for every layout (rows) × size (columns) at once.
+    """``predict_on_cluster(...).time_s`` for every layout (rows) × size (columns) at once.
 
     The same mapping (:func:`mapping`, :func:`_chain_with_tree`) and formulas, evaluated by
     :func:`costmodel.collectives.evaluate.evaluate_grid` over numpy arrays; rows where the algorithm cannot
@@ -262,78 +263,3 @@ def cluster_candidates(primitive: str, lay: Layout) -> list[Entry]:
     """Entries of the primitive the cluster can run."""
     prim = Primitive(primitive) if not isinstance(primitive, Primitive) else primitive
     return [e for e in entries() if e.primitive is prim and applicable(e, lay)]
-
-
-@dataclass(frozen=True)
-class CommModel:
-    """Collective times on a cluster for the iteration model: ``time_s(primitive, size_bytes)``.
-
-    ``algorithm='auto'`` takes, per call, the fastest applicable algorithm (ideal backend) or
-    NCCL's own choice (nccl backend); a named algorithm is used for all-reduce and, where it
-    implements them, the other primitives (else their fastest).
-    """
-
-    layout: Layout
-    algorithm: str = "auto"
-    backend: str = "ideal"
-
-    @property
-    def ranks(self) -> int:
-        return self.layout.ranks
-
-    def choose(self, primitive: str, size_bytes: float) -> dict[str, Any]:
-        """The prediction used for one call."""
-        if self.ranks == 1:
-            return {"algorithm": "none", "time_s": 0.0, "bottleneck": ""}
-        if self.backend == "nccl":
-            return self._nccl(primitive, size_bytes)
-        names = [e.algorithm.value for e in cluster_candidates(primitive, self.layout)]
-        if self.algorithm != "auto" and self.algorithm in names:
-            names = [self.algorithm]
-        results = [predict_on_cluster(primitive, name, self.layout, size_bytes=size_bytes) for name in names]
-        return min(results, key=lambda r: r["time_s"])
-
-    def _nccl(self, primitive: str, size_bytes: float) -> dict[str, Any]:
-        from costmodel.nccl import nccl_time
-
-        topo = _nccl_topology(self.layout)
-        algorithm = {"double-binary-tree": "tree", "in-network": "nvls"}.get(self.algorithm, self.algorithm)
-        if self.algorithm not in ("auto", "ring", "double-binary-tree", "in-network") or primitive != "all-reduce":
-            algorithm = "auto"
-        p = nccl_time(primitive, size_bytes, topo, algorithm=algorithm)
-        return {"algorithm": p.algorithm, "protocol": p.protocol, "time_s": p.time_s,
-                "bottleneck": self.layout.system.nic_link.name if self.layout.nodes > 1 else self.layout.system.intra_link.name}
-
-    def time_s(self, primitive: str, size_bytes: float) -> float:
-        return float(self.choose(primitive, float(size_bytes))["time_s"])
-
-    def describe(self) -> dict[str, Any]:
-        probe = self.choose("all-reduce", 25 * 2**20)
-        return {"algorithm": self.algorithm, "backend": self.backend, "ranks": self.ranks,
-                "nodes": self.layout.nodes, "gpus_per_node": self.layout.gpus_per_node,
-                "algorithm_at_25MiB": probe.get("algorithm"), "protocol_at_25MiB": probe.get("protocol"),
-                "bottleneck": probe.get("bottleneck")}
-
-
-_TOPOLOGIES: dict[tuple[str, int, int], Any] = {}
-
-
-def _nccl_topology(lay: Layout) -> Any:
-    from costmodel.nccl import topology_for
-
-    key = (lay.system.name, lay.nodes, lay.gpus_per_node)
-    if key not in _TOPOLOGIES:
-        _TOPOLOGIES[key] = topology_for(lay.system, lay.nodes, lay.gpus_per_node)
-    return _TOPOLOGIES[key]
-
-
-def comm_model(system: str | Any, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
-               backend: str = "ideal") -> CommModel:
-    """A CommModel for the data-parallel group spanning the cluster."""
-    if backend not in ("ideal", "nccl"):
-        raise InputError("backend", backend, "ideal or nccl")
-    if algorithm != "auto":
-        from costmodel.names import algorithm_named
-
-        algorithm = algorithm_named(algorithm).value
-    return CommModel(layout(system, nodes, gpus_per_node), algorithm, backend)

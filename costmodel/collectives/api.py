@@ -24,8 +24,8 @@ def predict(primitive: str | Primitive, algorithm: str, *, ranks: int, size_byte
     (7.0, 14)
     """
     entry = get(primitive, algorithm)
-    return Prediction(**predict_entry(entry, ranks, size_bytes, alpha_s, bandwidth_Bps, gamma_s_per_byte,
-                                      alpha_inter_s, bandwidth_inter_Bps, **params))
+    return predict_entry(entry, ranks, size_bytes, alpha_s, bandwidth_Bps, gamma_s_per_byte,
+                         alpha_inter_s, bandwidth_inter_Bps, **params)
 
 
 def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_s: float,

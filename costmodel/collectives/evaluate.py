@@ -15,6 +15,7 @@ from typing import Any
 from costmodel.collectives.bounds import entry_bound
 from costmodel.collectives.entry import Entry, ParamsView, Terms
 from costmodel.collectives.ops import SCALAR, vector_ops
+from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import get
 from costmodel.names import busbw_factor
 from dpbase.errors import InputError
@@ -115,8 +116,8 @@ def evaluate_terms(entry: Entry, N: Any, n: Any, params: dict[str, Any], rates: 
 
 def predict_entry(entry: Entry, ranks: int, size_bytes: float, alpha_s: float, bandwidth_Bps: float,
                   gamma_s_per_byte: float = 0.0, alpha_inter_s: float | None = None,
-                  bandwidth_inter_Bps: float | None = None, **given: Any) -> dict[str, Any]:
-    """Scalar prediction as a plain dict of every reported quantity."""
+                  bandwidth_inter_Bps: float | None = None, **given: Any) -> Prediction:
+    """Scalar prediction: time, its α/β/γ parts, traffic and the lower bound."""
     rates_in = {"alpha": alpha_s, "bandwidth": bandwidth_Bps, "gamma": gamma_s_per_byte}
     if alpha_inter_s is not None:
         rates_in["alpha_inter"] = alpha_inter_s
@@ -140,16 +141,15 @@ def predict_entry(entry: Entry, ranks: int, size_bytes: float, alpha_s: float, b
     check_answer("time", time_s, rates_in)
     algbw = n / time_s if time_s > 0 else math.inf
     latency_s, bandwidth_s, reduction_s = split_seconds(terms, *rates)
-    return {
-        "primitive": entry.primitive.value, "algorithm": entry.algorithm.value, "ranks": N,
-        "size_bytes": n, "time_s": time_s,
-        "latency_s": latency_s, "bandwidth_s": bandwidth_s, "reduction_s": reduction_s,
-        "steps": terms.steps + terms.steps_inter, "bytes_sent_max": terms.sent_max,
-        "bytes_received_max": terms.recv_max, "bytes_total": terms.total, "bytes_aux_max": terms.aux_max,
-        "algbw_Bps": algbw, "busbw_Bps": algbw * busbw_factor(entry.primitive, N),
-        "lower_bound_s": bound_s, "alpha_s": alpha_s, "bandwidth_Bps": bandwidth_Bps,
-        "gamma_s_per_byte": gamma_s_per_byte, "params": params,
-    }
+    return Prediction(
+        primitive=entry.primitive.value, algorithm=entry.algorithm.value, ranks=N, size_bytes=n, time_s=time_s,
+        latency_s=latency_s, bandwidth_s=bandwidth_s, reduction_s=reduction_s,
+        steps=terms.steps + terms.steps_inter, bytes_sent_max=terms.sent_max,
+        bytes_received_max=terms.recv_max, bytes_total=terms.total, bytes_aux_max=terms.aux_max,
+        algbw_Bps=algbw, busbw_Bps=algbw * busbw_factor(entry.primitive, N),
+        lower_bound_s=bound_s, alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps,
+        gamma_s_per_byte=gamma_s_per_byte, params=params,
+    )
 
 
 def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, alpha_s: Any,

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
+from costmodel.collectives.prediction import Prediction
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, print_json
 from costmodel.commands.textfmt import pairs, table
+from costmodel.names import Backend
 from dpbase.units import format_bandwidth, format_size, format_time
 
 JSON = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -22,49 +24,53 @@ CLUSTER = Annotated[Optional[str], typer.Option("--cluster", help="A system prof
 NODES = Annotated[int, typer.Option("--nodes", help="Nodes of --cluster.")]
 GPN = Annotated[Optional[int], typer.Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
 LINK = Annotated[Optional[str], typer.Option("--link", help="A link profile (name or TOML, e.g. from `dpcost calibrate -o`).", autocompletion=complete.links)]
-BACKEND = Annotated[str, typer.Option("--backend", help="ideal (α-β-γ) or nccl (NCCL's tuning model; needs --cluster).")]
+BACKEND = Annotated[str, typer.Option("--backend", help="auto (realistic: NCCL's model on NVIDIA clusters, RCCL's ring/tree on AMD; ideal on a bare link), ideal (textbook α-β-γ), nccl or rccl.")]
+STACK = Annotated[Optional[str], typer.Option("--stack", help="nccl, rccl, mpi or gloo: what auto may pick under the α-β backends (default: the cluster's; none on a bare link).")]
 
 
-def _row(p: dict[str, Any]) -> dict[str, str]:
-    row = {"algorithm": p["algorithm"] + (" *" if p.get("winner") else "")}
-    if "protocol" in p:  # NCCL mode: each algorithm with its best protocol
-        row["protocol"] = p["protocol"]
-    row |= {"time": format_time(p["time_s"]), "latency": format_time(p["latency_s"]),
-            "bandwidth": format_time(p["bandwidth_s"]),
-            "steps": f"{p['steps']:.6g}" if "steps" in p else "-",
-            "sent/rank": format_size(p["bytes_sent_max"]) if "bytes_sent_max" in p else "-",
-            "busbw": format_bandwidth(p["busbw_Bps"]) if p.get("busbw_Bps") is not None else "-"}
+def _row(p: Prediction, winner: bool) -> dict[str, str]:
+    row = {"algorithm": p.algorithm + (" *" if winner else "") + (" †" if p.stack_runs is False else "")}
+    if p.backend == Backend.NCCL.value:  # NCCL mode: each algorithm with its best protocol
+        row["protocol"] = p.protocol or "-"
+    row |= {"time": format_time(p.time_s), "latency": format_time(p.latency_s),
+            "bandwidth": format_time(p.bandwidth_s),
+            "steps": f"{p.steps:.6g}" if p.has_traffic else "-",
+            "sent/rank": format_size(p.bytes_sent_max) if p.has_traffic else "-",
+            "busbw": format_bandwidth(p.busbw_Bps) if p.busbw_Bps is not None else "-"}
     return row
 
 
-def _describe(p: dict[str, Any]) -> str:
-    items = [("primitive", p["primitive"]), ("algorithm", p["algorithm"]), ("ranks", str(p["ranks"])),
-             ("size", format_size(p["size_bytes"])), ("time", format_time(p["time_s"])),
-             ("  latency (α)", format_time(p["latency_s"])), ("  bandwidth (β)", format_time(p["bandwidth_s"])),
-             ("  reduction (γ)", format_time(p["reduction_s"]))]
-    if "steps" in p:  # traffic of the registry algorithm NCCL's one mirrors (absent for, e.g., PAT)
-        items += [("steps (α count)", f"{p['steps']:.6g}"),
-                  ("sent by busiest rank", format_size(p["bytes_sent_max"])),
-                  ("received by busiest rank", format_size(p["bytes_received_max"])),
-                  ("total on links", format_size(p["bytes_total"]))]
-    if p.get("bytes_aux_max"):
-        items.append(("busiest server/switch", format_size(p["bytes_aux_max"])))
-    if p.get("note"):
-        items.append(("note", p["note"]))
-    else:
-        items += [(key, format_bandwidth(p[f"{key}_Bps"]) if math.isfinite(p[f"{key}_Bps"] or math.nan) else "-")
-                  for key in ("algbw", "busbw")]
-    if "lower_bound_s" in p:  # the ideal backend's Chan et al. bound; NCCL mode has none
-        items.append(("lower bound", format_time(p["lower_bound_s"])))
-    if "nccl_model_time_s" in p:
-        items += [("  launch overhead", format_time(p["launch_overhead_s"])),
-                  (f"NCCL {p.get('nccl_version', '')} own estimate".replace("  ", " "),
-                   format_time(p["nccl_model_time_s"]))]
-    for key in ("protocol", "nodes", "gpus_per_node", "bottleneck"):
-        if p.get(key) not in (None, ""):
-            items.append((key, str(p[key])))
-    if p.get("params"):
-        items.append(("parameters", ", ".join(f"{k}={v}" for k, v in p["params"].items())))
+def _bandwidth_text(value: float | None) -> str:
+    return format_bandwidth(value) if value is not None and math.isfinite(value) else "-"
+
+
+def _describe(p: Prediction) -> str:
+    items = [("primitive", p.primitive), ("algorithm", p.algorithm), ("ranks", str(p.ranks)),
+             ("size", format_size(p.size_bytes)), ("time", format_time(p.time_s)),
+             ("  latency (α)", format_time(p.latency_s)), ("  bandwidth (β)", format_time(p.bandwidth_s)),
+             ("  reduction (γ)", format_time(p.reduction_s))]
+    if p.has_traffic:  # traffic of the registry algorithm NCCL's one mirrors (absent for, e.g., PAT)
+        items += [("steps (α count)", f"{p.steps:.6g}"),
+                  ("sent by busiest rank", format_size(p.bytes_sent_max)),
+                  ("received by busiest rank", format_size(p.bytes_received_max)),
+                  ("total on links", format_size(p.bytes_total))]
+    if p.bytes_aux_max:
+        items.append(("busiest server/switch", format_size(p.bytes_aux_max)))
+    if p.algbw_Bps is not None:
+        items += [("algbw", _bandwidth_text(p.algbw_Bps)), ("busbw", _bandwidth_text(p.busbw_Bps))]
+    if p.note:
+        items.append(("note", p.note))
+    if p.lower_bound_s is not None:  # the ideal backend's Chan et al. bound; NCCL mode has none
+        items.append(("lower bound", format_time(p.lower_bound_s)))
+    if p.nccl_model_time_s is not None:
+        items += [("  launch overhead", format_time(p.launch_overhead_s)),
+                  (f"NCCL {p.nccl_version or ''} own estimate".replace("  ", " "), format_time(p.nccl_model_time_s))]
+    for key, value in (("protocol", p.protocol), ("nodes", p.nodes), ("gpus_per_node", p.gpus_per_node),
+                       ("bottleneck", p.bottleneck)):
+        if value not in (None, ""):
+            items.append((key, str(value)))
+    if p.params:
+        items.append(("parameters", ", ".join(f"{k}={v}" for k, v in p.params.items())))
     return pairs(items)
 
 
@@ -111,7 +117,8 @@ def collective(
     nodes: NODES = 1,
     gpus_per_node: GPN = None,
     link: LINK = None,
-    backend: BACKEND = "ideal",
+    backend: BACKEND = "auto",
+    stack: STACK = None,
     servers: Annotated[Optional[int], typer.Option("--servers", help="Parameter servers S.")] = None,
     colocated: Annotated[bool, typer.Option("--colocated", help="Servers are ranks (else dedicated machines).")] = False,
     no_pipeline: Annotated[bool, typer.Option("--no-pipeline", help="Parameter server: push everything, then pull.")] = False,
@@ -128,7 +135,7 @@ def collective(
 
     query = Query(primitive=primitive, algorithm=algorithm, ranks=ranks, size=size, alpha=alpha,
                   bandwidth=bandwidth, gamma=gamma, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node,
-                  link=link, backend=backend, servers=servers, colocated=colocated, pipelined=not no_pipeline,
+                  link=link, backend=backend, stack=stack, servers=servers, colocated=colocated, pipelined=not no_pipeline,
                   chunks=chunks, alpha_inter=alpha_inter, bandwidth_inter=bandwidth_inter)
     result = run_query(query)[0]
     if json_:
@@ -149,7 +156,8 @@ def compare(
     nodes: NODES = 1,
     gpus_per_node: GPN = None,
     link: LINK = None,
-    backend: BACKEND = "ideal",
+    backend: BACKEND = "auto",
+    stack: STACK = None,
     json_: JSON = False,
 ) -> None:
     """Rank every applicable algorithm, fastest first, with the lower bound; the winner is marked *.
@@ -160,18 +168,18 @@ def compare(
 
     query = Query(primitive=primitive, algorithm="all", ranks=ranks, size=size, alpha=alpha, bandwidth=bandwidth,
                   gamma=gamma, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, link=link,
-                  backend=backend)
+                  backend=backend, stack=stack)
     results = run_query(query)
-    if results:
-        winner = next((r for r in results if r.get("nccl_choice")), results[0])
-        winner["winner"] = True
+    winner = next((i for i, r in enumerate(results) if r.nccl_choice),
+                  next((i for i, r in enumerate(results) if r.stack_runs is not False), 0))
     if json_:
-        print_json(results)
+        print_json([{**r.to_dict(), "winner": i == winner} for i, r in enumerate(results)])
         return
-    typer.echo(table([_row(r) for r in results]))
-    if results and results[0].get("note"):
-        typer.echo(f"\n{results[0]['note']}")
-    elif results and "lower_bound_s" in results[0]:
-        typer.echo(f"\nlower bound: {format_time(results[0]['lower_bound_s'])}  (* = fastest)")
+    typer.echo(table([_row(r, i == winner) for i, r in enumerate(results)]))
+    if results and results[0].note:
+        typer.echo(f"\n{results[0].note}")
+    elif results and results[0].lower_bound_s is not None:
+        unrun = "; † = the stack does not run it (auto never picks it)" if any(r.stack_runs is False for r in results) else ""
+        typer.echo(f"\nlower bound: {format_time(results[0].lower_bound_s)}  (* = fastest{unrun})")
     elif results:
-        typer.echo(f"\nNCCL {results[0].get('nccl_version', '')} tuning model, fastest first; * = NCCL's own choice (by its estimate)")
+        typer.echo(f"\nNCCL {results[0].nccl_version or ''} tuning model, fastest first; * = NCCL's own choice (by its estimate)")

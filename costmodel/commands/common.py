@@ -46,6 +46,8 @@ def cli_errors(function: F) -> F:
 def _jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if hasattr(value, "to_dict") and callable(value.to_dict):  # a result record (Prediction, …)
+        return _jsonable(value.to_dict())
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -79,9 +79,11 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         f"  scaling efficiency   {b.scaling_efficiency:.1%}   (exposed comm share {b.comm_share:.1%})",
         "",
         f"memory per GPU: weights {_gb(mem.weights_bytes)}, gradients {_gb(mem.gradients_bytes)}, "
-        f"optimizer {_gb(mem.optimizer_bytes)}, activations {_gb(mem.activations_bytes)}",
-        f"  total {_gb(mem.total_bytes)} of {_gb(mem.capacity_bytes)}: "
-        + ("fits" if mem.fits else "DOES NOT FIT"),
+        f"optimizer {_gb(mem.optimizer_bytes)}, activations {_gb(mem.activations_bytes)}, "
+        f"logits and loss {_gb(mem.logits_bytes)}, CUDA context and NCCL buffers "
+        f"{_gb(mem.runtime_bytes)}, fragmentation {_gb(mem.fragmentation_bytes)}",
+        f"  total {_gb(mem.total_bytes)} of {_gb(mem.capacity_bytes)}, {_gb(mem.reserve_bytes)} kept "
+        "free as the reserve: " + ("fits" if mem.fits else "DOES NOT FIT"),
     ]
     if not mem.fits:
         rows.append(_what_fits(b, recomputed))
@@ -112,7 +114,7 @@ def iteration(
     seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")] = None,
     accum: Annotated[int, typer.Option(help="Gradient accumulation steps (micro-batches per synchronisation).")] = 1,
     algorithm: Annotated[str, typer.Option(help="Collective algorithm or auto.", autocompletion=complete.algorithms)] = "auto",
-    backend: Annotated[str, typer.Option(help="ideal (alpha-beta) or nccl (NCCL-faithful).")] = "ideal",
+    backend: Annotated[str, typer.Option(help="auto (NCCL's model on NVIDIA, RCCL's ring/tree on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
     grad_dtype: Annotated[str, typer.Option("--grad-dtype", help="Gradient dtype: fp32, bf16, fp16, fp8.")] = "bf16",
     compute_dtype: Annotated[str, typer.Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8.")] = "bf16",
     topk: Annotated[float | None, typer.Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
@@ -136,7 +138,7 @@ def iteration(
     import dataclasses
 
     import hardware
-    from costmodel.cluster import mapping as cluster_module
+    from costmodel.cluster import comm as cluster_module
     from costmodel.training import memory
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.workloads import load_model
@@ -158,7 +160,7 @@ def iteration(
                                  algorithm=str(info.get("algorithm", algorithm)))
     if json_output:
         print_json({**result.to_dict(), "cluster": system.name, "nodes": node_count,
-                    "gpus_per_node": per_node, "backend": backend, "comm": info})
+                    "gpus_per_node": per_node, "backend": comm.backend, "comm": info})
         return
     recomputed = None  # the same step with recomputation, to say whether that would fit
     if not result.memory.fits and not recompute and memory.recompute_applies(workload):

@@ -17,13 +17,16 @@ class Objective(str, Enum):
     throughput = "throughput"
     time_to_train = "time-to-train"
     gpu_hours = "gpu-hours"
+    cost = "cost"
+    energy = "energy"
 
 
-class Backend(str, Enum):
-    """Collective cost model."""
+class Emit(str, Enum):
+    """What runnable settings to print."""
 
-    ideal = "ideal"
-    nccl = "nccl"
+    torch = "torch"
+    deepspeed = "deepspeed"
+    env = "env"
 
 
 def _list(text: str, parse) -> tuple:
@@ -32,33 +35,78 @@ def _list(text: str, parse) -> tuple:
 
 def _table(rows) -> str:
     from costmodel.commands.textfmt import table
-    from costmodel.planner.text import percent, rate
-    from dpbase.units import format_size, format_time
+    from costmodel.planner.text import buckets, percent, rate, step_time
 
+    totals = any(r.hours_to_train is not None for r in rows)
+    costs = any(r.cost is not None for r in rows) and totals
     return table([{
         "#": str(r.rank), "algorithm": r.algorithm, "GPUs": f"{r.gpus} ({r.nodes}x{r.gpus_per_node})",
         "micro-batch": str(r.micro_batch), "accum": str(r.accumulation_steps),
-        "bucket": format_size(r.bucket_bytes), "grads": r.grad_dtype, "ZeRO": str(r.zero_stage),
+        "bucket": buckets(r), "grads": r.grad_dtype, "ZeRO": str(r.zero_stage),
         **({"recompute": "yes" if r.recompute else "no"} if any(x.recompute for x in rows) else {}),
-        "step": format_time(r.total_s), "samples/s": rate(r.samples_per_s),
+        "step": step_time(r.total_s), "samples/s": rate(r.samples_per_s),
         "efficiency": percent(r.scaling_efficiency), "exposed comm": percent(r.comm_share),
+        "sent/GPU": f"{r.bytes_sent / 1e9:.1f} GB",
         "memory": f"{r.memory_bytes / 1e9:.1f} GB", "headroom": f"{r.memory_headroom_bytes / 1e9:.1f} GB",
+        **({"hours": f"{r.hours_to_train:,.1f}"} if totals else {}),
+        **({"USD": f"{r.cost:,.0f}"} if costs else {}),
     } for r in rows])
 
 
+def parse_reserve(text: str | None) -> tuple[float | None, float | None]:
+    """``--memory-reserve``: a size ("6GB") → (bytes, None) or a share ("10%") → (None, 0.1)."""
+    from dpbase.errors import InputError
+    from dpbase.units import parse_size
+
+    if text is None:
+        return None, None
+    text = text.strip()
+    if not text.endswith("%"):
+        return parse_size(text, "memory_reserve"), None
+    try:
+        share = float(text[:-1]) / 100
+    except ValueError:
+        share = -1.0
+    if not 0 <= share < 1:
+        raise InputError("memory_reserve", text, "a size (6GB) or a share from 0% to below 100% (10%)")
+    return None, share
+
+
+_HOURS = {"h": 1.0, "d": 24.0, "w": 168.0}
+
+
+def parse_hours(text: str | None, field: str) -> float | None:
+    """A duration in hours: "720h", "30d", "4w", or a bare number of hours."""
+    from dpbase.errors import InputError
+
+    if text is None:
+        return None
+    raw = text.strip().lower()
+    scale = _HOURS.get(raw[-1:], None)
+    number = raw[:-1] if scale else raw
+    try:
+        value = float(number) * (scale or 1.0)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise InputError(field, text, "a duration > 0 in hours, e.g. 720h, 30d or 4w")
+    return value
+
+
 def _sensitivity(rows) -> list[str]:
-    from costmodel.planner.text import rate
+    from costmodel.planner.text import rate, signed_percent
 
     lines = ["Sensitivity of the best plan's throughput (samples/s):"]
     for parameter in dict.fromkeys(r["parameter"] for r in rows):
-        cells = [f"x{r['factor']:g}: {rate(r['samples_per_s'])} ({r['change']:+.1%})"
+        cells = [f"x{r['factor']:g}: {rate(r['samples_per_s'])} ({signed_percent(r['change'])})"
                  for r in rows if r["parameter"] == parameter]
         lines.append(f"  {parameter:<15} " + "   ".join(cells))
     return lines
 
 
-def _text(result, nodes: int) -> str:
-    head = (f"Plan for {result.model} on {result.cluster} (up to {nodes} node(s)), global batch "
+def _text(result, nodes) -> str:
+    where = f"up to {nodes} node(s)" if nodes else "any nodes"
+    head = (f"Plan for {result.model} on {result.cluster} ({where}), global batch "
             f"{result.global_batch}, seq {result.seq_len}, objective {result.objective}, "
             f"{result.backend} backend: {result.configurations:,} configurations swept, "
             f"{result.feasible_configurations:,} feasible")
@@ -71,13 +119,20 @@ def plan(
     model: Annotated[str, typer.Option(help="Preset name (gpt2, llama2-70b …) or a parameter count (7B, 1.3e9).", autocompletion=complete.models)],
     cluster: Annotated[str, typer.Option(help="System profile name or TOML path (dgx-h100 …).", autocompletion=complete.systems)],
     global_batch: Annotated[int, typer.Option("--global-batch", help="Samples per optimizer step = micro-batch x accumulation x GPUs.")],
-    nodes: Annotated[int, typer.Option(help="Nodes available.")] = 1,
+    nodes: Annotated[int | None, typer.Option(help="Nodes available (default 1; with --gpus: no cap).")] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", help="GPUs available in any count, partial nodes allowed (e.g. 20 on 8-GPU nodes).")] = None,
     seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")] = None,
     max_gpus: Annotated[int | None, typer.Option("--max-gpus", help="Most GPUs to use (default: all GPUs of the nodes).")] = None,
     min_gpus: Annotated[int, typer.Option("--min-gpus", help="Fewest GPUs to use.")] = 1,
-    objective: Annotated[Objective, typer.Option(help="throughput, time-to-train or gpu-hours (the last two need --tokens).")] = Objective.throughput,
-    tokens: Annotated[str | None, typer.Option(help="Tokens to train on, e.g. 2T or 1e12 (for time-to-train, gpu-hours).")] = None,
-    backend: Annotated[Backend, typer.Option(help="ideal (alpha-beta) or nccl (NCCL-faithful).")] = Backend.ideal,
+    objective: Annotated[Objective, typer.Option(help="throughput, time-to-train, gpu-hours, cost (USD) or energy (kWh); all but throughput need --tokens.")] = Objective.throughput,
+    tokens: Annotated[str | None, typer.Option(help="Tokens to train on, e.g. 2T or 1e12 (for time-to-train, gpu-hours, cost, energy, --deadline, --budget).")] = None,
+    deadline: Annotated[str | None, typer.Option(help="Wall time allowed for --tokens: 720h, 30d, 4w (plans that miss it are excluded).")] = None,
+    budget: Annotated[float | None, typer.Option(help="Most USD to spend on --tokens (needs a price per GPU-hour).")] = None,
+    price_per_gpu_hour: Annotated[float | None, typer.Option("--price-per-gpu-hour", help="USD per GPU-hour (default: hardware/data/prices.toml).")] = None,
+    power_per_gpu: Annotated[float | None, typer.Option("--power-per-gpu", help="Watts per GPU for --objective energy (default: the GPU's board power).")] = None,
+    memory_reserve: Annotated[str | None, typer.Option("--memory-reserve", help="Memory to keep free per GPU: a size (6GB) or a share (10%). Default 5% of the GPU.")] = None,
+    tie_band: Annotated[float, typer.Option("--tie-band", help="Plans within this relative margin of the best count as tied (tie-break rules decide).")] = 0.02,
+    backend: Annotated[str, typer.Option(help="auto (NCCL's model on NVIDIA, RCCL's ring/tree on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
     top: Annotated[int, typer.Option(help="How many ranked alternatives to show.")] = 10,
     buckets: Annotated[str, typer.Option(help="Comma-separated DDP bucket sizes to sweep.")] = "5MiB,25MiB,100MiB,400MiB",
     grad_dtypes: Annotated[str, typer.Option("--grad-dtypes", help="Comma-separated gradient dtypes to sweep (fp32, bf16, fp16, fp8).")] = "bf16,fp32",
@@ -86,6 +141,8 @@ def plan(
     optimizer: Annotated[str, typer.Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     jitter: Annotated[float, typer.Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,
     recompute: Annotated[bool | None, typer.Option("--recompute/--no-recompute", help="Activation recomputation: always / never (default: only when no plan fits without it).", show_default=False)] = None,
+    emit: Annotated[Emit | None, typer.Option(help="Print what to set to run the plan: torch (DDP/FSDP arguments), deepspeed (config JSON) or env (NCCL variables + torchrun).")] = None,
+    html: Annotated[str | None, typer.Option(help="Write a one-page HTML report to this path.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Recommend algorithm, micro-batch, accumulation, GPUs, bucket, gradient dtype and ZeRO stage.
@@ -97,15 +154,28 @@ def plan(
     from costmodel.training.workloads import parse_param_count
     from dpbase.units import parse_size
 
+    reserve, reserve_share = parse_reserve(memory_reserve)
     with progress("Sweeping plans") as update:
         result = make_plan(
-            model, cluster, global_batch=global_batch, nodes=nodes, seq_len=seq_len, min_gpus=min_gpus,
-            max_gpus=max_gpus, objective=objective.value, backend=backend.value, top=top,
-            tokens=parse_param_count(tokens, "tokens") if tokens is not None else None,
+            model, cluster, global_batch=global_batch, nodes=nodes, gpus=gpus, seq_len=seq_len,
+            min_gpus=min_gpus, max_gpus=max_gpus, objective=objective.value, backend=backend,
+            top=top, tokens=parse_param_count(tokens, "tokens") if tokens is not None else None,
             bucket_bytes=_list(buckets, lambda s: parse_size(s, "buckets")),
             grad_dtypes=_list(grad_dtypes, str), compute_dtype=compute_dtype, mfu=mfu,
-            optimizer=optimizer, jitter_cv=jitter, recompute=recompute, progress=update)
+            optimizer=optimizer, jitter_cv=jitter, recompute=recompute, tie_band=tie_band,
+            memory_reserve=reserve, memory_reserve_fraction=reserve_share, deadline_hours=parse_hours(deadline, "deadline"),
+            budget=budget, price_per_gpu_hour=price_per_gpu_hour, power_w=power_per_gpu,
+            progress=update)
+    if html:
+        from costmodel.plots.planreport import write_report
+
+        write_report(result, html)
+    if emit is not None:
+        from costmodel.planner.emit import render
+
+        typer.echo(render(result.best, emit.value, compute_dtype))
+        return
     if json_output:
         print_json(result.to_dict())
         return
-    typer.echo(_text(result, nodes))
+    typer.echo(_text(result, nodes or (None if gpus else 1)))

@@ -21,7 +21,7 @@ GPN = Annotated[Optional[int], typer.Option("--gpus-per-node", help="GPUs per no
 ALPHA = Annotated[Optional[str], typer.Option("--alpha", help="Latency per message, e.g. 5us.")]
 BANDWIDTH = Annotated[Optional[str], typer.Option("--bandwidth", help="Link bandwidth per direction, e.g. 25GB/s.")]
 RANKS = Annotated[Optional[int], typer.Option("--ranks", "-N", help="Ranks N (with --alpha/--bandwidth).")]
-BACKEND = Annotated[str, typer.Option("--backend", help="ideal (α-β-γ) or nccl (NCCL's model; needs --cluster).")]
+BACKEND = Annotated[str, typer.Option("--backend", help="auto (realistic on a cluster: NCCL's model on NVIDIA, RCCL's ring/tree on AMD; ideal on a bare link), ideal, nccl or rccl.")]
 MIN_SIZE = Annotated[str, typer.Option("--min-size", help="Smallest size, e.g. 8B.")]
 MAX_SIZE = Annotated[str, typer.Option("--max-size", help="Largest size, e.g. 4GiB.")]
 ALGORITHMS = Annotated[Optional[list[str]], typer.Option("--algorithm", "-a", help="An algorithm to draw (repeat; default all).")]
@@ -47,6 +47,11 @@ def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str, inputs: 
 def _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -> Any:
     from costmodel.plots import Hardware
 
+    if backend == "auto":  # realistic on a cluster (NCCL on NVIDIA, RCCL on AMD), ideal on a bare link
+        from costmodel.cluster.stacks import resolve_backend
+        from hardware import load_system
+
+        backend = resolve_backend("auto", load_system(cluster) if cluster is not None else None).value
     return Hardware(cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, alpha=alpha, bandwidth=bandwidth,
                     ranks=ranks, backend=backend)
 
@@ -78,7 +83,7 @@ def _rank_counts(text: str | None, hardware: Any, default_max: int) -> tuple[int
 @app.command("sweep")
 @cli_errors
 def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NODES = 1, gpus_per_node: GPN = None,
-          alpha: ALPHA = None, bandwidth: BANDWIDTH = None, ranks: RANKS = None, backend: BACKEND = "ideal",
+          alpha: ALPHA = None, bandwidth: BANDWIDTH = None, ranks: RANKS = None, backend: BACKEND = "auto",
           min_size: MIN_SIZE = "8B", max_size: MAX_SIZE = "4GiB", algorithm: ALGORITHMS = None,
           measured: Annotated[Optional[str], typer.Option("--measured", help="An nccl-tests log to overlay.")] = None,
           open_: OPEN = False, json_: JSON = False) -> None:
@@ -99,7 +104,7 @@ def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NOD
 @cli_errors
 def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, typer.Option("--size", "-n", help="Message size, e.g. 1GiB.")],
             rank_counts: RANK_LIST = None, cluster: CLUSTER = None, gpus_per_node: GPN = None,
-            alpha: ALPHA = None, bandwidth: BANDWIDTH = None, backend: BACKEND = "ideal",
+            alpha: ALPHA = None, bandwidth: BANDWIDTH = None, backend: BACKEND = "auto",
             algorithm: ALGORITHMS = None, open_: OPEN = False, json_: JSON = False) -> None:
     """Time against rank count at one size per algorithm, with the lower bound.
 
@@ -118,7 +123,7 @@ def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, typer.Option
 @cli_errors
 def best_map(primitive: PRIMITIVE, output: OUT, rank_counts: RANK_LIST = None,
              cluster: CLUSTER = None, gpus_per_node: GPN = None, alpha: ALPHA = None, bandwidth: BANDWIDTH = None,
-             backend: BACKEND = "ideal", min_size: MIN_SIZE = "8B", max_size: MAX_SIZE = "4GiB",
+             backend: BACKEND = "auto", min_size: MIN_SIZE = "8B", max_size: MAX_SIZE = "4GiB",
              open_: OPEN = False, json_: JSON = False) -> None:
     """Heatmap of the winning algorithm over rank count × size (ideal model or NCCL's choice).
 
@@ -140,7 +145,7 @@ def breakdown(output: OUT, model: Annotated[str, typer.Option(help="Preset name 
               nodes: Annotated[list[int], typer.Option("--nodes", help="Nodes (repeat: one bar per value).")] = [1],  # noqa: B006
               accum: Annotated[int, typer.Option(help="Gradient accumulation steps.")] = 1,
               algorithm: Annotated[list[str], typer.Option("--algorithm", "-a", help="Algorithm (repeat).")] = ["auto"],  # noqa: B006
-              backend: BACKEND = "ideal", open_: OPEN = False, json_: JSON = False) -> None:
+              backend: BACKEND = "auto", open_: OPEN = False, json_: JSON = False) -> None:
     """Stacked bars of one training step for every cluster × nodes × algorithm given.
 
     Example: dpcost plot breakdown --model llama2-7b --cluster dgx-h100 --nodes 1 --nodes 4 --micro-batch 1 -o b.html
@@ -159,7 +164,7 @@ def breakdown(output: OUT, model: Annotated[str, typer.Option(help="Preset name 
 def plan(output: OUT, model: Annotated[str, typer.Option(help="Preset name or parameter count (7B).", autocompletion=complete.models)],
          cluster: Annotated[str, typer.Option(help="A system profile name or TOML path.", autocompletion=complete.systems)],
          global_batch: Annotated[int, typer.Option("--global-batch", help="Samples per optimizer step.")],
-         nodes: Annotated[int, typer.Option(help="Nodes available.")] = 1, backend: BACKEND = "ideal",
+         nodes: Annotated[int, typer.Option(help="Nodes available.")] = 1, backend: BACKEND = "auto",
          x: Annotated[str, typer.Option("--x", help="Horizontal axis: accumulation_steps, micro_batch or gpus.")] = "accumulation_steps",
          y: Annotated[str, typer.Option("--y", help="Vertical axis: micro_batch, accumulation_steps or gpus.")] = "micro_batch",
          open_: OPEN = False, json_: JSON = False) -> None:

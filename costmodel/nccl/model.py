@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from costmodel.names import busbw_factor, primitive_named
 from costmodel.nccl import hostmem
 from costmodel.nccl.names import n_steps, normalize_algorithm, normalize_collective, normalize_protocol
 from costmodel.nccl.selection import choose, plateau_factor, tree_correction
@@ -26,9 +27,6 @@ from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.topology import NcclTopology
 from costmodel.nccl.tuning import CostCell, graph_for
 from dpbase.errors import InputError
-
-_BUS_FACTOR = {"all-reduce": lambda n: 2 * (n - 1) / n, "all-gather": lambda n: (n - 1) / n,
-               "reduce-scatter": lambda n: (n - 1) / n, "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,7 +53,7 @@ class NcclPrediction:
     @property
     def busbw_Bps(self) -> float:
         """nccl-tests' busbw: algbw × the collective's bus factor."""
-        return self.algbw_Bps * _BUS_FACTOR[self.collective](self.n_ranks)
+        return self.algbw_Bps * busbw_factor(primitive_named(self.collective), self.n_ranks)
 
     def as_dict(self) -> dict[str, object]:
         """Plain values for JSON (units in the keys)."""

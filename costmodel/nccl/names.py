@@ -22,6 +22,13 @@ _ALGOS_BY_COLLECTIVE = {
 }
 
 
+# The formula-registry algorithm each NCCL algorithm mirrors (for its step and byte counts),
+# and NCCL's name for a registry algorithm a user forces (NCCL_ALGO). PAT has no mirror.
+REGISTRY_MIRROR = {"ring": "ring", "tree": "double-binary-tree", "nvls": "in-network", "nvls_tree": "in-network",
+                   "collnet_direct": "in-network", "collnet_chain": "in-network"}
+FROM_REGISTRY = {"ring": "ring", "double-binary-tree": "tree", "in-network": "nvls"}
+
+
 def _key(text: str) -> str:
     return text.strip().lower().replace("-", "").replace("_", "").replace(" ", "")
 
@@ -71,3 +78,13 @@ def n_steps(collective: str, n_ranks: int) -> int:
     if collective == "all-reduce":
         return 2 * (n_ranks - 1)
     return n_ranks - 1 if collective in ("all-gather", "reduce-scatter") else n_ranks
+
+
+def to_nccl_algorithm(name: str) -> str:
+    """NCCL's name for a user's algorithm, given in NCCL's words ('tree', 'NVLSTree') or the
+    registry's ('double-binary-tree', 'in-network'); 'auto' stays 'auto'."""
+    key = _key(name)
+    for registry, nccl in FROM_REGISTRY.items():
+        if key == _key(registry):
+            return nccl
+    return normalize_algorithm(name)

@@ -18,11 +18,14 @@ charged ×6/5, and GPUs behind one PCIe switch share its uplink. The hardware is
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
 from dpbase.errors import InputError, NotApplicableError
+
+if TYPE_CHECKING:
+    from hardware import System
 
 _NVLINK_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge")
 _EPSILON = 1e-9
@@ -79,7 +82,7 @@ def dup_channels(channels: int, speed: float, cc: int, t: NcclTables) -> tuple[i
     return 2 * channels, speed / 2
 
 
-def intra_gpu_bandwidth(system: Any, t: NcclTables) -> tuple[str, float, float]:
+def intra_gpu_bandwidth(system: System, t: NcclTables) -> tuple[str, float, float]:
     """(intra path, GPU total GB/s, best GPU-to-GPU path GB/s) in NCCL's link constants."""
     cc = system.gpu.compute_capability
     links = t.section("link_bandwidth_GBps")
@@ -96,7 +99,7 @@ def intra_gpu_bandwidth(system: Any, t: NcclTables) -> tuple[str, float, float]:
     return "PCI", pci, pci
 
 
-def p2p_level(system: Any, ppn: int, t: NcclTables, override: str | None = None) -> str:
+def p2p_level(system: System, ppn: int, t: NcclTables, override: str | None = None) -> str:
     """NCCL's P2P level: ``override`` (NCCL_P2P_LEVEL), else SYS on AMD hosts with few GPUs, else PXB."""
     if override is not None:
         level = str(override).upper()
@@ -107,7 +110,7 @@ def p2p_level(system: Any, ppn: int, t: NcclTables, override: str | None = None)
     return rule["amd_few_gpus"] if system.cpu_vendor == "amd" and ppn <= rule["amd_few_gpus_max"] else rule["default"]
 
 
-def uses_p2p(system: Any, ppn: int, t: NcclTables, override: str | None = None) -> bool:
+def uses_p2p(system: System, ppn: int, t: NcclTables, override: str | None = None) -> bool:
     """Whether NCCL connects the node's GPUs peer-to-peer (else through host memory, SHM)."""
     level = p2p_level(system, ppn, t, override)
     if system.intra_fabric in _NVLINK_FABRICS:
@@ -118,7 +121,7 @@ def uses_p2p(system: Any, ppn: int, t: NcclTables, override: str | None = None) 
     return system.p2p and P2P_LEVELS.index(_NCCL_PATH[system.pcie_path]) <= P2P_LEVELS.index(level)
 
 
-def pcie_ring_bandwidth_GBps(system: Any, ppn: int, shm: bool, t: NcclTables) -> float:
+def pcie_ring_bandwidth_GBps(system: System, ppn: int, shm: bool, t: NcclTables) -> float:
     """Per-GPU ring bandwidth NCCL's search can place on PCIe (its ``followPath`` accounting).
 
     Each ring edge loads its GPUs' links once. Through host memory (``shm``) every edge also
@@ -144,7 +147,7 @@ def pci_bandwidth_GBps(pcie_gen: int, t: NcclTables) -> float:
     return x16 * lanes / 16
 
 
-def _ring_graph(system: Any, n_nodes: int, ppn: int, shm: bool, t: NcclTables) -> tuple[NcclGraph, float]:
+def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables) -> tuple[NcclGraph, float]:
     """Ring graph after duplication, and the pre-duplication speed (for NVLS)."""
     cc = system.gpu.compute_capability
     search = t.section("search_speeds_GBps")
@@ -165,7 +168,7 @@ def _ring_graph(system: Any, n_nodes: int, ppn: int, shm: bool, t: NcclTables) -
     return NcclGraph(n_channels=dup_ch, bw_intra_GBps=dup_speed, bw_inter_GBps=dup_speed), speed
 
 
-def _nvls_graph(system: Any, ppn: int, speed: float, t: NcclTables) -> NcclGraph | None:
+def _nvls_graph(system: System, ppn: int, speed: float, t: NcclTables) -> NcclGraph | None:
     has_nvls = system.in_network_reduction == "nvls" and system.intra_fabric == "nvswitch"
     if not has_nvls or system.gpu.compute_capability < 90 or ppn < 2:
         return None
@@ -174,7 +177,7 @@ def _nvls_graph(system: Any, ppn: int, speed: float, t: NcclTables) -> NcclGraph
     return NcclGraph(n_channels=channels, bw_intra_GBps=speed * ratio, bw_inter_GBps=speed, pattern="nvls")
 
 
-def _layout(system: Any, nodes: int, gpus_per_node: int | None) -> tuple[int, int]:
+def _layout(system: System, nodes: int, gpus_per_node: int | None) -> tuple[int, int]:
     ppn = system.gpus_per_node if gpus_per_node is None else gpus_per_node
     if nodes < 1:
         raise InputError("nodes", nodes, "an integer >= 1")
@@ -188,12 +191,12 @@ def _layout(system: Any, nodes: int, gpus_per_node: int | None) -> tuple[int, in
     return nodes, ppn
 
 
-def _host_memory_path(system: Any, ppn: int, t: NcclTables) -> HostMemoryPath:
+def _host_memory_path(system: System, ppn: int, t: NcclTables) -> HostMemoryPath:
     return HostMemoryPath(link_GBps=pci_bandwidth_GBps(system.gpu.pcie_gen, t),
                           gpus_per_uplink=min(system.pcie_switch_gpus, ppn))
 
 
-def derive_topology(system: Any, nodes: int = 1, gpus_per_node: int | None = None,
+def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = None,
                     tables: NcclTables | None = None, *, collnet: bool = False,
                     p2p_level: str | None = None) -> NcclTopology:
     """NCCL's graph-search result for ``nodes`` × ``gpus_per_node`` GPUs of ``system``.
@@ -224,7 +227,7 @@ def derive_topology(system: Any, nodes: int = 1, gpus_per_node: int | None = Non
     )
 
 
-def topology_for(system: object, nodes: int = 1, gpus_per_node: int | None = None,
+def topology_for(system: System, nodes: int = 1, gpus_per_node: int | None = None,
                  tables: object = None, *, collnet: bool = False, p2p_level: str | None = None) -> NcclTopology:
     """NCCL's graph-search result for a hardware System.
 

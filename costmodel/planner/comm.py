@@ -4,7 +4,7 @@ Two views of the same numbers, memoised in a :class:`CommCache` (NCCL's constant
 layout's NCCL topology are loaded once per cache):
 
 * :meth:`CommCache.function` — ``comm(primitive, size_bytes) -> seconds`` for one layout and
-  algorithm, one call at a time, with the semantics of :class:`costmodel.cluster.mapping.CommModel`
+  algorithm, one call at a time, with the semantics of :class:`costmodel.cluster.comm.CommModel`
   for a named algorithm (the all-reduce algorithm, and the same name for
   reduce-scatter/all-gather where the registry has it, else their fastest; NCCL's forced
   algorithm for all-reduce and its own choice otherwise under the nccl backend);
@@ -26,22 +26,27 @@ from typing import Any
 import numpy as np
 
 from costmodel.cluster import mapping as cluster
+from costmodel.cluster.comm import NCCL_FORCEABLE
+from costmodel.cluster.stacks import default_stack
+from costmodel.cluster.stacks import runs as stack_runs
 from costmodel.collectives.registry import algorithms_for, get
+from costmodel.nccl.names import to_nccl_algorithm
 from dpbase.errors import NotApplicableError
 
 CommFn = Callable[[str, float], float]
-# CommModel's names for NCCL's algorithms (costmodel/cluster.py, CommModel._nccl).
-NCCL_ALGORITHMS = ("auto", "ring", "double-binary-tree", "in-network")
-_NCCL_NAME = {"double-binary-tree": "tree", "in-network": "nvls"}
+# The all-reduce algorithms a plan may force in NCCL mode (CommModel's, in registry names).
+NCCL_ALGORITHMS = ("auto", *NCCL_FORCEABLE)
 
 
 def all_reduce_algorithms(system: Any, nodes: int, backend: str) -> tuple[str, ...]:
-    """All-reduce algorithms to sweep: every registered one runnable on 1 or ``nodes`` nodes."""
+    """All-reduce algorithms to sweep: NCCL's under its model, else every registered one the
+    system's stack runs (NCCL, RCCL: ring/tree/in-network) on 1 or ``nodes`` nodes."""
     if backend == "nccl":
         return NCCL_ALGORITHMS
+    stack = default_stack(system)
     layouts = [cluster.layout(system, 1), cluster.layout(system, max(nodes, 1))]
-    return tuple(a.value for a in algorithms_for("all-reduce")
-                 if any(cluster.applicable(get("all-reduce", a), lay) for lay in layouts))
+    return tuple(a.value for a in algorithms_for("all-reduce") if stack_runs(stack, "all-reduce", a)
+                 and any(cluster.applicable(get("all-reduce", a), lay) for lay in layouts))
 
 
 def zero_algorithm_ok(algorithm: str, zero_stage: int, backend: str) -> bool:
@@ -94,22 +99,26 @@ class CommCache:
             self._layouts[nodes, per_node] = cluster.layout(self.system, nodes, per_node)
         return self._layouts[nodes, per_node]
 
-    def _candidates(self, lay: cluster.Layout, primitive: str) -> list[str]:
+    def _candidates(self, lay: cluster.Layout, primitive: str) -> tuple[list[str], list[str]]:
+        """(every algorithm the layout runs, those the system's stack lets ``auto`` pick)."""
         key = (lay.nodes, lay.gpus_per_node, primitive)
         if key not in self._names:
-            self._names[key] = [e.algorithm.value for e in cluster.cluster_candidates(primitive, lay)]
+            stack = default_stack(self.system)  # auto picks only what the system's stack runs (as CommModel)
+            every = cluster.cluster_candidates(primitive, lay)
+            self._names[key] = ([e.algorithm.value for e in every],
+                                [e.algorithm.value for e in every if stack_runs(stack, e.primitive, e.algorithm)])
         return self._names[key]
 
     def _runs(self, lay: cluster.Layout, primitive: str, algorithm: str) -> tuple[str, ...]:
-        names = self._candidates(lay, primitive)
-        return (algorithm,) if algorithm in names else tuple(names)
+        every, auto = self._candidates(lay, primitive)
+        return (algorithm,) if algorithm in every else tuple(auto)
 
     def _ideal(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
         runs = self._runs(lay, primitive, algorithm)
         key = (lay.nodes, lay.gpus_per_node, primitive, runs, size_bytes)
         if key not in self._times:
-            self._times[key] = min(cluster.predict_on_cluster(primitive, name, lay, size_bytes=size_bytes)
-                                   ["time_s"] for name in runs)
+            self._times[key] = min(cluster.predict_on_cluster(primitive, name, lay, size_bytes=size_bytes).time_s
+                                   for name in runs)
         return self._times[key]
 
     def _topology(self, lay: cluster.Layout) -> Any:
@@ -123,7 +132,7 @@ class CommCache:
     def _nccl(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
         from costmodel.nccl import nccl_time
 
-        forced = _NCCL_NAME.get(algorithm, algorithm) if primitive == "all-reduce" else "auto"
+        forced = to_nccl_algorithm(algorithm) if primitive == "all-reduce" else "auto"
         key = (lay.nodes, lay.gpus_per_node, primitive, forced, size_bytes)
         if key not in self._times:
             self._times[key] = nccl_time(primitive, size_bytes, self._topology(lay),

@@ -19,19 +19,17 @@ import math
 
 import numpy as np
 
-from costmodel.planner import grid, whatif
+from costmodel.planner import choose, grid, whatif
 from costmodel.planner.comm import CommCache
-from costmodel.planner.rank import objective_scores, rows_at, top_indices
+from costmodel.planner.rank import objective_scores, rows_at
 from costmodel.planner.text import percent, rate, reason_text
+from costmodel.training.gradsync import ZERO_PRIMITIVES
 from dpbase.units import format_size
 
 CROSSOVER_MIN_BYTES = 2.0**10
 CROSSOVER_MAX_BYTES = 2.0**36
 CROSSOVER_SCAN_POINTS = 109
 CROSSOVER_BISECTIONS = 40
-# The collectives one bucket runs at each ZeRO stage (costmodel/gradsync.py's table).
-ZERO_PRIMITIVES = {0: ("all-reduce",), 1: ("reduce-scatter", "all-gather"),
-                   2: ("reduce-scatter", "all-gather"), 3: ("all-gather", "reduce-scatter")}
 CHANGED_FIELDS = (("algorithm", "algorithm"), ("gpus", "GPUs"), ("micro_batch", "micro-batch"),
                   ("accumulation_steps", "accumulation"), ("bucket_bytes", "bucket"),
                   ("grad_dtype", "gradients"), ("zero_stage", "ZeRO stage"))
@@ -59,7 +57,48 @@ def next_micro_batch(sweep: grid.Sweep, index) -> dict | None:
     nxt = int(same[np.argmin(space.micro_batch[same])])
     need = float(sweep.memory_bytes[a, z, d, u, nxt])
     return {"micro_batch": int(space.micro_batch[nxt]), "memory_bytes": need,
-            "fits": need <= sweep.capacity_bytes}
+            "fits": need + sweep.reserve_bytes <= sweep.capacity_bytes}
+
+
+# The chosen algorithm's collectives over sizes, for the report (1 KiB .. 4 GiB).
+COMM_SWEEP_SIZES = tuple(float(2**k) for k in range(10, 33, 2))
+
+
+def memory_parts(sweep, setting, index) -> dict[str, float]:
+    """The best plan's memory per GPU by part (bytes), as :mod:`memory` counts it."""
+    from costmodel.training import memory
+
+    space, (_, z, d, _, c) = sweep.space, index
+    precision = memory.precision_for(space.grad_dtypes[d])
+    states = memory.optimizer_state_bytes(setting.optimizer) + precision.master_bytes
+    ranks = float(space.gpus[c])
+    weights, grads, optimizer = memory.model_state_bytes(setting.workload.params, precision, states,
+                                                         space.zero_stages[z], ranks)
+    b, element = space.micro_batch[c], memory.DTYPE_BYTES[setting.compute_dtype]
+    activations = memory.activation_bytes(setting.workload, b, setting.seq_len, element,
+                                          setting.flash_attention, setting.recompute)
+    logits = memory.logits_bytes(setting.workload, b, setting.seq_len, element)
+    tensors = weights + grads + optimizer + activations + logits
+    parts = {"weights": weights, "gradients": grads, "optimizer": optimizer,
+             "activations": activations, "logits and loss": logits,
+             "CUDA context and NCCL buffers": memory.runtime_bytes(ranks, setting.overheads),
+             "fragmentation": memory.fragmentation_bytes(tensors, setting.overheads)}
+    return {name: float(value) for name, value in parts.items()}
+
+
+def comm_sweep(system, space, index, backend: str) -> dict | None:
+    """Seconds of the chosen plan's collectives at ``COMM_SWEEP_SIZES`` on its GPUs."""
+    a, z, _, _, c = index
+    nodes, per_node = space.layouts[int(space.cell_layout[c])]
+    if nodes * per_node == 1:
+        return None
+    comm = CommCache(system, backend).function(nodes, per_node, space.algorithms[a])
+    if comm is None:
+        return None
+    return {"algorithm": space.algorithms[a], "gpus": nodes * per_node,
+            "sizes_bytes": list(COMM_SWEEP_SIZES),
+            "seconds": {p: [float(comm(p, size)) for size in COMM_SWEEP_SIZES]
+                        for p in ZERO_PRIMITIVES[space.zero_stages[z]]}}
 
 
 def _crossings(diff_at, sizes: np.ndarray) -> list[float]:
@@ -102,30 +141,48 @@ def crossover(system, space, index, runner_up: str, backend: str) -> dict | None
             "gpus": nodes * per_node}
 
 
-def runner_up(sweep, scores, index, ranked) -> dict | None:
+def _table_rank(space, at, rows) -> int | None:
+    """The rank of the table row that shows configuration ``at`` (rows may be collapsed)."""
+    a, z, d, u, c = at
+    nodes, per_node = space.layouts[int(space.cell_layout[c])]
+    for row in rows or ():
+        if (row.algorithm, row.gpus, row.nodes, row.micro_batch, row.grad_dtype, row.zero_stage) == (
+                space.algorithms[a], nodes * per_node, nodes, int(space.micro_batch[c]),
+                space.grad_dtypes[d], space.zero_stages[z]) and \
+                space.bucket_bytes[u] in (row.bucket_bytes_range or (row.bucket_bytes,)):
+            return row.rank
+    return None
+
+
+def runner_up(sweep, scores, index, ranked, rows=None) -> dict | None:
     """The best-scoring feasible plan with a different algorithm (its rank if in the table)."""
     others = scores.copy()
     others[index[0]] = np.inf
     if not np.isfinite(others).any() or sweep.space.gpus[index[4]] == 1:
         return None
     at = tuple(int(i) for i in np.unravel_index(int(np.argmin(others)), scores.shape))
+    rank = _table_rank(sweep.space, at, rows) if rows is not None else (
+        ranked.index(at) + 1 if at in ranked else None)
     return {"algorithm": sweep.space.algorithms[at[0]], "index": tuple(int(i) for i in at),
-            "rank": ranked.index(at) + 1 if at in ranked else None,
+            "rank": rank,
             "step_time_change": float(sweep.total_s[at] / sweep.total_s[index] - 1.0)}
 
 
-def _what_if_once(sweep, setting, system, objective, tokens, index, factor, tolerance) -> dict:
+def _what_if_once(sweep, setting, system, objective, constraints, index, factor, tolerance) -> dict:
     """Re-plan on scaled hardware; the choice changes only if the old plan falls out of the tie."""
     label, system2 = whatif.what_if_system(system, sweep.space, factor)
     other = grid.sweep(setting, system2, sweep.space)
-    scores = objective_scores(other, setting, objective, tokens)
+    scores = objective_scores(other, setting, objective, constraints.tokens, constraints)
     old = rows_at(other, setting, scores, [index])[0]
     base = float(sweep.samples_per_s[index])
     if not np.isfinite(scores).any():
         return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0}
-    top = top_indices(scores, 1, prefer=(other.space.gpus, other.comm_s), tolerance=tolerance)
-    row = rows_at(other, setting, scores, top)[0]
-    if scores[index] <= scores[top[0]] + tolerance * abs(scores[top[0]]):
+    keys = choose.rule_keys(other, setting.workload.params, scores)
+    top = np.unravel_index(choose.order(scores, keys, tolerance, 1)[0], scores.shape)
+    top = tuple(int(i) for i in top)
+    row = rows_at(other, setting, scores, [top])[0]
+    best = float(np.min(scores))
+    if scores[index] <= best + tolerance * abs(best):
         row = old
     changes = [(name, _value(f, getattr(row, f)), _value(f, getattr(old, f)))
                for f, name in CHANGED_FIELDS if getattr(row, f) != getattr(old, f)]
@@ -133,11 +190,11 @@ def _what_if_once(sweep, setting, system, objective, tokens, index, factor, tole
             "throughput_change": row.samples_per_s / base - 1.0}
 
 
-def what_if(sweep, setting, system, objective, tokens, index, tolerance) -> list[dict]:
+def what_if(sweep, setting, system, objective, constraints, index, tolerance) -> list[dict]:
     """The plan again with the bottleneck bandwidth scaled: what changes, and by how much."""
     found = []
     for factor in whatif.WHAT_IF_BANDWIDTH_FACTORS:
-        found.append(_what_if_once(sweep, setting, system, objective, tokens, index, factor,
+        found.append(_what_if_once(sweep, setting, system, objective, constraints, index, factor,
                                    tolerance))
         if found[-1]["changes"]:
             break
@@ -145,29 +202,48 @@ def what_if(sweep, setting, system, objective, tokens, index, tolerance) -> list
 
 
 def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance,
-            recomputation: dict | None = None, on_step=None):
+            recomputation: dict | None = None, on_step=None, keys=None, constraints=None,
+            rows=None):
     """(findings, reason, sensitivity) for the best plan ``ranked[0]``.
 
     ``recomputation`` says whether activation recomputation is on and why (the planner's
     ``{"chosen", "requested", "leanest_without_bytes"}``); ``on_step`` is called after each of
-    the crossover, the what-if re-plans and the sensitivity (progress).
+    the crossover, the what-if re-plans and the sensitivity (progress). ``keys`` are the
+    tie-break keys (:func:`choose.rule_keys`), ``constraints`` the deadline/budget/tokens.
     """
+    from costmodel.planner.rank import Constraints
+
     step = on_step or (lambda: None)
+    constraints = constraints or Constraints(tokens=tokens)
+    keys = keys if keys is not None else choose.rule_keys(sweep, setting.workload.params, scores)
     index = ranked[0]
     exact = tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
-    best = rows_at(sweep, setting, scores, [index])[0]
-    second = runner_up(sweep, scores, index, ranked)
+    best = rows[0] if rows else rows_at(sweep, setting, scores, [index], constraints)[0]
+    second = runner_up(sweep, scores, index, ranked, rows)
     cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend) \
         if second else None
     step()
-    changes = what_if(sweep, setting, system, objective, tokens, index, tolerance)
+    changes = what_if(sweep, setting, system, objective, constraints, index, tolerance)
     step()
+    flat = np.ravel_multi_index(index, scores.shape)
+    fastest = np.ravel_multi_index(exact, scores.shape)
+    rule = choose.deciding_rule(keys, int(flat), int(fastest))
     findings = {
         **bound(best), "next_micro_batch": next_micro_batch(sweep, index),
         "runner_up": second, "crossover": cross, "what_if": changes,
-        "tie_break": {"tolerance": tolerance, "fastest_step_s": float(sweep.total_s[exact])}
+        "tie_break": {"tolerance": tolerance, "fastest_step_s": float(sweep.total_s[exact]),
+                      "rule": rule, "tied": int(choose.tied(scores, tolerance).size),
+                      "fastest_headroom_bytes": sweep.capacity_bytes - float(sweep.memory_bytes[exact]),
+                      "fastest_bytes_sent": float(choose.bytes_sent(sweep, setting.workload.params)[exact]),
+                      "fastest_zero_stage": int(sweep.space.zero_stages[exact[1]]),
+                      "fastest_gpus": int(sweep.space.gpus[exact[4]])}
         if exact != index else None,
+        "tie_band": tolerance,
+        "memory_reserve_bytes": sweep.reserve_bytes,
+        "constraints": {"deadline_hours": constraints.deadline_hours, "budget": constraints.budget},
         "max_gpus_considered": int(sweep.space.gpus.max()), "max_gpus_allowed": int(max_gpus),
+        "memory_parts": memory_parts(sweep, setting, index),
+        "comm_sweep": comm_sweep(system, sweep.space, index, setting.backend),
         "recompute": recomputation or {"chosen": setting.recompute, "requested": setting.recompute,
                                        "leanest_without_bytes": None},
     }

@@ -37,6 +37,7 @@ from costmodel.training.iteration import (
 )
 
 AXES = ("algorithm", "zero_stage", "grad_dtype", "bucket_bytes", "cell")
+ZERO_STAGES = (0, 1, 2, 3)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,13 +65,45 @@ class Space:
         return per_layout[self.cell_layout]
 
 
+def divisors(n: int) -> list[int]:
+    """The divisors of ``n`` in increasing order, found in O(√n) steps."""
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d * d != n:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]
+
+
 def gpu_layouts(gpus_per_node: int, max_nodes: int, min_gpus: int, max_gpus: int,
                 global_batch: int) -> tuple[tuple[int, int], ...]:
     """1..G GPUs inside one node, then whole nodes, keeping counts that divide the batch."""
     single = [(1, g) for g in range(1, gpus_per_node + 1)]
-    multi = [(n, gpus_per_node) for n in range(2, max_nodes + 1)]
+    multi = [(n, gpus_per_node) for n in divisors(global_batch // gpus_per_node)
+             if 2 <= n <= max_nodes] if global_batch % gpus_per_node == 0 else []
     return tuple((n, g) for n, g in single + multi
                  if min_gpus <= n * g <= max_gpus and global_batch % (n * g) == 0)
+
+
+def partial_layouts(gpus_per_node: int, max_nodes: int, min_gpus: int, max_gpus: int,
+                    global_batch: int) -> tuple[tuple[int, int], ...]:
+    """Every GPU count up to ``max_gpus`` that divides the batch, packed on the fewest nodes.
+
+    A count ``T`` runs as ``T / g`` nodes × ``g`` GPUs with ``g`` the largest divisor of ``T``
+    that fits in a node (launchers start the same number of processes on every node), so 20
+    GPUs on 8-GPU nodes are 4 nodes × 5 GPUs.
+    """
+    out = []
+    for total in divisors(global_batch):
+        if not min_gpus <= total <= max_gpus:
+            continue
+        per_node = max(d for d in divisors(total) if d <= gpus_per_node)
+        if total // per_node <= max_nodes:
+            out.append((total // per_node, per_node))
+    return tuple(out)
 
 
 def batch_cells(layouts, global_batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -78,11 +111,16 @@ def batch_cells(layouts, global_batch: int) -> tuple[np.ndarray, np.ndarray, np.
     index, micro, accum = [], [], []
     for i, (nodes, per_node) in enumerate(layouts):
         per_gpu = global_batch // (nodes * per_node)
-        divisors = [d for d in range(1, per_gpu + 1) if per_gpu % d == 0]
-        index += [i] * len(divisors)
-        micro += divisors
-        accum += [per_gpu // d for d in divisors]
+        found = divisors(per_gpu)
+        index += [i] * len(found)
+        micro += found
+        accum += [per_gpu // d for d in found]
     return np.array(index, dtype=int), np.array(micro, dtype=float), np.array(accum, dtype=float)
+
+
+def cell_count(layouts, global_batch: int) -> int:
+    """How many cells :func:`batch_cells` would make (to refuse huge sweeps before building)."""
+    return sum(len(divisors(global_batch // (n * g))) for n, g in layouts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +229,7 @@ class Sweep:
     scaling_efficiency: np.ndarray
     memory_bytes: np.ndarray
     capacity_bytes: float
+    reserve_bytes: float
     feasible: np.ndarray
     plain_dp_fits: np.ndarray
 
@@ -207,10 +246,11 @@ def _per_dtype(space: Space, params: int, optimizer: str, hbm_Bps: float) -> dic
             "optimizer_1gpu_s": table[3] * params / hbm_Bps}
 
 
-def _memory(workload, per_dtype, zero, ranks, activations):
+def _memory(workload, per_dtype, zero, ranks, activations, logits, overheads):
+    """Everything a rank holds (memory.total_bytes), as iteration_breakdown counts it."""
     precision = _ArrayPrecision(per_dtype["weight"], per_dtype["grad"])
     parts = memory.model_state_bytes(workload.params, precision, per_dtype["states"], zero, ranks)
-    return parts[0] + parts[1] + parts[2] + activations
+    return memory.total_bytes(parts[0] + parts[1] + parts[2], activations, logits, ranks, overheads)
 
 
 def _sync_times(tables: CommTables, buckets, grad_bytes, forward_s, backward_s, pick):
@@ -245,6 +285,8 @@ class Setting:
     backend: str = "ideal"
     flash_attention: bool = True
     recompute: bool = False
+    overheads: memory.Overheads = memory.DEFAULT_OVERHEADS
+    memory_reserve_bytes: float | None = None  # None: memory.DEFAULT_RESERVE_FRACTION
 
 
 def _expand(array: np.ndarray) -> np.ndarray:
@@ -283,9 +325,13 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     activations = memory.activation_bytes(workload, b, setting.seq_len,
                                           memory.DTYPE_BYTES[setting.compute_dtype],
                                           setting.flash_attention, setting.recompute)
-    mem = _memory(workload, per_dtype, zero, ranks, activations)
-    plain_fits = _memory(workload, per_dtype, 0, ranks, activations) <= gpu.memory_bytes
-    feasible = tables.valid[..., pick] & (mem <= gpu.memory_bytes) & ((zero == 0) | ~plain_fits)
+    logits = memory.logits_bytes(workload, b, setting.seq_len,
+                                 memory.DTYPE_BYTES[setting.compute_dtype])
+    usable = gpu.memory_bytes - memory.reserve_bytes(gpu.memory_bytes, setting.memory_reserve_bytes)
+    mem = _memory(workload, per_dtype, zero, ranks, activations, logits, setting.overheads)
+    plain_fits = _memory(workload, per_dtype, 0, ranks, activations, logits,
+                         setting.overheads) <= usable
+    feasible = tables.valid[..., pick] & (mem <= usable) & ((zero == 0) | ~plain_fits)
     shape = space.shape
     return Sweep(space=space, total_s=np.broadcast_to(step.total_s, shape),
                  compute_s=np.broadcast_to(step.compute_s + step.straggler_wait_s, shape),
@@ -295,5 +341,6 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                  samples_per_s=np.broadcast_to(samples, shape),
                  scaling_efficiency=np.broadcast_to(scaling_efficiency(step, optimizer_s), shape),
                  memory_bytes=np.broadcast_to(mem, shape), capacity_bytes=float(gpu.memory_bytes),
+                 reserve_bytes=float(gpu.memory_bytes - usable),
                  feasible=np.broadcast_to(feasible, shape),
                  plain_dp_fits=np.broadcast_to(plain_fits, shape))

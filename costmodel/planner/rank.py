@@ -6,19 +6,30 @@ or the algorithm cannot run there). Ties keep the sweep's axis order (stable sor
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from costmodel.training import memory, workloads
 from dpbase.errors import NotApplicableError
 
-OBJECTIVES = ("throughput", "time-to-train", "gpu-hours")
+OBJECTIVES = ("throughput", "time-to-train", "gpu-hours", "cost", "energy")
 SECONDS_PER_HOUR = 3600.0
-# Plans whose scores differ by less than 0.1 % are within the model's resolution (its inputs,
-# MFU and link efficiency, are known to a few per cent); among them the planner prefers fewer
-# GPUs, then less communication time.
-TIE_TOLERANCE = 1e-3
+WATT_HOURS_PER_KWH = 1000.0
+# What each objective reports (PlanRow.objective_value) and in which unit.
+OBJECTIVE_UNITS = {"throughput": "samples/s", "time-to-train": "hours", "gpu-hours": "GPU-hours",
+                   "cost": "USD", "energy": "kWh"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Constraints:
+    """What a plan must meet besides memory: wall time for ``tokens`` and money, if given."""
+
+    tokens: float | None = None
+    deadline_hours: float | None = None
+    budget: float | None = None
+    price_per_gpu_hour: float | None = None
+    power_w: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,6 +59,12 @@ class PlanRow:
     memory_bytes: float
     memory_headroom_bytes: float
     objective_value: float
+    hours_to_train: float | None = None
+    gpu_hours: float | None = None
+    cost: float | None = None
+    energy_kwh: float | None = None
+    bytes_sent: float = 0.0
+    bucket_bytes_range: tuple[float, ...] = ()
 
     def to_dict(self) -> dict:
         """Every field, for JSON."""
@@ -58,23 +75,57 @@ def _tokens_per_sample(setting) -> float:
     return float(workloads.tokens_per_sample(setting.workload, setting.seq_len))
 
 
-def objective_values(sweep, setting, objective: str, tokens: float | None):
-    """What the objective reports: samples/s, hours to train, or GPU-hours to train."""
-    if objective == "throughput":
-        return sweep.samples_per_s
+def training_totals(sweep, setting, constraints: Constraints) -> dict[str, np.ndarray | None]:
+    """Hours, GPU-hours, cost (USD) and energy (kWh) to train on ``constraints.tokens``."""
+    if not constraints.tokens:
+        return {"hours": None, "gpu_hours": None, "cost": None, "energy": None}
     per_sample = _tokens_per_sample(setting)
     if per_sample <= 0:
+        return {"hours": None, "gpu_hours": None, "cost": None, "energy": None}
+    hours = constraints.tokens / (sweep.samples_per_s * per_sample) / SECONDS_PER_HOUR
+    gpu_hours = hours * sweep.space.gpus
+    price, power = constraints.price_per_gpu_hour, constraints.power_w
+    return {"hours": hours, "gpu_hours": gpu_hours,
+            "cost": None if price is None else gpu_hours * price,
+            "energy": None if power is None else gpu_hours * power / WATT_HOURS_PER_KWH}
+
+
+_TOTAL_OF = {"time-to-train": "hours", "gpu-hours": "gpu_hours", "cost": "cost", "energy": "energy"}
+
+
+def objective_values(sweep, setting, objective: str, tokens: float | None,
+                     constraints: Constraints | None = None):
+    """What the objective reports: samples/s, hours, GPU-hours, USD or kWh to train."""
+    if objective == "throughput":
+        return sweep.samples_per_s
+    if _tokens_per_sample(setting) <= 0:
         raise NotApplicableError("objective", objective,
                                  f"throughput for {setting.workload.kind} models (no tokens)")
-    hours = tokens / (sweep.samples_per_s * per_sample) / SECONDS_PER_HOUR
-    return hours if objective == "time-to-train" else hours * sweep.space.gpus
+    constraints = constraints or Constraints(tokens=tokens)
+    if constraints.tokens is None:
+        constraints = replace(constraints, tokens=tokens)
+    return training_totals(sweep, setting, constraints)[_TOTAL_OF[objective]]
 
 
-def objective_scores(sweep, setting, objective: str, tokens: float | None) -> np.ndarray:
-    """Lower-is-better scores over the sweep; ``inf`` where infeasible."""
-    values = objective_values(sweep, setting, objective, tokens)
+def constraint_mask(sweep, setting, constraints: Constraints | None) -> np.ndarray | bool:
+    """Where the deadline and the budget are met (True where none is set)."""
+    if constraints is None or (constraints.deadline_hours is None and constraints.budget is None):
+        return True
+    totals = training_totals(sweep, setting, constraints)
+    ok = np.ones(sweep.space.shape, dtype=bool)
+    if constraints.deadline_hours is not None and totals["hours"] is not None:
+        ok &= totals["hours"] <= constraints.deadline_hours
+    if constraints.budget is not None and totals["cost"] is not None:
+        ok &= totals["cost"] <= constraints.budget
+    return ok
+
+
+def objective_scores(sweep, setting, objective: str, tokens: float | None,
+                     constraints: Constraints | None = None) -> np.ndarray:
+    """Lower-is-better scores over the sweep; ``inf`` where infeasible or a constraint fails."""
+    values = objective_values(sweep, setting, objective, tokens, constraints)
     score = -values if objective == "throughput" else values
-    return np.where(sweep.feasible, score, np.inf)
+    return np.where(sweep.feasible & constraint_mask(sweep, setting, constraints), score, np.inf)
 
 
 def top_indices(scores: np.ndarray, count: int, prefer: tuple = (),
@@ -98,7 +149,12 @@ def top_indices(scores: np.ndarray, count: int, prefer: tuple = (),
     return [tuple(int(i) for i in np.unravel_index(k, scores.shape)) for k in order]
 
 
-def _row(sweep, setting, scores, index, rank: int) -> PlanRow:
+def _at(array, shape, index):
+    return None if array is None else float(np.broadcast_to(array, shape)[index])
+
+
+def _row(sweep, setting, scores, index, rank: int, constraints: Constraints | None = None,
+         sent=None) -> PlanRow:
     space = sweep.space
     a, z, d, u, c = index
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
@@ -118,12 +174,55 @@ def _row(sweep, setting, scores, index, rank: int) -> PlanRow:
         comm_share=float(sweep.exposed_comm_s[index]) / total,
         memory_bytes=float(sweep.memory_bytes[index]),
         memory_headroom_bytes=sweep.capacity_bytes - float(sweep.memory_bytes[index]),
-        objective_value=-score if score < 0 else score)
+        objective_value=-score if score < 0 else score,
+        **_totals_at(sweep, setting, constraints, index),
+        bytes_sent=0.0 if sent is None else float(sent[index]))
 
 
-def rows_at(sweep, setting, scores, indices) -> list[PlanRow]:
+def _totals_at(sweep, setting, constraints, index) -> dict:
+    totals = training_totals(sweep, setting, constraints or Constraints())
+    shape = sweep.space.shape
+    return {"hours_to_train": _at(totals["hours"], shape, index),
+            "gpu_hours": _at(totals["gpu_hours"], shape, index),
+            "cost": _at(totals["cost"], shape, index), "energy_kwh": _at(totals["energy"], shape, index)}
+
+
+def rows_at(sweep, setting, scores, indices, constraints: Constraints | None = None,
+            sent=None) -> list[PlanRow]:
     """Rows for the given multi-indices, ranked 1, 2, …"""
-    return [_row(sweep, setting, scores, index, rank) for rank, index in enumerate(indices, 1)]
+    return [_row(sweep, setting, scores, index, rank, constraints, sent)
+            for rank, index in enumerate(indices, 1)]
+
+
+# Rows whose steps differ by less than 0.1 % (relative) and that differ only in bucket size are
+# one plan to a user: the table shows them once, with the bucket range.
+SAME_STEP = 1e-3
+_IDENTITY = ("algorithm", "gpus", "nodes", "gpus_per_node", "micro_batch", "accumulation_steps",
+             "grad_dtype", "zero_stage", "recompute")
+
+
+def collapse(rows: list[PlanRow], count: int) -> list[PlanRow]:
+    """Merge rows that differ only in bucket size with no effect on the step (its range kept).
+
+    The first row of each group stands for it; ranks are renumbered 1, 2, … and at most
+    ``count`` rows are returned.
+    """
+    groups: list[list[PlanRow]] = []
+    for row in rows:
+        key = tuple(getattr(row, f) for f in _IDENTITY)
+        for group in groups:
+            head = group[0]
+            if tuple(getattr(head, f) for f in _IDENTITY) == key and \
+                    abs(row.total_s / head.total_s - 1.0) < SAME_STEP:
+                group.append(row)
+                break
+        else:
+            groups.append([row])
+    out = []
+    for rank, group in enumerate(groups[:count], 1):
+        buckets = tuple(sorted({r.bucket_bytes for r in group}))
+        out.append(replace(group[0], rank=rank, bucket_bytes_range=buckets if len(buckets) > 1 else ()))
+    return out
 
 
 def infeasible_error(sweep, setting, system) -> NotApplicableError:
@@ -133,22 +232,27 @@ def infeasible_error(sweep, setting, system) -> NotApplicableError:
     c = leanest[4]
     need_gb = float(sweep.memory_bytes[leanest]) / 1e9
     gpus = int(space.gpus[c])
-    activations = float(memory.activation_bytes(
-        setting.workload, space.micro_batch[c], setting.seq_len,
-        memory.DTYPE_BYTES[setting.compute_dtype], setting.flash_attention, setting.recompute))
-    states = float(sweep.memory_bytes[leanest]) - activations
-    room = sweep.capacity_bytes - activations
+    b = space.micro_batch[c]
+    element = memory.DTYPE_BYTES[setting.compute_dtype]
+    per_gpu = float(memory.activation_bytes(setting.workload, b, setting.seq_len, element,
+                                            setting.flash_attention, setting.recompute)
+                    + memory.logits_bytes(setting.workload, b, setting.seq_len, element))
+    fixed = float(memory.total_bytes(0.0, per_gpu, 0.0, gpus, setting.overheads))
+    grow = 1.0 + setting.overheads.fragmentation_fraction
+    states = (float(sweep.memory_bytes[leanest]) - fixed) / grow  # sharded states per GPU
+    room = (sweep.capacity_bytes - sweep.reserve_bytes - fixed) / grow
     remedy = "tensor/sequence parallelism" if setting.recompute else \
         "activation recomputation / tensor parallelism"
     advice = (f"shorten --seq-len or use {remedy} (one micro-batch's "
-              f"{'checkpointed ' if setting.recompute else ''}activations alone exceed the GPU)"
-              ) if room <= 0 else (
+              f"{'checkpointed ' if setting.recompute else ''}activations and logits alone "
+              "exceed the GPU)") if room <= 0 else (
         f"use at least {int(np.ceil(states * gpus / room))} GPUs (raise --nodes/--max-gpus), "
-        "shorten --seq-len, or add tensor/pipeline parallelism")
+        "shorten --seq-len, lower --memory-reserve, or add tensor/pipeline parallelism")
     if setting.recompute:
         advice += "; this already recomputes activations"
     return NotApplicableError(
         "model", setting.workload.name,
         f"a plan that fits: the leanest (ZeRO-{space.zero_stages[leanest[1]]}, micro-batch "
-        f"{int(space.micro_batch[c])}, {gpus} GPUs) needs {need_gb:.1f} GB per GPU but "
-        f"{system.gpu.name} has {sweep.capacity_bytes / 1e9:.0f} GB; {advice}")
+        f"{int(b)}, {gpus} GPUs) needs {need_gb:.1f} GB per GPU but {system.gpu.name} has "
+        f"{sweep.capacity_bytes / 1e9:.0f} GB of which {sweep.reserve_bytes / 1e9:.1f} GB are "
+        f"kept free (--memory-reserve); {advice}")

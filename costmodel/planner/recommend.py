@@ -25,15 +25,17 @@ from typing import Any
 
 import numpy as np
 
-from costmodel.planner import grid
+from costmodel.cluster.stacks import resolve_backend
+from costmodel.names import backend_named
+from costmodel.planner import choose, grid
 from costmodel.planner.rank import (
     OBJECTIVES,
-    TIE_TOLERANCE,
+    Constraints,
     PlanRow,
+    collapse,
     infeasible_error,
     objective_scores,
     rows_at,
-    top_indices,
 )
 from dpbase.errors import InputError
 
@@ -43,7 +45,6 @@ MIB = 1024 * 1024
 DEFAULT_BUCKET_BYTES = (5 * MIB, 25 * MIB, 100 * MIB, 400 * MIB)
 # Gradient dtypes swept by default: the two that need no accuracy study (fp8/fp16 on request).
 DEFAULT_GRAD_DTYPES = ("bf16", "fp32")
-BACKENDS = ("ideal", "nccl")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,10 +64,26 @@ class Plan:
     reason: str
     findings: dict
     sensitivity: tuple[dict, ...]
+    tie_band: float = 0.0
+    memory_reserve_bytes: float = 0.0
+    deadline_hours: float | None = None
+    budget: float | None = None
+    price_per_gpu_hour: float | None = None
+    power_w: float | None = None
+    economics_source: str = ""
 
     def to_dict(self) -> dict:
         """Every field, for JSON."""
         return asdict(self)
+
+
+# Scale limits (issue 18): refuse requests no cluster has, before building anything. The
+# largest published training clusters have ~100k GPUs; a sweep beyond MAX_CONFIGURATIONS
+# would take minutes and gigabytes (narrow --buckets/--grad-dtypes/--max-gpus instead).
+MAX_NODES = 100_000
+MAX_GPUS = 1_000_000
+MAX_GLOBAL_BATCH = 2**40
+MAX_CONFIGURATIONS = 20_000_000
 
 
 def _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, top) -> None:
@@ -74,14 +91,36 @@ def _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, 
                          ("top", top)):
         if isinstance(value, bool) or int(value) != value or value < 1:
             raise InputError(field, value, "an integer >= 1")
+    for field, value, most in (("global_batch", global_batch, MAX_GLOBAL_BATCH),
+                               ("nodes", nodes, MAX_NODES), ("max_gpus", max_gpus, MAX_GPUS)):
+        if value is not None and value > most:
+            raise InputError(field, value, f"at most {most:,}")
     if max_gpus is not None and (int(max_gpus) != max_gpus or max_gpus < min_gpus):
         raise InputError("max_gpus", max_gpus, f"an integer >= min_gpus ({min_gpus})")
     if objective not in OBJECTIVES:
         raise InputError("objective", objective, ", ".join(OBJECTIVES))
     if objective != "throughput" and not (tokens and tokens > 0):
         raise InputError("tokens", tokens, f"a token count > 0 with --objective {objective}")
-    if backend not in BACKENDS:
-        raise InputError("backend", backend, " or ".join(BACKENDS))
+    if backend != "auto":
+        backend_named(backend)
+
+
+def _check_constraints(objective, constraints: Constraints) -> None:
+    """Deadline and budget need tokens; cost needs a price and energy a power."""
+    for field, value in (("deadline", constraints.deadline_hours), ("budget", constraints.budget),
+                         ("price_per_gpu_hour", constraints.price_per_gpu_hour),
+                         ("power_per_gpu", constraints.power_w)):
+        if value is not None and not value > 0:
+            raise InputError(field, value, "a number > 0")
+    for field, value in (("deadline", constraints.deadline_hours), ("budget", constraints.budget)):
+        if value is not None and not constraints.tokens:
+            raise InputError("tokens", constraints.tokens, f"a token count > 0 with --{field}")
+    if (objective == "cost" or constraints.budget is not None) and constraints.price_per_gpu_hour is None:
+        raise InputError("price_per_gpu_hour", None,
+                         "a price (--price-per-gpu-hour): hardware/data/prices.toml has none for this GPU")
+    if objective == "energy" and constraints.power_w is None:
+        raise InputError("power_per_gpu", None,
+                         "a power in W (--power-per-gpu): hardware/data/prices.toml has none for this GPU")
 
 
 def _check_recompute(recompute) -> None:
@@ -99,23 +138,35 @@ def _check_axes(bucket_bytes, grad_dtypes) -> None:
 
 
 def build_space(system, *, nodes: int, global_batch: int, min_gpus: int, max_gpus: int,
-                algorithms, bucket_bytes, grad_dtypes) -> grid.Space:
-    """The swept axes; an InputError naming divisible batches when no GPU count fits."""
-    layouts = grid.gpu_layouts(system.gpus_per_node, nodes, min_gpus, max_gpus, global_batch)
+                algorithms, bucket_bytes, grad_dtypes, partial: bool = False) -> grid.Space:
+    """The swept axes; an InputError naming divisible batches when no GPU count fits.
+
+    ``partial``: any GPU count up to ``max_gpus`` (packed on the fewest nodes), not only whole
+    nodes; refuses sweeps above ``MAX_CONFIGURATIONS`` before building them.
+    """
+    make = grid.partial_layouts if partial else grid.gpu_layouts
+    layouts = make(system.gpus_per_node, nodes, min_gpus, max_gpus, global_batch)
     if not layouts:
         step = max(min_gpus, system.gpus_per_node if max_gpus >= system.gpus_per_node else 1)
         near = sorted({max(step, global_batch // step * step), (global_batch // step + 1) * step})
         raise InputError("global_batch", global_batch,
                          f"a multiple of a GPU count from {min_gpus} to {max_gpus} "
                          f"(e.g. {' or '.join(map(str, near))}), or a wider --min-gpus/--max-gpus")
+    size = (grid.cell_count(layouts, global_batch) * len(algorithms) * len(grid.ZERO_STAGES)
+            * len(bucket_bytes) * len(grad_dtypes))
+    if size > MAX_CONFIGURATIONS:
+        raise InputError("global_batch", global_batch,
+                         f"a sweep of at most {MAX_CONFIGURATIONS:,} configurations (this one has "
+                         f"{size:,}): narrow --max-gpus/--min-gpus, --buckets, --grad-dtypes")
     index, micro, accum = grid.batch_cells(layouts, global_batch)
-    return grid.Space(algorithms=tuple(algorithms), zero_stages=(0, 1, 2, 3),
+    return grid.Space(algorithms=tuple(algorithms), zero_stages=grid.ZERO_STAGES,
                       grad_dtypes=tuple(grad_dtypes), bucket_bytes=tuple(map(float, bucket_bytes)),
                       layouts=layouts, cell_layout=index, micro_batch=micro, accumulation=accum)
 
 
 def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer, jitter_cv,
-                     backend, recompute: bool = False) -> grid.Setting:
+                     backend, recompute: bool = False,
+                     memory_reserve: float | None = None) -> grid.Setting:
     """What a sweep holds fixed, validated (compute dtype, MFU, optimizer, jitter, recompute)."""
     from costmodel.training import iteration, memory, stragglers, workloads
 
@@ -126,7 +177,20 @@ def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer
     return grid.Setting(workload=workload, seq_len=workloads.resolve_seq_len(workload, seq_len),
                         peak_flops=peak, mfu=rate, compute_dtype=dtype, optimizer=optimizer,
                         jitter_cv=jitter_cv, backend=backend,
-                        recompute=memory.check_recompute(workload, recompute))
+                        recompute=memory.check_recompute(workload, recompute),
+                        memory_reserve_bytes=None if memory_reserve is None else
+                        memory.reserve_bytes(system.gpu.memory_bytes, memory_reserve))
+
+
+def _reserve(system, reserve_bytes: float | None, fraction: float | None) -> float | None:
+    """The reserve in bytes from bytes or a share of the GPU's memory (None: the default)."""
+    if fraction is None:
+        return reserve_bytes
+    if reserve_bytes is not None:
+        raise InputError("memory_reserve", reserve_bytes, "bytes or a fraction, not both")
+    if not 0 <= fraction < 1:
+        raise InputError("memory_reserve_fraction", fraction, "a fraction from 0 to below 1")
+    return fraction * system.gpu.memory_bytes
 
 
 def _resolve(model, cluster):
@@ -138,13 +202,42 @@ def _resolve(model, cluster):
     return workload, system
 
 
-def _rank(sweep, setting, system, objective, tokens, top, tolerance):
-    """(scores, top multi-indices); the infeasibility error when nothing is feasible."""
-    scores = objective_scores(sweep, setting, objective, tokens)
+def _rank(sweep, setting, system, objective, constraints, top, tie_band):
+    """(scores, rule keys, top multi-indices); the infeasibility error when nothing is feasible."""
+    scores = objective_scores(sweep, setting, objective, constraints.tokens, constraints)
     if not np.isfinite(scores).any():
+        if sweep.feasible.any():
+            raise _constraint_error(sweep, setting, objective, constraints)
         raise infeasible_error(sweep, setting, system)
-    return scores, top_indices(scores, top, prefer=(sweep.space.gpus, sweep.comm_s),
-                               tolerance=tolerance)
+    keys = choose.rule_keys(sweep, setting.workload.params, scores)
+    flat = choose.order(scores, keys, tie_band, top * COLLAPSE_DEPTH)
+    return scores, keys, [tuple(int(i) for i in np.unravel_index(k, scores.shape)) for k in flat]
+
+
+# Rows fetched per row shown, so that collapsing bucket-only duplicates still fills the table.
+COLLAPSE_DEPTH = 40
+
+
+def _constraint_error(sweep, setting, objective, constraints):
+    """Plans fit in memory but none meets the deadline/budget: say what the best one needs."""
+    from dpbase.units import format_time
+
+    hours = objective_scores(sweep, setting, "time-to-train", constraints.tokens,
+                             Constraints(tokens=constraints.tokens))
+    fastest = float(np.min(hours))
+    parts = []
+    if constraints.deadline_hours is not None:
+        parts.append(f"the fastest plan needs {format_time(fastest * 3600)} "
+                     f"(deadline {format_time(constraints.deadline_hours * 3600)})")
+    if constraints.budget is not None:
+        cost = objective_scores(sweep, setting, "cost", constraints.tokens,
+                                replace(constraints, deadline_hours=None, budget=None))
+        parts.append(f"the cheapest costs {float(np.min(cost)):,.0f} USD (budget "
+                     f"{constraints.budget:,.0f} USD)")
+    field = "deadline" if constraints.deadline_hours is not None else "budget"
+    value = constraints.deadline_hours if field == "deadline" else constraints.budget
+    return InputError(field, value, "a constraint some plan meets: " + "; ".join(parts)
+                      + "; allow more GPUs (--nodes/--gpus) or train on fewer --tokens")
 
 
 class _Progress:
@@ -188,21 +281,39 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress):
                             "leanest_without_bytes": None}
 
 
-def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int = 1, seq_len: int | None = None,
-         min_gpus: int = 1, max_gpus: int | None = None, objective: str = "throughput",
-         tokens: float | None = None, backend: str = "ideal", top: int = 10,
-         bucket_bytes=DEFAULT_BUCKET_BYTES, grad_dtypes=DEFAULT_GRAD_DTYPES,
-         algorithms=None, compute_dtype: str = "bf16", mfu: float | None = None,
-         optimizer: str = "adamw", jitter_cv: float = 0.0, tie_tolerance: float = TIE_TOLERANCE,
-         explain: bool = True, recompute: bool | None = None,
+def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = None,
+         seq_len: int | None = None, min_gpus: int = 1, max_gpus: int | None = None,
+         gpus: int | None = None, objective: str = "throughput", tokens: float | None = None,
+         backend: str = "auto", top: int = 10, bucket_bytes=DEFAULT_BUCKET_BYTES,
+         grad_dtypes=DEFAULT_GRAD_DTYPES, algorithms=None, compute_dtype: str = "bf16",
+         mfu: float | None = None, optimizer: str = "adamw", jitter_cv: float = 0.0,
+         tie_band: float = choose.TIE_BAND, explain: bool = True, recompute: bool | None = None,
+         memory_reserve: float | None = None, memory_reserve_fraction: float | None = None,
+         deadline_hours: float | None = None,
+         budget: float | None = None, price_per_gpu_hour: float | None = None,
+         power_w: float | None = None,
          progress: Callable[[int, int], None] | None = None) -> Plan:
     """Recommend a data-parallel plan for ``model`` on up to ``nodes`` nodes of ``cluster``.
 
     ``model`` is a preset name, a parameter count or a Workload; ``cluster`` a system name,
     TOML path or System. ``algorithms`` defaults to every all-reduce algorithm the cluster
     can run (NCCL's ring/tree/NVLS and its own choice ``auto`` with ``backend='nccl'``).
-    Plans within ``tie_tolerance`` (relative) of the best score count as equal: the one with
-    the fewest GPUs, then the least communication, is recommended (0 = the exact argmin).
+    ``gpus``: up to this many GPUs in any count (partial nodes, packed on the fewest nodes)
+    instead of whole nodes; ``nodes`` then caps the node count (default: no cap).
+
+    Plans within ``tie_band`` (relative, default :data:`choose.TIE_BAND`) of the best score are
+    tied and ordered by :data:`choose.RULES` (headroom, bytes sent, ZeRO stage, GPUs); the reason
+    names the rule that decided. ``tie_band=0`` gives the exact argmin.
+
+    Memory counts weights, gradients, optimizer states, activations, logits and the loss, the
+    CUDA context, NCCL buffers and fragmentation (:mod:`costmodel.training.memory`); a plan must
+    leave ``memory_reserve`` bytes (or ``memory_reserve_fraction`` of the GPU's memory) free
+    (default ``memory.DEFAULT_RESERVE_FRACTION``).
+
+    Objectives: ``throughput``, ``time-to-train`` (hours), ``gpu-hours``, ``cost`` (USD, needs a
+    price per GPU-hour) and ``energy`` (kWh of GPU board power); all but throughput need
+    ``tokens``. ``deadline_hours`` and ``budget`` (USD) exclude plans that miss them. Price and
+    power default to ``hardware/data/prices.toml`` for the cluster's GPU.
 
     ``recompute``: full activation recomputation (each layer's forward re-run in backward,
     4/3 of the compute; only the layer inputs stay in memory). ``None`` (default) turns it on
@@ -215,37 +326,62 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int = 1, seq_len
     """
     from costmodel.planner import explain as planner_explain
     from costmodel.planner.comm import all_reduce_algorithms
+    from costmodel.planner.economics import economics_for
 
-    _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, top)
+    partial = gpus is not None
+    if partial and max_gpus is not None:
+        raise InputError("max_gpus", max_gpus, "unset with --gpus (which already caps the GPUs)")
+    _check(global_batch, nodes or 1, min_gpus, gpus if partial else max_gpus, objective, tokens,
+           backend, top)
+    if not 0 <= tie_band < 1:
+        raise InputError("tie_band", tie_band, "a fraction from 0 to below 1 (e.g. 0.02)")
     _check_axes(bucket_bytes, grad_dtypes)
     _check_recompute(recompute)
     workload, system = _resolve(model, cluster)
+    backend = resolve_backend(backend, system).value  # auto: NCCL's model on NVIDIA, RCCL's ring/tree on AMD
+    label, backend = backend, ("ideal" if backend == "rccl" else backend)  # rccl: α-β with RCCL's algorithms
+    money = economics_for(system.gpu.name, price_per_gpu_hour=price_per_gpu_hour, power_w=power_w)
+    constraints = Constraints(tokens=tokens, deadline_hours=deadline_hours, budget=budget,
+                              price_per_gpu_hour=money.price_per_gpu_hour, power_w=money.power_w)
+    _check_constraints(objective, constraints)
     setting = training_setting(workload, system, seq_len=seq_len, compute_dtype=compute_dtype,
                                mfu=mfu, optimizer=optimizer, jitter_cv=jitter_cv, backend=backend,
-                               recompute=bool(recompute))
-    max_gpus = int(max_gpus or nodes * system.gpus_per_node)
+                               recompute=bool(recompute), memory_reserve=_reserve(
+                                   system, memory_reserve, memory_reserve_fraction))
+    if partial:
+        max_gpus, nodes = int(gpus), int(nodes or gpus)
+    else:
+        nodes = int(nodes or 1)
+        max_gpus = int(max_gpus or nodes * system.gpus_per_node)
     space = build_space(system, nodes=nodes, global_batch=int(global_batch), min_gpus=min_gpus,
                         max_gpus=max_gpus, bucket_bytes=bucket_bytes, grad_dtypes=grad_dtypes,
+                        partial=partial,
                         algorithms=algorithms or all_reduce_algorithms(system, nodes, backend))
     steps = _Progress(progress, len(space.algorithms) + _SWEEP_UNITS + _RECOMPUTE_UNITS
                       + _RANK_UNITS + (_EXPLAIN_UNITS if explain else 0))
     setting, sweep, recomputation = _sweep_fitting(setting, system, space, recompute, steps)
     steps.advance(_RECOMPUTE_UNITS)
-    scores, ranked = _rank(sweep, setting, system, objective, tokens, top, tie_tolerance)
-    rows = rows_at(sweep, setting, scores, ranked)
+    scores, keys, ranked = _rank(sweep, setting, system, objective, constraints, top, tie_band)
+    sent = choose.bytes_sent(sweep, workload.params)
+    rows = collapse(rows_at(sweep, setting, scores, ranked, constraints, sent), top)
     steps.advance(_RANK_UNITS)
     findings, reason, sensitivity = ({}, "", ())
     if explain:
         findings, reason, sensitivity = planner_explain.explain(
             sweep=sweep, setting=setting, system=system, scores=scores, ranked=ranked,
-            objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=tie_tolerance,
-            recomputation=recomputation, on_step=steps.advance)
+            objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=tie_band,
+            recomputation=recomputation, on_step=steps.advance, keys=keys,
+            constraints=constraints, rows=rows)
     steps.finish()
-    return Plan(model=workload.name, cluster=system.name, objective=objective, backend=backend,
+    return Plan(model=workload.name, cluster=system.name, objective=objective, backend=label,
                 global_batch=int(global_batch), seq_len=setting.seq_len,
                 configurations=int(scores.size), feasible_configurations=int(np.isfinite(scores).sum()),
                 best=rows[0], candidates=tuple(rows), reason=reason, findings=findings,
-                sensitivity=tuple(sensitivity))
+                sensitivity=tuple(sensitivity), tie_band=float(tie_band),
+                memory_reserve_bytes=float(sweep.reserve_bytes),
+                deadline_hours=deadline_hours, budget=budget,
+                price_per_gpu_hour=money.price_per_gpu_hour, power_w=money.power_w,
+                economics_source=money.source)
 
 
 __all__ = ["DEFAULT_BUCKET_BYTES", "DEFAULT_GRAD_DTYPES", "Plan", "PlanRow", "build_space", "plan"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dpbase.units import format_size, format_time
+from dpbase.units import format_size
 
 
 def rate(samples_per_s: float) -> str:
@@ -15,35 +15,101 @@ def percent(fraction: float) -> str:
     return f"{fraction:.1%}"
 
 
+def signed_percent(fraction: float) -> str:
+    """A signed change with one decimal (two below 0.1 %), never "-0.0%": "0.0%" when it rounds
+    to nothing."""
+    digits = 1 if abs(fraction) >= 1e-3 else 2
+    text = f"{fraction:+.{digits}%}"
+    return "0.0%" if float(text[:-1]) == 0 else text
+
+
+def step_time(seconds: float) -> str:
+    """A step time with four significant digits, trailing zeros kept ("6.700 s", not "6.7 s"),
+    so that times side by side read at the same precision; hours from 10,000 s on."""
+    if abs(seconds) >= 1e4:
+        hours = seconds / 3600
+        return f"{hours:#.4g} h" if abs(hours) < 1e4 else f"{hours:,.0f} h"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:#.4g} {unit}"
+    return f"{seconds / 1e-9:#.4g} ns"
+
+
+def change(fraction: float, slower: str = "slower", faster: str = "faster") -> str:
+    """A relative change in words, never "-0.0 %": "0.03% slower", "the same"."""
+    if abs(fraction) < 5e-5:
+        return "the same (within 0.005%)"
+    digits = 1 if abs(fraction) >= 1e-3 else 2
+    return f"{abs(fraction):.{digits}%} {slower if fraction > 0 else faster}"
+
+
+def buckets(row) -> str:
+    """The bucket size, or the range of sizes that make no difference ("5 MiB-400 MiB")."""
+    sizes = getattr(row, "bucket_bytes_range", ()) or ()
+    if len(sizes) > 1:
+        return f"{format_size(min(sizes))}-{format_size(max(sizes))}"
+    return format_size(row.bucket_bytes)
+
+
 def describe(row) -> str:
     """One plan in words: algorithm, GPUs, batch split, bucket, dtype, ZeRO stage."""
     where = f"{row.gpus} GPUs ({row.nodes} x {row.gpus_per_node})" if row.nodes > 1 else \
         f"{row.gpus} GPU{'s' if row.gpus > 1 else ''} in one node"
+    same = " (any size: the same step within 0.1%)" if getattr(row, "bucket_bytes_range", ()) else ""
     return (f"{row.algorithm} on {where}, micro-batch {row.micro_batch} x {row.accumulation_steps} "
-            f"accumulation steps, {format_size(row.bucket_bytes)} buckets, {row.grad_dtype} "
+            f"accumulation steps, {buckets(row)} buckets{same}, {row.grad_dtype} "
             f"gradients, ZeRO-{row.zero_stage}"
             f"{', activation recomputation' if row.recompute else ''}")
 
 
+def training_totals(row) -> str:
+    """Hours, GPU-hours, cost and energy to train, where known ("" without --tokens)."""
+    if row.hours_to_train is None:
+        return ""
+    parts = [f"{row.hours_to_train:,.1f} hours", f"{row.gpu_hours:,.0f} GPU-hours"]
+    if row.cost is not None:
+        parts.append(f"{row.cost:,.0f} USD")
+    if row.energy_kwh is not None:
+        parts.append(f"{row.energy_kwh:,.0f} kWh")
+    return "to train: " + ", ".join(parts)
+
+
 def _headline(best, objective: str) -> str:
-    extra = ""
-    if objective == "time-to-train":
-        extra = f", {best.objective_value:,.1f} hours to train"
-    elif objective == "gpu-hours":
-        extra = f", {best.objective_value:,.0f} GPU-hours to train"
-    return (f"Recommended: {describe(best)}. Step {format_time(best.total_s)}, "
-            f"{rate(best.samples_per_s)} samples/s{extra}, scaling efficiency "
-            f"{percent(best.scaling_efficiency)}, exposed communication "
+    totals = training_totals(best)
+    return (f"Recommended: {describe(best)}. Step {step_time(best.total_s)}, "
+            f"{rate(best.samples_per_s)} samples/s{', ' + totals if totals else ''}, scaling "
+            f"efficiency {percent(best.scaling_efficiency)}, exposed communication "
             f"{percent(best.comm_share)} of the step.")
 
 
-def _tie(findings) -> str:
+_RULE_WHY = {
+    "more memory headroom": "it leaves more memory free ({this} against {that} headroom)",
+    "fewer bytes sent per GPU": "it sends fewer bytes per GPU per step ({this} against {that})",
+    "lower ZeRO stage": "it needs a lower ZeRO stage (ZeRO-{this} against ZeRO-{that})",
+    "fewer GPUs": "it uses fewer GPUs ({this} against {that})",
+    "better score": "it scores best",
+}
+
+
+def _tie(best, findings) -> str:
     tie = findings.get("tie_break")
     if not tie:
         return ""
-    return (f" Plans within {percent(tie['tolerance'])} of the fastest (step "
-            f"{format_time(tie['fastest_step_s'])}) count as equal; this one uses the fewest GPUs, "
-            "then the least communication, among them.")
+    rule = tie["rule"]
+    values = {"more memory headroom": (best.memory_headroom_bytes / 1e9,
+                                       tie["fastest_headroom_bytes"] / 1e9, "{:.1f} GB"),
+              "fewer bytes sent per GPU": (best.bytes_sent, tie["fastest_bytes_sent"], None),
+              "lower ZeRO stage": (best.zero_stage, tie["fastest_zero_stage"], "{}"),
+              "fewer GPUs": (best.gpus, tie["fastest_gpus"], "{}")}
+    this = that = ""
+    if rule in values:
+        a, b, fmt = values[rule]
+        this, that = (f"{a / 1e9:,.1f} GB", f"{b / 1e9:,.1f} GB") if fmt is None else \
+            (fmt.format(a), fmt.format(b))
+    why = _RULE_WHY.get(rule, "it scores best").format(this=this, that=that)
+    return (f" {tie['tied']:,} plans are within the {percent(tie['tolerance'])} tie band of the fastest"
+            f" (step {step_time(tie['fastest_step_s'])}), closer than the model can tell apart;"
+            f" tie-break rule '{rule}' chose this one: {why}.")
 
 
 def _bound(best, findings) -> str:
@@ -54,11 +120,14 @@ def _bound(best, findings) -> str:
 
 def _memory(best, findings) -> str:
     used, capacity = best.memory_bytes, best.memory_bytes + best.memory_headroom_bytes
+    reserve = findings.get("memory_reserve_bytes", 0.0)
     text = (f"Memory: {used / 1e9:.1f} GB of {capacity / 1e9:.1f} GB per GPU "
-            f"({best.memory_headroom_bytes / 1e9:.1f} GB headroom)")
+            f"({best.memory_headroom_bytes / 1e9:.1f} GB headroom, {reserve / 1e9:.1f} GB kept free "
+            "as the reserve; counted: model states, activations, logits and loss, CUDA context, "
+            "NCCL buffers, fragmentation)")
     nxt = findings["next_micro_batch"]
     if nxt:
-        verdict = "fits" if nxt["fits"] else "does not fit"
+        verdict = "fits" if nxt["fits"] else "does not fit within the reserve"
         text += (f"; micro-batch {nxt['micro_batch']} would need {nxt['memory_bytes'] / 1e9:.1f} GB "
                  f"and {verdict}")
     if best.zero_stage:
@@ -84,8 +153,8 @@ def _runner_up(best, findings) -> str:
     if not second:
         return "No communication: one GPU." if best.gpus == 1 else "No other algorithm is feasible."
     where = f"rank {second['rank']}" if second["rank"] else "below the table"
-    text = (f"Runner-up algorithm: {second['algorithm']} ({where}, step time "
-            f"{second['step_time_change']:+.1%}).")
+    text = (f"Runner-up algorithm: {second['algorithm']} ({where}, step "
+            f"{change(second['step_time_change'])} than this plan's).")
     if cross and cross["size_bytes"]:
         side = "above" if cross["runner_up_wins_above"] else "below"
         text += (f" Its {cross['primitive']} beats {best.algorithm} {side} "
@@ -97,10 +166,15 @@ def _runner_up(best, findings) -> str:
     return text
 
 
+change_text = change
+
+
 def _what_if(findings) -> str:
     sentences = []
     for change in findings["what_if"]:
-        effect = f"{change['throughput_change']:+.1%} throughput"
+        moved = change["throughput_change"]
+        effect = "unchanged throughput" if abs(moved) < 5e-5 else \
+            f"throughput {change_text(moved, 'higher', 'lower')}"
         if change["changes"]:
             diffs = ", ".join(f"{name} {new} instead of {old}" for name, new, old in change["changes"])
             sentences.append(f"With {change['label']}: {diffs} ({effect}).")
@@ -120,9 +194,21 @@ def _gpus(best, findings, objective: str) -> str:
     return text
 
 
+def _constraints(best, findings) -> str:
+    c = findings.get("constraints") or {}
+    parts = []
+    if c.get("deadline_hours") is not None and best.hours_to_train is not None:
+        parts.append(f"the deadline of {c['deadline_hours']:,.1f} hours (this plan: "
+                     f"{best.hours_to_train:,.1f} hours)")
+    if c.get("budget") is not None and best.cost is not None:
+        parts.append(f"the budget of {c['budget']:,.0f} USD (this plan: {best.cost:,.0f} USD)")
+    return ("Meets " + " and ".join(parts) + "; plans that miss it were excluded.") if parts else ""
+
+
 def reason_text(best, findings: dict, objective: str) -> str:
     """The reason as a few sentences, one line each."""
-    lines = [_headline(best, objective) + _gpus(best, findings, objective) + _tie(findings), _bound(best, findings),
+    lines = [_headline(best, objective) + _gpus(best, findings, objective) + _tie(best, findings),
+             _constraints(best, findings), _bound(best, findings),
              _memory(best, findings), _recompute(best, findings), _runner_up(best, findings),
              _what_if(findings)]
     return "\n".join(line for line in lines if line)

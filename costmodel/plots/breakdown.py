@@ -40,7 +40,7 @@ class StepSetup:
 
 def step_breakdown(setup: StepSetup) -> Any:
     """The :class:`costmodel.training.iteration.Breakdown` of one setup."""
-    from costmodel.cluster.mapping import comm_model
+    from costmodel.cluster.comm import comm_model
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.workloads import load_model
 

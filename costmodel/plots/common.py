@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 from dpbase.errors import DpcostError, InputError
@@ -73,7 +72,7 @@ class Hardware:
         if self.cluster is None:
             count = f"{self.ranks} ranks, " if self.ranks is not None and counts else ""
             return f"{count}α = {self.alpha}, bandwidth {self.bandwidth}"
-        model = "NCCL model" if self.backend == "nccl" else "ideal α-β model"
+        model = {"nccl": "NCCL model", "rccl": "RCCL ring/tree, α-β"}.get(self.backend, "ideal α-β model")
         if not counts:
             return f"{self.cluster} ({self.per_node()} GPUs per node), {model}"
         return f"{self.cluster} × {self.nodes} node(s) ({self.total_ranks()} GPUs), {model}"
@@ -90,13 +89,11 @@ def size_grid(min_size: str | float, max_size: str | float) -> list[float]:
     return [float(2**e) for e in range(first, last + 1)]
 
 
-@lru_cache(maxsize=64)
 def _topology(cluster: str, nodes: int, gpus_per_node: int | None) -> Any:
+    from costmodel.cluster.backends import nccl_topology
     from costmodel.cluster.mapping import layout
-    from costmodel.nccl import topology_for
 
-    lay = layout(cluster, nodes, gpus_per_node)
-    return topology_for(lay.system, lay.nodes, lay.gpus_per_node)
+    return nccl_topology(layout(cluster, nodes, gpus_per_node))
 
 
 def _nccl_points(hw: Hardware, primitive: str, size_bytes: float, algorithms: tuple[str, ...]) -> list[dict]:
@@ -125,7 +122,7 @@ def predictions(hw: Hardware, primitive: str, size_bytes: float, algorithms: tup
     query = Query(primitive=primitive, algorithm="all", size=size_bytes, ranks=hw.ranks if hw.cluster is None else None,
                   alpha=hw.alpha, bandwidth=hw.bandwidth, cluster=hw.cluster, nodes=hw.nodes,
                   gpus_per_node=hw.gpus_per_node, backend=hw.backend)
-    found = run_query(query)
+    found = [r.to_dict() for r in run_query(query)]
     return [r for r in found if not algorithms or r["algorithm"] in algorithms]
 
 

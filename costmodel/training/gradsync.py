@@ -38,6 +38,10 @@ from dpbase.errors import InputError
 CommFn = Callable[[str, float], float]
 # Deep Gradient Compression (Lin et al. 2018) sends each kept value with its int32 index.
 TOPK_INDEX_BYTES = 4
+# The collectives one bucket runs at each ZeRO stage (the table above), in issue order.
+ZERO_PRIMITIVES: dict[int, tuple[str, ...]] = {0: ("all-reduce",), 1: ("reduce-scatter", "all-gather"),
+                                               2: ("reduce-scatter", "all-gather"),
+                                               3: ("all-gather", "reduce-scatter")}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

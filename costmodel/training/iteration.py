@@ -252,10 +252,12 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype):
     activations = memory.activation_bytes(workload, config.micro_batch, seq_len,
                                           memory.DTYPE_BYTES[compute_dtype],
                                           config.flash_attention, config.recompute)
+    logits = memory.logits_bytes(workload, config.micro_batch, seq_len,
+                                 memory.DTYPE_BYTES[compute_dtype])
     by_stage = [memory.memory_breakdown(
         params=workload.params, precision=precision, optimizer_bytes_per_param=states,
         zero_stage=stage, ranks=ranks, activations_bytes=float(activations),
-        capacity_bytes=gpu.memory_bytes) for stage in memory.ZERO_STAGES]
+        capacity_bytes=gpu.memory_bytes, logits=float(logits)) for stage in memory.ZERO_STAGES]
     fitting = [stage for stage, mem in zip(memory.ZERO_STAGES, by_stage) if mem.fits]
     return {"memory": by_stage[config.zero_stage],
             "zero_totals_bytes": tuple(m.total_bytes for m in by_stage),

@@ -22,6 +22,26 @@ Activations (a documented estimate):
   so ``2·s·b·h·L`` — plus the full activations of the one layer whose backward is running
   (its forward is recomputed just before), which the paper's total leaves out.
 
+Beyond the model states and activations a real process holds (all counted, so a plan that
+"fits" does not crash on its first step):
+
+* logits and the loss: the LM head's output in the compute dtype plus its fp32 upcast for the
+  cross-entropy and that upcast's fp32 gradient, ``b · s · V · (e + 4 + 4)`` bytes (Megatron-LM
+  ``vocab_parallel_cross_entropy`` and Hugging Face ``LlamaForCausalLM`` compute the loss on
+  ``logits.float()``); 2.1 GB per fp32 copy at 16k tokens × 32k vocab;
+* the CUDA context and kernel images, not tracked by PyTorch's caching allocator:
+  ``CUDA_CONTEXT_BYTES``;
+* NCCL's communication buffers (only with more than one rank): ``NCCL_BUFFSIZE`` (4 MiB, NCCL
+  environment documentation) per connection × ``NCCL_MAX_CHANNELS`` (32, NCCL ``MAXCHANNELS``)
+  × ``NCCL_CONNECTIONS_PER_CHANNEL`` (ring: 1 receive; tree: up to 3 children + 1 parent) —
+  an upper estimate, ~0.67 GB, that also stands in for NVLS's buffers;
+* allocator fragmentation: ``FRAGMENTATION_FRACTION`` of the tensor bytes (an estimate: the
+  ZeRO paper, §3.2 and §6.3, reports out-of-memory with free but fragmented memory; PyTorch's
+  caching allocator rounds and splits blocks);
+
+and a plan must leave a *reserve* free on top (default ``DEFAULT_RESERVE_FRACTION`` of the
+GPU's memory), for what no estimate covers (temporary buffers, allocator spikes).
+
 The core functions work elementwise on numpy arrays (broadcasting) as well as on floats.
 """
 
@@ -53,6 +73,24 @@ KORTHIKANTI_CHECKPOINT_BYTES = 2.0
 # A conv block saves the conv output, the batch-norm output and the ReLU output for backward:
 # about three saved tensors per counted layer output (estimate, see docs/iteration-model.md).
 CNN_SAVED_TENSORS_PER_OUTPUT = 3.0
+# The loss on fp32 logits (Megatron-LM cross-entropy, Hugging Face LlamaForCausalLM
+# ``logits.float()``): an fp32 copy and its fp32 gradient beside the compute-dtype logits.
+LOGITS_FP32_COPIES = 2
+FP32_BYTES = 4
+# CUDA context + kernel images per process (not seen by torch.cuda.memory_allocated): 0.5-1 GB
+# on recent GPUs and CUDA 12 (PyTorch "CUDA semantics: memory management" notes it is outside
+# the caching allocator); we take the upper end (estimate).
+CUDA_CONTEXT_BYTES = 1.0e9
+# NCCL: NCCL_BUFFSIZE default 4 MiB (NCCL env docs); MAXCHANNELS = 32 (NCCL src/include/
+# device.h); a channel's ring has 1 receive connection, its tree up to 3 children + 1 parent.
+NCCL_BUFFSIZE_BYTES = 4 * 2**20
+NCCL_MAX_CHANNELS = 32
+NCCL_CONNECTIONS_PER_CHANNEL = 5
+COMM_BUFFER_BYTES = float(NCCL_BUFFSIZE_BYTES * NCCL_MAX_CHANNELS * NCCL_CONNECTIONS_PER_CHANNEL)
+# Caching-allocator fragmentation as a share of the tensor bytes (estimate; see the docstring).
+FRAGMENTATION_FRACTION = 0.05
+# Free memory a plan must keep beyond everything counted (default of --memory-reserve).
+DEFAULT_RESERVE_FRACTION = 0.05
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,17 +179,70 @@ def activation_bytes(workload: Workload, micro_batch, seq_len, element_bytes, fl
                                         recompute)
 
 
+def logits_bytes(workload: Workload, micro_batch, seq_len, element_bytes):
+    """Logits, their fp32 copy and its gradient for one micro-batch (0 without a vocabulary)."""
+    vocab = 0 if workload.kind == "cnn" else workload.vocab
+    return micro_batch * seq_len * vocab * (element_bytes + LOGITS_FP32_COPIES * FP32_BYTES)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Overheads:
+    """What a process holds beyond its tensors (defaults: the module's sourced estimates)."""
+
+    context_bytes: float = CUDA_CONTEXT_BYTES
+    comm_buffer_bytes: float = COMM_BUFFER_BYTES
+    fragmentation_fraction: float = FRAGMENTATION_FRACTION
+
+
+DEFAULT_OVERHEADS = Overheads()
+
+
+def runtime_bytes(ranks, overheads: Overheads = DEFAULT_OVERHEADS):
+    """CUDA context plus NCCL buffers (the latter only with more than one rank); elementwise."""
+    return overheads.context_bytes + np.where(np.asarray(ranks) > 1, overheads.comm_buffer_bytes, 0.0)
+
+
+def fragmentation_bytes(tensor_bytes, overheads: Overheads = DEFAULT_OVERHEADS):
+    """Allocator fragmentation on top of ``tensor_bytes``."""
+    return overheads.fragmentation_fraction * tensor_bytes
+
+
+def reserve_bytes(capacity_bytes: float, reserve: float | None = None) -> float:
+    """The reserve in bytes: ``reserve`` as given, else ``DEFAULT_RESERVE_FRACTION`` of capacity."""
+    if reserve is None:
+        return DEFAULT_RESERVE_FRACTION * float(capacity_bytes)
+    if not 0 <= reserve < capacity_bytes:
+        raise InputError("memory_reserve", reserve,
+                         f"bytes >= 0 and below the GPU's {capacity_bytes / 1e9:.0f} GB")
+    return float(reserve)
+
+
+def total_bytes(states_bytes, activations_bytes, logits, ranks, overheads: Overheads = DEFAULT_OVERHEADS):
+    """Everything a rank holds: tensors, fragmentation, CUDA context, NCCL buffers; elementwise."""
+    tensors = states_bytes + activations_bytes + logits
+    return tensors + fragmentation_bytes(tensors, overheads) + runtime_bytes(ranks, overheads)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryBreakdown:
-    """Bytes per GPU; ``fits`` when the total is within the GPU's memory."""
+    """Bytes per GPU; ``fits`` when the total plus the reserve is within the GPU's memory."""
 
     weights_bytes: float
     gradients_bytes: float
     optimizer_bytes: float
     activations_bytes: float
+    logits_bytes: float
+    runtime_bytes: float
+    fragmentation_bytes: float
     total_bytes: float
     capacity_bytes: float
+    reserve_bytes: float
     fits: bool
+
+    @property
+    def headroom_bytes(self) -> float:
+        """Free memory left (compare with ``reserve_bytes``)."""
+        return self.capacity_bytes - self.total_bytes
 
     def to_dict(self) -> dict:
         """Every field, for JSON."""
@@ -160,15 +251,22 @@ class MemoryBreakdown:
 
 def memory_breakdown(*, params: int, precision: Precision, optimizer_bytes_per_param: float,
                      zero_stage: int, ranks: int, activations_bytes: float,
-                     capacity_bytes: float) -> MemoryBreakdown:
-    """Memory per GPU for one configuration."""
+                     capacity_bytes: float, logits: float = 0.0,
+                     overheads: Overheads = DEFAULT_OVERHEADS,
+                     reserve: float | None = None) -> MemoryBreakdown:
+    """Memory per GPU for one configuration; it fits when ``reserve`` bytes stay free."""
     weights, grads, states = model_state_bytes(params, precision, optimizer_bytes_per_param,
                                                zero_stage, ranks)
-    total = float(weights + grads + states + activations_bytes)
+    tensors = float(weights + grads + states + activations_bytes + logits)
+    total = float(total_bytes(weights + grads + states, activations_bytes, logits, ranks, overheads))
+    kept = reserve_bytes(capacity_bytes, reserve)
     return MemoryBreakdown(
         weights_bytes=float(weights), gradients_bytes=float(grads), optimizer_bytes=float(states),
-        activations_bytes=float(activations_bytes), total_bytes=total,
-        capacity_bytes=float(capacity_bytes), fits=total <= capacity_bytes,
+        activations_bytes=float(activations_bytes), logits_bytes=float(logits),
+        runtime_bytes=float(runtime_bytes(ranks, overheads)),
+        fragmentation_bytes=float(fragmentation_bytes(tensors, overheads)), total_bytes=total,
+        capacity_bytes=float(capacity_bytes), reserve_bytes=kept,
+        fits=total + kept <= capacity_bytes,
     )
 
 

@@ -32,10 +32,10 @@ def params_for(entry, N):
 def test_nonnegative_and_never_below_lower_bound(entry, N, size, alpha, bw, gamma):
     p = predict_entry(entry, N, size, alpha, bw, gamma, **params_for(entry, N))
     for key in ("time_s", "latency_s", "bandwidth_s", "reduction_s", "steps", "bytes_sent_max", "bytes_total"):
-        assert p[key] >= 0
-    assert p["time_s"] >= p["lower_bound_s"] * (1 - 1e-9)
+        assert getattr(p, key) >= 0
+    assert p.time_s >= p.lower_bound_s * (1 - 1e-9)
     if N == 1:
-        assert p["time_s"] == 0 and p["bytes_total"] == 0
+        assert p.time_s == 0 and p.bytes_total == 0
 
 
 # Monotonicity in size holds for messages of whole 4-byte elements: pipelined algorithms cut a
@@ -51,9 +51,9 @@ elements = st.one_of(st.just(0), st.integers(min_value=1, max_value=25_000_000_0
 def test_monotone_in_size_and_beta(entry, N, count, factor, alpha, bw, gamma):
     extra = params_for(entry, N)
     size = 4.0 * count
-    base = predict_entry(entry, N, size, alpha, bw, gamma, **extra)["time_s"]
-    bigger = predict_entry(entry, N, size * factor, alpha, bw, gamma, **extra)["time_s"]
-    slower = predict_entry(entry, N, size, alpha, bw / factor, gamma, **extra)["time_s"]
+    base = predict_entry(entry, N, size, alpha, bw, gamma, **extra).time_s
+    bigger = predict_entry(entry, N, size * factor, alpha, bw, gamma, **extra).time_s
+    slower = predict_entry(entry, N, size, alpha, bw / factor, gamma, **extra).time_s
     assert bigger >= base * (1 - 1e-9)
     assert slower >= base * (1 - 1e-9)
 
@@ -78,5 +78,5 @@ def test_vector_grid_equals_scalar_predictions(entry):
     for i, s in enumerate(size[:, 0]):
         for j, r in enumerate(N):
             scalar = predict_entry(entry, int(r), float(s), 3e-6, 2e10, 1e-11, **extra)
-            assert grid["time_s"][i, j] == pytest.approx(scalar["time_s"], rel=1e-9, abs=1e-15)
-            assert grid["sent_max"][i, j] == pytest.approx(scalar["bytes_sent_max"], rel=1e-9, abs=1e-9)
+            assert grid["time_s"][i, j] == pytest.approx(scalar.time_s, rel=1e-9, abs=1e-15)
+            assert grid["sent_max"][i, j] == pytest.approx(scalar.bytes_sent_max, rel=1e-9, abs=1e-9)

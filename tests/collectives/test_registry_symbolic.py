@@ -113,7 +113,7 @@ def test_symbolic_numeric_and_vector_paths_agree(entry):
         values = {N: ranks, n: size, a: alpha, b: 1 / bw, g: gamma, s.k: 4, s.S: 1, s.G: 4,
                   s.alpha_inter: alpha, s.beta_inter: 1 / bw}
         symbolic = float(f.time.subs(values))
-        scalar = predict_entry(entry, ranks, size, alpha, bw, gamma, **given)["time_s"]
+        scalar = predict_entry(entry, ranks, size, alpha, bw, gamma, **given).time_s
         vector = evaluate_grid(entry.primitive, entry.algorithm, np.array([ranks]), size, alpha, bw, gamma,
                                **given)["time_s"][0]
         assert symbolic == pytest.approx(scalar, rel=1e-9)

@@ -9,9 +9,10 @@ import pytest
 
 import hardware
 from costmodel.cluster import mapping as cluster
+from costmodel.cluster.comm import CommModel
 from costmodel.collectives.registry import algorithms_for, get
+from costmodel.planner.choose import TIE_BAND
 from costmodel.planner.comm import NCCL_ALGORITHMS, CommCache
-from costmodel.planner.rank import TIE_TOLERANCE
 from costmodel.planner.recommend import plan
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 from costmodel.training.workloads import load_model
@@ -41,7 +42,7 @@ def _brute_force(model, system, nodes_max, global_batch, seq_len, algorithms, bu
             config = TrainingConfig(micro_batch=micro, accumulation_steps=per_gpu // micro,
                                     seq_len=seq_len, grad_dtype=dtype, bucket_bytes=bucket,
                                     zero_stage=zero, recompute=recompute)
-            comm = cluster.CommModel(lay, algorithm, "ideal").time_s
+            comm = CommModel(lay, algorithm, "ideal").time_s
             b = iteration_breakdown(workload, system.gpu, comm, ranks, config)
             plain_fits = b.zero_totals_bytes[0] <= b.memory.capacity_bytes
             if b.memory.fits and (zero == 0 or not plain_fits):
@@ -61,9 +62,9 @@ def _names_zero_collectives(algorithm):
 def test_planner_choice_equals_brute_force_argmin(model, global_batch, seq_len, algorithms):
     system = hardware.load_system("dgx-h100")
     buckets, dtypes = (5 * MIB, 25 * MIB), ("bf16", "fp32")
-    result = plan(model, system, nodes=2, global_batch=global_batch, seq_len=seq_len,
+    result = plan(model, system, nodes=2, global_batch=global_batch, seq_len=seq_len, backend="ideal",
                   algorithms=algorithms, bucket_bytes=buckets, grad_dtypes=dtypes,
-                  tie_tolerance=0.0, explain=False)
+                  tie_band=0.0, explain=False)
     brute = _brute_force(model, system, 2, global_batch, seq_len, algorithms, buckets, dtypes)
     best = result.best
     assert brute.zero_stage == best.zero_stage
@@ -76,16 +77,16 @@ def test_planner_choice_equals_brute_force_argmin(model, global_batch, seq_len, 
 
 def test_zero_stages_only_when_plain_dp_does_not_fit():
     result = plan("llama2-7b", "dgx-h100", global_batch=16, seq_len=2048, explain=False,
-                  tie_tolerance=0.0, top=50)
+                  tie_band=0.0, top=50)
     assert all(row.zero_stage > 0 for row in result.candidates)  # 7B x 16 B > 80 GB
     small = plan("gpt2", "dgx-h100", global_batch=16, seq_len=512, explain=False, top=50)
     assert all(row.zero_stage == 0 for row in small.candidates)
 
 
 def test_tie_tolerance_keeps_the_best_within_tolerance_of_the_exact_argmin():
-    exact = plan("1.3B", "dgx-h100", nodes=2, global_batch=64, explain=False, tie_tolerance=0.0)
+    exact = plan("1.3B", "dgx-h100", nodes=2, global_batch=64, explain=False, tie_band=0.0)
     tolerant = plan("1.3B", "dgx-h100", nodes=2, global_batch=64, explain=False)
-    assert tolerant.best.total_s <= exact.best.total_s * (1 + TIE_TOLERANCE)
+    assert tolerant.best.total_s <= exact.best.total_s * (1 + TIE_BAND)
     assert tolerant.best.gpus <= exact.best.gpus
 
 
@@ -96,7 +97,7 @@ def test_tie_tolerance_keeps_the_best_within_tolerance_of_the_exact_argmin():
 def test_comm_cache_equals_comm_model(backend, algorithm, nodes):
     system = hardware.load_system("dgx-h100")
     comm = CommCache(system, backend).function(nodes, 8, algorithm)
-    model = cluster.CommModel(cluster.layout(system, nodes, 8), algorithm, backend)
+    model = CommModel(cluster.layout(system, nodes, 8), algorithm, backend)
     for primitive, size in (("all-reduce", 1e6), ("all-reduce", 3e8), ("reduce-scatter", 25 * MIB),
                             ("all-gather", 5e7)):
         assert comm(primitive, size) == pytest.approx(model.time_s(primitive, size), rel=1e-12)
@@ -118,7 +119,7 @@ def test_batched_times_equal_comm_model(system_name, nodes, backend):
             times = batch(primitive, sizes)
             assert times.shape == (len(layouts), *sizes.shape)
             for row, (n, g) in enumerate(layouts):
-                model = cluster.CommModel(cluster.layout(system, n, g), algorithm, backend)
+                model = CommModel(cluster.layout(system, n, g), algorithm, backend)
                 for index in np.ndindex(sizes.shape):
                     try:
                         expected = model.time_s(primitive, sizes[index])

@@ -15,7 +15,7 @@ MIB = 2**20
 
 
 def test_llama2_70b_at_4096_tokens_fits_only_with_recomputation():
-    result = plan("llama2-70b", "dgx-h100", nodes=64, global_batch=1024, seq_len=4096)
+    result = plan("llama2-70b", "dgx-h100", nodes=64, global_batch=1024, seq_len=4096, backend="ideal")
     best = result.best
     assert best.recompute and all(row.recompute for row in result.candidates)
     assert best.memory_bytes <= best.memory_bytes + best.memory_headroom_bytes
@@ -26,7 +26,7 @@ def test_llama2_70b_at_4096_tokens_fits_only_with_recomputation():
     assert f"{leanest / 1e9:.1f} GB" in result.reason
     data = json.loads(json.dumps(result.to_dict()))
     assert data["best"]["recompute"] is True and data["candidates"][0]["recompute"] is True
-    with pytest.raises(NotApplicableError, match="activations alone exceed"):
+    with pytest.raises(NotApplicableError, match="activations and logits alone exceed"):
         plan("llama2-70b", "dgx-h100", nodes=64, global_batch=1024, seq_len=4096,
              recompute=False, explain=False)
 
@@ -48,10 +48,10 @@ def test_recomputing_plan_equals_brute_force_argmin():
     algorithms, buckets, dtypes = ("ring", "recursive-doubling"), (5 * MIB, 25 * MIB), ("bf16",)
     with pytest.raises(NotApplicableError):
         plan("llama2-7b", system, nodes=2, global_batch=16, seq_len=32768, algorithms=algorithms,
-             bucket_bytes=buckets, grad_dtypes=dtypes, recompute=False, explain=False)
+             bucket_bytes=buckets, grad_dtypes=dtypes, recompute=False, explain=False, backend="ideal")
     result = plan("llama2-7b", system, nodes=2, global_batch=16, seq_len=32768,
                   algorithms=algorithms, bucket_bytes=buckets, grad_dtypes=dtypes,
-                  tie_tolerance=0.0, explain=False)
+                  tie_band=0.0, explain=False, backend="ideal")
     brute = _brute_force("llama2-7b", system, 2, 16, 32768, algorithms, buckets, dtypes,
                          recompute=True)
     best = result.best

@@ -28,7 +28,7 @@ def _layouts(system):
 def _scalar_time(entry, lay, size):
     try:
         return cluster.predict_on_cluster(entry.primitive.value, entry.algorithm.value, lay,
-                                          size_bytes=float(size))["time_s"]
+                                          size_bytes=float(size)).time_s
     except DpcostError:
         return np.nan
 

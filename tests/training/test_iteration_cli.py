@@ -1,5 +1,5 @@
 """``dpcost iteration`` through typer's CliRunner: with a stand-in comm model (exact, fast
-figures) and end to end with the real ``costmodel.cluster.mapping.comm_model`` under both backends."""
+figures) and end to end with the real ``costmodel.cluster.comm.comm_model`` under both backends."""
 
 from __future__ import annotations
 
@@ -29,12 +29,12 @@ class FakeCommModel:
 
 @pytest.fixture
 def fake_cluster(monkeypatch):
-    module = types.ModuleType("costmodel.cluster.mapping")
+    module = types.ModuleType("costmodel.cluster.comm")
     module.comm_model = FakeCommModel
-    monkeypatch.setitem(sys.modules, "costmodel.cluster.mapping", module)
+    monkeypatch.setitem(sys.modules, "costmodel.cluster.comm", module)
     import costmodel.cluster
 
-    monkeypatch.setattr(costmodel.cluster, "mapping", module, raising=False)
+    monkeypatch.setattr(costmodel.cluster, "comm", module, raising=False)
 
 
 def _invoke(*args):

@@ -34,7 +34,7 @@ def test_llama_on_four_dgx_h100_nodes(backend):
 
 
 def test_the_backends_differ_and_nccl_reports_its_protocol():
-    ideal, nccl = _json(*LLAMA), _json(*LLAMA, "--backend", "nccl")
+    ideal, nccl = _json(*LLAMA, "--backend", "ideal"), _json(*LLAMA)
     assert ideal["comm_s"] != nccl["comm_s"]
     assert ideal["comm"]["protocol_at_25MiB"] is None and nccl["comm"]["protocol_at_25MiB"]
     text = runner.invoke(app, [*LLAMA, "--backend", "nccl"]).output
@@ -65,7 +65,7 @@ OPTIONS = {
     "--model": ["--model", "gpt2-large"], "--cluster": ["--cluster", "dgx-a100"],
     "--micro-batch": ["--micro-batch", "4"], "--nodes": ["--nodes", "4"], "--gpus": ["--gpus", "8"],
     "--seq-len": ["--seq-len", "512"], "--accum": ["--accum", "4"], "--algorithm": ["--algorithm", "ring"],
-    "--backend": ["--backend", "nccl"], "--grad-dtype": ["--grad-dtype", "fp32"],
+    "--backend": ["--backend", "ideal"], "--grad-dtype": ["--grad-dtype", "fp32"],
     "--compute-dtype": ["--compute-dtype", "fp8"], "--topk": ["--topk", "0.01"], "--mfu": ["--mfu", "0.3"],
     "--optimizer": ["--optimizer", "sgd"], "--bucket": ["--bucket", "4MiB"],
     "--first-bucket": ["--first-bucket", "20MiB"], "--no-overlap": ["--no-overlap"], "--zero": ["--zero", "3"],

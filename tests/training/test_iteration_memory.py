@@ -59,9 +59,11 @@ def test_memory_parts_add_up(zero):
     result = iteration_breakdown(load_model("gpt2-xl"), SmallGpu(), ring_comm(8), 8,
                                  TrainingConfig(micro_batch=4, zero_stage=zero))
     mem = result.memory
-    parts = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + mem.activations_bytes
-    assert mem.total_bytes == pytest.approx(parts)
-    assert mem.fits == (mem.total_bytes <= mem.capacity_bytes)
+    tensors = (mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + mem.activations_bytes
+               + mem.logits_bytes)
+    assert mem.logits_bytes > 0 and mem.runtime_bytes > 0 and mem.fragmentation_bytes > 0
+    assert mem.total_bytes == pytest.approx(tensors + mem.fragmentation_bytes + mem.runtime_bytes)
+    assert mem.fits == (mem.total_bytes + mem.reserve_bytes <= mem.capacity_bytes)
     assert result.zero_totals_bytes[zero] == pytest.approx(mem.total_bytes)
 
 

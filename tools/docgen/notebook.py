@@ -3,7 +3,7 @@
 ``python -m tools.docgen.notebook docs/api-example.ipynb`` executes every cell in one namespace
 and stores each cell's displayed value the way Jupyter would (LaTeX for sympy formulas, HTML
 tables for DataFrames, text for the rest), so the notebook renders on GitHub without a kernel.
-``tests/test_docs_fresh.py`` executes the cells again and compares the outputs.
+``tests/docs/test_docs_fresh.py`` executes the cells again and compares the outputs.
 """
 
 from __future__ import annotations
@@ -36,14 +36,14 @@ CELLS: list[tuple[str, str]] = [  # ("markdown" | "code", source)
              'pd.DataFrame({name: costmodel.evaluate_grid("all-reduce", name, 64, sizes, 5e-6, 25e9)["busbw_Bps"] / 1e9\n'
              '              for name in ("ring", "double-binary-tree")}, index=sizes.astype(int)).rename_axis("bytes")'),
     ("markdown", "## On a bundled cluster, ideal and NCCL-faithful"),
-    ("code", 'from costmodel.cluster.mapping import predict_on_cluster\n'
+    ("code", 'from costmodel.cluster import predict_on_cluster\n'
              'on_two_nodes = predict_on_cluster("all-reduce", "ring", "dgx-a100", nodes=2, size_bytes=1e9)\n'
-             '{key: on_two_nodes[key] for key in ("time_s", "busbw_Bps", "bottleneck", "nodes", "gpus_per_node")}'),
+             'on_two_nodes.time_s, on_two_nodes.busbw_Bps, on_two_nodes.bottleneck, on_two_nodes.nodes'),
     ("code", 'from costmodel.nccl import nccl_time, topology_for\n'
              'p = nccl_time("all-reduce", 2**30, topology_for(hardware.load_system("dgx-h100")))\n'
              'p.algorithm, p.protocol, round(p.time_s * 1e3, 3), round(p.busbw_Bps / 1e9, 1)'),
     ("markdown", "## A training step and a plan"),
-    ("code", 'from costmodel.cluster.mapping import comm_model\n'
+    ("code", 'from costmodel.cluster import comm_model\n'
              'from costmodel.training.iteration import TrainingConfig, iteration_breakdown\n'
              'from costmodel.training.workloads import load_model\n'
              'comm = comm_model("dgx-h100", nodes=4)\n'

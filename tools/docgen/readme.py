@@ -2,7 +2,7 @@
 
 ``python -m tools.docgen.readme README.md`` runs every command (in a scratch directory
 that sees the repository's ``tests/`` data) and rewrites the text between
-``<!-- examples:begin -->`` and ``<!-- examples:end -->``; ``tests/test_docs_fresh.py`` runs
+``<!-- examples:begin -->`` and ``<!-- examples:end -->``; ``tests/docs/test_docs_fresh.py`` runs
 them again and fails if the README shows anything dpcost no longer prints. Long outputs are
 cut after a number of lines, marked ``…``.
 """

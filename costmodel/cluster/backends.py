@@ -1,0 +1,163 @@
+"""The one backend dispatch: a collective on a :class:`~costmodel.cluster.mapping.Layout`
+under the ideal α-β-γ mapping or NCCL's model, always as a :class:`Prediction`.
+
+``algorithm`` is ``"auto"`` (the fastest; in NCCL mode NCCL's own choice), ``"all"`` (every
+algorithm that runs here, fastest first) or a name (registry or NCCL spelling).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from costmodel.cluster.mapping import Layout, cluster_candidates, predict_on_cluster
+from costmodel.cluster.stacks import Stack, default_stack, resolve_backend, runs, stack_named
+from costmodel.collectives.entry import Entry
+from costmodel.collectives.evaluate import predict_entry
+from costmodel.collectives.prediction import Prediction
+from costmodel.collectives.registry import entries, get
+from costmodel.names import Backend, algorithm_named, primitive_named
+from dpbase.errors import DpcostError, NotApplicableError
+
+ParamsFor = Callable[[Entry], dict[str, Any]]
+
+
+def bottleneck_link(lay: Layout) -> str:
+    """The link NCCL mode charges: the NICs across nodes, else the intra-node fabric."""
+    return lay.system.nic_link.name if lay.nodes > 1 else lay.system.intra_link.name
+
+
+_TOPOLOGIES: dict[tuple[str, int, int], Any] = {}
+_TOPOLOGY_CACHE_SIZE = 64
+
+
+def nccl_topology(lay: Layout, tables: Any = None) -> Any:
+    """NCCL's graph search for this layout, cached by the system's *value* (its full repr), so a
+    user profile that reuses a bundled name never gets the bundled system's topology."""
+    from costmodel.nccl import topology_for
+
+    if tables is not None:  # user tuning tables: not shared
+        return topology_for(lay.system, lay.nodes, lay.gpus_per_node, tables=tables)
+    key = (repr(lay.system), lay.nodes, lay.gpus_per_node)
+    if key not in _TOPOLOGIES:
+        if len(_TOPOLOGIES) >= _TOPOLOGY_CACHE_SIZE:
+            _TOPOLOGIES.pop(next(iter(_TOPOLOGIES)))
+        _TOPOLOGIES[key] = topology_for(lay.system, lay.nodes, lay.gpus_per_node)
+    return _TOPOLOGIES[key]
+
+
+def _mirror_traffic(primitive: str, ranks: int, size_bytes: float, nccl_algorithm: str, latency_s: float,
+                    bandwidth_Bps: float) -> dict[str, Any]:
+    """Step and byte counts of the registry algorithm NCCL's algorithm mirrors (none for PAT)."""
+    from costmodel.nccl.names import REGISTRY_MIRROR
+
+    mirror = REGISTRY_MIRROR.get(nccl_algorithm)
+    key = (primitive_named(primitive), algorithm_named(mirror)) if mirror else None
+    if key is None or key not in {e.key for e in entries()}:
+        return {}
+    ideal = predict_entry(get(*key), ranks, size_bytes, max(latency_s, 1e-9), bandwidth_Bps)
+    return {"steps": ideal.steps, "bytes_sent_max": ideal.bytes_sent_max,
+            "bytes_received_max": ideal.bytes_received_max, "bytes_total": ideal.bytes_total,
+            "bytes_aux_max": ideal.bytes_aux_max}
+
+
+def nccl_prediction(primitive: str, size_bytes: float, lay: Layout, topo: Any, algorithm: str = "auto",
+                    tables: Any = None) -> Prediction:
+    """NCCL's choice (or the forced algorithm) and the time nccl-tests would report."""
+    from costmodel.nccl import nccl_time
+    from costmodel.nccl.names import to_nccl_algorithm
+
+    p = nccl_time(primitive_named(primitive).value, size_bytes, topo, tables, algorithm=to_nccl_algorithm(algorithm))
+    return Prediction(
+        primitive=p.collective, algorithm=p.algorithm, protocol=p.protocol, backend=Backend.NCCL.value,
+        ranks=p.n_ranks, size_bytes=float(size_bytes), time_s=p.time_s, latency_s=p.latency_s,
+        bandwidth_s=max(0.0, p.time_s - p.latency_s - p.launch_overhead_s), reduction_s=0.0,
+        algbw_Bps=p.algbw_Bps, busbw_Bps=p.busbw_Bps, bandwidth_Bps=p.bandwidth_Bps,
+        launch_overhead_s=p.launch_overhead_s, nccl_model_time_s=p.model_time_s, nccl_version=p.nccl_version,
+        cluster=lay.system.name, nodes=lay.nodes, gpus_per_node=lay.gpus_per_node, bottleneck=bottleneck_link(lay),
+        stack_runs=True,
+        **_mirror_traffic(primitive, p.n_ranks, size_bytes, p.algorithm, p.latency_s, p.bandwidth_Bps))
+
+
+def _nccl_every(primitive: str, size_bytes: float, lay: Layout, topo: Any, tables: Any) -> list[Prediction]:
+    """Every algorithm NCCL's model has for the collective (each with its best protocol);
+    ``nccl_choice`` marks the one NCCL picks by its own estimate."""
+    from costmodel.nccl.names import algorithms_for, normalize_collective
+
+    found = []
+    for name in algorithms_for(normalize_collective(primitive_named(primitive).value)):
+        try:
+            found.append(nccl_prediction(primitive, size_bytes, lay, topo, name, tables))
+        except DpcostError:  # not enabled on this topology (e.g. NVLS without NVSwitch gen3)
+            continue
+    chosen = nccl_prediction(primitive, size_bytes, lay, topo, "auto", tables).algorithm
+    return [replace(p, nccl_choice=p.algorithm == chosen) for p in found]
+
+
+RCCL_NOTE = ("rccl backend: RCCL's ring/tree on the α-β mapping with the profiles' measured efficiencies "
+             "(RCCL's own tuning constants are not modelled)")
+
+
+def _ideal(primitive: str, size_bytes: float, lay: Layout, algorithm: str, gamma_s_per_byte: float,
+           params_for: ParamsFor, stack: Stack, backend: Backend) -> list[Prediction]:
+    candidates = cluster_candidates(primitive, lay)
+    if algorithm == "auto" or (algorithm == "all" and backend is Backend.RCCL):
+        candidates = [e for e in candidates if runs(stack, e.primitive, e.algorithm)]
+    if not candidates and algorithm in ("auto", "all"):
+        raise NotApplicableError("algorithm", algorithm, f"an algorithm of {primitive} that {stack.value} runs "
+                                 f"on {lay.system.name} (name one with --algorithm)")
+    chosen = candidates if algorithm in ("auto", "all") else [get(primitive, algorithm)]
+    extra = {"backend": backend.value, "note": RCCL_NOTE} if backend is Backend.RCCL else {}
+    return [replace(predict_on_cluster(primitive, e.algorithm.value, lay, size_bytes=size_bytes,
+                                       gamma_s_per_byte=gamma_s_per_byte, **params_for(e)),
+                    stack_runs=runs(stack, e.primitive, e.algorithm), **extra) for e in chosen]
+
+
+def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algorithm: str = "auto",
+                       backend: str | Backend | None = None, stack: str | Stack | None = None,
+                       gamma_s_per_byte: float = 0.0, params_for: ParamsFor | None = None, topo: Any = None,
+                       tables: Any = None) -> list[Prediction]:
+    """Predictions for one collective on the layout, fastest first (one for ``auto`` or a name).
+
+    ``backend`` None/"auto" is the system's realistic backend (NCCL on NVIDIA, RCCL on AMD);
+    ``stack`` (default: the system's) limits what ``auto`` may pick under the α-β backends.
+    """
+    explicit = backend is not None and str(getattr(backend, "value", backend)).lower() != "auto"
+    backend = resolve_backend(backend, lay.system)
+    stack = stack_named(stack) if stack is not None else default_stack(lay.system)
+    fallback = None
+    if backend is Backend.NCCL and not explicit:
+        fallback = _outside_nccl(primitive, algorithm)
+        if fallback:
+            backend = Backend.IDEAL
+    if backend is Backend.NCCL:
+        topo = topo if topo is not None else nccl_topology(lay, tables)
+        if algorithm == "all":
+            results = _nccl_every(primitive, size_bytes, lay, topo, tables)
+        else:
+            results = [nccl_prediction(primitive, size_bytes, lay, topo, algorithm, tables)]
+    else:
+        results = _ideal(primitive, size_bytes, lay, algorithm, gamma_s_per_byte, params_for or (lambda e: {}),
+                         stack, backend)
+    if fallback:
+        results = [replace(r, note=fallback) for r in results]
+    results.sort(key=lambda r: (r.time_s, r.algorithm))
+    return results[:1] if algorithm == "auto" else results
+
+
+def _outside_nccl(primitive: str, algorithm: str) -> str | None:
+    """Why NCCL's model cannot answer (a collective or algorithm it does not have), or None."""
+    from costmodel.nccl.names import COLLECTIVES, to_nccl_algorithm
+
+    name = primitive_named(primitive).value
+    if name not in COLLECTIVES:
+        return f"NCCL's tuning model has no {name}: textbook α-β-γ model (ideal backend) on the cluster's links"
+    if algorithm in ("auto", "all"):
+        return None
+    try:
+        to_nccl_algorithm(algorithm)
+    except DpcostError:
+        return (f"{algorithm} is not an NCCL algorithm: textbook α-β-γ model (ideal backend); "
+                "NCCL itself would run ring, tree or NVLS")
+    return None

@@ -1,0 +1,85 @@
+"""The communication model the training step consumes: collective times on one cluster layout.
+
+:class:`CommModel` answers ``time_s(primitive, size_bytes)`` for the data-parallel group and
+takes NCCL's topology from :func:`costmodel.cluster.backends.nccl_topology` (cached by value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from costmodel.cluster.backends import bottleneck_link, nccl_topology, predict_collective
+from costmodel.cluster.mapping import Layout, cluster_candidates, layout
+from costmodel.cluster.stacks import resolve_backend, stack_named
+from costmodel.collectives.prediction import Prediction
+from costmodel.names import Backend, algorithm_named
+
+if TYPE_CHECKING:
+    from hardware import System
+
+# The all-reduce algorithms a user may force in NCCL mode (NCCL_ALGO), in registry names.
+NCCL_FORCEABLE = ("ring", "double-binary-tree", "in-network")
+
+
+@dataclass(frozen=True)
+class CommModel:
+    """Collective times on a cluster for the iteration model: ``time_s(primitive, size_bytes)``.
+
+    ``algorithm='auto'`` takes, per call, the fastest applicable algorithm (ideal backend) or
+    NCCL's own choice (nccl backend); a named algorithm is used for all-reduce and, where it
+    implements them, the other primitives (else their fastest).
+    """
+
+    layout: Layout
+    algorithm: str = "auto"
+    backend: str = Backend.IDEAL.value
+    stack: str | None = None  # None: the system's own (NCCL on NVIDIA, RCCL on AMD)
+
+    @property
+    def ranks(self) -> int:
+        return self.layout.ranks
+
+    def _algorithm_for(self, primitive: str) -> str:
+        if self.algorithm == "auto":
+            return "auto"
+        if self.backend == Backend.NCCL.value:
+            return self.algorithm if primitive == "all-reduce" and self.algorithm in NCCL_FORCEABLE else "auto"
+        names = [e.algorithm.value for e in cluster_candidates(primitive, self.layout)]
+        return self.algorithm if self.algorithm in names else "auto"
+
+    def choose(self, primitive: str, size_bytes: float) -> Prediction:
+        """The prediction used for one call."""
+        if self.ranks == 1:
+            lay = self.layout
+            return Prediction(primitive=primitive, algorithm="none", ranks=1, size_bytes=float(size_bytes),
+                              time_s=0.0, latency_s=0.0, bandwidth_s=0.0, reduction_s=0.0, algbw_Bps=None,
+                              busbw_Bps=None, backend=self.backend, cluster=lay.system.name, nodes=lay.nodes,
+                              gpus_per_node=lay.gpus_per_node, bottleneck="")
+        topo = nccl_topology(self.layout) if self.backend == Backend.NCCL.value else None
+        return predict_collective(primitive, size_bytes, self.layout, algorithm=self._algorithm_for(primitive),
+                                  backend=self.backend, stack=self.stack, topo=topo)[0]
+
+    def time_s(self, primitive: str, size_bytes: float) -> float:
+        return float(self.choose(primitive, float(size_bytes)).time_s)
+
+    def describe(self) -> dict[str, Any]:
+        probe = self.choose("all-reduce", 25 * 2**20)
+        return {"algorithm": self.algorithm, "backend": self.backend, "ranks": self.ranks,
+                "nodes": self.layout.nodes, "gpus_per_node": self.layout.gpus_per_node,
+                "algorithm_at_25MiB": probe.algorithm, "protocol_at_25MiB": probe.protocol,
+                "bottleneck": probe.bottleneck if self.ranks > 1 else bottleneck_link(self.layout)}
+
+
+def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
+               backend: str | Backend | None = None, stack: str | None = None) -> CommModel:
+    """A CommModel for the data-parallel group spanning the cluster.
+
+    ``backend`` None or "auto": the system's realistic backend (NCCL's model on NVIDIA, RCCL's
+    ring/tree on AMD); "ideal" for the textbook α-β-γ view.
+    """
+    lay = layout(system, nodes, gpus_per_node)
+    resolved = resolve_backend(backend, lay.system)
+    if algorithm != "auto":
+        algorithm = algorithm_named(algorithm).value
+    return CommModel(lay, algorithm, resolved.value, None if stack is None else stack_named(stack).value)

@@ -1,0 +1,93 @@
+"""Which algorithms a communication stack can run, and the realistic backend of a system.
+
+``auto`` means "the fastest algorithm the stack would run", never a textbook algorithm no
+library implements for the collective. Sources:
+- NCCL 2.30 (``src/include/plugin/nccl_tuner.h``, ``src/enqueue.cc``): ring and tree for
+  all-reduce, ring for broadcast/reduce (a pipelined chain), ring for all-gather and
+  reduce-scatter (PAT is not in the formula registry), NVLS/CollNet (in-network) where the
+  fabric reduces, and point-to-point pairwise exchange for all-to-all and send/recv.
+- RCCL 2.22 (``src/graph/tuning.cc``): NCCL's ring and tree; no NVLS or CollNet on AMD.
+- MPI (MPICH/Open MPI ``coll`` components): the textbook set — recursive doubling/halving,
+  Rabenseifner, Bruck, binomial trees, van de Geijn scatter-allgather, ring, pairwise, linear.
+- Gloo (``gloo/allreduce.cc``): ring, ring-chunked (pipelined), halving-doubling
+  (Rabenseifner), BCube (not modelled); pairwise all-to-all; binomial broadcast.
+Parameter servers and hierarchical schemes are never picked by ``auto``: a user asks for them by name.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from costmodel.names import Algorithm as A
+from costmodel.names import Backend
+from costmodel.names import Primitive as P
+from dpbase.errors import UnknownNameError
+
+if TYPE_CHECKING:
+    from hardware import System
+
+
+class Stack(str, Enum):
+    NCCL = "nccl"
+    RCCL = "rccl"
+    MPI = "mpi"
+    GLOO = "gloo"
+
+
+def _table(rows: dict[P, tuple[A, ...]]) -> frozenset[tuple[P, A]]:
+    return frozenset((primitive, algorithm) for primitive, algorithms in rows.items() for algorithm in algorithms)
+
+
+_NCCL_ROWS = {
+    P.BROADCAST: (A.PIPELINED_CHAIN,), P.REDUCE: (A.PIPELINED_CHAIN,),
+    P.ALL_REDUCE: (A.RING, A.DOUBLE_BINARY_TREE, A.IN_NETWORK), P.ALL_GATHER: (A.RING,),
+    P.REDUCE_SCATTER: (A.RING,), P.ALL_TO_ALL: (A.PAIRWISE, A.DIRECT), P.SEND_RECV: (A.DIRECT,),
+    P.GATHER: (A.LINEAR,), P.SCATTER: (A.LINEAR,),  # grouped send/recv
+}
+_MPI_EXCLUDED = {A.IN_NETWORK, A.PARAMETER_SERVER, A.HIERARCHICAL, A.TWO_SHOT}
+# (primitive, algorithm) pairs ``auto`` may pick under each stack.
+STACK_PAIRS: dict[Stack, frozenset[tuple[P, A]]] = {
+    Stack.NCCL: _table(_NCCL_ROWS),
+    Stack.RCCL: _table({**_NCCL_ROWS, P.ALL_REDUCE: (A.RING, A.DOUBLE_BINARY_TREE)}),
+    Stack.MPI: frozenset((p, a) for p in P for a in A if a not in _MPI_EXCLUDED
+                         and (p, a) != (P.ALL_REDUCE, A.DIRECT)),
+    Stack.GLOO: _table({
+        P.BROADCAST: (A.BINOMIAL,), P.REDUCE: (A.BINOMIAL,), P.ALL_REDUCE: (A.RING, A.RABENSEIFNER),
+        P.ALL_GATHER: (A.RING,), P.REDUCE_SCATTER: (A.RING, A.RECURSIVE_HALVING),
+        P.ALL_TO_ALL: (A.PAIRWISE, A.DIRECT), P.SEND_RECV: (A.DIRECT,), P.GATHER: (A.LINEAR,),
+        P.SCATTER: (A.LINEAR,)}),
+}
+
+
+def stack_named(name: str | Stack) -> Stack:
+    if isinstance(name, Stack):
+        return name
+    try:
+        return Stack(str(name).strip().lower())
+    except ValueError:
+        raise UnknownNameError("stack", name, [s.value for s in Stack]) from None
+
+
+def default_stack(system: System) -> Stack:
+    """The stack a system's GPUs ship with: RCCL on AMD, NCCL otherwise."""
+    return Stack.RCCL if system.gpu.vendor.lower() == "amd" else Stack.NCCL
+
+
+def runs(stack: Stack | str, primitive: str | P, algorithm: str | A) -> bool:
+    """Whether ``auto`` under ``stack`` may pick ``algorithm`` for ``primitive``."""
+    return (P(primitive), A(algorithm)) in STACK_PAIRS[stack_named(stack)]
+
+
+def realistic_backend(system: System) -> Backend:
+    """The default backend on a cluster: NCCL's model on NVIDIA, RCCL's path on AMD."""
+    return Backend.RCCL if default_stack(system) is Stack.RCCL else Backend.NCCL
+
+
+def resolve_backend(backend: str | Backend | None, system: System | None) -> Backend:
+    """``auto``/None → the realistic backend of the system (ideal without one)."""
+    from costmodel.names import backend_named
+
+    if backend is None or (isinstance(backend, str) and backend.strip().lower() == "auto"):
+        return Backend.IDEAL if system is None else realistic_backend(system)
+    return backend_named(backend)

@@ -1,0 +1,104 @@
+"""Choosing among plans the model cannot tell apart: the tie band and the tie-break rules.
+
+Plans whose scores lie within ``tie_band`` (relative) of the best score are *tied*: the model's
+own uncertainty is larger than their difference. ``TIE_BAND`` = 2 %: an MFU error shifts every
+plan of a sweep alike, so what separates plans is mostly their exposed communication, whose
+predictions err by 7-70 % (median absolute error per cluster class, docs/validation.md); at the
+usual 2-5 % exposed share of a step that is 1-3 % of the step, so the old 0.1 % band decided on
+noise. It is a parameter (``plan(tie_band=...)``, ``--tie-band``) so that a prediction interval
+can set it.
+
+Among tied plans an expert prefers, in this order (:data:`RULES`):
+
+1. more memory headroom, up to ``COMFORTABLE_HEADROOM_FRACTION`` of the GPU's memory (beyond
+   that every plan is equally safe; below it, the roomier plan survives allocator spikes);
+2. fewer bytes sent per GPU per step (:func:`bytes_sent`): less exposure to congestion and to
+   slower-than-profiled links;
+3. the lower ZeRO stage: fewer moving parts, cheaper checkpoints;
+4. fewer GPUs: the same step on less hardware;
+5. the better score itself.
+
+The tied plans are ordered by these keys (lexicographically); the rest follow by score. The
+rule that decided is the first key on which the chosen plan beats the best-scoring one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from costmodel.training import memory
+
+TIE_BAND = 0.02
+COMFORTABLE_HEADROOM_FRACTION = 0.10
+RULES = ("more memory headroom", "fewer bytes sent per GPU", "lower ZeRO stage", "fewer GPUs",
+         "better score")
+
+
+def bytes_sent(sweep, params: int) -> np.ndarray:
+    """Bytes each GPU sends per optimizer step with bandwidth-optimal collectives.
+
+    ``f = (N-1)/N``; per synchronisation (gradient bytes ``G``, weight bytes ``W``): all-reduce
+    ``2 f G``; ZeRO-1/2 reduce-scatter ``f G`` + all-gather ``f W``; ZeRO-3 two all-gathers and
+    a reduce-scatter ``f (2 W + G)``. ZeRO-2 reduce-scatters and ZeRO-3 does everything on every
+    micro-batch (``k`` times), as :mod:`costmodel.training.gradsync` schedules them.
+    """
+    space = sweep.space
+    ranks = space.gpus
+    f = (ranks - 1.0) / ranks
+    k = space.accumulation
+    zero = np.array(space.zero_stages).reshape(1, -1, 1, 1, 1)
+    p = [memory.precision_for(d) for d in space.grad_dtypes]
+    grad = params * np.array([x.grad_bytes for x in p], dtype=float).reshape(1, 1, -1, 1, 1)
+    weight = params * np.array([x.weight_bytes for x in p], dtype=float).reshape(1, 1, -1, 1, 1)
+    sent = np.select([zero == 0, zero == 1, zero == 2],
+                     [2 * f * grad, f * (grad + weight), f * (k * grad + weight)],
+                     f * k * (2 * weight + grad))
+    return np.broadcast_to(sent, space.shape)
+
+
+def rule_keys(sweep, params: int, scores: np.ndarray) -> list[np.ndarray]:
+    """Lower-is-better keys, one per rule in :data:`RULES`, shaped like the sweep."""
+    space = sweep.space
+    comfortable = COMFORTABLE_HEADROOM_FRACTION * sweep.capacity_bytes
+    headroom = np.minimum(sweep.capacity_bytes - sweep.memory_bytes, comfortable)
+    zero = np.array(space.zero_stages, dtype=float).reshape(1, -1, 1, 1, 1)
+    shape = space.shape
+    # bytes rounded to 1 ppm so that floating-point noise between equal volumes is no preference
+    sent = bytes_sent(sweep, params)
+    sent = np.round(sent / max(float(sent.max()), 1.0), 6)
+    return [np.broadcast_to(k, shape) for k in
+            (-headroom, sent, zero, space.gpus, scores)]
+
+
+def tied(scores: np.ndarray, tie_band: float) -> np.ndarray:
+    """Flat indices of the plans within ``tie_band`` of the best finite score."""
+    flat = scores.ravel()
+    best = float(np.min(flat))
+    return np.flatnonzero(np.isfinite(flat) & (flat <= best + tie_band * abs(best)))
+
+
+def order(scores: np.ndarray, keys: list[np.ndarray], tie_band: float, count: int) -> list[int]:
+    """Flat indices of the ``count`` first plans: the tied ones by the rules, then by score."""
+    flat = scores.ravel()
+    near = tied(scores, tie_band)
+    flat_keys = [k.ravel()[near] for k in keys]
+    first = near[np.lexsort((near, *reversed(flat_keys)))]
+    rest_count = max(0, min(count, int(np.isfinite(flat).sum())) - first.size)
+    if rest_count:
+        others = np.where(np.isin(np.arange(flat.size), near), np.inf, flat)
+        part = np.argpartition(others, rest_count - 1)[:rest_count] \
+            if rest_count < others.size else np.arange(others.size)
+        rest = part[np.lexsort((part, others[part]))]
+        first = np.concatenate([first, rest[np.isfinite(others[rest])]])
+    return [int(i) for i in first[:count]]
+
+
+def deciding_rule(keys: list[np.ndarray], chosen: int, fastest: int) -> str | None:
+    """The first rule on which ``chosen`` beats ``fastest`` (None when they are the same plan)."""
+    if chosen == fastest:
+        return None
+    for name, key in zip(RULES, keys):
+        a, b = float(key.ravel()[chosen]), float(key.ravel()[fastest])
+        if a != b:
+            return name
+    return RULES[-1]

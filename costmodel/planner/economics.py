@@ -1,0 +1,56 @@
+"""Price per GPU-hour and board power per GPU (``hardware/data/prices.toml``), with sources.
+
+Kept apart from the GPU profiles: prices change and are the user's to override. A GPU
+without a sourced price or power returns None for it.
+
+    >>> economics_for("h100-sxm").power_w
+    700.0
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from hardware.loader import DATA_DIR
+
+PRICES_FILE = DATA_DIR / "prices.toml"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Economics:
+    """USD per GPU-hour and watts per GPU (None where unknown), and where they come from."""
+
+    gpu: str
+    price_per_gpu_hour: float | None = None
+    power_w: float | None = None
+    source: str = ""
+
+
+@functools.cache
+def _table() -> dict[str, Economics]:
+    import tomllib
+
+    rows = tomllib.loads(PRICES_FILE.read_text(encoding="utf-8")).get("price", [])
+    out = {}
+    for row in rows:
+        price, power = row.get("price_per_gpu_hour"), row.get("power_w")
+        out[row["name"]] = Economics(gpu=row["name"], source=row.get("source", ""),
+                                     price_per_gpu_hour=None if price is None else float(price),
+                                     power_w=None if power is None else float(power))
+    return out
+
+
+def economics_for(gpu_name: str, *, price_per_gpu_hour: float | None = None,
+                  power_w: float | None = None) -> Economics:
+    """The bundled figures for ``gpu_name``, with the user's overrides applied."""
+    base = _table().get(gpu_name, Economics(gpu=gpu_name))
+    source = base.source
+    if price_per_gpu_hour is not None:
+        source = "price given by the user; " + source
+    if power_w is not None:
+        source = "power given by the user; " + source
+    return Economics(gpu=gpu_name, source=source,
+                     price_per_gpu_hour=base.price_per_gpu_hour if price_per_gpu_hour is None
+                     else float(price_per_gpu_hour),
+                     power_w=base.power_w if power_w is None else float(power_w))

@@ -1,0 +1,170 @@
+"""What to set to run a plan: NCCL environment, PyTorch DDP/FSDP arguments, DeepSpeed JSON.
+
+Every emitted setting is a :class:`Knob`: the framework's own name for it, the value, and
+the plan field it comes from (tests check each name against the framework's documented
+names and each field against :class:`costmodel.planner.rank.PlanRow`). Names used:
+
+* NCCL (NCCL user guide, "Environment Variables"): ``NCCL_ALGO`` (``Ring``, ``Tree``, ``NVLS``),
+  set only when the plan's algorithm is one of NCCL's; otherwise NCCL keeps its own choice.
+* PyTorch: ``torch.nn.parallel.DistributedDataParallel(bucket_cap_mb=...,
+  gradient_as_bucket_view=True)``, the DDP comm hooks ``bf16_compress_hook`` /
+  ``fp16_compress_hook`` (``torch.distributed.algorithms.ddp_comm_hooks.default_hooks``),
+  ``torch.distributed.optim.ZeroRedundancyOptimizer`` for ZeRO-1, and
+  ``FullyShardedDataParallel(sharding_strategy=ShardingStrategy.SHARD_GRAD_OP | FULL_SHARD,
+  mixed_precision=MixedPrecision(...), backward_prefetch=BackwardPrefetch.BACKWARD_PRE,
+  forward_prefetch=True)`` for ZeRO-2/3; the ``torchrun`` line (``--nnodes``,
+  ``--nproc-per-node``, ``--rdzv-backend``, ``--rdzv-endpoint``).
+* DeepSpeed config JSON: ``train_batch_size``, ``train_micro_batch_size_per_gpu``,
+  ``gradient_accumulation_steps``, ``bf16``/``fp16`` ``enabled``, ``communication_data_type``,
+  ``zero_optimization`` with ``stage``, ``overlap_comm``, ``contiguous_gradients``,
+  ``reduce_bucket_size`` and ``allgather_bucket_size`` (stages 1-2) or
+  ``stage3_prefetch_bucket_size`` (stage 3) — bucket sizes in *elements*, as DeepSpeed counts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from dpbase.errors import InputError
+
+KINDS = ("env", "torch", "deepspeed")
+MIB = 2**20
+# CommModel's algorithm names → NCCL_ALGO values (NCCL user guide: Ring, Tree, NVLS, ...).
+NCCL_ALGO = {"ring": "Ring", "double-binary-tree": "Tree", "in-network": "NVLS"}
+DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+TORCH_DTYPE = {"bf16": "torch.bfloat16", "fp16": "torch.float16", "fp32": "torch.float32"}
+COMPRESS_HOOK = {"bf16": "bf16_compress_hook", "fp16": "fp16_compress_hook"}
+FSDP_STRATEGY = {2: "ShardingStrategy.SHARD_GRAD_OP", 3: "ShardingStrategy.FULL_SHARD"}
+RDZV_PORT = 29500
+
+
+@dataclass(frozen=True, slots=True)
+class Knob:
+    """One setting: the framework's name, its value, and the plan field it comes from."""
+
+    name: str
+    value: Any
+    field: str
+
+
+def _env(row) -> list[Knob]:
+    algo = NCCL_ALGO.get(row.algorithm)
+    return [Knob("NCCL_ALGO", algo, "algorithm")] if algo and row.gpus > 1 else []
+
+
+def _torchrun(row) -> list[Knob]:
+    return [Knob("--nnodes", row.nodes, "nodes"), Knob("--nproc-per-node", row.gpus_per_node,
+                                                         "gpus_per_node")]
+
+
+def _torch(row, compute_dtype: str) -> list[Knob]:
+    knobs = _torchrun(row)
+    knobs.append(Knob("micro_batch_size", row.micro_batch, "micro_batch"))
+    knobs.append(Knob("gradient_accumulation_steps", row.accumulation_steps, "accumulation_steps"))
+    if row.zero_stage <= 1:
+        knobs.append(Knob("bucket_cap_mb", round(row.bucket_bytes / MIB, 3), "bucket_bytes"))
+        if row.grad_dtype in COMPRESS_HOOK:
+            knobs.append(Knob("comm_hook", COMPRESS_HOOK[row.grad_dtype], "grad_dtype"))
+        if row.zero_stage == 1:
+            knobs.append(Knob("ZeroRedundancyOptimizer", True, "zero_stage"))
+    else:
+        knobs.append(Knob("sharding_strategy", FSDP_STRATEGY[row.zero_stage], "zero_stage"))
+        knobs.append(Knob("reduce_dtype", TORCH_DTYPE.get(row.grad_dtype, "torch.float32"),
+                          "grad_dtype"))
+    return knobs
+
+
+def _deepspeed(row) -> list[Knob]:
+    elements = int(row.bucket_bytes // DTYPE_BYTES.get(row.grad_dtype, 4))
+    knobs = [Knob("train_batch_size", row.micro_batch * row.accumulation_steps * row.gpus, "gpus"),
+             Knob("train_micro_batch_size_per_gpu", row.micro_batch, "micro_batch"),
+             Knob("gradient_accumulation_steps", row.accumulation_steps, "accumulation_steps"),
+             Knob("communication_data_type", row.grad_dtype if row.grad_dtype in TORCH_DTYPE
+                  else "fp32", "grad_dtype"),
+             Knob("zero_optimization.stage", row.zero_stage, "zero_stage"),
+             Knob("zero_optimization.reduce_bucket_size", elements, "bucket_bytes")]
+    if row.zero_stage in (1, 2):
+        knobs.append(Knob("zero_optimization.allgather_bucket_size", elements, "bucket_bytes"))
+    if row.zero_stage == 3:
+        knobs.append(Knob("zero_optimization.stage3_prefetch_bucket_size", elements, "bucket_bytes"))
+    return knobs
+
+
+def knobs(row, kind: str, compute_dtype: str = "bf16") -> list[Knob]:
+    """The settings ``kind`` (env, torch, deepspeed) needs to run ``row``."""
+    if kind not in KINDS:
+        raise InputError("emit", kind, ", ".join(KINDS))
+    if kind == "env":
+        return _env(row)
+    if kind == "torch":
+        return _torch(row, compute_dtype)
+    return _deepspeed(row)
+
+
+def deepspeed_config(row, compute_dtype: str = "bf16") -> dict:
+    """The DeepSpeed config JSON as a dict (nested ``zero_optimization``)."""
+    config: dict[str, Any] = {}
+    for knob in _deepspeed(row):
+        head, _, tail = knob.name.partition(".")
+        if tail:
+            config.setdefault(head, {})[tail] = knob.value
+        else:
+            config[head] = knob.value
+    config[compute_dtype if compute_dtype in ("bf16", "fp16") else "bf16"] = {
+        "enabled": compute_dtype in ("bf16", "fp16")}
+    zero = config["zero_optimization"]
+    zero["overlap_comm"] = True
+    zero["contiguous_gradients"] = True
+    return config
+
+
+def _torchrun_line(row) -> str:
+    return (f"torchrun --nnodes {row.nodes} --nproc-per-node {row.gpus_per_node} "
+            f"--rdzv-backend c10d --rdzv-endpoint $MASTER_ADDR:{RDZV_PORT} train.py")
+
+
+def _env_text(row) -> str:
+    found = _env(row)
+    if found:
+        return "\n".join(f"export {k.name}={k.value}" for k in found)
+    if row.gpus == 1:
+        return "# one GPU: no collectives, nothing to set"
+    return (f"# '{row.algorithm}' is not one of NCCL's algorithms (NCCL_ALGO: Ring, Tree, NVLS):"
+            " leave NCCL_ALGO unset; NCCL picks its own")
+
+
+def _torch_text(row, compute_dtype: str) -> str:
+    k = {knob.name: knob.value for knob in _torch(row, compute_dtype)}
+    lines = [f"# {_torchrun_line(row)}",
+             f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps}"
+             + ("" if row.accumulation_steps == 1 else
+                " (backward under model.no_sync() on all but the last)" if row.zero_stage <= 1 else
+                " (sharded gradients are reduce-scattered on every micro-batch)")]
+    if row.zero_stage <= 1:
+        lines.append(f"model = DistributedDataParallel(model, bucket_cap_mb={k['bucket_cap_mb']}, "
+                     "gradient_as_bucket_view=True)")
+        if "comm_hook" in k:
+            lines.append("from torch.distributed.algorithms.ddp_comm_hooks import default_hooks")
+            lines.append(f"model.register_comm_hook(None, default_hooks.{k['comm_hook']})")
+        if row.zero_stage == 1:
+            lines.append("optimizer = ZeroRedundancyOptimizer(model.parameters(), "
+                         "optimizer_class=torch.optim.AdamW)")
+    else:
+        param = TORCH_DTYPE.get(compute_dtype, "torch.bfloat16")
+        lines.append(f"model = FullyShardedDataParallel(model, sharding_strategy="
+                     f"{k['sharding_strategy']}, mixed_precision=MixedPrecision(param_dtype={param}, "
+                     f"reduce_dtype={k['reduce_dtype']}), backward_prefetch="
+                     "BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True)")
+    return "\n".join(lines)
+
+
+def render(row, kind: str, compute_dtype: str = "bf16") -> str:
+    """The text to paste: shell exports, a PyTorch snippet, or DeepSpeed JSON (+ launch line)."""
+    knobs(row, kind)  # validates kind
+    if kind == "env":
+        return _env_text(row) + "\n" + _torchrun_line(row)
+    if kind == "torch":
+        return _torch_text(row, compute_dtype)
+    return json.dumps(deepspeed_config(row, compute_dtype), indent=2)

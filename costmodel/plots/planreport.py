@@ -1,0 +1,133 @@
+"""One self-contained HTML page for a plan: recommendation, alternatives, step, memory,
+sensitivity and the chosen algorithm's collectives over message size.
+
+Input is :class:`costmodel.planner.recommend.Plan` (or its ``to_dict()``); the charts are plotly
+figures written with plotly.js inlined once, so the page opens offline.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from costmodel.plots.planfig import plan_figure
+from dpbase.units import format_size
+
+FONT = {"family": "DejaVu Sans, Arial, sans-serif", "size": 13}
+STEP_PARTS = (("compute_s", "compute"), ("exposed_comm_s", "exposed communication"),
+              ("optimizer_s", "optimizer"))
+
+
+def _layout(fig, title: str, **extra) -> Any:
+    fig.update_layout(title={"text": title}, template="plotly_white", font=FONT, height=420,
+                      margin={"t": 70}, **extra)
+    return fig
+
+
+def step_figure(plan: dict) -> Any:
+    """Stacked bars: each ranked plan's step split into compute, exposed comm and optimizer."""
+    import plotly.graph_objects as go
+
+    rows = plan["candidates"]
+    names = [f"#{r['rank']} {r['algorithm']} ZeRO-{r['zero_stage']} {r['micro_batch']}x"
+             f"{r['accumulation_steps']}" for r in rows]
+    fig = go.Figure([go.Bar(name=label, x=names, y=[r[key] for r in rows])
+                     for key, label in STEP_PARTS])
+    return _layout(fig, "Step time of the ranked plans (s)", barmode="stack",
+                   yaxis={"title": {"text": "seconds per optimizer step"}})
+
+
+def memory_figure(plan: dict) -> Any:
+    """One stacked bar of the recommended plan's memory per GPU, with capacity and reserve."""
+    import plotly.graph_objects as go
+
+    parts = plan["findings"].get("memory_parts") or {}
+    best = plan["best"]
+    capacity = best["memory_bytes"] + best["memory_headroom_bytes"]
+    fig = go.Figure([go.Bar(name=name, x=["recommended plan"], y=[value / 1e9])
+                     for name, value in parts.items()])
+    fig.add_hline(y=capacity / 1e9, line_dash="dash", annotation_text="GPU memory")
+    fig.add_hline(y=(capacity - plan["memory_reserve_bytes"]) / 1e9, line_dash="dot",
+                  annotation_text="usable (memory reserve kept free)")
+    return _layout(fig, "Memory per GPU (GB)", barmode="stack", yaxis={"title": {"text": "GB"}})
+
+
+def sensitivity_figure(plan: dict) -> Any:
+    """Throughput change of the recommended plan with each input scaled."""
+    import plotly.graph_objects as go
+
+    rows = plan["sensitivity"]
+    fig = go.Figure(go.Bar(x=[f"{r['parameter']} x{r['factor']:g}" for r in rows],
+                           y=[100 * r["change"] for r in rows]))
+    return _layout(fig, "Sensitivity: throughput change (%)",
+                   yaxis={"title": {"text": "% change in samples/s"}})
+
+
+def comm_figure(plan: dict) -> Any | None:
+    """The chosen algorithm's collectives over message size on the plan's GPUs (log-log)."""
+    import plotly.graph_objects as go
+
+    sweep = plan["findings"].get("comm_sweep")
+    if not sweep:
+        return None
+    fig = go.Figure([go.Scatter(name=primitive, x=sweep["sizes_bytes"], y=seconds,
+                                mode="lines+markers") for primitive, seconds in sweep["seconds"].items()])
+    bucket = plan["best"]["bucket_bytes"]
+    fig.add_vline(x=bucket, line_dash="dash", annotation_text=f"bucket {format_size(bucket)}")
+    return _layout(fig, f"{sweep['algorithm']} on {sweep['gpus']} GPUs: time per call",
+                   xaxis={"type": "log", "title": {"text": "bytes per call"}},
+                   yaxis={"type": "log", "title": {"text": "seconds"}})
+
+
+def _table(plan: dict) -> str:
+    keys = (("rank", "#"), ("algorithm", "algorithm"), ("gpus", "GPUs"), ("micro_batch", "micro-batch"),
+            ("accumulation_steps", "accum"), ("bucket_bytes", "bucket"), ("grad_dtype", "grads"), ("zero_stage", "ZeRO"),
+            ("total_s", "step (s)"), ("samples_per_s", "samples/s"),
+            ("memory_headroom_bytes", "headroom (GB)"))
+    head = "".join(f"<th>{html.escape(label)}</th>" for _, label in keys)
+    body = []
+    for row in plan["candidates"]:
+        cells = []
+        for key, _ in keys:
+            value = row[key]
+            if key == "total_s":
+                value = f"{value:#.4g}"
+            elif key == "samples_per_s":
+                value = f"{value:,.1f}"
+            elif key == "bucket_bytes":
+                sizes = row.get("bucket_bytes_range") or (value,)
+                value = "-".join(dict.fromkeys(format_size(v) for v in (min(sizes), max(sizes))))
+            elif key == "memory_headroom_bytes":
+                value = f"{value / 1e9:.1f}"
+            cells.append(f"<td>{html.escape(str(value))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+STYLE = ("body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+         "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;"
+         "text-align:right}p.reason{white-space:pre-line;line-height:1.4}")
+
+
+def report_html(plan: Any) -> str:
+    """The whole page as a string."""
+    data = plan.to_dict() if hasattr(plan, "to_dict") else plan
+    figures = [plan_figure(data), step_figure(data), memory_figure(data), sensitivity_figure(data)]
+    comm = comm_figure(data)
+    if comm is not None:
+        figures.append(comm)
+    charts = [fig.to_html(full_html=False, include_plotlyjs=(i == 0), config={"responsive": True})
+              for i, fig in enumerate(figures)]
+    title = f"Plan for {data['model']} on {data['cluster']}, global batch {data['global_batch']}"
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>" + html.escape(title)
+            + f"</title><style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
+            + f"<p class='reason'>{html.escape(data['reason'])}</p><h2>Ranked alternatives</h2>"
+            + _table(data) + "".join(f"<div>{c}</div>" for c in charts) + "</body></html>")
+
+
+def write_report(plan: Any, path: str | Path) -> Path:
+    """Write :func:`report_html` to ``path``."""
+    out = Path(path)
+    out.write_text(report_html(plan), encoding="utf-8")
+    return out

@@ -1,0 +1,43 @@
+"""NCCL topologies are cached by the system's value, never by its name.
+
+A user TOML that reuses a bundled name (here: a DGX H100 whose NICs run at 50 Gb/s instead of 400)
+must get its own topology and a slower multi-node all-reduce, in the same process as the bundled one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import hardware
+from costmodel.cluster.comm import CommModel
+from costmodel.cluster.mapping import Layout
+from costmodel.cluster.query import Query, run_query
+
+GIB = 2**30
+
+
+def _slow_nics(system: hardware.System) -> hardware.System:
+    return dataclasses.replace(system, nic_bandwidth_Bps=system.nic_bandwidth_Bps / 8)
+
+
+def test_same_name_different_value_gets_its_own_topology():
+    bundled = hardware.load_system("dgx-h100")
+    user = _slow_nics(bundled)
+    assert user.name == bundled.name and user != bundled
+    fast = CommModel(Layout(bundled, 2, 8), backend="nccl").time_s("all-reduce", GIB)
+    slow = CommModel(Layout(user, 2, 8), backend="nccl").time_s("all-reduce", GIB)
+    again = CommModel(Layout(bundled, 2, 8), backend="nccl").time_s("all-reduce", GIB)
+    assert slow > 3 * fast  # NICs 8x slower: the network term grows several-fold
+    assert again == fast
+
+
+def test_user_toml_reusing_a_bundled_name_through_the_cli_query(tmp_path):
+    bundled = hardware.load_system("dgx-h100")
+    text = hardware.to_toml(_slow_nics(bundled))
+    path = tmp_path / "dgx-h100.toml"
+    path.write_text(text, encoding="utf-8")
+    args = dict(primitive="all-reduce", size=GIB, nodes=2, backend="nccl")
+    first = run_query(Query(cluster="dgx-h100", **args))[0].time_s
+    mine = run_query(Query(cluster=str(path), **args))[0].time_s
+    assert mine > 3 * first
+    assert run_query(Query(cluster="dgx-h100", **args))[0].time_s == first

@@ -1,0 +1,121 @@
+"""Constraints and cost: deadline, budget, prices and power, cost/energy objectives, partial
+nodes, and the scale limits (issue 18)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from cli import app
+from costmodel.planner import grid
+from costmodel.planner.economics import economics_for
+from costmodel.planner.recommend import plan
+from dpbase.errors import InputError
+
+GPU_HOURS = dict(nodes=16, global_batch=1024, objective="gpu-hours", tokens=300e9, explain=False)
+
+
+def test_gpu_hours_without_a_deadline_takes_one_gpu_and_with_one_meets_it():
+    free = plan("1.3B", "dgx-a100", **GPU_HOURS)
+    assert free.best.gpus == 1 and free.best.hours_to_train > 14 * 24  # the issue's 193 days
+    bound = plan("1.3B", "dgx-a100", deadline_hours=14 * 24, **GPU_HOURS)
+    assert bound.best.hours_to_train <= 14 * 24
+    assert all(row.hours_to_train <= 14 * 24 for row in bound.candidates)
+    # the deadline costs little: within a few per cent of the unconstrained GPU-hours
+    assert bound.best.gpu_hours <= free.best.gpu_hours * 1.05
+
+
+def test_an_impossible_deadline_says_what_the_fastest_plan_needs():
+    with pytest.raises(InputError, match="deadline.*the fastest plan needs"):
+        plan("1.3B", "dgx-a100", deadline_hours=1.0, **GPU_HOURS)
+
+
+def test_cost_and_energy_are_gpu_hours_times_price_and_power():
+    result = plan("1.3B", "dgx-h100", nodes=2, global_batch=128, objective="cost", tokens=1e10,
+                  explain=False)
+    money = economics_for("h100-sxm")
+    assert money.price_per_gpu_hour == pytest.approx(98.32 / 8, rel=1e-3)
+    for row in result.candidates:
+        assert row.cost == pytest.approx(row.gpu_hours * money.price_per_gpu_hour)
+        assert row.energy_kwh == pytest.approx(row.gpu_hours * 700 / 1000)
+    assert result.best.objective_value == pytest.approx(result.best.cost)
+    mine = plan("1.3B", "dgx-h100", nodes=2, global_batch=128, objective="energy", tokens=1e10,
+                power_w=350.0, explain=False)
+    assert mine.best.energy_kwh == pytest.approx(mine.best.gpu_hours * 0.35)
+
+
+def test_a_budget_excludes_plans_that_cost_more():
+    kwargs = dict(nodes=4, global_batch=512, objective="throughput", tokens=1e10, explain=False,
+                  top=50)
+    free = plan("1.3B", "dgx-h100", **kwargs)
+    limit = float(np.median([row.cost for row in free.candidates]))
+    bound = plan("1.3B", "dgx-h100", budget=limit, **kwargs)
+    assert all(row.cost <= limit for row in bound.candidates)
+    assert free.best.cost > limit or free.best == bound.best
+
+
+def test_cost_needs_a_price_where_none_is_bundled():
+    with pytest.raises(InputError, match="price_per_gpu_hour"):
+        plan("1.3B", "dgx-b200", global_batch=64, objective="cost", tokens=1e9, explain=False)
+    got = plan("1.3B", "dgx-b200", global_batch=64, objective="cost", tokens=1e9, explain=False,
+               price_per_gpu_hour=6.0)
+    assert got.best.cost == pytest.approx(got.best.gpu_hours * 6.0)
+
+
+def test_partial_nodes_run_as_equal_processes_per_node():
+    result = plan("gpt2", "dgx-h100", gpus=20, global_batch=320, explain=False, top=50)
+    assert result.best.gpus == 20 and (result.best.nodes, result.best.gpus_per_node) == (4, 5)
+    for row in result.candidates:
+        assert row.nodes * row.gpus_per_node == row.gpus <= 20 and row.gpus_per_node <= 8
+        assert 320 % row.gpus == 0
+
+
+def test_partial_layouts_pack_each_count_on_the_fewest_nodes():
+    layouts = grid.partial_layouts(8, 100, 1, 24, 240)
+    totals = [n * g for n, g in layouts]
+    assert totals == sorted(t for t in range(1, 25) if 240 % t == 0)
+    assert (3, 8) in layouts and (4, 5) in layouts and (1, 6) in layouts
+
+
+@given(st.integers(1, 5000))
+def test_divisors_are_every_divisor_in_order(n):
+    assert grid.divisors(n) == [d for d in range(1, n + 1) if n % d == 0]
+
+
+def test_huge_batches_use_divisors_not_every_micro_batch():
+    space_cells = grid.cell_count([(1, 8)], 134217728)
+    assert space_cells == 25  # 2^24 samples per GPU: 25 divisors, not 16 million micro-batches
+    result = plan("llama2-7b", "dgx-h100", global_batch=134217728, explain=False)
+    assert result.best.micro_batch * result.best.accumulation_steps * result.best.gpus == 134217728
+
+
+@pytest.mark.parametrize("args,field", [
+    (["--nodes", "1000000000"], "nodes"), (["--global-batch", str(2**50)], "global_batch"),
+    (["--gpus", "100000000"], "max_gpus")])
+def test_absurd_scales_are_refused_in_one_line(args, field):
+    base = ["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--global-batch", "512"]
+    result = CliRunner().invoke(app, base + args)
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and field in lines[0]
+
+
+def test_cli_deadline_budget_and_objectives():
+    runner = CliRunner()
+    result = runner.invoke(app, ["plan", "--model", "1.3B", "--cluster", "dgx-a100", "--nodes", "16",
+                                 "--global-batch", "1024", "--objective", "gpu-hours", "--tokens",
+                                 "300B", "--deadline", "14d", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["best"]["hours_to_train"] <= 14 * 24 and data["deadline_hours"] == 14 * 24
+    bad = runner.invoke(app, ["plan", "--model", "1.3B", "--cluster", "dgx-a100", "--global-batch",
+                              "64", "--deadline", "soon", "--tokens", "1B"])
+    assert bad.exit_code == 2 and bad.output.startswith("error: deadline")
+    reserve = runner.invoke(app, ["plan", "--model", "1.3B", "--cluster", "dgx-a100",
+                                  "--global-batch", "64", "--memory-reserve", "150%"])
+    assert reserve.exit_code == 2 and reserve.output.startswith("error: memory_reserve")

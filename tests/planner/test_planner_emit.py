@@ -1,0 +1,99 @@
+"""Runnable output: every emitted setting is a documented framework name and maps to a plan field."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from costmodel.planner import emit
+from costmodel.planner.rank import PlanRow
+from costmodel.planner.recommend import plan
+
+# DeepSpeed configuration JSON keys (deepspeed.ai/docs/config-json: batch size, fp16/bf16,
+# communication options and ZeRO optimizations sections).
+DEEPSPEED_TOP = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                 "bf16", "fp16", "communication_data_type", "zero_optimization"}
+DEEPSPEED_ZERO = {"stage", "overlap_comm", "contiguous_gradients", "reduce_bucket_size",
+                  "allgather_bucket_size", "stage3_prefetch_bucket_size", "reduce_scatter",
+                  "allgather_partitions"}
+# PyTorch: DistributedDataParallel(bucket_cap_mb=...), ddp_comm_hooks.default_hooks,
+# FullyShardedDataParallel(sharding_strategy=...), MixedPrecision(reduce_dtype=...),
+# ZeroRedundancyOptimizer; torchrun --nnodes / --nproc-per-node; the training loop's micro-batch
+# and accumulation (HF/Lightning spell them so too).
+TORCH_NAMES = {"bucket_cap_mb", "comm_hook", "sharding_strategy", "reduce_dtype",
+               "ZeroRedundancyOptimizer", "--nnodes", "--nproc-per-node", "micro_batch_size",
+               "gradient_accumulation_steps"}
+TORCH_VALUES = {"bf16_compress_hook", "fp16_compress_hook", "ShardingStrategy.SHARD_GRAD_OP",
+                "ShardingStrategy.FULL_SHARD"}
+NCCL_ALGO_VALUES = {"Ring", "Tree", "NVLS", "NVLSTree", "CollnetDirect", "CollnetChain", "PAT"}
+FIELDS = {f.name for f in dataclasses.fields(PlanRow)}
+
+CASES = {"zero1": ("llama2-7b", dict(nodes=4, global_batch=512, seq_len=4096)),
+         "ddp": ("gpt2", dict(nodes=2, global_batch=256)),
+         "zero3": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048))}
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def best(request):
+    model, kwargs = CASES[request.param]
+    return plan(model, "dgx-h100", explain=False, **kwargs).best
+
+
+def test_every_setting_is_documented_and_maps_to_a_plan_field(best):
+    for kind in emit.KINDS:
+        for knob in emit.knobs(best, kind):
+            assert knob.field in FIELDS
+            if kind == "deepspeed":
+                head, _, tail = knob.name.partition(".")
+                assert head in DEEPSPEED_TOP and (not tail or tail in DEEPSPEED_ZERO)
+            elif kind == "torch":
+                assert knob.name in TORCH_NAMES
+                if isinstance(knob.value, str) and knob.name != "reduce_dtype":
+                    assert knob.value in TORCH_VALUES
+            else:
+                assert knob.name == "NCCL_ALGO" and knob.value in NCCL_ALGO_VALUES
+
+
+def test_deepspeed_json_reproduces_the_plan(best):
+    config = json.loads(emit.render(best, "deepspeed"))
+    assert set(config) <= DEEPSPEED_TOP and set(config["zero_optimization"]) <= DEEPSPEED_ZERO
+    assert config["train_micro_batch_size_per_gpu"] == best.micro_batch
+    assert config["gradient_accumulation_steps"] == best.accumulation_steps
+    assert config["train_batch_size"] == best.micro_batch * best.accumulation_steps * best.gpus
+    assert config["zero_optimization"]["stage"] == best.zero_stage
+    element = emit.DTYPE_BYTES[best.grad_dtype]
+    assert config["zero_optimization"]["reduce_bucket_size"] * element == pytest.approx(
+        best.bucket_bytes, abs=element)
+    assert config["bf16"]["enabled"] is True
+
+
+def test_torch_snippet_and_launch_line(best):
+    text = emit.render(best, "torch")
+    assert f"--nnodes {best.nodes} --nproc-per-node {best.gpus_per_node}" in text
+    if best.zero_stage <= 1:
+        assert f"bucket_cap_mb={best.bucket_bytes / 2**20:g}" in text
+    else:
+        assert emit.FSDP_STRATEGY[best.zero_stage] in text
+
+
+def test_nccl_algo_only_for_nccl_algorithms():
+    row = plan("gpt2", "dgx-h100", nodes=2, global_batch=256, explain=False).best
+    for name, value in (("ring", "Ring"), ("double-binary-tree", "Tree"), ("in-network", "NVLS")):
+        assert emit.knobs(dataclasses.replace(row, algorithm=name), "env")[0].value == value
+    other = dataclasses.replace(row, algorithm="recursive-doubling")
+    assert emit.knobs(other, "env") == []
+    assert "leave NCCL_ALGO unset" in emit.render(other, "env")
+
+
+def test_cli_emit_prints_parseable_deepspeed_json():
+    result = CliRunner().invoke(app, ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2",
+                                      "--global-batch", "256", "--emit", "deepspeed"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["zero_optimization"]["stage"] in (0, 1, 2, 3)
+    bad = CliRunner().invoke(app, ["plan", "--model", "gpt2", "--cluster", "dgx-h100",
+                                   "--global-batch", "256", "--emit", "jax"])
+    assert bad.exit_code == 2

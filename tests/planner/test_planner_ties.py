@@ -1,0 +1,120 @@
+"""Ties and choices: the tie band, the tie-break rules (brute force), collapsed rows, wording."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+import hardware
+from costmodel.planner import choose, grid
+from costmodel.planner.comm import all_reduce_algorithms
+from costmodel.planner.rank import objective_scores
+from costmodel.planner.recommend import build_space, plan, training_setting
+from costmodel.training.workloads import load_model
+
+MIB = 2**20
+
+
+def _sweep(model, cluster, nodes, batch, seq):
+    system = hardware.load_system(cluster)
+    workload = load_model(model)
+    setting = training_setting(workload, system, seq_len=seq, compute_dtype="bf16", mfu=None,
+                               optimizer="adamw", jitter_cv=0.0, backend="ideal")
+    space = build_space(system, nodes=nodes, global_batch=batch, min_gpus=1,
+                        max_gpus=nodes * system.gpus_per_node,
+                        algorithms=all_reduce_algorithms(system, nodes, "ideal"),
+                        bucket_bytes=(5 * MIB, 25 * MIB, 400 * MIB), grad_dtypes=("bf16", "fp32"))
+    return setting, grid.sweep(setting, system, space)
+
+
+def _brute_choice(scores, keys, band):
+    """The tie-break by a plain loop: among plans within the band, the smallest key tuple."""
+    flat = scores.ravel()
+    best = min(flat[np.isfinite(flat)])
+    tied = [i for i in range(flat.size) if np.isfinite(flat[i]) and flat[i] <= best + band * abs(best)]
+    return min(tied, key=lambda i: (tuple(float(k.ravel()[i]) for k in keys), i)), tied
+
+
+def test_tie_break_rules_hold_against_a_brute_force_loop():
+    for model, cluster, nodes, batch, seq in (("llama2-7b", "dgx-h100", 4, 512, 4096),
+                                              ("1.3B", "dgx-a100", 2, 128, 2048),
+                                              ("gpt2", "dgx-h100", 2, 64, 1024)):
+        setting, sweep = _sweep(model, cluster, nodes, batch, seq)
+        scores = objective_scores(sweep, setting, "throughput", None)
+        keys = choose.rule_keys(sweep, setting.workload.params, scores)
+        for band in (0.0, 0.005, 0.02, 0.05):
+            chosen, tied = _brute_choice(scores, keys, band)
+            order = choose.order(scores, keys, band, 10)
+            assert order[0] == chosen
+            fastest = int(np.argmin(scores))
+            rule = choose.deciding_rule(keys, chosen, fastest)
+            if chosen == fastest:
+                assert rule is None
+                continue
+            at = choose.RULES.index(rule)
+            for earlier in keys[:at]:  # equal on every rule before the deciding one ...
+                assert earlier.ravel()[chosen] == earlier.ravel()[fastest]
+            assert keys[at].ravel()[chosen] < keys[at].ravel()[fastest]  # ... strictly better on it
+            # and no tied plan beats the chosen one on the rules in order
+            for i in tied:
+                assert tuple(float(k.ravel()[chosen]) for k in keys) <= tuple(float(k.ravel()[i]) for k in keys)
+
+
+@given(st.lists(st.floats(1.0, 2.0), min_size=2, max_size=40), st.floats(0.0, 0.3),
+       st.randoms(use_true_random=False))
+def test_order_puts_the_tied_plans_first_sorted_by_the_rules(values, band, rnd):
+    scores = np.array(values)
+    keys = [np.array([rnd.choice((0.0, 1.0)) for _ in values]) for _ in range(3)] + [scores]
+    order = choose.order(scores, keys, band, len(values))
+    tied = set(choose.tied(scores, band).tolist())
+    assert set(order[:len(tied)]) == tied
+    tied_keys = [tuple(k[i] for k in keys) for i in order[:len(tied)]]
+    assert tied_keys == sorted(tied_keys)
+    rest = [scores[i] for i in order[len(tied):]]
+    assert rest == sorted(rest) and len(order) == len(values)
+
+
+def test_bytes_sent_follow_the_zero_schedule():
+    setting, sweep = _sweep("1.3B", "dgx-h100", 2, 128, 2048)
+    sent = choose.bytes_sent(sweep, setting.workload.params)
+    space = sweep.space
+    c = int(np.flatnonzero(space.gpus == 16)[0])
+    n, k, params = 16.0, float(space.accumulation[c]), setting.workload.params
+    f = (n - 1) / n
+    bf16 = space.grad_dtypes.index("bf16")
+    got = [float(sent[0, z, bf16, 0, c]) for z in range(4)]
+    assert got == [2 * f * 2 * params, f * 4 * params, f * (k * 2 + 2) * params,
+                   f * k * 6 * params]
+
+
+def test_table_rows_differ_in_something_that_matters():
+    result = plan("llama2-7b", "dgx-h100", nodes=4, global_batch=512, seq_len=4096)
+    rows = result.candidates
+    for a, b in itertools.combinations(rows, 2):
+        same = all(getattr(a, f) == getattr(b, f) for f in (
+            "algorithm", "gpus", "micro_batch", "accumulation_steps", "grad_dtype", "zero_stage"))
+        assert not same or abs(a.total_s / b.total_s - 1) >= 1e-3
+    assert any(row.bucket_bytes_range for row in rows)
+    assert [row.rank for row in rows] == list(range(1, len(rows) + 1))
+
+
+def test_reason_names_the_rule_and_never_prints_minus_zero():
+    result = plan("llama2-7b", "dgx-h100", nodes=4, global_batch=512, seq_len=4096)
+    tie = result.findings["tie_break"]
+    assert tie and tie["rule"] in choose.RULES
+    assert f"tie-break rule '{tie['rule']}'" in result.reason
+    assert "-0.0%" not in result.reason and "+0.0%" not in result.reason
+    # every step time in the reason has four significant digits ("6.700 s", not "6.7 s")
+    for number in re.findall(r"step (?:time )?(\d+\.\d+) s", result.reason):
+        assert len(number.replace(".", "").lstrip("0")) == 4
+
+
+def test_tie_band_zero_is_the_exact_argmin_and_wider_bands_stay_within_them():
+    exact = plan("1.3B", "dgx-h100", nodes=2, global_batch=64, explain=False, tie_band=0.0)
+    for band in (0.01, 0.05):
+        wide = plan("1.3B", "dgx-h100", nodes=2, global_batch=64, explain=False, tie_band=band)
+        assert wide.best.total_s <= exact.best.total_s * (1 + band) * (1 + 1e-12)
