@@ -64,11 +64,15 @@ def main() -> None:
     except click.exceptions.Abort:
         sys.exit(130)
     except click.exceptions.UsageError as error:
+        from dpbase.text import printable
+
         hint = f" (see: dpcost {error.ctx.command_path.partition(' ')[2]} --help)".replace("  ", " ") if error.ctx else ""
-        sys.stderr.write(f"error: {error.format_message()}{hint}\n")
+        sys.stderr.write(f"error: {printable(error.format_message())}{hint}\n")
         sys.exit(2)
     except click.exceptions.ClickException as error:
-        sys.stderr.write(f"error: {error.format_message()}\n")
+        from dpbase.text import printable
+
+        sys.stderr.write(f"error: {printable(error.format_message())}\n")
         sys.exit(error.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
 

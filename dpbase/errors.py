@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+MAX_SHOWN_CHARS = 200  # longest value an error message quotes in full
+
 
 class DpcostError(Exception):
     """Base class of every error dpcost reports on purpose."""
@@ -33,7 +35,10 @@ class InputError(DpcostError, ValueError):
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{field}: got {value!r}; allowed: {allowed}")
+        shown = repr(value)
+        if len(shown) > MAX_SHOWN_CHARS:  # a 300-digit number or a whole file row: keep the line readable
+            shown = f"{shown[:MAX_SHOWN_CHARS // 2]}…({len(shown)} characters)"
+        super().__init__(f"{field}: got {shown}; allowed: {allowed}")
 
     def __str__(self) -> str:  # KeyError would otherwise quote the message
         return self.args[0]

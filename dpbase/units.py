@@ -15,6 +15,7 @@ import math
 import re
 
 from dpbase.errors import UnitError
+from dpbase.limits import MAX_SIZE_BYTES
 
 SIZE_UNITS_BYTES: dict[str, int] = {
     "B": 1,
@@ -34,7 +35,10 @@ TIME_ALLOWED = "a number with ns, us, µs, ms or s (e.g. 5us, 1.2ms)"
 
 def _split(field: str, text: str | float | int, allowed: str) -> tuple[float, str]:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return float(text), ""
+        try:
+            return float(text), ""
+        except OverflowError:  # an int beyond float range
+            raise UnitError(field, text, allowed) from None
     match = _QUANTITY.match(str(text))
     if not match:
         raise UnitError(field, text, allowed)
@@ -57,7 +61,10 @@ def parse_size(text: str | float | int, field: str = "size") -> float:
     key = unit.upper() if unit else "B"
     if key not in SIZE_UNITS_BYTES:
         raise UnitError(field, text, SIZE_ALLOWED)
-    return _check_finite(field, text, number * SIZE_UNITS_BYTES[key], SIZE_ALLOWED)
+    size_bytes = _check_finite(field, text, number * SIZE_UNITS_BYTES[key], SIZE_ALLOWED)
+    if size_bytes > MAX_SIZE_BYTES:
+        raise UnitError(field, text, f"{SIZE_ALLOWED}, at most 1 ZiB")
+    return size_bytes
 
 
 def parse_bandwidth(text: str | float | int, field: str = "bandwidth") -> float:
@@ -114,7 +121,11 @@ def format_size(size_bytes: float) -> str:
 
 
 def format_time(seconds: float) -> str:
-    """Seconds with a readable unit (ns, µs, ms, s)."""
+    """Seconds with a readable unit (ns, µs, ms, s).  A time that is not a finite number is
+    never printed as an answer: it raises InputError (the final guard of every text output)."""
+    if not math.isfinite(seconds):
+        raise UnitError("time", seconds, "a finite time: the inputs are outside the range the model can answer "
+                                         "(a bandwidth near 0, or a huge size, α or γ)")
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if abs(seconds) >= scale:
             return f"{seconds / scale:.4g} {unit}"

@@ -39,6 +39,9 @@ def _parse_toml(text: str, origin: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ProfileError(f"{origin} (TOML syntax)", str(error), "valid TOML (see https://toml.io)") from None
+    except RecursionError:  # tomllib recurses once per nesting level of arrays/inline tables
+        raise ProfileError(f"{origin} (TOML syntax)", "arrays or tables nested too deeply",
+                           "a hardware profile (a few levels of nesting)") from None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

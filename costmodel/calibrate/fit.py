@@ -11,7 +11,10 @@ count grows with the size) and then saturates them (a ramp).  So the fit tries 1
 
 where ``m`` is the number of points, ``S_k`` the least sum of absolute relative errors
 ``|pred/measured − 1|`` over all placements of the k−1 crossovers (found exactly by dynamic
-programming), and ``3k − 1`` counts the parameters (A and C per regime plus the crossovers).
+programming), and ``3k − 1`` counts the parameters (A and C per regime plus the crossovers).  The search is
+bounded so its cost does not grow with the log: a log of more than ``MAX_FIT_POINTS`` points
+is fitted on weighted representatives (medians of slices of each size's times), and the
+crossovers are searched at up to ``MAX_CUTS`` size boundaries, evenly spread (a note says so).
 An extra regime must therefore cut the mean error by a factor ``m^(−3/m)``-ish, and no
 improvement below the measurement noise floor counts: the criterion, not the cap, decides.
 
@@ -53,6 +56,11 @@ from dpbase.errors import InputError
 # tree/ring switch.  The criterion picks fewer on all but one of the validation logs.
 MAX_REGIMES = 8
 MIN_POINTS_PER_REGIME = 3  # a 2-parameter line needs a third point to show any error
+# Bounds on the work of the segment search, so calibrate is linear in the log: at most this
+# many (weighted) points are fitted, and a regime may start at most at this many sizes. The
+# validation logs (at most 32 sizes, 64 points) are far below both, so they are fitted exactly.
+MAX_FIT_POINTS = 512
+MAX_CUTS = 40  # a full -f 2 sweep from 8 B to 4 TiB has 39 size boundaries
 # Median |in-place / out-of-place − 1| over the 734 rows of the validation logs
 # (tests/data/calibration/raw, from /work/shared/validation): run-to-run noise of nccl-tests.
 NOISE_FLOOR_REL = 0.0065
@@ -151,14 +159,19 @@ def _irls(design: np.ndarray, mask: np.ndarray) -> np.ndarray:
     ``design`` is (points, p) and already scaled to order 1; ``mask`` (batch, points) is 0/1.
     """
     weights = mask.astype(float)
-    identity = np.eye(design.shape[1])
-    theta = np.zeros((len(mask), design.shape[1]))
+    p = design.shape[1]
+    identity = np.eye(p)
+    products = (design[:, :, None] * design[:, None, :]).reshape(len(design), p * p)  # (points, p²)
+    theta = np.zeros((len(mask), p))
     for _ in range(IRLS_ITERATIONS):
-        gram = np.einsum("bm,mi,mj->bij", weights, design, design)
+        gram = (weights @ products).reshape(len(mask), p, p)  # Σ_m w·dᵢdⱼ per batch row (one BLAS call)
         diagonal = np.einsum("bii->bi", gram)
         gram = gram + identity * (IRLS_RIDGE * diagonal + np.finfo(float).tiny)[:, None, :]
         theta = np.linalg.solve(gram, (weights @ design)[:, :, None])[:, :, 0]
-        residual = np.abs(theta @ design.T - 1)
+        fitted = theta[:, :1] * design[:, 0]  # θ·dᵀ column by column: cheaper than a k = p matmul
+        for column in range(1, p):
+            fitted += theta[:, column:column + 1] * design[:, column]
+        residual = np.abs(fitted - 1)
         weights = mask / np.maximum(residual, IRLS_MIN_WEIGHT_RESIDUAL)
     return theta
 
@@ -183,15 +196,66 @@ def fit_lines(sizes_bytes: np.ndarray, times_s: np.ndarray, mask: np.ndarray) ->
     return np.column_stack([chosen, costs[best, np.arange(len(mask))]])
 
 
-def _segment_table(sizes: np.ndarray, times: np.ndarray) -> dict[tuple[int, int], tuple[float, float, float]]:
-    """Fit of every contiguous range [i, j) with enough points that does not split equal sizes."""
+@dataclass(frozen=True, slots=True)
+class _Points:
+    """The points the segments are fitted on: sorted sizes and times, each with a weight (how
+    many measured points it stands for; 1 unless the log is larger than ``MAX_FIT_POINTS``)."""
+
+    sizes: np.ndarray
+    times: np.ndarray
+    weights: np.ndarray
+
+    @property
+    def total(self) -> int:
+        return int(round(float(self.weights.sum())))
+
+
+def _representatives(sizes: np.ndarray, times: np.ndarray) -> _Points:
+    """All points if there are at most ``MAX_FIT_POINTS``; else at most that many weighted ones:
+    per distinct size the medians of up to q equal-count slices of its sorted times (weight =
+    slice count), and if there are more distinct sizes than the cap, every j-th distinct size
+    (first and last kept) standing for the sizes up to the next one kept.  Linear in the log
+    after the sort, and what the segment search costs no longer grows with the log."""
+    if len(sizes) <= MAX_FIT_POINTS:
+        return _Points(sizes, times, np.ones(len(sizes)))
+    distinct, starts, counts = np.unique(sizes, return_index=True, return_counts=True)
+    if len(distinct) > MAX_FIT_POINTS:
+        kept = np.unique(np.linspace(0, len(distinct) - 1, MAX_FIT_POINTS).round().astype(int))
+        group_counts = np.add.reduceat(counts, kept)
+        ordered = [np.sort(times[starts[i]:starts[i] + counts[i]]) for i in kept]
+        return _Points(distinct[kept], np.array([float(np.median(t)) for t in ordered]),
+                       group_counts.astype(float))
+    per_size = max(1, MAX_FIT_POINTS // len(distinct))
+    out_sizes, out_times, out_weights = [], [], []
+    for size, start, count in zip(distinct, starts, counts):
+        ordered = np.sort(times[start:start + count])
+        for part in np.array_split(ordered, min(per_size, count)):
+            out_sizes.append(size)
+            out_times.append(float(np.median(part)))
+            out_weights.append(float(len(part)))
+    return _Points(np.array(out_sizes), np.array(out_times), np.array(out_weights))
+
+
+def _candidate_cuts(sizes: np.ndarray) -> list[int]:
+    """Where a regime may start: between two distinct sizes; at most ``MAX_CUTS`` of them,
+    evenly spread over the distinct sizes, so the segments are at most ~MAX_CUTS²/2."""
     m = len(sizes)
-    cuts = [0] + [i for i in range(1, m) if sizes[i] > sizes[i - 1]] + [m]
+    inner = [i for i in range(1, m) if sizes[i] > sizes[i - 1]]
+    if len(inner) > MAX_CUTS:
+        inner = [inner[int(j)] for j in np.unique(np.linspace(0, len(inner) - 1, MAX_CUTS).round().astype(int))]
+    return [0] + inner + [m]
+
+
+def _segment_table(points: _Points) -> dict[tuple[int, int], tuple[float, float, float]]:
+    """Fit of every contiguous range [i, j) between candidate cuts with enough points."""
+    m = len(points.sizes)
+    cuts = _candidate_cuts(points.sizes)
+    cumulative = np.concatenate([[0.0], np.cumsum(points.weights)])
     segments = [(start, stop) for a, start in enumerate(cuts) for stop in cuts[a + 1:]
-                if stop - start >= MIN_POINTS_PER_REGIME or (start == 0 and stop == m)]
+                if cumulative[stop] - cumulative[start] >= MIN_POINTS_PER_REGIME or (start == 0 and stop == m)]
     index = np.arange(m)
-    mask = np.array([(index >= start) & (index < stop) for start, stop in segments])
-    fits = fit_lines(sizes, times, mask)
+    mask = np.array([((index >= start) & (index < stop)) * points.weights for start, stop in segments])
+    fits = fit_lines(points.sizes, points.times, mask)
     return {segment: (float(a), float(c), float(cost)) for segment, (a, c, cost) in zip(segments, fits)}
 
 
@@ -230,7 +294,7 @@ def _handover(left: tuple[float, float], right: tuple[float, float], last: float
     return math.sqrt(last * first), None
 
 
-def _regimes(table, segments, sizes: np.ndarray) -> tuple[Regime, ...]:
+def _regimes(table, segments, sizes: np.ndarray, weights: np.ndarray) -> tuple[Regime, ...]:
     """The fitted lines in size order, each followed by its hand-over (a transition regime
     when the next line does not meet it across the gap)."""
     lines = [table[s][:2] for s in segments]
@@ -241,7 +305,7 @@ def _regimes(table, segments, sizes: np.ndarray) -> tuple[Regime, ...]:
             last, first = float(sizes[stop - 1]), float(sizes[segments[i + 1][0]])
             bound, bridge = _handover((a, c), lines[i + 1], last, first)
         regimes.append(Regime(latency_s=a, seconds_per_byte=c, min_size_bytes=float(sizes[start]),
-                              max_size_bytes=float(bound), points=stop - start))
+                              max_size_bytes=float(bound), points=int(round(float(weights[start:stop].sum())))))
         if bridge is not None:
             regimes.append(Regime(latency_s=bridge[0], seconds_per_byte=bridge[1], min_size_bytes=last,
                                   max_size_bytes=first, points=0, transition=True))
@@ -255,11 +319,15 @@ def falls(sizes_bytes: Sequence[float], times_s: Sequence[float],
     lowest time below it before a new peak, deepest first.  The fastest of a size's
     measurements is used because interference only ever slows a run down."""
     sizes, times = np.asarray(sizes_bytes, float), np.asarray(times_s, float)
-    distinct = np.unique(sizes)
-    fastest = np.array([times[sizes == size].min() for size in distinct])
+    order = np.argsort(sizes, kind="stable")
+    sizes, times = sizes[order], times[order]
+    distinct, starts = np.unique(sizes, return_index=True)
+    fastest = np.minimum.reduceat(times, starts) if len(times) else np.array([])
     found: dict[int, int] = {}  # peak index -> index of the lowest time below it
+    peak = 0  # the first index of the largest fastest time so far (a running argmax)
     for i in range(1, len(distinct)):
-        peak = int(np.argmax(fastest[:i]))
+        if fastest[i - 1] > fastest[peak]:
+            peak = i - 1
         if fastest[i] < (1 - threshold_rel) * fastest[peak]:
             if peak not in found or fastest[i] < fastest[found[peak]]:
                 found[peak] = i
@@ -302,8 +370,9 @@ def _notes(regimes: Sequence[Regime], sizes: np.ndarray, times: np.ndarray, scor
 def _check_points(sizes: np.ndarray, times: np.ndarray) -> None:
     if len(sizes) == 0:
         raise InputError("measurements", "no rows with a positive size and time", "at least one row")
-    if len(sizes) != len(times) or not (np.all(times > 0) and np.all(sizes > 0)):
-        raise InputError("measurements", "sizes and times", "positive sizes and times of equal length")
+    if len(sizes) != len(times) or not (np.all(times > 0) and np.all(sizes > 0)) \
+            or not (np.all(np.isfinite(times)) and np.all(np.isfinite(sizes))):
+        raise InputError("measurements", "sizes and times", "finite positive sizes and times of equal length")
 
 
 def _bandwidth_only(sizes: np.ndarray, times: np.ndarray) -> Fit:
@@ -326,16 +395,23 @@ def fit_times(sizes_bytes: Sequence[float], times_s: Sequence[float], max_regime
         raise InputError("max_regimes", max_regimes, f"an integer from 1 to {MAX_REGIMES}")
     if len(np.unique(sizes)) == 1:
         return _bandwidth_only(sizes, times)
-    table, m = _segment_table(sizes, times), len(sizes)
-    options = [_best_partition(table, m, k) for k in range(1, max_regimes + 1)]
+    points = _representatives(sizes, times)
+    table, m = _segment_table(points), len(sizes)
+    options = [_best_partition(table, len(points.sizes), k) for k in range(1, max_regimes + 1)]
     scores = [_score(o[0], m, k) if o else math.inf for k, o in enumerate(options, start=1)]
     chosen = options[int(np.argmin(scores))]
-    regimes = _regimes(table, chosen[1], sizes)
+    regimes = _regimes(table, chosen[1], points.sizes, points.weights)
     errors = predict_s(regimes, sizes) / times - 1
     found = falls(sizes, times)
+    notes = _notes(regimes, sizes, times, scores, found)
+    boundaries = int(np.count_nonzero(np.diff(points.sizes) > 0))
+    if len(points.sizes) < m or boundaries > MAX_CUTS:
+        notes.append(f"large log ({m} points, {boundaries + 1} sizes): fitted on {len(points.sizes)} weighted "
+                     f"representative points, crossovers searched at {min(boundaries, MAX_CUTS)} of "
+                     f"{boundaries} size boundaries; residuals are over every point")
     return Fit(regimes=regimes, sizes_bytes=tuple(sizes), times_s=tuple(times),
                relative_errors=tuple(float(e) for e in errors), scores=tuple(scores), falls=found,
-               notes=tuple(_notes(regimes, sizes, times, scores, found)))
+               notes=tuple(notes))
 
 
 def cross_validate(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:

@@ -86,7 +86,8 @@ def resolve_log(log: Log, collective: str | None = None, ranks: int | None = Non
 
 
 def points(logs: Sequence[Log], block: str = "both") -> tuple[list[float], list[float]]:
-    """(sizes, times) of the rows of ``logs`` with a positive size and time."""
+    """(sizes, times) of the rows of ``logs``; N/A and 0-byte rows are skipped, a negative size or a
+    time that is not a finite number > 0 is refused (InputError naming the line)."""
     if block not in BLOCKS:
         raise InputError("block", block, ", ".join(BLOCKS))
     sizes, times = [], []
@@ -95,9 +96,14 @@ def points(logs: Sequence[Log], block: str = "both") -> tuple[list[float], list[
             chosen = {"both": (row.time_oop_s, row.time_ip_s), "out-of-place": (row.time_oop_s,),
                       "in-place": (row.time_ip_s,)}[block]
             for time_s in chosen:
-                if row.size_bytes > 0 and time_s and time_s > 0:
-                    sizes.append(float(row.size_bytes))
-                    times.append(time_s)
+                if time_s is None or row.size_bytes == 0:  # N/A, or a 0-byte call (no curve point)
+                    continue
+                if row.size_bytes < 0 or not math.isfinite(time_s) or time_s <= 0:
+                    what, value = ("size", row.size_bytes) if row.size_bytes < 0 else ("time", time_s)
+                    raise InputError(f"{log.source_path} line {row.line} {what}", value,
+                                     "a measured size >= 0 and a finite time > 0")
+                sizes.append(float(row.size_bytes))
+                times.append(time_s)
     return sizes, times
 
 
@@ -175,6 +181,9 @@ def calibrate(logs: Sequence[Log], *, collective: str | None = None, ranks: int 
     """Fit ``logs`` (one collective on one set of ranks) and derive link parameters."""
     if not logs:
         raise InputError("logs", "none", "at least one nccl-tests log")
+    for field, value, least in (("ranks", ranks, 2), ("nodes", nodes, 1)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least):
+            raise InputError(field, value, f"an integer >= {least} (or leave it out to read it from the log)")
     resolved = [resolve_log(log, collective, ranks, nodes) for log in logs]
     chosen = _same([log.collective for log in resolved], "collective")
     chosen_ranks = _same([log.ranks for log in resolved], "ranks")

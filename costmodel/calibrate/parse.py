@@ -21,9 +21,13 @@ Units are converted here, at the edge: µs → s and GB/s (1e9 B/s) → B/s.
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import re
+import sys
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,9 +96,12 @@ def _value(token: str, name: str, number: int) -> float | None:
     if token.upper() == "N/A":
         return None
     try:
-        return float(token)
+        value = float(token)
     except ValueError:
         raise ParseError(f"line {number} column {name}", token, "a number or N/A") from None
+    if not math.isfinite(value):
+        raise ParseError(f"line {number} column {name}", token, "a finite number or N/A")
+    return value
 
 
 def _is_row(tokens: list[str]) -> bool:
@@ -129,7 +136,8 @@ def _scaled(value: float | None, scale: float) -> float | None:
 def _measurement(tokens, redop, root, values, number) -> Measurement:
     t_oop, a_oop, b_oop, c_oop, t_ip, a_ip, b_ip, c_ip = values
     return Measurement(
-        size_bytes=int(tokens[0]), count=int(tokens[1]), dtype=tokens[2], redop=redop, root=root,
+        size_bytes=int(tokens[0]), count=int(tokens[1]), dtype=sys.intern(tokens[2]),
+        redop=sys.intern(redop) if redop else redop, root=root,
         time_oop_s=_scaled(t_oop, NCCL_TESTS_TIME_S), algbw_oop_Bps=_scaled(a_oop, NCCL_TESTS_BANDWIDTH_BPS),
         busbw_oop_Bps=_scaled(b_oop, NCCL_TESTS_BANDWIDTH_BPS), check_oop=c_oop,
         time_ip_s=_scaled(t_ip, NCCL_TESTS_TIME_S), algbw_ip_Bps=_scaled(a_ip, NCCL_TESTS_BANDWIDTH_BPS),
@@ -156,10 +164,10 @@ class _Header:
 
 
 def _version(text: str) -> str | None:
-    match = _VERSION.search(text)
+    match = _VERSION.search(text) if " version" in text else None
     if match:
         return match.group(1)
-    library = _LIBRARY.search(text)
+    library = _LIBRARY.search(text) if "nccl-library=" in text else None
     if not library:
         return None
     code = int(library.group(1))  # NCCL_VERSION_CODE: X*10000+Y*100+Z from 2.9, else X*1000+Y*100+Z
@@ -168,23 +176,30 @@ def _version(text: str) -> str | None:
     return f"{code // 1000}.{code // 100 % 10}.{code % 100}"
 
 
-def _scan(text: str) -> tuple[list[tuple[int, list[str]]], _Header]:
-    header, candidates = _Header(ranks={}, columns=[]), []
-    for number, raw in enumerate(text.splitlines(), start=1):
+def _candidates(text: str, header: _Header | None = None) -> Iterator[tuple[int, list[str]]]:
+    """(line number, tokens) of every line that starts like a result row, one at a time;
+    ``#`` lines go to ``header`` when given.  Nothing is kept, so a large log costs its rows."""
+    for number, raw in enumerate(io.StringIO(text, newline=None), start=1):
         line = _strip_prefix(raw)
         if line.lstrip().startswith("#"):
-            header.read(line.strip())
+            if header is not None:
+                header.read(line.strip())
             continue
         tokens = line.split()
         if _is_row(tokens):
-            candidates.append((number, tokens))
-    return candidates, header
+            yield number, tokens
 
 
-def _has_root(candidates: list[tuple[int, list[str]]], header: _Header) -> bool:
+def _scan(text: str) -> tuple[Counter, _Header]:
+    """First pass: the header and how many value columns the candidate rows have."""
+    header = _Header(ranks={}, columns=[])
+    widths = Counter(len(t) - 3 - int(len(t) > 3 and bool(_WORD.match(t[3]))) for _, t in _candidates(text, header))
+    return widths, header
+
+
+def _has_root(widths: Counter, header: _Header) -> bool:
     if header.columns:
         return "root" in header.columns
-    widths = Counter(len(t) - 3 - int(len(t) > 3 and bool(_WORD.match(t[3]))) for _, t in candidates)
     return widths.get(len(ROW_VALUES) + 1, 0) > 0
 
 
@@ -200,11 +215,11 @@ def _no_rows_error(text: str, path: str) -> ParseError:
 
 def parse_text(text: str, source_path: str = "<text>") -> Log:
     """Parse the text of a nccl-tests / rccl-tests log (see the module docstring)."""
-    candidates, header = _scan(text)
-    if not candidates:
+    widths, header = _scan(text)
+    if not widths:
         raise _no_rows_error(text, source_path)
-    has_root = _has_root(candidates, header)
-    parsed = [_row(tokens, number, has_root) for number, tokens in candidates]
+    has_root = _has_root(widths, header)
+    parsed = [_row(tokens, number, has_root) for number, tokens in _candidates(text)]
     rows = tuple(row for row, _ in parsed)
     hosts = {host for host, _ in header.ranks.values()}
     models = Counter(model for _, model in header.ranks.values())
@@ -221,9 +236,19 @@ def parse_text(text: str, source_path: str = "<text>") -> Log:
     )
 
 
-def _json_block(entry: dict, key: str) -> list[float | None]:
+def _json_number(value: object, where: str) -> float | None:
+    if value is None or value == "N/A":
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ParseError(where, value, "a finite number, null or \"N/A\"")
+    return float(value)
+
+
+def _json_block(entry: dict, key: str, where: str) -> list[float | None]:
     block = entry.get(key) or {}
-    return [block.get(name) for name in ("time", "alg_bw", "bus_bw", "nwrong")]
+    if not isinstance(block, dict):
+        raise ParseError(f"{where}.{key}", block, "an object with time, alg_bw, bus_bw and nwrong")
+    return [_json_number(block.get(name), f"{where}.{key}.{name}") for name in ("time", "alg_bw", "bus_bw", "nwrong")]
 
 
 def parse_json(text: str, source_path: str = "<json>") -> Log:
@@ -233,23 +258,31 @@ def parse_json(text: str, source_path: str = "<json>") -> Log:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise ParseError(f"{source_path} line {error.lineno}", error.msg, "valid JSON") from None
+    except RecursionError:
+        raise ParseError(source_path, "JSON nested too deeply", "nccl-tests -J output") from None
     results = data.get("results") if isinstance(data, dict) else data
     if not isinstance(results, list) or not results:
         raise ParseError(f"{source_path}", "JSON without results", "a JSON object with a 'results' list")
     rows = []
     for index, entry in enumerate(results):
-        if not isinstance(entry, dict) or not isinstance(entry.get("size"), int):
-            raise ParseError(f"{source_path} results[{index}]", entry, "an object with an integer size")
-        values = [None if v in (None, "N/A") else float(v)
-                  for v in _json_block(entry, "out_of_place") + _json_block(entry, "in_place")]
-        tokens = [str(entry["size"]), str(entry.get("count", 0)), str(entry.get("type", "unknown"))]
+        where = f"{source_path} results[{index}]"
+        size = entry.get("size") if isinstance(entry, dict) else None
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise ParseError(where, entry, "an object with an integer size >= 0")
+        values = _json_block(entry, "out_of_place", where) + _json_block(entry, "in_place", where)
+        count = entry.get("count")
+        count = count if isinstance(count, int) and not isinstance(count, bool) else 0
+        tokens = [str(size), str(count), str(entry.get("type", "unknown"))]
         root = entry.get("root")
-        rows.append(_measurement(tokens, entry.get("redop"), root if isinstance(root, int) else None,
+        redop = entry.get("redop")
+        rows.append(_measurement(tokens, redop if isinstance(redop, str) else None,
+                                 root if isinstance(root, int) and not isinstance(root, bool) else None,
                                  values, index + 1))
     config = data.get("config", {}) if isinstance(data, dict) else {}
-    devices = config.get("devices") or []
-    hosts = {d.get("hostname") for d in devices if isinstance(d, dict) and d.get("hostname")}
-    models = Counter(d.get("name") for d in devices if isinstance(d, dict) and d.get("name"))
+    config = config if isinstance(config, dict) else {}
+    devices = config.get("devices") if isinstance(config.get("devices"), list) else []
+    hosts = {d.get("hostname") for d in devices if isinstance(d, dict) and isinstance(d.get("hostname"), str)}
+    models = Counter(d.get("name") for d in devices if isinstance(d, dict) and isinstance(d.get("name"), str))
     return Log(
         collective=None, ranks=len(devices) or None, nodes=len(hosts) or None,
         gpu_model=models.most_common(1)[0][0] if models else None,

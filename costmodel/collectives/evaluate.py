@@ -19,6 +19,7 @@ from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import get
 from costmodel.names import busbw_factor
 from dpbase.errors import InputError
+from dpbase.limits import MAX_RANKS, MAX_SIZE_BYTES
 
 MIN_CHUNK_BYTES = 4  # a pipeline chunk holds at least one 4-byte element
 
@@ -69,13 +70,22 @@ def _best_chunks(entry: Entry, N: Any, n: Any, params: dict[str, Any], rates: tu
 
 def check_inputs(ranks: Any, size_bytes: Any, rates: dict[str, Any]) -> None:
     """Reject N < 1, non-integer N, negative or non-finite sizes and rates (scalars only)."""
-    if isinstance(ranks, bool) or not float(ranks).is_integer() or ranks < 1:
-        raise InputError("ranks", ranks, "an integer >= 1")
-    if not math.isfinite(size_bytes) or size_bytes < 0:
-        raise InputError("size", size_bytes, "a finite number of bytes >= 0")
+    if isinstance(ranks, bool) or not isinstance(ranks, (int, float)) or not 1 <= ranks <= MAX_RANKS \
+            or not float(ranks).is_integer():
+        raise InputError("ranks", ranks, f"an integer from 1 to {MAX_RANKS}")
+    if not math.isfinite(size_bytes) or not 0 <= size_bytes <= MAX_SIZE_BYTES:
+        raise InputError("size", size_bytes, "a finite number of bytes from 0 to 2**70")
     for name, value in rates.items():
         if not math.isfinite(value) or value < 0:
             raise InputError(name, value, "a finite number >= 0")
+
+
+def check_answer(field: str, seconds: Any, inputs: dict[str, Any]) -> None:
+    """Final guard: a time that is not a finite number >= 0 is never returned as an answer."""
+    if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds >= 0):
+        shown = ", ".join(f"{name}={value:g}" for name, value in inputs.items())
+        raise InputError(field, seconds, f"a finite time >= 0; these inputs ({shown}) are outside the range "
+                                         "the model can answer (a bandwidth near 0, or a huge size, α or γ)")
 
 
 def resolve(entry: Entry, ranks: int, given: dict[str, Any]) -> dict[str, Any]:
@@ -128,6 +138,7 @@ def predict_entry(entry: Entry, ranks: int, size_bytes: float, alpha_s: float, b
     bound = entry_bound(entry, N, n, params, SCALAR)
     bound_s = 0.0 if N == 1 else (min(alpha_s, alpha_i) * bound.steps + min(beta, beta_i) * bound.wire
                                   + gamma_s_per_byte * bound.reduce)
+    check_answer("time", time_s, rates_in)
     algbw = n / time_s if time_s > 0 else math.inf
     latency_s, bandwidth_s, reduction_s = split_seconds(terms, *rates)
     return Prediction(
@@ -155,6 +166,7 @@ def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, a
 
     entry = get(primitive, algorithm)
     o = vector_ops()
+    _check_grid(np, ranks, size_bytes, alpha_s, bandwidth_Bps, gamma_s_per_byte, alpha_inter_s, bandwidth_inter_Bps)
     N = np.asarray(ranks, dtype=float)
     n = np.asarray(size_bytes, dtype=float)
     alpha = np.asarray(alpha_s, dtype=float)
@@ -173,3 +185,35 @@ def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, a
     if chunks is not None:
         out["chunks"] = chunks
     return out
+
+
+def _check_grid(np: Any, ranks: Any, size_bytes: Any, alpha_s: Any, bandwidth_Bps: Any, gamma: Any,
+                alpha_inter_s: Any, bandwidth_inter_Bps: Any) -> None:
+    """evaluate_grid's inputs, element by element: what check_inputs asks of scalars."""
+    def array(name: str, value: Any) -> Any:
+        try:
+            out = np.asarray(value, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(name, value, "numbers (a scalar or an array)") from None
+        if np.asarray(value).dtype == bool:
+            raise InputError(name, value, "numbers, not booleans")
+        return out
+
+    def refuse(name: str, values: Any, bad: Any, allowed: str) -> None:
+        if np.any(bad):
+            raise InputError(name, np.atleast_1d(values)[np.atleast_1d(bad)][0].item(), allowed)
+
+    N = array("ranks", ranks)
+    with np.errstate(invalid="ignore"):
+        refuse("ranks", N, ~np.isfinite(N) | (N < 1) | (N > MAX_RANKS) | (N != np.floor(N)),
+               f"integers from 1 to {MAX_RANKS}")
+        n = array("size_bytes", size_bytes)
+        refuse("size_bytes", n, ~np.isfinite(n) | (n < 0) | (n > MAX_SIZE_BYTES), "finite sizes from 0 to 2**70 bytes")
+        for name, value in (("alpha_s", alpha_s), ("gamma_s_per_byte", gamma), ("alpha_inter_s", alpha_inter_s)):
+            if value is not None:
+                v = array(name, value)
+                refuse(name, v, ~np.isfinite(v) | (v < 0), "finite numbers >= 0")
+        for name, value in (("bandwidth_Bps", bandwidth_Bps), ("bandwidth_inter_Bps", bandwidth_inter_Bps)):
+            if value is not None:
+                v = array(name, value)
+                refuse(name, v, ~np.isfinite(v) | (v <= 0), "finite bandwidths > 0")

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from costmodel.commands.common import cli_errors, print_json
+from dpbase.text import printable
 
 BLOCK_HELP = "Which timings to fit: both (default), out-of-place or in-place."
 
@@ -57,8 +58,8 @@ def _print_text(result) -> None:
     typer.echo(f"residuals: median {fit.median_abs_pct_error:.2f} %, worst {fit.worst_abs_pct_error:.2f} %")
     typer.echo(f"coefficients: {result.steps:g} steps, {result.beta_bytes_per_byte:.4g} B per B "
                f"({result.coefficient_source})")
-    for note in result.notes:
-        typer.echo(f"note: {note}")
+    for note in result.notes:  # notes quote the user's logs (paths, GPU names): escape control characters
+        typer.echo(f"note: {printable(note)}")
 
 
 @cli_errors
@@ -82,7 +83,13 @@ def calibrate(
     from costmodel.calibrate.link import profile_toml
     from costmodel.calibrate.parse import parse_file
     from costmodel.commands.progress import progress
+    from dpbase.safeio import check_outputs, write_outputs
 
+    check_outputs({"output": output, "html": html}, logs)  # before any work: never over an input
+    if name is not None:
+        from hardware.fields import kebab_name
+
+        kebab_name(name, "name")
     with progress(f"Calibrating from {len(logs)} log(s)") as update:
         parsed = []
         for done, path in enumerate(logs):
@@ -92,12 +99,12 @@ def calibrate(
         result = run_calibration(parsed, collective=collective, ranks=ranks, nodes=nodes,
                                  algorithm=algorithm, block=block)
         update(len(logs) + 1, len(logs) + 1)
-    if output is not None:
-        output.write_text(profile_toml(result, name=name), encoding="utf-8")
+    written = {"output": (output, profile_toml(result, name=name)) if output is not None else None}
     if html is not None:
-        from costmodel.plots.calibration import write_html
+        from costmodel.plots.calibration import figure
 
-        write_html(result, parsed, html)
+        written["html"] = (html, figure(result, parsed).to_html(include_plotlyjs=True, full_html=True))
+    write_outputs(written, logs)
     if json_output:
         print_json(_summary(result) | {"profile": str(output) if output else None,
                                        "html": str(html) if html else None})
@@ -105,4 +112,4 @@ def calibrate(
     _print_text(result)
     for label, path in (("profile", output), ("plot", html)):
         if path is not None:
-            typer.echo(f"wrote {label} {path}")
+            typer.echo(f"wrote {label} {printable(path)}")

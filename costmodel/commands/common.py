@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from dpbase.errors import DpcostError
+from dpbase.errors import DpcostError, InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -20,7 +20,9 @@ def fail(message: str) -> None:
     """Print one line ``error: …`` on stderr and exit with code 2."""
     import typer
 
-    typer.echo(f"error: {message}", err=True)
+    from dpbase.text import printable
+
+    typer.echo(f"error: {printable(message)}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -57,6 +59,24 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def check_times(data: Any, path: str = "") -> None:
+    """Final guard on an answer: every ``…_s`` number (a time) must be finite, and ``time_s``
+    must be >= 0; anything else means the inputs were outside the model's range (InputError)."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            field = f"{path}.{key}" if path else str(key)
+            if str(key).endswith("_s") and isinstance(value, float) and (
+                    not math.isfinite(value) or (str(key) == "time_s" and value < 0)):
+                raise InputError(field, value, "a finite time >= 0: the inputs are outside the range the model "
+                                               "can answer (a bandwidth near 0, or a huge size, α or γ)")
+            check_times(value, field)
+    elif isinstance(data, (list, tuple)):
+        for index, value in enumerate(data):
+            check_times(value, f"{path}[{index}]")
+
+
 def print_json(data: Any) -> None:
-    """Write ``data`` as indented JSON on stdout (NaN/inf become null)."""
+    """Write ``data`` as indented JSON on stdout (a non-finite time is refused, see
+    :func:`check_times`; any other NaN/inf becomes null)."""
+    check_times(data)
     sys.stdout.write(json.dumps(_jsonable(data), indent=2, ensure_ascii=False) + "\n")

@@ -13,6 +13,7 @@ import typer
 from costmodel.commands import complete
 from costmodel.commands.common import EXIT_BAD_INPUT, cli_errors, print_json
 from costmodel.commands.textfmt import table
+from dpbase.text import printable
 from dpbase.units import format_bandwidth, format_size, format_time
 
 app = typer.Typer(help="Hardware profiles: GPUs, links and systems (bundled or user TOML).", no_args_is_help=True)
@@ -98,8 +99,10 @@ def _human(key: str, value: Any) -> str:
 
 
 def _detail_lines(data: dict[str, Any]) -> list[str]:
-    width = max(len(key) for key in data)
-    return [f"{key.ljust(width)}  {_human(key, value)}" for key, value in data.items()]
+    """One line per field; keys and values from the user's file with control characters escaped."""
+    keys = {key: printable(key) for key in data}
+    width = max(len(key) for key in keys.values())
+    return [f"{keys[key].ljust(width)}  {printable(_human(key, value))}" for key, value in data.items()]
 
 
 @app.command("show")
@@ -123,7 +126,7 @@ def show_command(
         return
     lines = _detail_lines(data)
     if calibration:
-        lines.append(f"calibration  {_calibration_summary(calibration)}")
+        lines.append(f"calibration  {printable(_calibration_summary(calibration))}")
     typer.echo("\n".join(lines))
 
 
@@ -152,7 +155,7 @@ def validate_command(
     if as_json:
         print_json({"path": path, "valid": not problems, "problems": problems})
     elif problems:
-        typer.echo("\n".join(f"error: {problem}" for problem in problems), err=True)
+        typer.echo("\n".join(f"error: {printable(problem)}" for problem in problems), err=True)
     else:
         typer.echo("ok")
     if problems:

@@ -10,6 +10,7 @@ import typer
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, print_json
 from dpbase.errors import InputError
+from dpbase.limits import MAX_RANKS
 
 app = typer.Typer(help="Training-iteration breakdown for data-parallel training.")
 
@@ -19,6 +20,8 @@ ASYNC_ALGORITHM = "parameter-server"
 def _group(system, nodes: int | None, gpus: int | None) -> tuple[int, int]:
     """(nodes, GPUs per node) from --nodes and the total --gpus."""
     per_node_max = system.gpus_per_node
+    if nodes is not None and not 1 <= nodes <= MAX_RANKS:  # 0 is not "the default"
+        raise InputError("nodes", nodes, f"an integer from 1 to {MAX_RANKS} (or leave it out)")
     if gpus is None:
         return (nodes or 1), per_node_max
     if gpus < 1:

@@ -26,13 +26,14 @@ MIN_SIZE = Annotated[str, typer.Option("--min-size", help="Smallest size, e.g. 8
 MAX_SIZE = Annotated[str, typer.Option("--max-size", help="Largest size, e.g. 4GiB.")]
 ALGORITHMS = Annotated[Optional[list[str]], typer.Option("--algorithm", "-a", help="An algorithm to draw (repeat; default all).")]
 PLAN_ROWS = 100_000  # rank every feasible plan so every cell of the landscape is filled
-RANK_LIST = Annotated[str, typer.Option("--rank-counts", help="Comma-separated rank counts, e.g. 2,4,8,16,32,64.")]
+RANK_LIST = Annotated[Optional[str], typer.Option("--rank-counts", help="Comma-separated rank counts, e.g. 2,4,8,16,32,64 (default: powers of two up to 64 for scaling, 256 for best-map; on a cluster, those dividing one node, then whole nodes).")]
 
 
-def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str) -> None:
+def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str, inputs: tuple = ()) -> None:
     from costmodel.plots import write_html
+    from dpbase.text import printable
 
-    path = write_html(fig, output)
+    path = write_html(fig, output, inputs)
     if open_:
         import webbrowser
 
@@ -40,7 +41,7 @@ def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str) -> None:
     if json_:
         print_json({"kind": kind, "output": str(path), "traces": len(fig.data), "frames": len(fig.frames)})
     else:
-        typer.echo(f"wrote {path}")
+        typer.echo(f"wrote {printable(path)}")
 
 
 def _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -> Any:
@@ -55,15 +56,27 @@ def _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -
                     ranks=ranks, backend=backend)
 
 
-def _rank_counts(text: str) -> tuple[int, ...]:
-    from dpbase.errors import InputError
+def _refuse_inputs(output: str, *inputs: str | None) -> None:
+    """Before any work: the chart must not replace a file the command reads."""
+    from dpbase.safeio import check_outputs
 
+    check_outputs({"output": output}, inputs)
+
+
+def _rank_counts(text: str | None, hardware: Any, default_max: int) -> tuple[int, ...]:
+    """The user's comma-separated rank counts, or the hardware's defaults up to ``default_max``."""
+    from dpbase.errors import InputError
+    from dpbase.limits import MAX_RANK_COUNTS, MAX_RANKS
+
+    if text is None:
+        return hardware.default_rank_counts(default_max)
     try:
         counts = tuple(int(part) for part in text.split(",") if part.strip())
     except ValueError:
         raise InputError("rank_counts", text, "comma-separated integers, e.g. 2,4,8") from None
-    if not counts or min(counts) < 1:
-        raise InputError("rank_counts", text, "comma-separated integers >= 1, e.g. 2,4,8")
+    if not counts or min(counts) < 1 or max(counts) > MAX_RANKS or len(counts) > MAX_RANK_COUNTS:
+        raise InputError("rank_counts", text, f"up to {MAX_RANK_COUNTS} comma-separated integers from 1 to "
+                                              f"{MAX_RANKS}, e.g. 2,4,8")
     return counts
 
 
@@ -80,16 +93,17 @@ def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NOD
     """
     from costmodel.plots import sweep_figure
 
+    _refuse_inputs(output, cluster, measured)
     hw = _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend)
     fig = sweep_figure(primitive, hw, min_size=min_size, max_size=max_size, algorithms=tuple(algorithm or ()),
                        measured_log=measured)
-    _finish(fig, output, open_, json_, "sweep")
+    _finish(fig, output, open_, json_, "sweep", (cluster, measured))
 
 
 @app.command("scaling")
 @cli_errors
 def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, typer.Option("--size", "-n", help="Message size, e.g. 1GiB.")],
-            rank_counts: RANK_LIST = "2,4,8,16,32,64", cluster: CLUSTER = None, gpus_per_node: GPN = None,
+            rank_counts: RANK_LIST = None, cluster: CLUSTER = None, gpus_per_node: GPN = None,
             alpha: ALPHA = None, bandwidth: BANDWIDTH = None, backend: BACKEND = "auto",
             algorithm: ALGORITHMS = None, open_: OPEN = False, json_: JSON = False) -> None:
     """Time against rank count at one size per algorithm, with the lower bound.
@@ -98,15 +112,16 @@ def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, typer.Option
     """
     from costmodel.plots import scaling_figure
 
+    _refuse_inputs(output, cluster)
     hw = _hardware(cluster, 1, gpus_per_node, alpha, bandwidth, None, backend)
-    fig = scaling_figure(primitive, hw, size=size, rank_counts=_rank_counts(rank_counts),
+    fig = scaling_figure(primitive, hw, size=size, rank_counts=_rank_counts(rank_counts, hw, 64),
                          algorithms=tuple(algorithm or ()))
-    _finish(fig, output, open_, json_, "scaling")
+    _finish(fig, output, open_, json_, "scaling", (cluster,))
 
 
 @app.command("best-map")
 @cli_errors
-def best_map(primitive: PRIMITIVE, output: OUT, rank_counts: RANK_LIST = "2,4,8,16,32,64,128,256",
+def best_map(primitive: PRIMITIVE, output: OUT, rank_counts: RANK_LIST = None,
              cluster: CLUSTER = None, gpus_per_node: GPN = None, alpha: ALPHA = None, bandwidth: BANDWIDTH = None,
              backend: BACKEND = "auto", min_size: MIN_SIZE = "8B", max_size: MAX_SIZE = "4GiB",
              open_: OPEN = False, json_: JSON = False) -> None:
@@ -116,9 +131,10 @@ def best_map(primitive: PRIMITIVE, output: OUT, rank_counts: RANK_LIST = "2,4,8,
     """
     from costmodel.plots import best_map_figure
 
+    _refuse_inputs(output, cluster)
     hw = _hardware(cluster, 1, gpus_per_node, alpha, bandwidth, None, backend)
-    fig = best_map_figure(primitive, hw, rank_counts=_rank_counts(rank_counts), min_size=min_size, max_size=max_size)
-    _finish(fig, output, open_, json_, "best-map")
+    fig = best_map_figure(primitive, hw, rank_counts=_rank_counts(rank_counts, hw, 256), min_size=min_size, max_size=max_size)
+    _finish(fig, output, open_, json_, "best-map", (cluster,))
 
 
 @app.command("breakdown")
@@ -136,10 +152,11 @@ def breakdown(output: OUT, model: Annotated[str, typer.Option(help="Preset name 
     """
     from costmodel.plots import StepSetup, breakdown_figure, step_breakdown
 
+    _refuse_inputs(output, *cluster, model)
     setups = [StepSetup(model=model, cluster=c, nodes=n, micro_batch=micro_batch, accumulation_steps=accum,
                         algorithm=a, backend=backend) for c in cluster for n in nodes for a in algorithm]
     fig = breakdown_figure([step_breakdown(s) for s in setups], [s.label() for s in setups])
-    _finish(fig, output, open_, json_, "breakdown")
+    _finish(fig, output, open_, json_, "breakdown", (*cluster, model))
 
 
 @app.command("plan")
@@ -158,9 +175,10 @@ def plan(output: OUT, model: Annotated[str, typer.Option(help="Preset name or pa
     from costmodel.planner.recommend import plan as make_plan
     from costmodel.plots import plan_figure
 
+    _refuse_inputs(output, cluster, model)
     found = make_plan(model, cluster, global_batch=global_batch, nodes=nodes, backend=backend, top=PLAN_ROWS,
                       explain=False)
-    _finish(plan_figure(found.to_dict(), x=x, y=y), output, open_, json_, "plan")
+    _finish(plan_figure(found.to_dict(), x=x, y=y), output, open_, json_, "plan", (cluster, model))
 
 
 @app.command("schedule")

@@ -16,6 +16,8 @@ release first. Unknown keys or wrong types are rejected with the dotted field na
 from __future__ import annotations
 
 import functools
+import math
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +32,7 @@ DEFAULT_VERSION = "2.30.7"
 NODE_COLUMNS = ("one_node", "two_nodes", "more_nodes")
 PROTO_KEYS = {"LL": "ll", "LL128": "ll128", "Simple": "simple"}
 _FREE_TEXT_KEYS = ("source",)
+_DIVISOR = re.compile(r"(^|\.)efficiency_\w+$")  # nccl_tests efficiencies: the model divides by them
 
 
 def _freeze(value: Any) -> Any:
@@ -76,10 +79,14 @@ def _check_leaf(field: str, default: Any, new: Any) -> None:
     if isinstance(default, list):
         if len(new) != len(default):
             raise ProfileError(field, new, f"a list of {len(default)} numbers")
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in new):
-            raise ProfileError(field, new, "non-negative numbers")
-    elif isinstance(new, (int, float)) and not isinstance(new, bool) and new < 0:
-        raise ProfileError(field, new, "a number >= 0")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+                   for v in new):
+            raise ProfileError(field, new, "finite non-negative numbers")
+    elif isinstance(new, (int, float)) and not isinstance(new, bool):
+        if not math.isfinite(new) or new < 0:
+            raise ProfileError(field, new, "a finite number >= 0")
+        if new == 0 and _DIVISOR.search(field):
+            raise ProfileError(field, new, "a finite number > 0 (dpcost divides by it)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +135,11 @@ def _read_toml(path: Path, field: str) -> dict:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
-        raise ProfileError(field, str(path), f"valid TOML ({error})") from error
+        raise ProfileError(field, str(path), f"valid TOML ({error})") from None
+    except UnicodeDecodeError:
+        raise ProfileError(field, str(path), "a UTF-8 TOML text file (this one is binary)") from None
+    except RecursionError:
+        raise ProfileError(field, str(path), "TOML without deeply nested arrays or tables") from None
 
 
 @functools.lru_cache(maxsize=1)

@@ -10,6 +10,7 @@ only inside the functions that draw.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,15 @@ from costmodel.plots.planfig import plan_figure
 from costmodel.plots.schedule import schedule_figure
 
 
-def write_html(fig: Any, path: str | Path) -> Path:
-    """Write ``fig`` as a self-contained HTML file (plotly.js inlined) and return its path."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.write_html(str(out), include_plotlyjs=True, full_html=True, auto_play=False)
-    return out
+def write_html(fig: Any, path: str | Path, inputs: Iterable[str | Path | None] = ()) -> Path:
+    """Write ``fig`` as a self-contained HTML file (plotly.js inlined) and return its path.
+
+    Refuses a ``path`` that names one of ``inputs``; the write is atomic (:mod:`dpbase.safeio`).
+    """
+    from dpbase.safeio import write_outputs
+
+    html = fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False)
+    return write_outputs({"output": (path, html)}, inputs)["output"]
 
 
 __all__ = [

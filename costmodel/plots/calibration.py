@@ -76,6 +76,7 @@ def figure(result: Calibration, logs: Sequence[Log]):
 
 def write_html(result: Calibration, logs: Sequence[Log], path: str | Path) -> Path:
     """Write the figure as one offline HTML file (plotly.js embedded)."""
-    target = Path(path)
-    figure(result, logs).write_html(str(target), include_plotlyjs=True, full_html=True)
-    return target
+    from dpbase.safeio import write_outputs
+
+    html = figure(result, logs).to_html(include_plotlyjs=True, full_html=True)
+    return write_outputs({"html": (path, html)}, [log.source_path for log in logs])["html"]

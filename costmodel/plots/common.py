@@ -39,9 +39,21 @@ class Hardware:
         if self.cluster is None:
             return replace(self, ranks=ranks)
         per_node = self.per_node()
+        if ranks < per_node and per_node % ranks == 0:  # within one node: use ``ranks`` of its GPUs
+            return replace(self, nodes=1, gpus_per_node=ranks)
         if ranks % per_node:
-            raise InputError("ranks", ranks, f"a multiple of {per_node} GPUs per node on {self.cluster}")
+            raise InputError("ranks", ranks, f"a divisor or a multiple of {per_node} GPUs per node on {self.cluster}")
         return replace(self, nodes=ranks // per_node)
+
+    def default_rank_counts(self, max_ranks: int) -> tuple[int, ...]:
+        """Rank counts to sweep when none are given: powers of two from 2 up to ``max_ranks``;
+        on a cluster, the powers of two that divide one node, then 1, 2, 4 … whole nodes."""
+        if self.cluster is None:
+            return tuple(2**k for k in range(1, max(1, max_ranks.bit_length() - 1) + 1))
+        per_node = self.per_node()
+        within = [2**k for k in range(1, per_node.bit_length()) if per_node % 2**k == 0 and 2**k < per_node]
+        nodes = [per_node * 2**k for k in range(0, 64) if per_node * 2**k <= max(max_ranks, per_node)]
+        return tuple(within + nodes)
 
     def per_node(self) -> int:
         from costmodel.cluster.mapping import layout
@@ -134,7 +146,10 @@ def size_ticks(sizes: list[float]) -> dict[str, Any]:
 def hover_row(p: dict) -> list[str]:
     """[time, busbw, algbw, size, detail] with units, for ``customdata``."""
     detail = p.get("chosen") or f"{p.get('steps', 0):.6g} steps, {format_size(p.get('bytes_sent_max', 0))} sent/rank"
-    return [format_time(p["time_s"]), format_bandwidth(p["busbw_Bps"]), format_bandwidth(p["algbw_Bps"]),
+    def bandwidth(value: float | None) -> str:  # None or inf: a one-rank call moves nothing
+        return format_bandwidth(value) if value is not None and math.isfinite(value) else "-"
+
+    return [format_time(p["time_s"]), bandwidth(p["busbw_Bps"]), bandwidth(p["algbw_Bps"]),
             format_size(p["size_bytes"]), detail]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from costmodel.plots.common import PALETTE, Hardware, base_layout, hover_row, series, size_grid, size_ticks
@@ -53,7 +54,9 @@ def sweep_figure(primitive: str, hardware: Hardware, *, min_size: str | float = 
                   "x": [p["size_bytes"] for p in kept], "marker": {"size": 5},
                   "line": {"color": PALETTE[index % len(PALETTE)]}}
         fig.add_trace(go.Scatter(y=[p["time_s"] for p in kept], name=name, **common), row=1, col=1)
-        fig.add_trace(go.Scatter(y=[p["busbw_Bps"] / 1e9 for p in kept], name=name, showlegend=False,
+        busbw = [p["busbw_Bps"] / 1e9 if p["busbw_Bps"] is not None and math.isfinite(p["busbw_Bps"]) else None
+                 for p in kept]  # None: one rank moves nothing, so it has no bandwidth to draw
+        fig.add_trace(go.Scatter(y=busbw, name=name, showlegend=False,
                                  **common), row=1, col=2)
     if measured_log is not None:
         for trace in _measured_traces(measured_log):

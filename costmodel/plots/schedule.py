@@ -114,6 +114,10 @@ def schedule_figure(primitive: str, algorithm: str, ranks: int, *, size: str | f
     resolved = resolve(entry, ranks, params)
     if resolved.get("chunks") == "auto":
         resolved["chunks"] = 1
+    for name in ("servers", "chunks"):  # more server rows or chunk columns than this cannot be drawn
+        value = resolved.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > MAX_RANKS:
+            raise InputError(name, value, f"at most {MAX_RANKS} for a drawn schedule")
     size_bytes = parse_size(size, "size")
     trace = record(primitive, algorithm, ranks, resolved)
     cell_bytes = size_bytes / trace.cells

@@ -31,6 +31,7 @@ from costmodel.training import gradsync, memory, overlap, stragglers, workloads
 from costmodel.training.memory import MemoryBreakdown
 from costmodel.training.workloads import Workload
 from dpbase.errors import InputError, NotApplicableError
+from dpbase.limits import MAX_COUNT, MAX_RANKS, MIN_MFU
 
 # Backward costs twice the forward (Kaplan et al. 2020, §2.1): forward is 1/3 of the FLOPs.
 FORWARD_SHARE_OF_TRAINING_FLOPS = 1.0 / 3.0
@@ -185,8 +186,8 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
     default for the GPU's architecture and the dtype that runs (kinds with a table in
     models.toml ``[mfu_by_kind]``: CNNs); the GPU profile's; the architecture's."""
     if value is not None:
-        if not 0.0 < value <= 1.0:
-            raise InputError("mfu", value, "a fraction in (0, 1]")
+        if not MIN_MFU <= value <= 1.0:  # below MIN_MFU a step would take longer than float range allows
+            raise InputError("mfu", value, f"a fraction in [{MIN_MFU:g}, 1]")
         return float(value), "given by the user"
     if workload is not None and compute_dtype is not None:
         by_kind = workloads.default_mfu_for_kind(workload.kind, getattr(gpu, "arch", "unknown"),
@@ -200,10 +201,11 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
 
 
 def _check(config: TrainingConfig, ranks: int) -> None:
-    for field, value in (("micro_batch", config.micro_batch), ("ranks", ranks),
-                         ("accumulation_steps", config.accumulation_steps)):
-        if int(value) != value or value < 1:
-            raise InputError(field, value, "an integer >= 1")
+    for field, value, most in (("micro_batch", config.micro_batch, MAX_COUNT), ("ranks", ranks, MAX_RANKS),
+                               ("accumulation_steps", config.accumulation_steps, MAX_COUNT)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= most \
+                or int(value) != value:
+            raise InputError(field, value, f"an integer from 1 to {most}")
     memory.check_zero_stage(config.zero_stage)
     memory.optimizer_state_bytes(config.optimizer)
     stragglers.check_jitter(config.jitter_cv)

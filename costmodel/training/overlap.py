@@ -31,6 +31,7 @@ unit j before computing it" into "communicate bucket j after producing it".
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,8 @@ from dpbase.errors import InputError
 # PyTorch torch/nn/parallel/distributed.py: bucket_cap_mb = 25 (× 1024 × 1024 bytes) and
 # dist._DEFAULT_FIRST_BUCKET_BYTES = 1024 × 1024 ("Experiments showed 1MB is a reasonable value").
 DDP_BUCKET_BYTES = 25 * 1024 * 1024
+MIN_BUCKET_BYTES = 4  # one fp32 gradient element: a smaller bucket holds nothing
+MAX_BUCKETS = 10**6  # buckets listed one by one; DDP's default 25 MB buckets give ~10^4 for a 1T-parameter model
 DDP_FIRST_BUCKET_BYTES = 1024 * 1024
 
 
@@ -69,10 +72,10 @@ def bucket_layout(grad_bytes, bucket_bytes=DDP_BUCKET_BYTES,
 
 
 def check_bucket_sizes(bucket_bytes: float, first_bucket_bytes: float) -> None:
-    """Both bucket sizes must be positive."""
+    """Both bucket sizes must be at least ``MIN_BUCKET_BYTES`` (and finite)."""
     for field, value in (("bucket", bucket_bytes), ("first_bucket", first_bucket_bytes)):
-        if not value > 0:
-            raise InputError(field, value, "a size > 0 bytes")
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= MIN_BUCKET_BYTES):
+            raise InputError(field, value, f"a finite size >= {MIN_BUCKET_BYTES} bytes")
 
 
 def bucket_sizes(grad_bytes: float, bucket_bytes: float = DDP_BUCKET_BYTES,
@@ -80,6 +83,9 @@ def bucket_sizes(grad_bytes: float, bucket_bytes: float = DDP_BUCKET_BYTES,
     """Bucket sizes in the order backward fills them (scalar)."""
     check_bucket_sizes(bucket_bytes, first_bucket_bytes)
     layout = bucket_layout(grad_bytes, bucket_bytes, first_bucket_bytes)
+    if layout.full_count > MAX_BUCKETS:
+        raise InputError("bucket", bucket_bytes, f"a size giving at most {MAX_BUCKETS} buckets "
+                                                 f"for {grad_bytes:.4g} bytes of gradients")
     sizes = [float(layout.first_bytes)] + [float(bucket_bytes)] * int(layout.full_count)
     return sizes + ([float(layout.last_bytes)] if layout.last_bytes > 0 else [])
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpbase.errors import InputError, UnknownNameError
+from dpbase.limits import MAX_COUNT
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "models.toml"
 KINDS = ("transformer", "bert", "vit", "cnn")
@@ -197,8 +198,8 @@ def resolve_seq_len(workload: Workload, seq_len: int | None) -> int:
         return workload.seq_len
     if not workload.uses_token_rule:
         raise InputError("seq_len", seq_len, f"no value for {workload.kind} models ({workload.name})")
-    if seq_len < 1:
-        raise InputError("seq_len", seq_len, "an integer >= 1")
+    if not 1 <= seq_len <= MAX_COUNT:
+        raise InputError("seq_len", seq_len, f"an integer from 1 to {MAX_COUNT}")
     return int(seq_len)
 
 

@@ -1,0 +1,82 @@
+"""Files written by dpcost: never over an input, always whole (temporary file + rename).
+
+Every command that writes a file goes through :func:`write_outputs`: it first refuses (one
+:class:`~dpbase.errors.InputError`) an output that names one of the command's inputs or another
+output of the same run, then writes each output to a temporary file in the target's directory
+and renames it over the target. A rename within one directory is atomic on POSIX and Windows,
+so a reader (or a concurrent run writing the same target) sees the old file or a complete new
+one, never a mix.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from dpbase.errors import InputError
+
+
+def _key(path: str | os.PathLike) -> str:
+    return os.path.normcase(os.path.realpath(os.fspath(path)))
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether ``a`` and ``b`` name the same file (through links, ``..`` and hard links)."""
+    try:
+        if os.path.samefile(a, b):
+            return True
+    except OSError:  # one of them does not exist yet
+        pass
+    return _key(a) == _key(b)
+
+
+def check_outputs(outputs: Mapping[str, str | os.PathLike | None], inputs: Iterable[str | os.PathLike | None]) -> None:
+    """Refuse an output (field → path) that names an input or another output."""
+    sources = [p for p in inputs if p is not None and os.path.exists(p)]
+    seen: dict[str, str] = {}
+    for field, path in outputs.items():
+        if path is None:
+            continue
+        for source in sources:
+            if same_file(path, source):
+                raise InputError(field, str(path), f"a file that is not an input of this command ({source} is read)")
+        for other_field, other in seen.items():
+            if same_file(path, other):
+                raise InputError(field, str(path), f"a different file from --{other_field.replace('_', '-')}")
+        seen[field] = os.fspath(path)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` via a temporary file in its directory and a rename."""
+    target = Path(path)
+    if target.is_dir():
+        raise InputError("output", str(target), "a file path, not a directory")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        if target.exists():  # keep the target's permissions, as an in-place write would
+            os.chmod(temporary, target.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, target)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    return target
+
+
+def write_outputs(outputs: Mapping[str, tuple[str | os.PathLike, str] | None],
+                  inputs: Iterable[str | os.PathLike | None] = ()) -> dict[str, Path]:
+    """Check then write every output: field → (path, text). Nothing is written if one is refused."""
+    chosen = {field: value for field, value in outputs.items() if value is not None}
+    check_outputs({field: path for field, (path, _) in chosen.items()}, inputs)
+    return {field: write_text_atomic(path, text) for field, (path, text) in chosen.items()}

@@ -1,0 +1,108 @@
+"""Data loss: no output ever replaces an input, and every output is written whole (atomic)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from dpbase.errors import InputError
+from dpbase.safeio import check_outputs, write_outputs, write_text_atomic
+from tests.attack.conftest import refused, safe
+
+ROOT = Path(__file__).resolve().parents[2]
+LOG = ROOT / "tests" / "data" / "calibration" / "raw" / "a100_oci_1x8_nccl2265.txt"
+PROFILE = ROOT / "tests" / "data" / "hardware" / "my_cluster.toml"
+HW = "--alpha 5us --bandwidth 25GB/s"
+
+
+@pytest.fixture
+def inputs(work):
+    shutil.copy(LOG, work / "run.log")
+    shutil.copy(PROFILE, work / "in.toml")
+    (work / "sub").mkdir()
+    return {path.name: path.read_bytes() for path in work.iterdir() if path.is_file()}
+
+
+OVERWRITES = [  # (command, the input it names as output)
+    ("calibrate run.log -o run.log", "run.log"),
+    ("calibrate run.log --html run.log", "run.log"),
+    ("calibrate run.log -o ./sub/../run.log", "run.log"),
+    ("calibrate run.log --html out.x -o out.x", None),
+    (f"plot sweep all-reduce --ranks 8 {HW} --measured run.log -o run.log", "run.log"),
+    ("plot sweep all-reduce --cluster in.toml -o in.toml", "in.toml"),
+    ("plot scaling all-reduce --size 1MB --cluster in.toml -o in.toml", "in.toml"),
+    ("plot best-map all-reduce --cluster in.toml -o in.toml", "in.toml"),
+    ("plot breakdown --model gpt2 --cluster in.toml --micro-batch 1 -o in.toml", "in.toml"),
+    ("plot plan --model gpt2 --cluster in.toml --global-batch 8 -o in.toml", "in.toml"),
+]
+
+
+@pytest.mark.parametrize(("command", "victim"), OVERWRITES)
+def test_an_output_naming_an_input_is_refused_and_nothing_is_written(inputs, work, command, victim):
+    refused(command, "output" if "--html" not in command or "-o" in command.split("--html")[0] else "html")
+    after = {path.name: path.read_bytes() for path in work.iterdir() if path.is_file()}
+    assert after == inputs  # the input is intact and no partial output appeared
+
+
+def test_a_symlink_to_an_input_is_the_input(inputs, work):
+    os.symlink(work / "run.log", work / "link.toml")
+    refused("calibrate run.log -o link.toml", "output")
+    assert (work / "run.log").read_bytes() == inputs["run.log"]
+
+
+def test_distinct_outputs_are_written(inputs, work):
+    result = safe("calibrate run.log -o fit.toml --html fit.html")
+    assert result.exit_code == 0
+    assert (work / "fit.toml").read_text().startswith("# Written by dpcost calibrate")
+    assert "<html>" in (work / "fit.html").read_text()[:200].lower()
+    assert (work / "run.log").read_bytes() == inputs["run.log"]
+
+
+def test_concurrent_writers_leave_one_whole_file(tmp_path):
+    target = tmp_path / "same.toml"
+    texts = [f"# writer {i}\n" + f"line {i}\n" * 20000 for i in range(6)]
+    threads = [threading.Thread(target=write_text_atomic, args=(target, text)) for text in texts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert target.read_text() in texts  # one writer's whole text, never a mix
+    assert [p.name for p in tmp_path.iterdir()] == ["same.toml"]  # no temporary file left behind
+
+
+def test_a_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
+    target = tmp_path / "profile.toml"
+    target.write_text("old\n")
+
+    def broken(*_args, **_kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", broken)
+    with pytest.raises(OSError):
+        write_text_atomic(target, "new\n" * 1000)
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["profile.toml"]
+
+
+def test_write_outputs_writes_nothing_when_one_is_refused(tmp_path):
+    source = tmp_path / "in.log"
+    source.write_text("data")
+    with pytest.raises(InputError, match="html"):
+        write_outputs({"output": (tmp_path / "a.toml", "x"), "html": (source, "y")}, [source])
+    assert not (tmp_path / "a.toml").exists() and source.read_text() == "data"
+
+
+def test_check_outputs_ignores_missing_inputs_and_none(tmp_path):
+    check_outputs({"output": tmp_path / "new.html", "html": None}, [None, "dgx-h100", tmp_path / "absent"])
+
+
+def test_an_existing_output_keeps_its_permissions(tmp_path):
+    target = tmp_path / "p.toml"
+    target.write_text("old")
+    target.chmod(0o600)
+    write_text_atomic(target, "new")
+    assert target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o600
