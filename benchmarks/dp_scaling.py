@@ -33,8 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import hardware  # noqa: E402
 from accuracy import write_section  # noqa: E402  (benchmarks/accuracy.py: one section writer)
+
+import hardware  # noqa: E402
 from costmodel.cluster import mapping  # noqa: E402
 from costmodel.training import losses as losses_module  # noqa: E402
 from costmodel.training import stragglers, transport  # noqa: E402

@@ -59,14 +59,14 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
     rows = [
         f"{b.model} ({b.params / 1e9:.3g} B params) on {b.ranks} GPUs, "
         f"algorithm {_algorithm_text(b, comm_info)}, ZeRO-{b.zero_stage}, {mode}",
-        f"sync {b.sync}, transport {b.transport}; losses: overlap slowdown {b.overlap_slowdown:.1%}, "
-        f"GPU speed spread {b.speed_cv:.1%}"
-        + (f", slow node x{b.slow_node_factor:g}" if b.slow_node_factor > 1 else "")
-        + (f", jitter {b.jitter_cv:.1%}" if b.jitter_cv else ""),
         f"step: {b.accumulation_steps} x micro-batch {b.micro_batch} per GPU, global batch "
         f"{b.global_batch}, {f'seq {b.seq_len}, ' if b.seq_len else ''}grads {b.grad_dtype}, compute {b.compute_dtype} "
         f"at MFU {b.mfu:.0%}, {b.bucket_count} buckets of {format_size(b.bucket_bytes)}"
         + (", activation recomputation (backward re-runs the forward)" if b.recompute else ""),
+        f"sync {b.sync}, transport {b.transport}; losses: overlap slowdown {b.overlap_slowdown:.1%}, "
+        f"GPU speed spread {b.speed_cv:.1%}"
+        + (f", slow node x{b.slow_node_factor:g}" if b.slow_node_factor > 1 else "")
+        + (f", jitter {b.jitter_cv:.1%}" if b.jitter_cv else ""),
         "",
         f"  forward              {format_time(b.forward_s):>12}",
         f"  backward             {format_time(b.backward_s):>12}",
@@ -147,8 +147,7 @@ def iteration(
 
     import hardware
     from costmodel.cluster import mapping as cluster_module
-    from costmodel.training import memory
-    from costmodel.training import transport
+    from costmodel.training import memory, transport
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.losses import StepLosses
     from costmodel.training.workloads import load_model
