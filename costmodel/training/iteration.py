@@ -221,8 +221,34 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
             return by_kind
     default = getattr(gpu, "default_mfu", None)
     if default:
-        return float(default), str(getattr(gpu, "mfu_source", "GPU profile"))
-    return workloads.default_mfu_for_arch(getattr(gpu, "arch", "unknown"))
+        rate, source = float(default), str(getattr(gpu, "mfu_source", "GPU profile"))
+    else:
+        rate, source = workloads.default_mfu_for_arch(getattr(gpu, "arch", "unknown"))
+    return _mfu_for_dtype(rate, source, getattr(gpu, "peak_flops", {}) or {}, compute_dtype)
+
+
+# The 16-bit defaults above describe mixed-precision training. A step is matmuls at the GEMM
+# ceiling plus memory-bound work (norms, activations, softmax, optimizer-free elementwise);
+# fp32/tf32 keep the memory-bound seconds of the 16-bit step per FLOP, doubled (4-byte
+# activations), and run their matmuls at the same ceiling of their own, lower peak. GEMM ceiling:
+# 85.9 % of peak, the maximum achievable matmul FLOP/s measured on A100 SXM (Bekman,
+# ml-engineering "MAMF finder", cited as S1 in hardware/data/gpus.toml).
+MATMUL_CEILING = 0.859
+WIDE_ACTIVATION_BYTES_RATIO = 2.0
+
+
+def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str | None):
+    """The 16-bit default MFU carried over to an fp32/tf32 step (see the comment above)."""
+    peak16 = peaks.get("fp16") or peaks.get("bf16")
+    peak = peaks.get(compute_dtype) if compute_dtype in ("fp32", "tf32") else None
+    if not peak16 or not peak or peak >= peak16 or rate16 >= MATMUL_CEILING:
+        return rate16, source
+    memory_s_per_flop = 1.0 / (peak16 * rate16) - 1.0 / (peak16 * MATMUL_CEILING)
+    step_s_per_flop = 1.0 / (peak * MATMUL_CEILING) + WIDE_ACTIVATION_BYTES_RATIO * memory_s_per_flop
+    rate = 1.0 / (peak * step_s_per_flop)
+    return rate, (f"{source}; carried to {compute_dtype}: matmuls at {MATMUL_CEILING:.1%} of the "
+                  f"{compute_dtype} peak, the 16-bit step's memory-bound time x "
+                  f"{WIDE_ACTIVATION_BYTES_RATIO:g} (4-byte activations) -> {rate:.0%}")
 
 
 def _check(config: TrainingConfig, ranks: int) -> None:
