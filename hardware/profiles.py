@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 # "calibrated": a link fitted by `dpcost calibrate` to nccl-tests measurements (any fabric).
 LINK_CATEGORIES = ("nvlink", "pcie", "infiniband", "roce", "ethernet", "tcp", "efa", "xgmi", "calibrated")
-ARCHITECTURES = ("volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "cdna4")
+ARCHITECTURES = ("kepler", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "cdna4")
 INTRA_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge", "pcie", "xgmi")
 IN_NETWORK_REDUCTIONS = ("", "nvls", "sharp")
 CPU_VENDORS = ("intel", "amd", "arm")

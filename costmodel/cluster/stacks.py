@@ -79,9 +79,18 @@ def runs(stack: Stack | str, primitive: str | P, algorithm: str | A) -> bool:
     return (P(primitive), A(algorithm)) in STACK_PAIRS[stack_named(stack)]
 
 
+# NCCL's tuning model (and dpcost's reading of its graph search) starts at Pascal (sm60).
+NCCL_MODEL_MIN_COMPUTE_CAPABILITY = 60
+
+
 def realistic_backend(system: System) -> Backend:
-    """The default backend on a cluster: NCCL's model on NVIDIA, RCCL's path on AMD."""
-    return Backend.RCCL if default_stack(system) is Stack.RCCL else Backend.NCCL
+    """The default backend on a cluster: NCCL's model on NVIDIA (sm60+), RCCL's path on AMD;
+    older GPUs NCCL's model does not describe get the textbook model."""
+    if default_stack(system) is Stack.RCCL:
+        return Backend.RCCL
+    if system.gpu.compute_capability >= NCCL_MODEL_MIN_COMPUTE_CAPABILITY:
+        return Backend.NCCL
+    return Backend.IDEAL
 
 
 def resolve_backend(backend: str | Backend | None, system: System | None) -> Backend:

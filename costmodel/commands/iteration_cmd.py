@@ -9,6 +9,7 @@ import typer
 
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, print_json
+from costmodel.training import losses
 from dpbase.errors import InputError
 from dpbase.limits import MAX_RANKS
 
@@ -65,12 +66,18 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         f"{b.global_batch}, {f'seq {b.seq_len}, ' if b.seq_len else ''}grads {b.grad_dtype}, compute {b.compute_dtype} "
         f"at MFU {b.mfu:.0%}, {b.bucket_count} buckets of {format_size(b.bucket_bytes)}"
         + (", activation recomputation (backward re-runs the forward)" if b.recompute else ""),
+        f"sync {b.sync}, transport {b.transport}; losses: overlap slowdown {b.overlap_slowdown:.1%}, "
+        f"GPU speed spread {b.speed_cv:.1%}"
+        + (f", slow node x{b.slow_node_factor:g}" if b.slow_node_factor > 1 else "")
+        + (f", jitter {b.jitter_cv:.1%}" if b.jitter_cv else ""),
         "",
         f"  forward              {format_time(b.forward_s):>12}",
         f"  backward             {format_time(b.backward_s):>12}",
         f"  straggler wait       {format_time(b.straggler_wait_s):>12}",
         f"  communication        {format_time(b.comm_s):>12}   hidden {format_time(b.hidden_comm_s)}, "
         f"exposed {format_time(b.exposed_comm_s)}",
+        f"  overlap interference {format_time(b.interference_s):>12}   (compute slowed by hidden comm)",
+        f"  host overhead        {format_time(b.host_overhead_s):>12}   (per data-parallel step)",
         f"  optimizer            {format_time(b.optimizer_s):>12}",
         f"  total                {format_time(b.total_s):>12}",
         "",
@@ -120,12 +127,18 @@ def iteration(
     topk: Annotated[float | None, typer.Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
     mfu: Annotated[float | None, typer.Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
     optimizer: Annotated[str, typer.Option(help="sgd (momentum), adam or adamw.")] = "adamw",
-    bucket: Annotated[str, typer.Option(help="DDP bucket size (default 25MiB).")] = "25MiB",
-    first_bucket: Annotated[str, typer.Option("--first-bucket", help="DDP first bucket size (default 1MiB).")] = "1MiB",
+    bucket: Annotated[str | None, typer.Option(help="Bucket / fusion-buffer size (default: the --sync mode's: DDP 25MiB, Horovod 128MiB).")] = None,
+    first_bucket: Annotated[str | None, typer.Option("--first-bucket", help="DDP first bucket size (default 1MiB).")] = None,
+    sync: Annotated[str, typer.Option(help="How gradients are synchronised: ddp (buckets), horovod (tensor fusion), flat (one all-reduce after backward), per-tensor (no fusion), fsdp (ZeRO-3).")] = "ddp",
     no_overlap: Annotated[bool, typer.Option("--no-overlap", help="Communicate after backward instead of overlapping.")] = False,
     zero: Annotated[int, typer.Option(help="ZeRO stage 0 (DDP), 1, 2 or 3 (FSDP).")] = 0,
     asynchronous: Annotated[bool, typer.Option("--async", help="Asynchronous parameter-server updates.")] = False,
-    jitter: Annotated[float, typer.Option(help="Compute-time coefficient of variation between GPUs (e.g. 0.05).")] = 0.0,
+    jitter: Annotated[float, typer.Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
+    speed_cv: Annotated[float, typer.Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.012, Sinha et al. 2022).")] = losses.SPEED_CV,
+    slow_node: Annotated[float, typer.Option("--slow-node", help="One persistently slow rank: its compute takes this multiple (1 = none).")] = 1.0,
+    overlap_slowdown: Annotated[float, typer.Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025; TCP and --host-reduce: 1).")] = losses.OVERLAP_SLOWDOWN,
+    host_overhead: Annotated[str, typer.Option("--host-overhead", help="Framework overhead per data-parallel step (default 5ms, fitted on published scaling tables).")] = f"{losses.HOST_OVERHEAD_S * 1e3:g}ms",
+    host_reduce: Annotated[bool, typer.Option("--host-reduce", help="Gradients reduced in host memory (MPI/gloo on the CPU, parameter servers): hidden communication is not free.")] = False,
     attention: Annotated[bool, typer.Option("--attention", help="Add attention FLOPs 12·L·h·s² per sample.")] = False,
     no_flash_attention: Annotated[bool, typer.Option("--no-flash-attention", help="Count stored attention scores in activations.")] = False,
     recompute: Annotated[bool, typer.Option("--recompute", help="Full activation recomputation: keep only layer inputs, re-run each forward in backward (4/3 compute).")] = False,
@@ -139,10 +152,11 @@ def iteration(
 
     import hardware
     from costmodel.cluster import comm as cluster_module
-    from costmodel.training import memory
+    from costmodel.training import memory, transport
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+    from costmodel.training.losses import StepLosses
     from costmodel.training.workloads import load_model
-    from dpbase.units import parse_size
+    from dpbase.units import parse_size, parse_time
 
     system = hardware.load_system(cluster)
     node_count, per_node = _group(system, nodes, gpus)
@@ -151,9 +165,14 @@ def iteration(
     config = TrainingConfig(
         micro_batch=micro_batch, seq_len=seq_len, accumulation_steps=accum, grad_dtype=grad_dtype,
         compute_dtype=compute_dtype, topk_fraction=topk, mfu=mfu, optimizer=optimizer,
-        bucket_bytes=parse_size(bucket, "bucket"), first_bucket_bytes=parse_size(first_bucket, "first_bucket"),
+        bucket_bytes=None if bucket is None else parse_size(bucket, "bucket"),
+        first_bucket_bytes=None if first_bucket is None else parse_size(first_bucket, "first_bucket"),
         overlap=not no_overlap, zero_stage=zero, asynchronous=asynchronous, jitter_cv=jitter,
-        include_attention=attention, flash_attention=not no_flash_attention, recompute=recompute)
+        include_attention=attention, flash_attention=not no_flash_attention, recompute=recompute,
+        sync=sync, transport=transport.step_transport(system, node_count), host_reduce=host_reduce,
+        losses=StepLosses(host_overhead_s=parse_time(host_overhead, "host_overhead"),
+                          overlap_slowdown=overlap_slowdown, speed_cv=speed_cv,
+                          slow_node_factor=slow_node))
     info = comm.describe()
     workload = load_model(model)
     result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,

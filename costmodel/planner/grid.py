@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from costmodel.planner.comm import CommCache, zero_algorithm_ok
-from costmodel.training import gradsync, memory, overlap, stragglers, workloads
+from costmodel.training import gradsync, losses, memory, overlap, stragglers, workloads
 from costmodel.training.iteration import (
     FORWARD_SHARE_OF_TRAINING_FLOPS,
     backward_seconds,
@@ -287,6 +287,7 @@ class Setting:
     recompute: bool = False
     overheads: memory.Overheads = memory.DEFAULT_OVERHEADS
     memory_reserve_bytes: float | None = None  # None: memory.DEFAULT_RESERVE_FRACTION
+    losses: losses.StepLosses = losses.StepLosses()
 
 
 def _expand(array: np.ndarray) -> np.ndarray:
@@ -306,9 +307,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     flops = workloads.training_flops_per_sample(workload, setting.seq_len)
     forward = flops * b * FORWARD_SHARE_OF_TRAINING_FLOPS / (setting.peak_flops * setting.mfu)
     backward = backward_seconds(forward, setting.recompute)
-    # Without jitter the factor is exactly 1 (1 + 0 · e_N): skip the e_N integrals.
-    factor = stragglers.straggler_factor(setting.jitter_cv, ranks, np.where(every, 1.0, k)) \
-        if setting.jitter_cv else 1.0
+    factor = stragglers.slowest_rank_factor(setting.jitter_cv, ranks, np.where(every, 1.0, k),
+                                            setting.losses.speed_cv, setting.losses.slow_node_factor)
     per_dtype = _per_dtype(space, workload.params, setting.optimizer, gpu.hbm_bandwidth_Bps)
     grad_bytes = workload.params * per_dtype["grad"]
     b_layout = bucket_layouts(space, workload.params, setting.first_bucket_bytes)
@@ -320,7 +320,9 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm,
                         sync_exposed_s=sync_exposed, post_step_s=tables.post_step_s[..., pick],
-                        every_micro_batch=every, optimizer_s=optimizer_s)
+                        every_micro_batch=every, optimizer_s=optimizer_s,
+                        overlap_slowdown=setting.losses.overlap_slowdown,
+                        host_overhead_s=losses.host_overhead_seconds(setting.losses.host_overhead_s, ranks))
     samples = ranks * b * k / step.total_s
     activations = memory.activation_bytes(workload, b, setting.seq_len,
                                           memory.DTYPE_BYTES[setting.compute_dtype],
@@ -334,7 +336,9 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     feasible = tables.valid[..., pick] & (mem <= usable) & ((zero == 0) | ~plain_fits)
     shape = space.shape
     return Sweep(space=space, total_s=np.broadcast_to(step.total_s, shape),
-                 compute_s=np.broadcast_to(step.compute_s + step.straggler_wait_s, shape),
+                 # the losses of training.losses (interference, host overhead) count as compute time
+                 compute_s=np.broadcast_to(step.compute_s + step.straggler_wait_s
+                                           + step.interference_s + step.host_overhead_s, shape),
                  comm_s=np.broadcast_to(step.comm_s, shape),
                  exposed_comm_s=np.broadcast_to(step.exposed_comm_s, shape),
                  optimizer_s=np.broadcast_to(optimizer_s, shape),

@@ -10,6 +10,13 @@ every micro-batch (:mod:`costmodel.training.gradsync`). Synchronous steps wait f
 their staleness. The optimizer step is bound by HBM bandwidth. See docs/iteration-model.md.
 
     total = k·(t_f + t_b) · straggler factor + exposed communication + optimizer
+            + overlap interference + host overhead
+
+The straggler factor, the compute slowed by communication hidden behind it and the framework's
+per-step overhead of data parallelism are the scaling losses beyond the collective
+(:mod:`costmodel.training.losses`); how gradients are bucketed and when they are reduced is
+the ``sync`` preset (:mod:`costmodel.training.syncmodes`); the network transport (RDMA or TCP
+sockets, :mod:`costmodel.training.transport`) sets how much hidden communication costs.
 
 Scaling efficiency compares the step with the same rank's work done with no communication
 and no straggler wait, ``(k·(t_f + t_b) + optimizer) / total`` (:func:`scaling_efficiency`):
@@ -23,11 +30,12 @@ The arithmetic in :func:`step_seconds` works elementwise on numpy arrays (for th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from costmodel.training import gradsync, memory, overlap, stragglers, workloads
+from costmodel.training import gradsync, losses, memory, overlap, stragglers, syncmodes, transport, workloads
+from costmodel.training.losses import StepLosses
 from costmodel.training.memory import MemoryBreakdown
 from costmodel.training.workloads import Workload
 from dpbase.errors import InputError, NotApplicableError
@@ -56,9 +64,13 @@ class TrainingConfig:
     topk_fraction: float | None = None
     mfu: float | None = None
     optimizer: str = "adamw"
-    bucket_bytes: float = overlap.DDP_BUCKET_BYTES
-    first_bucket_bytes: float = overlap.DDP_FIRST_BUCKET_BYTES
+    bucket_bytes: float | None = None  # None: the sync mode's default (DDP 25 MiB)
+    first_bucket_bytes: float | None = None
     overlap: bool = True
+    sync: str = "ddp"
+    transport: str = transport.LOCAL
+    host_reduce: bool = False
+    losses: StepLosses = StepLosses()
     zero_stage: int = 0
     asynchronous: bool = False
     jitter_cv: float = 0.0
@@ -89,7 +101,12 @@ class Breakdown:
     bucket_bytes: float
     first_bucket_bytes: float
     bucket_count: int
+    sync: str
+    transport: str
     jitter_cv: float
+    speed_cv: float
+    slow_node_factor: float
+    overlap_slowdown: float
     mfu: float
     mfu_source: str
     flash_attention: bool
@@ -102,6 +119,8 @@ class Breakdown:
     comm_s: float
     hidden_comm_s: float
     exposed_comm_s: float
+    interference_s: float
+    host_overhead_s: float
     optimizer_s: float
     total_s: float
     samples_per_s: float
@@ -130,22 +149,29 @@ class StepSeconds:
     comm_s: object
     exposed_comm_s: object
     total_s: object
+    interference_s: object = 0.0
+    host_overhead_s: object = 0.0
 
 
 def step_seconds(*, forward_s, backward_s, accumulation_steps, straggler_factor, sync_comm_s,
-                 sync_exposed_s, post_step_s, every_micro_batch, optimizer_s) -> StepSeconds:
+                 sync_exposed_s, post_step_s, every_micro_batch, optimizer_s,
+                 overlap_slowdown=0.0, host_overhead_s=0.0) -> StepSeconds:
     """Assemble a step from its parts; elementwise on numpy arrays.
 
     ``sync_comm_s``/``sync_exposed_s`` are one synchronisation's collective time and the part
     of it that outlasts the compute it overlaps with; it happens once per step, or on every
-    micro-batch when ``every_micro_batch``.
+    micro-batch when ``every_micro_batch``. The hidden part slows the compute it runs beside
+    by ``overlap_slowdown``; ``host_overhead_s`` is the per-step framework overhead
+    (:mod:`costmodel.training.losses`, already 0 for one rank).
     """
     syncs = np.where(every_micro_batch, accumulation_steps, 1)
     compute = accumulation_steps * (forward_s + backward_s)
     wait = compute * (straggler_factor - 1.0)
     exposed = syncs * sync_exposed_s + post_step_s
     comm = syncs * sync_comm_s + post_step_s
-    return StepSeconds(compute, wait, comm, exposed, compute + wait + exposed + optimizer_s)
+    interference = losses.interference_seconds(comm - exposed, overlap_slowdown)
+    total = compute + wait + exposed + optimizer_s + interference + host_overhead_s
+    return StepSeconds(compute, wait, comm, exposed, total, interference, host_overhead_s)
 
 
 def backward_seconds(forward_s, recompute=False):
@@ -196,8 +222,34 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
             return by_kind
     default = getattr(gpu, "default_mfu", None)
     if default:
-        return float(default), str(getattr(gpu, "mfu_source", "GPU profile"))
-    return workloads.default_mfu_for_arch(getattr(gpu, "arch", "unknown"))
+        rate, source = float(default), str(getattr(gpu, "mfu_source", "GPU profile"))
+    else:
+        rate, source = workloads.default_mfu_for_arch(getattr(gpu, "arch", "unknown"))
+    return _mfu_for_dtype(rate, source, getattr(gpu, "peak_flops", {}) or {}, compute_dtype)
+
+
+# The 16-bit defaults above describe mixed-precision training. A step is matmuls at the GEMM
+# ceiling plus memory-bound work (norms, activations, softmax, optimizer-free elementwise);
+# fp32/tf32 keep the memory-bound seconds of the 16-bit step per FLOP, doubled (4-byte
+# activations), and run their matmuls at the same ceiling of their own, lower peak. GEMM ceiling:
+# 85.9 % of peak, the maximum achievable matmul FLOP/s measured on A100 SXM (Bekman,
+# ml-engineering "MAMF finder", cited as S1 in hardware/data/gpus.toml).
+MATMUL_CEILING = 0.859
+WIDE_ACTIVATION_BYTES_RATIO = 2.0
+
+
+def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str | None):
+    """The 16-bit default MFU carried over to an fp32/tf32 step (see the comment above)."""
+    peak16 = peaks.get("fp16") or peaks.get("bf16")
+    peak = peaks.get(compute_dtype) if compute_dtype in ("fp32", "tf32") else None
+    if not peak16 or not peak or peak >= peak16 or rate16 >= MATMUL_CEILING:
+        return rate16, source
+    memory_s_per_flop = 1.0 / (peak16 * rate16) - 1.0 / (peak16 * MATMUL_CEILING)
+    step_s_per_flop = 1.0 / (peak * MATMUL_CEILING) + WIDE_ACTIVATION_BYTES_RATIO * memory_s_per_flop
+    rate = 1.0 / (peak * step_s_per_flop)
+    return rate, (f"{source}; carried to {compute_dtype}: matmuls at {MATMUL_CEILING:.1%} of the "
+                  f"{compute_dtype} peak, the 16-bit step's memory-bound time x "
+                  f"{WIDE_ACTIVATION_BYTES_RATIO:g} (4-byte activations) -> {rate:.0%}")
 
 
 def _check(config: TrainingConfig, ranks: int) -> None:
@@ -209,8 +261,12 @@ def _check(config: TrainingConfig, ranks: int) -> None:
     memory.check_zero_stage(config.zero_stage)
     memory.optimizer_state_bytes(config.optimizer)
     stragglers.check_jitter(config.jitter_cv)
+    losses.check(config.losses)
+    if config.transport not in transport.TRANSPORTS:
+        raise InputError("transport", config.transport, ", ".join(transport.TRANSPORTS))
     gradsync.check_topk(config.topk_fraction, config.zero_stage)
-    overlap.check_bucket_sizes(config.bucket_bytes, config.first_bucket_bytes)
+    overlap.check_bucket_sizes(*(overlap.MIN_BUCKET_BYTES if size is None else size
+                                 for size in (config.bucket_bytes, config.first_bucket_bytes)))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -264,7 +320,7 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype):
             "smallest_fitting_zero_stage": fitting[0] if fitting else None}
 
 
-def _echo(workload, config, ranks, algorithm, compute: _Compute, layout) -> dict:
+def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, slowdown) -> dict:
     """The inputs as the breakdown reports them."""
     return dict(
         model=workload.name, params=workload.params, ranks=ranks, algorithm=algorithm,
@@ -275,30 +331,52 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout) -> dict
         topk_fraction=config.topk_fraction, optimizer=config.optimizer,
         zero_stage=config.zero_stage, overlap=config.overlap, synchronous=not config.asynchronous,
         bucket_bytes=float(config.bucket_bytes), first_bucket_bytes=float(config.first_bucket_bytes),
-        bucket_count=int(layout.count), jitter_cv=config.jitter_cv, mfu=compute.mfu,
+        bucket_count=int(layout.count), sync=setup.mode, transport=config.transport,
+        jitter_cv=config.jitter_cv, speed_cv=config.losses.speed_cv,
+        slow_node_factor=config.losses.slow_node_factor, overlap_slowdown=slowdown, mfu=compute.mfu,
         mfu_source=compute.mfu_source, flash_attention=config.flash_attention,
         include_attention=config.include_attention, recompute=config.recompute,
     )
 
 
-def _step(workload, gpu, comm, ranks, config, forward, precision, layout):
+def _resolve_sync(workload, config: TrainingConfig) -> tuple[TrainingConfig, syncmodes.SyncSetup]:
+    """The configuration with the sync preset's buckets, overlap and ZeRO stage filled in."""
+    grad_bytes = workload.params * memory.precision_for(config.grad_dtype).grad_bytes
+    setup = syncmodes.sync_setup(config.sync, workload, grad_bytes, bucket_bytes=config.bucket_bytes,
+                                 first_bucket_bytes=config.first_bucket_bytes,
+                                 overlap=config.overlap, zero_stage=config.zero_stage)
+    return replace(config, bucket_bytes=setup.bucket_bytes, first_bucket_bytes=setup.first_bucket_bytes,
+                   overlap=setup.overlap, zero_stage=setup.zero_stage), setup
+
+
+def _overlap_slowdown(config: TrainingConfig) -> float:
+    return transport.overlap_slowdown_for(config.transport, config.losses.overlap_slowdown,
+                                          config.host_reduce)
+
+
+def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s=0.0):
     """(StepSeconds, SyncPlan, optimizer seconds) for one configuration."""
     grad_bytes = float(workload.params * precision.grad_bytes)
     plan = gradsync.sync_plan(comm, ranks, layout, precision, zero_stage=config.zero_stage,
                               topk_fraction=config.topk_fraction, asynchronous=config.asynchronous)
     k = config.accumulation_steps
-    factor = 1.0 if config.asynchronous else float(stragglers.straggler_factor(
-        config.jitter_cv, ranks, 1 if plan.every_micro_batch else k))
+    factor = 1.0 if config.asynchronous else float(stragglers.slowest_rank_factor(
+        config.jitter_cv, ranks, 1 if plan.every_micro_batch else k, config.losses.speed_cv,
+        config.losses.slow_node_factor))
     backward = backward_seconds(forward, config.recompute)
     sync_comm, sync_exposed = _sync_times(plan, layout, grad_bytes, forward * factor,
                                           backward * factor, config.overlap)
+    if ranks > 1:  # a fusion cycle's wait before the last collective (syncmodes)
+        sync_comm, sync_exposed = sync_comm + wait_s, sync_exposed + wait_s
     optimizer_s = 0.0 if config.asynchronous else float(optimizer_seconds(
         workload.params, precision, config.optimizer, config.zero_stage, ranks,
         gpu.hbm_bandwidth_Bps))
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, sync_exposed_s=sync_exposed,
                         post_step_s=plan.post_step_s, every_micro_batch=plan.every_micro_batch,
-                        optimizer_s=optimizer_s)
+                        optimizer_s=optimizer_s, overlap_slowdown=_overlap_slowdown(config),
+                        host_overhead_s=float(losses.host_overhead_seconds(
+                            0.0 if config.asynchronous else config.losses.host_overhead_s, ranks)))
     return step, plan, optimizer_s
 
 
@@ -312,23 +390,26 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     """
     _check(config, ranks)
     memory.check_recompute(workload, config.recompute)
+    config, setup = _resolve_sync(workload, config)
     compute = _compute(workload, gpu, config)
     precision = memory.precision_for(config.grad_dtype)
     layout = overlap.bucket_layout(workload.params * precision.grad_bytes, config.bucket_bytes,
                                    config.first_bucket_bytes)
     step, plan, optimizer_s = _step(workload, gpu, comm, ranks, config, compute.forward_s,
-                                    precision, layout)
+                                    precision, layout, setup.wait_s)
     k, per_rank = config.accumulation_steps, config.micro_batch * config.accumulation_steps
     total = float(step.total_s)
     samples_per_s = ranks * per_rank / total
     efficiency = float(scaling_efficiency(step, optimizer_s))
     return Breakdown(
-        **_echo(workload, config, ranks, algorithm, compute, layout),
+        **_echo(workload, config, ranks, algorithm, compute, layout, setup,
+                _overlap_slowdown(config)),
         forward_s=k * compute.forward_s,
         backward_s=k * backward_seconds(compute.forward_s, config.recompute),
         compute_s=float(step.compute_s), straggler_wait_s=float(step.straggler_wait_s),
         comm_s=float(step.comm_s), hidden_comm_s=float(step.comm_s - step.exposed_comm_s),
-        exposed_comm_s=float(step.exposed_comm_s), optimizer_s=optimizer_s, total_s=total,
+        exposed_comm_s=float(step.exposed_comm_s), interference_s=float(step.interference_s),
+        host_overhead_s=float(step.host_overhead_s), optimizer_s=optimizer_s, total_s=total,
         samples_per_s=samples_per_s,
         tokens_per_s=samples_per_s * float(workloads.tokens_per_sample(workload, compute.seq_len)),
         rank_alone_samples_per_s=per_rank / float(step.compute_s + optimizer_s),

@@ -75,6 +75,22 @@ def straggler_factor(jitter_cv, ranks, micro_batches_per_sync=1):
     return 1.0 + jitter_cv / np.sqrt(micro_batches_per_sync) * expected_max_standard_normal(ranks)
 
 
+def slowest_rank_factor(jitter_cv, ranks, micro_batches_per_sync=1, speed_cv=0.0,
+                        slow_node_factor=1.0):
+    """E[slowest of N] / mean compute between synchronisations, with every straggler source.
+
+    Per-micro-batch jitter ``σ_j`` averages over the ``k`` micro-batches between two
+    synchronisations (``σ_j/√k``); the persistent GPU speed spread ``σ_s`` does not. The two
+    are independent, so one rank's deviation has ``√(σ_j²/k + σ_s²)`` and the slowest of N is
+    ``1 + √(σ_j²/k + σ_s²) · e_N``. A persistently slow node (compute × ``slow_node_factor``)
+    sets the pace when it is slower still. One rank never waits. Elementwise.
+    """
+    spread = np.sqrt(np.asarray(jitter_cv) ** 2 / np.asarray(micro_batches_per_sync)
+                     + np.asarray(speed_cv) ** 2)
+    factor = 1.0 + spread * expected_max_standard_normal(ranks)
+    return np.where(np.asarray(ranks) > 1, np.maximum(factor, slow_node_factor), 1.0)
+
+
 def async_staleness_updates(ranks):
     """Expected number of other workers' updates a gradient is late by (N − 1)."""
     return np.maximum(np.asarray(ranks) - 1, 0)

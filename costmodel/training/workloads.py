@@ -76,6 +76,8 @@ class Workload:
     source: str
     flops_per_sample: float = 0.0
     activation_elements_per_sample: float = 0.0
+    flops_params: int = 0  # parameters doing matmul work per token (0 = params); excludes lookup embeddings
+    tensors: int = 0  # gradient tensors (0 = layers x per-layer count, costmodel.training.syncmodes)
 
     @property
     def uses_token_rule(self) -> bool:
@@ -149,6 +151,9 @@ def default_mfu_for_kind(kind: str, arch: str, dtype: str,
                   f" FLOPs / peak; {entry['source']}")
 
 
+MAX_PARAMS = 2.0**50  # ~10^15 parameters: 10^3 × the largest published models; bounds every product
+
+
 def parse_param_count(text: str | int | float, field: str = "model") -> int:
     """A parameter count from ``7B``, ``124M``, ``1.3e9``, ``350k`` or a number."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
@@ -158,8 +163,8 @@ def parse_param_count(text: str | int | float, field: str = "model") -> int:
         if not match:
             raise InputError(field, text, PARAMS_ALLOWED)
         value = float(match.group(1)) * _SUFFIX[match.group(2).upper()]
-    if not value >= 1 or value != value or value == float("inf"):
-        raise InputError(field, text, "a parameter count >= 1")
+    if not 1 <= value <= MAX_PARAMS:
+        raise InputError(field, text, f"a parameter count from 1 to {MAX_PARAMS:.3g}")
     return int(round(value))
 
 
@@ -187,9 +192,64 @@ def load_model(name_or_params: str | int | float) -> Workload:
     if key in models:
         entry = dict(models[key])
         return Workload(name=key, **entry)
+    if key.endswith(".toml"):
+        return load_model_file(str(name_or_params).strip())
     if isinstance(name_or_params, (int, float)) or _COUNT.match(key):
         return _from_count(parse_param_count(name_or_params), name_or_params)
     raise UnknownNameError("model", name_or_params, [*models, "<count such as 7B, 124M, 1.3e9>"])
+
+
+USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
+               "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
+               "source")
+
+
+def _user_params(entry: dict, path: str) -> int:
+    """``params`` as given, else a transformer's 12·L·h² + vocab·h (Kaplan et al. 2020, Table 1)."""
+    if "params" in entry:
+        return parse_param_count(entry["params"], "params")
+    if entry.get("kind", "transformer") in ("cnn",) or not {"layers", "hidden_size"} <= set(entry):
+        raise InputError("params", "missing", f"a parameter count in {path} (or layers and hidden_size "
+                         "for a transformer)")
+    hidden = int(entry["hidden_size"])
+    return int(PARAMS_PER_LAYER_HIDDEN2 * int(entry["layers"]) * hidden**2
+               + int(entry.get("vocab", 0)) * hidden)
+
+
+def load_model_file(path: str) -> Workload:
+    """A user model from a TOML file: a ``[model]`` table (or top-level keys) with ``kind``,
+    ``layers``, ``hidden_size``, ``heads``, ``vocab``, ``seq_len`` and ``params`` (derived as
+    12·L·h² + V·h when absent), or for CNNs ``flops_per_sample`` and ``params``."""
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as error:
+        raise InputError("model", path, f"a valid TOML file ({error})") from None
+    entry = dict(document.get("model", document))
+    unknown = sorted(set(entry) - set(USER_FIELDS))
+    if unknown:
+        raise InputError(f"model.{unknown[0]}", entry[unknown[0]], ", ".join(USER_FIELDS))
+    kind = str(entry.get("kind", "transformer"))
+    if kind not in KINDS:
+        raise InputError("model.kind", kind, ", ".join(KINDS))
+    params = _user_params(entry, path)
+    layers, hidden, heads = derived_shape(params)
+    if kind in ("cnn", "vit") and not float(entry.get("flops_per_sample", 0)) > 0:
+        raise InputError("model.flops_per_sample", entry.get("flops_per_sample", "missing"),
+                         f"training FLOPs per sample > 0 for a {kind} model")
+    for field in ("layers", "hidden_size", "heads", "seq_len", "vocab", "tensors", "flops_params"):
+        value = entry.get(field, 0)
+        if not isinstance(value, int) or value < 0:
+            raise InputError(f"model.{field}", value, "an integer >= 0")
+    return Workload(
+        name=str(entry.get("name", Path(path).stem)), params=params,
+        layers=int(entry.get("layers", layers)), hidden_size=int(entry.get("hidden_size", hidden)),
+        heads=int(entry.get("heads", heads)), vocab=int(entry.get("vocab", 0)),
+        seq_len=int(entry.get("seq_len", 0 if kind == "cnn" else DERIVED_SEQ_LEN)), kind=kind,
+        source=str(entry.get("source", f"user model file {path}")),
+        flops_per_sample=float(entry.get("flops_per_sample", 0.0)),
+        activation_elements_per_sample=float(entry.get("activation_elements_per_sample", 0.0)),
+        flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)))
 
 
 def resolve_seq_len(workload: Workload, seq_len: int | None) -> int:
@@ -215,7 +275,7 @@ def training_flops_per_sample(workload: Workload, seq_len, include_attention: bo
             raise InputError("include_attention", True,
                              f"off for {workload.kind} models (their FLOPs already include it)")
         return workload.flops_per_sample + 0 * seq_len
-    flops = TRAINING_FLOPS_PER_PARAM_TOKEN * workload.params * seq_len
+    flops = TRAINING_FLOPS_PER_PARAM_TOKEN * (workload.flops_params or workload.params) * seq_len
     if include_attention:
         flops = flops + (ATTENTION_FLOPS_PER_LAYER_HIDDEN_TOKEN2 * workload.layers
                          * workload.hidden_size * seq_len * seq_len)

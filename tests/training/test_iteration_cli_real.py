@@ -58,7 +58,8 @@ ECHOES = {"model", "params", "ranks", "algorithm", "micro_batch", "seq_len", "ac
           "global_batch", "grad_dtype", "compute_dtype", "topk_fraction", "optimizer", "zero_stage",
           "overlap", "synchronous", "bucket_bytes", "first_bucket_bytes", "bucket_count", "jitter_cv",
           "mfu", "mfu_source", "flash_attention", "include_attention", "cluster", "nodes",
-          "gpus_per_node", "backend"}
+          "gpus_per_node", "backend", "sync", "transport", "speed_cv", "slow_node_factor",
+          "overlap_slowdown"}
 BASE = ["iteration", "--model", "gpt2-xl", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "2",
         "--mfu", "0.6"]
 OPTIONS = {
@@ -71,6 +72,9 @@ OPTIONS = {
     "--first-bucket": ["--first-bucket", "20MiB"], "--no-overlap": ["--no-overlap"], "--zero": ["--zero", "3"],
     "--async": ["--async"], "--jitter": ["--jitter", "0.05"], "--attention": ["--attention"],
     "--no-flash-attention": ["--no-flash-attention"], "--recompute": ["--recompute"],
+    "--sync": ["--sync", "flat"], "--speed-cv": ["--speed-cv", "0.05"],
+    "--slow-node": ["--slow-node", "1.3"], "--overlap-slowdown": ["--overlap-slowdown", "0.6"],
+    "--host-overhead": ["--host-overhead", "20ms"], "--host-reduce": ["--host-reduce"],
 }
 
 

@@ -10,13 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from iteration_support import SmallGpu, ring_comm
 
+from costmodel.training import losses, stragglers
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds
+from costmodel.training.losses import StepLosses
 from costmodel.training.workloads import load_model
 
 GPU = SmallGpu()
 INPUT_KEYS = {f.name for f in dataclasses.fields(TrainingConfig)} | {
     "model", "params", "ranks", "algorithm", "global_batch", "topk_fraction", "synchronous",
-    "mfu_source", "bucket_count", "seq_len", "compute_dtype", "mfu"}
+    "mfu_source", "bucket_count", "seq_len", "compute_dtype", "mfu", "speed_cv", "slow_node_factor",
+    "overlap_slowdown"}
 
 
 def _run(model="gpt2-xl", ranks=16, bandwidth=25e9, latency=5e-6, **config):
@@ -119,6 +122,10 @@ VARIATIONS = {
     "include_attention": {"include_attention": True},
     "flash_attention": {"flash_attention": False},
     "recompute": {"recompute": True},
+    "sync": {"sync": "flat"},
+    "transport": {"transport": "tcp"},
+    "host_reduce": {"host_reduce": True},
+    "losses": {"losses": StepLosses(host_overhead_s=0.05)},
 }
 
 
@@ -138,9 +145,11 @@ def test_step_seconds_is_vectorised_and_matches_the_scalar_path():
     configs = [dict(accumulation_steps=k, zero_stage=z) for k, z in ((1, 0), (4, 0), (2, 3))]
     results = [_run(**c) for c in configs]
     forward = np.array([r.forward_s / r.accumulation_steps for r in results])
+    factor = stragglers.slowest_rank_factor(0.0, 16, np.array([1, 4, 1]), losses.SPEED_CV)
     step = step_seconds(
         forward_s=forward, backward_s=2 * forward,
-        accumulation_steps=np.array([1, 4, 2]), straggler_factor=np.ones(3),
+        accumulation_steps=np.array([1, 4, 2]), straggler_factor=factor,
+        overlap_slowdown=losses.OVERLAP_SLOWDOWN, host_overhead_s=losses.HOST_OVERHEAD_S,
         sync_comm_s=np.array([r.comm_s for r in results]) / np.array([1, 1, 2]),
         sync_exposed_s=np.array([r.exposed_comm_s for r in results]) / np.array([1, 1, 2]),
         post_step_s=np.zeros(3), every_micro_batch=np.array([False, False, True]),

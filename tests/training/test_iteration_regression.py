@@ -19,6 +19,7 @@ import pytest
 from iteration_support import SmallGpu, ring_comm
 
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+from costmodel.training.losses import StepLosses
 from costmodel.training.workloads import Workload, load_model
 
 BELOW, ABOVE = 0.02, 0.12
@@ -70,8 +71,11 @@ def test_ddp_paper_near_linear_resnet50_on_256_gpus():
     def tree(primitive: str, size_bytes: float) -> float:
         return 2 * math.ceil(math.log2(256)) * 5e-6 + 2 * size_bytes / (4 * 12.5e9)
 
-    result = iteration_breakdown(load_model("resnet-50"), v100, tree, 256, TrainingConfig(micro_batch=32, grad_dtype="fp32",
-                                                     compute_dtype="fp16", optimizer="sgd"))
+    # The claim concerns the collective: the default per-step framework overhead (6 ms, fitted on
+    # the 0.1-1 s steps of benchmarks/dp_scaling.py) is left out of this 30 ms step.
+    result = iteration_breakdown(load_model("resnet-50"), v100, tree, 256, TrainingConfig(
+        micro_batch=32, grad_dtype="fp32", compute_dtype="fp16", optimizer="sgd",
+        losses=StepLosses(host_overhead_s=0.0)))
     # The CNN default for Volta fp16 from models.toml [mfu_by_kind.cnn] (was the transformer
     # Volta default 0.30: efficiency 95.6% then, 96.7% now, as slower compute hides more comm).
     assert result.mfu == pytest.approx(0.22, abs=0.005)

@@ -1,0 +1,86 @@
+"""How the framework synchronises gradients: the ``--sync`` presets.
+
+| mode | what is all-reduced, when | source |
+|---|---|---|
+| ``ddp`` | PyTorch DDP buckets (25 MiB, first 1 MiB), overlapped with the last backward | PyTorch ``DistributedDataParallel(bucket_cap_mb=25)`` |
+| ``horovod`` | Horovod tensor fusion: ready tensors fused into a 128 MiB buffer, one all-reduce per fusion, started on a 1 ms cycle; overlapped with backward | Horovod docs "Tensor Fusion"; defaults 128 MB / 1 ms since v0.21.0 (PR #2468; 64 MB / 5 ms before) |
+| ``flat`` | one all-reduce of the whole flattened gradient after the last micro-batch's backward, not overlapped | DeepLearningExamples BERT ``allreduce_post_accumulation`` |
+| ``per-tensor`` | one all-reduce per gradient tensor (no fusion), overlapped with backward | tf_cnn_benchmarks ``variable_update=replicated``; Horovod with fusion off |
+| ``fsdp`` | ZeRO-3 / FSDP: all-gather weights, reduce-scatter gradients on every micro-batch | :mod:`costmodel.training.gradsync` |
+
+A fusion cycle adds, on average, half a cycle before the last fused all-reduce can start
+(a tensor becomes ready at a uniformly random time within the cycle): ``cycle / 2`` of exposed
+wait per synchronisation.
+
+Per-tensor mode needs the number of gradient tensors: the workload's ``tensors`` when given,
+else ``layers × TENSORS_PER_LAYER[kind]`` (parameter tensors per layer in the reference
+implementations: GPT-2 block 12 — fused c_attn, c_proj, c_fc, mlp c_proj weight+bias, two
+LayerNorms; BERT layer 16 — q, k, v, output, intermediate, output-dense weight+bias, two
+LayerNorms; ViT block 12 as GPT-2; torchvision ResNet conv layer 3 — conv weight, batch-norm
+weight and bias).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from costmodel.training.overlap import DDP_BUCKET_BYTES, DDP_FIRST_BUCKET_BYTES
+from dpbase.errors import InputError
+
+SYNC_MODES = ("ddp", "horovod", "flat", "per-tensor", "fsdp")
+HOROVOD_FUSION_BYTES = 128 * 1024 * 1024
+HOROVOD_CYCLE_S = 1e-3
+TENSORS_PER_LAYER = {"transformer": 12, "bert": 16, "vit": 12, "cnn": 3}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncSetup:
+    """Bucketing, overlap and ZeRO stage a sync mode implies, and its per-sync wait."""
+
+    mode: str
+    bucket_bytes: float
+    first_bucket_bytes: float
+    overlap: bool
+    zero_stage: int
+    wait_s: float = 0.0
+
+
+def tensor_count(workload) -> int:
+    """Gradient tensors of a workload (its ``tensors`` field, else layers × per-layer count)."""
+    given = int(getattr(workload, "tensors", 0) or 0)
+    if given:
+        return given
+    return max(1, int(workload.layers) * TENSORS_PER_LAYER.get(workload.kind, 12))
+
+
+def sync_setup(mode: str, workload, grad_bytes: float, *, bucket_bytes: float | None = None,
+               first_bucket_bytes: float | None = None, overlap: bool = True,
+               zero_stage: int = 0) -> SyncSetup:
+    """What ``mode`` means for this workload; ``bucket_bytes`` None = the mode's default.
+
+    Raises InputError when the mode contradicts an explicit ZeRO stage.
+    """
+    if mode not in SYNC_MODES:
+        raise InputError("sync", mode, ", ".join(SYNC_MODES))
+    if mode == "fsdp":
+        if zero_stage not in (0, 3):
+            raise InputError("zero", zero_stage, "0 or 3 with --sync fsdp (FSDP is ZeRO-3)")
+        zero_stage = 3
+    elif mode != "ddp" and zero_stage != 0:
+        raise InputError("zero", zero_stage, f"0 with --sync {mode} (ZeRO needs --sync ddp or fsdp)")
+    if mode in ("ddp", "fsdp"):
+        bucket = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
+        first = DDP_FIRST_BUCKET_BYTES if first_bucket_bytes is None else first_bucket_bytes
+        return SyncSetup(mode=mode, bucket_bytes=bucket, first_bucket_bytes=first, overlap=overlap,
+                         zero_stage=zero_stage)
+    if mode == "horovod":
+        fusion = HOROVOD_FUSION_BYTES if bucket_bytes is None else bucket_bytes
+        return SyncSetup(mode=mode, bucket_bytes=fusion, first_bucket_bytes=fusion, overlap=overlap,
+                         zero_stage=0, wait_s=HOROVOD_CYCLE_S / 2.0)
+    if mode == "flat":
+        whole = max(float(grad_bytes), 1.0)
+        return SyncSetup(mode=mode, bucket_bytes=whole, first_bucket_bytes=whole, overlap=False,
+                         zero_stage=0)
+    per_tensor = max(float(grad_bytes) / tensor_count(workload), 1.0)
+    return SyncSetup(mode=mode, bucket_bytes=per_tensor, first_bucket_bytes=per_tensor,
+                     overlap=overlap, zero_stage=0)

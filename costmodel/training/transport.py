@@ -1,0 +1,57 @@
+"""Which transport carries the inter-node gradients, and what that changes in a training step.
+
+One rule, :func:`link_transport`: a link profile's own ``transport`` field when it has one
+("rdma" or "tcp"); otherwise its category — InfiniBand, RoCE and EFA move data by RDMA
+(GPUDirect: the NIC reads and writes GPU memory), Ethernet and TCP categories through kernel
+sockets — and last its name (``tcp``/``socket`` in it means sockets).
+
+What TCP changes at the iteration level (bandwidth and latency are the comm model's business,
+set by the link profile): NCCL's socket transport stages every chunk through pinned host
+memory, and its GPU kernels stay resident, spinning on host flags, for the whole transfer
+while CPU proxy threads run the ``send``/``recv`` copies (NCCL ``transport/net_socket.cc``;
+the NCCL documentation's "NCCL_NET" section). Communication hidden behind backward then
+keeps SMs, PCIe and the host cores the input pipeline needs busy for its whole — long —
+duration, so over TCP the overlap slowdown is taken as :data:`TCP_OVERLAP_SLOWDOWN`, i.e.
+hidden communication is not free at all (an upper bound, stated as an assumption; RDMA keeps
+:data:`costmodel.training.losses.OVERLAP_SLOWDOWN`). A host-memory (``--host-reduce``) path —
+MPI/gloo reducing on the CPU, tf_cnn_benchmarks' parameter servers — behaves the same way.
+"""
+
+from __future__ import annotations
+
+RDMA = "rdma"
+TCP = "tcp"
+LOCAL = "local"  # one node: no network transport
+TRANSPORTS = (RDMA, TCP, LOCAL)
+RDMA_CATEGORIES = ("infiniband", "roce", "efa")
+TCP_CATEGORIES = ("ethernet", "tcp")
+# Assumption (see the module docstring): over sockets hidden communication costs its full time.
+TCP_OVERLAP_SLOWDOWN = 1.0
+
+
+def link_transport(link) -> str:
+    """``rdma`` or ``tcp`` for a network link profile (the one rule; see the module docstring)."""
+    explicit = str(getattr(link, "transport", "") or "").lower()
+    if explicit in (RDMA, TCP):
+        return explicit
+    category = str(getattr(link, "category", "") or "").lower()
+    if category in RDMA_CATEGORIES:
+        return RDMA
+    if category in TCP_CATEGORIES:
+        return TCP
+    name = str(getattr(link, "name", "") or "").lower()
+    return TCP if ("tcp" in name or "socket" in name) else RDMA
+
+
+def step_transport(system, nodes: int) -> str:
+    """The transport of a data-parallel group: ``local`` on one node, else the NIC link's."""
+    if nodes <= 1:
+        return LOCAL
+    return link_transport(system.nic_link)
+
+
+def overlap_slowdown_for(transport: str, rdma_slowdown: float, host_reduce: bool = False) -> float:
+    """The overlap slowdown that applies: TCP sockets and host-memory reduction hide nothing."""
+    if transport == TCP or host_reduce:
+        return max(rdma_slowdown, TCP_OVERLAP_SLOWDOWN)
+    return rdma_slowdown

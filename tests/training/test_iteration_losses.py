@@ -1,0 +1,130 @@
+"""Scaling losses beyond the collective, sync presets and transports, on the real comm model."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import hardware
+from costmodel.cluster import comm as mapping
+from costmodel.training import losses, stragglers, syncmodes, transport
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+from costmodel.training.losses import StepLosses
+from costmodel.training.workloads import load_model
+from dpbase.errors import InputError
+
+SYSTEM = hardware.load_system("dgx-a100")
+
+
+def _run(nodes=2, model="gpt2-xl", system=SYSTEM, **config):
+    comm = mapping.comm_model(system, nodes, system.gpus_per_node)
+    base = {"micro_batch": 2, "mfu": 0.5, "transport": transport.step_transport(system, nodes)}
+    return iteration_breakdown(load_model(model), system.gpu, comm.time_s, comm.ranks,
+                               TrainingConfig(**{**base, **config}))
+
+
+def _losses(**terms):
+    return dataclasses.replace(StepLosses.none(), **terms)
+
+
+def test_host_overhead_adds_its_seconds_to_every_data_parallel_step_and_none_alone():
+    plain, loaded = _run(losses=_losses()), _run(losses=_losses(host_overhead_s=0.02))
+    assert loaded.host_overhead_s == 0.02
+    assert loaded.total_s - plain.total_s == pytest.approx(0.02)
+    assert loaded.scaling_efficiency < plain.scaling_efficiency
+    comm = mapping.comm_model(SYSTEM, 1, 1)
+    alone = iteration_breakdown(load_model("gpt2-xl"), SYSTEM.gpu, comm.time_s, 1,
+                                TrainingConfig(micro_batch=2, losses=_losses(host_overhead_s=0.02)))
+    assert alone.host_overhead_s == 0.0 and alone.scaling_efficiency == pytest.approx(1.0)
+
+
+def test_overlap_slowdown_costs_its_fraction_of_the_hidden_communication():
+    plain = _run(losses=_losses())
+    slowed = _run(losses=_losses(overlap_slowdown=0.3))
+    assert plain.hidden_comm_s > 0
+    assert slowed.interference_s == pytest.approx(0.3 * slowed.hidden_comm_s)
+    assert slowed.total_s == pytest.approx(plain.total_s + slowed.interference_s)
+    # Nothing is hidden when the gradients are reduced after backward: nothing to slow.
+    flat = _run(sync="flat", losses=_losses(overlap_slowdown=0.3))
+    assert flat.hidden_comm_s == 0 and flat.interference_s == 0
+
+
+def test_gpu_speed_spread_grows_with_n_and_does_not_average_over_accumulation():
+    spread = _losses(speed_cv=0.02)
+    waits = [_run(nodes=n, losses=spread).straggler_wait_s / _run(nodes=n, losses=spread).compute_s
+             for n in (1, 8, 64)]
+    assert waits[0] < waits[1] < waits[2]
+    assert waits[2] == pytest.approx(0.02 * stragglers.expected_max_standard_normal(512), rel=1e-9)
+    one, four = _run(losses=spread), _run(losses=spread, accumulation_steps=4)
+    assert four.straggler_wait_s / four.compute_s == pytest.approx(one.straggler_wait_s / one.compute_s)
+    jitter_one, jitter_four = (_run(losses=_losses(), jitter_cv=0.02, accumulation_steps=k) for k in (1, 4))
+    assert jitter_four.straggler_wait_s / jitter_four.compute_s < jitter_one.straggler_wait_s / jitter_one.compute_s
+
+
+def test_default_speed_spread_is_the_published_one_and_not_zero():
+    assert losses.SPEED_CV == 0.012 and _run().straggler_wait_s > 0
+
+
+def test_a_slow_node_sets_the_pace():
+    result = _run(losses=_losses(slow_node_factor=1.3))
+    assert result.straggler_wait_s == pytest.approx(0.3 * result.compute_s)
+    with pytest.raises(InputError, match="slow_node"):
+        _run(losses=_losses(slow_node_factor=0.5))
+
+
+@pytest.mark.parametrize("field,value", [("host_overhead_s", -1.0), ("overlap_slowdown", 1.5),
+                                         ("speed_cv", -0.1)])
+def test_loss_terms_are_validated(field, value):
+    with pytest.raises(InputError):
+        _run(losses=_losses(**{field: value}))
+
+
+def test_sync_presets_bucket_the_gradients_as_their_frameworks_do():
+    flat, per_tensor, horovod, fsdp = (_run(sync=mode) for mode in ("flat", "per-tensor", "horovod", "fsdp"))
+    assert flat.bucket_count == 1 and not flat.overlap and flat.hidden_comm_s == 0
+    assert per_tensor.bucket_count == syncmodes.tensor_count(load_model("gpt2-xl")) == 48 * 12
+    assert horovod.bucket_bytes == syncmodes.HOROVOD_FUSION_BYTES
+    ddp = _run()
+    assert per_tensor.comm_s > ddp.comm_s  # one latency per tensor instead of per 25 MiB bucket
+    assert fsdp.zero_stage == 3 and fsdp.sync == "fsdp"
+
+
+def test_horovod_cycle_adds_half_a_cycle_of_exposed_wait():
+    fused = _run(sync="horovod", bucket_bytes=25 * 2**20, first_bucket_bytes=25 * 2**20, losses=_losses())
+    ddp = _run(sync="ddp", bucket_bytes=25 * 2**20, first_bucket_bytes=25 * 2**20, losses=_losses())
+    assert fused.exposed_comm_s - ddp.exposed_comm_s == pytest.approx(syncmodes.HOROVOD_CYCLE_S / 2)
+
+
+@pytest.mark.parametrize("sync,zero", [("fsdp", 1), ("flat", 2), ("horovod", 1)])
+def test_sync_modes_refuse_a_contradicting_zero_stage(sync, zero):
+    with pytest.raises(InputError, match="zero"):
+        _run(sync=sync, zero_stage=zero)
+
+
+@pytest.mark.parametrize("link,expected", [("ib-hdr", "rdma"), ("roce-400", "rdma"), ("efa", "rdma"),
+                                           ("eth-100g", "tcp"), ("tcp-sockets", "tcp"),
+                                           ("gcp-tcpxo", "tcp")])
+def test_link_transport_follows_the_category(link, expected):
+    assert transport.link_transport(hardware.load_link(link)) == expected
+
+
+def test_an_explicit_transport_field_wins_over_the_category():
+    @dataclasses.dataclass
+    class Link:
+        category: str = "ethernet"
+        name: str = "eth-with-roce"
+        transport: str = "rdma"
+
+    assert transport.link_transport(Link()) == "rdma"
+    assert transport.link_transport(Link(transport="")) == "tcp"
+
+
+def test_tcp_sockets_lose_more_than_rdma_at_the_same_line_rate():
+    roce = dataclasses.replace(SYSTEM, nic_link=hardware.load_link("roce-100"), nic_bandwidth_Bps=12.5e9)
+    tcp = dataclasses.replace(roce, nic_link=hardware.load_link("eth-100g"))
+    over_roce, over_tcp = _run(system=roce), _run(system=tcp)
+    assert (over_roce.transport, over_tcp.transport) == ("rdma", "tcp")
+    assert over_tcp.overlap_slowdown == transport.TCP_OVERLAP_SLOWDOWN
+    assert over_tcp.scaling_efficiency < over_roce.scaling_efficiency - 0.02
+    assert _run(host_reduce=True).interference_s > _run().interference_s

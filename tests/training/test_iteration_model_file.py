@@ -1,0 +1,60 @@
+"""A user model TOML is accepted wherever a preset name is."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from costmodel.training.workloads import load_model
+from dpbase.errors import InputError
+
+runner = CliRunner()
+
+
+def _write(tmp_path, text: str):
+    path = tmp_path / "mine.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_transformer_shape_gives_params_and_flops(tmp_path):
+    path = _write(tmp_path, "[model]\nlayers = 24\nhidden_size = 1024\nheads = 16\nvocab = 30522\n"
+                            "seq_len = 512\nkind = \"bert\"\n")
+    workload = load_model(str(path))
+    assert workload.params == 12 * 24 * 1024**2 + 30522 * 1024  # 12·L·h² + V·h
+    assert workload.seq_len == 512 and workload.kind == "bert" and workload.name == "mine"
+
+
+def test_cnn_needs_flops_per_sample(tmp_path):
+    path = _write(tmp_path, "kind = \"cnn\"\nparams = \"25M\"\n")
+    with pytest.raises(InputError, match="flops_per_sample"):
+        load_model(str(path))
+
+
+def test_cli_iteration_runs_a_user_model_like_its_preset(tmp_path):
+    path = _write(tmp_path, "[model]\nparams = 25557032\nkind = \"cnn\"\nlayers = 50\n"
+                            "flops_per_sample = 24.54e9\n")
+    args = ["iteration", "--cluster", "dgx-a100", "--micro-batch", "64", "--mfu", "0.3", "--json"]
+    mine = json.loads(runner.invoke(app, [*args, "--model", str(path)]).stdout)
+    preset = json.loads(runner.invoke(app, [*args, "--model", "resnet-50"]).stdout)
+    assert mine["total_s"] == pytest.approx(preset["total_s"], rel=1e-6)
+
+
+def test_cli_unknown_field_is_one_error_line(tmp_path):
+    path = _write(tmp_path, "[model]\nparams = 1000000\nwidth = 3\n")
+    result = runner.invoke(app, ["iteration", "--cluster", "dgx-a100", "--micro-batch", "1",
+                                 "--model", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "model.width" in result.stderr
+
+
+def test_cli_text_breakdown_names_every_loss():
+    result = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-a100", "--nodes", "2",
+                                 "--micro-batch", "8", "--slow-node", "1.2"])
+    assert result.exit_code == 0
+    for text in ("overlap interference", "host overhead", "straggler wait", "sync ddp",
+                 "transport rdma", "slow node x1.2", "GPU speed spread 1.2%"):
+        assert text in result.stdout
