@@ -107,9 +107,38 @@ def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
                               gamma_s_per_byte=gamma, params_for=lambda entry: _params(q, entry))
 
 
+def _given(q: Query, names: tuple[str, ...]) -> list[str]:
+    return [f"--{name.replace('_', '-')}" for name in names if getattr(q, name) is not None]
+
+
+def check_conflicts(q: Query) -> None:
+    """Hardware comes from exactly one source, and every parameter given is used: two sources, or a
+    parameter the algorithm does not have, is an error naming both flags (never silently dropped)."""
+    rates = _given(q, ("alpha", "bandwidth", "alpha_inter", "bandwidth_inter"))
+    if q.cluster is not None and (rates or q.link is not None):
+        other = rates[0] if rates else "--link"
+        raise InputError(other, "given with --cluster", f"either --cluster (its profile gives the links) or {other}")
+    if q.link is not None and rates:
+        raise InputError(rates[0], "given with --link", f"either --link (its profile gives α and bandwidth) or {rates[0]}")
+    if q.cluster is None and q.stack is not None and q.algorithm not in ("auto", "all"):
+        raise InputError("--stack", q.stack, f"only with --algorithm auto (got --algorithm {q.algorithm})")
+    if q.algorithm in ("auto", "all"):
+        return
+    entry = get(q.primitive, q.algorithm)
+    accepted = {param.name for param in entry.params}
+    asked = {"servers": q.servers, "chunks": q.chunks, "colocated": True if q.colocated else None,
+             "pipelined": False if not q.pipelined else None}
+    for name, value in asked.items():
+        if value is not None and name not in accepted:
+            flag = {"colocated": "--colocated", "pipelined": "--no-pipeline"}.get(name, f"--{name}")
+            raise InputError(flag, value, f"a parameter of {q.algorithm} {q.primitive}: "
+                             f"{', '.join(sorted(accepted)) or 'it has none'}")
+
+
 def run_query(q: Query) -> list[Prediction]:
     """Predictions for the query, fastest first when several algorithms are asked for."""
     primitive_named(q.primitive)
+    check_conflicts(q)
     if q.algorithm not in ("auto", "all"):
         algorithm_named(q.algorithm)
     backend = None if q.backend == "auto" else backend_named(q.backend)

@@ -1,0 +1,38 @@
+"""Conflicting or unused flags are an error naming both (issue 18), never silently dropped."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+
+runner = CliRunner()
+BARE = ["--ranks", "8", "--alpha", "1us", "--bandwidth", "1GB/s"]
+
+
+@pytest.mark.parametrize("args,named", [
+    (["collective", "all-reduce", "--cluster", "dgx-h100", "--size", "1GB", "-a", "ring", "--alpha", "1s",
+      "--bandwidth", "1B/s"], "--alpha"),
+    (["collective", "all-reduce", "--cluster", "dgx-h100", "--size", "1GB", "--bandwidth", "1GB/s"], "--bandwidth"),
+    (["collective", "all-reduce", "--cluster", "dgx-h100", "--size", "1GB", "--link", "ib-ndr"], "--link"),
+    (["compare", "all-reduce", "--cluster", "dgx-h100", "--size", "1GB", "--alpha", "5us"], "--alpha"),
+    (["collective", "all-reduce", "--link", "ib-ndr", "--ranks", "8", "--size", "1GB", "--bandwidth", "1GB/s"],
+     "--bandwidth"),
+    (["collective", "all-reduce", "--size", "1GB", "-a", "ring", "--servers", "2", *BARE], "--servers"),
+    (["collective", "all-reduce", "--size", "1GB", "-a", "ring", "--chunks", "4", *BARE], "--chunks"),
+    (["collective", "all-reduce", "--size", "1GB", "-a", "ring", "--colocated", *BARE], "--colocated"),
+    (["collective", "all-reduce", "--size", "1GB", "-a", "ring", "--stack", "mpi", *BARE], "--stack"),
+])
+def test_conflicting_or_unused_flags_are_one_error_line(args, named):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and named in lines[0]
+
+
+def test_a_parameter_the_algorithm_has_is_used():
+    base = runner.invoke(app, ["collective", "all-reduce", "--size", "1GB", "-a", "parameter-server", *BARE])
+    two = runner.invoke(app, ["collective", "all-reduce", "--size", "1GB", "-a", "parameter-server",
+                              "--servers", "2", *BARE])
+    assert base.exit_code == two.exit_code == 0 and base.output != two.output
