@@ -31,8 +31,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from dpbase.errors import InputError
 
 # Fitted on benchmarks/dp_scaling.py (all sources; leave-one-source-out figures in
@@ -75,7 +73,12 @@ def check(losses: StepLosses) -> StepLosses:
 
 
 def host_overhead_seconds(host_overhead_s: float, ranks):
-    """Per-step framework overhead of data parallelism: 0 for one rank; elementwise."""
+    """Per-step framework overhead of data parallelism: 0 for one rank; elementwise on arrays
+    (numpy only then: the scalar CLI path stays free of it)."""
+    if isinstance(ranks, (int, float)):
+        return host_overhead_s if ranks > 1 else 0.0
+    import numpy as np
+
     return np.where(np.asarray(ranks) > 1, host_overhead_s, 0.0)
 
 

@@ -1,0 +1,27 @@
+"""Single-answer CLI paths import neither numpy, sympy, pandas nor rich's markdown stack (start-up speed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("numpy", "sympy", "pandas", "rich.markdown")
+SCALAR_PATHS = [
+    "collective all-reduce -a ring --ranks 8 --size 4GB --alpha 5us --bandwidth 25GB/s",
+    "collective all-reduce --cluster dgx-h100 --nodes 2 --size 1GB",
+    "compare all-reduce --ranks 64 --size 1MB --alpha 5us --bandwidth 25GB/s",
+]
+# `dpcost --help` still loads rich's markdown stack through typer's rich help formatter (issue 16).
+
+
+@pytest.mark.parametrize("args", SCALAR_PATHS)
+def test_scalar_paths_stay_light(args):
+    code = ("import sys; from cli import main; sys.argv = ['dpcost'] + sys.argv[1].split()\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+            "sys.stderr.write('HEAVY=' + ','.join(heavy))")
+    result = subprocess.run([sys.executable, "-c", code, args], capture_output=True, text=True, timeout=120)
+    heavy = result.stderr.rsplit("HEAVY=", 1)[-1].strip()
+    assert heavy == "", f"dpcost {args} imported {heavy}"
