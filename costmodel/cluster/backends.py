@@ -17,8 +17,8 @@ from costmodel.cluster.stacks import Stack, default_stack, resolve_backend, runs
 from costmodel.collectives.entry import Entry
 from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
-from costmodel.collectives.registry import entries, get
-from costmodel.names import Backend, algorithm_named, primitive_named
+from costmodel.collectives.registry import get
+from costmodel.names import Backend, primitive_named
 from dpbase.errors import DpcostError, NotApplicableError
 
 ParamsFor = Callable[[Entry], dict[str, Any]]
@@ -54,10 +54,13 @@ def _mirror_traffic(primitive: str, ranks: int, size_bytes: float, nccl_algorith
     from costmodel.nccl.names import REGISTRY_MIRROR
 
     mirror = REGISTRY_MIRROR.get(nccl_algorithm)
-    key = (primitive_named(primitive), algorithm_named(mirror)) if mirror else None
-    if key is None or key not in {e.key for e in entries()}:
+    if mirror is None:
         return {}
-    ideal = predict_entry(get(*key), ranks, size_bytes, max(latency_s, 1e-9), bandwidth_Bps)
+    try:
+        entry = get(primitive, mirror)
+    except NotApplicableError:  # the mirror does not implement this collective
+        return {}
+    ideal = predict_entry(entry, ranks, size_bytes, max(latency_s, 1e-9), bandwidth_Bps)
     return {"steps": ideal.steps, "bytes_sent_max": ideal.bytes_sent_max,
             "bytes_received_max": ideal.bytes_received_max, "bytes_total": ideal.bytes_total,
             "bytes_aux_max": ideal.bytes_aux_max}
@@ -124,7 +127,7 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
     ``backend`` None/"auto" is the system's realistic backend (NCCL on NVIDIA, RCCL on AMD);
     ``stack`` (default: the system's) limits what ``auto`` may pick under the α-β backends.
     """
-    explicit = backend is not None and str(getattr(backend, "value", backend)).lower() != "auto"
+    explicit = backend not in (None, "auto")  # Backend is a str enum: no member equals "auto"
     backend = resolve_backend(backend, lay.system)
     stack = stack_named(stack) if stack is not None else default_stack(lay.system)
     fallback = None

@@ -7,6 +7,7 @@ takes NCCL's topology from :func:`costmodel.cluster.backends.nccl_topology` (cac
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.backends import bottleneck_link, nccl_topology, predict_collective
@@ -40,6 +41,11 @@ class CommModel:
     def ranks(self) -> int:
         return self.layout.ranks
 
+    @cached_property
+    def _topology(self) -> Any:
+        """NCCL's topology for this layout, looked up once per model (not once per call)."""
+        return nccl_topology(self.layout) if self.backend == Backend.NCCL.value else None
+
     def _algorithm_for(self, primitive: str) -> str:
         if self.algorithm == "auto":
             return "auto"
@@ -56,9 +62,8 @@ class CommModel:
                               time_s=0.0, latency_s=0.0, bandwidth_s=0.0, reduction_s=0.0, algbw_Bps=None,
                               busbw_Bps=None, backend=self.backend, cluster=lay.system.name, nodes=lay.nodes,
                               gpus_per_node=lay.gpus_per_node, bottleneck="")
-        topo = nccl_topology(self.layout) if self.backend == Backend.NCCL.value else None
         return predict_collective(primitive, size_bytes, self.layout, algorithm=self._algorithm_for(primitive),
-                                  backend=self.backend, stack=self.stack, topo=topo)[0]
+                                  backend=self.backend, stack=self.stack, topo=self._topology)[0]
 
     def time_s(self, primitive: str, size_bytes: float) -> float:
         return float(self.choose(primitive, float(size_bytes)).time_s)

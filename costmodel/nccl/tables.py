@@ -161,8 +161,20 @@ def load_tables(
     """Load NCCL's constants: bundled 2.30.7, then ``version``'s differences, then user overrides.
 
     ``tuning_path`` is a user TOML; it may set ``version = "2.21.5"`` at top level. ``overrides``
-    is the same content as a dict (applied after the file).
+    is the same content as a dict (applied after the file). The bundled default (no argument)
+    is parsed once per process: every NCCL-mode call without user tables shares it.
     """
+    if tuning_path is None and version is None and not overrides:
+        return _default_tables()
+    return _build(tuning_path, version, overrides)
+
+
+@functools.cache
+def _default_tables() -> NcclTables:
+    return _build(None, None, None)
+
+
+def _build(tuning_path: str | Path | None, version: str | None, overrides: Mapping[str, Any] | None) -> NcclTables:
     raw = _bundled()
     versions = raw.pop("versions")
     user = _read_toml(Path(tuning_path), "tuning") if tuning_path is not None else {}
