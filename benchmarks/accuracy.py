@@ -290,33 +290,22 @@ def _fit_score(rows: list[tuple], tables: object) -> float:
     return statistics.fmean(medians)
 
 
-def fit(rounds: int = 3) -> dict[str, float]:
-    """Coordinate descent of the [nccl_tests] constants: mean of per-log medians (all, >= 1 MiB)."""
+def _tables_with(params: dict[str, float]) -> object:
     from costmodel.nccl import NcclTables, load_tables
 
     base = load_tables()
-    rows = _fit_rows()
-    params = {k: float(v) for k, v in base.section("nccl_tests").items() if k != "source"}
-
-    def score(candidate: dict[str, float]) -> float:
-        data = dict(base.data) | {"nccl_tests": candidate}
-        return _fit_score(rows, NcclTables(data=data, version=base.version))
-
-    for _ in range(rounds):
-        for name, grid in FIT_GRID.items():
-            params[name] = min(grid, key=lambda value: score(params | {name: value}))
-    return params | {"score": score(params)}
+    return NcclTables(data=dict(base.data) | {"nccl_tests": params}, version=base.version)
 
 
 def _fit_on(rows: list[tuple], rounds: int = 2) -> dict[str, float]:
-    """Coordinate descent of the [nccl_tests] constants on ``rows`` only."""
-    from costmodel.nccl import NcclTables, load_tables
+    """Coordinate descent of the [nccl_tests] constants on ``rows``: mean of per-log medians
+    (all sizes, >= 1 MiB)."""
+    from costmodel.nccl import load_tables
 
-    base = load_tables()
-    params = {k: float(v) for k, v in base.section("nccl_tests").items() if k != "source"}
+    params = {k: float(v) for k, v in load_tables().section("nccl_tests").items() if k != "source"}
 
     def score(candidate: dict[str, float]) -> float:
-        return _fit_score(rows, NcclTables(data=dict(base.data) | {"nccl_tests": candidate}, version=base.version))
+        return _fit_score(rows, _tables_with(candidate))
 
     for _ in range(rounds):
         for name, grid in FIT_GRID.items():
@@ -330,16 +319,14 @@ def leave_one_log_out() -> tuple[list[Group], list[tuple[str, int, float]]]:
     Returns the held-out groups (per log and node count) and every held-out row as
     (class, size_bytes, measured/predicted).
     """
-    from costmodel.nccl import NcclTables, load_tables
     from costmodel.nccl.model import measured_time_us
     from hardware import load_system
 
-    base, rows = load_tables(), _fit_rows()
+    rows = _fit_rows()
     groups: dict[tuple[str, int], Group] = {}
     ratios = []
     for held in sorted({row[0] for row in rows}):
-        params = _fit_on([row for row in rows if row[0] != held])
-        tables = NcclTables(data=dict(base.data) | {"nccl_tests": params}, version=base.version)
+        tables = _tables_with(_fit_on([row for row in rows if row[0] != held]))
         system_name = system_for(held)
         system = load_system(system_name)
         for log, nodes, size, measured, coll, cell, topo in rows:
@@ -463,7 +450,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help=f"replace the tables in {REPORT.relative_to(ROOT)}")
     args = parser.parse_args(argv)
     if args.fit:
-        print(json.dumps(fit(), indent=2))
+        rows = _fit_rows()
+        params = _fit_on(rows, rounds=3)
+        print(json.dumps(params | {"score": _fit_score(rows, _tables_with(params))}, indent=2))
         return 0
     results = {"nccl-own": evaluate("nccl-own"), "nccl": evaluate("nccl"), "ideal": evaluate("ideal")}
     if args.json:

@@ -8,8 +8,11 @@ all-gather, reduce-scatter, all-to-all, gather and scatter. busbw = algbw × fac
 from __future__ import annotations
 
 from enum import Enum
+from typing import TypeVar
 
 from dpbase.errors import UnknownNameError
+
+E = TypeVar("E", bound=Enum)
 
 
 class Primitive(str, Enum):
@@ -57,14 +60,19 @@ class Backend(str, Enum):
     RCCL = "rccl"
 
 
-def backend_named(name: str | Backend) -> Backend:
-    """The Backend for a user's name; one error line naming the allowed values otherwise."""
-    if isinstance(name, Backend):
+def enum_named(kind: type[E], field: str, name: str | E) -> E:
+    """The member of a str enum for a user's name (case-insensitive); one error line otherwise."""
+    if isinstance(name, kind):
         return name
     try:
-        return Backend(str(name).strip().lower())
+        return kind(str(name).strip().lower())
     except ValueError:
-        raise UnknownNameError("backend", name, [b.value for b in Backend]) from None
+        raise UnknownNameError(field, name, [member.value for member in kind]) from None
+
+
+def backend_named(name: str | Backend) -> Backend:
+    """The Backend for a user's name; one error line naming the allowed values otherwise."""
+    return enum_named(Backend, "backend", name)
 
 
 # What n (size_bytes) means per primitive, as nccl-tests prints it.

@@ -19,9 +19,11 @@ SCALAR_PATHS = [
 @pytest.mark.parametrize("args", SCALAR_PATHS)
 def test_scalar_paths_stay_light(args):
     code = ("import sys; from cli import main; sys.argv = ['dpcost'] + sys.argv[1].split()\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "status = 0\n"
+            "try:\n    main()\nexcept SystemExit as done:\n    status = done.code or 0\n"
             f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
-            "sys.stderr.write('HEAVY=' + ','.join(heavy))")
+            "sys.stderr.write(f'STATUS={status} HEAVY=' + ','.join(heavy))")
     result = subprocess.run([sys.executable, "-c", code, args], capture_output=True, text=True, timeout=120)
+    assert "STATUS=0 " in result.stderr and "time" in result.stdout, result.stdout + result.stderr  # it answered
     heavy = result.stderr.rsplit("HEAVY=", 1)[-1].strip()
     assert heavy == "", f"dpcost {args} imported {heavy}"

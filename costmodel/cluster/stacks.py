@@ -20,9 +20,8 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from costmodel.names import Algorithm as A
-from costmodel.names import Backend
+from costmodel.names import Backend, enum_named
 from costmodel.names import Primitive as P
-from dpbase.errors import UnknownNameError
 
 if TYPE_CHECKING:
     from hardware import System
@@ -61,12 +60,7 @@ STACK_PAIRS: dict[Stack, frozenset[tuple[P, A]]] = {
 
 
 def stack_named(name: str | Stack) -> Stack:
-    if isinstance(name, Stack):
-        return name
-    try:
-        return Stack(str(name).strip().lower())
-    except ValueError:
-        raise UnknownNameError("stack", name, [s.value for s in Stack]) from None
+    return enum_named(Stack, "stack", name)
 
 
 def default_stack(system: System) -> Stack:

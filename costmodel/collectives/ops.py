@@ -17,6 +17,7 @@ Integer helpers used by the formulas (all exact on integers):
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -144,12 +145,9 @@ class VectorOps:
 
 
 SCALAR = ScalarOps()
-_VECTOR: VectorOps | None = None
 
 
+@functools.cache
 def vector_ops() -> VectorOps:
-    """The numpy namespace (numpy imported on first use)."""
-    global _VECTOR
-    if _VECTOR is None:
-        _VECTOR = VectorOps()
-    return _VECTOR
+    """The numpy namespace (numpy imported on first use, one instance per process)."""
+    return VectorOps()

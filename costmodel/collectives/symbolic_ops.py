@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import sympy as sp
@@ -79,12 +80,7 @@ class SymbolicOps:
         return sp.Piecewise((a, cond), (b, True))
 
 
-_SYMBOLIC: SymbolicOps | None = None
-
-
+@functools.cache
 def symbolic_ops() -> SymbolicOps:
     """The sympy namespace (one instance per process)."""
-    global _SYMBOLIC
-    if _SYMBOLIC is None:
-        _SYMBOLIC = SymbolicOps()
-    return _SYMBOLIC
+    return SymbolicOps()
