@@ -226,7 +226,7 @@ class LayoutBatch:
 
     def __call__(self, primitive: str, size) -> np.ndarray:
         wanted = np.asarray(size, dtype=float)
-        grid = self.sizes if self.cache.backend == "ideal" and self.sizes.size else distinct(wanted)
+        grid = self.sizes if self.cache.backend != "nccl" and self.sizes.size else distinct(wanted)  # α-β: one table
         index = np.minimum(np.searchsorted(grid, wanted), grid.size - 1)
         if not np.array_equal(grid[index], wanted):  # a size outside the announced ones
             grid = distinct(wanted)

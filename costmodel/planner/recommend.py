@@ -339,7 +339,6 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     _check_recompute(recompute)
     workload, system = _resolve(model, cluster)
     backend = resolve_backend(backend, system).value  # auto: NCCL's model on NVIDIA, RCCL's ring/tree on AMD
-    label, backend = backend, ("ideal" if backend == "rccl" else backend)  # rccl: α-β with RCCL's algorithms
     money = economics_for(system.gpu.name, price_per_gpu_hour=price_per_gpu_hour, power_w=power_w)
     constraints = Constraints(tokens=tokens, deadline_hours=deadline_hours, budget=budget,
                               price_per_gpu_hour=money.price_per_gpu_hour, power_w=money.power_w)
@@ -373,7 +372,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
             recomputation=recomputation, on_step=steps.advance, keys=keys,
             constraints=constraints, rows=rows)
     steps.finish()
-    return Plan(model=workload.name, cluster=system.name, objective=objective, backend=label,
+    return Plan(model=workload.name, cluster=system.name, objective=objective, backend=backend,
                 global_batch=int(global_batch), seq_len=setting.seq_len,
                 configurations=int(scores.size), feasible_configurations=int(np.isfinite(scores).sum()),
                 best=rows[0], candidates=tuple(rows), reason=reason, findings=findings,

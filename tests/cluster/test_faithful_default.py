@@ -142,3 +142,9 @@ def test_leave_one_log_out_accuracy_and_interval_coverage(accuracy):
     shipped = accuracy.intervals_toml(table)
     assert (Path(accuracy.INTERVALS).read_text(encoding="utf-8") == shipped), \
         "run: python benchmarks/accuracy.py --write"
+
+
+def test_an_amd_plan_runs_under_rccl_and_picks_what_rccl_runs():
+    data = _json("plan", "--model", "gpt2", "--cluster", "mi300x-8x", "--nodes", "2", "--global-batch", "64", "--json")
+    assert data["backend"] == "rccl"
+    assert {row["algorithm"] for row in data["candidates"]} <= {"ring", "double-binary-tree"}
