@@ -152,6 +152,27 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
     return results[:1] if algorithm == "auto" else results
 
 
+def choice_change_note(primitive: str, size_bytes: float, lay: Layout, chosen: Prediction) -> str | None:
+    """Say when NCCL's own choice differs from its choice at half the size.
+
+    With the algorithm and protocol fixed, NCCL mode's time never falls as the size grows; NCCL's
+    choice can change between neighbouring sizes (e.g. LL to Simple), and then it can. The note
+    names both choices and whether the time at half the size was the larger.
+    """
+    if chosen.backend != Backend.NCCL.value or chosen.protocol is None or size_bytes < 2 or chosen.ranks < 2:
+        return None
+    half = nccl_prediction(primitive, size_bytes / 2, lay, nccl_topology(lay))
+    if (half.algorithm, half.protocol) == (chosen.algorithm, chosen.protocol):
+        return None
+    from dpbase.units import format_size, format_time
+
+    text = (f"NCCL's choice changes between {format_size(size_bytes / 2)} ({half.algorithm}/{half.protocol}) "
+            f"and {format_size(size_bytes)} ({chosen.algorithm}/{chosen.protocol})")
+    if half.time_s > chosen.time_s:
+        text += f": the smaller message takes longer ({format_time(half.time_s)} vs {format_time(chosen.time_s)})"
+    return text
+
+
 def _outside_nccl(primitive: str, algorithm: str) -> str | None:
     """Why NCCL's model cannot answer (a collective or algorithm it does not have), or None."""
     from costmodel.nccl.names import COLLECTIVES, to_nccl_algorithm

@@ -97,14 +97,20 @@ def _ideal(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
 
 
 def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
-    from costmodel.cluster.backends import predict_collective
+    from costmodel.cluster.backends import choice_change_note, predict_collective
     from costmodel.cluster.mapping import layout
 
     lay = layout(q.cluster, q.nodes, q.gpus_per_node)
     if q.ranks is not None and q.ranks != lay.ranks:
         raise InputError("ranks", q.ranks, f"{lay.ranks} (= nodes × GPUs per node) with --cluster")
-    return predict_collective(q.primitive, size_bytes, lay, algorithm=q.algorithm, backend=q.backend, stack=q.stack,
-                              gamma_s_per_byte=gamma, params_for=lambda entry: _params(q, entry))
+    results = predict_collective(q.primitive, size_bytes, lay, algorithm=q.algorithm, backend=q.backend,
+                                 stack=q.stack, gamma_s_per_byte=gamma, params_for=lambda entry: _params(q, entry))
+    if q.algorithm == "auto" and len(results) == 1:
+        note = choice_change_note(q.primitive, size_bytes, lay, results[0])
+        if note:
+            joined = f"{results[0].note}; {note}" if results[0].note else note
+            results = [replace(results[0], note=joined)]
+    return results
 
 
 def _given(q: Query, names: tuple[str, ...]) -> list[str]:

@@ -25,7 +25,7 @@ from costmodel.nccl.names import n_steps, normalize_algorithm, normalize_collect
 from costmodel.nccl.selection import choose, plateau_factor, tree_correction
 from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.topology import NcclTopology
-from costmodel.nccl.tuning import CostCell, graph_for
+from costmodel.nccl.tuning import CostCell, alg_bw_GBps, graph_for
 from dpbase.errors import InputError
 
 
@@ -72,25 +72,55 @@ def link_class(topo: NcclTopology) -> str:
     return "nvlink" if topo.intra_path == "NVLINK" else "pci"
 
 
-def achieved_bw_GBps(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
-    """Algorithm bandwidth nccl-tests sees: NCCL's cell × the efficiency of its links.
+def link_factor(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTables) -> float:
+    """What nccl-tests achieves per unit of NCCL's graph speed on this cell's links.
 
     Through host memory (one node, SHM) the links' own rate replaces NCCL's graph speed
-    (:mod:`costmodel.nccl.hostmem`); elsewhere NCCL's graph is the hardware's rate. NCCL's tree
-    converts bus to algorithm bandwidth with ×0.5 because an inner rank of the tree forwards
-    every byte twice (reduce up, broadcast down); a 2-rank tree has no inner rank, each link
-    carries the data once per direction, as in a ring.
+    (:mod:`costmodel.nccl.hostmem`); elsewhere NCCL's graph is the hardware's rate, scaled by the
+    measured efficiency of the bottleneck link class.
     """
     m = t.section("nccl_tests")
-    bw_GBps = cell.algbw_GBps * tree_correction(cell, size_bytes, topo, t)
-    if cell.algorithm == "tree" and topo.n_ranks == 2:
-        bw_GBps *= 2.0
     if topo.shm is None or topo.n_nodes > 1:
-        return bw_GBps * m[f"efficiency_{link_class(topo)}"]
+        return m[f"efficiency_{link_class(topo)}"]
     graph = graph_for(cell.algorithm, topo) or topo.ring
     scale = hostmem.bus_bw_GBps(collective, topo) / (graph.n_channels * graph.bw_intra_GBps)
     efficiency = m["efficiency_shm"] if hostmem.duplex(collective, topo.n_ranks) else m["efficiency_pci"]
-    return bw_GBps * scale * efficiency
+    return scale * efficiency
+
+
+def achieved_bw_GBps(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables,
+                     algbw_GBps: float | None = None) -> float:
+    """Algorithm bandwidth nccl-tests sees: NCCL's cell × the efficiency of its links.
+
+    NCCL's tree converts bus to algorithm bandwidth with ×0.5 because an inner rank of the tree
+    forwards every byte twice (reduce up, broadcast down); a 2-rank tree has no inner rank, each
+    link carries the data once per direction, as in a ring. ``algbw_GBps`` replaces the cell's
+    own bandwidth (e.g. without LL's communicator-wide cap).
+    """
+    bw_GBps = (cell.algbw_GBps if algbw_GBps is None else algbw_GBps) * tree_correction(cell, size_bytes, topo, t)
+    if cell.algorithm == "tree" and topo.n_ranks == 2:
+        bw_GBps *= 2.0
+    return bw_GBps * link_factor(collective, cell, topo, t)
+
+
+def forward_us(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
+    """Store-and-forward: at every step a chunk must land before it is forwarded.
+
+    Each channel holds at most ``store_and_forward_bytes`` per step, and that chunk moves at one
+    channel's own rate: the channels' bandwidth before LL's communicator-wide ``llMaxBw`` cap,
+    divided by the channel count. With the total cap instead, a faster NIC (NCCL then searches
+    more channels at the same per-channel speed) would lengthen this term; per channel it cannot.
+    """
+    m = t.section("nccl_tests")
+    graph = graph_for(cell.algorithm, topo) or topo.ring
+    rooted = collective in ("broadcast", "reduce")
+    step_bytes = size_bytes / (graph.n_channels * (1 if rooted else topo.n_ranks))
+    held_bytes = min(step_bytes, m["store_and_forward_bytes"])
+    uncapped = alg_bw_GBps(collective, cell.algorithm, cell.protocol, topo, t, ll_cap=False)
+    channel_GBps = achieved_bw_GBps(collective, cell, size_bytes, topo, t, uncapped) / graph.n_channels
+    if held_bytes <= 0 or channel_GBps <= 0:
+        return 0.0
+    return n_steps(collective, topo.n_ranks) * held_bytes / (1000.0 * channel_GBps)
 
 
 def measured_time_us(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
@@ -98,12 +128,8 @@ def measured_time_us(collective: str, cell: CostCell, size_bytes: float, topo: N
     m = t.section("nccl_tests")
     bw_GBps = achieved_bw_GBps(collective, cell, size_bytes, topo, t)
     lat_us = cell.latency_us * plateau_factor(collective, cell, size_bytes, topo, t)
-    graph = graph_for(cell.algorithm, topo) or topo.ring
-    rooted = collective in ("broadcast", "reduce")
-    step_bytes = size_bytes / (graph.n_channels * (1 if rooted else topo.n_ranks))
-    held_bytes = min(step_bytes, m["store_and_forward_bytes"])
-    forward_us = n_steps(collective, topo.n_ranks) * held_bytes * graph.n_channels / (1000.0 * bw_GBps)
-    return m["launch_overhead_us"] + m["hop_latency_scale"] * lat_us + size_bytes / (1000.0 * bw_GBps) + forward_us
+    return (m["launch_overhead_us"] + m["hop_latency_scale"] * lat_us + size_bytes / (1000.0 * bw_GBps)
+            + forward_us(collective, cell, size_bytes, topo, t))
 
 
 def nccl_time(

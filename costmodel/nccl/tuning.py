@@ -81,12 +81,13 @@ def _nvls_bw(collective: str, algorithm: str, graph: NcclGraph, topo: NcclTopolo
     return min(intra, inter, cap)
 
 
-def _tree_bus_bw(collective: str, proto: str, bus: float, n_ch: int, topo: NcclTopology, t: NcclTables) -> float:
+def _tree_bus_bw(collective: str, proto: str, bus: float, n_ch: int, topo: NcclTopology, t: NcclTables,
+                 ll_cap: bool = True) -> float:
     r = t.refinement
     if collective == "all-reduce" or r("tree_factor_all_collectives"):
         bus = min(r("tree_factor") * bus, n_ch * _cap(t, "per_channel_tree", topo))
     if proto == "LL":
-        bus = min(bus / r("tree_ll_divisor"), ll_max_bw_GBps(topo, t))
+        bus = min(bus / r("tree_ll_divisor"), ll_max_bw_GBps(topo, t) if ll_cap else _INF)
     elif proto == "LL128":
         factor = r("tree_ll128_factor_one_node") if topo.n_nodes == 1 else r("tree_ll128_factor_multi_node")
         bus = min(bus * factor, n_ch * _cap(t, "per_channel_tree_ll128", topo))
@@ -106,25 +107,42 @@ def _collnet_bus_bw(collective: str, algorithm: str, bus: float, graph: NcclGrap
     return bus * (r("collnet_direct_hopper_factor") if topo.compute_capability >= 90 else 1.0)
 
 
-def bus_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology, t: NcclTables) -> float:
-    """NCCL's per-communicator bus bandwidth for one cell, before the bus->alg conversion."""
+def channel_bw_GBps(collective: str, algorithm: str, topo: NcclTopology, t: NcclTables) -> float:
+    """One channel's link speed in NCCL's graph, before protocol factors and caps (0 = no graph).
+
+    NCCL takes the graph's ``bwIntra`` on up to two nodes (and for CollNet), ``bwInter`` beyond;
+    NVLS has its own rule (:func:`_nvls_bw`).
+    """
+    graph = graph_for(algorithm, topo)
+    if graph is None:
+        return 0.0
+    if algorithm in ("nvls", "nvls_tree"):
+        return _nvls_bw(collective, algorithm, graph, topo, t)
+    use_intra = topo.n_nodes <= 2 or algorithm.startswith("collnet")
+    return graph.bw_intra_GBps if use_intra else graph.bw_inter_GBps
+
+
+def bus_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology, t: NcclTables,
+                ll_cap: bool = True) -> float:
+    """NCCL's per-communicator bus bandwidth for one cell, before the bus->alg conversion.
+
+    ``ll_cap=False`` drops LL's communicator-wide ``llMaxBw`` cap (every other cap scales with
+    the channel count): what the channels together would carry, for per-channel rates.
+    """
     graph = graph_for(algorithm, topo)
     if graph is None:
         return 0.0
     r = t.refinement
-    use_intra = topo.n_nodes <= 2 or algorithm.startswith("collnet")
-    bw = graph.bw_intra_GBps if use_intra else graph.bw_inter_GBps
-    if algorithm in ("nvls", "nvls_tree"):
-        bw = _nvls_bw(collective, algorithm, graph, topo, t)
+    bw = channel_bw_GBps(collective, algorithm, topo, t)
     n_ch = graph.n_channels
     bus = n_ch * bw
     if algorithm == "ring" and proto == "LL":
-        bus = min(ll_max_bw_GBps(topo, t), r("ring_ll_factor") * bus)
+        bus = min(ll_max_bw_GBps(topo, t) if ll_cap else _INF, r("ring_ll_factor") * bus)
     elif algorithm == "ring" and proto == "LL128":
         factor = r("ring_ll128_factor_one_rank_per_node") if topo.ppn < 2 else r("ring_ll128_factor")
         bus = min(factor * bus, n_ch * _cap(t, "per_channel_ring_ll128", topo))
     elif algorithm == "tree":
-        bus = _tree_bus_bw(collective, proto, bus, n_ch, topo, t)
+        bus = _tree_bus_bw(collective, proto, bus, n_ch, topo, t, ll_cap)
     elif algorithm == "pat":
         bus *= r("pat_factor")
     elif algorithm.startswith("collnet"):
@@ -132,11 +150,12 @@ def bus_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology,
     return bus
 
 
-def alg_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology, t: NcclTables) -> float:
+def alg_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology, t: NcclTables,
+               ll_cap: bool = True) -> float:
     """Bus bandwidth converted to algorithm bandwidth (0 when the cell is not applicable)."""
     if not _enabled(collective, algorithm, proto, topo):
         return 0.0
-    bus = bus_bw_GBps(collective, algorithm, proto, topo, t)
+    bus = bus_bw_GBps(collective, algorithm, proto, topo, t, ll_cap)
     if collective in _AG_RS and algorithm != "ring":
         return bus
     if algorithm in ("tree", "collnet_direct", "collnet_chain"):

@@ -1,0 +1,97 @@
+"""NCCL mode is monotone where physics is (issue 18), with NCCL's choice held fixed.
+
+With the algorithm and protocol forced (NCCL_ALGO / NCCL_PROTO), a larger message never takes
+less time, and a faster NIC never makes a call slower. Before the store-and-forward term was
+charged per channel, doubling the NIC bandwidth raised the time in 1,339 of these cells: NCCL's
+search then picks more channels, and the held chunk was charged at LL's capped total rate.
+Where NCCL's *own* choice changes between neighbouring sizes, the answer says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import pytest
+
+import hardware
+from costmodel.cluster.query import Query, run_query
+from costmodel.nccl.model import nccl_time
+from costmodel.nccl.search import derive_topology
+from costmodel.nccl.tables import load_tables
+from costmodel.nccl.tuning import tune_collective
+
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce")
+SIZES = [2**k for k in range(3, 35)]  # 8 B .. 16 GiB
+
+
+@functools.cache
+def _systems() -> tuple[hardware.System, ...]:
+    return tuple(s for s in hardware.list_profiles("system")
+                 if s.gpu.vendor == "nvidia" and s.gpu.compute_capability >= 60)
+
+
+def _applicable(collective, topo, tables):
+    return [key for key, cell in tune_collective(collective, topo, tables).items() if cell.applicable]
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 4])
+def test_time_never_falls_as_size_grows_with_the_choice_fixed(nodes):
+    tables, checked = load_tables(), 0
+    for system in _systems():
+        topo = derive_topology(system, nodes, tables=tables)
+        for collective in COLLECTIVES:
+            for algo, proto in _applicable(collective, topo, tables):
+                times = [nccl_time(collective, s, topo, tables, algo, proto).time_s for s in SIZES]
+                for small, large, size in zip(times, times[1:], SIZES[1:], strict=False):
+                    assert large >= small * (1 - 1e-12), (system.name, nodes, collective, algo, proto, size)
+                checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("nodes", [2, 4])
+def test_faster_nics_never_slow_a_call_with_the_choice_fixed(nodes):
+    tables, checked = load_tables(), 0
+    for system in _systems():
+        fast = dataclasses.replace(system, nic_bandwidth_Bps=2 * system.nic_bandwidth_Bps)
+        slow_topo, fast_topo = derive_topology(system, nodes, tables=tables), derive_topology(fast, nodes, tables=tables)
+        for collective in COLLECTIVES:
+            both = set(_applicable(collective, slow_topo, tables)) & set(_applicable(collective, fast_topo, tables))
+            for algo, proto in sorted(both):
+                for size in SIZES[::3]:
+                    before = nccl_time(collective, size, slow_topo, tables, algo, proto).time_s
+                    after = nccl_time(collective, size, fast_topo, tables, algo, proto).time_s
+                    assert after <= before * (1 + 1e-12), (system.name, nodes, collective, algo, proto, size)
+                    checked += 1
+    assert checked > 1000
+
+
+def test_dgx1_four_nodes_more_channels_do_not_lengthen_ll():
+    """The diagnosed case: a faster NIC gives DGX-1 at 4 nodes more channels (LL stays capped)."""
+    tables = load_tables()
+    system = hardware.load_system("dgx-1")
+    fast = dataclasses.replace(system, nic_bandwidth_Bps=2 * system.nic_bandwidth_Bps)
+    slow_topo, fast_topo = derive_topology(system, 4, tables=tables), derive_topology(fast, 4, tables=tables)
+    assert fast_topo.ring.n_channels > slow_topo.ring.n_channels
+    for size in (2**18, 2**19, 2**20):
+        before = nccl_time("broadcast", size, slow_topo, tables, "ring", "LL").time_s
+        after = nccl_time("broadcast", size, fast_topo, tables, "ring", "LL").time_s
+        assert after <= before
+
+
+def test_a_change_of_nccls_choice_is_said():
+    """gcp-a3-mega at 4 nodes: NCCL moves broadcast from LL to Simple between 256 and 512 KiB."""
+    q = dict(primitive="broadcast", cluster="gcp-a3-mega", nodes=4, backend="nccl")
+    at_512k = run_query(Query(size="512KiB", **q))[0]
+    at_256k = run_query(Query(size="256KiB", **q))[0]
+    assert at_256k.protocol != at_512k.protocol
+    assert "NCCL's choice changes" in at_512k.note and at_256k.protocol in at_512k.note
+    if at_256k.time_s > at_512k.time_s:
+        assert "smaller message takes longer" in at_512k.note
+
+
+def test_no_note_when_the_choice_holds():
+    p = run_query(Query(primitive="all-reduce", cluster="dgx-h100", nodes=2, size="8GiB", backend="nccl"))[0]
+    half = run_query(Query(primitive="all-reduce", cluster="dgx-h100", nodes=2, size="4GiB", backend="nccl"))[0]
+    assert (p.algorithm, p.protocol) == (half.algorithm, half.protocol)
+    assert p.note is None or "NCCL's choice changes" not in p.note
