@@ -8,7 +8,16 @@ from __future__ import annotations
 
 import typer
 
-from costmodel.commands import calibrate_cmd, collective_cmd, hardware_cmd, iteration_cmd, nccl_cmd, plan_cmd, plot_cmd
+from costmodel.commands import (
+    calibrate_cmd,
+    collective_cmd,
+    hardware_cmd,
+    iteration_cmd,
+    nccl_cmd,
+    plan_cmd,
+    plot_cmd,
+    sweep_cmd,
+)
 
 app = typer.Typer(
     name="dpcost",
@@ -21,6 +30,7 @@ app = typer.Typer(
 app.command("formula")(collective_cmd.formula)
 app.command("collective")(collective_cmd.collective)
 app.command("compare")(collective_cmd.compare)
+app.command("sweep")(sweep_cmd.sweep)
 app.command("iteration")(iteration_cmd.iteration)
 app.command("plan")(plan_cmd.plan)
 app.command("calibrate")(calibrate_cmd.calibrate)
@@ -67,6 +77,13 @@ def main() -> None:
         from dpbase.text import printable
 
         hint = f" (see: dpcost {error.ctx.command_path.partition(' ')[2]} --help)".replace("  ", " ") if error.ctx else ""
+        if "--json" in sys.argv[1:]:  # a script asked for JSON: the usage error is JSON too
+            import json
+
+            param = getattr(error, "param", None)
+            field = param.opts[0] if param is not None and getattr(param, "opts", None) else None
+            sys.stdout.write(json.dumps({"error": {"field": field, "got": None, "allowed": None,
+                                                   "message": error.format_message()}}, indent=2) + "\n")
         sys.stderr.write(f"error: {printable(error.format_message())}{hint}\n")
         sys.exit(2)
     except click.exceptions.ClickException as error:

@@ -40,9 +40,11 @@ _EXPORTS = {
     "nccl_time": "costmodel.nccl.model",
     "parse_file": "costmodel.calibrate.parse",
     "plan": "costmodel.planner.recommend",
-    "predict": "costmodel.collectives.api",
+    "predict": "costmodel.cluster.api",
     "predict_on_cluster": "costmodel.cluster.mapping",
     "run_query": "costmodel.cluster.query",
+    "sweep": "costmodel.cluster.api",
+    "iteration": "costmodel.training.oncluster",
     "topology_for": "costmodel.nccl.search",
 }
 

@@ -179,6 +179,13 @@ def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, a
     shape = np.broadcast(N, n, alpha, beta).shape
     out = {name: np.broadcast_to(value, shape) for name, value in terms._asdict().items()}
     out["time_s"] = time_s
+    parts = split_seconds(terms, *rates)
+    for name, value in zip(("latency_s", "bandwidth_s", "reduction_s"), parts, strict=True):
+        out[name] = np.broadcast_to(value, shape)
+    bound = entry_bound(entry, N, n, params, o)
+    out["lower_bound_s"] = np.broadcast_to(np.where(N > 1, np.minimum(alpha, alpha_i) * bound.steps
+                                                    + np.minimum(beta, beta_i) * bound.wire
+                                                    + rates[2] * bound.reduce, 0.0), shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         out["algbw_Bps"] = np.where(time_s > 0, n / time_s, np.inf)
         out["busbw_Bps"] = out["algbw_Bps"] * busbw_factor(entry.primitive, N)

@@ -16,29 +16,57 @@ F = TypeVar("F", bound=Callable[..., Any])
 EXIT_BAD_INPUT = 2
 
 
-def fail(message: str) -> None:
-    """Print one line ``error: …`` on stderr and exit with code 2."""
+JSON_FLAGS = ("json_", "json_output", "as_json")  # the parameter names of the commands' --json option
+
+
+def error_object(error: BaseException) -> dict[str, Any]:
+    """The JSON shape of a refused input: ``{"error": {"field", "got", "allowed", "message"}}``."""
+    message = str(error) if not isinstance(error, OSError) else _os_message(error)
+    if isinstance(error, InputError):
+        got = error.value if isinstance(error.value, (int, float, str, bool)) or error.value is None else repr(error.value)
+        fields = {"field": error.field, "got": got, "allowed": error.allowed}
+    elif isinstance(error, OSError):
+        fields = {"field": "file", "got": getattr(error, "filename", None), "allowed": "a readable file"}
+    else:
+        fields = {"field": None, "got": None, "allowed": None}
+    return {"error": {**fields, "message": message}}
+
+
+def _os_message(error: OSError) -> str:
+    return f"{getattr(error, 'filename', '') or 'file'}: {error.strerror or error}"
+
+
+def fail(message: str, error: BaseException | None = None, as_json: bool = False) -> None:
+    """Print one line ``error: …`` on stderr and exit with code 2; with ``--json`` also print the
+    error as a JSON object on stdout (:func:`error_object`), so a script parses one shape."""
     import typer
 
     from dpbase.text import printable
 
+    if as_json and error is not None:
+        data = _jsonable(error_object(error))
+        if isinstance(data["error"]["got"], float) and not math.isfinite(data["error"]["got"]):
+            data["error"]["got"] = repr(data["error"]["got"])
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=repr) + "\n")
     typer.echo(f"error: {printable(message)}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
 def cli_errors(function: F) -> F:
-    """Decorate a command: a DpcostError becomes one line on stderr and exit code 2."""
+    """Decorate a command: a DpcostError becomes one line on stderr and exit code 2 (and, with
+    ``--json``, a JSON error object on stdout)."""
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        as_json = any(bool(kwargs.get(flag)) for flag in JSON_FLAGS)
         try:
             return function(*args, **kwargs)
         except DpcostError as error:
-            fail(str(error))
+            fail(str(error), error, as_json)
         except BrokenPipeError:  # the reader went away (`dpcost … | head`): not the user's file
             raise
         except OSError as error:  # unreadable file named by the user
-            fail(f"{getattr(error, 'filename', '') or 'file'}: {error.strerror or error}")
+            fail(_os_message(error), error, as_json)
 
     return wrapper  # type: ignore[return-value]
 

@@ -139,6 +139,14 @@ class Breakdown:
         """Every field (memory as a nested object), for JSON."""
         return asdict(self)
 
+    def to_frame(self):
+        """One row (a pandas DataFrame), memory fields prefixed ``memory_``; pandas loads here only."""
+        import pandas as pd
+
+        row = self.to_dict()
+        row.update({f"memory_{k}": v for k, v in row.pop("memory").items()})
+        return pd.DataFrame([row])
+
 
 @dataclass(frozen=True, slots=True)
 class StepSeconds:
@@ -380,14 +388,32 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
     return step, plan, optimizer_s
 
 
-def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], float], ranks: int,
-                        config: TrainingConfig, *, algorithm: str = "") -> Breakdown:
+def _group_ranks(comm, ranks: int | None) -> int:
+    """The data-parallel group size: the comm model's own where it knows it, else ``ranks``."""
+    owner = getattr(comm, "__self__", comm)  # a bound CommModel.time_s knows its model
+    known = getattr(owner, "ranks", None)
+    if known is not None and ranks is not None and ranks != known:
+        raise InputError("ranks", ranks, f"{known}, the group the comm model was built for (or leave it out)")
+    if known is None and ranks is None:
+        raise InputError("ranks", None, "an integer >= 1 (this comm function does not know its group)")
+    return known if ranks is None else ranks
+
+
+def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], float], ranks: int | None = None,
+                        config: TrainingConfig | None = None, *, algorithm: str = "") -> Breakdown:
     """Break one data-parallel training step down for ``ranks`` GPUs of type ``gpu``.
 
     ``comm(primitive, size_bytes)`` gives the seconds of one collective over the group
     (nccl-tests size convention); ``gpu`` needs ``peak_flops`` (dtype → FLOP/s),
     ``hbm_bandwidth_Bps``, ``memory_bytes`` and optionally ``default_mfu`` and ``arch``.
+    A comm model that knows its group (a ``CommModel``, or its bound ``time_s``) gives the rank
+    count itself; passing a different ``ranks`` is an error, so the two cannot disagree.
     """
+    ranks = _group_ranks(comm, ranks)
+    if not callable(comm) and callable(getattr(comm, "time_s", None)):  # a CommModel itself
+        comm = comm.time_s
+    if config is None:
+        raise InputError("config", None, "a TrainingConfig (micro_batch, …)")
     _check(config, ranks)
     memory.check_recompute(workload, config.recompute)
     config, setup = _resolve_sync(workload, config)

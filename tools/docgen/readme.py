@@ -35,6 +35,9 @@ EXAMPLES: list[tuple[str, str, int | None]] = [
      "dpcost collective all-reduce --cluster dgx-a100 --nodes 2 --size 1GB --algorithm ring", None),
     ("NCCL's own tuning model (`--backend nccl`): every NCCL algorithm with its best protocol, NCCL's choice marked:",
      "dpcost compare all-reduce --cluster dgx-h100 --nodes 2 --size 1GB --backend nccl", None),
+    ("A sweep over sizes, clusters and node counts as one table (`--format csv|json`, `-o FILE`; "
+     "`costmodel.sweep` returns it as a pandas DataFrame):",
+     "dpcost sweep all-reduce --cluster dgx-h100,dgx-a100 --nodes 1,2 --sizes 1MiB,1GiB", None),
     ("NCCL's tuning table for a cluster, as `NCCL_DEBUG=TUNING` prints it:",
      "dpcost nccl-table --cluster dgx-h100 --nodes 2 --size 256MiB", 12),
     ("Bundled hardware profiles, and your own as TOML (accepted wherever a name is):",

@@ -1,0 +1,169 @@
+"""The Python API a planner author calls: one collective, or a table of them, on a link or a cluster.
+
+:func:`predict` answers one query with the one :class:`Prediction` record, whatever the backend
+(ideal α-β-γ, NCCL's model, RCCL's); :func:`sweep` answers the product of several axes as a
+pandas DataFrame with one row per query and one column per ``Prediction`` field.
+
+    >>> predict("all-reduce", "1GiB", cluster="dgx-h100", nodes=2).backend
+    'nccl'
+    >>> predict("all-reduce", 4e9, algorithm="ring", ranks=8, alpha_s=0, bandwidth_Bps=1e9).time_s
+    7.0
+    >>> predict("all-reduce", "ring", ranks=8, size_bytes=4e9, alpha_s=0, bandwidth_Bps=1e9).time_s  # older form
+    7.0
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from costmodel.cluster.query import Query, run_query
+from costmodel.collectives.prediction import Prediction
+from dpbase.errors import InputError
+from dpbase.units import parse_size
+
+if TYPE_CHECKING:
+    import pandas
+
+    from hardware import System
+
+_QUERY_PARAMS = ("servers", "colocated", "pipelined", "chunks")
+
+
+def predict(primitive: str, size: str | float | None = None, algorithm: str | None = None, *,
+            cluster: str | System | None = None, nodes: int = 1, gpus_per_node: int | None = None,
+            backend: str | None = None, stack: str | None = None, link: str | None = None,
+            ranks: int | None = None, alpha_s: float | str | None = None, bandwidth_Bps: float | str | None = None,
+            gamma_s_per_byte: float | str = 0.0, alpha_inter_s: float | str | None = None,
+            bandwidth_inter_Bps: float | str | None = None, size_bytes: float | None = None,
+            **params: Any) -> Prediction:
+    """Predict one collective on a cluster (``cluster=``), a link profile (``link=``) or bare α/β.
+
+    ``size`` is bytes or text with a unit ("256MiB"). ``algorithm`` is "auto" (on a cluster: the
+    realistic stack's choice; on a link: the fastest textbook algorithm), or a name. ``backend``
+    None/"auto" is the realistic one on a cluster (NCCL's model on NVIDIA, RCCL's on AMD) and the
+    ideal model elsewhere. The older form ``predict(primitive, algorithm, ranks=, size_bytes=,
+    alpha_s=, bandwidth_Bps=)`` still works.
+    """
+    if isinstance(size, str) and size_bytes is not None:  # older form: the algorithm came second
+        size, algorithm = size_bytes, size
+    elif size is None:
+        size = size_bytes
+    if size is None:
+        raise InputError("size", None, "a message size: bytes, or text with a unit such as 256MiB")
+    algorithm = algorithm or "auto"
+    if cluster is None and link is None and algorithm not in ("auto", "all"):
+        from costmodel.collectives.api import predict as predict_on_link
+        from dpbase.units import parse_bandwidth, parse_time
+
+        for field, value in (("ranks", ranks), ("alpha_s", alpha_s), ("bandwidth_Bps", bandwidth_Bps)):
+            if value is None:
+                raise InputError(field, None, "a value (or give cluster= or link=)")
+        inter = {"alpha_inter_s": None if alpha_inter_s is None else parse_time(alpha_inter_s, "alpha_inter_s"),
+                 "bandwidth_inter_Bps": None if bandwidth_inter_Bps is None
+                 else parse_bandwidth(bandwidth_inter_Bps, "bandwidth_inter_Bps")}
+        return predict_on_link(primitive, algorithm, ranks=ranks, size_bytes=parse_size(size, "size"),
+                               alpha_s=parse_time(alpha_s, "alpha_s"),
+                               bandwidth_Bps=parse_bandwidth(bandwidth_Bps, "bandwidth_Bps"),
+                               gamma_s_per_byte=parse_time(gamma_s_per_byte, "gamma_s_per_byte"), **inter, **params)
+    unknown = sorted(set(params) - set(_QUERY_PARAMS))
+    if unknown:
+        raise InputError(unknown[0], params[unknown[0]], f"one of {', '.join(_QUERY_PARAMS)} with cluster=/link= "
+                         "or algorithm='auto'")
+    query = Query(primitive=primitive, algorithm=algorithm, size=size, ranks=ranks, alpha=alpha_s,
+                  bandwidth=bandwidth_Bps, gamma=gamma_s_per_byte, cluster=cluster, nodes=nodes,  # type: ignore[arg-type]
+                  gpus_per_node=gpus_per_node, link=link, backend=backend or "auto", stack=stack,
+                  alpha_inter=alpha_inter_s, bandwidth_inter=bandwidth_inter_Bps, **params)  # type: ignore[arg-type]
+    return run_query(query)[0]
+
+
+def _axis(value: Any) -> list[Any]:
+    """A scalar (or None) is an axis of one; strings are scalars, not sequences."""
+    if value is None or isinstance(value, (str, int, float)) or not isinstance(value, Iterable):
+        return [value]
+    values = list(value)
+    if not values:
+        raise InputError("sweep axis", value, "at least one value")
+    return values
+
+
+def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | float], *,
+          clusters: Any = None, nodes: int | Iterable[int] = 1, ranks: int | Iterable[int] | None = None,
+          algorithms: str | Iterable[str] = "auto", backends: str | Iterable[str | None] | None = None,
+          links: str | Iterable[str] | None = None, alpha_s: float | str | None = None,
+          bandwidth_Bps: float | str | None = None, gamma_s_per_byte: float | str = 0.0,
+          gpus_per_node: int | None = None, stack: str | None = None) -> pandas.DataFrame:
+    """Every combination of the axes as one DataFrame row (one column per ``Prediction`` field).
+
+    Axes: primitives × clusters × nodes (on a cluster) or ranks (on a link / bare α-β) ×
+    algorithms × backends × sizes. Each row is exactly what :func:`predict` returns for it; on
+    a bare α/β link with named algorithms the formulas are evaluated vectorised over sizes and
+    ranks at once (:func:`costmodel.collectives.evaluate.evaluate_grid`, the same formulas).
+    A combination the model cannot answer (an algorithm a primitive lacks) is left out; a value
+    no combination accepts is an error.
+    """
+    import pandas as pd
+
+    from dpbase.errors import NotApplicableError
+
+    size_list = [parse_size(s, "sizes") for s in _axis(sizes)]
+    rows: list[dict[str, Any]] = []
+    skipped: list[NotApplicableError] = []
+    for primitive, cluster, link, algorithm, backend in itertools.product(
+            _axis(primitives), _axis(clusters), _axis(links), _axis(algorithms), _axis(backends)):
+        group = _axis(nodes) if cluster is not None else _axis(ranks)
+        if cluster is None and link is None and algorithm not in ("auto", "all") and backend in (None, "auto", "ideal"):
+            try:
+                rows.extend(_grid_rows(primitive, algorithm, group, size_list, alpha_s, bandwidth_Bps,
+                                       gamma_s_per_byte))
+            except NotApplicableError as error:
+                skipped.append(error)
+            continue
+        for count, size in itertools.product(group, size_list):
+            where = {"nodes": count} if cluster is not None else {"ranks": count}
+            try:
+                p = predict(primitive, size, algorithm, cluster=cluster, link=link, backend=backend, stack=stack,
+                            alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps, gamma_s_per_byte=gamma_s_per_byte,
+                            gpus_per_node=gpus_per_node, **where)
+            except NotApplicableError as error:
+                skipped.append(error)
+                continue
+            rows.append(p.to_dict())
+    if not rows:
+        raise skipped[0] if skipped else InputError("sweep", "no rows", "at least one answerable combination")
+    return pd.DataFrame(rows, columns=list(Prediction.__dataclass_fields__))
+
+
+def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[float], alpha_s: Any,
+               bandwidth_Bps: Any, gamma_s_per_byte: Any) -> list[dict[str, Any]]:
+    """Rows of one named algorithm on a bare α/β link: the formulas evaluated as one numpy grid."""
+    import numpy as np
+
+    from costmodel.collectives.evaluate import evaluate_grid
+    from dpbase.units import parse_bandwidth, parse_time
+
+    if any(r is None for r in ranks):
+        raise InputError("ranks", None, "an integer >= 1 for a link without a cluster")
+    alpha, bw = parse_time(alpha_s, "alpha_s"), parse_bandwidth(bandwidth_Bps, "bandwidth_Bps")
+    gamma = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
+    n_grid, size_grid = np.meshgrid(np.asarray(ranks, dtype=float), np.asarray(sizes, dtype=float), indexing="ij")
+    out = evaluate_grid(primitive, algorithm, n_grid, size_grid, alpha, bw, gamma)
+    template = predict(primitive, sizes[0], algorithm, ranks=int(ranks[0]), alpha_s=alpha, bandwidth_Bps=bw,
+                       gamma_s_per_byte=gamma).to_dict()
+    renamed = {"sent_max": "bytes_sent_max", "recv_max": "bytes_received_max", "total": "bytes_total",
+               "aux_max": "bytes_aux_max"}
+    grid = {renamed.get(key, key): np.broadcast_to(value, n_grid.shape) for key, value in out.items()}
+    grid["steps"] = grid["steps"] + grid.pop("steps_inter")
+    chunks = grid.pop("chunks", None)
+    rows = []
+    for i, j in itertools.product(range(len(ranks)), range(len(sizes))):
+        row = dict(template, ranks=int(ranks[i]), size_bytes=float(sizes[j]))
+        for key, values in grid.items():
+            if key in row:
+                value = values[i, j].item()
+                row[key] = int(value) if key == "steps" and float(value).is_integer() else value
+        if chunks is not None:
+            row["params"] = {**template["params"], "chunks": int(chunks[i, j])}
+        rows.append(row)
+    return rows

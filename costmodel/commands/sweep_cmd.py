@@ -1,0 +1,155 @@
+"""``dpcost sweep``: a table of predictions over sizes × clusters × nodes/ranks × algorithms × backends."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from costmodel.commands import complete
+from costmodel.commands.common import cli_errors, print_json
+from costmodel.commands.textfmt import table
+from dpbase.errors import InputError
+
+FORMATS = ("table", "csv", "json")
+TABLE_COLUMNS = ("primitive", "cluster", "nodes", "ranks", "size_bytes", "algorithm", "protocol", "backend",
+                 "time_s", "busbw_Bps")
+
+
+def _list(text: str | None, field: str) -> list[str] | None:
+    if text is None:
+        return None
+    items = [item.strip() for item in text.split(",")]
+    if not all(items):
+        raise InputError(field, text, "a comma-separated list with no empty item, e.g. 1MiB,1GiB")
+    return items
+
+
+def _counts(text: str | None, field: str) -> list[int] | None:
+    items = _list(text, field)
+    if items is None:
+        return None
+    try:
+        return [int(item) for item in items]
+    except ValueError:
+        raise InputError(field, text, "comma-separated integers, e.g. 1,2,4") from None
+
+
+def _sizes(sizes: str | None, min_size: str | None, max_size: str | None, factor: float) -> list[float]:
+    from dpbase.units import parse_size
+
+    if sizes is not None:
+        if min_size is not None or max_size is not None:
+            raise InputError("--sizes", "given with --min-size/--max-size", "either a list or a range")
+        return [parse_size(s, "sizes") for s in _list(sizes, "sizes") or []]
+    low, high = parse_size(min_size or "1KiB", "min_size"), parse_size(max_size or "1GiB", "max_size")
+    if not 1.0 < factor <= 1024.0:
+        raise InputError("factor", factor, "a number in (1, 1024]")
+    if not 0 < low <= high:
+        raise InputError("min_size", min_size, f"a size > 0 and <= --max-size ({max_size or '1GiB'})")
+    out, size = [], low
+    while size <= high * (1 + 1e-12) and len(out) < 4096:
+        out.append(size)
+        size *= factor
+    return out
+
+
+def flat(df):
+    """The sweep with one scalar per cell (for CSV): ``params`` as JSON text, the interval as two columns."""
+    import json
+
+    out = df.copy()
+    out["params"] = df["params"].map(lambda p: json.dumps(p, sort_keys=True))
+    intervals = df["interval_s"].map(lambda i: (None, None) if not isinstance(i, (tuple, list)) else tuple(i))
+    out["interval_low_s"] = intervals.map(lambda i: i[0])
+    out["interval_high_s"] = intervals.map(lambda i: i[1])
+    return out.drop(columns=["interval_s"])
+
+
+def _text(df) -> str:
+    from dpbase.units import format_bandwidth, format_size, format_time
+
+    rows = []
+    for record in df.to_dict("records"):
+        row = {}
+        for column in TABLE_COLUMNS:
+            value = record.get(column)
+            if column == "size_bytes":
+                row["size"] = format_size(value)
+            elif column == "time_s":
+                row["time"] = format_time(value)
+            elif column == "busbw_Bps":
+                row["busbw"] = format_bandwidth(value) if value == value and value is not None else "-"
+            else:
+                row[column] = "-" if value is None or value != value else str(int(value) if isinstance(value, float)
+                                                                             and value.is_integer() else value)
+        rows.append(row)
+    return table(rows)
+
+
+@cli_errors
+def sweep(
+    primitives: Annotated[str, typer.Argument(help="Collective(s), comma-separated: all-reduce,all-gather.")],
+    sizes: Annotated[Optional[str], typer.Option("--sizes", help="Sizes, comma-separated (1MiB,1GiB); or a range with --min-size/--max-size/--factor.")] = None,
+    min_size: Annotated[Optional[str], typer.Option("--min-size", help="Smallest size of the range (default 1KiB).")] = None,
+    max_size: Annotated[Optional[str], typer.Option("--max-size", help="Largest size of the range (default 1GiB).")] = None,
+    factor: Annotated[float, typer.Option("--factor", help="Ratio between successive sizes of the range.")] = 4.0,
+    cluster: Annotated[Optional[str], typer.Option("--cluster", help="System profile(s), comma-separated names or TOML paths.", autocompletion=complete.systems)] = None,
+    nodes: Annotated[Optional[str], typer.Option("--nodes", help="Node counts on --cluster, comma-separated (default 1).")] = None,
+    gpus_per_node: Annotated[Optional[int], typer.Option("--gpus-per-node", help="GPUs per node (default: the system's).")] = None,
+    ranks: Annotated[Optional[str], typer.Option("--ranks", "-N", help="Rank counts on a link or bare α/β, comma-separated.")] = None,
+    link: Annotated[Optional[str], typer.Option("--link", help="Link profile(s), comma-separated (instead of --alpha/--bandwidth).", autocompletion=complete.links)] = None,
+    alpha: Annotated[Optional[str], typer.Option("--alpha", help="Latency per message, e.g. 5us.")] = None,
+    bandwidth: Annotated[Optional[str], typer.Option("--bandwidth", help="Link bandwidth, e.g. 25GB/s.")] = None,
+    gamma: Annotated[str, typer.Option("--gamma", help="Reduction time per byte (0 by default).")] = "0s",
+    algorithm: Annotated[str, typer.Option("--algorithm", "-a", help="Algorithm(s), comma-separated, or auto.")] = "auto",
+    backend: Annotated[str, typer.Option("--backend", help="Backend(s), comma-separated: auto, ideal, nccl, rccl.")] = "auto",
+    stack: Annotated[Optional[str], typer.Option("--stack", help="nccl, rccl, mpi or gloo: what auto may pick.")] = None,
+    format_: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+) -> None:
+    """Predict every combination of the axes; one row each (every Prediction field in csv/json).
+
+    Example: dpcost sweep all-reduce --cluster dgx-h100,dgx-a100 --nodes 1,2 --sizes 1MiB,1GiB --format csv
+    """
+    from costmodel.cluster.api import sweep as run_sweep
+    from dpbase.safeio import write_outputs
+
+    if json_:
+        if format_ not in ("table", "json"):
+            raise InputError("--json", "given with --format " + format_, "one output format")
+        format_ = "json"
+    if format_ not in FORMATS:
+        raise InputError("format", format_, ", ".join(FORMATS))
+    clusters = _list(cluster, "cluster")
+    links = _list(link, "link")
+    if clusters is not None and (links is not None or alpha is not None or bandwidth is not None):
+        raise InputError("--cluster", "given with --link/--alpha/--bandwidth", "one source of hardware")
+    if clusters is not None and ranks is not None:
+        raise InputError("--ranks", ranks, "--nodes with --cluster (ranks = nodes × GPUs per node)")
+    if clusters is None and nodes is not None:
+        raise InputError("--nodes", nodes, "only with --cluster (use --ranks on a link)")
+    df = run_sweep(_list(primitives, "primitives"), _sizes(sizes, min_size, max_size, factor), clusters=clusters,
+                   nodes=_counts(nodes, "nodes") or 1, ranks=_counts(ranks, "ranks"),
+                   algorithms=_list(algorithm, "algorithm"), backends=_list(backend, "backend"), links=links,
+                   alpha_s=alpha, bandwidth_Bps=bandwidth, gamma_s_per_byte=gamma, gpus_per_node=gpus_per_node,
+                   stack=stack)
+    if format_ == "json":
+        if output is None:
+            print_json(df.to_dict("records"))
+            return
+        import json
+
+        text = json.dumps(df.to_dict("records"), indent=2, default=str) + "\n"
+    elif format_ == "csv":
+        text = flat(df).to_csv(index=False)
+    else:
+        text = _text(df) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+        return
+    inputs = [p for p in (clusters or []) + (links or []) if p.endswith(".toml")]
+    written = write_outputs({"output": (output, text)}, inputs)
+    typer.echo(f"wrote {len(df)} rows to {written['output']}", err=True)

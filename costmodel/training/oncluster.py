@@ -1,0 +1,55 @@
+"""One training step on a cluster: the group, its comm model and its GPU come from one place.
+
+:func:`iteration` is what ``dpcost iteration`` computes, as a Python call: the cluster (a
+bundled name, a TOML path or a :class:`hardware.System`) gives the GPU, the rank count and the
+communication model, so none of them can disagree with another.
+
+    >>> b = iteration("gpt2", "dgx-h100", micro_batch=8, nodes=2, backend="ideal")
+    >>> b.ranks, b.total_s > b.compute_s > 0
+    (16, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from typing import TYPE_CHECKING, Any
+
+from costmodel.cluster.comm import comm_model
+from costmodel.training import transport
+from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown
+from costmodel.training.workloads import Workload, load_model
+from dpbase.errors import InputError
+
+if TYPE_CHECKING:
+    from hardware import System
+
+_CONFIG_FIELDS = frozenset(f.name for f in fields(TrainingConfig))
+
+
+def iteration(model: str | Workload, cluster: str | System, config: TrainingConfig | None = None, *,
+              nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
+              backend: str | None = None, stack: str | None = None, **config_fields: Any) -> Breakdown:
+    """Break one data-parallel step down on ``nodes`` × ``gpus_per_node`` GPUs of ``cluster``.
+
+    Give either ``config`` or its fields as keywords (``micro_batch=…, accumulation_steps=…``).
+    ``backend`` None/"auto" is the system's realistic backend (NCCL's model on NVIDIA, RCCL's on
+    AMD). Unless the config names one, the transport is the cluster's (TCP sockets or RDMA).
+    """
+    unknown = sorted(set(config_fields) - _CONFIG_FIELDS)
+    if unknown:
+        raise InputError(unknown[0], config_fields[unknown[0]], f"a TrainingConfig field: {', '.join(sorted(_CONFIG_FIELDS))}")
+    if config is not None and config_fields:
+        raise InputError(next(iter(config_fields)), "given with config", "either config or its fields as keywords")
+    comm = comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack)
+    system = comm.layout.system
+    if config is None:
+        if "micro_batch" not in config_fields:
+            raise InputError("micro_batch", None, "an integer >= 1 (or a TrainingConfig)")
+        config_fields.setdefault("transport", transport.step_transport(system, comm.layout.nodes))
+        config = TrainingConfig(**config_fields)
+    elif config.transport == transport.LOCAL and comm.layout.nodes > 1:
+        config = replace(config, transport=transport.step_transport(system, comm.layout.nodes))
+    workload = load_model(model) if isinstance(model, str) else model
+    described = comm.describe()
+    return iteration_breakdown(workload, system.gpu, comm, config=config,
+                               algorithm=str(described.get("algorithm", algorithm)))

@@ -1,0 +1,120 @@
+"""The planner author's API: predict() on a link or a cluster, sweep() as a DataFrame (issue 16)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import hardware
+from costmodel.cluster.api import predict, sweep
+from costmodel.collectives.prediction import Prediction
+from costmodel.collectives.registry import entries
+from dpbase.errors import InputError
+
+FIELDS = list(Prediction.__dataclass_fields__)
+
+
+def _same(a, b) -> bool:
+    """Equal, where pandas' NaN in a float column stands for the record's None."""
+    if isinstance(a, float) and math.isnan(a) and (b is None or (isinstance(b, float) and math.isnan(b))):
+        return True
+    if isinstance(a, float) or isinstance(b, float):
+        if a is None or b is None:
+            return a is b
+        return (math.isinf(a) and a == b) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-30)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+@pytest.mark.parametrize("system", [p.name for p in hardware.list_profiles("system")])
+def test_one_result_type_with_one_set_of_keys_on_every_bundled_system(system):
+    seen = {}
+    for backend in ("auto", "ideal"):
+        p = predict("all-reduce", "64MiB", cluster=system, nodes=2, backend=backend)
+        assert isinstance(p, Prediction) and p.time_s > 0
+        seen[backend] = p
+        assert list(p.to_dict()) == FIELDS
+    assert seen["ideal"].backend == "ideal"
+    assert seen["auto"].backend in ("nccl", "rccl", "ideal")
+
+
+def test_predict_on_a_bare_link_matches_the_older_call_form():
+    new = predict("all-reduce", 4e9, algorithm="ring", ranks=8, alpha_s=0, bandwidth_Bps=1e9)
+    old = predict("all-reduce", "ring", ranks=8, size_bytes=4e9, alpha_s=0, bandwidth_Bps=1e9)
+    assert new == old and new.time_s == 7.0
+
+
+def test_predict_takes_units_and_a_link_profile():
+    a = predict("all-reduce", "1GiB", algorithm="ring", ranks=8, alpha_s="5us", bandwidth_Bps="25GB/s")
+    b = predict("all-reduce", 2**30, algorithm="ring", ranks=8, alpha_s=5e-6, bandwidth_Bps=25e9)
+    assert a == b
+    assert predict("all-reduce", "1GiB", link="ib-ndr", ranks=16).time_s > 0
+
+
+def test_predict_refuses_what_it_cannot_answer():
+    with pytest.raises(InputError, match="size"):
+        predict("all-reduce", cluster="dgx-h100")
+    with pytest.raises(InputError, match="ranks"):
+        predict("all-reduce", "1GiB", algorithm="ring", alpha_s=1e-6, bandwidth_Bps=1e9)
+    with pytest.raises(InputError, match="bogus"):
+        predict("all-reduce", "1GiB", cluster="dgx-h100", bogus=3)
+
+
+def test_cluster_sweep_equals_scalar_predictions_cell_by_cell():
+    df = sweep(["all-reduce", "all-gather"], ["4KiB", "1MiB", "1GiB"], clusters=["dgx-h100", "dgx-a100"],
+               nodes=[1, 2], backends=["auto", "ideal"])
+    assert list(df.columns) == FIELDS and len(df) == 2 * 3 * 2 * 2 * 2
+    for row in df.to_dict("records"):
+        p = predict(row["primitive"], row["size_bytes"], cluster=row["cluster"], nodes=row["nodes"],
+                    backend="ideal" if row["backend"] == "ideal" else "auto")
+        for field in FIELDS:
+            assert _same(row[field], getattr(p, field)), (field, row[field], getattr(p, field))
+
+
+def test_vectorised_link_sweep_equals_scalar_predictions_for_every_registered_algorithm():
+    names = sorted({(e.primitive.value, e.algorithm.value) for e in entries() if not e.hierarchical})
+    for primitive, algorithm in names:
+        df = sweep(primitive, [1.0, 4096.0, 3e6, 1e9], ranks=[1, 2, 7, 64], algorithms=algorithm,
+                   alpha_s=3e-6, bandwidth_Bps=2.5e10, gamma_s_per_byte=1e-12)
+        assert len(df) == 16
+        for row in df.to_dict("records"):
+            p = predict(primitive, row["size_bytes"], algorithm, ranks=row["ranks"], alpha_s=3e-6,
+                        bandwidth_Bps=2.5e10, gamma_s_per_byte=1e-12)
+            for field in FIELDS:
+                assert _same(row[field], getattr(p, field)), (primitive, algorithm, field, row[field],
+                                                               getattr(p, field))
+
+
+def test_sweep_leaves_out_combinations_an_algorithm_cannot_answer():
+    df = sweep(["all-reduce", "all-to-all"], "1MiB", ranks=8, algorithms=["ring", "bruck"], alpha_s=1e-6,
+               bandwidth_Bps=1e9)
+    pairs = set(zip(df["primitive"], df["algorithm"], strict=True))
+    assert ("all-reduce", "ring") in pairs and ("all-to-all", "bruck") in pairs
+    assert ("all-to-all", "ring") not in pairs
+    with pytest.raises(InputError):
+        sweep("all-reduce", "1MiB", ranks=8, algorithms="bruck", alpha_s=1e-6, bandwidth_Bps=1e9)
+
+
+def test_iteration_on_a_cluster_derives_ranks_and_converts_to_a_frame():
+    from costmodel.training.oncluster import iteration
+
+    b = iteration("gpt2", "dgx-h100", micro_batch=4, nodes=2)
+    assert b.ranks == 16
+    frame = b.to_frame()
+    assert len(frame) == 1 and frame.loc[0, "total_s"] == b.total_s and "memory_fits" in frame.columns
+
+
+def test_iteration_breakdown_refuses_ranks_that_disagree_with_its_comm_model():
+    from costmodel.cluster.comm import comm_model
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+    from costmodel.training.workloads import load_model
+
+    comm = comm_model("dgx-h100", 2)
+    gpu = hardware.load_system("dgx-h100").gpu
+    config = TrainingConfig(micro_batch=4)
+    derived = iteration_breakdown(load_model("gpt2"), gpu, comm, config=config)
+    assert derived.ranks == 16
+    with pytest.raises(InputError, match="ranks"):
+        iteration_breakdown(load_model("gpt2"), gpu, comm.time_s, 8, config)
