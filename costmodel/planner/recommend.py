@@ -76,6 +76,14 @@ class Plan:
         """Every field, for JSON."""
         return asdict(self)
 
+    def to_frame(self):
+        """The ranked alternatives as a pandas DataFrame (rank 1 = the recommendation); pandas loads here only."""
+        import pandas as pd
+
+        rows = [{"rank": i + 1, "recommended": row == self.best, **asdict(row)}
+                for i, row in enumerate(self.candidates)]
+        return pd.DataFrame(rows)
+
 
 # Scale limits (issue 18): refuse requests no cluster has, before building anything. The
 # largest published training clusters have ~100k GPUs; a sweep beyond MAX_CONFIGURATIONS
