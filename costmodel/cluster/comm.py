@@ -68,6 +68,17 @@ class CommModel:
     def time_s(self, primitive: str, size_bytes: float) -> float:
         return float(self.choose(primitive, float(size_bytes)).time_s)
 
+    def bound_s(self, primitive: str, size_bytes: float, end: int) -> float:
+        """One end of the call's 10-90 % interval (``end`` 0 = low, 1 = high); the time itself
+        where the backend has no interval (ideal)."""
+        p = self.choose(primitive, float(size_bytes))
+        return float(p.interval_s[end]) if p.interval_s is not None else float(p.time_s)
+
+    @property
+    def has_intervals(self) -> bool:
+        """Whether this backend's answers carry intervals (the realistic ones do)."""
+        return self.backend in (Backend.NCCL.value, Backend.RCCL.value)
+
     def describe(self) -> dict[str, Any]:
         probe = self.choose("all-reduce", 25 * 2**20)
         return {"algorithm": self.algorithm, "backend": self.backend, "ranks": self.ranks,

@@ -54,6 +54,13 @@ def _algorithm_text(b, comm_info: dict) -> str:
     return f"{name} ({backend} backend)"
 
 
+def _range(interval) -> str:
+    """``; 10-90 %: 1.2 s-1.6 s`` for an interval, nothing without one."""
+    from dpbase.units import format_time
+
+    return "" if interval is None else f"   10-90 %: {format_time(interval[0])}–{format_time(interval[1])}"
+
+
 def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
     from dpbase.units import format_size, format_time
 
@@ -75,11 +82,11 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         f"  backward             {format_time(b.backward_s):>12}",
         f"  straggler wait       {format_time(b.straggler_wait_s):>12}",
         f"  communication        {format_time(b.comm_s):>12}   hidden {format_time(b.hidden_comm_s)}, "
-        f"exposed {format_time(b.exposed_comm_s)}",
+        f"exposed {format_time(b.exposed_comm_s)}" + _range(b.comm_interval_s),
         f"  overlap interference {format_time(b.interference_s):>12}   (compute slowed by hidden comm)",
         f"  host overhead        {format_time(b.host_overhead_s):>12}   (per data-parallel step)",
         f"  optimizer            {format_time(b.optimizer_s):>12}",
-        f"  total                {format_time(b.total_s):>12}",
+        f"  total                {format_time(b.total_s):>12}" + _range(b.total_interval_s),
         "",
         f"  throughput           {b.samples_per_s:,.1f} samples/s"
         + (f", {b.tokens_per_s:,.0f} tokens/s" if b.tokens_per_s else ""),
@@ -155,6 +162,7 @@ def iteration(
     from costmodel.training import memory, transport
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.losses import StepLosses
+    from costmodel.training.oncluster import with_interval
     from costmodel.training.workloads import load_model
     from dpbase.units import parse_size, parse_time
 
@@ -177,6 +185,7 @@ def iteration(
     workload = load_model(model)
     result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,
                                  algorithm=str(info.get("algorithm", algorithm)))
+    result = with_interval(result, workload, system.gpu, comm, config, str(info.get("algorithm", algorithm)))
     if json_output:
         print_json({**result.to_dict(), "cluster": system.name, "nodes": node_count,
                     "gpus_per_node": per_node, "backend": comm.backend, "comm": info})

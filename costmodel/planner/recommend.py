@@ -72,6 +72,12 @@ class Plan:
     power_w: float | None = None
     economics_source: str = ""
 
+    @property
+    def best_interval_s(self) -> tuple[float, float] | None:
+        """The recommended plan's step time, 10-90 % interval (None under the ideal backend)."""
+        found = self.findings.get("step_interval_s") if self.findings else None
+        return None if found is None else (float(found[0]), float(found[1]))
+
     def to_dict(self) -> dict:
         """Every field, for JSON."""
         return asdict(self)
@@ -199,6 +205,33 @@ def _reserve(system, reserve_bytes: float | None, fraction: float | None) -> flo
     if not 0 <= fraction < 1:
         raise InputError("memory_reserve_fraction", fraction, "a fraction from 0 to below 1")
     return fraction * system.gpu.memory_bytes
+
+
+def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, float] | None:
+    """The recommended step's 10-90 % interval under a realistic backend.
+
+    The plan is recomputed one configuration at a time (:func:`iteration_breakdown` with the
+    realistic :class:`CommModel`) with every collective at the low, then the high end of its own
+    interval (:func:`costmodel.training.oncluster.with_interval`); the relative ends are applied
+    to the sweep's step time. None under the ideal backend (no interval).
+    """
+    from costmodel.cluster.comm import comm_model
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+    from costmodel.training.oncluster import with_interval
+
+    comm = comm_model(system, best.nodes, best.gpus_per_node, algorithm=best.algorithm, backend=backend)
+    if not comm.has_intervals:
+        return None
+    config = TrainingConfig(micro_batch=best.micro_batch, accumulation_steps=best.accumulation_steps,
+                            seq_len=setting.seq_len, grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes,
+                            zero_stage=best.zero_stage, recompute=best.recompute, compute_dtype=setting.compute_dtype,
+                            mfu=setting.mfu, optimizer=setting.optimizer, jitter_cv=setting.jitter_cv)
+    scalar = iteration_breakdown(setting.workload, system.gpu, comm, config=config)
+    ranged = with_interval(scalar, setting.workload, system.gpu, comm, config)
+    if ranged.total_interval_s is None or scalar.total_s <= 0:
+        return None
+    low, high = ranged.total_interval_s
+    return best.total_s * low / scalar.total_s, best.total_s * high / scalar.total_s
 
 
 def _resolve(model, cluster):
@@ -379,6 +412,12 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
             objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=tie_band,
             recomputation=recomputation, on_step=steps.advance, keys=keys,
             constraints=constraints, rows=rows)
+    interval = step_interval(rows[0], setting, system, backend) if explain else None
+    if interval is not None:
+        from costmodel.planner.text import reason_text
+
+        findings = {**findings, "step_interval_s": interval}
+        reason = reason_text(rows[0], findings, objective)
     steps.finish()
     return Plan(model=workload.name, cluster=system.name, objective=objective, backend=backend,
                 global_batch=int(global_batch), seq_len=setting.seq_len,

@@ -74,9 +74,10 @@ def training_totals(row) -> str:
     return "to train: " + ", ".join(parts)
 
 
-def _headline(best, objective: str) -> str:
+def _headline(best, objective: str, interval=None) -> str:
     totals = training_totals(best)
-    return (f"Recommended: {describe(best)}. Step {step_time(best.total_s)}, "
+    spread = f" (10-90 %: {step_time(interval[0])}–{step_time(interval[1])})" if interval else ""
+    return (f"Recommended: {describe(best)}. Step {step_time(best.total_s)}{spread}, "
             f"{rate(best.samples_per_s)} samples/s{', ' + totals if totals else ''}, scaling "
             f"efficiency {percent(best.scaling_efficiency)}, exposed communication "
             f"{percent(best.comm_share)} of the step.")
@@ -207,7 +208,7 @@ def _constraints(best, findings) -> str:
 
 def reason_text(best, findings: dict, objective: str) -> str:
     """The reason as a few sentences, one line each."""
-    lines = [_headline(best, objective) + _gpus(best, findings, objective) + _tie(best, findings),
+    lines = [_headline(best, objective, findings.get("step_interval_s")) + _gpus(best, findings, objective) + _tie(best, findings),
              _constraints(best, findings), _bound(best, findings),
              _memory(best, findings), _recompute(best, findings), _runner_up(best, findings),
              _what_if(findings)]

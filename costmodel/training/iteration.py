@@ -134,6 +134,10 @@ class Breakdown:
     memory: MemoryBreakdown
     zero_totals_bytes: tuple[float, ...]
     smallest_fitting_zero_stage: int | None
+    # 10-90 % intervals of the comm time and the step (None: a comm model without intervals, e.g.
+    # the ideal backend); see costmodel.training.oncluster.with_interval.
+    comm_interval_s: tuple[float, float] | None = None
+    total_interval_s: tuple[float, float] | None = None
 
     def to_dict(self) -> dict:
         """Every field (memory as a nested object), for JSON."""

@@ -21,6 +21,7 @@ from costmodel.training.workloads import Workload, load_model
 from dpbase.errors import InputError
 
 if TYPE_CHECKING:
+    from costmodel.cluster.comm import CommModel
     from hardware import System
 
 _CONFIG_FIELDS = frozenset(f.name for f in fields(TrainingConfig))
@@ -50,6 +51,24 @@ def iteration(model: str | Workload, cluster: str | System, config: TrainingConf
     elif config.transport == transport.LOCAL and comm.layout.nodes > 1:
         config = replace(config, transport=transport.step_transport(system, comm.layout.nodes))
     workload = load_model(model) if isinstance(model, str) else model
-    described = comm.describe()
-    return iteration_breakdown(workload, system.gpu, comm, config=config,
-                               algorithm=str(described.get("algorithm", algorithm)))
+    name = str(comm.describe().get("algorithm", algorithm))
+    result = iteration_breakdown(workload, system.gpu, comm, config=config, algorithm=name)
+    return with_interval(result, workload, system.gpu, comm, config, name)
+
+
+def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommModel, config: TrainingConfig,
+                  algorithm: str = "") -> Breakdown:
+    """The breakdown with the 10-90 % intervals of its comm time and its step.
+
+    Every collective of the step is taken at the low end of its own interval, then at the high
+    end (:meth:`CommModel.bound_s`), and the whole step is recomputed each time, so overlap
+    decides how much of the comm uncertainty reaches the step: hidden comm moves the step only
+    where it becomes exposed. The ends are taken together (the calls of one step share a
+    fabric), which makes the step's interval the wider, conservative one.
+    """
+    if not getattr(comm, "has_intervals", False) or result.comm_s <= 0:
+        return result
+    ends = [iteration_breakdown(workload, gpu, lambda p, s, e=end: comm.bound_s(p, s, e), comm.ranks, config,
+                                algorithm=algorithm) for end in (0, 1)]
+    return replace(result, comm_interval_s=(ends[0].comm_s, ends[1].comm_s),
+                   total_interval_s=(min(ends[0].total_s, result.total_s), max(ends[1].total_s, result.total_s)))
