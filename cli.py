@@ -7,6 +7,7 @@ exit code 2.
 from __future__ import annotations
 
 import typer
+import typer.core
 
 from costmodel.commands import (
     calibrate_cmd,
@@ -19,12 +20,18 @@ from costmodel.commands import (
     sweep_cmd,
 )
 
+# Help is click's plain text: typer's rich help loads rich.markdown and markdown-it (about half
+# of `dpcost --help`'s start-up) for formatting dpcost does not use. typer-slim (pinned <0.20)
+# reads this flag at call time; dpcost's own tables still use rich on a terminal.
+typer.core.HAS_RICH = False
+
 app = typer.Typer(
     name="dpcost",
     help="Cost model and planner for data-parallel training communication.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=True,
+    rich_markup_mode=None,
 )
 
 app.command("formula")(collective_cmd.formula)

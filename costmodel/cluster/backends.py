@@ -26,7 +26,7 @@ ParamsFor = Callable[[Entry], dict[str, Any]]
 
 def bottleneck_link(lay: Layout) -> str:
     """The link NCCL mode charges: the NICs across nodes, else the intra-node fabric."""
-    return lay.system.nic_link.name if lay.nodes > 1 else lay.system.intra_link.name
+    return lay.system.intra_link.name if lay.one_domain else lay.system.nic_link.name
 
 
 _TOPOLOGIES: dict[tuple[str, int, int], Any] = {}

@@ -4,13 +4,20 @@ Mapping rules:
 - one node: every algorithm runs on the intra-node fabric (α = intra link latency, bandwidth
   = per-GPU intra bandwidth × link efficiency); in-network reduction only with NVLS
   (NVSwitch gen 3+).
+- one NVLink domain across nodes (GB200/GB300 NVL72 trays: ranks <= the system's
+  ``scaleup_domain_gpus``): the trays talk over NVLink, so the cluster maps as one node.
 - several nodes, flat algorithm: it is limited by its slowest hop: α = the larger latency,
   bandwidth = min(intra per GPU, network). Neighbour algorithms (ring, pipelined chain) run
-  one ring per NIC as NCCL does: only one hop in G crosses the network, so G rings share the
-  node's NICs and the network term is the node's whole NIC bandwidth; algorithms whose
-  every rank crosses the network at once (recursive doubling, Bruck, direct …) get the
-  per-GPU share. Without rail-optimised NICs the traffic crosses the spine and the fabric's
-  oversubscription divides it.
+  one ring per NIC as NCCL does (G rings, one per channel): of each GPU's ring traffic,
+  (G−1)/G goes over the intra-node fabric and 1/G over its NIC, so the rate is
+  min(G/(G−1) × intra per GPU, the node's whole NIC bandwidth); on DGX H100 at 2 nodes the
+  NICs, not NVLink, limit it. Algorithms whose every rank crosses the network at once
+  (recursive doubling, Bruck …) get the per-GPU share. Without rail-optimised NICs the
+  traffic crosses the spine and the fabric's oversubscription divides it.
+- all-to-all that sends each block straight to its owner (direct, pairwise): of a rank's
+  (N−1)/N·n bytes, (G−1)/N·n stay in the node and (N−G)/N·n cross its NIC, on separate
+  links at once: the rate is (N−1) / max((G−1)/intra, (N−G)/network per GPU) — at 2 nodes
+  only half the bytes leave a node.
 - hierarchical: each level uses its own link (intra for the node phases, network for the
   inter-node phase on 1/G of the data).
 - double binary tree: NCCL's layout — the tree spans nodes (N = nodes, network α/β) and
@@ -71,6 +78,11 @@ class Layout:
         """Network bandwidth per GPU when every GPU crosses the network at once."""
         return self.node_network_Bps / self.gpus_per_node
 
+    @property
+    def one_domain(self) -> bool:
+        """Every rank in one NVLink domain: one node, or NVL72-style trays joined by NVLink."""
+        return self.nodes == 1 or self.ranks <= getattr(self.system, "scaleup_domain_gpus", self.gpus_per_node)
+
 
 def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = None) -> Layout:
     """Resolve a system name/path/profile and check the node layout."""
@@ -89,21 +101,51 @@ def applicable(entry: Entry, lay: Layout) -> bool:
     """Whether the hardware can run the algorithm at all (in-network needs a reducing switch)."""
     if entry.in_network:
         kind = lay.system.in_network_reduction
-        return kind == "nvls" if lay.nodes == 1 else kind == "sharp"
+        return kind == "nvls" if lay.one_domain else kind == "sharp"
     return True
 
 
 NEIGHBOUR_ALGORITHMS = (Algorithm.RING, Algorithm.PIPELINED_CHAIN)
 
 
+# All-to-all algorithms that send every block straight to its owner (no forwarding through other ranks).
+DIRECT_ALL_TO_ALL = (Algorithm.DIRECT, Algorithm.PAIRWISE)
+
+
+def ring_rates_Bps(lay: Layout) -> tuple[float, float]:
+    """(intra, network) rates a ring across nodes sees per GPU, as whole-ring bandwidths.
+
+    One ring per NIC (channel): (G−1)/G of a GPU's ring bytes go over the intra-node fabric and
+    1/G over its NIC, so each link's share is scaled up by the inverse of its fraction.
+    """
+    g = lay.gpus_per_node
+    intra = lay.intra_Bps * g / (g - 1) if g > 1 else float("inf")
+    return intra, lay.node_network_Bps
+
+
+def all_to_all_rates_Bps(lay: Layout) -> tuple[float, float]:
+    """(intra, network) rates of a direct all-to-all across nodes, as whole-exchange bandwidths.
+
+    A rank sends (G−1) blocks inside its node and (N−G) across the network, both at once.
+    """
+    n, g = lay.ranks, lay.gpus_per_node
+    intra = lay.intra_Bps * (n - 1) / (g - 1) if g > 1 else float("inf")
+    return intra, lay.inter_Bps * (n - 1) / (n - g)
+
+
 def _flat(lay: Layout, entry: Entry) -> tuple[float, float, str]:
-    if lay.nodes == 1:
+    if lay.one_domain:
         return lay.intra_alpha_s, lay.intra_Bps, lay.system.intra_link.name
-    network = lay.node_network_Bps if entry.algorithm in NEIGHBOUR_ALGORITHMS else lay.inter_Bps
     alpha = max(lay.intra_alpha_s, lay.inter_alpha_s)
-    if network < lay.intra_Bps:
+    if entry.algorithm in NEIGHBOUR_ALGORITHMS:
+        intra, network = ring_rates_Bps(lay)
+    elif entry.primitive is Primitive.ALL_TO_ALL and entry.algorithm in DIRECT_ALL_TO_ALL:
+        intra, network = all_to_all_rates_Bps(lay)
+    else:
+        intra, network = lay.intra_Bps, lay.inter_Bps
+    if network <= intra:
         return alpha, network, lay.system.nic_link.name
-    return alpha, lay.intra_Bps, lay.system.intra_link.name
+    return alpha, intra, lay.system.intra_link.name
 
 
 def _chain_with_tree(over_latency_s, over_bandwidth_s, over_reduction_s, size_bytes, gpus_per_node,
@@ -123,7 +165,7 @@ def _chain_with_tree(over_latency_s, over_bandwidth_s, over_reduction_s, size_by
 
 def _tree_mapped(entry: Entry, lay: Layout) -> bool:
     """NCCL's double-binary-tree layout applies: a DBT all-reduce across several nodes."""
-    return (entry.algorithm is Algorithm.DOUBLE_BINARY_TREE and lay.nodes > 1
+    return (entry.algorithm is Algorithm.DOUBLE_BINARY_TREE and not lay.one_domain
             and entry.primitive is Primitive.ALL_REDUCE)
 
 
@@ -161,11 +203,14 @@ class Mapping:
 def mapping(entry: Entry, lay: Layout) -> Mapping:
     """The mapping rules of the module docstring for flat, in-network and hierarchical entries."""
     if entry.hierarchical:
+        if lay.one_domain and lay.nodes > 1:  # NVLink between the trays too
+            return Mapping(lay.intra_alpha_s, lay.intra_Bps, lay.intra_alpha_s, lay.intra_Bps,
+                           lay.system.intra_link.name, {"gpus_per_node": lay.gpus_per_node})
         slower = lay.system.nic_link.name if lay.nodes > 1 and lay.inter_Bps < lay.intra_Bps else lay.system.intra_link.name
         return Mapping(lay.intra_alpha_s, lay.intra_Bps, lay.inter_alpha_s, lay.inter_Bps, slower,
                        {"gpus_per_node": lay.gpus_per_node})
     alpha, bandwidth, bottleneck = _flat(lay, entry)
-    if entry.in_network and lay.nodes > 1:
+    if entry.in_network and not lay.one_domain:
         alpha, bandwidth, bottleneck = lay.inter_alpha_s, min(lay.inter_Bps, lay.intra_Bps), lay.system.nic_link.name
     return Mapping(alpha, bandwidth, None, None, bottleneck, {})
 

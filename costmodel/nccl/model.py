@@ -80,6 +80,8 @@ def link_factor(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTabl
     measured efficiency of the bottleneck link class.
     """
     m = t.section("nccl_tests")
+    if topo.n_nodes > 1 and topo.net_efficiency is not None:  # not RDMA: the transport's own rate
+        return topo.net_efficiency
     if topo.shm is None or topo.n_nodes > 1:
         return m[f"efficiency_{link_class(topo)}"]
     graph = graph_for(cell.algorithm, topo) or topo.ring

@@ -201,6 +201,13 @@ def _host_memory_path(system: System, ppn: int, t: NcclTables) -> HostMemoryPath
                           gpus_per_uplink=min(system.pcie_switch_gpus, ppn))
 
 
+# Link categories NCCL reaches without RDMA: its socket transport (kernel TCP, every byte copied
+# by a CPU proxy thread) or a TCP-based plugin. Their achieved fraction of line rate is the link
+# profile's own efficiency (a property of the transport: hardware/data/links.toml, sourced
+# there), not the RDMA efficiency fitted on IB/RoCE logs.
+NON_RDMA = ("tcp", "ethernet")
+
+
 def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = None,
                     tables: NcclTables | None = None, *, collnet: bool = False,
                     p2p_level: str | None = None) -> NcclTopology:
@@ -227,6 +234,7 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
         nvls=_nvls_graph(system, n_nodes, ppn, speed, shm, t), collnet=ring if sharp else None,
         shm=_host_memory_path(system, ppn, t) if shm else None,
         latency_inter_us=float(plugin.get(category, 0.0)),
+        net_efficiency=system.nic_link.efficiency if n_nodes > 1 and category in NON_RDMA else None,
         cpu_vendor=system.cpu_vendor if system.cpu_vendor in ("intel", "amd", "arm") else "intel",
         description=f"{system.name}: {n_nodes} node(s) x {ppn} GPU(s)" + ("; SHM through host memory" if shm else ""),
     )

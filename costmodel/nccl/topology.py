@@ -70,6 +70,8 @@ class NcclTopology:
     ``latency_inter_us`` is the network plugin's reported latency (0 for IB/RoCE verbs,
     tens of µs for AWS EFA). ``nvls``/``collnet`` are None when unavailable. ``shm`` is set
     when the GPUs of a node reach each other through host memory instead of peer-to-peer.
+    ``net_efficiency`` is the achieved fraction of the NIC's line rate where the transport is
+    not RDMA (NCCL's socket transport copies every byte through the CPU); None on RDMA.
     """
 
     n_ranks: int
@@ -85,6 +87,7 @@ class NcclTopology:
     cpu_vendor: str = "intel"
     same_channels: bool = True
     shm: HostMemoryPath | None = None
+    net_efficiency: float | None = None  # None: an RDMA transport (IB, RoCE, EFA), fitted efficiency_net
     description: str = ""
 
     def __post_init__(self) -> None:

@@ -1,0 +1,71 @@
+"""The ideal cluster mapping reproduces the traffic arithmetic of issue 13, item 2."""
+
+from __future__ import annotations
+
+import pytest
+
+from costmodel.cluster.mapping import all_to_all_rates_Bps, layout, predict_on_cluster, ring_rates_Bps
+
+GB = 1e9
+
+
+def test_a_two_node_dgx_h100_ring_is_limited_by_the_nics_not_nvlink():
+    lay = layout("dgx-h100", 2)
+    g = lay.gpus_per_node
+    nvlink_per_gpu = lay.intra_Bps                      # 450 GB/s x 0.824 = 370.8 GB/s
+    nic_per_gpu = lay.node_network_Bps / g              # 50 GB/s x 0.97 = 48.5 GB/s
+    assert nvlink_per_gpu == pytest.approx(370.8 * GB) and nic_per_gpu == pytest.approx(48.5 * GB)
+    # per GPU, NVLink carries (G-1)/G of the ring bytes, the NIC 1/G
+    seconds_per_byte = {"nvlink": (g - 1) / g / nvlink_per_gpu, "nic": 1 / g / nic_per_gpu}
+    assert seconds_per_byte["nic"] > seconds_per_byte["nvlink"]  # 2.58e-12 > 2.36e-12
+    intra, network = ring_rates_Bps(lay)
+    assert 1 / intra == pytest.approx(seconds_per_byte["nvlink"]) and 1 / network == pytest.approx(seconds_per_byte["nic"])
+    p = predict_on_cluster("all-reduce", "ring", lay, size_bytes=1e9)
+    assert p.bottleneck == "ib-ndr"
+    n = lay.ranks
+    expected_bw_s = 2 * (n - 1) / n * 1e9 * seconds_per_byte["nic"]
+    assert p.bandwidth_s == pytest.approx(expected_bw_s)
+
+
+def test_one_gpu_per_node_puts_the_whole_ring_on_the_nic():
+    lay = layout("dgx-h100", 4, 1)
+    intra, network = ring_rates_Bps(lay)
+    assert intra == float("inf") and network == pytest.approx(lay.node_network_Bps)
+
+
+def test_all_to_all_at_two_nodes_sends_half_its_bytes_across():
+    lay = layout("dgx-h100", 2)
+    n, g = lay.ranks, lay.gpus_per_node
+    size = 1e9
+    intra_bytes, inter_bytes = (g - 1) / n * size, (n - g) / n * size
+    assert inter_bytes / (intra_bytes + inter_bytes) == pytest.approx(8 / 15)  # half the other ranks are remote
+    expected_s = max(intra_bytes / lay.intra_Bps, inter_bytes / lay.inter_Bps)
+    p = predict_on_cluster("all-to-all", "direct", lay, size_bytes=size)
+    assert p.bandwidth_s == pytest.approx(expected_s) and p.bottleneck == "ib-ndr"
+    intra, network = all_to_all_rates_Bps(lay)
+    assert (n - 1) / n * size / network == pytest.approx(inter_bytes / lay.inter_Bps)
+    # charging every byte at the NIC (the old mapping) would be (N-1)/N over N-G)/N slower
+    naive = (n - 1) / n * size / lay.inter_Bps
+    assert naive / p.bandwidth_s == pytest.approx((n - 1) / (n - g))
+
+
+def test_nvl72_trays_talk_over_nvlink_not_the_nics():
+    lay = layout("gb200-nvl72-tray", 18)  # 72 GPUs, one NVLink domain
+    assert lay.one_domain
+    for algorithm in ("ring", "double-binary-tree", "in-network"):
+        p = predict_on_cluster("all-reduce", algorithm, lay, size_bytes=1e9)
+        assert p.bottleneck == lay.system.intra_link.name
+    beyond = layout("gb200-nvl72-tray", 36)  # 144 GPUs: two racks, the NICs join them
+    assert not beyond.one_domain
+    assert predict_on_cluster("all-reduce", "ring", beyond, size_bytes=1e9).bottleneck == beyond.system.nic_link.name
+
+
+def test_the_vector_path_follows_the_same_mapping():
+    from costmodel.cluster.mapping import times_on_cluster
+
+    lays = [layout("dgx-h100", 2), layout("gb200-nvl72-tray", 18), layout("dgx-a100", 4)]
+    for primitive, algorithm in (("all-reduce", "ring"), ("all-to-all", "direct"), ("all-to-all", "pairwise")):
+        grid = times_on_cluster(primitive, algorithm, lays, [1e6, 1e9])
+        for i, lay in enumerate(lays):
+            for j, size in enumerate((1e6, 1e9)):
+                assert grid[i, j] == pytest.approx(predict_on_cluster(primitive, algorithm, lay, size_bytes=size).time_s)
