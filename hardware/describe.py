@@ -16,7 +16,7 @@ import json
 import math
 from typing import Any
 
-from hardware.profiles import NO_LINK, Gpu, Link, Profile, Regime, System
+from hardware.profiles import NO_LINK, Gpu, Link, MeasuredCurve, Profile, Regime, System
 
 KIND_OF = {Gpu: "gpu", Link: "link", System: "system"}
 GIGA = 1e9  # written quantities use GB, GB/s
@@ -29,15 +29,16 @@ def kind_of(profile: Profile) -> str:
     return KIND_OF[type(profile)]
 
 
-def to_dict(profile: Profile | Regime) -> dict[str, Any]:
-    """All fields in base units; a system's gpu and links are nested dicts."""
-    result: dict[str, Any] = {"kind": kind_of(profile)} if not isinstance(profile, Regime) else {}
+def to_dict(profile: Profile | Regime | MeasuredCurve) -> dict[str, Any]:
+    """All fields in base units; a system's gpu, links and measured curves are nested dicts."""
+    nested = isinstance(profile, (Regime, MeasuredCurve))
+    result: dict[str, Any] = {"kind": kind_of(profile)} if not nested else {}
     for item in dataclasses.fields(profile):
         value = getattr(profile, item.name)
         if isinstance(value, (Gpu, Link, Regime)):
             value = to_dict(value)
         elif isinstance(value, tuple):
-            value = [to_dict(regime) for regime in value]
+            value = [to_dict(item) for item in value]
         elif item.name == "peak_flops":
             value = dict(value)
         result[item.name] = value
@@ -106,6 +107,15 @@ def _system_lines(system: System) -> list[str]:
     lines += [f"oversubscription = {_number(system.oversubscription)}", f"cpu_vendor = {_quote(system.cpu_vendor)}"]
     lines += [f"p2p = {str(system.p2p).lower()}", f"scaleup_domain_gpus = {system.scaleup_domain_gpus}"]
     lines += [f"pcie_path = {_quote(system.pcie_path)}", f"pcie_switch_gpus = {system.pcie_switch_gpus}"]
+    for curve in system.measured:
+        lines += ["", "[[system.measured]]", f"collective = {_quote(curve.collective)}",
+                  f"algorithm = {_quote(curve.algorithm)}", f"nodes = {curve.nodes}",
+                  f"gpus_per_node = {curve.gpus_per_node}",
+                  f'sizes = ["{_number(curve.min_size_bytes)}B", "{_number(curve.max_size_bytes)}B"]',
+                  f"median_error = {_number(curve.median_error)}"]
+        lines += [f"source = {_quote(curve.source)}"] if curve.source else []
+        for regime in curve.regimes:
+            lines += [line.replace("[[link.regimes]]", "[[system.measured.regimes]]") for line in _regime_lines(regime)]
     return lines
 
 

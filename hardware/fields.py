@@ -16,7 +16,7 @@ from typing import Any
 
 from dpbase import units
 from dpbase.errors import InputError, ProfileError
-from hardware.profiles import DTYPES, Regime
+from hardware.profiles import DTYPES, MeasuredCurve, Regime
 
 Parser = Callable[[Any, str], Any]
 
@@ -163,3 +163,38 @@ def regimes(value: Any, label: str) -> tuple[Regime, ...]:
             raise ProfileError(f"{label}[{i}].max_size", value[i].get("max_size", "missing"),
                                "a size larger than the previous regime's max_size")
     return parsed
+
+
+MEASURED_KEYS = ("collective", "algorithm", "nodes", "gpus_per_node", "sizes", "median_error", "source", "regimes")
+
+
+def _measured(row: Any, label: str) -> MeasuredCurve:
+    if not isinstance(row, dict):
+        raise ProfileError(label, row, "a table [[system.measured]]")
+    for key in row:
+        if key not in MEASURED_KEYS:
+            raise ProfileError(f"{label}.{key}", row[key], f"one of the fields {', '.join(MEASURED_KEYS)}")
+    for key in ("collective", "algorithm", "nodes", "gpus_per_node", "sizes", "regimes"):
+        if key not in row:
+            raise ProfileError(f"{label}.{key}", "missing", "a required field")
+    sizes = row["sizes"]
+    if not isinstance(sizes, list) or len(sizes) != 2:
+        raise ProfileError(f"{label}.sizes", sizes, 'the smallest and largest measured size, e.g. ["8B", "8GiB"]')
+    low, high = size(sizes[0], f"{label}.sizes[0]"), size(sizes[1], f"{label}.sizes[1]")
+    if not 0 < low <= high:
+        raise ProfileError(f"{label}.sizes", sizes, "0 < smallest <= largest")
+    return MeasuredCurve(collective=kebab_name(row["collective"], f"{label}.collective"),
+                         algorithm=nonempty_text(row["algorithm"], f"{label}.algorithm"),
+                         nodes=integer(1, 1_000_000)(row["nodes"], f"{label}.nodes"),
+                         gpus_per_node=integer(1, 1024)(row["gpus_per_node"], f"{label}.gpus_per_node"),
+                         regimes=regimes(row["regimes"], f"{label}.regimes"), min_size_bytes=low,
+                         max_size_bytes=high,
+                         median_error=fraction(row.get("median_error", 0.0), f"{label}.median_error"),
+                         source=text(row.get("source", ""), f"{label}.source"))
+
+
+def measured(value: Any, label: str) -> tuple[MeasuredCurve, ...]:
+    """Calibrated collective curves ``[[system.measured]]`` (each with ``[[system.measured.regimes]]``)."""
+    if not isinstance(value, list):
+        raise ProfileError(label, value, "an array of tables [[system.measured]]")
+    return tuple(_measured(row, f"{label}[{i}]") for i, row in enumerate(value))

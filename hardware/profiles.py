@@ -104,6 +104,36 @@ class Gpu:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MeasuredCurve:
+    """One collective measured on this system (nccl-tests), written by ``dpcost calibrate``.
+
+    ``regimes`` are the fitted pieces of the whole call's time, ``latency_s + n / bandwidth_Bps``
+    for messages of ``n`` bytes up to each ``max_size_bytes`` (nccl-tests' size convention;
+    ``bandwidth_Bps`` is algbw-like: bytes of ``n`` per second, not per hop). ``algorithm`` is
+    what ran: ``auto`` (the stack's own choice) or the forced one (``NCCL_ALGO``), in registry
+    or NCCL spelling. ``median_error`` is the fit's cross-validated median |relative error|.
+    """
+
+    collective: str
+    algorithm: str
+    nodes: int
+    gpus_per_node: int
+    regimes: tuple[Regime, ...]
+    min_size_bytes: float
+    max_size_bytes: float
+    median_error: float
+    source: str = ""
+
+    def covers(self, size_bytes: float) -> bool:
+        """Within the measured sizes (a factor of 2 beyond either end is still the curve)."""
+        return self.min_size_bytes / 2 <= size_bytes <= 2 * self.max_size_bytes
+
+    def time_s(self, size_bytes: float) -> float:
+        regime = next((r for r in self.regimes if size_bytes <= r.max_size_bytes), self.regimes[-1])
+        return regime.latency_s + size_bytes / regime.bandwidth_Bps
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class System:
     """A node: ``gpus_per_node`` GPUs on an intra-node fabric plus NICs to the network.
 
@@ -136,6 +166,7 @@ class System:
     pcie_path: str = "PXB"
     pcie_switch_gpus: int = 1
     notes: str = ""
+    measured: tuple[MeasuredCurve, ...] = ()  # calibrated curves (dpcost calibrate --system)
 
     def __post_init__(self) -> None:
         if self.scaleup_domain_gpus == 0:

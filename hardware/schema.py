@@ -96,6 +96,8 @@ SYSTEM_FIELDS = _common() + (
               help="farthest GPU-to-GPU PCIe path, as nvidia-smi topo -m prints it"),
     FieldSpec("pcie_switch_gpus", "pcie_switch_gpus", fields.integer(1, 1024), 1,
               help="GPUs sharing one PCIe switch uplink (1 = own root port)"),
+    FieldSpec("measured", "measured", fields.measured, (),
+              help="calibrated collective curves (dpcost calibrate --system)"),
 )
 
 # TOML table key -> (plural label used in messages, field specs)

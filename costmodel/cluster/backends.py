@@ -148,6 +148,16 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
         results = [replace(r, note=fallback) for r in results]
     elif backend in (Backend.NCCL, Backend.RCCL):
         results = [replace(r, interval_s=interval_s(lay.system, lay.nodes, size_bytes, r.time_s)) for r in results]
+    if getattr(lay.system, "measured", ()):
+        from costmodel.cluster.measured import calibrated
+
+        def model(prim: str, size: float, algo: str, where: Layout) -> list[Prediction]:
+            bare = replace(where, system=replace(where.system, measured=()))
+            return predict_collective(prim, size, bare, algorithm=algo,
+                                      backend=None if not explicit else backend, stack=stack)
+
+        results = calibrated(primitive, size_bytes, lay, algorithm, results, model, backend.value)
+    results = [r if r.source else replace(r, source="model") for r in results]
     results.sort(key=lambda r: (r.time_s, r.algorithm))
     return results[:1] if algorithm == "auto" else results
 

@@ -62,6 +62,7 @@ class Prediction:
     interval_s: tuple[float, float] | None = None
     stack_runs: bool | None = None  # whether the cluster's stack (NCCL, RCCL, MPI, Gloo) runs this algorithm
     note: str | None = None
+    source: str | None = None  # on a cluster: "measured" (a calibrated curve) or "model"
 
     @property
     def has_traffic(self) -> bool:

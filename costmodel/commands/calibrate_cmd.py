@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from costmodel.commands.common import cli_errors, print_json
+from dpbase.errors import InputError
 from dpbase.text import printable
 
 BLOCK_HELP = "Which timings to fit: both (default), out-of-place or in-place."
@@ -64,7 +65,7 @@ def _print_text(result) -> None:
 
 @cli_errors
 def calibrate(
-    logs: Annotated[list[Path], typer.Argument(help="nccl-tests / rccl-tests output files (text or -J JSON).")],
+    logs: Annotated[Optional[list[Path]], typer.Argument(help="nccl-tests / rccl-tests output files (text or -J JSON).")] = None,
     collective: Annotated[Optional[str], typer.Option(help="Collective measured, e.g. all-reduce or all_reduce_perf.")] = None,
     ranks: Annotated[Optional[int], typer.Option(help="Number of ranks (GPUs) in the run.")] = None,
     nodes: Annotated[Optional[int], typer.Option(help="Number of nodes in the run.")] = None,
@@ -73,12 +74,28 @@ def calibrate(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write a link profile TOML here.")] = None,
     name: Annotated[Optional[str], typer.Option(help="Name of the link in the written profile.")] = None,
     html: Annotated[Optional[Path], typer.Option(help="Write an offline HTML plot (measured vs fit) here.")] = None,
+    system: Annotated[Optional[str], typer.Option("--system", help="Write a calibrated CLUSTER profile: this base system (name or TOML) plus the measured curves; accepted by every --cluster.")] = None,
+    nccl_algo: Annotated[str, typer.Option("--nccl-algo", help="With --system: the NCCL_ALGO every log ran with (default: read from each log's NCCL INFO line or file name, e.g. ar_2n_ring.log, else NCCL's own choice).")] = "auto",
+    recipe: Annotated[bool, typer.Option("--recipe", help="Print the nccl-tests command lines that measure what plan needs (with --cluster, --nodes); no logs.")] = False,
+    cluster: Annotated[Optional[str], typer.Option("--cluster", help="With --recipe: the system to measure.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Fit latency and bandwidth (per size regime) to nccl-tests logs.
 
     Example: dpcost calibrate all_reduce_perf.log --ranks 16 -o my-ib.toml --html fit.html
+
+    With --system, the logs (any collectives and node counts) become a cluster profile:
+    dpcost calibrate ar_2n.log ag_2n.log --system dgx-h100 -o my-cluster.toml, then
+    dpcost plan … --cluster my-cluster.toml.
     """
+    if recipe:
+        return _recipe(logs, cluster, nodes, json_output)
+    if cluster is not None:
+        raise InputError("--cluster", cluster, "only with --recipe (a cluster profile is written with --system)")
+    if not logs:
+        raise InputError("logs", "none", "at least one nccl-tests log (or --recipe --cluster SYSTEM)")
+    if system is not None:
+        return _cluster(logs, system, output, name, collective, ranks, nodes, nccl_algo, block, html, json_output)
     from costmodel.calibrate.link import calibrate as run_calibration
     from costmodel.calibrate.link import profile_toml
     from costmodel.calibrate.parse import parse_file
@@ -113,3 +130,75 @@ def calibrate(
     for label, path in (("profile", output), ("plot", html)):
         if path is not None:
             typer.echo(f"wrote {label} {printable(path)}")
+
+
+def _recipe(logs, cluster, nodes, json_output) -> None:
+    """``--recipe``: what to run with nccl-tests so that plan runs on measured curves."""
+    import hardware
+    from costmodel.calibrate.recipe import recipe_lines
+
+    if logs:
+        raise InputError("logs", [str(p) for p in logs], "none with --recipe (it prints what to measure)")
+    if cluster is None:
+        raise InputError("--cluster", None, "the system to measure, e.g. --recipe --cluster dgx-h100 --nodes 4")
+    if nodes is not None and not 1 <= nodes <= 100_000:
+        raise InputError("nodes", nodes, "an integer from 1 to 100000")
+    lines = recipe_lines(hardware.load_system(cluster), nodes or 1)
+    if json_output:
+        print_json({"commands": [line for line in lines if not line.startswith("#")]})
+        return
+    typer.echo("\n".join(lines))
+
+
+def _head(path, limit: int = 256 * 1024) -> str:
+    """The start of a log, where NCCL prints its INFO lines (not the whole file: logs can be large)."""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read(limit)
+
+
+def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_algo, block, html, json_output) -> None:
+    """``--system``: write a calibrated cluster profile (base system + measured curves)."""
+    import hardware
+    from costmodel.calibrate.cluster_profile import cluster_profile, measured_curves
+    from costmodel.calibrate.parse import parse_file
+    from dpbase.errors import InputError
+    from dpbase.safeio import check_outputs, write_outputs
+    from dpbase.units import format_size
+
+    if output is None:
+        raise InputError("--output", None, "a file for the cluster profile (-o my-cluster.toml) with --system")
+    if html is not None:
+        raise InputError("--html", str(html), "a link calibration (without --system); plot the profile with "
+                                              "dpcost plot sweep --cluster")
+    check_outputs({"output": output}, logs)
+    if name is not None:
+        from hardware.fields import kebab_name
+
+        kebab_name(name, "name")
+    if nccl_algo != "auto":
+        from costmodel.nccl.names import normalize_algorithm
+
+        nccl_algo = normalize_algorithm(nccl_algo)
+    base = hardware.load_system(system_name)
+    from costmodel.calibrate.cluster_profile import algorithm_of
+
+    ran = None if nccl_algo == "auto" else nccl_algo
+    per_log = [algorithm_of(str(path), _head(path)) for path in logs]
+    curves = measured_curves([parse_file(path) for path in logs], base, collective=collective, ranks=ranks,
+                             nodes=nodes, nccl_algo=ran, algorithms=per_log, block=block)
+    profile = cluster_profile(base, curves, name)
+    write_outputs({"output": (output, "# Written by dpcost calibrate --system\n" + hardware.to_toml(profile))},
+                  logs + ([Path(system_name)] if system_name.endswith(".toml") else []))
+    if json_output:
+        print_json({"profile": str(output), "name": profile.name, "base": base.name,
+                    "curves": [{"collective": c.collective, "algorithm": c.algorithm, "nodes": c.nodes,
+                                "gpus_per_node": c.gpus_per_node, "regimes": len(c.regimes),
+                                "min_size_bytes": c.min_size_bytes, "max_size_bytes": c.max_size_bytes,
+                                "median_error": c.median_error} for c in curves]})
+        return
+    for c in curves:
+        typer.echo(f"{c.collective}, {c.nodes} node(s) x {c.gpus_per_node} GPU(s), algorithm {c.algorithm}: "
+                   f"{len(c.regimes)} regime(s) from {format_size(c.min_size_bytes)} to "
+                   f"{format_size(c.max_size_bytes)}, cross-validated median error {100 * c.median_error:.1f} %")
+    typer.echo(f"wrote cluster profile {printable(output)} ({profile.name}, based on {base.name}); "
+               f"use it as --cluster {printable(output)}")

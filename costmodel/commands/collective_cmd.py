@@ -66,6 +66,8 @@ def _describe(p: Prediction) -> str:
         items.append(("busiest server/switch", format_size(p.bytes_aux_max)))
     if p.algbw_Bps is not None:
         items += [("algbw", _bandwidth_text(p.algbw_Bps)), ("busbw", _bandwidth_text(p.busbw_Bps))]
+    if p.source == "measured" or (p.note and "not measured" in p.note):  # a calibrated cluster
+        items.append(("source", p.source or "model"))
     if p.note:
         items.append(("note", p.note))
     if p.lower_bound_s is not None:  # the ideal backend's Chan et al. bound; NCCL mode has none

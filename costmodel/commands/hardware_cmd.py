@@ -89,6 +89,11 @@ def _human(key: str, value: Any) -> str:
         return ", ".join(f"{dtype} {flops / 1e12:.4g}" for dtype, flops in value.items()) + " TFLOP/s"
     if key == "regimes":
         return "; ".join(_human("", regime) for regime in value) or "-"
+    if key == "measured":  # calibrated curves: one line each, not their regimes
+        return "; ".join(f"{c['collective']} on {c['nodes']} node(s) x {c['gpus_per_node']}, algorithm "
+                         f"{c['algorithm']}, {format_size(c['min_size_bytes'])}-{format_size(c['max_size_bytes'])}, "
+                         f"{len(c['regimes'])} regime(s), cross-validated median error "
+                         f"{100 * c['median_error']:.1f} %" for c in value) or "-"
     if isinstance(value, dict):
         return ", ".join(f"{k}={_human(k, v)}" for k, v in value.items())
     formatters = {"_bytes": format_size, "_Bps": format_bandwidth, "_s": format_time}

@@ -20,6 +20,7 @@ The tests check both against ``CommModel.time_s`` itself.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -145,6 +146,8 @@ class CommCache:
         if not self.runnable(lay, algorithm):
             return None
         timer = self._nccl if self.backend == "nccl" else self._ideal
+        if getattr(self.system, "measured", ()):
+            timer = self._measured
         seen: dict[tuple[str, float], float] = {}
 
         def comm(primitive: str, size_bytes: float) -> float:
@@ -189,11 +192,36 @@ class CommCache:
                     break  # a forced algorithm NCCL does not enable here: the whole row
         return out
 
+    def _measured(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
+        return float(self._calibrated_table([lay], primitive, algorithm, np.asarray([size_bytes]))[0, 0])
+
+    def _calibrated_table(self, lays: list[cluster.Layout], primitive: str, algorithm: str,
+                          sizes: np.ndarray) -> np.ndarray:
+        """A calibrated cluster (measured curves): each call as the CommModel answers it, so the
+        plan uses the measured curve where one covers it and the scaled model elsewhere."""
+        from costmodel.cluster.comm import CommModel
+
+        out = np.full((len(lays), sizes.size), np.nan)
+        for i, lay in enumerate(lays):
+            model = CommModel(lay, algorithm, self.backend)
+            for j, size in enumerate(sizes.tolist()):
+                key = ("measured", lay.nodes, lay.gpus_per_node, primitive, algorithm, size)
+                if key not in self._times:
+                    try:
+                        self._times[key] = model.time_s(primitive, size)
+                    except NotApplicableError:
+                        self._times[key] = math.nan
+                out[i, j] = self._times[key]
+        return out
+
     def times(self, lays: list[cluster.Layout], primitive: str, algorithm: str,
               sizes: np.ndarray) -> np.ndarray:
         """Seconds of ``primitive`` for each layout (rows) at each size (columns); NaN where
         the algorithm cannot run. Layouts must have more than one rank."""
-        table = self._nccl_table if self.backend == "nccl" else self._ideal_table
+        if getattr(self.system, "measured", ()):
+            table = self._calibrated_table
+        else:
+            table = self._nccl_table if self.backend == "nccl" else self._ideal_table
         return table(lays, primitive, algorithm, np.asarray(sizes, dtype=float).ravel())
 
     def batch(self, layouts, algorithm: str, sizes=()) -> LayoutBatch:

@@ -47,6 +47,12 @@ EXAMPLES: list[tuple[str, str, int | None]] = [
     ("Calibrate from your own nccl-tests output, then predict with the fitted profile:",
      "dpcost calibrate tests/data/calibration/raw/abci_a_2n.txt -o mycluster.toml", None),
     (None, "dpcost collective all-reduce --link mycluster.toml --ranks 16 --size 256MB --algorithm ring", 6),
+    ("Or calibrate a whole cluster once (`dpcost calibrate --recipe --cluster SYSTEM --nodes N` prints the "
+     "nccl-tests runs to make) and plan on it: measured curves answer where they cover the query "
+     "(`source: measured`), the realistic model scaled by them elsewhere:",
+     "dpcost calibrate tests/data/calibration/raw/abci_a_1n.txt tests/data/calibration/raw/abci_a_2n.txt "
+     "--system a100-abci-8x -o abci.toml", None),
+    (None, "dpcost plan --model gpt2 --cluster abci.toml --nodes 2 --global-batch 256", 4),
     ("Interactive charts (self-contained offline HTML; `dpcost plot --help` lists all six):",
      "dpcost plot sweep all-reduce --cluster dgx-a100 --nodes 2 --max-size 32MiB -o sweep.html", None),
     (None, "dpcost plot schedule all-reduce ring --ranks 4 -o ring.html", None),

@@ -1,0 +1,141 @@
+"""Calibrated clusters: measured curves answer where they cover the query, the model elsewhere.
+
+A system profile written by ``dpcost calibrate --system`` carries ``measured`` curves (one per
+collective × algorithm × layout, fitted to nccl-tests logs). For a query on that layout:
+
+- a curve of the collective covers the size and the algorithm (``auto``: the curve of what the
+  stack chose, else the fastest measured one; a name: only a curve of that algorithm — one
+  algorithm's fit is never applied to another) → the answer is the curve, ``source = measured``,
+  with an interval from the fit's own cross-validated error;
+- otherwise the realistic model answers, scaled by what the measurements taught (the median
+  ratio measured/model of this layout's curves at the query's size; with no curve on
+  this layout, the curves of the nearest measured node count with the same GPUs per node — the
+  node-count extrapolation: the model's structure (hops, tree depth, NIC share) carries the
+  change of scale, the measurements the efficiency), ``source = model``, with the interval
+  widened by the spread of those ratios and a note saying so.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import replace
+
+from costmodel.collectives.prediction import Prediction
+from costmodel.names import busbw_factor, primitive_named
+
+ModelFn = Callable[[str, float, str, object], list[Prediction]]  # (primitive, size, algorithm, layout)
+# The smallest relative half-width of a measured curve's interval: nccl-tests' run-to-run spread.
+MIN_MEASURED_SPREAD = 0.05
+
+
+def _same_algorithm(curve_algorithm: str, asked: str) -> bool:
+    from costmodel.nccl.names import to_nccl_algorithm
+    from dpbase.errors import DpcostError
+
+    if curve_algorithm == asked:
+        return True
+    try:
+        return to_nccl_algorithm(curve_algorithm) == to_nccl_algorithm(asked)
+    except DpcostError:
+        return False
+
+
+def curves_for(system, primitive: str, nodes: int, gpus_per_node: int) -> list:
+    name = primitive_named(primitive).value
+    return [c for c in system.measured
+            if c.collective == name and c.nodes == nodes and c.gpus_per_node == gpus_per_node]
+
+
+def from_curve(curve, primitive: str, size_bytes: float, lay, backend: str) -> Prediction:
+    """The measured curve's answer as a Prediction (interval from the fit's own error)."""
+    time_s = curve.time_s(size_bytes)
+    regime = next((r for r in curve.regimes if size_bytes <= r.max_size_bytes), curve.regimes[-1])
+    spread = max(2 * curve.median_error, MIN_MEASURED_SPREAD)
+    algbw = size_bytes / time_s if time_s > 0 else float("inf")
+    return Prediction(
+        primitive=primitive_named(primitive).value, algorithm=curve.algorithm, ranks=lay.ranks,
+        size_bytes=float(size_bytes), time_s=time_s, latency_s=regime.latency_s,
+        bandwidth_s=size_bytes / regime.bandwidth_Bps, reduction_s=0.0, algbw_Bps=algbw,
+        busbw_Bps=algbw * busbw_factor(primitive_named(primitive), lay.ranks), backend=backend,
+        cluster=lay.system.name, nodes=lay.nodes, gpus_per_node=lay.gpus_per_node,
+        interval_s=(time_s * (1 - spread), time_s * (1 + spread)), stack_runs=True, source="measured",
+        note=f"measured on this cluster ({curve.source or 'dpcost calibrate'})")
+
+
+def _chosen(curves: list, size_bytes: float, algorithm: str):
+    covering = [c for c in curves if c.covers(size_bytes)]
+    if algorithm == "auto":
+        own = [c for c in covering if c.algorithm == "auto"]
+        pool = own or covering
+        return min(pool, key=lambda c: c.time_s(size_bytes)) if pool else None
+    named = [c for c in covering if _same_algorithm(c.algorithm, algorithm)]
+    return named[0] if named else None
+
+
+def _scale(curves: list, model: ModelFn, lay, size_bytes: float) -> tuple[float, float] | None:
+    """(median, spread) of measured/model over ``curves`` (all on layout ``lay``) at the query's size
+    (clamped into each curve's measured range): the measured efficiency where the size's regime
+    (latency floor or bandwidth) is the same as the query's."""
+    ratios = []
+    for c in curves:
+        at = min(max(size_bytes, c.min_size_bytes), c.max_size_bytes)
+        try:
+            predicted = model(c.collective, at, c.algorithm, lay)[0].time_s
+        except Exception:  # noqa: BLE001 - a curve the model cannot reproduce teaches nothing here
+            continue
+        if predicted > 0:
+            ratios.append(c.time_s(at) / predicted)
+    if not ratios:
+        return None
+    middle = statistics.median(ratios)
+    return middle, max(abs(r / middle - 1) for r in ratios)
+
+
+def _teaching_curves(lay) -> tuple[list, object]:
+    """This layout's curves, else those of the nearest measured node count (same GPUs per node)."""
+    same = [c for c in lay.system.measured if c.nodes == lay.nodes and c.gpus_per_node == lay.gpus_per_node]
+    if same:
+        return same, lay
+    counts = sorted({c.nodes for c in lay.system.measured if c.gpus_per_node == lay.gpus_per_node},
+                    key=lambda n: (abs(n - lay.nodes), -n))
+    if not counts:
+        return [], lay
+    nearest = counts[0]
+    return ([c for c in lay.system.measured if c.nodes == nearest and c.gpus_per_node == lay.gpus_per_node],
+            replace(lay, nodes=nearest))
+
+
+def calibrated(primitive: str, size_bytes: float, lay, algorithm: str, results: list[Prediction],
+               model: ModelFn, backend: str) -> list[Prediction]:
+    """``results`` (the model's) with measured curves put in where they apply (module docstring)."""
+    curves = curves_for(lay.system, primitive, lay.nodes, lay.gpus_per_node)
+    if algorithm != "all":
+        curve = _chosen(curves, size_bytes, algorithm)
+        if curve is not None:
+            return [from_curve(curve, primitive, size_bytes, lay, backend)]
+    layout_curves, taught_on = _teaching_curves(lay)
+    scale = _scale(layout_curves, model, taught_on, size_bytes)
+    where = "this layout's" if taught_on.nodes == lay.nodes else f"the {taught_on.nodes}-node layout's"
+    out = []
+    for r in results:
+        curve = _chosen(curves, size_bytes, r.algorithm) if algorithm == "all" else None
+        if curve is not None:
+            out.append(replace(from_curve(curve, primitive, size_bytes, lay, backend), nccl_choice=r.nccl_choice))
+            continue
+        if scale is None:
+            out.append(replace(r, source="model", note=_join(r.note, "not measured on this cluster's layouts: "
+                                                                      "the model's answer")))
+            continue
+        factor, spread = scale
+        low, high = r.interval_s or (r.time_s, r.time_s)
+        out.append(replace(r, time_s=r.time_s * factor, source="model",
+                           interval_s=(low * factor * (1 - spread), high * factor * (1 + spread)),
+                           note=_join(r.note, f"not measured: the model scaled by x{factor:.3g}, the median "
+                                               f"measured/model ratio at this size of {where} {len(layout_curves)} "
+                                               "calibrated curve(s)")))
+    return out
+
+
+def _join(first: str | None, second: str) -> str:
+    return f"{first}; {second}" if first else second

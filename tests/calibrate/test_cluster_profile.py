@@ -1,0 +1,140 @@
+"""Calibrate once, use it everywhere: a measured cluster profile (issue 14)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import hardware
+from cli import app
+from costmodel.calibrate.cluster_profile import algorithm_of
+from costmodel.calibrate.recipe import BINARIES, recipe_lines
+from costmodel.cluster.api import predict
+
+RAW = Path(__file__).resolve().parents[1] / "data" / "calibration" / "raw"
+LOGS = [str(RAW / "abci_a_1n.txt"), str(RAW / "abci_a_2n.txt")]
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def profile(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cal") / "abci.toml"
+    result = runner.invoke(app, ["calibrate", *LOGS, "--system", "a100-abci-8x", "-o", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_the_profile_round_trips_through_hardware_validate_and_show(profile):
+    assert runner.invoke(app, ["hardware", "validate", str(profile)]).exit_code == 0
+    shown = runner.invoke(app, ["hardware", "show", str(profile), "--json"])
+    assert shown.exit_code == 0, shown.output
+    system = hardware.load_system(str(profile))
+    assert [(c.collective, c.nodes, c.gpus_per_node, c.algorithm) for c in system.measured] == [
+        ("all-reduce", 1, 8, "auto"), ("all-reduce", 2, 8, "auto")]
+    again = hardware.load_system(str(profile)).measured
+    text = hardware.to_toml(system)
+    assert "[[system.measured]]" in text and "[[system.measured.regimes]]" in text
+    for before, after in zip(system.measured, again, strict=True):
+        for size in (8.0, 4096.0, 1e6, 3e7):
+            assert after.time_s(size) == pytest.approx(before.time_s(size), rel=1e-9)
+
+
+def test_auto_reproduces_the_measured_curve(profile):
+    system = hardware.load_system(str(profile))
+    curve = next(c for c in system.measured if c.nodes == 2)
+    for size in (1024.0, 2**20, 2**25):
+        p = predict("all-reduce", size, cluster=str(profile), nodes=2)
+        assert p.source == "measured" and p.time_s == pytest.approx(curve.time_s(size))
+        low, high = p.interval_s
+        assert low < p.time_s < high
+
+
+def test_one_algorithms_fit_is_never_applied_to_another(profile):
+    p = predict("all-reduce", 2**25, cluster=str(profile), nodes=2, algorithm="ring")
+    assert p.source == "model" and "not measured" in p.note  # the logs ran NCCL's own choice, not ring
+
+
+def test_unmeasured_collectives_and_node_counts_are_the_scaled_model(profile):
+    gather = predict("all-gather", 2**25, cluster=str(profile), nodes=2)
+    assert gather.source == "model" and "scaled" in gather.note
+    bare = predict("all-gather", 2**25, cluster="a100-abci-8x", nodes=2)
+    assert gather.time_s != bare.time_s
+    far = predict("all-reduce", 2**25, cluster=str(profile), nodes=8)
+    assert far.source == "model" and "2-node" in far.note
+
+
+@pytest.mark.parametrize("args", [
+    ["collective", "all-reduce", "--size", "64MiB", "--nodes", "2"],
+    ["compare", "all-reduce", "--size", "64MiB", "--nodes", "2"],
+    ["iteration", "--model", "gpt2", "--nodes", "2", "--micro-batch", "8"],
+    ["plan", "--model", "gpt2", "--nodes", "2", "--global-batch", "64"],
+    ["sweep", "all-reduce", "--nodes", "1,2", "--sizes", "1MiB,64MiB"],
+])
+def test_every_cluster_command_accepts_it(profile, args):
+    result = runner.invoke(app, [*args, "--cluster", str(profile)])
+    assert result.exit_code == 0, result.output
+
+
+def test_plot_accepts_it(profile, tmp_path):
+    out = tmp_path / "sweep.html"
+    result = runner.invoke(app, ["plot", "sweep", "all-reduce", "--cluster", str(profile), "--nodes", "2",
+                                 "--max-size", "32MiB", "-o", str(out)])
+    assert result.exit_code == 0, result.output and out.exists()
+
+
+def test_collective_json_says_measured(profile):
+    result = runner.invoke(app, ["collective", "all-reduce", "--cluster", str(profile), "--nodes", "2",
+                                 "--size", "1MiB", "--json"])
+    assert json.loads(result.stdout)["source"] == "measured"
+
+
+def test_node_count_extrapolation_meets_its_goal():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from extrapolation import evaluate
+
+    results = evaluate()
+    assert len(results) >= 8
+    median = sorted(r["median_error"] for r in results)[len(results) // 2]
+    assert median <= 0.15, results
+
+
+def test_recipe_lines_parse_as_nccl_tests_invocations():
+    lines = recipe_lines(hardware.load_system("dgx-h100"), 4)
+    commands = [line for line in lines if line.startswith(("./build", "NCCL_ALGO", "mpirun"))]
+    assert len(commands) >= 3 * 8
+    seen_nodes = set()
+    for line in commands:
+        words = shlex.split(line.split(" > ")[0])
+        binary = next(w for w in words if w.startswith("./build/"))
+        assert binary.removeprefix("./build/") in BINARIES.values()
+        flags = dict(zip(words[words.index(binary) + 1::2], words[words.index(binary) + 2::2], strict=True))
+        assert set(flags) == {"-b", "-e", "-f", "-g"} and re.fullmatch(r"\d+[KMG]?", flags["-b"])
+        assert re.fullmatch(r"\d+[KMG]?", flags["-e"]) and float(flags["-f"]) > 1
+        if words[0] == "mpirun":
+            ranks, per_node = int(words[words.index("-np") + 1]), int(words[words.index("-N") + 1])
+            assert flags["-g"] == "1" and per_node == 8 and ranks % 8 == 0
+            seen_nodes.add(ranks // 8)
+        else:
+            assert flags["-g"] == "8"
+        assert algorithm_of(line.split(" > ")[1]) in ("auto", "ring", "tree", "nvls", "nvls_tree")
+    assert seen_nodes == {2, 4}
+    assert any(line.startswith("dpcost calibrate") and "--system dgx-h100" in line for line in lines)
+
+
+def test_recipe_through_the_cli():
+    result = runner.invoke(app, ["calibrate", "--recipe", "--cluster", "dgx-h100", "--nodes", "2"])
+    assert result.exit_code == 0 and "all_reduce_perf" in result.stdout
+    assert runner.invoke(app, ["calibrate", "--recipe"]).exit_code == 2
+
+
+def test_the_algorithm_a_log_ran_is_read_from_its_info_line_or_name():
+    assert algorithm_of("x.log", "NCCL INFO NCCL_ALGO set by environment to Ring") == "ring"
+    assert algorithm_of("ar_2n_tree.log") == "tree"
+    assert algorithm_of("ar_2n_nvlstree.log") == "nvls_tree"
+    assert algorithm_of("all_reduce.log") == "auto"
