@@ -71,7 +71,10 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         f"algorithm {_algorithm_text(b, comm_info)}, ZeRO-{b.zero_stage}, {mode}",
         f"step: {b.accumulation_steps} x micro-batch {b.micro_batch} per GPU, global batch "
         f"{b.global_batch}, {f'seq {b.seq_len}, ' if b.seq_len else ''}grads {b.grad_dtype}, compute {b.compute_dtype} "
-        f"at MFU {b.mfu:.0%}, {b.bucket_count} buckets of {format_size(b.bucket_bytes)}"
+        f"at MFU {b.mfu:.0%}"
+        + (f" x {b.matmul_efficiency:.0%} (a micro-batch this small starves the tensor cores: GEMM roofline)"
+           if b.matmul_efficiency < 1 else "")
+        + f", {b.bucket_count} buckets of {format_size(b.bucket_bytes)}"
         + (", activation recomputation (backward re-runs the forward)" if b.recompute else ""),
         f"sync {b.sync}, transport {b.transport}; losses: overlap slowdown {b.overlap_slowdown:.1%}, "
         f"GPU speed spread {b.speed_cv:.1%}"

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from costmodel.planner.comm import CommCache, zero_algorithm_ok
-from costmodel.training import gradsync, losses, memory, overlap, stragglers, workloads
+from costmodel.training import gemm, gradsync, losses, memory, overlap, stragglers, workloads
 from costmodel.training.iteration import (
     FORWARD_SHARE_OF_TRAINING_FLOPS,
     backward_seconds,
@@ -288,6 +288,7 @@ class Setting:
     overheads: memory.Overheads = memory.DEFAULT_OVERHEADS
     memory_reserve_bytes: float | None = None  # None: memory.DEFAULT_RESERVE_FRACTION
     losses: losses.StepLosses = losses.StepLosses()
+    mfu_given: bool = False  # the user's own MFU (measured at their micro-batch): no roofline factor
 
 
 def _expand(array: np.ndarray) -> np.ndarray:
@@ -305,7 +306,9 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     zero = np.array(space.zero_stages).reshape(1, -1, 1, 1, 1)
     every = zero >= 2
     flops = workloads.training_flops_per_sample(workload, setting.seq_len)
-    forward = flops * b * FORWARD_SHARE_OF_TRAINING_FLOPS / (setting.peak_flops * setting.mfu)
+    fed = 1.0 if setting.mfu_given else gemm.workload_efficiency(
+        workload, b, setting.seq_len, gpu, setting.peak_flops, memory.DTYPE_BYTES[setting.compute_dtype])
+    forward = flops * b * FORWARD_SHARE_OF_TRAINING_FLOPS / (setting.peak_flops * setting.mfu * fed)
     backward = backward_seconds(forward, setting.recompute)
     factor = stragglers.slowest_rank_factor(setting.jitter_cv, ranks, np.where(every, 1.0, k),
                                             setting.losses.speed_cv, setting.losses.slow_node_factor)

@@ -190,7 +190,7 @@ def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer
     stragglers.check_jitter(jitter_cv)
     return grid.Setting(workload=workload, seq_len=workloads.resolve_seq_len(workload, seq_len),
                         peak_flops=peak, mfu=rate, compute_dtype=dtype, optimizer=optimizer,
-                        jitter_cv=jitter_cv, backend=backend,
+                        jitter_cv=jitter_cv, backend=backend, mfu_given=mfu is not None,
                         recompute=memory.check_recompute(workload, recompute),
                         memory_reserve_bytes=None if memory_reserve is None else
                         memory.reserve_bytes(system.gpu.memory_bytes, memory_reserve))

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from costmodel.training import gradsync, losses, memory, overlap, stragglers, syncmodes, transport, workloads
+from costmodel.training import gemm, gradsync, losses, memory, overlap, stragglers, syncmodes, transport, workloads
 from costmodel.training.losses import StepLosses
 from costmodel.training.memory import MemoryBreakdown
 from costmodel.training.workloads import Workload
@@ -138,6 +138,8 @@ class Breakdown:
     # the ideal backend); see costmodel.training.oncluster.with_interval.
     comm_interval_s: tuple[float, float] | None = None
     total_interval_s: tuple[float, float] | None = None
+    # share of the MFU a micro-batch this small can reach (GEMM roofline, costmodel.training.gemm)
+    matmul_efficiency: float = 1.0
 
     def to_dict(self) -> dict:
         """Every field (memory as a nested object), for JSON."""
@@ -290,16 +292,20 @@ class _Compute:
     compute_dtype: str
     mfu: float
     mfu_source: str
+    matmul_efficiency: float = 1.0
 
 
 def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
     seq_len = workloads.resolve_seq_len(workload, config.seq_len)
     compute_dtype, peak = peak_flops(gpu, config.compute_dtype)
     rate, mfu_source = mfu(gpu, config.mfu, workload, compute_dtype)
+    # a user's --mfu is what they measured at their own micro-batch: taken as given
+    fed = 1.0 if config.mfu is not None else gemm.workload_efficiency(
+        workload, config.micro_batch, seq_len, gpu, peak, memory.DTYPE_BYTES[compute_dtype])
     flops = workloads.training_flops_per_sample(workload, seq_len, config.include_attention)
-    forward = flops * config.micro_batch * FORWARD_SHARE_OF_TRAINING_FLOPS / (peak * rate)
+    forward = flops * config.micro_batch * FORWARD_SHARE_OF_TRAINING_FLOPS / (peak * rate * fed)
     return _Compute(forward_s=float(forward), seq_len=seq_len, compute_dtype=compute_dtype,
-                    mfu=rate, mfu_source=mfu_source)
+                    mfu=rate, mfu_source=mfu_source, matmul_efficiency=float(fed))
 
 
 def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward_s, use_overlap):
@@ -346,7 +352,8 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         bucket_count=int(layout.count), sync=setup.mode, transport=config.transport,
         jitter_cv=config.jitter_cv, speed_cv=config.losses.speed_cv,
         slow_node_factor=config.losses.slow_node_factor, overlap_slowdown=slowdown, mfu=compute.mfu,
-        mfu_source=compute.mfu_source, flash_attention=config.flash_attention,
+        mfu_source=compute.mfu_source, matmul_efficiency=compute.matmul_efficiency,
+        flash_attention=config.flash_attention,
         include_attention=config.include_attention, recompute=config.recompute,
     )
 

@@ -1,0 +1,142 @@
+"""Speed as ratios measured in one run (issue 16): CPU time against `python -c pass`, configurations/s.
+
+1. Each CLI path in a fresh process, alternated with `python -c pass` from the same interpreter,
+   pair by pair; the ratio is the median over pairs of (CPU time of the command) / (CPU time of
+   `python -c pass`). CPU time = user + system of the child (resource.getrusage), so the
+   machine's other load barely moves it.
+2. In-process throughputs: one configuration at a time (`iteration_breakdown`, ideal and
+   realistic comm), `plan()` with its explanation (configurations swept / s), the NCCL-backend
+   plan, and the sweep kernel without explanation.
+
+Peers (not installed here; their figures are the side-by-side measurement quoted in issue 16,
+same method): llm-analysis 10.3x `python -c pass` per CLI answer and ~1,416 configurations/s;
+Calculon 38x and 33-225 configurations/s.
+
+    python benchmarks/speed_ratios.py [--pairs 7] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CLI = [sys.executable, str(ROOT / "cli.py")]
+PATHS = {
+    "`dpcost --help`": (["--help"], 5),
+    "`dpcost collective` (α-β)": (["collective", "all-reduce", "-a", "ring", "--ranks", "8", "--size", "4GB",
+                                  "--alpha", "5us", "--bandwidth", "25GB/s"], 4),
+    "`dpcost collective` (cluster, NCCL mode)": (["collective", "all-reduce", "--cluster", "dgx-h100", "--nodes", "2",
+                                                 "--size", "1GB"], 4),
+    "`dpcost iteration`": (["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4",
+                            "--micro-batch", "1", "--seq-len", "4096", "--accum", "4"], 6),
+    "`dpcost plan` (README)": (["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4",
+                                "--global-batch", "512", "--seq-len", "4096"], 10),
+}
+
+
+def _cpu(command: list[str]) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def cli_ratios(pairs: int) -> dict[str, dict]:
+    baseline = [sys.executable, "-c", "pass"]
+    out = {}
+    for label, (args, goal) in PATHS.items():
+        ratios = []
+        _cpu(CLI + args)  # warm the file cache
+        for _ in range(pairs):
+            ratios.append(_cpu(CLI + args) / max(_cpu(baseline), 1e-4))
+        out[label] = {"ratio": statistics.median(ratios), "goal": goal}
+    return out
+
+
+def _rate(function, seconds: float = 2.0) -> float:
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        done += function()
+    return done / (time.perf_counter() - start)
+
+
+def throughputs() -> dict[str, dict]:
+    import hardware
+    from costmodel.cluster.comm import comm_model
+    from costmodel.planner.recommend import plan
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+    from costmodel.training.workloads import load_model
+
+    system = hardware.load_system("dgx-h100")
+    workload = load_model("llama2-7b")
+    rng = random.Random(0)
+    models = {backend: [comm_model(system, n, backend=backend) for n in (1, 2, 4)] for backend in ("ideal", "auto")}
+
+    def one(backend: str):
+        def call() -> int:
+            comm = rng.choice(models[backend])
+            config = TrainingConfig(micro_batch=rng.choice((1, 2, 4)), seq_len=4096,
+                                    accumulation_steps=rng.choice((1, 4, 16)), zero_stage=rng.choice((0, 1, 2, 3)))
+            iteration_breakdown(workload, system.gpu, comm, config=config)
+            return 1
+        return call
+
+    def planned(**kwargs):
+        def call() -> int:
+            return plan("llama2-7b", "dgx-h100", nodes=4, global_batch=512, seq_len=4096, **kwargs).configurations
+        return call
+
+    plan("llama2-7b", "dgx-h100", nodes=4, global_batch=512, seq_len=4096)  # warm caches
+    return {
+        "one configuration at a time, ideal comm (`iteration_breakdown`)": {"rate": _rate(one("ideal")), "goal": 20_000},
+        "one configuration at a time, NCCL comm": {"rate": _rate(one("auto")), "goal": 20_000},
+        "`plan()` with its explanation (README example, NCCL backend)": {"rate": _rate(planned()), "goal": 1e6},
+        "`plan()` without the explanation, NCCL backend": {"rate": _rate(planned(explain=False)), "goal": 3e5},
+        "`plan()` without the explanation, ideal backend (sweep kernel)": {
+            "rate": _rate(planned(explain=False, backend="ideal")), "goal": 1e7},
+    }
+
+
+def render(ratios: dict, rates: dict) -> str:
+    lines = [f"Measured by `python benchmarks/speed_ratios.py --write` in one run on 2 cores, Python "
+             f"{sys.version.split()[0]}: CPU time of a fresh process over that of `python -c pass`, alternated pair by "
+             "pair (median); in-process rates over 2 s each.", "",
+             "| CLI path | CPU time vs `python -c pass` | goal |", "|---|---|---|"]
+    for label, r in ratios.items():
+        mark = "✓" if r["ratio"] <= r["goal"] else "✗"
+        lines.append(f"| {label} | {r['ratio']:.1f}× | ≤ {r['goal']}× {mark} |")
+    lines += ["", "| in process | configurations/s | goal |", "|---|---|---|"]
+    for label, r in rates.items():
+        mark = "✓" if r["rate"] >= r["goal"] else "✗"
+        lines.append(f"| {label} | {r['rate']:,.0f} | ≥ {r['goal']:,.0f} {mark} |")
+    lines += ["", "Peers, measured side by side with the same method (issue 16): llm-analysis 10.3× `python -c pass` "
+              "per CLI answer and ≈ 1,416 configurations/s one at a time; Calculon 38× and 33–225 configurations/s."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=7)
+    parser.add_argument("--write", action="store_true", help="replace the ratios section of docs/performance.md")
+    args = parser.parse_args()
+    text = render(cli_ratios(args.pairs), throughputs())
+    if args.write:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from accuracy import write_section
+
+        write_section(ROOT / "docs" / "performance.md", "ratios", text)
+        print("wrote the ratios section of docs/performance.md")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
