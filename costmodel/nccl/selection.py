@@ -55,6 +55,23 @@ def cell_time_us(collective: str, cell: CostCell, size_bytes: float, topo: NcclT
     return lat + size_bytes / (1000.0 * bw)
 
 
+_COST_TABLES: dict[tuple[str, NcclTopology, int], tuple[NcclTables, dict]] = {}
+_COST_TABLES_SIZE = 4096
+
+
+def cost_table(collective: str, topo: NcclTopology, tables: NcclTables) -> dict:
+    """NCCL's cost table for a communicator, built once per (collective, topology, tables) as NCCL
+    fills it once per communicator: it does not depend on the message size. Keyed by the topology's
+    value and the tables object (kept in the entry, so its id cannot be reused while cached)."""
+    key = (collective, topo, id(tables))
+    found = _COST_TABLES.get(key)
+    if found is None or found[0] is not tables:
+        if len(_COST_TABLES) >= _COST_TABLES_SIZE:
+            _COST_TABLES.pop(next(iter(_COST_TABLES)))
+        found = _COST_TABLES[key] = (tables, tune_collective(collective, topo, tables))
+    return found[1]
+
+
 def choose(
     collective: str,
     size_bytes: float,
@@ -69,7 +86,7 @@ def choose(
     algorithm/protocol has no enabled cell on this topology.
     """
     best: tuple[str, str, float, CostCell] | None = None
-    for (algo, proto), cell in tune_collective(collective, topo, tables).items():
+    for (algo, proto), cell in cost_table(collective, topo, tables).items():
         if algorithm not in ("auto", algo) or protocol not in ("auto", proto):
             continue
         time_us = cell_time_us(collective, cell, size_bytes, topo, tables)
