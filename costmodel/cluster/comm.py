@@ -15,6 +15,7 @@ from costmodel.cluster.mapping import Layout, cluster_candidates, layout
 from costmodel.cluster.stacks import resolve_backend, stack_named
 from costmodel.collectives.prediction import Prediction
 from costmodel.names import Backend, algorithm_named
+from dpbase.errors import InputError
 
 if TYPE_CHECKING:
     from hardware import System
@@ -36,6 +37,12 @@ class CommModel:
     algorithm: str = "auto"
     backend: str = Backend.IDEAL.value
     stack: str | None = None  # None: the system's own (NCCL on NVIDIA, RCCL on AMD)
+    # parameters of the named algorithm, e.g. (("servers", 4), ("colocated", True)) for parameter servers
+    params: tuple[tuple[str, object], ...] = ()
+
+    def _params_for(self, entry) -> dict:
+        accepted = {p.name for p in entry.params}
+        return {name: value for name, value in self.params if name in accepted}
 
     @property
     def ranks(self) -> int:
@@ -49,10 +56,17 @@ class CommModel:
     def _algorithm_for(self, primitive: str) -> str:
         if self.algorithm == "auto":
             return "auto"
-        if self.backend == Backend.NCCL.value:
-            return self.algorithm if primitive == "all-reduce" and self.algorithm in NCCL_FORCEABLE else "auto"
+        if self.backend == Backend.NCCL.value and self.algorithm in NCCL_FORCEABLE:
+            return self.algorithm if primitive == "all-reduce" else "auto"
         names = [e.algorithm.value for e in cluster_candidates(primitive, self.layout)]
         return self.algorithm if self.algorithm in names else "auto"
+
+    def _backend_for(self, algorithm: str) -> str:
+        """NCCL's model for what NCCL runs; an algorithm it does not run (parameter servers,
+        recursive doubling …), asked for by name, on the α-β mapping instead of being dropped."""
+        if self.backend == Backend.NCCL.value and algorithm not in ("auto", *NCCL_FORCEABLE):
+            return Backend.IDEAL.value
+        return self.backend
 
     def choose(self, primitive: str, size_bytes: float) -> Prediction:
         """The prediction used for one call."""
@@ -62,8 +76,11 @@ class CommModel:
                               time_s=0.0, latency_s=0.0, bandwidth_s=0.0, reduction_s=0.0, algbw_Bps=None,
                               busbw_Bps=None, backend=self.backend, cluster=lay.system.name, nodes=lay.nodes,
                               gpus_per_node=lay.gpus_per_node, bottleneck="")
-        return predict_collective(primitive, size_bytes, self.layout, algorithm=self._algorithm_for(primitive),
-                                  backend=self.backend, stack=self.stack, topo=self._topology)[0]
+        algorithm = self._algorithm_for(primitive)
+        backend = self._backend_for(algorithm)
+        return predict_collective(primitive, size_bytes, self.layout, algorithm=algorithm, backend=backend,
+                                  stack=self.stack, topo=self._topology if backend == self.backend else None,
+                                  params_for=self._params_for if self.params else None)[0]
 
     def time_s(self, primitive: str, size_bytes: float) -> float:
         return float(self.choose(primitive, float(size_bytes)).time_s)
@@ -77,18 +94,21 @@ class CommModel:
     @property
     def has_intervals(self) -> bool:
         """Whether this backend's answers carry intervals (the realistic ones do)."""
-        return self.backend in (Backend.NCCL.value, Backend.RCCL.value)
+        realistic = self.backend in (Backend.NCCL.value, Backend.RCCL.value)
+        return realistic and self._backend_for(self._algorithm_for("all-reduce")) == self.backend
 
     def describe(self) -> dict[str, Any]:
         probe = self.choose("all-reduce", 25 * 2**20)
-        return {"algorithm": self.algorithm, "backend": self.backend, "ranks": self.ranks,
+        return {"algorithm": self.algorithm, "backend": self._backend_for(self._algorithm_for("all-reduce")),
+                "ranks": self.ranks,
                 "nodes": self.layout.nodes, "gpus_per_node": self.layout.gpus_per_node,
                 "algorithm_at_25MiB": probe.algorithm, "protocol_at_25MiB": probe.protocol,
                 "bottleneck": probe.bottleneck if self.ranks > 1 else bottleneck_link(self.layout)}
 
 
 def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
-               backend: str | Backend | None = None, stack: str | None = None) -> CommModel:
+               backend: str | Backend | None = None, stack: str | None = None, *, servers: int | None = None,
+               colocated: bool | None = None) -> CommModel:
     """A CommModel for the data-parallel group spanning the cluster.
 
     ``backend`` None or "auto": the system's realistic backend (NCCL's model on NVIDIA, RCCL's
@@ -98,4 +118,25 @@ def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None =
     resolved = resolve_backend(backend, lay.system)
     if algorithm != "auto":
         algorithm = algorithm_named(algorithm).value
-    return CommModel(lay, algorithm, resolved.value, None if stack is None else stack_named(stack).value)
+    params = ps_params(algorithm, lay, servers, colocated)
+    return CommModel(lay, algorithm, resolved.value, None if stack is None else stack_named(stack).value, params)
+
+
+def ps_params(algorithm: str, lay: Layout, servers: int | None, colocated: bool | None) -> tuple:
+    """``servers``/``colocated`` for a parameter-server group, validated; refused for other algorithms."""
+    if servers is None and colocated is None:
+        return ()
+    if algorithm != "parameter-server":
+        given = "--servers" if servers is not None else "--ps-placement"
+        raise InputError(given, servers if servers is not None else colocated,
+                         "only with --algorithm parameter-server (or --async)")
+    out: list[tuple[str, object]] = []
+    if servers is not None:
+        if isinstance(servers, bool) or not isinstance(servers, int) or not 1 <= servers <= lay.ranks * 64:
+            raise InputError("servers", servers, f"an integer from 1 to {lay.ranks * 64}")
+        if colocated and servers > lay.ranks:
+            raise InputError("servers", servers, f"at most {lay.ranks} colocated servers (one per rank)")
+        out.append(("servers", servers))
+    if colocated is not None:
+        out.append(("colocated", bool(colocated)))
+    return tuple(out)

@@ -255,10 +255,11 @@ def _column(values) -> Any:
     return np.asarray(values, dtype=float).reshape(-1, 1)
 
 
-def _flat_times(entry: Entry, lays: list[Layout], sizes) -> Any:
+def _flat_times(entry: Entry, lays: list[Layout], sizes, **given: Any) -> Any:
     maps = [mapping(entry, lay) for lay in lays]
     inter = entry.hierarchical
     params = {"gpus_per_node": _column([m.params["gpus_per_node"] for m in maps])} if inter else {}
+    params.update(given)
     return evaluate_grid(entry.primitive.value, entry.algorithm.value, _column([lay.ranks for lay in lays]),
                          sizes, _column([m.alpha_s for m in maps]), _column([m.bandwidth_Bps for m in maps]),
                          0.0, _column([m.alpha_inter_s for m in maps]) if inter else None,
@@ -282,7 +283,7 @@ def _tree_times(entry: Entry, lays: list[Layout], sizes) -> Any:
                             _column([lay.intra_Bps for lay in lays]), vector_ops())[3]
 
 
-def times_on_cluster(primitive: str, algorithm: str, lays, sizes) -> Any:
+def times_on_cluster(primitive: str, algorithm: str, lays, sizes, **params: Any) -> Any:
     """``predict_on_cluster(...).time_s`` for every layout (rows) × size (columns) at once.
 
     The same mapping (:func:`mapping`, :func:`_chain_with_tree`) and formulas, evaluated by
@@ -300,7 +301,8 @@ def times_on_cluster(primitive: str, algorithm: str, lays, sizes) -> Any:
         rows = [i for i in runnable if _tree_mapped(entry, lays[i]) is tree]
         if rows:
             evaluate = _tree_times if tree else _flat_times
-            out[rows] = evaluate(entry, [lays[i] for i in rows], sizes)
+            out[rows] = evaluate(entry, [lays[i] for i in rows], sizes, **params) if not tree else \
+                evaluate(entry, [lays[i] for i in rows], sizes)
     return out
 
 

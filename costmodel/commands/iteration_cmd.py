@@ -143,6 +143,8 @@ def iteration(
     no_overlap: Annotated[bool, typer.Option("--no-overlap", help="Communicate after backward instead of overlapping.")] = False,
     zero: Annotated[int, typer.Option(help="ZeRO stage 0 (DDP), 1, 2 or 3 (FSDP).")] = 0,
     asynchronous: Annotated[bool, typer.Option("--async", help="Asynchronous parameter-server updates.")] = False,
+    servers: Annotated[int | None, typer.Option("--servers", help="Parameter servers S (with --algorithm parameter-server or --async; default 1).")] = None,
+    ps_placement: Annotated[str | None, typer.Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")] = None,
     jitter: Annotated[float, typer.Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
     speed_cv: Annotated[float, typer.Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.012, Sinha et al. 2022).")] = losses.SPEED_CV,
     slow_node: Annotated[float, typer.Option("--slow-node", help="One persistently slow rank: its compute takes this multiple (1 = none).")] = 1.0,
@@ -172,7 +174,11 @@ def iteration(
     system = hardware.load_system(cluster)
     node_count, per_node = _group(system, nodes, gpus)
     algorithm = _algorithm(algorithm, asynchronous)
-    comm = cluster_module.comm_model(system, node_count, per_node, algorithm=algorithm, backend=backend)
+    if ps_placement not in (None, "dedicated", "colocated"):
+        raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
+    comm = cluster_module.comm_model(system, node_count, per_node, algorithm=algorithm, backend=backend,
+                                     servers=servers,
+                                     colocated=None if ps_placement is None else ps_placement == "colocated")
     config = TrainingConfig(
         micro_batch=micro_batch, seq_len=seq_len, accumulation_steps=accum, grad_dtype=grad_dtype,
         compute_dtype=compute_dtype, topk_fraction=topk, mfu=mfu, optimizer=optimizer,

@@ -143,6 +143,9 @@ def plan(
     recompute: Annotated[bool | None, typer.Option("--recompute/--no-recompute", help="Activation recomputation: always / never (default: only when no plan fits without it).", show_default=False)] = None,
     emit: Annotated[Emit | None, typer.Option(help="Print what to set to run the plan: torch (DDP/FSDP arguments), deepspeed (config JSON) or env (NCCL variables + torchrun).")] = None,
     html: Annotated[str | None, typer.Option(help="Write a one-page HTML report to this path.")] = None,
+    algorithms: Annotated[str | None, typer.Option("--algorithms", help="Comma-separated all-reduce algorithms to sweep (default: what the cluster's stack runs), e.g. auto,parameter-server.")] = None,
+    servers: Annotated[int | None, typer.Option("--servers", help="Parameter servers S when parameter-server is among --algorithms (default 1).")] = None,
+    ps_placement: Annotated[str | None, typer.Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Recommend algorithm, micro-batch, accumulation, GPUs, bucket, gradient dtype and ZeRO stage.
@@ -152,9 +155,17 @@ def plan(
     from costmodel.commands.progress import progress
     from costmodel.planner.recommend import plan as make_plan
     from costmodel.training.workloads import parse_param_count
+    from dpbase.errors import InputError
     from dpbase.units import parse_size
 
     reserve, reserve_share = parse_reserve(memory_reserve)
+    if ps_placement not in (None, "dedicated", "colocated"):
+        raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
+    swept = None
+    if algorithms is not None:
+        from costmodel.names import algorithm_named
+
+        swept = [name if name == "auto" else algorithm_named(name).value for name in _list(algorithms, str)]
     with progress("Sweeping plans") as update:
         result = make_plan(
             model, cluster, global_batch=global_batch, nodes=nodes, gpus=gpus, seq_len=seq_len,
@@ -165,7 +176,8 @@ def plan(
             optimizer=optimizer, jitter_cv=jitter, recompute=recompute, tie_band=tie_band,
             memory_reserve=reserve, memory_reserve_fraction=reserve_share, deadline_hours=parse_hours(deadline, "deadline"),
             budget=budget, price_per_gpu_hour=price_per_gpu_hour, power_w=power_per_gpu,
-            progress=update)
+            algorithms=swept, servers=servers,
+            colocated=None if ps_placement is None else ps_placement == "colocated", progress=update)
     if html:
         from costmodel.plots.planreport import write_report
 

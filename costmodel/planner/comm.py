@@ -32,7 +32,7 @@ from costmodel.cluster.stacks import default_stack
 from costmodel.cluster.stacks import runs as stack_runs
 from costmodel.collectives.registry import algorithms_for, get
 from costmodel.nccl.names import to_nccl_algorithm
-from dpbase.errors import NotApplicableError
+from dpbase.errors import DpcostError, NotApplicableError
 
 CommFn = Callable[[str, float], float]
 # The all-reduce algorithms a plan may force in NCCL mode (CommModel's, in registry names).
@@ -83,8 +83,9 @@ class CommCache:
     cannot run on a layout the batch tables hold NaN (the scalar functions raise).
     """
 
-    def __init__(self, system: Any, backend: str) -> None:
+    def __init__(self, system: Any, backend: str, params: tuple[tuple[str, Any], ...] = ()) -> None:
         self.system, self.backend = system, backend
+        self.params = params  # the named algorithm's parameters, e.g. parameter servers (("servers", 4),)
         self.nccl_tables = backend_tables(backend)
         self._times: dict[tuple, float] = {}
         self._tables: dict[tuple, np.ndarray] = {}
@@ -114,13 +115,31 @@ class CommCache:
         every, auto = self._candidates(lay, primitive)
         return (algorithm,) if algorithm in every else tuple(auto)
 
+    def _accepted(self, primitive: str, algorithm: str) -> dict[str, Any]:
+        """The cache's parameters the (primitive, algorithm) entry takes (none for most)."""
+        if not self.params:
+            return {}
+        names = {p.name for p in get(primitive, algorithm).params}
+        return {name: value for name, value in self.params if name in names}
+
     def _ideal(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
         runs = self._runs(lay, primitive, algorithm)
         key = (lay.nodes, lay.gpus_per_node, primitive, runs, size_bytes)
         if key not in self._times:
-            self._times[key] = min(cluster.predict_on_cluster(primitive, name, lay, size_bytes=size_bytes).time_s
+            self._times[key] = min(cluster.predict_on_cluster(primitive, name, lay, size_bytes=size_bytes,
+                                                              **self._accepted(primitive, name)).time_s
                                    for name in runs)
         return self._times[key]
+
+    def _nccl_runs(self, algorithm: str) -> bool:
+        """Whether NCCL's model answers this algorithm (else, e.g. parameter servers, the α-β path)."""
+        if self.backend != "nccl":
+            return False
+        try:
+            to_nccl_algorithm(algorithm)
+        except DpcostError:
+            return False
+        return True
 
     def _topology(self, lay: cluster.Layout) -> Any:
         from costmodel.nccl import topology_for
@@ -145,7 +164,7 @@ class CommCache:
         lay = self.layout(nodes, per_node)
         if not self.runnable(lay, algorithm):
             return None
-        timer = self._nccl if self.backend == "nccl" else self._ideal
+        timer = self._nccl if self._nccl_runs(algorithm) else self._ideal
         if getattr(self.system, "measured", ()):
             timer = self._measured
         seen: dict[tuple[str, float], float] = {}
@@ -161,7 +180,7 @@ class CommCache:
 
     def runnable(self, lay: cluster.Layout, algorithm: str) -> bool:
         """Whether the hardware can run the all-reduce algorithm on the layout at all."""
-        return self.backend == "nccl" or cluster.applicable(get("all-reduce", algorithm), lay)
+        return self._nccl_runs(algorithm) or cluster.applicable(get("all-reduce", algorithm), lay)
 
     def _ideal_table(self, lays: list[cluster.Layout], primitive: str, algorithm: str,
                      sizes: np.ndarray) -> np.ndarray:
@@ -176,7 +195,8 @@ class CommCache:
             key = (tuple((lay.nodes, lay.gpus_per_node) for lay in members), primitive, runs,
                    sizes.tobytes())
             if key not in self._tables:  # NaN-propagating min: like the scalar path, which raises
-                self._tables[key] = np.min([cluster.times_on_cluster(primitive, name, members, sizes)
+                self._tables[key] = np.min([cluster.times_on_cluster(primitive, name, members, sizes,
+                                                                     **self._accepted(primitive, name))
                                             for name in runs], axis=0)
             out[rows] = self._tables[key]
         return out
@@ -203,7 +223,7 @@ class CommCache:
 
         out = np.full((len(lays), sizes.size), np.nan)
         for i, lay in enumerate(lays):
-            model = CommModel(lay, algorithm, self.backend)
+            model = CommModel(lay, algorithm, self.backend, params=self.params)
             for j, size in enumerate(sizes.tolist()):
                 key = ("measured", lay.nodes, lay.gpus_per_node, primitive, algorithm, size)
                 if key not in self._times:
@@ -221,7 +241,7 @@ class CommCache:
         if getattr(self.system, "measured", ()):
             table = self._calibrated_table
         else:
-            table = self._nccl_table if self.backend == "nccl" else self._ideal_table
+            table = self._nccl_table if self._nccl_runs(algorithm) else self._ideal_table
         return table(lays, primitive, algorithm, np.asarray(sizes, dtype=float).ravel())
 
     def batch(self, layouts, algorithm: str, sizes=()) -> LayoutBatch:

@@ -86,13 +86,13 @@ def memory_parts(sweep, setting, index) -> dict[str, float]:
     return {name: float(value) for name, value in parts.items()}
 
 
-def comm_sweep(system, space, index, backend: str) -> dict | None:
+def comm_sweep(system, space, index, backend: str, params: tuple = ()) -> dict | None:
     """Seconds of the chosen plan's collectives at ``COMM_SWEEP_SIZES`` on its GPUs."""
     a, z, _, _, c = index
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
     if nodes * per_node == 1:
         return None
-    comm = CommCache(system, backend).function(nodes, per_node, space.algorithms[a])
+    comm = CommCache(system, backend, params).function(nodes, per_node, space.algorithms[a])
     if comm is None:
         return None
     return {"algorithm": space.algorithms[a], "gpus": nodes * per_node,
@@ -116,13 +116,13 @@ def _crossings(diff_at, sizes: np.ndarray) -> list[float]:
     return found
 
 
-def crossover(system, space, index, runner_up: str, backend: str) -> dict | None:
+def crossover(system, space, index, runner_up: str, backend: str, params: tuple = ()) -> dict | None:
     """Where the runner-up algorithm's collective overtakes the winner's on the winner's GPUs."""
     a, z, _, u, c = index
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
     if nodes * per_node == 1:
         return None
-    cache = CommCache(system, backend)
+    cache = CommCache(system, backend, params)
     winner = cache.function(nodes, per_node, space.algorithms[a])
     other = cache.function(nodes, per_node, runner_up)
     if other is None:
@@ -220,7 +220,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     exact = tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
     best = rows[0] if rows else rows_at(sweep, setting, scores, [index], constraints)[0]
     second = runner_up(sweep, scores, index, ranked, rows)
-    cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend) \
+    cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend, setting.comm_params) \
         if second else None
     step()
     changes = what_if(sweep, setting, system, objective, constraints, index, tolerance)
@@ -243,7 +243,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         "constraints": {"deadline_hours": constraints.deadline_hours, "budget": constraints.budget},
         "max_gpus_considered": int(sweep.space.gpus.max()), "max_gpus_allowed": int(max_gpus),
         "memory_parts": memory_parts(sweep, setting, index),
-        "comm_sweep": comm_sweep(system, sweep.space, index, setting.backend),
+        "comm_sweep": comm_sweep(system, sweep.space, index, setting.backend, setting.comm_params),
         "recompute": recomputation or {"chosen": setting.recompute, "requested": setting.recompute,
                                        "leanest_without_bytes": None},
     }

@@ -176,7 +176,8 @@ def _sync_fields(plan: gradsync.SyncPlan, shape) -> np.ndarray:
 
 
 def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: float,
-                backend: str, on_algorithm: Callable[[], None] | None = None) -> CommTables:
+                backend: str, on_algorithm: Callable[[], None] | None = None,
+                comm_params: tuple = ()) -> CommTables:
     """Collective times of one synchronisation for every (algorithm, stage, dtype, bucket, layout).
 
     One :func:`gradsync.sync_plan` call per (algorithm, ZeRO stage) on arrays: dtype × bucket
@@ -190,7 +191,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     valid = np.zeros((A, Z, D, U, len(layouts)), dtype=bool)
     precision = _dtype_precision(space)
     buckets = bucket_layouts(space, params, first_bucket_bytes)
-    cache = CommCache(system, backend)
+    cache = CommCache(system, backend, comm_params)
     multi = [i for i, (n, g) in enumerate(layouts) if n * g > 1]
     ranks = np.array([layouts[i][0] * layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)
     sizes = _call_sizes(buckets, precision)
@@ -289,6 +290,7 @@ class Setting:
     memory_reserve_bytes: float | None = None  # None: memory.DEFAULT_RESERVE_FRACTION
     losses: losses.StepLosses = losses.StepLosses()
     mfu_given: bool = False  # the user's own MFU (measured at their micro-batch): no roofline factor
+    comm_params: tuple = ()  # parameters of the swept algorithms, e.g. (('servers', 4),) for parameter servers
 
 
 def _expand(array: np.ndarray) -> np.ndarray:
@@ -300,7 +302,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     """Evaluate every configuration of ``space`` on ``system`` (see the module docstring)."""
     workload, gpu = setting.workload, system.gpu
     tables = tables or comm_tables(system, space, workload.params, setting.first_bucket_bytes,
-                                   setting.backend)
+                                   setting.backend, comm_params=setting.comm_params)
     pick, b, k = space.cell_layout, space.micro_batch, space.accumulation
     ranks = space.gpus
     zero = np.array(space.zero_stages).reshape(1, -1, 1, 1, 1)

@@ -234,6 +234,19 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     return best.total_s * low / scalar.total_s, best.total_s * high / scalar.total_s
 
 
+def _ps_params(algorithms, servers, colocated, system, nodes: int) -> tuple:
+    """Parameter-server settings for the sweep: only with ``parameter-server`` among ``algorithms``."""
+    from costmodel.cluster.comm import ps_params
+    from costmodel.cluster.mapping import layout
+
+    if servers is None and colocated is None:
+        return ()
+    if not algorithms or "parameter-server" not in algorithms:
+        raise InputError("servers" if servers is not None else "colocated", servers if servers is not None
+                         else colocated, "only with parameter-server among the algorithms (--algorithms)")
+    return ps_params("parameter-server", layout(system, nodes), servers, colocated)
+
+
 def _resolve(model, cluster):
     import hardware
     from costmodel.training.workloads import load_model
@@ -309,7 +322,7 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress):
     from costmodel.training import memory
 
     tables = grid.comm_tables(system, space, setting.workload.params, setting.first_bucket_bytes,
-                              setting.backend, on_algorithm=progress.advance)
+                              setting.backend, on_algorithm=progress.advance, comm_params=setting.comm_params)
     sweep = grid.sweep(setting, system, space, tables)
     progress.advance(_SWEEP_UNITS)
     if recompute is None and not sweep.feasible.any() and memory.recompute_applies(setting.workload):
@@ -332,7 +345,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          memory_reserve: float | None = None, memory_reserve_fraction: float | None = None,
          deadline_hours: float | None = None,
          budget: float | None = None, price_per_gpu_hour: float | None = None,
-         power_w: float | None = None,
+         power_w: float | None = None, servers: int | None = None, colocated: bool | None = None,
          progress: Callable[[int, int], None] | None = None) -> Plan:
     """Recommend a data-parallel plan for ``model`` on up to ``nodes`` nodes of ``cluster``.
 
@@ -388,6 +401,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                                mfu=mfu, optimizer=optimizer, jitter_cv=jitter_cv, backend=backend,
                                recompute=bool(recompute), memory_reserve=_reserve(
                                    system, memory_reserve, memory_reserve_fraction))
+    setting = replace(setting, comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1))
     if partial:
         max_gpus, nodes = int(gpus), int(nodes or gpus)
     else:

@@ -17,7 +17,7 @@ runner = CliRunner()
 
 
 class FakeCommModel:
-    def __init__(self, system, nodes, gpus_per_node, algorithm="auto", backend="ideal"):
+    def __init__(self, system, nodes, gpus_per_node, algorithm="auto", backend="ideal", servers=None, colocated=None):
         self.ranks = nodes * gpus_per_node
         self.algorithm = "ring" if algorithm == "auto" else algorithm
         self.time_s = ring_comm(self.ranks, 50e9)

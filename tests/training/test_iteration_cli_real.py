@@ -75,6 +75,9 @@ OPTIONS = {
     "--sync": ["--sync", "flat"], "--speed-cv": ["--speed-cv", "0.05"],
     "--slow-node": ["--slow-node", "1.3"], "--overlap-slowdown": ["--overlap-slowdown", "0.6"],
     "--host-overhead": ["--host-overhead", "20ms"], "--host-reduce": ["--host-reduce"],
+    # parameter servers: their own effect is tested in tests/planner/test_planner_parameter_servers.py
+    "--servers": ["--algorithm", "parameter-server", "--servers", "8"],
+    "--ps-placement": ["--algorithm", "parameter-server", "--ps-placement", "colocated"],
 }
 
 

@@ -1,0 +1,76 @@
+"""Parameter servers with S servers (dedicated or colocated) in iteration and plan (issue 17)."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from costmodel.cluster.api import predict
+from costmodel.planner.recommend import plan
+from costmodel.training.oncluster import iteration
+from dpbase.errors import InputError
+
+runner = CliRunner()
+
+
+def _step(servers=None, colocated=None):
+    import hardware
+    from costmodel.cluster.comm import comm_model
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+    from costmodel.training.workloads import load_model
+
+    comm = comm_model("dgx-a100", 2, algorithm="parameter-server", backend="ideal", servers=servers,
+                      colocated=colocated)
+    return iteration_breakdown(load_model("gpt2"), hardware.load_system("dgx-a100").gpu, comm,
+                               config=TrainingConfig(micro_batch=8))
+
+
+def test_iteration_comm_is_the_collectives_ps_with_s_servers():
+    for servers in (1, 4, 16):
+        b = _step(servers)
+        one_bucket = predict("all-reduce", 25 * 2**20, algorithm="parameter-server", cluster="dgx-a100", nodes=2,
+                             backend="ideal", servers=servers).time_s
+        assert b.comm_s >= one_bucket  # at least one full bucket's push + pull
+    assert _step(16).comm_s < _step(4).comm_s < _step(1).comm_s  # more servers, less load on each
+
+
+def test_colocated_servers_differ_from_dedicated_ones():
+    assert _step(4, True).comm_s != _step(4, False).comm_s
+
+
+def test_servers_need_the_parameter_server_algorithm():
+    from costmodel.cluster.comm import comm_model
+
+    with pytest.raises(InputError, match="servers"):
+        comm_model("dgx-a100", 2, algorithm="ring", servers=4)
+    with pytest.raises(InputError, match="colocated"):
+        comm_model("dgx-a100", 2, algorithm="parameter-server", servers=32, colocated=True)
+
+
+def test_plan_sweeps_parameter_servers_with_s_servers():
+    few = plan("gpt2", "dgx-a100", nodes=2, global_batch=256, algorithms=["parameter-server"], servers=1,
+               backend="ideal")
+    many = plan("gpt2", "dgx-a100", nodes=2, global_batch=256, algorithms=["parameter-server"], servers=16,
+                backend="ideal")
+    assert few.best.algorithm == many.best.algorithm == "parameter-server"
+    assert many.best.total_s < few.best.total_s
+
+
+def test_plan_runs_parameter_servers_beside_nccl():
+    p = plan("gpt2", "dgx-a100", nodes=2, global_batch=256, algorithms=["auto", "parameter-server"], servers=4)
+    assert p.backend == "nccl" and {c.algorithm for c in p.candidates} >= {"auto"}
+
+
+def test_cli_options_and_their_refusal():
+    ok = runner.invoke(app, ["plan", "--model", "gpt2", "--cluster", "dgx-a100", "--nodes", "2", "--global-batch",
+                             "256", "--algorithms", "parameter-server", "--servers", "16", "--backend", "ideal"])
+    assert ok.exit_code == 0 and "parameter-server" in ok.stdout
+    bad = runner.invoke(app, ["plan", "--model", "gpt2", "--cluster", "dgx-a100", "--global-batch", "64",
+                              "--servers", "4"])
+    assert bad.exit_code == 2 and "--algorithms" in bad.output
+    it = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-a100", "--nodes", "2",
+                             "--micro-batch", "8", "--algorithm", "parameter-server", "--servers", "4",
+                             "--ps-placement", "colocated", "--backend", "ideal"])
+    assert it.exit_code == 0, it.output
+    assert iteration("gpt2", "dgx-a100", micro_batch=8, nodes=2).ranks == 16
