@@ -61,10 +61,14 @@ class CommModel:
         names = [e.algorithm.value for e in cluster_candidates(primitive, self.layout)]
         return self.algorithm if self.algorithm in names else "auto"
 
-    def _backend_for(self, algorithm: str) -> str:
+    def _backend_for(self, algorithm: str, primitive: str = "all-reduce") -> str:
         """NCCL's model for what NCCL runs; an algorithm it does not run (parameter servers,
-        recursive doubling …), asked for by name, on the α-β mapping instead of being dropped."""
-        if self.backend == Backend.NCCL.value and algorithm not in ("auto", *NCCL_FORCEABLE):
+        recursive doubling …), asked for by name, or a collective its tuning model lacks
+        (all-to-all), on the α-β mapping instead of being dropped or refused."""
+        from costmodel.nccl.names import COLLECTIVES
+
+        if self.backend == Backend.NCCL.value and (algorithm not in ("auto", *NCCL_FORCEABLE)
+                                                   or primitive not in COLLECTIVES):
             return Backend.IDEAL.value
         return self.backend
 
@@ -77,7 +81,7 @@ class CommModel:
                               busbw_Bps=None, backend=self.backend, cluster=lay.system.name, nodes=lay.nodes,
                               gpus_per_node=lay.gpus_per_node, bottleneck="")
         algorithm = self._algorithm_for(primitive)
-        backend = self._backend_for(algorithm)
+        backend = self._backend_for(algorithm, primitive)
         return predict_collective(primitive, size_bytes, self.layout, algorithm=algorithm, backend=backend,
                                   stack=self.stack, topo=self._topology if backend == self.backend else None,
                                   params_for=self._params_for if self.params else None)[0]

@@ -19,6 +19,16 @@ EXIT_BAD_INPUT = 2
 JSON_FLAGS = ("json_", "json_output", "as_json")  # the parameter names of the commands' --json option
 
 
+def parse_bits(text: str | None, field: str) -> int | None:
+    """``int8`` / ``int4`` (or 8 / 4) as a bit count; None stays None."""
+    if text is None:
+        return None
+    digits = text.lower().removeprefix("int")
+    if not digits.isdigit():
+        raise InputError(field, text, "int8 or int4")
+    return int(digits)
+
+
 def error_object(error: BaseException) -> dict[str, Any]:
     """The JSON shape of a refused input: ``{"error": {"field", "got", "allowed", "message"}}``."""
     message = str(error) if not isinstance(error, OSError) else _os_message(error)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, print_json
+from costmodel.commands.common import cli_errors, parse_bits, print_json
 from costmodel.training import losses
 from dpbase.errors import InputError
 from dpbase.limits import MAX_RANKS
@@ -79,7 +79,9 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         f"sync {b.sync}, transport {b.transport}; losses: overlap slowdown {b.overlap_slowdown:.1%}, "
         f"GPU speed spread {b.speed_cv:.1%}"
         + (f", slow node x{b.slow_node_factor:g}" if b.slow_node_factor > 1 else "")
-        + (f", jitter {b.jitter_cv:.1%}" if b.jitter_cv else ""),
+        + (f", jitter {b.jitter_cv:.1%}" if b.jitter_cv else "")
+        + (f"; ZeRO++ int{b.quantize_weights} weights" if b.quantize_weights else "")
+        + (f"; ZeRO++ int{b.quantize_grads} gradients (all-to-all)" if b.quantize_grads else ""),
         "",
         f"  forward              {format_time(b.forward_s):>12}",
         f"  backward             {format_time(b.backward_s):>12}",
@@ -143,6 +145,8 @@ def iteration(
     no_overlap: Annotated[bool, typer.Option("--no-overlap", help="Communicate after backward instead of overlapping.")] = False,
     zero: Annotated[int, typer.Option(help="ZeRO stage 0 (DDP), 1, 2 or 3 (FSDP).")] = 0,
     asynchronous: Annotated[bool, typer.Option("--async", help="Asynchronous parameter-server updates.")] = False,
+    quantize_weights: Annotated[str | None, typer.Option("--quantize-weights", help="ZeRO++ qwZ: all-gather weights as int8 (ZeRO >= 1).")] = None,
+    quantize_grads: Annotated[str | None, typer.Option("--quantize-grads", help="ZeRO++ qgZ: exchange gradients as int4 or int8 by all-to-all instead of reduce-scatter (ZeRO >= 1).")] = None,
     servers: Annotated[int | None, typer.Option("--servers", help="Parameter servers S (with --algorithm parameter-server or --async; default 1).")] = None,
     ps_placement: Annotated[str | None, typer.Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")] = None,
     jitter: Annotated[float, typer.Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
@@ -187,6 +191,8 @@ def iteration(
         overlap=not no_overlap, zero_stage=zero, asynchronous=asynchronous, jitter_cv=jitter,
         include_attention=attention, flash_attention=not no_flash_attention, recompute=recompute,
         sync=sync, transport=transport.step_transport(system, node_count), host_reduce=host_reduce,
+        quantize_weights=parse_bits(quantize_weights, "quantize_weights"),
+        quantize_grads=parse_bits(quantize_grads, "quantize_grads"),
         losses=StepLosses(host_overhead_s=parse_time(host_overhead, "host_overhead"),
                           overlap_slowdown=overlap_slowdown, speed_cv=speed_cv,
                           slow_node_factor=slow_node))

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, print_json
+from costmodel.commands.common import cli_errors, parse_bits, print_json
 
 
 class Objective(str, Enum):
@@ -144,6 +144,8 @@ def plan(
     emit: Annotated[Emit | None, typer.Option(help="Print what to set to run the plan: torch (DDP/FSDP arguments), deepspeed (config JSON) or env (NCCL variables + torchrun).")] = None,
     html: Annotated[str | None, typer.Option(help="Write a one-page HTML report to this path.")] = None,
     algorithms: Annotated[str | None, typer.Option("--algorithms", help="Comma-separated all-reduce algorithms to sweep (default: what the cluster's stack runs), e.g. auto,parameter-server.")] = None,
+    quantize_weights: Annotated[str | None, typer.Option("--quantize-weights", help="ZeRO++ qwZ for the ZeRO >= 1 plans: all-gather weights as int8.")] = None,
+    quantize_grads: Annotated[str | None, typer.Option("--quantize-grads", help="ZeRO++ qgZ for the ZeRO >= 1 plans: gradients as int4 or int8 by all-to-all.")] = None,
     servers: Annotated[int | None, typer.Option("--servers", help="Parameter servers S when parameter-server is among --algorithms (default 1).")] = None,
     ps_placement: Annotated[str | None, typer.Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -176,7 +178,8 @@ def plan(
             optimizer=optimizer, jitter_cv=jitter, recompute=recompute, tie_band=tie_band,
             memory_reserve=reserve, memory_reserve_fraction=reserve_share, deadline_hours=parse_hours(deadline, "deadline"),
             budget=budget, price_per_gpu_hour=price_per_gpu_hour, power_w=power_per_gpu,
-            algorithms=swept, servers=servers,
+            algorithms=swept, servers=servers, quantize_weights=parse_bits(quantize_weights, "quantize_weights"),
+            quantize_grads=parse_bits(quantize_grads, "quantize_grads"),
             colocated=None if ps_placement is None else ps_placement == "colocated", progress=update)
     if html:
         from costmodel.plots.planreport import write_report

@@ -131,9 +131,12 @@ class CommCache:
                                    for name in runs)
         return self._times[key]
 
-    def _nccl_runs(self, algorithm: str) -> bool:
-        """Whether NCCL's model answers this algorithm (else, e.g. parameter servers, the α-β path)."""
-        if self.backend != "nccl":
+    def _nccl_runs(self, algorithm: str, primitive: str = "all-reduce") -> bool:
+        """Whether NCCL's model answers this algorithm and collective (else, e.g. parameter servers
+        or ZeRO++'s all-to-all, the α-β path)."""
+        from costmodel.nccl.names import COLLECTIVES
+
+        if self.backend != "nccl" or primitive not in COLLECTIVES:
             return False
         try:
             to_nccl_algorithm(algorithm)
@@ -164,14 +167,14 @@ class CommCache:
         lay = self.layout(nodes, per_node)
         if not self.runnable(lay, algorithm):
             return None
-        timer = self._nccl if self._nccl_runs(algorithm) else self._ideal
-        if getattr(self.system, "measured", ()):
-            timer = self._measured
+        measured = bool(getattr(self.system, "measured", ()))
         seen: dict[tuple[str, float], float] = {}
 
         def comm(primitive: str, size_bytes: float) -> float:
             key = (primitive, size_bytes)
             if key not in seen:
+                timer = self._measured if measured else (
+                    self._nccl if self._nccl_runs(algorithm, primitive) else self._ideal)
                 seen[key] = 0.0 if lay.ranks == 1 else timer(lay, primitive, algorithm,
                                                              float(size_bytes))
             return seen[key]
@@ -241,7 +244,7 @@ class CommCache:
         if getattr(self.system, "measured", ()):
             table = self._calibrated_table
         else:
-            table = self._nccl_table if self._nccl_runs(algorithm) else self._ideal_table
+            table = self._nccl_table if self._nccl_runs(algorithm, primitive) else self._ideal_table
         return table(lays, primitive, algorithm, np.asarray(sizes, dtype=float).ravel())
 
     def batch(self, layouts, algorithm: str, sizes=()) -> LayoutBatch:

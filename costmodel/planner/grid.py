@@ -177,7 +177,7 @@ def _sync_fields(plan: gradsync.SyncPlan, shape) -> np.ndarray:
 
 def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: float,
                 backend: str, on_algorithm: Callable[[], None] | None = None,
-                comm_params: tuple = ()) -> CommTables:
+                comm_params: tuple = (), quantize: tuple = (None, None)) -> CommTables:
     """Collective times of one synchronisation for every (algorithm, stage, dtype, bucket, layout).
 
     One :func:`gradsync.sync_plan` call per (algorithm, ZeRO stage) on arrays: dtype × bucket
@@ -206,7 +206,10 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
                     valid[a, z, :, :, i] = True  # one GPU: no collectives, all times 0
             if comm is None:
                 continue
-            plan = gradsync.sync_plan(comm, ranks, buckets, precision, zero_stage=stage)
+            bits = quantize if stage >= 1 else (None, None)  # ZeRO++ quantises ZeRO's collectives only
+            plan = gradsync.sync_plan(comm, ranks, buckets, precision, zero_stage=stage, weight_bits=bits[0],
+                                      grad_bits=bits[1],
+                                      quant_s_per_byte=gradsync.QUANT_HBM_PASSES / system.gpu.hbm_bandwidth_Bps)
             times = _sync_fields(plan, (len(multi), D, U))
             ok = np.isfinite(times).all(axis=0) & runnable
             out[:, a, z][..., multi] = np.where(ok, times, 0.0).transpose(0, 2, 3, 1)
@@ -291,6 +294,7 @@ class Setting:
     losses: losses.StepLosses = losses.StepLosses()
     mfu_given: bool = False  # the user's own MFU (measured at their micro-batch): no roofline factor
     comm_params: tuple = ()  # parameters of the swept algorithms, e.g. (('servers', 4),) for parameter servers
+    quantize: tuple[int | None, int | None] = (None, None)  # ZeRO++ (qwZ weight bits, qgZ gradient bits)
 
 
 def _expand(array: np.ndarray) -> np.ndarray:
@@ -302,7 +306,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     """Evaluate every configuration of ``space`` on ``system`` (see the module docstring)."""
     workload, gpu = setting.workload, system.gpu
     tables = tables or comm_tables(system, space, workload.params, setting.first_bucket_bytes,
-                                   setting.backend, comm_params=setting.comm_params)
+                                   setting.backend, comm_params=setting.comm_params, quantize=setting.quantize)
     pick, b, k = space.cell_layout, space.micro_batch, space.accumulation
     ranks = space.gpus
     zero = np.array(space.zero_stages).reshape(1, -1, 1, 1, 1)

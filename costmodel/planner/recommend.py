@@ -322,7 +322,8 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress):
     from costmodel.training import memory
 
     tables = grid.comm_tables(system, space, setting.workload.params, setting.first_bucket_bytes,
-                              setting.backend, on_algorithm=progress.advance, comm_params=setting.comm_params)
+                              setting.backend, on_algorithm=progress.advance, comm_params=setting.comm_params,
+                              quantize=setting.quantize)
     sweep = grid.sweep(setting, system, space, tables)
     progress.advance(_SWEEP_UNITS)
     if recompute is None and not sweep.feasible.any() and memory.recompute_applies(setting.workload):
@@ -346,6 +347,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          deadline_hours: float | None = None,
          budget: float | None = None, price_per_gpu_hour: float | None = None,
          power_w: float | None = None, servers: int | None = None, colocated: bool | None = None,
+         quantize_weights: int | None = None, quantize_grads: int | None = None,
          progress: Callable[[int, int], None] | None = None) -> Plan:
     """Recommend a data-parallel plan for ``model`` on up to ``nodes`` nodes of ``cluster``.
 
@@ -401,7 +403,11 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                                mfu=mfu, optimizer=optimizer, jitter_cv=jitter_cv, backend=backend,
                                recompute=bool(recompute), memory_reserve=_reserve(
                                    system, memory_reserve, memory_reserve_fraction))
-    setting = replace(setting, comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1))
+    from costmodel.training.gradsync import check_quantization
+
+    check_quantization(quantize_weights, quantize_grads, 1)
+    setting = replace(setting, comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),
+                      quantize=(quantize_weights, quantize_grads))
     if partial:
         max_gpus, nodes = int(gpus), int(nodes or gpus)
     else:

@@ -12,6 +12,7 @@ the seconds one collective takes across the data-parallel group.
 | ZeRO-2 | reduce-scatter(bucket) | – | all-gather(weights) | every micro-batch |
 | ZeRO-3 / FSDP | all-gather(weights) + reduce-scatter(bucket) | all-gather(weights) | – | every micro-batch |
 | async PS | push + pull = the comm model's parameter-server "all-reduce" | – | – | last micro-batch |
+| ZeRO++ qwZ / qgZ (ZeRO ≥ 1) | weights all-gathered as int8; gradients int4/int8 by all-to-all instead of reduce-scatter, plus the (de)quantisation kernels' HBM passes | as its stage | as its stage | as its stage |
 
 ZeRO-1 keeps full gradients, so accumulation skips synchronisation on all but the last
 micro-batch; ZeRO-2 reduces its sharded gradients on every micro-batch (DeepSpeed
@@ -64,22 +65,46 @@ class SyncPlan:
     payload_bytes: float  # sizes handed to collectives per synchronisation (nccl-tests sizes)
 
 
-def _bucket_seconds(comm: CommFn, parts: list[tuple[str, float]], size):
+def _bucket_seconds(comm: CommFn, parts: list[tuple], size):
     """One bucket's collectives; 0 for an empty bucket (elementwise on arrays)."""
+    total = sum(comm(part[0], size * part[1]) + (size * part[2] if len(part) > 2 else 0.0) for part in parts)
     if isinstance(size, np.ndarray) and size.ndim:
-        return np.where(size > 0, sum(comm(p, size * scale) for p, scale in parts), 0.0)
-    return sum(comm(p, size * scale) for p, scale in parts) if size > 0 else 0.0
+        return np.where(size > 0, total, 0.0)
+    return total if size > 0 else 0.0
 
 
-def _phase(comm: CommFn, layout: BucketLayout, parts: list[tuple[str, float]]) -> tuple[PhaseTimes, float]:
-    """Times for each bucket kind; ``parts`` = (primitive, bytes per gradient byte)."""
+def _phase(comm: CommFn, layout: BucketLayout, parts: list[tuple]) -> tuple[PhaseTimes, float]:
+    """Times for each bucket kind; ``parts`` = (primitive, bytes per gradient byte[, extra seconds
+    per gradient byte: the (de)quantisation kernels of quantised communication])."""
     first, bucket, last, count = _fields(layout)
     sizes = (first, bucket, last)
     times = [_bucket_seconds(comm, parts, s) for s in sizes]
     bucket_counts = (1.0, count, (last > 0) * 1.0)
-    payload = sum(count * size * scale for count, size in zip(bucket_counts, sizes)
-                  for _, scale in parts)
+    payload = sum(count * size * part[1] for count, size in zip(bucket_counts, sizes)
+                  for part in parts)
     return PhaseTimes(first_s=times[0], full_s=times[1], last_s=times[2]), payload
+
+
+# ZeRO++ (Wang et al. 2023, "ZeRO++: Extremely Efficient Collective Communication for Giant Model
+# Training"): qwZ all-gathers weights block-quantised to INT8 (§3.1); qgZ replaces the gradients'
+# reduce-scatter by an all-to-all of INT4 (or INT8) blocks, dequantised and reduced at the
+# receiver (§3.3). The block scales add 1 fp32 per 256 (weights) / 512 (gradients) elements
+# (ZeRO++'s default block sizes), negligible here. Each (de)quantisation reads and writes the
+# full-precision tensor once: QUANT_HBM_PASSES bytes of HBM traffic per full-precision byte.
+WEIGHT_BITS = (8,)
+GRAD_BITS = (4, 8)
+QUANT_HBM_PASSES = 2.0
+
+
+def check_quantization(weight_bits: int | None, grad_bits: int | None, zero_stage: int) -> None:
+    """qwZ needs a weight all-gather (ZeRO >= 1), qgZ a sharded gradient reduction (ZeRO >= 1)."""
+    if weight_bits is not None and weight_bits not in WEIGHT_BITS:
+        raise InputError("quantize_weights", weight_bits, "int8 (ZeRO++ qwZ)")
+    if grad_bits is not None and grad_bits not in GRAD_BITS:
+        raise InputError("quantize_grads", grad_bits, "int4 or int8 (ZeRO++ qgZ)")
+    if (weight_bits or grad_bits) and zero_stage == 0:
+        field = "quantize_weights" if weight_bits else "quantize_grads"
+        raise InputError(field, weight_bits or grad_bits, "a ZeRO stage >= 1 (ZeRO++ quantises ZeRO's collectives)")
 
 
 def _fields(layout: BucketLayout) -> tuple:
@@ -103,7 +128,8 @@ def check_topk(topk_fraction: float | None, zero_stage: int) -> float | None:
 
 def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precision, *,
               zero_stage: int = 0, topk_fraction: float | None = None,
-              asynchronous: bool = False) -> SyncPlan:
+              asynchronous: bool = False, weight_bits: int | None = None, grad_bits: int | None = None,
+              quant_s_per_byte: float = 0.0) -> SyncPlan:
     """The collectives of one step for a ZeRO stage / compression / async configuration.
 
     Scalar, or elementwise on arrays: the planner passes a bucket layout and precision whose
@@ -115,6 +141,9 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
         return SyncPlan(backward=PhaseTimes(), forward=PhaseTimes(), post_step_s=0.0,
                         every_micro_batch=False, payload_bytes=0.0)
     weights_per_grad = precision.weight_bytes / precision.grad_bytes
+    gather: tuple = ("all-gather", weights_per_grad)
+    if weight_bits is not None:  # qwZ: INT8 weights on the wire, (de)quantised on both sides
+        gather = ("all-gather", weight_bits / 8 / precision.grad_bytes, quant_s_per_byte * weights_per_grad)
     if asynchronous and zero_stage != 0:
         raise InputError("zero_stage", zero_stage, "0 with asynchronous (parameter-server) updates")
     if topk_fraction is not None:
@@ -122,16 +151,17 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
         backward_parts = [("all-gather", sent)]
     elif zero_stage == 0:
         backward_parts = [("all-reduce", 1.0)]
-    elif zero_stage in (1, 2):
-        backward_parts = [("reduce-scatter", 1.0)]
     else:
-        backward_parts = [("all-gather", weights_per_grad), ("reduce-scatter", 1.0)]
+        reduce: tuple = ("reduce-scatter", 1.0)
+        if grad_bits is not None:  # qgZ: quantised gradient blocks exchanged all-to-all
+            reduce = ("all-to-all", grad_bits / 8 / precision.grad_bytes, quant_s_per_byte)
+        backward_parts = [reduce] if zero_stage in (1, 2) else [gather, reduce]
     backward, payload = _phase(comm, layout, backward_parts)
     forward, post_step, extra = PhaseTimes(), 0.0, 0.0
     if zero_stage == 3:
-        forward, extra = _phase(comm, layout, [("all-gather", weights_per_grad)])
+        forward, extra = _phase(comm, layout, [gather])
     elif zero_stage in (1, 2):
-        gathered, extra = _phase(comm, layout, [("all-gather", weights_per_grad)])
+        gathered, extra = _phase(comm, layout, [gather])
         post_step = gathered.first_s + _fields(layout)[3] * gathered.full_s + gathered.last_s
     return SyncPlan(backward=backward, forward=forward, post_step_s=post_step,
                     every_micro_batch=zero_stage >= 2, payload_bytes=payload + extra)

@@ -77,6 +77,8 @@ class TrainingConfig:
     include_attention: bool = False
     flash_attention: bool = True
     recompute: bool = False
+    quantize_weights: int | None = None  # bits of ZeRO++ qwZ weight all-gathers (8), None = full precision
+    quantize_grads: int | None = None  # bits of ZeRO++ qgZ gradient all-to-all (4 or 8), None = reduce-scatter
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -140,6 +142,8 @@ class Breakdown:
     total_interval_s: tuple[float, float] | None = None
     # share of the MFU a micro-batch this small can reach (GEMM roofline, costmodel.training.gemm)
     matmul_efficiency: float = 1.0
+    quantize_weights: int | None = None  # ZeRO++ qwZ bits
+    quantize_grads: int | None = None  # ZeRO++ qgZ bits
 
     def to_dict(self) -> dict:
         """Every field (memory as a nested object), for JSON."""
@@ -279,6 +283,7 @@ def _check(config: TrainingConfig, ranks: int) -> None:
     if config.transport not in transport.TRANSPORTS:
         raise InputError("transport", config.transport, ", ".join(transport.TRANSPORTS))
     gradsync.check_topk(config.topk_fraction, config.zero_stage)
+    gradsync.check_quantization(config.quantize_weights, config.quantize_grads, config.zero_stage)
     overlap.check_bucket_sizes(*(overlap.MIN_BUCKET_BYTES if size is None else size
                                  for size in (config.bucket_bytes, config.first_bucket_bytes)))
 
@@ -355,6 +360,7 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         mfu_source=compute.mfu_source, matmul_efficiency=compute.matmul_efficiency,
         flash_attention=config.flash_attention,
         include_attention=config.include_attention, recompute=config.recompute,
+        quantize_weights=config.quantize_weights, quantize_grads=config.quantize_grads,
     )
 
 
@@ -377,7 +383,9 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
     """(StepSeconds, SyncPlan, optimizer seconds) for one configuration."""
     grad_bytes = float(workload.params * precision.grad_bytes)
     plan = gradsync.sync_plan(comm, ranks, layout, precision, zero_stage=config.zero_stage,
-                              topk_fraction=config.topk_fraction, asynchronous=config.asynchronous)
+                              topk_fraction=config.topk_fraction, asynchronous=config.asynchronous,
+                              weight_bits=config.quantize_weights, grad_bits=config.quantize_grads,
+                              quant_s_per_byte=gradsync.QUANT_HBM_PASSES / gpu.hbm_bandwidth_Bps)
     k = config.accumulation_steps
     factor = 1.0 if config.asynchronous else float(stragglers.slowest_rank_factor(
         config.jitter_cv, ranks, 1 if plan.every_micro_batch else k, config.losses.speed_cv,

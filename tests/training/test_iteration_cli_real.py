@@ -77,6 +77,8 @@ OPTIONS = {
     "--host-overhead": ["--host-overhead", "20ms"], "--host-reduce": ["--host-reduce"],
     # parameter servers: their own effect is tested in tests/planner/test_planner_parameter_servers.py
     "--servers": ["--algorithm", "parameter-server", "--servers", "8"],
+    "--quantize-weights": ["--zero", "3", "--quantize-weights", "int8"],
+    "--quantize-grads": ["--zero", "3", "--quantize-grads", "int4"],
     "--ps-placement": ["--algorithm", "parameter-server", "--ps-placement", "colocated"],
 }
 

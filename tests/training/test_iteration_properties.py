@@ -126,6 +126,9 @@ VARIATIONS = {
     "transport": {"transport": "tcp"},
     "host_reduce": {"host_reduce": True},
     "losses": {"losses": StepLosses(host_overhead_s=0.05)},
+    # ZeRO++ needs ZeRO >= 1; its own effect against ZeRO-3 alone: tests/training/test_quantized_comm.py
+    "quantize_weights": {"zero_stage": 3, "quantize_weights": 8},
+    "quantize_grads": {"zero_stage": 3, "quantize_grads": 4},
 }
 
 

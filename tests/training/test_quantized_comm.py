@@ -1,0 +1,82 @@
+"""ZeRO++ quantised communication (qwZ weights, qgZ gradients) in iteration and plan (issue 17)."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+import hardware
+from cli import app
+from costmodel.planner.recommend import plan
+from costmodel.training.gradsync import QUANT_HBM_PASSES, sync_plan
+from costmodel.training.memory import precision_for
+from costmodel.training.oncluster import iteration
+from costmodel.training.overlap import bucket_layout
+from dpbase.errors import InputError
+
+runner = CliRunner()
+
+
+def _calls(**quant):
+    """Every (primitive, size) one ZeRO-3 step hands to the comm model."""
+    seen = []
+
+    def comm(primitive, size):
+        seen.append((primitive, size))
+        return 0.0
+
+    precision = precision_for("bf16")
+    layout = bucket_layout(1e9 * precision.grad_bytes, 25 * 2**20, 2**20)
+    plan_ = sync_plan(comm, 16, layout, precision, zero_stage=3, **quant)
+    return seen, plan_
+
+
+def test_int8_weights_halve_the_gathered_bytes_and_int4_gradients_go_all_to_all():
+    plain, p0 = _calls()
+    quantised, p1 = _calls(weight_bits=8, grad_bits=4, quant_s_per_byte=QUANT_HBM_PASSES / 3.35e12)
+    gathered = lambda calls: sum(s for p, s in calls if p == "all-gather")  # noqa: E731
+    assert gathered(quantised) == pytest.approx(gathered(plain) / 2)  # bf16 weights -> int8
+    assert not any(p == "reduce-scatter" for p, _ in quantised)
+    reduced = sum(s for p, s in plain if p == "reduce-scatter")
+    exchanged = sum(s for p, s in quantised if p == "all-to-all")
+    assert exchanged == pytest.approx(reduced / 4)  # bf16 gradients -> int4
+    assert p1.payload_bytes < p0.payload_bytes / 2
+
+
+def test_the_dequantisation_kernels_cost_hbm_time():
+    _, free = _calls(weight_bits=8, grad_bits=4)
+    _, charged = _calls(weight_bits=8, grad_bits=4, quant_s_per_byte=QUANT_HBM_PASSES / 3.35e12)
+    assert free.backward.full_s == 0.0  # the comm model here is free: only the kernels cost
+    bucket = 25 * 2**20
+    # ZeRO-3 backward bucket: all-gather of the weights (bf16 -> int8) and all-to-all of the gradients
+    expected = bucket * (1.0 + 1.0) * QUANT_HBM_PASSES / 3.35e12
+    assert charged.backward.full_s == pytest.approx(expected)
+
+
+def test_quantisation_shortens_a_communication_bound_zero3_step():
+    args = dict(micro_batch=1, seq_len=4096, zero_stage=3, nodes=4)
+    plain = iteration("llama2-7b", "dgx-h100", **args)
+    quantised = iteration("llama2-7b", "dgx-h100", quantize_weights=8, quantize_grads=4, **args)
+    assert quantised.comm_s < plain.comm_s
+    assert quantised.quantize_weights == 8 and quantised.quantize_grads == 4
+
+
+def test_refused_without_zero_or_with_unknown_bits():
+    with pytest.raises(InputError, match="ZeRO"):
+        iteration("gpt2", "dgx-h100", micro_batch=1, quantize_grads=4)
+    with pytest.raises(InputError, match="int8"):
+        iteration("gpt2", "dgx-h100", micro_batch=1, zero_stage=1, quantize_weights=4)
+    bad = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "1",
+                              "--zero", "1", "--quantize-weights", "fp8"])
+    assert bad.exit_code == 2 and "int8" in bad.output
+
+
+def test_plan_applies_it_to_its_zero_plans():
+    system = hardware.load_system("dgx-h100")
+    base = plan("llama2-7b", system, nodes=4, global_batch=64, seq_len=4096)
+    quick = plan("llama2-7b", system, nodes=4, global_batch=64, seq_len=4096, quantize_weights=8, quantize_grads=4)
+    zero = [c for c in quick.candidates if c.zero_stage >= 1]
+    assert zero and quick.best.total_s <= base.best.total_s * 1.001
+    ok = runner.invoke(app, ["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2",
+                             "--global-batch", "64", "--seq-len", "4096", "--quantize-grads", "int4"])
+    assert ok.exit_code == 0, ok.output
