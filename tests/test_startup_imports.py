@@ -16,28 +16,29 @@ SCALAR_PATHS = [
 HELP_PATHS = ["--help", "collective --help", "plan --help"]
 
 
-@pytest.mark.parametrize("args", SCALAR_PATHS)
-def test_scalar_paths_stay_light(args):
+def _run(args: str, modules: tuple[str, ...]) -> tuple[str, str, list[str]]:
+    """Run ``dpcost ARGS`` in a fresh interpreter: (stdout, status, which of ``modules`` it imported)."""
     code = ("import sys; from cli import main; sys.argv = ['dpcost'] + sys.argv[1].split()\n"
             "status = 0\n"
             "try:\n    main()\nexcept SystemExit as done:\n    status = done.code or 0\n"
-            f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+            f"heavy = [m for m in {modules!r} if m in sys.modules]\n"
             "sys.stderr.write(f'STATUS={status} HEAVY=' + ','.join(heavy))")
     result = subprocess.run([sys.executable, "-c", code, args], capture_output=True, text=True, timeout=120)
-    assert "STATUS=0 " in result.stderr and "time" in result.stdout, result.stdout + result.stderr  # it answered
+    status = result.stderr.rsplit("STATUS=", 1)[-1].split(" ", 1)[0]
     heavy = result.stderr.rsplit("HEAVY=", 1)[-1].strip()
-    assert heavy == "", f"dpcost {args} imported {heavy}"
+    return result.stdout, status, [m for m in heavy.split(",") if m]
+
+
+@pytest.mark.parametrize("args", SCALAR_PATHS)
+def test_scalar_paths_stay_light(args):
+    stdout, status, heavy = _run(args, HEAVY)
+    assert status == "0" and "time" in stdout, stdout  # it answered
+    assert heavy == [], f"dpcost {args} imported {heavy}"
 
 
 @pytest.mark.parametrize("args", HELP_PATHS)
 def test_help_stays_light(args):
     """Help is click's plain text: typer's rich formatter (rich.markdown, markdown-it) stays unloaded."""
-    code = ("import sys; from cli import main; sys.argv = ['dpcost'] + sys.argv[1].split()\n"
-            "status = 0\n"
-            "try:\n    main()\nexcept SystemExit as done:\n    status = done.code or 0\n"
-            f"heavy = [m for m in {HEAVY + ('rich', 'markdown_it', 'typer.rich_utils')!r} if m in sys.modules]\n"
-            "sys.stderr.write(f'STATUS={status} HEAVY=' + ','.join(heavy))")
-    result = subprocess.run([sys.executable, "-c", code, args], capture_output=True, text=True, timeout=120)
-    assert "STATUS=0 " in result.stderr and "Usage:" in result.stdout, result.stdout + result.stderr
-    heavy = result.stderr.rsplit("HEAVY=", 1)[-1].strip()
-    assert heavy == "", f"dpcost {args} imported {heavy}"
+    stdout, status, heavy = _run(args, HEAVY + ("rich", "markdown_it", "typer.rich_utils"))
+    assert status == "0" and "Usage:" in stdout, stdout
+    assert heavy == [], f"dpcost {args} imported {heavy}"

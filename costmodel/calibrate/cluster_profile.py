@@ -11,22 +11,17 @@ works wherever a system does (:mod:`costmodel.cluster.measured` uses the curves)
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
 from costmodel.calibrate.fit import cross_validate
-from costmodel.calibrate.link import calibrate, points, resolve_log
+from costmodel.calibrate.link import calibrate, finite_slope, points, resolve_log
 from costmodel.calibrate.parse import Log
 from dpbase.errors import InputError
 from hardware import System
 from hardware.profiles import MeasuredCurve, Regime
-
-# A flat regime (fitted slope 0) is written with a bandwidth that adds this share of its latency at
-# its largest size, so the curve stays finite (as calibrated links do).
-FLAT_TIME_SHARE = 1e-4
 
 
 def _nodes(log: Log, system: System, nodes: int | None) -> int:
@@ -43,15 +38,9 @@ def _nodes(log: Log, system: System, nodes: int | None) -> int:
 
 
 def _regimes(fit) -> tuple[Regime, ...]:
-    out = []
-    for regime in fit.regimes:
-        slope = regime.seconds_per_byte
-        if slope <= 0:
-            largest = regime.max_size_bytes if math.isfinite(regime.max_size_bytes) else max(fit.sizes_bytes)
-            slope = FLAT_TIME_SHARE * max(regime.latency_s, min(fit.times_s)) / largest
-        out.append(Regime(max_size_bytes=regime.max_size_bytes, latency_s=max(regime.latency_s, 0.0),
-                          bandwidth_Bps=1.0 / slope))
-    return tuple(out)
+    """The fit's pieces as a whole call's ``A + n / B`` (flat pieces made finite as links are)."""
+    return tuple(Regime(max_size_bytes=r.max_size_bytes, latency_s=max(r.latency_s, 0.0),
+                        bandwidth_Bps=1.0 / finite_slope(r, fit)) for r in fit.regimes)
 
 
 def _cv_error(sizes: Sequence[float], times: Sequence[float], fallback: float) -> float:

@@ -147,15 +147,22 @@ def coefficients_for(collective: str, algorithm: str | None, ranks: int) -> tupl
             f"nccl-tests busbw factor ({chosen} not in the formula registry)")
 
 
+def finite_slope(regime, fit: Fit) -> float:
+    """The regime's seconds per byte; a flat one (0) gets the slope whose β-term adds
+    ``FLAT_REGIME_TIME_SHARE`` of its latency at its largest size, so profiles stay finite."""
+    slope = regime.seconds_per_byte
+    if slope > 0:
+        return slope
+    largest = regime.max_size_bytes if math.isfinite(regime.max_size_bytes) else max(fit.sizes_bytes)
+    return FLAT_REGIME_TIME_SHARE * max(regime.latency_s, min(fit.times_s)) / largest
+
+
 def link_regimes(fit: Fit, steps: float, beta_bytes_per_byte: float) -> tuple[LinkRegime, ...]:
     """Per-hop α and bandwidth of each regime of the fit (transitions included: the profile
     must reproduce the whole curve)."""
     regimes = []
     for regime in fit.regimes:
-        slope = regime.seconds_per_byte
-        if slope <= 0:
-            largest = regime.max_size_bytes if math.isfinite(regime.max_size_bytes) else max(fit.sizes_bytes)
-            slope = FLAT_REGIME_TIME_SHARE * max(regime.latency_s, min(fit.times_s)) / largest
+        slope = finite_slope(regime, fit)
         regimes.append(LinkRegime(max_size_bytes=regime.max_size_bytes, latency_s=regime.latency_s / steps,
                                   bandwidth_Bps=beta_bytes_per_byte / slope))
     return tuple(regimes)
