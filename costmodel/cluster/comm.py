@@ -6,7 +6,7 @@ takes NCCL's topology from :func:`costmodel.cluster.backends.nccl_topology` (cac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,8 @@ class CommModel:
     stack: str | None = None  # None: the system's own (NCCL on NVIDIA, RCCL on AMD)
     # parameters of the named algorithm, e.g. (("servers", 4), ("colocated", True)) for parameter servers
     params: tuple[tuple[str, object], ...] = ()
+    # answers already computed, by (primitive, size): a collective's time is a pure function of them
+    _answers: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def _params_for(self, entry) -> dict:
         accepted = {p.name for p in entry.params}
@@ -73,7 +75,14 @@ class CommModel:
         return self.backend
 
     def choose(self, primitive: str, size_bytes: float) -> Prediction:
-        """The prediction used for one call."""
+        """The prediction used for one call (computed once per (primitive, size) per model)."""
+        key = (primitive, size_bytes)
+        found = self._answers.get(key)
+        if found is None:
+            found = self._answers[key] = self._choose(primitive, size_bytes)
+        return found
+
+    def _choose(self, primitive: str, size_bytes: float) -> Prediction:
         if self.ranks == 1:
             lay = self.layout
             return Prediction(primitive=primitive, algorithm="none", ranks=1, size_bytes=float(size_bytes),

@@ -126,16 +126,23 @@ def check_zero_stage(zero_stage: int) -> int:
     return int(zero_stage)
 
 
+def _where(condition, yes, no):
+    """``np.where`` for arrays, a plain conditional for Python scalars (20× faster per call)."""
+    if isinstance(condition, (bool, np.bool_)):
+        return yes if condition else no
+    return np.where(condition, yes, no)
+
+
 def model_state_bytes(params, precision: Precision, optimizer_bytes_per_param, zero_stage, ranks):
     """(weights, gradients, optimizer) bytes per rank; elementwise on arrays.
 
     ``optimizer_bytes_per_param`` includes the master copy (0 when the optimizer runs
     elsewhere, as on a parameter server).
     """
-    stage = np.asarray(zero_stage)
-    weights = params * precision.weight_bytes / np.where(stage >= 3, ranks, 1)
-    grads = params * precision.grad_bytes / np.where(stage >= 2, ranks, 1)
-    states = params * optimizer_bytes_per_param / np.where(stage >= 1, ranks, 1)
+    stage = zero_stage if isinstance(zero_stage, int) else np.asarray(zero_stage)
+    weights = params * precision.weight_bytes / _where(stage >= 3, ranks, 1)
+    grads = params * precision.grad_bytes / _where(stage >= 2, ranks, 1)
+    states = params * optimizer_bytes_per_param / _where(stage >= 1, ranks, 1)
     return weights, grads, states
 
 
@@ -199,7 +206,8 @@ DEFAULT_OVERHEADS = Overheads()
 
 def runtime_bytes(ranks, overheads: Overheads = DEFAULT_OVERHEADS):
     """CUDA context plus NCCL buffers (the latter only with more than one rank); elementwise."""
-    return overheads.context_bytes + np.where(np.asarray(ranks) > 1, overheads.comm_buffer_bytes, 0.0)
+    several = ranks > 1 if isinstance(ranks, int) else np.asarray(ranks) > 1
+    return overheads.context_bytes + _where(several, overheads.comm_buffer_bytes, 0.0)
 
 
 def fragmentation_bytes(tensor_bytes, overheads: Overheads = DEFAULT_OVERHEADS):
