@@ -32,8 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
-import numpy as np
-
+from costmodel.training import elementwise as ew
 from costmodel.training import gemm, gradsync, losses, memory, overlap, stragglers, syncmodes, transport, workloads
 from costmodel.training.losses import StepLosses
 from costmodel.training.memory import MemoryBreakdown
@@ -182,7 +181,7 @@ def step_seconds(*, forward_s, backward_s, accumulation_steps, straggler_factor,
     by ``overlap_slowdown``; ``host_overhead_s`` is the per-step framework overhead
     (:mod:`costmodel.training.losses`, already 0 for one rank).
     """
-    syncs = np.where(every_micro_batch, accumulation_steps, 1)
+    syncs = ew.where(every_micro_batch, accumulation_steps, 1)
     compute = accumulation_steps * (forward_s + backward_s)
     wait = compute * (straggler_factor - 1.0)
     exposed = syncs * sync_exposed_s + post_step_s
@@ -209,7 +208,7 @@ def scaling_efficiency(step: StepSeconds, optimizer_s):
 def optimizer_seconds(params, precision, optimizer: str, zero_stage, ranks, hbm_bandwidth_Bps):
     """Optimizer step time, HBM-bound, on this rank's shard (ZeRO ≥ 1 shards it)."""
     moved = memory.optimizer_step_bytes_per_param(precision, optimizer) * params
-    return moved / np.where(np.asarray(zero_stage) >= 1, ranks, 1) / hbm_bandwidth_Bps
+    return moved / ew.where(ew.greater(zero_stage, 0.5), ranks, 1) / hbm_bandwidth_Bps
 
 
 def peak_flops(gpu, compute_dtype: str) -> tuple[str, float]:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from costmodel.training import elementwise as ew
 from dpbase.errors import InputError
 
 # PyTorch torch/nn/parallel/distributed.py: bucket_cap_mb = 25 (× 1024 × 1024 bytes) and
@@ -105,12 +106,12 @@ class FinishLines:
 
 def finish_lines(grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s, last_comm_s) -> FinishLines:
     """The four candidates of the module docstring; elementwise on arrays."""
-    per_byte = 1.0 / np.maximum(grad_bytes, 1e-300)
+    per_byte = 1.0 / ew.maximum(grad_bytes, 1e-300)
     m = layout.full_count
-    tail = np.where(np.asarray(layout.last_bytes) > 0, last_comm_s, 0.0)
+    tail = ew.where(ew.greater(layout.last_bytes, 0), last_comm_s, 0.0)
     after_full = m * full_comm_s + tail
-    some_full = np.asarray(m) >= 1
-    absent = np.where(some_full, 0.0, -np.inf)  # the two full-bucket lines need a full bucket
+    some_full = ew.greater(m, 0.5)  # a whole number: >= 1
+    absent = ew.where(some_full, 0.0, -np.inf)  # the two full-bucket lines need a full bucket
     slopes = (per_byte * layout.first_bytes, 1.0,
               per_byte * (layout.first_bytes + layout.bucket_bytes) * some_full,
               per_byte * (layout.first_bytes + m * layout.bucket_bytes) * some_full)
@@ -128,7 +129,7 @@ def finish_at(backward_s, lines: FinishLines):
         elif isinstance(finish, np.ndarray) and finish.shape == np.broadcast(finish, line).shape:
             np.maximum(finish, line, out=finish)  # in place: whole-sweep arrays are large
         else:
-            finish = np.maximum(finish, line)
+            finish = ew.maximum(finish, line)
     return finish
 
 
@@ -141,13 +142,13 @@ def overlap_finish_s(backward_s, grad_bytes, layout: BucketLayout, first_comm_s,
 
 def total_comm_s(layout: BucketLayout, first_comm_s, full_comm_s, last_comm_s):
     """Sum of all bucket collectives; elementwise on arrays."""
-    tail = np.where(np.asarray(layout.last_bytes) > 0, last_comm_s, 0.0)
+    tail = ew.where(ew.greater(layout.last_bytes, 0), last_comm_s, 0.0)
     return first_comm_s + layout.full_count * full_comm_s + tail
 
 
 def exposed_after(backward_s, lines: FinishLines):
     """Communication finishing after a backward of ``backward_s`` seconds (with overlap)."""
-    return np.maximum(finish_at(backward_s, lines) - backward_s, 0.0)
+    return ew.maximum(finish_at(backward_s, lines) - backward_s, 0.0)
 
 
 def exposed_comm_s(backward_s, grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s,
@@ -155,7 +156,7 @@ def exposed_comm_s(backward_s, grad_bytes, layout: BucketLayout, first_comm_s, f
     """Communication finishing after backward; all of it when ``overlap`` is off."""
     total = total_comm_s(layout, first_comm_s, full_comm_s, last_comm_s)
     lines = finish_lines(grad_bytes, layout, first_comm_s, full_comm_s, last_comm_s)
-    return np.where(overlap, exposed_after(backward_s, lines), total)
+    return ew.where(overlap, exposed_after(backward_s, lines), total)
 
 
 def simulate_bucket_schedule(backward_s: float, sizes: list[float],
