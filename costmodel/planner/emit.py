@@ -89,6 +89,11 @@ def _deepspeed(row) -> list[Knob]:
         knobs.append(Knob("zero_optimization.allgather_bucket_size", elements, "bucket_bytes"))
     if row.zero_stage == 3:
         knobs.append(Knob("zero_optimization.stage3_prefetch_bucket_size", elements, "bucket_bytes"))
+    # ZeRO++ (deepspeed.ai/tutorials/zeropp): int8 weight all-gather, int4 gradient all-to-all
+    if row.quantize_weights:
+        knobs.append(Knob("zero_optimization.zero_quantized_weights", True, "quantize_weights"))
+    if row.quantize_grads:
+        knobs.append(Knob("zero_optimization.zero_quantized_gradients", True, "quantize_grads"))
     return knobs
 
 

@@ -65,6 +65,8 @@ class PlanRow:
     energy_kwh: float | None = None
     bytes_sent: float = 0.0
     bucket_bytes_range: tuple[float, ...] = ()
+    quantize_weights: int | None = None  # ZeRO++ qwZ bits (ZeRO >= 1 plans)
+    quantize_grads: int | None = None  # ZeRO++ qgZ bits (ZeRO >= 1 plans)
 
     def to_dict(self) -> dict:
         """Every field, for JSON."""
@@ -176,7 +178,16 @@ def _row(sweep, setting, scores, index, rank: int, constraints: Constraints | No
         memory_headroom_bytes=sweep.capacity_bytes - float(sweep.memory_bytes[index]),
         objective_value=-score if score < 0 else score,
         **_totals_at(sweep, setting, constraints, index),
-        bytes_sent=0.0 if sent is None else float(sent[index]))
+        bytes_sent=0.0 if sent is None else float(sent[index]),
+        **_quantized(setting, space.zero_stages[z]))
+
+
+def _quantized(setting, zero_stage: int) -> dict:
+    """ZeRO++ settings of a row: only ZeRO >= 1 rows quantise (as the sweep computed them)."""
+    weights, grads = getattr(setting, "quantize", (None, None))
+    if zero_stage < 1:
+        return {}
+    return {"quantize_weights": weights, "quantize_grads": grads}
 
 
 def _totals_at(sweep, setting, constraints, index) -> dict:
