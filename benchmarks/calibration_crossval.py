@@ -104,8 +104,9 @@ def report(rows: list[dict], skipped: list[str]) -> str:
         "Method: each size of a log is predicted by a fit (`costmodel.calibrate.fit.fit_times`, both",
         "in-place and out-of-place timings) made on the *other* half of the sizes (every other",
         "size; two folds).  Errors are |predicted / measured − 1| against every measured time.",
-        "Regimes: the α-β lines fitted (the count chosen by the fit's criterion); transitions:",
-        "the lines bridging two regimes across a gap where they do not meet.",
+        "Regimes: the α-β lines fitted (the count chosen by the fit's criterion, over distinct sizes);",
+        "transitions: the lines bridging two regimes across a gap where they do not meet.  Every",
+        "sloped regime but the largest is no faster than the measured plateau (the overfitting guard).",
         "The interpolation column predicts the same folds by log-log interpolation of the training",
         "points: a model-free yardstick for how smooth the log itself is.  The column before last",
         "lists where the fastest time of a size falls below that of a smaller size by more than",
@@ -120,8 +121,11 @@ def report(rows: list[dict], skipped: list[str]) -> str:
         f"All-sizes goal met on {met_all} of {len(rows)} logs; ≥ 64 KiB goal met on {met_large} of {len(rows)}.",
         "Missed at ≥ 64 KiB: " + missed_text + ".",
         "Non-monotonic logs: " + (", ".join(flagged) if flagged else "none") + ".",
-        *[f"{r['log']}: the time falls {_falls_text(r['falls'])}; model-free interpolation misses its "
-          f"sizes ≥ 64 KiB by {r['interp_large']:.1f} % (the fit by {r['large']:.1f} %)." for r in missed],
+        *[(f"{r['log']}: the time falls {_falls_text(r['falls'])}; " if r['falls'] else
+           f"{r['log']}: monotonic; its mid sizes ramp faster than the measured plateau, which the "
+           "overfitting guard (no sloped regime faster than the plateau) does not follow; ")
+          + f"model-free interpolation misses its sizes ≥ 64 KiB by {r['interp_large']:.1f} % "
+          f"(the fit by {r['large']:.1f} %)." for r in missed],
         "",
         f"Logs with fewer than {MIN_SIZES} sizes (not cross-validated): " + ", ".join(skipped) + ".",
         "",

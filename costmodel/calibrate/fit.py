@@ -7,9 +7,10 @@ size, and within one protocol it first adds channels (the time stays flat while 
 count grows with the size) and then saturates them (a ramp).  So the fit tries 1 to
 ``MAX_REGIMES`` contiguous regimes over the sorted sizes and keeps the best by a Laplace BIC:
 
-    score(k) = 2m · ln(max(S_k / m, NOISE_FLOOR_REL)) + (3k − 1) · ln(m)
+    score(k) = 2s · ln(max(S_k / m, NOISE_FLOOR_REL)) + (3k − 1) · ln(s)
 
-where ``m`` is the number of points, ``S_k`` the least sum of absolute relative errors
+where ``s`` is the number of distinct sizes (repeated runs of a size measure noise, not the
+curve: counting them would let noise buy regimes), ``m`` the number of points, ``S_k`` the least sum of absolute relative errors
 ``|pred/measured − 1|`` over all placements of the k−1 crossovers (found exactly by dynamic
 programming), and ``3k − 1`` counts the parameters (A and C per regime plus the crossovers).  The search is
 bounded so its cost does not grow with the log: a log of more than ``MAX_FIT_POINTS`` points
@@ -20,6 +21,9 @@ improvement below the measurement noise floor counts: the criterion, not the cap
 
 Each regime is fitted by robust least squares on relative error: iteratively reweighted least
 squares converging to the least *absolute* relative error, with ``A ≥ 0`` and ``C ≥ 0``.
+Every regime but the largest is either flat (``C = 0``, a channel ramp: the time holds while
+channels are added) or no faster than the measured plateau (``C ≥ 1 / max(size/time)``): a
+per-hop bandwidth above anything the link delivered is noise, not a protocol.
 A 40 µs floor and a 230 GB/s plateau weigh the same because every error is relative.
 
 Between two regimes (no measured size between the last size ``a`` of one and the first size
@@ -31,7 +35,9 @@ Between two regimes (no measured size between the last size ``a`` of one and the
   at ``b``: the switch happens somewhere in between, and channel count and chunk size change
   gradually with size, so the time is spread over the gap rather than jumping at a guessed
   size.  It is itself an α-β line (A ≥ 0 and C ≥ 0 exactly when the time does not fall and
-  does not grow faster than the size across the gap);
+  does not grow faster than the size across the gap).  If that line would be faster than the
+  measured plateau, the time instead holds (flat, a channel ramp) until the second line
+  reaches it;
 - else (the time falls, or more than scales with size, across the gap) a jump at the
   geometric mean of ``a`` and ``b``.
 
@@ -55,7 +61,9 @@ from dpbase.errors import InputError
 # Bounds the search only: NCCL's 3 protocols, each with a channel ramp and a plateau, plus a
 # tree/ring switch.  The criterion picks fewer on all but one of the validation logs.
 MAX_REGIMES = 8
-MIN_POINTS_PER_REGIME = 3  # a 2-parameter line needs a third point to show any error
+# A 2-parameter line needs a third size to show any error: repeated runs of one size (in-place
+# and out-of-place) measure noise, not the curve's shape.
+MIN_SIZES_PER_REGIME = 2
 # Bounds on the work of the segment search, so calibrate is linear in the log: at most this
 # many (weighted) points are fitted, and a regime may start at most at this many sizes. The
 # validation logs (at most 32 sizes, 64 points) are far below both, so they are fitted exactly.
@@ -156,7 +164,8 @@ def predict_s(regimes: Sequence[Regime], sizes_bytes: Sequence[float] | np.ndarr
 def _irls(design: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Per batch row b, θ_b minimising Σ_i mask[b,i]·|design[i]·θ_b − 1| (IRLS, batched).
 
-    ``design`` is (points, p) and already scaled to order 1; ``mask`` (batch, points) is 0/1.
+    ``design`` is (points, p) and already scaled to order 1; ``mask`` (batch, points) holds
+    each point's weight in the row (0 where it is not in the segment).
     """
     weights = mask.astype(float)
     p = design.shape[1]
@@ -176,18 +185,29 @@ def _irls(design: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return theta
 
 
-def fit_lines(sizes_bytes: np.ndarray, times_s: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def fit_lines(sizes_bytes: np.ndarray, times_s: np.ndarray, mask: np.ndarray,
+              min_slope: float = 0.0) -> np.ndarray:
     """For each row of ``mask`` (which points belong to the segment), the best ``A + C·n``
-    with A, C ≥ 0 by least absolute relative error: an array of (A, C, Σ|relative error|)."""
+    with ``A ≥ 0`` and ``C ≥ min_slope`` by least absolute relative error: an array of
+    (A, C, Σ|relative error|).
+
+    The problem is convex, so its optimum is the free one where that is feasible, else on the
+    boundary: ``A = 0`` (slope only, at least ``min_slope``) or ``C = min_slope`` with the
+    latency fitted to what the slope leaves: ``|A/t − (1 − C·n/t)|`` = ``s·|A/(t·s) − 1|`` with
+    ``s = 1 − C·n/t``, a weighted fit of the design ``1/(t·s)``."""
     sizes, times = np.asarray(sizes_bytes, float), np.asarray(times_s, float)
     scale = np.array([times.min(), times.min() / sizes.max()])  # makes both columns order 1
     design = np.column_stack([1 / times, sizes / times]) * scale
+    floor = min_slope / scale[1]
     free = _irls(design, mask)
-    latency_only = np.column_stack([_irls(design[:, :1], mask)[:, 0], np.zeros(len(mask))])
-    slope_only = np.column_stack([np.zeros(len(mask)), _irls(design[:, 1:], mask)[:, 0]])
-    candidates = np.stack([free, latency_only, slope_only])  # (3, batch, 2)
+    share = np.clip(1 - min_slope * sizes / times, 1e-12, None)  # what the floor slope leaves
+    at_floor = np.column_stack([_irls(design[:, :1] / share[:, None], mask * share)[:, 0],
+                                np.full(len(mask), floor)])
+    slope_only = np.column_stack([np.zeros(len(mask)), np.maximum(_irls(design[:, 1:], mask)[:, 0], floor)])
+    flat = np.column_stack([_irls(design[:, :1], mask)[:, 0], np.zeros(len(mask))])
+    candidates = np.stack([free, at_floor, slope_only, flat])  # (4, batch, 2)
     candidates = np.where(candidates >= 0, candidates, 0.0)
-    candidates[0][(free < 0).any(axis=1)] = np.inf  # a clipped free fit is not a candidate
+    candidates[0][(free[:, 0] < 0) | (free[:, 1] < floor)] = np.inf  # a clipped free fit is not a candidate
     with np.errstate(invalid="ignore"):
         costs = (np.abs(candidates @ design.T - 1) * mask).sum(axis=2)
     costs = np.where(np.isfinite(costs), costs, np.inf)
@@ -246,17 +266,33 @@ def _candidate_cuts(sizes: np.ndarray) -> list[int]:
     return [0] + inner + [m]
 
 
+def plateau_slope(points: "_Points") -> float:
+    """Seconds per byte at the measured plateau: 1 / the fastest measured size/time.  A sloped
+    regime below the largest (and a transition) may not be faster than that: a per-hop
+    bandwidth above what the link ever delivered is the fit bending to noise, not a protocol
+    (a flat regime, ``C = 0``, is a channel ramp and stays allowed)."""
+    return float(np.min(points.times / points.sizes))
+
+
 def _segment_table(points: _Points) -> dict[tuple[int, int], tuple[float, float, float]]:
-    """Fit of every contiguous range [i, j) between candidate cuts with enough points."""
+    """Fit of every contiguous range [i, j) between candidate cuts with enough points; every
+    range but the last no faster than the measured plateau (:func:`plateau_slope`)."""
     m = len(points.sizes)
     cuts = _candidate_cuts(points.sizes)
-    cumulative = np.concatenate([[0.0], np.cumsum(points.weights)])
+    new_size = np.concatenate([[True], np.diff(points.sizes) > 0])
+    cumulative = np.concatenate([[0], np.cumsum(new_size)])  # distinct sizes before each index
     segments = [(start, stop) for a, start in enumerate(cuts) for stop in cuts[a + 1:]
-                if cumulative[stop] - cumulative[start] >= MIN_POINTS_PER_REGIME or (start == 0 and stop == m)]
+                if cumulative[stop] - cumulative[start] >= MIN_SIZES_PER_REGIME or (start == 0 and stop == m)]
     index = np.arange(m)
-    mask = np.array([((index >= start) & (index < stop)) * points.weights for start, stop in segments])
-    fits = fit_lines(points.sizes, points.times, mask)
-    return {segment: (float(a), float(c), float(cost)) for segment, (a, c, cost) in zip(segments, fits)}
+    table = {}
+    for last, floor in ((False, plateau_slope(points)), (True, 0.0)):
+        chosen = [s for s in segments if (s[1] == m) == last]
+        if not chosen:
+            continue
+        mask = np.array([((index >= start) & (index < stop)) * points.weights for start, stop in chosen])
+        fits = fit_lines(points.sizes, points.times, mask, floor)
+        table.update({segment: (float(a), float(c), float(cost)) for segment, (a, c, cost) in zip(chosen, fits)})
+    return table
 
 
 def _best_partition(table, m: int, k: int) -> tuple[float, list[tuple[int, int]]] | None:
@@ -273,13 +309,15 @@ def _best_partition(table, m: int, k: int) -> tuple[float, list[tuple[int, int]]
     return best.get((k, m))
 
 
-def _score(total_cost: float, m: int, k: int) -> float:
-    return 2 * m * math.log(max(total_cost / m, NOISE_FLOOR_REL)) + (3 * k - 1) * math.log(m)
+def _score(total_cost: float, m: int, sizes: int, k: int) -> float:
+    """Laplace BIC over the ``sizes`` distinct sizes (repeated runs of a size are one
+    observation of the curve: counting them would let noise buy regimes)."""
+    return 2 * sizes * math.log(max(total_cost / m, NOISE_FLOOR_REL)) + (3 * k - 1) * math.log(sizes)
 
 
-def _handover(left: tuple[float, float], right: tuple[float, float], last: float,
-              first: float) -> tuple[float, tuple[float, float] | None]:
-    """(crossover, transition line (A, C) or None) between the line ``left`` whose last
+def _handover(left: tuple[float, float], right: tuple[float, float], last: float, first: float,
+              min_slope: float = 0.0) -> tuple[float, tuple[float, float, float] | None]:
+    """(crossover, transition (A, C, end size) or None) between the line ``left`` whose last
     measured size is ``last`` and the line ``right`` whose first is ``first`` (module docstring)."""
     (a1, c1), (a2, c2) = left, right
     if c1 != c2:
@@ -289,12 +327,17 @@ def _handover(left: tuple[float, float], right: tuple[float, float], last: float
     start, end = a1 + c1 * last, a2 + c2 * first
     slope = (end - start) / (first - last)
     latency = (start * first - end * last) / (first - last)  # >= 0 iff end/first <= start/last
-    if slope >= 0 and latency >= 0:
-        return last, (latency, slope)
+    if slope >= min_slope and latency >= 0:
+        return last, (latency, slope, first)
+    if 0 <= slope < min_slope and c2 > slope:
+        # The time grows slower across the gap than the link allows: the time holds (a
+        # channel ramp, flat) until the next line reaches it, then follows that line.
+        return last, (start, 0.0, (start - a2) / c2)
     return math.sqrt(last * first), None
 
 
-def _regimes(table, segments, sizes: np.ndarray, weights: np.ndarray) -> tuple[Regime, ...]:
+def _regimes(table, segments, sizes: np.ndarray, weights: np.ndarray,
+             min_slope: float = 0.0) -> tuple[Regime, ...]:
     """The fitted lines in size order, each followed by its hand-over (a transition regime
     when the next line does not meet it across the gap)."""
     lines = [table[s][:2] for s in segments]
@@ -303,12 +346,12 @@ def _regimes(table, segments, sizes: np.ndarray, weights: np.ndarray) -> tuple[R
         bound, bridge = math.inf, None
         if i + 1 < len(segments):
             last, first = float(sizes[stop - 1]), float(sizes[segments[i + 1][0]])
-            bound, bridge = _handover((a, c), lines[i + 1], last, first)
+            bound, bridge = _handover((a, c), lines[i + 1], last, first, min_slope)
         regimes.append(Regime(latency_s=a, seconds_per_byte=c, min_size_bytes=float(sizes[start]),
                               max_size_bytes=float(bound), points=int(round(float(weights[start:stop].sum())))))
         if bridge is not None:
             regimes.append(Regime(latency_s=bridge[0], seconds_per_byte=bridge[1], min_size_bytes=last,
-                                  max_size_bytes=first, points=0, transition=True))
+                                  max_size_bytes=bridge[2], points=0, transition=True))
     return tuple(regimes)
 
 
@@ -398,9 +441,10 @@ def fit_times(sizes_bytes: Sequence[float], times_s: Sequence[float], max_regime
     points = _representatives(sizes, times)
     table, m = _segment_table(points), len(sizes)
     options = [_best_partition(table, len(points.sizes), k) for k in range(1, max_regimes + 1)]
-    scores = [_score(o[0], m, k) if o else math.inf for k, o in enumerate(options, start=1)]
+    distinct = len(np.unique(sizes))
+    scores = [_score(o[0], m, distinct, k) if o else math.inf for k, o in enumerate(options, start=1)]
     chosen = options[int(np.argmin(scores))]
-    regimes = _regimes(table, chosen[1], points.sizes, points.weights)
+    regimes = _regimes(table, chosen[1], points.sizes, points.weights, plateau_slope(points))
     errors = predict_s(regimes, sizes) / times - 1
     found = falls(sizes, times)
     notes = _notes(regimes, sizes, times, scores, found)
