@@ -81,7 +81,8 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         + (f", slow node x{b.slow_node_factor:g}" if b.slow_node_factor > 1 else "")
         + (f", jitter {b.jitter_cv:.1%}" if b.jitter_cv else "")
         + (f"; ZeRO++ int{b.quantize_weights} weights" if b.quantize_weights else "")
-        + (f"; ZeRO++ int{b.quantize_grads} gradients (all-to-all)" if b.quantize_grads else ""),
+        + (f"; ZeRO++ int{b.quantize_grads} gradients (all-to-all)" if b.quantize_grads else "")
+        + ("; parameter all-gather overlapped with the next forward" if b.overlap_param_gather else ""),
         "",
         f"  forward              {format_time(b.forward_s):>12}",
         f"  backward             {format_time(b.backward_s):>12}",
@@ -147,6 +148,7 @@ def iteration(
     asynchronous: Annotated[bool, typer.Option("--async", help="Asynchronous parameter-server updates.")] = False,
     quantize_weights: Annotated[str | None, typer.Option("--quantize-weights", help="ZeRO++ qwZ: all-gather weights as int8 (ZeRO >= 1).")] = None,
     quantize_grads: Annotated[str | None, typer.Option("--quantize-grads", help="ZeRO++ qgZ: exchange gradients as int4 or int8 by all-to-all instead of reduce-scatter (ZeRO >= 1).")] = None,
+    overlap_param_gather: Annotated[bool, typer.Option("--overlap-param-gather", help="ZeRO-1/2: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather) instead of after the optimizer.")] = False,
     servers: Annotated[int | None, typer.Option("--servers", help="Parameter servers S (with --algorithm parameter-server or --async; default 1).")] = None,
     ps_placement: Annotated[str | None, typer.Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")] = None,
     jitter: Annotated[float, typer.Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
@@ -193,6 +195,7 @@ def iteration(
         sync=sync, transport=transport.step_transport(system, node_count), host_reduce=host_reduce,
         quantize_weights=parse_bits(quantize_weights, "quantize_weights"),
         quantize_grads=parse_bits(quantize_grads, "quantize_grads"),
+        overlap_param_gather=overlap_param_gather,
         losses=StepLosses(host_overhead_s=parse_time(host_overhead, "host_overhead"),
                           overlap_slowdown=overlap_slowdown, speed_cv=speed_cv,
                           slow_node_factor=slow_node))

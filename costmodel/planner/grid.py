@@ -131,6 +131,7 @@ class CommTables:
     forward: tuple[np.ndarray, np.ndarray, np.ndarray]
     post_step_s: np.ndarray
     valid: np.ndarray
+    after: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # ZeRO-1/2 gather per bucket kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,12 +167,13 @@ def _call_sizes(buckets: overlap.BucketLayout, precision: _ArrayPrecision) -> np
                            for scale in (1.0, ratio)])
 
 
-_FIELDS = 7  # backward first/full/last, forward first/full/last, after the optimizer
+_FIELDS = 10  # backward first/full/last, forward first/full/last, after the optimizer (total, first/full/last)
 
 
 def _sync_fields(plan: gradsync.SyncPlan, shape) -> np.ndarray:
     fields = (plan.backward.first_s, plan.backward.full_s, plan.backward.last_s,
-              plan.forward.first_s, plan.forward.full_s, plan.forward.last_s, plan.post_step_s)
+              plan.forward.first_s, plan.forward.full_s, plan.forward.last_s, plan.post_step_s,
+              plan.after.first_s, plan.after.full_s, plan.after.last_s)
     return np.stack([np.broadcast_to(f, shape) for f in fields])
 
 
@@ -216,7 +218,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
             valid[a, z][..., multi] = ok.transpose(1, 2, 0)
         if on_algorithm:
             on_algorithm()
-    return CommTables(tuple(out[0:3]), tuple(out[3:6]), out[6], valid)
+    return CommTables(tuple(out[0:3]), tuple(out[3:6]), out[6], valid, tuple(out[7:10]))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -257,20 +259,22 @@ def _memory(workload, per_dtype, zero, ranks, activations, logits, overheads):
     return memory.total_bytes(parts[0] + parts[1] + parts[2], activations, logits, ranks, overheads)
 
 
-def _sync_times(tables: CommTables, buckets, grad_bytes, forward_s, backward_s, pick):
-    """(collective time, exposed part) of one synchronisation, as in iteration._sync_times.
+def _exposed(phase, buckets, grad_bytes, compute_s, pick):
+    """The part of ``phase``'s collectives outlasting ``compute_s`` (overlap.exposed_comm_s):
+    the candidate lines (:func:`overlap.finish_lines`) are computed per GPU layout and gathered
+    onto the cells; only their evaluation at each cell's compute time is per cell."""
+    lines = overlap.finish_lines(grad_bytes, buckets, *phase)
+    lines = overlap.FinishLines(lines.slopes, tuple(np.take(np.broadcast_to(o, phase[0].shape), pick, axis=-1)
+                                                    for o in lines.offsets))
+    return overlap.exposed_after(compute_s, lines)
 
-    The overlap's candidate lines (:func:`overlap.finish_lines`) are computed per GPU layout and
-    gathered onto the cells; only their evaluation at each cell's backward time is per cell.
-    """
+
+def _sync_times(tables: CommTables, buckets, grad_bytes, forward_s, backward_s, pick):
+    """(collective time, exposed part) of one synchronisation, as in iteration._sync_times."""
     comm, exposed = 0.0, 0.0
     for phase, compute_s in ((tables.backward, backward_s), (tables.forward, forward_s)):
         comm = comm + overlap.total_comm_s(buckets, *phase)[..., pick]
-        lines = overlap.finish_lines(grad_bytes, buckets, *phase)
-        lines = overlap.FinishLines(lines.slopes, tuple(np.take(np.broadcast_to(o, phase[0].shape),
-                                                                pick, axis=-1)
-                                                        for o in lines.offsets))
-        exposed = exposed + overlap.exposed_after(compute_s, lines)
+        exposed = exposed + _exposed(phase, buckets, grad_bytes, compute_s, pick)
     return comm, exposed
 
 
@@ -295,6 +299,7 @@ class Setting:
     mfu_given: bool = False  # the user's own MFU (measured at their micro-batch): no roofline factor
     comm_params: tuple = ()  # parameters of the swept algorithms, e.g. (('servers', 4),) for parameter servers
     quantize: tuple[int | None, int | None] = (None, None)  # ZeRO++ (qwZ weight bits, qgZ gradient bits)
+    overlap_param_gather: bool = False  # ZeRO-1/2 rows: the parameter gather beside the next forward
 
 
 def _expand(array: np.ndarray) -> np.ndarray:
@@ -326,9 +331,13 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     sync_comm, sync_exposed = _sync_times(tables, buckets, grad_bytes, forward * factor,
                                           backward * factor, pick)
     optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, ranks, 1)
+    post_step = tables.post_step_s[..., pick]
+    post_exposed = post_step
+    if setting.overlap_param_gather and tables.after is not None:  # ZeRO-3/0 rows have no gather: 0 either way
+        post_exposed = _exposed(tables.after, buckets, grad_bytes, forward * factor, pick)
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
-                        straggler_factor=factor, sync_comm_s=sync_comm,
-                        sync_exposed_s=sync_exposed, post_step_s=tables.post_step_s[..., pick],
+                        straggler_factor=factor, sync_comm_s=sync_comm, post_step_exposed_s=post_exposed,
+                        sync_exposed_s=sync_exposed, post_step_s=post_step,
                         every_micro_batch=every, optimizer_s=optimizer_s,
                         overlap_slowdown=setting.losses.overlap_slowdown,
                         host_overhead_s=losses.host_overhead_seconds(setting.losses.host_overhead_s, ranks))

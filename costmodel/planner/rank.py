@@ -67,6 +67,7 @@ class PlanRow:
     bucket_bytes_range: tuple[float, ...] = ()
     quantize_weights: int | None = None  # ZeRO++ qwZ bits (ZeRO >= 1 plans)
     quantize_grads: int | None = None  # ZeRO++ qgZ bits (ZeRO >= 1 plans)
+    overlap_param_gather: bool = False  # ZeRO-1/2 plans: parameter gather beside the next forward
 
     def to_dict(self) -> dict:
         """Every field, for JSON."""
@@ -183,11 +184,13 @@ def _row(sweep, setting, scores, index, rank: int, constraints: Constraints | No
 
 
 def _quantized(setting, zero_stage: int) -> dict:
-    """ZeRO++ settings of a row: only ZeRO >= 1 rows quantise (as the sweep computed them)."""
+    """ZeRO++ and gather-overlap settings of a row: only ZeRO >= 1 rows quantise, only ZeRO-1/2
+    rows gather after the optimizer (as the sweep computed them)."""
     weights, grads = getattr(setting, "quantize", (None, None))
     if zero_stage < 1:
         return {}
-    return {"quantize_weights": weights, "quantize_grads": grads}
+    return {"quantize_weights": weights, "quantize_grads": grads,
+            "overlap_param_gather": bool(getattr(setting, "overlap_param_gather", False)) and zero_stage in (1, 2)}
 
 
 def _totals_at(sweep, setting, constraints, index) -> dict:

@@ -348,6 +348,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          budget: float | None = None, price_per_gpu_hour: float | None = None,
          power_w: float | None = None, servers: int | None = None, colocated: bool | None = None,
          quantize_weights: int | None = None, quantize_grads: int | None = None,
+         overlap_param_gather: bool = False,
          progress: Callable[[int, int], None] | None = None) -> Plan:
     """Recommend a data-parallel plan for ``model`` on up to ``nodes`` nodes of ``cluster``.
 
@@ -374,6 +375,9 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     ``recompute``: full activation recomputation (each layer's forward re-run in backward,
     4/3 of the compute; only the layer inputs stay in memory). ``None`` (default) turns it on
     only when no plan fits without it; ``True`` always; ``False`` never.
+
+    ``overlap_param_gather``: ZeRO-1/2 plans run their parameter all-gather beside the next
+    step's forward (Megatron-LM ``--overlap-param-gather``) instead of after the optimizer.
 
     ``progress``, if given, is called as ``progress(done, total)`` — first with ``done = 0``,
     then as the collective times of each algorithm, the array sweep, the ranking and the
@@ -407,7 +411,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
 
     check_quantization(quantize_weights, quantize_grads, 1)
     setting = replace(setting, comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),
-                      quantize=(quantize_weights, quantize_grads))
+                      quantize=(quantize_weights, quantize_grads),
+                      overlap_param_gather=bool(overlap_param_gather))
     if partial:
         max_gpus, nodes = int(gpus), int(nodes or gpus)
     else:

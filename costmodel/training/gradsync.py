@@ -8,8 +8,8 @@ the seconds one collective takes across the data-parallel group.
 |---|---|---|---|---|
 | DDP (ZeRO-0) | all-reduce(bucket) | – | – | last micro-batch |
 | DDP + top-k  | all-gather(N · k · (value + index)) | – | – | last micro-batch |
-| ZeRO-1 | reduce-scatter(bucket) | – | all-gather(weights) | last micro-batch |
-| ZeRO-2 | reduce-scatter(bucket) | – | all-gather(weights) | every micro-batch |
+| ZeRO-1 | reduce-scatter(bucket) | – (overlap_param_gather: the all-gather after the optimizer) | all-gather(weights) | last micro-batch |
+| ZeRO-2 | reduce-scatter(bucket) | – (as ZeRO-1) | all-gather(weights) | every micro-batch |
 | ZeRO-3 / FSDP | all-gather(weights) + reduce-scatter(bucket) | all-gather(weights) | – | every micro-batch |
 | async PS | push + pull = the comm model's parameter-server "all-reduce" | – | – | last micro-batch |
 | ZeRO++ qwZ / qgZ (ZeRO ≥ 1) | weights all-gathered as int8; gradients int4/int8 by all-to-all instead of reduce-scatter, plus the (de)quantisation kernels' HBM passes | as its stage | as its stage | as its stage |
@@ -19,6 +19,13 @@ micro-batch; ZeRO-2 reduces its sharded gradients on every micro-batch (DeepSpee
 ``stage_1_and_2.py`` reduces in backward hooks when gradients are partitioned) and ZeRO-3
 gathers weights and reduce-scatters on every micro-batch. ZeRO-3 moves 3 × the weight/gradient
 volume against 2 × for all-reduce: 1.5 × (Rajbhandari et al. 2020, §7.2).
+
+ZeRO-1/2's parameter all-gather after the optimizer is exposed by default (DeepSpeed stage 1/2,
+PyTorch ``ZeroRedundancyOptimizer``).  With ``overlap_param_gather`` (Megatron-LM's distributed
+optimizer, ``--overlap-param-gather``: the gather of each bucket is issued before the next
+step's forward needs its layers) it runs beside the first micro-batch's forward, bucket by
+bucket, and only what outlasts that forward is exposed — the forward-phase overlap ZeRO-3's
+gathers already get (``overlap.exposed_comm_s`` over the forward, as in ``iteration._step``).
 
 Top-k sparsification (Lin et al. 2018, Deep Gradient Compression; Shi et al. 2019) sends a
 fraction ``k`` of each bucket's gradients with their int32 indices; sparse vectors from
@@ -62,6 +69,9 @@ class SyncPlan:
     forward: PhaseTimes
     post_step_s: float
     every_micro_batch: bool
+    # ZeRO-1/2's parameter all-gather after the optimizer, per bucket kind (post_step_s is its
+    # total): what an overlapped gather (Megatron --overlap-param-gather) hides behind forward
+    after: PhaseTimes = PhaseTimes()
     payload_bytes: float  # sizes handed to collectives per synchronisation (nccl-tests sizes)
 
 
@@ -115,6 +125,13 @@ def _fields(layout: BucketLayout) -> tuple:
     return tuple(float(f) for f in fields)
 
 
+def check_overlap_param_gather(overlap_param_gather: bool, zero_stage) -> None:
+    """Overlapping the parameter all-gather needs a ZeRO-1/2 gather after the optimizer."""
+    if overlap_param_gather and np.any((np.asarray(zero_stage) < 1) | (np.asarray(zero_stage) > 2)):
+        raise InputError("overlap_param_gather", True,
+                         "only with --zero 1 or 2 (ZeRO-3 gathers in forward already; ZeRO-0 gathers nothing)")
+
+
 def check_topk(topk_fraction: float | None, zero_stage: int) -> float | None:
     """The top-k fraction, validated (DDP comm hooks only: ZeRO stage 0)."""
     if topk_fraction is None:
@@ -157,11 +174,11 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
             reduce = ("all-to-all", grad_bits / 8 / precision.grad_bytes, quant_s_per_byte)
         backward_parts = [reduce] if zero_stage in (1, 2) else [gather, reduce]
     backward, payload = _phase(comm, layout, backward_parts)
-    forward, post_step, extra = PhaseTimes(), 0.0, 0.0
+    forward, after, post_step, extra = PhaseTimes(), PhaseTimes(), 0.0, 0.0
     if zero_stage == 3:
         forward, extra = _phase(comm, layout, [gather])
     elif zero_stage in (1, 2):
-        gathered, extra = _phase(comm, layout, [gather])
-        post_step = gathered.first_s + _fields(layout)[3] * gathered.full_s + gathered.last_s
+        after, extra = _phase(comm, layout, [gather])
+        post_step = after.first_s + _fields(layout)[3] * after.full_s + after.last_s
     return SyncPlan(backward=backward, forward=forward, post_step_s=post_step,
-                    every_micro_batch=zero_stage >= 2, payload_bytes=payload + extra)
+                    every_micro_batch=zero_stage >= 2, payload_bytes=payload + extra, after=after)

@@ -78,6 +78,7 @@ class TrainingConfig:
     recompute: bool = False
     quantize_weights: int | None = None  # bits of ZeRO++ qwZ weight all-gathers (8), None = full precision
     quantize_grads: int | None = None  # bits of ZeRO++ qgZ gradient all-to-all (4 or 8), None = reduce-scatter
+    overlap_param_gather: bool = False  # ZeRO-1/2: the parameter all-gather runs beside the next forward
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,6 +144,7 @@ class Breakdown:
     matmul_efficiency: float = 1.0
     quantize_weights: int | None = None  # ZeRO++ qwZ bits
     quantize_grads: int | None = None  # ZeRO++ qgZ bits
+    overlap_param_gather: bool = False  # ZeRO-1/2 parameter gather beside the next forward
 
     def to_dict(self) -> dict:
         """Every field (memory as a nested object), for JSON."""
@@ -172,19 +174,21 @@ class StepSeconds:
 
 def step_seconds(*, forward_s, backward_s, accumulation_steps, straggler_factor, sync_comm_s,
                  sync_exposed_s, post_step_s, every_micro_batch, optimizer_s,
-                 overlap_slowdown=0.0, host_overhead_s=0.0) -> StepSeconds:
+                 overlap_slowdown=0.0, host_overhead_s=0.0, post_step_exposed_s=None) -> StepSeconds:
     """Assemble a step from its parts; elementwise on numpy arrays.
 
     ``sync_comm_s``/``sync_exposed_s`` are one synchronisation's collective time and the part
     of it that outlasts the compute it overlaps with; it happens once per step, or on every
-    micro-batch when ``every_micro_batch``. The hidden part slows the compute it runs beside
+    micro-batch when ``every_micro_batch``. ``post_step_s`` runs once per step after the
+    optimizer, ``post_step_exposed_s`` of it exposed (all of it unless given: an overlapped
+    parameter gather hides the rest behind the next forward). The hidden part slows the compute it runs beside
     by ``overlap_slowdown``; ``host_overhead_s`` is the per-step framework overhead
     (:mod:`costmodel.training.losses`, already 0 for one rank).
     """
     syncs = ew.where(every_micro_batch, accumulation_steps, 1)
     compute = accumulation_steps * (forward_s + backward_s)
     wait = compute * (straggler_factor - 1.0)
-    exposed = syncs * sync_exposed_s + post_step_s
+    exposed = syncs * sync_exposed_s + (post_step_s if post_step_exposed_s is None else post_step_exposed_s)
     comm = syncs * sync_comm_s + post_step_s
     interference = losses.interference_seconds(comm - exposed, overlap_slowdown)
     total = compute + wait + exposed + optimizer_s + interference + host_overhead_s
@@ -360,6 +364,7 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         flash_attention=config.flash_attention,
         include_attention=config.include_attention, recompute=config.recompute,
         quantize_weights=config.quantize_weights, quantize_grads=config.quantize_grads,
+        overlap_param_gather=config.overlap_param_gather,
     )
 
 
@@ -394,12 +399,16 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
                                           backward * factor, config.overlap)
     if ranks > 1:  # a fusion cycle's wait before the last collective (syncmodes)
         sync_comm, sync_exposed = sync_comm + wait_s, sync_exposed + wait_s
+    after = (plan.after.first_s, plan.after.full_s, plan.after.last_s)
+    post_exposed = float(overlap.exposed_comm_s(forward * factor, grad_bytes, layout, *after, overlap=True)) \
+        if config.overlap_param_gather else plan.post_step_s
     optimizer_s = 0.0 if config.asynchronous else float(optimizer_seconds(
         workload.params, precision, config.optimizer, config.zero_stage, ranks,
         gpu.hbm_bandwidth_Bps))
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, sync_exposed_s=sync_exposed,
-                        post_step_s=plan.post_step_s, every_micro_batch=plan.every_micro_batch,
+                        post_step_s=plan.post_step_s, post_step_exposed_s=post_exposed,
+                        every_micro_batch=plan.every_micro_batch,
                         optimizer_s=optimizer_s, overlap_slowdown=_overlap_slowdown(config),
                         host_overhead_s=float(losses.host_overhead_seconds(
                             0.0 if config.asynchronous else config.losses.host_overhead_s, ranks)))
@@ -435,6 +444,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     _check(config, ranks)
     memory.check_recompute(workload, config.recompute)
     config, setup = _resolve_sync(workload, config)
+    gradsync.check_overlap_param_gather(config.overlap_param_gather, config.zero_stage)
     compute = _compute(workload, gpu, config)
     precision = memory.precision_for(config.grad_dtype)
     layout = overlap.bucket_layout(workload.params * precision.grad_bytes, config.bucket_bytes,

@@ -129,6 +129,8 @@ VARIATIONS = {
     # ZeRO++ needs ZeRO >= 1; its own effect against ZeRO-3 alone: tests/training/test_quantized_comm.py
     "quantize_weights": {"zero_stage": 3, "quantize_weights": 8},
     "quantize_grads": {"zero_stage": 3, "quantize_grads": 4},
+    # needs ZeRO-1/2; its own effect against ZeRO-1 alone: tests/training/test_overlap_param_gather.py
+    "overlap_param_gather": {"zero_stage": 1, "overlap_param_gather": True},
 }
 
 

@@ -1,0 +1,103 @@
+"""ZeRO-1/2 with the parameter all-gather overlapped with the next forward (Megatron-LM's
+distributed optimizer, ``--overlap-param-gather``) in iteration and plan (issue 17)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import hardware
+from cli import app
+from costmodel.planner.recommend import plan
+from costmodel.training import overlap
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+from costmodel.training.memory import precision_for
+from costmodel.training.oncluster import iteration
+from costmodel.training.workloads import load_model
+from dpbase.errors import InputError
+
+runner = CliRunner()
+MIB = 2**20
+RATE_Bps = 1e12  # a toy comm model: every collective moves its size at 1 TB/s, no latency
+
+
+def _toy(primitive, size):
+    return size / RATE_Bps
+
+
+def _step(zero, overlapped, micro_batch=8):
+    gpu = hardware.load_system("dgx-h100").gpu
+    config = TrainingConfig(micro_batch=micro_batch, zero_stage=zero, overlap_param_gather=overlapped)
+    return iteration_breakdown(load_model("gpt2-xl"), gpu, _toy, 16, config)
+
+
+@pytest.mark.parametrize("zero", [1, 2])
+def test_only_the_last_gathered_bucket_outlasts_a_long_forward(zero):
+    """At 1 TB/s the gather of 25 MiB buckets (25 µs) is far faster than the forward produces
+    them, so of the whole gather only the bucket finishing last — the partial last bucket — is
+    exposed; the collective time itself is unchanged."""
+    off, on = _step(zero, False), _step(zero, True)
+    precision = precision_for("bf16")
+    layout = overlap.bucket_layout(load_model("gpt2-xl").params * precision.grad_bytes, 25 * MIB,
+                                   overlap.DDP_FIRST_BUCKET_BYTES)
+    weights_per_grad = precision.weight_bytes / precision.grad_bytes
+    whole = (layout.first_bytes + layout.full_count * layout.bucket_bytes + layout.last_bytes) \
+        * weights_per_grad / RATE_Bps
+    last = (layout.last_bytes if layout.last_bytes > 0 else layout.bucket_bytes) * weights_per_grad / RATE_Bps
+    assert on.comm_s == pytest.approx(off.comm_s)
+    assert off.exposed_comm_s - on.exposed_comm_s == pytest.approx(whole - last, rel=1e-9)
+    assert on.total_s < off.total_s and on.overlap_param_gather and not off.overlap_param_gather
+
+
+def test_a_gather_slower_than_the_forward_stays_partly_exposed():
+    """A tiny micro-batch's forward hides less of the gather than a large one's."""
+    small = _step(1, False, micro_batch=1), _step(1, True, micro_batch=1)
+    assert 0 < small[1].exposed_comm_s < small[0].exposed_comm_s
+
+
+def test_on_the_real_comm_model_the_zero1_gather_leaves_the_critical_path():
+    args = dict(micro_batch=2, seq_len=4096, accumulation_steps=4, zero_stage=1, nodes=4)
+    off = iteration("llama2-7b", "dgx-h100", **args)
+    on = iteration("llama2-7b", "dgx-h100", overlap_param_gather=True, **args)
+    assert on.comm_s == pytest.approx(off.comm_s)
+    assert on.exposed_comm_s < 0.1 * off.exposed_comm_s and on.total_s < off.total_s
+
+
+@pytest.mark.parametrize("zero", [0, 3])
+def test_refused_where_there_is_no_gather_after_the_optimizer(zero):
+    with pytest.raises(InputError, match="overlap_param_gather"):
+        iteration("gpt2", "dgx-h100", micro_batch=1, zero_stage=zero, overlap_param_gather=True)
+    bad = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "1",
+                              "--zero", str(zero), "--overlap-param-gather"])
+    assert bad.exit_code == 2 and "overlap_param_gather" in bad.output
+
+
+def test_plan_sweeps_it_for_its_zero12_rows_and_matches_iteration():
+    system = hardware.load_system("dgx-h100")
+    args = dict(nodes=4, global_batch=256, seq_len=4096, memory_reserve_fraction=0.0)
+    on = plan("llama2-7b", system, overlap_param_gather=True, top=200, **args)
+    rows = [c for c in on.candidates if c.zero_stage in (1, 2)]
+    assert rows and all(c.overlap_param_gather for c in rows)
+    assert not any(c.overlap_param_gather for c in on.candidates if c.zero_stage in (0, 3))
+    row = rows[0]
+    alone = iteration("llama2-7b", system, micro_batch=row.micro_batch, seq_len=4096,
+                      accumulation_steps=row.accumulation_steps, zero_stage=row.zero_stage,
+                      nodes=row.nodes, algorithm=row.algorithm, bucket_bytes=row.bucket_bytes,
+                      grad_dtype=row.grad_dtype, overlap_param_gather=True)
+    assert row.total_s == pytest.approx(alone.total_s, rel=1e-3)
+
+
+def test_cli_plan_and_iteration_report_it():
+    out = runner.invoke(app, ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4",
+                              "--micro-batch", "2", "--seq-len", "4096", "--zero", "1",
+                              "--overlap-param-gather", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["overlap_param_gather"] is True
+    text = runner.invoke(app, ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4",
+                               "--micro-batch", "2", "--seq-len", "4096", "--zero", "1", "--overlap-param-gather"])
+    assert "parameter all-gather overlapped with the next forward" in text.output
+    planned = runner.invoke(app, ["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2",
+                                  "--global-batch", "64", "--seq-len", "4096", "--overlap-param-gather"])
+    assert planned.exit_code == 0, planned.output
