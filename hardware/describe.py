@@ -107,6 +107,8 @@ def _system_lines(system: System) -> list[str]:
     lines += [f"oversubscription = {_number(system.oversubscription)}", f"cpu_vendor = {_quote(system.cpu_vendor)}"]
     lines += [f"p2p = {str(system.p2p).lower()}", f"scaleup_domain_gpus = {system.scaleup_domain_gpus}"]
     lines += [f"pcie_path = {_quote(system.pcie_path)}", f"pcie_switch_gpus = {system.pcie_switch_gpus}"]
+    if system.host_memory_bandwidth_Bps:
+        lines += [f"host_memory_bandwidth = {_bandwidth(system.host_memory_bandwidth_Bps)}"]
     for curve in system.measured:
         lines += ["", "[[system.measured]]", f"collective = {_quote(curve.collective)}",
                   f"algorithm = {_quote(curve.algorithm)}", f"nodes = {curve.nodes}",

@@ -165,6 +165,9 @@ class System:
     scaleup_domain_gpus: int = 0  # 0 = gpus_per_node (set by __post_init__)
     pcie_path: str = "PXB"
     pcie_switch_gpus: int = 1
+    # the node's CPU memory bandwidth, all sockets (theoretical: channels × transfer rate × 8 B);
+    # 0 = unknown. Optimizer offload (ZeRO-Offload) runs the optimizer step on it.
+    host_memory_bandwidth_Bps: float = 0.0
     notes: str = ""
     measured: tuple[MeasuredCurve, ...] = ()  # calibrated curves (dpcost calibrate --system)
 

@@ -96,6 +96,8 @@ SYSTEM_FIELDS = _common() + (
               help="farthest GPU-to-GPU PCIe path, as nvidia-smi topo -m prints it"),
     FieldSpec("pcie_switch_gpus", "pcie_switch_gpus", fields.integer(1, 1024), 1,
               help="GPUs sharing one PCIe switch uplink (1 = own root port)"),
+    FieldSpec("host_memory_bandwidth", "host_memory_bandwidth_Bps", fields.bandwidth_or_zero, 0.0,
+              help="the node's CPU memory bandwidth, all sockets (0 = unknown); optimizer offload runs on it"),
     FieldSpec("measured", "measured", fields.measured, (),
               help="calibrated collective curves (dpcost calibrate --system)"),
 )

@@ -94,6 +94,10 @@ def _deepspeed(row) -> list[Knob]:
         knobs.append(Knob("zero_optimization.zero_quantized_weights", True, "quantize_weights"))
     if row.quantize_grads:
         knobs.append(Knob("zero_optimization.zero_quantized_gradients", True, "quantize_grads"))
+    # ZeRO-Offload (deepspeed.ai/docs/config-json, "Optimizer offloading"): states and step on the CPU
+    if getattr(row, "offload_optimizer", False):
+        knobs.append(Knob("zero_optimization.offload_optimizer", {"device": "cpu", "pin_memory": True},
+                          "offload_optimizer"))
     return knobs
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from costmodel.planner.comm import CommCache, zero_algorithm_ok
-from costmodel.training import gemm, gradsync, losses, memory, overlap, stragglers, workloads
+from costmodel.training import gemm, gradsync, losses, memory, offload, overlap, stragglers, workloads
 from costmodel.training.iteration import (
     FORWARD_SHARE_OF_TRAINING_FLOPS,
     backward_seconds,
@@ -179,13 +179,15 @@ def _sync_fields(plan: gradsync.SyncPlan, shape) -> np.ndarray:
 
 def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: float,
                 backend: str, on_algorithm: Callable[[], None] | None = None,
-                comm_params: tuple = (), quantize: tuple = (None, None)) -> CommTables:
+                comm_params: tuple = (), quantize: tuple = (None, None), offload_host=None) -> CommTables:
     """Collective times of one synchronisation for every (algorithm, stage, dtype, bucket, layout).
 
     One :func:`gradsync.sync_plan` call per (algorithm, ZeRO stage) on arrays: dtype × bucket
     from the bucket layout, GPU layouts from :meth:`CommCache.batch` (one row each). The
     single-GPU layout has no communication and runs under the first algorithm only.
-    ``on_algorithm`` is called after each algorithm (progress).
+    ``offload_host`` (an ``offload.HostPath``): ZeRO >= 1 rows copy their gradient shards to the
+    host inside each bucket's reduction (one GPU too). ``on_algorithm`` is called after each
+    algorithm (progress).
     """
     A, Z, D, U, _ = space.shape
     layouts = space.layouts
@@ -203,15 +205,23 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
         for z, stage in enumerate(space.zero_stages):
             if not zero_algorithm_ok(name, stage, backend):
                 continue
+            offloaded = offload_host is not None and stage >= 1
             for i, (nodes, per_node) in enumerate(layouts):
                 if nodes * per_node == 1 and a == 0 and cache.function(nodes, per_node, name):
                     valid[a, z, :, :, i] = True  # one GPU: no collectives, all times 0
+                    if offloaded:  # but an offloading GPU still copies its gradients to the host
+                        alone = gradsync.sync_plan(lambda _p, size: 0.0 * size, 1, buckets, precision,
+                                                   zero_stage=stage,
+                                                   offload_s_per_byte=offload.d2h_s_per_grad_byte(1, offload_host))
+                        out[:, a, z, :, :, i] = _sync_fields(alone, (D, U))
             if comm is None:
                 continue
             bits = quantize if stage >= 1 else (None, None)  # ZeRO++ quantises ZeRO's collectives only
             plan = gradsync.sync_plan(comm, ranks, buckets, precision, zero_stage=stage, weight_bits=bits[0],
                                       grad_bits=bits[1],
-                                      quant_s_per_byte=gradsync.QUANT_HBM_PASSES / system.gpu.hbm_bandwidth_Bps)
+                                      quant_s_per_byte=gradsync.QUANT_HBM_PASSES / system.gpu.hbm_bandwidth_Bps,
+                                      offload_s_per_byte=offload.d2h_s_per_grad_byte(ranks, offload_host)
+                                      if offloaded else 0.0)
             times = _sync_fields(plan, (len(multi), D, U))
             ok = np.isfinite(times).all(axis=0) & runnable
             out[:, a, z][..., multi] = np.where(ok, times, 0.0).transpose(0, 2, 3, 1)
@@ -248,14 +258,16 @@ def _per_dtype(space: Space, params: int, optimizer: str, hbm_Bps: float) -> dic
         rows.append((p.weight_bytes, p.grad_bytes, memory.optimizer_state_bytes(optimizer)
                      + p.master_bytes, memory.optimizer_step_bytes_per_param(p, optimizer)))
     table = np.array(rows, dtype=float).T.reshape(4, 1, 1, -1, 1, 1)
-    return {"weight": table[0], "grad": table[1], "states": table[2],
+    return {"weight": table[0], "grad": table[1], "states": table[2], "step_bytes": table[3],
             "optimizer_1gpu_s": table[3] * params / hbm_Bps}
 
 
-def _memory(workload, per_dtype, zero, ranks, activations, logits, overheads):
-    """Everything a rank holds (memory.total_bytes), as iteration_breakdown counts it."""
+def _memory(workload, per_dtype, zero, ranks, activations, logits, overheads, offloaded=False):
+    """Everything a rank holds (memory.total_bytes), as iteration_breakdown counts it; with
+    ``offloaded`` the ZeRO >= 1 rows keep their optimizer states on the host."""
     precision = _ArrayPrecision(per_dtype["weight"], per_dtype["grad"])
-    parts = memory.model_state_bytes(workload.params, precision, per_dtype["states"], zero, ranks)
+    states = np.where(offloaded & (np.asarray(zero) >= 1), 0.0, per_dtype["states"])
+    parts = memory.model_state_bytes(workload.params, precision, states, zero, ranks)
     return memory.total_bytes(parts[0] + parts[1] + parts[2], activations, logits, ranks, overheads)
 
 
@@ -300,6 +312,21 @@ class Setting:
     comm_params: tuple = ()  # parameters of the swept algorithms, e.g. (('servers', 4),) for parameter servers
     quantize: tuple[int | None, int | None] = (None, None)  # ZeRO++ (qwZ weight bits, qgZ gradient bits)
     overlap_param_gather: bool = False  # ZeRO-1/2 rows: the parameter gather beside the next forward
+    offload_optimizer: bool = False  # ZeRO >= 1 rows: optimizer on the host CPU (training.offload)
+
+
+def _node_host(setting: Setting, system: Any):
+    """The whole node's host path when the setting offloads the optimizer, else None."""
+    return offload.host_path(system, 1) if setting.offload_optimizer else None
+
+
+def setting_tables(setting: Setting, system: Any, space: Space,
+                   on_algorithm: Callable[[], None] | None = None) -> CommTables:
+    """:func:`comm_tables` for what ``setting`` holds fixed (algorithm parameters, ZeRO++ bits,
+    optimizer offload)."""
+    return comm_tables(system, space, setting.workload.params, setting.first_bucket_bytes, setting.backend,
+                       on_algorithm=on_algorithm, comm_params=setting.comm_params, quantize=setting.quantize,
+                       offload_host=_node_host(setting, system))
 
 
 def _expand(array: np.ndarray) -> np.ndarray:
@@ -310,8 +337,8 @@ def _expand(array: np.ndarray) -> np.ndarray:
 def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None = None) -> Sweep:
     """Evaluate every configuration of ``space`` on ``system`` (see the module docstring)."""
     workload, gpu = setting.workload, system.gpu
-    tables = tables or comm_tables(system, space, workload.params, setting.first_bucket_bytes,
-                                   setting.backend, comm_params=setting.comm_params, quantize=setting.quantize)
+    node_host = _node_host(setting, system)
+    tables = tables or setting_tables(setting, system, space)
     pick, b, k = space.cell_layout, space.micro_batch, space.accumulation
     ranks = space.gpus
     zero = np.array(space.zero_stages).reshape(1, -1, 1, 1, 1)
@@ -331,6 +358,11 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     sync_comm, sync_exposed = _sync_times(tables, buckets, grad_bytes, forward * factor,
                                           backward * factor, pick)
     optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, ranks, 1)
+    if node_host is not None:  # ZeRO >= 1 rows: the step on the node's CPUs, shared by its ranks
+        per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
+        host_s = offload.step_seconds(workload.params, per_dtype["step_bytes"], per_dtype["weight"], ranks,
+                                      node_host.memory_Bps / per_node, node_host.pcie_Bps)
+        optimizer_s = np.where(zero >= 1, host_s[0] + host_s[1], optimizer_s)
     post_step = tables.post_step_s[..., pick]
     post_exposed = post_step
     if setting.overlap_param_gather and tables.after is not None:  # ZeRO-3/0 rows have no gather: 0 either way
@@ -348,7 +380,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     logits = memory.logits_bytes(workload, b, setting.seq_len,
                                  memory.DTYPE_BYTES[setting.compute_dtype])
     usable = gpu.memory_bytes - memory.reserve_bytes(gpu.memory_bytes, setting.memory_reserve_bytes)
-    mem = _memory(workload, per_dtype, zero, ranks, activations, logits, setting.overheads)
+    mem = _memory(workload, per_dtype, zero, ranks, activations, logits, setting.overheads,
+                  setting.offload_optimizer)
     plain_fits = _memory(workload, per_dtype, 0, ranks, activations, logits,
                          setting.overheads) <= usable
     feasible = tables.valid[..., pick] & (mem <= usable) & ((zero == 0) | ~plain_fits)

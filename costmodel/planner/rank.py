@@ -68,6 +68,7 @@ class PlanRow:
     quantize_weights: int | None = None  # ZeRO++ qwZ bits (ZeRO >= 1 plans)
     quantize_grads: int | None = None  # ZeRO++ qgZ bits (ZeRO >= 1 plans)
     overlap_param_gather: bool = False  # ZeRO-1/2 plans: parameter gather beside the next forward
+    offload_optimizer: bool = False  # ZeRO >= 1 plans: optimizer on the host CPU (ZeRO-Offload)
 
     def to_dict(self) -> dict:
         """Every field, for JSON."""
@@ -190,7 +191,8 @@ def _quantized(setting, zero_stage: int) -> dict:
     if zero_stage < 1:
         return {}
     return {"quantize_weights": weights, "quantize_grads": grads,
-            "overlap_param_gather": bool(getattr(setting, "overlap_param_gather", False)) and zero_stage in (1, 2)}
+            "overlap_param_gather": bool(getattr(setting, "overlap_param_gather", False)) and zero_stage in (1, 2),
+            "offload_optimizer": bool(getattr(setting, "offload_optimizer", False))}
 
 
 def _totals_at(sweep, setting, constraints, index) -> dict:

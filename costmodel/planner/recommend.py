@@ -219,13 +219,17 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.oncluster import with_interval
 
+    if best.gpus <= 1:  # one GPU: no collective, nothing uncertain about the communication
+        return None
     comm = comm_model(system, best.nodes, best.gpus_per_node, algorithm=best.algorithm, backend=backend)
     if not comm.has_intervals:
         return None
     config = TrainingConfig(micro_batch=best.micro_batch, accumulation_steps=best.accumulation_steps,
                             seq_len=setting.seq_len, grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes,
                             zero_stage=best.zero_stage, recompute=best.recompute, compute_dtype=setting.compute_dtype,
-                            mfu=setting.mfu, optimizer=setting.optimizer, jitter_cv=setting.jitter_cv)
+                            mfu=setting.mfu, optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
+                            quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
+                            overlap_param_gather=best.overlap_param_gather, offload_optimizer=best.offload_optimizer)
     scalar = iteration_breakdown(setting.workload, system.gpu, comm, config=config)
     ranged = with_interval(scalar, setting.workload, system.gpu, comm, config)
     if ranged.total_interval_s is None or scalar.total_s <= 0:
@@ -321,9 +325,7 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress):
     """The sweep; with ``recompute=None`` again with recomputation when nothing fits without it."""
     from costmodel.training import memory
 
-    tables = grid.comm_tables(system, space, setting.workload.params, setting.first_bucket_bytes,
-                              setting.backend, on_algorithm=progress.advance, comm_params=setting.comm_params,
-                              quantize=setting.quantize)
+    tables = grid.setting_tables(setting, system, space, on_algorithm=progress.advance)
     sweep = grid.sweep(setting, system, space, tables)
     progress.advance(_SWEEP_UNITS)
     if recompute is None and not sweep.feasible.any() and memory.recompute_applies(setting.workload):
@@ -348,7 +350,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          budget: float | None = None, price_per_gpu_hour: float | None = None,
          power_w: float | None = None, servers: int | None = None, colocated: bool | None = None,
          quantize_weights: int | None = None, quantize_grads: int | None = None,
-         overlap_param_gather: bool = False,
+         overlap_param_gather: bool = False, offload_optimizer: bool = False,
          progress: Callable[[int, int], None] | None = None) -> Plan:
     """Recommend a data-parallel plan for ``model`` on up to ``nodes`` nodes of ``cluster``.
 
@@ -378,6 +380,10 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
 
     ``overlap_param_gather``: ZeRO-1/2 plans run their parameter all-gather beside the next
     step's forward (Megatron-LM ``--overlap-param-gather``) instead of after the optimizer.
+
+    ``offload_optimizer``: ZeRO >= 1 plans keep the optimizer states on the host and step on
+    the CPU (ZeRO-Offload, :mod:`costmodel.training.offload`; needs the system's host memory
+    bandwidth).
 
     ``progress``, if given, is called as ``progress(done, total)`` — first with ``done = 0``,
     then as the collective times of each algorithm, the array sweep, the ranking and the
@@ -412,7 +418,12 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     check_quantization(quantize_weights, quantize_grads, 1)
     setting = replace(setting, comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),
                       quantize=(quantize_weights, quantize_grads),
-                      overlap_param_gather=bool(overlap_param_gather))
+                      overlap_param_gather=bool(overlap_param_gather),
+                      offload_optimizer=bool(offload_optimizer))
+    if offload_optimizer:
+        from costmodel.training.offload import host_path
+
+        host_path(system)  # refuses a system whose host memory bandwidth is unknown, before sweeping
     if partial:
         max_gpus, nodes = int(gpus), int(nodes or gpus)
     else:

@@ -146,15 +146,17 @@ def check_topk(topk_fraction: float | None, zero_stage: int) -> float | None:
 def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precision, *,
               zero_stage: int = 0, topk_fraction: float | None = None,
               asynchronous: bool = False, weight_bits: int | None = None, grad_bits: int | None = None,
-              quant_s_per_byte: float = 0.0) -> SyncPlan:
+              quant_s_per_byte: float = 0.0, offload_s_per_byte=0.0) -> SyncPlan:
     """The collectives of one step for a ZeRO stage / compression / async configuration.
 
     Scalar, or elementwise on arrays: the planner passes a bucket layout and precision whose
     fields are arrays (over gradient dtype × bucket size), ``ranks`` as an array over GPU
     layouts and a ``comm`` that returns one row per layout; every time then comes back as an
-    array. Layouts with one rank need ``comm`` to return 0 for them.
+    array. Layouts with one rank need ``comm`` to return 0 for them. ``offload_s_per_byte``:
+    seconds per gradient byte of a bucket to copy this rank's reduced shard to the host
+    (optimizer offload, :mod:`costmodel.training.offload`), charged with the bucket's reduction.
     """
-    if np.all(ranks <= 1):
+    if np.all(ranks <= 1) and not np.any(offload_s_per_byte):  # one GPU offloading still copies its gradients
         return SyncPlan(backward=PhaseTimes(), forward=PhaseTimes(), post_step_s=0.0,
                         every_micro_batch=False, payload_bytes=0.0)
     weights_per_grad = precision.weight_bytes / precision.grad_bytes
@@ -169,9 +171,9 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
     elif zero_stage == 0:
         backward_parts = [("all-reduce", 1.0)]
     else:
-        reduce: tuple = ("reduce-scatter", 1.0)
+        reduce: tuple = ("reduce-scatter", 1.0, offload_s_per_byte)
         if grad_bits is not None:  # qgZ: quantised gradient blocks exchanged all-to-all
-            reduce = ("all-to-all", grad_bits / 8 / precision.grad_bytes, quant_s_per_byte)
+            reduce = ("all-to-all", grad_bits / 8 / precision.grad_bytes, quant_s_per_byte + offload_s_per_byte)
         backward_parts = [reduce] if zero_stage in (1, 2) else [gather, reduce]
     backward, payload = _phase(comm, layout, backward_parts)
     forward, after, post_step, extra = PhaseTimes(), PhaseTimes(), 0.0, 0.0

@@ -33,7 +33,18 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from costmodel.training import elementwise as ew
-from costmodel.training import gemm, gradsync, losses, memory, overlap, stragglers, syncmodes, transport, workloads
+from costmodel.training import (
+    gemm,
+    gradsync,
+    losses,
+    memory,
+    offload,
+    overlap,
+    stragglers,
+    syncmodes,
+    transport,
+    workloads,
+)
 from costmodel.training.losses import StepLosses
 from costmodel.training.memory import MemoryBreakdown
 from costmodel.training.workloads import Workload
@@ -79,6 +90,7 @@ class TrainingConfig:
     quantize_weights: int | None = None  # bits of ZeRO++ qwZ weight all-gathers (8), None = full precision
     quantize_grads: int | None = None  # bits of ZeRO++ qgZ gradient all-to-all (4 or 8), None = reduce-scatter
     overlap_param_gather: bool = False  # ZeRO-1/2: the parameter all-gather runs beside the next forward
+    offload_optimizer: bool = False  # ZeRO >= 1: optimizer states and step on the host CPU (ZeRO-Offload)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,6 +157,9 @@ class Breakdown:
     quantize_weights: int | None = None  # ZeRO++ qwZ bits
     quantize_grads: int | None = None  # ZeRO++ qgZ bits
     overlap_param_gather: bool = False  # ZeRO-1/2 parameter gather beside the next forward
+    offload_optimizer: bool = False  # optimizer on the host (ZeRO-Offload)
+    optimizer_host_s: float = 0.0  # of optimizer_s: the CPU step (offload)
+    optimizer_copy_s: float = 0.0  # of optimizer_s: updated weights copied host -> device (offload)
 
     def to_dict(self) -> dict:
         """Every field (memory as a nested object), for JSON."""
@@ -331,13 +346,15 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype):
     """Memory at the chosen ZeRO stage, the totals at every stage, the smallest that fits."""
     states = 0.0 if config.asynchronous else (memory.optimizer_state_bytes(config.optimizer)
                                               + precision.master_bytes)
+    offloaded = config.offload_optimizer  # ZeRO >= 1 only: the states live on the host
     activations = memory.activation_bytes(workload, config.micro_batch, seq_len,
                                           memory.DTYPE_BYTES[compute_dtype],
                                           config.flash_attention, config.recompute)
     logits = memory.logits_bytes(workload, config.micro_batch, seq_len,
                                  memory.DTYPE_BYTES[compute_dtype])
     by_stage = [memory.memory_breakdown(
-        params=workload.params, precision=precision, optimizer_bytes_per_param=states,
+        params=workload.params, precision=precision,
+        optimizer_bytes_per_param=0.0 if offloaded and stage >= 1 else states,
         zero_stage=stage, ranks=ranks, activations_bytes=float(activations),
         capacity_bytes=gpu.memory_bytes, logits=float(logits)) for stage in memory.ZERO_STAGES]
     fitting = [stage for stage, mem in zip(memory.ZERO_STAGES, by_stage) if mem.fits]
@@ -364,7 +381,7 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         flash_attention=config.flash_attention,
         include_attention=config.include_attention, recompute=config.recompute,
         quantize_weights=config.quantize_weights, quantize_grads=config.quantize_grads,
-        overlap_param_gather=config.overlap_param_gather,
+        overlap_param_gather=config.overlap_param_gather, offload_optimizer=config.offload_optimizer,
     )
 
 
@@ -383,13 +400,15 @@ def _overlap_slowdown(config: TrainingConfig) -> float:
                                           config.host_reduce)
 
 
-def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s=0.0):
-    """(StepSeconds, SyncPlan, optimizer seconds) for one configuration."""
+def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s=0.0, host=None):
+    """(StepSeconds, SyncPlan, optimizer seconds, (host step, host-to-device copy) seconds)."""
     grad_bytes = float(workload.params * precision.grad_bytes)
+    offloaded = config.offload_optimizer and ranks > 0
     plan = gradsync.sync_plan(comm, ranks, layout, precision, zero_stage=config.zero_stage,
                               topk_fraction=config.topk_fraction, asynchronous=config.asynchronous,
                               weight_bits=config.quantize_weights, grad_bits=config.quantize_grads,
-                              quant_s_per_byte=gradsync.QUANT_HBM_PASSES / gpu.hbm_bandwidth_Bps)
+                              quant_s_per_byte=gradsync.QUANT_HBM_PASSES / gpu.hbm_bandwidth_Bps,
+                              offload_s_per_byte=offload.d2h_s_per_grad_byte(ranks, host) if offloaded else 0.0)
     k = config.accumulation_steps
     factor = 1.0 if config.asynchronous else float(stragglers.slowest_rank_factor(
         config.jitter_cv, ranks, 1 if plan.every_micro_batch else k, config.losses.speed_cv,
@@ -402,9 +421,16 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
     after = (plan.after.first_s, plan.after.full_s, plan.after.last_s)
     post_exposed = float(overlap.exposed_comm_s(forward * factor, grad_bytes, layout, *after, overlap=True)) \
         if config.overlap_param_gather else plan.post_step_s
-    optimizer_s = 0.0 if config.asynchronous else float(optimizer_seconds(
-        workload.params, precision, config.optimizer, config.zero_stage, ranks,
-        gpu.hbm_bandwidth_Bps))
+    host_s = (0.0, 0.0)
+    if offloaded:
+        host_s = tuple(float(t) for t in offload.step_seconds(
+            workload.params, memory.optimizer_step_bytes_per_param(precision, config.optimizer),
+            precision.weight_bytes, ranks, host.memory_Bps, host.pcie_Bps))
+        optimizer_s = host_s[0] + host_s[1]
+    else:
+        optimizer_s = 0.0 if config.asynchronous else float(optimizer_seconds(
+            workload.params, precision, config.optimizer, config.zero_stage, ranks,
+            gpu.hbm_bandwidth_Bps))
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, sync_exposed_s=sync_exposed,
                         post_step_s=plan.post_step_s, post_step_exposed_s=post_exposed,
@@ -412,7 +438,7 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
                         optimizer_s=optimizer_s, overlap_slowdown=_overlap_slowdown(config),
                         host_overhead_s=float(losses.host_overhead_seconds(
                             0.0 if config.asynchronous else config.losses.host_overhead_s, ranks)))
-    return step, plan, optimizer_s
+    return step, plan, optimizer_s, host_s
 
 
 def _group_ranks(comm, ranks: int | None) -> int:
@@ -426,8 +452,19 @@ def _group_ranks(comm, ranks: int | None) -> int:
     return known if ranks is None else ranks
 
 
+def _host_of(comm, host):
+    """The offload host path: given, else from the comm model's cluster, else None."""
+    if host is not None:
+        return host
+    owner = getattr(comm, "__self__", comm)
+    lay = getattr(owner, "layout", None)
+    system = getattr(lay, "system", None)
+    return offload.host_path(system, lay.gpus_per_node) if system is not None else None
+
+
 def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], float], ranks: int | None = None,
-                        config: TrainingConfig | None = None, *, algorithm: str = "") -> Breakdown:
+                        config: TrainingConfig | None = None, *, algorithm: str = "",
+                        host: offload.HostPath | None = None) -> Breakdown:
     """Break one data-parallel training step down for ``ranks`` GPUs of type ``gpu``.
 
     ``comm(primitive, size_bytes)`` gives the seconds of one collective over the group
@@ -437,6 +474,8 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     count itself; passing a different ``ranks`` is an error, so the two cannot disagree.
     """
     ranks = _group_ranks(comm, ranks)
+    if config is not None and config.offload_optimizer:
+        host = _host_of(comm, host)
     if not callable(comm) and callable(getattr(comm, "time_s", None)):  # a CommModel itself
         comm = comm.time_s
     if config is None:
@@ -445,12 +484,13 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     memory.check_recompute(workload, config.recompute)
     config, setup = _resolve_sync(workload, config)
     gradsync.check_overlap_param_gather(config.overlap_param_gather, config.zero_stage)
+    offload.check(config.offload_optimizer, config.zero_stage, host)
     compute = _compute(workload, gpu, config)
     precision = memory.precision_for(config.grad_dtype)
     layout = overlap.bucket_layout(workload.params * precision.grad_bytes, config.bucket_bytes,
                                    config.first_bucket_bytes)
-    step, plan, optimizer_s = _step(workload, gpu, comm, ranks, config, compute.forward_s,
-                                    precision, layout, setup.wait_s)
+    step, plan, optimizer_s, host_s = _step(workload, gpu, comm, ranks, config, compute.forward_s,
+                                            precision, layout, setup.wait_s, host)
     k, per_rank = config.accumulation_steps, config.micro_batch * config.accumulation_steps
     total = float(step.total_s)
     samples_per_s = ranks * per_rank / total
@@ -464,6 +504,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         comm_s=float(step.comm_s), hidden_comm_s=float(step.comm_s - step.exposed_comm_s),
         exposed_comm_s=float(step.exposed_comm_s), interference_s=float(step.interference_s),
         host_overhead_s=float(step.host_overhead_s), optimizer_s=optimizer_s, total_s=total,
+        optimizer_host_s=host_s[0], optimizer_copy_s=host_s[1],
         samples_per_s=samples_per_s,
         tokens_per_s=samples_per_s * float(workloads.tokens_per_sample(workload, compute.seq_len)),
         rank_alone_samples_per_s=per_rank / float(step.compute_s + optimizer_s),

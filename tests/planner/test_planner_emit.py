@@ -19,7 +19,8 @@ DEEPSPEED_TOP = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient
                  "bf16", "fp16", "communication_data_type", "zero_optimization"}
 DEEPSPEED_ZERO = {"stage", "overlap_comm", "contiguous_gradients", "reduce_bucket_size",
                   "allgather_bucket_size", "stage3_prefetch_bucket_size", "reduce_scatter",
-                  "allgather_partitions", "zero_quantized_weights", "zero_quantized_gradients"}
+                  "allgather_partitions", "zero_quantized_weights", "zero_quantized_gradients",
+                  "offload_optimizer"}
 # PyTorch: DistributedDataParallel(bucket_cap_mb=...), ddp_comm_hooks.default_hooks,
 # FullyShardedDataParallel(sharding_strategy=...), MixedPrecision(reduce_dtype=...),
 # ZeroRedundancyOptimizer; torchrun --nnodes / --nproc-per-node; the training loop's micro-batch
@@ -36,7 +37,8 @@ CASES = {"zero1": ("llama2-7b", dict(nodes=4, global_batch=512, seq_len=4096)),
          "ddp": ("gpt2", dict(nodes=2, global_batch=256)),
          "zero3": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048)),
          "zeropp": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048, quantize_weights=8,
-                                       quantize_grads=4))}
+                                       quantize_grads=4)),
+         "offload": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048, offload_optimizer=True))}
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))
@@ -108,3 +110,12 @@ def test_zeropp_plans_emit_deepspeeds_quantisation_switches():
     names = {knob.name: knob.value for knob in emit.knobs(best, "deepspeed")}
     assert names["zero_optimization.zero_quantized_weights"] is True
     assert names["zero_optimization.zero_quantized_gradients"] is True
+
+
+def test_offload_plans_emit_deepspeeds_offload_optimizer():
+    best = plan("llama2-13b", "dgx-h100", explain=False, nodes=1, global_batch=64, seq_len=2048,
+                offload_optimizer=True).best
+    assert best.zero_stage >= 1 and best.offload_optimizer
+    config = json.loads(emit.render(best, "deepspeed"))
+    # deepspeed.ai/docs/config-json: "offload_optimizer": {"device": "cpu", "pin_memory": ...}
+    assert config["zero_optimization"]["offload_optimizer"] == {"device": "cpu", "pin_memory": True}

@@ -13,6 +13,7 @@ from iteration_support import SmallGpu, ring_comm
 from costmodel.training import losses, stragglers
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds
 from costmodel.training.losses import StepLosses
+from costmodel.training.offload import HostPath
 from costmodel.training.workloads import load_model
 
 GPU = SmallGpu()
@@ -22,11 +23,11 @@ INPUT_KEYS = {f.name for f in dataclasses.fields(TrainingConfig)} | {
     "overlap_slowdown"}
 
 
-def _run(model="gpt2-xl", ranks=16, bandwidth=25e9, latency=5e-6, **config):
+def _run(model="gpt2-xl", ranks=16, bandwidth=25e9, latency=5e-6, host=None, **config):
     base = dict(micro_batch=4)
     base.update(config)
     return iteration_breakdown(load_model(model), GPU, ring_comm(ranks, bandwidth, latency), ranks,
-                               TrainingConfig(**base))
+                               TrainingConfig(**base), host=host)
 
 
 def _outputs(result) -> dict:
@@ -131,6 +132,9 @@ VARIATIONS = {
     "quantize_grads": {"zero_stage": 3, "quantize_grads": 4},
     # needs ZeRO-1/2; its own effect against ZeRO-1 alone: tests/training/test_overlap_param_gather.py
     "overlap_param_gather": {"zero_stage": 1, "overlap_param_gather": True},
+    # needs ZeRO >= 1 and a host; its own arithmetic: tests/training/test_optimizer_offload.py
+    "offload_optimizer": {"zero_stage": 1, "offload_optimizer": True,
+                          "host": HostPath(memory_Bps=50e9, pcie_Bps=24e9)},
 }
 
 

@@ -1,0 +1,79 @@
+"""Optimizer CPU offload (ZeRO-Offload): the optimizer states and step live on the host.
+
+Ren et al. 2021, "ZeRO-Offload: Democratizing Billion-Scale Model Training" (USENIX ATC), §4,
+and DeepSpeed's ``zero_optimization.offload_optimizer: {device: cpu}`` (ZeRO stage >= 1): each
+rank keeps its shard of the fp32 master weights and optimizer states in host memory. Per
+optimizer step it
+
+1. copies its gradient shard to the host as each bucket is reduce-scattered (device to host
+   over PCIe, inside the bucket's communication, so it overlaps with backward like the
+   collective itself): ``bucket / N`` bytes of gradient per bucket;
+2. runs the optimizer step on the CPU (DeepSpeed's SIMD ``DeepSpeedCPUAdam``): it streams the
+   same bytes per parameter as the GPU step (``memory.optimizer_step_bytes_per_param``)
+   through the host memory, whose bandwidth the node's ``G`` ranks share. At the CPUs'
+   theoretical memory bandwidth this is a floor, as the GPU optimizer's HBM time is;
+3. copies its updated parameter shard back (host to device, ``P/N`` weights), before the
+   parameter all-gather.
+
+Steps 2 and 3 sit on the critical path between backward and the next forward (DeepSpeed's
+default; its "delayed parameter update" that overlaps them is not modelled). The GPU no longer
+holds optimizer states or master weights.
+
+PCIe bandwidth per GPU: NCCL's own estimate of a x16 link of the GPU's PCIe generation
+(``nccl.search.pci_bandwidth_GBps``: Gen3 12, Gen4 24, Gen5 48 GB/s, from NCCL's topo.h),
+shared by the GPUs behind one switch uplink (``pcie_switch_gpus``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dpbase.errors import InputError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostPath:
+    """What one rank gets of its node's host: memory bandwidth and PCIe bandwidth (B/s)."""
+
+    memory_Bps: float  # the node's host memory bandwidth / the ranks per node sharing it
+    pcie_Bps: float  # device <-> host per GPU per direction
+    system: str = ""
+
+
+def host_path(system: Any, gpus_per_node: int | None = None) -> HostPath:
+    """The host path of one rank of ``system`` when ``gpus_per_node`` ranks (default: all its
+    GPUs) share each node's host memory (refused where that memory's bandwidth is unknown)."""
+    from costmodel.nccl.search import pci_bandwidth_GBps
+    from costmodel.nccl.tables import load_tables
+
+    if not getattr(system, "host_memory_bandwidth_Bps", 0.0):
+        raise InputError("offload_optimizer", True,
+                         f"a system with host_memory_bandwidth set ({system.name} does not say its CPUs' "
+                         "memory bandwidth; add host_memory_bandwidth = \"...GB/s\" to its TOML)")
+    pcie = pci_bandwidth_GBps(system.gpu.pcie_gen, load_tables()) * 1e9 / max(system.pcie_switch_gpus, 1)
+    sharing = gpus_per_node or system.gpus_per_node
+    return HostPath(memory_Bps=system.host_memory_bandwidth_Bps / sharing, pcie_Bps=pcie,
+                    system=system.name)
+
+
+def check(offload: bool, zero_stage, host: HostPath | None) -> None:
+    """Offload needs ZeRO >= 1 (DeepSpeed offloads the partitioned optimizer) and a host path."""
+    if not offload:
+        return
+    if zero_stage == 0:
+        raise InputError("offload_optimizer", True, "only with --zero 1, 2 or 3 (DeepSpeed offloads ZeRO's shards)")
+    if host is None:
+        raise InputError("offload_optimizer", True, "a cluster (its host memory and PCIe bandwidth)")
+
+
+def d2h_s_per_grad_byte(ranks, host: HostPath):
+    """Seconds per gradient byte of a bucket to copy this rank's shard (1/N of it) to the host."""
+    return 1.0 / (ranks * host.pcie_Bps)
+
+
+def step_seconds(params, step_bytes_per_param, weight_bytes, ranks, memory_Bps, pcie_Bps):
+    """(CPU optimizer step, host-to-device copy of the updated weights) of this rank's shard;
+    elementwise on arrays. ``step_bytes_per_param``: :func:`memory.optimizer_step_bytes_per_param`."""
+    shard = params / ranks
+    return step_bytes_per_param * shard / memory_Bps, shard * weight_bytes / pcie_Bps

@@ -1,0 +1,110 @@
+"""Optimizer CPU offload (ZeRO-Offload) in iteration and plan (issue 17): the step's arithmetic
+from its sourced pieces, the memory it frees, and where it is refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import hardware
+from cli import app
+from costmodel.nccl.search import pci_bandwidth_GBps
+from costmodel.nccl.tables import load_tables
+from costmodel.planner.recommend import plan
+from costmodel.training import memory
+from costmodel.training.offload import host_path
+from costmodel.training.oncluster import iteration
+from costmodel.training.workloads import load_model
+from dpbase.errors import InputError
+
+runner = CliRunner()
+ARGS = dict(micro_batch=2, seq_len=4096, accumulation_steps=4, nodes=4)
+
+
+def test_the_host_path_of_a_dgx_h100_rank():
+    system = hardware.load_system("dgx-h100")
+    host = host_path(system)
+    assert host.memory_Bps == pytest.approx(614.4e9 / 8)  # 2 x 8 channels DDR5-4800, shared by 8 GPUs
+    assert host.pcie_Bps == pytest.approx(48e9)  # NCCL's Gen5 x16 estimate
+    assert pci_bandwidth_GBps(5, load_tables()) == 48
+    assert host_path(system, 1).memory_Bps == pytest.approx(614.4e9)  # one rank per node has it all
+
+
+@pytest.mark.parametrize("zero", [1, 2, 3])
+def test_the_step_from_its_pieces(zero):
+    off = iteration("llama2-7b", "dgx-h100", zero_stage=zero, **ARGS)
+    on = iteration("llama2-7b", "dgx-h100", zero_stage=zero, offload_optimizer=True, **ARGS)
+    params, ranks = load_model("llama2-7b").params, 32
+    precision = memory.precision_for("bf16")
+    shard = params / ranks
+    cpu = memory.optimizer_step_bytes_per_param(precision, "adamw") * shard / (614.4e9 / 8)
+    copy = shard * precision.weight_bytes / 48e9
+    assert on.optimizer_host_s == pytest.approx(cpu) and on.optimizer_copy_s == pytest.approx(copy)
+    assert on.optimizer_s == pytest.approx(cpu + copy)
+    # each bucket's reduced gradient shard crosses PCIe inside the bucket's communication: the
+    # whole gradient / N per synchronisation (ZeRO-2/3 synchronise on each of the 4 micro-batches)
+    syncs = 4 if zero >= 2 else 1
+    assert on.comm_s - off.comm_s == pytest.approx(syncs * params * precision.grad_bytes / ranks / 48e9, rel=1e-6)
+    assert on.memory.optimizer_bytes == 0 < off.memory.optimizer_bytes
+    assert on.memory.total_bytes < off.memory.total_bytes
+
+
+def test_one_gpu_offloading_still_copies_its_gradients():
+    on = iteration("gpt2-xl", "dgx-h100", micro_batch=8, zero_stage=1, nodes=1, gpus_per_node=1,
+                   offload_optimizer=True)
+    grads = load_model("gpt2-xl").params * 2
+    assert on.comm_s == pytest.approx(grads / 48e9)
+    assert on.exposed_comm_s < on.comm_s  # overlapped with backward, bucket by bucket
+
+
+def test_refused_without_zero_or_without_a_known_host():
+    with pytest.raises(InputError, match="--zero 1, 2 or 3"):
+        iteration("gpt2", "dgx-h100", micro_batch=1, offload_optimizer=True)
+    with pytest.raises(InputError, match="host_memory_bandwidth"):
+        iteration("gpt2", "l40s-4x-pcie", micro_batch=1, zero_stage=1, offload_optimizer=True)
+    bad = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "l40s-4x-pcie", "--micro-batch", "1",
+                              "--zero", "1", "--offload-optimizer"])
+    assert bad.exit_code == 2 and "host_memory_bandwidth" in bad.output
+    refused = runner.invoke(app, ["plan", "--model", "gpt2", "--cluster", "l40s-4x-pcie", "--global-batch", "8",
+                                  "--offload-optimizer"])
+    assert refused.exit_code == 2 and "host_memory_bandwidth" in refused.output
+
+
+def test_plan_applies_it_to_its_zero_rows_with_iterations_numbers():
+    system = hardware.load_system("dgx-h100")
+    result = plan("llama2-13b", system, nodes=1, global_batch=64, seq_len=2048, offload_optimizer=True, top=50)
+    rows = [c for c in result.candidates if c.zero_stage >= 1]
+    assert rows and all(c.offload_optimizer for c in rows)
+    for row in rows[:3]:
+        alone = iteration("llama2-13b", system, micro_batch=row.micro_batch, seq_len=2048,
+                          accumulation_steps=row.accumulation_steps, zero_stage=row.zero_stage,
+                          nodes=row.nodes, gpus_per_node=row.gpus_per_node, algorithm=row.algorithm,
+                          bucket_bytes=row.bucket_bytes, grad_dtype=row.grad_dtype, offload_optimizer=True)
+        assert row.total_s == pytest.approx(alone.total_s, rel=1e-3)
+        assert row.memory_bytes == pytest.approx(alone.memory.total_bytes, rel=1e-6)
+
+
+def test_a_one_gpu_plan_counts_the_gradient_copy():
+    system = hardware.load_system("dgx-h100")
+    result = plan("llama2-7b", system, gpus=1, global_batch=8, seq_len=2048, offload_optimizer=True, top=5)
+    row = result.best
+    assert row.gpus == 1 and row.zero_stage >= 1
+    alone = iteration("llama2-7b", system, micro_batch=row.micro_batch, seq_len=2048,
+                      accumulation_steps=row.accumulation_steps, zero_stage=row.zero_stage, nodes=1,
+                      gpus_per_node=1, bucket_bytes=row.bucket_bytes, grad_dtype=row.grad_dtype,
+                      offload_optimizer=True)
+    assert alone.comm_s > 0 and row.total_s == pytest.approx(alone.total_s, rel=1e-3)
+
+
+def test_cli_reports_it():
+    out = runner.invoke(app, ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4",
+                              "--micro-batch", "2", "--seq-len", "4096", "--zero", "2", "--offload-optimizer",
+                              "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["offload_optimizer"] is True and data["optimizer_host_s"] > 0 and data["optimizer_copy_s"] > 0
+    text = runner.invoke(app, ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4",
+                               "--micro-batch", "2", "--seq-len", "4096", "--zero", "2", "--offload-optimizer"])
+    assert "on the host: CPU step" in text.output and "ZeRO-Offload" in text.output
