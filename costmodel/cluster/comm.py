@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.backends import bottleneck_link, nccl_topology, predict_collective
-from costmodel.cluster.mapping import Layout, cluster_candidates, layout
+from costmodel.cluster.mapping import Layout, cluster_candidates, layout, rail_system
 from costmodel.cluster.stacks import resolve_backend, stack_named
 from costmodel.collectives.prediction import Prediction
 from costmodel.names import Backend, algorithm_named
@@ -117,6 +117,18 @@ class CommModel:
                 "nodes": self.layout.nodes, "gpus_per_node": self.layout.gpus_per_node,
                 "algorithm_at_25MiB": probe.algorithm, "protocol_at_25MiB": probe.protocol,
                 "bottleneck": probe.bottleneck if self.ranks > 1 else bottleneck_link(self.layout)}
+
+
+def hybrid_groups(comm: CommModel) -> tuple[CommModel, CommModel]:
+    """The two groups of hybrid sharding on ``comm``'s cluster: the GPUs of one node (the shard
+    group: weight all-gathers and gradient reduce-scatters) and one rail across the nodes (the
+    replica group: the all-reduce of each 1/G shard, G rails at once; :func:`rail_system`)."""
+    lay = comm.layout
+    intra = CommModel(layout(lay.system, 1, lay.gpus_per_node), comm.algorithm, comm.backend, comm.stack,
+                      comm.params)
+    rails = CommModel(layout(rail_system(lay.system, lay.gpus_per_node), lay.nodes, 1), comm.algorithm,
+                      comm.backend, comm.stack, comm.params)
+    return intra, rails
 
 
 def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",

@@ -97,6 +97,24 @@ def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = Non
     return Layout(sys_profile, nodes, gpn)
 
 
+def rail_system(system: System, sharing: int) -> System:
+    """One GPU's share of each node of ``system`` when ``sharing`` GPUs per node each run their
+    own cross-node group at once (hybrid sharding: FSDP HYBRID_SHARD / DeepSpeed MiCS run one
+    all-reduce per local rank, the "rails"): a one-GPU node with ``nics // sharing`` of the NICs,
+    or, with fewer NICs than GPUs, one NIC at ``nics / sharing`` of its bandwidth. Inside an
+    NVLink domain of several nodes (NVL72 trays) the rails stay on NVLink, each GPU with its own
+    ports: the domain holds ``domain // sharing`` such nodes. Measured curves do not apply."""
+    share = max(int(sharing), 1)
+    nics, per_nic = system.nics_per_node, system.nic_bandwidth_Bps
+    if nics >= share:
+        nics //= share
+    else:
+        nics, per_nic = 1, per_nic * nics / share
+    return replace(system, name=f"{system.name}/rail", gpus_per_node=1, nics_per_node=nics,
+                   nic_bandwidth_Bps=per_nic, pcie_switch_gpus=1, measured=(),
+                   scaleup_domain_gpus=max(system.scaleup_domain_gpus // share, 1))
+
+
 def applicable(entry: Entry, lay: Layout) -> bool:
     """Whether the hardware can run the algorithm at all (in-network needs a reducing switch)."""
     if entry.in_network:

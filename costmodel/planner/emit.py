@@ -70,7 +70,10 @@ def _torch(row, compute_dtype: str) -> list[Knob]:
         if row.zero_stage == 1:
             knobs.append(Knob("ZeroRedundancyOptimizer", True, "zero_stage"))
     else:
-        knobs.append(Knob("sharding_strategy", FSDP_STRATEGY[row.zero_stage], "zero_stage"))
+        if getattr(row, "shard", "full") == "hybrid":  # shard in the node, replicate across (HSDP)
+            knobs.append(Knob("sharding_strategy", "ShardingStrategy.HYBRID_SHARD", "shard"))
+        else:
+            knobs.append(Knob("sharding_strategy", FSDP_STRATEGY[row.zero_stage], "zero_stage"))
         knobs.append(Knob("reduce_dtype", TORCH_DTYPE.get(row.grad_dtype, "torch.float32"),
                           "grad_dtype"))
     return knobs
@@ -94,6 +97,10 @@ def _deepspeed(row) -> list[Knob]:
         knobs.append(Knob("zero_optimization.zero_quantized_weights", True, "quantize_weights"))
     if row.quantize_grads:
         knobs.append(Knob("zero_optimization.zero_quantized_gradients", True, "quantize_grads"))
+    # MiCS (deepspeed.ai/docs/config-json; Zhang et al. 2022): ZeRO-3 sharded within groups of
+    # mics_shard_size GPUs (here one node), replicated across them
+    if getattr(row, "shard", "full") == "hybrid":
+        knobs.append(Knob("zero_optimization.mics_shard_size", row.gpus_per_node, "shard"))
     # ZeRO-Offload (deepspeed.ai/docs/config-json, "Optimizer offloading"): states and step on the CPU
     if getattr(row, "offload_optimizer", False):
         knobs.append(Knob("zero_optimization.offload_optimizer", {"device": "cpu", "pin_memory": True},

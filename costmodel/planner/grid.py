@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from costmodel.cluster.mapping import rail_system
 from costmodel.planner.comm import CommCache, zero_algorithm_ok
 from costmodel.training import gemm, gradsync, losses, memory, offload, overlap, stragglers, workloads
 from costmodel.training.iteration import (
@@ -177,16 +178,60 @@ def _sync_fields(plan: gradsync.SyncPlan, shape) -> np.ndarray:
     return np.stack([np.broadcast_to(f, shape) for f in fields])
 
 
+class _RailCaches:
+    """Hybrid sharding's replica groups: per GPUs-per-node G, a :class:`CommCache` on the rail
+    system (one GPU's share of each node); one GPU-per-node layout per sweep layout."""
+
+    def __init__(self, system: Any, backend: str, params: tuple) -> None:
+        self.system, self.backend, self.params = system, backend, params
+        self._caches: dict[int, CommCache] = {}
+
+    def cache(self, per_node: int) -> CommCache:
+        if per_node not in self._caches:
+            self._caches[per_node] = CommCache(rail_system(self.system, per_node), self.backend, self.params)
+        return self._caches[per_node]
+
+    def batch(self, layouts, algorithm: str) -> _ReplicaBatch:
+        return _ReplicaBatch(self, tuple(layouts), algorithm)
+
+
+class _ReplicaBatch:
+    """``comm(primitive, size)`` across the nodes for every sweep layout, ``size`` per layout
+    (its first axis); 0 for a one-node layout (no replicas)."""
+
+    def __init__(self, rails: _RailCaches, layouts: tuple, algorithm: str) -> None:
+        self.rails, self.layouts, self.algorithm = rails, layouts, algorithm
+
+    @property
+    def runnable(self) -> np.ndarray:
+        return np.array([nodes == 1 or self.rails.cache(g).runnable(self.rails.cache(g).layout(nodes, 1),
+                                                                    self.algorithm)
+                         for nodes, g in self.layouts])
+
+    def __call__(self, primitive: str, size) -> np.ndarray:
+        sizes = np.broadcast_to(np.asarray(size, dtype=float), (len(self.layouts), *np.shape(size)[1:]))
+        rows = []
+        for (nodes, g), row in zip(self.layouts, sizes):
+            if nodes == 1:
+                rows.append(np.zeros(row.shape))
+            else:
+                rows.append(self.rails.cache(g).batch([(nodes, 1)], self.algorithm, row)(primitive, row)[0])
+        return np.stack(rows)
+
+
 def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: float,
                 backend: str, on_algorithm: Callable[[], None] | None = None,
-                comm_params: tuple = (), quantize: tuple = (None, None), offload_host=None) -> CommTables:
+                comm_params: tuple = (), quantize: tuple = (None, None), offload_host=None,
+                hybrid: bool = False) -> CommTables:
     """Collective times of one synchronisation for every (algorithm, stage, dtype, bucket, layout).
 
     One :func:`gradsync.sync_plan` call per (algorithm, ZeRO stage) on arrays: dtype × bucket
     from the bucket layout, GPU layouts from :meth:`CommCache.batch` (one row each). The
     single-GPU layout has no communication and runs under the first algorithm only.
     ``offload_host`` (an ``offload.HostPath``): ZeRO >= 1 rows copy their gradient shards to the
-    host inside each bucket's reduction (one GPU too). ``on_algorithm`` is called after each
+    host inside each bucket's reduction (one GPU too). ``hybrid``: ZeRO-3 rows shard in each node
+    and all-reduce each shard across the nodes (:func:`gradsync.sync_plan`'s replicas, one rail
+    system per GPUs-per-node, :func:`cluster.rail_system`). ``on_algorithm`` is called after each
     algorithm (progress).
     """
     A, Z, D, U, _ = space.shape
@@ -199,9 +244,15 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     multi = [i for i, (n, g) in enumerate(layouts) if n * g > 1]
     ranks = np.array([layouts[i][0] * layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)
     sizes = _call_sizes(buckets, precision)
+    node_gpus = np.array([layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)  # hybrid shard groups
+    rails = _RailCaches(system, backend, comm_params) if hybrid else None
     for a, name in enumerate(space.algorithms):
         comm = cache.batch([layouts[i] for i in multi], name, sizes) if multi else None
         runnable = comm.runnable.reshape(-1, 1, 1) if comm else None
+        if hybrid and multi:
+            shard_comm = cache.batch([(1, layouts[i][1]) for i in multi], name, sizes)
+            replicas = rails.batch([layouts[i] for i in multi], name)
+            hybrid_runnable = (shard_comm.runnable & replicas.runnable).reshape(-1, 1, 1)
         for z, stage in enumerate(space.zero_stages):
             if not zero_algorithm_ok(name, stage, backend):
                 continue
@@ -217,13 +268,16 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
             if comm is None:
                 continue
             bits = quantize if stage >= 1 else (None, None)  # ZeRO++ quantises ZeRO's collectives only
-            plan = gradsync.sync_plan(comm, ranks, buckets, precision, zero_stage=stage, weight_bits=bits[0],
-                                      grad_bits=bits[1],
+            hybrid_row = hybrid and stage == 3
+            shard = node_gpus if hybrid_row else ranks
+            plan = gradsync.sync_plan(shard_comm if hybrid_row else comm, shard, buckets, precision,
+                                      zero_stage=stage, weight_bits=bits[0], grad_bits=bits[1],
                                       quant_s_per_byte=gradsync.QUANT_HBM_PASSES / system.gpu.hbm_bandwidth_Bps,
-                                      offload_s_per_byte=offload.d2h_s_per_grad_byte(ranks, offload_host)
-                                      if offloaded else 0.0)
+                                      offload_s_per_byte=offload.d2h_s_per_grad_byte(shard, offload_host)
+                                      if offloaded else 0.0,
+                                      replicas=replicas if hybrid_row else None, replica_share=1.0 / shard)
             times = _sync_fields(plan, (len(multi), D, U))
-            ok = np.isfinite(times).all(axis=0) & runnable
+            ok = np.isfinite(times).all(axis=0) & (hybrid_runnable if hybrid_row else runnable)
             out[:, a, z][..., multi] = np.where(ok, times, 0.0).transpose(0, 2, 3, 1)
             valid[a, z][..., multi] = ok.transpose(1, 2, 0)
         if on_algorithm:
@@ -248,6 +302,7 @@ class Sweep:
     reserve_bytes: float
     feasible: np.ndarray
     plain_dp_fits: np.ndarray
+    hybrid: bool = False  # ZeRO-3 rows shard in each node (hybrid sharding)
 
 
 def _per_dtype(space: Space, params: int, optimizer: str, hbm_Bps: float) -> dict[str, np.ndarray]:
@@ -262,12 +317,13 @@ def _per_dtype(space: Space, params: int, optimizer: str, hbm_Bps: float) -> dic
             "optimizer_1gpu_s": table[3] * params / hbm_Bps}
 
 
-def _memory(workload, per_dtype, zero, ranks, activations, logits, overheads, offloaded=False):
+def _memory(workload, per_dtype, zero, ranks, activations, logits, overheads, offloaded=False, shard=None):
     """Everything a rank holds (memory.total_bytes), as iteration_breakdown counts it; with
-    ``offloaded`` the ZeRO >= 1 rows keep their optimizer states on the host."""
+    ``offloaded`` the ZeRO >= 1 rows keep their optimizer states on the host; ``shard``: the
+    ranks ZeRO shards over (hybrid sharding: one node's GPUs), default ``ranks``."""
     precision = _ArrayPrecision(per_dtype["weight"], per_dtype["grad"])
     states = np.where(offloaded & (np.asarray(zero) >= 1), 0.0, per_dtype["states"])
-    parts = memory.model_state_bytes(workload.params, precision, states, zero, ranks)
+    parts = memory.model_state_bytes(workload.params, precision, states, zero, ranks if shard is None else shard)
     return memory.total_bytes(parts[0] + parts[1] + parts[2], activations, logits, ranks, overheads)
 
 
@@ -313,6 +369,7 @@ class Setting:
     quantize: tuple[int | None, int | None] = (None, None)  # ZeRO++ (qwZ weight bits, qgZ gradient bits)
     overlap_param_gather: bool = False  # ZeRO-1/2 rows: the parameter gather beside the next forward
     offload_optimizer: bool = False  # ZeRO >= 1 rows: optimizer on the host CPU (training.offload)
+    shard: str = "full"  # "hybrid": ZeRO-3 rows shard in each node, replicated across nodes
 
 
 def _node_host(setting: Setting, system: Any):
@@ -326,7 +383,7 @@ def setting_tables(setting: Setting, system: Any, space: Space,
     optimizer offload)."""
     return comm_tables(system, space, setting.workload.params, setting.first_bucket_bytes, setting.backend,
                        on_algorithm=on_algorithm, comm_params=setting.comm_params, quantize=setting.quantize,
-                       offload_host=_node_host(setting, system))
+                       offload_host=_node_host(setting, system), hybrid=setting.shard == "hybrid")
 
 
 def _expand(array: np.ndarray) -> np.ndarray:
@@ -357,10 +414,11 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                                                           b_layout.bucket_bytes, b_layout.last_bytes)))
     sync_comm, sync_exposed = _sync_times(tables, buckets, grad_bytes, forward * factor,
                                           backward * factor, pick)
-    optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, ranks, 1)
+    per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
+    shard = np.where((zero == 3) & (setting.shard == "hybrid"), per_node, ranks)  # the ranks ZeRO shards over
+    optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, shard, 1)
     if node_host is not None:  # ZeRO >= 1 rows: the step on the node's CPUs, shared by its ranks
-        per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
-        host_s = offload.step_seconds(workload.params, per_dtype["step_bytes"], per_dtype["weight"], ranks,
+        host_s = offload.step_seconds(workload.params, per_dtype["step_bytes"], per_dtype["weight"], shard,
                                       node_host.memory_Bps / per_node, node_host.pcie_Bps)
         optimizer_s = np.where(zero >= 1, host_s[0] + host_s[1], optimizer_s)
     post_step = tables.post_step_s[..., pick]
@@ -381,7 +439,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                                  memory.DTYPE_BYTES[setting.compute_dtype])
     usable = gpu.memory_bytes - memory.reserve_bytes(gpu.memory_bytes, setting.memory_reserve_bytes)
     mem = _memory(workload, per_dtype, zero, ranks, activations, logits, setting.overheads,
-                  setting.offload_optimizer)
+                  setting.offload_optimizer, shard)
     plain_fits = _memory(workload, per_dtype, 0, ranks, activations, logits,
                          setting.overheads) <= usable
     feasible = tables.valid[..., pick] & (mem <= usable) & ((zero == 0) | ~plain_fits)
@@ -398,4 +456,4 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                  memory_bytes=np.broadcast_to(mem, shape), capacity_bytes=float(gpu.memory_bytes),
                  reserve_bytes=float(gpu.memory_bytes - usable),
                  feasible=np.broadcast_to(feasible, shape),
-                 plain_dp_fits=np.broadcast_to(plain_fits, shape))
+                 plain_dp_fits=np.broadcast_to(plain_fits, shape), hybrid=setting.shard == "hybrid")

@@ -69,6 +69,7 @@ class PlanRow:
     quantize_grads: int | None = None  # ZeRO++ qgZ bits (ZeRO >= 1 plans)
     overlap_param_gather: bool = False  # ZeRO-1/2 plans: parameter gather beside the next forward
     offload_optimizer: bool = False  # ZeRO >= 1 plans: optimizer on the host CPU (ZeRO-Offload)
+    shard: str = "full"  # ZeRO-3 plans: "hybrid" = sharded in each node, replicated across nodes
 
     def to_dict(self) -> dict:
         """Every field, for JSON."""
@@ -192,7 +193,8 @@ def _quantized(setting, zero_stage: int) -> dict:
         return {}
     return {"quantize_weights": weights, "quantize_grads": grads,
             "overlap_param_gather": bool(getattr(setting, "overlap_param_gather", False)) and zero_stage in (1, 2),
-            "offload_optimizer": bool(getattr(setting, "offload_optimizer", False))}
+            "offload_optimizer": bool(getattr(setting, "offload_optimizer", False)),
+            "shard": getattr(setting, "shard", "full") if zero_stage == 3 else "full"}
 
 
 def _totals_at(sweep, setting, constraints, index) -> dict:

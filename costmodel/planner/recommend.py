@@ -207,6 +207,14 @@ def _reserve(system, reserve_bytes: float | None, fraction: float | None) -> flo
     return fraction * system.gpu.memory_bytes
 
 
+def _check_shard(shard: str) -> str:
+    from costmodel.training.iteration import SHARDS
+
+    if shard not in SHARDS:
+        raise InputError("shard", shard, " or ".join(SHARDS))
+    return shard
+
+
 def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, float] | None:
     """The recommended step's 10-90 % interval under a realistic backend.
 
@@ -229,7 +237,8 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
                             zero_stage=best.zero_stage, recompute=best.recompute, compute_dtype=setting.compute_dtype,
                             mfu=setting.mfu, optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
                             quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
-                            overlap_param_gather=best.overlap_param_gather, offload_optimizer=best.offload_optimizer)
+                            overlap_param_gather=best.overlap_param_gather, offload_optimizer=best.offload_optimizer,
+                            shard=best.shard)
     scalar = iteration_breakdown(setting.workload, system.gpu, comm, config=config)
     ranged = with_interval(scalar, setting.workload, system.gpu, comm, config)
     if ranged.total_interval_s is None or scalar.total_s <= 0:
@@ -350,7 +359,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          budget: float | None = None, price_per_gpu_hour: float | None = None,
          power_w: float | None = None, servers: int | None = None, colocated: bool | None = None,
          quantize_weights: int | None = None, quantize_grads: int | None = None,
-         overlap_param_gather: bool = False, offload_optimizer: bool = False,
+         overlap_param_gather: bool = False, offload_optimizer: bool = False, shard: str = "full",
          progress: Callable[[int, int], None] | None = None) -> Plan:
     """Recommend a data-parallel plan for ``model`` on up to ``nodes`` nodes of ``cluster``.
 
@@ -384,6 +393,9 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     ``offload_optimizer``: ZeRO >= 1 plans keep the optimizer states on the host and step on
     the CPU (ZeRO-Offload, :mod:`costmodel.training.offload`; needs the system's host memory
     bandwidth).
+
+    ``shard``: "hybrid" makes the ZeRO-3 plans shard in each node and replicate across nodes
+    (FSDP HYBRID_SHARD, DeepSpeed MiCS); "full" (default) shards over every GPU.
 
     ``progress``, if given, is called as ``progress(done, total)`` — first with ``done = 0``,
     then as the collective times of each algorithm, the array sweep, the ranking and the
@@ -419,7 +431,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     setting = replace(setting, comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),
                       quantize=(quantize_weights, quantize_grads),
                       overlap_param_gather=bool(overlap_param_gather),
-                      offload_optimizer=bool(offload_optimizer))
+                      offload_optimizer=bool(offload_optimizer), shard=_check_shard(shard))
     if offload_optimizer:
         from costmodel.training.offload import host_path
 

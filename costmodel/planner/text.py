@@ -58,8 +58,20 @@ def describe(row) -> str:
     same = " (any size: the same step within 0.1%)" if getattr(row, "bucket_bytes_range", ()) else ""
     return (f"{row.algorithm} on {where}, micro-batch {row.micro_batch} x {row.accumulation_steps} "
             f"accumulation steps, {buckets(row)} buckets{same}, {row.grad_dtype} "
-            f"gradients, ZeRO-{row.zero_stage}"
+            f"gradients, ZeRO-{row.zero_stage}{_variants(row)}"
             f"{', activation recomputation' if row.recompute else ''}")
+
+
+def _variants(row) -> str:
+    """How a ZeRO plan runs its collectives and optimizer, where the user asked for it."""
+    parts = [text for on, text in (
+        (getattr(row, "shard", "full") == "hybrid", f"hybrid: sharded in each node of {row.gpus_per_node}"),
+        (getattr(row, "quantize_weights", None), f"int{getattr(row, 'quantize_weights', 0)} weights (qwZ)"),
+        (getattr(row, "quantize_grads", None), f"int{getattr(row, 'quantize_grads', 0)} gradients (qgZ)"),
+        (getattr(row, "overlap_param_gather", False), "parameter gather overlapped with forward"),
+        (getattr(row, "offload_optimizer", False), "optimizer on the CPU"),
+    ) if on]
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def training_totals(row) -> str:

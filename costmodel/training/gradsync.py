@@ -11,6 +11,7 @@ the seconds one collective takes across the data-parallel group.
 | ZeRO-1 | reduce-scatter(bucket) | – (overlap_param_gather: the all-gather after the optimizer) | all-gather(weights) | last micro-batch |
 | ZeRO-2 | reduce-scatter(bucket) | – (as ZeRO-1) | all-gather(weights) | every micro-batch |
 | ZeRO-3 / FSDP | all-gather(weights) + reduce-scatter(bucket) | all-gather(weights) | – | every micro-batch |
+| ZeRO-3 hybrid (HSDP / MiCS) | in the node: all-gather(weights) + reduce-scatter(bucket); across nodes: all-reduce(bucket / G) per rail | all-gather(weights) in the node | – | every micro-batch |
 | async PS | push + pull = the comm model's parameter-server "all-reduce" | – | – | last micro-batch |
 | ZeRO++ qwZ / qgZ (ZeRO ≥ 1) | weights all-gathered as int8; gradients int4/int8 by all-to-all instead of reduce-scatter, plus the (de)quantisation kernels' HBM passes | as its stage | as its stage | as its stage |
 
@@ -77,7 +78,8 @@ class SyncPlan:
 
 def _bucket_seconds(comm: CommFn, parts: list[tuple], size):
     """One bucket's collectives; 0 for an empty bucket (elementwise on arrays)."""
-    total = sum(comm(part[0], size * part[1]) + (size * part[2] if len(part) > 2 else 0.0) for part in parts)
+    total = sum((part[3] if len(part) > 3 else comm)(part[0], size * part[1])
+                + (size * part[2] if len(part) > 2 else 0.0) for part in parts)
     if isinstance(size, np.ndarray) and size.ndim:
         return np.where(size > 0, total, 0.0)
     return total if size > 0 else 0.0
@@ -85,7 +87,8 @@ def _bucket_seconds(comm: CommFn, parts: list[tuple], size):
 
 def _phase(comm: CommFn, layout: BucketLayout, parts: list[tuple]) -> tuple[PhaseTimes, float]:
     """Times for each bucket kind; ``parts`` = (primitive, bytes per gradient byte[, extra seconds
-    per gradient byte: the (de)quantisation kernels of quantised communication])."""
+    per gradient byte: the (de)quantisation kernels of quantised communication[, the comm
+    function of another group: hybrid sharding's cross-node replica all-reduce]])."""
     first, bucket, last, count = _fields(layout)
     sizes = (first, bucket, last)
     times = [_bucket_seconds(comm, parts, s) for s in sizes]
@@ -146,7 +149,8 @@ def check_topk(topk_fraction: float | None, zero_stage: int) -> float | None:
 def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precision, *,
               zero_stage: int = 0, topk_fraction: float | None = None,
               asynchronous: bool = False, weight_bits: int | None = None, grad_bits: int | None = None,
-              quant_s_per_byte: float = 0.0, offload_s_per_byte=0.0) -> SyncPlan:
+              quant_s_per_byte: float = 0.0, offload_s_per_byte=0.0, replicas: CommFn | None = None,
+              replica_share=1.0) -> SyncPlan:
     """The collectives of one step for a ZeRO stage / compression / async configuration.
 
     Scalar, or elementwise on arrays: the planner passes a bucket layout and precision whose
@@ -155,8 +159,14 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
     array. Layouts with one rank need ``comm`` to return 0 for them. ``offload_s_per_byte``:
     seconds per gradient byte of a bucket to copy this rank's reduced shard to the host
     (optimizer offload, :mod:`costmodel.training.offload`), charged with the bucket's reduction.
+
+    Hybrid sharding (ZeRO-3 only): ``comm`` and ``ranks`` are the shard group (one node's GPUs)
+    and ``replicas`` the cross-node group of each shard; after its reduce-scatter each bucket's
+    ``replica_share`` (1/G) is all-reduced across the replicas.
     """
-    if np.all(ranks <= 1) and not np.any(offload_s_per_byte):  # one GPU offloading still copies its gradients
+    if replicas is not None and zero_stage != 3:
+        raise InputError("shard", "hybrid", "only with --zero 3 (FSDP HYBRID_SHARD, DeepSpeed MiCS)")
+    if np.all(ranks <= 1) and replicas is None and not np.any(offload_s_per_byte):  # offloading still copies
         return SyncPlan(backward=PhaseTimes(), forward=PhaseTimes(), post_step_s=0.0,
                         every_micro_batch=False, payload_bytes=0.0)
     weights_per_grad = precision.weight_bytes / precision.grad_bytes
@@ -175,6 +185,8 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
         if grad_bits is not None:  # qgZ: quantised gradient blocks exchanged all-to-all
             reduce = ("all-to-all", grad_bits / 8 / precision.grad_bytes, quant_s_per_byte + offload_s_per_byte)
         backward_parts = [reduce] if zero_stage in (1, 2) else [gather, reduce]
+        if replicas is not None:  # hybrid: the reduced shard of every node, across the nodes
+            backward_parts.append(("all-reduce", replica_share, 0.0, replicas))
     backward, payload = _phase(comm, layout, backward_parts)
     forward, after, post_step, extra = PhaseTimes(), PhaseTimes(), 0.0, 0.0
     if zero_stage == 3:

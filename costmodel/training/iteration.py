@@ -91,6 +91,7 @@ class TrainingConfig:
     quantize_grads: int | None = None  # bits of ZeRO++ qgZ gradient all-to-all (4 or 8), None = reduce-scatter
     overlap_param_gather: bool = False  # ZeRO-1/2: the parameter all-gather runs beside the next forward
     offload_optimizer: bool = False  # ZeRO >= 1: optimizer states and step on the host CPU (ZeRO-Offload)
+    shard: str = "full"  # ZeRO-3 across every rank ("full") or in each node, replicated across ("hybrid")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,6 +161,8 @@ class Breakdown:
     offload_optimizer: bool = False  # optimizer on the host (ZeRO-Offload)
     optimizer_host_s: float = 0.0  # of optimizer_s: the CPU step (offload)
     optimizer_copy_s: float = 0.0  # of optimizer_s: updated weights copied host -> device (offload)
+    shard: str = "full"  # ZeRO-3 over all ranks, or hybrid: in each node, replicated across nodes
+    shard_ranks: int = 0  # the ranks ZeRO shards over (ranks, or the GPUs of one node when hybrid)
 
     def to_dict(self) -> dict:
         """Every field (memory as a nested object), for JSON."""
@@ -342,7 +345,7 @@ def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward
     return comm_s, exposed_s
 
 
-def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype):
+def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, shard_ranks=None):
     """Memory at the chosen ZeRO stage, the totals at every stage, the smallest that fits."""
     states = 0.0 if config.asynchronous else (memory.optimizer_state_bytes(config.optimizer)
                                               + precision.master_bytes)
@@ -356,7 +359,8 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype):
         params=workload.params, precision=precision,
         optimizer_bytes_per_param=0.0 if offloaded and stage >= 1 else states,
         zero_stage=stage, ranks=ranks, activations_bytes=float(activations),
-        capacity_bytes=gpu.memory_bytes, logits=float(logits)) for stage in memory.ZERO_STAGES]
+        capacity_bytes=gpu.memory_bytes, logits=float(logits),
+        shard_ranks=shard_ranks if stage == 3 else None) for stage in memory.ZERO_STAGES]
     fitting = [stage for stage, mem in zip(memory.ZERO_STAGES, by_stage) if mem.fits]
     return {"memory": by_stage[config.zero_stage],
             "zero_totals_bytes": tuple(m.total_bytes for m in by_stage),
@@ -382,6 +386,7 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         include_attention=config.include_attention, recompute=config.recompute,
         quantize_weights=config.quantize_weights, quantize_grads=config.quantize_grads,
         overlap_param_gather=config.overlap_param_gather, offload_optimizer=config.offload_optimizer,
+        shard=config.shard,
     )
 
 
@@ -400,15 +405,21 @@ def _overlap_slowdown(config: TrainingConfig) -> float:
                                           config.host_reduce)
 
 
-def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s=0.0, host=None):
-    """(StepSeconds, SyncPlan, optimizer seconds, (host step, host-to-device copy) seconds)."""
+def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s=0.0, host=None,
+          groups=None):
+    """(StepSeconds, SyncPlan, optimizer seconds, (host step, host-to-device copy) seconds).
+
+    ``groups`` = (shard group comm, its ranks, replica comm) for hybrid sharding: ZeRO's
+    collectives run in the shard group and its states are sharded over the shard ranks."""
     grad_bytes = float(workload.params * precision.grad_bytes)
-    offloaded = config.offload_optimizer and ranks > 0
-    plan = gradsync.sync_plan(comm, ranks, layout, precision, zero_stage=config.zero_stage,
+    offloaded = config.offload_optimizer
+    sync_comm_fn, shard, replicas = (comm, ranks, None) if groups is None else groups
+    plan = gradsync.sync_plan(sync_comm_fn, shard, layout, precision, zero_stage=config.zero_stage,
                               topk_fraction=config.topk_fraction, asynchronous=config.asynchronous,
                               weight_bits=config.quantize_weights, grad_bits=config.quantize_grads,
                               quant_s_per_byte=gradsync.QUANT_HBM_PASSES / gpu.hbm_bandwidth_Bps,
-                              offload_s_per_byte=offload.d2h_s_per_grad_byte(ranks, host) if offloaded else 0.0)
+                              offload_s_per_byte=offload.d2h_s_per_grad_byte(shard, host) if offloaded else 0.0,
+                              replicas=replicas, replica_share=1.0 / shard)
     k = config.accumulation_steps
     factor = 1.0 if config.asynchronous else float(stragglers.slowest_rank_factor(
         config.jitter_cv, ranks, 1 if plan.every_micro_batch else k, config.losses.speed_cv,
@@ -425,11 +436,11 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
     if offloaded:
         host_s = tuple(float(t) for t in offload.step_seconds(
             workload.params, memory.optimizer_step_bytes_per_param(precision, config.optimizer),
-            precision.weight_bytes, ranks, host.memory_Bps, host.pcie_Bps))
+            precision.weight_bytes, shard, host.memory_Bps, host.pcie_Bps))
         optimizer_s = host_s[0] + host_s[1]
     else:
         optimizer_s = 0.0 if config.asynchronous else float(optimizer_seconds(
-            workload.params, precision, config.optimizer, config.zero_stage, ranks,
+            workload.params, precision, config.optimizer, config.zero_stage, shard,
             gpu.hbm_bandwidth_Bps))
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, sync_exposed_s=sync_exposed,
@@ -452,6 +463,20 @@ def _group_ranks(comm, ranks: int | None) -> int:
     return known if ranks is None else ranks
 
 
+SHARDS = ("full", "hybrid")
+
+
+def _check_shard(config: TrainingConfig, groups) -> None:
+    """Hybrid sharding is ZeRO-3's (FSDP HYBRID_SHARD, DeepSpeed MiCS) and needs a cluster."""
+    if config.shard not in SHARDS:
+        raise InputError("shard", config.shard, " or ".join(SHARDS))
+    if config.shard == "hybrid":
+        if config.zero_stage != 3:
+            raise InputError("shard", "hybrid", "only with --zero 3 (FSDP HYBRID_SHARD, DeepSpeed MiCS)")
+        if groups is None:
+            raise InputError("shard", "hybrid", "a cluster (its nodes are the shard groups)")
+
+
 def _host_of(comm, host):
     """The offload host path: given, else from the comm model's cluster, else None."""
     if host is not None:
@@ -462,9 +487,23 @@ def _host_of(comm, host):
     return offload.host_path(system, lay.gpus_per_node) if system is not None else None
 
 
+def _groups_of(comm, groups):
+    """Hybrid sharding's (shard comm, shard ranks, replica comm): given, else from the comm
+    model's cluster (cluster.comm.hybrid_groups), else None."""
+    if groups is not None:
+        return groups
+    from costmodel.cluster.comm import CommModel, hybrid_groups
+
+    owner = getattr(comm, "__self__", comm)
+    if not isinstance(owner, CommModel):
+        return None
+    intra, rails = hybrid_groups(owner)
+    return intra.time_s, intra.ranks, rails.time_s
+
+
 def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], float], ranks: int | None = None,
                         config: TrainingConfig | None = None, *, algorithm: str = "",
-                        host: offload.HostPath | None = None) -> Breakdown:
+                        host: offload.HostPath | None = None, groups: tuple | None = None) -> Breakdown:
     """Break one data-parallel training step down for ``ranks`` GPUs of type ``gpu``.
 
     ``comm(primitive, size_bytes)`` gives the seconds of one collective over the group
@@ -476,6 +515,8 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     ranks = _group_ranks(comm, ranks)
     if config is not None and config.offload_optimizer:
         host = _host_of(comm, host)
+    if config is not None and config.shard == "hybrid":
+        groups = _groups_of(comm, groups)
     if not callable(comm) and callable(getattr(comm, "time_s", None)):  # a CommModel itself
         comm = comm.time_s
     if config is None:
@@ -485,12 +526,16 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     config, setup = _resolve_sync(workload, config)
     gradsync.check_overlap_param_gather(config.overlap_param_gather, config.zero_stage)
     offload.check(config.offload_optimizer, config.zero_stage, host)
+    _check_shard(config, groups)
     compute = _compute(workload, gpu, config)
     precision = memory.precision_for(config.grad_dtype)
     layout = overlap.bucket_layout(workload.params * precision.grad_bytes, config.bucket_bytes,
                                    config.first_bucket_bytes)
+    if config.shard != "hybrid":
+        groups = None
     step, plan, optimizer_s, host_s = _step(workload, gpu, comm, ranks, config, compute.forward_s,
-                                            precision, layout, setup.wait_s, host)
+                                            precision, layout, setup.wait_s, host, groups)
+    shard_ranks = ranks if groups is None else groups[1]
     k, per_rank = config.accumulation_steps, config.micro_batch * config.accumulation_steps
     total = float(step.total_s)
     samples_per_s = ranks * per_rank / total
@@ -504,7 +549,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         comm_s=float(step.comm_s), hidden_comm_s=float(step.comm_s - step.exposed_comm_s),
         exposed_comm_s=float(step.exposed_comm_s), interference_s=float(step.interference_s),
         host_overhead_s=float(step.host_overhead_s), optimizer_s=optimizer_s, total_s=total,
-        optimizer_host_s=host_s[0], optimizer_copy_s=host_s[1],
+        optimizer_host_s=host_s[0], optimizer_copy_s=host_s[1], shard_ranks=shard_ranks,
         samples_per_s=samples_per_s,
         tokens_per_s=samples_per_s * float(workloads.tokens_per_sample(workload, compute.seq_len)),
         rank_alone_samples_per_s=per_rank / float(step.compute_s + optimizer_s),
@@ -514,5 +559,6 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         sync_s_per_sample=float(step.comm_s) / per_rank,
         staleness_updates=float(stragglers.async_staleness_updates(ranks))
         if config.asynchronous else 0.0,
-        **_memory(workload, config, precision, ranks, compute.seq_len, gpu, compute.compute_dtype),
+        **_memory(workload, config, precision, ranks, compute.seq_len, gpu, compute.compute_dtype,
+                  shard_ranks if groups is not None else None),
     )

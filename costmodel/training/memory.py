@@ -255,10 +255,11 @@ def memory_breakdown(*, params: int, precision: Precision, optimizer_bytes_per_p
                      zero_stage: int, ranks: int, activations_bytes: float,
                      capacity_bytes: float, logits: float = 0.0,
                      overheads: Overheads = DEFAULT_OVERHEADS,
-                     reserve: float | None = None) -> MemoryBreakdown:
-    """Memory per GPU for one configuration; it fits when ``reserve`` bytes stay free."""
+                     reserve: float | None = None, shard_ranks: int | None = None) -> MemoryBreakdown:
+    """Memory per GPU for one configuration; it fits when ``reserve`` bytes stay free.
+    ``shard_ranks``: the ranks ZeRO shards over when fewer than ``ranks`` (hybrid sharding)."""
     weights, grads, states = model_state_bytes(params, precision, optimizer_bytes_per_param,
-                                               zero_stage, ranks)
+                                               zero_stage, shard_ranks or ranks)
     tensors = float(weights + grads + states + activations_bytes + logits)
     total = float(total_bytes(weights + grads + states, activations_bytes, logits, ranks, overheads))
     kept = reserve_bytes(capacity_bytes, reserve)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
-from costmodel.cluster.comm import comm_model
+from costmodel.cluster.comm import comm_model, hybrid_groups
 from costmodel.training import offload, transport
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown
 from costmodel.training.workloads import Workload, load_model
@@ -69,7 +69,14 @@ def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommMod
     if not getattr(comm, "has_intervals", False) or result.comm_s <= 0:
         return result
     host = offload.host_path(comm.layout.system, comm.layout.gpus_per_node) if config.offload_optimizer else None
+    intra, rails = hybrid_groups(comm) if config.shard == "hybrid" else (None, None)
+
+    def groups(end):
+        if intra is None:
+            return None
+        return (lambda p, s: intra.bound_s(p, s, end)), intra.ranks, (lambda p, s: rails.bound_s(p, s, end))
+
     ends = [iteration_breakdown(workload, gpu, lambda p, s, e=end: comm.bound_s(p, s, e), comm.ranks, config,
-                                algorithm=algorithm, host=host) for end in (0, 1)]
+                                algorithm=algorithm, host=host, groups=groups(end)) for end in (0, 1)]
     return replace(result, comm_interval_s=(ends[0].comm_s, ends[1].comm_s),
                    total_interval_s=(min(ends[0].total_s, result.total_s), max(ends[1].total_s, result.total_s)))

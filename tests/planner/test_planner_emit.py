@@ -20,7 +20,7 @@ DEEPSPEED_TOP = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient
 DEEPSPEED_ZERO = {"stage", "overlap_comm", "contiguous_gradients", "reduce_bucket_size",
                   "allgather_bucket_size", "stage3_prefetch_bucket_size", "reduce_scatter",
                   "allgather_partitions", "zero_quantized_weights", "zero_quantized_gradients",
-                  "offload_optimizer"}
+                  "offload_optimizer", "mics_shard_size"}
 # PyTorch: DistributedDataParallel(bucket_cap_mb=...), ddp_comm_hooks.default_hooks,
 # FullyShardedDataParallel(sharding_strategy=...), MixedPrecision(reduce_dtype=...),
 # ZeroRedundancyOptimizer; torchrun --nnodes / --nproc-per-node; the training loop's micro-batch
@@ -29,7 +29,7 @@ TORCH_NAMES = {"bucket_cap_mb", "comm_hook", "sharding_strategy", "reduce_dtype"
                "ZeroRedundancyOptimizer", "--nnodes", "--nproc-per-node", "micro_batch_size",
                "gradient_accumulation_steps"}
 TORCH_VALUES = {"bf16_compress_hook", "fp16_compress_hook", "ShardingStrategy.SHARD_GRAD_OP",
-                "ShardingStrategy.FULL_SHARD"}
+                "ShardingStrategy.FULL_SHARD", "ShardingStrategy.HYBRID_SHARD"}
 NCCL_ALGO_VALUES = {"Ring", "Tree", "NVLS", "NVLSTree", "CollnetDirect", "CollnetChain", "PAT"}
 FIELDS = {f.name for f in dataclasses.fields(PlanRow)}
 
@@ -38,7 +38,8 @@ CASES = {"zero1": ("llama2-7b", dict(nodes=4, global_batch=512, seq_len=4096)),
          "zero3": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048)),
          "zeropp": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048, quantize_weights=8,
                                        quantize_grads=4)),
-         "offload": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048, offload_optimizer=True))}
+         "offload": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048, offload_optimizer=True)),
+         "hybrid": ("llama2-13b", dict(nodes=2, global_batch=64, seq_len=4096, shard="hybrid"))}
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))

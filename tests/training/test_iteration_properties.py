@@ -23,11 +23,11 @@ INPUT_KEYS = {f.name for f in dataclasses.fields(TrainingConfig)} | {
     "overlap_slowdown"}
 
 
-def _run(model="gpt2-xl", ranks=16, bandwidth=25e9, latency=5e-6, host=None, **config):
+def _run(model="gpt2-xl", ranks=16, bandwidth=25e9, latency=5e-6, host=None, groups=None, **config):
     base = dict(micro_batch=4)
     base.update(config)
     return iteration_breakdown(load_model(model), GPU, ring_comm(ranks, bandwidth, latency), ranks,
-                               TrainingConfig(**base), host=host)
+                               TrainingConfig(**base), host=host, groups=groups)
 
 
 def _outputs(result) -> dict:
@@ -135,6 +135,9 @@ VARIATIONS = {
     # needs ZeRO >= 1 and a host; its own arithmetic: tests/training/test_optimizer_offload.py
     "offload_optimizer": {"zero_stage": 1, "offload_optimizer": True,
                           "host": HostPath(memory_Bps=50e9, pcie_Bps=24e9)},
+    # ZeRO-3 only, in groups of 8 with a slower cross-node ring: tests/training/test_hybrid_sharding.py
+    "shard": {"zero_stage": 3, "shard": "hybrid",
+              "groups": (ring_comm(8, 100e9, 2e-6), 8, ring_comm(2, 12.5e9, 5e-6))},
 }
 
 
