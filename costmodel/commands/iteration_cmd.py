@@ -85,7 +85,9 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         + ("; parameter all-gather overlapped with the next forward" if b.overlap_param_gather else "")
         + ("; optimizer offloaded to the CPU (ZeRO-Offload)" if b.offload_optimizer else "")
         + (f"; hybrid sharding: ZeRO-3 over the {b.shard_ranks} GPUs of each node, replicated across nodes"
-           if b.shard == "hybrid" else ""),
+           if b.shard == "hybrid" else "")
+        + ("; ZeRO++ hpZ: backward gathers the weights inside the node (secondary partition)"
+           if b.shard == "hpz" else ""),
         "",
         f"  forward              {format_time(b.forward_s):>12}",
         f"  backward             {format_time(b.backward_s):>12}",
@@ -153,7 +155,7 @@ def iteration(
     asynchronous: Annotated[bool, typer.Option("--async", help="Asynchronous parameter-server updates.")] = False,
     quantize_weights: Annotated[str | None, typer.Option("--quantize-weights", help="ZeRO++ qwZ: all-gather weights as int8 (ZeRO >= 1).")] = None,
     quantize_grads: Annotated[str | None, typer.Option("--quantize-grads", help="ZeRO++ qgZ: exchange gradients as int4 or int8 by all-to-all instead of reduce-scatter (ZeRO >= 1).")] = None,
-    shard: Annotated[str, typer.Option("--shard", help="ZeRO-3 over every GPU (full) or over each node's GPUs, replicated across nodes (hybrid: FSDP HYBRID_SHARD, DeepSpeed MiCS).")] = "full",
+    shard: Annotated[str, typer.Option("--shard", help="ZeRO-3 over every GPU (full), over each node's GPUs replicated across nodes (hybrid: FSDP HYBRID_SHARD, DeepSpeed MiCS), or over every GPU with backward's weight gathers inside the node (hpz: ZeRO++ hpZ).")] = "full",
     offload_optimizer: Annotated[bool, typer.Option("--offload-optimizer", help="ZeRO >= 1: keep the optimizer states on the host and run the optimizer step on the CPU (ZeRO-Offload); needs the system's host_memory_bandwidth.")] = False,
     overlap_param_gather: Annotated[bool, typer.Option("--overlap-param-gather", help="ZeRO-1/2: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather) instead of after the optimizer.")] = False,
     servers: Annotated[int | None, typer.Option("--servers", help="Parameter servers S (with --algorithm parameter-server or --async; default 1).")] = None,

@@ -146,7 +146,7 @@ def plan(
     algorithms: Annotated[str | None, typer.Option("--algorithms", help="Comma-separated all-reduce algorithms to sweep (default: what the cluster's stack runs), e.g. auto,parameter-server.")] = None,
     quantize_weights: Annotated[str | None, typer.Option("--quantize-weights", help="ZeRO++ qwZ for the ZeRO >= 1 plans: all-gather weights as int8.")] = None,
     quantize_grads: Annotated[str | None, typer.Option("--quantize-grads", help="ZeRO++ qgZ for the ZeRO >= 1 plans: gradients as int4 or int8 by all-to-all.")] = None,
-    shard: Annotated[str, typer.Option("--shard", help="ZeRO-3 plans over every GPU (full) or over each node's GPUs, replicated across nodes (hybrid: FSDP HYBRID_SHARD, DeepSpeed MiCS).")] = "full",
+    shard: Annotated[str, typer.Option("--shard", help="ZeRO-3 plans over every GPU (full), over each node's GPUs replicated across nodes (hybrid: FSDP HYBRID_SHARD, DeepSpeed MiCS), or with backward's weight gathers inside the node (hpz: ZeRO++ hpZ).")] = "full",
     offload_optimizer: Annotated[bool, typer.Option("--offload-optimizer", help="ZeRO >= 1 plans: optimizer states and step on the host CPU (ZeRO-Offload); needs the system's host_memory_bandwidth.")] = False,
     overlap_param_gather: Annotated[bool, typer.Option("--overlap-param-gather", help="ZeRO-1/2 plans: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather).")] = False,
     servers: Annotated[int | None, typer.Option("--servers", help="Parameter servers S when parameter-server is among --algorithms (default 1).")] = None,

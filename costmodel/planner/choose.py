@@ -41,7 +41,8 @@ def bytes_sent(sweep, params: int) -> np.ndarray:
     ``2 f G``; ZeRO-1/2 reduce-scatter ``f G`` + all-gather ``f W``; ZeRO-3 two all-gathers and
     a reduce-scatter ``f (2 W + G)``. ZeRO-2 reduce-scatters and ZeRO-3 does everything on every
     micro-batch (``k`` times), as :mod:`costmodel.training.gradsync` schedules them. Hybrid
-    sharding (M nodes of G): ``k ((G-1)/G (2 W + G) + 2 (M-1)/M G / G)``.
+    sharding (M nodes of G): ``k ((G-1)/G (2 W + G) + 2 (M-1)/M G / G)``; ZeRO++ hpZ:
+    ``k (f (W + G) + (G-1)/G W)``.
     """
     space = sweep.space
     ranks = space.gpus
@@ -52,10 +53,15 @@ def bytes_sent(sweep, params: int) -> np.ndarray:
     grad = params * np.array([x.grad_bytes for x in p], dtype=float).reshape(1, 1, -1, 1, 1)
     weight = params * np.array([x.weight_bytes for x in p], dtype=float).reshape(1, 1, -1, 1, 1)
     full3 = f * k * (2 * weight + grad)
-    if getattr(sweep, "hybrid", False):  # ZeRO-3 in the node (G), each 1/G shard all-reduced across M nodes
+    shard = getattr(sweep, "shard", "full")
+    if shard != "full":
         layouts = np.array(space.layouts, dtype=float)[space.cell_layout]
         nodes, per_node = layouts[..., 0], layouts[..., 1]
-        full3 = k * ((per_node - 1) / per_node * (2 * weight + grad) + 2 * (nodes - 1) / nodes * grad / per_node)
+        f_node = (per_node - 1) / per_node
+        if shard == "hybrid":  # ZeRO-3 in the node (G), each 1/G shard all-reduced across M nodes
+            full3 = k * (f_node * (2 * weight + grad) + 2 * (nodes - 1) / nodes * grad / per_node)
+        else:  # hpZ: forward gather and reduce-scatter over all, backward gather in the node
+            full3 = k * (f * (weight + grad) + f_node * weight)
     sent = np.select([zero == 0, zero == 1, zero == 2],
                      [2 * f * grad, f * (grad + weight), f * (k * grad + weight)], full3)
     return np.broadcast_to(sent, space.shape)

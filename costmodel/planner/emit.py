@@ -72,6 +72,8 @@ def _torch(row, compute_dtype: str) -> list[Knob]:
     else:
         if getattr(row, "shard", "full") == "hybrid":  # shard in the node, replicate across (HSDP)
             knobs.append(Knob("sharding_strategy", "ShardingStrategy.HYBRID_SHARD", "shard"))
+        elif getattr(row, "shard", "full") == "hpz":  # FSDP2 fully_shard: reshard to the node after forward
+            knobs.append(Knob("reshard_after_forward", row.gpus_per_node, "shard"))
         else:
             knobs.append(Knob("sharding_strategy", FSDP_STRATEGY[row.zero_stage], "zero_stage"))
         knobs.append(Knob("reduce_dtype", TORCH_DTYPE.get(row.grad_dtype, "torch.float32"),
@@ -101,6 +103,9 @@ def _deepspeed(row) -> list[Knob]:
     # mics_shard_size GPUs (here one node), replicated across them
     if getattr(row, "shard", "full") == "hybrid":
         knobs.append(Knob("zero_optimization.mics_shard_size", row.gpus_per_node, "shard"))
+    # ZeRO++ hpZ (deepspeed.ai/tutorials/zeropp): secondary weight partition in each node
+    if getattr(row, "shard", "full") == "hpz":
+        knobs.append(Knob("zero_optimization.zero_hpz_partition_size", row.gpus_per_node, "shard"))
     # ZeRO-Offload (deepspeed.ai/docs/config-json, "Optimizer offloading"): states and step on the CPU
     if getattr(row, "offload_optimizer", False):
         knobs.append(Knob("zero_optimization.offload_optimizer", {"device": "cpu", "pin_memory": True},
@@ -167,6 +172,11 @@ def _torch_text(row, compute_dtype: str) -> str:
         if row.zero_stage == 1:
             lines.append("optimizer = ZeroRedundancyOptimizer(model.parameters(), "
                          "optimizer_class=torch.optim.AdamW)")
+    elif "reshard_after_forward" in k:  # FSDP2 (torch.distributed.fsdp.fully_shard), as ZeRO++ hpZ
+        param = TORCH_DTYPE.get(compute_dtype, "torch.bfloat16")
+        lines.append(f"fully_shard(model, reshard_after_forward={k['reshard_after_forward']}, "
+                     f"mp_policy=MixedPrecisionPolicy(param_dtype={param}, reduce_dtype={k['reduce_dtype']}))"
+                     f"  # after forward the weights stay sharded over the node's {k['reshard_after_forward']} GPUs")
     else:
         param = TORCH_DTYPE.get(compute_dtype, "torch.bfloat16")
         lines.append(f"model = FullyShardedDataParallel(model, sharding_strategy="

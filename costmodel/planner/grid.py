@@ -222,17 +222,18 @@ class _ReplicaBatch:
 def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: float,
                 backend: str, on_algorithm: Callable[[], None] | None = None,
                 comm_params: tuple = (), quantize: tuple = (None, None), offload_host=None,
-                hybrid: bool = False) -> CommTables:
+                shard: str = "full") -> CommTables:
     """Collective times of one synchronisation for every (algorithm, stage, dtype, bucket, layout).
 
     One :func:`gradsync.sync_plan` call per (algorithm, ZeRO stage) on arrays: dtype × bucket
     from the bucket layout, GPU layouts from :meth:`CommCache.batch` (one row each). The
     single-GPU layout has no communication and runs under the first algorithm only.
     ``offload_host`` (an ``offload.HostPath``): ZeRO >= 1 rows copy their gradient shards to the
-    host inside each bucket's reduction (one GPU too). ``hybrid``: ZeRO-3 rows shard in each node
-    and all-reduce each shard across the nodes (:func:`gradsync.sync_plan`'s replicas, one rail
-    system per GPUs-per-node, :func:`cluster.rail_system`). ``on_algorithm`` is called after each
-    algorithm (progress).
+    host inside each bucket's reduction (one GPU too). ``shard="hybrid"``: ZeRO-3 rows shard in
+    each node and all-reduce each shard across the nodes (:func:`gradsync.sync_plan`'s replicas,
+    one rail system per GPUs-per-node, :func:`cluster.rail_system`); ``"hpz"``: ZeRO-3 rows
+    all-gather their backward weights inside the node (ZeRO++ hpZ). ``on_algorithm`` is called
+    after each algorithm (progress).
     """
     A, Z, D, U, _ = space.shape
     layouts = space.layouts
@@ -245,14 +246,15 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     ranks = np.array([layouts[i][0] * layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)
     sizes = _call_sizes(buckets, precision)
     node_gpus = np.array([layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)  # hybrid shard groups
-    rails = _RailCaches(system, backend, comm_params) if hybrid else None
+    rails = _RailCaches(system, backend, comm_params) if shard == "hybrid" else None
     for a, name in enumerate(space.algorithms):
         comm = cache.batch([layouts[i] for i in multi], name, sizes) if multi else None
         runnable = comm.runnable.reshape(-1, 1, 1) if comm else None
-        if hybrid and multi:
-            shard_comm = cache.batch([(1, layouts[i][1]) for i in multi], name, sizes)
-            replicas = rails.batch([layouts[i] for i in multi], name)
-            hybrid_runnable = (shard_comm.runnable & replicas.runnable).reshape(-1, 1, 1)
+        if shard != "full" and multi:  # the node's group; hybrid adds the rails across nodes
+            node_comm = cache.batch([(1, layouts[i][1]) for i in multi], name, sizes)
+            replicas = rails.batch([layouts[i] for i in multi], name) if rails else None
+            shard_runnable = (node_comm.runnable & (replicas.runnable if replicas else runnable.ravel())
+                              ).reshape(-1, 1, 1)
         for z, stage in enumerate(space.zero_stages):
             if not zero_algorithm_ok(name, stage, backend):
                 continue
@@ -268,16 +270,17 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
             if comm is None:
                 continue
             bits = quantize if stage >= 1 else (None, None)  # ZeRO++ quantises ZeRO's collectives only
-            hybrid_row = hybrid and stage == 3
-            shard = node_gpus if hybrid_row else ranks
-            plan = gradsync.sync_plan(shard_comm if hybrid_row else comm, shard, buckets, precision,
+            hybrid_row, hpz_row = stage == 3 and shard == "hybrid", stage == 3 and shard == "hpz"
+            over = node_gpus if hybrid_row else ranks  # the ranks ZeRO shards over
+            plan = gradsync.sync_plan(node_comm if hybrid_row else comm, over, buckets, precision,
                                       zero_stage=stage, weight_bits=bits[0], grad_bits=bits[1],
                                       quant_s_per_byte=gradsync.QUANT_HBM_PASSES / system.gpu.hbm_bandwidth_Bps,
-                                      offload_s_per_byte=offload.d2h_s_per_grad_byte(shard, offload_host)
+                                      offload_s_per_byte=offload.d2h_s_per_grad_byte(over, offload_host)
                                       if offloaded else 0.0,
-                                      replicas=replicas if hybrid_row else None, replica_share=1.0 / shard)
+                                      replicas=replicas if hybrid_row else None, replica_share=1.0 / over,
+                                      secondary=node_comm if hpz_row else None)
             times = _sync_fields(plan, (len(multi), D, U))
-            ok = np.isfinite(times).all(axis=0) & (hybrid_runnable if hybrid_row else runnable)
+            ok = np.isfinite(times).all(axis=0) & (shard_runnable if hybrid_row or hpz_row else runnable)
             out[:, a, z][..., multi] = np.where(ok, times, 0.0).transpose(0, 2, 3, 1)
             valid[a, z][..., multi] = ok.transpose(1, 2, 0)
         if on_algorithm:
@@ -302,7 +305,7 @@ class Sweep:
     reserve_bytes: float
     feasible: np.ndarray
     plain_dp_fits: np.ndarray
-    hybrid: bool = False  # ZeRO-3 rows shard in each node (hybrid sharding)
+    shard: str = "full"  # how ZeRO-3 rows shard ("hybrid", "hpz": see Setting)
 
 
 def _per_dtype(space: Space, params: int, optimizer: str, hbm_Bps: float) -> dict[str, np.ndarray]:
@@ -317,13 +320,15 @@ def _per_dtype(space: Space, params: int, optimizer: str, hbm_Bps: float) -> dic
             "optimizer_1gpu_s": table[3] * params / hbm_Bps}
 
 
-def _memory(workload, per_dtype, zero, ranks, activations, logits, overheads, offloaded=False, shard=None):
+def _memory(workload, per_dtype, zero, ranks, activations, logits, overheads, offloaded=False, shard=None,
+            secondary=None):
     """Everything a rank holds (memory.total_bytes), as iteration_breakdown counts it; with
     ``offloaded`` the ZeRO >= 1 rows keep their optimizer states on the host; ``shard``: the
     ranks ZeRO shards over (hybrid sharding: one node's GPUs), default ``ranks``."""
     precision = _ArrayPrecision(per_dtype["weight"], per_dtype["grad"])
     states = np.where(offloaded & (np.asarray(zero) >= 1), 0.0, per_dtype["states"])
-    parts = memory.model_state_bytes(workload.params, precision, states, zero, ranks if shard is None else shard)
+    parts = memory.model_state_bytes(workload.params, precision, states, zero, ranks if shard is None else shard,
+                                     secondary)
     return memory.total_bytes(parts[0] + parts[1] + parts[2], activations, logits, ranks, overheads)
 
 
@@ -369,7 +374,7 @@ class Setting:
     quantize: tuple[int | None, int | None] = (None, None)  # ZeRO++ (qwZ weight bits, qgZ gradient bits)
     overlap_param_gather: bool = False  # ZeRO-1/2 rows: the parameter gather beside the next forward
     offload_optimizer: bool = False  # ZeRO >= 1 rows: optimizer on the host CPU (training.offload)
-    shard: str = "full"  # "hybrid": ZeRO-3 rows shard in each node, replicated across nodes
+    shard: str = "full"  # ZeRO-3 rows: "hybrid" = in each node, replicated across; "hpz" = ZeRO++ hpZ
 
 
 def _node_host(setting: Setting, system: Any):
@@ -383,7 +388,7 @@ def setting_tables(setting: Setting, system: Any, space: Space,
     optimizer offload)."""
     return comm_tables(system, space, setting.workload.params, setting.first_bucket_bytes, setting.backend,
                        on_algorithm=on_algorithm, comm_params=setting.comm_params, quantize=setting.quantize,
-                       offload_host=_node_host(setting, system), hybrid=setting.shard == "hybrid")
+                       offload_host=_node_host(setting, system), shard=setting.shard)
 
 
 def _expand(array: np.ndarray) -> np.ndarray:
@@ -416,6 +421,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                                           backward * factor, pick)
     per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
     shard = np.where((zero == 3) & (setting.shard == "hybrid"), per_node, ranks)  # the ranks ZeRO shards over
+    secondary = per_node if setting.shard == "hpz" else None  # hpZ's secondary weight partition (ZeRO-3 rows)
     optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, shard, 1)
     if node_host is not None:  # ZeRO >= 1 rows: the step on the node's CPUs, shared by its ranks
         host_s = offload.step_seconds(workload.params, per_dtype["step_bytes"], per_dtype["weight"], shard,
@@ -439,7 +445,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                                  memory.DTYPE_BYTES[setting.compute_dtype])
     usable = gpu.memory_bytes - memory.reserve_bytes(gpu.memory_bytes, setting.memory_reserve_bytes)
     mem = _memory(workload, per_dtype, zero, ranks, activations, logits, setting.overheads,
-                  setting.offload_optimizer, shard)
+                  setting.offload_optimizer, shard, secondary)
     plain_fits = _memory(workload, per_dtype, 0, ranks, activations, logits,
                          setting.overheads) <= usable
     feasible = tables.valid[..., pick] & (mem <= usable) & ((zero == 0) | ~plain_fits)
@@ -456,4 +462,4 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                  memory_bytes=np.broadcast_to(mem, shape), capacity_bytes=float(gpu.memory_bytes),
                  reserve_bytes=float(gpu.memory_bytes - usable),
                  feasible=np.broadcast_to(feasible, shape),
-                 plain_dp_fits=np.broadcast_to(plain_fits, shape), hybrid=setting.shard == "hybrid")
+                 plain_dp_fits=np.broadcast_to(plain_fits, shape), shard=setting.shard)

@@ -66,6 +66,7 @@ def _variants(row) -> str:
     """How a ZeRO plan runs its collectives and optimizer, where the user asked for it."""
     parts = [text for on, text in (
         (getattr(row, "shard", "full") == "hybrid", f"hybrid: sharded in each node of {row.gpus_per_node}"),
+        (getattr(row, "shard", "full") == "hpz", f"hpZ: backward gathers in each node of {row.gpus_per_node}"),
         (getattr(row, "quantize_weights", None), f"int{getattr(row, 'quantize_weights', 0)} weights (qwZ)"),
         (getattr(row, "quantize_grads", None), f"int{getattr(row, 'quantize_grads', 0)} gradients (qgZ)"),
         (getattr(row, "overlap_param_gather", False), "parameter gather overlapped with forward"),

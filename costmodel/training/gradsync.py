@@ -11,6 +11,7 @@ the seconds one collective takes across the data-parallel group.
 | ZeRO-1 | reduce-scatter(bucket) | – (overlap_param_gather: the all-gather after the optimizer) | all-gather(weights) | last micro-batch |
 | ZeRO-2 | reduce-scatter(bucket) | – (as ZeRO-1) | all-gather(weights) | every micro-batch |
 | ZeRO-3 / FSDP | all-gather(weights) + reduce-scatter(bucket) | all-gather(weights) | – | every micro-batch |
+| ZeRO-3 + ZeRO++ hpZ | all-gather(weights) in the node (secondary partition) + reduce-scatter(bucket) | all-gather(weights) | – | every micro-batch |
 | ZeRO-3 hybrid (HSDP / MiCS) | in the node: all-gather(weights) + reduce-scatter(bucket); across nodes: all-reduce(bucket / G) per rail | all-gather(weights) in the node | – | every micro-batch |
 | async PS | push + pull = the comm model's parameter-server "all-reduce" | – | – | last micro-batch |
 | ZeRO++ qwZ / qgZ (ZeRO ≥ 1) | weights all-gathered as int8; gradients int4/int8 by all-to-all instead of reduce-scatter, plus the (de)quantisation kernels' HBM passes | as its stage | as its stage | as its stage |
@@ -51,6 +52,19 @@ TOPK_INDEX_BYTES = 4
 ZERO_PRIMITIVES: dict[int, tuple[str, ...]] = {0: ("all-reduce",), 1: ("reduce-scatter", "all-gather"),
                                                2: ("reduce-scatter", "all-gather"),
                                                3: ("all-gather", "reduce-scatter")}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShardGroups:
+    """Where ZeRO-3's collectives run: ``comm`` over ``ranks`` (the ranks the states are sharded
+    over); hybrid sharding adds ``replicas`` (each shard all-reduced across nodes); ZeRO++ hpZ
+    adds ``secondary`` (backward weight all-gathers inside the node, over ``secondary_ranks``)."""
+
+    comm: CommFn
+    ranks: object
+    replicas: CommFn | None = None
+    secondary: CommFn | None = None
+    secondary_ranks: object = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,7 +164,7 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
               zero_stage: int = 0, topk_fraction: float | None = None,
               asynchronous: bool = False, weight_bits: int | None = None, grad_bits: int | None = None,
               quant_s_per_byte: float = 0.0, offload_s_per_byte=0.0, replicas: CommFn | None = None,
-              replica_share=1.0) -> SyncPlan:
+              replica_share=1.0, secondary: CommFn | None = None) -> SyncPlan:
     """The collectives of one step for a ZeRO stage / compression / async configuration.
 
     Scalar, or elementwise on arrays: the planner passes a bucket layout and precision whose
@@ -163,9 +177,13 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
     Hybrid sharding (ZeRO-3 only): ``comm`` and ``ranks`` are the shard group (one node's GPUs)
     and ``replicas`` the cross-node group of each shard; after its reduce-scatter each bucket's
     ``replica_share`` (1/G) is all-reduced across the replicas.
+
+    ZeRO++ hpZ (ZeRO-3 only): ``secondary`` is the node's group; backward all-gathers the
+    weights from the secondary partition kept in each node after forward, inside the node.
     """
-    if replicas is not None and zero_stage != 3:
-        raise InputError("shard", "hybrid", "only with --zero 3 (FSDP HYBRID_SHARD, DeepSpeed MiCS)")
+    if (replicas is not None or secondary is not None) and zero_stage != 3:
+        raise InputError("shard", "hybrid" if replicas is not None else "hpz",
+                         "only with --zero 3 (FSDP HYBRID_SHARD, DeepSpeed MiCS / ZeRO++ hpZ)")
     if np.all(ranks <= 1) and replicas is None and not np.any(offload_s_per_byte):  # offloading still copies
         return SyncPlan(backward=PhaseTimes(), forward=PhaseTimes(), post_step_s=0.0,
                         every_micro_batch=False, payload_bytes=0.0)
@@ -184,7 +202,10 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
         reduce: tuple = ("reduce-scatter", 1.0, offload_s_per_byte)
         if grad_bits is not None:  # qgZ: quantised gradient blocks exchanged all-to-all
             reduce = ("all-to-all", grad_bits / 8 / precision.grad_bytes, quant_s_per_byte + offload_s_per_byte)
-        backward_parts = [reduce] if zero_stage in (1, 2) else [gather, reduce]
+        backward_gather = gather  # hpZ: from the node's secondary partition, in the node
+        if secondary is not None:
+            backward_gather = (gather[0], gather[1], gather[2] if len(gather) > 2 else 0.0, secondary)
+        backward_parts = [reduce] if zero_stage in (1, 2) else [backward_gather, reduce]
         if replicas is not None:  # hybrid: the reduced shard of every node, across the nodes
             backward_parts.append(("all-reduce", replica_share, 0.0, replicas))
     backward, payload = _phase(comm, layout, backward_parts)

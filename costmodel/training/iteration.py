@@ -91,7 +91,8 @@ class TrainingConfig:
     quantize_grads: int | None = None  # bits of ZeRO++ qgZ gradient all-to-all (4 or 8), None = reduce-scatter
     overlap_param_gather: bool = False  # ZeRO-1/2: the parameter all-gather runs beside the next forward
     offload_optimizer: bool = False  # ZeRO >= 1: optimizer states and step on the host CPU (ZeRO-Offload)
-    shard: str = "full"  # ZeRO-3 across every rank ("full") or in each node, replicated across ("hybrid")
+    shard: str = "full"  # ZeRO-3 over every rank ("full"), in each node replicated across ("hybrid"),
+    # or over every rank with a secondary weight partition in each node for backward (ZeRO++ "hpz")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -345,7 +346,8 @@ def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward
     return comm_s, exposed_s
 
 
-def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, shard_ranks=None):
+def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, shard_ranks=None,
+            secondary_ranks=None):
     """Memory at the chosen ZeRO stage, the totals at every stage, the smallest that fits."""
     states = 0.0 if config.asynchronous else (memory.optimizer_state_bytes(config.optimizer)
                                               + precision.master_bytes)
@@ -360,7 +362,8 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
         optimizer_bytes_per_param=0.0 if offloaded and stage >= 1 else states,
         zero_stage=stage, ranks=ranks, activations_bytes=float(activations),
         capacity_bytes=gpu.memory_bytes, logits=float(logits),
-        shard_ranks=shard_ranks if stage == 3 else None) for stage in memory.ZERO_STAGES]
+        shard_ranks=shard_ranks if stage == 3 else None,
+        secondary_ranks=secondary_ranks if stage == 3 else None) for stage in memory.ZERO_STAGES]
     fitting = [stage for stage, mem in zip(memory.ZERO_STAGES, by_stage) if mem.fits]
     return {"memory": by_stage[config.zero_stage],
             "zero_totals_bytes": tuple(m.total_bytes for m in by_stage),
@@ -409,17 +412,18 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
           groups=None):
     """(StepSeconds, SyncPlan, optimizer seconds, (host step, host-to-device copy) seconds).
 
-    ``groups`` = (shard group comm, its ranks, replica comm) for hybrid sharding: ZeRO's
-    collectives run in the shard group and its states are sharded over the shard ranks."""
+    ``groups`` (:class:`gradsync.ShardGroups`, hybrid sharding or hpZ): where ZeRO's collectives
+    run and over how many ranks its states are sharded."""
     grad_bytes = float(workload.params * precision.grad_bytes)
     offloaded = config.offload_optimizer
-    sync_comm_fn, shard, replicas = (comm, ranks, None) if groups is None else groups
+    groups = groups or gradsync.ShardGroups(comm=comm, ranks=ranks)
+    sync_comm_fn, shard = groups.comm, groups.ranks
     plan = gradsync.sync_plan(sync_comm_fn, shard, layout, precision, zero_stage=config.zero_stage,
                               topk_fraction=config.topk_fraction, asynchronous=config.asynchronous,
                               weight_bits=config.quantize_weights, grad_bits=config.quantize_grads,
                               quant_s_per_byte=gradsync.QUANT_HBM_PASSES / gpu.hbm_bandwidth_Bps,
                               offload_s_per_byte=offload.d2h_s_per_grad_byte(shard, host) if offloaded else 0.0,
-                              replicas=replicas, replica_share=1.0 / shard)
+                              replicas=groups.replicas, replica_share=1.0 / shard, secondary=groups.secondary)
     k = config.accumulation_steps
     factor = 1.0 if config.asynchronous else float(stragglers.slowest_rank_factor(
         config.jitter_cv, ranks, 1 if plan.every_micro_batch else k, config.losses.speed_cv,
@@ -463,18 +467,19 @@ def _group_ranks(comm, ranks: int | None) -> int:
     return known if ranks is None else ranks
 
 
-SHARDS = ("full", "hybrid")
+SHARDS = ("full", "hybrid", "hpz")
 
 
 def _check_shard(config: TrainingConfig, groups) -> None:
     """Hybrid sharding is ZeRO-3's (FSDP HYBRID_SHARD, DeepSpeed MiCS) and needs a cluster."""
     if config.shard not in SHARDS:
         raise InputError("shard", config.shard, " or ".join(SHARDS))
-    if config.shard == "hybrid":
+    if config.shard != "full":
         if config.zero_stage != 3:
-            raise InputError("shard", "hybrid", "only with --zero 3 (FSDP HYBRID_SHARD, DeepSpeed MiCS)")
+            raise InputError("shard", config.shard,
+                             "only with --zero 3 (hybrid: FSDP HYBRID_SHARD / DeepSpeed MiCS; hpz: ZeRO++ hpZ)")
         if groups is None:
-            raise InputError("shard", "hybrid", "a cluster (its nodes are the shard groups)")
+            raise InputError("shard", config.shard, "a cluster (its nodes are the shard groups)")
 
 
 def _host_of(comm, host):
@@ -487,8 +492,8 @@ def _host_of(comm, host):
     return offload.host_path(system, lay.gpus_per_node) if system is not None else None
 
 
-def _groups_of(comm, groups):
-    """Hybrid sharding's (shard comm, shard ranks, replica comm): given, else from the comm
+def _groups_of(comm, groups, shard: str) -> gradsync.ShardGroups | None:
+    """The groups ZeRO-3 runs in for ``shard`` ("hybrid" or "hpz"): given, else from the comm
     model's cluster (cluster.comm.hybrid_groups), else None."""
     if groups is not None:
         return groups
@@ -498,7 +503,10 @@ def _groups_of(comm, groups):
     if not isinstance(owner, CommModel):
         return None
     intra, rails = hybrid_groups(owner)
-    return intra.time_s, intra.ranks, rails.time_s
+    if shard == "hpz":
+        return gradsync.ShardGroups(comm=owner.time_s, ranks=owner.ranks, secondary=intra.time_s,
+                                    secondary_ranks=intra.ranks)
+    return gradsync.ShardGroups(comm=intra.time_s, ranks=intra.ranks, replicas=rails.time_s)
 
 
 def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], float], ranks: int | None = None,
@@ -515,8 +523,8 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     ranks = _group_ranks(comm, ranks)
     if config is not None and config.offload_optimizer:
         host = _host_of(comm, host)
-    if config is not None and config.shard == "hybrid":
-        groups = _groups_of(comm, groups)
+    if config is not None and config.shard != "full":
+        groups = _groups_of(comm, groups, config.shard)
     if not callable(comm) and callable(getattr(comm, "time_s", None)):  # a CommModel itself
         comm = comm.time_s
     if config is None:
@@ -531,11 +539,11 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     precision = memory.precision_for(config.grad_dtype)
     layout = overlap.bucket_layout(workload.params * precision.grad_bytes, config.bucket_bytes,
                                    config.first_bucket_bytes)
-    if config.shard != "hybrid":
+    if config.shard == "full":
         groups = None
     step, plan, optimizer_s, host_s = _step(workload, gpu, comm, ranks, config, compute.forward_s,
                                             precision, layout, setup.wait_s, host, groups)
-    shard_ranks = ranks if groups is None else groups[1]
+    shard_ranks = ranks if groups is None else groups.ranks
     k, per_rank = config.accumulation_steps, config.micro_batch * config.accumulation_steps
     total = float(step.total_s)
     samples_per_s = ranks * per_rank / total
@@ -560,5 +568,6 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         staleness_updates=float(stragglers.async_staleness_updates(ranks))
         if config.asynchronous else 0.0,
         **_memory(workload, config, precision, ranks, compute.seq_len, gpu, compute.compute_dtype,
-                  shard_ranks if groups is not None else None),
+                  shard_ranks if groups is not None else None,
+                  groups.secondary_ranks if groups is not None else None),
     )

@@ -127,14 +127,18 @@ def check_zero_stage(zero_stage: int) -> int:
     return int(zero_stage)
 
 
-def model_state_bytes(params, precision: Precision, optimizer_bytes_per_param, zero_stage, ranks):
+def model_state_bytes(params, precision: Precision, optimizer_bytes_per_param, zero_stage, ranks,
+                      secondary_ranks=None):
     """(weights, gradients, optimizer) bytes per rank; elementwise on arrays.
 
     ``optimizer_bytes_per_param`` includes the master copy (0 when the optimizer runs
-    elsewhere, as on a parameter server).
+    elsewhere, as on a parameter server). ``secondary_ranks``: ZeRO-3 rows also keep ZeRO++
+    hpZ's secondary partition of the weights (weights / secondary_ranks), None for none.
     """
     stage = zero_stage if isinstance(zero_stage, int) else np.asarray(zero_stage)
     weights = params * precision.weight_bytes / ew.where(stage >= 3, ranks, 1)
+    if secondary_ranks is not None:
+        weights = weights + ew.where(stage >= 3, params * precision.weight_bytes / secondary_ranks, 0.0)
     grads = params * precision.grad_bytes / ew.where(stage >= 2, ranks, 1)
     states = params * optimizer_bytes_per_param / ew.where(stage >= 1, ranks, 1)
     return weights, grads, states
@@ -255,11 +259,13 @@ def memory_breakdown(*, params: int, precision: Precision, optimizer_bytes_per_p
                      zero_stage: int, ranks: int, activations_bytes: float,
                      capacity_bytes: float, logits: float = 0.0,
                      overheads: Overheads = DEFAULT_OVERHEADS,
-                     reserve: float | None = None, shard_ranks: int | None = None) -> MemoryBreakdown:
+                     reserve: float | None = None, shard_ranks: int | None = None,
+                     secondary_ranks: int | None = None) -> MemoryBreakdown:
     """Memory per GPU for one configuration; it fits when ``reserve`` bytes stay free.
-    ``shard_ranks``: the ranks ZeRO shards over when fewer than ``ranks`` (hybrid sharding)."""
+    ``shard_ranks``: the ranks ZeRO shards over when fewer than ``ranks`` (hybrid sharding);
+    ``secondary_ranks``: ZeRO++ hpZ's secondary weight partition (weights / it, kept after forward)."""
     weights, grads, states = model_state_bytes(params, precision, optimizer_bytes_per_param,
-                                               zero_stage, shard_ranks or ranks)
+                                               zero_stage, shard_ranks or ranks, secondary_ranks)
     tensors = float(weights + grads + states + activations_bytes + logits)
     total = float(total_bytes(weights + grads + states, activations_bytes, logits, ranks, overheads))
     kept = reserve_bytes(capacity_bytes, reserve)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.comm import comm_model, hybrid_groups
 from costmodel.training import offload, transport
+from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown
 from costmodel.training.workloads import Workload, load_model
 from dpbase.errors import InputError
@@ -69,12 +70,16 @@ def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommMod
     if not getattr(comm, "has_intervals", False) or result.comm_s <= 0:
         return result
     host = offload.host_path(comm.layout.system, comm.layout.gpus_per_node) if config.offload_optimizer else None
-    intra, rails = hybrid_groups(comm) if config.shard == "hybrid" else (None, None)
+    intra, rails = hybrid_groups(comm) if config.shard != "full" else (None, None)
 
     def groups(end):
         if intra is None:
             return None
-        return (lambda p, s: intra.bound_s(p, s, end)), intra.ranks, (lambda p, s: rails.bound_s(p, s, end))
+        inside = lambda p, s: intra.bound_s(p, s, end)  # noqa: E731
+        if config.shard == "hpz":
+            return ShardGroups(comm=lambda p, s: comm.bound_s(p, s, end), ranks=comm.ranks, secondary=inside,
+                               secondary_ranks=intra.ranks)
+        return ShardGroups(comm=inside, ranks=intra.ranks, replicas=lambda p, s: rails.bound_s(p, s, end))
 
     ends = [iteration_breakdown(workload, gpu, lambda p, s, e=end: comm.bound_s(p, s, e), comm.ranks, config,
                                 algorithm=algorithm, host=host, groups=groups(end)) for end in (0, 1)]

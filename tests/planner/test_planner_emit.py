@@ -20,14 +20,14 @@ DEEPSPEED_TOP = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient
 DEEPSPEED_ZERO = {"stage", "overlap_comm", "contiguous_gradients", "reduce_bucket_size",
                   "allgather_bucket_size", "stage3_prefetch_bucket_size", "reduce_scatter",
                   "allgather_partitions", "zero_quantized_weights", "zero_quantized_gradients",
-                  "offload_optimizer", "mics_shard_size"}
+                  "offload_optimizer", "mics_shard_size", "zero_hpz_partition_size"}
 # PyTorch: DistributedDataParallel(bucket_cap_mb=...), ddp_comm_hooks.default_hooks,
 # FullyShardedDataParallel(sharding_strategy=...), MixedPrecision(reduce_dtype=...),
 # ZeroRedundancyOptimizer; torchrun --nnodes / --nproc-per-node; the training loop's micro-batch
 # and accumulation (HF/Lightning spell them so too).
 TORCH_NAMES = {"bucket_cap_mb", "comm_hook", "sharding_strategy", "reduce_dtype",
                "ZeroRedundancyOptimizer", "--nnodes", "--nproc-per-node", "micro_batch_size",
-               "gradient_accumulation_steps"}
+               "gradient_accumulation_steps", "reshard_after_forward"}
 TORCH_VALUES = {"bf16_compress_hook", "fp16_compress_hook", "ShardingStrategy.SHARD_GRAD_OP",
                 "ShardingStrategy.FULL_SHARD", "ShardingStrategy.HYBRID_SHARD"}
 NCCL_ALGO_VALUES = {"Ring", "Tree", "NVLS", "NVLSTree", "CollnetDirect", "CollnetChain", "PAT"}
@@ -39,7 +39,8 @@ CASES = {"zero1": ("llama2-7b", dict(nodes=4, global_batch=512, seq_len=4096)),
          "zeropp": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048, quantize_weights=8,
                                        quantize_grads=4)),
          "offload": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048, offload_optimizer=True)),
-         "hybrid": ("llama2-13b", dict(nodes=2, global_batch=64, seq_len=4096, shard="hybrid"))}
+         "hybrid": ("llama2-13b", dict(nodes=2, global_batch=64, seq_len=4096, shard="hybrid")),
+         "hpz": ("llama2-13b", dict(nodes=2, global_batch=64, seq_len=4096, shard="hpz"))}
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))
@@ -81,6 +82,10 @@ def test_torch_snippet_and_launch_line(best):
     assert f"--nnodes {best.nodes} --nproc-per-node {best.gpus_per_node}" in text
     if best.zero_stage <= 1:
         assert f"bucket_cap_mb={best.bucket_bytes / 2**20:g}" in text
+    elif best.shard == "hpz":  # FSDP2 fully_shard keeps a node-sized shard after forward
+        assert f"fully_shard(model, reshard_after_forward={best.gpus_per_node}" in text
+    elif best.shard == "hybrid":
+        assert "ShardingStrategy.HYBRID_SHARD" in text
     else:
         assert emit.FSDP_STRATEGY[best.zero_stage] in text
 

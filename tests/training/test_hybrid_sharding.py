@@ -1,5 +1,6 @@
 """Hybrid sharding (FSDP HYBRID_SHARD / DeepSpeed MiCS: ZeRO-3 inside each node, replicated
-across nodes) in iteration and plan (issue 17): its groups, its arithmetic, its memory."""
+across nodes) and ZeRO++ hpZ (a secondary weight partition per node for backward's gathers) in
+iteration and plan (issue 17): their groups, their arithmetic, their memory."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from costmodel.cluster.mapping import rail_system
 from costmodel.planner import emit
 from costmodel.planner.recommend import plan
 from costmodel.training import memory
+from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 from costmodel.training.oncluster import iteration
 from costmodel.training.workloads import load_model
@@ -54,7 +56,7 @@ def test_the_step_is_its_collectives_in_two_groups():
     gpu = hardware.load_system("dgx-h100").gpu
     config = TrainingConfig(micro_batch=2, accumulation_steps=k, zero_stage=3, shard="hybrid")
     result = iteration_breakdown(load_model("gpt2-xl"), gpu, _rate(1e9), 32, config,
-                                 groups=(_rate(intra_Bps), G, _rate(inter_Bps)))
+                                 groups=ShardGroups(comm=_rate(intra_Bps), ranks=G, replicas=_rate(inter_Bps)))
     precision = memory.precision_for("bf16")
     params = load_model("gpt2-xl").params
     weights, grads = params * precision.weight_bytes, params * precision.grad_bytes
@@ -82,7 +84,7 @@ def test_on_sixteen_dgx_h100_nodes_hybrid_moves_less_across_nodes_and_holds_more
 def test_refused_outside_zero3_or_without_groups():
     with pytest.raises(InputError, match="--zero 3"):
         iteration("gpt2", "dgx-h100", micro_batch=1, zero_stage=2, nodes=2, shard="hybrid")
-    with pytest.raises(InputError, match="full or hybrid"):
+    with pytest.raises(InputError, match="full or hybrid or hpz"):
         iteration("gpt2", "dgx-h100", micro_batch=1, zero_stage=3, nodes=2, shard="half")
     gpu = hardware.load_system("dgx-h100").gpu
     with pytest.raises(InputError, match="cluster"):
@@ -128,3 +130,43 @@ def test_cli_reports_it():
     planned = runner.invoke(app, ["plan", "--model", "llama2-13b", "--cluster", "dgx-h100", "--nodes", "2",
                                   "--global-batch", "64", "--seq-len", "4096", "--shard", "hybrid"])
     assert planned.exit_code == 0, planned.output
+
+
+def test_hpz_gathers_backward_weights_inside_the_node_and_keeps_a_secondary_copy():
+    """hpZ: forward all-gather and gradient reduce-scatter over every rank, backward all-gather
+    inside the node; the weights cost 1/N (primary) + 1/G (secondary) per GPU."""
+    all_Bps, node_Bps, N, G, k = 40e9, 400e9, 32, 8, 2
+    gpu = hardware.load_system("dgx-h100").gpu
+    config = TrainingConfig(micro_batch=2, accumulation_steps=k, zero_stage=3, shard="hpz")
+    result = iteration_breakdown(load_model("gpt2-xl"), gpu, _rate(all_Bps), N, config,
+                                 groups=ShardGroups(comm=_rate(all_Bps), ranks=N, secondary=_rate(node_Bps),
+                                                    secondary_ranks=G))
+    precision = memory.precision_for("bf16")
+    params = load_model("gpt2-xl").params
+    weights, grads = params * precision.weight_bytes, params * precision.grad_bytes
+    assert result.comm_s == pytest.approx(k * ((weights + grads) / all_Bps + weights / node_Bps), rel=1e-9)
+    assert result.memory.weights_bytes == pytest.approx(weights / N + weights / G)
+    assert result.shard == "hpz" and result.shard_ranks == N
+
+
+def test_hpz_on_a_cluster_sits_between_full_and_hybrid():
+    args = dict(micro_batch=2, seq_len=4096, accumulation_steps=4, zero_stage=3, nodes=16)
+    full, hpz, hybrid = (iteration("llama2-7b", "dgx-h100", shard=s, **args) for s in ("full", "hpz", "hybrid"))
+    assert hybrid.comm_s < hpz.comm_s < full.comm_s
+    assert full.memory.total_bytes < hpz.memory.total_bytes < hybrid.memory.total_bytes
+
+
+def test_plan_hpz_rows_match_iteration_and_emit_deepspeed_and_fsdp2():
+    system = hardware.load_system("dgx-h100")
+    result = plan("llama2-13b", system, nodes=16, global_batch=512, seq_len=4096, shard="hpz", top=80)
+    row = next(c for c in result.candidates if c.zero_stage == 3)
+    assert row.shard == "hpz"
+    alone = iteration("llama2-13b", system, micro_batch=row.micro_batch, seq_len=4096,
+                      accumulation_steps=row.accumulation_steps, zero_stage=3, nodes=row.nodes,
+                      gpus_per_node=row.gpus_per_node, algorithm=row.algorithm, bucket_bytes=row.bucket_bytes,
+                      grad_dtype=row.grad_dtype, shard="hpz")
+    assert row.total_s == pytest.approx(alone.total_s, rel=1e-6)
+    assert row.memory_bytes == pytest.approx(alone.memory.total_bytes, rel=1e-9)
+    config = json.loads(emit.render(row, "deepspeed"))
+    assert config["zero_optimization"]["zero_hpz_partition_size"] == row.gpus_per_node
+    assert f"reshard_after_forward={row.gpus_per_node}" in emit.render(row, "torch")

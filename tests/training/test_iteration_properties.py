@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from iteration_support import SmallGpu, ring_comm
 
 from costmodel.training import losses, stragglers
+from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds
 from costmodel.training.losses import StepLosses
 from costmodel.training.offload import HostPath
@@ -137,7 +138,7 @@ VARIATIONS = {
                           "host": HostPath(memory_Bps=50e9, pcie_Bps=24e9)},
     # ZeRO-3 only, in groups of 8 with a slower cross-node ring: tests/training/test_hybrid_sharding.py
     "shard": {"zero_stage": 3, "shard": "hybrid",
-              "groups": (ring_comm(8, 100e9, 2e-6), 8, ring_comm(2, 12.5e9, 5e-6))},
+              "groups": ShardGroups(comm=ring_comm(8, 100e9, 2e-6), ranks=8, replicas=ring_comm(2, 12.5e9, 5e-6))},
 }
 
 
