@@ -5,8 +5,10 @@ own uncertainty is larger than their difference. ``TIE_BAND`` = 2 %: an MFU erro
 plan of a sweep alike, so what separates plans is mostly their exposed communication, whose
 predictions err by 7-70 % (median absolute error per cluster class, docs/validation.md); at the
 usual 2-5 % exposed share of a step that is 1-3 % of the step, so the old 0.1 % band decided on
-noise. It is a parameter (``plan(tie_band=...)``, ``--tie-band``) so that a prediction interval
-can set it.
+noise. It is the floor: by default the band is the model's own uncertainty about the fastest
+plan, half the relative width of its 10-90 % step interval (:func:`interval_band`), where that
+is wider — a communication-bound plan whose collectives the model knows to ±15 % ties with
+plans that differ by less. ``plan(tie_band=...)`` / ``--tie-band`` sets it outright.
 
 Among tied plans an expert prefers, in this order (:data:`RULES`):
 
@@ -29,6 +31,9 @@ import numpy as np
 from costmodel.training import memory
 
 TIE_BAND = 0.02
+# The interval-derived band stays below this: beyond it "tied" would cover plans the model does
+# tell apart by their compute alone (a 25 % step difference is never comm noise).
+MAX_INTERVAL_BAND = 0.25
 COMFORTABLE_HEADROOM_FRACTION = 0.10
 RULES = ("more memory headroom", "fewer bytes sent per GPU", "lower ZeRO stage", "fewer GPUs",
          "better score")
@@ -79,6 +84,15 @@ def rule_keys(sweep, params: int, scores: np.ndarray) -> list[np.ndarray]:
     sent = np.round(sent / max(float(sent.max()), 1.0), 6)
     return [np.broadcast_to(k, shape) for k in
             (-headroom, sent, zero, space.gpus, scores)]
+
+
+def interval_band(interval: tuple[float, float] | None, step_s: float) -> float:
+    """Half the relative width of a step's 10-90 % interval, at least :data:`TIE_BAND` (that
+    alone where there is no interval: the ideal backend, one GPU)."""
+    if interval is None or not step_s > 0:
+        return TIE_BAND
+    low, high = interval
+    return max(TIE_BAND, min((high - low) / (2 * step_s), MAX_INTERVAL_BAND))
 
 
 def tied(scores: np.ndarray, tie_band: float) -> np.ndarray:

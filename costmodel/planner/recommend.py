@@ -233,7 +233,8 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     if not comm.has_intervals:
         return None
     config = TrainingConfig(micro_batch=best.micro_batch, accumulation_steps=best.accumulation_steps,
-                            seq_len=setting.seq_len, grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes,
+                            seq_len=setting.seq_len if setting.workload.uses_token_rule else None,
+                            grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes,
                             zero_stage=best.zero_stage, recompute=best.recompute, compute_dtype=setting.compute_dtype,
                             mfu=setting.mfu, optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
                             quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
@@ -353,7 +354,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          backend: str = "auto", top: int = 10, bucket_bytes=DEFAULT_BUCKET_BYTES,
          grad_dtypes=DEFAULT_GRAD_DTYPES, algorithms=None, compute_dtype: str = "bf16",
          mfu: float | None = None, optimizer: str = "adamw", jitter_cv: float = 0.0,
-         tie_band: float = choose.TIE_BAND, explain: bool = True, recompute: bool | None = None,
+         tie_band: float | None = None, explain: bool = True, recompute: bool | None = None,
          memory_reserve: float | None = None, memory_reserve_fraction: float | None = None,
          deadline_hours: float | None = None,
          budget: float | None = None, price_per_gpu_hour: float | None = None,
@@ -369,9 +370,11 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     ``gpus``: up to this many GPUs in any count (partial nodes, packed on the fewest nodes)
     instead of whole nodes; ``nodes`` then caps the node count (default: no cap).
 
-    Plans within ``tie_band`` (relative, default :data:`choose.TIE_BAND`) of the best score are
-    tied and ordered by :data:`choose.RULES` (headroom, bytes sent, ZeRO stage, GPUs); the reason
-    names the rule that decided. ``tie_band=0`` gives the exact argmin.
+    Plans within ``tie_band`` (relative) of the best score are tied and ordered by
+    :data:`choose.RULES` (headroom, bytes sent, ZeRO stage, GPUs); the reason names the rule that
+    decided. ``tie_band=0`` gives the exact argmin. ``None`` (default): the model's own
+    uncertainty — half the relative width of the fastest plan's 10-90 % step interval under a
+    realistic backend, at least :data:`choose.TIE_BAND` (:func:`choose.interval_band`).
 
     Memory counts weights, gradients, optimizer states, activations, logits and the loss, the
     CUDA context, NCCL buffers and fragmentation (:mod:`costmodel.training.memory`); a plan must
@@ -411,7 +414,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         raise InputError("max_gpus", max_gpus, "unset with --gpus (which already caps the GPUs)")
     _check(global_batch, nodes or 1, min_gpus, gpus if partial else max_gpus, objective, tokens,
            backend, top)
-    if not 0 <= tie_band < 1:
+    if tie_band is not None and not 0 <= tie_band < 1:
         raise InputError("tie_band", tie_band, "a fraction from 0 to below 1 (e.g. 0.02)")
     _check_axes(bucket_bytes, grad_dtypes)
     _check_recompute(recompute)
@@ -449,18 +452,33 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                       + _RANK_UNITS + (_EXPLAIN_UNITS if explain else 0))
     setting, sweep, recomputation = _sweep_fitting(setting, system, space, recompute, steps)
     steps.advance(_RECOMPUTE_UNITS)
-    scores, keys, ranked = _rank(sweep, setting, system, objective, constraints, top, tie_band)
+    band = choose.TIE_BAND if tie_band is None else tie_band
+    scores, keys, ranked = _rank(sweep, setting, system, objective, constraints, top, band)
     sent = choose.bytes_sent(sweep, workload.params)
     rows = collapse(rows_at(sweep, setting, scores, ranked, constraints, sent), top)
+    interval = step_interval(rows[0], setting, system, backend)
+    if tie_band is None:  # the band from the model's own uncertainty about the fastest plan
+        fastest_at = np.unravel_index(int(np.argmin(scores)), scores.shape)
+        fastest = rows_at(sweep, setting, scores, [tuple(int(i) for i in fastest_at)], constraints, sent)[0]
+        widened = choose.interval_band(step_interval(fastest, setting, system, backend), fastest.total_s)
+        if widened > band:
+            band = widened
+            scores, keys, ranked = _rank(sweep, setting, system, objective, constraints, top, band)
+            rows = collapse(rows_at(sweep, setting, scores, ranked, constraints, sent), top)
+            interval = step_interval(rows[0], setting, system, backend)
     steps.advance(_RANK_UNITS)
     findings, reason, sensitivity = ({}, "", ())
     if explain:
         findings, reason, sensitivity = planner_explain.explain(
             sweep=sweep, setting=setting, system=system, scores=scores, ranked=ranked,
-            objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=tie_band,
+            objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=band,
             recomputation=recomputation, on_step=steps.advance, keys=keys,
             constraints=constraints, rows=rows)
-    interval = step_interval(rows[0], setting, system, backend) if explain else None
+    if not explain:
+        interval = None
+    if explain:
+        findings = {**findings, "tie_band_source": "given" if tie_band is not None else
+                    "interval" if band > choose.TIE_BAND else "floor"}
     if interval is not None:
         from costmodel.planner.text import reason_text
 
@@ -471,7 +489,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                 global_batch=int(global_batch), seq_len=setting.seq_len,
                 configurations=int(scores.size), feasible_configurations=int(np.isfinite(scores).sum()),
                 best=rows[0], candidates=tuple(rows), reason=reason, findings=findings,
-                sensitivity=tuple(sensitivity), tie_band=float(tie_band),
+                sensitivity=tuple(sensitivity), tie_band=float(band),
                 memory_reserve_bytes=float(sweep.reserve_bytes),
                 deadline_hours=deadline_hours, budget=budget,
                 price_per_gpu_hour=money.price_per_gpu_hour, power_w=money.power_w,

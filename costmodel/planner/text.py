@@ -105,6 +105,14 @@ _RULE_WHY = {
 }
 
 
+def _gb(value: float, other: float) -> str:
+    """GB with enough digits to show how ``value`` differs from ``other``."""
+    digits = 1
+    while digits < 6 and f"{value / 1e9:,.{digits}f}" == f"{other / 1e9:,.{digits}f}" and value != other:
+        digits += 1
+    return f"{value / 1e9:,.{digits}f} GB"
+
+
 def _tie(best, findings) -> str:
     tie = findings.get("tie_break")
     if not tie:
@@ -118,10 +126,12 @@ def _tie(best, findings) -> str:
     this = that = ""
     if rule in values:
         a, b, fmt = values[rule]
-        this, that = (f"{a / 1e9:,.1f} GB", f"{b / 1e9:,.1f} GB") if fmt is None else \
+        this, that = (_gb(a, b), _gb(b, a)) if fmt is None else \
             (fmt.format(a), fmt.format(b))
     why = _RULE_WHY.get(rule, "it scores best").format(this=this, that=that)
-    return (f" {tie['tied']:,} plans are within the {percent(tie['tolerance'])} tie band of the fastest"
+    source = {"interval": " (half the width of the fastest plan's 10-90 % step interval)"}.get(
+        findings.get("tie_band_source"), "")
+    return (f" {tie['tied']:,} plans are within the {percent(tie['tolerance'])} tie band{source} of the fastest"
             f" (step {step_time(tie['fastest_step_s'])}), closer than the model can tell apart;"
             f" tie-break rule '{rule}' chose this one: {why}.")
 
