@@ -66,14 +66,16 @@ COMM_SWEEP_SIZES = tuple(float(2**k) for k in range(10, 33, 2))
 
 def memory_parts(sweep, setting, index) -> dict[str, float]:
     """The best plan's memory per GPU by part (bytes), as :mod:`memory` counts it."""
+    from costmodel.planner.grid import irregular, model_states
     from costmodel.training import memory
 
     space, (_, z, d, _, c) = sweep.space, index
     precision = memory.precision_for(space.grad_dtypes[d])
     states = memory.optimizer_state_bytes(setting.optimizer) + precision.master_bytes
     ranks = float(space.gpus[c])
-    weights, grads, optimizer = memory.model_state_bytes(setting.workload.params, precision, states,
-                                                         space.zero_stages[z], ranks)
+    per_node = float(space.layouts[int(space.cell_layout[c])][1])
+    zero = space.zero_stages[z]
+    weights, grads, optimizer = (float(x) for x in model_states(setting, precision, states, zero, ranks, per_node))
     b, element = space.micro_batch[c], memory.DTYPE_BYTES[setting.compute_dtype]
     activations = memory.activation_bytes(setting.workload, b, setting.seq_len, element,
                                           setting.flash_attention, setting.recompute)
@@ -82,7 +84,7 @@ def memory_parts(sweep, setting, index) -> dict[str, float]:
     parts = {"weights": weights, "gradients": grads, "optimizer": optimizer,
              "activations": activations, "logits and loss": logits,
              "CUDA context and NCCL buffers": memory.runtime_bytes(ranks, setting.overheads),
-             "fragmentation": memory.fragmentation_bytes(tensors, setting.overheads)}
+             "fragmentation": memory.fragmentation_bytes(tensors, setting.overheads, irregular(setting, zero))}
     return {name: float(value) for name, value in parts.items()}
 
 

@@ -320,16 +320,28 @@ def _per_dtype(space: Space, params: int, optimizer: str, hbm_Bps: float) -> dic
             "optimizer_1gpu_s": table[3] * params / hbm_Bps}
 
 
-def _memory(workload, per_dtype, zero, ranks, activations, logits, overheads, offloaded=False, shard=None,
-            secondary=None):
-    """Everything a rank holds (memory.total_bytes), as iteration_breakdown counts it; with
-    ``offloaded`` the ZeRO >= 1 rows keep their optimizer states on the host; ``shard``: the
-    ranks ZeRO shards over (hybrid sharding: one node's GPUs), default ``ranks``."""
+def model_states(setting: Setting, precision, states_per_param, zero, ranks, per_node):
+    """(weights, gradients, optimizer) bytes per rank for ``setting``'s ZeRO variants, as
+    iteration_breakdown counts them: offloaded optimizer states live on the host (ZeRO >= 1),
+    hybrid ZeRO-3 shards over the node's GPUs, hpZ adds its secondary weight partition."""
+    zero = np.asarray(zero)
+    states = np.where(setting.offload_optimizer & (zero >= 1), 0.0, states_per_param)
+    shard = np.where((zero == 3) & (setting.shard == "hybrid"), per_node, ranks)
+    secondary = per_node if setting.shard == "hpz" else None
+    return memory.model_state_bytes(setting.workload.params, precision, states, zero, shard, secondary)
+
+
+def irregular(setting: Setting, zero):
+    """Whether a row's allocations are irregular (memory.irregular_allocations)."""
+    return memory.irregular_allocations(zero, setting.recompute, setting.offload_optimizer)
+
+
+def _memory(setting, per_dtype, zero, ranks, per_node, activations, logits):
+    """Everything a rank holds (memory.total_bytes), as iteration_breakdown counts it."""
     precision = _ArrayPrecision(per_dtype["weight"], per_dtype["grad"])
-    states = np.where(offloaded & (np.asarray(zero) >= 1), 0.0, per_dtype["states"])
-    parts = memory.model_state_bytes(workload.params, precision, states, zero, ranks if shard is None else shard,
-                                     secondary)
-    return memory.total_bytes(parts[0] + parts[1] + parts[2], activations, logits, ranks, overheads)
+    parts = model_states(setting, precision, per_dtype["states"], zero, ranks, per_node)
+    return memory.total_bytes(parts[0] + parts[1] + parts[2], activations, logits, ranks, setting.overheads,
+                              irregular(setting, zero))
 
 
 def _exposed(phase, buckets, grad_bytes, compute_s, pick):
@@ -421,7 +433,6 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                                           backward * factor, pick)
     per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
     shard = np.where((zero == 3) & (setting.shard == "hybrid"), per_node, ranks)  # the ranks ZeRO shards over
-    secondary = per_node if setting.shard == "hpz" else None  # hpZ's secondary weight partition (ZeRO-3 rows)
     optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, shard, 1)
     if node_host is not None:  # ZeRO >= 1 rows: the step on the node's CPUs, shared by its ranks
         host_s = offload.step_seconds(workload.params, per_dtype["step_bytes"], per_dtype["weight"], shard,
@@ -444,10 +455,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     logits = memory.logits_bytes(workload, b, setting.seq_len,
                                  memory.DTYPE_BYTES[setting.compute_dtype])
     usable = gpu.memory_bytes - memory.reserve_bytes(gpu.memory_bytes, setting.memory_reserve_bytes)
-    mem = _memory(workload, per_dtype, zero, ranks, activations, logits, setting.overheads,
-                  setting.offload_optimizer, shard, secondary)
-    plain_fits = _memory(workload, per_dtype, 0, ranks, activations, logits,
-                         setting.overheads) <= usable
+    mem = _memory(setting, per_dtype, zero, ranks, per_node, activations, logits)
+    plain_fits = _memory(setting, per_dtype, 0, ranks, per_node, activations, logits) <= usable
     feasible = tables.valid[..., pick] & (mem <= usable) & ((zero == 0) | ~plain_fits)
     shape = space.shape
     return Sweep(space=space, total_s=np.broadcast_to(step.total_s, shape),

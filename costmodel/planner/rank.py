@@ -255,8 +255,10 @@ def infeasible_error(sweep, setting, system) -> NotApplicableError:
     per_gpu = float(memory.activation_bytes(setting.workload, b, setting.seq_len, element,
                                             setting.flash_attention, setting.recompute)
                     + memory.logits_bytes(setting.workload, b, setting.seq_len, element))
-    fixed = float(memory.total_bytes(0.0, per_gpu, 0.0, gpus, setting.overheads))
-    grow = 1.0 + setting.overheads.fragmentation_fraction
+    uneven = memory.irregular_allocations(space.zero_stages[leanest[1]], setting.recompute,
+                                          getattr(setting, "offload_optimizer", False))
+    fixed = float(memory.total_bytes(0.0, per_gpu, 0.0, gpus, setting.overheads, uneven))
+    grow = 1.0 + float(memory.fragmentation_fraction(setting.overheads, uneven))
     states = (float(sweep.memory_bytes[leanest]) - fixed) / grow  # sharded states per GPU
     room = (sweep.capacity_bytes - sweep.reserve_bytes - fixed) / grow
     remedy = "tensor/sequence parallelism" if setting.recompute else \

@@ -363,7 +363,8 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
         zero_stage=stage, ranks=ranks, activations_bytes=float(activations),
         capacity_bytes=gpu.memory_bytes, logits=float(logits),
         shard_ranks=shard_ranks if stage == 3 else None,
-        secondary_ranks=secondary_ranks if stage == 3 else None) for stage in memory.ZERO_STAGES]
+        secondary_ranks=secondary_ranks if stage == 3 else None,
+        irregular=memory.irregular_allocations(stage, config.recompute, offloaded)) for stage in memory.ZERO_STAGES]
     fitting = [stage for stage, mem in zip(memory.ZERO_STAGES, by_stage) if mem.fits]
     return {"memory": by_stage[config.zero_stage],
             "zero_totals_bytes": tuple(m.total_bytes for m in by_stage),

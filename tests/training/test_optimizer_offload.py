@@ -48,7 +48,11 @@ def test_the_step_from_its_pieces(zero):
     syncs = 4 if zero >= 2 else 1
     assert on.comm_s - off.comm_s == pytest.approx(syncs * params * precision.grad_bytes / ranks / 48e9, rel=1e-6)
     assert on.memory.optimizer_bytes == 0 < off.memory.optimizer_bytes
-    assert on.memory.total_bytes < off.memory.total_bytes
+    # the tensors shrink; offload makes allocations irregular, so the fragmentation share rises
+    # from 5 % to 15 % (training.memory, GMLake)
+    tensors = lambda m: m.total_bytes - m.fragmentation_bytes  # noqa: E731
+    assert tensors(on.memory) < tensors(off.memory)
+    assert on.memory.fragmentation_bytes > off.memory.fragmentation_bytes or zero == 3
 
 
 def test_one_gpu_offloading_still_copies_its_gradients():
