@@ -323,9 +323,10 @@ def _per_dtype(space: Space, params: int, optimizer: str, hbm_Bps: float) -> dic
 def model_states(setting: Setting, precision, states_per_param, zero, ranks, per_node):
     """(weights, gradients, optimizer) bytes per rank for ``setting``'s ZeRO variants, as
     iteration_breakdown counts them: offloaded optimizer states live on the host (ZeRO >= 1),
+    asynchronous workers hold none (the parameter servers do),
     hybrid ZeRO-3 shards over the node's GPUs, hpZ adds its secondary weight partition."""
     zero = np.asarray(zero)
-    states = np.where(setting.offload_optimizer & (zero >= 1), 0.0, states_per_param)
+    states = np.where((setting.offload_optimizer & (zero >= 1)) | setting.asynchronous, 0.0, states_per_param)
     shard = np.where((zero == 3) & (setting.shard == "hybrid"), per_node, ranks)
     secondary = per_node if setting.shard == "hpz" else None
     return memory.model_state_bytes(setting.workload.params, precision, states, zero, shard, secondary)
@@ -387,6 +388,7 @@ class Setting:
     overlap_param_gather: bool = False  # ZeRO-1/2 rows: the parameter gather beside the next forward
     offload_optimizer: bool = False  # ZeRO >= 1 rows: optimizer on the host CPU (training.offload)
     shard: str = "full"  # ZeRO-3 rows: "hybrid" = in each node, replicated across; "hpz" = ZeRO++ hpZ
+    asynchronous: bool = False  # asynchronous parameter-server updates (ZeRO-0 rows, no barrier)
 
 
 def _node_host(setting: Setting, system: Any):
@@ -422,8 +424,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
         workload, b, setting.seq_len, gpu, setting.peak_flops, memory.DTYPE_BYTES[setting.compute_dtype])
     forward = flops * b * FORWARD_SHARE_OF_TRAINING_FLOPS / (setting.peak_flops * setting.mfu * fed)
     backward = backward_seconds(forward, setting.recompute)
-    factor = stragglers.slowest_rank_factor(setting.jitter_cv, ranks, np.where(every, 1.0, k),
-                                            setting.losses.speed_cv, setting.losses.slow_node_factor)
+    factor = 1.0 if setting.asynchronous else stragglers.slowest_rank_factor(  # async: nobody waits
+        setting.jitter_cv, ranks, np.where(every, 1.0, k), setting.losses.speed_cv, setting.losses.slow_node_factor)
     per_dtype = _per_dtype(space, workload.params, setting.optimizer, gpu.hbm_bandwidth_Bps)
     grad_bytes = workload.params * per_dtype["grad"]
     b_layout = bucket_layouts(space, workload.params, setting.first_bucket_bytes)
@@ -438,6 +440,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
         host_s = offload.step_seconds(workload.params, per_dtype["step_bytes"], per_dtype["weight"], shard,
                                       node_host.memory_Bps / per_node, node_host.pcie_Bps)
         optimizer_s = np.where(zero >= 1, host_s[0] + host_s[1], optimizer_s)
+    if setting.asynchronous:  # the servers run the optimizer
+        optimizer_s = np.zeros_like(optimizer_s)
     post_step = tables.post_step_s[..., pick]
     post_exposed = post_step
     if setting.overlap_param_gather and tables.after is not None:  # ZeRO-3/0 rows have no gather: 0 either way
@@ -447,7 +451,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                         sync_exposed_s=sync_exposed, post_step_s=post_step,
                         every_micro_batch=every, optimizer_s=optimizer_s,
                         overlap_slowdown=setting.losses.overlap_slowdown,
-                        host_overhead_s=losses.host_overhead_seconds(setting.losses.host_overhead_s, ranks))
+                        host_overhead_s=losses.host_overhead_seconds(
+                            0.0 if setting.asynchronous else setting.losses.host_overhead_s, ranks))
     samples = ranks * b * k / step.total_s
     activations = memory.activation_bytes(workload, b, setting.seq_len,
                                           memory.DTYPE_BYTES[setting.compute_dtype],
@@ -458,6 +463,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     mem = _memory(setting, per_dtype, zero, ranks, per_node, activations, logits)
     plain_fits = _memory(setting, per_dtype, 0, ranks, per_node, activations, logits) <= usable
     feasible = tables.valid[..., pick] & (mem <= usable) & ((zero == 0) | ~plain_fits)
+    if setting.asynchronous:  # parameter servers hold the optimizer: no ZeRO
+        feasible = feasible & (zero == 0)
     shape = space.shape
     return Sweep(space=space, total_s=np.broadcast_to(step.total_s, shape),
                  # the losses of training.losses (interference, host overhead) count as compute time

@@ -70,6 +70,7 @@ class PlanRow:
     overlap_param_gather: bool = False  # ZeRO-1/2 plans: parameter gather beside the next forward
     offload_optimizer: bool = False  # ZeRO >= 1 plans: optimizer on the host CPU (ZeRO-Offload)
     shard: str = "full"  # ZeRO-3 plans: "hybrid" = sharded in each node, replicated across nodes
+    asynchronous: bool = False  # asynchronous parameter-server updates (staleness gpus - 1)
 
     def to_dict(self) -> dict:
         """Every field, for JSON."""
@@ -190,7 +191,7 @@ def _quantized(setting, zero_stage: int) -> dict:
     rows gather after the optimizer (as the sweep computed them)."""
     weights, grads = getattr(setting, "quantize", (None, None))
     if zero_stage < 1:
-        return {}
+        return {"asynchronous": True} if getattr(setting, "asynchronous", False) else {}
     return {"quantize_weights": weights, "quantize_grads": grads,
             "overlap_param_gather": bool(getattr(setting, "overlap_param_gather", False)) and zero_stage in (1, 2),
             "offload_optimizer": bool(getattr(setting, "offload_optimizer", False)),

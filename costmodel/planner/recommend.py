@@ -207,6 +207,15 @@ def _reserve(system, reserve_bytes: float | None, fraction: float | None) -> flo
     return fraction * system.gpu.memory_bytes
 
 
+def _async_algorithms(algorithms) -> tuple[str, ...]:
+    """Asynchronous updates need parameter servers: the default sweep is them alone."""
+    if algorithms is None:
+        return ("parameter-server",)
+    if "parameter-server" not in algorithms or len(tuple(algorithms)) > 1:
+        raise InputError("algorithms", ",".join(algorithms), "parameter-server alone with --async")
+    return tuple(algorithms)
+
+
 def _check_shard(shard: str) -> str:
     from costmodel.training.iteration import SHARDS
 
@@ -239,7 +248,7 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
                             mfu=setting.mfu, optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
                             quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
                             overlap_param_gather=best.overlap_param_gather, offload_optimizer=best.offload_optimizer,
-                            shard=best.shard)
+                            shard=best.shard, asynchronous=best.asynchronous)
     scalar = iteration_breakdown(setting.workload, system.gpu, comm, config=config)
     ranged = with_interval(scalar, setting.workload, system.gpu, comm, config)
     if ranged.total_interval_s is None or scalar.total_s <= 0:
@@ -361,7 +370,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          power_w: float | None = None, servers: int | None = None, colocated: bool | None = None,
          quantize_weights: int | None = None, quantize_grads: int | None = None,
          overlap_param_gather: bool = False, offload_optimizer: bool = False, shard: str = "full",
-         progress: Callable[[int, int], None] | None = None) -> Plan:
+         asynchronous: bool = False, progress: Callable[[int, int], None] | None = None) -> Plan:
     """Recommend a data-parallel plan for ``model`` on up to ``nodes`` nodes of ``cluster``.
 
     ``model`` is a preset name, a parameter count or a Workload; ``cluster`` a system name,
@@ -400,6 +409,10 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     ``shard``: "hybrid" makes the ZeRO-3 plans shard in each node and replicate across nodes
     (FSDP HYBRID_SHARD, DeepSpeed MiCS); "full" (default) shards over every GPU.
 
+    ``asynchronous``: asynchronous parameter-server training (``parameter-server`` is then the
+    algorithm swept unless ``algorithms`` names it with others): no barrier, no straggler wait,
+    the servers run the optimizer and hold its states; ZeRO does not apply.
+
     ``progress``, if given, is called as ``progress(done, total)`` — first with ``done = 0``,
     then as the collective times of each algorithm, the array sweep, the ranking and the
     explanation finish (a few dozen calls at most), last with ``done == total`` — so a
@@ -431,10 +444,13 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     from costmodel.training.gradsync import check_quantization
 
     check_quantization(quantize_weights, quantize_grads, 1)
+    if asynchronous:
+        algorithms = _async_algorithms(algorithms)
     setting = replace(setting, comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),
                       quantize=(quantize_weights, quantize_grads),
                       overlap_param_gather=bool(overlap_param_gather),
-                      offload_optimizer=bool(offload_optimizer), shard=_check_shard(shard))
+                      offload_optimizer=bool(offload_optimizer), shard=_check_shard(shard),
+                      asynchronous=bool(asynchronous))
     if offload_optimizer:
         from costmodel.training.offload import host_path
 

@@ -71,6 +71,7 @@ def _variants(row) -> str:
         (getattr(row, "quantize_grads", None), f"int{getattr(row, 'quantize_grads', 0)} gradients (qgZ)"),
         (getattr(row, "overlap_param_gather", False), "parameter gather overlapped with forward"),
         (getattr(row, "offload_optimizer", False), "optimizer on the CPU"),
+        (getattr(row, "asynchronous", False), f"asynchronous updates, staleness {row.gpus - 1}"),
     ) if on]
     return f" ({', '.join(parts)})" if parts else ""
 

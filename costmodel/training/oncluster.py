@@ -30,19 +30,22 @@ _CONFIG_FIELDS = frozenset(f.name for f in fields(TrainingConfig))
 
 def iteration(model: str | Workload, cluster: str | System, config: TrainingConfig | None = None, *,
               nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
-              backend: str | None = None, stack: str | None = None, **config_fields: Any) -> Breakdown:
+              backend: str | None = None, stack: str | None = None, servers: int | None = None,
+              colocated: bool | None = None, **config_fields: Any) -> Breakdown:
     """Break one data-parallel step down on ``nodes`` × ``gpus_per_node`` GPUs of ``cluster``.
 
     Give either ``config`` or its fields as keywords (``micro_batch=…, accumulation_steps=…``).
     ``backend`` None/"auto" is the system's realistic backend (NCCL's model on NVIDIA, RCCL's on
     AMD). Unless the config names one, the transport is the cluster's (TCP sockets or RDMA).
+    ``servers``/``colocated``: the parameter servers of ``algorithm="parameter-server"``.
     """
     unknown = sorted(set(config_fields) - _CONFIG_FIELDS)
     if unknown:
         raise InputError(unknown[0], config_fields[unknown[0]], f"a TrainingConfig field: {', '.join(sorted(_CONFIG_FIELDS))}")
     if config is not None and config_fields:
         raise InputError(next(iter(config_fields)), "given with config", "either config or its fields as keywords")
-    comm = comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack)
+    comm = comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
+                      servers=servers, colocated=colocated)
     system = comm.layout.system
     if config is None:
         if "micro_batch" not in config_fields:

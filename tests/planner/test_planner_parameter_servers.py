@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
+import hardware
 from cli import app
 from costmodel.cluster.api import predict
 from costmodel.planner.recommend import plan
@@ -74,3 +75,22 @@ def test_cli_options_and_their_refusal():
                              "--ps-placement", "colocated", "--backend", "ideal"])
     assert it.exit_code == 0, it.output
     assert iteration("gpt2", "dgx-a100", micro_batch=8, nodes=2).ranks == 16
+
+
+def test_plan_sweeps_asynchronous_parameter_servers_as_iteration_computes_them():
+    """--async in plan: parameter servers alone, ZeRO-0, no barrier (no straggler wait), the
+    servers hold the optimizer; each row equals iteration --async for the same configuration."""
+    system = hardware.load_system("dgx-a100")
+    result = plan("gpt2", system, nodes=2, global_batch=256, asynchronous=True, servers=16, jitter_cv=0.05, top=20)
+    assert {c.algorithm for c in result.candidates} <= {"parameter-server", "none"}
+    assert all(c.asynchronous and c.zero_stage == 0 for c in result.candidates if c.gpus > 1)
+    for row in [c for c in result.candidates if c.gpus > 1][:3]:
+        alone = iteration("gpt2", system, micro_batch=row.micro_batch, accumulation_steps=row.accumulation_steps,
+                          nodes=row.nodes, gpus_per_node=row.gpus_per_node, algorithm="parameter-server",
+                          servers=16, asynchronous=True, bucket_bytes=row.bucket_bytes,
+                          grad_dtype=row.grad_dtype, jitter_cv=0.05)
+        assert row.total_s == pytest.approx(alone.total_s, rel=1e-9)
+        assert alone.straggler_wait_s == 0 and alone.optimizer_s == 0
+    assert "asynchronous updates, staleness" in result.reason
+    with pytest.raises(InputError, match="parameter-server alone"):
+        plan("gpt2", system, nodes=2, global_batch=256, asynchronous=True, algorithms=("ring",))

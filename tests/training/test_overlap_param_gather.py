@@ -101,3 +101,12 @@ def test_cli_plan_and_iteration_report_it():
     planned = runner.invoke(app, ["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2",
                                   "--global-batch", "64", "--seq-len", "4096", "--overlap-param-gather"])
     assert planned.exit_code == 0, planned.output
+
+
+def test_the_torch_snippet_says_how_to_run_it():
+    from costmodel.planner import emit
+
+    rows = plan("llama2-7b", hardware.load_system("dgx-h100"), nodes=4, global_batch=256, seq_len=4096,
+                overlap_param_gather=True, explain=False, top=50).candidates
+    row = next(c for c in rows if c.overlap_param_gather)
+    assert "--overlap-param-gather" in emit.render(row, "torch")
