@@ -46,8 +46,11 @@ def all_reduce_algorithms(system: Any, nodes: int, backend: str) -> tuple[str, .
         return NCCL_ALGORITHMS
     stack = default_stack(system)
     layouts = [cluster.layout(system, 1), cluster.layout(system, max(nodes, 1))]
-    return tuple(a.value for a in algorithms_for("all-reduce") if stack_runs(stack, "all-reduce", a)
-                 and any(cluster.applicable(get("all-reduce", a), lay) for lay in layouts))
+    named = tuple(a.value for a in algorithms_for("all-reduce") if stack_runs(stack, "all-reduce", a)
+                  and any(cluster.applicable(get("all-reduce", a), lay) for lay in layouts))
+    # a calibrated cluster measured the stack's own choice (RCCL's, NCCL's): sweep it as measured
+    measured_auto = any(c.collective == "all-reduce" and c.algorithm == "auto" for c in getattr(system, "measured", ()))
+    return ("auto", *named) if measured_auto else named
 
 
 def zero_algorithm_ok(algorithm: str, zero_stage: int, backend: str) -> bool:
@@ -56,7 +59,7 @@ def zero_algorithm_ok(algorithm: str, zero_stage: int, backend: str) -> bool:
         return True
     if backend == "nccl":
         return algorithm == "auto"
-    return algorithm in _sharding_algorithms()
+    return algorithm == "auto" or algorithm in _sharding_algorithms()
 
 
 @functools.cache
@@ -183,7 +186,7 @@ class CommCache:
 
     def runnable(self, lay: cluster.Layout, algorithm: str) -> bool:
         """Whether the hardware can run the all-reduce algorithm on the layout at all."""
-        return self._nccl_runs(algorithm) or cluster.applicable(get("all-reduce", algorithm), lay)
+        return algorithm == "auto" or self._nccl_runs(algorithm) or cluster.applicable(get("all-reduce", algorithm), lay)
 
     def _ideal_table(self, lays: list[cluster.Layout], primitive: str, algorithm: str,
                      sizes: np.ndarray) -> np.ndarray:

@@ -172,9 +172,6 @@ def _torch_text(row, compute_dtype: str) -> str:
         if row.zero_stage == 1:
             lines.append("optimizer = ZeroRedundancyOptimizer(model.parameters(), "
                          "optimizer_class=torch.optim.AdamW)")
-    if getattr(row, "overlap_param_gather", False):  # no PyTorch/DeepSpeed switch: Megatron-LM's
-        lines.append("# this plan overlaps the parameter all-gather with the next forward: Megatron-LM "
-                     "--use-distributed-optimizer --overlap-param-gather")
     elif "reshard_after_forward" in k:  # FSDP2 (torch.distributed.fsdp.fully_shard), as ZeRO++ hpZ
         param = TORCH_DTYPE.get(compute_dtype, "torch.bfloat16")
         lines.append(f"fully_shard(model, reshard_after_forward={k['reshard_after_forward']}, "
@@ -186,6 +183,9 @@ def _torch_text(row, compute_dtype: str) -> str:
                      f"{k['sharding_strategy']}, mixed_precision=MixedPrecision(param_dtype={param}, "
                      f"reduce_dtype={k['reduce_dtype']}), backward_prefetch="
                      "BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True)")
+    if getattr(row, "overlap_param_gather", False):  # no PyTorch/DeepSpeed switch: Megatron-LM's
+        lines.append("# this plan overlaps the parameter all-gather with the next forward: Megatron-LM "
+                     "--use-distributed-optimizer --overlap-param-gather")
     return "\n".join(lines)
 
 
