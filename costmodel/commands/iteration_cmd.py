@@ -96,6 +96,8 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         f"exposed {format_time(b.exposed_comm_s)}" + _range(b.comm_interval_s),
         f"  overlap interference {format_time(b.interference_s):>12}   (compute slowed by hidden comm)",
         f"  host overhead        {format_time(b.host_overhead_s):>12}   (per data-parallel step)",
+        *([f"  input pipeline wait  {format_time(b.input_wait_s):>12}   (data loader at {b.input_rate:,.0f} samples/s per rank)"]
+          if b.input_rate is not None else []),
         f"  optimizer            {format_time(b.optimizer_s):>12}"
         + (f"   on the host: CPU step {format_time(b.optimizer_host_s)}, weights copied back "
            f"{format_time(b.optimizer_copy_s)}" if b.offload_optimizer else ""),
@@ -155,6 +157,7 @@ def iteration(
     asynchronous: Annotated[bool, typer.Option("--async", help="Asynchronous parameter-server updates.")] = False,
     quantize_weights: Annotated[str | None, typer.Option("--quantize-weights", help="ZeRO++ qwZ: all-gather weights as int8 (ZeRO >= 1).")] = None,
     quantize_grads: Annotated[str | None, typer.Option("--quantize-grads", help="ZeRO++ qgZ: exchange gradients as int4 or int8 by all-to-all instead of reduce-scatter (ZeRO >= 1).")] = None,
+    input_rate: Annotated[float | None, typer.Option("--input-rate", help="Samples per second one rank's data loader sustains (default: not limiting); the step waits when the GPU consumes faster.")] = None,
     shard: Annotated[str, typer.Option("--shard", help="ZeRO-3 over every GPU (full), over each node's GPUs replicated across nodes (hybrid: FSDP HYBRID_SHARD, DeepSpeed MiCS), or over every GPU with backward's weight gathers inside the node (hpz: ZeRO++ hpZ).")] = "full",
     offload_optimizer: Annotated[bool, typer.Option("--offload-optimizer", help="ZeRO >= 1: keep the optimizer states on the host and run the optimizer step on the CPU (ZeRO-Offload); needs the system's host_memory_bandwidth.")] = False,
     overlap_param_gather: Annotated[bool, typer.Option("--overlap-param-gather", help="ZeRO-1/2: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather) instead of after the optimizer.")] = False,
@@ -164,7 +167,7 @@ def iteration(
     speed_cv: Annotated[float, typer.Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.012, Sinha et al. 2022).")] = losses.SPEED_CV,
     slow_node: Annotated[float, typer.Option("--slow-node", help="One persistently slow rank: its compute takes this multiple (1 = none).")] = 1.0,
     overlap_slowdown: Annotated[float, typer.Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025; TCP and --host-reduce: 1).")] = losses.OVERLAP_SLOWDOWN,
-    host_overhead: Annotated[str, typer.Option("--host-overhead", help="Framework overhead per data-parallel step (default 5ms, fitted on published scaling tables).")] = f"{losses.HOST_OVERHEAD_S * 1e3:g}ms",
+    host_overhead: Annotated[str, typer.Option("--host-overhead", help="Framework overhead per data-parallel step (default fitted on published scaling tables).")] = f"{losses.HOST_OVERHEAD_S * 1e3:g}ms",
     host_reduce: Annotated[bool, typer.Option("--host-reduce", help="Gradients reduced in host memory (MPI/gloo on the CPU, parameter servers): hidden communication is not free.")] = False,
     attention: Annotated[bool, typer.Option("--attention", help="Add attention FLOPs 12·L·h·s² per sample.")] = False,
     no_flash_attention: Annotated[bool, typer.Option("--no-flash-attention", help="Count stored attention scores in activations.")] = False,
@@ -207,7 +210,7 @@ def iteration(
         overlap_param_gather=overlap_param_gather, offload_optimizer=offload_optimizer, shard=shard,
         losses=StepLosses(host_overhead_s=parse_time(host_overhead, "host_overhead"),
                           overlap_slowdown=overlap_slowdown, speed_cv=speed_cv,
-                          slow_node_factor=slow_node))
+                          slow_node_factor=slow_node, input_rate=input_rate))
     info = comm.describe()
     workload = load_model(model)
     result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,

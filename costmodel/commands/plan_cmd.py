@@ -146,6 +146,7 @@ def plan(
     algorithms: Annotated[str | None, typer.Option("--algorithms", help="Comma-separated all-reduce algorithms to sweep (default: what the cluster's stack runs), e.g. auto,parameter-server.")] = None,
     quantize_weights: Annotated[str | None, typer.Option("--quantize-weights", help="ZeRO++ qwZ for the ZeRO >= 1 plans: all-gather weights as int8.")] = None,
     quantize_grads: Annotated[str | None, typer.Option("--quantize-grads", help="ZeRO++ qgZ for the ZeRO >= 1 plans: gradients as int4 or int8 by all-to-all.")] = None,
+    input_rate: Annotated[float | None, typer.Option("--input-rate", help="Samples per second one rank's data loader sustains (default: not limiting).")] = None,
     asynchronous: Annotated[bool, typer.Option("--async", help="Asynchronous parameter-server updates (sweeps parameter-server alone; with --servers/--ps-placement).")] = False,
     shard: Annotated[str, typer.Option("--shard", help="ZeRO-3 plans over every GPU (full), over each node's GPUs replicated across nodes (hybrid: FSDP HYBRID_SHARD, DeepSpeed MiCS), or with backward's weight gathers inside the node (hpz: ZeRO++ hpZ).")] = "full",
     offload_optimizer: Annotated[bool, typer.Option("--offload-optimizer", help="ZeRO >= 1 plans: optimizer states and step on the host CPU (ZeRO-Offload); needs the system's host_memory_bandwidth.")] = False,
@@ -184,7 +185,8 @@ def plan(
             budget=budget, price_per_gpu_hour=price_per_gpu_hour, power_w=power_per_gpu,
             algorithms=swept, servers=servers, quantize_weights=parse_bits(quantize_weights, "quantize_weights"),
             quantize_grads=parse_bits(quantize_grads, "quantize_grads"), overlap_param_gather=overlap_param_gather,
-            offload_optimizer=offload_optimizer, shard=shard, asynchronous=asynchronous, colocated=None if ps_placement is None else ps_placement == "colocated", progress=update)
+            offload_optimizer=offload_optimizer, shard=shard, asynchronous=asynchronous,
+            input_rate=input_rate, colocated=None if ps_placement is None else ps_placement == "colocated", progress=update)
     if html:
         from costmodel.plots.planreport import write_report
 

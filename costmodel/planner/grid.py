@@ -452,7 +452,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                         every_micro_batch=every, optimizer_s=optimizer_s,
                         overlap_slowdown=setting.losses.overlap_slowdown,
                         host_overhead_s=losses.host_overhead_seconds(
-                            0.0 if setting.asynchronous else setting.losses.host_overhead_s, ranks))
+                            0.0 if setting.asynchronous else setting.losses.host_overhead_s, ranks),
+                        input_s=losses.input_seconds(setting.losses.input_rate, b * k))
     samples = ranks * b * k / step.total_s
     activations = memory.activation_bytes(workload, b, setting.seq_len,
                                           memory.DTYPE_BYTES[setting.compute_dtype],

@@ -207,6 +207,12 @@ def _reserve(system, reserve_bytes: float | None, fraction: float | None) -> flo
     return fraction * system.gpu.memory_bytes
 
 
+def check_losses(losses):
+    from costmodel.training.losses import check
+
+    return check(losses)
+
+
 def _async_algorithms(algorithms) -> tuple[str, ...]:
     """Asynchronous updates need parameter servers: the default sweep is them alone."""
     if algorithms is None:
@@ -370,7 +376,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          power_w: float | None = None, servers: int | None = None, colocated: bool | None = None,
          quantize_weights: int | None = None, quantize_grads: int | None = None,
          overlap_param_gather: bool = False, offload_optimizer: bool = False, shard: str = "full",
-         asynchronous: bool = False, progress: Callable[[int, int], None] | None = None) -> Plan:
+         asynchronous: bool = False, input_rate: float | None = None, progress: Callable[[int, int], None] | None = None) -> Plan:
     """Recommend a data-parallel plan for ``model`` on up to ``nodes`` nodes of ``cluster``.
 
     ``model`` is a preset name, a parameter count or a Workload; ``cluster`` a system name,
@@ -413,6 +419,9 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     algorithm swept unless ``algorithms`` names it with others): no barrier, no straggler wait,
     the servers run the optimizer and hold its states; ZeRO does not apply.
 
+    ``input_rate``: samples per second one rank's data loader sustains (None: not limiting); a
+    plan whose GPUs consume faster waits for it (:mod:`costmodel.training.losses`).
+
     ``progress``, if given, is called as ``progress(done, total)`` — first with ``done = 0``,
     then as the collective times of each algorithm, the array sweep, the ranking and the
     explanation finish (a few dozen calls at most), last with ``done == total`` — so a
@@ -450,7 +459,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                       quantize=(quantize_weights, quantize_grads),
                       overlap_param_gather=bool(overlap_param_gather),
                       offload_optimizer=bool(offload_optimizer), shard=_check_shard(shard),
-                      asynchronous=bool(asynchronous))
+                      asynchronous=bool(asynchronous),
+                      losses=check_losses(replace(setting.losses, input_rate=input_rate)))
     if offload_optimizer:
         from costmodel.training.offload import host_path
 

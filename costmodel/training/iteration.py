@@ -164,6 +164,8 @@ class Breakdown:
     optimizer_copy_s: float = 0.0  # of optimizer_s: updated weights copied host -> device (offload)
     shard: str = "full"  # ZeRO-3 over all ranks, or hybrid: in each node, replicated across nodes
     shard_ranks: int = 0  # the ranks ZeRO shards over (ranks, or the GPUs of one node when hybrid)
+    input_wait_s: float = 0.0  # waiting for the data loader (losses.input_rate)
+    input_rate: float | None = None  # samples/s one rank's data loader sustains (None: not limiting)
 
     def to_dict(self) -> dict:
         """Every field (memory as a nested object), for JSON."""
@@ -189,11 +191,13 @@ class StepSeconds:
     total_s: object
     interference_s: object = 0.0
     host_overhead_s: object = 0.0
+    input_wait_s: object = 0.0
 
 
 def step_seconds(*, forward_s, backward_s, accumulation_steps, straggler_factor, sync_comm_s,
                  sync_exposed_s, post_step_s, every_micro_batch, optimizer_s,
-                 overlap_slowdown=0.0, host_overhead_s=0.0, post_step_exposed_s=None) -> StepSeconds:
+                 overlap_slowdown=0.0, host_overhead_s=0.0, post_step_exposed_s=None,
+                 input_s=0.0) -> StepSeconds:
     """Assemble a step from its parts; elementwise on numpy arrays.
 
     ``sync_comm_s``/``sync_exposed_s`` are one synchronisation's collective time and the part
@@ -202,7 +206,9 @@ def step_seconds(*, forward_s, backward_s, accumulation_steps, straggler_factor,
     optimizer, ``post_step_exposed_s`` of it exposed (all of it unless given: an overlapped
     parameter gather hides the rest behind the next forward). The hidden part slows the compute it runs beside
     by ``overlap_slowdown``; ``host_overhead_s`` is the per-step framework overhead
-    (:mod:`costmodel.training.losses`, already 0 for one rank).
+    (:mod:`costmodel.training.losses`, already 0 for one rank). ``input_s``: what the rank's data
+    loader needs for the step's samples; it prefetches concurrently, so the step waits only for
+    what exceeds the rest of the step.
     """
     syncs = ew.where(every_micro_batch, accumulation_steps, 1)
     compute = accumulation_steps * (forward_s + backward_s)
@@ -211,7 +217,8 @@ def step_seconds(*, forward_s, backward_s, accumulation_steps, straggler_factor,
     comm = syncs * sync_comm_s + post_step_s
     interference = losses.interference_seconds(comm - exposed, overlap_slowdown)
     total = compute + wait + exposed + optimizer_s + interference + host_overhead_s
-    return StepSeconds(compute, wait, comm, exposed, total, interference, host_overhead_s)
+    starved = ew.maximum(input_s - total, 0.0)
+    return StepSeconds(compute, wait, comm, exposed, total + starved, interference, host_overhead_s, starved)
 
 
 def backward_seconds(forward_s, recompute=False):
@@ -453,7 +460,8 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
                         every_micro_batch=plan.every_micro_batch,
                         optimizer_s=optimizer_s, overlap_slowdown=_overlap_slowdown(config),
                         host_overhead_s=float(losses.host_overhead_seconds(
-                            0.0 if config.asynchronous else config.losses.host_overhead_s, ranks)))
+                            0.0 if config.asynchronous else config.losses.host_overhead_s, ranks)),
+                        input_s=losses.input_seconds(config.losses.input_rate, config.micro_batch * k))
     return step, plan, optimizer_s, host_s
 
 
@@ -558,6 +566,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         comm_s=float(step.comm_s), hidden_comm_s=float(step.comm_s - step.exposed_comm_s),
         exposed_comm_s=float(step.exposed_comm_s), interference_s=float(step.interference_s),
         host_overhead_s=float(step.host_overhead_s), optimizer_s=optimizer_s, total_s=total,
+        input_wait_s=float(step.input_wait_s), input_rate=config.losses.input_rate,
         optimizer_host_s=host_s[0], optimizer_copy_s=host_s[1], shard_ranks=shard_ranks,
         samples_per_s=samples_per_s,
         tokens_per_s=samples_per_s * float(workloads.tokens_per_sample(workload, compute.seq_len)),

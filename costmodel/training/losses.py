@@ -1,6 +1,6 @@
 """Scaling losses beyond the collective: what a data-parallel step loses besides the all-reduce.
 
-Four named terms, each with a default and a CLI option (docs/iteration-model.md):
+Five named terms, each with a default and a CLI option (docs/iteration-model.md):
 
 * **host overhead** ``host_overhead_s`` — seconds the framework spends per optimizer step
   only because the step is data-parallel (DDP/Horovod bookkeeping: bucket copies, hooks,
@@ -25,6 +25,14 @@ Four named terms, each with a default and a CLI option (docs/iteration-model.md)
 * **slow node** ``slow_node_factor`` — one persistently slow rank (thermal throttling, a bad
   NIC, a noisy neighbour) whose compute takes this multiple of the others'; the group waits
   for it. Default 1 (none); Sinha et al. report outliers up to 1.5 × slower than the median.
+* **input pipeline** ``input_rate`` — samples per second one rank's data loader sustains (its
+  CPU workers decoding and augmenting, e.g. JPEG decode for vision models). Loaders prefetch
+  concurrently with the step, so a step takes at least ``micro-batch × accumulation / rate``;
+  the rank waits for the difference. Default None (not limiting: token streams of language
+  models are cheap to load); no default can be sourced for a user's CPUs and pipeline, so the
+  user gives the rate they measure. NVIDIA's ResNet-50 tables (DeepLearningExamples, PyTorch
+  AMP on 8 GPUs) are the documented case where it binds: 6.7-7.0× on 8 GPUs, attributed to
+  the CPU data pipeline (SOURCES.md of the scaling development set).
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ class StepLosses:
     overlap_slowdown: float = OVERLAP_SLOWDOWN
     speed_cv: float = SPEED_CV
     slow_node_factor: float = 1.0
+    input_rate: float | None = None  # samples/s one rank's data loader sustains; None: not limiting
 
     @classmethod
     def none(cls) -> StepLosses:
@@ -69,7 +78,16 @@ def check(losses: StepLosses) -> StepLosses:
     if not 1.0 <= losses.slow_node_factor <= MAX_SLOW_NODE_FACTOR:
         raise InputError("slow_node", losses.slow_node_factor,
                          f"a slowdown factor in [1, {MAX_SLOW_NODE_FACTOR:g}] (1 = none)")
+    if losses.input_rate is not None and not (isinstance(losses.input_rate, (int, float))
+                                              and 0 < losses.input_rate < 1e12):
+        raise InputError("input_rate", losses.input_rate, "samples per second per rank, > 0")
     return losses
+
+
+def input_seconds(input_rate: float | None, samples_per_step):
+    """Seconds one rank's data loader needs for a step's samples (0 when it does not limit);
+    elementwise."""
+    return 0.0 if input_rate is None else samples_per_step / input_rate
 
 
 def host_overhead_seconds(host_overhead_s: float, ranks):
