@@ -9,21 +9,61 @@ from __future__ import annotations
 import typer
 import typer.core
 
-from costmodel.commands import (
-    calibrate_cmd,
-    collective_cmd,
-    hardware_cmd,
-    iteration_cmd,
-    nccl_cmd,
-    plan_cmd,
-    plot_cmd,
-    sweep_cmd,
-)
-
 # Help is click's plain text: typer's rich help loads rich.markdown and markdown-it (about half
 # of `dpcost --help`'s start-up) for formatting dpcost does not use. typer-slim (pinned <0.20)
 # reads this flag at call time; dpcost's own tables still use rich on a terminal.
 typer.core.HAS_RICH = False
+
+# Each command's module is imported only when that command runs (or --help lists them all): a
+# scalar `dpcost collective` does not pay for the planner's, calibration's or plotting's imports.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "formula": ("costmodel.commands.collective_cmd", "formula"),
+    "collective": ("costmodel.commands.collective_cmd", "collective"),
+    "compare": ("costmodel.commands.collective_cmd", "compare"),
+    "sweep": ("costmodel.commands.sweep_cmd", "sweep"),
+    "iteration": ("costmodel.commands.iteration_cmd", "iteration"),
+    "plan": ("costmodel.commands.plan_cmd", "plan"),
+    "calibrate": ("costmodel.commands.calibrate_cmd", "calibrate"),
+    "nccl-table": ("costmodel.commands.nccl_cmd", "nccl_table"),
+    "hardware": ("costmodel.commands.hardware_cmd", "app"),  # typer sub-apps
+    "plot": ("costmodel.commands.plot_cmd", "app"),
+}
+
+
+class LazyCommands(typer.core.TyperGroup):
+    """The top-level group: commands built from their module on first use."""
+
+    def list_commands(self, ctx) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx, name: str):
+        if name not in self.commands and name in COMMANDS:
+            import importlib
+
+            import typer.main
+            import typer.models
+
+            module, attribute = COMMANDS[name]
+            target = getattr(importlib.import_module(module), attribute)
+            if isinstance(target, typer.Typer):
+                command = typer.main.get_command(target)
+                command.name = name
+            else:
+                command = typer.main.get_command_from_info(
+                    typer.models.CommandInfo(name=name, callback=target),
+                    pretty_exceptions_short=True, rich_markup_mode=None)
+            self.commands[name] = command
+        return self.commands.get(name)
+
+    def resolve_command(self, ctx, args):
+        name = args[0] if args else None
+        if name and not name.startswith("-") and name not in COMMANDS:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+            ctx.fail(f"No such command {name!r}." + (f" Did you mean {close[0]!r}?" if close else ""))
+        return super().resolve_command(ctx, args)
+
 
 app = typer.Typer(
     name="dpcost",
@@ -32,18 +72,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=True,
     rich_markup_mode=None,
+    cls=LazyCommands,
 )
-
-app.command("formula")(collective_cmd.formula)
-app.command("collective")(collective_cmd.collective)
-app.command("compare")(collective_cmd.compare)
-app.command("sweep")(sweep_cmd.sweep)
-app.command("iteration")(iteration_cmd.iteration)
-app.command("plan")(plan_cmd.plan)
-app.command("calibrate")(calibrate_cmd.calibrate)
-app.command("nccl-table")(nccl_cmd.nccl_table)
-app.add_typer(hardware_cmd.app, name="hardware")
-app.add_typer(plot_cmd.app, name="plot")
 
 
 def _version(value: bool) -> None:
@@ -80,6 +110,9 @@ def main() -> None:
         sys.exit(0)
     except click.exceptions.Abort:
         sys.exit(130)
+    except getattr(click.exceptions, "NoArgsIsHelpError", ()) as shown:  # bare `dpcost`: its help
+        sys.stdout.write(shown.format_message() + "\n")
+        sys.exit(0)
     except click.exceptions.UsageError as error:
         from dpbase.text import printable
 

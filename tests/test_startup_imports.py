@@ -42,3 +42,20 @@ def test_help_stays_light(args):
     stdout, status, heavy = _run(args, HEAVY + ("rich", "markdown_it", "typer.rich_utils"))
     assert status == "0" and "Usage:" in stdout, stdout
     assert heavy == [], f"dpcost {args} imported {heavy}"
+
+
+OTHER_COMMANDS = ("costmodel.commands.plan_cmd", "costmodel.commands.calibrate_cmd", "costmodel.commands.plot_cmd",
+                  "costmodel.commands.iteration_cmd", "costmodel.commands.sweep_cmd", "costmodel.planner")
+
+
+@pytest.mark.parametrize("args", SCALAR_PATHS)
+def test_a_command_loads_only_its_own_module(args):
+    """cli.COMMANDS: a command's module is imported when that command runs, not before."""
+    stdout, status, loaded = _run(args, OTHER_COMMANDS)
+    assert status == "0" and "time" in stdout, stdout
+    assert loaded == [], f"dpcost {args} imported {loaded}"
+
+
+def test_bare_dpcost_prints_its_help():
+    stdout, status, _ = _run("", ())
+    assert status == "0" and stdout.startswith("Usage: dpcost") and "\\x0a" not in stdout

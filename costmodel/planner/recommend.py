@@ -482,16 +482,24 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     scores, keys, ranked = _rank(sweep, setting, system, objective, constraints, top, band)
     sent = choose.bytes_sent(sweep, workload.params)
     rows = collapse(rows_at(sweep, setting, scores, ranked, constraints, sent), top)
-    interval = step_interval(rows[0], setting, system, backend)
+    known: dict[tuple, tuple[float, float] | None] = {}
+
+    def interval_of(row: PlanRow):  # each configuration's interval computed once
+        key = (row.algorithm, row.micro_batch, row.accumulation_steps, row.nodes, row.gpus_per_node,
+               row.bucket_bytes, row.grad_dtype, row.zero_stage, row.recompute)
+        if key not in known:
+            known[key] = step_interval(row, setting, system, backend)
+        return known[key]
+
     if tie_band is None:  # the band from the model's own uncertainty about the fastest plan
         fastest_at = np.unravel_index(int(np.argmin(scores)), scores.shape)
         fastest = rows_at(sweep, setting, scores, [tuple(int(i) for i in fastest_at)], constraints, sent)[0]
-        widened = choose.interval_band(step_interval(fastest, setting, system, backend), fastest.total_s)
+        widened = choose.interval_band(interval_of(fastest), fastest.total_s)
         if widened > band:
             band = widened
             scores, keys, ranked = _rank(sweep, setting, system, objective, constraints, top, band)
             rows = collapse(rows_at(sweep, setting, scores, ranked, constraints, sent), top)
-            interval = step_interval(rows[0], setting, system, backend)
+    interval = interval_of(rows[0]) if explain else None
     steps.advance(_RANK_UNITS)
     findings, reason, sensitivity = ({}, "", ())
     if explain:
@@ -500,8 +508,6 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
             objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=band,
             recomputation=recomputation, on_step=steps.advance, keys=keys,
             constraints=constraints, rows=rows)
-    if not explain:
-        interval = None
     if explain:
         findings = {**findings, "tie_band_source": "given" if tie_band is not None else
                     "interval" if band > choose.TIE_BAND else "floor"}

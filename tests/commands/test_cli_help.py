@@ -17,9 +17,9 @@ def command_paths() -> list[list[str]]:
     paths = []
 
     def walk(cmd: click.Command, prefix: list[str]) -> None:
-        if isinstance(cmd, click.Group):
-            for name, sub in cmd.commands.items():
-                walk(sub, prefix + [name])
+        if isinstance(cmd, click.Group):  # the top level loads its commands lazily: ask for each
+            for name in cmd.list_commands(None):
+                walk(cmd.get_command(None, name), prefix + [name])
         else:
             paths.append(prefix)
 

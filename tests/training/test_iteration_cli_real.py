@@ -107,6 +107,6 @@ def test_every_iteration_option_is_covered():
     import click
     import typer.main
 
-    command = typer.main.get_command(app).commands["iteration"]
+    command = typer.main.get_command(app).get_command(None, "iteration")
     options = {name for param in command.params if isinstance(param, click.Option) for name in param.opts}
     assert options - {"--json", "--help"} == set(OPTIONS)
