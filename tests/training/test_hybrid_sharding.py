@@ -95,6 +95,16 @@ def test_refused_outside_zero3_or_without_groups():
     assert bad.exit_code == 2 and "--zero 3" in bad.output
 
 
+def _assert_iteration_agrees(row, system):
+    """A llama2-13b seq-4096 plan row's step and memory equal iteration's for its configuration."""
+    alone = iteration("llama2-13b", system, micro_batch=row.micro_batch, seq_len=4096,
+                      accumulation_steps=row.accumulation_steps, zero_stage=row.zero_stage, nodes=row.nodes,
+                      gpus_per_node=row.gpus_per_node, algorithm=row.algorithm, bucket_bytes=row.bucket_bytes,
+                      grad_dtype=row.grad_dtype, shard=row.shard)
+    assert row.total_s == pytest.approx(alone.total_s, rel=1e-6)
+    assert row.memory_bytes == pytest.approx(alone.memory.total_bytes, rel=1e-9)
+
+
 def test_plan_applies_it_to_its_zero3_rows_with_iterations_numbers():
     system = hardware.load_system("dgx-h100")
     result = plan("llama2-13b", system, nodes=16, global_batch=512, seq_len=4096, shard="hybrid", top=80)
@@ -102,12 +112,7 @@ def test_plan_applies_it_to_its_zero3_rows_with_iterations_numbers():
     assert rows and all(c.shard == "hybrid" for c in rows)
     assert all(c.shard == "full" for c in result.candidates if c.zero_stage != 3)
     for row in rows[:3]:
-        alone = iteration("llama2-13b", system, micro_batch=row.micro_batch, seq_len=4096,
-                          accumulation_steps=row.accumulation_steps, zero_stage=3, nodes=row.nodes,
-                          gpus_per_node=row.gpus_per_node, algorithm=row.algorithm, bucket_bytes=row.bucket_bytes,
-                          grad_dtype=row.grad_dtype, shard="hybrid")
-        assert row.total_s == pytest.approx(alone.total_s, rel=1e-6)
-        assert row.memory_bytes == pytest.approx(alone.memory.total_bytes, rel=1e-9)
+        _assert_iteration_agrees(row, system)
 
 
 def test_hybrid_plans_emit_hsdp_and_mics():
@@ -161,12 +166,7 @@ def test_plan_hpz_rows_match_iteration_and_emit_deepspeed_and_fsdp2():
     result = plan("llama2-13b", system, nodes=16, global_batch=512, seq_len=4096, shard="hpz", top=80)
     row = next(c for c in result.candidates if c.zero_stage == 3)
     assert row.shard == "hpz"
-    alone = iteration("llama2-13b", system, micro_batch=row.micro_batch, seq_len=4096,
-                      accumulation_steps=row.accumulation_steps, zero_stage=3, nodes=row.nodes,
-                      gpus_per_node=row.gpus_per_node, algorithm=row.algorithm, bucket_bytes=row.bucket_bytes,
-                      grad_dtype=row.grad_dtype, shard="hpz")
-    assert row.total_s == pytest.approx(alone.total_s, rel=1e-6)
-    assert row.memory_bytes == pytest.approx(alone.memory.total_bytes, rel=1e-9)
+    _assert_iteration_agrees(row, system)
     config = json.loads(emit.render(row, "deepspeed"))
     assert config["zero_optimization"]["zero_hpz_partition_size"] == row.gpus_per_node
     assert f"reshard_after_forward={row.gpus_per_node}" in emit.render(row, "torch")
