@@ -213,6 +213,16 @@ def check_losses(losses):
     return check(losses)
 
 
+def _no_zero_options_with_async(shard, offload, overlap, weight_bits, grad_bits) -> None:
+    """Asynchronous plans are ZeRO-0: a ZeRO option given with them would be silently ignored."""
+    for field, value, unset in (("shard", shard, "full"), ("offload_optimizer", offload, False),
+                                ("overlap_param_gather", overlap, False), ("quantize_weights", weight_bits, None),
+                                ("quantize_grads", grad_bits, None)):
+        if value != unset and value is not None:
+            wanted = unset if isinstance(unset, str) else "unset"
+            raise InputError(field, value, f"{wanted} with --async (parameter servers hold the optimizer: no ZeRO)")
+
+
 def _async_algorithms(algorithms) -> tuple[str, ...]:
     """Asynchronous updates need parameter servers: the default sweep is them alone."""
     if algorithms is None:
@@ -455,6 +465,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     check_quantization(quantize_weights, quantize_grads, 1)
     if asynchronous:
         algorithms = _async_algorithms(algorithms)
+        _no_zero_options_with_async(shard, offload_optimizer, overlap_param_gather, quantize_weights, quantize_grads)
     setting = replace(setting, comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),
                       quantize=(quantize_weights, quantize_grads),
                       overlap_param_gather=bool(overlap_param_gather),

@@ -80,7 +80,7 @@ def check(losses: StepLosses) -> StepLosses:
                          f"a slowdown factor in [1, {MAX_SLOW_NODE_FACTOR:g}] (1 = none)")
     if losses.input_rate is not None and not (isinstance(losses.input_rate, (int, float))
                                               and 0 < losses.input_rate < 1e12):
-        raise InputError("input_rate", losses.input_rate, "samples per second per rank, > 0")
+        raise InputError("input_rate", losses.input_rate, "samples per second per rank, above 0 and below 1e12")
     return losses
 
 

@@ -94,3 +94,7 @@ def test_plan_sweeps_asynchronous_parameter_servers_as_iteration_computes_them()
     assert "asynchronous updates, staleness" in result.reason
     with pytest.raises(InputError, match="parameter-server alone"):
         plan("gpt2", system, nodes=2, global_batch=256, asynchronous=True, algorithms=("ring",))
+    for option in (dict(shard="hybrid"), dict(offload_optimizer=True), dict(overlap_param_gather=True),
+                   dict(quantize_grads=4)):  # ZeRO options would be silently ignored: refused
+        with pytest.raises(InputError, match="with --async"):
+            plan("gpt2", system, nodes=2, global_batch=256, asynchronous=True, **option)
