@@ -25,6 +25,12 @@ EXAMPLES: list[tuple[str, str, int | None]] = [
     ("Where one training step's time goes, and whether it fits in memory:",
      "dpcost iteration --model llama2-7b --cluster dgx-h100 --nodes 4 --micro-batch 1 --seq-len 4096 --accum 4 --zero 1",
      None),
+    ("The practised ZeRO variants, in `iteration` and swept by `plan`: hybrid sharding (`--shard hybrid`, "
+     "FSDP HYBRID_SHARD / MiCS) and ZeRO++ hpZ (`--shard hpz`), optimizer CPU offload (`--offload-optimizer`), "
+     "the ZeRO-1/2 parameter gather overlapped with forward (`--overlap-param-gather`), ZeRO++ quantised "
+     "communication (`--quantize-weights/--quantize-grads`), parameter servers (`--servers`, `--async`):",
+     "dpcost iteration --model llama2-7b --cluster dgx-h100 --nodes 16 --micro-batch 2 --seq-len 4096 --accum 4 "
+     "--zero 3 --shard hybrid", 8),
     ("One collective (the seeds' example: ring all-reduce of 4 GB on 8 GPUs sends 7 GB per GPU in 14 steps):",
      "dpcost collective all-reduce --algorithm ring --ranks 8 --size 4GB --alpha 5us --bandwidth 25GB/s", None),
     ("Every algorithm ranked, with the lower bound:",
