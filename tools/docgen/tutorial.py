@@ -54,6 +54,17 @@ STEPS: list[tuple[str, str, str]] = [
     ("Gradient compression: fp16 and top-k change the bytes (seed 004)",
      "Sending 1 % of the gradients (top-k) cuts the communication volume.",
      "dpcost iteration --model gpt2-xl --cluster l40s-4x-pcie --micro-batch 2 --seq-len 1024 --grad-dtype fp16 --topk 0.01"),
+    ("Sharding inside the node, replicating across nodes (hybrid sharding / HSDP)",
+     "ZeRO-3 over all 128 GPUs sends every weight gather and gradient reduce-scatter across the network; "
+     "hybrid sharding keeps them on NVLink and all-reduces only each node's 1/8 shard across nodes. "
+     "Compare the communication line with `--shard full`, and the memory per GPU: 8 ranks share the state, not 128.",
+     "dpcost iteration --model llama2-7b --cluster dgx-h100 --nodes 16 --micro-batch 2 --seq-len 4096 --accum 4 "
+     "--zero 3 --shard hybrid"),
+    ("Keeping the optimizer on the CPU (ZeRO-Offload)",
+     "The optimizer states leave the GPU; the step pays the CPU's Adam over the node's host memory "
+     "and the copy of the updated weights back over PCIe.",
+     "dpcost iteration --model llama2-7b --cluster dgx-h100 --nodes 4 --micro-batch 2 --seq-len 4096 --zero 2 "
+     "--offload-optimizer"),
 ]
 
 
