@@ -340,34 +340,85 @@ def leave_one_log_out() -> tuple[list[Group], list[tuple[str, int, float]]]:
     return list(groups.values()), ratios
 
 
-def rccl_ratios(groups: dict | None = None) -> list[tuple[str, int, float]]:
-    """RCCL logs under the rccl backend (α-β ring/tree with the profiles' efficiencies: no constant
-    is fitted to the logs, so every prediction is already out of sample)."""
-    from costmodel.cluster.backends import predict_collective
+def rccl_rows():
+    """(log path, system, row, layout) for every row of every RCCL goal log."""
     from costmodel.cluster.mapping import layout
-    from dpbase.errors import DpcostError
     from hardware import load_system
 
-    out = []
     for path in sorted(DATA.glob("*.csv")):
         if not path.stem.startswith(RCCL_PREFIXES) or path.stem in EXCLUDED:
             continue
         system = load_system(system_for(path.stem))
         for row in read_rows(path):
-            lay = layout(system, int(row["nodes"]), int(row["gpus_per_node"]))
-            forced = row["nccl_algo_env"].strip().lower()
-            try:
-                found = predict_collective(_primitive(row), int(row["size_bytes"]), lay,
-                                           algorithm=forced or "auto", backend="rccl")[0]
-            except DpcostError:
-                continue
-            measured = float(row["time_us_oop"] or row["time_us_ip"]) * 1e-6
-            out.append(("rccl", int(row["size_bytes"]), measured / found.time_s))
-            if groups is not None:
-                key = (path.stem, int(row["nodes"]))
-                group = groups.setdefault(key, Group(path.stem, key[1], system.name, "rccl"))
-                group.errors.append((int(row["size_bytes"]), abs(found.time_s - measured) / measured))
+            yield path, system, row, layout(system, int(row["nodes"]), int(row["gpus_per_node"]))
+
+
+def rccl_ratios(groups: dict | None = None) -> list[tuple[str, int, float]]:
+    """RCCL logs under the rccl backend (α-β ring/tree with the profiles' efficiencies: no constant
+    is fitted to the logs, so every prediction is already out of sample)."""
+    from costmodel.cluster.backends import predict_collective
+    from dpbase.errors import DpcostError
+
+    out = []
+    for path, system, row, lay in rccl_rows():
+        forced = row["nccl_algo_env"].strip().lower()
+        try:
+            found = predict_collective(_primitive(row), int(row["size_bytes"]), lay,
+                                       algorithm=forced or "auto", backend="rccl")[0]
+        except DpcostError:
+            continue
+        measured = float(row["time_us_oop"] or row["time_us_ip"]) * 1e-6
+        out.append(("rccl", int(row["size_bytes"]), measured / found.time_s))
+        if groups is not None:
+            key = (path.stem, int(row["nodes"]))
+            group = groups.setdefault(key, Group(path.stem, key[1], system.name, "rccl"))
+            group.errors.append((int(row["size_bytes"]), abs(found.time_s - measured) / measured))
     return out
+
+
+def rccl_time_variants() -> dict[tuple[str, int], list[tuple[int, dict[str, float]]]]:
+    """Every RCCL row's |error| under three readings of the rccl backend: ``shipped`` (RCCL's
+    choice, timed on the α-β mapping), ``estimate`` (RCCL's own estimate as the time) and
+    ``fastest`` (the fastest α-β algorithm RCCL runs, ignoring RCCL's choice)."""
+    from costmodel.cluster.backends import predict_collective
+    from costmodel.cluster.mapping import cluster_candidates, predict_on_cluster
+    from costmodel.cluster.rccl_choice import pick
+    from costmodel.cluster.stacks import Stack, runs
+
+    out: dict[tuple[str, int], list[tuple[int, dict[str, float]]]] = {}
+    for path, _system, row, lay in rccl_rows():
+        primitive, size = _primitive(row), int(row["size_bytes"])
+        forced = {"tree": "double-binary-tree"}.get(row["nccl_algo_env"].strip().lower(),
+                                                    row["nccl_algo_env"].strip().lower()) or "auto"
+        shipped = predict_collective(primitive, size, lay, algorithm=forced, backend="rccl")[0].time_s
+        choice = pick(primitive, size, lay, forced)
+        estimate = choice.model_time_us * 1e-6 if choice is not None else shipped
+        names = [forced] if forced != "auto" else [e.algorithm.value for e in cluster_candidates(primitive, lay)
+                                                   if runs(Stack.RCCL, e.primitive, e.algorithm)]
+        fastest = min(predict_on_cluster(primitive, n, lay, size_bytes=size).time_s for n in names)
+        measured = float(row["time_us_oop"] or row["time_us_ip"]) * 1e-6
+        errors = {k: abs(v - measured) / measured for k, v in
+                  (("shipped", shipped), ("estimate", estimate), ("fastest", fastest))}
+        out.setdefault((path.stem, lay.nodes), []).append((size, errors))
+    return out
+
+
+def rccl_markdown(variants: dict[tuple[str, int], list[tuple[int, dict[str, float]]]]) -> str:
+    """Per-log median (and worst) |error| of the three readings of the rccl backend."""
+    keys = ("shipped", "estimate", "fastest")
+    lines = ["| log | nodes | rows | RCCL's choice on α-β (shipped) | RCCL's own estimate | fastest α-β (before) |",
+             "|---|---|---|---|---|---|"]
+    medians: dict[str, list[float]] = {k: [] for k in keys}
+    for (log, nodes), rows in sorted(variants.items()):
+        cells = []
+        for k in keys:
+            values = [e[k] for _, e in rows]
+            medians[k].append(statistics.median(values))
+            cells.append(f"{_pct(statistics.median(values))} (worst {_pct(max(values))})")
+        lines.append(f"| {log} | {nodes} | {len(rows)} | " + " | ".join(cells) + " |")
+    lines.append("| **median of the logs** | | | " + " | ".join(f"**{_pct(statistics.median(medians[k]))}**"
+                                                          for k in keys) + " |")
+    return "\n".join(lines)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -469,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
         INTERVALS.write_text(intervals_toml(table), encoding="utf-8")
         write_section(REPORT, "loo", loo_markdown(results["nccl"], held_out, ratios, table,
                                                   list(rccl_groups.values())))
+        write_section(REPORT, "rccl", rccl_markdown(rccl_time_variants()))
         print(f"wrote the tables of {REPORT.relative_to(ROOT)} and {INTERVALS.relative_to(ROOT)}")
     else:
         print(markdown(results))

@@ -99,8 +99,21 @@ def _nccl_every(primitive: str, size_bytes: float, lay: Layout, topo: Any, table
     return [replace(p, nccl_choice=p.algorithm == chosen) for p in found]
 
 
-RCCL_NOTE = ("rccl backend: RCCL's ring/tree on the α-β mapping with the profiles' measured efficiencies "
-             "(RCCL's own tuning constants are not modelled)")
+RCCL_NOTE = ("rccl backend: RCCL's own tuning model (constants of RCCL {version}) picks the algorithm and "
+             "protocol; the time is that algorithm's on the α-β mapping with the profiles' measured "
+             "efficiencies (RCCL's own estimate is in nccl_model_time_s)")
+
+
+def _rccl_note() -> str:
+    from costmodel.nccl.rccl import rccl_tables
+
+    return RCCL_NOTE.format(version=rccl_tables()["version"])
+
+
+def _rccl_marked(p: Prediction, choice: Any, chosen: bool) -> Prediction:
+    """An α-β prediction of an algorithm RCCL runs, with RCCL's protocol and own estimate."""
+    return replace(p, protocol=choice.protocol, nccl_model_time_s=choice.model_time_us * 1e-6, nccl_choice=chosen,
+                   nccl_version=choice.rccl_version)
 
 
 def _ideal(primitive: str, size_bytes: float, lay: Layout, algorithm: str, gamma_s_per_byte: float,
@@ -111,11 +124,29 @@ def _ideal(primitive: str, size_bytes: float, lay: Layout, algorithm: str, gamma
     if not candidates and algorithm in ("auto", "all"):
         raise NotApplicableError("algorithm", algorithm, f"an algorithm of {primitive} that {stack.value} runs "
                                  f"on {lay.system.name} (name one with --algorithm)")
+    rccl = backend is Backend.RCCL
+    name = primitive_named(primitive).value
+    auto_choice = None
+    if rccl:
+        from costmodel.cluster.rccl_choice import pick, registry_algorithm
+
+        auto_choice = pick(name, size_bytes, lay)
+        picked = [e for e in candidates
+                  if auto_choice is not None and e.algorithm.value == registry_algorithm(auto_choice)]
+        if algorithm == "auto" and picked:
+            candidates = picked
     chosen = candidates if algorithm in ("auto", "all") else [get(primitive, algorithm)]
-    extra = {"backend": backend.value, "note": RCCL_NOTE} if backend is Backend.RCCL else {}
-    return [replace(predict_on_cluster(primitive, e.algorithm.value, lay, size_bytes=size_bytes,
+    extra = {"backend": backend.value, "note": _rccl_note()} if rccl else {}
+    out = []
+    for e in chosen:
+        p = replace(predict_on_cluster(primitive, e.algorithm.value, lay, size_bytes=size_bytes,
                                        gamma_s_per_byte=gamma_s_per_byte, **params_for(e)),
-                    stack_runs=runs(stack, e.primitive, e.algorithm), **extra) for e in chosen]
+                    stack_runs=runs(stack, e.primitive, e.algorithm), **extra)
+        choice = pick(name, size_bytes, lay, e.algorithm.value) if rccl else None
+        if choice is not None:
+            p = _rccl_marked(p, choice, auto_choice is not None and choice.algorithm == auto_choice.algorithm)
+        out.append(p)
+    return out
 
 
 def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algorithm: str = "auto",

@@ -6,7 +6,8 @@ library implements for the collective. Sources:
   all-reduce, ring for broadcast/reduce (a pipelined chain), ring for all-gather and
   reduce-scatter (PAT is not in the formula registry), NVLS/CollNet (in-network) where the
   fabric reduces, and point-to-point pairwise exchange for all-to-all and send/recv.
-- RCCL 2.22 (``src/graph/tuning.cc``): NCCL's ring and tree; no NVLS or CollNet on AMD.
+- RCCL 2.21.5 (``src/graph/tuning.cc``, ``src/enqueue.cc``): NCCL's ring and tree; no NVLS or CollNet
+  on AMD. Which of them ``auto`` runs is RCCL's own tuning model (:mod:`costmodel.cluster.rccl_choice`).
 - MPI (MPICH/Open MPI ``coll`` components): the textbook set — recursive doubling/halving,
   Rabenseifner, Bruck, binomial trees, van de Geijn scatter-allgather, ring, pairwise, linear.
 - Gloo (``gloo/allreduce.cc``): ring, ring-chunked (pipelined), halving-doubling

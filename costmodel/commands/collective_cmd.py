@@ -73,8 +73,10 @@ def _describe(p: Prediction) -> str:
     if p.lower_bound_s is not None:  # the ideal backend's Chan et al. bound; NCCL mode has none
         items.append(("lower bound", format_time(p.lower_bound_s)))
     if p.nccl_model_time_s is not None:
-        items += [("  launch overhead", format_time(p.launch_overhead_s)),
-                  (f"NCCL {p.nccl_version or ''} own estimate".replace("  ", " "), format_time(p.nccl_model_time_s))]
+        if p.launch_overhead_s is not None:
+            items.append(("  launch overhead", format_time(p.launch_overhead_s)))
+        stack = "RCCL" if p.backend == "rccl" else "NCCL"
+        items.append((f"{stack} {p.nccl_version or ''} own estimate".replace("  ", " "), format_time(p.nccl_model_time_s)))
     for key, value in (("protocol", p.protocol), ("nodes", p.nodes), ("gpus_per_node", p.gpus_per_node),
                        ("bottleneck", p.bottleneck)):
         if value not in (None, ""):

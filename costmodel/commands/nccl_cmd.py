@@ -1,4 +1,4 @@
-"""`dpcost nccl-table`: NCCL's per-(algorithm, protocol) latency/bandwidth table for a cluster.
+"""`dpcost nccl-table`: NCCL's (RCCL's on AMD) per-(algorithm, protocol) latency/bandwidth table.
 
 Like ``NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING``: one row per collective, one ``lat/algBw``
 cell (µs / GB/s) per algorithm and protocol; ``-`` where NCCL disables the cell. With
@@ -17,11 +17,12 @@ from costmodel.commands.common import cli_errors, print_json
 app = typer.Typer(help="NCCL's tuning model (NCCL-faithful mode).")
 
 
-def _table_rows(topo, tables) -> dict[str, list[dict[str, object]]]:
-    from costmodel.nccl import COLLECTIVES, cost_table
+def _table_rows(table) -> dict[str, list[dict[str, object]]]:
+    """``table(collective)`` -> its cells, for every collective NCCL's tuning model covers."""
+    from costmodel.nccl import COLLECTIVES
 
     return {coll: [{"algorithm": c.algorithm, "protocol": c.protocol, "latency_us": c.latency_us,
-                    "algbw_GBps": c.algbw_GBps, "enabled": c.applicable} for c in cost_table(coll, topo, tables)]
+                    "algbw_GBps": c.algbw_GBps, "enabled": c.applicable} for c in table(coll)]
             for coll in COLLECTIVES}
 
 
@@ -42,6 +43,12 @@ def _render(rows: dict[str, list[dict[str, object]]]) -> str:
     return "\n".join(lines)
 
 
+def _choice_line(stack: str, collective: str, size: str, prediction, estimate_s: float) -> str:
+    return (f"{collective} {size}: {stack} chooses {prediction.algorithm}/{prediction.protocol}; "
+            f"predicted {prediction.time_s * 1e6:.1f} us ({stack}'s own estimate {estimate_s * 1e6:.1f} us), "
+            f"busbw {prediction.busbw_Bps / 1e9:.1f} GB/s")
+
+
 @app.command("nccl-table")
 @cli_errors
 def nccl_table(
@@ -55,24 +62,30 @@ def nccl_table(
     collective: Annotated[str, typer.Option(help="Collective for --size")] = "all-reduce",
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
-    """Show NCCL's tuning table for a cluster, as NCCL_DEBUG=TUNING prints it.
+    """Show NCCL's tuning table for a cluster (RCCL's on AMD), as NCCL_DEBUG=TUNING prints it.
 
     Example: dpcost nccl-table --cluster dgx-h100 --nodes 2 --size 256MiB
     """
-    from costmodel.nccl import load_tables, nccl_time, topology_for
+    from costmodel.cluster.stacks import Stack, default_stack
+    from costmodel.nccl import cost_table, load_tables, nccl_time, topology_for
     from dpbase.units import parse_size
     from hardware import load_system
 
+    system = load_system(cluster)
+    if default_stack(system) is Stack.RCCL:
+        _rccl_table(system, cluster, nodes, gpus_per_node, size, collective, json_output,
+                    {"--tuning": tuning, "--nccl-version": nccl_version, "--p2p-level": p2p_level})
+        return
     tables = load_tables(tuning, version=nccl_version)
-    topo = topology_for(load_system(cluster), nodes, gpus_per_node, tables, p2p_level=p2p_level)
-    rows = _table_rows(topo, tables)
+    topo = topology_for(system, nodes, gpus_per_node, tables, p2p_level=p2p_level)
+    rows = _table_rows(lambda coll: cost_table(coll, topo, tables))
     prediction = nccl_time(collective, parse_size(size), topo, tables) if size is not None else None
     if json_output:
         graphs = {name: getattr(topo, name) and {"n_channels": getattr(topo, name).n_channels,
                                                   "bw_intra_GBps": getattr(topo, name).bw_intra_GBps,
                                                   "bw_inter_GBps": getattr(topo, name).bw_inter_GBps}
                   for name in ("ring", "tree", "nvls", "collnet")}
-        print_json({"cluster": cluster, "nccl_version": tables.version, "n_ranks": topo.n_ranks,
+        print_json({"cluster": cluster, "stack": "nccl", "nccl_version": tables.version, "n_ranks": topo.n_ranks,
                     "n_nodes": topo.n_nodes, "graphs": graphs, "table": rows,
                     "prediction": prediction.as_dict() if prediction else None})
         return
@@ -84,6 +97,43 @@ def nccl_table(
                f"{topo.ring.bw_intra_GBps:g}/{topo.ring.bw_inter_GBps:g} GB/s")
     typer.echo(_render(rows))
     if prediction is not None:
-        typer.echo(f"{collective} {size}: NCCL chooses {prediction.algorithm}/{prediction.protocol}; "
-                   f"predicted {prediction.time_s * 1e6:.1f} us (NCCL's own estimate "
-                   f"{prediction.model_time_s * 1e6:.1f} us), busbw {prediction.busbw_Bps / 1e9:.1f} GB/s")
+        typer.echo(_choice_line("NCCL", collective, size, prediction, prediction.model_time_s))
+
+
+def _rccl_table(system, cluster: str, nodes: int, gpus_per_node: int | None, size: str | None, collective: str,
+                json_output: bool, nccl_only: dict[str, object]) -> None:
+    """RCCL's table on an AMD system: its tuning model (constants of RCCL's source), the
+    communicator's bus bandwidth from the profile, and with ``--size`` RCCL's choice and the time."""
+    from costmodel.cluster.backends import predict_collective
+    from costmodel.cluster.mapping import layout
+    from costmodel.cluster.rccl_choice import rccl_topology
+    from costmodel.nccl.names import normalize_collective
+    from costmodel.nccl.rccl import cost_table, rccl_tables
+    from dpbase.errors import InputError
+    from dpbase.units import parse_size
+
+    for flag, value in nccl_only.items():
+        if value is not None:
+            raise InputError(flag, value, f"an NVIDIA system: {system.name} runs RCCL, whose constants are bundled as "
+                                          "they ship (no tuning override, one version, no P2P level)")
+    lay = layout(system, nodes, gpus_per_node)
+    topo = rccl_topology(lay)
+    rows = _table_rows(lambda coll: cost_table(coll, topo))
+    version = rccl_tables()["version"]
+    prediction = None
+    if size is not None:
+        prediction = predict_collective(normalize_collective(collective), parse_size(size), lay, backend="rccl")[0]
+    if json_output:
+        print_json({"cluster": cluster, "stack": "rccl", "rccl_version": version, "n_ranks": topo.n_ranks,
+                    "n_nodes": topo.n_nodes, "arch": topo.arch, "tuning_model": topo.tuning,
+                    "bus_bw_GBps": topo.bus_bw_GBps, "table": rows,
+                    "prediction": prediction.to_dict() if prediction else None})
+        return
+    if topo.n_ranks == 1:
+        typer.echo(f"{system.name}: RCCL {version}: one rank, nothing to communicate")
+        return
+    typer.echo(f"{system.name} {nodes} x {lay.gpus_per_node} ({topo.arch or 'unknown arch'}); RCCL {version}, "
+               f"tuning model {topo.tuning}; bus bandwidth {topo.bus_bw_GBps:.1f} GB/s (the ring's, from the profile)")
+    typer.echo(_render(rows))
+    if prediction is not None:
+        typer.echo(_choice_line("RCCL", collective, size, prediction, prediction.nccl_model_time_s))

@@ -9,7 +9,8 @@
 Modules: ``tables`` (constants + overrides), ``topology`` (NcclTopology), ``search``
 (System -> NcclTopology), ``tuning`` and ``latency`` (ncclTopoTuneModel), ``selection``
 (ncclTopoGetAlgoTime + argmin), ``model`` (prediction with the nccl-tests layer), ``hostmem``
-(what the SHM transport through host memory sustains).
+(what the SHM transport through host memory sustains), ``rccl`` (RCCL 2.21.5's own tuning model
+and choice, its constants as data).
 """
 
 from costmodel.nccl.model import NcclPrediction, cost_table, nccl_time

@@ -28,6 +28,7 @@ import numpy as np
 
 from costmodel.cluster import mapping as cluster
 from costmodel.cluster.comm import NCCL_FORCEABLE
+from costmodel.cluster.rccl_choice import rccl_call
 from costmodel.cluster.stacks import default_stack
 from costmodel.cluster.stacks import runs as stack_runs
 from costmodel.collectives.registry import algorithms_for, get
@@ -129,10 +130,23 @@ class CommCache:
         runs = self._runs(lay, primitive, algorithm)
         key = (lay.nodes, lay.gpus_per_node, primitive, runs, size_bytes)
         if key not in self._times:
-            self._times[key] = min(cluster.predict_on_cluster(primitive, name, lay, size_bytes=size_bytes,
-                                                              **self._accepted(primitive, name)).time_s
-                                   for name in runs)
+            def alpha_beta_s(name: str) -> float:
+                return cluster.predict_on_cluster(primitive, name, lay, size_bytes=size_bytes,
+                                                  **self._accepted(primitive, name)).time_s
+
+            found = self._rccl(lay, primitive, algorithm, size_bytes, alpha_beta_s)
+            self._times[key] = found if found is not None else min(alpha_beta_s(name) for name in runs)
         return self._times[key]
+
+    def _rccl(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float,
+              alpha_beta_s: Callable[[str], float]) -> float | None:
+        """The rccl backend's time where RCCL's tuning model decides (as ``predict_collective``),
+        else None."""
+        if self.backend != "rccl":
+            return None
+        named = self._runs(lay, primitive, algorithm) == (algorithm,)  # else it falls back to auto
+        found = rccl_call(primitive, size_bytes, lay, algorithm if named else "auto", alpha_beta_s)
+        return None if found is None else found[0]
 
     def _nccl_runs(self, algorithm: str, primitive: str = "all-reduce") -> bool:
         """Whether NCCL's model answers this algorithm and collective (else, e.g. parameter servers
@@ -201,11 +215,31 @@ class CommCache:
             key = (tuple((lay.nodes, lay.gpus_per_node) for lay in members), primitive, runs,
                    sizes.tobytes())
             if key not in self._tables:  # NaN-propagating min: like the scalar path, which raises
-                self._tables[key] = np.min([cluster.times_on_cluster(primitive, name, members, sizes,
-                                                                     **self._accepted(primitive, name))
-                                            for name in runs], axis=0)
+                per_name = {name: cluster.times_on_cluster(primitive, name, members, sizes,
+                                                           **self._accepted(primitive, name)) for name in runs}
+                table = np.min(list(per_name.values()), axis=0)
+                if self.backend == "rccl":
+                    table = self._rccl_rows(members, primitive, algorithm, sizes, per_name, table)
+                self._tables[key] = table
             out[rows] = self._tables[key]
         return out
+
+    def _rccl_rows(self, members: list[cluster.Layout], primitive: str, algorithm: str, sizes: np.ndarray,
+                   per_name: dict[str, np.ndarray], table: np.ndarray) -> np.ndarray:
+        """The table's cells where RCCL's tuning model decides, as the scalar path answers them."""
+        table = np.array(table, dtype=float, copy=True)
+        for i, lay in enumerate(members):
+            for j, size in enumerate(sizes.tolist()):
+                def alpha_beta_s(name: str, i: int = i, j: int = j, size: float = size, lay=lay) -> float:
+                    if name in per_name:
+                        return float(per_name[name][i, j])
+                    return float(cluster.times_on_cluster(primitive, name, [lay], np.array([size]),
+                                                          **self._accepted(primitive, name))[0, 0])
+
+                found = self._rccl(lay, primitive, algorithm, float(size), alpha_beta_s)
+                if found is not None and lay.ranks > 1:
+                    table[i, j] = found
+        return table
 
     def _nccl_table(self, lays: list[cluster.Layout], primitive: str, algorithm: str,
                     sizes: np.ndarray) -> np.ndarray:

@@ -44,3 +44,22 @@ def test_mountable_as_sub_app():
     root = typer.Typer()
     root.add_typer(app)
     assert runner.invoke(root, ["nccl-table", "--cluster", "dgx-a100", "--json"]).exit_code == 0
+
+
+def test_amd_systems_get_rcclss_table_and_choice():
+    """2 × 8 MI300X, RCCL's model 5 on the profile's ring bus bandwidth B: tree/Simple is
+    99.2 µs / 0.11·B/2 (tests/nccl/test_rccl_model.py has the arithmetic)."""
+    from costmodel.cluster.mapping import layout
+    from costmodel.cluster.rccl_choice import rccl_topology
+
+    bus = rccl_topology(layout("mi300x-8x", 2)).bus_bw_GBps
+    result = _invoke("--cluster", "mi300x-8x", "--nodes", "2", "--size", "8MiB")
+    assert result.exit_code == 0, result.output
+    assert "RCCL 2.21.5, tuning model 5" in result.output
+    assert f"99.2/{0.11 * bus / 2:.1f}" in result.output
+    assert "RCCL chooses double-binary-tree/Simple" in result.output
+    data = json.loads(_invoke("--cluster", "mi300x-8x", "--nodes", "2", "--size", "8MiB", "--json").output)
+    assert (data["stack"], data["tuning_model"], data["arch"]) == ("rccl", 5, "gfx942")
+    assert data["prediction"]["protocol"] == "Simple" and data["prediction"]["backend"] == "rccl"
+    refused = _invoke("--cluster", "mi300x-8x", "--nccl-version", "2.21.5")
+    assert refused.exit_code == 2 and "--nccl-version" in refused.output and "RCCL" in refused.output

@@ -1,0 +1,100 @@
+"""RCCL's choice on a layout: its tuning model's (algorithm, protocol) and the registry
+algorithm that runs it.
+
+The rccl backend is two parts, each from what is known of it:
+- **which algorithm** runs a call is RCCL's own decision (:func:`costmodel.nccl.rccl.choose`,
+  RCCL's constants as data), made on the communicator RCCL would build here: the node's
+  topology match gives the tuning model, and the bus bandwidth is the ring's on this layout
+  (RCCL's ``baseBw``), from the profiles' measured efficiencies;
+- **how long it takes** is that algorithm's time under the measured-efficiency α-β mapping:
+  RCCL's estimate is a ranking device (its per-size factors go down to 0.1, its network
+  latencies up to 320 µs a step), not a time; it is reported beside the time.
+
+    >>> from costmodel.cluster.mapping import layout
+    >>> pick("all-reduce", 2**33, layout("mi300x-8x", 2)).algorithm
+    'ring'
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from costmodel.cluster.mapping import Layout, predict_on_cluster
+from costmodel.nccl.rccl import RcclChoice, RcclTopology, choose, topology_rule
+
+TUNED = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce")
+REGISTRY = {"ring": "ring", "tree": "double-binary-tree"}  # the registry algorithm each RCCL algorithm is
+_ASYMPTOTE_BYTES = 2**34  # large enough that the ring's latency is < 0.1 % of its time
+
+
+_TOPOLOGIES: dict[tuple[str, int, int], RcclTopology] = {}
+_TOPOLOGY_CACHE_SIZE = 256
+
+
+def _topology(system: Any, nodes: int, per_node: int) -> RcclTopology:
+    lay = Layout(system, nodes, per_node)
+    rule = topology_rule(system.gpu.name, per_node, system.nics_per_node)
+    bus_GBps = rule["base_bw_GBps"]
+    if bus_GBps is None:
+        ring = predict_on_cluster("all-reduce", "ring", lay, size_bytes=_ASYMPTOTE_BYTES)
+        bus_GBps = ring.busbw_Bps / 1e9
+    intra = "xgmi" if system.intra_fabric in ("xgmi", "nvlink", "nvswitch") else "pci"
+    vendor = system.cpu_vendor if system.cpu_vendor in ("intel", "amd") else "other"
+    return RcclTopology(n_ranks=lay.ranks, n_nodes=nodes, arch=rule["arch"] or "unknown", tuning=rule["tuning"],
+                        bus_bw_GBps=bus_GBps, intra=intra, cpu_vendor=vendor, ll128=rule["ll128"])
+
+
+def rccl_topology(lay: Layout) -> RcclTopology:
+    """The communicator RCCL's tuning model sees on this layout, cached by the system's *value*
+    (its repr: a user profile reusing a bundled name never gets the bundled communicator)."""
+    key = (repr(lay.system), lay.nodes, lay.gpus_per_node)
+    found = _TOPOLOGIES.get(key)
+    if found is None:
+        if len(_TOPOLOGIES) >= _TOPOLOGY_CACHE_SIZE:
+            _TOPOLOGIES.pop(next(iter(_TOPOLOGIES)))
+        found = _TOPOLOGIES[key] = _topology(lay.system, lay.nodes, lay.gpus_per_node)
+    return found
+
+
+_RCCL_NAMES = {"auto": "auto", "ring": "ring", "double-binary-tree": "tree"}
+
+
+@functools.lru_cache(maxsize=65536)
+def _choose(primitive: str, size_bytes: float, topo: RcclTopology, algorithm: str) -> RcclChoice:
+    return choose(primitive, size_bytes, topo, algorithm)
+
+
+def pick(primitive: str, size_bytes: float, lay: Layout, algorithm: str = "auto") -> RcclChoice | None:
+    """RCCL's choice for one call (``algorithm`` "auto", or a registry name RCCL runs: ring,
+    double-binary-tree), or None where its tuning model does not decide: all-to-all and
+    send/recv (point-to-point), algorithms RCCL does not have, one rank."""
+    rccl_name = _RCCL_NAMES.get(algorithm)
+    if primitive not in TUNED or lay.ranks < 2 or rccl_name is None:
+        return None
+    if rccl_name == "tree" and primitive != "all-reduce":
+        return None
+    return _choose(primitive, float(size_bytes), rccl_topology(lay), rccl_name)
+
+
+def registry_algorithm(choice: RcclChoice) -> str:
+    """The formula-registry algorithm that runs RCCL's choice."""
+    return REGISTRY[choice.algorithm]
+
+
+def rccl_call(primitive: str, size_bytes: float, lay: Layout, algorithm: str,
+              alpha_beta_s: Callable[[str], float]) -> tuple[float, RcclChoice] | None:
+    """(time, RCCL's choice) of one call under the rccl backend, None where RCCL's model does
+    not decide (the caller keeps its α-β answer). The time is the chosen algorithm's on the
+    measured-efficiency α-β mapping (``alpha_beta_s(registry name)``).
+
+    Why not RCCL's own estimate: its constants steer the choice, they are not physical times
+    (model 5 charges 320 µs per network step of a Simple ring, and gives a two-node Simple tree
+    11 % of the bus bandwidth). As the time, the estimate halves the error on one 2-node log
+    and multiplies it by 7 on the other; docs/validation.md has the comparison.
+    """
+    choice = pick(primitive, size_bytes, lay, algorithm)
+    if choice is None:
+        return None
+    return alpha_beta_s(registry_algorithm(choice)), choice

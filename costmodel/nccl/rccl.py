@@ -1,0 +1,216 @@
+"""RCCL's own tuning model: the (algorithm, protocol) RCCL picks per call, and its estimate.
+
+RCCL keeps NCCL's formulas (``ncclTopoTuneModel`` / ``ncclTopoGetAlgoTime``) but, on AMD, swaps
+NCCL's protocol factors and caps for one of six measured *tuning models* chosen by the node's
+topology match: per-hardware latencies, bandwidth ratios per (algorithm, protocol) for two and
+for more nodes, and per-size correction factors for tree and multi-node ring. The constants are
+data (``costmodel/data/rccl_tuning.toml``, generated from the RCCL source by
+``tools/rccl_tables.py``, commit named in the file). What this module does not know is RCCL's
+graph search (channels × per-channel speed): the communicator's bus bandwidth is an input, the
+way RCCL's own ``baseBw`` topology option sets it.
+
+    >>> topo = RcclTopology(n_ranks=16, n_nodes=2, arch="gfx942", tuning=5, bus_bw_GBps=350.0)
+    >>> c = choose("all-reduce", 8 * 2**20, topo)
+    >>> c.algorithm, c.protocol, round(c.latency_us, 1)
+    ('tree', 'Simple', 99.2)
+
+RCCL's estimate is a ranking device, not a time: its correction factors go down to 0.1, so it
+can overstate a time tenfold. dpcost uses it to choose; the time of the chosen algorithm comes
+from the measured-efficiency model (:mod:`costmodel.cluster.backends`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from costmodel.nccl.names import n_steps, normalize_collective
+from dpbase.errors import InputError, NotApplicableError
+
+RCCL_TABLES_PATH = Path(__file__).resolve().parent.parent / "data" / "rccl_tuning.toml"
+ALGORITHMS = ("tree", "ring")  # RCCL's index order: ties go to the first
+PROTOCOLS = ("LL", "LL128", "Simple")
+_PROTO_INDEX = {p: i for i, p in enumerate(PROTOCOLS)}
+_TREE_COLLECTIVES = ("all-reduce",)  # tuning.cc: broadcast, reduce, all-gather, reduce-scatter run rings
+_HW = {"xgmi": "nvlink", "nvlink": "nvlink", "pci": "pci"}  # RCCL types xGMI links LINK_NVL
+
+
+@functools.cache
+def rccl_tables() -> MappingProxyType:
+    """The bundled RCCL constants (parsed once per process)."""
+    return MappingProxyType(tomllib.loads(RCCL_TABLES_PATH.read_text(encoding="utf-8")))
+
+
+@dataclass(frozen=True, slots=True)
+class RcclTopology:
+    """What RCCL's tuning model reads of a communicator.
+
+    ``bus_bw_GBps`` is RCCL's ``busBw`` before the model's ratios (``nChannels × bw`` of its
+    graph, or the topology's ``baseBw``); ``intra`` is the link class inside a node.
+    """
+
+    n_ranks: int
+    n_nodes: int
+    arch: str
+    tuning: int
+    bus_bw_GBps: float
+    intra: str = "xgmi"
+    cpu_vendor: str = "amd"
+    ll128: bool = False
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.n_ranks, int) and self.n_ranks >= 1):
+            raise InputError("n_ranks", self.n_ranks, "an integer >= 1")
+        if not (isinstance(self.n_nodes, int) and 1 <= self.n_nodes <= self.n_ranks):
+            raise InputError("n_nodes", self.n_nodes, f"an integer from 1 to n_ranks ({self.n_ranks})")
+        if str(self.tuning) not in rccl_tables()["models"]:
+            raise InputError("tuning", self.tuning, f"one of RCCL's tuning models {sorted(rccl_tables()['models'])}")
+        if not (math.isfinite(self.bus_bw_GBps) and self.bus_bw_GBps > 0):
+            raise InputError("bus_bw_GBps", self.bus_bw_GBps, "a finite bandwidth > 0 GB/s")
+        if self.intra not in _HW:
+            raise InputError("intra", self.intra, sorted(_HW))
+
+    @property
+    def ppn(self) -> int:
+        return self.n_ranks // self.n_nodes
+
+
+@dataclass(frozen=True, slots=True)
+class RcclChoice:
+    """RCCL's pick for one call: the cell's latency and algorithm bandwidth, and its estimate."""
+
+    algorithm: str
+    protocol: str
+    latency_us: float
+    algbw_GBps: float  # after the size's correction factor
+    model_time_us: float
+    rccl_version: str
+
+
+def topology_rule(gpu: str, gpus_per_node: int, nics_per_node: int) -> dict[str, Any]:
+    """RCCL's topology match for a node: tuning model, LL128, baseBw (model 0 when none matches)."""
+    tables = rccl_tables()
+    arch = tables["gpu_arch"].get(gpu.lower(), "")
+    for rule in tables["topology"]:
+        if rule["arch"] == arch and rule["gpus_per_node"] == gpus_per_node and nics_per_node in rule["nics_per_node"]:
+            return {"arch": arch, "tuning": rule["tuning"], "ll128": rule.get("ll128", False),
+                    "base_bw_GBps": rule.get("base_bw_GBps"), "models": rule["models"]}
+    return {"arch": arch, "tuning": 0, "ll128": False, "base_bw_GBps": None, "models": "none (default model 0)"}
+
+
+def _model(topo: RcclTopology) -> Any:
+    return rccl_tables()["models"][str(topo.tuning)]
+
+
+def _enabled(collective: str, algorithm: str, proto: str, topo: RcclTopology) -> bool:
+    if topo.n_ranks < 2 or (algorithm == "tree" and collective not in _TREE_COLLECTIVES):
+        return False
+    single_node = topo.n_nodes == 1
+    if algorithm == "tree" and proto == "Simple" and topo.arch.startswith("gfx94") and single_node:
+        return False  # tuning.cc: Tree/Simple skipped on one gfx94 node
+    if proto == "LL128" and not topo.ll128:
+        return False  # LL128 only where the topology match enables it (MI250 models)
+    return not (proto == "LL" and topo.arch.startswith("gfx12"))
+
+
+def algbw_GBps(collective: str, algorithm: str, proto: str, topo: RcclTopology) -> float:
+    """RCCL's algorithm bandwidth of a cell before the per-size correction (0 = not enabled)."""
+    if not _enabled(collective, algorithm, proto, topo):
+        return 0.0
+    column = "two_nodes" if topo.n_nodes <= 2 else "more_nodes"
+    bus = topo.bus_bw_GBps * _model(topo)["bw_ratio"][column][algorithm][_PROTO_INDEX[proto]]
+    if (algorithm == "ring" and proto == "LL" and collective in ("broadcast", "reduce")
+            and topo.arch.startswith("gfx94") and topo.n_nodes == 1):
+        bus *= 1.65
+    if algorithm == "ring":
+        return bus * topo.n_ranks / n_steps(collective, topo.n_ranks)
+    return bus * 0.5
+
+
+def _net_overhead_us(topo: RcclTopology, proto: str) -> float:
+    if topo.n_nodes == 1:
+        return 0.0
+    table = rccl_tables()["net_overhead_us"]
+    overhead = float(table.get(topo.cpu_vendor, table["other"]))
+    return 3.0 * overhead if proto == "Simple" else overhead
+
+
+def latency_us(collective: str, algorithm: str, proto: str, topo: RcclTopology) -> float:
+    """RCCL's latency of a cell (µs): base + per-step intra-node and network latencies.
+
+    Rooted rings (broadcast, reduce) charge one hop latency per step (RCCL's predefined rings
+    differ per channel, ``sameChannels = 0``), Simple at the tree's hop latency.
+    """
+    model, p = _model(topo), _PROTO_INDEX[proto]
+    lat = rccl_tables()["base_latency_us"][algorithm][p]
+    intra_hw = _HW[topo.intra]
+    intra = model["hw_latency_us"][intra_hw][algorithm][p]
+    inter = model["hw_latency_us"]["net"][algorithm][p]
+    hw = intra_hw if topo.n_nodes == 1 else "net"
+    steps = n_steps(collective, topo.n_ranks)
+    if algorithm == "tree":
+        return lat + 2 * ((topo.ppn - 1) * intra + int(math.log2(topo.n_nodes)) * inter)
+    if collective in ("broadcast", "reduce"):
+        hop = model["hw_latency_us"][hw]["tree" if proto == "Simple" else "ring"][p]
+        return lat + steps * hop
+    if collective == "all-reduce":
+        inter_steps = 2 * topo.n_nodes if topo.n_nodes > 1 else 0
+    else:
+        inter_steps = topo.n_nodes - 1
+    return lat + (steps - inter_steps) * max(intra, _net_overhead_us(topo, proto)) + inter_steps * inter
+
+
+def correction(algorithm: str, proto: str, size_bytes: float, topo: RcclTopology) -> float:
+    """``tree/ringCorrectionFactor[proto][log2i(nBytes >> 6)]`` (index capped at 26); rings only
+    across nodes."""
+    if algorithm == "ring" and topo.n_nodes == 1:
+        return 1.0
+    chunks = int(size_bytes) >> 6
+    index = min(chunks.bit_length() - 1 if chunks > 0 else 0, 26)
+    return _model(topo)[f"{algorithm}_correction"][proto.lower()][index]
+
+
+def choose(collective: str, size_bytes: float, topo: RcclTopology, algorithm: str = "auto") -> RcclChoice:
+    """RCCL's argmin over its enabled cells (ties to the first in index order), or the fastest
+    protocol of a forced ``algorithm`` (``NCCL_ALGO``)."""
+    coll = normalize_collective(collective)
+    if not size_bytes >= 0:
+        raise InputError("size_bytes", size_bytes, "a size >= 0 bytes")
+    best: RcclChoice | None = None
+    for algo in ALGORITHMS:
+        if algorithm not in ("auto", algo):
+            continue
+        for proto in PROTOCOLS:
+            bw = algbw_GBps(coll, algo, proto, topo)
+            if bw <= 0:
+                continue
+            bw *= correction(algo, proto, size_bytes, topo)
+            if bw <= 0:
+                continue
+            lat = latency_us(coll, algo, proto, topo)
+            time_us = lat + size_bytes / (1000.0 * bw)
+            if best is None or time_us < best.model_time_us:
+                best = RcclChoice(algo, proto, lat, bw, time_us, str(rccl_tables()["version"]))
+    if best is None:
+        raise NotApplicableError("algorithm", algorithm, f"an algorithm RCCL's model enables for {coll} "
+                                 f"on {topo.n_ranks} ranks (ring; tree for all-reduce)")
+    return best
+
+
+def cost_table(collective: str, topo: RcclTopology) -> list[Any]:
+    """RCCL's (algorithm, protocol) cells for a collective, as ``NCCL_DEBUG_SUBSYS=TUNING`` prints
+    them: latency and algorithm bandwidth before the per-size correction (0 = disabled)."""
+    from costmodel.nccl.tuning import CostCell
+
+    coll = normalize_collective(collective)
+    cells = []
+    for algo in ALGORITHMS:
+        for proto in PROTOCOLS:
+            bw = algbw_GBps(coll, algo, proto, topo)
+            cells.append(CostCell(algo, proto, latency_us(coll, algo, proto, topo) if bw > 0 else 0.0, bw))
+    return cells
