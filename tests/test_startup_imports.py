@@ -14,6 +14,12 @@ SCALAR_PATHS = [
     "compare all-reduce --ranks 64 --size 1MB --alpha 5us --bandwidth 25GB/s",
 ]
 HELP_PATHS = ["--help", "collective --help", "plan --help"]
+# One training step on Python floats: numpy loads only where an array is built (dpbase.lazynp).
+ITERATION_PATHS = [
+    "iteration --model llama2-7b --cluster dgx-h100 --nodes 4 --micro-batch 1 --seq-len 4096 --accum 4",
+    "iteration --model gpt2 --cluster mi300x-8x --nodes 2 --micro-batch 4 --zero 3 --shard hybrid",
+    "iteration --model resnet-50 --cluster dgx-a100 --micro-batch 64 --sync horovod --jitter 0.05",
+]
 
 
 def _run(args: str, modules: tuple[str, ...]) -> tuple[str, str, list[str]]:
@@ -33,6 +39,13 @@ def _run(args: str, modules: tuple[str, ...]) -> tuple[str, str, list[str]]:
 def test_scalar_paths_stay_light(args):
     stdout, status, heavy = _run(args, HEAVY)
     assert status == "0" and "time" in stdout, stdout  # it answered
+    assert heavy == [], f"dpcost {args} imported {heavy}"
+
+
+@pytest.mark.parametrize("args", ITERATION_PATHS)
+def test_one_training_step_stays_light(args):
+    stdout, status, heavy = _run(args, HEAVY)
+    assert status == "0" and "throughput" in stdout, stdout
     assert heavy == [], f"dpcost {args} imported {heavy}"
 
 

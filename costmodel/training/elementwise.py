@@ -8,21 +8,23 @@ formula stays the single source of truth without making a single answer slow.
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
-_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+from dpbase.lazynp import is_scalar, np
+
+_FLOATS = frozenset((bool, int, float))  # checked first: one answer's operands are Python numbers
 
 
 def where(condition, yes, no):
     """``np.where(condition, yes, no)``; a conditional when ``condition`` is a scalar."""
-    if isinstance(condition, _SCALARS):
+    if type(condition) in _FLOATS or is_scalar(condition):
         return yes if condition else no
     return np.where(condition, yes, no)
 
 
 def maximum(a, b):
     """``np.maximum(a, b)``; ``max`` when both are scalars (NaN propagates as in numpy)."""
-    if isinstance(a, _SCALARS) and isinstance(b, _SCALARS):
+    if (type(a) in _FLOATS or is_scalar(a)) and (type(b) in _FLOATS or is_scalar(b)):
         if a != a or b != b:
             return float("nan")
         return a if a >= b else b
@@ -31,6 +33,27 @@ def maximum(a, b):
 
 def greater(a, b):
     """``a > b`` elementwise (an array for array-likes, a bool for scalars)."""
-    if isinstance(a, _SCALARS):
+    if type(a) in _FLOATS or is_scalar(a):
         return a > b
     return np.asarray(a) > b
+
+
+def minimum(a, b):
+    """``np.minimum(a, b)``; ``min`` when both are scalars (NaN propagates as in numpy)."""
+    if is_scalar(a) and is_scalar(b):
+        if a != a or b != b:
+            return float("nan")
+        return a if a <= b else b
+    return np.minimum(a, b)
+
+
+def floor(a):
+    """``np.floor(a)`` (a float for a scalar, as numpy gives)."""
+    if is_scalar(a):
+        return float(math.floor(a)) if math.isfinite(a) else float(a)
+    return np.floor(a)
+
+
+def as_float(a):
+    """``np.asarray(a, dtype=float)``; ``float(a)`` for a scalar."""
+    return float(a) if is_scalar(a) else np.asarray(a, dtype=float)

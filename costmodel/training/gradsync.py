@@ -39,11 +39,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from costmodel.training.memory import Precision
 from costmodel.training.overlap import BucketLayout
 from dpbase.errors import InputError
+from dpbase.lazynp import is_array, np
 
 CommFn = Callable[[str, float], float]
 # Deep Gradient Compression (Lin et al. 2018) sends each kept value with its int32 index.
@@ -90,11 +89,21 @@ class SyncPlan:
     payload_bytes: float  # sizes handed to collectives per synchronisation (nccl-tests sizes)
 
 
+def _any(values) -> bool:
+    """``np.any``; plain truth for a scalar (numpy stays unloaded)."""
+    return bool(np.any(values)) if is_array(values) else bool(values)
+
+
+def _all(values) -> bool:
+    """``np.all``; plain truth for a scalar."""
+    return bool(np.all(values)) if is_array(values) else bool(values)
+
+
 def _bucket_seconds(comm: CommFn, parts: list[tuple], size):
     """One bucket's collectives; 0 for an empty bucket (elementwise on arrays)."""
     total = sum((part[3] if len(part) > 3 else comm)(part[0], size * part[1])
                 + (size * part[2] if len(part) > 2 else 0.0) for part in parts)
-    if isinstance(size, np.ndarray) and size.ndim:
+    if is_array(size) and size.ndim:
         return np.where(size > 0, total, 0.0)
     return total if size > 0 else 0.0
 
@@ -137,14 +146,15 @@ def check_quantization(weight_bits: int | None, grad_bits: int | None, zero_stag
 def _fields(layout: BucketLayout) -> tuple:
     """(first, bucket, last, full count): Python floats for one layout (fast), else arrays."""
     fields = (layout.first_bytes, layout.bucket_bytes, layout.last_bytes, layout.full_count)
-    if any(isinstance(f, np.ndarray) and f.ndim for f in fields):
+    if any(is_array(f) and f.ndim for f in fields):
         return fields
     return tuple(float(f) for f in fields)
 
 
 def check_overlap_param_gather(overlap_param_gather: bool, zero_stage) -> None:
     """Overlapping the parameter all-gather needs a ZeRO-1/2 gather after the optimizer."""
-    if overlap_param_gather and np.any((np.asarray(zero_stage) < 1) | (np.asarray(zero_stage) > 2)):
+    stage = zero_stage if is_array(zero_stage) or isinstance(zero_stage, int) else np.asarray(zero_stage)
+    if overlap_param_gather and _any((stage < 1) | (stage > 2)):
         raise InputError("overlap_param_gather", True,
                          "only with --zero 1 or 2 (ZeRO-3 gathers in forward already; ZeRO-0 gathers nothing)")
 
@@ -184,7 +194,7 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
     if (replicas is not None or secondary is not None) and zero_stage != 3:
         raise InputError("shard", "hybrid" if replicas is not None else "hpz",
                          "only with --zero 3 (FSDP HYBRID_SHARD, DeepSpeed MiCS / ZeRO++ hpZ)")
-    if np.all(ranks <= 1) and replicas is None and not np.any(offload_s_per_byte):  # offloading still copies
+    if _all(ranks <= 1) and replicas is None and not _any(offload_s_per_byte):  # offloading still copies
         return SyncPlan(backward=PhaseTimes(), forward=PhaseTimes(), post_step_s=0.0,
                         every_micro_batch=False, payload_bytes=0.0)
     weights_per_grad = precision.weight_bytes / precision.grad_bytes

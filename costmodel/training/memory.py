@@ -53,11 +53,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-import numpy as np
-
 from costmodel.training import elementwise as ew
 from costmodel.training.workloads import Workload
 from dpbase.errors import InputError, NotApplicableError, UnknownNameError
+from dpbase.lazynp import is_scalar, np
 
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 GRAD_DTYPES = ("fp32", "bf16", "fp16", "fp8")
@@ -143,7 +142,7 @@ def model_state_bytes(params, precision: Precision, optimizer_bytes_per_param, z
     elsewhere, as on a parameter server). ``secondary_ranks``: ZeRO-3 rows also keep ZeRO++
     hpZ's secondary partition of the weights (weights / secondary_ranks), None for none.
     """
-    stage = zero_stage if isinstance(zero_stage, int) else np.asarray(zero_stage)
+    stage = zero_stage if is_scalar(zero_stage) else np.asarray(zero_stage)
     weights = params * precision.weight_bytes / ew.where(stage >= 3, ranks, 1)
     if secondary_ranks is not None:
         weights = weights + ew.where(stage >= 3, params * precision.weight_bytes / secondary_ranks, 0.0)
@@ -158,7 +157,7 @@ def transformer_activation_bytes(layers, hidden, heads, seq_len, micro_batch, el
 
     With ``recompute`` only the layer inputs are kept, plus one layer's full activations.
     """
-    scores = np.where(flash_attention, 0.0, KORTHIKANTI_ATTENTION_BYTES * heads * seq_len / hidden)
+    scores = ew.where(flash_attention, 0.0, KORTHIKANTI_ATTENTION_BYTES * heads * seq_len / hidden)
     per_token_layer = hidden * (KORTHIKANTI_LINEAR_BYTES + scores)
     scale = element_bytes / KORTHIKANTI_ELEMENT_BYTES
     stored_layers = layers - (layers - 1) * recompute  # 1 layer's worth while it is recomputed
@@ -213,7 +212,7 @@ DEFAULT_OVERHEADS = Overheads()
 
 def runtime_bytes(ranks, overheads: Overheads = DEFAULT_OVERHEADS):
     """CUDA context plus NCCL buffers (the latter only with more than one rank); elementwise."""
-    several = ranks > 1 if isinstance(ranks, int) else np.asarray(ranks) > 1
+    several = ranks > 1 if is_scalar(ranks) else np.asarray(ranks) > 1
     return overheads.context_bytes + ew.where(several, overheads.comm_buffer_bytes, 0.0)
 
 
@@ -225,7 +224,9 @@ def fragmentation_fraction(overheads: Overheads = DEFAULT_OVERHEADS, irregular=F
 def irregular_allocations(zero_stage, recompute=False, offload=False):
     """Whether a step's (de)allocations are irregular (GMLake): ZeRO-3's gathered weights,
     recomputation, optimizer offload (ZeRO >= 1); elementwise."""
-    stage = np.asarray(zero_stage) if not isinstance(zero_stage, int) else zero_stage
+    if is_scalar(zero_stage):
+        return bool(zero_stage == 3 or recompute or (offload and zero_stage >= 1))
+    stage = np.asarray(zero_stage)
     flags = (stage == 3) | bool(recompute) | (bool(offload) & (stage >= 1))
     return flags if not isinstance(flags, np.bool_) else bool(flags)
 

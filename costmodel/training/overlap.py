@@ -34,10 +34,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from costmodel.training import elementwise as ew
 from dpbase.errors import InputError
+from dpbase.lazynp import is_array, np
 
 # PyTorch torch/nn/parallel/distributed.py: bucket_cap_mb = 25 (× 1024 × 1024 bytes) and
 # dist._DEFAULT_FIRST_BUCKET_BYTES = 1024 × 1024 ("Experiments showed 1MB is a reasonable value").
@@ -59,15 +58,15 @@ class BucketLayout:
     @property
     def count(self):
         """Number of buckets (collective calls)."""
-        return 1 + self.full_count + (np.asarray(self.last_bytes) > 0)
+        return 1 + self.full_count + ew.greater(self.last_bytes, 0)
 
 
 def bucket_layout(grad_bytes, bucket_bytes=DDP_BUCKET_BYTES,
                   first_bucket_bytes=DDP_FIRST_BUCKET_BYTES) -> BucketLayout:
     """Split ``grad_bytes`` into DDP buckets; elementwise on arrays."""
-    first = np.minimum(grad_bytes, first_bucket_bytes)
-    rest = np.maximum(np.asarray(grad_bytes, dtype=float) - first, 0.0)
-    full = np.floor(rest / bucket_bytes)
+    first = ew.minimum(grad_bytes, first_bucket_bytes)
+    rest = ew.maximum(ew.as_float(grad_bytes) - first, 0.0)
+    full = ew.floor(rest / bucket_bytes)
     last = rest - full * bucket_bytes
     return BucketLayout(first, full, bucket_bytes, last)
 
@@ -111,7 +110,7 @@ def finish_lines(grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s, la
     tail = ew.where(ew.greater(layout.last_bytes, 0), last_comm_s, 0.0)
     after_full = m * full_comm_s + tail
     some_full = ew.greater(m, 0.5)  # a whole number: >= 1
-    absent = ew.where(some_full, 0.0, -np.inf)  # the two full-bucket lines need a full bucket
+    absent = ew.where(some_full, 0.0, -math.inf)  # the two full-bucket lines need a full bucket
     slopes = (per_byte * layout.first_bytes, 1.0,
               per_byte * (layout.first_bytes + layout.bucket_bytes) * some_full,
               per_byte * (layout.first_bytes + m * layout.bucket_bytes) * some_full)
@@ -126,7 +125,7 @@ def finish_at(backward_s, lines: FinishLines):
         line = offset + backward_s * slope
         if finish is None:
             finish = line
-        elif isinstance(finish, np.ndarray) and finish.shape == np.broadcast(finish, line).shape:
+        elif is_array(finish) and finish.shape == np.broadcast(finish, line).shape:
             np.maximum(finish, line, out=finish)  # in place: whole-sweep arrays are large
         else:
             finish = ew.maximum(finish, line)
