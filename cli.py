@@ -28,6 +28,20 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hardware": ("costmodel.commands.hardware_cmd", "app"),  # typer sub-apps
     "plot": ("costmodel.commands.plot_cmd", "app"),
 }
+# Each command's first help paragraph, so `dpcost --help` lists them without importing every
+# command module (tests/commands/test_cli_help.py checks they equal the commands' own help).
+SUMMARIES: dict[str, str] = {
+    "formula": "Show the symbolic α-β-γ formula(s), conditions, lower bound and source.",
+    "collective": "Predict one collective: time, its α/β/γ parts, steps and traffic.",
+    "compare": "Rank every applicable algorithm, fastest first, with the lower bound; the winner is marked *.",
+    "sweep": "Predict every combination of the axes; one row each (every Prediction field in csv/json).",
+    "iteration": "Break one training step down: compute, hidden/exposed communication, optimizer, memory.",
+    "plan": "Recommend algorithm, micro-batch, accumulation, GPUs, bucket, gradient dtype and ZeRO stage.",
+    "calibrate": "Fit latency and bandwidth (per size regime) to nccl-tests logs.",
+    "nccl-table": "Show NCCL's tuning table for a cluster (RCCL's on AMD), as NCCL_DEBUG=TUNING prints it.",
+    "hardware": "Hardware profiles: GPUs, links and systems (bundled or user TOML).",
+    "plot": "Interactive charts (plotly, offline HTML).",
+}
 
 
 class LazyCommands(typer.core.TyperGroup):
@@ -54,6 +68,14 @@ class LazyCommands(typer.core.TyperGroup):
                     pretty_exceptions_short=True, rich_markup_mode=None)
             self.commands[name] = command
         return self.commands.get(name)
+
+    def format_commands(self, ctx, formatter) -> None:
+        """click's command list, from :data:`SUMMARIES` (no command module is imported)."""
+        from click.utils import make_default_short_help
+
+        limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, make_default_short_help(SUMMARIES[name], limit)) for name in COMMANDS])
 
     def resolve_command(self, ctx, args):
         name = args[0] if args else None

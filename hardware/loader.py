@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from dpbase.bundled import load_bundled
 from dpbase.errors import ProfileError, UnknownNameError
 from hardware.profiles import Gpu, Link, Profile, System
 from hardware.resolve import Catalog, build_catalog
@@ -57,7 +58,7 @@ def _bundled_document() -> dict[str, Any]:
     merged: dict[str, list[Any]] = {}
     data = DATA_DIR
     for file_name in BUNDLED_FILES:
-        document = _parse_toml((data / file_name).read_text(encoding="utf-8"), file_name)
+        document = load_bundled(data / file_name)
         for table, rows in document.items():
             merged.setdefault(table, []).extend(rows)
     return merged

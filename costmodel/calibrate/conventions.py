@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from costmodel.names import busbw_factor as names_busbw_factor
 from costmodel.names import primitive_named
+from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, UnknownNameError
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "nccltests.toml"
@@ -47,8 +47,7 @@ class CollectiveInfo:
 @functools.cache
 def collectives() -> dict[str, CollectiveInfo]:
     """All collectives nccl-tests can measure, keyed by dpcost primitive name."""
-    with DATA_FILE.open("rb") as handle:
-        table = tomllib.load(handle)["collective"]
+    table = load_bundled(DATA_FILE)["collective"]
     return {
         name: CollectiveInfo(
             name=name, binary=entry["binary"], aliases=tuple(entry["aliases"]),

@@ -9,10 +9,11 @@ row of the validation logs, each log predicted with constants fitted *without* i
 
 from __future__ import annotations
 
-import tomllib
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from dpbase.bundled import load_bundled
 
 if TYPE_CHECKING:
     from hardware import System
@@ -40,8 +41,7 @@ def regime(size_bytes: float) -> str:
 def _table() -> dict[str, dict[str, list[float]]]:
     if not DATA_FILE.exists():
         return {}
-    with DATA_FILE.open("rb") as handle:
-        return tomllib.load(handle).get("interval", {})
+    return load_bundled(DATA_FILE).get("interval", {})
 
 
 def ratio_interval(system: System, nodes: int, size_bytes: float) -> tuple[float, float] | None:

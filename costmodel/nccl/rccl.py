@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import functools
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from costmodel.nccl.names import n_steps, normalize_collective
+from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, NotApplicableError
 
 RCCL_TABLES_PATH = Path(__file__).resolve().parent.parent / "data" / "rccl_tuning.toml"
@@ -43,7 +43,7 @@ _HW = {"xgmi": "nvlink", "nvlink": "nvlink", "pci": "pci"}  # RCCL types xGMI li
 @functools.cache
 def rccl_tables() -> MappingProxyType:
     """The bundled RCCL constants (parsed once per process)."""
-    return MappingProxyType(tomllib.loads(RCCL_TABLES_PATH.read_text(encoding="utf-8")))
+    return MappingProxyType(load_bundled(RCCL_TABLES_PATH))
 
 
 @dataclass(frozen=True, slots=True)

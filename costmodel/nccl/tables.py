@@ -25,6 +25,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from dpbase.bundled import load_bundled
 from dpbase.errors import ProfileError, UnknownNameError
 
 DEFAULT_TABLES_PATH = Path(__file__).resolve().parent.parent / "data" / "nccl_2_30_7.toml"
@@ -142,14 +143,9 @@ def _read_toml(path: Path, field: str) -> dict:
         raise ProfileError(field, str(path), "TOML without deeply nested arrays or tables") from None
 
 
-@functools.lru_cache(maxsize=1)
-def _bundled_text() -> str:
-    return DEFAULT_TABLES_PATH.read_text(encoding="utf-8")
-
-
 def _bundled() -> dict:
-    """A fresh dict of the bundled tables (the file is read once per process)."""
-    return tomllib.loads(_bundled_text())
+    """A fresh dict of the bundled tables (:mod:`dpbase.bundled`: parsed once per installation)."""
+    return load_bundled(DEFAULT_TABLES_PATH)
 
 
 def load_tables(
@@ -192,6 +188,5 @@ def _build(tuning_path: str | Path | None, version: str | None, overrides: Mappi
 
 def known_versions() -> tuple[str, ...]:
     """The NCCL versions whose constants are bundled."""
-    raw = _read_toml(DEFAULT_TABLES_PATH, "nccl tables")
-    return (DEFAULT_VERSION, *raw["versions"].keys())
+    return (DEFAULT_VERSION, *_bundled()["versions"].keys())
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from dpbase.bundled import load_bundled
 from hardware.loader import DATA_DIR
 
 PRICES_FILE = DATA_DIR / "prices.toml"
@@ -29,9 +30,8 @@ class Economics:
 
 @functools.cache
 def _table() -> dict[str, Economics]:
-    import tomllib
 
-    rows = tomllib.loads(PRICES_FILE.read_text(encoding="utf-8")).get("price", [])
+    rows = load_bundled(PRICES_FILE).get("price", [])
     out = {}
     for row in rows:
         price, power = row.get("price_per_gpu_hour"), row.get("power_w")

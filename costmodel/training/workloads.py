@@ -29,6 +29,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, UnknownNameError
 from dpbase.limits import MAX_COUNT
 
@@ -87,8 +88,7 @@ class Workload:
 
 @functools.cache
 def _data() -> dict:
-    with DATA_FILE.open("rb") as handle:
-        return tomllib.load(handle)
+    return load_bundled(DATA_FILE)
 
 
 def model_names() -> tuple[str, ...]:

@@ -62,3 +62,18 @@ def test_value_completion_through_the_shell_protocol(monkeypatch):
     monkeypatch.setenv("COMP_CWORD", "3")
     result = runner.invoke(app, [], prog_name="dpcost")
     assert result.stdout.split() == ["dgx-h100", "dgx-h200"]
+
+
+def test_the_top_level_list_is_each_commands_own_first_paragraph():
+    """cli.SUMMARIES (what `dpcost --help` lists without importing the commands) says what each
+    command's own help says."""
+    from typer.main import get_command
+
+    import cli
+
+    group = get_command(cli.app)
+    assert list(cli.SUMMARIES) == list(cli.COMMANDS)
+    for name in cli.COMMANDS:
+        command = group.get_command(None, name)
+        own = (command.help or "").split("\n\n")[0].strip()
+        assert cli.SUMMARIES[name] == own, name

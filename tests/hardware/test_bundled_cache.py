@@ -1,0 +1,65 @@
+"""dpbase.bundled: the parsed-once cache of the package's TOML data can make an answer faster,
+never different."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+
+import pytest
+
+from dpbase import bundled
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPCOST_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("DPCOST_NO_CACHE", raising=False)
+    path = tmp_path / "table.toml"
+    path.write_text('[a]\nx = 1.5\nnames = ["p", "q"]\n', encoding="utf-8")
+    return path
+
+
+def test_a_second_read_comes_from_the_cache_and_equals_the_parse(data, tmp_path):
+    first = bundled.load_bundled(data)
+    cached = list((tmp_path / "cache").iterdir())
+    assert len(cached) == 1 and cached[0].suffix == ".marshal"
+    second = bundled.load_bundled(data)
+    assert first == second == tomllib.loads(data.read_text(encoding="utf-8"))
+    second["a"]["x"] = 0.0  # every call returns a fresh document
+    assert bundled.load_bundled(data)["a"]["x"] == 1.5
+
+
+def test_a_changed_file_is_parsed_again(data):
+    bundled.load_bundled(data)
+    data.write_text('[a]\nx = 2.5\nnames = ["p", "q", "r"]\n', encoding="utf-8")
+    os.utime(data, ns=(1, 10**18))  # a new modification time, as an edit gives
+    assert bundled.load_bundled(data)["a"] == {"x": 2.5, "names": ["p", "q", "r"]}
+
+
+def test_a_corrupt_cache_file_is_replaced(data, tmp_path):
+    bundled.load_bundled(data)
+    (cached,) = (tmp_path / "cache").iterdir()
+    cached.write_bytes(b"\x00not marshal")
+    assert bundled.load_bundled(data)["a"]["x"] == 1.5
+    assert bundled.load_bundled(data)["a"]["x"] == 1.5
+
+
+def test_an_unwritable_cache_and_no_cache_fall_back_to_parsing(data, tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("DPCOST_CACHE_DIR", str(blocker / "cache"))
+    assert bundled.load_bundled(data)["a"]["x"] == 1.5
+    monkeypatch.setenv("DPCOST_NO_CACHE", "1")
+    assert bundled.cache_dir() is None
+    assert bundled.load_bundled(data)["a"]["names"] == ["p", "q"]
+
+
+def test_the_bundled_tables_read_through_the_cache_equal_a_fresh_parse(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.setenv("DPCOST_CACHE_DIR", str(tmp_path / "cache"))
+    root = Path(bundled.__file__).resolve().parent.parent
+    for path in [*(root / "hardware" / "data").glob("*.toml"), *(root / "costmodel" / "data").glob("*.toml")]:
+        bundled.load_bundled(path)
+        assert bundled.load_bundled(path) == tomllib.loads(path.read_text(encoding="utf-8")), path.name
