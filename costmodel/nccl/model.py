@@ -105,6 +105,23 @@ def achieved_bw_GBps(collective: str, cell: CostCell, size_bytes: float, topo: N
     return bw_GBps * link_factor(collective, cell, topo, t)
 
 
+_UNCAPPED: dict[tuple, tuple[CostCell, NcclTopology, NcclTables, float]] = {}
+_UNCAPPED_SIZE = 4096
+
+
+def _uncapped_GBps(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTables) -> float:
+    """The cell's bandwidth without LL's communicator-wide cap (per communicator, memoised by the
+    objects' identity; the entry keeps them, so their ids cannot be reused while cached)."""
+    key = (collective, id(cell), id(topo), id(t))
+    found = _UNCAPPED.get(key)
+    if found is None or found[0] is not cell or found[1] is not topo or found[2] is not t:
+        if len(_UNCAPPED) >= _UNCAPPED_SIZE:
+            _UNCAPPED.pop(next(iter(_UNCAPPED)))
+        found = _UNCAPPED[key] = (cell, topo, t, alg_bw_GBps(collective, cell.algorithm, cell.protocol, topo, t,
+                                                             ll_cap=False))
+    return found[3]
+
+
 def forward_us(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
     """Store-and-forward: at every step a chunk must land before it is forwarded.
 
@@ -118,7 +135,7 @@ def forward_us(collective: str, cell: CostCell, size_bytes: float, topo: NcclTop
     rooted = collective in ("broadcast", "reduce")
     step_bytes = size_bytes / (graph.n_channels * (1 if rooted else topo.n_ranks))
     held_bytes = min(step_bytes, m["store_and_forward_bytes"])
-    uncapped = alg_bw_GBps(collective, cell.algorithm, cell.protocol, topo, t, ll_cap=False)
+    uncapped = _uncapped_GBps(collective, cell, topo, t)
     channel_GBps = achieved_bw_GBps(collective, cell, size_bytes, topo, t, uncapped) / graph.n_channels
     if held_bytes <= 0 or channel_GBps <= 0:
         return 0.0

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from dpbase.errors import UnknownNameError
 
 COLLECTIVES = ("broadcast", "reduce", "all-gather", "reduce-scatter", "all-reduce")
@@ -40,6 +42,7 @@ _ALGORITHM_ALIASES = {_key(a): a for a in ALGORITHMS} | {"collnet": "collnet_dir
 _PROTOCOL_ALIASES = {_key(p): p for p in PROTOCOLS}
 
 
+@functools.lru_cache(maxsize=256)
 def normalize_collective(name: str) -> str:
     """'allreduce', 'all_reduce', 'all-reduce', 'all_reduce_perf' -> 'all-reduce'."""
     found = _COLLECTIVE_ALIASES.get(_key(name))
@@ -48,6 +51,7 @@ def normalize_collective(name: str) -> str:
     return found
 
 
+@functools.lru_cache(maxsize=256)
 def normalize_algorithm(name: str) -> str:
     """An NCCL algorithm name in any case/spelling ('NVLSTree', 'collnet') -> canonical, or 'auto'."""
     if _key(name) == "auto":
@@ -58,6 +62,7 @@ def normalize_algorithm(name: str) -> str:
     return found
 
 
+@functools.lru_cache(maxsize=256)
 def normalize_protocol(name: str) -> str:
     """'ll', 'LL128', 'simple' -> 'LL', 'LL128', 'Simple', or 'auto'."""
     if _key(name) == "auto":
@@ -80,6 +85,7 @@ def n_steps(collective: str, n_ranks: int) -> int:
     return n_ranks - 1 if collective in ("all-gather", "reduce-scatter") else n_ranks
 
 
+@functools.lru_cache(maxsize=256)
 def to_nccl_algorithm(name: str) -> str:
     """NCCL's name for a user's algorithm, given in NCCL's words ('tree', 'NVLSTree') or the
     registry's ('double-binary-tree', 'in-network'); 'auto' stays 'auto'."""

@@ -23,27 +23,50 @@ from costmodel.nccl.tuning import CostCell, tune_collective
 from dpbase.errors import NotApplicableError
 
 
+def _tree_factors(cell: CostCell, topo: NcclTopology, t: NcclTables) -> tuple[float, ...] | None:
+    """The ``treeCorrectionFactor`` row a cell's bandwidth is scaled by: Tree, and NVLSTree on
+    Blackwell with an x86 CPU; None for every other cell."""
+    blackwell_x86 = topo.arch == "blackwell" and topo.cpu_vendor in ("intel", "amd")
+    if cell.algorithm == "tree" or (cell.algorithm == "nvls_tree" and blackwell_x86):
+        return t.tree_correction(cell.protocol)
+    return None
+
+
+def size_index(size_bytes: float) -> int:
+    """``log2(nBytes >> 6)``, the correction tables' index (-1 below 64 bytes: no correction)."""
+    chunks = int(size_bytes) >> 6
+    return int(math.log2(chunks)) if chunks >= 1 else -1
+
+
+def _corrected(factors: tuple[float, ...] | None, index: int) -> float:
+    return factors[index] if factors is not None and 0 <= index < len(factors) else 1.0
+
+
 def tree_correction(cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
     """``treeCorrectionFactor[proto][log2(nBytes>>6)]`` for Tree (and NVLSTree on Blackwell+x86)."""
-    blackwell_x86 = topo.arch == "blackwell" and topo.cpu_vendor in ("intel", "amd")
-    corrected = cell.algorithm == "tree" or (cell.algorithm == "nvls_tree" and blackwell_x86)
-    chunks = int(size_bytes) >> 6
-    if not corrected or chunks < 1:
+    return _corrected(_tree_factors(cell, topo, t), size_index(size_bytes))
+
+
+def _plateau_rule(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTables) -> tuple[float, float] | None:
+    """(smallest bytes per channel and rank that plateau, latency factor) of the multi-node
+    Ring/Simple all-reduce; None for every other cell."""
+    if not (cell.algorithm == "ring" and cell.protocol == "Simple" and collective == "all-reduce") or topo.n_nodes == 1:
+        return None
+    r = t.refinement
+    factor = r("ring_plateau_latency_factor_sm80") if topo.compute_capability >= 80 else r(
+        "ring_plateau_latency_factor_older")
+    return r("ring_plateau_min_bytes_per_channel_rank"), factor
+
+
+def _plateaued(rule: tuple[float, float] | None, size_bytes: float, topo: NcclTopology) -> float:
+    if rule is None or size_bytes / (topo.n_channels * topo.n_ranks) < rule[0]:
         return 1.0
-    factors = t.tree_correction(cell.protocol)
-    index = int(math.log2(chunks))
-    return factors[index] if index < len(factors) else 1.0
+    return rule[1]
 
 
 def plateau_factor(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
     """Multi-node Ring/Simple all-reduce latency factor (1.4 on sm80+, 1.9 before)."""
-    r = t.refinement
-    if not (cell.algorithm == "ring" and cell.protocol == "Simple" and collective == "all-reduce"):
-        return 1.0
-    per_channel_rank = size_bytes / (topo.n_channels * topo.n_ranks)
-    if topo.n_nodes == 1 or per_channel_rank < r("ring_plateau_min_bytes_per_channel_rank"):
-        return 1.0
-    return r("ring_plateau_latency_factor_sm80") if topo.compute_capability >= 80 else r("ring_plateau_latency_factor_older")
+    return _plateaued(_plateau_rule(collective, cell, topo, t), size_bytes, topo)
 
 
 def cell_time_us(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
@@ -72,6 +95,25 @@ def cost_table(collective: str, topo: NcclTopology, tables: NcclTables) -> dict:
     return found[1]
 
 
+_CANDIDATES: dict[tuple[str, int, int], tuple[NcclTopology, NcclTables, list]] = {}
+
+
+def _candidates(collective: str, topo: NcclTopology, tables: NcclTables) -> list[tuple]:
+    """The enabled cells in NCCL's index order, each with its size rules (tree factors, plateau),
+    built once per communicator like :func:`cost_table`. Keyed by the objects' identity (hashing
+    a topology's value costs more than a small choice): the entry keeps both objects, so their
+    ids cannot be reused while cached, and an equal topology rebuilt elsewhere gets its own."""
+    key = (collective, id(topo), id(tables))
+    found = _CANDIDATES.get(key)
+    if found is None or found[0] is not topo or found[1] is not tables:
+        if len(_CANDIDATES) >= _COST_TABLES_SIZE:
+            _CANDIDATES.pop(next(iter(_CANDIDATES)))
+        rows = [(algo, proto, cell, _tree_factors(cell, topo, tables), _plateau_rule(collective, cell, topo, tables))
+                for (algo, proto), cell in cost_table(collective, topo, tables).items() if cell.applicable]
+        found = _CANDIDATES[key] = (topo, tables, rows)
+    return found[2]
+
+
 def choose(
     collective: str,
     size_bytes: float,
@@ -83,13 +125,16 @@ def choose(
     """NCCL's argmin over the enabled cells, restricted like ``NCCL_ALGO``/``NCCL_PROTO``.
 
     Returns (algorithm, protocol, time_us, cell); raises NotApplicableError when the forced
-    algorithm/protocol has no enabled cell on this topology.
+    algorithm/protocol has no enabled cell on this topology. Each cell's time is
+    :func:`cell_time_us`, with the size's index and the cell's rules looked up once.
     """
     best: tuple[str, str, float, CostCell] | None = None
-    for (algo, proto), cell in cost_table(collective, topo, tables).items():
+    index = size_index(size_bytes)
+    for algo, proto, cell, factors, rule in _candidates(collective, topo, tables):
         if algorithm not in ("auto", algo) or protocol not in ("auto", proto):
             continue
-        time_us = cell_time_us(collective, cell, size_bytes, topo, tables)
+        time_us = (cell.latency_us * _plateaued(rule, size_bytes, topo)
+                   + size_bytes / (1000.0 * (cell.algbw_GBps * _corrected(factors, index))))
         if math.isfinite(time_us) and (best is None or time_us < best[2]):
             best = (algo, proto, time_us, cell)
     if best is None:

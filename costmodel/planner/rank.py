@@ -227,16 +227,16 @@ def collapse(rows: list[PlanRow], count: int) -> list[PlanRow]:
     ``count`` rows are returned.
     """
     groups: list[list[PlanRow]] = []
+    by_identity: dict[tuple, list[list[PlanRow]]] = {}  # the groups of each identity, in creation order
     for row in rows:
         key = tuple(getattr(row, f) for f in _IDENTITY)
-        for group in groups:
-            head = group[0]
-            if tuple(getattr(head, f) for f in _IDENTITY) == key and \
-                    abs(row.total_s / head.total_s - 1.0) < SAME_STEP:
+        for group in by_identity.get(key, ()):
+            if abs(row.total_s / group[0].total_s - 1.0) < SAME_STEP:
                 group.append(row)
                 break
         else:
             groups.append([row])
+            by_identity.setdefault(key, []).append(groups[-1])
     out = []
     for rank, group in enumerate(groups[:count], 1):
         buckets = tuple(sorted({r.bucket_bytes for r in group}))
