@@ -108,3 +108,26 @@ def test_tree_correction_applies_by_size():
     cell = _cells("all-reduce", A100)[("tree", "Simple")]
     assert p.bandwidth_Bps == pytest.approx(cell.algbw_GBps * 1e9 * 0.5)
     assert math.isfinite(p.time_s)
+
+
+@pytest.mark.parametrize("system,nodes", [("dgx-h100", 1), ("dgx-h100", 4), ("dgx-a100", 2), ("dgx-1", 1),
+                                          ("l40s-4x-pcie", 1), ("gb300-nvl72-tray", 2)])
+def test_choice_is_the_first_argmin_of_cell_time_us(system, nodes):
+    """``choose`` looks each cell's size rules up once per communicator; its answer must stay the
+    first minimum of :func:`cell_time_us` over NCCL's cells in index order, at every size."""
+    import math
+
+    import hardware
+    from costmodel.nccl import load_tables, topology_for
+    from costmodel.nccl.selection import cell_time_us, choose, cost_table
+
+    topo, tables = topology_for(hardware.load_system(system), nodes), load_tables()
+    sizes = [0.0, 0.5, 63.9, 64.0, 1000.0, 3.3e6] + [2.0**k for k in range(4, 37, 3)] + [2.0**k - 1 for k in range(7, 37, 5)]
+    for collective in ("all-reduce", "all-gather", "reduce-scatter", "broadcast"):
+        cells = list(cost_table(collective, topo, tables).values())
+        for size in sizes:
+            times = [cell_time_us(collective, c, size, topo, tables) for c in cells]
+            best = min(t for t in times if math.isfinite(t))
+            algo, proto, time_us, cell = choose(collective, size, topo, tables)
+            assert time_us == best and cell is cells[times.index(best)], (collective, size)
+            assert (algo, proto) == (cell.algorithm, cell.protocol)
