@@ -137,7 +137,7 @@ def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None =
     """A CommModel for the data-parallel group spanning the cluster.
 
     ``backend`` None or "auto": the system's realistic backend (NCCL's model on NVIDIA, RCCL's
-    ring/tree on AMD); "ideal" for the textbook α-β-γ view.
+    tuning model on AMD); "ideal" for the textbook α-β-γ view.
     """
     lay = layout(system, nodes, gpus_per_node)
     resolved = resolve_backend(backend, lay.system)

@@ -24,13 +24,13 @@ CLUSTER = Annotated[Optional[str], typer.Option("--cluster", help="A system prof
 NODES = Annotated[int, typer.Option("--nodes", help="Nodes of --cluster.")]
 GPN = Annotated[Optional[int], typer.Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
 LINK = Annotated[Optional[str], typer.Option("--link", help="A link profile (name or TOML, e.g. from `dpcost calibrate -o`).", autocompletion=complete.links)]
-BACKEND = Annotated[str, typer.Option("--backend", help="auto (realistic: NCCL's model on NVIDIA clusters, RCCL's ring/tree on AMD; ideal on a bare link), ideal (textbook α-β-γ), nccl or rccl.")]
+BACKEND = Annotated[str, typer.Option("--backend", help="auto (realistic: NCCL's model on NVIDIA clusters, RCCL's tuning model on AMD; ideal on a bare link), ideal (textbook α-β-γ), nccl or rccl.")]
 STACK = Annotated[Optional[str], typer.Option("--stack", help="nccl, rccl, mpi or gloo: what auto may pick under the α-β backends (default: the cluster's; none on a bare link).")]
 
 
 def _row(p: Prediction, winner: bool) -> dict[str, str]:
     row = {"algorithm": p.algorithm + (" *" if winner else "") + (" †" if p.stack_runs is False else "")}
-    if p.backend == Backend.NCCL.value:  # NCCL mode: each algorithm with its best protocol
+    if p.backend in (Backend.NCCL.value, Backend.RCCL.value):  # each algorithm with its stack's protocol
         row["protocol"] = p.protocol or "-"
     row |= {"time": _time_text(p), "latency": format_time(p.latency_s),
             "bandwidth": format_time(p.bandwidth_s),
@@ -189,7 +189,8 @@ def compare(
         return
     typer.echo(table([_row(r, i == winner) for i, r in enumerate(results)]))
     if results and results[0].note:
-        typer.echo(f"\n{results[0].note}")
+        chosen = "; * = RCCL's own choice (by its estimate)" if any(r.nccl_choice for r in results) else ""
+        typer.echo(f"\n{results[0].note}{chosen}")
     elif results and results[0].lower_bound_s is not None:
         unrun = "; † = the stack does not run it (auto never picks it)" if any(r.stack_runs is False for r in results) else ""
         typer.echo(f"\nlower bound: {format_time(results[0].lower_bound_s)}  (* = fastest{unrun})")

@@ -143,7 +143,7 @@ def iteration(
     seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")] = None,
     accum: Annotated[int, typer.Option(help="Gradient accumulation steps (micro-batches per synchronisation).")] = 1,
     algorithm: Annotated[str, typer.Option(help="Collective algorithm or auto.", autocompletion=complete.algorithms)] = "auto",
-    backend: Annotated[str, typer.Option(help="auto (NCCL's model on NVIDIA, RCCL's ring/tree on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
+    backend: Annotated[str, typer.Option(help="auto (NCCL's model on NVIDIA, RCCL's tuning model on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
     grad_dtype: Annotated[str, typer.Option("--grad-dtype", help="Gradient dtype: fp32, bf16, fp16, fp8.")] = "bf16",
     compute_dtype: Annotated[str, typer.Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8.")] = "bf16",
     topk: Annotated[float | None, typer.Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,

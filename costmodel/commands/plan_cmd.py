@@ -132,7 +132,7 @@ def plan(
     power_per_gpu: Annotated[float | None, typer.Option("--power-per-gpu", help="Watts per GPU for --objective energy (default: the GPU's board power).")] = None,
     memory_reserve: Annotated[str | None, typer.Option("--memory-reserve", help="Memory to keep free per GPU: a size (6GB) or a share (10%). Default 5% of the GPU.")] = None,
     tie_band: Annotated[float | None, typer.Option("--tie-band", help="Plans within this relative margin of the best count as tied (tie-break rules decide); default: half the relative width of the fastest plan's 10-90 % step interval, at least 0.02.")] = None,
-    backend: Annotated[str, typer.Option(help="auto (NCCL's model on NVIDIA, RCCL's ring/tree on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
+    backend: Annotated[str, typer.Option(help="auto (NCCL's model on NVIDIA, RCCL's tuning model on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
     top: Annotated[int, typer.Option(help="How many ranked alternatives to show.")] = 10,
     buckets: Annotated[str, typer.Option(help="Comma-separated DDP bucket sizes to sweep.")] = "5MiB,25MiB,100MiB,400MiB",
     grad_dtypes: Annotated[str, typer.Option("--grad-dtypes", help="Comma-separated gradient dtypes to sweep (fp32, bf16, fp16, fp8).")] = "bf16,fp32",

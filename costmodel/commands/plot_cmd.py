@@ -21,7 +21,7 @@ GPN = Annotated[Optional[int], typer.Option("--gpus-per-node", help="GPUs per no
 ALPHA = Annotated[Optional[str], typer.Option("--alpha", help="Latency per message, e.g. 5us.")]
 BANDWIDTH = Annotated[Optional[str], typer.Option("--bandwidth", help="Link bandwidth per direction, e.g. 25GB/s.")]
 RANKS = Annotated[Optional[int], typer.Option("--ranks", "-N", help="Ranks N (with --alpha/--bandwidth).")]
-BACKEND = Annotated[str, typer.Option("--backend", help="auto (realistic on a cluster: NCCL's model on NVIDIA, RCCL's ring/tree on AMD; ideal on a bare link), ideal, nccl or rccl.")]
+BACKEND = Annotated[str, typer.Option("--backend", help="auto (realistic on a cluster: NCCL's model on NVIDIA, RCCL's tuning model on AMD; ideal on a bare link), ideal, nccl or rccl.")]
 MIN_SIZE = Annotated[str, typer.Option("--min-size", help="Smallest size, e.g. 8B.")]
 MAX_SIZE = Annotated[str, typer.Option("--max-size", help="Largest size, e.g. 4GiB.")]
 ALGORITHMS = Annotated[Optional[list[str]], typer.Option("--algorithm", "-a", help="An algorithm to draw (repeat; default all).")]

@@ -451,7 +451,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     _check_axes(bucket_bytes, grad_dtypes)
     _check_recompute(recompute)
     workload, system = _resolve(model, cluster)
-    backend = resolve_backend(backend, system).value  # auto: NCCL's model on NVIDIA, RCCL's ring/tree on AMD
+    backend = resolve_backend(backend, system).value  # auto: NCCL's model on NVIDIA, RCCL's tuning model on AMD
     money = economics_for(system.gpu.name, price_per_gpu_hour=price_per_gpu_hour, power_w=power_w)
     constraints = Constraints(tokens=tokens, deadline_hours=deadline_hours, budget=budget,
                               price_per_gpu_hour=money.price_per_gpu_hour, power_w=money.power_w)
