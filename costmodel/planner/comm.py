@@ -42,16 +42,18 @@ NCCL_ALGORITHMS = ("auto", *NCCL_FORCEABLE)
 
 def all_reduce_algorithms(system: Any, nodes: int, backend: str) -> tuple[str, ...]:
     """All-reduce algorithms to sweep: NCCL's under its model, else every registered one the
-    system's stack runs (NCCL, RCCL: ring/tree/in-network) on 1 or ``nodes`` nodes."""
+    system's stack runs (NCCL, RCCL: ring/tree/in-network) on 1 or ``nodes`` nodes, with
+    "auto" (the stack's own choice) under rccl and on calibrated clusters."""
     if backend == "nccl":
         return NCCL_ALGORITHMS
     stack = default_stack(system)
     layouts = [cluster.layout(system, 1), cluster.layout(system, max(nodes, 1))]
     named = tuple(a.value for a in algorithms_for("all-reduce") if stack_runs(stack, "all-reduce", a)
                   and any(cluster.applicable(get("all-reduce", a), lay) for lay in layouts))
-    # a calibrated cluster measured the stack's own choice (RCCL's, NCCL's): sweep it as measured
+    # the stack's own choice: RCCL's tuning model under rccl, or the curve a calibrated cluster
+    # measured with the stack choosing (RCCL's, NCCL's): sweep it beside the forced algorithms
     measured_auto = any(c.collective == "all-reduce" and c.algorithm == "auto" for c in getattr(system, "measured", ()))
-    return ("auto", *named) if measured_auto else named
+    return ("auto", *named) if measured_auto or backend == "rccl" else named
 
 
 def zero_algorithm_ok(algorithm: str, zero_stage: int, backend: str) -> bool:
