@@ -20,6 +20,9 @@ from dataclasses import dataclass
 LINK_CATEGORIES = ("nvlink", "pcie", "infiniband", "roce", "ethernet", "tcp", "efa", "xgmi", "calibrated")
 ARCHITECTURES = ("kepler", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "cdna4")
 INTRA_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge", "pcie", "xgmi")
+# Direct GPU-to-GPU meshes (no switch): each GPU's links are spread over its peers, so a job on
+# k of the node's G GPUs uses only the links among them (System.intra_share).
+MESH_FABRICS = ("nvlink-mesh", "xgmi")
 IN_NETWORK_REDUCTIONS = ("", "nvls", "sharp")
 CPU_VENDORS = ("intel", "amd", "arm")
 # PCIe path between two GPUs of a node as `nvidia-smi topo -m` prints it, nearest first:
@@ -184,6 +187,26 @@ class System:
     def node_network_Bps(self) -> float:
         """Nominal network bandwidth of the whole node per direction."""
         return self.nics_per_node * self.nic_bandwidth_Bps
+
+    def intra_share(self, gpus: int) -> float:
+        """The share of a GPU's intra-node links that ``gpus`` of the node's GPUs can use.
+
+        A switch (NVSwitch) gives any subset every link. A direct mesh spreads each GPU's links
+        over its G − 1 peers, so k GPUs reach (k − 1)/(G − 1) of them, and never less than the
+        one link a pair of neighbours shares: exact on a fully connected mesh (MI300X: one xGMI
+        link per peer), the mean over GPU groups on DGX-1's hybrid cube-mesh (6 links over 7
+        peers; two GPUs get one link: measured 21.9 GB/s busbw on an NV1 pair, 42.4 on an NV2
+        pair; the default GPUs 0 and 1 are NV1).
+        """
+        if self.intra_fabric not in MESH_FABRICS or not 1 < gpus < self.gpus_per_node:
+            return 1.0
+        return max((gpus - 1) / (self.gpus_per_node - 1), 1.0 / self.intra_links)
+
+    @property
+    def intra_links(self) -> int:
+        """Scale-up links per GPU (the intra bandwidth over one link's)."""
+        link = self.gpu.scaleup_link or self.intra_link
+        return max(1, round(self.intra_bandwidth_Bps / link.bandwidth_Bps))
 
     @property
     def achievable_intra_bandwidth_Bps(self) -> float:

@@ -61,7 +61,8 @@ class Layout:
 
     @property
     def intra_Bps(self) -> float:
-        return self.system.achievable_intra_bandwidth_Bps
+        """Per-GPU intra-node bandwidth of this layout (a subset of a mesh node: its share)."""
+        return self.system.achievable_intra_bandwidth_Bps * self.system.intra_share(self.gpus_per_node)
 
     @property
     def inter_alpha_s(self) -> float:

@@ -82,15 +82,17 @@ def dup_channels(channels: int, speed: float, cc: int, t: NcclTables) -> tuple[i
     return 2 * channels, speed / 2
 
 
-def intra_gpu_bandwidth(system: System, t: NcclTables) -> tuple[str, float, float]:
-    """(intra path, GPU total GB/s, best GPU-to-GPU path GB/s) in NCCL's link constants."""
+def intra_gpu_bandwidth(system: System, t: NcclTables, ppn: int | None = None) -> tuple[str, float, float]:
+    """(intra path, GPU total GB/s, best GPU-to-GPU path GB/s) in NCCL's link constants.
+
+    ``ppn`` GPUs of a mesh node reach only the links among them (:meth:`System.intra_share`).
+    """
     cc = system.gpu.compute_capability
     links = t.section("link_bandwidth_GBps")
     if system.intra_fabric in _NVLINK_FABRICS:
         per_link = links["nvlink_per_link"][_sm_key(cc, tuple(links["nvlink_per_link"]))]
-        link = system.gpu.scaleup_link or system.intra_link
-        n_links = max(1, round(system.intra_bandwidth_Bps / link.bandwidth_Bps))
-        total = n_links * per_link
+        n_links = system.intra_links
+        total = n_links * per_link * system.intra_share(ppn or system.gpus_per_node)
         if system.intra_fabric == "nvlink-mesh":
             peers = max(1, system.gpus_per_node - 1)
             return "NVLINK", total, max(1, n_links // peers) * per_link
@@ -151,7 +153,7 @@ def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables
     """Ring graph after duplication, and the pre-duplication speed (for NVLS)."""
     cc = system.gpu.compute_capability
     search = t.section("search_speeds_GBps")
-    path, total, max_path = intra_gpu_bandwidth(system, t)
+    path, total, max_path = intra_gpu_bandwidth(system, t, ppn)
     if path == "PCI":
         total = max_path = pcie_ring_bandwidth_GBps(system, ppn, shm, t)
     if ppn == 1:

@@ -1,0 +1,52 @@
+"""A job on k of a mesh node's G GPUs uses only the links among them (hardware.System.intra_share):
+both backends, with the arithmetic and DGX-1's measured GPU pair."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+import hardware
+from costmodel.cluster.backends import predict_collective
+from costmodel.cluster.mapping import layout, predict_on_cluster
+
+VALIDATION = Path(__file__).resolve().parents[1] / "data" / "validation"
+
+
+def test_share_arithmetic():
+    dgx1, mi300x, h100 = (hardware.load_system(n) for n in ("dgx-1", "mi300x-8x", "dgx-h100"))
+    assert dgx1.intra_links == 6 and mi300x.intra_links == 7
+    assert dgx1.intra_share(2) == pytest.approx(1 / 6)  # one NVLink: at least the pair's own link
+    assert dgx1.intra_share(4) == pytest.approx(3 / 7)  # 6 links over 7 peers, 3 of them in the job
+    assert dgx1.intra_share(8) == 1.0 and dgx1.intra_share(1) == 1.0
+    assert mi300x.intra_share(2) == pytest.approx(1 / 7) and mi300x.intra_share(4) == pytest.approx(3 / 7)
+    assert h100.intra_share(2) == 1.0  # NVSwitch: any subset gets every link
+
+
+def test_alpha_beta_ring_on_two_mi300x_gets_one_xgmi_link():
+    system = hardware.load_system("mi300x-8x")
+    two = predict_on_cluster("all-reduce", "ring", layout(system, 1, 2), size_bytes=2**34)
+    assert two.busbw_Bps == pytest.approx(system.achievable_intra_bandwidth_Bps / 7, rel=1e-3)
+    eight = predict_on_cluster("all-reduce", "ring", layout(system, 1, 8), size_bytes=2**34)
+    assert eight.busbw_Bps > 6 * two.busbw_Bps
+
+
+def _nv1_pair_busbw_GBps() -> float:
+    with (VALIDATION / "v100sxm2_2gpu_pairs_nvlink1_2_none_allreduce_32MB.csv").open() as handle:
+        for row in csv.DictReader(handle):
+            if "CUDA_VISIBLE_DEVICES=0,2, NCCL_P2P_DISABLE=0" in row["source"]:
+                return float(row["busbw_gbs_oop"])
+    raise AssertionError("the NV1 pair row is missing")
+
+
+def test_nccl_mode_on_two_dgx1_gpus_is_one_nvlink_as_measured():
+    """GPUs 0 and 1 of a DGX-1V share one NVLink (NV1), like the measured pair 0-2: 21.9 GB/s
+    busbw at 32 MB. Before the share, NCCL mode gave the pair all six links (116 GB/s)."""
+    system = hardware.load_system("dgx-1")
+    found = predict_collective("all-reduce", 32 * 2**20, layout(system, 1, 2), backend="nccl")[0]
+    assert found.busbw_Bps / 1e9 == pytest.approx(_nv1_pair_busbw_GBps(), rel=0.15)
+    four = predict_collective("all-reduce", 32 * 2**20, layout(system, 1, 4), backend="nccl")[0]
+    eight = predict_collective("all-reduce", 32 * 2**20, layout(system, 1, 8), backend="nccl")[0]
+    assert found.busbw_Bps < four.busbw_Bps < eight.busbw_Bps
