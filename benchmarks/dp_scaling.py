@@ -88,7 +88,8 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str):
                                    intra_link=hardware.load_link("pcie3"),
                                    intra_bandwidth_Bps=15.75e9, nics_per_node=1,
                                    nic_link=hardware.load_link("eth-10g"), nic_bandwidth_Bps=1.25e9,
-                                   p2p=True, scaleup_domain_gpus=8)
+                                   p2p=True, scaleup_domain_gpus=8, pcie_switch_gpus=2,  # two GK210 per K80 board
+                                   host_memory_bandwidth_Bps=76.8e9)  # one Xeon E5-2686 v4: 4 x DDR4-2400
     if gpu.name == "p100-sxm2":  # DGX-1 (P100): NVLink 1.0 hybrid cube-mesh, 4 NVLinks x 20 GB/s
         return dataclasses.replace(dgx1, name="dgx-1-p100", gpu=gpu, intra_bandwidth_Bps=80e9)
     return dataclasses.replace(dgx1, gpu=gpu)
@@ -281,7 +282,7 @@ def _parts(row: Row, gpus: int, micro: int, accumulation: int, mfu: float | None
     """The loss-free breakdown's parts, for refitting the loss terms without the comm model."""
     _, b = predict_throughput(row, gpus, micro, accumulation, StepLosses.none(), mfu)
     every = b.zero_stage >= 2
-    slowdown = transport.overlap_slowdown_for(b.transport, 1.0, _sync(row)[2])  # 1 = TCP/host: full
+    slowdown = transport.overlap_slowdown_for(b.transport, 1.0, _sync(row)[2])  # 1 = TCP: full
     return (b.ranks, micro * accumulation, b.compute_s, b.exposed_comm_s, b.hidden_comm_s,
             b.optimizer_s, 1 if every else accumulation, slowdown >= 1.0)
 

@@ -426,6 +426,8 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
     offloaded = config.offload_optimizer
     groups = groups or gradsync.ShardGroups(comm=comm, ranks=ranks)
     sync_comm_fn, shard = groups.comm, groups.ranks
+    if config.host_reduce and ranks > 1:  # the all-reduce through host memory (hostreduce)
+        sync_comm_fn = _host_reduce_comm(comm, config, host, ranks)
     plan = gradsync.sync_plan(sync_comm_fn, shard, layout, precision, zero_stage=config.zero_stage,
                               topk_fraction=config.topk_fraction, asynchronous=config.asynchronous,
                               weight_bits=config.quantize_weights, grad_bits=config.quantize_grads,
@@ -489,6 +491,23 @@ def _check_shard(config: TrainingConfig, groups) -> None:
                              "only with --zero 3 (hybrid: FSDP HYBRID_SHARD / DeepSpeed MiCS; hpz: ZeRO++ hpZ)")
         if groups is None:
             raise InputError("shard", config.shard, "a cluster (its nodes are the shard groups)")
+
+
+def _host_reduce_comm(comm, config: TrainingConfig, host, ranks: int):
+    """The gradient all-reduce through host memory (ZeRO-0 only): on the comm model's cluster,
+    or, given a ``host`` path and no cluster, on one node of ``ranks`` GPUs."""
+    from costmodel.training import hostreduce
+
+    if config.zero_stage != 0 or config.asynchronous:
+        raise InputError("host_reduce", True, "only with --zero 0, synchronous (a host-memory all-reduce)")
+    owner = getattr(comm, "__self__", comm)
+    lay = getattr(owner, "layout", None)
+    if lay is None:
+        if host is None:
+            raise InputError("host_reduce", True, "a cluster, or a host path (its PCIe and host memory)")
+        return hostreduce.host_comm(None, ranks, 1, host)
+    path = host if host is not None else offload.host_path(lay.system, lay.gpus_per_node, field="host_reduce")
+    return hostreduce.host_comm(lay.system, lay.gpus_per_node, lay.nodes, path)
 
 
 def _host_of(comm, host):

@@ -41,14 +41,15 @@ class HostPath:
     system: str = ""
 
 
-def host_path(system: Any, gpus_per_node: int | None = None) -> HostPath:
+def host_path(system: Any, gpus_per_node: int | None = None, field: str = "offload_optimizer") -> HostPath:
     """The host path of one rank of ``system`` when ``gpus_per_node`` ranks (default: all its
-    GPUs) share each node's host memory (refused where that memory's bandwidth is unknown)."""
+    GPUs) share each node's host memory (refused, naming ``field``, where that memory's
+    bandwidth is unknown)."""
     from costmodel.nccl.search import pci_bandwidth_GBps
     from costmodel.nccl.tables import load_tables
 
     if not getattr(system, "host_memory_bandwidth_Bps", 0.0):
-        raise InputError("offload_optimizer", True,
+        raise InputError(field, True,
                          f"a system with host_memory_bandwidth set ({system.name} does not say its CPUs' "
                          "memory bandwidth; add host_memory_bandwidth = \"...GB/s\" to its TOML)")
     pcie = pci_bandwidth_GBps(system.gpu.pcie_gen, load_tables()) * 1e9 / max(system.pcie_switch_gpus, 1)

@@ -70,8 +70,8 @@ def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommMod
     where it becomes exposed. The ends are taken together (the calls of one step share a
     fabric), which makes the step's interval the wider, conservative one.
     """
-    if not getattr(comm, "has_intervals", False) or result.comm_s <= 0:
-        return result
+    if not getattr(comm, "has_intervals", False) or result.comm_s <= 0 or config.host_reduce:
+        return result  # the host-memory path is not NCCL's: no measured interval covers it
     host = offload.host_path(comm.layout.system, comm.layout.gpus_per_node) if config.offload_optimizer else None
     intra, rails = hybrid_groups(comm) if config.shard != "full" else (None, None)
 

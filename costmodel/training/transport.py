@@ -14,7 +14,9 @@ keeps SMs, PCIe and the host cores the input pipeline needs busy for its whole �
 duration, so over TCP the overlap slowdown is taken as :data:`TCP_OVERLAP_SLOWDOWN`, i.e.
 hidden communication is not free at all (an upper bound, stated as an assumption; RDMA keeps
 :data:`costmodel.training.losses.OVERLAP_SLOWDOWN`). A host-memory (``--host-reduce``) path —
-MPI/gloo reducing on the CPU, tf_cnn_benchmarks' parameter servers — behaves the same way.
+MPI/gloo reducing on the CPU, tf_cnn_benchmarks' parameter servers — is different: its copies
+run on the GPUs' copy engines and its reduction on the CPU, with no GPU kernel resident, so it
+keeps the RDMA slowdown (memory contention only); its time is :mod:`costmodel.training.hostreduce`.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ def step_transport(system, nodes: int) -> str:
 
 
 def overlap_slowdown_for(transport: str, rdma_slowdown: float, host_reduce: bool = False) -> float:
-    """The overlap slowdown that applies: TCP sockets and host-memory reduction hide nothing."""
-    if transport == TCP or host_reduce:
+    """The overlap slowdown that applies: NCCL's TCP sockets hide nothing. A host-memory
+    reduction (``host_reduce``) moves no data over the network through NCCL: on one node it
+    keeps ``rdma_slowdown``; across nodes over TCP its CPU exchange still shares the host."""
+    if transport == TCP:
         return max(rdma_slowdown, TCP_OVERLAP_SLOWDOWN)
     return rdma_slowdown

@@ -126,7 +126,8 @@ VARIATIONS = {
     "recompute": {"recompute": True},
     "sync": {"sync": "flat"},
     "transport": {"transport": "tcp"},
-    "host_reduce": {"host_reduce": True},
+    # one node of the run's ranks through this host; its arithmetic: tests/training/test_host_reduce.py
+    "host_reduce": {"host_reduce": True, "host": HostPath(memory_Bps=50e9, pcie_Bps=12e9)},
     "losses": {"losses": StepLosses(host_overhead_s=0.05)},
     # ZeRO++ needs ZeRO >= 1; its own effect against ZeRO-3 alone: tests/training/test_quantized_comm.py
     "quantize_weights": {"zero_stage": 3, "quantize_weights": 8},
