@@ -160,6 +160,7 @@ class Breakdown:
     quantize_grads: int | None = None  # ZeRO++ qgZ bits
     overlap_param_gather: bool = False  # ZeRO-1/2 parameter gather beside the next forward
     offload_optimizer: bool = False  # optimizer on the host (ZeRO-Offload)
+    host_reduce: bool = False  # gradients all-reduced through host memory (hostreduce)
     optimizer_host_s: float = 0.0  # of optimizer_s: the CPU step (offload)
     optimizer_copy_s: float = 0.0  # of optimizer_s: updated weights copied host -> device (offload)
     shard: str = "full"  # ZeRO-3 over all ranks, or hybrid: in each node, replicated across nodes
@@ -397,6 +398,7 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         include_attention=config.include_attention, recompute=config.recompute,
         quantize_weights=config.quantize_weights, quantize_grads=config.quantize_grads,
         overlap_param_gather=config.overlap_param_gather, offload_optimizer=config.offload_optimizer,
+        host_reduce=config.host_reduce,
         shard=config.shard,
     )
 
