@@ -38,9 +38,19 @@ def cache_dir() -> Path | None:
     return Path(base) / "dpcost"
 
 
+def _stem(path: Path) -> str:
+    return str(path).strip(os.sep).replace(os.sep, "_").replace(":", "_")[-120:]
+
+
 def _key(path: Path, stat: os.stat_result) -> str:
-    safe = str(path).strip(os.sep).replace(os.sep, "_").replace(":", "_")[-120:]
-    return f"{safe}-{stat.st_size}-{stat.st_mtime_ns}-{_TAG}.marshal"
+    return f"{_stem(path)}-{stat.st_size}-{stat.st_mtime_ns}-{_TAG}.marshal"
+
+
+def _prune(directory: Path, path: Path, keep: Path) -> None:
+    """Remove this file's older cache entries (a reinstall or an edit leaves one behind)."""
+    for old in directory.glob(f"{_stem(path)}-*.marshal"):
+        if old != keep and old.name.endswith(f"-{_TAG}.marshal"):
+            old.unlink(missing_ok=True)
 
 
 def _parse(path: Path) -> dict[str, Any]:
@@ -65,6 +75,7 @@ def load_bundled(path: Path) -> dict[str, Any]:
         temporary = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
         temporary.write_bytes(marshal.dumps(document))
         os.replace(temporary, cached)  # atomic: a concurrent reader sees the old file or the new one
+        _prune(directory, path, cached)
     except (OSError, ValueError):
         pass
     return document

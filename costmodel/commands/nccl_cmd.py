@@ -117,9 +117,16 @@ def _rccl_table(system, cluster: str, nodes: int, gpus_per_node: int | None, siz
             raise InputError(flag, value, f"an NVIDIA system: {system.name} runs RCCL, whose constants are bundled as "
                                           "they ship (no tuning override, one version, no P2P level)")
     lay = layout(system, nodes, gpus_per_node)
+    version = rccl_tables()["version"]
+    if lay.ranks == 1:  # one rank: no communicator for RCCL to tune
+        if json_output:
+            print_json({"cluster": cluster, "stack": "rccl", "rccl_version": version, "n_ranks": 1, "n_nodes": 1,
+                        "table": None, "prediction": None})
+        else:
+            typer.echo(f"{system.name}: RCCL {version}: one rank, nothing to communicate")
+        return
     topo = rccl_topology(lay)
     rows = _table_rows(lambda coll: cost_table(coll, topo))
-    version = rccl_tables()["version"]
     prediction = None
     if size is not None:
         prediction = predict_collective(normalize_collective(collective), parse_size(size), lay, backend="rccl")[0]
@@ -128,9 +135,6 @@ def _rccl_table(system, cluster: str, nodes: int, gpus_per_node: int | None, siz
                     "n_nodes": topo.n_nodes, "arch": topo.arch, "tuning_model": topo.tuning,
                     "bus_bw_GBps": topo.bus_bw_GBps, "table": rows,
                     "prediction": prediction.to_dict() if prediction else None})
-        return
-    if topo.n_ranks == 1:
-        typer.echo(f"{system.name}: RCCL {version}: one rank, nothing to communicate")
         return
     typer.echo(f"{system.name} {nodes} x {lay.gpus_per_node} ({topo.arch or 'unknown arch'}); RCCL {version}, "
                f"tuning model {topo.tuning}; bus bandwidth {topo.bus_bw_GBps:.1f} GB/s (the ring's, from the profile)")

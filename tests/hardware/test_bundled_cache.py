@@ -30,11 +30,12 @@ def test_a_second_read_comes_from_the_cache_and_equals_the_parse(data, tmp_path)
     assert bundled.load_bundled(data)["a"]["x"] == 1.5
 
 
-def test_a_changed_file_is_parsed_again(data):
+def test_a_changed_file_is_parsed_again_and_its_old_entry_removed(data, tmp_path):
     bundled.load_bundled(data)
     data.write_text('[a]\nx = 2.5\nnames = ["p", "q", "r"]\n', encoding="utf-8")
     os.utime(data, ns=(1, 10**18))  # a new modification time, as an edit gives
     assert bundled.load_bundled(data)["a"] == {"x": 2.5, "names": ["p", "q", "r"]}
+    assert len(list((tmp_path / "cache").iterdir())) == 1
 
 
 def test_a_corrupt_cache_file_is_replaced(data, tmp_path):

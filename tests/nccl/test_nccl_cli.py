@@ -63,3 +63,10 @@ def test_amd_systems_get_rcclss_table_and_choice():
     assert data["prediction"]["protocol"] == "Simple" and data["prediction"]["backend"] == "rccl"
     refused = _invoke("--cluster", "mi300x-8x", "--nccl-version", "2.21.5")
     assert refused.exit_code == 2 and "--nccl-version" in refused.output and "RCCL" in refused.output
+
+
+def test_one_amd_gpu_has_no_communicator_to_tune():
+    text = _invoke("--cluster", "mi300x-8x", "--gpus-per-node", "1")
+    assert text.exit_code == 0 and "one rank, nothing to communicate" in text.output
+    data = json.loads(_invoke("--cluster", "mi300x-8x", "--gpus-per-node", "1", "--json").output)
+    assert data["n_ranks"] == 1 and data["table"] is None
