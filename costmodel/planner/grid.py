@@ -345,22 +345,22 @@ def _memory(setting, per_dtype, zero, ranks, per_node, activations, logits):
                               irregular(setting, zero))
 
 
-def _exposed(phase, buckets, grad_bytes, compute_s, pick):
+def _exposed(phase, buckets, grad_bytes, compute_s, pick, late_fraction=0.0):
     """The part of ``phase``'s collectives outlasting ``compute_s`` (overlap.exposed_comm_s):
     the candidate lines (:func:`overlap.finish_lines`) are computed per GPU layout and gathered
     onto the cells; only their evaluation at each cell's compute time is per cell."""
-    lines = overlap.finish_lines(grad_bytes, buckets, *phase)
+    lines = overlap.finish_lines(grad_bytes, buckets, *phase, late_fraction)
     lines = overlap.FinishLines(lines.slopes, tuple(np.take(np.broadcast_to(o, phase[0].shape), pick, axis=-1)
                                                     for o in lines.offsets))
     return overlap.exposed_after(compute_s, lines)
 
 
-def _sync_times(tables: CommTables, buckets, grad_bytes, forward_s, backward_s, pick):
+def _sync_times(tables: CommTables, buckets, grad_bytes, forward_s, backward_s, pick, late_fraction=0.0):
     """(collective time, exposed part) of one synchronisation, as in iteration._sync_times."""
     comm, exposed = 0.0, 0.0
     for phase, compute_s in ((tables.backward, backward_s), (tables.forward, forward_s)):
         comm = comm + overlap.total_comm_s(buckets, *phase)[..., pick]
-        exposed = exposed + _exposed(phase, buckets, grad_bytes, compute_s, pick)
+        exposed = exposed + _exposed(phase, buckets, grad_bytes, compute_s, pick, late_fraction)
     return comm, exposed
 
 
@@ -432,7 +432,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     buckets = overlap.BucketLayout(*(_expand(f) for f in (b_layout.first_bytes, b_layout.full_count,
                                                           b_layout.bucket_bytes, b_layout.last_bytes)))
     sync_comm, sync_exposed = _sync_times(tables, buckets, grad_bytes, forward * factor,
-                                          backward * factor, pick)
+                                          backward * factor, pick, workload.late_fraction)
     per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
     shard = np.where((zero == 3) & (setting.shard == "hybrid"), per_node, ranks)  # the ranks ZeRO shards over
     optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, shard, 1)
@@ -445,7 +445,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     post_step = tables.post_step_s[..., pick]
     post_exposed = post_step
     if setting.overlap_param_gather and tables.after is not None:  # ZeRO-3/0 rows have no gather: 0 either way
-        post_exposed = _exposed(tables.after, buckets, grad_bytes, forward * factor, pick)
+        post_exposed = _exposed(tables.after, buckets, grad_bytes, forward * factor, pick, workload.late_fraction)
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, post_step_exposed_s=post_exposed,
                         sync_exposed_s=sync_exposed, post_step_s=post_step,

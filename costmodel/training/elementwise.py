@@ -57,3 +57,17 @@ def floor(a):
 def as_float(a):
     """``np.asarray(a, dtype=float)``; ``float(a)`` for a scalar."""
     return float(a) if is_scalar(a) else np.asarray(a, dtype=float)
+
+
+def ceil(a):
+    """``np.ceil(a)`` (a float for a scalar, as numpy gives)."""
+    if type(a) in _FLOATS or is_scalar(a):
+        return float(math.ceil(a)) if math.isfinite(a) else float(a)
+    return np.ceil(a)
+
+
+def any_true(a) -> bool:
+    """``np.any(a)``; plain truth for a scalar."""
+    if type(a) in _FLOATS or is_scalar(a):
+        return bool(a)
+    return bool(np.any(a))

@@ -343,14 +343,16 @@ def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
                     mfu=rate, mfu_source=mfu_source, matmul_efficiency=float(fed))
 
 
-def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward_s, use_overlap):
-    """(collective time, exposed part) of one synchronisation."""
+def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward_s, use_overlap,
+                late_fraction=0.0):
+    """(collective time, exposed part) of one synchronisation. ``late_fraction``: the gradient
+    ready only as backward ends (the embedding), which forward's gathers need first."""
     comm_s, exposed_s = 0.0, 0.0
     for phase, compute_s in ((plan.backward, backward_s), (plan.forward, forward_s)):
         times = (phase.first_s, phase.full_s, phase.last_s)
         comm_s += float(overlap.total_comm_s(layout, *times))
         exposed_s += float(overlap.exposed_comm_s(compute_s, grad_bytes, layout, *times,
-                                                  overlap=use_overlap))
+                                                  overlap=use_overlap, late_fraction=late_fraction))
     return comm_s, exposed_s
 
 
@@ -442,11 +444,12 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
         config.losses.slow_node_factor))
     backward = backward_seconds(forward, config.recompute)
     sync_comm, sync_exposed = _sync_times(plan, layout, grad_bytes, forward * factor,
-                                          backward * factor, config.overlap)
+                                          backward * factor, config.overlap, workload.late_fraction)
     if ranks > 1:  # a fusion cycle's wait before the last collective (syncmodes)
         sync_comm, sync_exposed = sync_comm + wait_s, sync_exposed + wait_s
     after = (plan.after.first_s, plan.after.full_s, plan.after.last_s)
-    post_exposed = float(overlap.exposed_comm_s(forward * factor, grad_bytes, layout, *after, overlap=True)) \
+    post_exposed = float(overlap.exposed_comm_s(forward * factor, grad_bytes, layout, *after, overlap=True,
+                                                late_fraction=workload.late_fraction)) \
         if config.overlap_param_gather else plan.post_step_s
     host_s = (0.0, 0.0)
     if offloaded:

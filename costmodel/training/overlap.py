@@ -103,18 +103,37 @@ class FinishLines:
     offsets: tuple
 
 
-def finish_lines(grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s, last_comm_s) -> FinishLines:
-    """The four candidates of the module docstring; elementwise on arrays."""
-    per_byte = 1.0 / ew.maximum(grad_bytes, 1e-300)
+def finish_lines(grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s, last_comm_s,
+                 late_fraction=0.0) -> FinishLines:
+    """The candidates of the module docstring; elementwise on arrays.
+
+    ``late_fraction`` of the gradient bytes (the input embedding's, :attr:`Workload.late_fraction`)
+    is ready only when backward ends: the rest is produced uniformly over backward, so a bucket
+    is ready at ``T · min(1, bytes so far / ((1 − late) G))``. The full buckets' finish terms are
+    then concave in their index, and the maximum may sit where readiness reaches ``T``: the full
+    buckets ``j*`` and ``j* − 1`` around it are two more candidates (absent when nothing is late).
+    """
+    producing = ew.maximum(grad_bytes * (1.0 - late_fraction), 1e-300)
+    per_byte = 1.0 / producing
     m = layout.full_count
+    b1, b = layout.first_bytes, layout.bucket_bytes
     tail = ew.where(ew.greater(layout.last_bytes, 0), last_comm_s, 0.0)
     after_full = m * full_comm_s + tail
     some_full = ew.greater(m, 0.5)  # a whole number: >= 1
-    absent = ew.where(some_full, 0.0, -math.inf)  # the two full-bucket lines need a full bucket
-    slopes = (per_byte * layout.first_bytes, 1.0,
-              per_byte * (layout.first_bytes + layout.bucket_bytes) * some_full,
-              per_byte * (layout.first_bytes + m * layout.bucket_bytes) * some_full)
+    absent = ew.where(some_full, 0.0, -math.inf)  # the full-bucket lines need a full bucket
+    slopes = (ew.minimum(per_byte * b1, 1.0), 1.0,
+              ew.minimum(per_byte * (b1 + b), 1.0) * some_full,
+              ew.minimum(per_byte * (b1 + m * b), 1.0) * some_full)
     offsets = (first_comm_s + after_full, tail, after_full + absent, full_comm_s + tail + absent)
+    if not ew.any_true(ew.greater(late_fraction, 0.0)):
+        return FinishLines(slopes, offsets)
+    # j*: the first full bucket ready only when backward ends (1-based); the lines exist for 1 <= j <= m
+    j_star = ew.ceil((producing - b1) / b)
+    at = ew.greater(late_fraction, 0.0) & ew.greater(j_star, 0.5) & ew.greater(m + 0.5, j_star)
+    before = at & ew.greater(j_star, 1.5)
+    slopes += (ew.where(at, 1.0, 0.0), ew.where(before, ew.minimum(per_byte * (b1 + (j_star - 1) * b), 1.0), 0.0))
+    offsets += (ew.where(at, (m - j_star + 1) * full_comm_s + tail, -math.inf),
+                ew.where(before, (m - j_star + 2) * full_comm_s + tail, -math.inf))
     return FinishLines(slopes, offsets)
 
 
@@ -151,21 +170,22 @@ def exposed_after(backward_s, lines: FinishLines):
 
 
 def exposed_comm_s(backward_s, grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s,
-                   last_comm_s, overlap=True):
+                   last_comm_s, overlap=True, late_fraction=0.0):
     """Communication finishing after backward; all of it when ``overlap`` is off."""
     total = total_comm_s(layout, first_comm_s, full_comm_s, last_comm_s)
-    lines = finish_lines(grad_bytes, layout, first_comm_s, full_comm_s, last_comm_s)
+    lines = finish_lines(grad_bytes, layout, first_comm_s, full_comm_s, last_comm_s, late_fraction)
     return ew.where(overlap, exposed_after(backward_s, lines), total)
 
 
 def simulate_bucket_schedule(backward_s: float, sizes: list[float],
-                             comm_s: list[float]) -> list[tuple[float, float, float]]:
-    """Event simulation: (ready, start, end) of each bucket's collective, in order."""
-    total_bytes = sum(sizes)
+                             comm_s: list[float], late_fraction: float = 0.0) -> list[tuple[float, float, float]]:
+    """Event simulation: (ready, start, end) of each bucket's collective, in order; the last
+    ``late_fraction`` of the bytes is ready only when backward ends."""
+    producing = sum(sizes) * (1.0 - late_fraction)
     produced, stream_free, events = 0.0, 0.0, []
     for size, duration in zip(sizes, comm_s):
         produced += size
-        ready = backward_s * produced / total_bytes
+        ready = backward_s * min(1.0, produced / producing)
         start = max(ready, stream_free)
         stream_free = start + duration
         events.append((ready, start, stream_free))

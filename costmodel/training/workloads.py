@@ -85,6 +85,23 @@ class Workload:
         """True when FLOPs follow 6 · params · tokens."""
         return self.kind in TOKEN_RULE_KINDS
 
+    @property
+    def late_fraction(self) -> float:
+        """The share of the gradient ready only when backward ends: the input embedding's.
+
+        The embedding is the first layer, so backward reaches it last, and its lookup-table
+        backward is a cheap scatter: its ``vocab × hidden`` gradient (and, with tied weights, the
+        output head's, which shares it) lands at the end (DDP puts it in the last bucket).
+        Adaptive input embeddings are smaller than ``vocab × hidden``: their lookup parameters,
+        ``params − flops_params``, bound it where the preset gives ``flops_params``.
+        """
+        if not self.vocab or not self.params:
+            return 0.0
+        embedding = self.vocab * self.hidden_size
+        if self.flops_params:
+            embedding = min(embedding, max(self.params - self.flops_params, 0))
+        return min(embedding / self.params, 1.0)
+
 
 @functools.cache
 def _data() -> dict:

@@ -11,17 +11,17 @@ from costmodel.training import overlap
 from dpbase.errors import InputError
 
 
-def _oracle_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm):
+def _oracle_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm, late=0.0):
     sizes = overlap.bucket_sizes(grad_bytes, bucket_bytes, first_bytes)
-    events = overlap.simulate_bucket_schedule(backward_s, sizes, [comm(s) for s in sizes])
+    events = overlap.simulate_bucket_schedule(backward_s, sizes, [comm(s) for s in sizes], late)
     return events[-1][2], sum(comm(s) for s in sizes)
 
 
-def _closed_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm):
+def _closed_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm, late=0.0):
     layout = overlap.bucket_layout(grad_bytes, bucket_bytes, first_bytes)
     times = [comm(float(s)) if s > 0 else 0.0
              for s in (layout.first_bytes, layout.bucket_bytes, layout.last_bytes)]
-    return float(overlap.overlap_finish_s(backward_s, grad_bytes, layout, *times))
+    return float(overlap.finish_at(backward_s, overlap.finish_lines(grad_bytes, layout, *times, late)))
 
 
 @settings(max_examples=300, deadline=None)
@@ -32,15 +32,27 @@ def _closed_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm):
     first_bytes=st.floats(1e4, 5e7),
     latency_s=st.floats(0.0, 1e-3),
     bandwidth_Bps=st.floats(1e8, 1e12),
+    late=st.one_of(st.just(0.0), st.floats(0.0, 0.999)),
 )
 def test_closed_form_equals_event_simulation(backward_s, grad_bytes, bucket_bytes, first_bytes,
-                                             latency_s, bandwidth_Bps):
+                                             latency_s, bandwidth_Bps, late):
+    """``late`` of the bytes (the input embedding's gradient) ready only when backward ends."""
     comm = lambda size: latency_s + size / bandwidth_Bps  # noqa: E731
     if grad_bytes / bucket_bytes > 20_000:
         bucket_bytes = grad_bytes / 20_000
-    expected, _ = _oracle_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm)
-    got = _closed_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm)
+    expected, _ = _oracle_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm, late)
+    got = _closed_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm, late)
     assert got == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_a_late_embedding_exposes_its_buckets():
+    """Half of 2 GB ready only at the end of a long backward, in 100 MB buckets of 1 ms: bucket
+    10 completes the early half exactly as backward ends, so buckets 10-20 (eleven) all start
+    then and finish 11 ms after backward; the first nine are hidden."""
+    comm = lambda size: size / 1e11  # noqa: E731  (100 MB in 1 ms)
+    finish = _closed_finish(1.0, 2e9, 1e8, 1e8, comm, late=0.5)
+    assert finish == pytest.approx(1.0 + 11 * 1e-3)
+    assert _closed_finish(1.0, 2e9, 1e8, 1e8, comm) == pytest.approx(1.0 + 1e-3)  # nothing late: one bucket
 
 
 def test_equal_buckets_match_textbook_formula():

@@ -73,8 +73,10 @@ def test_refused_without_zero_or_with_unknown_bits():
 
 def test_plan_applies_it_to_its_zero_plans():
     system = hardware.load_system("dgx-h100")
-    base = plan("llama2-7b", system, nodes=4, global_batch=64, seq_len=4096)
-    quick = plan("llama2-7b", system, nodes=4, global_batch=64, seq_len=4096, quantize_weights=8, quantize_grads=4)
+    # exact argmins (no tie band): quantizing ZeRO's collectives only adds faster options
+    base = plan("llama2-7b", system, nodes=4, global_batch=64, seq_len=4096, tie_band=0.0)
+    quick = plan("llama2-7b", system, nodes=4, global_batch=64, seq_len=4096, quantize_weights=8, quantize_grads=4,
+                 tie_band=0.0)
     zero = [c for c in quick.candidates if c.zero_stage >= 1]
     assert zero and quick.best.total_s <= base.best.total_s * 1.001
     ok = runner.invoke(app, ["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2",
