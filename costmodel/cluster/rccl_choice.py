@@ -40,21 +40,33 @@ def _topology(system: Any, nodes: int, per_node: int) -> RcclTopology:
     if bus_GBps is None:
         ring = predict_on_cluster("all-reduce", "ring", lay, size_bytes=_ASYMPTOTE_BYTES)
         bus_GBps = ring.busbw_Bps / 1e9
-    intra = "xgmi" if system.intra_fabric in ("xgmi", "nvlink", "nvswitch") else "pci"
+    intra = "xgmi" if system.intra_fabric in ("xgmi", "nvlink-mesh", "nvlink-bridge", "nvswitch") else "pci"
     vendor = system.cpu_vendor if system.cpu_vendor in ("intel", "amd") else "other"
     return RcclTopology(n_ranks=lay.ranks, n_nodes=nodes, arch=rule["arch"] or "unknown", tuning=rule["tuning"],
                         bus_bw_GBps=bus_GBps, intra=intra, cpu_vendor=vendor, ll128=rule["ll128"])
 
 
+_BY_IDENTITY: dict[tuple[int, int, int], tuple[Any, RcclTopology]] = {}
+
+
 def rccl_topology(lay: Layout) -> RcclTopology:
     """The communicator RCCL's tuning model sees on this layout, cached by the system's *value*
-    (its repr: a user profile reusing a bundled name never gets the bundled communicator)."""
+    (its repr: a user profile reusing a bundled name never gets the bundled communicator), with
+    a first lookup by the system object's identity (the entry keeps the object), since a repr
+    costs more than a choice."""
+    fast = (id(lay.system), lay.nodes, lay.gpus_per_node)
+    hit = _BY_IDENTITY.get(fast)
+    if hit is not None and hit[0] is lay.system:
+        return hit[1]
     key = (repr(lay.system), lay.nodes, lay.gpus_per_node)
     found = _TOPOLOGIES.get(key)
     if found is None:
         if len(_TOPOLOGIES) >= _TOPOLOGY_CACHE_SIZE:
             _TOPOLOGIES.pop(next(iter(_TOPOLOGIES)))
         found = _TOPOLOGIES[key] = _topology(lay.system, lay.nodes, lay.gpus_per_node)
+    if len(_BY_IDENTITY) >= _TOPOLOGY_CACHE_SIZE:
+        _BY_IDENTITY.pop(next(iter(_BY_IDENTITY)))
+    _BY_IDENTITY[fast] = (lay.system, found)
     return found
 
 
