@@ -29,7 +29,7 @@ import numpy as np
 
 from costmodel.cluster.mapping import rail_system
 from costmodel.planner.comm import CommCache, zero_algorithm_ok
-from costmodel.training import gemm, gradsync, losses, memory, offload, overlap, stragglers, workloads
+from costmodel.training import gemm, gradsync, losses, memory, offload, overlap, stragglers, transport, workloads
 from costmodel.training.iteration import (
     FORWARD_SHARE_OF_TRAINING_FLOPS,
     backward_seconds,
@@ -405,6 +405,15 @@ def setting_tables(setting: Setting, system: Any, space: Space,
                        offload_host=_node_host(setting, system), shard=setting.shard)
 
 
+def overlap_slowdowns(setting: Setting, system: Any, space: Space) -> np.ndarray:
+    """Each GPU layout's overlap slowdown, by the transport rule iteration applies
+    (:func:`transport.overlap_slowdown_for` of :func:`transport.step_transport`): NCCL over TCP
+    sockets hides nothing across nodes; one node is local."""
+    return np.array([transport.overlap_slowdown_for(transport.step_transport(system, nodes),
+                                                    setting.losses.overlap_slowdown)
+                     for nodes, _ in space.layouts])
+
+
 def _expand(array: np.ndarray) -> np.ndarray:
     """(D, U) → (1, 1, D, U, 1), the sweep's axes."""
     return np.asarray(array)[None, None, :, :, None]
@@ -450,7 +459,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                         straggler_factor=factor, sync_comm_s=sync_comm, post_step_exposed_s=post_exposed,
                         sync_exposed_s=sync_exposed, post_step_s=post_step,
                         every_micro_batch=every, optimizer_s=optimizer_s,
-                        overlap_slowdown=setting.losses.overlap_slowdown,
+                        overlap_slowdown=overlap_slowdowns(setting, system, space)[pick],
                         host_overhead_s=losses.host_overhead_seconds(
                             0.0 if setting.asynchronous else setting.losses.host_overhead_s, ranks),
                         input_s=losses.input_seconds(setting.losses.input_rate, b * k))

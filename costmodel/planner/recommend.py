@@ -249,6 +249,7 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     to the sweep's step time. None under the ideal backend (no interval).
     """
     from costmodel.cluster.comm import comm_model
+    from costmodel.training import transport
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.oncluster import with_interval
 
@@ -264,7 +265,8 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
                             mfu=setting.mfu, optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
                             quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
                             overlap_param_gather=best.overlap_param_gather, offload_optimizer=best.offload_optimizer,
-                            shard=best.shard, asynchronous=best.asynchronous)
+                            shard=best.shard, asynchronous=best.asynchronous,
+                            transport=transport.step_transport(system, best.nodes))
     scalar = iteration_breakdown(setting.workload, system.gpu, comm, config=config)
     ranged = with_interval(scalar, setting.workload, system.gpu, comm, config)
     if ranged.total_interval_s is None or scalar.total_s <= 0:
