@@ -12,19 +12,17 @@ import math
 
 from dpbase.lazynp import is_scalar, np
 
-_FLOATS = frozenset((bool, int, float))  # checked first: one answer's operands are Python numbers
-
 
 def where(condition, yes, no):
     """``np.where(condition, yes, no)``; a conditional when ``condition`` is a scalar."""
-    if type(condition) in _FLOATS or is_scalar(condition):
+    if is_scalar(condition):
         return yes if condition else no
     return np.where(condition, yes, no)
 
 
 def maximum(a, b):
     """``np.maximum(a, b)``; ``max`` when both are scalars (NaN propagates as in numpy)."""
-    if (type(a) in _FLOATS or is_scalar(a)) and (type(b) in _FLOATS or is_scalar(b)):
+    if is_scalar(a) and is_scalar(b):
         if a != a or b != b:
             return float("nan")
         return a if a >= b else b
@@ -33,7 +31,7 @@ def maximum(a, b):
 
 def greater(a, b):
     """``a > b`` elementwise (an array for array-likes, a bool for scalars)."""
-    if type(a) in _FLOATS or is_scalar(a):
+    if is_scalar(a):
         return a > b
     return np.asarray(a) > b
 
@@ -61,13 +59,27 @@ def as_float(a):
 
 def ceil(a):
     """``np.ceil(a)`` (a float for a scalar, as numpy gives)."""
-    if type(a) in _FLOATS or is_scalar(a):
+    if is_scalar(a):
         return float(math.ceil(a)) if math.isfinite(a) else float(a)
     return np.ceil(a)
 
 
 def any_true(a) -> bool:
-    """``np.any(a)``; plain truth for a scalar."""
-    if type(a) in _FLOATS or is_scalar(a):
-        return bool(a)
-    return bool(np.any(a))
+    """``np.any(a)``; plain truth for a scalar (numpy stays unloaded)."""
+    return bool(a) if is_scalar(a) else bool(np.any(a))
+
+
+def all_true(a) -> bool:
+    """``np.all(a)``; plain truth for a scalar."""
+    return bool(a) if is_scalar(a) else bool(np.all(a))
+
+
+def sqrt(a):
+    """``np.sqrt(a)``; ``math.sqrt`` for a scalar."""
+    return math.sqrt(a) if is_scalar(a) else np.sqrt(a)
+
+
+def operand(a):
+    """``a`` itself when it is a scalar or an array, else (a list, a tuple) ``np.asarray(a)``:
+    what an elementwise formula can compute on."""
+    return a if is_scalar(a) or hasattr(a, "ndim") else np.asarray(a)

@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from costmodel.training import elementwise as ew
 from costmodel.training.memory import Precision
 from costmodel.training.overlap import BucketLayout
 from dpbase.errors import InputError
@@ -87,16 +88,6 @@ class SyncPlan:
     # total): what an overlapped gather (Megatron --overlap-param-gather) hides behind forward
     after: PhaseTimes = PhaseTimes()
     payload_bytes: float  # sizes handed to collectives per synchronisation (nccl-tests sizes)
-
-
-def _any(values) -> bool:
-    """``np.any``; plain truth for a scalar (numpy stays unloaded)."""
-    return bool(np.any(values)) if is_array(values) else bool(values)
-
-
-def _all(values) -> bool:
-    """``np.all``; plain truth for a scalar."""
-    return bool(np.all(values)) if is_array(values) else bool(values)
 
 
 def _bucket_seconds(comm: CommFn, parts: list[tuple], size):
@@ -153,8 +144,8 @@ def _fields(layout: BucketLayout) -> tuple:
 
 def check_overlap_param_gather(overlap_param_gather: bool, zero_stage) -> None:
     """Overlapping the parameter all-gather needs a ZeRO-1/2 gather after the optimizer."""
-    stage = zero_stage if is_array(zero_stage) or isinstance(zero_stage, int) else np.asarray(zero_stage)
-    if overlap_param_gather and _any((stage < 1) | (stage > 2)):
+    stage = ew.operand(zero_stage)
+    if overlap_param_gather and ew.any_true((stage < 1) | (stage > 2)):
         raise InputError("overlap_param_gather", True,
                          "only with --zero 1 or 2 (ZeRO-3 gathers in forward already; ZeRO-0 gathers nothing)")
 
@@ -194,7 +185,7 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
     if (replicas is not None or secondary is not None) and zero_stage != 3:
         raise InputError("shard", "hybrid" if replicas is not None else "hpz",
                          "only with --zero 3 (FSDP HYBRID_SHARD, DeepSpeed MiCS / ZeRO++ hpZ)")
-    if _all(ranks <= 1) and replicas is None and not _any(offload_s_per_byte):  # offloading still copies
+    if ew.all_true(ranks <= 1) and replicas is None and not ew.any_true(offload_s_per_byte):  # offloading still copies
         return SyncPlan(backward=PhaseTimes(), forward=PhaseTimes(), post_step_s=0.0,
                         every_micro_batch=False, payload_bytes=0.0)
     weights_per_grad = precision.weight_bytes / precision.grad_bytes

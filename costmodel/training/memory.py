@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass
 from costmodel.training import elementwise as ew
 from costmodel.training.workloads import Workload
 from dpbase.errors import InputError, NotApplicableError, UnknownNameError
-from dpbase.lazynp import is_scalar, np
+from dpbase.lazynp import is_scalar
 
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 GRAD_DTYPES = ("fp32", "bf16", "fp16", "fp8")
@@ -142,7 +142,7 @@ def model_state_bytes(params, precision: Precision, optimizer_bytes_per_param, z
     elsewhere, as on a parameter server). ``secondary_ranks``: ZeRO-3 rows also keep ZeRO++
     hpZ's secondary partition of the weights (weights / secondary_ranks), None for none.
     """
-    stage = zero_stage if is_scalar(zero_stage) else np.asarray(zero_stage)
+    stage = ew.operand(zero_stage)
     weights = params * precision.weight_bytes / ew.where(stage >= 3, ranks, 1)
     if secondary_ranks is not None:
         weights = weights + ew.where(stage >= 3, params * precision.weight_bytes / secondary_ranks, 0.0)
@@ -212,8 +212,7 @@ DEFAULT_OVERHEADS = Overheads()
 
 def runtime_bytes(ranks, overheads: Overheads = DEFAULT_OVERHEADS):
     """CUDA context plus NCCL buffers (the latter only with more than one rank); elementwise."""
-    several = ranks > 1 if is_scalar(ranks) else np.asarray(ranks) > 1
-    return overheads.context_bytes + ew.where(several, overheads.comm_buffer_bytes, 0.0)
+    return overheads.context_bytes + ew.where(ew.greater(ranks, 1), overheads.comm_buffer_bytes, 0.0)
 
 
 def fragmentation_fraction(overheads: Overheads = DEFAULT_OVERHEADS, irregular=False):
@@ -224,11 +223,9 @@ def fragmentation_fraction(overheads: Overheads = DEFAULT_OVERHEADS, irregular=F
 def irregular_allocations(zero_stage, recompute=False, offload=False):
     """Whether a step's (de)allocations are irregular (GMLake): ZeRO-3's gathered weights,
     recomputation, optimizer offload (ZeRO >= 1); elementwise."""
-    if is_scalar(zero_stage):
-        return bool(zero_stage == 3 or recompute or (offload and zero_stage >= 1))
-    stage = np.asarray(zero_stage)
+    stage = ew.operand(zero_stage)
     flags = (stage == 3) | bool(recompute) | (bool(offload) & (stage >= 1))
-    return flags if not isinstance(flags, np.bool_) else bool(flags)
+    return bool(flags) if is_scalar(flags) else flags
 
 
 def fragmentation_bytes(tensor_bytes, overheads: Overheads = DEFAULT_OVERHEADS, irregular=False):

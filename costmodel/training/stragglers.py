@@ -26,8 +26,9 @@ from __future__ import annotations
 import functools
 import math
 
+from costmodel.training import elementwise as ew
 from dpbase.errors import InputError
-from dpbase.lazynp import is_array, is_scalar, np
+from dpbase.lazynp import is_scalar, np
 
 # e_N = ∫ x · N φ(x) Φ(x)^(N−1) dx by Simpson's rule on [−12, 12] (Φ(−12) < 1e-32); the step
 # 0.01 keeps the error below 1e-8 for N up to 10^6 (the integrand's peak is ≥ 0.2 wide).
@@ -59,7 +60,7 @@ def _expected_max_scalar(ranks: int) -> float:
 
 def expected_max_standard_normal(ranks):
     """e_N, the expected maximum of ``ranks`` independent standard normals (arrays allowed)."""
-    if not is_array(ranks) and not isinstance(ranks, (list, tuple)):
+    if is_scalar(ranks):
         return _expected_max_scalar(int(ranks))
     values = np.asarray(ranks, dtype=int)
     if values.ndim == 0:
@@ -78,8 +79,7 @@ def check_jitter(jitter_cv: float) -> float:
 
 def straggler_factor(jitter_cv, ranks, micro_batches_per_sync=1):
     """E[slowest of N] / mean compute time between synchronisations; elementwise."""
-    root = math.sqrt(micro_batches_per_sync) if is_scalar(micro_batches_per_sync) else np.sqrt(micro_batches_per_sync)
-    return 1.0 + jitter_cv / root * expected_max_standard_normal(ranks)
+    return 1.0 + jitter_cv / ew.sqrt(micro_batches_per_sync) * expected_max_standard_normal(ranks)
 
 
 def slowest_rank_factor(jitter_cv, ranks, micro_batches_per_sync=1, speed_cv=0.0,
@@ -92,19 +92,11 @@ def slowest_rank_factor(jitter_cv, ranks, micro_batches_per_sync=1, speed_cv=0.0
     ``1 + √(σ_j²/k + σ_s²) · e_N``. A persistently slow node (compute × ``slow_node_factor``)
     sets the pace when it is slower still. One rank never waits. Elementwise.
     """
-    if all(is_scalar(v) for v in (jitter_cv, ranks, micro_batches_per_sync, speed_cv, slow_node_factor)):
-        if ranks <= 1:
-            return 1.0
-        spread = math.sqrt(jitter_cv**2 / micro_batches_per_sync + speed_cv**2)
-        return max(1.0 + spread * _expected_max_scalar(int(ranks)), slow_node_factor)
-    spread = np.sqrt(np.asarray(jitter_cv) ** 2 / np.asarray(micro_batches_per_sync)
-                     + np.asarray(speed_cv) ** 2)
+    spread = ew.sqrt(ew.operand(jitter_cv) ** 2 / ew.operand(micro_batches_per_sync) + ew.operand(speed_cv) ** 2)
     factor = 1.0 + spread * expected_max_standard_normal(ranks)
-    return np.where(np.asarray(ranks) > 1, np.maximum(factor, slow_node_factor), 1.0)
+    return ew.where(ew.greater(ranks, 1), ew.maximum(factor, slow_node_factor), 1.0)
 
 
 def async_staleness_updates(ranks):
     """Expected number of other workers' updates a gradient is late by (N − 1)."""
-    if is_scalar(ranks):
-        return max(ranks - 1, 0)
-    return np.maximum(np.asarray(ranks) - 1, 0)
+    return ew.maximum(ew.operand(ranks) - 1, 0)
