@@ -69,13 +69,20 @@ def plateau_factor(collective: str, cell: CostCell, size_bytes: float, topo: Ncc
     return _plateaued(_plateau_rule(collective, cell, topo, t), size_bytes, topo)
 
 
+def _time_us(cell: CostCell, size_bytes: float, index: int, factors, rule, topo: NcclTopology) -> float:
+    """``ncclTopoGetAlgoTime`` for one lone call: the cell's latency (× the plateau factor) plus
+    the bytes over its bandwidth (× the tree correction), given the size's index and the cell's
+    rules (:func:`_tree_factors`, :func:`_plateau_rule`)."""
+    return (cell.latency_us * _plateaued(rule, size_bytes, topo)
+            + size_bytes / (1000.0 * (cell.algbw_GBps * _corrected(factors, index))))
+
+
 def cell_time_us(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
     """NCCL's estimated time of one cell for ``size_bytes`` (math.inf when not applicable)."""
     if not cell.applicable:
         return math.inf
-    bw = cell.algbw_GBps * tree_correction(cell, size_bytes, topo, t)
-    lat = cell.latency_us * plateau_factor(collective, cell, size_bytes, topo, t)
-    return lat + size_bytes / (1000.0 * bw)
+    return _time_us(cell, size_bytes, size_index(size_bytes), _tree_factors(cell, topo, t),
+                    _plateau_rule(collective, cell, topo, t), topo)
 
 
 _COST_TABLES: dict[tuple[str, NcclTopology, int], tuple[NcclTables, dict]] = {}
@@ -133,8 +140,7 @@ def choose(
     for algo, proto, cell, factors, rule in _candidates(collective, topo, tables):
         if algorithm not in ("auto", algo) or protocol not in ("auto", proto):
             continue
-        time_us = (cell.latency_us * _plateaued(rule, size_bytes, topo)
-                   + size_bytes / (1000.0 * (cell.algbw_GBps * _corrected(factors, index))))
+        time_us = _time_us(cell, size_bytes, index, factors, rule, topo)
         if math.isfinite(time_us) and (best is None or time_us < best[2]):
             best = (algo, proto, time_us, cell)
     if best is None:

@@ -58,7 +58,7 @@ def bytes_sent(sweep, params: int) -> np.ndarray:
     grad = params * np.array([x.grad_bytes for x in p], dtype=float).reshape(1, 1, -1, 1, 1)
     weight = params * np.array([x.weight_bytes for x in p], dtype=float).reshape(1, 1, -1, 1, 1)
     full3 = f * k * (2 * weight + grad)
-    shard = getattr(sweep, "shard", "full")
+    shard = sweep.shard
     if shard != "full":
         layouts = np.array(space.layouts, dtype=float)[space.cell_layout]
         nodes, per_node = layouts[..., 0], layouts[..., 1]

@@ -70,9 +70,9 @@ def _torch(row, compute_dtype: str) -> list[Knob]:
         if row.zero_stage == 1:
             knobs.append(Knob("ZeroRedundancyOptimizer", True, "zero_stage"))
     else:
-        if getattr(row, "shard", "full") == "hybrid":  # shard in the node, replicate across (HSDP)
+        if row.shard == "hybrid":  # shard in the node, replicate across (HSDP)
             knobs.append(Knob("sharding_strategy", "ShardingStrategy.HYBRID_SHARD", "shard"))
-        elif getattr(row, "shard", "full") == "hpz":  # FSDP2 fully_shard: reshard to the node after forward
+        elif row.shard == "hpz":  # FSDP2 fully_shard: reshard to the node after forward
             knobs.append(Knob("reshard_after_forward", row.gpus_per_node, "shard"))
         else:
             knobs.append(Knob("sharding_strategy", FSDP_STRATEGY[row.zero_stage], "zero_stage"))
@@ -101,13 +101,13 @@ def _deepspeed(row) -> list[Knob]:
         knobs.append(Knob("zero_optimization.zero_quantized_gradients", True, "quantize_grads"))
     # MiCS (deepspeed.ai/docs/config-json; Zhang et al. 2022): ZeRO-3 sharded within groups of
     # mics_shard_size GPUs (here one node), replicated across them
-    if getattr(row, "shard", "full") == "hybrid":
+    if row.shard == "hybrid":
         knobs.append(Knob("zero_optimization.mics_shard_size", row.gpus_per_node, "shard"))
     # ZeRO++ hpZ (deepspeed.ai/tutorials/zeropp): secondary weight partition in each node
-    if getattr(row, "shard", "full") == "hpz":
+    if row.shard == "hpz":
         knobs.append(Knob("zero_optimization.zero_hpz_partition_size", row.gpus_per_node, "shard"))
     # ZeRO-Offload (deepspeed.ai/docs/config-json, "Optimizer offloading"): states and step on the CPU
-    if getattr(row, "offload_optimizer", False):
+    if row.offload_optimizer:
         knobs.append(Knob("zero_optimization.offload_optimizer", {"device": "cpu", "pin_memory": True},
                           "offload_optimizer"))
     return knobs
@@ -183,7 +183,7 @@ def _torch_text(row, compute_dtype: str) -> str:
                      f"{k['sharding_strategy']}, mixed_precision=MixedPrecision(param_dtype={param}, "
                      f"reduce_dtype={k['reduce_dtype']}), backward_prefetch="
                      "BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True)")
-    if getattr(row, "overlap_param_gather", False):  # no PyTorch/DeepSpeed switch: Megatron-LM's
+    if row.overlap_param_gather:  # no PyTorch/DeepSpeed switch: Megatron-LM's
         lines.append("# this plan overlaps the parameter all-gather with the next forward: Megatron-LM "
                      "--use-distributed-optimizer --overlap-param-gather")
     return "\n".join(lines)

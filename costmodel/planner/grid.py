@@ -327,9 +327,14 @@ def model_states(setting: Setting, precision, states_per_param, zero, ranks, per
     hybrid ZeRO-3 shards over the node's GPUs, hpZ adds its secondary weight partition."""
     zero = np.asarray(zero)
     states = np.where((setting.offload_optimizer & (zero >= 1)) | setting.asynchronous, 0.0, states_per_param)
-    shard = np.where((zero == 3) & (setting.shard == "hybrid"), per_node, ranks)
     secondary = per_node if setting.shard == "hpz" else None
-    return memory.model_state_bytes(setting.workload.params, precision, states, zero, shard, secondary)
+    return memory.model_state_bytes(setting.workload.params, precision, states, zero,
+                                    shard_ranks(setting, zero, ranks, per_node), secondary)
+
+
+def shard_ranks(setting: Setting, zero, ranks, per_node):
+    """The ranks ZeRO shards over: the node's GPUs for hybrid ZeRO-3 rows, else every rank."""
+    return np.where((zero == 3) & (setting.shard == "hybrid"), per_node, ranks)
 
 
 def irregular(setting: Setting, zero):
@@ -443,7 +448,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     sync_comm, sync_exposed = _sync_times(tables, buckets, grad_bytes, forward * factor,
                                           backward * factor, pick, workload.late_fraction)
     per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
-    shard = np.where((zero == 3) & (setting.shard == "hybrid"), per_node, ranks)  # the ranks ZeRO shards over
+    shard = shard_ranks(setting, zero, ranks, per_node)
     optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, shard, 1)
     if node_host is not None:  # ZeRO >= 1 rows: the step on the node's CPUs, shared by its ranks
         host_s = offload.step_seconds(workload.params, per_dtype["step_bytes"], per_dtype["weight"], shard,

@@ -189,13 +189,13 @@ def _row(sweep, setting, scores, index, rank: int, constraints: Constraints | No
 def _quantized(setting, zero_stage: int) -> dict:
     """ZeRO++ and gather-overlap settings of a row: only ZeRO >= 1 rows quantise, only ZeRO-1/2
     rows gather after the optimizer (as the sweep computed them)."""
-    weights, grads = getattr(setting, "quantize", (None, None))
+    weights, grads = setting.quantize
     if zero_stage < 1:
-        return {"asynchronous": True} if getattr(setting, "asynchronous", False) else {}
+        return {"asynchronous": True} if setting.asynchronous else {}
     return {"quantize_weights": weights, "quantize_grads": grads,
-            "overlap_param_gather": bool(getattr(setting, "overlap_param_gather", False)) and zero_stage in (1, 2),
-            "offload_optimizer": bool(getattr(setting, "offload_optimizer", False)),
-            "shard": getattr(setting, "shard", "full") if zero_stage == 3 else "full"}
+            "overlap_param_gather": setting.overlap_param_gather and zero_stage in (1, 2),
+            "offload_optimizer": setting.offload_optimizer,
+            "shard": setting.shard if zero_stage == 3 else "full"}
 
 
 def _totals_at(sweep, setting, constraints, index) -> dict:
@@ -257,7 +257,7 @@ def infeasible_error(sweep, setting, system) -> NotApplicableError:
                                             setting.flash_attention, setting.recompute)
                     + memory.logits_bytes(setting.workload, b, setting.seq_len, element))
     uneven = memory.irregular_allocations(space.zero_stages[leanest[1]], setting.recompute,
-                                          getattr(setting, "offload_optimizer", False))
+                                          setting.offload_optimizer)
     fixed = float(memory.total_bytes(0.0, per_gpu, 0.0, gpus, setting.overheads, uneven))
     grow = 1.0 + float(memory.fragmentation_fraction(setting.overheads, uneven))
     states = (float(sweep.memory_bytes[leanest]) - fixed) / grow  # sharded states per GPU

@@ -45,7 +45,7 @@ def change(fraction: float, slower: str = "slower", faster: str = "faster") -> s
 
 def buckets(row) -> str:
     """The bucket size, or the range of sizes that make no difference ("5 MiB-400 MiB")."""
-    sizes = getattr(row, "bucket_bytes_range", ()) or ()
+    sizes = row.bucket_bytes_range or ()
     if len(sizes) > 1:
         return f"{format_size(min(sizes))}-{format_size(max(sizes))}"
     return format_size(row.bucket_bytes)
@@ -55,7 +55,7 @@ def describe(row) -> str:
     """One plan in words: algorithm, GPUs, batch split, bucket, dtype, ZeRO stage."""
     where = f"{row.gpus} GPUs ({row.nodes} x {row.gpus_per_node})" if row.nodes > 1 else \
         f"{row.gpus} GPU{'s' if row.gpus > 1 else ''} in one node"
-    same = " (any size: the same step within 0.1%)" if getattr(row, "bucket_bytes_range", ()) else ""
+    same = " (any size: the same step within 0.1%)" if row.bucket_bytes_range else ""
     return (f"{row.algorithm} on {where}, micro-batch {row.micro_batch} x {row.accumulation_steps} "
             f"accumulation steps, {buckets(row)} buckets{same}, {row.grad_dtype} "
             f"gradients, ZeRO-{row.zero_stage}{_variants(row)}"
@@ -65,13 +65,13 @@ def describe(row) -> str:
 def _variants(row) -> str:
     """How a ZeRO plan runs its collectives and optimizer, where the user asked for it."""
     parts = [text for on, text in (
-        (getattr(row, "shard", "full") == "hybrid", f"hybrid: sharded in each node of {row.gpus_per_node}"),
-        (getattr(row, "shard", "full") == "hpz", f"hpZ: backward gathers in each node of {row.gpus_per_node}"),
-        (getattr(row, "quantize_weights", None), f"int{getattr(row, 'quantize_weights', 0)} weights (qwZ)"),
-        (getattr(row, "quantize_grads", None), f"int{getattr(row, 'quantize_grads', 0)} gradients (qgZ)"),
-        (getattr(row, "overlap_param_gather", False), "parameter gather overlapped with forward"),
-        (getattr(row, "offload_optimizer", False), "optimizer on the CPU"),
-        (getattr(row, "asynchronous", False), f"asynchronous updates, staleness {row.gpus - 1}"),
+        (row.shard == "hybrid", f"hybrid: sharded in each node of {row.gpus_per_node}"),
+        (row.shard == "hpz", f"hpZ: backward gathers in each node of {row.gpus_per_node}"),
+        (row.quantize_weights, f"int{row.quantize_weights} weights (qwZ)"),
+        (row.quantize_grads, f"int{row.quantize_grads} gradients (qgZ)"),
+        (row.overlap_param_gather, "parameter gather overlapped with forward"),
+        (row.offload_optimizer, "optimizer on the CPU"),
+        (row.asynchronous, f"asynchronous updates, staleness {row.gpus - 1}"),
     ) if on]
     return f" ({', '.join(parts)})" if parts else ""
 

@@ -46,10 +46,11 @@ def host_allreduce_s(size_bytes: float, host: HostPath, gpus_per_node: int, node
 
 def network_ring_s(system: Any, nodes: int) -> Callable[[float], float]:
     """The nodes' CPU ring all-reduce on every NIC of a node (the registry's ring formula)."""
+    from costmodel.cluster.mapping import layout
     from costmodel.collectives.api import predict
 
     link = system.nic_link
-    bandwidth = system.node_network_Bps * link.efficiency / max(system.oversubscription, 1.0)
+    bandwidth = layout(system, nodes).node_network_Bps  # every NIC, at its efficiency, through the fabric
 
     def seconds(size_bytes: float) -> float:
         return predict("all-reduce", "ring", ranks=nodes, size_bytes=size_bytes, alpha_s=link.latency_s,

@@ -472,10 +472,19 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
     return step, plan, optimizer_s, host_s
 
 
+def _owner(comm):
+    """The object behind ``comm``: a bound ``CommModel.time_s`` knows its model (ranks, layout)."""
+    return getattr(comm, "__self__", comm)
+
+
+def _layout_of(comm):
+    """The cluster layout ``comm`` runs on, None for a plain function."""
+    return getattr(_owner(comm), "layout", None)
+
+
 def _group_ranks(comm, ranks: int | None) -> int:
     """The data-parallel group size: the comm model's own where it knows it, else ``ranks``."""
-    owner = getattr(comm, "__self__", comm)  # a bound CommModel.time_s knows its model
-    known = getattr(owner, "ranks", None)
+    known = getattr(_owner(comm), "ranks", None)
     if known is not None and ranks is not None and ranks != known:
         raise InputError("ranks", ranks, f"{known}, the group the comm model was built for (or leave it out)")
     if known is None and ranks is None:
@@ -505,8 +514,7 @@ def _host_reduce_comm(comm, config: TrainingConfig, host, ranks: int):
 
     if config.zero_stage != 0 or config.asynchronous:
         raise InputError("host_reduce", True, "only with --zero 0, synchronous (a host-memory all-reduce)")
-    owner = getattr(comm, "__self__", comm)
-    lay = getattr(owner, "layout", None)
+    lay = _layout_of(comm)
     if lay is None:
         if host is None:
             raise InputError("host_reduce", True, "a cluster, or a host path (its PCIe and host memory)")
@@ -519,10 +527,8 @@ def _host_of(comm, host):
     """The offload host path: given, else from the comm model's cluster, else None."""
     if host is not None:
         return host
-    owner = getattr(comm, "__self__", comm)
-    lay = getattr(owner, "layout", None)
-    system = getattr(lay, "system", None)
-    return offload.host_path(system, lay.gpus_per_node) if system is not None else None
+    lay = _layout_of(comm)
+    return offload.host_path(lay.system, lay.gpus_per_node) if lay is not None else None
 
 
 def _groups_of(comm, groups, shard: str) -> gradsync.ShardGroups | None:
@@ -532,7 +538,7 @@ def _groups_of(comm, groups, shard: str) -> gradsync.ShardGroups | None:
         return groups
     from costmodel.cluster.comm import CommModel, hybrid_groups
 
-    owner = getattr(comm, "__self__", comm)
+    owner = _owner(comm)
     if not isinstance(owner, CommModel):
         return None
     intra, rails = hybrid_groups(owner)
