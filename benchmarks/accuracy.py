@@ -141,14 +141,13 @@ def predict_ideal(row: dict[str, str], system: object) -> object:
     double-binary-tree), else the fastest algorithm the cluster can run under the ideal model
     (the minimum over ``cluster_candidates``)."""
     from costmodel.cluster.mapping import cluster_candidates, layout, predict_on_cluster
-    from costmodel.nccl.names import REGISTRY_MIRROR
     from dpbase.errors import DpcostError, NotApplicableError
 
     primitive, size_bytes = _primitive(row), int(row["size_bytes"])
     lay = layout(system, int(row["nodes"]), int(row["gpus_per_node"]))
-    forced = row["nccl_algo_env"].strip().lower()
-    if forced:
-        return predict_on_cluster(primitive, REGISTRY_MIRROR[forced], lay, size_bytes=size_bytes)
+    forced = forced_algorithm(row)
+    if forced != "auto":
+        return predict_on_cluster(primitive, forced, lay, size_bytes=size_bytes)
     results = []
     for entry in cluster_candidates(primitive, lay):
         try:
@@ -340,6 +339,15 @@ def leave_one_log_out() -> tuple[list[Group], list[tuple[str, int, float]]]:
     return list(groups.values()), ratios
 
 
+def forced_algorithm(row: dict[str, str]) -> str:
+    """The registry algorithm a log forced with NCCL_ALGO (its mirror: tree -> double-binary-tree),
+    else "auto"."""
+    from costmodel.nccl.names import REGISTRY_MIRROR
+
+    forced = row["nccl_algo_env"].strip().lower()
+    return REGISTRY_MIRROR[forced] if forced else "auto"
+
+
 def rccl_rows():
     """(log path, system, row, layout) for every row of every RCCL goal log."""
     from costmodel.cluster.mapping import layout
@@ -361,10 +369,9 @@ def rccl_ratios(groups: dict | None = None) -> list[tuple[str, int, float]]:
 
     out = []
     for path, system, row, lay in rccl_rows():
-        forced = row["nccl_algo_env"].strip().lower()
         try:
             found = predict_collective(_primitive(row), int(row["size_bytes"]), lay,
-                                       algorithm=forced or "auto", backend="rccl")[0]
+                                       algorithm=forced_algorithm(row), backend="rccl")[0]
         except DpcostError:
             continue
         measured = float(row["time_us_oop"] or row["time_us_ip"]) * 1e-6
@@ -388,8 +395,7 @@ def rccl_time_variants() -> dict[tuple[str, int], list[tuple[int, dict[str, floa
     out: dict[tuple[str, int], list[tuple[int, dict[str, float]]]] = {}
     for path, _system, row, lay in rccl_rows():
         primitive, size = _primitive(row), int(row["size_bytes"])
-        forced = {"tree": "double-binary-tree"}.get(row["nccl_algo_env"].strip().lower(),
-                                                    row["nccl_algo_env"].strip().lower()) or "auto"
+        forced = forced_algorithm(row)
         shipped = predict_collective(primitive, size, lay, algorithm=forced, backend="rccl")[0].time_s
         choice = pick(primitive, size, lay, forced)
         estimate = choice.model_time_us * 1e-6 if choice is not None else shipped
