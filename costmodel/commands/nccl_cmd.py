@@ -43,6 +43,14 @@ def _render(rows: dict[str, list[dict[str, object]]]) -> str:
     return "\n".join(lines)
 
 
+def _show(header: str, rows: dict[str, list[dict[str, object]]], choice: str | None) -> None:
+    """The text answer: the communicator, its cells, and with ``--size`` the stack's choice."""
+    typer.echo(header)
+    typer.echo(_render(rows))
+    if choice:
+        typer.echo(choice)
+
+
 def _choice_line(stack: str, collective: str, size: str, prediction, estimate_s: float) -> str:
     return (f"{collective} {size}: {stack} chooses {prediction.algorithm}/{prediction.protocol}; "
             f"predicted {prediction.time_s * 1e6:.1f} us ({stack}'s own estimate {estimate_s * 1e6:.1f} us), "
@@ -93,11 +101,9 @@ def nccl_table(
         typer.echo(f"{topo.description}; NCCL {tables.version}: one rank, nothing to communicate "
                    "(every algorithm/protocol cell is disabled)")
         return
-    typer.echo(f"{topo.description}; NCCL {tables.version}; ring {topo.ring.n_channels} ch x "
-               f"{topo.ring.bw_intra_GBps:g}/{topo.ring.bw_inter_GBps:g} GB/s")
-    typer.echo(_render(rows))
-    if prediction is not None:
-        typer.echo(_choice_line("NCCL", collective, size, prediction, prediction.model_time_s))
+    _show(f"{topo.description}; NCCL {tables.version}; ring {topo.ring.n_channels} ch x "
+          f"{topo.ring.bw_intra_GBps:g}/{topo.ring.bw_inter_GBps:g} GB/s", rows,
+          prediction and _choice_line("NCCL", collective, size, prediction, prediction.model_time_s))
 
 
 def _rccl_table(system, cluster: str, nodes: int, gpus_per_node: int | None, size: str | None, collective: str,
@@ -136,8 +142,6 @@ def _rccl_table(system, cluster: str, nodes: int, gpus_per_node: int | None, siz
                     "bus_bw_GBps": topo.bus_bw_GBps, "table": rows,
                     "prediction": prediction.to_dict() if prediction else None})
         return
-    typer.echo(f"{system.name} {nodes} x {lay.gpus_per_node} ({topo.arch or 'unknown arch'}); RCCL {version}, "
-               f"tuning model {topo.tuning}; bus bandwidth {topo.bus_bw_GBps:.1f} GB/s (the ring's, from the profile)")
-    typer.echo(_render(rows))
-    if prediction is not None:
-        typer.echo(_choice_line("RCCL", collective, size, prediction, prediction.nccl_model_time_s))
+    _show(f"{system.name} {nodes} x {lay.gpus_per_node} ({topo.arch or 'unknown arch'}); RCCL {version}, "
+          f"tuning model {topo.tuning}; bus bandwidth {topo.bus_bw_GBps:.1f} GB/s (the ring's, from the profile)", rows,
+          prediction and _choice_line("RCCL", collective, size, prediction, prediction.nccl_model_time_s))
