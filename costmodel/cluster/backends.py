@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from costmodel.cluster.intervals import interval_s
-from costmodel.cluster.mapping import Layout, cluster_candidates, predict_on_cluster
+from costmodel.cluster.mapping import Layout, LayoutCache, cluster_candidates, predict_on_cluster
 from costmodel.cluster.stacks import Stack, default_stack, resolve_backend, runs, stack_named
 from costmodel.collectives.entry import Entry
 from costmodel.collectives.evaluate import predict_entry
@@ -29,23 +29,16 @@ def bottleneck_link(lay: Layout) -> str:
     return lay.system.intra_link.name if lay.one_domain else lay.system.nic_link.name
 
 
-_TOPOLOGIES: dict[tuple[str, int, int], Any] = {}
-_TOPOLOGY_CACHE_SIZE = 64
+_TOPOLOGIES = LayoutCache(64)
 
 
 def nccl_topology(lay: Layout, tables: Any = None) -> Any:
-    """NCCL's graph search for this layout, cached by the system's *value* (its full repr), so a
-    user profile that reuses a bundled name never gets the bundled system's topology."""
+    """NCCL's graph search for this layout, cached by the system's value (:class:`LayoutCache`)."""
     from costmodel.nccl import topology_for
 
     if tables is not None:  # user tuning tables: not shared
         return topology_for(lay.system, lay.nodes, lay.gpus_per_node, tables=tables)
-    key = (repr(lay.system), lay.nodes, lay.gpus_per_node)
-    if key not in _TOPOLOGIES:
-        if len(_TOPOLOGIES) >= _TOPOLOGY_CACHE_SIZE:
-            _TOPOLOGIES.pop(next(iter(_TOPOLOGIES)))
-        _TOPOLOGIES[key] = topology_for(lay.system, lay.nodes, lay.gpus_per_node)
-    return _TOPOLOGIES[key]
+    return _TOPOLOGIES.get(lay, lambda where: topology_for(where.system, where.nodes, where.gpus_per_node))
 
 
 def _mirror_traffic(primitive: str, ranks: int, size_bytes: float, nccl_algorithm: str, latency_s: float,

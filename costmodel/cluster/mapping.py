@@ -28,6 +28,7 @@ Mapping rules:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -114,6 +115,37 @@ def rail_system(system: System, sharing: int) -> System:
     return replace(system, name=f"{system.name}/rail", gpus_per_node=1, nics_per_node=nics,
                    nic_bandwidth_Bps=per_nic, pcie_switch_gpus=1, measured=(),
                    scaleup_domain_gpus=max(system.scaleup_domain_gpus // share, 1))
+
+
+class LayoutCache:
+    """Per-layout results keyed by the system's *value* (its repr: a user profile reusing a
+    bundled name never gets the bundled system's answer), looked up first by the system
+    object's identity (the entry keeps the object), since a repr costs more than most answers.
+    First in, first out beyond ``size`` entries."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._by_value: dict[tuple[str, int, int], Any] = {}
+        self._by_identity: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+
+    def get(self, lay: Layout, build: Callable[[Layout], Any]) -> Any:
+        """The cached answer for ``lay``, built with ``build(lay)`` the first time."""
+        fast = (id(lay.system), lay.nodes, lay.gpus_per_node)
+        hit = self._by_identity.get(fast)
+        if hit is not None and hit[0] is lay.system:
+            return hit[1]
+        key = (repr(lay.system), lay.nodes, lay.gpus_per_node)
+        if key not in self._by_value:
+            _bounded(self._by_value, self.size)
+            self._by_value[key] = build(lay)
+        _bounded(self._by_identity, self.size)
+        self._by_identity[fast] = (lay.system, self._by_value[key])
+        return self._by_value[key]
+
+
+def _bounded(cache: dict, size: int) -> None:
+    if len(cache) >= size:
+        cache.pop(next(iter(cache)))
 
 
 def applicable(entry: Entry, lay: Layout) -> bool:

@@ -19,22 +19,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
 
-from costmodel.cluster.mapping import Layout, predict_on_cluster
-from costmodel.nccl.rccl import RcclChoice, RcclTopology, choose, topology_rule
+from costmodel.cluster.mapping import Layout, LayoutCache, predict_on_cluster
+from costmodel.nccl.names import FROM_REGISTRY, REGISTRY_MIRROR
+from costmodel.nccl.rccl import ALGORITHMS, RcclChoice, RcclTopology, choose, topology_rule
 
 TUNED = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce")
-REGISTRY = {"ring": "ring", "tree": "double-binary-tree"}  # the registry algorithm each RCCL algorithm is
 _ASYMPTOTE_BYTES = 2**34  # large enough that the ring's latency is < 0.1 % of its time
 
 
-_TOPOLOGIES: dict[tuple[str, int, int], RcclTopology] = {}
-_TOPOLOGY_CACHE_SIZE = 256
+_TOPOLOGIES = LayoutCache(256)
 
 
-def _topology(system: Any, nodes: int, per_node: int) -> RcclTopology:
-    lay = Layout(system, nodes, per_node)
+def _topology(lay: Layout) -> RcclTopology:
+    system, nodes, per_node = lay.system, lay.nodes, lay.gpus_per_node
     rule = topology_rule(system.gpu.name, per_node, system.nics_per_node)
     bus_GBps = rule["base_bw_GBps"]
     if bus_GBps is None:
@@ -46,31 +44,10 @@ def _topology(system: Any, nodes: int, per_node: int) -> RcclTopology:
                         bus_bw_GBps=bus_GBps, intra=intra, cpu_vendor=vendor, ll128=rule["ll128"])
 
 
-_BY_IDENTITY: dict[tuple[int, int, int], tuple[Any, RcclTopology]] = {}
-
-
 def rccl_topology(lay: Layout) -> RcclTopology:
-    """The communicator RCCL's tuning model sees on this layout, cached by the system's *value*
-    (its repr: a user profile reusing a bundled name never gets the bundled communicator), with
-    a first lookup by the system object's identity (the entry keeps the object), since a repr
-    costs more than a choice."""
-    fast = (id(lay.system), lay.nodes, lay.gpus_per_node)
-    hit = _BY_IDENTITY.get(fast)
-    if hit is not None and hit[0] is lay.system:
-        return hit[1]
-    key = (repr(lay.system), lay.nodes, lay.gpus_per_node)
-    found = _TOPOLOGIES.get(key)
-    if found is None:
-        if len(_TOPOLOGIES) >= _TOPOLOGY_CACHE_SIZE:
-            _TOPOLOGIES.pop(next(iter(_TOPOLOGIES)))
-        found = _TOPOLOGIES[key] = _topology(lay.system, lay.nodes, lay.gpus_per_node)
-    if len(_BY_IDENTITY) >= _TOPOLOGY_CACHE_SIZE:
-        _BY_IDENTITY.pop(next(iter(_BY_IDENTITY)))
-    _BY_IDENTITY[fast] = (lay.system, found)
-    return found
-
-
-_RCCL_NAMES = {"auto": "auto", "ring": "ring", "double-binary-tree": "tree"}
+    """The communicator RCCL's tuning model sees on this layout (cached by the system's value,
+    :class:`LayoutCache`)."""
+    return _TOPOLOGIES.get(lay, _topology)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -82,8 +59,8 @@ def pick(primitive: str, size_bytes: float, lay: Layout, algorithm: str = "auto"
     """RCCL's choice for one call (``algorithm`` "auto", or a registry name RCCL runs: ring,
     double-binary-tree), or None where its tuning model does not decide: all-to-all and
     send/recv (point-to-point), algorithms RCCL does not have, one rank."""
-    rccl_name = _RCCL_NAMES.get(algorithm)
-    if primitive not in TUNED or lay.ranks < 2 or rccl_name is None:
+    rccl_name = "auto" if algorithm == "auto" else FROM_REGISTRY.get(algorithm)
+    if primitive not in TUNED or lay.ranks < 2 or rccl_name not in ("auto", *ALGORITHMS):
         return None
     if rccl_name == "tree" and primitive != "all-reduce":
         return None
@@ -91,8 +68,8 @@ def pick(primitive: str, size_bytes: float, lay: Layout, algorithm: str = "auto"
 
 
 def registry_algorithm(choice: RcclChoice) -> str:
-    """The formula-registry algorithm that runs RCCL's choice."""
-    return REGISTRY[choice.algorithm]
+    """The formula-registry algorithm that runs RCCL's choice (the one NCCL's mirrors)."""
+    return REGISTRY_MIRROR[choice.algorithm]
 
 
 def rccl_call(primitive: str, size_bytes: float, lay: Layout, algorithm: str,

@@ -52,6 +52,12 @@ def test_the_step_from_its_pieces(zero):
     # from 5 % to 15 % (training.memory, GMLake)
     tensors = lambda m: m.total_bytes - m.fragmentation_bytes  # noqa: E731
     assert tensors(on.memory) < tensors(off.memory)
+    # the share: 15 % with offload (irregular), 5 % without unless ZeRO-3 already made it irregular
+    counted = lambda m: m.weights_bytes + m.gradients_bytes + m.optimizer_bytes + m.activations_bytes \
+        + m.logits_bytes  # noqa: E731
+    assert on.memory.fragmentation_bytes == pytest.approx(memory.IRREGULAR_FRAGMENTATION_FRACTION * counted(on.memory))
+    assert off.memory.fragmentation_bytes == pytest.approx(
+        (memory.IRREGULAR_FRAGMENTATION_FRACTION if zero == 3 else memory.FRAGMENTATION_FRACTION) * counted(off.memory))
     assert on.memory.fragmentation_bytes > off.memory.fragmentation_bytes or zero == 3
 
 
