@@ -43,7 +43,7 @@ from dpbase.errors import InputError
 
 # Fitted on benchmarks/dp_scaling.py (all sources; leave-one-source-out figures in
 # docs/validation.md "Data-parallel scaling (training step)").
-HOST_OVERHEAD_S = 0.006
+HOST_OVERHEAD_S = 0.008
 # Lee et al. 2025 (arXiv:2507.03114), abstract: average compute slowdown while overlapped.
 OVERLAP_SLOWDOWN = 0.189
 # Sinha et al. 2022 (SC'22, arXiv:2208.11035): 8 % average variation across a cluster's GPUs.

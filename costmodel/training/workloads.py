@@ -79,6 +79,7 @@ class Workload:
     activation_elements_per_sample: float = 0.0
     flops_params: int = 0  # parameters doing matmul work per token (0 = params); excludes lookup embeddings
     tensors: int = 0  # gradient tensors (0 = layers x per-layer count, costmodel.training.syncmodes)
+    embedding_params: int = 0  # input embedding's parameters (0 = vocab x hidden); adaptive ones differ
 
     @property
     def uses_token_rule(self) -> bool:
@@ -90,16 +91,14 @@ class Workload:
         """The share of the gradient ready only when backward ends: the input embedding's.
 
         The embedding is the first layer, so backward reaches it last, and its lookup-table
-        backward is a cheap scatter: its ``vocab × hidden`` gradient (and, with tied weights, the
-        output head's, which shares it) lands at the end (DDP puts it in the last bucket).
-        Adaptive input embeddings are smaller than ``vocab × hidden``: their lookup parameters,
-        ``params − flops_params``, bound it where the preset gives ``flops_params``.
+        backward is a cheap scatter: its gradient (and, with tied weights, the output head's,
+        which shares the tensor and so completes only with it) lands at the end (DDP puts it in
+        the last bucket). Its size is ``embedding_params`` where the preset gives it (adaptive
+        input embeddings, whose clusters are narrower than the model), else ``vocab × hidden``.
         """
         if not self.vocab or not self.params:
             return 0.0
-        embedding = self.vocab * self.hidden_size
-        if self.flops_params:
-            embedding = min(embedding, max(self.params - self.flops_params, 0))
+        embedding = self.embedding_params or self.vocab * self.hidden_size
         return min(embedding / self.params, 1.0)
 
 
@@ -218,7 +217,7 @@ def load_model(name_or_params: str | int | float) -> Workload:
 
 USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
                "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
-               "source")
+               "embedding_params", "source")
 
 
 def _user_params(entry: dict, path: str) -> int:
@@ -254,7 +253,8 @@ def load_model_file(path: str) -> Workload:
     if kind in ("cnn", "vit") and not float(entry.get("flops_per_sample", 0)) > 0:
         raise InputError("model.flops_per_sample", entry.get("flops_per_sample", "missing"),
                          f"training FLOPs per sample > 0 for a {kind} model")
-    for field in ("layers", "hidden_size", "heads", "seq_len", "vocab", "tensors", "flops_params"):
+    for field in ("layers", "hidden_size", "heads", "seq_len", "vocab", "tensors", "flops_params",
+                  "embedding_params"):
         value = entry.get(field, 0)
         if not isinstance(value, int) or value < 0:
             raise InputError(f"model.{field}", value, "an integer >= 0")
@@ -266,7 +266,8 @@ def load_model_file(path: str) -> Workload:
         source=str(entry.get("source", f"user model file {path}")),
         flops_per_sample=float(entry.get("flops_per_sample", 0.0)),
         activation_elements_per_sample=float(entry.get("activation_elements_per_sample", 0.0)),
-        flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)))
+        flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)),
+        embedding_params=int(entry.get("embedding_params", 0)))
 
 
 def resolve_seq_len(workload: Workload, seq_len: int | None) -> int:

@@ -15,9 +15,13 @@ LOG_LATENCY = {"double-binary-tree", "recursive-doubling", "rabenseifner", "bino
 
 
 def test_many_ranks_small_gradients_pick_a_log_latency_algorithm():
-    result = plan("10M", "dgx-h100", nodes=64, global_batch=512, seq_len=128, explain=False, backend="ideal")
-    assert result.best.gpus >= 64
-    assert result.best.algorithm in LOG_LATENCY
+    # Held at many ranks: left free, a 10M model's sub-millisecond steps are better served by
+    # fewer GPUs once each data-parallel step pays the framework's host overhead.
+    for min_gpus in (64, 512):
+        result = plan("10M", "dgx-h100", nodes=64, global_batch=512, seq_len=128, explain=False,
+                      backend="ideal", min_gpus=min_gpus)
+        assert result.best.gpus >= min_gpus
+        assert result.best.algorithm in LOG_LATENCY
 
 
 def test_large_gradients_on_one_nvswitch_node_pick_ring_or_in_network():

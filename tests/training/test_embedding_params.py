@@ -1,0 +1,46 @@
+"""The late gradient (input embedding) of adaptive-embedding models, from their own counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from costmodel.training.workloads import load_model, load_model_file
+
+
+def _txl_count(layers, d, d_inner, div_val, clusters, tied_head_proj):
+    """Parameters of NVIDIA's Transformer-XL (mem_transformer.py) from its configuration."""
+    embed = sum(size * (d // div_val**i) for i, size in enumerate(clusters))
+    projs = 0 if div_val == 1 else sum(d * (d // div_val**i) for i in range(len(clusters)))
+    layer = 3 * d * d + 2 * d * d + 2 * d * d_inner + d_inner + d + 4 * d  # qkv, r/o, FF, 2 LN
+    biases = 2 * d + (len(clusters) - 1) * (d + 1) + sum(clusters)  # r_w/r_r, clusters, softmax
+    head_proj = 0 if div_val == 1 or tied_head_proj else d * d
+    return embed + projs, embed + projs + layers * layer + biases + head_proj
+
+
+CLUSTERS = (20_000, 20_000, 160_000, 67_735)  # cutoffs 19997/39997/199997 + 3 specials, 267,735
+
+
+@pytest.mark.parametrize("name, layers, d, d_inner, div_val", [
+    ("transformer-xl-base", 16, 512, 2048, 1), ("transformer-xl-large", 18, 1024, 4096, 4)])
+def test_transformer_xl_presets_match_their_configuration(name, layers, d, d_inner, div_val):
+    embedding, total = _txl_count(layers, d, d_inner, div_val, CLUSTERS, tied_head_proj=False)
+    model = load_model(name)
+    assert model.params == total
+    assert model.embedding_params == embedding
+    # tied input/output weights: the whole adaptive embedding lands when backward ends
+    assert model.late_fraction == pytest.approx(embedding / total)
+
+
+def test_the_late_fraction_defaults_to_vocab_times_hidden():
+    bert = load_model("bert-large")
+    assert bert.late_fraction == pytest.approx(30522 * 1024 / bert.params)
+
+
+def test_a_user_model_file_gives_its_embedding(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text('[model]\nparams = 1000000\nlayers = 2\nhidden_size = 64\nheads = 2\n'
+                    'vocab = 5000\nseq_len = 128\nembedding_params = 100000\n')
+    assert load_model_file(str(path)).late_fraction == pytest.approx(0.1)
+    path.write_text('[model]\nparams = 1000000\nvocab = 5000\nhidden_size = 64\nembedding_params = -1\n')
+    with pytest.raises(Exception, match="embedding_params"):
+        load_model_file(str(path))
