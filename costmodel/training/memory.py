@@ -192,8 +192,10 @@ def activation_bytes(workload: Workload, micro_batch, seq_len, element_bytes, fl
 
 
 def logits_bytes(workload: Workload, micro_batch, seq_len, element_bytes):
-    """Logits, their fp32 copy and its gradient for one micro-batch (0 without a vocabulary)."""
-    vocab = 0 if workload.kind == "cnn" else workload.vocab
+    """Logits, their fp32 copy and its gradient for one micro-batch (0 without a vocabulary).
+    An adaptive softmax materialises fewer logits per token than the vocabulary
+    (``Workload.logits_vocab``: its head, plus a tail cluster's for the tokens outside it)."""
+    vocab = 0 if workload.kind == "cnn" else (workload.logits_vocab or workload.vocab)
     return micro_batch * seq_len * vocab * (element_bytes + LOGITS_FP32_COPIES * FP32_BYTES)
 
 

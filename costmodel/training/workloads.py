@@ -80,6 +80,7 @@ class Workload:
     flops_params: int = 0  # parameters doing matmul work per token (0 = params); excludes lookup embeddings
     tensors: int = 0  # gradient tensors (0 = layers x per-layer count, costmodel.training.syncmodes)
     embedding_params: int = 0  # input embedding's parameters (0 = vocab x hidden); adaptive ones differ
+    logits_vocab: int = 0  # logits the output layer materialises per token (0 = vocab); adaptive softmax: fewer
 
     @property
     def uses_token_rule(self) -> bool:
@@ -217,7 +218,7 @@ def load_model(name_or_params: str | int | float) -> Workload:
 
 USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
                "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
-               "embedding_params", "source")
+               "embedding_params", "logits_vocab", "source")
 
 
 def _user_params(entry: dict, path: str) -> int:
@@ -254,7 +255,7 @@ def load_model_file(path: str) -> Workload:
         raise InputError("model.flops_per_sample", entry.get("flops_per_sample", "missing"),
                          f"training FLOPs per sample > 0 for a {kind} model")
     for field in ("layers", "hidden_size", "heads", "seq_len", "vocab", "tensors", "flops_params",
-                  "embedding_params"):
+                  "embedding_params", "logits_vocab"):
         value = entry.get(field, 0)
         if not isinstance(value, int) or value < 0:
             raise InputError(f"model.{field}", value, "an integer >= 0")
@@ -267,7 +268,8 @@ def load_model_file(path: str) -> Workload:
         flops_per_sample=float(entry.get("flops_per_sample", 0.0)),
         activation_elements_per_sample=float(entry.get("activation_elements_per_sample", 0.0)),
         flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)),
-        embedding_params=int(entry.get("embedding_params", 0)))
+        embedding_params=int(entry.get("embedding_params", 0)),
+        logits_vocab=int(entry.get("logits_vocab", 0)))
 
 
 def resolve_seq_len(workload: Workload, seq_len: int | None) -> int:

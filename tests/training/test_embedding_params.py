@@ -44,3 +44,19 @@ def test_a_user_model_file_gives_its_embedding(tmp_path):
     path.write_text('[model]\nparams = 1000000\nvocab = 5000\nhidden_size = 64\nembedding_params = -1\n')
     with pytest.raises(Exception, match="embedding_params"):
         load_model_file(str(path))
+
+
+def test_an_adaptive_softmax_materialises_its_head_not_the_vocabulary():
+    from costmodel.training import memory
+
+    model = load_model("transformer-xl-base")
+    full = memory.logits_bytes(load_model("bert-large"), 32, 192, 2) / 30522  # per logit
+    assert model.logits_vocab < model.vocab / 10
+    assert memory.logits_bytes(model, 32, 192, 2) == pytest.approx(full * model.logits_vocab)
+
+
+def test_a_user_model_file_gives_its_logits(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text('[model]\nparams = 1000000\nlayers = 2\nhidden_size = 64\nheads = 2\n'
+                    'vocab = 50000\nseq_len = 128\nlogits_vocab = 5000\n')
+    assert load_model_file(str(path)).logits_vocab == 5000
