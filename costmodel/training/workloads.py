@@ -259,6 +259,9 @@ def load_model_file(path: str) -> Workload:
         value = entry.get(field, 0)
         if not isinstance(value, int) or value < 0:
             raise InputError(f"model.{field}", value, "an integer >= 0")
+    if entry.get("embedding_params", 0) > params:
+        raise InputError("model.embedding_params", entry["embedding_params"],
+                         f"an integer from 0 to the model's params ({params:,})")
     return Workload(
         name=str(entry.get("name", Path(path).stem)), params=params,
         layers=int(entry.get("layers", layers)), hidden_size=int(entry.get("hidden_size", hidden)),

@@ -60,3 +60,11 @@ def test_a_user_model_file_gives_its_logits(tmp_path):
     path.write_text('[model]\nparams = 1000000\nlayers = 2\nhidden_size = 64\nheads = 2\n'
                     'vocab = 50000\nseq_len = 128\nlogits_vocab = 5000\n')
     assert load_model_file(str(path)).logits_vocab == 5000
+
+
+def test_an_embedding_larger_than_the_model_is_refused(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text('[model]\nparams = 1000000\nlayers = 2\nhidden_size = 64\nheads = 2\n'
+                    'vocab = 5000\nseq_len = 128\nembedding_params = 2000000\n')
+    with pytest.raises(Exception, match="embedding_params"):
+        load_model_file(str(path))
