@@ -6,8 +6,15 @@ exit code 2.
 
 from __future__ import annotations
 
-import typer
-import typer.core
+import os
+
+# numpy's OpenBLAS starts one thread per core when it loads, which costs more CPU than anything a
+# dpcost answer asks of it (elementwise sweeps and tiny least-squares fits; no large matrix
+# products). One thread, unless the user chose otherwise (benchmarks/speed_ratios.py measures it).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import typer  # noqa: E402  (after the environment above, before anything loads numpy)
+import typer.core  # noqa: E402
 
 # Help is click's plain text: typer's rich help loads rich.markdown and markdown-it (about half
 # of `dpcost --help`'s start-up) for formatting dpcost does not use. typer-slim (pinned <0.20)

@@ -21,12 +21,15 @@ install -e``, the development venv) is the wrong place: its ``python -c pass`` a
 editable finder and every test tool's ``.pth`` file (27 ms against 12 ms here), which halves
 every ratio. The script refuses an editable environment unless ``--allow-editable`` is given.
 The floors are measured the same way: ``import typer`` (every typer CLI pays it) and ``import
-numpy`` (every vectorised sweep pays it).
+numpy`` (every vectorised sweep pays it), the latter with one OpenBLAS thread as dpcost's CLI
+loads it (``OPENBLAS_NUM_THREADS=1`` unless the user set it: starting a thread per core costs
+more CPU than anything dpcost asks of BLAS) and with numpy's default.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import resource
 import statistics
@@ -38,7 +41,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-FLOORS = {"`import typer` (any typer CLI)": "import typer", "`import numpy` (any vectorised sweep)": "import numpy"}
+# (code, environment additions): numpy's floor as dpcost loads it (cli.py sets one OpenBLAS thread
+# unless the user set one), and numpy's own default, a thread per core, for comparison.
+FLOORS = {"`import typer` (any typer CLI)": ("import typer", {}),
+          "`import numpy`, one OpenBLAS thread (any vectorised sweep; as dpcost loads it)":
+              ("import numpy", {"OPENBLAS_NUM_THREADS": "1"}),
+          "`import numpy`, numpy's default (an OpenBLAS thread per core)": ("import numpy", {})}
 PATHS = {
     "`dpcost --help`": (["--help"], 5),
     "`dpcost collective` (α-β)": (["collective", "all-reduce", "-a", "ring", "--ranks", "8", "--size", "4GB",
@@ -52,9 +60,12 @@ PATHS = {
 }
 
 
-def _cpu(command: list[str]) -> float:
+def _cpu(command: list[str], extra_env: dict[str, str] | None = None) -> float:
+    env = None
+    if extra_env:
+        env = {k: v for k, v in os.environ.items() if k not in extra_env} | extra_env
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -71,14 +82,14 @@ def editable(python: str) -> bool:
 def cli_ratios(pairs: int, python: str) -> dict[str, dict]:
     baseline = [python, "-c", "pass"]
     cli = [str(Path(python).parent / "dpcost")]
-    commands = {label: (cli + args, goal) for label, (args, goal) in PATHS.items()}
-    commands |= {label: ([python, "-c", code], None) for label, code in FLOORS.items()}
+    commands = {label: (cli + args, goal, {}) for label, (args, goal) in PATHS.items()}
+    commands |= {label: ([python, "-c", code], None, extra) for label, (code, extra) in FLOORS.items()}
     out = {}
-    for label, (command, goal) in commands.items():
+    for label, (command, goal, extra) in commands.items():
         ratios = []
-        _cpu(command)  # warm the file cache
+        _cpu(command, extra)  # warm the file cache
         for _ in range(pairs):
-            ratios.append(_cpu(command) / max(_cpu(baseline), 1e-4))
+            ratios.append(_cpu(command, extra) / max(_cpu(baseline), 1e-4))
         out[label] = {"ratio": statistics.median(ratios), "goal": goal}
     return out
 

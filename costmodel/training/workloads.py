@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -237,6 +236,8 @@ def load_model_file(path: str) -> Workload:
     """A user model from a TOML file: a ``[model]`` table (or top-level keys) with ``kind``,
     ``layers``, ``hidden_size``, ``heads``, ``vocab``, ``seq_len`` and ``params`` (derived as
     12·L·h² + V·h when absent), or for CNNs ``flops_per_sample`` and ``params``."""
+    import tomllib  # only when a user's file is read (the presets come through dpbase.bundled)
+
     try:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)
