@@ -91,7 +91,8 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str):
                                    p2p=True, scaleup_domain_gpus=8, pcie_switch_gpus=2,  # two GK210 per K80 board
                                    host_memory_bandwidth_Bps=76.8e9)  # one Xeon E5-2686 v4: 4 x DDR4-2400
     if gpu.name == "p100-sxm2":  # DGX-1 (P100): NVLink 1.0 hybrid cube-mesh, 4 NVLinks x 20 GB/s
-        return dataclasses.replace(dgx1, name="dgx-1-p100", gpu=gpu, intra_bandwidth_Bps=80e9)
+        return dataclasses.replace(dgx1, name="dgx-1-p100", gpu=gpu, intra_bandwidth_Bps=80e9,
+                                   intra_link=hardware.load_link("nvlink1-x4"))
     return dataclasses.replace(dgx1, gpu=gpu)
 
 

@@ -50,3 +50,21 @@ def test_nccl_mode_on_two_dgx1_gpus_is_one_nvlink_as_measured():
     four = predict_collective("all-reduce", 32 * 2**20, layout(system, 1, 4), backend="nccl")[0]
     eight = predict_collective("all-reduce", 32 * 2**20, layout(system, 1, 8), backend="nccl")[0]
     assert found.busbw_Bps < four.busbw_Bps < eight.busbw_Bps
+
+
+def test_a_p100_mesh_counts_four_nvlink1_links():
+    """P100 has four NVLink 1.0 links of 20 GB/s (NCCL: 18 GB/s effective at SM60); with the
+    NVLink 2.0 profile a DGX-1 P100's 80 GB/s counted as three 25 GB/s links."""
+    import dataclasses
+
+    from costmodel.nccl import load_tables
+    from costmodel.nccl.search import intra_gpu_bandwidth
+
+    p100 = hardware.load_gpu("p100-sxm2")
+    assert p100.scaleup_link.name == "nvlink1"
+    system = dataclasses.replace(hardware.load_system("dgx-1"), gpu=p100, intra_bandwidth_Bps=80e9,
+                                 intra_link=hardware.load_link("nvlink1-x4"))
+    assert system.intra_links == 4
+    assert system.intra_share(2) == pytest.approx(1 / 4)
+    path, total, _ = intra_gpu_bandwidth(system, load_tables(), 8)
+    assert (path, total) == ("NVLINK", pytest.approx(4 * 18.0))

@@ -21,7 +21,7 @@ REQUIRED_GPUS = [
     "mi300x", "mi325x", "rtx-2080ti", "mi355x", "gb10", "gb300",
 ]
 REQUIRED_LINKS = [
-    "nvlink2", "nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5", "ib-edr", "ib-hdr",
+    "nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5", "ib-edr", "ib-hdr",
     "ib-ndr", "ib-xdr", "roce-100", "roce-200", "roce-400", "eth-1g", "eth-10g", "eth-25g",
     "eth-100g", "eth-200g", "eth-400g", "tcp-sockets", "efa", "xgmi",
 ]
