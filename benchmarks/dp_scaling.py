@@ -39,7 +39,7 @@ import hardware  # noqa: E402
 from costmodel.cluster import comm as mapping  # noqa: E402
 from costmodel.training import losses as losses_module  # noqa: E402
 from costmodel.training import stragglers, transport  # noqa: E402
-from costmodel.training.iteration import TrainingConfig, iteration_breakdown  # noqa: E402
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds  # noqa: E402
 from costmodel.training.losses import StepLosses  # noqa: E402
 from costmodel.training.workloads import load_model  # noqa: E402
 
@@ -300,22 +300,24 @@ def _parts(row: Row, gpus: int, micro: int, accumulation: int, mfu: float | None
     """The loss-free breakdown's parts, for refitting the loss terms without the comm model."""
     _, b = predict_throughput(row, gpus, micro, accumulation, StepLosses.none(), mfu)
     every = b.zero_stage >= 2
-    # Probe the transport rule with a slowdown below 1: it comes back 1 only where hidden
-    # communication costs its full time (TCP sockets).
-    full = transport.overlap_slowdown_for(b.transport, 0.5, _sync(row)[2]) >= 1.0
     return (b.ranks, micro * accumulation, b.compute_s, b.exposed_comm_s, b.hidden_comm_s,
-            b.optimizer_s, 1 if every else accumulation, full)
+            b.optimizer_s, 1 if every else accumulation, b.transport)
 
 
 def _fast_rate(parts: tuple, losses: StepLosses) -> float:
-    """Samples/s per rank from cached parts: the step of iteration.step_seconds with the loss
-    terms (the straggler wait's small effect on how much communication is hidden ignored)."""
-    ranks, samples, compute, exposed, hidden, optimizer, per_sync, full = parts
+    """Samples/s per rank from cached parts: iteration's step (``step_seconds``, the loss terms'
+    own functions) with the loss terms on the loss-free parts (the straggler wait's small effect
+    on how much communication is hidden ignored)."""
+    ranks, samples, compute, exposed, hidden, optimizer, per_sync, link = parts
     factor = float(stragglers.slowest_rank_factor(0.0, ranks, per_sync, losses.speed_cv,
                                                   losses.slow_node_factor))
-    slowdown = 1.0 if full else losses.overlap_slowdown
-    host = losses.host_overhead_s if ranks > 1 else 0.0
-    return samples / (compute * factor + exposed + optimizer + slowdown * hidden + host)
+    step = step_seconds(forward_s=compute, backward_s=0.0, accumulation_steps=1, straggler_factor=factor,
+                        sync_comm_s=exposed + hidden, sync_exposed_s=exposed, post_step_s=0.0,
+                        every_micro_batch=False, optimizer_s=optimizer,
+                        overlap_slowdown=transport.overlap_slowdown_for(link, losses.overlap_slowdown),
+                        host_overhead_s=losses_module.host_overhead_seconds(losses.host_overhead_s, ranks),
+                        input_s=losses_module.input_seconds(losses.input_rate, samples))
+    return samples / float(step.total_s)
 
 
 def _fast_errors(pairs: list[tuple[Row, Row]], losses: StepLosses, measured: bool) -> list[Prediction]:

@@ -416,8 +416,7 @@ def _resolve_sync(workload, config: TrainingConfig) -> tuple[TrainingConfig, syn
 
 
 def _overlap_slowdown(config: TrainingConfig) -> float:
-    return transport.overlap_slowdown_for(config.transport, config.losses.overlap_slowdown,
-                                          config.host_reduce)
+    return transport.overlap_slowdown_for(config.transport, config.losses.overlap_slowdown)
 
 
 def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s=0.0, host=None,

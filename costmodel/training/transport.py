@@ -52,10 +52,17 @@ def step_transport(system, nodes: int) -> str:
     return link_transport(system.nic_link)
 
 
-def overlap_slowdown_for(transport: str, rdma_slowdown: float, host_reduce: bool = False) -> float:
-    """The overlap slowdown that applies: NCCL's TCP sockets hide nothing. A host-memory
-    reduction (``host_reduce``) moves no data over the network through NCCL: on one node it
-    keeps ``rdma_slowdown``; across nodes over TCP its CPU exchange still shares the host."""
-    if transport == TCP:
+def hides_nothing(transport: str) -> bool:
+    """Whether communication hidden behind compute still costs its full time: NCCL's TCP
+    sockets (see the module docstring). A host-memory reduction across nodes over TCP counts
+    too: its CPUs' exchange shares the host with everything else."""
+    return transport == TCP
+
+
+def overlap_slowdown_for(transport: str, rdma_slowdown: float) -> float:
+    """The overlap slowdown that applies: :data:`TCP_OVERLAP_SLOWDOWN` where the transport
+    hides nothing (:func:`hides_nothing`), else ``rdma_slowdown`` (RDMA, one node, and a
+    host-memory reduction's copy engines on one node)."""
+    if hides_nothing(transport):
         return max(rdma_slowdown, TCP_OVERLAP_SLOWDOWN)
     return rdma_slowdown
