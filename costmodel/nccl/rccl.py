@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any
 
 from costmodel.nccl.names import n_steps, normalize_collective
+from costmodel.nccl.selection import size_index
 from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, NotApplicableError
 
@@ -170,8 +171,7 @@ def correction(algorithm: str, proto: str, size_bytes: float, topo: RcclTopology
     across nodes."""
     if algorithm == "ring" and topo.n_nodes == 1:
         return 1.0
-    chunks = int(size_bytes) >> 6
-    index = min(chunks.bit_length() - 1 if chunks > 0 else 0, 26)
+    index = min(max(size_index(size_bytes), 0), 26)  # RCCL's log2i(0) is 0
     return _model(topo)[f"{algorithm}_correction"][proto.lower()][index]
 
 

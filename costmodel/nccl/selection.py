@@ -33,9 +33,10 @@ def _tree_factors(cell: CostCell, topo: NcclTopology, t: NcclTables) -> tuple[fl
 
 
 def size_index(size_bytes: float) -> int:
-    """``log2(nBytes >> 6)``, the correction tables' index (-1 below 64 bytes: no correction)."""
-    chunks = int(size_bytes) >> 6
-    return int(math.log2(chunks)) if chunks >= 1 else -1
+    """``log2(nBytes >> 6)``, the correction tables' index (-1 below 64 bytes: no correction).
+    Integer arithmetic (``bit_length``), exact where a float ``log2`` rounds up just below a
+    power of two; RCCL's ``log2i`` is the same with 0 for 0 (:func:`costmodel.nccl.rccl.correction`)."""
+    return (int(size_bytes) >> 6).bit_length() - 1
 
 
 def _corrected(factors: tuple[float, ...] | None, index: int) -> float:
