@@ -46,7 +46,7 @@ def _gb(size_bytes: float) -> str:
 
 def _algorithm_text(b, comm_info: dict) -> str:
     """``ring``, or for auto what the comm model picks for a 25 MiB bucket and the backend."""
-    if getattr(b, "host_reduce", False) and b.ranks > 1:
+    if b.host_reduce and b.ranks > 1:
         return "all-reduce through host memory (--host-reduce: PCIe copies, CPU reduction)"
     name = comm_info.get("algorithm", b.algorithm) or "n/a"
     chosen, protocol = comm_info.get("algorithm_at_25MiB"), comm_info.get("protocol_at_25MiB")
