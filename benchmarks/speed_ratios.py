@@ -41,12 +41,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# (code, environment additions): numpy's floor as dpcost loads it (cli.py sets one OpenBLAS thread
-# unless the user set one), and numpy's own default, a thread per core, for comparison.
+# (code, environment changes; None unsets): numpy's floor as dpcost loads it (cli.py sets one
+# OpenBLAS thread unless the user set one), and numpy's own default, a thread per core.
 FLOORS = {"`import typer` (any typer CLI)": ("import typer", {}),
           "`import numpy`, one OpenBLAS thread (any vectorised sweep; as dpcost loads it)":
               ("import numpy", {"OPENBLAS_NUM_THREADS": "1"}),
-          "`import numpy`, numpy's default (an OpenBLAS thread per core)": ("import numpy", {})}
+          "`import numpy`, numpy's default (an OpenBLAS thread per core)":
+              ("import numpy", {"OPENBLAS_NUM_THREADS": None})}
 PATHS = {
     "`dpcost --help`": (["--help"], 5),
     "`dpcost collective` (α-β)": (["collective", "all-reduce", "-a", "ring", "--ranks", "8", "--size", "4GB",
@@ -60,10 +61,11 @@ PATHS = {
 }
 
 
-def _cpu(command: list[str], extra_env: dict[str, str] | None = None) -> float:
+def _cpu(command: list[str], changes: dict[str, str | None] | None = None) -> float:
     env = None
-    if extra_env:
-        env = {k: v for k, v in os.environ.items() if k not in extra_env} | extra_env
+    if changes:
+        env = {k: v for k, v in os.environ.items() if k not in changes}
+        env |= {k: v for k, v in changes.items() if v is not None}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from costmodel.training.workloads import load_model, load_model_file
+from dpbase.errors import InputError
 
 
 def _txl_count(layers, d, d_inner, div_val, clusters, tied_head_proj):
@@ -42,7 +43,7 @@ def test_a_user_model_file_gives_its_embedding(tmp_path):
                     'vocab = 5000\nseq_len = 128\nembedding_params = 100000\n')
     assert load_model_file(str(path)).late_fraction == pytest.approx(0.1)
     path.write_text('[model]\nparams = 1000000\nvocab = 5000\nhidden_size = 64\nembedding_params = -1\n')
-    with pytest.raises(Exception, match="embedding_params"):
+    with pytest.raises(InputError, match="embedding_params"):
         load_model_file(str(path))
 
 
@@ -66,5 +67,5 @@ def test_an_embedding_larger_than_the_model_is_refused(tmp_path):
     path = tmp_path / "m.toml"
     path.write_text('[model]\nparams = 1000000\nlayers = 2\nhidden_size = 64\nheads = 2\n'
                     'vocab = 5000\nseq_len = 128\nembedding_params = 2000000\n')
-    with pytest.raises(Exception, match="embedding_params"):
+    with pytest.raises(InputError, match="embedding_params"):
         load_model_file(str(path))
