@@ -72,28 +72,20 @@ def _first_int(text: str) -> int:
     return int(re.match(r"\s*(\d+)", text).group(1))
 
 
+# The bundled profile of each source's machine (hardware/data/systems.toml): DGX-2H, the 2017
+# DGX-1 (P100) and AWS p2.8xlarge (K80) are profiles of their own.
+SYSTEM_BY_GPU = {"v100-sxm3-32gb": "dgx-2h", "k80": "aws-p2.8xlarge", "p100-sxm2": "dgx-1-p100"}
+
+
 @functools.cache
 def system_for(gpu_type: str, gpus_per_node: int, inter_node: str):
-    """The system a row ran on: a bundled profile adjusted to the source's hardware."""
+    """The system a row ran on: its bundled profile; DGX A100 and DGX-1 (V100) with the GPU
+    variant the row names (40/80 GB, 16/32 GB)."""
     gpu = hardware.load_gpu(_lookup(GPU_BY_TYPE, gpu_type))
-    if gpu.name.startswith("a100"):
-        return dataclasses.replace(hardware.load_system("dgx-a100"), gpu=gpu)
-    dgx1 = hardware.load_system("dgx-1")
-    if gpu.name == "v100-sxm3-32gb":  # DGX-2H: 16 V100 on NVSwitch, 8 x EDR InfiniBand
-        return dataclasses.replace(dgx1, name="dgx-2h", gpu=gpu, gpus_per_node=16,
-                                   intra_fabric="nvswitch", nvswitch_gen=1, nics_per_node=8,
-                                   scaleup_domain_gpus=16)
-    if gpu.name == "k80":  # AWS p2.8xlarge: 8 GK210 on PCIe, 10 Gb/s Ethernet (TCP)
-        return dataclasses.replace(dgx1, name="p2.8xlarge", gpu=gpu, intra_fabric="pcie",
-                                   intra_link=hardware.load_link("pcie3"),
-                                   intra_bandwidth_Bps=15.75e9, nics_per_node=1,
-                                   nic_link=hardware.load_link("eth-10g"), nic_bandwidth_Bps=1.25e9,
-                                   p2p=True, scaleup_domain_gpus=8, pcie_switch_gpus=2,  # two GK210 per K80 board
-                                   host_memory_bandwidth_Bps=76.8e9)  # one Xeon E5-2686 v4: 4 x DDR4-2400
-    if gpu.name == "p100-sxm2":  # DGX-1 (P100): NVLink 1.0 hybrid cube-mesh, 4 NVLinks x 20 GB/s
-        return dataclasses.replace(dgx1, name="dgx-1-p100", gpu=gpu, intra_bandwidth_Bps=80e9,
-                                   intra_link=hardware.load_link("nvlink1-x4"))
-    return dataclasses.replace(dgx1, gpu=gpu)
+    if gpu.name in SYSTEM_BY_GPU:
+        return hardware.load_system(SYSTEM_BY_GPU[gpu.name])
+    base = "dgx-a100" if gpu.name.startswith("a100") else "dgx-1"
+    return dataclasses.replace(hardware.load_system(base), gpu=gpu)
 
 
 @dataclass(frozen=True)
