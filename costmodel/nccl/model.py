@@ -17,7 +17,6 @@ term. ``model_time_s`` keeps NCCL's own estimate. ``size_bytes`` follows nccl-te
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from costmodel.names import busbw_factor, primitive_named
 from costmodel.nccl import hostmem
@@ -27,9 +26,10 @@ from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.topology import NcclTopology
 from costmodel.nccl.tuning import CostCell, alg_bw_GBps, graph_for
 from dpbase.errors import InputError
+from dpbase.values import frozen
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class NcclPrediction:
     """One collective call in NCCL mode; times in s, bandwidths in B/s (nccl-tests' GB = 1e9 B)."""
 
