@@ -8,12 +8,14 @@
 
 Modules: ``tables`` (constants + overrides), ``topology`` (NcclTopology), ``search``
 (System -> NcclTopology), ``tuning`` and ``latency`` (ncclTopoTuneModel), ``selection``
-(ncclTopoGetAlgoTime + argmin), ``model`` (prediction with the nccl-tests layer), ``hostmem``
+(the argmin), ``terms`` (a cell's time as a function of the size: ncclTopoGetAlgoTime and the
+nccl-tests layer, for one call or a whole table), ``model`` (predictions: one call, or every
+layout × size at once), ``hostmem``
 (what the SHM transport through host memory sustains), ``rccl`` (RCCL 2.21.5's own tuning model
 and choice, its constants as data).
 """
 
-from costmodel.nccl.model import NcclPrediction, cost_table, nccl_time
+from costmodel.nccl.model import NcclPrediction, cost_table, nccl_table_s, nccl_time
 from costmodel.nccl.names import ALGORITHMS, COLLECTIVES, PROTOCOLS
 from costmodel.nccl.search import topology_for
 from costmodel.nccl.tables import NcclTables, known_versions, load_tables
@@ -22,5 +24,6 @@ from costmodel.nccl.tuning import CostCell
 
 __all__ = [
     "ALGORITHMS", "COLLECTIVES", "CostCell", "HostMemoryPath", "NcclGraph", "NcclPrediction", "NcclTables",
-    "NcclTopology", "PROTOCOLS", "cost_table", "known_versions", "load_tables", "nccl_time", "topology_for",
+    "NcclTopology", "PROTOCOLS", "cost_table", "known_versions", "load_tables", "nccl_table_s", "nccl_time",
+    "topology_for",
 ]

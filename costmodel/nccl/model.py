@@ -19,13 +19,14 @@ from __future__ import annotations
 import math
 
 from costmodel.names import busbw_factor, primitive_named
-from costmodel.nccl import hostmem
-from costmodel.nccl.names import n_steps, normalize_algorithm, normalize_collective, normalize_protocol
-from costmodel.nccl.selection import choose, plateau_factor, tree_correction
+from costmodel.nccl import terms as cell
+from costmodel.nccl.names import normalize_algorithm, normalize_collective, normalize_protocol
+from costmodel.nccl.selection import allowed, choose_terms
 from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.topology import NcclTopology
-from costmodel.nccl.tuning import CostCell, alg_bw_GBps, graph_for
-from dpbase.errors import InputError
+from costmodel.nccl.tuning import CostCell
+from dpbase.errors import InputError, NotApplicableError
+from dpbase.lazynp import np
 from dpbase.values import frozen
 
 
@@ -65,90 +66,12 @@ class NcclPrediction:
                 "nccl_version": self.nccl_version}
 
 
-def link_class(topo: NcclTopology) -> str:
-    """The bottleneck link class for the efficiency: net across nodes, else the intra path."""
-    if topo.n_nodes > 1:
-        return "net"
-    return "nvlink" if topo.intra_path == "NVLINK" else "pci"
-
-
-def link_factor(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTables) -> float:
-    """What nccl-tests achieves per unit of NCCL's graph speed on this cell's links.
-
-    Through host memory (one node, SHM) the links' own rate replaces NCCL's graph speed
-    (:mod:`costmodel.nccl.hostmem`); elsewhere NCCL's graph is the hardware's rate, scaled by the
-    measured efficiency of the bottleneck link class.
-    """
-    m = t.section("nccl_tests")
-    if topo.n_nodes > 1 and topo.net_efficiency is not None:  # not RDMA: the transport's own rate
-        return topo.net_efficiency
-    if topo.shm is None or topo.n_nodes > 1:
-        return m[f"efficiency_{link_class(topo)}"]
-    graph = graph_for(cell.algorithm, topo) or topo.ring
-    scale = hostmem.bus_bw_GBps(collective, topo) / (graph.n_channels * graph.bw_intra_GBps)
-    efficiency = m["efficiency_shm"] if hostmem.duplex(collective, topo.n_ranks) else m["efficiency_pci"]
-    return scale * efficiency
-
-
-def achieved_bw_GBps(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables,
-                     algbw_GBps: float | None = None) -> float:
-    """Algorithm bandwidth nccl-tests sees: NCCL's cell × the efficiency of its links.
-
-    NCCL's tree converts bus to algorithm bandwidth with ×0.5 because an inner rank of the tree
-    forwards every byte twice (reduce up, broadcast down); a 2-rank tree has no inner rank, each
-    link carries the data once per direction, as in a ring. ``algbw_GBps`` replaces the cell's
-    own bandwidth (e.g. without LL's communicator-wide cap).
-    """
-    bw_GBps = (cell.algbw_GBps if algbw_GBps is None else algbw_GBps) * tree_correction(cell, size_bytes, topo, t)
-    if cell.algorithm == "tree" and topo.n_ranks == 2:
-        bw_GBps *= 2.0
-    return bw_GBps * link_factor(collective, cell, topo, t)
-
-
-_UNCAPPED: dict[tuple, tuple[CostCell, NcclTopology, NcclTables, float]] = {}
-_UNCAPPED_SIZE = 4096
-
-
-def _uncapped_GBps(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTables) -> float:
-    """The cell's bandwidth without LL's communicator-wide cap (per communicator, memoised by the
-    objects' identity; the entry keeps them, so their ids cannot be reused while cached)."""
-    key = (collective, id(cell), id(topo), id(t))
-    found = _UNCAPPED.get(key)
-    if found is None or found[0] is not cell or found[1] is not topo or found[2] is not t:
-        if len(_UNCAPPED) >= _UNCAPPED_SIZE:
-            _UNCAPPED.pop(next(iter(_UNCAPPED)))
-        found = _UNCAPPED[key] = (cell, topo, t, alg_bw_GBps(collective, cell.algorithm, cell.protocol, topo, t,
-                                                             ll_cap=False))
-    return found[3]
-
-
-def forward_us(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
-    """Store-and-forward: at every step a chunk must land before it is forwarded.
-
-    Each channel holds at most ``store_and_forward_bytes`` per step, and that chunk moves at one
-    channel's own rate: the channels' bandwidth before LL's communicator-wide ``llMaxBw`` cap,
-    divided by the channel count. With the total cap instead, a faster NIC (NCCL then searches
-    more channels at the same per-channel speed) would lengthen this term; per channel it cannot.
-    """
-    m = t.section("nccl_tests")
-    graph = graph_for(cell.algorithm, topo) or topo.ring
-    rooted = collective in ("broadcast", "reduce")
-    step_bytes = size_bytes / (graph.n_channels * (1 if rooted else topo.n_ranks))
-    held_bytes = min(step_bytes, m["store_and_forward_bytes"])
-    uncapped = _uncapped_GBps(collective, cell, topo, t)
-    channel_GBps = achieved_bw_GBps(collective, cell, size_bytes, topo, t, uncapped) / graph.n_channels
-    if held_bytes <= 0 or channel_GBps <= 0:
-        return 0.0
-    return n_steps(collective, topo.n_ranks) * held_bytes / (1000.0 * channel_GBps)
-
-
-def measured_time_us(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
-    """nccl-tests time of one cell: launch + scaled latency + bytes/(eff × bw) + store-and-forward."""
-    m = t.section("nccl_tests")
-    bw_GBps = achieved_bw_GBps(collective, cell, size_bytes, topo, t)
-    lat_us = cell.latency_us * plateau_factor(collective, cell, size_bytes, topo, t)
-    return (m["launch_overhead_us"] + m["hop_latency_scale"] * lat_us + size_bytes / (1000.0 * bw_GBps)
-            + forward_us(collective, cell, size_bytes, topo, t))
+def measured_time_us(collective: str, cell_: CostCell, size_bytes: float, topo: NcclTopology,
+                     t: NcclTables) -> float:
+    """nccl-tests' time of one given cell (µs): :func:`costmodel.nccl.terms.measured_us` on its terms
+    (for calibration, which scores a cell under refitted ``[nccl_tests]`` constants)."""
+    return cell.measured_us(cell.cell_terms(collective, cell_, topo, t), size_bytes, cell.size_index(size_bytes),
+                            t.section("nccl_tests"))
 
 
 def nccl_time(
@@ -172,19 +95,67 @@ def nccl_time(
         return NcclPrediction(collective=coll, size_bytes=float(size_bytes), n_ranks=1, algorithm="none",
                               protocol="none", time_s=0.0, model_time_s=0.0, latency_s=0.0, bandwidth_Bps=math.inf,
                               launch_overhead_s=0.0, nccl_version=t.version)
-    algo, proto, model_us, cell = choose(coll, size_bytes, topo, t, normalize_algorithm(algorithm),
-                                         normalize_protocol(protocol))
-    time_us = measured_time_us(coll, cell, size_bytes, topo, t)
+    algo, proto, model_us, chosen, terms = choose_terms(coll, size_bytes, topo, t, normalize_algorithm(algorithm),
+                                                        normalize_protocol(protocol))
+    index = cell.size_index(size_bytes)
+    time_us = cell.measured_us(terms, size_bytes, index, t.section("nccl_tests"))
     return NcclPrediction(
         collective=coll, size_bytes=float(size_bytes), n_ranks=topo.n_ranks, algorithm=algo, protocol=proto,
         time_s=time_us * 1e-6, model_time_s=model_us * 1e-6,
-        latency_s=cell.latency_us * plateau_factor(coll, cell, size_bytes, topo, t) * 1e-6,
-        bandwidth_Bps=cell.algbw_GBps * tree_correction(cell, size_bytes, topo, t) * 1e9,
+        latency_s=chosen.latency_us * cell.plateau(terms, size_bytes) * 1e-6,
+        bandwidth_Bps=chosen.algbw_GBps * cell.corrected(terms.tree_factors, index) * 1e9,
         launch_overhead_s=t.section("nccl_tests")["launch_overhead_us"] * 1e-6, nccl_version=t.version,
     )
 
 
-def cost_table(collective: str, topo: NcclTopology, tables: NcclTables | None = None) -> list[CostCell]:
+def nccl_table_s(collective: str, size_bytes, topologies: list[NcclTopology], tables: NcclTables | None = None,
+                 algorithm: str = "auto", protocol: str = "auto"):
+    """:func:`nccl_time`'s ``time_s`` for every topology (rows) at every size (columns), in one
+    pass: every (topology, allowed cell) pair's terms as numpy columns, NCCL's estimate and the
+    nccl-tests time of :mod:`costmodel.nccl.terms` over all sizes at once, then each row's argmin
+    (the first minimum, as NCCL's strict ``<``). Equal to :func:`nccl_time` cell by cell; NaN
+    for a row where NCCL enables no allowed cell (a forced algorithm), 0 for one rank."""
+    t = tables or load_tables()
+    coll = normalize_collective(collective)
+    algorithm, protocol = normalize_algorithm(algorithm), normalize_protocol(protocol)
+    sizes = np.asarray(size_bytes, dtype=float).reshape(1, -1)
+    if sizes.size and not np.all(sizes >= 0):
+        raise InputError("size_bytes", float(sizes[~(sizes >= 0)][0]), "a size >= 0 bytes")
+    out = np.full((len(topologies), sizes.shape[1]), np.nan)
+    rows, owner, slot = [], [], []
+    for i, topo in enumerate(topologies):
+        if topo.n_ranks == 1:
+            out[i] = 0.0
+            continue
+        try:
+            found = allowed(coll, topo, t, algorithm, protocol)
+        except NotApplicableError:  # a forced algorithm NCCL does not enable here: the row stays NaN
+            continue
+        rows += [terms for *_, terms in found]
+        owner += [i] * len(found)
+        slot += range(len(found))
+    if not rows:
+        return out
+    stacked = cell.stack(rows)
+    index = cell.size_index(sizes)
+    estimate = cell.estimate_us(stacked, sizes, index)
+    measured = cell.measured_us(stacked, sizes, index, t.section("nccl_tests"))
+    owner_ix, slot_ix = np.asarray(owner), np.asarray(slot)
+    grid = np.full((len(topologies), int(slot_ix.max()) + 1, sizes.shape[1]), np.inf)
+    grid[owner_ix, slot_ix] = np.where(np.isfinite(estimate), estimate, np.inf)
+    pair = np.full(grid.shape[:2], -1)
+    pair[owner_ix, slot_ix] = np.arange(len(rows))
+    best = np.argmin(grid, axis=1)  # (topologies, sizes)
+    picked = np.take_along_axis(pair, best, axis=1)
+    answered = np.unique(owner_ix)
+    columns = np.arange(sizes.shape[1])
+    chosen = measured[picked[answered], columns] * 1e-6
+    finite = np.isfinite(np.take_along_axis(grid, best[:, None, :], axis=1)[:, 0, :])[answered]
+    out[answered] = np.where(finite, chosen, np.nan)
+    return out
+
+
+def cost_table(collective: str, topo: NcclTopology, tables: NcclTables | None = None) -> list:
     """NCCL's (algorithm, protocol) latency/bandwidth cells for a collective (n/a cells included)."""
     from costmodel.nccl.tuning import tune_collective
 

@@ -28,7 +28,7 @@ from types import MappingProxyType
 from typing import Any
 
 from costmodel.nccl.names import n_steps, normalize_collective
-from costmodel.nccl.selection import size_index
+from costmodel.nccl.terms import size_index
 from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, NotApplicableError
 from dpbase.values import frozen

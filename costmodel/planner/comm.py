@@ -245,14 +245,17 @@ class CommCache:
 
     def _nccl_table(self, lays: list[cluster.Layout], primitive: str, algorithm: str,
                     sizes: np.ndarray) -> np.ndarray:
-        out = np.full((len(lays), sizes.size), np.nan)
-        for i, lay in enumerate(lays):
-            for j, size in enumerate(sizes.tolist()):
-                try:
-                    out[i, j] = self._nccl(lay, primitive, algorithm, size)
-                except NotApplicableError:
-                    break  # a forced algorithm NCCL does not enable here: the whole row
-        return out
+        """Every layout at every size in one pass (:func:`costmodel.nccl.model.nccl_table_s`, equal
+        to the scalar :meth:`_nccl` cell by cell); NaN rows where NCCL does not enable a forced
+        algorithm."""
+        from costmodel.nccl.model import nccl_table_s
+
+        forced = to_nccl_algorithm(algorithm) if primitive == "all-reduce" else "auto"
+        key = ("nccl", tuple((lay.nodes, lay.gpus_per_node) for lay in lays), primitive, forced, sizes.tobytes())
+        if key not in self._tables:
+            self._tables[key] = nccl_table_s(primitive, sizes, [self._topology(lay) for lay in lays],
+                                             tables=self.nccl_tables, algorithm=forced)
+        return self._tables[key]
 
     def _measured(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
         return float(self._calibrated_table([lay], primitive, algorithm, np.asarray([size_bytes]))[0, 0])
@@ -316,7 +319,7 @@ class LayoutBatch:
 
     def __call__(self, primitive: str, size) -> np.ndarray:
         wanted = np.asarray(size, dtype=float)
-        grid = self.sizes if self.cache.backend != "nccl" and self.sizes.size else distinct(wanted)  # α-β: one table
+        grid = self.sizes if self.sizes.size else distinct(wanted)  # the announced sizes: one table
         index = np.minimum(np.searchsorted(grid, wanted), grid.size - 1)
         if not np.array_equal(grid[index], wanted):  # a size outside the announced ones
             grid = distinct(wanted)

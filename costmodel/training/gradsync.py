@@ -38,9 +38,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from costmodel.training import elementwise as ew
 from costmodel.training.memory import Precision
 from costmodel.training.overlap import BucketLayout
+from dpbase import elementwise as ew
 from dpbase.errors import InputError
 from dpbase.lazynp import is_array, np
 from dpbase.values import frozen

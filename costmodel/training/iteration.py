@@ -32,7 +32,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, replace
 
-from costmodel.training import elementwise as ew
 from costmodel.training import (
     gemm,
     gradsync,
@@ -48,6 +47,7 @@ from costmodel.training import (
 from costmodel.training.losses import StepLosses
 from costmodel.training.memory import MemoryBreakdown
 from costmodel.training.workloads import Workload
+from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError
 from dpbase.limits import MAX_COUNT, MAX_RANKS, MIN_MFU
 from dpbase.values import frozen

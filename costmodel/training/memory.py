@@ -53,8 +53,8 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from costmodel.training import elementwise as ew
 from costmodel.training.workloads import Workload
+from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError, UnknownNameError
 from dpbase.lazynp import is_scalar
 from dpbase.values import frozen

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 
-from costmodel.training import elementwise as ew
+from dpbase import elementwise as ew
 from dpbase.errors import InputError
 from dpbase.lazynp import is_array, np
 from dpbase.values import frozen

@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import math
 
-from costmodel.training import elementwise as ew
+from dpbase import elementwise as ew
 from dpbase.errors import InputError
 from dpbase.lazynp import is_scalar, np
 

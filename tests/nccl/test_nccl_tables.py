@@ -64,5 +64,5 @@ def test_public_api_is_complete_and_sorted():
 
     assert nccl.__all__ == sorted(nccl.__all__)
     public = {name for name in vars(nccl) if not name.startswith("_") and name not in {
-        "model", "names", "tables", "topology", "tuning", "latency", "selection", "search", "hostmem", "rccl"}}
+        "model", "names", "tables", "topology", "tuning", "latency", "selection", "search", "hostmem", "rccl", "terms"}}
     assert public == set(nccl.__all__)

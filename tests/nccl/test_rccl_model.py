@@ -165,7 +165,7 @@ def test_planner_equals_iteration_under_rccl(algorithm, nodes):
 def test_nccl_and_rccl_read_one_size_index():
     """One log2(nBytes >> 6): exact integer arithmetic (a float log2 rounds 2^56 - 1 up to 50),
     -1 below 64 bytes for NCCL, clamped to RCCL's log2i range [0, 26]."""
-    from costmodel.nccl.selection import size_index
+    from costmodel.nccl.terms import size_index
 
     assert [size_index(s) for s in (0, 63, 64, 127, 128, 2**20 - 1, 2**20)] == [-1, -1, 0, 0, 1, 13, 14]
     assert size_index(2**56 - 1) == 49 and size_index(2**56) == 50

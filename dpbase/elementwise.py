@@ -1,7 +1,7 @@
 """Elementwise choices written once for Python scalars and numpy arrays alike.
 
-The step model's formulas serve both the scalar API (one configuration) and the planner's
-sweep (arrays over every configuration). ``np.where``/``np.maximum`` on scalars cost
+The step model's formulas and NCCL mode's size-dependent terms serve both the scalar API (one
+configuration, one call) and the planner (arrays over every configuration, every size). ``np.where``/``np.maximum`` on scalars cost
 microseconds each; these take a plain-Python path when every operand is a scalar, so one
 formula stays the single source of truth without making a single answer slow.
 """
@@ -34,6 +34,13 @@ def greater(a, b):
     if is_scalar(a):
         return a > b
     return np.asarray(a) > b
+
+
+def less(a, b):
+    """``a < b`` elementwise (an array for array-likes, a bool for scalars)."""
+    if is_scalar(a):
+        return a < b
+    return np.asarray(a) < b
 
 
 def minimum(a, b):

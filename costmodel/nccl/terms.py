@@ -1,0 +1,198 @@
+"""One NCCL cell's time as a function of the message size: for one call, or for a whole table.
+
+Everything size-dependent in NCCL mode is a few arithmetic operations on terms that depend only
+on the (algorithm, protocol) cell and the communicator:
+
+* NCCL's own estimate (``ncclTopoGetAlgoTime``, reference §1.4): the cell's latency × the
+  multi-node Ring/Simple plateau factor, plus the bytes over its bandwidth × the tree correction
+  ``treeCorrectionFactor[proto][log2(nBytes >> 6)]`` — :func:`estimate_us`;
+* the time nccl-tests reports for that cell: a launch floor, the scaled latency, the bytes over
+  the bandwidth × the measured efficiency of the bottleneck link class, and a store-and-forward
+  term — :func:`measured_us`.
+
+:class:`CellTerms` holds the size-independent terms (built once per communicator by
+:func:`cell_terms`). With Python floats in them the two functions answer one call (the CLI path
+imports no numpy); with numpy columns — one row per (communicator, cell) — they answer every
+size of a planner's table in one pass (:func:`costmodel.nccl.model.nccl_table_s`). The same
+operations in the same order, so the same floats.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from costmodel.nccl import hostmem
+from costmodel.nccl.names import n_steps
+from costmodel.nccl.tables import NcclTables
+from costmodel.nccl.topology import NcclTopology
+from costmodel.nccl.tuning import CostCell, alg_bw_GBps, graph_for
+from dpbase import elementwise as ew
+from dpbase.lazynp import is_scalar, np
+from dpbase.values import frozen
+
+# Above 2^53 bytes a float no longer holds every integer; such sizes take the exact integer path.
+_EXACT_FLOAT_BYTES = float(2**53)
+_TINY_GBps = 1e-300  # keeps a division defined where a cell moves nothing (its term is then 0)
+
+
+@frozen(kw_only=True)
+class CellTerms:
+    """A cell's size-independent terms on one communicator (floats), or many cells' (numpy
+    columns, one row each). ``tree_factors``: the correction row (None: no correction); in
+    columns, a matrix padded with 1."""
+
+    latency_us: Any
+    algbw_GBps: Any
+    tree_factors: Any
+    plateau_min_bytes: Any  # per channel and rank; inf: no plateau rule
+    plateau_factor: Any
+    plateau_divisor: Any  # the communicator's channels × ranks
+    pair_factor: Any  # 2 for a 2-rank tree (no inner rank forwards twice), else 1
+    link_factor: Any  # nccl-tests' rate per unit of NCCL's graph speed (link_factor)
+    uncapped_GBps: Any  # the cell's bandwidth without LL's communicator-wide cap
+    graph_channels: Any
+    step_divisor: Any  # bytes of one step = size / this
+    n_steps: Any
+
+
+def tree_factors(cell: CostCell, topo: NcclTopology, t: NcclTables) -> tuple[float, ...] | None:
+    """The ``treeCorrectionFactor`` row a cell's bandwidth is scaled by: Tree, and NVLSTree on
+    Blackwell with an x86 CPU; None for every other cell."""
+    blackwell_x86 = topo.arch == "blackwell" and topo.cpu_vendor in ("intel", "amd")
+    if cell.algorithm == "tree" or (cell.algorithm == "nvls_tree" and blackwell_x86):
+        return t.tree_correction(cell.protocol)
+    return None
+
+
+def plateau_rule(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTables) -> tuple[float, float] | None:
+    """(smallest bytes per channel and rank that plateau, latency factor) of the multi-node
+    Ring/Simple all-reduce; None for every other cell."""
+    if not (cell.algorithm == "ring" and cell.protocol == "Simple" and collective == "all-reduce") or topo.n_nodes == 1:
+        return None
+    r = t.refinement
+    factor = r("ring_plateau_latency_factor_sm80") if topo.compute_capability >= 80 else r(
+        "ring_plateau_latency_factor_older")
+    return r("ring_plateau_min_bytes_per_channel_rank"), factor
+
+
+def link_class(topo: NcclTopology) -> str:
+    """The bottleneck link class for the efficiency: net across nodes, else the intra path."""
+    if topo.n_nodes > 1:
+        return "net"
+    return "nvlink" if topo.intra_path == "NVLINK" else "pci"
+
+
+def link_factor(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTables) -> float:
+    """What nccl-tests achieves per unit of NCCL's graph speed on this cell's links.
+
+    Through host memory (one node, SHM) the links' own rate replaces NCCL's graph speed
+    (:mod:`costmodel.nccl.hostmem`); elsewhere NCCL's graph is the hardware's rate, scaled by the
+    measured efficiency of the bottleneck link class.
+    """
+    m = t.section("nccl_tests")
+    if topo.n_nodes > 1 and topo.net_efficiency is not None:  # not RDMA: the transport's own rate
+        return topo.net_efficiency
+    if topo.shm is None or topo.n_nodes > 1:
+        return m[f"efficiency_{link_class(topo)}"]
+    graph = graph_for(cell.algorithm, topo) or topo.ring
+    scale = hostmem.bus_bw_GBps(collective, topo) / (graph.n_channels * graph.bw_intra_GBps)
+    efficiency = m["efficiency_shm"] if hostmem.duplex(collective, topo.n_ranks) else m["efficiency_pci"]
+    return scale * efficiency
+
+
+def cell_terms(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTables) -> CellTerms:
+    """The terms of one applicable cell on one communicator (see the module docstring).
+
+    Store-and-forward: each channel holds at most ``store_and_forward_bytes`` per step, and that
+    chunk moves at one channel's own rate — the channels' bandwidth before LL's communicator-wide
+    ``llMaxBw`` cap, divided by the channel count. With the total cap instead, a faster NIC (NCCL
+    then searches more channels at the same per-channel speed) would lengthen the term.
+    """
+    rule = plateau_rule(collective, cell, topo, t)
+    graph = graph_for(cell.algorithm, topo) or topo.ring
+    rooted = collective in ("broadcast", "reduce")
+    return CellTerms(
+        latency_us=cell.latency_us, algbw_GBps=cell.algbw_GBps, tree_factors=tree_factors(cell, topo, t),
+        plateau_min_bytes=math.inf if rule is None else rule[0], plateau_factor=1.0 if rule is None else rule[1],
+        plateau_divisor=topo.n_channels * topo.n_ranks,
+        pair_factor=2.0 if cell.algorithm == "tree" and topo.n_ranks == 2 else 1.0,
+        link_factor=link_factor(collective, cell, topo, t),
+        uncapped_GBps=_uncapped_GBps(collective, cell, topo, t),
+        graph_channels=graph.n_channels, step_divisor=graph.n_channels * (1 if rooted else topo.n_ranks),
+        n_steps=n_steps(collective, topo.n_ranks))
+
+
+def _uncapped_GBps(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTables) -> float:
+    """The cell's bandwidth without LL's ``llMaxBw`` cap: the cell's own unless it is LL, the only
+    protocol the cap applies to (:func:`costmodel.nccl.tuning.bus_bw_GBps`)."""
+    if cell.protocol != "LL":
+        return cell.algbw_GBps
+    return alg_bw_GBps(collective, cell.algorithm, cell.protocol, topo, t, ll_cap=False)
+
+
+def size_index(size_bytes):
+    """``log2(nBytes >> 6)``, the correction tables' index (-1 below 64 bytes: no correction).
+    Integer arithmetic (``bit_length``), exact where a float ``log2`` rounds up just below a
+    power of two; RCCL's ``log2i`` is the same with 0 for 0 (:func:`costmodel.nccl.rccl.correction`).
+    On arrays: the binary exponent (``frexp``) of ``floor(nBytes) / 64``, floored — the same
+    integer below 2^53 bytes, element by element through the integer path above."""
+    if is_scalar(size_bytes):
+        return (int(size_bytes) >> 6).bit_length() - 1
+    sizes = np.asarray(size_bytes, dtype=float)
+    if sizes.size and sizes.max() >= _EXACT_FLOAT_BYTES:
+        return np.array([size_index(float(x)) for x in sizes.ravel()], dtype=int).reshape(sizes.shape)
+    shifted = np.floor(np.floor(sizes) / 64.0)
+    return np.where(shifted > 0, np.frexp(shifted)[1] - 1, -1)
+
+
+def corrected(factors, index):
+    """The correction at ``index``: 1 outside the row or without one. A tuple and an int (one
+    call), or a matrix of rows and a row of indices, shape 1 × sizes (a table: rows × sizes)."""
+    if factors is None:
+        return 1.0
+    if is_scalar(index):
+        return factors[index] if 0 <= index < len(factors) else 1.0
+    inside = (index >= 0) & (index < factors.shape[-1])
+    return np.where(inside, factors[:, np.where(inside, index, 0).reshape(-1)], 1.0)
+
+
+def plateau(terms: CellTerms, size_bytes):
+    """The latency factor at ``size_bytes``: the plateau factor once a channel's share of every
+    rank reaches the rule's bytes, else 1."""
+    return ew.where(ew.less(size_bytes / terms.plateau_divisor, terms.plateau_min_bytes), 1.0, terms.plateau_factor)
+
+
+def estimate_us(terms: CellTerms, size_bytes, index):
+    """NCCL's own estimate for a lone call (``latCount = 1``) at ``size_bytes`` (its ``index``)."""
+    return (terms.latency_us * plateau(terms, size_bytes)
+            + size_bytes / (1000.0 * (terms.algbw_GBps * corrected(terms.tree_factors, index))))
+
+
+def measured_us(terms: CellTerms, size_bytes, index, nccl_tests) -> Any:
+    """The nccl-tests time: launch + scaled latency + bytes / (efficiency × bandwidth) + store
+    and forward (``nccl_tests``: the tables' ``[nccl_tests]`` section)."""
+    correction = corrected(terms.tree_factors, index)
+    bw_GBps = terms.algbw_GBps * correction * terms.pair_factor * terms.link_factor
+    channel_GBps = terms.uncapped_GBps * correction * terms.pair_factor * terms.link_factor / terms.graph_channels
+    held_bytes = ew.minimum(size_bytes / terms.step_divisor, nccl_tests["store_and_forward_bytes"])
+    moves = ew.greater(held_bytes, 0.0) & ew.greater(channel_GBps, 0.0)
+    forward = ew.where(moves, terms.n_steps * held_bytes / (1000.0 * ew.maximum(channel_GBps, _TINY_GBps)), 0.0)
+    return (nccl_tests["launch_overhead_us"] + nccl_tests["hop_latency_scale"] * (terms.latency_us * plateau(
+        terms, size_bytes)) + size_bytes / (1000.0 * bw_GBps) + forward)
+
+
+def stack(rows: list[CellTerms]) -> CellTerms:
+    """Many cells' terms as numpy columns (shape rows × 1), tree rows padded with 1."""
+    columns = {}
+    for name in CellTerms.__slots__:
+        if name == "tree_factors":
+            width = max((len(r.tree_factors) for r in rows if r.tree_factors is not None), default=0)
+            matrix = np.ones((len(rows), max(width, 1)))
+            for i, r in enumerate(rows):
+                if r.tree_factors is not None:
+                    matrix[i, :len(r.tree_factors)] = r.tree_factors
+            columns[name] = matrix if width else None
+        else:
+            columns[name] = np.array([getattr(r, name) for r in rows], dtype=float).reshape(-1, 1)
+    return CellTerms(**columns)

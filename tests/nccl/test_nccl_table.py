@@ -1,0 +1,72 @@
+"""nccl_table_s (every layout × every size in one numpy pass) equals nccl_time call by call."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hardware
+from costmodel.nccl import load_tables, nccl_time, topology_for
+from costmodel.nccl.model import nccl_table_s
+from costmodel.nccl.terms import size_index
+from dpbase.errors import InputError, NotApplicableError
+
+TABLES = load_tables()
+# Powers of two and their neighbours (the tree correction's index changes there), sizes below
+# 64 bytes (no correction) and above 2^53 (the exact integer path), and 0.
+EDGES = sorted({0.0, 1.0, 3.5, 63.0, 64.0, 65.0, 1000.7, 2.0**53 - 1, 2.0**53, 2.0**56 - 1, 2.0**60}
+               | {float(2**k + d) for k in range(6, 40, 3) for d in (-1, 0, 1)})
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce")
+FORCED = ("auto", "ring", "tree", "nvls", "nvls_tree", "collnet_direct", "pat")
+
+
+def _topologies(system):
+    found = []
+    for nodes in (1, 2, 8):
+        for per_node in sorted({1, min(2, system.gpus_per_node), system.gpus_per_node}):
+            try:
+                found.append(topology_for(system, nodes, per_node))
+            except NotApplicableError:  # RCCL's systems and Kepler: no NCCL tuning model
+                return found
+    return found
+
+
+def _scalar(collective, size, topo, algorithm):
+    try:
+        return nccl_time(collective, size, topo, TABLES, algorithm).time_s
+    except NotApplicableError:
+        return math.nan
+
+
+# Every bundled system NCCL's tuning model covers (not RCCL's, not Kepler's).
+NCCL_SYSTEMS = [p.name for p in hardware.list_profiles("system") if _topologies(hardware.load_system(p.name))]
+
+
+def test_most_bundled_systems_are_nccl_systems():
+    assert len(NCCL_SYSTEMS) >= 20
+
+
+@pytest.mark.parametrize("name", NCCL_SYSTEMS)
+def test_table_equals_every_scalar_call_on_every_bundled_system(name):
+    topologies = _topologies(hardware.load_system(name))
+    for collective in COLLECTIVES:
+        for algorithm in FORCED:
+            table = nccl_table_s(collective, EDGES, topologies, TABLES, algorithm)
+            expected = np.array([[_scalar(collective, s, topo, algorithm) for s in EDGES] for topo in topologies])
+            assert np.array_equal(table, expected, equal_nan=True), (name, collective, algorithm)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(min_value=0, max_value=2.0**62, allow_nan=False), min_size=1, max_size=20))
+def test_size_index_on_arrays_is_the_integer_index(sizes):
+    assert size_index(np.array(sizes)).tolist() == [size_index(s) for s in sizes]
+
+
+def test_negative_size_is_refused_like_the_scalar_call():
+    topo = topology_for(hardware.load_system("dgx-h100"), 2, 8)
+    with pytest.raises(InputError, match="size_bytes"):
+        nccl_table_s("all-reduce", [1.0, -2.0], [topo], TABLES)
