@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 from dpbase import elementwise as ew
 from dpbase.errors import InputError
@@ -55,7 +56,14 @@ def _expected_max_scalar(ranks: int) -> float:
         return 0.0
     _, weighted, cdf, _ = _normal_grid()
     power = ranks - 1
-    return ranks * math.fsum(w * c**power for w, c in zip(weighted, cdf) if w != 0.0 and c > 0.0)
+    if "numpy" in sys.modules:  # the planner's path: the same products, computed by numpy
+        terms = (np.asarray(weighted) * np.asarray(cdf) ** power).tolist()
+    else:  # one answer on Python floats: numpy stays unloaded
+        terms = [w * c**power for w, c in zip(weighted, cdf)]
+    # A plain left-to-right sum, the same float on either path. Its rounding error (2401 terms of
+    # at most ~0.01) is ~1e-14, far inside the grid's 1e-8; math.fsum was 10x the cost, because the
+    # terms span 300 decades.
+    return ranks * sum(terms)
 
 
 def expected_max_standard_normal(ranks):
