@@ -19,10 +19,10 @@ from __future__ import annotations
 import math
 
 from costmodel.names import busbw_factor, primitive_named
-from costmodel.nccl import terms as cell
 from costmodel.nccl.names import normalize_algorithm, normalize_collective, normalize_protocol
 from costmodel.nccl.selection import allowed, choose_terms
 from costmodel.nccl.tables import NcclTables, load_tables
+from costmodel.nccl.terms import cell_terms, corrected, estimate_us, measured_us, plateau, size_index, stack
 from costmodel.nccl.topology import NcclTopology
 from costmodel.nccl.tuning import CostCell
 from dpbase.errors import InputError, NotApplicableError
@@ -66,12 +66,12 @@ class NcclPrediction:
                 "nccl_version": self.nccl_version}
 
 
-def measured_time_us(collective: str, cell_: CostCell, size_bytes: float, topo: NcclTopology,
+def measured_time_us(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology,
                      t: NcclTables) -> float:
     """nccl-tests' time of one given cell (µs): :func:`costmodel.nccl.terms.measured_us` on its terms
     (for calibration, which scores a cell under refitted ``[nccl_tests]`` constants)."""
-    return cell.measured_us(cell.cell_terms(collective, cell_, topo, t), size_bytes, cell.size_index(size_bytes),
-                            t.section("nccl_tests"))
+    return measured_us(cell_terms(collective, cell, topo, t), size_bytes, size_index(size_bytes),
+                       t.section("nccl_tests"))
 
 
 def nccl_time(
@@ -97,13 +97,13 @@ def nccl_time(
                               launch_overhead_s=0.0, nccl_version=t.version)
     algo, proto, model_us, chosen, terms = choose_terms(coll, size_bytes, topo, t, normalize_algorithm(algorithm),
                                                         normalize_protocol(protocol))
-    index = cell.size_index(size_bytes)
-    time_us = cell.measured_us(terms, size_bytes, index, t.section("nccl_tests"))
+    index = size_index(size_bytes)
+    time_us = measured_us(terms, size_bytes, index, t.section("nccl_tests"))
     return NcclPrediction(
         collective=coll, size_bytes=float(size_bytes), n_ranks=topo.n_ranks, algorithm=algo, protocol=proto,
         time_s=time_us * 1e-6, model_time_s=model_us * 1e-6,
-        latency_s=chosen.latency_us * cell.plateau(terms, size_bytes) * 1e-6,
-        bandwidth_Bps=chosen.algbw_GBps * cell.corrected(terms.tree_factors, index) * 1e9,
+        latency_s=chosen.latency_us * plateau(terms, size_bytes) * 1e-6,
+        bandwidth_Bps=chosen.algbw_GBps * corrected(terms.tree_factors, index) * 1e9,
         launch_overhead_s=t.section("nccl_tests")["launch_overhead_us"] * 1e-6, nccl_version=t.version,
     )
 
@@ -131,15 +131,15 @@ def nccl_table_s(collective: str, size_bytes, topologies: list[NcclTopology], ta
             found = allowed(coll, topo, t, algorithm, protocol)
         except NotApplicableError:  # a forced algorithm NCCL does not enable here: the row stays NaN
             continue
-        rows += [terms for *_, terms in found]
+        rows += [row[3] for row in found]
         owner += [i] * len(found)
         slot += range(len(found))
     if not rows:
         return out
-    stacked = cell.stack(rows)
-    index = cell.size_index(sizes)
-    estimate = cell.estimate_us(stacked, sizes, index)
-    measured = cell.measured_us(stacked, sizes, index, t.section("nccl_tests"))
+    stacked = stack(rows)
+    index = size_index(sizes)
+    estimate = estimate_us(stacked, sizes, index)
+    measured = measured_us(stacked, sizes, index, t.section("nccl_tests"))
     owner_ix, slot_ix = np.asarray(owner), np.asarray(slot)
     grid = np.full((len(topologies), int(slot_ix.max()) + 1, sizes.shape[1]), np.inf)
     grid[owner_ix, slot_ix] = np.where(np.isfinite(estimate), estimate, np.inf)
@@ -155,7 +155,7 @@ def nccl_table_s(collective: str, size_bytes, topologies: list[NcclTopology], ta
     return out
 
 
-def cost_table(collective: str, topo: NcclTopology, tables: NcclTables | None = None) -> list:
+def cost_table(collective: str, topo: NcclTopology, tables: NcclTables | None = None) -> list[CostCell]:
     """NCCL's (algorithm, protocol) latency/bandwidth cells for a collective (n/a cells included)."""
     from costmodel.nccl.tuning import tune_collective
 

@@ -319,7 +319,10 @@ class LayoutBatch:
 
     def __call__(self, primitive: str, size) -> np.ndarray:
         wanted = np.asarray(size, dtype=float)
-        grid = self.sizes if self.sizes.size else distinct(wanted)  # the announced sizes: one table
+        # The announced sizes: one table per layout, where the backend's table is vectorised (all
+        # but a calibrated system's measured curves, which are looked up call by call).
+        vectorised = self.cache.backend != "nccl" or not getattr(self.cache.system, "measured", ())
+        grid = self.sizes if vectorised and self.sizes.size else distinct(wanted)
         index = np.minimum(np.searchsorted(grid, wanted), grid.size - 1)
         if not np.array_equal(grid[index], wanted):  # a size outside the announced ones
             grid = distinct(wanted)
