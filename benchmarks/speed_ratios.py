@@ -129,11 +129,20 @@ def throughputs() -> dict[str, dict]:
             return plan("llama2-70b", "dgx-h100", nodes=64, global_batch=1024, seq_len=4096, **kwargs).configurations
         return call
 
+    def large() -> int:  # the sweep kernel's space (planner_speed.py) through plan(), explanation included
+        mib = 1 << 20
+        return plan("1.3B", "dgx-h100", nodes=64, global_batch=20160, seq_len=2048, max_gpus=512,
+                    bucket_bytes=tuple(s * mib for s in (1, 2, 5, 10, 25, 50, 100, 400)),
+                    grad_dtypes=("bf16", "fp32", "fp16", "fp8")).configurations
+
     plan("llama2-70b", "dgx-h100", nodes=64, global_batch=1024, seq_len=4096)  # warm caches
     return {
         "one configuration at a time, ideal comm (`iteration_breakdown`)": {"rate": _rate(one("ideal")), "goal": 20_000},
         "one configuration at a time, NCCL comm": {"rate": _rate(one("auto")), "goal": 20_000},
-        "`plan()` with its explanation (70B on up to 64 nodes, NCCL backend)": {"rate": _rate(planned()), "goal": 1e6},
+        "`plan()` with its explanation (70B on up to 64 nodes, NCCL backend: 8,320 configurations)": {
+            "rate": _rate(planned()), "goal": 1e6},
+        "`plan()` with its explanation, a large plan (1.3B on up to 64 nodes, 8 bucket sizes x 4 gradient dtypes, "
+        "NCCL backend: 436,224 configurations)": {"rate": _rate(large), "goal": 1e6},
         "`plan()` without the explanation, NCCL backend": {"rate": _rate(planned(explain=False)), "goal": 3e5},
         "`plan()` without the explanation, ideal backend": {"rate": _rate(planned(explain=False, backend="ideal")),
                                                              "goal": 1e7},

@@ -57,10 +57,14 @@ def sensitivity(sweep: grid.Sweep, setting, system, index) -> list[dict]:
     space = single_space(sweep.space, index)
     base = float(sweep.samples_per_s[index])
     rows = []
+    same_hardware = None  # the MFU rows change no link: the hardware's comm tables, built once
     for parameter in SENSITIVITY_PARAMETERS:
         for factor in SENSITIVITY_FACTORS:
             varied_setting, varied_system = _variant(parameter, factor, setting, system)
-            result = grid.sweep(varied_setting, varied_system, space)
+            if varied_system is system and same_hardware is None:
+                same_hardware = grid.setting_tables(setting, system, space)
+            tables = same_hardware if varied_system is system else None
+            result = grid.sweep(varied_setting, varied_system, space, tables)
             samples = float(result.samples_per_s.ravel()[0])
             rows.append({"parameter": parameter, "factor": factor, "samples_per_s": samples,
                          "change": samples / base - 1.0})
