@@ -14,8 +14,7 @@ nothing here parses text.
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from dpbase.values import frozen
+from dataclasses import dataclass
 
 # "calibrated": a link fitted by `dpcost calibrate` to nccl-tests measurements (any fabric).
 LINK_CATEGORIES = ("nvlink", "pcie", "infiniband", "roce", "ethernet", "tcp", "efa", "xgmi", "calibrated")
@@ -35,7 +34,7 @@ NO_LINK = "none"
 NVLS_MIN_NVSWITCH_GEN = 3
 
 
-@frozen(kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Regime:
     """One calibrated piece of a link's cost curve: messages up to ``max_size_bytes``."""
 
@@ -44,7 +43,7 @@ class Regime:
     bandwidth_Bps: float
 
 
-@frozen(kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Link:
     """A point-to-point link or network port, per direction.
 
@@ -77,7 +76,7 @@ class Link:
         return self.regimes[-1] if self.regimes else None
 
 
-@frozen(kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Gpu:
     """One accelerator: memory, HBM bandwidth, dense peak FLOP/s per dtype.
 
@@ -107,7 +106,7 @@ class Gpu:
         return self.peak_flops.get(dtype)
 
 
-@frozen(kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MeasuredCurve:
     """One collective measured on this system (nccl-tests), written by ``dpcost calibrate``.
 
@@ -137,7 +136,7 @@ class MeasuredCurve:
         return regime.latency_s + size_bytes / regime.bandwidth_Bps
 
 
-@frozen(kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class System:
     """A node: ``gpus_per_node`` GPUs on an intra-node fabric plus NICs to the network.
 

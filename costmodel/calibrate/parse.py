@@ -33,7 +33,6 @@ from pathlib import Path
 
 from costmodel.calibrate.conventions import binaries_in_text
 from dpbase.errors import ParseError
-from dpbase.values import frozen
 
 NCCL_TESTS_TIME_S = 1e-6  # nccl-tests prints times in µs (src/util.cu)
 NCCL_TESTS_BANDWIDTH_BPS = 1e9  # algbw/busbw in GB/s = 1e9 B/s (src/common.cu baseBw)
@@ -50,7 +49,7 @@ _LIBRARY = re.compile(r"nccl-library=(\d+)")
 _AVG_BUSBW = re.compile(r"#\s*Avg bus bandwidth\s*:\s*([0-9.eE+-]+)")
 
 
-@frozen(kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Measurement:
     """One result row.  ``None`` where the log prints ``N/A`` or the row is cut short.
 
@@ -73,7 +72,7 @@ class Measurement:
     line: int
 
 
-@frozen(kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Log:
     """A parsed log: what it says about the run, and its rows in file order."""
 

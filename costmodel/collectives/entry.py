@@ -9,12 +9,11 @@ validity conditions and its source. Families of algorithms live in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from costmodel.names import Algorithm, Primitive
 from dpbase.errors import InputError
-from dpbase.values import frozen
 
 
 class Terms(NamedTuple):
@@ -38,7 +37,7 @@ class Terms(NamedTuple):
     wire_inter: Any = 0
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Param:
     """A parameter of an algorithm: ``name`` (Python/CLI), its ``symbol`` and default."""
 
@@ -49,7 +48,7 @@ class Param:
     kind: str = "int"  # int | bool | chunks (int or "auto")
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Entry:
     primitive: Primitive
     algorithm: Algorithm
@@ -84,7 +83,7 @@ class Entry:
 CHUNKS = Param("chunks", "k", "auto", "pipeline chunks per rank buffer ('auto' = optimal)", "chunks")
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class ParamsView:
     """Attribute access to resolved parameter values (numbers or sympy symbols)."""
 

@@ -10,13 +10,11 @@ JSON consumer sees one shape whatever the backend.
 
 from __future__ import annotations
 
-from dataclasses import asdict, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from dpbase.values import frozen
 
-
-@frozen(kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Prediction:
     """One collective on N ranks of n bytes (nccl-tests' size).
 

@@ -15,8 +15,9 @@ with :func:`topology_for` (the search lives in :mod:`costmodel.nccl.search`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from dpbase.errors import InputError
-from dpbase.values import frozen
 
 INTRA_PATHS = ("NVLINK", "PCI")
 # GPU -> NIC path types, best first (src/graph/topo.h PATH_*); NET = the NIC is not near.
@@ -25,7 +26,7 @@ TREE_PATTERNS = ("balanced_tree", "tree")
 CPU_VENDORS = ("intel", "amd", "arm", "power")
 
 
-@frozen(kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NcclGraph:
     """One searched graph: ``n_channels`` channels of ``bw_intra_GBps``/``bw_inter_GBps`` each."""
 
@@ -42,7 +43,7 @@ class NcclGraph:
                 raise InputError(name, getattr(self, name), "a bandwidth > 0 GB/s")
 
 
-@frozen(kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HostMemoryPath:
     """NCCL's SHM transport: GPUs without peer-to-peer exchange data through host memory.
 
@@ -62,7 +63,7 @@ class HostMemoryPath:
             raise InputError("shm.gpus_per_uplink", self.gpus_per_uplink, "an integer >= 1")
 
 
-@frozen(kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NcclTopology:
     """NCCL's view of a communicator, as its tuning model consumes it.
 

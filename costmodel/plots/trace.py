@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import numpy as np
 
 from costmodel.collectives.schedules.machine import Machine
-from dpbase.values import frozen
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Message:
     src: int
     dst: int
@@ -31,14 +31,14 @@ class Message:
     elements: int
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Step:
     level: str                   # "intra" or "inter"
     messages: tuple[Message, ...]
     holdings: np.ndarray         # nodes × cells bitmasks held when the round starts
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Trace:
     primitive: str
     algorithm: str

@@ -8,6 +8,7 @@ registry's formula for the same N, n and parameters.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,6 @@ from costmodel.collectives.schedules import aggregators, flat, recursive, trees
 from costmodel.collectives.schedules.machine import Counts, Machine
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
-from dpbase.values import frozen
 
 SCHEDULES = {
     (P.ALL_REDUCE, A.RING): flat.ring_allreduce,
@@ -58,7 +58,7 @@ SCHEDULES = {
 _BLOCK_INPUT = {P.ALL_GATHER, P.GATHER}
 
 
-@frozen(slots=False)
+@dataclass(frozen=True)
 class Execution:
     counts: Counts
     correct: bool
