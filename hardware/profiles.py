@@ -14,7 +14,8 @@ nothing here parses text.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from dpbase.values import frozen
 
 # "calibrated": a link fitted by `dpcost calibrate` to nccl-tests measurements (any fabric).
 LINK_CATEGORIES = ("nvlink", "pcie", "infiniband", "roce", "ethernet", "tcp", "efa", "xgmi", "calibrated")
@@ -34,7 +35,7 @@ NO_LINK = "none"
 NVLS_MIN_NVSWITCH_GEN = 3
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Regime:
     """One calibrated piece of a link's cost curve: messages up to ``max_size_bytes``."""
 
@@ -43,7 +44,7 @@ class Regime:
     bandwidth_Bps: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Link:
     """A point-to-point link or network port, per direction.
 
@@ -76,7 +77,7 @@ class Link:
         return self.regimes[-1] if self.regimes else None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Gpu:
     """One accelerator: memory, HBM bandwidth, dense peak FLOP/s per dtype.
 
@@ -106,7 +107,7 @@ class Gpu:
         return self.peak_flops.get(dtype)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class MeasuredCurve:
     """One collective measured on this system (nccl-tests), written by ``dpcost calibrate``.
 
@@ -136,7 +137,7 @@ class MeasuredCurve:
         return regime.latency_s + size_bytes / regime.bandwidth_Bps
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class System:
     """A node: ``gpus_per_node`` GPUs on an intra-node fabric plus NICs to the network.
 

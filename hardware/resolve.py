@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpbase.errors import ProfileError
+from dpbase.values import frozen
 from hardware.metadata import METADATA_TABLES
 from hardware.profiles import NO_LINK, NVLS_MIN_NVSWITCH_GEN, Gpu, Link, System
 from hardware.schema import TABLES, entry_label, parse_entry
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Catalog:
     """Profiles by name, one mapping per kind, and the file's metadata tables by name."""
 

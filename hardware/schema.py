@@ -9,10 +9,10 @@ parser from :mod:`hardware.fields`. References to other profiles (``gpu``, ``int
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from dpbase.errors import ProfileError
+from dpbase.values import frozen
 from hardware import fields
 from hardware.profiles import (
     ARCHITECTURES,
@@ -26,7 +26,7 @@ from hardware.profiles import (
 _MISSING = object()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FieldSpec:
     """One TOML key: its attribute name, parser, and default (``_MISSING`` = required)."""
 

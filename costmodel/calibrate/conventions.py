@@ -15,13 +15,13 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from costmodel.names import busbw_factor as names_busbw_factor
 from costmodel.names import primitive_named
 from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, UnknownNameError
+from dpbase.values import frozen
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "nccltests.toml"
 
@@ -32,7 +32,7 @@ PRINT_RESOLUTION_GBPS = 0.005
 RATIO_TOLERANCE = 0.01
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CollectiveInfo:
     """One nccl-tests collective: its binary, aliases, busbw factor kind and source."""
 
@@ -137,7 +137,7 @@ def _ranks_from_bandwidths(pairs: Sequence[tuple[float, float]], doubled: bool) 
     return ranks
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Inference:
     """What the columns say: candidate collectives, a rank count, and why."""
 

@@ -52,11 +52,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from dpbase.errors import InputError
+from dpbase.values import frozen
 
 # Bounds the search only: NCCL's 3 protocols, each with a channel ramp and a plateau, plus a
 # tree/ring switch.  The criterion picks fewer on all but one of the validation logs.
@@ -86,7 +86,7 @@ AMBIGUOUS_SCORE_GAP = 2.0
 NONMONOTONIC_FALL_REL = 0.05
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Regime:
     """``time = latency_s + seconds_per_byte · n`` for ``n`` up to ``max_size_bytes``."""
 
@@ -101,7 +101,7 @@ class Regime:
         return self.latency_s + self.seconds_per_byte * size_bytes
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Fall:
     """The time falls with size: ``to_time_s`` at the larger ``to_size_bytes`` is below
     ``from_time_s`` at ``from_size_bytes`` (fastest measurement of each size)."""
@@ -117,7 +117,7 @@ class Fall:
         return self.to_time_s / self.from_time_s - 1
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Fit:
     """A fitted piecewise curve, the points it was fitted on and its residuals."""
 
@@ -216,7 +216,7 @@ def fit_lines(sizes_bytes: np.ndarray, times_s: np.ndarray, mask: np.ndarray,
     return np.column_stack([chosen, costs[best, np.arange(len(mask))]])
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Points:
     """The points the segments are fitted on: sorted sizes and times, each with a weight (how
     many measured points it stands for; 1 unless the log is larger than ``MAX_FIT_POINTS``)."""

@@ -18,12 +18,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from costmodel.calibrate import conventions as names
 from costmodel.calibrate.fit import Fit, fit_times
 from costmodel.calibrate.parse import Log
 from dpbase.errors import InputError
+from dpbase.values import frozen
 
 BLOCKS = ("both", "out-of-place", "in-place")
 # A regime whose fitted C is 0 (a flat floor) is written with the bandwidth at which its
@@ -31,7 +31,7 @@ BLOCKS = ("both", "out-of-place", "in-place")
 FLAT_REGIME_TIME_SHARE = 1e-4
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class LinkRegime:
     """Per-hop link parameters for messages up to ``max_size_bytes`` (inf for the last)."""
 
@@ -40,7 +40,7 @@ class LinkRegime:
     bandwidth_Bps: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Calibration:
     """A fit plus what it means for the link: per-regime α and bandwidth, busbw plateau."""
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from costmodel.calibrate.conventions import binaries_in_text
 from dpbase.errors import ParseError
+from dpbase.values import frozen
 
 NCCL_TESTS_TIME_S = 1e-6  # nccl-tests prints times in µs (src/util.cu)
 NCCL_TESTS_BANDWIDTH_BPS = 1e9  # algbw/busbw in GB/s = 1e9 B/s (src/common.cu baseBw)
@@ -49,7 +50,7 @@ _LIBRARY = re.compile(r"nccl-library=(\d+)")
 _AVG_BUSBW = re.compile(r"#\s*Avg bus bandwidth\s*:\s*([0-9.eE+-]+)")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Measurement:
     """One result row.  ``None`` where the log prints ``N/A`` or the row is cut short.
 
@@ -72,7 +73,7 @@ class Measurement:
     line: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Log:
     """A parsed log: what it says about the run, and its rows in file order."""
 

@@ -6,7 +6,7 @@ takes NCCL's topology from :func:`costmodel.cluster.backends.nccl_topology` (cac
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +16,7 @@ from costmodel.cluster.stacks import resolve_backend, stack_named
 from costmodel.collectives.prediction import Prediction
 from costmodel.names import Backend, algorithm_named
 from dpbase.errors import InputError
+from dpbase.values import frozen
 
 if TYPE_CHECKING:
     from hardware import System
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 NCCL_FORCEABLE = ("ring", "double-binary-tree", "in-network")
 
 
-@dataclass(frozen=True)
+@frozen(slots=False)
 class CommModel:
     """Collective times on a cluster for the iteration model: ``time_s(primitive, size_bytes)``.
 

@@ -29,7 +29,7 @@ Mapping rules:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from costmodel.collectives.entry import Entry, Terms
@@ -39,12 +39,13 @@ from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
 from costmodel.names import Algorithm, Primitive, busbw_factor
 from dpbase.errors import DpcostError, InputError, NotApplicableError
+from dpbase.values import frozen
 
 if TYPE_CHECKING:
     from hardware import System
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Layout:
     """Where the ranks are: ``nodes`` × ``gpus_per_node`` GPUs of ``system``."""
 
@@ -239,7 +240,7 @@ def _finish(result: Prediction, lay: Layout, bottleneck: str, size_bytes: float)
                    nodes=lay.nodes, gpus_per_node=lay.gpus_per_node, bottleneck=bottleneck, cluster=lay.system.name)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Mapping:
     """How a (non-tree) entry maps onto a layout: its α/β per level, the bottleneck link, params."""
 

@@ -8,7 +8,7 @@ with ``--backend nccl``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from costmodel.collectives.evaluate import predict_entry
@@ -17,9 +17,10 @@ from costmodel.collectives.registry import entries, get
 from costmodel.names import Backend, algorithm_named, backend_named, primitive_named
 from dpbase.errors import InputError
 from dpbase.units import parse_bandwidth, parse_size, parse_time
+from dpbase.values import frozen
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Query:
     primitive: str
     algorithm: str = "auto"  # a name, "auto" (fastest) or "all"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from costmodel.collectives.entry import ParamsView
@@ -11,6 +10,7 @@ from costmodel.collectives.ops import SCALAR
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
 from costmodel.names import Primitive, primitive_named
+from dpbase.values import frozen
 
 
 def predict(primitive: str | Primitive, algorithm: str, *, ranks: int, size_bytes: float,
@@ -45,7 +45,7 @@ def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_
     return sorted(results, key=lambda p: (p.time_s, p.algorithm))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Coefficients:
     """time = steps·α + beta_bytes_per_byte·n·β + gamma_bytes_per_byte·n·γ (flat, fixed chunks)."""
 

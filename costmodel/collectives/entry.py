@@ -9,11 +9,12 @@ validity conditions and its source. Families of algorithms live in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, NamedTuple
 
 from costmodel.names import Algorithm, Primitive
 from dpbase.errors import InputError
+from dpbase.values import frozen
 
 
 class Terms(NamedTuple):
@@ -37,7 +38,7 @@ class Terms(NamedTuple):
     wire_inter: Any = 0
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Param:
     """A parameter of an algorithm: ``name`` (Python/CLI), its ``symbol`` and default."""
 
@@ -48,7 +49,7 @@ class Param:
     kind: str = "int"  # int | bool | chunks (int or "auto")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Entry:
     primitive: Primitive
     algorithm: Algorithm
@@ -83,7 +84,7 @@ class Entry:
 CHUNKS = Param("chunks", "k", "auto", "pipeline chunks per rank buffer ('auto' = optimal)", "chunks")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ParamsView:
     """Attribute access to resolved parameter values (numbers or sympy symbols)."""
 

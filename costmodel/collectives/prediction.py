@@ -10,11 +10,13 @@ JSON consumer sees one shape whatever the backend.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any
 
+from dpbase.values import frozen
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+
+@frozen(kw_only=True)
 class Prediction:
     """One collective on N ranks of n bytes (nccl-tests' size).
 

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from costmodel.collectives.bounds import entry_bound
@@ -16,6 +15,7 @@ from costmodel.collectives.entry import Entry, ParamsView
 from costmodel.collectives.registry import get
 from costmodel.collectives.symbolic_ops import symbolic_ops
 from costmodel.names import Primitive
+from dpbase.values import frozen
 
 _LOG2 = re.compile(r"\\frac\{\\log\{\\left\((.+?) \\right\)\}\}\{\\log\{\\left\(2 \\right\)\}\}")
 
@@ -27,7 +27,7 @@ def latex(expr: Any) -> str:
     return _LOG2.sub(r"\\log_2 (\1)", sp.latex(expr))
 
 
-@dataclass(frozen=True)
+@frozen(slots=False)
 class Formula:
     """One registry entry as sympy expressions (render as LaTeX in Jupyter)."""
 

@@ -17,7 +17,6 @@ term. ``model_time_s`` keeps NCCL's own estimate. ``size_bytes`` follows nccl-te
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from costmodel.names import busbw_factor, primitive_named
 from costmodel.nccl.names import normalize_algorithm, normalize_collective, normalize_protocol
@@ -28,9 +27,10 @@ from costmodel.nccl.topology import NcclTopology
 from costmodel.nccl.tuning import CostCell
 from dpbase.errors import InputError, NotApplicableError
 from dpbase.lazynp import np
+from dpbase.values import frozen
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class NcclPrediction:
     """One collective call in NCCL mode; times in s, bandwidths in B/s (nccl-tests' GB = 1e9 B)."""
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -32,6 +31,7 @@ from costmodel.nccl.names import n_steps, normalize_collective
 from costmodel.nccl.terms import size_index
 from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, NotApplicableError
+from dpbase.values import frozen
 
 RCCL_TABLES_PATH = Path(__file__).resolve().parent.parent / "data" / "rccl_tuning.toml"
 ALGORITHMS = ("tree", "ring")  # RCCL's index order: ties go to the first
@@ -47,7 +47,7 @@ def rccl_tables() -> MappingProxyType:
     return MappingProxyType(load_bundled(RCCL_TABLES_PATH))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RcclTopology:
     """What RCCL's tuning model reads of a communicator.
 
@@ -81,7 +81,7 @@ class RcclTopology:
         return self.n_ranks // self.n_nodes
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RcclChoice:
     """RCCL's pick for one call: the cell's latency and algorithm bandwidth, and its estimate."""
 

@@ -20,13 +20,13 @@ import math
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from dpbase.bundled import load_bundled
 from dpbase.errors import ProfileError, UnknownNameError
+from dpbase.values import frozen
 
 DEFAULT_TABLES_PATH = Path(__file__).resolve().parent.parent / "data" / "nccl_2_30_7.toml"
 DEFAULT_VERSION = "2.30.7"
@@ -90,7 +90,7 @@ def _check_leaf(field: str, default: Any, new: Any) -> None:
             raise ProfileError(field, new, "a finite number > 0 (dpcost divides by it)")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NcclTables:
     """Every constant of NCCL's tuning model, read-only, with typed accessors."""
 

@@ -20,7 +20,6 @@ operations in the same order, so the same floats.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from costmodel.nccl import hostmem
@@ -30,13 +29,14 @@ from costmodel.nccl.topology import NcclTopology
 from costmodel.nccl.tuning import CostCell, alg_bw_GBps, graph_for
 from dpbase import elementwise as ew
 from dpbase.lazynp import is_scalar, np
+from dpbase.values import frozen
 
 # Above 2^53 bytes a float no longer holds every integer; such sizes take the exact integer path.
 _EXACT_FLOAT_BYTES = float(2**53)
 _TINY_GBps = 1e-300  # keeps a division defined where a cell moves nothing (its term is then 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class CellTerms:
     """A cell's size-independent terms on one communicator (floats), or many cells' (numpy
     columns, one row each). ``tree_factors``: the correction row (None: no correction); in

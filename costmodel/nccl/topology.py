@@ -15,9 +15,8 @@ with :func:`topology_for` (the search lives in :mod:`costmodel.nccl.search`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dpbase.errors import InputError
+from dpbase.values import frozen
 
 INTRA_PATHS = ("NVLINK", "PCI")
 # GPU -> NIC path types, best first (src/graph/topo.h PATH_*); NET = the NIC is not near.
@@ -26,7 +25,7 @@ TREE_PATTERNS = ("balanced_tree", "tree")
 CPU_VENDORS = ("intel", "amd", "arm", "power")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class NcclGraph:
     """One searched graph: ``n_channels`` channels of ``bw_intra_GBps``/``bw_inter_GBps`` each."""
 
@@ -43,7 +42,7 @@ class NcclGraph:
                 raise InputError(name, getattr(self, name), "a bandwidth > 0 GB/s")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class HostMemoryPath:
     """NCCL's SHM transport: GPUs without peer-to-peer exchange data through host memory.
 
@@ -63,7 +62,7 @@ class HostMemoryPath:
             raise InputError("shm.gpus_per_uplink", self.gpus_per_uplink, "an integer >= 1")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class NcclTopology:
     """NCCL's view of a communicator, as its tuning model consumes it.
 

@@ -17,18 +17,18 @@ collective the way NCCL fills ``comm->latencies`` / ``comm->bandwidths`` once pe
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from costmodel.nccl.latency import cell_latency_us
 from costmodel.nccl.names import ALGORITHMS, PROTOCOLS, algorithms_for, n_steps
 from costmodel.nccl.tables import NcclTables
 from costmodel.nccl.topology import NcclGraph, NcclTopology
+from dpbase.values import frozen
 
 _AG_RS = ("all-gather", "reduce-scatter")
 _INF = math.inf
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CostCell:
     """One (algorithm, protocol) cell: NCCL's latency and algorithm bandwidth (0 = n/a)."""
 

@@ -10,15 +10,15 @@ without a sourced price or power returns None for it.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 from dpbase.bundled import load_bundled
+from dpbase.values import frozen
 from hardware.loader import DATA_DIR
 
 PRICES_FILE = DATA_DIR / "prices.toml"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Economics:
     """USD per GPU-hour and watts per GPU (None where unknown), and where they come from."""
 

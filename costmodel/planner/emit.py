@@ -24,10 +24,10 @@ names and each field against :class:`costmodel.planner.rank.PlanRow`). Names use
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from dpbase.errors import InputError
+from dpbase.values import frozen
 
 KINDS = ("env", "torch", "deepspeed")
 MIB = 2**20
@@ -40,7 +40,7 @@ FSDP_STRATEGY = {2: "ShardingStrategy.SHARD_GRAD_OP", 3: "ShardingStrategy.FULL_
 RDZV_PORT = 29500
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Knob:
     """One setting: the framework's name, its value, and the plan field it comes from."""
 

@@ -22,7 +22,6 @@ to whole arrays, so a sweep equals a brute-force loop over
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,12 +35,13 @@ from costmodel.training.iteration import (
     scaling_efficiency,
     step_seconds,
 )
+from dpbase.values import frozen
 
 AXES = ("algorithm", "zero_stage", "grad_dtype", "bucket_bytes", "cell")
 ZERO_STAGES = (0, 1, 2, 3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Space:
     """The swept values. ``layouts`` are (nodes, gpus per node); cells index into them."""
 
@@ -124,7 +124,7 @@ def cell_count(layouts, global_batch: int) -> int:
     return sum(len(divisors(global_batch // (n * g))) for n, g in layouts)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CommTables:
     """Per (A, Z, D, U, layout): one synchronisation's bucket times; ``valid`` marks runnable."""
 
@@ -135,7 +135,7 @@ class CommTables:
     after: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # ZeRO-1/2 gather per bucket kind
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _ArrayPrecision:
     """Duck-typed :class:`memory.Precision` whose fields are arrays over the dtype axis."""
 
@@ -288,7 +288,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     return CommTables(tuple(out[0:3]), tuple(out[3:6]), out[6], valid, tuple(out[7:10]))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Sweep:
     """Arrays over the whole space (shape ``space.shape``); seconds per optimizer step."""
 
@@ -369,7 +369,7 @@ def _sync_times(tables: CommTables, buckets, grad_bytes, forward_s, backward_s, 
     return comm, exposed
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Setting:
     """Everything a sweep holds fixed: the model, compute rate and training options."""
 

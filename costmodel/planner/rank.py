@@ -6,12 +6,13 @@ or the algorithm cannot run there). Ties keep the sweep's axis order (stable sor
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 
 import numpy as np
 
 from costmodel.training import memory, workloads
 from dpbase.errors import NotApplicableError
+from dpbase.values import frozen
 
 OBJECTIVES = ("throughput", "time-to-train", "gpu-hours", "cost", "energy")
 SECONDS_PER_HOUR = 3600.0
@@ -21,7 +22,7 @@ OBJECTIVE_UNITS = {"throughput": "samples/s", "time-to-train": "hours", "gpu-hou
                    "cost": "USD", "energy": "kWh"}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Constraints:
     """What a plan must meet besides memory: wall time for ``tokens`` and money, if given."""
 
@@ -32,7 +33,7 @@ class Constraints:
     power_w: float | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class PlanRow:
     """One configuration and its predicted step (seconds per optimizer step, bytes per GPU)."""
 

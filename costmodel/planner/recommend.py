@@ -20,7 +20,7 @@ The reason and the sensitivity view come from :mod:`costmodel.planner.explain`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,7 @@ from costmodel.planner.rank import (
     rows_at,
 )
 from dpbase.errors import InputError
+from dpbase.values import frozen
 
 MIB = 1024 * 1024
 # Bucket sizes swept around PyTorch DDP's default bucket_cap_mb = 25 (torch/nn/parallel/
@@ -47,7 +48,7 @@ DEFAULT_BUCKET_BYTES = (5 * MIB, 25 * MIB, 100 * MIB, 400 * MIB)
 DEFAULT_GRAD_DTYPES = ("bf16", "fp32")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Plan:
     """The recommendation, the ranked alternatives, the reason and the sensitivity view."""
 

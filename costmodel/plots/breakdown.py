@@ -6,11 +6,11 @@ compute time that communication overlaps; the segments add up to the step time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from dpbase.errors import InputError
 from dpbase.units import format_time
+from dpbase.values import frozen
 
 SEGMENTS = (  # (label, colour)
     ("compute", "#4c78a8"),
@@ -23,7 +23,7 @@ SEGMENTS = (  # (label, colour)
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class StepSetup:
     """One bar: a model trained on a cluster (the ``dpcost iteration`` options)."""
 

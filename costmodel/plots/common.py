@@ -9,11 +9,12 @@ Hardware is named as on the CLI: ``cluster`` (+ ``nodes``, ``gpus_per_node``) or
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from dpbase.errors import DpcostError, InputError
 from dpbase.units import format_bandwidth, format_size, format_time, parse_size
+from dpbase.values import frozen
 
 # NCCL's algorithms a chart forces one by one (protocol left to NCCL); others need CollNet/SHARP.
 NCCL_ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "pat")
@@ -22,7 +23,7 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 FONT = {"family": "DejaVu Sans, Arial, sans-serif", "size": 13}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Hardware:
     """The machine a chart is drawn for (the CLI's hardware options)."""
 

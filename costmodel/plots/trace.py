@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Iterator
 
 import numpy as np
 
 from costmodel.collectives.schedules.machine import Machine
+from dpbase.values import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Message:
     src: int
     dst: int
@@ -31,14 +31,14 @@ class Message:
     elements: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Step:
     level: str                   # "intra" or "inter"
     messages: tuple[Message, ...]
     holdings: np.ndarray         # nodes × cells bitmasks held when the round starts
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Trace:
     primitive: str
     algorithm: str

@@ -37,13 +37,13 @@ different ranks do not add elementwise, so they are exchanged with an all-gather
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from costmodel.training.memory import Precision
 from costmodel.training.overlap import BucketLayout
 from dpbase import elementwise as ew
 from dpbase.errors import InputError
 from dpbase.lazynp import is_array, np
+from dpbase.values import frozen
 
 CommFn = Callable[[str, float], float]
 # Deep Gradient Compression (Lin et al. 2018) sends each kept value with its int32 index.
@@ -54,7 +54,7 @@ ZERO_PRIMITIVES: dict[int, tuple[str, ...]] = {0: ("all-reduce",), 1: ("reduce-s
                                                3: ("all-gather", "reduce-scatter")}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class ShardGroups:
     """Where ZeRO-3's collectives run: ``comm`` over ``ranks`` (the ranks the states are sharded
     over); hybrid sharding adds ``replicas`` (each shard all-reduced across nodes); ZeRO++ hpZ
@@ -67,7 +67,7 @@ class ShardGroups:
     secondary_ranks: object = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class PhaseTimes:
     """Seconds of the collective(s) for the first, each full and the last partial bucket."""
 
@@ -76,7 +76,7 @@ class PhaseTimes:
     last_s: float = 0.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class SyncPlan:
     """Collective times of one synchronisation and how often it happens."""
 

@@ -30,7 +30,7 @@ The arithmetic in :func:`step_seconds` works elementwise on numpy arrays (for th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 
 from costmodel.training import (
     gemm,
@@ -50,6 +50,7 @@ from costmodel.training.workloads import Workload
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError
 from dpbase.limits import MAX_COUNT, MAX_RANKS, MIN_MFU
+from dpbase.values import frozen
 
 # Backward costs twice the forward (Kaplan et al. 2020, §2.1): forward is 1/3 of the FLOPs.
 FORWARD_SHARE_OF_TRAINING_FLOPS = 1.0 / 3.0
@@ -62,7 +63,7 @@ COMPUTE_DTYPE_FALLBACK = {"bf16": "fp16", "tf32": "fp32"}
 COMPUTE_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class TrainingConfig:
     """What the user chooses for one data-parallel training step."""
 
@@ -95,7 +96,7 @@ class TrainingConfig:
     # or over every rank with a secondary weight partition in each node for backward (ZeRO++ "hpz")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Breakdown:
     """Times in seconds per optimizer step, throughput, efficiency and memory per GPU."""
 
@@ -181,7 +182,7 @@ class Breakdown:
         return pd.DataFrame([row])
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StepSeconds:
     """Per-step times from :func:`step_seconds` (floats or numpy arrays)."""
 
@@ -318,7 +319,7 @@ def _check(config: TrainingConfig, ranks: int) -> None:
                                  for size in (config.bucket_bytes, config.first_bucket_bytes)))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class _Compute:
     """Forward time of one micro-batch and how it was derived."""
 

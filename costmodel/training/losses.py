@@ -37,9 +37,8 @@ Five named terms, each with a default and a CLI option (docs/iteration-model.md)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dpbase.errors import InputError
+from dpbase.values import frozen
 
 # Fitted on benchmarks/dp_scaling.py (all sources; leave-one-source-out figures in
 # docs/validation.md "Data-parallel scaling (training step)").
@@ -51,7 +50,7 @@ SPEED_CV = 0.012
 MAX_SLOW_NODE_FACTOR = 10.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class StepLosses:
     """The scaling-loss terms of one configuration (see the module docstring)."""
 

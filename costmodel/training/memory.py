@@ -51,12 +51,13 @@ The core functions work elementwise on numpy arrays (broadcasting) as well as on
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 from costmodel.training.workloads import Workload
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError, UnknownNameError
 from dpbase.lazynp import is_scalar
+from dpbase.values import frozen
 
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 GRAD_DTYPES = ("fp32", "bf16", "fp16", "fp8")
@@ -101,7 +102,7 @@ IRREGULAR_FRAGMENTATION_FRACTION = 0.15
 DEFAULT_RESERVE_FRACTION = 0.05
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Precision:
     """Bytes per parameter of the working weights, gradients and fp32 master copy."""
 
@@ -199,7 +200,7 @@ def logits_bytes(workload: Workload, micro_batch, seq_len, element_bytes):
     return micro_batch * seq_len * vocab * (element_bytes + LOGITS_FP32_COPIES * FP32_BYTES)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Overheads:
     """What a process holds beyond its tensors (defaults: the module's sourced estimates)."""
 
@@ -252,7 +253,7 @@ def total_bytes(states_bytes, activations_bytes, logits, ranks, overheads: Overh
     return tensors + fragmentation_bytes(tensors, overheads, irregular) + runtime_bytes(ranks, overheads)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class MemoryBreakdown:
     """Bytes per GPU; ``fits`` when the total plus the reserve is within the GPU's memory."""
 

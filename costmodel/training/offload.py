@@ -26,13 +26,13 @@ shared by the GPUs behind one switch uplink (``pcie_switch_gpus``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from dpbase.errors import InputError
+from dpbase.values import frozen
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class HostPath:
     """What one rank gets of its node's host: memory bandwidth and PCIe bandwidth (B/s)."""
 

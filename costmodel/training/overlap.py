@@ -32,11 +32,11 @@ unit j before computing it" into "communicate bucket j after producing it".
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from dpbase import elementwise as ew
 from dpbase.errors import InputError
 from dpbase.lazynp import is_array, np
+from dpbase.values import frozen
 
 # PyTorch torch/nn/parallel/distributed.py: bucket_cap_mb = 25 (× 1024 × 1024 bytes) and
 # dist._DEFAULT_FIRST_BUCKET_BYTES = 1024 × 1024 ("Experiments showed 1MB is a reasonable value").
@@ -46,7 +46,7 @@ MAX_BUCKETS = 10**6  # buckets listed one by one; DDP's default 25 MB buckets gi
 DDP_FIRST_BUCKET_BYTES = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BucketLayout:
     """The first bucket, ``full_count`` buckets of ``bucket_bytes``, and a partial last one."""
 
@@ -90,7 +90,7 @@ def bucket_sizes(grad_bytes: float, bucket_bytes: float = DDP_BUCKET_BYTES,
     return sizes + ([float(layout.last_bytes)] if layout.last_bytes > 0 else [])
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FinishLines:
     """The closed form's candidates as lines in the backward time ``T``: finish = max_i (T·slope_i + offset_i).
 

@@ -22,10 +22,9 @@ weight and bias).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from costmodel.training.overlap import DDP_BUCKET_BYTES, DDP_FIRST_BUCKET_BYTES
 from dpbase.errors import InputError
+from dpbase.values import frozen
 
 SYNC_MODES = ("ddp", "horovod", "flat", "per-tensor", "fsdp")
 HOROVOD_FUSION_BYTES = 128 * 1024 * 1024
@@ -33,7 +32,7 @@ HOROVOD_CYCLE_S = 1e-3
 TENSORS_PER_LAYER = {"transformer": 12, "bert": 16, "vit": 12, "cnn": 3}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class SyncSetup:
     """Bucketing, overlap and ZeRO stage a sync mode implies, and its per-sync wait."""
 

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, UnknownNameError
 from dpbase.limits import MAX_COUNT
+from dpbase.values import frozen
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "models.toml"
 KINDS = ("transformer", "bert", "vit", "cnn")
@@ -57,7 +57,7 @@ MFU_DTYPE_ALIASES = {"bf16": "fp16"}
 MFU_FALLBACK_DTYPE = "fp16"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(kw_only=True)
 class Workload:
     """One model: parameter count, shape, FLOPs rule and where the numbers come from.
 

@@ -8,7 +8,6 @@ registry's formula for the same N, n and parameters.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ from costmodel.collectives.schedules import aggregators, flat, recursive, trees
 from costmodel.collectives.schedules.machine import Counts, Machine
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
+from dpbase.values import frozen
 
 SCHEDULES = {
     (P.ALL_REDUCE, A.RING): flat.ring_allreduce,
@@ -58,7 +58,7 @@ SCHEDULES = {
 _BLOCK_INPUT = {P.ALL_GATHER, P.GATHER}
 
 
-@dataclass(frozen=True)
+@frozen(slots=False)
 class Execution:
     counts: Counts
     correct: bool

@@ -1,0 +1,110 @@
+"""dpbase.values.frozen: the same behaviour as @dataclass(frozen=True, slots=True), checked against it."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import pickle
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dpbase.values import frozen
+
+VALUES = st.one_of(st.floats(allow_nan=True), st.integers(), st.text(max_size=3), st.none(),
+                   st.tuples(st.integers(), st.floats(allow_nan=False)))
+
+
+def _pair(kw_only: bool = True):
+    """The same class body through the stdlib and through ``frozen``."""
+
+    def body(decorate):
+        @decorate
+        class Value:
+            """A value with every kind of field option."""
+
+            a: object
+            b: object = None
+            hidden: object = dataclasses.field(default=0, repr=False)
+            ignored: object = dataclasses.field(default=0, compare=False)
+            hashed_only: object = dataclasses.field(default=0, compare=True, hash=False)
+
+        return Value
+
+    standard = body(lambda cls: dataclasses.dataclass(cls, frozen=True, slots=True, kw_only=kw_only))
+    ours = body(frozen(kw_only=kw_only))
+    return standard, ours
+
+
+@given(st.lists(VALUES, min_size=5, max_size=5), st.lists(VALUES, min_size=5, max_size=5))
+def test_eq_hash_repr_match_the_standard_dataclass(left, right):
+    standard, ours = _pair()
+    names = ("a", "b", "hidden", "ignored", "hashed_only")
+    s1, s2 = (standard(**dict(zip(names, v))) for v in (left, right))
+    o1, o2 = (ours(**dict(zip(names, v))) for v in (left, right))
+    assert (o1 == o2) == (s1 == s2)
+    assert (o1 != o2) == (s1 != s2)
+    assert repr(o1).replace("_pair.<locals>.body.<locals>.", "") == \
+        repr(s1).replace("_pair.<locals>.body.<locals>.", "")
+    try:
+        expected = hash(s1)
+    except TypeError:  # an unhashable field value: both refuse
+        with pytest.raises(TypeError):
+            hash(o1)
+    else:
+        assert hash(o1) == expected
+
+
+def test_nan_field_equals_itself_by_identity_as_in_a_tuple():
+    _, ours = _pair()
+    nan = math.nan
+    assert ours(a=nan) == ours(a=nan)
+    assert ours(a=float("nan")) != ours(a=float("nan"))
+
+
+def test_other_classes_and_frozenness():
+    standard, ours = _pair()
+    value = ours(a=1)
+    assert value != standard(a=1)  # another class: NotImplemented both ways, then identity
+    assert value.__eq__(standard(a=1)) is NotImplemented
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        value.a = 2
+    with pytest.raises(TypeError):
+        ours(1)  # keyword-only
+    assert dataclasses.replace(value, b=3) == ours(a=1, b=3)
+    assert dataclasses.asdict(value)["a"] == 1
+    assert not hasattr(value, "__dict__")  # slots
+
+
+@frozen(kw_only=True)
+class Pickled:
+    x: float
+    y: tuple = ()
+
+
+def test_pickle_round_trip():
+    value = Pickled(x=1.5, y=(1, 2))
+    assert pickle.loads(pickle.dumps(value)) == value
+
+
+def test_small_and_positional_classes_and_own_methods_kept():
+    @frozen
+    class One:
+        x: int
+
+    @frozen
+    class Empty:
+        pass
+
+    @frozen(slots=False)
+    class Shown:
+        x: int
+
+        def __repr__(self) -> str:
+            return "mine"
+
+    assert One(1) == One(1) and One(1) != One(2) and hash(One(1)) == hash((1,))
+    assert repr(One(1)).endswith("One(x=1)")
+    assert Empty() == Empty() and hash(Empty()) == hash(())
+    assert repr(Shown(1)) == "mine" and Shown(1) == Shown(1)
