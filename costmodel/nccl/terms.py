@@ -20,6 +20,7 @@ operations in the same order, so the same floats.
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 from typing import Any
 
 from costmodel.nccl import hostmem
@@ -185,7 +186,7 @@ def measured_us(terms: CellTerms, size_bytes, index, nccl_tests) -> Any:
 def stack(rows: list[CellTerms]) -> CellTerms:
     """Many cells' terms as numpy columns (shape rows × 1), tree rows padded with 1."""
     columns = {}
-    for name in CellTerms.__slots__:
+    for name in (field.name for field in fields(CellTerms)):
         if name == "tree_factors":
             width = max((len(r.tree_factors) for r in rows if r.tree_factors is not None), default=0)
             matrix = np.ones((len(rows), max(width, 1)))
