@@ -2,8 +2,9 @@
 
 Every value in dpcost is a frozen dataclass. On Python 3.11, defining one compiles six methods
 from generated source (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``,
-``__delattr__``); a CLI answer defines ~40 such classes on its way, and that compiling was a
-third of a ``dpcost iteration`` run's own CPU time (benchmarks/speed_ratios.py; docs/performance.md).
+``__delattr__``); a CLI answer defines ~40 such classes on its way, and parsing generated source
+is ~16 % of the instructions a ``dpcost iteration`` run retires. With the three shared methods
+below the run retires ~10 % fewer (647 → 579 M; benchmarks/instructions.py, docs/performance.md).
 :func:`frozen` keeps the dataclass (``dataclasses.fields``, ``replace``, ``asdict``, slots,
 keyword-only ``__init__``, ``FrozenInstanceError``) and lets the standard library generate what
 must be per class (``__init__`` and the frozen ``__setattr__``/``__delattr__``), but gives the
