@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 _PYTHON_SCALARS = (bool, int, float)
-_EXACT_SCALARS = frozenset(_PYTHON_SCALARS)  # the common case, without isinstance's MRO walk
+SCALAR_TYPES = frozenset(_PYTHON_SCALARS)  # the common case, without isinstance's MRO walk
 
 
 class _LazyNumpy:
@@ -41,7 +41,7 @@ def is_array(value: Any) -> bool:
 
 def is_scalar(value: Any) -> bool:
     """A Python or numpy scalar (bool, int, float, numpy.bool_/integer/floating)."""
-    if type(value) in _EXACT_SCALARS or isinstance(value, _PYTHON_SCALARS):
+    if type(value) in SCALAR_TYPES or isinstance(value, _PYTHON_SCALARS):
         return True
     numpy = sys.modules.get("numpy")
     return numpy is not None and isinstance(value, (numpy.bool_, numpy.integer, numpy.floating))
