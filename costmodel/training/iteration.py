@@ -351,6 +351,8 @@ def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward
     comm_s, exposed_s = 0.0, 0.0
     for phase, compute_s in ((plan.backward, backward_s), (plan.forward, forward_s)):
         times = (phase.first_s, phase.full_s, phase.last_s)
+        if times == (0.0, 0.0, 0.0):  # no collective in this phase (forward below ZeRO-3): both
+            continue  # formulas give exactly 0 (the slope-1 line finishes at compute_s)
         comm_s += float(overlap.total_comm_s(layout, *times))
         exposed_s += float(overlap.exposed_comm_s(compute_s, grad_bytes, layout, *times,
                                                   overlap=use_overlap, late_fraction=late_fraction))
@@ -368,17 +370,21 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
                                           config.flash_attention, config.recompute)
     logits = memory.logits_bytes(workload, config.micro_batch, seq_len,
                                  memory.DTYPE_BYTES[compute_dtype])
-    by_stage = [memory.memory_breakdown(
-        params=workload.params, precision=precision,
-        optimizer_bytes_per_param=0.0 if offloaded and stage >= 1 else states,
-        zero_stage=stage, ranks=ranks, activations_bytes=float(activations),
-        capacity_bytes=gpu.memory_bytes, logits=float(logits),
-        shard_ranks=shard_ranks if stage == 3 else None,
-        secondary_ranks=secondary_ranks if stage == 3 else None,
-        irregular=memory.irregular_allocations(stage, config.recompute, offloaded)) for stage in memory.ZERO_STAGES]
-    fitting = [stage for stage, mem in zip(memory.ZERO_STAGES, by_stage) if mem.fits]
-    return {"memory": by_stage[config.zero_stage],
-            "zero_totals_bytes": tuple(m.total_bytes for m in by_stage),
+    def inputs(stage: int) -> dict:
+        return dict(params=workload.params, precision=precision,
+                    optimizer_bytes_per_param=0.0 if offloaded and stage >= 1 else states,
+                    zero_stage=stage, ranks=ranks, activations_bytes=float(activations), logits=float(logits),
+                    shard_ranks=shard_ranks if stage == 3 else None,
+                    secondary_ranks=secondary_ranks if stage == 3 else None,
+                    irregular=memory.irregular_allocations(stage, config.recompute, offloaded))
+
+    chosen = memory.memory_breakdown(capacity_bytes=gpu.memory_bytes, **inputs(config.zero_stage))
+    # the other stages: their totals only (the same formulas, without building a breakdown each)
+    totals = tuple(chosen.total_bytes if stage == config.zero_stage else memory.stage_bytes(**inputs(stage))[3]
+                   for stage in memory.ZERO_STAGES)
+    fitting = [stage for stage, total in zip(memory.ZERO_STAGES, totals)
+               if memory.fits(total, chosen.capacity_bytes, chosen.reserve_bytes)]
+    return {"memory": chosen, "zero_totals_bytes": totals,
             "smallest_fitting_zero_stage": fitting[0] if fitting else None}
 
 

@@ -288,10 +288,11 @@ def memory_breakdown(*, params: int, precision: Precision, optimizer_bytes_per_p
     """Memory per GPU for one configuration; it fits when ``reserve`` bytes stay free.
     ``shard_ranks``: the ranks ZeRO shards over when fewer than ``ranks`` (hybrid sharding);
     ``secondary_ranks``: ZeRO++ hpZ's secondary weight partition (weights / it, kept after forward)."""
-    weights, grads, states = model_state_bytes(params, precision, optimizer_bytes_per_param,
-                                               zero_stage, shard_ranks or ranks, secondary_ranks)
+    weights, grads, states, total = stage_bytes(
+        params=params, precision=precision, optimizer_bytes_per_param=optimizer_bytes_per_param,
+        zero_stage=zero_stage, ranks=ranks, activations_bytes=activations_bytes, logits=logits,
+        overheads=overheads, shard_ranks=shard_ranks, secondary_ranks=secondary_ranks, irregular=irregular)
     tensors = float(weights + grads + states + activations_bytes + logits)
-    total = float(total_bytes(weights + grads + states, activations_bytes, logits, ranks, overheads, irregular))
     kept = reserve_bytes(capacity_bytes, reserve)
     return MemoryBreakdown(
         weights_bytes=float(weights), gradients_bytes=float(grads), optimizer_bytes=float(states),
@@ -299,8 +300,26 @@ def memory_breakdown(*, params: int, precision: Precision, optimizer_bytes_per_p
         runtime_bytes=float(runtime_bytes(ranks, overheads)),
         fragmentation_bytes=float(fragmentation_bytes(tensors, overheads, irregular)), total_bytes=total,
         capacity_bytes=float(capacity_bytes), reserve_bytes=kept,
-        fits=total + kept <= capacity_bytes,
+        fits=fits(total, capacity_bytes, kept),
     )
+
+
+def stage_bytes(*, params: int, precision: Precision, optimizer_bytes_per_param: float, zero_stage: int,
+                ranks: int, activations_bytes: float, logits: float = 0.0,
+                overheads: Overheads = DEFAULT_OVERHEADS, shard_ranks: int | None = None,
+                secondary_ranks: int | None = None, irregular: bool = False) -> tuple[float, float, float, float]:
+    """(weights, gradients, optimizer, total) bytes per GPU at one ZeRO stage: what
+    :func:`memory_breakdown` reports, without the rest of the breakdown (the other stages'
+    totals, one configuration at a time)."""
+    weights, grads, states = model_state_bytes(params, precision, optimizer_bytes_per_param,
+                                               zero_stage, shard_ranks or ranks, secondary_ranks)
+    total = float(total_bytes(weights + grads + states, activations_bytes, logits, ranks, overheads, irregular))
+    return weights, grads, states, total
+
+
+def fits(total_bytes: float, capacity_bytes: float, reserve_bytes: float) -> bool:
+    """Whether ``total_bytes`` plus the reserve is within the GPU's memory."""
+    return total_bytes + reserve_bytes <= capacity_bytes
 
 
 # PyTorch AdamW applies decoupled weight decay (default 1e-2) as a separate multiply of the
