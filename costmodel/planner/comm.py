@@ -96,6 +96,7 @@ class CommCache:
         self._times: dict[tuple, float] = {}
         self._tables: dict[tuple, np.ndarray] = {}
         self._names: dict[tuple, list[str]] = {}
+        self._row_groups: dict[tuple, dict[tuple[str, ...], list[int]]] = {}
         self._layouts: dict[tuple[int, int], cluster.Layout] = {}
         self._topologies: dict[tuple[int, int], Any] = {}
         if backend == "nccl":  # a system NCCL's model cannot describe (AMD: RCCL) is the user's error,
@@ -204,13 +205,21 @@ class CommCache:
         """Whether the hardware can run the all-reduce algorithm on the layout at all."""
         return algorithm == "auto" or self._nccl_runs(algorithm) or cluster.applicable(get("all-reduce", algorithm), lay)
 
+    def _groups(self, lays: list[cluster.Layout], primitive: str, algorithm: str) -> dict[tuple[str, ...], list[int]]:
+        """The layouts' row numbers by the algorithms they run (memoised: a sweep asks for the
+        same layouts once per bucket size and dtype)."""
+        key = (tuple((lay.nodes, lay.gpus_per_node) for lay in lays), primitive, algorithm)
+        if key not in self._row_groups:
+            groups: dict[tuple[str, ...], list[int]] = {}
+            for i, lay in enumerate(lays):
+                groups.setdefault(self._runs(lay, primitive, algorithm), []).append(i)
+            self._row_groups[key] = groups
+        return self._row_groups[key]
+
     def _ideal_table(self, lays: list[cluster.Layout], primitive: str, algorithm: str,
                      sizes: np.ndarray) -> np.ndarray:
         out = np.full((len(lays), sizes.size), np.nan)
-        groups: dict[tuple[str, ...], list[int]] = {}
-        for i, lay in enumerate(lays):
-            groups.setdefault(self._runs(lay, primitive, algorithm), []).append(i)
-        for runs, rows in groups.items():
+        for runs, rows in self._groups(lays, primitive, algorithm).items():
             if not runs:
                 continue
             members = [lays[i] for i in rows]
