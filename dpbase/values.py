@@ -7,7 +7,8 @@ is ~16 % of the instructions a ``dpcost iteration`` run retires. With the three 
 below the run retires ~10 % fewer (647 → 579 M; benchmarks/instructions.py, docs/performance.md).
 :func:`frozen` keeps the dataclass (``dataclasses.fields``, ``replace``, ``asdict``, slots,
 keyword-only ``__init__``, ``FrozenInstanceError``) and lets the standard library generate what
-must be per class (``__init__`` and the frozen ``__setattr__``/``__delattr__``), but gives the
+must be per class (``__init__`` and the frozen ``__setattr__``/``__delattr__``) — compiled once
+per installation (:mod:`dpbase.codecache`: with it the run retires 579 → 485 M) — but gives the
 class three shared functions built on one ``operator.attrgetter`` of its fields instead of the
 generated comparison, hash and repr. They behave as the generated ones do:
 
@@ -30,10 +31,13 @@ A class that defines any of the three itself keeps its own, as with ``dataclass`
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import operator
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from dpbase.codecache import cached_exec
 
 T = TypeVar("T")
 
@@ -70,13 +74,35 @@ def _shared_methods(cls: type) -> dict[str, Any]:
     return {"__eq__": __eq__, "__hash__": __hash__, "__repr__": __repr__}
 
 
+_MISSING = object()
+
+
+@contextlib.contextmanager
+def _compiled_once():
+    """While a class is defined, the standard library's ``exec`` of its generated methods goes
+    through :func:`dpbase.codecache.cached_exec` (the same code, compiled once per installation).
+
+    ``dataclasses`` calls the builtin ``exec`` by name from its module; a module global of that
+    name is found first. It is restored afterwards, so other dataclasses are not affected."""
+    previous = dataclasses.__dict__.get("exec", _MISSING)
+    dataclasses.exec = cached_exec
+    try:
+        yield
+    finally:
+        if previous is _MISSING:
+            del dataclasses.exec
+        else:
+            dataclasses.exec = previous
+
+
 def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False, slots: bool = True) -> Any:
     """``@dataclass(frozen=True, slots=slots, kw_only=kw_only)`` with the shared comparison,
     hash and repr of the module docstring. Use as ``@frozen`` or ``@frozen(kw_only=True)``."""
 
     def wrap(klass: type[T]) -> type[T]:
         own = {name for name in ("__eq__", "__hash__", "__repr__") if name in klass.__dict__}
-        made = dataclasses.dataclass(klass, frozen=True, slots=slots, kw_only=kw_only, eq=False, repr=False)
+        with _compiled_once():
+            made = dataclasses.dataclass(klass, frozen=True, slots=slots, kw_only=kw_only, eq=False, repr=False)
         for name, method in _shared_methods(made).items():
             if name not in own:
                 method.__qualname__ = f"{made.__qualname__}.{name}"

@@ -1,7 +1,5 @@
 """``dpcost calibrate``: fit latency and bandwidth to nccl-tests logs, write a link profile."""
 
-from __future__ import annotations
-
 import math
 from pathlib import Path
 from typing import Annotated, Optional

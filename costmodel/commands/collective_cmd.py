@@ -1,7 +1,5 @@
 """``dpcost formula``, ``dpcost collective`` and ``dpcost compare``."""
 
-from __future__ import annotations
-
 import math
 from typing import Annotated, Optional
 

@@ -3,8 +3,6 @@
 Thin commands over :mod:`hardware`; every one takes ``--json``.
 """
 
-from __future__ import annotations
-
 from enum import Enum
 from typing import Annotated, Any
 

@@ -1,7 +1,5 @@
 """``dpcost iteration``: break one data-parallel training step down on a cluster."""
 
-from __future__ import annotations
-
 import math
 from typing import Annotated
 

@@ -5,8 +5,6 @@ cell (µs / GB/s) per algorithm and protocol; ``-`` where NCCL disables the cell
 ``--size`` it also says what NCCL would choose and the predicted nccl-tests time.
 """
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

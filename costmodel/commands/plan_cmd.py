@@ -1,7 +1,5 @@
 """``dpcost plan``: recommend a data-parallel training plan, with alternatives and a reason."""
 
-from __future__ import annotations
-
 from enum import Enum
 from typing import Annotated
 

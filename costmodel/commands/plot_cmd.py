@@ -1,7 +1,5 @@
 """``dpcost plot KIND … -o FILE.html [--open]``: write an interactive chart as offline HTML."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Optional
 
 import typer

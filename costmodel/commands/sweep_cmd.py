@@ -1,7 +1,5 @@
 """``dpcost sweep``: a table of predictions over sizes × clusters × nodes/ranks × algorithms × backends."""
 
-from __future__ import annotations
-
 import sys
 from typing import Annotated, Optional
 

@@ -1,0 +1,113 @@
+"""dpbase.codecache: generated source compiled once, the same code run, an untrusted file ignored."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import pytest
+
+from dpbase import codecache, values
+
+SOURCE = "def area(w, h):\n    return w * h\n"
+
+
+@pytest.fixture
+def fresh(monkeypatch, tmp_path):
+    """The cache module as a new process sees it, with its file under ``tmp_path``."""
+    monkeypatch.setenv("DPCOST_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("DPCOST_NO_CACHE", raising=False)
+    monkeypatch.setattr(codecache, "_codes", None)
+    monkeypatch.setattr(codecache, "_used", set())
+    monkeypatch.setattr(codecache, "_pending", True)  # no atexit hook from tests: _write is called by hand
+    return tmp_path
+
+
+def _define() -> dict:
+    namespace: dict = {}
+    codecache.cached_exec(SOURCE, {}, namespace)
+    return namespace
+
+
+def _no_compiling(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("compiled although the cache holds the text")
+
+    monkeypatch.setattr(codecache, "compile", refuse, raising=False)
+
+
+def test_same_code_as_exec(fresh):
+    plain: dict = {}
+    exec(SOURCE, {}, plain)  # noqa: S102
+    cached = _define()
+    assert cached["area"](3, 4) == plain["area"](3, 4) == 12
+    assert cached["area"].__code__.co_code == plain["area"].__code__.co_code
+
+
+def test_a_later_process_runs_the_saved_code_without_compiling(fresh, monkeypatch):
+    _define()
+    codecache._write()
+    assert (fresh / codecache.FILE_NAME).stat().st_mode & 0o077 == 0  # private: it holds code
+    monkeypatch.setattr(codecache, "_codes", None)  # the next process
+    _no_compiling(monkeypatch)
+    assert _define()["area"](2, 5) == 10
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_a_file_others_can_write_is_not_trusted(fresh, monkeypatch):
+    _define()
+    codecache._write()
+    path = fresh / codecache.FILE_NAME
+    path.chmod(0o666)
+    monkeypatch.setattr(codecache, "_codes", None)
+    assert codecache._load() == {}
+
+
+def test_a_corrupt_file_falls_back_to_compiling(fresh, monkeypatch):
+    (fresh / codecache.FILE_NAME).write_bytes(b"\x00not marshal")
+    (fresh / codecache.FILE_NAME).chmod(0o600)
+    assert _define()["area"](1, 1) == 1
+
+
+def test_switched_off(fresh, monkeypatch):
+    monkeypatch.setenv("DPCOST_NO_CACHE", "1")
+    _define()
+    codecache._write()
+    assert not (fresh / codecache.FILE_NAME).exists()
+
+
+def test_frozen_routes_exec_only_while_defining(fresh, monkeypatch):
+    @values.frozen(kw_only=True)
+    class Box:
+        width: float
+        height: float = 1.0
+
+    assert "exec" not in dataclasses.__dict__  # restored: other dataclasses compile as usual
+    assert any("width" in text for text in codecache._used)
+    box = Box(width=2.0)
+    assert (box.width, box.height) == (2.0, 1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        box.width = 3.0
+
+    codecache._write()
+    monkeypatch.setattr(codecache, "_codes", None)
+    _no_compiling(monkeypatch)
+
+    @values.frozen(kw_only=True)
+    class Box:  # the same class again, as the next process defines it: nothing compiled
+        width: float
+        height: float = 1.0
+
+    assert Box(width=5.0) == Box(width=5.0, height=1.0)
+
+
+def test_a_module_global_exec_is_put_back(monkeypatch):
+    marker = object()
+    monkeypatch.setattr(dataclasses, "exec", marker, raising=False)
+
+    @values.frozen
+    class Pair:
+        a: int
+
+    assert dataclasses.exec is marker
+    assert Pair(1).a == 1
