@@ -75,6 +75,9 @@ def _shared_methods(cls: type) -> dict[str, Any]:
 
 
 _MISSING = object()
+# Whose classes have their generated methods cached: dpcost's own, defined the same way in every
+# run (a class a test or a user script builds on the fly would only grow the cache file).
+CACHED_PACKAGES = frozenset({"costmodel", "hardware", "dpbase", "cli"})
 
 
 @contextlib.contextmanager
@@ -101,7 +104,8 @@ def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False, slots: bool 
 
     def wrap(klass: type[T]) -> type[T]:
         own = {name for name in ("__eq__", "__hash__", "__repr__") if name in klass.__dict__}
-        with _compiled_once():
+        cached = klass.__module__.partition(".")[0] in CACHED_PACKAGES
+        with _compiled_once() if cached else contextlib.nullcontext():
             made = dataclasses.dataclass(klass, frozen=True, slots=slots, kw_only=kw_only, eq=False, repr=False)
         for name, method in _shared_methods(made).items():
             if name not in own:

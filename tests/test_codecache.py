@@ -20,6 +20,7 @@ def fresh(monkeypatch, tmp_path):
     monkeypatch.setattr(codecache, "_codes", None)
     monkeypatch.setattr(codecache, "_used", set())
     monkeypatch.setattr(codecache, "_pending", True)  # no atexit hook from tests: _write is called by hand
+    monkeypatch.setattr(values, "CACHED_PACKAGES", values.CACHED_PACKAGES | {__name__.partition(".")[0]})
     return tmp_path
 
 
@@ -101,7 +102,18 @@ def test_frozen_routes_exec_only_while_defining(fresh, monkeypatch):
     assert Box(width=5.0) == Box(width=5.0, height=1.0)
 
 
-def test_a_module_global_exec_is_put_back(monkeypatch):
+def test_only_dpcost_classes_are_cached(fresh, monkeypatch):
+    monkeypatch.setattr(values, "CACHED_PACKAGES", frozenset({"costmodel", "hardware", "dpbase", "cli"}))
+
+    @values.frozen
+    class Elsewhere:
+        a: int
+
+    assert not codecache._used  # a class of this test module, outside dpcost's packages
+    assert Elsewhere(2).a == 2
+
+
+def test_a_module_global_exec_is_put_back(fresh, monkeypatch):
     marker = object()
     monkeypatch.setattr(dataclasses, "exec", marker, raising=False)
 
