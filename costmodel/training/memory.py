@@ -317,9 +317,9 @@ def stage_bytes(*, params: int, precision: Precision, optimizer_bytes_per_param:
     return weights, grads, states, total
 
 
-def fits(total_bytes: float, capacity_bytes: float, reserve_bytes: float) -> bool:
-    """Whether ``total_bytes`` plus the reserve is within the GPU's memory."""
-    return total_bytes + reserve_bytes <= capacity_bytes
+def fits(needed_bytes: float, capacity_bytes: float, kept_bytes: float) -> bool:
+    """Whether ``needed_bytes`` (a total) plus the reserve ``kept_bytes`` is within the GPU's memory."""
+    return needed_bytes + kept_bytes <= capacity_bytes
 
 
 # PyTorch AdamW applies decoupled weight decay (default 1e-2) as a separate multiply of the
