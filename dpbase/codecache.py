@@ -6,15 +6,16 @@ and compiles that text every time the class is defined, in every process. A ``dp
 iteration`` run defines ~40 value classes on its way; their ~80,000 characters of generated
 source were ~16 % of the instructions it retires (benchmarks/instructions.py). The text is a
 pure function of the class (field names, defaults, options), so :func:`cached_exec` keeps the
-compiled code object of each text it has seen in one cache file and runs that instead: the
+compiled code object of each text it has seen in a cache file and runs that instead: the
 same code, without the parse. :func:`dpbase.values.frozen` routes the standard library's
 ``exec`` through it while it defines a class.
 
-The file sits beside the parsed-TOML cache (:func:`dpbase.bundled.cache_dir`: ``$DPCOST_CACHE_DIR``,
-``$XDG_CACHE_HOME/dpcost`` or ``~/.cache/dpcost``; ``DPCOST_NO_CACHE=1`` turns both off) and is
-keyed by the Python version and ``marshal`` format. It holds code, so it is read only when the
-current user owns it and no one else can write to it; any failure to read or write it falls
-back to compiling. Texts first seen in a run are added when the process exits.
+The files sit beside the parsed-TOML cache (:func:`dpbase.bundled.cache_dir`: ``$DPCOST_CACHE_DIR``,
+``$XDG_CACHE_HOME/dpcost`` or ``~/.cache/dpcost``; ``DPCOST_NO_CACHE=1`` turns both off),
+keyed by the Python version and ``marshal`` format, one file per defining module (a run reads
+the files of the modules it imports). They hold code, so a file is read only when the current
+user owns it and no one else can write to it; any failure to read or write it falls back to
+compiling. Texts first seen in a run are added when the process exits.
 
     >>> namespace = {}
     >>> cached_exec("def twice(x):\\n    return 2 * x", None, namespace)
@@ -24,18 +25,38 @@ back to compiling. Texts first seen in a run are added when the process exits.
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 from typing import Any
 
 from dpbase.bundled import _TAG, cache_dir
 
-FILE_NAME = f"generated-code-{_TAG}.marshal"
-MAX_BYTES = 4 << 20  # a file grown past this (many versions' classes) starts again from this run's texts
+MAX_BYTES = 1 << 20  # a file grown past this (many versions' classes) starts again from this run's texts
 
-_codes: dict[str, Any] | None = None
-_used: set[str] = set()
+# One file per defining module ("group"), read when that module first defines a class: a process
+# loads the code of the modules it imports, not of every command's.
+_codes: dict[str, dict[str, Any]] = {}
+_used: dict[str, set[str]] = {}
+_added: set[str] = set()
 _pending = False
+_group = "default"
+
+
+def file_name(group: str) -> str:
+    """The cache file of one group (a module name)."""
+    return f"generated-code-{group}-{_TAG}.marshal"
+
+
+@contextlib.contextmanager
+def grouped(group: str):
+    """Texts executed inside the block are kept in ``group``'s file (the defining module)."""
+    global _group
+    previous, _group = _group, group
+    try:
+        yield
+    finally:
+        _group = previous
 
 
 def _trusted(stat: os.stat_result) -> bool:
@@ -45,41 +66,44 @@ def _trusted(stat: os.stat_result) -> bool:
     return owner_ok and not stat.st_mode & 0o022 and stat.st_size <= MAX_BYTES
 
 
-def _load() -> dict[str, Any]:
-    global _codes
-    if _codes is None:
-        _codes = {}
+def _load(group: str) -> dict[str, Any]:
+    if group not in _codes:
+        codes: dict[str, Any] = {}
         directory = cache_dir()
         if directory is not None:
             try:
-                path = directory / FILE_NAME
+                path = directory / file_name(group)
                 if _trusted(path.stat()):
                     loaded = marshal.loads(path.read_bytes())
                     if isinstance(loaded, dict):
-                        _codes = loaded
+                        codes = loaded
             except (OSError, ValueError, EOFError, TypeError):
                 pass
-    return _codes
+        _codes[group] = codes
+    return _codes[group]
 
 
 def _write() -> None:
-    """Save the texts compiled so far (at exit, when this run compiled any)."""
+    """Save the groups that compiled texts in this run (at exit)."""
     directory = cache_dir()
-    if directory is None or _codes is None:
+    if directory is None:
         return
-    try:
-        data = marshal.dumps(_codes)
-        if len(data) > MAX_BYTES:
-            data = marshal.dumps({text: _codes[text] for text in _used})
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / FILE_NAME
-        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        with open(temporary, "wb") as handle:  # private to the user: the file holds code
-            os.chmod(temporary, 0o600)
-            handle.write(data)
-        os.replace(temporary, path)  # atomic: a concurrent reader sees the old file or the new one
-    except (OSError, ValueError):
-        pass
+    for group in sorted(_added):
+        codes = _codes.get(group, {})
+        try:
+            data = marshal.dumps(codes)
+            if len(data) > MAX_BYTES:
+                data = marshal.dumps({text: codes[text] for text in _used.get(group, ())})
+            directory.mkdir(parents=True, exist_ok=True)
+            path = directory / file_name(group)
+            temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            with open(temporary, "wb") as handle:  # private to the user: the file holds code
+                os.chmod(temporary, 0o600)
+                handle.write(data)
+            os.replace(temporary, path)  # atomic: a concurrent reader sees the old file or the new one
+        except (OSError, ValueError):
+            pass
+    _added.clear()
 
 
 def cached_exec(source, globals=None, locals=None) -> None:  # noqa: A002  (exec's own parameter names)
@@ -88,15 +112,17 @@ def cached_exec(source, globals=None, locals=None) -> None:  # noqa: A002  (exec
     if not isinstance(source, str):
         exec(source, globals, locals)  # noqa: S102
         return
-    codes = _load()
+    group = _group
+    codes = _load(group)
     code = codes.get(source)
     if code is None:
         code = compile(source, "<string>", "exec")  # what exec(source) compiles
         codes[source] = code
+        _added.add(group)
         if not _pending:
             import atexit
 
             atexit.register(_write)
             _pending = True
-    _used.add(source)
+    _used.setdefault(group, set()).add(source)
     exec(code, globals, locals)  # noqa: S102

@@ -37,6 +37,7 @@ import operator
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from dpbase import codecache
 from dpbase.codecache import cached_exec
 
 T = TypeVar("T")
@@ -81,7 +82,7 @@ CACHED_PACKAGES = frozenset({"costmodel", "hardware", "dpbase", "cli"})
 
 
 @contextlib.contextmanager
-def _compiled_once():
+def _compiled_once(module: str):
     """While a class is defined, the standard library's ``exec`` of its generated methods goes
     through :func:`dpbase.codecache.cached_exec` (the same code, compiled once per installation).
 
@@ -90,7 +91,8 @@ def _compiled_once():
     previous = dataclasses.__dict__.get("exec", _MISSING)
     dataclasses.exec = cached_exec
     try:
-        yield
+        with codecache.grouped(module):
+            yield
     finally:
         if previous is _MISSING:
             del dataclasses.exec
@@ -105,7 +107,7 @@ def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False, slots: bool 
     def wrap(klass: type[T]) -> type[T]:
         own = {name for name in ("__eq__", "__hash__", "__repr__") if name in klass.__dict__}
         cached = klass.__module__.partition(".")[0] in CACHED_PACKAGES
-        with _compiled_once() if cached else contextlib.nullcontext():
+        with _compiled_once(klass.__module__) if cached else contextlib.nullcontext():
             made = dataclasses.dataclass(klass, frozen=True, slots=slots, kw_only=kw_only, eq=False, repr=False)
         for name, method in _shared_methods(made).items():
             if name not in own:

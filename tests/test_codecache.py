@@ -17,8 +17,9 @@ def fresh(monkeypatch, tmp_path):
     """The cache module as a new process sees it, with its file under ``tmp_path``."""
     monkeypatch.setenv("DPCOST_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("DPCOST_NO_CACHE", raising=False)
-    monkeypatch.setattr(codecache, "_codes", None)
-    monkeypatch.setattr(codecache, "_used", set())
+    monkeypatch.setattr(codecache, "_codes", {})
+    monkeypatch.setattr(codecache, "_used", {})
+    monkeypatch.setattr(codecache, "_added", set())
     monkeypatch.setattr(codecache, "_pending", True)  # no atexit hook from tests: _write is called by hand
     monkeypatch.setattr(values, "CACHED_PACKAGES", values.CACHED_PACKAGES | {__name__.partition(".")[0]})
     return tmp_path
@@ -48,8 +49,8 @@ def test_same_code_as_exec(fresh):
 def test_a_later_process_runs_the_saved_code_without_compiling(fresh, monkeypatch):
     _define()
     codecache._write()
-    assert (fresh / codecache.FILE_NAME).stat().st_mode & 0o077 == 0  # private: it holds code
-    monkeypatch.setattr(codecache, "_codes", None)  # the next process
+    assert (fresh / codecache.file_name("default")).stat().st_mode & 0o077 == 0  # private: it holds code
+    monkeypatch.setattr(codecache, "_codes", {})  # the next process
     _no_compiling(monkeypatch)
     assert _define()["area"](2, 5) == 10
 
@@ -58,15 +59,15 @@ def test_a_later_process_runs_the_saved_code_without_compiling(fresh, monkeypatc
 def test_a_file_others_can_write_is_not_trusted(fresh, monkeypatch):
     _define()
     codecache._write()
-    path = fresh / codecache.FILE_NAME
+    path = fresh / codecache.file_name("default")
     path.chmod(0o666)
-    monkeypatch.setattr(codecache, "_codes", None)
-    assert codecache._load() == {}
+    monkeypatch.setattr(codecache, "_codes", {})
+    assert codecache._load("default") == {}
 
 
 def test_a_corrupt_file_falls_back_to_compiling(fresh, monkeypatch):
-    (fresh / codecache.FILE_NAME).write_bytes(b"\x00not marshal")
-    (fresh / codecache.FILE_NAME).chmod(0o600)
+    (fresh / codecache.file_name("default")).write_bytes(b"\x00not marshal")
+    (fresh / codecache.file_name("default")).chmod(0o600)
     assert _define()["area"](1, 1) == 1
 
 
@@ -74,7 +75,7 @@ def test_switched_off(fresh, monkeypatch):
     monkeypatch.setenv("DPCOST_NO_CACHE", "1")
     _define()
     codecache._write()
-    assert not (fresh / codecache.FILE_NAME).exists()
+    assert not (fresh / codecache.file_name("default")).exists()
 
 
 def test_frozen_routes_exec_only_while_defining(fresh, monkeypatch):
@@ -84,14 +85,15 @@ def test_frozen_routes_exec_only_while_defining(fresh, monkeypatch):
         height: float = 1.0
 
     assert "exec" not in dataclasses.__dict__  # restored: other dataclasses compile as usual
-    assert any("width" in text for text in codecache._used)
+    assert any("width" in text for text in codecache._used[__name__])  # grouped by defining module
     box = Box(width=2.0)
     assert (box.width, box.height) == (2.0, 1.0)
     with pytest.raises(dataclasses.FrozenInstanceError):
         box.width = 3.0
 
     codecache._write()
-    monkeypatch.setattr(codecache, "_codes", None)
+    assert (fresh / codecache.file_name(__name__)).exists()  # the defining module's own file
+    monkeypatch.setattr(codecache, "_codes", {})
     _no_compiling(monkeypatch)
 
     @values.frozen(kw_only=True)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -133,6 +132,8 @@ class NcclTables:
 
 
 def _read_toml(path: Path, field: str) -> dict:
+    import tomllib  # only when a user's file is read (the bundled table comes through dpbase.bundled)
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
