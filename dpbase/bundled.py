@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-_TAG = f"py{sys.version_info[0]}{sys.version_info[1]}-m{marshal.version}"
+CACHE_TAG = f"py{sys.version_info[0]}{sys.version_info[1]}-m{marshal.version}"
 
 
 def cache_dir() -> Path | None:
@@ -43,13 +43,13 @@ def _stem(path: Path) -> str:
 
 
 def _key(path: Path, stat: os.stat_result) -> str:
-    return f"{_stem(path)}-{stat.st_size}-{stat.st_mtime_ns}-{_TAG}.marshal"
+    return f"{_stem(path)}-{stat.st_size}-{stat.st_mtime_ns}-{CACHE_TAG}.marshal"
 
 
 def _prune(directory: Path, path: Path, keep: Path) -> None:
     """Remove this file's older cache entries (a reinstall or an edit leaves one behind)."""
     for old in directory.glob(f"{_stem(path)}-*.marshal"):
-        if old != keep and old.name.endswith(f"-{_TAG}.marshal"):
+        if old != keep and old.name.endswith(f"-{CACHE_TAG}.marshal"):
             old.unlink(missing_ok=True)
 
 
@@ -71,11 +71,27 @@ def load_bundled(path: Path) -> dict[str, Any]:
         pass
     document = _parse(path)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        temporary = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
-        temporary.write_bytes(marshal.dumps(document))
-        os.replace(temporary, cached)  # atomic: a concurrent reader sees the old file or the new one
-        _prune(directory, path, cached)
-    except (OSError, ValueError):
+        if write_cache(cached, marshal.dumps(document)):
+            _prune(directory, path, cached)
+    except ValueError:  # marshal cannot serialise it
         pass
     return document
+
+
+def write_cache(target: Path, data: bytes) -> bool:
+    """Write a cache file whole (a temporary file readable by the user only, then a rename: a
+    concurrent reader sees the old file or the new one); False when it cannot be written."""
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, target)
+        return True
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        return False

@@ -30,7 +30,7 @@ import marshal
 import os
 from typing import Any
 
-from dpbase.bundled import _TAG, cache_dir
+from dpbase.bundled import CACHE_TAG, cache_dir, write_cache
 
 MAX_BYTES = 1 << 20  # a file grown past this (many versions' classes) starts again from this run's texts
 
@@ -45,7 +45,7 @@ _group = "default"
 
 def file_name(group: str) -> str:
     """The cache file of one group (a module name)."""
-    return f"generated-code-{group}-{_TAG}.marshal"
+    return f"generated-code-{group}-{CACHE_TAG}.marshal"
 
 
 @contextlib.contextmanager
@@ -90,19 +90,10 @@ def _write() -> None:
         return
     for group in sorted(_added):
         codes = _codes.get(group, {})
-        try:
-            data = marshal.dumps(codes)
-            if len(data) > MAX_BYTES:
-                data = marshal.dumps({text: codes[text] for text in _used.get(group, ())})
-            directory.mkdir(parents=True, exist_ok=True)
-            path = directory / file_name(group)
-            temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            with open(temporary, "wb") as handle:  # private to the user: the file holds code
-                os.chmod(temporary, 0o600)
-                handle.write(data)
-            os.replace(temporary, path)  # atomic: a concurrent reader sees the old file or the new one
-        except (OSError, ValueError):
-            pass
+        data = marshal.dumps(codes)  # code objects and str keys: always serialisable
+        if len(data) > MAX_BYTES:
+            data = marshal.dumps({text: codes[text] for text in _used.get(group, ())})
+        write_cache(directory / file_name(group), data)  # written 0600: the file holds code
     _added.clear()
 
 

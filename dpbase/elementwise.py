@@ -12,22 +12,21 @@ import math
 
 from dpbase.lazynp import SCALAR_TYPES, is_scalar, np
 
-# ``type(x) in _PLAIN`` first: a Python float/int/bool is the scalar path's common case, and the
-# test inline costs a fraction of the call to :func:`is_scalar` (one configuration at a time
-# evaluates ~400 of these helpers).
-_PLAIN = SCALAR_TYPES
+# ``type(x) in SCALAR_TYPES`` first: a Python float/int/bool is the scalar path's common case,
+# and the test inline costs a fraction of the call to :func:`is_scalar` (one configuration at a
+# time evaluates ~400 of these helpers).
 
 
 def where(condition, yes, no):
     """``np.where(condition, yes, no)``; a conditional when ``condition`` is a scalar."""
-    if type(condition) in _PLAIN or is_scalar(condition):
+    if type(condition) in SCALAR_TYPES or is_scalar(condition):
         return yes if condition else no
     return np.where(condition, yes, no)
 
 
 def maximum(a, b):
     """``np.maximum(a, b)``; ``max`` when both are scalars (NaN propagates as in numpy)."""
-    if (type(a) in _PLAIN or is_scalar(a)) and (type(b) in _PLAIN or is_scalar(b)):
+    if (type(a) in SCALAR_TYPES or is_scalar(a)) and (type(b) in SCALAR_TYPES or is_scalar(b)):
         if a != a or b != b:
             return float("nan")
         return a if a >= b else b
@@ -36,21 +35,21 @@ def maximum(a, b):
 
 def greater(a, b):
     """``a > b`` elementwise (an array for array-likes, a bool for scalars)."""
-    if type(a) in _PLAIN or is_scalar(a):
+    if type(a) in SCALAR_TYPES or is_scalar(a):
         return a > b
     return np.asarray(a) > b
 
 
 def less(a, b):
     """``a < b`` elementwise (an array for array-likes, a bool for scalars)."""
-    if type(a) in _PLAIN or is_scalar(a):
+    if type(a) in SCALAR_TYPES or is_scalar(a):
         return a < b
     return np.asarray(a) < b
 
 
 def minimum(a, b):
     """``np.minimum(a, b)``; ``min`` when both are scalars (NaN propagates as in numpy)."""
-    if (type(a) in _PLAIN or is_scalar(a)) and (type(b) in _PLAIN or is_scalar(b)):
+    if (type(a) in SCALAR_TYPES or is_scalar(a)) and (type(b) in SCALAR_TYPES or is_scalar(b)):
         if a != a or b != b:
             return float("nan")
         return a if a <= b else b
@@ -94,4 +93,4 @@ def sqrt(a):
 def operand(a):
     """``a`` itself when it is a scalar or an array, else (a list, a tuple) ``np.asarray(a)``:
     what an elementwise formula can compute on."""
-    return a if type(a) in _PLAIN or is_scalar(a) or hasattr(a, "ndim") else np.asarray(a)
+    return a if type(a) in SCALAR_TYPES or is_scalar(a) or hasattr(a, "ndim") else np.asarray(a)

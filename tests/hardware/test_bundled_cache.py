@@ -64,3 +64,14 @@ def test_the_bundled_tables_read_through_the_cache_equal_a_fresh_parse(tmp_path,
     for path in [*(root / "hardware" / "data").glob("*.toml"), *(root / "costmodel" / "data").glob("*.toml")]:
         bundled.load_bundled(path)
         assert bundled.load_bundled(path) == tomllib.loads(path.read_text(encoding="utf-8")), path.name
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_write_cache_is_private_whole_and_leaves_nothing_behind_on_failure(tmp_path):
+    target = tmp_path / "sub" / "entry.marshal"
+    assert bundled.write_cache(target, b"payload")
+    assert target.read_bytes() == b"payload" and target.stat().st_mode & 0o077 == 0
+    assert [p.name for p in target.parent.iterdir()] == ["entry.marshal"]  # no temporary left
+    (tmp_path / "sub" / "blocked").mkdir()  # a directory where the file should go: the rename fails
+    assert not bundled.write_cache(tmp_path / "sub" / "blocked", b"x")
+    assert sorted(p.name for p in target.parent.iterdir()) == ["blocked", "entry.marshal"]
