@@ -35,6 +35,8 @@ np: Any = _LazyNumpy()
 
 def is_array(value: Any) -> bool:
     """Whether ``value`` is a numpy array (False, without importing numpy, when numpy is not loaded)."""
+    if type(value) in SCALAR_TYPES:  # the scalar path's common case, decided without numpy
+        return False
     numpy = sys.modules.get("numpy")
     return numpy is not None and isinstance(value, numpy.ndarray)
 

@@ -90,10 +90,14 @@ class SyncPlan:
     payload_bytes: float  # sizes handed to collectives per synchronisation (nccl-tests sizes)
 
 
-def _bucket_seconds(comm: CommFn, parts: list[tuple], size):
-    """One bucket's collectives; 0 for an empty bucket (elementwise on arrays)."""
-    total = sum((part[3] if len(part) > 3 else comm)(part[0], size * part[1])
-                + (size * part[2] if len(part) > 2 else 0.0) for part in parts)
+def _bucket_seconds(parts: list[tuple], size):
+    """One bucket's collectives; 0 for an empty bucket (elementwise on arrays). ``parts`` as
+    :func:`_phase` completes them: (primitive, bytes per gradient byte, extra seconds per
+    gradient byte or None, comm function)."""
+    total = 0.0
+    for primitive, ratio, extra_s, comm in parts:
+        seconds = comm(primitive, size * ratio)
+        total = total + (seconds if extra_s is None else seconds + size * extra_s)
     if is_array(size) and size.ndim:
         return np.where(size > 0, total, 0.0)
     return total if size > 0 else 0.0
@@ -105,7 +109,9 @@ def _phase(comm: CommFn, layout: BucketLayout, parts: list[tuple]) -> tuple[Phas
     function of another group: hybrid sharding's cross-node replica all-reduce]])."""
     first, bucket, last, count = _fields(layout)
     sizes = (first, bucket, last)
-    times = [_bucket_seconds(comm, parts, s) for s in sizes]
+    parts = [(part[0], part[1], part[2] if len(part) > 2 else None, part[3] if len(part) > 3 else comm)
+             for part in parts]
+    times = [_bucket_seconds(parts, s) for s in sizes]
     bucket_counts = (1.0, count, (last > 0) * 1.0)
     payload = sum(count * size * part[1] for count, size in zip(bucket_counts, sizes)
                   for part in parts)

@@ -370,11 +370,12 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
                                           config.flash_attention, config.recompute)
     logits = memory.logits_bytes(workload, config.micro_batch, seq_len,
                                  memory.DTYPE_BYTES[compute_dtype])
+    shared = dict(params=workload.params, precision=precision, ranks=ranks,
+                  activations_bytes=float(activations), logits=float(logits))
+
     def inputs(stage: int) -> dict:
-        return dict(params=workload.params, precision=precision,
-                    optimizer_bytes_per_param=0.0 if offloaded and stage >= 1 else states,
-                    zero_stage=stage, ranks=ranks, activations_bytes=float(activations), logits=float(logits),
-                    shard_ranks=shard_ranks if stage == 3 else None,
+        return dict(shared, optimizer_bytes_per_param=0.0 if offloaded and stage >= 1 else states,
+                    zero_stage=stage, shard_ranks=shard_ranks if stage == 3 else None,
                     secondary_ranks=secondary_ranks if stage == 3 else None,
                     irregular=memory.irregular_allocations(stage, config.recompute, offloaded))
 
@@ -398,7 +399,7 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         grad_dtype=config.grad_dtype, compute_dtype=compute.compute_dtype,
         topk_fraction=config.topk_fraction, optimizer=config.optimizer,
         zero_stage=config.zero_stage, overlap=config.overlap, synchronous=not config.asynchronous,
-        bucket_bytes=float(config.bucket_bytes), first_bucket_bytes=float(config.first_bucket_bytes),
+        bucket_bytes=float(setup.bucket_bytes), first_bucket_bytes=float(setup.first_bucket_bytes),
         bucket_count=int(layout.count), sync=setup.mode, transport=config.transport,
         jitter_cv=config.jitter_cv, speed_cv=config.losses.speed_cv,
         slow_node_factor=config.losses.slow_node_factor, overlap_slowdown=slowdown, mfu=compute.mfu,
@@ -413,13 +414,15 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
 
 
 def _resolve_sync(workload, config: TrainingConfig) -> tuple[TrainingConfig, syncmodes.SyncSetup]:
-    """The configuration with the sync preset's buckets, overlap and ZeRO stage filled in."""
+    """The configuration with the sync preset's overlap and ZeRO stage filled in (copied only
+    when the preset changes them), and the preset: its bucket sizes are ``setup``'s."""
     grad_bytes = workload.params * memory.precision_for(config.grad_dtype).grad_bytes
     setup = syncmodes.sync_setup(config.sync, workload, grad_bytes, bucket_bytes=config.bucket_bytes,
                                  first_bucket_bytes=config.first_bucket_bytes,
                                  overlap=config.overlap, zero_stage=config.zero_stage)
-    return replace(config, bucket_bytes=setup.bucket_bytes, first_bucket_bytes=setup.first_bucket_bytes,
-                   overlap=setup.overlap, zero_stage=setup.zero_stage), setup
+    if setup.overlap != config.overlap or setup.zero_stage != config.zero_stage:
+        config = replace(config, overlap=setup.overlap, zero_stage=setup.zero_stage)
+    return config, setup
 
 
 def _overlap_slowdown(config: TrainingConfig) -> float:
@@ -582,8 +585,8 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     _check_shard(config, groups)
     compute = _compute(workload, gpu, config)
     precision = memory.precision_for(config.grad_dtype)
-    layout = overlap.bucket_layout(workload.params * precision.grad_bytes, config.bucket_bytes,
-                                   config.first_bucket_bytes)
+    layout = overlap.bucket_layout(workload.params * precision.grad_bytes, setup.bucket_bytes,
+                                   setup.first_bucket_bytes)
     if config.shard == "full":
         groups = None
     step, plan, optimizer_s, host_s = _step(workload, gpu, comm, ranks, config, compute.forward_s,
