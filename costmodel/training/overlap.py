@@ -172,6 +172,11 @@ def exposed_after(backward_s, lines: FinishLines):
 def exposed_comm_s(backward_s, grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s,
                    last_comm_s, overlap=True, late_fraction=0.0):
     """Communication finishing after backward; all of it when ``overlap`` is off."""
+    if type(overlap) is bool:  # one flag for every element: only the branch it takes
+        if not overlap:
+            return total_comm_s(layout, first_comm_s, full_comm_s, last_comm_s)
+        return exposed_after(backward_s, finish_lines(grad_bytes, layout, first_comm_s, full_comm_s,
+                                                      last_comm_s, late_fraction))
     total = total_comm_s(layout, first_comm_s, full_comm_s, last_comm_s)
     lines = finish_lines(grad_bytes, layout, first_comm_s, full_comm_s, last_comm_s, late_fraction)
     return ew.where(overlap, exposed_after(backward_s, lines), total)
