@@ -145,7 +145,7 @@ def iteration(
     algorithm: Annotated[str, typer.Option(help="Collective algorithm or auto.", autocompletion=complete.algorithms)] = "auto",
     backend: Annotated[str, typer.Option(help="auto (NCCL's model on NVIDIA, RCCL's tuning model on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
     grad_dtype: Annotated[str, typer.Option("--grad-dtype", help="Gradient dtype: fp32, bf16, fp16, fp8.")] = "bf16",
-    compute_dtype: Annotated[str, typer.Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8.")] = "bf16",
+    compute_dtype: Annotated[str, typer.Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8 (bf16 runs as fp16, then fp32, on a GPU without it).")] = "bf16",
     topk: Annotated[float | None, typer.Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
     mfu: Annotated[float | None, typer.Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
     optimizer: Annotated[str, typer.Option(help="sgd (momentum), adam or adamw.")] = "adamw",

@@ -134,7 +134,7 @@ def plan(
     top: Annotated[int, typer.Option(help="How many ranked alternatives to show.")] = 10,
     buckets: Annotated[str, typer.Option(help="Comma-separated DDP bucket sizes to sweep.")] = "5MiB,25MiB,100MiB,400MiB",
     grad_dtypes: Annotated[str, typer.Option("--grad-dtypes", help="Comma-separated gradient dtypes to sweep (fp32, bf16, fp16, fp8).")] = "bf16,fp32",
-    compute_dtype: Annotated[str, typer.Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8.")] = "bf16",
+    compute_dtype: Annotated[str, typer.Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8 (bf16 runs as fp16, then fp32, on a GPU without it).")] = "bf16",
     mfu: Annotated[float | None, typer.Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
     optimizer: Annotated[str, typer.Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     jitter: Annotated[float, typer.Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,

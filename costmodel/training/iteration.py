@@ -58,8 +58,10 @@ BACKWARD_PER_FORWARD = 2.0
 # Full activation recomputation (Chen et al. 2016; Korthikanti et al. 2022, §5) re-runs each
 # layer's forward during backward: one extra forward, 4/3 of the forward + backward FLOPs.
 RECOMPUTE_EXTRA_FORWARDS = 1.0
-# A GPU without the requested matmul dtype runs the nearest one it has (AMP on Volta is fp16).
-COMPUTE_DTYPE_FALLBACK = {"bf16": "fp16", "tf32": "fp32"}
+# A GPU without the requested matmul dtype runs the nearest one it has, in this order: AMP on
+# Volta is fp16; a GPU without 16-bit math (Kepler: the K80) trains in fp32, as frameworks do
+# there; tf32 is fp32 before Ampere. The breakdown reports the dtype that runs.
+COMPUTE_DTYPE_FALLBACK = {"bf16": ("fp16", "fp32"), "tf32": ("fp32",)}
 COMPUTE_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 
 
@@ -247,8 +249,8 @@ def peak_flops(gpu, compute_dtype: str) -> tuple[str, float]:
     """(dtype that runs, peak FLOP/s) of ``gpu`` for a compute dtype (nearest supported one)."""
     if compute_dtype not in COMPUTE_DTYPES:
         raise InputError("compute_dtype", compute_dtype, ", ".join(COMPUTE_DTYPES))
-    for dtype in (compute_dtype, COMPUTE_DTYPE_FALLBACK.get(compute_dtype)):
-        peak = gpu.peak_flops.get(dtype) if dtype else None
+    for dtype in (compute_dtype, *COMPUTE_DTYPE_FALLBACK.get(compute_dtype, ())):
+        peak = gpu.peak_flops.get(dtype)
         if peak:
             return dtype, float(peak)
     raise NotApplicableError("compute_dtype", compute_dtype,
@@ -370,19 +372,17 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
                                           config.flash_attention, config.recompute)
     logits = memory.logits_bytes(workload, config.micro_batch, seq_len,
                                  memory.DTYPE_BYTES[compute_dtype])
+    stage = config.zero_stage
     shared = dict(params=workload.params, precision=precision, ranks=ranks,
                   activations_bytes=float(activations), logits=float(logits))
-
-    def inputs(stage: int) -> dict:
-        return dict(shared, optimizer_bytes_per_param=0.0 if offloaded and stage >= 1 else states,
-                    zero_stage=stage, shard_ranks=shard_ranks if stage == 3 else None,
-                    secondary_ranks=secondary_ranks if stage == 3 else None,
-                    irregular=memory.irregular_allocations(stage, config.recompute, offloaded))
-
-    chosen = memory.memory_breakdown(capacity_bytes=gpu.memory_bytes, **inputs(config.zero_stage))
-    # the other stages: their totals only (the same formulas, without building a breakdown each)
-    totals = tuple(chosen.total_bytes if stage == config.zero_stage else memory.stage_bytes(**inputs(stage))[3]
-                   for stage in memory.ZERO_STAGES)
+    chosen = memory.memory_breakdown(
+        capacity_bytes=gpu.memory_bytes, **shared, optimizer_bytes_per_param=memory.states_on_gpu(states, stage, offloaded),
+        zero_stage=stage, shard_ranks=shard_ranks if stage == 3 else None,
+        secondary_ranks=secondary_ranks if stage == 3 else None,
+        irregular=memory.irregular_allocations(stage, config.recompute, offloaded))
+    # every stage's total (the same formulas, without building a breakdown for each)
+    totals = memory.stage_totals(**shared, optimizer_bytes_per_param=states, shard_ranks=shard_ranks,
+                                 secondary_ranks=secondary_ranks, recompute=config.recompute, offload=offloaded)
     fitting = [stage for stage, total in zip(memory.ZERO_STAGES, totals)
                if memory.fits(total, chosen.capacity_bytes, chosen.reserve_bytes)]
     return {"memory": chosen, "zero_totals_bytes": totals,

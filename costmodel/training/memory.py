@@ -317,6 +317,31 @@ def stage_bytes(*, params: int, precision: Precision, optimizer_bytes_per_param:
     return weights, grads, states, total
 
 
+def states_on_gpu(optimizer_bytes_per_param, zero_stage: int, offload: bool = False):
+    """Optimizer-state bytes per parameter kept on the GPU: none when they are offloaded to the
+    host (ZeRO >= 1 only)."""
+    return 0.0 if offload and zero_stage >= 1 else optimizer_bytes_per_param
+
+
+def stage_totals(*, params: int, precision: Precision, optimizer_bytes_per_param: float, ranks: int,
+                 activations_bytes: float, logits: float = 0.0, overheads: Overheads = DEFAULT_OVERHEADS,
+                 shard_ranks: int | None = None, secondary_ranks: int | None = None,
+                 recompute: bool = False, offload: bool = False) -> tuple[float, ...]:
+    """The total bytes per GPU at every ZeRO stage (``ZERO_STAGES`` order), each what
+    :func:`memory_breakdown` reports at that stage: offloaded states (:func:`states_on_gpu`),
+    hybrid sharding's ``shard_ranks`` and hpZ's ``secondary_ranks`` at ZeRO-3, the stage's
+    allocation pattern (:func:`irregular_allocations`)."""
+    totals = []
+    for stage in ZERO_STAGES:
+        sharded = stage == 3
+        weights, grads, states = model_state_bytes(
+            params, precision, states_on_gpu(optimizer_bytes_per_param, stage, offload), stage,
+            (shard_ranks if sharded else None) or ranks, secondary_ranks if sharded else None)
+        totals.append(float(total_bytes(weights + grads + states, activations_bytes, logits, ranks, overheads,
+                                        irregular_allocations(stage, recompute, offload))))
+    return tuple(totals)
+
+
 def fits(needed_bytes: float, capacity_bytes: float, kept_bytes: float) -> bool:
     """Whether ``needed_bytes`` (a total) plus the reserve ``kept_bytes`` is within the GPU's memory."""
     return needed_bytes + kept_bytes <= capacity_bytes

@@ -138,7 +138,8 @@ def _kind_entry(kind: str, arch: str, dtype: str) -> tuple[str, str, dict] | Non
     for candidate in search:
         if wanted in measured.get(candidate, {}):
             return candidate, wanted, measured[candidate][wanted]
-    return search[0], MFU_FALLBACK_DTYPE, measured[search[0]][MFU_FALLBACK_DTYPE]
+    fallback = next(candidate for candidate in search if MFU_FALLBACK_DTYPE in measured.get(candidate, {}))
+    return fallback, MFU_FALLBACK_DTYPE, measured[fallback][MFU_FALLBACK_DTYPE]
 
 
 def default_mfu_for_kind(kind: str, arch: str, dtype: str,

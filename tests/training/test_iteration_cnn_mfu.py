@@ -121,7 +121,7 @@ def test_every_architecture_has_a_search_order_of_measured_architectures():
     for arch, order in nearest.items():
         assert order and set(order) <= set(measured) and len(set(order)) == len(order)
         assert order[0] == arch or arch not in measured
-        assert workloads.MFU_FALLBACK_DTYPE in measured[order[0]]
+        assert any(workloads.MFU_FALLBACK_DTYPE in measured[candidate] for candidate in order)
     for arch, by_dtype in measured.items():
         for dtype, entry in by_dtype.items():
             assert 0.05 < workloads.measured_mfu(entry) < 1.0, (arch, dtype)
@@ -132,3 +132,26 @@ def test_a_measurement_with_unpaired_rows_is_refused():
     with pytest.raises(ValueError):
         workloads.measured_mfu({"model": "resnet-50", "gpus": [1, 8], "images_per_s": [100],
                                 "peak_tflops": 100})
+
+
+def test_kepler_runs_cnns_at_its_own_measured_mfu_not_voltas():
+    """MXNet's K80 ResNet-50 benchmark (45.52 images/s on one GK210, batch 32) gives Kepler its
+    own fp32 entry: MFU 45.52 x 24.54 GFLOP / 4.37 TFLOP/s, about half of Volta's."""
+    rate, source = workloads.default_mfu_for_kind("cnn", "kepler", "fp32")
+    assert rate == pytest.approx(45.52 * 24.54e9 / 4.37e12)
+    assert "borrowed" not in source and "MXNet" in source
+    assert rate < 0.5 * rate_of("volta", "fp32")
+    # Pascal is nearer to Volta (2017) than to Kepler (2014) in release year: it keeps Volta's
+    assert workloads.default_mfu_for_kind("cnn", "pascal", "fp32")[0] == rate_of("volta", "fp32")
+    # a 16-bit run on Kepler (no fp16 entry) falls back to the nearest architecture with one
+    assert "borrowed from volta" in workloads.default_mfu_for_kind("cnn", "kepler", "fp16")[1]
+
+
+def test_a_k80_resnet_step_takes_the_kepler_measurement_time():
+    """On the bundled AWS p2.8xlarge, one ResNet-50 micro-batch of 32 runs at MXNet's K80
+    rate (45.52 images/s, forward + backward), not at Volta's MFU."""
+    result = runner.invoke(app, ["iteration", "--model", "resnet-50", "--cluster", "aws-p2.8xlarge",
+                                 "--gpus", "1", "--micro-batch", "32", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert 32 / data["compute_s"] == pytest.approx(45.52, rel=1e-6)
