@@ -42,7 +42,7 @@ from costmodel.training.memory import Precision
 from costmodel.training.overlap import BucketLayout
 from dpbase import elementwise as ew
 from dpbase.errors import InputError
-from dpbase.lazynp import is_array, np
+from dpbase.lazynp import SCALAR_TYPES, is_array, np
 from dpbase.values import frozen
 
 CommFn = Callable[[str, float], float]
@@ -142,7 +142,11 @@ def check_quantization(weight_bits: int | None, grad_bits: int | None, zero_stag
 
 def _fields(layout: BucketLayout) -> tuple:
     """(first, bucket, last, full count): Python floats for one layout (fast), else arrays."""
-    fields = (layout.first_bytes, layout.bucket_bytes, layout.last_bytes, layout.full_count)
+    first, bucket, last, count = layout.first_bytes, layout.bucket_bytes, layout.last_bytes, layout.full_count
+    if type(first) in SCALAR_TYPES and type(bucket) in SCALAR_TYPES and type(last) in SCALAR_TYPES \
+            and type(count) in SCALAR_TYPES:  # one configuration: Python numbers, decided inline
+        return float(first), float(bucket), float(last), float(count)
+    fields = (first, bucket, last, count)
     if any(is_array(f) and f.ndim for f in fields):
         return fields
     return tuple(float(f) for f in fields)
