@@ -155,3 +155,8 @@ def test_a_k80_resnet_step_takes_the_kepler_measurement_time():
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert 32 / data["compute_s"] == pytest.approx(45.52, rel=1e-6)
+    # the default bf16 ran as fp32 (the K80 has no 16-bit math); an explicit fp16 is refused
+    assert data["compute_dtype"] == "fp32"
+    refused = runner.invoke(app, ["iteration", "--model", "resnet-50", "--cluster", "aws-p2.8xlarge",
+                                  "--gpus", "1", "--micro-batch", "32", "--compute-dtype", "fp16"])
+    assert refused.exit_code == 2 and "compute_dtype" in refused.output and "fp32" in refused.output
