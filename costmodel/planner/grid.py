@@ -326,7 +326,7 @@ def model_states(setting: Setting, precision, states_per_param, zero, ranks, per
     asynchronous workers hold none (the parameter servers do),
     hybrid ZeRO-3 shards over the node's GPUs, hpZ adds its secondary weight partition."""
     zero = np.asarray(zero)
-    states = np.where((setting.offload_optimizer & (zero >= 1)) | setting.asynchronous, 0.0, states_per_param)
+    states = np.where(setting.asynchronous, 0.0, memory.states_on_gpu(states_per_param, zero, setting.offload_optimizer))
     secondary = per_node if setting.shard == "hpz" else None
     return memory.model_state_bytes(setting.workload.params, precision, states, zero,
                                     shard_ranks(setting, zero, ranks, per_node), secondary)

@@ -317,10 +317,10 @@ def stage_bytes(*, params: int, precision: Precision, optimizer_bytes_per_param:
     return weights, grads, states, total
 
 
-def states_on_gpu(optimizer_bytes_per_param, zero_stage: int, offload: bool = False):
+def states_on_gpu(optimizer_bytes_per_param, zero_stage, offload: bool = False):
     """Optimizer-state bytes per parameter kept on the GPU: none when they are offloaded to the
-    host (ZeRO >= 1 only)."""
-    return 0.0 if offload and zero_stage >= 1 else optimizer_bytes_per_param
+    host (ZeRO >= 1 only); elementwise on arrays of stages."""
+    return ew.where(bool(offload) & (ew.operand(zero_stage) >= 1), 0.0, optimizer_bytes_per_param)
 
 
 def stage_totals(*, params: int, precision: Precision, optimizer_bytes_per_param: float, ranks: int,
