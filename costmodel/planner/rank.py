@@ -269,7 +269,9 @@ def infeasible_error(sweep, setting, system) -> NotApplicableError:
               f"{'checkpointed ' if setting.recompute else ''}activations and logits alone "
               "exceed the GPU)") if room <= 0 else (
         f"use at least {int(np.ceil(states * gpus / room))} GPUs (raise --nodes/--max-gpus), "
-        "shorten --seq-len, lower --memory-reserve, or add tensor/pipeline parallelism")
+        + ("" if setting.offload_optimizer or setting.asynchronous else
+           "keep the optimizer states on the host (--offload-optimizer), ")
+        + "shorten --seq-len, lower --memory-reserve, or add tensor/pipeline parallelism")
     if setting.recompute:
         advice += "; this already recomputes activations"
     return NotApplicableError(

@@ -23,16 +23,26 @@ def signed_percent(fraction: float) -> str:
     return "0.0%" if float(text[:-1]) == 0 else text
 
 
+def four_digits(value: float) -> str:
+    """Four significant digits with trailing zeros kept ("6.700"), without the bare decimal
+    point ``#`` leaves on a four-digit integer ("1134", not "1134.")."""
+    return f"{value:#.4g}".removesuffix(".")
+
+
 def step_time(seconds: float) -> str:
     """A step time with four significant digits, trailing zeros kept ("6.700 s", not "6.7 s"),
-    so that times side by side read at the same precision; hours from 10,000 s on."""
+    so that times side by side read at the same precision; hours from 10,000 s on.
+
+    >>> step_time(6.7), step_time(1134.4), step_time(0.0123), step_time(36000.0)
+    ('6.700 s', '1134 s', '12.30 ms', '10.00 h')
+    """
     if abs(seconds) >= 1e4:
         hours = seconds / 3600
-        return f"{hours:#.4g} h" if abs(hours) < 1e4 else f"{hours:,.0f} h"
+        return f"{four_digits(hours)} h" if abs(hours) < 1e4 else f"{hours:,.0f} h"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if abs(seconds) >= scale:
-            return f"{seconds / scale:#.4g} {unit}"
-    return f"{seconds / 1e-9:#.4g} ns"
+            return f"{four_digits(seconds / scale)} {unit}"
+    return f"{four_digits(seconds / 1e-9)} ns"
 
 
 def change(fraction: float, slower: str = "slower", faster: str = "faster") -> str:

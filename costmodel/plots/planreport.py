@@ -11,6 +11,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from costmodel.planner.text import four_digits
 from costmodel.plots.planfig import plan_figure
 from dpbase.units import format_size
 
@@ -92,7 +93,7 @@ def _table(plan: dict) -> str:
         for key, _ in keys:
             value = row[key]
             if key == "total_s":
-                value = f"{value:#.4g}"
+                value = four_digits(value)
             elif key == "samples_per_s":
                 value = f"{value:,.1f}"
             elif key == "bucket_bytes":

@@ -91,3 +91,11 @@ def test_sensitivity_moves_the_right_way(explained):
         assert rows[(parameter, 0.5)] <= explained.best.samples_per_s <= rows[(parameter, 1.5)]
     assert rows[("link latency", 1.5)] <= explained.best.samples_per_s <= rows[("link latency", 0.5)]
     assert rows[("MFU", 0.5)] < explained.best.samples_per_s
+
+
+def test_step_times_read_at_four_digits_without_a_bare_decimal_point():
+    """A four-digit step time is "1134 s", never "1134. s" (``#`` formatting keeps the point)."""
+    from costmodel.planner.text import step_time
+
+    assert [step_time(s) for s in (6.7, 1134.4, 999.96, 0.0123, 36000.0, 2.5e-9)] == \
+        ["6.700 s", "1134 s", "1000 s", "12.30 ms", "10.00 h", "2.500 ns"]
