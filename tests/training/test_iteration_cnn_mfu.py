@@ -135,14 +135,15 @@ def test_a_measurement_with_unpaired_rows_is_refused():
 
 
 def test_kepler_runs_cnns_at_its_own_measured_mfu_not_voltas():
-    """MXNet's K80 ResNet-50 benchmark (45.52 images/s on one GK210, batch 32) gives Kepler its
-    own fp32 entry: MFU 45.52 x 24.54 GFLOP / 4.37 TFLOP/s, about half of Volta's."""
+    """MXNet's training benchmark (ResNet-50 at 45.52 images/s on one GK210, batch 32) gives
+    Kepler its own fp32 entry: MFU 45.52 x 24.54 GFLOP / 4.37 TFLOP/s, about half of Volta's."""
     rate, source = workloads.default_mfu_for_kind("cnn", "kepler", "fp32")
     assert rate == pytest.approx(45.52 * 24.54e9 / 4.37e12)
     assert "borrowed" not in source and "MXNet" in source
     assert rate < 0.5 * rate_of("volta", "fp32")
-    # Pascal is nearer to Volta (2017) than to Kepler (2014) in release year: it keeps Volta's
-    assert workloads.default_mfu_for_kind("cnn", "pascal", "fp32")[0] == rate_of("volta", "fp32")
+    # Pascal has its own entry from the same page (P100, 181.53 images/s); Turing borrows Volta's
+    assert workloads.default_mfu_for_kind("cnn", "pascal", "fp32")[0] == pytest.approx(181.53 * 24.54e9 / 10.6e12)
+    assert workloads.default_mfu_for_kind("cnn", "turing", "fp32")[0] == rate_of("volta", "fp32")
     # a 16-bit run on Kepler (no fp16 entry) falls back to the nearest architecture with one
     assert "borrowed from volta" in workloads.default_mfu_for_kind("cnn", "kepler", "fp16")[1]
 
