@@ -7,10 +7,11 @@ is ~16 % of the instructions a ``dpcost iteration`` run retires. With the three 
 below the run retires ~10 % fewer (647 → 579 M; benchmarks/instructions.py, docs/performance.md).
 :func:`frozen` keeps the dataclass (``dataclasses.fields``, ``replace``, ``asdict``, slots,
 keyword-only ``__init__``, ``FrozenInstanceError``) and lets the standard library generate what
-must be per class (``__init__`` and the frozen ``__setattr__``/``__delattr__``) — compiled once
-per installation (:mod:`dpbase.codecache`: with it and the commands' plain annotations the run retires 579 → 438 M) — but gives the
-class three shared functions built on one ``operator.attrgetter`` of its fields instead of the
-generated comparison, hash and repr. They behave as the generated ones do:
+must be per class (``__init__`` and the frozen ``__setattr__``/``__delattr__``), compiled once
+per installation (:mod:`dpbase.codecache`; with it and the commands' plain annotations the run
+retires 579 → 438 M). It gives the class three shared functions built on one
+``operator.attrgetter`` of its fields instead of the generated comparison, hash and repr. They
+behave as the generated ones do:
 
 * ``a == b`` compares the fields with ``compare=True`` as tuples, only between instances of the
   same class (``NotImplemented`` otherwise);
@@ -38,7 +39,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from dpbase import codecache
-from dpbase.codecache import cached_exec
 
 T = TypeVar("T")
 
@@ -89,7 +89,7 @@ def _compiled_once(module: str):
     ``dataclasses`` calls the builtin ``exec`` by name from its module; a module global of that
     name is found first. It is restored afterwards, so other dataclasses are not affected."""
     previous = dataclasses.__dict__.get("exec", _MISSING)
-    dataclasses.exec = cached_exec
+    dataclasses.exec = codecache.cached_exec
     try:
         with codecache.grouped(module):
             yield

@@ -366,23 +366,19 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
     """Memory at the chosen ZeRO stage, the totals at every stage, the smallest that fits."""
     states = 0.0 if config.asynchronous else (memory.optimizer_state_bytes(config.optimizer)
                                               + precision.master_bytes)
-    offloaded = config.offload_optimizer  # ZeRO >= 1 only: the states live on the host
     activations = memory.activation_bytes(workload, config.micro_batch, seq_len,
                                           memory.DTYPE_BYTES[compute_dtype],
                                           config.flash_attention, config.recompute)
     logits = memory.logits_bytes(workload, config.micro_batch, seq_len,
                                  memory.DTYPE_BYTES[compute_dtype])
-    stage = config.zero_stage
-    shared = dict(params=workload.params, precision=precision, ranks=ranks,
-                  activations_bytes=float(activations), logits=float(logits))
-    chosen = memory.memory_breakdown(
-        capacity_bytes=gpu.memory_bytes, **shared, optimizer_bytes_per_param=memory.states_on_gpu(states, stage, offloaded),
-        zero_stage=stage, shard_ranks=shard_ranks if stage == 3 else None,
-        secondary_ranks=secondary_ranks if stage == 3 else None,
-        irregular=memory.irregular_allocations(stage, config.recompute, offloaded))
+    activations, logits = float(activations), float(logits)
+    # ZeRO >= 1 with offload: the optimizer states live on the host
+    per_stage = (states, shard_ranks, secondary_ranks, config.recompute, config.offload_optimizer)
+    chosen = memory.memory_breakdown(params=workload.params, precision=precision, ranks=ranks,
+                                     activations_bytes=activations, logits=logits, capacity_bytes=gpu.memory_bytes,
+                                     **memory.stage_inputs(config.zero_stage, *per_stage))
     # every stage's total (the same formulas, without building a breakdown for each)
-    totals = memory.stage_totals(**shared, optimizer_bytes_per_param=states, shard_ranks=shard_ranks,
-                                 secondary_ranks=secondary_ranks, recompute=config.recompute, offload=offloaded)
+    totals = memory.stage_totals(workload.params, precision, ranks, activations, logits, per_stage)
     fitting = [stage for stage, total in zip(memory.ZERO_STAGES, totals)
                if memory.fits(total, chosen.capacity_bytes, chosen.reserve_bytes)]
     return {"memory": chosen, "zero_totals_bytes": totals,

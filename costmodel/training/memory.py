@@ -288,10 +288,9 @@ def memory_breakdown(*, params: int, precision: Precision, optimizer_bytes_per_p
     """Memory per GPU for one configuration; it fits when ``reserve`` bytes stay free.
     ``shard_ranks``: the ranks ZeRO shards over when fewer than ``ranks`` (hybrid sharding);
     ``secondary_ranks``: ZeRO++ hpZ's secondary weight partition (weights / it, kept after forward)."""
-    weights, grads, states, total = stage_bytes(
-        params=params, precision=precision, optimizer_bytes_per_param=optimizer_bytes_per_param,
-        zero_stage=zero_stage, ranks=ranks, activations_bytes=activations_bytes, logits=logits,
-        overheads=overheads, shard_ranks=shard_ranks, secondary_ranks=secondary_ranks, irregular=irregular)
+    weights, grads, states, total = _stage_bytes(params, precision, ranks, activations_bytes, logits, overheads,
+                                                 zero_stage, optimizer_bytes_per_param, shard_ranks,
+                                                 secondary_ranks, irregular)
     tensors = float(weights + grads + states + activations_bytes + logits)
     kept = reserve_bytes(capacity_bytes, reserve)
     return MemoryBreakdown(
@@ -304,13 +303,10 @@ def memory_breakdown(*, params: int, precision: Precision, optimizer_bytes_per_p
     )
 
 
-def stage_bytes(*, params: int, precision: Precision, optimizer_bytes_per_param: float, zero_stage: int,
-                ranks: int, activations_bytes: float, logits: float = 0.0,
-                overheads: Overheads = DEFAULT_OVERHEADS, shard_ranks: int | None = None,
-                secondary_ranks: int | None = None, irregular: bool = False) -> tuple[float, float, float, float]:
+def _stage_bytes(params, precision, ranks, activations_bytes, logits, overheads, zero_stage,
+                 optimizer_bytes_per_param, shard_ranks, secondary_ranks, irregular):
     """(weights, gradients, optimizer, total) bytes per GPU at one ZeRO stage: what
-    :func:`memory_breakdown` reports, without the rest of the breakdown (the other stages'
-    totals, one configuration at a time)."""
+    :func:`memory_breakdown` reports, and :func:`stage_totals` for every stage."""
     weights, grads, states = model_state_bytes(params, precision, optimizer_bytes_per_param,
                                                zero_stage, shard_ranks or ranks, secondary_ranks)
     total = float(total_bytes(weights + grads + states, activations_bytes, logits, ranks, overheads, irregular))
@@ -323,22 +319,29 @@ def states_on_gpu(optimizer_bytes_per_param, zero_stage, offload: bool = False):
     return ew.where(bool(offload) & (ew.operand(zero_stage) >= 1), 0.0, optimizer_bytes_per_param)
 
 
-def stage_totals(*, params: int, precision: Precision, optimizer_bytes_per_param: float, ranks: int,
-                 activations_bytes: float, logits: float = 0.0, overheads: Overheads = DEFAULT_OVERHEADS,
-                 shard_ranks: int | None = None, secondary_ranks: int | None = None,
-                 recompute: bool = False, offload: bool = False) -> tuple[float, ...]:
+def stage_inputs(zero_stage: int, optimizer_bytes_per_param: float, shard_ranks: int | None = None,
+                 secondary_ranks: int | None = None, recompute: bool = False, offload: bool = False) -> dict:
+    """What one ZeRO stage changes in :func:`memory_breakdown`'s inputs:
+    offloaded states (:func:`states_on_gpu`), hybrid sharding's ``shard_ranks`` and hpZ's
+    ``secondary_ranks`` (ZeRO-3 only), the stage's allocation pattern (:func:`irregular_allocations`)."""
+    sharded = zero_stage == 3
+    return {"zero_stage": zero_stage,
+            "optimizer_bytes_per_param": states_on_gpu(optimizer_bytes_per_param, zero_stage, offload),
+            "shard_ranks": shard_ranks if sharded else None, "secondary_ranks": secondary_ranks if sharded else None,
+            "irregular": irregular_allocations(zero_stage, recompute, offload)}
+
+
+def stage_totals(params: int, precision: Precision, ranks: int, activations_bytes: float, logits: float,
+                 per_stage: tuple, overheads: Overheads = DEFAULT_OVERHEADS) -> tuple[float, ...]:
     """The total bytes per GPU at every ZeRO stage (``ZERO_STAGES`` order), each what
-    :func:`memory_breakdown` reports at that stage: offloaded states (:func:`states_on_gpu`),
-    hybrid sharding's ``shard_ranks`` and hpZ's ``secondary_ranks`` at ZeRO-3, the stage's
-    allocation pattern (:func:`irregular_allocations`)."""
+    :func:`memory_breakdown` reports at that stage; ``per_stage``: :func:`stage_inputs`' arguments
+    after the stage."""
     totals = []
     for stage in ZERO_STAGES:
-        sharded = stage == 3
-        weights, grads, states = model_state_bytes(
-            params, precision, states_on_gpu(optimizer_bytes_per_param, stage, offload), stage,
-            (shard_ranks if sharded else None) or ranks, secondary_ranks if sharded else None)
-        totals.append(float(total_bytes(weights + grads + states, activations_bytes, logits, ranks, overheads,
-                                        irregular_allocations(stage, recompute, offload))))
+        given = stage_inputs(stage, *per_stage)
+        totals.append(_stage_bytes(params, precision, ranks, activations_bytes, logits, overheads, stage,
+                                   given["optimizer_bytes_per_param"], given["shard_ranks"],
+                                   given["secondary_ranks"], given["irregular"])[3])
     return tuple(totals)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pytest
 from iteration_support import SmallGpu, ring_comm
 
@@ -95,3 +97,21 @@ def test_optimizer_traffic_per_param():
     assert memory.optimizer_step_bytes_per_param(memory.precision_for("bf16"), "adam") == 28
     assert memory.optimizer_step_bytes_per_param(memory.precision_for("fp32"), "adam") == 28
     assert memory.optimizer_step_bytes_per_param(memory.precision_for("bf16"), "adamw") == 36
+
+
+@settings(max_examples=60, deadline=None)
+@given(params=st.floats(1e6, 1e11), ranks=st.integers(1, 4096), activations=st.floats(0, 1e11),
+       logits=st.floats(0, 1e10), states=st.sampled_from((0.0, 4.0, 12.0)), hybrid=st.booleans(),
+       secondary=st.booleans(), recompute=st.booleans(), offload=st.booleans(),
+       dtype=st.sampled_from(("bf16", "fp32")))
+def test_every_stage_total_is_what_its_breakdown_reports(params, ranks, activations, logits, states, hybrid,
+                                                         secondary, recompute, offload, dtype):
+    """stage_totals (the other stages of one configuration) equals memory_breakdown at each stage."""
+    precision = memory.precision_for(dtype)
+    per_stage = (states, max(1, ranks // 8) if hybrid else None, 8 if secondary else None, recompute, offload)
+    totals = memory.stage_totals(params, precision, ranks, activations, logits, per_stage)
+    for stage, total in zip(memory.ZERO_STAGES, totals, strict=True):
+        breakdown = memory.memory_breakdown(params=params, precision=precision, ranks=ranks,
+                                            activations_bytes=activations, logits=logits, capacity_bytes=80e9,
+                                            **memory.stage_inputs(stage, *per_stage))
+        assert total == breakdown.total_bytes
