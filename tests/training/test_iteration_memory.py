@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-import pytest
 from iteration_support import SmallGpu, ring_comm
 
 from costmodel.training import memory
