@@ -1,25 +1,23 @@
-"""dpcost: the command line (thin typer layer over costmodel and hardware).
+"""dpcost: the command line (a typer app over costmodel and hardware).
 
 Every command prints JSON with ``--json``; bad input gives one ``error: …`` line on stderr and
 exit code 2.
+
+The commands declare their parameters once (:mod:`costmodel.commands.options`); typer builds
+the app from them (help, completion, usage errors). A command line whose arguments are all
+well-formed is answered without importing typer or click (:func:`answer_plainly`): the same
+function, called with the values click would give it (:mod:`costmodel.commands.argv`).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 # numpy's OpenBLAS starts one thread per core when it loads, which costs more CPU than anything a
 # dpcost answer asks of it (elementwise sweeps and tiny least-squares fits; no large matrix
 # products). One thread, unless the user chose otherwise (benchmarks/speed_ratios.py measures it).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-import typer  # noqa: E402  (after the environment above, before anything loads numpy)
-import typer.core  # noqa: E402
-
-# Help is click's plain text: typer's rich help loads rich.markdown and markdown-it (about half
-# of `dpcost --help`'s start-up) for formatting dpcost does not use. typer-slim (pinned <0.20)
-# reads this flag at call time; dpcost's own tables still use rich on a terminal.
-typer.core.HAS_RICH = False
 
 # Each command's module is imported only when that command runs (or --help lists them all): a
 # scalar `dpcost collective` does not pay for the planner's, calibration's or plotting's imports.
@@ -49,99 +47,132 @@ SUMMARIES: dict[str, str] = {
     "hardware": "Hardware profiles: GPUs, links and systems (bundled or user TOML).",
     "plot": "Interactive charts (plotly, offline HTML).",
 }
+# Commands that are typer sub-apps (their own subcommands): always through typer.
+TYPER_APPS = frozenset({"hardware", "plot"})
 
 
-class LazyCommands(typer.core.TyperGroup):
-    """The top-level group: commands built from their module on first use."""
+def _build_app():
+    """The typer app (imports typer and click)."""
+    import typer
+    import typer.core
 
-    def list_commands(self, ctx) -> list[str]:
-        return list(COMMANDS)
+    # Help is click's plain text: typer's rich help loads rich.markdown and markdown-it (about half
+    # of `dpcost --help`'s start-up) for formatting dpcost does not use. typer-slim (pinned <0.20)
+    # reads this flag at call time; dpcost's own tables still use rich on a terminal.
+    typer.core.HAS_RICH = False
 
-    def get_command(self, ctx, name: str):
-        if name not in self.commands and name in COMMANDS:
-            import importlib
+    class LazyCommands(typer.core.TyperGroup):
+        """The top-level group: commands built from their module on first use."""
 
-            import typer.main
-            import typer.models
+        def list_commands(self, ctx) -> list[str]:
+            return list(COMMANDS)
 
-            module, attribute = COMMANDS[name]
-            target = getattr(importlib.import_module(module), attribute)
-            if isinstance(target, typer.Typer):
-                command = typer.main.get_command(target)
-                command.name = name
-            else:
-                command = typer.main.get_command_from_info(
-                    typer.models.CommandInfo(name=name, callback=target),
-                    pretty_exceptions_short=True, rich_markup_mode=None)
-            self.commands[name] = command
-        return self.commands.get(name)
+        def get_command(self, ctx, name: str):
+            if name not in self.commands and name in COMMANDS:
+                import importlib
 
-    def format_commands(self, ctx, formatter) -> None:
-        """click's command list, from :data:`SUMMARIES` (no command module is imported)."""
-        from click.utils import make_default_short_help
+                import typer.main
+                import typer.models
 
-        limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
-        with formatter.section("Commands"):
-            formatter.write_dl([(name, make_default_short_help(SUMMARIES[name], limit)) for name in COMMANDS])
+                module, attribute = COMMANDS[name]
+                target = getattr(importlib.import_module(module), attribute)
+                if isinstance(target, typer.Typer):
+                    command = typer.main.get_command(target)
+                    command.name = name
+                else:
+                    from costmodel.commands.options import for_typer
 
-    def resolve_command(self, ctx, args):
-        name = args[0] if args else None
-        if name and not name.startswith("-") and name not in COMMANDS:
-            import difflib
+                    command = typer.main.get_command_from_info(
+                        typer.models.CommandInfo(name=name, callback=for_typer(target)),
+                        pretty_exceptions_short=True, rich_markup_mode=None)
+                self.commands[name] = command
+            return self.commands.get(name)
 
-            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
-            ctx.fail(f"No such command {name!r}." + (f" Did you mean {close[0]!r}?" if close else ""))
-        return super().resolve_command(ctx, args)
+        def format_commands(self, ctx, formatter) -> None:
+            """click's command list, from :data:`SUMMARIES` (no command module is imported)."""
+            from click.utils import make_default_short_help
+
+            limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, make_default_short_help(SUMMARIES[name], limit)) for name in COMMANDS])
+
+        def resolve_command(self, ctx, args):
+            name = args[0] if args else None
+            if name and not name.startswith("-") and name not in COMMANDS:
+                import difflib
+
+                close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+                ctx.fail(f"No such command {name!r}." + (f" Did you mean {close[0]!r}?" if close else ""))
+            return super().resolve_command(ctx, args)
+
+    app = typer.Typer(
+        name="dpcost",
+        help="Cost model and planner for data-parallel training communication.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=True,
+        rich_markup_mode=None,
+        cls=LazyCommands,
+    )
+
+    def _version(value: bool) -> None:
+        if value:
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                typer.echo(f"dpcost {version('dpcost')}")
+            except PackageNotFoundError:
+                typer.echo("dpcost (not installed)")
+            raise typer.Exit()
+
+    @app.callback()
+    def main_options(
+        version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    ) -> None:
+        """Cost model and planner for data-parallel training communication."""
+
+    return app
 
 
-app = typer.Typer(
-    name="dpcost",
-    help="Cost model and planner for data-parallel training communication.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=True,
-    rich_markup_mode=None,
-    cls=LazyCommands,
-)
+def __getattr__(name: str):
+    """``cli.app``, built on first use (``from cli import app`` in tests and tools)."""
+    if name == "app":
+        built = globals()["app"] = _build_app()
+        return built
+    raise AttributeError(f"module 'cli' has no attribute {name!r}")
 
 
-def _version(value: bool) -> None:
-    if value:
-        from importlib.metadata import PackageNotFoundError, version
+def answer_plainly(args: list[str]) -> int | None:
+    """Run a function command whose arguments :func:`costmodel.commands.argv.parse` takes, without
+    typer; None (nothing run) for anything else: help, completion, sub-apps, any usage error."""
+    if not args or args[0] not in COMMANDS or args[0] in TYPER_APPS:
+        return None
+    if any(key.startswith("_") and key.endswith("_COMPLETE") for key in os.environ):  # shell completion
+        return None
+    import importlib
 
-        try:
-            typer.echo(f"dpcost {version('dpcost')}")
-        except PackageNotFoundError:
-            typer.echo("dpcost (not installed)")
-        raise typer.Exit()
+    from costmodel.commands.argv import parse
+
+    module, attribute = COMMANDS[args[0]]
+    command = getattr(importlib.import_module(module), attribute)
+    values = parse(command, args[1:])
+    if values is None:
+        return None
+    code = command(**values)
+    return code if isinstance(code, int) else 0
 
 
-@app.callback()
-def main_options(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
-) -> None:
-    """Cost model and planner for data-parallel training communication."""
-
-
-def main() -> None:
-    """Console-script entry point: usage errors become one ``error: …`` line and exit code 2."""
-    import sys
-
+def _answer_with_typer() -> int:
+    """click's run of the command line: usage errors become one ``error: …`` line and code 2."""
     import click
 
     try:
-        code = app(standalone_mode=False)
-        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
-    except BrokenPipeError:  # output piped into `head` & co.: stop quietly, as Unix tools do
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(0)
+        code = __getattr__("app")(standalone_mode=False)
     except click.exceptions.Abort:
-        sys.exit(130)
+        return 130
     except getattr(click.exceptions, "NoArgsIsHelpError", ()) as shown:  # bare `dpcost`: its help
         sys.stdout.write(shown.format_message() + "\n")
-        sys.exit(0)
+        return 0
     except click.exceptions.UsageError as error:
         from dpbase.text import printable
 
@@ -154,13 +185,26 @@ def main() -> None:
             sys.stdout.write(json.dumps({"error": {"field": field, "got": None, "allowed": None,
                                                    "message": error.format_message()}}, indent=2) + "\n")
         sys.stderr.write(f"error: {printable(error.format_message())}{hint}\n")
-        sys.exit(2)
+        return 2
     except click.exceptions.ClickException as error:
         from dpbase.text import printable
 
         sys.stderr.write(f"error: {printable(error.format_message())}\n")
-        sys.exit(error.exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
+        return error.exit_code
+    return code if isinstance(code, int) else 0
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        code = answer_plainly(sys.argv[1:])
+        if code is None:
+            code = _answer_with_typer()
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+    except BrokenPipeError:  # output piped into `head` & co.: stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Single-answer CLI paths import neither numpy, sympy, pandas nor rich's markdown stack (start-up speed)."""
+"""Single-answer CLI paths import neither numpy, sympy, pandas nor rich's markdown stack, and a
+well-formed command line neither typer nor click (start-up speed)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 import pytest
 
 HEAVY = ("numpy", "sympy", "pandas", "rich.markdown")
+CLI_FRAMEWORK = ("typer", "click")  # help and usage errors only (cli.answer_plainly)
 SCALAR_PATHS = [
     "collective all-reduce -a ring --ranks 8 --size 4GB --alpha 5us --bandwidth 25GB/s",
     "collective all-reduce --cluster dgx-h100 --nodes 2 --size 1GB",
@@ -37,14 +39,14 @@ def _run(args: str, modules: tuple[str, ...]) -> tuple[str, str, list[str]]:
 
 @pytest.mark.parametrize("args", SCALAR_PATHS)
 def test_scalar_paths_stay_light(args):
-    stdout, status, heavy = _run(args, HEAVY)
+    stdout, status, heavy = _run(args, HEAVY + CLI_FRAMEWORK)
     assert status == "0" and "time" in stdout, stdout  # it answered
     assert heavy == [], f"dpcost {args} imported {heavy}"
 
 
 @pytest.mark.parametrize("args", ITERATION_PATHS)
 def test_one_training_step_stays_light(args):
-    stdout, status, heavy = _run(args, HEAVY)
+    stdout, status, heavy = _run(args, HEAVY + CLI_FRAMEWORK)
     assert status == "0" and "throughput" in stdout, stdout
     assert heavy == [], f"dpcost {args} imported {heavy}"
 
@@ -72,3 +74,14 @@ def test_a_command_loads_only_its_own_module(args):
 def test_bare_dpcost_prints_its_help():
     stdout, status, _ = _run("", ())
     assert status == "0" and stdout.startswith("Usage: dpcost") and "\\x0a" not in stdout
+
+
+def test_a_plan_does_not_load_the_cli_framework():
+    stdout, status, loaded = _run("plan --model gpt2 --cluster dgx-a100 --global-batch 64", CLI_FRAMEWORK)
+    assert status == "0" and "Recommended" in stdout, stdout
+    assert loaded == [], loaded
+
+
+def test_a_usage_error_still_gets_clicks_message():
+    stdout, status, loaded = _run("collective all-reduce --sise 4GB", CLI_FRAMEWORK)
+    assert status == "2" and loaded == ["typer", "click"]

@@ -4,9 +4,8 @@ import math
 from pathlib import Path
 from typing import Annotated, Optional
 
-import typer
-
-from costmodel.commands.common import cli_errors, print_json
+from costmodel.commands.common import cli_errors, echo, print_json
+from costmodel.commands.options import Argument, Option
 from dpbase.errors import InputError
 from dpbase.text import printable
 
@@ -40,7 +39,7 @@ def _print_text(result) -> None:
     fit = result.fit
     fitted = [r for r in fit.regimes if not r.transition]
     bridges = len(fit.regimes) - len(fitted)
-    typer.echo(f"{result.collective} on {result.ranks} ranks, algorithm {result.algorithm}: "
+    echo(f"{result.collective} on {result.ranks} ranks, algorithm {result.algorithm}: "
                f"{len(fit.sizes_bytes)} points, {len(fitted)} fitted regime(s)"
                + (f" and {bridges} transition(s) between them" if bridges else ""))
     lower = 0.0  # each regime is used from the previous one's upper bound (crossover) on
@@ -49,34 +48,34 @@ def _print_text(result) -> None:
         start, lower = (lower or regime.min_size_bytes), regime.max_size_bytes
         algbw = format_bandwidth(1 / regime.seconds_per_byte) if regime.seconds_per_byte > 0 else "∞"
         kind = "transition" if regime.transition else f"{regime.points:>2} points"
-        typer.echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: A = {format_time(regime.latency_s)}, "
+        echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: A = {format_time(regime.latency_s)}, "
                    f"algbw = {algbw}; per hop α = {format_time(link.latency_s)}, "
                    f"bandwidth = {format_bandwidth(link.bandwidth_Bps)}")
-    typer.echo(f"busbw plateau (fit) {format_bandwidth(result.busbw_plateau_Bps)}; measured peak "
+    echo(f"busbw plateau (fit) {format_bandwidth(result.busbw_plateau_Bps)}; measured peak "
                f"{format_bandwidth(result.measured_peak_busbw_Bps or 0)}")
-    typer.echo(f"residuals: median {fit.median_abs_pct_error:.2f} %, worst {fit.worst_abs_pct_error:.2f} %")
-    typer.echo(f"coefficients: {result.steps:g} steps, {result.beta_bytes_per_byte:.4g} B per B "
+    echo(f"residuals: median {fit.median_abs_pct_error:.2f} %, worst {fit.worst_abs_pct_error:.2f} %")
+    echo(f"coefficients: {result.steps:g} steps, {result.beta_bytes_per_byte:.4g} B per B "
                f"({result.coefficient_source})")
     for note in result.notes:  # notes quote the user's logs (paths, GPU names): escape control characters
-        typer.echo(f"note: {printable(note)}")
+        echo(f"note: {printable(note)}")
 
 
 @cli_errors
 def calibrate(
-    logs: Annotated[Optional[list[Path]], typer.Argument(help="nccl-tests / rccl-tests output files (text or -J JSON).")] = None,
-    collective: Annotated[Optional[str], typer.Option(help="Collective measured, e.g. all-reduce or all_reduce_perf.")] = None,
-    ranks: Annotated[Optional[int], typer.Option(help="Number of ranks (GPUs) in the run.")] = None,
-    nodes: Annotated[Optional[int], typer.Option(help="Number of nodes in the run.")] = None,
-    algorithm: Annotated[Optional[str], typer.Option(help="Algorithm whose cost formula converts the fit to per-hop link values.")] = None,
-    block: Annotated[str, typer.Option(help=BLOCK_HELP)] = "both",
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write a link profile TOML here.")] = None,
-    name: Annotated[Optional[str], typer.Option(help="Name of the link in the written profile.")] = None,
-    html: Annotated[Optional[Path], typer.Option(help="Write an offline HTML plot (measured vs fit) here.")] = None,
-    system: Annotated[Optional[str], typer.Option("--system", help="Write a calibrated CLUSTER profile: this base system (name or TOML) plus the measured curves; accepted by every --cluster.")] = None,
-    nccl_algo: Annotated[str, typer.Option("--nccl-algo", help="With --system: the NCCL_ALGO every log ran with (default: read from each log's NCCL INFO line or file name, e.g. ar_2n_ring.log, else NCCL's own choice).")] = "auto",
-    recipe: Annotated[bool, typer.Option("--recipe", help="Print the nccl-tests command lines that measure what plan needs (with --cluster, --nodes); no logs.")] = False,
-    cluster: Annotated[Optional[str], typer.Option("--cluster", help="With --recipe: the system to measure.")] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    logs: Annotated[Optional[list[Path]], Argument(help="nccl-tests / rccl-tests output files (text or -J JSON).")] = None,
+    collective: Annotated[Optional[str], Option(help="Collective measured, e.g. all-reduce or all_reduce_perf.")] = None,
+    ranks: Annotated[Optional[int], Option(help="Number of ranks (GPUs) in the run.")] = None,
+    nodes: Annotated[Optional[int], Option(help="Number of nodes in the run.")] = None,
+    algorithm: Annotated[Optional[str], Option(help="Algorithm whose cost formula converts the fit to per-hop link values.")] = None,
+    block: Annotated[str, Option(help=BLOCK_HELP)] = "both",
+    output: Annotated[Optional[Path], Option("--output", "-o", help="Write a link profile TOML here.")] = None,
+    name: Annotated[Optional[str], Option(help="Name of the link in the written profile.")] = None,
+    html: Annotated[Optional[Path], Option(help="Write an offline HTML plot (measured vs fit) here.")] = None,
+    system: Annotated[Optional[str], Option("--system", help="Write a calibrated CLUSTER profile: this base system (name or TOML) plus the measured curves; accepted by every --cluster.")] = None,
+    nccl_algo: Annotated[str, Option("--nccl-algo", help="With --system: the NCCL_ALGO every log ran with (default: read from each log's NCCL INFO line or file name, e.g. ar_2n_ring.log, else NCCL's own choice).")] = "auto",
+    recipe: Annotated[bool, Option("--recipe", help="Print the nccl-tests command lines that measure what plan needs (with --cluster, --nodes); no logs.")] = False,
+    cluster: Annotated[Optional[str], Option("--cluster", help="With --recipe: the system to measure.")] = None,
+    json_output: Annotated[bool, Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Fit latency and bandwidth (per size regime) to nccl-tests logs.
 
@@ -127,7 +126,7 @@ def calibrate(
     _print_text(result)
     for label, path in (("profile", output), ("plot", html)):
         if path is not None:
-            typer.echo(f"wrote {label} {printable(path)}")
+            echo(f"wrote {label} {printable(path)}")
 
 
 def _recipe(logs, cluster, nodes, json_output) -> None:
@@ -145,7 +144,7 @@ def _recipe(logs, cluster, nodes, json_output) -> None:
     if json_output:
         print_json({"commands": [line for line in lines if not line.startswith("#")]})
         return
-    typer.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 def _head(path, limit: int = 256 * 1024) -> str:
@@ -195,8 +194,8 @@ def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_alg
                                 "median_error": c.median_error} for c in curves]})
         return
     for c in curves:
-        typer.echo(f"{c.collective}, {c.nodes} node(s) x {c.gpus_per_node} GPU(s), algorithm {c.algorithm}: "
+        echo(f"{c.collective}, {c.nodes} node(s) x {c.gpus_per_node} GPU(s), algorithm {c.algorithm}: "
                    f"{len(c.regimes)} regime(s) from {format_size(c.min_size_bytes)} to "
                    f"{format_size(c.max_size_bytes)}, cross-validated median error {100 * c.median_error:.1f} %")
-    typer.echo(f"wrote cluster profile {printable(output)} ({profile.name}, based on {base.name}); "
+    echo(f"wrote cluster profile {printable(output)} ({profile.name}, based on {base.name}); "
                f"use it as --cluster {printable(output)}")

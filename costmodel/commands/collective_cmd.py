@@ -3,27 +3,26 @@
 import math
 from typing import Annotated, Optional
 
-import typer
-
 from costmodel.collectives.prediction import Prediction
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, print_json
+from costmodel.commands.common import cli_errors, echo, print_json
+from costmodel.commands.options import Argument, Option
 from costmodel.commands.textfmt import pairs, table
 from costmodel.names import Backend
 from dpbase.units import format_bandwidth, format_size, format_time
 
-JSON = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-RANKS = Annotated[Optional[int], typer.Option("--ranks", "-N", help="Number of ranks N (default: nodes × GPUs per node of --cluster).")]
-SIZE = Annotated[str, typer.Option("--size", "-n", help="Message size with nccl-tests' meaning, e.g. 4GB, 256MiB.")]
-ALPHA = Annotated[Optional[str], typer.Option("--alpha", help="Latency per message, e.g. 5us.")]
-BANDWIDTH = Annotated[Optional[str], typer.Option("--bandwidth", help="Link bandwidth per direction, e.g. 25GB/s, 100Gbps.")]
-GAMMA = Annotated[str, typer.Option("--gamma", help="Reduction time per byte, e.g. 0.1ns (0 by default).")]
-CLUSTER = Annotated[Optional[str], typer.Option("--cluster", help="A system profile name or TOML path (instead of --alpha/--bandwidth).", autocompletion=complete.systems)]
-NODES = Annotated[int, typer.Option("--nodes", help="Nodes of --cluster.")]
-GPN = Annotated[Optional[int], typer.Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
-LINK = Annotated[Optional[str], typer.Option("--link", help="A link profile (name or TOML, e.g. from `dpcost calibrate -o`).", autocompletion=complete.links)]
-BACKEND = Annotated[str, typer.Option("--backend", help="auto (realistic: NCCL's model on NVIDIA clusters, RCCL's tuning model on AMD; ideal on a bare link), ideal (textbook α-β-γ), nccl or rccl.")]
-STACK = Annotated[Optional[str], typer.Option("--stack", help="nccl, rccl, mpi or gloo: what auto may pick under the α-β backends (default: the cluster's; none on a bare link).")]
+JSON = Annotated[bool, Option("--json", help="Print JSON.")]
+RANKS = Annotated[Optional[int], Option("--ranks", "-N", help="Number of ranks N (default: nodes × GPUs per node of --cluster).")]
+SIZE = Annotated[str, Option("--size", "-n", help="Message size with nccl-tests' meaning, e.g. 4GB, 256MiB.")]
+ALPHA = Annotated[Optional[str], Option("--alpha", help="Latency per message, e.g. 5us.")]
+BANDWIDTH = Annotated[Optional[str], Option("--bandwidth", help="Link bandwidth per direction, e.g. 25GB/s, 100Gbps.")]
+GAMMA = Annotated[str, Option("--gamma", help="Reduction time per byte, e.g. 0.1ns (0 by default).")]
+CLUSTER = Annotated[Optional[str], Option("--cluster", help="A system profile name or TOML path (instead of --alpha/--bandwidth).", autocompletion=complete.systems)]
+NODES = Annotated[int, Option("--nodes", help="Nodes of --cluster.")]
+GPN = Annotated[Optional[int], Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
+LINK = Annotated[Optional[str], Option("--link", help="A link profile (name or TOML, e.g. from `dpcost calibrate -o`).", autocompletion=complete.links)]
+BACKEND = Annotated[str, Option("--backend", help="auto (realistic: NCCL's model on NVIDIA clusters, RCCL's tuning model on AMD; ideal on a bare link), ideal (textbook α-β-γ), nccl or rccl.")]
+STACK = Annotated[Optional[str], Option("--stack", help="nccl, rccl, mpi or gloo: what auto may pick under the α-β backends (default: the cluster's; none on a bare link).")]
 
 
 def _row(p: Prediction, winner: bool) -> dict[str, str]:
@@ -86,9 +85,9 @@ def _describe(p: Prediction) -> str:
 
 @cli_errors
 def formula(
-    primitive: Annotated[str, typer.Argument(help="broadcast scatter gather reduce all-reduce all-gather reduce-scatter all-to-all send-recv", autocompletion=complete.primitives)],
-    algorithm: Annotated[Optional[str], typer.Argument(help="An algorithm; all of the primitive's when omitted.", autocompletion=complete.algorithms)] = None,
-    latex: Annotated[bool, typer.Option("--latex", help="Print LaTeX.")] = False,
+    primitive: Annotated[str, Argument(help="broadcast scatter gather reduce all-reduce all-gather reduce-scatter all-to-all send-recv", autocompletion=complete.primitives)],
+    algorithm: Annotated[Optional[str], Argument(help="An algorithm; all of the primitive's when omitted.", autocompletion=complete.algorithms)] = None,
+    latex: Annotated[bool, Option("--latex", help="Print LaTeX.")] = False,
     json_: JSON = False,
 ) -> None:
     """Show the symbolic α-β-γ formula(s), conditions, lower bound and source.
@@ -107,7 +106,7 @@ def formula(
         d = f.to_dict()
         time = d["time_latex"] if latex else d["time"]
         bound = d["lower_bound_latex"] if latex else d["lower_bound"]
-        typer.echo(pairs([("formula", f"{d['primitive']} / {d['algorithm']}"), ("summary", d["summary"]),
+        echo(pairs([("formula", f"{d['primitive']} / {d['algorithm']}"), ("summary", d["summary"]),
                           ("time", time), ("lower bound", bound),
                           ("conditions", "; ".join(d["conditions"]) or "any N ≥ 1"),
                           ("parameters", ", ".join(f"{k}: {v}" for k, v in d["parameters"].items()) or "none"),
@@ -116,9 +115,9 @@ def formula(
 
 @cli_errors
 def collective(
-    primitive: Annotated[str, typer.Argument(help="The collective primitive, e.g. all-reduce.", autocompletion=complete.primitives)],
+    primitive: Annotated[str, Argument(help="The collective primitive, e.g. all-reduce.", autocompletion=complete.primitives)],
     size: SIZE,
-    algorithm: Annotated[str, typer.Option("--algorithm", "-a", help="An algorithm, or auto (the fastest).", autocompletion=complete.algorithms)] = "auto",
+    algorithm: Annotated[str, Option("--algorithm", "-a", help="An algorithm, or auto (the fastest).", autocompletion=complete.algorithms)] = "auto",
     ranks: RANKS = None,
     alpha: ALPHA = None,
     bandwidth: BANDWIDTH = None,
@@ -129,12 +128,12 @@ def collective(
     link: LINK = None,
     backend: BACKEND = "auto",
     stack: STACK = None,
-    servers: Annotated[Optional[int], typer.Option("--servers", help="Parameter servers S.")] = None,
-    colocated: Annotated[bool, typer.Option("--colocated", help="Servers are ranks (else dedicated machines).")] = False,
-    no_pipeline: Annotated[bool, typer.Option("--no-pipeline", help="Parameter server: push everything, then pull.")] = False,
-    chunks: Annotated[Optional[int], typer.Option("--chunks", help="Pipeline chunks k (default: the optimum).")] = None,
-    alpha_inter: Annotated[Optional[str], typer.Option("--alpha-inter", help="Hierarchical: inter-node latency.")] = None,
-    bandwidth_inter: Annotated[Optional[str], typer.Option("--bandwidth-inter", help="Hierarchical: inter-node bandwidth.")] = None,
+    servers: Annotated[Optional[int], Option("--servers", help="Parameter servers S.")] = None,
+    colocated: Annotated[bool, Option("--colocated", help="Servers are ranks (else dedicated machines).")] = False,
+    no_pipeline: Annotated[bool, Option("--no-pipeline", help="Parameter server: push everything, then pull.")] = False,
+    chunks: Annotated[Optional[int], Option("--chunks", help="Pipeline chunks k (default: the optimum).")] = None,
+    alpha_inter: Annotated[Optional[str], Option("--alpha-inter", help="Hierarchical: inter-node latency.")] = None,
+    bandwidth_inter: Annotated[Optional[str], Option("--bandwidth-inter", help="Hierarchical: inter-node bandwidth.")] = None,
     json_: JSON = False,
 ) -> None:
     """Predict one collective: time, its α/β/γ parts, steps and traffic.
@@ -151,12 +150,12 @@ def collective(
     if json_:
         print_json(result)
     else:
-        typer.echo(_describe(result))
+        echo(_describe(result))
 
 
 @cli_errors
 def compare(
-    primitive: Annotated[str, typer.Argument(help="The collective primitive, e.g. all-reduce.", autocompletion=complete.primitives)],
+    primitive: Annotated[str, Argument(help="The collective primitive, e.g. all-reduce.", autocompletion=complete.primitives)],
     size: SIZE,
     ranks: RANKS = None,
     alpha: ALPHA = None,
@@ -185,12 +184,12 @@ def compare(
     if json_:
         print_json([{**r.to_dict(), "winner": i == winner} for i, r in enumerate(results)])
         return
-    typer.echo(table([_row(r, i == winner) for i, r in enumerate(results)]))
+    echo(table([_row(r, i == winner) for i, r in enumerate(results)]))
     if results and results[0].note:
         chosen = "; * = RCCL's own choice (by its estimate)" if any(r.nccl_choice for r in results) else ""
-        typer.echo(f"\n{results[0].note}{chosen}")
+        echo(f"\n{results[0].note}{chosen}")
     elif results and results[0].lower_bound_s is not None:
         unrun = "; † = the stack does not run it (auto never picks it)" if any(r.stack_runs is False for r in results) else ""
-        typer.echo(f"\nlower bound: {format_time(results[0].lower_bound_s)}  (* = fastest{unrun})")
+        echo(f"\nlower bound: {format_time(results[0].lower_bound_s)}  (* = fastest{unrun})")
     elif results:
-        typer.echo(f"\nNCCL {results[0].nccl_version or ''} tuning model, fastest first; * = NCCL's own choice (by its estimate)")
+        echo(f"\nNCCL {results[0].nccl_version or ''} tuning model, fastest first; * = NCCL's own choice (by its estimate)")

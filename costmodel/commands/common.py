@@ -19,6 +19,13 @@ EXIT_BAD_INPUT = 2
 JSON_FLAGS = ("json_", "json_output", "as_json")  # the parameter names of the commands' --json option
 
 
+def echo(text: str, err: bool = False) -> None:
+    """Write one line on stdout (stderr with ``err``), as ``typer.echo`` does for plain text."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(f"{text}\n")
+    stream.flush()
+
+
 def parse_bits(text: str | None, field: str) -> int | None:
     """``int8`` / ``int4`` (or 8 / 4) as a bit count; None stays None."""
     if text is None:
@@ -49,8 +56,6 @@ def _os_message(error: OSError) -> str:
 def fail(message: str, error: BaseException | None = None, as_json: bool = False) -> None:
     """Print one line ``error: …`` on stderr and exit with code 2; with ``--json`` also print the
     error as a JSON object on stdout (:func:`error_object`), so a script parses one shape."""
-    import typer
-
     from dpbase.text import printable
 
     if as_json and error is not None:
@@ -58,8 +63,8 @@ def fail(message: str, error: BaseException | None = None, as_json: bool = False
         if isinstance(data["error"]["got"], float) and not math.isfinite(data["error"]["got"]):
             data["error"]["got"] = repr(data["error"]["got"])
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=repr) + "\n")
-    typer.echo(f"error: {printable(message)}", err=True)
-    raise typer.Exit(EXIT_BAD_INPUT)
+    echo(f"error: {printable(message)}", err=True)
+    raise SystemExit(EXIT_BAD_INPUT)
 
 
 def cli_errors(function: F) -> F:

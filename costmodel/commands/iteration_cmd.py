@@ -3,15 +3,12 @@
 import math
 from typing import Annotated
 
-import typer
-
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, parse_bits, print_json
+from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
+from costmodel.commands.options import Option
 from costmodel.training import losses
 from dpbase.errors import InputError
 from dpbase.limits import MAX_RANKS
-
-app = typer.Typer(help="Training-iteration breakdown for data-parallel training.")
 
 ASYNC_ALGORITHM = "parameter-server"
 
@@ -135,44 +132,44 @@ def _what_fits(b, recomputed=None) -> str:
 
 @cli_errors
 def iteration(
-    model: Annotated[str, typer.Option(help="Preset name (gpt2, llama2-7b, resnet-50 …) or a parameter count (7B, 124M, 1.3e9).", autocompletion=complete.models)],
-    cluster: Annotated[str, typer.Option(help="System profile name or TOML path (dgx-h100 …).", autocompletion=complete.systems)],
-    micro_batch: Annotated[int, typer.Option("--micro-batch", help="Samples per GPU per micro-batch.")],
-    nodes: Annotated[int | None, typer.Option(help="Nodes (default: enough for --gpus, else 1).")] = None,
-    gpus: Annotated[int | None, typer.Option(help="Total GPUs (default: all GPUs of the nodes).")] = None,
-    seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")] = None,
-    accum: Annotated[int, typer.Option(help="Gradient accumulation steps (micro-batches per synchronisation).")] = 1,
-    algorithm: Annotated[str, typer.Option(help="Collective algorithm or auto.", autocompletion=complete.algorithms)] = "auto",
-    backend: Annotated[str, typer.Option(help="auto (NCCL's model on NVIDIA, RCCL's tuning model on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
-    grad_dtype: Annotated[str, typer.Option("--grad-dtype", help="Gradient dtype: fp32, bf16, fp16, fp8.")] = "bf16",
-    compute_dtype: Annotated[str, typer.Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8 (bf16 runs as fp16, then fp32, on a GPU without it).")] = "bf16",
-    topk: Annotated[float | None, typer.Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
-    mfu: Annotated[float | None, typer.Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
-    optimizer: Annotated[str, typer.Option(help="sgd (momentum), adam or adamw.")] = "adamw",
-    bucket: Annotated[str | None, typer.Option(help="Bucket / fusion-buffer size (default: the --sync mode's: DDP 25MiB, Horovod 128MiB).")] = None,
-    first_bucket: Annotated[str | None, typer.Option("--first-bucket", help="DDP first bucket size (default 1MiB).")] = None,
-    sync: Annotated[str, typer.Option(help="How gradients are synchronised: ddp (buckets), horovod (tensor fusion), flat (one all-reduce after backward), per-tensor (no fusion), fsdp (ZeRO-3).")] = "ddp",
-    no_overlap: Annotated[bool, typer.Option("--no-overlap", help="Communicate after backward instead of overlapping.")] = False,
-    zero: Annotated[int, typer.Option(help="ZeRO stage 0 (DDP), 1, 2 or 3 (FSDP).")] = 0,
-    asynchronous: Annotated[bool, typer.Option("--async", help="Asynchronous parameter-server updates.")] = False,
-    quantize_weights: Annotated[str | None, typer.Option("--quantize-weights", help="ZeRO++ qwZ: all-gather weights as int8 (ZeRO >= 1).")] = None,
-    quantize_grads: Annotated[str | None, typer.Option("--quantize-grads", help="ZeRO++ qgZ: exchange gradients as int4 or int8 by all-to-all instead of reduce-scatter (ZeRO >= 1).")] = None,
-    input_rate: Annotated[float | None, typer.Option("--input-rate", help="Samples per second one rank's data loader sustains (default: not limiting); the step waits when the GPU consumes faster.")] = None,
-    shard: Annotated[str, typer.Option("--shard", help="ZeRO-3 over every GPU (full), over each node's GPUs replicated across nodes (hybrid: FSDP HYBRID_SHARD, DeepSpeed MiCS), or over every GPU with backward's weight gathers inside the node (hpz: ZeRO++ hpZ).")] = "full",
-    offload_optimizer: Annotated[bool, typer.Option("--offload-optimizer", help="ZeRO >= 1: keep the optimizer states on the host and run the optimizer step on the CPU (ZeRO-Offload); needs the system's host_memory_bandwidth.")] = False,
-    overlap_param_gather: Annotated[bool, typer.Option("--overlap-param-gather", help="ZeRO-1/2: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather) instead of after the optimizer.")] = False,
-    servers: Annotated[int | None, typer.Option("--servers", help="Parameter servers S (with --algorithm parameter-server or --async; default 1).")] = None,
-    ps_placement: Annotated[str | None, typer.Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")] = None,
-    jitter: Annotated[float, typer.Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
-    speed_cv: Annotated[float, typer.Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.012, Sinha et al. 2022).")] = losses.SPEED_CV,
-    slow_node: Annotated[float, typer.Option("--slow-node", help="One persistently slow rank: its compute takes this multiple (1 = none).")] = 1.0,
-    overlap_slowdown: Annotated[float, typer.Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025; NCCL over TCP sockets: 1).")] = losses.OVERLAP_SLOWDOWN,
-    host_overhead: Annotated[str, typer.Option("--host-overhead", help="Framework overhead per data-parallel step (default fitted on published scaling tables).")] = f"{losses.HOST_OVERHEAD_S * 1e3:g}ms",
-    host_reduce: Annotated[bool, typer.Option("--host-reduce", help="All-reduce the gradients through host memory (MPI/gloo on the CPU, CPU parameter servers): PCIe copies, CPU reduction, the CPUs' ring across nodes; ZeRO-0.")] = False,
-    attention: Annotated[bool, typer.Option("--attention", help="Add attention FLOPs 12·L·h·s² per sample.")] = False,
-    no_flash_attention: Annotated[bool, typer.Option("--no-flash-attention", help="Count stored attention scores in activations.")] = False,
-    recompute: Annotated[bool, typer.Option("--recompute", help="Full activation recomputation: keep only layer inputs, re-run each forward in backward (4/3 compute).")] = False,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    model: Annotated[str, Option(help="Preset name (gpt2, llama2-7b, resnet-50 …) or a parameter count (7B, 124M, 1.3e9).", autocompletion=complete.models)],
+    cluster: Annotated[str, Option(help="System profile name or TOML path (dgx-h100 …).", autocompletion=complete.systems)],
+    micro_batch: Annotated[int, Option("--micro-batch", help="Samples per GPU per micro-batch.")],
+    nodes: Annotated[int | None, Option(help="Nodes (default: enough for --gpus, else 1).")] = None,
+    gpus: Annotated[int | None, Option(help="Total GPUs (default: all GPUs of the nodes).")] = None,
+    seq_len: Annotated[int | None, Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")] = None,
+    accum: Annotated[int, Option(help="Gradient accumulation steps (micro-batches per synchronisation).")] = 1,
+    algorithm: Annotated[str, Option(help="Collective algorithm or auto.", autocompletion=complete.algorithms)] = "auto",
+    backend: Annotated[str, Option(help="auto (NCCL's model on NVIDIA, RCCL's tuning model on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
+    grad_dtype: Annotated[str, Option("--grad-dtype", help="Gradient dtype: fp32, bf16, fp16, fp8.")] = "bf16",
+    compute_dtype: Annotated[str, Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8 (bf16 runs as fp16, then fp32, on a GPU without it).")] = "bf16",
+    topk: Annotated[float | None, Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
+    mfu: Annotated[float | None, Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
+    optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
+    bucket: Annotated[str | None, Option(help="Bucket / fusion-buffer size (default: the --sync mode's: DDP 25MiB, Horovod 128MiB).")] = None,
+    first_bucket: Annotated[str | None, Option("--first-bucket", help="DDP first bucket size (default 1MiB).")] = None,
+    sync: Annotated[str, Option(help="How gradients are synchronised: ddp (buckets), horovod (tensor fusion), flat (one all-reduce after backward), per-tensor (no fusion), fsdp (ZeRO-3).")] = "ddp",
+    no_overlap: Annotated[bool, Option("--no-overlap", help="Communicate after backward instead of overlapping.")] = False,
+    zero: Annotated[int, Option(help="ZeRO stage 0 (DDP), 1, 2 or 3 (FSDP).")] = 0,
+    asynchronous: Annotated[bool, Option("--async", help="Asynchronous parameter-server updates.")] = False,
+    quantize_weights: Annotated[str | None, Option("--quantize-weights", help="ZeRO++ qwZ: all-gather weights as int8 (ZeRO >= 1).")] = None,
+    quantize_grads: Annotated[str | None, Option("--quantize-grads", help="ZeRO++ qgZ: exchange gradients as int4 or int8 by all-to-all instead of reduce-scatter (ZeRO >= 1).")] = None,
+    input_rate: Annotated[float | None, Option("--input-rate", help="Samples per second one rank's data loader sustains (default: not limiting); the step waits when the GPU consumes faster.")] = None,
+    shard: Annotated[str, Option("--shard", help="ZeRO-3 over every GPU (full), over each node's GPUs replicated across nodes (hybrid: FSDP HYBRID_SHARD, DeepSpeed MiCS), or over every GPU with backward's weight gathers inside the node (hpz: ZeRO++ hpZ).")] = "full",
+    offload_optimizer: Annotated[bool, Option("--offload-optimizer", help="ZeRO >= 1: keep the optimizer states on the host and run the optimizer step on the CPU (ZeRO-Offload); needs the system's host_memory_bandwidth.")] = False,
+    overlap_param_gather: Annotated[bool, Option("--overlap-param-gather", help="ZeRO-1/2: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather) instead of after the optimizer.")] = False,
+    servers: Annotated[int | None, Option("--servers", help="Parameter servers S (with --algorithm parameter-server or --async; default 1).")] = None,
+    ps_placement: Annotated[str | None, Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")] = None,
+    jitter: Annotated[float, Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
+    speed_cv: Annotated[float, Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.012, Sinha et al. 2022).")] = losses.SPEED_CV,
+    slow_node: Annotated[float, Option("--slow-node", help="One persistently slow rank: its compute takes this multiple (1 = none).")] = 1.0,
+    overlap_slowdown: Annotated[float, Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025; NCCL over TCP sockets: 1).")] = losses.OVERLAP_SLOWDOWN,
+    host_overhead: Annotated[str, Option("--host-overhead", help="Framework overhead per data-parallel step (default fitted on published scaling tables).")] = f"{losses.HOST_OVERHEAD_S * 1e3:g}ms",
+    host_reduce: Annotated[bool, Option("--host-reduce", help="All-reduce the gradients through host memory (MPI/gloo on the CPU, CPU parameter servers): PCIe copies, CPU reduction, the CPUs' ring across nodes; ZeRO-0.")] = False,
+    attention: Annotated[bool, Option("--attention", help="Add attention FLOPs 12·L·h·s² per sample.")] = False,
+    no_flash_attention: Annotated[bool, Option("--no-flash-attention", help="Count stored attention scores in activations.")] = False,
+    recompute: Annotated[bool, Option("--recompute", help="Full activation recomputation: keep only layer inputs, re-run each forward in backward (4/3 compute).")] = False,
+    json_output: Annotated[bool, Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Break one training step down: compute, hidden/exposed communication, optimizer, memory.
 
@@ -224,7 +221,5 @@ def iteration(
     if not result.memory.fits and not recompute and memory.recompute_applies(workload):
         recomputed = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks,
                                          dataclasses.replace(config, recompute=True))
-    typer.echo("\n".join(_lines(result, info, recomputed)))
+    echo("\n".join(_lines(result, info, recomputed)))
 
-
-app.command("iteration")(iteration)

@@ -7,12 +7,9 @@ cell (µs / GB/s) per algorithm and protocol; ``-`` where NCCL disables the cell
 
 from typing import Annotated
 
-import typer
-
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, print_json
-
-app = typer.Typer(help="NCCL's tuning model (NCCL-faithful mode).")
+from costmodel.commands.common import cli_errors, echo, print_json
+from costmodel.commands.options import Option
 
 
 def _table_rows(table) -> dict[str, list[dict[str, object]]]:
@@ -43,10 +40,10 @@ def _render(rows: dict[str, list[dict[str, object]]]) -> str:
 
 def _show(header: str, rows: dict[str, list[dict[str, object]]], choice: str | None) -> None:
     """The text answer: the communicator, its cells, and with ``--size`` the stack's choice."""
-    typer.echo(header)
-    typer.echo(_render(rows))
+    echo(header)
+    echo(_render(rows))
     if choice:
-        typer.echo(choice)
+        echo(choice)
 
 
 def _choice_line(stack: str, collective: str, size: str, prediction, estimate_s: float) -> str:
@@ -55,18 +52,17 @@ def _choice_line(stack: str, collective: str, size: str, prediction, estimate_s:
             f"busbw {prediction.busbw_Bps / 1e9:.1f} GB/s")
 
 
-@app.command("nccl-table")
 @cli_errors
 def nccl_table(
-    cluster: Annotated[str, typer.Option(help="Bundled system name or a system TOML path, e.g. dgx-h100", autocompletion=complete.systems)],
-    nodes: Annotated[int, typer.Option(help="Number of nodes")] = 1,
-    gpus_per_node: Annotated[int | None, typer.Option(help="GPUs used per node (default: all)")] = None,
-    tuning: Annotated[str | None, typer.Option(help="TOML overriding NCCL's constants (tuner-plugin style)")] = None,
-    nccl_version: Annotated[str | None, typer.Option(help="Bundled NCCL constants: 2.30.7 (default), 2.27.5, 2.21.5")] = None,
-    p2p_level: Annotated[str | None, typer.Option("--p2p-level", help="As NCCL_P2P_LEVEL: LOC, NVL, PIX, PXB, PHB or SYS (default: NCCL's own rule)")] = None,
-    size: Annotated[str | None, typer.Option(help="Also predict one call of this size, e.g. 1GiB")] = None,
-    collective: Annotated[str, typer.Option(help="Collective for --size")] = "all-reduce",
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    cluster: Annotated[str, Option(help="Bundled system name or a system TOML path, e.g. dgx-h100", autocompletion=complete.systems)],
+    nodes: Annotated[int, Option(help="Number of nodes")] = 1,
+    gpus_per_node: Annotated[int | None, Option(help="GPUs used per node (default: all)")] = None,
+    tuning: Annotated[str | None, Option(help="TOML overriding NCCL's constants (tuner-plugin style)")] = None,
+    nccl_version: Annotated[str | None, Option(help="Bundled NCCL constants: 2.30.7 (default), 2.27.5, 2.21.5")] = None,
+    p2p_level: Annotated[str | None, Option("--p2p-level", help="As NCCL_P2P_LEVEL: LOC, NVL, PIX, PXB, PHB or SYS (default: NCCL's own rule)")] = None,
+    size: Annotated[str | None, Option(help="Also predict one call of this size, e.g. 1GiB")] = None,
+    collective: Annotated[str, Option(help="Collective for --size")] = "all-reduce",
+    json_output: Annotated[bool, Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Show NCCL's tuning table for a cluster (RCCL's on AMD), as NCCL_DEBUG=TUNING prints it.
 
@@ -96,7 +92,7 @@ def nccl_table(
                     "prediction": prediction.as_dict() if prediction else None})
         return
     if topo.n_ranks == 1:
-        typer.echo(f"{topo.description}; NCCL {tables.version}: one rank, nothing to communicate "
+        echo(f"{topo.description}; NCCL {tables.version}: one rank, nothing to communicate "
                    "(every algorithm/protocol cell is disabled)")
         return
     _show(f"{topo.description}; NCCL {tables.version}; ring {topo.ring.n_channels} ch x "
@@ -127,7 +123,7 @@ def _rccl_table(system, cluster: str, nodes: int, gpus_per_node: int | None, siz
             print_json({"cluster": cluster, "stack": "rccl", "rccl_version": version, "n_ranks": 1, "n_nodes": 1,
                         "table": None, "prediction": None})
         else:
-            typer.echo(f"{system.name}: RCCL {version}: one rank, nothing to communicate")
+            echo(f"{system.name}: RCCL {version}: one rank, nothing to communicate")
         return
     topo = rccl_topology(lay)
     rows = _table_rows(lambda coll: cost_table(coll, topo))

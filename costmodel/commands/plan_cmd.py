@@ -3,10 +3,9 @@
 from enum import Enum
 from typing import Annotated
 
-import typer
-
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, parse_bits, print_json
+from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
+from costmodel.commands.options import Option
 
 
 class Objective(str, Enum):
@@ -114,44 +113,44 @@ def _text(result, nodes) -> str:
 
 @cli_errors
 def plan(
-    model: Annotated[str, typer.Option(help="Preset name (gpt2, llama2-70b …) or a parameter count (7B, 1.3e9).", autocompletion=complete.models)],
-    cluster: Annotated[str, typer.Option(help="System profile name or TOML path (dgx-h100 …).", autocompletion=complete.systems)],
-    global_batch: Annotated[int, typer.Option("--global-batch", help="Samples per optimizer step = micro-batch x accumulation x GPUs.")],
-    nodes: Annotated[int | None, typer.Option(help="Nodes available (default 1; with --gpus: no cap).")] = None,
-    gpus: Annotated[int | None, typer.Option("--gpus", help="GPUs available in any count, partial nodes allowed (e.g. 20 on 8-GPU nodes).")] = None,
-    seq_len: Annotated[int | None, typer.Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")] = None,
-    max_gpus: Annotated[int | None, typer.Option("--max-gpus", help="Most GPUs to use (default: all GPUs of the nodes).")] = None,
-    min_gpus: Annotated[int, typer.Option("--min-gpus", help="Fewest GPUs to use.")] = 1,
-    objective: Annotated[Objective, typer.Option(help="throughput, time-to-train, gpu-hours, cost (USD) or energy (kWh); all but throughput need --tokens.")] = Objective.throughput,
-    tokens: Annotated[str | None, typer.Option(help="Tokens to train on, e.g. 2T or 1e12 (for time-to-train, gpu-hours, cost, energy, --deadline, --budget).")] = None,
-    deadline: Annotated[str | None, typer.Option(help="Wall time allowed for --tokens: 720h, 30d, 4w (plans that miss it are excluded).")] = None,
-    budget: Annotated[float | None, typer.Option(help="Most USD to spend on --tokens (needs a price per GPU-hour).")] = None,
-    price_per_gpu_hour: Annotated[float | None, typer.Option("--price-per-gpu-hour", help="USD per GPU-hour (default: hardware/data/prices.toml).")] = None,
-    power_per_gpu: Annotated[float | None, typer.Option("--power-per-gpu", help="Watts per GPU for --objective energy (default: the GPU's board power).")] = None,
-    memory_reserve: Annotated[str | None, typer.Option("--memory-reserve", help="Memory to keep free per GPU: a size (6GB) or a share (10%). Default 5% of the GPU.")] = None,
-    tie_band: Annotated[float | None, typer.Option("--tie-band", help="Plans within this relative margin of the best count as tied (tie-break rules decide); default: half the relative width of the fastest plan's 10-90 % step interval, at least 0.02.")] = None,
-    backend: Annotated[str, typer.Option(help="auto (NCCL's model on NVIDIA, RCCL's tuning model on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
-    top: Annotated[int, typer.Option(help="How many ranked alternatives to show.")] = 10,
-    buckets: Annotated[str, typer.Option(help="Comma-separated DDP bucket sizes to sweep.")] = "5MiB,25MiB,100MiB,400MiB",
-    grad_dtypes: Annotated[str, typer.Option("--grad-dtypes", help="Comma-separated gradient dtypes to sweep (fp32, bf16, fp16, fp8).")] = "bf16,fp32",
-    compute_dtype: Annotated[str, typer.Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8 (bf16 runs as fp16, then fp32, on a GPU without it).")] = "bf16",
-    mfu: Annotated[float | None, typer.Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
-    optimizer: Annotated[str, typer.Option(help="sgd (momentum), adam or adamw.")] = "adamw",
-    jitter: Annotated[float, typer.Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,
-    recompute: Annotated[bool | None, typer.Option("--recompute/--no-recompute", help="Activation recomputation: always / never (default: only when no plan fits without it).", show_default=False)] = None,
-    emit: Annotated[Emit | None, typer.Option(help="Print what to set to run the plan: torch (DDP/FSDP arguments), deepspeed (config JSON) or env (NCCL variables + torchrun).")] = None,
-    html: Annotated[str | None, typer.Option(help="Write a one-page HTML report to this path.")] = None,
-    algorithms: Annotated[str | None, typer.Option("--algorithms", help="Comma-separated all-reduce algorithms to sweep (default: what the cluster's stack runs), e.g. auto,parameter-server.")] = None,
-    quantize_weights: Annotated[str | None, typer.Option("--quantize-weights", help="ZeRO++ qwZ for the ZeRO >= 1 plans: all-gather weights as int8.")] = None,
-    quantize_grads: Annotated[str | None, typer.Option("--quantize-grads", help="ZeRO++ qgZ for the ZeRO >= 1 plans: gradients as int4 or int8 by all-to-all.")] = None,
-    input_rate: Annotated[float | None, typer.Option("--input-rate", help="Samples per second one rank's data loader sustains (default: not limiting).")] = None,
-    asynchronous: Annotated[bool, typer.Option("--async", help="Asynchronous parameter-server updates (sweeps parameter-server alone; with --servers/--ps-placement).")] = False,
-    shard: Annotated[str, typer.Option("--shard", help="ZeRO-3 plans over every GPU (full), over each node's GPUs replicated across nodes (hybrid: FSDP HYBRID_SHARD, DeepSpeed MiCS), or with backward's weight gathers inside the node (hpz: ZeRO++ hpZ).")] = "full",
-    offload_optimizer: Annotated[bool, typer.Option("--offload-optimizer", help="ZeRO >= 1 plans: optimizer states and step on the host CPU (ZeRO-Offload); needs the system's host_memory_bandwidth.")] = False,
-    overlap_param_gather: Annotated[bool, typer.Option("--overlap-param-gather", help="ZeRO-1/2 plans: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather).")] = False,
-    servers: Annotated[int | None, typer.Option("--servers", help="Parameter servers S when parameter-server is among --algorithms (default 1).")] = None,
-    ps_placement: Annotated[str | None, typer.Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    model: Annotated[str, Option(help="Preset name (gpt2, llama2-70b …) or a parameter count (7B, 1.3e9).", autocompletion=complete.models)],
+    cluster: Annotated[str, Option(help="System profile name or TOML path (dgx-h100 …).", autocompletion=complete.systems)],
+    global_batch: Annotated[int, Option("--global-batch", help="Samples per optimizer step = micro-batch x accumulation x GPUs.")],
+    nodes: Annotated[int | None, Option(help="Nodes available (default 1; with --gpus: no cap).")] = None,
+    gpus: Annotated[int | None, Option("--gpus", help="GPUs available in any count, partial nodes allowed (e.g. 20 on 8-GPU nodes).")] = None,
+    seq_len: Annotated[int | None, Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")] = None,
+    max_gpus: Annotated[int | None, Option("--max-gpus", help="Most GPUs to use (default: all GPUs of the nodes).")] = None,
+    min_gpus: Annotated[int, Option("--min-gpus", help="Fewest GPUs to use.")] = 1,
+    objective: Annotated[Objective, Option(help="throughput, time-to-train, gpu-hours, cost (USD) or energy (kWh); all but throughput need --tokens.")] = Objective.throughput,
+    tokens: Annotated[str | None, Option(help="Tokens to train on, e.g. 2T or 1e12 (for time-to-train, gpu-hours, cost, energy, --deadline, --budget).")] = None,
+    deadline: Annotated[str | None, Option(help="Wall time allowed for --tokens: 720h, 30d, 4w (plans that miss it are excluded).")] = None,
+    budget: Annotated[float | None, Option(help="Most USD to spend on --tokens (needs a price per GPU-hour).")] = None,
+    price_per_gpu_hour: Annotated[float | None, Option("--price-per-gpu-hour", help="USD per GPU-hour (default: hardware/data/prices.toml).")] = None,
+    power_per_gpu: Annotated[float | None, Option("--power-per-gpu", help="Watts per GPU for --objective energy (default: the GPU's board power).")] = None,
+    memory_reserve: Annotated[str | None, Option("--memory-reserve", help="Memory to keep free per GPU: a size (6GB) or a share (10%). Default 5% of the GPU.")] = None,
+    tie_band: Annotated[float | None, Option("--tie-band", help="Plans within this relative margin of the best count as tied (tie-break rules decide); default: half the relative width of the fastest plan's 10-90 % step interval, at least 0.02.")] = None,
+    backend: Annotated[str, Option(help="auto (NCCL's model on NVIDIA, RCCL's tuning model on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
+    top: Annotated[int, Option(help="How many ranked alternatives to show.")] = 10,
+    buckets: Annotated[str, Option(help="Comma-separated DDP bucket sizes to sweep.")] = "5MiB,25MiB,100MiB,400MiB",
+    grad_dtypes: Annotated[str, Option("--grad-dtypes", help="Comma-separated gradient dtypes to sweep (fp32, bf16, fp16, fp8).")] = "bf16,fp32",
+    compute_dtype: Annotated[str, Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8 (bf16 runs as fp16, then fp32, on a GPU without it).")] = "bf16",
+    mfu: Annotated[float | None, Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
+    optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
+    jitter: Annotated[float, Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,
+    recompute: Annotated[bool | None, Option("--recompute/--no-recompute", help="Activation recomputation: always / never (default: only when no plan fits without it).", show_default=False)] = None,
+    emit: Annotated[Emit | None, Option(help="Print what to set to run the plan: torch (DDP/FSDP arguments), deepspeed (config JSON) or env (NCCL variables + torchrun).")] = None,
+    html: Annotated[str | None, Option(help="Write a one-page HTML report to this path.")] = None,
+    algorithms: Annotated[str | None, Option("--algorithms", help="Comma-separated all-reduce algorithms to sweep (default: what the cluster's stack runs), e.g. auto,parameter-server.")] = None,
+    quantize_weights: Annotated[str | None, Option("--quantize-weights", help="ZeRO++ qwZ for the ZeRO >= 1 plans: all-gather weights as int8.")] = None,
+    quantize_grads: Annotated[str | None, Option("--quantize-grads", help="ZeRO++ qgZ for the ZeRO >= 1 plans: gradients as int4 or int8 by all-to-all.")] = None,
+    input_rate: Annotated[float | None, Option("--input-rate", help="Samples per second one rank's data loader sustains (default: not limiting).")] = None,
+    asynchronous: Annotated[bool, Option("--async", help="Asynchronous parameter-server updates (sweeps parameter-server alone; with --servers/--ps-placement).")] = False,
+    shard: Annotated[str, Option("--shard", help="ZeRO-3 plans over every GPU (full), over each node's GPUs replicated across nodes (hybrid: FSDP HYBRID_SHARD, DeepSpeed MiCS), or with backward's weight gathers inside the node (hpz: ZeRO++ hpZ).")] = "full",
+    offload_optimizer: Annotated[bool, Option("--offload-optimizer", help="ZeRO >= 1 plans: optimizer states and step on the host CPU (ZeRO-Offload); needs the system's host_memory_bandwidth.")] = False,
+    overlap_param_gather: Annotated[bool, Option("--overlap-param-gather", help="ZeRO-1/2 plans: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather).")] = False,
+    servers: Annotated[int | None, Option("--servers", help="Parameter servers S when parameter-server is among --algorithms (default 1).")] = None,
+    ps_placement: Annotated[str | None, Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")] = None,
+    json_output: Annotated[bool, Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Recommend algorithm, micro-batch, accumulation, GPUs, bucket, gradient dtype and ZeRO stage.
 
@@ -192,9 +191,9 @@ def plan(
     if emit is not None:
         from costmodel.planner.emit import render
 
-        typer.echo(render(result.best, emit.value, compute_dtype))
+        echo(render(result.best, emit.value, compute_dtype))
         return
     if json_output:
         print_json(result.to_dict())
         return
-    typer.echo(_text(result, nodes or (None if gpus else 1)))
+    echo(_text(result, nodes or (None if gpus else 1)))

@@ -3,10 +3,9 @@
 import sys
 from typing import Annotated, Optional
 
-import typer
-
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, print_json
+from costmodel.commands.common import cli_errors, echo, print_json
+from costmodel.commands.options import Argument, Option
 from costmodel.commands.textfmt import table
 from dpbase.errors import InputError
 
@@ -88,25 +87,25 @@ def _text(df) -> str:
 
 @cli_errors
 def sweep(
-    primitives: Annotated[str, typer.Argument(help="Collective(s), comma-separated: all-reduce,all-gather.")],
-    sizes: Annotated[Optional[str], typer.Option("--sizes", help="Sizes, comma-separated (1MiB,1GiB); or a range with --min-size/--max-size/--factor.")] = None,
-    min_size: Annotated[Optional[str], typer.Option("--min-size", help="Smallest size of the range (default 1KiB).")] = None,
-    max_size: Annotated[Optional[str], typer.Option("--max-size", help="Largest size of the range (default 1GiB).")] = None,
-    factor: Annotated[float, typer.Option("--factor", help="Ratio between successive sizes of the range.")] = 4.0,
-    cluster: Annotated[Optional[str], typer.Option("--cluster", help="System profile(s), comma-separated names or TOML paths.", autocompletion=complete.systems)] = None,
-    nodes: Annotated[Optional[str], typer.Option("--nodes", help="Node counts on --cluster, comma-separated (default 1).")] = None,
-    gpus_per_node: Annotated[Optional[int], typer.Option("--gpus-per-node", help="GPUs per node (default: the system's).")] = None,
-    ranks: Annotated[Optional[str], typer.Option("--ranks", "-N", help="Rank counts on a link or bare α/β, comma-separated.")] = None,
-    link: Annotated[Optional[str], typer.Option("--link", help="Link profile(s), comma-separated (instead of --alpha/--bandwidth).", autocompletion=complete.links)] = None,
-    alpha: Annotated[Optional[str], typer.Option("--alpha", help="Latency per message, e.g. 5us.")] = None,
-    bandwidth: Annotated[Optional[str], typer.Option("--bandwidth", help="Link bandwidth, e.g. 25GB/s.")] = None,
-    gamma: Annotated[str, typer.Option("--gamma", help="Reduction time per byte (0 by default).")] = "0s",
-    algorithm: Annotated[str, typer.Option("--algorithm", "-a", help="Algorithm(s), comma-separated, or auto.")] = "auto",
-    backend: Annotated[str, typer.Option("--backend", help="Backend(s), comma-separated: auto, ideal, nccl, rccl.")] = "auto",
-    stack: Annotated[Optional[str], typer.Option("--stack", help="nccl, rccl, mpi or gloo: what auto may pick.")] = None,
-    format_: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
-    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
-    json_: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    primitives: Annotated[str, Argument(help="Collective(s), comma-separated: all-reduce,all-gather.")],
+    sizes: Annotated[Optional[str], Option("--sizes", help="Sizes, comma-separated (1MiB,1GiB); or a range with --min-size/--max-size/--factor.")] = None,
+    min_size: Annotated[Optional[str], Option("--min-size", help="Smallest size of the range (default 1KiB).")] = None,
+    max_size: Annotated[Optional[str], Option("--max-size", help="Largest size of the range (default 1GiB).")] = None,
+    factor: Annotated[float, Option("--factor", help="Ratio between successive sizes of the range.")] = 4.0,
+    cluster: Annotated[Optional[str], Option("--cluster", help="System profile(s), comma-separated names or TOML paths.", autocompletion=complete.systems)] = None,
+    nodes: Annotated[Optional[str], Option("--nodes", help="Node counts on --cluster, comma-separated (default 1).")] = None,
+    gpus_per_node: Annotated[Optional[int], Option("--gpus-per-node", help="GPUs per node (default: the system's).")] = None,
+    ranks: Annotated[Optional[str], Option("--ranks", "-N", help="Rank counts on a link or bare α/β, comma-separated.")] = None,
+    link: Annotated[Optional[str], Option("--link", help="Link profile(s), comma-separated (instead of --alpha/--bandwidth).", autocompletion=complete.links)] = None,
+    alpha: Annotated[Optional[str], Option("--alpha", help="Latency per message, e.g. 5us.")] = None,
+    bandwidth: Annotated[Optional[str], Option("--bandwidth", help="Link bandwidth, e.g. 25GB/s.")] = None,
+    gamma: Annotated[str, Option("--gamma", help="Reduction time per byte (0 by default).")] = "0s",
+    algorithm: Annotated[str, Option("--algorithm", "-a", help="Algorithm(s), comma-separated, or auto.")] = "auto",
+    backend: Annotated[str, Option("--backend", help="Backend(s), comma-separated: auto, ideal, nccl, rccl.")] = "auto",
+    stack: Annotated[Optional[str], Option("--stack", help="nccl, rccl, mpi or gloo: what auto may pick.")] = None,
+    format_: Annotated[str, Option("--format", help="table, csv or json.")] = "table",
+    output: Annotated[Optional[str], Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    json_: Annotated[bool, Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """Predict every combination of the axes; one row each (every Prediction field in csv/json).
 
@@ -150,4 +149,4 @@ def sweep(
         return
     inputs = [p for p in (clusters or []) + (links or []) if p.endswith(".toml")]
     written = write_outputs({"output": (output, text)}, inputs)
-    typer.echo(f"wrote {len(df)} rows to {written['output']}", err=True)
+    echo(f"wrote {len(df)} rows to {written['output']}", err=True)

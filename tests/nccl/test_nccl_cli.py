@@ -5,13 +5,13 @@ import json
 import typer
 from typer.testing import CliRunner
 
-from costmodel.commands.nccl_cmd import app
+from cli import app
 
 runner = CliRunner()
 
 
 def _invoke(*args):
-    return runner.invoke(app, list(args))
+    return runner.invoke(app, ["nccl-table", *args])
 
 
 def test_text_table_shows_tuning_cells():
@@ -40,9 +40,13 @@ def test_tuning_override_and_bad_input(tmp_path):
     assert unknown.exit_code == 2
 
 
-def test_mountable_as_sub_app():
+def test_mountable_in_another_typer_app():
+    from costmodel.commands.nccl_cmd import nccl_table
+    from costmodel.commands.options import for_typer
+
     root = typer.Typer()
-    root.add_typer(app)
+    root.command("nccl-table")(for_typer(nccl_table))
+    root.command("other")(lambda: None)  # two commands: the first word names the command
     assert runner.invoke(root, ["nccl-table", "--cluster", "dgx-a100", "--json"]).exit_code == 0
 
 

@@ -9,7 +9,7 @@ import pytest
 from iteration_support import ring_comm
 from typer.testing import CliRunner
 
-from costmodel.commands import iteration_cmd
+from cli import app
 
 runner = CliRunner()
 
@@ -36,7 +36,7 @@ def fake_cluster(monkeypatch):
 
 
 def _invoke(*args):
-    return runner.invoke(iteration_cmd.app, list(args))
+    return runner.invoke(app, ["iteration", *args])
 
 
 pytestmark = pytest.mark.usefixtures("fake_cluster")

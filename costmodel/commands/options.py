@@ -1,0 +1,148 @@
+"""Command parameters declared once, without importing typer.
+
+A function command annotates each parameter ``Annotated[T, Option("--name", help=…)]`` (or
+``Argument(help=…)``), with the same arguments ``typer.Option`` / ``typer.Argument`` take. Two
+readers use that one declaration:
+
+* :func:`for_typer` hands typer the equivalent ``typer.Option`` objects when the command is
+  built (``cli.LazyCommands``): help, shell completion and every usage error come from click, as
+  before;
+* :mod:`costmodel.commands.argv` parses a command line whose arguments are all well-formed
+  straight from these declarations, so a plain answer does not import typer and click (about
+  three times Python's own start-up; docs/performance.md).
+
+    >>> from typing import Annotated
+    >>> def greet(name: Annotated[str, Option("--name", "-n", help="Who.")] = "world") -> None: ...
+    >>> spec = parameter_specs(greet)[0]
+    >>> spec.name, spec.switches, spec.default
+    ('name', ('--name', '-n'), 'world')
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import types
+import typing
+from typing import Any, NamedTuple
+
+
+class Option:
+    """What ``typer.Option(*decls, **settings)`` would be, as a plain record."""
+
+    __slots__ = ("decls", "settings")
+    typer_name = "Option"
+
+    def __init__(self, *decls: str, **settings: Any) -> None:
+        self.decls = decls
+        self.settings = settings
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(map(repr, self.decls))})"
+
+
+class Argument(Option):
+    """What ``typer.Argument(**settings)`` would be: a positional parameter."""
+
+    __slots__ = ()
+    typer_name = "Argument"
+
+
+class ParameterSpec(NamedTuple):
+    """One parameter as a command line gives it.
+
+    ``switches`` are the option strings that set it (for a flag, those that set it True) and
+    ``off_switches`` those that set a flag False (``--x/--no-x``); an argument has neither.
+    ``convert`` turns the text into the value (``str``, ``int``, ``float`` or an Enum class;
+    None for a flag). ``plain`` is False where click would do more than that (another type, a
+    callback, an environment variable, bounds, …): such a command is left to click.
+    """
+
+    name: str
+    positional: bool
+    switches: tuple[str, ...]
+    off_switches: tuple[str, ...]
+    is_flag: bool
+    convert: Any
+    required: bool
+    default: Any
+    plain: bool
+
+
+# Settings that change only help and completion, not what a command line parses to.
+PRESENTATION = frozenset({"help", "autocompletion", "show_default", "metavar", "rich_help_panel", "hidden"})
+
+
+def _split(annotation: Any) -> tuple[Any, Option | None]:
+    """``Annotated[T, Option(...)]`` → ``(T, the Option)``; anything else → ``(annotation, None)``."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        base, *extras = typing.get_args(annotation)
+        found = [extra for extra in extras if isinstance(extra, Option)]
+        return base, (found[0] if found else None)
+    return annotation, None
+
+
+def _base_type(annotation: Any) -> Any:
+    """``T | None`` / ``Optional[T]`` → ``T``."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        members = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        return members[0] if len(members) == 1 else None
+    return annotation
+
+
+def _switches(name: str, declared: Option, is_flag: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The option strings as typer derives them: the declared ones, else ``--name`` (and, for a
+    flag declared without names, ``--no-name``); ``--on/--off`` declares both."""
+    on: list[str] = []
+    off: list[str] = []
+    for decl in declared.decls:
+        first, _, second = decl.partition("/")
+        on.append(first.strip())
+        if second:
+            off.append(second.strip())
+    if not on:
+        dashed = "--" + name.replace("_", "-")
+        on.append(dashed)
+        if is_flag:
+            off.append("--no-" + name.replace("_", "-"))
+    return tuple(on), tuple(off)
+
+
+def parameter_specs(function: Any) -> list[ParameterSpec]:
+    """Every parameter of a command declared with :class:`Option` / :class:`Argument`."""
+    specs = []
+    for parameter in inspect.signature(inspect.unwrap(function)).parameters.values():
+        annotation, declared = _split(parameter.annotation)
+        if declared is None:
+            raise TypeError(f"{function.__name__}: parameter {parameter.name!r} has no Option/Argument")
+        base = _base_type(annotation)
+        positional = isinstance(declared, Argument)
+        is_flag = base is bool and not positional
+        convert = base if base in (str, int, float) or (isinstance(base, type) and issubclass(base, enum.Enum)) else None
+        on, off = ((), ()) if positional else _switches(parameter.name, declared, is_flag)
+        required = parameter.default is inspect.Parameter.empty
+        plain = (is_flag or convert is not None) and set(declared.settings) <= PRESENTATION
+        specs.append(ParameterSpec(parameter.name, positional, on, off, is_flag, None if is_flag else convert,
+                                   required, None if required else parameter.default, plain))
+    return specs
+
+
+def for_typer(function: Any) -> Any:
+    """Give typer the command's parameters as ``typer.Option`` / ``typer.Argument`` objects.
+
+    Sets ``__signature__`` (which ``inspect.signature``, and so typer, reads first) to the
+    function's own signature with each :class:`Option` record replaced by the typer object the
+    same arguments build. The function itself is unchanged.
+    """
+    import typer
+
+    signature = inspect.signature(inspect.unwrap(function))
+    parameters = []
+    for parameter in signature.parameters.values():
+        annotation, declared = _split(parameter.annotation)
+        if declared is not None:
+            made = getattr(typer, declared.typer_name)(*declared.decls, **declared.settings)
+            parameter = parameter.replace(annotation=typing.Annotated[annotation, made])
+        parameters.append(parameter)
+    function.__signature__ = signature.replace(parameters=parameters)
+    return function
