@@ -9,9 +9,12 @@ version-specific), so a changed file is re-parsed. The cache lives in
 ``DPCOST_NO_CACHE=1`` turns it off. Any failure to read or write it falls back to parsing:
 the cache can make an answer faster, never different. Only the package's own data files use
 it; user files are parsed every time (they are small and their errors must be reported).
+Paths are strings (``os.path``): ``pathlib`` and what it imports (``urllib.parse``,
+``ipaddress``) were ~6 % of a scalar answer's start-up.
 
-    >>> from pathlib import Path
-    >>> data = load_bundled(Path(__file__).resolve().parent.parent / "costmodel" / "data" / "intervals.toml")
+    >>> import os
+    >>> data = load_bundled(os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))),
+    ...                                  "costmodel", "data", "intervals.toml"))
     >>> "interval" in data
     True
 """
@@ -21,52 +24,63 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 CACHE_TAG = f"py{sys.version_info[0]}{sys.version_info[1]}-m{marshal.version}"
 
 
-def cache_dir() -> Path | None:
+def cache_dir() -> str | None:
     """Where parsed bundled files are kept, or None when caching is off."""
     if os.environ.get("DPCOST_NO_CACHE"):
         return None
     explicit = os.environ.get("DPCOST_CACHE_DIR")
     if explicit:
-        return Path(explicit)
+        return explicit
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "dpcost"
+    return os.path.join(base, "dpcost")
 
 
-def _stem(path: Path) -> str:
-    return str(path).strip(os.sep).replace(os.sep, "_").replace(":", "_")[-120:]
+def _stem(path: str) -> str:
+    return path.strip(os.sep).replace(os.sep, "_").replace(":", "_")[-120:]
 
 
-def _key(path: Path, stat: os.stat_result) -> str:
+def _key(path: str, stat: os.stat_result) -> str:
     return f"{_stem(path)}-{stat.st_size}-{stat.st_mtime_ns}-{CACHE_TAG}.marshal"
 
 
-def _prune(directory: Path, path: Path, keep: Path) -> None:
+def _prune(directory: str, path: str, keep: str) -> None:
     """Remove this file's older cache entries (a reinstall or an edit leaves one behind)."""
-    for old in directory.glob(f"{_stem(path)}-*.marshal"):
-        if old != keep and old.name.endswith(f"-{CACHE_TAG}.marshal"):
-            old.unlink(missing_ok=True)
+    prefix, suffix = f"{_stem(path)}-", f"-{CACHE_TAG}.marshal"
+    for name in os.listdir(directory):
+        old = os.path.join(directory, name)
+        if name.startswith(prefix) and name.endswith(suffix) and old != keep:
+            try:
+                os.unlink(old)
+            except FileNotFoundError:
+                pass
 
 
-def _parse(path: Path) -> dict[str, Any]:
+def read_bytes(path: str) -> bytes:
+    """The whole file."""
+    with open(path, "rb") as stream:
+        return stream.read()
+
+
+def _parse(path: str) -> dict[str, Any]:
     import tomllib
 
-    return tomllib.loads(path.read_text(encoding="utf-8"))
+    return tomllib.loads(read_bytes(path).decode("utf-8"))
 
 
-def load_bundled(path: Path) -> dict[str, Any]:
+def load_bundled(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The parsed TOML document of one of the package's own data files (a fresh dict)."""
+    path = os.fspath(path)
     directory = cache_dir()
     if directory is None:
         return _parse(path)
     try:
-        cached = directory / _key(path, path.stat())
-        return marshal.loads(cached.read_bytes())
+        cached = os.path.join(directory, _key(path, os.stat(path)))
+        return marshal.loads(read_bytes(cached))
     except (OSError, ValueError, EOFError, TypeError):
         pass
     document = _parse(path)
@@ -78,12 +92,13 @@ def load_bundled(path: Path) -> dict[str, Any]:
     return document
 
 
-def write_cache(target: Path, data: bytes) -> bool:
+def write_cache(target: str | os.PathLike[str], data: bytes) -> bool:
     """Write a cache file whole (a temporary file readable by the user only, then a rename: a
     concurrent reader sees the old file or the new one); False when it cannot be written."""
-    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    target = os.fspath(target)
+    temporary = f"{target}.{os.getpid()}.tmp"
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
         handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)

@@ -30,7 +30,7 @@ import marshal
 import os
 from typing import Any
 
-from dpbase.bundled import CACHE_TAG, cache_dir, write_cache
+from dpbase.bundled import CACHE_TAG, cache_dir, read_bytes, write_cache
 
 MAX_BYTES = 1 << 20  # a file grown past this (many versions' classes) starts again from this run's texts
 
@@ -72,9 +72,9 @@ def _load(group: str) -> dict[str, Any]:
         directory = cache_dir()
         if directory is not None:
             try:
-                path = directory / file_name(group)
-                if _trusted(path.stat()):
-                    loaded = marshal.loads(path.read_bytes())
+                path = os.path.join(directory, file_name(group))
+                if _trusted(os.stat(path)):
+                    loaded = marshal.loads(read_bytes(path))
                     if isinstance(loaded, dict):
                         codes = loaded
             except (OSError, ValueError, EOFError, TypeError):
@@ -93,7 +93,7 @@ def _write() -> None:
         data = marshal.dumps(codes)  # code objects and str keys: always serialisable
         if len(data) > MAX_BYTES:
             data = marshal.dumps({text: codes[text] for text in _used.get(group, ())})
-        write_cache(directory / file_name(group), data)  # written 0600: the file holds code
+        write_cache(os.path.join(directory, file_name(group)), data)  # written 0600: the file holds code
     _added.clear()
 
 

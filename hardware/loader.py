@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import os
-from pathlib import Path
 from typing import Any
 
 from dpbase.bundled import load_bundled
@@ -22,7 +21,7 @@ from hardware.profiles import Gpu, Link, Profile, System
 from hardware.resolve import Catalog, build_catalog
 from hardware.schema import TABLES
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = os.path.join(os.path.dirname(os.path.realpath(__file__)), "data")
 BUNDLED_FILES = ("links.toml", "gpus.toml", "systems.toml")
 KINDS = tuple(TABLES)  # ("gpu", "link", "system")
 
@@ -45,9 +44,10 @@ def _parse_toml(text: str, origin: str) -> dict[str, Any]:
                            "a hardware profile (a few levels of nesting)") from None
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: str) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as stream:
+            text = stream.read()
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         raise ProfileError("path", str(path), f"a readable UTF-8 TOML file ({reason})") from None
@@ -58,7 +58,7 @@ def _bundled_document() -> dict[str, Any]:
     merged: dict[str, list[Any]] = {}
     data = DATA_DIR
     for file_name in BUNDLED_FILES:
-        document = load_bundled(data / file_name)
+        document = load_bundled(os.path.join(data, file_name))
         for table, rows in document.items():
             merged.setdefault(table, []).extend(rows)
     return merged
@@ -75,7 +75,7 @@ def bundled_catalog() -> Catalog:
 
 @functools.lru_cache(maxsize=64)
 def _file_catalog_cached(path: str, mtime_ns: int, size_bytes: int) -> Catalog:
-    catalog, problems = build_catalog(_read_toml(Path(path)), bundled_catalog())
+    catalog, problems = build_catalog(_read_toml(path), bundled_catalog())
     if problems:
         first = problems[0]
         raise ProfileError(f"{path}: {first.field}", first.value, first.allowed)
@@ -84,12 +84,12 @@ def _file_catalog_cached(path: str, mtime_ns: int, size_bytes: int) -> Catalog:
 
 def load_file(path: str | os.PathLike[str]) -> Catalog:
     """Profiles defined in a user TOML file (references resolved against bundled names)."""
-    resolved = Path(path).expanduser()
+    resolved = os.path.expanduser(os.fspath(path))
     try:
-        stat = resolved.stat()
+        stat = os.stat(resolved)
     except OSError as error:
         raise ProfileError("path", str(path), f"an existing TOML file ({error.strerror})") from None
-    return _file_catalog_cached(str(resolved), stat.st_mtime_ns, stat.st_size)
+    return _file_catalog_cached(resolved, stat.st_mtime_ns, stat.st_size)
 
 
 def _load(table: str, name_or_path: str | os.PathLike[str]) -> Any:
@@ -155,7 +155,7 @@ def list_profiles(kind: str | None = None) -> list[Profile]:
 def validate_file(path: str | os.PathLike[str]) -> list[str]:
     """Every problem in a user TOML file, one message each (empty list = valid)."""
     try:
-        document = _read_toml(Path(path).expanduser())
+        document = _read_toml(os.path.expanduser(os.fspath(path)))
     except ProfileError as error:
         return [str(error)]
     return [str(problem) for problem in build_catalog(document, bundled_catalog())[1]]

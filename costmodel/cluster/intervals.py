@@ -9,8 +9,8 @@ row of the validation logs, each log predicted with constants fitted *without* i
 
 from __future__ import annotations
 
+import os
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dpbase.bundled import load_bundled
@@ -18,7 +18,7 @@ from dpbase.bundled import load_bundled
 if TYPE_CHECKING:
     from hardware import System
 
-DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "intervals.toml"
+DATA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data", "intervals.toml")
 REGIME_SPLIT_BYTES = 2**20
 CLASSES = ("multi-node", "single-node nvswitch", "single-node pcie", "single-node other", "rccl")
 
@@ -39,7 +39,7 @@ def regime(size_bytes: float) -> str:
 
 @cache
 def _table() -> dict[str, dict[str, list[float]]]:
-    if not DATA_FILE.exists():
+    if not os.path.exists(DATA_FILE):
         return {}
     return load_bundled(DATA_FILE).get("interval", {})
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import math
 import sys
 from collections.abc import Callable
@@ -59,6 +58,8 @@ def fail(message: str, error: BaseException | None = None, as_json: bool = False
     from dpbase.text import printable
 
     if as_json and error is not None:
+        import json
+
         data = _jsonable(error_object(error))
         if isinstance(data["error"]["got"], float) and not math.isfinite(data["error"]["got"]):
             data["error"]["got"] = repr(data["error"]["got"])
@@ -121,5 +122,7 @@ def check_times(data: Any, path: str = "") -> None:
 def print_json(data: Any) -> None:
     """Write ``data`` as indented JSON on stdout (a non-finite time is refused, see
     :func:`check_times`; any other NaN/inf becomes null)."""
+    import json  # only for --json: a text answer does not load it
+
     check_times(data)
     sys.stdout.write(json.dumps(_jsonable(data), indent=2, ensure_ascii=False) + "\n")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
-from pathlib import Path
+import os
 from types import MappingProxyType
 from typing import Any
 
@@ -33,7 +33,7 @@ from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, NotApplicableError
 from dpbase.values import frozen
 
-RCCL_TABLES_PATH = Path(__file__).resolve().parent.parent / "data" / "rccl_tuning.toml"
+RCCL_TABLES_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data", "rccl_tuning.toml")
 ALGORITHMS = ("tree", "ring")  # RCCL's index order: ties go to the first
 PROTOCOLS = ("LL", "LL128", "Simple")
 _PROTO_INDEX = {p: i for i, p in enumerate(PROTOCOLS)}

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -27,7 +27,7 @@ from dpbase.bundled import load_bundled
 from dpbase.errors import ProfileError, UnknownNameError
 from dpbase.values import frozen
 
-DEFAULT_TABLES_PATH = Path(__file__).resolve().parent.parent / "data" / "nccl_2_30_7.toml"
+DEFAULT_TABLES_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data", "nccl_2_30_7.toml")
 DEFAULT_VERSION = "2.30.7"
 NODE_COLUMNS = ("one_node", "two_nodes", "more_nodes")
 PROTO_KEYS = {"LL": "ll", "LL128": "ll128", "Simple": "simple"}
@@ -131,11 +131,12 @@ class NcclTables:
         return self.data[name]
 
 
-def _read_toml(path: Path, field: str) -> dict:
+def _read_toml(path: str, field: str) -> dict:
     import tomllib  # only when a user's file is read (the bundled table comes through dpbase.bundled)
 
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as stream:
+            return tomllib.loads(stream.read())
     except tomllib.TOMLDecodeError as error:
         raise ProfileError(field, str(path), f"valid TOML ({error})") from None
     except UnicodeDecodeError:
@@ -150,7 +151,7 @@ def _bundled() -> dict:
 
 
 def load_tables(
-    tuning_path: str | Path | None = None,
+    tuning_path: str | os.PathLike[str] | None = None,
     *,
     version: str | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -171,10 +172,10 @@ def _default_tables() -> NcclTables:
     return _build(None, None, None)
 
 
-def _build(tuning_path: str | Path | None, version: str | None, overrides: Mapping[str, Any] | None) -> NcclTables:
+def _build(tuning_path: str | os.PathLike[str] | None, version: str | None, overrides: Mapping[str, Any] | None) -> NcclTables:
     raw = _bundled()
     versions = raw.pop("versions")
-    user = _read_toml(Path(tuning_path), "tuning") if tuning_path is not None else {}
+    user = _read_toml(os.fspath(tuning_path), "tuning") if tuning_path is not None else {}
     chosen = version or user.pop("version", None) or DEFAULT_VERSION
     user.pop("version", None)
     if chosen != DEFAULT_VERSION:

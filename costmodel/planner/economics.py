@@ -10,12 +10,13 @@ without a sourced price or power returns None for it.
 from __future__ import annotations
 
 import functools
+import os
 
 from dpbase.bundled import load_bundled
 from dpbase.values import frozen
 from hardware.loader import DATA_DIR
 
-PRICES_FILE = DATA_DIR / "prices.toml"
+PRICES_FILE = os.path.join(DATA_DIR, "prices.toml")
 
 
 @frozen(kw_only=True)

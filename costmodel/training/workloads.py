@@ -24,15 +24,15 @@ kinds that have one (``cnn``), :func:`default_mfu_for_kind` from published throu
 from __future__ import annotations
 
 import functools
+import os
 import re
-from pathlib import Path
 
 from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, UnknownNameError
 from dpbase.limits import MAX_COUNT
 from dpbase.values import frozen
 
-DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "models.toml"
+DATA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data", "models.toml")
 KINDS = ("transformer", "bert", "vit", "cnn")
 TOKEN_RULE_KINDS = ("transformer", "bert")
 
@@ -265,7 +265,7 @@ def load_model_file(path: str) -> Workload:
         raise InputError("model.embedding_params", entry["embedding_params"],
                          f"an integer from 0 to the model's params ({params:,})")
     return Workload(
-        name=str(entry.get("name", Path(path).stem)), params=params,
+        name=str(entry.get("name", os.path.splitext(os.path.basename(os.fspath(path)))[0])), params=params,
         layers=int(entry.get("layers", layers)), hidden_size=int(entry.get("hidden_size", hidden)),
         heads=int(entry.get("heads", heads)), vocab=int(entry.get("vocab", 0)),
         seq_len=int(entry.get("seq_len", 0 if kind == "cnn" else DERIVED_SEQ_LEN)), kind=kind,
