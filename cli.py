@@ -204,6 +204,9 @@ def main() -> None:
     except BrokenPipeError:  # output piped into `head` & co.: stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
+    except KeyboardInterrupt:  # Ctrl-C during a plain answer: what click does (its Abort), no traceback
+        sys.stderr.write("\n")
+        sys.exit(130)
     sys.exit(code)
 
 

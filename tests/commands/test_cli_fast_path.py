@@ -179,3 +179,14 @@ def test_sub_apps_and_help_go_to_typer():
 def test_shell_completion_goes_to_typer(monkeypatch):
     monkeypatch.setenv("_DPCOST_COMPLETE", "complete_bash")
     assert cli.answer_plainly(["formula", "all-reduce"]) is None
+
+
+def test_ctrl_c_during_a_plain_answer_exits_130_without_a_traceback(monkeypatch, capsys):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "answer_plainly", interrupted)
+    monkeypatch.setattr(cli.sys, "argv", ["dpcost", "formula", "all-reduce"])
+    with pytest.raises(SystemExit) as done:
+        cli.main()
+    assert done.value.code == 130 and capsys.readouterr().err == "\n"
