@@ -47,9 +47,6 @@ SUMMARIES: dict[str, str] = {
     "hardware": "Hardware profiles: GPUs, links and systems (bundled or user TOML).",
     "plot": "Interactive charts (plotly, offline HTML).",
 }
-# Commands that are typer sub-apps (their own subcommands): always through typer.
-TYPER_APPS = frozenset({"hardware", "plot"})
-
 
 def _build_app():
     """The typer app (imports typer and click)."""
@@ -144,17 +141,21 @@ def __getattr__(name: str):
 
 def answer_plainly(args: list[str]) -> int | None:
     """Run a function command whose arguments :func:`costmodel.commands.argv.parse` takes, without
-    typer; None (nothing run) for anything else: help, completion, sub-apps, any usage error."""
-    if not args or args[0] not in COMMANDS or args[0] in TYPER_APPS:
+    typer; None (nothing run) for anything else: help, completion, the typer sub-apps (hardware,
+    plot), any usage error."""
+    if not args or args[0] not in COMMANDS:
         return None
     if any(key.startswith("_") and key.endswith("_COMPLETE") for key in os.environ):  # shell completion
         return None
     import importlib
+    import types
 
     from costmodel.commands.argv import parse
 
     module, attribute = COMMANDS[args[0]]
     command = getattr(importlib.import_module(module), attribute)
+    if not isinstance(command, types.FunctionType):  # a typer sub-app
+        return None
     values = parse(command, args[1:])
     if values is None:
         return None
