@@ -140,12 +140,21 @@ def __getattr__(name: str):
 
 
 def answer_plainly(args: list[str]) -> int | None:
-    """Run a function command whose arguments :func:`costmodel.commands.argv.parse` takes, without
-    typer; None (nothing run) for anything else: help, completion, the typer sub-apps (hardware,
-    plot), any usage error."""
-    if not args or args[0] not in COMMANDS:
-        return None
+    """Run a function command whose arguments :func:`costmodel.commands.argv.parse` takes, or
+    print the top-level help click last printed (:mod:`costmodel.commands.helpcache`), without
+    typer; None (nothing run) for anything else: a command's help, completion, the typer sub-apps
+    (hardware, plot), any usage error."""
     if any(key.startswith("_") and key.endswith("_COMPLETE") for key in os.environ):  # shell completion
+        return None
+    if args in ([], ["--help"]):  # click's text, as it last printed it (costmodel.commands.helpcache)
+        from costmodel.commands.helpcache import cached_help
+
+        text = cached_help()
+        if text is None:
+            return None
+        sys.stdout.write(text)
+        return 0
+    if args[0] not in COMMANDS:
         return None
     import importlib
     import types
@@ -163,12 +172,14 @@ def answer_plainly(args: list[str]) -> int | None:
     return code if isinstance(code, int) else 0
 
 
-def _answer_with_typer() -> int:
+def _answer_with_typer(args: list[str]) -> int:
     """click's run of the command line: usage errors become one ``error: …`` line and code 2."""
     import click
 
+    if args == ["--help"]:
+        return _help_kept()
     try:
-        code = __getattr__("app")(standalone_mode=False)
+        code = __getattr__("app")(args=args, standalone_mode=False)
     except click.exceptions.Abort:
         return 130
     except getattr(click.exceptions, "NoArgsIsHelpError", ()) as shown:  # bare `dpcost`: its help
@@ -178,7 +189,7 @@ def _answer_with_typer() -> int:
         from dpbase.text import printable
 
         hint = f" (see: dpcost {error.ctx.command_path.partition(' ')[2]} --help)".replace("  ", " ") if error.ctx else ""
-        if "--json" in sys.argv[1:]:  # a script asked for JSON: the usage error is JSON too
+        if "--json" in args:  # a script asked for JSON: the usage error is JSON too
             import json
 
             param = getattr(error, "param", None)
@@ -195,12 +206,30 @@ def _answer_with_typer() -> int:
     return code if isinstance(code, int) else 0
 
 
+def _help_kept() -> int:
+    """``dpcost --help`` through click, its text kept for the next time (helpcache)."""
+    import io
+
+    from costmodel.commands.helpcache import keep_help
+
+    printed, stdout = io.StringIO(), sys.stdout
+    sys.stdout = printed
+    try:
+        code = __getattr__("app")(args=["--help"], standalone_mode=False)
+    finally:
+        sys.stdout = stdout
+    stdout.write(printed.getvalue())
+    if code == 0:
+        keep_help(printed.getvalue())
+    return code if isinstance(code, int) else 0
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
         code = answer_plainly(sys.argv[1:])
         if code is None:
-            code = _answer_with_typer()
+            code = _answer_with_typer(sys.argv[1:])
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
     except BrokenPipeError:  # output piped into `head` & co.: stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -172,11 +172,13 @@ def test_the_plain_path_prints_what_typer_prints(line, capsys):
         json.loads(out)
 
 
-def test_sub_apps_and_help_go_to_typer():
+def test_sub_apps_and_help_go_to_typer(monkeypatch):
+    monkeypatch.setenv("DPCOST_NO_CACHE", "1")
     assert set(cli.COMMANDS) - set(FUNCTION_COMMANDS) == {"hardware", "plot"}
     assert cli.answer_plainly(["hardware", "list"]) is None
     assert cli.answer_plainly(["collective", "--help"]) is None
-    assert cli.answer_plainly([]) is None and cli.answer_plainly(["no-such-command"]) is None
+    assert cli.answer_plainly([]) is None and cli.answer_plainly(["--help"]) is None
+    assert cli.answer_plainly(["no-such-command"]) is None
 
 
 def test_shell_completion_goes_to_typer(monkeypatch):

@@ -1,0 +1,105 @@
+"""``dpcost --help`` as click last printed it, kept beside the other caches.
+
+The top-level help is click's text (typer adds its completion options). Building it means
+importing typer and click, ~5× Python's own start-up, for a screen that changes only when dpcost,
+typer or click is reinstalled or the terminal's width changes. After click prints it, the text is
+kept with what it depends on:
+
+* the program's name in the usage line (the script's name, as click derives it; under
+  ``python -m`` nothing is kept) and the terminal's width as ``shutil.get_terminal_size``
+  (click's source of it) reads it: the raw ``COLUMNS`` and ``LINES`` variables and the width of
+  the terminal on stdout, if any;
+* the modification times of ``cli.py`` (the command list and summaries) and of the
+  directories typer and click were imported from (installing, upgrading or removing any package
+  there, e.g. ``shellingham``, which changes typer's completion options, touches them);
+* the Python version.
+
+A later ``dpcost --help`` prints the kept text only if all of these are unchanged, else click
+builds it again. The file is plain text with NUL-separated fields; it lives in the parsed-TOML
+cache directory (:func:`dpbase.bundled.cache_dir`, ``DPCOST_NO_CACHE=1`` turns it off) and any
+failure to read or write it falls back to click.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from dpbase.bundled import CACHE_TAG, cache_dir, read_bytes, write_cache
+
+SEPARATOR = "\0"
+# The packages whose installation shapes the text: their directories' modification times.
+SHAPERS = ("typer", "click")
+
+
+def _program() -> str | None:
+    """The name the usage line shows, as click derives it: the script's name; None when run as
+    ``python -m …`` (click names the module then, and the text is not kept)."""
+    if getattr(sys.modules.get("__main__"), "__package__", None) not in (None, ""):
+        return None
+    return os.path.basename(sys.argv[0]) if sys.argv else None
+
+
+def _context() -> str | None:
+    """The program's name and everything ``shutil.get_terminal_size`` reads, raw (so equal
+    inputs give equal widths); None when the text is not kept."""
+    program = _program()
+    if program is None:
+        return None
+    try:
+        columns = str(os.get_terminal_size(sys.__stdout__.fileno()).columns)
+    except (AttributeError, ValueError, OSError):
+        columns = "none"
+    return f"prog={program!r} COLUMNS={os.environ.get('COLUMNS')!r} LINES={os.environ.get('LINES')!r} tty={columns}"
+
+
+def _path(directory: str, context: str) -> str:
+    import zlib
+
+    return os.path.join(directory, f"help-{zlib.crc32(context.encode()):08x}-{CACHE_TAG}.txt")
+
+
+def _stamp(paths: list[str]) -> list[str]:
+    """``path`` and its modification time, for each path."""
+    return [f"{path}{SEPARATOR}{os.stat(path).st_mtime_ns}" for path in paths]
+
+
+def cli_file() -> str:
+    """The ``cli.py`` that defines the command list."""
+    import cli
+
+    return os.path.realpath(cli.__file__)
+
+
+def cached_help() -> str | None:
+    """The kept help text if nothing it depends on has changed, else None."""
+    directory, context = cache_dir(), _context()
+    if directory is None or context is None:
+        return None
+    try:
+        fields = read_bytes(_path(directory, context)).decode("utf-8").split(SEPARATOR)
+        kept_context, count, rest = fields[0], int(fields[1]), fields[2:]
+        recorded, text = rest[:2 * count], rest[2 * count:]
+        paths = recorded[0::2]
+        if kept_context != context or len(text) != 1 or cli_file() not in paths:
+            return None
+        if SEPARATOR.join(_stamp(paths)) != SEPARATOR.join(recorded):
+            return None
+        return text[0]
+    except (OSError, ValueError, UnicodeDecodeError, IndexError):
+        return None
+
+
+def keep_help(text: str) -> bool:
+    """Keep ``text`` (what click just printed for ``dpcost --help``); False if it cannot be."""
+    directory, context = cache_dir(), _context()
+    if directory is None or context is None or SEPARATOR in text:
+        return False
+    try:
+        shapers = [os.path.dirname(os.path.dirname(os.path.realpath(sys.modules[name].__file__)))
+                   for name in SHAPERS]
+        paths = [cli_file(), *dict.fromkeys(shapers)]
+        fields = [context, str(len(paths)), *_stamp(paths), text]
+    except (KeyError, OSError, TypeError):
+        return False
+    return write_cache(_path(directory, context), SEPARATOR.join(fields).encode("utf-8"))
