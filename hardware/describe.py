@@ -12,7 +12,6 @@ writes the same schema the loader reads, quantities as text with units, so that
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from typing import Any
 
@@ -59,6 +58,8 @@ def _bandwidth(value_Bps: float) -> str:
 
 
 def _quote(text: str) -> str:
+    import json  # only when a profile is written out as TOML
+
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 

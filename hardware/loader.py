@@ -18,7 +18,7 @@ from typing import Any
 from dpbase.bundled import load_bundled
 from dpbase.errors import ProfileError, UnknownNameError
 from hardware.profiles import Gpu, Link, Profile, System
-from hardware.resolve import Catalog, build_catalog
+from hardware.resolve import REFERENCES, Catalog, build_catalog
 from hardware.schema import TABLES
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.realpath(__file__)), "data")
@@ -73,6 +73,45 @@ def bundled_catalog() -> Catalog:
     return catalog
 
 
+@functools.cache
+def _bundled_rows() -> dict[str, dict[str, Any]]:
+    """Each bundled table's raw TOML rows by name (not yet parsed)."""
+    rows: dict[str, dict[str, Any]] = {table: {} for table in KINDS}
+    for table, entries in _bundled_document().items():
+        for row in entries if table in rows else ():
+            if isinstance(row, dict) and isinstance(row.get("name"), str):
+                rows[table].setdefault(row["name"], row)
+    return rows
+
+
+def _with_references(table: str, name: str, rows: dict[str, dict[str, Any]], into: dict[str, list[Any]]) -> None:
+    """Add the raw row ``name`` of ``table`` and, transitively, the rows it names."""
+    row = rows[table].get(name)
+    if row is None or row in into.setdefault(table, []):
+        return
+    into[table].append(row)
+    for attribute, target in REFERENCES.get(table, {}).items():
+        if isinstance(row.get(attribute), str):
+            _with_references(target, row[attribute], rows, into)
+
+
+@functools.cache
+def _bundled_profile(table: str, name: str) -> Any:
+    """One bundled profile, built from its own row and the rows it references only: a run that
+    names one system does not parse the other ~100 profiles. It is the profile
+    :func:`bundled_catalog` holds (the same rows through the same :func:`build_catalog`;
+    tests/hardware/test_hardware_profiles.py compares every one)."""
+    rows = _bundled_rows()
+    if name not in rows[table]:
+        raise UnknownNameError(table, name, bundled_catalog().kind(table))
+    document: dict[str, list[Any]] = {}
+    _with_references(table, name, rows, document)
+    catalog, problems = build_catalog(document)
+    if problems:
+        raise problems[0]
+    return catalog.kind(table)[name]
+
+
 @functools.lru_cache(maxsize=64)
 def _file_catalog_cached(path: str, mtime_ns: int, size_bytes: int) -> Catalog:
     catalog, problems = build_catalog(_read_toml(path), bundled_catalog())
@@ -100,10 +139,7 @@ def _load(table: str, name_or_path: str | os.PathLike[str]) -> Any:
             raise ProfileError(f"{name_or_path}", f"{len(found)} [[{table}]] tables ({shown})",
                                f"a file defining exactly one [[{table}]]")
         return next(iter(found.values()))
-    known = bundled_catalog().kind(table)
-    if name_or_path not in known:
-        raise UnknownNameError(table, name_or_path, known)
-    return known[name_or_path]
+    return _bundled_profile(table, str(name_or_path))
 
 
 def load_gpu(name_or_path: str | os.PathLike[str]) -> Gpu:

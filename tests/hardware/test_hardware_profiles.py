@@ -58,6 +58,16 @@ def test_names_are_unique_across_kinds():
     assert len(names) == len(set(names))
 
 
+def test_a_profile_loaded_alone_is_the_catalogs():
+    """load_system & co. build one profile from its own rows (loader._bundled_profile)."""
+    bundled = hardware.loader.bundled_catalog()
+    for table in ("gpu", "link", "system"):
+        assert bundled.kind(table)
+        for name, profile in bundled.kind(table).items():
+            assert hardware.loader._bundled_profile(table, name) == profile, name
+    assert hardware.load_system("dgx-h100") is hardware.load_system("dgx-h100")  # built once
+
+
 def test_every_bundled_profile_round_trips_through_toml():
     bundled = hardware.loader.bundled_catalog()
     for profile in list_profiles():
