@@ -7,35 +7,18 @@
     'nvlink4-x18'
 """
 
-from hardware.describe import to_dict, to_toml
-from hardware.loader import (
-    is_path,
-    list_profiles,
-    load_file,
-    load_gpu,
-    load_link,
-    load_profile,
-    load_system,
-    validate_file,
-)
-from hardware.profiles import Gpu, Link, Profile, Regime, System
-from hardware.resolve import Catalog
+from dpbase.lazy import lazy_exports as _lazy_exports
 
-__all__ = [
-    "Catalog",
-    "Gpu",
-    "Link",
-    "Profile",
-    "Regime",
-    "System",
-    "is_path",
-    "list_profiles",
-    "load_file",
-    "load_gpu",
-    "load_link",
-    "load_profile",
-    "load_system",
-    "to_dict",
-    "to_toml",
-    "validate_file",
-]
+# Each name's module loads on first use: answering about one system does not import the TOML
+# writer (hardware.describe) nor anything else it does not touch.
+_EXPORTS = {
+    "to_dict": "hardware.describe", "to_toml": "hardware.describe",
+    **dict.fromkeys(("is_path", "list_profiles", "load_file", "load_gpu", "load_link", "load_profile",
+                     "load_system", "validate_file"), "hardware.loader"),
+    **dict.fromkeys(("Gpu", "Link", "Profile", "Regime", "System"), "hardware.profiles"),
+    "Catalog": "hardware.resolve",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = _lazy_exports(__name__, globals(), _EXPORTS)
