@@ -149,7 +149,7 @@ def answer_plainly(args: list[str]) -> int | None:
     if args in ([], ["--help"]):  # click's text, as it last printed it (costmodel.commands.helpcache)
         from costmodel.commands.helpcache import cached_help
 
-        text = cached_help()
+        text = cached_help(os.path.realpath(__file__))
         if text is None:
             return None
         sys.stdout.write(text)
@@ -220,7 +220,7 @@ def _help_kept() -> int:
         sys.stdout = stdout
     stdout.write(printed.getvalue())
     if code == 0:
-        keep_help(printed.getvalue())
+        keep_help(printed.getvalue(), os.path.realpath(__file__))
     return code if isinstance(code, int) else 0
 
 

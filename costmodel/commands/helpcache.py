@@ -64,15 +64,9 @@ def _stamp(paths: list[str]) -> list[str]:
     return [f"{path}{SEPARATOR}{os.stat(path).st_mtime_ns}" for path in paths]
 
 
-def cli_file() -> str:
-    """The ``cli.py`` that defines the command list."""
-    import cli
-
-    return os.path.realpath(cli.__file__)
-
-
-def cached_help() -> str | None:
-    """The kept help text if nothing it depends on has changed, else None."""
+def cached_help(source: str) -> str | None:
+    """The kept help text if nothing it depends on has changed, else None. ``source``: the file
+    that defines the command list (``cli.py``)."""
     directory, context = cache_dir(), _context()
     if directory is None or context is None:
         return None
@@ -81,7 +75,7 @@ def cached_help() -> str | None:
         kept_context, count, rest = fields[0], int(fields[1]), fields[2:]
         recorded, text = rest[:2 * count], rest[2 * count:]
         paths = recorded[0::2]
-        if kept_context != context or len(text) != 1 or cli_file() not in paths:
+        if kept_context != context or len(text) != 1 or source not in paths:
             return None
         if SEPARATOR.join(_stamp(paths)) != SEPARATOR.join(recorded):
             return None
@@ -90,15 +84,16 @@ def cached_help() -> str | None:
         return None
 
 
-def keep_help(text: str) -> bool:
-    """Keep ``text`` (what click just printed for ``dpcost --help``); False if it cannot be."""
+def keep_help(text: str, source: str) -> bool:
+    """Keep ``text`` (what click just printed for ``dpcost --help``; ``source``: the file that
+    defines the command list); False if it cannot be."""
     directory, context = cache_dir(), _context()
     if directory is None or context is None or SEPARATOR in text:
         return False
     try:
         shapers = [os.path.dirname(os.path.dirname(os.path.realpath(sys.modules[name].__file__)))
                    for name in SHAPERS]
-        paths = [cli_file(), *dict.fromkeys(shapers)]
+        paths = [source, *dict.fromkeys(shapers)]
         fields = [context, str(len(paths)), *_stamp(paths), text]
     except (KeyError, OSError, TypeError):
         return False

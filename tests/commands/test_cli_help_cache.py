@@ -12,6 +12,8 @@ import pytest
 import cli
 from costmodel.commands import helpcache
 
+CLI = os.path.realpath(cli.__file__)
+
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
@@ -29,10 +31,10 @@ def _click_help(capsys) -> str:
 
 
 def test_the_kept_text_is_what_click_printed(cache, capsys):
-    assert helpcache.cached_help() is None
+    assert helpcache.cached_help(CLI) is None
     printed = _click_help(capsys)
     assert printed.startswith("Usage: dpcost") and "nccl-table" in printed
-    assert helpcache.cached_help() == printed
+    assert helpcache.cached_help(CLI) == printed
     assert cli.answer_plainly(["--help"]) == 0 and capsys.readouterr().out == printed
     assert cli.answer_plainly([]) == 0 and capsys.readouterr().out == printed  # bare `dpcost`: its help
 
@@ -40,27 +42,27 @@ def test_the_kept_text_is_what_click_printed(cache, capsys):
 def test_another_width_is_built_again(cache, capsys, monkeypatch):
     wide = _click_help(capsys)
     monkeypatch.setenv("COLUMNS", "56")
-    assert helpcache.cached_help() is None
+    assert helpcache.cached_help(CLI) is None
     narrow = _click_help(capsys)
     assert narrow != wide and max(map(len, narrow.splitlines())) <= 56
-    assert helpcache.cached_help() == narrow
+    assert helpcache.cached_help(CLI) == narrow
     monkeypatch.setenv("COLUMNS", "80")
-    assert helpcache.cached_help() == wide  # each width keeps its own text
+    assert helpcache.cached_help(CLI) == wide  # each width keeps its own text
 
 
 def test_a_reinstall_or_an_edited_command_list_invalidates_it(cache, capsys, monkeypatch, tmp_path):
     _click_help(capsys)
-    fake_cli = tmp_path / "cli.py"
-    fake_cli.write_text("# another command list\n")
-    monkeypatch.setattr(helpcache, "cli_file", lambda: str(fake_cli))
-    assert helpcache.cached_help() is None  # not the cli.py the text was built from
-    helpcache.keep_help("Usage: dpcost (kept)\n")
-    assert helpcache.cached_help() == "Usage: dpcost (kept)\n"
+    fake_cli = str(tmp_path / "cli.py")
+    with open(fake_cli, "w") as stream:
+        stream.write("# another command list\n")
+    assert helpcache.cached_help(fake_cli) is None  # not the cli.py the text was built from
+    helpcache.keep_help("Usage: dpcost (kept)\n", fake_cli)
+    assert helpcache.cached_help(fake_cli) == "Usage: dpcost (kept)\n"
     stat = os.stat(fake_cli)
     os.utime(fake_cli, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-    assert helpcache.cached_help() is None
+    assert helpcache.cached_help(fake_cli) is None
     typer_site = os.path.dirname(os.path.dirname(os.path.realpath(sys.modules["typer"].__file__)))
-    helpcache.keep_help("Usage: dpcost (kept)\n")
+    helpcache.keep_help("Usage: dpcost (kept)\n", fake_cli)
     real_stat = os.stat
 
     def touched(path, *args, **kwargs):  # a package installed beside typer (e.g. shellingham)
@@ -70,7 +72,7 @@ def test_a_reinstall_or_an_edited_command_list_invalidates_it(cache, capsys, mon
         return result
 
     monkeypatch.setattr(helpcache.os, "stat", touched)
-    assert helpcache.cached_help() is None
+    assert helpcache.cached_help(fake_cli) is None
 
 
 @pytest.mark.parametrize("damage", [b"", b"\0\0", b"x\x00not-a-number\x00", b"\xff\xfe"])
@@ -78,20 +80,20 @@ def test_a_damaged_file_falls_back_to_click(cache, capsys, damage):
     _click_help(capsys)
     (kept,) = [name for name in os.listdir(cache) if name.startswith("help-")]
     (cache / kept).write_bytes(damage)
-    assert helpcache.cached_help() is None
+    assert helpcache.cached_help(CLI) is None
 
 
 def test_under_python_m_nothing_is_kept(cache, capsys, monkeypatch):
     """click names the module in the usage line then (``python -m cli``)."""
     monkeypatch.setattr(sys.modules["__main__"], "__package__", "cli")
     _click_help(capsys)
-    assert helpcache.cached_help() is None and list(cache.iterdir()) == []
+    assert helpcache.cached_help(CLI) is None and list(cache.iterdir()) == []
 
 
 def test_no_cache_means_click_every_time(cache, capsys, monkeypatch):
     monkeypatch.setenv("DPCOST_NO_CACHE", "1")
     _click_help(capsys)
-    assert helpcache.cached_help() is None and list(cache.iterdir()) == []
+    assert helpcache.cached_help(CLI) is None and list(cache.iterdir()) == []
 
 
 def test_a_second_help_loads_neither_typer_nor_click(tmp_path):
