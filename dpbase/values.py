@@ -1,17 +1,12 @@
-"""Frozen value classes that are cheap to define: dataclasses with shared ``__eq__``/``__hash__``/``__repr__``.
+"""Frozen value classes that are cheap to define and do not import :mod:`dataclasses`.
 
-Every value in dpcost is a frozen dataclass. On Python 3.11, defining one compiles six methods
-from generated source (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``,
-``__delattr__``); a CLI answer defines ~40 such classes on its way, and parsing generated source
-is ~16 % of the instructions a ``dpcost iteration`` run retires. With the three shared methods
-below the run retires ~10 % fewer (647 → 579 M; benchmarks/instructions.py, docs/performance.md).
-:func:`frozen` keeps the dataclass (``dataclasses.fields``, ``replace``, ``asdict``, slots,
-keyword-only ``__init__``, ``FrozenInstanceError``) and lets the standard library generate what
-must be per class (``__init__`` and the frozen ``__setattr__``/``__delattr__``), compiled once
-per installation (:mod:`dpbase.codecache`; with it and the commands' plain annotations the run
-retires 579 → 438 M). It gives the class three shared functions built on one
-``operator.attrgetter`` of its fields instead of the generated comparison, hash and repr. They
-behave as the generated ones do:
+Every value in dpcost is a frozen value class: ``@frozen`` (or ``@frozen(kw_only=True)``) on a
+class body of annotated fields, as ``@dataclass(frozen=True, slots=True)`` would be used. It
+builds what that decorator builds — a keyword-only (or positional) ``__init__`` with the
+defaults and default factories of :func:`field`, ``__post_init__`` called after it,
+``__slots__``, a frozen ``__setattr__``/``__delattr__`` raising ``FrozenInstanceError``,
+``__match_args__`` and pickling — and gives every class three shared functions built on one
+``operator.attrgetter`` of its fields instead of a generated comparison, hash and repr:
 
 * ``a == b`` compares the fields with ``compare=True`` as tuples, only between instances of the
   same class (``NotImplemented`` otherwise);
@@ -19,6 +14,17 @@ behave as the generated ones do:
 * ``repr(a)`` is ``Name(field=value, ...)`` over the fields with ``repr=True``.
 
 A class that defines any of the three itself keeps its own, as with ``dataclass``.
+
+Why not ``dataclasses`` itself: importing it imports :mod:`inspect` (and with it ``ast``, ``dis``
+and ``tokenize``), ~70 M instructions, more than everything else a scalar ``dpcost collective``
+answer does (benchmarks/instructions.py, docs/performance.md); and ``@dataclass`` spends ~80 µs
+a class even with its generated code cached. The classes stay dataclasses to every caller:
+``dataclasses.fields``, ``replace``, ``asdict`` and ``is_dataclass`` work on them, through a
+``__dataclass_fields__`` built (with ``dataclasses``' own :class:`~dataclasses.Field` objects)
+the first time one of them asks. dpcost's own code uses :func:`fields`, :func:`replace` and
+:func:`asdict` from here, which need no import on the answer path. The ``__init__`` source is
+generated per class and compiled once per installation (:mod:`dpbase.codecache`).
+tests/test_values.py checks the behaviour against ``@dataclass(frozen=True, slots=True)``.
 
     >>> @frozen(kw_only=True)
     ... class Point:
@@ -28,19 +34,60 @@ A class that defines any of the three itself keeps its own, as with ``dataclass`
     (True, True)
     >>> Point(x=2.0)
     Point(x=2.0, y=0.0)
+    >>> replace(Point(x=2.0), y=5.0)
+    Point(x=2.0, y=5.0)
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import operator
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from dpbase import codecache
 
 T = TypeVar("T")
+
+
+class _Missing:
+    """No default (``dataclasses.MISSING``'s role)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+class Field:
+    """One field of a value class: the options ``dataclasses.field`` takes, and its name and
+    annotation once the class is built."""
+
+    __slots__ = ("name", "type", "default", "default_factory", "init", "repr", "hash", "compare",
+                 "metadata", "kw_only")
+
+    def __init__(self, default=MISSING, default_factory=MISSING, init=True, repr=True,  # noqa: A002
+                 hash=None, compare=True, metadata=None, kw_only=MISSING):  # noqa: A002
+        if default is not MISSING and default_factory is not MISSING:
+            raise ValueError("cannot specify both default and default_factory")
+        self.name: str = ""
+        self.type: Any = None
+        self.default, self.default_factory = default, default_factory
+        self.init, self.repr, self.hash, self.compare = init, repr, hash, compare
+        self.metadata = metadata
+        self.kw_only = kw_only
+
+    def __repr__(self) -> str:
+        return f"Field(name={self.name!r}, default={self.default!r}, default_factory={self.default_factory!r})"
+
+
+def field(*, default=MISSING, default_factory=MISSING, init=True, repr=True, hash=None,  # noqa: A002
+          compare=True, metadata=None, kw_only=MISSING) -> Any:
+    """A field's options in a class body, as ``dataclasses.field`` takes them."""
+    return Field(default, default_factory, init, repr, hash, compare, metadata, kw_only)
 
 
 def _getter(names: list[str]) -> Callable[[Any], tuple]:
@@ -53,11 +100,10 @@ def _getter(names: list[str]) -> Callable[[Any], tuple]:
     return operator.attrgetter(*names)
 
 
-def _shared_methods(cls: type) -> dict[str, Any]:
-    fields = dataclasses.fields(cls)
-    compared = _getter([f.name for f in fields if f.compare])
-    hashed = _getter([f.name for f in fields if (f.compare if f.hash is None else f.hash)])
-    shown = [f.name for f in fields if f.repr]
+def _shared_methods(specs: tuple[Field, ...]) -> dict[str, Any]:
+    compared = _getter([f.name for f in specs if f.compare])
+    hashed = _getter([f.name for f in specs if (f.compare if f.hash is None else f.hash)])
+    shown = [f.name for f in specs if f.repr]
     shown_values = _getter(shown)
 
     def __eq__(self, other):
@@ -75,29 +121,187 @@ def _shared_methods(cls: type) -> dict[str, Any]:
     return {"__eq__": __eq__, "__hash__": __hash__, "__repr__": __repr__}
 
 
-_MISSING = object()
 # Whose classes have their generated methods cached: dpcost's own, defined the same way in every
 # run (a class a test or a user script builds on the fly would only grow the cache file).
 CACHED_PACKAGES = frozenset({"costmodel", "hardware", "dpbase", "cli"})
+_MUTABLE_DEFAULTS = (list, dict, set)
 
 
-@contextlib.contextmanager
-def _compiled_once(module: str):
-    """While a class is defined, the standard library's ``exec`` of its generated methods goes
-    through :func:`dpbase.codecache.cached_exec` (the same code, compiled once per installation).
+def _is_classvar(annotation: Any) -> bool:
+    if isinstance(annotation, str):
+        return annotation.startswith(("ClassVar", "typing.ClassVar"))
+    return getattr(annotation, "__origin__", None) is getattr(sys.modules.get("typing"), "ClassVar", None)
 
-    ``dataclasses`` calls the builtin ``exec`` by name from its module; a module global of that
-    name is found first. It is restored afterwards, so other dataclasses are not affected."""
-    previous = dataclasses.__dict__.get("exec", _MISSING)
-    dataclasses.exec = codecache.cached_exec
-    try:
-        with codecache.grouped(module):
-            yield
-    finally:
-        if previous is _MISSING:
-            del dataclasses.exec
+
+def _as_field(value: Any) -> Field:
+    """A class attribute as a :class:`Field`: ours, a ``dataclasses.field(...)``, or a default."""
+    if isinstance(value, Field):
+        made = Field(value.default, value.default_factory, value.init, value.repr, value.hash, value.compare,
+                     value.metadata, value.kw_only)
+        return made
+    standard = sys.modules.get("dataclasses")
+    if standard is not None and isinstance(value, standard.Field):
+        def own(option):
+            return MISSING if option is standard.MISSING else option
+
+        return Field(own(value.default), own(value.default_factory), value.init, value.repr, value.hash,
+                     value.compare, value.metadata, own(value.kw_only))
+    if isinstance(value, _MUTABLE_DEFAULTS):
+        raise ValueError(f"mutable default {type(value)} is not allowed: use default_factory")
+    return Field(default=value)
+
+
+def _collect(cls: type, kw_only: bool) -> tuple[Field, ...]:
+    specs = []
+    for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+        if _is_classvar(annotation):
+            continue
+        spec = _as_field(cls.__dict__.get(name, MISSING))
+        spec.name, spec.type = name, annotation
+        if spec.kw_only is MISSING:
+            spec.kw_only = kw_only
+        specs.append(spec)
+    return tuple(specs)
+
+
+def _init_source(specs: tuple[Field, ...], post_init: bool) -> str:
+    """The ``__init__`` text (a pure function of the field options: cached by text)."""
+    positional, keyword, body = [], [], []
+    for index, spec in enumerate(specs):
+        name = spec.name
+        if spec.init:
+            if spec.default is not MISSING:
+                parameter = f"{name}=_d{index}"
+            elif spec.default_factory is not MISSING:
+                parameter = f"{name}=_HAS_FACTORY"
+            else:
+                parameter = name
+            (keyword if spec.kw_only else positional).append(parameter)
+        if spec.default_factory is not MISSING:
+            value = f"_f{index}() if {name} is _HAS_FACTORY else {name}" if spec.init else f"_f{index}()"
+        elif spec.init:
+            value = name
+        elif spec.default is not MISSING:
+            value = f"_d{index}"
         else:
-            dataclasses.exec = previous
+            continue
+        body.append(f"  _object_setattr(self, {name!r}, {value})")
+    if post_init:
+        body.append("  self.__post_init__()")
+    parameters = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
+    return f"def __init__({parameters}):\n" + ("\n".join(body) or "  pass") + "\n"
+
+
+def _make_init(cls: type, specs: tuple[Field, ...]) -> Any:
+    names: dict[str, Any] = {"_object_setattr": object.__setattr__, "_HAS_FACTORY": _HAS_FACTORY}
+    for index, spec in enumerate(specs):
+        names[f"_d{index}"] = spec.default
+        names[f"_f{index}"] = spec.default_factory
+    namespace: dict[str, Any] = {}
+    source = _init_source(specs, hasattr(cls, "__post_init__"))
+    if cls.__module__.partition(".")[0] in CACHED_PACKAGES:
+        with codecache.grouped(cls.__module__):
+            codecache.cached_exec(source, names, namespace)
+    else:
+        exec(source, names, namespace)  # noqa: S102
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
+
+
+class _HasFactory:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_HAS_FACTORY = _HasFactory()
+
+
+def _frozen_error(name: str) -> Exception:
+    import dataclasses  # only when a caller tries to assign: the error type callers catch
+
+    return dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _frozen_setattr(self, name: str, value: Any) -> None:
+    raise _frozen_error(name)
+
+
+def _frozen_delattr(self, name: str) -> None:
+    raise _frozen_error(name)
+
+
+class _StandardFields:
+    """``__dataclass_fields__``, built with ``dataclasses``' own ``Field`` objects the first time
+    ``dataclasses.fields``/``replace``/``asdict``/``is_dataclass`` asks for it."""
+
+    def __get__(self, instance: Any, owner: type) -> dict[str, Any]:
+        import dataclasses
+
+        built = {}
+        for spec in owner.__value_fields__:
+            made = dataclasses.field(
+                default=dataclasses.MISSING if spec.default is MISSING else spec.default,
+                default_factory=dataclasses.MISSING if spec.default_factory is MISSING else spec.default_factory,
+                init=spec.init, repr=spec.repr, hash=spec.hash, compare=spec.compare, metadata=spec.metadata,
+                kw_only=spec.kw_only)
+            made.name, made.type = spec.name, spec.type
+            made._field_type = dataclasses._FIELD  # what @dataclass marks a regular field with
+            built[spec.name] = made
+        type.__setattr__(owner, "__dataclass_fields__", built)
+        return built
+
+
+def _getstate(self) -> list:
+    return [getattr(self, spec.name) for spec in self.__value_fields__]
+
+
+def _setstate(self, state: list) -> None:
+    for spec, value in zip(self.__value_fields__, state):
+        object.__setattr__(self, spec.name, value)
+
+
+def _build(cls: type, kw_only: bool, slots: bool) -> type:
+    specs = _collect(cls, kw_only)
+    positional_defaults = [spec for spec in specs if spec.init and not spec.kw_only]
+    for before, after in zip(positional_defaults, positional_defaults[1:]):
+        if (before.default is not MISSING or before.default_factory is not MISSING) and \
+                after.default is MISSING and after.default_factory is MISSING:
+            raise TypeError(f"non-default argument {after.name!r} follows default argument")
+    namespace = dict(cls.__dict__)
+    own = {name for name in ("__eq__", "__hash__", "__repr__") if name in namespace}
+    methods: dict[str, Any] = {"__init__": _make_init(cls, specs), "__setattr__": _frozen_setattr,
+                               "__delattr__": _frozen_delattr,
+                               "__match_args__": tuple(s.name for s in specs if s.init and not s.kw_only),
+                               "__value_fields__": specs, "__dataclass_fields__": _StandardFields()}
+    for name, method in _shared_methods(specs).items():
+        if name not in own:
+            method.__qualname__ = f"{cls.__qualname__}.{name}"
+            methods[name] = method
+    if not namespace.get("__doc__"):
+        methods["__doc__"] = f"{cls.__name__}({', '.join(spec.name for spec in specs)})"
+    if slots:
+        methods |= {"__getstate__": _getstate, "__setstate__": _setstate}
+        for spec in specs:
+            namespace.pop(spec.name, None)
+        namespace.pop("__dict__", None)
+        namespace.pop("__weakref__", None)
+        namespace["__slots__"] = tuple(spec.name for spec in specs)
+        namespace |= methods
+        made = type(cls)(cls.__name__, cls.__bases__, namespace)
+        made.__qualname__ = cls.__qualname__
+    else:  # as @dataclass leaves the class: a plain default as the class attribute, no Field objects
+        for spec in specs:
+            if spec.name in cls.__dict__:
+                delattr(cls, spec.name)
+            if spec.default is not MISSING:
+                setattr(cls, spec.name, spec.default)
+        for name, value in methods.items():
+            setattr(cls, name, value)
+        made = cls
+    return made
 
 
 def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False, slots: bool = True) -> Any:
@@ -105,14 +309,68 @@ def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False, slots: bool 
     hash and repr of the module docstring. Use as ``@frozen`` or ``@frozen(kw_only=True)``."""
 
     def wrap(klass: type[T]) -> type[T]:
-        own = {name for name in ("__eq__", "__hash__", "__repr__") if name in klass.__dict__}
-        cached = klass.__module__.partition(".")[0] in CACHED_PACKAGES
-        with _compiled_once(klass.__module__) if cached else contextlib.nullcontext():
-            made = dataclasses.dataclass(klass, frozen=True, slots=slots, kw_only=kw_only, eq=False, repr=False)
-        for name, method in _shared_methods(made).items():
-            if name not in own:
-                method.__qualname__ = f"{made.__qualname__}.{name}"
-                setattr(made, name, method)
-        return made
+        return _build(klass, kw_only, slots)
 
     return wrap if cls is None else wrap(cls)
+
+
+def fields(class_or_instance: Any) -> tuple[Field, ...]:
+    """The fields of a value class (or of an instance), in order (``dataclasses.fields``)."""
+    specs = getattr(class_or_instance, "__value_fields__", None)
+    if specs is None:
+        import dataclasses
+
+        return dataclasses.fields(class_or_instance)
+    return specs
+
+
+def replace(obj: T, /, **changes: Any) -> T:
+    """A copy of ``obj`` with ``changes`` (``dataclasses.replace``: through ``__init__``)."""
+    specs = getattr(type(obj), "__value_fields__", None)
+    if specs is None:
+        import dataclasses
+
+        return dataclasses.replace(obj, **changes)
+    for spec in specs:
+        if not spec.init:
+            if spec.name in changes:
+                raise ValueError(f"field {spec.name} is declared with init=False, it cannot be specified with replace()")
+            continue
+        if spec.name not in changes:
+            changes[spec.name] = getattr(obj, spec.name)
+    return obj.__class__(**changes)
+
+
+_ATOMIC = (int, float, str, bool, type(None))  # what copy.deepcopy returns as is
+
+
+def asdict(obj: Any) -> dict[str, Any]:
+    """``dataclasses.asdict(obj)``: the fields as a dict, recursing into value classes, lists,
+    tuples and dicts, and deep-copying anything else (the same rules, in the same order)."""
+    if getattr(type(obj), "__value_fields__", None) is None:
+        import dataclasses
+
+        return dataclasses.asdict(obj)
+    return _asdict_inner(obj)
+
+
+def _asdict_inner(obj: Any) -> Any:
+    kind = type(obj)
+    if kind in _ATOMIC:
+        return obj
+    specs = getattr(kind, "__value_fields__", None)
+    if specs is not None:
+        return {spec.name: _asdict_inner(getattr(obj, spec.name)) for spec in specs}
+    if hasattr(kind, "__dataclass_fields__"):  # another library's dataclass
+        import dataclasses
+
+        return dataclasses.asdict(obj)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # a named tuple
+        return kind(*[_asdict_inner(value) for value in obj])
+    if isinstance(obj, (list, tuple)):
+        return kind(_asdict_inner(value) for value in obj)
+    if isinstance(obj, dict):
+        return kind((_asdict_inner(key), _asdict_inner(value)) for key, value in obj.items())
+    import copy
+
+    return copy.deepcopy(obj)

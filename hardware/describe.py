@@ -11,10 +11,10 @@ writes the same schema the loader reads, quantities as text with units, so that
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
+from dpbase.values import fields
 from hardware.profiles import NO_LINK, Gpu, Link, MeasuredCurve, Profile, Regime, System
 
 KIND_OF = {Gpu: "gpu", Link: "link", System: "system"}
@@ -32,7 +32,7 @@ def to_dict(profile: Profile | Regime | MeasuredCurve) -> dict[str, Any]:
     """All fields in base units; a system's gpu, links and measured curves are nested dicts."""
     nested = isinstance(profile, (Regime, MeasuredCurve))
     result: dict[str, Any] = {"kind": kind_of(profile)} if not nested else {}
-    for item in dataclasses.fields(profile):
+    for item in fields(profile):
         value = getattr(profile, item.name)
         if isinstance(value, (Gpu, Link, Regime)):
             value = to_dict(value)

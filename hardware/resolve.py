@@ -10,11 +10,10 @@ is collected so that validation can report them all at once. Top-level metadata 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from dpbase.errors import ProfileError
-from dpbase.values import frozen
+from dpbase.values import field, frozen
 from hardware.metadata import METADATA_TABLES
 from hardware.profiles import NO_LINK, NVLS_MIN_NVSWITCH_GEN, Gpu, Link, System
 from hardware.schema import TABLES, entry_label, parse_entry
@@ -37,13 +36,14 @@ class Catalog:
 EMPTY = Catalog()
 
 
-@dataclass
 class _Build:
     """Mutable state of one build: the catalog being filled and the problems found."""
 
-    fallback: Catalog
-    catalog: Catalog = field(default_factory=Catalog)
-    problems: list[ProfileError] = field(default_factory=list)
+    def __init__(self, fallback: Catalog, catalog: Catalog | None = None,
+                 problems: list[ProfileError] | None = None) -> None:
+        self.fallback = fallback
+        self.catalog = Catalog() if catalog is None else catalog
+        self.problems = [] if problems is None else problems
 
     def lookup(self, table: str, name: str, label: str) -> Any:
         for source in (self.catalog, self.fallback):

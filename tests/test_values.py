@@ -108,3 +108,76 @@ def test_small_and_positional_classes_and_own_methods_kept():
     assert repr(One(1)).endswith("One(x=1)")
     assert Empty() == Empty() and hash(Empty()) == hash(())
     assert repr(Shown(1)) == "mine" and Shown(1) == Shown(1)
+
+
+def _nested_pair():
+    @frozen(kw_only=True)
+    class Inner:
+        x: object
+        tags: tuple = ()
+
+    @dataclasses.dataclass(frozen=True)
+    class Foreign:
+        y: object
+
+    @frozen
+    class Outer:
+        inner: object
+        items: list = dataclasses.field(default_factory=list)
+        table: dict = dataclasses.field(default_factory=dict)
+
+    return Inner, Foreign, Outer
+
+
+LEAVES = st.one_of(st.floats(allow_nan=False), st.integers(), st.text(max_size=3), st.none(), st.booleans())
+
+
+@given(LEAVES, st.lists(LEAVES, max_size=3), st.dictionaries(st.text(max_size=2), LEAVES, max_size=3))
+def test_asdict_replace_fields_are_the_standard_ones(leaf, items, table):
+    from collections import namedtuple
+
+    from dpbase.values import asdict, fields, replace
+
+    Inner, Foreign, Outer = _nested_pair()
+    pair = namedtuple("pair", "a b")
+    value = Outer(Inner(x=leaf, tags=(pair(leaf, items), Foreign(y=[leaf]))), [Inner(x=items)] + items,
+                  {"k": Inner(x=table), **table})
+    assert asdict(value) == dataclasses.asdict(value)
+    assert [f.name for f in fields(value)] == [f.name for f in dataclasses.fields(value)] == ["inner", "items", "table"]
+    assert replace(value, items=[1]) == dataclasses.replace(value, items=[1])
+    copied = asdict(value)
+    copied["items"].append("changed")  # a copy, as dataclasses.asdict makes
+    assert "changed" not in value.items
+
+
+def test_defining_and_using_a_value_class_does_not_import_dataclasses():
+    """dataclasses imports inspect and ast (~70 M instructions): a CLI answer does without."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom dpbase.values import frozen, field, replace, fields\n"
+            "@frozen(kw_only=True)\nclass P:\n    x: float\n    tags: dict = field(default_factory=dict)\n"
+            "p = replace(P(x=1.0), x=2.0)\nassert p == P(x=2.0) and fields(p)[1].name == 'tags' and repr(p) == 'P(x=2.0, tags={})'\n"
+            "print(' '.join(m for m in ('dataclasses', 'inspect', 'ast') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.strip() == "", result.stdout + result.stderr
+
+
+def test_unslotted_class_attributes_are_the_dataclass_ones():
+    def body(decorate):
+        @decorate
+        class Plain:
+            a: int
+            b: int = 2
+            c: list = dataclasses.field(default_factory=list)
+            d: int = dataclasses.field(default=4)
+
+        return Plain
+
+    standard = body(lambda cls: dataclasses.dataclass(cls, frozen=True))
+    ours = body(frozen(slots=False))
+    for name in ("a", "b", "c", "d"):
+        assert (name in vars(ours)) == (name in vars(standard)), name
+        assert getattr(ours, name, None) == getattr(standard, name, None), name
+    assert ours(1).__dict__ == {"a": 1, "b": 2, "c": [], "d": 4} == standard(1).__dict__
+    assert ours.__match_args__ == standard.__match_args__

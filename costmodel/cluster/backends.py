@@ -8,7 +8,6 @@ algorithm that runs here, fastest first) or a name (registry or NCCL spelling).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from costmodel.cluster.intervals import interval_s
@@ -20,6 +19,7 @@ from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import get
 from costmodel.names import Backend, primitive_named
 from dpbase.errors import DpcostError, NotApplicableError
+from dpbase.values import replace
 
 ParamsFor = Callable[[Entry], dict[str, Any]]
 

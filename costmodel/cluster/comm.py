@@ -6,7 +6,6 @@ takes NCCL's topology from :func:`costmodel.cluster.backends.nccl_topology` (cac
 
 from __future__ import annotations
 
-from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,7 @@ from costmodel.cluster.stacks import resolve_backend, stack_named
 from costmodel.collectives.prediction import Prediction
 from costmodel.names import Backend, algorithm_named
 from dpbase.errors import InputError
-from dpbase.values import frozen
+from dpbase.values import field, frozen
 
 if TYPE_CHECKING:
     from hardware import System

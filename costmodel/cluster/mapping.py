@@ -29,7 +29,6 @@ Mapping rules:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from costmodel.collectives.entry import Entry, Terms
@@ -39,7 +38,7 @@ from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
 from costmodel.names import Algorithm, Primitive, busbw_factor
 from dpbase.errors import DpcostError, InputError, NotApplicableError
-from dpbase.values import frozen
+from dpbase.values import frozen, replace
 
 if TYPE_CHECKING:
     from hardware import System

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from dataclasses import replace
 
 from costmodel.collectives.prediction import Prediction
 from costmodel.names import busbw_factor, primitive_named
+from dpbase.values import replace
 
 ModelFn = Callable[[str, float, str, object], list[Prediction]]  # (primitive, size, algorithm, layout)
 # The smallest relative half-width of a measured curve's interval: nccl-tests' run-to-run spread.

@@ -8,7 +8,6 @@ with ``--backend nccl``).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from costmodel.collectives.evaluate import predict_entry
@@ -17,7 +16,7 @@ from costmodel.collectives.registry import entries, get
 from costmodel.names import Backend, algorithm_named, backend_named, primitive_named
 from dpbase.errors import InputError
 from dpbase.units import parse_bandwidth, parse_size, parse_time
-from dpbase.values import frozen
+from dpbase.values import frozen, replace
 
 
 @frozen(kw_only=True)

@@ -9,12 +9,11 @@ validity conditions and its source. Families of algorithms live in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field
 from typing import Any, NamedTuple
 
 from costmodel.names import Algorithm, Primitive
 from dpbase.errors import InputError
-from dpbase.values import frozen
+from dpbase.values import field, frozen
 
 
 class Terms(NamedTuple):

@@ -10,10 +10,9 @@ JSON consumer sees one shape whatever the backend.
 
 from __future__ import annotations
 
-from dataclasses import asdict, field
 from typing import Any
 
-from dpbase.values import frozen
+from dpbase.values import asdict, field, frozen
 
 
 @frozen(kw_only=True)

@@ -175,7 +175,6 @@ def iteration(
 
     Example: dpcost iteration --model llama2-7b --cluster dgx-h100 --nodes 4 --micro-batch 1 --accum 8
     """
-    import dataclasses
 
     import hardware
     from costmodel.cluster import comm as cluster_module
@@ -185,6 +184,7 @@ def iteration(
     from costmodel.training.oncluster import with_interval
     from costmodel.training.workloads import load_model
     from dpbase.units import parse_size, parse_time
+    from dpbase.values import replace
 
     system = hardware.load_system(cluster)
     node_count, per_node = _group(system, nodes, gpus)
@@ -220,6 +220,6 @@ def iteration(
     recomputed = None  # the same step with recomputation, to say whether that would fit
     if not result.memory.fits and not recompute and memory.recompute_applies(workload):
         recomputed = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks,
-                                         dataclasses.replace(config, recompute=True))
+                                         replace(config, recompute=True))
     echo("\n".join(_lines(result, info, recomputed)))
 

@@ -21,10 +21,11 @@ readers use that one declaration:
 from __future__ import annotations
 
 import enum
-import inspect
 import types
 import typing
 from typing import Any, NamedTuple
+
+EMPTY = object()  # a parameter without a default
 
 
 class Option:
@@ -108,22 +109,42 @@ def _switches(name: str, declared: Option, is_flag: bool) -> tuple[tuple[str, ..
     return tuple(on), tuple(off)
 
 
+def _unwrapped(function: Any) -> Any:
+    """The function a decorator (``functools.wraps``) wraps."""
+    while hasattr(function, "__wrapped__"):
+        function = function.__wrapped__
+    return function
+
+
+def _parameters(function: Any) -> list[tuple[str, Any, Any]]:
+    """``(name, annotation, default or EMPTY)`` of each parameter, in order, read from the
+    function's code object (``inspect.signature`` would import ``inspect`` and ``ast``)."""
+    code = function.__code__
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    positional = names[:code.co_argcount]
+    defaults = dict(zip(positional[len(positional) - len(function.__defaults__ or ()):], function.__defaults__ or ()))
+    defaults |= function.__kwdefaults__ or {}
+    annotations = function.__annotations__
+    return [(name, annotations.get(name), defaults.get(name, EMPTY)) for name in names]
+
+
 def parameter_specs(function: Any) -> list[ParameterSpec]:
     """Every parameter of a command declared with :class:`Option` / :class:`Argument`."""
     specs = []
-    for parameter in inspect.signature(inspect.unwrap(function)).parameters.values():
-        annotation, declared = _split(parameter.annotation)
+    function = _unwrapped(function)
+    for name, annotation, default in _parameters(function):
+        annotation, declared = _split(annotation)
         if declared is None:
-            raise TypeError(f"{function.__name__}: parameter {parameter.name!r} has no Option/Argument")
+            raise TypeError(f"{function.__name__}: parameter {name!r} has no Option/Argument")
         base = _base_type(annotation)
         positional = isinstance(declared, Argument)
         is_flag = base is bool and not positional
         convert = base if base in (str, int, float) or (isinstance(base, type) and issubclass(base, enum.Enum)) else None
-        on, off = ((), ()) if positional else _switches(parameter.name, declared, is_flag)
-        required = parameter.default is inspect.Parameter.empty
+        on, off = ((), ()) if positional else _switches(name, declared, is_flag)
+        required = default is EMPTY
         plain = (is_flag or convert is not None) and set(declared.settings) <= PRESENTATION
-        specs.append(ParameterSpec(parameter.name, positional, on, off, is_flag, None if is_flag else convert,
-                                   required, None if required else parameter.default, plain))
+        specs.append(ParameterSpec(name, positional, on, off, is_flag, None if is_flag else convert,
+                                   required, None if required else default, plain))
     return specs
 
 
@@ -134,9 +155,11 @@ def for_typer(function: Any) -> Any:
     function's own signature with each :class:`Option` record replaced by the typer object the
     same arguments build. The function itself is unchanged.
     """
+    import inspect
+
     import typer
 
-    signature = inspect.signature(inspect.unwrap(function))
+    signature = inspect.signature(_unwrapped(function))
     parameters = []
     for parameter in signature.parameters.values():
         annotation, declared = _split(parameter.annotation)

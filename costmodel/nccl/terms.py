@@ -20,7 +20,6 @@ operations in the same order, so the same floats.
 from __future__ import annotations
 
 import math
-from dataclasses import fields
 from typing import Any
 
 from costmodel.nccl import hostmem
@@ -30,7 +29,7 @@ from costmodel.nccl.topology import NcclTopology
 from costmodel.nccl.tuning import CostCell, alg_bw_GBps, graph_for
 from dpbase import elementwise as ew
 from dpbase.lazynp import is_scalar, np
-from dpbase.values import frozen
+from dpbase.values import fields, frozen
 
 # Above 2^53 bytes a float no longer holds every integer; such sizes take the exact integer path.
 _EXACT_FLOAT_BYTES = float(2**53)

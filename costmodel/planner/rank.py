@@ -6,13 +6,11 @@ or the algorithm cannot run there). Ties keep the sweep's axis order (stable sor
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
-
 import numpy as np
 
 from costmodel.training import memory, workloads
 from dpbase.errors import NotApplicableError
-from dpbase.values import frozen
+from dpbase.values import asdict, frozen, replace
 
 OBJECTIVES = ("throughput", "time-to-train", "gpu-hours", "cost", "energy")
 SECONDS_PER_HOUR = 3600.0

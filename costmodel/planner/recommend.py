@@ -20,7 +20,6 @@ The reason and the sensitivity view come from :mod:`costmodel.planner.explain`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
@@ -38,7 +37,7 @@ from costmodel.planner.rank import (
     rows_at,
 )
 from dpbase.errors import InputError
-from dpbase.values import frozen
+from dpbase.values import asdict, frozen, replace
 
 MIB = 1024 * 1024
 # Bucket sizes swept around PyTorch DDP's default bucket_cap_mb = 25 (torch/nn/parallel/

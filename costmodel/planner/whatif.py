@@ -9,12 +9,12 @@ rows do not move (the profile's link latencies feed the ideal model only).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from costmodel.planner import grid
+from dpbase.values import replace
 
 SENSITIVITY_FACTORS = (0.5, 1.5)
 # Tried in order; the first that changes the chosen plan is reported.

@@ -30,7 +30,6 @@ The arithmetic in :func:`step_seconds` works elementwise on numpy arrays (for th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, replace
 
 from costmodel.training import (
     gemm,
@@ -50,7 +49,7 @@ from costmodel.training.workloads import Workload
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError
 from dpbase.limits import MAX_COUNT, MAX_RANKS, MIN_MFU
-from dpbase.values import frozen
+from dpbase.values import asdict, frozen, replace
 
 # Backward costs twice the forward (Kaplan et al. 2020, §2.1): forward is 1/3 of the FLOPs.
 FORWARD_SHARE_OF_TRAINING_FLOPS = 1.0 / 3.0

@@ -51,13 +51,11 @@ The core functions work elementwise on numpy arrays (broadcasting) as well as on
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from costmodel.training.workloads import Workload
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError, UnknownNameError
 from dpbase.lazynp import is_scalar
-from dpbase.values import frozen
+from dpbase.values import asdict, frozen
 
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 GRAD_DTYPES = ("fp32", "bf16", "fp16", "fp8")

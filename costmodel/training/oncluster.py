@@ -11,7 +11,6 @@ communication model, so none of them can disagree with another.
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.comm import comm_model, hybrid_groups
@@ -20,6 +19,7 @@ from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown
 from costmodel.training.workloads import Workload, load_model
 from dpbase.errors import InputError
+from dpbase.values import fields, replace
 
 if TYPE_CHECKING:
     from costmodel.cluster.comm import CommModel
