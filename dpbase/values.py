@@ -43,7 +43,7 @@ from __future__ import annotations
 import operator
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from dpbase import codecache
 
@@ -128,9 +128,11 @@ _MUTABLE_DEFAULTS = (list, dict, set)
 
 
 def _is_classvar(annotation: Any) -> bool:
+    """``ClassVar[...]`` (an annotation string, as ``from __future__ import annotations`` leaves it,
+    or the object): a class attribute, not a field."""
     if isinstance(annotation, str):
         return annotation.startswith(("ClassVar", "typing.ClassVar"))
-    return getattr(annotation, "__origin__", None) is getattr(sys.modules.get("typing"), "ClassVar", None)
+    return annotation is ClassVar or getattr(annotation, "__origin__", None) is ClassVar
 
 
 def _as_field(value: Any) -> Field:

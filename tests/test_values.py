@@ -181,3 +181,15 @@ def test_unslotted_class_attributes_are_the_dataclass_ones():
         assert getattr(ours, name, None) == getattr(standard, name, None), name
     assert ours(1).__dict__ == {"a": 1, "b": 2, "c": [], "d": 4} == standard(1).__dict__
     assert ours.__match_args__ == standard.__match_args__
+
+
+def test_class_variables_are_not_fields():
+    from typing import ClassVar
+
+    @frozen
+    class Counted:
+        x: int
+        unit: ClassVar[str] = "B"
+
+    assert [f.name for f in dataclasses.fields(Counted)] == ["x"] and Counted(3).unit == "B"
+    assert Counted.__init__.__code__.co_varnames[:2] == ("self", "x")
