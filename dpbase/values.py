@@ -286,6 +286,13 @@ def _build(cls: type, kw_only: bool, slots: bool) -> type:
         methods["__doc__"] = f"{cls.__name__}({', '.join(spec.name for spec in specs)})"
     if slots:
         methods |= {"__getstate__": _getstate, "__setstate__": _setstate}
+    for name in ("__setattr__", "__delattr__"):  # as @dataclass(frozen=True) refuses
+        if name in namespace:
+            raise TypeError(f"cannot overwrite attribute {name} in class {cls.__name__}")
+    for name in ("__init__", "__match_args__", "__getstate__", "__setstate__"):  # a class's own is kept
+        if name in namespace:
+            methods.pop(name, None)
+    if slots:
         for spec in specs:
             namespace.pop(spec.name, None)
         namespace.pop("__dict__", None)

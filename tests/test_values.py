@@ -193,3 +193,22 @@ def test_class_variables_are_not_fields():
 
     assert [f.name for f in dataclasses.fields(Counted)] == ["x"] and Counted(3).unit == "B"
     assert Counted.__init__.__code__.co_varnames[:2] == ("self", "x")
+
+
+def test_own_init_is_kept_and_own_setattr_refused_as_by_dataclass():
+    for decorate in (lambda cls: dataclasses.dataclass(cls, frozen=True, slots=True), frozen):
+        @decorate
+        class Custom:
+            x: int
+
+            def __init__(self, text):
+                object.__setattr__(self, "x", int(text))
+
+        assert Custom("7").x == 7
+        with pytest.raises(TypeError):
+            @decorate
+            class Mutable:
+                x: int
+
+                def __setattr__(self, name, value):
+                    object.__setattr__(self, name, value)
