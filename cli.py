@@ -30,8 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("costmodel.commands.plan_cmd", "plan"),
     "calibrate": ("costmodel.commands.calibrate_cmd", "calibrate"),
     "nccl-table": ("costmodel.commands.nccl_cmd", "nccl_table"),
-    "hardware": ("costmodel.commands.hardware_cmd", "app"),  # typer sub-apps
-    "plot": ("costmodel.commands.plot_cmd", "app"),
+    "hardware": ("costmodel.commands.hardware_cmd", "SUBCOMMANDS"),  # groups: NAME → command
+    "plot": ("costmodel.commands.plot_cmd", "SUBCOMMANDS"),
 }
 # Each command's first help paragraph, so `dpcost --help` lists them without importing every
 # command module (tests/commands/test_cli_help.py checks they equal the commands' own help).
@@ -71,14 +71,18 @@ def _build_app():
                 import typer.main
                 import typer.models
 
+                from costmodel.commands.options import for_typer
+
                 module, attribute = COMMANDS[name]
-                target = getattr(importlib.import_module(module), attribute)
-                if isinstance(target, typer.Typer):
-                    command = typer.main.get_command(target)
+                defining = importlib.import_module(module)
+                target = getattr(defining, attribute)
+                if isinstance(target, dict):  # a group of subcommands
+                    group = typer.Typer(help=defining.HELP, no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+                    for subcommand, function in target.items():
+                        group.command(subcommand)(for_typer(function))
+                    command = typer.main.get_command(group)
                     command.name = name
                 else:
-                    from costmodel.commands.options import for_typer
-
                     command = typer.main.get_command_from_info(
                         typer.models.CommandInfo(name=name, callback=for_typer(target)),
                         pretty_exceptions_short=True, rich_markup_mode=None)
@@ -142,8 +146,8 @@ def __getattr__(name: str):
 def answer_plainly(args: list[str]) -> int | None:
     """Run a function command whose arguments :func:`costmodel.commands.argv.parse` takes, or
     print the top-level help click last printed (:mod:`costmodel.commands.helpcache`), without
-    typer; None (nothing run) for anything else: a command's help, completion, the typer sub-apps
-    (hardware, plot), any usage error."""
+    typer; None (nothing run) for anything else: a command's help, completion, a group without
+    its subcommand, any usage error."""
     if any(key.startswith("_") and key.endswith("_COMPLETE") for key in os.environ):  # shell completion
         return None
     if args in ([], ["--help"]):  # click's text, as it last printed it (costmodel.commands.helpcache)
@@ -162,10 +166,12 @@ def answer_plainly(args: list[str]) -> int | None:
     from costmodel.commands.argv import parse
 
     module, attribute = COMMANDS[args[0]]
-    command = getattr(importlib.import_module(module), attribute)
-    if not isinstance(command, types.FunctionType):  # a typer sub-app
+    command, rest = getattr(importlib.import_module(module), attribute), args[1:]
+    if isinstance(command, dict):  # a group (hardware, plot): its subcommand
+        command, rest = (command.get(args[1]), args[2:]) if len(args) > 1 else (None, [])
+    if not isinstance(command, types.FunctionType):
         return None
-    values = parse(command, args[1:])
+    values = parse(command, rest)
     if values is None:
         return None
     code = command(**values)

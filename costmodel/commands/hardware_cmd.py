@@ -6,15 +6,12 @@ Thin commands over :mod:`hardware`; every one takes ``--json``.
 from enum import Enum
 from typing import Annotated, Any
 
-import typer
-
 from costmodel.commands import complete
-from costmodel.commands.common import EXIT_BAD_INPUT, cli_errors, print_json
+from costmodel.commands.common import EXIT_BAD_INPUT, cli_errors, echo, print_json
+from costmodel.commands.options import Argument, Option
 from costmodel.commands.textfmt import table
 from dpbase.text import printable
 from dpbase.units import format_bandwidth, format_size, format_time
-
-app = typer.Typer(help="Hardware profiles: GPUs, links and systems (bundled or user TOML).", no_args_is_help=True)
 
 
 class Kind(str, Enum):
@@ -25,7 +22,7 @@ class Kind(str, Enum):
     system = "system"
 
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+JsonOption = Annotated[bool, Option("--json", help="Print JSON instead of a table.")]
 
 
 def _gpu_row(gpu: Any) -> dict[str, str]:
@@ -54,10 +51,9 @@ def _system_row(system: Any) -> dict[str, str]:
 ROW_MAKERS = {"gpu": _gpu_row, "link": _link_row, "system": _system_row}
 
 
-@app.command("list")
 @cli_errors
 def list_command(
-    kind: Annotated[Kind | None, typer.Option(help="Only this kind of profile.")] = None,
+    kind: Annotated[Kind | None, Option(help="Only this kind of profile.")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """List bundled profiles.
@@ -74,7 +70,7 @@ def list_command(
     for name in ("gpu", "link", "system"):
         rows = [ROW_MAKERS[name](p) for p in profiles if kind_of(p) == name]
         if rows:
-            typer.echo(f"{name}s ({len(rows)})\n{table(rows)}\n")
+            echo(f"{name}s ({len(rows)})\n{table(rows)}\n")
 
 
 def _human(key: str, value: Any) -> str:
@@ -108,11 +104,10 @@ def _detail_lines(data: dict[str, Any]) -> list[str]:
     return [f"{keys[key].ljust(width)}  {printable(_human(key, value))}" for key, value in data.items()]
 
 
-@app.command("show")
 @cli_errors
 def show_command(
-    name: Annotated[str, typer.Argument(help="A bundled profile name or a path to a TOML file.", autocompletion=complete.profiles)],
-    kind: Annotated[Kind | None, typer.Option(help="Kind to look up when a name is ambiguous.")] = None,
+    name: Annotated[str, Argument(help="A bundled profile name or a path to a TOML file.", autocompletion=complete.profiles)],
+    kind: Annotated[Kind | None, Option(help="Kind to look up when a name is ambiguous.")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Show every field of one profile (base units: bytes, B/s, s, FLOP/s).
@@ -130,7 +125,7 @@ def show_command(
     lines = _detail_lines(data)
     if calibration:
         lines.append(f"calibration  {printable(_calibration_summary(calibration))}")
-    typer.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 def _calibration_summary(table: dict[str, Any]) -> str:
@@ -142,10 +137,9 @@ def _calibration_summary(table: dict[str, Any]) -> str:
     return what + fit + (f", from {', '.join(map(str, sources))}" if sources else "")
 
 
-@app.command("validate")
 @cli_errors
 def validate_command(
-    path: Annotated[str, typer.Argument(help="A profile TOML file to check.")],
+    path: Annotated[str, Argument(help="A profile TOML file to check.")],
     as_json: JsonOption = False,
 ) -> None:
     """Check a profile TOML file; print "ok" or every problem (exit code 2).
@@ -158,8 +152,13 @@ def validate_command(
     if as_json:
         print_json({"path": path, "valid": not problems, "problems": problems})
     elif problems:
-        typer.echo("\n".join(f"error: {printable(problem)}" for problem in problems), err=True)
+        echo("\n".join(f"error: {printable(problem)}" for problem in problems), err=True)
     else:
-        typer.echo("ok")
+        echo("ok")
     if problems:
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+# `dpcost hardware NAME`: its subcommands (cli builds the typer group from them).
+HELP = "Hardware profiles: GPUs, links and systems (bundled or user TOML)."
+SUBCOMMANDS = {"list": list_command, "show": show_command, "validate": validate_command}

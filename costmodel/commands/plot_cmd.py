@@ -2,29 +2,26 @@
 
 from typing import Annotated, Any, Optional
 
-import typer
-
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, print_json
+from costmodel.commands.common import cli_errors, echo, print_json
+from costmodel.commands.options import Argument, Option
 
-app = typer.Typer(help="Interactive charts (plotly, offline HTML).")
-
-OUT = Annotated[str, typer.Option("--output", "-o", help="HTML file to write, e.g. sweep.html.")]
-OPEN = Annotated[bool, typer.Option("--open", help="Open the file in the default browser.")]
-JSON = Annotated[bool, typer.Option("--json", help="Print what was written as JSON.")]
-PRIMITIVE = Annotated[str, typer.Argument(help="The collective primitive, e.g. all-reduce.", autocompletion=complete.primitives)]
-CLUSTER = Annotated[Optional[str], typer.Option("--cluster", help="A system profile name or TOML path.", autocompletion=complete.systems)]
-NODES = Annotated[int, typer.Option("--nodes", help="Nodes of --cluster.")]
-GPN = Annotated[Optional[int], typer.Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
-ALPHA = Annotated[Optional[str], typer.Option("--alpha", help="Latency per message, e.g. 5us.")]
-BANDWIDTH = Annotated[Optional[str], typer.Option("--bandwidth", help="Link bandwidth per direction, e.g. 25GB/s.")]
-RANKS = Annotated[Optional[int], typer.Option("--ranks", "-N", help="Ranks N (with --alpha/--bandwidth).")]
-BACKEND = Annotated[str, typer.Option("--backend", help="auto (realistic on a cluster: NCCL's model on NVIDIA, RCCL's tuning model on AMD; ideal on a bare link), ideal, nccl or rccl.")]
-MIN_SIZE = Annotated[str, typer.Option("--min-size", help="Smallest size, e.g. 8B.")]
-MAX_SIZE = Annotated[str, typer.Option("--max-size", help="Largest size, e.g. 4GiB.")]
-ALGORITHMS = Annotated[Optional[list[str]], typer.Option("--algorithm", "-a", help="An algorithm to draw (repeat; default all).")]
+OUT = Annotated[str, Option("--output", "-o", help="HTML file to write, e.g. sweep.html.")]
+OPEN = Annotated[bool, Option("--open", help="Open the file in the default browser.")]
+JSON = Annotated[bool, Option("--json", help="Print what was written as JSON.")]
+PRIMITIVE = Annotated[str, Argument(help="The collective primitive, e.g. all-reduce.", autocompletion=complete.primitives)]
+CLUSTER = Annotated[Optional[str], Option("--cluster", help="A system profile name or TOML path.", autocompletion=complete.systems)]
+NODES = Annotated[int, Option("--nodes", help="Nodes of --cluster.")]
+GPN = Annotated[Optional[int], Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
+ALPHA = Annotated[Optional[str], Option("--alpha", help="Latency per message, e.g. 5us.")]
+BANDWIDTH = Annotated[Optional[str], Option("--bandwidth", help="Link bandwidth per direction, e.g. 25GB/s.")]
+RANKS = Annotated[Optional[int], Option("--ranks", "-N", help="Ranks N (with --alpha/--bandwidth).")]
+BACKEND = Annotated[str, Option("--backend", help="auto (realistic on a cluster: NCCL's model on NVIDIA, RCCL's tuning model on AMD; ideal on a bare link), ideal, nccl or rccl.")]
+MIN_SIZE = Annotated[str, Option("--min-size", help="Smallest size, e.g. 8B.")]
+MAX_SIZE = Annotated[str, Option("--max-size", help="Largest size, e.g. 4GiB.")]
+ALGORITHMS = Annotated[Optional[list[str]], Option("--algorithm", "-a", help="An algorithm to draw (repeat; default all).")]
 PLAN_ROWS = 100_000  # rank every feasible plan so every cell of the landscape is filled
-RANK_LIST = Annotated[Optional[str], typer.Option("--rank-counts", help="Comma-separated rank counts, e.g. 2,4,8,16,32,64 (default: powers of two up to 64 for scaling, 256 for best-map; on a cluster, those dividing one node, then whole nodes).")]
+RANK_LIST = Annotated[Optional[str], Option("--rank-counts", help="Comma-separated rank counts, e.g. 2,4,8,16,32,64 (default: powers of two up to 64 for scaling, 256 for best-map; on a cluster, those dividing one node, then whole nodes).")]
 
 
 def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str, inputs: tuple = ()) -> None:
@@ -39,7 +36,7 @@ def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str, inputs: 
     if json_:
         print_json({"kind": kind, "output": str(path), "traces": len(fig.data), "frames": len(fig.frames)})
     else:
-        typer.echo(f"wrote {printable(path)}")
+        echo(f"wrote {printable(path)}")
 
 
 def _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -> Any:
@@ -78,12 +75,11 @@ def _rank_counts(text: str | None, hardware: Any, default_max: int) -> tuple[int
     return counts
 
 
-@app.command("sweep")
 @cli_errors
 def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NODES = 1, gpus_per_node: GPN = None,
           alpha: ALPHA = None, bandwidth: BANDWIDTH = None, ranks: RANKS = None, backend: BACKEND = "auto",
           min_size: MIN_SIZE = "8B", max_size: MAX_SIZE = "4GiB", algorithm: ALGORITHMS = None,
-          measured: Annotated[Optional[str], typer.Option("--measured", help="An nccl-tests log to overlay.")] = None,
+          measured: Annotated[Optional[str], Option("--measured", help="An nccl-tests log to overlay.")] = None,
           open_: OPEN = False, json_: JSON = False) -> None:
     """Time and busbw against size per algorithm (log-log), optionally over a measured nccl-tests log.
 
@@ -98,9 +94,8 @@ def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NOD
     _finish(fig, output, open_, json_, "sweep", (cluster, measured))
 
 
-@app.command("scaling")
 @cli_errors
-def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, typer.Option("--size", "-n", help="Message size, e.g. 1GiB.")],
+def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, Option("--size", "-n", help="Message size, e.g. 1GiB.")],
             rank_counts: RANK_LIST = None, cluster: CLUSTER = None, gpus_per_node: GPN = None,
             alpha: ALPHA = None, bandwidth: BANDWIDTH = None, backend: BACKEND = "auto",
             algorithm: ALGORITHMS = None, open_: OPEN = False, json_: JSON = False) -> None:
@@ -117,7 +112,6 @@ def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, typer.Option
     _finish(fig, output, open_, json_, "scaling", (cluster,))
 
 
-@app.command("best-map")
 @cli_errors
 def best_map(primitive: PRIMITIVE, output: OUT, rank_counts: RANK_LIST = None,
              cluster: CLUSTER = None, gpus_per_node: GPN = None, alpha: ALPHA = None, bandwidth: BANDWIDTH = None,
@@ -135,14 +129,13 @@ def best_map(primitive: PRIMITIVE, output: OUT, rank_counts: RANK_LIST = None,
     _finish(fig, output, open_, json_, "best-map", (cluster,))
 
 
-@app.command("breakdown")
 @cli_errors
-def breakdown(output: OUT, model: Annotated[str, typer.Option(help="Preset name or parameter count (7B).", autocompletion=complete.models)],
-              cluster: Annotated[list[str], typer.Option("--cluster", help="A system profile (repeat to compare).", autocompletion=complete.systems)],
-              micro_batch: Annotated[int, typer.Option("--micro-batch", help="Samples per GPU per micro-batch.")],
-              nodes: Annotated[list[int], typer.Option("--nodes", help="Nodes (repeat: one bar per value).")] = [1],  # noqa: B006
-              accum: Annotated[int, typer.Option(help="Gradient accumulation steps.")] = 1,
-              algorithm: Annotated[list[str], typer.Option("--algorithm", "-a", help="Algorithm (repeat).")] = ["auto"],  # noqa: B006
+def breakdown(output: OUT, model: Annotated[str, Option(help="Preset name or parameter count (7B).", autocompletion=complete.models)],
+              cluster: Annotated[list[str], Option("--cluster", help="A system profile (repeat to compare).", autocompletion=complete.systems)],
+              micro_batch: Annotated[int, Option("--micro-batch", help="Samples per GPU per micro-batch.")],
+              nodes: Annotated[list[int], Option("--nodes", help="Nodes (repeat: one bar per value).")] = [1],  # noqa: B006
+              accum: Annotated[int, Option(help="Gradient accumulation steps.")] = 1,
+              algorithm: Annotated[list[str], Option("--algorithm", "-a", help="Algorithm (repeat).")] = ["auto"],  # noqa: B006
               backend: BACKEND = "auto", open_: OPEN = False, json_: JSON = False) -> None:
     """Stacked bars of one training step for every cluster × nodes × algorithm given.
 
@@ -157,14 +150,13 @@ def breakdown(output: OUT, model: Annotated[str, typer.Option(help="Preset name 
     _finish(fig, output, open_, json_, "breakdown", (*cluster, model))
 
 
-@app.command("plan")
 @cli_errors
-def plan(output: OUT, model: Annotated[str, typer.Option(help="Preset name or parameter count (7B).", autocompletion=complete.models)],
-         cluster: Annotated[str, typer.Option(help="A system profile name or TOML path.", autocompletion=complete.systems)],
-         global_batch: Annotated[int, typer.Option("--global-batch", help="Samples per optimizer step.")],
-         nodes: Annotated[int, typer.Option(help="Nodes available.")] = 1, backend: BACKEND = "auto",
-         x: Annotated[str, typer.Option("--x", help="Horizontal axis: accumulation_steps, micro_batch or gpus.")] = "accumulation_steps",
-         y: Annotated[str, typer.Option("--y", help="Vertical axis: micro_batch, accumulation_steps or gpus.")] = "micro_batch",
+def plan(output: OUT, model: Annotated[str, Option(help="Preset name or parameter count (7B).", autocompletion=complete.models)],
+         cluster: Annotated[str, Option(help="A system profile name or TOML path.", autocompletion=complete.systems)],
+         global_batch: Annotated[int, Option("--global-batch", help="Samples per optimizer step.")],
+         nodes: Annotated[int, Option(help="Nodes available.")] = 1, backend: BACKEND = "auto",
+         x: Annotated[str, Option("--x", help="Horizontal axis: accumulation_steps, micro_batch or gpus.")] = "accumulation_steps",
+         y: Annotated[str, Option("--y", help="Vertical axis: micro_batch, accumulation_steps or gpus.")] = "micro_batch",
          open_: OPEN = False, json_: JSON = False) -> None:
     """The planner's landscape: throughput over two swept axes, the recommendation starred.
 
@@ -179,14 +171,13 @@ def plan(output: OUT, model: Annotated[str, typer.Option(help="Preset name or pa
     _finish(plan_figure(found.to_dict(), x=x, y=y), output, open_, json_, "plan", (cluster, model))
 
 
-@app.command("schedule")
 @cli_errors
-def schedule(primitive: PRIMITIVE, algorithm: Annotated[str, typer.Argument(help="The algorithm, e.g. ring.", autocompletion=complete.algorithms)],
-             output: OUT, ranks: Annotated[int, typer.Option("--ranks", "-N", help="Ranks (2 to 16).")] = 4,
-             size: Annotated[str, typer.Option("--size", "-n", help="Buffer size for the labels.")] = "1GiB",
-             servers: Annotated[Optional[int], typer.Option("--servers", help="Parameter servers S.")] = None,
+def schedule(primitive: PRIMITIVE, algorithm: Annotated[str, Argument(help="The algorithm, e.g. ring.", autocompletion=complete.algorithms)],
+             output: OUT, ranks: Annotated[int, Option("--ranks", "-N", help="Ranks (2 to 16).")] = 4,
+             size: Annotated[str, Option("--size", "-n", help="Buffer size for the labels.")] = "1GiB",
+             servers: Annotated[Optional[int], Option("--servers", help="Parameter servers S.")] = None,
              gpus_per_node: GPN = None,
-             chunks: Annotated[Optional[int], typer.Option("--chunks", help="Pipeline chunks k (default 1).")] = None,
+             chunks: Annotated[Optional[int], Option("--chunks", help="Pipeline chunks k (default 1).")] = None,
              open_: OPEN = False, json_: JSON = False) -> None:
     """Animate an algorithm's schedule step by step (which chunk each rank holds and sends).
 
@@ -199,3 +190,8 @@ def schedule(primitive: PRIMITIVE, algorithm: Annotated[str, typer.Argument(help
         given["gpus_per_node"] = 2 if ranks % 2 == 0 else 1
     fig = schedule_figure(primitive, algorithm, ranks, size=size, **{k: v for k, v in given.items() if v is not None})
     _finish(fig, output, open_, json_, "schedule")
+
+
+# `dpcost plot NAME`: its subcommands (cli builds the typer group from them).
+HELP = "Interactive charts (plotly, offline HTML)."
+SUBCOMMANDS = {"sweep": sweep, "scaling": scaling, "best-map": best_map, "breakdown": breakdown, "plan": plan, "schedule": schedule}

@@ -5,21 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import typer
 from typer.testing import CliRunner
 
-from costmodel.commands.hardware_cmd import app
+from cli import app
 from costmodel.commands.textfmt import table as format_table
 
 DATA = Path(__file__).parents[1] / "data" / "hardware"
 
-root = typer.Typer()
-root.add_typer(app, name="hardware")
 runner = CliRunner()
 
 
 def run(*args: str):
-    return runner.invoke(root, ["hardware", *args])
+    return runner.invoke(app, ["hardware", *args])
 
 
 def test_list_all_kinds():

@@ -3,10 +3,9 @@
 
 import browser
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from costmodel.commands import plot_cmd
+from cli import app
 
 pytestmark = pytest.mark.skipif(not browser.available(), reason="needs /usr/bin/chromium (installed by .ci/run)")
 
@@ -23,8 +22,6 @@ CASES = {
 
 @pytest.mark.parametrize("kind", sorted(CASES))
 def test_chart_renders_in_chromium(kind, tmp_path):
-    app = typer.Typer()
-    app.add_typer(plot_cmd.app, name="plot")
     html = tmp_path / f"{kind}.html"
     result = CliRunner().invoke(app, ["plot", *CASES[kind], "-o", str(html)])
     assert result.exit_code == 0, result.output
