@@ -135,11 +135,17 @@ def _build_app():
     return app
 
 
+def _app():
+    """The typer app, built once (importing typer and click)."""
+    if "app" not in globals():
+        globals()["app"] = _build_app()
+    return globals()["app"]
+
+
 def __getattr__(name: str):
     """``cli.app``, built on first use (``from cli import app`` in tests and tools)."""
     if name == "app":
-        built = globals()["app"] = _build_app()
-        return built
+        return _app()
     raise AttributeError(f"module 'cli' has no attribute {name!r}")
 
 
@@ -182,13 +188,13 @@ def _answer_with_typer(args: list[str]) -> int:
     """click's run of the command line: usage errors become one ``error: …`` line and code 2."""
     import click
 
-    if args == ["--help"]:
+    if args in ([], ["--help"]):  # the top-level help (a bare `dpcost` prints it too)
         return _help_kept()
     try:
-        code = __getattr__("app")(args=args, standalone_mode=False)
+        code = _app()(args=args, standalone_mode=False)
     except click.exceptions.Abort:
         return 130
-    except getattr(click.exceptions, "NoArgsIsHelpError", ()) as shown:  # bare `dpcost`: its help
+    except getattr(click.exceptions, "NoArgsIsHelpError", ()) as shown:  # a bare group (`dpcost hardware`): its help
         sys.stdout.write(shown.format_message() + "\n")
         return 0
     except click.exceptions.UsageError as error:
@@ -221,7 +227,7 @@ def _help_kept() -> int:
     printed, stdout = io.StringIO(), sys.stdout
     sys.stdout = printed
     try:
-        code = __getattr__("app")(args=["--help"], standalone_mode=False)
+        code = _app()(args=["--help"], standalone_mode=False)
     finally:
         sys.stdout = stdout
     stdout.write(printed.getvalue())
