@@ -1,14 +1,12 @@
 """Generated source compiled once per installation, as Python's ``__pycache__`` does for modules.
 
-Defining a dataclass makes the standard library write its ``__init__`` (and, for a frozen
-class, ``__setattr__``/``__delattr__``) as source text and ``exec`` it: the interpreter parses
-and compiles that text every time the class is defined, in every process. A ``dpcost
-iteration`` run defines ~40 value classes on its way; their ~80,000 characters of generated
-source were ~16 % of the instructions it retires (benchmarks/instructions.py). The text is a
-pure function of the class (field names, defaults, options), so :func:`cached_exec` keeps the
-compiled code object of each text it has seen in a cache file and runs that instead: the
-same code, without the parse. :func:`dpbase.values.frozen` routes the standard library's
-``exec`` through it while it defines a class.
+A value class's ``__init__`` is generated as source text (:func:`dpbase.values.frozen`, as
+``@dataclass`` does) and ``exec``-ed: the interpreter would parse and compile that text every
+time the class is defined, in every process. A ``dpcost iteration`` run defines ~40 value
+classes on its way; compiling their generated source was ~16 % of the instructions it retired
+(benchmarks/instructions.py). The text is a pure function of the class (field names, defaults,
+options), so :func:`cached_exec` keeps the compiled code object of each text it has seen in a
+cache file and runs that instead: the same code, without the parse.
 
 The files sit beside the parsed-TOML cache (:func:`dpbase.bundled.cache_dir`: ``$DPCOST_CACHE_DIR``,
 ``$XDG_CACHE_HOME/dpcost`` or ``~/.cache/dpcost``; ``DPCOST_NO_CACHE=1`` turns both off),
