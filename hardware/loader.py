@@ -103,7 +103,7 @@ def _bundled_profile(table: str, name: str) -> Any:
     tests/hardware/test_hardware_profiles.py compares every one)."""
     rows = _bundled_rows()
     if name not in rows[table]:
-        raise UnknownNameError(table, name, bundled_catalog().kind(table))
+        raise UnknownNameError(table, name, rows[table])
     document: dict[str, list[Any]] = {}
     _with_references(table, name, rows, document)
     catalog, problems = build_catalog(document)
@@ -167,11 +167,11 @@ def load_profile(name_or_path: str | os.PathLike[str], kind: str | None = None) 
                 return next(iter(catalog.kind(table).values()))
         counts = ", ".join(f"{len(catalog.kind(table))} [[{table}]]" for table in kinds)
         raise ProfileError(str(name_or_path), counts, "a file with exactly one profile of a kind")
+    rows = _bundled_rows()
     for table in ("system", "gpu", "link"):
-        if table in kinds and name_or_path in bundled_catalog().kind(table):
-            return bundled_catalog().kind(table)[name_or_path]
-    known = [name for table in kinds for name in bundled_catalog().kind(table)]
-    raise UnknownNameError("profile", name_or_path, known)
+        if table in kinds and name_or_path in rows[table]:
+            return _bundled_profile(table, name_or_path)
+    raise UnknownNameError("profile", name_or_path, [name for table in kinds for name in rows[table]])
 
 
 def _kinds(kind: str | None) -> tuple[str, ...]:

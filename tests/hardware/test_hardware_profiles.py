@@ -66,6 +66,8 @@ def test_a_profile_loaded_alone_is_the_catalogs():
         for name, profile in bundled.kind(table).items():
             assert hardware.loader._bundled_profile(table, name) == profile, name
     assert hardware.load_system("dgx-h100") is hardware.load_system("dgx-h100")  # built once
+    assert hardware.load_profile("dgx-h100") is hardware.load_system("dgx-h100")  # one way to a bundled profile
+    assert hardware.load_profile("h100-sxm", "gpu") is hardware.load_gpu("h100-sxm")
 
 
 def test_every_bundled_profile_round_trips_through_toml():
