@@ -48,6 +48,21 @@ SUMMARIES: dict[str, str] = {
     "plot": "Interactive charts (plotly, offline HTML).",
 }
 
+
+def _command_target(name: str):
+    """``(defining module, target)`` of a command: a function, or a group's ``{name: function}``."""
+    import importlib
+
+    module, attribute = COMMANDS[name]
+    defining = importlib.import_module(module)
+    return defining, getattr(defining, attribute)
+
+
+def _command_list_file() -> str:
+    """This file: what the top-level help is made from (helpcache keys on it)."""
+    return os.path.realpath(__file__)
+
+
 def _build_app():
     """The typer app (imports typer and click)."""
     import typer
@@ -66,16 +81,12 @@ def _build_app():
 
         def get_command(self, ctx, name: str):
             if name not in self.commands and name in COMMANDS:
-                import importlib
-
                 import typer.main
                 import typer.models
 
                 from costmodel.commands.options import for_typer
 
-                module, attribute = COMMANDS[name]
-                defining = importlib.import_module(module)
-                target = getattr(defining, attribute)
+                defining, target = _command_target(name)
                 if isinstance(target, dict):  # a group of subcommands
                     group = typer.Typer(help=defining.HELP, no_args_is_help=True, add_completion=False, rich_markup_mode=None)
                     for subcommand, function in target.items():
@@ -159,20 +170,18 @@ def answer_plainly(args: list[str]) -> int | None:
     if args in ([], ["--help"]):  # click's text, as it last printed it (costmodel.commands.helpcache)
         from costmodel.commands.helpcache import cached_help
 
-        text = cached_help(os.path.realpath(__file__))
+        text = cached_help(_command_list_file())
         if text is None:
             return None
         sys.stdout.write(text)
         return 0
     if args[0] not in COMMANDS:
         return None
-    import importlib
     import types
 
     from costmodel.commands.argv import parse
 
-    module, attribute = COMMANDS[args[0]]
-    command, rest = getattr(importlib.import_module(module), attribute), args[1:]
+    command, rest = _command_target(args[0])[1], args[1:]
     if isinstance(command, dict):  # a group (hardware, plot): its subcommand
         command, rest = (command.get(args[1]), args[2:]) if len(args) > 1 else (None, [])
     if not isinstance(command, types.FunctionType):
@@ -232,7 +241,7 @@ def _help_kept() -> int:
         sys.stdout = stdout
     stdout.write(printed.getvalue())
     if code == 0:
-        keep_help(printed.getvalue(), os.path.realpath(__file__))
+        keep_help(printed.getvalue(), _command_list_file())
     return code if isinstance(code, int) else 0
 
 

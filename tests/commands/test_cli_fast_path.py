@@ -4,7 +4,6 @@ the values click gives it, and declines every command line it cannot be sure of.
 from __future__ import annotations
 
 import enum
-import importlib
 import json
 from pathlib import Path
 
@@ -24,8 +23,7 @@ from costmodel.commands.options import for_typer, parameter_specs
 def _function(name: str):
     """The function behind a command, or behind a group's subcommand ("hardware show")."""
     top, _, sub = name.partition(" ")
-    module, attribute = cli.COMMANDS[top]
-    target = getattr(importlib.import_module(module), attribute)
+    target = cli._command_target(top)[1]
     return target[sub] if sub else target
 
 
