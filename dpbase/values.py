@@ -166,9 +166,24 @@ def _collect(cls: type, kw_only: bool) -> tuple[Field, ...]:
     return tuple(specs)
 
 
-def _init_source(specs: tuple[Field, ...], post_init: bool) -> str:
-    """The ``__init__`` text (a pure function of the field options: cached by text)."""
-    positional, keyword, body = [], [], []
+# A slotted class with at least TWIN_MIN_FIELDS fields to store, once built TWIN_AFTER times,
+# stores them through a mutable twin of the class (same bases and slots, plain ``__setattr__``):
+# two ``__class__`` assignments (~1.6k instructions each, through the descriptor's setter) and
+# plain attribute stores instead of one ``object.__setattr__`` call per field (~1.5k each); a
+# 60-field value: ~88k -> ~31k instructions. The twin is made only then: making a class costs
+# ~90-230k instructions, more than a value built a few times saves (a one-answer CLI run builds
+# most classes once).
+TWIN_MIN_FIELDS = 4
+TWIN_AFTER = 32
+
+
+def _init_source(specs: tuple[Field, ...], post_init: bool, twin: bool = False) -> str:
+    """The ``__init__`` text (a pure function of the field options: cached by text).
+
+    ``twin``: once ``_classes`` = [class, twin, count] has a twin (:func:`_count`), the fields are
+    stored through it when the instance is exactly the class (a subclass's instance may have
+    another layout: it takes ``object.__setattr__``, as a class without a twin does)."""
+    positional, keyword, stores = [], [], []
     for index, spec in enumerate(specs):
         name = spec.name
         if spec.init:
@@ -187,20 +202,34 @@ def _init_source(specs: tuple[Field, ...], post_init: bool) -> str:
             value = f"_d{index}"
         else:
             continue
-        body.append(f"  _object_setattr(self, {name!r}, {value})")
+        stores.append((name, value))
+    body = [f"  _object_setattr(self, {name!r}, {value})" for name, value in stores]
+    if twin and len(stores) >= TWIN_MIN_FIELDS:
+        body = ["  if _classes[1] is not None and self.__class__ is _classes[0]:",
+                "    _set_class(self, _classes[1])",
+                *(f"    self.{name} = {value}" for name, value in stores),
+                "    _set_class(self, _classes[0])",
+                "  else:", *(f"  {line}" for line in body),
+                "    _count(_classes)"]
     if post_init:
         body.append("  self.__post_init__()")
     parameters = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
     return f"def __init__({parameters}):\n" + ("\n".join(body) or "  pass") + "\n"
 
 
-def _make_init(cls: type, specs: tuple[Field, ...]) -> Any:
-    names: dict[str, Any] = {"_object_setattr": object.__setattr__, "_HAS_FACTORY": _HAS_FACTORY}
+_SET_CLASS = object.__dict__["__class__"].__set__  # ``obj.__class__ = cls`` past a frozen __setattr__
+
+
+def _make_init(cls: type, specs: tuple[Field, ...], classes: list | None = None) -> Any:
+    """The generated ``__init__``; ``classes`` (slotted classes): the list [class, twin, values
+    built] that :func:`_build` and :func:`_count` fill."""
+    names: dict[str, Any] = {"_object_setattr": object.__setattr__, "_HAS_FACTORY": _HAS_FACTORY,
+                             "_classes": classes, "_count": _count, "_set_class": _SET_CLASS}
     for index, spec in enumerate(specs):
         names[f"_d{index}"] = spec.default
         names[f"_f{index}"] = spec.default_factory
     namespace: dict[str, Any] = {}
-    source = _init_source(specs, hasattr(cls, "__post_init__"))
+    source = _init_source(specs, hasattr(cls, "__post_init__"), twin=classes is not None)
     if cls.__module__.partition(".")[0] in CACHED_PACKAGES:
         with codecache.grouped(cls.__module__):
             codecache.cached_exec(source, names, namespace)
@@ -209,6 +238,19 @@ def _make_init(cls: type, specs: tuple[Field, ...]) -> Any:
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     return init
+
+
+def _count(classes: list) -> None:
+    """One more value of ``classes[0]`` built without a twin; at TWIN_AFTER, make the twin: the
+    same bases and slots (an instance may switch ``__class__`` between the two) with the plain
+    ``__setattr__``."""
+    classes[2] += 1
+    if classes[2] == TWIN_AFTER and classes[1] is None:
+        made = classes[0]
+        classes[1] = type(made)(made.__name__, made.__bases__,
+                                {"__slots__": made.__slots__, "__setattr__": object.__setattr__,
+                                 "__delattr__": object.__delattr__, "__module__": made.__module__,
+                                 "__qualname__": f"{made.__qualname__}.<mutable twin>"})
 
 
 class _HasFactory:
@@ -274,7 +316,8 @@ def _build(cls: type, kw_only: bool, slots: bool) -> type:
             raise TypeError(f"non-default argument {after.name!r} follows default argument")
     namespace = dict(cls.__dict__)
     own = {name for name in ("__eq__", "__hash__", "__repr__") if name in namespace}
-    methods: dict[str, Any] = {"__init__": _make_init(cls, specs), "__setattr__": _frozen_setattr,
+    classes: list | None = [] if slots else None
+    methods: dict[str, Any] = {"__init__": _make_init(cls, specs, classes), "__setattr__": _frozen_setattr,
                                "__delattr__": _frozen_delattr,
                                "__match_args__": tuple(s.name for s in specs if s.init and not s.kw_only),
                                "__value_fields__": specs, "__dataclass_fields__": _StandardFields()}
@@ -301,6 +344,7 @@ def _build(cls: type, kw_only: bool, slots: bool) -> type:
         namespace |= methods
         made = type(cls)(cls.__name__, cls.__bases__, namespace)
         made.__qualname__ = cls.__qualname__
+        classes[:] = [made, None, 0]
     else:  # as @dataclass leaves the class: a plain default as the class attribute, no Field objects
         for spec in specs:
             if spec.name in cls.__dict__:

@@ -212,3 +212,49 @@ def test_own_init_is_kept_and_own_setattr_refused_as_by_dataclass():
 
                 def __setattr__(self, name, value):
                     object.__setattr__(self, name, value)
+
+
+def test_values_built_through_the_mutable_twin_are_the_standard_ones():
+    """Past TWIN_AFTER values a class with TWIN_MIN_FIELDS or more fields stores them through its
+    mutable twin: every value built before and after equals the standard dataclass's field by
+    field, is exactly the class, stays frozen, gets its own default factory's object and sees
+    itself frozen in ``__post_init__``; a subclass's values (another layout) keep their class."""
+    from dpbase import values
+
+    seen_in_post_init = []
+
+    def body(decorate):
+        @decorate
+        class Wide:
+            a: object
+            b: object = 1
+            c: list = dataclasses.field(default_factory=list)
+            d: object = dataclasses.field(default=2, init=False)
+            e: object = None
+
+            def __post_init__(self):
+                seen_in_post_init.append(type(self))
+
+        return Wide
+
+    standard = body(lambda cls: dataclasses.dataclass(cls, frozen=True, slots=True, kw_only=True))
+    ours = body(frozen(kw_only=True))
+    assert len(dataclasses.fields(ours)) >= values.TWIN_MIN_FIELDS
+    built = [ours(a=i, e=str(i)) for i in range(3 * values.TWIN_AFTER)]
+    assert ours.__init__.__globals__["_classes"][1] is not None  # the twin exists and was used
+    for i, value in enumerate(built):
+        reference = standard(a=i, e=str(i))
+        assert type(value) is ours
+        assert [getattr(value, f.name) for f in dataclasses.fields(ours)] == \
+            [getattr(reference, f.name) for f in dataclasses.fields(standard)]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            value.a = 0
+    assert built[0].c is not built[-1].c
+    assert set(seen_in_post_init) == {ours, standard}  # never the twin
+
+    class Wider(ours):
+        __slots__ = ("extra",)
+
+    wider = Wider(a=1)
+    assert type(wider) is Wider and wider.c == [] and wider.d == 2
+    assert pickle.loads(pickle.dumps(built[-1])) == built[-1]

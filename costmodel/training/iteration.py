@@ -373,11 +373,11 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
     activations, logits = float(activations), float(logits)
     # ZeRO >= 1 with offload: the optimizer states live on the host
     per_stage = (states, shard_ranks, secondary_ranks, config.recompute, config.offload_optimizer)
-    chosen = memory.memory_breakdown(params=workload.params, precision=precision, ranks=ranks,
-                                     activations_bytes=activations, logits=logits, capacity_bytes=gpu.memory_bytes,
-                                     **memory.stage_inputs(config.zero_stage, *per_stage))
-    # every stage's total (the same formulas, without building a breakdown for each)
-    totals = memory.stage_totals(workload.params, precision, ranks, activations, logits, per_stage)
+    # every stage's bytes (the same formulas; a breakdown only for the chosen stage)
+    stages = memory.stage_bytes(workload.params, precision, ranks, activations, logits, per_stage)
+    chosen = memory.breakdown_at(stages[memory.ZERO_STAGES.index(config.zero_stage)], ranks=ranks,
+                                 activations_bytes=activations, logits=logits, capacity_bytes=gpu.memory_bytes)
+    totals = tuple(stage[3] for stage in stages)
     fitting = [stage for stage, total in zip(memory.ZERO_STAGES, totals)
                if memory.fits(total, chosen.capacity_bytes, chosen.reserve_bytes)]
     return {"memory": chosen, "zero_totals_bytes": totals,
@@ -386,26 +386,25 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
 
 def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, slowdown) -> dict:
     """The inputs as the breakdown reports them."""
-    return dict(
-        model=workload.name, params=workload.params, ranks=ranks, algorithm=algorithm,
-        micro_batch=config.micro_batch, seq_len=compute.seq_len,
-        accumulation_steps=config.accumulation_steps,
-        global_batch=ranks * config.micro_batch * config.accumulation_steps,
-        grad_dtype=config.grad_dtype, compute_dtype=compute.compute_dtype,
-        topk_fraction=config.topk_fraction, optimizer=config.optimizer,
-        zero_stage=config.zero_stage, overlap=config.overlap, synchronous=not config.asynchronous,
-        bucket_bytes=float(setup.bucket_bytes), first_bucket_bytes=float(setup.first_bucket_bytes),
-        bucket_count=int(layout.count), sync=setup.mode, transport=config.transport,
-        jitter_cv=config.jitter_cv, speed_cv=config.losses.speed_cv,
-        slow_node_factor=config.losses.slow_node_factor, overlap_slowdown=slowdown, mfu=compute.mfu,
-        mfu_source=compute.mfu_source, matmul_efficiency=compute.matmul_efficiency,
-        flash_attention=config.flash_attention,
-        include_attention=config.include_attention, recompute=config.recompute,
-        quantize_weights=config.quantize_weights, quantize_grads=config.quantize_grads,
-        overlap_param_gather=config.overlap_param_gather, offload_optimizer=config.offload_optimizer,
-        host_reduce=config.host_reduce,
-        shard=config.shard,
-    )
+    return {
+        "model": workload.name, "params": workload.params, "ranks": ranks, "algorithm": algorithm,
+        "micro_batch": config.micro_batch, "seq_len": compute.seq_len,
+        "accumulation_steps": config.accumulation_steps,
+        "global_batch": ranks * config.micro_batch * config.accumulation_steps,
+        "grad_dtype": config.grad_dtype, "compute_dtype": compute.compute_dtype,
+        "topk_fraction": config.topk_fraction, "optimizer": config.optimizer,
+        "zero_stage": config.zero_stage, "overlap": config.overlap, "synchronous": not config.asynchronous,
+        "bucket_bytes": float(setup.bucket_bytes), "first_bucket_bytes": float(setup.first_bucket_bytes),
+        "bucket_count": int(layout.count), "sync": setup.mode, "transport": config.transport,
+        "jitter_cv": config.jitter_cv, "speed_cv": config.losses.speed_cv,
+        "slow_node_factor": config.losses.slow_node_factor, "overlap_slowdown": slowdown,
+        "mfu": compute.mfu, "mfu_source": compute.mfu_source,
+        "matmul_efficiency": compute.matmul_efficiency, "flash_attention": config.flash_attention,
+        "include_attention": config.include_attention, "recompute": config.recompute,
+        "quantize_weights": config.quantize_weights, "quantize_grads": config.quantize_grads,
+        "overlap_param_gather": config.overlap_param_gather, "offload_optimizer": config.offload_optimizer,
+        "host_reduce": config.host_reduce, "shard": config.shard,
+    }
 
 
 def _resolve_sync(workload, config: TrainingConfig) -> tuple[TrainingConfig, syncmodes.SyncSetup]:

@@ -51,6 +51,8 @@ The core functions work elementwise on numpy arrays (broadcasting) as well as on
 
 from __future__ import annotations
 
+import functools
+
 from costmodel.training.workloads import Workload
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError, UnknownNameError
@@ -286,9 +288,18 @@ def memory_breakdown(*, params: int, precision: Precision, optimizer_bytes_per_p
     """Memory per GPU for one configuration; it fits when ``reserve`` bytes stay free.
     ``shard_ranks``: the ranks ZeRO shards over when fewer than ``ranks`` (hybrid sharding);
     ``secondary_ranks``: ZeRO++ hpZ's secondary weight partition (weights / it, kept after forward)."""
-    weights, grads, states, total = _stage_bytes(params, precision, ranks, activations_bytes, logits, overheads,
-                                                 zero_stage, optimizer_bytes_per_param, shard_ranks,
-                                                 secondary_ranks, irregular)
+    stage = _stage_bytes(params, precision, ranks, activations_bytes, logits, overheads, zero_stage,
+                         optimizer_bytes_per_param, shard_ranks, secondary_ranks, irregular)
+    return breakdown_at(stage, ranks=ranks, activations_bytes=activations_bytes, logits=logits,
+                        capacity_bytes=capacity_bytes, overheads=overheads, reserve=reserve)
+
+
+def breakdown_at(stage: tuple, *, ranks: int, activations_bytes: float, logits: float,
+                 capacity_bytes: float, overheads: Overheads = DEFAULT_OVERHEADS,
+                 reserve: float | None = None) -> MemoryBreakdown:
+    """The :class:`MemoryBreakdown` of one stage's :func:`_stage_bytes` (what
+    :func:`memory_breakdown` returns; :func:`stage_bytes` gives every stage's at once)."""
+    weights, grads, states, total, irregular = stage
     tensors = float(weights + grads + states + activations_bytes + logits)
     kept = reserve_bytes(capacity_bytes, reserve)
     return MemoryBreakdown(
@@ -303,12 +314,12 @@ def memory_breakdown(*, params: int, precision: Precision, optimizer_bytes_per_p
 
 def _stage_bytes(params, precision, ranks, activations_bytes, logits, overheads, zero_stage,
                  optimizer_bytes_per_param, shard_ranks, secondary_ranks, irregular):
-    """(weights, gradients, optimizer, total) bytes per GPU at one ZeRO stage: what
-    :func:`memory_breakdown` reports, and :func:`stage_totals` for every stage."""
+    """(weights, gradients, optimizer, total bytes, irregular) per GPU at one ZeRO stage: what
+    :func:`memory_breakdown` reports, and :func:`stage_bytes` for every stage."""
     weights, grads, states = model_state_bytes(params, precision, optimizer_bytes_per_param,
                                                zero_stage, shard_ranks or ranks, secondary_ranks)
     total = float(total_bytes(weights + grads + states, activations_bytes, logits, ranks, overheads, irregular))
-    return weights, grads, states, total
+    return weights, grads, states, total, irregular
 
 
 def states_on_gpu(optimizer_bytes_per_param, zero_stage, offload: bool = False):
@@ -329,18 +340,24 @@ def stage_inputs(zero_stage: int, optimizer_bytes_per_param: float, shard_ranks:
             "irregular": irregular_allocations(zero_stage, recompute, offload)}
 
 
-def stage_totals(params: int, precision: Precision, ranks: int, activations_bytes: float, logits: float,
-                 per_stage: tuple, overheads: Overheads = DEFAULT_OVERHEADS) -> tuple[float, ...]:
-    """The total bytes per GPU at every ZeRO stage (``ZERO_STAGES`` order), each what
-    :func:`memory_breakdown` reports at that stage; ``per_stage``: :func:`stage_inputs`' arguments
-    after the stage."""
-    totals = []
-    for stage in ZERO_STAGES:
-        given = stage_inputs(stage, *per_stage)
-        totals.append(_stage_bytes(params, precision, ranks, activations_bytes, logits, overheads, stage,
-                                   given["optimizer_bytes_per_param"], given["shard_ranks"],
-                                   given["secondary_ranks"], given["irregular"])[3])
-    return tuple(totals)
+@functools.lru_cache(maxsize=4096)
+def _stage_arguments(stage: int, per_stage: tuple) -> tuple:
+    """:func:`stage_inputs` as :func:`_stage_bytes`' arguments, memoised: a pure function of a
+    few discrete settings (stage, optimizer bytes, shard groups, recompute, offload) that every
+    configuration with those settings shares."""
+    given = stage_inputs(stage, *per_stage)
+    return (stage, given["optimizer_bytes_per_param"], given["shard_ranks"], given["secondary_ranks"],
+            given["irregular"])
+
+
+def stage_bytes(params: int, precision: Precision, ranks: int, activations_bytes: float, logits: float,
+                per_stage: tuple, overheads: Overheads = DEFAULT_OVERHEADS) -> tuple[tuple, ...]:
+    """Every ZeRO stage's :func:`_stage_bytes` (``ZERO_STAGES`` order): its total is what
+    :func:`memory_breakdown` reports at that stage, and :func:`breakdown_at` builds that
+    breakdown from it; ``per_stage``: :func:`stage_inputs`' arguments after the stage (Python
+    scalars: one configuration)."""
+    return tuple(_stage_bytes(params, precision, ranks, activations_bytes, logits, overheads,
+                              *_stage_arguments(stage, per_stage)) for stage in ZERO_STAGES)
 
 
 def fits(needed_bytes: float, capacity_bytes: float, kept_bytes: float) -> bool:

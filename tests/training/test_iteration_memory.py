@@ -106,12 +106,15 @@ def test_optimizer_traffic_per_param():
        dtype=st.sampled_from(("bf16", "fp32")))
 def test_every_stage_total_is_what_its_breakdown_reports(params, ranks, activations, logits, states, hybrid,
                                                          secondary, recompute, offload, dtype):
-    """stage_totals (the other stages of one configuration) equals memory_breakdown at each stage."""
+    """stage_bytes (every stage of one configuration, as iteration_breakdown reports them) gives
+    exactly memory_breakdown at each stage, through breakdown_at."""
     precision = memory.precision_for(dtype)
     per_stage = (states, max(1, ranks // 8) if hybrid else None, 8 if secondary else None, recompute, offload)
-    totals = memory.stage_totals(params, precision, ranks, activations, logits, per_stage)
-    for stage, total in zip(memory.ZERO_STAGES, totals, strict=True):
+    stages = memory.stage_bytes(params, precision, ranks, activations, logits, per_stage)
+    for stage, at in zip(memory.ZERO_STAGES, stages, strict=True):
         breakdown = memory.memory_breakdown(params=params, precision=precision, ranks=ranks,
                                             activations_bytes=activations, logits=logits, capacity_bytes=80e9,
                                             **memory.stage_inputs(stage, *per_stage))
-        assert total == breakdown.total_bytes
+        assert memory.breakdown_at(at, ranks=ranks, activations_bytes=activations, logits=logits,
+                                   capacity_bytes=80e9) == breakdown
+        assert at[3] == breakdown.total_bytes
