@@ -15,11 +15,12 @@ import hardware
 from costmodel.calibrate.link import calibrate, predict_with_link, profile_toml
 from costmodel.calibrate.parse import parse_file
 from costmodel.commands.calibrate_cmd import calibrate as calibrate_command
+from costmodel.commands.options import for_typer
 
 DATA = Path(__file__).parents[1] / "data" / "calibration"
 LOG = DATA / "raw" / "rtx4090_8x_pcie4_p2pon.txt"
 app = typer.Typer()
-app.command("calibrate")(calibrate_command)
+app.command("calibrate")(for_typer(calibrate_command))  # as cli builds it: the declared options
 app.command("noop")(lambda: None)  # a second command keeps "calibrate" a subcommand
 
 

@@ -9,12 +9,13 @@ import typer
 from typer.testing import CliRunner
 
 from costmodel.commands import plan_cmd
+from costmodel.commands.options import for_typer
 from costmodel.planner.recommend import plan
 from dpbase.errors import InputError, NotApplicableError
 
 runner = CliRunner()
 app = typer.Typer()
-app.command("plan")(plan_cmd.plan)
+app.command("plan")(for_typer(plan_cmd.plan))  # as cli builds it: the declared options
 app.command("other")(lambda: None)  # two commands: typer keeps the "plan" sub-command name
 
 BASE = ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2", "--seq-len", "512"]
