@@ -72,8 +72,10 @@ def bytes_sent(sweep, params: int) -> np.ndarray:
     return np.broadcast_to(sent, space.shape)
 
 
-def rule_keys(sweep, params: int, scores: np.ndarray) -> list[np.ndarray]:
-    """Lower-is-better keys, one per rule in :data:`RULES`, shaped like the sweep."""
+def rule_keys(sweep, params: int, scores: np.ndarray, sent_max: float | None = None) -> list[np.ndarray]:
+    """Lower-is-better keys, one per rule in :data:`RULES`, shaped like the sweep.
+    ``sent_max``: the most bytes sent in the whole space when ``sweep`` covers part of it (the
+    bytes key is relative to it); None: this sweep's own."""
     space = sweep.space
     comfortable = COMFORTABLE_HEADROOM_FRACTION * sweep.capacity_bytes
     headroom = np.minimum(sweep.capacity_bytes - sweep.memory_bytes, comfortable)
@@ -81,7 +83,7 @@ def rule_keys(sweep, params: int, scores: np.ndarray) -> list[np.ndarray]:
     shape = space.shape
     # bytes rounded to 1 ppm so that floating-point noise between equal volumes is no preference
     sent = bytes_sent(sweep, params)
-    sent = np.round(sent / max(float(sent.max()), 1.0), 6)
+    sent = np.round(sent / max(float(sent.max()) if sent_max is None else sent_max, 1.0), 6)
     return [np.broadcast_to(k, shape) for k in
             (-headroom, sent, zero, space.gpus, scores)]
 

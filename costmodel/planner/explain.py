@@ -170,16 +170,22 @@ def runner_up(sweep, scores, index, ranked, rows=None) -> dict | None:
             "step_time_change": float(sweep.total_s[at] / sweep.total_s[index] - 1.0)}
 
 
-def _what_if_once(sweep, setting, system, objective, constraints, index, factor, tolerance) -> dict:
-    """Re-plan on scaled hardware; the choice changes only if the old plan falls out of the tie."""
+def _what_if_once(sweep, setting, system, objective, constraints, index, factor, tolerance,
+                  subspace=None) -> dict:
+    """Re-plan on scaled hardware; the choice changes only if the old plan falls out of the tie.
+    ``subspace``: (:func:`whatif.feasible_subspace` of ``sweep``, the most bytes any plan of
+    ``sweep`` sends): only the configurations that can win are re-evaluated."""
     label, system2 = whatif.what_if_system(system, sweep.space, factor)
-    other = grid.sweep(setting, system2, sweep.space)
+    base = float(sweep.samples_per_s[index])
+    (space, kept), sent_max = subspace or ((sweep.space, None), None)
+    if kept is not None:  # the old plan is feasible, so inside the sub-space
+        index = tuple(int(np.searchsorted(axis, i)) for axis, i in zip(kept, index))
+    other = grid.sweep(setting, system2, space)
     scores = objective_scores(other, setting, objective, constraints.tokens, constraints)
     old = rows_at(other, setting, scores, [index])[0]
-    base = float(sweep.samples_per_s[index])
     if not np.isfinite(scores).any():
         return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0}
-    keys = choose.rule_keys(other, setting.workload.params, scores)
+    keys = choose.rule_keys(other, setting.workload.params, scores, sent_max)
     top = np.unravel_index(choose.order(scores, keys, tolerance, 1)[0], scores.shape)
     top = tuple(int(i) for i in top)
     row = rows_at(other, setting, scores, [top])[0]
@@ -195,9 +201,10 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
 def what_if(sweep, setting, system, objective, constraints, index, tolerance) -> list[dict]:
     """The plan again with the bottleneck bandwidth scaled: what changes, and by how much."""
     found = []
+    subspace = (whatif.feasible_subspace(sweep), float(choose.bytes_sent(sweep, setting.workload.params).max()))
     for factor in whatif.WHAT_IF_BANDWIDTH_FACTORS:
         found.append(_what_if_once(sweep, setting, system, objective, constraints, index, factor,
-                                   tolerance))
+                                   tolerance, subspace))
         if found[-1]["changes"]:
             break
     return found

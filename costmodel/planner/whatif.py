@@ -44,6 +44,28 @@ def single_space(space: grid.Space, index: tuple[int, ...]) -> grid.Space:
                       accumulation=space.accumulation[c:c + 1])
 
 
+def feasible_subspace(sweep: grid.Sweep) -> tuple[grid.Space, tuple[np.ndarray, ...]]:
+    """The smallest sub-space holding every configuration of ``sweep`` that runs and fits in
+    memory (``sweep.feasible``: neither depends on link bandwidth or latency, so no other
+    configuration can win on scaled links), as the kept values of each axis, with their
+    indices into ``sweep.space`` (increasing: the flat order of the kept configurations, which
+    breaks the last ties, is theirs in the whole space)."""
+    space, feasible = sweep.space, np.asarray(sweep.feasible)
+    kept = tuple(np.flatnonzero(feasible.any(axis=tuple(j for j in range(feasible.ndim) if j != axis)))
+                 for axis in range(feasible.ndim))
+    a, z, d, u, c = kept
+    used = sorted({int(i) for i in space.cell_layout[c]})
+    renumber = np.zeros(len(space.layouts), dtype=int)
+    renumber[used] = np.arange(len(used))
+    sub = grid.Space(algorithms=tuple(space.algorithms[i] for i in a),
+                     zero_stages=tuple(space.zero_stages[i] for i in z),
+                     grad_dtypes=tuple(space.grad_dtypes[i] for i in d),
+                     bucket_bytes=tuple(space.bucket_bytes[i] for i in u),
+                     layouts=tuple(space.layouts[i] for i in used), cell_layout=renumber[space.cell_layout[c]],
+                     micro_batch=space.micro_batch[c], accumulation=space.accumulation[c])
+    return sub, kept
+
+
 def _variant(parameter: str, factor: float, setting, system):
     if parameter == "link bandwidth":
         return setting, scaled_system(system, intra_bandwidth=factor, inter_bandwidth=factor)
