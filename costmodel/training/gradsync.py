@@ -103,11 +103,12 @@ def _bucket_seconds(parts: list[tuple], size):
     return total if size > 0 else 0.0
 
 
-def _phase(comm: CommFn, layout: BucketLayout, parts: list[tuple]) -> tuple[PhaseTimes, float]:
-    """Times for each bucket kind; ``parts`` = (primitive, bytes per gradient byte[, extra seconds
-    per gradient byte: the (de)quantisation kernels of quantised communication[, the comm
-    function of another group: hybrid sharding's cross-node replica all-reduce]])."""
-    first, bucket, last, count = _fields(layout)
+def _phase(comm: CommFn, fields: tuple, parts: list[tuple]) -> tuple[PhaseTimes, float]:
+    """Times for each bucket kind of a layout's :func:`_fields`; ``parts`` = (primitive, bytes per
+    gradient byte[, extra seconds per gradient byte: the (de)quantisation kernels of quantised
+    communication[, the comm function of another group: hybrid sharding's cross-node replica
+    all-reduce]])."""
+    first, bucket, last, count = fields
     sizes = (first, bucket, last)
     parts = [(part[0], part[1], part[2] if len(part) > 2 else None, part[3] if len(part) > 3 else comm)
              for part in parts]
@@ -219,12 +220,13 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
         backward_parts = [reduce] if zero_stage in (1, 2) else [backward_gather, reduce]
         if replicas is not None:  # hybrid: the reduced shard of every node, across the nodes
             backward_parts.append(("all-reduce", replica_share, 0.0, replicas))
-    backward, payload = _phase(comm, layout, backward_parts)
+    fields = _fields(layout)
+    backward, payload = _phase(comm, fields, backward_parts)
     forward, after, post_step, extra = PhaseTimes(), PhaseTimes(), 0.0, 0.0
     if zero_stage == 3:
-        forward, extra = _phase(comm, layout, [gather])
+        forward, extra = _phase(comm, fields, [gather])
     elif zero_stage in (1, 2):
-        after, extra = _phase(comm, layout, [gather])
-        post_step = after.first_s + _fields(layout)[3] * after.full_s + after.last_s
+        after, extra = _phase(comm, fields, [gather])
+        post_step = after.first_s + fields[3] * after.full_s + after.last_s
     return SyncPlan(backward=backward, forward=forward, post_step_s=post_step,
                     every_micro_batch=zero_stage >= 2, payload_bytes=payload + extra, after=after)
