@@ -215,31 +215,40 @@ def rows_at(sweep, setting, scores, indices, constraints: Constraints | None = N
 # Rows whose steps differ by less than 0.1 % (relative) and that differ only in bucket size are
 # one plan to a user: the table shows them once, with the bucket range.
 SAME_STEP = 1e-3
-_IDENTITY = ("algorithm", "gpus", "nodes", "gpus_per_node", "micro_batch", "accumulation_steps",
-             "grad_dtype", "zero_stage", "recompute")
 
 
-def collapse(rows: list[PlanRow], count: int) -> list[PlanRow]:
-    """Merge rows that differ only in bucket size with no effect on the step (its range kept).
+def _identity(space, index) -> tuple:
+    """What a row shows besides its bucket (its PlanRow's algorithm, GPUs, nodes, GPUs per node,
+    micro-batch, accumulation, gradient dtype and ZeRO stage; recomputation is the sweep's)."""
+    a, z, d, _, c = index
+    nodes, per_node = space.layouts[int(space.cell_layout[c])]
+    return (space.algorithms[a] if nodes * per_node > 1 else "none", nodes * per_node, nodes, per_node,
+            int(space.micro_batch[c]), int(space.accumulation[c]), space.grad_dtypes[d], space.zero_stages[z])
 
-    The first row of each group stands for it; ranks are renumbered 1, 2, … and at most
-    ``count`` rows are returned.
-    """
-    groups: list[list[PlanRow]] = []
-    by_identity: dict[tuple, list[list[PlanRow]]] = {}  # the groups of each identity, in creation order
-    for row in rows:
-        key = tuple(getattr(row, f) for f in _IDENTITY)
+
+def collapsed_rows(sweep, setting, scores, indices, count: int, constraints: Constraints | None = None,
+                   sent=None) -> list[PlanRow]:
+    """The rows of ``indices`` (best first) with those that differ only in bucket size and not
+    in the step merged: the first of each group stands for it, with the group's bucket range;
+    ranks 1, 2, … and at most ``count`` rows. Rows are built for the groups shown only."""
+    space, total = sweep.space, sweep.total_s
+    groups: list[list[tuple]] = []
+    by_identity: dict[tuple, list[list[tuple]]] = {}  # the groups of each identity, in creation order
+    for index in indices:
+        key = _identity(space, index)
+        step = float(total[index])
         for group in by_identity.get(key, ()):
-            if abs(row.total_s / group[0].total_s - 1.0) < SAME_STEP:
-                group.append(row)
+            if abs(step / float(total[group[0]]) - 1.0) < SAME_STEP:
+                group.append(index)
                 break
         else:
-            groups.append([row])
+            groups.append([index])
             by_identity.setdefault(key, []).append(groups[-1])
+    shown = groups[:count]
     out = []
-    for rank, group in enumerate(groups[:count], 1):
-        buckets = tuple(sorted({r.bucket_bytes for r in group}))
-        out.append(replace(group[0], rank=rank, bucket_bytes_range=buckets if len(buckets) > 1 else ()))
+    for row, group in zip(rows_at(sweep, setting, scores, [g[0] for g in shown], constraints, sent), shown):
+        buckets = tuple(sorted({space.bucket_bytes[i[3]] for i in group}))
+        out.append(replace(row, bucket_bytes_range=buckets) if len(buckets) > 1 else row)
     return out
 
 

@@ -31,7 +31,7 @@ from costmodel.planner.rank import (
     OBJECTIVES,
     Constraints,
     PlanRow,
-    collapse,
+    collapsed_rows,
     infeasible_error,
     objective_scores,
     rows_at,
@@ -494,7 +494,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     band = choose.TIE_BAND if tie_band is None else tie_band
     scores, keys, ranked = _rank(sweep, setting, system, objective, constraints, top, band)
     sent = choose.bytes_sent(sweep, workload.params)
-    rows = collapse(rows_at(sweep, setting, scores, ranked, constraints, sent), top)
+    rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)
     known: dict[tuple, tuple[float, float] | None] = {}
 
     def interval_of(row: PlanRow):  # each configuration's interval computed once
@@ -511,7 +511,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         if widened > band:
             band = widened
             scores, keys, ranked = _rank(sweep, setting, system, objective, constraints, top, band)
-            rows = collapse(rows_at(sweep, setting, scores, ranked, constraints, sent), top)
+            rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)
     interval = interval_of(rows[0]) if explain else None
     steps.advance(_RANK_UNITS)
     findings, reason, sensitivity = ({}, "", ())

@@ -15,6 +15,7 @@ from costmodel.planner.comm import all_reduce_algorithms
 from costmodel.planner.rank import objective_scores
 from costmodel.planner.recommend import build_space, plan, training_setting
 from costmodel.training.workloads import load_model
+from dpbase.values import replace
 
 MIB = 2**20
 
@@ -100,6 +101,35 @@ def test_table_rows_differ_in_something_that_matters():
         assert not same or abs(a.total_s / b.total_s - 1) >= 1e-3
     assert any(row.bucket_bytes_range for row in rows)
     assert [row.rank for row in rows] == list(range(1, len(rows) + 1))
+
+
+@given(st.sampled_from([("llama2-7b", "dgx-h100", 4, 512, 4096), ("gpt2", "dgx-a100", 2, 256, 1024),
+                        ("1.3B", "dgx-h100", 2, 512, 2048)]), st.integers(1, 30))
+def test_collapsed_rows_equal_grouping_every_row(case, count):
+    """collapsed_rows (rows built for the shown groups only) equals building every ranked row and
+    grouping the rows by what they show, as the table's definition says."""
+    from costmodel.planner.rank import SAME_STEP, collapsed_rows, rows_at
+
+    setting, sweep = _sweep(*case)
+    scores = objective_scores(sweep, setting, "throughput", None)
+    keys = choose.rule_keys(sweep, setting.workload.params, scores)
+    ranked = [tuple(int(i) for i in np.unravel_index(k, scores.shape))
+              for k in choose.order(scores, keys, choose.TIE_BAND, 400)]
+    groups = []
+    for row in rows_at(sweep, setting, scores, ranked):
+        shown = (row.algorithm, row.gpus, row.nodes, row.gpus_per_node, row.micro_batch,
+                 row.accumulation_steps, row.grad_dtype, row.zero_stage, row.recompute)
+        for group in groups:
+            if group[0] == shown and abs(row.total_s / group[1][0].total_s - 1.0) < SAME_STEP:
+                group[1].append(row)
+                break
+        else:
+            groups.append((shown, [row]))
+    expected = []
+    for rank, (_, members) in enumerate(groups[:count], 1):
+        buckets = tuple(sorted({r.bucket_bytes for r in members}))
+        expected.append(replace(members[0], rank=rank, bucket_bytes_range=buckets if len(buckets) > 1 else ()))
+    assert collapsed_rows(sweep, setting, scores, ranked, count) == expected
 
 
 def test_reason_names_the_rule_and_never_prints_minus_zero():
