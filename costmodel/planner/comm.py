@@ -99,6 +99,9 @@ class CommCache:
         self._row_groups: dict[tuple, dict[tuple[str, ...], list[int]]] = {}
         self._layouts: dict[tuple[int, int], cluster.Layout] = {}
         self._topologies: dict[tuple[int, int], Any] = {}
+        # Whether any time came from a path that reads the links' latency (the α-β formulas, RCCL's
+        # model over them, a calibrated cluster's scaled model); NCCL's model reads its own tables.
+        self.link_latency_used = False
         if backend == "nccl":  # a system NCCL's model cannot describe (AMD: RCCL) is the user's error,
             self._topology(self.layout(1, system.gpus_per_node))  # not "every layout unrunnable"
 
@@ -130,6 +133,7 @@ class CommCache:
         return {name: value for name, value in self.params if name in names}
 
     def _ideal(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
+        self.link_latency_used = True
         runs = self._runs(lay, primitive, algorithm)
         key = (lay.nodes, lay.gpus_per_node, primitive, runs, size_bytes)
         if key not in self._times:
@@ -218,6 +222,7 @@ class CommCache:
 
     def _ideal_table(self, lays: list[cluster.Layout], primitive: str, algorithm: str,
                      sizes: np.ndarray) -> np.ndarray:
+        self.link_latency_used = True
         out = np.full((len(lays), sizes.size), np.nan)
         for runs, rows in self._groups(lays, primitive, algorithm).items():
             if not runs:
@@ -274,6 +279,8 @@ class CommCache:
         """A calibrated cluster (measured curves): each call as the CommModel answers it, so the
         plan uses the measured curve where one covers it and the scaled model elsewhere."""
         from costmodel.cluster.comm import CommModel
+
+        self.link_latency_used = True
 
         out = np.full((len(lays), sizes.size), np.nan)
         for i, lay in enumerate(lays):

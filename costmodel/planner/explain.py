@@ -212,13 +212,14 @@ def what_if(sweep, setting, system, objective, constraints, index, tolerance) ->
 
 def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance,
             recomputation: dict | None = None, on_step=None, keys=None, constraints=None,
-            rows=None):
+            rows=None, tables=None):
     """(findings, reason, sensitivity) for the best plan ``ranked[0]``.
 
     ``recomputation`` says whether activation recomputation is on and why (the planner's
     ``{"chosen", "requested", "leanest_without_bytes"}``); ``on_step`` is called after each of
     the crossover, the what-if re-plans and the sensitivity (progress). ``keys`` are the
-    tie-break keys (:func:`choose.rule_keys`), ``constraints`` the deadline/budget/tokens.
+    tie-break keys (:func:`choose.rule_keys`), ``constraints`` the deadline/budget/tokens,
+    ``tables`` the sweep's collective tables (the sensitivity's unscaled rows reuse them).
     """
     from costmodel.planner.rank import Constraints
 
@@ -258,7 +259,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     }
     if second:
         second.pop("index")
-    rows = whatif.sensitivity(sweep, setting, system, index)
+    rows = whatif.sensitivity(sweep, setting, system, index, tables)
     step()
     return findings, reason_text(best, findings, objective), rows
 

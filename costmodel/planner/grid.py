@@ -133,6 +133,9 @@ class CommTables:
     post_step_s: np.ndarray
     valid: np.ndarray
     after: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # ZeRO-1/2 gather per bucket kind
+    # every time came from NCCL's model, which does not read the links' latency (so scaling the
+    # latency changes none): see CommCache.link_latency_used
+    link_latency_free: bool = False
 
 
 @frozen
@@ -193,6 +196,10 @@ class _RailCaches:
 
     def batch(self, layouts, algorithm: str) -> _ReplicaBatch:
         return _ReplicaBatch(self, tuple(layouts), algorithm)
+
+    @property
+    def link_latency_used(self) -> bool:
+        return any(cache.link_latency_used for cache in self._caches.values())
 
 
 class _ReplicaBatch:
@@ -285,7 +292,8 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
             valid[a, z][..., multi] = ok.transpose(1, 2, 0)
         if on_algorithm:
             on_algorithm()
-    return CommTables(tuple(out[0:3]), tuple(out[3:6]), out[6], valid, tuple(out[7:10]))
+    latency_free = not cache.link_latency_used and not (rails and rails.link_latency_used)
+    return CommTables(tuple(out[0:3]), tuple(out[3:6]), out[6], valid, tuple(out[7:10]), latency_free)
 
 
 @frozen(kw_only=True)

@@ -359,7 +359,8 @@ _SWEEP_UNITS, _RECOMPUTE_UNITS, _RANK_UNITS, _EXPLAIN_UNITS = 1, 1, 1, 3
 
 
 def _sweep_fitting(setting, system, space, recompute, progress: _Progress):
-    """The sweep; with ``recompute=None`` again with recomputation when nothing fits without it."""
+    """(setting, sweep, recomputation, the sweep's collective tables); with ``recompute=None``
+    the sweep again with recomputation when nothing fits without it."""
     from costmodel.training import memory
 
     tables = grid.setting_tables(setting, system, space, on_algorithm=progress.advance)
@@ -370,9 +371,9 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress):
         setting = replace(setting, recompute=True)
         sweep = grid.sweep(setting, system, space, tables)
         return setting, sweep, {"chosen": True, "requested": False,
-                                "leanest_without_bytes": without}
+                                "leanest_without_bytes": without}, tables
     return setting, sweep, {"chosen": setting.recompute, "requested": bool(recompute),
-                            "leanest_without_bytes": None}
+                            "leanest_without_bytes": None}, tables
 
 
 def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = None,
@@ -489,7 +490,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                         algorithms=algorithms or all_reduce_algorithms(system, nodes, backend))
     steps = _Progress(progress, len(space.algorithms) + _SWEEP_UNITS + _RECOMPUTE_UNITS
                       + _RANK_UNITS + (_EXPLAIN_UNITS if explain else 0))
-    setting, sweep, recomputation = _sweep_fitting(setting, system, space, recompute, steps)
+    setting, sweep, recomputation, tables = _sweep_fitting(setting, system, space, recompute, steps)
     steps.advance(_RECOMPUTE_UNITS)
     band = choose.TIE_BAND if tie_band is None else tie_band
     scores, keys, ranked = _rank(sweep, setting, system, objective, constraints, top, band)
@@ -520,7 +521,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
             sweep=sweep, setting=setting, system=system, scores=scores, ranked=ranked,
             objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=band,
             recomputation=recomputation, on_step=steps.advance, keys=keys,
-            constraints=constraints, rows=rows)
+            constraints=constraints, rows=rows, tables=tables)
     if explain:
         findings = {**findings, "tie_band_source": "given" if tie_band is not None else
                     "interval" if band > choose.TIE_BAND else "floor"}

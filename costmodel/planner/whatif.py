@@ -4,7 +4,8 @@ Sensitivity keeps the best plan fixed and scales one input: every link's bandwid
 and network together), every link's latency, or the MFU, by ``SENSITIVITY_FACTORS``. The
 what-if re-plans the whole sweep with the bottleneck level's bandwidth doubled to show which
 choice would change. Under the nccl backend NCCL's own latency tables apply, so the latency
-rows do not move (the profile's link latencies feed the ideal model only).
+rows do not move (the profile's link latencies feed the ideal model only): where every collective of
+the plan came from NCCL's model they reuse its times (``CommTables.link_latency_free``).
 """
 
 from __future__ import annotations
@@ -74,23 +75,63 @@ def _variant(parameter: str, factor: float, setting, system):
     return replace(setting, mfu=min(1.0, setting.mfu * factor)), system
 
 
-def sensitivity(sweep: grid.Sweep, setting, system, index) -> list[dict]:
-    """Throughput of the best plan with each input scaled by 0.5× and 1.5×."""
+def sensitivity(sweep: grid.Sweep, setting, system, index, tables: grid.CommTables | None = None) -> list[dict]:
+    """Throughput of the best plan with each input scaled by 0.5× and 1.5×.
+
+    One sweep evaluates every variant: the plan's configuration repeated once per variant, each
+    repeat with its own collective times (the scaled hardware's; the unscaled hardware's for the
+    MFU rows, taken from the plan's own ``tables`` when given) and its own MFU. Everything else a
+    sweep computes is elementwise, so each repeat is exactly the sweep of that variant alone.
+    """
     space = single_space(sweep.space, index)
     base = float(sweep.samples_per_s[index])
-    rows = []
-    same_hardware = None  # the MFU rows change no link: the hardware's comm tables, built once
-    for parameter in SENSITIVITY_PARAMETERS:
-        for factor in SENSITIVITY_FACTORS:
-            varied_setting, varied_system = _variant(parameter, factor, setting, system)
-            if varied_system is system and same_hardware is None:
-                same_hardware = grid.setting_tables(setting, system, space)
-            tables = same_hardware if varied_system is system else None
-            result = grid.sweep(varied_setting, varied_system, space, tables)
-            samples = float(result.samples_per_s.ravel()[0])
-            rows.append({"parameter": parameter, "factor": factor, "samples_per_s": samples,
-                         "change": samples / base - 1.0})
-    return rows
+    variants = [(parameter, factor, *_variant(parameter, factor, setting, system))
+                for parameter in SENSITIVITY_PARAMETERS for factor in SENSITIVITY_FACTORS]
+    same = _single_tables(tables, sweep.space, index) if tables is not None else \
+        grid.setting_tables(setting, system, space)
+    per_variant = []
+    for parameter, _, varied_setting, varied_system in variants:
+        # the MFU rows change no link; the latency rows change nothing NCCL's model reads
+        unchanged = varied_system is system or (parameter == "link latency" and same.link_latency_free)
+        per_variant.append(same if unchanged else grid.setting_tables(varied_setting, varied_system, space))
+    count = len(variants)
+    repeated = replace(space, layouts=space.layouts * count, cell_layout=np.arange(count),
+                       micro_batch=np.repeat(space.micro_batch, count),
+                       accumulation=np.repeat(space.accumulation, count))
+    mfu = np.array([varied_setting.mfu for _, _, varied_setting, _ in variants])
+    result = grid.sweep(replace(setting, mfu=mfu), system, repeated, _joined(per_variant))
+    samples = result.samples_per_s.reshape(count)
+    return [{"parameter": parameter, "factor": factor, "samples_per_s": float(value),
+             "change": float(value) / base - 1.0}
+            for (parameter, factor, _, _), value in zip(variants, samples)]
+
+
+def _single_tables(tables: grid.CommTables, space: grid.Space, index) -> grid.CommTables:
+    """``tables`` (of ``space``) at the one configuration ``index``, as :func:`single_space`'s."""
+    a, z, d, u, c = index
+    layout = int(space.cell_layout[c])
+    at = (slice(a, a + 1), slice(z, z + 1), slice(d, d + 1), slice(u, u + 1), slice(layout, layout + 1))
+
+    def cut(value):
+        return None if value is None else tuple(v[(..., *at)] for v in value) if isinstance(value, tuple) \
+            else value[(..., *at)]
+
+    return grid.CommTables(cut(tables.backward), cut(tables.forward), cut(tables.post_step_s), cut(tables.valid),
+                           cut(tables.after), tables.link_latency_free)
+
+
+def _joined(parts: list[grid.CommTables]) -> grid.CommTables:
+    """Single-layout tables side by side along the layout axis (the last)."""
+    def join(values):
+        if values[0] is None:
+            return None
+        if isinstance(values[0], tuple):
+            return tuple(np.concatenate(column, axis=-1) for column in zip(*values))
+        return np.concatenate(values, axis=-1)
+
+    return grid.CommTables(*(join([getattr(p, f) for p in parts])
+                             for f in ("backward", "forward", "post_step_s", "valid", "after")),
+                           all(p.link_latency_free for p in parts))
 
 
 def bottleneck_level(space: grid.Space) -> str:
