@@ -177,8 +177,10 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
     ``sweep`` sends): only the configurations that can win are re-evaluated."""
     label, system2 = whatif.what_if_system(system, sweep.space, factor)
     base = float(sweep.samples_per_s[index])
-    (space, kept), sent_max = subspace or ((sweep.space, None), None)
-    if kept is not None:  # the old plan is feasible, so inside the sub-space
+    if subspace is None:
+        space, sent_max = sweep.space, None
+    else:  # the old plan is feasible, so inside the sub-space: its index there
+        (space, kept), sent_max = subspace
         index = tuple(int(np.searchsorted(axis, i)) for axis, i in zip(kept, index))
     other = grid.sweep(setting, system2, space)
     scores = objective_scores(other, setting, objective, constraints.tokens, constraints)

@@ -138,6 +138,9 @@ class CommTables:
     link_latency_free: bool = False
 
 
+TABLE_ARRAYS = ("backward", "forward", "post_step_s", "valid", "after")  # CommTables' array fields
+
+
 @frozen
 class _ArrayPrecision:
     """Duck-typed :class:`memory.Precision` whose fields are arrays over the dtype axis."""

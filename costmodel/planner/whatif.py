@@ -98,7 +98,7 @@ def sensitivity(sweep: grid.Sweep, setting, system, index, tables: grid.CommTabl
     repeated = replace(space, layouts=space.layouts * count, cell_layout=np.arange(count),
                        micro_batch=np.repeat(space.micro_batch, count),
                        accumulation=np.repeat(space.accumulation, count))
-    mfu = np.array([varied_setting.mfu for _, _, varied_setting, _ in variants])
+    mfu = np.array([varied_setting.mfu for _, _, varied_setting, _ in variants])  # per repeat (the cell axis)
     result = grid.sweep(replace(setting, mfu=mfu), system, repeated, _joined(per_variant))
     samples = result.samples_per_s.reshape(count)
     return [{"parameter": parameter, "factor": factor, "samples_per_s": float(value),
@@ -110,28 +110,28 @@ def _single_tables(tables: grid.CommTables, space: grid.Space, index) -> grid.Co
     """``tables`` (of ``space``) at the one configuration ``index``, as :func:`single_space`'s."""
     a, z, d, u, c = index
     layout = int(space.cell_layout[c])
-    at = (slice(a, a + 1), slice(z, z + 1), slice(d, d + 1), slice(u, u + 1), slice(layout, layout + 1))
-
-    def cut(value):
-        return None if value is None else tuple(v[(..., *at)] for v in value) if isinstance(value, tuple) \
-            else value[(..., *at)]
-
-    return grid.CommTables(cut(tables.backward), cut(tables.forward), cut(tables.post_step_s), cut(tables.valid),
-                           cut(tables.after), tables.link_latency_free)
+    at = (..., slice(a, a + 1), slice(z, z + 1), slice(d, d + 1), slice(u, u + 1), slice(layout, layout + 1))
+    return replace(tables, **{name: _each_array(lambda array: array[at], getattr(tables, name))
+                              for name in grid.TABLE_ARRAYS})
 
 
 def _joined(parts: list[grid.CommTables]) -> grid.CommTables:
     """Single-layout tables side by side along the layout axis (the last)."""
-    def join(values):
-        if values[0] is None:
-            return None
-        if isinstance(values[0], tuple):
+    def join(name: str):
+        values = [getattr(part, name) for part in parts]
+        if isinstance(values[0], tuple):  # a field per bucket kind
             return tuple(np.concatenate(column, axis=-1) for column in zip(*values))
-        return np.concatenate(values, axis=-1)
+        return None if values[0] is None else np.concatenate(values, axis=-1)
 
-    return grid.CommTables(*(join([getattr(p, f) for p in parts])
-                             for f in ("backward", "forward", "post_step_s", "valid", "after")),
-                           all(p.link_latency_free for p in parts))
+    return replace(parts[0], **{name: join(name) for name in grid.TABLE_ARRAYS},
+                   link_latency_free=all(part.link_latency_free for part in parts))
+
+
+def _each_array(function, value):
+    """``function`` of an array field of :class:`grid.CommTables`, or of each array of a tuple field."""
+    if value is None:
+        return None
+    return tuple(function(array) for array in value) if isinstance(value, tuple) else function(value)
 
 
 def bottleneck_level(space: grid.Space) -> str:
