@@ -24,6 +24,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 CACHE_TAG = f"py{sys.version_info[0]}{sys.version_info[1]}-m{marshal.version}"
@@ -40,20 +41,22 @@ def cache_dir() -> str | None:
     return os.path.join(base, "dpcost")
 
 
-def _stem(path: str) -> str:
-    return path.strip(os.sep).replace(os.sep, "_").replace(":", "_")[-120:]
+def _stem(path: str, name: str = "") -> str:
+    stem = path.strip(os.sep).replace(os.sep, "_").replace(":", "_")[-120:]
+    return f"{stem}-{name}" if name else stem
 
 
-def _key(path: str, stat: os.stat_result) -> str:
-    return f"{_stem(path)}-{stat.st_size}-{stat.st_mtime_ns}-{CACHE_TAG}.marshal"
+def _key(path: str, stat: os.stat_result, name: str = "") -> str:
+    return f"{_stem(path, name)}-{stat.st_size}-{stat.st_mtime_ns}-{CACHE_TAG}.marshal"
 
 
-def _prune(directory: str, path: str, keep: str) -> None:
+def _prune(directory: str, path: str, keep: str, name: str = "") -> None:
     """Remove this file's older cache entries (a reinstall or an edit leaves one behind)."""
-    prefix, suffix = f"{_stem(path)}-", f"-{CACHE_TAG}.marshal"
-    for name in os.listdir(directory):
-        old = os.path.join(directory, name)
-        if name.startswith(prefix) and name.endswith(suffix) and old != keep:
+    prefix, suffix = f"{_stem(path, name)}-", f"-{CACHE_TAG}.marshal"
+    for entry in os.listdir(directory):
+        old = os.path.join(directory, entry)
+        if entry.startswith(prefix) and entry.endswith(suffix) and old != keep \
+                and entry[len(prefix):].partition("-")[0].isdigit():  # not another name's entry
             try:
                 os.unlink(old)
             except FileNotFoundError:
@@ -75,21 +78,31 @@ def _parse(path: str) -> dict[str, Any]:
 def load_bundled(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The parsed TOML document of one of the package's own data files (a fresh dict)."""
     path = os.fspath(path)
+    return derived(path, "", lambda: _parse(path))
+
+
+def derived(path: str, name: str, compute: Callable[[], Any]) -> Any:
+    """``compute()``, a value ``marshal`` can store that depends on the package file ``path``
+    alone (a parsed data file; a table of constants a module computes, ``name`` telling several
+    apart), kept in the cache beside the parsed files and computed again when ``path`` changes."""
     directory = cache_dir()
-    if directory is None:
-        return _parse(path)
     try:
-        cached = os.path.join(directory, _key(path, os.stat(path)))
+        cached = os.path.join(directory, _key(path, os.stat(path), name)) if directory else None
+    except OSError:  # no such file: nothing to key the value by
+        cached = None
+    if cached is None:
+        return compute()
+    try:
         return marshal.loads(read_bytes(cached))
     except (OSError, ValueError, EOFError, TypeError):
         pass
-    document = _parse(path)
+    value = compute()
     try:
-        if write_cache(cached, marshal.dumps(document)):
-            _prune(directory, path, cached)
+        if write_cache(cached, marshal.dumps(value)):
+            _prune(directory, path, cached, name)
     except ValueError:  # marshal cannot serialise it
         pass
-    return document
+    return value
 
 
 def write_cache(target: str | os.PathLike[str], data: bytes) -> bool:

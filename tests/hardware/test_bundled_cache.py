@@ -75,3 +75,42 @@ def test_write_cache_is_private_whole_and_leaves_nothing_behind_on_failure(tmp_p
     (tmp_path / "sub" / "blocked").mkdir()  # a directory where the file should go: the rename fails
     assert not bundled.write_cache(tmp_path / "sub" / "blocked", b"x")
     assert sorted(p.name for p in target.parent.iterdir()) == ["blocked", "entry.marshal"]
+
+
+def test_a_derived_value_is_kept_per_name_and_computed_again_when_its_file_changes(data, tmp_path):
+    """dpbase.bundled.derived: a value computed from a package file (a module's constant table)
+    is computed once, kept beside the parsed file without disturbing its entry, and computed
+    again after the file changes; a missing file or no cache only means computing it."""
+    calls = []
+
+    def compute(value):
+        def run():
+            calls.append(value)
+            return (value, (0.1, 2.5e-300))
+        return run
+
+    parsed = bundled.load_bundled(data)
+    assert bundled.derived(str(data), "grid", compute(1)) == (1, (0.1, 2.5e-300))
+    assert bundled.derived(str(data), "grid", compute(2)) == (1, (0.1, 2.5e-300))  # kept
+    assert bundled.derived(str(data), "other", compute(3)) == (3, (0.1, 2.5e-300))  # its own entry
+    assert calls == [1, 3] and len(list((tmp_path / "cache").iterdir())) == 3
+    os.utime(data, ns=(1, 10**18))
+    assert bundled.derived(str(data), "grid", compute(4)) == (4, (0.1, 2.5e-300))
+    assert bundled.load_bundled(data) == parsed
+    assert len(list((tmp_path / "cache").iterdir())) == 3  # each name's older entry replaced
+    assert bundled.derived(str(tmp_path / "gone.py"), "grid", compute(5)) == (5, (0.1, 2.5e-300))
+
+
+def test_the_straggler_grid_read_through_the_cache_is_the_computed_one(tmp_path, monkeypatch):
+    from costmodel.training import stragglers
+
+    monkeypatch.setenv("DPCOST_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("DPCOST_NO_CACHE", raising=False)
+    stragglers._normal_grid.cache_clear()
+    try:
+        assert stragglers._normal_grid() == stragglers._compute_normal_grid()  # written
+        stragglers._normal_grid.cache_clear()
+        assert stragglers._normal_grid() == stragglers._compute_normal_grid()  # read back, bit for bit
+        assert any("normal-grid" in p.name for p in (tmp_path / "cache").iterdir())
+    finally:
+        stragglers._normal_grid.cache_clear()
