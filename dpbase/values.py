@@ -23,7 +23,9 @@ Without them a scalar ``dpcost collective`` retires 172 → 135 M instructions, 
 ``__dataclass_fields__`` built (with ``dataclasses``' own :class:`~dataclasses.Field` objects)
 the first time one of them asks. dpcost's own code uses :func:`fields`, :func:`replace` and
 :func:`asdict` from here, which need no import on the answer path. The ``__init__`` source is
-generated per class and compiled once per installation (:mod:`dpbase.codecache`).
+generated per class and compiled once per installation (:mod:`dpbase.codecache`); once a class
+with several fields has built a few dozen values, it stores the fields through a mutable twin
+class with the same slots instead of one ``object.__setattr__`` per field (``TWIN_MIN_FIELDS``).
 tests/test_values.py checks the behaviour against ``@dataclass(frozen=True, slots=True)``.
 
     >>> @frozen(kw_only=True)
