@@ -58,36 +58,36 @@ def minimum(a, b):
 
 def floor(a):
     """``np.floor(a)`` (a float for a scalar, as numpy gives)."""
-    if is_scalar(a):
+    if type(a) in SCALAR_TYPES or is_scalar(a):
         return float(math.floor(a)) if math.isfinite(a) else float(a)
     return np.floor(a)
 
 
 def as_float(a):
     """``np.asarray(a, dtype=float)``; ``float(a)`` for a scalar."""
-    return float(a) if is_scalar(a) else np.asarray(a, dtype=float)
+    return float(a) if type(a) in SCALAR_TYPES or is_scalar(a) else np.asarray(a, dtype=float)
 
 
 def ceil(a):
     """``np.ceil(a)`` (a float for a scalar, as numpy gives)."""
-    if is_scalar(a):
+    if type(a) in SCALAR_TYPES or is_scalar(a):
         return float(math.ceil(a)) if math.isfinite(a) else float(a)
     return np.ceil(a)
 
 
 def any_true(a) -> bool:
     """``np.any(a)``; plain truth for a scalar (numpy stays unloaded)."""
-    return bool(a) if is_scalar(a) else bool(np.any(a))
+    return bool(a) if type(a) in SCALAR_TYPES or is_scalar(a) else bool(np.any(a))
 
 
 def all_true(a) -> bool:
     """``np.all(a)``; plain truth for a scalar."""
-    return bool(a) if is_scalar(a) else bool(np.all(a))
+    return bool(a) if type(a) in SCALAR_TYPES or is_scalar(a) else bool(np.all(a))
 
 
 def sqrt(a):
     """``np.sqrt(a)``; ``math.sqrt`` for a scalar."""
-    return math.sqrt(a) if is_scalar(a) else np.sqrt(a)
+    return math.sqrt(a) if type(a) in SCALAR_TYPES or is_scalar(a) else np.sqrt(a)
 
 
 def operand(a):

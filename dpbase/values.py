@@ -175,7 +175,7 @@ def _collect(cls: type, kw_only: bool) -> tuple[Field, ...]:
 # 60-field value: ~88k -> ~31k instructions. The twin is made only then: making a class costs
 # ~90-230k instructions, more than a value built a few times saves (a one-answer CLI run builds
 # most classes once).
-TWIN_MIN_FIELDS = 4
+TWIN_MIN_FIELDS = 3
 TWIN_AFTER = 32
 
 

@@ -41,6 +41,7 @@ class CommModel:
     params: tuple[tuple[str, object], ...] = ()
     # answers already computed, by (primitive, size): a collective's time is a pure function of them
     _answers: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    _seconds: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # their time_s
 
     def _params_for(self, entry) -> dict:
         accepted = {p.name for p in entry.params}
@@ -96,7 +97,13 @@ class CommModel:
                                   params_for=self._params_for if self.params else None)[0]
 
     def time_s(self, primitive: str, size_bytes: float) -> float:
-        return float(self.choose(primitive, float(size_bytes)).time_s)
+        try:
+            seconds = self._seconds.get((primitive, size_bytes))
+        except TypeError:  # an unhashable size (a 0-d array): answered, not kept
+            return float(self.choose(primitive, float(size_bytes)).time_s)
+        if seconds is None:
+            seconds = self._seconds[primitive, size_bytes] = float(self.choose(primitive, float(size_bytes)).time_s)
+        return seconds
 
     def bound_s(self, primitive: str, size_bytes: float, end: int) -> float:
         """One end of the call's 10-90 % interval (``end`` 0 = low, 1 = high); the time itself

@@ -316,8 +316,9 @@ def _check(config: TrainingConfig, ranks: int) -> None:
         raise InputError("transport", config.transport, ", ".join(transport.TRANSPORTS))
     gradsync.check_topk(config.topk_fraction, config.zero_stage)
     gradsync.check_quantization(config.quantize_weights, config.quantize_grads, config.zero_stage)
-    overlap.check_bucket_sizes(*(overlap.MIN_BUCKET_BYTES if size is None else size
-                                 for size in (config.bucket_bytes, config.first_bucket_bytes)))
+    bucket, first = config.bucket_bytes, config.first_bucket_bytes  # None: the sync mode's default
+    overlap.check_bucket_sizes(overlap.MIN_BUCKET_BYTES if bucket is None else bucket,
+                               overlap.MIN_BUCKET_BYTES if first is None else first)
 
 
 @frozen(kw_only=True)
@@ -431,8 +432,7 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
     run and over how many ranks its states are sharded."""
     grad_bytes = float(workload.params * precision.grad_bytes)
     offloaded = config.offload_optimizer
-    groups = groups or gradsync.ShardGroups(comm=comm, ranks=ranks)
-    sync_comm_fn, shard = groups.comm, groups.ranks
+    sync_comm_fn, shard = (comm, ranks) if groups is None else (groups.comm, groups.ranks)
     if config.host_reduce and ranks > 1:  # the all-reduce through host memory (hostreduce)
         sync_comm_fn = _host_reduce_comm(comm, config, host, ranks)
     plan = gradsync.sync_plan(sync_comm_fn, shard, layout, precision, zero_stage=config.zero_stage,
@@ -440,7 +440,8 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
                               weight_bits=config.quantize_weights, grad_bits=config.quantize_grads,
                               quant_s_per_byte=gradsync.QUANT_HBM_PASSES / gpu.hbm_bandwidth_Bps,
                               offload_s_per_byte=offload.d2h_s_per_grad_byte(shard, host) if offloaded else 0.0,
-                              replicas=groups.replicas, replica_share=1.0 / shard, secondary=groups.secondary)
+                              replicas=None if groups is None else groups.replicas, replica_share=1.0 / shard,
+                              secondary=None if groups is None else groups.secondary)
     k = config.accumulation_steps
     factor = 1.0 if config.asynchronous else float(stragglers.slowest_rank_factor(
         config.jitter_cv, ranks, 1 if plan.every_micro_batch else k, config.losses.speed_cv,

@@ -115,10 +115,17 @@ def precision_for(grad_dtype: str) -> Precision:
     """Weight/gradient/master bytes per parameter for a gradient dtype."""
     if grad_dtype not in GRAD_DTYPES:
         raise UnknownNameError("grad_dtype", grad_dtype, GRAD_DTYPES)
+    return _PRECISIONS[grad_dtype]
+
+
+def _precision(grad_dtype: str) -> Precision:
     if grad_dtype == "fp32":
         return Precision(weight_bytes=4, grad_bytes=4, master_bytes=0)
     return Precision(weight_bytes=MIXED_WEIGHT_BYTES, grad_bytes=DTYPE_BYTES[grad_dtype],
                      master_bytes=MASTER_WEIGHT_BYTES)
+
+
+_PRECISIONS = {dtype: _precision(dtype) for dtype in GRAD_DTYPES}  # values: one per dtype, shared
 
 
 def optimizer_state_bytes(optimizer: str) -> int:
@@ -341,13 +348,16 @@ def stage_inputs(zero_stage: int, optimizer_bytes_per_param: float, shard_ranks:
 
 
 @functools.lru_cache(maxsize=4096)
-def _stage_arguments(stage: int, per_stage: tuple) -> tuple:
-    """:func:`stage_inputs` as :func:`_stage_bytes`' arguments, memoised: a pure function of a
-    few discrete settings (stage, optimizer bytes, shard groups, recompute, offload) that every
-    configuration with those settings shares."""
-    given = stage_inputs(stage, *per_stage)
-    return (stage, given["optimizer_bytes_per_param"], given["shard_ranks"], given["secondary_ranks"],
-            given["irregular"])
+def _stage_arguments(per_stage: tuple) -> tuple[tuple, ...]:
+    """Every stage's :func:`stage_inputs` as :func:`_stage_bytes`' arguments, memoised: a pure
+    function of a few discrete settings (optimizer bytes, shard groups, recompute, offload) that
+    every configuration with those settings shares."""
+    out = []
+    for stage in ZERO_STAGES:
+        given = stage_inputs(stage, *per_stage)
+        out.append((stage, given["optimizer_bytes_per_param"], given["shard_ranks"], given["secondary_ranks"],
+                    given["irregular"]))
+    return tuple(out)
 
 
 def stage_bytes(params: int, precision: Precision, ranks: int, activations_bytes: float, logits: float,
@@ -356,8 +366,8 @@ def stage_bytes(params: int, precision: Precision, ranks: int, activations_bytes
     :func:`memory_breakdown` reports at that stage, and :func:`breakdown_at` builds that
     breakdown from it; ``per_stage``: :func:`stage_inputs`' arguments after the stage (Python
     scalars: one configuration)."""
-    return tuple(_stage_bytes(params, precision, ranks, activations_bytes, logits, overheads,
-                              *_stage_arguments(stage, per_stage)) for stage in ZERO_STAGES)
+    return tuple(_stage_bytes(params, precision, ranks, activations_bytes, logits, overheads, *arguments)
+                 for arguments in _stage_arguments(per_stage))
 
 
 def fits(needed_bytes: float, capacity_bytes: float, kept_bytes: float) -> bool:
