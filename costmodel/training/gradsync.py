@@ -98,7 +98,7 @@ def _bucket_seconds(parts: list[tuple], size):
     for primitive, ratio, extra_s, comm in parts:
         seconds = comm(primitive, size * ratio)
         total = total + (seconds if extra_s is None else seconds + size * extra_s)
-    if is_array(size) and size.ndim:
+    if type(size) is not float and is_array(size) and size.ndim:
         return np.where(size > 0, total, 0.0)
     return total if size > 0 else 0.0
 
@@ -114,8 +114,8 @@ def _phase(comm: CommFn, fields: tuple, parts: list[tuple]) -> tuple[PhaseTimes,
              for part in parts]
     times = [_bucket_seconds(parts, s) for s in sizes]
     bucket_counts = (1.0, count, (last > 0) * 1.0)
-    payload = sum(count * size * part[1] for count, size in zip(bucket_counts, sizes)
-                  for part in parts)
+    payload = sum([count * size * part[1] for count, size in zip(bucket_counts, sizes)
+                   for part in parts])
     return PhaseTimes(first_s=times[0], full_s=times[1], last_s=times[2]), payload
 
 

@@ -424,8 +424,7 @@ def _overlap_slowdown(config: TrainingConfig) -> float:
     return transport.overlap_slowdown_for(config.transport, config.losses.overlap_slowdown)
 
 
-def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s=0.0, host=None,
-          groups=None):
+def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s, host, groups, slowdown):
     """(StepSeconds, SyncPlan, optimizer seconds, (host step, host-to-device copy) seconds).
 
     ``groups`` (:class:`gradsync.ShardGroups`, hybrid sharding or hpZ): where ZeRO's collectives
@@ -469,7 +468,7 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
                         straggler_factor=factor, sync_comm_s=sync_comm, sync_exposed_s=sync_exposed,
                         post_step_s=plan.post_step_s, post_step_exposed_s=post_exposed,
                         every_micro_batch=plan.every_micro_batch,
-                        optimizer_s=optimizer_s, overlap_slowdown=_overlap_slowdown(config),
+                        optimizer_s=optimizer_s, overlap_slowdown=slowdown,
                         host_overhead_s=float(losses.host_overhead_seconds(
                             0.0 if config.asynchronous else config.losses.host_overhead_s, ranks)),
                         input_s=losses.input_seconds(config.losses.input_rate, config.micro_batch * k))
@@ -584,16 +583,16 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
                                    setup.first_bucket_bytes)
     if config.shard == "full":
         groups = None
+    slowdown = _overlap_slowdown(config)
     step, plan, optimizer_s, host_s = _step(workload, gpu, comm, ranks, config, compute.forward_s,
-                                            precision, layout, setup.wait_s, host, groups)
+                                            precision, layout, setup.wait_s, host, groups, slowdown)
     shard_ranks = ranks if groups is None else groups.ranks
     k, per_rank = config.accumulation_steps, config.micro_batch * config.accumulation_steps
     total = float(step.total_s)
     samples_per_s = ranks * per_rank / total
     efficiency = float(scaling_efficiency(step, optimizer_s))
     return Breakdown(
-        **_echo(workload, config, ranks, algorithm, compute, layout, setup,
-                _overlap_slowdown(config)),
+        **_echo(workload, config, ranks, algorithm, compute, layout, setup, slowdown),
         forward_s=k * compute.forward_s,
         backward_s=k * backward_seconds(compute.forward_s, config.recompute),
         compute_s=float(step.compute_s), straggler_wait_s=float(step.straggler_wait_s),
@@ -609,8 +608,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         comm_share=float(step.exposed_comm_s) / total,
         sync_payload_bytes=(k if plan.every_micro_batch else 1) * plan.payload_bytes,
         sync_s_per_sample=float(step.comm_s) / per_rank,
-        staleness_updates=float(stragglers.async_staleness_updates(ranks))
-        if config.asynchronous else 0.0,
+        staleness_updates=float(stragglers.async_staleness_updates(ranks)) if config.asynchronous else 0.0,
         **_memory(workload, config, precision, ranks, compute.seq_len, gpu, compute.compute_dtype,
                   shard_ranks if groups is not None else None,
                   groups.secondary_ranks if groups is not None else None),
