@@ -245,7 +245,8 @@ def _make_init(cls: type, specs: tuple[Field, ...], classes: list | None = None)
 def _count(classes: list) -> None:
     """One more value of ``classes[0]`` built without a twin; at TWIN_AFTER, make the twin: the
     same bases and slots (an instance may switch ``__class__`` between the two) with the plain
-    ``__setattr__``."""
+    ``__setattr__``. Being a subclass of the bases, it would reach a base's ``__init_subclass__``
+    (no dpcost class has one)."""
     classes[2] += 1
     if classes[2] == TWIN_AFTER and classes[1] is None:
         made = classes[0]
