@@ -92,7 +92,7 @@ class SyncPlan:
 
 def _bucket_seconds(parts: list[tuple], size):
     """One bucket's collectives; 0 for an empty bucket (elementwise on arrays). ``parts`` as
-    :func:`_phase` completes them: (primitive, bytes per gradient byte, extra seconds per
+    :func:`sync_plan` builds them: (primitive, bytes per gradient byte, extra seconds per
     gradient byte or None, comm function)."""
     total = 0.0
     for primitive, ratio, extra_s, comm in parts:
@@ -103,15 +103,12 @@ def _bucket_seconds(parts: list[tuple], size):
     return total if size > 0 else 0.0
 
 
-def _phase(comm: CommFn, fields: tuple, parts: list[tuple]) -> tuple[PhaseTimes, float]:
+def _phase(fields: tuple, parts: list[tuple]) -> tuple[PhaseTimes, float]:
     """Times for each bucket kind of a layout's :func:`_fields`; ``parts`` = (primitive, bytes per
-    gradient byte[, extra seconds per gradient byte: the (de)quantisation kernels of quantised
-    communication[, the comm function of another group: hybrid sharding's cross-node replica
-    all-reduce]])."""
+    gradient byte, extra seconds per gradient byte or None (the (de)quantisation kernels of
+    quantised communication), the comm function of the group that runs it)."""
     first, bucket, last, count = fields
     sizes = (first, bucket, last)
-    parts = [(part[0], part[1], part[2] if len(part) > 2 else None, part[3] if len(part) > 3 else comm)
-             for part in parts]
     times = [_bucket_seconds(parts, s) for s in sizes]
     bucket_counts = (1.0, count, (last > 0) * 1.0)
     payload = sum([count * size * part[1] for count, size in zip(bucket_counts, sizes)
@@ -199,34 +196,37 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
     if ew.all_true(ranks <= 1) and replicas is None and not ew.any_true(offload_s_per_byte):  # offloading still copies
         return SyncPlan(backward=PhaseTimes(), forward=PhaseTimes(), post_step_s=0.0,
                         every_micro_batch=False, payload_bytes=0.0)
+    # each collective: (primitive, bytes per gradient byte, extra seconds per gradient byte or
+    # None, the group's comm function), as _phase takes them
     weights_per_grad = precision.weight_bytes / precision.grad_bytes
-    gather: tuple = ("all-gather", weights_per_grad)
+    gather: tuple = ("all-gather", weights_per_grad, None, comm)
     if weight_bits is not None:  # qwZ: INT8 weights on the wire, (de)quantised on both sides
-        gather = ("all-gather", weight_bits / 8 / precision.grad_bytes, quant_s_per_byte * weights_per_grad)
+        gather = ("all-gather", weight_bits / 8 / precision.grad_bytes, quant_s_per_byte * weights_per_grad, comm)
     if asynchronous and zero_stage != 0:
         raise InputError("zero_stage", zero_stage, "0 with asynchronous (parameter-server) updates")
     if topk_fraction is not None:
         sent = ranks * topk_fraction * (precision.grad_bytes + TOPK_INDEX_BYTES) / precision.grad_bytes
-        backward_parts = [("all-gather", sent)]
+        backward_parts = [("all-gather", sent, None, comm)]
     elif zero_stage == 0:
-        backward_parts = [("all-reduce", 1.0)]
+        backward_parts = [("all-reduce", 1.0, None, comm)]
     else:
-        reduce: tuple = ("reduce-scatter", 1.0, offload_s_per_byte)
+        reduce: tuple = ("reduce-scatter", 1.0, offload_s_per_byte, comm)
         if grad_bits is not None:  # qgZ: quantised gradient blocks exchanged all-to-all
-            reduce = ("all-to-all", grad_bits / 8 / precision.grad_bytes, quant_s_per_byte + offload_s_per_byte)
+            reduce = ("all-to-all", grad_bits / 8 / precision.grad_bytes, quant_s_per_byte + offload_s_per_byte,
+                      comm)
         backward_gather = gather  # hpZ: from the node's secondary partition, in the node
         if secondary is not None:
-            backward_gather = (gather[0], gather[1], gather[2] if len(gather) > 2 else 0.0, secondary)
+            backward_gather = (gather[0], gather[1], 0.0 if gather[2] is None else gather[2], secondary)
         backward_parts = [reduce] if zero_stage in (1, 2) else [backward_gather, reduce]
         if replicas is not None:  # hybrid: the reduced shard of every node, across the nodes
             backward_parts.append(("all-reduce", replica_share, 0.0, replicas))
     fields = _fields(layout)
-    backward, payload = _phase(comm, fields, backward_parts)
+    backward, payload = _phase(fields, backward_parts)
     forward, after, post_step, extra = PhaseTimes(), PhaseTimes(), 0.0, 0.0
     if zero_stage == 3:
-        forward, extra = _phase(comm, fields, [gather])
+        forward, extra = _phase(fields, [gather])
     elif zero_stage in (1, 2):
-        after, extra = _phase(comm, fields, [gather])
+        after, extra = _phase(fields, [gather])
         post_step = after.first_s + fields[3] * after.full_s + after.last_s
     return SyncPlan(backward=backward, forward=forward, post_step_s=post_step,
                     every_micro_batch=zero_stage >= 2, payload_bytes=payload + extra, after=after)
