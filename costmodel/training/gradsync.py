@@ -76,6 +76,9 @@ class PhaseTimes:
     last_s: float = 0.0
 
 
+NO_COLLECTIVES = PhaseTimes()  # a phase without collectives (one value, shared: values are frozen)
+
+
 @frozen(kw_only=True)
 class SyncPlan:
     """Collective times of one synchronisation and how often it happens."""
@@ -86,7 +89,7 @@ class SyncPlan:
     every_micro_batch: bool
     # ZeRO-1/2's parameter all-gather after the optimizer, per bucket kind (post_step_s is its
     # total): what an overlapped gather (Megatron --overlap-param-gather) hides behind forward
-    after: PhaseTimes = PhaseTimes()
+    after: PhaseTimes = NO_COLLECTIVES
     payload_bytes: float  # sizes handed to collectives per synchronisation (nccl-tests sizes)
 
 
@@ -194,7 +197,7 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
         raise InputError("shard", "hybrid" if replicas is not None else "hpz",
                          "only with --zero 3 (FSDP HYBRID_SHARD, DeepSpeed MiCS / ZeRO++ hpZ)")
     if ew.all_true(ranks <= 1) and replicas is None and not ew.any_true(offload_s_per_byte):  # offloading still copies
-        return SyncPlan(backward=PhaseTimes(), forward=PhaseTimes(), post_step_s=0.0,
+        return SyncPlan(backward=NO_COLLECTIVES, forward=NO_COLLECTIVES, post_step_s=0.0,
                         every_micro_batch=False, payload_bytes=0.0)
     # each collective: (primitive, bytes per gradient byte, extra seconds per gradient byte or
     # None, the group's comm function), as _phase takes them
@@ -222,7 +225,7 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
             backward_parts.append(("all-reduce", replica_share, 0.0, replicas))
     fields = _fields(layout)
     backward, payload = _phase(fields, backward_parts)
-    forward, after, post_step, extra = PhaseTimes(), PhaseTimes(), 0.0, 0.0
+    forward, after, post_step, extra = NO_COLLECTIVES, NO_COLLECTIVES, 0.0, 0.0
     if zero_stage == 3:
         forward, extra = _phase(fields, [gather])
     elif zero_stage in (1, 2):
