@@ -29,6 +29,7 @@ The arithmetic in :func:`step_seconds` works elementwise on numpy arrays (for th
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from costmodel.training import (
@@ -551,6 +552,15 @@ def _groups_of(comm, groups, shard: str) -> gradsync.ShardGroups | None:
     return gradsync.ShardGroups(comm=intra.time_s, ranks=intra.ranks, replicas=rails.time_s)
 
 
+@functools.lru_cache(maxsize=1024, typed=True)
+def _bucket_layout(grad_bytes, bucket_bytes, first_bucket_bytes) -> overlap.BucketLayout:
+    """:func:`overlap.bucket_layout` of one configuration (numbers), memoised: it depends on the
+    gradient's bytes and the bucket sizes only, which every micro-batch, accumulation, ZeRO stage
+    and group size of a model shares (``typed``: an int and an equal float stay apart, as the
+    layout's own values would)."""
+    return overlap.bucket_layout(grad_bytes, bucket_bytes, first_bucket_bytes)
+
+
 def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], float], ranks: int | None = None,
                         config: TrainingConfig | None = None, *, algorithm: str = "",
                         host: offload.HostPath | None = None, groups: tuple | None = None) -> Breakdown:
@@ -579,8 +589,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     _check_shard(config, groups)
     compute = _compute(workload, gpu, config)
     precision = memory.precision_for(config.grad_dtype)
-    layout = overlap.bucket_layout(workload.params * precision.grad_bytes, setup.bucket_bytes,
-                                   setup.first_bucket_bytes)
+    layout = _bucket_layout(workload.params * precision.grad_bytes, setup.bucket_bytes, setup.first_bucket_bytes)
     if config.shard == "full":
         groups = None
     slowdown = _overlap_slowdown(config)
