@@ -22,6 +22,8 @@ weight and bias).
 
 from __future__ import annotations
 
+import functools
+
 from costmodel.training.overlap import DDP_BUCKET_BYTES, DDP_FIRST_BUCKET_BYTES
 from dpbase.errors import InputError
 from dpbase.values import frozen
@@ -52,6 +54,20 @@ def tensor_count(workload) -> int:
     return max(1, int(workload.layers) * TENSORS_PER_LAYER.get(workload.kind, 12))
 
 
+@functools.lru_cache(maxsize=256, typed=True)
+def _bucketed(mode: str, bucket_bytes, first_bucket_bytes, overlap: bool, zero_stage: int) -> SyncSetup:
+    """The setup of a mode whose buckets do not depend on the model (DDP, FSDP, Horovod's fusion
+    buffer), memoised: every configuration with these settings shares the (frozen) value."""
+    if mode == "horovod":
+        fusion = HOROVOD_FUSION_BYTES if bucket_bytes is None else bucket_bytes
+        return SyncSetup(mode=mode, bucket_bytes=fusion, first_bucket_bytes=fusion, overlap=overlap,
+                         zero_stage=0, wait_s=HOROVOD_CYCLE_S / 2.0)
+    bucket = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
+    first = DDP_FIRST_BUCKET_BYTES if first_bucket_bytes is None else first_bucket_bytes
+    return SyncSetup(mode=mode, bucket_bytes=bucket, first_bucket_bytes=first, overlap=overlap,
+                     zero_stage=zero_stage)
+
+
 def sync_setup(mode: str, workload, grad_bytes: float, *, bucket_bytes: float | None = None,
                first_bucket_bytes: float | None = None, overlap: bool = True,
                zero_stage: int = 0) -> SyncSetup:
@@ -67,15 +83,8 @@ def sync_setup(mode: str, workload, grad_bytes: float, *, bucket_bytes: float | 
         zero_stage = 3
     elif mode != "ddp" and zero_stage != 0:
         raise InputError("zero", zero_stage, f"0 with --sync {mode} (ZeRO needs --sync ddp or fsdp)")
-    if mode in ("ddp", "fsdp"):
-        bucket = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
-        first = DDP_FIRST_BUCKET_BYTES if first_bucket_bytes is None else first_bucket_bytes
-        return SyncSetup(mode=mode, bucket_bytes=bucket, first_bucket_bytes=first, overlap=overlap,
-                         zero_stage=zero_stage)
-    if mode == "horovod":
-        fusion = HOROVOD_FUSION_BYTES if bucket_bytes is None else bucket_bytes
-        return SyncSetup(mode=mode, bucket_bytes=fusion, first_bucket_bytes=fusion, overlap=overlap,
-                         zero_stage=0, wait_s=HOROVOD_CYCLE_S / 2.0)
+    if mode in ("ddp", "fsdp", "horovod"):
+        return _bucketed(mode, bucket_bytes, first_bucket_bytes, overlap, zero_stage)
     if mode == "flat":
         whole = max(float(grad_bytes), 1.0)
         return SyncSetup(mode=mode, bucket_bytes=whole, first_bucket_bytes=whole, overlap=False,
