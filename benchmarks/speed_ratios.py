@@ -41,6 +41,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+# The peers, measured side by side with the same method (issue 16): CPU time of one CLI answer
+# over `python -c pass`, and configurations per second one at a time (Calculon: a range).
+PEER_CLI_RATIOS = {"llm-analysis": 10.3, "Calculon": 38.0}
+PEER_RATES = {"llm-analysis": 1416.0, "Calculon (low)": 33.0, "Calculon (high)": 225.0}
+
 # (code, environment changes; None unsets): numpy's floor as dpcost loads it (cli.py sets one
 # OpenBLAS thread unless the user set one), and numpy's own default, a thread per core.
 FLOORS = {"`import typer` (any typer CLI)": ("import typer", {}),
@@ -175,8 +180,11 @@ def render(ratios: dict, rates: dict, python: str) -> str:
     for label, r in rates.items():
         mark = "✓" if r["rate"] >= r["goal"] else "✗"
         lines.append(f"| {label} | {r['rate']:,.0f} | ≥ {r['goal']:,.0f} {mark} |")
-    lines += ["", "Peers, measured side by side with the same method (issue 16): llm-analysis 10.3× `python -c pass` "
-              "per CLI answer and ≈ 1,416 configurations/s one at a time; Calculon 38× and 33–225 configurations/s."]
+    lines += ["", "Peers, measured side by side with the same method (issue 16): llm-analysis "
+              f"{PEER_CLI_RATIOS['llm-analysis']:g}× `python -c pass` per CLI answer and "
+              f"≈ {PEER_RATES['llm-analysis']:,.0f} configurations/s one at a time; Calculon "
+              f"{PEER_CLI_RATIOS['Calculon']:g}× and {PEER_RATES['Calculon (low)']:.0f}–"
+              f"{PEER_RATES['Calculon (high)']:.0f} configurations/s."]
     return "\n".join(lines)
 
 
