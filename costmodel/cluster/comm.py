@@ -40,8 +40,10 @@ class CommModel:
     # parameters of the named algorithm, e.g. (("servers", 4), ("colocated", True)) for parameter servers
     params: tuple[tuple[str, object], ...] = ()
     # answers already computed, by (primitive, size): a collective's time is a pure function of them
-    _answers: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
-    _seconds: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # their time_s
+    # (not init fields: a replace() copy, another model, starts empty)
+    _answers: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
+    _seconds: dict = field(default_factory=dict, init=False, compare=False, hash=False,
+                           repr=False)  # their time_s as floats, what the step model asks for
 
     def _params_for(self, entry) -> dict:
         accepted = {p.name for p in entry.params}

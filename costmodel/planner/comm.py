@@ -133,7 +133,6 @@ class CommCache:
         return {name: value for name, value in self.params if name in names}
 
     def _ideal(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
-        self.link_latency_used = True
         runs = self._runs(lay, primitive, algorithm)
         key = (lay.nodes, lay.gpus_per_node, primitive, runs, size_bytes)
         if key not in self._times:
@@ -197,8 +196,8 @@ class CommCache:
         def comm(primitive: str, size_bytes: float) -> float:
             key = (primitive, size_bytes)
             if key not in seen:
-                timer = self._measured if measured else (
-                    self._nccl if self._nccl_runs(algorithm, primitive) else self._ideal)
+                timer = self._nccl if self._by_nccl(algorithm, primitive) else (
+                    self._measured if measured else self._ideal)
                 seen[key] = 0.0 if lay.ranks == 1 else timer(lay, primitive, algorithm,
                                                              float(size_bytes))
             return seen[key]
@@ -222,7 +221,6 @@ class CommCache:
 
     def _ideal_table(self, lays: list[cluster.Layout], primitive: str, algorithm: str,
                      sizes: np.ndarray) -> np.ndarray:
-        self.link_latency_used = True
         out = np.full((len(lays), sizes.size), np.nan)
         for runs, rows in self._groups(lays, primitive, algorithm).items():
             if not runs:
@@ -280,7 +278,6 @@ class CommCache:
         plan uses the measured curve where one covers it and the scaled model elsewhere."""
         from costmodel.cluster.comm import CommModel
 
-        self.link_latency_used = True
 
         out = np.full((len(lays), sizes.size), np.nan)
         for i, lay in enumerate(lays):
@@ -299,11 +296,19 @@ class CommCache:
               sizes: np.ndarray) -> np.ndarray:
         """Seconds of ``primitive`` for each layout (rows) at each size (columns); NaN where
         the algorithm cannot run. Layouts must have more than one rank."""
-        if getattr(self.system, "measured", ()):
-            table = self._calibrated_table
+        if self._by_nccl(algorithm, primitive):
+            table = self._nccl_table
         else:
-            table = self._nccl_table if self._nccl_runs(algorithm, primitive) else self._ideal_table
+            table = self._calibrated_table if getattr(self.system, "measured", ()) else self._ideal_table
         return table(lays, primitive, algorithm, np.asarray(sizes, dtype=float).ravel())
+
+    def _by_nccl(self, algorithm: str, primitive: str) -> bool:
+        """Whether NCCL's model answers this call (not on a calibrated cluster, whose measured
+        curves answer); every other path reads the links' latency: ``link_latency_used``."""
+        nccl = not getattr(self.system, "measured", ()) and self._nccl_runs(algorithm, primitive)
+        if not nccl:
+            self.link_latency_used = True
+        return nccl
 
     def batch(self, layouts, algorithm: str, sizes=()) -> LayoutBatch:
         """``comm(primitive, sizes)`` over several (nodes, GPUs per node) layouts at once.

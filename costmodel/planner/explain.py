@@ -200,10 +200,12 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
             "throughput_change": row.samples_per_s / base - 1.0}
 
 
-def what_if(sweep, setting, system, objective, constraints, index, tolerance) -> list[dict]:
-    """The plan again with the bottleneck bandwidth scaled: what changes, and by how much."""
+def what_if(sweep, setting, system, objective, constraints, index, tolerance, sent=None) -> list[dict]:
+    """The plan again with the bottleneck bandwidth scaled: what changes, and by how much.
+    ``sent``: the sweep's :func:`choose.bytes_sent`, where the caller has it."""
     found = []
-    subspace = (whatif.feasible_subspace(sweep), float(choose.bytes_sent(sweep, setting.workload.params).max()))
+    sent = choose.bytes_sent(sweep, setting.workload.params) if sent is None else sent
+    subspace = (whatif.feasible_subspace(sweep), float(sent.max()))
     for factor in whatif.WHAT_IF_BANDWIDTH_FACTORS:
         found.append(_what_if_once(sweep, setting, system, objective, constraints, index, factor,
                                    tolerance, subspace))
@@ -214,14 +216,15 @@ def what_if(sweep, setting, system, objective, constraints, index, tolerance) ->
 
 def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance,
             recomputation: dict | None = None, on_step=None, keys=None, constraints=None,
-            rows=None, tables=None):
+            rows=None, tables=None, sent=None):
     """(findings, reason, sensitivity) for the best plan ``ranked[0]``.
 
     ``recomputation`` says whether activation recomputation is on and why (the planner's
     ``{"chosen", "requested", "leanest_without_bytes"}``); ``on_step`` is called after each of
     the crossover, the what-if re-plans and the sensitivity (progress). ``keys`` are the
     tie-break keys (:func:`choose.rule_keys`), ``constraints`` the deadline/budget/tokens,
-    ``tables`` the sweep's collective tables (the sensitivity's unscaled rows reuse them).
+    ``tables`` the sweep's collective tables (the sensitivity's unscaled rows reuse them) and
+    ``sent`` its bytes sent per GPU (:func:`choose.bytes_sent`), where the caller has them.
     """
     from costmodel.planner.rank import Constraints
 
@@ -235,7 +238,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend, setting.comm_params) \
         if second else None
     step()
-    changes = what_if(sweep, setting, system, objective, constraints, index, tolerance)
+    changes = what_if(sweep, setting, system, objective, constraints, index, tolerance, sent)
     step()
     flat = np.ravel_multi_index(index, scores.shape)
     fastest = np.ravel_multi_index(exact, scores.shape)

@@ -35,7 +35,7 @@ from costmodel.training.iteration import (
     scaling_efficiency,
     step_seconds,
 )
-from dpbase.values import frozen
+from dpbase.values import fields, frozen
 
 AXES = ("algorithm", "zero_stage", "grad_dtype", "bucket_bytes", "cell")
 ZERO_STAGES = (0, 1, 2, 3)
@@ -138,7 +138,7 @@ class CommTables:
     link_latency_free: bool = False
 
 
-TABLE_ARRAYS = ("backward", "forward", "post_step_s", "valid", "after")  # CommTables' array fields
+TABLE_ARRAYS = tuple(f.name for f in fields(CommTables) if f.name != "link_latency_free")  # its arrays
 
 
 @frozen
@@ -387,7 +387,7 @@ class Setting:
     workload: Any
     seq_len: int
     peak_flops: float
-    mfu: float
+    mfu: float  # or an array over the cells (elementwise: the sensitivity's variants, whatif.sensitivity)
     compute_dtype: str
     optimizer: str = "adamw"
     jitter_cv: float = 0.0

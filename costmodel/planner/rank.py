@@ -158,20 +158,25 @@ def _at(array, shape, index):
     return None if array is None else float(np.broadcast_to(array, shape)[index])
 
 
-def _row(sweep, setting, scores, index, rank: int, constraints: Constraints | None = None,
-         sent=None) -> PlanRow:
-    space = sweep.space
-    a, z, d, u, c = index
+def _shown(space, index) -> dict:
+    """What a row shows of its configuration besides the bucket size (its identity in the table)."""
+    a, z, d, _, c = index
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
+    return {"algorithm": space.algorithms[a] if nodes * per_node > 1 else "none",
+            "micro_batch": int(space.micro_batch[c]), "accumulation_steps": int(space.accumulation[c]),
+            "gpus": nodes * per_node, "nodes": nodes, "gpus_per_node": per_node,
+            "grad_dtype": space.grad_dtypes[d], "zero_stage": space.zero_stages[z]}
+
+
+def _row(sweep, setting, scores, index, rank: int, totals: dict, sent=None) -> PlanRow:
+    space = sweep.space
+    z, u = index[1], index[3]
     total = float(sweep.total_s[index])
     samples = float(sweep.samples_per_s[index])
     score = float(scores[index])
     return PlanRow(
-        rank=rank, algorithm=space.algorithms[a] if nodes * per_node > 1 else "none",
-        micro_batch=int(space.micro_batch[c]), accumulation_steps=int(space.accumulation[c]),
-        gpus=nodes * per_node, nodes=nodes, gpus_per_node=per_node,
-        bucket_bytes=space.bucket_bytes[u], grad_dtype=space.grad_dtypes[d],
-        zero_stage=space.zero_stages[z], recompute=bool(setting.recompute), total_s=total, compute_s=float(sweep.compute_s[index]),
+        rank=rank, **_shown(space, index), bucket_bytes=space.bucket_bytes[u],
+        recompute=bool(setting.recompute), total_s=total, compute_s=float(sweep.compute_s[index]),
         comm_s=float(sweep.comm_s[index]), exposed_comm_s=float(sweep.exposed_comm_s[index]),
         optimizer_s=float(sweep.optimizer_s[index]), samples_per_s=samples,
         tokens_per_s=samples * _tokens_per_sample(setting),
@@ -180,7 +185,7 @@ def _row(sweep, setting, scores, index, rank: int, constraints: Constraints | No
         memory_bytes=float(sweep.memory_bytes[index]),
         memory_headroom_bytes=sweep.capacity_bytes - float(sweep.memory_bytes[index]),
         objective_value=-score if score < 0 else score,
-        **_totals_at(sweep, setting, constraints, index),
+        **_totals_at(sweep, totals, index),
         bytes_sent=0.0 if sent is None else float(sent[index]),
         **_quantized(setting, space.zero_stages[z]))
 
@@ -197,8 +202,7 @@ def _quantized(setting, zero_stage: int) -> dict:
             "shard": setting.shard if zero_stage == 3 else "full"}
 
 
-def _totals_at(sweep, setting, constraints, index) -> dict:
-    totals = training_totals(sweep, setting, constraints or Constraints())
+def _totals_at(sweep, totals: dict, index) -> dict:
     shape = sweep.space.shape
     return {"hours_to_train": _at(totals["hours"], shape, index),
             "gpu_hours": _at(totals["gpu_hours"], shape, index),
@@ -208,22 +212,14 @@ def _totals_at(sweep, setting, constraints, index) -> dict:
 def rows_at(sweep, setting, scores, indices, constraints: Constraints | None = None,
             sent=None) -> list[PlanRow]:
     """Rows for the given multi-indices, ranked 1, 2, …"""
-    return [_row(sweep, setting, scores, index, rank, constraints, sent)
+    totals = training_totals(sweep, setting, constraints or Constraints())  # whole arrays: once
+    return [_row(sweep, setting, scores, index, rank, totals, sent)
             for rank, index in enumerate(indices, 1)]
 
 
 # Rows whose steps differ by less than 0.1 % (relative) and that differ only in bucket size are
 # one plan to a user: the table shows them once, with the bucket range.
 SAME_STEP = 1e-3
-
-
-def _identity(space, index) -> tuple:
-    """What a row shows besides its bucket (its PlanRow's algorithm, GPUs, nodes, GPUs per node,
-    micro-batch, accumulation, gradient dtype and ZeRO stage; recomputation is the sweep's)."""
-    a, z, d, _, c = index
-    nodes, per_node = space.layouts[int(space.cell_layout[c])]
-    return (space.algorithms[a] if nodes * per_node > 1 else "none", nodes * per_node, nodes, per_node,
-            int(space.micro_batch[c]), int(space.accumulation[c]), space.grad_dtypes[d], space.zero_stages[z])
 
 
 def collapsed_rows(sweep, setting, scores, indices, count: int, constraints: Constraints | None = None,
@@ -235,7 +231,7 @@ def collapsed_rows(sweep, setting, scores, indices, count: int, constraints: Con
     groups: list[list[tuple]] = []
     by_identity: dict[tuple, list[list[tuple]]] = {}  # the groups of each identity, in creation order
     for index in indices:
-        key = _identity(space, index)
+        key = tuple(_shown(space, index).values())
         step = float(total[index])
         for group in by_identity.get(key, ()):
             if abs(step / float(total[group[0]]) - 1.0) < SAME_STEP:

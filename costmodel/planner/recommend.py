@@ -521,7 +521,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
             sweep=sweep, setting=setting, system=system, scores=scores, ranked=ranked,
             objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=band,
             recomputation=recomputation, on_step=steps.advance, keys=keys,
-            constraints=constraints, rows=rows, tables=tables)
+            constraints=constraints, rows=rows, tables=tables, sent=sent)
     if explain:
         findings = {**findings, "tie_band_source": "given" if tie_band is not None else
                     "interval" if band > choose.TIE_BAND else "floor"}

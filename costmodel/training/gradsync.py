@@ -101,7 +101,7 @@ def _bucket_seconds(parts: list[tuple], size):
     for primitive, ratio, extra_s, comm in parts:
         seconds = comm(primitive, size * ratio)
         total = total + (seconds if extra_s is None else seconds + size * extra_s)
-    if type(size) is not float and is_array(size) and size.ndim:
+    if is_array(size) and size.ndim:
         return np.where(size > 0, total, 0.0)
     return total if size > 0 else 0.0
 

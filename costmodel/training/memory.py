@@ -347,7 +347,7 @@ def stage_inputs(zero_stage: int, optimizer_bytes_per_param: float, shard_ranks:
             "irregular": irregular_allocations(zero_stage, recompute, offload)}
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096, typed=True)
 def _stage_arguments(per_stage: tuple) -> tuple[tuple, ...]:
     """Every stage's :func:`stage_inputs` as :func:`_stage_bytes`' arguments, memoised: a pure
     function of a few discrete settings (optimizer bytes, shard groups, recompute, offload) that

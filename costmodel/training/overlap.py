@@ -144,7 +144,7 @@ def finish_at(backward_s, lines: FinishLines):
         line = offset + backward_s * slope
         if finish is None:
             finish = line
-        elif type(finish) is not float and is_array(finish) and finish.shape == np.broadcast(finish, line).shape:
+        elif is_array(finish) and finish.shape == np.broadcast(finish, line).shape:
             np.maximum(finish, line, out=finish)  # in place: whole-sweep arrays are large
         else:
             finish = ew.maximum(finish, line)

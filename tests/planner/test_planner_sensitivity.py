@@ -18,7 +18,11 @@ CASES = [("llama2-7b", "dgx-h100", 4, 512, "nccl", {}), ("gpt2", "dgx-a100", 2, 
          ("llama2-13b", "dgx-h100", 8, 1024, "nccl", {"shard": "hybrid"}),
          ("1.3B", "dgx-1", 2, 512, "ideal", {"comm_params": (("servers", 2),)}),
          ("bert-large", "mi300x-8x", 2, 256, "rccl", {}), ("llama2-7b", "dgx-b200", 2, 512, "nccl",
-                                                            {"quantize": (8, 4)})]
+                                                            {"quantize": (8, 4)}),
+         # what else a sweep reads of the system must be what scaling leaves alone: the host path
+         # (optimizer offload) and the transport (NCCL over TCP sockets hides nothing across nodes)
+         ("llama2-7b", "dgx-h100", 2, 512, "nccl", {"offload_optimizer": True}),
+         ("gpt2", "aws-p2.8xlarge", 2, 64, "ideal", {})]
 
 
 def _plan(model, cluster, nodes, batch, backend, extra):

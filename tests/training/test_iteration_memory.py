@@ -100,8 +100,9 @@ def test_optimizer_traffic_per_param():
 
 
 @settings(max_examples=60, deadline=None)
-@given(params=st.floats(1e6, 1e11), ranks=st.integers(1, 4096), activations=st.floats(0, 1e11),
-       logits=st.floats(0, 1e10), states=st.sampled_from((0.0, 4.0, 12.0)), hybrid=st.booleans(),
+@given(params=st.one_of(st.floats(1e6, 1e11), st.integers(10**6, 10**11)), ranks=st.integers(1, 4096),
+       activations=st.floats(0, 1e11), logits=st.floats(0, 1e10),
+       states=st.sampled_from((0.0, 4.0, 12.0, 0, 4, 12)), hybrid=st.booleans(),
        secondary=st.booleans(), recompute=st.booleans(), offload=st.booleans(),
        dtype=st.sampled_from(("bf16", "fp32")))
 def test_every_stage_total_is_what_its_breakdown_reports(params, ranks, activations, logits, states, hybrid,
@@ -118,3 +119,17 @@ def test_every_stage_total_is_what_its_breakdown_reports(params, ranks, activati
         assert memory.breakdown_at(at, ranks=ranks, activations_bytes=activations, logits=logits,
                                    capacity_bytes=80e9) == breakdown
         assert at[3] == breakdown.total_bytes
+        # and what ZeRO's stages mean, written out independently of memory.py's functions
+        shard = per_stage[1] if stage == 3 and hybrid else ranks
+        weights = params * precision.weight_bytes / (shard if stage >= 3 else 1)
+        if stage == 3 and secondary:  # hpZ keeps its secondary partition (weights / 8)
+            weights += params * precision.weight_bytes / 8
+        grads = params * precision.grad_bytes / (shard if stage >= 2 else 1)
+        optimizer = 0.0 if offload and stage >= 1 else params * states / (shard if stage >= 1 else 1)
+        overheads = memory.DEFAULT_OVERHEADS
+        uneven = stage == 3 or recompute or (offload and stage >= 1)
+        tensors = weights + grads + optimizer + activations + logits
+        expected = tensors * (1 + (overheads.irregular_fragmentation_fraction if uneven
+                                   else overheads.fragmentation_fraction)) \
+            + overheads.context_bytes + (overheads.comm_buffer_bytes if ranks > 1 else 0.0)
+        assert at[3] == pytest.approx(expected, rel=1e-12)
