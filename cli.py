@@ -100,6 +100,16 @@ def _build_app():
                 self.commands[name] = command
             return self.commands.get(name)
 
+        def get_help(self, ctx) -> str:
+            """click's help text (``--help``, a bare ``dpcost``); the top level's is kept, as click
+            echoes it, for the next ``dpcost --help`` without typer (helpcache)."""
+            text = super().get_help(ctx)
+            if ctx.parent is None:
+                from costmodel.commands.helpcache import keep_help
+
+                keep_help(text + "\n", _command_list_file())
+            return text
+
         def format_commands(self, ctx, formatter) -> None:
             """click's command list, from :data:`SUMMARIES` (no command module is imported)."""
             from click.utils import make_default_short_help
@@ -177,28 +187,23 @@ def answer_plainly(args: list[str]) -> int | None:
         return 0
     if args[0] not in COMMANDS:
         return None
-    import types
-
     from costmodel.commands.argv import parse
 
     command, rest = _command_target(args[0])[1], args[1:]
     if isinstance(command, dict):  # a group (hardware, plot): its subcommand
         command, rest = (command.get(args[1]), args[2:]) if len(args) > 1 else (None, [])
-    if not isinstance(command, types.FunctionType):
+    if command is None:  # a group without a subcommand of that name
         return None
     values = parse(command, rest)
     if values is None:
         return None
-    code = command(**values)
-    return code if isinstance(code, int) else 0
+    return _exit_code(command(**values))
 
 
 def _answer_with_typer(args: list[str]) -> int:
     """click's run of the command line: usage errors become one ``error: …`` line and code 2."""
     import click
 
-    if args in ([], ["--help"]):  # the top-level help (a bare `dpcost` prints it too)
-        return _help_kept()
     try:
         code = _app()(args=args, standalone_mode=False)
     except click.exceptions.Abort:
@@ -224,25 +229,12 @@ def _answer_with_typer(args: list[str]) -> int:
 
         sys.stderr.write(f"error: {printable(error.format_message())}\n")
         return error.exit_code
-    return code if isinstance(code, int) else 0
+    return _exit_code(code)
 
 
-def _help_kept() -> int:
-    """``dpcost --help`` through click, its text kept for the next time (helpcache)."""
-    import io
-
-    from costmodel.commands.helpcache import keep_help
-
-    printed, stdout = io.StringIO(), sys.stdout
-    sys.stdout = printed
-    try:
-        code = _app()(args=["--help"], standalone_mode=False)
-    finally:
-        sys.stdout = stdout
-    stdout.write(printed.getvalue())
-    if code == 0:
-        keep_help(printed.getvalue(), _command_list_file())
-    return code if isinstance(code, int) else 0
+def _exit_code(returned) -> int:
+    """A command's exit code: what it returned, 0 for None (click's standalone_mode=False too)."""
+    return returned if isinstance(returned, int) else 0
 
 
 def main() -> None:

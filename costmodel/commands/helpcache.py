@@ -7,15 +7,16 @@ kept with what it depends on:
 
 * the program's name in the usage line (the script's name, as click derives it; under
   ``python -m`` nothing is kept) and the terminal's width as ``shutil.get_terminal_size``
-  (click's source of it) reads it: the raw ``COLUMNS`` and ``LINES`` variables and the width of
-  the terminal on stdout, if any;
+  (click's source of it) reads it: the raw ``COLUMNS`` variable and the width of the terminal on
+  stdout, if any;
 * the modification times of ``cli.py`` (the command list and summaries) and of the
   directories typer and click were imported from (installing, upgrading or removing any package
   there, e.g. ``shellingham``, which changes typer's completion options, touches them);
 * the Python version.
 
 A later ``dpcost --help`` prints the kept text only if all of these are unchanged, else click
-builds it again. The file is plain text with NUL-separated fields; it lives in the parsed-TOML
+builds it again. The file is plain text with NUL-separated fields (the context, each path and its
+time, the text); it lives in the parsed-TOML
 cache directory (:func:`dpbase.bundled.cache_dir`, ``DPCOST_NO_CACHE=1`` turns it off) and any
 failure to read or write it falls back to click.
 """
@@ -50,7 +51,7 @@ def _context() -> str | None:
         columns = str(os.get_terminal_size(sys.__stdout__.fileno()).columns)
     except (AttributeError, ValueError, OSError):
         columns = "none"
-    return f"prog={program!r} COLUMNS={os.environ.get('COLUMNS')!r} LINES={os.environ.get('LINES')!r} tty={columns}"
+    return f"prog={program!r} COLUMNS={os.environ.get('COLUMNS')!r} tty={columns}"
 
 
 def _path(directory: str, context: str) -> str:
@@ -60,8 +61,8 @@ def _path(directory: str, context: str) -> str:
 
 
 def _stamp(paths: list[str]) -> list[str]:
-    """``path`` and its modification time, for each path."""
-    return [f"{path}{SEPARATOR}{os.stat(path).st_mtime_ns}" for path in paths]
+    """Each path, then its modification time."""
+    return [field for path in paths for field in (path, str(os.stat(path).st_mtime_ns))]
 
 
 def cached_help(source: str) -> str | None:
@@ -71,16 +72,12 @@ def cached_help(source: str) -> str | None:
     if directory is None or context is None:
         return None
     try:
-        fields = read_bytes(_path(directory, context)).decode("utf-8").split(SEPARATOR)
-        kept_context, count, rest = fields[0], int(fields[1]), fields[2:]
-        recorded, text = rest[:2 * count], rest[2 * count:]
+        kept_context, *recorded, text = read_bytes(_path(directory, context)).decode("utf-8").split(SEPARATOR)
         paths = recorded[0::2]
-        if kept_context != context or len(text) != 1 or source not in paths:
+        if kept_context != context or source not in paths or _stamp(paths) != recorded:
             return None
-        if SEPARATOR.join(_stamp(paths)) != SEPARATOR.join(recorded):
-            return None
-        return text[0]
-    except (OSError, ValueError, UnicodeDecodeError, IndexError):
+        return text
+    except (OSError, ValueError, UnicodeDecodeError):
         return None
 
 
@@ -94,7 +91,7 @@ def keep_help(text: str, source: str) -> bool:
         shapers = [os.path.dirname(os.path.dirname(os.path.realpath(sys.modules[name].__file__)))
                    for name in SHAPERS]
         paths = [source, *dict.fromkeys(shapers)]
-        fields = [context, str(len(paths)), *_stamp(paths), text]
+        fields = [context, *_stamp(paths), text]  # the text holds no separator (checked above)
     except (KeyError, OSError, TypeError):
         return False
     return write_cache(_path(directory, context), SEPARATOR.join(fields).encode("utf-8"))
