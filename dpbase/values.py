@@ -207,9 +207,15 @@ def _init_source(specs: tuple[Field, ...], post_init: bool, twin: bool = False) 
         stores.append((name, value))
     body = [f"  _object_setattr(self, {name!r}, {value})" for name, value in stores]
     if twin and len(stores) >= TWIN_MIN_FIELDS:
+        # A default factory may raise: the factories run before the switch, so no failure can
+        # leave a twin (a mutable value) behind.
+        made = [(f"_v{index}", value) for index, (_, value) in enumerate(stores) if _calls_factory(value)]
+        held = dict(made)
+        local = {value: name for name, value in made}
         body = ["  if _classes[1] is not None and self.__class__ is _classes[0]:",
+                *(f"    {name} = {held[name]}" for name, _ in made),
                 "    _set_class(self, _classes[1])",
-                *(f"    self.{name} = {value}" for name, value in stores),
+                *(f"    self.{name} = {local.get(value, value)}" for name, value in stores),
                 "    _set_class(self, _classes[0])",
                 "  else:", *(f"  {line}" for line in body),
                 "    _count(_classes)"]
@@ -217,6 +223,12 @@ def _init_source(specs: tuple[Field, ...], post_init: bool, twin: bool = False) 
         body.append("  self.__post_init__()")
     parameters = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
     return f"def __init__({parameters}):\n" + ("\n".join(body) or "  pass") + "\n"
+
+
+def _calls_factory(expression: str) -> bool:
+    """Whether a store's expression calls a default factory (``_f<index>() …``)."""
+    head, bracket, _ = expression.partition("(")
+    return bool(bracket) and head.startswith("_f") and head[2:].isdigit()
 
 
 _SET_CLASS = object.__dict__["__class__"].__set__  # ``obj.__class__ = cls`` past a frozen __setattr__
@@ -248,7 +260,7 @@ def _count(classes: list) -> None:
     ``__setattr__``. Being a subclass of the bases, it would reach a base's ``__init_subclass__``
     (no dpcost class has one)."""
     classes[2] += 1
-    if classes[2] == TWIN_AFTER and classes[1] is None:
+    if classes[2] >= TWIN_AFTER and classes[1] is None:  # >=: two threads may both pass TWIN_AFTER
         made = classes[0]
         classes[1] = type(made)(made.__name__, made.__bases__,
                                 {"__slots__": made.__slots__, "__setattr__": object.__setattr__,
@@ -311,6 +323,10 @@ def _setstate(self, state: list) -> None:
 
 
 def _build(cls: type, kw_only: bool, slots: bool) -> type:
+    inherited = [base.__name__ for base in cls.__mro__[1:] if "__value_fields__" in base.__dict__]
+    if inherited:  # @dataclass would merge the base's fields; this builder reads the class body only
+        raise TypeError(f"{cls.__name__}: a value class cannot extend value class {inherited[0]} "
+                        "(its fields would be lost); compose it instead")
     specs = _collect(cls, kw_only)
     positional_defaults = [spec for spec in specs if spec.init and not spec.kw_only]
     for before, after in zip(positional_defaults, positional_defaults[1:]):
@@ -319,11 +335,13 @@ def _build(cls: type, kw_only: bool, slots: bool) -> type:
             raise TypeError(f"non-default argument {after.name!r} follows default argument")
     namespace = dict(cls.__dict__)
     own = {name for name in ("__eq__", "__hash__", "__repr__") if name in namespace}
-    classes: list | None = [] if slots else None
-    methods: dict[str, Any] = {"__init__": _make_init(cls, specs, classes), "__setattr__": _frozen_setattr,
+    classes: list | None = [] if slots and "__init__" not in namespace else None  # a class's own __init__ is kept
+    methods: dict[str, Any] = {"__setattr__": _frozen_setattr,
                                "__delattr__": _frozen_delattr,
                                "__match_args__": tuple(s.name for s in specs if s.init and not s.kw_only),
                                "__value_fields__": specs, "__dataclass_fields__": _StandardFields()}
+    if "__init__" not in namespace:
+        methods["__init__"] = _make_init(cls, specs, classes)
     for name, method in _shared_methods(specs).items():
         if name not in own:
             method.__qualname__ = f"{cls.__qualname__}.{name}"
@@ -347,7 +365,8 @@ def _build(cls: type, kw_only: bool, slots: bool) -> type:
         namespace |= methods
         made = type(cls)(cls.__name__, cls.__bases__, namespace)
         made.__qualname__ = cls.__qualname__
-        classes[:] = [made, None, 0]
+        if classes is not None:
+            classes[:] = [made, None, 0]
     else:  # as @dataclass leaves the class: a plain default as the class attribute, no Field objects
         for spec in specs:
             if spec.name in cls.__dict__:

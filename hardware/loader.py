@@ -87,7 +87,7 @@ def _bundled_rows() -> dict[str, dict[str, Any]]:
 def _with_references(table: str, name: str, rows: dict[str, dict[str, Any]], into: dict[str, list[Any]]) -> None:
     """Add the raw row ``name`` of ``table`` and, transitively, the rows it names."""
     row = rows[table].get(name)
-    if row is None or row in into.setdefault(table, []):
+    if row is None or any(kept is row for kept in into.setdefault(table, [])):  # each row once
         return
     into[table].append(row)
     for attribute, target in REFERENCES.get(table, {}).items():

@@ -39,11 +39,8 @@ EMPTY = Catalog()
 class _Build:
     """Mutable state of one build: the catalog being filled and the problems found."""
 
-    def __init__(self, fallback: Catalog, catalog: Catalog | None = None,
-                 problems: list[ProfileError] | None = None) -> None:
-        self.fallback = fallback
-        self.catalog = Catalog() if catalog is None else catalog
-        self.problems = [] if problems is None else problems
+    def __init__(self, fallback: Catalog, catalog: Catalog, problems: list[ProfileError]) -> None:
+        self.fallback, self.catalog, self.problems = fallback, catalog, problems
 
     def lookup(self, table: str, name: str, label: str) -> Any:
         for source in (self.catalog, self.fallback):

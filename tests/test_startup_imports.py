@@ -27,7 +27,8 @@ ITERATION_PATHS = [
 
 
 def _run(args: str, modules: tuple[str, ...]) -> tuple[str, str, list[str]]:
-    """Run ``dpcost ARGS`` in a fresh interpreter: (stdout, status, which of ``modules`` it imported)."""
+    """Run ``dpcost ARGS`` in a fresh interpreter: (stdout, status, which of ``modules`` it
+    imported); what it wrote to stderr is kept in ``_run.stderr``."""
     code = ("import sys; from cli import main; sys.argv = ['dpcost'] + sys.argv[1].split()\n"
             "status = 0\n"
             "try:\n    main()\nexcept SystemExit as done:\n    status = done.code or 0\n"
@@ -36,6 +37,7 @@ def _run(args: str, modules: tuple[str, ...]) -> tuple[str, str, list[str]]:
     result = subprocess.run([sys.executable, "-c", code, args], capture_output=True, text=True, timeout=120)
     status = result.stderr.rsplit("STATUS=", 1)[-1].split(" ", 1)[0]
     heavy = result.stderr.rsplit("HEAVY=", 1)[-1].strip()
+    _run.stderr = result.stderr.rsplit("STATUS=", 1)[0]
     return result.stdout, status, [m for m in heavy.split(",") if m]
 
 
@@ -87,3 +89,4 @@ def test_a_plan_does_not_load_the_cli_framework():
 def test_a_usage_error_still_gets_clicks_message():
     stdout, status, loaded = _run("collective all-reduce --sise 4GB", CLI_FRAMEWORK)
     assert status == "2" and loaded == ["typer", "click"]
+    assert _run.stderr.startswith("error: No such option '--sise'"), _run.stderr  # click's words, one line

@@ -16,6 +16,12 @@ VALUES = st.one_of(st.floats(allow_nan=True), st.integers(), st.text(max_size=3)
                    st.tuples(st.integers(), st.floats(allow_nan=False)))
 
 
+def _both(body, kw_only: bool = False, slots: bool = True):
+    """``body(decorate)``'s class through the standard library and through ``frozen``."""
+    standard = body(lambda cls: dataclasses.dataclass(cls, frozen=True, slots=slots, kw_only=kw_only))
+    return standard, body(frozen(kw_only=kw_only, slots=slots))
+
+
 def _pair(kw_only: bool = True):
     """The same class body through the stdlib and through ``frozen``."""
 
@@ -32,9 +38,7 @@ def _pair(kw_only: bool = True):
 
         return Value
 
-    standard = body(lambda cls: dataclasses.dataclass(cls, frozen=True, slots=True, kw_only=kw_only))
-    ours = body(frozen(kw_only=kw_only))
-    return standard, ours
+    return _both(body, kw_only=kw_only)
 
 
 @given(st.lists(VALUES, min_size=5, max_size=5), st.lists(VALUES, min_size=5, max_size=5))
@@ -174,8 +178,7 @@ def test_unslotted_class_attributes_are_the_dataclass_ones():
 
         return Plain
 
-    standard = body(lambda cls: dataclasses.dataclass(cls, frozen=True))
-    ours = body(frozen(slots=False))
+    standard, ours = _both(body, slots=False)
     for name in ("a", "b", "c", "d"):
         assert (name in vars(ours)) == (name in vars(standard)), name
         assert getattr(ours, name, None) == getattr(standard, name, None), name
@@ -237,8 +240,7 @@ def test_values_built_through_the_mutable_twin_are_the_standard_ones():
 
         return Wide
 
-    standard = body(lambda cls: dataclasses.dataclass(cls, frozen=True, slots=True, kw_only=True))
-    ours = body(frozen(kw_only=True))
+    standard, ours = _both(body, kw_only=True)
     assert len(dataclasses.fields(ours)) >= values.TWIN_MIN_FIELDS
     built = [ours(a=i, e=str(i)) for i in range(3 * values.TWIN_AFTER)]
     assert ours.__init__.__globals__["_classes"][1] is not None  # the twin exists and was used
@@ -261,3 +263,46 @@ def test_values_built_through_the_mutable_twin_are_the_standard_ones():
     restored = ours.__new__(ours)
     restored.__setstate__(reduced[2])
     assert reduced[1][0] is ours and restored == built[-1] and type(restored) is ours
+
+
+def test_a_failing_default_factory_leaves_no_mutable_twin_behind():
+    """The twin path runs the default factories before it switches class: a factory that raises
+    leaves the half-built value as the frozen class, as ``object.__setattr__`` would."""
+    from dpbase import values
+
+    calls = []
+
+    def factory():
+        calls.append(1)
+        if len(calls) > values.TWIN_AFTER + 1:
+            raise RuntimeError("no more")
+        return []
+
+    @frozen(kw_only=True)
+    class Held:
+        a: object
+        b: list = dataclasses.field(default_factory=factory)
+        c: object = None
+
+    for i in range(values.TWIN_AFTER + 1):
+        Held(a=i)
+    assert Held.__init__.__globals__["_classes"][1] is not None  # the twin path is the one taken
+    half = Held.__new__(Held)
+    with pytest.raises(RuntimeError):
+        half.__init__(a=1)
+    assert type(half) is Held
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        half.a = 5
+
+
+def test_a_value_class_cannot_extend_another():
+    """``dataclass`` would merge the base's fields; ``frozen`` reads the class body only, so it
+    refuses rather than drop them silently."""
+    @frozen
+    class Base:
+        x: int
+
+    with pytest.raises(TypeError, match="cannot extend value class Base"):
+        @frozen
+        class Derived(Base):
+            y: int
