@@ -6,20 +6,16 @@ from typing import Annotated, Optional
 from costmodel.collectives.prediction import Prediction
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, print_json
-from costmodel.commands.options import Argument, Option
+from costmodel.commands.options import ALPHA, GPUS_PER_NODE, JSON, NODES, Argument, Option
 from costmodel.commands.textfmt import pairs, table
 from costmodel.names import Backend
 from dpbase.units import format_bandwidth, format_size, format_time
 
-JSON = Annotated[bool, Option("--json", help="Print JSON.")]
 RANKS = Annotated[Optional[int], Option("--ranks", "-N", help="Number of ranks N (default: nodes × GPUs per node of --cluster).")]
 SIZE = Annotated[str, Option("--size", "-n", help="Message size with nccl-tests' meaning, e.g. 4GB, 256MiB.")]
-ALPHA = Annotated[Optional[str], Option("--alpha", help="Latency per message, e.g. 5us.")]
 BANDWIDTH = Annotated[Optional[str], Option("--bandwidth", help="Link bandwidth per direction, e.g. 25GB/s, 100Gbps.")]
 GAMMA = Annotated[str, Option("--gamma", help="Reduction time per byte, e.g. 0.1ns (0 by default).")]
 CLUSTER = Annotated[Optional[str], Option("--cluster", help="A system profile name or TOML path (instead of --alpha/--bandwidth).", autocompletion=complete.systems)]
-NODES = Annotated[int, Option("--nodes", help="Nodes of --cluster.")]
-GPN = Annotated[Optional[int], Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
 LINK = Annotated[Optional[str], Option("--link", help="A link profile (name or TOML, e.g. from `dpcost calibrate -o`).", autocompletion=complete.links)]
 BACKEND = Annotated[str, Option("--backend", help="auto (realistic: NCCL's model on NVIDIA clusters, RCCL's tuning model on AMD; ideal on a bare link), ideal (textbook α-β-γ), nccl or rccl.")]
 STACK = Annotated[Optional[str], Option("--stack", help="nccl, rccl, mpi or gloo: what auto may pick under the α-β backends (default: the cluster's; none on a bare link).")]
@@ -124,7 +120,7 @@ def collective(
     gamma: GAMMA = "0s",
     cluster: CLUSTER = None,
     nodes: NODES = 1,
-    gpus_per_node: GPN = None,
+    gpus_per_node: GPUS_PER_NODE = None,
     link: LINK = None,
     backend: BACKEND = "auto",
     stack: STACK = None,
@@ -163,7 +159,7 @@ def compare(
     gamma: GAMMA = "0s",
     cluster: CLUSTER = None,
     nodes: NODES = 1,
-    gpus_per_node: GPN = None,
+    gpus_per_node: GPUS_PER_NODE = None,
     link: LINK = None,
     backend: BACKEND = "auto",
     stack: STACK = None,

@@ -5,7 +5,7 @@ from typing import Annotated
 
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
-from costmodel.commands.options import Option
+from costmodel.commands.options import COMPUTE_DTYPE, JSON, MICRO_BATCH, PS_PLACEMENT, SEQ_LEN, Option
 from costmodel.training import losses
 from dpbase.errors import InputError
 from dpbase.limits import MAX_RANKS
@@ -134,15 +134,15 @@ def _what_fits(b, recomputed=None) -> str:
 def iteration(
     model: Annotated[str, Option(help="Preset name (gpt2, llama2-7b, resnet-50 …) or a parameter count (7B, 124M, 1.3e9).", autocompletion=complete.models)],
     cluster: Annotated[str, Option(help="System profile name or TOML path (dgx-h100 …).", autocompletion=complete.systems)],
-    micro_batch: Annotated[int, Option("--micro-batch", help="Samples per GPU per micro-batch.")],
+    micro_batch: MICRO_BATCH,
     nodes: Annotated[int | None, Option(help="Nodes (default: enough for --gpus, else 1).")] = None,
     gpus: Annotated[int | None, Option(help="Total GPUs (default: all GPUs of the nodes).")] = None,
-    seq_len: Annotated[int | None, Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")] = None,
+    seq_len: SEQ_LEN = None,
     accum: Annotated[int, Option(help="Gradient accumulation steps (micro-batches per synchronisation).")] = 1,
     algorithm: Annotated[str, Option(help="Collective algorithm or auto.", autocompletion=complete.algorithms)] = "auto",
     backend: Annotated[str, Option(help="auto (NCCL's model on NVIDIA, RCCL's tuning model on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
     grad_dtype: Annotated[str, Option("--grad-dtype", help="Gradient dtype: fp32, bf16, fp16, fp8.")] = "bf16",
-    compute_dtype: Annotated[str, Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8 (bf16 runs as fp16, then fp32, on a GPU without it).")] = "bf16",
+    compute_dtype: COMPUTE_DTYPE = "bf16",
     topk: Annotated[float | None, Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
     mfu: Annotated[float | None, Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
     optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
@@ -159,7 +159,7 @@ def iteration(
     offload_optimizer: Annotated[bool, Option("--offload-optimizer", help="ZeRO >= 1: keep the optimizer states on the host and run the optimizer step on the CPU (ZeRO-Offload); needs the system's host_memory_bandwidth.")] = False,
     overlap_param_gather: Annotated[bool, Option("--overlap-param-gather", help="ZeRO-1/2: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather) instead of after the optimizer.")] = False,
     servers: Annotated[int | None, Option("--servers", help="Parameter servers S (with --algorithm parameter-server or --async; default 1).")] = None,
-    ps_placement: Annotated[str | None, Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")] = None,
+    ps_placement: PS_PLACEMENT = None,
     jitter: Annotated[float, Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
     speed_cv: Annotated[float, Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.012, Sinha et al. 2022).")] = losses.SPEED_CV,
     slow_node: Annotated[float, Option("--slow-node", help="One persistently slow rank: its compute takes this multiple (1 = none).")] = 1.0,
@@ -169,7 +169,7 @@ def iteration(
     attention: Annotated[bool, Option("--attention", help="Add attention FLOPs 12·L·h·s² per sample.")] = False,
     no_flash_attention: Annotated[bool, Option("--no-flash-attention", help="Count stored attention scores in activations.")] = False,
     recompute: Annotated[bool, Option("--recompute", help="Full activation recomputation: keep only layer inputs, re-run each forward in backward (4/3 compute).")] = False,
-    json_output: Annotated[bool, Option("--json", help="Print JSON.")] = False,
+    json_output: JSON = False,
 ) -> None:
     """Break one training step down: compute, hidden/exposed communication, optimizer, memory.
 

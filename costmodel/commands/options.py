@@ -24,7 +24,7 @@ import collections
 import enum
 import types
 import typing
-from typing import Any
+from typing import Annotated, Any
 
 EMPTY = object()  # a parameter without a default
 
@@ -160,3 +160,14 @@ def for_typer(function: Any) -> Any:
         parameters.append(parameter)
     function.__signature__ = signature.replace(parameters=parameters)
     return function
+
+
+# Parameters several commands declare alike (one declaration each, one help text).
+ALPHA = Annotated[str | None, Option("--alpha", help="Latency per message, e.g. 5us.")]
+NODES = Annotated[int, Option("--nodes", help="Nodes of --cluster.")]
+GPUS_PER_NODE = Annotated[int | None, Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
+JSON = Annotated[bool, Option("--json", help="Print JSON.")]
+MICRO_BATCH = Annotated[int, Option("--micro-batch", help="Samples per GPU per micro-batch.")]
+SEQ_LEN = Annotated[int | None, Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")]
+COMPUTE_DTYPE = Annotated[str, Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8 (bf16 runs as fp16, then fp32, on a GPU without it).")]
+PS_PLACEMENT = Annotated[str | None, Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")]

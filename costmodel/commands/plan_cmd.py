@@ -5,7 +5,7 @@ from typing import Annotated
 
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
-from costmodel.commands.options import Option
+from costmodel.commands.options import COMPUTE_DTYPE, JSON, PS_PLACEMENT, SEQ_LEN, Option
 
 
 class Objective(str, Enum):
@@ -118,7 +118,7 @@ def plan(
     global_batch: Annotated[int, Option("--global-batch", help="Samples per optimizer step = micro-batch x accumulation x GPUs.")],
     nodes: Annotated[int | None, Option(help="Nodes available (default 1; with --gpus: no cap).")] = None,
     gpus: Annotated[int | None, Option("--gpus", help="GPUs available in any count, partial nodes allowed (e.g. 20 on 8-GPU nodes).")] = None,
-    seq_len: Annotated[int | None, Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")] = None,
+    seq_len: SEQ_LEN = None,
     max_gpus: Annotated[int | None, Option("--max-gpus", help="Most GPUs to use (default: all GPUs of the nodes).")] = None,
     min_gpus: Annotated[int, Option("--min-gpus", help="Fewest GPUs to use.")] = 1,
     objective: Annotated[Objective, Option(help="throughput, time-to-train, gpu-hours, cost (USD) or energy (kWh); all but throughput need --tokens.")] = Objective.throughput,
@@ -133,7 +133,7 @@ def plan(
     top: Annotated[int, Option(help="How many ranked alternatives to show.")] = 10,
     buckets: Annotated[str, Option(help="Comma-separated DDP bucket sizes to sweep.")] = "5MiB,25MiB,100MiB,400MiB",
     grad_dtypes: Annotated[str, Option("--grad-dtypes", help="Comma-separated gradient dtypes to sweep (fp32, bf16, fp16, fp8).")] = "bf16,fp32",
-    compute_dtype: Annotated[str, Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8 (bf16 runs as fp16, then fp32, on a GPU without it).")] = "bf16",
+    compute_dtype: COMPUTE_DTYPE = "bf16",
     mfu: Annotated[float | None, Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
     optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     jitter: Annotated[float, Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,
@@ -149,8 +149,8 @@ def plan(
     offload_optimizer: Annotated[bool, Option("--offload-optimizer", help="ZeRO >= 1 plans: optimizer states and step on the host CPU (ZeRO-Offload); needs the system's host_memory_bandwidth.")] = False,
     overlap_param_gather: Annotated[bool, Option("--overlap-param-gather", help="ZeRO-1/2 plans: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather).")] = False,
     servers: Annotated[int | None, Option("--servers", help="Parameter servers S when parameter-server is among --algorithms (default 1).")] = None,
-    ps_placement: Annotated[str | None, Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")] = None,
-    json_output: Annotated[bool, Option("--json", help="Print JSON.")] = False,
+    ps_placement: PS_PLACEMENT = None,
+    json_output: JSON = False,
 ) -> None:
     """Recommend algorithm, micro-batch, accumulation, GPUs, bucket, gradient dtype and ZeRO stage.
 

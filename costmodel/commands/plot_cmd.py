@@ -4,16 +4,13 @@ from typing import Annotated, Any, Optional
 
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, print_json
-from costmodel.commands.options import Argument, Option
+from costmodel.commands.options import ALPHA, GPUS_PER_NODE, MICRO_BATCH, NODES, Argument, Option
 
 OUT = Annotated[str, Option("--output", "-o", help="HTML file to write, e.g. sweep.html.")]
 OPEN = Annotated[bool, Option("--open", help="Open the file in the default browser.")]
 JSON = Annotated[bool, Option("--json", help="Print what was written as JSON.")]
 PRIMITIVE = Annotated[str, Argument(help="The collective primitive, e.g. all-reduce.", autocompletion=complete.primitives)]
 CLUSTER = Annotated[Optional[str], Option("--cluster", help="A system profile name or TOML path.", autocompletion=complete.systems)]
-NODES = Annotated[int, Option("--nodes", help="Nodes of --cluster.")]
-GPN = Annotated[Optional[int], Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
-ALPHA = Annotated[Optional[str], Option("--alpha", help="Latency per message, e.g. 5us.")]
 BANDWIDTH = Annotated[Optional[str], Option("--bandwidth", help="Link bandwidth per direction, e.g. 25GB/s.")]
 RANKS = Annotated[Optional[int], Option("--ranks", "-N", help="Ranks N (with --alpha/--bandwidth).")]
 BACKEND = Annotated[str, Option("--backend", help="auto (realistic on a cluster: NCCL's model on NVIDIA, RCCL's tuning model on AMD; ideal on a bare link), ideal, nccl or rccl.")]
@@ -76,7 +73,7 @@ def _rank_counts(text: str | None, hardware: Any, default_max: int) -> tuple[int
 
 
 @cli_errors
-def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NODES = 1, gpus_per_node: GPN = None,
+def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NODES = 1, gpus_per_node: GPUS_PER_NODE = None,
           alpha: ALPHA = None, bandwidth: BANDWIDTH = None, ranks: RANKS = None, backend: BACKEND = "auto",
           min_size: MIN_SIZE = "8B", max_size: MAX_SIZE = "4GiB", algorithm: ALGORITHMS = None,
           measured: Annotated[Optional[str], Option("--measured", help="An nccl-tests log to overlay.")] = None,
@@ -96,7 +93,7 @@ def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NOD
 
 @cli_errors
 def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, Option("--size", "-n", help="Message size, e.g. 1GiB.")],
-            rank_counts: RANK_LIST = None, cluster: CLUSTER = None, gpus_per_node: GPN = None,
+            rank_counts: RANK_LIST = None, cluster: CLUSTER = None, gpus_per_node: GPUS_PER_NODE = None,
             alpha: ALPHA = None, bandwidth: BANDWIDTH = None, backend: BACKEND = "auto",
             algorithm: ALGORITHMS = None, open_: OPEN = False, json_: JSON = False) -> None:
     """Time against rank count at one size per algorithm, with the lower bound.
@@ -114,7 +111,7 @@ def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, Option("--si
 
 @cli_errors
 def best_map(primitive: PRIMITIVE, output: OUT, rank_counts: RANK_LIST = None,
-             cluster: CLUSTER = None, gpus_per_node: GPN = None, alpha: ALPHA = None, bandwidth: BANDWIDTH = None,
+             cluster: CLUSTER = None, gpus_per_node: GPUS_PER_NODE = None, alpha: ALPHA = None, bandwidth: BANDWIDTH = None,
              backend: BACKEND = "auto", min_size: MIN_SIZE = "8B", max_size: MAX_SIZE = "4GiB",
              open_: OPEN = False, json_: JSON = False) -> None:
     """Heatmap of the winning algorithm over rank count × size (ideal model or NCCL's choice).
@@ -132,7 +129,7 @@ def best_map(primitive: PRIMITIVE, output: OUT, rank_counts: RANK_LIST = None,
 @cli_errors
 def breakdown(output: OUT, model: Annotated[str, Option(help="Preset name or parameter count (7B).", autocompletion=complete.models)],
               cluster: Annotated[list[str], Option("--cluster", help="A system profile (repeat to compare).", autocompletion=complete.systems)],
-              micro_batch: Annotated[int, Option("--micro-batch", help="Samples per GPU per micro-batch.")],
+              micro_batch: MICRO_BATCH,
               nodes: Annotated[list[int], Option("--nodes", help="Nodes (repeat: one bar per value).")] = [1],  # noqa: B006
               accum: Annotated[int, Option(help="Gradient accumulation steps.")] = 1,
               algorithm: Annotated[list[str], Option("--algorithm", "-a", help="Algorithm (repeat).")] = ["auto"],  # noqa: B006
@@ -176,7 +173,7 @@ def schedule(primitive: PRIMITIVE, algorithm: Annotated[str, Argument(help="The 
              output: OUT, ranks: Annotated[int, Option("--ranks", "-N", help="Ranks (2 to 16).")] = 4,
              size: Annotated[str, Option("--size", "-n", help="Buffer size for the labels.")] = "1GiB",
              servers: Annotated[Optional[int], Option("--servers", help="Parameter servers S.")] = None,
-             gpus_per_node: GPN = None,
+             gpus_per_node: GPUS_PER_NODE = None,
              chunks: Annotated[Optional[int], Option("--chunks", help="Pipeline chunks k (default 1).")] = None,
              open_: OPEN = False, json_: JSON = False) -> None:
     """Animate an algorithm's schedule step by step (which chunk each rank holds and sends).

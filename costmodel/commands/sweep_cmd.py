@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, print_json
-from costmodel.commands.options import Argument, Option
+from costmodel.commands.options import ALPHA, GPUS_PER_NODE, Argument, Option
 from costmodel.commands.textfmt import table
 from dpbase.errors import InputError
 
@@ -94,10 +94,10 @@ def sweep(
     factor: Annotated[float, Option("--factor", help="Ratio between successive sizes of the range.")] = 4.0,
     cluster: Annotated[Optional[str], Option("--cluster", help="System profile(s), comma-separated names or TOML paths.", autocompletion=complete.systems)] = None,
     nodes: Annotated[Optional[str], Option("--nodes", help="Node counts on --cluster, comma-separated (default 1).")] = None,
-    gpus_per_node: Annotated[Optional[int], Option("--gpus-per-node", help="GPUs per node (default: the system's).")] = None,
+    gpus_per_node: GPUS_PER_NODE = None,
     ranks: Annotated[Optional[str], Option("--ranks", "-N", help="Rank counts on a link or bare α/β, comma-separated.")] = None,
     link: Annotated[Optional[str], Option("--link", help="Link profile(s), comma-separated (instead of --alpha/--bandwidth).", autocompletion=complete.links)] = None,
-    alpha: Annotated[Optional[str], Option("--alpha", help="Latency per message, e.g. 5us.")] = None,
+    alpha: ALPHA = None,
     bandwidth: Annotated[Optional[str], Option("--bandwidth", help="Link bandwidth, e.g. 25GB/s.")] = None,
     gamma: Annotated[str, Option("--gamma", help="Reduction time per byte (0 by default).")] = "0s",
     algorithm: Annotated[str, Option("--algorithm", "-a", help="Algorithm(s), comma-separated, or auto.")] = "auto",
