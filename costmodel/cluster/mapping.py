@@ -118,29 +118,40 @@ def rail_system(system: System, sharing: int) -> System:
 
 
 class LayoutCache:
-    """Per-layout results keyed by the system's *value* (its repr: a user profile reusing a
-    bundled name never gets the bundled system's answer), looked up first by the system
-    object's identity (the entry keeps the object), since a repr costs more than most answers.
-    First in, first out beyond ``size`` entries."""
+    """Per-layout results keyed by the system's *value* (compared with ``==``: a user profile
+    reusing a bundled name never gets the bundled system's answer), looked up first by the
+    system object's identity (the entry keeps the object). Systems are unhashable (their peak
+    table is a dict), so equal values are found among the entries of the same name and layout.
+    First in, first out beyond ``size`` entries of each kind."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._by_value: dict[tuple[str, int, int], Any] = {}
+        self._by_value: dict[tuple[str, int, int], list[tuple[Any, Any]]] = {}
         self._by_identity: dict[tuple[int, int, int], tuple[Any, Any]] = {}
 
     def get(self, lay: Layout, build: Callable[[Layout], Any]) -> Any:
         """The cached answer for ``lay``, built with ``build(lay)`` the first time."""
-        fast = (id(lay.system), lay.nodes, lay.gpus_per_node)
+        system = lay.system
+        fast = (id(system), lay.nodes, lay.gpus_per_node)
         hit = self._by_identity.get(fast)
-        if hit is not None and hit[0] is lay.system:
+        if hit is not None and hit[0] is system:
             return hit[1]
-        key = (repr(lay.system), lay.nodes, lay.gpus_per_node)
+        key = (system.name, lay.nodes, lay.gpus_per_node)
         if key not in self._by_value:
             _bounded(self._by_value, self.size)
-            self._by_value[key] = build(lay)
+        same = self._by_value.setdefault(key, [])
+        answer = next((found for other, found in same if other == system), _MISSING)
+        if answer is _MISSING:
+            if len(same) >= self.size:
+                same.pop(0)
+            answer = build(lay)
+            same.append((system, answer))
         _bounded(self._by_identity, self.size)
-        self._by_identity[fast] = (lay.system, self._by_value[key])
-        return self._by_value[key]
+        self._by_identity[fast] = (system, answer)
+        return answer
+
+
+_MISSING = object()
 
 
 def _bounded(cache: dict, size: int) -> None:

@@ -168,11 +168,14 @@ class CommCache:
         return True
 
     def _topology(self, lay: cluster.Layout) -> Any:
-        from costmodel.nccl import topology_for
+        """NCCL's graph search for the layout, shared by every cache and call on an equal system
+        (:func:`costmodel.cluster.backends.nccl_topology`: NCCL searches once per communicator;
+        the cost tables built on a topology are kept by its identity, so they are shared too)."""
+        from costmodel.cluster.backends import nccl_topology
 
         where = (lay.nodes, lay.gpus_per_node)
         if where not in self._topologies:
-            self._topologies[where] = topology_for(self.system, *where, tables=self.nccl_tables)
+            self._topologies[where] = nccl_topology(lay)
         return self._topologies[where]
 
     def _nccl(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:

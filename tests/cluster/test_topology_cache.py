@@ -41,3 +41,18 @@ def test_user_toml_reusing_a_bundled_name_through_the_cli_query(tmp_path):
     mine = run_query(Query(cluster=str(path), **args))[0].time_s
     assert mine > 3 * first
     assert run_query(Query(cluster="dgx-h100", **args))[0].time_s == first
+
+
+def test_an_equal_copy_shares_the_search_and_the_planner_uses_the_same_cache():
+    from costmodel.cluster.backends import nccl_topology
+    from costmodel.planner.comm import CommCache
+
+    bundled = hardware.load_system("dgx-h100")
+    copy = dataclasses.replace(bundled)
+    assert copy is not bundled and copy == bundled
+    first = nccl_topology(Layout(bundled, 2, 8))
+    assert nccl_topology(Layout(copy, 2, 8)) is first  # found by value, not rebuilt
+    assert CommCache(copy, "nccl")._topology(Layout(copy, 2, 8)) is first  # the planner's searches too
+    user = _slow_nics(bundled)
+    assert nccl_topology(Layout(user, 2, 8)) is not first
+    assert nccl_topology(Layout(user, 2, 8)).ring != first.ring
