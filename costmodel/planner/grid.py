@@ -162,8 +162,16 @@ def bucket_layouts(space: Space, params: int, first_bucket_bytes: float) -> over
     b = overlap.bucket_layout(grad_bytes, np.array(space.bucket_bytes, dtype=float).reshape(1, -1),
                               first_bucket_bytes)
     shape = (len(space.grad_dtypes), len(space.bucket_bytes))
-    return overlap.BucketLayout(*(np.broadcast_to(np.asarray(f, dtype=float), shape)
-                                  for f in (b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes)))
+    return overlap.BucketLayout(*(_filled(f, shape) for f in (b.first_bytes, b.full_count, b.bucket_bytes,
+                                                              b.last_bytes)))
+
+
+def _filled(value, shape) -> np.ndarray:
+    """A new float array of ``shape`` holding ``value`` broadcast (``np.broadcast_to`` and a copy
+    in one C-level assignment: the planner builds a few hundred of these a plan)."""
+    out = np.empty(shape)
+    out[...] = value
+    return out
 
 
 def _call_sizes(buckets: overlap.BucketLayout, precision: _ArrayPrecision) -> np.ndarray:
@@ -181,7 +189,15 @@ def _sync_fields(plan: gradsync.SyncPlan, shape) -> np.ndarray:
     fields = (plan.backward.first_s, plan.backward.full_s, plan.backward.last_s,
               plan.forward.first_s, plan.forward.full_s, plan.forward.last_s, plan.post_step_s,
               plan.after.first_s, plan.after.full_s, plan.after.last_s)
-    return np.stack([np.broadcast_to(f, shape) for f in fields])
+    return _stacked(fields, shape)
+
+
+def _stacked(fields, shape) -> np.ndarray:
+    """``np.stack`` of the fields, each broadcast to ``shape``."""
+    out = np.empty((len(fields), *shape))
+    for row, value in zip(out, fields):
+        row[...] = value
+    return out
 
 
 class _RailCaches:
@@ -366,7 +382,9 @@ def _exposed(phase, buckets, grad_bytes, compute_s, pick, late_fraction=0.0):
     the candidate lines (:func:`overlap.finish_lines`) are computed per GPU layout and gathered
     onto the cells; only their evaluation at each cell's compute time is per cell."""
     lines = overlap.finish_lines(grad_bytes, buckets, *phase, late_fraction)
-    lines = overlap.FinishLines(lines.slopes, tuple(np.take(np.broadcast_to(o, phase[0].shape), pick, axis=-1)
+    shape = phase[0].shape
+    lines = overlap.FinishLines(lines.slopes, tuple(np.take(o if getattr(o, "shape", None) == shape
+                                                            else np.broadcast_to(o, shape), pick, axis=-1)
                                                     for o in lines.offsets))
     return overlap.exposed_after(compute_s, lines)
 
