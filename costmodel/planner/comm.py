@@ -71,6 +71,20 @@ def _sharding_algorithms() -> frozenset[str]:
     return frozenset(a.value for p in ("reduce-scatter", "all-gather") for a in algorithms_for(p))
 
 
+@functools.lru_cache(maxsize=256)
+def _nccl_answers(algorithm: str, primitive: str) -> bool:
+    """Whether NCCL's model has the collective and an algorithm of that name."""
+    from costmodel.nccl.names import COLLECTIVES
+
+    if primitive not in COLLECTIVES:
+        return False
+    try:
+        to_nccl_algorithm(algorithm)
+    except DpcostError:
+        return False
+    return True
+
+
 def backend_tables(backend: str) -> Any:
     """NCCL's constants for the nccl backend (loaded once per cache), else None."""
     if backend != "nccl":
@@ -157,15 +171,7 @@ class CommCache:
     def _nccl_runs(self, algorithm: str, primitive: str = "all-reduce") -> bool:
         """Whether NCCL's model answers this algorithm and collective (else, e.g. parameter servers
         or ZeRO++'s all-to-all, the α-β path)."""
-        from costmodel.nccl.names import COLLECTIVES
-
-        if self.backend != "nccl" or primitive not in COLLECTIVES:
-            return False
-        try:
-            to_nccl_algorithm(algorithm)
-        except DpcostError:
-            return False
-        return True
+        return self.backend == "nccl" and _nccl_answers(algorithm, primitive)
 
     def _topology(self, lay: cluster.Layout) -> Any:
         """NCCL's graph search for the layout, shared by every cache and call on an equal system

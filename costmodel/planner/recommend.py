@@ -306,7 +306,8 @@ def _rank(sweep, setting, system, objective, constraints, top, tie_band):
         raise infeasible_error(sweep, setting, system)
     keys = choose.rule_keys(sweep, setting.workload.params, scores)
     flat = choose.order(scores, keys, tie_band, top * COLLAPSE_DEPTH)
-    return scores, keys, [tuple(int(i) for i in np.unravel_index(k, scores.shape)) for k in flat]
+    return scores, keys, list(zip(*(axis.tolist() for axis in np.unravel_index(np.asarray(flat, dtype=np.intp),
+                                                                                 scores.shape))))
 
 
 # Rows fetched per row shown, so that collapsing bucket-only duplicates still fills the table.
