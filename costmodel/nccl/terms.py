@@ -55,6 +55,8 @@ class CellTerms:
     step_divisor: Any  # bytes of one step = size / this
     n_steps: Any
 
+_NUMBER_FIELDS = tuple(field.name for field in fields(CellTerms) if field.name != "tree_factors")
+
 
 def tree_factors(cell: CostCell, topo: NcclTopology, t: NcclTables) -> tuple[float, ...] | None:
     """The ``treeCorrectionFactor`` row a cell's bandwidth is scaled by: Tree, and NVLSTree on
@@ -184,15 +186,15 @@ def measured_us(terms: CellTerms, size_bytes, index, nccl_tests) -> Any:
 
 def stack(rows: list[CellTerms]) -> CellTerms:
     """Many cells' terms as numpy columns (shape rows × 1), tree rows padded with 1."""
-    columns = {}
-    for name in (field.name for field in fields(CellTerms)):
-        if name == "tree_factors":
-            width = max((len(r.tree_factors) for r in rows if r.tree_factors is not None), default=0)
-            matrix = np.ones((len(rows), max(width, 1)))
-            for i, r in enumerate(rows):
-                if r.tree_factors is not None:
-                    matrix[i, :len(r.tree_factors)] = r.tree_factors
-            columns[name] = matrix if width else None
-        else:
-            columns[name] = np.array([getattr(r, name) for r in rows], dtype=float).reshape(-1, 1)
-    return CellTerms(**columns)
+    names = _NUMBER_FIELDS
+    table = np.array([[getattr(r, name) for r in rows] for name in names], dtype=float)
+    columns = {name: column.reshape(-1, 1) for name, column in zip(names, table)}
+    width = max((len(r.tree_factors) for r in rows if r.tree_factors is not None), default=0)
+    matrix = None
+    if width:
+        matrix = np.ones((len(rows), width))
+        for i, r in enumerate(rows):
+            if r.tree_factors is not None:
+                matrix[i, :len(r.tree_factors)] = r.tree_factors
+    return CellTerms(**columns, tree_factors=matrix)
+
