@@ -43,9 +43,13 @@ def test_user_toml_reusing_a_bundled_name_through_the_cli_query(tmp_path):
     assert run_query(Query(cluster="dgx-h100", **args))[0].time_s == first
 
 
-def test_an_equal_copy_shares_the_search_and_the_planner_uses_the_same_cache():
+def test_an_equal_copy_shares_the_search_and_the_planner_uses_the_same_cache(monkeypatch):
+    from costmodel.cluster import backends
     from costmodel.cluster.backends import nccl_topology
+    from costmodel.cluster.mapping import LayoutCache
     from costmodel.planner.comm import CommCache
+
+    monkeypatch.setattr(backends, "_TOPOLOGIES", LayoutCache(64))  # empty: other tests fill and evict it
 
     bundled = hardware.load_system("dgx-h100")
     copy = dataclasses.replace(bundled)
