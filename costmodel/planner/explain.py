@@ -25,6 +25,7 @@ from costmodel.planner.rank import objective_scores, rows_at
 from costmodel.planner.text import percent, rate, reason_text
 from costmodel.training.gradsync import ZERO_PRIMITIVES
 from dpbase.units import format_size
+from dpbase.values import replace
 
 CROSSOVER_MIN_BYTES = 2.0**10
 CROSSOVER_MAX_BYTES = 2.0**36
@@ -174,16 +175,25 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
                   subspace=None) -> dict:
     """Re-plan on scaled hardware; the choice changes only if the old plan falls out of the tie.
     ``subspace``: (:func:`whatif.feasible_subspace` of ``sweep``, the most bytes any plan of
-    ``sweep`` sends): only the configurations that can win are re-evaluated."""
+    ``sweep`` sends, :func:`_bounds` of ``sweep`` or None): only the configurations that can win
+    are re-evaluated (:func:`_near`)."""
     label, system2 = whatif.what_if_system(system, sweep.space, factor)
     base = float(sweep.samples_per_s[index])
     if subspace is None:
-        space, sent_max = sweep.space, None
+        space, sent_max, near = sweep.space, None, None
     else:  # the old plan is feasible, so inside the sub-space: its index there
-        (space, kept), sent_max = subspace
+        (space, kept), sent_max, bounds = subspace
+        near = _near(space, kept, index, bounds, factor, tolerance) if bounds is not None else None
         index = tuple(int(np.searchsorted(axis, i)) for axis, i in zip(kept, index))
-    other = grid.sweep(setting, system2, space)
+    other = grid.sweep(setting, system2, space if near is None else near[0])
     scores = objective_scores(other, setting, objective, constraints.tokens, constraints)
+    if near is not None:
+        local = near[1]
+        if scores[local] <= near[2]:
+            index = local
+        else:  # the old plan slowed beyond the guess: the pruning may have left out a winner
+            other = grid.sweep(setting, system2, space)
+            scores = objective_scores(other, setting, objective, constraints.tokens, constraints)
     old = rows_at(other, setting, scores, [index])[0]
     if not np.isfinite(scores).any():
         return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0}
@@ -200,12 +210,52 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
             "throughput_change": row.samples_per_s / base - 1.0}
 
 
+# Relative slack on the pruning bounds: a bound and the score it bounds come from different
+# float operations.
+_BOUND_SLACK = 1e-9
+
+
+def _bounds(sweep, setting, objective, constraints):
+    """(floor, guess) for the what-if's pruning, over ``sweep``: ``floor`` the scores of a step
+    without communication (:func:`grid.comm_free_s`, below any links' score), ``guess(g)`` the
+    scores with the communication share of each step scaled by ``g``."""
+    free = grid.comm_free_s(sweep)
+
+    def scores_at(step_s):
+        return objective_scores(replace(sweep, samples_per_s=grid.samples_per_s(sweep.space, step_s)),
+                                setting, objective, constraints.tokens, constraints)
+
+    return scores_at(free), lambda g: scores_at(free + (sweep.total_s - free) * g)
+
+
+def _near(space, kept, index, bounds, factor, tolerance):
+    """(the sub-space of ``space`` holding every configuration that may win on links ``factor``
+    times as fast, the old plan's index there, the old plan's guessed score there) or None.
+
+    The new best scores at most what the old plan scores there; a configuration whose floor
+    lies beyond the tie band of that can be neither the new plan nor tied with it. The old
+    plan's score is guessed with its communication scaled by ``1 / factor`` (none faster on
+    faster links) and checked once the sub-space is swept (:func:`_what_if_once` sweeps the
+    whole sub-space when the guess was low)."""
+    floor, guess = bounds
+    ceiling = float(guess(max(1.0, 1.0 / factor))[index])
+    if not np.isfinite(ceiling):
+        return None
+    ceiling += _BOUND_SLACK * abs(ceiling)
+    edge = ceiling + tolerance * abs(ceiling)
+    within = floor[np.ix_(*kept)] <= edge + _BOUND_SLACK * abs(edge)
+    at = tuple(int(np.searchsorted(k, i)) for k, i in zip(kept, index))
+    within[at] = True  # the old plan itself, whose score checks the guess
+    near, inner = whatif.subspace(space, within)
+    return near, tuple(int(np.searchsorted(axis, i)) for axis, i in zip(inner, at)), ceiling
+
+
 def what_if(sweep, setting, system, objective, constraints, index, tolerance, sent=None) -> list[dict]:
     """The plan again with the bottleneck bandwidth scaled: what changes, and by how much.
     ``sent``: the sweep's :func:`choose.bytes_sent`, where the caller has it."""
     found = []
     sent = choose.bytes_sent(sweep, setting.workload.params) if sent is None else sent
-    subspace = (whatif.feasible_subspace(sweep), float(sent.max()))
+    subspace = (whatif.feasible_subspace(sweep), float(sent.max()), _bounds(sweep, setting, objective, constraints))
     for factor in whatif.WHAT_IF_BANDWIDTH_FACTORS:
         found.append(_what_if_once(sweep, setting, system, objective, constraints, index, factor,
                                    tolerance, subspace))

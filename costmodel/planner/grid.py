@@ -333,6 +333,21 @@ class Sweep:
     feasible: np.ndarray
     plain_dp_fits: np.ndarray
     shard: str = "full"  # how ZeRO-3 rows shard ("hybrid", "hpz": see Setting)
+    interference_s: np.ndarray | float = 0.0  # the part of compute_s the hidden collectives add
+
+
+def comm_free_s(sweep: Sweep) -> np.ndarray:
+    """Each configuration's step with every collective at 0 s: its compute, straggler wait, host
+    overhead and optimizer, without the exposed communication and the slowdown the hidden part
+    adds. A step never shortens when a collective lengthens (both grow with it), so this bounds
+    the step from below on any links (the what-if's pruning, :mod:`costmodel.planner.explain`);
+    it leaves out the data loader's floor, which only loosens the bound."""
+    return sweep.compute_s - sweep.interference_s + sweep.optimizer_s
+
+
+def samples_per_s(space: Space, step_s) -> np.ndarray:
+    """Samples per second of a step of ``step_s`` for every configuration of ``space``."""
+    return space.gpus * space.micro_batch * space.accumulation / step_s
 
 
 def _per_dtype(space: Space, params: int, optimizer: str, hbm_Bps: float) -> dict[str, np.ndarray]:
@@ -497,7 +512,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                         host_overhead_s=losses.host_overhead_seconds(
                             0.0 if setting.asynchronous else setting.losses.host_overhead_s, ranks),
                         input_s=losses.input_seconds(setting.losses.input_rate, b * k))
-    samples = ranks * b * k / step.total_s
+    samples = samples_per_s(space, step.total_s)
     activations = memory.activation_bytes(workload, b, setting.seq_len,
                                           memory.DTYPE_BYTES[setting.compute_dtype],
                                           setting.flash_attention, setting.recompute)
@@ -522,4 +537,5 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                  memory_bytes=np.broadcast_to(mem, shape), capacity_bytes=float(gpu.memory_bytes),
                  reserve_bytes=float(gpu.memory_bytes - usable),
                  feasible=np.broadcast_to(feasible, shape),
-                 plain_dp_fits=np.broadcast_to(plain_fits, shape), shard=setting.shard)
+                 plain_dp_fits=np.broadcast_to(plain_fits, shape), shard=setting.shard,
+                 interference_s=np.broadcast_to(step.interference_s, shape))

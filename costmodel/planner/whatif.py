@@ -45,15 +45,14 @@ def single_space(space: grid.Space, index: tuple[int, ...]) -> grid.Space:
                       accumulation=space.accumulation[c:c + 1])
 
 
-def feasible_subspace(sweep: grid.Sweep) -> tuple[grid.Space, tuple[np.ndarray, ...]]:
-    """The smallest sub-space holding every configuration of ``sweep`` that runs and fits in
-    memory (``sweep.feasible``: neither depends on link bandwidth or latency, so no other
-    configuration can win on scaled links), as the kept values of each axis, with their
-    indices into ``sweep.space`` (increasing: the flat order of the kept configurations, which
-    breaks the last ties, is theirs in the whole space)."""
-    space, feasible = sweep.space, np.asarray(sweep.feasible)
-    kept = tuple(np.flatnonzero(feasible.any(axis=tuple(j for j in range(feasible.ndim) if j != axis)))
-                 for axis in range(feasible.ndim))
+def subspace(space: grid.Space, mask) -> tuple[grid.Space, tuple[np.ndarray, ...]]:
+    """The smallest sub-space of ``space`` holding every configuration where ``mask`` (shaped
+    like the space) is true, as the kept values of each axis, with their indices into ``space``
+    (increasing: the flat order of the kept configurations, which breaks the last ties, is
+    theirs in the whole space)."""
+    mask = np.asarray(mask)
+    kept = tuple(np.flatnonzero(mask.any(axis=tuple(j for j in range(mask.ndim) if j != axis)))
+                 for axis in range(mask.ndim))
     a, z, d, u, c = kept
     used = sorted({int(i) for i in space.cell_layout[c]})
     renumber = np.zeros(len(space.layouts), dtype=int)
@@ -65,6 +64,13 @@ def feasible_subspace(sweep: grid.Sweep) -> tuple[grid.Space, tuple[np.ndarray, 
                      layouts=tuple(space.layouts[i] for i in used), cell_layout=renumber[space.cell_layout[c]],
                      micro_batch=space.micro_batch[c], accumulation=space.accumulation[c])
     return sub, kept
+
+
+def feasible_subspace(sweep: grid.Sweep) -> tuple[grid.Space, tuple[np.ndarray, ...]]:
+    """The :func:`subspace` of every configuration of ``sweep`` that runs and fits in memory
+    (``sweep.feasible``: neither depends on link bandwidth or latency, so no other
+    configuration can win on scaled links)."""
+    return subspace(sweep.space, sweep.feasible)
 
 
 def _variant(parameter: str, factor: float, setting, system):

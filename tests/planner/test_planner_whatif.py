@@ -1,4 +1,5 @@
-"""The what-if re-plan on the feasible sub-space answers exactly as on the whole space."""
+"""The what-if re-plan on the feasible sub-space, and on the part of it that can reach the tie band,
+answers exactly as on the whole space."""
 
 from __future__ import annotations
 
@@ -41,12 +42,16 @@ def test_sub_space_what_if_equals_the_whole_space(case, factor, objective):
     for index in (np.unravel_index(int(np.argmin(scores)), scores.shape),
                   np.unravel_index(int(np.flatnonzero(np.isfinite(scores.ravel()))[-1]), scores.shape)):
         index = tuple(int(i) for i in index)
-        subspace = (whatif.feasible_subspace(sweep),
-                    float(choose.bytes_sent(sweep, setting.workload.params).max()))
+        feasible = whatif.feasible_subspace(sweep)
+        sent_max = float(choose.bytes_sent(sweep, setting.workload.params).max())
+        bounds = explain._bounds(sweep, setting, objective, constraints)
         whole = explain._what_if_once(sweep, setting, system, objective, constraints, index, factor, 0.02)
         part = explain._what_if_once(sweep, setting, system, objective, constraints, index, factor, 0.02,
-                                     subspace)
+                                     (feasible, sent_max, None))
+        pruned = explain._what_if_once(sweep, setting, system, objective, constraints, index, factor, 0.02,
+                                       (feasible, sent_max, bounds))
         assert part == whole
+        assert pruned == whole
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -62,3 +67,41 @@ def test_feasible_sub_space_holds_every_feasible_configuration(case):
         c = local[4]
         assert sub.layouts[int(sub.cell_layout[c])] == sweep.space.layouts[int(sweep.space.cell_layout[index[4]])]
         assert sub.micro_batch[c] == sweep.space.micro_batch[index[4]]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_step_without_communication_bounds_every_step_from_below(case):
+    system, setting, sweep = _sweep(*case)
+    free = grid.comm_free_s(sweep)
+    for factor in (0.25, 1.0, 4.0):
+        _, scaled = whatif.what_if_system(system, sweep.space, factor)
+        real = grid.sweep(setting, scaled, sweep.space)
+        assert np.all(free <= real.total_s * (1 + 1e-12))
+        assert np.any(free < real.total_s * (1 - 1e-3))  # communication is in the step
+    constraints = Constraints(tokens=1e11, price_per_gpu_hour=2.0, power_w=700.0)
+    for objective in ("throughput", "cost"):
+        floor, guess = explain._bounds(sweep, setting, objective, constraints)
+        scores = objective_scores(sweep, setting, objective, constraints.tokens, constraints)
+        assert np.all(floor <= scores + 1e-9 * np.abs(scores))
+        assert np.allclose(guess(1.0)[np.isfinite(scores)], scores[np.isfinite(scores)], rtol=1e-12)
+
+
+def test_the_pruned_space_is_smaller_and_a_low_guess_falls_back_to_the_whole(monkeypatch):
+    system, setting, sweep = _sweep(*CASES[0])
+    constraints = Constraints()
+    scores = objective_scores(sweep, setting, "throughput", None)
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
+    (sub, kept) = whatif.feasible_subspace(sweep)
+    floor, guess = explain._bounds(sweep, setting, "throughput", constraints)
+    near, local, _ = explain._near(sub, kept, index, (floor, guess), 2.0, 0.02)
+    assert len(near.layouts) < len(sub.layouts)
+    assert near.layouts[int(near.cell_layout[local[4]])] == sweep.space.layouts[int(sweep.space.cell_layout[index[4]])]
+    whole = explain._what_if_once(sweep, setting, system, "throughput", constraints, index, 0.5, 0.02)
+    swept = []
+    real_sweep = grid.sweep
+    monkeypatch.setattr(grid, "sweep", lambda *a, **k: swept.append(a[2].shape) or real_sweep(*a, **k))
+    sent_max = float(choose.bytes_sent(sweep, setting.workload.params).max())
+    low = (floor, lambda g: guess(g) - 1e12)  # a guess better than any plan can score: always wrong
+    assert explain._what_if_once(sweep, setting, system, "throughput", constraints, index, 0.5, 0.02,
+                                 ((sub, kept), sent_max, low)) == whole
+    assert swept[0] != sub.shape and swept[-1] == sub.shape  # the pruned space, then the whole one
