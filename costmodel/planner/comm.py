@@ -340,7 +340,12 @@ class LayoutBatch:
 
     def __init__(self, cache: CommCache, lays: list[cluster.Layout], algorithm: str,
                  sizes: np.ndarray) -> None:
-        self.cache, self.lays, self.algorithm, self.sizes = cache, lays, algorithm, sizes
+        self.cache, self.lays, self.algorithm = cache, lays, algorithm
+        # The announced sizes: one table per layout, where the backend's table is vectorised (all
+        # but a calibrated system's measured curves, which are looked up call by call).
+        vectorised = cache.backend != "nccl" or not getattr(cache.system, "measured", ())
+        self.sizes = sizes if vectorised and sizes.size else None
+        self._announced: dict[str, np.ndarray] = {}  # per primitive: the table at the announced sizes
 
     @property
     def runnable(self) -> np.ndarray:
@@ -349,12 +354,11 @@ class LayoutBatch:
 
     def __call__(self, primitive: str, size) -> np.ndarray:
         wanted = np.asarray(size, dtype=float)
-        # The announced sizes: one table per layout, where the backend's table is vectorised (all
-        # but a calibrated system's measured curves, which are looked up call by call).
-        vectorised = self.cache.backend != "nccl" or not getattr(self.cache.system, "measured", ())
-        grid = self.sizes if vectorised and self.sizes.size else distinct(wanted)
-        index = np.minimum(np.searchsorted(grid, wanted), grid.size - 1)
-        if not np.array_equal(grid[index], wanted):  # a size outside the announced ones
-            grid = distinct(wanted)
-            index = np.searchsorted(grid, wanted)
-        return self.cache.times(self.lays, primitive, self.algorithm, grid)[:, index]
+        if self.sizes is not None:
+            index = np.minimum(np.searchsorted(self.sizes, wanted), self.sizes.size - 1)
+            if (self.sizes[index] == wanted).all():
+                if primitive not in self._announced:
+                    self._announced[primitive] = self.cache.times(self.lays, primitive, self.algorithm, self.sizes)
+                return self._announced[primitive][:, index]
+        grid = distinct(wanted)  # sizes outside the announced ones
+        return self.cache.times(self.lays, primitive, self.algorithm, grid)[:, np.searchsorted(grid, wanted)]
