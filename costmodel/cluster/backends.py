@@ -34,9 +34,9 @@ _TOPOLOGIES = LayoutCache(64)
 
 def nccl_topology(lay: Layout, tables: Any = None) -> Any:
     """NCCL's graph search for this layout, cached by the system's value (:class:`LayoutCache`)."""
-    from costmodel.nccl import topology_for
+    from costmodel.nccl import load_tables, topology_for
 
-    if tables is not None:  # user tuning tables: not shared
+    if tables is not None and tables is not load_tables():  # user tuning tables: not shared
         return topology_for(lay.system, lay.nodes, lay.gpus_per_node, tables=tables)
     return _TOPOLOGIES.get(lay, lambda where: topology_for(where.system, where.nodes, where.gpus_per_node))
 

@@ -28,6 +28,7 @@ Mapping rules:
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -122,11 +123,12 @@ class LayoutCache:
     reusing a bundled name never gets the bundled system's answer), looked up first by the
     system object's identity (the entry keeps the object). Systems are unhashable (their peak
     table is a dict), so equal values are found among the entries of the same name and layout.
-    First in, first out beyond ``size`` entries of each kind."""
+    At most ``size`` answers, the oldest dropped first, and ``size`` identity shortcuts."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._by_value: dict[tuple[str, int, int], list[tuple[Any, Any]]] = {}
+        self._order: collections.deque[tuple[str, int, int]] = collections.deque()  # keys, oldest answer first
         self._by_identity: dict[tuple[int, int, int], tuple[Any, Any]] = {}
 
     def get(self, lay: Layout, build: Callable[[Layout], Any]) -> Any:
@@ -137,15 +139,16 @@ class LayoutCache:
         if hit is not None and hit[0] is system:
             return hit[1]
         key = (system.name, lay.nodes, lay.gpus_per_node)
-        if key not in self._by_value:
-            _bounded(self._by_value, self.size)
-        same = self._by_value.setdefault(key, [])
-        answer = next((found for other, found in same if other == system), _MISSING)
+        answer = next((found for other, found in self._by_value.get(key, ()) if other == system), _MISSING)
         if answer is _MISSING:
-            if len(same) >= self.size:
-                same.pop(0)
+            if len(self._order) >= self.size:  # the oldest answer is the first of its key's
+                oldest = self._order.popleft()
+                self._by_value[oldest].pop(0)
+                if not self._by_value[oldest]:
+                    del self._by_value[oldest]
             answer = build(lay)
-            same.append((system, answer))
+            self._by_value.setdefault(key, []).append((system, answer))
+            self._order.append(key)
         _bounded(self._by_identity, self.size)
         self._by_identity[fast] = (system, answer)
         return answer

@@ -181,7 +181,7 @@ class CommCache:
 
         where = (lay.nodes, lay.gpus_per_node)
         if where not in self._topologies:
-            self._topologies[where] = nccl_topology(lay)
+            self._topologies[where] = nccl_topology(lay, self.nccl_tables)
         return self._topologies[where]
 
     def _nccl(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:

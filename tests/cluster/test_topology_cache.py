@@ -60,3 +60,25 @@ def test_an_equal_copy_shares_the_search_and_the_planner_uses_the_same_cache(mon
     user = _slow_nics(bundled)
     assert nccl_topology(Layout(user, 2, 8)) is not first
     assert nccl_topology(Layout(user, 2, 8)).ring != first.ring
+
+
+def test_the_cache_holds_at_most_its_size_and_drops_the_oldest_answer_first():
+    from costmodel.cluster.mapping import LayoutCache
+
+    bundled = hardware.load_system("dgx-h100")
+    variants = [dataclasses.replace(bundled, nic_bandwidth_Bps=bundled.nic_bandwidth_Bps * (i + 1)) for i in range(5)]
+    cache, built = LayoutCache(3), []
+
+    def build(lay):
+        built.append(lay.system.nic_bandwidth_Bps)
+        return lay.system.nic_bandwidth_Bps
+
+    for system in variants:  # one name and layout: every variant under one key
+        assert cache.get(Layout(system, 2, 8), build) == system.nic_bandwidth_Bps
+    assert len(built) == 5 and sum(len(v) for v in cache._by_value.values()) == 3
+    copies = [dataclasses.replace(v) for v in variants]  # equal values, new objects: no identity shortcut
+    assert [cache.get(Layout(c, 2, 8), build) for c in copies[2:]] == [v.nic_bandwidth_Bps for v in variants[2:]]
+    assert len(built) == 5  # the three newest were kept
+    assert cache.get(Layout(copies[0], 2, 8), build) == variants[0].nic_bandwidth_Bps
+    assert len(built) == 6  # the oldest had been dropped: built again
+    assert sum(len(v) for v in cache._by_value.values()) == 3
