@@ -22,7 +22,8 @@ SCALAR_TYPES = frozenset(_PYTHON_SCALARS)  # the common case, without isinstance
 class _LazyNumpy:
     """A stand-in for the numpy module that imports it on the first attribute access. Each name
     it is asked for is kept in its own ``__dict__``, where later lookups find it without a call
-    (the planner asks ~1,600 times a plan)."""
+    (the planner asks ~1,600 times a plan): a name replaced in numpy afterwards (a test's
+    monkeypatch) is not seen through ``np``."""
 
     def __getattr__(self, name: str) -> Any:
         import numpy

@@ -55,6 +55,7 @@ class CellTerms:
     step_divisor: Any  # bytes of one step = size / this
     n_steps: Any
 
+
 _NUMBER_FIELDS = tuple(field.name for field in fields(CellTerms) if field.name != "tree_factors")
 
 
@@ -197,4 +198,3 @@ def stack(rows: list[CellTerms]) -> CellTerms:
             if r.tree_factors is not None:
                 matrix[i, :len(r.tree_factors)] = r.tree_factors
     return CellTerms(**columns, tree_factors=matrix)
-

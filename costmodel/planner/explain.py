@@ -183,14 +183,14 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
         space, sent_max, near = sweep.space, None, None
     else:  # the old plan is feasible, so inside the sub-space: its index there
         (space, kept), sent_max, bounds = subspace
-        near = _near(space, kept, index, bounds, factor, tolerance) if bounds is not None else None
-        index = tuple(int(np.searchsorted(axis, i)) for axis, i in zip(kept, index))
+        index = _local(kept, index)
+        near = None if bounds is None else _near(space, kept, index, bounds, factor, tolerance)
     other = grid.sweep(setting, system2, space if near is None else near[0])
     scores = objective_scores(other, setting, objective, constraints.tokens, constraints)
     if near is not None:
-        local = near[1]
-        if scores[local] <= near[2]:
-            index = local
+        _, near_index, ceiling = near
+        if scores[near_index] <= ceiling:
+            index = near_index
         else:  # the old plan slowed beyond the guess: the pruning may have left out a winner
             other = grid.sweep(setting, system2, space)
             scores = objective_scores(other, setting, objective, constraints.tokens, constraints)
@@ -210,6 +210,11 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
             "throughput_change": row.samples_per_s / base - 1.0}
 
 
+def _local(kept, index) -> tuple[int, ...]:
+    """``index`` (of a space) in the sub-space that kept ``kept`` of each axis (which holds it)."""
+    return tuple(int(np.searchsorted(axis, i)) for axis, i in zip(kept, index))
+
+
 # Relative slack on the pruning bounds: a bound and the score it bounds come from different
 # float operations.
 _BOUND_SLACK = 1e-9
@@ -218,7 +223,7 @@ _BOUND_SLACK = 1e-9
 def _bounds(sweep, setting, objective, constraints):
     """(floor, guess) for the what-if's pruning, over ``sweep``: ``floor`` the scores of a step
     without communication (:func:`grid.comm_free_s`, below any links' score), ``guess(g)`` the
-    scores with the communication share of each step scaled by ``g``."""
+    scores with the rest of each step (its communication and what waits on it) scaled by ``g``."""
     free = grid.comm_free_s(sweep)
 
     def scores_at(step_s):
@@ -230,24 +235,29 @@ def _bounds(sweep, setting, objective, constraints):
 
 def _near(space, kept, index, bounds, factor, tolerance):
     """(the sub-space of ``space`` holding every configuration that may win on links ``factor``
-    times as fast, the old plan's index there, the old plan's guessed score there) or None.
+    times as fast, the old plan's index there, the old plan's guessed score there), or None
+    where nothing is left out. ``kept``: the axes of ``sweep`` that ``space`` kept; ``index``:
+    the old plan's in ``space``.
 
     The new best scores at most what the old plan scores there; a configuration whose floor
-    lies beyond the tie band of that can be neither the new plan nor tied with it. The old
-    plan's score is guessed with its communication scaled by ``1 / factor`` (none faster on
-    faster links) and checked once the sub-space is swept (:func:`_what_if_once` sweeps the
-    whole sub-space when the guess was low)."""
+    lies beyond the tie band of that can be neither the new plan nor tied with it (the band's
+    edge grows with the score while ``tolerance`` < 1). The old plan's score is guessed with the
+    rest of its step scaled by ``1 / factor`` (none faster on faster links) and checked once
+    the sub-space is swept (:func:`_what_if_once` sweeps the whole sub-space when the guess
+    was low)."""
+    assert 0 <= tolerance < 1, tolerance  # plan() refuses a tie band of 1 or more
     floor, guess = bounds
-    ceiling = float(guess(max(1.0, 1.0 / factor))[index])
+    ceiling = float(guess(max(1.0, 1.0 / factor))[np.ix_(*kept)][index])
     if not np.isfinite(ceiling):
         return None
     ceiling += _BOUND_SLACK * abs(ceiling)
     edge = ceiling + tolerance * abs(ceiling)
     within = floor[np.ix_(*kept)] <= edge + _BOUND_SLACK * abs(edge)
-    at = tuple(int(np.searchsorted(k, i)) for k, i in zip(kept, index))
-    within[at] = True  # the old plan itself, whose score checks the guess
+    within[index] = True  # the old plan itself, whose score checks the guess
+    if within.all():
+        return None
     near, inner = whatif.subspace(space, within)
-    return near, tuple(int(np.searchsorted(axis, i)) for axis, i in zip(inner, at)), ceiling
+    return near, _local(inner, index), ceiling
 
 
 def what_if(sweep, setting, system, objective, constraints, index, tolerance, sent=None) -> list[dict]:

@@ -162,16 +162,7 @@ def bucket_layouts(space: Space, params: int, first_bucket_bytes: float) -> over
     b = overlap.bucket_layout(grad_bytes, np.array(space.bucket_bytes, dtype=float).reshape(1, -1),
                               first_bucket_bytes)
     shape = (len(space.grad_dtypes), len(space.bucket_bytes))
-    return overlap.BucketLayout(*(_filled(f, shape) for f in (b.first_bytes, b.full_count, b.bucket_bytes,
-                                                              b.last_bytes)))
-
-
-def _filled(value, shape) -> np.ndarray:
-    """A new float array of ``shape`` holding ``value`` broadcast (``np.broadcast_to`` and a copy
-    in one C-level assignment: the planner builds a few hundred of these a plan)."""
-    out = np.empty(shape)
-    out[...] = value
-    return out
+    return overlap.BucketLayout(*_stacked((b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes), shape))
 
 
 def _call_sizes(buckets: overlap.BucketLayout, precision: _ArrayPrecision) -> np.ndarray:
@@ -193,7 +184,8 @@ def _sync_fields(plan: gradsync.SyncPlan, shape) -> np.ndarray:
 
 
 def _stacked(fields, shape) -> np.ndarray:
-    """``np.stack`` of the fields, each broadcast to ``shape``."""
+    """``np.stack`` of the fields, each broadcast to ``shape``, as floats: one C-level
+    assignment per field instead of numpy's Python-level ``broadcast_to`` (~50 calls a plan)."""
     out = np.empty((len(fields), *shape))
     for row, value in zip(out, fields):
         row[...] = value
@@ -332,16 +324,16 @@ class Sweep:
     reserve_bytes: float
     feasible: np.ndarray
     plain_dp_fits: np.ndarray
+    interference_s: np.ndarray  # the part of compute_s the hidden collectives add
     shard: str = "full"  # how ZeRO-3 rows shard ("hybrid", "hpz": see Setting)
-    interference_s: np.ndarray | float = 0.0  # the part of compute_s the hidden collectives add
 
 
 def comm_free_s(sweep: Sweep) -> np.ndarray:
     """Each configuration's step with every collective at 0 s: its compute, straggler wait, host
-    overhead and optimizer, without the exposed communication and the slowdown the hidden part
-    adds. A step never shortens when a collective lengthens (both grow with it), so this bounds
-    the step from below on any links (the what-if's pruning, :mod:`costmodel.planner.explain`);
-    it leaves out the data loader's floor, which only loosens the bound."""
+    overhead and optimizer. The step adds only non-negative terms to these (the exposed
+    communication, the slowdown the hidden part causes, the data loader's wait), none of which
+    the links can make negative, so this bounds the step from below on any links (the
+    what-if's pruning, :mod:`costmodel.planner.explain`)."""
     return sweep.compute_s - sweep.interference_s + sweep.optimizer_s
 
 

@@ -2,8 +2,9 @@
 
 Sensitivity keeps the best plan fixed and scales one input: every link's bandwidth (intra-node
 and network together), every link's latency, or the MFU, by ``SENSITIVITY_FACTORS``. The
-what-if re-plans the whole sweep with the bottleneck level's bandwidth doubled to show which
-choice would change. Under the nccl backend NCCL's own latency tables apply, so the latency
+what-if re-plans with the bottleneck level's bandwidth doubled (then halved) to show which
+choice would change, on the configurations that can still win
+(:func:`costmodel.planner.explain.what_if`). Under the nccl backend NCCL's own latency tables apply, so the latency
 rows do not move (the profile's link latencies feed the ideal model only): where every collective of
 the plan came from NCCL's model they reuse its times (``CommTables.link_latency_free``).
 """

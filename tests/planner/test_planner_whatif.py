@@ -93,15 +93,46 @@ def test_the_pruned_space_is_smaller_and_a_low_guess_falls_back_to_the_whole(mon
     index = tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
     (sub, kept) = whatif.feasible_subspace(sweep)
     floor, guess = explain._bounds(sweep, setting, "throughput", constraints)
-    near, local, _ = explain._near(sub, kept, index, (floor, guess), 2.0, 0.02)
+    near, local, _ = explain._near(sub, kept, explain._local(kept, index), (floor, guess), 2.0, 0.02)
     assert len(near.layouts) < len(sub.layouts)
     assert near.layouts[int(near.cell_layout[local[4]])] == sweep.space.layouts[int(sweep.space.cell_layout[index[4]])]
-    whole = explain._what_if_once(sweep, setting, system, "throughput", constraints, index, 0.5, 0.02)
+    sent_max = float(choose.bytes_sent(sweep, setting.workload.params).max())
     swept = []
     real_sweep = grid.sweep
     monkeypatch.setattr(grid, "sweep", lambda *a, **k: swept.append(a[2].shape) or real_sweep(*a, **k))
-    sent_max = float(choose.bytes_sent(sweep, setting.workload.params).max())
+    whole = explain._what_if_once(sweep, setting, system, "throughput", constraints, index, 2.0, 0.02)
+    swept.clear()
+    assert explain._what_if_once(sweep, setting, system, "throughput", constraints, index, 2.0, 0.02,
+                                 ((sub, kept), sent_max, (floor, guess))) == whole
+    assert swept == [near.shape]  # the pruned space only: the guess held
+    whole = explain._what_if_once(sweep, setting, system, "throughput", constraints, index, 0.5, 0.02)
+    swept.clear()
     low = (floor, lambda g: guess(g) - 1e12)  # a guess better than any plan can score: always wrong
     assert explain._what_if_once(sweep, setting, system, "throughput", constraints, index, 0.5, 0.02,
                                  ((sub, kept), sent_max, low)) == whole
-    assert swept[0] != sub.shape and swept[-1] == sub.shape  # the pruned space, then the whole one
+    assert len(swept) == 2 and swept[0] != sub.shape and swept[1] == sub.shape  # pruned, then the whole
+
+
+@pytest.mark.parametrize(("objective", "factor"),
+                         list(itertools.product(("time-to-train", "gpu-hours", "energy"),
+                                                whatif.WHAT_IF_BANDWIDTH_FACTORS)))
+def test_pruning_is_exact_for_the_other_objectives_under_a_deadline_and_a_budget(objective, factor):
+    system, setting, sweep = _sweep(*CASES[0])
+    loose = Constraints(tokens=1e11, price_per_gpu_hour=2.0, power_w=700.0)
+    totals = objective_scores(sweep, setting, "time-to-train", loose.tokens, loose)
+    cost = objective_scores(sweep, setting, "cost", loose.tokens, loose)
+    hours = float(np.median(totals[np.isfinite(totals)]))  # half the feasible plans miss each limit
+    budget = float(np.median(cost[np.isfinite(cost)]))
+    constraints = Constraints(tokens=1e11, price_per_gpu_hour=2.0, power_w=700.0, deadline_hours=hours,
+                              budget=budget)
+    scores = objective_scores(sweep, setting, objective, constraints.tokens, constraints)
+    finite = np.flatnonzero(np.isfinite(scores.ravel()))
+    assert finite.size
+    feasible = whatif.feasible_subspace(sweep)
+    sent_max = float(choose.bytes_sent(sweep, setting.workload.params).max())
+    bounds = explain._bounds(sweep, setting, objective, constraints)
+    for flat in (finite[np.argmin(scores.ravel()[finite])], finite[-1]):
+        index = tuple(int(i) for i in np.unravel_index(int(flat), scores.shape))
+        whole = explain._what_if_once(sweep, setting, system, objective, constraints, index, factor, 0.02)
+        assert explain._what_if_once(sweep, setting, system, objective, constraints, index, factor, 0.02,
+                                     (feasible, sent_max, bounds)) == whole
