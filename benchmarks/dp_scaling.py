@@ -44,18 +44,23 @@ from costmodel.training.losses import StepLosses  # noqa: E402
 from costmodel.training.workloads import load_model  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "dp_scaling" / "results.csv"
+# Published tables never used to fit or choose anything (HELDOUT_SOURCES.md beside it).
+HELDOUT = ROOT / "tests" / "data" / "dp_scaling" / "heldout.csv"
 REPORT = ROOT / "docs" / "validation.md"
 SECTION = "dp-scaling"
+HELDOUT_SECTION = "dp-scaling-heldout"
 # Grid for the one fitted constant: framework overhead per data-parallel step, in seconds.
 HOST_OVERHEAD_GRID_S = tuple(x / 1000 for x in range(0, 41))
 # The GPU speed spread is not fitted: it keeps its published default (losses.SPEED_CV). Fitting
 # it too (0 to 0.05) moves the leave-one-source-out medians by < 0.1 point and lands on 0.016.
 SPEED_CV_GRID = (losses_module.SPEED_CV,)
 
+# "A100-SXM4 (…)": the held-out TF2 BERT table's heading says 80GB, its text "8x A100 40GB".
 GPU_BY_TYPE = (("A100-SXM4-80GB", "a100-sxm4-80gb"), ("A100-SXM4-40GB", "a100-sxm4-40gb"),
+               ("A100-SXM4", "a100-sxm4-40gb"),
                ("V100-SXM2-16GB", "v100-sxm2-16gb"), ("V100-SXM2-32GB", "v100-sxm2"),
                ("V100-SXM3-32GB", "v100-sxm3-32gb"), ("Tesla K80", "k80"), ("Tesla P100", "p100-sxm2"))
-MODEL_BY_NAME = (("BERT-large", "bert-large"), ("Transformer-XL base", "transformer-xl-base"),
+MODEL_BY_NAME = (("BERT-large", "bert-large"), ("BERT-base", "bert-base"), ("Transformer-XL base", "transformer-xl-base"),
                  ("Transformer-XL large", "transformer-xl-large"), ("ResNet-50", "resnet-50"),
                  ("ResNet-152", "resnet-152"), ("InceptionV3", "inception-v3"),
                  ("AlexNet", "alexnet"), ("VGG16", "vgg16"))
@@ -77,15 +82,35 @@ def _first_int(text: str) -> int:
 SYSTEM_BY_GPU = {"v100-sxm3-32gb": "dgx-2h", "k80": "aws-p2.8xlarge", "p100-sxm2": "dgx-1-p100"}
 
 
+# "<count>x [name] <speed> Gb/s" in a row's network column: the NICs a source states per node
+# ("8x 200 Gb/s HDR InfiniBand", "1x InfiniBand 100 Gb/sec (4X EDR)").
+STATED_NICS = re.compile(r"(\d+)\s*x\s+[^,;\d]*?(\d+)\s*Gb/s")
+# NCCL told not to use InfiniBand verbs (NCCL_IB_DISABLE=1) runs its socket transport over IPoIB.
+SOCKETS_LINK = "tcp-sockets"
+
+
 @functools.cache
-def system_for(gpu_type: str, gpus_per_node: int, inter_node: str):
+def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool = False):
     """The system a row ran on: its bundled profile; DGX A100 and DGX-1 (V100) with the GPU
-    variant the row names (40/80 GB, 16/32 GB)."""
+    variant the row names (40/80 GB, 16/32 GB), and with the NICs the row states where they
+    differ from the profile's (DLPerf's DGX-1-class nodes have one 100 Gb/s EDR NIC, not four);
+    ``sockets``: the NICs carry NCCL's socket transport (the bundled ``tcp-sockets`` link)."""
     gpu = hardware.load_gpu(_lookup(GPU_BY_TYPE, gpu_type))
     if gpu.name in SYSTEM_BY_GPU:
-        return hardware.load_system(SYSTEM_BY_GPU[gpu.name])
-    base = "dgx-a100" if gpu.name.startswith("a100") else "dgx-1"
-    return dataclasses.replace(hardware.load_system(base), gpu=gpu)
+        system = hardware.load_system(SYSTEM_BY_GPU[gpu.name])
+    else:
+        base = "dgx-a100" if gpu.name.startswith("a100") else "dgx-1"
+        system = dataclasses.replace(hardware.load_system(base), gpu=gpu)
+    stated = STATED_NICS.search(inter_node)
+    if stated:
+        count, gbps = int(stated.group(1)), float(stated.group(2))
+        if (count, gbps * 1e9 / 8) != (system.nics_per_node, system.nic_bandwidth_Bps):
+            system = dataclasses.replace(system, name=f"{system.name}-{count}x{gbps:g}G",
+                                         nics_per_node=count, nic_bandwidth_Bps=gbps * 1e9 / 8)
+    if sockets:
+        system = dataclasses.replace(system, name=f"{system.name}-sockets",
+                                     nic_link=hardware.load_link(SOCKETS_LINK))
+    return system
 
 
 @dataclass(frozen=True)
@@ -111,9 +136,18 @@ class Row:
     table: tuple
 
 
+# The held-out DLPerf source (H1) ran one benchmark under many frameworks: reported apart.
+H1_FRAMEWORKS = (("nvcr.io/nvidia/pytorch", "NGC PyTorch"), ("nvcr.io/nvidia/mxnet", "NGC MXNet"),
+                 ("nvcr.io/nvidia/tensorflow", "NGC TF1"), ("PyTorch 1.6", "PyTorch"),
+                 ("TF 2.3", "TF2"), ("MXNet 1.6.0", "MXNet"), ("Paddle", "Paddle"),
+                 ("OneFlow", "OneFlow"))
+
+
 def _source_label(record: dict) -> str:
     if record["source_id"] == "S7":
         return "S7 " + ("TensorFlow" if "TensorFlow" in record["source"] else "PyTorch")
+    if record["source_id"] == "H1":
+        return "H1 " + next(label for key, label in H1_FRAMEWORKS if key in record["framework_comm"])
     return record["source_id"]
 
 
@@ -139,7 +173,7 @@ def read_rows(path: Path = DATA) -> list[Row]:
                 baseline_gpus=int(r["baseline_gpus"]), baseline_value=float(r["baseline_value"]),
                 efficiency=eff,
                 table=(r["source_id"], r["model"], r["seq_len_or_input"], r["precision"],
-                       r["gpu_type"], r["baseline_gpus"], r["baseline_value"])))
+                       r["gpu_type"], r["framework_comm"], r["baseline_gpus"], r["baseline_value"])))
     return rows
 
 
@@ -159,13 +193,36 @@ def _dtypes(row: Row) -> tuple[str, str]:
         # (S6: train.py --amp apex --apex_amp_opt_level O2 casts the DDP-wrapped model to fp16).
         # Native torch.cuda.amp (ResNet-50 PyTorch 21.03) and TensorFlow's AMP graph rewrite
         # keep fp32 variables, so fp32 gradients.
-        grads = "fp16" if row.source in ("S1", "S1b", "S6") else "fp32"
+        grads = "fp16" if row.source in ("S1", "S1b", "S6") or _fp16_weights(row) else "fp32"
         return "fp16", grads
+    if precision.startswith("fp16"):  # fp16 weights without AMP (MXNet --dtype float16)
+        return "fp16", "fp16"
     return ("tf32" if precision.startswith("tf32") else "fp32"), "fp32"
+
+
+# Held-out rows whose all-reduce moves fp16: the weights themselves are fp16 (apex AMP O2,
+# MXNet's --dtype float16) or Horovod compresses the gradients to fp16.
+FP16_GRADIENTS = ("AMP O2", "--dtype float16", "fp16 compression")
+
+
+def _fp16_weights(row: Row) -> bool:
+    return row.source.startswith("H") and any(key in row.precision + row.framework
+                                              for key in FP16_GRADIENTS)
+
+
+# Held-out rows' synchronisation, from what each source states (HELDOUT_SOURCES.md), first match:
+# one all-reduce after backward (apex DDP with one 250M-element bucket; Horovod or Paddle's
+# gradient merge all-reducing the accumulated gradients once per optimizer step; TF2's
+# MirroredStrategy, which reduces after the whole backward); Horovod's fusion cycle; else
+# bucketed all-reduce overlapped with backward (PyTorch/apex DDP, OneFlow, Paddle 1.8).
+HELDOUT_SYNC = (("message_size=250000000", "flat"), ("allreduce of accumulated", "flat"),
+                ("gradient_merge", "flat"), ("MirroredStrategy", "flat"), ("Horovod", "horovod"))
 
 
 def _sync(row: Row) -> tuple[str, str, bool]:
     """(sync mode, collective algorithm, host-memory reduction) the source's framework used."""
+    if row.source.startswith("H"):
+        return next((mode for key, mode in HELDOUT_SYNC if key in row.framework), "ddp"), "auto", False
     if row.source in ("S1", "S1b"):
         return "flat", "auto", False
     if row.source == "S7 TensorFlow":
@@ -182,7 +239,8 @@ def _sync(row: Row) -> tuple[str, str, bool]:
 def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
                        losses: StepLosses, mfu: float | None = None) -> tuple[float, object]:
     """Predicted samples/s of the whole job and the breakdown (``mfu`` None: the model's)."""
-    system = system_for(row.gpu_type, row.gpus_per_node, row.inter_node)
+    system = system_for(row.gpu_type, row.gpus_per_node, row.inter_node,
+                        sockets="NCCL_IB_DISABLE=1" in row.framework)
     nodes = max(1, gpus // row.gpus_per_node) if gpus > row.gpus_per_node else 1
     per_node = gpus // nodes
     sync, algorithm, host_reduce = _sync(row)
@@ -370,10 +428,14 @@ def _fitted(losses: StepLosses) -> str:
     return f"host overhead {losses.host_overhead_s * 1e3:.0f} ms"
 
 
-def markdown(result: dict) -> str:
-    head = ("| rows | n | median abs error (points) | always-100 % error | Spearman | "
-            "baseline per-GPU throughput, predicted / published (median) | fitted without this source |\n"
+def _head(last: str = "") -> str:
+    return ("| rows | n | median abs error (points) | always-100 % error | Spearman | "
+            f"baseline per-GPU throughput, predicted / published (median) |{' ' + last if last else ''} |\n"
             "|---|---|---|---|---|---|---|")
+
+
+def markdown(result: dict) -> str:
+    head = _head("fitted without this source")
     out = [f"Leave-one-source-out (each source predicted with the host overhead fitted on the "
            f"others; in-sample fit on all sources: {_fitted(result['in_sample_fit'])}):", "", head]
     loso = result["loso"]
@@ -384,7 +446,7 @@ def markdown(result: dict) -> str:
         out.append(_line(f"**{label}**", [p for p in loso if (p.row.nodes > 1) == multi]))
     out.append(_line("**all**", loso))
     out += ["", "In-sample (one fit on all sources) and with the terms off:", "",
-            head.replace(" fitted without this source |", " |")]
+            _head()]
     for label, preds in (("in-sample", result["in_sample"]), ("defaults (losses.py)", result["default"]),
                          ("no loss terms (collective only)", result["none"])):
         for part, multi in (("single-node", False), ("multi-node", True)):
@@ -403,14 +465,47 @@ def report(rows: list[Row]) -> str:
         markdown(evaluate(rows, measured=False))])
 
 
+def heldout_table(preds: list[Prediction]) -> str:
+    """Per source and pooled: the shipped defaults on tables nothing was fitted to."""
+    out = [_head()]
+    for source in sorted({p.row.source for p in preds}):
+        out.append(_line(source, [p for p in preds if p.row.source == source]))
+    for label, multi in (("all single-node", False), ("all multi-node", True)):
+        out.append(_line(f"**{label}**", [p for p in preds if (p.row.nodes > 1) == multi]))
+    out.append(_line("**all**", preds))
+    return "\n".join(out)
+
+
+def heldout_report(rows: list[Row]) -> str:
+    """The held-out tables predicted with the shipped defaults (``StepLosses()``: the host
+    overhead fitted on the development set, the other terms' published values): no refit. The
+    last table is the same without the loss terms: whether what was fitted on the development
+    set carries over."""
+    none = "\n".join(_line(f"no loss terms, {part}", [p for p in preds if (p.row.nodes > 1) == multi])
+                     for preds in [predict(rows, StepLosses.none(), measured=False)]
+                     for part, multi in (("single-node", False), ("multi-node", True)))
+    return "\n".join([
+        "**Compute speed predicted too** (the flags a user types by default):", "",
+        heldout_table(predict(rows, StepLosses(), measured=False)), "",
+        "**Compute speed from each table's published baseline** (`--mfu` measured on one GPU or "
+        "node):", "", heldout_table(predict(rows, StepLosses(), measured=True)), "",
+        "The collective alone (compute predicted, every loss term off):", "",
+        _head(), none])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="replace the section in docs/validation.md")
+    parser.add_argument("--heldout", action="store_true",
+                        help="predict the held-out tables (tests/data/dp_scaling/heldout.csv) instead")
     args = parser.parse_args(argv)
-    text = report(read_rows())
+    if args.heldout:
+        text, section = heldout_report(read_rows(HELDOUT)), HELDOUT_SECTION
+    else:
+        text, section = report(read_rows()), SECTION
     print(text)
     if args.write:
-        write_section(REPORT, SECTION, text)
+        write_section(REPORT, section, text)
     return 0
 
 

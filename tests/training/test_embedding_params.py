@@ -69,3 +69,17 @@ def test_an_embedding_larger_than_the_model_is_refused(tmp_path):
                     'vocab = 5000\nseq_len = 128\nembedding_params = 2000000\n')
     with pytest.raises(InputError, match="embedding_params"):
         load_model_file(str(path))
+
+
+def _bert_count(layers, hidden, vocab=30522, positions=512, types=2):
+    """Parameters of Hugging Face's BertModel (embeddings with their LayerNorm, encoder, pooler)."""
+    embeddings = (vocab + positions + types) * hidden + 2 * hidden
+    layer = 4 * (hidden * hidden + hidden) + 2 * 4 * hidden * hidden + 4 * hidden + hidden + 2 * 2 * hidden
+    return embeddings + layers * layer + hidden * hidden + hidden
+
+
+@pytest.mark.parametrize("name, layers, hidden", [("bert-base", 12, 768), ("bert-large", 24, 1024)])
+def test_bert_presets_match_their_configuration(name, layers, hidden):
+    model = load_model(name)
+    assert model.params == _bert_count(layers, hidden)
+    assert (model.layers, model.hidden_size, model.heads) == (layers, hidden, hidden // 64)
