@@ -490,7 +490,11 @@ def heldout_report(rows: list[Row]) -> str:
         "**Compute speed from each table's published baseline** (`--mfu` measured on one GPU or "
         "node):", "", heldout_table(predict(rows, StepLosses(), measured=True)), "",
         "The collective alone (compute predicted, every loss term off):", "",
-        _head(), none])
+        _head(), none, "",
+        f"The host overhead these rows alone would fit (a check, not used): "
+        f"{fit(rows, measured=True).host_overhead_s * 1e3:.0f} ms with the baselines' measured speed, "
+        f"{fit(rows).host_overhead_s * 1e3:.0f} ms with the speed predicted; shipped: "
+        f"{losses_module.HOST_OVERHEAD_S * 1e3:.0f} ms (fitted on the development set)."])
 
 
 def main(argv: list[str] | None = None) -> int:
