@@ -15,6 +15,9 @@ constants fitted on the others).
 
     python benchmarks/dp_scaling.py            # print the report
     python benchmarks/dp_scaling.py --write    # also replace the section in docs/validation.md
+
+``--heldout``: the same for tests/data/dp_scaling/heldout.csv (three published sources outside
+the development set, HELDOUT_SOURCES.md), predicted once with the shipped defaults, no refit.
 """
 
 from __future__ import annotations
@@ -481,16 +484,16 @@ def heldout_report(rows: list[Row]) -> str:
     overhead fitted on the development set, the other terms' published values): no refit. The
     last table is the same without the loss terms: whether what was fitted on the development
     set carries over."""
-    none = "\n".join(_line(f"no loss terms, {part}", [p for p in preds if (p.row.nodes > 1) == multi])
-                     for preds in [predict(rows, StepLosses.none(), measured=False)]
-                     for part, multi in (("single-node", False), ("multi-node", True)))
+    bare = predict(rows, StepLosses.none(), measured=False)
+    none = [_line(f"no loss terms, {part}", [p for p in bare if (p.row.nodes > 1) == multi])
+            for part, multi in (("single-node", False), ("multi-node", True))]
     return "\n".join([
         "**Compute speed predicted too** (the flags a user types by default):", "",
         heldout_table(predict(rows, StepLosses(), measured=False)), "",
         "**Compute speed from each table's published baseline** (`--mfu` measured on one GPU or "
         "node):", "", heldout_table(predict(rows, StepLosses(), measured=True)), "",
         "The collective alone (compute predicted, every loss term off):", "",
-        _head(), none, "",
+        _head(), *none, "",
         f"The host overhead these rows alone would fit (a check, not used): "
         f"{fit(rows, measured=True).host_overhead_s * 1e3:.0f} ms with the baselines' measured speed, "
         f"{fit(rows).host_overhead_s * 1e3:.0f} ms with the speed predicted; shipped: "
