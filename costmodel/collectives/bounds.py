@@ -9,15 +9,13 @@ and receive n bytes, in at least two steps, with no reduction on the ranks.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+import collections
+from typing import Any
 
 from costmodel.names import Primitive as P
 
-
-class Bound(NamedTuple):
-    steps: Any
-    wire: Any
-    reduce: Any
+# A plain namedtuple: ``typing.NamedTuple`` compiles a ForwardRef per field at import (start-up).
+Bound = collections.namedtuple("Bound", "steps wire reduce")
 
 
 def primitive_bound(primitive: P, N: Any, n: Any, o: Any) -> Bound:

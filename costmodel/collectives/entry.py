@@ -8,33 +8,25 @@ validity conditions and its source. Families of algorithms live in
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from costmodel.names import Algorithm, Primitive
 from dpbase.errors import InputError
 from dpbase.values import field, frozen
 
+# A plain namedtuple: ``typing.NamedTuple`` compiles a ForwardRef per field at import (start-up).
+Terms = collections.namedtuple("Terms", "steps wire reduce sent_max recv_max total aux_max steps_inter wire_inter",
+                               defaults=(0, 0, 0))
+Terms.__doc__ = """Cost terms of one collective, each an expression of N, n and the parameters.
 
-class Terms(NamedTuple):
-    """Cost terms of one collective, each an expression of N, n and the parameters.
-
-    ``steps``/``wire``: α count and β bytes on the (intra-node, or only) level;
-    ``steps_inter``/``wire_inter``: the same on the inter-node level (hierarchical only);
-    ``reduce``: γ bytes on the critical path; ``sent_max``/``recv_max``: bytes sent/received
-    by the busiest rank; ``total``: bytes put on all links; ``aux_max``: bytes through the
-    busiest auxiliary endpoint that is not a rank (a dedicated server, a switch port).
-    """
-
-    steps: Any
-    wire: Any
-    reduce: Any
-    sent_max: Any
-    recv_max: Any
-    total: Any
-    aux_max: Any = 0
-    steps_inter: Any = 0
-    wire_inter: Any = 0
+``steps``/``wire``: α count and β bytes on the (intra-node, or only) level;
+``steps_inter``/``wire_inter``: the same on the inter-node level (hierarchical only);
+``reduce``: γ bytes on the critical path; ``sent_max``/``recv_max``: bytes sent/received
+by the busiest rank; ``total``: bytes put on all links; ``aux_max``: bytes through the
+busiest auxiliary endpoint that is not a rank (a dedicated server, a switch port).
+"""
 
 
 @frozen
