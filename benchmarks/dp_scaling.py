@@ -47,7 +47,7 @@ from costmodel.training.losses import StepLosses  # noqa: E402
 from costmodel.training.workloads import load_model  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "dp_scaling" / "results.csv"
-# Published tables never used to fit or choose anything (HELDOUT_SOURCES.md beside it).
+# Published tables never used to fit the shipped constants (HELDOUT_SOURCES.md beside it).
 HELDOUT = ROOT / "tests" / "data" / "dp_scaling" / "heldout.csv"
 REPORT = ROOT / "docs" / "validation.md"
 SECTION = "dp-scaling"
@@ -63,8 +63,8 @@ GPU_BY_TYPE = (("A100-SXM4-80GB", "a100-sxm4-80gb"), ("A100-SXM4-40GB", "a100-sx
                ("A100-SXM4", "a100-sxm4-40gb"),
                ("V100-SXM2-16GB", "v100-sxm2-16gb"), ("V100-SXM2-32GB", "v100-sxm2"),
                ("V100-SXM3-32GB", "v100-sxm3-32gb"), ("Tesla K80", "k80"), ("Tesla P100", "p100-sxm2"))
-MODEL_BY_NAME = (("BERT-large", "bert-large"), ("BERT-base", "bert-base"), ("Transformer-XL base", "transformer-xl-base"),
-                 ("Transformer-XL large", "transformer-xl-large"), ("ResNet-50", "resnet-50"),
+MODEL_BY_NAME = (("BERT-large", "bert-large"), ("BERT-base", "bert-base"),
+                 ("Transformer-XL base", "transformer-xl-base"), ("Transformer-XL large", "transformer-xl-large"), ("ResNet-50", "resnet-50"),
                  ("ResNet-152", "resnet-152"), ("InceptionV3", "inception-v3"),
                  ("AlexNet", "alexnet"), ("VGG16", "vgg16"))
 
@@ -88,7 +88,9 @@ SYSTEM_BY_GPU = {"v100-sxm3-32gb": "dgx-2h", "k80": "aws-p2.8xlarge", "p100-sxm2
 # "<count>x [name] <speed> Gb/s" in a row's network column: the NICs a source states per node
 # ("8x 200 Gb/s HDR InfiniBand", "1x InfiniBand 100 Gb/sec (4X EDR)").
 STATED_NICS = re.compile(r"(\d+)\s*x\s+[^,;\d]*?(\d+)\s*Gb/s")
-# NCCL told not to use InfiniBand verbs (NCCL_IB_DISABLE=1) runs its socket transport over IPoIB.
+# NCCL told not to use InfiniBand verbs (NCCL_IB_DISABLE=1 in a row's framework column) runs its
+# socket transport over IPoIB: the bundled tcp-sockets link.
+NCCL_SOCKETS = "NCCL_IB_DISABLE=1"
 SOCKETS_LINK = "tcp-sockets"
 
 
@@ -137,6 +139,7 @@ class Row:
     baseline_value: float
     efficiency: float | None
     table: tuple
+    held_out: bool  # from heldout.csv (source ids H1, H2, …): never used to fit the shipped constants
 
 
 # The held-out DLPerf source (H1) ran one benchmark under many frameworks: reported apart.
@@ -150,7 +153,10 @@ def _source_label(record: dict) -> str:
     if record["source_id"] == "S7":
         return "S7 " + ("TensorFlow" if "TensorFlow" in record["source"] else "PyTorch")
     if record["source_id"] == "H1":
-        return "H1 " + next(label for key, label in H1_FRAMEWORKS if key in record["framework_comm"])
+        label = next((label for key, label in H1_FRAMEWORKS if key in record["framework_comm"]), None)
+        if label is None:
+            raise SystemExit(f"error: no framework label for {record['framework_comm']!r}")
+        return f"H1 {label}"
     return record["source_id"]
 
 
@@ -175,8 +181,10 @@ def read_rows(path: Path = DATA) -> list[Row]:
                 framework=r["framework_comm"], metric=r["metric"], value=float(r["value"]),
                 baseline_gpus=int(r["baseline_gpus"]), baseline_value=float(r["baseline_value"]),
                 efficiency=eff,
+                # the framework too: DLPerf ran one table per framework (a mismatch fails loudly)
                 table=(r["source_id"], r["model"], r["seq_len_or_input"], r["precision"],
-                       r["gpu_type"], r["framework_comm"], r["baseline_gpus"], r["baseline_value"])))
+                       r["gpu_type"], r["framework_comm"], r["baseline_gpus"], r["baseline_value"]),
+                held_out=r["source_id"].startswith("H")))
     return rows
 
 
@@ -196,7 +204,7 @@ def _dtypes(row: Row) -> tuple[str, str]:
         # (S6: train.py --amp apex --apex_amp_opt_level O2 casts the DDP-wrapped model to fp16).
         # Native torch.cuda.amp (ResNet-50 PyTorch 21.03) and TensorFlow's AMP graph rewrite
         # keep fp32 variables, so fp32 gradients.
-        grads = "fp16" if row.source in ("S1", "S1b", "S6") or _fp16_weights(row) else "fp32"
+        grads = "fp16" if row.source in ("S1", "S1b", "S6") or _fp16_gradients(row) else "fp32"
         return "fp16", grads
     if precision.startswith("fp16"):  # fp16 weights without AMP (MXNet --dtype float16)
         return "fp16", "fp16"
@@ -208,9 +216,8 @@ def _dtypes(row: Row) -> tuple[str, str]:
 FP16_GRADIENTS = ("AMP O2", "--dtype float16", "fp16 compression")
 
 
-def _fp16_weights(row: Row) -> bool:
-    return row.source.startswith("H") and any(key in row.precision + row.framework
-                                              for key in FP16_GRADIENTS)
+def _fp16_gradients(row: Row) -> bool:
+    return row.held_out and any(key in row.precision + row.framework for key in FP16_GRADIENTS)
 
 
 # Held-out rows' synchronisation, from what each source states (HELDOUT_SOURCES.md), first match:
@@ -224,7 +231,7 @@ HELDOUT_SYNC = (("message_size=250000000", "flat"), ("allreduce of accumulated",
 
 def _sync(row: Row) -> tuple[str, str, bool]:
     """(sync mode, collective algorithm, host-memory reduction) the source's framework used."""
-    if row.source.startswith("H"):
+    if row.held_out:
         return next((mode for key, mode in HELDOUT_SYNC if key in row.framework), "ddp"), "auto", False
     if row.source in ("S1", "S1b"):
         return "flat", "auto", False
@@ -242,8 +249,7 @@ def _sync(row: Row) -> tuple[str, str, bool]:
 def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
                        losses: StepLosses, mfu: float | None = None) -> tuple[float, object]:
     """Predicted samples/s of the whole job and the breakdown (``mfu`` None: the model's)."""
-    system = system_for(row.gpu_type, row.gpus_per_node, row.inter_node,
-                        sockets="NCCL_IB_DISABLE=1" in row.framework)
+    system = system_for(row.gpu_type, row.gpus_per_node, row.inter_node, sockets=NCCL_SOCKETS in row.framework)
     nodes = max(1, gpus // row.gpus_per_node) if gpus > row.gpus_per_node else 1
     per_node = gpus // nodes
     sync, algorithm, host_reduce = _sync(row)
@@ -419,19 +425,25 @@ def _f(value, digits=1, suffix="") -> str:
     return "–" if value is None else f"{value:.{digits}f}{suffix}"
 
 
-def _line(name: str, preds: list[Prediction], fitted: str = "") -> str:
+def _line(name: str, preds: list[Prediction], fitted: str | None = "") -> str:
+    """One table row; ``fitted`` the last cell (None: a table without that column)."""
     ratios = [p.baseline_ratio for p in preds]
     return (f"| {name} | {len(preds)} | {_f(_median_abs_points(preds))} | "
             f"{_f(_median_abs_points(preds, naive=True))} | "
             f"{_f(spearman([p.predicted for p in preds], [p.published for p in preds]), 2)} | "
-            f"{_f(statistics.median(ratios) if ratios else None, 2, ' ×')} | {fitted} |")
+            f"{_f(statistics.median(ratios) if ratios else None, 2, ' ×')} |"
+            + ("" if fitted is None else f" {fitted} |"))
 
 
 def _fitted(losses: StepLosses) -> str:
     return f"host overhead {losses.host_overhead_s * 1e3:.0f} ms"
 
 
-def _head(last: str = "") -> str:
+def _head(last: str | None = "") -> str:
+    """The table head; ``last`` the last column's title (None: no such column)."""
+    if last is None:
+        return ("| rows | n | median abs error (points) | always-100 % error | Spearman | "
+                "baseline per-GPU throughput, predicted / published (median) |\n|---|---|---|---|---|---|")
     return ("| rows | n | median abs error (points) | always-100 % error | Spearman | "
             f"baseline per-GPU throughput, predicted / published (median) |{' ' + last if last else ''} |\n"
             "|---|---|---|---|---|---|---|")
@@ -469,13 +481,13 @@ def report(rows: list[Row]) -> str:
 
 
 def heldout_table(preds: list[Prediction]) -> str:
-    """Per source and pooled: the shipped defaults on tables nothing was fitted to."""
-    out = [_head()]
+    """Per source and pooled: the shipped defaults on tables their constants were not fitted to."""
+    out = [_head(None)]
     for source in sorted({p.row.source for p in preds}):
-        out.append(_line(source, [p for p in preds if p.row.source == source]))
+        out.append(_line(source, [p for p in preds if p.row.source == source], None))
     for label, multi in (("all single-node", False), ("all multi-node", True)):
-        out.append(_line(f"**{label}**", [p for p in preds if (p.row.nodes > 1) == multi]))
-    out.append(_line("**all**", preds))
+        out.append(_line(f"**{label}**", [p for p in preds if (p.row.nodes > 1) == multi], None))
+    out.append(_line("**all**", preds, None))
     return "\n".join(out)
 
 
@@ -485,7 +497,7 @@ def heldout_report(rows: list[Row]) -> str:
     last table is the same without the loss terms: whether what was fitted on the development
     set carries over."""
     bare = predict(rows, StepLosses.none(), measured=False)
-    none = [_line(f"no loss terms, {part}", [p for p in bare if (p.row.nodes > 1) == multi])
+    none = [_line(f"no loss terms, {part}", [p for p in bare if (p.row.nodes > 1) == multi], None)
             for part, multi in (("single-node", False), ("multi-node", True))]
     return "\n".join([
         "**Compute speed predicted too** (the flags a user types by default):", "",
@@ -493,7 +505,7 @@ def heldout_report(rows: list[Row]) -> str:
         "**Compute speed from each table's published baseline** (`--mfu` measured on one GPU or "
         "node):", "", heldout_table(predict(rows, StepLosses(), measured=True)), "",
         "The collective alone (compute predicted, every loss term off):", "",
-        _head(), *none, "",
+        _head(None), *none, "",
         f"The host overhead these rows alone would fit (a check, not used): "
         f"{fit(rows, measured=True).host_overhead_s * 1e3:.0f} ms with the baselines' measured speed, "
         f"{fit(rows).host_overhead_s * 1e3:.0f} ms with the speed predicted; shipped: "

@@ -108,20 +108,62 @@ HELDOUT = dp_scaling.read_rows(dp_scaling.HELDOUT)
 
 
 def test_every_held_out_row_maps_and_derives_its_efficiency_as_the_source_does():
-    assert len(HELDOUT) == 299
-    assert not {r.source for r in HELDOUT} & {r.source for r in ROWS}
+    assert len(HELDOUT) == 299 and all(row.held_out for row in HELDOUT)
+    assert not any(row.held_out for row in ROWS)
     for row in HELDOUT:
         base = dp_scaling.baseline_of(row, HELDOUT)
-        assert base.gpus == row.baseline_gpus
+        assert base.value == row.baseline_value
         assert row.value / (base.value * row.gpus / base.gpus) == pytest.approx(row.efficiency, abs=6e-4)
+
+
+def test_no_held_out_measurement_is_in_the_development_set():
+    development = {(row.model, row.value) for row in ROWS}
+    assert not any((row.model, row.value) in development for row in HELDOUT)
+
+
+# (source, model, precision's first word) -> (sync mode, compute dtype, gradient dtype, NCCL over
+# sockets), as HELDOUT_SOURCES.md states each framework; a reordered or widened rule shows here.
+HELD_OUT_SETUP = {
+    ("H1 NGC PyTorch", "bert-base", "FP32"): ("flat", "fp32", "fp32", False),
+    ("H1 NGC PyTorch", "bert-base", "mixed"): ("flat", "fp16", "fp16", False),  # apex O2, one bucket
+    ("H1 NGC PyTorch", "resnet-50", "mixed"): ("ddp", "fp16", "fp32", False),  # apex O1
+    ("H1 NGC TF1", "bert-base", "mixed"): ("horovod", "fp16", "fp16", False),  # Compression.fp16
+    ("H1 NGC TF1", "resnet-50", "mixed"): ("horovod", "fp16", "fp32", False),
+    ("H1 NGC MXNet", "resnet-50", "fp16"): ("horovod", "fp16", "fp16", False),  # --dtype float16
+    ("H1 MXNet", "bert-base", "fp16"): ("horovod", "fp16", "fp16", False),
+    ("H1 TF2", "resnet-50", "mixed"): ("flat", "fp16", "fp32", False),  # MirroredStrategy
+    ("H1 PyTorch", "resnet-50", "FP32"): ("ddp", "fp32", "fp32", False),
+    ("H1 OneFlow", "bert-base", "mixed"): ("ddp", "fp16", "fp32", False),
+    ("H1 Paddle", "bert-base", "mixed"): ("ddp", "fp16", "fp32", True),  # NCCL_IB_DISABLE=1
+    ("H1 Paddle", "resnet-50", "mixed"): ("ddp", "fp16", "fp32", False),
+    ("H2", "bert-large", "mixed"): ("flat", "fp16", "fp16", False),  # accumulated, compressed
+    ("H2", "bert-large", "TF32"): ("flat", "tf32", "fp32", False),
+    ("H3", "bert-large", "mixed"): ("flat", "fp16", "fp32", False),  # gradient merge
+}
+
+
+def test_each_held_out_table_runs_as_its_source_states():
+    seen = set()
+    for row in HELDOUT:
+        key = (row.source, row.model, row.precision.split()[0])
+        if key not in HELD_OUT_SETUP:
+            continue
+        seen.add(key)
+        sync, compute, grads, sockets = HELD_OUT_SETUP[key]
+        assert dp_scaling._sync(row)[0] == sync, row.row_id
+        assert dp_scaling._dtypes(row) == (compute, grads), row.row_id
+        assert (dp_scaling.NCCL_SOCKETS in row.framework) == sockets, row.row_id
+    assert seen == set(HELD_OUT_SETUP)
 
 
 def test_a_stated_nic_count_and_nccl_over_sockets_reach_the_system():
     """DLPerf's nodes have one EDR NIC (the DGX-1 profile has four); Paddle's BERT script
     disables InfiniBand verbs, so NCCL runs its socket transport."""
+    profile = dp_scaling.system_for("V100-SXM2-16GB", 8, "")
     one_nic = [r for r in HELDOUT if r.source == "H1 OneFlow" and r.nodes > 1][0]
     system = dp_scaling.system_for(one_nic.gpu_type, one_nic.gpus_per_node, one_nic.inter_node)
-    assert (system.nics_per_node, system.nic_bandwidth_Bps) == (1, 12.5e9)
+    assert (profile.nics_per_node, system.nics_per_node) == (4, 1)
+    assert system.nic_bandwidth_Bps == 100e9 / 8
     paddle = [r for r in HELDOUT if r.source == "H1 Paddle" and r.model == "bert-base" and r.nodes > 1][0]
     _, result = dp_scaling.predict_throughput(paddle, paddle.gpus, paddle.micro_batch, paddle.accumulation,
                                               StepLosses())
@@ -132,11 +174,13 @@ def test_a_stated_nic_count_and_nccl_over_sockets_reach_the_system():
 
 
 def test_the_terms_fitted_on_the_development_set_help_on_tables_never_fitted():
-    """Out of sample (benchmarks/dp_scaling.py --heldout, default flags): the loss terms as
-    shipped beat the collective alone by more than 2 points, inside nodes and across them."""
+    """Out of sample (benchmarks/dp_scaling.py --heldout, default flags), the loss terms as
+    shipped must beat the collective alone, inside nodes and across them. Only that is asserted,
+    not a margin: a tighter gate on these rows would push later changes to please them, which is
+    choosing on them."""
     for multi in (False, True):
         def median(losses, multi=multi):
             preds = dp_scaling.predict(HELDOUT, losses, measured=False)
             return statistics.median(abs(p.predicted - p.published) * 100
                                      for p in preds if (p.row.nodes > 1) == multi)
-        assert median(StepLosses()) < median(StepLosses.none()) - 2.0
+        assert median(StepLosses()) < median(StepLosses.none())
