@@ -244,7 +244,8 @@ def _near(space, kept, index, bounds, factor, tolerance):
     edge grows with the score while ``tolerance`` < 1). The old plan's score is guessed with the
     rest of its step scaled by ``1 / factor`` (none faster on faster links) and checked once
     the sub-space is swept (:func:`_what_if_once` sweeps the whole sub-space when the guess
-    was low)."""
+    was low). None too where the smallest sub-space holding the rest is ``space`` itself: the
+    same sweep, with a check and possibly a second sweep for nothing."""
     assert 0 <= tolerance < 1, tolerance  # plan() refuses a tie band of 1 or more
     floor, guess = bounds
     ceiling = float(guess(max(1.0, 1.0 / factor))[np.ix_(*kept)][index])
@@ -257,6 +258,8 @@ def _near(space, kept, index, bounds, factor, tolerance):
     if within.all():
         return None
     near, inner = whatif.subspace(space, within)
+    if near.shape == space.shape:  # the configurations left out span every kept value of each axis
+        return None
     return near, _local(inner, index), ceiling
 
 
