@@ -18,6 +18,12 @@ constants fitted on the others).
 
 ``--heldout``: the same for tests/data/dp_scaling/heldout.csv (three published sources outside
 the development set, HELDOUT_SOURCES.md), predicted once with the shipped defaults, no refit.
+
+Without ``--heldout`` it also reports the step-time intervals every prediction carries
+(costmodel.training.residuals): the 10th and 90th percentile of published ÷ predicted step
+time over every out-of-sample prediction of both sets, per class (one GPU, one node, several
+nodes) and compute mode, and how often they hold on publications left out of them; ``--write``
+writes them to costmodel/data/step_residuals.toml.
 """
 
 from __future__ import annotations
@@ -36,11 +42,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from accuracy import write_section  # noqa: E402  (benchmarks/accuracy.py: one section writer)
+from accuracy import percentile, write_section  # noqa: E402  (benchmarks/accuracy.py: shared with it)
 
 import hardware  # noqa: E402
 from costmodel.cluster import comm as mapping  # noqa: E402
 from costmodel.training import losses as losses_module  # noqa: E402
+from costmodel.training import residuals as step_residuals  # noqa: E402
 from costmodel.training import stragglers, transport  # noqa: E402
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds  # noqa: E402
 from costmodel.training.losses import StepLosses  # noqa: E402
@@ -52,6 +59,8 @@ HELDOUT = ROOT / "tests" / "data" / "dp_scaling" / "heldout.csv"
 REPORT = ROOT / "docs" / "validation.md"
 SECTION = "dp-scaling"
 HELDOUT_SECTION = "dp-scaling-heldout"
+INTERVALS_SECTION = "dp-scaling-intervals"
+STEP_RESIDUALS = Path(step_residuals.DATA_FILE)
 # Grid for the one fitted constant: framework overhead per data-parallel step, in seconds.
 HOST_OVERHEAD_GRID_S = tuple(x / 1000 for x in range(0, 41))
 # The GPU speed spread is not fitted: it keeps its published default (losses.SPEED_CV). Fitting
@@ -512,9 +521,123 @@ def heldout_report(rows: list[Row]) -> str:
         f"{losses_module.HOST_OVERHEAD_S * 1e3:.0f} ms (fitted on the development set)."])
 
 
+@dataclass(frozen=True)
+class Residual:
+    """One out-of-sample prediction: published step time ÷ predicted step time (the job's
+    predicted throughput ÷ its published one) in one class and compute mode."""
+
+    group: str  # the publication, left out as a whole when the coverage is checked
+    step_class: str  # step_residuals.STEP_CLASSES
+    mode: str  # step_residuals.MODES: "default" (speed predicted) or "measured" (--mfu)
+    ratio: float
+
+
+def _group(row: Row) -> str:
+    return row.source.split()[0] if row.held_out else row.source  # DLPerf: one publication
+
+
+def _residuals_of(preds: list[Prediction], mode: str) -> list[Residual]:
+    """A row's step at N: its efficiency relative to the baseline, times (default mode) the
+    baseline's own speed error. A one-GPU baseline contributes its speed error alone, once."""
+    out, seen = [], set()
+    for p in preds:
+        row = p.row
+        if mode == "default" and row.baseline_gpus == 1 and (row.table, 1) not in seen:
+            seen.add((row.table, 1))
+            out.append(Residual(_group(row), "one-gpu", mode, p.baseline_ratio))
+        speed = p.baseline_ratio if mode == "default" else 1.0
+        out.append(Residual(_group(row), step_residuals.step_class(row.gpus, row.nodes), mode,
+                            speed * p.predicted / p.published))
+    return out
+
+
+def residuals(dev: list[Row], heldout: list[Row]) -> list[Residual]:
+    """Every prediction the shipped procedure makes out of sample, in both compute modes: each
+    development source with the host overhead fitted without it (the shipped fit: measured
+    speed, :func:`fit`), each held-out row with the shipped defaults."""
+    out = []
+    for source in sorted({r.source for r in dev}):
+        losses = fit(dev, exclude=source, measured=True)
+        kept = [r for r in dev if r.source == source or r.gpus == r.baseline_gpus]
+        for mode in step_residuals.MODES:
+            out += _residuals_of([p for p in predict(kept, losses, mode == "measured")
+                                  if p.row.source == source], mode)
+    for mode in step_residuals.MODES:
+        out += _residuals_of(predict(heldout, StepLosses(), mode == "measured"), mode)
+    return out
+
+
+def step_interval_table(found: list[Residual]) -> dict[str, dict[str, list[float]]]:
+    """[p10, p90, rows] of published ÷ predicted step time per class and mode."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for cls in step_residuals.STEP_CLASSES:
+        for mode in step_residuals.MODES:
+            values = [r.ratio for r in found if r.step_class == cls and r.mode == mode]
+            if len(values) >= step_residuals.MIN_ROWS:
+                out.setdefault(cls, {})[mode] = [round(percentile(values, 0.1), 4),
+                                                 round(percentile(values, 0.9), 4), len(values)]
+    return out
+
+
+def step_residuals_toml(table: dict[str, dict[str, list[float]]]) -> str:
+    lines = ["# How far published data-parallel runs fell from the training-step model, out of sample:",
+             "# [p10, p90, rows] of published / predicted step time per class and compute mode",
+             "# (default: speed predicted; measured: --mfu from a measured run). Development sources",
+             "# predicted with the host overhead fitted without them, held-out tables with the shipped",
+             "# defaults. Generated by `python benchmarks/dp_scaling.py --write`; do not edit.", ""]
+    for cls, modes in table.items():
+        lines.append(f'[interval."{cls}"]')
+        lines += [f"{mode} = {values}" for mode, values in modes.items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _inside(found: list[Residual], table: dict) -> tuple[int, int]:
+    inside = total = 0
+    for r in found:
+        cell = table.get(r.step_class, {}).get(r.mode)
+        if cell:
+            total += 1
+            inside += cell[0] <= r.ratio <= cell[1]
+    return inside, total
+
+
+def coverage_report(found: list[Residual]) -> str:
+    """The intervals, and how often they hold on rows left out of them."""
+    table = step_interval_table(found)
+    groups = sorted({r.group for r in found})
+    left_out = {g: step_interval_table([r for r in found if r.group != g]) for g in groups}
+
+    def held(rows: list[Residual]) -> tuple[int, int]:
+        parts = [_inside([r for r in rows if r.group == g], left_out[g]) for g in groups]
+        return sum(i for i, _ in parts), sum(t for _, t in parts)
+
+    lines = ["| class | compute speed | p10 | p90 | rows | holds on publications left out |",
+             "|---|---|---|---|---|---|"]
+    for cls, modes in table.items():
+        for mode, (low, high, n) in modes.items():
+            i, t = held([r for r in found if r.step_class == cls and r.mode == mode])
+            lines.append(f"| {cls} | {step_residuals.MODE_TEXT[mode]} | {low:.3f} | {high:.3f} | {n} | "
+                         f"{100 * i / t:.0f} % |")
+    inside, total = held(found)
+    dev = [r for r in found if not r.group.startswith("H")]
+    held = [r for r in found if r.group.startswith("H")]
+    cross = [(label, *_inside(rows, step_interval_table(other))) for label, rows, other in
+             (("held-out rows, intervals from the development set alone", held, dev),
+              ("development rows, intervals from the held-out tables alone", dev, held))]
+    lines += ["", "How often a 10–90 % interval holds on rows it was not built from (nominal 80 %):", "",
+              "| check | rows inside | share |", "|---|---|---|",
+              f"| each publication left out of the intervals in turn ({len(groups)} publications) | "
+              f"{inside} of {total} | {100 * inside / total:.0f} % |"]
+    lines += [f"| {label} | {i} of {t} | {100 * i / t:.0f} % |" for label, i, t in cross if t]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="replace the section in docs/validation.md")
+    parser.add_argument("--write", action="store_true",
+                        help="replace the section in docs/validation.md (and, for the development set, "
+                             "write costmodel/data/step_residuals.toml)")
     parser.add_argument("--heldout", action="store_true",
                         help="predict the held-out tables (tests/data/dp_scaling/heldout.csv) instead")
     args = parser.parse_args(argv)
@@ -525,6 +648,13 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.write:
         write_section(REPORT, section, text)
+    if not args.heldout:
+        found = residuals(read_rows(), read_rows(HELDOUT))
+        intervals_text = coverage_report(found)
+        print("\n" + intervals_text)
+        if args.write:
+            write_section(REPORT, INTERVALS_SECTION, intervals_text)
+            STEP_RESIDUALS.write_text(step_residuals_toml(step_interval_table(found)), encoding="utf-8")
     return 0
 
 

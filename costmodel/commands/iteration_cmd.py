@@ -51,11 +51,27 @@ def _algorithm_text(b, comm_info: dict) -> str:
     return f"{name} ({backend} backend)"
 
 
-def _range(interval) -> str:
-    """``; 10-90 %: 1.2 s-1.6 s`` for an interval, nothing without one."""
+def _range(interval, what: str = "") -> str:
+    """``   10-90 %: 1.2 s-1.6 s`` (then ``what``) for an interval, nothing without one."""
     from dpbase.units import format_time
 
-    return "" if interval is None else f"   10-90 %: {format_time(interval[0])}–{format_time(interval[1])}"
+    return "" if interval is None else f"   10-90 %: {format_time(interval[0])}–{format_time(interval[1])}{what}"
+
+
+def _published(b) -> list[str]:
+    """Where published runs predicted like this one landed (costmodel.training.residuals)."""
+    from costmodel.training.residuals import CLASS_TEXT
+    from dpbase.units import format_time
+
+    if b.published_interval_s is None:
+        return []
+    low, high = b.published_interval_s
+    efficiency = b.published_efficiency_interval
+    speed = ("compute speed from --mfu" if b.mfu_source == "given by the user"
+             else "compute speed predicted; --mfu from a measured run narrows it")
+    return [f"  published runs       10-90 %: step {format_time(low)}–{format_time(high)}"
+            + ("" if efficiency is None else f", scaling efficiency {efficiency[0]:.1%}–{efficiency[1]:.1%}"),
+            f"                       ({CLASS_TEXT[b.published_class]} runs predicted out of sample; {speed})"]
 
 
 def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
@@ -98,11 +114,12 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         f"  optimizer            {format_time(b.optimizer_s):>12}"
         + (f"   on the host: CPU step {format_time(b.optimizer_host_s)}, weights copied back "
            f"{format_time(b.optimizer_copy_s)}" if b.offload_optimizer else ""),
-        f"  total                {format_time(b.total_s):>12}" + _range(b.total_interval_s),
+        f"  total                {format_time(b.total_s):>12}" + _range(b.total_interval_s, " (the collectives' spread alone)"),
         "",
         f"  throughput           {b.samples_per_s:,.1f} samples/s"
         + (f", {b.tokens_per_s:,.0f} tokens/s" if b.tokens_per_s else ""),
         f"  scaling efficiency   {b.scaling_efficiency:.1%}   (exposed comm share {b.comm_share:.1%})",
+        *_published(b),
         "",
         f"memory per GPU: weights {_gb(mem.weights_bytes)}, gradients {_gb(mem.gradients_bytes)}, "
         f"optimizer {_gb(mem.optimizer_bytes)}, activations {_gb(mem.activations_bytes)}, "

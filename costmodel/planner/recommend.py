@@ -275,6 +275,22 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     return best.total_s * low / scalar.total_s, best.total_s * high / scalar.total_s
 
 
+def published_interval(best: PlanRow, setting, backend: str) -> dict | None:
+    """Where published runs of the recommended step's class landed against the model, out of
+    sample (:func:`costmodel.training.residuals.published_interval`): findings for the reason, or
+    None under the ideal backend (its collectives are a textbook bound) or without data."""
+    from costmodel.training import residuals
+
+    if backend not in ("nccl", "rccl"):
+        return None
+    found = residuals.published_interval(best.total_s, best.scaling_efficiency, best.gpus, best.nodes,
+                                         measured_speed=setting.mfu_given)
+    if found is None:
+        return None
+    step, efficiency, cls = found
+    return {"published_interval_s": step, "published_efficiency_interval": efficiency, "published_class": cls}
+
+
 def _ps_params(algorithms, servers, colocated, system, nodes: int) -> tuple:
     """Parameter-server settings for the sweep: only with ``parameter-server`` among ``algorithms``."""
     from costmodel.cluster.comm import ps_params
@@ -526,10 +542,12 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     if explain:
         findings = {**findings, "tie_band_source": "given" if tie_band is not None else
                     "interval" if band > choose.TIE_BAND else "floor"}
-    if interval is not None:
+    published = published_interval(rows[0], setting, backend) if explain else None
+    if interval is not None or published is not None:
         from costmodel.planner.text import reason_text
 
-        findings = {**findings, "step_interval_s": interval}
+        findings = {**findings, **({"step_interval_s": interval} if interval is not None else {}),
+                    **(published or {})}
         reason = reason_text(rows[0], findings, objective)
     steps.finish()
     return Plan(model=workload.name, cluster=system.name, objective=objective, backend=backend,

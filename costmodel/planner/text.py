@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from costmodel.training.residuals import CLASS_TEXT
 from dpbase.units import format_size
 
 
@@ -100,7 +101,8 @@ def training_totals(row) -> str:
 
 def _headline(best, objective: str, interval=None) -> str:
     totals = training_totals(best)
-    spread = f" (10-90 %: {step_time(interval[0])}–{step_time(interval[1])})" if interval else ""
+    spread = (f" (10-90 % from the collectives' spread alone: {step_time(interval[0])}–{step_time(interval[1])})"
+              if interval else "")
     return (f"Recommended: {describe(best)}. Step {step_time(best.total_s)}{spread}, "
             f"{rate(best.samples_per_s)} samples/s{', ' + totals if totals else ''}, scaling "
             f"efficiency {percent(best.scaling_efficiency)}, exposed communication "
@@ -240,9 +242,23 @@ def _constraints(best, findings) -> str:
     return ("Meets " + " and ".join(parts) + "; plans that miss it were excluded.") if parts else ""
 
 
+def _published(findings: dict) -> str:
+    """Where published runs predicted like the recommended step landed (out of sample)."""
+    step = findings.get("published_interval_s")
+    if step is None:
+        return ""
+    efficiency = findings.get("published_efficiency_interval")
+    cls = CLASS_TEXT.get(findings.get("published_class"), findings.get("published_class"))
+    return (f"Published {cls} runs predicted this way took {step_time(step[0])}–{step_time(step[1])} per step"
+            + ("" if efficiency is None else
+               f" and scaled at {percent(efficiency[0])}–{percent(efficiency[1])}")
+            + " (10-90 %, out of sample; docs/validation.md).")
+
+
 def reason_text(best, findings: dict, objective: str) -> str:
     """The reason as a few sentences, one line each."""
     lines = [_headline(best, objective, findings.get("step_interval_s")) + _gpus(best, findings, objective) + _tie(best, findings),
+             _published(findings),
              _constraints(best, findings), _bound(best, findings),
              _memory(best, findings), _recompute(best, findings), _runner_up(best, findings),
              _what_if(findings)]

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.comm import comm_model, hybrid_groups
-from costmodel.training import offload, transport
+from costmodel.names import Backend
+from costmodel.training import offload, residuals, transport
 from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown
 from costmodel.training.workloads import Workload, load_model
@@ -62,7 +63,8 @@ def iteration(model: str | Workload, cluster: str | System, config: TrainingConf
 
 def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommModel, config: TrainingConfig,
                   algorithm: str = "") -> Breakdown:
-    """The breakdown with the 10-90 % intervals of its comm time and its step.
+    """The breakdown with its 10-90 % intervals: where published runs of its class landed
+    (:func:`with_published_interval`) and the spread of its collectives alone.
 
     Every collective of the step is taken at the low end of its own interval, then at the high
     end (:meth:`CommModel.bound_s`), and the whole step is recomputed each time, so overlap
@@ -70,6 +72,7 @@ def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommMod
     where it becomes exposed. The ends are taken together (the calls of one step share a
     fabric), which makes the step's interval the wider, conservative one.
     """
+    result = with_published_interval(result, comm, config)
     if not getattr(comm, "has_intervals", False) or result.comm_s <= 0 or config.host_reduce:
         return result  # the host-memory path is not NCCL's: no measured interval covers it
     host = offload.host_path(comm.layout.system, comm.layout.gpus_per_node) if config.offload_optimizer else None
@@ -88,3 +91,18 @@ def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommMod
                                 algorithm=algorithm, host=host, groups=groups(end)) for end in (0, 1)]
     return replace(result, comm_interval_s=(ends[0].comm_s, ends[1].comm_s),
                    total_interval_s=(min(ends[0].total_s, result.total_s), max(ends[1].total_s, result.total_s)))
+
+
+def with_published_interval(result: Breakdown, comm: CommModel, config: TrainingConfig) -> Breakdown:
+    """The breakdown with :func:`residuals.published_interval`: the 10-90 % of published ÷
+    predicted step time of published runs of its class, predicted out of sample with the
+    realistic backend (none under the ideal one, whose collectives are a textbook bound)."""
+    if comm.backend not in (Backend.NCCL.value, Backend.RCCL.value):
+        return result
+    found = residuals.published_interval(result.total_s, result.scaling_efficiency, comm.ranks,
+                                         comm.layout.nodes, measured_speed=config.mfu is not None)
+    if found is None:
+        return result
+    step, efficiency, cls = found
+    return replace(result, published_interval_s=step, published_efficiency_interval=efficiency,
+                   published_class=cls)

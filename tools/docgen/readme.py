@@ -22,7 +22,9 @@ EXAMPLES: list[tuple[str, str, int | None]] = [
     ("Plan a run (the main job): algorithm, micro-batch, accumulation steps, GPUs, bucket, gradient "
      "dtype and ZeRO stage, with the reason, a ranked table and the sensitivity to bandwidth, latency and MFU:",
      "dpcost plan --model llama2-7b --cluster dgx-h100 --nodes 4 --global-batch 512 --seq-len 4096", 16),
-    ("Where one training step's time goes, and whether it fits in memory:",
+    ("Where one training step's time goes, and whether it fits in memory. The \"published runs\" line says how sure the "
+     "answer is: where published data-parallel runs of the same class landed against the model, predicted out "
+     "of sample (docs/validation.md); a measured `--mfu` narrows it:",
      "dpcost iteration --model llama2-7b --cluster dgx-h100 --nodes 4 --micro-batch 1 --seq-len 4096 --accum 4 --zero 1",
      None),
     ("The practised ZeRO variants, in `iteration` and swept by `plan`: hybrid sharding (`--shard hybrid`, "
