@@ -521,65 +521,77 @@ def heldout_report(rows: list[Row]) -> str:
         f"{losses_module.HOST_OVERHEAD_S * 1e3:.0f} ms (fitted on the development set)."])
 
 
+# Development tables whose compute speed is in sample: the CNN default MFU (models.toml
+# [mfu_by_kind.cnn] volta/ampere) was measured on the DeepLearningExamples PyTorch ResNet-50
+# 21.03 README, which is S7 PyTorch. Their default-speed residuals are left out.
+SPEED_IN_SAMPLE = ("S7 PyTorch",)
+
+
 @dataclass(frozen=True)
 class Residual:
-    """One out-of-sample prediction: published step time ÷ predicted step time (the job's
-    predicted throughput ÷ its published one) in one class and compute mode."""
+    """One out-of-sample prediction in one class and compute mode: published ÷ predicted step
+    time, i.e. the job's predicted throughput ÷ its published one."""
 
     group: str  # the publication, left out as a whole when the coverage is checked
-    step_class: str  # step_residuals.STEP_CLASSES
-    mode: str  # step_residuals.MODES: "default" (speed predicted) or "measured" (--mfu)
+    step_class: str  # residuals.STEP_CLASSES
+    mode: str  # residuals.MODES: "default" (speed predicted) or "measured" (--mfu)
     ratio: float
 
 
 def _group(row: Row) -> str:
-    return row.source.split()[0] if row.held_out else row.source  # DLPerf: one publication
+    """The publication: DLPerf's frameworks are one report, S1b is S1's README at older commits."""
+    if row.held_out:
+        return row.source.split()[0]
+    return "S1" if row.source == "S1b" else row.source
 
 
-def _residuals_of(preds: list[Prediction], mode: str) -> list[Residual]:
-    """A row's step at N: its efficiency relative to the baseline, times (default mode) the
-    baseline's own speed error. A one-GPU baseline contributes its speed error alone, once."""
-    out, seen = [], set()
-    for p in preds:
-        row = p.row
-        if mode == "default" and row.baseline_gpus == 1 and (row.table, 1) not in seen:
-            seen.add((row.table, 1))
-            out.append(Residual(_group(row), "one-gpu", mode, p.baseline_ratio))
-        speed = p.baseline_ratio if mode == "default" else 1.0
-        out.append(Residual(_group(row), step_residuals.step_class(row.gpus, row.nodes), mode,
-                            speed * p.predicted / p.published))
+def _residuals_of(rows: list[Row], tables: list[Row], losses: StepLosses) -> list[Residual]:
+    """Each row's residuals in both modes, ``tables`` holding its baselines."""
+    out = []
+    for mode in step_residuals.MODES:
+        measured = mode == "measured"
+        seen = set()
+        for row in rows:
+            if row.efficiency is None or row.gpus == row.baseline_gpus or (
+                    not measured and row.source in SPEED_IN_SAMPLE):
+                continue
+            base = baseline_of(row, tables)
+            mfu = measured_mfu(base) if measured else None
+            at_n, _ = predict_throughput(row, row.gpus, row.micro_batch, row.accumulation, losses, mfu)
+            out.append(Residual(_group(row), step_residuals.step_class(row.gpus, row.nodes), mode,
+                                at_n / published_samples_per_s(row, row.value)))
+            # a one-GPU baseline: its own speed error, once (a measured one-GPU speed is the prediction)
+            if base.gpus == 1 and not measured and base.row_id not in seen:
+                seen.add(base.row_id)
+                at_base, _ = predict_throughput(base, 1, base.micro_batch, base.accumulation, losses)
+                out.append(Residual(_group(row), "one-gpu", mode, at_base / published_samples_per_s(base, base.value)))
     return out
 
 
 def residuals(dev: list[Row], heldout: list[Row]) -> list[Residual]:
-    """Every prediction the shipped procedure makes out of sample, in both compute modes: each
-    development source with the host overhead fitted without it (the shipped fit: measured
-    speed, :func:`fit`), each held-out row with the shipped defaults."""
+    """Every prediction the shipped procedure makes out of sample: each development source with
+    the host overhead fitted without it (the shipped fit, measured speed: :func:`fit`), each
+    held-out row with the shipped defaults."""
     out = []
     for source in sorted({r.source for r in dev}):
-        losses = fit(dev, exclude=source, measured=True)
-        kept = [r for r in dev if r.source == source or r.gpus == r.baseline_gpus]
-        for mode in step_residuals.MODES:
-            out += _residuals_of([p for p in predict(kept, losses, mode == "measured")
-                                  if p.row.source == source], mode)
-    for mode in step_residuals.MODES:
-        out += _residuals_of(predict(heldout, StepLosses(), mode == "measured"), mode)
-    return out
+        out += _residuals_of([r for r in dev if r.source == source], dev,
+                             fit(dev, exclude=source, measured=True))
+    return out + _residuals_of(heldout, heldout, StepLosses())
 
 
 def step_interval_table(found: list[Residual]) -> dict[str, dict[str, list[float]]]:
-    """[p10, p90, rows] of published ÷ predicted step time per class and mode."""
-    out: dict[str, dict[str, list[float]]] = {}
+    """{class: {mode: [p10, p90, rows]}} of the residuals."""
+    out: dict = {}
     for cls in step_residuals.STEP_CLASSES:
         for mode in step_residuals.MODES:
-            values = [r.ratio for r in found if r.step_class == cls and r.mode == mode]
+            values = [r.ratio for r in found if (r.step_class, r.mode) == (cls, mode)]
             if len(values) >= step_residuals.MIN_ROWS:
                 out.setdefault(cls, {})[mode] = [round(percentile(values, 0.1), 4),
                                                  round(percentile(values, 0.9), 4), len(values)]
     return out
 
 
-def step_residuals_toml(table: dict[str, dict[str, list[float]]]) -> str:
+def step_residuals_toml(table: dict) -> str:
     lines = ["# How far published data-parallel runs fell from the training-step model, out of sample:",
              "# [p10, p90, rows] of published / predicted step time per class and compute mode",
              "# (default: speed predicted; measured: --mfu from a measured run). Development sources",
@@ -602,34 +614,40 @@ def _inside(found: list[Residual], table: dict) -> tuple[int, int]:
     return inside, total
 
 
+def _share(counts: tuple[int, int]) -> str:
+    inside, total = counts
+    return f"{inside} of {total} ({100 * inside / total:.0f} %)" if total else "–"
+
+
 def coverage_report(found: list[Residual]) -> str:
     """The intervals, and how often they hold on rows left out of them."""
     table = step_interval_table(found)
     groups = sorted({r.group for r in found})
-    left_out = {g: step_interval_table([r for r in found if r.group != g]) for g in groups}
+    without = {g: step_interval_table([r for r in found if r.group != g]) for g in groups}
 
-    def held(rows: list[Residual]) -> tuple[int, int]:
-        parts = [_inside([r for r in rows if r.group == g], left_out[g]) for g in groups]
+    def left_out(rows: list[Residual]) -> tuple[int, int]:
+        parts = [_inside([r for r in rows if r.group == g], without[g]) for g in groups]
         return sum(i for i, _ in parts), sum(t for _, t in parts)
 
     lines = ["| class | compute speed | p10 | p90 | rows | holds on publications left out |",
              "|---|---|---|---|---|---|"]
     for cls, modes in table.items():
         for mode, (low, high, n) in modes.items():
-            i, t = held([r for r in found if r.step_class == cls and r.mode == mode])
+            cell = [r for r in found if (r.step_class, r.mode) == (cls, mode)]
             lines.append(f"| {cls} | {step_residuals.MODE_TEXT[mode]} | {low:.3f} | {high:.3f} | {n} | "
-                         f"{100 * i / t:.0f} % |")
-    inside, total = held(found)
+                         f"{_share(left_out(cell))} |")
     dev = [r for r in found if not r.group.startswith("H")]
-    held = [r for r in found if r.group.startswith("H")]
-    cross = [(label, *_inside(rows, step_interval_table(other))) for label, rows, other in
-             (("held-out rows, intervals from the development set alone", held, dev),
-              ("development rows, intervals from the held-out tables alone", dev, held))]
-    lines += ["", "How often a 10–90 % interval holds on rows it was not built from (nominal 80 %):", "",
-              "| check | rows inside | share |", "|---|---|---|",
-              f"| each publication left out of the intervals in turn ({len(groups)} publications) | "
-              f"{inside} of {total} | {100 * inside / total:.0f} % |"]
-    lines += [f"| {label} | {i} of {t} | {100 * i / t:.0f} % |" for label, i, t in cross if t]
+    heldout = [r for r in found if r.group.startswith("H")]
+    lines += ["", f"Pooled over classes (nominal 80 %; {len(groups)} publications: {', '.join(groups)}):", "",
+              "| compute speed | each publication left out in turn | held-out rows, intervals from the "
+              "development set alone | development rows, intervals from the held-out tables alone |",
+              "|---|---|---|---|"]
+    for mode in step_residuals.MODES:
+        def pick(rows, mode=mode):
+            return [r for r in rows if r.mode == mode]
+        lines.append(f"| {step_residuals.MODE_TEXT[mode]} | {_share(left_out(pick(found)))} | "
+                     f"{_share(_inside(pick(heldout), step_interval_table(dev)))} | "
+                     f"{_share(_inside(pick(dev), step_interval_table(heldout)))} |")
     return "\n".join(lines)
 
 

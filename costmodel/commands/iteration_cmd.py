@@ -66,12 +66,10 @@ def _published(b) -> list[str]:
     if b.published_interval_s is None:
         return []
     low, high = b.published_interval_s
-    efficiency = b.published_efficiency_interval
     speed = ("compute speed from --mfu" if b.mfu_source == "given by the user"
              else "compute speed predicted; --mfu from a measured run narrows it")
-    return [f"  published runs       10-90 %: step {format_time(low)}–{format_time(high)}"
-            + ("" if efficiency is None else f", scaling efficiency {efficiency[0]:.1%}–{efficiency[1]:.1%}"),
-            f"                       ({CLASS_TEXT[b.published_class]} runs predicted out of sample; {speed})"]
+    return [f"  published runs       step {format_time(low)}–{format_time(high)}   (10-90 % of "
+            f"{CLASS_TEXT[b.published_class]} runs predicted out of sample; {speed})"]
 
 
 def _lines(b, comm_info: dict, recomputed=None) -> list[str]:

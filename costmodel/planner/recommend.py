@@ -278,17 +278,17 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
 def published_interval(best: PlanRow, setting, backend: str) -> dict | None:
     """Where published runs of the recommended step's class landed against the model, out of
     sample (:func:`costmodel.training.residuals.published_interval`): findings for the reason, or
-    None under the ideal backend (its collectives are a textbook bound) or without data."""
+    None under the ideal backend (its collectives are a textbook bound), for asynchronous updates
+    (every published run was synchronous) or without data."""
     from costmodel.training import residuals
 
-    if backend not in ("nccl", "rccl"):
+    if backend not in ("nccl", "rccl") or best.asynchronous:
         return None
-    found = residuals.published_interval(best.total_s, best.scaling_efficiency, best.gpus, best.nodes,
-                                         measured_speed=setting.mfu_given)
+    found = residuals.published_interval(best.total_s, best.gpus, best.nodes, measured_speed=setting.mfu_given)
     if found is None:
         return None
-    step, efficiency, cls = found
-    return {"published_interval_s": step, "published_efficiency_interval": efficiency, "published_class": cls}
+    step, cls = found
+    return {"published_interval_s": step, "published_class": cls}
 
 
 def _ps_params(algorithms, servers, colocated, system, nodes: int) -> tuple:

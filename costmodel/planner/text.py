@@ -247,12 +247,9 @@ def _published(findings: dict) -> str:
     step = findings.get("published_interval_s")
     if step is None:
         return ""
-    efficiency = findings.get("published_efficiency_interval")
     cls = CLASS_TEXT.get(findings.get("published_class"), findings.get("published_class"))
-    return (f"Published {cls} runs predicted this way took {step_time(step[0])}–{step_time(step[1])} per step"
-            + ("" if efficiency is None else
-               f" and scaled at {percent(efficiency[0])}–{percent(efficiency[1])}")
-            + " (10-90 %, out of sample; docs/validation.md).")
+    return (f"Published {cls} runs predicted this way took {step_time(step[0])}–{step_time(step[1])} per step "
+            "(10-90 %, out of sample; docs/validation.md).")
 
 
 def reason_text(best, findings: dict, objective: str) -> str:

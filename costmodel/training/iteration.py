@@ -158,10 +158,9 @@ class Breakdown:
     comm_interval_s: tuple[float, float] | None = None
     total_interval_s: tuple[float, float] | None = None
     # 10-90 % of where published data-parallel runs of this class landed against the model's
-    # prediction, out of sample (costmodel.training.residuals): the step, its scaling efficiency
-    # (None for one GPU) and the class; None under the ideal backend.
+    # prediction, out of sample (costmodel.training.residuals), and the class; None under the
+    # ideal backend and for asynchronous updates.
     published_interval_s: tuple[float, float] | None = None
-    published_efficiency_interval: tuple[float, float] | None = None
     published_class: str | None = None
     # share of the MFU a micro-batch this small can reach (GEMM roofline, costmodel.training.gemm)
     matmul_efficiency: float = 1.0

@@ -96,13 +96,13 @@ def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommMod
 def with_published_interval(result: Breakdown, comm: CommModel, config: TrainingConfig) -> Breakdown:
     """The breakdown with :func:`residuals.published_interval`: the 10-90 % of published ÷
     predicted step time of published runs of its class, predicted out of sample with the
-    realistic backend (none under the ideal one, whose collectives are a textbook bound)."""
-    if comm.backend not in (Backend.NCCL.value, Backend.RCCL.value):
+    realistic backend (none under the ideal one, whose collectives are a textbook bound, nor for
+    asynchronous updates: every published run was synchronous)."""
+    if comm.backend not in (Backend.NCCL.value, Backend.RCCL.value) or not result.synchronous:
         return result
-    found = residuals.published_interval(result.total_s, result.scaling_efficiency, comm.ranks,
-                                         comm.layout.nodes, measured_speed=config.mfu is not None)
+    found = residuals.published_interval(result.total_s, comm.ranks, comm.layout.nodes,
+                                         measured_speed=config.mfu is not None)
     if found is None:
         return result
-    step, efficiency, cls = found
-    return replace(result, published_interval_s=step, published_efficiency_interval=efficiency,
-                   published_class=cls)
+    step, cls = found
+    return replace(result, published_interval_s=step, published_class=cls)
