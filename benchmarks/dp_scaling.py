@@ -56,6 +56,11 @@ from costmodel.training.workloads import load_model  # noqa: E402
 DATA = ROOT / "tests" / "data" / "dp_scaling" / "results.csv"
 # Published tables never used to fit the shipped constants (HELDOUT_SOURCES.md beside it).
 HELDOUT = ROOT / "tests" / "data" / "dp_scaling" / "heldout.csv"
+# A second such set (H4-H6, HELDOUT2_SOURCES.md), collected after the step intervals
+# (costmodel/data/step_residuals.toml) were built from the development set and H1-H3: neither
+# the constants nor the intervals have seen it.
+HELDOUT2 = ROOT / "tests" / "data" / "dp_scaling" / "heldout2.csv"
+HELDOUT2_SECTION = "dp-scaling-heldout2"
 REPORT = ROOT / "docs" / "validation.md"
 SECTION = "dp-scaling"
 HELDOUT_SECTION = "dp-scaling-heldout"
@@ -71,11 +76,14 @@ SPEED_CV_GRID = (losses_module.SPEED_CV,)
 GPU_BY_TYPE = (("A100-SXM4-80GB", "a100-sxm4-80gb"), ("A100-SXM4-40GB", "a100-sxm4-40gb"),
                ("A100-SXM4", "a100-sxm4-40gb"),
                ("V100-SXM2-16GB", "v100-sxm2-16gb"), ("V100-SXM2-32GB", "v100-sxm2"),
-               ("V100-SXM3-32GB", "v100-sxm3-32gb"), ("Tesla K80", "k80"), ("Tesla P100", "p100-sxm2"))
+               ("V100-SXM3-32GB", "v100-sxm3-32gb"), ("Tesla K80", "k80"), ("Tesla P100", "p100-sxm2"),
+               ("H100-SXM5-80GB", "h100-sxm"))
 MODEL_BY_NAME = (("BERT-large", "bert-large"), ("BERT-base", "bert-base"),
                  ("Transformer-XL base", "transformer-xl-base"), ("Transformer-XL large", "transformer-xl-large"), ("ResNet-50", "resnet-50"),
                  ("ResNet-152", "resnet-152"), ("InceptionV3", "inception-v3"),
-                 ("AlexNet", "alexnet"), ("VGG16", "vgg16"))
+                 ("AlexNet", "alexnet"), ("VGG16", "vgg16"),
+                 *((f"MPT-{size} ", f"mpt-{size}") for size in ("125m", "350m", "760m", "1b", "3b", "7b", "13b",
+                                                                 "30b", "70b")))
 
 
 def _lookup(table, text: str) -> str:
@@ -91,7 +99,8 @@ def _first_int(text: str) -> int:
 
 # The bundled profile of each source's machine (hardware/data/systems.toml): DGX-2H, the 2017
 # DGX-1 (P100) and AWS p2.8xlarge (K80) are profiles of their own.
-SYSTEM_BY_GPU = {"v100-sxm3-32gb": "dgx-2h", "k80": "aws-p2.8xlarge", "p100-sxm2": "dgx-1-p100"}
+SYSTEM_BY_GPU = {"v100-sxm3-32gb": "dgx-2h", "k80": "aws-p2.8xlarge", "p100-sxm2": "dgx-1-p100",
+                 "h100-sxm": "dgx-h100"}
 
 
 # "<count>x [name] <speed> Gb/s" in a row's network column: the NICs a source states per node
@@ -176,7 +185,7 @@ def read_rows(path: Path = DATA) -> list[Row]:
             if not r["baseline_gpus"]:
                 continue  # no baseline in the source's table (DGX-2H FP32 at 64 nodes only)
             model = _lookup(MODEL_BY_NAME, r["model"])
-            seq = _first_int(r["seq_len_or_input"]) if model.startswith(("bert", "transformer")) else None
+            seq = _first_int(r["seq_len_or_input"]) if model.startswith(("bert", "transformer", "mpt")) else None
             micro = _first_int(r["per_gpu_microbatch"])
             micro = 128 if micro == 126 else micro  # SOURCES.md: "126" is a typo for 128
             accumulation = _first_int(r["grad_accum_steps"])
@@ -217,6 +226,8 @@ def _dtypes(row: Row) -> tuple[str, str]:
         return "fp16", grads
     if precision.startswith("fp16"):  # fp16 weights without AMP (MXNet --dtype float16)
         return "fp16", "fp16"
+    if precision.startswith("bf16"):  # FSDP mixed precision: PURE reduces bf16 gradients, DEFAULT fp32
+        return "bf16", "bf16" if "PURE" in row.precision else "fp32"
     return ("tf32" if precision.startswith("tf32") else "fp32"), "fp32"
 
 
@@ -235,6 +246,8 @@ def _fp16_gradients(row: Row) -> bool:
 # MirroredStrategy, which reduces after the whole backward); Horovod's fusion cycle; else
 # bucketed all-reduce overlapped with backward (PyTorch/apex DDP, OneFlow, Paddle 1.8).
 HELDOUT_SYNC = (("message_size=250000000", "flat"), ("allreduce of accumulated", "flat"),
+                ("allreduce of the accumulated", "flat"), ("sharding_strategy FULL_SHARD", "fsdp"),
+                ("sharding_strategy SHARD_GRAD_OP", "fsdp"),
                 ("gradient_merge", "flat"), ("MirroredStrategy", "flat"), ("Horovod", "horovod"))
 
 
@@ -255,6 +268,16 @@ def _sync(row: Row) -> tuple[str, str, bool]:
     return "ddp", "auto", False
 
 
+# FSDP rows (H4, llm-foundry): FULL_SHARD is ZeRO-3 and SHARD_GRAD_OP ZeRO-2 (PyTorch FSDP's
+# ShardingStrategy docs), both --sync fsdp (one collective per wrapped block); activation
+# checkpointing re-runs each forward in backward.
+def _sharding(row: Row) -> tuple[int, bool]:
+    """(ZeRO stage, activation recomputation) the row's framework ran with."""
+    stage = (3 if "sharding_strategy FULL_SHARD" in row.framework else
+             2 if "sharding_strategy SHARD_GRAD_OP" in row.framework else 0)
+    return stage, "activation_checkpointing True" in row.framework
+
+
 def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
                        losses: StepLosses, mfu: float | None = None) -> tuple[float, object]:
     """Predicted samples/s of the whole job and the breakdown (``mfu`` None: the model's)."""
@@ -264,9 +287,10 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
     sync, algorithm, host_reduce = _sync(row)
     comm = mapping.comm_model(system, nodes, per_node, algorithm=algorithm)
     compute, grads = _dtypes(row)
+    zero_stage, recompute = _sharding(row)
     config = TrainingConfig(
         micro_batch=micro, accumulation_steps=accumulation, seq_len=row.seq_len,
-        compute_dtype=compute, grad_dtype=grads,
+        compute_dtype=compute, grad_dtype=grads, zero_stage=zero_stage, recompute=recompute,
         optimizer="sgd" if row.model in ("resnet-50", "resnet-152", "inception-v3", "alexnet", "vgg16")
         else "adamw", sync=sync, transport=transport.step_transport(system, nodes),
         host_reduce=host_reduce, losses=losses, mfu=mfu)
@@ -651,6 +675,33 @@ def coverage_report(found: list[Residual]) -> str:
     return "\n".join(lines)
 
 
+def heldout2_report(rows: list[Row], dev: list[Row], heldout: list[Row]) -> str:
+    """The second held-out set: the shipped defaults as :func:`heldout_report`, and how often the
+    shipped step intervals (built from the development set and the first held-out set) hold on
+    it."""
+    table = step_interval_table(residuals(dev, heldout))
+    fresh = _residuals_of(rows, rows, StepLosses())
+    bare = predict(rows, StepLosses.none(), measured=False)
+    none = [_line(f"no loss terms, {part}", [p for p in bare if (p.row.nodes > 1) == multi], None)
+            for part, multi in (("single-node", False), ("multi-node", True))]
+    cells = ["| class | compute speed | rows inside the shipped 10–90 % interval |", "|---|---|---|"]
+    for cls in step_residuals.STEP_CLASSES:
+        for mode in step_residuals.MODES:
+            counts = _inside([r for r in fresh if (r.step_class, r.mode) == (cls, mode)], table)
+            if counts[1]:
+                cells.append(f"| {cls} | {step_residuals.MODE_TEXT[mode]} | {_share(counts)} |")
+    for mode in step_residuals.MODES:
+        cells.append(f"| **all** | {step_residuals.MODE_TEXT[mode]} | "
+                     f"{_share(_inside([r for r in fresh if r.mode == mode], table))} |")
+    return "\n".join([
+        "**Compute speed predicted too** (the flags a user types by default):", "",
+        heldout_table(predict(rows, StepLosses(), measured=False)), "",
+        "**Compute speed from each table's published baseline** (`--mfu`):", "",
+        heldout_table(predict(rows, StepLosses(), measured=True)), "",
+        "The collective alone (compute predicted, every loss term off):", "", _head(None), *none, "",
+        "The step intervals as shipped (nominal 80 %):", "", *cells])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true",
@@ -658,7 +709,15 @@ def main(argv: list[str] | None = None) -> int:
                              "write costmodel/data/step_residuals.toml)")
     parser.add_argument("--heldout", action="store_true",
                         help="predict the held-out tables (tests/data/dp_scaling/heldout.csv) instead")
+    parser.add_argument("--heldout2", action="store_true",
+                        help="predict the second held-out set (tests/data/dp_scaling/heldout2.csv) instead")
     args = parser.parse_args(argv)
+    if args.heldout2:
+        text, section = heldout2_report(read_rows(HELDOUT2), read_rows(), read_rows(HELDOUT)), HELDOUT2_SECTION
+        print(text)
+        if args.write:
+            write_section(REPORT, section, text)
+        return 0
     if args.heldout:
         text, section = heldout_report(read_rows(HELDOUT)), HELDOUT_SECTION
     else:

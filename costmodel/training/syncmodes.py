@@ -6,7 +6,12 @@
 | ``horovod`` | Horovod tensor fusion: ready tensors fused into a 128 MiB buffer, one all-reduce per fusion, started on a 1 ms cycle; overlapped with backward | Horovod docs "Tensor Fusion"; defaults 128 MB / 1 ms since v0.21.0 (PR #2468; 64 MB / 5 ms before) |
 | ``flat`` | one all-reduce of the whole flattened gradient after the last micro-batch's backward, not overlapped | DeepLearningExamples BERT ``allreduce_post_accumulation`` |
 | ``per-tensor`` | one all-reduce per gradient tensor (no fusion), overlapped with backward | tf_cnn_benchmarks ``variable_update=replicated``; Horovod with fusion off |
-| ``fsdp`` | ZeRO-3 / FSDP: all-gather weights, reduce-scatter gradients on every micro-batch | :mod:`costmodel.training.gradsync` |
+| ``fsdp`` | FSDP ``FULL_SHARD`` (ZeRO-3, the default: all-gather weights, reduce-scatter gradients on every micro-batch) or ``SHARD_GRAD_OP`` (``--zero 2``), one collective per FSDP unit (one transformer block) | PyTorch FSDP with a transformer auto-wrap policy; :mod:`costmodel.training.gradsync` |
+
+FSDP communicates per *unit*, the module it wraps: with the transformer auto-wrap policy that
+PyTorch's FSDP tutorials and llm-foundry use, each transformer block is one unit, so every
+all-gather and reduce-scatter carries one block's parameters (the gradient outside the input
+embedding, divided by the layers), not DDP's 25 MiB buckets.
 
 A fusion cycle adds, on average, half a cycle before the last fused all-reduce can start
 (a tensor becomes ready at a uniformly random time within the cycle): ``cycle / 2`` of exposed
@@ -54,6 +59,12 @@ def tensor_count(workload) -> int:
     return max(1, int(workload.layers) * TENSORS_PER_LAYER.get(workload.kind, 12))
 
 
+def fsdp_unit_bytes(workload, grad_bytes: float) -> float:
+    """One FSDP unit's gradient bytes: a transformer block's share of the gradient outside the
+    input embedding (the module docstring)."""
+    return max(float(grad_bytes) * (1.0 - workload.late_fraction) / max(int(workload.layers), 1), 1.0)
+
+
 @functools.lru_cache(maxsize=256, typed=True)
 def _bucketed(mode: str, bucket_bytes, first_bucket_bytes, overlap: bool, zero_stage: int) -> SyncSetup:
     """The setup of a mode whose buckets do not depend on the model (DDP, FSDP, Horovod's fusion
@@ -78,11 +89,15 @@ def sync_setup(mode: str, workload, grad_bytes: float, *, bucket_bytes: float | 
     if mode not in SYNC_MODES:
         raise InputError("sync", mode, ", ".join(SYNC_MODES))
     if mode == "fsdp":
-        if zero_stage not in (0, 3):
-            raise InputError("zero", zero_stage, "0 or 3 with --sync fsdp (FSDP is ZeRO-3)")
-        zero_stage = 3
+        if zero_stage not in (0, 2, 3):
+            raise InputError("zero", zero_stage, "0, 2 or 3 with --sync fsdp (FULL_SHARD is ZeRO-3, the default; "
+                                                 "SHARD_GRAD_OP is ZeRO-2)")
+        zero_stage = zero_stage or 3
     elif mode != "ddp" and zero_stage != 0:
         raise InputError("zero", zero_stage, f"0 with --sync {mode} (ZeRO needs --sync ddp or fsdp)")
+    if mode == "fsdp" and bucket_bytes is None:
+        unit = fsdp_unit_bytes(workload, grad_bytes)
+        return _bucketed(mode, unit, unit if first_bucket_bytes is None else first_bucket_bytes, overlap, zero_stage)
     if mode in ("ddp", "fsdp", "horovod"):
         return _bucketed(mode, bucket_bytes, first_bucket_bytes, overlap, zero_stage)
     if mode == "flat":

@@ -83,3 +83,21 @@ def test_bert_presets_match_their_configuration(name, layers, hidden):
     model = load_model(name)
     assert model.params == _bert_count(layers, hidden)
     assert (model.layers, model.hidden_size, model.heads) == (layers, hidden, hidden // 64)
+
+
+def _mpt_count(layers, hidden, vocab=50368, positions=2048):
+    """Parameters of the MPT configuration llm-foundry's benchmark table counts: token and learned
+    position embeddings; per block the fused QKV (3h² + 3h), the output projection (h² + h), the
+    expansion-4 MLP (8h² + 5h) and two LayerNorms (4h); a final LayerNorm (2h)."""
+    return (vocab + positions) * hidden + layers * (12 * hidden * hidden + 13 * hidden) + 2 * hidden
+
+
+@pytest.mark.parametrize("size, layers, hidden, heads", [
+    ("125m", 12, 768, 12), ("350m", 24, 1024, 16), ("760m", 24, 1536, 12), ("1b", 24, 2048, 16),
+    ("3b", 32, 2560, 20), ("7b", 32, 4096, 32), ("13b", 40, 5120, 40), ("30b", 48, 7168, 56),
+    ("70b", 80, 8192, 64)])
+def test_mpt_presets_match_their_configuration(size, layers, hidden, heads):
+    """The presets carry llm-foundry's printed NumParams; the architecture gives the same count."""
+    model = load_model(f"mpt-{size}")
+    assert (model.layers, model.hidden_size, model.heads, model.vocab) == (layers, hidden, heads, 50368)
+    assert model.params == _mpt_count(layers, hidden)

@@ -90,6 +90,22 @@ def test_sync_presets_bucket_the_gradients_as_their_frameworks_do():
     assert fsdp.zero_stage == 3 and fsdp.sync == "fsdp"
 
 
+def test_fsdp_communicates_one_transformer_block_per_collective():
+    """FSDP all-gathers and reduce-scatters per wrapped unit (a transformer block with the
+    transformer auto-wrap policy), not in DDP's 25 MiB buckets: the unit is the gradient outside
+    the input embedding divided by the layers, and a larger unit means fewer, larger calls."""
+    model = load_model("gpt2-xl")
+    fsdp = _run(sync="fsdp")
+    unit = model.params * (1 - model.late_fraction) / model.layers * 2  # bf16 gradients
+    assert fsdp.bucket_bytes == pytest.approx(unit) and unit > 25 * 2**20
+    assert syncmodes.fsdp_unit_bytes(model, model.params * 2) == pytest.approx(unit)
+    bucketed = _run(sync="fsdp", bucket_bytes=25 * 2**20, first_bucket_bytes=2**20)
+    assert bucketed.bucket_bytes == 25 * 2**20 and bucketed.bucket_count > fsdp.bucket_count
+    # SHARD_GRAD_OP: ZeRO-2 with the same per-unit collectives
+    grad_op = _run(sync="fsdp", zero_stage=2)
+    assert grad_op.zero_stage == 2 and grad_op.bucket_bytes == pytest.approx(unit)
+
+
 def test_horovod_cycle_adds_half_a_cycle_of_exposed_wait():
     fused = _run(sync="horovod", bucket_bytes=25 * 2**20, first_bucket_bytes=25 * 2**20, losses=_losses())
     ddp = _run(sync="ddp", bucket_bytes=25 * 2**20, first_bucket_bytes=25 * 2**20, losses=_losses())
