@@ -423,6 +423,9 @@ def _resolve_sync(workload, config: TrainingConfig) -> tuple[TrainingConfig, syn
                                  overlap=config.overlap, zero_stage=config.zero_stage)
     if setup.overlap != config.overlap or setup.zero_stage != config.zero_stage:
         config = replace(config, overlap=setup.overlap, zero_stage=setup.zero_stage)
+    if setup.mode == "fsdp" and setup.zero_stage == 2 and not config.overlap_param_gather:
+        # SHARD_GRAD_OP gathers each unit in the forward, overlapped (syncmodes), not after the step
+        config = replace(config, overlap_param_gather=True)
     return config, setup
 
 

@@ -99,11 +99,16 @@ def test_fsdp_communicates_one_transformer_block_per_collective():
     unit = model.params * (1 - model.late_fraction) / model.layers * 2  # bf16 gradients
     assert fsdp.bucket_bytes == pytest.approx(unit) and unit > 25 * 2**20
     assert syncmodes.fsdp_unit_bytes(model, model.params * 2) == pytest.approx(unit)
-    bucketed = _run(sync="fsdp", bucket_bytes=25 * 2**20, first_bucket_bytes=2**20)
-    assert bucketed.bucket_bytes == 25 * 2**20 and bucketed.bucket_count > fsdp.bucket_count
-    # SHARD_GRAD_OP: ZeRO-2 with the same per-unit collectives
+    assert fsdp.first_bucket_bytes == pytest.approx(unit)  # the first call carries a unit too
+    bucketed = _run(sync="fsdp", bucket_bytes=25 * 2**20)
+    assert bucketed.bucket_bytes == bucketed.first_bucket_bytes == 25 * 2**20  # a given unit, both
+    assert bucketed.bucket_count > fsdp.bucket_count and bucketed.comm_s > fsdp.comm_s
+    # SHARD_GRAD_OP: ZeRO-2 with the same per-unit collectives, its weights gathered in the forward
+    # beside compute rather than after the optimizer
     grad_op = _run(sync="fsdp", zero_stage=2)
     assert grad_op.zero_stage == 2 and grad_op.bucket_bytes == pytest.approx(unit)
+    assert grad_op.overlap_param_gather and not _run(zero_stage=2).overlap_param_gather
+    assert grad_op.exposed_comm_s < _run(sync="ddp", zero_stage=2, bucket_bytes=unit, first_bucket_bytes=unit).exposed_comm_s
 
 
 def test_horovod_cycle_adds_half_a_cycle_of_exposed_wait():
