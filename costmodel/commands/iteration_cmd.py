@@ -165,7 +165,7 @@ def iteration(
     first_bucket: Annotated[str | None, Option("--first-bucket", help="DDP first bucket size (default 1MiB; FSDP: the --bucket).")] = None,
     sync: Annotated[str, Option(help="How gradients are synchronised: ddp (buckets), horovod (tensor fusion), flat (one all-reduce after backward), per-tensor (no fusion), fsdp (one collective per transformer block; ZeRO-3, or SHARD_GRAD_OP with --zero 2).")] = "ddp",
     no_overlap: Annotated[bool, Option("--no-overlap", help="Communicate after backward instead of overlapping.")] = False,
-    zero: Annotated[int, Option(help="ZeRO stage 0 (DDP), 1, 2 or 3 (FSDP).")] = 0,
+    zero: Annotated[int, Option(help="ZeRO stage 0 (DDP), 1, 2 or 3 (FSDP FULL_SHARD; with --sync fsdp, 2 is SHARD_GRAD_OP).")] = 0,
     asynchronous: Annotated[bool, Option("--async", help="Asynchronous parameter-server updates.")] = False,
     quantize_weights: Annotated[str | None, Option("--quantize-weights", help="ZeRO++ qwZ: all-gather weights as int8 (ZeRO >= 1).")] = None,
     quantize_grads: Annotated[str | None, Option("--quantize-grads", help="ZeRO++ qgZ: exchange gradients as int4 or int8 by all-to-all instead of reduce-scatter (ZeRO >= 1).")] = None,

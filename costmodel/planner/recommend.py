@@ -275,16 +275,15 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     return best.total_s * low / scalar.total_s, best.total_s * high / scalar.total_s
 
 
-def published_interval(best: PlanRow, setting, backend: str) -> dict | None:
+def published_findings(best: PlanRow, setting, backend: str) -> dict | None:
     """Where published runs of the recommended step's class landed against the model, out of
     sample (:func:`costmodel.training.residuals.published_interval`): findings for the reason, or
     None under the ideal backend (its collectives are a textbook bound), for asynchronous updates
     (every published run was synchronous) or without data."""
     from costmodel.training import residuals
 
-    if backend not in ("nccl", "rccl") or best.asynchronous:
-        return None
-    found = residuals.published_interval(best.total_s, best.gpus, best.nodes, measured_speed=setting.mfu_given)
+    found = residuals.published_interval(best.total_s, best.gpus, best.nodes, measured_speed=setting.mfu_given,
+                                         backend=backend, synchronous=not best.asynchronous)
     if found is None:
         return None
     step, cls = found
@@ -542,7 +541,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     if explain:
         findings = {**findings, "tie_band_source": "given" if tie_band is not None else
                     "interval" if band > choose.TIE_BAND else "floor"}
-    published = published_interval(rows[0], setting, backend) if explain else None
+    published = published_findings(rows[0], setting, backend) if explain else None
     if interval is not None or published is not None:
         from costmodel.planner.text import reason_text
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.comm import comm_model, hybrid_groups
-from costmodel.names import Backend
 from costmodel.training import offload, residuals, transport
 from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown
@@ -98,10 +97,11 @@ def with_published_interval(result: Breakdown, comm: CommModel, config: Training
     predicted step time of published runs of its class, predicted out of sample with the
     realistic backend (none under the ideal one, whose collectives are a textbook bound, nor for
     asynchronous updates: every published run was synchronous)."""
-    if comm.backend not in (Backend.NCCL.value, Backend.RCCL.value) or not result.synchronous:
+    if comm.backend not in residuals.BACKENDS:  # no published run speaks for it (before the layout is read)
         return result
     found = residuals.published_interval(result.total_s, comm.ranks, comm.layout.nodes,
-                                         measured_speed=config.mfu is not None)
+                                         measured_speed=config.mfu is not None, backend=comm.backend,
+                                         synchronous=result.synchronous)
     if found is None:
         return result
     step, cls = found

@@ -55,9 +55,19 @@ def ratio_interval(cls: str, mode: str) -> tuple[float, float, int] | None:
     return (float(found[0]), float(found[1]), int(found[2])) if found else None
 
 
-def published_interval(total_s: float, ranks: int, nodes: int, measured_speed: bool):
-    """(step interval in seconds, class) for a predicted step, or None where its class has no
-    out-of-sample rows (a one-GPU step whose speed the user measured is the prediction itself)."""
+# The published runs were predicted with the realistic backends; the ideal backend's collectives
+# are a textbook bound, and every published run was synchronous.
+BACKENDS = ("nccl", "rccl")
+
+
+def published_interval(total_s: float, ranks: int, nodes: int, measured_speed: bool, *,
+                       backend: str = "nccl", synchronous: bool = True):
+    """(step interval in seconds, class) for a predicted step, or None where no published run
+    speaks for it: another backend than :data:`BACKENDS`, asynchronous updates, or a class
+    without out-of-sample rows (a one-GPU step whose speed the user measured is the prediction
+    itself)."""
+    if backend not in BACKENDS or not synchronous:
+        return None
     cls = step_class(ranks, nodes)
     step = ratio_interval(cls, "measured" if measured_speed else "default")
     if step is None or total_s <= 0:

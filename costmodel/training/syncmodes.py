@@ -12,9 +12,10 @@ FSDP communicates per *unit*, the module it wraps: with the transformer auto-wra
 PyTorch's FSDP tutorials and llm-foundry use, each transformer block is one unit, so every
 all-gather and reduce-scatter carries one block's parameters (the gradient outside the input
 embedding, divided by the layers), not DDP's 25 MiB buckets. ``SHARD_GRAD_OP`` (``--zero 2``)
-gathers each unit's weights in the forward, once per step, overlapped
-(:attr:`TrainingConfig.overlap_param_gather` is set for it), not after the optimizer as ZeRO-2
-does. Approximations: the root unit (embeddings, head) is cut into block-sized calls and gathered
+gathers each unit's weights in the forward, overlapped (:attr:`TrainingConfig.overlap_param_gather`
+is set for it), not after the optimizer as ZeRO-2 does. Approximations: the gather is counted
+once per step, as with ``no_sync`` accumulation (FSDP syncing every micro-batch re-gathers in
+each forward: this matters only with accumulation); the root unit (embeddings, head) is cut into block-sized calls and gathered
 in backward too, which FSDP skips (about 1 ms of a 0.3 s MPT-125M step); a CNN's unit is its
 gradient / layers, not a block.
 
@@ -72,8 +73,8 @@ def fsdp_unit_bytes(workload, grad_bytes: float) -> float:
 
 @functools.lru_cache(maxsize=256, typed=True)
 def _bucketed(mode: str, bucket_bytes, first_bucket_bytes, overlap: bool, zero_stage: int) -> SyncSetup:
-    """The setup of a mode whose buckets do not depend on the model (DDP, FSDP, Horovod's fusion
-    buffer), memoised: every configuration with these settings shares the (frozen) value."""
+    """The setup of a bucketed mode (DDP, Horovod's fusion buffer, FSDP once its unit is known),
+    memoised: every configuration with these settings shares the (frozen) value."""
     if mode == "horovod":
         fusion = HOROVOD_FUSION_BYTES if bucket_bytes is None else bucket_bytes
         return SyncSetup(mode=mode, bucket_bytes=fusion, first_bucket_bytes=fusion, overlap=overlap,
@@ -95,15 +96,15 @@ def sync_setup(mode: str, workload, grad_bytes: float, *, bucket_bytes: float | 
         raise InputError("sync", mode, ", ".join(SYNC_MODES))
     if mode == "fsdp":
         if zero_stage not in (0, 2, 3):
-            raise InputError("zero", zero_stage, "0, 2 or 3 with --sync fsdp (FULL_SHARD is ZeRO-3, the default; "
-                                                 "SHARD_GRAD_OP is ZeRO-2)")
-        zero_stage = zero_stage or 3
-    elif mode != "ddp" and zero_stage != 0:
-        raise InputError("zero", zero_stage, f"0 with --sync {mode} (ZeRO needs --sync ddp or fsdp)")
-    if mode == "fsdp":  # every call carries one unit, the first too (a given --bucket is the unit)
+            raise InputError("zero", zero_stage, "0, 2 or 3 with --sync fsdp (FULL_SHARD is --zero 3, the default; "
+                                                 "SHARD_GRAD_OP is --zero 2)")
+        # every call carries one unit, the first too (a given --bucket is the unit)
         unit = fsdp_unit_bytes(workload, grad_bytes) if bucket_bytes is None else bucket_bytes
-        return _bucketed(mode, unit, unit if first_bucket_bytes is None else first_bucket_bytes, overlap, zero_stage)
-    if mode in ("ddp", "fsdp", "horovod"):
+        return _bucketed(mode, unit, unit if first_bucket_bytes is None else first_bucket_bytes, overlap,
+                         zero_stage or 3)
+    if mode != "ddp" and zero_stage != 0:
+        raise InputError("zero", zero_stage, f"0 with --sync {mode} (ZeRO needs --sync ddp or fsdp)")
+    if mode in ("ddp", "horovod"):
         return _bucketed(mode, bucket_bytes, first_bucket_bytes, overlap, zero_stage)
     if mode == "flat":
         whole = max(float(grad_bytes), 1.0)
