@@ -524,21 +524,25 @@ def heldout_table(preds: list[Prediction]) -> str:
     return "\n".join(out)
 
 
-def heldout_report(rows: list[Row]) -> str:
-    """The held-out tables predicted with the shipped defaults (``StepLosses()``: the host
-    overhead fitted on the development set, the other terms' published values): no refit. The
-    last table is the same without the loss terms: whether what was fitted on the development
-    set carries over."""
+def _shipped_tables(rows: list[Row]) -> list[str]:
+    """Held-out rows predicted with the shipped defaults in both compute modes, then without the
+    loss terms: whether what was fitted on the development set carries over."""
     bare = predict(rows, StepLosses.none(), measured=False)
     none = [_line(f"no loss terms, {part}", [p for p in bare if (p.row.nodes > 1) == multi], None)
             for part, multi in (("single-node", False), ("multi-node", True))]
+    return ["**Compute speed predicted too** (the flags a user types by default):", "",
+            heldout_table(predict(rows, StepLosses(), measured=False)), "",
+            "**Compute speed from each table's published baseline** (`--mfu` measured on one GPU or "
+            "node):", "", heldout_table(predict(rows, StepLosses(), measured=True)), "",
+            "The collective alone (compute predicted, every loss term off):", "", _head(None), *none]
+
+
+def heldout_report(rows: list[Row]) -> str:
+    """The held-out tables predicted with the shipped defaults (``StepLosses()``: the host
+    overhead fitted on the development set, the other terms' published values): no refit; and
+    the host overhead these rows alone would fit, as a check."""
     return "\n".join([
-        "**Compute speed predicted too** (the flags a user types by default):", "",
-        heldout_table(predict(rows, StepLosses(), measured=False)), "",
-        "**Compute speed from each table's published baseline** (`--mfu` measured on one GPU or "
-        "node):", "", heldout_table(predict(rows, StepLosses(), measured=True)), "",
-        "The collective alone (compute predicted, every loss term off):", "",
-        _head(None), *none, "",
+        *_shipped_tables(rows), "",
         f"The host overhead these rows alone would fit (a check, not used): "
         f"{fit(rows, measured=True).host_overhead_s * 1e3:.0f} ms with the baselines' measured speed, "
         f"{fit(rows).host_overhead_s * 1e3:.0f} ms with the speed predicted; shipped: "
@@ -677,9 +681,6 @@ def heldout2_report(rows: list[Row], dev: list[Row], heldout: list[Row]) -> str:
     it."""
     table = step_interval_table(residuals(dev, heldout))
     fresh = _residuals_of(rows, rows, StepLosses())
-    bare = predict(rows, StepLosses.none(), measured=False)
-    none = [_line(f"no loss terms, {part}", [p for p in bare if (p.row.nodes > 1) == multi], None)
-            for part, multi in (("single-node", False), ("multi-node", True))]
     cells = ["| class | compute speed | rows inside the shipped 10–90 % interval |", "|---|---|---|"]
     for cls in step_residuals.STEP_CLASSES:
         for mode in step_residuals.MODES:
@@ -689,13 +690,7 @@ def heldout2_report(rows: list[Row], dev: list[Row], heldout: list[Row]) -> str:
     for mode in step_residuals.MODES:
         cells.append(f"| **all** | {step_residuals.MODE_TEXT[mode]} | "
                      f"{_share(_inside([r for r in fresh if r.mode == mode], table))} |")
-    return "\n".join([
-        "**Compute speed predicted too** (the flags a user types by default):", "",
-        heldout_table(predict(rows, StepLosses(), measured=False)), "",
-        "**Compute speed from each table's published baseline** (`--mfu`):", "",
-        heldout_table(predict(rows, StepLosses(), measured=True)), "",
-        "The collective alone (compute predicted, every loss term off):", "", _head(None), *none, "",
-        "The step intervals as shipped (nominal 80 %):", "", *cells])
+    return "\n".join([*_shipped_tables(rows), "", "The step intervals as shipped (nominal 80 %):", "", *cells])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -710,18 +705,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.heldout2:
         text, section = heldout2_report(read_rows(HELDOUT2), read_rows(), read_rows(HELDOUT)), HELDOUT2_SECTION
-        print(text)
-        if args.write:
-            write_section(REPORT, section, text)
-        return 0
-    if args.heldout:
+    elif args.heldout:
         text, section = heldout_report(read_rows(HELDOUT)), HELDOUT_SECTION
     else:
         text, section = report(read_rows()), SECTION
     print(text)
     if args.write:
         write_section(REPORT, section, text)
-    if not args.heldout:
+    if not (args.heldout or args.heldout2):
         found = residuals(read_rows(), read_rows(HELDOUT))
         intervals_text = coverage_report(found)
         print("\n" + intervals_text)

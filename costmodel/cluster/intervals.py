@@ -38,15 +38,17 @@ def regime(size_bytes: float) -> str:
 
 
 @cache
-def _table() -> dict[str, dict[str, list[float]]]:
-    if not os.path.exists(DATA_FILE):
+def interval_tables(path: str = DATA_FILE) -> dict[str, dict[str, list[float]]]:
+    """The ``[interval."<class>"]`` tables of a bundled intervals file ({} when it is missing):
+    this file's, and the training step's (costmodel.training.residuals)."""
+    if not os.path.exists(path):
         return {}
-    return load_bundled(DATA_FILE).get("interval", {})
+    return load_bundled(path).get("interval", {})
 
 
 def ratio_interval(system: System, nodes: int, size_bytes: float) -> tuple[float, float] | None:
     """(p10, p90) of measured/predicted for this class and size regime, or None if unmeasured."""
-    found = _table().get(system_class(system, nodes), {}).get(regime(size_bytes))
+    found = interval_tables().get(system_class(system, nodes), {}).get(regime(size_bytes))
     return (float(found[0]), float(found[1])) if found else None
 
 

@@ -60,13 +60,14 @@ def _range(interval, what: str = "") -> str:
 
 def _published(b) -> list[str]:
     """Where published runs predicted like this one landed (costmodel.training.residuals)."""
+    from costmodel.training.iteration import USER_MFU_SOURCE
     from costmodel.training.residuals import CLASS_TEXT
     from dpbase.units import format_time
 
     if b.published_interval_s is None:
         return []
     low, high = b.published_interval_s
-    speed = ("compute speed from --mfu" if b.mfu_source == "given by the user"
+    speed = ("compute speed from --mfu" if b.mfu_source == USER_MFU_SOURCE
              else "compute speed predicted; --mfu from a measured run narrows it")
     return [f"  published runs       step {format_time(low)}–{format_time(high)}   (10-90 % of "
             f"{CLASS_TEXT[b.published_class]} runs predicted out of sample; {speed})"]

@@ -262,6 +262,9 @@ def peak_flops(gpu, compute_dtype: str) -> tuple[str, float]:
                              f"a dtype the GPU supports: {', '.join(sorted(gpu.peak_flops))}")
 
 
+USER_MFU_SOURCE = "given by the user"  # Breakdown.mfu_source of a user's --mfu
+
+
 def mfu(gpu, value: float | None, workload: Workload | None = None,
         compute_dtype: str | None = None) -> tuple[float, str]:
     """(model FLOPs utilisation, its source), first of: the user's value; the model kind's
@@ -270,7 +273,7 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
     if value is not None:
         if not MIN_MFU <= value <= 1.0:  # below MIN_MFU a step would take longer than float range allows
             raise InputError("mfu", value, f"a fraction in [{MIN_MFU:g}, 1]")
-        return float(value), "given by the user"
+        return float(value), USER_MFU_SOURCE
     if workload is not None and compute_dtype is not None:
         by_kind = workloads.default_mfu_for_kind(workload.kind, getattr(gpu, "arch", "unknown"),
                                                  compute_dtype, getattr(gpu, "peak_flops", None))
@@ -423,8 +426,7 @@ def _resolve_sync(workload, config: TrainingConfig) -> tuple[TrainingConfig, syn
                                  overlap=config.overlap, zero_stage=config.zero_stage)
     if setup.overlap != config.overlap or setup.zero_stage != config.zero_stage:
         config = replace(config, overlap=setup.overlap, zero_stage=setup.zero_stage)
-    if setup.mode == "fsdp" and setup.zero_stage == 2 and not config.overlap_param_gather:
-        # SHARD_GRAD_OP gathers each unit in the forward, overlapped (syncmodes), not after the step
+    if setup.overlap_param_gather and not config.overlap_param_gather:  # e.g. FSDP SHARD_GRAD_OP
         config = replace(config, overlap_param_gather=True)
     return config, setup
 

@@ -22,9 +22,8 @@ cover).
 from __future__ import annotations
 
 import os
-from functools import cache
 
-from dpbase.bundled import load_bundled
+from costmodel.cluster.intervals import interval_tables
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data",
                          "step_residuals.toml")
@@ -42,16 +41,9 @@ def step_class(ranks: int, nodes: int) -> str:
     return "single-node" if nodes <= 1 else "multi-node"
 
 
-@cache
-def _table() -> dict:
-    if not os.path.exists(DATA_FILE):
-        return {}
-    return load_bundled(DATA_FILE).get("interval", {})
-
-
 def ratio_interval(cls: str, mode: str) -> tuple[float, float, int] | None:
     """(p10, p90, rows) of published ÷ predicted step time, or None where too few rows exist."""
-    found = _table().get(cls, {}).get(mode)
+    found = interval_tables(DATA_FILE).get(cls, {}).get(mode)
     return (float(found[0]), float(found[1]), int(found[2])) if found else None
 
 

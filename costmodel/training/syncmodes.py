@@ -13,7 +13,7 @@ PyTorch's FSDP tutorials and llm-foundry use, each transformer block is one unit
 all-gather and reduce-scatter carries one block's parameters (the gradient outside the input
 embedding, divided by the layers), not DDP's 25 MiB buckets. ``SHARD_GRAD_OP`` (``--zero 2``)
 gathers each unit's weights in the forward, overlapped (:attr:`TrainingConfig.overlap_param_gather`
-is set for it), not after the optimizer as ZeRO-2 does. Approximations: the gather is counted
+is set from :attr:`SyncSetup.overlap_param_gather`), not after the optimizer as ZeRO-2 does. Approximations: the gather is counted
 once per step, as with ``no_sync`` accumulation (FSDP syncing every micro-batch re-gathers in
 each forward: this matters only with accumulation); the root unit (embeddings, head) is cut into block-sized calls and gathered
 in backward too, which FSDP skips (about 1 ms of a 0.3 s MPT-125M step); a CNN's unit is its
@@ -55,6 +55,7 @@ class SyncSetup:
     overlap: bool
     zero_stage: int
     wait_s: float = 0.0
+    overlap_param_gather: bool = False  # weights gathered in the forward, beside compute (FSDP SHARD_GRAD_OP)
 
 
 def tensor_count(workload) -> int:
@@ -82,7 +83,7 @@ def _bucketed(mode: str, bucket_bytes, first_bucket_bytes, overlap: bool, zero_s
     bucket = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
     first = DDP_FIRST_BUCKET_BYTES if first_bucket_bytes is None else first_bucket_bytes
     return SyncSetup(mode=mode, bucket_bytes=bucket, first_bucket_bytes=first, overlap=overlap,
-                     zero_stage=zero_stage)
+                     zero_stage=zero_stage, overlap_param_gather=mode == "fsdp" and zero_stage == 2)
 
 
 def sync_setup(mode: str, workload, grad_bytes: float, *, bucket_bytes: float | None = None,

@@ -98,6 +98,9 @@ def test_fsdp_communicates_one_transformer_block_per_collective():
     fsdp = _run(sync="fsdp")
     unit = model.params * (1 - model.late_fraction) / model.layers * 2  # bf16 gradients
     assert fsdp.bucket_bytes == pytest.approx(unit) and unit > 25 * 2**20
+    # the same unit from the block's shape, independently of late_fraction: GPT-2's input embedding
+    # is vocab × hidden, the rest is split evenly over the blocks
+    assert fsdp.bucket_bytes == pytest.approx((model.params - model.vocab * model.hidden_size) * 2 / model.layers)
     assert syncmodes.fsdp_unit_bytes(model, model.params * 2) == pytest.approx(unit)
     assert fsdp.first_bucket_bytes == pytest.approx(unit)  # the first call carries a unit too
     bucketed = _run(sync="fsdp", bucket_bytes=25 * 2**20)
