@@ -69,7 +69,7 @@ def _published(b) -> list[str]:
     low, high = b.published_interval_s
     speed = ("compute speed from --mfu" if b.mfu_source == USER_MFU_SOURCE
              else "compute speed predicted; --mfu from a measured run narrows it")
-    return [f"  published runs       step {format_time(low)}–{format_time(high)}   (10-90 % of "
+    return [f"  published runs       step {format_time(low)}–{format_time(high)}   (80 % interval of "
             f"{CLASS_TEXT[b.published_class]} runs predicted out of sample; {speed})"]
 
 

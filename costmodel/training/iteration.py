@@ -157,9 +157,9 @@ class Breakdown:
     # the ideal backend); see costmodel.training.oncluster.with_interval.
     comm_interval_s: tuple[float, float] | None = None
     total_interval_s: tuple[float, float] | None = None
-    # 10-90 % of where published data-parallel runs of this class landed against the model's
-    # prediction, out of sample (costmodel.training.residuals), and the class; None under the
-    # ideal backend and for asynchronous updates.
+    # 80 % interval of where published data-parallel runs of this class landed against the
+    # model's prediction, out of sample (costmodel.training.residuals), and the class; None under
+    # the ideal backend and for asynchronous updates.
     published_interval_s: tuple[float, float] | None = None
     published_class: str | None = None
     # share of the MFU a micro-batch this small can reach (GEMM roofline, costmodel.training.gemm)

@@ -62,8 +62,8 @@ def iteration(model: str | Workload, cluster: str | System, config: TrainingConf
 
 def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommModel, config: TrainingConfig,
                   algorithm: str = "") -> Breakdown:
-    """The breakdown with its 10-90 % intervals: where published runs of its class landed
-    (:func:`with_published_interval`) and the spread of its collectives alone.
+    """The breakdown with its intervals: where published runs of its class landed (80 %,
+    :func:`with_published_interval`) and the spread of its collectives alone (10-90 %).
 
     Every collective of the step is taken at the low end of its own interval, then at the high
     end (:meth:`CommModel.bound_s`), and the whole step is recomputed each time, so overlap
@@ -93,7 +93,7 @@ def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommMod
 
 
 def with_published_interval(result: Breakdown, comm: CommModel, config: TrainingConfig) -> Breakdown:
-    """The breakdown with :func:`residuals.published_interval`: the 10-90 % of published ÷
+    """The breakdown with :func:`residuals.published_interval`: the 80 % interval of published ÷
     predicted step time of published runs of its class, predicted out of sample with the
     realistic backend (none under the ideal one, whose collectives are a textbook bound, nor for
     asynchronous updates: every published run was synchronous)."""

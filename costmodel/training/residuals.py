@@ -7,11 +7,14 @@ predicted throughput ÷ its published one; for a one-GPU baseline, its own speed
 compute modes: **default** (the MFU defaults predict the speed, so the ratio carries the speed
 error too) and **measured** (``--mfu`` from a measured run: the scaling error alone).
 
-Per class of step (one GPU, one node, several nodes) and mode, the 10th and 90th percentile are
-in ``costmodel/data/step_residuals.toml`` (written by ``dp_scaling.py --write``). A predicted
-step of ``t`` seconds gets ``(p10·t, p90·t)``: where published runs predicted the same way
-landed. docs/validation.md reports how often the intervals hold on publications left out of
-them, and why the scaling efficiency gets no interval of its own.
+Per class of step (one GPU, one node, several nodes) and mode, an 80 % interval of these ratios
+is in ``costmodel/data/step_residuals.toml`` (written by ``dp_scaling.py --write``): two
+percentiles (p7 and p93 when written), as far apart as it takes for intervals built without a
+publication to hold on 80 % of its rows (the pooled p10-p90 held on only 76-77 %: a new
+publication's errors are more alike among themselves than the pool's). A predicted step of
+``t`` seconds gets ``(low·t, high·t)``: where published runs predicted the same way landed.
+docs/validation.md reports how often the intervals hold on publications left out of them (the
+width chosen without them too), and why the scaling efficiency gets no interval of its own.
 
 These are the model's errors on real jobs (frameworks, input pipelines, stragglers the terms do
 not capture), not the spread of the collectives alone (``total_interval_s``). The published
@@ -42,7 +45,8 @@ def step_class(ranks: int, nodes: int) -> str:
 
 
 def ratio_interval(cls: str, mode: str) -> tuple[float, float, int] | None:
-    """(p10, p90, rows) of published ÷ predicted step time, or None where too few rows exist."""
+    """(low, high, rows): the 80 % interval of published ÷ predicted step time, or None where
+    too few rows exist."""
     found = interval_tables(DATA_FILE).get(cls, {}).get(mode)
     return (float(found[0]), float(found[1]), int(found[2])) if found else None
 
