@@ -22,10 +22,10 @@ the development set, HELDOUT_SOURCES.md), predicted once with the shipped defaul
 Without ``--heldout`` it also reports the step-time intervals every prediction carries
 (costmodel.training.residuals): 80 % intervals of published ÷ predicted step time over every
 out-of-sample prediction of the development set and both held-out sets, per class (one GPU,
-one node, several nodes) and compute mode — percentiles as wide as it takes to hold on 80 % of
-each publication left out in turn — and how often they hold on publications left out of them
-(the width chosen without them too); ``--write`` writes them to
-costmodel/data/step_residuals.toml.
+one node, several nodes) and compute mode — percentiles as far apart as it takes for
+intervals built without each publication in turn to hold on 80 % of the left-out rows, pooled —
+and how often they hold on publications left out of them (the width chosen without them too);
+``--write`` writes them to costmodel/data/step_residuals.toml.
 """
 
 from __future__ import annotations
@@ -618,18 +618,23 @@ def residuals(dev: list[Row], *heldout: list[Row]) -> list[Residual]:
 
 
 # The intervals claim NOMINAL: each mode's width (the share of residuals between its two
-# percentiles) is the narrowest on WIDTHS whose leave-one-publication-out coverage reaches it.
-# Pooled residuals' own 10th-90th percentiles held on only 75-77 % of a publication left out:
-# a new publication's errors are more alike among themselves than the pool's.
+# percentiles) is the narrowest on WIDTHS whose leave-one-publication-out coverage — the
+# left-out rows pooled, each row counted once — reaches it. The pooled 10th-90th percentiles
+# held on only 76-77 % of the rows left out: a new publication's errors are more alike among
+# themselves than the pool's.
 NOMINAL = 0.80
 WIDTHS = tuple(w / 100 for w in range(80, 100))
 PLAIN = dict.fromkeys(step_residuals.MODES, NOMINAL)  # the 10th-90th percentiles, uncalibrated
 
 
-def step_interval_table(found: list[Residual], widths: dict[str, float] | None = None) -> dict[str, dict[str, list[float]]]:
+def levels(width: float) -> str:
+    """``p7–p93`` for a width of 0.86."""
+    return f"p{100 * (1 - width) / 2:g}–p{100 * (1 + width) / 2:g}"
+
+
+def step_interval_table(found: list[Residual], widths: dict[str, float]) -> dict[str, dict[str, list[float]]]:
     """{class: {mode: [low, high, rows]}}: the residuals' percentiles ``(1 ± width) / 2`` per
-    class and mode, each mode's width from :func:`calibrated_widths` unless given."""
-    widths = calibrated_widths(found) if widths is None else widths
+    class and mode (``widths``: :func:`calibrated_widths`, or :data:`PLAIN`)."""
     out: dict = {}
     for cls in step_residuals.STEP_CLASSES:
         for mode in step_residuals.MODES:
@@ -640,40 +645,52 @@ def step_interval_table(found: list[Residual], widths: dict[str, float] | None =
     return out
 
 
-def left_out_coverage(found: list[Residual], mode: str, width: float | None = None) -> tuple[int, int]:
-    """(inside, total) over ``mode``'s residuals, each publication against intervals built
-    without it: at ``width``, or (None) at the width :func:`calibrated_widths` picks without it
-    (nested: the left-out publication chooses nothing)."""
-    inside = total = 0
+def left_out_coverage(found: list[Residual], mode: str, width: float | None = None) -> dict[str, tuple[int, int]]:
+    """{publication: (inside, total)} over ``mode``'s residuals, each publication against
+    intervals built without it: at ``width``, or (None) at the widths :func:`calibrated_widths`
+    picks without it (nested: the left-out publication chooses nothing)."""
+    out = {}
     for group in sorted({r.group for r in found}):
         rest = [r for r in found if r.group != group]
-        widths = {mode: width} if width is not None else calibrated_widths(rest)
-        i, t = _inside([r for r in found if r.group == group and r.mode == mode],
-                       step_interval_table(rest, {**PLAIN, **widths}))
-        inside, total = inside + i, total + t
-    return inside, total
+        widths = PLAIN | ({mode: width} if width is not None else calibrated_widths(rest))
+        out[group] = _inside([r for r in found if r.group == group and r.mode == mode],
+                             step_interval_table(rest, widths))
+    return out
+
+
+def pooled(counts: dict[str, tuple[int, int]]) -> tuple[int, int]:
+    """(inside, total) summed over publications."""
+    return sum(i for i, _ in counts.values()), sum(t for _, t in counts.values())
 
 
 def calibrated_widths(found: list[Residual]) -> dict[str, float]:
-    """Each mode's narrowest width on :data:`WIDTHS` that holds on :data:`NOMINAL` of the rows of
-    publications left out in turn (the widest if none does)."""
+    """Each mode's narrowest width on :data:`WIDTHS` whose intervals, built without each
+    publication in turn, hold on :data:`NOMINAL` of the left-out rows pooled. An error if no
+    width on the grid does (the intervals would not be what they claim)."""
     def holds(mode: str, width: float) -> bool:
-        inside, total = left_out_coverage(found, mode, width)
+        inside, total = pooled(left_out_coverage(found, mode, width))
         return total > 0 and inside >= NOMINAL * total
 
-    return {mode: next((w for w in WIDTHS if holds(mode, w)), WIDTHS[-1]) for mode in step_residuals.MODES}
+    out = {}
+    for mode in step_residuals.MODES:
+        out[mode] = next((w for w in WIDTHS if holds(mode, w)), None)
+        if out[mode] is None:
+            raise SystemExit(f"error: no width up to {WIDTHS[-1]} holds on {NOMINAL:.0%} of the {mode} rows left out")
+    return out
 
 
 def step_residuals_toml(table: dict, widths: dict[str, float]) -> str:
-    levels = "; ".join(f"{mode}: p{100 * (1 - w) / 2:g}-p{100 * (1 + w) / 2:g}" for mode, w in widths.items())
-    return interval_tables_toml([
+    text = interval_tables_toml([
         "How far published data-parallel runs fell from the training-step model, out of sample:",
         "[low, high, rows] of published / predicted step time per class and compute mode",
         "(default: speed predicted; measured: --mfu from a measured run). Development sources",
         "predicted with the host overhead fitted without them, held-out tables with the shipped",
-        f"defaults. An {100 * NOMINAL:.0f} % interval: percentiles ({levels}) as wide as it takes",
-        f"to hold on {100 * NOMINAL:.0f} % of each publication left out in turn (calibrated_widths).",
+        "defaults. [calibration]: the interval's nominal coverage and each mode's width, the",
+        "narrowest whose intervals, built without each publication in turn, hold on the nominal",
+        "share of the left-out rows (" + "; ".join(f"{mode} {levels(w)}" for mode, w in widths.items()) + ").",
         "Generated by `python benchmarks/dp_scaling.py --write`; do not edit."], table)
+    return text + "\n".join(["", "[calibration]", f"nominal = {NOMINAL}",
+                             *(f"{mode} = {w}" for mode, w in widths.items()), ""])
 
 
 def _inside(found: list[Residual], table: dict) -> tuple[int, int]:
@@ -691,34 +708,32 @@ def _share(counts: tuple[int, int]) -> str:
     return f"{inside} of {total} ({100 * inside / total:.0f} %)" if total else "–"
 
 
-def _levels(widths: dict[str, float], mode: str) -> str:
-    return f"p{100 * (1 - widths[mode]) / 2:g}–p{100 * (1 + widths[mode]) / 2:g}"
-
-
-def coverage_report(found: list[Residual]) -> str:
-    """The intervals, and how often they hold on publications left out of them: nested (the
-    width chosen without the publication too) and, for comparison, the plain 10th-90th."""
-    widths = calibrated_widths(found)
+def coverage_report(found: list[Residual], widths: dict[str, float]) -> str:
+    """The intervals (``widths``: :func:`calibrated_widths` of ``found``), and how often they
+    hold on publications left out of them: nested (the width chosen without the publication
+    too), the plain 10th-90th for comparison, and by publication."""
     table = step_interval_table(found, widths)
     groups = sorted({r.group for r in found})
-    without = {g: step_interval_table([r for r in found if r.group != g]) for g in groups}
+    without = {g: step_interval_table([r for r in found if r.group != g], calibrated_widths(
+        [r for r in found if r.group != g])) for g in groups}
     plain = {g: step_interval_table([r for r in found if r.group != g], PLAIN) for g in groups}
 
     def left_out(rows: list[Residual], tables=without) -> tuple[int, int]:
-        parts = [_inside([r for r in rows if r.group == g], tables[g]) for g in groups]
-        return sum(i for i, _ in parts), sum(t for _, t in parts)
+        return pooled({g: _inside([r for r in rows if r.group == g], tables[g]) for g in groups})
 
     lines = ["| class | compute speed | percentiles | low | high | rows | holds on publications left out "
              "| p10–p90 would hold on |", "|---|---|---|---|---|---|---|---|"]
     for cls, modes in table.items():
         for mode, (low, high, n) in modes.items():
             cell = [r for r in found if (r.step_class, r.mode) == (cls, mode)]
-            lines.append(f"| {cls} | {step_residuals.MODE_TEXT[mode]} | {_levels(widths, mode)} | {low:.3f} | "
+            lines.append(f"| {cls} | {step_residuals.MODE_TEXT[mode]} | {levels(widths[mode])} | {low:.3f} | "
                          f"{high:.3f} | {n} | {_share(left_out(cell))} | {_share(left_out(cell, plain))} |")
     dev = [r for r in found if not r.group.startswith("H")]
     heldout = [r for r in found if r.group.startswith("H")]
-    lines += ["", f"Pooled over classes (nominal {100 * NOMINAL:.0f} %; {len(groups)} publications: {', '.join(groups)}; "
-              "each half's intervals calibrated within that half):", "",
+    lines += ["", f"Pooled over classes (nominal {100 * NOMINAL:.0f} %; {len(groups)} publications: "
+              f"{', '.join(groups)}; the two halves' intervals at the shipped widths, as the development set's "
+              "publications alone cannot calibrate the default-speed one: no width reaches the nominal "
+              "coverage left out in turn):", "",
               "| compute speed | each publication left out in turn | p10–p90, left out in turn "
               "| held-out rows, intervals from the development set alone "
               "| development rows, intervals from the held-out tables alone |",
@@ -728,8 +743,17 @@ def coverage_report(found: list[Residual]) -> str:
             return [r for r in rows if r.mode == mode]
         lines.append(f"| {step_residuals.MODE_TEXT[mode]} | {_share(left_out(pick(found)))} | "
                      f"{_share(left_out(pick(found), plain))} | "
-                     f"{_share(_inside(pick(heldout), step_interval_table(dev)))} | "
-                     f"{_share(_inside(pick(dev), step_interval_table(heldout)))} |")
+                     f"{_share(_inside(pick(heldout), step_interval_table(dev, widths)))} | "
+                     f"{_share(_inside(pick(dev), step_interval_table(heldout, widths)))} |")
+    lines += ["", "By publication left out (nested; rows inside / rows):", "",
+              "| compute speed | " + " | ".join(groups) + " | mean over publications |",
+              "|---|" + "---|" * (len(groups) + 1)]
+    for mode in step_residuals.MODES:
+        counts = {g: _inside([r for r in found if r.group == g and r.mode == mode], without[g]) for g in groups}
+        shares = [i / t for i, t in counts.values() if t]
+        lines.append(f"| {step_residuals.MODE_TEXT[mode]} | "
+                     + " | ".join(f"{i}/{t}" if t else "–" for i, t in counts.values())
+                     + f" | {100 * sum(shares) / len(shares):.0f} % |")
     return "\n".join(lines)
 
 
@@ -739,7 +763,7 @@ def heldout2_report(rows: list[Row], dev: list[Row], heldout: list[Row]) -> str:
     hold on it: the check made before its rows joined the shipped intervals."""
     table = step_interval_table(residuals(dev, heldout), PLAIN)  # as they were built then: 10th-90th
     fresh = _residuals_of(rows, rows, StepLosses())
-    cells = ["| class | compute speed | rows inside the shipped 10–90 % interval |", "|---|---|---|"]
+    cells = ["| class | compute speed | rows inside the p10–p90 interval built before this set |", "|---|---|---|"]
     for cls in step_residuals.STEP_CLASSES:
         for mode in step_residuals.MODES:
             counts = _inside([r for r in fresh if (r.step_class, r.mode) == (cls, mode)], table)
@@ -773,11 +797,11 @@ def main(argv: list[str] | None = None) -> int:
         write_section(REPORT, section, text)
     if not (args.heldout or args.heldout2):
         found = residuals(read_rows(), *held_out_sets())
-        intervals_text = coverage_report(found)
+        widths = calibrated_widths(found)
+        intervals_text = coverage_report(found, widths)
         print("\n" + intervals_text)
         if args.write:
             write_section(REPORT, INTERVALS_SECTION, intervals_text)
-            widths = calibrated_widths(found)
             STEP_RESIDUALS.write_text(step_residuals_toml(step_interval_table(found, widths), widths),
                                       encoding="utf-8")
     return 0

@@ -61,7 +61,7 @@ def _range(interval, what: str = "") -> str:
 def _published(b) -> list[str]:
     """Where published runs predicted like this one landed (costmodel.training.residuals)."""
     from costmodel.training.iteration import USER_MFU_SOURCE
-    from costmodel.training.residuals import CLASS_TEXT
+    from costmodel.training.residuals import CLASS_TEXT, interval_name
     from dpbase.units import format_time
 
     if b.published_interval_s is None:
@@ -69,7 +69,7 @@ def _published(b) -> list[str]:
     low, high = b.published_interval_s
     speed = ("compute speed from --mfu" if b.mfu_source == USER_MFU_SOURCE
              else "compute speed predicted; --mfu from a measured run narrows it")
-    return [f"  published runs       step {format_time(low)}–{format_time(high)}   (80 % interval of "
+    return [f"  published runs       step {format_time(low)}–{format_time(high)}   ({interval_name()} of "
             f"{CLASS_TEXT[b.published_class]} runs predicted out of sample; {speed})"]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from costmodel.training.residuals import CLASS_TEXT
+from costmodel.training.residuals import CLASS_TEXT, interval_name
 from dpbase.units import format_size
 
 
@@ -249,7 +249,7 @@ def _published(findings: dict) -> str:
         return ""
     cls = CLASS_TEXT.get(findings.get("published_class"), findings.get("published_class"))
     return (f"If this step errs as published {cls} runs predicted this way did, it takes "
-            f"{step_time(step[0])}–{step_time(step[1])} (80 % interval, out of sample; docs/validation.md).")
+            f"{step_time(step[0])}–{step_time(step[1])} ({interval_name()}, out of sample; docs/validation.md).")
 
 
 def reason_text(best, findings: dict, objective: str) -> str:

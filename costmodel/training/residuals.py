@@ -8,13 +8,15 @@ compute modes: **default** (the MFU defaults predict the speed, so the ratio car
 error too) and **measured** (``--mfu`` from a measured run: the scaling error alone).
 
 Per class of step (one GPU, one node, several nodes) and mode, an 80 % interval of these ratios
-is in ``costmodel/data/step_residuals.toml`` (written by ``dp_scaling.py --write``): two
-percentiles (p7 and p93 when written), as far apart as it takes for intervals built without a
-publication to hold on 80 % of its rows (the pooled p10-p90 held on only 76-77 %: a new
-publication's errors are more alike among themselves than the pool's). A predicted step of
-``t`` seconds gets ``(low·t, high·t)``: where published runs predicted the same way landed.
-docs/validation.md reports how often the intervals hold on publications left out of them (the
-width chosen without them too), and why the scaling efficiency gets no interval of its own.
+is in ``costmodel/data/step_residuals.toml`` (written by ``dp_scaling.py --write``, which
+records the nominal coverage and widths in its ``[calibration]`` table): two percentiles (p7–p93
+with the default speed, p7.5–p92.5 with a measured one when written), as far apart as it takes
+for intervals built without each publication in turn to hold on 80 % of the left-out rows,
+pooled (the pooled p10–p90 held on only 76–77 %: a new publication's errors are more alike
+among themselves than the pool's). A predicted step of ``t`` seconds gets ``(low·t, high·t)``:
+where published runs predicted the same way landed. docs/validation.md reports how often the
+intervals hold on publications left out of them (the width chosen without them too, pooled and
+by publication), and why the scaling efficiency gets no interval of its own.
 
 These are the model's errors on real jobs (frameworks, input pipelines, stragglers the terms do
 not capture), not the spread of the collectives alone (``total_interval_s``). The published
@@ -27,6 +29,7 @@ from __future__ import annotations
 import os
 
 from costmodel.cluster.intervals import interval_tables
+from dpbase.bundled import load_bundled
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data",
                          "step_residuals.toml")
@@ -44,9 +47,19 @@ def step_class(ranks: int, nodes: int) -> str:
     return "single-node" if nodes <= 1 else "multi-node"
 
 
+def nominal() -> float:
+    """The intervals' nominal coverage (``[calibration]`` of the data file)."""
+    return float(load_bundled(DATA_FILE)["calibration"]["nominal"])
+
+
+def interval_name() -> str:
+    """``80 % interval``: what the text calls a published-run interval."""
+    return f"{100 * nominal():.0f} % interval"
+
+
 def ratio_interval(cls: str, mode: str) -> tuple[float, float, int] | None:
-    """(low, high, rows): the 80 % interval of published ÷ predicted step time, or None where
-    too few rows exist."""
+    """(low, high, rows): the :func:`nominal` interval of published ÷ predicted step time, or
+    None where too few rows exist."""
     found = interval_tables(DATA_FILE).get(cls, {}).get(mode)
     return (float(found[0]), float(found[1]), int(found[2])) if found else None
 
