@@ -248,3 +248,30 @@ def test_ctrl_c_during_a_plain_answer_exits_130_without_a_traceback(monkeypatch,
     with pytest.raises(SystemExit) as done:
         cli.main()
     assert done.value.code == 130 and capsys.readouterr().err == "\n"
+
+
+def test_the_console_script_runs_main_with_the_garbage_collector_off(monkeypatch):
+    """`dpcost` is cli:run, which turns the cyclic collector off for its short process; main
+    (and so the Python API and in-process callers) leaves it as it was."""
+    import gc
+    import tomllib
+
+    with open(Path(cli.__file__).with_name("pyproject.toml"), "rb") as handle:
+        assert tomllib.load(handle)["project"]["scripts"] == {"dpcost": "cli:run"}
+    seen = []
+    monkeypatch.setattr(cli, "main", lambda: seen.append(gc.isenabled()))
+    try:
+        cli.run()
+    finally:
+        gc.enable()
+    assert seen == [False]
+
+
+def test_main_leaves_the_garbage_collector_alone(monkeypatch, capsys):
+    import gc
+
+    assert gc.isenabled()
+    monkeypatch.setattr(cli.sys, "argv", ["dpcost", "formula", "all-reduce", "ring"])
+    with pytest.raises(SystemExit) as done:
+        cli.main()
+    assert done.value.code == 0 and "ring" in capsys.readouterr().out and gc.isenabled()
