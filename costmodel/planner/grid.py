@@ -265,6 +265,12 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     sizes = _call_sizes(buckets, precision)
     node_gpus = np.array([layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)  # hybrid shard groups
     rails = _RailCaches(system, backend, comm_params) if shard == "hybrid" else None
+    if multi:  # the tables the (algorithm, stage) rows below ask of ``cache``, in one pass where NCCL's model answers
+        cache.prepare([layouts[i] for i in multi], [(primitive, name) for name in space.algorithms
+                                                    for stage in space.zero_stages
+                                                    if zero_algorithm_ok(name, stage, backend)
+                                                    and not (stage == 3 and shard == "hybrid")
+                                                    for primitive in gradsync.ZERO_PRIMITIVES[stage]], sizes)
     for a, name in enumerate(space.algorithms):
         comm = cache.batch([layouts[i] for i in multi], name, sizes) if multi else None
         runnable = comm.runnable.reshape(-1, 1, 1) if comm else None
