@@ -380,14 +380,16 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress):
     from costmodel.training import memory
 
     tables = grid.setting_tables(setting, system, space, on_algorithm=progress.advance)
-    sweep = grid.sweep(setting, system, space, tables)
-    progress.advance(_SWEEP_UNITS)
-    if recompute is None and not sweep.feasible.any() and memory.recompute_applies(setting.workload):
-        without = float(np.min(sweep.memory_bytes))
+    fitted = grid.fits(setting, system, space, tables)  # whether anything fits decides which sweep runs
+    if recompute is None and not fitted.feasible.any() and memory.recompute_applies(setting.workload):
+        progress.advance(_SWEEP_UNITS)
+        without = float(np.min(fitted.memory_bytes))
         setting = replace(setting, recompute=True)
         sweep = grid.sweep(setting, system, space, tables)
         return setting, sweep, {"chosen": True, "requested": False,
                                 "leanest_without_bytes": without}, tables
+    sweep = grid.sweep(setting, system, space, tables, fitted)
+    progress.advance(_SWEEP_UNITS)
     return setting, sweep, {"chosen": setting.recompute, "requested": bool(recompute),
                             "leanest_without_bytes": None}, tables
 
