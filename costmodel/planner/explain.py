@@ -293,7 +293,8 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
 
     step = on_step or (lambda: None)
     constraints = constraints or Constraints(tokens=tokens)
-    keys = keys if keys is not None else choose.rule_keys(sweep, setting.workload.params, scores)
+    sent = choose.bytes_sent(sweep, setting.workload.params) if sent is None else sent
+    keys = keys if keys is not None else choose.rule_keys(sweep, setting.workload.params, scores, sent=sent)
     index = ranked[0]
     exact = tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
     best = rows[0] if rows else rows_at(sweep, setting, scores, [index], constraints)[0]
@@ -312,7 +313,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         "tie_break": {"tolerance": tolerance, "fastest_step_s": float(sweep.total_s[exact]),
                       "rule": rule, "tied": int(choose.tied(scores, tolerance).size),
                       "fastest_headroom_bytes": sweep.capacity_bytes - float(sweep.memory_bytes[exact]),
-                      "fastest_bytes_sent": float(choose.bytes_sent(sweep, setting.workload.params)[exact]),
+                      "fastest_bytes_sent": float(sent[exact]),
                       "fastest_zero_stage": int(sweep.space.zero_stages[exact[1]]),
                       "fastest_gpus": int(sweep.space.gpus[exact[4]])}
         if exact != index else None,

@@ -312,17 +312,23 @@ def _resolve(model, cluster):
     return workload, system
 
 
-def _rank(sweep, setting, system, objective, constraints, top, tie_band):
-    """(scores, rule keys, top multi-indices); the infeasibility error when nothing is feasible."""
+def _rank(sweep, setting, system, objective, constraints):
+    """(scores, rule keys, bytes sent per GPU): none depends on the tie band; the infeasibility
+    error when nothing is feasible."""
     scores = objective_scores(sweep, setting, objective, constraints.tokens, constraints)
     if not np.isfinite(scores).any():
         if sweep.feasible.any():
             raise _constraint_error(sweep, setting, objective, constraints)
         raise infeasible_error(sweep, setting, system)
-    keys = choose.rule_keys(sweep, setting.workload.params, scores)
+    sent = choose.bytes_sent(sweep, setting.workload.params)
+    return scores, choose.rule_keys(sweep, setting.workload.params, scores, sent=sent), sent
+
+
+def _ranked(scores, keys, top, tie_band) -> list[tuple[int, ...]]:
+    """The multi-indices of the plans the table may show, in the rules' order within the tie band."""
     flat = choose.order(scores, keys, tie_band, top * COLLAPSE_DEPTH)
-    return scores, keys, list(zip(*(axis.tolist() for axis in np.unravel_index(np.asarray(flat, dtype=np.intp),
-                                                                                 scores.shape))))
+    return list(zip(*(axis.tolist() for axis in np.unravel_index(np.asarray(flat, dtype=np.intp),
+                                                                 scores.shape))))
 
 
 # Rows fetched per row shown, so that collapsing bucket-only duplicates still fills the table.
@@ -511,8 +517,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     setting, sweep, recomputation, tables = _sweep_fitting(setting, system, space, recompute, steps)
     steps.advance(_RECOMPUTE_UNITS)
     band = choose.TIE_BAND if tie_band is None else tie_band
-    scores, keys, ranked = _rank(sweep, setting, system, objective, constraints, top, band)
-    sent = choose.bytes_sent(sweep, workload.params)
+    scores, keys, sent = _rank(sweep, setting, system, objective, constraints)
+    ranked = _ranked(scores, keys, top, band)
     rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)
     known: dict[tuple, tuple[float, float] | None] = {}
 
@@ -529,7 +535,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         widened = choose.interval_band(interval_of(fastest), fastest.total_s)
         if widened > band:
             band = widened
-            scores, keys, ranked = _rank(sweep, setting, system, objective, constraints, top, band)
+            ranked = _ranked(scores, keys, top, band)
             rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)
     interval = interval_of(rows[0]) if explain else None
     steps.advance(_RANK_UNITS)
