@@ -159,13 +159,11 @@ def _choose_rows(out, rows: list, owner: list[int], slot: list[int], sizes, t: N
     grid[owner_ix, slot_ix] = np.where(np.isfinite(estimate), estimate, np.inf)
     pair = np.full(grid.shape[:2], -1)
     pair[owner_ix, slot_ix] = np.arange(len(rows))
-    best = np.argmin(grid, axis=1)  # (rows of out, sizes)
-    picked = np.take_along_axis(pair, best, axis=1)
-    answered = np.asarray(sorted(set(owner)))  # not np.unique: it imports numpy.ma (20 ms) the first time
+    answered = np.asarray(sorted(set(owner)))[:, None]  # not np.unique: it imports numpy.ma (20 ms) the first time
+    best = np.argmin(grid[answered[:, 0]], axis=1)  # (answered rows, sizes)
     columns = np.arange(sizes.shape[1])
-    chosen = measured[picked[answered], columns] * 1e-6
-    finite = np.isfinite(np.take_along_axis(grid, best[:, None, :], axis=1)[:, 0, :])[answered]
-    out[answered] = np.where(finite, chosen, np.nan)
+    chosen = measured[pair[answered, best], columns] * 1e-6
+    out[answered[:, 0]] = np.where(np.isfinite(grid[answered, best, columns]), chosen, np.nan)
 
 
 def cost_table(collective: str, topo: NcclTopology, tables: NcclTables | None = None) -> list[CostCell]:
