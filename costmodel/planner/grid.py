@@ -390,24 +390,35 @@ def _memory(setting, per_dtype, zero, ranks, per_node, activations, logits):
                               irregular(setting, zero))
 
 
-def _exposed(phase, buckets, grad_bytes, compute_s, pick, late_fraction=0.0):
-    """The part of ``phase``'s collectives outlasting ``compute_s`` (overlap.exposed_comm_s):
-    the candidate lines (:func:`overlap.finish_lines`) are computed per GPU layout and gathered
-    onto the cells; only their evaluation at each cell's compute time is per cell."""
+def _gathered_lines(phase, buckets, grad_bytes, pick, late_fraction=0.0) -> overlap.FinishLines:
+    """``phase``'s candidate lines (:func:`overlap.finish_lines`), computed per GPU layout and
+    gathered onto the cells (the last axis)."""
     lines = overlap.finish_lines(grad_bytes, buckets, *phase, late_fraction)
     shape = phase[0].shape
-    lines = overlap.FinishLines(lines.slopes, tuple(np.take(o if getattr(o, "shape", None) == shape
-                                                            else np.broadcast_to(o, shape), pick, axis=-1)
-                                                    for o in lines.offsets))
-    return overlap.exposed_after(compute_s, lines)
+    return overlap.FinishLines(lines.slopes, tuple(np.take(o if getattr(o, "shape", None) == shape
+                                                           else np.broadcast_to(o, shape), pick, axis=-1)
+                                                   for o in lines.offsets))
+
+
+def _exposed(phase, buckets, grad_bytes, compute_s, pick, late_fraction=0.0):
+    """The part of ``phase``'s collectives outlasting ``compute_s`` (overlap.exposed_comm_s):
+    the candidate lines are per GPU layout (:func:`_gathered_lines`); only their evaluation at
+    each cell's compute time is per cell."""
+    return overlap.exposed_after(compute_s, _gathered_lines(phase, buckets, grad_bytes, pick, late_fraction))
 
 
 def _sync_times(tables: CommTables, buckets, grad_bytes, forward_s, backward_s, pick, late_fraction=0.0):
-    """(collective time, exposed part) of one synchronisation, as in iteration._sync_times."""
+    """(collective time, exposed part) of one synchronisation, as in iteration._sync_times. The
+    backward and forward phases' bucket times go side by side on a new leading axis through one
+    :func:`_gathered_lines` (their lines' slopes depend on the bucket layout only)."""
+    phases = tuple(np.stack(kind) for kind in zip(tables.backward, tables.forward))
+    lines = _gathered_lines(phases, buckets, grad_bytes, pick, late_fraction)
+    totals = overlap.total_comm_s(buckets, *phases)[..., pick]
     comm, exposed = 0.0, 0.0
-    for phase, compute_s in ((tables.backward, backward_s), (tables.forward, forward_s)):
-        comm = comm + overlap.total_comm_s(buckets, *phase)[..., pick]
-        exposed = exposed + _exposed(phase, buckets, grad_bytes, compute_s, pick, late_fraction)
+    for k, compute_s in enumerate((backward_s, forward_s)):
+        comm = comm + totals[k]
+        exposed = exposed + overlap.exposed_after(
+            compute_s, overlap.FinishLines(lines.slopes, tuple(offset[k] for offset in lines.offsets)))
     return comm, exposed
 
 
