@@ -128,7 +128,7 @@ def nccl_tables_s(requests, size_bytes, topologies: list[NcclTopology], tables: 
     if sizes.size and not np.all(sizes >= 0):
         raise InputError("size_bytes", float(sizes[~(sizes >= 0)][0]), "a size >= 0 bytes")
     out = np.full((len(requests) * len(topologies), sizes.shape[1]), np.nan)  # row: request × topology
-    rows, owner, slot = [], [], []
+    rows, owner, slot = [], [], []  # each (row of out, its allowed cell): that cell's terms
     for r, (collective, algorithm) in enumerate(requests):
         coll, algorithm = normalize_collective(collective), normalize_algorithm(algorithm)
         for i, topo in enumerate(topologies, r * len(topologies)):
@@ -150,15 +150,22 @@ def nccl_tables_s(requests, size_bytes, topologies: list[NcclTopology], tables: 
 def _choose_rows(out, rows: list, owner: list[int], slot: list[int], sizes, t: NcclTables) -> None:
     """Each ``out`` row that owns cells: the nccl-tests time of its cell with NCCL's lowest
     estimate at each size (the first minimum), NaN where no estimate is finite."""
-    stacked = stack(rows)
+    cells, position, which = [], {}, []  # each distinct cell stacked once (a forced algorithm's are auto's too)
+    for terms in rows:
+        at = position.get(id(terms))
+        if at is None:
+            at = position[id(terms)] = len(cells)
+            cells.append(terms)
+        which.append(at)
+    stacked = stack(cells)
     index = size_index(sizes)
     estimate = estimate_us(stacked, sizes, index)
     measured = measured_us(stacked, sizes, index, t.section("nccl_tests"))
     owner_ix, slot_ix = np.asarray(owner), np.asarray(slot)
     grid = np.full((out.shape[0], int(slot_ix.max()) + 1, sizes.shape[1]), np.inf)
-    grid[owner_ix, slot_ix] = np.where(np.isfinite(estimate), estimate, np.inf)
+    grid[owner_ix, slot_ix] = np.where(np.isfinite(estimate), estimate, np.inf)[which]  # the pairs' estimates
     pair = np.full(grid.shape[:2], -1)
-    pair[owner_ix, slot_ix] = np.arange(len(rows))
+    pair[owner_ix, slot_ix] = which  # the pair's cell in the stack
     answered = np.asarray(sorted(set(owner)))[:, None]  # not np.unique: it imports numpy.ma (20 ms) the first time
     best = np.argmin(grid[answered[:, 0]], axis=1)  # (answered rows, sizes)
     columns = np.arange(sizes.shape[1])
