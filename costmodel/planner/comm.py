@@ -295,7 +295,7 @@ class CommCache:
         lays = [self.layout(n, g) for n, g in layouts]
         grid = distinct(sizes)
         calls = [(primitive, algorithm) for primitive, algorithm in calls
-                 if not getattr(self.system, "measured", ()) and self._nccl_runs(algorithm, primitive)
+                 if self.nccl_answers(algorithm, primitive)
                  and self._nccl_key(lays, primitive, algorithm, grid) not in self._tables]
         if calls and grid.size:
             self._nccl_tables(lays, calls, grid)
@@ -333,10 +333,14 @@ class CommCache:
             table = self._calibrated_table if getattr(self.system, "measured", ()) else self._ideal_table
         return table(lays, primitive, algorithm, np.asarray(sizes, dtype=float).ravel())
 
-    def _by_nccl(self, algorithm: str, primitive: str) -> bool:
+    def nccl_answers(self, algorithm: str, primitive: str) -> bool:
         """Whether NCCL's model answers this call (not on a calibrated cluster, whose measured
-        curves answer); every other path reads the links' latency: ``link_latency_used``."""
-        nccl = not getattr(self.system, "measured", ()) and self._nccl_runs(algorithm, primitive)
+        curves answer): then a batch's table equals the scalar calls cell by cell."""
+        return not getattr(self.system, "measured", ()) and self._nccl_runs(algorithm, primitive)
+
+    def _by_nccl(self, algorithm: str, primitive: str) -> bool:
+        """:meth:`nccl_answers`; every other path reads the links' latency: ``link_latency_used``."""
+        nccl = self.nccl_answers(algorithm, primitive)
         if not nccl:
             self.link_latency_used = True
         return nccl

@@ -95,13 +95,18 @@ def comm_sweep(system, space, index, backend: str, params: tuple = ()) -> dict |
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
     if nodes * per_node == 1:
         return None
-    comm = CommCache(system, backend, params).function(nodes, per_node, space.algorithms[a])
+    cache, algorithm = CommCache(system, backend, params), space.algorithms[a]
+    primitives = ZERO_PRIMITIVES[space.zero_stages[z]]
+    comm = cache.function(nodes, per_node, algorithm)
     if comm is None:
         return None
-    return {"algorithm": space.algorithms[a], "gpus": nodes * per_node,
+    # where NCCL's model answers, its table at every size in one pass (equal to the calls cell by cell)
+    cache.prepare([(nodes, per_node)], [(p, algorithm) for p in primitives], COMM_SWEEP_SIZES)
+    table = cache.batch([(nodes, per_node)], algorithm, COMM_SWEEP_SIZES)
+    return {"algorithm": algorithm, "gpus": nodes * per_node,
             "sizes_bytes": list(COMM_SWEEP_SIZES),
-            "seconds": {p: [float(comm(p, size)) for size in COMM_SWEEP_SIZES]
-                        for p in ZERO_PRIMITIVES[space.zero_stages[z]]}}
+            "seconds": {p: table(p, COMM_SWEEP_SIZES)[0].tolist() if cache.nccl_answers(algorithm, p)
+                        else [float(comm(p, size)) for size in COMM_SWEEP_SIZES] for p in primitives}}
 
 
 def _crossings(diff_at, sizes: np.ndarray) -> list[float]:
