@@ -202,13 +202,12 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
     old = rows_at(other, setting, scores, [index])[0]
     if not np.isfinite(scores).any():
         return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0}
-    keys = choose.rule_keys(other, setting.workload.params, scores, sent_max)
-    top = np.unravel_index(choose.order(scores, keys, tolerance, 1)[0], scores.shape)
-    top = tuple(int(i) for i in top)
-    row = rows_at(other, setting, scores, [top])[0]
     best = float(np.min(scores))
-    if scores[index] <= best + tolerance * abs(best):
-        row = old
+    row = old  # while the old plan stays in the tie band, it stays the choice
+    if not scores[index] <= best + tolerance * abs(best):  # else the rules' first plan
+        keys = choose.rule_keys(other, setting.workload.params, scores, sent_max)
+        top = np.unravel_index(choose.order(scores, keys, tolerance, 1)[0], scores.shape)
+        row = rows_at(other, setting, scores, [tuple(int(i) for i in top)])[0]
     changes = [(name, _value(f, getattr(row, f)), _value(f, getattr(old, f)))
                for f, name in CHANGED_FIELDS if getattr(row, f) != getattr(old, f)]
     return {"label": label, "changes": changes, "samples_per_s": row.samples_per_s,
