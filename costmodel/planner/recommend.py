@@ -518,8 +518,6 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     steps.advance(_RECOMPUTE_UNITS)
     band = choose.TIE_BAND if tie_band is None else tie_band
     scores, keys, sent = _rank(sweep, setting, system, objective, constraints)
-    ranked = _ranked(scores, keys, top, band)
-    rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)
     known: dict[tuple, tuple[float, float] | None] = {}
 
     def interval_of(row: PlanRow):  # each configuration's interval computed once
@@ -535,8 +533,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         widened = choose.interval_band(interval_of(fastest), fastest.total_s)
         if widened > band:
             band = widened
-            ranked = _ranked(scores, keys, top, band)
-            rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)
+    ranked = _ranked(scores, keys, top, band)  # the table once the band is known
+    rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)
     interval = interval_of(rows[0]) if explain else None
     steps.advance(_RANK_UNITS)
     findings, reason, sensitivity = ({}, "", ())
