@@ -12,7 +12,8 @@ layout's NCCL topology are loaded once per cache):
   sizes it returns one row per layout. Under the ideal backend a whole table (layouts ×
   every size the sweep asks for) is one numpy evaluation per algorithm
   (:func:`costmodel.cluster.mapping.times_on_cluster`, the scalar path's mapping and formulas);
-  under the nccl backend each distinct (layout, size) is one :func:`nccl_time` call.
+  under the nccl backend a table is one :func:`costmodel.nccl.model.nccl_tables_s` pass, and
+  :meth:`CommCache.prepare` builds the tables of several (primitive, algorithm) calls in one.
 
 The tests check both against ``CommModel.time_s`` itself.
 """
