@@ -115,44 +115,62 @@ def nccl_table_s(collective: str, size_bytes, topologies: list[NcclTopology], ta
     nccl-tests time of :mod:`costmodel.nccl.terms` over all sizes at once, then each row's argmin
     (the first minimum, as NCCL's strict ``<``). Equal to :func:`nccl_time` cell by cell; NaN
     for a row where NCCL enables no allowed cell (a forced algorithm), 0 for one rank."""
+    return nccl_tables_s([(collective, algorithm)], size_bytes, topologies, tables, protocol)[0]
+
+
+def nccl_tables_s(requests, size_bytes, topologies: list[NcclTopology], tables: NcclTables | None = None,
+                  protocol: str = "auto") -> list:
+    """:func:`nccl_table_s` of each (collective, algorithm) of ``requests`` on the same topologies
+    and sizes, all in one pass (the cells of every request and topology stacked as one table's)."""
     t = tables or load_tables()
-    coll = normalize_collective(collective)
-    algorithm, protocol = normalize_algorithm(algorithm), normalize_protocol(protocol)
+    protocol = normalize_protocol(protocol)
     sizes = np.asarray(size_bytes, dtype=float).reshape(1, -1)
     if sizes.size and not np.all(sizes >= 0):
         raise InputError("size_bytes", float(sizes[~(sizes >= 0)][0]), "a size >= 0 bytes")
-    out = np.full((len(topologies), sizes.shape[1]), np.nan)
-    rows, owner, slot = [], [], []
-    for i, topo in enumerate(topologies):
-        if topo.n_ranks == 1:
-            out[i] = 0.0
-            continue
-        try:
-            found = allowed(coll, topo, t, algorithm, protocol)
-        except NotApplicableError:  # a forced algorithm NCCL does not enable here: the row stays NaN
-            continue
-        rows += [row[3] for row in found]
-        owner += [i] * len(found)
-        slot += range(len(found))
-    if not rows:
-        return out
-    stacked = stack(rows)
+    out = np.full((len(requests) * len(topologies), sizes.shape[1]), np.nan)  # row: request × topology
+    rows, owner, slot = [], [], []  # each (row of out, its allowed cell): that cell's terms
+    for r, (collective, algorithm) in enumerate(requests):
+        coll, algorithm = normalize_collective(collective), normalize_algorithm(algorithm)
+        for i, topo in enumerate(topologies, r * len(topologies)):
+            if topo.n_ranks == 1:
+                out[i] = 0.0
+                continue
+            try:
+                found = allowed(coll, topo, t, algorithm, protocol)
+            except NotApplicableError:  # a forced algorithm NCCL does not enable here: the row stays NaN
+                continue
+            rows += [row[3] for row in found]
+            owner += [i] * len(found)
+            slot += range(len(found))
+    if rows:
+        _choose_rows(out, rows, owner, slot, sizes, t)
+    return list(out.reshape(len(requests), len(topologies), sizes.shape[1]))
+
+
+def _choose_rows(out, rows: list, owner: list[int], slot: list[int], sizes, t: NcclTables) -> None:
+    """Each ``out`` row that owns cells: the nccl-tests time of its cell with NCCL's lowest
+    estimate at each size (the first minimum), NaN where no estimate is finite."""
+    cells, position, which = [], {}, []  # each distinct cell stacked once (a forced algorithm's are auto's too)
+    for terms in rows:
+        at = position.get(id(terms))
+        if at is None:
+            at = position[id(terms)] = len(cells)
+            cells.append(terms)
+        which.append(at)
+    stacked = stack(cells)
     index = size_index(sizes)
     estimate = estimate_us(stacked, sizes, index)
     measured = measured_us(stacked, sizes, index, t.section("nccl_tests"))
     owner_ix, slot_ix = np.asarray(owner), np.asarray(slot)
-    grid = np.full((len(topologies), int(slot_ix.max()) + 1, sizes.shape[1]), np.inf)
-    grid[owner_ix, slot_ix] = np.where(np.isfinite(estimate), estimate, np.inf)
+    grid = np.full((out.shape[0], int(slot_ix.max()) + 1, sizes.shape[1]), np.inf)
+    grid[owner_ix, slot_ix] = np.where(np.isfinite(estimate), estimate, np.inf)[which]  # the pairs' estimates
     pair = np.full(grid.shape[:2], -1)
-    pair[owner_ix, slot_ix] = np.arange(len(rows))
-    best = np.argmin(grid, axis=1)  # (topologies, sizes)
-    picked = np.take_along_axis(pair, best, axis=1)
-    answered = np.asarray(sorted(set(owner)))  # not np.unique: it imports numpy.ma (20 ms) the first time
+    pair[owner_ix, slot_ix] = which  # the pair's cell in the stack
+    answered = np.asarray(sorted(set(owner)))[:, None]  # not np.unique: it imports numpy.ma (20 ms) the first time
+    best = np.argmin(grid[answered[:, 0]], axis=1)  # (answered rows, sizes)
     columns = np.arange(sizes.shape[1])
-    chosen = measured[picked[answered], columns] * 1e-6
-    finite = np.isfinite(np.take_along_axis(grid, best[:, None, :], axis=1)[:, 0, :])[answered]
-    out[answered] = np.where(finite, chosen, np.nan)
-    return out
+    chosen = measured[pair[answered, best], columns] * 1e-6
+    out[answered[:, 0]] = np.where(np.isfinite(grid[answered, best, columns]), chosen, np.nan)
 
 
 def cost_table(collective: str, topo: NcclTopology, tables: NcclTables | None = None) -> list[CostCell]:

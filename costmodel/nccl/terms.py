@@ -20,6 +20,8 @@ operations in the same order, so the same floats.
 from __future__ import annotations
 
 import math
+import operator
+from itertools import chain
 from typing import Any
 
 from costmodel.nccl import hostmem
@@ -57,6 +59,7 @@ class CellTerms:
 
 
 _NUMBER_FIELDS = tuple(field.name for field in fields(CellTerms) if field.name != "tree_factors")
+_numbers = operator.attrgetter(*_NUMBER_FIELDS)  # a cell's number fields as one tuple
 
 
 def tree_factors(cell: CostCell, topo: NcclTopology, t: NcclTables) -> tuple[float, ...] | None:
@@ -188,7 +191,8 @@ def measured_us(terms: CellTerms, size_bytes, index, nccl_tests) -> Any:
 def stack(rows: list[CellTerms]) -> CellTerms:
     """Many cells' terms as numpy columns (shape rows × 1), tree rows padded with 1."""
     names = _NUMBER_FIELDS
-    table = np.array([[getattr(r, name) for r in rows] for name in names], dtype=float)
+    table = np.fromiter(chain.from_iterable(map(_numbers, rows)), dtype=float,
+                        count=len(rows) * len(names)).reshape(len(rows), len(names)).T  # one row per field
     columns = {name: column.reshape(-1, 1) for name, column in zip(names, table)}
     width = max((len(r.tree_factors) for r in rows if r.tree_factors is not None), default=0)
     matrix = None

@@ -72,17 +72,19 @@ def bytes_sent(sweep, params: int) -> np.ndarray:
     return np.broadcast_to(sent, space.shape)
 
 
-def rule_keys(sweep, params: int, scores: np.ndarray, sent_max: float | None = None) -> list[np.ndarray]:
+def rule_keys(sweep, params: int, scores: np.ndarray, sent_max: float | None = None,
+              sent: np.ndarray | None = None) -> list[np.ndarray]:
     """Lower-is-better keys, one per rule in :data:`RULES`, shaped like the sweep.
     ``sent_max``: the most bytes sent in the whole space when ``sweep`` covers part of it (the
-    bytes key is relative to it); None: this sweep's own."""
+    bytes key is relative to it); None: this sweep's own. ``sent``: :func:`bytes_sent` of
+    ``sweep``, where the caller has it."""
     space = sweep.space
     comfortable = COMFORTABLE_HEADROOM_FRACTION * sweep.capacity_bytes
     headroom = np.minimum(sweep.capacity_bytes - sweep.memory_bytes, comfortable)
     zero = np.array(space.zero_stages, dtype=float).reshape(1, -1, 1, 1, 1)
     shape = space.shape
     # bytes rounded to 1 ppm so that floating-point noise between equal volumes is no preference
-    sent = bytes_sent(sweep, params)
+    sent = bytes_sent(sweep, params) if sent is None else sent
     sent = np.round(sent / max(float(sent.max()) if sent_max is None else sent_max, 1.0), 6)
     return [np.broadcast_to(k, shape) for k in
             (-headroom, sent, zero, space.gpus, scores)]

@@ -12,7 +12,8 @@ layout's NCCL topology are loaded once per cache):
   sizes it returns one row per layout. Under the ideal backend a whole table (layouts ×
   every size the sweep asks for) is one numpy evaluation per algorithm
   (:func:`costmodel.cluster.mapping.times_on_cluster`, the scalar path's mapping and formulas);
-  under the nccl backend each distinct (layout, size) is one :func:`nccl_time` call.
+  under the nccl backend a table is one :func:`costmodel.nccl.model.nccl_tables_s` pass, and
+  :meth:`CommCache.prepare` builds the tables of several (primitive, algorithm) calls in one.
 
 The tests check both against ``CommModel.time_s`` itself.
 """
@@ -269,14 +270,36 @@ class CommCache:
         """Every layout at every size in one pass (:func:`costmodel.nccl.model.nccl_table_s`, equal
         to the scalar :meth:`_nccl` cell by cell); NaN rows where NCCL does not enable a forced
         algorithm."""
-        from costmodel.nccl.model import nccl_table_s
-
-        forced = to_nccl_algorithm(algorithm) if primitive == "all-reduce" else "auto"
-        key = ("nccl", tuple((lay.nodes, lay.gpus_per_node) for lay in lays), primitive, forced, sizes.tobytes())
+        key = self._nccl_key(lays, primitive, algorithm, sizes)
         if key not in self._tables:
-            self._tables[key] = nccl_table_s(primitive, sizes, [self._topology(lay) for lay in lays],
-                                             tables=self.nccl_tables, algorithm=forced)
+            self._nccl_tables(lays, [(primitive, algorithm)], sizes)
         return self._tables[key]
+
+    def _nccl_key(self, lays: list[cluster.Layout], primitive: str, algorithm: str, sizes: np.ndarray) -> tuple:
+        forced = to_nccl_algorithm(algorithm) if primitive == "all-reduce" else "auto"
+        return ("nccl", tuple((lay.nodes, lay.gpus_per_node) for lay in lays), primitive, forced, sizes.tobytes())
+
+    def _nccl_tables(self, lays: list[cluster.Layout], calls: list[tuple[str, str]], sizes: np.ndarray) -> None:
+        """The tables of several (primitive, algorithm) calls in one pass
+        (:func:`costmodel.nccl.model.nccl_tables_s`), kept as :meth:`_nccl_table` keeps each."""
+        from costmodel.nccl.model import nccl_tables_s
+
+        keys = list(dict.fromkeys(self._nccl_key(lays, primitive, algorithm, sizes) for primitive, algorithm in calls))
+        found = nccl_tables_s([key[2:4] for key in keys], sizes, [self._topology(lay) for lay in lays],
+                              tables=self.nccl_tables)  # key[2:4]: (primitive, NCCL's forced algorithm)
+        self._tables.update(zip(keys, found))
+
+    def prepare(self, layouts, calls, sizes=()) -> None:
+        """Compute at once the tables :meth:`batch` would build one (primitive, algorithm) at a
+        time over ``layouts`` at ``sizes``, for the ``calls`` NCCL's model answers (one pass over
+        all their cells: :meth:`_nccl_tables`); the others are left to their own path."""
+        lays = [self.layout(n, g) for n, g in layouts]
+        grid = distinct(sizes)
+        calls = [(primitive, algorithm) for primitive, algorithm in calls
+                 if self.nccl_answers(algorithm, primitive)
+                 and self._nccl_key(lays, primitive, algorithm, grid) not in self._tables]
+        if calls and grid.size:
+            self._nccl_tables(lays, calls, grid)
 
     def _measured(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
         return float(self._calibrated_table([lay], primitive, algorithm, np.asarray([size_bytes]))[0, 0])
@@ -311,10 +334,14 @@ class CommCache:
             table = self._calibrated_table if getattr(self.system, "measured", ()) else self._ideal_table
         return table(lays, primitive, algorithm, np.asarray(sizes, dtype=float).ravel())
 
-    def _by_nccl(self, algorithm: str, primitive: str) -> bool:
+    def nccl_answers(self, algorithm: str, primitive: str) -> bool:
         """Whether NCCL's model answers this call (not on a calibrated cluster, whose measured
-        curves answer); every other path reads the links' latency: ``link_latency_used``."""
-        nccl = not getattr(self.system, "measured", ()) and self._nccl_runs(algorithm, primitive)
+        curves answer): then a batch's table equals the scalar calls cell by cell."""
+        return not getattr(self.system, "measured", ()) and self._nccl_runs(algorithm, primitive)
+
+    def _by_nccl(self, algorithm: str, primitive: str) -> bool:
+        """:meth:`nccl_answers`; every other path reads the links' latency: ``link_latency_used``."""
+        nccl = self.nccl_answers(algorithm, primitive)
         if not nccl:
             self.link_latency_used = True
         return nccl

@@ -95,13 +95,18 @@ def comm_sweep(system, space, index, backend: str, params: tuple = ()) -> dict |
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
     if nodes * per_node == 1:
         return None
-    comm = CommCache(system, backend, params).function(nodes, per_node, space.algorithms[a])
+    cache, algorithm = CommCache(system, backend, params), space.algorithms[a]
+    primitives = ZERO_PRIMITIVES[space.zero_stages[z]]
+    comm = cache.function(nodes, per_node, algorithm)
     if comm is None:
         return None
-    return {"algorithm": space.algorithms[a], "gpus": nodes * per_node,
+    # where NCCL's model answers, its table at every size in one pass (equal to the calls cell by cell)
+    cache.prepare([(nodes, per_node)], [(p, algorithm) for p in primitives], COMM_SWEEP_SIZES)
+    table = cache.batch([(nodes, per_node)], algorithm, COMM_SWEEP_SIZES)
+    return {"algorithm": algorithm, "gpus": nodes * per_node,
             "sizes_bytes": list(COMM_SWEEP_SIZES),
-            "seconds": {p: [float(comm(p, size)) for size in COMM_SWEEP_SIZES]
-                        for p in ZERO_PRIMITIVES[space.zero_stages[z]]}}
+            "seconds": {p: table(p, COMM_SWEEP_SIZES)[0].tolist() if cache.nccl_answers(algorithm, p)
+                        else [float(comm(p, size)) for size in COMM_SWEEP_SIZES] for p in primitives}}
 
 
 def _crossings(diff_at, sizes: np.ndarray) -> list[float]:
@@ -197,13 +202,12 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
     old = rows_at(other, setting, scores, [index])[0]
     if not np.isfinite(scores).any():
         return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0}
-    keys = choose.rule_keys(other, setting.workload.params, scores, sent_max)
-    top = np.unravel_index(choose.order(scores, keys, tolerance, 1)[0], scores.shape)
-    top = tuple(int(i) for i in top)
-    row = rows_at(other, setting, scores, [top])[0]
     best = float(np.min(scores))
-    if scores[index] <= best + tolerance * abs(best):
-        row = old
+    row = old  # while the old plan stays in the tie band, it stays the choice
+    if not scores[index] <= best + tolerance * abs(best):  # else the rules' first plan
+        keys = choose.rule_keys(other, setting.workload.params, scores, sent_max)
+        top = np.unravel_index(choose.order(scores, keys, tolerance, 1)[0], scores.shape)
+        row = rows_at(other, setting, scores, [tuple(int(i) for i in top)])[0]
     changes = [(name, _value(f, getattr(row, f)), _value(f, getattr(old, f)))
                for f, name in CHANGED_FIELDS if getattr(row, f) != getattr(old, f)]
     return {"label": label, "changes": changes, "samples_per_s": row.samples_per_s,
@@ -293,7 +297,8 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
 
     step = on_step or (lambda: None)
     constraints = constraints or Constraints(tokens=tokens)
-    keys = keys if keys is not None else choose.rule_keys(sweep, setting.workload.params, scores)
+    sent = choose.bytes_sent(sweep, setting.workload.params) if sent is None else sent
+    keys = keys if keys is not None else choose.rule_keys(sweep, setting.workload.params, scores, sent=sent)
     index = ranked[0]
     exact = tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
     best = rows[0] if rows else rows_at(sweep, setting, scores, [index], constraints)[0]
@@ -312,7 +317,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         "tie_break": {"tolerance": tolerance, "fastest_step_s": float(sweep.total_s[exact]),
                       "rule": rule, "tied": int(choose.tied(scores, tolerance).size),
                       "fastest_headroom_bytes": sweep.capacity_bytes - float(sweep.memory_bytes[exact]),
-                      "fastest_bytes_sent": float(choose.bytes_sent(sweep, setting.workload.params)[exact]),
+                      "fastest_bytes_sent": float(sent[exact]),
                       "fastest_zero_stage": int(sweep.space.zero_stages[exact[1]]),
                       "fastest_gpus": int(sweep.space.gpus[exact[4]])}
         if exact != index else None,

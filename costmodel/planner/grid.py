@@ -265,6 +265,12 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     sizes = _call_sizes(buckets, precision)
     node_gpus = np.array([layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)  # hybrid shard groups
     rails = _RailCaches(system, backend, comm_params) if shard == "hybrid" else None
+    if multi:  # the tables the (algorithm, stage) rows below ask of ``cache``, in one pass where NCCL's model answers
+        cache.prepare([layouts[i] for i in multi], [(primitive, name) for name in space.algorithms
+                                                    for stage in space.zero_stages
+                                                    if zero_algorithm_ok(name, stage, backend)
+                                                    and not (stage == 3 and shard == "hybrid")
+                                                    for primitive in gradsync.ZERO_PRIMITIVES[stage]], sizes)
     for a, name in enumerate(space.algorithms):
         comm = cache.batch([layouts[i] for i in multi], name, sizes) if multi else None
         runnable = comm.runnable.reshape(-1, 1, 1) if comm else None
@@ -384,24 +390,35 @@ def _memory(setting, per_dtype, zero, ranks, per_node, activations, logits):
                               irregular(setting, zero))
 
 
-def _exposed(phase, buckets, grad_bytes, compute_s, pick, late_fraction=0.0):
-    """The part of ``phase``'s collectives outlasting ``compute_s`` (overlap.exposed_comm_s):
-    the candidate lines (:func:`overlap.finish_lines`) are computed per GPU layout and gathered
-    onto the cells; only their evaluation at each cell's compute time is per cell."""
+def _gathered_lines(phase, buckets, grad_bytes, pick, late_fraction=0.0) -> overlap.FinishLines:
+    """``phase``'s candidate lines (:func:`overlap.finish_lines`), computed per GPU layout and
+    gathered onto the cells (the last axis)."""
     lines = overlap.finish_lines(grad_bytes, buckets, *phase, late_fraction)
     shape = phase[0].shape
-    lines = overlap.FinishLines(lines.slopes, tuple(np.take(o if getattr(o, "shape", None) == shape
-                                                            else np.broadcast_to(o, shape), pick, axis=-1)
-                                                    for o in lines.offsets))
-    return overlap.exposed_after(compute_s, lines)
+    return overlap.FinishLines(lines.slopes, tuple(np.take(o if getattr(o, "shape", None) == shape
+                                                           else np.broadcast_to(o, shape), pick, axis=-1)
+                                                   for o in lines.offsets))
+
+
+def _exposed(phase, buckets, grad_bytes, compute_s, pick, late_fraction=0.0):
+    """The part of ``phase``'s collectives outlasting ``compute_s`` (overlap.exposed_comm_s):
+    the candidate lines are per GPU layout (:func:`_gathered_lines`); only their evaluation at
+    each cell's compute time is per cell."""
+    return overlap.exposed_after(compute_s, _gathered_lines(phase, buckets, grad_bytes, pick, late_fraction))
 
 
 def _sync_times(tables: CommTables, buckets, grad_bytes, forward_s, backward_s, pick, late_fraction=0.0):
-    """(collective time, exposed part) of one synchronisation, as in iteration._sync_times."""
+    """(collective time, exposed part) of one synchronisation, as in iteration._sync_times. The
+    backward and forward phases' bucket times go side by side on a new leading axis through one
+    :func:`_gathered_lines` (their lines' slopes depend on the bucket layout only)."""
+    phases = tuple(np.stack(kind) for kind in zip(tables.backward, tables.forward))
+    lines = _gathered_lines(phases, buckets, grad_bytes, pick, late_fraction)
+    totals = overlap.total_comm_s(buckets, *phases)[..., pick]
     comm, exposed = 0.0, 0.0
-    for phase, compute_s in ((tables.backward, backward_s), (tables.forward, forward_s)):
-        comm = comm + overlap.total_comm_s(buckets, *phase)[..., pick]
-        exposed = exposed + _exposed(phase, buckets, grad_bytes, compute_s, pick, late_fraction)
+    for k, compute_s in enumerate((backward_s, forward_s)):
+        comm = comm + totals[k]
+        exposed = exposed + overlap.exposed_after(
+            compute_s, overlap.FinishLines(lines.slopes, tuple(offset[k] for offset in lines.offsets)))
     return comm, exposed
 
 
@@ -460,8 +477,44 @@ def _expand(array: np.ndarray) -> np.ndarray:
     return np.asarray(array)[None, None, :, :, None]
 
 
-def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None = None) -> Sweep:
-    """Evaluate every configuration of ``space`` on ``system`` (see the module docstring)."""
+@frozen(kw_only=True)
+class Fit:
+    """What each configuration of a space holds per rank and whether it runs (arrays that
+    broadcast to the space's shape): none of it depends on the step's times."""
+
+    memory_bytes: np.ndarray
+    usable_bytes: float  # the GPU's memory less the reserve
+    plain_dp_fits: np.ndarray  # whether the configuration fits without ZeRO
+    feasible: np.ndarray  # runs, fits, and shards only where plain data parallelism does not fit
+
+
+def fits(setting: Setting, system: Any, space: Space, tables: CommTables) -> Fit:
+    """Memory and feasibility of every configuration of ``space`` (a :class:`Sweep`'s, without
+    its step times: what decides whether a sweep with recomputation is needed)."""
+    workload, gpu = setting.workload, system.gpu
+    pick, b = space.cell_layout, space.micro_batch
+    ranks = space.gpus
+    zero = np.array(space.zero_stages).reshape(1, -1, 1, 1, 1)
+    per_dtype = _per_dtype(space, workload.params, setting.optimizer, gpu.hbm_bandwidth_Bps)
+    per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
+    activations = memory.activation_bytes(workload, b, setting.seq_len,
+                                          memory.DTYPE_BYTES[setting.compute_dtype],
+                                          setting.flash_attention, setting.recompute)
+    logits = memory.logits_bytes(workload, b, setting.seq_len,
+                                 memory.DTYPE_BYTES[setting.compute_dtype])
+    usable = gpu.memory_bytes - memory.reserve_bytes(gpu.memory_bytes, setting.memory_reserve_bytes)
+    mem = _memory(setting, per_dtype, zero, ranks, per_node, activations, logits)
+    plain_fits = _memory(setting, per_dtype, 0, ranks, per_node, activations, logits) <= usable
+    feasible = tables.valid[..., pick] & (mem <= usable) & ((zero == 0) | ~plain_fits)
+    if setting.asynchronous:  # parameter servers hold the optimizer: no ZeRO
+        feasible = feasible & (zero == 0)
+    return Fit(memory_bytes=mem, usable_bytes=usable, plain_dp_fits=plain_fits, feasible=feasible)
+
+
+def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None = None,
+          fit: Fit | None = None) -> Sweep:
+    """Evaluate every configuration of ``space`` on ``system`` (see the module docstring);
+    ``fit``: :func:`fits` of the same arguments, where the caller has it."""
     workload, gpu = setting.workload, system.gpu
     node_host = _node_host(setting, system)
     tables = tables or setting_tables(setting, system, space)
@@ -505,17 +558,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                             0.0 if setting.asynchronous else setting.losses.host_overhead_s, ranks),
                         input_s=losses.input_seconds(setting.losses.input_rate, b * k))
     samples = samples_per_s(space, step.total_s)
-    activations = memory.activation_bytes(workload, b, setting.seq_len,
-                                          memory.DTYPE_BYTES[setting.compute_dtype],
-                                          setting.flash_attention, setting.recompute)
-    logits = memory.logits_bytes(workload, b, setting.seq_len,
-                                 memory.DTYPE_BYTES[setting.compute_dtype])
-    usable = gpu.memory_bytes - memory.reserve_bytes(gpu.memory_bytes, setting.memory_reserve_bytes)
-    mem = _memory(setting, per_dtype, zero, ranks, per_node, activations, logits)
-    plain_fits = _memory(setting, per_dtype, 0, ranks, per_node, activations, logits) <= usable
-    feasible = tables.valid[..., pick] & (mem <= usable) & ((zero == 0) | ~plain_fits)
-    if setting.asynchronous:  # parameter servers hold the optimizer: no ZeRO
-        feasible = feasible & (zero == 0)
+    fitted = fit if fit is not None else fits(setting, system, space, tables)
     shape = space.shape
     return Sweep(space=space, total_s=np.broadcast_to(step.total_s, shape),
                  # the losses of training.losses (interference, host overhead) count as compute time
@@ -526,8 +569,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                  optimizer_s=np.broadcast_to(optimizer_s, shape),
                  samples_per_s=np.broadcast_to(samples, shape),
                  scaling_efficiency=np.broadcast_to(scaling_efficiency(step, optimizer_s), shape),
-                 memory_bytes=np.broadcast_to(mem, shape), capacity_bytes=float(gpu.memory_bytes),
-                 reserve_bytes=float(gpu.memory_bytes - usable),
-                 feasible=np.broadcast_to(feasible, shape),
-                 plain_dp_fits=np.broadcast_to(plain_fits, shape), shard=setting.shard,
+                 memory_bytes=np.broadcast_to(fitted.memory_bytes, shape), capacity_bytes=float(gpu.memory_bytes),
+                 reserve_bytes=float(gpu.memory_bytes - fitted.usable_bytes),
+                 feasible=np.broadcast_to(fitted.feasible, shape),
+                 plain_dp_fits=np.broadcast_to(fitted.plain_dp_fits, shape), shard=setting.shard,
                  interference_s=np.broadcast_to(step.interference_s, shape))

@@ -227,19 +227,23 @@ def collapsed_rows(sweep, setting, scores, indices, count: int, constraints: Con
     """The rows of ``indices`` (best first) with those that differ only in bucket size and not
     in the step merged: the first of each group stands for it, with the group's bucket range;
     ranks 1, 2, … and at most ``count`` rows. Rows are built for the groups shown only."""
-    space, total = sweep.space, sweep.total_s
+    space = sweep.space
+    steps = sweep.total_s[tuple(np.array(indices, dtype=np.intp).reshape(-1, len(space.shape)).T)].tolist()
     groups: list[list[tuple]] = []
-    by_identity: dict[tuple, list[list[tuple]]] = {}  # the groups of each identity, in creation order
-    for index in indices:
-        key = tuple(_shown(space, index).values())
-        step = float(total[index])
-        for group in by_identity.get(key, ()):
-            if abs(step / float(total[group[0]]) - 1.0) < SAME_STEP:
+    by_identity: dict[tuple, list[tuple[list[tuple], float]]] = {}  # each identity's (group, its first step)
+    identities: dict[tuple, tuple] = {}  # by the index without its bucket size (which the identity leaves out)
+    for index, step in zip(indices, steps):
+        where = index[:3] + index[4:]
+        key = identities.get(where)
+        if key is None:
+            key = identities[where] = tuple(_shown(space, index).values())
+        for group, first_step in by_identity.get(key, ()):
+            if abs(step / first_step - 1.0) < SAME_STEP:
                 group.append(index)
                 break
         else:
             groups.append([index])
-            by_identity.setdefault(key, []).append(groups[-1])
+            by_identity.setdefault(key, []).append((groups[-1], step))
     shown = groups[:count]
     out = []
     for row, group in zip(rows_at(sweep, setting, scores, [g[0] for g in shown], constraints, sent), shown):

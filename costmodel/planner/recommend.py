@@ -312,17 +312,23 @@ def _resolve(model, cluster):
     return workload, system
 
 
-def _rank(sweep, setting, system, objective, constraints, top, tie_band):
-    """(scores, rule keys, top multi-indices); the infeasibility error when nothing is feasible."""
+def _rank(sweep, setting, system, objective, constraints):
+    """(scores, rule keys, bytes sent per GPU): none depends on the tie band; the infeasibility
+    error when nothing is feasible."""
     scores = objective_scores(sweep, setting, objective, constraints.tokens, constraints)
     if not np.isfinite(scores).any():
         if sweep.feasible.any():
             raise _constraint_error(sweep, setting, objective, constraints)
         raise infeasible_error(sweep, setting, system)
-    keys = choose.rule_keys(sweep, setting.workload.params, scores)
+    sent = choose.bytes_sent(sweep, setting.workload.params)
+    return scores, choose.rule_keys(sweep, setting.workload.params, scores, sent=sent), sent
+
+
+def _ranked(scores, keys, top, tie_band) -> list[tuple[int, ...]]:
+    """The multi-indices of the plans the table may show, in the rules' order within the tie band."""
     flat = choose.order(scores, keys, tie_band, top * COLLAPSE_DEPTH)
-    return scores, keys, list(zip(*(axis.tolist() for axis in np.unravel_index(np.asarray(flat, dtype=np.intp),
-                                                                                 scores.shape))))
+    return list(zip(*(axis.tolist() for axis in np.unravel_index(np.asarray(flat, dtype=np.intp),
+                                                                 scores.shape))))
 
 
 # Rows fetched per row shown, so that collapsing bucket-only duplicates still fills the table.
@@ -380,14 +386,16 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress):
     from costmodel.training import memory
 
     tables = grid.setting_tables(setting, system, space, on_algorithm=progress.advance)
-    sweep = grid.sweep(setting, system, space, tables)
-    progress.advance(_SWEEP_UNITS)
-    if recompute is None and not sweep.feasible.any() and memory.recompute_applies(setting.workload):
-        without = float(np.min(sweep.memory_bytes))
+    fitted = grid.fits(setting, system, space, tables)  # whether anything fits decides which sweep runs
+    if recompute is None and not fitted.feasible.any() and memory.recompute_applies(setting.workload):
+        progress.advance(_SWEEP_UNITS)
+        without = float(np.min(fitted.memory_bytes))
         setting = replace(setting, recompute=True)
         sweep = grid.sweep(setting, system, space, tables)
         return setting, sweep, {"chosen": True, "requested": False,
                                 "leanest_without_bytes": without}, tables
+    sweep = grid.sweep(setting, system, space, tables, fitted)
+    progress.advance(_SWEEP_UNITS)
     return setting, sweep, {"chosen": setting.recompute, "requested": bool(recompute),
                             "leanest_without_bytes": None}, tables
 
@@ -509,9 +517,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     setting, sweep, recomputation, tables = _sweep_fitting(setting, system, space, recompute, steps)
     steps.advance(_RECOMPUTE_UNITS)
     band = choose.TIE_BAND if tie_band is None else tie_band
-    scores, keys, ranked = _rank(sweep, setting, system, objective, constraints, top, band)
-    sent = choose.bytes_sent(sweep, workload.params)
-    rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)
+    scores, keys, sent = _rank(sweep, setting, system, objective, constraints)
     known: dict[tuple, tuple[float, float] | None] = {}
 
     def interval_of(row: PlanRow):  # each configuration's interval computed once
@@ -527,8 +533,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         widened = choose.interval_band(interval_of(fastest), fastest.total_s)
         if widened > band:
             band = widened
-            scores, keys, ranked = _rank(sweep, setting, system, objective, constraints, top, band)
-            rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)
+    ranked = _ranked(scores, keys, top, band)  # the table once the band is known
+    rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)
     interval = interval_of(rows[0]) if explain else None
     steps.advance(_RANK_UNITS)
     findings, reason, sensitivity = ({}, "", ())

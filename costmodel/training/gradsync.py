@@ -106,13 +106,26 @@ def _bucket_seconds(parts: list[tuple], size):
     return total if size > 0 else 0.0
 
 
+def _bucket_kinds(parts: list[tuple], sizes: tuple) -> list:
+    """:func:`_bucket_seconds` of each bucket kind's ``sizes``. Arrays of one shape whose parts
+    hold nothing along their last axis (the planner's, over dtype × bucket size) go side by side
+    along that axis in one call, so each collective is looked up once, not once per kind."""
+    shape = getattr(sizes[0], "shape", ())
+    if shape and all(getattr(s, "shape", None) == shape for s in sizes[1:]) and all(
+            getattr(value, "shape", ())[-1:] in ((), (1,)) for part in parts for value in part[1:3]):
+        width = shape[-1]
+        joined = _bucket_seconds(parts, np.concatenate(sizes, axis=-1))
+        return [joined[..., k * width:(k + 1) * width] for k in range(len(sizes))]
+    return [_bucket_seconds(parts, s) for s in sizes]
+
+
 def _phase(fields: tuple, parts: list[tuple]) -> tuple[PhaseTimes, float]:
     """Times for each bucket kind of a layout's :func:`_fields`; ``parts`` = (primitive, bytes per
     gradient byte, extra seconds per gradient byte or None (the (de)quantisation kernels of
     quantised communication), the comm function of the group that runs it)."""
     first, bucket, last, count = fields
     sizes = (first, bucket, last)
-    times = [_bucket_seconds(parts, s) for s in sizes]
+    times = _bucket_kinds(parts, sizes)
     bucket_counts = (1.0, count, (last > 0) * 1.0)
     payload = sum([count * size * part[1] for count, size in zip(bucket_counts, sizes)
                    for part in parts])

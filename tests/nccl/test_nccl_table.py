@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import hardware
 from costmodel.nccl import load_tables, nccl_time, topology_for
-from costmodel.nccl.model import nccl_table_s
+from costmodel.nccl.model import nccl_table_s, nccl_tables_s
 from costmodel.nccl.terms import size_index
 from dpbase.errors import InputError, NotApplicableError
 
@@ -58,6 +58,17 @@ def test_table_equals_every_scalar_call_on_every_bundled_system(name):
             table = nccl_table_s(collective, EDGES, topologies, TABLES, algorithm)
             expected = np.array([[_scalar(collective, s, topo, algorithm) for s in EDGES] for topo in topologies])
             assert np.array_equal(table, expected, equal_nan=True), (name, collective, algorithm)
+
+
+@pytest.mark.parametrize("name", ["dgx-h100", NCCL_SYSTEMS[0], NCCL_SYSTEMS[-1]])
+def test_several_requests_in_one_pass_equal_each_alone(name):
+    topologies = _topologies(hardware.load_system(name))
+    requests = [(collective, algorithm) for collective in COLLECTIVES for algorithm in FORCED]
+    together = nccl_tables_s(requests, EDGES, topologies, TABLES)
+    assert len(together) == len(requests)
+    for (collective, algorithm), table in zip(requests, together):
+        alone = nccl_table_s(collective, EDGES, topologies, TABLES, algorithm)
+        assert np.array_equal(table, alone, equal_nan=True), (name, collective, algorithm)
 
 
 @settings(max_examples=60, deadline=None)

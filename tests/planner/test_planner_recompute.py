@@ -61,3 +61,30 @@ def test_recomputing_plan_equals_brute_force_argmin():
         brute.ranks, brute.micro_batch, brute.zero_stage)
     assert best.memory_bytes == pytest.approx(brute.memory.total_bytes)
     assert best.scaling_efficiency == pytest.approx(brute.scaling_efficiency, rel=1e-12)
+
+
+@pytest.mark.parametrize("recompute", [False, True])
+def test_fits_is_the_sweeps_memory_and_feasibility(recompute):
+    """grid.fits (what decides whether the sweep with recomputation runs) holds the sweep's own
+    memory and feasibility, and a sweep given it equals one that computes them."""
+    import numpy as np
+
+    from costmodel.planner import grid
+    from costmodel.planner.recommend import build_space, training_setting
+    from costmodel.training.workloads import load_model
+
+    system = hardware.load_system("dgx-h100")
+    setting = training_setting(load_model("llama2-7b"), system, seq_len=8192, compute_dtype="bf16", mfu=None,
+                               optimizer="adamw", jitter_cv=0.0, backend="nccl", recompute=recompute)
+    space = build_space(system, nodes=4, global_batch=64, min_gpus=1, max_gpus=32,
+                        algorithms=("auto", "ring"), bucket_bytes=(25 * MIB,), grad_dtypes=("bf16", "fp32"))
+    tables = grid.setting_tables(setting, system, space)
+    fitted = grid.fits(setting, system, space, tables)
+    alone, given = grid.sweep(setting, system, space, tables), grid.sweep(setting, system, space, tables, fitted)
+    for sweep in (alone, given):
+        assert np.array_equal(np.broadcast_to(fitted.memory_bytes, space.shape), sweep.memory_bytes)
+        assert np.array_equal(np.broadcast_to(fitted.feasible, space.shape), sweep.feasible)
+        assert np.array_equal(np.broadcast_to(fitted.plain_dp_fits, space.shape), sweep.plain_dp_fits)
+        assert sweep.reserve_bytes == sweep.capacity_bytes - fitted.usable_bytes
+    assert fitted.feasible.any() and not fitted.feasible.all()
+    assert np.array_equal(alone.total_s, given.total_s)

@@ -138,3 +138,33 @@ def test_pruning_is_exact_for_the_other_objectives_under_a_deadline_and_a_budget
         whole = explain._what_if_once(sweep, setting, system, objective, constraints, index, factor, 0.02)
         assert explain._what_if_once(sweep, setting, system, objective, constraints, index, factor, 0.02,
                                      (feasible, sent_max, bounds)) == whole
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_comm_sweep_equals_the_scalar_calls(case):
+    """The report's collective sweep (NCCL's table in one pass where NCCL's model answers) holds
+    what the comm function answers call by call, for every algorithm and ZeRO stage that runs
+    (a plan's does; NCCL refuses a forced algorithm it does not enable)."""
+    from costmodel.planner.comm import CommCache
+    from dpbase.errors import NotApplicableError
+
+    system, _, sweep = _sweep(*case)
+    space = sweep.space
+    multi = [c for c in range(space.micro_batch.size) if space.gpus[c] > 1]
+    checked = 0
+    for a, z in itertools.product(range(len(space.algorithms)), range(len(space.zero_stages))):
+        c = multi[-1]
+        found = explain.comm_sweep(system, space, (a, z, 0, 0, c), case[4])
+        nodes, per_node = space.layouts[int(space.cell_layout[c])]
+        comm = CommCache(system, case[4]).function(nodes, per_node, space.algorithms[a])
+        if comm is None:
+            assert found is None
+            continue
+        try:
+            expected = {p: [float(comm(p, size)) for size in explain.COMM_SWEEP_SIZES]
+                        for p in explain.ZERO_PRIMITIVES[space.zero_stages[z]]}
+        except NotApplicableError:
+            continue
+        assert found["seconds"] == expected
+        checked += 1
+    assert checked >= 2
