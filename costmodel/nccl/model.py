@@ -111,7 +111,7 @@ def nccl_time(
 def nccl_table_s(collective: str, size_bytes, topologies: list[NcclTopology], tables: NcclTables | None = None,
                  algorithm: str = "auto", protocol: str = "auto"):
     """:func:`nccl_time`'s ``time_s`` for every topology (rows) at every size (columns), in one
-    pass: every (topology, allowed cell) pair's terms as numpy columns, NCCL's estimate and the
+    pass: each distinct allowed cell's terms once as numpy columns, NCCL's estimate and the
     nccl-tests time of :mod:`costmodel.nccl.terms` over all sizes at once, then each row's argmin
     (the first minimum, as NCCL's strict ``<``). Equal to :func:`nccl_time` cell by cell; NaN
     for a row where NCCL enables no allowed cell (a forced algorithm), 0 for one rank."""
@@ -123,14 +123,14 @@ def nccl_tables_s(requests, size_bytes, topologies: list[NcclTopology], tables: 
     """:func:`nccl_table_s` of each (collective, algorithm) of ``requests`` on the same topologies
     and sizes, all in one pass (the cells of every request and topology stacked as one table's)."""
     t = tables or load_tables()
+    requests = [(normalize_collective(c), normalize_algorithm(a)) for c, a in requests]  # names first
     protocol = normalize_protocol(protocol)
     sizes = np.asarray(size_bytes, dtype=float).reshape(1, -1)
     if sizes.size and not np.all(sizes >= 0):
         raise InputError("size_bytes", float(sizes[~(sizes >= 0)][0]), "a size >= 0 bytes")
     out = np.full((len(requests) * len(topologies), sizes.shape[1]), np.nan)  # row: request × topology
     rows, owner, slot = [], [], []  # each (row of out, its allowed cell): that cell's terms
-    for r, (collective, algorithm) in enumerate(requests):
-        coll, algorithm = normalize_collective(collective), normalize_algorithm(algorithm)
+    for r, (coll, algorithm) in enumerate(requests):
         for i, topo in enumerate(topologies, r * len(topologies)):
             if topo.n_ranks == 1:
                 out[i] = 0.0
@@ -143,13 +143,15 @@ def nccl_tables_s(requests, size_bytes, topologies: list[NcclTopology], tables: 
             owner += [i] * len(found)
             slot += range(len(found))
     if rows:
-        _choose_rows(out, rows, owner, slot, sizes, t)
+        answered, seconds = _choose_rows(len(out), rows, owner, slot, sizes, t)
+        out[answered] = seconds
     return list(out.reshape(len(requests), len(topologies), sizes.shape[1]))
 
 
-def _choose_rows(out, rows: list, owner: list[int], slot: list[int], sizes, t: NcclTables) -> None:
-    """Each ``out`` row that owns cells: the nccl-tests time of its cell with NCCL's lowest
-    estimate at each size (the first minimum), NaN where no estimate is finite."""
+def _choose_rows(n_rows: int, rows: list, owner: list[int], slot: list[int], sizes, t: NcclTables):
+    """(the rows that own cells, their seconds at each size): the nccl-tests time of the row's
+    cell with NCCL's lowest estimate at each size (the first minimum), NaN where no estimate is
+    finite. ``rows[j]`` is the terms of cell ``slot[j]`` of row ``owner[j]`` (of ``n_rows``)."""
     cells, position, which = [], {}, []  # each distinct cell stacked once (a forced algorithm's are auto's too)
     for terms in rows:
         at = position.get(id(terms))
@@ -162,7 +164,7 @@ def _choose_rows(out, rows: list, owner: list[int], slot: list[int], sizes, t: N
     estimate = estimate_us(stacked, sizes, index)
     measured = measured_us(stacked, sizes, index, t.section("nccl_tests"))
     owner_ix, slot_ix = np.asarray(owner), np.asarray(slot)
-    grid = np.full((out.shape[0], int(slot_ix.max()) + 1, sizes.shape[1]), np.inf)
+    grid = np.full((n_rows, int(slot_ix.max()) + 1, sizes.shape[1]), np.inf)
     grid[owner_ix, slot_ix] = np.where(np.isfinite(estimate), estimate, np.inf)[which]  # the pairs' estimates
     pair = np.full(grid.shape[:2], -1)
     pair[owner_ix, slot_ix] = which  # the pair's cell in the stack
@@ -170,7 +172,7 @@ def _choose_rows(out, rows: list, owner: list[int], slot: list[int], sizes, t: N
     best = np.argmin(grid[answered[:, 0]], axis=1)  # (answered rows, sizes)
     columns = np.arange(sizes.shape[1])
     chosen = measured[pair[answered, best], columns] * 1e-6
-    out[answered[:, 0]] = np.where(np.isfinite(grid[answered, best, columns]), chosen, np.nan)
+    return answered[:, 0], np.where(np.isfinite(grid[answered, best, columns]), chosen, np.nan)
 
 
 def cost_table(collective: str, topo: NcclTopology, tables: NcclTables | None = None) -> list[CostCell]:

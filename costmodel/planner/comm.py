@@ -267,9 +267,9 @@ class CommCache:
 
     def _nccl_table(self, lays: list[cluster.Layout], primitive: str, algorithm: str,
                     sizes: np.ndarray) -> np.ndarray:
-        """Every layout at every size in one pass (:func:`costmodel.nccl.model.nccl_table_s`, equal
-        to the scalar :meth:`_nccl` cell by cell); NaN rows where NCCL does not enable a forced
-        algorithm."""
+        """Every layout at every size in one pass (:func:`costmodel.nccl.model.nccl_tables_s`, or
+        the table :meth:`prepare` built with others; equal to the scalar :meth:`_nccl` cell by
+        cell); NaN rows where NCCL does not enable a forced algorithm."""
         key = self._nccl_key(lays, primitive, algorithm, sizes)
         if key not in self._tables:
             self._nccl_tables(lays, [(primitive, algorithm)], sizes)

@@ -100,13 +100,21 @@ def comm_sweep(system, space, index, backend: str, params: tuple = ()) -> dict |
     comm = cache.function(nodes, per_node, algorithm)
     if comm is None:
         return None
-    # where NCCL's model answers, its table at every size in one pass (equal to the calls cell by cell)
+    # where NCCL's model answers, its table at every size in one pass (equal to the calls cell by
+    # cell); a row NCCL leaves NaN (a forced algorithm it does not enable) goes call by call, which
+    # raises NotApplicableError as it always did
     cache.prepare([(nodes, per_node)], [(p, algorithm) for p in primitives], COMM_SWEEP_SIZES)
     table = cache.batch([(nodes, per_node)], algorithm, COMM_SWEEP_SIZES)
-    return {"algorithm": algorithm, "gpus": nodes * per_node,
-            "sizes_bytes": list(COMM_SWEEP_SIZES),
-            "seconds": {p: table(p, COMM_SWEEP_SIZES)[0].tolist() if cache.nccl_answers(algorithm, p)
-                        else [float(comm(p, size)) for size in COMM_SWEEP_SIZES] for p in primitives}}
+
+    def seconds(primitive: str) -> list[float]:
+        if cache.nccl_answers(algorithm, primitive):
+            row = table(primitive, COMM_SWEEP_SIZES)[0]
+            if np.isfinite(row).all():
+                return row.tolist()
+        return [float(comm(primitive, size)) for size in COMM_SWEEP_SIZES]
+
+    return {"algorithm": algorithm, "gpus": nodes * per_node, "sizes_bytes": list(COMM_SWEEP_SIZES),
+            "seconds": {p: seconds(p) for p in primitives}}
 
 
 def _crossings(diff_at, sizes: np.ndarray) -> list[float]:

@@ -270,7 +270,8 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
                                                     for stage in space.zero_stages
                                                     if zero_algorithm_ok(name, stage, backend)
                                                     and not (stage == 3 and shard == "hybrid")
-                                                    for primitive in gradsync.ZERO_PRIMITIVES[stage]], sizes)
+                                                    for primitive in gradsync.unquantised_primitives(
+                                                        stage, *quantize)], sizes)
     for a, name in enumerate(space.algorithms):
         comm = cache.batch([layouts[i] for i in multi], name, sizes) if multi else None
         runnable = comm.runnable.reshape(-1, 1, 1) if comm else None
@@ -488,14 +489,17 @@ class Fit:
     feasible: np.ndarray  # runs, fits, and shards only where plain data parallelism does not fit
 
 
-def fits(setting: Setting, system: Any, space: Space, tables: CommTables) -> Fit:
+def fits(setting: Setting, system: Any, space: Space, tables: CommTables,
+         per_dtype: dict[str, np.ndarray] | None = None) -> Fit:
     """Memory and feasibility of every configuration of ``space`` (a :class:`Sweep`'s, without
-    its step times: what decides whether a sweep with recomputation is needed)."""
+    its step times: what decides whether a sweep with recomputation is needed); ``per_dtype``:
+    :func:`_per_dtype` of the same arguments, where the caller (:func:`sweep`) has it."""
     workload, gpu = setting.workload, system.gpu
     pick, b = space.cell_layout, space.micro_batch
     ranks = space.gpus
     zero = np.array(space.zero_stages).reshape(1, -1, 1, 1, 1)
-    per_dtype = _per_dtype(space, workload.params, setting.optimizer, gpu.hbm_bandwidth_Bps)
+    if per_dtype is None:
+        per_dtype = _per_dtype(space, workload.params, setting.optimizer, gpu.hbm_bandwidth_Bps)
     per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
     activations = memory.activation_bytes(workload, b, setting.seq_len,
                                           memory.DTYPE_BYTES[setting.compute_dtype],
@@ -558,7 +562,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                             0.0 if setting.asynchronous else setting.losses.host_overhead_s, ranks),
                         input_s=losses.input_seconds(setting.losses.input_rate, b * k))
     samples = samples_per_s(space, step.total_s)
-    fitted = fit if fit is not None else fits(setting, system, space, tables)
+    fitted = fit if fit is not None else fits(setting, system, space, tables, per_dtype)
     shape = space.shape
     return Sweep(space=space, total_s=np.broadcast_to(step.total_s, shape),
                  # the losses of training.losses (interference, host overhead) count as compute time

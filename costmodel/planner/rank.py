@@ -226,7 +226,8 @@ def collapsed_rows(sweep, setting, scores, indices, count: int, constraints: Con
                    sent=None) -> list[PlanRow]:
     """The rows of ``indices`` (best first) with those that differ only in bucket size and not
     in the step merged: the first of each group stands for it, with the group's bucket range;
-    ranks 1, 2, … and at most ``count`` rows. Rows are built for the groups shown only."""
+    ranks 1, 2, … and at most ``count`` rows. Rows are built for the groups shown only.
+    ``indices`` are tuples (a, z, d, u, c) of Python ints (tuple slicing drops the bucket)."""
     space = sweep.space
     steps = sweep.total_s[tuple(np.array(indices, dtype=np.intp).reshape(-1, len(space.shape)).T)].tolist()
     groups: list[list[tuple]] = []

@@ -375,14 +375,16 @@ class _Progress:
             self.advance(self.total - self.done)
 
 
-# Progress units besides one per algorithm: the array sweep, a recomputation re-sweep, the
-# ranking, and the explanation (what-if re-plans, sensitivity, crossover).
+# Progress units besides one per algorithm: the array sweep, the recomputation's tables and
+# sweep when nothing fits without it, the ranking, and the explanation (what-if re-plans,
+# sensitivity, crossover).
 _SWEEP_UNITS, _RECOMPUTE_UNITS, _RANK_UNITS, _EXPLAIN_UNITS = 1, 1, 1, 3
 
 
 def _sweep_fitting(setting, system, space, recompute, progress: _Progress):
     """(setting, sweep, recomputation, the sweep's collective tables); with ``recompute=None``
-    the sweep again with recomputation when nothing fits without it."""
+    the one sweep is with recomputation when nothing fits without it (:func:`grid.fits`: memory
+    and feasibility, no step times), without it otherwise."""
     from costmodel.training import memory
 
     tables = grid.setting_tables(setting, system, space, on_algorithm=progress.advance)

@@ -54,6 +54,18 @@ ZERO_PRIMITIVES: dict[int, tuple[str, ...]] = {0: ("all-reduce",), 1: ("reduce-s
                                                3: ("all-gather", "reduce-scatter")}
 
 
+def unquantised_primitives(zero_stage: int, weight_bits: int | None = None,
+                           grad_bits: int | None = None) -> tuple[str, ...]:
+    """The collectives of :data:`ZERO_PRIMITIVES` whose message is the bucket's own bytes at a
+    stage: ZeRO++ (stages >= 1) shrinks the all-gather's (qwZ) and replaces the reduce-scatter by
+    an all-to-all (qgZ), as :func:`sync_plan` builds them."""
+    quantised = set()
+    if zero_stage >= 1:
+        quantised |= {"all-gather"} if weight_bits is not None else set()
+        quantised |= {"reduce-scatter"} if grad_bits is not None else set()
+    return tuple(p for p in ZERO_PRIMITIVES[zero_stage] if p not in quantised)
+
+
 @frozen(kw_only=True)
 class ShardGroups:
     """Where ZeRO-3's collectives run: ``comm`` over ``ranks`` (the ranks the states are sharded

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -88,3 +89,17 @@ def test_fits_is_the_sweeps_memory_and_feasibility(recompute):
         assert sweep.reserve_bytes == sweep.capacity_bytes - fitted.usable_bytes
     assert fitted.feasible.any() and not fitted.feasible.all()
     assert np.array_equal(alone.total_s, given.total_s)
+    # against the scalar memory model, configuration by configuration (independent of sweep)
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+
+    workload, checked = load_model("llama2-7b"), 0
+    for z, d, c in itertools.product(range(len(space.zero_stages)), range(len(space.grad_dtypes)),
+                                     range(space.micro_batch.size)):
+        ranks, micro = int(space.gpus.ravel()[c]), int(space.micro_batch.ravel()[c])
+        config = TrainingConfig(micro_batch=micro, accumulation_steps=int(space.accumulation.ravel()[c]),
+                                seq_len=8192, grad_dtype=space.grad_dtypes[d], zero_stage=space.zero_stages[z],
+                                recompute=recompute)
+        b = iteration_breakdown(workload, system.gpu, lambda _p, size: 0.0 * size, ranks, config)
+        assert fitted.memory_bytes[0, z, d, 0, c] == pytest.approx(b.memory.total_bytes, rel=1e-12)
+        checked += 1
+    assert checked >= 40
