@@ -620,11 +620,12 @@ def residuals(dev: list[Row], *heldout: list[Row]) -> list[Residual]:
 # The intervals claim NOMINAL: each mode's width (the share of residuals between its two
 # percentiles) is the narrowest on WIDTHS whose leave-one-publication-out coverage — the
 # left-out rows pooled, each row counted once — reaches it. The pooled 10th-90th percentiles
-# held on only 76-77 % of the rows left out: a new publication's errors are more alike among
-# themselves than the pool's.
+# held on fewer of the rows left out (the report's PLAIN column): a new publication's errors are
+# more alike among themselves than the pool's.
 NOMINAL = 0.80
 WIDTHS = tuple(w / 100 for w in range(80, 100))
-PLAIN = dict.fromkeys(step_residuals.MODES, NOMINAL)  # the 10th-90th percentiles, uncalibrated
+PLAIN_WIDTH = 0.80  # the uncalibrated interval: the 10th-90th percentiles (before the calibration)
+PLAIN = dict.fromkeys(step_residuals.MODES, PLAIN_WIDTH)
 
 
 def levels(width: float) -> str:
@@ -722,7 +723,7 @@ def coverage_report(found: list[Residual], widths: dict[str, float]) -> str:
         return pooled({g: _inside([r for r in rows if r.group == g], tables[g]) for g in groups})
 
     lines = ["| class | compute speed | percentiles | low | high | rows | holds on publications left out "
-             "| p10–p90 would hold on |", "|---|---|---|---|---|---|---|---|"]
+             f"| {levels(PLAIN_WIDTH)} would hold on |", "|---|---|---|---|---|---|---|---|"]
     for cls, modes in table.items():
         for mode, (low, high, n) in modes.items():
             cell = [r for r in found if (r.step_class, r.mode) == (cls, mode)]
@@ -734,7 +735,7 @@ def coverage_report(found: list[Residual], widths: dict[str, float]) -> str:
               f"{', '.join(groups)}; the two halves' intervals at the shipped widths, as the development set's "
               "publications alone cannot calibrate the default-speed one: no width reaches the nominal "
               "coverage left out in turn):", "",
-              "| compute speed | each publication left out in turn | p10–p90, left out in turn "
+              f"| compute speed | each publication left out in turn | {levels(PLAIN_WIDTH)}, left out in turn "
               "| held-out rows, intervals from the development set alone "
               "| development rows, intervals from the held-out tables alone |",
               "|---|---|---|---|---|"]
@@ -763,7 +764,8 @@ def heldout2_report(rows: list[Row], dev: list[Row], heldout: list[Row]) -> str:
     hold on it: the check made before its rows joined the shipped intervals."""
     table = step_interval_table(residuals(dev, heldout), PLAIN)  # as they were built then: 10th-90th
     fresh = _residuals_of(rows, rows, StepLosses())
-    cells = ["| class | compute speed | rows inside the p10–p90 interval built before this set |", "|---|---|---|"]
+    cells = [f"| class | compute speed | rows inside the {levels(PLAIN_WIDTH)} interval built before this set |",
+             "|---|---|---|"]
     for cls in step_residuals.STEP_CLASSES:
         for mode in step_residuals.MODES:
             counts = _inside([r for r in fresh if (r.step_class, r.mode) == (cls, mode)], table)
@@ -773,7 +775,8 @@ def heldout2_report(rows: list[Row], dev: list[Row], heldout: list[Row]) -> str:
         cells.append(f"| **all** | {step_residuals.MODE_TEXT[mode]} | "
                      f"{_share(_inside([r for r in fresh if r.mode == mode], table))} |")
     return "\n".join([*_shipped_tables(rows), "", "The step intervals as they were built from the development set "
-                      "and H1–H3 alone (p10–p90), before these rows joined them (nominal 80 %):", "", *cells])
+                      f"and H1–H3 alone ({levels(PLAIN_WIDTH)}), before these rows joined them "
+                      f"(nominal {100 * NOMINAL:.0f} %):", "", *cells])
 
 
 def main(argv: list[str] | None = None) -> int:

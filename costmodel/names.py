@@ -60,6 +60,11 @@ class Backend(str, Enum):
     RCCL = "rccl"
 
 
+# The backends that model a real library (its algorithms and protocols, its measured behaviour),
+# as against the textbook bound.
+REALISTIC_BACKENDS = (Backend.NCCL.value, Backend.RCCL.value)
+
+
 def enum_named(kind: type[E], field: str, name: str | E) -> E:
     """The member of a str enum for a user's name (case-insensitive); one error line otherwise."""
     if isinstance(name, kind):

@@ -13,7 +13,7 @@ from costmodel.cluster.backends import bottleneck_link, nccl_topology, predict_c
 from costmodel.cluster.mapping import Layout, cluster_candidates, layout, rail_system
 from costmodel.cluster.stacks import resolve_backend, stack_named
 from costmodel.collectives.prediction import Prediction
-from costmodel.names import Backend, algorithm_named
+from costmodel.names import REALISTIC_BACKENDS, Backend, algorithm_named
 from dpbase.errors import InputError
 from dpbase.values import field, frozen
 
@@ -116,7 +116,7 @@ class CommModel:
     @property
     def has_intervals(self) -> bool:
         """Whether this backend's answers carry intervals (the realistic ones do)."""
-        realistic = self.backend in (Backend.NCCL.value, Backend.RCCL.value)
+        realistic = self.backend in REALISTIC_BACKENDS
         return realistic and self._backend_for(self._algorithm_for("all-reduce")) == self.backend
 
     def describe(self) -> dict[str, Any]:

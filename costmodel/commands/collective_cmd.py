@@ -8,7 +8,7 @@ from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, print_json
 from costmodel.commands.options import ALPHA, GPUS_PER_NODE, JSON, NODES, Argument, Option
 from costmodel.commands.textfmt import pairs, table
-from costmodel.names import Backend
+from costmodel.names import REALISTIC_BACKENDS
 from dpbase.units import format_bandwidth, format_size, format_time
 
 RANKS = Annotated[Optional[int], Option("--ranks", "-N", help="Number of ranks N (default: nodes × GPUs per node of --cluster).")]
@@ -23,7 +23,7 @@ STACK = Annotated[Optional[str], Option("--stack", help="nccl, rccl, mpi or gloo
 
 def _row(p: Prediction, winner: bool) -> dict[str, str]:
     row = {"algorithm": p.algorithm + (" *" if winner else "") + (" †" if p.stack_runs is False else "")}
-    if p.backend in (Backend.NCCL.value, Backend.RCCL.value):  # each algorithm with its stack's protocol
+    if p.backend in REALISTIC_BACKENDS:  # each algorithm with its stack's protocol
         row["protocol"] = p.protocol or "-"
     row |= {"time": _time_text(p), "latency": format_time(p.latency_s),
             "bandwidth": format_time(p.bandwidth_s),

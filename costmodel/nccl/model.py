@@ -152,7 +152,10 @@ def _choose_rows(n_rows: int, rows: list, owner: list[int], slot: list[int], siz
     """(the rows that own cells, their seconds at each size): the nccl-tests time of the row's
     cell with NCCL's lowest estimate at each size (the first minimum), NaN where no estimate is
     finite. ``rows[j]`` is the terms of cell ``slot[j]`` of row ``owner[j]`` (of ``n_rows``)."""
-    cells, position, which = [], {}, []  # each distinct cell stacked once (a forced algorithm's are auto's too)
+    # each distinct cell stacked once (a forced algorithm's are auto's too): by identity, as
+    # allowed() hands out the topology's cached cell terms (were it to copy them, every cell
+    # would still be right, only stacked once per row)
+    cells, position, which = [], {}, []
     for terms in rows:
         at = position.get(id(terms))
         if at is None:

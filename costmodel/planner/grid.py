@@ -487,6 +487,7 @@ class Fit:
     usable_bytes: float  # the GPU's memory less the reserve
     plain_dp_fits: np.ndarray  # whether the configuration fits without ZeRO
     feasible: np.ndarray  # runs, fits, and shards only where plain data parallelism does not fit
+    setting: Any  # the Setting it was computed under (a sweep takes it only under the same one)
 
 
 def fits(setting: Setting, system: Any, space: Space, tables: CommTables,
@@ -512,13 +513,17 @@ def fits(setting: Setting, system: Any, space: Space, tables: CommTables,
     feasible = tables.valid[..., pick] & (mem <= usable) & ((zero == 0) | ~plain_fits)
     if setting.asynchronous:  # parameter servers hold the optimizer: no ZeRO
         feasible = feasible & (zero == 0)
-    return Fit(memory_bytes=mem, usable_bytes=usable, plain_dp_fits=plain_fits, feasible=feasible)
+    return Fit(memory_bytes=mem, usable_bytes=usable, plain_dp_fits=plain_fits, feasible=feasible,
+               setting=setting)
 
 
 def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None = None,
           fit: Fit | None = None) -> Sweep:
     """Evaluate every configuration of ``space`` on ``system`` (see the module docstring);
-    ``fit``: :func:`fits` of the same arguments, where the caller has it."""
+    ``fit``: :func:`fits` of the same arguments, where the caller has it (one computed under
+    another setting, e.g. before recomputation was turned on, is refused)."""
+    if fit is not None and fit.setting is not setting:
+        raise ValueError("grid.sweep: the Fit was computed under another setting")
     workload, gpu = setting.workload, system.gpu
     node_host = _node_host(setting, system)
     tables = tables or setting_tables(setting, system, space)

@@ -418,16 +418,16 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
 
 
 def _resolve_sync(workload, config: TrainingConfig) -> tuple[TrainingConfig, syncmodes.SyncSetup]:
-    """The configuration with the sync preset's overlap and ZeRO stage filled in (copied only
-    when the preset changes them), and the preset: its bucket sizes are ``setup``'s."""
+    """The configuration with the sync preset's overlap, ZeRO stage and forward weight gather
+    (FSDP SHARD_GRAD_OP; a user's ``overlap_param_gather`` stays on) filled in, copied only when
+    the preset changes them, and the preset: its bucket sizes are ``setup``'s."""
     grad_bytes = workload.params * memory.precision_for(config.grad_dtype).grad_bytes
     setup = syncmodes.sync_setup(config.sync, workload, grad_bytes, bucket_bytes=config.bucket_bytes,
                                  first_bucket_bytes=config.first_bucket_bytes,
                                  overlap=config.overlap, zero_stage=config.zero_stage)
-    if setup.overlap != config.overlap or setup.zero_stage != config.zero_stage:
-        config = replace(config, overlap=setup.overlap, zero_stage=setup.zero_stage)
-    if setup.overlap_param_gather and not config.overlap_param_gather:  # e.g. FSDP SHARD_GRAD_OP
-        config = replace(config, overlap_param_gather=True)
+    gather = setup.overlap_param_gather or config.overlap_param_gather
+    if (setup.overlap, setup.zero_stage, gather) != (config.overlap, config.zero_stage, config.overlap_param_gather):
+        config = replace(config, overlap=setup.overlap, zero_stage=setup.zero_stage, overlap_param_gather=gather)
     return config, setup
 
 

@@ -9,11 +9,10 @@ error too) and **measured** (``--mfu`` from a measured run: the scaling error al
 
 Per class of step (one GPU, one node, several nodes) and mode, an 80 % interval of these ratios
 is in ``costmodel/data/step_residuals.toml`` (written by ``dp_scaling.py --write``, which
-records the nominal coverage and widths in its ``[calibration]`` table): two percentiles (p7–p93
-with the default speed, p7.5–p92.5 with a measured one when written), as far apart as it takes
-for intervals built without each publication in turn to hold on 80 % of the left-out rows,
-pooled (the pooled p10–p90 held on only 76–77 %: a new publication's errors are more alike
-among themselves than the pool's). A predicted step of ``t`` seconds gets ``(low·t, high·t)``:
+records the nominal coverage and each mode's width in its ``[calibration]`` table): two
+percentiles as far apart as it takes for intervals built without each publication in turn to
+hold on the nominal share of the left-out rows, pooled (the pooled p10–p90 held on fewer: a new
+publication's errors are more alike among themselves than the pool's). A predicted step of ``t`` seconds gets ``(low·t, high·t)``:
 where published runs predicted the same way landed. docs/validation.md reports how often the
 intervals hold on publications left out of them (the width chosen without them too, pooled and
 by publication), and why the scaling efficiency gets no interval of its own.
@@ -27,8 +26,10 @@ cover).
 from __future__ import annotations
 
 import os
+from functools import cache
 
 from costmodel.cluster.intervals import interval_tables
+from costmodel.names import REALISTIC_BACKENDS
 from dpbase.bundled import load_bundled
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data",
@@ -47,6 +48,7 @@ def step_class(ranks: int, nodes: int) -> str:
     return "single-node" if nodes <= 1 else "multi-node"
 
 
+@cache
 def nominal() -> float:
     """The intervals' nominal coverage (``[calibration]`` of the data file)."""
     return float(load_bundled(DATA_FILE)["calibration"]["nominal"])
@@ -66,7 +68,7 @@ def ratio_interval(cls: str, mode: str) -> tuple[float, float, int] | None:
 
 # The published runs were predicted with the realistic backends; the ideal backend's collectives
 # are a textbook bound, and every published run was synchronous.
-BACKENDS = ("nccl", "rccl")
+BACKENDS = REALISTIC_BACKENDS
 
 
 def published_interval(total_s: float, ranks: int, nodes: int, measured_speed: bool, *,

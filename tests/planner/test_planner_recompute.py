@@ -89,6 +89,10 @@ def test_fits_is_the_sweeps_memory_and_feasibility(recompute):
         assert sweep.reserve_bytes == sweep.capacity_bytes - fitted.usable_bytes
     assert fitted.feasible.any() and not fitted.feasible.all()
     assert np.array_equal(alone.total_s, given.total_s)
+    other = training_setting(load_model("llama2-7b"), system, seq_len=8192, compute_dtype="bf16", mfu=None,
+                             optimizer="adamw", jitter_cv=0.0, backend="nccl", recompute=not recompute)
+    with pytest.raises(ValueError, match="another setting"):  # memory from one setting, times from another
+        grid.sweep(other, system, space, tables, fitted)
     # against the scalar memory model, configuration by configuration (independent of sweep)
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 

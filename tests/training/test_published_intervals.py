@@ -106,7 +106,7 @@ def test_the_intervals_hold_on_publications_left_out_of_them(found):
     no left-out row falls in a cell the others leave without an interval."""
     for mode in residuals.MODES:
         inside, total = dp_scaling.pooled(dp_scaling.left_out_coverage(found, mode))
-        plain_inside, plain_total = dp_scaling.pooled(dp_scaling.left_out_coverage(found, mode, dp_scaling.NOMINAL))
+        plain_inside, plain_total = dp_scaling.pooled(dp_scaling.left_out_coverage(found, mode, dp_scaling.PLAIN_WIDTH))
         assert total == plain_total == len([r for r in found if r.mode == mode]) > 500, mode
         assert 0.75 <= inside / total <= 0.85 and inside > plain_inside, mode
 
