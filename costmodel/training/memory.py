@@ -360,12 +360,15 @@ def _stage_arguments(per_stage: tuple) -> tuple[tuple, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
 def stage_bytes(params: int, precision: Precision, ranks: int, activations_bytes: float, logits: float,
                 per_stage: tuple, overheads: Overheads = DEFAULT_OVERHEADS) -> tuple[tuple, ...]:
     """Every ZeRO stage's :func:`_stage_bytes` (``ZERO_STAGES`` order): its total is what
     :func:`memory_breakdown` reports at that stage, and :func:`breakdown_at` builds that
     breakdown from it; ``per_stage``: :func:`stage_inputs`' arguments after the stage (Python
-    scalars: one configuration)."""
+    scalars: one configuration). Memoised: a planner's one-at-a-time loop asks the same
+    (model, dtype, ranks, micro-batch, settings) for every accumulation count, bucket size,
+    algorithm and ZeRO stage it tries; ``typed``: an int and an equal float stay apart."""
     return tuple(_stage_bytes(params, precision, ranks, activations_bytes, logits, overheads, *arguments)
                  for arguments in _stage_arguments(per_stage))
 
