@@ -183,10 +183,33 @@ def _torch_text(row, compute_dtype: str) -> str:
                      f"{k['sharding_strategy']}, mixed_precision=MixedPrecision(param_dtype={param}, "
                      f"reduce_dtype={k['reduce_dtype']}), backward_prefetch="
                      "BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True)")
+    if row.zero_stage >= 2:
+        lines.append(_fsdp_timing_note(row))
     if row.overlap_param_gather:  # no PyTorch/DeepSpeed switch: Megatron-LM's
         lines.append("# this plan overlaps the parameter all-gather with the next forward: Megatron-LM "
                      "--use-distributed-optimizer --overlap-param-gather")
     return "\n".join(lines)
+
+
+def _fsdp_timing_note(row) -> str:
+    """What the plan timed for a ZeRO-2/3 row, and the command that times FSDP's own schedule.
+
+    The planner's ZeRO-2/3 rows run DeepSpeed's schedule: collectives in the swept bucket size
+    (``reduce_bucket_size``), ZeRO-2's weights gathered after the optimizer (or beside the next
+    forward with ``overlap_param_gather``). FSDP calls one collective per wrapped unit (one
+    transformer block) and ``SHARD_GRAD_OP`` gathers in the forward; ``dpcost iteration --sync
+    fsdp`` models that (:mod:`costmodel.training.syncmodes`), the planner does not."""
+    from dpbase.units import format_size
+
+    gather = ""
+    if row.zero_stage == 2:
+        gather = (", weights gathered beside the next forward" if row.overlap_param_gather
+                  else ", weights gathered after the optimizer")
+    shard = "" if row.shard == "full" else f" --shard {row.shard}"
+    return (f"# timed as DeepSpeed runs ZeRO-{row.zero_stage} (collectives in {format_size(row.bucket_bytes)} "
+            f"buckets{gather}); FSDP calls one collective per wrapped unit (a transformer block)"
+            + (" and gathers in the forward" if row.zero_stage == 2 else "")
+            + f": `dpcost iteration --sync fsdp --zero {row.zero_stage}{shard}` times it that way")
 
 
 def render(row, kind: str, compute_dtype: str = "bf16") -> str:

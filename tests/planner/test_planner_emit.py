@@ -88,6 +88,21 @@ def test_torch_snippet_and_launch_line(best):
         assert "ShardingStrategy.HYBRID_SHARD" in text
     else:
         assert emit.FSDP_STRATEGY[best.zero_stage] in text
+    # a ZeRO-2/3 row was timed with DeepSpeed's buckets: the snippet says so and names the
+    # command that times FSDP's per-unit schedule
+    shard = "" if best.shard == "full" else f" --shard {best.shard}"
+    note = f"dpcost iteration --sync fsdp --zero {best.zero_stage}{shard}"
+    assert (note in text) == (best.zero_stage >= 2)
+    if best.zero_stage >= 2:
+        assert f"timed as DeepSpeed runs ZeRO-{best.zero_stage}" in text
+
+
+def test_fsdp_note_names_the_gather_of_a_zero2_row(best):
+    row = dataclasses.replace(best, zero_stage=2, shard="full", overlap_param_gather=False)
+    assert "weights gathered after the optimizer" in emit.render(row, "torch")
+    overlapped = dataclasses.replace(row, overlap_param_gather=True)
+    assert "weights gathered beside the next forward" in emit.render(overlapped, "torch")
+    assert "--sync fsdp --zero 2`" in emit.render(row, "torch")
 
 
 def test_nccl_algo_only_for_nccl_algorithms():
