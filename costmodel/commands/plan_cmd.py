@@ -146,6 +146,7 @@ def plan(
     input_rate: Annotated[float | None, Option("--input-rate", help="Samples per second one rank's data loader sustains (default: not limiting).")] = None,
     asynchronous: Annotated[bool, Option("--async", help="Asynchronous parameter-server updates (sweeps parameter-server alone; with --servers/--ps-placement).")] = False,
     shard: Annotated[str, Option("--shard", help="ZeRO-3 plans over every GPU (full), over each node's GPUs replicated across nodes (hybrid: FSDP HYBRID_SHARD, DeepSpeed MiCS), or with backward's weight gathers inside the node (hpz: ZeRO++ hpZ).")] = "full",
+    sync: Annotated[str, Option("--sync", help="How ZeRO-2/3 plans communicate: ddp (as DeepSpeed runs ZeRO: the swept bucket sizes) or fsdp (as PyTorch FSDP does: one collective per transformer block, SHARD_GRAD_OP gathering in the forward).")] = "ddp",
     offload_optimizer: Annotated[bool, Option("--offload-optimizer", help="ZeRO >= 1 plans: optimizer states and step on the host CPU (ZeRO-Offload); needs the system's host_memory_bandwidth.")] = False,
     overlap_param_gather: Annotated[bool, Option("--overlap-param-gather", help="ZeRO-1/2 plans: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather).")] = False,
     servers: Annotated[int | None, Option("--servers", help="Parameter servers S when parameter-server is among --algorithms (default 1).")] = None,
@@ -183,7 +184,8 @@ def plan(
             algorithms=swept, servers=servers, quantize_weights=parse_bits(quantize_weights, "quantize_weights"),
             quantize_grads=parse_bits(quantize_grads, "quantize_grads"), overlap_param_gather=overlap_param_gather,
             offload_optimizer=offload_optimizer, shard=shard, asynchronous=asynchronous,
-            input_rate=input_rate, colocated=None if ps_placement is None else ps_placement == "colocated", progress=update)
+            input_rate=input_rate, colocated=None if ps_placement is None else ps_placement == "colocated", sync=sync,
+            progress=update)
     if html:
         from costmodel.plots.planreport import write_report
 

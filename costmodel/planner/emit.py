@@ -117,6 +117,7 @@ def knobs(row, kind: str, compute_dtype: str = "bf16") -> list[Knob]:
     """The settings ``kind`` (env, torch, deepspeed) needs to run ``row``."""
     if kind not in KINDS:
         raise InputError("emit", kind, ", ".join(KINDS))
+    _check_framework(row, kind)
     if kind == "env":
         return _env(row)
     if kind == "torch":
@@ -183,12 +184,19 @@ def _torch_text(row, compute_dtype: str) -> str:
                      f"{k['sharding_strategy']}, mixed_precision=MixedPrecision(param_dtype={param}, "
                      f"reduce_dtype={k['reduce_dtype']}), backward_prefetch="
                      "BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True)")
-    if row.zero_stage >= 2:
+    if row.zero_stage >= 2 and row.sync != "fsdp":  # a plan made with --sync fsdp timed FSDP itself
         lines.append(_fsdp_timing_note(row))
     if row.overlap_param_gather:  # no PyTorch/DeepSpeed switch: Megatron-LM's
         lines.append("# this plan overlaps the parameter all-gather with the next forward: Megatron-LM "
                      "--use-distributed-optimizer --overlap-param-gather")
     return "\n".join(lines)
+
+
+def _check_framework(row, kind: str) -> None:
+    """A ZeRO-2/3 plan made with ``--sync fsdp`` was timed as FSDP runs it: not DeepSpeed JSON."""
+    if kind == "deepspeed" and row.sync == "fsdp":
+        raise InputError("emit", kind, "torch or env for a ZeRO-2/3 plan made with --sync fsdp (timed as "
+                                       "FSDP runs it; plan with --sync ddp for DeepSpeed's schedule)")
 
 
 def _fsdp_timing_note(row) -> str:
@@ -214,7 +222,7 @@ def _fsdp_timing_note(row) -> str:
 
 def render(row, kind: str, compute_dtype: str = "bf16") -> str:
     """The text to paste: shell exports, a PyTorch snippet, or DeepSpeed JSON (+ launch line)."""
-    knobs(row, kind)  # validates kind
+    knobs(row, kind)  # validates kind (and that the plan was timed for that framework)
     if kind == "env":
         return _env_text(row) + "\n" + _torchrun_line(row)
     if kind == "torch":

@@ -132,8 +132,10 @@ def _crossings(diff_at, sizes: np.ndarray) -> list[float]:
     return found
 
 
-def crossover(system, space, index, runner_up: str, backend: str, params: tuple = ()) -> dict | None:
-    """Where the runner-up algorithm's collective overtakes the winner's on the winner's GPUs."""
+def crossover(system, space, index, runner_up: str, backend: str, params: tuple = (),
+              bucket_bytes: float | None = None) -> dict | None:
+    """Where the runner-up algorithm's collective overtakes the winner's on the winner's GPUs
+    (the crossing nearest ``bucket_bytes``, the winner's call size: its bucket by default)."""
     a, z, _, u, c = index
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
     if nodes * per_node == 1:
@@ -150,7 +152,7 @@ def crossover(system, space, index, runner_up: str, backend: str, params: tuple 
 
     sizes = np.geomspace(CROSSOVER_MIN_BYTES, CROSSOVER_MAX_BYTES, CROSSOVER_SCAN_POINTS)
     found = _crossings(gap, sizes)
-    bucket = space.bucket_bytes[u]
+    bucket = space.bucket_bytes[u] if bucket_bytes is None else bucket_bytes
     nearest = min(found, key=lambda s: abs(math.log(s / bucket))) if found else None
     above = nearest is not None and gap(nearest * 2) < 0
     return {"primitive": " + ".join(primitives), "size_bytes": nearest, "runner_up_wins_above": bool(above),
@@ -165,7 +167,7 @@ def _table_rank(space, at, rows) -> int | None:
         if (row.algorithm, row.gpus, row.nodes, row.micro_batch, row.grad_dtype, row.zero_stage) == (
                 space.algorithms[a], nodes * per_node, nodes, int(space.micro_batch[c]),
                 space.grad_dtypes[d], space.zero_stages[z]) and \
-                space.bucket_bytes[u] in (row.bucket_bytes_range or (row.bucket_bytes,)):
+                (row.sync == "fsdp" or space.bucket_bytes[u] in (row.bucket_bytes_range or (row.bucket_bytes,))):
             return row.rank
     return None
 
@@ -311,8 +313,8 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     exact = tuple(int(i) for i in np.unravel_index(int(np.argmin(scores)), scores.shape))
     best = rows[0] if rows else rows_at(sweep, setting, scores, [index], constraints)[0]
     second = runner_up(sweep, scores, index, ranked, rows)
-    cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend, setting.comm_params) \
-        if second else None
+    cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend, setting.comm_params,
+                      best.bucket_bytes) if second else None
     step()
     changes = what_if(sweep, setting, system, objective, constraints, index, tolerance, sent)
     step()

@@ -28,7 +28,18 @@ import numpy as np
 
 from costmodel.cluster.mapping import rail_system
 from costmodel.planner.comm import CommCache, zero_algorithm_ok
-from costmodel.training import gemm, gradsync, losses, memory, offload, overlap, stragglers, transport, workloads
+from costmodel.training import (
+    gemm,
+    gradsync,
+    losses,
+    memory,
+    offload,
+    overlap,
+    stragglers,
+    syncmodes,
+    transport,
+    workloads,
+)
 from costmodel.training.iteration import (
     FORWARD_SHARE_OF_TRAINING_FLOPS,
     backward_seconds,
@@ -165,6 +176,38 @@ def bucket_layouts(space: Space, params: int, first_bucket_bytes: float) -> over
     return overlap.BucketLayout(*_stacked((b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes), shape))
 
 
+SYNCS = ("ddp", "fsdp")  # how ZeRO-2/3 rows communicate: DeepSpeed's buckets, or FSDP's units
+
+
+def fsdp_stages(sync: str, space: Space) -> tuple[bool, ...]:
+    """Per ZeRO stage of ``space``: whether its rows run FSDP's schedule (ZeRO-2/3 under sync
+    ``fsdp``: one collective per unit, :mod:`costmodel.training.syncmodes`)."""
+    return tuple(sync == "fsdp" and stage >= 2 for stage in space.zero_stages)
+
+
+def unit_bytes(space: Space, workload) -> np.ndarray:
+    """One FSDP unit's gradient bytes per gradient dtype, shaped (D, 1)
+    (:func:`syncmodes.fsdp_unit_bytes`, as ``iteration --sync fsdp`` takes it)."""
+    return syncmodes.fsdp_unit_bytes(workload, workload.params * _dtype_precision(space).grad_bytes)
+
+
+def unit_layouts(space: Space, workload) -> overlap.BucketLayout:
+    """FSDP's layout of every (dtype, bucket size): every call one unit, the first too; the
+    same along the bucket axis (arrays shaped (D, U))."""
+    grad_bytes = workload.params * _dtype_precision(space).grad_bytes
+    unit = unit_bytes(space, workload)
+    b = overlap.bucket_layout(grad_bytes, unit, unit)
+    shape = (len(space.grad_dtypes), len(space.bucket_bytes))
+    return overlap.BucketLayout(*_stacked((b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes), shape))
+
+
+def row_bucket_bytes(setting: Setting, space: Space, z: int, d: int, u: int) -> float:
+    """The bytes each collective of row (z, d, u) carries: the swept bucket size, or the FSDP unit."""
+    if fsdp_stages(setting.sync, space)[z]:
+        return float(unit_bytes(space, setting.workload)[d, 0])
+    return space.bucket_bytes[u]
+
+
 def _call_sizes(buckets: overlap.BucketLayout, precision: _ArrayPrecision) -> np.ndarray:
     """Every size a synchronisation hands to a collective (bucket sizes × weight/grad ratios)."""
     ratio = precision.weight_bytes / precision.grad_bytes
@@ -240,7 +283,7 @@ class _ReplicaBatch:
 def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: float,
                 backend: str, on_algorithm: Callable[[], None] | None = None,
                 comm_params: tuple = (), quantize: tuple = (None, None), offload_host=None,
-                shard: str = "full") -> CommTables:
+                shard: str = "full", sync: str = "ddp", workload=None) -> CommTables:
     """Collective times of one synchronisation for every (algorithm, stage, dtype, bucket, layout).
 
     One :func:`gradsync.sync_plan` call per (algorithm, ZeRO stage) on arrays: dtype × bucket
@@ -250,8 +293,10 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     host inside each bucket's reduction (one GPU too). ``shard="hybrid"``: ZeRO-3 rows shard in
     each node and all-reduce each shard across the nodes (:func:`gradsync.sync_plan`'s replicas,
     one rail system per GPUs-per-node, :func:`cluster.rail_system`); ``"hpz"``: ZeRO-3 rows
-    all-gather their backward weights inside the node (ZeRO++ hpZ). ``on_algorithm`` is called
-    after each algorithm (progress).
+    all-gather their backward weights inside the node (ZeRO++ hpZ). ``sync="fsdp"``: ZeRO-2/3
+    rows call one collective per FSDP unit of ``workload`` (:func:`unit_layouts`), valid at the
+    first bucket size only (the others would repeat it). ``on_algorithm`` is called after each
+    algorithm (progress).
     """
     A, Z, D, U, _ = space.shape
     layouts = space.layouts
@@ -259,10 +304,14 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     valid = np.zeros((A, Z, D, U, len(layouts)), dtype=bool)
     precision = _dtype_precision(space)
     buckets = bucket_layouts(space, params, first_bucket_bytes)
+    fsdp = fsdp_stages(sync, space)
+    units = unit_layouts(space, workload) if any(fsdp) else None
     cache = CommCache(system, backend, comm_params)
     multi = [i for i, (n, g) in enumerate(layouts) if n * g > 1]
     ranks = np.array([layouts[i][0] * layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)
     sizes = _call_sizes(buckets, precision)
+    if units is not None:
+        sizes = np.concatenate([sizes, _call_sizes(units, precision)])
     node_gpus = np.array([layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)  # hybrid shard groups
     rails = _RailCaches(system, backend, comm_params) if shard == "hybrid" else None
     if multi:  # the tables the (algorithm, stage) rows below ask of ``cache``, in one pass where NCCL's model answers
@@ -283,12 +332,13 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
         for z, stage in enumerate(space.zero_stages):
             if not zero_algorithm_ok(name, stage, backend):
                 continue
+            stage_buckets = units if fsdp[z] else buckets
             offloaded = offload_host is not None and stage >= 1
             for i, (nodes, per_node) in enumerate(layouts):
                 if nodes * per_node == 1 and a == 0 and cache.function(nodes, per_node, name):
-                    valid[a, z, :, :, i] = True  # one GPU: no collectives, all times 0
+                    valid[a, z, :, :1 if fsdp[z] else None, i] = True  # one GPU: no collectives, all times 0
                     if offloaded:  # but an offloading GPU still copies its gradients to the host
-                        alone = gradsync.sync_plan(lambda _p, size: 0.0 * size, 1, buckets, precision,
+                        alone = gradsync.sync_plan(lambda _p, size: 0.0 * size, 1, stage_buckets, precision,
                                                    zero_stage=stage,
                                                    offload_s_per_byte=offload.d2h_s_per_grad_byte(1, offload_host))
                         out[:, a, z, :, :, i] = _sync_fields(alone, (D, U))
@@ -297,7 +347,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
             bits = quantize if stage >= 1 else (None, None)  # ZeRO++ quantises ZeRO's collectives only
             hybrid_row, hpz_row = stage == 3 and shard == "hybrid", stage == 3 and shard == "hpz"
             over = node_gpus if hybrid_row else ranks  # the ranks ZeRO shards over
-            plan = gradsync.sync_plan(node_comm if hybrid_row else comm, over, buckets, precision,
+            plan = gradsync.sync_plan(node_comm if hybrid_row else comm, over, stage_buckets, precision,
                                       zero_stage=stage, weight_bits=bits[0], grad_bits=bits[1],
                                       quant_s_per_byte=gradsync.QUANT_HBM_PASSES / system.gpu.hbm_bandwidth_Bps,
                                       offload_s_per_byte=offload.d2h_s_per_grad_byte(over, offload_host)
@@ -306,6 +356,8 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
                                       secondary=node_comm if hpz_row else None)
             times = _sync_fields(plan, (len(multi), D, U))
             ok = np.isfinite(times).all(axis=0) & (shard_runnable if hybrid_row or hpz_row else runnable)
+            if fsdp[z]:  # one unit whatever the bucket size: the first bucket size stands for the row
+                ok = ok & (np.arange(U) == 0)
             out[:, a, z][..., multi] = np.where(ok, times, 0.0).transpose(0, 2, 3, 1)
             valid[a, z][..., multi] = ok.transpose(1, 2, 0)
         if on_algorithm:
@@ -448,6 +500,7 @@ class Setting:
     offload_optimizer: bool = False  # ZeRO >= 1 rows: optimizer on the host CPU (training.offload)
     shard: str = "full"  # ZeRO-3 rows: "hybrid" = in each node, replicated across; "hpz" = ZeRO++ hpZ
     asynchronous: bool = False  # asynchronous parameter-server updates (ZeRO-0 rows, no barrier)
+    sync: str = "ddp"  # ZeRO-2/3 rows: "ddp" = DeepSpeed's buckets; "fsdp" = one collective per FSDP unit
 
 
 def _node_host(setting: Setting, system: Any):
@@ -461,7 +514,8 @@ def setting_tables(setting: Setting, system: Any, space: Space,
     optimizer offload)."""
     return comm_tables(system, space, setting.workload.params, setting.first_bucket_bytes, setting.backend,
                        on_algorithm=on_algorithm, comm_params=setting.comm_params, quantize=setting.quantize,
-                       offload_host=_node_host(setting, system), shard=setting.shard)
+                       offload_host=_node_host(setting, system), shard=setting.shard, sync=setting.sync,
+                       workload=setting.workload)
 
 
 def overlap_slowdowns(setting: Setting, system: Any, space: Space) -> np.ndarray:
@@ -476,6 +530,22 @@ def overlap_slowdowns(setting: Setting, system: Any, space: Space) -> np.ndarray
 def _expand(array: np.ndarray) -> np.ndarray:
     """(D, U) → (1, 1, D, U, 1), the sweep's axes."""
     return np.asarray(array)[None, None, :, :, None]
+
+
+def _stage_layouts(setting: Setting, space: Space) -> overlap.BucketLayout:
+    """The bucket layout on the sweep's axes: (1, 1, D, U, 1), or (1, Z, D, U, 1) when some
+    ZeRO stages run FSDP's units (:func:`unit_layouts`) and the others the swept buckets."""
+    layouts = _layout_fields(bucket_layouts(space, setting.workload.params, setting.first_bucket_bytes))
+    fsdp = fsdp_stages(setting.sync, space)
+    if not any(fsdp):
+        return overlap.BucketLayout(*(_expand(f) for f in layouts))
+    units = _layout_fields(unit_layouts(space, setting.workload))
+    pick = np.array(fsdp).reshape(1, -1, 1, 1, 1)
+    return overlap.BucketLayout(*(np.where(pick, _expand(u), _expand(b)) for u, b in zip(units, layouts)))
+
+
+def _layout_fields(layout: overlap.BucketLayout) -> tuple:
+    return layout.first_bytes, layout.full_count, layout.bucket_bytes, layout.last_bytes
 
 
 @frozen(kw_only=True)
@@ -540,9 +610,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
         setting.jitter_cv, ranks, np.where(every, 1.0, k), setting.losses.speed_cv, setting.losses.slow_node_factor)
     per_dtype = _per_dtype(space, workload.params, setting.optimizer, gpu.hbm_bandwidth_Bps)
     grad_bytes = workload.params * per_dtype["grad"]
-    b_layout = bucket_layouts(space, workload.params, setting.first_bucket_bytes)
-    buckets = overlap.BucketLayout(*(_expand(f) for f in (b_layout.first_bytes, b_layout.full_count,
-                                                          b_layout.bucket_bytes, b_layout.last_bytes)))
+    buckets = _stage_layouts(setting, space)
     sync_comm, sync_exposed = _sync_times(tables, buckets, grad_bytes, forward * factor,
                                           backward * factor, pick, workload.late_fraction)
     per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
@@ -556,8 +624,12 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
         optimizer_s = np.zeros_like(optimizer_s)
     post_step = tables.post_step_s[..., pick]
     post_exposed = post_step
-    if setting.overlap_param_gather and tables.after is not None:  # ZeRO-3/0 rows have no gather: 0 either way
-        post_exposed = _exposed(tables.after, buckets, grad_bytes, forward * factor, pick, workload.late_fraction)
+    # the parameter gather beside the next forward: every row with overlap_param_gather, and
+    # FSDP's ZeRO-2 rows (SHARD_GRAD_OP gathers in the forward); ZeRO-3/0 rows have none
+    beside = np.array([setting.overlap_param_gather or f for f in fsdp_stages(setting.sync, space)])
+    if beside.any() and tables.after is not None:
+        overlapped = _exposed(tables.after, buckets, grad_bytes, forward * factor, pick, workload.late_fraction)
+        post_exposed = overlapped if beside.all() else np.where(beside.reshape(1, -1, 1, 1, 1), overlapped, post_step)
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, post_step_exposed_s=post_exposed,
                         sync_exposed_s=sync_exposed, post_step_s=post_step,

@@ -232,6 +232,19 @@ def _async_algorithms(algorithms) -> tuple[str, ...]:
     return tuple(algorithms)
 
 
+def _check_sync(sync: str, weight_bits, grad_bits, offload: bool, asynchronous: bool) -> None:
+    """``ddp`` or ``fsdp``; FSDP has no ZeRO++ quantisation, ZeRO-Offload or parameter servers
+    (DeepSpeed's and the asynchronous trainer's), so those options need ``ddp``."""
+    if sync not in grid.SYNCS:
+        raise InputError("sync", sync, " or ".join(grid.SYNCS))
+    if sync == "fsdp":
+        for field, value, unset in (("quantize_weights", weight_bits, None), ("quantize_grads", grad_bits, None),
+                                    ("offload_optimizer", offload, False), ("asynchronous", asynchronous, False)):
+            if value is not None and value != unset:
+                raise InputError(field, value, "unset with --sync fsdp (DeepSpeed's or the parameter "
+                                               "servers' option; plan with --sync ddp)")
+
+
 def _check_shard(shard: str) -> str:
     from costmodel.training.iteration import SHARDS
 
@@ -258,9 +271,11 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     comm = comm_model(system, best.nodes, best.gpus_per_node, algorithm=best.algorithm, backend=backend)
     if not comm.has_intervals:
         return None
+    fsdp = best.sync == "fsdp"  # FSDP's rows: the sync mode's own unit (bucket_bytes shows it)
     config = TrainingConfig(micro_batch=best.micro_batch, accumulation_steps=best.accumulation_steps,
                             seq_len=setting.seq_len if setting.workload.uses_token_rule else None,
-                            grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes,
+                            grad_dtype=best.grad_dtype, bucket_bytes=None if fsdp else best.bucket_bytes,
+                            sync="fsdp" if fsdp else "ddp",
                             zero_stage=best.zero_stage, recompute=best.recompute, compute_dtype=setting.compute_dtype,
                             mfu=setting.mfu, optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
                             quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
@@ -415,7 +430,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          power_w: float | None = None, servers: int | None = None, colocated: bool | None = None,
          quantize_weights: int | None = None, quantize_grads: int | None = None,
          overlap_param_gather: bool = False, offload_optimizer: bool = False, shard: str = "full",
-         asynchronous: bool = False, input_rate: float | None = None, progress: Callable[[int, int], None] | None = None) -> Plan:
+         asynchronous: bool = False, input_rate: float | None = None, sync: str = "ddp",
+         progress: Callable[[int, int], None] | None = None) -> Plan:
     """Recommend a data-parallel plan for ``model`` on up to ``nodes`` nodes of ``cluster``.
 
     ``model`` is a preset name, a parameter count or a Workload; ``cluster`` a system name,
@@ -461,6 +477,12 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     ``input_rate``: samples per second one rank's data loader sustains (None: not limiting); a
     plan whose GPUs consume faster waits for it (:mod:`costmodel.training.losses`).
 
+    ``sync``: how ZeRO-2/3 plans communicate. ``"ddp"`` (default): as DeepSpeed runs ZeRO, in
+    the swept bucket sizes, ZeRO-2's weights gathered after the optimizer. ``"fsdp"``: as
+    PyTorch FSDP runs them, one collective per wrapped unit (a transformer block) and
+    ``SHARD_GRAD_OP`` (ZeRO-2) gathering in the forward, as ``iteration --sync fsdp`` does; the
+    rows' ``bucket_bytes`` is then the unit. ZeRO-0/1 plans are DDP's buckets either way.
+
     ``progress``, if given, is called as ``progress(done, total)`` — first with ``done = 0``,
     then as the collective times of each algorithm, the array sweep, the ranking and the
     explanation finish (a few dozen calls at most), last with ``done == total`` — so a
@@ -495,11 +517,12 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     if asynchronous:
         algorithms = _async_algorithms(algorithms)
         _no_zero_options_with_async(shard, offload_optimizer, overlap_param_gather, quantize_weights, quantize_grads)
+    _check_sync(sync, quantize_weights, quantize_grads, offload_optimizer, asynchronous)
     setting = replace(setting, comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),
                       quantize=(quantize_weights, quantize_grads),
                       overlap_param_gather=bool(overlap_param_gather),
                       offload_optimizer=bool(offload_optimizer), shard=_check_shard(shard),
-                      asynchronous=bool(asynchronous),
+                      asynchronous=bool(asynchronous), sync=sync,
                       losses=check_losses(replace(setting.losses, input_rate=input_rate)))
     if offload_optimizer:
         from costmodel.training.offload import host_path
@@ -524,7 +547,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
 
     def interval_of(row: PlanRow):  # each configuration's interval computed once
         key = (row.algorithm, row.micro_batch, row.accumulation_steps, row.nodes, row.gpus_per_node,
-               row.bucket_bytes, row.grad_dtype, row.zero_stage, row.recompute)
+               row.bucket_bytes, row.grad_dtype, row.zero_stage, row.recompute, row.sync)
         if key not in known:
             known[key] = step_interval(row, setting, system, backend)
         return known[key]

@@ -59,6 +59,8 @@ def buckets(row) -> str:
     sizes = row.bucket_bytes_range or ()
     if len(sizes) > 1:
         return f"{format_size(min(sizes))}-{format_size(max(sizes))}"
+    if row.sync == "fsdp":  # one collective per FSDP unit
+        return f"{format_size(row.bucket_bytes)} unit"
     return format_size(row.bucket_bytes)
 
 
@@ -67,8 +69,9 @@ def describe(row) -> str:
     where = f"{row.gpus} GPUs ({row.nodes} x {row.gpus_per_node})" if row.nodes > 1 else \
         f"{row.gpus} GPU{'s' if row.gpus > 1 else ''} in one node"
     same = " (any size: the same step within 0.1%)" if row.bucket_bytes_range else ""
+    calls = f"FSDP ({buckets(row)}s)" if row.sync == "fsdp" else f"{buckets(row)} buckets{same}"
     return (f"{row.algorithm} on {where}, micro-batch {row.micro_batch} x {row.accumulation_steps} "
-            f"accumulation steps, {buckets(row)} buckets{same}, {row.grad_dtype} "
+            f"accumulation steps, {calls}, {row.grad_dtype} "
             f"gradients, ZeRO-{row.zero_stage}{_variants(row)}"
             f"{', activation recomputation' if row.recompute else ''}")
 

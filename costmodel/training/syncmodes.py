@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 
 from costmodel.training.overlap import DDP_BUCKET_BYTES, DDP_FIRST_BUCKET_BYTES
+from dpbase import elementwise as ew
 from dpbase.errors import InputError
 from dpbase.values import frozen
 
@@ -66,10 +67,11 @@ def tensor_count(workload) -> int:
     return max(1, int(workload.layers) * TENSORS_PER_LAYER.get(workload.kind, 12))
 
 
-def fsdp_unit_bytes(workload, grad_bytes: float) -> float:
+def fsdp_unit_bytes(workload, grad_bytes):
     """One FSDP unit's gradient bytes: a transformer block's share of the gradient outside the
-    input embedding (the module docstring)."""
-    return max(float(grad_bytes) * (1.0 - workload.late_fraction) / max(int(workload.layers), 1), 1.0)
+    input embedding (the module docstring); elementwise on arrays of gradient bytes (the
+    planner's, over gradient dtypes)."""
+    return ew.maximum(grad_bytes * (1.0 - workload.late_fraction) / max(int(workload.layers), 1), 1.0)
 
 
 @functools.lru_cache(maxsize=256, typed=True)

@@ -1,0 +1,143 @@
+"""``plan(sync="fsdp")``: ZeRO-2/3 plans timed as FSDP runs them, equal to ``iteration --sync fsdp``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import hardware
+from cli import app
+from costmodel.cluster.comm import comm_model
+from costmodel.planner import emit
+from costmodel.planner.recommend import plan
+from costmodel.training import memory, syncmodes
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+from costmodel.training.workloads import load_model
+from dpbase.errors import InputError
+
+MIB = 2**20
+# gpt2's blocks (~14 MB of bf16 gradient) are far smaller than the swept buckets; llama2-13b's
+# (~640 MB) larger than all of them; one node of 8 and two nodes. gpt2 fits without ZeRO, so the
+# planner's rule (shard only where plain data parallelism does not fit) would leave no ZeRO row:
+# a reserve of 95 % of the GPU makes every stage compete.
+SMALL = dict(nodes=2, global_batch=64, seq_len=1024, memory_reserve_fraction=0.95)
+CASES = [("gpt2", SMALL, "ideal"),
+         ("gpt2", SMALL, "nccl"),
+         ("llama2-13b", dict(nodes=2, global_batch=64, seq_len=4096), "nccl"),
+         ("llama2-13b", dict(nodes=1, global_batch=16, seq_len=2048), "ideal")]
+BUCKETS = (5 * MIB, 25 * MIB, 400 * MIB)
+
+
+def _plan(model, kwargs, backend, sync, **extra):
+    # the whole table (top=400, no tie band) is compared
+    return plan(model, "dgx-h100", backend=backend, sync=sync, bucket_bytes=BUCKETS, grad_dtypes=("bf16", "fp32"),
+                explain=False, tie_band=0.0, top=400, **kwargs, **extra)
+
+
+def _scalar(model, system, row, seq_len, backend):
+    fsdp = row.sync == "fsdp"
+    config = TrainingConfig(micro_batch=row.micro_batch, accumulation_steps=row.accumulation_steps,
+                            seq_len=seq_len, grad_dtype=row.grad_dtype, zero_stage=row.zero_stage,
+                            bucket_bytes=None if fsdp else row.bucket_bytes, sync="fsdp" if fsdp else "ddp",
+                            recompute=row.recompute)
+    comm = comm_model(system, row.nodes, row.gpus_per_node, algorithm=row.algorithm, backend=backend)
+    return iteration_breakdown(load_model(model), system.gpu, comm, config=config)
+
+
+@pytest.mark.parametrize("model,kwargs,backend", CASES)
+def test_every_row_equals_iteration_with_the_same_sync(model, kwargs, backend):
+    system = hardware.load_system("dgx-h100")
+    result = _plan(model, kwargs, backend, "fsdp")
+    assert any(row.sync == "fsdp" for row in result.candidates)
+    for row in result.candidates:
+        assert (row.sync == "fsdp") == (row.zero_stage >= 2)
+        if row.gpus == 1:
+            continue
+        scalar = _scalar(model, system, row, kwargs["seq_len"], backend)
+        assert row.total_s == pytest.approx(scalar.total_s, rel=1e-9), row
+        assert row.exposed_comm_s == pytest.approx(scalar.exposed_comm_s, rel=1e-9, abs=1e-15), row
+        assert row.memory_bytes == pytest.approx(scalar.memory.total_bytes, rel=1e-12), row
+
+
+@pytest.mark.parametrize("model,kwargs,backend", CASES[:1] + CASES[2:3])
+def test_fsdp_rows_carry_the_unit_once_and_ddp_rows_are_unchanged(model, kwargs, backend):
+    workload = load_model(model)
+    fsdp, ddp = _plan(model, kwargs, backend, "fsdp"), _plan(model, kwargs, backend, "ddp")
+    identities = [(r.algorithm, r.gpus, r.micro_batch, r.grad_dtype, r.zero_stage) for r in fsdp.candidates
+                  if r.sync == "fsdp"]
+    assert len(identities) == len(set(identities))  # one row per configuration, not one per bucket size
+    for row in fsdp.candidates:
+        if row.sync == "fsdp":
+            grad = workload.params * memory.precision_for(row.grad_dtype).grad_bytes
+            assert row.bucket_bytes == pytest.approx(syncmodes.fsdp_unit_bytes(workload, grad), rel=1e-15)
+    # ZeRO-0/1 plans are DDP's buckets under either sync: the same rows, the same steps
+    low = {(r.algorithm, r.gpus, r.micro_batch, r.grad_dtype, r.zero_stage, r.bucket_bytes): r.total_s
+           for r in ddp.candidates if r.zero_stage <= 1}
+    assert low == {(r.algorithm, r.gpus, r.micro_batch, r.grad_dtype, r.zero_stage, r.bucket_bytes): r.total_s
+                   for r in fsdp.candidates if r.zero_stage <= 1}
+
+
+def test_small_units_time_differently_from_deepspeeds_buckets():
+    # gpt2's ~14 MB blocks: one collective per block is not one per 400 MiB bucket
+    fsdp = {(r.gpus, r.micro_batch, r.grad_dtype, r.zero_stage): r.total_s
+            for r in _plan("gpt2", SMALL, "ideal", "fsdp").candidates if r.zero_stage == 3}
+    ddp = {(r.gpus, r.micro_batch, r.grad_dtype, r.zero_stage): r.total_s
+           for r in _plan("gpt2", SMALL, "ideal", "ddp").candidates
+           if r.zero_stage == 3 and r.bucket_bytes == 400 * MIB}
+    shared = set(fsdp) & set(ddp)
+    assert shared
+    assert max(abs(fsdp[k] / ddp[k] - 1) for k in shared) > 0.01
+
+
+def test_fsdp_zero2_gathers_in_the_forward():
+    # SHARD_GRAD_OP: the weights' gather hides behind the forward, where DeepSpeed's ZeRO-2
+    # gathers after the optimizer (exposed)
+    kwargs = dict(nodes=2, global_batch=64, seq_len=4096)
+    fsdp = [r for r in _plan("llama2-13b", kwargs, "nccl", "fsdp").candidates if r.zero_stage == 2]
+    ddp = [r for r in _plan("llama2-13b", kwargs, "nccl", "ddp").candidates if r.zero_stage == 2]
+    assert fsdp and ddp
+    best_fsdp = min(r.exposed_comm_s for r in fsdp)
+    best_ddp = min(r.exposed_comm_s for r in ddp)
+    assert best_fsdp < best_ddp
+
+
+@pytest.mark.parametrize("extra,field", [(dict(sync="fsdx"), "sync"),
+                                         (dict(sync="fsdp", quantize_weights=8), "quantize_weights"),
+                                         (dict(sync="fsdp", quantize_grads=4), "quantize_grads"),
+                                         (dict(sync="fsdp", offload_optimizer=True), "offload_optimizer")])
+def test_options_fsdp_has_not_are_refused(extra, field):
+    with pytest.raises(InputError) as raised:
+        plan("llama2-13b", "dgx-h100", nodes=2, global_batch=64, seq_len=4096, explain=False, **extra)
+    assert raised.value.field == field
+
+
+def test_emission_matches_the_framework_timed():
+    best = plan("llama2-13b", "dgx-h100", nodes=2, global_batch=64, seq_len=4096, sync="fsdp",
+                explain=False).best
+    assert best.sync == "fsdp" and best.zero_stage >= 2
+    text = emit.render(best, "torch")
+    assert emit.FSDP_STRATEGY[best.zero_stage] in text
+    assert "timed as DeepSpeed" not in text  # the plan timed FSDP's own schedule
+    with pytest.raises(InputError) as raised:
+        emit.render(best, "deepspeed")
+    assert raised.value.field == "emit"
+    assert "timed as DeepSpeed" in emit.render(dataclasses.replace(best, sync="ddp"), "torch")
+
+
+def test_cli_sync_fsdp_json_and_errors():
+    runner = CliRunner()
+    args = ["plan", "--model", "llama2-13b", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "64",
+            "--seq-len", "4096"]
+    result = runner.invoke(app, [*args, "--sync", "fsdp", "--json"])
+    assert result.exit_code == 0, result.output
+    best = json.loads(result.output)["best"]
+    assert best["sync"] == "fsdp" and best["zero_stage"] >= 2
+    text = runner.invoke(app, [*args, "--sync", "fsdp"])
+    assert text.exit_code == 0 and " unit " in text.output and "FSDP (" in text.output
+    bad = runner.invoke(app, [*args, "--sync", "deepspeed"])
+    assert bad.exit_code == 2 and "sync" in bad.output and "ddp or fsdp" in bad.output
+    refused = runner.invoke(app, [*args, "--sync", "fsdp", "--emit", "deepspeed"])
+    assert refused.exit_code == 2 and "--sync fsdp" in refused.output
