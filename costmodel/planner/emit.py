@@ -51,7 +51,17 @@ class Knob:
 
 def _env(row) -> list[Knob]:
     algo = NCCL_ALGO.get(row.algorithm)
-    return [Knob("NCCL_ALGO", algo, "algorithm")] if algo and row.gpus > 1 else []
+    knobs = [Knob("NCCL_ALGO", algo, "algorithm")] if algo and row.gpus > 1 else []
+    # Horovod (docs "Tensor Fusion", "Horovod with PyTorch"): the fusion buffer in bytes, the
+    # cycle in milliseconds; a threshold of 0 turns fusion off (one all-reduce per tensor)
+    if row.sync == "horovod":
+        from costmodel.training.syncmodes import HOROVOD_CYCLE_S
+
+        knobs += [Knob("HOROVOD_FUSION_THRESHOLD", int(row.bucket_bytes), "bucket_bytes"),
+                  Knob("HOROVOD_CYCLE_TIME", round(HOROVOD_CYCLE_S * 1e3, 6), "sync")]
+    elif row.sync == "per-tensor":
+        knobs.append(Knob("HOROVOD_FUSION_THRESHOLD", 0, "sync"))
+    return knobs
 
 
 def _torchrun(row) -> list[Knob]:
@@ -59,10 +69,30 @@ def _torchrun(row) -> list[Knob]:
                                                          "gpus_per_node")]
 
 
+HOROVOD_SYNCS = ("horovod", "per-tensor")  # modes emitted as Horovod (per-tensor: fusion off)
+
+
+def _horovod(row) -> list[Knob]:
+    """``horovodrun -np`` and ``hvd.DistributedOptimizer``'s arguments (Horovod with PyTorch)."""
+    knobs = [Knob("-np", row.gpus, "gpus"), Knob("micro_batch_size", row.micro_batch, "micro_batch"),
+             Knob("backward_passes_per_step", row.accumulation_steps, "accumulation_steps")]
+    if row.grad_dtype == "fp16":
+        knobs.append(Knob("compression", "hvd.Compression.fp16", "grad_dtype"))
+    return knobs
+
+
 def _torch(row, compute_dtype: str) -> list[Knob]:
+    if row.sync in HOROVOD_SYNCS:
+        return _horovod(row)
     knobs = _torchrun(row)
     knobs.append(Knob("micro_batch_size", row.micro_batch, "micro_batch"))
     knobs.append(Knob("gradient_accumulation_steps", row.accumulation_steps, "accumulation_steps"))
+    if row.sync == "flat":  # one all-reduce of the flattened gradient after the last backward
+        # apex DDP(delay_allreduce=True): all communication after backward (every backward); with
+        # accumulation, DeepLearningExamples BERT's --allreduce_post_accumulation (no DDP wrapper)
+        knobs.append(Knob("delay_allreduce", True, "sync") if row.accumulation_steps == 1
+                     else Knob("--allreduce_post_accumulation", True, "sync"))
+        return knobs
     if row.zero_stage <= 1:
         knobs.append(Knob("bucket_cap_mb", round(row.bucket_bytes / MIB, 3), "bucket_bytes"))
         if row.grad_dtype in COMPRESS_HOOK:
@@ -157,7 +187,40 @@ def _env_text(row) -> str:
             " leave NCCL_ALGO unset; NCCL picks its own")
 
 
+def _horovodrun_line(row) -> str:
+    hosts = ",".join(f"host{i + 1}:{row.gpus_per_node}" for i in range(row.nodes))
+    return f"horovodrun -np {row.gpus} -H {hosts} python train.py"
+
+
+def _horovod_text(row) -> str:
+    k = {knob.name: knob.value for knob in _horovod(row)}
+    env = " ".join(f"{knob.name}={knob.value}" for knob in _env(row) if knob.name.startswith("HOROVOD_"))
+    compression = f", compression={k['compression']}" if "compression" in k else ""
+    return "\n".join([
+        f"# {env} {_horovodrun_line(row)}",
+        f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps} "
+        "(one synchronisation per optimizer step)",
+        "optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(), "
+        f"backward_passes_per_step={k['backward_passes_per_step']}{compression})"])
+
+
+def _flat_text(row) -> str:
+    lines = [f"# {_torchrun_line(row)}",
+             f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps}; the "
+             "flattened gradient all-reduced once, after the last micro-batch's backward"]
+    if row.accumulation_steps == 1:
+        lines.append("model = apex.parallel.DistributedDataParallel(model, delay_allreduce=True)")
+    else:  # apex DDP would all-reduce after every backward
+        lines += ["# no DDP wrapper: after the last micro-batch, flatten the gradients, all-reduce them once",
+                  "# and copy them back (DeepLearningExamples BERT run_pretraining.py --allreduce_post_accumulation)"]
+    return "\n".join(lines)
+
+
 def _torch_text(row, compute_dtype: str) -> str:
+    if row.sync in HOROVOD_SYNCS:
+        return _horovod_text(row)
+    if row.sync == "flat":
+        return _flat_text(row)
     k = {knob.name: knob.value for knob in _torch(row, compute_dtype)}
     lines = [f"# {_torchrun_line(row)}",
              f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps}"
@@ -193,10 +256,11 @@ def _torch_text(row, compute_dtype: str) -> str:
 
 
 def _check_framework(row, kind: str) -> None:
-    """A ZeRO-2/3 plan made with ``--sync fsdp`` was timed as FSDP runs it: not DeepSpeed JSON."""
-    if kind == "deepspeed" and row.sync == "fsdp":
-        raise InputError("emit", kind, "torch or env for a ZeRO-2/3 plan made with --sync fsdp (timed as "
-                                       "FSDP runs it; plan with --sync ddp for DeepSpeed's schedule)")
+    """DeepSpeed JSON only for a plan timed with DeepSpeed's schedule (``--sync ddp``): one made
+    with FSDP's, Horovod's, a flat or a per-tensor all-reduce was timed as that runs."""
+    if kind == "deepspeed" and row.sync != "ddp":
+        raise InputError("emit", kind, f"torch or env for a plan made with --sync {row.sync} (timed as that "
+                                       "runs; plan with --sync ddp for DeepSpeed's schedule)")
 
 
 def _fsdp_timing_note(row) -> str:
@@ -224,7 +288,8 @@ def render(row, kind: str, compute_dtype: str = "bf16") -> str:
     """The text to paste: shell exports, a PyTorch snippet, or DeepSpeed JSON (+ launch line)."""
     knobs(row, kind)  # validates kind (and that the plan was timed for that framework)
     if kind == "env":
-        return _env_text(row) + "\n" + _torchrun_line(row)
+        launch = _horovodrun_line(row) if row.sync in HOROVOD_SYNCS else _torchrun_line(row)
+        return _env_text(row) + "\n" + launch
     if kind == "torch":
         return _torch_text(row, compute_dtype)
     return json.dumps(deepspeed_config(row, compute_dtype), indent=2)

@@ -46,6 +46,7 @@ from costmodel.training.iteration import (
     scaling_efficiency,
     step_seconds,
 )
+from dpbase.errors import InputError
 from dpbase.values import fields, frozen
 
 AXES = ("algorithm", "zero_stage", "grad_dtype", "bucket_bytes", "cell")
@@ -176,36 +177,71 @@ def bucket_layouts(space: Space, params: int, first_bucket_bytes: float) -> over
     return overlap.BucketLayout(*_stacked((b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes), shape))
 
 
-SYNCS = ("ddp", "fsdp")  # how ZeRO-2/3 rows communicate: DeepSpeed's buckets, or FSDP's units
+SYNCS = syncmodes.SYNC_MODES  # how a plan's framework synchronises (iteration --sync)
 
 
-def fsdp_stages(sync: str, space: Space) -> tuple[bool, ...]:
-    """Per ZeRO stage of ``space``: whether its rows run FSDP's schedule (ZeRO-2/3 under sync
-    ``fsdp``: one collective per unit, :mod:`costmodel.training.syncmodes`)."""
-    return tuple(sync == "fsdp" and stage >= 2 for stage in space.zero_stages)
+def stage_mode(sync: str, stage: int) -> str:
+    """The sync mode a ZeRO stage's rows run under a plan's ``sync``: an FSDP plan's ZeRO-0/1
+    rows are DDP's (FSDP is ZeRO-2/3: ``SHARD_GRAD_OP``, ``FULL_SHARD``)."""
+    return "ddp" if sync == "fsdp" and stage < 2 else sync
 
 
-def unit_bytes(space: Space, workload) -> np.ndarray:
-    """One FSDP unit's gradient bytes per gradient dtype, shaped (D, 1)
-    (:func:`syncmodes.fsdp_unit_bytes`, as ``iteration --sync fsdp`` takes it)."""
-    return syncmodes.fsdp_unit_bytes(workload, workload.params * _dtype_precision(space).grad_bytes)
+@frozen(kw_only=True)
+class StageSync:
+    """What one ZeRO stage's rows run under a plan's sync mode: :func:`syncmodes.sync_setup`'s
+    answer for every (gradient dtype, swept bucket size), as arrays shaped (D, U)."""
+
+    mode: str
+    runs: bool  # the mode allows the stage (horovod, flat, per-tensor: ZeRO-0 only)
+    layout: overlap.BucketLayout | None
+    one_size: bool  # the mode sets its own call size (flat, per-tensor, FSDP): only u = 0 is a row
+    overlap: bool  # overlapped with backward (flat: after it)
+    wait_s: float  # a fusion cycle's wait before the last collective (Horovod)
+    gather_beside: bool  # weights gathered in the forward (FSDP SHARD_GRAD_OP)
 
 
-def unit_layouts(space: Space, workload) -> overlap.BucketLayout:
-    """FSDP's layout of every (dtype, bucket size): every call one unit, the first too; the
-    same along the bucket axis (arrays shaped (D, U))."""
-    grad_bytes = workload.params * _dtype_precision(space).grad_bytes
-    unit = unit_bytes(space, workload)
-    b = overlap.bucket_layout(grad_bytes, unit, unit)
-    shape = (len(space.grad_dtypes), len(space.bucket_bytes))
-    return overlap.BucketLayout(*_stacked((b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes), shape))
+def _setup(mode: str, setting: Setting, grad_bytes: int, bucket_bytes: float, stage: int) -> syncmodes.SyncSetup:
+    """:func:`syncmodes.sync_setup` as ``iteration`` calls it for a row: the swept size is the
+    bucket of the modes that take one (DDP's first bucket the setting's)."""
+    sized = mode in ("ddp", "horovod")
+    return syncmodes.sync_setup(mode, setting.workload, grad_bytes, bucket_bytes=bucket_bytes if sized else None,
+                                first_bucket_bytes=setting.first_bucket_bytes if mode == "ddp" else None,
+                                zero_stage=stage)
+
+
+def stage_syncs(setting: Setting, space: Space) -> tuple[StageSync, ...]:
+    """Per ZeRO stage of ``space``: how its rows synchronise (:class:`StageSync`)."""
+    grads = [setting.workload.params * memory.precision_for(d).grad_bytes for d in space.grad_dtypes]
+    grad_column = np.array(grads, dtype=float).reshape(-1, 1)
+    out = []
+    for stage in space.zero_stages:
+        mode = stage_mode(setting.sync, stage)
+        try:
+            setups = [[_setup(mode, setting, g, b, stage) for b in space.bucket_bytes] for g in grads]
+        except InputError:  # the mode does not run this stage (ZeRO with horovod, flat, per-tensor)
+            out.append(StageSync(mode=mode, runs=False, layout=None, one_size=True, overlap=True, wait_s=0.0,
+                                 gather_beside=False))
+            continue
+        first = setups[0][0]
+        bucket = np.array([[x.bucket_bytes for x in row] for row in setups], dtype=float)
+        first_bytes = np.array([[x.first_bucket_bytes for x in row] for row in setups], dtype=float)
+        b = overlap.bucket_layout(grad_column, bucket, first_bytes)
+        layout = overlap.BucketLayout(*_stacked((b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes),
+                                                bucket.shape))
+        out.append(StageSync(mode=mode, runs=True, layout=layout, one_size=mode not in ("ddp", "horovod"),
+                             overlap=first.overlap, wait_s=first.wait_s, gather_beside=first.overlap_param_gather))
+    return tuple(out)
 
 
 def row_bucket_bytes(setting: Setting, space: Space, z: int, d: int, u: int) -> float:
-    """The bytes each collective of row (z, d, u) carries: the swept bucket size, or the FSDP unit."""
-    if fsdp_stages(setting.sync, space)[z]:
-        return float(unit_bytes(space, setting.workload)[d, 0])
-    return space.bucket_bytes[u]
+    """The bytes each collective of row (z, d, u) carries: the swept bucket, Horovod's fusion
+    buffer, or the mode's own size (the whole gradient, one tensor, one FSDP unit)."""
+    stage = space.zero_stages[z]
+    mode = stage_mode(setting.sync, stage)
+    if mode == "ddp":
+        return space.bucket_bytes[u]
+    grad = setting.workload.params * memory.precision_for(space.grad_dtypes[d]).grad_bytes
+    return float(_setup(mode, setting, grad, space.bucket_bytes[u], stage).bucket_bytes)
 
 
 def _call_sizes(buckets: overlap.BucketLayout, precision: _ArrayPrecision) -> np.ndarray:
@@ -283,7 +319,7 @@ class _ReplicaBatch:
 def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: float,
                 backend: str, on_algorithm: Callable[[], None] | None = None,
                 comm_params: tuple = (), quantize: tuple = (None, None), offload_host=None,
-                shard: str = "full", sync: str = "ddp", workload=None) -> CommTables:
+                shard: str = "full", stages: tuple | None = None) -> CommTables:
     """Collective times of one synchronisation for every (algorithm, stage, dtype, bucket, layout).
 
     One :func:`gradsync.sync_plan` call per (algorithm, ZeRO stage) on arrays: dtype × bucket
@@ -293,10 +329,11 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     host inside each bucket's reduction (one GPU too). ``shard="hybrid"``: ZeRO-3 rows shard in
     each node and all-reduce each shard across the nodes (:func:`gradsync.sync_plan`'s replicas,
     one rail system per GPUs-per-node, :func:`cluster.rail_system`); ``"hpz"``: ZeRO-3 rows
-    all-gather their backward weights inside the node (ZeRO++ hpZ). ``sync="fsdp"``: ZeRO-2/3
-    rows call one collective per FSDP unit of ``workload`` (:func:`unit_layouts`), valid at the
-    first bucket size only (the others would repeat it). ``on_algorithm`` is called after each
-    algorithm (progress).
+    all-gather their backward weights inside the node (ZeRO++ hpZ). ``stages``
+    (:func:`stage_syncs`, None: DDP's buckets for every stage): each stage's layout under the
+    plan's sync mode; a stage the mode does not run has no valid row, and a mode that sets its own
+    call size (flat, per-tensor, FSDP) is valid at the first bucket size only (the others would
+    repeat it). ``on_algorithm`` is called after each algorithm (progress).
     """
     A, Z, D, U, _ = space.shape
     layouts = space.layouts
@@ -304,14 +341,13 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     valid = np.zeros((A, Z, D, U, len(layouts)), dtype=bool)
     precision = _dtype_precision(space)
     buckets = bucket_layouts(space, params, first_bucket_bytes)
-    fsdp = fsdp_stages(sync, space)
-    units = unit_layouts(space, workload) if any(fsdp) else None
     cache = CommCache(system, backend, comm_params)
     multi = [i for i, (n, g) in enumerate(layouts) if n * g > 1]
     ranks = np.array([layouts[i][0] * layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)
-    sizes = _call_sizes(buckets, precision)
-    if units is not None:
-        sizes = np.concatenate([sizes, _call_sizes(units, precision)])
+    if stages is None:
+        sizes = _call_sizes(buckets, precision)
+    else:  # the sizes of every layout the stages run
+        sizes = np.concatenate([_call_sizes(st.layout, precision) for st in stages if st.runs])
     node_gpus = np.array([layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)  # hybrid shard groups
     rails = _RailCaches(system, backend, comm_params) if shard == "hybrid" else None
     if multi:  # the tables the (algorithm, stage) rows below ask of ``cache``, in one pass where NCCL's model answers
@@ -332,11 +368,15 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
         for z, stage in enumerate(space.zero_stages):
             if not zero_algorithm_ok(name, stage, backend):
                 continue
-            stage_buckets = units if fsdp[z] else buckets
+            stage_sync = None if stages is None else stages[z]
+            if stage_sync is not None and not stage_sync.runs:
+                continue
+            stage_buckets = buckets if stage_sync is None else stage_sync.layout
+            sizes_shown = slice(None, 1) if stage_sync is not None and stage_sync.one_size else slice(None)
             offloaded = offload_host is not None and stage >= 1
             for i, (nodes, per_node) in enumerate(layouts):
                 if nodes * per_node == 1 and a == 0 and cache.function(nodes, per_node, name):
-                    valid[a, z, :, :1 if fsdp[z] else None, i] = True  # one GPU: no collectives, all times 0
+                    valid[a, z, :, sizes_shown, i] = True  # one GPU: no collectives, all times 0
                     if offloaded:  # but an offloading GPU still copies its gradients to the host
                         alone = gradsync.sync_plan(lambda _p, size: 0.0 * size, 1, stage_buckets, precision,
                                                    zero_stage=stage,
@@ -356,7 +396,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
                                       secondary=node_comm if hpz_row else None)
             times = _sync_fields(plan, (len(multi), D, U))
             ok = np.isfinite(times).all(axis=0) & (shard_runnable if hybrid_row or hpz_row else runnable)
-            if fsdp[z]:  # one unit whatever the bucket size: the first bucket size stands for the row
+            if stage_sync is not None and stage_sync.one_size:  # the mode's own size: u = 0 stands for the row
                 ok = ok & (np.arange(U) == 0)
             out[:, a, z][..., multi] = np.where(ok, times, 0.0).transpose(0, 2, 3, 1)
             valid[a, z][..., multi] = ok.transpose(1, 2, 0)
@@ -500,7 +540,7 @@ class Setting:
     offload_optimizer: bool = False  # ZeRO >= 1 rows: optimizer on the host CPU (training.offload)
     shard: str = "full"  # ZeRO-3 rows: "hybrid" = in each node, replicated across; "hpz" = ZeRO++ hpZ
     asynchronous: bool = False  # asynchronous parameter-server updates (ZeRO-0 rows, no barrier)
-    sync: str = "ddp"  # ZeRO-2/3 rows: "ddp" = DeepSpeed's buckets; "fsdp" = one collective per FSDP unit
+    sync: str = "ddp"  # the framework's sync mode (iteration --sync): ddp, horovod, flat, per-tensor, fsdp
 
 
 def _node_host(setting: Setting, system: Any):
@@ -514,8 +554,8 @@ def setting_tables(setting: Setting, system: Any, space: Space,
     optimizer offload)."""
     return comm_tables(system, space, setting.workload.params, setting.first_bucket_bytes, setting.backend,
                        on_algorithm=on_algorithm, comm_params=setting.comm_params, quantize=setting.quantize,
-                       offload_host=_node_host(setting, system), shard=setting.shard, sync=setting.sync,
-                       workload=setting.workload)
+                       offload_host=_node_host(setting, system), shard=setting.shard,
+                       stages=None if setting.sync == "ddp" else stage_syncs(setting, space))
 
 
 def overlap_slowdowns(setting: Setting, system: Any, space: Space) -> np.ndarray:
@@ -532,16 +572,16 @@ def _expand(array: np.ndarray) -> np.ndarray:
     return np.asarray(array)[None, None, :, :, None]
 
 
-def _stage_layouts(setting: Setting, space: Space) -> overlap.BucketLayout:
-    """The bucket layout on the sweep's axes: (1, 1, D, U, 1), or (1, Z, D, U, 1) when some
-    ZeRO stages run FSDP's units (:func:`unit_layouts`) and the others the swept buckets."""
+def _stage_layouts(setting: Setting, space: Space, stages: tuple | None) -> overlap.BucketLayout:
+    """The bucket layout on the sweep's axes: (1, 1, D, U, 1) for DDP's buckets (``stages``
+    None), else (1, Z, D, U, 1), each stage's from :func:`stage_syncs` (a stage its mode does
+    not run takes DDP's: its rows are not valid)."""
     layouts = _layout_fields(bucket_layouts(space, setting.workload.params, setting.first_bucket_bytes))
-    fsdp = fsdp_stages(setting.sync, space)
-    if not any(fsdp):
+    if stages is None:
         return overlap.BucketLayout(*(_expand(f) for f in layouts))
-    units = _layout_fields(unit_layouts(space, setting.workload))
-    pick = np.array(fsdp).reshape(1, -1, 1, 1, 1)
-    return overlap.BucketLayout(*(np.where(pick, _expand(u), _expand(b)) for u, b in zip(units, layouts)))
+    per_stage = [_layout_fields(st.layout) if st.runs else layouts for st in stages]
+    return overlap.BucketLayout(*(np.stack([np.asarray(fields[k]) for fields in per_stage])[None, :, :, :, None]
+                                  for k in range(4)))
 
 
 def _layout_fields(layout: overlap.BucketLayout) -> tuple:
@@ -610,9 +650,17 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
         setting.jitter_cv, ranks, np.where(every, 1.0, k), setting.losses.speed_cv, setting.losses.slow_node_factor)
     per_dtype = _per_dtype(space, workload.params, setting.optimizer, gpu.hbm_bandwidth_Bps)
     grad_bytes = workload.params * per_dtype["grad"]
-    buckets = _stage_layouts(setting, space)
+    stages = None if setting.sync == "ddp" else stage_syncs(setting, space)
+    buckets = _stage_layouts(setting, space, stages)
     sync_comm, sync_exposed = _sync_times(tables, buckets, grad_bytes, forward * factor,
                                           backward * factor, pick, workload.late_fraction)
+    if stages is not None:  # the mode's overlap (flat: after backward) and fusion-cycle wait
+        after = np.array([not st.overlap for st in stages]).reshape(1, -1, 1, 1, 1)
+        if after.any():
+            sync_exposed = np.where(after, sync_comm, sync_exposed)
+        wait = np.array([st.wait_s for st in stages]).reshape(1, -1, 1, 1, 1)
+        if wait.any():  # iteration: added where more than one rank synchronises
+            sync_comm, sync_exposed = (np.where(ranks > 1, t + wait, t) for t in (sync_comm, sync_exposed))
     per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
     shard = shard_ranks(setting, zero, ranks, per_node)
     optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, shard, 1)
@@ -626,7 +674,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     post_exposed = post_step
     # the parameter gather beside the next forward: every row with overlap_param_gather, and
     # FSDP's ZeRO-2 rows (SHARD_GRAD_OP gathers in the forward); ZeRO-3/0 rows have none
-    beside = np.array([setting.overlap_param_gather or f for f in fsdp_stages(setting.sync, space)])
+    beside = np.array([setting.overlap_param_gather or (stages is not None and st.gather_beside)
+                       for st in (stages or space.zero_stages)])
     if beside.any() and tables.after is not None:
         overlapped = _exposed(tables.after, buckets, grad_bytes, forward * factor, pick, workload.late_fraction)
         post_exposed = overlapped if beside.all() else np.where(beside.reshape(1, -1, 1, 1, 1), overlapped, post_step)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from costmodel.planner.grid import row_bucket_bytes
+from costmodel.planner.grid import row_bucket_bytes, stage_mode
 from costmodel.training import memory, workloads
 from dpbase.errors import NotApplicableError
 from dpbase.values import asdict, frozen, replace
@@ -71,7 +71,10 @@ class PlanRow:
     offload_optimizer: bool = False  # ZeRO >= 1 plans: optimizer on the host CPU (ZeRO-Offload)
     shard: str = "full"  # ZeRO-3 plans: "hybrid" = sharded in each node, replicated across nodes
     asynchronous: bool = False  # asynchronous parameter-server updates (staleness gpus - 1)
-    sync: str = "ddp"  # "fsdp": a ZeRO-2/3 plan calling one collective per FSDP unit (bucket_bytes is the unit)
+    # how the plan synchronises (iteration --sync): ddp (buckets; ZeRO-2/3 as DeepSpeed runs them),
+    # horovod (bucket_bytes: the fusion buffer), flat and per-tensor (bucket_bytes: the whole
+    # gradient, one tensor), fsdp (ZeRO-2/3 plans; bucket_bytes: one FSDP unit)
+    sync: str = "ddp"
 
     def to_dict(self) -> dict:
         """Every field, for JSON."""
@@ -178,6 +181,7 @@ def _row(sweep, setting, scores, index, rank: int, totals: dict, sent=None) -> P
     score = float(scores[index])
     return PlanRow(
         rank=rank, **_shown(space, index), bucket_bytes=row_bucket_bytes(setting, space, z, d, u),
+        sync=stage_mode(setting.sync, space.zero_stages[z]),
         recompute=bool(setting.recompute), total_s=total, compute_s=float(sweep.compute_s[index]),
         comm_s=float(sweep.comm_s[index]), exposed_comm_s=float(sweep.exposed_comm_s[index]),
         optimizer_s=float(sweep.optimizer_s[index]), samples_per_s=samples,
@@ -198,8 +202,7 @@ def _quantized(setting, zero_stage: int) -> dict:
     weights, grads = setting.quantize
     if zero_stage < 1:
         return {"asynchronous": True} if setting.asynchronous else {}
-    fsdp = {"sync": "fsdp"} if setting.sync == "fsdp" and zero_stage >= 2 else {}
-    return {**fsdp, "quantize_weights": weights, "quantize_grads": grads,
+    return {"quantize_weights": weights, "quantize_grads": grads,
             "overlap_param_gather": setting.overlap_param_gather and zero_stage in (1, 2),
             "offload_optimizer": setting.offload_optimizer,
             "shard": setting.shard if zero_stage == 3 else "full"}

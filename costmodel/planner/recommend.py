@@ -232,17 +232,25 @@ def _async_algorithms(algorithms) -> tuple[str, ...]:
     return tuple(algorithms)
 
 
-def _check_sync(sync: str, weight_bits, grad_bits, offload: bool, asynchronous: bool) -> None:
-    """``ddp`` or ``fsdp``; FSDP has no ZeRO++ quantisation, ZeRO-Offload or parameter servers
-    (DeepSpeed's and the asynchronous trainer's), so those options need ``ddp``."""
+def _check_sync(sync: str, shard: str, weight_bits, grad_bits, offload: bool, overlap: bool,
+                asynchronous: bool) -> None:
+    """One of :data:`grid.SYNCS`. Horovod, flat and per-tensor synchronisation have no ZeRO, so
+    the ZeRO options need ``ddp`` or ``fsdp``; FSDP has no ZeRO++ quantisation or ZeRO-Offload
+    (DeepSpeed's); asynchronous parameter servers are their own scheme (``ddp`` only)."""
     if sync not in grid.SYNCS:
-        raise InputError("sync", sync, " or ".join(grid.SYNCS))
-    if sync == "fsdp":
-        for field, value, unset in (("quantize_weights", weight_bits, None), ("quantize_grads", grad_bits, None),
-                                    ("offload_optimizer", offload, False), ("asynchronous", asynchronous, False)):
-            if value is not None and value != unset:
-                raise InputError(field, value, "unset with --sync fsdp (DeepSpeed's or the parameter "
-                                               "servers' option; plan with --sync ddp)")
+        raise InputError("sync", sync, ", ".join(grid.SYNCS))
+    if sync == "ddp":
+        return
+    options = (("asynchronous", asynchronous, False, "the parameter servers' scheme"),
+               ("quantize_weights", weight_bits, None, "DeepSpeed's ZeRO++"),
+               ("quantize_grads", grad_bits, None, "DeepSpeed's ZeRO++"),
+               ("offload_optimizer", offload, False, "DeepSpeed's ZeRO-Offload"))
+    if sync != "fsdp":  # ZeRO-0 only
+        options += (("shard", shard, "full", "ZeRO-3's"), ("overlap_param_gather", overlap, False, "ZeRO-1/2's"))
+    for field, value, unset, whose in options:
+        if value is not None and value != unset:
+            wanted = unset if isinstance(unset, str) else "unset"
+            raise InputError(field, value, f"{wanted} with --sync {sync} ({whose} option; plan with --sync ddp)")
 
 
 def _check_shard(shard: str) -> str:
@@ -271,11 +279,11 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     comm = comm_model(system, best.nodes, best.gpus_per_node, algorithm=best.algorithm, backend=backend)
     if not comm.has_intervals:
         return None
-    fsdp = best.sync == "fsdp"  # FSDP's rows: the sync mode's own unit (bucket_bytes shows it)
+    sized = best.sync in ("ddp", "horovod")  # the others' call size is the mode's own (bucket_bytes shows it)
     config = TrainingConfig(micro_batch=best.micro_batch, accumulation_steps=best.accumulation_steps,
                             seq_len=setting.seq_len if setting.workload.uses_token_rule else None,
-                            grad_dtype=best.grad_dtype, bucket_bytes=None if fsdp else best.bucket_bytes,
-                            sync="fsdp" if fsdp else "ddp",
+                            grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes if sized else None,
+                            sync=best.sync,
                             zero_stage=best.zero_stage, recompute=best.recompute, compute_dtype=setting.compute_dtype,
                             mfu=setting.mfu, optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
                             quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
@@ -477,11 +485,15 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     ``input_rate``: samples per second one rank's data loader sustains (None: not limiting); a
     plan whose GPUs consume faster waits for it (:mod:`costmodel.training.losses`).
 
-    ``sync``: how ZeRO-2/3 plans communicate. ``"ddp"`` (default): as DeepSpeed runs ZeRO, in
-    the swept bucket sizes, ZeRO-2's weights gathered after the optimizer. ``"fsdp"``: as
-    PyTorch FSDP runs them, one collective per wrapped unit (a transformer block) and
-    ``SHARD_GRAD_OP`` (ZeRO-2) gathering in the forward, as ``iteration --sync fsdp`` does; the
-    rows' ``bucket_bytes`` is then the unit. ZeRO-0/1 plans are DDP's buckets either way.
+    ``sync``: how the framework synchronises, as ``iteration --sync`` (:mod:`costmodel.training.syncmodes`).
+    ``"ddp"`` (default): DDP's buckets (the swept sizes), ZeRO-2/3 plans as DeepSpeed runs
+    them (ZeRO-2's weights gathered after the optimizer). ``"fsdp"``: ZeRO-2/3 plans as PyTorch
+    FSDP runs them, one collective per wrapped unit (a transformer block), ``SHARD_GRAD_OP``
+    (ZeRO-2) gathering in the forward; ZeRO-0/1 plans are DDP's. ``"horovod"``: tensor fusion
+    (the swept sizes are the fusion buffer) and its cycle's wait; ``"flat"``: one all-reduce of
+    the whole gradient after backward; ``"per-tensor"``: one per gradient tensor; these three
+    are ZeRO-0 only. A row's ``bucket_bytes`` is its call size (the fusion buffer, the whole
+    gradient, one tensor, one FSDP unit) and its ``sync`` the mode it runs.
 
     ``progress``, if given, is called as ``progress(done, total)`` — first with ``done = 0``,
     then as the collective times of each algorithm, the array sweep, the ranking and the
@@ -517,7 +529,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     if asynchronous:
         algorithms = _async_algorithms(algorithms)
         _no_zero_options_with_async(shard, offload_optimizer, overlap_param_gather, quantize_weights, quantize_grads)
-    _check_sync(sync, quantize_weights, quantize_grads, offload_optimizer, asynchronous)
+    _check_sync(sync, shard, quantize_weights, quantize_grads, offload_optimizer, overlap_param_gather, asynchronous)
     setting = replace(setting, comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),
                       quantize=(quantize_weights, quantize_grads),
                       overlap_param_gather=bool(overlap_param_gather),

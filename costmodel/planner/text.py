@@ -59,9 +59,14 @@ def buckets(row) -> str:
     sizes = row.bucket_bytes_range or ()
     if len(sizes) > 1:
         return f"{format_size(min(sizes))}-{format_size(max(sizes))}"
-    if row.sync == "fsdp":  # one collective per FSDP unit
-        return f"{format_size(row.bucket_bytes)} unit"
-    return format_size(row.bucket_bytes)
+    return format_size(row.bucket_bytes) + CALL_SIZE.get(row.sync, "")
+
+
+# What a row's call size is under each sync mode (DDP's is a bucket: nothing added).
+CALL_SIZE = {"horovod": " fusion", "flat": " whole", "per-tensor": " tensor", "fsdp": " unit"}
+# How a row's collectives are called, in words ({} is the call size).
+CALLS = {"horovod": "Horovod tensor fusion ({} buffer)", "flat": "one all-reduce of the whole gradient ({}) after backward",
+         "per-tensor": "one all-reduce per gradient tensor ({} each)", "fsdp": "FSDP ({} units)"}
 
 
 def describe(row) -> str:
@@ -69,7 +74,8 @@ def describe(row) -> str:
     where = f"{row.gpus} GPUs ({row.nodes} x {row.gpus_per_node})" if row.nodes > 1 else \
         f"{row.gpus} GPU{'s' if row.gpus > 1 else ''} in one node"
     same = " (any size: the same step within 0.1%)" if row.bucket_bytes_range else ""
-    calls = f"FSDP ({buckets(row)}s)" if row.sync == "fsdp" else f"{buckets(row)} buckets{same}"
+    calls = CALLS[row.sync].format(format_size(row.bucket_bytes)) if row.sync in CALLS else \
+        f"{buckets(row)} buckets{same}"
     return (f"{row.algorithm} on {where}, micro-batch {row.micro_batch} x {row.accumulation_steps} "
             f"accumulation steps, {calls}, {row.grad_dtype} "
             f"gradients, ZeRO-{row.zero_stage}{_variants(row)}"

@@ -30,7 +30,9 @@ EXAMPLES: list[tuple[str, str, int | None]] = [
     ("The practised ZeRO variants, in `iteration` and swept by `plan`: hybrid sharding (`--shard hybrid`, "
      "FSDP HYBRID_SHARD / MiCS) and ZeRO++ hpZ (`--shard hpz`), optimizer CPU offload (`--offload-optimizer`), "
      "the ZeRO-1/2 parameter gather overlapped with forward (`--overlap-param-gather`), ZeRO++ quantised "
-     "communication (`--quantize-weights/--quantize-grads`), parameter servers (`--servers`, `--async`):",
+     "communication (`--quantize-weights/--quantize-grads`), parameter servers (`--servers`, `--async`); and the "
+     "framework's synchronisation (`--sync`: DDP buckets with ZeRO as DeepSpeed runs it, FSDP's per-block "
+     "collectives, Horovod's tensor fusion, a flat or a per-tensor all-reduce):",
      "dpcost iteration --model llama2-7b --cluster dgx-h100 --nodes 16 --micro-batch 2 --seq-len 4096 --accum 4 "
      "--zero 3 --shard hybrid", 8),
     ("One collective (the seeds' example: ring all-reduce of 4 GB on 8 GPUs sends 7 GB per GPU in 14 steps):",

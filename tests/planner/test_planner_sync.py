@@ -1,4 +1,4 @@
-"""``plan(sync="fsdp")``: ZeRO-2/3 plans timed as FSDP runs them, equal to ``iteration --sync fsdp``."""
+"""``plan(sync=...)``: each framework's synchronisation, row for row equal to ``iteration --sync``."""
 
 from __future__ import annotations
 
@@ -24,10 +24,14 @@ MIB = 2**20
 # planner's rule (shard only where plain data parallelism does not fit) would leave no ZeRO row:
 # a reserve of 95 % of the GPU makes every stage compete.
 SMALL = dict(nodes=2, global_batch=64, seq_len=1024, memory_reserve_fraction=0.95)
-CASES = [("gpt2", SMALL, "ideal"),
-         ("gpt2", SMALL, "nccl"),
-         ("llama2-13b", dict(nodes=2, global_batch=64, seq_len=4096), "nccl"),
-         ("llama2-13b", dict(nodes=1, global_batch=16, seq_len=2048), "ideal")]
+PLAIN = dict(nodes=2, global_batch=64, seq_len=1024)
+CASES = [("gpt2", SMALL, "ideal", "fsdp"),
+         ("gpt2", SMALL, "nccl", "fsdp"),
+         ("llama2-13b", dict(nodes=2, global_batch=64, seq_len=4096), "nccl", "fsdp"),
+         ("llama2-13b", dict(nodes=1, global_batch=16, seq_len=2048), "ideal", "fsdp"),
+         ("gpt2", PLAIN, "nccl", "horovod"), ("gpt2", PLAIN, "ideal", "horovod"),
+         ("gpt2", PLAIN, "nccl", "flat"), ("bert-large", PLAIN, "ideal", "flat"),
+         ("gpt2", PLAIN, "nccl", "per-tensor"), ("bert-large", PLAIN, "ideal", "per-tensor")]
 BUCKETS = (5 * MIB, 25 * MIB, 400 * MIB)
 
 
@@ -38,22 +42,25 @@ def _plan(model, kwargs, backend, sync, **extra):
 
 
 def _scalar(model, system, row, seq_len, backend):
-    fsdp = row.sync == "fsdp"
+    sized = row.sync in ("ddp", "horovod")  # the others set their own call size
     config = TrainingConfig(micro_batch=row.micro_batch, accumulation_steps=row.accumulation_steps,
                             seq_len=seq_len, grad_dtype=row.grad_dtype, zero_stage=row.zero_stage,
-                            bucket_bytes=None if fsdp else row.bucket_bytes, sync="fsdp" if fsdp else "ddp",
+                            bucket_bytes=row.bucket_bytes if sized else None, sync=row.sync,
                             recompute=row.recompute)
     comm = comm_model(system, row.nodes, row.gpus_per_node, algorithm=row.algorithm, backend=backend)
     return iteration_breakdown(load_model(model), system.gpu, comm, config=config)
 
 
-@pytest.mark.parametrize("model,kwargs,backend", CASES)
-def test_every_row_equals_iteration_with_the_same_sync(model, kwargs, backend):
+@pytest.mark.parametrize("model,kwargs,backend,sync", CASES)
+def test_every_row_equals_iteration_with_the_same_sync(model, kwargs, backend, sync):
     system = hardware.load_system("dgx-h100")
-    result = _plan(model, kwargs, backend, "fsdp")
-    assert any(row.sync == "fsdp" for row in result.candidates)
+    result = _plan(model, kwargs, backend, sync)
+    assert any(row.sync == sync for row in result.candidates)
     for row in result.candidates:
-        assert (row.sync == "fsdp") == (row.zero_stage >= 2)
+        if sync == "fsdp":  # FSDP is ZeRO-2/3; an FSDP plan's ZeRO-0/1 rows are DDP's
+            assert row.sync == ("fsdp" if row.zero_stage >= 2 else "ddp")
+        else:  # Horovod, flat and per-tensor all-reduce: no ZeRO
+            assert (row.sync, row.zero_stage) == (sync, 0)
         if row.gpus == 1:
             continue
         scalar = _scalar(model, system, row, kwargs["seq_len"], backend)
@@ -62,8 +69,8 @@ def test_every_row_equals_iteration_with_the_same_sync(model, kwargs, backend):
         assert row.memory_bytes == pytest.approx(scalar.memory.total_bytes, rel=1e-12), row
 
 
-@pytest.mark.parametrize("model,kwargs,backend", CASES[:1] + CASES[2:3])
-def test_fsdp_rows_carry_the_unit_once_and_ddp_rows_are_unchanged(model, kwargs, backend):
+@pytest.mark.parametrize("model,kwargs,backend,_", CASES[:1] + CASES[2:3])
+def test_fsdp_rows_carry_the_unit_once_and_ddp_rows_are_unchanged(model, kwargs, backend, _):
     workload = load_model(model)
     fsdp, ddp = _plan(model, kwargs, backend, "fsdp"), _plan(model, kwargs, backend, "ddp")
     identities = [(r.algorithm, r.gpus, r.micro_batch, r.grad_dtype, r.zero_stage) for r in fsdp.candidates
@@ -92,6 +99,30 @@ def test_small_units_time_differently_from_deepspeeds_buckets():
     assert max(abs(fsdp[k] / ddp[k] - 1) for k in shared) > 0.01
 
 
+@pytest.mark.parametrize("sync,size", [("flat", lambda w, g: g), ("per-tensor", lambda w, g: g / syncmodes.tensor_count(w))])
+def test_modes_with_their_own_call_size_give_one_row_per_configuration(sync, size):
+    workload = load_model("gpt2")
+    rows = _plan("gpt2", PLAIN, "ideal", sync).candidates
+    identities = [(r.algorithm, r.gpus, r.micro_batch, r.grad_dtype) for r in rows]
+    assert len(identities) == len(set(identities))
+    for row in rows:
+        grad = workload.params * memory.precision_for(row.grad_dtype).grad_bytes
+        assert row.bucket_bytes == pytest.approx(size(workload, grad), rel=1e-15)
+
+
+def test_horovod_sweeps_the_fusion_buffer_and_waits_half_a_cycle():
+    rows = _plan("gpt2", PLAIN, "ideal", "horovod").candidates
+    assert {r.bucket_bytes for r in rows} == set(map(float, BUCKETS))
+    ddp = {(r.algorithm, r.gpus, r.micro_batch, r.grad_dtype, r.bucket_bytes): r
+           for r in _plan("gpt2", PLAIN, "ideal", "ddp").candidates if r.zero_stage == 0}
+    # a fusion buffer whose first call is the whole buffer (DDP's first bucket is 1 MiB) and
+    # half a 1 ms cycle before the last fused all-reduce: a Horovod step is never faster here
+    shared = [(r, ddp[(r.algorithm, r.gpus, r.micro_batch, r.grad_dtype, r.bucket_bytes)]) for r in rows
+              if r.gpus > 1 and (r.algorithm, r.gpus, r.micro_batch, r.grad_dtype, r.bucket_bytes) in ddp]
+    assert shared and all(h.exposed_comm_s >= d.exposed_comm_s for h, d in shared)
+    assert any(h.exposed_comm_s - d.exposed_comm_s >= syncmodes.HOROVOD_CYCLE_S / 2 * 0.999 for h, d in shared)
+
+
 def test_fsdp_zero2_gathers_in_the_forward():
     # SHARD_GRAD_OP: the weights' gather hides behind the forward, where DeepSpeed's ZeRO-2
     # gathers after the optimizer (exposed)
@@ -107,7 +138,11 @@ def test_fsdp_zero2_gathers_in_the_forward():
 @pytest.mark.parametrize("extra,field", [(dict(sync="fsdx"), "sync"),
                                          (dict(sync="fsdp", quantize_weights=8), "quantize_weights"),
                                          (dict(sync="fsdp", quantize_grads=4), "quantize_grads"),
-                                         (dict(sync="fsdp", offload_optimizer=True), "offload_optimizer")])
+                                         (dict(sync="fsdp", offload_optimizer=True), "offload_optimizer"),
+                                         (dict(sync="horovod", shard="hybrid"), "shard"),
+                                         (dict(sync="flat", overlap_param_gather=True), "overlap_param_gather"),
+                                         (dict(sync="per-tensor", quantize_grads=4), "quantize_grads"),
+                                         (dict(sync="horovod", asynchronous=True), "asynchronous")])
 def test_options_fsdp_has_not_are_refused(extra, field):
     with pytest.raises(InputError) as raised:
         plan("llama2-13b", "dgx-h100", nodes=2, global_batch=64, seq_len=4096, explain=False, **extra)
@@ -127,6 +162,41 @@ def test_emission_matches_the_framework_timed():
     assert "timed as DeepSpeed" in emit.render(dataclasses.replace(best, sync="ddp"), "torch")
 
 
+# Horovod's documented names (horovod.ai: "Tensor Fusion" HOROVOD_FUSION_THRESHOLD in bytes, 0 turns
+# fusion off; HOROVOD_CYCLE_TIME in ms; horovodrun -np; hvd.DistributedOptimizer's
+# backward_passes_per_step and compression=hvd.Compression.fp16); apex.parallel.DistributedDataParallel's
+# delay_allreduce; DeepLearningExamples BERT's --allreduce_post_accumulation
+HOROVOD_NAMES = {"HOROVOD_FUSION_THRESHOLD", "HOROVOD_CYCLE_TIME", "-np", "micro_batch_size",
+                 "backward_passes_per_step", "compression", "NCCL_ALGO"}
+FLAT_NAMES = {"--nnodes", "--nproc-per-node", "micro_batch_size", "gradient_accumulation_steps", "delay_allreduce",
+              "--allreduce_post_accumulation", "NCCL_ALGO"}
+
+
+@pytest.mark.parametrize("sync", ["horovod", "per-tensor", "flat"])
+def test_other_frameworks_emit_their_own_settings(sync):
+    rows = _plan("gpt2", PLAIN, "nccl", sync).candidates
+    fields = {f.name for f in dataclasses.fields(rows[0])}
+    for row in rows[:5]:
+        for kind in ("env", "torch"):
+            for knob in emit.knobs(row, kind):
+                assert knob.name in (FLAT_NAMES if sync == "flat" else HOROVOD_NAMES)
+                assert knob.field in fields
+        env = {k.name: k.value for k in emit.knobs(row, "env")}
+        if sync == "horovod":
+            assert env["HOROVOD_FUSION_THRESHOLD"] == int(row.bucket_bytes)
+            assert env["HOROVOD_CYCLE_TIME"] == syncmodes.HOROVOD_CYCLE_S * 1e3
+        if sync == "per-tensor":
+            assert env["HOROVOD_FUSION_THRESHOLD"] == 0
+        text = emit.render(row, "torch")
+        if sync == "flat":
+            assert ("delay_allreduce=True" in text) == (row.accumulation_steps == 1)
+        else:
+            assert f"backward_passes_per_step={row.accumulation_steps}" in text
+            assert f"horovodrun -np {row.gpus}" in emit.render(row, "env")
+        with pytest.raises(InputError):
+            emit.render(row, "deepspeed")
+
+
 def test_cli_sync_fsdp_json_and_errors():
     runner = CliRunner()
     args = ["plan", "--model", "llama2-13b", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "64",
@@ -138,6 +208,6 @@ def test_cli_sync_fsdp_json_and_errors():
     text = runner.invoke(app, [*args, "--sync", "fsdp"])
     assert text.exit_code == 0 and " unit " in text.output and "FSDP (" in text.output
     bad = runner.invoke(app, [*args, "--sync", "deepspeed"])
-    assert bad.exit_code == 2 and "sync" in bad.output and "ddp or fsdp" in bad.output
+    assert bad.exit_code == 2 and "sync" in bad.output and "ddp, horovod, flat, per-tensor, fsdp" in bad.output
     refused = runner.invoke(app, [*args, "--sync", "fsdp", "--emit", "deepspeed"])
     assert refused.exit_code == 2 and "--sync fsdp" in refused.output
