@@ -64,6 +64,11 @@ def _env(row) -> list[Knob]:
     return knobs
 
 
+# per-tensor was timed as tf_cnn_benchmarks' replicated all-reduce, which has no cycle
+PER_TENSOR_NOTE = ("# timed without Horovod's cycle (tf_cnn_benchmarks' variable_update=replicated has none); "
+                   "Horovod with fusion off still waits up to HOROVOD_CYCLE_TIME per cycle")
+
+
 def _torchrun(row) -> list[Knob]:
     return [Knob("--nnodes", row.nodes, "nodes"), Knob("--nproc-per-node", row.gpus_per_node,
                                                          "gpus_per_node")]
@@ -201,7 +206,8 @@ def _horovod_text(row) -> str:
         f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps} "
         "(one synchronisation per optimizer step)",
         "optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(), "
-        f"backward_passes_per_step={k['backward_passes_per_step']}{compression})"])
+        f"backward_passes_per_step={k['backward_passes_per_step']}{compression})",
+        *([PER_TENSOR_NOTE] if row.sync == "per-tensor" else [])])
 
 
 def _flat_text(row) -> str:
@@ -238,15 +244,22 @@ def _torch_text(row, compute_dtype: str) -> str:
                          "optimizer_class=torch.optim.AdamW)")
     elif "reshard_after_forward" in k:  # FSDP2 (torch.distributed.fsdp.fully_shard), as ZeRO++ hpZ
         param = TORCH_DTYPE.get(compute_dtype, "torch.bfloat16")
-        lines.append(f"fully_shard(model, reshard_after_forward={k['reshard_after_forward']}, "
-                     f"mp_policy=MixedPrecisionPolicy(param_dtype={param}, reduce_dtype={k['reduce_dtype']}))"
-                     f"  # after forward the weights stay sharded over the node's {k['reshard_after_forward']} GPUs")
+        shard = (f"fully_shard({{}}, reshard_after_forward={k['reshard_after_forward']}, "
+                 f"mp_policy=MixedPrecisionPolicy(param_dtype={param}, reduce_dtype={k['reduce_dtype']}))")
+        if row.sync == "fsdp":  # timed one unit per transformer block: each block its own fully_shard
+            lines.append(f"for block in model.layers: {shard.format('block')}  # model.layers: the transformer blocks")
+        lines.append(shard.format("model")
+                     + f"  # after forward the weights stay sharded over the node's {k['reshard_after_forward']} GPUs")
     else:
         param = TORCH_DTYPE.get(compute_dtype, "torch.bfloat16")
-        lines.append(f"model = FullyShardedDataParallel(model, sharding_strategy="
+        # timed one unit per transformer block (--sync fsdp): the transformer auto-wrap policy makes them
+        wrap = ("auto_wrap_policy=functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={Block}), "
+                if row.sync == "fsdp" else "")
+        lines.append(f"model = FullyShardedDataParallel(model, {wrap}sharding_strategy="
                      f"{k['sharding_strategy']}, mixed_precision=MixedPrecision(param_dtype={param}, "
                      f"reduce_dtype={k['reduce_dtype']}), backward_prefetch="
-                     "BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True)")
+                     "BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True)"
+                     + ("  # Block: the model's transformer block class" if wrap else ""))
     if row.zero_stage >= 2 and row.sync != "fsdp":  # a plan made with --sync fsdp timed FSDP itself
         lines.append(_fsdp_timing_note(row))
     if row.overlap_param_gather:  # no PyTorch/DeepSpeed switch: Megatron-LM's
@@ -266,11 +279,11 @@ def _check_framework(row, kind: str) -> None:
 def _fsdp_timing_note(row) -> str:
     """What the plan timed for a ZeRO-2/3 row, and the command that times FSDP's own schedule.
 
-    The planner's ZeRO-2/3 rows run DeepSpeed's schedule: collectives in the swept bucket size
-    (``reduce_bucket_size``), ZeRO-2's weights gathered after the optimizer (or beside the next
-    forward with ``overlap_param_gather``). FSDP calls one collective per wrapped unit (one
-    transformer block) and ``SHARD_GRAD_OP`` gathers in the forward; ``dpcost iteration --sync
-    fsdp`` models that (:mod:`costmodel.training.syncmodes`), the planner does not."""
+    A ``--sync ddp`` plan's ZeRO-2/3 rows run DeepSpeed's schedule: collectives in the swept
+    bucket size (``reduce_bucket_size``), ZeRO-2's weights gathered after the optimizer (or
+    beside the next forward with ``overlap_param_gather``). FSDP calls one collective per wrapped
+    unit (one transformer block) and ``SHARD_GRAD_OP`` gathers in the forward: ``plan --sync
+    fsdp`` and ``iteration --sync fsdp`` model that (:mod:`costmodel.training.syncmodes`)."""
     from dpbase.units import format_size
 
     gather = ""
@@ -281,7 +294,8 @@ def _fsdp_timing_note(row) -> str:
     return (f"# timed as DeepSpeed runs ZeRO-{row.zero_stage} (collectives in {format_size(row.bucket_bytes)} "
             f"buckets{gather}); FSDP calls one collective per wrapped unit (a transformer block)"
             + (" and gathers in the forward" if row.zero_stage == 2 else "")
-            + f": `dpcost iteration --sync fsdp --zero {row.zero_stage}{shard}` times it that way")
+            + f": `dpcost plan --sync fsdp` plans with that, `dpcost iteration --sync fsdp --zero {row.zero_stage}"
+            f"{shard}` times this configuration so")
 
 
 def render(row, kind: str, compute_dtype: str = "bf16") -> str:
@@ -289,7 +303,8 @@ def render(row, kind: str, compute_dtype: str = "bf16") -> str:
     knobs(row, kind)  # validates kind (and that the plan was timed for that framework)
     if kind == "env":
         launch = _horovodrun_line(row) if row.sync in HOROVOD_SYNCS else _torchrun_line(row)
-        return _env_text(row) + "\n" + launch
+        note = "\n" + PER_TENSOR_NOTE if row.sync == "per-tensor" else ""
+        return _env_text(row) + "\n" + launch + note
     if kind == "torch":
         return _torch_text(row, compute_dtype)
     return json.dumps(deepspeed_config(row, compute_dtype), indent=2)

@@ -24,6 +24,7 @@ from costmodel.planner.comm import CommCache
 from costmodel.planner.rank import objective_scores, rows_at
 from costmodel.planner.text import percent, rate, reason_text
 from costmodel.training.gradsync import ZERO_PRIMITIVES
+from costmodel.training.syncmodes import SIZED_MODES
 from dpbase.units import format_size
 from dpbase.values import replace
 
@@ -167,7 +168,8 @@ def _table_rank(space, at, rows) -> int | None:
         if (row.algorithm, row.gpus, row.nodes, row.micro_batch, row.grad_dtype, row.zero_stage) == (
                 space.algorithms[a], nodes * per_node, nodes, int(space.micro_batch[c]),
                 space.grad_dtypes[d], space.zero_stages[z]) and \
-                (row.sync == "fsdp" or space.bucket_bytes[u] in (row.bucket_bytes_range or (row.bucket_bytes,))):
+                (row.sync not in SIZED_MODES  # one row per configuration: its size is the mode's own
+                 or space.bucket_bytes[u] in (row.bucket_bytes_range or (row.bucket_bytes,))):
             return row.rank
     return None
 

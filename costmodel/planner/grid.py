@@ -46,7 +46,6 @@ from costmodel.training.iteration import (
     scaling_efficiency,
     step_seconds,
 )
-from dpbase.errors import InputError
 from dpbase.values import fields, frozen
 
 AXES = ("algorithm", "zero_stage", "grad_dtype", "bucket_bytes", "cell")
@@ -186,6 +185,11 @@ def stage_mode(sync: str, stage: int) -> str:
     return "ddp" if sync == "fsdp" and stage < 2 else sync
 
 
+def stage_runs(sync: str, stage: int) -> bool:
+    """Whether a plan's ``sync`` runs ZeRO stage ``stage`` (:data:`syncmodes.ZERO_STAGES_OF`)."""
+    return stage in syncmodes.ZERO_STAGES_OF[stage_mode(sync, stage)]
+
+
 @frozen(kw_only=True)
 class StageSync:
     """What one ZeRO stage's rows run under a plan's sync mode: :func:`syncmodes.sync_setup`'s
@@ -203,7 +207,7 @@ class StageSync:
 def _setup(mode: str, setting: Setting, grad_bytes: int, bucket_bytes: float, stage: int) -> syncmodes.SyncSetup:
     """:func:`syncmodes.sync_setup` as ``iteration`` calls it for a row: the swept size is the
     bucket of the modes that take one (DDP's first bucket the setting's)."""
-    sized = mode in ("ddp", "horovod")
+    sized = mode in syncmodes.SIZED_MODES
     return syncmodes.sync_setup(mode, setting.workload, grad_bytes, bucket_bytes=bucket_bytes if sized else None,
                                 first_bucket_bytes=setting.first_bucket_bytes if mode == "ddp" else None,
                                 zero_stage=stage)
@@ -216,19 +220,18 @@ def stage_syncs(setting: Setting, space: Space) -> tuple[StageSync, ...]:
     out = []
     for stage in space.zero_stages:
         mode = stage_mode(setting.sync, stage)
-        try:
-            setups = [[_setup(mode, setting, g, b, stage) for b in space.bucket_bytes] for g in grads]
-        except InputError:  # the mode does not run this stage (ZeRO with horovod, flat, per-tensor)
+        if not stage_runs(setting.sync, stage):  # ZeRO with horovod, flat or per-tensor
             out.append(StageSync(mode=mode, runs=False, layout=None, one_size=True, overlap=True, wait_s=0.0,
                                  gather_beside=False))
             continue
+        setups = [[_setup(mode, setting, g, b, stage) for b in space.bucket_bytes] for g in grads]
         first = setups[0][0]
         bucket = np.array([[x.bucket_bytes for x in row] for row in setups], dtype=float)
         first_bytes = np.array([[x.first_bucket_bytes for x in row] for row in setups], dtype=float)
         b = overlap.bucket_layout(grad_column, bucket, first_bytes)
         layout = overlap.BucketLayout(*_stacked((b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes),
                                                 bucket.shape))
-        out.append(StageSync(mode=mode, runs=True, layout=layout, one_size=mode not in ("ddp", "horovod"),
+        out.append(StageSync(mode=mode, runs=True, layout=layout, one_size=mode not in syncmodes.SIZED_MODES,
                              overlap=first.overlap, wait_s=first.wait_s, gather_beside=first.overlap_param_gather))
     return tuple(out)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from costmodel.planner.grid import row_bucket_bytes, stage_mode
+from costmodel.planner.grid import row_bucket_bytes, stage_mode, stage_runs
 from costmodel.training import memory, workloads
 from dpbase.errors import NotApplicableError
 from dpbase.values import asdict, frozen, replace
@@ -262,7 +262,12 @@ def collapsed_rows(sweep, setting, scores, indices, count: int, constraints: Con
 def infeasible_error(sweep, setting, system) -> NotApplicableError:
     """Nothing fits: say how much memory the leanest plan needs and what to change."""
     space = sweep.space
-    leanest = np.unravel_index(int(np.argmin(sweep.memory_bytes)), sweep.memory_bytes.shape)
+    # only the stages the plan can run: its sync mode's (horovod, flat, per-tensor: ZeRO-0) and,
+    # for asynchronous parameter servers, ZeRO-0
+    runs = np.array([stage_runs(setting.sync, z) and (z == 0 or not setting.asynchronous)
+                     for z in space.zero_stages]).reshape(1, -1, 1, 1, 1)
+    memory_bytes = np.where(runs, sweep.memory_bytes, np.inf)
+    leanest = np.unravel_index(int(np.argmin(memory_bytes)), memory_bytes.shape)
     c = leanest[4]
     need_gb = float(sweep.memory_bytes[leanest]) / 1e9
     gpus = int(space.gpus[c])
@@ -279,11 +284,15 @@ def infeasible_error(sweep, setting, system) -> NotApplicableError:
     room = (sweep.capacity_bytes - sweep.reserve_bytes - fixed) / grow
     remedy = "tensor/sequence parallelism" if setting.recompute else \
         "activation recomputation / tensor parallelism"
+    sharded = bool(runs[0, 1:].any())  # more GPUs shrink the states only where ZeRO runs
+    unsharded = ("ZeRO does not apply to asynchronous parameter servers" if setting.asynchronous else
+                 f"shard the model states with ZeRO (--sync ddp or fsdp; --sync {setting.sync} runs none)")
     advice = (f"shorten --seq-len or use {remedy} (one micro-batch's "
               f"{'checkpointed ' if setting.recompute else ''}activations and logits alone "
               "exceed the GPU)") if room <= 0 else (
-        f"use at least {int(np.ceil(states * gpus / room))} GPUs (raise --nodes/--max-gpus), "
-        + ("" if setting.offload_optimizer or setting.asynchronous else
+        (f"use at least {int(np.ceil(states * gpus / room))} GPUs (raise --nodes/--max-gpus), " if sharded
+         else f"{unsharded}, ")
+        + ("" if setting.offload_optimizer or setting.asynchronous or setting.sync != "ddp" else
            "keep the optimizer states on the host (--offload-optimizer), ")
         + "shorten --seq-len, lower --memory-reserve, or add tensor/pipeline parallelism")
     if setting.recompute:

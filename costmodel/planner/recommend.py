@@ -279,7 +279,9 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     comm = comm_model(system, best.nodes, best.gpus_per_node, algorithm=best.algorithm, backend=backend)
     if not comm.has_intervals:
         return None
-    sized = best.sync in ("ddp", "horovod")  # the others' call size is the mode's own (bucket_bytes shows it)
+    from costmodel.training.syncmodes import SIZED_MODES
+
+    sized = best.sync in SIZED_MODES  # the others' call size is the mode's own (bucket_bytes shows it)
     config = TrainingConfig(micro_batch=best.micro_batch, accumulation_steps=best.accumulation_steps,
                             seq_len=setting.seq_len if setting.workload.uses_token_rule else None,
                             grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes if sized else None,

@@ -74,8 +74,12 @@ def describe(row) -> str:
     where = f"{row.gpus} GPUs ({row.nodes} x {row.gpus_per_node})" if row.nodes > 1 else \
         f"{row.gpus} GPU{'s' if row.gpus > 1 else ''} in one node"
     same = " (any size: the same step within 0.1%)" if row.bucket_bytes_range else ""
-    calls = CALLS[row.sync].format(format_size(row.bucket_bytes)) if row.sync in CALLS else \
-        f"{buckets(row)} buckets{same}"
+    if row.sync == "horovod":  # a swept size: possibly a merged range, as DDP's buckets
+        calls = CALLS["horovod"].format(buckets(row).removesuffix(CALL_SIZE["horovod"])) + same
+    elif row.sync in CALLS:
+        calls = CALLS[row.sync].format(format_size(row.bucket_bytes))
+    else:
+        calls = f"{buckets(row)} buckets{same}"
     return (f"{row.algorithm} on {where}, micro-batch {row.micro_batch} x {row.accumulation_steps} "
             f"accumulation steps, {calls}, {row.grad_dtype} "
             f"gradients, ZeRO-{row.zero_stage}{_variants(row)}"

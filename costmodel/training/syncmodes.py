@@ -41,6 +41,11 @@ from dpbase.errors import InputError
 from dpbase.values import frozen
 
 SYNC_MODES = ("ddp", "horovod", "flat", "per-tensor", "fsdp")
+# The ZeRO stages each mode runs (--zero); FSDP's 0 is its default, FULL_SHARD (ZeRO-3).
+ZERO_STAGES_OF = {"ddp": (0, 1, 2, 3), "horovod": (0,), "flat": (0,), "per-tensor": (0,), "fsdp": (0, 2, 3)}
+# The modes whose call size is a free choice (--bucket: DDP's bucket, Horovod's fusion buffer);
+# the others set it themselves (the whole gradient, one tensor, one FSDP unit).
+SIZED_MODES = ("ddp", "horovod")
 HOROVOD_FUSION_BYTES = 128 * 1024 * 1024
 HOROVOD_CYCLE_S = 1e-3
 TENSORS_PER_LAYER = {"transformer": 12, "bert": 16, "vit": 12, "cnn": 3}
@@ -98,14 +103,14 @@ def sync_setup(mode: str, workload, grad_bytes: float, *, bucket_bytes: float | 
     if mode not in SYNC_MODES:
         raise InputError("sync", mode, ", ".join(SYNC_MODES))
     if mode == "fsdp":
-        if zero_stage not in (0, 2, 3):
+        if zero_stage not in ZERO_STAGES_OF[mode]:
             raise InputError("zero", zero_stage, "0, 2 or 3 with --sync fsdp (FULL_SHARD is --zero 3, the default; "
                                                  "SHARD_GRAD_OP is --zero 2)")
         # every call carries one unit, the first too (a given --bucket is the unit)
         unit = fsdp_unit_bytes(workload, grad_bytes) if bucket_bytes is None else bucket_bytes
         return _bucketed(mode, unit, unit if first_bucket_bytes is None else first_bucket_bytes, overlap,
                          zero_stage or 3)
-    if mode != "ddp" and zero_stage != 0:
+    if mode != "ddp" and zero_stage not in ZERO_STAGES_OF[mode]:  # ddp's stage is checked with the others
         raise InputError("zero", zero_stage, f"0 with --sync {mode} (ZeRO needs --sync ddp or fsdp)")
     if mode in ("ddp", "horovod"):
         return _bucketed(mode, bucket_bytes, first_bucket_bytes, overlap, zero_stage)

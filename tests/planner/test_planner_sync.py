@@ -47,7 +47,8 @@ def _scalar(model, system, row, seq_len, backend):
                             seq_len=seq_len, grad_dtype=row.grad_dtype, zero_stage=row.zero_stage,
                             bucket_bytes=row.bucket_bytes if sized else None, sync=row.sync,
                             recompute=row.recompute)
-    comm = comm_model(system, row.nodes, row.gpus_per_node, algorithm=row.algorithm, backend=backend)
+    algorithm = {} if row.gpus == 1 else {"algorithm": row.algorithm}  # one GPU: no collective ("none")
+    comm = comm_model(system, row.nodes, row.gpus_per_node, backend=backend, **algorithm)
     return iteration_breakdown(load_model(model), system.gpu, comm, config=config)
 
 
@@ -61,8 +62,6 @@ def test_every_row_equals_iteration_with_the_same_sync(model, kwargs, backend, s
             assert row.sync == ("fsdp" if row.zero_stage >= 2 else "ddp")
         else:  # Horovod, flat and per-tensor all-reduce: no ZeRO
             assert (row.sync, row.zero_stage) == (sync, 0)
-        if row.gpus == 1:
-            continue
         scalar = _scalar(model, system, row, kwargs["seq_len"], backend)
         assert row.total_s == pytest.approx(scalar.total_s, rel=1e-9), row
         assert row.exposed_comm_s == pytest.approx(scalar.exposed_comm_s, rel=1e-9, abs=1e-15), row
@@ -149,6 +148,41 @@ def test_options_fsdp_has_not_are_refused(extra, field):
     assert raised.value.field == field
 
 
+def test_a_mode_without_zero_is_not_told_to_add_gpus_or_offload():
+    # ZeRO-0 only: more GPUs do not shrink the states, and --offload-optimizer is refused with it
+    for sync in ("horovod", "flat", "per-tensor"):
+        with pytest.raises(Exception) as raised:
+            plan("llama2-7b", "dgx-h100", nodes=4, global_batch=256, seq_len=2048, sync=sync, explain=False)
+        text = str(raised.value)
+        assert "ZeRO-0" in text and "--sync ddp or fsdp" in text
+        assert "--offload-optimizer" not in text and "use at least" not in text
+    with pytest.raises(Exception) as fsdp:  # fsdp shards: more GPUs help, offload is refused with it
+        plan("llama2-70b", "dgx-h100", nodes=1, global_batch=8, seq_len=4096, sync="fsdp", explain=False)
+    assert "use at least" in str(fsdp.value) and "--offload-optimizer" not in str(fsdp.value)
+
+
+@pytest.mark.parametrize("sync", ["flat", "per-tensor"])
+def test_the_runner_up_is_found_in_the_table_for_modes_with_their_own_size(sync):
+    result = plan("gpt2", "dgx-h100", nodes=2, global_batch=64, seq_len=1024, sync=sync, backend="ideal")
+    second = result.findings["runner_up"]
+    assert second is not None and second["rank"] is not None  # it was "below the table" before
+    row = result.candidates[second["rank"] - 1]
+    assert row.algorithm == second["algorithm"]
+    assert row.total_s == pytest.approx(result.best.total_s * (1 + second["step_time_change"]), rel=1e-12)
+
+
+def test_horovod_description_names_a_merged_buffer_range():
+    from costmodel.planner.text import describe
+
+    row = _plan("gpt2", PLAIN, "ideal", "horovod").candidates[0]
+    merged = dataclasses.replace(row, bucket_bytes_range=(100.0 * MIB, 400.0 * MIB))
+    assert "Horovod tensor fusion (100 MiB-400 MiB buffer) (any size" in describe(merged)
+    from dpbase.units import format_size
+
+    single = dataclasses.replace(row, bucket_bytes_range=())
+    assert f"Horovod tensor fusion ({format_size(row.bucket_bytes)} buffer), " in describe(single)
+
+
 def test_emission_matches_the_framework_timed():
     best = plan("llama2-13b", "dgx-h100", nodes=2, global_batch=64, seq_len=4096, sync="fsdp",
                 explain=False).best
@@ -156,6 +190,11 @@ def test_emission_matches_the_framework_timed():
     text = emit.render(best, "torch")
     assert emit.FSDP_STRATEGY[best.zero_stage] in text
     assert "timed as DeepSpeed" not in text  # the plan timed FSDP's own schedule
+    assert "transformer_auto_wrap_policy" in text  # one unit per block, as timed
+    hpz = plan("llama2-13b", "dgx-h100", nodes=2, global_batch=64, seq_len=4096, sync="fsdp", shard="hpz",
+               explain=False, top=50).candidates
+    hpz_rows = [r for r in hpz if r.shard == "hpz"]
+    assert hpz_rows and "for block in model.layers: fully_shard(block" in emit.render(hpz_rows[0], "torch")
     with pytest.raises(InputError) as raised:
         emit.render(best, "deepspeed")
     assert raised.value.field == "emit"
@@ -166,6 +205,7 @@ def test_emission_matches_the_framework_timed():
 # fusion off; HOROVOD_CYCLE_TIME in ms; horovodrun -np; hvd.DistributedOptimizer's
 # backward_passes_per_step and compression=hvd.Compression.fp16); apex.parallel.DistributedDataParallel's
 # delay_allreduce; DeepLearningExamples BERT's --allreduce_post_accumulation
+# (micro_batch_size is the training loop's, as in tests/planner/test_planner_emit.py)
 HOROVOD_NAMES = {"HOROVOD_FUSION_THRESHOLD", "HOROVOD_CYCLE_TIME", "-np", "micro_batch_size",
                  "backward_passes_per_step", "compression", "NCCL_ALGO"}
 FLAT_NAMES = {"--nnodes", "--nproc-per-node", "micro_batch_size", "gradient_accumulation_steps", "delay_allreduce",
@@ -185,8 +225,9 @@ def test_other_frameworks_emit_their_own_settings(sync):
         if sync == "horovod":
             assert env["HOROVOD_FUSION_THRESHOLD"] == int(row.bucket_bytes)
             assert env["HOROVOD_CYCLE_TIME"] == syncmodes.HOROVOD_CYCLE_S * 1e3
-        if sync == "per-tensor":
+        if sync == "per-tensor":  # fusion off; the plan did not count Horovod's cycle, and says so
             assert env["HOROVOD_FUSION_THRESHOLD"] == 0
+            assert emit.PER_TENSOR_NOTE in emit.render(row, "torch") and emit.PER_TENSOR_NOTE in emit.render(row, "env")
         text = emit.render(row, "torch")
         if sync == "flat":
             assert ("delay_allreduce=True" in text) == (row.accumulation_steps == 1)
