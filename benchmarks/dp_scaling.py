@@ -253,9 +253,11 @@ def _fp16_gradients(row: Row) -> bool:
 # gradient merge all-reducing the accumulated gradients once per optimizer step; TF2's
 # MirroredStrategy, which reduces after the whole backward); Horovod's fusion cycle; else
 # bucketed all-reduce overlapped with backward (PyTorch/apex DDP, OneFlow, Paddle 1.8).
+# FSDP rows (H4, llm-foundry): FULL_SHARD is ZeRO-3 and SHARD_GRAD_OP ZeRO-2 (PyTorch FSDP's
+# ShardingStrategy docs), both --sync fsdp (one collective per wrapped block).
+FSDP_STAGES = {"sharding_strategy FULL_SHARD": 3, "sharding_strategy SHARD_GRAD_OP": 2}
 HELDOUT_SYNC = (("message_size=250000000", "flat"), ("allreduce of accumulated", "flat"),
-                ("allreduce of the accumulated", "flat"), ("sharding_strategy FULL_SHARD", "fsdp"),
-                ("sharding_strategy SHARD_GRAD_OP", "fsdp"),
+                ("allreduce of the accumulated", "flat"), *((key, "fsdp") for key in FSDP_STAGES),
                 ("gradient_merge", "flat"), ("MirroredStrategy", "flat"), ("Horovod", "horovod"))
 
 
@@ -276,13 +278,10 @@ def _sync(row: Row) -> tuple[str, str, bool]:
     return "ddp", "auto", False
 
 
-# FSDP rows (H4, llm-foundry): FULL_SHARD is ZeRO-3 and SHARD_GRAD_OP ZeRO-2 (PyTorch FSDP's
-# ShardingStrategy docs), both --sync fsdp (one collective per wrapped block); activation
-# checkpointing re-runs each forward in backward.
 def _sharding(row: Row) -> tuple[int, bool]:
-    """(ZeRO stage, activation recomputation) the row's framework ran with."""
-    stage = (3 if "sharding_strategy FULL_SHARD" in row.framework else
-             2 if "sharding_strategy SHARD_GRAD_OP" in row.framework else 0)
+    """(ZeRO stage, activation recomputation) the row's framework ran with (:data:`FSDP_STAGES`;
+    activation checkpointing re-runs each forward in backward)."""
+    stage = next((zero for key, zero in FSDP_STAGES.items() if key in row.framework), 0)
     return stage, "activation_checkpointing True" in row.framework
 
 
@@ -646,17 +645,24 @@ def step_interval_table(found: list[Residual], widths: dict[str, float]) -> dict
     return out
 
 
+def left_out_tables(found: list[Residual], widths_for) -> dict[str, dict]:
+    """{publication: :func:`step_interval_table` built without it}, at ``widths_for(rest)`` (the
+    rest: every other publication's residuals)."""
+    out = {}
+    for group in sorted({r.group for r in found}):
+        rest = [r for r in found if r.group != group]
+        out[group] = step_interval_table(rest, widths_for(rest))
+    return out
+
+
 def left_out_coverage(found: list[Residual], mode: str, width: float | None = None) -> dict[str, tuple[int, int]]:
     """{publication: (inside, total)} over ``mode``'s residuals, each publication against
     intervals built without it: at ``width``, or (None) at the widths :func:`calibrated_widths`
     picks without it (nested: the left-out publication chooses nothing)."""
-    out = {}
-    for group in sorted({r.group for r in found}):
-        rest = [r for r in found if r.group != group]
-        widths = PLAIN | ({mode: width} if width is not None else calibrated_widths(rest))
-        out[group] = _inside([r for r in found if r.group == group and r.mode == mode],
-                             step_interval_table(rest, widths))
-    return out
+    tables = left_out_tables(found, (lambda _rest: PLAIN | {mode: width}) if width is not None
+                             else (lambda rest: PLAIN | calibrated_widths(rest)))
+    return {group: _inside([r for r in found if r.group == group and r.mode == mode], table)
+            for group, table in tables.items()}
 
 
 def pooled(counts: dict[str, tuple[int, int]]) -> tuple[int, int]:
@@ -715,9 +721,8 @@ def coverage_report(found: list[Residual], widths: dict[str, float]) -> str:
     too), the plain 10th-90th for comparison, and by publication."""
     table = step_interval_table(found, widths)
     groups = sorted({r.group for r in found})
-    without = {g: step_interval_table([r for r in found if r.group != g], calibrated_widths(
-        [r for r in found if r.group != g])) for g in groups}
-    plain = {g: step_interval_table([r for r in found if r.group != g], PLAIN) for g in groups}
+    without = left_out_tables(found, calibrated_widths)  # nested, as left_out_coverage(width=None)
+    plain = left_out_tables(found, lambda _rest: PLAIN)
 
     def left_out(rows: list[Residual], tables=without) -> tuple[int, int]:
         return pooled({g: _inside([r for r in rows if r.group == g], tables[g]) for g in groups})
