@@ -5,7 +5,7 @@
 | ``ddp`` | PyTorch DDP buckets (25 MiB, first 1 MiB), overlapped with the last backward | PyTorch ``DistributedDataParallel(bucket_cap_mb=25)`` |
 | ``horovod`` | Horovod tensor fusion: ready tensors fused into a 128 MiB buffer, one all-reduce per fusion, started on a 1 ms cycle; overlapped with backward | Horovod docs "Tensor Fusion"; defaults 128 MB / 1 ms since v0.21.0 (PR #2468; 64 MB / 5 ms before) |
 | ``flat`` | one all-reduce of the whole flattened gradient after the last micro-batch's backward, not overlapped | DeepLearningExamples BERT ``allreduce_post_accumulation`` |
-| ``per-tensor`` | one all-reduce per gradient tensor (no fusion), overlapped with backward | tf_cnn_benchmarks ``variable_update=replicated``; Horovod with fusion off |
+| ``per-tensor`` | one all-reduce per gradient tensor (no fusion), overlapped with backward | tf_cnn_benchmarks ``variable_update=replicated``; Horovod with fusion off but for its cycle's wait (not counted here) |
 | ``fsdp`` | FSDP ``FULL_SHARD`` (ZeRO-3, the default: all-gather weights, reduce-scatter gradients on every micro-batch) or ``SHARD_GRAD_OP`` (``--zero 2``), one collective per FSDP unit (one transformer block) | PyTorch FSDP with a transformer auto-wrap policy; :mod:`costmodel.training.gradsync` |
 
 FSDP communicates per *unit*, the module it wraps: with the transformer auto-wrap policy that
