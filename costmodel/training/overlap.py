@@ -31,6 +31,7 @@ unit j before computing it" into "communicate bucket j after producing it".
 
 from __future__ import annotations
 
+import functools
 import math
 
 from dpbase import elementwise as ew
@@ -137,6 +138,15 @@ def finish_lines(grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s, la
     return FinishLines(slopes, offsets)
 
 
+@functools.lru_cache(maxsize=1024, typed=True)
+def _scalar_lines(grad_bytes, layout: BucketLayout, first_comm_s: float, full_comm_s: float, last_comm_s: float,
+                  late_fraction) -> FinishLines:
+    """:func:`finish_lines` of one configuration (Python floats), memoised: the lines do not
+    depend on the compute time, so every micro-batch and accumulation count of a (model, dtype,
+    bucket, group, algorithm) shares them (``typed``: an int and an equal float stay apart)."""
+    return finish_lines(grad_bytes, layout, first_comm_s, full_comm_s, last_comm_s, late_fraction)
+
+
 def finish_at(backward_s, lines: FinishLines):
     """When the last bucket's collective ends for a backward of ``backward_s`` seconds."""
     finish = None
@@ -175,8 +185,10 @@ def exposed_comm_s(backward_s, grad_bytes, layout: BucketLayout, first_comm_s, f
     if type(overlap) is bool:  # one flag for every element: only the branch it takes
         if not overlap:
             return total_comm_s(layout, first_comm_s, full_comm_s, last_comm_s)
-        return exposed_after(backward_s, finish_lines(grad_bytes, layout, first_comm_s, full_comm_s,
-                                                      last_comm_s, late_fraction))
+        scalar = type(first_comm_s) is float and type(full_comm_s) is float and type(last_comm_s) is float
+        lines = (_scalar_lines if scalar else finish_lines)(grad_bytes, layout, first_comm_s, full_comm_s,
+                                                             last_comm_s, late_fraction)
+        return exposed_after(backward_s, lines)
     total = total_comm_s(layout, first_comm_s, full_comm_s, last_comm_s)
     lines = finish_lines(grad_bytes, layout, first_comm_s, full_comm_s, last_comm_s, late_fraction)
     return ew.where(overlap, exposed_after(backward_s, lines), total)
