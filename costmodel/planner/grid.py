@@ -176,9 +176,6 @@ def bucket_layouts(space: Space, params: int, first_bucket_bytes: float) -> over
     return overlap.BucketLayout(*_stacked((b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes), shape))
 
 
-SYNCS = syncmodes.SYNC_MODES  # how a plan's framework synchronises (iteration --sync)
-
-
 def stage_mode(sync: str, stage: int) -> str:
     """The sync mode a ZeRO stage's rows run under a plan's ``sync``: an FSDP plan's ZeRO-0/1
     rows are DDP's (FSDP is ZeRO-2/3: ``SHARD_GRAD_OP``, ``FULL_SHARD``)."""
@@ -188,6 +185,14 @@ def stage_mode(sync: str, stage: int) -> str:
 def stage_runs(sync: str, stage: int) -> bool:
     """Whether a plan's ``sync`` runs ZeRO stage ``stage`` (:data:`syncmodes.ZERO_STAGES_OF`)."""
     return stage in syncmodes.ZERO_STAGES_OF[stage_mode(sync, stage)]
+
+
+def stages_allowed(setting: Setting, space: Space) -> np.ndarray:
+    """Per ZeRO stage of ``space`` (shaped (1, Z, 1, 1, 1)): whether ``setting`` runs it, by its
+    sync mode (:func:`stage_runs`) and, for asynchronous parameter servers (which hold the
+    optimizer), ZeRO-0 only."""
+    return np.array([stage_runs(setting.sync, z) and (z == 0 or not setting.asynchronous)
+                     for z in space.zero_stages]).reshape(1, -1, 1, 1, 1)
 
 
 @frozen(kw_only=True)
@@ -623,9 +628,7 @@ def fits(setting: Setting, system: Any, space: Space, tables: CommTables,
     usable = gpu.memory_bytes - memory.reserve_bytes(gpu.memory_bytes, setting.memory_reserve_bytes)
     mem = _memory(setting, per_dtype, zero, ranks, per_node, activations, logits)
     plain_fits = _memory(setting, per_dtype, 0, ranks, per_node, activations, logits) <= usable
-    feasible = tables.valid[..., pick] & (mem <= usable) & ((zero == 0) | ~plain_fits)
-    if setting.asynchronous:  # parameter servers hold the optimizer: no ZeRO
-        feasible = feasible & (zero == 0)
+    feasible = tables.valid[..., pick] & (mem <= usable) & ((zero == 0) | ~plain_fits) & stages_allowed(setting, space)
     return Fit(memory_bytes=mem, usable_bytes=usable, plain_dp_fits=plain_fits, feasible=feasible,
                setting=setting)
 

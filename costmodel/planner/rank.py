@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from costmodel.planner.grid import row_bucket_bytes, stage_mode, stage_runs
+from costmodel.planner.grid import row_bucket_bytes, stage_mode, stages_allowed
 from costmodel.training import memory, workloads
 from dpbase.errors import NotApplicableError
 from dpbase.values import asdict, frozen, replace
@@ -262,10 +262,7 @@ def collapsed_rows(sweep, setting, scores, indices, count: int, constraints: Con
 def infeasible_error(sweep, setting, system) -> NotApplicableError:
     """Nothing fits: say how much memory the leanest plan needs and what to change."""
     space = sweep.space
-    # only the stages the plan can run: its sync mode's (horovod, flat, per-tensor: ZeRO-0) and,
-    # for asynchronous parameter servers, ZeRO-0
-    runs = np.array([stage_runs(setting.sync, z) and (z == 0 or not setting.asynchronous)
-                     for z in space.zero_stages]).reshape(1, -1, 1, 1, 1)
+    runs = stages_allowed(setting, space)  # only the stages the plan can run
     memory_bytes = np.where(runs, sweep.memory_bytes, np.inf)
     leanest = np.unravel_index(int(np.argmin(memory_bytes)), memory_bytes.shape)
     c = leanest[4]

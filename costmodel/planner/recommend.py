@@ -213,14 +213,24 @@ def check_losses(losses):
     return check(losses)
 
 
-def _no_zero_options_with_async(shard, offload, overlap, weight_bits, grad_bits) -> None:
+def _zero_options(shard, offload, overlap, weight_bits, grad_bits) -> tuple:
+    """Each ZeRO option as (field, value, unset value, the ZeRO stages it acts on, DeepSpeed's
+    alone): what :func:`_no_zero_options_with_async` and :func:`_check_sync` refuse."""
+    return (("shard", shard, "full", (3,), False), ("offload_optimizer", offload, False, (1, 2, 3), True),
+            ("overlap_param_gather", overlap, False, (1, 2), False),
+            ("quantize_weights", weight_bits, None, (1, 2, 3), True), ("quantize_grads", grad_bits, None, (1, 2, 3), True))
+
+
+def _refuse(field: str, value, unset, why: str) -> None:
+    """An option given (not at its unset value) where it would be silently ignored: one error."""
+    if value is not None and value != unset:
+        raise InputError(field, value, f"{unset if isinstance(unset, str) else 'unset'} {why}")
+
+
+def _no_zero_options_with_async(options: tuple) -> None:
     """Asynchronous plans are ZeRO-0: a ZeRO option given with them would be silently ignored."""
-    for field, value, unset in (("shard", shard, "full"), ("offload_optimizer", offload, False),
-                                ("overlap_param_gather", overlap, False), ("quantize_weights", weight_bits, None),
-                                ("quantize_grads", grad_bits, None)):
-        if value != unset and value is not None:
-            wanted = unset if isinstance(unset, str) else "unset"
-            raise InputError(field, value, f"{wanted} with --async (parameter servers hold the optimizer: no ZeRO)")
+    for field, value, unset, _, _ in options:
+        _refuse(field, value, unset, "with --async (parameter servers hold the optimizer: no ZeRO)")
 
 
 def _async_algorithms(algorithms) -> tuple[str, ...]:
@@ -232,25 +242,24 @@ def _async_algorithms(algorithms) -> tuple[str, ...]:
     return tuple(algorithms)
 
 
-def _check_sync(sync: str, shard: str, weight_bits, grad_bits, offload: bool, overlap: bool,
-                asynchronous: bool) -> None:
-    """One of :data:`grid.SYNCS`. Horovod, flat and per-tensor synchronisation have no ZeRO, so
-    the ZeRO options need ``ddp`` or ``fsdp``; FSDP has no ZeRO++ quantisation or ZeRO-Offload
-    (DeepSpeed's); asynchronous parameter servers are their own scheme (``ddp`` only)."""
-    if sync not in grid.SYNCS:
-        raise InputError("sync", sync, ", ".join(grid.SYNCS))
+def _check_sync(sync: str, options: tuple, asynchronous: bool) -> None:
+    """One of :data:`syncmodes.SYNC_MODES`. A ZeRO option needs a mode that runs one of its
+    stages (:data:`syncmodes.ZERO_STAGES_OF`: horovod, flat and per-tensor run none) and, for
+    DeepSpeed's own (ZeRO++, ZeRO-Offload), ``ddp``; asynchronous parameter servers are their own
+    scheme (``ddp`` only)."""
+    from costmodel.training.syncmodes import SYNC_MODES, ZERO_STAGES_OF
+
+    if sync not in SYNC_MODES:
+        raise InputError("sync", sync, ", ".join(SYNC_MODES))
     if sync == "ddp":
         return
-    options = (("asynchronous", asynchronous, False, "the parameter servers' scheme"),
-               ("quantize_weights", weight_bits, None, "DeepSpeed's ZeRO++"),
-               ("quantize_grads", grad_bits, None, "DeepSpeed's ZeRO++"),
-               ("offload_optimizer", offload, False, "DeepSpeed's ZeRO-Offload"))
-    if sync != "fsdp":  # ZeRO-0 only
-        options += (("shard", shard, "full", "ZeRO-3's"), ("overlap_param_gather", overlap, False, "ZeRO-1/2's"))
-    for field, value, unset, whose in options:
-        if value is not None and value != unset:
-            wanted = unset if isinstance(unset, str) else "unset"
-            raise InputError(field, value, f"{wanted} with --sync {sync} ({whose} option; plan with --sync ddp)")
+    _refuse("asynchronous", asynchronous, False, f"with --sync {sync} (the parameter servers' own scheme; "
+                                                 "plan with --sync ddp)")
+    for field, value, unset, stages, deepspeed in options:
+        if deepspeed:
+            _refuse(field, value, unset, f"with --sync {sync} (DeepSpeed's option; plan with --sync ddp)")
+        elif not set(stages) & set(ZERO_STAGES_OF[sync]):
+            _refuse(field, value, unset, f"with --sync {sync} (a ZeRO option: --sync {sync} runs no ZeRO)")
 
 
 def _check_shard(shard: str) -> str:
@@ -279,13 +288,10 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     comm = comm_model(system, best.nodes, best.gpus_per_node, algorithm=best.algorithm, backend=backend)
     if not comm.has_intervals:
         return None
-    from costmodel.training.syncmodes import SIZED_MODES
-
-    sized = best.sync in SIZED_MODES  # the others' call size is the mode's own (bucket_bytes shows it)
+    # the row's call size under its own sync mode (the unit of an FSDP row; flat and per-tensor ignore it)
     config = TrainingConfig(micro_batch=best.micro_batch, accumulation_steps=best.accumulation_steps,
                             seq_len=setting.seq_len if setting.workload.uses_token_rule else None,
-                            grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes if sized else None,
-                            sync=best.sync,
+                            grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes, sync=best.sync,
                             zero_stage=best.zero_stage, recompute=best.recompute, compute_dtype=setting.compute_dtype,
                             mfu=setting.mfu, optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
                             quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
@@ -528,10 +534,11 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     from costmodel.training.gradsync import check_quantization
 
     check_quantization(quantize_weights, quantize_grads, 1)
+    options = _zero_options(shard, offload_optimizer, overlap_param_gather, quantize_weights, quantize_grads)
     if asynchronous:
         algorithms = _async_algorithms(algorithms)
-        _no_zero_options_with_async(shard, offload_optimizer, overlap_param_gather, quantize_weights, quantize_grads)
-    _check_sync(sync, shard, quantize_weights, quantize_grads, offload_optimizer, overlap_param_gather, asynchronous)
+        _no_zero_options_with_async(options)
+    _check_sync(sync, options, asynchronous)
     setting = replace(setting, comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),
                       quantize=(quantize_weights, quantize_grads),
                       overlap_param_gather=bool(overlap_param_gather),

@@ -36,7 +36,6 @@ from __future__ import annotations
 import functools
 
 from costmodel.training.overlap import DDP_BUCKET_BYTES, DDP_FIRST_BUCKET_BYTES
-from dpbase import elementwise as ew
 from dpbase.errors import InputError
 from dpbase.values import frozen
 
@@ -72,11 +71,10 @@ def tensor_count(workload) -> int:
     return max(1, int(workload.layers) * TENSORS_PER_LAYER.get(workload.kind, 12))
 
 
-def fsdp_unit_bytes(workload, grad_bytes):
+def fsdp_unit_bytes(workload, grad_bytes: float) -> float:
     """One FSDP unit's gradient bytes: a transformer block's share of the gradient outside the
-    input embedding (the module docstring); elementwise on arrays of gradient bytes (the
-    planner's, over gradient dtypes)."""
-    return ew.maximum(grad_bytes * (1.0 - workload.late_fraction) / max(int(workload.layers), 1), 1.0)
+    input embedding (the module docstring)."""
+    return max(float(grad_bytes) * (1.0 - workload.late_fraction) / max(int(workload.layers), 1), 1.0)
 
 
 @functools.lru_cache(maxsize=256, typed=True)
@@ -112,7 +110,7 @@ def sync_setup(mode: str, workload, grad_bytes: float, *, bucket_bytes: float | 
                          zero_stage or 3)
     if mode != "ddp" and zero_stage not in ZERO_STAGES_OF[mode]:  # ddp's stage is checked with the others
         raise InputError("zero", zero_stage, f"0 with --sync {mode} (ZeRO needs --sync ddp or fsdp)")
-    if mode in ("ddp", "horovod"):
+    if mode in SIZED_MODES:
         return _bucketed(mode, bucket_bytes, first_bucket_bytes, overlap, zero_stage)
     if mode == "flat":
         whole = max(float(grad_bytes), 1.0)
