@@ -210,12 +210,13 @@ def _horovod_text(row) -> str:
         *([PER_TENSOR_NOTE] if row.sync == "per-tensor" else [])])
 
 
-def _flat_text(row) -> str:
+def _flat_text(row, compute_dtype: str) -> str:
+    k = {knob.name: knob.value for knob in _torch(row, compute_dtype)}
     lines = [f"# {_torchrun_line(row)}",
              f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps}; the "
              "flattened gradient all-reduced once, after the last micro-batch's backward"]
-    if row.accumulation_steps == 1:
-        lines.append("model = apex.parallel.DistributedDataParallel(model, delay_allreduce=True)")
+    if "delay_allreduce" in k:
+        lines.append(f"model = apex.parallel.DistributedDataParallel(model, delay_allreduce={k['delay_allreduce']})")
     else:  # apex DDP would all-reduce after every backward
         lines += ["# no DDP wrapper: after the last micro-batch, flatten the gradients, all-reduce them once",
                   "# and copy them back (DeepLearningExamples BERT run_pretraining.py --allreduce_post_accumulation)"]
@@ -226,7 +227,7 @@ def _torch_text(row, compute_dtype: str) -> str:
     if row.sync in HOROVOD_SYNCS:
         return _horovod_text(row)
     if row.sync == "flat":
-        return _flat_text(row)
+        return _flat_text(row, compute_dtype)
     k = {knob.name: knob.value for knob in _torch(row, compute_dtype)}
     lines = [f"# {_torchrun_line(row)}",
              f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps}"
