@@ -1,0 +1,68 @@
+"""The console script (``cli:run``) ends its process without the interpreter's teardown, and
+keeps everything a normal exit does that anyone can observe: the exit status, every byte of
+output, ``atexit`` functions, non-daemon threads, ``sys.exit("message")``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=300)
+
+
+def _script(*argv: str, before: str = "") -> str:
+    return f"import sys, cli\n{before}\nsys.argv = ['dpcost', *{list(argv)!r}]\ncli.run()\n"
+
+
+def test_an_answer_is_printed_whole_and_exits_0():
+    done = _run(_script("plan", "--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "64",
+                        "--seq-len", "1024", "--json"))
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)  # the whole document arrived through the pipe
+    assert plan["best"]["micro_batch"] * plan["best"]["accumulation_steps"] * plan["best"]["gpus"] == 64
+
+
+def test_a_usage_error_keeps_its_line_and_code_2():
+    done = _run(_script("collective", "all-reduce", "--size", "-5"))
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1 and done.stdout == ""
+
+
+def test_atexit_functions_run_after_the_answer():
+    done = _run(_script("formula", "all-reduce", "ring",
+                        before="import atexit; atexit.register(lambda: print('atexit ran'))"))
+    assert done.returncode == 0, done.stderr
+    assert "ring" in done.stdout and done.stdout.rstrip().endswith("atexit ran")
+
+
+def test_non_daemon_threads_are_joined():
+    before = ("import threading, time\n"
+              "def late():\n"
+              "    time.sleep(0.3)\n"
+              "    print('thread done')\n"
+              "cli.main = lambda: (threading.Thread(target=late).start(), sys.exit(3))")
+    done = _run(_script("formula", before=before))
+    assert done.returncode == 3 and done.stdout == "thread done\n"
+
+
+def test_exit_with_a_message_prints_it_and_exits_1():
+    done = _run(_script("formula", before="cli.main = lambda: sys.exit('boom')"))
+    assert done.returncode == 1 and done.stderr == "boom\n"
+
+
+def test_main_exits_the_usual_way():
+    """:func:`cli.main` (tests, ``python -c`` callers) raises SystemExit as before: only the
+    console script leaves early."""
+    done = _run("import sys, cli, atexit\natexit.register(lambda: print('after'))\n"
+                "sys.argv = ['dpcost', 'formula', 'all-reduce', 'ring']\n"
+                "try:\n    cli.main()\nexcept SystemExit as e:\n    print('code', e.code)\n")
+    assert done.returncode == 0 and done.stdout.rstrip().endswith("code 0\nafter")
