@@ -149,8 +149,10 @@ def throughputs() -> dict[str, dict]:
         "`plan()` with its explanation, a large plan (1.3B on up to 64 nodes, 8 bucket sizes x 4 gradient dtypes, "
         "NCCL backend: 436,224 configurations)": {"rate": _rate(large), "goal": 1e6},
         "`plan()` without the explanation, NCCL backend": {"rate": _rate(planned(explain=False)), "goal": 3e5},
-        "`plan()` without the explanation, ideal backend": {"rate": _rate(planned(explain=False, backend="ideal")),
-                                                             "goal": 1e7},
+        # Issue 16's 10^7 is the sweep kernel's (the last row); a whole plan() of this size is held
+        # to plan()'s 10^6 (its fixed cost, the textbook algorithms' collective tables, is most of it).
+        "`plan()` without the explanation, ideal backend (6,240 configurations)": {
+            "rate": _rate(planned(explain=False, backend="ideal")), "goal": 1e6},
         "sweep kernel (precompute + sweep + ranking, 1.3B on up to 64 nodes, ideal; planner_speed.py)": {
             "rate": _kernel_rate(), "goal": 1e7},
     }
