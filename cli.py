@@ -288,8 +288,9 @@ def _leave(code) -> None:
     """
     import atexit
 
-    if "threading" in sys.modules:
-        sys.modules["threading"]._shutdown()
+    join_threads = getattr(sys.modules.get("threading"), "_shutdown", None)  # what Py_FinalizeEx calls first
+    if join_threads is not None:
+        join_threads()
     atexit._run_exitfuncs()
     if code is None:
         code = 0
