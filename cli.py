@@ -255,15 +255,16 @@ def main() -> None:
 
 
 def run() -> None:
-    """The ``dpcost`` console script: :func:`main` with the cyclic garbage collector off.
+    """The ``dpcost`` console script: :func:`main` with the cyclic garbage collector off, ended
+    by :func:`_leave` (no interpreter teardown).
 
     A dpcost command is one short process whose objects reference counting frees (numpy arrays,
     value records); the collector's passes over every live object — numpy's and dpcost's
-    imports allocate hundreds of thousands, and a collector still on at exit scans them all
-    once more — reclaimed nothing that mattered and were 3.7 % of the README's `dpcost plan`
-    instructions (docs/performance.md, with the peak memory of the heaviest commands). Only
+    imports allocate hundreds of thousands — reclaimed nothing that mattered (docs/performance.md,
+    with the peak memory of the heaviest commands). Its last pass, at exit, runs even when it is
+    off: :func:`_leave` skips that with the rest of the teardown. Only
     the console script does this: :func:`main` and the Python API leave the collector alone,
-    as they leave the BLAS threads.
+    as they leave the BLAS threads, and exit through ``SystemExit`` as usual.
     """
     import gc
 
