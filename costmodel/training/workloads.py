@@ -233,6 +233,21 @@ def _user_params(entry: dict, path: str) -> int:
                + int(entry.get("vocab", 0)) * hidden)
 
 
+def check_image_model(kind: str, entry: dict) -> None:
+    """What an image model must state, since nothing can be derived from a layer shape: its
+    training FLOPs per sample (CNN, ViT) and, for a CNN, its activation elements per sample
+    (the memory model's only input for a CNN's activations: without it they would count as
+    zero and any micro-batch would fit). Checked for user files and, by a test, every preset."""
+    if kind in ("cnn", "vit") and not float(entry.get("flops_per_sample", 0)) > 0:
+        raise InputError("model.flops_per_sample", entry.get("flops_per_sample", "missing"),
+                         f"training FLOPs per sample > 0 for a {kind} model")
+    if kind == "cnn" and not float(entry.get("activation_elements_per_sample", 0)) > 0:
+        raise InputError("model.activation_elements_per_sample",
+                         entry.get("activation_elements_per_sample", "missing"),
+                         "activation elements per sample > 0 for a cnn model (fvcore's count, as in timm's "
+                         "model cards' 'Activations (M)'), else its activations would take no memory")
+
+
 def load_model_file(path: str) -> Workload:
     """A user model from a TOML file: a ``[model]`` table (or top-level keys) with ``kind``,
     ``layers``, ``hidden_size``, ``heads``, ``vocab``, ``seq_len`` and ``params`` (derived as
@@ -253,9 +268,7 @@ def load_model_file(path: str) -> Workload:
         raise InputError("model.kind", kind, ", ".join(KINDS))
     params = _user_params(entry, path)
     layers, hidden, heads = derived_shape(params)
-    if kind in ("cnn", "vit") and not float(entry.get("flops_per_sample", 0)) > 0:
-        raise InputError("model.flops_per_sample", entry.get("flops_per_sample", "missing"),
-                         f"training FLOPs per sample > 0 for a {kind} model")
+    check_image_model(kind, entry)
     for field in ("layers", "hidden_size", "heads", "seq_len", "vocab", "tensors", "flops_params",
                   "embedding_params", "logits_vocab"):
         value = entry.get(field, 0)

@@ -34,13 +34,45 @@ def test_cnn_needs_flops_per_sample(tmp_path):
         load_model(str(path))
 
 
+def test_cnn_needs_activation_elements_per_sample(tmp_path):
+    """Without it a CNN's activations would take no memory and any micro-batch would fit."""
+    path = _write(tmp_path, "kind = \"cnn\"\nparams = \"25M\"\nflops_per_sample = 24.54e9\n")
+    with pytest.raises(InputError, match="activation_elements_per_sample"):
+        load_model(str(path))
+    result = runner.invoke(app, ["iteration", "--cluster", "dgx-a100", "--micro-batch", "64",
+                                 "--model", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "model.activation_elements_per_sample" in result.stderr
+
+
+def test_every_preset_states_what_an_image_model_needs():
+    from costmodel.training import workloads
+
+    presets = workloads._data()["models"]
+    for name, entry in presets.items():
+        workloads.check_image_model(entry["kind"], entry)  # raises naming the preset's missing field
+    assert {"resnet-18", "resnet-50", "resnet-101", "resnet-152", "vgg16", "alexnet",
+            "inception-v3"} <= {name for name, entry in presets.items() if entry["kind"] == "cnn"}
+
+
+def test_a_cnn_micro_batch_too_large_for_memory_does_not_fit():
+    """vgg16 at micro-batch 2048 needs ~13.6M activation elements a sample (its timm card): far
+    more than an 80 GB GPU holds (it was reported to fit while its preset had no activations)."""
+    result = runner.invoke(app, ["iteration", "--model", "vgg16", "--cluster", "dgx-a100",
+                                 "--micro-batch", "2048", "--json"])
+    assert result.exit_code == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert not found["memory"]["fits"] and found["memory"]["activations_bytes"] > 80e9
+
+
 def test_cli_iteration_runs_a_user_model_like_its_preset(tmp_path):
     path = _write(tmp_path, "[model]\nparams = 25557032\nkind = \"cnn\"\nlayers = 50\n"
-                            "flops_per_sample = 24.54e9\n")
+                            "flops_per_sample = 24.54e9\nactivation_elements_per_sample = 11.1e6\n")
     args = ["iteration", "--cluster", "dgx-a100", "--micro-batch", "64", "--mfu", "0.3", "--json"]
     mine = json.loads(runner.invoke(app, [*args, "--model", str(path)]).stdout)
     preset = json.loads(runner.invoke(app, [*args, "--model", "resnet-50"]).stdout)
     assert mine["total_s"] == pytest.approx(preset["total_s"], rel=1e-6)
+    assert mine["memory"]["total_bytes"] == pytest.approx(preset["memory"]["total_bytes"], rel=1e-9)
 
 
 def test_cli_unknown_field_is_one_error_line(tmp_path):
