@@ -75,9 +75,13 @@ KORTHIKANTI_ELEMENT_BYTES = 2.0
 # Korthikanti et al. 2022, §5: full recomputation stores each layer's input, s·b·h elements
 # = 2·s·b·h bytes per layer in 16-bit.
 KORTHIKANTI_CHECKPOINT_BYTES = 2.0
-# A conv block saves the conv output, the batch-norm output and the ReLU output for backward:
-# about three saved tensors per counted layer output (estimate, see docs/iteration-model.md).
-CNN_SAVED_TENSORS_PER_OUTPUT = 3.0
+# A conv-BN-ReLU block keeps two tensors of the conv output's size for backward: the conv output
+# (batch norm's backward reads its input) and the ReLU output, which overwrites the batch-norm
+# output in place (torchvision's ReLU(inplace=True)) and serves the ReLU's backward and the next
+# conv's weight gradient. Three (BN output kept apart) put NVIDIA's own ResNet-50 configurations
+# out of a 16 GB V100 (AMP micro-batch 256: 19.2 GB); two fit them (13.3 GB; DeepLearningExamples
+# PyTorch/Classification/ConvNets configs.yml: DGX-1V 16 GB, AMP 256, FP32 112).
+CNN_SAVED_TENSORS_PER_OUTPUT = 2.0
 # The loss on fp32 logits (Megatron-LM cross-entropy, Hugging Face LlamaForCausalLM
 # ``logits.float()``): an fp32 copy and its fp32 gradient beside the compute-dtype logits.
 LOGITS_FP32_COPIES = 2

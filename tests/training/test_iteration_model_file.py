@@ -90,3 +90,14 @@ def test_cli_text_breakdown_names_every_loss():
     for text in ("overlap interference", "host overhead", "straggler wait", "sync ddp",
                  "transport rdma", "slow node x1.2", "GPU speed spread 1.2%"):
         assert text in result.stdout
+
+
+@pytest.mark.parametrize("dtype, micro_batch", [("fp16", 256), ("fp32", 112)])
+def test_nvidias_resnet50_configurations_fit_a_16gb_v100(dtype, micro_batch):
+    """DeepLearningExamples trains ResNet-50 on DGX-1V (V100 16 GB) at AMP micro-batch 256 and
+    FP32 112 (PyTorch/Classification/ConvNets/configs.yml): the memory model must let them fit."""
+    result = runner.invoke(app, ["iteration", "--model", "resnet-50", "--cluster", "v100-abci-4x", "--gpus", "1",
+                                 "--optimizer", "sgd", "--compute-dtype", dtype, "--micro-batch", str(micro_batch),
+                                 "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["memory"]["fits"]
