@@ -101,3 +101,13 @@ def test_mpt_presets_match_their_configuration(size, layers, hidden, heads):
     model = load_model(f"mpt-{size}")
     assert (model.layers, model.hidden_size, model.heads, model.vocab) == (layers, hidden, heads, 50368)
     assert model.params == _mpt_count(layers, hidden)
+
+
+def test_untied_llama_embeddings_do_no_matmul_work():
+    """Llama's input embedding (untied from its head) is a lookup: 6·(P − V·h) FLOPs per token."""
+    from costmodel.training.workloads import load_model, training_flops_per_sample
+
+    for name in ("llama2-7b", "llama3-8b", "llama3-405b"):
+        model = load_model(name)
+        expected = 6 * (model.params - model.vocab * model.hidden_size) * 4096
+        assert training_flops_per_sample(model, 4096) == expected
