@@ -111,6 +111,22 @@ def test_gpu_fields_are_sane():
         assert (gpu.scaleup_link is None) == (gpu.scaleup_bandwidth_Bps == 0)
 
 
+def test_a_gpus_nvlink_is_counted_link_by_link():
+    """``scaleup_link`` is one link: NCCL's model multiplies its per-link rate by the count
+    (scale-up bandwidth over one link's). A whole bridge given as the link counted one link:
+    RTX 3090's 4-link GA102 bridge ran at 12 GB/s in NCCL's model instead of 48."""
+    from costmodel.nccl import load_tables
+    from costmodel.nccl.search import _sm_key
+
+    per_link = load_tables().section("link_bandwidth_GBps")["nvlink_per_link"]
+    for gpu in list_profiles("gpu"):
+        if gpu.scaleup_link is None or gpu.scaleup_link.category != "nvlink":
+            continue
+        links = round(gpu.scaleup_bandwidth_Bps / gpu.scaleup_link.bandwidth_Bps)
+        nccl_GBps = links * per_link[_sm_key(gpu.compute_capability, tuple(per_link))]
+        assert 0.6 <= nccl_GBps * GB / gpu.scaleup_bandwidth_Bps <= 1.0, gpu.name
+
+
 @pytest.mark.parametrize(("name", "achievable_gbps"), [
     ("nvlink4-x18", 370.8),  # NCCL 18 x 20.6
     ("nvlink3-x12", 240.0),  # NCCL 12 x 20
