@@ -47,6 +47,10 @@ PARAMS_PER_LAYER_HIDDEN2 = 12.0
 DERIVED_ASPECT_RATIO = 128
 DERIVED_HEAD_DIM = 128
 DERIVED_SEQ_LEN = 2048
+# ... and GPT-3's vocabulary, the GPT-2 byte-level BPE (Radford et al. 2019, §2.2: 50,257 tokens;
+# Brown et al. 2020 reuse it): a decoder LM always has one, and its logits take memory. Only the
+# logits: the count is the layers' 12·L·h², so no embedding is added to it (nor a late gradient).
+DERIVED_VOCAB = 50_257
 
 _SUFFIX = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 _COUNT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([KMBGTkmbgt]?)\s*$")
@@ -197,8 +201,9 @@ def _from_count(params: int, text: object) -> Workload:
     layers, hidden, heads = derived_shape(params)
     return Workload(
         name=str(text), params=params, layers=layers, hidden_size=hidden, heads=heads,
-        vocab=0, seq_len=DERIVED_SEQ_LEN, kind="transformer",
-        source="parameter count given by the user; shape derived (h = 128·L, P = 12·L·h²)",
+        vocab=0, logits_vocab=DERIVED_VOCAB, seq_len=DERIVED_SEQ_LEN, kind="transformer",
+        source="parameter count given by the user; shape derived (h = 128·L, P = 12·L·h², no embedding; "
+               "logits over GPT-3's 50,257-token vocabulary)",
     )
 
 
@@ -269,6 +274,10 @@ def load_model_file(path: str) -> Workload:
     params = _user_params(entry, path)
     layers, hidden, heads = derived_shape(params)
     check_image_model(kind, entry)
+    if kind in ("transformer", "bert") and not (entry.get("vocab") or entry.get("logits_vocab")):
+        raise InputError("model.vocab", entry.get("vocab", "missing"),
+                         f"the vocabulary size (an integer >= 1) of a {kind} model: its logits take memory "
+                         "(GPT-2/GPT-3 50,257; BERT 30,522; Llama 2 32,000)")
     for field in ("layers", "hidden_size", "heads", "seq_len", "vocab", "tensors", "flops_params",
                   "embedding_params", "logits_vocab"):
         value = entry.get(field, 0)

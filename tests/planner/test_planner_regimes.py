@@ -6,9 +6,9 @@ import pytest
 
 import hardware
 from costmodel.planner.recommend import plan
-from costmodel.planner.text import percent, rate
+from costmodel.planner.text import percent, rate, step_time
 from costmodel.planner.whatif import scaled_system
-from dpbase.units import format_size, format_time
+from dpbase.units import format_size
 
 # Latency-optimal all-reduce algorithms: O(log N) message steps.
 LOG_LATENCY = {"double-binary-tree", "recursive-doubling", "rabenseifner", "binomial"}
@@ -56,7 +56,7 @@ def explained():
 def test_reason_numbers_match_the_table(explained):
     best, reason = explained.best, explained.reason
     assert explained.candidates[0] == best
-    for text in (rate(best.samples_per_s), percent(best.comm_share), format_time(best.total_s),
+    for text in (rate(best.samples_per_s), percent(best.comm_share), step_time(best.total_s),
                  percent(best.scaling_efficiency), format_size(best.bucket_bytes),
                  f"micro-batch {best.micro_batch} x {best.accumulation_steps}", best.algorithm,
                  f"{best.memory_headroom_bytes / 1e9:.1f} GB headroom"):
@@ -78,7 +78,7 @@ def test_crossover_is_where_the_two_algorithms_cost_the_same(explained):
     cross, best = explained.findings["crossover"], explained.best
     if not cross or not cross["size_bytes"]:
         pytest.skip("no crossover in range for this plan")
-    cache = CommCache(hardware.load_system("dgx-a100"), "ideal")
+    cache = CommCache(hardware.load_system("dgx-a100"), explained.backend)  # the plan's own (NCCL here)
     winner = cache.function(best.nodes, best.gpus_per_node, best.algorithm)
     other = cache.function(best.nodes, best.gpus_per_node, explained.findings["runner_up"]["algorithm"])
     size = cross["size_bytes"]

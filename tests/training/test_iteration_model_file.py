@@ -101,3 +101,26 @@ def test_nvidias_resnet50_configurations_fit_a_16gb_v100(dtype, micro_batch):
                                  "--json"])
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["memory"]["fits"]
+
+
+def test_a_model_given_by_its_count_has_logits():
+    """A decoder LM always has a vocabulary: a bare count gets GPT-3's (50,257) for its logits'
+    memory, and no embedding beside its 12·L·h² layers."""
+    from costmodel.training import memory
+    from costmodel.training.workloads import DERIVED_VOCAB
+
+    model = load_model("125M")
+    assert model.logits_vocab == DERIVED_VOCAB and model.late_fraction == 0.0
+    assert memory.logits_bytes(model, 48, 2048, 2) == 48 * 2048 * DERIVED_VOCAB * (2 + 4 + 4)
+    result = runner.invoke(app, ["iteration", "--model", "125M", "--cluster", "dgx-a100", "--micro-batch", "48",
+                                 "--json"])
+    assert json.loads(result.stdout)["memory"]["logits_bytes"] > 40e9
+
+
+def test_a_transformer_file_needs_its_vocabulary(tmp_path):
+    path = _write(tmp_path, "[model]\nlayers = 12\nhidden_size = 768\nheads = 12\nseq_len = 1024\n")
+    result = runner.invoke(app, ["iteration", "--cluster", "dgx-a100", "--micro-batch", "8", "--model", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "model.vocab" in result.stderr
+    _write(tmp_path, "[model]\nlayers = 12\nhidden_size = 768\nheads = 12\nseq_len = 1024\nvocab = 50257\n")
+    assert load_model(str(path)).vocab == 50257
