@@ -18,7 +18,8 @@ from dpbase.values import fields
 from hardware.profiles import NO_LINK, Gpu, Link, MeasuredCurve, Profile, Regime, System
 
 KIND_OF = {Gpu: "gpu", Link: "link", System: "system"}
-GIGA = 1e9  # written quantities use GB, GB/s
+GIGA = 1e9  # written quantities use GB, GB/s (a GPU's memory MiB, as nvidia-smi prints it)
+MEBI = 2**20
 MICRO = 1e-6  # written latencies use us
 TERA = 1e12  # peak_tflops
 
@@ -51,6 +52,12 @@ def to_dict(profile: Profile | Regime | MeasuredCurve) -> dict[str, Any]:
 
 def _number(value: float) -> str:
     return f"{value:.12g}"
+
+
+def _memory(value_bytes: float) -> str:
+    """A GPU's memory as the tools print it, in MiB (the bundled profiles' unit), exactly: a
+    division by 2**20 loses no bits, and repr() is the shortest text that reads back the same."""
+    return f'"{value_bytes / MEBI!r}MiB"'.replace(".0MiB", "MiB")
 
 
 def _bandwidth(value_Bps: float) -> str:
@@ -90,7 +97,7 @@ def _link_lines(link: Link) -> list[str]:
 def _gpu_lines(gpu: Gpu) -> list[str]:
     flops = ", ".join(f"{dtype} = {_number(value / TERA)}" for dtype, value in gpu.peak_flops.items())
     lines = ["[[gpu]]", *_common(gpu), f"vendor = {_quote(gpu.vendor)}", f"arch = {_quote(gpu.arch)}"]
-    lines += [f"compute_capability = {gpu.compute_capability}", f'memory = "{_number(gpu.memory_bytes / GIGA)}GB"']
+    lines += [f"compute_capability = {gpu.compute_capability}", f"memory = {_memory(gpu.memory_bytes)}"]
     lines += [f"hbm_bandwidth = {_bandwidth(gpu.hbm_bandwidth_Bps)}", f"peak_tflops = {{ {flops} }}"]
     lines.append(f"scaleup_link = {_quote(gpu.scaleup_link.name if gpu.scaleup_link else NO_LINK)}")
     lines += [f"scaleup_bandwidth = {_bandwidth(gpu.scaleup_bandwidth_Bps)}", f"pcie_gen = {gpu.pcie_gen}"]

@@ -48,7 +48,7 @@ def test_show_bundled_system():
 def test_show_json_nests_resolved_profiles():
     result = run("show", "dgx-a100", "--json")
     data = json.loads(result.output)
-    assert data["gpu"]["memory_bytes"] == 80e9 and data["nic_link"]["name"] == "ib-hdr"
+    assert data["gpu"]["memory_bytes"] == 81117 * 2**20 and data["nic_link"]["name"] == "ib-hdr"
 
 
 def test_show_user_file():
