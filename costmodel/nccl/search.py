@@ -237,6 +237,7 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
         shm=_host_memory_path(system, ppn, t) if shm else None,
         latency_inter_us=float(plugin.get(category, 0.0)),
         net_efficiency=system.nic_link.efficiency if n_nodes > 1 and category in NON_RDMA else None,
+        net_oversubscription=system.oversubscription if n_nodes > 1 and not system.rail_optimized else 1.0,
         cpu_vendor=system.cpu_vendor if system.cpu_vendor in ("intel", "amd", "arm") else "intel",
         description=f"{system.name}: {n_nodes} node(s) x {ppn} GPU(s)" + ("; SHM through host memory" if shm else ""),
     )

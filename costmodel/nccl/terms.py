@@ -97,9 +97,10 @@ def link_factor(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTabl
     measured efficiency of the bottleneck link class.
     """
     m = t.section("nccl_tests")
-    if topo.n_nodes > 1 and topo.net_efficiency is not None:  # not RDMA: the transport's own rate
-        return topo.net_efficiency
-    if topo.shm is None or topo.n_nodes > 1:
+    if topo.n_nodes > 1:  # the network: RDMA's fitted efficiency or the transport's own, over the fabric
+        rate = topo.net_efficiency if topo.net_efficiency is not None else m["efficiency_net"]
+        return rate / topo.net_oversubscription
+    if topo.shm is None:
         return m[f"efficiency_{link_class(topo)}"]
     graph = graph_for(cell.algorithm, topo) or topo.ring
     scale = hostmem.bus_bw_GBps(collective, topo) / (graph.n_channels * graph.bw_intra_GBps)

@@ -57,3 +57,22 @@ def test_topology_validation():
         NcclGraph(n_channels=0, bw_intra_GBps=1.0, bw_inter_GBps=1.0)
     pci = NcclTopology(n_ranks=4, n_nodes=1, compute_capability=89, ring=ring, tree=ring, intra_path="PCI")
     assert not pci.ll128_enabled
+
+
+@pytest.mark.parametrize("rail_optimized", [False, True])
+def test_the_fabrics_oversubscription_slows_nccl_across_nodes_as_it_does_alpha_beta(rail_optimized):
+    """A field the NCCL backend ignored: an oversubscribed spine halves what crosses it (the
+    alpha-beta model divided by it already); rail-optimised NICs stay under their leaf (both
+    ignore it), and one node never crosses the network."""
+    import dataclasses
+
+    from costmodel.cluster.comm import comm_model
+
+    base = dataclasses.replace(load_system("dgx-h100"), rail_optimized=rail_optimized)
+    spine = dataclasses.replace(base, oversubscription=2.0)
+    for backend in ("nccl", "ideal"):
+        times = [comm_model(system, 4, backend=backend).time_s("all-reduce", 2**30) for system in (base, spine)]
+        assert times[1] / times[0] == pytest.approx(1.0 if rail_optimized else 2.0, rel=0.05), backend
+        one = [comm_model(system, 1, backend=backend).time_s("all-reduce", 2**30) for system in (base, spine)]
+        assert one[0] == one[1]
+    assert topology_for(spine, 4).net_oversubscription == (1.0 if rail_optimized else 2.0)
