@@ -110,7 +110,23 @@ def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
         if note:
             joined = f"{results[0].note}; {note}" if results[0].note else note
             results = [replace(results[0], note=joined)]
+    unused = regimes_unused_note(lay.system, lay.nodes)
+    if unused:
+        results = [replace(r, note=f"{r.note}; {unused}" if r.note else unused) for r in results]
     return results
+
+
+def regimes_unused_note(system: Any, nodes: int) -> str | None:
+    """Said where a cluster's link carries calibrated regimes: they are a fitted collective's
+    cost on one layout (``--link`` uses them), not a link's, so a cluster prediction cannot and
+    does not use them; its curves come from ``dpcost calibrate --system``."""
+    links = [system.intra_link] + ([system.nic_link] if nodes > 1 else [])
+    named = sorted({link.name for link in links if link.regimes})
+    if not named:
+        return None
+    return (f"the calibrated regimes of {', '.join(named)} apply to --link predictions, not to a cluster's: "
+            f"this one uses the link's nominal bandwidth and latency (to calibrate the cluster itself: "
+            f"dpcost calibrate LOGS --system {system.name} -o FILE)")
 
 
 def _given(q: Query, names: tuple[str, ...]) -> list[str]:

@@ -36,3 +36,24 @@ def test_a_parameter_the_algorithm_has_is_used():
     two = runner.invoke(app, ["collective", "all-reduce", "--size", "1GB", "-a", "parameter-server",
                               "--servers", "2", *BARE])
     assert base.exit_code == two.exit_code == 0 and base.output != two.output
+
+
+def test_a_clusters_calibrated_link_regimes_are_said_to_be_unused():
+    """Regimes fitted by `dpcost calibrate` are one collective's cost on one layout: --link uses
+    them; a cluster prediction cannot, and says so rather than dropping them silently."""
+    import json
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    lab = str(Path(__file__).parents[1] / "data" / "hardware" / "my_cluster.toml")
+    runner = CliRunner()
+    two = json.loads(runner.invoke(app, ["collective", "all-reduce", "--cluster", lab, "--nodes", "2",
+                                         "--size", "1GiB", "--json"]).stdout)
+    assert "regimes of lab-roce-100 apply to --link predictions" in two["note"]
+    assert "dpcost calibrate LOGS --system lab-4x-a100-pcie" in two["note"]
+    one = json.loads(runner.invoke(app, ["collective", "all-reduce", "--cluster", lab, "--size", "1GiB",
+                                         "--json"]).stdout)
+    assert "regimes" not in (one["note"] or "")  # one node: its NIC carries nothing
