@@ -293,16 +293,22 @@ def _leave(code) -> None:
     if join_threads is not None:
         join_threads()
     atexit._run_exitfuncs()
+    message = None
     if code is None:
         code = 0
     elif not isinstance(code, int):  # sys.exit("message"): printed, exit status 1, as Python does
-        sys.stderr.write(f"{code}\n")
-        code = 1
-    for stream in (sys.stdout, sys.stderr):
+        message, code = f"{code}\n", 1
+    for stream, text in ((sys.stdout, None), (sys.stderr, message)):
+        if stream is None:  # closed when the process started (`2>&-`): Python sets it to None
+            continue
         try:
+            if text:
+                stream.write(text)
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said on it
+        except (BrokenPipeError, ValueError):  # the reader left, or the stream is closed: as Unix tools do
             pass
+        except OSError:  # output lost (disk full, I/O error): Python's own exit status for it
+            code = code or 120
     os._exit(code & 0xFF)
 
 
