@@ -12,7 +12,7 @@ from dpbase.lazy import lazy_exports as _lazy_exports
 # Each name's module loads on first use: answering about one system does not import the TOML
 # writer (hardware.describe) nor anything else it does not touch.
 _EXPORTS = {
-    "to_dict": "hardware.describe", "to_toml": "hardware.describe",
+    "to_dict": "hardware.describe", "to_toml": "hardware.describe", "standalone_toml": "hardware.describe",
     **dict.fromkeys(("is_path", "list_profiles", "load_file", "load_gpu", "load_link", "load_profile",
                      "load_system", "validate_file"), "hardware.loader"),
     **dict.fromkeys(("Gpu", "Link", "Profile", "Regime", "System"), "hardware.profiles"),

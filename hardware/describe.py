@@ -136,3 +136,18 @@ def to_toml(*profiles: Profile) -> str:
     """TOML text defining ``profiles`` (a system's gpu/links are written by name only)."""
     blocks = ["\n".join(_WRITERS[type(profile)](profile)) for profile in profiles]
     return "\n\n".join(blocks) + "\n"
+
+
+def standalone_toml(system: System) -> str:
+    """TOML text a file can hold alone: ``system`` after the GPU and links it names that are not
+    bundled under that name with the same values (a user file's own), which a system's entry
+    names without defining."""
+    from hardware.loader import bundled_catalog
+
+    bundled = bundled_catalog()
+    own = []
+    for kind, profile in (("gpu", system.gpu), ("link", system.intra_link), ("link", system.nic_link),
+                          ("link", system.gpu.scaleup_link)):
+        if profile is not None and bundled.kind(kind).get(profile.name) != profile and profile not in own:
+            own.append(profile)
+    return to_toml(*own, system)

@@ -119,14 +119,17 @@ def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
 def regimes_unused_note(system: Any, nodes: int) -> str | None:
     """Said where a cluster's link carries calibrated regimes: they are a fitted collective's
     cost on one layout (``--link`` uses them), not a link's, so a cluster prediction cannot and
-    does not use them; its curves come from ``dpcost calibrate --system``."""
+    does not use them. Not said of a cluster calibrated as a whole (its measured curves answer
+    where they were measured)."""
+    if getattr(system, "measured", ()):
+        return None
     links = [system.intra_link] + ([system.nic_link] if nodes > 1 else [])
     named = sorted({link.name for link in links if link.regimes})
     if not named:
         return None
     return (f"the calibrated regimes of {', '.join(named)} apply to --link predictions, not to a cluster's: "
-            f"this one uses the link's nominal bandwidth and latency (to calibrate the cluster itself: "
-            f"dpcost calibrate LOGS --system {system.name} -o FILE)")
+            "this one uses the link's nominal bandwidth and latency (a cluster is calibrated as a whole from "
+            "its own logs: dpcost calibrate LOGS --system BASE -o FILE, docs/calibration.md)")
 
 
 def _given(q: Query, names: tuple[str, ...]) -> list[str]:

@@ -184,7 +184,7 @@ def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_alg
     curves = measured_curves([parse_file(path) for path in logs], base, collective=collective, ranks=ranks,
                              nodes=nodes, nccl_algo=ran, algorithms=per_log, block=block)
     profile = cluster_profile(base, curves, name)
-    write_outputs({"output": (output, "# Written by dpcost calibrate --system\n" + hardware.to_toml(profile))},
+    write_outputs({"output": (output, "# Written by dpcost calibrate --system\n" + hardware.standalone_toml(profile))},
                   logs + ([Path(system_name)] if system_name.endswith(".toml") else []))
     if json_output:
         print_json({"profile": str(output), "name": profile.name, "base": base.name,

@@ -138,3 +138,18 @@ def test_the_algorithm_a_log_ran_is_read_from_its_info_line_or_name():
     assert algorithm_of("ar_2n_tree.log") == "tree"
     assert algorithm_of("ar_2n_nvlstree.log") == "nvls_tree"
     assert algorithm_of("all_reduce.log") == "auto"
+
+
+def test_a_profile_calibrated_on_a_user_system_carries_its_own_links(tmp_path):
+    """The base system came from a file with its own link (lab-roce-100): the written profile
+    defines it too, else the file names a link no one defines and --cluster refuses it."""
+    lab = Path(__file__).resolve().parents[1] / "data" / "hardware" / "my_cluster.toml"
+    out = tmp_path / "lab-calibrated.toml"
+    result = runner.invoke(app, ["calibrate", LOGS[0], "--system", str(lab), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    assert 'name = "lab-roce-100"' in text and 'name = "pcie4"' not in text  # bundled ones by name only
+    system = hardware.load_system(str(out))
+    assert system.nic_link == hardware.load_system(str(lab)).nic_link and system.measured
+    answer = runner.invoke(app, ["collective", "all-reduce", "--cluster", str(out), "--nodes", "2", "--size", "1MiB"])
+    assert answer.exit_code == 0, answer.output
