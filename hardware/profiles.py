@@ -215,9 +215,16 @@ class System:
         return self.intra_bandwidth_Bps * self.intra_link.efficiency
 
     @property
+    def spine_oversubscription(self) -> float:
+        """What divides the network's rate for traffic between nodes: the fabric's
+        oversubscription where that traffic crosses the spine; rail-optimised NICs keep it under
+        their leaf switch (1). Every backend reads it here."""
+        return 1.0 if self.rail_optimized else self.oversubscription
+
+    @property
     def achievable_nic_bandwidth_per_gpu_Bps(self) -> float:
-        """Per-GPU network bandwidth derated by NIC efficiency and oversubscription."""
-        return self.nic_bandwidth_per_gpu_Bps * self.nic_link.efficiency / self.oversubscription
+        """Per-GPU network bandwidth derated by NIC efficiency and the spine's oversubscription."""
+        return self.nic_bandwidth_per_gpu_Bps * self.nic_link.efficiency / self.spine_oversubscription
 
 
 Profile = Gpu | Link | System

@@ -73,8 +73,7 @@ class Layout:
     @property
     def node_network_Bps(self) -> float:
         s = self.system
-        total = s.node_network_Bps * s.nic_link.efficiency
-        return total if s.rail_optimized else total / s.oversubscription
+        return s.node_network_Bps * s.nic_link.efficiency / s.spine_oversubscription
 
     @property
     def inter_Bps(self) -> float:

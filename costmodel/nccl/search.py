@@ -210,6 +210,20 @@ def _host_memory_path(system: System, ppn: int, t: NcclTables) -> HostMemoryPath
 NON_RDMA = ("tcp", "ethernet")
 
 
+def _spine_share(system: System, n_nodes: int, ppn: int, ring: NcclGraph) -> float:
+    """The share of the ring's network rate an oversubscribed spine carries (NCCL sees the NICs'
+    line rate and cannot know the fabric): the NICs' rate over the spine's oversubscription
+    against what the ring's channels push through them, at most 1 — a ring its node limits (PCIe,
+    host memory) below the fabric's share is not slowed."""
+    oversubscription = system.spine_oversubscription
+    if n_nodes == 1 or oversubscription == 1.0:
+        return 1.0
+    nics = max(1, round(system.nics_per_node * ppn / system.gpus_per_node))
+    carried = nics * system.nic_bandwidth_Bps / 1e9 / oversubscription
+    pushed = ring.n_channels * ring.bw_inter_GBps
+    return min(1.0, carried / pushed) if pushed > 0 else 1.0
+
+
 def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = None,
                     tables: NcclTables | None = None, *, collnet: bool = False,
                     p2p_level: str | None = None) -> NcclTopology:
@@ -237,7 +251,7 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
         shm=_host_memory_path(system, ppn, t) if shm else None,
         latency_inter_us=float(plugin.get(category, 0.0)),
         net_efficiency=system.nic_link.efficiency if n_nodes > 1 and category in NON_RDMA else None,
-        net_oversubscription=system.oversubscription if n_nodes > 1 and not system.rail_optimized else 1.0,
+        net_share=_spine_share(system, n_nodes, ppn, ring),
         cpu_vendor=system.cpu_vendor if system.cpu_vendor in ("intel", "amd", "arm") else "intel",
         description=f"{system.name}: {n_nodes} node(s) x {ppn} GPU(s)" + ("; SHM through host memory" if shm else ""),
     )

@@ -71,7 +71,8 @@ class NcclTopology:
     when the GPUs of a node reach each other through host memory instead of peer-to-peer.
     ``net_efficiency`` is the achieved fraction of the NIC's line rate where the transport is
     not RDMA (NCCL's socket transport copies every byte through the CPU); None on RDMA.
-    ``net_oversubscription`` divides the network's rate (a fabric NCCL cannot see).
+    ``net_share`` scales the network's rate where an oversubscribed spine carries less than the
+    ring pushes (a fabric NCCL cannot see).
     """
 
     n_ranks: int
@@ -88,10 +89,7 @@ class NcclTopology:
     same_channels: bool = True
     shm: HostMemoryPath | None = None
     net_efficiency: float | None = None  # None: an RDMA transport (IB, RoCE, EFA), fitted efficiency_net
-    # The fabric's oversubscription where the traffic crosses its spine (not rail-optimised):
-    # NCCL's model does not know it; the time it predicts across nodes is divided by it, as the
-    # alpha-beta model's network bandwidth is (costmodel.cluster.mapping).
-    net_oversubscription: float = 1.0
+    net_share: float = 1.0  # of the ring's network rate, what an oversubscribed spine carries (search._spine_share)
     description: str = ""
 
     def __post_init__(self) -> None:

@@ -72,7 +72,27 @@ def test_the_fabrics_oversubscription_slows_nccl_across_nodes_as_it_does_alpha_b
     spine = dataclasses.replace(base, oversubscription=2.0)
     for backend in ("nccl", "ideal"):
         times = [comm_model(system, 4, backend=backend).time_s("all-reduce", 2**30) for system in (base, spine)]
-        assert times[1] / times[0] == pytest.approx(1.0 if rail_optimized else 2.0, rel=0.05), backend
+        if rail_optimized:
+            assert times[1] == times[0], backend
+        elif backend == "ideal":
+            assert times[1] / times[0] == pytest.approx(2.0, rel=0.03)
+        else:  # NCCL's channels push 48 of the NICs' 50 GB/s; the spine carries 25: x1.92 on the bandwidth part
+            assert 1.8 <= times[1] / times[0] <= 2.0
         one = [comm_model(system, 1, backend=backend).time_s("all-reduce", 2**30) for system in (base, spine)]
         assert one[0] == one[1]
-    assert topology_for(spine, 4).net_oversubscription == (1.0 if rail_optimized else 2.0)
+    assert spine.spine_oversubscription == (1.0 if rail_optimized else 2.0)
+
+
+def test_the_spine_slows_only_the_rate_the_ring_pushes_beyond_it():
+    """The share is the spine's capacity over what the ring's channels push through the NICs, at
+    most 1: a ring that pushes less than the oversubscribed fabric carries is not slowed."""
+    import dataclasses
+
+    from costmodel.nccl.search import _spine_share
+
+    spine = dataclasses.replace(load_system("dgx-h100"), rail_optimized=False, oversubscription=2.0)
+    nccl_ring = NcclGraph(n_channels=8, bw_intra_GBps=48.0, bw_inter_GBps=48.0)  # its NICs' 8 x 48 GB/s
+    assert _spine_share(spine, 4, 8, nccl_ring) == pytest.approx(8 * 50 / 2 / (8 * 48))
+    slow_ring = NcclGraph(n_channels=2, bw_intra_GBps=10.0, bw_inter_GBps=10.0)  # 20 of the spine's 200 GB/s
+    assert _spine_share(spine, 4, 8, slow_ring) == 1.0
+    assert _spine_share(spine, 1, 8, nccl_ring) == 1.0  # one node crosses no spine
