@@ -84,6 +84,18 @@ class Workload:
     tensors: int = 0  # gradient tensors (0 = layers x per-layer count, costmodel.training.syncmodes)
     embedding_params: int = 0  # input embedding's parameters (0 = vocab x hidden); adaptive ones differ
     logits_vocab: int = 0  # logits the output layer materialises per token (0 = vocab); adaptive softmax: fewer
+    tied_embeddings: bool = True  # the input embedding is the output head's matrix (GPT-2/3, BERT, MPT); Llama: False
+
+    @property
+    def matmul_params(self) -> int:
+        """Parameters doing matmul work per token: ``flops_params`` where given; else every
+        parameter but an untied input embedding, a lookup (with tied embeddings the shared
+        matrix does the head's matmul, so it counts)."""
+        if self.flops_params:
+            return self.flops_params
+        if self.tied_embeddings:
+            return self.params
+        return self.params - (self.embedding_params or self.vocab * self.hidden_size)
 
     @property
     def uses_token_rule(self) -> bool:
@@ -223,7 +235,7 @@ def load_model(name_or_params: str | int | float) -> Workload:
 
 USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
                "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
-               "embedding_params", "logits_vocab", "source")
+               "embedding_params", "logits_vocab", "tied_embeddings", "source")
 
 
 def _user_params(entry: dict, path: str) -> int:
@@ -243,14 +255,15 @@ def check_image_model(kind: str, entry: dict) -> None:
     training FLOPs per sample (CNN, ViT) and, for a CNN, its activation elements per sample
     (the memory model's only input for a CNN's activations: without it they would count as
     zero and any micro-batch would fit). Checked for user files and, by a test, every preset."""
-    if kind in ("cnn", "vit") and not float(entry.get("flops_per_sample", 0)) > 0:
-        raise InputError("model.flops_per_sample", entry.get("flops_per_sample", "missing"),
-                         f"training FLOPs per sample > 0 for a {kind} model")
-    if kind == "cnn" and not float(entry.get("activation_elements_per_sample", 0)) > 0:
-        raise InputError("model.activation_elements_per_sample",
-                         entry.get("activation_elements_per_sample", "missing"),
-                         "activation elements per sample > 0 for a cnn model (fvcore's count, as in timm's "
-                         "model cards' 'Activations (M)'), else its activations would take no memory")
+    needed = {"flops_per_sample": f"training FLOPs per sample > 0 for a {kind} model"} if kind in ("cnn", "vit") else {}
+    if kind == "cnn":
+        needed["activation_elements_per_sample"] = (
+            "activation elements per sample > 0 for a cnn model (fvcore's count, as in timm's model cards' "
+            "'Activations (M)'), else its activations would take no memory")
+    for field, allowed in needed.items():
+        value = entry.get(field, "missing")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise InputError(f"model.{field}", value, allowed)
 
 
 def load_model_file(path: str) -> Workload:
@@ -283,6 +296,9 @@ def load_model_file(path: str) -> Workload:
         value = entry.get(field, 0)
         if not isinstance(value, int) or value < 0:
             raise InputError(f"model.{field}", value, "an integer >= 0")
+    tied = entry.get("tied_embeddings", True)
+    if not isinstance(tied, bool):
+        raise InputError("model.tied_embeddings", tied, "true or false")
     if entry.get("embedding_params", 0) > params:
         raise InputError("model.embedding_params", entry["embedding_params"],
                          f"an integer from 0 to the model's params ({params:,})")
@@ -296,7 +312,7 @@ def load_model_file(path: str) -> Workload:
         activation_elements_per_sample=float(entry.get("activation_elements_per_sample", 0.0)),
         flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)),
         embedding_params=int(entry.get("embedding_params", 0)),
-        logits_vocab=int(entry.get("logits_vocab", 0)))
+        logits_vocab=int(entry.get("logits_vocab", 0)), tied_embeddings=tied)
 
 
 def resolve_seq_len(workload: Workload, seq_len: int | None) -> int:
@@ -322,7 +338,7 @@ def training_flops_per_sample(workload: Workload, seq_len, include_attention: bo
             raise InputError("include_attention", True,
                              f"off for {workload.kind} models (their FLOPs already include it)")
         return workload.flops_per_sample + 0 * seq_len
-    flops = TRAINING_FLOPS_PER_PARAM_TOKEN * (workload.flops_params or workload.params) * seq_len
+    flops = TRAINING_FLOPS_PER_PARAM_TOKEN * workload.matmul_params * seq_len
     if include_attention:
         flops = flops + (ATTENTION_FLOPS_PER_LAYER_HIDDEN_TOKEN2 * workload.layers
                          * workload.hidden_size * seq_len * seq_len)

@@ -124,3 +124,12 @@ def test_a_transformer_file_needs_its_vocabulary(tmp_path):
     assert result.stderr.count("\n") == 1 and "model.vocab" in result.stderr
     _write(tmp_path, "[model]\nlayers = 12\nhidden_size = 768\nheads = 12\nseq_len = 1024\nvocab = 50257\n")
     assert load_model(str(path)).vocab == 50257
+
+
+@pytest.mark.parametrize("value", ['"11M"', "true", "0", "-3"])
+def test_an_image_models_numbers_must_be_numbers(tmp_path, value):
+    path = _write(tmp_path, f"kind = \"cnn\"\nparams = \"25M\"\nflops_per_sample = 24.54e9\n"
+                            f"activation_elements_per_sample = {value}\n")
+    result = runner.invoke(app, ["iteration", "--cluster", "dgx-a100", "--micro-batch", "8", "--model", str(path)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "model.activation_elements_per_sample" in result.stderr
