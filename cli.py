@@ -237,9 +237,18 @@ def _exit_code(returned) -> int:
     return returned if isinstance(returned, int) else 0
 
 
+def _reopen_closed_streams() -> None:
+    """A stream closed from the start (`>&-`, `2>&-`), which Python leaves as None, becomes the
+    null device: what is written to it goes nowhere, as in a shell, instead of failing."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+
+
 def main() -> None:
     """Run one command line (``sys.argv``) and exit with its code: the entry point for callers
     in a process of their own (tests, ``python -c``); the console script is :func:`run`."""
+    _reopen_closed_streams()
     try:
         code = answer_plainly(sys.argv[1:])
         if code is None:
@@ -269,6 +278,7 @@ def run() -> None:
     import gc
 
     gc.disable()
+    _reopen_closed_streams()  # before main, so that _leave writes on them whatever main does
     try:
         main()
     except SystemExit as done:
@@ -299,8 +309,6 @@ def _leave(code) -> None:
     elif not isinstance(code, int):  # sys.exit("message"): printed, exit status 1, as Python does
         message, code = f"{code}\n", 1
     for stream, text in ((sys.stdout, None), (sys.stderr, message)):
-        if stream is None:  # closed when the process started (`2>&-`): Python sets it to None
-            continue
         try:
             if text:
                 stream.write(text)
