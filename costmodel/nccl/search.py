@@ -149,6 +149,11 @@ def pci_bandwidth_GBps(pcie_gen: int, t: NcclTables) -> float:
     return x16 * lanes / 16
 
 
+def _nics_used(system: System, ppn: int) -> int:
+    """The NICs ``ppn`` of a node's GPUs reach: their share of the node's, at least one."""
+    return max(1, round(system.nics_per_node * ppn / system.gpus_per_node))
+
+
 def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables) -> tuple[NcclGraph, float]:
     """Ring graph after duplication, and the pre-duplication speed (for NVLS)."""
     cc = system.gpu.compute_capability
@@ -163,7 +168,7 @@ def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables
     else:
         nic = system.nic_bandwidth_Bps / 1e9
         max_path = min(nic, pci_bandwidth_GBps(system.gpu.pcie_gen, t), max_path)
-        nics = max(1, round(system.nics_per_node * ppn / system.gpus_per_node))
+        nics = _nics_used(system, ppn)
         channels, speed = ladder_search(max(total, nics * nic), max_path, ladder(cc, "inter", t),
                                         search["max_channels"], t, per_link_GBps=nic, n_links=nics)
     dup_ch, dup_speed = dup_channels(channels, speed, cc, t)
@@ -218,8 +223,7 @@ def _spine_share(system: System, n_nodes: int, ppn: int, ring: NcclGraph) -> flo
     oversubscription = system.spine_oversubscription
     if n_nodes == 1 or oversubscription == 1.0:
         return 1.0
-    nics = max(1, round(system.nics_per_node * ppn / system.gpus_per_node))
-    carried = nics * system.nic_bandwidth_Bps / 1e9 / oversubscription
+    carried = _nics_used(system, ppn) * system.nic_bandwidth_Bps / 1e9 / oversubscription
     pushed = ring.n_channels * ring.bw_inter_GBps
     return min(1.0, carried / pushed) if pushed > 0 else 1.0
 

@@ -203,10 +203,14 @@ class StageSync:
     mode: str
     runs: bool  # the mode allows the stage (horovod, flat, per-tensor: ZeRO-0 only)
     layout: overlap.BucketLayout | None
-    one_size: bool  # the mode sets its own call size (flat, per-tensor, FSDP): only u = 0 is a row
     overlap: bool  # overlapped with backward (flat: after it)
     wait_s: float  # a fusion cycle's wait before the last collective (Horovod)
     gather_beside: bool  # weights gathered in the forward (FSDP SHARD_GRAD_OP)
+
+    @property
+    def one_size(self) -> bool:
+        """The mode sets its own call size (flat, per-tensor, FSDP): only u = 0 is a row."""
+        return self.mode not in syncmodes.SIZED_MODES
 
 
 def _setup(mode: str, setting: Setting, grad_bytes: int, bucket_bytes: float, stage: int) -> syncmodes.SyncSetup:
@@ -226,8 +230,7 @@ def stage_syncs(setting: Setting, space: Space) -> tuple[StageSync, ...]:
     for stage in space.zero_stages:
         mode = stage_mode(setting.sync, stage)
         if not stage_runs(setting.sync, stage):  # ZeRO with horovod, flat or per-tensor
-            out.append(StageSync(mode=mode, runs=False, layout=None, one_size=True, overlap=True, wait_s=0.0,
-                                 gather_beside=False))
+            out.append(StageSync(mode=mode, runs=False, layout=None, overlap=True, wait_s=0.0, gather_beside=False))
             continue
         setups = [[_setup(mode, setting, g, b, stage) for b in space.bucket_bytes] for g in grads]
         first = setups[0][0]
@@ -236,8 +239,8 @@ def stage_syncs(setting: Setting, space: Space) -> tuple[StageSync, ...]:
         b = overlap.bucket_layout(grad_column, bucket, first_bytes)
         layout = overlap.BucketLayout(*_stacked((b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes),
                                                 bucket.shape))
-        out.append(StageSync(mode=mode, runs=True, layout=layout, one_size=mode not in syncmodes.SIZED_MODES,
-                             overlap=first.overlap, wait_s=first.wait_s, gather_beside=first.overlap_param_gather))
+        out.append(StageSync(mode=mode, runs=True, layout=layout, overlap=first.overlap, wait_s=first.wait_s,
+                             gather_beside=first.overlap_param_gather))
     return tuple(out)
 
 
@@ -680,8 +683,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     post_exposed = post_step
     # the parameter gather beside the next forward: every row with overlap_param_gather, and
     # FSDP's ZeRO-2 rows (SHARD_GRAD_OP gathers in the forward); ZeRO-3/0 rows have none
-    beside = np.array([setting.overlap_param_gather or (stages is not None and st.gather_beside)
-                       for st in (stages or space.zero_stages)])
+    beside = np.array([setting.overlap_param_gather or st.gather_beside for st in stages] if stages is not None
+                      else [setting.overlap_param_gather] * len(space.zero_stages))
     if beside.any() and tables.after is not None:
         overlapped = _exposed(tables.after, buckets, grad_bytes, forward * factor, pick, workload.late_fraction)
         post_exposed = overlapped if beside.all() else np.where(beside.reshape(1, -1, 1, 1, 1), overlapped, post_step)

@@ -55,11 +55,18 @@ def change(fraction: float, slower: str = "slower", faster: str = "faster") -> s
 
 
 def buckets(row) -> str:
-    """The bucket size, or the range of sizes that make no difference ("5 MiB-400 MiB")."""
+    """The bucket size with what it is under the row's sync mode ("128 MiB fusion"), or the
+    range of sizes that make no difference ("5 MiB-400 MiB")."""
+    merged = len(row.bucket_bytes_range or ()) > 1
+    return call_sizes(row) + ("" if merged else CALL_SIZE.get(row.sync, ""))
+
+
+def call_sizes(row) -> str:
+    """A row's call size, or the range of swept sizes its step does not depend on."""
     sizes = row.bucket_bytes_range or ()
     if len(sizes) > 1:
         return f"{format_size(min(sizes))}-{format_size(max(sizes))}"
-    return format_size(row.bucket_bytes) + CALL_SIZE.get(row.sync, "")
+    return format_size(row.bucket_bytes)
 
 
 # What a row's call size is under each sync mode (DDP's is a bucket: nothing added).
@@ -75,7 +82,7 @@ def describe(row) -> str:
         f"{row.gpus} GPU{'s' if row.gpus > 1 else ''} in one node"
     same = " (any size: the same step within 0.1%)" if row.bucket_bytes_range else ""
     if row.sync == "horovod":  # a swept size: possibly a merged range, as DDP's buckets
-        calls = CALLS["horovod"].format(buckets(row).removesuffix(CALL_SIZE["horovod"])) + same
+        calls = CALLS["horovod"].format(call_sizes(row)) + same
     elif row.sync in CALLS:
         calls = CALLS[row.sync].format(format_size(row.bucket_bytes))
     else:

@@ -111,3 +111,5 @@ def test_untied_llama_embeddings_do_no_matmul_work():
         model = load_model(name)
         expected = 6 * (model.params - model.vocab * model.hidden_size) * 4096
         assert training_flops_per_sample(model, 4096) == expected
+    gpt2 = load_model("gpt2")  # tied: its one matrix is also the head, a matmul: every parameter counts
+    assert gpt2.tied_embeddings and training_flops_per_sample(gpt2, 1024) == 6 * gpt2.params * 1024
