@@ -101,6 +101,8 @@ def _gpu_lines(gpu: Gpu) -> list[str]:
     lines += [f"hbm_bandwidth = {_bandwidth(gpu.hbm_bandwidth_Bps)}", f"peak_tflops = {{ {flops} }}"]
     lines.append(f"scaleup_link = {_quote(gpu.scaleup_link.name if gpu.scaleup_link else NO_LINK)}")
     lines += [f"scaleup_bandwidth = {_bandwidth(gpu.scaleup_bandwidth_Bps)}", f"pcie_gen = {gpu.pcie_gen}"]
+    if gpu.host_link_bandwidth_Bps:
+        lines += [f"host_link_bandwidth = {_bandwidth(gpu.host_link_bandwidth_Bps)}"]
     return lines + [f"default_mfu = {_number(gpu.default_mfu)}", f"mfu_source = {_quote(gpu.mfu_source)}"]
 
 

@@ -101,6 +101,7 @@ class Gpu:
     default_mfu: float
     mfu_source: str
     notes: str = ""
+    host_link_bandwidth_Bps: float = 0.0  # to host memory per direction when not PCIe (NVLink-C2C)
 
     def peak_flops_for(self, dtype: str) -> float | None:
         """Dense peak FLOP/s for ``dtype``, or None when the GPU lacks it."""

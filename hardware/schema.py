@@ -71,6 +71,9 @@ GPU_FIELDS = _common() + (
     FieldSpec("scaleup_bandwidth", "scaleup_bandwidth_Bps", fields.bandwidth_or_zero, 0.0,
               help="per GPU per direction over the scale-up link"),
     FieldSpec("pcie_gen", "pcie_gen", fields.integer(1, 7)),
+    FieldSpec("host_link_bandwidth", "host_link_bandwidth_Bps", fields.bandwidth_or_zero, 0.0,
+              help="per GPU per direction to host memory over a CPU-GPU link that is not PCIe "
+                   "(NVLink-C2C); 0 = the x16 PCIe link of pcie_gen"),
     FieldSpec("default_mfu", "default_mfu", fields.fraction),
     FieldSpec("mfu_source", "mfu_source", fields.nonempty_text),
 )

@@ -149,6 +149,13 @@ def pci_bandwidth_GBps(pcie_gen: int, t: NcclTables) -> float:
     return x16 * lanes / 16
 
 
+def host_link_GBps(gpu, t: NcclTables) -> float:
+    """One GPU's link to host memory per direction: its CPU-GPU link where that is not PCIe
+    (``host_link_bandwidth``: Grace's NVLink-C2C), else NCCL's x16 PCIe rate of its generation."""
+    c2c = getattr(gpu, "host_link_bandwidth_Bps", 0.0)
+    return c2c / 1e9 if c2c else pci_bandwidth_GBps(gpu.pcie_gen, t)
+
+
 def _nics_used(system: System, ppn: int) -> int:
     """The NICs ``ppn`` of a node's GPUs reach: their share of the node's, at least one."""
     return max(1, round(system.nics_per_node * ppn / system.gpus_per_node))
@@ -204,7 +211,7 @@ def _layout(system: System, nodes: int, gpus_per_node: int | None) -> tuple[int,
 
 
 def _host_memory_path(system: System, ppn: int, t: NcclTables) -> HostMemoryPath:
-    return HostMemoryPath(link_GBps=pci_bandwidth_GBps(system.gpu.pcie_gen, t),
+    return HostMemoryPath(link_GBps=host_link_GBps(system.gpu, t),
                           gpus_per_uplink=min(system.pcie_switch_gpus, ppn))
 
 

@@ -20,8 +20,10 @@ default; its "delayed parameter update" that overlaps them is not modelled). The
 holds optimizer states or master weights.
 
 PCIe bandwidth per GPU: NCCL's own estimate of a x16 link of the GPU's PCIe generation
-(``nccl.search.pci_bandwidth_GBps``: Gen3 12, Gen4 24, Gen5 48 GB/s, from NCCL's topo.h),
-shared by the GPUs behind one switch uplink (``pcie_switch_gpus``).
+(``nccl.search.pci_bandwidth_GBps``: Gen3 12, Gen4 24, Gen5 48, Gen6 96 GB/s, from NCCL's topo.cc),
+shared by the GPUs behind one switch uplink (``pcie_switch_gpus``). A Grace-Blackwell GPU
+reaches host memory over NVLink-C2C instead (``host_link_bandwidth``, 223.6 GB/s per GPU per
+direction, ~4.7x its PCIe Gen5): ``nccl.search.host_link_GBps`` picks whichever the GPU has.
 """
 
 from __future__ import annotations
@@ -45,14 +47,14 @@ def host_path(system: Any, gpus_per_node: int | None = None, field: str = "offlo
     """The host path of one rank of ``system`` when ``gpus_per_node`` ranks (default: all its
     GPUs) share each node's host memory (refused, naming ``field``, where that memory's
     bandwidth is unknown)."""
-    from costmodel.nccl.search import pci_bandwidth_GBps
+    from costmodel.nccl.search import host_link_GBps
     from costmodel.nccl.tables import load_tables
 
     if not getattr(system, "host_memory_bandwidth_Bps", 0.0):
         raise InputError(field, True,
                          f"a system with host_memory_bandwidth set ({system.name} does not say its CPUs' "
                          "memory bandwidth; add host_memory_bandwidth = \"...GB/s\" to its TOML)")
-    pcie = pci_bandwidth_GBps(system.gpu.pcie_gen, load_tables()) * 1e9 / max(system.pcie_switch_gpus, 1)
+    pcie = host_link_GBps(system.gpu, load_tables()) * 1e9 / max(system.pcie_switch_gpus, 1)
     sharing = gpus_per_node or system.gpus_per_node
     return HostPath(memory_Bps=system.host_memory_bandwidth_Bps / sharing, pcie_Bps=pcie,
                     system=system.name)

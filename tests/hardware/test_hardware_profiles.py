@@ -162,7 +162,7 @@ def test_systems_resolve_objects():
 
 
 @pytest.mark.parametrize(("name", "intra_gbps", "nics", "nic_gbps"), [
-    ("dgx-a100", 300, 8, 25), ("dgx-1", 150, 4, 12.5), ("aws-p5", 450, 32, 12.5),
+    ("dgx-a100", 300, 8, 25), ("dgx-1", 150, 4, 12.5), ("aws-p5", 450, 8, 50),
     ("aws-p4d", 300, 4, 12.5), ("gcp-a3-mega", 450, 8, 25), ("mi300x-8x", 448, 8, 50),
 ])
 def test_system_values_match_sources(name, intra_gbps, nics, nic_gbps):
