@@ -86,6 +86,8 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         f"at MFU {b.mfu:.0%}"
         + (f" x {b.matmul_efficiency:.0%} (a micro-batch this small starves the tensor cores: GEMM roofline)"
            if b.matmul_efficiency < 0.995 else "")
+        + (f", a fixed {format_time(b.fixed_s_per_micro_batch)} per micro-batch (kernel launches, kernels a small "
+           f"batch cannot fill; the MFU is micro-batch {b.mfu_micro_batch}'s)" if b.mfu_micro_batch else "")
         + f", {b.bucket_count} buckets of {format_size(b.bucket_bytes)}"
         + (", activation recomputation (backward re-runs the forward)" if b.recompute else ""),
         f"sync {b.sync}, transport {b.transport}; losses: overlap slowdown {b.overlap_slowdown:.1%}, "

@@ -43,6 +43,7 @@ from costmodel.training import (
 from costmodel.training.iteration import (
     FORWARD_SHARE_OF_TRAINING_FLOPS,
     backward_seconds,
+    micro_batch_fixed,
     scaling_efficiency,
     step_seconds,
 )
@@ -653,7 +654,10 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     flops = workloads.training_flops_per_sample(workload, setting.seq_len)
     fed = 1.0 if setting.mfu_given else gemm.workload_efficiency(
         workload, b, setting.seq_len, gpu, setting.peak_flops, memory.DTYPE_BYTES[setting.compute_dtype])
-    forward = flops * b * FORWARD_SHARE_OF_TRAINING_FLOPS / (setting.peak_flops * setting.mfu * fed)
+    per_sample = flops / (setting.peak_flops * setting.mfu * fed)
+    fixed, reference = micro_batch_fixed(workload, gpu, setting.compute_dtype, setting.mfu_given, per_sample)
+    shift = gemm.fixed_shift_seconds(fixed, b, reference) if reference else 0.0
+    forward = (per_sample * b + shift) * FORWARD_SHARE_OF_TRAINING_FLOPS
     backward = backward_seconds(forward, setting.recompute)
     factor = 1.0 if setting.asynchronous else stragglers.slowest_rank_factor(  # async: nobody waits
         setting.jitter_cv, ranks, np.where(every, 1.0, k), setting.losses.speed_cv, setting.losses.slow_node_factor)

@@ -164,6 +164,11 @@ class Breakdown:
     published_class: str | None = None
     # share of the MFU a micro-batch this small can reach (GEMM roofline, costmodel.training.gemm)
     matmul_efficiency: float = 1.0
+    # a CNN's fixed seconds per training micro-batch (kernel launches, kernels a small batch cannot
+    # fill; costmodel.training.gemm) and the micro-batch its default MFU was measured at, where
+    # the step is the MFU's: each micro-batch takes a·(1 − m/m_ref) beyond m × the per-image time
+    fixed_s_per_micro_batch: float = 0.0
+    mfu_micro_batch: int = 0
     quantize_weights: int | None = None  # ZeRO++ qwZ bits
     quantize_grads: int | None = None  # ZeRO++ qgZ bits
     overlap_param_gather: bool = False  # ZeRO-1/2 parameter gather beside the next forward
@@ -340,6 +345,19 @@ class _Compute:
     mfu: float
     mfu_source: str
     matmul_efficiency: float = 1.0
+    fixed_s: float = 0.0  # a CNN micro-batch's fixed seconds (gemm.cnn_fixed_seconds), 0 otherwise
+    mfu_micro_batch: int = 0  # the micro-batch the default MFU was measured at (0: none stated)
+
+
+def micro_batch_fixed(workload: Workload, gpu, compute_dtype: str, mfu_given: bool, per_sample_s):
+    """(fixed seconds ``a`` of one training micro-batch, the MFU's reference micro-batch), or
+    (0, 0) where none applies: transformers, and a user's --mfu (measured at their own
+    micro-batch, taken as given, as the GEMM roofline is)."""
+    reference = None if mfu_given or workload.kind != "cnn" else workloads.mfu_reference_micro_batch(
+        workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype)
+    if not reference:
+        return 0.0, 0
+    return gemm.cnn_fixed_seconds(syncmodes.tensor_count(workload), per_sample_s, reference), reference
 
 
 def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
@@ -350,9 +368,13 @@ def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
     fed = 1.0 if config.mfu is not None else gemm.workload_efficiency(
         workload, config.micro_batch, seq_len, gpu, peak, memory.DTYPE_BYTES[compute_dtype])
     flops = workloads.training_flops_per_sample(workload, seq_len, config.include_attention)
-    forward = flops * config.micro_batch * FORWARD_SHARE_OF_TRAINING_FLOPS / (peak * rate * fed)
+    per_sample = float(flops) / (peak * rate * fed)
+    fixed, reference = micro_batch_fixed(workload, gpu, compute_dtype, config.mfu is not None, per_sample)
+    shift = gemm.fixed_shift_seconds(fixed, config.micro_batch, reference) if reference else 0.0
+    forward = (per_sample * config.micro_batch + shift) * FORWARD_SHARE_OF_TRAINING_FLOPS
     return _Compute(forward_s=float(forward), seq_len=seq_len, compute_dtype=compute_dtype,
-                    mfu=rate, mfu_source=mfu_source, matmul_efficiency=float(fed))
+                    mfu=rate, mfu_source=mfu_source, matmul_efficiency=float(fed),
+                    fixed_s=float(fixed), mfu_micro_batch=reference)
 
 
 def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward_s, use_overlap,
@@ -410,6 +432,7 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         "slow_node_factor": config.losses.slow_node_factor, "overlap_slowdown": slowdown,
         "mfu": compute.mfu, "mfu_source": compute.mfu_source,
         "matmul_efficiency": compute.matmul_efficiency, "flash_attention": config.flash_attention,
+        "fixed_s_per_micro_batch": compute.fixed_s, "mfu_micro_batch": compute.mfu_micro_batch,
         "include_attention": config.include_attention, "recompute": config.recompute,
         "quantize_weights": config.quantize_weights, "quantize_grads": config.quantize_grads,
         "overlap_param_gather": config.overlap_param_gather, "offload_optimizer": config.offload_optimizer,

@@ -158,6 +158,14 @@ def _kind_entry(kind: str, arch: str, dtype: str) -> tuple[str, str, dict] | Non
     return fallback, MFU_FALLBACK_DTYPE, measured[fallback][MFU_FALLBACK_DTYPE]
 
 
+def mfu_reference_micro_batch(kind: str, arch: str, dtype: str) -> int | None:
+    """The micro-batch the kind's default MFU for ``arch``/``dtype`` was measured at (its
+    ``micro_batch`` in models.toml), or None (no table for the kind, or none stated)."""
+    found = _kind_entry(kind, arch, dtype)
+    batch = found[2].get("micro_batch") if found is not None else None
+    return int(batch) if batch else None
+
+
 def default_mfu_for_kind(kind: str, arch: str, dtype: str,
                          peak_flops: dict | None = None) -> tuple[float, str] | None:
     """Default MFU and its source for a model kind on a GPU architecture running ``dtype``.
