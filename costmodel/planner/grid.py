@@ -41,9 +41,8 @@ from costmodel.training import (
     workloads,
 )
 from costmodel.training.iteration import (
-    FORWARD_SHARE_OF_TRAINING_FLOPS,
     backward_seconds,
-    micro_batch_fixed,
+    micro_batch_forward,
     scaling_efficiency,
     step_seconds,
 )
@@ -654,10 +653,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     flops = workloads.training_flops_per_sample(workload, setting.seq_len)
     fed = 1.0 if setting.mfu_given else gemm.workload_efficiency(
         workload, b, setting.seq_len, gpu, setting.peak_flops, memory.DTYPE_BYTES[setting.compute_dtype])
-    per_sample = flops / (setting.peak_flops * setting.mfu * fed)
-    fixed, reference = micro_batch_fixed(workload, gpu, setting.compute_dtype, setting.mfu_given, per_sample)
-    shift = gemm.fixed_shift_seconds(fixed, b, reference) if reference else 0.0
-    forward = (per_sample * b + shift) * FORWARD_SHARE_OF_TRAINING_FLOPS
+    forward, _, _ = micro_batch_forward(workload, gpu, setting.compute_dtype, setting.mfu_given,
+                                        flops / (setting.peak_flops * setting.mfu * fed), b)
     backward = backward_seconds(forward, setting.recompute)
     factor = 1.0 if setting.asynchronous else stragglers.slowest_rank_factor(  # async: nobody waits
         setting.jitter_cv, ranks, np.where(every, 1.0, k), setting.losses.speed_cv, setting.losses.slow_node_factor)
@@ -679,7 +676,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, shard, 1)
     if node_host is not None:  # ZeRO >= 1 rows: the step on the node's CPUs, shared by its ranks
         host_s = offload.step_seconds(workload.params, per_dtype["step_bytes"], per_dtype["weight"], shard,
-                                      node_host.memory_Bps / per_node, node_host.pcie_Bps)
+                                      node_host.memory_Bps / per_node, node_host.host_link_Bps)
         optimizer_s = np.where(zero >= 1, host_s[0] + host_s[1], optimizer_s)
     if setting.asynchronous:  # the servers run the optimizer
         optimizer_s = np.zeros_like(optimizer_s)

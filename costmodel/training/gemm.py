@@ -12,8 +12,8 @@ and the roofline (Williams, Waterman & Patterson, CACM 2009) caps it at ``min(1,
 the peak, with ``ridge = peak FLOP/s / HBM B/s`` of the GPU. At the token counts the MFU
 defaults were measured at (thousands per micro-batch) the factor is 1, so it scales those
 defaults only where a micro-batch is too small to feed the tensor cores: a small micro-batch is
-not a free choice. No constant is fitted; CNNs (no transformer shape) get 1, and a fixed time
-per micro-batch instead (below).
+not a free choice. No constant is fitted here; CNNs (no transformer shape) get 1, and a fixed
+time per micro-batch instead (below), whose one constant is the median of published steps.
 
     >>> round(matmul_efficiency(tokens=128, hidden=1024, peak_flops=989e12, hbm_Bps=3.35e12, element_bytes=2), 3)
     0.375
@@ -52,14 +52,15 @@ def workload_efficiency(workload, micro_batch, seq_len, gpu, peak_flops: float, 
 # micro-batch pays a fixed ``a`` for its hundreds of kernel launches and for the kernels a small
 # batch cannot fill (a ResNet-50's 7×7 layers hold 49 positions per image). Published single-GPU
 # training throughputs at several batch sizes, none of them in the validation sets, fit the line
-# within ±2 ms (the pieces, per gradient tensor of the model, behind CNN_FIXED_S_PER_TENSOR):
+# within ±2.2 ms (the pieces, per gradient tensor of the model, behind CNN_FIXED_S_PER_TENSOR):
 #   ResNet-50, V100, FP32, PyTorch eager (pytorch/benchmark PR 706, batch 8-64): a = 12.6 ms
 #     (13.2 ms captured in a CUDA graph: mostly GPU-side, not the Python dispatch) -> 78 µs/tensor
 #   ResNet-50, V100, MXNet 1.2 (apache/mxnet docs/faq/perf.md, batch 1-128): a = 25.1 ms -> 156 µs
-#   SSD300 (ResNet-50 backbone, ~180 tensors), PyTorch 22.10 (DeepLearningExamples README):
-#     A100 TF32 12.0, A100 AMP 16.4, V100 AMP 17.4 ms -> 67, 91, 97 µs
-# Median 91 µs; each source predicted from the others' median is off by +20 % (PyTorch), −46 %
-# (MXNet) and +20 to +75 % (SSD300). The fixed part was 7-30 % of those steps at their largest
+#   SSD300 (ResNet-50 backbone to layer3, 5 extra blocks, 12 head convs: 183 tensors), PyTorch
+#     22.10 (DeepLearningExamples README): A100 TF32 12.0, A100 AMP 16.4, V100 AMP 17.4 ms
+#     -> 66, 90, 95 µs
+# Median 90 µs; each source predicted from the others' median is off by +19 % (PyTorch), −46 %
+# (MXNet) and +23 to +77 % (SSD300). The fixed part was 7-30 % of those steps at their largest
 # batch, so it is capped at half the reference step (an MFU borrowed for a much faster GPU could
 # otherwise make the per-image slope negative).
 #
@@ -69,7 +70,7 @@ def workload_efficiency(workload, micro_batch, seq_len, gpu, peak_flops: float, 
 # ``m·s + a·(1 − m/m_ref)`` for a per-image time ``s`` at the MFU. Smaller micro-batches cost
 # more per image, larger ones less: CNN micro-batches no longer tie. Transformers keep the GEMM
 # roofline above (their MFU defaults come from whole runs, with no micro-batch of reference).
-CNN_FIXED_S_PER_TENSOR = 91e-6
+CNN_FIXED_S_PER_TENSOR = 90e-6
 CNN_FIXED_MAX_SHARE = 0.5
 
 

@@ -2,13 +2,14 @@
 CPU parameter servers (tf_cnn_benchmarks ``variable_update=parameter_server`` with
 ``local_parameter_device=cpu``; Horovod/gloo CPU ops).
 
-Each rank copies its gradient to the host over PCIe (device to host), the node's CPUs reduce the
+Each rank copies its gradient to the host over its host link (device to host), the node's CPUs reduce the
 node's G copies in host memory, the nodes exchange their node-reduced gradient over the network
 (the CPUs' own all-reduce: a ring across the M nodes on every NIC of the node), and each rank
 copies the result back (host to device). For one bucket of ``S`` bytes, per rank:
 
-- ``d2h = S / pcie`` and ``h2d = S / pcie``, PCIe per GPU per direction (NCCL's x16 estimate
-  of the GPU's generation, shared by the GPUs behind one switch: :class:`offload.HostPath`);
+- ``d2h = S / link`` and ``h2d = S / link``, the GPU's host link per direction: PCIe (NCCL's
+  x16 estimate of the GPU's generation, shared by the GPUs behind one switch) or, on Grace,
+  NVLink-C2C (:class:`offload.HostPath`);
 - ``cpu = (3G + 1) S / host_memory``: the G copies written, read and reduced, the sum written
   once and read back by the G ranks, over the node's memory bandwidth (all ranks share it);
 - ``net = 2 (M − 1)/M · S / node_network + 2 (M − 1) α`` across M > 1 nodes (ring all-reduce
@@ -38,7 +39,7 @@ def host_allreduce_s(size_bytes: float, host: HostPath, gpus_per_node: int, node
     if size_bytes <= 0:
         return 0.0
     g = gpus_per_node
-    d2h = h2d = size_bytes / host.pcie_Bps
+    d2h = h2d = size_bytes / host.host_link_Bps
     cpu = (3 * g + 1) * size_bytes / (host.memory_Bps * g)  # memory_Bps is one rank's share
     net = network_s(size_bytes) if nodes > 1 and network_s is not None else 0.0
     return max(d2h, h2d, cpu, net)

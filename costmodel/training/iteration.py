@@ -349,15 +349,20 @@ class _Compute:
     mfu_micro_batch: int = 0  # the micro-batch the default MFU was measured at (0: none stated)
 
 
-def micro_batch_fixed(workload: Workload, gpu, compute_dtype: str, mfu_given: bool, per_sample_s):
-    """(fixed seconds ``a`` of one training micro-batch, the MFU's reference micro-batch), or
-    (0, 0) where none applies: transformers, and a user's --mfu (measured at their own
-    micro-batch, taken as given, as the GEMM roofline is)."""
+def micro_batch_forward(workload: Workload, gpu, compute_dtype: str, mfu_given: bool, per_sample_s,
+                        micro_batch):
+    """(forward seconds of one micro-batch, a CNN's fixed seconds ``a`` per training micro-batch,
+    the micro-batch its MFU was measured at): ``(m·s + a·(1 − m/m_ref)) / 3`` for a CNN
+    (:func:`gemm.cnn_fixed_seconds`), ``m·s / 3`` otherwise and under a user's --mfu (measured
+    at their own micro-batch, taken as given, as the GEMM roofline is); ``s`` the per-sample
+    training seconds at the MFU. Floats or numpy arrays of ``micro_batch``."""
     reference = None if mfu_given or workload.kind != "cnn" else workloads.mfu_reference_micro_batch(
         workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype)
     if not reference:
-        return 0.0, 0
-    return gemm.cnn_fixed_seconds(syncmodes.tensor_count(workload), per_sample_s, reference), reference
+        return per_sample_s * micro_batch * FORWARD_SHARE_OF_TRAINING_FLOPS, 0.0, 0
+    fixed = gemm.cnn_fixed_seconds(syncmodes.tensor_count(workload), per_sample_s, reference)
+    step = per_sample_s * micro_batch + gemm.fixed_shift_seconds(fixed, micro_batch, reference)
+    return step * FORWARD_SHARE_OF_TRAINING_FLOPS, fixed, reference
 
 
 def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
@@ -368,10 +373,8 @@ def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
     fed = 1.0 if config.mfu is not None else gemm.workload_efficiency(
         workload, config.micro_batch, seq_len, gpu, peak, memory.DTYPE_BYTES[compute_dtype])
     flops = workloads.training_flops_per_sample(workload, seq_len, config.include_attention)
-    per_sample = float(flops) / (peak * rate * fed)
-    fixed, reference = micro_batch_fixed(workload, gpu, compute_dtype, config.mfu is not None, per_sample)
-    shift = gemm.fixed_shift_seconds(fixed, config.micro_batch, reference) if reference else 0.0
-    forward = (per_sample * config.micro_batch + shift) * FORWARD_SHARE_OF_TRAINING_FLOPS
+    forward, fixed, reference = micro_batch_forward(workload, gpu, compute_dtype, config.mfu is not None,
+                                                    float(flops) / (peak * rate * fed), config.micro_batch)
     return _Compute(forward_s=float(forward), seq_len=seq_len, compute_dtype=compute_dtype,
                     mfu=rate, mfu_source=mfu_source, matmul_efficiency=float(fed),
                     fixed_s=float(fixed), mfu_micro_batch=reference)
@@ -492,7 +495,7 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
     if offloaded:
         host_s = tuple(float(t) for t in offload.step_seconds(
             workload.params, memory.optimizer_step_bytes_per_param(precision, config.optimizer),
-            precision.weight_bytes, shard, host.memory_Bps, host.pcie_Bps))
+            precision.weight_bytes, shard, host.memory_Bps, host.host_link_Bps))
         optimizer_s = host_s[0] + host_s[1]
     else:
         optimizer_s = 0.0 if config.asynchronous else float(optimizer_seconds(

@@ -6,8 +6,8 @@ rank keeps its shard of the fp32 master weights and optimizer states in host mem
 optimizer step it
 
 1. copies its gradient shard to the host as each bucket is reduce-scattered (device to host
-   over PCIe, inside the bucket's communication, so it overlaps with backward like the
-   collective itself): ``bucket / N`` bytes of gradient per bucket;
+   over its host link: PCIe, NVLink-C2C on Grace), inside the bucket's communication, so it
+   overlaps with backward like the collective itself: ``bucket / N`` bytes per bucket;
 2. runs the optimizer step on the CPU (DeepSpeed's SIMD ``DeepSpeedCPUAdam``): it streams the
    same bytes per parameter as the GPU step (``memory.optimizer_step_bytes_per_param``)
    through the host memory, whose bandwidth the node's ``G`` ranks share. At the CPUs'
@@ -36,10 +36,10 @@ from dpbase.values import frozen
 
 @frozen(kw_only=True)
 class HostPath:
-    """What one rank gets of its node's host: memory bandwidth and PCIe bandwidth (B/s)."""
+    """What one rank gets of its node's host: memory and host-link (PCIe or NVLink-C2C) bandwidth, B/s."""
 
     memory_Bps: float  # the node's host memory bandwidth / the ranks per node sharing it
-    pcie_Bps: float  # device <-> host per GPU per direction
+    host_link_Bps: float  # device <-> host per GPU per direction: PCIe, or NVLink-C2C on Grace
     system: str = ""
 
 
@@ -54,9 +54,12 @@ def host_path(system: Any, gpus_per_node: int | None = None, field: str = "offlo
         raise InputError(field, True,
                          f"a system with host_memory_bandwidth set ({system.name} does not say its CPUs' "
                          "memory bandwidth; add host_memory_bandwidth = \"...GB/s\" to its TOML)")
-    pcie = host_link_GBps(system.gpu, load_tables()) * 1e9 / max(system.pcie_switch_gpus, 1)
+    # the GPUs behind one PCIe switch share its uplink (taken as busy whatever the ranks per
+    # node, as the planner's one host path per system has it); NVLink-C2C is each GPU's own
+    behind_switch = 1 if system.gpu.host_link_bandwidth_Bps else max(system.pcie_switch_gpus, 1)
+    link = host_link_GBps(system.gpu, load_tables()) * 1e9 / behind_switch
     sharing = gpus_per_node or system.gpus_per_node
-    return HostPath(memory_Bps=system.host_memory_bandwidth_Bps / sharing, pcie_Bps=pcie,
+    return HostPath(memory_Bps=system.host_memory_bandwidth_Bps / sharing, host_link_Bps=link,
                     system=system.name)
 
 
@@ -72,11 +75,11 @@ def check(offload: bool, zero_stage, host: HostPath | None) -> None:
 
 def d2h_s_per_grad_byte(ranks, host: HostPath):
     """Seconds per gradient byte of a bucket to copy this rank's shard (1/N of it) to the host."""
-    return 1.0 / (ranks * host.pcie_Bps)
+    return 1.0 / (ranks * host.host_link_Bps)
 
 
-def step_seconds(params, step_bytes_per_param, weight_bytes, ranks, memory_Bps, pcie_Bps):
+def step_seconds(params, step_bytes_per_param, weight_bytes, ranks, memory_Bps, host_link_Bps):
     """(CPU optimizer step, host-to-device copy of the updated weights) of this rank's shard;
     elementwise on arrays. ``step_bytes_per_param``: :func:`memory.optimizer_step_bytes_per_param`."""
     shard = params / ranks
-    return step_bytes_per_param * shard / memory_Bps, shard * weight_bytes / pcie_Bps
+    return step_bytes_per_param * shard / memory_Bps, shard * weight_bytes / host_link_Bps

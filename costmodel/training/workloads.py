@@ -262,7 +262,10 @@ def check_image_model(kind: str, entry: dict) -> None:
     """What an image model must state, since nothing can be derived from a layer shape: its
     training FLOPs per sample (CNN, ViT) and, for a CNN, its activation elements per sample
     (the memory model's only input for a CNN's activations: without it they would count as
-    zero and any micro-batch would fit). Checked for user files and, by a test, every preset."""
+    zero and any micro-batch would fit) and its gradient tensors (``tensors``, or conv ``layers``
+    at 3 each: without either a transformer's layer count would stand in, and a micro-batch's
+    fixed time would come out a tenth of ResNet-50's). Checked for user files and, by a test,
+    every preset."""
     needed = {"flops_per_sample": f"training FLOPs per sample > 0 for a {kind} model"} if kind in ("cnn", "vit") else {}
     if kind == "cnn":
         needed["activation_elements_per_sample"] = (
@@ -272,6 +275,15 @@ def check_image_model(kind: str, entry: dict) -> None:
         value = entry.get(field, "missing")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise InputError(f"model.{field}", value, allowed)
+    if kind == "cnn" and not any(_positive_int(entry.get(field)) for field in ("tensors", "layers")):
+        raise InputError("model.tensors", entry.get("tensors", "missing"),
+                         "the gradient tensors of a cnn model (an integer >= 1; ResNet-50 161), or its conv "
+                         "layers in layers (3 tensors each: weight, batch-norm weight and bias): a micro-batch's "
+                         "fixed time and per-tensor synchronisation count them")
+
+
+def _positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def load_model_file(path: str) -> Workload:

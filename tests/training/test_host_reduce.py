@@ -19,9 +19,9 @@ from dpbase.errors import InputError
 def test_one_bucket_by_hand():
     """8 GPUs, two behind each PCIe Gen3 switch (12/2 GB/s each way), 153.6 GB/s of host memory:
     1 GB takes max(d2h 1/6, h2d 1/6, cpu 25/153.6) s = 1/6 s: PCIe bound."""
-    host = HostPath(memory_Bps=153.6e9 / 8, pcie_Bps=6e9)
+    host = HostPath(memory_Bps=153.6e9 / 8, host_link_Bps=6e9)
     assert hostreduce.host_allreduce_s(1e9, host, 8, 1) == pytest.approx(1 / 6)
-    slow_memory = HostPath(memory_Bps=20e9 / 8, pcie_Bps=6e9)  # (3·8 + 1) GB over 20 GB/s
+    slow_memory = HostPath(memory_Bps=20e9 / 8, host_link_Bps=6e9)  # (3·8 + 1) GB over 20 GB/s
     assert hostreduce.host_allreduce_s(1e9, slow_memory, 8, 1) == pytest.approx(25 / 20)
     assert hostreduce.host_allreduce_s(0.0, host, 8, 1) == 0.0
 
@@ -35,7 +35,7 @@ def test_across_nodes_the_cpus_run_a_ring_on_every_nic():
     assert network(2e9) == pytest.approx(expected)
     host = host_path(system, 8)
     assert hostreduce.host_allreduce_s(2e9, host, 8, 4, network) == pytest.approx(
-        max(2e9 / host.pcie_Bps, 25 * 2e9 / (host.memory_Bps * 8), expected))
+        max(2e9 / host.host_link_Bps, 25 * 2e9 / (host.memory_Bps * 8), expected))
 
 
 def test_iteration_on_dgx1_sums_the_buckets_and_keeps_the_rdma_slowdown():

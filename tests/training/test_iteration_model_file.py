@@ -45,6 +45,17 @@ def test_cnn_needs_activation_elements_per_sample(tmp_path):
     assert result.stderr.count("\n") == 1 and "model.activation_elements_per_sample" in result.stderr
 
 
+def test_cnn_needs_its_tensors_or_layers(tmp_path):
+    """A micro-batch's fixed time is tensors x 90 us: without either, a transformer's layer count
+    derived from params (5 layers for 25M: 15 tensors) stood in for ResNet-50's 161."""
+    body = "kind = \"cnn\"\nparams = \"25M\"\nflops_per_sample = 24.54e9\nactivation_elements_per_sample = 11.1e6\n"
+    path = _write(tmp_path, body)
+    result = runner.invoke(app, ["iteration", "--cluster", "dgx-a100", "--micro-batch", "8", "--model", str(path)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "model.tensors" in result.stderr
+    assert load_model(str(_write(tmp_path, body + "tensors = 161\n"))).tensors == 161
+    assert load_model(str(_write(tmp_path, body + "layers = 50\n"))).layers == 50
+
+
 def test_every_preset_states_what_an_image_model_needs():
     from costmodel.training import workloads
 

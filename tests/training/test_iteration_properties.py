@@ -127,7 +127,7 @@ VARIATIONS = {
     "sync": {"sync": "flat"},
     "transport": {"transport": "tcp"},
     # one node of the run's ranks through this host; its arithmetic: tests/training/test_host_reduce.py
-    "host_reduce": {"host_reduce": True, "host": HostPath(memory_Bps=50e9, pcie_Bps=12e9)},
+    "host_reduce": {"host_reduce": True, "host": HostPath(memory_Bps=50e9, host_link_Bps=12e9)},
     "losses": {"losses": StepLosses(host_overhead_s=0.05)},
     # ZeRO++ needs ZeRO >= 1; its own effect against ZeRO-3 alone: tests/training/test_quantized_comm.py
     "quantize_weights": {"zero_stage": 3, "quantize_weights": 8},
@@ -136,7 +136,7 @@ VARIATIONS = {
     "overlap_param_gather": {"zero_stage": 1, "overlap_param_gather": True},
     # needs ZeRO >= 1 and a host; its own arithmetic: tests/training/test_optimizer_offload.py
     "offload_optimizer": {"zero_stage": 1, "offload_optimizer": True,
-                          "host": HostPath(memory_Bps=50e9, pcie_Bps=24e9)},
+                          "host": HostPath(memory_Bps=50e9, host_link_Bps=24e9)},
     # ZeRO-3 only, in groups of 8 with a slower cross-node ring: tests/training/test_hybrid_sharding.py
     "shard": {"zero_stage": 3, "shard": "hybrid",
               "groups": ShardGroups(comm=ring_comm(8, 100e9, 2e-6), ranks=8, replicas=ring_comm(2, 12.5e9, 5e-6))},

@@ -27,10 +27,9 @@ def test_the_host_path_of_a_dgx_h100_rank():
     system = hardware.load_system("dgx-h100")
     host = host_path(system)
     assert host.memory_Bps == pytest.approx(614.4e9 / 8)  # 2 x 8 channels DDR5-4800, shared by 8 GPUs
-    assert host.pcie_Bps == pytest.approx(48e9)  # NCCL's Gen5 x16 estimate
+    assert host.host_link_Bps == pytest.approx(48e9)  # NCCL's Gen5 x16 estimate
     assert pci_bandwidth_GBps(5, load_tables()) == 48
     assert host_path(system, 1).memory_Bps == pytest.approx(614.4e9)  # one rank per node has it all
-
 
 
 def test_grace_blackwell_offloads_over_nvlink_c2c_and_dgx_a100_pairs_share_a_switch():
@@ -38,10 +37,11 @@ def test_grace_blackwell_offloads_over_nvlink_c2c_and_dgx_a100_pairs_share_a_swi
     topology of a GB300 tray), not PCIe Gen5/6; DGX A100 GPUs share each PCIe switch in pairs
     (a DGX A100's nvidia-smi topo, NVIDIA/nccl issue 1505), halving what each rank copies at."""
     for name in ("gb200-nvl72-tray", "gb300-nvl72-tray"):
-        assert host_path(hardware.load_system(name)).pcie_Bps == pytest.approx(223.6e9)
-    assert host_path(hardware.load_system("dgx-a100")).pcie_Bps == pytest.approx(24e9 / 2)
-    assert host_path(hardware.load_system("dgx-h100")).pcie_Bps == pytest.approx(48e9)  # own switch
+        assert host_path(hardware.load_system(name)).host_link_Bps == pytest.approx(223.6e9)
+    assert host_path(hardware.load_system("dgx-a100")).host_link_Bps == pytest.approx(24e9 / 2)
+    assert host_path(hardware.load_system("dgx-h100")).host_link_Bps == pytest.approx(48e9)  # own switch
     assert pci_bandwidth_GBps(6, load_tables()) == pytest.approx(96.0)  # topo.cc: 64 GT/s -> 480 x 16 / 80
+
 
 @pytest.mark.parametrize("zero", [1, 2, 3])
 def test_the_step_from_its_pieces(zero):
