@@ -231,13 +231,16 @@ def iteration(
     result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,
                                  algorithm=str(info.get("algorithm", algorithm)))
     result = with_interval(result, workload, system.gpu, comm, config, str(info.get("algorithm", algorithm)))
+    from costmodel.cluster.query import regimes_unused_note
+
+    unused = regimes_unused_note(system, node_count)  # a calibrated link's regimes, which a cluster cannot use
     if json_output:
         print_json({**result.to_dict(), "cluster": system.name, "nodes": node_count,
-                    "gpus_per_node": per_node, "backend": comm.backend, "comm": info})
+                    "gpus_per_node": per_node, "backend": comm.backend, "comm": info, "note": unused})
         return
     recomputed = None  # the same step with recomputation, to say whether that would fit
     if not result.memory.fits and not recompute and memory.recompute_applies(workload):
         recomputed = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks,
                                          replace(config, recompute=True))
-    echo("\n".join(_lines(result, info, recomputed)))
+    echo("\n".join(_lines(result, info, recomputed) + ([f"note: {unused}"] if unused else [])))
 

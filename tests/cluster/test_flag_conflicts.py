@@ -57,3 +57,18 @@ def test_a_clusters_calibrated_link_regimes_are_said_to_be_unused():
     one = json.loads(runner.invoke(app, ["collective", "all-reduce", "--cluster", lab, "--size", "1GiB",
                                          "--json"]).stdout)
     assert "regimes" not in (one["note"] or "")  # one node: its NIC carries nothing
+
+
+def test_iteration_says_so_too():
+    """The same note under `dpcost iteration` (text and JSON): its collectives come from the
+    cluster's nominal link rates, not from the link's calibrated regimes."""
+    import json
+    from pathlib import Path
+
+    lab = str(Path(__file__).parents[1] / "data" / "hardware" / "my_cluster.toml")
+    args = ["iteration", "--model", "gpt2", "--cluster", lab, "--micro-batch", "4"]
+    text = runner.invoke(app, [*args, "--nodes", "2"])
+    assert text.exit_code == 0, text.output
+    assert "note: the calibrated regimes of lab-roce-100 apply to --link predictions" in text.output
+    assert "regimes of lab-roce-100" in json.loads(runner.invoke(app, [*args, "--nodes", "2", "--json"]).stdout)["note"]
+    assert json.loads(runner.invoke(app, [*args, "--json"]).stdout)["note"] is None  # one node: no NIC
