@@ -18,7 +18,10 @@ Among tied plans an expert prefers, in this order (:data:`RULES`):
    slower-than-profiled links;
 3. the lower ZeRO stage: fewer moving parts, cheaper checkpoints;
 4. fewer GPUs: the same step on less hardware;
-5. the better score itself.
+5. the better score itself (to 1 ppb: scores equal but for floating-point rounding are equal);
+6. fewer accumulation steps: where the model times the splits of a batch alike (a transformer
+   whose micro-batches all fill the GPU), the larger micro-batch runs fewer, bigger kernels, which
+   the model does not time. Before this rule the last bit of a sum decided.
 
 The tied plans are ordered by these keys (lexicographically); the rest follow by score. The
 rule that decided is the first key on which the chosen plan beats the best-scoring one.
@@ -35,8 +38,11 @@ TIE_BAND = 0.02
 # tell apart by their compute alone (a 25 % step difference is never comm noise).
 MAX_INTERVAL_BAND = 0.25
 COMFORTABLE_HEADROOM_FRACTION = 0.10
+# Relative resolution of a score: below it two plans' scores differ only by floating-point
+# rounding (the same step summed in another order), so they are equal (score_key) and tied.
+SCORE_RESOLUTION = 1e-9
 RULES = ("more memory headroom", "fewer bytes sent per GPU", "lower ZeRO stage", "fewer GPUs",
-         "better score")
+         "better score", "fewer accumulation steps")
 
 
 def bytes_sent(sweep, params: int) -> np.ndarray:
@@ -87,7 +93,23 @@ def rule_keys(sweep, params: int, scores: np.ndarray, sent_max: float | None = N
     sent = bytes_sent(sweep, params) if sent is None else sent
     sent = np.round(sent / max(float(sent.max()) if sent_max is None else sent_max, 1.0), 6)
     return [np.broadcast_to(k, shape) for k in
-            (-headroom, sent, zero, space.gpus, scores)]
+            (-headroom, sent, zero, space.gpus, score_key(scores), space.accumulation)]
+
+
+def score_key(scores: np.ndarray) -> np.ndarray:
+    """The scores to 1 ppb of the best: plans whose steps differ only by floating-point rounding
+    (micro-batch splits the model times alike) are equal on every rule, and the sweep's own
+    order decides between them, not the last bit of a sum."""
+    finite = scores[np.isfinite(scores)]
+    scale = max(float(np.min(np.abs(finite))), 1e-300) if finite.size else 1.0
+    return np.round(scores / (scale * SCORE_RESOLUTION)) * SCORE_RESOLUTION
+
+
+def fastest(scores: np.ndarray) -> int:
+    """Flat index of the best score, the first in the sweep's order among scores equal to 1 ppb
+    (:func:`score_key`)."""
+    rounded = score_key(scores).ravel()
+    return int(np.flatnonzero(rounded == np.min(rounded))[0])
 
 
 def interval_band(interval: tuple[float, float] | None, step_s: float) -> float:
@@ -103,7 +125,8 @@ def tied(scores: np.ndarray, tie_band: float) -> np.ndarray:
     """Flat indices of the plans within ``tie_band`` of the best finite score."""
     flat = scores.ravel()
     best = float(np.min(flat))
-    return np.flatnonzero(np.isfinite(flat) & (flat <= best + tie_band * abs(best)))
+    band = tie_band + SCORE_RESOLUTION  # scores equal to 1 ppb are tied even with no band
+    return np.flatnonzero(np.isfinite(flat) & (flat <= best + band * abs(best)))
 
 
 def order(scores: np.ndarray, keys: list[np.ndarray], tie_band: float, count: int) -> list[int]:
@@ -130,4 +153,4 @@ def deciding_rule(keys: list[np.ndarray], chosen: int, fastest: int) -> str | No
         a, b = float(key.ravel()[chosen]), float(key.ravel()[fastest])
         if a != b:
             return name
-    return RULES[-1]
+    return "better score"  # equal on every key: the same step but for rounding

@@ -460,9 +460,10 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
 
     Plans within ``tie_band`` (relative) of the best score are tied and ordered by
     :data:`choose.RULES` (headroom, bytes sent, ZeRO stage, GPUs); the reason names the rule that
-    decided. ``tie_band=0`` gives the exact argmin. ``None`` (default): the model's own
-    uncertainty — half the relative width of the fastest plan's 10-90 % step interval under a
-    realistic backend, at least :data:`choose.TIE_BAND` (:func:`choose.interval_band`).
+    decided. ``tie_band=0`` gives the argmin (to 1 ppb, then fewer accumulation steps).
+    ``None`` (default): the model's own uncertainty — half the relative width of the fastest
+    plan's 10-90 % step interval under a realistic backend, at least :data:`choose.TIE_BAND`
+    (:func:`choose.interval_band`).
 
     Memory counts weights, gradients, optimizer states, activations, logits and the loss, the
     CUDA context, NCCL buffers and fragmentation (:mod:`costmodel.training.memory`); a plan must
@@ -576,7 +577,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         return known[key]
 
     if tie_band is None:  # the band from the model's own uncertainty about the fastest plan
-        fastest_at = np.unravel_index(int(np.argmin(scores)), scores.shape)
+        fastest_at = np.unravel_index(choose.fastest(scores), scores.shape)
         fastest = rows_at(sweep, setting, scores, [tuple(int(i) for i in fastest_at)], constraints, sent)[0]
         widened = choose.interval_band(interval_of(fastest), fastest.total_s)
         if widened > band:

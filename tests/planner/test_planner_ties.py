@@ -151,3 +151,30 @@ def test_tie_band_zero_is_the_exact_argmin_and_wider_bands_stay_within_them():
     for band in (0.01, 0.05):
         wide = plan("1.3B", "dgx-h100", nodes=2, global_batch=64, explain=False, tie_band=band)
         assert wide.best.total_s <= exact.best.total_s * (1 + band) * (1 + 1e-12)
+
+
+def test_floating_point_noise_does_not_choose_the_plan():
+    """Scores that differ only in their last bits (splits of a batch the model times alike) are
+    equal on the score rule, so no perturbation at that scale changes the order."""
+    setting, sweep = _sweep("gpt2", "dgx-h100", 2, 512, 4096)
+    scores = objective_scores(sweep, setting, "throughput", None)
+    keys = choose.rule_keys(sweep, setting.workload.params, scores)
+    first = choose.order(scores, keys, 0.0, 5)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        noisy = scores * (1 + rng.uniform(-1e-13, 1e-13, scores.shape))
+        assert choose.order(noisy, choose.rule_keys(sweep, setting.workload.params, noisy), 0.0, 5)[0] == first[0]
+
+
+def test_among_splits_timed_alike_the_fewest_accumulation_steps_win():
+    """gpt2 at 4096 tokens fills an H100 at micro-batch 1, so every split of the batch takes the
+    same step; with 10 % of the GPU free in each, the largest micro-batch runs (rule 6), where
+    the last bit of a sum used to pick one."""
+    result = plan("gpt2", "dgx-h100", nodes=2, global_batch=512, seq_len=4096, explain=False, top=25)
+    best = result.best
+    same = [c for c in result.candidates
+            if (c.gpus, c.zero_stage, c.grad_dtype) == (best.gpus, best.zero_stage, best.grad_dtype)
+            and abs(c.total_s / best.total_s - 1) < 1e-9]
+    assert len({c.micro_batch for c in same}) > 1  # the splits do tie
+    assert best.accumulation_steps == min(c.accumulation_steps for c in same)
+    assert best.memory_headroom_bytes >= choose.COMFORTABLE_HEADROOM_FRACTION * 85e9
