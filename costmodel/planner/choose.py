@@ -105,11 +105,10 @@ def score_key(scores: np.ndarray) -> np.ndarray:
     return np.round(scores / (scale * SCORE_RESOLUTION)) * SCORE_RESOLUTION
 
 
-def fastest(scores: np.ndarray) -> int:
-    """Flat index of the best score, the first in the sweep's order among scores equal to 1 ppb
-    (:func:`score_key`)."""
-    rounded = score_key(scores).ravel()
-    return int(np.flatnonzero(rounded == np.min(rounded))[0])
+def fastest(scores: np.ndarray, keys: list[np.ndarray]) -> int:
+    """Flat index of the fastest plan: the best score, and among scores equal to 1 ppb the one
+    the rules order first (what ``tie_band=0`` chooses)."""
+    return order(scores, keys, 0.0, 1)[0]
 
 
 def interval_band(interval: tuple[float, float] | None, step_s: float) -> float:

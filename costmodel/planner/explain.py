@@ -312,10 +312,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     sent = choose.bytes_sent(sweep, setting.workload.params) if sent is None else sent
     keys = keys if keys is not None else choose.rule_keys(sweep, setting.workload.params, scores, sent=sent)
     index = ranked[0]
-    exact = tuple(int(i) for i in np.unravel_index(choose.fastest(scores), scores.shape))
-    rounded = choose.score_key(scores)
-    if rounded[tuple(index)] == rounded[exact]:  # as fast but for rounding: the chosen plan is a fastest
-        exact = tuple(int(i) for i in index)
+    exact = tuple(int(i) for i in np.unravel_index(choose.fastest(scores, keys), scores.shape))
     best = rows[0] if rows else rows_at(sweep, setting, scores, [index], constraints)[0]
     second = runner_up(sweep, scores, index, ranked, rows)
     cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend, setting.comm_params,

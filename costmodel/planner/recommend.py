@@ -577,7 +577,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         return known[key]
 
     if tie_band is None:  # the band from the model's own uncertainty about the fastest plan
-        fastest_at = np.unravel_index(choose.fastest(scores), scores.shape)
+        fastest_at = np.unravel_index(choose.fastest(scores, keys), scores.shape)
         fastest = rows_at(sweep, setting, scores, [tuple(int(i) for i in fastest_at)], constraints, sent)[0]
         widened = choose.interval_band(interval_of(fastest), fastest.total_s)
         if widened > band:
