@@ -24,7 +24,8 @@ Among tied plans an expert prefers, in this order (:data:`RULES`):
    the model does not time. Before this rule the last bit of a sum decided.
 
 The tied plans are ordered by these keys (lexicographically); the rest follow by score. The
-rule that decided is the first key on which the chosen plan beats the best-scoring one.
+rule that decided is the first key on which the chosen plan beats the fastest one, the plan
+``tie_band=0`` chooses (:func:`fastest`).
 """
 
 from __future__ import annotations
@@ -97,12 +98,18 @@ def rule_keys(sweep, params: int, scores: np.ndarray, sent_max: float | None = N
 
 
 def score_key(scores: np.ndarray) -> np.ndarray:
-    """The scores to 1 ppb of the best: plans whose steps differ only by floating-point rounding
-    (micro-batch splits the model times alike) are equal on every rule, and the sweep's own
-    order decides between them, not the last bit of a sum."""
-    finite = scores[np.isfinite(scores)]
-    scale = max(float(np.min(np.abs(finite))), 1e-300) if finite.size else 1.0
-    return np.round(scores / (scale * SCORE_RESOLUTION)) * SCORE_RESOLUTION
+    """The scores in steps of :data:`SCORE_RESOLUTION` × |best| above the best finite one (a score
+    is lower-is-better: a negative throughput, a positive time or cost): every plan within that
+    of the best has key 0, the best's, so splits the model times alike (their scores differ only
+    by floating-point rounding) are equal on the score rule and the next rule decides, not the
+    last bit of a sum. Non-finite scores (infeasible plans) keep an infinite key."""
+    finite = np.isfinite(scores)
+    if not finite.any():
+        return np.full(scores.shape, np.inf)
+    best = float(np.min(scores[finite]))
+    step = max(SCORE_RESOLUTION * abs(best), 1e-300)
+    with np.errstate(invalid="ignore"):
+        return np.where(finite, np.floor((scores - best) / step), np.inf)
 
 
 def fastest(scores: np.ndarray, keys: list[np.ndarray]) -> int:
@@ -120,12 +127,19 @@ def interval_band(interval: tuple[float, float] | None, step_s: float) -> float:
     return max(TIE_BAND, min((high - low) / (2 * step_s), MAX_INTERVAL_BAND))
 
 
+def within(scores, best: float, tie_band: float):
+    """Whether scores lie within ``tie_band`` of ``best``, or share its :func:`score_key` (less
+    than :data:`SCORE_RESOLUTION` × |best| above it): tied with it even with no band."""
+    return (scores <= best + tie_band * abs(best)) | (scores - best < SCORE_RESOLUTION * abs(best))
+
+
 def tied(scores: np.ndarray, tie_band: float) -> np.ndarray:
-    """Flat indices of the plans within ``tie_band`` of the best finite score."""
+    """Flat indices of the plans tied with the best finite score (:func:`within`)."""
     flat = scores.ravel()
-    best = float(np.min(flat))
-    band = tie_band + SCORE_RESOLUTION  # scores equal to 1 ppb are tied even with no band
-    return np.flatnonzero(np.isfinite(flat) & (flat <= best + band * abs(best)))
+    finite = np.isfinite(flat)
+    if not finite.any():
+        return np.flatnonzero(finite)
+    return np.flatnonzero(finite & within(flat, float(np.min(flat[finite])), tie_band))
 
 
 def order(scores: np.ndarray, keys: list[np.ndarray], tie_band: float, count: int) -> list[int]:

@@ -216,7 +216,7 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
         return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0}
     best = float(np.min(scores))
     row = old  # while the old plan stays in the tie band, it stays the choice
-    if not scores[index] <= best + tolerance * abs(best):  # else the rules' first plan
+    if not choose.within(scores[index], best, tolerance):  # else the rules' first plan
         keys = choose.rule_keys(other, setting.workload.params, scores, sent_max)
         top = np.unravel_index(choose.order(scores, keys, tolerance, 1)[0], scores.shape)
         row = rows_at(other, setting, scores, [tuple(int(i) for i in top)])[0]
@@ -331,7 +331,9 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
                       "fastest_headroom_bytes": sweep.capacity_bytes - float(sweep.memory_bytes[exact]),
                       "fastest_bytes_sent": float(sent[exact]),
                       "fastest_zero_stage": int(sweep.space.zero_stages[exact[1]]),
-                      "fastest_gpus": int(sweep.space.gpus[exact[4]])}
+                      "fastest_gpus": int(sweep.space.gpus[exact[4]]),
+                      "fastest_accumulation_steps": int(np.broadcast_to(sweep.space.accumulation,
+                                                                        scores.shape)[exact])}
         if exact != index else None,
         "tie_band": tolerance,
         "memory_reserve_bytes": sweep.reserve_bytes,

@@ -135,6 +135,7 @@ _RULE_WHY = {
     "lower ZeRO stage": "it needs a lower ZeRO stage (ZeRO-{this} against ZeRO-{that})",
     "fewer GPUs": "it uses fewer GPUs ({this} against {that})",
     "better score": "it scores best",
+    "fewer accumulation steps": "it runs fewer, larger micro-batches ({this} against {that} accumulation steps)",
 }
 
 
@@ -155,7 +156,8 @@ def _tie(best, findings) -> str:
                                        tie["fastest_headroom_bytes"] / 1e9, "{:.1f} GB"),
               "fewer bytes sent per GPU": (best.bytes_sent, tie["fastest_bytes_sent"], None),
               "lower ZeRO stage": (best.zero_stage, tie["fastest_zero_stage"], "{}"),
-              "fewer GPUs": (best.gpus, tie["fastest_gpus"], "{}")}
+              "fewer GPUs": (best.gpus, tie["fastest_gpus"], "{}"),
+              "fewer accumulation steps": (best.accumulation_steps, tie.get("fastest_accumulation_steps"), "{}")}
     this = that = ""
     if rule in values:
         a, b, fmt = values[rule]
