@@ -29,7 +29,6 @@ import numpy as np
 from costmodel.cluster.mapping import rail_system
 from costmodel.planner.comm import CommCache, zero_algorithm_ok
 from costmodel.training import (
-    gemm,
     gradsync,
     losses,
     memory,
@@ -651,10 +650,9 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     zero = np.array(space.zero_stages).reshape(1, -1, 1, 1, 1)
     every = zero >= 2
     flops = workloads.training_flops_per_sample(workload, setting.seq_len)
-    fed = 1.0 if setting.mfu_given else gemm.workload_efficiency(
-        workload, b, setting.seq_len, gpu, setting.peak_flops, memory.DTYPE_BYTES[setting.compute_dtype])
-    forward, _, _ = micro_batch_forward(workload, gpu, setting.compute_dtype, setting.mfu_given,
-                                        flops / (setting.peak_flops * setting.mfu * fed), b)
+    forward = micro_batch_forward(workload, gpu, compute_dtype=setting.compute_dtype, peak=setting.peak_flops,
+                                  mfu=setting.mfu, mfu_given=setting.mfu_given, flops_per_sample=flops,
+                                  seq_len=setting.seq_len, micro_batch=b).forward_s
     backward = backward_seconds(forward, setting.recompute)
     factor = 1.0 if setting.asynchronous else stragglers.slowest_rank_factor(  # async: nobody waits
         setting.jitter_cv, ranks, np.where(every, 1.0, k), setting.losses.speed_cv, setting.losses.slow_node_factor)

@@ -349,35 +349,50 @@ class _Compute:
     mfu_micro_batch: int = 0  # the micro-batch the default MFU was measured at (0: none stated)
 
 
-def micro_batch_forward(workload: Workload, gpu, compute_dtype: str, mfu_given: bool, per_sample_s,
-                        micro_batch):
-    """(forward seconds of one micro-batch, a CNN's fixed seconds ``a`` per training micro-batch,
-    the micro-batch its MFU was measured at): ``(m·s + a·(1 − m/m_ref)) / 3`` for a CNN
-    (:func:`gemm.cnn_fixed_seconds`), ``m·s / 3`` otherwise and under a user's --mfu (measured
-    at their own micro-batch, taken as given, as the GEMM roofline is); ``s`` the per-sample
-    training seconds at the MFU. Floats or numpy arrays of ``micro_batch``."""
+@frozen(kw_only=True)
+class MicroBatchForward:
+    """:func:`micro_batch_forward`'s answer (floats, or arrays shaped like the micro-batches)."""
+
+    forward_s: object
+    matmul_efficiency: object  # the GEMM roofline's share of the MFU (1 for CNNs, under --mfu)
+    fixed_s: object  # a CNN's fixed seconds per training micro-batch (0 otherwise)
+    mfu_micro_batch: int  # the micro-batch the default MFU was measured at (0: none applies)
+
+
+def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: float, mfu: float,
+                        mfu_given: bool, flops_per_sample, seq_len, micro_batch) -> MicroBatchForward:
+    """Forward seconds of one micro-batch of ``micro_batch`` samples: ``(m·s + a·(1 − m/m_ref)) / 3``,
+    ``s = FLOPs / (peak · MFU · roofline)`` the per-sample training seconds. The GEMM roofline
+    (:func:`gemm.workload_efficiency`) slows a transformer micro-batch too small to feed the
+    tensor cores; a CNN pays a fixed ``a`` per micro-batch around the micro-batch ``m_ref`` its
+    default MFU was measured at (:func:`gemm.cnn_fixed_seconds`). A user's --mfu is what they
+    measured at their own micro-batch: taken as given, with neither. Floats or numpy arrays of
+    ``micro_batch`` (iteration and the planner's sweep both ask here)."""
+    fed = 1.0 if mfu_given else gemm.workload_efficiency(workload, micro_batch, seq_len, gpu, peak,
+                                                         memory.DTYPE_BYTES[compute_dtype])
+    per_sample = flops_per_sample / (peak * mfu * fed)
     reference = None if mfu_given or workload.kind != "cnn" else workloads.mfu_reference_micro_batch(
         workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype)
     if not reference:
-        return per_sample_s * micro_batch * FORWARD_SHARE_OF_TRAINING_FLOPS, 0.0, 0
-    fixed = gemm.cnn_fixed_seconds(syncmodes.tensor_count(workload), per_sample_s, reference)
-    step = per_sample_s * micro_batch + gemm.fixed_shift_seconds(fixed, micro_batch, reference)
-    return step * FORWARD_SHARE_OF_TRAINING_FLOPS, fixed, reference
+        return MicroBatchForward(forward_s=per_sample * micro_batch * FORWARD_SHARE_OF_TRAINING_FLOPS,
+                                 matmul_efficiency=fed, fixed_s=0.0, mfu_micro_batch=0)
+    fixed = gemm.cnn_fixed_seconds(syncmodes.tensor_count(workload), per_sample, reference)
+    step = per_sample * micro_batch + gemm.fixed_shift_seconds(fixed, micro_batch, reference)
+    return MicroBatchForward(forward_s=step * FORWARD_SHARE_OF_TRAINING_FLOPS, matmul_efficiency=fed,
+                             fixed_s=fixed, mfu_micro_batch=reference)
 
 
 def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
     seq_len = workloads.resolve_seq_len(workload, config.seq_len)
     compute_dtype, peak = peak_flops(gpu, config.compute_dtype)
     rate, mfu_source = mfu(gpu, config.mfu, workload, compute_dtype)
-    # a user's --mfu is what they measured at their own micro-batch: taken as given
-    fed = 1.0 if config.mfu is not None else gemm.workload_efficiency(
-        workload, config.micro_batch, seq_len, gpu, peak, memory.DTYPE_BYTES[compute_dtype])
     flops = workloads.training_flops_per_sample(workload, seq_len, config.include_attention)
-    forward, fixed, reference = micro_batch_forward(workload, gpu, compute_dtype, config.mfu is not None,
-                                                    float(flops) / (peak * rate * fed), config.micro_batch)
-    return _Compute(forward_s=float(forward), seq_len=seq_len, compute_dtype=compute_dtype,
-                    mfu=rate, mfu_source=mfu_source, matmul_efficiency=float(fed),
-                    fixed_s=float(fixed), mfu_micro_batch=reference)
+    found = micro_batch_forward(workload, gpu, compute_dtype=compute_dtype, peak=peak, mfu=rate,
+                                mfu_given=config.mfu is not None, flops_per_sample=float(flops),
+                                seq_len=seq_len, micro_batch=config.micro_batch)
+    return _Compute(forward_s=float(found.forward_s), seq_len=seq_len, compute_dtype=compute_dtype,
+                    mfu=rate, mfu_source=mfu_source, matmul_efficiency=float(found.matmul_efficiency),
+                    fixed_s=float(found.fixed_s), mfu_micro_batch=found.mfu_micro_batch)
 
 
 def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward_s, use_overlap,
