@@ -374,3 +374,19 @@ def cluster_candidates(primitive: str, lay: Layout) -> list[Entry]:
     """Entries of the primitive the cluster can run."""
     prim = Primitive(primitive) if not isinstance(primitive, Primitive) else primitive
     return [e for e in entries() if e.primitive is prim and applicable(e, lay)]
+
+
+def regimes_unused_note(system: Any, nodes: int) -> str | None:
+    """Said where a cluster's link carries calibrated regimes: they are a fitted collective's
+    cost on one layout (``--link`` uses them), not a link's, so a cluster prediction cannot and
+    does not use them. Not said of a cluster calibrated as a whole (its measured curves answer
+    where they were measured)."""
+    if getattr(system, "measured", ()):
+        return None
+    links = [system.intra_link] + ([system.nic_link] if nodes > 1 else [])
+    named = sorted({link.name for link in links if link.regimes})
+    if not named:
+        return None
+    return (f"the calibrated regimes of {', '.join(named)} apply to --link predictions, not to a cluster's: "
+            "this one uses the link's nominal bandwidth and latency (a cluster is calibrated as a whole from "
+            "its own logs: dpcost calibrate LOGS --system BASE -o FILE, docs/calibration.md)")

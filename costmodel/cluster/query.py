@@ -98,38 +98,19 @@ def _ideal(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
 
 def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
     from costmodel.cluster.backends import choice_change_note, predict_collective
-    from costmodel.cluster.mapping import layout
+    from costmodel.cluster.mapping import layout, regimes_unused_note
 
     lay = layout(q.cluster, q.nodes, q.gpus_per_node)
     if q.ranks is not None and q.ranks != lay.ranks:
         raise InputError("ranks", q.ranks, f"{lay.ranks} (= nodes × GPUs per node) with --cluster")
     results = predict_collective(q.primitive, size_bytes, lay, algorithm=q.algorithm, backend=q.backend,
                                  stack=q.stack, gamma_s_per_byte=gamma, params_for=lambda entry: _params(q, entry))
-    if q.algorithm == "auto" and len(results) == 1:
-        note = choice_change_note(q.primitive, size_bytes, lay, results[0])
-        if note:
-            joined = f"{results[0].note}; {note}" if results[0].note else note
-            results = [replace(results[0], note=joined)]
+    change = choice_change_note(q.primitive, size_bytes, lay, results[0]) \
+        if q.algorithm == "auto" and len(results) == 1 else None
     unused = regimes_unused_note(lay.system, lay.nodes)
-    if unused:
-        results = [replace(r, note=f"{r.note}; {unused}" if r.note else unused) for r in results]
+    if change or unused:
+        results = [replace(r, note="; ".join(filter(None, (r.note, change, unused)))) for r in results]
     return results
-
-
-def regimes_unused_note(system: Any, nodes: int) -> str | None:
-    """Said where a cluster's link carries calibrated regimes: they are a fitted collective's
-    cost on one layout (``--link`` uses them), not a link's, so a cluster prediction cannot and
-    does not use them. Not said of a cluster calibrated as a whole (its measured curves answer
-    where they were measured)."""
-    if getattr(system, "measured", ()):
-        return None
-    links = [system.intra_link] + ([system.nic_link] if nodes > 1 else [])
-    named = sorted({link.name for link in links if link.regimes})
-    if not named:
-        return None
-    return (f"the calibrated regimes of {', '.join(named)} apply to --link predictions, not to a cluster's: "
-            "this one uses the link's nominal bandwidth and latency (a cluster is calibrated as a whole from "
-            "its own logs: dpcost calibrate LOGS --system BASE -o FILE, docs/calibration.md)")
 
 
 def _given(q: Query, names: tuple[str, ...]) -> list[str]:

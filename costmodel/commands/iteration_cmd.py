@@ -231,7 +231,7 @@ def iteration(
     result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,
                                  algorithm=str(info.get("algorithm", algorithm)))
     result = with_interval(result, workload, system.gpu, comm, config, str(info.get("algorithm", algorithm)))
-    from costmodel.cluster.query import regimes_unused_note
+    from costmodel.cluster.mapping import regimes_unused_note
 
     unused = regimes_unused_note(system, node_count)  # a calibrated link's regimes, which a cluster cannot use
     if json_output:

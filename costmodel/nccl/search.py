@@ -152,8 +152,14 @@ def pci_bandwidth_GBps(pcie_gen: int, t: NcclTables) -> float:
 def host_link_GBps(gpu, t: NcclTables) -> float:
     """One GPU's link to host memory per direction: its CPU-GPU link where that is not PCIe
     (``host_link_bandwidth``: Grace's NVLink-C2C), else NCCL's x16 PCIe rate of its generation."""
-    c2c = getattr(gpu, "host_link_bandwidth_Bps", 0.0)
+    c2c = gpu.host_link_bandwidth_Bps
     return c2c / 1e9 if c2c else pci_bandwidth_GBps(gpu.pcie_gen, t)
+
+
+def host_link_sharers(system: System, ppn: int) -> int:
+    """GPUs sharing one GPU's link to host memory when ``ppn`` of the node's GPUs copy at once: those
+    behind its PCIe switch uplink (``pcie_switch_gpus``), none on NVLink-C2C (each GPU's own)."""
+    return 1 if system.gpu.host_link_bandwidth_Bps else min(system.pcie_switch_gpus, ppn)
 
 
 def _nics_used(system: System, ppn: int) -> int:
@@ -211,8 +217,7 @@ def _layout(system: System, nodes: int, gpus_per_node: int | None) -> tuple[int,
 
 
 def _host_memory_path(system: System, ppn: int, t: NcclTables) -> HostMemoryPath:
-    return HostMemoryPath(link_GBps=host_link_GBps(system.gpu, t),
-                          gpus_per_uplink=min(system.pcie_switch_gpus, ppn))
+    return HostMemoryPath(link_GBps=host_link_GBps(system.gpu, t), gpus_per_uplink=host_link_sharers(system, ppn))
 
 
 # Link categories NCCL reaches without RDMA: its socket transport (kernel TCP, every byte copied

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from costmodel.cluster.mapping import regimes_unused_note
 from costmodel.planner import choose, grid, whatif
 from costmodel.planner.comm import CommCache
 from costmodel.planner.rank import objective_scores, rows_at
@@ -340,6 +341,8 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         "constraints": {"deadline_hours": constraints.deadline_hours, "budget": constraints.budget},
         "max_gpus_considered": int(sweep.space.gpus.max()), "max_gpus_allowed": int(max_gpus),
         "memory_parts": memory_parts(sweep, setting, index),
+        # the cluster link's calibrated regimes, which a plan's collectives cannot use (as iteration says)
+        "regimes_unused": regimes_unused_note(system, best.nodes),
         "comm_sweep": comm_sweep(system, sweep.space, index, setting.backend, setting.comm_params),
         "recompute": recomputation or {"chosen": setting.recompute, "requested": setting.recompute,
                                        "leanest_without_bytes": None},

@@ -280,5 +280,10 @@ def reason_text(best, findings: dict, objective: str) -> str:
              _published(findings),
              _constraints(best, findings), _bound(best, findings),
              _memory(best, findings), _recompute(best, findings), _runner_up(best, findings),
-             _what_if(findings)]
+             _what_if(findings), _regimes(findings)]
     return "\n".join(line for line in lines if line)
+
+
+def _regimes(findings) -> str:
+    note = findings.get("regimes_unused")
+    return f"Note: {note}." if note else ""

@@ -47,17 +47,16 @@ def host_path(system: Any, gpus_per_node: int | None = None, field: str = "offlo
     """The host path of one rank of ``system`` when ``gpus_per_node`` ranks (default: all its
     GPUs) share each node's host memory (refused, naming ``field``, where that memory's
     bandwidth is unknown)."""
-    from costmodel.nccl.search import host_link_GBps
+    from costmodel.nccl.search import host_link_GBps, host_link_sharers
     from costmodel.nccl.tables import load_tables
 
     if not getattr(system, "host_memory_bandwidth_Bps", 0.0):
         raise InputError(field, True,
                          f"a system with host_memory_bandwidth set ({system.name} does not say its CPUs' "
                          "memory bandwidth; add host_memory_bandwidth = \"...GB/s\" to its TOML)")
-    # the GPUs behind one PCIe switch share its uplink (taken as busy whatever the ranks per
-    # node, as the planner's one host path per system has it); NVLink-C2C is each GPU's own
-    behind_switch = 1 if system.gpu.host_link_bandwidth_Bps else max(system.pcie_switch_gpus, 1)
-    link = host_link_GBps(system.gpu, load_tables()) * 1e9 / behind_switch
+    # the link shared as when the whole node copies, whatever the ranks per node (the planner
+    # keeps one host path per system)
+    link = host_link_GBps(system.gpu, load_tables()) * 1e9 / host_link_sharers(system, system.gpus_per_node)
     sharing = gpus_per_node or system.gpus_per_node
     return HostPath(memory_Bps=system.host_memory_bandwidth_Bps / sharing, host_link_Bps=link,
                     system=system.name)

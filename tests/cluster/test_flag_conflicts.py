@@ -72,3 +72,19 @@ def test_iteration_says_so_too():
     assert "note: the calibrated regimes of lab-roce-100 apply to --link predictions" in text.output
     assert "regimes of lab-roce-100" in json.loads(runner.invoke(app, [*args, "--nodes", "2", "--json"]).stdout)["note"]
     assert json.loads(runner.invoke(app, [*args, "--json"]).stdout)["note"] is None  # one node: no NIC
+
+
+def test_plan_says_so_too():
+    """`dpcost plan` (its reason and findings) gives the same note when its plan crosses the NIC
+    whose regimes go unused, and none on one node."""
+    from pathlib import Path
+
+    from costmodel.planner.recommend import plan
+
+    lab = str(Path(__file__).parents[1] / "data" / "hardware" / "my_cluster.toml")
+    two = plan("gpt2", lab, nodes=2, global_batch=256)
+    assert two.best.nodes == 2
+    assert "regimes of lab-roce-100 apply to --link predictions" in two.findings["regimes_unused"]
+    assert "Note: the calibrated regimes of lab-roce-100" in two.reason
+    one = plan("gpt2", lab, nodes=1, global_batch=256)
+    assert one.findings["regimes_unused"] is None and "regimes" not in one.reason

@@ -129,3 +129,20 @@ def test_cli_reports_it():
     text = runner.invoke(app, ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4",
                                "--micro-batch", "2", "--seq-len", "4096", "--zero", "2", "--offload-optimizer"])
     assert "on the host: CPU step" in text.output and "ZeRO-Offload" in text.output
+
+
+def test_one_rule_shares_a_host_link_for_offload_and_nccls_host_memory_path():
+    """search.host_link_sharers: the GPUs behind a PCIe switch share its uplink, for the
+    optimizer's copies and for NCCL's host-memory transport alike; NVLink-C2C is each GPU's own,
+    whatever pcie_switch_gpus says (a user's Grace node on a switched PCIe fabric)."""
+    from costmodel.nccl.search import _host_memory_path
+    from dpbase.values import replace
+
+    pcie = replace(hardware.load_system("rtx2080ti-2x-pcie"), host_memory_bandwidth_Bps=500e9)  # 2 GPUs, 1 switch
+    assert pcie.pcie_switch_gpus == 2
+    assert _host_memory_path(pcie, 2, load_tables()).gpus_per_uplink == 2
+    assert host_path(pcie).host_link_Bps == pytest.approx(pci_bandwidth_GBps(pcie.gpu.pcie_gen, load_tables()) * 1e9 / 2)
+    grace = replace(pcie, gpu=replace(pcie.gpu, host_link_bandwidth_Bps=200e9))
+    assert _host_memory_path(grace, 2, load_tables()).gpus_per_uplink == 1
+    assert _host_memory_path(grace, 2, load_tables()).link_GBps == pytest.approx(200)
+    assert host_path(grace).host_link_Bps == pytest.approx(200e9)
