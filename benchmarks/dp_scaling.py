@@ -660,7 +660,7 @@ def left_out_coverage(found: list[Residual], mode: str, width: float | None = No
     intervals built without it: at ``width``, or (None) at the widths :func:`calibrated_widths`
     picks without it (nested: the left-out publication chooses nothing)."""
     tables = left_out_tables(found, (lambda _rest: PLAIN | {mode: width}) if width is not None
-                             else (lambda rest: PLAIN | calibrated_widths(rest)))
+                             else calibrated_widths)  # every mode's width, chosen without the publication
     return {group: _inside([r for r in found if r.group == group and r.mode == mode], table)
             for group, table in tables.items()}
 

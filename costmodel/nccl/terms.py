@@ -98,7 +98,7 @@ def link_factor(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTabl
     """
     m = t.section("nccl_tests")
     if topo.n_nodes > 1:  # the network: RDMA's fitted efficiency or the transport's own, on the fabric's share
-        rate = topo.net_efficiency if topo.net_efficiency is not None else m["efficiency_net"]
+        rate = topo.net_efficiency if topo.net_efficiency is not None else m[f"efficiency_{link_class(topo)}"]
         return rate * topo.net_share
     if topo.shm is None:
         return m[f"efficiency_{link_class(topo)}"]

@@ -296,7 +296,7 @@ def what_if(sweep, setting, system, objective, constraints, index, tolerance, se
 
 def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance,
             recomputation: dict | None = None, on_step=None, keys=None, constraints=None,
-            rows=None, tables=None, sent=None):
+            rows=None, tables=None, sent=None, fastest: int | None = None):
     """(findings, reason, sensitivity) for the best plan ``ranked[0]``.
 
     ``recomputation`` says whether activation recomputation is on and why (the planner's
@@ -304,7 +304,8 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     the crossover, the what-if re-plans and the sensitivity (progress). ``keys`` are the
     tie-break keys (:func:`choose.rule_keys`), ``constraints`` the deadline/budget/tokens,
     ``tables`` the sweep's collective tables (the sensitivity's unscaled rows reuse them) and
-    ``sent`` its bytes sent per GPU (:func:`choose.bytes_sent`), where the caller has them.
+    ``sent`` its bytes sent per GPU (:func:`choose.bytes_sent`) and ``fastest`` the flat index of
+    :func:`choose.fastest`, where the caller has them.
     """
     from costmodel.planner.rank import Constraints
 
@@ -313,7 +314,8 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     sent = choose.bytes_sent(sweep, setting.workload.params) if sent is None else sent
     keys = keys if keys is not None else choose.rule_keys(sweep, setting.workload.params, scores, sent=sent)
     index = ranked[0]
-    exact = tuple(int(i) for i in np.unravel_index(choose.fastest(scores, keys), scores.shape))
+    fastest = choose.fastest(scores, keys) if fastest is None else fastest
+    exact = tuple(int(i) for i in np.unravel_index(fastest, scores.shape))
     best = rows[0] if rows else rows_at(sweep, setting, scores, [index], constraints)[0]
     second = runner_up(sweep, scores, index, ranked, rows)
     cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend, setting.comm_params,
@@ -322,7 +324,6 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     changes = what_if(sweep, setting, system, objective, constraints, index, tolerance, sent)
     step()
     flat = np.ravel_multi_index(index, scores.shape)
-    fastest = np.ravel_multi_index(exact, scores.shape)
     rule = choose.deciding_rule(keys, int(flat), int(fastest))
     findings = {
         **bound(best), "next_micro_batch": next_micro_batch(sweep, index),

@@ -200,11 +200,15 @@ class StageSync:
     answer for every (gradient dtype, swept bucket size), as arrays shaped (D, U)."""
 
     mode: str
-    runs: bool  # the mode allows the stage (horovod, flat, per-tensor: ZeRO-0 only)
-    layout: overlap.BucketLayout | None
+    layout: overlap.BucketLayout | None  # None where the mode does not run the stage
     overlap: bool  # overlapped with backward (flat: after it)
     wait_s: float  # a fusion cycle's wait before the last collective (Horovod)
     gather_beside: bool  # weights gathered in the forward (FSDP SHARD_GRAD_OP)
+
+    @property
+    def runs(self) -> bool:
+        """The mode allows the stage (horovod, flat, per-tensor: ZeRO-0 only; :func:`stage_runs`)."""
+        return self.layout is not None
 
     @property
     def one_size(self) -> bool:
@@ -229,7 +233,7 @@ def stage_syncs(setting: Setting, space: Space) -> tuple[StageSync, ...]:
     for stage in space.zero_stages:
         mode = stage_mode(setting.sync, stage)
         if not stage_runs(setting.sync, stage):  # ZeRO with horovod, flat or per-tensor
-            out.append(StageSync(mode=mode, runs=False, layout=None, overlap=True, wait_s=0.0, gather_beside=False))
+            out.append(StageSync(mode=mode, layout=None, overlap=True, wait_s=0.0, gather_beside=False))
             continue
         setups = [[_setup(mode, setting, g, b, stage) for b in space.bucket_bytes] for g in grads]
         first = setups[0][0]
@@ -238,7 +242,7 @@ def stage_syncs(setting: Setting, space: Space) -> tuple[StageSync, ...]:
         b = overlap.bucket_layout(grad_column, bucket, first_bytes)
         layout = overlap.BucketLayout(*_stacked((b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes),
                                                 bucket.shape))
-        out.append(StageSync(mode=mode, runs=True, layout=layout, overlap=first.overlap, wait_s=first.wait_s,
+        out.append(StageSync(mode=mode, layout=layout, overlap=first.overlap, wait_s=first.wait_s,
                              gather_beside=first.overlap_param_gather))
     return tuple(out)
 

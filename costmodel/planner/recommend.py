@@ -459,8 +459,9 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     instead of whole nodes; ``nodes`` then caps the node count (default: no cap).
 
     Plans within ``tie_band`` (relative) of the best score are tied and ordered by
-    :data:`choose.RULES` (headroom, bytes sent, ZeRO stage, GPUs); the reason names the rule that
-    decided. ``tie_band=0`` gives the argmin (to 1 ppb, then fewer accumulation steps).
+    :data:`choose.RULES` (headroom, bytes sent, ZeRO stage, GPUs, score to 1 ppb, fewer accumulation
+    steps); the reason names the rule that decided. ``tie_band=0`` gives the argmin (to 1 ppb,
+    then fewer accumulation steps).
     ``None`` (default): the model's own uncertainty — half the relative width of the fastest
     plan's 10-90 % step interval under a realistic backend, at least :data:`choose.TIE_BAND`
     (:func:`choose.interval_band`).
@@ -576,8 +577,9 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
             known[key] = step_interval(row, setting, system, backend)
         return known[key]
 
+    fastest_flat = choose.fastest(scores, keys) if tie_band is None or explain else None  # the band's, the reason's
     if tie_band is None:  # the band from the model's own uncertainty about the fastest plan
-        fastest_at = np.unravel_index(choose.fastest(scores, keys), scores.shape)
+        fastest_at = np.unravel_index(fastest_flat, scores.shape)
         fastest = rows_at(sweep, setting, scores, [tuple(int(i) for i in fastest_at)], constraints, sent)[0]
         widened = choose.interval_band(interval_of(fastest), fastest.total_s)
         if widened > band:
@@ -592,7 +594,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
             sweep=sweep, setting=setting, system=system, scores=scores, ranked=ranked,
             objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=band,
             recomputation=recomputation, on_step=steps.advance, keys=keys,
-            constraints=constraints, rows=rows, tables=tables, sent=sent)
+            constraints=constraints, rows=rows, tables=tables, sent=sent, fastest=fastest_flat)
     if explain:
         findings = {**findings, "tie_band_source": "given" if tie_band is not None else
                     "interval" if band > choose.TIE_BAND else "floor"}

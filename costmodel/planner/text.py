@@ -72,7 +72,8 @@ def call_sizes(row) -> str:
 # What a row's call size is under each sync mode (DDP's is a bucket: nothing added).
 CALL_SIZE = {"horovod": " fusion", "flat": " whole", "per-tensor": " tensor", "fsdp": " unit"}
 # How a row's collectives are called, in words ({} is the call size).
-CALLS = {"horovod": "Horovod tensor fusion ({} buffer)", "flat": "one all-reduce of the whole gradient ({}) after backward",
+CALLS = {"ddp": "{} buckets", "horovod": "Horovod tensor fusion ({} buffer)",
+         "flat": "one all-reduce of the whole gradient ({}) after backward",
          "per-tensor": "one all-reduce per gradient tensor ({} each)", "fsdp": "FSDP ({} units)"}
 
 
@@ -80,13 +81,9 @@ def describe(row) -> str:
     """One plan in words: algorithm, GPUs, batch split, bucket, dtype, ZeRO stage."""
     where = f"{row.gpus} GPUs ({row.nodes} x {row.gpus_per_node})" if row.nodes > 1 else \
         f"{row.gpus} GPU{'s' if row.gpus > 1 else ''} in one node"
+    # a swept size (DDP's bucket, Horovod's buffer) may be a merged range; the other modes' never is
     same = " (any size: the same step within 0.1%)" if row.bucket_bytes_range else ""
-    if row.sync == "horovod":  # a swept size: possibly a merged range, as DDP's buckets
-        calls = CALLS["horovod"].format(call_sizes(row)) + same
-    elif row.sync in CALLS:
-        calls = CALLS[row.sync].format(format_size(row.bucket_bytes))
-    else:
-        calls = f"{buckets(row)} buckets{same}"
+    calls = CALLS[row.sync].format(call_sizes(row)) + same
     return (f"{row.algorithm} on {where}, micro-batch {row.micro_batch} x {row.accumulation_steps} "
             f"accumulation steps, {calls}, {row.grad_dtype} "
             f"gradients, ZeRO-{row.zero_stage}{_variants(row)}"
@@ -157,7 +154,7 @@ def _tie(best, findings) -> str:
               "fewer bytes sent per GPU": (best.bytes_sent, tie["fastest_bytes_sent"], None),
               "lower ZeRO stage": (best.zero_stage, tie["fastest_zero_stage"], "{}"),
               "fewer GPUs": (best.gpus, tie["fastest_gpus"], "{}"),
-              "fewer accumulation steps": (best.accumulation_steps, tie.get("fastest_accumulation_steps"), "{}")}
+              "fewer accumulation steps": (best.accumulation_steps, tie["fastest_accumulation_steps"], "{}")}
     this = that = ""
     if rule in values:
         a, b, fmt = values[rule]

@@ -95,7 +95,14 @@ class Workload:
             return self.flops_params
         if self.tied_embeddings:
             return self.params
-        return self.params - (self.embedding_params or self.vocab * self.hidden_size)
+        return self.params - self.input_embedding_params
+
+    @property
+    def input_embedding_params(self) -> int:
+        """The input embedding's parameters: ``embedding_params`` where the model gives it
+        (adaptive input embeddings, whose clusters are narrower than the model), else
+        ``vocab × hidden``."""
+        return self.embedding_params or self.vocab * self.hidden_size
 
     @property
     def uses_token_rule(self) -> bool:
@@ -109,13 +116,11 @@ class Workload:
         The embedding is the first layer, so backward reaches it last, and its lookup-table
         backward is a cheap scatter: its gradient (and, with tied weights, the output head's,
         which shares the tensor and so completes only with it) lands at the end (DDP puts it in
-        the last bucket). Its size is ``embedding_params`` where the preset gives it (adaptive
-        input embeddings, whose clusters are narrower than the model), else ``vocab × hidden``.
+        the last bucket). Its size is :attr:`input_embedding_params`.
         """
         if not self.vocab or not self.params:
             return 0.0
-        embedding = self.embedding_params or self.vocab * self.hidden_size
-        return min(embedding / self.params, 1.0)
+        return min(self.input_embedding_params / self.params, 1.0)
 
 
 @functools.cache
