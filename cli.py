@@ -11,6 +11,7 @@ function, called with the values click would give it (:mod:`costmodel.commands.a
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -260,7 +261,18 @@ def main() -> None:
     except KeyboardInterrupt:  # Ctrl-C during a plain answer: what click does (its Abort), no traceback
         sys.stderr.write("\n")
         sys.exit(130)
+    except OSError as error:
+        if error.errno not in OUTPUT_LOST:
+            raise
+        # the answer could not be written (a full disk, an I/O error): one line and Python's own
+        # exit status for lost output, as _leave gives when only the final flush fails
+        sys.stderr.write(f"error: output lost: {error.strerror}\n")
+        sys.exit(120)
     sys.exit(code)
+
+
+# errno values of a write that lost its output (not a file the user named: those are InputErrors)
+OUTPUT_LOST = (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG)
 
 
 def run() -> None:

@@ -98,3 +98,24 @@ def test_a_stream_closed_from_the_start_is_no_error(closed, before, code, err):
     assert done.returncode == code, done.stderr
     if err is not None:
         assert done.stderr == err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("argv", [("--help",), ("collective", "all-reduce", "--size", "1GB", "-a", "ring", "--ranks", "8",
+                                               "--alpha", "5us", "--bandwidth", "100GB/s", "--json")])
+def test_an_answer_that_cannot_be_written_is_one_line_and_exit_120(argv):
+    """stdout on a full disk: one line on stderr, Python's exit status for lost output (120), no
+    traceback (it was a traceback and exit 1)."""
+    done = _run(_script(*argv, before="sys.stdout = open('/dev/full', 'w')"))
+    assert done.returncode == 120, done.stderr
+    assert done.stderr.startswith("error: output lost: ") and done.stderr.count("\n") == 1
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_a_usage_error_whose_json_cannot_be_written_keeps_its_line_and_code_2():
+    """The --json error object is lost on a full disk, but the error line on stderr and its exit
+    code are what the user needs: they stay (a lost write does not overwrite a failure's code)."""
+    done = _run(_script("collective", "all-reduce", "--size", "-5", "--json",
+                        before="sys.stdout = open('/dev/full', 'w')"))
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: size: ") and done.stderr.count("\n") == 1
