@@ -97,6 +97,15 @@ def test_torch_snippet_and_launch_line(best):
         assert f"timed as DeepSpeed runs ZeRO-{best.zero_stage}" in text
 
 
+def test_fsdp_note_names_the_shard_of_a_hybrid_or_hpz_row(best):
+    """The planner picks full sharding in every fixture (the hybrid and hpZ cases included), so
+    the note's --shard suffix is rendered here from the same row at ZeRO-3 with each shard."""
+    for shard in ("hybrid", "hpz"):
+        row = dataclasses.replace(best, zero_stage=3, shard=shard)
+        assert f"dpcost iteration --sync fsdp --zero 3 --shard {shard}" in emit.render(row, "torch")
+    assert "--shard" not in emit.render(dataclasses.replace(best, zero_stage=3, shard="full"), "torch")
+
+
 def test_fsdp_note_names_the_gather_of_a_zero2_row(best):
     row = dataclasses.replace(best, zero_stage=2, shard="full", overlap_param_gather=False)
     assert "weights gathered after the optimizer" in emit.render(row, "torch")

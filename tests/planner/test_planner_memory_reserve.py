@@ -14,6 +14,10 @@ README = dict(nodes=4, global_batch=512, seq_len=4096)
 H100_BYTES = hardware.load_gpu("h100-sxm").memory_bytes  # what CUDA gives the process: 79.19 GiB
 
 
+def test_the_h100_capacity_the_reserve_tests_use_is_cudas():
+    assert H100_BYTES == 81090 * 2**20  # PyTorch's total_memory, 81,090 MiB
+
+
 def test_logits_and_their_fp32_gradient_are_counted():
     llama = load_model("llama2-7b")
     # 16k tokens x 32k vocab: 2.1 GB per fp32 copy (the figure), two of them + bf16 logits

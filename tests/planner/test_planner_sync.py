@@ -79,6 +79,10 @@ def test_fsdp_rows_carry_the_unit_once(model, kwargs, backend, _):
         if row.sync == "fsdp":
             grad = workload.params * memory.precision_for(row.grad_dtype).grad_bytes
             assert row.bucket_bytes == pytest.approx(syncmodes.fsdp_unit_bytes(workload, grad), rel=1e-15)
+    # the unit pinned apart from the function: a block's share of the gradient outside the input
+    # embedding (gpt2 bf16: (124,439,808 − 50,257 × 768) × 2 B / 12 blocks; llama2-13b's 642.6 MB)
+    unit = {"gpt2": (124_439_808 - 50_257 * 768) * 2 / 12, "llama2-13b": 642_601_216}[model]
+    assert syncmodes.fsdp_unit_bytes(workload, workload.params * 2) == pytest.approx(unit, rel=1e-12)
 
 
 def test_an_fsdp_plans_zero01_rows_are_ddps():
@@ -113,6 +117,7 @@ def test_modes_with_their_own_call_size_give_one_row_per_configuration(sync, siz
     for row in rows:
         grad = workload.params * memory.precision_for(row.grad_dtype).grad_bytes
         assert row.bucket_bytes == pytest.approx(size(workload, grad), rel=1e-15)
+    assert syncmodes.tensor_count(workload) == 144  # gpt2: 12 blocks x 12 tensors, pinned apart from the rule
 
 
 def test_horovod_sweeps_the_fusion_buffer_and_waits_half_a_cycle():

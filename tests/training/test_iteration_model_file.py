@@ -84,6 +84,9 @@ def test_cli_iteration_runs_a_user_model_like_its_preset(tmp_path):
     preset = json.loads(runner.invoke(app, [*args, "--model", "resnet-50"]).stdout)
     assert mine["total_s"] == pytest.approx(preset["total_s"], rel=1e-6)
     assert mine["memory"]["total_bytes"] == pytest.approx(preset["memory"]["total_bytes"], rel=1e-9)
+    # and the activations are counted, not zero in both: 64 images x 11.1M elements x 2 saved
+    # tensors (conv output, ReLU output) x 2 B (bf16)
+    assert mine["memory"]["activations_bytes"] == pytest.approx(64 * 11.1e6 * 2 * 2, rel=1e-12)
 
 
 def test_cli_unknown_field_is_one_error_line(tmp_path):
