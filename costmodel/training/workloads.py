@@ -148,6 +148,14 @@ def measured_mfu(entry: dict) -> float:
     return sum(rates) / len(rates) * flops / (float(entry["peak_tflops"]) * 1e12)
 
 
+@functools.cache
+def _measured_mfu_of(kind: str, arch: str, dtype: str) -> float:
+    """:func:`measured_mfu` of the bundled measurement for (kind, arch, dtype), computed once
+    (it loads the measured model's preset)."""
+    return measured_mfu(_data()["mfu_by_kind"][kind]["measured"][arch][dtype])
+
+
+@functools.cache
 def _kind_entry(kind: str, arch: str, dtype: str) -> tuple[str, str, dict] | None:
     """(arch, dtype, measurement) nearest to ``arch`` for ``dtype`` (see models.toml)."""
     table = _data().get("mfu_by_kind", {}).get(kind)
@@ -183,7 +191,7 @@ def default_mfu_for_kind(kind: str, arch: str, dtype: str,
     if found is None:
         return None
     from_arch, from_dtype, entry = found
-    rate = measured_mfu(entry)
+    rate = _measured_mfu_of(kind, from_arch, from_dtype)
     where = f"{kind} default for {arch} {dtype}"
     if from_arch != arch:
         where += f", borrowed from {from_arch} (nearest measured architecture)"
