@@ -49,8 +49,8 @@ from accuracy import interval_tables_toml, percentile, write_section  # noqa: E4
 import hardware  # noqa: E402
 from costmodel.cluster import comm as mapping  # noqa: E402
 from costmodel.training import losses as losses_module  # noqa: E402
+from costmodel.training import measured, stragglers, transport  # noqa: E402
 from costmodel.training import residuals as step_residuals  # noqa: E402
-from costmodel.training import stragglers, transport  # noqa: E402
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds  # noqa: E402
 from costmodel.training.losses import StepLosses  # noqa: E402
 from costmodel.training.workloads import load_model  # noqa: E402
@@ -320,22 +320,16 @@ class Prediction:
 @functools.cache
 def measured_mfu(base: Row) -> float:
     """The MFU that reproduces the table's published baseline throughput with no loss terms:
-    what a user measuring one GPU (or one node) would pass as ``--mfu``. Solved by bisection on
-    log(MFU), since only the matmul part of the step scales with it (the optimizer step and any
-    communication do not); capped at 1."""
+    what a user measuring one GPU (or one node) would pass as ``--rate`` (``--mfu``). Solved by
+    the library's own bisection (:func:`costmodel.training.measured.solve_mfu`), since only the
+    matmul part of the step scales with it; capped at 1."""
     target = published_samples_per_s(base, base.value)
 
     def rate(mfu: float) -> float:
         return predict_throughput(base, base.gpus, base.micro_batch, base.accumulation,
                                   StepLosses.none(), mfu)[0]
 
-    low, high = 1e-4, 1.0
-    if rate(high) <= target:
-        return high
-    for _ in range(50):
-        middle = (low * high) ** 0.5
-        low, high = (middle, high) if rate(middle) < target else (low, middle)
-    return (low * high) ** 0.5
+    return measured.solve_mfu(rate, target).mfu
 
 
 def predict(rows: list[Row], losses: StepLosses, measured: bool = False) -> list[Prediction]:

@@ -13,18 +13,22 @@ from dpbase.limits import MAX_RANKS
 ASYNC_ALGORITHM = "parameter-server"
 
 
-def _group(system, nodes: int | None, gpus: int | None) -> tuple[int, int]:
-    """(nodes, GPUs per node) from --nodes and the total --gpus."""
+def _group(system, nodes: int | None, gpus: int | None, field: str = "gpus") -> tuple[int, int]:
+    """(nodes, GPUs per node) from --nodes and the total --gpus (``field``: the option named in errors)."""
     per_node_max = system.gpus_per_node
     if nodes is not None and not 1 <= nodes <= MAX_RANKS:  # 0 is not "the default"
         raise InputError("nodes", nodes, f"an integer from 1 to {MAX_RANKS} (or leave it out)")
     if gpus is None:
         return (nodes or 1), per_node_max
     if gpus < 1:
-        raise InputError("gpus", gpus, "an integer >= 1")
-    nodes = nodes or math.ceil(gpus / per_node_max)
-    if nodes < 1 or gpus % nodes or gpus // nodes > per_node_max:
-        raise InputError("gpus", gpus, f"a multiple of --nodes {nodes} with at most "
+        raise InputError(field, gpus, "an integer >= 1")
+    if nodes is None:
+        nodes = math.ceil(gpus / per_node_max)
+        if gpus % nodes:
+            raise InputError(field, gpus, f"at most {per_node_max}, or a multiple of {per_node_max} "
+                             f"(whole nodes of {system.name})")
+    if gpus % nodes or gpus // nodes > per_node_max:
+        raise InputError(field, gpus, f"a multiple of --nodes {nodes} with at most "
                          f"{per_node_max} GPUs per node on {system.name}")
     return nodes, gpus // nodes
 
@@ -61,6 +65,7 @@ def _range(interval, what: str = "") -> str:
 def _published(b) -> list[str]:
     """Where published runs predicted like this one landed (costmodel.training.residuals)."""
     from costmodel.training.iteration import USER_MFU_SOURCE
+    from costmodel.training.measured import is_solved
     from costmodel.training.residuals import CLASS_TEXT, interval_name
     from dpbase.units import format_time
 
@@ -68,9 +73,16 @@ def _published(b) -> list[str]:
         return []
     low, high = b.published_interval_s
     speed = ("compute speed from --mfu" if b.mfu_source == USER_MFU_SOURCE
-             else "compute speed predicted; --mfu from a measured run narrows it")
+             else "compute speed from --rate" if is_solved(b.mfu_source)
+             else "compute speed predicted; --rate (or --mfu) from a measured run narrows it")
     return [f"  published runs       step {format_time(low)}–{format_time(high)}   ({interval_name()} of "
             f"{CLASS_TEXT[b.published_class]} runs predicted out of sample; {speed})"]
+
+
+def _solved(b) -> bool:
+    from costmodel.training.measured import is_solved
+
+    return is_solved(b.mfu_source)
 
 
 def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
@@ -84,6 +96,7 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         f"step: {b.accumulation_steps} x micro-batch {b.micro_batch} per GPU, global batch "
         f"{b.global_batch}, {f'seq {b.seq_len}, ' if b.seq_len else ''}grads {b.grad_dtype}, compute {b.compute_dtype} "
         f"at MFU {b.mfu:.0%}"
+        + (f" ({b.mfu_source})" if _solved(b) else "")
         + (f" x {b.matmul_efficiency:.0%} (a micro-batch this small starves the tensor cores: GEMM roofline)"
            if b.matmul_efficiency < 0.995 else "")
         + (f", a fixed {format_time(b.fixed_s_per_micro_batch)} per micro-batch (kernel launches, kernels a small "
@@ -148,6 +161,32 @@ def _what_fits(b, recomputed=None) -> str:
     return f"  no ZeRO stage fits ({options}): {smaller}{recompute}add GPUs or use model parallelism"
 
 
+def _measured_speed(workload, system, config, rate: str, rate_gpus: int, rate_micro_batch: int | None,
+                    mfu: float | None, **comm_options):
+    """(config at the MFU solved from --rate, its mfu_source)."""
+    from costmodel.training import measured, workloads
+    from costmodel.training.oncluster import measured_mfu
+    from dpbase.limits import MAX_COUNT
+    from dpbase.values import replace
+
+    if mfu is not None:
+        raise InputError("rate", rate, "either --rate or --mfu, not both")
+    samples = measured.parse_rate(rate, workloads.resolve_seq_len(workload, config.seq_len))
+    micro = config.micro_batch if rate_micro_batch is None else rate_micro_batch
+    if isinstance(micro, bool) or not 1 <= micro <= MAX_COUNT:
+        raise InputError("rate_micro_batch", rate_micro_batch, f"an integer from 1 to {MAX_COUNT}")
+    nodes, per_node = _group(system, None, rate_gpus, field="rate_gpus")
+    solved = measured_mfu(workload, system, replace(config, micro_batch=micro), samples,
+                          nodes=nodes, gpus_per_node=per_node, **comm_options)
+    if solved.capped:
+        raise InputError("rate", rate, f"at most {solved.ceiling_samples_per_s:,.4g} samples/s: {workload.name} on "
+                         f"{rate_gpus} {system.gpu.name} at micro-batch {micro} and MFU 1 (check --compute-dtype, "
+                         "--rate-gpus and --rate-micro-batch)")
+    source = measured.source_text(measured.MeasuredRate(samples_per_s=samples, gpus=rate_gpus, micro_batch=micro),
+                                  micro, solved)
+    return replace(config, mfu=solved.mfu), source
+
+
 @cli_errors
 def iteration(
     model: Annotated[str, Option(help="Preset name (gpt2, llama2-7b, resnet-50 …) or a parameter count (7B, 124M, 1.3e9).", autocompletion=complete.models)],
@@ -163,6 +202,9 @@ def iteration(
     compute_dtype: COMPUTE_DTYPE = "bf16",
     topk: Annotated[float | None, Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
     mfu: Annotated[float | None, Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
+    rate: Annotated[str | None, Option("--rate", help="Compute speed from a run you measured: its throughput, whole run (1200, 1200 img/s, 69070 tok/s); the MFU that reproduces it is used, as with --mfu.")] = None,
+    rate_gpus: Annotated[int, Option("--rate-gpus", help="GPUs of the --rate run, on this cluster (default 1).")] = 1,
+    rate_micro_batch: Annotated[int | None, Option("--rate-micro-batch", help="Micro-batch of the --rate run (default: --micro-batch).")] = None,
     optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     bucket: Annotated[str | None, Option(help="Bucket / fusion-buffer size (default: the --sync mode's: DDP 25MiB, Horovod 128MiB, FSDP one transformer block).")] = None,
     first_bucket: Annotated[str | None, Option("--first-bucket", help="DDP first bucket size (default 1MiB; FSDP: the --bucket).")] = None,
@@ -228,8 +270,15 @@ def iteration(
                           slow_node_factor=slow_node, input_rate=input_rate))
     info = comm.describe()
     workload = load_model(model)
+    solved = None
+    if rate is not None:
+        config, solved = _measured_speed(workload, system, config, rate, rate_gpus, rate_micro_batch, mfu,
+                                         algorithm=algorithm, backend=backend, servers=servers,
+                                         colocated=None if ps_placement is None else ps_placement == "colocated")
     result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,
                                  algorithm=str(info.get("algorithm", algorithm)))
+    if solved is not None:
+        result = replace(result, mfu_source=solved)
     result = with_interval(result, workload, system.gpu, comm, config, str(info.get("algorithm", algorithm)))
     from costmodel.cluster.mapping import regimes_unused_note
 

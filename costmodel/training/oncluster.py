@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.comm import comm_model, hybrid_groups
-from costmodel.training import offload, residuals, transport
+from costmodel.training import measured, offload, residuals, transport
 from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown
 from costmodel.training.workloads import Workload, load_model
@@ -58,6 +58,25 @@ def iteration(model: str | Workload, cluster: str | System, config: TrainingConf
     name = str(comm.describe().get("algorithm", algorithm))
     result = iteration_breakdown(workload, system.gpu, comm, config=config, algorithm=name)
     return with_interval(result, workload, system.gpu, comm, config, name)
+
+
+def measured_mfu(model: str | Workload, cluster: str | System, config: TrainingConfig, rate_samples_per_s: float,
+                 *, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
+                 backend: str | None = None, stack: str | None = None, servers: int | None = None,
+                 colocated: bool | None = None) -> measured.SolvedMfu:
+    """The MFU at which ``config`` (its ``mfu`` ignored) on ``nodes`` × ``gpus_per_node`` GPUs of
+    ``cluster`` runs at ``rate_samples_per_s`` for the whole group (:mod:`measured`): the
+    speed of a run the user measured, to predict other configurations with as ``mfu``."""
+    comm = comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
+                      servers=servers, colocated=colocated)
+    config = replace(config, transport=transport.step_transport(comm.layout.system, comm.layout.nodes))
+    workload = load_model(model) if isinstance(model, str) else model
+    gpu, name = comm.layout.system.gpu, str(comm.describe().get("algorithm", algorithm))
+
+    def rate_of(mfu: float) -> float:
+        return iteration_breakdown(workload, gpu, comm, config=replace(config, mfu=mfu), algorithm=name).samples_per_s
+
+    return measured.solve_mfu(rate_of, rate_samples_per_s)
 
 
 def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommModel, config: TrainingConfig,

@@ -213,7 +213,7 @@ def test_iteration_text_and_json_say_where_published_runs_landed():
     assert low < data["total_s"] < high and data["published_class"] == "multi-node"
     text = runner.invoke(app, args).stdout
     assert "published runs       step" in text and "(80 % interval of multi-node runs predicted out of sample" in text
-    assert "--mfu from a measured run narrows it" in text
+    assert "--rate (or --mfu) from a measured run narrows it" in text
     ideal = json.loads(runner.invoke(app, [*args, "--backend", "ideal", "--json"]).stdout)
     assert ideal["published_interval_s"] is None
     assert "published runs" not in runner.invoke(app, [*args, "--backend", "ideal"]).stdout

@@ -24,7 +24,8 @@ EXAMPLES: list[tuple[str, str, int | None]] = [
      "dpcost plan --model llama2-7b --cluster dgx-h100 --nodes 4 --global-batch 512 --seq-len 4096", 16),
     ("Where one training step's time goes, and whether it fits in memory. The \"published runs\" line says how sure the "
      "answer is: where published data-parallel runs of the same class landed against the model, predicted out "
-     "of sample (docs/validation.md); a measured `--mfu` narrows it:",
+     "of sample (docs/validation.md); a throughput you measured (`--rate \"1200 img/s\"`, on `--rate-gpus` "
+     "GPUs) narrows it:",
      "dpcost iteration --model llama2-7b --cluster dgx-h100 --nodes 4 --micro-batch 1 --seq-len 4096 --accum 4 --zero 1",
      None),
     ("The practised ZeRO variants, in `iteration` and swept by `plan`: hybrid sharding (`--shard hybrid`, "
