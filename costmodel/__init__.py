@@ -37,6 +37,7 @@ _EXPORTS = {
     "get": "costmodel.collectives.registry",
     "iteration_breakdown": "costmodel.training.iteration",
     "load_model": "costmodel.training.workloads",
+    "measured_mfu": "costmodel.training.oncluster",
     "nccl_time": "costmodel.nccl.model",
     "parse_file": "costmodel.calibrate.parse",
     "plan": "costmodel.planner.recommend",

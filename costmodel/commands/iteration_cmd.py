@@ -1,36 +1,15 @@
 """``dpcost iteration``: break one data-parallel training step down on a cluster."""
 
-import math
 from typing import Annotated
 
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
 from costmodel.commands.options import COMPUTE_DTYPE, JSON, MICRO_BATCH, PS_PLACEMENT, SEQ_LEN, Option
+from costmodel.commands.rate import RATE, RATE_GPUS, gpu_group, measured_speed
 from costmodel.training import losses
 from dpbase.errors import InputError
-from dpbase.limits import MAX_RANKS
 
 ASYNC_ALGORITHM = "parameter-server"
-
-
-def _group(system, nodes: int | None, gpus: int | None, field: str = "gpus") -> tuple[int, int]:
-    """(nodes, GPUs per node) from --nodes and the total --gpus (``field``: the option named in errors)."""
-    per_node_max = system.gpus_per_node
-    if nodes is not None and not 1 <= nodes <= MAX_RANKS:  # 0 is not "the default"
-        raise InputError("nodes", nodes, f"an integer from 1 to {MAX_RANKS} (or leave it out)")
-    if gpus is None:
-        return (nodes or 1), per_node_max
-    if gpus < 1:
-        raise InputError(field, gpus, "an integer >= 1")
-    if nodes is None:
-        nodes = math.ceil(gpus / per_node_max)
-        if gpus % nodes:
-            raise InputError(field, gpus, f"at most {per_node_max}, or a multiple of {per_node_max} "
-                             f"(whole nodes of {system.name})")
-    if gpus % nodes or gpus // nodes > per_node_max:
-        raise InputError(field, gpus, f"a multiple of --nodes {nodes} with at most "
-                         f"{per_node_max} GPUs per node on {system.name}")
-    return nodes, gpus // nodes
 
 
 def _algorithm(algorithm: str, asynchronous: bool) -> str:
@@ -161,32 +140,6 @@ def _what_fits(b, recomputed=None) -> str:
     return f"  no ZeRO stage fits ({options}): {smaller}{recompute}add GPUs or use model parallelism"
 
 
-def _measured_speed(workload, system, config, rate: str, rate_gpus: int, rate_micro_batch: int | None,
-                    mfu: float | None, **comm_options):
-    """(config at the MFU solved from --rate, its mfu_source)."""
-    from costmodel.training import measured, workloads
-    from costmodel.training.oncluster import measured_mfu
-    from dpbase.limits import MAX_COUNT
-    from dpbase.values import replace
-
-    if mfu is not None:
-        raise InputError("rate", rate, "either --rate or --mfu, not both")
-    samples = measured.parse_rate(rate, workloads.resolve_seq_len(workload, config.seq_len))
-    micro = config.micro_batch if rate_micro_batch is None else rate_micro_batch
-    if isinstance(micro, bool) or not 1 <= micro <= MAX_COUNT:
-        raise InputError("rate_micro_batch", rate_micro_batch, f"an integer from 1 to {MAX_COUNT}")
-    nodes, per_node = _group(system, None, rate_gpus, field="rate_gpus")
-    solved = measured_mfu(workload, system, replace(config, micro_batch=micro), samples,
-                          nodes=nodes, gpus_per_node=per_node, **comm_options)
-    if solved.capped:
-        raise InputError("rate", rate, f"at most {solved.ceiling_samples_per_s:,.4g} samples/s: {workload.name} on "
-                         f"{rate_gpus} {system.gpu.name} at micro-batch {micro} and MFU 1 (check --compute-dtype, "
-                         "--rate-gpus and --rate-micro-batch)")
-    source = measured.source_text(measured.MeasuredRate(samples_per_s=samples, gpus=rate_gpus, micro_batch=micro),
-                                  micro, solved)
-    return replace(config, mfu=solved.mfu), source
-
-
 @cli_errors
 def iteration(
     model: Annotated[str, Option(help="Preset name (gpt2, llama2-7b, resnet-50 …) or a parameter count (7B, 124M, 1.3e9).", autocompletion=complete.models)],
@@ -202,8 +155,8 @@ def iteration(
     compute_dtype: COMPUTE_DTYPE = "bf16",
     topk: Annotated[float | None, Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
     mfu: Annotated[float | None, Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
-    rate: Annotated[str | None, Option("--rate", help="Compute speed from a run you measured: its throughput, whole run (1200, 1200 img/s, 69070 tok/s); the MFU that reproduces it is used, as with --mfu.")] = None,
-    rate_gpus: Annotated[int, Option("--rate-gpus", help="GPUs of the --rate run, on this cluster (default 1).")] = 1,
+    rate: RATE = None,
+    rate_gpus: RATE_GPUS = 1,
     rate_micro_batch: Annotated[int | None, Option("--rate-micro-batch", help="Micro-batch of the --rate run (default: --micro-batch).")] = None,
     optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     bucket: Annotated[str | None, Option(help="Bucket / fusion-buffer size (default: the --sync mode's: DDP 25MiB, Horovod 128MiB, FSDP one transformer block).")] = None,
@@ -247,7 +200,7 @@ def iteration(
     from dpbase.values import replace
 
     system = hardware.load_system(cluster)
-    node_count, per_node = _group(system, nodes, gpus)
+    node_count, per_node = gpu_group(system, nodes, gpus)
     algorithm = _algorithm(algorithm, asynchronous)
     if ps_placement not in (None, "dedicated", "colocated"):
         raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
@@ -272,9 +225,9 @@ def iteration(
     workload = load_model(model)
     solved = None
     if rate is not None:
-        config, solved = _measured_speed(workload, system, config, rate, rate_gpus, rate_micro_batch, mfu,
-                                         algorithm=algorithm, backend=backend, servers=servers,
-                                         colocated=None if ps_placement is None else ps_placement == "colocated")
+        config, solved = measured_speed(workload, system, config, rate, rate_gpus, rate_micro_batch, mfu,
+                                        algorithm=algorithm, backend=backend, servers=servers,
+                                        colocated=None if ps_placement is None else ps_placement == "colocated")
     result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,
                                  algorithm=str(info.get("algorithm", algorithm)))
     if solved is not None:

@@ -6,6 +6,7 @@ from typing import Annotated
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
 from costmodel.commands.options import COMPUTE_DTYPE, JSON, PS_PLACEMENT, SEQ_LEN, Option
+from costmodel.commands.rate import RATE, RATE_GPUS, measured_speed
 
 
 class Objective(str, Enum):
@@ -101,14 +102,35 @@ def _sensitivity(rows) -> list[str]:
     return lines
 
 
-def _text(result, nodes) -> str:
+def _text(result, nodes, speed: str | None = None) -> str:
     where = f"up to {nodes} node(s)" if nodes else "any nodes"
     head = (f"Plan for {result.model} on {result.cluster} ({where}), global batch "
             f"{result.global_batch}, seq {result.seq_len}, objective {result.objective}, "
             f"{result.backend} backend: {result.configurations:,} configurations swept, "
-            f"{result.feasible_configurations:,} feasible")
+            f"{result.feasible_configurations:,} feasible"
+            + (f"; compute speed {speed}" if speed else ""))
     return "\n".join([head, "", result.reason, "", f"Top {len(result.candidates)}:",
                       _table(result.candidates), "", *_sensitivity(result.sensitivity)])
+
+
+def _measured_mfu(model, cluster, rate, rate_gpus, rate_micro_batch, mfu, *, seq_len, compute_dtype, grad_dtype,
+                  optimizer, sync, input_rate, recompute, backend):
+    """(MFU, its source) solved from --rate: the measured run is plain data parallelism (ZeRO-0,
+    the --sync preset, DDP for fsdp) at the plan's dtypes, optimizer and loss terms."""
+    import hardware
+    from costmodel.training.iteration import TrainingConfig
+    from costmodel.training.losses import StepLosses
+    from costmodel.training.workloads import load_model
+    from dpbase.errors import InputError
+
+    if rate_micro_batch is None:
+        raise InputError("rate_micro_batch", None, "the micro-batch of the --rate run (plan sweeps micro-batches)")
+    config = TrainingConfig(micro_batch=rate_micro_batch, seq_len=seq_len, compute_dtype=compute_dtype,
+                            grad_dtype=grad_dtype, optimizer=optimizer, sync="ddp" if sync == "fsdp" else sync,
+                            recompute=recompute, losses=StepLosses(input_rate=input_rate))
+    config, source = measured_speed(load_model(model), hardware.load_system(cluster), config, rate, rate_gpus,
+                                    rate_micro_batch, mfu, backend=backend)
+    return config.mfu, source
 
 
 @cli_errors
@@ -135,6 +157,9 @@ def plan(
     grad_dtypes: Annotated[str, Option("--grad-dtypes", help="Comma-separated gradient dtypes to sweep (fp32, bf16, fp16, fp8).")] = "bf16,fp32",
     compute_dtype: COMPUTE_DTYPE = "bf16",
     mfu: Annotated[float | None, Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
+    rate: RATE = None,
+    rate_gpus: RATE_GPUS = 1,
+    rate_micro_batch: Annotated[int | None, Option("--rate-micro-batch", help="Micro-batch of the --rate run (needed with --rate: the plan sweeps micro-batches).")] = None,
     optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     jitter: Annotated[float, Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,
     recompute: Annotated[bool | None, Option("--recompute/--no-recompute", help="Activation recomputation: always / never (default: only when no plan fits without it).", show_default=False)] = None,
@@ -166,6 +191,12 @@ def plan(
     reserve, reserve_share = parse_reserve(memory_reserve)
     if ps_placement not in (None, "dedicated", "colocated"):
         raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
+    speed = None
+    if rate is not None:
+        mfu, speed = _measured_mfu(model, cluster, rate, rate_gpus, rate_micro_batch, mfu, seq_len=seq_len,
+                                   compute_dtype=compute_dtype, grad_dtype=_list(grad_dtypes, str)[0],
+                                   optimizer=optimizer, sync=sync, input_rate=input_rate, recompute=bool(recompute),
+                                   backend=backend)
     swept = None
     if algorithms is not None:
         from costmodel.names import algorithm_named
@@ -196,6 +227,6 @@ def plan(
         echo(render(result.best, emit.value, compute_dtype))
         return
     if json_output:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), **({"compute_speed": speed} if speed else {})})
         return
-    echo(_text(result, nodes or (None if gpus else 1)))
+    echo(_text(result, nodes or (None if gpus else 1), speed))

@@ -119,3 +119,22 @@ def test_the_measured_setup_options_change_the_answer(option):
     alone = json.loads(runner.invoke(app, base).output)
     varied = json.loads(runner.invoke(app, [*base, *option]).output)
     assert varied["mfu"] != alone["mfu"] and varied["total_s"] != alone["total_s"]
+
+
+def test_plan_takes_the_rate_as_the_mfu_it_solves_for():
+    base = ["plan", "--model", "resnet-50", "--cluster", "dgx-a100", "--global-batch", "2048", "--compute-dtype",
+            "fp16", "--grad-dtypes", "fp16", "--optimizer", "sgd", "--json"]
+    by_rate = json.loads(runner.invoke(app, [*base, "--rate", "2470 img/s", "--rate-micro-batch", "256"]).output)
+    solved = measured_mfu("resnet-50", "dgx-a100", replace(RN50_AMP, micro_batch=256), 2470.0,
+                          nodes=1, gpus_per_node=1)
+    by_mfu = json.loads(runner.invoke(app, [*base, "--mfu", repr(solved.mfu)]).output)
+    assert by_rate["best"] == by_mfu["best"] and by_rate["candidates"] == by_mfu["candidates"]
+    assert by_rate["compute_speed"].startswith(measured.SOLVED_PREFIX) and "compute_speed" not in by_mfu
+    text = runner.invoke(app, [*base[:-1], "--rate", "2470", "--rate-micro-batch", "256"]).output
+    assert "; compute speed solved from the measured rate 2,470 samples/s on 1 GPU at micro-batch 256" in text
+
+
+def test_plan_needs_the_measured_micro_batch():
+    out = runner.invoke(app, ["plan", "--model", "resnet-50", "--cluster", "dgx-a100", "--global-batch", "2048",
+                              "--rate", "2470"])
+    assert out.exit_code == 2 and out.output.startswith("error: rate_micro_batch: got None")
