@@ -507,7 +507,7 @@ def report(rows: list[Row]) -> str:
     """Both compute modes: speed from the published baseline, and fully predicted."""
     return "\n".join([
         "**Compute speed from each table's published baseline** (the MFU that reproduces the "
-        "baseline throughput, as a user who measured one GPU or one node passes `--mfu`); the "
+        "baseline throughput: what `--rate` gives a user who measured one GPU or one node); the "
         "scaling losses are predicted.", "", markdown(evaluate(rows, measured=True)), "",
         "**Compute speed predicted too** (default MFU of the GPU, dtype and model kind): errors "
         "in the absolute speed shift the communication's share of the step.", "",
@@ -533,7 +533,7 @@ def _shipped_tables(rows: list[Row]) -> list[str]:
             for part, multi in (("single-node", False), ("multi-node", True))]
     return ["**Compute speed predicted too** (the flags a user types by default):", "",
             heldout_table(predict(rows, StepLosses(), measured=False)), "",
-            "**Compute speed from each table's published baseline** (`--mfu` measured on one GPU or "
+            "**Compute speed from each table's published baseline** (`--rate` measured on one GPU or "
             "node):", "", heldout_table(predict(rows, StepLosses(), measured=True)), "",
             "The collective alone (compute predicted, every loss term off):", "", _head(None), *none]
 
@@ -684,7 +684,7 @@ def step_residuals_toml(table: dict, widths: dict[str, float]) -> str:
     text = interval_tables_toml([
         "How far published data-parallel runs fell from the training-step model, out of sample:",
         "[low, high, rows] of published / predicted step time per class and compute mode",
-        "(default: speed predicted; measured: --mfu from a measured run). Development sources",
+        "(default: speed predicted; measured: --rate or --mfu from a measured run). Development sources",
         "predicted with the host overhead fitted without them, held-out tables with the shipped",
         "defaults. [calibration]: the interval's nominal coverage and each mode's width, the",
         "narrowest whose intervals, built without each publication in turn, hold on the nominal",

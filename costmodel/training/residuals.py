@@ -5,7 +5,7 @@ development set, each source with the host overhead fitted without it; the held-
 with the shipped defaults) and keeps, for every row, published ÷ predicted step time (the job's
 predicted throughput ÷ its published one; for a one-GPU baseline, its own speed error), in two
 compute modes: **default** (the MFU defaults predict the speed, so the ratio carries the speed
-error too) and **measured** (``--mfu`` from a measured run: the scaling error alone).
+error too) and **measured** (``--rate`` or ``--mfu`` from a measured run: the scaling error alone).
 
 Per class of step (one GPU, one node, several nodes) and mode, an 80 % interval of these ratios
 is in ``costmodel/data/step_residuals.toml`` (written by ``dp_scaling.py --write``, which
@@ -37,7 +37,7 @@ DATA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file
 STEP_CLASSES = ("one-gpu", "single-node", "multi-node")
 MODES = ("default", "measured")
 CLASS_TEXT = {"one-gpu": "one-GPU", "single-node": "single-node", "multi-node": "multi-node"}
-MODE_TEXT = {"default": "predicted (default MFU)", "measured": "from a measured run (--mfu)"}
+MODE_TEXT = {"default": "predicted (default MFU)", "measured": "from a measured run (--rate, --mfu)"}
 MIN_ROWS = 5  # a cell with fewer out-of-sample rows gets no interval
 
 
