@@ -49,7 +49,7 @@ from accuracy import interval_tables_toml, percentile, write_section  # noqa: E4
 import hardware  # noqa: E402
 from costmodel.cluster import comm as mapping  # noqa: E402
 from costmodel.training import losses as losses_module  # noqa: E402
-from costmodel.training import measured, stragglers, transport  # noqa: E402
+from costmodel.training import measured_rate, stragglers, transport  # noqa: E402
 from costmodel.training import residuals as step_residuals  # noqa: E402
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds  # noqa: E402
 from costmodel.training.losses import StepLosses  # noqa: E402
@@ -319,17 +319,18 @@ class Prediction:
 
 @functools.cache
 def measured_mfu(base: Row) -> float:
-    """The MFU that reproduces the table's published baseline throughput with no loss terms:
-    what a user measuring one GPU (or one node) would pass as ``--rate`` (``--mfu``). Solved by
-    the library's own bisection (:func:`costmodel.training.measured.solve_mfu`), since only the
-    matmul part of the step scales with it; capped at 1."""
+    """The MFU that reproduces the table's published baseline throughput with no loss terms,
+    solved by the library's own bisection (:func:`costmodel.training.measured_rate.solve_mfu`, what
+    ``--rate`` runs). Two differences from ``--rate``: the baseline is solved without the loss
+    terms (so the fit of the host overhead does not move the MFU), and a baseline beyond MFU 1
+    is kept at 1 where ``--rate`` refuses it (S8's AlexNet and VGG16 on P100, six rows)."""
     target = published_samples_per_s(base, base.value)
 
     def rate(mfu: float) -> float:
         return predict_throughput(base, base.gpus, base.micro_batch, base.accumulation,
                                   StepLosses.none(), mfu)[0]
 
-    return measured.solve_mfu(rate, target).mfu
+    return measured_rate.solve_mfu(rate, target).mfu
 
 
 def predict(rows: list[Row], losses: StepLosses, measured: bool = False) -> list[Prediction]:

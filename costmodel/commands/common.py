@@ -35,6 +35,28 @@ def parse_bits(text: str | None, field: str) -> int | None:
     return int(digits)
 
 
+def gpu_group(system, nodes: int | None, gpus: int | None, field: str = "gpus") -> tuple[int, int]:
+    """(nodes, GPUs per node) from --nodes and a total GPU count (``field``: the option that gave it)."""
+    from dpbase.limits import MAX_RANKS
+
+    per_node_max = system.gpus_per_node
+    if nodes is not None and not 1 <= nodes <= MAX_RANKS:  # 0 is not "the default"
+        raise InputError("nodes", nodes, f"an integer from 1 to {MAX_RANKS} (or leave it out)")
+    if gpus is None:
+        return (nodes or 1), per_node_max
+    if isinstance(gpus, bool) or not 1 <= gpus <= MAX_RANKS:
+        raise InputError(field, gpus, f"an integer from 1 to {MAX_RANKS}")
+    if nodes is None:
+        nodes = math.ceil(gpus / per_node_max)
+        if gpus % nodes:
+            raise InputError(field, gpus, f"a count that splits evenly over ⌈count/{per_node_max}⌉ nodes of "
+                             f"{system.name} ({gpus} over {nodes} nodes does not; or give --nodes)")
+    if gpus % nodes or gpus // nodes > per_node_max:
+        raise InputError(field, gpus, f"a multiple of --nodes {nodes} with at most "
+                         f"{per_node_max} GPUs per node on {system.name}")
+    return nodes, gpus // nodes
+
+
 def error_object(error: BaseException) -> dict[str, Any]:
     """The JSON shape of a refused input: ``{"error": {"field", "got", "allowed", "message"}}``."""
     message = str(error) if not isinstance(error, OSError) else _os_message(error)

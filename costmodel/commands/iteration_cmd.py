@@ -3,9 +3,9 @@
 from typing import Annotated
 
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
+from costmodel.commands.common import cli_errors, echo, gpu_group, parse_bits, print_json
 from costmodel.commands.options import COMPUTE_DTYPE, JSON, MICRO_BATCH, PS_PLACEMENT, SEQ_LEN, Option
-from costmodel.commands.rate import RATE, RATE_GPUS, gpu_group, measured_speed
+from costmodel.commands.rate import RATE, RATE_GPUS, check_options, measured_speed
 from costmodel.training import losses
 from dpbase.errors import InputError
 
@@ -41,30 +41,22 @@ def _range(interval, what: str = "") -> str:
     return "" if interval is None else f"   10-90 %: {format_time(interval[0])}–{format_time(interval[1])}{what}"
 
 
-def _published(b) -> list[str]:
+def _published(b, from_rate: bool) -> list[str]:
     """Where published runs predicted like this one landed (costmodel.training.residuals)."""
     from costmodel.training.iteration import USER_MFU_SOURCE
-    from costmodel.training.measured import is_solved
     from costmodel.training.residuals import CLASS_TEXT, interval_name
     from dpbase.units import format_time
 
     if b.published_interval_s is None:
         return []
     low, high = b.published_interval_s
-    speed = ("compute speed from --mfu" if b.mfu_source == USER_MFU_SOURCE
-             else "compute speed from --rate" if is_solved(b.mfu_source)
+    speed = ("compute speed from --rate" if from_rate else "compute speed from --mfu" if b.mfu_source == USER_MFU_SOURCE
              else "compute speed predicted; --rate (or --mfu) from a measured run narrows it")
     return [f"  published runs       step {format_time(low)}–{format_time(high)}   ({interval_name()} of "
             f"{CLASS_TEXT[b.published_class]} runs predicted out of sample; {speed})"]
 
 
-def _solved(b) -> bool:
-    from costmodel.training.measured import is_solved
-
-    return is_solved(b.mfu_source)
-
-
-def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
+def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list[str]:
     from dpbase.units import format_size, format_time
 
     mem = b.memory
@@ -75,7 +67,7 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         f"step: {b.accumulation_steps} x micro-batch {b.micro_batch} per GPU, global batch "
         f"{b.global_batch}, {f'seq {b.seq_len}, ' if b.seq_len else ''}grads {b.grad_dtype}, compute {b.compute_dtype} "
         f"at MFU {b.mfu:.0%}"
-        + (f" ({b.mfu_source})" if _solved(b) else "")
+        + (f" ({b.mfu_source})" if from_rate else "")
         + (f" x {b.matmul_efficiency:.0%} (a micro-batch this small starves the tensor cores: GEMM roofline)"
            if b.matmul_efficiency < 0.995 else "")
         + (f", a fixed {format_time(b.fixed_s_per_micro_batch)} per micro-batch (kernel launches, kernels a small "
@@ -112,7 +104,7 @@ def _lines(b, comm_info: dict, recomputed=None) -> list[str]:
         f"  throughput           {b.samples_per_s:,.1f} samples/s"
         + (f", {b.tokens_per_s:,.0f} tokens/s" if b.tokens_per_s else ""),
         f"  scaling efficiency   {b.scaling_efficiency:.1%}   (exposed comm share {b.comm_share:.1%})",
-        *_published(b),
+        *_published(b, from_rate),
         "",
         f"memory per GPU: weights {_gb(mem.weights_bytes)}, gradients {_gb(mem.gradients_bytes)}, "
         f"optimizer {_gb(mem.optimizer_bytes)}, activations {_gb(mem.activations_bytes)}, "
@@ -156,7 +148,7 @@ def iteration(
     topk: Annotated[float | None, Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
     mfu: Annotated[float | None, Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
     rate: RATE = None,
-    rate_gpus: RATE_GPUS = 1,
+    rate_gpus: RATE_GPUS = None,
     rate_micro_batch: Annotated[int | None, Option("--rate-micro-batch", help="Micro-batch of the --rate run (default: --micro-batch).")] = None,
     optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     bucket: Annotated[str | None, Option(help="Bucket / fusion-buffer size (default: the --sync mode's: DDP 25MiB, Horovod 128MiB, FSDP one transformer block).")] = None,
@@ -199,14 +191,15 @@ def iteration(
     from dpbase.units import parse_size, parse_time
     from dpbase.values import replace
 
+    check_options(rate, mfu, rate_gpus, rate_micro_batch)
     system = hardware.load_system(cluster)
     node_count, per_node = gpu_group(system, nodes, gpus)
     algorithm = _algorithm(algorithm, asynchronous)
     if ps_placement not in (None, "dedicated", "colocated"):
         raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
+    colocated = None if ps_placement is None else ps_placement == "colocated"
     comm = cluster_module.comm_model(system, node_count, per_node, algorithm=algorithm, backend=backend,
-                                     servers=servers,
-                                     colocated=None if ps_placement is None else ps_placement == "colocated")
+                                     servers=servers, colocated=colocated)
     config = TrainingConfig(
         micro_batch=micro_batch, seq_len=seq_len, accumulation_steps=accum, grad_dtype=grad_dtype,
         compute_dtype=compute_dtype, topk_fraction=topk, mfu=mfu, optimizer=optimizer,
@@ -225,9 +218,10 @@ def iteration(
     workload = load_model(model)
     solved = None
     if rate is not None:
-        config, solved = measured_speed(workload, system, config, rate, rate_gpus, rate_micro_batch, mfu,
-                                        algorithm=algorithm, backend=backend, servers=servers,
-                                        colocated=None if ps_placement is None else ps_placement == "colocated")
+        rate_mfu, solved = measured_speed(workload, system, config, rate, rate_gpus,
+                                          micro_batch if rate_micro_batch is None else rate_micro_batch,
+                                          "taken as this command's setup otherwise", algorithm=algorithm, backend=backend, servers=servers, colocated=colocated)
+        config = replace(config, mfu=rate_mfu)
     result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,
                                  algorithm=str(info.get("algorithm", algorithm)))
     if solved is not None:
@@ -244,5 +238,6 @@ def iteration(
     if not result.memory.fits and not recompute and memory.recompute_applies(workload):
         recomputed = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks,
                                          replace(config, recompute=True))
-    echo("\n".join(_lines(result, info, recomputed) + ([f"note: {unused}"] if unused else [])))
+    echo("\n".join(_lines(result, info, recomputed, from_rate=solved is not None)
+                   + ([f"note: {unused}"] if unused else [])))
 

@@ -6,7 +6,7 @@ from typing import Annotated
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
 from costmodel.commands.options import COMPUTE_DTYPE, JSON, PS_PLACEMENT, SEQ_LEN, Option
-from costmodel.commands.rate import RATE, RATE_GPUS, measured_speed
+from costmodel.commands.rate import RATE, RATE_GPUS, check_options, measured_speed
 
 
 class Objective(str, Enum):
@@ -102,21 +102,27 @@ def _sensitivity(rows) -> list[str]:
     return lines
 
 
-def _text(result, nodes, speed: str | None = None) -> str:
+def _text(result, nodes, speed: dict | None = None) -> str:
     where = f"up to {nodes} node(s)" if nodes else "any nodes"
     head = (f"Plan for {result.model} on {result.cluster} ({where}), global batch "
             f"{result.global_batch}, seq {result.seq_len}, objective {result.objective}, "
             f"{result.backend} backend: {result.configurations:,} configurations swept, "
             f"{result.feasible_configurations:,} feasible"
-            + (f"; compute speed {speed}" if speed else ""))
+            + (f"; compute speed MFU {speed['mfu']:.1%}, {speed['source']}" if speed else ""))
     return "\n".join([head, "", result.reason, "", f"Top {len(result.candidates)}:",
                       _table(result.candidates), "", *_sensitivity(result.sensitivity)])
 
 
-def _measured_mfu(model, cluster, rate, rate_gpus, rate_micro_batch, mfu, *, seq_len, compute_dtype, grad_dtype,
-                  optimizer, sync, input_rate, recompute, backend):
+# The gradient dtype of the run behind --rate: the compute dtype's own width (fp32 for fp32/tf32,
+# 16-bit otherwise), whatever --grad-dtypes sweeps, so the order of that list cannot change it.
+RATE_GRAD_DTYPE = {"fp32": "fp32", "tf32": "fp32", "fp16": "fp16"}
+
+
+def _measured_mfu(model, cluster, rate, rate_gpus, rate_micro_batch, *, seq_len, compute_dtype, optimizer,
+                  sync, input_rate, recompute, backend):
     """(MFU, its source) solved from --rate: the measured run is plain data parallelism (ZeRO-0,
-    the --sync preset, DDP for fsdp) at the plan's dtypes, optimizer and loss terms."""
+    one micro-batch per step, the --sync preset, DDP for fsdp) at the plan's compute dtype,
+    optimizer, recomputation and loss terms, its gradients in the compute dtype's width."""
     import hardware
     from costmodel.training.iteration import TrainingConfig
     from costmodel.training.losses import StepLosses
@@ -126,11 +132,11 @@ def _measured_mfu(model, cluster, rate, rate_gpus, rate_micro_batch, mfu, *, seq
     if rate_micro_batch is None:
         raise InputError("rate_micro_batch", None, "the micro-batch of the --rate run (plan sweeps micro-batches)")
     config = TrainingConfig(micro_batch=rate_micro_batch, seq_len=seq_len, compute_dtype=compute_dtype,
-                            grad_dtype=grad_dtype, optimizer=optimizer, sync="ddp" if sync == "fsdp" else sync,
-                            recompute=recompute, losses=StepLosses(input_rate=input_rate))
-    config, source = measured_speed(load_model(model), hardware.load_system(cluster), config, rate, rate_gpus,
-                                    rate_micro_batch, mfu, backend=backend)
-    return config.mfu, source
+                            grad_dtype=RATE_GRAD_DTYPE.get(compute_dtype, "bf16"), optimizer=optimizer,
+                            sync="ddp" if sync == "fsdp" else sync, recompute=bool(recompute),
+                            losses=StepLosses(input_rate=input_rate))
+    return measured_speed(load_model(model), hardware.load_system(cluster), config, rate, rate_gpus,
+                          rate_micro_batch, "taken as plain data parallelism (ZeRO-0, no accumulation)", backend=backend)
 
 
 @cli_errors
@@ -158,7 +164,7 @@ def plan(
     compute_dtype: COMPUTE_DTYPE = "bf16",
     mfu: Annotated[float | None, Option(help="Model FLOPs utilisation (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's).")] = None,
     rate: RATE = None,
-    rate_gpus: RATE_GPUS = 1,
+    rate_gpus: RATE_GPUS = None,
     rate_micro_batch: Annotated[int | None, Option("--rate-micro-batch", help="Micro-batch of the --rate run (needed with --rate: the plan sweeps micro-batches).")] = None,
     optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     jitter: Annotated[float, Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,
@@ -191,12 +197,13 @@ def plan(
     reserve, reserve_share = parse_reserve(memory_reserve)
     if ps_placement not in (None, "dedicated", "colocated"):
         raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
+    check_options(rate, mfu, rate_gpus, rate_micro_batch)
     speed = None
     if rate is not None:
-        mfu, speed = _measured_mfu(model, cluster, rate, rate_gpus, rate_micro_batch, mfu, seq_len=seq_len,
-                                   compute_dtype=compute_dtype, grad_dtype=_list(grad_dtypes, str)[0],
-                                   optimizer=optimizer, sync=sync, input_rate=input_rate, recompute=bool(recompute),
-                                   backend=backend)
+        mfu, source = _measured_mfu(model, cluster, rate, rate_gpus, rate_micro_batch, seq_len=seq_len,
+                                    compute_dtype=compute_dtype, optimizer=optimizer, sync=sync,
+                                    input_rate=input_rate, recompute=recompute, backend=backend)
+        speed = {"mfu": mfu, "source": source}
     swept = None
     if algorithms is not None:
         from costmodel.names import algorithm_named

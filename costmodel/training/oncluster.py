@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.comm import comm_model, hybrid_groups
-from costmodel.training import measured, offload, residuals, transport
+from costmodel.training import measured_rate, offload, residuals, transport
 from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown
 from costmodel.training.workloads import Workload, load_model
@@ -52,31 +52,39 @@ def iteration(model: str | Workload, cluster: str | System, config: TrainingConf
             raise InputError("micro_batch", None, "an integer >= 1 (or a TrainingConfig)")
         config_fields.setdefault("transport", transport.step_transport(system, comm.layout.nodes))
         config = TrainingConfig(**config_fields)
-    elif config.transport == transport.LOCAL and comm.layout.nodes > 1:
-        config = replace(config, transport=transport.step_transport(system, comm.layout.nodes))
+    config = _on_layout(config, comm)
     workload = load_model(model) if isinstance(model, str) else model
     name = str(comm.describe().get("algorithm", algorithm))
     result = iteration_breakdown(workload, system.gpu, comm, config=config, algorithm=name)
     return with_interval(result, workload, system.gpu, comm, config, name)
 
 
+def _on_layout(config: TrainingConfig, comm: CommModel) -> TrainingConfig:
+    """``config`` with the cluster's transport where it names none across nodes (``local``)."""
+    if config.transport == transport.LOCAL and comm.layout.nodes > 1:
+        return replace(config, transport=transport.step_transport(comm.layout.system, comm.layout.nodes))
+    return config
+
+
 def measured_mfu(model: str | Workload, cluster: str | System, config: TrainingConfig, rate_samples_per_s: float,
-                 *, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
+                 *, nodes: int = 1, gpus_per_node: int | None = 1, algorithm: str = "auto",
                  backend: str | None = None, stack: str | None = None, servers: int | None = None,
-                 colocated: bool | None = None) -> measured.SolvedMfu:
+                 colocated: bool | None = None) -> measured_rate.SolvedMfu:
     """The MFU at which ``config`` (its ``mfu`` ignored) on ``nodes`` × ``gpus_per_node`` GPUs of
-    ``cluster`` runs at ``rate_samples_per_s`` for the whole group (:mod:`measured`): the
-    speed of a run the user measured, to predict other configurations with as ``mfu``."""
+    ``cluster`` (default one GPU; None: whole nodes) runs at ``rate_samples_per_s`` for the whole
+    group (:mod:`measured_rate`): the speed of a run the user measured, to predict other
+    configurations with as ``mfu``. The transport is the config's, as in :func:`iteration`."""
+    rate = measured_rate.check_rate(rate_samples_per_s)
     comm = comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
                       servers=servers, colocated=colocated)
-    config = replace(config, transport=transport.step_transport(comm.layout.system, comm.layout.nodes))
+    config = _on_layout(config, comm)
     workload = load_model(model) if isinstance(model, str) else model
     gpu, name = comm.layout.system.gpu, str(comm.describe().get("algorithm", algorithm))
 
     def rate_of(mfu: float) -> float:
         return iteration_breakdown(workload, gpu, comm, config=replace(config, mfu=mfu), algorithm=name).samples_per_s
 
-    return measured.solve_mfu(rate_of, rate_samples_per_s)
+    return measured_rate.solve_mfu(rate_of, rate)
 
 
 def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommModel, config: TrainingConfig,

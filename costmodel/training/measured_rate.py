@@ -1,0 +1,94 @@
+"""Compute speed from a measured run: the MFU that reproduces a throughput the user measured.
+
+Most users know how fast their model trains on one GPU (or one node) long before they know
+its model FLOPs utilisation. ``--rate`` takes that throughput and solves for the MFU at which
+the model's own step on the measured setup runs at exactly that rate
+(:func:`costmodel.training.oncluster.measured_mfu`); the target configuration is then predicted
+at that MFU, as if the user had passed ``--mfu``.
+
+Only the matmul part of a step scales with the MFU (the optimizer step, the communication and a
+data loader do not), so the MFU is not ``rate × FLOPs / peak``: it is found by bisection on
+``log(MFU)`` over [``LOW_MFU``, 1], where the rate rises monotonically with the MFU (flat only
+where a data loader binds). A rate above what MFU 1 gives is flagged ``capped`` and one below
+what ``LOW_MFU`` gives ``floored``; ``dpcost`` refuses both, naming the limit, since a rate out
+of that range is most often a wrong dtype, GPU count or micro-batch. benchmarks/dp_scaling.py
+keeps the capped answer: cuDNN's Winograd and FFT convolutions do fewer FLOPs than the count,
+so AlexNet and VGG16 on a P100 (S8) need more than MFU 1.
+
+    >>> round(solve_mfu(lambda mfu: 100.0 * mfu, 25.0).mfu, 12)
+    0.25
+    >>> solve_mfu(lambda mfu: 100.0 * mfu, 250.0)
+    SolvedMfu(mfu=1.0, capped=True, floored=False, ceiling_samples_per_s=100.0, floor_samples_per_s=0.01)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+from dpbase.errors import InputError
+from dpbase.values import frozen
+
+LOW_MFU = 1e-4  # 10^-4 of peak: below any measured training run
+BISECTIONS = 50  # on log(MFU) over four decades: the bracket shrinks to ~1e-14 relative
+MAX_RATE = 1e12
+RATE_ALLOWED = ("samples per second of the whole measured run, above 0: a number (samples/s), "
+                "or with a unit: 1200/s, 1,200 samples/s, 1200 img/s, 450 seq/s, 69070 tok/s")
+# A number: digits with optional thousands commas (1,200) or underscores, a fraction, an exponent.
+_NUMBER = r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+(?:_[0-9]+)*)(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?"
+_RATE = re.compile(rf"^\s*({_NUMBER})\s*(|/\s*s|(?:samples?|img|images?|seq|sequences?|tok|tokens?)\s*/\s*s)\s*$",
+                   re.IGNORECASE)
+
+
+@frozen
+class SolvedMfu:
+    """The MFU found; whether the measured rate needed more than MFU 1 (answered at 1) or less
+    than ``LOW_MFU`` (answered there); the rates those two bounds give."""
+
+    mfu: float
+    capped: bool
+    floored: bool
+    ceiling_samples_per_s: float
+    floor_samples_per_s: float
+
+
+def parse_rate(text: str | float | int, tokens_per_sample: int, field: str = "rate") -> float:
+    """Samples per second from ``1200``, ``1,200/s``, ``1200 img/s`` or ``69070 tok/s`` (a token
+    rate is divided by ``tokens_per_sample``, 0 for models without a sequence)."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value, unit = float(text), ""
+    else:
+        match = _RATE.match(str(text))
+        if not match:
+            raise InputError(field, text, RATE_ALLOWED)
+        value, unit = float(match.group(1).replace(",", "").replace("_", "")), match.group(2).lower()
+    if not (math.isfinite(value) and 0 < value < MAX_RATE):
+        raise InputError(field, text, RATE_ALLOWED)
+    if unit.startswith("tok"):
+        if not tokens_per_sample:
+            raise InputError(field, text, "samples/s: a token rate needs a model with a sequence (this one has none)")
+        value /= tokens_per_sample
+    return value
+
+
+def check_rate(samples_per_s: float, field: str = "rate") -> float:
+    """A rate in samples/s, validated (finite, in (0, MAX_RATE))."""
+    if isinstance(samples_per_s, bool) or not isinstance(samples_per_s, (int, float)) \
+            or not (math.isfinite(samples_per_s) and 0 < samples_per_s < MAX_RATE):
+        raise InputError(field, samples_per_s, f"samples per second, above 0 and below {MAX_RATE:g}")
+    return float(samples_per_s)
+
+
+def solve_mfu(rate_of: Callable[[float], float], target_samples_per_s: float) -> SolvedMfu:
+    """The MFU at which ``rate_of(mfu)`` (samples/s, rising with the MFU) equals the target."""
+    low, high = LOW_MFU, 1.0
+    ceiling, floor = rate_of(high), rate_of(low)
+    if ceiling <= target_samples_per_s:
+        return SolvedMfu(1.0, True, False, ceiling, floor)
+    if floor >= target_samples_per_s:
+        return SolvedMfu(LOW_MFU, False, True, ceiling, floor)
+    for _ in range(BISECTIONS):
+        middle = math.sqrt(low * high)
+        low, high = (middle, high) if rate_of(middle) < target_samples_per_s else (low, middle)
+    return SolvedMfu(math.sqrt(low * high), False, False, ceiling, floor)
