@@ -218,9 +218,10 @@ def iteration(
     workload = load_model(model)
     solved = None
     if rate is not None:
-        rate_mfu, solved = measured_speed(workload, system, config, rate, rate_gpus,
-                                          micro_batch if rate_micro_batch is None else rate_micro_batch,
-                                          "taken as this command's setup otherwise", algorithm=algorithm, backend=backend, servers=servers, colocated=colocated)
+        measured_micro_batch = micro_batch if rate_micro_batch is None else rate_micro_batch
+        rate_mfu, solved = measured_speed(workload, system, config, rate, rate_gpus, measured_micro_batch,
+                                          "taken as this command's setup otherwise", algorithm=algorithm,
+                                          backend=backend, servers=servers, colocated=colocated)
         config = replace(config, mfu=rate_mfu)
     result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,
                                  algorithm=str(info.get("algorithm", algorithm)))
