@@ -65,6 +65,14 @@ STEPS: list[tuple[str, str, str]] = [
      "and the copy of the updated weights back over PCIe.",
      "dpcost iteration --model llama2-7b --cluster dgx-h100 --nodes 4 --micro-batch 2 --seq-len 4096 --zero 2 "
      "--offload-optimizer"),
+    ("Starting from a run you measured (`--rate`)",
+     "NVIDIA's Transformer-XL large trains at 154,950 tokens/s on one DGX-2H (16 V100, AMP, 4 sequences per "
+     "GPU; DeepLearningExamples). Given that rate, the model's MFU is solved so that the node's own step "
+     "reproduces it, and four nodes are predicted at that speed. Compare the throughput line with NVIDIA's "
+     "605,620 tokens/s on four nodes (97.7 % of four times one node); the scaling-efficiency line is against "
+     "one GPU.",
+     "dpcost iteration --model transformer-xl-large --cluster dgx-2h --nodes 4 --micro-batch 4 --compute-dtype fp16 "
+     "--grad-dtype fp16 --rate \"154950 tok/s\" --rate-gpus 16"),
 ]
 
 
