@@ -285,9 +285,14 @@ def _sharding(row: Row) -> tuple[int, bool]:
     return stage, "activation_checkpointing True" in row.framework
 
 
+BASELINE_CALIBRATION = "solved from the table's published baseline"
+
+
 def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
                        losses: StepLosses, mfu: float | None = None) -> tuple[float, object]:
-    """Predicted samples/s of the whole job and the breakdown (``mfu`` None: the model's)."""
+    """Predicted samples/s of the whole job and the breakdown (``mfu`` None: the model's; given,
+    it is calibrated on the table's baseline, as ``--rate`` calibrates it: the micro-batch terms
+    still apply)."""
     system = system_for(row.gpu_type, row.gpus_per_node, row.inter_node, sockets=NCCL_SOCKETS in row.framework)
     nodes = max(1, gpus // row.gpus_per_node) if gpus > row.gpus_per_node else 1
     per_node = gpus // nodes
@@ -300,7 +305,8 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
         compute_dtype=compute, grad_dtype=grads, zero_stage=zero_stage, recompute=recompute,
         optimizer="sgd" if row.model in ("resnet-50", "resnet-152", "inception-v3", "alexnet", "vgg16")
         else "adamw", sync=sync, transport=transport.step_transport(system, nodes),
-        host_reduce=host_reduce, losses=losses, mfu=mfu)
+        host_reduce=host_reduce, losses=losses, mfu=mfu,
+        mfu_calibration=None if mfu is None else BASELINE_CALIBRATION)
     result = iteration_breakdown(load_model(row.model), system.gpu, comm.time_s, comm.ranks, config)
     return result.samples_per_s, result
 

@@ -222,11 +222,9 @@ def iteration(
         rate_mfu, solved = measured_speed(workload, system, config, rate, rate_gpus, measured_micro_batch,
                                           "taken as this command's setup otherwise", algorithm=algorithm,
                                           backend=backend, servers=servers, colocated=colocated)
-        config = replace(config, mfu=rate_mfu)
+        config = replace(config, mfu=rate_mfu, mfu_calibration=solved)
     result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,
                                  algorithm=str(info.get("algorithm", algorithm)))
-    if solved is not None:
-        result = replace(result, mfu_source=solved)
     result = with_interval(result, workload, system.gpu, comm, config, str(info.get("algorithm", algorithm)))
     from costmodel.cluster.mapping import regimes_unused_note
 

@@ -216,6 +216,7 @@ def plan(
             top=top, tokens=parse_param_count(tokens, "tokens") if tokens is not None else None,
             bucket_bytes=_list(buckets, lambda s: parse_size(s, "buckets")),
             grad_dtypes=_list(grad_dtypes, str), compute_dtype=compute_dtype, mfu=mfu,
+            mfu_calibration=speed["source"] if speed else None,
             optimizer=optimizer, jitter_cv=jitter, recompute=recompute, tie_band=tie_band,
             memory_reserve=reserve, memory_reserve_fraction=reserve_share, deadline_hours=parse_hours(deadline, "deadline"),
             budget=budget, price_per_gpu_hour=price_per_gpu_hour, power_w=power_per_gpu,

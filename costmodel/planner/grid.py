@@ -548,6 +548,7 @@ class Setting:
     memory_reserve_bytes: float | None = None  # None: memory.DEFAULT_RESERVE_FRACTION
     losses: losses.StepLosses = losses.StepLosses()
     mfu_given: bool = False  # the user's own MFU (measured at their micro-batch): no roofline factor
+    mfu_calibration: str | None = None  # where a calibrated MFU came from (--rate); the micro-batch terms apply
     comm_params: tuple = ()  # parameters of the swept algorithms, e.g. (('servers', 4),) for parameter servers
     quantize: tuple[int | None, int | None] = (None, None)  # ZeRO++ (qwZ weight bits, qgZ gradient bits)
     overlap_param_gather: bool = False  # ZeRO-1/2 rows: the parameter gather beside the next forward

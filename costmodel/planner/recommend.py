@@ -179,18 +179,20 @@ def build_space(system, *, nodes: int, global_batch: int, min_gpus: int, max_gpu
 
 
 def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer, jitter_cv,
-                     backend, recompute: bool = False,
-                     memory_reserve: float | None = None) -> grid.Setting:
-    """What a sweep holds fixed, validated (compute dtype, MFU, optimizer, jitter, recompute)."""
+                     backend, recompute: bool = False, memory_reserve: float | None = None,
+                     mfu_calibration: str | None = None) -> grid.Setting:
+    """What a sweep holds fixed, validated (compute dtype, MFU, optimizer, jitter, recompute).
+    ``mfu_calibration``: where a calibrated ``mfu`` came from (TrainingConfig.mfu_calibration)."""
     from costmodel.training import iteration, memory, stragglers, workloads
 
     dtype, peak = iteration.peak_flops(system.gpu, compute_dtype)
-    rate, _ = iteration.mfu(system.gpu, mfu, workload, dtype)
+    rate, _ = iteration.mfu(system.gpu, mfu, workload, dtype, mfu_calibration)
     memory.optimizer_state_bytes(optimizer)
     stragglers.check_jitter(jitter_cv)
     return grid.Setting(workload=workload, seq_len=workloads.resolve_seq_len(workload, seq_len),
                         peak_flops=peak, mfu=rate, compute_dtype=dtype, optimizer=optimizer,
-                        jitter_cv=jitter_cv, backend=backend, mfu_given=mfu is not None,
+                        jitter_cv=jitter_cv, backend=backend, mfu_given=mfu is not None and mfu_calibration is None,
+                        mfu_calibration=mfu_calibration if mfu is not None else None,
                         recompute=memory.check_recompute(workload, recompute),
                         memory_reserve_bytes=None if memory_reserve is None else
                         memory.reserve_bytes(system.gpu.memory_bytes, memory_reserve))
@@ -294,7 +296,8 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
                             grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes, sync=best.sync,
                             zero_stage=best.zero_stage, recompute=best.recompute, compute_dtype=setting.compute_dtype,
                             # the default MFU passed as a user's would drop the roofline and a CNN's fixed time
-                            mfu=setting.mfu if setting.mfu_given else None,
+                            mfu=setting.mfu if setting.mfu_given or setting.mfu_calibration else None,
+                            mfu_calibration=setting.mfu_calibration,
                             optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
                             quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
                             overlap_param_gather=best.overlap_param_gather, offload_optimizer=best.offload_optimizer,
@@ -315,7 +318,8 @@ def published_findings(best: PlanRow, setting, backend: str) -> dict | None:
     (every published run was synchronous) or without data."""
     from costmodel.training import residuals
 
-    found = residuals.published_interval(best.total_s, best.gpus, best.nodes, measured_speed=setting.mfu_given,
+    measured = setting.mfu_given or setting.mfu_calibration is not None
+    found = residuals.published_interval(best.total_s, best.gpus, best.nodes, measured_speed=measured,
                                          backend=backend, synchronous=not best.asynchronous)
     if found is None:
         return None
@@ -440,8 +444,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          gpus: int | None = None, objective: str = "throughput", tokens: float | None = None,
          backend: str = "auto", top: int = 10, bucket_bytes=DEFAULT_BUCKET_BYTES,
          grad_dtypes=DEFAULT_GRAD_DTYPES, algorithms=None, compute_dtype: str = "bf16",
-         mfu: float | None = None, optimizer: str = "adamw", jitter_cv: float = 0.0,
-         tie_band: float | None = None, explain: bool = True, recompute: bool | None = None,
+         mfu: float | None = None, mfu_calibration: str | None = None, optimizer: str = "adamw",
+         jitter_cv: float = 0.0, tie_band: float | None = None, explain: bool = True, recompute: bool | None = None,
          memory_reserve: float | None = None, memory_reserve_fraction: float | None = None,
          deadline_hours: float | None = None,
          budget: float | None = None, price_per_gpu_hour: float | None = None,
@@ -475,6 +479,11 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     price per GPU-hour) and ``energy`` (kWh of GPU board power); all but throughput need
     ``tokens``. ``deadline_hours`` and ``budget`` (USD) exclude plans that miss them. Price and
     power default to ``hardware/data/prices.toml`` for the cluster's GPU.
+
+    ``mfu``: the MFU taken as given at every micro-batch (a user's measured value); with
+    ``mfu_calibration`` (where it came from, e.g. :func:`costmodel.training.oncluster.measured_mfu`
+    solved from a measured rate) it replaces the default MFU instead, and the micro-batch terms
+    (GEMM roofline, a CNN's fixed time) still shape the plans.
 
     ``recompute``: full activation recomputation (each layer's forward re-run in backward,
     4/3 of the compute; only the layer inputs stay in memory). ``None`` (default) turns it on
@@ -534,7 +543,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     setting = training_setting(workload, system, seq_len=seq_len, compute_dtype=compute_dtype,
                                mfu=mfu, optimizer=optimizer, jitter_cv=jitter_cv, backend=backend,
                                recompute=bool(recompute), memory_reserve=_reserve(
-                                   system, memory_reserve, memory_reserve_fraction))
+                                   system, memory_reserve, memory_reserve_fraction), mfu_calibration=mfu_calibration)
     from costmodel.training.gradsync import check_quantization
 
     check_quantization(quantize_weights, quantize_grads, 1)

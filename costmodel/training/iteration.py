@@ -76,6 +76,10 @@ class TrainingConfig:
     compute_dtype: str = "bf16"
     topk_fraction: float | None = None
     mfu: float | None = None
+    # Where ``mfu`` was calibrated (the text of --rate's measured run), or None. With it, ``mfu``
+    # stands for the default MFU: the model's base speed, the micro-batch terms (GEMM roofline,
+    # a CNN's fixed time) still applying; without it a given ``mfu`` holds at any micro-batch.
+    mfu_calibration: str | None = None
     optimizer: str = "adamw"
     bucket_bytes: float | None = None  # None: the sync mode's default (DDP 25 MiB)
     first_bucket_bytes: float | None = None
@@ -271,14 +275,15 @@ USER_MFU_SOURCE = "given by the user"  # Breakdown.mfu_source of a user's --mfu
 
 
 def mfu(gpu, value: float | None, workload: Workload | None = None,
-        compute_dtype: str | None = None) -> tuple[float, str]:
-    """(model FLOPs utilisation, its source), first of: the user's value; the model kind's
-    default for the GPU's architecture and the dtype that runs (kinds with a table in
-    models.toml ``[mfu_by_kind]``: CNNs); the GPU profile's; the architecture's."""
+        compute_dtype: str | None = None, calibration: str | None = None) -> tuple[float, str]:
+    """(model FLOPs utilisation, its source), first of: the user's value (``calibration``, when
+    given, is its source); the model kind's default for the GPU's architecture and the dtype that
+    runs (kinds with a table in models.toml ``[mfu_by_kind]``: CNNs); the GPU profile's; the
+    architecture's."""
     if value is not None:
         if not MIN_MFU <= value <= 1.0:  # below MIN_MFU a step would take longer than float range allows
             raise InputError("mfu", value, f"a fraction in [{MIN_MFU:g}, 1]")
-        return float(value), USER_MFU_SOURCE
+        return float(value), calibration or USER_MFU_SOURCE
     if workload is not None and compute_dtype is not None:
         by_kind = workloads.default_mfu_for_kind(workload.kind, getattr(gpu, "arch", "unknown"),
                                                  compute_dtype, getattr(gpu, "peak_flops", None))
@@ -359,6 +364,12 @@ class MicroBatchForward:
     mfu_micro_batch: int  # the micro-batch the default MFU was measured at (0: none applies)
 
 
+def mfu_holds_at_any_micro_batch(config: TrainingConfig) -> bool:
+    """True for a user's --mfu (measured at their own micro-batch, taken as given at any); False
+    for the default MFU and a calibrated one (--rate), to which the micro-batch terms apply."""
+    return config.mfu is not None and config.mfu_calibration is None
+
+
 def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: float, mfu: float,
                         mfu_given: bool, flops_per_sample, seq_len, micro_batch) -> MicroBatchForward:
     """Forward seconds of one micro-batch of ``micro_batch`` samples: ``(m·s + a·(1 − m/m_ref)) / 3``,
@@ -385,10 +396,10 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
 def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
     seq_len = workloads.resolve_seq_len(workload, config.seq_len)
     compute_dtype, peak = peak_flops(gpu, config.compute_dtype)
-    rate, mfu_source = mfu(gpu, config.mfu, workload, compute_dtype)
+    rate, mfu_source = mfu(gpu, config.mfu, workload, compute_dtype, config.mfu_calibration)
     flops = workloads.training_flops_per_sample(workload, seq_len, config.include_attention)
     found = micro_batch_forward(workload, gpu, compute_dtype=compute_dtype, peak=peak, mfu=rate,
-                                mfu_given=config.mfu is not None, flops_per_sample=float(flops),
+                                mfu_given=mfu_holds_at_any_micro_batch(config), flops_per_sample=float(flops),
                                 seq_len=seq_len, micro_batch=config.micro_batch)
     return _Compute(forward_s=float(found.forward_s), seq_len=seq_len, compute_dtype=compute_dtype,
                     mfu=rate, mfu_source=mfu_source, matmul_efficiency=float(found.matmul_efficiency),

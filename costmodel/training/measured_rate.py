@@ -4,7 +4,10 @@ Most users know how fast their model trains on one GPU (or one node) long before
 its model FLOPs utilisation. ``--rate`` takes that throughput and solves for the MFU at which
 the model's own step on the measured setup runs at exactly that rate
 (:func:`costmodel.training.oncluster.measured_mfu`); the target configuration is then predicted
-at that MFU, as if the user had passed ``--mfu``.
+at that MFU. The MFU found is *calibrated* (``TrainingConfig.mfu_calibration``): it replaces
+the default MFU, so the model's micro-batch terms (the GEMM roofline, a CNN's fixed time per
+micro-batch) still apply around the measured micro-batch, where a ``--mfu`` holds as given at
+any micro-batch; at the measured micro-batch the two agree.
 
 Only the matmul part of a step scales with the MFU (the optimizer step, the communication and a
 data loader do not), so the MFU is not ``rate × FLOPs / peak``: it is found by bisection on
@@ -28,7 +31,7 @@ import re
 from collections.abc import Callable
 
 from dpbase.errors import InputError
-from dpbase.values import frozen
+from dpbase.values import frozen, replace
 
 LOW_MFU = 1e-4  # 10^-4 of peak: below any measured training run
 BISECTIONS = 50  # on log(MFU) over four decades: the bracket shrinks to ~1e-14 relative
@@ -70,6 +73,14 @@ def parse_rate(text: str | float | int, tokens_per_sample: int, field: str = "ra
             raise InputError(field, text, "samples/s: a token rate needs a model with a sequence (this one has none)")
         value /= tokens_per_sample
     return value
+
+
+MEASURED_SOURCE = "solved from a measured rate"  # mfu_calibration when the caller names none
+
+
+def calibrated(config, solved: SolvedMfu, source: str = MEASURED_SOURCE):
+    """``config`` (a TrainingConfig) at the solved MFU, calibrated: the micro-batch terms apply."""
+    return replace(config, mfu=solved.mfu, mfu_calibration=source)
 
 
 def check_rate(samples_per_s: float, field: str = "rate") -> float:

@@ -73,7 +73,8 @@ def measured_mfu(model: str | Workload, cluster: str | System, config: TrainingC
     """The MFU at which ``config`` (its ``mfu`` ignored) on ``nodes`` × ``gpus_per_node`` GPUs of
     ``cluster`` (default one GPU; None: whole nodes) runs at ``rate_samples_per_s`` for the whole
     group (:mod:`measured_rate`): the speed of a run the user measured, to predict other
-    configurations with as ``mfu``. The transport is the config's, as in :func:`iteration`."""
+    configurations with (:func:`measured_rate.calibrated`: the MFU is calibrated, so the
+    micro-batch terms still apply). The transport is the config's, as in :func:`iteration`."""
     rate = measured_rate.check_rate(rate_samples_per_s)
     comm = comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
                       servers=servers, colocated=colocated)
@@ -81,8 +82,11 @@ def measured_mfu(model: str | Workload, cluster: str | System, config: TrainingC
     workload = load_model(model) if isinstance(model, str) else model
     gpu, name = comm.layout.system.gpu, str(comm.describe().get("algorithm", algorithm))
 
+    source = config.mfu_calibration or measured_rate.MEASURED_SOURCE
+
     def rate_of(mfu: float) -> float:
-        return iteration_breakdown(workload, gpu, comm, config=replace(config, mfu=mfu), algorithm=name).samples_per_s
+        at = replace(config, mfu=mfu, mfu_calibration=source)
+        return iteration_breakdown(workload, gpu, comm, config=at, algorithm=name).samples_per_s
 
     return measured_rate.solve_mfu(rate_of, rate)
 

@@ -114,6 +114,9 @@ VARIATIONS = {
     "compute_dtype": {"compute_dtype": "fp16", "mfu": 0.3},
     "topk_fraction": {"topk_fraction": 0.01},
     "mfu": {"mfu": 0.3},
+    # bites where the roofline does (a small micro-batch); its own effect against the same MFU as
+    # given: test_a_calibrated_mfu_keeps_the_micro_batch_terms below
+    "mfu_calibration": {"micro_batch": 1, "seq_len": 64, "mfu_calibration": "solved from a measured rate"},
     "optimizer": {"optimizer": "adam"},
     "bucket_bytes": {"bucket_bytes": 4e6},
     "first_bucket_bytes": {"first_bucket_bytes": 20e6},
@@ -148,6 +151,19 @@ def test_every_input_changes_some_output(name):
     base = _outputs(_run(bandwidth=2e9, mfu=0.6))
     varied = _outputs(_run(**{"bandwidth": 2e9, "mfu": 0.6, **VARIATIONS[name]}))
     assert varied != base, f"{name} has no effect on any output"
+
+
+def test_a_calibrated_mfu_keeps_the_micro_batch_terms():
+    """A given MFU holds at any micro-batch; a calibrated one (--rate) is the base speed, which
+    the GEMM roofline slows where a micro-batch (64 tokens) cannot feed the tensor cores, and not
+    where it can (4 × 1,024 tokens)."""
+    small = dict(micro_batch=1, seq_len=64, mfu=0.6)
+    given, calibrated = _run(**small), _run(**small, mfu_calibration="solved from a measured rate")
+    assert given.matmul_efficiency == 1.0 and calibrated.matmul_efficiency < 0.5
+    assert calibrated.compute_s == pytest.approx(given.compute_s / calibrated.matmul_efficiency)
+    assert calibrated.mfu_source == "solved from a measured rate" and given.mfu_source == "given by the user"
+    large = _run(mfu=0.6, mfu_calibration="solved from a measured rate")
+    assert large.matmul_efficiency == 1.0 and large.compute_s == _run(mfu=0.6).compute_s
 
 
 def test_every_config_field_is_covered_by_a_variation():

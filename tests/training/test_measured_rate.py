@@ -44,7 +44,7 @@ def test_the_solved_mfu_reproduces_the_measured_rate(model, cluster, config, nod
     collectives (and the config's transport) when the measurement spans several GPUs."""
     solved = measured_mfu(model, cluster, config, rate, nodes=nodes, gpus_per_node=per_node)
     assert not solved.capped and not solved.floored and 1e-4 < solved.mfu < 1.0
-    again = iteration(model, cluster, replace(config, mfu=solved.mfu), nodes=nodes, gpus_per_node=per_node)
+    again = iteration(model, cluster, measured_rate.calibrated(config, solved), nodes=nodes, gpus_per_node=per_node)
     assert again.samples_per_s == pytest.approx(rate, rel=1e-9)
     assert solved.floor_samples_per_s < rate < solved.ceiling_samples_per_s
 
@@ -63,14 +63,15 @@ FLAG_SETS = [  # the same flags on the measured run (--gpus K) and on the target
 
 
 @pytest.mark.parametrize(("flags", "gpus", "rate"), FLAG_SETS)
-def test_cli_rate_is_reproduced_by_the_measured_setup_at_its_mfu(flags, gpus, rate):
-    """Through the CLI: ``--rate R --rate-gpus K`` solves an MFU; the plain command on K GPUs with
-    ``--mfu`` at that value (algorithm, servers, sync, transport and loss terms as given) runs at R."""
-    solved = _json(*RN50_ARGS, *flags, "--nodes", "4", "--rate", str(rate), "--rate-gpus", str(gpus))
-    measured = _json(*RN50_ARGS, *flags, "--gpus", str(gpus), "--mfu", repr(solved["mfu"]))
-    assert solved["transport"] == ("tcp" if "aws-p2.8xlarge" in flags else "rdma")
-    assert measured["samples_per_s"] == pytest.approx(rate, rel=1e-9)
-    assert solved["ranks"] == 32 and measured["ranks"] == gpus
+def test_cli_rate_is_reproduced_by_the_measured_setup(flags, gpus, rate):
+    """Through the CLI: the measured setup itself (K GPUs, the flags: algorithm, servers, sync,
+    loss terms) predicted from its own rate runs at that rate; a target on 4 nodes (its own
+    transport) gets the same MFU, which depends on the measured run alone."""
+    measured = _json(*RN50_ARGS, *flags, "--gpus", str(gpus), "--rate", str(rate), "--rate-gpus", str(gpus))
+    assert measured["samples_per_s"] == pytest.approx(rate, rel=1e-9) and measured["ranks"] == gpus
+    target = _json(*RN50_ARGS, *flags, "--nodes", "4", "--rate", str(rate), "--rate-gpus", str(gpus))
+    assert target["transport"] == ("tcp" if "aws-p2.8xlarge" in flags else "rdma") and target["ranks"] == 32
+    assert target["mfu"] == measured["mfu"]
 
 
 def test_a_rate_out_of_reach_is_flagged_with_its_limits():
@@ -187,20 +188,36 @@ PLAN = ["plan", "--model", "resnet-50", "--cluster", "dgx-a100", "--global-batch
         "fp16", "--optimizer", "sgd", "--json"]
 
 
-def test_plan_takes_the_rate_as_the_mfu_it_solves_for():
-    """The plan at --rate is the plan at --mfu (the solved value), and that MFU is the one at
-    which plain data parallelism on the measured GPUs (fp16 gradients, ZeRO-0) runs at the rate."""
-    by_rate = json.loads(runner.invoke(app, [*PLAN, "--rate", "2470 img/s", "--rate-micro-batch", "256"]).output)
+def _split(plan: dict, micro_batch: int) -> dict:
+    """The fastest 8-GPU row of a plan at ``micro_batch``."""
+    rows = [c for c in plan["candidates"] if c["gpus"] == 8 and c["micro_batch"] == micro_batch]
+    return min(rows, key=lambda c: c["total_s"])
+
+
+def test_plan_takes_the_rate_as_a_calibrated_mfu():
+    """The plan at --rate runs at the MFU solved for plain data parallelism on the measured GPUs
+    (fp16 gradients, ZeRO-0), calibrated: a split of the batch into smaller micro-batches still
+    pays the CNN's fixed time per micro-batch (under --mfu at the same value the splits tie), and
+    the recommended row's step is what `iteration --rate` gives for it."""
+    rate = ["--rate", "2470 img/s", "--rate-micro-batch", "256"]
+    by_rate = json.loads(runner.invoke(app, [*PLAN, *rate, "--top", "200"]).output)
     mfu = by_rate["compute_speed"]["mfu"]
-    solved = measured_mfu("resnet-50", "dgx-a100", replace(RN50_AMP, micro_batch=256), 2470.0)
-    assert mfu == solved.mfu
-    by_mfu = json.loads(runner.invoke(app, [*PLAN, "--mfu", repr(mfu)]).output)
-    assert by_rate["best"] == by_mfu["best"] and by_rate["candidates"] == by_mfu["candidates"]
+    assert mfu == measured_mfu("resnet-50", "dgx-a100", RN50_AMP, 2470.0).mfu
+    by_mfu = json.loads(runner.invoke(app, [*PLAN, "--mfu", repr(mfu), "--top", "200"]).output)
     assert "compute_speed" not in by_mfu
+    whole, split = _split(by_rate, 256), _split(by_rate, 64)
+    assert split["accumulation_steps"] == 4 and split["total_s"] > 1.2 * whole["total_s"]
+    assert _split(by_mfu, 64)["total_s"] == pytest.approx(_split(by_mfu, 256)["total_s"], rel=0.01)
+    best = by_rate["best"]
+    assert (best["gpus"], best["micro_batch"], best["accumulation_steps"]) == (8, 256, 1)
+    step = _json("--model", "resnet-50", "--cluster", "dgx-a100", "--micro-batch", "256", "--compute-dtype", "fp16",
+                 "--optimizer", "sgd", "--grad-dtype", best["grad_dtype"], "--bucket", f"{best['bucket_bytes']:.0f}B",
+                 *rate)
+    assert best["total_s"] == pytest.approx(step["total_s"], rel=1e-6)
     assert by_rate["compute_speed"]["source"] == ("solved from the measured rate 2,470 samples/s on 1 GPU at "
                                                   "micro-batch 256, taken as plain data parallelism (ZeRO-0, "
                                                   "no accumulation)")
-    text = runner.invoke(app, [*PLAN[:-1], "--rate", "2470", "--rate-micro-batch", "256"]).output
+    text = runner.invoke(app, [*PLAN[:-1], *rate]).output
     assert f"; compute speed MFU {mfu:.1%}, solved from the measured rate 2,470 samples/s" in text
 
 

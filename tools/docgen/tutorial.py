@@ -72,7 +72,7 @@ STEPS: list[tuple[str, str, str]] = [
      "605,620 tokens/s on four nodes (97.7 % of four times one node); the scaling-efficiency line is against "
      "one GPU.",
      "dpcost iteration --model transformer-xl-large --cluster dgx-2h --nodes 4 --micro-batch 4 --compute-dtype fp16 "
-     "--grad-dtype fp16 --rate \"154950 tok/s\" --rate-gpus 16"),
+     "--grad-dtype fp16 --rate 154950tok/s --rate-gpus 16"),
 ]
 
 
