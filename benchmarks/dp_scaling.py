@@ -514,7 +514,8 @@ def report(rows: list[Row]) -> str:
     """Both compute modes: speed from the published baseline, and fully predicted."""
     return "\n".join([
         "**Compute speed from each table's published baseline** (the MFU that reproduces the "
-        "baseline throughput: what `--rate` gives a user who measured one GPU or one node); the "
+        "baseline throughput: what `--rate` with the baseline's GPUs, micro-batch and accumulation gives, but "
+        "for the two differences docs/iteration-model.md names); the "
         "scaling losses are predicted.", "", markdown(evaluate(rows, measured=True)), "",
         "**Compute speed predicted too** (default MFU of the GPU, dtype and model kind): errors "
         "in the absolute speed shift the communication's share of the step.", "",

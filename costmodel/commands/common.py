@@ -49,8 +49,9 @@ def gpu_group(system, nodes: int | None, gpus: int | None, field: str = "gpus") 
     if nodes is None:
         nodes = math.ceil(gpus / per_node_max)
         if gpus % nodes:
+            advice = "; or give --nodes" if field == "gpus" else ""
             raise InputError(field, gpus, f"a count that splits evenly over ⌈count/{per_node_max}⌉ nodes of "
-                             f"{system.name} ({gpus} over {nodes} nodes does not; or give --nodes)")
+                             f"{system.name} ({gpus} over {nodes} nodes does not{advice})")
     if gpus % nodes or gpus // nodes > per_node_max:
         raise InputError(field, gpus, f"a multiple of --nodes {nodes} with at most "
                          f"{per_node_max} GPUs per node on {system.name}")

@@ -5,7 +5,7 @@ from typing import Annotated
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, gpu_group, parse_bits, print_json
 from costmodel.commands.options import COMPUTE_DTYPE, JSON, MICRO_BATCH, PS_PLACEMENT, SEQ_LEN, Option
-from costmodel.commands.rate import RATE, RATE_GPUS, check_options, measured_speed
+from costmodel.commands.rate import RATE, RATE_ACCUM, RATE_GPUS, RATE_ZERO, MeasuredRun, check_options, measured_speed
 from costmodel.training import losses
 from dpbase.errors import InputError
 
@@ -150,6 +150,8 @@ def iteration(
     rate: RATE = None,
     rate_gpus: RATE_GPUS = None,
     rate_micro_batch: Annotated[int | None, Option("--rate-micro-batch", help="Micro-batch of the --rate run (default: --micro-batch).")] = None,
+    rate_accum: RATE_ACCUM = None,
+    rate_zero: RATE_ZERO = None,
     optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     bucket: Annotated[str | None, Option(help="Bucket / fusion-buffer size (default: the --sync mode's: DDP 25MiB, Horovod 128MiB, FSDP one transformer block).")] = None,
     first_bucket: Annotated[str | None, Option("--first-bucket", help="DDP first bucket size (default 1MiB; FSDP: the --bucket).")] = None,
@@ -191,7 +193,9 @@ def iteration(
     from dpbase.units import parse_size, parse_time
     from dpbase.values import replace
 
-    check_options(rate, mfu, rate_gpus, rate_micro_batch)
+    measured_run = MeasuredRun(gpus=rate_gpus, micro_batch=rate_micro_batch, accumulation=rate_accum,
+                               zero_stage=rate_zero)
+    check_options(rate, mfu, measured_run)
     system = hardware.load_system(cluster)
     node_count, per_node = gpu_group(system, nodes, gpus)
     algorithm = _algorithm(algorithm, asynchronous)
@@ -218,10 +222,9 @@ def iteration(
     workload = load_model(model)
     solved = None
     if rate is not None:
-        measured_micro_batch = micro_batch if rate_micro_batch is None else rate_micro_batch
-        rate_mfu, solved = measured_speed(workload, system, config, rate, rate_gpus, measured_micro_batch,
-                                          "taken as this command's setup otherwise", algorithm=algorithm,
-                                          backend=backend, servers=servers, colocated=colocated)
+        rate_mfu, solved = measured_speed(workload, system, config, rate, measured_run,
+                                          "micro_batch" if rate_micro_batch is None else "rate_micro_batch",
+                                          backend=backend)
         config = replace(config, mfu=rate_mfu, mfu_calibration=solved)
     result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,
                                  algorithm=str(info.get("algorithm", algorithm)))

@@ -6,7 +6,7 @@ from typing import Annotated
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
 from costmodel.commands.options import COMPUTE_DTYPE, JSON, PS_PLACEMENT, SEQ_LEN, Option
-from costmodel.commands.rate import RATE, RATE_GPUS, check_options, measured_speed
+from costmodel.commands.rate import RATE, RATE_ACCUM, RATE_GPUS, RATE_ZERO, MeasuredRun, check_options, measured_speed
 
 
 class Objective(str, Enum):
@@ -108,7 +108,7 @@ def _text(result, nodes, speed: dict | None = None) -> str:
             f"{result.global_batch}, seq {result.seq_len}, objective {result.objective}, "
             f"{result.backend} backend: {result.configurations:,} configurations swept, "
             f"{result.feasible_configurations:,} feasible"
-            + (f"; compute speed MFU {speed['mfu']:.1%}, {speed['source']}" if speed else ""))
+            + (f"; compute speed: base MFU {speed['base_mfu']:.1%} {speed['source']}" if speed else ""))
     return "\n".join([head, "", result.reason, "", f"Top {len(result.candidates)}:",
                       _table(result.candidates), "", *_sensitivity(result.sensitivity)])
 
@@ -118,25 +118,26 @@ def _text(result, nodes, speed: dict | None = None) -> str:
 RATE_GRAD_DTYPE = {"fp32": "fp32", "tf32": "fp32", "fp16": "fp16"}
 
 
-def _measured_mfu(model, cluster, rate, rate_gpus, rate_micro_batch, *, seq_len, compute_dtype, optimizer,
-                  sync, input_rate, recompute, backend):
-    """(MFU, its source) solved from --rate: the measured run is plain data parallelism (ZeRO-0,
-    one micro-batch per step, the --sync preset, DDP for fsdp) at the plan's compute dtype,
-    optimizer, recomputation and loss terms, its gradients in the compute dtype's width."""
+def _measured_mfu(model, cluster, rate, run: MeasuredRun, *, seq_len, compute_dtype, optimizer, sync, jitter,
+                  input_rate, recompute, offload_optimizer, overlap_param_gather, quantize_weights,
+                  quantize_grads, shard, backend):
+    """(calibrated MFU, its source) solved from --rate: the measured run (commands/rate.py) at the
+    plan's settings, its gradients in the compute dtype's width."""
     import hardware
     from costmodel.training.iteration import TrainingConfig
     from costmodel.training.losses import StepLosses
     from costmodel.training.workloads import load_model
     from dpbase.errors import InputError
 
-    if rate_micro_batch is None:
+    if run.micro_batch is None:
         raise InputError("rate_micro_batch", None, "the micro-batch of the --rate run (plan sweeps micro-batches)")
-    config = TrainingConfig(micro_batch=rate_micro_batch, seq_len=seq_len, compute_dtype=compute_dtype,
-                            grad_dtype=RATE_GRAD_DTYPE.get(compute_dtype, "bf16"), optimizer=optimizer,
-                            sync="ddp" if sync == "fsdp" else sync, recompute=bool(recompute),
-                            losses=StepLosses(input_rate=input_rate))
-    return measured_speed(load_model(model), hardware.load_system(cluster), config, rate, rate_gpus,
-                          rate_micro_batch, "taken as plain data parallelism (ZeRO-0, no accumulation)", backend=backend)
+    config = TrainingConfig(micro_batch=run.micro_batch, seq_len=seq_len, compute_dtype=compute_dtype,
+                            grad_dtype=RATE_GRAD_DTYPE.get(compute_dtype, "bf16"), optimizer=optimizer, sync=sync,
+                            recompute=bool(recompute), jitter_cv=jitter, losses=StepLosses(input_rate=input_rate),
+                            offload_optimizer=offload_optimizer, overlap_param_gather=overlap_param_gather,
+                            quantize_weights=quantize_weights, quantize_grads=quantize_grads, shard=shard)
+    return measured_speed(load_model(model), hardware.load_system(cluster), config, rate, run, "rate_micro_batch",
+                          backend=backend)
 
 
 @cli_errors
@@ -166,6 +167,8 @@ def plan(
     rate: RATE = None,
     rate_gpus: RATE_GPUS = None,
     rate_micro_batch: Annotated[int | None, Option("--rate-micro-batch", help="Micro-batch of the --rate run (needed with --rate: the plan sweeps micro-batches).")] = None,
+    rate_accum: RATE_ACCUM = None,
+    rate_zero: RATE_ZERO = None,
     optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     jitter: Annotated[float, Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,
     recompute: Annotated[bool | None, Option("--recompute/--no-recompute", help="Activation recomputation: always / never (default: only when no plan fits without it).", show_default=False)] = None,
@@ -197,13 +200,19 @@ def plan(
     reserve, reserve_share = parse_reserve(memory_reserve)
     if ps_placement not in (None, "dedicated", "colocated"):
         raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
-    check_options(rate, mfu, rate_gpus, rate_micro_batch)
+    measured_run = MeasuredRun(gpus=rate_gpus, micro_batch=rate_micro_batch, accumulation=rate_accum,
+                               zero_stage=rate_zero)
+    check_options(rate, mfu, measured_run)
     speed = None
     if rate is not None:
-        mfu, source = _measured_mfu(model, cluster, rate, rate_gpus, rate_micro_batch, seq_len=seq_len,
-                                    compute_dtype=compute_dtype, optimizer=optimizer, sync=sync,
-                                    input_rate=input_rate, recompute=recompute, backend=backend)
-        speed = {"mfu": mfu, "source": source}
+        mfu, source = _measured_mfu(model, cluster, rate, measured_run, seq_len=seq_len, compute_dtype=compute_dtype,
+                                    optimizer=optimizer, sync=sync, jitter=jitter, input_rate=input_rate,
+                                    recompute=recompute, offload_optimizer=offload_optimizer,
+                                    overlap_param_gather=overlap_param_gather,
+                                    quantize_weights=parse_bits(quantize_weights, "quantize_weights"),
+                                    quantize_grads=parse_bits(quantize_grads, "quantize_grads"), shard=shard,
+                                    backend=backend)
+        speed = {"base_mfu": mfu, "source": source}
     swept = None
     if algorithms is not None:
         from costmodel.names import algorithm_named

@@ -1,55 +1,114 @@
 """``--rate``: compute speed from a run the user measured, for ``iteration`` and ``plan``
-(:mod:`costmodel.training.measured_rate`)."""
+(:mod:`costmodel.training.measured_rate`).
+
+The measured run is described by the ``--rate-*`` options and is the same for both commands: a
+plain data-parallel run on ``--rate-gpus`` GPUs of the cluster (default 1) at
+``--rate-micro-batch``, ``--rate-accum`` micro-batches per step (default 1) and ZeRO stage
+``--rate-zero`` (default 0), with the command's model, dtypes, optimizer, ``--sync`` preset,
+recomputation, jitter and loss terms, and the cluster's own collectives (algorithm ``auto``,
+the sync mode's default buckets, overlapped with backward, no compression, no host-memory
+reduction, synchronous). What only another ZeRO stage has (FSDP's units, offload, ZeRO++, the
+parameter gather beside the forward, hybrid sharding) is left out.
+"""
 
 from typing import Annotated
 
 from costmodel.commands.common import gpu_group
 from costmodel.commands.options import Option
 from dpbase.errors import InputError
+from dpbase.values import frozen
 
-RATE = Annotated[str | None, Option("--rate", help="Compute speed from a run you measured: its throughput, whole run (1200, 1200 img/s, 69070 tok/s); the MFU that reproduces it is used, as with --mfu.")]
+RATE = Annotated[str | None, Option("--rate", help="Compute speed from a run you measured: its throughput, whole run (1200, 1200 img/s, 69070 tok/s); the MFU that makes the model's step on that run take it replaces the default MFU (calibrated: the micro-batch terms still apply).")]
 RATE_GPUS = Annotated[int | None, Option("--rate-gpus", help="GPUs of the --rate run, on this cluster (default 1).")]
+RATE_ACCUM = Annotated[int | None, Option("--rate-accum", help="Micro-batches per step of the --rate run (default 1).")]
+RATE_ZERO = Annotated[int | None, Option("--rate-zero", help="ZeRO stage of the --rate run (default 0).")]
 
 
-def check_options(rate: str | None, mfu: float | None, rate_gpus: int | None, rate_micro_batch: int | None) -> None:
-    """--rate excludes --mfu; --rate-gpus and --rate-micro-batch describe it, so need it."""
+@frozen(kw_only=True)
+class MeasuredRun:
+    """What the ``--rate-*`` options say of the measured run (None: not given)."""
+
+    gpus: int | None = None
+    micro_batch: int | None = None
+    accumulation: int | None = None
+    zero_stage: int | None = None
+
+
+def check_options(rate: str | None, mfu: float | None, run: MeasuredRun) -> None:
+    """--rate excludes --mfu; the --rate-* options describe its run, so need it."""
     if rate is not None and mfu is not None:
         raise InputError("rate", rate, "either --rate or --mfu, not both")
-    for field, value in (("rate_gpus", rate_gpus), ("rate_micro_batch", rate_micro_batch)):
+    for field in ("gpus", "micro_batch", "accumulation", "zero_stage"):
+        value = getattr(run, field)
         if rate is None and value is not None:
-            raise InputError(field, value, "only with --rate (the run it describes)")
+            raise InputError(OPTION_FIELDS[field], value, "only with --rate (the run it describes)")
+
+
+OPTION_FIELDS = {"gpus": "rate_gpus", "micro_batch": "rate_micro_batch", "accumulation": "rate_accum",
+                 "zero_stage": "rate_zero"}
 
 
 def _rate_text(samples_per_s: float) -> str:
     return f"{samples_per_s:,.0f}" if samples_per_s >= 100 else f"{samples_per_s:.3g}"
 
 
-def measured_speed(workload, system, config, rate: str, rate_gpus: int | None, micro_batch: int, setup: str,
-                   **comm_options) -> tuple[float, str]:
-    """(MFU, its source) solved from --rate for ``config`` run on ``rate_gpus`` GPUs of ``system``
-    at ``micro_batch`` (its transport: the cluster's for that many nodes); ``setup`` says, in the
-    source, what else the measured run is taken to be."""
-    from costmodel.training import measured_rate, transport, workloads
-    from costmodel.training.oncluster import measured_mfu
+def measured_config(config, run: MeasuredRun, micro_batch_field: str):
+    """``config`` as the measured run: its micro-batch (``micro_batch_field`` names the option it
+    came from), accumulation and ZeRO stage, without what only another stage has."""
     from dpbase.limits import MAX_COUNT
     from dpbase.values import replace
 
-    gpus = 1 if rate_gpus is None else rate_gpus
+    micro = config.micro_batch if run.micro_batch is None else run.micro_batch
+    accumulation = 1 if run.accumulation is None else run.accumulation
+    zero = 0 if run.zero_stage is None else run.zero_stage
+    for field, value in ((micro_batch_field, micro), ("rate_accum", accumulation)):
+        if isinstance(value, bool) or not 1 <= value <= MAX_COUNT:
+            raise InputError(field, value, f"an integer from 1 to {MAX_COUNT}")
+    if zero not in (0, 1, 2, 3):
+        raise InputError("rate_zero", zero, "0, 1, 2 or 3")
+    return replace(config, micro_batch=micro, accumulation_steps=accumulation, zero_stage=zero,
+                   sync="ddp" if config.sync == "fsdp" and zero < 2 else config.sync,
+                   bucket_bytes=None, first_bucket_bytes=None, overlap=True, asynchronous=False,
+                   topk_fraction=None, host_reduce=False,
+                   offload_optimizer=config.offload_optimizer and zero >= 1,
+                   overlap_param_gather=config.overlap_param_gather and zero in (1, 2),
+                   quantize_weights=config.quantize_weights if zero >= 1 else None,
+                   quantize_grads=config.quantize_grads if zero >= 1 else None,
+                   shard=config.shard if zero == 3 else "full")
+
+
+def measured_speed(workload, system, config, rate: str, run: MeasuredRun, micro_batch_field: str,
+                   backend: str | None = None) -> tuple[float, str]:
+    """(calibrated MFU, its source) solved from --rate for the measured run of ``config``
+    (:func:`measured_config`) on ``run.gpus`` GPUs of ``system`` (the cluster's transport for
+    that many nodes)."""
+    from costmodel.training import measured_rate, transport, workloads
+    from costmodel.training.oncluster import measured_mfu
+    from dpbase.values import replace
+
+    gpus = 1 if run.gpus is None else run.gpus
     tokens = workloads.tokens_per_sample(workload, workloads.resolve_seq_len(workload, config.seq_len))
     samples = measured_rate.parse_rate(rate, tokens)
-    if isinstance(micro_batch, bool) or not 1 <= micro_batch <= MAX_COUNT:
-        raise InputError("rate_micro_batch", micro_batch, f"an integer from 1 to {MAX_COUNT}")
+    measured = measured_config(config, run, micro_batch_field)
     nodes, per_node = gpu_group(system, None, gpus, field="rate_gpus")
-    config = replace(config, micro_batch=micro_batch, transport=transport.step_transport(system, nodes))
-    solved = measured_mfu(workload, system, config, samples, nodes=nodes, gpus_per_node=per_node, **comm_options)
-    where = f"{workload.name} on {gpus} {system.gpu.name} at micro-batch {micro_batch}"
-    hint = "check --compute-dtype, --rate-gpus and --rate-micro-batch" + (
-        ", and --input-rate, which caps it" if config.losses.input_rate is not None else "")
+    measured = replace(measured, transport=transport.step_transport(system, nodes))
+    try:
+        solved = measured_mfu(workload, system, measured, samples, nodes=nodes, gpus_per_node=per_node,
+                              backend=backend)
+    except InputError as error:  # a setting the measured run cannot take (e.g. more servers than GPUs)
+        raise InputError("rate", rate, f"a run this command's setup can take: on {gpus} GPU(s), micro-batch "
+                         f"{measured.micro_batch}, ZeRO-{measured.zero_stage} ({error}); see the --rate-* options"
+                         ) from None
+    where = f"{workload.name} on {gpus} {system.gpu.name} at micro-batch {measured.micro_batch}"
+    hint = "check --compute-dtype and the --rate-* options" + (
+        ", and --input-rate, which caps it" if measured.losses.input_rate is not None else "")
     if solved.capped:
         raise InputError("rate", rate, f"at most {_rate_text(solved.ceiling_samples_per_s)} samples/s: {where} "
                          f"at MFU 1 ({hint})")
     if solved.floored:
         raise InputError("rate", rate, f"at least {_rate_text(solved.floor_samples_per_s)} samples/s: {where} "
                          f"at MFU {measured_rate.LOW_MFU:g} ({hint})")
+    steps = f" x {measured.accumulation_steps}" if measured.accumulation_steps > 1 else ""
     return solved.mfu, (f"solved from the measured rate {_rate_text(samples)} samples/s on {gpus} "
-                        f"GPU{'s' if gpus > 1 else ''} at micro-batch {micro_batch}, {setup}")
+                        f"GPU{'s' if gpus > 1 else ''} at micro-batch {measured.micro_batch}{steps}, "
+                        f"ZeRO-{measured.zero_stage}")

@@ -322,6 +322,8 @@ def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str |
 
 
 def _check(config: TrainingConfig, ranks: int) -> None:
+    if config.mfu_calibration is not None and config.mfu is None:
+        raise InputError("mfu_calibration", config.mfu_calibration, "only with an mfu (the one it calibrated)")
     for field, value, most in (("micro_batch", config.micro_batch, MAX_COUNT), ("ranks", ranks, MAX_RANKS),
                                ("accumulation_steps", config.accumulation_steps, MAX_COUNT)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= most \

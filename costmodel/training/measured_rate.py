@@ -5,9 +5,11 @@ its model FLOPs utilisation. ``--rate`` takes that throughput and solves for the
 the model's own step on the measured setup runs at exactly that rate
 (:func:`costmodel.training.oncluster.measured_mfu`); the target configuration is then predicted
 at that MFU. The MFU found is *calibrated* (``TrainingConfig.mfu_calibration``): it replaces
-the default MFU, so the model's micro-batch terms (the GEMM roofline, a CNN's fixed time per
-micro-batch) still apply around the measured micro-batch, where a ``--mfu`` holds as given at
-any micro-batch; at the measured micro-batch the two agree.
+the default MFU, the base speed before the model's micro-batch terms (the GEMM roofline, a
+CNN's fixed time per micro-batch), which still apply, where a ``--mfu`` is the speed itself at
+any micro-batch. The two numbers are the same only where those terms do nothing (a transformer
+micro-batch large enough to feed the tensor cores, a CNN at the micro-batch its default MFU was
+measured at).
 
 Only the matmul part of a step scales with the MFU (the optimizer step, the communication and a
 data loader do not), so the MFU is not ``rate × FLOPs / peak``: it is found by bisection on
@@ -79,7 +81,12 @@ MEASURED_SOURCE = "solved from a measured rate"  # mfu_calibration when the call
 
 
 def calibrated(config, solved: SolvedMfu, source: str = MEASURED_SOURCE):
-    """``config`` (a TrainingConfig) at the solved MFU, calibrated: the micro-batch terms apply."""
+    """``config`` (a TrainingConfig) at the solved MFU, calibrated: the micro-batch terms apply.
+    A solve that hit a limit (the rate needs more than MFU 1 or less than ``LOW_MFU``) is refused."""
+    if solved.capped or solved.floored:
+        limit = solved.ceiling_samples_per_s if solved.capped else solved.floor_samples_per_s
+        raise InputError("rate", limit, "a measured rate the model can reach: this solve hit "
+                         f"{'MFU 1' if solved.capped else f'MFU {LOW_MFU:g}'}")
     return replace(config, mfu=solved.mfu, mfu_calibration=source)
 
 
