@@ -28,6 +28,7 @@ so AlexNet and VGG16 on a P100 (S8) need more than MFU 1.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -42,8 +43,12 @@ RATE_ALLOWED = ("samples per second of the whole measured run, above 0: a number
                 "or with a unit: 1200/s, 1,200 samples/s, 1200 img/s, 450 seq/s, 69070 tok/s")
 # A number: digits with optional thousands commas (1,200) or underscores, a fraction, an exponent.
 _NUMBER = r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+(?:_[0-9]+)*)(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?"
-_RATE = re.compile(rf"^\s*({_NUMBER})\s*(|/\s*s|(?:samples?|img|images?|seq|sequences?|tok|tokens?)\s*/\s*s)\s*$",
-                   re.IGNORECASE)
+_RATE = rf"^\s*({_NUMBER})\s*(|/\s*s|(?:samples?|img|images?|seq|sequences?|tok|tokens?)\s*/\s*s)\s*$"
+
+
+@functools.cache
+def _rate_pattern() -> re.Pattern:
+    return re.compile(_RATE, re.IGNORECASE)  # compiled on the first --rate, not on every answer's import
 
 
 @frozen
@@ -64,7 +69,7 @@ def parse_rate(text: str | float | int, tokens_per_sample: int, field: str = "ra
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value, unit = float(text), ""
     else:
-        match = _RATE.match(str(text))
+        match = _rate_pattern().match(str(text))
         if not match:
             raise InputError(field, text, RATE_ALLOWED)
         value, unit = float(match.group(1).replace(",", "").replace("_", "")), match.group(2).lower()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.comm import comm_model, hybrid_groups
-from costmodel.training import measured_rate, offload, residuals, transport
+from costmodel.training import offload, residuals, transport
 from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown
 from costmodel.training.workloads import Workload, load_model
@@ -23,6 +23,7 @@ from dpbase.values import fields, replace
 
 if TYPE_CHECKING:
     from costmodel.cluster.comm import CommModel
+    from costmodel.training.measured_rate import SolvedMfu
     from hardware import System
 
 _CONFIG_FIELDS = frozenset(f.name for f in fields(TrainingConfig))
@@ -69,12 +70,14 @@ def _on_layout(config: TrainingConfig, comm: CommModel) -> TrainingConfig:
 def measured_mfu(model: str | Workload, cluster: str | System, config: TrainingConfig, rate_samples_per_s: float,
                  *, nodes: int = 1, gpus_per_node: int | None = 1, algorithm: str = "auto",
                  backend: str | None = None, stack: str | None = None, servers: int | None = None,
-                 colocated: bool | None = None) -> measured_rate.SolvedMfu:
+                 colocated: bool | None = None) -> SolvedMfu:
     """The MFU at which ``config`` (its ``mfu`` ignored) on ``nodes`` × ``gpus_per_node`` GPUs of
     ``cluster`` (default one GPU; None: whole nodes) runs at ``rate_samples_per_s`` for the whole
     group (:mod:`measured_rate`): the speed of a run the user measured, to predict other
     configurations with (:func:`measured_rate.calibrated`: the MFU is calibrated, so the
     micro-batch terms still apply). The transport is the config's, as in :func:`iteration`."""
+    from costmodel.training import measured_rate  # only --rate needs it: off every other answer's imports
+
     rate = measured_rate.check_rate(rate_samples_per_s)
     comm = comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
                       servers=servers, colocated=colocated)
