@@ -5,7 +5,16 @@ from typing import Annotated
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, gpu_group, parse_bits, print_json
 from costmodel.commands.options import COMPUTE_DTYPE, JSON, MICRO_BATCH, PS_PLACEMENT, SEQ_LEN, Option
-from costmodel.commands.rate import RATE, RATE_ACCUM, RATE_GPUS, RATE_ZERO, MeasuredRun, check_options, measured_speed
+from costmodel.commands.rate import (
+    RATE,
+    RATE_ACCUM,
+    RATE_GPUS,
+    RATE_RECOMPUTE,
+    RATE_ZERO,
+    MeasuredRun,
+    check_options,
+    measured_speed,
+)
 from costmodel.training import losses
 from dpbase.errors import InputError
 
@@ -152,6 +161,7 @@ def iteration(
     rate_micro_batch: Annotated[int | None, Option("--rate-micro-batch", help="Micro-batch of the --rate run (default: --micro-batch).")] = None,
     rate_accum: RATE_ACCUM = None,
     rate_zero: RATE_ZERO = None,
+    rate_recompute: RATE_RECOMPUTE = False,
     optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     bucket: Annotated[str | None, Option(help="Bucket / fusion-buffer size (default: the --sync mode's: DDP 25MiB, Horovod 128MiB, FSDP one transformer block).")] = None,
     first_bucket: Annotated[str | None, Option("--first-bucket", help="DDP first bucket size (default 1MiB; FSDP: the --bucket).")] = None,
@@ -194,7 +204,7 @@ def iteration(
     from dpbase.values import replace
 
     measured_run = MeasuredRun(gpus=rate_gpus, micro_batch=rate_micro_batch, accumulation=rate_accum,
-                               zero_stage=rate_zero)
+                               zero_stage=rate_zero, recompute=rate_recompute)
     check_options(rate, mfu, measured_run)
     system = hardware.load_system(cluster)
     node_count, per_node = gpu_group(system, nodes, gpus)

@@ -6,7 +6,16 @@ from typing import Annotated
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
 from costmodel.commands.options import COMPUTE_DTYPE, JSON, PS_PLACEMENT, SEQ_LEN, Option
-from costmodel.commands.rate import RATE, RATE_ACCUM, RATE_GPUS, RATE_ZERO, MeasuredRun, check_options, measured_speed
+from costmodel.commands.rate import (
+    RATE,
+    RATE_ACCUM,
+    RATE_GPUS,
+    RATE_RECOMPUTE,
+    RATE_ZERO,
+    MeasuredRun,
+    check_options,
+    measured_speed,
+)
 
 
 class Objective(str, Enum):
@@ -113,16 +122,10 @@ def _text(result, nodes, speed: dict | None = None) -> str:
                       _table(result.candidates), "", *_sensitivity(result.sensitivity)])
 
 
-# The gradient dtype of the run behind --rate: the compute dtype's own width (fp32 for fp32/tf32,
-# 16-bit otherwise), whatever --grad-dtypes sweeps, so the order of that list cannot change it.
-RATE_GRAD_DTYPE = {"fp32": "fp32", "tf32": "fp32", "fp16": "fp16"}
-
-
 def _measured_mfu(model, cluster, rate, run: MeasuredRun, *, seq_len, compute_dtype, optimizer, sync, jitter,
-                  input_rate, recompute, offload_optimizer, overlap_param_gather, quantize_weights,
-                  quantize_grads, shard, backend):
+                  input_rate, backend):
     """(calibrated MFU, its source) solved from --rate: the measured run (commands/rate.py) at the
-    plan's settings, its gradients in the compute dtype's width."""
+    plan's model, compute dtype, optimizer, sync preset, jitter and data loader."""
     import hardware
     from costmodel.training.iteration import TrainingConfig
     from costmodel.training.losses import StepLosses
@@ -132,10 +135,7 @@ def _measured_mfu(model, cluster, rate, run: MeasuredRun, *, seq_len, compute_dt
     if run.micro_batch is None:
         raise InputError("rate_micro_batch", None, "the micro-batch of the --rate run (plan sweeps micro-batches)")
     config = TrainingConfig(micro_batch=run.micro_batch, seq_len=seq_len, compute_dtype=compute_dtype,
-                            grad_dtype=RATE_GRAD_DTYPE.get(compute_dtype, "bf16"), optimizer=optimizer, sync=sync,
-                            recompute=bool(recompute), jitter_cv=jitter, losses=StepLosses(input_rate=input_rate),
-                            offload_optimizer=offload_optimizer, overlap_param_gather=overlap_param_gather,
-                            quantize_weights=quantize_weights, quantize_grads=quantize_grads, shard=shard)
+                            optimizer=optimizer, sync=sync, jitter_cv=jitter, losses=StepLosses(input_rate=input_rate))
     return measured_speed(load_model(model), hardware.load_system(cluster), config, rate, run, "rate_micro_batch",
                           backend=backend)
 
@@ -169,6 +169,7 @@ def plan(
     rate_micro_batch: Annotated[int | None, Option("--rate-micro-batch", help="Micro-batch of the --rate run (needed with --rate: the plan sweeps micro-batches).")] = None,
     rate_accum: RATE_ACCUM = None,
     rate_zero: RATE_ZERO = None,
+    rate_recompute: RATE_RECOMPUTE = False,
     optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     jitter: Annotated[float, Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,
     recompute: Annotated[bool | None, Option("--recompute/--no-recompute", help="Activation recomputation: always / never (default: only when no plan fits without it).", show_default=False)] = None,
@@ -201,16 +202,12 @@ def plan(
     if ps_placement not in (None, "dedicated", "colocated"):
         raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
     measured_run = MeasuredRun(gpus=rate_gpus, micro_batch=rate_micro_batch, accumulation=rate_accum,
-                               zero_stage=rate_zero)
+                               zero_stage=rate_zero, recompute=rate_recompute)
     check_options(rate, mfu, measured_run)
     speed = None
     if rate is not None:
         mfu, source = _measured_mfu(model, cluster, rate, measured_run, seq_len=seq_len, compute_dtype=compute_dtype,
                                     optimizer=optimizer, sync=sync, jitter=jitter, input_rate=input_rate,
-                                    recompute=recompute, offload_optimizer=offload_optimizer,
-                                    overlap_param_gather=overlap_param_gather,
-                                    quantize_weights=parse_bits(quantize_weights, "quantize_weights"),
-                                    quantize_grads=parse_bits(quantize_grads, "quantize_grads"), shard=shard,
                                     backend=backend)
         speed = {"base_mfu": mfu, "source": source}
     swept = None

@@ -3,12 +3,13 @@
 
 The measured run is described by the ``--rate-*`` options and is the same for both commands: a
 plain data-parallel run on ``--rate-gpus`` GPUs of the cluster (default 1) at
-``--rate-micro-batch``, ``--rate-accum`` micro-batches per step (default 1) and ZeRO stage
-``--rate-zero`` (default 0), with the command's model, dtypes, optimizer, ``--sync`` preset,
-recomputation, jitter and loss terms, and the cluster's own collectives (algorithm ``auto``,
-the sync mode's default buckets, overlapped with backward, no compression, no host-memory
-reduction, synchronous). What only another ZeRO stage has (FSDP's units, offload, ZeRO++, the
-parameter gather beside the forward, hybrid sharding) is left out.
+``--rate-micro-batch``, ``--rate-accum`` micro-batches per step (default 1), ZeRO stage
+``--rate-zero`` (default 0) and activation recomputation with ``--rate-recompute``. It has the
+command's model, compute dtype, optimizer, ``--sync`` preset (DDP for ``fsdp`` below ZeRO-2),
+jitter and loss terms; its gradients are in the compute dtype's width (:data:`GRAD_DTYPE`); its
+collectives are the cluster's own (algorithm ``auto``, the sync mode's default buckets,
+overlapped with backward, synchronous) with none of the target's extras (compression, host
+reduction, offload, ZeRO++, the parameter gather beside the forward, hybrid sharding).
 """
 
 from typing import Annotated
@@ -22,6 +23,12 @@ RATE = Annotated[str | None, Option("--rate", help="Compute speed from a run you
 RATE_GPUS = Annotated[int | None, Option("--rate-gpus", help="GPUs of the --rate run, on this cluster (default 1).")]
 RATE_ACCUM = Annotated[int | None, Option("--rate-accum", help="Micro-batches per step of the --rate run (default 1).")]
 RATE_ZERO = Annotated[int | None, Option("--rate-zero", help="ZeRO stage of the --rate run (default 0).")]
+RATE_RECOMPUTE = Annotated[bool, Option("--rate-recompute", help="The --rate run recomputed activations.")]
+
+# The measured run's gradient dtype: the compute dtype's width (fp32 for fp32/tf32, fp16 for
+# fp16, bf16 otherwise), whatever the target's --grad-dtype or a plan's --grad-dtypes.
+GRAD_DTYPE = {"fp32": "fp32", "tf32": "fp32", "fp16": "fp16"}
+ZERO_SYNCS = ("ddp", "fsdp")  # the presets with ZeRO stages (syncmodes); the others are ZeRO-0 only
 
 
 @frozen(kw_only=True)
@@ -32,20 +39,21 @@ class MeasuredRun:
     micro_batch: int | None = None
     accumulation: int | None = None
     zero_stage: int | None = None
+    recompute: bool = False
 
 
 def check_options(rate: str | None, mfu: float | None, run: MeasuredRun) -> None:
     """--rate excludes --mfu; the --rate-* options describe its run, so need it."""
     if rate is not None and mfu is not None:
         raise InputError("rate", rate, "either --rate or --mfu, not both")
-    for field in ("gpus", "micro_batch", "accumulation", "zero_stage"):
+    for field in ("gpus", "micro_batch", "accumulation", "zero_stage", "recompute"):
         value = getattr(run, field)
-        if rate is None and value is not None:
+        if rate is None and value is not None and value is not False:  # 0 is given, False is the flag's absence
             raise InputError(OPTION_FIELDS[field], value, "only with --rate (the run it describes)")
 
 
 OPTION_FIELDS = {"gpus": "rate_gpus", "micro_batch": "rate_micro_batch", "accumulation": "rate_accum",
-                 "zero_stage": "rate_zero"}
+                 "zero_stage": "rate_zero", "recompute": "rate_recompute"}
 
 
 def _rate_text(samples_per_s: float) -> str:
@@ -66,15 +74,14 @@ def measured_config(config, run: MeasuredRun, micro_batch_field: str):
             raise InputError(field, value, f"an integer from 1 to {MAX_COUNT}")
     if zero not in (0, 1, 2, 3):
         raise InputError("rate_zero", zero, "0, 1, 2 or 3")
+    if zero and config.sync not in ZERO_SYNCS:
+        raise InputError("rate_zero", zero, f"0 with --sync {config.sync} (ZeRO needs --sync ddp or fsdp)")
     return replace(config, micro_batch=micro, accumulation_steps=accumulation, zero_stage=zero,
+                   recompute=run.recompute, grad_dtype=GRAD_DTYPE.get(config.compute_dtype, "bf16"),
                    sync="ddp" if config.sync == "fsdp" and zero < 2 else config.sync,
                    bucket_bytes=None, first_bucket_bytes=None, overlap=True, asynchronous=False,
-                   topk_fraction=None, host_reduce=False,
-                   offload_optimizer=config.offload_optimizer and zero >= 1,
-                   overlap_param_gather=config.overlap_param_gather and zero in (1, 2),
-                   quantize_weights=config.quantize_weights if zero >= 1 else None,
-                   quantize_grads=config.quantize_grads if zero >= 1 else None,
-                   shard=config.shard if zero == 3 else "full")
+                   topk_fraction=None, host_reduce=False, offload_optimizer=False, overlap_param_gather=False,
+                   quantize_weights=None, quantize_grads=None, shard="full")
 
 
 def measured_speed(workload, system, config, rate: str, run: MeasuredRun, micro_batch_field: str,
@@ -92,13 +99,7 @@ def measured_speed(workload, system, config, rate: str, run: MeasuredRun, micro_
     measured = measured_config(config, run, micro_batch_field)
     nodes, per_node = gpu_group(system, None, gpus, field="rate_gpus")
     measured = replace(measured, transport=transport.step_transport(system, nodes))
-    try:
-        solved = measured_mfu(workload, system, measured, samples, nodes=nodes, gpus_per_node=per_node,
-                              backend=backend)
-    except InputError as error:  # a setting the measured run cannot take (e.g. more servers than GPUs)
-        raise InputError("rate", rate, f"a run this command's setup can take: on {gpus} GPU(s), micro-batch "
-                         f"{measured.micro_batch}, ZeRO-{measured.zero_stage} ({error}); see the --rate-* options"
-                         ) from None
+    solved = measured_mfu(workload, system, measured, samples, nodes=nodes, gpus_per_node=per_node, backend=backend)
     where = f"{workload.name} on {gpus} {system.gpu.name} at micro-batch {measured.micro_batch}"
     hint = "check --compute-dtype and the --rate-* options" + (
         ", and --input-rate, which caps it" if measured.losses.input_rate is not None else "")
@@ -111,4 +112,4 @@ def measured_speed(workload, system, config, rate: str, run: MeasuredRun, micro_
     steps = f" x {measured.accumulation_steps}" if measured.accumulation_steps > 1 else ""
     return solved.mfu, (f"solved from the measured rate {_rate_text(samples)} samples/s on {gpus} "
                         f"GPU{'s' if gpus > 1 else ''} at micro-batch {measured.micro_batch}{steps}, "
-                        f"ZeRO-{measured.zero_stage}")
+                        f"ZeRO-{measured.zero_stage}{', recomputed' if measured.recompute else ''}")

@@ -185,6 +185,8 @@ def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer
     ``mfu_calibration``: where a calibrated ``mfu`` came from (TrainingConfig.mfu_calibration)."""
     from costmodel.training import iteration, memory, stragglers, workloads
 
+    if mfu_calibration is not None and mfu is None:
+        raise InputError("mfu_calibration", mfu_calibration, "only with an mfu (the one it calibrated)")
     dtype, peak = iteration.peak_flops(system.gpu, compute_dtype)
     rate, _ = iteration.mfu(system.gpu, mfu, workload, dtype, mfu_calibration)
     memory.optimizer_state_bytes(optimizer)
@@ -192,7 +194,7 @@ def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer
     return grid.Setting(workload=workload, seq_len=workloads.resolve_seq_len(workload, seq_len),
                         peak_flops=peak, mfu=rate, compute_dtype=dtype, optimizer=optimizer,
                         jitter_cv=jitter_cv, backend=backend, mfu_given=mfu is not None and mfu_calibration is None,
-                        mfu_calibration=mfu_calibration if mfu is not None else None,
+                        mfu_calibration=mfu_calibration,
                         recompute=memory.check_recompute(workload, recompute),
                         memory_reserve_bytes=None if memory_reserve is None else
                         memory.reserve_bytes(system.gpu.memory_bytes, memory_reserve))

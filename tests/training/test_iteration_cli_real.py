@@ -93,7 +93,7 @@ OPTIONS = {
 
 # Options that replace --mfu (BASE gives one), so their effects are tested against --rate alone
 # in tests/training/test_measured_rate.py.
-INSTEAD_OF_MFU = {"--rate", "--rate-gpus", "--rate-micro-batch", "--rate-accum", "--rate-zero"}
+INSTEAD_OF_MFU = {"--rate", "--rate-gpus", "--rate-micro-batch", "--rate-accum", "--rate-zero", "--rate-recompute"}
 
 
 def _computed(data: dict) -> dict:

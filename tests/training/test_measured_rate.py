@@ -51,7 +51,7 @@ def test_the_solved_mfu_reproduces_the_measured_rate(model, cluster, config, nod
 
 FLAG_SETS = [  # flags the measured run shares with the target, on both (--gpus K and --rate-gpus K)
     (["--sync", "horovod"], 8, 9000),
-    (["--zero", "1", "--offload-optimizer", "--rate-zero", "1"], 8, 8000),
+    (["--zero", "1", "--rate-zero", "1"], 8, 8000),
     (["--zero", "3", "--sync", "fsdp", "--rate-zero", "3"], 8, 8000),
     (["--input-rate", "1500"], 8, 9000),
     (["--jitter", "0.05", "--slow-node", "1.2", "--accum", "2", "--rate-accum", "2"], 16, 15000),  # two dgx-1 nodes
@@ -73,16 +73,32 @@ def test_cli_rate_is_reproduced_by_the_measured_setup(flags, gpus, rate):
     assert target["mfu"] == measured["mfu"]
 
 
-@pytest.mark.parametrize("flags", [["--algorithm", "parameter-server", "--servers", "2"], ["--host-reduce"],
-                                   ["--topk", "0.01"], ["--bucket", "4MiB"], ["--no-overlap"], ["--async"],
-                                   ["--algorithm", "ring"]])
-def test_the_measured_run_is_plain_data_parallelism(flags):
-    """What the target does to its collectives (algorithm, servers, host reduction, compression,
-    buckets, overlap, asynchronous updates) is not what the measured run did: the MFU is the
-    plain run's, while the target's step changes."""
-    plain = _json(*RN50_ARGS, "--rate", "8000", "--rate-gpus", "8")
-    varied = _json(*RN50_ARGS, *flags, "--rate", "8000", "--rate-gpus", "8")
-    assert varied["mfu"] == plain["mfu"]
+PLAIN = ["--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "1", "--seq-len", "4096",
+         "--rate", "20", "--rate-gpus", "16"]
+
+
+@pytest.mark.parametrize(("extra", "same_as"), [
+    (["--algorithm", "parameter-server", "--servers", "2"], []), (["--host-reduce"], []), (["--topk", "0.01"], []),
+    (["--bucket", "4MiB"], []), (["--first-bucket", "64MiB"], []), (["--no-overlap"], []), (["--async"], []),
+    (["--algorithm", "ring"], []), (["--grad-dtype", "fp32"], []), (["--recompute"], []), (["--accum", "8"], []),
+    (["--zero", "3"], []), (["--zero", "3", "--sync", "fsdp"], []),
+    (["--zero", "1", "--offload-optimizer", "--rate-zero", "1"], ["--zero", "1", "--rate-zero", "1"]),
+    (["--zero", "1", "--overlap-param-gather", "--rate-zero", "1"], ["--rate-zero", "1"]),
+    (["--zero", "3", "--quantize-grads", "int8", "--rate-zero", "3"], ["--rate-zero", "3"]),
+    (["--zero", "3", "--shard", "hybrid", "--rate-zero", "3"], ["--rate-zero", "3"]),
+])
+def test_the_measured_run_is_plain_data_parallelism(extra, same_as):
+    """What the target does beyond plain data parallelism (algorithm, servers, host reduction,
+    compression, buckets, overlap, asynchronous updates, gradient dtype, recomputation,
+    accumulation, ZeRO and its extras) is not what the measured run did: the MFU is the plain
+    run's, set by the --rate-* options alone."""
+    assert _json(*PLAIN, *extra)["mfu"] == _json(*PLAIN, *same_as)["mfu"]
+
+
+@pytest.mark.parametrize("option", [["--rate-zero", "3"], ["--rate-recompute"], ["--rate-accum", "4"],
+                                    ["--compute-dtype", "fp8"]])
+def test_the_rate_options_describe_the_measured_run(option):
+    assert _json(*PLAIN, *option)["mfu"] != _json(*PLAIN)["mfu"]
 
 
 def test_a_rate_out_of_reach_is_flagged_with_its_limits():
@@ -209,7 +225,10 @@ def test_a_token_rate_needs_a_sequence():
     (["--rate-zero", "1"], "rate_zero: got 1; allowed: only with --rate"),
     (["--rate", "1200", "--rate-zero", "5"], "rate_zero: got 5; allowed: 0, 1, 2 or 3"),
     (["--rate", "1200", "--rate-accum", "0"], "rate_accum: got 0"),
-    (["--rate", "1200", "--sync", "horovod", "--rate-zero", "1"], "allowed: a run this command's setup can take"),
+    (["--rate", "1200", "--sync", "horovod", "--rate-zero", "1"],
+     "rate_zero: got 1; allowed: 0 with --sync horovod (ZeRO needs --sync ddp or fsdp)"),
+    (["--rate-recompute"], "rate_recompute: got True; allowed: only with --rate"),
+    (["--rate", "1200", "--compute-dtype", "fp4"], "compute_dtype"),
     (["--rate", "5e6"], "allowed: at most 5,037 samples/s: resnet-50 on 1 v100-sxm2"),  # the rate at MFU 1
     (["--micro-batch", "0", "--rate", "10"], "micro_batch: got 0"),
     (["--rate", "0.1"], "allowed: at least 0.509 samples/s"),  # the rate at MFU 1e-4
@@ -280,14 +299,15 @@ def test_plan_measured_run_ignores_the_swept_gradient_dtypes_order_and_fsdp():
     assert mfus == {measured_mfu("llama2-7b", "aws-p4d", config, 6.0, nodes=2, gpus_per_node=8).mfu}
 
 
-def test_plan_measured_run_keeps_the_loader_recomputation_and_jitter():
+def test_plan_measured_run_keeps_the_loader_and_jitter_and_recomputes_when_told():
     base = [*PLAN, "--rate", "2000", "--rate-micro-batch", "256"]
     loader = runner.invoke(app, [*base, "--input-rate", "1900"])
     assert loader.exit_code == 2 and "at most 1,900 samples/s" in loader.output
     gpt = ["plan", "--model", "gpt2", "--cluster", "dgx-a100", "--global-batch", "64", "--rate", "100",
            "--rate-micro-batch", "8", "--json"]
     plain = json.loads(runner.invoke(app, gpt).output)["compute_speed"]["base_mfu"]
-    assert json.loads(runner.invoke(app, [*gpt, "--recompute"]).output)["compute_speed"]["base_mfu"] > plain
+    assert json.loads(runner.invoke(app, [*gpt, "--recompute"]).output)["compute_speed"]["base_mfu"] == plain
+    assert json.loads(runner.invoke(app, [*gpt, "--rate-recompute"]).output)["compute_speed"]["base_mfu"] > plain
     jittery = json.loads(runner.invoke(app, [*gpt, "--jitter", "0.1", "--rate-gpus", "8"]).output)
     steady = json.loads(runner.invoke(app, [*gpt, "--rate-gpus", "8"]).output)
     assert jittery["compute_speed"]["base_mfu"] > steady["compute_speed"]["base_mfu"]  # the wait is not compute
@@ -300,6 +320,18 @@ PLAN_ROWS = [  # (plan arguments, --rate flags): a transformer with accumulation
       "--grad-dtypes", "bf16"], ["--rate", "20", "--rate-gpus", "8", "--rate-micro-batch", "2", "--rate-zero", "1"]),
     (["--model", "vgg16", "--cluster", "dgx-a100", "--global-batch", "1024", "--compute-dtype", "fp16",
       "--grad-dtypes", "fp16", "--optimizer", "sgd"], ["--rate", "900", "--rate-micro-batch", "64"]),
+    (["--model", "llama2-7b", "--cluster", "aws-p4d", "--nodes", "2", "--seq-len", "4096", "--global-batch", "64",
+      "--grad-dtypes", "fp32"], ["--rate", "6", "--rate-gpus", "16", "--rate-micro-batch", "1", "--rate-zero", "3"]),
+    (["--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--seq-len", "4096", "--global-batch", "128",
+      "--grad-dtypes", "bf16", "--offload-optimizer"], ["--rate", "20", "--rate-gpus", "16", "--rate-micro-batch", "1",
+                                                          "--rate-zero", "1"]),
+    (["--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--seq-len", "4096", "--global-batch", "128",
+      "--grad-dtypes", "bf16", "--shard", "hybrid"], ["--rate", "20", "--rate-gpus", "16", "--rate-micro-batch", "1",
+                                                       "--rate-zero", "3"]),
+    # rows the planner recomputes by itself (llama2-70b fits no other way on 32 A100s)
+    (["--model", "llama2-70b", "--cluster", "dgx-a100", "--nodes", "4", "--seq-len", "4096", "--global-batch", "64",
+      "--grad-dtypes", "bf16"], ["--rate", "0.5", "--rate-gpus", "32", "--rate-micro-batch", "1", "--rate-zero", "3",
+                                 "--rate-recompute"]),
 ]
 
 
@@ -310,12 +342,18 @@ def test_plan_rows_are_what_iteration_gives_under_the_same_rate(args, rate):
     plan = json.loads(runner.invoke(app, ["plan", *args, *rate, "--top", "4", "--json"]).output)
     for row in plan["candidates"]:
         nodes = ["--nodes", str(row["nodes"])] if row["nodes"] > 1 else []
-        step = _json(*_without(args, ("--global-batch", "--grad-dtypes", "--nodes")), *nodes,
-                     "--gpus", str(row["gpus"]), "--micro-batch", str(row["micro_batch"]),
+        extras = [*(["--recompute"] if row["recompute"] else []),
+                  *(["--offload-optimizer"] if row["offload_optimizer"] else []),
+                  *(["--shard", row["shard"]] if row["shard"] != "full" else [])]
+        step = _json(*_without(args, ("--global-batch", "--grad-dtypes", "--nodes", "--offload-optimizer", "--shard")),
+                     *nodes, "--gpus", str(row["gpus"]), "--micro-batch", str(row["micro_batch"]),
                      "--accum", str(row["accumulation_steps"]), "--grad-dtype", row["grad_dtype"],
                      "--zero", str(row["zero_stage"]), "--bucket", f"{row['bucket_bytes']:.0f}B",
-                     "--algorithm", row["algorithm"], *(["--recompute"] if row["recompute"] else []), *rate)
+                     "--algorithm", row["algorithm"], "--sync", row["sync"], *extras, *rate)
         assert row["total_s"] == pytest.approx(step["total_s"], rel=1e-6), row
+
+
+FLAGS = ("--offload-optimizer",)  # options without a value
 
 
 def _without(args: list[str], options: tuple[str, ...]) -> list[str]:
@@ -326,7 +364,7 @@ def _without(args: list[str], options: tuple[str, ...]) -> list[str]:
             skip = False
             continue
         if arg in options:
-            skip = True
+            skip = arg not in FLAGS
             continue
         out.append(arg)
     return out
