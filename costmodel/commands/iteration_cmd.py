@@ -5,16 +5,7 @@ from typing import Annotated
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, gpu_group, parse_bits, print_json
 from costmodel.commands.options import COMPUTE_DTYPE, JSON, MICRO_BATCH, PS_PLACEMENT, SEQ_LEN, Option
-from costmodel.commands.rate import (
-    RATE,
-    RATE_ACCUM,
-    RATE_GPUS,
-    RATE_RECOMPUTE,
-    RATE_ZERO,
-    MeasuredRun,
-    check_options,
-    measured_speed,
-)
+from costmodel.commands.rate import RATE, RATE_ACCUM, RATE_GPUS, RATE_RECOMPUTE, RATE_ZERO, check_options
 from costmodel.training import losses
 from dpbase.errors import InputError
 
@@ -203,9 +194,8 @@ def iteration(
     from dpbase.units import parse_size, parse_time
     from dpbase.values import replace
 
-    measured_run = MeasuredRun(gpus=rate_gpus, micro_batch=rate_micro_batch, accumulation=rate_accum,
-                               zero_stage=rate_zero, recompute=rate_recompute)
-    check_options(rate, mfu, measured_run)
+    check_options(rate, mfu, rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
+                  rate_zero=rate_zero, rate_recompute=rate_recompute)
     system = hardware.load_system(cluster)
     node_count, per_node = gpu_group(system, nodes, gpus)
     algorithm = _algorithm(algorithm, asynchronous)
@@ -232,6 +222,10 @@ def iteration(
     workload = load_model(model)
     solved = None
     if rate is not None:
+        from costmodel.commands.rate_run import MeasuredRun, measured_speed
+
+        measured_run = MeasuredRun(gpus=rate_gpus, micro_batch=rate_micro_batch, accumulation=rate_accum,
+                                   zero_stage=rate_zero, recompute=rate_recompute)
         rate_mfu, solved = measured_speed(workload, system, config, rate, measured_run,
                                           "micro_batch" if rate_micro_batch is None else "rate_micro_batch",
                                           backend=backend)

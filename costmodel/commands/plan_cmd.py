@@ -6,16 +6,7 @@ from typing import Annotated
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
 from costmodel.commands.options import COMPUTE_DTYPE, JSON, PS_PLACEMENT, SEQ_LEN, Option
-from costmodel.commands.rate import (
-    RATE,
-    RATE_ACCUM,
-    RATE_GPUS,
-    RATE_RECOMPUTE,
-    RATE_ZERO,
-    MeasuredRun,
-    check_options,
-    measured_speed,
-)
+from costmodel.commands.rate import RATE, RATE_ACCUM, RATE_GPUS, RATE_RECOMPUTE, RATE_ZERO, check_options
 
 
 class Objective(str, Enum):
@@ -122,11 +113,12 @@ def _text(result, nodes, speed: dict | None = None) -> str:
                       _table(result.candidates), "", *_sensitivity(result.sensitivity)])
 
 
-def _measured_mfu(model, cluster, rate, run: MeasuredRun, *, seq_len, compute_dtype, optimizer, sync, jitter,
+def _measured_mfu(model, cluster, rate, run, *, seq_len, compute_dtype, optimizer, sync, jitter,
                   input_rate, backend):
     """(calibrated MFU, its source) solved from --rate: the measured run (commands/rate.py) at the
     plan's model, compute dtype, optimizer, sync preset, jitter and data loader."""
     import hardware
+    from costmodel.commands.rate_run import measured_speed
     from costmodel.training.iteration import TrainingConfig
     from costmodel.training.losses import StepLosses
     from costmodel.training.workloads import load_model
@@ -201,11 +193,14 @@ def plan(
     reserve, reserve_share = parse_reserve(memory_reserve)
     if ps_placement not in (None, "dedicated", "colocated"):
         raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
-    measured_run = MeasuredRun(gpus=rate_gpus, micro_batch=rate_micro_batch, accumulation=rate_accum,
-                               zero_stage=rate_zero, recompute=rate_recompute)
-    check_options(rate, mfu, measured_run)
+    check_options(rate, mfu, rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
+                  rate_zero=rate_zero, rate_recompute=rate_recompute)
     speed = None
     if rate is not None:
+        from costmodel.commands.rate_run import MeasuredRun
+
+        measured_run = MeasuredRun(gpus=rate_gpus, micro_batch=rate_micro_batch, accumulation=rate_accum,
+                                   zero_stage=rate_zero, recompute=rate_recompute)
         mfu, source = _measured_mfu(model, cluster, rate, measured_run, seq_len=seq_len, compute_dtype=compute_dtype,
                                     optimizer=optimizer, sync=sync, jitter=jitter, input_rate=input_rate,
                                     backend=backend)
