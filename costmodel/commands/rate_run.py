@@ -38,8 +38,9 @@ def _rate_text(samples_per_s: float) -> str:
 
 
 def measured_config(config, run: MeasuredRun, micro_batch_field: str):
-    """``config`` as the measured run: its micro-batch (``micro_batch_field`` names the option it
-    came from), accumulation and ZeRO stage, without what only another stage has."""
+    """``config`` as the measured run (the module docstring): the --rate-* options' micro-batch
+    (``micro_batch_field`` names the option it came from), accumulation, ZeRO stage and
+    recomputation, gradients of the compute dtype's width, and plain collectives."""
     from dpbase.limits import MAX_COUNT
     from dpbase.values import replace
 
