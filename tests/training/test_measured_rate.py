@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from cli import app
@@ -381,3 +383,22 @@ def _without(args: list[str], options: tuple[str, ...]) -> list[str]:
 def test_plan_refuses_bad_rates_in_one_line(extra, needle):
     out = runner.invoke(app, [*PLAN[:-1], *extra])
     assert out.exit_code == 2 and out.output.startswith(needle) and len(out.output.strip().splitlines()) == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(model=st.sampled_from(["gpt2", "bert-large", "resnet-50", "vgg16", "llama2-7b"]),
+       micro_batch=st.sampled_from([1, 2, 8, 32]), accumulation=st.integers(1, 4),
+       layout=st.sampled_from([(1, 1), (1, 8), (2, 8)]), zero=st.sampled_from([0, 1, 3]),
+       mfu=st.floats(0.02, 0.9), dtype=st.sampled_from(["bf16", "fp32"]))
+def test_solving_inverts_the_rate(model, micro_batch, accumulation, layout, zero, mfu, dtype):
+    """For any setup, the rate the model gives at a calibrated MFU, solved back, is that MFU
+    (to 1e-9): the rate rises with the MFU and the bisection finds it, collectives included."""
+    nodes, per_node = layout
+    config = TrainingConfig(micro_batch=micro_batch, accumulation_steps=accumulation, zero_stage=zero,
+                            compute_dtype=dtype, grad_dtype=dtype,
+                            optimizer="sgd" if model in ("resnet-50", "vgg16") else "adamw")
+    forward = iteration(model, "dgx-a100", replace(config, mfu=mfu, mfu_calibration=measured_rate.MEASURED_SOURCE),
+                        nodes=nodes, gpus_per_node=per_node)
+    solved = measured_mfu(model, "dgx-a100", config, forward.samples_per_s, nodes=nodes, gpus_per_node=per_node)
+    assert not solved.capped and not solved.floored
+    assert solved.mfu == pytest.approx(mfu, rel=1e-9)
