@@ -188,18 +188,36 @@ def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables
     return NcclGraph(n_channels=dup_ch, bw_intra_GBps=dup_speed, bw_inter_GBps=dup_speed), speed
 
 
+def nvls_speeds(total_GBps: float, heads: int, speeds: tuple[float, ...]) -> tuple[float, float]:
+    """(bwIntra, bwInter) of NCCL's single-node NVLS search (search.cc ncclTopoSearchTryNvls and
+    pass 2). Every channel pulls through the NVSwitch from every GPU, and its head GPU twice, so
+    ``(heads + 1) · s`` must fit in one GPU's NVLink total: bwIntra is the fastest ladder speed
+    that does. Pass 2 then raises bwInter up the ladder while it is below ``2 · bwIntra`` (nothing
+    on one node consumes it). H100 (8 heads, 370.8 GB/s): 40 / 60, as NCCL's own dump shows;
+    B200 (721.8 GB/s): 80 / 90 with 8 heads, 40 / 80 with 16."""
+    intra = next((s for s in speeds if (heads + 1) * s <= total_GBps * (1 + 1e-9)), speeds[-1])
+    inter = intra
+    for s in sorted(x for x in speeds if x > intra):
+        if inter >= 2 * intra:
+            break
+        inter = s
+    return intra, inter
+
+
 def _nvls_graph(system: System, n_nodes: int, ppn: int, speed: float, shm: bool,
                 t: NcclTables) -> NcclGraph | None:
-    """NVLS heads. The intra (NVLink multicast) speed is the one-node search's whatever the node
-    count: across nodes NCCL's NVLS search only picks the NIC:GPU heads (search.cc: "NVLS search
-    only tries to find NIC:GPU combinations"), so only bwInter is the network's speed."""
+    """NVLS heads, one per GPU (at most NCCL_MAX_NVLS_ARITY). The intra (NVLink multicast) speed
+    is the one-node search's (:func:`nvls_speeds`) whatever the node count: across nodes NCCL's
+    NVLS search only picks the NIC:GPU heads (search.cc: "NVLS search only tries to find NIC:GPU
+    combinations"), so there bwInter is the network's speed."""
     has_nvls = system.in_network_reduction == "nvls" and system.intra_fabric == "nvswitch"
     if not has_nvls or system.gpu.compute_capability < 90 or ppn < 2:
         return None
     channels = min(ppn, t.section("search_speeds_GBps")["nvls_max_channels"])
-    ratio = t.section("graph_assumptions")["nvls_intra_to_inter_ratio"]
-    one_node = speed if n_nodes == 1 else _ring_graph(system, 1, ppn, shm, t)[1]
-    return NcclGraph(n_channels=channels, bw_intra_GBps=one_node * ratio, bw_inter_GBps=speed, pattern="nvls")
+    _, total, _ = intra_gpu_bandwidth(system, t, ppn)
+    intra, inter = nvls_speeds(total, channels, ladder(system.gpu.compute_capability, "intra", t))
+    return NcclGraph(n_channels=channels, bw_intra_GBps=intra, bw_inter_GBps=inter if n_nodes == 1 else speed,
+                     pattern="nvls")
 
 
 def _layout(system: System, nodes: int, gpus_per_node: int | None) -> tuple[int, int]:

@@ -28,7 +28,7 @@ from costmodel.nccl import hostmem
 from costmodel.nccl.names import n_steps
 from costmodel.nccl.tables import NcclTables
 from costmodel.nccl.topology import NcclTopology
-from costmodel.nccl.tuning import CostCell, alg_bw_GBps, graph_for
+from costmodel.nccl.tuning import CostCell, alg_bw_GBps, graph_for, nvls_one_node_gain
 from dpbase import elementwise as ew
 from dpbase.lazynp import is_scalar, np
 from dpbase.values import fields, frozen
@@ -100,8 +100,8 @@ def link_factor(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTabl
     if topo.n_nodes > 1:  # the network: RDMA's fitted efficiency or the transport's own, on the fabric's share
         rate = topo.net_efficiency if topo.net_efficiency is not None else m[f"efficiency_{link_class(topo)}"]
         return rate * topo.net_share
-    if topo.shm is None:
-        return m[f"efficiency_{link_class(topo)}"]
+    if topo.shm is None:  # NVLS on one node is not held to the search's bwInter (nvls_one_node_gain)
+        return m[f"efficiency_{link_class(topo)}"] * nvls_one_node_gain(collective, cell.algorithm, topo, t)
     graph = graph_for(cell.algorithm, topo) or topo.ring
     scale = hostmem.bus_bw_GBps(collective, topo) / (graph.n_channels * graph.bw_intra_GBps)
     efficiency = m["efficiency_shm"] if hostmem.duplex(collective, topo.n_ranks) else m["efficiency_pci"]

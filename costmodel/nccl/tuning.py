@@ -64,7 +64,10 @@ def ll_max_bw_GBps(topo: NcclTopology, tables: NcclTables) -> float:
     return tables.arch_cap_GBps("ll_max", row, topo.n_nodes)
 
 
-def _nvls_bw(collective: str, algorithm: str, graph: NcclGraph, topo: NcclTopology, t: NcclTables) -> float:
+def _nvls_bw(collective: str, algorithm: str, graph: NcclGraph, topo: NcclTopology, t: NcclTables,
+             inter_cap: bool = True) -> float:
+    """One NVLS channel's speed in NCCL's model; ``inter_cap=False`` drops the graph's bwInter
+    (:func:`nvls_one_node_gain`)."""
     r = t.refinement
     tree = algorithm == "nvls_tree"
     if r("nvls_legacy_bandwidth"):
@@ -78,7 +81,23 @@ def _nvls_bw(collective: str, algorithm: str, graph: NcclGraph, topo: NcclTopolo
     intra *= r("nvls_allreduce_pipelining") if collective == "all-reduce" else (topo.ppn - 1) / topo.ppn
     inter = graph.bw_inter_GBps * (r("nvls_tree_two_nodes_inter_factor") if tree and topo.n_nodes <= 2 else 1.0)
     cap = _cap(t, "per_channel_nvls_tree", topo) if tree else _INF
-    return min(intra, inter, cap)
+    return min(intra, inter if inter_cap else _INF, cap)
+
+
+def nvls_one_node_gain(collective: str, algorithm: str, topo: NcclTopology, t: NcclTables) -> float:
+    """How much faster NVLS runs on one node than NCCL's model says: its bwInter there is a
+    product of the search's pass 2 (raised up the ladder to at most twice bwIntra; nothing on one
+    node carries it), so what the multicast kernels move is the intra term alone. 1 elsewhere,
+    and wherever the intra term binds anyway (H100: 40 × 0.85 against bwInter 60). B200 and a
+    GB200/GB300 rack of 8 GPUs (bwIntra 80, bwInter 90) measure 830-840 GB/s busbw, not the
+    model's 697 (NVIDIA/nccl#1807; OCI GB300 2 trays, tests/data/validation)."""
+    if algorithm != "nvls" or topo.n_nodes != 1 or t.refinement("nvls_legacy_bandwidth"):
+        return 1.0
+    graph = graph_for(algorithm, topo)
+    if graph is None:
+        return 1.0
+    capped = _nvls_bw(collective, algorithm, graph, topo, t)
+    return _nvls_bw(collective, algorithm, graph, topo, t, inter_cap=False) / capped if capped > 0 else 1.0
 
 
 def _tree_bus_bw(collective: str, proto: str, bus: float, n_ch: int, topo: NcclTopology, t: NcclTables,
