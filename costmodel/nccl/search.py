@@ -188,14 +188,18 @@ def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables
     return NcclGraph(n_channels=dup_ch, bw_intra_GBps=dup_speed, bw_inter_GBps=dup_speed), speed
 
 
-def nvls_speeds(total_GBps: float, heads: int, speeds: tuple[float, ...]) -> tuple[float, float]:
-    """(bwIntra, bwInter) of NCCL's single-node NVLS search (search.cc ncclTopoSearchTryNvls and
-    pass 2). Every channel pulls through the NVSwitch from every GPU, and its head GPU twice, so
-    ``(heads + 1) · s`` must fit in one GPU's NVLink total: bwIntra is the fastest ladder speed
-    that does. Pass 2 then raises bwInter up the ladder while it is below ``2 · bwIntra`` (nothing
-    on one node consumes it). H100 (8 heads, 370.8 GB/s): 40 / 60, as NCCL's own dump shows;
-    B200 (721.8 GB/s): 80 / 90 with 8 heads, 40 / 80 with 16."""
-    intra = next((s for s in speeds if (heads + 1) * s <= total_GBps * (1 + 1e-9)), speeds[-1])
+def nvls_speeds(total_GBps: float, heads: int, speeds: tuple[float, ...]) -> tuple[float, float] | None:
+    """(bwIntra, bwInter) of NCCL's NVLS search (search.cc ncclTopoSearchTryNvls and pass 2), or
+    None when no speed fits (NCCL then has no NVLS graph). Every channel pulls through the
+    NVSwitch from every GPU, and its head GPU twice, so ``(heads + 1) · s`` must fit in one GPU's
+    NVLink total: bwIntra is the fastest ladder speed that does. Pass 2 then raises bwInter up
+    the ladder while it is below ``2 · bwIntra``. ``speeds``: the intra ladder on one node (nothing
+    there carries bwInter); across nodes the inter ladder up to the GPU's NIC path, which then
+    carries both. H100 × 8 (370.8 GB/s): 40 / 60 on one node, as NCCL's own dump shows, 40 / 48
+    across nodes with 400G NICs; B200 (721.8 GB/s): 80 / 90 with 8 heads, 40 / 80 with 16."""
+    intra = next((s for s in speeds if (heads + 1) * s <= total_GBps * (1 + 1e-9)), None)
+    if intra is None:
+        return None
     inter = intra
     for s in sorted(x for x in speeds if x > intra):
         if inter >= 2 * intra:
@@ -204,20 +208,25 @@ def nvls_speeds(total_GBps: float, heads: int, speeds: tuple[float, ...]) -> tup
     return intra, inter
 
 
-def _nvls_graph(system: System, n_nodes: int, ppn: int, speed: float, shm: bool,
-                t: NcclTables) -> NcclGraph | None:
-    """NVLS heads, one per GPU (at most NCCL_MAX_NVLS_ARITY). The intra (NVLink multicast) speed
-    is the one-node search's (:func:`nvls_speeds`) whatever the node count: across nodes NCCL's
-    NVLS search only picks the NIC:GPU heads (search.cc: "NVLS search only tries to find NIC:GPU
-    combinations"), so there bwInter is the network's speed."""
+def _nvls_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables) -> NcclGraph | None:
+    """NVLS heads, one per GPU (at most NCCL_MAX_NVLS_ARITY), at :func:`nvls_speeds`: on one node
+    on the intra ladder; across nodes on the inter ladder up to the GPU's path to its NIC (NCCL
+    then searches only the NIC:GPU heads, at one speed for both)."""
     has_nvls = system.in_network_reduction == "nvls" and system.intra_fabric == "nvswitch"
     if not has_nvls or system.gpu.compute_capability < 90 or ppn < 2:
         return None
+    cc = system.gpu.compute_capability
     channels = min(ppn, t.section("search_speeds_GBps")["nvls_max_channels"])
-    _, total, _ = intra_gpu_bandwidth(system, t, ppn)
-    intra, inter = nvls_speeds(total, channels, ladder(system.gpu.compute_capability, "intra", t))
-    return NcclGraph(n_channels=channels, bw_intra_GBps=intra, bw_inter_GBps=inter if n_nodes == 1 else speed,
-                     pattern="nvls")
+    _, total, max_path = intra_gpu_bandwidth(system, t, ppn)
+    if n_nodes == 1:
+        speeds = ladder(cc, "intra", t)
+    else:
+        nic_path = min(system.nic_bandwidth_Bps / 1e9, pci_bandwidth_GBps(system.gpu.pcie_gen, t), max_path)
+        speeds = tuple(s for s in ladder(cc, "inter", t) if s <= nic_path * (1 + 1e-9))
+    found = nvls_speeds(total, channels, speeds)
+    if found is None:
+        return None
+    return NcclGraph(n_channels=channels, bw_intra_GBps=found[0], bw_inter_GBps=found[1], pattern="nvls")
 
 
 def _layout(system: System, nodes: int, gpus_per_node: int | None) -> tuple[int, int]:
@@ -281,7 +290,7 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
         n_ranks=n_nodes * ppn, n_nodes=n_nodes, compute_capability=system.gpu.compute_capability,
         ring=ring, tree=tree, intra_path=path if ppn > 1 else "NVLINK" if path == "NVLINK" else "PCI",
         inter_path="PHB" if category in ("tcp", "ethernet") else "PXB",
-        nvls=_nvls_graph(system, n_nodes, ppn, speed, shm, t), collnet=ring if sharp else None,
+        nvls=_nvls_graph(system, n_nodes, ppn, shm, t), collnet=ring if sharp else None,
         shm=_host_memory_path(system, ppn, t) if shm else None,
         latency_inter_us=float(plugin.get(category, 0.0)),
         net_efficiency=system.nic_link.efficiency if n_nodes > 1 and category in NON_RDMA else None,

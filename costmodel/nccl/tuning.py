@@ -88,9 +88,9 @@ def nvls_one_node_gain(collective: str, algorithm: str, topo: NcclTopology, t: N
     """How much faster NVLS runs on one node than NCCL's model says: its bwInter there is a
     product of the search's pass 2 (raised up the ladder to at most twice bwIntra; nothing on one
     node carries it), so what the multicast kernels move is the intra term alone. 1 elsewhere,
-    and wherever the intra term binds anyway (H100: 40 × 0.85 against bwInter 60). B200 and a
-    GB200/GB300 rack of 8 GPUs (bwIntra 80, bwInter 90) measure 830-840 GB/s busbw, not the
-    model's 697 (NVIDIA/nccl#1807; OCI GB300 2 trays, tests/data/validation)."""
+    and wherever the intra term binds anyway (a full H100 node: 40 × 0.85 × 7/8 × 2 = 59.5 against
+    bwInter 60). B200 and a GB200/GB300 rack of 8 GPUs (bwIntra 80, bwInter 90) measure 830-840
+    GB/s busbw, not the model's 697 (NVIDIA/nccl#1807; OCI GB300 2 trays, tests/data/validation)."""
     if algorithm != "nvls" or topo.n_nodes != 1 or t.refinement("nvls_legacy_bandwidth"):
         return 1.0
     graph = graph_for(algorithm, topo)

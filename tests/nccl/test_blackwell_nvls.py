@@ -24,12 +24,28 @@ def _speeds(system: str, heads: int) -> tuple[float, float]:
 def test_the_search_rule_gives_nccl_s_own_h100_graph_and_blackwell_s():
     """(heads + 1) × bwIntra within one GPU's NVLink total, bwInter raised to at most 2 × bwIntra:
     H100 × 8 (370.8 GB/s) is NCCL's dumped 40 / 60 (NVIDIA/nccl#1197); NVLink5 (18 × 40.1 =
-    721.8 GB/s, NVIDIA/nccl#1807's maxBw) 80 / 90 with 8 heads and 40 / 80 with 16."""
+    721.8 GB/s, NVIDIA/nccl#1807's maxBw) 80 / 90 with 8 heads and 40 / 80 with 16; H100 × 4
+    60 / 60 (the ladder's top)."""
     assert _speeds("dgx-h100", 8) == (40.0, 60.0)
+    assert _speeds("dgx-h100", 4) == (60.0, 60.0)
     assert _speeds("dgx-b200", 8) == (80.0, 90.0)
     assert _speeds("gb200-nvl72-tray", 16) == (40.0, 80.0)
     assert nvls_speeds(721.8, 8, (90.0, 80.0, 70.0)) == (80.0, 90.0)
-    assert nvls_speeds(100.0, 8, (60.0, 50.0)) == (50.0, 60.0)  # nothing fits: the ladder's last speed
+    assert nvls_speeds(100.0, 8, (60.0, 50.0)) is None  # nothing fits: NCCL has no NVLS graph
+
+
+@pytest.mark.parametrize(("system", "nodes", "expected"), [
+    ("dgx-h100", 2, (40.0, 48.0)),  # 400G NICs: the inter ladder's 48; 9 x 48 > 370.8, so 40 inside
+    ("dgx-b200", 2, (48.0, 48.0)),  # NVLink5 carries 9 x 48: the NIC path's speed for both
+    ("gb200-nvl72-tray", 36, (42.0, 48.0)),  # 2 racks: 16 heads, 17 x 42 = 714 <= 721.8
+    ("oci-bm-gpu-h100-8", 2, (24.0, 24.0)),  # 200G RoCE NICs
+])
+def test_across_nodes_nvls_searches_the_inter_ladder_up_to_the_nic(system, nodes, expected):
+    """Across nodes NCCL's NVLS search runs on the inter ladder from the GPU's NIC path (search.cc:
+    the speed starts at the path's maxBw), so bwIntra is the fastest such speed the NVSwitch takes
+    for every head."""
+    graph = topology_for(hardware.load_system(system), nodes, tables=T).nvls
+    assert (graph.bw_intra_GBps, graph.bw_inter_GBps) == expected
 
 
 def _time_s(system: str, nodes: int) -> tuple[float, str]:
@@ -38,15 +54,19 @@ def _time_s(system: str, nodes: int) -> tuple[float, str]:
 
 
 def test_one_node_nvls_is_not_held_to_the_search_s_bw_inter():
-    """The intra term binds on H100 (40 × 0.85 against 60): no change there; on an 8-GPU NVLink5
-    node bwInter (90) would cap NVLS below its intra term."""
+    """The intra term binds on a full H100 node (40 × 0.85 × 7/8 × 2 = 59.5 against bwInter 60):
+    no change there; on an 8-GPU NVLink5 node bwInter (90) would cap NVLS below its intra term.
+    Not across nodes, where bwInter is the network's, nor under NCCL's legacy NVLS formula."""
     h100 = topology_for(hardware.load_system("dgx-h100"), 1)
     b200 = topology_for(hardware.load_system("dgx-b200"), 1)
     assert nvls_one_node_gain("all-reduce", "nvls", h100, T) == 1.0
     assert nvls_one_node_gain("all-reduce", "nvls", b200, T) > 1.1
     assert nvls_one_node_gain("all-reduce", "ring", b200, T) == 1.0
     two_nodes = topology_for(hardware.load_system("dgx-b200"), 2)
-    assert nvls_one_node_gain("all-reduce", "nvls_tree", two_nodes, T) == 1.0
+    assert nvls_one_node_gain("all-reduce", "nvls", two_nodes, T) == 1.0
+    legacy = load_tables(version="2.27.5")
+    assert nvls_one_node_gain("all-reduce", "nvls", topology_for(hardware.load_system("dgx-b200"), 1, tables=legacy),
+                              legacy) == 1.0
 
 
 @pytest.mark.parametrize(("system", "nodes", "measured_us", "tolerance", "algorithm"), [
@@ -55,7 +75,7 @@ def test_one_node_nvls_is_not_held_to_the_search_s_bw_inter():
     # coreweave/nccl-tests README "GB200 Single Rack" (NCCL 2.26.2): 72 GPUs, 8 GiB, 20,299 µs (834.57 GB/s)
     ("gb200-nvl72-tray", 18, 20299.0, 0.10, "nvls"),
     # the same README, "2 Racks": 144 GPUs, 8 GiB, 21,493 µs (793.06 GB/s); the NVLS tree across racks
-    # is still 9 % too fast (its network side)
+    # is still 13 % too fast (its network side)
     ("gb200-nvl72-tray", 36, 21493.0, 0.15, "nvls_tree"),
 ])
 def test_blackwell_all_reduce_against_published_runs(system, nodes, measured_us, tolerance, algorithm):
