@@ -11,7 +11,6 @@ function, called with the values click would give it (:mod:`costmodel.commands.a
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 
@@ -262,6 +261,8 @@ def main() -> None:
         sys.stderr.write("\n")
         sys.exit(130)
     except OSError as error:
+        from costmodel.commands.common import OUTPUT_LOST
+
         if error.errno not in OUTPUT_LOST:
             raise
         # the answer could not be written (a full disk, an I/O error): one line and Python's own
@@ -269,10 +270,6 @@ def main() -> None:
         sys.stderr.write(f"error: output lost: {error.strerror}\n")
         sys.exit(120)
     sys.exit(code)
-
-
-# errno values of a write that lost its output (not a file the user named: those are InputErrors)
-OUTPUT_LOST = (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG)
 
 
 def run() -> None:

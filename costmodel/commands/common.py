@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import math
 import sys
@@ -13,6 +14,9 @@ from dpbase.errors import DpcostError, InputError
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_BAD_INPUT = 2
+# errno values of a write that lost its output (a full disk, an I/O error): not a file the user
+# named, so no user-input error; cli.main makes them one line and exit status 120.
+OUTPUT_LOST = (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG)
 
 
 JSON_FLAGS = ("json_", "json_output", "as_json")  # the parameter names of the commands' --json option
@@ -104,7 +108,9 @@ def cli_errors(function: F) -> F:
             fail(str(error), error, as_json)
         except BrokenPipeError:  # the reader went away (`dpcost … | head`): not the user's file
             raise
-        except OSError as error:  # unreadable file named by the user
+        except OSError as error:  # unreadable file named by the user, unless the answer was lost
+            if error.errno in OUTPUT_LOST:
+                raise
             fail(_os_message(error), error, as_json)
 
     return wrapper  # type: ignore[return-value]
