@@ -332,10 +332,7 @@ def load_model_file(path: str) -> Workload:
     tied = entry.get("tied_embeddings", True)
     if not isinstance(tied, bool):
         raise InputError("model.tied_embeddings", tied, "true or false")
-    if entry.get("embedding_params", 0) > params:
-        raise InputError("model.embedding_params", entry["embedding_params"],
-                         f"an integer from 0 to the model's params ({params:,})")
-    return Workload(
+    workload = Workload(
         name=str(entry.get("name", os.path.splitext(os.path.basename(os.fspath(path)))[0])), params=params,
         layers=int(entry.get("layers", layers)), hidden_size=int(entry.get("hidden_size", hidden)),
         heads=int(entry.get("heads", heads)), vocab=int(entry.get("vocab", 0)),
@@ -346,6 +343,12 @@ def load_model_file(path: str) -> Workload:
         flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)),
         embedding_params=int(entry.get("embedding_params", 0)),
         logits_vocab=int(entry.get("logits_vocab", 0)), tied_embeddings=tied)
+    if workload.input_embedding_params > params:  # given, or vocab × hidden: a part of params
+        field = "model.embedding_params" if entry.get("embedding_params") else "model.vocab"
+        raise InputError(field, entry.get("embedding_params") or workload.vocab,
+                         f"an input embedding of at most the model's {params:,} params (vocab × hidden "
+                         f"= {workload.vocab:,} × {workload.hidden_size:,} here, or embedding_params)")
+    return workload
 
 
 def resolve_seq_len(workload: Workload, seq_len: int | None) -> int:

@@ -58,7 +58,7 @@ def test_an_adaptive_softmax_materialises_its_head_not_the_vocabulary():
 
 def test_a_user_model_file_gives_its_logits(tmp_path):
     path = tmp_path / "m.toml"
-    path.write_text('[model]\nparams = 1000000\nlayers = 2\nhidden_size = 64\nheads = 2\n'
+    path.write_text('[model]\nparams = 4000000\nlayers = 2\nhidden_size = 64\nheads = 2\n'  # 50,000 x 64 inside
                     'vocab = 50000\nseq_len = 128\nlogits_vocab = 5000\n')
     assert load_model_file(str(path)).logits_vocab == 5000
 

@@ -147,3 +147,19 @@ def test_an_image_models_numbers_must_be_numbers(tmp_path, value):
     result = runner.invoke(app, ["iteration", "--cluster", "dgx-a100", "--micro-batch", "8", "--model", str(path)])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
     assert "model.activation_elements_per_sample" in result.stderr
+
+
+@pytest.mark.parametrize(("text", "field"), [
+    ("params = 10000000\nvocab = 50257\ntied_embeddings = false\n", "model.vocab"),  # 50,257 x 512 > 10M
+    ("params = 10000000\nvocab = 50257\n", "model.vocab"),
+    ("params = 124000000\nvocab = 50257\nembedding_params = 200000000\n", "model.embedding_params"),
+])
+def test_an_input_embedding_larger_than_the_model_is_refused(tmp_path, text, field):
+    """The input embedding is a part of params: one larger than them (given, or vocab × hidden
+    of the derived shape) gave an untied model a negative matmul count and a negative compute
+    time (forward -0.65 ms on an H100)."""
+    path = _write(tmp_path, f"[model]\n{text}")
+    with pytest.raises(InputError, match=field):
+        load_model(str(path))
+    result = runner.invoke(app, ["iteration", "--cluster", "dgx-h100", "--micro-batch", "4", "--model", str(path)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and field in result.stderr
