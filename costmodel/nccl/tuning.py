@@ -90,8 +90,9 @@ def nvls_one_node_gain(collective: str, algorithm: str, topo: NcclTopology, t: N
     node carries it), so what the multicast kernels move is the intra term alone. 1 elsewhere,
     and wherever the intra term binds anyway (a full H100 node: 40 × 0.85 × 7/8 × 2 = 59.5 against
     bwInter 60). B200 and a GB200/GB300 rack of 8 GPUs (bwIntra 80, bwInter 90) measure 830-840
-    GB/s busbw, not the model's 697 (NVIDIA/nccl#1807; OCI GB300 2 trays, tests/data/validation)."""
-    if algorithm != "nvls" or topo.n_nodes != 1 or t.refinement("nvls_legacy_bandwidth"):
+    GB/s busbw, not the model's 697 (NVIDIA/nccl#1807; OCI GB300 2 trays, tests/data/validation).
+    NCCL's legacy formula (2.27.5, 2.21.5 here) takes bwIntra raw, never above bwInter: 1 there too."""
+    if algorithm != "nvls" or topo.n_nodes != 1:
         return 1.0
     graph = graph_for(algorithm, topo)
     if graph is None:

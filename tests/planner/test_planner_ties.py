@@ -44,7 +44,9 @@ def _brute_choice(scores, keys, band):
 
 
 def test_tie_break_rules_hold_against_a_brute_force_loop():
+    decided = []  # the rules that decided some case: the rule checks below must run
     for model, cluster, nodes, batch, seq in (("llama2-7b", "dgx-h100", 4, 512, 4096),
+                                              ("llama2-13b", "dgx-h100", 4, 256, 4096),  # headroom decides
                                               ("1.3B", "dgx-a100", 2, 128, 2048),
                                               ("gpt2", "dgx-h100", 2, 64, 1024)):
         setting, sweep = _sweep(model, cluster, nodes, batch, seq)
@@ -60,6 +62,7 @@ def test_tie_break_rules_hold_against_a_brute_force_loop():
             if chosen == fastest:
                 assert rule is None
                 continue
+            decided.append(rule)
             at = choose.RULES.index(rule)
             for earlier in keys[:at]:  # equal on every rule before the deciding one ...
                 assert earlier.ravel()[chosen] == earlier.ravel()[fastest]
@@ -67,6 +70,7 @@ def test_tie_break_rules_hold_against_a_brute_force_loop():
             # and no tied plan beats the chosen one on the rules in order
             for i in tied:
                 assert tuple(float(k.ravel()[chosen]) for k in keys) <= tuple(float(k.ravel()[i]) for k in keys)
+    assert decided, "no case reached a tie-break rule: the rule checks ran on nothing"
 
 
 @given(st.lists(st.floats(1.0, 2.0), min_size=2, max_size=40), st.floats(0.0, 0.3),
