@@ -557,6 +557,12 @@ class Setting:
     asynchronous: bool = False  # asynchronous parameter-server updates (ZeRO-0 rows, no barrier)
     sync: str = "ddp"  # the framework's sync mode (iteration --sync): ddp, horovod, flat, per-tensor, fsdp
 
+    @property
+    def user_mfu(self) -> float | None:
+        """The MFU the user gave (--mfu) or calibrated (--rate), None for the default: what a
+        TrainingConfig of one of the plans carries, and whether its speed was measured."""
+        return self.mfu if self.mfu_given or self.mfu_calibration is not None else None
+
 
 def _node_host(setting: Setting, system: Any):
     """The whole node's host path when the setting offloads the optimizer, else None."""

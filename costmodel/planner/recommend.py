@@ -185,15 +185,14 @@ def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer
     ``mfu_calibration``: where a calibrated ``mfu`` came from (TrainingConfig.mfu_calibration)."""
     from costmodel.training import iteration, memory, stragglers, workloads
 
-    if mfu_calibration is not None and mfu is None:
-        raise InputError("mfu_calibration", mfu_calibration, "only with an mfu (the one it calibrated)")
     dtype, peak = iteration.peak_flops(system.gpu, compute_dtype)
     rate, _ = iteration.mfu(system.gpu, mfu, workload, dtype, mfu_calibration)
     memory.optimizer_state_bytes(optimizer)
     stragglers.check_jitter(jitter_cv)
     return grid.Setting(workload=workload, seq_len=workloads.resolve_seq_len(workload, seq_len),
                         peak_flops=peak, mfu=rate, compute_dtype=dtype, optimizer=optimizer,
-                        jitter_cv=jitter_cv, backend=backend, mfu_given=mfu is not None and mfu_calibration is None,
+                        jitter_cv=jitter_cv, backend=backend,
+                        mfu_given=iteration.mfu_holds_at_any_micro_batch(mfu, mfu_calibration),
                         mfu_calibration=mfu_calibration,
                         recompute=memory.check_recompute(workload, recompute),
                         memory_reserve_bytes=None if memory_reserve is None else
@@ -298,7 +297,7 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
                             grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes, sync=best.sync,
                             zero_stage=best.zero_stage, recompute=best.recompute, compute_dtype=setting.compute_dtype,
                             # the default MFU passed as a user's would drop the roofline and a CNN's fixed time
-                            mfu=setting.mfu if setting.mfu_given or setting.mfu_calibration else None,
+                            mfu=setting.user_mfu,
                             mfu_calibration=setting.mfu_calibration,
                             optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
                             quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
@@ -320,8 +319,8 @@ def published_findings(best: PlanRow, setting, backend: str) -> dict | None:
     (every published run was synchronous) or without data."""
     from costmodel.training import residuals
 
-    measured = setting.mfu_given or setting.mfu_calibration is not None
-    found = residuals.published_interval(best.total_s, best.gpus, best.nodes, measured_speed=measured,
+    found = residuals.published_interval(best.total_s, best.gpus, best.nodes,
+                                         measured_speed=setting.user_mfu is not None,
                                          backend=backend, synchronous=not best.asynchronous)
     if found is None:
         return None

@@ -280,10 +280,12 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
     given, is its source); the model kind's default for the GPU's architecture and the dtype that
     runs (kinds with a table in models.toml ``[mfu_by_kind]``: CNNs); the GPU profile's; the
     architecture's."""
+    if calibration is not None and value is None:
+        raise InputError("mfu_calibration", calibration, "only with an mfu (the one it calibrated)")
     if value is not None:
         if not MIN_MFU <= value <= 1.0:  # below MIN_MFU a step would take longer than float range allows
             raise InputError("mfu", value, f"a fraction in [{MIN_MFU:g}, 1]")
-        return float(value), calibration or USER_MFU_SOURCE
+        return float(value), USER_MFU_SOURCE if calibration is None else calibration
     if workload is not None and compute_dtype is not None:
         by_kind = workloads.default_mfu_for_kind(workload.kind, getattr(gpu, "arch", "unknown"),
                                                  compute_dtype, getattr(gpu, "peak_flops", None))
@@ -322,8 +324,6 @@ def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str |
 
 
 def _check(config: TrainingConfig, ranks: int) -> None:
-    if config.mfu_calibration is not None and config.mfu is None:
-        raise InputError("mfu_calibration", config.mfu_calibration, "only with an mfu (the one it calibrated)")
     for field, value, most in (("micro_batch", config.micro_batch, MAX_COUNT), ("ranks", ranks, MAX_RANKS),
                                ("accumulation_steps", config.accumulation_steps, MAX_COUNT)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= most \
@@ -366,10 +366,12 @@ class MicroBatchForward:
     mfu_micro_batch: int  # the micro-batch the default MFU was measured at (0: none applies)
 
 
-def mfu_holds_at_any_micro_batch(config: TrainingConfig) -> bool:
+def mfu_holds_at_any_micro_batch(mfu: float | None, calibration: str | None) -> bool:
     """True for a user's --mfu (measured at their own micro-batch, taken as given at any); False
-    for the default MFU and a calibrated one (--rate), to which the micro-batch terms apply."""
-    return config.mfu is not None and config.mfu_calibration is None
+    for the default MFU (``mfu`` None) and a calibrated one (--rate: ``calibration`` names where it
+    came from), to which the micro-batch terms apply. The one rule for TrainingConfig and the
+    planner's Setting."""
+    return mfu is not None and calibration is None
 
 
 def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: float, mfu: float,
@@ -401,7 +403,7 @@ def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
     rate, mfu_source = mfu(gpu, config.mfu, workload, compute_dtype, config.mfu_calibration)
     flops = workloads.training_flops_per_sample(workload, seq_len, config.include_attention)
     found = micro_batch_forward(workload, gpu, compute_dtype=compute_dtype, peak=peak, mfu=rate,
-                                mfu_given=mfu_holds_at_any_micro_batch(config), flops_per_sample=float(flops),
+                                mfu_given=mfu_holds_at_any_micro_batch(config.mfu, config.mfu_calibration), flops_per_sample=float(flops),
                                 seq_len=seq_len, micro_batch=config.micro_batch)
     return _Compute(forward_s=float(found.forward_s), seq_len=seq_len, compute_dtype=compute_dtype,
                     mfu=rate, mfu_source=mfu_source, matmul_efficiency=float(found.matmul_efficiency),

@@ -402,3 +402,18 @@ def test_solving_inverts_the_rate(model, micro_batch, accumulation, layout, zero
     solved = measured_mfu(model, "dgx-a100", config, forward.samples_per_s, nodes=nodes, gpus_per_node=per_node)
     assert not solved.capped and not solved.floored
     assert solved.mfu == pytest.approx(mfu, rel=1e-9)
+
+
+def test_one_rule_says_where_an_mfu_came_from():
+    """iteration and the planner read the same rule: a calibration without an MFU is refused by
+    both, and an empty calibration text is still a calibration (the planner once dropped it in
+    its step interval and refused its own plan)."""
+    from costmodel.planner.recommend import plan
+
+    with pytest.raises(InputError, match="mfu_calibration"):
+        plan("gpt2", "dgx-h100", global_batch=256, mfu_calibration="x")
+    with pytest.raises(InputError, match="mfu_calibration"):
+        iteration("gpt2", "dgx-h100", TrainingConfig(micro_batch=8, mfu_calibration="x"))
+    calibrated = plan("gpt2", "dgx-h100", global_batch=256, mfu=0.4, mfu_calibration="")
+    labelled = plan("gpt2", "dgx-h100", global_batch=256, mfu=0.4, mfu_calibration="from a run")
+    assert calibrated.best == labelled.best
