@@ -194,8 +194,9 @@ def iteration(
     from dpbase.units import parse_size, parse_time
     from dpbase.values import replace
 
-    check_options(rate, mfu, rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
-                  rate_zero=rate_zero, rate_recompute=rate_recompute)
+    described = dict(rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
+                     rate_zero=rate_zero, rate_recompute=rate_recompute)  # the run behind --rate
+    check_options(rate, mfu, **described)
     system = hardware.load_system(cluster)
     node_count, per_node = gpu_group(system, nodes, gpus)
     algorithm = _algorithm(algorithm, asynchronous)
@@ -223,13 +224,12 @@ def iteration(
     solved = None
     if rate is not None:
         from costmodel.commands.rate_run import MeasuredRun, measured_speed
+        from costmodel.training.measured_rate import calibrated
 
-        measured_run = MeasuredRun(gpus=rate_gpus, micro_batch=rate_micro_batch, accumulation=rate_accum,
-                                   zero_stage=rate_zero, recompute=rate_recompute)
-        rate_mfu, solved = measured_speed(workload, system, config, rate, measured_run,
-                                          "micro_batch" if rate_micro_batch is None else "rate_micro_batch",
-                                          backend=backend)
-        config = replace(config, mfu=rate_mfu, mfu_calibration=solved)
+        found, solved = measured_speed(workload, system, config, rate, MeasuredRun.from_options(**described),
+                                       "micro_batch" if rate_micro_batch is None else "rate_micro_batch",
+                                       backend=backend)
+        config = calibrated(config, found, solved)
     result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,
                                  algorithm=str(info.get("algorithm", algorithm)))
     result = with_interval(result, workload, system.gpu, comm, config, str(info.get("algorithm", algorithm)))

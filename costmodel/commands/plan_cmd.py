@@ -115,8 +115,8 @@ def _text(result, nodes, speed: dict | None = None) -> str:
 
 def _measured_mfu(model, cluster, rate, run, *, seq_len, compute_dtype, optimizer, sync, jitter,
                   input_rate, backend):
-    """(calibrated MFU, its source) solved from --rate: the measured run (commands/rate.py) at the
-    plan's model, compute dtype, optimizer, sync preset, jitter and data loader."""
+    """(the solve, its source) from --rate: the measured run (commands/rate_run.py) at the plan's
+    model, compute dtype, optimizer, sync preset, jitter and data loader."""
     import hardware
     from costmodel.commands.rate_run import measured_speed
     from costmodel.training.iteration import TrainingConfig
@@ -193,18 +193,17 @@ def plan(
     reserve, reserve_share = parse_reserve(memory_reserve)
     if ps_placement not in (None, "dedicated", "colocated"):
         raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
-    check_options(rate, mfu, rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
-                  rate_zero=rate_zero, rate_recompute=rate_recompute)
+    described = dict(rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
+                     rate_zero=rate_zero, rate_recompute=rate_recompute)  # the run behind --rate
+    check_options(rate, mfu, **described)
     speed = None
     if rate is not None:
         from costmodel.commands.rate_run import MeasuredRun
 
-        measured_run = MeasuredRun(gpus=rate_gpus, micro_batch=rate_micro_batch, accumulation=rate_accum,
-                                   zero_stage=rate_zero, recompute=rate_recompute)
-        mfu, source = _measured_mfu(model, cluster, rate, measured_run, seq_len=seq_len, compute_dtype=compute_dtype,
-                                    optimizer=optimizer, sync=sync, jitter=jitter, input_rate=input_rate,
-                                    backend=backend)
-        speed = {"base_mfu": mfu, "source": source}
+        solved, source = _measured_mfu(model, cluster, rate, MeasuredRun.from_options(**described), seq_len=seq_len,
+                                       compute_dtype=compute_dtype, optimizer=optimizer, sync=sync, jitter=jitter,
+                                       input_rate=input_rate, backend=backend)
+        mfu, speed = solved.mfu, {"base_mfu": solved.mfu, "source": source}
     swept = None
     if algorithms is not None:
         from costmodel.names import algorithm_named

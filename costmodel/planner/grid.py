@@ -48,7 +48,7 @@ from costmodel.training.iteration import (
 from dpbase.values import fields, frozen
 
 AXES = ("algorithm", "zero_stage", "grad_dtype", "bucket_bytes", "cell")
-ZERO_STAGES = (0, 1, 2, 3)
+ZERO_STAGES = memory.ZERO_STAGES
 
 
 @frozen(kw_only=True)
@@ -175,22 +175,11 @@ def bucket_layouts(space: Space, params: int, first_bucket_bytes: float) -> over
     return overlap.BucketLayout(*_stacked((b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes), shape))
 
 
-def stage_mode(sync: str, stage: int) -> str:
-    """The sync mode a ZeRO stage's rows run under a plan's ``sync``: an FSDP plan's ZeRO-0/1
-    rows are DDP's (FSDP is ZeRO-2/3: ``SHARD_GRAD_OP``, ``FULL_SHARD``)."""
-    return "ddp" if sync == "fsdp" and stage < 2 else sync
-
-
-def stage_runs(sync: str, stage: int) -> bool:
-    """Whether a plan's ``sync`` runs ZeRO stage ``stage`` (:data:`syncmodes.ZERO_STAGES_OF`)."""
-    return stage in syncmodes.ZERO_STAGES_OF[stage_mode(sync, stage)]
-
-
 def stages_allowed(setting: Setting, space: Space) -> np.ndarray:
     """Per ZeRO stage of ``space`` (shaped (1, Z, 1, 1, 1)): whether ``setting`` runs it, by its
-    sync mode (:func:`stage_runs`) and, for asynchronous parameter servers (which hold the
+    sync mode (:func:`syncmodes.stage_runs`) and, for asynchronous parameter servers (which hold the
     optimizer), ZeRO-0 only."""
-    return np.array([stage_runs(setting.sync, z) and (z == 0 or not setting.asynchronous)
+    return np.array([syncmodes.stage_runs(setting.sync, z) and (z == 0 or not setting.asynchronous)
                      for z in space.zero_stages]).reshape(1, -1, 1, 1, 1)
 
 
@@ -207,7 +196,7 @@ class StageSync:
 
     @property
     def runs(self) -> bool:
-        """The mode allows the stage (horovod, flat, per-tensor: ZeRO-0 only; :func:`stage_runs`)."""
+        """The mode allows the stage (horovod, flat, per-tensor: ZeRO-0 only; :func:`syncmodes.stage_runs`)."""
         return self.layout is not None
 
     @property
@@ -231,8 +220,8 @@ def stage_syncs(setting: Setting, space: Space) -> tuple[StageSync, ...]:
     grad_column = np.array(grads, dtype=float).reshape(-1, 1)
     out = []
     for stage in space.zero_stages:
-        mode = stage_mode(setting.sync, stage)
-        if not stage_runs(setting.sync, stage):  # ZeRO with horovod, flat or per-tensor
+        mode = syncmodes.stage_mode(setting.sync, stage)
+        if not syncmodes.stage_runs(setting.sync, stage):  # ZeRO with horovod, flat or per-tensor
             out.append(StageSync(mode=mode, layout=None, overlap=True, wait_s=0.0, gather_beside=False))
             continue
         setups = [[_setup(mode, setting, g, b, stage) for b in space.bucket_bytes] for g in grads]
@@ -251,7 +240,7 @@ def row_bucket_bytes(setting: Setting, space: Space, z: int, d: int, u: int) -> 
     """The bytes each collective of row (z, d, u) carries: the swept bucket, Horovod's fusion
     buffer, or the mode's own size (the whole gradient, one tensor, one FSDP unit)."""
     stage = space.zero_stages[z]
-    mode = stage_mode(setting.sync, stage)
+    mode = syncmodes.stage_mode(setting.sync, stage)
     if mode == "ddp":
         return space.bucket_bytes[u]
     grad = setting.workload.params * memory.precision_for(space.grad_dtypes[d]).grad_bytes

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from costmodel.planner.grid import row_bucket_bytes, stage_mode, stages_allowed
+from costmodel.planner.grid import row_bucket_bytes, stages_allowed
 from costmodel.training import memory, workloads
+from costmodel.training.syncmodes import stage_mode
 from dpbase.errors import NotApplicableError
 from dpbase.values import asdict, frozen, replace
 

@@ -22,8 +22,9 @@ so AlexNet and VGG16 on a P100 (S8) need more than MFU 1.
 
     >>> round(solve_mfu(lambda mfu: 100.0 * mfu, 25.0).mfu, 12)
     0.25
-    >>> solve_mfu(lambda mfu: 100.0 * mfu, 250.0)
-    SolvedMfu(mfu=1.0, capped=True, floored=False, ceiling_samples_per_s=100.0, floor_samples_per_s=0.01)
+    >>> solved = solve_mfu(lambda mfu: 100.0 * mfu, 250.0)
+    >>> solved.mfu, solved.capped, solved.floored
+    (1.0, True, False)
 """
 
 from __future__ import annotations
@@ -53,14 +54,21 @@ def _rate_pattern() -> re.Pattern:
 
 @frozen
 class SolvedMfu:
-    """The MFU found; whether the measured rate needed more than MFU 1 (answered at 1) or less
-    than ``LOW_MFU`` (answered there); the rates those two bounds give."""
+    """The MFU found for a target rate, and the rates MFU 1 and ``LOW_MFU`` give: a target beyond
+    the first is ``capped`` (answered at MFU 1), one below the second ``floored`` (at ``LOW_MFU``)."""
 
     mfu: float
-    capped: bool
-    floored: bool
+    target_samples_per_s: float
     ceiling_samples_per_s: float
     floor_samples_per_s: float
+
+    @property
+    def capped(self) -> bool:
+        return self.ceiling_samples_per_s <= self.target_samples_per_s
+
+    @property
+    def floored(self) -> bool:
+        return not self.capped and self.floor_samples_per_s >= self.target_samples_per_s
 
 
 def parse_rate(text: str | float | int, tokens_per_sample: int, field: str = "rate") -> float:
@@ -73,7 +81,7 @@ def parse_rate(text: str | float | int, tokens_per_sample: int, field: str = "ra
         if not match:
             raise InputError(field, text, RATE_ALLOWED)
         value, unit = float(match.group(1).replace(",", "").replace("_", "")), match.group(2).lower()
-    if not (math.isfinite(value) and 0 < value < MAX_RATE):
+    if not (math.isfinite(value) and 0 < value < MAX_RATE):  # the bounds of check_rate, named as typed
         raise InputError(field, text, RATE_ALLOWED)
     if unit.startswith("tok"):
         if not tokens_per_sample:
@@ -85,13 +93,30 @@ def parse_rate(text: str | float | int, tokens_per_sample: int, field: str = "ra
 MEASURED_SOURCE = "solved from a measured rate"  # mfu_calibration when the caller names none
 
 
+def reachable(solved: SolvedMfu, got: object = None, context: str = "", hint: str = "") -> SolvedMfu:
+    """``solved``, unless its target lies outside what MFU 1 and ``LOW_MFU`` give: then an
+    InputError on ``rate`` naming that limit (``got``: what the user typed, default the target;
+    ``context``: what the limit is of, e.g. the measured run; ``hint``: what to check)."""
+    got = solved.target_samples_per_s if got is None else got
+    advice = f" ({hint})" if hint else ""
+    if solved.capped:
+        raise InputError("rate", got, f"at most {rate_text(solved.ceiling_samples_per_s)} samples/s{context} "
+                         f"at MFU 1{advice}")
+    if solved.floored:
+        raise InputError("rate", got, f"at least {rate_text(solved.floor_samples_per_s)} samples/s{context} "
+                         f"at MFU {LOW_MFU:g}{advice}")
+    return solved
+
+
+def rate_text(samples_per_s: float) -> str:
+    """A rate as the errors and sources print it: 1,200 or 0.509."""
+    return f"{samples_per_s:,.0f}" if samples_per_s >= 100 else f"{samples_per_s:.3g}"
+
+
 def calibrated(config, solved: SolvedMfu, source: str = MEASURED_SOURCE):
     """``config`` (a TrainingConfig) at the solved MFU, calibrated: the micro-batch terms apply.
-    A solve that hit a limit (the rate needs more than MFU 1 or less than ``LOW_MFU``) is refused."""
-    if solved.capped or solved.floored:
-        limit = solved.ceiling_samples_per_s if solved.capped else solved.floor_samples_per_s
-        raise InputError("rate", limit, "a measured rate the model can reach: this solve hit "
-                         f"{'MFU 1' if solved.capped else f'MFU {LOW_MFU:g}'}")
+    A solve that hit a limit is refused (:func:`reachable`)."""
+    reachable(solved, hint="give a measured rate the model can reach")
     return replace(config, mfu=solved.mfu, mfu_calibration=source)
 
 
@@ -107,11 +132,12 @@ def solve_mfu(rate_of: Callable[[float], float], target_samples_per_s: float) ->
     """The MFU at which ``rate_of(mfu)`` (samples/s, rising with the MFU) equals the target."""
     low, high = LOW_MFU, 1.0
     ceiling, floor = rate_of(high), rate_of(low)
+    limits = dict(target_samples_per_s=target_samples_per_s, ceiling_samples_per_s=ceiling, floor_samples_per_s=floor)
     if ceiling <= target_samples_per_s:
-        return SolvedMfu(1.0, True, False, ceiling, floor)
+        return SolvedMfu(mfu=1.0, **limits)
     if floor >= target_samples_per_s:
-        return SolvedMfu(LOW_MFU, False, True, ceiling, floor)
+        return SolvedMfu(mfu=LOW_MFU, **limits)
     for _ in range(BISECTIONS):
         middle = math.sqrt(low * high)
         low, high = (middle, high) if rate_of(middle) < target_samples_per_s else (low, middle)
-    return SolvedMfu(math.sqrt(low * high), False, False, ceiling, floor)
+    return SolvedMfu(mfu=math.sqrt(low * high), **limits)

@@ -139,10 +139,10 @@ def optimizer_state_bytes(optimizer: str) -> int:
     return OPTIMIZER_STATE_BYTES[optimizer]
 
 
-def check_zero_stage(zero_stage: int) -> int:
-    """The ZeRO stage, validated."""
-    if zero_stage not in ZERO_STAGES:
-        raise InputError("zero_stage", zero_stage, "0, 1, 2 or 3")
+def check_zero_stage(zero_stage: int, field: str = "zero_stage") -> int:
+    """The ZeRO stage, validated (``field``: the option named in the error)."""
+    if isinstance(zero_stage, bool) or zero_stage not in ZERO_STAGES:
+        raise InputError(field, zero_stage, "0, 1, 2 or 3")
     return int(zero_stage)
 
 

@@ -42,6 +42,18 @@ from dpbase.values import frozen
 SYNC_MODES = ("ddp", "horovod", "flat", "per-tensor", "fsdp")
 # The ZeRO stages each mode runs (--zero); FSDP's 0 is its default, FULL_SHARD (ZeRO-3).
 ZERO_STAGES_OF = {"ddp": (0, 1, 2, 3), "horovod": (0,), "flat": (0,), "per-tensor": (0,), "fsdp": (0, 2, 3)}
+
+
+def stage_mode(sync: str, stage: int) -> str:
+    """The sync mode a ZeRO stage runs under a chosen ``sync``: an FSDP run's ZeRO-0/1 is DDP's
+    (FSDP is ZeRO-2/3: ``SHARD_GRAD_OP``, ``FULL_SHARD``). The planner's rows and --rate's
+    measured run read it here."""
+    return "ddp" if sync == "fsdp" and stage < 2 else sync
+
+
+def stage_runs(sync: str, stage: int) -> bool:
+    """Whether a chosen ``sync`` runs ZeRO stage ``stage`` (:data:`ZERO_STAGES_OF`)."""
+    return stage in ZERO_STAGES_OF[stage_mode(sync, stage)]
 # The modes whose call size is a free choice (--bucket: DDP's bucket, Horovod's fusion buffer);
 # the others set it themselves (the whole gradient, one tensor, one FSDP unit).
 SIZED_MODES = ("ddp", "horovod")
