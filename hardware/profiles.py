@@ -223,9 +223,14 @@ class System:
         return 1.0 if self.rail_optimized else self.oversubscription
 
     @property
+    def achievable_node_network_Bps(self) -> float:
+        """The node's network bandwidth derated by NIC efficiency and the spine's oversubscription."""
+        return self.node_network_Bps * self.nic_link.efficiency / self.spine_oversubscription
+
+    @property
     def achievable_nic_bandwidth_per_gpu_Bps(self) -> float:
-        """Per-GPU network bandwidth derated by NIC efficiency and the spine's oversubscription."""
-        return self.nic_bandwidth_per_gpu_Bps * self.nic_link.efficiency / self.spine_oversubscription
+        """:attr:`achievable_node_network_Bps` per GPU (node NICs shared evenly)."""
+        return self.achievable_node_network_Bps / self.gpus_per_node
 
 
 Profile = Gpu | Link | System

@@ -72,8 +72,7 @@ class Layout:
 
     @property
     def node_network_Bps(self) -> float:
-        s = self.system
-        return s.node_network_Bps * s.nic_link.efficiency / s.spine_oversubscription
+        return self.system.achievable_node_network_Bps
 
     @property
     def inter_Bps(self) -> float:

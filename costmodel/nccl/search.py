@@ -52,12 +52,17 @@ def ladder(cc: int, kind: str, t: NcclTables) -> tuple[float, ...]:
     return tuple(t.section("search_speeds_GBps")[f"{generation}_{kind}"])
 
 
+def speeds_within(speeds: tuple[float, ...], path_GBps: float) -> tuple[float, ...]:
+    """The ladder's speeds a path carries (the search starts at the path's bandwidth)."""
+    return tuple(s for s in speeds if s <= path_GBps + _EPSILON)
+
+
 def ladder_search(total_GBps: float, max_path_GBps: float, speeds: tuple[float, ...], max_channels: int,
                   t: NcclTables, per_link_GBps: float = math.inf, n_links: int = 0) -> tuple[int, float]:
     """Best (channels, speed): ``channels(s) = floor(total/s)``, or ``n_links × floor(link/s)``."""
     best = (0, 0.0)
     min_ratio = t.section("search_speeds_GBps")["next_speed_min_ratio"]
-    for speed in (s for s in speeds if s <= max_path_GBps + _EPSILON):
+    for speed in speeds_within(speeds, max_path_GBps):
         if best[0] and speed / best[1] <= min_ratio:
             break
         channels = int(total_GBps / speed + _EPSILON)
@@ -135,8 +140,9 @@ def pcie_ring_bandwidth_GBps(system: System, ppn: int, shm: bool, t: NcclTables)
     if shm and path != "SYS":
         path = "PHB"  # the pair is routed through the CPU
     overhead = links["intel_p2p_through_cpu_factor"] if system.cpu_vendor == "intel" and path == "PHB" else 1.0
-    sharing = min(system.pcie_switch_gpus, ppn) if shm else 1
-    return pci_bandwidth_GBps(system.gpu.pcie_gen, t) / (sharing * overhead)
+    if shm:  # every edge goes through host memory over the GPU's host link (host_link_sharers)
+        return host_link_GBps(system.gpu, t) / (host_link_sharers(system, ppn) * overhead)
+    return pci_bandwidth_GBps(system.gpu.pcie_gen, t) / overhead
 
 
 def pci_bandwidth_GBps(pcie_gen: int, t: NcclTables) -> float:
@@ -167,8 +173,14 @@ def _nics_used(system: System, ppn: int) -> int:
     return max(1, round(system.nics_per_node * ppn / system.gpus_per_node))
 
 
-def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables) -> tuple[NcclGraph, float]:
-    """Ring graph after duplication, and the pre-duplication speed (for NVLS)."""
+def _nic_path_GBps(system: System, max_path_GBps: float, t: NcclTables) -> float:
+    """A GPU's path to its NIC: the NIC, the GPU's PCIe link and its best intra path, whichever is
+    slowest (the ring's and NVLS's searches across nodes start there)."""
+    return min(system.nic_bandwidth_Bps / 1e9, pci_bandwidth_GBps(system.gpu.pcie_gen, t), max_path_GBps)
+
+
+def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables) -> NcclGraph:
+    """Ring graph after duplication."""
     cc = system.gpu.compute_capability
     search = t.section("search_speeds_GBps")
     path, total, max_path = intra_gpu_bandwidth(system, t, ppn)
@@ -180,12 +192,12 @@ def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables
         channels, speed = ladder_search(total, max_path, ladder(cc, "intra", t), search["max_channels"], t)
     else:
         nic = system.nic_bandwidth_Bps / 1e9
-        max_path = min(nic, pci_bandwidth_GBps(system.gpu.pcie_gen, t), max_path)
+        max_path = _nic_path_GBps(system, max_path, t)
         nics = _nics_used(system, ppn)
         channels, speed = ladder_search(max(total, nics * nic), max_path, ladder(cc, "inter", t),
                                         search["max_channels"], t, per_link_GBps=nic, n_links=nics)
     dup_ch, dup_speed = dup_channels(channels, speed, cc, t)
-    return NcclGraph(n_channels=dup_ch, bw_intra_GBps=dup_speed, bw_inter_GBps=dup_speed), speed
+    return NcclGraph(n_channels=dup_ch, bw_intra_GBps=dup_speed, bw_inter_GBps=dup_speed)
 
 
 def nvls_speeds(total_GBps: float, heads: int, speeds: tuple[float, ...]) -> tuple[float, float] | None:
@@ -197,7 +209,7 @@ def nvls_speeds(total_GBps: float, heads: int, speeds: tuple[float, ...]) -> tup
     there carries bwInter); across nodes the inter ladder up to the GPU's NIC path, which then
     carries both. H100 × 8 (370.8 GB/s): 40 / 60 on one node, as NCCL's own dump shows, 40 / 48
     across nodes with 400G NICs; B200 (721.8 GB/s): 80 / 90 with 8 heads, 40 / 80 with 16."""
-    intra = next((s for s in speeds if (heads + 1) * s <= total_GBps * (1 + 1e-9)), None)
+    intra = next((s for s in speeds if (heads + 1) * s <= total_GBps + _EPSILON), None)
     if intra is None:
         return None
     inter = intra
@@ -208,7 +220,7 @@ def nvls_speeds(total_GBps: float, heads: int, speeds: tuple[float, ...]) -> tup
     return intra, inter
 
 
-def _nvls_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables) -> NcclGraph | None:
+def _nvls_graph(system: System, n_nodes: int, ppn: int, t: NcclTables) -> NcclGraph | None:
     """NVLS heads, one per GPU (at most NCCL_MAX_NVLS_ARITY), at :func:`nvls_speeds`: on one node
     on the intra ladder; across nodes on the inter ladder up to the GPU's path to its NIC (NCCL
     then searches only the NIC:GPU heads, at one speed for both)."""
@@ -221,8 +233,7 @@ def _nvls_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables
     if n_nodes == 1:
         speeds = ladder(cc, "intra", t)
     else:
-        nic_path = min(system.nic_bandwidth_Bps / 1e9, pci_bandwidth_GBps(system.gpu.pcie_gen, t), max_path)
-        speeds = tuple(s for s in ladder(cc, "inter", t) if s <= nic_path * (1 + 1e-9))
+        speeds = speeds_within(ladder(cc, "inter", t), _nic_path_GBps(system, max_path, t))
     found = nvls_speeds(total, channels, speeds)
     if found is None:
         return None
@@ -280,7 +291,7 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
     n_nodes, ppn = _layout(system, nodes, gpus_per_node)
     path, _, _ = intra_gpu_bandwidth(system, t)
     shm = ppn > 1 and not uses_p2p(system, ppn, t, p2p_level)
-    ring, speed = _ring_graph(system, n_nodes, ppn, shm, t)
+    ring = _ring_graph(system, n_nodes, ppn, shm, t)
     tree = NcclGraph(n_channels=ring.n_channels, bw_intra_GBps=ring.bw_intra_GBps,
                      bw_inter_GBps=ring.bw_inter_GBps, pattern="balanced_tree")
     category = system.nic_link.category if n_nodes > 1 else "infiniband"
@@ -290,7 +301,7 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
         n_ranks=n_nodes * ppn, n_nodes=n_nodes, compute_capability=system.gpu.compute_capability,
         ring=ring, tree=tree, intra_path=path if ppn > 1 else "NVLINK" if path == "NVLINK" else "PCI",
         inter_path="PHB" if category in ("tcp", "ethernet") else "PXB",
-        nvls=_nvls_graph(system, n_nodes, ppn, shm, t), collnet=ring if sharp else None,
+        nvls=_nvls_graph(system, n_nodes, ppn, t), collnet=ring if sharp else None,
         shm=_host_memory_path(system, ppn, t) if shm else None,
         latency_inter_us=float(plugin.get(category, 0.0)),
         net_efficiency=system.nic_link.efficiency if n_nodes > 1 and category in NON_RDMA else None,

@@ -146,3 +146,11 @@ def test_one_rule_shares_a_host_link_for_offload_and_nccls_host_memory_path():
     assert _host_memory_path(grace, 2, load_tables()).gpus_per_uplink == 1
     assert _host_memory_path(grace, 2, load_tables()).link_GBps == pytest.approx(200)
     assert host_path(grace).host_link_Bps == pytest.approx(200e9)
+    # and NCCL's ring search on that node prices its host-memory edges by the same rule (it charged
+    # every GPU PCIe / 2 there: 1 channel of 5 GB/s against a 200 GB/s C2C link)
+    from costmodel.nccl.search import host_link_GBps, pcie_ring_bandwidth_GBps
+
+    t = load_tables()
+    shared, own = pcie_ring_bandwidth_GBps(pcie, 2, True, t), pcie_ring_bandwidth_GBps(grace, 2, True, t)
+    assert own / shared == pytest.approx(host_link_GBps(grace.gpu, t) / (pci_bandwidth_GBps(pcie.gpu.pcie_gen, t) / 2))
+    assert host_link_GBps(grace.gpu, t) == pytest.approx(200)  # both carry the same Intel PHB overhead
