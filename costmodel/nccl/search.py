@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
+from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError
 
 if TYPE_CHECKING:
@@ -162,10 +163,11 @@ def host_link_GBps(gpu, t: NcclTables) -> float:
     return c2c / 1e9 if c2c else pci_bandwidth_GBps(gpu.pcie_gen, t)
 
 
-def host_link_sharers(system: System, ppn: int) -> int:
+def host_link_sharers(system: System, ppn):
     """GPUs sharing one GPU's link to host memory when ``ppn`` of the node's GPUs copy at once: those
-    behind its PCIe switch uplink (``pcie_switch_gpus``), none on NVLink-C2C (each GPU's own)."""
-    return 1 if system.gpu.host_link_bandwidth_Bps else min(system.pcie_switch_gpus, ppn)
+    behind its PCIe switch uplink (``pcie_switch_gpus``), none on NVLink-C2C (each GPU's own).
+    Elementwise over ``ppn`` (the planner's layouts)."""
+    return 1 if system.gpu.host_link_bandwidth_Bps else ew.minimum(system.pcie_switch_gpus, ppn)
 
 
 def _nics_used(system: System, ppn: int) -> int:

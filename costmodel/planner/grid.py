@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from costmodel.cluster.mapping import rail_system
+from costmodel.nccl.search import host_link_sharers
 from costmodel.planner.comm import CommCache, zero_algorithm_ok
 from costmodel.training import (
     gradsync,
@@ -393,8 +394,8 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
             plan = gradsync.sync_plan(node_comm if hybrid_row else comm, over, stage_buckets, precision,
                                       zero_stage=stage, weight_bits=bits[0], grad_bits=bits[1],
                                       quant_s_per_byte=gradsync.QUANT_HBM_PASSES / system.gpu.hbm_bandwidth_Bps,
-                                      offload_s_per_byte=offload.d2h_s_per_grad_byte(over, offload_host)
-                                      if offloaded else 0.0,
+                                      offload_s_per_byte=offload.d2h_s_per_grad_byte(over, offload.host_path(
+                                          system, per_node)) if offloaded else 0.0,
                                       replicas=replicas if hybrid_row else None, replica_share=1.0 / over,
                                       secondary=node_comm if hpz_row else None)
             times = _sync_fields(plan, (len(multi), D, U))
@@ -554,7 +555,8 @@ class Setting:
 
 
 def _node_host(setting: Setting, system: Any):
-    """The whole node's host path when the setting offloads the optimizer, else None."""
+    """One rank's host path alone on its node (the node's memory, an unshared host link) when the
+    setting offloads the optimizer, else None: each layout shares both by its GPUs per node."""
     return offload.host_path(system, 1) if setting.offload_optimizer else None
 
 
@@ -674,7 +676,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, shard, 1)
     if node_host is not None:  # ZeRO >= 1 rows: the step on the node's CPUs, shared by its ranks
         host_s = offload.step_seconds(workload.params, per_dtype["step_bytes"], per_dtype["weight"], shard,
-                                      node_host.memory_Bps / per_node, node_host.host_link_Bps)
+                                      node_host.memory_Bps / per_node,
+                                      node_host.host_link_Bps / host_link_sharers(system, per_node))
         optimizer_s = np.where(zero >= 1, host_s[0] + host_s[1], optimizer_s)
     if setting.asynchronous:  # the servers run the optimizer
         optimizer_s = np.zeros_like(optimizer_s)

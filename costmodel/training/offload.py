@@ -54,10 +54,8 @@ def host_path(system: Any, gpus_per_node: int | None = None, field: str = "offlo
         raise InputError(field, True,
                          f"a system with host_memory_bandwidth set ({system.name} does not say its CPUs' "
                          "memory bandwidth; add host_memory_bandwidth = \"...GB/s\" to its TOML)")
-    # the link shared as when the whole node copies, whatever the ranks per node (the planner
-    # keeps one host path per system)
-    link = host_link_GBps(system.gpu, load_tables()) * 1e9 / host_link_sharers(system, system.gpus_per_node)
-    sharing = gpus_per_node or system.gpus_per_node
+    sharing = gpus_per_node or system.gpus_per_node  # the ranks copying at once: they share switch uplinks
+    link = host_link_GBps(system.gpu, load_tables()) * 1e9 / host_link_sharers(system, sharing)
     return HostPath(memory_Bps=system.host_memory_bandwidth_Bps / sharing, host_link_Bps=link,
                     system=system.name)
 

@@ -154,3 +154,26 @@ def test_one_rule_shares_a_host_link_for_offload_and_nccls_host_memory_path():
     shared, own = pcie_ring_bandwidth_GBps(pcie, 2, True, t), pcie_ring_bandwidth_GBps(grace, 2, True, t)
     assert own / shared == pytest.approx(host_link_GBps(grace.gpu, t) / (pci_bandwidth_GBps(pcie.gpu.pcie_gen, t) / 2))
     assert host_link_GBps(grace.gpu, t) == pytest.approx(200)  # both carry the same Intel PHB overhead
+
+
+def test_a_partial_node_shares_its_host_links_by_the_gpus_it_uses():
+    """On a DGX A100 two GPUs share each PCIe switch: one rank per node copies at the full 24 GB/s,
+    as NCCL's host-memory path says, a full node at 12 (the offload path took 12 whatever the
+    ranks); and the planner's partial-node rows take iteration's numbers."""
+    from costmodel.nccl.search import _host_memory_path
+
+    system = hardware.load_system("dgx-a100")
+    t = load_tables()
+    one, full = host_path(system, 1), host_path(system, 8)
+    assert one.host_link_Bps == pytest.approx(2 * full.host_link_Bps)
+    memory = _host_memory_path(system, 1, t)
+    assert one.host_link_Bps == pytest.approx(memory.link_GBps * 1e9 / memory.gpus_per_uplink)
+    result = plan("llama2-7b", system, gpus=3, global_batch=24, seq_len=2048, offload_optimizer=True, top=40)
+    rows = [c for c in result.candidates if c.zero_stage >= 1 and c.gpus_per_node in (1, 3)]
+    assert {c.gpus_per_node for c in rows} & {1, 3}
+    for row in rows[:4]:
+        alone = iteration("llama2-7b", system, micro_batch=row.micro_batch, seq_len=2048,
+                          accumulation_steps=row.accumulation_steps, zero_stage=row.zero_stage,
+                          nodes=row.nodes, gpus_per_node=row.gpus_per_node, algorithm=row.algorithm,
+                          bucket_bytes=row.bucket_bytes, grad_dtype=row.grad_dtype, offload_optimizer=True)
+        assert row.total_s == pytest.approx(alone.total_s, rel=1e-3)
