@@ -97,6 +97,13 @@ def rule_keys(sweep, params: int, scores: np.ndarray, sent_max: float | None = N
             (-headroom, sent, zero, space.gpus, score_key(scores), space.accumulation)]
 
 
+def resolution(best: float) -> float:
+    """The smallest score difference that counts near ``best``: :data:`SCORE_RESOLUTION` × |best|
+    (at least one denormal, so a best of 0 still has a step). :func:`score_key` and
+    :func:`within` both read it."""
+    return max(SCORE_RESOLUTION * abs(best), 1e-300)
+
+
 def score_key(scores: np.ndarray) -> np.ndarray:
     """The scores in steps of :data:`SCORE_RESOLUTION` × |best| above the best finite one (a score
     is lower-is-better: a negative throughput, a positive time or cost): every plan within that
@@ -107,7 +114,7 @@ def score_key(scores: np.ndarray) -> np.ndarray:
     if not finite.any():
         return np.full(scores.shape, np.inf)
     best = float(np.min(scores[finite]))
-    step = max(SCORE_RESOLUTION * abs(best), 1e-300)
+    step = resolution(best)
     with np.errstate(invalid="ignore"):
         return np.where(finite, np.floor((scores - best) / step), np.inf)
 
@@ -130,7 +137,7 @@ def interval_band(interval: tuple[float, float] | None, step_s: float) -> float:
 def within(scores, best: float, tie_band: float):
     """Whether scores lie within ``tie_band`` of ``best``, or share its :func:`score_key` (less
     than :data:`SCORE_RESOLUTION` × |best| above it): tied with it even with no band."""
-    return (scores <= best + tie_band * abs(best)) | (scores - best < SCORE_RESOLUTION * abs(best))
+    return (scores <= best + tie_band * abs(best)) | (scores - best < resolution(best))
 
 
 def tied(scores: np.ndarray, tie_band: float) -> np.ndarray:

@@ -139,27 +139,6 @@ def objective_scores(sweep, setting, objective: str, tokens: float | None,
     return np.where(sweep.feasible & constraint_mask(sweep, setting, constraints), score, np.inf)
 
 
-def top_indices(scores: np.ndarray, count: int, prefer: tuple = (),
-                tolerance: float = 0.0) -> list[tuple[int, ...]]:
-    """Multi-indices of the ``count`` best finite scores, best first (ties: axis order).
-
-    With ``tolerance`` > 0, the first place goes to the plan that is smallest in the
-    ``prefer`` arrays (first array first) among those within ``tolerance`` (relative) of the
-    best score; the others keep their order.
-    """
-    flat = scores.ravel()
-    count = min(count, int(np.isfinite(flat).sum()))
-    part = np.argpartition(flat, count - 1)[:count] if count < flat.size else np.arange(flat.size)
-    order = part[np.lexsort((part, flat[part]))][:count]
-    if tolerance > 0 and prefer and order.size:
-        best = flat[order[0]]
-        near = np.flatnonzero(flat <= best + tolerance * abs(best))
-        keys = [np.broadcast_to(p, scores.shape).ravel()[near] for p in reversed(prefer)]
-        chosen = near[np.lexsort((near, *keys))[0]]
-        order = np.concatenate(([chosen], order[order != chosen]))[:count]
-    return [tuple(int(i) for i in np.unravel_index(k, scores.shape)) for k in order]
-
-
 def _at(array, shape, index):
     return None if array is None else float(np.broadcast_to(array, shape)[index])
 

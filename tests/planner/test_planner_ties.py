@@ -196,3 +196,21 @@ def test_among_splits_timed_alike_the_fewest_accumulation_steps_win():
     assert best.accumulation_steps == min(c.accumulation_steps for c in same)
     capacity = hardware.load_system("dgx-h100").gpu.memory_bytes
     assert best.memory_headroom_bytes >= choose.COMFORTABLE_HEADROOM_FRACTION * capacity
+
+
+def test_floating_point_noise_does_not_pick_the_runner_up():
+    """The runner-up (the best plan with another algorithm) is chosen as the plan is: scores within
+    1 ppb are equal and the rules order them, so noise of 1e-10 never changes it (a plain argmin
+    took whichever rounding favoured)."""
+    from costmodel.planner.explain import runner_up
+
+    setting, sweep = _sweep("gpt2", "dgx-h100", 2, 64, 1024)
+    scores = objective_scores(sweep, setting, "throughput", None)
+    keys = choose.rule_keys(sweep, setting.workload.params, scores)
+    index = tuple(int(i) for i in np.unravel_index(choose.fastest(scores, keys), scores.shape))
+    first = runner_up(sweep, scores, index, [index], keys=keys)
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        noisy = scores * (1 + rng.uniform(-1e-10, 1e-10, scores.shape))
+        assert runner_up(sweep, noisy, index, [index], keys=keys)["index"] == first["index"]
+    assert choose.within(np.array([scores.min() * (1 - 1e-12)]), float(scores.min()), 0.0).all()
