@@ -23,6 +23,8 @@ time per micro-batch instead (below), whose one constant is the median of publis
 
 from __future__ import annotations
 
+from dpbase import elementwise as ew
+
 
 def intensity_flop_per_byte(tokens, hidden, element_bytes):
     """Arithmetic intensity of the ``tokens × h`` by ``h × 4h`` GEMM (floats or numpy arrays)."""
@@ -30,12 +32,9 @@ def intensity_flop_per_byte(tokens, hidden, element_bytes):
 
 
 def matmul_efficiency(*, tokens, hidden, peak_flops, hbm_Bps, element_bytes):
-    """``min(1, intensity / ridge)``: the share of the peak the layer's GEMMs can reach.
-
-    Written with ``abs`` so the same expression serves floats and numpy arrays.
-    """
-    ratio = intensity_flop_per_byte(tokens, hidden, element_bytes) * hbm_Bps / peak_flops
-    return (ratio + 1.0 - abs(ratio - 1.0)) / 2.0
+    """``min(1, intensity / ridge)``: the share of the peak the layer's GEMMs can reach (floats or
+    numpy arrays)."""
+    return ew.minimum(intensity_flop_per_byte(tokens, hidden, element_bytes) * hbm_Bps / peak_flops, 1.0)
 
 
 def workload_efficiency(workload, micro_batch, seq_len, gpu, peak_flops: float, element_bytes: int):
@@ -77,9 +76,7 @@ CNN_FIXED_MAX_SHARE = 0.5
 def cnn_fixed_seconds(tensors: int, per_sample_s, reference_micro_batch: int):
     """``a``: the fixed seconds of one training micro-batch (forward and backward) of a CNN with
     ``tensors`` gradient tensors, at most half of the reference micro-batch's step."""
-    cap = CNN_FIXED_MAX_SHARE * per_sample_s * reference_micro_batch
-    fixed = tensors * CNN_FIXED_S_PER_TENSOR
-    return (fixed + cap - abs(fixed - cap)) / 2.0  # min() that also serves numpy arrays
+    return ew.minimum(tensors * CNN_FIXED_S_PER_TENSOR, CNN_FIXED_MAX_SHARE * per_sample_s * reference_micro_batch)
 
 
 def fixed_shift_seconds(fixed_s, micro_batch, reference_micro_batch):

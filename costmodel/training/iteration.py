@@ -351,9 +351,7 @@ class _Compute:
     compute_dtype: str
     mfu: float
     mfu_source: str
-    matmul_efficiency: float = 1.0
-    fixed_s: float = 0.0  # a CNN micro-batch's fixed seconds (gemm.cnn_fixed_seconds), 0 otherwise
-    mfu_micro_batch: int = 0  # the micro-batch the default MFU was measured at (0: none stated)
+    forward: MicroBatchForward  # how forward_s was derived (roofline share, a CNN's fixed time)
 
 
 @frozen(kw_only=True)
@@ -386,7 +384,7 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
     fed = 1.0 if mfu_given else gemm.workload_efficiency(workload, micro_batch, seq_len, gpu, peak,
                                                          memory.DTYPE_BYTES[compute_dtype])
     per_sample = flops_per_sample / (peak * mfu * fed)
-    reference = None if mfu_given or workload.kind != "cnn" else workloads.mfu_reference_micro_batch(
+    reference = None if mfu_given else workloads.mfu_reference_micro_batch(  # None: no kind table (transformers)
         workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype)
     if not reference:
         return MicroBatchForward(forward_s=per_sample * micro_batch * FORWARD_SHARE_OF_TRAINING_FLOPS,
@@ -403,11 +401,10 @@ def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
     rate, mfu_source = mfu(gpu, config.mfu, workload, compute_dtype, config.mfu_calibration)
     flops = workloads.training_flops_per_sample(workload, seq_len, config.include_attention)
     found = micro_batch_forward(workload, gpu, compute_dtype=compute_dtype, peak=peak, mfu=rate,
-                                mfu_given=mfu_holds_at_any_micro_batch(config.mfu, config.mfu_calibration), flops_per_sample=float(flops),
-                                seq_len=seq_len, micro_batch=config.micro_batch)
+                                mfu_given=mfu_holds_at_any_micro_batch(config.mfu, config.mfu_calibration),
+                                flops_per_sample=float(flops), seq_len=seq_len, micro_batch=config.micro_batch)
     return _Compute(forward_s=float(found.forward_s), seq_len=seq_len, compute_dtype=compute_dtype,
-                    mfu=rate, mfu_source=mfu_source, matmul_efficiency=float(found.matmul_efficiency),
-                    fixed_s=float(found.fixed_s), mfu_micro_batch=found.mfu_micro_batch)
+                    mfu=rate, mfu_source=mfu_source, forward=found)
 
 
 def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward_s, use_overlap,
@@ -464,8 +461,8 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         "jitter_cv": config.jitter_cv, "speed_cv": config.losses.speed_cv,
         "slow_node_factor": config.losses.slow_node_factor, "overlap_slowdown": slowdown,
         "mfu": compute.mfu, "mfu_source": compute.mfu_source,
-        "matmul_efficiency": compute.matmul_efficiency, "flash_attention": config.flash_attention,
-        "fixed_s_per_micro_batch": compute.fixed_s, "mfu_micro_batch": compute.mfu_micro_batch,
+        "matmul_efficiency": float(compute.forward.matmul_efficiency), "flash_attention": config.flash_attention,
+        "fixed_s_per_micro_batch": float(compute.forward.fixed_s), "mfu_micro_batch": compute.forward.mfu_micro_batch,
         "include_attention": config.include_attention, "recompute": config.recompute,
         "quantize_weights": config.quantize_weights, "quantize_grads": config.quantize_grads,
         "overlap_param_gather": config.overlap_param_gather, "offload_optimizer": config.offload_optimizer,

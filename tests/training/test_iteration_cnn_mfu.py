@@ -130,6 +130,10 @@ def test_every_architecture_has_a_search_order_of_measured_architectures():
         for dtype, entry in by_dtype.items():
             assert 0.05 < workloads.measured_mfu(entry) < 1.0, (arch, dtype)
             assert len(entry["gpus"]) == len(entry["images_per_s"]) and entry["source"]
+            # the micro-batch it was measured at: without it the CNN's fixed time per micro-batch
+            # (gemm.cnn_fixed_seconds) would silently be off for this architecture and dtype
+            assert isinstance(entry.get("micro_batch"), int) and entry["micro_batch"] >= 1, (arch, dtype)
+            assert workloads.mfu_reference_micro_batch("cnn", arch, dtype) == entry["micro_batch"]
 
 
 def test_a_measurement_with_unpaired_rows_is_refused():
