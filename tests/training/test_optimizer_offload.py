@@ -93,16 +93,21 @@ def test_refused_without_zero_or_without_a_known_host():
     assert refused.exit_code == 2 and "host_memory_bandwidth" in refused.output
 
 
+def _iteration_of(row, model, system):
+    """`iteration` of a plan row's settings, offloading (seq 2048)."""
+    return iteration(model, system, micro_batch=row.micro_batch, seq_len=2048,
+                     accumulation_steps=row.accumulation_steps, zero_stage=row.zero_stage,
+                     nodes=row.nodes, gpus_per_node=row.gpus_per_node, algorithm=row.algorithm,
+                     bucket_bytes=row.bucket_bytes, grad_dtype=row.grad_dtype, offload_optimizer=True)
+
+
 def test_plan_applies_it_to_its_zero_rows_with_iterations_numbers():
     system = hardware.load_system("dgx-h100")
     result = plan("llama2-13b", system, nodes=1, global_batch=64, seq_len=2048, offload_optimizer=True, top=50)
     rows = [c for c in result.candidates if c.zero_stage >= 1]
     assert rows and all(c.offload_optimizer for c in rows)
     for row in rows[:3]:
-        alone = iteration("llama2-13b", system, micro_batch=row.micro_batch, seq_len=2048,
-                          accumulation_steps=row.accumulation_steps, zero_stage=row.zero_stage,
-                          nodes=row.nodes, gpus_per_node=row.gpus_per_node, algorithm=row.algorithm,
-                          bucket_bytes=row.bucket_bytes, grad_dtype=row.grad_dtype, offload_optimizer=True)
+        alone = _iteration_of(row, "llama2-13b", system)
         assert row.total_s == pytest.approx(alone.total_s, rel=1e-3)
         assert row.memory_bytes == pytest.approx(alone.memory.total_bytes, rel=1e-6)
 
@@ -172,8 +177,4 @@ def test_a_partial_node_shares_its_host_links_by_the_gpus_it_uses():
     rows = [c for c in result.candidates if c.zero_stage >= 1 and c.gpus_per_node in (1, 3)]
     assert {c.gpus_per_node for c in rows} & {1, 3}
     for row in rows[:4]:
-        alone = iteration("llama2-7b", system, micro_batch=row.micro_batch, seq_len=2048,
-                          accumulation_steps=row.accumulation_steps, zero_stage=row.zero_stage,
-                          nodes=row.nodes, gpus_per_node=row.gpus_per_node, algorithm=row.algorithm,
-                          bucket_bytes=row.bucket_bytes, grad_dtype=row.grad_dtype, offload_optimizer=True)
-        assert row.total_s == pytest.approx(alone.total_s, rel=1e-3)
+        assert row.total_s == pytest.approx(_iteration_of(row, "llama2-7b", system).total_s, rel=1e-3)
