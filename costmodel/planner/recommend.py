@@ -296,6 +296,7 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
                             seq_len=setting.seq_len if setting.workload.uses_token_rule else None,
                             grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes, sync=best.sync,
                             zero_stage=best.zero_stage, recompute=best.recompute, compute_dtype=setting.compute_dtype,
+                            flash_attention=setting.flash_attention,
                             # the default MFU passed as a user's would drop the roofline and a CNN's fixed time
                             mfu=setting.user_mfu,
                             mfu_calibration=setting.mfu_calibration,

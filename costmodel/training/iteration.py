@@ -33,6 +33,7 @@ import functools
 from collections.abc import Callable
 
 from costmodel.training import (
+    attention,
     gemm,
     gradsync,
     losses,
@@ -173,6 +174,9 @@ class Breakdown:
     # the step is the MFU's: each micro-batch takes a·(1 − m/m_ref) beyond m × the per-image time
     fixed_s_per_micro_batch: float = 0.0
     mfu_micro_batch: int = 0
+    # seconds one training micro-batch moves materialised attention scores through HBM (0 with a
+    # fused attention kernel; costmodel.training.attention); flash_attention says whether they stay on chip
+    attention_scores_s: float = 0.0
     quantize_weights: int | None = None  # ZeRO++ qwZ bits
     quantize_grads: int | None = None  # ZeRO++ qgZ bits
     overlap_param_gather: bool = False  # ZeRO-1/2 parameter gather beside the next forward
@@ -362,6 +366,7 @@ class MicroBatchForward:
     matmul_efficiency: object  # the GEMM roofline's share of the MFU (1 for CNNs, under --mfu)
     fixed_s: object  # a CNN's fixed seconds per training micro-batch (0 otherwise)
     mfu_micro_batch: int  # the micro-batch the default MFU was measured at (0: none applies)
+    attention_scores_s: object = 0.0  # materialised attention scores through HBM per training micro-batch
 
 
 def mfu_holds_at_any_micro_batch(mfu: float | None, calibration: str | None) -> bool:
@@ -373,22 +378,31 @@ def mfu_holds_at_any_micro_batch(mfu: float | None, calibration: str | None) -> 
 
 
 def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: float, mfu: float,
-                        mfu_given: bool, flops_per_sample, seq_len, micro_batch) -> MicroBatchForward:
-    """Forward seconds of one micro-batch of ``micro_batch`` samples: ``(m·s + a·(1 − m/m_ref)) / 3``,
+                        mfu_given: bool, flops_per_sample, seq_len, micro_batch,
+                        flash_attention: bool = True) -> MicroBatchForward:
+    """Forward seconds of one micro-batch of ``micro_batch`` samples: ``(m·s + a·(1 − m/m_ref) + t) / 3``,
     ``s = FLOPs / (peak · MFU · roofline)`` the per-sample training seconds. The GEMM roofline
     (:func:`gemm.workload_efficiency`) slows a transformer micro-batch too small to feed the
     tensor cores; a CNN pays a fixed ``a`` per micro-batch around the micro-batch ``m_ref`` its
-    default MFU was measured at (:func:`gemm.cnn_fixed_seconds`). A user's --mfu is what they
-    measured at their own micro-batch: taken as given, with neither. Floats or numpy arrays of
-    ``micro_batch`` (iteration and the planner's sweep both ask here)."""
+    default MFU was measured at (:func:`gemm.cnn_fixed_seconds`); a transformer whose attention
+    scores reach HBM (without a fused kernel, or always for relative positions) moves them in
+    ``t`` (:func:`attention.workload_score_seconds`: memory-bound, so not scaled by the MFU).
+    The step model's 1 : 2 split of a micro-batch between forward and backward applies to
+    ``t`` too (the counted accesses split 10 : 11, 14 : 18): the total is the count; the split
+    decides only how much communication backward can hide. A user's --mfu is what they
+    measured at their own micro-batch: taken as given, with none of the three. Floats or numpy
+    arrays of ``micro_batch`` (iteration and the planner's sweep both ask here)."""
     fed = 1.0 if mfu_given else gemm.workload_efficiency(workload, micro_batch, seq_len, gpu, peak,
                                                          memory.DTYPE_BYTES[compute_dtype])
     per_sample = flops_per_sample / (peak * mfu * fed)
     reference = None if mfu_given else workloads.mfu_reference_micro_batch(  # None: no kind table (transformers)
         workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype)
     if not reference:
-        return MicroBatchForward(forward_s=per_sample * micro_batch * FORWARD_SHARE_OF_TRAINING_FLOPS,
-                                 matmul_efficiency=fed, fixed_s=0.0, mfu_micro_batch=0)
+        scores = 0.0 if mfu_given else attention.workload_score_seconds(
+            workload, micro_batch=micro_batch, seq_len=seq_len, element_bytes=memory.DTYPE_BYTES[compute_dtype],
+            hbm_Bps=gpu.hbm_bandwidth_Bps, flash_attention=flash_attention)
+        return MicroBatchForward(forward_s=(per_sample * micro_batch + scores) * FORWARD_SHARE_OF_TRAINING_FLOPS,
+                                 matmul_efficiency=fed, fixed_s=0.0, mfu_micro_batch=0, attention_scores_s=scores)
     fixed = gemm.cnn_fixed_seconds(syncmodes.tensor_count(workload), per_sample, reference)
     step = per_sample * micro_batch + gemm.fixed_shift_seconds(fixed, micro_batch, reference)
     return MicroBatchForward(forward_s=step * FORWARD_SHARE_OF_TRAINING_FLOPS, matmul_efficiency=fed,
@@ -402,7 +416,8 @@ def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
     flops = workloads.training_flops_per_sample(workload, seq_len, config.include_attention)
     found = micro_batch_forward(workload, gpu, compute_dtype=compute_dtype, peak=peak, mfu=rate,
                                 mfu_given=mfu_holds_at_any_micro_batch(config.mfu, config.mfu_calibration),
-                                flops_per_sample=float(flops), seq_len=seq_len, micro_batch=config.micro_batch)
+                                flops_per_sample=float(flops), seq_len=seq_len, micro_batch=config.micro_batch,
+                                flash_attention=config.flash_attention)
     return _Compute(forward_s=float(found.forward_s), seq_len=seq_len, compute_dtype=compute_dtype,
                     mfu=rate, mfu_source=mfu_source, forward=found)
 
@@ -461,7 +476,8 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         "jitter_cv": config.jitter_cv, "speed_cv": config.losses.speed_cv,
         "slow_node_factor": config.losses.slow_node_factor, "overlap_slowdown": slowdown,
         "mfu": compute.mfu, "mfu_source": compute.mfu_source,
-        "matmul_efficiency": float(compute.forward.matmul_efficiency), "flash_attention": config.flash_attention,
+        "matmul_efficiency": float(compute.forward.matmul_efficiency), "flash_attention": not attention.materialised(workload, config.flash_attention),
+        "attention_scores_s": float(compute.forward.attention_scores_s),
         "fixed_s_per_micro_batch": float(compute.forward.fixed_s), "mfu_micro_batch": compute.forward.mfu_micro_batch,
         "include_attention": config.include_attention, "recompute": config.recompute,
         "quantize_weights": config.quantize_weights, "quantize_grads": config.quantize_grads,

@@ -16,6 +16,9 @@ Activations (a documented estimate):
   (activation dtype bytes / 2); embeddings and logits are not counted. The ``5·a·s/h`` term
   is the stored attention scores, softmax and dropout mask; FlashAttention (Dao et al. 2022)
   does not store them, so with ``flash_attention`` (the default) only ``34·s·b·h·L`` remains.
+  Models whose attention no fused kernel computes (Transformer-XL's relative positions,
+  :mod:`costmodel.training.attention`) store them whatever the flag, over ``s + memory`` keys,
+  and without attention dropout only the softmax output (2 of the 5 bytes).
 * CNNs: elements of all layer outputs per sample × ``CNN_SAVED_TENSORS_PER_OUTPUT`` × bytes × b.
 * full activation recomputation (transformers only; Chen et al. 2016, Korthikanti et al. 2022
   §5): only each layer's input is kept, ``2·s·b·h`` bytes per layer with 16-bit activations,
@@ -53,6 +56,7 @@ from __future__ import annotations
 
 import functools
 
+from costmodel.training import attention
 from costmodel.training.workloads import Workload
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError, UnknownNameError
@@ -71,6 +75,8 @@ ZERO_STAGES = (0, 1, 2, 3)
 # Korthikanti et al. 2022, Eq. 1: per layer s·b·h·(34 + 5·a·s/h) bytes with 2-byte activations.
 KORTHIKANTI_LINEAR_BYTES = 34.0
 KORTHIKANTI_ATTENTION_BYTES = 5.0
+# Of those 5: the softmax output alone (2 bytes), what attention without dropout stores.
+SOFTMAX_OUTPUT_BYTES = 2.0
 KORTHIKANTI_ELEMENT_BYTES = 2.0
 # Korthikanti et al. 2022, §5: full recomputation stores each layer's input, s·b·h elements
 # = 2·s·b·h bytes per layer in 16-bit.
@@ -164,12 +170,17 @@ def model_state_bytes(params, precision: Precision, optimizer_bytes_per_param, z
 
 
 def transformer_activation_bytes(layers, hidden, heads, seq_len, micro_batch, element_bytes,
-                                 flash_attention=True, recompute=False):
+                                 flash_attention=True, recompute=False, key_len=None,
+                                 score_bytes=KORTHIKANTI_ATTENTION_BYTES):
     """Korthikanti et al. 2022 activation estimate for a transformer; elementwise on arrays.
 
     With ``recompute`` only the layer inputs are kept, plus one layer's full activations.
+    ``key_len``: the keys each query attends to (``seq_len`` unless a memory of cached tokens
+    adds to them); ``score_bytes``: 16-bit bytes stored per score element (Korthikanti's 5:
+    softmax output, dropout mask and output; 2 without attention dropout).
     """
-    scores = ew.where(flash_attention, 0.0, KORTHIKANTI_ATTENTION_BYTES * heads * seq_len / hidden)
+    keys = seq_len if key_len is None else key_len
+    scores = ew.where(flash_attention, 0.0, score_bytes * heads * keys / hidden)
     per_token_layer = hidden * (KORTHIKANTI_LINEAR_BYTES + scores)
     scale = element_bytes / KORTHIKANTI_ELEMENT_BYTES
     stored_layers = layers - (layers - 1) * recompute  # 1 layer's worth while it is recomputed
@@ -199,8 +210,11 @@ def activation_bytes(workload: Workload, micro_batch, seq_len, element_bytes, fl
         per_sample = workload.activation_elements_per_sample * CNN_SAVED_TENSORS_PER_OUTPUT
         return per_sample * element_bytes * micro_batch
     return transformer_activation_bytes(workload.layers, workload.hidden_size, workload.heads,
-                                        seq_len, micro_batch, element_bytes, flash_attention,
-                                        recompute)
+                                        seq_len, micro_batch, element_bytes,
+                                        not attention.materialised(workload, flash_attention), recompute,
+                                        key_len=seq_len + workload.memory_length,
+                                        score_bytes=KORTHIKANTI_ATTENTION_BYTES if workload.attention_dropout
+                                        else SOFTMAX_OUTPUT_BYTES)
 
 
 def logits_bytes(workload: Workload, micro_batch, seq_len, element_bytes):

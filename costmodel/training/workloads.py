@@ -85,6 +85,13 @@ class Workload:
     embedding_params: int = 0  # input embedding's parameters (0 = vocab x hidden); adaptive ones differ
     logits_vocab: int = 0  # logits the output layer materialises per token (0 = vocab); adaptive softmax: fewer
     tied_embeddings: bool = True  # the input embedding is the output head's matrix (GPT-2/3, BERT, MPT); Llama: False
+    # Attention (costmodel.training.attention): Transformer-XL's relative positions need the
+    # score matrix in HBM whatever the kernels (no fused kernel computes its shifted term); its
+    # queries also attend to ``memory_length`` cached tokens of the previous segment; whether the
+    # attention probabilities pass through dropout (Korthikanti et al.'s and BERT's assumption).
+    relative_attention: bool = False
+    memory_length: int = 0
+    attention_dropout: bool = True
 
     @property
     def matmul_params(self) -> int:
@@ -256,7 +263,8 @@ def load_model(name_or_params: str | int | float) -> Workload:
 
 USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
                "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
-               "embedding_params", "logits_vocab", "tied_embeddings", "source")
+               "embedding_params", "logits_vocab", "tied_embeddings", "relative_attention", "memory_length",
+               "attention_dropout", "source")
 
 
 def _user_params(entry: dict, path: str) -> int:
@@ -325,13 +333,16 @@ def load_model_file(path: str) -> Workload:
                          f"the vocabulary size (an integer >= 1) of a {kind} model: its logits take memory "
                          "(GPT-2/GPT-3 50,257; BERT 30,522; Llama 2 32,000)")
     for field in ("layers", "hidden_size", "heads", "seq_len", "vocab", "tensors", "flops_params",
-                  "embedding_params", "logits_vocab"):
+                  "embedding_params", "logits_vocab", "memory_length"):
         value = entry.get(field, 0)
         if not isinstance(value, int) or value < 0:
             raise InputError(f"model.{field}", value, "an integer >= 0")
-    tied = entry.get("tied_embeddings", True)
-    if not isinstance(tied, bool):
-        raise InputError("model.tied_embeddings", tied, "true or false")
+    for field, default in (("tied_embeddings", True), ("relative_attention", False), ("attention_dropout", True)):
+        if not isinstance(entry.get(field, default), bool):
+            raise InputError(f"model.{field}", entry[field], "true or false")
+    if kind == "cnn" and (entry.get("relative_attention") or entry.get("memory_length")):
+        field = "relative_attention" if entry.get("relative_attention") else "memory_length"
+        raise InputError(f"model.{field}", entry[field], "absent for a cnn model (it has no attention)")
     workload = Workload(
         name=str(entry.get("name", os.path.splitext(os.path.basename(os.fspath(path)))[0])), params=params,
         layers=int(entry.get("layers", layers)), hidden_size=int(entry.get("hidden_size", hidden)),
@@ -342,7 +353,9 @@ def load_model_file(path: str) -> Workload:
         activation_elements_per_sample=float(entry.get("activation_elements_per_sample", 0.0)),
         flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)),
         embedding_params=int(entry.get("embedding_params", 0)),
-        logits_vocab=int(entry.get("logits_vocab", 0)), tied_embeddings=tied)
+        logits_vocab=int(entry.get("logits_vocab", 0)), tied_embeddings=entry.get("tied_embeddings", True),
+        relative_attention=entry.get("relative_attention", False), memory_length=int(entry.get("memory_length", 0)),
+        attention_dropout=entry.get("attention_dropout", True))
     if workload.input_embedding_params > params:  # given, or vocab × hidden: a part of params
         field = "model.embedding_params" if entry.get("embedding_params") else "model.vocab"
         raise InputError(field, entry.get("embedding_params") or workload.vocab,

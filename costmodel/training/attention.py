@@ -1,0 +1,110 @@
+"""Attention scores a training step writes to HBM, and what moving them costs.
+
+A fused attention kernel (FlashAttention, Dao et al. 2022; PyTorch's
+``scaled_dot_product_attention``) keeps each tile of the ``s × k`` score matrix on chip: no
+score reaches HBM. Without one (``--no-flash-attention``) every layer materialises the
+``b × a × s × k`` scores (``b`` micro-batch, ``a`` heads, ``s`` queries, ``k`` keys) and each
+elementwise step of the attention reads and writes all of them. These steps are memory-bound:
+the MFU counts matmul FLOPs, and the MFU defaults come from runs whose attention moved a
+negligible share of their bytes (Megatron-LM at hidden sizes of thousands), so this traffic is a
+term of its own, ``elements × bytes per element / HBM bandwidth`` per training micro-batch.
+
+Some attention has no fused kernel at all. Transformer-XL's relative positions (Dai et al. 2019,
+§3.3) add a position term ``BD`` that is computed for every (query, relative distance) and then
+shifted into place (``_rel_shift``), which needs the whole score matrix: its layers materialise
+scores whatever the flags (``Workload.relative_attention``). Its queries also attend to the
+previous segment's ``memory_length`` cached states, so ``k = s + memory_length``.
+
+The accesses per score element (one read or write of one element in the compute dtype) are
+counted step by step from the implementations the published runs used: below, forward and
+backward, with the dropout steps only where the attention probabilities pass through dropout
+(``Workload.attention_dropout``; its mask is one byte per element, written forward and read
+backward). A matmul reading or writing the scores counts once per read or write.
+
+* standard attention, ``softmax(Q·Kᵀ/√d + mask)·V`` as NVIDIA's BERT (DeepLearningExamples
+  ``modeling.py`` ``BertSelfAttention``) and Hugging Face's eager attention run it: 10 forward
+  and 11 backward accesses with dropout (8 and 9 without);
+* Transformer-XL's ``RelPartialLearnableMultiHeadAttn`` (DeepLearningExamples
+  ``mem_transformer.py``): 14 and 18 (12 and 16 without dropout, as in its base model).
+
+Fp16 BERT attention with dropout thus moves ``21 × 2 + 2 = 44`` bytes per score element per
+training micro-batch. No constant here is fitted.
+
+    >>> accesses_per_element(relative=False, dropout=True)
+    21
+    >>> accesses_per_element(relative=True, dropout=False)
+    28
+    >>> round(score_seconds(layers=24, heads=16, seq_len=512, memory_length=0, micro_batch=8,
+    ...                     element_bytes=2, relative=False, dropout=True, hbm_Bps=900e9) * 1e3, 2)
+    39.37
+"""
+
+from __future__ import annotations
+
+# (step, forward accesses, backward accesses, a dropout step): each access is one read or write
+# of every score element. Backward of a matmul with the scores as an operand reads them (or
+# their gradient) once per weight or input gradient it forms.
+STANDARD_STEPS = (
+    ("S = Q·Kᵀ (writes S; backward reads dS for dQ and dK)", 1, 2, False),
+    ("S / √d (read, write; backward the same)", 2, 2, False),
+    ("S + mask (read, write; its gradient passes through)", 2, 0, False),
+    ("P = softmax(S) (read, write; backward reads P and dP, writes dS)", 2, 3, False),
+    ("dropout(P) (read, write; backward the same)", 2, 2, True),
+    ("O = P·V (reads P; backward reads P for dV and writes dP)", 1, 2, False),
+)
+RELATIVE_STEPS = (
+    ("AC = (q + u)·kᵀ (writes AC; backward reads dAC twice)", 1, 2, False),
+    ("BD = (q + v)·Rᵀ (writes BD; backward reads dBD twice)", 1, 2, False),
+    ("relative shift: a zero column and a copy (torch.cat; backward a slice copy)", 2, 2, False),
+    ("(AC + BD)·scale in one fused kernel (reads two, writes one; backward reads one, writes two)", 3, 3, False),
+    ("masked_fill_ (read, write; backward the same)", 2, 2, False),
+    ("P = softmax(S) (read, write; backward reads P and dP, writes dS)", 2, 3, False),
+    ("dropout(P) (read, write; backward the same)", 2, 2, True),
+    ("O = P·V (reads P; backward reads P for dV and writes dP)", 1, 2, False),
+)
+# The dropout mask: one byte per element, written forward and read backward.
+DROPOUT_MASK_BYTES = 2
+
+
+def steps(relative: bool, dropout: bool) -> tuple:
+    """The counted steps that run: the table of the attention, less dropout without it."""
+    return tuple(step for step in (RELATIVE_STEPS if relative else STANDARD_STEPS) if dropout or not step[3])
+
+
+def accesses_per_element(relative: bool, dropout: bool) -> int:
+    """Reads and writes of each score element in one training micro-batch (forward + backward)."""
+    return sum(forward + backward for _, forward, backward, _ in steps(relative, dropout))
+
+
+def materialised(workload, flash_attention: bool) -> bool:
+    """Whether ``workload``'s layers write their scores to HBM: always for relative positions,
+    else without a fused kernel (``flash_attention`` False). CNNs have no attention."""
+    if workload.kind == "cnn":
+        return False
+    return bool(workload.relative_attention) or not flash_attention
+
+
+def score_elements(*, layers, heads, seq_len, memory_length, micro_batch):
+    """Score elements of one micro-batch over all layers: ``L · b · a · s · (s + memory)``;
+    elementwise on arrays."""
+    return layers * micro_batch * heads * seq_len * (seq_len + memory_length)
+
+
+def score_seconds(*, layers, heads, seq_len, memory_length, micro_batch, element_bytes, relative,
+                  dropout, hbm_Bps):
+    """Seconds one training micro-batch (forward + backward) spends moving its scores through
+    HBM; elementwise on arrays of ``micro_batch``."""
+    per_element = accesses_per_element(relative, dropout) * element_bytes + DROPOUT_MASK_BYTES * dropout
+    elements = score_elements(layers=layers, heads=heads, seq_len=seq_len, memory_length=memory_length,
+                              micro_batch=micro_batch)
+    return elements * per_element / hbm_Bps
+
+
+def workload_score_seconds(workload, *, micro_batch, seq_len, element_bytes, hbm_Bps, flash_attention: bool):
+    """:func:`score_seconds` of ``workload`` (0 where its scores stay on chip)."""
+    if not materialised(workload, flash_attention):
+        return 0.0 * micro_batch
+    return score_seconds(layers=workload.layers, heads=workload.heads, seq_len=seq_len,
+                         memory_length=workload.memory_length, micro_batch=micro_batch,
+                         element_bytes=element_bytes, relative=workload.relative_attention,
+                         dropout=workload.attention_dropout, hbm_Bps=hbm_Bps)
