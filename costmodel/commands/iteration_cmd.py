@@ -4,7 +4,7 @@ from typing import Annotated
 
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, gpu_group, parse_bits, print_json
-from costmodel.commands.options import COMPUTE_DTYPE, JSON, MICRO_BATCH, PS_PLACEMENT, SEQ_LEN, Option
+from costmodel.commands.options import COMPUTE_DTYPE, JSON, MICRO_BATCH, OPTIMIZER_IMPL, PS_PLACEMENT, SEQ_LEN, Option
 from costmodel.commands.rate import RATE, RATE_ACCUM, RATE_GPUS, RATE_RECOMPUTE, RATE_ZERO, check_options
 from costmodel.training import losses
 from dpbase.errors import InputError
@@ -99,6 +99,8 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
         *([f"  input pipeline wait  {format_time(b.input_wait_s):>12}   (data loader at {b.input_rate:,.0f} samples/s per rank)"]
           if b.input_rate is not None else []),
         f"  optimizer            {format_time(b.optimizer_s):>12}"
+        + (f"   a per-tensor loop: {format_time(b.optimizer_dispatch_s)} launching its kernels"
+           if b.optimizer_impl == "per-tensor" else "")
         + (f"   on the host: CPU step {format_time(b.optimizer_host_s)}, weights copied back "
            f"{format_time(b.optimizer_copy_s)}" if b.offload_optimizer else ""),
         f"  total                {format_time(b.total_s):>12}" + _range(b.total_interval_s, " (the collectives' spread alone)"),
@@ -156,6 +158,7 @@ def iteration(
     rate_zero: RATE_ZERO = None,
     rate_recompute: RATE_RECOMPUTE = False,
     optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
+    optimizer_impl: OPTIMIZER_IMPL = "multi-tensor",
     bucket: Annotated[str | None, Option(help="Bucket / fusion-buffer size (default: the --sync mode's: DDP 25MiB, Horovod 128MiB, FSDP one transformer block).")] = None,
     first_bucket: Annotated[str | None, Option("--first-bucket", help="DDP first bucket size (default 1MiB; FSDP: the --bucket).")] = None,
     sync: Annotated[str, Option(help="How gradients are synchronised: ddp (buckets), horovod (tensor fusion), flat (one all-reduce after backward), per-tensor (no fusion), fsdp (one collective per transformer block; ZeRO-3, or SHARD_GRAD_OP with --zero 2).")] = "ddp",
@@ -209,7 +212,7 @@ def iteration(
                                      servers=servers, colocated=colocated)
     config = TrainingConfig(
         micro_batch=micro_batch, seq_len=seq_len, accumulation_steps=accum, grad_dtype=grad_dtype,
-        compute_dtype=compute_dtype, topk_fraction=topk, mfu=mfu, optimizer=optimizer,
+        compute_dtype=compute_dtype, topk_fraction=topk, mfu=mfu, optimizer=optimizer, optimizer_impl=optimizer_impl,
         bucket_bytes=None if bucket is None else parse_size(bucket, "bucket"),
         first_bucket_bytes=None if first_bucket is None else parse_size(first_bucket, "first_bucket"),
         overlap=not no_overlap, zero_stage=zero, asynchronous=asynchronous, jitter_cv=jitter,

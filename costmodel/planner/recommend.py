@@ -283,7 +283,7 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     """
     from costmodel.cluster.comm import comm_model
     from costmodel.training import transport
-    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown, optimizer_impl_at
     from costmodel.training.oncluster import with_interval
 
     if best.gpus <= 1:  # one GPU: no collective, nothing uncertain about the communication
@@ -301,6 +301,7 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
                             mfu=setting.user_mfu,
                             mfu_calibration=setting.mfu_calibration,
                             optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
+                            optimizer_impl=optimizer_impl_at(setting.optimizer_impl, best.zero_stage),
                             quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
                             overlap_param_gather=best.overlap_param_gather, offload_optimizer=best.offload_optimizer,
                             shard=best.shard, asynchronous=best.asynchronous,
@@ -447,7 +448,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          backend: str = "auto", top: int = 10, bucket_bytes=DEFAULT_BUCKET_BYTES,
          grad_dtypes=DEFAULT_GRAD_DTYPES, algorithms=None, compute_dtype: str = "bf16",
          mfu: float | None = None, mfu_calibration: str | None = None, optimizer: str = "adamw",
-         jitter_cv: float = 0.0, tie_band: float | None = None, explain: bool = True, recompute: bool | None = None,
+         optimizer_impl: str = "multi-tensor", jitter_cv: float = 0.0, tie_band: float | None = None, explain: bool = True, recompute: bool | None = None,
          memory_reserve: float | None = None, memory_reserve_fraction: float | None = None,
          deadline_hours: float | None = None,
          budget: float | None = None, price_per_gpu_hour: float | None = None,
@@ -493,6 +494,10 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
 
     ``overlap_param_gather``: ZeRO-1/2 plans run their parameter all-gather beside the next
     step's forward (Megatron-LM ``--overlap-param-gather``) instead of after the optimizer.
+
+    ``optimizer_impl``: "per-tensor" when the training script's optimizer loops over the parameter
+    tensors (:data:`costmodel.training.iteration.PER_TENSOR_STEP_S`): its ZeRO-0 plans take the
+    loop's dispatch time; ZeRO >= 1 plans step their flat shards multi-tensor.
 
     ``offload_optimizer``: ZeRO >= 1 plans keep the optimizer states on the host and step on
     the CPU (ZeRO-Offload, :mod:`costmodel.training.offload`; needs the system's host memory
@@ -554,7 +559,10 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         algorithms = _async_algorithms(algorithms)
         _no_zero_options_with_async(options)
     _check_sync(sync, options, asynchronous)
-    setting = replace(setting, comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),
+    from costmodel.training.iteration import check_optimizer_impl
+
+    setting = replace(setting, optimizer_impl=check_optimizer_impl(optimizer_impl, 0, asynchronous),
+                      comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),
                       quantize=(quantize_weights, quantize_grads),
                       overlap_param_gather=bool(overlap_param_gather),
                       offload_optimizer=bool(offload_optimizer), shard=_check_shard(shard),

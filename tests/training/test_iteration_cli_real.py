@@ -68,7 +68,7 @@ OPTIONS = {
     "--seq-len": ["--seq-len", "512"], "--accum": ["--accum", "4"], "--algorithm": ["--algorithm", "ring"],
     "--backend": ["--backend", "ideal"], "--grad-dtype": ["--grad-dtype", "fp32"],
     "--compute-dtype": ["--compute-dtype", "fp8"], "--topk": ["--topk", "0.01"], "--mfu": ["--mfu", "0.3"],
-    "--optimizer": ["--optimizer", "sgd"], "--bucket": ["--bucket", "4MiB"],
+    "--optimizer": ["--optimizer", "sgd"], "--optimizer-impl": ["--optimizer-impl", "per-tensor"], "--bucket": ["--bucket", "4MiB"],
     "--first-bucket": ["--first-bucket", "20MiB"], "--no-overlap": ["--no-overlap"], "--zero": ["--zero", "3"],
     "--async": ["--async"], "--jitter": ["--jitter", "0.05"], "--attention": ["--attention"],
     "--no-flash-attention": ["--no-flash-attention"], "--recompute": ["--recompute"],

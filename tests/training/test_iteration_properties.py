@@ -116,6 +116,7 @@ VARIATIONS = {
     "topk_fraction": {"topk_fraction": 0.01},
     "mfu": {"mfu": 0.3},
     "optimizer": {"optimizer": "adam"},
+    "optimizer_impl": {"optimizer_impl": "per-tensor"},
     "bucket_bytes": {"bucket_bytes": 4e6},
     "first_bucket_bytes": {"first_bucket_bytes": 20e6},
     "overlap": {"overlap": False},
