@@ -44,13 +44,16 @@ from __future__ import annotations
 # (step, forward accesses, backward accesses, a dropout step): each access is one read or write
 # of every score element. Backward of a matmul with the scores as an operand reads them (or
 # their gradient) once per weight or input gradient it forms.
+_SOFTMAX_DROPOUT_PV = (  # how both attentions end
+    ("P = softmax(S) (read, write; backward reads P and dP, writes dS)", 2, 3, False),
+    ("dropout(P) (read, write; backward the same)", 2, 2, True),
+    ("O = P·V (reads P; backward reads P for dV and writes dP)", 1, 2, False),
+)
 STANDARD_STEPS = (
     ("S = Q·Kᵀ (writes S; backward reads dS for dQ and dK)", 1, 2, False),
     ("S / √d (read, write; backward the same)", 2, 2, False),
     ("S + mask (read, write; its gradient passes through)", 2, 0, False),
-    ("P = softmax(S) (read, write; backward reads P and dP, writes dS)", 2, 3, False),
-    ("dropout(P) (read, write; backward the same)", 2, 2, True),
-    ("O = P·V (reads P; backward reads P for dV and writes dP)", 1, 2, False),
+    *_SOFTMAX_DROPOUT_PV,
 )
 RELATIVE_STEPS = (
     ("AC = (q + u)·kᵀ (writes AC; backward reads dAC twice)", 1, 2, False),
@@ -58,9 +61,7 @@ RELATIVE_STEPS = (
     ("relative shift: a zero column and a copy (torch.cat; backward a slice copy)", 2, 2, False),
     ("(AC + BD)·scale in one fused kernel (reads two, writes one; backward reads one, writes two)", 3, 3, False),
     ("masked_fill_ (read, write; backward the same)", 2, 2, False),
-    ("P = softmax(S) (read, write; backward reads P and dP, writes dS)", 2, 3, False),
-    ("dropout(P) (read, write; backward the same)", 2, 2, True),
-    ("O = P·V (reads P; backward reads P for dV and writes dP)", 1, 2, False),
+    *_SOFTMAX_DROPOUT_PV,
 )
 # The dropout mask: one byte per element, written forward and read backward.
 DROPOUT_MASK_BYTES = 2
