@@ -4,7 +4,16 @@ from typing import Annotated
 
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, gpu_group, parse_bits, print_json
-from costmodel.commands.options import COMPUTE_DTYPE, JSON, MICRO_BATCH, OPTIMIZER_IMPL, PS_PLACEMENT, SEQ_LEN, Option
+from costmodel.commands.options import (
+    COMPUTE_DTYPE,
+    JSON,
+    MICRO_BATCH,
+    NO_FLASH_ATTENTION,
+    OPTIMIZER_IMPL,
+    PS_PLACEMENT,
+    SEQ_LEN,
+    Option,
+)
 from costmodel.commands.rate import RATE, RATE_ACCUM, RATE_GPUS, RATE_RECOMPUTE, RATE_ZERO, check_options
 from costmodel.training import losses
 from dpbase.errors import InputError
@@ -73,7 +82,9 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
         + (f", a fixed {format_time(b.fixed_s_per_micro_batch)} per micro-batch (kernel launches, kernels a small "
            f"batch cannot fill; the MFU is micro-batch {b.mfu_micro_batch}'s)" if b.mfu_micro_batch else "")
         + (f", attention scores through HBM {format_time(b.attention_scores_s)} per micro-batch "
-           "(no fused attention kernel: every layer materialises its scores)" if b.attention_scores_s else "")
+           "(no fused attention kernel: every layer materialises its scores)" if b.attention_scores_s else
+           ", attention scores materialised (their HBM traffic is in the --mfu given)" if b.attention_materialised
+           else "")
         + f", {b.bucket_count} buckets of {format_size(b.bucket_bytes)}"
         + (", activation recomputation (backward re-runs the forward)" if b.recompute else ""),
         f"sync {b.sync}, transport {b.transport}; losses: overlap slowdown {b.overlap_slowdown:.1%}, "
@@ -180,7 +191,7 @@ def iteration(
     host_overhead: Annotated[str, Option("--host-overhead", help="Framework overhead per data-parallel step (default fitted on published scaling tables).")] = f"{losses.HOST_OVERHEAD_S * 1e3:g}ms",
     host_reduce: Annotated[bool, Option("--host-reduce", help="All-reduce the gradients through host memory (MPI/gloo on the CPU, CPU parameter servers): PCIe copies, CPU reduction, the CPUs' ring across nodes; ZeRO-0.")] = False,
     attention: Annotated[bool, Option("--attention", help="Add attention FLOPs 12·L·h·s² per sample.")] = False,
-    no_flash_attention: Annotated[bool, Option("--no-flash-attention", help="No fused attention kernel: every layer materialises its scores (their memory and HBM traffic); Transformer-XL's relative attention always does.")] = False,
+    no_flash_attention: NO_FLASH_ATTENTION = False,
     recompute: Annotated[bool, Option("--recompute", help="Full activation recomputation: keep only layer inputs, re-run each forward in backward (4/3 compute).")] = False,
     json_output: JSON = False,
 ) -> None:

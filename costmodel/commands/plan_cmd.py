@@ -5,7 +5,7 @@ from typing import Annotated
 
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
-from costmodel.commands.options import COMPUTE_DTYPE, JSON, OPTIMIZER_IMPL, PS_PLACEMENT, SEQ_LEN, Option
+from costmodel.commands.options import COMPUTE_DTYPE, JSON, NO_FLASH_ATTENTION, OPTIMIZER_IMPL, PS_PLACEMENT, SEQ_LEN, Option
 from costmodel.commands.rate import RATE, RATE_ACCUM, RATE_GPUS, RATE_RECOMPUTE, RATE_ZERO, check_options
 
 
@@ -113,8 +113,8 @@ def _text(result, nodes, speed: dict | None = None) -> str:
                       _table(result.candidates), "", *_sensitivity(result.sensitivity)])
 
 
-def _measured_mfu(model, cluster, rate, run, *, seq_len, compute_dtype, optimizer, optimizer_impl, sync, jitter,
-                  input_rate, backend):
+def _measured_mfu(model, cluster, rate, run, *, seq_len, compute_dtype, optimizer, optimizer_impl, flash_attention,
+                  sync, jitter, input_rate, backend):
     """(the solve, its source) from --rate: the measured run (commands/rate_run.py) at the plan's
     model, compute dtype, optimizer, sync preset, jitter and data loader."""
     import hardware
@@ -127,7 +127,8 @@ def _measured_mfu(model, cluster, rate, run, *, seq_len, compute_dtype, optimize
     if run.micro_batch is None:
         raise InputError("rate_micro_batch", None, "the micro-batch of the --rate run (plan sweeps micro-batches)")
     config = TrainingConfig(micro_batch=run.micro_batch, seq_len=seq_len, compute_dtype=compute_dtype,
-                            optimizer=optimizer, optimizer_impl=optimizer_impl, sync=sync, jitter_cv=jitter,
+                            optimizer=optimizer, optimizer_impl=optimizer_impl, flash_attention=flash_attention,
+                            sync=sync, jitter_cv=jitter,
                             losses=StepLosses(input_rate=input_rate))
     return measured_speed(load_model(model), hardware.load_system(cluster), config, rate, run, "rate_micro_batch",
                           backend=backend)
@@ -165,6 +166,7 @@ def plan(
     rate_recompute: RATE_RECOMPUTE = False,
     optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
     optimizer_impl: OPTIMIZER_IMPL = "multi-tensor",
+    no_flash_attention: NO_FLASH_ATTENTION = False,
     jitter: Annotated[float, Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,
     recompute: Annotated[bool | None, Option("--recompute/--no-recompute", help="Activation recomputation: always / never (default: only when no plan fits without it).", show_default=False)] = None,
     emit: Annotated[Emit | None, Option(help="Print what to set to run the plan: torch (DDP/FSDP arguments), deepspeed (config JSON) or env (NCCL variables + torchrun).")] = None,
@@ -204,7 +206,8 @@ def plan(
 
         solved, source = _measured_mfu(model, cluster, rate, MeasuredRun.from_options(**described), seq_len=seq_len,
                                        compute_dtype=compute_dtype, optimizer=optimizer,
-                                       optimizer_impl=optimizer_impl, sync=sync, jitter=jitter,
+                                       optimizer_impl=optimizer_impl, flash_attention=not no_flash_attention,
+                                       sync=sync, jitter=jitter,
                                        input_rate=input_rate, backend=backend)
         mfu, speed = solved.mfu, {"base_mfu": solved.mfu, "source": source}
     swept = None
@@ -220,7 +223,8 @@ def plan(
             bucket_bytes=_list(buckets, lambda s: parse_size(s, "buckets")),
             grad_dtypes=_list(grad_dtypes, str), compute_dtype=compute_dtype, mfu=mfu,
             mfu_calibration=speed["source"] if speed else None,
-            optimizer=optimizer, optimizer_impl=optimizer_impl, jitter_cv=jitter, recompute=recompute, tie_band=tie_band,
+            optimizer=optimizer, optimizer_impl=optimizer_impl, flash_attention=not no_flash_attention,
+            jitter_cv=jitter, recompute=recompute, tie_band=tie_band,
             memory_reserve=reserve, memory_reserve_fraction=reserve_share, deadline_hours=parse_hours(deadline, "deadline"),
             budget=budget, price_per_gpu_hour=price_per_gpu_hour, power_w=power_per_gpu,
             algorithms=swept, servers=servers, quantize_weights=parse_bits(quantize_weights, "quantize_weights"),

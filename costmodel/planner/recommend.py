@@ -448,7 +448,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          backend: str = "auto", top: int = 10, bucket_bytes=DEFAULT_BUCKET_BYTES,
          grad_dtypes=DEFAULT_GRAD_DTYPES, algorithms=None, compute_dtype: str = "bf16",
          mfu: float | None = None, mfu_calibration: str | None = None, optimizer: str = "adamw",
-         optimizer_impl: str = "multi-tensor", jitter_cv: float = 0.0, tie_band: float | None = None, explain: bool = True, recompute: bool | None = None,
+         optimizer_impl: str = "multi-tensor", flash_attention: bool = True,
+         jitter_cv: float = 0.0, tie_band: float | None = None, explain: bool = True, recompute: bool | None = None,
          memory_reserve: float | None = None, memory_reserve_fraction: float | None = None,
          deadline_hours: float | None = None,
          budget: float | None = None, price_per_gpu_hour: float | None = None,
@@ -498,6 +499,9 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     ``optimizer_impl``: "per-tensor" when the training script's optimizer loops over the parameter
     tensors (:data:`costmodel.training.iteration.PER_TENSOR_STEP_S`): its ZeRO-0 plans take the
     loop's dispatch time; ZeRO >= 1 plans step their flat shards multi-tensor.
+
+    ``flash_attention`` False: no fused attention kernel, every layer materialises its scores
+    (:mod:`costmodel.training.attention`: their memory and HBM traffic), as ``iteration`` charges them.
 
     ``offload_optimizer``: ZeRO >= 1 plans keep the optimizer states on the host and step on
     the CPU (ZeRO-Offload, :mod:`costmodel.training.offload`; needs the system's host memory
@@ -562,6 +566,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     from costmodel.training.iteration import check_optimizer_impl
 
     setting = replace(setting, optimizer_impl=check_optimizer_impl(optimizer_impl, 0, asynchronous),
+                      flash_attention=bool(flash_attention),
                       comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),
                       quantize=(quantize_weights, quantize_grads),
                       overlap_param_gather=bool(overlap_param_gather),

@@ -4,10 +4,12 @@ A fused attention kernel (FlashAttention, Dao et al. 2022; PyTorch's
 ``scaled_dot_product_attention``) keeps each tile of the ``s × k`` score matrix on chip: no
 score reaches HBM. Without one (``--no-flash-attention``) every layer materialises the
 ``b × a × s × k`` scores (``b`` micro-batch, ``a`` heads, ``s`` queries, ``k`` keys) and each
-elementwise step of the attention reads and writes all of them. These steps are memory-bound:
-the MFU counts matmul FLOPs, and the MFU defaults come from runs whose attention moved a
-negligible share of their bytes (Megatron-LM at hidden sizes of thousands), so this traffic is a
-term of its own, ``elements × bytes per element / HBM bandwidth`` per training micro-batch.
+elementwise step of the attention reads and writes all of them. These steps are memory-bound,
+so this traffic is a term of its own, ``elements × bytes per element / HBM bandwidth`` per
+training micro-batch, not a share of the MFU. The Ampere and later MFU defaults come from runs
+where it is negligible (Megatron-LM at h = 25,600; FlashAttention); the Volta default does not:
+Megatron-LM's 1.2B model (h 1536, 16 heads, s 1024) materialised its scores, ~17 % of its step by
+this count, so on a V100 the term counts that share of a similar model twice.
 
 Some attention has no fused kernel at all. Transformer-XL's relative positions (Dai et al. 2019,
 §3.3) add a position term ``BD`` that is computed for every (query, relative distance) and then
@@ -25,7 +27,10 @@ backward). A matmul reading or writing the scores counts once per read or write.
   ``modeling.py`` ``BertSelfAttention``) and Hugging Face's eager attention run it: 10 forward
   and 11 backward accesses with dropout (8 and 9 without);
 * Transformer-XL's ``RelPartialLearnableMultiHeadAttn`` (DeepLearningExamples
-  ``mem_transformer.py``): 14 and 18 (12 and 16 without dropout, as in its base model).
+  ``mem_transformer.py``): 14 and 21 (12 and 19 without dropout, as in its base model). Its
+  backward pays for the shift: ``narrow``'s backward zero-fills the padded gradient and copies
+  into it, and the position term's gradient, a strided slice of that, is copied back into the
+  layout of its einsum's batched matmul.
 
 Fp16 BERT attention with dropout thus moves ``21 × 2 + 2 = 44`` bytes per score element per
 training micro-batch. No constant here is fitted.
@@ -33,13 +38,15 @@ training micro-batch. No constant here is fitted.
     >>> accesses_per_element(relative=False, dropout=True)
     21
     >>> accesses_per_element(relative=True, dropout=False)
-    28
-    >>> round(score_seconds(layers=24, heads=16, seq_len=512, memory_length=0, micro_batch=8,
+    31
+    >>> round(score_seconds(layers=24, heads=16, seq_len=512, key_len=512, micro_batch=8,
     ...                     element_bytes=2, relative=False, dropout=True, hbm_Bps=900e9) * 1e3, 2)
     39.37
 """
 
 from __future__ import annotations
+
+from costmodel.training import workloads
 
 # (step, forward accesses, backward accesses, a dropout step): each access is one read or write
 # of every score element. Backward of a matmul with the scores as an operand reads them (or
@@ -57,8 +64,10 @@ STANDARD_STEPS = (
 )
 RELATIVE_STEPS = (
     ("AC = (q + u)·kᵀ (writes AC; backward reads dAC twice)", 1, 2, False),
-    ("BD = (q + v)·Rᵀ (writes BD; backward reads dBD twice)", 1, 2, False),
-    ("relative shift: a zero column and a copy (torch.cat; backward a slice copy)", 2, 2, False),
+    ("BD = (q + v)·Rᵀ (writes BD; backward copies the shifted, strided dBD into the matmul's layout and "
+     "reads it twice)", 1, 4, False),
+    ("relative shift: a zero column and a copy (torch.cat; backward zero-fills the padded gradient and "
+     "copies into it)", 2, 3, False),
     ("(AC + BD)·scale in one fused kernel (reads two, writes one; backward reads one, writes two)", 3, 3, False),
     ("masked_fill_ (read, write; backward the same)", 2, 2, False),
     *_SOFTMAX_DROPOUT_PV,
@@ -85,19 +94,16 @@ def materialised(workload, flash_attention: bool) -> bool:
     return bool(workload.relative_attention) or not flash_attention
 
 
-def score_elements(*, layers, heads, seq_len, memory_length, micro_batch):
-    """Score elements of one micro-batch over all layers: ``L · b · a · s · (s + memory)``;
-    elementwise on arrays."""
-    return layers * micro_batch * heads * seq_len * (seq_len + memory_length)
+def score_elements(*, layers, heads, seq_len, key_len, micro_batch):
+    """Score elements of one micro-batch over all layers: ``L · b · a · s · k``; elementwise."""
+    return layers * micro_batch * heads * seq_len * key_len
 
 
-def score_seconds(*, layers, heads, seq_len, memory_length, micro_batch, element_bytes, relative,
-                  dropout, hbm_Bps):
+def score_seconds(*, layers, heads, seq_len, key_len, micro_batch, element_bytes, relative, dropout, hbm_Bps):
     """Seconds one training micro-batch (forward + backward) spends moving its scores through
     HBM; elementwise on arrays of ``micro_batch``."""
     per_element = accesses_per_element(relative, dropout) * element_bytes + DROPOUT_MASK_BYTES * dropout
-    elements = score_elements(layers=layers, heads=heads, seq_len=seq_len, memory_length=memory_length,
-                              micro_batch=micro_batch)
+    elements = score_elements(layers=layers, heads=heads, seq_len=seq_len, key_len=key_len, micro_batch=micro_batch)
     return elements * per_element / hbm_Bps
 
 
@@ -106,6 +112,6 @@ def workload_score_seconds(workload, *, micro_batch, seq_len, element_bytes, hbm
     if not materialised(workload, flash_attention):
         return 0.0 * micro_batch
     return score_seconds(layers=workload.layers, heads=workload.heads, seq_len=seq_len,
-                         memory_length=workload.memory_length, micro_batch=micro_batch,
+                         key_len=workloads.key_length(workload, seq_len), micro_batch=micro_batch,
                          element_bytes=element_bytes, relative=workload.relative_attention,
                          dropout=workload.attention_dropout, hbm_Bps=hbm_Bps)

@@ -177,8 +177,10 @@ class Breakdown:
     # the step is the MFU's: each micro-batch takes a·(1 − m/m_ref) beyond m × the per-image time
     fixed_s_per_micro_batch: float = 0.0
     mfu_micro_batch: int = 0
-    # seconds one training micro-batch moves materialised attention scores through HBM (0 with a
-    # fused attention kernel; costmodel.training.attention); flash_attention says whether they stay on chip
+    # whether the layers write their attention scores to HBM (no fused kernel: --no-flash-attention, or
+    # relative positions whatever the flag; costmodel.training.attention), and the seconds one training
+    # micro-batch spends moving them (0 under a user's --mfu, whose measured speed holds them)
+    attention_materialised: bool = False
     attention_scores_s: float = 0.0
     quantize_weights: int | None = None  # ZeRO++ qwZ bits
     quantize_grads: int | None = None  # ZeRO++ qgZ bits
@@ -432,7 +434,7 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
     scores reach HBM (without a fused kernel, or always for relative positions) moves them in
     ``t`` (:func:`attention.workload_score_seconds`: memory-bound, so not scaled by the MFU).
     The step model's 1 : 2 split of a micro-batch between forward and backward applies to
-    ``t`` too (the counted accesses split 10 : 11, 14 : 18): the total is the count; the split
+    ``t`` too (the counted accesses split 10 : 11, 14 : 21): the total is the count; the split
     decides only how much communication backward can hide. A user's --mfu is what they
     measured at their own micro-batch: taken as given, with none of the three. Floats or numpy
     arrays of ``micro_batch`` (iteration and the planner's sweep both ask here)."""
@@ -523,7 +525,8 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         "jitter_cv": config.jitter_cv, "speed_cv": config.losses.speed_cv,
         "slow_node_factor": config.losses.slow_node_factor, "overlap_slowdown": slowdown,
         "mfu": compute.mfu, "mfu_source": compute.mfu_source,
-        "matmul_efficiency": float(compute.forward.matmul_efficiency), "flash_attention": not attention.materialised(workload, config.flash_attention),
+        "matmul_efficiency": float(compute.forward.matmul_efficiency), "flash_attention": config.flash_attention,
+        "attention_materialised": attention.materialised(workload, config.flash_attention),
         "attention_scores_s": float(compute.forward.attention_scores_s),
         "fixed_s_per_micro_batch": float(compute.forward.fixed_s), "mfu_micro_batch": compute.forward.mfu_micro_batch,
         "include_attention": config.include_attention, "recompute": config.recompute,

@@ -30,7 +30,7 @@ import re
 from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, UnknownNameError
 from dpbase.limits import MAX_COUNT
-from dpbase.values import frozen
+from dpbase.values import fields, frozen
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data", "models.toml")
 KINDS = ("transformer", "bert", "vit", "cnn")
@@ -40,6 +40,9 @@ TOKEN_RULE_KINDS = ("transformer", "bert")
 TRAINING_FLOPS_PER_PARAM_TOKEN = 6.0
 # Chowdhery et al. 2022 (PaLM), Appendix B: attention adds 12·L·H·Q·T FLOPs per token.
 ATTENTION_FLOPS_PER_LAYER_HIDDEN_TOKEN2 = 12.0
+# A layer's query, key and value projections: 3·h² weights (Vaswani et al. 2017; Transformer-XL's
+# qkv_net, 512 × 1536 in its base model).
+QKV_PARAMS_PER_LAYER_HIDDEN2 = 3.0
 # Shape of a model given only by its parameter count: P ≈ 12·L·h² (Kaplan et al. 2020, Table 1,
 # ignoring embeddings) with aspect ratio h/L = 128 and head size 128 (GPT-3 175B: 12288/96,
 # Brown et al. 2020, Table 2.1); default sequence length 2048 as in GPT-3.
@@ -261,6 +264,8 @@ def load_model(name_or_params: str | int | float) -> Workload:
     raise UnknownNameError("model", name_or_params, [*models, "<count such as 7B, 124M, 1.3e9>"])
 
 
+# The Workload fields' own defaults, where a user file leaves a switch out.
+_DEFAULTS = {field.name: field.default for field in fields(Workload)}
 USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
                "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
                "embedding_params", "logits_vocab", "tied_embeddings", "relative_attention", "memory_length",
@@ -335,14 +340,16 @@ def load_model_file(path: str) -> Workload:
     for field in ("layers", "hidden_size", "heads", "seq_len", "vocab", "tensors", "flops_params",
                   "embedding_params", "logits_vocab", "memory_length"):
         value = entry.get(field, 0)
-        if not isinstance(value, int) or value < 0:
-            raise InputError(f"model.{field}", value, "an integer >= 0")
-    for field, default in (("tied_embeddings", True), ("relative_attention", False), ("attention_dropout", True)):
-        if not isinstance(entry.get(field, default), bool):
-            raise InputError(f"model.{field}", entry[field], "true or false")
-    if kind == "cnn" and (entry.get("relative_attention") or entry.get("memory_length")):
-        field = "relative_attention" if entry.get("relative_attention") else "memory_length"
-        raise InputError(f"model.{field}", entry[field], "absent for a cnn model (it has no attention)")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+            raise InputError(f"model.{field}", value, f"an integer from 0 to {MAX_COUNT}")
+    switches = {name: entry.get(name, _DEFAULTS[name]) for name in ("tied_embeddings", "relative_attention",
+                                                                    "attention_dropout")}
+    for field, value in switches.items():
+        if not isinstance(value, bool):
+            raise InputError(f"model.{field}", value, "true or false")
+    if kind == "cnn" and (switches["relative_attention"] or entry.get("memory_length")):
+        field = "relative_attention" if switches["relative_attention"] else "memory_length"
+        raise InputError(f"model.{field}", entry[field], "false or 0 (or absent) for a cnn model: it has no attention")
     workload = Workload(
         name=str(entry.get("name", os.path.splitext(os.path.basename(os.fspath(path)))[0])), params=params,
         layers=int(entry.get("layers", layers)), hidden_size=int(entry.get("hidden_size", hidden)),
@@ -353,9 +360,7 @@ def load_model_file(path: str) -> Workload:
         activation_elements_per_sample=float(entry.get("activation_elements_per_sample", 0.0)),
         flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)),
         embedding_params=int(entry.get("embedding_params", 0)),
-        logits_vocab=int(entry.get("logits_vocab", 0)), tied_embeddings=entry.get("tied_embeddings", True),
-        relative_attention=entry.get("relative_attention", False), memory_length=int(entry.get("memory_length", 0)),
-        attention_dropout=entry.get("attention_dropout", True))
+        logits_vocab=int(entry.get("logits_vocab", 0)), memory_length=int(entry.get("memory_length", 0)), **switches)
     if workload.input_embedding_params > params:  # given, or vocab × hidden: a part of params
         field = "model.embedding_params" if entry.get("embedding_params") else "model.vocab"
         raise InputError(field, entry.get("embedding_params") or workload.vocab,
@@ -380,15 +385,31 @@ def tokens_per_sample(workload: Workload, seq_len):
     return 0 * seq_len if workload.kind == "cnn" else seq_len
 
 
+def key_length(workload: Workload, seq_len):
+    """Keys each query attends to: the sample's tokens and a memory's cached ones (Transformer-XL's
+    ``mem_len``; 0 for other models); elementwise."""
+    return seq_len + workload.memory_length
+
+
 def training_flops_per_sample(workload: Workload, seq_len, include_attention: bool = False):
-    """Forward + backward FLOPs for one sample; works elementwise on numpy arrays."""
+    """Forward + backward FLOPs for one sample; works elementwise on numpy arrays.
+
+    With a memory of cached tokens (Transformer-XL: ``qkv_net(cat([mems, w]))``) each layer's
+    query, key and value projections (``3·h²`` weights) also run over them, forward and
+    backward: ``6 · 3h² · L · memory`` more. With ``include_attention`` the score matmuls add
+    ``6 · 2 · L · h · s · k`` (Q·Kᵀ and P·V over ``k`` keys; relative attention's position term
+    B·D is a third product)."""
     if not workload.uses_token_rule:
         if include_attention:
             raise InputError("include_attention", True,
                              f"off for {workload.kind} models (their FLOPs already include it)")
         return workload.flops_per_sample + 0 * seq_len
     flops = TRAINING_FLOPS_PER_PARAM_TOKEN * workload.matmul_params * seq_len
+    if workload.memory_length:
+        flops = flops + (TRAINING_FLOPS_PER_PARAM_TOKEN * QKV_PARAMS_PER_LAYER_HIDDEN2 * workload.layers
+                         * workload.hidden_size ** 2 * workload.memory_length)
     if include_attention:
-        flops = flops + (ATTENTION_FLOPS_PER_LAYER_HIDDEN_TOKEN2 * workload.layers
-                         * workload.hidden_size * seq_len * seq_len)
+        products = 3 if workload.relative_attention else 2
+        flops = flops + (ATTENTION_FLOPS_PER_LAYER_HIDDEN_TOKEN2 * products / 2 * workload.layers
+                         * workload.hidden_size * seq_len * key_length(workload, seq_len))
     return flops

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import hardware
 from cli import app
 from costmodel.planner.recommend import plan
-from costmodel.training import attention, memory
+from costmodel.training import attention, memory, workloads
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 from costmodel.training.oncluster import iteration
 from costmodel.training.workloads import load_model
@@ -23,101 +23,126 @@ runner = CliRunner()
 A100 = hardware.load_system("dgx-a100").gpu
 
 
-# --- the counted accesses, executed --------------------------------------------------------------
-class _Tape:
-    """Counts reads and writes of score-sized arrays while an attention chain runs on numpy."""
-
+# --- the counted accesses, executed -------------------------------------------------------------
+# Each function below is one kernel of the eager chain, computing its part of the forward or
+# backward for real; the tally counts every score-sized array a kernel reads or writes (the scores
+# are heads × queries × keys, so Q, K, V, the relative positions and the shared masks are not).
+# The gradients are checked against finite differences, so the backward chain is the real one.
+class _Tally:
     def __init__(self, shape):
-        self.shape, self.reads, self.writes = shape, 0, 0
+        self.shape, self.floats, self.masks = shape, 0, 0
 
-    def _scores(self, array) -> bool:  # the scores, or the relative shift's copy with its zero column
-        return array.shape[0] == self.shape[0] and array.shape[-1] in (self.shape[-1], self.shape[-1] + 1)
+    def kernel(self, f):
+        def run(*args):
+            out = f(*args)
+            for a in (*args, *(out if isinstance(out, tuple) else (out,))):
+                if isinstance(a, np.ndarray) and a.ndim == 3 and a.shape[:2] == self.shape[:2] \
+                        and a.shape[2] in (self.shape[2], self.shape[2] + 1):  # the shift's padded copy too
+                    if a.dtype == bool:
+                        self.masks += 1
+                    else:
+                        self.floats += 1
+            return out
+        return run
 
-    def read(self, *arrays):
-        self.reads += sum(self._scores(a) for a in arrays)
-        return arrays
 
-    def write(self, array):
-        self.writes += self._scores(array)
-        return array
+def _softmax(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
 
 
-def _standard_chain(q, k, v, mask, keep, tape):
-    """softmax(Q·Kᵀ/√d + mask)·V with dropout, forward and backward, as the eager chain runs it
-    (each line one kernel); returns the output and dQ for an all-ones output gradient."""
+def _standard(q, k, v, keep, grad_out, t):
+    """softmax(Q·Kᵀ/√d + mask)·V with dropout (BertSelfAttention), forward then backward."""
     d = q.shape[-1]
-    s = tape.write(q @ k.T)
-    s = tape.write(tape.read(s)[0] / np.sqrt(d))
-    s = tape.write(tape.read(s)[0] + mask)
-    p = tape.read(s)[0]
-    p = tape.write(np.exp(p - p.max(-1, keepdims=True)) / np.exp(p - p.max(-1, keepdims=True)).sum(-1, keepdims=True))
-    dropped = tape.write(tape.read(p)[0] * keep)
-    out = tape.read(dropped)[0] @ v
-    grad_out = np.ones_like(out)
-    tape.read(dropped)  # dV = Pᵀ·dO
-    d_dropped = tape.write(grad_out @ v.T)
-    d_p = tape.write(tape.read(d_dropped)[0] * keep)
-    p_, dp_ = tape.read(p, d_p)
-    d_s = tape.write(p_ * (dp_ - (p_ * dp_).sum(-1, keepdims=True)))  # softmax backward
-    d_s = tape.write(tape.read(d_s)[0] / np.sqrt(d))  # the mask's gradient passes through
-    tape.read(d_s)  # dQ = dS·K
-    tape.read(d_s)  # dK = dSᵀ·Q
-    return out, d_s @ k
+    scores = t.kernel(lambda q, k: q @ k.transpose(0, 2, 1))(q, k)
+    scaled = t.kernel(lambda s: s / np.sqrt(d))(scores)
+    masked = t.kernel(lambda s: s + 0.0)(scaled)  # + an additive padding mask, broadcast per key
+    p = t.kernel(_softmax)(masked)
+    dropped, mask = t.kernel(lambda p: (p * keep, keep > 0))(p)  # the kernel draws its random numbers
+    out = t.kernel(lambda p, v: p @ v)(dropped, v)
+    t.kernel(lambda p, g: p.transpose(0, 2, 1) @ g)(dropped, grad_out)  # dV
+    d_dropped = t.kernel(lambda g, v: g @ v.transpose(0, 2, 1))(grad_out, v)
+    d_p = t.kernel(lambda g, m: g * m / (1 - 0.1))(d_dropped, mask)
+    d_s = t.kernel(lambda p, g: p * (g - (p * g).sum(-1, keepdims=True)))(p, d_p)  # softmax backward
+    d_s = t.kernel(lambda g: g / np.sqrt(d))(d_s)  # the mask's gradient passes through
+    d_q = t.kernel(lambda g, k: g @ k)(d_s, k)
+    t.kernel(lambda g, q: g.transpose(0, 2, 1) @ q)(d_s, q)  # dK
+    return out, d_q
 
 
-def _relative_chain(q, k, r, u, w, keep, tape):
-    """Transformer-XL's AC + shift(BD), masked, softmax, dropout (as mem_transformer.py), forward
-    and backward of the score steps; returns the scores before the mask."""
-    ac = tape.write((q + u) @ k.T)
-    bd = tape.write((q + w) @ r.T)
-    padded = np.concatenate([np.zeros((bd.shape[0], 1)), tape.read(bd)[0]], axis=1)
-    shifted = tape.write(padded).reshape(bd.shape[1] + 1, bd.shape[0])[1:].reshape(bd.shape)
-    a, b = tape.read(ac, shifted)
-    s = tape.write((a + b) / np.sqrt(q.shape[-1]))
-    s = tape.write(np.where(np.triu(np.ones_like(tape.read(s)[0]), 1 + s.shape[1] - s.shape[0]) > 0, -1e9, s))
-    p = tape.read(s)[0]
-    p = tape.write(np.exp(p - p.max(-1, keepdims=True)) / np.exp(p - p.max(-1, keepdims=True)).sum(-1, keepdims=True))
-    dropped = tape.write(tape.read(p)[0] * keep)
-    tape.read(dropped)  # the output P·V
-    tape.read(dropped)  # dV
-    d_dropped = tape.write(np.ones_like(dropped))  # dP
-    d_p = tape.write(tape.read(d_dropped)[0] * keep)
-    p_, dp_ = tape.read(p, d_p)
-    d_s = tape.write(p_ * (dp_ - (p_ * dp_).sum(-1, keepdims=True)))
-    d_s = tape.write(np.where(s < -1e8, 0.0, tape.read(d_s)[0]))  # masked_fill backward
-    tape.read(d_s)  # (AC + BD)·scale backward: one read, two writes
-    tape.write(d_s / np.sqrt(q.shape[-1]))
-    d_shifted = tape.write(d_s / np.sqrt(q.shape[-1]))
-    tape.read(d_shifted)  # the shift's backward: a slice copy
-    tape.write(d_shifted)
-    tape.read(d_s), tape.read(d_s)  # dAC for dq and dk
-    tape.read(d_shifted), tape.read(d_shifted)  # dBD for dq and dR
-    return a + b
+def _relative(q, k, r, keep, grad_out, t):
+    """Transformer-XL's AC + shift(BD), scaled, masked, softmax, dropout, ·V (v = k here),
+    forward then backward; returns the output, dq and the scores before the mask."""
+    n, s_len, d = q.shape
+    keys = k.shape[1]
+    causal = np.triu(np.ones((s_len, keys), bool), 1 + keys - s_len)
+    ac = t.kernel(lambda q, k: q @ k.transpose(0, 2, 1))(q, k)
+    bd = t.kernel(lambda q, r: q @ r.T)(q, r)
+    padded = t.kernel(lambda x: np.concatenate([np.zeros((n, s_len, 1)), x], axis=2))(bd)
+    shifted = padded.reshape(n, keys + 1, s_len)[:, 1:].reshape(n, s_len, keys)  # views, as in _rel_shift
+    scores = t.kernel(lambda a, b: (a + b) / np.sqrt(d))(ac, shifted)
+    masked = t.kernel(lambda x: np.where(causal, -1e30, x))(scores)
+    p = t.kernel(_softmax)(masked)
+    dropped, mask = t.kernel(lambda p: (p * keep, keep > 0))(p)  # the kernel draws its random numbers
+    out = t.kernel(lambda p, v: p @ v)(dropped, k)
+    t.kernel(lambda p, g: p.transpose(0, 2, 1) @ g)(dropped, grad_out)  # dV
+    d_dropped = t.kernel(lambda g, v: g @ v.transpose(0, 2, 1))(grad_out, k)
+    d_p = t.kernel(lambda g, m: g * m / (1 - 0.1))(d_dropped, mask)
+    d_m = t.kernel(lambda p, g: p * (g - (p * g).sum(-1, keepdims=True)))(p, d_p)
+    d_s = t.kernel(lambda g: np.where(causal, 0.0, g))(d_m)  # masked_fill backward
+    d_ac, d_shifted = t.kernel(lambda g: (g / np.sqrt(d), g / np.sqrt(d)))(d_s)
+    d_padded = t.kernel(lambda: np.zeros((n, s_len, keys + 1)))()  # narrow's backward: zeros, then a copy
+
+    def copy_into(g):  # reads the gradient, writes into the zeros (which it does not read)
+        d_padded.reshape(n, keys + 1, s_len)[:, 1:] = g.reshape(n, keys, s_len)
+        return d_padded
+    d_padded = t.kernel(copy_into)(d_shifted)
+    d_bd = t.kernel(np.ascontiguousarray)(d_padded[:, :, 1:])  # the einsum's layout copy
+    d_q = t.kernel(lambda g, k: g @ k)(d_ac, k) + t.kernel(lambda g, r: g @ r)(d_bd, r)
+    t.kernel(lambda g, q: g.transpose(0, 2, 1) @ q)(d_ac, q)  # dK
+    t.kernel(lambda g, q: (g.transpose(0, 2, 1) @ q).sum(0))(d_bd, q)  # dR
+    return out, d_q, ac + shifted
+
+
+def _numerical_dq(forward, q, grad_out, eps=1e-6):
+    d_q = np.zeros_like(q)
+    for index in np.ndindex(q.shape):
+        up, down = q.copy(), q.copy()
+        up[index] += eps
+        down[index] -= eps
+        d_q[index] = ((forward(up) * grad_out).sum() - (forward(down) * grad_out).sum()) / (2 * eps)
+    return d_q
 
 
 def test_the_counted_accesses_are_what_the_chains_do():
     rng = np.random.default_rng(0)
-    q, k, v = (rng.standard_normal((6, 4)) for _ in range(3))
-    keep = (rng.random((6, 6)) > 0.1) / 0.9
-    tape = _Tape((6, 6))
-    out, _ = _standard_chain(q, k, v, np.zeros((6, 6)), keep, tape)
-    s = q @ k.T / 2.0
-    reference = np.exp(s - s.max(-1, keepdims=True))
-    assert np.allclose(out, (reference / reference.sum(-1, keepdims=True) * keep) @ v)
-    assert tape.reads + tape.writes == attention.accesses_per_element(relative=False, dropout=True) == 21
-    forward = sum(f for _, f, _, _ in attention.steps(False, True))
-    assert forward == 10 and attention.accesses_per_element(relative=False, dropout=False) == 17
+    q, k, v = (rng.standard_normal((2, 5, 4)) for _ in range(3))
+    keep = (rng.random((2, 5, 5)) > 0.1) / 0.9
+    grad_out = rng.standard_normal((2, 5, 4))
+    tally = _Tally((2, 5, 5))
+    out, d_q = _standard(q, k, v, keep, grad_out, tally)
+    assert np.allclose(out, (_softmax(q @ k.transpose(0, 2, 1) / 2.0) * keep) @ v)
+    assert np.allclose(d_q, _numerical_dq(lambda x: _standard(x, k, v, keep, grad_out, _Tally((0, 0, 0)))[0],
+                                          q, grad_out), atol=1e-6)
+    assert tally.floats == attention.accesses_per_element(relative=False, dropout=True) == 21
+    assert tally.masks == attention.DROPOUT_MASK_BYTES  # written forward, read backward
+    assert sum(f for _, f, _, _ in attention.steps(False, True)) == 10
+    assert attention.accesses_per_element(relative=False, dropout=False) == 17
 
-    q, kk = rng.standard_normal((4, 4)), rng.standard_normal((6, 4))  # 4 queries, 2 cached + 4 keys
-    r = rng.standard_normal((6, 4))  # relative distances 5 … 0
-    tape = _Tape((4, 6))
-    scores = _relative_chain(q, kk, r, 0.0, 0.0, np.ones((4, 6)), tape)
-    for i in range(4):  # after the shift, query i at key j sees the distance (2 + i) − j
-        for j in range(6):
-            if j <= 2 + i:
-                assert np.isclose(scores[i, j], q[i] @ kk[j] + q[i] @ r[5 - (2 + i - j)])
-    assert tape.reads + tape.writes == attention.accesses_per_element(relative=True, dropout=True) == 32
-    assert attention.accesses_per_element(relative=True, dropout=False) == 28
+    q = rng.standard_normal((2, 4, 4))  # 4 queries; 2 cached + 4 keys
+    kk, r = rng.standard_normal((2, 6, 4)), rng.standard_normal((6, 4))  # r: relative distances 5 … 0
+    keep = (rng.random((2, 4, 6)) > 0.1) / 0.9
+    grad_out = rng.standard_normal((2, 4, 4))
+    tally = _Tally((2, 4, 6))
+    _, d_q, scores = _relative(q, kk, r, keep, grad_out, tally)
+    for h, i, j in np.ndindex(2, 4, 6):  # after the shift, query i at key j sees the distance (2 + i) − j
+        if j <= 2 + i:
+            assert np.isclose(scores[h, i, j], q[h, i] @ kk[h, j] + q[h, i] @ r[5 - (2 + i - j)])
+    numerical = _numerical_dq(lambda x: _relative(x, kk, r, keep, grad_out, _Tally((0, 0, 0)))[0], q, grad_out)
+    assert np.allclose(d_q, numerical, atol=1e-6)
+    assert tally.floats == attention.accesses_per_element(relative=True, dropout=True) == 35
+    assert tally.masks == attention.DROPOUT_MASK_BYTES
+    assert attention.accesses_per_element(relative=True, dropout=False) == 31
 
 
 # --- the term on the step ------------------------------------------------------------------------
@@ -132,16 +157,16 @@ def test_relative_attention_pays_its_scores_whatever_the_flag():
     txl = load_model("transformer-xl-large")
     plain = dataclasses.replace(txl, relative_attention=False)
     relative, fused = _step(txl), _step(plain)
-    assert fused.attention_scores_s == 0.0 and fused.flash_attention
+    assert fused.attention_scores_s == 0.0 and fused.flash_attention and not fused.attention_materialised
     elements = 18 * 8 * 16 * 384 * (384 + 384)  # layers · b · heads · s · (s + memory)
-    assert relative.attention_scores_s == pytest.approx(elements * (32 * 2 + 2) / A100.hbm_bandwidth_Bps)
+    assert relative.attention_scores_s == pytest.approx(elements * (35 * 2 + 2) / A100.hbm_bandwidth_Bps)
     assert relative.forward_s - fused.forward_s == pytest.approx(relative.attention_scores_s / 3)
     assert relative.backward_s - fused.backward_s == pytest.approx(2 * relative.attention_scores_s / 3)
-    assert not relative.flash_attention  # reported as materialised
+    assert relative.attention_materialised and relative.flash_attention  # the user's flag, and what runs
     assert _step(txl, flash_attention=False).total_s == pytest.approx(relative.total_s)
-    # the base model has no attention dropout: 28 accesses, no mask
+    # the base model has no attention dropout: 31 accesses, no mask
     base = _step("transformer-xl-base", micro_batch=32)
-    assert base.attention_scores_s == pytest.approx(16 * 32 * 8 * 192 * 384 * 28 * 2 / A100.hbm_bandwidth_Bps)
+    assert base.attention_scores_s == pytest.approx(16 * 32 * 8 * 192 * 384 * 31 * 2 / A100.hbm_bandwidth_Bps)
 
 
 def test_standard_attention_pays_only_without_a_fused_kernel():
@@ -154,7 +179,8 @@ def test_standard_attention_pays_only_without_a_fused_kernel():
     wide = _step("bert-large", flash_attention=False, dtype="fp32")  # 4-byte scores, the same 1-byte mask
     assert wide.attention_scores_s == pytest.approx(elements * (21 * 4 + 2) / A100.hbm_bandwidth_Bps)
     # a user's --mfu is their measured speed: it already holds their attention
-    assert _step("bert-large", flash_attention=False, mfu=0.4).attention_scores_s == 0.0
+    given = _step("bert-large", flash_attention=False, mfu=0.4)
+    assert given.attention_scores_s == 0.0 and given.attention_materialised
     # recomputation re-runs the forward, scores included
     again = _step("bert-large", flash_attention=False, recompute=True)
     assert again.backward_s - eager.backward_s == pytest.approx(eager.forward_s)
@@ -164,12 +190,32 @@ def test_the_scores_take_memory_over_the_cached_keys():
     txl = load_model("transformer-xl-base")
     plain = dataclasses.replace(txl, relative_attention=False, memory_length=0)
     b, s = 16, 192
-    scores = memory.activation_bytes(txl, b, s, 2) - memory.activation_bytes(plain, b, s, 2)
-    assert scores == pytest.approx(16 * b * 8 * s * (s + 192) * memory.SOFTMAX_OUTPUT_BYTES)  # no dropout: P only
+    extra = memory.activation_bytes(txl, b, s, 2) - memory.activation_bytes(plain, b, s, 2)
+    scores = 16 * b * 8 * s * (s + 192) * memory.SOFTMAX_OUTPUT_BYTES  # no dropout: the softmax output only
+    cached = 16 * b * 192 * 512 * memory.MEMORY_TOKEN_BYTES  # the memory's input, keys and values per layer
+    assert extra == pytest.approx(scores + cached)
     large = load_model("transformer-xl-large")
     flat = dataclasses.replace(large, relative_attention=False, memory_length=0)
     extra = memory.activation_bytes(large, 4, 384, 2) - memory.activation_bytes(flat, 4, 384, 2)
-    assert extra == pytest.approx(18 * 4 * 16 * 384 * 768 * memory.KORTHIKANTI_ATTENTION_BYTES)
+    assert extra == pytest.approx(18 * 4 * 16 * 384 * 768 * memory.KORTHIKANTI_ATTENTION_BYTES
+                                  + 18 * 4 * 384 * 1024 * memory.MEMORY_TOKEN_BYTES)
+    # recomputation keeps one layer's worth of both
+    kept = memory.activation_bytes(txl, b, s, 2, recompute=True) - memory.activation_bytes(plain, b, s, 2, recompute=True)
+    assert kept == pytest.approx((scores + cached) / 16)
+
+
+def test_a_memory_runs_the_projections_over_the_cached_tokens():
+    """Transformer-XL's qkv_net(cat([mems, w])): each layer's Q, K and V projections (3·h²) also
+    run over the memory, forward and backward; the score matmuls span the memory's keys."""
+    txl = load_model("transformer-xl-base")
+    plain = dataclasses.replace(txl, memory_length=0)
+    extra = workloads.training_flops_per_sample(txl, 192) - workloads.training_flops_per_sample(plain, 192)
+    assert extra == pytest.approx(6 * 3 * 512 ** 2 * 16 * 192)
+    with_attention = workloads.training_flops_per_sample(txl, 192, include_attention=True)
+    assert with_attention - workloads.training_flops_per_sample(txl, 192) == pytest.approx(6 * 3 * 16 * 512 * 192 * 384)
+    bert = load_model("bert-large")
+    assert (workloads.training_flops_per_sample(bert, 128, include_attention=True)
+            - workloads.training_flops_per_sample(bert, 128)) == pytest.approx(12 * 24 * 1024 * 128 * 128)
 
 
 def test_plan_rows_are_what_iteration_gives():
@@ -189,7 +235,7 @@ def test_the_cli_reports_it_and_a_user_model_states_it(tmp_path):
     out = runner.invoke(app, ["iteration", "--model", "transformer-xl-large", "--cluster", "dgx-a100",
                               "--micro-batch", "8", "--compute-dtype", "fp16", "--json"])
     data = json.loads(out.output)
-    assert data["attention_scores_s"] > 0 and data["flash_attention"] is False
+    assert data["attention_scores_s"] > 0 and data["attention_materialised"] is True
     text = runner.invoke(app, ["iteration", "--model", "bert-large", "--cluster", "dgx-a100", "--micro-batch", "8",
                                "--no-flash-attention"]).output
     assert "attention scores through HBM" in text
@@ -210,3 +256,22 @@ def test_the_cli_reports_it_and_a_user_model_states_it(tmp_path):
                    "activation_elements_per_sample = 1e6\ntensors = 10\nmemory_length = 8\n")
     result = runner.invoke(app, ["iteration", "--model", str(cnn), "--cluster", "dgx-a100", "--micro-batch", "1"])
     assert result.exit_code == 2 and "model.memory_length" in result.output
+
+
+@pytest.mark.parametrize("model", ["gpt2", "bert-large"])
+def test_plan_charges_standard_attention_without_a_fused_kernel_as_iteration_does(model):
+    system = hardware.load_system("dgx-a100")
+    eager = plan(model, system, global_batch=64, compute_dtype="fp16", flash_attention=False, top=5)
+    for row in eager.candidates[:3]:
+        alone = iteration(model, system, micro_batch=row.micro_batch, accumulation_steps=row.accumulation_steps,
+                          nodes=row.nodes, gpus_per_node=row.gpus_per_node, algorithm=row.algorithm,
+                          bucket_bytes=row.bucket_bytes, grad_dtype=row.grad_dtype, compute_dtype="fp16",
+                          zero_stage=row.zero_stage, recompute=row.recompute, flash_attention=False)
+        assert alone.attention_scores_s > 0
+        assert row.total_s == pytest.approx(alone.total_s, rel=1e-6)
+        assert row.memory_bytes == pytest.approx(alone.memory.total_bytes, rel=1e-6)
+    fused = plan(model, system, global_batch=64, compute_dtype="fp16", top=1).best
+    assert eager.best.samples_per_s < fused.samples_per_s
+    out = runner.invoke(app, ["plan", "--model", model, "--cluster", "dgx-a100", "--global-batch", "64",
+                              "--no-flash-attention", "--json"])
+    assert out.exit_code == 0, out.output
