@@ -286,7 +286,7 @@ def _sharding(row: Row) -> tuple[int, bool]:
 
 
 # The optimizer's implementation where the source's code shows it (docs/iteration-model.md,
-# "Optimizer step"): NVIDIA's PyTorch Transformer-XL steps JITLamb, a loop over the parameter
+# "Step time", per-tensor loops): NVIDIA's PyTorch Transformer-XL steps JITLamb, a loop over the parameter
 # tensors (train.py's default --optim jitlamb; lamb.py JITLamb.step); the PyTorch CNN scripts step
 # torch.optim.SGD, a loop over the parameters until PyTorch 2.0 made the multi-tensor (foreach)
 # path the default on CUDA (NGC containers up to 22.xx hold PyTorch 1.x). Elsewhere multi-tensor:

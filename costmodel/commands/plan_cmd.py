@@ -5,7 +5,15 @@ from typing import Annotated
 
 from costmodel.commands import complete
 from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
-from costmodel.commands.options import COMPUTE_DTYPE, JSON, NO_FLASH_ATTENTION, OPTIMIZER_IMPL, PS_PLACEMENT, SEQ_LEN, Option
+from costmodel.commands.options import (
+    COMPUTE_DTYPE,
+    JSON,
+    NO_FLASH_ATTENTION,
+    OPTIMIZER_IMPL,
+    PS_PLACEMENT,
+    SEQ_LEN,
+    Option,
+)
 from costmodel.commands.rate import RATE, RATE_ACCUM, RATE_GPUS, RATE_RECOMPUTE, RATE_ZERO, check_options
 
 

@@ -23,7 +23,7 @@ GRAD_DTYPE = {"fp32": "fp32", "tf32": "fp32", "fp16": "fp16"}
 # What the measured run keeps of the command's configuration (and its sync, as its ZeRO stage runs
 # it); every other TrainingConfig field takes its default (plain data parallelism), so a field
 # added later stays out of it.
-KEPT = ("seq_len", "compute_dtype", "optimizer", "jitter_cv", "losses", "include_attention",
+KEPT = ("seq_len", "compute_dtype", "optimizer", "optimizer_impl", "jitter_cv", "losses", "include_attention",
         "flash_attention")
 
 
@@ -51,7 +51,7 @@ def measured_config(config, run: MeasuredRun, micro_batch_field: str):
     option it came from), accumulation, ZeRO stage and recomputation, gradients of the compute
     dtype's width, the sync mode that stage runs (:func:`syncmodes.stage_mode`)."""
     from costmodel.training import memory, syncmodes
-    from costmodel.training.iteration import TrainingConfig, optimizer_impl_at
+    from costmodel.training.iteration import TrainingConfig
     from dpbase.errors import InputError
     from dpbase.limits import MAX_COUNT
 
@@ -65,7 +65,6 @@ def measured_config(config, run: MeasuredRun, micro_batch_field: str):
         raise InputError("rate_zero", zero, f"0 with --sync {config.sync} (ZeRO needs --sync ddp or fsdp)")
     return TrainingConfig(**{name: getattr(config, name) for name in KEPT}, micro_batch=micro,
                           accumulation_steps=accumulation, zero_stage=zero, recompute=run.recompute,
-                          optimizer_impl=optimizer_impl_at(config.optimizer_impl, zero),
                           grad_dtype=GRAD_DTYPE.get(config.compute_dtype, "bf16"),
                           sync=syncmodes.stage_mode(config.sync, zero))
 

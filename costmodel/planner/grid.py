@@ -44,7 +44,6 @@ from costmodel.training.iteration import (
     backward_seconds,
     micro_batch_forward,
     optimizer_dispatch_seconds,
-    optimizer_impl_at,
     scaling_efficiency,
     step_seconds,
 )
@@ -678,11 +677,9 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
     shard = shard_ranks(setting, zero, ranks, per_node)
     optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, shard, 1)
-    if setting.optimizer_impl != "multi-tensor":  # a per-tensor loop's dispatch, where each ZeRO stage runs it
-        dispatch = np.array([optimizer_dispatch_seconds(syncmodes.tensor_count(workload), setting.optimizer,
-                                                        optimizer_impl_at(setting.optimizer_impl, z))
-                             for z in space.zero_stages]).reshape(1, -1, 1, 1, 1)
-        optimizer_s = np.maximum(optimizer_s, dispatch)
+    # a per-tensor loop over the rank's tensors (its share at ZeRO >= 1); 0 for multi-tensor kernels
+    optimizer_s = optimizer_s + optimizer_dispatch_seconds(syncmodes.tensor_count(workload), setting.optimizer,
+                                                           setting.optimizer_impl, np.where(zero >= 1, shard, 1))
     if node_host is not None:  # ZeRO >= 1 rows: the step on the node's CPUs, shared by its ranks
         host_s = offload.step_seconds(workload.params, per_dtype["step_bytes"], per_dtype["weight"], shard,
                                       node_host.memory_Bps / per_node,

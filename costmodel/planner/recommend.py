@@ -283,7 +283,7 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     """
     from costmodel.cluster.comm import comm_model
     from costmodel.training import transport
-    from costmodel.training.iteration import TrainingConfig, iteration_breakdown, optimizer_impl_at
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.oncluster import with_interval
 
     if best.gpus <= 1:  # one GPU: no collective, nothing uncertain about the communication
@@ -301,7 +301,7 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
                             mfu=setting.user_mfu,
                             mfu_calibration=setting.mfu_calibration,
                             optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
-                            optimizer_impl=optimizer_impl_at(setting.optimizer_impl, best.zero_stage),
+                            optimizer_impl=setting.optimizer_impl,
                             quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
                             overlap_param_gather=best.overlap_param_gather, offload_optimizer=best.offload_optimizer,
                             shard=best.shard, asynchronous=best.asynchronous,
@@ -497,8 +497,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     step's forward (Megatron-LM ``--overlap-param-gather``) instead of after the optimizer.
 
     ``optimizer_impl``: "per-tensor" when the training script's optimizer loops over the parameter
-    tensors (:data:`costmodel.training.iteration.PER_TENSOR_STEP_S`): its ZeRO-0 plans take the
-    loop's dispatch time; ZeRO >= 1 plans step their flat shards multi-tensor.
+    tensors (:data:`costmodel.training.iteration.PER_TENSOR_STEP_S`): every plan adds the loop over
+    its rank's tensors (a ZeRO >= 1 rank's share), as ``iteration`` does.
 
     ``flash_attention`` False: no fused attention kernel, every layer materialises its scores
     (:mod:`costmodel.training.attention`: their memory and HBM traffic), as ``iteration`` charges them.
@@ -565,7 +565,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     _check_sync(sync, options, asynchronous)
     from costmodel.training.iteration import check_optimizer_impl
 
-    setting = replace(setting, optimizer_impl=check_optimizer_impl(optimizer_impl, 0, asynchronous),
+    setting = replace(setting, optimizer_impl=check_optimizer_impl(optimizer_impl, asynchronous, offload_optimizer),
                       flash_attention=bool(flash_attention),
                       comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),
                       quantize=(quantize_weights, quantize_grads),

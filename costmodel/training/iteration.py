@@ -188,7 +188,7 @@ class Breakdown:
     offload_optimizer: bool = False  # optimizer on the host (ZeRO-Offload)
     host_reduce: bool = False  # gradients all-reduced through host memory (hostreduce)
     optimizer_impl: str = "multi-tensor"  # multi-tensor kernels, or a loop over the parameter tensors
-    optimizer_dispatch_s: float = 0.0  # a per-tensor loop's CPU dispatch time (the step takes the longer of it and HBM's)
+    optimizer_dispatch_s: float = 0.0  # of optimizer_s: what a per-tensor loop adds to the multi-tensor (HBM) step
     optimizer_host_s: float = 0.0  # of optimizer_s: the CPU step (offload)
     optimizer_copy_s: float = 0.0  # of optimizer_s: updated weights copied host -> device (offload)
     shard: str = "full"  # ZeRO-3 over all ranks, or hybrid: in each node, replicated across nodes
@@ -266,39 +266,39 @@ def scaling_efficiency(step: StepSeconds, optimizer_s):
 
 # An optimizer that loops over the parameter tensors (PyTorch's single-tensor implementations,
 # the default on CUDA before 2.0; a hand-written per-parameter loop such as NVIDIA's Transformer-XL
-# JITLamb) launches its handful of kernels per tensor from Python: the step is bound by that CPU
-# dispatch, not by HBM, and a mixed-precision step begins it after a host sync (the loss scaler's
-# overflow check), so it is not hidden behind the GPU. Seconds per tensor: PyTorch PR #45299
-# (2020), optimizer.step() of torchvision ResNet-101 (314 parameter tensors, 44.5 M parameters) on
-# CUDA with the single-tensor implementations: Adam 42.69 ms, AdamW 51.38 ms, SGD with momentum
-# 6.28 ms (its multi-tensor ones: 10.16, 15.63, 4.40 ms), where moving the states through HBM
-# takes ~1.4 ms. Multi-tensor kernels (apex's FusedAdam/FusedLAMB, PyTorch's foreach and fused
-# optimizers, ZeRO's flat buffers) are left at the HBM time.
+# JITLamb) launches its handful of kernels tensor by tensor from Python. The step begins after a
+# host sync (the loss scaler's overflow check, gradient clipping's norm, a logged loss.item()), so
+# the GPU waits for the launches. PyTorch PR #45299 (2020) timed optimizer.step() of torchvision
+# ResNet-101 (314 parameter tensors) on CUDA with the single-tensor and the multi-tensor (foreach)
+# implementations: Adam 42.69 / 10.16 ms, AdamW 51.38 / 15.63 ms, SGD 6.28 / 4.40 ms. What the loop
+# costs beyond multi-tensor kernels is the difference, per tensor: 103.6, 113.9 and 6.0 µs. The
+# model's multi-tensor step is its HBM time; a loop adds that per tensor it steps (a ZeRO >= 1
+# rank steps its share of the tensors: PyTorch's ZeroRedundancyOptimizer hands each rank whole
+# parameters to the wrapped optimizer).
 OPTIMIZER_IMPLS = ("multi-tensor", "per-tensor")
-PER_TENSOR_STEP_S = {"adam": 42.69e-3 / 314, "adamw": 51.38e-3 / 314, "sgd": 6.28e-3 / 314}
+RESNET101_TENSORS = 314
+PER_TENSOR_STEP_S = {"adam": (42.69e-3 - 10.16e-3) / RESNET101_TENSORS,
+                     "adamw": (51.38e-3 - 15.63e-3) / RESNET101_TENSORS,
+                     "sgd": (6.28e-3 - 4.40e-3) / RESNET101_TENSORS}
 
 
-def optimizer_dispatch_seconds(tensors, optimizer: str, impl: str):
-    """CPU seconds a per-tensor optimizer loop takes to launch one step (0 for multi-tensor
-    kernels); elementwise on arrays of ``tensors``."""
-    return tensors * PER_TENSOR_STEP_S[optimizer] * (impl == "per-tensor")
+def optimizer_dispatch_seconds(tensors, optimizer: str, impl: str, shard_ranks=1):
+    """Seconds a per-tensor optimizer loop adds to a step on a rank stepping ``tensors`` /
+    ``shard_ranks`` of them (0 for multi-tensor kernels); elementwise on arrays."""
+    if impl != "per-tensor":
+        return 0.0 * shard_ranks
+    return ew.ceil(tensors / shard_ranks) * PER_TENSOR_STEP_S[optimizer]
 
 
-def optimizer_impl_at(impl: str, zero_stage: int) -> str:
-    """What a step at ``zero_stage`` runs when the training script's optimizer is ``impl``: a
-    per-tensor loop is a replica's own optimizer; ZeRO ≥ 1 steps its flat shards multi-tensor."""
-    return impl if zero_stage == 0 else "multi-tensor"
-
-
-def check_optimizer_impl(impl: str, zero_stage: int, asynchronous: bool = False) -> str:
-    """``impl`` for a step at ``zero_stage``: a per-tensor loop is a replica's own optimizer, so
-    not a sharded one (ZeRO ≥ 1 steps flat buffers) nor a parameter server's."""
+def check_optimizer_impl(impl: str, asynchronous: bool = False, offload: bool = False) -> str:
+    """``impl``, where a rank runs its own optimizer on the GPU: not with parameter servers nor
+    with ZeRO-Offload's host step (DeepSpeed's CPU Adam)."""
     if impl not in OPTIMIZER_IMPLS:
         raise InputError("optimizer_impl", impl, ", ".join(OPTIMIZER_IMPLS))
-    if impl == "per-tensor" and (zero_stage or asynchronous):
-        raise InputError("optimizer_impl", impl, "multi-tensor with "
-                         + ("ZeRO >= 1 (a sharded optimizer steps flat buffers)" if zero_stage
-                            else "asynchronous updates (the parameter servers run the optimizer)"))
+    if impl == "per-tensor" and (asynchronous or offload):
+        raise InputError("optimizer_impl", impl, "multi-tensor with " + (
+            "asynchronous updates (the parameter servers run the optimizer)" if asynchronous
+            else "--offload-optimizer (the host steps the optimizer)"))
     return impl
 
 
@@ -380,7 +380,7 @@ def _check(config: TrainingConfig, ranks: int) -> None:
             raise InputError(field, value, f"an integer from 1 to {most}")
     memory.check_zero_stage(config.zero_stage)
     memory.optimizer_state_bytes(config.optimizer)
-    check_optimizer_impl(config.optimizer_impl, config.zero_stage, config.asynchronous)
+    check_optimizer_impl(config.optimizer_impl, config.asynchronous, config.offload_optimizer)
     stragglers.check_jitter(config.jitter_cv)
     losses.check(config.losses)
     if config.transport not in transport.TRANSPORTS:
@@ -517,8 +517,7 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         "grad_dtype": config.grad_dtype, "compute_dtype": compute.compute_dtype,
         "topk_fraction": config.topk_fraction, "optimizer": config.optimizer,
         "optimizer_impl": config.optimizer_impl,
-        "optimizer_dispatch_s": float(optimizer_dispatch_seconds(syncmodes.tensor_count(workload), config.optimizer,
-                                                                 config.optimizer_impl)),
+
         "zero_stage": config.zero_stage, "overlap": config.overlap, "synchronous": not config.asynchronous,
         "bucket_bytes": float(setup.bucket_bytes), "first_bucket_bytes": float(setup.first_bucket_bytes),
         "bucket_count": int(layout.count), "sync": setup.mode, "transport": config.transport,
@@ -552,6 +551,12 @@ def _resolve_sync(workload, config: TrainingConfig) -> tuple[TrainingConfig, syn
 
 def _overlap_slowdown(config: TrainingConfig) -> float:
     return transport.overlap_slowdown_for(config.transport, config.losses.overlap_slowdown)
+
+
+def _dispatch_s(workload, config, shard) -> float:
+    """What a per-tensor optimizer loop adds on a rank (its share of the tensors at ZeRO >= 1)."""
+    return float(optimizer_dispatch_seconds(syncmodes.tensor_count(workload), config.optimizer, config.optimizer_impl,
+                                            shard if config.zero_stage >= 1 else 1))
 
 
 def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s, host, groups, slowdown):
@@ -591,10 +596,9 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
             precision.weight_bytes, shard, host.memory_Bps, host.host_link_Bps))
         optimizer_s = host_s[0] + host_s[1]
     else:
-        optimizer_s = 0.0 if config.asynchronous else max(float(optimizer_seconds(
+        optimizer_s = 0.0 if config.asynchronous else float(optimizer_seconds(
             workload.params, precision, config.optimizer, config.zero_stage, shard,
-            gpu.hbm_bandwidth_Bps)), float(optimizer_dispatch_seconds(
-                syncmodes.tensor_count(workload), config.optimizer, config.optimizer_impl)))
+            gpu.hbm_bandwidth_Bps)) + _dispatch_s(workload, config, shard)
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, sync_exposed_s=sync_exposed,
                         post_step_s=plan.post_step_s, post_step_exposed_s=post_exposed,
@@ -740,6 +744,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         host_overhead_s=float(step.host_overhead_s), optimizer_s=optimizer_s, total_s=total,
         input_wait_s=float(step.input_wait_s), input_rate=config.losses.input_rate,
         optimizer_host_s=host_s[0], optimizer_copy_s=host_s[1], shard_ranks=shard_ranks,
+        optimizer_dispatch_s=0.0 if config.asynchronous else _dispatch_s(workload, config, shard_ranks),
         samples_per_s=samples_per_s,
         tokens_per_s=samples_per_s * float(workloads.tokens_per_sample(workload, compute.seq_len)),
         rank_alone_samples_per_s=per_rank / float(step.compute_s + optimizer_s),

@@ -330,6 +330,9 @@ PLAN_ROWS = [  # (plan arguments, --rate flags): a transformer with accumulation
     (["--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--seq-len", "4096", "--global-batch", "128",
       "--grad-dtypes", "bf16", "--shard", "hybrid"], ["--rate", "20", "--rate-gpus", "16", "--rate-micro-batch", "1",
                                                        "--rate-zero", "3"]),
+    # a per-tensor optimizer loop, in the measured run and in ZeRO-0, 1 and 2 rows
+    (["--model", "gpt2-large", "--cluster", "dgx-a100", "--global-batch", "512", "--grad-dtypes", "bf16",
+      "--optimizer-impl", "per-tensor"], ["--rate", "40", "--rate-gpus", "8", "--rate-micro-batch", "8"]),
     # rows the planner recomputes by itself (llama2-70b fits no other way on 32 A100s)
     (["--model", "llama2-70b", "--cluster", "dgx-a100", "--nodes", "4", "--seq-len", "4096", "--global-batch", "64",
       "--grad-dtypes", "bf16"], ["--rate", "0.5", "--rate-gpus", "32", "--rate-micro-batch", "1", "--rate-zero", "3",
