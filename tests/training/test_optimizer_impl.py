@@ -104,6 +104,11 @@ def test_the_cli_reports_the_loop():
     data = json.loads(runner.invoke(app, [*args, "--json"]).output)
     assert data["optimizer_impl"] == "per-tensor" and data["optimizer_dispatch_s"] > 0.02
     assert "a per-tensor loop" in runner.invoke(app, args).output
+    plan_args = ["plan", "--model", "transformer-xl-base", "--cluster", "dgx-a100", "--global-batch", "256",
+                 "--optimizer-impl", "per-tensor"]
+    assert "--optimizer-impl per-tensor" in runner.invoke(app, plan_args).output.splitlines()[0]
+    assert json.loads(runner.invoke(app, [*plan_args, "--json"]).output)["implementation"] == {
+        "optimizer_impl": "per-tensor", "flash_attention": True}
 
 
 def test_rate_keeps_the_loop_in_the_measured_run():
