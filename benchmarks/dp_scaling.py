@@ -292,7 +292,7 @@ def _sharding(row: Row) -> tuple[int, bool]:
 # path the default on CUDA (NGC containers up to 22.xx hold PyTorch 1.x). Elsewhere multi-tensor:
 # apex's FusedLAMB in NVIDIA's BERT, TensorFlow's graph executor, the other frameworks' own.
 CNNS = ("resnet-50", "resnet-152", "inception-v3", "alexnet", "vgg16")
-PYTORCH_1 = re.compile(r"PyTorch (1\.\d|2[0-2]\.\d\d)")
+PYTORCH_1 = re.compile(r"PyTorch (1\.\d|1\d\.\d\d|2[0-2]\.\d\d)")
 
 
 def _optimizer_impl(row: Row) -> str:

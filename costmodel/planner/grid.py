@@ -530,7 +530,7 @@ class Setting:
     mfu: float  # or an array over the cells (elementwise: the sensitivity's variants, whatif.sensitivity)
     compute_dtype: str
     optimizer: str = "adamw"
-    optimizer_impl: str = "multi-tensor"  # the script's optimizer; its ZeRO >= 1 rows step flat shards multi-tensor
+    optimizer_impl: str = "multi-tensor"  # the script's optimizer: multi-tensor kernels or a per-tensor loop
     jitter_cv: float = 0.0
     first_bucket_bytes: float = overlap.DDP_FIRST_BUCKET_BYTES
     backend: str = "ideal"
@@ -677,9 +677,9 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
     shard = shard_ranks(setting, zero, ranks, per_node)
     optimizer_s = per_dtype["optimizer_1gpu_s"] / np.where(zero >= 1, shard, 1)
-    # a per-tensor loop over the rank's tensors (its share at ZeRO >= 1); 0 for multi-tensor kernels
+    # a per-tensor loop over the rank's tensors (its share at ZeRO-1); 0 for multi-tensor kernels
     optimizer_s = optimizer_s + optimizer_dispatch_seconds(syncmodes.tensor_count(workload), setting.optimizer,
-                                                           setting.optimizer_impl, np.where(zero >= 1, shard, 1))
+                                                           setting.optimizer_impl, zero, shard)
     if node_host is not None:  # ZeRO >= 1 rows: the step on the node's CPUs, shared by its ranks
         host_s = offload.step_seconds(workload.params, per_dtype["step_bytes"], per_dtype["weight"], shard,
                                       node_host.memory_Bps / per_node,

@@ -498,7 +498,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
 
     ``optimizer_impl``: "per-tensor" when the training script's optimizer loops over the parameter
     tensors (:data:`costmodel.training.iteration.PER_TENSOR_STEP_S`): every plan adds the loop over
-    its rank's tensors (a ZeRO >= 1 rank's share), as ``iteration`` does.
+    its rank's tensors (a ZeRO-1 rank's share), as ``iteration`` does.
 
     ``flash_attention`` False: no fused attention kernel, every layer materialises its scores
     (:mod:`costmodel.training.attention`: their memory and HBM traffic), as ``iteration`` charges them.

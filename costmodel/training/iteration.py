@@ -272,9 +272,9 @@ def scaling_efficiency(step: StepSeconds, optimizer_s):
 # ResNet-101 (314 parameter tensors) on CUDA with the single-tensor and the multi-tensor (foreach)
 # implementations: Adam 42.69 / 10.16 ms, AdamW 51.38 / 15.63 ms, SGD 6.28 / 4.40 ms. What the loop
 # costs beyond multi-tensor kernels is the difference, per tensor: 103.6, 113.9 and 6.0 µs. The
-# model's multi-tensor step is its HBM time; a loop adds that per tensor it steps (a ZeRO >= 1
-# rank steps its share of the tensors: PyTorch's ZeroRedundancyOptimizer hands each rank whole
-# parameters to the wrapped optimizer).
+# model's multi-tensor step is its HBM time; a loop adds that per tensor it steps: at ZeRO-1 a
+# rank's share of them (PyTorch's ZeroRedundancyOptimizer hands each rank whole parameters), at
+# ZeRO-2/3 all of them (FSDP shards every parameter, so each rank steps a piece of each).
 OPTIMIZER_IMPLS = ("multi-tensor", "per-tensor")
 RESNET101_TENSORS = 314
 PER_TENSOR_STEP_S = {"adam": (42.69e-3 - 10.16e-3) / RESNET101_TENSORS,
@@ -282,12 +282,12 @@ PER_TENSOR_STEP_S = {"adam": (42.69e-3 - 10.16e-3) / RESNET101_TENSORS,
                      "sgd": (6.28e-3 - 4.40e-3) / RESNET101_TENSORS}
 
 
-def optimizer_dispatch_seconds(tensors, optimizer: str, impl: str, shard_ranks=1):
-    """Seconds a per-tensor optimizer loop adds to a step on a rank stepping ``tensors`` /
-    ``shard_ranks`` of them (0 for multi-tensor kernels); elementwise on arrays."""
+def optimizer_dispatch_seconds(tensors, optimizer: str, impl: str, zero_stage=0, shard_ranks=1):
+    """Seconds a per-tensor optimizer loop adds to a rank's step (0 for multi-tensor kernels):
+    ``tensors`` of them, at ZeRO-1 the rank's ``tensors / shard_ranks``; elementwise on arrays."""
     if impl != "per-tensor":
-        return 0.0 * shard_ranks
-    return ew.ceil(tensors / shard_ranks) * PER_TENSOR_STEP_S[optimizer]
+        return 0.0 * shard_ranks * zero_stage
+    return ew.ceil(tensors / ew.where(zero_stage == 1, shard_ranks, 1)) * PER_TENSOR_STEP_S[optimizer]
 
 
 def check_optimizer_impl(impl: str, asynchronous: bool = False, offload: bool = False) -> str:
@@ -554,9 +554,9 @@ def _overlap_slowdown(config: TrainingConfig) -> float:
 
 
 def _dispatch_s(workload, config, shard) -> float:
-    """What a per-tensor optimizer loop adds on a rank (its share of the tensors at ZeRO >= 1)."""
+    """What a per-tensor optimizer loop adds on a rank (its share of the tensors at ZeRO-1)."""
     return float(optimizer_dispatch_seconds(syncmodes.tensor_count(workload), config.optimizer, config.optimizer_impl,
-                                            shard if config.zero_stage >= 1 else 1))
+                                            config.zero_stage, shard))
 
 
 def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s, host, groups, slowdown):

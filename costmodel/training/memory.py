@@ -77,9 +77,11 @@ KORTHIKANTI_LINEAR_BYTES = 34.0
 KORTHIKANTI_ATTENTION_BYTES = 5.0
 # Of those 5: the softmax output alone (2 bytes), what attention without dropout stores.
 SOFTMAX_OUTPUT_BYTES = 2.0
-# Per cached memory token and hidden unit of a layer (16-bit): the projections' input (the
-# concatenated memory), its keys and its values, as Korthikanti et al. count them for the tokens.
-MEMORY_TOKEN_BYTES = 6.0
+# Per cached memory token and hidden unit of a layer (16-bit): the cached state itself, the
+# projections' input, kept for every layer; its keys and values, as Korthikanti et al. count them
+# for the tokens.
+MEMORY_STATE_BYTES = 2.0
+MEMORY_KV_BYTES = 4.0
 KORTHIKANTI_ELEMENT_BYTES = 2.0
 # Korthikanti et al. 2022, §5: full recomputation stores each layer's input, s·b·h elements
 # = 2·s·b·h bytes per layer in 16-bit.
@@ -185,13 +187,14 @@ def transformer_activation_bytes(layers, hidden, heads, seq_len, micro_batch, el
     keys = seq_len if key_len is None else key_len
     scores = ew.where(flash_attention, 0.0, score_bytes * heads * keys / hidden)
     per_token_layer = hidden * (KORTHIKANTI_LINEAR_BYTES + scores)
-    # a memory of cached tokens: the projections' input, keys and values over them (2 bytes each)
-    memory_part = MEMORY_TOKEN_BYTES * hidden * (keys - seq_len) * micro_batch
+    # a memory of cached tokens: every layer's cached states stay (recomputed or not); its keys and
+    # values over them are activations like the tokens' (2 bytes each)
+    cached = hidden * (keys - seq_len) * micro_batch
     scale = element_bytes / KORTHIKANTI_ELEMENT_BYTES
     stored_layers = layers - (layers - 1) * recompute  # 1 layer's worth while it is recomputed
     checkpoints = layers * hidden * KORTHIKANTI_CHECKPOINT_BYTES * recompute
     return ((stored_layers * per_token_layer + checkpoints) * seq_len * micro_batch
-            + stored_layers * memory_part) * scale
+            + (layers * MEMORY_STATE_BYTES + stored_layers * MEMORY_KV_BYTES) * cached) * scale
 
 
 def check_recompute(workload: Workload, recompute: bool) -> bool:

@@ -192,16 +192,17 @@ def test_the_scores_take_memory_over_the_cached_keys():
     b, s = 16, 192
     extra = memory.activation_bytes(txl, b, s, 2) - memory.activation_bytes(plain, b, s, 2)
     scores = 16 * b * 8 * s * (s + 192) * memory.SOFTMAX_OUTPUT_BYTES  # no dropout: the softmax output only
-    cached = 16 * b * 192 * 512 * memory.MEMORY_TOKEN_BYTES  # the memory's input, keys and values per layer
+    cached = 16 * b * 192 * 512 * (memory.MEMORY_STATE_BYTES + memory.MEMORY_KV_BYTES)  # states, keys, values
     assert extra == pytest.approx(scores + cached)
     large = load_model("transformer-xl-large")
     flat = dataclasses.replace(large, relative_attention=False, memory_length=0)
     extra = memory.activation_bytes(large, 4, 384, 2) - memory.activation_bytes(flat, 4, 384, 2)
     assert extra == pytest.approx(18 * 4 * 16 * 384 * 768 * memory.KORTHIKANTI_ATTENTION_BYTES
-                                  + 18 * 4 * 384 * 1024 * memory.MEMORY_TOKEN_BYTES)
-    # recomputation keeps one layer's worth of both
+                                  + 18 * 4 * 384 * 1024 * (memory.MEMORY_STATE_BYTES + memory.MEMORY_KV_BYTES))
+    # recomputation keeps one layer's scores, keys and values, and every layer's cached states
     kept = memory.activation_bytes(txl, b, s, 2, recompute=True) - memory.activation_bytes(plain, b, s, 2, recompute=True)
-    assert kept == pytest.approx((scores + cached) / 16)
+    assert kept == pytest.approx(scores / 16 + 16 * b * 192 * 512 * memory.MEMORY_STATE_BYTES
+                                 + b * 192 * 512 * memory.MEMORY_KV_BYTES)
 
 
 def test_a_memory_runs_the_projections_over_the_cached_tokens():

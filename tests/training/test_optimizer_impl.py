@@ -43,11 +43,12 @@ def test_the_loop_costs_what_the_measured_resnet101_steps_differ_by(optimizer, s
     assert loop.total_s - fused.total_s == pytest.approx(loop.optimizer_s - fused.optimizer_s)
 
 
-def test_a_zero_rank_loops_over_its_share_of_the_tensors():
+def test_a_zero1_rank_loops_over_its_share_fsdp_over_every_tensor():
+    """ZeroRedundancyOptimizer hands a rank whole parameters; FSDP (ZeRO-2/3) a piece of each."""
     tensors = syncmodes.tensor_count(load_model("gpt2-large"))
     for zero, ranks in ((0, 8), (1, 8), (2, 8), (3, 16)):
         loop = _step("gpt2-large", ranks=ranks, micro_batch=4, zero_stage=zero, optimizer_impl="per-tensor")
-        share = tensors if zero == 0 else -(-tensors // ranks)
+        share = -(-tensors // ranks) if zero == 1 else tensors
         assert loop.optimizer_dispatch_s == pytest.approx(share * it.PER_TENSOR_STEP_S["adamw"])
 
 
@@ -59,6 +60,16 @@ def test_refused_where_no_loop_runs_on_the_gpu():
     with pytest.raises(InputError, match="asynchronous"):
         plan("resnet-50", hardware.load_system("dgx-a100"), global_batch=2048, asynchronous=True,
              optimizer_impl="per-tensor", top=1)
+    with pytest.raises(InputError, match="asynchronous"):
+        iteration("resnet-50", "dgx-a100", micro_batch=64, algorithm="parameter-server", asynchronous=True,
+                  optimizer_impl="per-tensor")
+    with pytest.raises(InputError, match="offload"):
+        plan("gpt2-xl", hardware.load_system("dgx-h100"), global_batch=64, offload_optimizer=True,
+             optimizer_impl="per-tensor", top=1)
+    for args in (["--async", "--algorithm", "parameter-server"], ["--zero", "1", "--offload-optimizer"]):
+        out = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "8",
+                                  "--optimizer-impl", "per-tensor", *args])
+        assert out.exit_code == 2 and "optimizer_impl" in out.output and "Traceback" not in out.output
     bad = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-a100", "--micro-batch", "8",
                               "--optimizer-impl", "foreach"])
     assert bad.exit_code == 2 and "optimizer_impl" in bad.output and "Traceback" not in bad.output
@@ -121,3 +132,19 @@ def test_rate_keeps_the_loop_in_the_measured_run():
     assert loop["mfu"] > fused["mfu"]
     assert loop["tokens_per_s"] == pytest.approx(40000, rel=1e-6)  # one GPU at the measured micro-batch
     assert fused["tokens_per_s"] == pytest.approx(40000, rel=1e-6)
+
+
+@pytest.mark.parametrize("shard", ["hybrid", "hpz"])
+def test_plan_zero3_rows_with_sharding_groups_are_what_iteration_gives(shard):
+    system = hardware.load_system("dgx-a100")
+    result = plan("gpt2-xl", system, nodes=2, global_batch=256, grad_dtypes=("bf16",), optimizer_impl="per-tensor",
+                  shard=shard, top=40)
+    rows = [row for row in result.candidates if row.zero_stage == 3][:4]
+    assert rows
+    for row in rows:
+        alone = iteration("gpt2-xl", system, micro_batch=row.micro_batch, accumulation_steps=row.accumulation_steps,
+                          nodes=row.nodes, gpus_per_node=row.gpus_per_node, algorithm=row.algorithm,
+                          bucket_bytes=row.bucket_bytes, grad_dtype=row.grad_dtype, zero_stage=3,
+                          recompute=row.recompute, shard=row.shard, optimizer_impl="per-tensor")
+        assert alone.optimizer_dispatch_s > 0
+        assert row.total_s == pytest.approx(alone.total_s, rel=1e-6)
