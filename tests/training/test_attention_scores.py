@@ -51,19 +51,24 @@ def _softmax(s):
     return e / e.sum(-1, keepdims=True)
 
 
+def _softmax_dropout_pv(scores, v, keep, grad_out, t):
+    """How both attentions end: softmax, dropout, ·V, and back to the gradient of the scores."""
+    p = t.kernel(_softmax)(scores)
+    dropped, mask = t.kernel(lambda p: (p * keep, keep > 0))(p)  # the kernel draws its random numbers
+    out = t.kernel(lambda p, v: p @ v)(dropped, v)
+    t.kernel(lambda p, g: p.transpose(0, 2, 1) @ g)(dropped, grad_out)  # dV
+    d_dropped = t.kernel(lambda g, v: g @ v.transpose(0, 2, 1))(grad_out, v)
+    d_p = t.kernel(lambda g, m: g * m / (1 - 0.1))(d_dropped, mask)
+    return out, t.kernel(lambda p, g: p * (g - (p * g).sum(-1, keepdims=True)))(p, d_p)  # softmax backward
+
+
 def _standard(q, k, v, keep, grad_out, t):
     """softmax(Q·Kᵀ/√d + mask)·V with dropout (BertSelfAttention), forward then backward."""
     d = q.shape[-1]
     scores = t.kernel(lambda q, k: q @ k.transpose(0, 2, 1))(q, k)
     scaled = t.kernel(lambda s: s / np.sqrt(d))(scores)
     masked = t.kernel(lambda s: s + 0.0)(scaled)  # + an additive padding mask, broadcast per key
-    p = t.kernel(_softmax)(masked)
-    dropped, mask = t.kernel(lambda p: (p * keep, keep > 0))(p)  # the kernel draws its random numbers
-    out = t.kernel(lambda p, v: p @ v)(dropped, v)
-    t.kernel(lambda p, g: p.transpose(0, 2, 1) @ g)(dropped, grad_out)  # dV
-    d_dropped = t.kernel(lambda g, v: g @ v.transpose(0, 2, 1))(grad_out, v)
-    d_p = t.kernel(lambda g, m: g * m / (1 - 0.1))(d_dropped, mask)
-    d_s = t.kernel(lambda p, g: p * (g - (p * g).sum(-1, keepdims=True)))(p, d_p)  # softmax backward
+    out, d_s = _softmax_dropout_pv(masked, v, keep, grad_out, t)
     d_s = t.kernel(lambda g: g / np.sqrt(d))(d_s)  # the mask's gradient passes through
     d_q = t.kernel(lambda g, k: g @ k)(d_s, k)
     t.kernel(lambda g, q: g.transpose(0, 2, 1) @ q)(d_s, q)  # dK
@@ -82,13 +87,7 @@ def _relative(q, k, r, keep, grad_out, t):
     shifted = padded.reshape(n, keys + 1, s_len)[:, 1:].reshape(n, s_len, keys)  # views, as in _rel_shift
     scores = t.kernel(lambda a, b: (a + b) / np.sqrt(d))(ac, shifted)
     masked = t.kernel(lambda x: np.where(causal, -1e30, x))(scores)
-    p = t.kernel(_softmax)(masked)
-    dropped, mask = t.kernel(lambda p: (p * keep, keep > 0))(p)  # the kernel draws its random numbers
-    out = t.kernel(lambda p, v: p @ v)(dropped, k)
-    t.kernel(lambda p, g: p.transpose(0, 2, 1) @ g)(dropped, grad_out)  # dV
-    d_dropped = t.kernel(lambda g, v: g @ v.transpose(0, 2, 1))(grad_out, k)
-    d_p = t.kernel(lambda g, m: g * m / (1 - 0.1))(d_dropped, mask)
-    d_m = t.kernel(lambda p, g: p * (g - (p * g).sum(-1, keepdims=True)))(p, d_p)
+    out, d_m = _softmax_dropout_pv(masked, k, keep, grad_out, t)
     d_s = t.kernel(lambda g: np.where(causal, 0.0, g))(d_m)  # masked_fill backward
     d_ac, d_shifted = t.kernel(lambda g: (g / np.sqrt(d), g / np.sqrt(d)))(d_s)
     d_padded = t.kernel(lambda: np.zeros((n, s_len, keys + 1)))()  # narrow's backward: zeros, then a copy
