@@ -110,7 +110,7 @@ def score_seconds(*, layers, heads, seq_len, key_len, micro_batch, element_bytes
 def workload_score_seconds(workload, *, micro_batch, seq_len, element_bytes, hbm_Bps, flash_attention: bool):
     """:func:`score_seconds` of ``workload`` (0 where its scores stay on chip)."""
     if not materialised(workload, flash_attention):
-        return 0.0 * micro_batch
+        return 0.0
     return score_seconds(layers=workload.layers, heads=workload.heads, seq_len=seq_len,
                          key_len=workloads.key_length(workload, seq_len), micro_batch=micro_batch,
                          element_bytes=element_bytes, relative=workload.relative_attention,

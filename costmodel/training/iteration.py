@@ -286,7 +286,7 @@ def optimizer_dispatch_seconds(tensors, optimizer: str, impl: str, zero_stage=0,
     """Seconds a per-tensor optimizer loop adds to a rank's step (0 for multi-tensor kernels):
     ``tensors`` of them, at ZeRO-1 the rank's ``tensors / shard_ranks``; elementwise on arrays."""
     if impl != "per-tensor":
-        return 0.0 * shard_ranks * zero_stage
+        return 0.0
     return ew.ceil(tensors / ew.where(zero_stage == 1, shard_ranks, 1)) * PER_TENSOR_STEP_S[optimizer]
 
 
@@ -517,7 +517,6 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         "grad_dtype": config.grad_dtype, "compute_dtype": compute.compute_dtype,
         "topk_fraction": config.topk_fraction, "optimizer": config.optimizer,
         "optimizer_impl": config.optimizer_impl,
-
         "zero_stage": config.zero_stage, "overlap": config.overlap, "synchronous": not config.asynchronous,
         "bucket_bytes": float(setup.bucket_bytes), "first_bucket_bytes": float(setup.first_bucket_bytes),
         "bucket_count": int(layout.count), "sync": setup.mode, "transport": config.transport,
@@ -553,14 +552,9 @@ def _overlap_slowdown(config: TrainingConfig) -> float:
     return transport.overlap_slowdown_for(config.transport, config.losses.overlap_slowdown)
 
 
-def _dispatch_s(workload, config, shard) -> float:
-    """What a per-tensor optimizer loop adds on a rank (its share of the tensors at ZeRO-1)."""
-    return float(optimizer_dispatch_seconds(syncmodes.tensor_count(workload), config.optimizer, config.optimizer_impl,
-                                            config.zero_stage, shard))
-
-
 def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s, host, groups, slowdown):
-    """(StepSeconds, SyncPlan, optimizer seconds, (host step, host-to-device copy) seconds).
+    """(StepSeconds, SyncPlan, optimizer seconds, (host step, host-to-device copy) seconds, what a
+    per-tensor optimizer loop adds of them).
 
     ``groups`` (:class:`gradsync.ShardGroups`, hybrid sharding or hpZ): where ZeRO's collectives
     run and over how many ranks its states are sharded."""
@@ -589,16 +583,17 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
     post_exposed = float(overlap.exposed_comm_s(forward * factor, grad_bytes, layout, *after, overlap=True,
                                                 late_fraction=workload.late_fraction)) \
         if config.overlap_param_gather else plan.post_step_s
-    host_s = (0.0, 0.0)
+    host_s, optimizer_s, dispatch_s = (0.0, 0.0), 0.0, 0.0  # (asynchronous: the servers run the optimizer)
     if offloaded:
         host_s = tuple(float(t) for t in offload.step_seconds(
             workload.params, memory.optimizer_step_bytes_per_param(precision, config.optimizer),
             precision.weight_bytes, shard, host.memory_Bps, host.host_link_Bps))
         optimizer_s = host_s[0] + host_s[1]
-    else:
-        optimizer_s = 0.0 if config.asynchronous else float(optimizer_seconds(
-            workload.params, precision, config.optimizer, config.zero_stage, shard,
-            gpu.hbm_bandwidth_Bps)) + _dispatch_s(workload, config, shard)
+    elif not config.asynchronous:
+        dispatch_s = float(optimizer_dispatch_seconds(  # a per-tensor loop (its share of the tensors at ZeRO-1)
+            syncmodes.tensor_count(workload), config.optimizer, config.optimizer_impl, config.zero_stage, shard))
+        optimizer_s = float(optimizer_seconds(workload.params, precision, config.optimizer, config.zero_stage, shard,
+                                              gpu.hbm_bandwidth_Bps)) + dispatch_s
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, sync_exposed_s=sync_exposed,
                         post_step_s=plan.post_step_s, post_step_exposed_s=post_exposed,
@@ -607,7 +602,7 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
                         host_overhead_s=float(losses.host_overhead_seconds(
                             0.0 if config.asynchronous else config.losses.host_overhead_s, ranks)),
                         input_s=losses.input_seconds(config.losses.input_rate, config.micro_batch * k))
-    return step, plan, optimizer_s, host_s
+    return step, plan, optimizer_s, host_s, dispatch_s
 
 
 def _owner(comm):
@@ -727,7 +722,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     if config.shard == "full":
         groups = None
     slowdown = _overlap_slowdown(config)
-    step, plan, optimizer_s, host_s = _step(workload, gpu, comm, ranks, config, compute.forward_s,
+    step, plan, optimizer_s, host_s, dispatch_s = _step(workload, gpu, comm, ranks, config, compute.forward_s,
                                             precision, layout, setup.wait_s, host, groups, slowdown)
     shard_ranks = ranks if groups is None else groups.ranks
     k, per_rank = config.accumulation_steps, config.micro_batch * config.accumulation_steps
@@ -744,7 +739,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         host_overhead_s=float(step.host_overhead_s), optimizer_s=optimizer_s, total_s=total,
         input_wait_s=float(step.input_wait_s), input_rate=config.losses.input_rate,
         optimizer_host_s=host_s[0], optimizer_copy_s=host_s[1], shard_ranks=shard_ranks,
-        optimizer_dispatch_s=0.0 if config.asynchronous else _dispatch_s(workload, config, shard_ranks),
+        optimizer_dispatch_s=dispatch_s,
         samples_per_s=samples_per_s,
         tokens_per_s=samples_per_s * float(workloads.tokens_per_sample(workload, compute.seq_len)),
         rank_alone_samples_per_s=per_rank / float(step.compute_s + optimizer_s),
