@@ -443,16 +443,16 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
     per_sample = flops_per_sample / (peak * mfu * fed)
     reference = None if mfu_given else workloads.mfu_reference_micro_batch(  # None: no kind table (transformers)
         workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype)
+    scores = 0.0 if mfu_given else attention.workload_score_seconds(
+        workload, micro_batch=micro_batch, seq_len=seq_len, element_bytes=memory.DTYPE_BYTES[compute_dtype],
+        hbm_Bps=gpu.hbm_bandwidth_Bps, flash_attention=flash_attention)
     if not reference:
-        scores = 0.0 if mfu_given else attention.workload_score_seconds(
-            workload, micro_batch=micro_batch, seq_len=seq_len, element_bytes=memory.DTYPE_BYTES[compute_dtype],
-            hbm_Bps=gpu.hbm_bandwidth_Bps, flash_attention=flash_attention)
         return MicroBatchForward(forward_s=(per_sample * micro_batch + scores) * FORWARD_SHARE_OF_TRAINING_FLOPS,
                                  matmul_efficiency=fed, fixed_s=0.0, mfu_micro_batch=0, attention_scores_s=scores)
     fixed = gemm.cnn_fixed_seconds(syncmodes.tensor_count(workload), per_sample, reference)
-    step = per_sample * micro_batch + gemm.fixed_shift_seconds(fixed, micro_batch, reference)
+    step = per_sample * micro_batch + gemm.fixed_shift_seconds(fixed, micro_batch, reference) + scores
     return MicroBatchForward(forward_s=step * FORWARD_SHARE_OF_TRAINING_FLOPS, matmul_efficiency=fed,
-                             fixed_s=fixed, mfu_micro_batch=reference)
+                             fixed_s=fixed, mfu_micro_batch=reference, attention_scores_s=scores)
 
 
 def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
