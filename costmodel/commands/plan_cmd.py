@@ -110,18 +110,16 @@ def _sensitivity(rows) -> list[str]:
     return lines
 
 
-def _text(result, nodes, speed: dict | None = None, implementation: dict | None = None) -> str:
+def _text(result, nodes, speed: dict | None = None) -> str:
     where = f"up to {nodes} node(s)" if nodes else "any nodes"
-    implementation = implementation or {}
     head = (f"Plan for {result.model} on {result.cluster} ({where}), global batch "
             f"{result.global_batch}, seq {result.seq_len}, objective {result.objective}, "
             f"{result.backend} backend: {result.configurations:,} configurations swept, "
             f"{result.feasible_configurations:,} feasible"
             + (f"; compute speed: base MFU {speed['base_mfu']:.1%} {speed['source']}" if speed else "")
             + ("; the optimizer loops over the parameter tensors (--optimizer-impl per-tensor)"
-               if implementation.get("optimizer_impl") == "per-tensor" else "")
-            + ("; no fused attention kernel (--no-flash-attention)"
-               if implementation.get("flash_attention") is False else ""))
+               if result.optimizer_impl == "per-tensor" else "")
+            + ("; no fused attention kernel (--no-flash-attention)" if not result.flash_attention else ""))
     return "\n".join([head, "", result.reason, "", f"Top {len(result.candidates)}:",
                       _table(result.candidates), "", *_sensitivity(result.sensitivity)])
 
@@ -254,8 +252,7 @@ def plan(
 
         echo(render(result.best, emit.value, compute_dtype))
         return
-    implementation = {"optimizer_impl": optimizer_impl, "flash_attention": not no_flash_attention}
     if json_output:
-        print_json({**result.to_dict(), **({"compute_speed": speed} if speed else {}), "implementation": implementation})
+        print_json({**result.to_dict(), **({"compute_speed": speed} if speed else {})})
         return
-    echo(_text(result, nodes or (None if gpus else 1), speed, implementation))
+    echo(_text(result, nodes or (None if gpus else 1), speed))

@@ -71,6 +71,8 @@ class Plan:
     price_per_gpu_hour: float | None = None
     power_w: float | None = None
     economics_source: str = ""
+    optimizer_impl: str = "multi-tensor"  # the script's optimizer the plans were timed with
+    flash_attention: bool = True  # False: no fused attention kernel, the scores through HBM
 
     @property
     def best_interval_s(self) -> tuple[float, float] | None:
@@ -638,7 +640,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                 memory_reserve_bytes=float(sweep.reserve_bytes),
                 deadline_hours=deadline_hours, budget=budget,
                 price_per_gpu_hour=money.price_per_gpu_hour, power_w=money.power_w,
-                economics_source=money.source)
+                economics_source=money.source, optimizer_impl=setting.optimizer_impl,
+                flash_attention=setting.flash_attention)
 
 
 __all__ = ["DEFAULT_BUCKET_BYTES", "DEFAULT_GRAD_DTYPES", "Plan", "PlanRow", "build_space", "plan"]
