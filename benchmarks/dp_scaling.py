@@ -291,12 +291,16 @@ def _sharding(row: Row) -> tuple[int, bool]:
 # torch.optim.SGD, a loop over the parameters until PyTorch 2.0 made the multi-tensor (foreach)
 # path the default on CUDA (NGC containers up to 22.xx hold PyTorch 1.x). Elsewhere multi-tensor:
 # apex's FusedLAMB in NVIDIA's BERT, TensorFlow's graph executor, the other frameworks' own.
-CNNS = ("resnet-50", "resnet-152", "inception-v3", "alexnet", "vgg16")
 PYTORCH_1 = re.compile(r"PyTorch (1\.\d|1\d\.\d\d|2[0-2]\.\d\d)")
 
 
+def _cnn(row: Row) -> bool:
+    """A CNN row (the preset's kind): trained with SGD in every source."""
+    return load_model(row.model).kind == "cnn"
+
+
 def _optimizer_impl(row: Row) -> str:
-    if row.source == "S6" or (row.model in CNNS and PYTORCH_1.search(row.framework)):
+    if row.source == "S6" or (_cnn(row) and PYTORCH_1.search(row.framework)):
         return "per-tensor"
     return "multi-tensor"
 
@@ -319,7 +323,8 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
     config = TrainingConfig(
         micro_batch=micro, accumulation_steps=accumulation, seq_len=row.seq_len,
         compute_dtype=compute, grad_dtype=grads, zero_stage=zero_stage, recompute=recompute,
-        optimizer="sgd" if row.model in CNNS else "adamw", optimizer_impl=_optimizer_impl(row), sync=sync, transport=transport.step_transport(system, nodes),
+        optimizer="sgd" if _cnn(row) else "adamw", optimizer_impl=_optimizer_impl(row), sync=sync,
+        transport=transport.step_transport(system, nodes),
         host_reduce=host_reduce, losses=losses, mfu=mfu,
         mfu_calibration=None if mfu is None else BASELINE_CALIBRATION)
     result = iteration_breakdown(load_model(row.model), system.gpu, comm.time_s, comm.ranks, config)
