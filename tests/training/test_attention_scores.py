@@ -183,6 +183,8 @@ def test_standard_attention_pays_only_without_a_fused_kernel():
     # recomputation re-runs the forward, scores included
     again = _step("bert-large", flash_attention=False, recompute=True)
     assert again.backward_s - eager.backward_s == pytest.approx(eager.forward_s)
+    fused_again = _step("bert-large", recompute=True)  # the scores' whole count (1/3 + 2/3) lands in backward
+    assert again.backward_s - fused_again.backward_s == pytest.approx(eager.attention_scores_s)
 
 
 def test_the_scores_take_memory_over_the_cached_keys():
@@ -275,3 +277,4 @@ def test_plan_charges_standard_attention_without_a_fused_kernel_as_iteration_doe
     out = runner.invoke(app, ["plan", "--model", model, "--cluster", "dgx-a100", "--global-batch", "64",
                               "--no-flash-attention", "--json"])
     assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["flash_attention"] is False
