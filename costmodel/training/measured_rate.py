@@ -81,7 +81,7 @@ def parse_rate(text: str | float | int, tokens_per_sample: int, field: str = "ra
         if not match:
             raise InputError(field, text, RATE_ALLOWED)
         value, unit = float(match.group(1).replace(",", "").replace("_", "")), match.group(2).lower()
-    if not (math.isfinite(value) and 0 < value < MAX_RATE):  # the bounds of check_rate, named as typed
+    if not _in_range(value):  # check_rate's bounds, the error naming the rate as typed
         raise InputError(field, text, RATE_ALLOWED)
     if unit.startswith("tok"):
         if not tokens_per_sample:
@@ -120,10 +120,14 @@ def calibrated(config, solved: SolvedMfu, source: str = MEASURED_SOURCE):
     return replace(config, mfu=solved.mfu, mfu_calibration=source)
 
 
+def _in_range(samples_per_s: float) -> bool:
+    """Finite and in (0, MAX_RATE)."""
+    return math.isfinite(samples_per_s) and 0 < samples_per_s < MAX_RATE
+
+
 def check_rate(samples_per_s: float, field: str = "rate") -> float:
-    """A rate in samples/s, validated (finite, in (0, MAX_RATE))."""
-    if isinstance(samples_per_s, bool) or not isinstance(samples_per_s, (int, float)) \
-            or not (math.isfinite(samples_per_s) and 0 < samples_per_s < MAX_RATE):
+    """A rate in samples/s, validated (:func:`_in_range`)."""
+    if isinstance(samples_per_s, bool) or not isinstance(samples_per_s, (int, float)) or not _in_range(samples_per_s):
         raise InputError(field, samples_per_s, f"samples per second, above 0 and below {MAX_RATE:g}")
     return float(samples_per_s)
 

@@ -54,6 +54,8 @@ def stage_mode(sync: str, stage: int) -> str:
 def stage_runs(sync: str, stage: int) -> bool:
     """Whether a chosen ``sync`` runs ZeRO stage ``stage`` (:data:`ZERO_STAGES_OF`)."""
     return stage in ZERO_STAGES_OF[stage_mode(sync, stage)]
+
+
 # The modes whose call size is a free choice (--bucket: DDP's bucket, Horovod's fusion buffer);
 # the others set it themselves (the whole gradient, one tensor, one FSDP unit).
 SIZED_MODES = ("ddp", "horovod")
