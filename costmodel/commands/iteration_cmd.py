@@ -185,7 +185,7 @@ def iteration(
     servers: Annotated[int | None, Option("--servers", help="Parameter servers S (with --algorithm parameter-server or --async; default 1).")] = None,
     ps_placement: PS_PLACEMENT = None,
     jitter: Annotated[float, Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
-    speed_cv: Annotated[float, Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.012, Sinha et al. 2022).")] = losses.SPEED_CV,
+    speed_cv: Annotated[float, Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.025, fitted on published scaling tables, within Sinha et al. 2022).")] = losses.SPEED_CV,
     slow_node: Annotated[float, Option("--slow-node", help="One persistently slow rank: its compute takes this multiple (1 = none).")] = 1.0,
     overlap_slowdown: Annotated[float, Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025; NCCL over TCP sockets: 1).")] = losses.OVERLAP_SLOWDOWN,
     host_overhead: Annotated[str, Option("--host-overhead", help="Framework overhead per data-parallel step (default fitted on published scaling tables).")] = f"{losses.HOST_OVERHEAD_S * 1e3:g}ms",

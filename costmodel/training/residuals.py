@@ -1,8 +1,8 @@
 """How far published data-parallel runs fell from the training-step model, out of sample.
 
 ``benchmarks/dp_scaling.py`` predicts every published scaling table dpcost carries (the
-development set, each source with the host overhead fitted without it; the held-out tables,
-with the shipped defaults) and keeps, for every row, published ÷ predicted step time (the job's
+development set and the two later sets, each publication with the host overhead and speed
+spread fitted without it) and keeps, for every row, published ÷ predicted step time (the job's
 predicted throughput ÷ its published one; for a one-GPU baseline, its own speed error), in two
 compute modes: **default** (the MFU defaults predict the speed, so the ratio carries the speed
 error too) and **measured** (``--rate`` or ``--mfu`` from a measured run: the scaling error alone).

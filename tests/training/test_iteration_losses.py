@@ -62,8 +62,13 @@ def test_gpu_speed_spread_grows_with_n_and_does_not_average_over_accumulation():
     assert jitter_four.straggler_wait_s / jitter_four.compute_s < jitter_one.straggler_wait_s / jitter_one.compute_s
 
 
-def test_default_speed_spread_is_the_published_one_and_not_zero():
-    assert losses.SPEED_CV == 0.012 and _run().straggler_wait_s > 0
+def test_default_speed_spread_lies_inside_the_published_variation_and_is_not_zero():
+    """Fitted (benchmarks/dp_scaling.py, whose test pins that the shipped value is its fit), but
+    inside what Sinha et al. 2022 measured: an 8 % average and 22 % largest slowest-to-fastest
+    range over ~2000 GPUs, 2 · e_2000 standard deviations wide."""
+    width = 2 * stragglers.expected_max_standard_normal(2000)
+    assert 0.08 / width <= losses.SPEED_CV <= 0.22 / width
+    assert _run().straggler_wait_s > 0
 
 
 def test_a_slow_node_sets_the_pace():

@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
+from costmodel.training import losses
 from costmodel.training.workloads import load_model
 from dpbase.errors import InputError
 
@@ -102,7 +103,7 @@ def test_cli_text_breakdown_names_every_loss():
                                  "--micro-batch", "8", "--slow-node", "1.2"])
     assert result.exit_code == 0
     for text in ("overlap interference", "host overhead", "straggler wait", "sync ddp",
-                 "transport rdma", "slow node x1.2", "GPU speed spread 1.2%"):
+                 "transport rdma", "slow node x1.2", f"GPU speed spread {losses.SPEED_CV:.1%}"):
         assert text in result.stdout
 
 
