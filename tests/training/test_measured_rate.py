@@ -131,7 +131,8 @@ def test_published_transformer_xl_scaling_from_its_measured_node():
     data = _json("--model", "transformer-xl-large", "--cluster", "dgx-2h", "--nodes", "4", "--micro-batch", "4",
                  "--compute-dtype", "fp16", "--grad-dtype", "fp16", "--rate", "154950 tok/s", "--rate-gpus", "16")
     efficiency = data["samples_per_s"] / (4 * 154950 / 384)
-    assert efficiency == pytest.approx(0.977, abs=0.035)
+    assert efficiency == pytest.approx(0.977, abs=0.035)  # the published figure
+    assert efficiency == pytest.approx(0.945, abs=0.005)  # what the model gives (a regression pin)
     assert data["mfu_source"] == "solved from the measured rate 404 samples/s on 16 GPUs at micro-batch 4, ZeRO-0"
 
 
@@ -163,11 +164,11 @@ def test_the_measured_run_is_not_the_target_s_accumulation_or_zero():
     mfus = {_json(*base, *extra)["mfu"] for extra in ([], ["--accum", "4"], ["--accum", "16"], ["--zero", "1"])}
     assert len(mfus) == 1
     one, sixteen = _json(*base), _json(*base, "--accum", "16")
-    # 16 micro-batches share one step's fixed costs: the step is at least 15 host overheads
-    # shorter than 16 one-micro-batch steps (the optimizer and the all-reduce are saved too)
-    ranks = 8
-    step_one, step_sixteen = ranks / one["samples_per_s"], 16 * ranks / sixteen["samples_per_s"]
-    assert one["host_overhead_s"] > 0 and step_sixteen < 16 * step_one - 15 * one["host_overhead_s"]
+    # 16 micro-batches share one step's fixed costs: the step is 16 one-micro-batch steps less
+    # 15 of each per-step term (host overhead, optimizer, exposed all-reduce and its interference)
+    per_step = sum(one[key] for key in ("host_overhead_s", "optimizer_s", "exposed_comm_s", "interference_s"))
+    assert one["host_overhead_s"] > 0 and one["optimizer_s"] > 0 and one["exposed_comm_s"] > 0
+    assert sixteen["total_s"] == pytest.approx(16 * one["total_s"] - 15 * per_step, rel=1e-9)
     stated = _json(*base, "--accum", "16", "--rate-accum", "16")
     assert stated["mfu"] != one["mfu"] and stated["mfu_source"].endswith("at micro-batch 1 x 16, ZeRO-0")
     measured = _json(*base, "--accum", "16", "--rate-accum", "16", "--gpus", "1", "--rate-gpus", "1")

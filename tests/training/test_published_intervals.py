@@ -28,7 +28,7 @@ EVERY = DEV + HELDOUT + HELDOUT2
 
 @pytest.fixture(scope="module")
 def found():
-    return dp_scaling.residuals(EVERY)
+    return dp_scaling.found_of(EVERY)
 
 
 @pytest.fixture(scope="module")
@@ -244,3 +244,16 @@ def test_later_rows_are_predicted_without_their_own_publication(found):
         expected = dp_scaling._residuals_of(own, rows, dp_scaling.fit(EVERY, exclude=group, measured=True))
         assert sorted(r.ratio for r in found if r.group == group) == pytest.approx(sorted(r.ratio for r in expected))
     assert {r.group for r in found} == {dp_scaling.publication(r) for r in DEV} | {f"H{i}" for i in range(1, 7)}
+
+
+def test_intervals_checked_on_a_publication_never_saw_it_through_the_constants(found):
+    """The residuals behind the intervals a left-out publication is checked against are the
+    other publications predicted with constants fitted without them and without it: a
+    publication left out never shaped, through the fit, the intervals it is checked on."""
+    others = found.others["S6"]
+    assert {r.group for r in others} == {r.group for r in found} - {"S6"}
+    s8 = [r for r in DEV if r.source == "S8"]
+    both = dp_scaling.fit(EVERY, exclude={"S8", "S6"}, measured=True)
+    assert both != dp_scaling.fit(EVERY, exclude="S8", measured=True)
+    assert sorted(r.ratio for r in others if r.group == "S8") == pytest.approx(
+        sorted(r.ratio for r in dp_scaling._residuals_of(s8, DEV, both)))
