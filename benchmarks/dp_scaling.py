@@ -593,17 +593,17 @@ def results(rows: list[Row]) -> dict[bool, dict]:
     return {measured: evaluate(rows, measured) for measured in (True, False)}
 
 
-def report(found: dict[bool, dict], sources: list[str]) -> str:
+def report(evaluated: dict[bool, dict], sources: list[str]) -> str:
     """Both compute modes for the rows of ``sources``: speed from the published baseline, and
     fully predicted."""
     return "\n".join([
         "**Compute speed from each table's published baseline** (the MFU that reproduces the "
         "baseline throughput: what `--rate` with the baseline's GPUs, micro-batch and accumulation gives, but "
         "for the two differences docs/iteration-model.md names); the "
-        "scaling losses are predicted.", "", markdown(found[True], sources), "",
+        "scaling losses are predicted.", "", markdown(evaluated[True], sources), "",
         "**Compute speed predicted too** (default MFU of the GPU, dtype and model kind): errors "
         "in the absolute speed shift the communication's share of the step.", "",
-        markdown(found[False], sources)])
+        markdown(evaluated[False], sources)])
 
 
 def sources_of(rows: list[Row]) -> list[str]:
@@ -857,7 +857,7 @@ def coverage_report(found, widths: dict[str, float], halves: dict[str, tuple]) -
     return "\n".join(lines)
 
 
-def heldout2_report(found: dict[bool, dict], dev: list[Row], heldout: list[Row], rows: list[Row]) -> str:
+def heldout2_report(evaluated: dict[bool, dict], dev: list[Row], heldout: list[Row], rows: list[Row]) -> str:
     """The second later set (``rows``): :func:`report`, and how often the step intervals built
     before it arrived (from the development set and the first later set, each publication
     predicted without itself) hold on it, its rows predicted with the constants fitted on those
@@ -875,7 +875,7 @@ def heldout2_report(found: dict[bool, dict], dev: list[Row], heldout: list[Row],
     for mode in step_residuals.MODES:
         cells.append(f"| **all** | {step_residuals.MODE_TEXT[mode]} | "
                      f"{_share(_inside([r for r in fresh if r.mode == mode], table))} |")
-    return "\n".join([report(found, sources_of(rows)), "", "The step intervals as they would be built from the "
+    return "\n".join([report(evaluated, sources_of(rows)), "", "The step intervals as they would be built from the "
                       f"development set and H1–H3 alone ({levels(PLAIN_WIDTH)}), before these rows joined them "
                       f"(nominal {100 * NOMINAL:.0f} %):", "", *cells])
 
@@ -892,13 +892,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     dev, (heldout, heldout2) = read_rows(), held_out_sets()
     every = dev + heldout + heldout2
-    found = results(every)
+    evaluated = results(every)
     if args.heldout2:
-        text, section = heldout2_report(found, dev, heldout, heldout2), HELDOUT2_SECTION
+        text, section = heldout2_report(evaluated, dev, heldout, heldout2), HELDOUT2_SECTION
     elif args.heldout:
-        text, section = report(found, sources_of(heldout)), HELDOUT_SECTION
+        text, section = report(evaluated, sources_of(heldout)), HELDOUT_SECTION
     else:
-        text, section = report(found, sources_of(dev)), SECTION
+        text, section = report(evaluated, sources_of(dev)), SECTION
     print(text)
     if args.write:
         write_section(REPORT, section, text)
