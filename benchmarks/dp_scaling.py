@@ -224,10 +224,10 @@ def held_out_sets() -> tuple[list[Row], list[Row]]:
 def every_publication() -> list[Row]:
     """The rows the constants are fitted on: the development set and both later sets (a table's
     baseline is found by its key, which holds its source id, so the three lists join safely)."""
-    return read_rows() + read_rows(HELDOUT) + read_rows(HELDOUT2)
+    return read_rows() + [row for rows in held_out_sets() for row in rows]
 
 
-def baseline_of(row: Row, rows: list[Row]) -> Row:
+def baseline_of(row: Row, rows) -> Row:
     for other in rows:
         if other.table == row.table and other.gpus == row.baseline_gpus:
             return other
@@ -421,14 +421,9 @@ def spearman(xs: list[float], ys: list[float]) -> float | None:
     return cov / var if var else None
 
 
-def score(preds: list[Prediction]) -> float:
-    """What the fit minimises: mean of the single-node and multi-node median |error| (points)."""
-    return _mean_of_medians([[abs(p.predicted - p.published) for p in preds if (p.row.nodes > 1) == multi]
-                             for multi in (False, True)])
-
-
-def _mean_of_medians(errors: list[list[float]]) -> float:
-    """:func:`score` of |errors| already split into single-node and multi-node rows."""
+def score(errors: tuple[list[float], list[float]]) -> float:
+    """What the fit minimises: the mean of the single-node and multi-node median |error|, in
+    points (``errors``: the |predicted − published| efficiencies of each; an empty one is skipped)."""
     return statistics.fmean(100 * statistics.median(part) for part in errors if part)
 
 
@@ -470,7 +465,7 @@ def _fast_errors(pairs: list[tuple[Row, Row]], losses: StepLosses, measured: boo
 
 @functools.cache
 def _fitting_pairs(rows: tuple[Row, ...]) -> tuple[tuple[Row, Row], ...]:
-    return tuple((r, baseline_of(r, list(rows))) for r in rows
+    return tuple((r, baseline_of(r, rows)) for r in rows
                  if r.efficiency is not None and r.gpus != r.baseline_gpus)
 
 
@@ -511,7 +506,7 @@ def _fit(rows: tuple[Row, ...], exclude: frozenset[str], measured: bool) -> Step
     published = [row.efficiency for row, _ in pairs]
     best = None
     for candidate, predicted in _grid(pairs, measured, HOST_OVERHEAD_GRID_S, SPEED_CV_GRID):
-        value = _mean_of_medians([[abs(predicted[i] - published[i]) for i in idx] for idx in parts])
+        value = score(tuple([abs(predicted[i] - published[i]) for i in idx] for idx in parts))
         if best is None or value < best[0] - 1e-12:
             best = (value, candidate)
     return best[1]
@@ -524,7 +519,6 @@ def evaluate(rows: list[Row], measured: bool = False) -> dict:
     published baseline, where what is left between prediction and publication is the scaling
     loss itself (with the speed predicted, its errors would be fitted as losses: the overhead
     fitted then wanders from 0 to 9 ms with the objective's weighting, 6 ms measured)."""
-    sources = sorted({r.source for r in rows})
     in_sample_losses = fit(rows, measured=True)
     in_sample = predict(rows, in_sample_losses, measured)
     loso, fitted = [], {}
@@ -534,7 +528,7 @@ def evaluate(rows: list[Row], measured: bool = False) -> dict:
         loso += [p for p in predict([r for r in rows if publication(r) == group or r.gpus == r.baseline_gpus],
                                     losses, measured) if publication(p.row) == group]
     none = predict(rows, StepLosses.none(), measured)
-    return {"sources": sources, "in_sample": in_sample, "loso": loso, "fitted": fitted,
+    return {"in_sample": in_sample, "loso": loso, "fitted": fitted,
             "in_sample_fit": in_sample_losses, "none": none}
 
 
@@ -542,25 +536,21 @@ def _f(value, digits=1, suffix="") -> str:
     return "–" if value is None else f"{value:.{digits}f}{suffix}"
 
 
-def _line(name: str, preds: list[Prediction], fitted: str | None = "") -> str:
-    """One table row; ``fitted`` the last cell (None: a table without that column)."""
+def _line(name: str, preds: list[Prediction], fitted: str = "") -> str:
+    """One table row; ``fitted`` the last cell."""
     ratios = [p.baseline_ratio for p in preds]
     return (f"| {name} | {len(preds)} | {_f(_median_abs_points(preds))} | "
             f"{_f(_median_abs_points(preds, naive=True))} | "
             f"{_f(spearman([p.predicted for p in preds], [p.published for p in preds]), 2)} | "
-            f"{_f(statistics.median(ratios) if ratios else None, 2, ' ×')} |"
-            + ("" if fitted is None else f" {fitted} |"))
+            f"{_f(statistics.median(ratios) if ratios else None, 2, ' ×')} | {fitted} |")
 
 
 def _fitted(losses: StepLosses) -> str:
     return f"host overhead {losses.host_overhead_s * 1e3:.0f} ms, speed spread {100 * losses.speed_cv:g} %"
 
 
-def _head(last: str | None = "") -> str:
-    """The table head; ``last`` the last column's title (None: no such column)."""
-    if last is None:
-        return ("| rows | n | median abs error (points) | always-100 % error | Spearman | "
-                "baseline per-GPU throughput, predicted / published (median) |\n|---|---|---|---|---|---|")
+def _head(last: str = "") -> str:
+    """The table head; ``last`` the last column's title."""
     return ("| rows | n | median abs error (points) | always-100 % error | Spearman | "
             f"baseline per-GPU throughput, predicted / published (median) |{' ' + last if last else ''} |\n"
             "|---|---|---|---|---|---|---|")
@@ -680,9 +670,6 @@ class Found:
 
     def __iter__(self):
         return iter(self.rows)
-
-    def __len__(self) -> int:
-        return len(self.rows)
 
 
 def found_of(rows: list[Row]) -> Found:
