@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from costmodel.cluster.mapping import rail_system
-from costmodel.nccl.search import host_link_sharers
 from costmodel.planner.comm import CommCache, zero_algorithm_ok
 from costmodel.training import (
     gradsync,
@@ -354,6 +353,8 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     else:  # the sizes of every layout the stages run
         sizes = np.concatenate([_call_sizes(st.layout, precision) for st in stages if st.runs])
     node_gpus = np.array([layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)  # hybrid shard groups
+    # each multi-GPU layout's host path: its GPUs per node share the node's memory and switch uplinks
+    layout_host = offload.host_path(system, node_gpus) if offload_host is not None else None
     rails = _RailCaches(system, backend, comm_params) if shard == "hybrid" else None
     if multi:  # the tables the (algorithm, stage) rows below ask of ``cache``, in one pass where NCCL's model answers
         cache.prepare([layouts[i] for i in multi], [(primitive, name) for name in space.algorithms
@@ -395,8 +396,8 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
             plan = gradsync.sync_plan(node_comm if hybrid_row else comm, over, stage_buckets, precision,
                                       zero_stage=stage, weight_bits=bits[0], grad_bits=bits[1],
                                       quant_s_per_byte=gradsync.QUANT_HBM_PASSES / system.gpu.hbm_bandwidth_Bps,
-                                      offload_s_per_byte=offload.d2h_s_per_grad_byte(over, offload.host_path(
-                                          system, per_node)) if offloaded else 0.0,
+                                      offload_s_per_byte=offload.d2h_s_per_grad_byte(over, layout_host)
+                                      if offloaded else 0.0,
                                       replicas=replicas if hybrid_row else None, replica_share=1.0 / over,
                                       secondary=node_comm if hpz_row else None)
             times = _sync_fields(plan, (len(multi), D, U))
@@ -557,8 +558,9 @@ class Setting:
 
 
 def _node_host(setting: Setting, system: Any):
-    """One rank's host path alone on its node (the node's memory, an unshared host link) when the
-    setting offloads the optimizer, else None: each layout shares both by its GPUs per node."""
+    """One rank's host path alone on its node when the setting offloads the optimizer, else None
+    (refused where the system does not say its host memory bandwidth): a one-GPU row's, and the
+    sign that the layouts' own (:func:`offload.host_path` of their GPUs per node) are needed."""
     return offload.host_path(system, 1) if setting.offload_optimizer else None
 
 
@@ -647,7 +649,6 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     if fit is not None and fit.setting is not setting:
         raise ValueError("grid.sweep: the Fit was computed under another setting")
     workload, gpu = setting.workload, system.gpu
-    node_host = _node_host(setting, system)
     tables = tables or setting_tables(setting, system, space)
     pick, b, k = space.cell_layout, space.micro_batch, space.accumulation
     ranks = space.gpus
@@ -680,10 +681,10 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     # a per-tensor loop over the rank's tensors (its share at ZeRO-1); 0 for multi-tensor kernels
     optimizer_s = optimizer_s + optimizer_dispatch_seconds(syncmodes.tensor_count(workload), setting.optimizer,
                                                            setting.optimizer_impl, zero, shard)
-    if node_host is not None:  # ZeRO >= 1 rows: the step on the node's CPUs, shared by its ranks
+    if setting.offload_optimizer:  # ZeRO >= 1 rows: the step on the node's CPUs, shared by its ranks
+        layout_host = offload.host_path(system, per_node)
         host_s = offload.step_seconds(workload.params, per_dtype["step_bytes"], per_dtype["weight"], shard,
-                                      node_host.memory_Bps / per_node,
-                                      node_host.host_link_Bps / host_link_sharers(system, per_node))
+                                      layout_host.memory_Bps, layout_host.host_link_Bps)
         optimizer_s = np.where(zero >= 1, host_s[0] + host_s[1], optimizer_s)
     if setting.asynchronous:  # the servers run the optimizer
         optimizer_s = np.zeros_like(optimizer_s)

@@ -43,10 +43,11 @@ class HostPath:
     system: str = ""
 
 
-def host_path(system: Any, gpus_per_node: int | None = None, field: str = "offload_optimizer") -> HostPath:
+def host_path(system: Any, gpus_per_node=None, field: str = "offload_optimizer") -> HostPath:
     """The host path of one rank of ``system`` when ``gpus_per_node`` ranks (default: all its
     GPUs) share each node's host memory (refused, naming ``field``, where that memory's
-    bandwidth is unknown)."""
+    bandwidth is unknown). Elementwise over ``gpus_per_node`` (the planner's layouts): the
+    fields are then arrays."""
     from costmodel.nccl.search import host_link_GBps, host_link_sharers
     from costmodel.nccl.tables import load_tables
 
@@ -54,7 +55,8 @@ def host_path(system: Any, gpus_per_node: int | None = None, field: str = "offlo
         raise InputError(field, True,
                          f"a system with host_memory_bandwidth set ({system.name} does not say its CPUs' "
                          "memory bandwidth; add host_memory_bandwidth = \"...GB/s\" to its TOML)")
-    sharing = gpus_per_node or system.gpus_per_node  # the ranks copying at once: they share switch uplinks
+    # the ranks copying at once: they share switch uplinks
+    sharing = system.gpus_per_node if gpus_per_node is None else gpus_per_node
     link = host_link_GBps(system.gpu, load_tables()) * 1e9 / host_link_sharers(system, sharing)
     return HostPath(memory_Bps=system.host_memory_bandwidth_Bps / sharing, host_link_Bps=link,
                     system=system.name)

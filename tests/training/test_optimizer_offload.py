@@ -18,6 +18,7 @@ from costmodel.training.offload import host_path
 from costmodel.training.oncluster import iteration
 from costmodel.training.workloads import load_model
 from dpbase.errors import InputError
+from dpbase.values import replace
 
 runner = CliRunner()
 ARGS = dict(micro_batch=2, seq_len=4096, accumulation_steps=4, nodes=4)
@@ -141,7 +142,6 @@ def test_one_rule_shares_a_host_link_for_offload_and_nccls_host_memory_path():
     optimizer's copies and for NCCL's host-memory transport alike; NVLink-C2C is each GPU's own,
     whatever pcie_switch_gpus says (a user's Grace node on a switched PCIe fabric)."""
     from costmodel.nccl.search import _host_memory_path
-    from dpbase.values import replace
 
     pcie = replace(hardware.load_system("rtx2080ti-2x-pcie"), host_memory_bandwidth_Bps=500e9)  # 2 GPUs, 1 switch
     assert pcie.pcie_switch_gpus == 2
@@ -178,3 +178,20 @@ def test_a_partial_node_shares_its_host_links_by_the_gpus_it_uses():
     assert {c.gpus_per_node for c in rows} & {1, 3}
     for row in rows[:4]:
         assert row.total_s == pytest.approx(_iteration_of(row, "llama2-7b", system).total_s, rel=1e-3)
+
+
+def test_every_layout_of_a_plan_shares_its_host_links_by_its_own_gpus_per_node():
+    """With four GPUs behind each PCIe switch a 2-GPU node shares a link by 2, a 4- or 8-GPU one
+    by 4: the sweep takes each layout's sharing (it once charged every layout the last one's, so
+    the 2-GPU rows' copies were 95 % slower than iteration's while bundled systems, at most two
+    GPUs per switch, could not show it)."""
+    system = replace(hardware.load_system("dgx-a100"), pcie_switch_gpus=4)
+    result = plan("llama2-7b", system, nodes=2, global_batch=64, seq_len=2048, offload_optimizer=True, top=400)
+    seen = set()
+    for row in result.candidates:
+        if row.zero_stage >= 1 and row.gpus > 1 and (row.nodes, row.gpus_per_node) not in seen:
+            seen.add((row.nodes, row.gpus_per_node))
+            expected = _iteration_of(row, "llama2-7b", system)
+            assert row.total_s == pytest.approx(expected.total_s, rel=1e-6), (row.nodes, row.gpus_per_node)
+            assert row.comm_s == pytest.approx(expected.comm_s, rel=1e-6), (row.nodes, row.gpus_per_node)
+    assert {(1, 2), (1, 4), (2, 8)} <= seen
