@@ -72,10 +72,10 @@ def _nvls_bw(collective: str, algorithm: str, graph: NcclGraph, topo: NcclTopolo
     tree = algorithm == "nvls_tree"
     if r("nvls_legacy_bandwidth"):
         if collective in _AG_RS:
-            return min(graph.bw_intra_GBps * (topo.ppn - 1) / topo.ppn,
-                       r("nvls_legacy_ag_rs_inter_factor") * graph.bw_inter_GBps)
+            inter = r("nvls_legacy_ag_rs_inter_factor") * graph.bw_inter_GBps
+            return min(graph.bw_intra_GBps * (topo.ppn - 1) / topo.ppn, inter if inter_cap else _INF)
         inter = graph.bw_inter_GBps if (not tree or topo.n_nodes <= 2) else graph.bw_inter_GBps / 2
-        return min(graph.bw_intra_GBps, inter)
+        return min(graph.bw_intra_GBps, inter if inter_cap else _INF)
     n_ch = graph.n_channels
     intra = graph.bw_intra_GBps * t.nvls_efficiency(topo.arch) * (n_ch - 1) / n_ch
     intra *= r("nvls_allreduce_pipelining") if collective == "all-reduce" else (topo.ppn - 1) / topo.ppn
@@ -91,7 +91,8 @@ def nvls_one_node_gain(collective: str, algorithm: str, topo: NcclTopology, t: N
     and wherever the intra term binds anyway (a full H100 node: 40 × 0.85 × 7/8 × 2 = 59.5 against
     bwInter 60). B200 and a GB200/GB300 rack of 8 GPUs (bwIntra 80, bwInter 90) measure 830-840
     GB/s busbw, not the model's 697 (NVIDIA/nccl#1807; OCI GB300 2 trays, tests/data/validation).
-    NCCL's legacy formula (2.27.5, 2.21.5 here) takes bwIntra raw, never above bwInter: 1 there too."""
+    NCCL's legacy formula (2.27.5, 2.21.5 here) takes min(bwIntra, bwInter) raw, and pass 2 never
+    leaves bwInter below bwIntra: 1 there too, because the cap does not bind (not by exemption)."""
     if algorithm != "nvls" or topo.n_nodes != 1:
         return 1.0
     graph = graph_for(algorithm, topo)

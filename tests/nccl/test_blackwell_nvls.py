@@ -15,10 +15,11 @@ T = load_tables()
 SIZE = 8 * 2**30
 
 
-def _speeds(system: str, heads: int) -> tuple[float, float]:
-    gpu = hardware.load_system(system)
-    _, total, _ = intra_gpu_bandwidth(gpu, T)
-    return nvls_speeds(total, heads, ladder(gpu.gpu.compute_capability, "intra", T))
+def _speeds(system: str, nodes: int = 1, gpus_per_node: int | None = None) -> tuple[float, float]:
+    """The NVLS graph's speeds as the topology builds them (its heads: the GPUs, at most NCCL's
+    channel limit)."""
+    graph = topology_for(hardware.load_system(system), nodes, gpus_per_node, tables=T).nvls
+    return graph.bw_intra_GBps, graph.bw_inter_GBps
 
 
 def test_the_search_rule_gives_nccl_s_own_h100_graph_and_blackwell_s():
@@ -26,10 +27,13 @@ def test_the_search_rule_gives_nccl_s_own_h100_graph_and_blackwell_s():
     H100 × 8 (370.8 GB/s) is NCCL's dumped 40 / 60 (NVIDIA/nccl#1197); NVLink5 (18 × 40.1 =
     721.8 GB/s, NVIDIA/nccl#1807's maxBw) 80 / 90 with 8 heads and 40 / 80 with 16; H100 × 4
     60 / 60 (the ladder's top)."""
-    assert _speeds("dgx-h100", 8) == (40.0, 60.0)
-    assert _speeds("dgx-h100", 4) == (60.0, 60.0)
-    assert _speeds("dgx-b200", 8) == (80.0, 90.0)
-    assert _speeds("gb200-nvl72-tray", 16) == (40.0, 80.0)
+    assert _speeds("dgx-h100") == (40.0, 60.0)
+    assert _speeds("dgx-h100", gpus_per_node=4) == (60.0, 60.0)
+    assert _speeds("dgx-b200") == (80.0, 90.0)
+    assert _speeds("gb200-nvl72-tray", nodes=18) == (40.0, 80.0)  # one NVLink domain of 72: 16 heads
+    gb200 = hardware.load_system("gb200-nvl72-tray")
+    _, total, _ = intra_gpu_bandwidth(gb200, T)  # the rule itself, on the GPU's own total and ladder
+    assert nvls_speeds(total, 16, ladder(gb200.gpu.compute_capability, "intra", T)) == (40.0, 80.0)
     assert nvls_speeds(721.8, 8, (90.0, 80.0, 70.0)) == (80.0, 90.0)
     assert nvls_speeds(100.0, 8, (60.0, 50.0)) is None  # nothing fits: NCCL has no NVLS graph
 
@@ -65,7 +69,7 @@ def test_one_node_nvls_is_not_held_to_the_search_s_bw_inter():
     two_nodes = topology_for(hardware.load_system("dgx-b200"), 2)
     assert nvls_one_node_gain("all-reduce", "nvls", two_nodes, T) == 1.0
     # NCCL's legacy formula (2.27.5) takes min(bwIntra, bwInter) raw, and pass 2 never leaves bwInter
-    # below bwIntra: no gain there on any node this search builds
+    # below bwIntra: no gain there on any node this search builds (the cap applies, and does not bind)
     legacy = load_tables(version="2.27.5")
     for system in ("dgx-b200", "dgx-h100", "gb200-nvl72-tray"):
         topo = topology_for(hardware.load_system(system), 1, tables=legacy)
