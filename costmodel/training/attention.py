@@ -50,7 +50,9 @@ from costmodel.training import workloads
 
 # (step, forward accesses, backward accesses, a dropout step): each access is one read or write
 # of every score element. Backward of a matmul with the scores as an operand reads them (or
-# their gradient) once per weight or input gradient it forms.
+# their gradient) once per weight or input gradient it forms. The model uses each step's sum
+# (accesses_per_element); the forward/backward columns document where the accesses fall (the
+# step model splits a micro-batch 1 : 2 itself), and a test pins both columns' totals.
 _SOFTMAX_DROPOUT_PV = (  # how both attentions end
     ("P = softmax(S) (read, write; backward reads P and dP, writes dS)", 2, 3, False),
     ("dropout(P) (read, write; backward the same)", 2, 2, True),
@@ -89,9 +91,7 @@ def accesses_per_element(relative: bool, dropout: bool) -> int:
 def materialised(workload, flash_attention: bool) -> bool:
     """Whether ``workload``'s layers write their scores to HBM: always for relative positions,
     else without a fused kernel (``flash_attention`` False). CNNs have no attention."""
-    if workload.kind == "cnn":
-        return False
-    return bool(workload.relative_attention) or not flash_attention
+    return workload.has_transformer_layers and (bool(workload.relative_attention) or not flash_attention)
 
 
 def score_elements(*, layers, heads, seq_len, key_len, micro_batch):
@@ -107,10 +107,9 @@ def score_seconds(*, layers, heads, seq_len, key_len, micro_batch, element_bytes
     return elements * per_element / hbm_Bps
 
 
-def workload_score_seconds(workload, *, micro_batch, seq_len, element_bytes, hbm_Bps, flash_attention: bool):
-    """:func:`score_seconds` of ``workload`` (0 where its scores stay on chip)."""
-    if not materialised(workload, flash_attention):
-        return 0.0
+def workload_score_seconds(workload, *, micro_batch, seq_len, element_bytes, hbm_Bps):
+    """:func:`score_seconds` of ``workload``'s layers, their scores in HBM (:func:`materialised`
+    says whether they are)."""
     return score_seconds(layers=workload.layers, heads=workload.heads, seq_len=seq_len,
                          key_len=workloads.key_length(workload, seq_len), micro_batch=micro_batch,
                          element_bytes=element_bytes, relative=workload.relative_attention,

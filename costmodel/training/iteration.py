@@ -396,12 +396,15 @@ def _check(config: TrainingConfig, ranks: int) -> None:
 class _Compute:
     """Forward time of one micro-batch and how it was derived."""
 
-    forward_s: float
     seq_len: int
     compute_dtype: str
     mfu: float
     mfu_source: str
-    forward: MicroBatchForward  # how forward_s was derived (roofline share, a CNN's fixed time)
+    forward: MicroBatchForward  # the forward and how it was derived (roofline share, a CNN's fixed time)
+
+    @property
+    def forward_s(self) -> float:
+        return float(self.forward.forward_s)
 
 
 @frozen(kw_only=True)
@@ -413,6 +416,7 @@ class MicroBatchForward:
     fixed_s: object  # a CNN's fixed seconds per training micro-batch (0 otherwise)
     mfu_micro_batch: int  # the micro-batch the default MFU was measured at (0: none applies)
     attention_scores_s: object = 0.0  # materialised attention scores through HBM per training micro-batch
+    attention_materialised: bool = False  # the scores reach HBM (their memory counts; their time unless --mfu)
 
 
 def mfu_holds_at_any_micro_batch(mfu: float | None, calibration: str | None) -> bool:
@@ -443,16 +447,18 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
     per_sample = flops_per_sample / (peak * mfu * fed)
     reference = None if mfu_given else workloads.mfu_reference_micro_batch(  # None: no kind table (transformers)
         workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype)
-    scores = 0.0 if mfu_given else attention.workload_score_seconds(
+    on_hbm = attention.materialised(workload, flash_attention)
+    scores = attention.workload_score_seconds(
         workload, micro_batch=micro_batch, seq_len=seq_len, element_bytes=memory.DTYPE_BYTES[compute_dtype],
-        hbm_Bps=gpu.hbm_bandwidth_Bps, flash_attention=flash_attention)
-    if not reference:
-        return MicroBatchForward(forward_s=(per_sample * micro_batch + scores) * FORWARD_SHARE_OF_TRAINING_FLOPS,
-                                 matmul_efficiency=fed, fixed_s=0.0, mfu_micro_batch=0, attention_scores_s=scores)
-    fixed = gemm.cnn_fixed_seconds(syncmodes.tensor_count(workload), per_sample, reference)
-    step = per_sample * micro_batch + gemm.fixed_shift_seconds(fixed, micro_batch, reference) + scores
+        hbm_Bps=gpu.hbm_bandwidth_Bps) if on_hbm and not mfu_given else 0.0
+    step = per_sample * micro_batch + scores
+    fixed = 0.0
+    if reference:  # a CNN's fixed time per micro-batch around the one its MFU was measured at
+        fixed = gemm.cnn_fixed_seconds(syncmodes.tensor_count(workload), per_sample, reference)
+        step = step + gemm.fixed_shift_seconds(fixed, micro_batch, reference)
     return MicroBatchForward(forward_s=step * FORWARD_SHARE_OF_TRAINING_FLOPS, matmul_efficiency=fed,
-                             fixed_s=fixed, mfu_micro_batch=reference, attention_scores_s=scores)
+                             fixed_s=fixed, mfu_micro_batch=reference or 0, attention_scores_s=scores,
+                             attention_materialised=on_hbm)
 
 
 def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
@@ -464,8 +470,7 @@ def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
                                 mfu_given=mfu_holds_at_any_micro_batch(config.mfu, config.mfu_calibration),
                                 flops_per_sample=float(flops), seq_len=seq_len, micro_batch=config.micro_batch,
                                 flash_attention=config.flash_attention)
-    return _Compute(forward_s=float(found.forward_s), seq_len=seq_len, compute_dtype=compute_dtype,
-                    mfu=rate, mfu_source=mfu_source, forward=found)
+    return _Compute(seq_len=seq_len, compute_dtype=compute_dtype, mfu=rate, mfu_source=mfu_source, forward=found)
 
 
 def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward_s, use_overlap,
@@ -524,7 +529,7 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         "slow_node_factor": config.losses.slow_node_factor, "overlap_slowdown": slowdown,
         "mfu": compute.mfu, "mfu_source": compute.mfu_source,
         "matmul_efficiency": float(compute.forward.matmul_efficiency), "flash_attention": config.flash_attention,
-        "attention_materialised": attention.materialised(workload, config.flash_attention),
+        "attention_materialised": compute.forward.attention_materialised,
         "attention_scores_s": float(compute.forward.attention_scores_s),
         "fixed_s_per_micro_batch": float(compute.forward.fixed_s), "mfu_micro_batch": compute.forward.mfu_micro_batch,
         "include_attention": config.include_attention, "recompute": config.recompute,

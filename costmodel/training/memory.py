@@ -180,20 +180,23 @@ def transformer_activation_bytes(layers, hidden, heads, seq_len, micro_batch, el
     """Korthikanti et al. 2022 activation estimate for a transformer; elementwise on arrays.
 
     With ``recompute`` only the layer inputs are kept, plus one layer's full activations.
-    ``key_len``: the keys each query attends to (``seq_len`` unless a memory of cached tokens
-    adds to them); ``score_bytes``: 16-bit bytes stored per score element (Korthikanti's 5:
-    softmax output, dropout mask and output; 2 without attention dropout).
+    ``flash_attention``: the scores stay on chip (False: they are stored, as
+    :func:`attention.materialised` decides for a workload); ``key_len``: the keys each query
+    attends to (``seq_len`` unless a memory of cached tokens adds to them); ``score_bytes``:
+    16-bit bytes stored per score element (Korthikanti's 5: softmax output, dropout mask and
+    output; 2 without attention dropout).
     """
     keys = seq_len if key_len is None else key_len
-    scores = ew.where(flash_attention, 0.0, score_bytes * heads * keys / hidden)
-    per_token_layer = hidden * (KORTHIKANTI_LINEAR_BYTES + scores)
+    stored_layers = layers - (layers - 1) * recompute  # 1 layer's worth while it is recomputed
+    # the stored layers' score elements, counted as the attention's HBM traffic counts them
+    scores = ew.where(flash_attention, 0.0, score_bytes * attention.score_elements(
+        layers=stored_layers, heads=heads, seq_len=seq_len, key_len=keys, micro_batch=micro_batch))
     # a memory of cached tokens: every layer's cached states stay (recomputed or not); its keys and
     # values over them are activations like the tokens' (2 bytes each)
     cached = hidden * (keys - seq_len) * micro_batch
     scale = element_bytes / KORTHIKANTI_ELEMENT_BYTES
-    stored_layers = layers - (layers - 1) * recompute  # 1 layer's worth while it is recomputed
     checkpoints = layers * hidden * KORTHIKANTI_CHECKPOINT_BYTES * recompute
-    return ((stored_layers * per_token_layer + checkpoints) * seq_len * micro_batch
+    return ((stored_layers * hidden * KORTHIKANTI_LINEAR_BYTES + checkpoints) * seq_len * micro_batch + scores
             + (layers * MEMORY_STATE_BYTES + stored_layers * MEMORY_KV_BYTES) * cached) * scale
 
 
@@ -208,7 +211,7 @@ def check_recompute(workload: Workload, recompute: bool) -> bool:
 
 def recompute_applies(workload: Workload) -> bool:
     """Whether full activation recomputation is modelled for this workload."""
-    return workload.kind != "cnn"
+    return workload.has_transformer_layers
 
 
 def activation_bytes(workload: Workload, micro_batch, seq_len, element_bytes, flash_attention=True,

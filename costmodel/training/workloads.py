@@ -115,6 +115,11 @@ class Workload:
         return self.embedding_params or self.vocab * self.hidden_size
 
     @property
+    def has_transformer_layers(self) -> bool:
+        """Attention and the layers recomputation re-runs: every kind but a CNN."""
+        return self.kind != "cnn"
+
+    @property
     def uses_token_rule(self) -> bool:
         """True when FLOPs follow 6 · params · tokens."""
         return self.kind in TOKEN_RULE_KINDS

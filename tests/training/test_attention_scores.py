@@ -141,6 +141,7 @@ def test_the_counted_accesses_are_what_the_chains_do():
     assert np.allclose(d_q, numerical, atol=1e-6)
     assert tally.floats == attention.accesses_per_element(relative=True, dropout=True) == 35
     assert tally.masks == attention.DROPOUT_MASK_BYTES
+    assert [sum(step[column] for step in attention.steps(True, True)) for column in (1, 2)] == [14, 21]
     assert attention.accesses_per_element(relative=True, dropout=False) == 31
 
 

@@ -422,6 +422,9 @@ def test_one_rule_says_where_an_mfu_came_from():
         plan("gpt2", "dgx-h100", global_batch=256, mfu_calibration="x")
     with pytest.raises(InputError, match="mfu_calibration"):
         iteration("gpt2", "dgx-h100", TrainingConfig(micro_batch=8, mfu_calibration="x"))
-    calibrated = plan("gpt2", "dgx-h100", global_batch=256, mfu=0.4, mfu_calibration="")
-    labelled = plan("gpt2", "dgx-h100", global_batch=256, mfu=0.4, mfu_calibration="from a run")
-    assert calibrated.best == labelled.best
+    # ResNet-50 at batch 64: the micro-batch terms (a CNN's fixed time) decide the step, so a
+    # calibrated MFU and the same MFU given differ, and "" must read as calibrated
+    calibrated = plan("resnet-50", "dgx-h100", global_batch=64, mfu=0.4, mfu_calibration="")
+    labelled = plan("resnet-50", "dgx-h100", global_batch=64, mfu=0.4, mfu_calibration="from a run")
+    given = plan("resnet-50", "dgx-h100", global_batch=64, mfu=0.4)
+    assert calibrated.best == labelled.best and labelled.best != given.best
