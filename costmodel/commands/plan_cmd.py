@@ -110,13 +110,14 @@ def _sensitivity(rows) -> list[str]:
     return lines
 
 
-def _text(result, nodes, speed: dict | None = None) -> str:
+def _text(result, nodes) -> str:
     where = f"up to {nodes} node(s)" if nodes else "any nodes"
     head = (f"Plan for {result.model} on {result.cluster} ({where}), global batch "
             f"{result.global_batch}, seq {result.seq_len}, objective {result.objective}, "
             f"{result.backend} backend: {result.configurations:,} configurations swept, "
             f"{result.feasible_configurations:,} feasible"
-            + (f"; compute speed: base MFU {speed['base_mfu']:.1%} {speed['source']}" if speed else "")
+            + (f"; compute speed: base MFU {result.mfu:.1%} {result.mfu_calibration}"
+               if result.compute_speed else "")
             + ("; the optimizer loops over the parameter tensors (--optimizer-impl per-tensor)"
                if result.optimizer_impl == "per-tensor" else "")
             + ("; no fused attention kernel (--no-flash-attention)" if not result.flash_attention else ""))
@@ -211,7 +212,7 @@ def plan(
     described = dict(rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
                      rate_zero=rate_zero, rate_recompute=rate_recompute)  # the run behind --rate
     check_options(rate, mfu, **described)
-    speed = None
+    source = None
     if rate is not None:
         from costmodel.commands.rate_run import MeasuredRun
 
@@ -220,7 +221,7 @@ def plan(
                                        optimizer_impl=optimizer_impl, flash_attention=not no_flash_attention,
                                        sync=sync, jitter=jitter,
                                        input_rate=input_rate, backend=backend)
-        mfu, speed = solved.mfu, {"base_mfu": solved.mfu, "source": source}
+        mfu = solved.mfu
     swept = None
     if algorithms is not None:
         from costmodel.names import algorithm_named
@@ -233,7 +234,7 @@ def plan(
             top=top, tokens=parse_param_count(tokens, "tokens") if tokens is not None else None,
             bucket_bytes=_list(buckets, lambda s: parse_size(s, "buckets")),
             grad_dtypes=_list(grad_dtypes, str), compute_dtype=compute_dtype, mfu=mfu,
-            mfu_calibration=speed["source"] if speed else None,
+            mfu_calibration=source,
             optimizer=optimizer, optimizer_impl=optimizer_impl, flash_attention=not no_flash_attention,
             jitter_cv=jitter, recompute=recompute, tie_band=tie_band,
             memory_reserve=reserve, memory_reserve_fraction=reserve_share, deadline_hours=parse_hours(deadline, "deadline"),
@@ -253,6 +254,6 @@ def plan(
         echo(render(result.best, emit.value, compute_dtype))
         return
     if json_output:
-        print_json({**result.to_dict(), **({"compute_speed": speed} if speed else {})})
+        print_json({**result.to_dict(), **({"compute_speed": result.compute_speed} if result.compute_speed else {})})
         return
-    echo(_text(result, nodes or (None if gpus else 1), speed))
+    echo(_text(result, nodes or (None if gpus else 1)))

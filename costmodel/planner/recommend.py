@@ -73,6 +73,13 @@ class Plan:
     economics_source: str = ""
     optimizer_impl: str = "multi-tensor"  # the script's optimizer the plans were timed with
     flash_attention: bool = True  # False: no fused attention kernel, the scores through HBM
+    mfu: float | None = None  # the MFU the plans were timed at when the user gave or calibrated it (None: defaults)
+    mfu_calibration: str | None = None  # where a calibrated MFU came from (--rate)
+
+    @property
+    def compute_speed(self) -> dict | None:
+        """A calibrated compute speed (--rate): its base MFU and where it came from; None otherwise."""
+        return None if self.mfu_calibration is None else {"base_mfu": self.mfu, "source": self.mfu_calibration}
 
     @property
     def best_interval_s(self) -> tuple[float, float] | None:
@@ -641,7 +648,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                 deadline_hours=deadline_hours, budget=budget,
                 price_per_gpu_hour=money.price_per_gpu_hour, power_w=money.power_w,
                 economics_source=money.source, optimizer_impl=setting.optimizer_impl,
-                flash_attention=setting.flash_attention)
+                flash_attention=setting.flash_attention, mfu=setting.user_mfu,
+                mfu_calibration=setting.mfu_calibration)
 
 
 __all__ = ["DEFAULT_BUCKET_BYTES", "DEFAULT_GRAD_DTYPES", "Plan", "PlanRow", "build_space", "plan"]

@@ -428,3 +428,5 @@ def test_one_rule_says_where_an_mfu_came_from():
     labelled = plan("resnet-50", "dgx-h100", global_batch=64, mfu=0.4, mfu_calibration="from a run")
     given = plan("resnet-50", "dgx-h100", global_batch=64, mfu=0.4)
     assert calibrated.best == labelled.best and labelled.best != given.best
+    # the Plan says where its speed came from (the CLI's JSON compute_speed is this)
+    assert labelled.compute_speed == {"base_mfu": 0.4, "source": "from a run"} and given.compute_speed is None
