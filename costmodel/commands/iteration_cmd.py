@@ -9,6 +9,7 @@ from costmodel.commands.options import (
     JSON,
     MICRO_BATCH,
     NO_FLASH_ATTENTION,
+    OPTIMIZER,
     OPTIMIZER_IMPL,
     PS_PLACEMENT,
     SEQ_LEN,
@@ -168,7 +169,7 @@ def iteration(
     rate_accum: RATE_ACCUM = None,
     rate_zero: RATE_ZERO = None,
     rate_recompute: RATE_RECOMPUTE = False,
-    optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
+    optimizer: OPTIMIZER = "adamw",
     optimizer_impl: OPTIMIZER_IMPL = "multi-tensor",
     bucket: Annotated[str | None, Option(help="Bucket / fusion-buffer size (default: the --sync mode's: DDP 25MiB, Horovod 128MiB, FSDP one transformer block).")] = None,
     first_bucket: Annotated[str | None, Option("--first-bucket", help="DDP first bucket size (default 1MiB; FSDP: the --bucket).")] = None,
@@ -237,15 +238,13 @@ def iteration(
                           slow_node_factor=slow_node, input_rate=input_rate))
     info = comm.describe()
     workload = load_model(model)
-    solved = None
     if rate is not None:
         from costmodel.commands.rate_run import MeasuredRun, measured_speed
         from costmodel.training.measured_rate import calibrated
 
-        found, solved = measured_speed(workload, system, config, rate, MeasuredRun.from_options(**described),
-                                       "micro_batch" if rate_micro_batch is None else "rate_micro_batch",
-                                       backend=backend)
-        config = calibrated(config, found, solved)
+        solved, source = measured_speed(workload, system, config, rate, MeasuredRun.from_options(**described),
+                                        backend=backend)
+        config = calibrated(config, solved, source)
     result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,
                                  algorithm=str(info.get("algorithm", algorithm)))
     result = with_interval(result, workload, system.gpu, comm, config, str(info.get("algorithm", algorithm)))
@@ -260,6 +259,6 @@ def iteration(
     if not result.memory.fits and not recompute and memory.recompute_applies(workload):
         recomputed = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks,
                                          replace(config, recompute=True))
-    echo("\n".join(_lines(result, info, recomputed, from_rate=solved is not None)
+    echo("\n".join(_lines(result, info, recomputed, from_rate=rate is not None)
                    + ([f"note: {unused}"] if unused else [])))
 

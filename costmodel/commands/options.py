@@ -172,4 +172,5 @@ SEQ_LEN = Annotated[int | None, Option("--seq-len", help="Tokens per sample (tra
 COMPUTE_DTYPE = Annotated[str, Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8 (bf16 runs as fp16, then fp32, on a GPU without it).")]
 PS_PLACEMENT = Annotated[str | None, Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")]
 NO_FLASH_ATTENTION = Annotated[bool, Option("--no-flash-attention", help="No fused attention kernel: every layer materialises its scores (their memory and HBM traffic); Transformer-XL's relative attention always does.")]
+OPTIMIZER = Annotated[str, Option(help="sgd (momentum), adam or adamw.")]
 OPTIMIZER_IMPL = Annotated[str, Option("--optimizer-impl", help="multi-tensor (apex fused, PyTorch foreach/fused optimizers) or per-tensor: a loop over the parameter tensors (PyTorch's single-tensor optimizers before 2.0), which adds ~6-114 us per tensor the rank steps.")]

@@ -9,6 +9,7 @@ from costmodel.commands.options import (
     COMPUTE_DTYPE,
     JSON,
     NO_FLASH_ATTENTION,
+    OPTIMIZER,
     OPTIMIZER_IMPL,
     PS_PLACEMENT,
     SEQ_LEN,
@@ -142,8 +143,7 @@ def _measured_mfu(model, cluster, rate, run, *, seq_len, compute_dtype, optimize
                             optimizer=optimizer, optimizer_impl=optimizer_impl, flash_attention=flash_attention,
                             sync=sync, jitter_cv=jitter,
                             losses=StepLosses(input_rate=input_rate))
-    return measured_speed(load_model(model), hardware.load_system(cluster), config, rate, run, "rate_micro_batch",
-                          backend=backend)
+    return measured_speed(load_model(model), hardware.load_system(cluster), config, rate, run, backend=backend)
 
 
 @cli_errors
@@ -176,7 +176,7 @@ def plan(
     rate_accum: RATE_ACCUM = None,
     rate_zero: RATE_ZERO = None,
     rate_recompute: RATE_RECOMPUTE = False,
-    optimizer: Annotated[str, Option(help="sgd (momentum), adam or adamw.")] = "adamw",
+    optimizer: OPTIMIZER = "adamw",
     optimizer_impl: OPTIMIZER_IMPL = "multi-tensor",
     no_flash_attention: NO_FLASH_ATTENTION = False,
     jitter: Annotated[float, Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,

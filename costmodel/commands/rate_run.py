@@ -45,17 +45,18 @@ class MeasuredRun:
                    recompute=rate_recompute)
 
 
-def measured_config(config, run: MeasuredRun, micro_batch_field: str):
+def measured_config(config, run: MeasuredRun):
     """The measured run of ``config`` (the module docstring): a new TrainingConfig of its
-    :data:`KEPT` fields and the --rate-* options' micro-batch (``micro_batch_field`` names the
-    option it came from), accumulation, ZeRO stage and recomputation, gradients of the compute
-    dtype's width, the sync mode that stage runs (:func:`syncmodes.stage_mode`)."""
+    :data:`KEPT` fields and the --rate-* options' micro-batch (the command's where
+    ``--rate-micro-batch`` is not given), accumulation, ZeRO stage and recomputation, gradients of
+    the compute dtype's width, the sync mode that stage runs (:func:`syncmodes.stage_mode`)."""
     from costmodel.training import memory, syncmodes
     from costmodel.training.iteration import TrainingConfig
     from dpbase.errors import InputError
     from dpbase.limits import MAX_COUNT
 
     micro = config.micro_batch if run.micro_batch is None else run.micro_batch
+    micro_batch_field = "micro_batch" if run.micro_batch is None else "rate_micro_batch"  # the option it came from
     accumulation = 1 if run.accumulation is None else run.accumulation
     zero = memory.check_zero_stage(0 if run.zero_stage is None else run.zero_stage, "rate_zero")
     for field, value in ((micro_batch_field, micro), ("rate_accum", accumulation)):
@@ -69,8 +70,7 @@ def measured_config(config, run: MeasuredRun, micro_batch_field: str):
                           sync=syncmodes.stage_mode(config.sync, zero))
 
 
-def measured_speed(workload, system, config, rate: str, run: MeasuredRun, micro_batch_field: str,
-                   backend: str | None = None):
+def measured_speed(workload, system, config, rate: str, run: MeasuredRun, backend: str | None = None):
     """(the solve, its source) for --rate's measured run of ``config`` (:func:`measured_config`) on
     ``run.gpus`` GPUs of ``system``; an out-of-reach rate is refused (:func:`measured_rate.reachable`)."""
     from costmodel.training import measured_rate, workloads
@@ -79,7 +79,7 @@ def measured_speed(workload, system, config, rate: str, run: MeasuredRun, micro_
     gpus = 1 if run.gpus is None else run.gpus
     tokens = workloads.tokens_per_sample(workload, workloads.resolve_seq_len(workload, config.seq_len))
     samples = measured_rate.parse_rate(rate, tokens)
-    measured = measured_config(config, run, micro_batch_field)
+    measured = measured_config(config, run)
     nodes, per_node = gpu_group(system, None, gpus, field="rate_gpus")
     solved = measured_mfu(workload, system, measured, samples, nodes=nodes, gpus_per_node=per_node, backend=backend)
     hint = "check --compute-dtype and the --rate-* options" + (

@@ -175,15 +175,15 @@ def _table_rank(space, at, rows) -> int | None:
     return None
 
 
-def runner_up(sweep, scores, index, ranked, rows=None, keys=None) -> dict | None:
+def runner_up(sweep, scores, index, ranked, rows=None, *, keys) -> dict | None:
     """The best-scoring feasible plan with a different algorithm (its rank if in the table): the
     fastest by :func:`choose.fastest` (scores within 1 ppb are equal and the rules order them,
-    so rounding does not pick it) given the tie-break ``keys``, else the plain minimum."""
+    so rounding does not pick it) given the tie-break ``keys``."""
     others = scores.copy()
     others[index[0]] = np.inf
     if not np.isfinite(others).any() or sweep.space.gpus[index[4]] == 1:
         return None
-    flat = choose.fastest(others, keys) if keys is not None else int(np.argmin(others))
+    flat = choose.fastest(others, keys)
     at = tuple(int(i) for i in np.unravel_index(flat, scores.shape))
     rank = _table_rank(sweep.space, at, rows) if rows is not None else (
         ranked.index(at) + 1 if at in ranked else None)
@@ -320,7 +320,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     fastest = choose.fastest(scores, keys) if fastest is None else fastest
     exact = tuple(int(i) for i in np.unravel_index(fastest, scores.shape))
     best = rows[0] if rows else rows_at(sweep, setting, scores, [index], constraints)[0]
-    second = runner_up(sweep, scores, index, ranked, rows, keys)
+    second = runner_up(sweep, scores, index, ranked, rows, keys=keys)
     cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend, setting.comm_params,
                       best.bucket_bytes) if second else None
     step()
