@@ -28,7 +28,7 @@ from costmodel.nccl import hostmem
 from costmodel.nccl.names import n_steps
 from costmodel.nccl.tables import NcclTables
 from costmodel.nccl.topology import NcclTopology
-from costmodel.nccl.tuning import CostCell, alg_bw_GBps, graph_for, nvls_one_node_gain
+from costmodel.nccl.tuning import CostCell, alg_bw_GBps, graph_for
 from dpbase import elementwise as ew
 from dpbase.lazynp import is_scalar, np
 from dpbase.values import fields, frozen
@@ -89,6 +89,23 @@ def link_class(topo: NcclTopology) -> str:
     return "nvlink" if topo.intra_path == "NVLINK" else "pci"
 
 
+def nvls_one_node_gain(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTables) -> float:
+    """How much faster NVLS runs on one node than NCCL's model says: its bwInter there is a
+    product of the search's pass 2 (raised up the ladder to at most twice bwIntra; nothing on one
+    node carries it), so what the multicast kernels move is the intra term alone: the cell's
+    algorithm bandwidth without the graph's bwInter over it with (every other cap kept). 1
+    elsewhere, and wherever the intra term binds anyway (a full H100 node: 40 × 0.85 × 7/8 × 2 =
+    59.5 against bwInter 60). B200 and a GB200/GB300 rack of 8 GPUs (bwIntra 80, bwInter 90)
+    measure 830-840 GB/s busbw, not the model's 697 (NVIDIA/nccl#1807; OCI GB300 2 trays,
+    tests/data/validation). NCCL's legacy formula (2.27.5, 2.21.5 here) takes min(bwIntra,
+    bwInter) raw, and pass 2 never leaves bwInter below bwIntra: 1 there too, because the cap does
+    not bind (not by exemption)."""
+    if cell.algorithm != "nvls" or topo.n_nodes != 1:
+        return 1.0
+    capped = alg_bw_GBps(collective, cell.algorithm, cell.protocol, topo, t)
+    return alg_bw_GBps(collective, cell.algorithm, cell.protocol, topo, t, inter_cap=False) / capped if capped > 0 else 1.0
+
+
 def link_factor(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTables) -> float:
     """What nccl-tests achieves per unit of NCCL's graph speed on this cell's links.
 
@@ -101,7 +118,7 @@ def link_factor(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTabl
         rate = topo.net_efficiency if topo.net_efficiency is not None else m[f"efficiency_{link_class(topo)}"]
         return rate * topo.net_share
     if topo.shm is None:  # NVLS on one node is not held to the search's bwInter (nvls_one_node_gain)
-        return m[f"efficiency_{link_class(topo)}"] * nvls_one_node_gain(collective, cell.algorithm, topo, t)
+        return m[f"efficiency_{link_class(topo)}"] * nvls_one_node_gain(collective, cell, topo, t)
     graph = graph_for(cell.algorithm, topo) or topo.ring
     scale = hostmem.bus_bw_GBps(collective, topo) / (graph.n_channels * graph.bw_intra_GBps)
     efficiency = m["efficiency_shm"] if hostmem.duplex(collective, topo.n_ranks) else m["efficiency_pci"]

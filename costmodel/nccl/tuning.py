@@ -67,7 +67,7 @@ def ll_max_bw_GBps(topo: NcclTopology, tables: NcclTables) -> float:
 def _nvls_bw(collective: str, algorithm: str, graph: NcclGraph, topo: NcclTopology, t: NcclTables,
              inter_cap: bool = True) -> float:
     """One NVLS channel's speed in NCCL's model; ``inter_cap=False`` drops the graph's bwInter
-    (:func:`nvls_one_node_gain`)."""
+    (:func:`costmodel.nccl.terms.nvls_one_node_gain`)."""
     r = t.refinement
     tree = algorithm == "nvls_tree"
     if r("nvls_legacy_bandwidth"):
@@ -82,24 +82,6 @@ def _nvls_bw(collective: str, algorithm: str, graph: NcclGraph, topo: NcclTopolo
     inter = graph.bw_inter_GBps * (r("nvls_tree_two_nodes_inter_factor") if tree and topo.n_nodes <= 2 else 1.0)
     cap = _cap(t, "per_channel_nvls_tree", topo) if tree else _INF
     return min(intra, inter if inter_cap else _INF, cap)
-
-
-def nvls_one_node_gain(collective: str, algorithm: str, topo: NcclTopology, t: NcclTables) -> float:
-    """How much faster NVLS runs on one node than NCCL's model says: its bwInter there is a
-    product of the search's pass 2 (raised up the ladder to at most twice bwIntra; nothing on one
-    node carries it), so what the multicast kernels move is the intra term alone. 1 elsewhere,
-    and wherever the intra term binds anyway (a full H100 node: 40 × 0.85 × 7/8 × 2 = 59.5 against
-    bwInter 60). B200 and a GB200/GB300 rack of 8 GPUs (bwIntra 80, bwInter 90) measure 830-840
-    GB/s busbw, not the model's 697 (NVIDIA/nccl#1807; OCI GB300 2 trays, tests/data/validation).
-    NCCL's legacy formula (2.27.5, 2.21.5 here) takes min(bwIntra, bwInter) raw, and pass 2 never
-    leaves bwInter below bwIntra: 1 there too, because the cap does not bind (not by exemption)."""
-    if algorithm != "nvls" or topo.n_nodes != 1:
-        return 1.0
-    graph = graph_for(algorithm, topo)
-    if graph is None:
-        return 1.0
-    capped = _nvls_bw(collective, algorithm, graph, topo, t)
-    return _nvls_bw(collective, algorithm, graph, topo, t, inter_cap=False) / capped if capped > 0 else 1.0
 
 
 def _tree_bus_bw(collective: str, proto: str, bus: float, n_ch: int, topo: NcclTopology, t: NcclTables,
@@ -128,33 +110,35 @@ def _collnet_bus_bw(collective: str, algorithm: str, bus: float, graph: NcclGrap
     return bus * (r("collnet_direct_hopper_factor") if topo.compute_capability >= 90 else 1.0)
 
 
-def channel_bw_GBps(collective: str, algorithm: str, topo: NcclTopology, t: NcclTables) -> float:
+def channel_bw_GBps(collective: str, algorithm: str, topo: NcclTopology, t: NcclTables,
+                    inter_cap: bool = True) -> float:
     """One channel's link speed in NCCL's graph, before protocol factors and caps (0 = no graph).
 
     NCCL takes the graph's ``bwIntra`` on up to two nodes (and for CollNet), ``bwInter`` beyond;
-    NVLS has its own rule (:func:`_nvls_bw`).
+    NVLS has its own rule (:func:`_nvls_bw`; ``inter_cap=False`` drops its graph's bwInter).
     """
     graph = graph_for(algorithm, topo)
     if graph is None:
         return 0.0
     if algorithm in ("nvls", "nvls_tree"):
-        return _nvls_bw(collective, algorithm, graph, topo, t)
+        return _nvls_bw(collective, algorithm, graph, topo, t, inter_cap)
     use_intra = topo.n_nodes <= 2 or algorithm.startswith("collnet")
     return graph.bw_intra_GBps if use_intra else graph.bw_inter_GBps
 
 
 def bus_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology, t: NcclTables,
-                ll_cap: bool = True) -> float:
+                ll_cap: bool = True, inter_cap: bool = True) -> float:
     """NCCL's per-communicator bus bandwidth for one cell, before the bus->alg conversion.
 
     ``ll_cap=False`` drops LL's communicator-wide ``llMaxBw`` cap (every other cap scales with
     the channel count): what the channels together would carry, for per-channel rates.
+    ``inter_cap=False`` drops an NVLS graph's bwInter (:func:`channel_bw_GBps`).
     """
     graph = graph_for(algorithm, topo)
     if graph is None:
         return 0.0
     r = t.refinement
-    bw = channel_bw_GBps(collective, algorithm, topo, t)
+    bw = channel_bw_GBps(collective, algorithm, topo, t, inter_cap)
     n_ch = graph.n_channels
     bus = n_ch * bw
     if algorithm == "ring" and proto == "LL":
@@ -172,11 +156,11 @@ def bus_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology,
 
 
 def alg_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology, t: NcclTables,
-               ll_cap: bool = True) -> float:
+               ll_cap: bool = True, inter_cap: bool = True) -> float:
     """Bus bandwidth converted to algorithm bandwidth (0 when the cell is not applicable)."""
     if not _enabled(collective, algorithm, proto, topo):
         return 0.0
-    bus = bus_bw_GBps(collective, algorithm, proto, topo, t, ll_cap)
+    bus = bus_bw_GBps(collective, algorithm, proto, topo, t, ll_cap, inter_cap)
     if collective in _AG_RS and algorithm != "ring":
         return bus
     if algorithm in ("tree", "collnet_direct", "collnet_chain"):

@@ -9,7 +9,8 @@ import pytest
 import hardware
 from costmodel.nccl import load_tables, nccl_time, topology_for
 from costmodel.nccl.search import intra_gpu_bandwidth, ladder, nvls_speeds
-from costmodel.nccl.tuning import nvls_one_node_gain
+from costmodel.nccl.terms import nvls_one_node_gain
+from costmodel.nccl.tuning import CostCell
 
 T = load_tables()
 SIZE = 8 * 2**30
@@ -61,20 +62,21 @@ def test_one_node_nvls_is_not_held_to_the_search_s_bw_inter():
     """The intra term binds on a full H100 node (40 × 0.85 × 7/8 × 2 = 59.5 against bwInter 60):
     no change there; on an 8-GPU NVLink5 node bwInter (90) would cap NVLS below its intra term.
     Not across nodes, where bwInter is the network's, nor under NCCL's legacy NVLS formula."""
+    nvls, ring = (CostCell(algorithm=name, protocol="Simple", latency_us=0.0, algbw_GBps=0.0) for name in ("nvls", "ring"))
     h100 = topology_for(hardware.load_system("dgx-h100"), 1)
     b200 = topology_for(hardware.load_system("dgx-b200"), 1)
-    assert nvls_one_node_gain("all-reduce", "nvls", h100, T) == 1.0
-    assert nvls_one_node_gain("all-reduce", "nvls", b200, T) > 1.1
-    assert nvls_one_node_gain("all-reduce", "ring", b200, T) == 1.0
+    assert nvls_one_node_gain("all-reduce", nvls, h100, T) == 1.0
+    assert nvls_one_node_gain("all-reduce", nvls, b200, T) > 1.1
+    assert nvls_one_node_gain("all-reduce", ring, b200, T) == 1.0
     two_nodes = topology_for(hardware.load_system("dgx-b200"), 2)
-    assert nvls_one_node_gain("all-reduce", "nvls", two_nodes, T) == 1.0
+    assert nvls_one_node_gain("all-reduce", nvls, two_nodes, T) == 1.0
     # NCCL's legacy formula (2.27.5) takes min(bwIntra, bwInter) raw, and pass 2 never leaves bwInter
     # below bwIntra: no gain there on any node this search builds (the cap applies, and does not bind)
     legacy = load_tables(version="2.27.5")
     for system in ("dgx-b200", "dgx-h100", "gb200-nvl72-tray"):
         topo = topology_for(hardware.load_system(system), 1, tables=legacy)
         assert topo.nvls.bw_inter_GBps >= topo.nvls.bw_intra_GBps
-        assert nvls_one_node_gain("all-reduce", "nvls", topo, legacy) == 1.0
+        assert nvls_one_node_gain("all-reduce", nvls, topo, legacy) == 1.0
 
 
 @pytest.mark.parametrize(("system", "nodes", "measured_us", "tolerance", "algorithm"), [
