@@ -54,3 +54,19 @@ def test_the_fsdp_and_deepspeed_schedules_example():
         buckets, units = step(zero, "--sync", "ddp", "--bucket", "400MiB"), step(zero, "--sync", "fsdp")
         assert f"ZeRO-{zero}: {buckets} in 400 MiB buckets, {units} per unit" in PAGE or \
             f"ZeRO-{zero}: {buckets} and {units}" in PAGE, (zero, buckets, units)
+
+
+def test_the_deadline_tie_band_and_sweep_size_examples():
+    """The deadline example (issue's 1 GPU for 193 days), the communication-bound tie band and the
+    sweep size of a huge global batch, as docs/planner.md quotes them."""
+    common = dict(nodes=16, global_batch=1024, objective="gpu-hours", tokens=300e9)
+    slow, bounded = plan("1.3B", "dgx-a100", **common), plan("1.3B", "dgx-a100", deadline_hours=14 * 24, **common)
+    assert slow.best.gpus == 1 and round(slow.best.hours_to_train / 24) == 193
+    assert bounded.best.gpus == 16 and bounded.best.hours_to_train <= 14 * 24
+    extra = bounded.best.gpu_hours / slow.best.gpu_hours - 1
+    assert f"chooses 16 GPUs, {bounded.best.hours_to_train:.0f} hours, {100 * extra:.1f} % more GPU-hours" in PAGE
+    band = plan("gpt2", "aws-p4d", nodes=4, global_batch=256).findings["tie_band"]
+    assert band > 0.02 and f"(gpt2 on 4 × p4d over EFA: {100 * band:.1f} %)" in PAGE
+    swept = {backend: plan("gpt2", "dgx-h100", nodes=1, global_batch=134217728, backend=backend).configurations
+             for backend in ("auto", "ideal")}
+    assert f"sweeps {swept['auto']:,} configurations (NCCL backend; {swept['ideal']:,} with `--backend ideal`)" in PAGE

@@ -1,0 +1,73 @@
+"""docs/iteration-model.md's worked figures are what `dpcost iteration` gives today.
+
+Hand-written figures in the page went stale when constants changed (found by a review on
+2026-11-28: the parameter-gather overlap, the hybrid/hpZ memory, the CNN check table); each is
+computed here and looked up in the page (line breaks read as spaces)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+
+PAGE_TEXT = (Path(__file__).resolve().parents[2] / "docs" / "iteration-model.md").read_text(encoding="utf-8")
+PAGE = " ".join(PAGE_TEXT.split())
+runner = CliRunner()
+
+
+def _breakdown(*args: str) -> dict:
+    result = runner.invoke(app, ["iteration", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_the_parameter_gather_overlap_example():
+    args = ("--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4", "--micro-batch", "2", "--accum", "4",
+            "--seq-len", "4096", "--zero", "1", "--backend", "nccl")
+    plain, overlapped = _breakdown(*args), _breakdown(*args, "--overlap-param-gather")
+    assert overlapped["exposed_comm_s"] < plain["exposed_comm_s"] and overlapped["total_s"] < plain["total_s"]
+    expected = (f"exposed communication {plain['exposed_comm_s'] * 1e3:.0f} ms → {overlapped['exposed_comm_s'] * 1e3:.1f} ms, "
+                f"step {plain['total_s']:.3f} s → {overlapped['total_s']:.3f} s")
+    assert expected in PAGE
+
+
+def _memory_gb(breakdown: dict) -> float:
+    return breakdown["memory"]["total_bytes"] / 1e9
+
+
+def test_the_hybrid_and_hpz_examples():
+    args = ("--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "16", "--micro-batch", "2", "--accum", "4",
+            "--seq-len", "4096", "--zero", "3")
+    full, hybrid, hpz = (_breakdown(*args, "--shard", shard) for shard in ("full", "hybrid", "hpz"))
+    assert hybrid["comm_s"] < hpz["comm_s"] < full["comm_s"]
+    assert _memory_gb(full) < _memory_gb(hpz) < _memory_gb(hybrid)
+    assert (f"communication {full['comm_s']:.2f} s → {hybrid['comm_s']:.2f} s per step, "
+            f"memory {_memory_gb(full):.1f} → {_memory_gb(hybrid):.1f} GB per GPU") in PAGE
+    assert (f"communication {full['comm_s']:.2f} s → {hpz['comm_s']:.2f} s, memory {_memory_gb(full):.1f} → "
+            f"{_memory_gb(hpz):.1f} GB (hybrid: {hybrid['comm_s']:.2f} s, {_memory_gb(hybrid):.1f} GB)") in PAGE
+
+
+ROW = re.compile(r"^\| (dgx-\S+) \| (\w+) \| (\d+) \| ([\d,]+) \((\d+)\) \| ([\d,]+) \(([−+]\d+) %\) "
+                 r"\| ([\d,]+) \((\d+)\) \| ([\d,]+) \(([−+]\d+) %\) \|$", re.MULTILINE)
+CNN_ROWS = ROW.findall(PAGE_TEXT)
+
+
+def test_the_cnn_check_table_is_found():
+    assert len(CNN_ROWS) == 6
+
+
+@pytest.mark.parametrize("row", CNN_ROWS, ids=lambda row: "-".join(row[:3]))
+def test_the_cnn_check_table(row):
+    system, dtype, gpus = row[:3]
+    for published, micro_batch, predicted, percent in (row[3:7], row[7:11]):
+        found = _breakdown("--model", "resnet-50", "--cluster", system, "--gpus", gpus, "--micro-batch", micro_batch,
+                           "--compute-dtype", dtype)
+        per_gpu = found["samples_per_s"] / int(gpus)
+        assert f"{per_gpu:,.0f}" == predicted, (row, per_gpu)
+        change = round(100 * (per_gpu / float(published.replace(",", "")) - 1))
+        assert int(percent.replace("−", "-")) == change, (row, change)
