@@ -242,8 +242,11 @@ def step_seconds(*, forward_s, backward_s, accumulation_steps, straggler_factor,
     syncs = ew.where(every_micro_batch, accumulation_steps, 1)
     compute = accumulation_steps * (forward_s + backward_s)
     wait = compute * (straggler_factor - 1.0)
-    exposed = syncs * sync_exposed_s + (post_step_s if post_step_exposed_s is None else post_step_exposed_s)
     comm = syncs * sync_comm_s + post_step_s
+    # No more exposed than there is: the finish-line arithmetic can overshoot by a rounding error
+    # (-1.7e-18 s hidden, printed as a negative time, found by a QA pass on Horovod rows).
+    exposed = ew.minimum(syncs * sync_exposed_s + (post_step_s if post_step_exposed_s is None
+                                                   else post_step_exposed_s), comm)
     interference = losses.interference_seconds(comm - exposed, overlap_slowdown)
     total = compute + wait + exposed + optimizer_s + interference + host_overhead_s
     starved = ew.maximum(input_s - total, 0.0)

@@ -317,6 +317,53 @@ def _positive_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
+COUNT_FIELDS = ("layers", "hidden_size", "heads", "seq_len", "vocab", "tensors", "flops_params",
+                "embedding_params", "logits_vocab", "memory_length")
+# What a model with attention layers cannot be without: at least one layer, a hidden size split
+# evenly over at least one head, and (given) at least one token per sample.
+AT_LEAST_ONE = ("layers", "hidden_size", "heads", "seq_len")
+
+
+def _model_table(document: dict) -> dict:
+    """The file's ``[model]`` table, or its top-level keys when it has none (never both)."""
+    if "model" not in document:
+        return dict(document)
+    table = document["model"]
+    if not isinstance(table, dict):
+        raise InputError("model", table, "a [model] table of the model's fields (or the fields at top level)")
+    beside = sorted(set(document) - {"model"})
+    if beside:
+        raise InputError(beside[0], document[beside[0]],
+                         "nothing beside the [model] table: put every field inside it")
+    return dict(table)
+
+
+def _check_counts(entry: dict, kind: str) -> None:
+    """Every integer field is an integer in range; a model with attention layers has at least one
+    layer, a hidden size split evenly over its heads, and at least one token per sample. Checked
+    before anything is derived from them."""
+    for field in COUNT_FIELDS:
+        value = entry.get(field, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+            raise InputError(f"model.{field}", value, f"an integer from 0 to {MAX_COUNT}")
+    if kind == "cnn":
+        return
+    for field in AT_LEAST_ONE:
+        if field in entry and entry[field] < 1:
+            raise InputError(f"model.{field}", entry[field], f"an integer from 1 to {MAX_COUNT} for a {kind} model")
+    if "hidden_size" in entry and "heads" in entry and entry["hidden_size"] % entry["heads"]:
+        raise InputError("model.heads", entry["heads"],
+                         f"a divisor of hidden_size ({entry['hidden_size']:,}): each head takes an equal slice")
+    if kind in TOKEN_RULE_KINDS and "flops_per_sample" in entry:
+        raise InputError("model.flops_per_sample", entry["flops_per_sample"],
+                         f"absent for a {kind} model: its FLOPs follow from its parameters and tokens "
+                         "(flops_params sets the parameters its matmuls run over)")
+    if kind == "vit" and "seq_len" not in entry:
+        raise InputError("model.seq_len", "missing",
+                         "the tokens per image of a vit model (patches + 1: 197 for 224x224 at patch 16); "
+                         "--seq-len cannot set it")
+
+
 def load_model_file(path: str) -> Workload:
     """A user model from a TOML file: a ``[model]`` table (or top-level keys) with ``kind``,
     ``layers``, ``hidden_size``, ``heads``, ``vocab``, ``seq_len`` and ``params`` (derived as
@@ -328,13 +375,16 @@ def load_model_file(path: str) -> Workload:
             document = tomllib.load(handle)
     except tomllib.TOMLDecodeError as error:
         raise InputError("model", path, f"a valid TOML file ({error})") from None
-    entry = dict(document.get("model", document))
+    except (OSError, UnicodeDecodeError):
+        raise InputError("model", path, "a readable UTF-8 TOML file") from None
+    entry = _model_table(document)
     unknown = sorted(set(entry) - set(USER_FIELDS))
     if unknown:
         raise InputError(f"model.{unknown[0]}", entry[unknown[0]], ", ".join(USER_FIELDS))
     kind = str(entry.get("kind", "transformer"))
     if kind not in KINDS:
         raise InputError("model.kind", kind, ", ".join(KINDS))
+    _check_counts(entry, kind)
     params = _user_params(entry, path)
     layers, hidden, heads = derived_shape(params)
     check_image_model(kind, entry)
@@ -342,11 +392,6 @@ def load_model_file(path: str) -> Workload:
         raise InputError("model.vocab", entry.get("vocab", "missing"),
                          f"the vocabulary size (an integer >= 1) of a {kind} model: its logits take memory "
                          "(GPT-2/GPT-3 50,257; BERT 30,522; Llama 2 32,000)")
-    for field in ("layers", "hidden_size", "heads", "seq_len", "vocab", "tensors", "flops_params",
-                  "embedding_params", "logits_vocab", "memory_length"):
-        value = entry.get(field, 0)
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
-            raise InputError(f"model.{field}", value, f"an integer from 0 to {MAX_COUNT}")
     switches = {name: entry.get(name, _DEFAULTS[name]) for name in ("tied_embeddings", "relative_attention",
                                                                     "attention_dropout")}
     for field, value in switches.items():

@@ -164,3 +164,40 @@ def test_an_input_embedding_larger_than_the_model_is_refused(tmp_path, text, fie
         load_model(str(path))
     result = runner.invoke(app, ["iteration", "--cluster", "dgx-h100", "--micro-batch", "4", "--model", str(path)])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and field in result.stderr
+
+
+GPT2_SHAPE = "layers = 12\nhidden_size = 768\nheads = 12\nvocab = 50257\nseq_len = 1024\n"
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ('[model]\nlayers = "twelve"\nhidden_size = 768\nheads = 12\nvocab = 50257\n', "model.layers"),
+    ("[model]\nlayers = [12]\nhidden_size = 768\nheads = 12\nvocab = 50257\n", "model.layers"),
+    ("[model]\nlayers = 1e400\nhidden_size = 768\nheads = 12\nvocab = 50257\n", "model.layers"),
+    ("model = 5\n", "model"),
+    ('model = "gpt2"\n', "model"),
+    ("seq_len = 512\n[model]\n" + GPT2_SHAPE.replace("seq_len = 1024\n", ""), "seq_len"),
+    ("[model]\n" + GPT2_SHAPE.replace("layers = 12", "layers = 0"), "model.layers"),
+    ("[model]\n" + GPT2_SHAPE.replace("heads = 12", "heads = 0"), "model.heads"),
+    ("[model]\n" + GPT2_SHAPE.replace("heads = 12", "heads = 7"), "model.heads"),
+    ("[model]\n" + GPT2_SHAPE.replace("seq_len = 1024", "seq_len = 0"), "model.seq_len"),
+    ("[model]\n" + GPT2_SHAPE + "flops_per_sample = 1e9\n", "model.flops_per_sample"),
+    ('[model]\nkind = "vit"\nparams = "86M"\nlayers = 12\nhidden_size = 768\nheads = 12\nflops_per_sample = 52.8e9\n',
+     "model.seq_len"),
+])
+def test_a_malformed_model_file_is_one_line_naming_the_field(tmp_path, body, field):
+    """Found by a QA pass (2026-11-28): these gave tracebacks (a layer count read before it was
+    checked, a non-table `model` key), or ran on nonsense (no layers: 1-byte FSDP units and a
+    6,553 s step; no tokens: no compute; a top-level key beside [model] or a transformer's
+    flops_per_sample silently ignored; a ViT at the derived 2,048 tokens)."""
+    path = _write(tmp_path, body)
+    for command in (["iteration", "--micro-batch", "8"], ["plan", "--global-batch", "64"]):
+        result = runner.invoke(app, [*command, "--cluster", "dgx-h100", "--model", str(path)])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"error: {field}:"), result.stderr
+
+
+def test_a_model_file_that_is_not_utf8_is_one_line(tmp_path):
+    path = tmp_path / "binary.toml"
+    path.write_bytes(b"\xff\xfe[model]\n")
+    result = runner.invoke(app, ["iteration", "--cluster", "dgx-h100", "--micro-batch", "8", "--model", str(path)])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "UTF-8" in result.stderr
