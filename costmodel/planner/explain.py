@@ -45,6 +45,7 @@ def _value(field: str, value) -> str:
 def bound(row) -> dict:
     """Shares of the step and which part bounds it."""
     shares = {"compute": row.compute_s / row.total_s,
+              "scaling losses": row.losses_s / row.total_s,
               "exposed communication": row.exposed_comm_s / row.total_s,
               "optimizer": row.optimizer_s / row.total_s}
     return {"bound": max(shares, key=shares.get), "shares": shares}

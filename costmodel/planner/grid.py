@@ -418,7 +418,8 @@ class Sweep:
 
     space: Space
     total_s: np.ndarray
-    compute_s: np.ndarray
+    compute_s: np.ndarray  # the micro-batches' forward and backward, as iteration's compute_s
+    losses_s: np.ndarray  # straggler wait + overlap interference + host overhead + input wait
     comm_s: np.ndarray
     exposed_comm_s: np.ndarray
     optimizer_s: np.ndarray
@@ -429,7 +430,8 @@ class Sweep:
     reserve_bytes: float
     feasible: np.ndarray
     plain_dp_fits: np.ndarray
-    interference_s: np.ndarray  # the part of compute_s the hidden collectives add
+    interference_s: np.ndarray  # the part of losses_s the hidden collectives add
+    input_wait_s: np.ndarray  # the part of losses_s the data loader adds
     shard: str = "full"  # how ZeRO-3 rows shard ("hybrid", "hpz": see Setting)
 
 
@@ -439,7 +441,7 @@ def comm_free_s(sweep: Sweep) -> np.ndarray:
     communication, the slowdown the hidden part causes, the data loader's wait), none of which
     the links can make negative, so this bounds the step from below on any links (the
     what-if's pruning, :mod:`costmodel.planner.explain`)."""
-    return sweep.compute_s - sweep.interference_s + sweep.optimizer_s
+    return sweep.compute_s + sweep.losses_s - sweep.interference_s - sweep.input_wait_s + sweep.optimizer_s
 
 
 def samples_per_s(space: Space, step_s) -> np.ndarray:
@@ -709,9 +711,9 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     fitted = fit if fit is not None else fits(setting, system, space, tables, per_dtype)
     shape = space.shape
     return Sweep(space=space, total_s=np.broadcast_to(step.total_s, shape),
-                 # the losses of training.losses (interference, host overhead) count as compute time
-                 compute_s=np.broadcast_to(step.compute_s + step.straggler_wait_s
-                                           + step.interference_s + step.host_overhead_s, shape),
+                 compute_s=np.broadcast_to(step.compute_s, shape),
+                 losses_s=np.broadcast_to(step.straggler_wait_s + step.interference_s + step.host_overhead_s
+                                          + step.input_wait_s, shape),
                  comm_s=np.broadcast_to(step.comm_s, shape),
                  exposed_comm_s=np.broadcast_to(step.exposed_comm_s, shape),
                  optimizer_s=np.broadcast_to(optimizer_s, shape),
@@ -721,4 +723,5 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                  reserve_bytes=float(gpu.memory_bytes - fitted.usable_bytes),
                  feasible=np.broadcast_to(fitted.feasible, shape),
                  plain_dp_fits=np.broadcast_to(fitted.plain_dp_fits, shape), shard=setting.shard,
-                 interference_s=np.broadcast_to(step.interference_s, shape))
+                 interference_s=np.broadcast_to(step.interference_s, shape),
+                 input_wait_s=np.broadcast_to(step.input_wait_s, shape))

@@ -49,7 +49,7 @@ class PlanRow:
     zero_stage: int
     recompute: bool
     total_s: float
-    compute_s: float
+    compute_s: float  # forward and backward of the micro-batches (iteration's compute_s)
     comm_s: float
     exposed_comm_s: float
     optimizer_s: float
@@ -76,6 +76,8 @@ class PlanRow:
     # horovod (bucket_bytes: the fusion buffer), flat and per-tensor (bucket_bytes: the whole
     # gradient, one tensor), fsdp (ZeRO-2/3 plans; bucket_bytes: one FSDP unit)
     sync: str = "ddp"
+    # straggler wait + overlap interference + host overhead + input wait (training.losses)
+    losses_s: float = 0.0
 
     def to_dict(self) -> dict:
         """Every field, for JSON."""
@@ -163,6 +165,7 @@ def _row(sweep, setting, scores, index, rank: int, totals: dict, sent=None) -> P
         rank=rank, **_shown(space, index), bucket_bytes=row_bucket_bytes(setting, space, z, d, u),
         sync=stage_mode(setting.sync, space.zero_stages[z]),
         recompute=bool(setting.recompute), total_s=total, compute_s=float(sweep.compute_s[index]),
+        losses_s=float(sweep.losses_s[index]),
         comm_s=float(sweep.comm_s[index]), exposed_comm_s=float(sweep.exposed_comm_s[index]),
         optimizer_s=float(sweep.optimizer_s[index]), samples_per_s=samples,
         tokens_per_s=samples * _tokens_per_sample(setting),
