@@ -65,7 +65,13 @@ def nccl_prediction(primitive: str, size_bytes: float, lay: Layout, topo: Any, a
     from costmodel.nccl import nccl_time
     from costmodel.nccl.names import to_nccl_algorithm
 
-    p = nccl_time(primitive_named(primitive).value, size_bytes, topo, tables, algorithm=to_nccl_algorithm(algorithm))
+    collective = primitive_named(primitive).value
+    try:
+        p = nccl_time(collective, size_bytes, topo, tables, algorithm=to_nccl_algorithm(algorithm))
+    except NotApplicableError:
+        if algorithm == "auto":
+            raise
+        raise _not_run(collective, algorithm, lay, topo, tables) from None
     return Prediction(
         primitive=p.collective, algorithm=p.algorithm, protocol=p.protocol, backend=Backend.NCCL.value,
         ranks=p.n_ranks, size_bytes=float(size_bytes), time_s=p.time_s, latency_s=p.latency_s,
@@ -75,6 +81,19 @@ def nccl_prediction(primitive: str, size_bytes: float, lay: Layout, topo: Any, a
         cluster=lay.system.name, nodes=lay.nodes, gpus_per_node=lay.gpus_per_node, bottleneck=bottleneck_link(lay),
         stack_runs=True,
         **_mirror_traffic(primitive, p.n_ranks, size_bytes, p.algorithm, p.latency_s, p.bandwidth_Bps))
+
+
+def _not_run(collective: str, algorithm: str, lay: Layout, topo: Any, tables: Any) -> NotApplicableError:
+    """The user's algorithm, in the user's words, and what NCCL does run there (not NCCL's
+    internal algorithm/protocol pair: `--algorithm in-network` on a DGX-1 named 'nvls/auto')."""
+    from costmodel.nccl.model import load_tables
+    from costmodel.nccl.names import REGISTRY_MIRROR
+    from costmodel.nccl.selection import candidates
+
+    runs_here = dict.fromkeys(REGISTRY_MIRROR.get(row[0], row[0])
+                              for row in candidates(collective, topo, tables or load_tables()))
+    return NotApplicableError("algorithm", algorithm, f"one NCCL runs for {collective} on {lay.system.name}: "
+                              + ", ".join(["auto", *runs_here]))
 
 
 def _nccl_every(primitive: str, size_bytes: float, lay: Layout, topo: Any, tables: Any) -> list[Prediction]:

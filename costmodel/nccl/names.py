@@ -29,6 +29,10 @@ _ALGOS_BY_COLLECTIVE = {
 REGISTRY_MIRROR = {"ring": "ring", "tree": "double-binary-tree", "nvls": "in-network", "nvls_tree": "in-network",
                    "collnet_direct": "in-network", "collnet_chain": "in-network"}
 FROM_REGISTRY = {"ring": "ring", "double-binary-tree": "tree", "in-network": "nvls"}
+# A registry algorithm NCCL runs as several of its own (NCCL_ALGO takes a list): in-network
+# reduction is NVLS inside an NVLink domain, NVLS tree across such nodes, CollNet over SHARP
+# switches. Forcing it lets NCCL choose among them, as `NCCL_ALGO=NVLS,NVLSTree,CollNet` does.
+FAMILIES = {"in-network": ("nvls", "nvls_tree", "collnet_direct", "collnet_chain")}
 
 
 def _key(text: str) -> str:
@@ -38,7 +42,7 @@ def _key(text: str) -> str:
 _COLLECTIVE_ALIASES = {_key(c): c for c in COLLECTIVES}
 _COLLECTIVE_ALIASES |= {"bcast": "broadcast", "allreduceperf": "all-reduce", "allgatherperf": "all-gather",
                         "reducescatterperf": "reduce-scatter", "broadcastperf": "broadcast", "reduceperf": "reduce"}
-_ALGORITHM_ALIASES = {_key(a): a for a in ALGORITHMS} | {"collnet": "collnet_direct"}
+_ALGORITHM_ALIASES = {_key(a): a for a in ALGORITHMS} | {"collnet": "collnet_direct"} | {_key(f): f for f in FAMILIES}
 _PROTOCOL_ALIASES = {_key(p): p for p in PROTOCOLS}
 
 
@@ -58,7 +62,7 @@ def normalize_algorithm(name: str) -> str:
         return "auto"
     found = _ALGORITHM_ALIASES.get(_key(name))
     if found is None:
-        raise UnknownNameError("algorithm", name, ("auto", *ALGORITHMS))
+        raise UnknownNameError("algorithm", name, ("auto", *ALGORITHMS, *FAMILIES))
     return found
 
 
@@ -90,6 +94,8 @@ def to_nccl_algorithm(name: str) -> str:
     """NCCL's name for a user's algorithm, given in NCCL's words ('tree', 'NVLSTree') or the
     registry's ('double-binary-tree', 'in-network'); 'auto' stays 'auto'."""
     key = _key(name)
+    if key in {_key(f) for f in FAMILIES}:
+        return normalize_algorithm(name)
     for registry, nccl in FROM_REGISTRY.items():
         if key == _key(registry):
             return nccl

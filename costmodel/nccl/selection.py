@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+from costmodel.nccl.names import FAMILIES
 from costmodel.nccl.tables import NcclTables
 from costmodel.nccl.terms import (
     CellTerms,
@@ -96,8 +97,9 @@ def candidates(collective: str, topo: NcclTopology, tables: NcclTables) -> list[
 def allowed(collective: str, topo: NcclTopology, tables: NcclTables, algorithm: str = "auto",
             protocol: str = "auto") -> list[tuple[str, str, CostCell, CellTerms]]:
     """The candidates ``NCCL_ALGO``/``NCCL_PROTO`` leave; NotApplicableError when none."""
+    algorithms = FAMILIES.get(algorithm, (algorithm,))
     rows = [row for row in candidates(collective, topo, tables)
-            if algorithm in ("auto", row[0]) and protocol in ("auto", row[1])]
+            if (algorithm == "auto" or row[0] in algorithms) and protocol in ("auto", row[1])]
     if not rows:
         raise _not_enabled(collective, algorithm, protocol)
     return rows

@@ -1,0 +1,47 @@
+"""`--algorithm in-network` under NCCL's model is NCCL's in-network family, and a topology
+without one says so in the user's words.
+
+Found by a QA pass (2026-11-28): the registry's in-network was forced as NCCL's NVLS alone, so on
+two DGX H100 nodes (where NCCL runs NVLS tree) it failed with `algorithm/protocol: got
+'nvls/auto'`, the error every topology without NVLS gave too."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+import hardware
+from cli import app
+from costmodel.cluster import comm as cluster_comm
+from costmodel.nccl.names import FAMILIES, to_nccl_algorithm
+from dpbase.errors import NotApplicableError
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(("nodes", "expected"), [(1, "nvls"), (2, "nvls_tree")])
+def test_in_network_runs_what_nccl_runs_in_the_network(nodes, expected):
+    model = cluster_comm.comm_model(hardware.load_system("dgx-h100"), nodes, 8, algorithm="in-network",
+                                    backend="nccl")
+    found = model.choose("all-reduce", 256 * 2**20)
+    assert found.algorithm == expected and found.time_s > 0
+    auto = cluster_comm.comm_model(hardware.load_system("dgx-h100"), nodes, 8, backend="nccl")
+    assert found.time_s >= auto.choose("all-reduce", 256 * 2**20).time_s  # auto takes the fastest of all
+
+
+def test_the_family_is_nccls_in_network_algorithms():
+    assert to_nccl_algorithm("in-network") == "in-network" and set(FAMILIES["in-network"]) == {
+        "nvls", "nvls_tree", "collnet_direct", "collnet_chain"}
+    assert to_nccl_algorithm("double-binary-tree") == "tree" and to_nccl_algorithm("NVLSTree") == "nvls_tree"
+
+
+def test_a_topology_without_it_names_the_users_algorithm_and_what_runs():
+    model = cluster_comm.comm_model(hardware.load_system("dgx-1-p100"), 1, 8, algorithm="in-network", backend="nccl")
+    with pytest.raises(NotApplicableError) as raised:
+        model.choose("all-reduce", 2**20)
+    assert raised.value.field == "algorithm" and raised.value.value == "in-network"
+    assert "dgx-1-p100: auto, double-binary-tree, ring" in str(raised.value)
+    result = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-1-p100", "--micro-batch", "8",
+                                 "--algorithm", "in-network"])
+    assert result.exit_code == 2 and result.stderr.startswith("error: algorithm: got 'in-network'")
+    assert "nvls" not in result.stderr
