@@ -76,8 +76,12 @@ def enum_named(kind: type[E], field: str, name: str | E) -> E:
 
 
 def backend_named(name: str | Backend) -> Backend:
-    """The Backend for a user's name; one error line naming the allowed values otherwise."""
-    return enum_named(Backend, "backend", name)
+    """The Backend for a user's name; one error line naming the allowed values otherwise (with
+    ``auto``, which every backend option takes and resolves before asking here)."""
+    try:
+        return enum_named(Backend, "backend", name)
+    except UnknownNameError:
+        raise UnknownNameError("backend", name, ["auto", *(member.value for member in Backend)]) from None
 
 
 # What n (size_bytes) means per primitive, as nccl-tests prints it.

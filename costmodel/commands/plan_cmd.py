@@ -231,7 +231,7 @@ def plan(
         result = make_plan(
             model, cluster, global_batch=global_batch, nodes=nodes, gpus=gpus, seq_len=seq_len,
             min_gpus=min_gpus, max_gpus=max_gpus, objective=objective.value, backend=backend,
-            top=top, tokens=parse_param_count(tokens, "tokens") if tokens is not None else None,
+            top=top, tokens=parse_param_count(tokens, "tokens", "token") if tokens is not None else None,
             bucket_bytes=_list(buckets, lambda s: parse_size(s, "buckets")),
             grad_dtypes=_list(grad_dtypes, str), compute_dtype=compute_dtype, mfu=mfu,
             mfu_calibration=source,

@@ -548,8 +548,10 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     partial = gpus is not None
     if partial and max_gpus is not None:
         raise InputError("max_gpus", max_gpus, "unset with --gpus (which already caps the GPUs)")
-    _check(global_batch, nodes or 1, min_gpus, gpus if partial else max_gpus, objective, tokens,
-           backend, top)
+    if partial and (isinstance(gpus, bool) or int(gpus) != gpus or gpus < min_gpus):
+        raise InputError("gpus", gpus, f"an integer >= min_gpus ({min_gpus})")
+    _check(global_batch, 1 if nodes is None else nodes, min_gpus, gpus if partial else max_gpus, objective,
+           tokens, backend, top)
     if tie_band is not None and not 0 <= tie_band < 1:
         raise InputError("tie_band", tie_band, "a fraction from 0 to below 1 (e.g. 0.02)")
     _check_axes(bucket_bytes, grad_dtypes)

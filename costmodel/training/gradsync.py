@@ -158,12 +158,13 @@ QUANT_HBM_PASSES = 2.0
 def check_quantization(weight_bits: int | None, grad_bits: int | None, zero_stage: int) -> None:
     """qwZ needs a weight all-gather (ZeRO >= 1), qgZ a sharded gradient reduction (ZeRO >= 1)."""
     if weight_bits is not None and weight_bits not in WEIGHT_BITS:
-        raise InputError("quantize_weights", weight_bits, "int8 (ZeRO++ qwZ)")
+        raise InputError("quantize_weights", f"int{weight_bits}", "int8 (ZeRO++ qwZ)")
     if grad_bits is not None and grad_bits not in GRAD_BITS:
-        raise InputError("quantize_grads", grad_bits, "int4 or int8 (ZeRO++ qgZ)")
+        raise InputError("quantize_grads", f"int{grad_bits}", "int4 or int8 (ZeRO++ qgZ)")
     if (weight_bits or grad_bits) and zero_stage == 0:
         field = "quantize_weights" if weight_bits else "quantize_grads"
-        raise InputError(field, weight_bits or grad_bits, "a ZeRO stage >= 1 (ZeRO++ quantises ZeRO's collectives)")
+        raise InputError(field, f"int{weight_bits or grad_bits}",
+                         "a ZeRO stage >= 1 (ZeRO++ quantises ZeRO's collectives)")
 
 
 def _fields(layout: BucketLayout) -> tuple:

@@ -223,17 +223,19 @@ def default_mfu_for_kind(kind: str, arch: str, dtype: str,
 MAX_PARAMS = 2.0**50  # ~10^15 parameters: 10^3 × the largest published models; bounds every product
 
 
-def parse_param_count(text: str | int | float, field: str = "model") -> int:
-    """A parameter count from ``7B``, ``124M``, ``1.3e9``, ``350k`` or a number."""
+def parse_param_count(text: str | int | float, field: str = "model", noun: str = "parameter") -> int:
+    """A parameter count from ``7B``, ``124M``, ``1.3e9``, ``350k`` or a number (``noun``: what
+    is counted, for the error line: ``token`` for --tokens)."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value = float(text)
     else:
         match = _COUNT.match(str(text))
         if not match:
-            raise InputError(field, text, PARAMS_ALLOWED)
+            raise InputError(field, text, PARAMS_ALLOWED if noun == "parameter"
+                             else f"a {noun} count such as 2T, 300B or 1e12")
         value = float(match.group(1)) * _SUFFIX[match.group(2).upper()]
     if not 1 <= value <= MAX_PARAMS:
-        raise InputError(field, text, f"a parameter count from 1 to {MAX_PARAMS:.3g}")
+        raise InputError(field, text, f"a {noun} count from 1 to {MAX_PARAMS:.3g}")
     return int(round(value))
 
 
@@ -451,7 +453,7 @@ def training_flops_per_sample(workload: Workload, seq_len, include_attention: bo
     B·D is a third product)."""
     if not workload.uses_token_rule:
         if include_attention:
-            raise InputError("include_attention", True,
+            raise InputError("attention", True,
                              f"off for {workload.kind} models (their FLOPs already include it)")
         return workload.flops_per_sample + 0 * seq_len
     flops = TRAINING_FLOPS_PER_PARAM_TOKEN * workload.matmul_params * seq_len

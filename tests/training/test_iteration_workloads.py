@@ -58,7 +58,7 @@ def test_image_models_carry_flops_per_sample_and_refuse_seq_len():
     assert workloads.training_flops_per_sample(resnet, 0) == pytest.approx(3 * 2 * 4.09e9)
     with pytest.raises(InputError, match="seq_len"):
         workloads.resolve_seq_len(resnet, 128)
-    with pytest.raises(InputError, match="include_attention"):
+    with pytest.raises(InputError, match="attention: got True"):
         workloads.training_flops_per_sample(resnet, 0, include_attention=True)
     assert workloads.tokens_per_sample(resnet, 0) == 0
     vit = workloads.load_model("vit-l-16")

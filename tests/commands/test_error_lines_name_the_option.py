@@ -1,0 +1,36 @@
+"""Each bad input is one line naming the option the user typed, the value as typed and what is
+allowed (found by a QA pass, 2026-11-28: `plan --nodes 0` ran as one node, `plan --gpus 0`
+blamed max_gpus, `--tokens` spoke of parameter counts, `--quantize-grads int2` echoed 2,
+`--attention` on a CNN named an internal field, and the backend lists left out the default)."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+
+runner = CliRunner()
+PLAN = ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "64"]
+ITERATION = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "8"]
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    ([*PLAN, "--nodes", "0"], "error: nodes: got 0; allowed: an integer >= 1"),
+    ([*PLAN, "--gpus", "0"], "error: gpus: got 0; allowed: an integer >= min_gpus (1)"),
+    ([*PLAN, "--gpus", "-5"], "error: gpus: got -5;"),
+    ([*PLAN, "--objective", "gpu-hours", "--tokens", "0"], "error: tokens: got '0'; allowed: a token count from 1"),
+    ([*PLAN, "--objective", "gpu-hours", "--tokens", "1TB"],
+     "error: tokens: got '1TB'; allowed: a token count such as 2T, 300B or 1e12"),
+    ([*ITERATION, "--zero", "1", "--quantize-grads", "int2"], "error: quantize_grads: got 'int2'; allowed: int4 or int8"),
+    (["iteration", "--model", "resnet-50", "--cluster", "dgx-h100", "--micro-batch", "8", "--attention"],
+     "error: attention: got True;"),
+    ([*ITERATION, "--backend", "foo"], "error: backend: got 'foo'; allowed: one of auto, ideal, nccl, rccl"),
+    ([*PLAN, "--backend", "foo"], "error: backend: got 'foo'; allowed: one of auto, ideal, nccl, rccl"),
+    (["collective", "all-reduce", "--cluster", "dgx-h100", "--size", "1MB", "--backend", "foo"],
+     "error: backend: got 'foo'; allowed: one of auto, ideal, nccl, rccl"),
+])
+def test_one_line_naming_what_was_typed(argv, line):
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(line), result.stderr
