@@ -188,7 +188,7 @@ def iteration(
     jitter: Annotated[float, Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
     speed_cv: Annotated[float, Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.025, fitted on published scaling tables, within Sinha et al. 2022).")] = losses.SPEED_CV,
     slow_node: Annotated[float, Option("--slow-node", help="One persistently slow rank: its compute takes this multiple (1 = none).")] = 1.0,
-    overlap_slowdown: Annotated[float, Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025; NCCL over TCP sockets: 1).")] = losses.OVERLAP_SLOWDOWN,
+    overlap_slowdown: Annotated[float | None, Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025). Over NCCL's TCP sockets hidden communication costs its full time: 1, not settable lower.")] = None,
     host_overhead: Annotated[str, Option("--host-overhead", help="Framework overhead per data-parallel step (default fitted on published scaling tables).")] = f"{losses.HOST_OVERHEAD_S * 1e3:g}ms",
     host_reduce: Annotated[bool, Option("--host-reduce", help="All-reduce the gradients through host memory (MPI/gloo on the CPU, CPU parameter servers): PCIe copies, CPU reduction, the CPUs' ring across nodes; ZeRO-0.")] = False,
     attention: Annotated[bool, Option("--attention", help="Add attention FLOPs 12·L·h·s² per sample.")] = False,
@@ -222,6 +222,13 @@ def iteration(
     colocated = None if ps_placement is None else ps_placement == "colocated"
     comm = cluster_module.comm_model(system, node_count, per_node, algorithm=algorithm, backend=backend,
                                      servers=servers, colocated=colocated)
+    step_transport = transport.step_transport(system, node_count)
+    if overlap_slowdown is None:
+        overlap_slowdown = losses.OVERLAP_SLOWDOWN
+    elif transport.hides_nothing(step_transport) and overlap_slowdown < transport.TCP_OVERLAP_SLOWDOWN:
+        raise InputError("overlap_slowdown", overlap_slowdown,
+                         f"{transport.TCP_OVERLAP_SLOWDOWN:g} or left out on {system.name} across nodes: over NCCL's TCP "
+                         "sockets hidden communication costs its full time")
     config = TrainingConfig(
         micro_batch=micro_batch, seq_len=seq_len, accumulation_steps=accum, grad_dtype=grad_dtype,
         compute_dtype=compute_dtype, topk_fraction=topk, mfu=mfu, optimizer=optimizer, optimizer_impl=optimizer_impl,
@@ -229,7 +236,7 @@ def iteration(
         first_bucket_bytes=None if first_bucket is None else parse_size(first_bucket, "first_bucket"),
         overlap=not no_overlap, zero_stage=zero, asynchronous=asynchronous, jitter_cv=jitter,
         include_attention=attention, flash_attention=not no_flash_attention, recompute=recompute,
-        sync=sync, transport=transport.step_transport(system, node_count), host_reduce=host_reduce,
+        sync=sync, transport=step_transport, host_reduce=host_reduce,
         quantize_weights=parse_bits(quantize_weights, "quantize_weights"),
         quantize_grads=parse_bits(quantize_grads, "quantize_grads"),
         overlap_param_gather=overlap_param_gather, offload_optimizer=offload_optimizer, shard=shard,

@@ -29,8 +29,28 @@ ITERATION = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-b
     ([*PLAN, "--backend", "foo"], "error: backend: got 'foo'; allowed: one of auto, ideal, nccl, rccl"),
     (["collective", "all-reduce", "--cluster", "dgx-h100", "--size", "1MB", "--backend", "foo"],
      "error: backend: got 'foo'; allowed: one of auto, ideal, nccl, rccl"),
+    # over NCCL's TCP sockets the slowdown is 1 whatever was typed: refused, not ignored
+    (["iteration", "--model", "gpt2", "--cluster", "rtx4090-8x-pcie", "--nodes", "2", "--micro-batch", "8",
+      "--overlap-slowdown", "0"], "error: overlap_slowdown: got 0.0; allowed: 1 or left out on rtx4090-8x-pcie"),
 ])
 def test_one_line_naming_what_was_typed(argv, line):
     result = runner.invoke(app, argv)
     assert result.exit_code == 2, result.output
     assert result.stderr.count("\n") == 1 and result.stderr.startswith(line), result.stderr
+
+
+def test_the_overlap_slowdown_applies_where_the_transport_lets_it():
+    """Inside one node (no TCP) and over RDMA the typed slowdown changes the step; over TCP the
+    default is 1 and typing 1 is accepted."""
+    import json
+
+    def total(*argv: str) -> float:
+        result = runner.invoke(app, ["iteration", "--model", "gpt2", "--micro-batch", "8", *argv, "--json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["total_s"]
+
+    for cluster, nodes in (("rtx4090-8x-pcie", "1"), ("dgx-h100", "2")):
+        base = ("--cluster", cluster, "--nodes", nodes)
+        assert total(*base, "--overlap-slowdown", "0") < total(*base) < total(*base, "--overlap-slowdown", "1")
+    tcp = ("--cluster", "rtx4090-8x-pcie", "--nodes", "2")
+    assert total(*tcp) == total(*tcp, "--overlap-slowdown", "1")

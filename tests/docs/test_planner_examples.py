@@ -32,6 +32,7 @@ def test_the_sync_preset_examples():
     for sync, best in steps.items():
         assert f"{step_time(best.total_s)} (`{sync}`" in PAGE, sync
     assert steps["per-tensor"].gpus == 16 and max(s.total_s for s in steps.values()) == steps["per-tensor"].total_s
+    assert steps["per-tensor"].algorithm == "in-network"  # NVLS tree on two nodes (was refused before 2026-11-28)
 
 
 def test_the_tie_band_example_is_the_readme_plan():

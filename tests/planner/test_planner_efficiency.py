@@ -80,7 +80,7 @@ def test_a_plan_rows_parts_are_iterations_parts(model, system_name, nodes, batch
     result = CliRunner().invoke(app, ["iteration", "--model", model, "--cluster", system_name, *extra,
                                       "--micro-batch", str(best.micro_batch), "--accum", str(best.accumulation_steps),
                                       "--bucket", f"{best.bucket_bytes / MIB:g}MiB", "--grad-dtype", best.grad_dtype,
-                                      "--zero", str(best.zero_stage), "--json"])
+                                      "--zero", str(best.zero_stage), "--algorithm", best.algorithm, "--json"])
     assert result.exit_code == 0, result.output
     found = json.loads(result.stdout)
     assert best.gpus == found["ranks"] and best.total_s == pytest.approx(found["total_s"], rel=1e-12)
