@@ -37,6 +37,7 @@ import functools
 
 from costmodel.training.overlap import DDP_BUCKET_BYTES, DDP_FIRST_BUCKET_BYTES
 from dpbase.errors import InputError
+from dpbase.units import format_size
 from dpbase.values import frozen
 
 SYNC_MODES = ("ddp", "horovod", "flat", "per-tensor", "fsdp")
@@ -105,6 +106,20 @@ def _bucketed(mode: str, bucket_bytes, first_bucket_bytes, overlap: bool, zero_s
                      zero_stage=zero_stage, overlap_param_gather=mode == "fsdp" and zero_stage == 2)
 
 
+# What sizes the collectives of a mode without buckets of its own, said when a size is given.
+_SIZED_BY_MODE = {"flat": "one all-reduce of the whole gradient", "per-tensor": "one all-reduce per gradient tensor"}
+
+
+def _check_sizes(mode: str, bucket_bytes, first_bucket_bytes) -> None:
+    """A size the mode would not use is refused, not ignored: flat and per-tensor size their
+    collectives themselves, and Horovod's fusion buffers are all --bucket (no first bucket)."""
+    if mode in _SIZED_BY_MODE and bucket_bytes is not None:
+        raise InputError("bucket", format_size(bucket_bytes), f"left out with --sync {mode} ({_SIZED_BY_MODE[mode]})")
+    if mode in (*_SIZED_BY_MODE, "horovod") and first_bucket_bytes is not None:
+        why = _SIZED_BY_MODE.get(mode, "every fusion buffer is --bucket")
+        raise InputError("first_bucket", format_size(first_bucket_bytes), f"left out with --sync {mode} ({why})")
+
+
 def sync_setup(mode: str, workload, grad_bytes: float, *, bucket_bytes: float | None = None,
                first_bucket_bytes: float | None = None, overlap: bool = True,
                zero_stage: int = 0) -> SyncSetup:
@@ -124,6 +139,7 @@ def sync_setup(mode: str, workload, grad_bytes: float, *, bucket_bytes: float | 
                          zero_stage or 3)
     if mode != "ddp" and zero_stage not in ZERO_STAGES_OF[mode]:  # ddp's stage is checked with the others
         raise InputError("zero", zero_stage, f"0 with --sync {mode} (ZeRO needs --sync ddp or fsdp)")
+    _check_sizes(mode, bucket_bytes, first_bucket_bytes)
     if mode in SIZED_MODES:
         return _bucketed(mode, bucket_bytes, first_bucket_bytes, overlap, zero_stage)
     if mode == "flat":

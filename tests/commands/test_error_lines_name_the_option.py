@@ -29,6 +29,13 @@ ITERATION = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-b
     ([*PLAN, "--backend", "foo"], "error: backend: got 'foo'; allowed: one of auto, ideal, nccl, rccl"),
     (["collective", "all-reduce", "--cluster", "dgx-h100", "--size", "1MB", "--backend", "foo"],
      "error: backend: got 'foo'; allowed: one of auto, ideal, nccl, rccl"),
+    # sizes a --sync mode does not use: refused, not ignored
+    ([*ITERATION, "--nodes", "2", "--sync", "flat", "--bucket", "5MiB"],
+     "error: bucket: got '5 MiB'; allowed: left out with --sync flat"),
+    ([*ITERATION, "--nodes", "2", "--sync", "per-tensor", "--bucket", "400MiB"],
+     "error: bucket: got '400 MiB'; allowed: left out with --sync per-tensor"),
+    ([*ITERATION, "--nodes", "2", "--sync", "horovod", "--first-bucket", "10MiB"],
+     "error: first_bucket: got '10 MiB'; allowed: left out with --sync horovod (every fusion buffer is --bucket)"),
     # over NCCL's TCP sockets the slowdown is 1 whatever was typed: refused, not ignored
     (["iteration", "--model", "gpt2", "--cluster", "rtx4090-8x-pcie", "--nodes", "2", "--micro-batch", "8",
       "--overlap-slowdown", "0"], "error: overlap_slowdown: got 0.0; allowed: 1 or left out on rtx4090-8x-pcie"),

@@ -120,7 +120,7 @@ def test_fsdp_communicates_one_transformer_block_per_collective():
 
 
 def test_horovod_cycle_adds_half_a_cycle_of_exposed_wait():
-    fused = _run(sync="horovod", bucket_bytes=25 * 2**20, first_bucket_bytes=25 * 2**20, losses=_losses())
+    fused = _run(sync="horovod", bucket_bytes=25 * 2**20, losses=_losses())  # its first buffer is a buffer too
     ddp = _run(sync="ddp", bucket_bytes=25 * 2**20, first_bucket_bytes=25 * 2**20, losses=_losses())
     assert fused.exposed_comm_s - ddp.exposed_comm_s == pytest.approx(syncmodes.HOROVOD_CYCLE_S / 2)
 
