@@ -270,7 +270,9 @@ def infeasible_error(sweep, setting, system) -> NotApplicableError:
     advice = (f"shorten --seq-len or use {remedy} (one micro-batch's "
               f"{'checkpointed ' if setting.recompute else ''}activations and logits alone "
               "exceed the GPU)") if room <= 0 else (
-        (f"use at least {int(np.ceil(states * gpus / room))} GPUs (raise --nodes/--max-gpus), " if sharded
+        ("shard over every GPU (--shard full: hybrid sharding splits the states over one node's GPUs, "
+         "so more nodes do not shrink them), " if sharded and setting.shard == "hybrid" else
+         f"use at least {int(np.ceil(states * gpus / room))} GPUs (raise --nodes/--max-gpus), " if sharded
          else f"{unsharded}, ")
         + ("" if setting.offload_optimizer or setting.asynchronous or setting.sync != "ddp" else
            "keep the optimizer states on the host (--offload-optimizer), ")

@@ -1,0 +1,34 @@
+"""When nothing fits, the advice is what would make the leanest plan fit.
+
+With ZeRO-3 over every GPU the states shrink as GPUs are added, so the advice names a GPU count,
+and that many GPUs do fit. Hybrid sharding splits them over one node's GPUs only, so more
+nodes cannot help: the advice there is to shard over every GPU (QA pass, 2026-11-28: it said
+"use at least 19 GPUs" with 800 available)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from costmodel.planner.recommend import plan
+from dpbase.errors import NotApplicableError
+
+
+def _advice(**options) -> str:
+    with pytest.raises(NotApplicableError) as raised:
+        plan("llama2-70b", "dgx-h100", global_batch=800, **options)
+    return str(raised.value)
+
+
+def test_full_sharding_names_a_gpu_count_that_fits():
+    advice = _advice(nodes=1)
+    needed = int(re.search(r"use at least (\d+) GPUs", advice).group(1))
+    # the fewest whole nodes with that many GPUs whose count divides the global batch
+    nodes = next(n for n in range(1, 101) if 8 * n >= needed and 800 % (8 * n) == 0)
+    assert nodes > 1 and plan("llama2-70b", "dgx-h100", global_batch=800, nodes=nodes).best.gpus >= needed
+
+
+def test_hybrid_sharding_names_full_sharding_not_more_nodes():
+    advice = _advice(nodes=100, shard="hybrid")
+    assert "--shard full" in advice and "use at least" not in advice
