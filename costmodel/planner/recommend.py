@@ -291,7 +291,7 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     to the sweep's step time. None under the ideal backend (no interval).
     """
     from costmodel.cluster.comm import comm_model
-    from costmodel.training import transport
+    from costmodel.training import syncmodes, transport
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.oncluster import with_interval
 
@@ -300,10 +300,11 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
     comm = comm_model(system, best.nodes, best.gpus_per_node, algorithm=best.algorithm, backend=backend)
     if not comm.has_intervals:
         return None
-    # the row's call size under its own sync mode (the unit of an FSDP row; flat and per-tensor ignore it)
+    # the row's call size under its own sync mode (the unit of an FSDP row; flat and per-tensor size their own)
     config = TrainingConfig(micro_batch=best.micro_batch, accumulation_steps=best.accumulation_steps,
                             seq_len=setting.seq_len if setting.workload.uses_token_rule else None,
-                            grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes, sync=best.sync,
+                            grad_dtype=best.grad_dtype, sync=best.sync,
+                            bucket_bytes=best.bucket_bytes if syncmodes.takes_bucket(best.sync) else None,
                             zero_stage=best.zero_stage, recompute=best.recompute, compute_dtype=setting.compute_dtype,
                             flash_attention=setting.flash_attention,
                             # the default MFU passed as a user's would drop the roofline and a CNN's fixed time
@@ -557,6 +558,10 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     _check_axes(bucket_bytes, grad_dtypes)
     _check_recompute(recompute)
     workload, system = _resolve(model, cluster)
+    from costmodel.training.memory import check_grad_dtype
+
+    for grad_dtype in grad_dtypes:
+        check_grad_dtype(grad_dtype, system.gpu, "grad_dtypes")
     backend = resolve_backend(backend, system).value  # auto: NCCL's model on NVIDIA, RCCL's tuning model on AMD
     money = economics_for(system.gpu.name, price_per_gpu_hour=price_per_gpu_hour, power_w=power_w)
     constraints = Constraints(tokens=tokens, deadline_hours=deadline_hours, budget=budget,

@@ -726,6 +726,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     _check_shard(config, groups)
     compute = _compute(workload, gpu, config)
     precision = memory.precision_for(config.grad_dtype)
+    memory.check_grad_dtype(config.grad_dtype, gpu)
     layout = _bucket_layout(workload.params * precision.grad_bytes, setup.bucket_bytes, setup.first_bucket_bytes)
     if config.shard == "full":
         groups = None

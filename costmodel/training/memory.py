@@ -126,6 +126,21 @@ class Precision:
     master_bytes: int
 
 
+# Architectures whose collectives reduce fp8 gradients: NCCL 2.24 added ncclFloat8e4m3/e5m2,
+# and "FP8 reduction support begins with sm90 capable devices" (NCCL's warning, quoted in
+# openxla/xla PR #36158): Hopper and Blackwell, not Ada (sm89) nor earlier; RCCL on MI300 and
+# later (ROCm/rccl-tests PR #60 added fp8). bf16 and fp16 gradients reduce on every GPU.
+FP8_REDUCTION_ARCHS = ("hopper", "blackwell", "cdna3", "cdna4")
+
+
+def check_grad_dtype(grad_dtype: str, gpu, field: str = "grad_dtype") -> None:
+    """fp8 gradients on a GPU whose collectives cannot reduce fp8 are refused, with what it takes."""
+    if grad_dtype == "fp8" and getattr(gpu, "arch", "unknown") not in FP8_REDUCTION_ARCHS:
+        allowed = ", ".join(dtype for dtype in GRAD_DTYPES if dtype != "fp8")
+        raise NotApplicableError(field, grad_dtype, f"{allowed} on {gpu.name} ({gpu.arch}): NCCL reduces fp8 only "
+                                 "from sm90 (Hopper, Blackwell), RCCL from MI300")
+
+
 def precision_for(grad_dtype: str) -> Precision:
     """Weight/gradient/master bytes per parameter for a gradient dtype."""
     if grad_dtype not in GRAD_DTYPES:

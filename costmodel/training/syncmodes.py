@@ -110,6 +110,11 @@ def _bucketed(mode: str, bucket_bytes, first_bucket_bytes, overlap: bool, zero_s
 _SIZED_BY_MODE = {"flat": "one all-reduce of the whole gradient", "per-tensor": "one all-reduce per gradient tensor"}
 
 
+def takes_bucket(mode: str) -> bool:
+    """Whether ``mode`` takes a bucket size (DDP's buckets, Horovod's buffer, an FSDP unit)."""
+    return mode not in _SIZED_BY_MODE
+
+
 def _check_sizes(mode: str, bucket_bytes, first_bucket_bytes) -> None:
     """A size the mode would not use is refused, not ignored: flat and per-tensor size their
     collectives themselves, and Horovod's fusion buffers are all --bucket (no first bucket)."""

@@ -36,6 +36,13 @@ ITERATION = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-b
      "error: bucket: got '400 MiB'; allowed: left out with --sync per-tensor"),
     ([*ITERATION, "--nodes", "2", "--sync", "horovod", "--first-bucket", "10MiB"],
      "error: first_bucket: got '10 MiB'; allowed: left out with --sync horovod (every fusion buffer is --bucket)"),
+    # fp8 gradients where the collectives cannot reduce fp8 (NCCL: from sm90; Ada is sm89)
+    (["iteration", "--model", "gpt2", "--cluster", "dgx-a100", "--micro-batch", "8", "--grad-dtype", "fp8"],
+     "error: grad_dtype: got 'fp8'; allowed: fp32, bf16, fp16 on a100-sxm4-80gb (ampere)"),
+    (["iteration", "--model", "gpt2", "--cluster", "l40s-4x-pcie", "--micro-batch", "8", "--grad-dtype", "fp8"],
+     "error: grad_dtype: got 'fp8'; allowed: fp32, bf16, fp16 on"),
+    (["plan", "--model", "gpt2", "--cluster", "aws-p2.8xlarge", "--nodes", "2", "--global-batch", "256",
+      "--grad-dtypes", "fp8,fp16"], "error: grad_dtypes: got 'fp8'; allowed: fp32, bf16, fp16 on k80 (kepler)"),
     # over NCCL's TCP sockets the slowdown is 1 whatever was typed: refused, not ignored
     (["iteration", "--model", "gpt2", "--cluster", "rtx4090-8x-pcie", "--nodes", "2", "--micro-batch", "8",
       "--overlap-slowdown", "0"], "error: overlap_slowdown: got 0.0; allowed: 1 or left out on rtx4090-8x-pcie"),
@@ -61,3 +68,10 @@ def test_the_overlap_slowdown_applies_where_the_transport_lets_it():
         assert total(*base, "--overlap-slowdown", "0") < total(*base) < total(*base, "--overlap-slowdown", "1")
     tcp = ("--cluster", "rtx4090-8x-pcie", "--nodes", "2")
     assert total(*tcp) == total(*tcp, "--overlap-slowdown", "1")
+
+
+def test_fp8_gradients_run_where_their_collectives_reduce():
+    for cluster in ("dgx-h100", "dgx-b200"):
+        result = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", cluster, "--micro-batch", "8",
+                                     "--grad-dtype", "fp8"])
+        assert result.exit_code == 0, (cluster, result.output)

@@ -16,6 +16,7 @@ class SmallGpu:
     peak_flops: dict = field(default_factory=lambda: dict(A100_LIKE_PEAKS))
     default_mfu: float = 0.5
     arch: str = "ampere"
+    name: str = "small-gpu"
 
 
 def ring_comm(ranks: int, bandwidth_Bps: float = 25e9, latency_s: float = 5e-6):

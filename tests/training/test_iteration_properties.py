@@ -18,7 +18,7 @@ from costmodel.training.offload import HostPath
 from costmodel.training.workloads import load_model
 from dpbase.errors import InputError
 
-GPU = SmallGpu()
+GPU = SmallGpu(arch="hopper")  # fp8 gradients among the drawn dtypes: their collectives need sm90
 INPUT_KEYS = {f.name for f in dataclasses.fields(TrainingConfig)} | {
     "model", "params", "ranks", "algorithm", "global_batch", "topk_fraction", "synchronous",
     "mfu_source", "bucket_count", "seq_len", "compute_dtype", "mfu", "speed_cv", "slow_node_factor",
