@@ -58,6 +58,8 @@ def parse_size(text: str | float | int, field: str = "size") -> float:
     (4000000000.0, 1024.0, 12.0)
     """
     number, unit = _split(field, text, SIZE_ALLOWED)
+    if re.fullmatch(r"[KMGTP]b", unit):  # bit notation (Mb = megabit): a size is in bytes
+        raise UnitError(field, text, f"{SIZE_ALLOWED}; {unit} reads as bits, a size is in bytes ({unit[0]}B)")
     key = unit.upper() if unit else "B"
     if key not in SIZE_UNITS_BYTES:
         raise UnitError(field, text, SIZE_ALLOWED)
@@ -89,12 +91,15 @@ def parse_bandwidth(text: str | float | int, field: str = "bandwidth") -> float:
 
 
 def parse_time(text: str | float | int, field: str = "time") -> float:
-    """Seconds in ``text``; a bare number is seconds.
+    """Seconds in ``text``; a number (int or float) is seconds, but text needs its unit: a
+    typed ``6`` beside a default shown as ``6ms`` would otherwise be read as 6 s.
 
-    >>> parse_time("5us"), parse_time("1.5ms")
-    (5e-06, 0.0015)
+    >>> parse_time("5us"), parse_time("1.5ms"), parse_time(0.002)
+    (5e-06, 0.0015, 0.002)
     """
     number, unit = _split(field, text, TIME_ALLOWED)
+    if not unit and isinstance(text, str):
+        raise UnitError(field, text, f"{TIME_ALLOWED}: a unit is needed")
     key = unit or "s"
     if key not in TIME_UNITS_PER_S:
         raise UnitError(field, text, TIME_ALLOWED)

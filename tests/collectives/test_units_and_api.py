@@ -65,3 +65,19 @@ def test_scalar_query_does_not_import_sympy_pandas_or_numpy():
             "alpha_s=1e-6,bandwidth_Bps=1e10); print(sorted(m for m in ('sympy','pandas','numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("bad", ["6", "0.006", " 5 "])
+def test_a_typed_time_needs_its_unit(bad):
+    """`--host-overhead 6` beside a default shown as 6ms read as 6 s (QA pass, 2026-11-28); a
+    number passed from Python is still seconds."""
+    with pytest.raises(UnitError, match="^host_overhead: got .*a unit is needed"):
+        parse_time(bad, "host_overhead")
+    assert parse_time(float(bad)) == float(bad)
+
+
+@pytest.mark.parametrize("bits", ["25Mb", "1Gb", "4Kb"])
+def test_a_size_in_bit_notation_is_refused(bits):
+    with pytest.raises(UnitError, match=f"{bits[-2:]} reads as bits, a size is in bytes"):
+        parse_size(bits, "bucket")
+    assert parse_size(bits.lower()) == parse_size(bits.upper())  # lowercase mb is megabytes
