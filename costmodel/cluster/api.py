@@ -63,6 +63,8 @@ def predict(primitive: str, size: str | float | None = None, algorithm: str | No
         inter = {"alpha_inter_s": None if alpha_inter_s is None else parse_time(alpha_inter_s, "alpha_inter_s"),
                  "bandwidth_inter_Bps": None if bandwidth_inter_Bps is None
                  else parse_bandwidth(bandwidth_inter_Bps, "bandwidth_inter_Bps")}
+        if gpus_per_node is not None:  # a bare link's node size: the hierarchical algorithm's G
+            params = {**params, "gpus_per_node": gpus_per_node}
         return predict_on_link(primitive, algorithm, ranks=ranks, size_bytes=parse_size(size, "size"),
                                alpha_s=parse_time(alpha_s, "alpha_s"),
                                bandwidth_Bps=parse_bandwidth(bandwidth_Bps, "bandwidth_Bps"),

@@ -44,7 +44,9 @@ class Query:
 
 def _params(q: Query, entry: Any) -> dict[str, Any]:
     wanted = {"servers": q.servers, "colocated": q.colocated or None, "pipelined": None if q.pipelined else False,
-              "chunks": q.chunks}
+              "chunks": q.chunks,
+              # a bare link's node size (on a cluster the layout carries it): the hierarchical G
+              "gpus_per_node": q.gpus_per_node if q.cluster is None else None}
     names = {p.name for p in entry.params}
     return {k: v for k, v in wanted.items() if v is not None and k in names}
 

@@ -1,0 +1,45 @@
+"""The hierarchical all-reduce on a bare link takes its node size and inter-node rates.
+
+Found by a QA pass (2026-11-28): `--gpus-per-node`, `--alpha-inter` and `--bandwidth-inter` were
+dropped on a bare link (CLI, sweep and the Python API), so the algorithm ran as one node of 8
+(70 ms, the ring's time) where its own formula gives 110 ms for 2 nodes of 4."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import costmodel
+from cli import app
+from costmodel.collectives.api import predict as predict_on_link
+
+runner = CliRunner()
+LINK = ("-N", "8", "--size", "1GB", "--alpha", "5us", "--bandwidth", "25GB/s", "-a", "hierarchical")
+INTER = ("--alpha-inter", "10us", "--bandwidth-inter", "5GB/s", "--gpus-per-node", "4")
+
+
+def _formula() -> float:
+    return predict_on_link("all-reduce", "hierarchical", ranks=8, size_bytes=1e9, alpha_s=5e-6, bandwidth_Bps=25e9,
+                           alpha_inter_s=10e-6, bandwidth_inter_Bps=5e9, gpus_per_node=4).time_s
+
+
+def test_the_cli_passes_them():
+    result = runner.invoke(app, ["collective", "all-reduce", *LINK, *INTER, "--json"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert found["time_s"] == pytest.approx(_formula(), rel=1e-12) and found["time_s"] > 0.1
+    ring = runner.invoke(app, ["collective", "all-reduce", *LINK[:-2], "-a", "ring", "--json"])
+    assert found["time_s"] > json.loads(ring.stdout)["time_s"]  # the slow inter-node level shows
+
+
+def test_the_api_passes_them():
+    found = costmodel.predict("all-reduce", 1e9, "hierarchical", ranks=8, alpha_s=5e-6, bandwidth_Bps=25e9,
+                              gpus_per_node=4, alpha_inter_s=10e-6, bandwidth_inter_Bps=5e9)
+    assert found.time_s == pytest.approx(_formula(), rel=1e-12)
+
+
+def test_a_node_size_that_does_not_divide_the_ranks_is_refused():
+    result = runner.invoke(app, ["collective", "all-reduce", *LINK, "--gpus-per-node", "3"])
+    assert result.exit_code == 2 and result.stderr.startswith("error: gpus_per_node: got 3;")
