@@ -10,6 +10,7 @@ from costmodel.commands.textfmt import table
 from dpbase.errors import InputError
 
 FORMATS = ("table", "csv", "json")
+MAX_SIZES = 4096  # sizes one range may hold
 TABLE_COLUMNS = ("primitive", "cluster", "nodes", "ranks", "size_bytes", "algorithm", "protocol", "backend",
                  "time_s", "busbw_Bps")
 
@@ -46,7 +47,10 @@ def _sizes(sizes: str | None, min_size: str | None, max_size: str | None, factor
     if not 0 < low <= high:
         raise InputError("min_size", min_size, f"a size > 0 and <= --max-size ({max_size or '1GiB'})")
     out, size = [], low
-    while size <= high * (1 + 1e-12) and len(out) < 4096:
+    while size <= high * (1 + 1e-12):
+        if len(out) == MAX_SIZES:
+            raise InputError("factor", factor, f"a factor giving at most {MAX_SIZES:,} sizes from --min-size to "
+                             "--max-size (raise it or narrow the range)")
         out.append(size)
         size *= factor
     return out
@@ -134,12 +138,16 @@ def sweep(
                    alpha_s=alpha, bandwidth_Bps=bandwidth, gamma_s_per_byte=gamma, gpus_per_node=gpus_per_node,
                    stack=stack)
     if format_ == "json":
+        # a field one backend leaves empty (NCCL's launch overhead, the ideal model's lower bound)
+        # is NaN in the other backends' rows of a mixed sweep: null, not a non-finite time
+        records = [{key: None if isinstance(value, float) and value != value else value
+                    for key, value in record.items()} for record in df.to_dict("records")]
         if output is None:
-            print_json(df.to_dict("records"))
+            print_json(records)
             return
         import json
 
-        text = json.dumps(df.to_dict("records"), indent=2, default=str) + "\n"
+        text = json.dumps(records, indent=2, default=str) + "\n"
     elif format_ == "csv":
         text = flat(df).to_csv(index=False)
     else:
