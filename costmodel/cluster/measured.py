@@ -30,15 +30,18 @@ MIN_MEASURED_SPREAD = 0.05
 
 
 def _same_algorithm(curve_algorithm: str, asked: str) -> bool:
-    from costmodel.nccl.names import to_nccl_algorithm
+    """Whether a curve measured with ``curve_algorithm`` answers ``asked``: the same NCCL algorithm,
+    or one of the family asked for (an NVLS or NVLS-tree curve answers ``in-network``)."""
+    from costmodel.nccl.names import FAMILIES, to_nccl_algorithm
     from dpbase.errors import DpcostError
 
     if curve_algorithm == asked:
         return True
     try:
-        return to_nccl_algorithm(curve_algorithm) == to_nccl_algorithm(asked)
+        curve, wanted = to_nccl_algorithm(curve_algorithm), to_nccl_algorithm(asked)
     except DpcostError:
         return False
+    return curve == wanted or curve in FAMILIES.get(wanted, ())
 
 
 def curves_for(system, primitive: str, nodes: int, gpus_per_node: int) -> list:

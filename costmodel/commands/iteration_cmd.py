@@ -227,8 +227,8 @@ def iteration(
         overlap_slowdown = losses.OVERLAP_SLOWDOWN
     elif transport.hides_nothing(step_transport) and overlap_slowdown < transport.TCP_OVERLAP_SLOWDOWN:
         raise InputError("overlap_slowdown", overlap_slowdown,
-                         f"{transport.TCP_OVERLAP_SLOWDOWN:g} or left out on {system.name} across nodes: over NCCL's TCP "
-                         "sockets hidden communication costs its full time")
+                         f"at least {transport.TCP_OVERLAP_SLOWDOWN:g} (or left out) on {system.name} across nodes: "
+                         "over NCCL's TCP sockets hidden communication costs its full time")
     config = TrainingConfig(
         micro_batch=micro_batch, seq_len=seq_len, accumulation_steps=accum, grad_dtype=grad_dtype,
         compute_dtype=compute_dtype, topk_fraction=topk, mfu=mfu, optimizer=optimizer, optimizer_impl=optimizer_impl,

@@ -31,8 +31,19 @@ REGISTRY_MIRROR = {"ring": "ring", "tree": "double-binary-tree", "nvls": "in-net
 FROM_REGISTRY = {"ring": "ring", "double-binary-tree": "tree", "in-network": "nvls"}
 # A registry algorithm NCCL runs as several of its own (NCCL_ALGO takes a list): in-network
 # reduction is NVLS inside an NVLink domain, NVLS tree across such nodes, CollNet over SHARP
-# switches. Forcing it lets NCCL choose among them, as `NCCL_ALGO=NVLS,NVLSTree,CollNet` does.
+# switches. Forcing it lets NCCL choose among them, as NCCL_ALGO=NVLS,NVLSTree,CollnetDirect,
+# CollnetChain does.
 FAMILIES = {"in-network": ("nvls", "nvls_tree", "collnet_direct", "collnet_chain")}
+# NCCL_ALGO's spelling of each algorithm (NCCL user guide, "Environment Variables").
+NCCL_ALGO_VALUES = {"ring": "Ring", "tree": "Tree", "nvls": "NVLS", "nvls_tree": "NVLSTree",
+                    "collnet_direct": "CollnetDirect", "collnet_chain": "CollnetChain", "pat": "PAT"}
+
+
+def nccl_algo_env(name: str) -> str | None:
+    """The NCCL_ALGO value that forces a registry algorithm (``in-network``: its family, a
+    list), or None for one NCCL does not run."""
+    family = FAMILIES.get(name) or ((FROM_REGISTRY[name],) if name in FROM_REGISTRY else ())
+    return ",".join(NCCL_ALGO_VALUES[member] for member in family) or None
 
 
 def _key(text: str) -> str:

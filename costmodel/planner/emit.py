@@ -4,7 +4,8 @@ Every emitted setting is a :class:`Knob`: the framework's own name for it, the v
 the plan field it comes from (tests check each name against the framework's documented
 names and each field against :class:`costmodel.planner.rank.PlanRow`). Names used:
 
-* NCCL (NCCL user guide, "Environment Variables"): ``NCCL_ALGO`` (``Ring``, ``Tree``, ``NVLS``),
+* NCCL (NCCL user guide, "Environment Variables"): ``NCCL_ALGO`` (``Ring``, ``Tree``; in-network
+  as the list ``NVLS,NVLSTree,CollnetDirect,CollnetChain``, from which NCCL takes what runs),
   set only when the plan's algorithm is one of NCCL's; otherwise NCCL keeps its own choice.
 * PyTorch: ``torch.nn.parallel.DistributedDataParallel(bucket_cap_mb=...,
   gradient_as_bucket_view=True)``, the DDP comm hooks ``bf16_compress_hook`` /
@@ -31,8 +32,6 @@ from dpbase.values import frozen
 
 KINDS = ("env", "torch", "deepspeed")
 MIB = 2**20
-# CommModel's algorithm names → NCCL_ALGO values (NCCL user guide: Ring, Tree, NVLS, ...).
-NCCL_ALGO = {"ring": "Ring", "double-binary-tree": "Tree", "in-network": "NVLS"}
 DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 TORCH_DTYPE = {"bf16": "torch.bfloat16", "fp16": "torch.float16", "fp32": "torch.float32"}
 COMPRESS_HOOK = {"bf16": "bf16_compress_hook", "fp16": "fp16_compress_hook"}
@@ -50,7 +49,9 @@ class Knob:
 
 
 def _env(row) -> list[Knob]:
-    algo = NCCL_ALGO.get(row.algorithm)
+    from costmodel.nccl.names import nccl_algo_env
+
+    algo = nccl_algo_env(row.algorithm)
     knobs = [Knob("NCCL_ALGO", algo, "algorithm")] if algo and row.gpus > 1 else []
     # Horovod (docs "Tensor Fusion", "Horovod with PyTorch"): the fusion buffer in bytes, the
     # cycle in milliseconds; a threshold of 0 turns fusion off (one all-reduce per tensor)
@@ -188,7 +189,7 @@ def _env_text(row) -> str:
         return "\n".join(f"export {k.name}={k.value}" for k in found)
     if row.gpus == 1:
         return "# one GPU: no collectives, nothing to set"
-    return (f"# '{row.algorithm}' is not one of NCCL's algorithms (NCCL_ALGO: Ring, Tree, NVLS):"
+    return (f"# '{row.algorithm}' is not one of NCCL's algorithms (NCCL_ALGO: Ring, Tree, NVLS, NVLSTree, ...):"
             " leave NCCL_ALGO unset; NCCL picks its own")
 
 

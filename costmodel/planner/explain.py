@@ -46,6 +46,8 @@ def bound(row) -> dict:
     """Shares of the step and which part bounds it."""
     shares = {"compute": row.compute_s / row.total_s,
               "scaling losses": row.losses_s / row.total_s,
+              # the data loader's wait, only where a plan has one (--input-rate)
+              **({"input wait": row.input_wait_s / row.total_s} if row.input_wait_s > 0 else {}),
               "exposed communication": row.exposed_comm_s / row.total_s,
               "optimizer": row.optimizer_s / row.total_s}
     return {"bound": max(shares, key=shares.get), "shares": shares}

@@ -419,7 +419,7 @@ class Sweep:
     space: Space
     total_s: np.ndarray
     compute_s: np.ndarray  # the micro-batches' forward and backward, as iteration's compute_s
-    losses_s: np.ndarray  # straggler wait + overlap interference + host overhead + input wait
+    losses_s: np.ndarray  # straggler wait + overlap interference + host overhead
     comm_s: np.ndarray
     exposed_comm_s: np.ndarray
     optimizer_s: np.ndarray
@@ -431,7 +431,7 @@ class Sweep:
     feasible: np.ndarray
     plain_dp_fits: np.ndarray
     interference_s: np.ndarray  # the part of losses_s the hidden collectives add
-    input_wait_s: np.ndarray  # the part of losses_s the data loader adds
+    input_wait_s: np.ndarray  # what the step waits for the data loader
     shard: str = "full"  # how ZeRO-3 rows shard ("hybrid", "hpz": see Setting)
 
 
@@ -441,7 +441,7 @@ def comm_free_s(sweep: Sweep) -> np.ndarray:
     communication, the slowdown the hidden part causes, the data loader's wait), none of which
     the links can make negative, so this bounds the step from below on any links (the
     what-if's pruning, :mod:`costmodel.planner.explain`)."""
-    return sweep.compute_s + sweep.losses_s - sweep.interference_s - sweep.input_wait_s + sweep.optimizer_s
+    return sweep.compute_s + sweep.losses_s - sweep.interference_s + sweep.optimizer_s
 
 
 def samples_per_s(space: Space, step_s) -> np.ndarray:
@@ -712,8 +712,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     shape = space.shape
     return Sweep(space=space, total_s=np.broadcast_to(step.total_s, shape),
                  compute_s=np.broadcast_to(step.compute_s, shape),
-                 losses_s=np.broadcast_to(step.straggler_wait_s + step.interference_s + step.host_overhead_s
-                                          + step.input_wait_s, shape),
+                 losses_s=np.broadcast_to(step.straggler_wait_s + step.interference_s + step.host_overhead_s, shape),
                  comm_s=np.broadcast_to(step.comm_s, shape),
                  exposed_comm_s=np.broadcast_to(step.exposed_comm_s, shape),
                  optimizer_s=np.broadcast_to(optimizer_s, shape),

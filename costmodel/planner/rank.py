@@ -76,8 +76,9 @@ class PlanRow:
     # horovod (bucket_bytes: the fusion buffer), flat and per-tensor (bucket_bytes: the whole
     # gradient, one tensor), fsdp (ZeRO-2/3 plans; bucket_bytes: one FSDP unit)
     sync: str = "ddp"
-    # straggler wait + overlap interference + host overhead + input wait (training.losses)
+    # straggler wait + overlap interference + host overhead (training.losses)
     losses_s: float = 0.0
+    input_wait_s: float = 0.0  # the step's wait for the data loader (--input-rate)
 
     def to_dict(self) -> dict:
         """Every field, for JSON."""
@@ -165,7 +166,7 @@ def _row(sweep, setting, scores, index, rank: int, totals: dict, sent=None) -> P
         rank=rank, **_shown(space, index), bucket_bytes=row_bucket_bytes(setting, space, z, d, u),
         sync=stage_mode(setting.sync, space.zero_stages[z]),
         recompute=bool(setting.recompute), total_s=total, compute_s=float(sweep.compute_s[index]),
-        losses_s=float(sweep.losses_s[index]),
+        losses_s=float(sweep.losses_s[index]), input_wait_s=float(sweep.input_wait_s[index]),
         comm_s=float(sweep.comm_s[index]), exposed_comm_s=float(sweep.exposed_comm_s[index]),
         optimizer_s=float(sweep.optimizer_s[index]), samples_per_s=samples,
         tokens_per_s=samples * _tokens_per_sample(setting),

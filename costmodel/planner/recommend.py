@@ -19,6 +19,7 @@ The reason and the sensitivity view come from :mod:`costmodel.planner.explain`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -549,7 +550,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     partial = gpus is not None
     if partial and max_gpus is not None:
         raise InputError("max_gpus", max_gpus, "unset with --gpus (which already caps the GPUs)")
-    if partial and (isinstance(gpus, bool) or int(gpus) != gpus or gpus < min_gpus):
+    if partial and (isinstance(gpus, bool) or not isinstance(gpus, (int, float)) or not math.isfinite(gpus)
+                    or int(gpus) != gpus or gpus < min_gpus):
         raise InputError("gpus", gpus, f"an integer >= min_gpus ({min_gpus})")
     _check(global_batch, 1 if nodes is None else nodes, min_gpus, gpus if partial else max_gpus, objective,
            tokens, backend, top)

@@ -16,8 +16,9 @@ from costmodel.plots.planfig import plan_figure
 from dpbase.units import format_size
 
 FONT = {"family": "DejaVu Sans, Arial, sans-serif", "size": 13}
-STEP_PARTS = (("compute_s", "compute"), ("exposed_comm_s", "exposed communication"),
-              ("optimizer_s", "optimizer"))
+# the parts of a plan row's step: they add up to its total_s (a test checks it)
+STEP_PARTS = (("compute_s", "compute"), ("losses_s", "scaling losses"), ("input_wait_s", "input wait"),
+              ("exposed_comm_s", "exposed communication"), ("optimizer_s", "optimizer"))
 
 
 def _layout(fig, title: str, **extra) -> Any:

@@ -106,22 +106,24 @@ def _bucketed(mode: str, bucket_bytes, first_bucket_bytes, overlap: bool, zero_s
                      zero_stage=zero_stage, overlap_param_gather=mode == "fsdp" and zero_stage == 2)
 
 
-# What sizes the collectives of a mode without buckets of its own, said when a size is given.
-_SIZED_BY_MODE = {"flat": "one all-reduce of the whole gradient", "per-tensor": "one all-reduce per gradient tensor"}
+# The modes that size their collectives themselves (no bucket taken; what sizes them, said when a
+# size is given). Their complement takes a bucket: DDP's buckets, Horovod's buffer (both swept,
+# SIZED_MODES) and FSDP's unit.
+SELF_SIZED = {"flat": "one all-reduce of the whole gradient", "per-tensor": "one all-reduce per gradient tensor"}
 
 
 def takes_bucket(mode: str) -> bool:
     """Whether ``mode`` takes a bucket size (DDP's buckets, Horovod's buffer, an FSDP unit)."""
-    return mode not in _SIZED_BY_MODE
+    return mode not in SELF_SIZED
 
 
 def _check_sizes(mode: str, bucket_bytes, first_bucket_bytes) -> None:
     """A size the mode would not use is refused, not ignored: flat and per-tensor size their
     collectives themselves, and Horovod's fusion buffers are all --bucket (no first bucket)."""
-    if mode in _SIZED_BY_MODE and bucket_bytes is not None:
-        raise InputError("bucket", format_size(bucket_bytes), f"left out with --sync {mode} ({_SIZED_BY_MODE[mode]})")
-    if mode in (*_SIZED_BY_MODE, "horovod") and first_bucket_bytes is not None:
-        why = _SIZED_BY_MODE.get(mode, "every fusion buffer is --bucket")
+    if mode in SELF_SIZED and bucket_bytes is not None:
+        raise InputError("bucket", format_size(bucket_bytes), f"left out with --sync {mode} ({SELF_SIZED[mode]})")
+    if mode in (*SELF_SIZED, "horovod") and first_bucket_bytes is not None:
+        why = SELF_SIZED.get(mode, "every fusion buffer is --bucket")
         raise InputError("first_bucket", format_size(first_bucket_bytes), f"left out with --sync {mode} ({why})")
 
 

@@ -45,3 +45,18 @@ def test_a_topology_without_it_names_the_users_algorithm_and_what_runs():
                                  "--algorithm", "in-network"])
     assert result.exit_code == 2 and result.stderr.startswith("error: algorithm: got 'in-network'")
     assert "nvls" not in result.stderr
+
+
+def test_a_measured_nvls_curve_answers_in_network():
+    """A calibrated cluster's NVLS curve answers `--algorithm in-network` (it stopped matching when
+    in-network became NCCL's family, review of 2026-11-28)."""
+    from dpbase.values import replace
+    from hardware.profiles import MeasuredCurve, Regime
+
+    curve = MeasuredCurve(collective="all-reduce", algorithm="nvls", nodes=1, gpus_per_node=8,
+                          regimes=(Regime(max_size_bytes=1e12, latency_s=20e-6, bandwidth_Bps=100e9),),
+                          min_size_bytes=1e3, max_size_bytes=1e10, median_error=0.02, source="test")
+    system = replace(hardware.load_system("dgx-h100"), measured=(curve,))
+    found = cluster_comm.comm_model(system, 1, 8, algorithm="in-network", backend="nccl").choose(
+        "all-reduce", 256 * 2**20)
+    assert found.source == "measured" and found.time_s == pytest.approx(20e-6 + 256 * 2**20 / 100e9, rel=1e-9)

@@ -85,8 +85,24 @@ def test_a_plan_rows_parts_are_iterations_parts(model, system_name, nodes, batch
     found = json.loads(result.stdout)
     assert best.gpus == found["ranks"] and best.total_s == pytest.approx(found["total_s"], rel=1e-12)
     assert best.compute_s == pytest.approx(found["compute_s"], rel=1e-12)
-    losses = sum(found.get(key, 0.0) for key in ("straggler_wait_s", "interference_s", "host_overhead_s",
-                                                 "input_wait_s"))
+    losses = sum(found.get(key, 0.0) for key in ("straggler_wait_s", "interference_s", "host_overhead_s"))
     assert best.losses_s == pytest.approx(losses, rel=1e-12) and best.losses_s > 0
-    parts = best.compute_s + best.losses_s + best.exposed_comm_s + best.optimizer_s
+    parts = best.compute_s + best.losses_s + best.input_wait_s + best.exposed_comm_s + best.optimizer_s
     assert parts == pytest.approx(best.total_s, rel=1e-12)
+
+
+def test_a_plan_waiting_for_its_input_says_so():
+    """The data loader's wait is a part of its own (review of 2026-11-28: it was folded into the
+    scaling losses, so an input-bound plan on one GPU read "Bound by scaling losses"); the parts,
+    and the shares of "Bound by", add up to the step, and the report's bars stack to it."""
+    from costmodel.planner import explain
+    from costmodel.plots.planreport import STEP_PARTS
+
+    best = planner.plan("resnet-50", "dgx-a100", gpus=1, global_batch=256, input_rate=500).best
+    assert best.input_wait_s > 0 and best.losses_s == 0.0  # one GPU: no scaling losses
+    found = explain.bound(best)
+    assert found["bound"] == "input wait" and sum(found["shares"].values()) == pytest.approx(1.0, rel=1e-12)
+    assert sum(getattr(best, key) for key, _ in STEP_PARTS) == pytest.approx(best.total_s, rel=1e-12)
+    spread = planner.plan("gpt2", "dgx-h100", nodes=2, global_batch=512, input_rate=200).best
+    assert spread.input_wait_s > 0 and spread.losses_s > 0
+    assert sum(getattr(spread, key) for key, _ in STEP_PARTS) == pytest.approx(spread.total_s, rel=1e-12)
