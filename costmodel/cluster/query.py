@@ -13,7 +13,7 @@ from typing import Any
 from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
-from costmodel.names import Backend, algorithm_named, backend_named, primitive_named
+from costmodel.names import REALISTIC_BACKENDS, Backend, algorithm_named, backend_named, primitive_named
 from dpbase.errors import InputError
 from dpbase.units import parse_bandwidth, parse_size, parse_time
 from dpbase.values import frozen, replace
@@ -107,6 +107,10 @@ def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
         raise InputError("ranks", q.ranks, f"{lay.ranks} (= nodes × GPUs per node) with --cluster")
     results = predict_collective(q.primitive, size_bytes, lay, algorithm=q.algorithm, backend=q.backend,
                                  stack=q.stack, gamma_s_per_byte=gamma, params_for=lambda entry: _params(q, entry))
+    realistic = sorted({r.backend for r in results if r.backend in REALISTIC_BACKENDS})
+    if gamma > 0 and realistic:  # NCCL's and RCCL's models time the reduction themselves
+        raise InputError("gamma", q.gamma, f"0 (or --backend ideal) where the {realistic[0]} backend answers: "
+                         "its model times the reduction itself")
     change = choice_change_note(q.primitive, size_bytes, lay, results[0]) \
         if q.algorithm == "auto" and len(results) == 1 else None
     unused = regimes_unused_note(lay.system, lay.nodes)

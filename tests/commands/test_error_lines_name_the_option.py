@@ -75,3 +75,19 @@ def test_fp8_gradients_run_where_their_collectives_reduce():
         result = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", cluster, "--micro-batch", "8",
                                      "--grad-dtype", "fp8"])
         assert result.exit_code == 0, (cluster, result.output)
+
+
+def test_gamma_is_refused_where_nccls_model_answers_and_used_where_the_ideal_one_does():
+    """--gamma was silently ignored under NCCL's model (QA pass, 2026-11-28)."""
+    import json
+
+    base = ["collective", "all-reduce", "--cluster", "dgx-h100", "--nodes", "2", "--size", "1GB"]
+    refused = runner.invoke(app, [*base, "--backend", "nccl", "-a", "ring", "--gamma", "1ns"])
+    assert refused.exit_code == 2 and refused.stderr.startswith("error: gamma: got '1ns'; allowed: 0 (or --backend ideal)")
+
+    def time_s(*extra: str) -> float:
+        result = runner.invoke(app, [*base, "--backend", "ideal", "-a", "ring", *extra, "--json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["time_s"]
+
+    assert time_s("--gamma", "1ns") > time_s()
