@@ -81,8 +81,29 @@ def resolve_log(log: Log, collective: str | None = None, ranks: int | None = Non
     chosen_ranks = ranks or log.ranks or (inferred.ranks if chosen in inferred.collectives else None)
     if chosen_ranks and not (ranks or log.ranks):
         notes.append(f"rank count {chosen_ranks} read from busbw/algbw (use --ranks to override)")
+    rows, wrong = _without_wrong_results(log)
+    if wrong:
+        notes.append(f"{len(wrong)} measurement(s) nccl-tests counted wrong results for (#wrong > 0) left out "
+                     f"(line {', '.join(map(str, wrong))})")
     return dataclasses.replace(log, collective=chosen, ranks=chosen_ranks, nodes=nodes or log.nodes,
-                               notes=tuple(notes))
+                               rows=rows, notes=tuple(notes))
+
+
+def _without_wrong_results(log: Log) -> tuple[tuple, list[int]]:
+    """The rows with every time nccl-tests checked and found wrong (``#wrong`` > 0: the current
+    and the JSON layouts count wrong elements; the pre-2022 layout prints a float error, which
+    rounding makes non-zero, so it is kept) set to N/A, and the lines of those times."""
+    if log.layout == "pre-2022":
+        return log.rows, []
+    rows, wrong = [], []
+    for row in log.rows:
+        changes = {time: None for time, check in (("time_oop_s", row.check_oop), ("time_ip_s", row.check_ip))
+                   if check is not None and check > 0 and getattr(row, time) is not None}
+        if changes:
+            wrong.append(row.line)
+            row = dataclasses.replace(row, **changes)
+        rows.append(row)
+    return tuple(rows), wrong
 
 
 def points(logs: Sequence[Log], block: str = "both") -> tuple[list[float], list[float]]:

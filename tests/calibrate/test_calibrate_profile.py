@@ -130,3 +130,22 @@ def test_calibrated_profile_drives_a_prediction_through_the_real_cli(tmp_path):
     result = calibrate([parse_file(LOG)], ranks=8)
     fitted_s = float(result.fit.predict_s([64e6])[0])  # the ring on the calibrated link = the fit
     assert predicted["time_s"] == pytest.approx(fitted_s, rel=1e-3)
+
+
+def test_times_nccl_tests_found_wrong_are_left_out(tmp_path):
+    """A row with `#wrong` > 0 measured a broken run (QA pass, 2026-11-28: it was fitted, a
+    99,999 µs time taking the worst error to 98 %); it is left out with a note naming its line."""
+    from costmodel.calibrate.parse import parse_file
+
+    source = Path(__file__).resolve().parents[1] / "data" / "calibration" / "raw" / "l40s_4x_pcie_ring.txt"
+    lines = source.read_text(encoding="utf-8").splitlines()
+    index = next(i for i, line in enumerate(lines) if line.split()[:1] == ["16777216"])
+    cells = lines[index].split()
+    cells[5], cells[8] = "99999", "3"  # out-of-place time and #wrong
+    lines[index] = " ".join(cells)
+    broken = tmp_path / "broken.txt"
+    broken.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    clean, found = (calibrate([parse_file(path)]) for path in (source, broken))
+    assert len(found.fit.times_s) == len(clean.fit.times_s) - 1 and 99999e-6 not in found.fit.times_s
+    assert any(f"left out (line {index + 1})" in note for note in found.notes)
+    assert max(map(abs, found.fit.relative_errors)) < 0.5
