@@ -70,12 +70,15 @@ def parse_size(text: str | float | int, field: str = "size") -> float:
 
 
 def parse_bandwidth(text: str | float | int, field: str = "bandwidth") -> float:
-    """Bytes per second in ``text``; a bare number is bytes per second.
+    """Bytes per second in ``text``; a number (int or float) is bytes per second, but text needs
+    its unit.
 
     >>> parse_bandwidth("100Gbps"), parse_bandwidth("25GB/s")
     (12500000000.0, 25000000000.0)
     """
     number, unit = _split(field, text, BANDWIDTH_ALLOWED)
+    if not unit and isinstance(text, str):  # `--bandwidth 25` read as 25 B/s: text needs its unit
+        raise UnitError(field, text, f"{BANDWIDTH_ALLOWED}: a unit is needed")
     if not unit:
         return _check_finite(field, text, number, BANDWIDTH_ALLOWED)
     bits = re.fullmatch(r"([KMGT]?)(?:bps|b/s|bit/s|bits/s)", unit)

@@ -30,7 +30,7 @@ REFUSED = [  # (command, a word the error names)
     (f"collective all-reduce {HW} --size 1e299GB -a ring", "size"),
     (f"compare all-reduce {HW} --size 1e299GB", "size"),
     (f"collective all-reduce {HW} --size {HUGE}B", "size"),
-    ("collective all-reduce --ranks 8 --size 1GB --alpha 5us --bandwidth 1e-320", "time"),
+    ("collective all-reduce --ranks 8 --size 1GB --alpha 5us --bandwidth 1e-320B/s", "time"),
     ("collective all-reduce --ranks 8 --size 1GB --alpha 1e308s --bandwidth 1GB/s -a ring", "time"),
     ("collective all-reduce --ranks 8 --size 1GB --alpha 5us --bandwidth 1GB/s --gamma 1e308s -a ring", "time"),
     ("iteration --model gpt2 --cluster dgx-h100 --micro-batch 1 --nodes 0", "nodes"),
@@ -146,7 +146,7 @@ def test_json_guard_lets_other_infinities_through_as_null():
 @settings(max_examples=25, deadline=None)
 @given(size=st.sampled_from(["1B", "1e299GB", "0B", "1e-300B", "9ZiB", "1e20TB", "nanGB", "12"]),
        alpha=st.sampled_from(["0s", "5us", "1e308s", "1e-320s", "-1us", "1e300ms"]),
-       bandwidth=st.sampled_from(["1e-320", "0GB/s", "1B/s", "25GB/s", "1e308GB/s", "infGB/s"]),
+       bandwidth=st.sampled_from(["1e-320B/s", "0GB/s", "1B/s", "25GB/s", "1e308GB/s", "infGB/s"]),
        command=st.sampled_from(["collective", "compare"]))
 def test_fuzz_collective_flags(size, alpha, bandwidth, command):
     safe([command, "all-reduce", "--ranks", "8", "--size", size, "--alpha", alpha, "--bandwidth", bandwidth])

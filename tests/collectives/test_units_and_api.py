@@ -81,3 +81,10 @@ def test_a_size_in_bit_notation_is_refused(bits):
     with pytest.raises(UnitError, match=f"{bits[-2:]} reads as bits, a size is in bytes"):
         parse_size(bits, "bucket")
     assert parse_size(bits.lower()) == parse_size(bits.upper())  # lowercase mb is megabytes
+
+
+def test_a_typed_bandwidth_needs_its_unit():
+    """`--bandwidth 25` read as 25 B/s (QA pass, 2026-11-28); a number from Python is still B/s."""
+    with pytest.raises(UnitError, match="^bandwidth: got '25'.*a unit is needed"):
+        parse_bandwidth("25")
+    assert parse_bandwidth(25e9) == 25e9
