@@ -289,7 +289,8 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
     """
     t = tables or load_tables()
     if system.gpu.vendor.lower() != "nvidia" or system.gpu.compute_capability < 60:
-        raise NotApplicableError("system", system.name, "an NVIDIA GPU system (sm60+); RCCL's constants are not bundled")
+        raise NotApplicableError("system", system.name, "an NVIDIA GPU system (sm60+) for NCCL's model; on AMD GPUs "
+                                 "use --backend rccl (RCCL's tuning model) or auto")
     n_nodes, ppn = _layout(system, nodes, gpus_per_node)
     path, _, _ = intra_gpu_bandwidth(system, t)
     shm = ppn > 1 and not uses_p2p(system, ppn, t, p2p_level)

@@ -82,8 +82,10 @@ class Hardware:
 def size_grid(min_size: str | float, max_size: str | float) -> list[float]:
     """Powers of two from min to max inclusive (like nccl-tests ``-f 2``)."""
     low, high = parse_size(min_size, "min_size"), parse_size(max_size, "max_size")
-    if low < 1 or high < low:
-        raise InputError("max_size", high, f"a size >= --min-size ({low:g} B >= 1 B)")
+    if low < 1:
+        raise InputError("min_size", min_size, "a size >= 1 B")
+    if high < low:
+        raise InputError("max_size", max_size, f"a size >= --min-size ({format_size(low)})")
     first, last = math.ceil(math.log2(low)), math.floor(math.log2(high))
     if last < first:
         raise InputError("min_size", low, "a range holding at least one power of two")

@@ -43,6 +43,16 @@ ITERATION = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-b
      "error: grad_dtype: got 'fp8'; allowed: fp32, bf16, fp16 on"),
     (["plan", "--model", "gpt2", "--cluster", "aws-p2.8xlarge", "--nodes", "2", "--global-batch", "256",
       "--grad-dtypes", "fp8,fp16"], "error: grad_dtypes: got 'fp8'; allowed: fp32, bf16, fp16 on k80 (kepler)"),
+    # chart size ranges name the option at fault, in the units typed
+    (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "--min-size", "0",
+      "-o", "never-written.html"],
+     "error: min_size: got '0'; allowed: a size >= 1 B"),
+    (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "--min-size", "1GiB",
+      "--max-size", "1KiB", "-o", "never-written.html"], "error: max_size: got '1KiB'; allowed: a size >= --min-size (1 GiB)"),
+    # NCCL's model on an AMD system points at RCCL's, which is bundled
+    (["collective", "all-reduce", "--cluster", "mi300x-8x", "--size", "1GiB", "--backend", "nccl"],
+     "error: system: got 'mi300x-8x'; allowed: an NVIDIA GPU system (sm60+) for NCCL's model; on AMD GPUs use "
+     "--backend rccl"),
     # over NCCL's TCP sockets the slowdown is 1 whatever was typed: refused, not ignored
     (["iteration", "--model", "gpt2", "--cluster", "rtx4090-8x-pcie", "--nodes", "2", "--micro-batch", "8",
       "--overlap-slowdown", "0"], "error: overlap_slowdown: got 0.0; allowed: at least 1 (or left out) on rtx4090-8x-pcie"),
