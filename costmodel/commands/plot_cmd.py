@@ -38,6 +38,17 @@ def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str, inputs: 
 
 def _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -> Any:
     from costmodel.plots import Hardware
+    from dpbase.errors import InputError
+
+    # one source of hardware, and no option the chart would not use (as `collective` refuses them)
+    if cluster is not None:
+        given = [flag for flag, value in (("--alpha", alpha), ("--bandwidth", bandwidth), ("--ranks", ranks))
+                 if value is not None]
+        if given:
+            raise InputError(given[0], "given with --cluster", f"either --cluster (its profile gives the links and "
+                             f"ranks: --nodes, --gpus-per-node) or {given[0]}")
+    elif gpus_per_node is not None:
+        raise InputError("--gpus-per-node", gpus_per_node, "only with --cluster (a bare link's chart has no nodes)")
 
     if backend == "auto":  # realistic on a cluster (NCCL on NVIDIA, RCCL on AMD), ideal on a bare link
         from costmodel.cluster.stacks import resolve_backend
@@ -49,8 +60,14 @@ def _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -
 
 
 def _refuse_inputs(output: str, *inputs: str | None) -> None:
-    """Before any work: the chart must not replace a file the command reads."""
+    """Before any work: the chart is HTML and must not replace a file the command reads."""
+    from pathlib import Path
+
+    from dpbase.errors import InputError
     from dpbase.safeio import check_outputs
+
+    if Path(output).suffix.lower() not in (".html", ".htm"):
+        raise InputError("output", output, "a .html path (the chart is interactive HTML, e.g. sweep.html)")
 
     check_outputs({"output": output}, inputs)
 
@@ -182,6 +199,7 @@ def schedule(primitive: PRIMITIVE, algorithm: Annotated[str, Argument(help="The 
     """
     from costmodel.plots import schedule_figure
 
+    _refuse_inputs(output)
     given = {"servers": servers, "gpus_per_node": gpus_per_node, "chunks": chunks}
     if algorithm == "hierarchical" and gpus_per_node is None:
         given["gpus_per_node"] = 2 if ranks % 2 == 0 else 1

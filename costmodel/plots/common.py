@@ -135,8 +135,10 @@ def series(hw: Hardware, primitive: str, sizes: list[float], algorithms: tuple[s
     for index, size in enumerate(sizes):
         for p in predictions(hw, primitive, size, algorithms):
             table.setdefault(p["algorithm"], [None] * len(sizes))[index] = p
-    if not table:
-        raise InputError("algorithm", ", ".join(algorithms) or "all", f"an algorithm of {primitive} on this hardware")
+    missing = [name for name in algorithms if name not in table]
+    if not table or missing:
+        raise InputError("algorithm", (missing or [", ".join(algorithms) or "all"])[0],
+                         f"an algorithm of {primitive} on this hardware" + (f": {', '.join(table)}" if table else ""))
     return table
 
 

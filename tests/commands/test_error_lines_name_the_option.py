@@ -49,6 +49,18 @@ ITERATION = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-b
      "error: min_size: got '0'; allowed: a size >= 1 B"),
     (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "--min-size", "1GiB",
       "--max-size", "1KiB", "-o", "never-written.html"], "error: max_size: got '1KiB'; allowed: a size >= --min-size (1 GiB)"),
+    # chart options the chart would not use, or an output it would not be
+    (["plot", "sweep", "all-reduce", "--cluster", "dgx-h100", "--alpha", "5us", "--bandwidth", "1GB/s", "-o", "x.html"],
+     "error: --alpha: got 'given with --cluster'"),
+    (["plot", "sweep", "all-reduce", "--cluster", "dgx-h100", "-N", "4", "-o", "x.html"],
+     "error: --ranks: got 'given with --cluster'"),
+    (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "--gpus-per-node", "4",
+      "-o", "x.html"], "error: --gpus-per-node: got 4; allowed: only with --cluster"),
+    (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "-a", "ring", "-a", "nope",
+      "-o", "x.html"], "error: algorithm: got 'nope'; allowed: an algorithm of all-reduce on this hardware: ring"),
+    (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "-o", "chart.png"],
+     "error: output: got 'chart.png'; allowed: a .html path"),
+    (["plot", "schedule", "all-reduce", "ring", "-o", "ring.png"], "error: output: got 'ring.png'; allowed: a .html path"),
     # NCCL's model on an AMD system points at RCCL's, which is bundled
     (["collective", "all-reduce", "--cluster", "mi300x-8x", "--size", "1GiB", "--backend", "nccl"],
      "error: system: got 'mi300x-8x'; allowed: an NVIDIA GPU system (sm60+) for NCCL's model; on AMD GPUs use "
