@@ -60,3 +60,12 @@ def test_a_measured_nvls_curve_answers_in_network():
     found = cluster_comm.comm_model(system, 1, 8, algorithm="in-network", backend="nccl").choose(
         "all-reduce", 256 * 2**20)
     assert found.source == "measured" and found.time_s == pytest.approx(20e-6 + 256 * 2**20 / 100e9, rel=1e-9)
+
+
+def test_nccls_printed_names_are_accepted():
+    """`collective` prints nvls_tree on two DGX H100 nodes; that name is accepted back (it was
+    refused with the textbook list, QA pass 2026-11-28): NCCL's in-network family, as in-network."""
+    result = runner.invoke(app, ["collective", "all-reduce", "--cluster", "dgx-h100", "--nodes", "2", "--size", "1GB",
+                                 "--algorithm", "nvls_tree", "--json"])
+    assert result.exit_code == 0, result.output
+    assert __import__("json").loads(result.stdout)["algorithm"] == "nvls_tree"
