@@ -134,6 +134,10 @@ def check_conflicts(q: Query) -> None:
         raise InputError(rates[0], "given with --link", f"either --link (its profile gives α and bandwidth) or {rates[0]}")
     if q.cluster is None and q.stack is not None and q.algorithm not in ("auto", "all"):
         raise InputError("--stack", q.stack, f"only with --algorithm auto (got --algorithm {q.algorithm})")
+    inter = _given(q, ("alpha_inter", "bandwidth_inter"))
+    if inter and (q.algorithm in ("auto", "all") or not get(q.primitive, q.algorithm).hierarchical):
+        raise InputError(inter[0], getattr(q, inter[0][2:].replace("-", "_")),
+                         "only with --algorithm hierarchical (the rates of its inter-node level)")
     if q.algorithm in ("auto", "all"):
         return
     entry = get(q.primitive, q.algorithm)

@@ -43,3 +43,11 @@ def test_the_api_passes_them():
 def test_a_node_size_that_does_not_divide_the_ranks_is_refused():
     result = runner.invoke(app, ["collective", "all-reduce", *LINK, "--gpus-per-node", "3"])
     assert result.exit_code == 2 and result.stderr.startswith("error: gpus_per_node: got 3;")
+
+
+def test_inter_node_rates_are_refused_where_nothing_uses_them():
+    """`-a ring --alpha-inter 10us` was silently ignored (QA pass, 2026-11-28)."""
+    for algorithm in ("ring", "auto"):
+        result = runner.invoke(app, ["collective", "all-reduce", *LINK[:-2], "-a", algorithm, "--alpha-inter", "10us"])
+        assert result.exit_code == 2 and result.stderr.startswith("error: --alpha-inter: got '10us'; allowed: only "
+                                                                  "with --algorithm hierarchical")
