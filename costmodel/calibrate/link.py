@@ -81,6 +81,11 @@ def resolve_log(log: Log, collective: str | None = None, ranks: int | None = Non
     chosen_ranks = ranks or log.ranks or (inferred.ranks if chosen in inferred.collectives else None)
     if chosen_ranks and not (ranks or log.ranks):
         notes.append(f"rank count {chosen_ranks} read from busbw/algbw (use --ranks to override)")
+    elif ranks and inferred.ranks and chosen in inferred.collectives and inferred.ranks != ranks:
+        notes.append(f"--ranks {ranks} was given but busbw/algbw in the log imply {inferred.ranks} ranks")
+    chosen_nodes = nodes or log.nodes
+    if chosen_nodes and chosen_ranks and chosen_ranks % chosen_nodes:
+        raise InputError("nodes", chosen_nodes, f"a divisor of the run's {chosen_ranks} ranks")
     rows, wrong = _without_wrong_results(log)
     if wrong:
         notes.append(f"{len(wrong)} measurement(s) nccl-tests counted wrong results for (#wrong > 0) left out "

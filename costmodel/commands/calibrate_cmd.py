@@ -92,7 +92,12 @@ def calibrate(
     if not logs:
         raise InputError("logs", "none", "at least one nccl-tests log (or --recipe --cluster SYSTEM)")
     if system is not None:
+        if algorithm is not None:  # the curves keep what NCCL ran: --nccl-algo names it
+            raise InputError("--algorithm", algorithm, "left out with --system (a cluster profile's curves are "
+                             "NCCL's own algorithm: --nccl-algo names the one the logs ran with)")
         return _cluster(logs, system, output, name, collective, ranks, nodes, nccl_algo, block, html, json_output)
+    if nccl_algo != "auto":
+        raise InputError("--nccl-algo", nccl_algo, "only with --system (a link calibration takes --algorithm)")
     from costmodel.calibrate.link import calibrate as run_calibration
     from costmodel.calibrate.link import profile_toml
     from costmodel.calibrate.parse import parse_file

@@ -149,3 +149,20 @@ def test_times_nccl_tests_found_wrong_are_left_out(tmp_path):
     assert len(found.fit.times_s) == len(clean.fit.times_s) - 1 and 99999e-6 not in found.fit.times_s
     assert any(f"left out (line {index + 1})" in note for note in found.notes)
     assert max(map(abs, found.fit.relative_errors)) < 0.5
+
+
+def test_options_calibrate_would_not_use_are_refused_and_contradictions_noted(tmp_path):
+    """QA pass, 2026-11-28: --nccl-algo without --system and --algorithm with --system were
+    ignored, --nodes 3 was written for a 16-rank run, and --ranks 8 on a 16-rank log said nothing."""
+    log = str(Path(__file__).resolve().parents[1] / "data" / "calibration" / "raw" / "abci_a_2n.txt")
+    runner = CliRunner()
+    for argv, line in (
+            ([log, "--nccl-algo", "ring"], "error: --nccl-algo: got 'ring'; allowed: only with --system"),
+            ([log, "--system", "a100-abci-8x", "--algorithm", "ring", "-o", str(tmp_path / "c.toml")],
+             "error: --algorithm: got 'ring'; allowed: left out with --system"),
+            ([log, "--nodes", "3"], "error: nodes: got 3; allowed: a divisor of the run's 16 ranks")):
+        result = runner.invoke(app, ["calibrate", *argv])
+        assert result.exit_code == 2 and result.stderr.startswith(line), result.stderr
+    result = runner.invoke(app, ["calibrate", log, "--ranks", "8", "--json"])
+    assert result.exit_code == 0
+    assert "--ranks 8 was given but busbw/algbw in the log imply 16 ranks" in json.loads(result.stdout)["notes"]
