@@ -102,8 +102,8 @@ def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | f
     algorithms × backends × sizes. Each row is exactly what :func:`predict` returns for it; on
     a bare α/β link with named algorithms the formulas are evaluated vectorised over sizes and
     ranks at once (:func:`costmodel.collectives.evaluate.evaluate_grid`, the same formulas).
-    A combination the model cannot answer (an algorithm a primitive lacks) is left out; a value
-    no combination accepts is an error.
+    A combination the model cannot answer (an algorithm a primitive lacks) is left out, its reason
+    in ``frame.attrs["left_out"]``; a value no combination accepts is an error.
     """
     import pandas as pd
 
@@ -134,7 +134,9 @@ def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | f
             rows.append(p.to_dict())
     if not rows:
         raise skipped[0] if skipped else InputError("sweep", "no rows", "at least one answerable combination")
-    return pd.DataFrame(rows, columns=list(Prediction.__dataclass_fields__))
+    frame = pd.DataFrame(rows, columns=list(Prediction.__dataclass_fields__))
+    frame.attrs["left_out"] = [str(error) for error in skipped]  # why each left-out combination was
+    return frame
 
 
 def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[float], alpha_s: Any,

@@ -137,6 +137,10 @@ def sweep(
                    algorithms=_list(algorithm, "algorithm"), backends=_list(backend, "backend"), links=links,
                    alpha_s=alpha, bandwidth_Bps=bandwidth, gamma_s_per_byte=gamma, gpus_per_node=gpus_per_node,
                    stack=stack)
+    left_out = df.attrs.get("left_out") or []
+    if left_out:  # said, not silently dropped: the help promises one row per combination
+        sys.stderr.write(f"note: {len(left_out)} combination(s) the model cannot answer left out "
+                         f"(first: {left_out[0]})\n")
     if format_ == "json":
         # a field one backend leaves empty (NCCL's launch overhead, the ideal model's lower bound)
         # is NaN in the other backends' rows of a mixed sweep: null, not a non-finite time

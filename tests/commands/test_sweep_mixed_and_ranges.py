@@ -33,3 +33,14 @@ def test_a_range_too_long_is_refused_not_cut():
     full = runner.invoke(app, [*base, "--factor", "2"])
     assert full.exit_code == 0 and full.stdout.strip().splitlines()[-1].split(",")[
         full.stdout.splitlines()[0].split(",").index("size_bytes")] == "1048576.0"
+
+
+def test_a_left_out_combination_is_said():
+    """`sweep broadcast,all-reduce -a ring` printed one row and nothing about the other (QA pass,
+    2026-11-28): the rows stay what the model answers, and a note says what was left out and why."""
+    result = runner.invoke(app, ["sweep", "broadcast,all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s",
+                                 "-a", "ring", "--sizes", "1MB", "--json"])
+    assert result.exit_code == 0, result.output
+    assert [row["primitive"] for row in json.loads(result.stdout)] == ["all-reduce"]
+    assert result.stderr.startswith("note: 1 combination(s) the model cannot answer left out (first: algorithm: "
+                                    "got 'ring'; allowed: for broadcast")
