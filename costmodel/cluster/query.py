@@ -134,6 +134,9 @@ def check_conflicts(q: Query) -> None:
         raise InputError(rates[0], "given with --link", f"either --link (its profile gives α and bandwidth) or {rates[0]}")
     if q.cluster is None and q.stack is not None and q.algorithm not in ("auto", "all"):
         raise InputError("--stack", q.stack, f"only with --algorithm auto (got --algorithm {q.algorithm})")
+    if q.stack is not None and q.backend not in ("auto", "ideal"):  # the backend names the library itself
+        raise InputError("--stack", q.stack, f"left out with --backend {q.backend} (it models that library's own "
+                         "choice); --stack picks the library under --backend auto or ideal")
     inter = _given(q, ("alpha_inter", "bandwidth_inter"))
     if inter and (q.algorithm in ("auto", "all") or not get(q.primitive, q.algorithm).hierarchical):
         raise InputError(inter[0], getattr(q, inter[0][2:].replace("-", "_")),

@@ -61,7 +61,7 @@ def nccl_table(
     nccl_version: Annotated[str | None, Option(help="Bundled NCCL constants: 2.30.7 (default), 2.27.5, 2.21.5")] = None,
     p2p_level: Annotated[str | None, Option("--p2p-level", help="As NCCL_P2P_LEVEL: LOC, NVL, PIX, PXB, PHB or SYS (default: NCCL's own rule)")] = None,
     size: Annotated[str | None, Option(help="Also predict one call of this size, e.g. 1GiB")] = None,
-    collective: Annotated[str, Option(help="Collective for --size")] = "all-reduce",
+    collective: Annotated[str | None, Option(help="Collective for --size (default all-reduce)")] = None,
     json_output: Annotated[bool, Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Show NCCL's tuning table for a cluster (RCCL's on AMD), as NCCL_DEBUG=TUNING prints it.
@@ -70,9 +70,13 @@ def nccl_table(
     """
     from costmodel.cluster.stacks import Stack, default_stack
     from costmodel.nccl import cost_table, load_tables, nccl_time, topology_for
+    from dpbase.errors import InputError
     from dpbase.units import parse_size
     from hardware import load_system
 
+    if collective is not None and size is None:  # the table shows every collective: it would be ignored
+        raise InputError("--collective", collective, "only with --size (the table lists every collective)")
+    collective = collective or "all-reduce"
     system = load_system(cluster)
     if default_stack(system) is Stack.RCCL:
         _rccl_table(system, cluster, nodes, gpus_per_node, size, collective, json_output,

@@ -61,6 +61,11 @@ ITERATION = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-b
     (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "-o", "chart.png"],
      "error: output: got 'chart.png'; allowed: a .html path"),
     (["plot", "schedule", "all-reduce", "ring", "-o", "ring.png"], "error: output: got 'ring.png'; allowed: a .html path"),
+    # options the command would not use
+    (["nccl-table", "--cluster", "dgx-h100", "--collective", "all-to-all"],
+     "error: --collective: got 'all-to-all'; allowed: only with --size"),
+    (["collective", "all-reduce", "--cluster", "dgx-h100", "--size", "1GB", "--stack", "gloo", "--backend", "nccl"],
+     "error: --stack: got 'gloo'; allowed: left out with --backend nccl"),
     # NCCL's model on an AMD system points at RCCL's, which is bundled
     (["collective", "all-reduce", "--cluster", "mi300x-8x", "--size", "1GiB", "--backend", "nccl"],
      "error: system: got 'mi300x-8x'; allowed: an NVIDIA GPU system (sm60+) for NCCL's model; on AMD GPUs use "
@@ -113,3 +118,15 @@ def test_gamma_is_refused_where_nccls_model_answers_and_used_where_the_ideal_one
         return json.loads(result.stdout)["time_s"]
 
     assert time_s("--gamma", "1ns") > time_s()
+
+
+def test_another_library_is_timed_as_that_library():
+    """`--stack gloo` on a DGX H100 answered with NCCL's NVLS (QA pass, 2026-11-28): NCCL's model
+    describes NCCL only, so another stack's algorithms are timed on the α-β mapping."""
+    import json
+
+    result = runner.invoke(app, ["collective", "all-reduce", "--cluster", "dgx-h100", "--size", "1GB", "--stack", "gloo",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert found["backend"] == "ideal" and found["algorithm"] not in ("in-network", "nvls", "nvls_tree")
