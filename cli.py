@@ -39,7 +39,7 @@ SUMMARIES: dict[str, str] = {
     "formula": "Show the symbolic α-β-γ formula(s), conditions, lower bound and source.",
     "collective": "Predict one collective: time, its α/β/γ parts, steps and traffic.",
     "compare": "Rank every applicable algorithm, fastest first, with the lower bound; the winner is marked *.",
-    "sweep": "Predict every combination of the axes; one row each (every Prediction field in csv/json).",
+    "sweep": "Predict every combination of the axes; one row each the model answers (every Prediction field in csv/json; the others are left out with a note).",
     "iteration": "Break one training step down: compute, hidden/exposed communication, optimizer, memory.",
     "plan": "Recommend algorithm, micro-batch, accumulation, GPUs, bucket, gradient dtype and ZeRO stage.",
     "calibrate": "Fit latency and bandwidth (per size regime) to nccl-tests logs.",

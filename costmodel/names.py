@@ -129,7 +129,9 @@ def algorithm_named(name: str | Algorithm) -> Algorithm:
     key = str(name).strip().lower().replace("_", "-")
     aliases = {"tree": "double-binary-tree", "dbt": "double-binary-tree", "ps": "parameter-server",
                "one-shot": "direct", "nvls": "in-network", "sharp": "in-network",
-               # NCCL's other in-network algorithms, as `collective` prints them (NCCL's family)
+               # NCCL's other in-network algorithms, as `collective` prints them: the members of
+               # costmodel.nccl.names.FAMILIES (not imported: it loads NCCL's model; a test
+               # checks the two agree)
                "nvls-tree": "in-network", "nvlstree": "in-network", "collnet": "in-network",
                "collnet-direct": "in-network", "collnet-chain": "in-network",
                "halving-doubling": "rabenseifner", "van-de-geijn": "scatter-allgather",

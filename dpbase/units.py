@@ -33,7 +33,9 @@ BANDWIDTH_ALLOWED = "a number with GB/s, GBps, GiB/s, MB/s, Gbps, Gb/s or Mbps (
 TIME_ALLOWED = "a number with ns, us, µs, ms or s (e.g. 5us, 1.2ms)"
 
 
-def _split(field: str, text: str | float | int, allowed: str) -> tuple[float, str]:
+def _split(field: str, text: str | float | int, allowed: str, unit_needed: bool = False) -> tuple[float, str]:
+    """(number, unit) of ``text``; a number given as a number has no unit. ``unit_needed``: text
+    without a unit is refused (a typed ``6`` beside a default shown as ``6ms`` would be 6 s)."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         try:
             return float(text), ""
@@ -42,6 +44,8 @@ def _split(field: str, text: str | float | int, allowed: str) -> tuple[float, st
     match = _QUANTITY.match(str(text))
     if not match:
         raise UnitError(field, text, allowed)
+    if unit_needed and not match.group(2):
+        raise UnitError(field, text, f"{allowed}: a unit is needed")
     return float(match.group(1)), match.group(2)
 
 
@@ -76,9 +80,7 @@ def parse_bandwidth(text: str | float | int, field: str = "bandwidth") -> float:
     >>> parse_bandwidth("100Gbps"), parse_bandwidth("25GB/s")
     (12500000000.0, 25000000000.0)
     """
-    number, unit = _split(field, text, BANDWIDTH_ALLOWED)
-    if not unit and isinstance(text, str):  # `--bandwidth 25` read as 25 B/s: text needs its unit
-        raise UnitError(field, text, f"{BANDWIDTH_ALLOWED}: a unit is needed")
+    number, unit = _split(field, text, BANDWIDTH_ALLOWED, unit_needed=True)  # `--bandwidth 25` is not 25 B/s
     if not unit:
         return _check_finite(field, text, number, BANDWIDTH_ALLOWED)
     bits = re.fullmatch(r"([KMGT]?)(?:bps|b/s|bit/s|bits/s)", unit)
@@ -100,9 +102,7 @@ def parse_time(text: str | float | int, field: str = "time") -> float:
     >>> parse_time("5us"), parse_time("1.5ms"), parse_time(0.002)
     (5e-06, 0.0015, 0.002)
     """
-    number, unit = _split(field, text, TIME_ALLOWED)
-    if not unit and isinstance(text, str):
-        raise UnitError(field, text, f"{TIME_ALLOWED}: a unit is needed")
+    number, unit = _split(field, text, TIME_ALLOWED, unit_needed=True)
     key = unit or "s"
     if key not in TIME_UNITS_PER_S:
         raise UnitError(field, text, TIME_ALLOWED)

@@ -87,9 +87,10 @@ def resolve_log(log: Log, collective: str | None = None, ranks: int | None = Non
     if chosen_nodes and chosen_ranks and chosen_ranks % chosen_nodes:
         raise InputError("nodes", chosen_nodes, f"a divisor of the run's {chosen_ranks} ranks")
     rows, wrong = _without_wrong_results(log)
-    if wrong:
+    if wrong:  # a text log's rows are its lines; a JSON log's are the entries of its results
+        where = "result" if log.layout == "json" else "line"
         notes.append(f"{len(wrong)} measurement(s) nccl-tests counted wrong results for (#wrong > 0) left out "
-                     f"(line {', '.join(map(str, wrong))})")
+                     f"({where} {', '.join(map(str, wrong))})")
     return dataclasses.replace(log, collective=chosen, ranks=chosen_ranks, nodes=nodes or log.nodes,
                                rows=rows, notes=tuple(notes))
 

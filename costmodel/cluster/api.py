@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.query import Query, run_query
 from costmodel.collectives.prediction import Prediction
+from costmodel.collectives.registry import get as get_entry
 from dpbase.errors import InputError
 from dpbase.units import parse_size
 
@@ -63,8 +64,8 @@ def predict(primitive: str, size: str | float | None = None, algorithm: str | No
         inter = {"alpha_inter_s": None if alpha_inter_s is None else parse_time(alpha_inter_s, "alpha_inter_s"),
                  "bandwidth_inter_Bps": None if bandwidth_inter_Bps is None
                  else parse_bandwidth(bandwidth_inter_Bps, "bandwidth_inter_Bps")}
-        if gpus_per_node is not None:  # a bare link's node size: the hierarchical algorithm's G
-            params = {**params, "gpus_per_node": gpus_per_node}
+        if gpus_per_node is not None and get_entry(primitive, algorithm).hierarchical:
+            params = {**params, "gpus_per_node": gpus_per_node}  # a bare link's node size: hierarchical's G
         return predict_on_link(primitive, algorithm, ranks=ranks, size_bytes=parse_size(size, "size"),
                                alpha_s=parse_time(alpha_s, "alpha_s"),
                                bandwidth_Bps=parse_bandwidth(bandwidth_Bps, "bandwidth_Bps"),
@@ -115,7 +116,10 @@ def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | f
     for primitive, cluster, link, algorithm, backend in itertools.product(
             _axis(primitives), _axis(clusters), _axis(links), _axis(algorithms), _axis(backends)):
         group = _axis(nodes) if cluster is not None else _axis(ranks)
-        if cluster is None and link is None and algorithm not in ("auto", "all") and backend in (None, "auto", "ideal"):
+        # a bare α/β link, one named algorithm: one numpy grid (a node size needs the per-point path,
+        # where predict hands it to the hierarchical algorithm)
+        if (cluster is None and link is None and algorithm not in ("auto", "all") and gpus_per_node is None
+                and backend in (None, "auto", "ideal")):
             try:
                 rows.extend(_grid_rows(primitive, algorithm, group, size_list, alpha_s, bandwidth_Bps,
                                        gamma_s_per_byte))

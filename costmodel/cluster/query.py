@@ -14,7 +14,7 @@ from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
 from costmodel.names import REALISTIC_BACKENDS, Backend, algorithm_named, backend_named, primitive_named
-from dpbase.errors import InputError
+from dpbase.errors import InputError, NotApplicableError
 from dpbase.units import parse_bandwidth, parse_size, parse_time
 from dpbase.values import frozen, replace
 
@@ -107,10 +107,11 @@ def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
         raise InputError("ranks", q.ranks, f"{lay.ranks} (= nodes × GPUs per node) with --cluster")
     results = predict_collective(q.primitive, size_bytes, lay, algorithm=q.algorithm, backend=q.backend,
                                  stack=q.stack, gamma_s_per_byte=gamma, params_for=lambda entry: _params(q, entry))
-    realistic = sorted({r.backend for r in results if r.backend in REALISTIC_BACKENDS})
-    if gamma > 0 and realistic:  # NCCL's and RCCL's models time the reduction themselves
-        raise InputError("gamma", q.gamma, f"0 (or --backend ideal) where the {realistic[0]} backend answers: "
-                         "its model times the reduction itself")
+    # NCCL's model times the reduction itself (RCCL's answers are α-β-γ timed: γ applies there);
+    # NotApplicable, so a sweep leaves this combination out and keeps the others
+    if gamma > 0 and any(r.backend == Backend.NCCL.value for r in results):
+        raise NotApplicableError("gamma", q.gamma, "0 (or --backend ideal) where NCCL's model answers: it times the "
+                                 "reduction itself")
     change = choice_change_note(q.primitive, size_bytes, lay, results[0]) \
         if q.algorithm == "auto" and len(results) == 1 else None
     unused = regimes_unused_note(lay.system, lay.nodes)
@@ -134,9 +135,10 @@ def check_conflicts(q: Query) -> None:
         raise InputError(rates[0], "given with --link", f"either --link (its profile gives α and bandwidth) or {rates[0]}")
     if q.cluster is None and q.stack is not None and q.algorithm not in ("auto", "all"):
         raise InputError("--stack", q.stack, f"only with --algorithm auto (got --algorithm {q.algorithm})")
-    if q.stack is not None and q.backend not in ("auto", "ideal"):  # the backend names the library itself
-        raise InputError("--stack", q.stack, f"left out with --backend {q.backend} (it models that library's own "
-                         "choice); --stack picks the library under --backend auto or ideal")
+    backend = "auto" if str(q.backend).strip().lower() == "auto" else backend_named(q.backend).value
+    if q.stack is not None and backend in REALISTIC_BACKENDS:  # the backend names the library itself
+        raise NotApplicableError("--stack", q.stack, f"left out with --backend {backend} (it models that library's "
+                                 "own choice); --stack picks the library under --backend auto or ideal")
     inter = _given(q, ("alpha_inter", "bandwidth_inter"))
     if inter and (q.algorithm in ("auto", "all") or not get(q.primitive, q.algorithm).hierarchical):
         raise InputError(inter[0], getattr(q, inter[0][2:].replace("-", "_")),

@@ -186,8 +186,13 @@ def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_alg
 
     ran = None if nccl_algo == "auto" else nccl_algo
     per_log = [algorithm_of(str(path), _head(path)) for path in logs]
-    curves = measured_curves([parse_file(path) for path in logs], base, collective=collective, ranks=ranks,
+    parsed = [parse_file(path) for path in logs]
+    curves = measured_curves(parsed, base, collective=collective, ranks=ranks,
                              nodes=nodes, nccl_algo=ran, algorithms=per_log, block=block)
+    from costmodel.calibrate.link import resolve_log
+
+    # what reading the logs found (rows nccl-tests counted wrong, a --ranks the columns contradict)
+    notes = list(dict.fromkeys(note for log in parsed for note in resolve_log(log, collective, ranks, nodes).notes))
     profile = cluster_profile(base, curves, name)
     write_outputs({"output": (output, "# Written by dpcost calibrate --system\n" + hardware.standalone_toml(profile))},
                   logs + ([Path(system_name)] if system_name.endswith(".toml") else []))
@@ -196,8 +201,10 @@ def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_alg
                     "curves": [{"collective": c.collective, "algorithm": c.algorithm, "nodes": c.nodes,
                                 "gpus_per_node": c.gpus_per_node, "regimes": len(c.regimes),
                                 "min_size_bytes": c.min_size_bytes, "max_size_bytes": c.max_size_bytes,
-                                "median_error": c.median_error} for c in curves]})
+                                "median_error": c.median_error} for c in curves], "notes": notes})
         return
+    for note in notes:
+        echo(f"note: {note}")
     for c in curves:
         echo(f"{c.collective}, {c.nodes} node(s) x {c.gpus_per_node} GPU(s), algorithm {c.algorithm}: "
                    f"{len(c.regimes)} regime(s) from {format_size(c.min_size_bytes)} to "

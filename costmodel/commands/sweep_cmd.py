@@ -103,7 +103,7 @@ def sweep(
     link: Annotated[Optional[str], Option("--link", help="Link profile(s), comma-separated (instead of --alpha/--bandwidth).", autocompletion=complete.links)] = None,
     alpha: ALPHA = None,
     bandwidth: Annotated[Optional[str], Option("--bandwidth", help="Link bandwidth, e.g. 25GB/s.")] = None,
-    gamma: Annotated[str, Option("--gamma", help="Reduction time per byte (0 by default).")] = "0s",
+    gamma: Annotated[str, Option("--gamma", help="Reduction time per byte (0 by default); rows NCCL's model answers are left out with it.")] = "0s",
     algorithm: Annotated[str, Option("--algorithm", "-a", help="Algorithm(s), comma-separated, or auto.")] = "auto",
     backend: Annotated[str, Option("--backend", help="Backend(s), comma-separated: auto, ideal, nccl, rccl.")] = "auto",
     stack: Annotated[Optional[str], Option("--stack", help="nccl, rccl, mpi or gloo: what auto may pick.")] = None,
@@ -111,7 +111,7 @@ def sweep(
     output: Annotated[Optional[str], Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
     json_: Annotated[bool, Option("--json", help="Same as --format json.")] = False,
 ) -> None:
-    """Predict every combination of the axes; one row each (every Prediction field in csv/json).
+    """Predict every combination of the axes; one row each the model answers (every Prediction field in csv/json; the others are left out with a note).
 
     Example: dpcost sweep all-reduce --cluster dgx-h100,dgx-a100 --nodes 1,2 --sizes 1MiB,1GiB --format csv
     """

@@ -129,17 +129,27 @@ def predictions(hw: Hardware, primitive: str, size_bytes: float, algorithms: tup
     return [r for r in found if not algorithms or r["algorithm"] in algorithms]
 
 
-def series(hw: Hardware, primitive: str, sizes: list[float], algorithms: tuple[str, ...] = ()) -> dict[str, list]:
-    """algorithm -> list of predictions over ``sizes`` (None where it does not apply)."""
+def series(hw: Hardware, primitive: str, sizes: list[float], algorithms: tuple[str, ...] = (),
+           whole_chart: bool = True) -> dict[str, list]:
+    """algorithm -> list of predictions over ``sizes`` (None where it does not apply). With
+    ``whole_chart`` (one call draws the chart) every named algorithm must appear; a chart drawn
+    from several calls (one per rank count) checks that over all of them (:func:`check_drawn`)."""
     table: dict[str, list] = {}
     for index, size in enumerate(sizes):
         for p in predictions(hw, primitive, size, algorithms):
             table.setdefault(p["algorithm"], [None] * len(sizes))[index] = p
-    missing = [name for name in algorithms if name not in table]
-    if not table or missing:
-        raise InputError("algorithm", (missing or [", ".join(algorithms) or "all"])[0],
-                         f"an algorithm of {primitive} on this hardware" + (f": {', '.join(table)}" if table else ""))
+    if whole_chart:
+        check_drawn(primitive, algorithms, table)
     return table
+
+
+def check_drawn(primitive: str, algorithms: tuple[str, ...], drawn) -> None:
+    """Every algorithm the user named is on the chart (an unknown one among several was dropped
+    silently); at least one algorithm is."""
+    missing = [name for name in algorithms if name not in drawn]
+    if not drawn or missing:
+        raise InputError("algorithm", (missing or [", ".join(algorithms) or "all"])[0],
+                         f"an algorithm of {primitive} on this hardware" + (f": {', '.join(drawn)}" if drawn else ""))
 
 
 def size_ticks(sizes: list[float]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from costmodel.plots.common import PALETTE, Hardware, base_layout, hover_row, series, size_grid, size_ticks
+from costmodel.plots.common import PALETTE, Hardware, base_layout, check_drawn, hover_row, series, size_grid, size_ticks
 from dpbase.errors import InputError
 from dpbase.units import format_size, format_time
 
@@ -87,11 +87,12 @@ def scaling_figure(primitive: str, hardware: Hardware, *, size: str | float, ran
     table: dict[str, list] = {}
     bound: list[float | None] = []
     for ranks in rank_counts:
-        points = series(hardware.with_ranks(ranks), primitive, [size_bytes], algorithms)
+        points = series(hardware.with_ranks(ranks), primitive, [size_bytes], algorithms, whole_chart=False)
         for name, found in points.items():
             table.setdefault(name, []).append((ranks, found[0]))
         bounds = [p[0]["lower_bound_s"] for p in points.values() if p[0] and p[0].get("lower_bound_s")]
         bound.append(min(bounds) if bounds else None)
+    check_drawn(primitive, algorithms, table)  # a name may run at only some rank counts (NVLS)
     fig = go.Figure()
     for name, rows in table.items():
         fig.add_trace(go.Scatter(x=[r for r, _ in rows], y=[p["time_s"] for _, p in rows], name=name,

@@ -166,3 +166,41 @@ def test_options_calibrate_would_not_use_are_refused_and_contradictions_noted(tm
     result = runner.invoke(app, ["calibrate", log, "--ranks", "8", "--json"])
     assert result.exit_code == 0
     assert "--ranks 8 was given but busbw/algbw in the log imply 16 ranks" in json.loads(result.stdout)["notes"]
+
+
+def _json_log(path, wrong_at: int) -> None:
+    """A `-J` log of a 2-rank all-reduce: time = 10 µs + size / 20 GB/s, the in-place time of
+    entry ``wrong_at`` broken (99,999 µs) and counted wrong."""
+    results = []
+    for index, size in enumerate(4**k * 1024 for k in range(8)):
+        time_us = 10.0 + size / 20e3
+        bw = size / time_us / 1e3
+        in_place = {"time": 99999.0 if index == wrong_at else time_us, "alg_bw": bw, "bus_bw": bw,
+                    "nwrong": 2 if index == wrong_at else 0}
+        results.append({"size": size, "count": size // 4, "type": "float", "redop": "sum", "root": -1,
+                        "out_of_place": {"time": time_us, "alg_bw": bw, "bus_bw": bw, "nwrong": 0},
+                        "in_place": in_place})
+    path.write_text(json.dumps({"config": {"nthreads": 1, "ngpus": 1, "nccl_version": "NCCL version 2.23.4"},
+                                "results": results}), encoding="utf-8")
+
+
+def test_an_in_place_time_counted_wrong_in_a_json_log_is_left_out(tmp_path):
+    """The JSON layout's nwrong and the in-place column count too (review of 2026-11-28: only the
+    text layout's out-of-place column was tested); the note names the JSON entry, not a line."""
+    from costmodel.calibrate.parse import parse_file
+
+    log = tmp_path / "ar.json"
+    _json_log(log, wrong_at=3)
+    found = calibrate([parse_file(log)], collective="all-reduce", ranks=2)
+    assert 99999e-6 not in found.fit.times_s and len(found.fit.times_s) == 15
+    assert any("left out (result 4)" in note for note in found.notes)
+
+
+def test_a_cluster_calibration_says_what_it_left_out(tmp_path):
+    """`--system` printed no note when it dropped a row counted wrong (review of 2026-11-28)."""
+    log = tmp_path / "ar_1n.json"
+    _json_log(log, wrong_at=3)
+    result = CliRunner().invoke(app, ["calibrate", str(log), "--collective", "all-reduce", "--ranks", "2", "--system",
+                                      "dgx-h100", "-o", str(tmp_path / "mine.toml"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert any("left out (result 4)" in note for note in json.loads(result.stdout)["notes"])

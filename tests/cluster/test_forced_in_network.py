@@ -69,3 +69,11 @@ def test_nccls_printed_names_are_accepted():
                                  "--algorithm", "nvls_tree", "--json"])
     assert result.exit_code == 0, result.output
     assert __import__("json").loads(result.stdout)["algorithm"] == "nvls_tree"
+
+
+def test_every_member_of_the_family_is_read_as_in_network():
+    from costmodel.names import Algorithm, algorithm_named
+
+    for family, members in FAMILIES.items():
+        for member in members:
+            assert algorithm_named(member) is Algorithm(family), member

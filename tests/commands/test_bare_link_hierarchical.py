@@ -51,3 +51,19 @@ def test_inter_node_rates_are_refused_where_nothing_uses_them():
         result = runner.invoke(app, ["collective", "all-reduce", *LINK[:-2], "-a", algorithm, "--alpha-inter", "10us"])
         assert result.exit_code == 2 and result.stderr.startswith("error: --alpha-inter: got '10us'; allowed: only "
                                                                   "with --algorithm hierarchical")
+
+
+def test_the_node_size_goes_to_hierarchical_only_and_through_the_sweep():
+    """Review of 2026-11-28: the API refused gpus_per_node beside ring (the CLI accepts it and
+    gives it to the algorithms that take it), and the sweep's vectorised path dropped it."""
+    from costmodel.cluster.api import sweep
+
+    ring = costmodel.predict("all-reduce", 1e9, "ring", ranks=8, alpha_s=5e-6, bandwidth_Bps=25e9, gpus_per_node=4)
+    assert ring.params == {} and ring.time_s > 0
+    rows = sweep("all-reduce", "1GB", ranks=[8], algorithms=["ring", "hierarchical"], alpha_s="5us",
+                 bandwidth_Bps="25GB/s", gpus_per_node=4).to_dict("records")
+    found = {row["algorithm"]: row for row in rows}
+    assert found["hierarchical"]["params"] == {"gpus_per_node": 4} and found["ring"]["params"] == {}
+    assert found["hierarchical"]["time_s"] == pytest.approx(
+        predict_on_link("all-reduce", "hierarchical", ranks=8, size_bytes=1e9, alpha_s=5e-6, bandwidth_Bps=25e9,
+                        gpus_per_node=4).time_s, rel=1e-12)

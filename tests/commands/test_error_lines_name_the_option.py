@@ -130,3 +130,27 @@ def test_another_library_is_timed_as_that_library():
     assert result.exit_code == 0, result.output
     found = json.loads(result.stdout)
     assert found["backend"] == "ideal" and found["algorithm"] not in ("in-network", "nvls", "nvls_tree")
+
+
+def test_the_refusals_stop_where_their_reason_does(tmp_path):
+    """Review of 2026-11-28: --gamma was refused on RCCL's answers, which are α-β-γ timed; a sweep
+    mixing backends was refused whole for one backend's row; --backend IDEAL (any case) with
+    --stack was refused; a chart of an algorithm that runs at only some rank counts was refused."""
+    import json
+
+    rccl = runner.invoke(app, ["collective", "all-reduce", "--cluster", "mi300x-8x", "--nodes", "2", "--size", "64MiB",
+                               "--gamma", "1ns", "--json"])
+    assert rccl.exit_code == 0, rccl.output
+    assert json.loads(rccl.stdout)["backend"] == "rccl" and json.loads(rccl.stdout)["reduction_s"] > 0
+    mixed = runner.invoke(app, ["sweep", "all-reduce", "--cluster", "dgx-h100", "--nodes", "2", "--backend", "nccl,ideal",
+                                "--gamma", "0.01ns", "--sizes", "1GB", "--json"])
+    assert mixed.exit_code == 0, mixed.output
+    assert [row["backend"] for row in json.loads(mixed.stdout)] == ["ideal"] and mixed.stderr.startswith("note: 1 ")
+    upper = runner.invoke(app, ["collective", "all-reduce", "--cluster", "dgx-h100", "--size", "1GB", "--backend",
+                                "IDEAL", "--stack", "mpi"])
+    assert upper.exit_code == 0, upper.output
+    chart = runner.invoke(app, ["plot", "scaling", "all-reduce", "--size", "1GiB", "--cluster", "dgx-h100", "--backend",
+                                "nccl", "-a", "nvls", "-a", "ring", "--rank-counts", "8,16,32", "-o",
+                                str(tmp_path / "scaling.html"), "--json"])
+    assert chart.exit_code == 0, chart.output
+    assert json.loads(chart.stdout)["traces"] >= 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -106,3 +107,24 @@ def test_a_plan_waiting_for_its_input_says_so():
     spread = planner.plan("gpt2", "dgx-h100", nodes=2, global_batch=512, input_rate=200).best
     assert spread.input_wait_s > 0 and spread.losses_s > 0
     assert sum(getattr(spread, key) for key, _ in STEP_PARTS) == pytest.approx(spread.total_s, rel=1e-12)
+
+
+def test_the_comm_free_bound_leaves_out_the_links_and_the_loader():
+    """`comm_free_s` is the step less what the links can change (exposed communication and the
+    interference of the hidden part) and less the data loader's wait, which a faster link could
+    shorten to zero; it bounds the step from below (review of 2026-11-28: neither was tested)."""
+    from costmodel.training.losses import StepLosses
+
+    system = hardware.load_system("dgx-h100")
+    setting = planner.training_setting(load_model("gpt2"), system, seq_len=None, compute_dtype="bf16", mfu=None,
+                                       optimizer="adamw", jitter_cv=0.0, backend="ideal")
+    setting = dataclasses.replace(setting, losses=StepLosses(input_rate=300.0))
+    space = planner.build_space(system, nodes=2, global_batch=256, min_gpus=1, max_gpus=16,
+                                algorithms=all_reduce_algorithms(system, 2, "ideal"), bucket_bytes=(25 * MIB,),
+                                grad_dtypes=("bf16",))
+    sweep = grid.sweep(setting, system, space)
+    runnable = np.isfinite(sweep.total_s)
+    free = grid.comm_free_s(sweep)[runnable]
+    assert (sweep.input_wait_s[runnable] > 0).any()
+    expected = (sweep.total_s - sweep.exposed_comm_s - sweep.interference_s - sweep.input_wait_s)[runnable]
+    assert np.allclose(free, expected, rtol=1e-12, atol=1e-15) and np.all(free <= sweep.total_s[runnable])
