@@ -130,6 +130,11 @@ def test_another_library_is_timed_as_that_library():
     assert result.exit_code == 0, result.output
     found = json.loads(result.stdout)
     assert found["backend"] == "ideal" and found["algorithm"] not in ("in-network", "nvls", "nvls_tree")
+    # the training path builds its comm model the same way (it ignored the stack, review of 2026-11-28)
+    from costmodel.cluster.comm import comm_model
+
+    assert comm_model("dgx-h100", 2, stack="gloo").backend == "ideal"
+    assert comm_model("dgx-h100", 2, stack="nccl").backend == comm_model("dgx-h100", 2).backend == "nccl"
 
 
 def test_the_refusals_stop_where_their_reason_does(tmp_path):
