@@ -168,16 +168,12 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
     """Predictions for one collective on the layout, fastest first (one for ``auto`` or a name).
 
     ``backend`` None/"auto" is the system's realistic backend (NCCL on NVIDIA, RCCL on AMD);
-    ``stack`` (default: the system's) limits what ``auto`` may pick under the α-β backends; a stack
-    other than the system's own (gloo on NVIDIA) times its algorithms on the α-β mapping under
-    ``auto``, since NCCL's or RCCL's model describes only its own library.
+    ``stack`` (default: the system's) limits what ``auto`` may pick under the α-β backends; another
+    library than the system's own resolves ``auto`` to them (:func:`resolve_backend`).
     """
     explicit = backend not in (None, "auto")  # Backend is a str enum: no member equals "auto"
-    backend = resolve_backend(backend, lay.system)
-    own = default_stack(lay.system)
-    stack = stack_named(stack) if stack is not None else own
-    if stack is not own and not explicit:  # another library (gloo on NVIDIA): its algorithms, α-β timed
-        backend = Backend.IDEAL
+    backend = resolve_backend(backend, lay.system, stack)
+    stack = stack_named(stack) if stack is not None else default_stack(lay.system)
     fallback = None
     if backend is Backend.NCCL and not explicit:
         fallback = _outside_nccl(primitive, algorithm)

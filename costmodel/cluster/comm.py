@@ -149,12 +149,7 @@ def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None =
     tuning model on AMD); "ideal" for the textbook α-β-γ view.
     """
     lay = layout(system, nodes, gpus_per_node)
-    resolved = resolve_backend(backend, lay.system)
-    if stack is not None and backend in (None, "auto"):  # as predict_collective rules (cluster.backends)
-        from costmodel.cluster.stacks import default_stack
-
-        if stack_named(stack) is not default_stack(lay.system):  # another library: α-β timed
-            resolved = Backend.IDEAL
+    resolved = resolve_backend(backend, lay.system, stack)
     if algorithm != "auto":
         algorithm = algorithm_named(algorithm).value
     params = ps_params(algorithm, lay, servers, colocated)

@@ -88,10 +88,17 @@ def realistic_backend(system: System) -> Backend:
     return Backend.IDEAL
 
 
-def resolve_backend(backend: str | Backend | None, system: System | None) -> Backend:
-    """``auto``/None → the realistic backend of the system (ideal without one)."""
+def resolve_backend(backend: str | Backend | None, system: System | None,
+                    stack: str | Stack | None = None) -> Backend:
+    """``auto``/None → the realistic backend of the system (ideal without one). A ``stack`` other
+    than the system's own (gloo on NVIDIA) resolves ``auto`` to ideal: NCCL's and RCCL's models
+    describe only their own library, so another's algorithms are timed on the α-β mapping."""
     from costmodel.names import backend_named
 
     if backend is None or (isinstance(backend, str) and backend.strip().lower() == "auto"):
-        return Backend.IDEAL if system is None else realistic_backend(system)
+        if system is None:
+            return Backend.IDEAL
+        if stack is not None and stack_named(stack) is not default_stack(system):
+            return Backend.IDEAL
+        return realistic_backend(system)
     return backend_named(backend)
