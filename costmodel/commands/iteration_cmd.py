@@ -223,12 +223,8 @@ def iteration(
     comm = cluster_module.comm_model(system, node_count, per_node, algorithm=algorithm, backend=backend,
                                      servers=servers, colocated=colocated)
     step_transport = transport.step_transport(system, node_count)
-    if overlap_slowdown is None:
-        overlap_slowdown = losses.OVERLAP_SLOWDOWN
-    elif transport.hides_nothing(step_transport) and overlap_slowdown < transport.TCP_OVERLAP_SLOWDOWN:
-        raise InputError("overlap_slowdown", overlap_slowdown,
-                         f"at least {transport.TCP_OVERLAP_SLOWDOWN:g} (or left out) on {system.name} across nodes: "
-                         "over NCCL's TCP sockets hidden communication costs its full time")
+    overlap_slowdown = losses.OVERLAP_SLOWDOWN if overlap_slowdown is None else \
+        transport.check_given_slowdown(step_transport, overlap_slowdown, f"{system.name} across nodes")
     config = TrainingConfig(
         micro_batch=micro_batch, seq_len=seq_len, accumulation_steps=accum, grad_dtype=grad_dtype,
         compute_dtype=compute_dtype, topk_fraction=topk, mfu=mfu, optimizer=optimizer, optimizer_impl=optimizer_impl,

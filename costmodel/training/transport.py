@@ -21,6 +21,8 @@ keeps the RDMA slowdown (memory contention only); its time is :mod:`costmodel.tr
 
 from __future__ import annotations
 
+from dpbase.errors import InputError
+
 RDMA = "rdma"
 TCP = "tcp"
 LOCAL = "local"  # one node: no network transport
@@ -57,6 +59,15 @@ def hides_nothing(transport: str) -> bool:
     sockets (see the module docstring). A host-memory reduction across nodes over TCP counts
     too: its CPUs' exchange shares the host with everything else."""
     return transport == TCP
+
+
+def check_given_slowdown(transport: str, given: float, where: str) -> float:
+    """A slowdown the user typed, refused where :func:`overlap_slowdown_for` would raise it to
+    :data:`TCP_OVERLAP_SLOWDOWN` (it would be ignored there, silently)."""
+    if hides_nothing(transport) and given < TCP_OVERLAP_SLOWDOWN:
+        raise InputError("overlap_slowdown", given, f"at least {TCP_OVERLAP_SLOWDOWN:g} (or left out) on {where}: over "
+                         "NCCL's TCP sockets hidden communication costs its full time")
+    return given
 
 
 def overlap_slowdown_for(transport: str, rdma_slowdown: float) -> float:
