@@ -110,17 +110,25 @@ MAX_GLOBAL_BATCH = 2**40
 MAX_CONFIGURATIONS = 20_000_000
 
 
-def _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, top) -> None:
+def _whole(value) -> bool:
+    """An integer, or a float holding one (not a bool, inf or NaN)."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+            and int(value) == value)
+
+
+def _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, top,
+           gpus_field: str = "max_gpus") -> None:
+    """The plan's inputs; ``gpus_field`` names the option that gave ``max_gpus`` (--gpus too)."""
     for field, value in (("global_batch", global_batch), ("nodes", nodes), ("min_gpus", min_gpus),
                          ("top", top)):
-        if isinstance(value, bool) or int(value) != value or value < 1:
+        if not _whole(value) or value < 1:
             raise InputError(field, value, "an integer >= 1")
+    if max_gpus is not None and (not _whole(max_gpus) or max_gpus < min_gpus):
+        raise InputError(gpus_field, max_gpus, f"an integer >= min_gpus ({min_gpus})")
     for field, value, most in (("global_batch", global_batch, MAX_GLOBAL_BATCH),
-                               ("nodes", nodes, MAX_NODES), ("max_gpus", max_gpus, MAX_GPUS)):
+                               ("nodes", nodes, MAX_NODES), (gpus_field, max_gpus, MAX_GPUS)):
         if value is not None and value > most:
             raise InputError(field, value, f"at most {most:,}")
-    if max_gpus is not None and (int(max_gpus) != max_gpus or max_gpus < min_gpus):
-        raise InputError("max_gpus", max_gpus, f"an integer >= min_gpus ({min_gpus})")
     if objective not in OBJECTIVES:
         raise InputError("objective", objective, ", ".join(OBJECTIVES))
     if objective != "throughput" and not (tokens and tokens > 0):
@@ -550,11 +558,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     partial = gpus is not None
     if partial and max_gpus is not None:
         raise InputError("max_gpus", max_gpus, "unset with --gpus (which already caps the GPUs)")
-    if partial and (isinstance(gpus, bool) or not isinstance(gpus, (int, float)) or not math.isfinite(gpus)
-                    or int(gpus) != gpus or gpus < min_gpus):
-        raise InputError("gpus", gpus, f"an integer >= min_gpus ({min_gpus})")
     _check(global_batch, 1 if nodes is None else nodes, min_gpus, gpus if partial else max_gpus, objective,
-           tokens, backend, top)
+           tokens, backend, top, gpus_field="gpus" if partial else "max_gpus")
     if tie_band is not None and not 0 <= tie_band < 1:
         raise InputError("tie_band", tie_band, "a fraction from 0 to below 1 (e.g. 0.02)")
     _check_axes(bucket_bytes, grad_dtypes)
