@@ -37,17 +37,16 @@ def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str, inputs: 
 
 
 def _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -> Any:
+    from costmodel.cluster.query import Query, check_conflicts
     from costmodel.plots import Hardware
     from dpbase.errors import InputError
 
-    # one source of hardware, and no option the chart would not use (as `collective` refuses them)
-    if cluster is not None:
-        given = [flag for flag, value in (("--alpha", alpha), ("--bandwidth", bandwidth), ("--ranks", ranks))
-                 if value is not None]
-        if given:
-            raise InputError(given[0], "given with --cluster", f"either --cluster (its profile gives the links and "
-                             f"ranks: --nodes, --gpus-per-node) or {given[0]}")
-    elif gpus_per_node is not None:
+    # one source of hardware, as `collective` rules it (NCCL-mode charts never reach its query),
+    # and no option the chart would not use
+    check_conflicts(Query(primitive="all-reduce", alpha=alpha, bandwidth=bandwidth, cluster=cluster))
+    if cluster is not None and ranks is not None:
+        raise InputError("--ranks", ranks, "left out with --cluster (its ranks are --nodes × --gpus-per-node)")
+    if cluster is None and gpus_per_node is not None:
         raise InputError("--gpus-per-node", gpus_per_node, "only with --cluster (a bare link's chart has no nodes)")
 
     if backend == "auto":  # realistic on a cluster (NCCL on NVIDIA, RCCL on AMD), ideal on a bare link

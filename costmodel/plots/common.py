@@ -129,17 +129,13 @@ def predictions(hw: Hardware, primitive: str, size_bytes: float, algorithms: tup
     return [r for r in found if not algorithms or r["algorithm"] in algorithms]
 
 
-def series(hw: Hardware, primitive: str, sizes: list[float], algorithms: tuple[str, ...] = (),
-           whole_chart: bool = True) -> dict[str, list]:
-    """algorithm -> list of predictions over ``sizes`` (None where it does not apply). With
-    ``whole_chart`` (one call draws the chart) every named algorithm must appear; a chart drawn
-    from several calls (one per rank count) checks that over all of them (:func:`check_drawn`)."""
+def series(hw: Hardware, primitive: str, sizes: list[float], algorithms: tuple[str, ...] = ()) -> dict[str, list]:
+    """algorithm -> list of predictions over ``sizes`` (None where it does not apply). The chart
+    that draws them checks the names over all it draws (:func:`check_drawn`)."""
     table: dict[str, list] = {}
     for index, size in enumerate(sizes):
         for p in predictions(hw, primitive, size, algorithms):
             table.setdefault(p["algorithm"], [None] * len(sizes))[index] = p
-    if whole_chart:
-        check_drawn(primitive, algorithms, table)
     return table
 
 

@@ -47,7 +47,9 @@ def sweep_figure(primitive: str, hardware: Hardware, *, min_size: str | float = 
     sizes = size_grid(min_size, max_size)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.09,
                         subplot_titles=("time per call", "bus bandwidth (nccl-tests busbw)"))
-    for index, (name, points) in enumerate(series(hardware, primitive, sizes, algorithms).items()):
+    drawn = series(hardware, primitive, sizes, algorithms)
+    check_drawn(primitive, algorithms, drawn)
+    for index, (name, points) in enumerate(drawn.items()):
         kept = [p for p in points if p is not None]
         custom = [hover_row(p) for p in kept]
         common = {"mode": "lines+markers", "legendgroup": name, "customdata": custom, "hovertemplate": HOVER,
@@ -87,7 +89,7 @@ def scaling_figure(primitive: str, hardware: Hardware, *, size: str | float, ran
     table: dict[str, list] = {}
     bound: list[float | None] = []
     for ranks in rank_counts:
-        points = series(hardware.with_ranks(ranks), primitive, [size_bytes], algorithms, whole_chart=False)
+        points = series(hardware.with_ranks(ranks), primitive, [size_bytes], algorithms)
         for name, found in points.items():
             table.setdefault(name, []).append((ranks, found[0]))
         bounds = [p[0]["lower_bound_s"] for p in points.values() if p[0] and p[0].get("lower_bound_s")]

@@ -53,7 +53,7 @@ ITERATION = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-b
     (["plot", "sweep", "all-reduce", "--cluster", "dgx-h100", "--alpha", "5us", "--bandwidth", "1GB/s", "-o", "x.html"],
      "error: --alpha: got 'given with --cluster'"),
     (["plot", "sweep", "all-reduce", "--cluster", "dgx-h100", "-N", "4", "-o", "x.html"],
-     "error: --ranks: got 'given with --cluster'"),
+     "error: --ranks: got 4; allowed: left out with --cluster"),
     (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "--gpus-per-node", "4",
       "-o", "x.html"], "error: --gpus-per-node: got 4; allowed: only with --cluster"),
     (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "-a", "ring", "-a", "nope",
