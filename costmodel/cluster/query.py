@@ -139,9 +139,9 @@ def check_conflicts(q: Query) -> None:
     if q.stack is not None and backend in REALISTIC_BACKENDS:  # the backend names the library itself
         raise NotApplicableError("--stack", q.stack, f"left out with --backend {backend} (it models that library's "
                                  "own choice); --stack picks the library under --backend auto or ideal")
-    inter = _given(q, ("alpha_inter", "bandwidth_inter"))
+    inter = [name for name in ("alpha_inter", "bandwidth_inter") if getattr(q, name) is not None]
     if inter and (q.algorithm in ("auto", "all") or not get(q.primitive, q.algorithm).hierarchical):
-        raise InputError(inter[0], getattr(q, inter[0][2:].replace("-", "_")),
+        raise InputError(_given(q, inter)[0], getattr(q, inter[0]),
                          "only with --algorithm hierarchical (the rates of its inter-node level)")
     if q.algorithm in ("auto", "all"):
         return

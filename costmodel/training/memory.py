@@ -135,10 +135,11 @@ FP8_REDUCTION_ARCHS = ("hopper", "blackwell", "cdna3", "cdna4")
 
 def check_grad_dtype(grad_dtype: str, gpu, field: str = "grad_dtype") -> None:
     """fp8 gradients on a GPU whose collectives cannot reduce fp8 are refused, with what it takes."""
-    if grad_dtype == "fp8" and getattr(gpu, "arch", "unknown") not in FP8_REDUCTION_ARCHS:
+    arch = getattr(gpu, "arch", "unknown")
+    if grad_dtype == "fp8" and arch not in FP8_REDUCTION_ARCHS:
         allowed = ", ".join(dtype for dtype in GRAD_DTYPES if dtype != "fp8")
-        raise NotApplicableError(field, grad_dtype, f"{allowed} on {gpu.name} ({gpu.arch}): NCCL reduces fp8 only "
-                                 "from sm90 (Hopper, Blackwell), RCCL from MI300")
+        raise NotApplicableError(field, grad_dtype, f"{allowed} on {getattr(gpu, 'name', 'this GPU')} ({arch}): NCCL "
+                                 "reduces fp8 only from sm90 (Hopper, Blackwell), RCCL from MI300")
 
 
 def precision_for(grad_dtype: str) -> Precision:
