@@ -52,7 +52,7 @@ from accuracy import interval_tables_toml, percentile, write_section  # noqa: E4
 import hardware  # noqa: E402
 from costmodel.cluster import comm as mapping  # noqa: E402
 from costmodel.training import losses as losses_module  # noqa: E402
-from costmodel.training import measured_rate, stragglers, transport  # noqa: E402
+from costmodel.training import measured_rate, stragglers, transport, workloads  # noqa: E402
 from costmodel.training import residuals as step_residuals  # noqa: E402
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds  # noqa: E402
 from costmodel.training.losses import StepLosses  # noqa: E402
@@ -361,15 +361,15 @@ def measured_mfu(base: Row) -> float:
     """The MFU that reproduces the table's published baseline throughput with no loss terms,
     solved by the library's own bisection (:func:`costmodel.training.measured_rate.solve_mfu`, what
     ``--rate`` runs). Two differences from ``--rate``: the baseline is solved without the loss
-    terms (so the fit of the host overhead does not move the MFU), and a baseline beyond MFU 1
-    is kept at 1 where ``--rate`` refuses it (S8's AlexNet and VGG16 on P100, six rows)."""
+    terms (so the fit of the host overhead does not move the MFU), and a baseline beyond the
+    model's highest MFU is kept at it where ``--rate`` refuses it (none in these tables)."""
     target = published_samples_per_s(base, base.value)
 
     def rate(mfu: float) -> float:
         return predict_throughput(base, base.gpus, base.micro_batch, base.accumulation,
                                   StepLosses.none(), mfu)[0]
 
-    return measured_rate.solve_mfu(rate, target).mfu
+    return measured_rate.solve_mfu(rate, target, workloads.max_mfu(load_model(base.model))).mfu
 
 
 def predict(rows: list[Row], losses: StepLosses, measured: bool = False) -> list[Prediction]:

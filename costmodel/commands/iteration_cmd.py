@@ -77,6 +77,7 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
         f"step: {b.accumulation_steps} x micro-batch {b.micro_batch} per GPU, global batch "
         f"{b.global_batch}, {f'seq {b.seq_len}, ' if b.seq_len else ''}grads {b.grad_dtype}, compute {b.compute_dtype} "
         f"at MFU {b.mfu:.0%}"
+        + (" of the nominal FLOPs (Winograd convolutions do fewer)" if b.mfu > 1.0 else "")
         + (f" ({b.mfu_source})" if from_rate else "")
         + (f" x {b.matmul_efficiency:.0%} (a micro-batch this small starves the tensor cores: GEMM roofline)"
            if b.matmul_efficiency < 0.995 else "")

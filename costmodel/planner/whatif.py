@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from costmodel.planner import grid
+from costmodel.training import workloads
 from dpbase.values import replace
 
 SENSITIVITY_FACTORS = (0.5, 1.5)
@@ -79,7 +80,7 @@ def _variant(parameter: str, factor: float, setting, system):
         return setting, scaled_system(system, intra_bandwidth=factor, inter_bandwidth=factor)
     if parameter == "link latency":
         return setting, scaled_system(system, latency=factor)
-    return replace(setting, mfu=min(1.0, setting.mfu * factor)), system
+    return replace(setting, mfu=min(workloads.max_mfu(setting.workload), setting.mfu * factor)), system
 
 
 def sensitivity(sweep: grid.Sweep, setting, system, index, tables: grid.CommTables | None = None) -> list[dict]:

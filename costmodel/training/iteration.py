@@ -335,20 +335,35 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
     if calibration is not None and value is None:
         raise InputError("mfu_calibration", calibration, "only with an mfu (the one it calibrated)")
     if value is not None:
-        if not MIN_MFU <= value <= 1.0:  # below MIN_MFU a step would take longer than float range allows
-            raise InputError("mfu", value, f"a fraction in [{MIN_MFU:g}, 1]")
+        highest = workloads.max_mfu(workload)  # a CNN's nominal FLOPs can outrun the peak (Winograd)
+        if not MIN_MFU <= value <= highest:  # below MIN_MFU a step would take longer than float range allows
+            raise InputError("mfu", value, f"a fraction in [{MIN_MFU:g}, 1]" if highest == 1.0 else
+                             f"a number in [{MIN_MFU:g}, {highest:g}] for a cnn (nominal FLOPs: Winograd "
+                             "convolutions do up to 4x fewer)")
         return float(value), USER_MFU_SOURCE if calibration is None else calibration
     if workload is not None and compute_dtype is not None:
         by_kind = workloads.default_mfu_for_kind(workload.kind, getattr(gpu, "arch", "unknown"),
                                                  compute_dtype, getattr(gpu, "peak_flops", None))
         if by_kind is not None:
-            return by_kind
+            return _relative(by_kind, workload, compute_dtype)
     default = getattr(gpu, "default_mfu", None)
     if default:
         rate, source = float(default), str(getattr(gpu, "mfu_source", "GPU profile"))
     else:
         rate, source = workloads.default_mfu_for_arch(getattr(gpu, "arch", "unknown"))
     return _mfu_for_dtype(rate, source, getattr(gpu, "peak_flops", {}) or {}, compute_dtype)
+
+
+def _relative(by_kind: tuple[float, str], workload: Workload, compute_dtype: str) -> tuple[float, str]:
+    """The kind's default scaled by the model's MFU relative to the kind's measured model."""
+    rate, source = by_kind
+    factor = workloads.relative_mfu(workload, compute_dtype)
+    if factor == 1.0:
+        return rate, source
+    cls = "FP32" if workloads.relative_mfu_class(compute_dtype) == "fp32" else "tensor-core"
+    return rate * factor, (f"{source}; x {factor:.2f}, {workload.name}'s {cls} MFU over ResNet-50's "
+                           "(models.toml [mfu_by_kind.cnn.relative]: median over GPUs of Lambda's "
+                           "tf_cnn_benchmarks tables, or the model file's)")
 
 
 # The 16-bit defaults above describe mixed-precision training. A step is matmuls at the GEMM

@@ -13,18 +13,21 @@ measured at).
 
 Only the matmul part of a step scales with the MFU (the optimizer step, the communication and a
 data loader do not), so the MFU is not ``rate × FLOPs / peak``: it is found by bisection on
-``log(MFU)`` over [``LOW_MFU``, 1], where the rate rises monotonically with the MFU (flat only
-where a data loader binds). A rate above what MFU 1 gives is flagged ``capped`` and one below
-what ``LOW_MFU`` gives ``floored``; ``dpcost`` refuses both, naming the limit, since a rate out
-of that range is most often a wrong dtype, GPU count or micro-batch. benchmarks/dp_scaling.py
-keeps the capped answer: cuDNN's Winograd and FFT convolutions do fewer FLOPs than the count,
-so AlexNet and VGG16 on a P100 (S8) need more than MFU 1.
+``log(MFU)`` over [``LOW_MFU``, the model's highest], where the rate rises monotonically with the
+MFU (flat only where a data loader binds). The highest is 1 but for a CNN, whose nominal FLOPs
+can outrun the peak (cuDNN's Winograd convolutions do up to 4× fewer multiplies than the count:
+VGG16 trains at 1.47× the peak of a V100 in FP32; :func:`costmodel.training.workloads.max_mfu`).
+A rate above what the highest MFU gives is flagged ``capped`` and one below what ``LOW_MFU``
+gives ``floored``; ``dpcost`` refuses both, naming the limit, since a rate out of that range is
+most often a wrong dtype, GPU count or micro-batch.
 
     >>> round(solve_mfu(lambda mfu: 100.0 * mfu, 25.0).mfu, 12)
     0.25
     >>> solved = solve_mfu(lambda mfu: 100.0 * mfu, 250.0)
     >>> solved.mfu, solved.capped, solved.floored
     (1.0, True, False)
+    >>> round(solve_mfu(lambda mfu: 100.0 * mfu, 250.0, highest_mfu=4.0).mfu, 12)
+    2.5
 """
 
 from __future__ import annotations
@@ -54,13 +57,16 @@ def _rate_pattern() -> re.Pattern:
 
 @frozen
 class SolvedMfu:
-    """The MFU found for a target rate, and the rates MFU 1 and ``LOW_MFU`` give: a target beyond
-    the first is ``capped`` (answered at MFU 1), one below the second ``floored`` (at ``LOW_MFU``)."""
+    """The MFU found for a target rate, and the rates the highest MFU (``highest_mfu``: 1, a CNN's
+    :data:`~costmodel.training.workloads.CNN_MAX_NOMINAL_MFU`) and ``LOW_MFU`` give: a target
+    beyond the first is ``capped`` (answered at the highest), one below the second ``floored``
+    (at ``LOW_MFU``)."""
 
     mfu: float
     target_samples_per_s: float
     ceiling_samples_per_s: float
     floor_samples_per_s: float
+    highest_mfu: float = 1.0
 
     @property
     def capped(self) -> bool:
@@ -94,14 +100,14 @@ MEASURED_SOURCE = "solved from a measured rate"  # mfu_calibration when the call
 
 
 def reachable(solved: SolvedMfu, got: object = None, context: str = "", hint: str = "") -> SolvedMfu:
-    """``solved``, unless its target lies outside what MFU 1 and ``LOW_MFU`` give: then an
+    """``solved``, unless its target lies outside what its highest MFU and ``LOW_MFU`` give: then an
     InputError on ``rate`` naming that limit (``got``: what the user typed, default the target;
     ``context``: what the limit is of, e.g. the measured run; ``hint``: what to check)."""
     got = solved.target_samples_per_s if got is None else got
     advice = f" ({hint})" if hint else ""
     if solved.capped:
         raise InputError("rate", got, f"at most {rate_text(solved.ceiling_samples_per_s)} samples/s{context} "
-                         f"at MFU 1{advice}")
+                         f"at MFU {solved.highest_mfu:g}{advice}")
     if solved.floored:
         raise InputError("rate", got, f"at least {rate_text(solved.floor_samples_per_s)} samples/s{context} "
                          f"at MFU {LOW_MFU:g}{advice}")
@@ -132,13 +138,16 @@ def check_rate(samples_per_s: float, field: str = "rate") -> float:
     return float(samples_per_s)
 
 
-def solve_mfu(rate_of: Callable[[float], float], target_samples_per_s: float) -> SolvedMfu:
-    """The MFU at which ``rate_of(mfu)`` (samples/s, rising with the MFU) equals the target."""
-    low, high = LOW_MFU, 1.0
+def solve_mfu(rate_of: Callable[[float], float], target_samples_per_s: float,
+              highest_mfu: float = 1.0) -> SolvedMfu:
+    """The MFU in [``LOW_MFU``, ``highest_mfu``] at which ``rate_of(mfu)`` (samples/s, rising
+    with the MFU) equals the target."""
+    low, high = LOW_MFU, highest_mfu
     ceiling, floor = rate_of(high), rate_of(low)
-    limits = dict(target_samples_per_s=target_samples_per_s, ceiling_samples_per_s=ceiling, floor_samples_per_s=floor)
+    limits = dict(target_samples_per_s=target_samples_per_s, ceiling_samples_per_s=ceiling,
+                  floor_samples_per_s=floor, highest_mfu=highest_mfu)
     if ceiling <= target_samples_per_s:
-        return SolvedMfu(mfu=1.0, **limits)
+        return SolvedMfu(mfu=highest_mfu, **limits)
     if floor >= target_samples_per_s:
         return SolvedMfu(mfu=LOW_MFU, **limits)
     for _ in range(BISECTIONS):

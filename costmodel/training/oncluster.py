@@ -17,6 +17,7 @@ from costmodel.cluster.comm import comm_model, hybrid_groups
 from costmodel.training import offload, residuals, transport
 from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown
+from costmodel.training import workloads
 from costmodel.training.workloads import Workload, load_model
 from dpbase.errors import InputError
 from dpbase.values import fields, replace
@@ -91,7 +92,7 @@ def measured_mfu(model: str | Workload, cluster: str | System, config: TrainingC
         at = replace(config, mfu=mfu, mfu_calibration=source)
         return iteration_breakdown(workload, gpu, comm, config=at, algorithm=name).samples_per_s
 
-    return measured_rate.solve_mfu(rate_of, rate)
+    return measured_rate.solve_mfu(rate_of, rate, workloads.max_mfu(workload))
 
 
 def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommModel, config: TrainingConfig,

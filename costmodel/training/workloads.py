@@ -95,6 +95,10 @@ class Workload:
     relative_attention: bool = False
     memory_length: int = 0
     attention_dropout: bool = True
+    # A CNN's MFU relative to the model its kind's default was measured on (ResNet-50), in FP32
+    # and on tensor cores (:func:`relative_mfu`; presets: models.toml [mfu_by_kind.cnn.relative]).
+    relative_mfu_fp32: float = 1.0
+    relative_mfu_16bit: float = 1.0
 
     @property
     def matmul_params(self) -> int:
@@ -186,6 +190,54 @@ def _kind_entry(kind: str, arch: str, dtype: str) -> tuple[str, str, dict] | Non
     return fallback, MFU_FALLBACK_DTYPE, measured[fallback][MFU_FALLBACK_DTYPE]
 
 
+# Nominal FLOPs can run faster than the peak: Winograd's F(4x4, 3x3) does 4x fewer multiplies
+# than a direct 3x3 convolution (Lavin & Gray 2016), and cuDNN runs it for the 3x3 stride-1
+# layers that make up most of a VGG (Lambda's V100 trains VGG16 in FP32 at 1.47 x the peak in
+# nominal FLOPs). A CNN's MFU may reach that factor; any other model's, 1.
+CNN_MAX_NOMINAL_MFU = 4.0
+RELATIVE_MFU_CLASSES = ("fp32", "16bit")
+
+
+def max_mfu(workload: "Workload | None") -> float:
+    """The largest MFU a model can run at, in its nominal FLOPs: :data:`CNN_MAX_NOMINAL_MFU` for a
+    CNN, 1 otherwise (and without a model)."""
+    return CNN_MAX_NOMINAL_MFU if workload is not None and workload.kind == "cnn" else 1.0
+
+
+def relative_mfu_class(dtype: str) -> str:
+    """Which relative-MFU column a compute dtype reads: FP32, or tensor cores for the rest."""
+    return "fp32" if dtype == "fp32" else "16bit"
+
+
+def relative_mfu(workload: "Workload", dtype: str) -> float:
+    """``workload``'s MFU relative to its kind's measured model, for a run in ``dtype``."""
+    return workload.relative_mfu_fp32 if relative_mfu_class(dtype) == "fp32" else workload.relative_mfu_16bit
+
+
+def relative_mfu_ratios(table: dict, model: str, flops: dict) -> list[float]:
+    """Per row of ``table`` (name -> images/s per ``columns`` model), ``model``'s MFU over the
+    reference's: images/s × training FLOPs of each, divided (``flops``: FLOPs per column)."""
+    columns = list(table["columns"])
+    at, ref = columns.index(model), columns.index(table["reference"])
+    return [row[at] * flops[model] / (row[ref] * flops[table["reference"]])
+            for row in table["rows"].values()]
+
+
+@functools.cache
+def preset_relative_mfu(name: str) -> dict:
+    """Workload fields setting preset ``name``'s relative MFU (each class the median over its
+    GPUs, models.toml [mfu_by_kind.cnn.relative]); empty for a preset the table lacks or for its
+    reference."""
+    import statistics  # only when a CNN preset in the table loads
+
+    table = _data()["mfu_by_kind"]["cnn"]["relative"]
+    if name not in table["columns"] or name == table["reference"]:
+        return {}
+    flops = {model: float(training_flops_per_sample(_preset(model), 0)) for model in table["columns"]}
+    return {f"relative_mfu_{cls}": statistics.median(relative_mfu_ratios(
+        {**table, "rows": table[cls]}, name, flops)) for cls in RELATIVE_MFU_CLASSES}
+
+
 def mfu_reference_micro_batch(kind: str, arch: str, dtype: str) -> int | None:
     """The micro-batch the kind's default MFU for ``arch``/``dtype`` was measured at (its
     ``micro_batch`` in models.toml), or None (no table for the kind, or none stated)."""
@@ -257,13 +309,17 @@ def _from_count(params: int, text: object) -> Workload:
     )
 
 
+def _preset(name: str) -> Workload:
+    """A bundled preset as its table states it (no derived fields)."""
+    return Workload(name=name, **_data()["models"][name])
+
+
 def load_model(name_or_params: str | int | float) -> Workload:
     """A preset by name (case-insensitive) or a decoder transformer by parameter count."""
     key = str(name_or_params).strip().lower()
     models = _data()["models"]
     if key in models:
-        entry = dict(models[key])
-        return Workload(name=key, **entry)
+        return Workload(name=key, **models[key], **preset_relative_mfu(key))
     if key.endswith(".toml"):
         return load_model_file(str(name_or_params).strip())
     if isinstance(name_or_params, (int, float)) or _COUNT.match(key):
@@ -276,7 +332,7 @@ _DEFAULTS = {field.name: field.default for field in fields(Workload)}
 USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
                "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
                "embedding_params", "logits_vocab", "tied_embeddings", "relative_attention", "memory_length",
-               "attention_dropout", "source")
+               "attention_dropout", "relative_mfu_fp32", "relative_mfu_16bit", "source")
 
 
 def _user_params(entry: dict, path: str) -> int:
@@ -363,6 +419,21 @@ def _check_counts(entry: dict, kind: str) -> None:
                          "--seq-len cannot set it")
 
 
+def _user_relative_mfu(entry: dict, kind: str) -> dict:
+    """A user CNN's relative MFU fields (:func:`relative_mfu`), each a number in (0, 4]; refused
+    for other kinds, whose default MFU is not a measured model's."""
+    given = {f"relative_mfu_{cls}": entry[f"relative_mfu_{cls}"] for cls in RELATIVE_MFU_CLASSES
+             if f"relative_mfu_{cls}" in entry}
+    for field, value in given.items():
+        if kind != "cnn":
+            raise InputError(f"model.{field}", value, f"absent for a {kind} model: only a cnn's default MFU "
+                             "is a measured model's (ResNet-50's), which this scales")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= CNN_MAX_NOMINAL_MFU:
+            raise InputError(f"model.{field}", value, f"the model's MFU over ResNet-50's on the same GPU, "
+                             f"a number in (0, {CNN_MAX_NOMINAL_MFU:g}]")
+    return {field: float(value) for field, value in given.items()}
+
+
 def load_model_file(path: str) -> Workload:
     """A user model from a TOML file: a ``[model]`` table (or top-level keys) with ``kind``,
     ``layers``, ``hidden_size``, ``heads``, ``vocab``, ``seq_len`` and ``params`` (derived as
@@ -399,6 +470,7 @@ def load_model_file(path: str) -> Workload:
     if kind == "cnn" and (switches["relative_attention"] or entry.get("memory_length")):
         field = "relative_attention" if switches["relative_attention"] else "memory_length"
         raise InputError(f"model.{field}", entry[field], "false or 0 (or absent) for a cnn model: it has no attention")
+    relative = _user_relative_mfu(entry, kind)
     workload = Workload(
         name=str(entry.get("name", os.path.splitext(os.path.basename(os.fspath(path)))[0])), params=params,
         layers=int(entry.get("layers", layers)), hidden_size=int(entry.get("hidden_size", hidden)),
@@ -409,7 +481,8 @@ def load_model_file(path: str) -> Workload:
         activation_elements_per_sample=float(entry.get("activation_elements_per_sample", 0.0)),
         flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)),
         embedding_params=int(entry.get("embedding_params", 0)),
-        logits_vocab=int(entry.get("logits_vocab", 0)), memory_length=int(entry.get("memory_length", 0)), **switches)
+        logits_vocab=int(entry.get("logits_vocab", 0)), memory_length=int(entry.get("memory_length", 0)),
+        **switches, **relative)
     if workload.input_embedding_params > params:  # given, or vocab × hidden: a part of params
         field = "model.embedding_params" if entry.get("embedding_params") else "model.vocab"
         raise InputError(field, entry.get("embedding_params") or workload.vocab,
