@@ -14,10 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.comm import comm_model, hybrid_groups
-from costmodel.training import offload, residuals, transport
+from costmodel.training import offload, residuals, transport, workloads
 from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown
-from costmodel.training import workloads
 from costmodel.training.workloads import Workload, load_model
 from dpbase.errors import InputError
 from dpbase.values import fields, replace
