@@ -417,6 +417,10 @@ def _check_counts(entry: dict, kind: str) -> None:
         raise InputError("model.seq_len", "missing",
                          "the tokens per image of a vit model (patches + 1: 197 for 224x224 at patch 16); "
                          "--seq-len cannot set it")
+    if kind == "bert" and "seq_len" not in entry:  # a decoder's 2048 (GPT-3's) would be 4-16x BERT's
+        raise InputError("model.seq_len", "missing",
+                         "the tokens per sample of a bert model (BERT pretraining: 128 in phase 1, 512 in "
+                         "phase 2); --seq-len overrides it per run")
 
 
 def _user_relative_mfu(entry: dict, kind: str) -> dict:

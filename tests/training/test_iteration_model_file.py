@@ -182,6 +182,8 @@ GPT2_SHAPE = "layers = 12\nhidden_size = 768\nheads = 12\nvocab = 50257\nseq_len
     ("[model]\n" + GPT2_SHAPE + "flops_per_sample = 1e9\n", "model.flops_per_sample"),
     ('[model]\nkind = "vit"\nparams = "86M"\nlayers = 12\nhidden_size = 768\nheads = 12\nflops_per_sample = 52.8e9\n',
      "model.seq_len"),
+    ('[model]\nkind = "bert"\n' + GPT2_SHAPE.replace("seq_len = 1024\n", "").replace("50257", "30522"),
+     "model.seq_len"),  # a BERT at the derived 2,048 tokens: 4-16x its pretraining sequences
 ])
 def test_a_malformed_model_file_is_one_line_naming_the_field(tmp_path, body, field):
     """Found by a QA pass (2026-11-28): these gave tracebacks (a layer count read before it was
