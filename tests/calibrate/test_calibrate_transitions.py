@@ -48,11 +48,17 @@ def test_lines_meeting_in_the_gap_hand_over_where_they_meet():
     assert np.allclose(fit.predict_s(sizes), times, rtol=1e-3)  # the missing sizes too
 
 
-def test_a_fall_across_a_gap_is_a_jump_and_a_note():
+def test_a_fall_across_a_gap_holds_the_later_time_and_notes_it():
+    """Before (2026-11-28): a jump at the geometric mean, the first line extended to it, which
+    could exceed both measured neighbours (below, on a real log)."""
     sizes, times = _two_regimes(-5e-6)  # 256 KiB is faster than 64 KiB: time falls
     fit = fit_times(sizes, times)
-    assert not any(r.transition for r in fit.regimes)
-    assert fit.crossovers_bytes[0] == pytest.approx(128 * KIB)  # geometric mean of 64 and 256 KiB
+    small, hold, large = fit.regimes[:3]  # a line cannot follow the steep large sizes: more regimes
+    assert [small.transition, hold.transition, large.transition] == [False, True, False]
+    assert (hold.min_size_bytes, hold.max_size_bytes, hold.seconds_per_byte) == (64 * KIB, 256 * KIB, 0.0)
+    assert hold.latency_s == pytest.approx(large.time_s(256 * KIB), rel=1e-9)
+    gap = np.geomspace(64 * KIB * 1.001, 256 * KIB, 9)
+    assert np.all(fit.predict_s(gap) <= small.time_s(64 * KIB))
     assert [(f.from_size_bytes, f.to_size_bytes) for f in fit.falls] == [(64 * KIB, 256 * KIB)]
     note = next(n for n in fit.notes if n.startswith("non-monotonic log"))
     assert "64 KiB" in note and "256 KiB" in note and "ambiguous" in note
@@ -92,9 +98,15 @@ def test_fitted_curves_stay_physical(log):
     assert all(r.latency_s >= 0 and r.seconds_per_byte >= 0 for r in fit.regimes)
     assert list(fit.crossovers_bytes) == sorted(set(fit.crossovers_bytes))
     assert fit.falls == ()
-    for left, right in zip(fit.regimes, fit.regimes[1:]):
-        if right.transition or left.transition:  # a transition joins its neighbours
-            bound = left.max_size_bytes
+    for left, right, after in zip(fit.regimes, fit.regimes[1:], (*fit.regimes[2:], None)):
+        bound = left.max_size_bytes
+        if right.transition and right.seconds_per_byte == 0 and right.time_s(bound) < left.time_s(bound):
+            # the two fitted lines fall across the gap (fit error; this log does not): a hold at the
+            # next line's time, joining it, so the step down is the lines' own fall and no more
+            # (the jump at the gap's geometric mean it replaced added the first line's rise to it)
+            assert after is not None and right.max_size_bytes == after.min_size_bytes
+            assert right.time_s(bound) == pytest.approx(after.time_s(after.min_size_bytes), rel=1e-9)
+        elif right.transition or left.transition:  # a transition joins its neighbours
             assert left.time_s(bound) == pytest.approx(right.time_s(bound), rel=1e-6)
 
 
@@ -123,3 +135,32 @@ def test_the_plot_marks_crossovers_transitions_and_a_fall():
     bands = {(shape.x0, shape.x1) for shape in fig.layout.shapes if shape.type == "rect"}
     assert bands == {(r.min_size_bytes, r.max_size_bytes) for r in result.fit.regimes if r.transition} != set()
     assert "non-monotonic: time falls -30 % from 512 KiB to 1 MiB" in fig.layout.title.text
+
+
+def test_a_real_flat_step_is_not_predicted_above_its_neighbours():
+    """ABCI V100, one node of 4 GPUs (tests/data/calibration/raw/abci_v_1n.txt): all-reduce takes
+    101.8 / 101.2 µs at 2 MiB and 101.3 / 99.99 µs at 4 MiB (out-of-place / in-place). The fit
+    put 122.8 µs at 2.8 MiB (the 0.5–2 MiB line extended to the geometric mean)."""
+    from pathlib import Path
+
+    from costmodel.calibrate.link import points
+    from costmodel.calibrate.parse import parse_file
+
+    log = parse_file(Path(__file__).parents[1] / "data" / "calibration" / "raw" / "abci_v_1n.txt")
+    fit = fit_times(*points([log]))
+    between = fit.predict_s(np.geomspace(2 * 2**20, 4 * 2**20, 7))
+    assert np.all((between >= 99.99e-6 * 0.999) & (between <= 101.8e-6 * 1.001)), between
+
+
+def test_the_cli_prints_a_hold_as_a_flat_time():
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    log = Path(__file__).parents[1] / "data" / "calibration" / "raw" / "abci_v_1n.txt"
+    result = CliRunner().invoke(app, ["calibrate", str(log), "--ranks", "4"])
+    assert result.exit_code == 0, result.output
+    assert "  transition sizes 2 MiB … 4 MiB: flat at 99.99 µs\n" in result.output
+    assert "algbw = ∞" not in result.output
