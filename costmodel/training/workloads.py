@@ -228,11 +228,11 @@ def preset_relative_mfu(name: str) -> dict:
     """Workload fields setting preset ``name``'s relative MFU (each class the median over its
     GPUs, models.toml [mfu_by_kind.cnn.relative]); empty for a preset the table lacks or for its
     reference."""
-    import statistics  # only when a CNN preset in the table loads
-
     table = _data()["mfu_by_kind"]["cnn"]["relative"]
     if name not in table["columns"] or name == table["reference"]:
         return {}
+    import statistics  # only when a CNN preset in the table loads (it imports decimal, random, re)
+
     flops = {model: float(training_flops_per_sample(_preset(model), 0)) for model in table["columns"]}
     return {f"relative_mfu_{cls}": statistics.median(relative_mfu_ratios(
         {**table, "rows": table[cls]}, name, flops)) for cls in RELATIVE_MFU_CLASSES}
