@@ -338,14 +338,14 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
         highest = workloads.max_mfu(workload)  # a CNN's nominal FLOPs can outrun the peak (Winograd)
         if not MIN_MFU <= value <= highest:  # below MIN_MFU a step would take longer than float range allows
             raise InputError("mfu", value, f"a fraction in [{MIN_MFU:g}, 1]" if highest == 1.0 else
-                             f"a number in [{MIN_MFU:g}, {highest:g}] for a cnn (nominal FLOPs: Winograd "
-                             "convolutions do up to 4x fewer)")
+                             f"a number in [{MIN_MFU:g}, {highest:.3g}] for {workload.name} (a cnn's nominal "
+                             "FLOPs: its Winograd ceiling, docs/iteration-model.md)")
         return float(value), USER_MFU_SOURCE if calibration is None else calibration
     if workload is not None and compute_dtype is not None:
         by_kind = workloads.default_mfu_for_kind(workload.kind, getattr(gpu, "arch", "unknown"),
                                                  compute_dtype, getattr(gpu, "peak_flops", None))
         if by_kind is not None:
-            return _relative(by_kind, workload, compute_dtype)
+            return _relative(by_kind, workload, compute_dtype, getattr(gpu, "arch", "unknown"))
     default = getattr(gpu, "default_mfu", None)
     if default:
         rate, source = float(default), str(getattr(gpu, "mfu_source", "GPU profile"))
@@ -354,13 +354,13 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
     return _mfu_for_dtype(rate, source, getattr(gpu, "peak_flops", {}) or {}, compute_dtype)
 
 
-def _relative(by_kind: tuple[float, str], workload: Workload, compute_dtype: str) -> tuple[float, str]:
+def _relative(by_kind: tuple[float, str], workload: Workload, compute_dtype: str, arch: str) -> tuple[float, str]:
     """The kind's default scaled by the model's MFU relative to the kind's measured model."""
     rate, source = by_kind
-    factor = workloads.relative_mfu(workload, compute_dtype)
+    factor = workloads.relative_mfu(workload, compute_dtype, arch)
     if factor == 1.0:
         return rate, source
-    cls = "FP32" if workloads.relative_mfu_class(compute_dtype) == "fp32" else "tensor-core"
+    cls = "FP32" if workloads.relative_mfu_class(compute_dtype, arch) == "fp32" else "tensor-core"
     return rate * factor, (f"{source}; x {factor:.2f}, {workload.name}'s {cls} MFU over ResNet-50's "
                            "(models.toml [mfu_by_kind.cnn.relative]: median over GPUs of Lambda's "
                            "tf_cnn_benchmarks tables, or the model file's)")

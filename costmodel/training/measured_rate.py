@@ -16,7 +16,8 @@ data loader do not), so the MFU is not ``rate × FLOPs / peak``: it is found by 
 ``log(MFU)`` over [``LOW_MFU``, the model's highest], where the rate rises monotonically with the
 MFU (flat only where a data loader binds). The highest is 1 but for a CNN, whose nominal FLOPs
 can outrun the peak (cuDNN's Winograd convolutions do up to 4× fewer multiplies than the count:
-VGG16 trains at 1.47× the peak of a V100 in FP32; :func:`costmodel.training.workloads.max_mfu`).
+VGG16 trains at 1.47× the peak of a V100 in FP32), up to its Winograd ceiling (ResNet-50 1.38,
+VGG16 3.0: :func:`costmodel.training.workloads.max_mfu`).
 A rate above what the highest MFU gives is flagged ``capped`` and one below what ``LOW_MFU``
 gives ``floored``; ``dpcost`` refuses both, naming the limit, since a rate out of that range is
 most often a wrong dtype, GPU count or micro-batch.
@@ -58,7 +59,7 @@ def _rate_pattern() -> re.Pattern:
 @frozen
 class SolvedMfu:
     """The MFU found for a target rate, and the rates the highest MFU (``highest_mfu``: 1, a CNN's
-    :data:`~costmodel.training.workloads.CNN_MAX_NOMINAL_MFU`) and ``LOW_MFU`` give: a target
+    Winograd ceiling, :func:`~costmodel.training.workloads.max_mfu`) and ``LOW_MFU`` give: a target
     beyond the first is ``capped`` (answered at the highest), one below the second ``floored``
     (at ``LOW_MFU``)."""
 
@@ -107,7 +108,7 @@ def reachable(solved: SolvedMfu, got: object = None, context: str = "", hint: st
     advice = f" ({hint})" if hint else ""
     if solved.capped:
         raise InputError("rate", got, f"at most {rate_text(solved.ceiling_samples_per_s)} samples/s{context} "
-                         f"at MFU {solved.highest_mfu:g}{advice}")
+                         f"at MFU {solved.highest_mfu:.3g}{advice}")
     if solved.floored:
         raise InputError("rate", got, f"at least {rate_text(solved.floor_samples_per_s)} samples/s{context} "
                          f"at MFU {LOW_MFU:g}{advice}")

@@ -191,27 +191,42 @@ def _kind_entry(kind: str, arch: str, dtype: str) -> tuple[str, str, dict] | Non
 
 
 # Nominal FLOPs can run faster than the peak: Winograd's F(4x4, 3x3) does 4x fewer multiplies
-# than a direct 3x3 convolution (Lavin & Gray 2016), and cuDNN runs it for the 3x3 stride-1
-# layers that make up most of a VGG (Lambda's V100 trains VGG16 in FP32 at 1.47 x the peak in
-# nominal FLOPs). A CNN's MFU may reach that factor; any other model's, 1.
-CNN_MAX_NOMINAL_MFU = 4.0
+# than a direct 3x3 convolution (Lavin & Gray 2016), and cuDNN runs it for 3x3 stride-1 layers:
+# Lambda's V100 trains VGG16 (nearly all 3x3 stride-1) in FP32 at 1.47x its peak in nominal
+# FLOPs. Only those layers gain, so a model's ceiling is 1 / ((1 - w) + w / 4) for a share w of
+# its FLOPs in them. ResNet-50 v1.5 (torchvision's 4.09 GMACs): 13 of its 16 bottlenecks' 3x3
+# convolutions run at stride 1, 115.6 M multiply-accumulates each (56^2 x 64^2 x 9, and alike
+# at every stage), 1.503 G or 36.7 %: its ceiling is 1.38. Another CNN's is ResNet-50's times
+# its relative MFU (a model faster than ResNet-50 per nominal FLOP gets there by such layers),
+# up to Winograd's 4; any other model's is 1.
+WINOGRAD_MULTIPLY_REDUCTION = 4.0
+RESNET50_WINOGRAD_SHARE = 13 * 115.6e6 / 4.09e9
+REFERENCE_MAX_MFU = 1.0 / ((1.0 - RESNET50_WINOGRAD_SHARE) + RESNET50_WINOGRAD_SHARE / WINOGRAD_MULTIPLY_REDUCTION)
+# What a model file may state as its relative MFU: from 1/20 of ResNet-50's (any slower CNN is
+# not one cuDNN runs) to the ratio that reaches Winograd's ceiling.
+RELATIVE_MFU_RANGE = (0.05, WINOGRAD_MULTIPLY_REDUCTION / REFERENCE_MAX_MFU)
 RELATIVE_MFU_CLASSES = ("fp32", "16bit")
+NO_TENSOR_CORES = ("kepler", "pascal")  # their 16-bit convolutions run on the FP32 units' paths
 
 
 def max_mfu(workload: "Workload | None") -> float:
-    """The largest MFU a model can run at, in its nominal FLOPs: :data:`CNN_MAX_NOMINAL_MFU` for a
-    CNN, 1 otherwise (and without a model)."""
-    return CNN_MAX_NOMINAL_MFU if workload is not None and workload.kind == "cnn" else 1.0
+    """The largest MFU a model can run at, in its nominal FLOPs (see above): a CNN's Winograd
+    ceiling, 1 for any other model (and without one)."""
+    if workload is None or workload.kind != "cnn":
+        return 1.0
+    fastest = max(1.0, workload.relative_mfu_fp32, workload.relative_mfu_16bit)
+    return min(WINOGRAD_MULTIPLY_REDUCTION, REFERENCE_MAX_MFU * fastest)
 
 
-def relative_mfu_class(dtype: str) -> str:
-    """Which relative-MFU column a compute dtype reads: FP32, or tensor cores for the rest."""
-    return "fp32" if dtype == "fp32" else "16bit"
+def relative_mfu_class(dtype: str, arch: str = "unknown") -> str:
+    """Which relative-MFU column a run reads: FP32's, or tensor cores' for every other dtype on a
+    GPU that has them."""
+    return "fp32" if dtype == "fp32" or arch in NO_TENSOR_CORES else "16bit"
 
 
-def relative_mfu(workload: "Workload", dtype: str) -> float:
-    """``workload``'s MFU relative to its kind's measured model, for a run in ``dtype``."""
-    return workload.relative_mfu_fp32 if relative_mfu_class(dtype) == "fp32" else workload.relative_mfu_16bit
+def relative_mfu(workload: "Workload", dtype: str, arch: str = "unknown") -> float:
+    """``workload``'s MFU relative to its kind's measured model, for a run in ``dtype`` on ``arch``."""
+    return workload.relative_mfu_fp32 if relative_mfu_class(dtype, arch) == "fp32" else workload.relative_mfu_16bit
 
 
 def relative_mfu_ratios(table: dict, model: str, flops: dict) -> list[float]:
@@ -417,24 +432,21 @@ def _check_counts(entry: dict, kind: str) -> None:
         raise InputError("model.seq_len", "missing",
                          "the tokens per image of a vit model (patches + 1: 197 for 224x224 at patch 16); "
                          "--seq-len cannot set it")
-    if kind == "bert" and "seq_len" not in entry:  # a decoder's 2048 (GPT-3's) would be 4-16x BERT's
-        raise InputError("model.seq_len", "missing",
-                         "the tokens per sample of a bert model (BERT pretraining: 128 in phase 1, 512 in "
-                         "phase 2); --seq-len overrides it per run")
 
 
 def _user_relative_mfu(entry: dict, kind: str) -> dict:
-    """A user CNN's relative MFU fields (:func:`relative_mfu`), each a number in (0, 4]; refused
-    for other kinds, whose default MFU is not a measured model's."""
+    """A user CNN's relative MFU fields (:func:`relative_mfu`), each in :data:`RELATIVE_MFU_RANGE`;
+    refused for other kinds, whose default MFU is not a measured model's."""
     given = {f"relative_mfu_{cls}": entry[f"relative_mfu_{cls}"] for cls in RELATIVE_MFU_CLASSES
              if f"relative_mfu_{cls}" in entry}
     for field, value in given.items():
         if kind != "cnn":
             raise InputError(f"model.{field}", value, f"absent for a {kind} model: only a cnn's default MFU "
                              "is a measured model's (ResNet-50's), which this scales")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= CNN_MAX_NOMINAL_MFU:
+        low, high = RELATIVE_MFU_RANGE
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
             raise InputError(f"model.{field}", value, f"the model's MFU over ResNet-50's on the same GPU, "
-                             f"a number in (0, {CNN_MAX_NOMINAL_MFU:g}]")
+                             f"a number in [{low:g}, {high:.3g}] (Winograd's 4x over ResNet-50's ceiling)")
     return {field: float(value) for field, value in given.items()}
 
 
@@ -479,7 +491,7 @@ def load_model_file(path: str) -> Workload:
         name=str(entry.get("name", os.path.splitext(os.path.basename(os.fspath(path)))[0])), params=params,
         layers=int(entry.get("layers", layers)), hidden_size=int(entry.get("hidden_size", hidden)),
         heads=int(entry.get("heads", heads)), vocab=int(entry.get("vocab", 0)),
-        seq_len=int(entry.get("seq_len", 0 if kind == "cnn" else DERIVED_SEQ_LEN)), kind=kind,
+        seq_len=int(entry.get("seq_len", 0 if kind in ("cnn", "bert") else DERIVED_SEQ_LEN)), kind=kind,
         source=str(entry.get("source", f"user model file {path}")),
         flops_per_sample=float(entry.get("flops_per_sample", 0.0)),
         activation_elements_per_sample=float(entry.get("activation_elements_per_sample", 0.0)),
@@ -496,8 +508,13 @@ def load_model_file(path: str) -> Workload:
 
 
 def resolve_seq_len(workload: Workload, seq_len: int | None) -> int:
-    """The sequence length to use; only token-rule models accept a user value."""
+    """The sequence length to use; only token-rule models accept a user value. A bert model file
+    without one needs it here (a decoder's 2,048, GPT-3's, would be 4-16x BERT's sequences)."""
     if seq_len is None:
+        if workload.kind == "bert" and not workload.seq_len:
+            raise InputError("seq_len", "missing", f"--seq-len, or seq_len in the model file: the tokens per "
+                             f"sample of {workload.name}, a bert model (BERT pretraining: 128 in phase 1, "
+                             "512 in phase 2)")
         return workload.seq_len
     if not workload.uses_token_rule:
         raise InputError("seq_len", seq_len, f"no value for {workload.kind} models ({workload.name})")

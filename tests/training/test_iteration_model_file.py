@@ -182,8 +182,6 @@ GPT2_SHAPE = "layers = 12\nhidden_size = 768\nheads = 12\nvocab = 50257\nseq_len
     ("[model]\n" + GPT2_SHAPE + "flops_per_sample = 1e9\n", "model.flops_per_sample"),
     ('[model]\nkind = "vit"\nparams = "86M"\nlayers = 12\nhidden_size = 768\nheads = 12\nflops_per_sample = 52.8e9\n',
      "model.seq_len"),
-    ('[model]\nkind = "bert"\n' + GPT2_SHAPE.replace("seq_len = 1024\n", "").replace("50257", "30522"),
-     "model.seq_len"),  # a BERT at the derived 2,048 tokens: 4-16x its pretraining sequences
 ])
 def test_a_malformed_model_file_is_one_line_naming_the_field(tmp_path, body, field):
     """Found by a QA pass (2026-11-28): these gave tracebacks (a layer count read before it was
@@ -219,3 +217,15 @@ def test_every_preset_written_as_a_file_loads_as_the_preset(tmp_path):
         preset = load_model(name)
         assert (loaded.params, loaded.layers, loaded.hidden_size, loaded.heads, loaded.seq_len, loaded.kind) == \
             (preset.params, preset.layers, preset.hidden_size, preset.heads, preset.seq_len, preset.kind), name
+
+
+def test_a_bert_file_without_seq_len_needs_the_option(tmp_path):
+    """A BERT file without seq_len ran at the derived 2,048 tokens (GPT-3's), 4-16x BERT's
+    pretraining sequences; --seq-len gives it (a review found the first fix refused it even then)."""
+    path = _write(tmp_path, '[model]\nkind = "bert"\n' + GPT2_SHAPE.replace("seq_len = 1024\n", "").replace("50257", "30522"))
+    for command in (["iteration", "--micro-batch", "8"], ["plan", "--global-batch", "64"]):
+        result = runner.invoke(app, [*command, "--cluster", "dgx-h100", "--model", str(path)])
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+        assert result.stderr.startswith("error: seq_len: got 'missing'; allowed: --seq-len, or seq_len in the model file")
+        result = runner.invoke(app, [*command, "--cluster", "dgx-h100", "--model", str(path), "--seq-len", "128"])
+        assert result.exit_code == 0 and "seq 128" in result.output, result.output
