@@ -14,7 +14,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import dp_scaling  # noqa: E402
 
+from costmodel.training import workloads  # noqa: E402
 from costmodel.training.losses import StepLosses  # noqa: E402
+from costmodel.training.workloads import load_model  # noqa: E402
 
 ROWS = dp_scaling.read_rows()
 
@@ -86,9 +88,10 @@ def test_the_refit_shortcut_is_the_model():
 
 def test_measured_mfu_reproduces_each_baseline_it_can():
     """Only the matmul part scales with MFU, so the MFU is solved for, not scaled by a ratio;
-    where even MFU 1 is too slow (AlexNet's cuDNN FFT/Winograd convolutions beat the direct
-    FLOP count) it stays at the cap."""
-    seen = 0
+    where even the model's highest MFU is too slow it stays there. A CNN's nominal FLOPs may run
+    past the peak (Winograd): S8's AlexNet and VGG16 on P100, kept at MFU 1 until 2026-11-28, are
+    reproduced at 1.08 and 1.35 within their ceilings (3.0)."""
+    seen, past_one = 0, 0
     for row in ROWS:
         if row.gpus != row.baseline_gpus:
             continue
@@ -96,12 +99,13 @@ def test_measured_mfu_reproduces_each_baseline_it_can():
         rate, _ = dp_scaling.predict_throughput(row, row.gpus, row.micro_batch, row.accumulation,
                                                 StepLosses.none(), mfu)
         published = dp_scaling.published_samples_per_s(row, row.value)
-        if mfu < 1.0:
+        if mfu < workloads.max_mfu(load_model(row.model)):
             seen += 1
+            past_one += mfu > 1.0
             assert rate == pytest.approx(published, rel=1e-6), row.row_id
         else:
-            assert rate <= published
-    assert seen >= 30
+            assert rate <= published * (1 + 1e-9)
+    assert seen >= 30 and past_one == 2
 
 
 HELDOUT = dp_scaling.read_rows(dp_scaling.HELDOUT)
