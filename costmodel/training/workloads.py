@@ -229,12 +229,21 @@ def relative_mfu(workload: "Workload", dtype: str, arch: str = "unknown") -> flo
     return workload.relative_mfu_fp32 if relative_mfu_class(dtype, arch) == "fp32" else workload.relative_mfu_16bit
 
 
+def _images_per_s(table: dict, row: list, model: str) -> float:
+    """``model``'s images/s on one row: its column, or for a model midway between two columns
+    (``midway``) the harmonic mean of theirs (its time per image the mean of theirs)."""
+    columns = list(table["columns"])
+    if model in columns:
+        return row[columns.index(model)]
+    first, second = (row[columns.index(name)] for name in table["midway"][model])
+    return 2.0 / (1.0 / first + 1.0 / second)
+
+
 def relative_mfu_ratios(table: dict, model: str, flops: dict) -> list[float]:
     """Per row of ``table`` (name -> images/s per ``columns`` model), ``model``'s MFU over the
-    reference's: images/s × training FLOPs of each, divided (``flops``: FLOPs per column)."""
-    columns = list(table["columns"])
-    at, ref = columns.index(model), columns.index(table["reference"])
-    return [row[at] * flops[model] / (row[ref] * flops[table["reference"]])
+    reference's: images/s × training FLOPs of each, divided (``flops``: FLOPs per model)."""
+    reference = table["reference"]
+    return [_images_per_s(table, row, model) * flops[model] / (_images_per_s(table, row, reference) * flops[reference])
             for row in table["rows"].values()]
 
 
@@ -244,11 +253,13 @@ def preset_relative_mfu(name: str) -> dict:
     GPUs, models.toml [mfu_by_kind.cnn.relative]); empty for a preset the table lacks or for its
     reference."""
     table = _data()["mfu_by_kind"]["cnn"]["relative"]
-    if name not in table["columns"] or name == table["reference"]:
+    midway = table.get("midway", {})
+    if name not in (*table["columns"], *midway) or name == table["reference"]:
         return {}
     import statistics  # only when a CNN preset in the table loads (it imports decimal, random, re)
 
-    flops = {model: float(training_flops_per_sample(_preset(model), 0)) for model in table["columns"]}
+    models = {*table["columns"], *midway}
+    flops = {model: float(training_flops_per_sample(_preset(model), 0)) for model in models}
     return {f"relative_mfu_{cls}": statistics.median(relative_mfu_ratios(
         {**table, "rows": table[cls]}, name, flops)) for cls in RELATIVE_MFU_CLASSES}
 

@@ -55,6 +55,29 @@ def test_each_gpu_is_predicted_from_the_others(model, cls):
         assert within >= 8 and abs(statistics.median(misses) - 1) <= 0.1, misses
 
 
+def test_resnet101_is_midway_between_resnet50_and_resnet152():
+    """ResNet-101 adds 17 bottlenecks of 218.4 M MACs to ResNet-50, ResNet-152 34: its FLOPs are
+    the two presets' mean (the premise), so on each GPU its time per image is the mean of theirs.
+    Out of sample: an RTX 2080 under TF 1.11's tf_cnn_benchmarks at batch 32 (its default FP32; the
+    page states no precision; ggg17226/rtx2080-dl-benchmark, benchmark-tf.md, not one of Lambda's
+    rows) ran ResNet-101 at 108.99 and
+    ResNet-50 at 178.01 images/s: a ratio of 1.17, against 1.09 derived."""
+    flops = {m: workloads.load_model(m).flops_per_sample for m in ("resnet-50", "resnet-101", "resnet-152")}
+    assert flops["resnet-101"] == pytest.approx((flops["resnet-50"] + flops["resnet-152"]) / 2, rel=2e-3)
+    every = {**FLOPS, "resnet-101": flops["resnet-101"]}
+    rows = TABLE["fp32"]
+    derived = workloads.relative_mfu_ratios({**TABLE, "rows": rows}, "resnet-101", every)
+    ref, deep = TABLE["columns"].index("resnet-50"), TABLE["columns"].index("resnet-152")
+    for ratio, row in zip(derived, rows.values()):
+        time_per_image = (1 / row[ref] + 1 / row[deep]) / 2
+        assert ratio == pytest.approx(flops["resnet-101"] / time_per_image / (row[ref] * flops["resnet-50"]))
+    resnet101 = workloads.load_model("resnet-101")
+    assert resnet101.relative_mfu_fp32 == statistics.median(derived) == pytest.approx(1.088, abs=0.001)
+    measured = 108.99 * flops["resnet-101"] / (178.01 * flops["resnet-50"])
+    assert measured == pytest.approx(1.17, abs=0.01)
+    assert resnet101.relative_mfu_fp32 == pytest.approx(measured, rel=0.10)
+
+
 def test_presets_carry_the_medians_and_others_carry_one():
     for model in MODELS:
         workload = workloads.load_model(model)
