@@ -81,7 +81,7 @@ def _regime_lines(regime: Regime) -> list[str]:
     if not math.isinf(regime.max_size_bytes):
         lines.append(f'max_size = "{_number(regime.max_size_bytes)}B"')
     lines.append(f'latency = "{_number(regime.latency_s / MICRO)}us"')
-    return lines + [f"bandwidth = {_bandwidth(regime.bandwidth_Bps)}"]
+    return lines + [f"bandwidth = {_bandwidth(regime.bandwidth_Bps)}"] + (["flat = true"] if regime.flat else [])
 
 
 def _link_lines(link: Link) -> list[str]:

@@ -136,7 +136,7 @@ def peak_tflops(value: Any, label: str) -> dict[str, float]:
     return flops
 
 
-REGIME_KEYS = ("max_size", "latency", "bandwidth")
+REGIME_KEYS = ("max_size", "latency", "bandwidth", "flat")
 
 
 def _regime(row: Any, label: str, last: bool) -> Regime:
@@ -149,8 +149,12 @@ def _regime(row: Any, label: str, last: bool) -> Regime:
         if key not in row:
             raise ProfileError(f"{label}.{key}", "missing", "a required field")
     max_size = size(row["max_size"], f"{label}.max_size") if "max_size" in row else math.inf
+    flat = row.get("flat", False)
+    if not isinstance(flat, bool) or (flat and last and "max_size" not in row):
+        raise ProfileError(f"{label}.flat", flat, "true or false (true only with a max_size: the bandwidth "
+                                                  "given is the one at max_size)")
     return Regime(max_size_bytes=max_size, latency_s=duration(row["latency"], f"{label}.latency"),
-                  bandwidth_Bps=bandwidth(row["bandwidth"], f"{label}.bandwidth"))
+                  bandwidth_Bps=bandwidth(row["bandwidth"], f"{label}.bandwidth"), flat=flat)
 
 
 def regimes(value: Any, label: str) -> tuple[Regime, ...]:

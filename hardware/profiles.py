@@ -13,6 +13,7 @@ nothing here parses text.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from dpbase.values import frozen
@@ -37,11 +38,24 @@ NVLS_MIN_NVSWITCH_GEN = 3
 
 @frozen(kw_only=True)
 class Regime:
-    """One calibrated piece of a link's cost curve: messages up to ``max_size_bytes``."""
+    """One calibrated piece of a link's cost curve: messages up to ``max_size_bytes``.
+
+    ``flat``: the measured collective's time held level across the regime (a library adding
+    channels as messages grow), so the bandwidth grows with the message: ``bandwidth_Bps`` is
+    the rate at ``max_size_bytes`` and :meth:`bandwidth_at` scales it by size. Every algorithm's
+    bandwidth term is then what it is at ``max_size_bytes``; the latency stays per hop.
+    """
 
     max_size_bytes: float  # math.inf for the last regime
     latency_s: float
     bandwidth_Bps: float
+    flat: bool = False
+
+    def bandwidth_at(self, size_bytes: float) -> float:
+        """The bandwidth for a message of ``size_bytes`` (scaled by size in a flat regime)."""
+        if self.flat and math.isfinite(self.max_size_bytes) and size_bytes > 0:
+            return self.bandwidth_Bps * size_bytes / self.max_size_bytes
+        return self.bandwidth_Bps
 
 
 @frozen(kw_only=True)

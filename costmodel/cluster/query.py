@@ -58,7 +58,7 @@ def _rates(q: Query, size_bytes: float) -> tuple[int, float, float]:
         link = load_link(q.link)
         regime = link.regime_for(size_bytes) if link.regimes else None
         alpha = regime.latency_s if regime else link.latency_s
-        bandwidth = regime.bandwidth_Bps if regime else link.achievable_bandwidth_Bps
+        bandwidth = regime.bandwidth_at(size_bytes) if regime else link.achievable_bandwidth_Bps
     else:
         if q.alpha is None or q.bandwidth is None:
             raise InputError("hardware", "none", "--alpha and --bandwidth, or --link, or --cluster")

@@ -49,7 +49,9 @@ def _print_text(result) -> None:
         algbw = format_bandwidth(1 / regime.seconds_per_byte) if regime.seconds_per_byte > 0 else "∞"
         kind = "transition" if regime.transition else f"{regime.points:>2} points"
         if regime.transition and regime.seconds_per_byte == 0:  # a hold: one time across the gap
-            echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: flat at {format_time(regime.latency_s)}")
+            hop = (f"; per hop α = {format_time(link.latency_s)}, bandwidth = {format_bandwidth(link.bandwidth_Bps)} "
+                   f"at {upper}, growing with the message" if link.flat else "")
+            echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: flat at {format_time(regime.latency_s)}{hop}")
             continue
         echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: A = {format_time(regime.latency_s)}, "
                    f"algbw = {algbw}; per hop α = {format_time(link.latency_s)}, "

@@ -26,12 +26,13 @@ app.command("noop")(lambda: None)  # a second command keeps "calibrate" a subcom
 
 def _regimes_from_toml(document: dict) -> list:
     from dpbase.units import parse_bandwidth, parse_size, parse_time
+    from hardware.profiles import Regime
 
     link = document["link"][0]
     rows = link.get("regimes") or [{"latency": link["latency"], "bandwidth": link["bandwidth"]}]
-    return [type("R", (), {"max_size_bytes": parse_size(r["max_size"]) if "max_size" in r else math.inf,
-                           "latency_s": parse_time(r["latency"]),
-                           "bandwidth_Bps": parse_bandwidth(r["bandwidth"])}) for r in rows]
+    return [Regime(max_size_bytes=parse_size(r["max_size"]) if "max_size" in r else math.inf,
+                   latency_s=parse_time(r["latency"]), bandwidth_Bps=parse_bandwidth(r["bandwidth"]),
+                   flat=r.get("flat", False)) for r in rows]
 
 
 def _measured_and_between(fit) -> list[float]:
@@ -204,3 +205,52 @@ def test_a_cluster_calibration_says_what_it_left_out(tmp_path):
                                       "dgx-h100", "-o", str(tmp_path / "mine.toml"), "--json"])
     assert result.exit_code == 0, result.output
     assert any("left out (result 4)" in note for note in json.loads(result.stdout)["notes"])
+
+
+README_LOG = DATA / "raw" / "abci_a_2n.txt"  # the README's calibration example: 16 ranks, a channel-ramp hold
+
+
+def test_a_flat_hold_is_each_algorithms_time_at_its_upper_end(tmp_path):
+    """A hold (the ring's time level from 1 MiB to 1.591 MB) was written as latency alone, so
+    recursive doubling on the calibrated link took 19.6 µs at 1.2 MB where the measured ring
+    takes 146.5 µs. Its per-hop values are now those of the line it hands over to, the bandwidth
+    growing with the message: every algorithm takes across the hold what it takes at its end."""
+    from typer.testing import CliRunner as Runner
+
+    from cli import app as dpcost
+
+    result = calibrate([parse_file(README_LOG)])
+    hold = next(r for r in result.fit.regimes if r.transition and r.seconds_per_byte == 0)
+    path = tmp_path / "abci.toml"
+    path.write_text(profile_toml(result), encoding="utf-8")
+    assert hardware.validate_file(path) == []
+    link = hardware.load_link(path)
+    assert sum(r.flat for r in link.regimes) == 1
+    for size in _measured_and_between(result.fit):  # the measured ring through the link: the fit
+        again = predict_with_link(link.regimes, result.steps, result.beta_bytes_per_byte, size)
+        assert again == pytest.approx(float(result.fit.predict_s([size])[0]), rel=1e-3)
+
+    def time_s(algorithm: str, size: float) -> float:
+        out = Runner().invoke(dpcost, ["collective", "all-reduce", "--link", str(path), "--ranks", "16",
+                                       "--size", f"{size:.0f}B", "--algorithm", algorithm, "--json"])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.output)["time_s"]
+
+    inside = math.sqrt(hold.min_size_bytes * hold.max_size_bytes)
+    for algorithm in ("ring", "recursive-doubling", "rabenseifner", "double-binary-tree"):
+        assert time_s(algorithm, inside) == pytest.approx(time_s(algorithm, hold.max_size_bytes), rel=1e-9)
+    assert time_s("ring", inside) == pytest.approx(hold.latency_s, rel=1e-3)
+    assert time_s("recursive-doubling", inside) > time_s("ring", inside)  # 4 n bytes against 1.875 n
+
+
+@pytest.mark.parametrize(("row", "needle"), [
+    ('max_size = "1MB"\nlatency = "2us"\nbandwidth = "10GB/s"\nflat = "yes"', "flat: got 'yes'"),
+    ('latency = "2us"\nbandwidth = "10GB/s"\nflat = true', "true only with a max_size"),
+])
+def test_a_bad_flat_field_is_named(tmp_path, row, needle):
+    path = tmp_path / "bad.toml"
+    path.write_text('[[link]]\nname = "x"\ndescription = "x"\nsource = "x"\ncategory = "calibrated"\n'
+                    'bandwidth = "10GB/s"\nefficiency = 1.0\nlatency = "2us"\n\n[[link.regimes]]\n' + row + "\n",
+                    encoding="utf-8")
+    problems = hardware.validate_file(path)
+    assert problems and needle in str(problems[0]), problems

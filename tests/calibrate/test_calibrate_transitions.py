@@ -176,5 +176,6 @@ def test_the_cli_prints_a_hold_as_a_flat_time():
     log = Path(__file__).parents[1] / "data" / "calibration" / "raw" / "abci_v_1n.txt"
     result = CliRunner().invoke(app, ["calibrate", str(log), "--ranks", "4"])
     assert result.exit_code == 0, result.output
-    assert "  transition sizes 2 MiB … 4 MiB: flat at 99.99 µs\n" in result.output
+    assert ("  transition sizes 2 MiB … 4 MiB: flat at 99.99 µs; per hop α = 8.334 µs, bandwidth = 125.9 GB/s "
+            "at 4 MiB, growing with the message\n") in result.output
     assert "algbw = ∞" not in result.output
