@@ -81,8 +81,9 @@ def _human(key: str, value: Any) -> str:
         return str(value["name"])
     if key == "peak_flops":
         return ", ".join(f"{dtype} {flops / 1e12:.4g}" for dtype, flops in value.items()) + " TFLOP/s"
-    if key == "regimes":
-        return "; ".join(_human("", regime) for regime in value) or "-"
+    if key == "regimes":  # a regime says "flat" only where it is (hardware.profiles.Regime)
+        return "; ".join(_human("", {k: v for k, v in regime.items() if k != "flat"}) + (", flat" if regime.get("flat")
+                                                                                        else "") for regime in value) or "-"
     if key == "measured":  # calibrated curves: one line each, not their regimes
         return "; ".join(f"{c['collective']} on {c['nodes']} node(s) x {c['gpus_per_node']}, algorithm "
                          f"{c['algorithm']}, {format_size(c['min_size_bytes'])}-{format_size(c['max_size_bytes'])}, "

@@ -241,6 +241,8 @@ def test_a_flat_hold_is_each_algorithms_time_at_its_upper_end(tmp_path):
         assert time_s(algorithm, inside) == pytest.approx(time_s(algorithm, hold.max_size_bytes), rel=1e-9)
     assert time_s("ring", inside) == pytest.approx(hold.latency_s, rel=1e-3)
     assert time_s("recursive-doubling", inside) > time_s("ring", inside)  # 4 n bytes against 1.875 n
+    shown = Runner().invoke(dpcost, ["hardware", "show", str(path)])
+    assert shown.exit_code == 0 and shown.output.count(", flat") == 1 and "flat=" not in shown.output
 
 
 @pytest.mark.parametrize(("row", "needle"), [
