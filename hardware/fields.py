@@ -139,7 +139,7 @@ def peak_tflops(value: Any, label: str) -> dict[str, float]:
 REGIME_KEYS = ("max_size", "latency", "bandwidth", "flat")
 
 
-def _regime(row: Any, label: str, last: bool) -> Regime:
+def _regime(row: Any, label: str, last: bool, flat_allowed: bool = True) -> Regime:
     if not isinstance(row, dict):
         raise ProfileError(label, row, "a table with max_size, latency, bandwidth")
     for key in row:
@@ -150,18 +150,24 @@ def _regime(row: Any, label: str, last: bool) -> Regime:
             raise ProfileError(f"{label}.{key}", "missing", "a required field")
     max_size = size(row["max_size"], f"{label}.max_size") if "max_size" in row else math.inf
     flat = row.get("flat", False)
-    if not isinstance(flat, bool) or (flat and last and "max_size" not in row):
-        raise ProfileError(f"{label}.flat", flat, "true or false (true only with a max_size: the bandwidth "
-                                                  "given is the one at max_size)")
+    if not isinstance(flat, bool):
+        raise ProfileError(f"{label}.flat", flat, "true or false")
+    if flat and not flat_allowed:
+        raise ProfileError(f"{label}.flat", "true", "false or absent: a measured curve's regime is the collective's "
+                                                    "own time, not a link's")
+    if flat and last:  # the last regime serves every larger size: its bandwidth would grow without end
+        raise ProfileError(f"{label}.flat", "true", "false or absent on the last regime (a flat regime's bandwidth "
+                                                    "is the one at its max_size, which a later regime must follow)")
     return Regime(max_size_bytes=max_size, latency_s=duration(row["latency"], f"{label}.latency"),
                   bandwidth_Bps=bandwidth(row["bandwidth"], f"{label}.bandwidth"), flat=flat)
 
 
-def regimes(value: Any, label: str) -> tuple[Regime, ...]:
-    """Calibrated regimes in increasing ``max_size``; only the last may omit it (infinity)."""
+def regimes(value: Any, label: str, flat_allowed: bool = True) -> tuple[Regime, ...]:
+    """Calibrated regimes in increasing ``max_size``; only the last may omit it (infinity).
+    ``flat`` only where ``flat_allowed`` (a link's, not a measured curve's) and not on the last."""
     if not isinstance(value, list) or not value:
         raise ProfileError(label, value, "an array of tables [[link.regimes]]")
-    parsed = tuple(_regime(row, f"{label}[{i}]", i == len(value) - 1) for i, row in enumerate(value))
+    parsed = tuple(_regime(row, f"{label}[{i}]", i == len(value) - 1, flat_allowed) for i, row in enumerate(value))
     for i in range(1, len(parsed)):
         if parsed[i].max_size_bytes <= parsed[i - 1].max_size_bytes:
             raise ProfileError(f"{label}[{i}].max_size", value[i].get("max_size", "missing"),
@@ -191,7 +197,7 @@ def _measured(row: Any, label: str) -> MeasuredCurve:
                          algorithm=nonempty_text(row["algorithm"], f"{label}.algorithm"),
                          nodes=integer(1, 1_000_000)(row["nodes"], f"{label}.nodes"),
                          gpus_per_node=integer(1, 1024)(row["gpus_per_node"], f"{label}.gpus_per_node"),
-                         regimes=regimes(row["regimes"], f"{label}.regimes"), min_size_bytes=low,
+                         regimes=regimes(row["regimes"], f"{label}.regimes", flat_allowed=False), min_size_bytes=low,
                          max_size_bytes=high,
                          median_error=fraction(row.get("median_error", 0.0), f"{label}.median_error"),
                          source=text(row.get("source", ""), f"{label}.source"))

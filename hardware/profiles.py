@@ -53,7 +53,7 @@ class Regime:
 
     def bandwidth_at(self, size_bytes: float) -> float:
         """The bandwidth for a message of ``size_bytes`` (scaled by size in a flat regime)."""
-        if self.flat and math.isfinite(self.max_size_bytes) and size_bytes > 0:
+        if self.flat and 0 < size_bytes <= self.max_size_bytes:
             return self.bandwidth_Bps * size_bytes / self.max_size_bytes
         return self.bandwidth_Bps
 

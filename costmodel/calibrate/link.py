@@ -43,7 +43,7 @@ class LinkRegime:
     flat: bool = False
 
     def bandwidth_at(self, size_bytes: float) -> float:
-        if self.flat and math.isfinite(self.max_size_bytes) and size_bytes > 0:
+        if self.flat and 0 < size_bytes <= self.max_size_bytes:
             return self.bandwidth_Bps * size_bytes / self.max_size_bytes
         return self.bandwidth_Bps
 

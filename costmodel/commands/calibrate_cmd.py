@@ -22,7 +22,8 @@ def _summary(result) -> dict:
                      "latency_s": r.latency_s, "seconds_per_byte": r.seconds_per_byte,
                      "algbw_Bps": 1 / r.seconds_per_byte if r.seconds_per_byte > 0 else None,
                      "points": r.points, "transition": r.transition,
-                     "link_latency_s": link.latency_s, "link_bandwidth_Bps": link.bandwidth_Bps}
+                     "link_latency_s": link.latency_s, "link_bandwidth_Bps": link.bandwidth_Bps,
+                     "link_flat": link.flat}
                     for r, link in zip(fit.regimes, result.link_regimes)],
         "crossover_sizes_bytes": list(fit.crossovers_bytes),
         "steps": result.steps, "beta_bytes_per_byte": result.beta_bytes_per_byte,

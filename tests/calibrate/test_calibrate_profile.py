@@ -245,14 +245,54 @@ def test_a_flat_hold_is_each_algorithms_time_at_its_upper_end(tmp_path):
     assert shown.exit_code == 0 and shown.output.count(", flat") == 1 and "flat=" not in shown.output
 
 
-@pytest.mark.parametrize(("row", "needle"), [
-    ('max_size = "1MB"\nlatency = "2us"\nbandwidth = "10GB/s"\nflat = "yes"', "flat: got 'yes'"),
-    ('latency = "2us"\nbandwidth = "10GB/s"\nflat = true', "true only with a max_size"),
+FIRST = 'max_size = "1MiB"\nlatency = "1us"\nbandwidth = "10GB/s"\n'
+
+
+@pytest.mark.parametrize(("rows", "needle"), [
+    ([FIRST + 'flat = "yes"', 'latency = "2us"\nbandwidth = "20GB/s"'], "regimes[0].flat: got 'yes'; allowed: true or false"),
+    ([FIRST, 'latency = "2us"\nbandwidth = "20GB/s"\nflat = true'], "regimes[1].flat: got 'true'; allowed: false or "
+                                                                    "absent on the last regime"),
+    # with a max_size too: sizes beyond it still read the last regime, whose bandwidth grew without
+    # end (a review found 4 MiB, 64 MiB and 16 GiB all at 395 µs)
+    ([FIRST, 'max_size = "4MiB"\nlatency = "2us"\nbandwidth = "20GB/s"\nflat = true'], "regimes[1].flat: got 'true'"),
 ])
-def test_a_bad_flat_field_is_named(tmp_path, row, needle):
+def test_a_bad_flat_field_is_named(tmp_path, rows, needle):
     path = tmp_path / "bad.toml"
     path.write_text('[[link]]\nname = "x"\ndescription = "x"\nsource = "x"\ncategory = "calibrated"\n'
-                    'bandwidth = "10GB/s"\nefficiency = 1.0\nlatency = "2us"\n\n[[link.regimes]]\n' + row + "\n",
-                    encoding="utf-8")
+                    'bandwidth = "10GB/s"\nefficiency = 1.0\nlatency = "2us"\n'
+                    + "".join(f"\n[[link.regimes]]\n{row}\n" for row in rows), encoding="utf-8")
     problems = hardware.validate_file(path)
     assert problems and needle in str(problems[0]), problems
+    from typer.testing import CliRunner as Runner
+
+    from cli import app as dpcost
+
+    out = Runner().invoke(dpcost, ["collective", "all-reduce", "--link", str(path), "--ranks", "8", "--size", "1GB"])
+    assert out.exit_code == 2 and len(out.output.strip().splitlines()) == 1 and needle in out.output, out.output
+
+
+def test_a_measured_curve_may_not_be_flat(tmp_path):
+    """Measured curves are the collective's own time and ignored the flag (review, 2026-11-28)."""
+    from cli import app as dpcost
+
+    logs = [str(DATA / "raw" / name) for name in ("abci_a_1n.txt", "abci_a_2n.txt")]
+    path = tmp_path / "cluster.toml"
+    out = CliRunner().invoke(dpcost, ["calibrate", *logs, "--system", "a100-abci-8x", "-o", str(path)])
+    assert out.exit_code == 0, out.output
+    text = path.read_text(encoding="utf-8")
+    assert hardware.validate_file(path) == []
+    marked = text.replace("[[system.measured.regimes]]\nmax_size", "[[system.measured.regimes]]\nflat = true\nmax_size", 1)
+    assert marked != text
+    path.write_text(marked, encoding="utf-8")
+    problems = hardware.validate_file(path)
+    assert problems and "flat: got 'true'; allowed: false or absent: a measured curve's regime" in str(problems[0])
+
+
+def test_calibrate_json_marks_the_flat_regime():
+    from cli import app as dpcost
+
+    out = CliRunner().invoke(dpcost, ["calibrate", str(README_LOG), "--json"])
+    assert out.exit_code == 0, out.output
+    regimes = json.loads(out.output)["regimes"]
+    assert [r["link_flat"] for r in regimes] == [r["transition"] and r["seconds_per_byte"] == 0 for r in regimes]
+    assert sum(r["link_flat"] for r in regimes) == 1
