@@ -13,7 +13,6 @@ nothing here parses text.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 from dpbase.values import frozen
