@@ -24,28 +24,12 @@ from costmodel.calibrate.fit import Fit, fit_times
 from costmodel.calibrate.parse import Log
 from dpbase.errors import InputError
 from dpbase.values import frozen
+from hardware.profiles import Regime
 
 BLOCKS = ("both", "out-of-place", "in-place")
 # A regime whose fitted C is 0 (a flat floor) is written with the bandwidth at which its
 # β-term adds this share of its latency at its largest size, so the profile stays finite.
 FLAT_REGIME_TIME_SHARE = 1e-4
-
-
-@frozen(kw_only=True)
-class LinkRegime:
-    """Per-hop link parameters for messages up to ``max_size_bytes`` (inf for the last);
-    ``flat`` as :class:`hardware.profiles.Regime` (the bandwidth, at ``max_size_bytes``, grows
-    with the message)."""
-
-    max_size_bytes: float
-    latency_s: float
-    bandwidth_Bps: float
-    flat: bool = False
-
-    def bandwidth_at(self, size_bytes: float) -> float:
-        if self.flat and 0 < size_bytes <= self.max_size_bytes:
-            return self.bandwidth_Bps * size_bytes / self.max_size_bytes
-        return self.bandwidth_Bps
 
 
 @frozen(kw_only=True)
@@ -61,7 +45,7 @@ class Calibration:
     steps: float
     beta_bytes_per_byte: float
     coefficient_source: str
-    link_regimes: tuple[LinkRegime, ...]
+    link_regimes: tuple[Regime, ...]  # per hop: hardware's own regime (flat where the fit holds level)
     busbw_plateau_Bps: float  # busbw of the largest regime's slope: factor / C
     measured_peak_busbw_Bps: float | None
     notes: tuple[str, ...] = ()
@@ -192,7 +176,7 @@ def finite_slope(regime, fit: Fit) -> float:
     return FLAT_REGIME_TIME_SHARE * max(regime.latency_s, min(fit.times_s)) / largest
 
 
-def link_regimes(fit: Fit, steps: float, beta_bytes_per_byte: float) -> tuple[LinkRegime, ...]:
+def link_regimes(fit: Fit, steps: float, beta_bytes_per_byte: float) -> tuple[Regime, ...]:
     """Per-hop α and bandwidth of each regime of the fit (transitions included: the profile
     must reproduce the whole curve).
 
@@ -209,24 +193,23 @@ def link_regimes(fit: Fit, steps: float, beta_bytes_per_byte: float) -> tuple[Li
         following = fit.regimes[i + 1] if i + 1 < len(fit.regimes) else None
         if (regime.transition and regime.seconds_per_byte == 0 and following is not None
                 and math.isfinite(regime.max_size_bytes) and regime.latency_s > following.latency_s):
-            regimes.append(LinkRegime(
+            regimes.append(Regime(
                 max_size_bytes=regime.max_size_bytes, latency_s=following.latency_s / steps,
                 bandwidth_Bps=beta_bytes_per_byte * regime.max_size_bytes / (regime.latency_s - following.latency_s),
                 flat=True))
             continue
         slope = finite_slope(regime, fit)
-        regimes.append(LinkRegime(max_size_bytes=regime.max_size_bytes, latency_s=regime.latency_s / steps,
+        regimes.append(Regime(max_size_bytes=regime.max_size_bytes, latency_s=regime.latency_s / steps,
                                   bandwidth_Bps=beta_bytes_per_byte / slope))
     return tuple(regimes)
 
 
-def predict_with_link(regimes: Sequence, steps: float, beta_bytes_per_byte: float,
+def predict_with_link(regimes: Sequence[Regime], steps: float, beta_bytes_per_byte: float,
                       size_bytes: float) -> float:
-    """Time of one collective of ``size_bytes`` on links with ``regimes`` (objects with
-    ``max_size_bytes``, ``latency_s``, ``bandwidth_Bps``; the last covers any larger size)."""
+    """Time of one collective of ``size_bytes`` on links with ``regimes`` (the last covers any
+    larger size)."""
     regime = next((r for r in regimes if size_bytes <= r.max_size_bytes), regimes[-1])
-    bandwidth = regime.bandwidth_at(size_bytes) if getattr(regime, "flat", False) else regime.bandwidth_Bps
-    return steps * regime.latency_s + beta_bytes_per_byte * size_bytes / bandwidth
+    return steps * regime.latency_s + beta_bytes_per_byte * size_bytes / regime.bandwidth_at(size_bytes)
 
 
 def _same(values: Sequence, field: str):
@@ -283,7 +266,7 @@ def _toml_text(value: object) -> str:
     return repr(value)
 
 
-def _regime_lines(regime: LinkRegime) -> list[str]:
+def _regime_lines(regime: Regime) -> list[str]:
     lines = ["", "[[link.regimes]]"]
     if math.isfinite(regime.max_size_bytes):
         lines.append(f'max_size = "{_size_text(regime.max_size_bytes)}"')

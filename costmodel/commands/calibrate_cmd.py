@@ -49,10 +49,10 @@ def _print_text(result) -> None:
         start, lower = (lower or regime.min_size_bytes), regime.max_size_bytes
         algbw = format_bandwidth(1 / regime.seconds_per_byte) if regime.seconds_per_byte > 0 else "∞"
         kind = "transition" if regime.transition else f"{regime.points:>2} points"
-        if regime.transition and regime.seconds_per_byte == 0:  # a hold: one time across the gap
-            hop = (f"; per hop α = {format_time(link.latency_s)}, bandwidth = {format_bandwidth(link.bandwidth_Bps)} "
-                   f"at {upper}, growing with the message" if link.flat else "")
-            echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: flat at {format_time(regime.latency_s)}{hop}")
+        if link.flat:  # a hold: one time across the gap (calibrate.link.link_regimes)
+            echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: flat at {format_time(regime.latency_s)}; "
+                 f"per hop α = {format_time(link.latency_s)}, bandwidth = {format_bandwidth(link.bandwidth_Bps)} "
+                 f"at {upper}, growing with the message")
             continue
         echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: A = {format_time(regime.latency_s)}, "
                    f"algbw = {algbw}; per hop α = {format_time(link.latency_s)}, "

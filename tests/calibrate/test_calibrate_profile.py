@@ -25,14 +25,13 @@ app.command("noop")(lambda: None)  # a second command keeps "calibrate" a subcom
 
 
 def _regimes_from_toml(document: dict) -> list:
-    from dpbase.units import parse_bandwidth, parse_size, parse_time
-    from hardware.profiles import Regime
+    """The written link's regimes, read by the hardware loader's own parser (a single-regime
+    profile: its top-level latency and bandwidth)."""
+    from hardware.fields import regimes
 
     link = document["link"][0]
-    rows = link.get("regimes") or [{"latency": link["latency"], "bandwidth": link["bandwidth"]}]
-    return [Regime(max_size_bytes=parse_size(r["max_size"]) if "max_size" in r else math.inf,
-                   latency_s=parse_time(r["latency"]), bandwidth_Bps=parse_bandwidth(r["bandwidth"]),
-                   flat=r.get("flat", False)) for r in rows]
+    return list(regimes(link.get("regimes") or [{"latency": link["latency"], "bandwidth": link["bandwidth"]}],
+                        "link.regimes"))
 
 
 def _measured_and_between(fit) -> list[float]:
