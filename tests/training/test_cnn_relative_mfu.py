@@ -133,6 +133,7 @@ def test_each_cnn_has_its_winograd_ceiling():
     """ResNet-50: 13 stride-1 3x3 convolutions of 115.6 M MACs in 4.09 G, 36.7 %, at 4x fewer
     multiplies: 1 / (0.633 + 0.367 / 4) = 1.38. Others: that times their fastest ratio, at most 4."""
     assert workloads.RESNET50_WINOGRAD_SHARE == pytest.approx(0.367, abs=5e-4)
+    assert 6 * workloads.RESNET50_MACS == pytest.approx(workloads.load_model("resnet-50").flops_per_sample, rel=1e-9)
     assert workloads.max_mfu(workloads.load_model("resnet-50")) == pytest.approx(1.380, abs=5e-4)
     assert workloads.max_mfu(workloads.load_model("resnet-18")) == workloads.REFERENCE_MAX_MFU
     assert workloads.max_mfu(workloads.load_model("vgg16")) == pytest.approx(1.380 * 2.176, rel=1e-3)
