@@ -360,10 +360,12 @@ def _relative(by_kind: tuple[float, str], workload: Workload, compute_dtype: str
     factor = workloads.relative_mfu(workload, compute_dtype, arch)
     if factor == 1.0:
         return rate, source
-    cls = "FP32" if workloads.relative_mfu_class(compute_dtype, arch) == "fp32" else "tensor-core"
-    return rate * factor, (f"{source}; x {factor:.2f}, {workload.name}'s {cls} MFU over ResNet-50's "
-                           "(models.toml [mfu_by_kind.cnn.relative]: median over GPUs of Lambda's "
-                           "tf_cnn_benchmarks tables, or the model file's)")
+    cls = workloads.relative_mfu_class(compute_dtype, arch)
+    bundled = workloads.preset_relative_mfu(workload.name).get(f"relative_mfu_{cls}") == factor
+    origin = ("models.toml [mfu_by_kind.cnn.relative]: median over GPUs of Lambda's tf_cnn_benchmarks tables"
+              if bundled else "stated in the model file")
+    return rate * factor, (f"{source}; x {factor:.2f}, {workload.name}'s {'FP32' if cls == 'fp32' else 'tensor-core'} "
+                           f"MFU over ResNet-50's ({origin})")
 
 
 # The 16-bit defaults above describe mixed-precision training. A step is matmuls at the GEMM

@@ -203,6 +203,8 @@ def test_a_user_cnn_states_its_ratio(tmp_path):
     assert (mine.relative_mfu_fp32, mine.relative_mfu_16bit) == (2.0, 1.0)
     assert iteration.mfu(gpu, None, mine, "fp32")[0] == pytest.approx(2.0 * iteration.mfu(gpu, None, plain, "fp32")[0])
     assert iteration.mfu(gpu, None, mine, "fp16")[0] == iteration.mfu(gpu, None, plain, "fp16")[0]
+    assert iteration.mfu(gpu, None, mine, "fp32")[1].endswith("(stated in the model file)")
+    assert "Lambda" in iteration.mfu(gpu, None, workloads.load_model("vgg16"), "fp32")[1]
 
 
 @pytest.mark.parametrize(("extra", "needle"), [
