@@ -353,6 +353,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     else:  # the sizes of every layout the stages run
         sizes = np.concatenate([_call_sizes(st.layout, precision) for st in stages if st.runs])
     node_gpus = np.array([layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)  # hybrid shard groups
+    node_counts = np.array([layouts[i][0] for i in multi], dtype=float).reshape(-1, 1, 1)  # their replicas
     # each multi-GPU layout's host path: its GPUs per node share the node's memory and switch uplinks
     layout_host = offload.host_path(system, node_gpus) if offload_host is not None else None
     rails = _RailCaches(system, backend, comm_params) if shard == "hybrid" else None
@@ -399,6 +400,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
                                       offload_s_per_byte=offload.d2h_s_per_grad_byte(over, layout_host)
                                       if offloaded else 0.0,
                                       replicas=replicas if hybrid_row else None, replica_share=1.0 / over,
+                                      replica_ranks=node_counts if hybrid_row else None,
                                       secondary=node_comm if hpz_row else None)
             times = _sync_fields(plan, (len(multi), D, U))
             ok = np.isfinite(times).all(axis=0) & (shard_runnable if hybrid_row or hpz_row else runnable)

@@ -70,11 +70,13 @@ def unquantised_primitives(zero_stage: int, weight_bits: int | None = None,
 class ShardGroups:
     """Where ZeRO-3's collectives run: ``comm`` over ``ranks`` (the ranks the states are sharded
     over); hybrid sharding adds ``replicas`` (each shard all-reduced across nodes); ZeRO++ hpZ
-    adds ``secondary`` (backward weight all-gathers inside the node, over ``secondary_ranks``)."""
+    adds ``secondary`` (backward weight all-gathers inside the node, over ``secondary_ranks``).
+    ``replica_ranks``: how many replicas each shard has (the nodes; None: unknown)."""
 
     comm: CommFn
     ranks: object
     replicas: CommFn | None = None
+    replica_ranks: object = None
     secondary: CommFn | None = None
     secondary_ranks: object = None
 
@@ -202,7 +204,7 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
               zero_stage: int = 0, topk_fraction: float | None = None,
               asynchronous: bool = False, weight_bits: int | None = None, grad_bits: int | None = None,
               quant_s_per_byte: float = 0.0, offload_s_per_byte=0.0, replicas: CommFn | None = None,
-              replica_share=1.0, secondary: CommFn | None = None) -> SyncPlan:
+              replica_share=1.0, replica_ranks=None, secondary: CommFn | None = None) -> SyncPlan:
     """The collectives of one step for a ZeRO stage / compression / async configuration.
 
     Scalar, or elementwise on arrays: the planner passes a bucket layout and precision whose
@@ -214,7 +216,8 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
 
     Hybrid sharding (ZeRO-3 only): ``comm`` and ``ranks`` are the shard group (one node's GPUs)
     and ``replicas`` the cross-node group of each shard; after its reduce-scatter each bucket's
-    ``replica_share`` (1/G) is all-reduced across the replicas.
+    ``replica_share`` (1/G) is all-reduced across the replicas. ``replica_ranks`` (how many
+    replicas; None: more than one) drops that all-reduce where there is one replica (one node).
 
     ZeRO++ hpZ (ZeRO-3 only): ``secondary`` is the node's group; backward all-gathers the
     weights from the secondary partition kept in each node after forward, inside the node.
@@ -222,7 +225,10 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
     if (replicas is not None or secondary is not None) and zero_stage != 3:
         raise InputError("shard", "hybrid" if replicas is not None else "hpz",
                          "only with --zero 3 (FSDP HYBRID_SHARD, DeepSpeed MiCS / ZeRO++ hpZ)")
-    if ew.all_true(ranks <= 1) and replicas is None and not ew.any_true(offload_s_per_byte):  # offloading still copies
+    if replicas is not None and replica_ranks is not None:  # one replica (one node): no all-reduce across
+        replica_share = ew.where(ew.greater(replica_ranks, 1), replica_share, 0.0)
+    alone = replicas is None or (replica_ranks is not None and ew.all_true(replica_ranks <= 1))
+    if ew.all_true(ranks <= 1) and alone and not ew.any_true(offload_s_per_byte):  # offloading still copies
         return SyncPlan(backward=NO_COLLECTIVES, forward=NO_COLLECTIVES, post_step_s=0.0,
                         every_micro_batch=False, payload_bytes=0.0)
     # each collective: (primitive, bytes per gradient byte, extra seconds per gradient byte or

@@ -594,6 +594,7 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
                               quant_s_per_byte=gradsync.QUANT_HBM_PASSES / gpu.hbm_bandwidth_Bps,
                               offload_s_per_byte=offload.d2h_s_per_grad_byte(shard, host) if offloaded else 0.0,
                               replicas=None if groups is None else groups.replicas, replica_share=1.0 / shard,
+                              replica_ranks=None if groups is None else groups.replica_ranks,
                               secondary=None if groups is None else groups.secondary)
     k = config.accumulation_steps
     factor = 1.0 if config.asynchronous else float(stragglers.slowest_rank_factor(
@@ -703,7 +704,8 @@ def _groups_of(comm, groups, shard: str) -> gradsync.ShardGroups | None:
     if shard == "hpz":
         return gradsync.ShardGroups(comm=owner.time_s, ranks=owner.ranks, secondary=intra.time_s,
                                     secondary_ranks=intra.ranks)
-    return gradsync.ShardGroups(comm=intra.time_s, ranks=intra.ranks, replicas=rails.time_s)
+    return gradsync.ShardGroups(comm=intra.time_s, ranks=intra.ranks, replicas=rails.time_s,
+                                replica_ranks=rails.ranks)
 
 
 @functools.lru_cache(maxsize=1024, typed=True)

@@ -118,7 +118,8 @@ def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommMod
         if config.shard == "hpz":
             return ShardGroups(comm=lambda p, s: comm.bound_s(p, s, end), ranks=comm.ranks, secondary=inside,
                                secondary_ranks=intra.ranks)
-        return ShardGroups(comm=inside, ranks=intra.ranks, replicas=lambda p, s: rails.bound_s(p, s, end))
+        return ShardGroups(comm=inside, ranks=intra.ranks, replicas=lambda p, s: rails.bound_s(p, s, end),
+                           replica_ranks=rails.ranks)
 
     ends = [iteration_breakdown(workload, gpu, lambda p, s, e=end: comm.bound_s(p, s, e), comm.ranks, config,
                                 algorithm=algorithm, host=host, groups=groups(end)) for end in (0, 1)]

@@ -170,3 +170,18 @@ def test_plan_hpz_rows_match_iteration_and_emit_deepspeed_and_fsdp2():
     config = json.loads(emit.render(row, "deepspeed"))
     assert config["zero_optimization"]["zero_hpz_partition_size"] == row.gpus_per_node
     assert f"reshard_after_forward={row.gpus_per_node}" in emit.render(row, "torch")
+
+
+@pytest.mark.parametrize("gpus", [1, 2, 8])
+def test_on_one_node_hybrid_is_full_sharding_payload_included(gpus):
+    """One node has one replica of each shard: nothing is all-reduced across nodes, so the bytes
+    handed to collectives are full sharding's (1 GPU: none), as the step times already were."""
+    runs = {shard: iteration("gpt2", "dgx-h100", nodes=1, gpus_per_node=gpus, micro_batch=4,
+                             accumulation_steps=2, zero_stage=3, shard=shard) for shard in ("full", "hybrid")}
+    assert runs["hybrid"].sync_payload_bytes == runs["full"].sync_payload_bytes
+    assert runs["hybrid"].total_s == runs["full"].total_s
+    if gpus == 1:
+        assert runs["hybrid"].sync_payload_bytes == 0.0
+    two = iteration("gpt2", "dgx-h100", nodes=2, micro_batch=4, accumulation_steps=2, zero_stage=3, shard="hybrid")
+    full = iteration("gpt2", "dgx-h100", nodes=2, micro_batch=4, accumulation_steps=2, zero_stage=3)
+    assert two.sync_payload_bytes > full.sync_payload_bytes  # two replicas: each shard all-reduced across them
