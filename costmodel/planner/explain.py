@@ -2,9 +2,10 @@
 
 * what bounds the winner: the shares of compute, exposed communication and optimizer in the
   step, and the memory headroom (with what the next larger micro-batch would need);
-* the runner-up algorithm and the message size at which its collective overtakes the
-  winner's (found by a log-spaced scan from ``CROSSOVER_MIN_BYTES`` to ``CROSSOVER_MAX_BYTES``
-  refined by bisection; the crossover nearest the plan's bucket size is reported);
+* the runner-up algorithm and the message sizes where its collective beats the winner's (a
+  log-spaced scan from ``CROSSOVER_MIN_BYTES`` to ``CROSSOVER_MAX_BYTES``, each edge refined by
+  bisection; ties, where both run the same algorithm, are not wins; the range nearest the
+  plan's bucket size is reported);
 * what would change the choice: the plan again with the bottleneck bandwidth doubled (then
   halved, if doubling changes nothing);
 * the sensitivity of the best plan's throughput (:mod:`costmodel.planner.whatif`).
@@ -33,6 +34,9 @@ CROSSOVER_MIN_BYTES = 2.0**10
 CROSSOVER_MAX_BYTES = 2.0**36
 CROSSOVER_SCAN_POINTS = 109
 CROSSOVER_BISECTIONS = 40
+# Collective times closer than this share are a tie: the two algorithm names run the same one
+# (auto choosing the runner-up), and float rounding must not read as a win.
+CROSSOVER_TIE = 1e-9
 CHANGED_FIELDS = (("algorithm", "algorithm"), ("gpus", "GPUs"), ("micro_batch", "micro-batch"),
                   ("accumulation_steps", "accumulation"), ("bucket_bytes", "bucket"),
                   ("grad_dtype", "gradients"), ("zero_stage", "ZeRO stage"))
@@ -122,25 +126,54 @@ def comm_sweep(system, space, index, backend: str, params: tuple = ()) -> dict |
             "seconds": {p: seconds(p) for p in primitives}}
 
 
-def _crossings(diff_at, sizes: np.ndarray) -> list[float]:
-    values = np.array([diff_at(s) for s in sizes])
-    found = []
-    for i in np.flatnonzero(np.sign(values[:-1]) * np.sign(values[1:]) < 0):
-        low, high = float(sizes[i]), float(sizes[i + 1])
+def _windows(wins_at, sizes: np.ndarray) -> list[tuple[float | None, float | None]]:
+    """The size ranges where ``wins_at(size)`` holds, each edge refined by bisection between the
+    two scanned sizes around it; None where a range runs past the scan's end."""
+    wins = [bool(wins_at(s)) for s in sizes]
+
+    def edge(low: float, high: float) -> float:
+        inside_low = bool(wins_at(low))
         for _ in range(CROSSOVER_BISECTIONS):
             mid = math.sqrt(low * high)
-            if np.sign(diff_at(mid)) == np.sign(values[i]):
+            if bool(wins_at(mid)) == inside_low:
                 low = mid
             else:
                 high = mid
-        found.append(math.sqrt(low * high))
+        return math.sqrt(low * high)
+
+    found, i = [], 0
+    while i < len(sizes):
+        if not wins[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(sizes) and wins[j + 1]:
+            j += 1
+        start = None if i == 0 else edge(float(sizes[i - 1]), float(sizes[i]))
+        end = None if j == len(sizes) - 1 else edge(float(sizes[j]), float(sizes[j + 1]))
+        found.append((start, end))
+        i = j + 1
     return found
+
+
+def _log_distance(window: tuple[float | None, float | None], size: float) -> float:
+    """How far ``size`` lies outside ``window`` in log size (0 inside it)."""
+    start, end = window
+    if start is not None and size < start:
+        return math.log(start / size)
+    if end is not None and size > end:
+        return math.log(size / end)
+    return 0.0
 
 
 def crossover(system, space, index, runner_up: str, backend: str, params: tuple = (),
               bucket_bytes: float | None = None) -> dict | None:
-    """Where the runner-up algorithm's collective overtakes the winner's on the winner's GPUs
-    (the crossing nearest ``bucket_bytes``, the winner's call size: its bucket by default)."""
+    """Where the runner-up algorithm's collective beats the winner's on the winner's GPUs: of the
+    size ranges where it is cheaper by more than ``CROSSOVER_TIE`` (where both names run the same
+    algorithm they tie), the one nearest ``bucket_bytes``, the winner's call size (its bucket by
+    default). ``wins_from_bytes`` / ``wins_to_bytes`` are its edges (None past the scan's ends),
+    ``size_bytes`` the edge nearest the bucket and ``runner_up_wins_above`` whether the range
+    starts there."""
     a, z, _, u, c = index
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
     if nodes * per_node == 1:
@@ -152,15 +185,19 @@ def crossover(system, space, index, runner_up: str, backend: str, params: tuple 
         return None
     primitives = ZERO_PRIMITIVES[space.zero_stages[z]]
 
-    def gap(size: float) -> float:
-        return sum(other(p, size) - winner(p, size) for p in primitives)
+    def wins(size: float) -> bool:
+        theirs, ours = (sum(function(p, size) for p in primitives) for function in (other, winner))
+        return theirs < ours * (1.0 - CROSSOVER_TIE)
 
     sizes = np.geomspace(CROSSOVER_MIN_BYTES, CROSSOVER_MAX_BYTES, CROSSOVER_SCAN_POINTS)
-    found = _crossings(gap, sizes)
     bucket = space.bucket_bytes[u] if bucket_bytes is None else bucket_bytes
-    nearest = min(found, key=lambda s: abs(math.log(s / bucket))) if found else None
-    above = nearest is not None and gap(nearest * 2) < 0
-    return {"primitive": " + ".join(primitives), "size_bytes": nearest, "runner_up_wins_above": bool(above),
+    found = _windows(wins, sizes)
+    window = min(found, key=lambda w: _log_distance(w, bucket)) if found else (None, None)
+    edges = [edge for edge in window if edge is not None]
+    nearest = min(edges, key=lambda s: abs(math.log(s / bucket))) if edges else None
+    return {"primitive": " + ".join(primitives), "size_bytes": nearest,
+            "runner_up_wins_above": nearest is not None and nearest == window[0],
+            "wins_from_bytes": window[0], "wins_to_bytes": window[1], "wins_somewhere": bool(found),
             "gpus": nodes * per_node}
 
 

@@ -209,13 +209,18 @@ def _runner_up(best, findings) -> str:
     if not second:
         return "No communication: one GPU." if best.gpus == 1 else "No other algorithm is feasible."
     where = f"rank {second['rank']}" if second["rank"] else "below the table"
-    text = (f"Runner-up algorithm: {second['algorithm']} ({where}, step "
-            f"{change(second['step_time_change'])} than this plan's).")
-    if cross and cross["size_bytes"]:
-        side = "above" if cross["runner_up_wins_above"] else "below"
-        text += (f" Its {cross['primitive']} beats {best.algorithm} {side} "
-                 f"{format_size(cross['size_bytes'])} per call on {cross['gpus']} GPUs "
-                 f"(this plan's buckets are {format_size(best.bucket_bytes)}).")
+    versus = change(second["step_time_change"])
+    versus += " as this plan's" if versus.startswith("the same") else " than this plan's"
+    text = f"Runner-up algorithm: {second['algorithm']} ({where}, step {versus})."
+    start, end = (cross.get("wins_from_bytes"), cross.get("wins_to_bytes")) if cross else (None, None)
+    if cross and (start or end):
+        where = (f"between {format_size(start)} and {format_size(end)}" if start and end
+                 else f"above {format_size(start)}" if start else f"below {format_size(end)}")
+        text += (f" Its {cross['primitive']} beats {best.algorithm} {where} "
+                 f"per call on {cross['gpus']} GPUs (this plan's buckets are {format_size(best.bucket_bytes)}).")
+    elif cross and cross.get("wins_somewhere"):
+        text += (f" Its {cross['primitive']} beats {best.algorithm} at every size from 1 KiB to 64 GiB "
+                 f"on {cross['gpus']} GPUs.")
     elif cross:
         text += (f" Its {cross['primitive']} is never faster than {best.algorithm} between 1 KiB "
                  f"and 64 GiB on {cross['gpus']} GPUs.")

@@ -74,8 +74,11 @@ def test_reason_numbers_match_the_table(explained):
 
 
 def _crossover_holds(p) -> None:
-    """A plan's crossover is where the winner's and the runner-up's all-reduce cost the same under
-    the plan's own backend; with none in range, the runner-up is never the cheaper there."""
+    """A plan's crossover is a size range where the runner-up's all-reduce is the cheaper under
+    the plan's own backend: cheaper inside it and just inside each edge, not cheaper just outside
+    (a tie, where both names run the same algorithm, is no win). An edge is a crossing or a step
+    (NCCL switching algorithm or protocol there). With none in range, the runner-up is never the
+    cheaper there."""
     from costmodel.planner.comm import CommCache
     from costmodel.planner.explain import CROSSOVER_MAX_BYTES, CROSSOVER_MIN_BYTES
 
@@ -83,9 +86,17 @@ def _crossover_holds(p) -> None:
     cache = CommCache(hardware.load_system(p.cluster), p.backend)
     winner = cache.function(best.nodes, best.gpus_per_node, best.algorithm)
     other = cache.function(best.nodes, best.gpus_per_node, p.findings["runner_up"]["algorithm"])
-    if cross and cross["size_bytes"]:
-        size = cross["size_bytes"]
-        assert other("all-reduce", size) == pytest.approx(winner("all-reduce", size), rel=1e-6)
+    start, end = (cross or {}).get("wins_from_bytes"), (cross or {}).get("wins_to_bytes")
+    if start or end:
+        assert cross["size_bytes"] in (start, end)
+        low, high = start or CROSSOVER_MIN_BYTES, end or CROSSOVER_MAX_BYTES
+        middle = (low * high) ** 0.5
+        assert other("all-reduce", middle) < winner("all-reduce", middle)
+        for edge, outside in ((start, 0.999), (end, 1.001)):
+            if edge:
+                inside = edge / outside
+                assert other("all-reduce", inside) < winner("all-reduce", inside) * (1 - 1e-9)
+                assert other("all-reduce", edge * outside) >= winner("all-reduce", edge * outside) * (1 - 1e-9)
     else:
         sizes = np.geomspace(CROSSOVER_MIN_BYTES, CROSSOVER_MAX_BYTES, 200)
         assert all(other("all-reduce", s) >= winner("all-reduce", s) * (1 - 1e-9) for s in sizes)
@@ -105,6 +116,21 @@ def test_a_crossover_in_range_is_where_the_two_cost_the_same_under_the_plans_bac
     p = plan("100M", "dgx-a100", nodes=4, global_batch=512, seq_len=1024)
     assert p.findings["crossover"]["size_bytes"] and p.backend == "nccl"
     _crossover_holds(p)
+
+
+@pytest.mark.parametrize("cluster, nodes", [("dgx-h100", 4), ("dgx-a100", 2)])
+def test_a_tie_is_not_a_win_and_the_reason_names_the_range(cluster, nodes):
+    """Where the runner-up ties the winner (NCCL's auto runs it) over a wide range, the reason
+    names the range where it is strictly cheaper, both edges, and not the edge of the tie: these
+    two plans once said the runner-up "beats auto above 1.295 MB" / "below 1.176 GB" where it ties
+    auto from 8 MB up or loses below 2 MB."""
+    p = plan("gpt2", cluster, nodes=nodes, global_batch=256)
+    cross = p.findings["crossover"]
+    assert cross["wins_from_bytes"] and cross["wins_to_bytes"]
+    assert (f"between {format_size(cross['wins_from_bytes'])} and {format_size(cross['wins_to_bytes'])}"
+            in p.reason)
+    _crossover_holds(p)
+    assert " the same (within 0.005%) than " not in p.reason
 
 
 def test_sensitivity_moves_the_right_way(explained):
