@@ -36,11 +36,15 @@ def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str, inputs: 
         echo(f"wrote {printable(path)}")
 
 
-def _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -> Any:
+def _hardware(primitive, cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -> Any:
     from costmodel.cluster.query import Query, check_conflicts
+    from costmodel.names import backend_named, primitive_named
     from costmodel.plots import Hardware
+    from costmodel.plots.common import nccl_gap
     from dpbase.errors import InputError
 
+    primitive_named(primitive)  # primitive: got 'bogus'; allowed: one of …, before any work
+    backend = "auto" if backend.strip().lower() == "auto" else backend_named(backend).value
     # one source of hardware, as `collective` rules it (NCCL-mode charts never reach its query),
     # and no option the chart would not use
     check_conflicts(Query(primitive="all-reduce", alpha=alpha, bandwidth=bandwidth, cluster=cluster))
@@ -54,8 +58,14 @@ def _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -
         from hardware import load_system
 
         backend = resolve_backend("auto", load_system(cluster) if cluster is not None else None).value
+        # as `collective` and `compare` do: a primitive NCCL's model lacks falls back to the ideal model
+        note = nccl_gap(primitive) if backend == "nccl" else None
+        if note:
+            backend = "ideal"
+    else:
+        note = None
     return Hardware(cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, alpha=alpha, bandwidth=bandwidth,
-                    ranks=ranks, backend=backend)
+                    ranks=ranks, backend=backend, note=note)
 
 
 def _refuse_inputs(output: str, *inputs: str | None) -> None:
@@ -101,7 +111,7 @@ def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NOD
     from costmodel.plots import sweep_figure
 
     _refuse_inputs(output, cluster, measured)
-    hw = _hardware(cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend)
+    hw = _hardware(primitive, cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend)
     fig = sweep_figure(primitive, hw, min_size=min_size, max_size=max_size, algorithms=tuple(algorithm or ()),
                        measured_log=measured)
     _finish(fig, output, open_, json_, "sweep", (cluster, measured))
@@ -119,7 +129,7 @@ def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, Option("--si
     from costmodel.plots import scaling_figure
 
     _refuse_inputs(output, cluster)
-    hw = _hardware(cluster, 1, gpus_per_node, alpha, bandwidth, None, backend)
+    hw = _hardware(primitive, cluster, 1, gpus_per_node, alpha, bandwidth, None, backend)
     fig = scaling_figure(primitive, hw, size=size, rank_counts=_rank_counts(rank_counts, hw, 64),
                          algorithms=tuple(algorithm or ()))
     _finish(fig, output, open_, json_, "scaling", (cluster,))
@@ -137,7 +147,7 @@ def best_map(primitive: PRIMITIVE, output: OUT, rank_counts: RANK_LIST = None,
     from costmodel.plots import best_map_figure
 
     _refuse_inputs(output, cluster)
-    hw = _hardware(cluster, 1, gpus_per_node, alpha, bandwidth, None, backend)
+    hw = _hardware(primitive, cluster, 1, gpus_per_node, alpha, bandwidth, None, backend)
     fig = best_map_figure(primitive, hw, rank_counts=_rank_counts(rank_counts, hw, 256), min_size=min_size, max_size=max_size)
     _finish(fig, output, open_, json_, "best-map", (cluster,))
 
@@ -177,8 +187,10 @@ def plan(output: OUT, model: Annotated[str, Option(help="Preset name or paramete
     """
     from costmodel.planner.recommend import plan as make_plan
     from costmodel.plots import plan_figure
+    from costmodel.plots.planfig import check_axes
 
     _refuse_inputs(output, cluster, model)
+    check_axes(x, y)  # before the planner ranks every plan
     found = make_plan(model, cluster, global_batch=global_batch, nodes=nodes, backend=backend, top=PLAN_ROWS,
                       explain=False)
     _finish(plan_figure(found.to_dict(), x=x, y=y), output, open_, json_, "plan", (cluster, model))

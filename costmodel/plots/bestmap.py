@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from costmodel.plots.common import PALETTE, Hardware, base_layout, predictions, size_grid
-from dpbase.errors import InputError
+from costmodel.plots.common import PALETTE, Hardware, base_layout, check_backend, predictions, size_grid
+from dpbase.errors import InputError, NotApplicableError
 from dpbase.units import format_size, format_time
 
 
@@ -17,6 +17,9 @@ def _winners(hardware: Hardware, primitive: str, rank_counts: tuple[int, ...], s
         row = []
         for size in sizes:
             found = predictions(hw, primitive, size, ("auto",) if hw.backend == "nccl" else ())
+            if not found:  # NCCL enables no algorithm here: nothing to map (check_backend ruled out the rest)
+                raise NotApplicableError("rank_counts", ranks, f"a rank count at which the {hw.backend} model "
+                                                               f"times {primitive} on this hardware")
             found.sort(key=lambda p: p["time_s"])
             best = found[0]
             label = best.get("chosen") or best["algorithm"]
@@ -37,6 +40,7 @@ def best_map_figure(primitive: str, hardware: Hardware, *, rank_counts: tuple[in
     """Heatmap of the fastest algorithm (ideal) or NCCL's algorithm/protocol choice (nccl backend)."""
     import plotly.graph_objects as go
 
+    check_backend(hardware, primitive)
     if not rank_counts or min(rank_counts) < 1:
         raise InputError("ranks", list(rank_counts), "one or more rank counts >= 1")
     sizes = size_grid(min_size, max_size)

@@ -34,6 +34,7 @@ class Hardware:
     bandwidth: str | None = None
     ranks: int | None = None
     backend: str = "ideal"
+    note: str | None = None  # why the chart is drawn on another backend than asked (auto's fall-back)
 
     def with_ranks(self, ranks: int) -> "Hardware":
         """The same hardware with ``ranks`` ranks (whole nodes of a cluster)."""
@@ -74,9 +75,40 @@ class Hardware:
             count = f"{self.ranks} ranks, " if self.ranks is not None and counts else ""
             return f"{count}α = {self.alpha}, bandwidth {self.bandwidth}"
         model = {"nccl": "NCCL model", "rccl": "RCCL ring/tree, α-β"}.get(self.backend, "ideal α-β model")
+        if self.note:
+            model = f"{model} ({self.note})"
         if not counts:
             return f"{self.cluster} ({self.per_node()} GPUs per node), {model}"
         return f"{self.cluster} × {self.nodes} node(s) ({self.total_ranks()} GPUs), {model}"
+
+
+def nccl_gap(primitive: str) -> str | None:
+    """Why NCCL's tuning model cannot draw ``primitive`` (it has no such collective), or None.
+
+    ``collective`` and ``compare`` fall back to the ideal model for such a primitive under
+    ``--backend auto`` and refuse it under ``--backend nccl``; the charts do the same."""
+    from costmodel.names import primitive_named
+    from costmodel.nccl.names import COLLECTIVES
+
+    name = primitive_named(primitive).value
+    return None if name in COLLECTIVES else f"NCCL's tuning model has no {name}"
+
+
+def check_backend(hw: Hardware, primitive: str) -> None:
+    """Before any work: a known primitive, and a backend that can time it (one error line otherwise)."""
+    from costmodel.names import primitive_named
+    from costmodel.nccl.names import COLLECTIVES
+
+    name = primitive_named(primitive).value  # primitive: got 'bogus'; allowed: one of …
+    if hw.backend != "nccl":
+        return
+    if hw.cluster is None:
+        from costmodel.cluster.query import ideal_only
+
+        ideal_only(hw.backend)  # the message `collective` and `sweep` give
+    if nccl_gap(name):
+        raise InputError("backend", "nccl", f"ideal or auto for {name} (NCCL's tuning model has only "
+                                            f"{', '.join(sorted(COLLECTIVES))}; auto falls back to ideal)")
 
 
 def size_grid(min_size: str | float, max_size: str | float) -> list[float]:

@@ -33,13 +33,20 @@ def _hover(row: dict) -> str:
             f"{row['accumulation_steps']}")
 
 
+def check_axes(x: str, y: str) -> None:
+    """Two different axes of :data:`AXES` (one error line naming ``x`` or ``y`` otherwise)."""
+    for field, name in (("x", x), ("y", y)):
+        if name not in AXES:
+            raise InputError(field, name, f"one of {', '.join(AXES)}")
+    if x == y:
+        raise InputError("y", y, f"an axis other than --x (one of {', '.join(a for a in AXES if a != x)})")
+
+
 def plan_figure(plan: dict[str, Any], *, x: str = "accumulation_steps", y: str = "micro_batch") -> Any:
     """Heatmap of throughput (samples/s) over ``x`` × ``y`` with the recommended plan starred."""
     import plotly.graph_objects as go
 
-    for name in (x, y):
-        if name not in AXES:
-            raise InputError("axis", name, ", ".join(AXES))
+    check_axes(x, y)
     rows = list(plan["candidates"]) + [plan["best"]]
     cells = _best_cells(rows, x, y)
     xs, ys = sorted({k[0] for k in cells}), sorted({k[1] for k in cells})

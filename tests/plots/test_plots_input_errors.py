@@ -1,0 +1,104 @@
+"""The plot commands' answers to primitives NCCL's model lacks, unknown names and repeated axes:
+a chart where one is meaningful, else one stderr line naming the field and exit code 2."""
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from costmodel.plots import Hardware, best_map_figure, scaling_figure, sweep_figure
+from dpbase.errors import InputError
+
+OUTSIDE_NCCL = ("all-to-all", "send-recv", "gather", "scatter")
+SMALL = ["--min-size", "1KiB", "--max-size", "64KiB"]  # keep the grids small: the answer, not the chart, is tested
+
+
+def _run(*args: str):
+    return CliRunner().invoke(app, ["plot", *args])
+
+
+def _one_error_line(result, field: str) -> str:
+    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr)
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith(f"error: {field}: got "), result.stderr
+    return result.stderr
+
+
+@pytest.mark.parametrize("primitive", OUTSIDE_NCCL)
+def test_best_map_under_auto_falls_back_to_ideal_where_nccl_has_no_such_collective(primitive, tmp_path):
+    html = tmp_path / "map.html"
+    result = _run("best-map", primitive, "--cluster", "dgx-h100", "--rank-counts", "2,8,16", *SMALL, "-o", str(html))
+    assert result.exit_code == 0, result.stderr
+    text = html.read_text()
+    assert "fastest algorithm (ideal model)" in text and f"NCCL's tuning model has no {primitive}" in text
+
+
+@pytest.mark.parametrize("primitive", OUTSIDE_NCCL)
+def test_best_map_under_nccl_refuses_a_primitive_nccl_does_not_model(primitive, tmp_path):
+    html = tmp_path / "map.html"
+    result = _run("best-map", primitive, "--cluster", "dgx-h100", "--backend", "nccl", "-o", str(html))
+    line = _one_error_line(result, "backend")
+    assert f"got 'nccl'; allowed: ideal or auto for {primitive}" in line and "all-reduce" in line
+    assert not html.exists()
+
+
+@pytest.mark.parametrize("kind", ["best-map", "sweep", "scaling"])
+@pytest.mark.parametrize("backend", ["auto", "nccl", "ideal"])
+def test_unknown_primitive_names_the_primitive(kind, backend, tmp_path):
+    extra = ["--size", "1GiB"] if kind == "scaling" else []
+    result = _run(kind, "bogus", "--cluster", "dgx-h100", "--backend", backend, *extra, "-o", str(tmp_path / "x.html"))
+    line = _one_error_line(result, "primitive")
+    assert "got 'bogus'; allowed: one of " in line and "all-to-all" in line
+
+
+@pytest.mark.parametrize("primitive", OUTSIDE_NCCL)
+def test_sweep_and_scaling_draw_a_primitive_nccl_lacks_under_auto(primitive, tmp_path):
+    sweep_html, scaling_html = tmp_path / "sweep.html", tmp_path / "scaling.html"
+    result = _run("sweep", primitive, "--cluster", "dgx-h100", "--nodes", "2", *SMALL, "-o", str(sweep_html))
+    assert result.exit_code == 0, result.stderr
+    assert sweep_html.exists() and f"NCCL's tuning model has no {primitive}" in sweep_html.read_text()
+    result = _run("scaling", primitive, "--cluster", "dgx-h100", "--size", "1MiB", "--rank-counts", "2,8,16",
+                  "-o", str(scaling_html))
+    assert result.exit_code == 0, result.stderr
+    assert scaling_html.exists()
+
+
+@pytest.mark.parametrize("kind", ["sweep", "scaling"])
+def test_sweep_and_scaling_under_nccl_name_the_backend_not_the_algorithm(kind, tmp_path):
+    extra = ["--size", "1GiB"] if kind == "scaling" else ["--nodes", "2"]
+    result = _run(kind, "all-to-all", "--cluster", "dgx-h100", "--backend", "nccl", *extra,
+                  "-o", str(tmp_path / "x.html"))
+    assert "got 'nccl'; allowed: ideal or auto for all-to-all" in _one_error_line(result, "backend")
+
+
+def test_an_unknown_backend_is_named(tmp_path):
+    result = _run("sweep", "all-reduce", "--cluster", "dgx-h100", "--backend", "bogus", "-o", str(tmp_path / "x.html"))
+    assert "got 'bogus'; allowed: one of auto, ideal, nccl, rccl" in _one_error_line(result, "backend")
+
+
+def test_figures_refuse_nccl_for_a_primitive_it_lacks():
+    nccl = Hardware(cluster="dgx-h100", backend="nccl")
+    with pytest.raises(InputError, match="^backend: got 'nccl'"):
+        best_map_figure("all-to-all", nccl, rank_counts=(8,))
+    with pytest.raises(InputError, match="^backend: got 'nccl'"):
+        sweep_figure("gather", nccl)
+    with pytest.raises(InputError, match="^backend: got 'nccl'"):
+        scaling_figure("scatter", nccl, size="1MiB", rank_counts=(8,))
+    with pytest.raises(InputError, match="^primitive: got 'bogus'"):
+        best_map_figure("bogus", nccl, rank_counts=(8,))
+
+
+PLAN = ["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--global-batch", "512"]
+
+
+def test_plan_refuses_the_same_axis_twice(tmp_path):
+    html = tmp_path / "p.html"
+    result = _run(*PLAN, "--x", "gpus", "--y", "gpus", "-o", str(html))
+    line = _one_error_line(result, "y")
+    assert "got 'gpus'; allowed: an axis other than --x (one of micro_batch, accumulation_steps)" in line
+    assert not html.exists()
+
+
+@pytest.mark.parametrize(("flag", "field"), [("--x", "x"), ("--y", "y")])
+def test_plan_names_the_axis_at_fault(flag, field, tmp_path):
+    result = _run(*PLAN, flag, "bucket", "-o", str(tmp_path / "p.html"))
+    assert "got 'bucket'; allowed: one of micro_batch, accumulation_steps, gpus" in _one_error_line(result, field)
