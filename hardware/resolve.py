@@ -41,24 +41,40 @@ class _Build:
 
     def __init__(self, fallback: Catalog, catalog: Catalog, problems: list[ProfileError]) -> None:
         self.fallback, self.catalog, self.problems = fallback, catalog, problems
+        # names of entries this file defines but that were refused for their own problems: a
+        # reference to one is not reported again as an unknown name (only the root error is)
+        self.refused: dict[str, set[str]] = {table: set() for table in TABLES}
 
     def lookup(self, table: str, name: str, label: str) -> Any:
-        for source in (self.catalog, self.fallback):
-            if name in source.kind(table):
-                return source.kind(table)[name]
+        """The profile ``name`` of ``table`` (this file first, then the fallback), or None: an
+        unknown name is a problem; a name this file defines but refused is not reported twice."""
+        if name in self.catalog.kind(table):
+            return self.catalog.kind(table)[name]
+        if name in self.refused[table]:  # the file's own entry shadows a bundled one, even when refused
+            return None
+        if name in self.fallback.kind(table):
+            return self.fallback.kind(table)[name]
         known = sorted(set(self.catalog.kind(table)) | set(self.fallback.kind(table)))
         self.problems.append(ProfileError(label, name, f"a {table} name: one of {', '.join(known)}"))
         return None
 
 
-def _add_gpu(build: _Build, label: str, values: dict[str, Any]) -> Gpu | None:
+def _add_gpu(build: _Build, label: str, values: dict[str, Any], row: dict[str, Any]) -> Gpu | None:
     name = values["scaleup_link"]
     link = None if name == NO_LINK else build.lookup("link", name, f"{label}.scaleup_link")
     if link is None and name != NO_LINK:
         return None
-    if link is None and values["scaleup_bandwidth_Bps"] > 0:
-        build.problems.append(ProfileError(f"{label}.scaleup_bandwidth", values["scaleup_bandwidth_Bps"],
+    bandwidth = values["scaleup_bandwidth_Bps"]
+    if link is None and bandwidth > 0:
+        build.problems.append(ProfileError(f"{label}.scaleup_bandwidth", bandwidth,
                                            'omitted or "0GB/s" when scaleup_link = "none"'))
+        return None
+    if link is not None and bandwidth == 0:  # 0 means "no scale-up link": only with scaleup_link = "none"
+        written = row.get("scaleup_bandwidth", "missing")
+        build.problems.append(ProfileError(f"{label}.scaleup_bandwidth", written,
+                                           f'a bandwidth > 0 when scaleup_link = "{name}" (e.g. "450GB/s"); '
+                                           '"0GB/s" or omitted only with scaleup_link = "none"'))
+        return None
     return Gpu(**{**values, "scaleup_link": link})
 
 
@@ -78,7 +94,7 @@ def _check_system(build: _Build, label: str, values: dict[str, Any]) -> None:
                                            f"at most gpus_per_node = {values['gpus_per_node']}"))
 
 
-def _add_system(build: _Build, label: str, values: dict[str, Any]) -> System | None:
+def _add_system(build: _Build, label: str, values: dict[str, Any], row: dict[str, Any]) -> System | None:
     resolved = {
         "gpu": build.lookup("gpu", values["gpu"], f"{label}.gpu"),
         "intra_link": build.lookup("link", values["intra_link"], f"{label}.intra_link"),
@@ -102,11 +118,11 @@ def _check_references(build: _Build, table: str, label: str, values: dict[str, A
             build.lookup(target, values[attr], f"{label}.{attr}")
 
 
-def _add_link(build: _Build, label: str, values: dict[str, Any]) -> Link:
+def _add_link(build: _Build, label: str, values: dict[str, Any], row: dict[str, Any]) -> Link:
     return Link(**values)
 
 
-_BUILDERS: dict[str, Callable[[_Build, str, dict[str, Any]], Any]] = {
+_BUILDERS: dict[str, Callable[[_Build, str, dict[str, Any], dict[str, Any]], Any]] = {
     "link": _add_link, "gpu": _add_gpu, "system": _add_system,
 }
 
@@ -118,14 +134,18 @@ def _build_table(build: _Build, table: str, rows: list[Any]) -> None:
         build.problems.extend(problems)
         if problems:
             _check_references(build, table, entry_label(table, index, row), values)
+            if isinstance(row, dict) and isinstance(row.get("name"), str):
+                build.refused[table].add(row["name"])
             continue
         label = entry_label(table, index, row)
         if values["name"] in target:
             build.problems.append(ProfileError(f"{label}.name", values["name"], f"a {table} name unique in the file"))
             continue
-        profile = _BUILDERS[table](build, label, values)
+        profile = _BUILDERS[table](build, label, values, row)
         if profile is not None:
             target[values["name"]] = profile
+        else:  # refused for a problem already reported (an unknown reference, a contradiction)
+            build.refused[table].add(values["name"])
 
 
 def _top_level_problems(document: dict[str, Any]) -> list[ProfileError]:

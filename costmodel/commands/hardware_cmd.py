@@ -145,6 +145,9 @@ def validate_command(
 ) -> None:
     """Check a profile TOML file; print "ok" or every problem (exit code 2).
 
+    With ``--json`` the report goes to stdout and, as every command's errors do, each problem
+    still goes to stderr as an ``error:`` line.
+
     Example: dpcost hardware validate my-cluster.toml
     """
     from hardware import validate_file
@@ -152,12 +155,11 @@ def validate_command(
     problems = validate_file(path)
     if as_json:
         print_json({"path": path, "valid": not problems, "problems": problems})
-    elif problems:
-        echo("\n".join(f"error: {printable(problem)}" for problem in problems), err=True)
-    else:
-        echo("ok")
     if problems:
+        echo("\n".join(f"error: {printable(problem)}" for problem in problems), err=True)
         raise SystemExit(EXIT_BAD_INPUT)
+    if not as_json:
+        echo("ok")
 
 
 # `dpcost hardware NAME`: its subcommands (cli builds the typer group from them).

@@ -176,6 +176,10 @@ def _build(tuning_path: str | os.PathLike[str] | None, version: str | None, over
     raw = _bundled()
     versions = raw.pop("versions")
     user = _read_toml(os.fspath(tuning_path), "tuning") if tuning_path is not None else {}
+    if tuning_path is not None and not _sets_something(user):  # an empty file would silently change nothing
+        raise ProfileError(f"tuning ({os.fspath(tuning_path)})", "no settings",
+                           'a version (e.g. version = "2.27.5") or at least one NCCL constant to override '
+                           '(e.g. [base_latency_us.ring] ll = 5.0)')
     chosen = version or user.pop("version", None) or DEFAULT_VERSION
     user.pop("version", None)
     if chosen != DEFAULT_VERSION:
@@ -186,6 +190,11 @@ def _build(tuning_path: str | os.PathLike[str] | None, version: str | None, over
     raw = merge_override(raw, user)
     raw = merge_override(raw, dict(overrides or {}))
     return NcclTables(data=_freeze(raw), version=str(chosen))
+
+
+def _sets_something(document: Mapping[str, Any]) -> bool:
+    """Whether a tuning document sets any value: a key outside a table, not only empty tables."""
+    return any(not isinstance(value, Mapping) or _sets_something(value) for value in document.values())
 
 
 def known_versions() -> tuple[str, ...]:

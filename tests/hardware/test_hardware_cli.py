@@ -79,7 +79,7 @@ def test_validate_lists_every_problem_and_exits_2(tmp_path):
     assert len(lines) == 2
     assert lines[0].startswith("error: systems[0] (lab-4x-a100-pcie).nic_bandwidth: got '-5GB/s'; allowed:")
     assert lines[1].startswith("error: systems[0] (lab-4x-a100-pcie).cpu_vendor: got 'via'")
-    as_json = json.loads(run("validate", str(path), "--json").output)
+    as_json = json.loads(run("validate", str(path), "--json").stdout)
     assert as_json["valid"] is False and len(as_json["problems"]) == 2
 
 

@@ -1,0 +1,153 @@
+"""``dpcost hardware validate|show`` on review findings: a zero scale-up bandwidth, follow-on
+errors of an entry refused for its own problem, and ``--json`` errors on stderr (CliRunner)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from cli import app
+
+DATA = Path(__file__).parents[1] / "data" / "hardware"
+runner = CliRunner()
+
+GPU = """
+[[gpu]]
+name = "mygpu"
+description = "x"
+vendor = "nvidia"
+arch = "hopper"
+compute_capability = 90
+memory = "80GiB"
+hbm_bandwidth = "3TB/s"
+peak_tflops = { fp32 = 60, bf16 = 900, fp16 = 900 }
+scaleup_link = "nvlink4"
+scaleup_bandwidth = "450GB/s"
+pcie_gen = 5
+default_mfu = 0.4
+mfu_source = "x"
+source = "x"
+"""
+
+SYSTEM = """
+[[system]]
+name = "mysys"
+description = "x"
+source = "x"
+gpu = "mygpu"
+gpus_per_node = 8
+intra_fabric = "nvswitch"
+nvswitch_gen = 3
+intra_link = "nvlink4-x18"
+intra_bandwidth = "450GB/s"
+nics_per_node = 8
+nic_link = "ib-ndr"
+nic_bandwidth = "400Gbps"
+rail_optimized = true
+in_network_reduction = ""
+oversubscription = 1.0
+cpu_vendor = "intel"
+p2p = true
+"""
+
+
+def run(*args: str):
+    return runner.invoke(app, ["hardware", *args])
+
+
+def write(tmp_path: Path, text: str, name: str = "profile.toml") -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def error_lines(result) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.strip()]
+
+
+def test_the_fixture_itself_is_valid(tmp_path):
+    result = run("validate", write(tmp_path, GPU + SYSTEM))
+    assert result.exit_code == 0 and result.stdout.strip() == "ok", result.output
+
+
+def test_zero_scaleup_bandwidth_with_a_link_is_refused(tmp_path):
+    path = write(tmp_path, GPU.replace('"450GB/s"', '"0GB/s"') + SYSTEM)
+    result = run("validate", path)
+    assert result.exit_code == 2
+    assert error_lines(result) == [
+        "error: gpus[0] (mygpu).scaleup_bandwidth: got '0GB/s'; allowed: a bandwidth > 0 when "
+        'scaleup_link = "nvlink4" (e.g. "450GB/s"); "0GB/s" or omitted only with scaleup_link = "none"']
+    shown = run("show", path, "--kind", "gpu")  # no "0 GB/s" scale-up shown as if it were a profile
+    assert shown.exit_code == 2 and "Traceback" not in shown.output
+    assert len(error_lines(shown)) == 1 and "scaleup_bandwidth: got '0GB/s'" in shown.stderr
+
+
+def test_omitted_scaleup_bandwidth_with_a_link_is_refused(tmp_path):
+    result = run("validate", write(tmp_path, GPU.replace('scaleup_bandwidth = "450GB/s"\n', "") + SYSTEM))
+    assert result.exit_code == 2
+    assert error_lines(result) == [
+        "error: gpus[0] (mygpu).scaleup_bandwidth: got 'missing'; allowed: a bandwidth > 0 when "
+        'scaleup_link = "nvlink4" (e.g. "450GB/s"); "0GB/s" or omitted only with scaleup_link = "none"']
+
+
+def test_no_scaleup_link_still_says_none_with_zero_or_omitted(tmp_path):
+    for bandwidth in ('scaleup_bandwidth = "0GB/s"\n', ""):
+        gpu = GPU.replace('scaleup_link = "nvlink4"', 'scaleup_link = "none"').replace(
+            'scaleup_bandwidth = "450GB/s"\n', bandwidth)
+        path = write(tmp_path, gpu)
+        assert run("validate", path).stdout.strip() == "ok"
+        shown = run("show", path, "--json")
+        assert shown.exit_code == 0 and json.loads(shown.stdout)["scaleup_link"] is None
+    listed = run("list", "--kind", "gpu")  # the bundled PCIe-only cards keep saying "none"
+    assert listed.exit_code == 0 and "none" in listed.stdout
+
+
+def test_a_link_refused_for_its_own_typo_is_not_reported_again_as_unknown(tmp_path):
+    text = (DATA / "my_cluster.toml").read_text(encoding="utf-8").replace('"100Gbps"', '"100Gpbs"')
+    result = run("validate", write(tmp_path, text))
+    assert result.exit_code == 2
+    lines = error_lines(result)
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("error: links[0] (lab-roce-100).bandwidth: got '100Gpbs'")
+    assert lines[1].startswith("error: systems[0] (lab-4x-a100-pcie).nic_bandwidth: got '100Gpbs'")
+    assert "nic_link" not in result.stderr
+
+
+def test_a_gpu_refused_for_zero_tflops_is_not_reported_again_as_unknown(tmp_path):
+    result = run("validate", write(tmp_path, GPU.replace("bf16 = 900", "bf16 = 0") + SYSTEM))
+    assert result.exit_code == 2
+    assert error_lines(result) == ["error: gpus[0] (mygpu).peak_tflops.bf16: got 0; allowed: a number of TFLOP/s > 0"]
+
+
+def test_a_gpu_refused_for_an_unknown_scaleup_link_is_reported_once(tmp_path):
+    result = run("validate", write(tmp_path, GPU.replace('"nvlink4"', '"nvlink9"') + SYSTEM))
+    lines = error_lines(result)
+    assert result.exit_code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith("error: gpus[0] (mygpu).scaleup_link: got 'nvlink9'; allowed: a link name: one of")
+
+
+def test_a_name_truly_unknown_is_still_reported(tmp_path):
+    result = run("validate", write(tmp_path, SYSTEM.replace('gpu = "mygpu"', 'gpu = "nosuchgpu"')))
+    lines = error_lines(result)
+    assert result.exit_code == 2 and len(lines) == 1
+    assert lines[0].startswith("error: systems[0] (mysys).gpu: got 'nosuchgpu'; allowed: a gpu name: one of")
+
+
+def test_validate_json_failure_prints_the_report_and_the_errors_on_stderr(tmp_path):
+    path = write(tmp_path, GPU.replace("bf16 = 900", "bf16 = 0") + SYSTEM)
+    result = run("validate", path, "--json")
+    assert result.exit_code == 2
+    report = json.loads(result.stdout)
+    assert report == {"path": path, "valid": False,
+                      "problems": ["gpus[0] (mygpu).peak_tflops.bf16: got 0; allowed: a number of TFLOP/s > 0"]}
+    assert error_lines(result) == ["error: gpus[0] (mygpu).peak_tflops.bf16: got 0; allowed: a number of TFLOP/s > 0"]
+    plain = run("validate", path)  # the same stderr with or without --json
+    assert plain.stderr == result.stderr
+
+
+def test_validate_json_on_a_valid_file_is_quiet_on_stderr(tmp_path):
+    result = run("validate", write(tmp_path, GPU + SYSTEM), "--json")
+    assert result.exit_code == 0 and result.stderr == ""
+    assert json.loads(result.stdout)["valid"] is True
