@@ -55,9 +55,11 @@ def predict(primitive: str, size: str | float | None = None, algorithm: str | No
         raise InputError("size", None, "a message size: bytes, or text with a unit such as 256MiB")
     algorithm = algorithm or "auto"
     if cluster is None and link is None and algorithm not in ("auto", "all"):
+        from costmodel.cluster.query import ideal_only
         from costmodel.collectives.api import predict as predict_on_link
         from dpbase.units import parse_bandwidth, parse_time
 
+        ideal_only(backend)
         for field, value in (("ranks", ranks), ("alpha_s", alpha_s), ("bandwidth_Bps", bandwidth_Bps)):
             if value is None:
                 raise InputError(field, None, "a value (or give cluster= or link=)")

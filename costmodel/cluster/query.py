@@ -156,6 +156,14 @@ def check_conflicts(q: Query) -> None:
                              f"{', '.join(sorted(accepted)) or 'it has none'}")
 
 
+def ideal_only(backend: str | None) -> None:
+    """Refuse a realistic backend without a cluster: a bare link or α/β has only the ideal one."""
+    named = None if backend in (None, "auto") else backend_named(backend)
+    if named not in (None, Backend.IDEAL):
+        raise InputError("backend", named.value, f"--backend {named.value} together with --cluster SYSTEM "
+                         "(a bare link or --alpha/--bandwidth has only the ideal backend)")
+
+
 def run_query(q: Query) -> list[Prediction]:
     """Predictions for the query, fastest first when several algorithms are asked for."""
     primitive_named(q.primitive)
@@ -167,10 +175,8 @@ def run_query(q: Query) -> list[Prediction]:
     gamma = parse_time(q.gamma, "gamma")
     if q.cluster is not None:
         results = _on_cluster(q, size_bytes, gamma)
-    elif backend not in (None, Backend.IDEAL):
-        raise InputError("backend", backend.value, f"--backend {backend.value} together with --cluster SYSTEM "
-                         "(a bare link or --alpha/--bandwidth has only the ideal backend)")
     else:
+        ideal_only(q.backend)
         results = _ideal(q, size_bytes, gamma)
     results.sort(key=lambda r: (r.time_s, r.algorithm))
     if results and results[0].ranks == 1 and q.algorithm in ("auto", "all"):

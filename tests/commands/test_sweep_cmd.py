@@ -69,3 +69,26 @@ def test_refuses_to_overwrite_its_input(tmp_path):
     before = path.read_text(encoding="utf-8")
     result = runner.invoke(app, ["sweep", "all-reduce", "--cluster", str(path), "--sizes", "1MiB", "-o", str(path)])
     assert result.exit_code == 2 and path.read_text(encoding="utf-8") == before
+
+
+def test_a_realistic_backend_without_a_cluster_is_refused_with_a_named_algorithm_too():
+    """A bare α/β link has only the ideal backend: ``--backend nccl`` is refused with or without
+    ``--algorithm`` (it used to answer with the ideal backend once an algorithm was named), in
+    sweep as in collective, and in the Python API."""
+    import pytest
+
+    from costmodel.cluster.api import predict
+    from dpbase.errors import InputError
+
+    bare = ["all-reduce", "--alpha", "5us", "--bandwidth", "25GB/s", "--ranks", "8"]
+    for command in (["sweep", *bare, "--sizes", "1MiB"], ["collective", *bare, "--size", "1MiB"]):
+        for named in ([], ["--algorithm", "ring"]):
+            result = runner.invoke(app, [*command, "--backend", "nccl", *named])
+            assert result.exit_code == 2, (command, named, result.output)
+            assert result.stderr.strip().splitlines() == [
+                "error: backend: got 'nccl'; allowed: --backend nccl together with --cluster SYSTEM "
+                "(a bare link or --alpha/--bandwidth has only the ideal backend)"]
+    with pytest.raises(InputError, match="backend"):
+        predict("all-reduce", "1MiB", "ring", ranks=8, alpha_s="5us", bandwidth_Bps="25GB/s", backend="nccl")
+    assert predict("all-reduce", "1MiB", "ring", ranks=8, alpha_s="5us", bandwidth_Bps="25GB/s",
+                   backend="ideal").backend == "ideal"
