@@ -170,7 +170,8 @@ def run_query(q: Query) -> list[Prediction]:
     check_conflicts(q)
     if q.algorithm not in ("auto", "all"):
         algorithm_named(q.algorithm)
-    backend = None if q.backend == "auto" else backend_named(q.backend)
+    if q.backend != "auto":
+        backend_named(q.backend)  # an unknown name is refused first, before the size
     size_bytes = parse_size(q.size, "size")
     gamma = parse_time(q.gamma, "gamma")
     if q.cluster is not None:
