@@ -30,6 +30,11 @@ BLOCKS = ("both", "out-of-place", "in-place")
 # A regime whose fitted C is 0 (a flat floor) is written with the bandwidth at which its
 # β-term adds this share of its latency at its largest size, so the profile stays finite.
 FLAT_REGIME_TIME_SHARE = 1e-4
+# A log measures a bandwidth only if, at its largest message, the fitted per-byte term is at
+# least this share of the time.  Noise alone moves the smallest sizes of the monotonic
+# validation logs by up to 3.6 % (fit.NONMONOTONIC_FALL_REL); every real log under
+# tests/data/calibration is far above it (the least: 51 %, abci_v_32n.txt).
+MIN_BANDWIDTH_TIME_SHARE = 0.05
 
 
 @frozen(kw_only=True)
@@ -54,9 +59,12 @@ class Calibration:
 def resolve_log(log: Log, collective: str | None = None, ranks: int | None = None,
                 nodes: int | None = None) -> Log:
     """``log`` with collective, ranks and nodes filled: the user's values first, then what the
-    log names (binary in its text or file name), then what its columns imply (with a note)."""
+    log names (binary in its text or file name), then what its columns imply (with a note).
+    A ``collective`` other than the binary the log's text names is refused (InputError)."""
     notes = list(log.notes)
     user = names.check_collective(collective) if collective else None
+    if user and log.collective and user != log.collective:  # the log's text names its binary
+        raise InputError("collective", collective, f"{log.collective} (the log's own collective)")
     from_name = names.collective_from_filename(log.source_path)
     printed = [(r.algbw_oop_Bps / 1e9, r.busbw_oop_Bps / 1e9) for r in log.rows
                if r.algbw_oop_Bps and r.busbw_oop_Bps]
@@ -176,6 +184,44 @@ def finite_slope(regime, fit: Fit) -> float:
     return FLAT_REGIME_TIME_SHARE * max(regime.latency_s, min(fit.times_s)) / largest
 
 
+def _unmeasured_bandwidth(fit: Fit, logs: Sequence[Log]) -> str | None:
+    """Why the fit does not determine a bandwidth, or None when it does: the largest regime's
+    per-byte term (``C·n`` at the largest message ``n``) is below ``MIN_BANDWIDTH_TIME_SHARE``
+    of the time (0 when the time does not grow with the size there), or every busbw the logs
+    print is 0 (nccl-tests' 2 decimals in GB/s: no size moved 5 MB/s)."""
+    from dpbase.units import format_size, format_time
+
+    last, largest = fit.regimes[-1], max(fit.sizes_bytes)
+    time_s = last.time_s(largest)
+    share = last.seconds_per_byte * largest / time_s if time_s > 0 else 0.0
+    printed = [bw for log in logs for r in log.rows for bw in (r.busbw_oop_Bps, r.busbw_ip_Bps) if bw is not None]
+    where = f"the largest message here is {format_size(largest)}"
+    if share >= MIN_BANDWIDTH_TIME_SHARE:  # False for NaN too
+        return f"{where} and every busbw the log prints is 0" if printed and max(printed) == 0 else None
+    if fit.falls:  # the fall nearest the largest sizes
+        fall = max(fit.falls, key=lambda f: f.to_size_bytes)
+        return (f"{where}, and the time falls as the size grows ({format_time(fall.from_time_s)} at "
+                f"{format_size(fall.from_size_bytes)}, {format_time(fall.to_time_s)} at "
+                f"{format_size(fall.to_size_bytes)})")
+    if share > 0:
+        return (f"{where}, where bandwidth is {100 * share:.2g} % of the time "
+                f"(at least {100 * MIN_BANDWIDTH_TIME_SHARE:g} % needed)")
+    return f"{where}, and the time does not grow with the size there"
+
+
+def check_bandwidth_measured(fit: Fit, logs: Sequence[Log]) -> None:
+    """Refuse (InputError naming the log) a fit that cannot tell a finite positive bandwidth:
+    no bandwidth-bound size, or times that do not grow with the size (see
+    :func:`_unmeasured_bandwidth`).  The bandwidth it would write is made up."""
+    reason = _unmeasured_bandwidth(fit, logs)
+    if reason is None:
+        return
+    sources = [log.source_path for log in logs]
+    raise InputError("log", sources[0] if len(sources) == 1 else sources,
+                     f"rows whose time grows with the message size: {reason}; "
+                     f"measure up to nccl-tests -e 1G or larger")
+
+
 def link_regimes(fit: Fit, steps: float, beta_bytes_per_byte: float) -> tuple[Regime, ...]:
     """Per-hop α and bandwidth of each regime of the fit (transitions included: the profile
     must reproduce the whole curve).
@@ -236,6 +282,7 @@ def calibrate(logs: Sequence[Log], *, collective: str | None = None, ranks: int 
         raise InputError("ranks", chosen_ranks, "an integer >= 2 (one rank moves no data)")
     chosen_algorithm, steps, beta, origin = coefficients_for(chosen, algorithm, chosen_ranks)
     fit = fit_times(*points(resolved, block))
+    check_bandwidth_measured(fit, resolved)
     factor = names.busbw_factor(chosen, chosen_ranks)
     slope = fit.regimes[-1].seconds_per_byte
     peaks = [bw for log in resolved for r in log.rows for bw in (r.busbw_oop_Bps, r.busbw_ip_Bps) if bw]
@@ -245,7 +292,7 @@ def calibrate(logs: Sequence[Log], *, collective: str | None = None, ranks: int 
         nodes=_same([log.nodes for log in resolved], "nodes"),
         sources=tuple(log.source_path for log in resolved), fit=fit, steps=steps,
         beta_bytes_per_byte=beta, coefficient_source=origin, link_regimes=link_regimes(fit, steps, beta),
-        busbw_plateau_Bps=factor / slope if slope > 0 else math.inf,
+        busbw_plateau_Bps=factor / slope,  # slope > 0: check_bandwidth_measured
         measured_peak_busbw_Bps=max(peaks) if peaks else None, notes=notes,
     )
 

@@ -57,8 +57,9 @@ def _print_text(result) -> None:
         echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: A = {format_time(regime.latency_s)}, "
                    f"algbw = {algbw}; per hop α = {format_time(link.latency_s)}, "
                    f"bandwidth = {format_bandwidth(link.bandwidth_Bps)}")
+    peak = result.measured_peak_busbw_Bps  # None: the log prints no busbw (N/A)
     echo(f"busbw plateau (fit) {format_bandwidth(result.busbw_plateau_Bps)}; measured peak "
-               f"{format_bandwidth(result.measured_peak_busbw_Bps or 0)}")
+         f"{format_bandwidth(peak) if peak else 'not in the log'}")
     echo(f"residuals: median {fit.median_abs_pct_error:.2f} %, worst {fit.worst_abs_pct_error:.2f} %")
     echo(f"coefficients: {result.steps:g} steps, {result.beta_bytes_per_byte:.4g} B per B "
                f"({result.coefficient_source})")

@@ -1,0 +1,191 @@
+"""`calibrate` refuses what it cannot fit honestly: a log without a measured bandwidth, and a
+--collective that contradicts the collective the log names (review of the CLI, two defects:
+a latency-bound log printed ∞ and wrote a made-up 24 GB/s link; a footer saying
+all_reduce_perf was fitted with the broadcast formula)."""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from costmodel.calibrate.link import MIN_BANDWIDTH_TIME_SHARE, calibrate
+from costmodel.calibrate.parse import parse_file
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "calibration"
+SYNTHETIC = DATA / "synthetic_mpi_header.txt"  # 4 ranks, footer "# Collective test concluded: all_reduce_perf"
+HEADER_LINES = 12  # up to the column-unit line; the result rows follow
+LATENCY_BOUND = "rows whose time grows with the message size"
+
+
+def _run(*argv: str):
+    return CliRunner().invoke(app, ["calibrate", *argv])
+
+
+def _one_error_line(result) -> str:
+    """The refusal: exit code 2, exactly one line on stderr, no traceback, nothing on stdout."""
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.output and not result.stdout.strip()
+    return lines[0]
+
+
+def _log(path: Path, rows: list[tuple[int, float]], footer: bool = True) -> Path:
+    """The synthetic log's header with result rows (size in B, time in µs, both blocks alike,
+    algbw and busbw as nccl-tests prints them: 2 decimals of GB/s, busbw = 1.5 algbw)."""
+    header = SYNTHETIC.read_text(encoding="utf-8").splitlines()[:HEADER_LINES]
+    body = []
+    for size, time_us in rows:
+        algbw = size / time_us / 1e3
+        block = f"{time_us:8.2f} {algbw:7.2f} {1.5 * algbw:7.2f}      0"
+        body.append(f"[0] {size:12d} {max(size // 4, 1):13d}     float     sum      -1 {block} {block}")
+    tail = ["[0] # Avg bus bandwidth    : 0.1", "[0] #"] + (
+        ["[0] # Collective test concluded: all_reduce_perf"] if footer else [])
+    path.write_text("\n".join(header + body + tail) + "\n", encoding="utf-8")
+    return path
+
+
+def _first_rows(path: Path, rows: int) -> Path:
+    """The synthetic log cut after its first ``rows`` result rows (no footer)."""
+    lines = SYNTHETIC.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(lines[:HEADER_LINES + rows]) + "\n", encoding="utf-8")
+    return path
+
+
+# --- 1. no bandwidth-bound size: refused, nothing written ---------------------------------
+
+
+def test_a_latency_bound_log_is_refused_and_no_profile_is_written(tmp_path):
+    """8 B and 32 B at 20 µs (the reviewer's `head -14`): it was exit 0, algbw ∞, a 24 GB/s link."""
+    log, profile, plot = _first_rows(tmp_path / "small.txt", 2), tmp_path / "small.toml", tmp_path / "fit.html"
+    allowed = (f"{LATENCY_BOUND}: the largest message here is 32 B, and the time does not grow with the size "
+               "there; measure up to nccl-tests -e 1G or larger")
+    for extra in ([], ["--html", str(plot)]):
+        line = _one_error_line(_run(str(log), "-o", str(profile), *extra))
+        assert line == f"error: log: got '{log}'; allowed: {allowed}"
+        assert not profile.exists() and not plot.exists()
+    result = _run(str(log), "-o", str(profile), "--json")  # --json: the error as JSON on stdout
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert (error["field"], error["got"], error["allowed"]) == ("log", str(log), allowed)
+    assert not profile.exists()
+
+
+def test_a_latency_bound_log_writes_no_cluster_profile_either(tmp_path):
+    log, profile = _first_rows(tmp_path / "small.txt", 2), tmp_path / "cluster.toml"
+    line = _one_error_line(_run(str(log), "--system", "dgx-h100", "-o", str(profile)))
+    assert line.startswith(f"error: log: got '{log}'; allowed: {LATENCY_BOUND}: the largest message here is 32 B")
+    assert not profile.exists()
+
+
+def test_a_log_whose_time_falls_at_its_largest_size_is_refused(tmp_path):
+    """1 MiB in 1 µs after 512 KiB in 40.97 µs: the last regime was flat and the link 1.6e7 GB/s."""
+    text = SYNTHETIC.read_text(encoding="utf-8").replace("61.94   16.93   25.39      0    61.94",
+                                                         " 1.00   16.93   25.39      0     1.00")
+    log = tmp_path / "nm.txt"
+    log.write_text(text, encoding="utf-8")
+    line = _one_error_line(_run(str(log), "-o", str(tmp_path / "nm.toml")))
+    assert line == (f"error: log: got '{log}'; allowed: {LATENCY_BOUND}: the largest message here is 1 MiB, and "
+                    "the time falls as the size grows (40.97 µs at 512 KiB, 1 µs at 1 MiB); measure up to "
+                    "nccl-tests -e 1G or larger")
+    assert not (tmp_path / "nm.toml").exists()
+
+
+def test_a_slope_inside_the_noise_is_not_a_bandwidth(tmp_path):
+    """Times growing by 1 % from 8 B to 64 KiB give C > 0, but a per-byte term of ~1 % of the
+    time is noise (the validation logs move by up to 3.6 % from run to run), not a link: the
+    bandwidth it implies (~300 GB/s on 20 µs) was never measured."""
+    sizes = [2**k for k in range(3, 17)]
+    log = _log(tmp_path / "flat.txt", [(n, 20.0 * (1 + 0.01 * n / sizes[-1])) for n in sizes])
+    line = _one_error_line(_run(str(log)))
+    assert f"allowed: {LATENCY_BOUND}: the largest message here is 64 KiB, where bandwidth is " in line
+    share = float(line.split("where bandwidth is ")[1].split(" %")[0]) / 100
+    assert 0 < share < MIN_BANDWIDTH_TIME_SHARE
+    assert f"(at least {100 * MIN_BANDWIDTH_TIME_SHARE:g} % needed)" in line
+
+
+def test_a_log_whose_every_busbw_is_zero_is_refused(tmp_path):
+    """One 8 B size: the fit puts all the time on bandwidth (C > 0), but nccl-tests printed busbw
+    0.00 GB/s: no size moved a measurable bandwidth."""
+    log = _first_rows(tmp_path / "one.txt", 1)
+    line = _one_error_line(_run(str(log), "-o", str(tmp_path / "one.toml")))
+    assert line.endswith(f"{LATENCY_BOUND}: the largest message here is 8 B and every busbw the log prints is 0; "
+                         "measure up to nccl-tests -e 1G or larger")
+    assert not (tmp_path / "one.toml").exists()
+
+
+def test_a_log_that_reaches_bandwidth_is_accepted_with_finite_numbers(tmp_path):
+    """The same header with sizes up to 1 MiB (time grows 3x): exit 0, no ∞ or inf anywhere."""
+    profile = tmp_path / "ok.toml"
+    result = _run(str(SYNTHETIC), "-o", str(profile))
+    assert result.exit_code == 0, result.output
+    assert "∞ GB/s" not in result.stdout and "algbw = ∞" not in result.stdout and "inf" not in result.stdout
+    assert "measured peak 25.39 GB/s" in result.stdout
+    link = tomllib.loads(profile.read_text(encoding="utf-8"))["link"][0]
+    assert float(link["bandwidth"].removesuffix("GB/s")) == pytest.approx(37.5, rel=1e-3)  # 25 GB/s algbw · 1.5
+    summary = json.loads(_run(str(SYNTHETIC), "--json").stdout)
+    assert math.isfinite(summary["busbw_plateau_Bps"]) and summary["busbw_plateau_Bps"] > 0
+
+
+def _manifest() -> dict[str, dict]:
+    entries = tomllib.loads((DATA / "manifest.toml").read_text(encoding="utf-8"))["log"]
+    return {Path(e["file"]).name: e for e in entries}
+
+
+@pytest.mark.parametrize("path", sorted((DATA / "raw").glob("*.txt")) + [DATA / "synthetic_minus_J.json"],
+                         ids=lambda p: p.name)
+def test_every_real_log_still_measures_a_bandwidth(path):
+    """The check refuses none of the logs calibrate accepts: the least bandwidth share at the
+    largest message among them is 51 % (abci_v_32n.txt), ten times the threshold."""
+    entry = _manifest().get(path.name, {})
+    result = calibrate([parse_file(path)], collective=entry.get("collective"), ranks=entry.get("ranks"),
+                       nodes=entry.get("nodes"))
+    last, largest = result.fit.regimes[-1], max(result.fit.sizes_bytes)
+    assert last.seconds_per_byte * largest / last.time_s(largest) >= 10 * MIN_BANDWIDTH_TIME_SHARE
+    assert math.isfinite(result.busbw_plateau_Bps) and result.busbw_plateau_Bps > 0
+
+
+# --- 2. --collective against the collective the log names --------------------------------
+
+
+@pytest.mark.parametrize("given", ["broadcast", "all-gather", "reduce_scatter_perf"])
+def test_a_collective_the_log_contradicts_is_refused(tmp_path, given):
+    """The footer names all_reduce_perf; broadcast was fitted silently, all-gather with a note."""
+    log = tmp_path / "all_reduce_perf.log"
+    log.write_text(SYNTHETIC.read_text(encoding="utf-8"), encoding="utf-8")
+    line = _one_error_line(_run(str(log), "--collective", given, "-o", str(tmp_path / "x.toml")))
+    assert line == f"error: collective: got '{given}'; allowed: all-reduce (the log's own collective)"
+    assert not (tmp_path / "x.toml").exists()
+
+
+def test_a_contradicted_collective_is_refused_with_system_too(tmp_path):
+    line = _one_error_line(_run(str(SYNTHETIC), "--collective", "broadcast", "--system", "dgx-h100",
+                                "-o", str(tmp_path / "cluster.toml")))
+    assert line == "error: collective: got 'broadcast'; allowed: all-reduce (the log's own collective)"
+    assert not (tmp_path / "cluster.toml").exists()
+
+
+@pytest.mark.parametrize("given", ["all-reduce", "all_reduce_perf", "allreduce"])
+def test_the_logs_own_collective_in_any_spelling_is_accepted(given):
+    result = _run(str(SYNTHETIC), "--collective", given, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["collective"] == "all-reduce"
+
+
+def test_a_log_that_does_not_name_its_collective_takes_the_users(tmp_path):
+    """Without the footer the log says nothing: --collective is how the user tells it (the
+    columns only add a note)."""
+    rows = [(2**k, 20.0 + 2**k / 25e3) for k in range(3, 21, 2)]
+    log = _log(tmp_path / "run.txt", rows, footer=False)
+    assert parse_file(log).collective is None
+    result = _run(str(log), "--collective", "all-gather", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["collective"] == "all-gather"
+    assert any("all-gather was given but the columns suggest all-reduce" in note for note in summary["notes"])
