@@ -181,6 +181,25 @@ def corrected(factors, index):
     return np.where(inside, factors[:, np.where(inside, index, 0).reshape(-1)], 1.0)
 
 
+_SQRT2 = math.sqrt(2.0)
+
+
+def interpolated(factors, size_bytes):
+    """The correction at ``size_bytes`` read as a curve: linear in the size between the centres
+    of its power-of-two bins (bin ``i`` holds ``64·2^i`` to ``64·2^(i+1)`` bytes, its centre
+    ``64·√2·2^i``), 1 outside the row. NCCL indexes its table by bin, which makes its estimate
+    jump by up to a third at a power of two (ll128: 0.6 at 2-4 MiB, 0.8 above); the tables are
+    fitted to measured times, which have no such step, so the nccl-tests time reads the same
+    values as a continuous curve (equal to NCCL's at each bin's centre). Only arithmetic, the
+    same for a call and a table, so the same floats."""
+    if factors is None:
+        return 1.0
+    index = size_index(size_bytes / _SQRT2)  # the bin whose centre lies at or below the size
+    centre = (math.ldexp if is_scalar(size_bytes) else np.ldexp)(64.0 * _SQRT2, index)
+    share = ew.minimum(ew.maximum(size_bytes / centre - 1.0, 0.0), 1.0)
+    return corrected(factors, index) * (1.0 - share) + corrected(factors, index + 1) * share
+
+
 def plateau(terms: CellTerms, size_bytes):
     """The latency factor at ``size_bytes``: the plateau factor once a channel's share of every
     rank reaches the rule's bytes, else 1."""
@@ -195,8 +214,10 @@ def estimate_us(terms: CellTerms, size_bytes, index):
 
 def measured_us(terms: CellTerms, size_bytes, index, nccl_tests) -> Any:
     """The nccl-tests time: launch + scaled latency + bytes / (efficiency × bandwidth) + store
-    and forward (``nccl_tests``: the tables' ``[nccl_tests]`` section)."""
-    correction = corrected(terms.tree_factors, index)
+    and forward (``nccl_tests``: the tables' ``[nccl_tests]`` section). The tree correction is
+    read as a curve (:func:`interpolated`); ``index`` is kept for the callers' symmetry with
+    :func:`estimate_us`."""
+    correction = interpolated(terms.tree_factors, size_bytes)
     bw_GBps = terms.algbw_GBps * correction * terms.pair_factor * terms.link_factor
     channel_GBps = terms.uncapped_GBps * correction * terms.pair_factor * terms.link_factor / terms.graph_channels
     held_bytes = ew.minimum(size_bytes / terms.step_divisor, nccl_tests["store_and_forward_bytes"])

@@ -81,3 +81,25 @@ def test_negative_size_is_refused_like_the_scalar_call():
     topo = topology_for(hardware.load_system("dgx-h100"), 2, 8)
     with pytest.raises(InputError, match="size_bytes"):
         nccl_table_s("all-reduce", [1.0, -2.0], [topo], TABLES)
+
+
+def test_the_measured_time_has_no_step_at_a_power_of_two():
+    """NCCL indexes its tree correction by power-of-two bin, so its own estimate jumps there (a
+    third at 4 MiB for LL128); the nccl-tests time reads the table as a curve: one byte more is
+    within a part per million, on the system where one byte used to make a tree all-reduce 20 %
+    faster, while NCCL's estimate keeps its step, and at a bin's centre the two corrections agree."""
+    from costmodel.nccl.terms import corrected, interpolated, size_index
+
+    system = hardware.load_system("dgx-a100")
+    topo = topology_for(system, 4, 8)
+    for size in (4 * 2**20, 2**20, 64 * 2**20):
+        below, at = (nccl_time("all-reduce", s, topo, algorithm="tree") for s in (size - 1, size))
+        assert at.time_s == pytest.approx(below.time_s, rel=1e-6)
+    below, at = (nccl_time("all-reduce", s, topo, algorithm="tree", protocol="LL128")
+                 for s in (4 * 2**20 - 1, 4 * 2**20))
+    assert at.model_time_s < 0.9 * below.model_time_s
+    factors = (0.9, 0.8, 0.6, 0.7)
+    for i in range(len(factors)):
+        centre = 64 * 2 ** (i + 0.5)
+        assert size_index(centre) == i and interpolated(factors, centre) == pytest.approx(corrected(factors, i))
+    assert interpolated(factors, 10.0) == 1.0 and interpolated(factors, 2.0**40) == 1.0
