@@ -45,6 +45,19 @@ def test_unknown_model_names_the_choices():
         workloads.parse_param_count("-3B")
 
 
+@pytest.mark.parametrize("text", ["1.5", "2.5", "0.0015k"])
+def test_a_fraction_of_a_parameter_is_refused(text):
+    """A count is whole: 1.5 parameters used to be read as 2 (and 0.0015k as 2)."""
+    with pytest.raises(InputError, match="a whole parameter count"):
+        workloads.parse_param_count(text)
+
+
+@pytest.mark.parametrize("text, count", [("1.3B", 1_300_000_000), ("124M", 124_000_000), ("0.5k", 500),
+                                         ("1.23456789B", 1_234_567_890), (7e9, 7_000_000_000)])
+def test_whole_counts_in_any_spelling_are_read(text, count):
+    assert workloads.parse_param_count(text) == count
+
+
 def test_six_p_t_rule_and_attention():
     model = workloads.load_model("gpt3-175b")
     base = workloads.training_flops_per_sample(model, 2048)
