@@ -67,6 +67,7 @@ def _published(b, from_rate: bool) -> list[str]:
 
 
 def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list[str]:
+    from costmodel.planner.text import number, percent, rate  # shared with plan: text and tables agree
     from dpbase.units import format_size, format_time
 
     mem = b.memory
@@ -109,7 +110,7 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
         f"exposed {format_time(b.exposed_comm_s)}" + _range(b.comm_interval_s),
         f"  overlap interference {format_time(b.interference_s):>12}   (compute slowed by hidden comm)",
         f"  host overhead        {format_time(b.host_overhead_s):>12}   (per data-parallel step)",
-        *([f"  input pipeline wait  {format_time(b.input_wait_s):>12}   (data loader at {b.input_rate:,.0f} samples/s per rank)"]
+        *([f"  input pipeline wait  {format_time(b.input_wait_s):>12}   (data loader at {number(b.input_rate, 0)} samples/s per rank)"]
           if b.input_rate is not None else []),
         f"  optimizer            {format_time(b.optimizer_s):>12}"
         + (f"   a per-tensor loop: {format_time(b.optimizer_dispatch_s)} launching its kernels"
@@ -118,9 +119,9 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
            f"{format_time(b.optimizer_copy_s)}" if b.offload_optimizer else ""),
         f"  total                {format_time(b.total_s):>12}" + _range(b.total_interval_s, " (the collectives' spread alone)"),
         "",
-        f"  throughput           {b.samples_per_s:,.1f} samples/s"
-        + (f", {b.tokens_per_s:,.0f} tokens/s" if b.tokens_per_s else ""),
-        f"  scaling efficiency   {b.scaling_efficiency:.1%}   (exposed comm share {b.comm_share:.1%})",
+        f"  throughput           {rate(b.samples_per_s)} samples/s"
+        + (f", {number(b.tokens_per_s, 0)} tokens/s" if b.tokens_per_s else ""),
+        f"  scaling efficiency   {percent(b.scaling_efficiency)}   (exposed comm share {percent(b.comm_share)})",
         *_published(b, from_rate),
         "",
         f"memory per GPU: weights {_gb(mem.weights_bytes)}, gradients {_gb(mem.gradients_bytes)}, "

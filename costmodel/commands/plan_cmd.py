@@ -42,7 +42,7 @@ def _list(text: str, parse) -> tuple:
 
 def _table(rows) -> str:
     from costmodel.commands.textfmt import table
-    from costmodel.planner.text import buckets, percent, rate, step_time
+    from costmodel.planner.text import buckets, number, percent, rate, step_time
 
     totals = any(r.hours_to_train is not None for r in rows)
     costs = any(r.cost is not None for r in rows) and totals
@@ -55,8 +55,8 @@ def _table(rows) -> str:
         "efficiency": percent(r.scaling_efficiency), "exposed comm": percent(r.comm_share),
         "sent/GPU": f"{r.bytes_sent / 1e9:.1f} GB",
         "memory": f"{r.memory_bytes / 1e9:.1f} GB", "headroom": f"{r.memory_headroom_bytes / 1e9:.1f} GB",
-        **({"hours": f"{r.hours_to_train:,.1f}"} if totals else {}),
-        **({"USD": f"{r.cost:,.0f}"} if costs else {}),
+        **({"hours": number(r.hours_to_train, 1)} if totals else {}),
+        **({"USD": number(r.cost, 0)} if costs else {}),
     } for r in rows])
 
 
@@ -201,11 +201,16 @@ def plan(
     Example: dpcost plan --model llama2-7b --cluster dgx-h100 --nodes 8 --global-batch 512 --seq-len 4096
     """
     from costmodel.commands.progress import progress
+    from costmodel.planner.recommend import check_economics
     from costmodel.planner.recommend import plan as make_plan
     from costmodel.training.workloads import parse_param_count
     from dpbase.errors import InputError
     from dpbase.units import parse_size
 
+    if emit is not None and json_output:  # one output: refused before the sweep, never dropped
+        raise InputError("--json", f"given with --emit {emit.value}",
+                         "one output: --emit writes a launch script, --json the plan")
+    check_economics(price_per_gpu_hour, power_per_gpu)
     reserve, reserve_share = parse_reserve(memory_reserve)
     if ps_placement not in (None, "dedicated", "colocated"):
         raise InputError("--ps-placement", ps_placement, "dedicated or colocated")

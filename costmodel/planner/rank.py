@@ -11,7 +11,7 @@ import numpy as np
 from costmodel.planner.grid import row_bucket_bytes, stages_allowed
 from costmodel.training import memory, workloads
 from costmodel.training.syncmodes import stage_mode
-from dpbase.errors import NotApplicableError
+from dpbase.errors import InputError, NotApplicableError
 from dpbase.values import asdict, frozen, replace
 
 OBJECTIVES = ("throughput", "time-to-train", "gpu-hours", "cost", "energy")
@@ -248,6 +248,9 @@ def infeasible_error(sweep, setting, system) -> NotApplicableError:
     space = sweep.space
     runs = stages_allowed(setting, space)  # only the stages the plan can run
     memory_bytes = np.where(runs, sweep.memory_bytes, np.inf)
+    usable = sweep.capacity_bytes - sweep.reserve_bytes
+    if (memory_bytes <= usable).any():  # plans fit in memory: the swept algorithms cannot run them
+        return _algorithms_error(sweep, setting, memory_bytes, usable)
     leanest = np.unravel_index(int(np.argmin(memory_bytes)), memory_bytes.shape)
     c = leanest[4]
     need_gb = float(sweep.memory_bytes[leanest]) / 1e9
@@ -286,3 +289,26 @@ def infeasible_error(sweep, setting, system) -> NotApplicableError:
         f"{int(b)}, {gpus} GPUs) needs {need_gb:.1f} GB per GPU but {system.gpu.name} has "
         f"{sweep.capacity_bytes / 1e9:.0f} GB of which {sweep.reserve_bytes / 1e9:.1f} GB are "
         f"kept free (--memory-reserve); {advice}")
+
+
+def _algorithms_error(sweep, setting, memory_bytes, usable: float) -> InputError:
+    """Configurations fit in memory but none runs with the swept algorithms (e.g. ZeRO >= 1 with an
+    algorithm that has no reduce-scatter/all-gather): name the algorithms, not the model."""
+    space = sweep.space
+    names = ", ".join(space.algorithms)
+    one = len(space.algorithms) == 1
+    zero = np.array(space.zero_stages)
+    plain = np.where((zero == 0).reshape(1, -1, 1, 1, 1), memory_bytes, np.inf)
+    plain_gb = float(np.min(plain)) / 1e9
+    sharded = np.where((zero >= 1).reshape(1, -1, 1, 1, 1), memory_bytes, np.inf)
+    if np.isfinite(plain_gb) and plain_gb * 1e9 > usable and np.isfinite(np.min(sharded)):
+        why = (f"auto or an algorithm with reduce-scatter and all-gather (ZeRO >= 1 needs them, which "
+               f"{names} {'does' if one else 'do'} not run under the {setting.backend} backend); plain data "
+               f"parallelism with {names} needs {plain_gb:.1f} GB per GPU but {usable / 1e9:.1f} GB are usable")
+    else:
+        leanest = float(np.min(memory_bytes)) / 1e9
+        why = (f"an algorithm that runs on these GPU layouts (plans fit in memory, the leanest at "
+               f"{leanest:.1f} GB per GPU of {usable / 1e9:.1f} GB usable, but {names} "
+               f"{'runs' if one else 'run'} none of them under the {setting.backend} backend)")
+    given = ",".join(space.algorithms)
+    return InputError("algorithms", given, f"{why}; e.g. --algorithms auto,{given}, or leave --algorithms unset")

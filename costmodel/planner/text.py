@@ -2,18 +2,45 @@
 
 from __future__ import annotations
 
+import math
+
 from costmodel.training.residuals import CLASS_TEXT, interval_name
 from dpbase.units import format_size
 
 
+def _rounds_to_zero(value: float, text: str) -> bool:
+    """Whether a nonzero finite ``value`` printed as ``text`` reads as zero ("0.0", "-0", "0.0%")."""
+    if not value or not math.isfinite(value):
+        return False
+    digits = text.replace(",", "").rstrip("%")
+    try:
+        return float(digits) == 0
+    except ValueError:
+        return False
+
+
+def number(value: float, decimals: int = 1) -> str:
+    """``value`` with thousands separators and ``decimals`` decimals, except that a nonzero value
+    too small for them gets two significant figures instead of reading as zero.
+
+    >>> number(2391.84), number(0.0077), number(57147.2, 0), number(3e-5, 0), number(0.0)
+    ('2,391.8', '0.0077', '57,147', '3e-05', '0.0')
+    """
+    text = f"{value:,.{decimals}f}"
+    return f"{value:.2g}" if _rounds_to_zero(value, text) else text
+
+
 def rate(samples_per_s: float) -> str:
-    """Samples per second as the table and the reason print them."""
-    return f"{samples_per_s:,.1f}"
+    """Samples per second as the table, the reason and ``iteration`` print them: one decimal, or two
+    significant figures below 0.05 (a slow plan never reads "0.0 samples/s")."""
+    return number(samples_per_s, 1)
 
 
 def percent(fraction: float) -> str:
-    """A fraction as a percentage with one decimal."""
-    return f"{fraction:.1%}"
+    """A fraction as a percentage with one decimal, or two significant figures where that would
+    read as zero ("0.0077%", "1.7e-06%")."""
+    text = f"{fraction:.1%}"
+    return f"{fraction * 100:.2g}%" if _rounds_to_zero(fraction, text) else text
 
 
 def signed_percent(fraction: float) -> str:
@@ -108,11 +135,11 @@ def training_totals(row) -> str:
     """Hours, GPU-hours, cost and energy to train, where known ("" without --tokens)."""
     if row.hours_to_train is None:
         return ""
-    parts = [f"{row.hours_to_train:,.1f} hours", f"{row.gpu_hours:,.0f} GPU-hours"]
+    parts = [f"{number(row.hours_to_train, 1)} hours", f"{number(row.gpu_hours, 0)} GPU-hours"]
     if row.cost is not None:
-        parts.append(f"{row.cost:,.0f} USD")
+        parts.append(f"{number(row.cost, 0)} USD")
     if row.energy_kwh is not None:
-        parts.append(f"{row.energy_kwh:,.0f} kWh")
+        parts.append(f"{number(row.energy_kwh, 0)} kWh")
     return "to train: " + ", ".join(parts)
 
 
@@ -259,10 +286,10 @@ def _constraints(best, findings) -> str:
     c = findings.get("constraints") or {}
     parts = []
     if c.get("deadline_hours") is not None and best.hours_to_train is not None:
-        parts.append(f"the deadline of {c['deadline_hours']:,.1f} hours (this plan: "
-                     f"{best.hours_to_train:,.1f} hours)")
+        parts.append(f"the deadline of {number(c['deadline_hours'], 1)} hours (this plan: "
+                     f"{number(best.hours_to_train, 1)} hours)")
     if c.get("budget") is not None and best.cost is not None:
-        parts.append(f"the budget of {c['budget']:,.0f} USD (this plan: {best.cost:,.0f} USD)")
+        parts.append(f"the budget of {number(c['budget'], 0)} USD (this plan: {number(best.cost, 0)} USD)")
     return ("Meets " + " and ".join(parts) + "; plans that miss it were excluded.") if parts else ""
 
 

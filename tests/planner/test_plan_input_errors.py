@@ -1,0 +1,180 @@
+"""``dpcost plan`` input errors and small numbers through the CLI (``from cli import app``).
+
+A forced NCCL algorithm still plans ZeRO (its reduce-scatter/all-gather are NCCL's own choice, as
+``iteration`` runs them); an algorithm that cannot run any plan that fits is named as the
+algorithms' error, not the model's; the price and power per GPU are finite and bounded; ``--emit``
+and ``--json`` are refused together; a nonzero throughput or share never prints as zero.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from costmodel.planner import rank, recommend
+from costmodel.planner.comm import zero_algorithm_ok
+from costmodel.planner.text import number, percent, rate
+from dpbase.errors import InputError
+
+runner = CliRunner()
+LLAMA = ["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--global-batch", "512"]
+
+
+def _one_error_line(result, *parts: str) -> str:
+    """Exit 2, no traceback, one line on stderr holding every part."""
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    for part in parts:
+        assert part in lines[0], lines[0]
+    return lines[0]
+
+
+# --- 1. forced algorithms and ZeRO ------------------------------------------------------------
+
+
+def test_forced_ring_plans_zero():
+    result = runner.invoke(app, [*LLAMA, "--algorithms", "ring", "--json"])
+    assert result.exit_code == 0, result.output
+    best = json.loads(result.stdout)["best"]
+    assert best["zero_stage"] >= 1  # llama2-7b does not fit without ZeRO on one node
+    assert best["algorithm"] == "ring"
+
+
+@pytest.mark.parametrize("algorithm", ["tree", "double-binary-tree", "nvls"])
+def test_a_forced_algorithm_nccl_has_no_sharding_collectives_for_names_the_algorithms(algorithm):
+    """NCCL has no tree (or NVLS-tree) reduce-scatter or all-gather: a plan that emits NCCL_ALGO=Tree
+    for ZeRO would leave them no algorithm. Refused, naming --algorithms and why (not the model)."""
+    result = runner.invoke(app, [*LLAMA, "--algorithms", algorithm])
+    assert result.exit_code == 2, result.output
+    line = result.stderr.strip()
+    assert len(line.splitlines()) == 1 and line.startswith("error: algorithms: got ")
+    assert "reduce-scatter and all-gather" in line and "needs" in line
+
+
+def test_forced_ring_plan_equals_iteration():
+    """The ring ZeRO-1 plan's step is iteration's for the same configuration (NCCL's own
+    reduce-scatter/all-gather, as CommModel runs a forced all-reduce algorithm)."""
+    plan = runner.invoke(app, [*LLAMA, "--algorithms", "ring", "--json"])
+    assert plan.exit_code == 0, plan.output
+    best = json.loads(plan.stdout)["best"]
+    step = runner.invoke(app, ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100",
+                               "--micro-batch", str(best["micro_batch"]),
+                               "--accum", str(best["accumulation_steps"]), "--zero", str(best["zero_stage"]),
+                               "--algorithm", "ring", "--bucket", f"{int(best['bucket_bytes'])}B",
+                               "--grad-dtype", best["grad_dtype"], "--json"])
+    assert step.exit_code == 0, step.output
+    assert json.loads(step.stdout)["total_s"] == pytest.approx(best["total_s"], rel=1e-9)
+
+
+def test_default_sweep_keeps_auto_only_for_zero_under_nccl():
+    """With auto swept, a forced algorithm's ZeRO rows would repeat auto's: not swept (the default
+    plan is unchanged); forced alone they are."""
+    swept = ("auto", "ring", "double-binary-tree", "in-network")
+    assert zero_algorithm_ok("auto", 1, "nccl", swept)
+    assert not zero_algorithm_ok("ring", 1, "nccl", swept)
+    assert zero_algorithm_ok("ring", 0, "nccl", swept)
+    assert zero_algorithm_ok("ring", 2, "nccl", ("ring",))
+    assert not zero_algorithm_ok("double-binary-tree", 1, "nccl", ("double-binary-tree",))  # no tree RS/AG
+    assert not zero_algorithm_ok("in-network", 3, "nccl", ("in-network", "double-binary-tree"))
+    assert not zero_algorithm_ok("parameter-server", 1, "nccl", ("parameter-server",))
+
+
+@pytest.mark.parametrize("args", [["--backend", "ideal", "--algorithms", "binomial"],
+                                  ["--algorithms", "parameter-server"]])
+def test_algorithm_without_sharding_names_the_algorithms(args):
+    """ZeRO needs reduce-scatter/all-gather these algorithms lack; plain DP does not fit: the
+    error is the algorithms', and says so (not 'the leanest needs 20.6 GB of 85 GB')."""
+    result = runner.invoke(app, [*LLAMA, *args])
+    name = args[-1]
+    line = _one_error_line(result, f"algorithms: got '{name}'", "reduce-scatter and all-gather",
+                           "plain data parallelism", "--algorithms auto,")
+    assert "model:" not in line and "the leanest (ZeRO-3" not in line
+
+
+# --- 2. price and power per GPU ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "0", "-1", "1e300", "1000001"])
+def test_price_per_gpu_hour_out_of_range(value):
+    result = runner.invoke(app, [*LLAMA, "--objective", "cost", "--tokens", "2T", "--price-per-gpu-hour", value])
+    line = _one_error_line(result, "price_per_gpu_hour: got", "a finite number > 0", "1,000,000 USD per GPU-hour")
+    assert "budget" not in line
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "0", "1e30"])
+def test_power_per_gpu_out_of_range(value):
+    result = runner.invoke(app, [*LLAMA, "--objective", "energy", "--tokens", "2T", "--power-per-gpu", value])
+    _one_error_line(result, "power_per_gpu: got", "a finite number > 0", "1,000,000 W per GPU")
+
+
+def test_tiny_price_prints_a_nonzero_cost():
+    result = runner.invoke(app, [*LLAMA, "--objective", "cost", "--tokens", "2T", "--price-per-gpu-hour", "1e-30"])
+    assert result.exit_code == 0, result.output
+    assert " 0 USD" not in result.stdout
+    assert "e-26 USD" in result.stdout
+
+
+def test_largest_price_and_power_print_short_numbers():
+    result = runner.invoke(app, [*LLAMA, "--objective", "cost", "--tokens", "2T", "--price-per-gpu-hour", "1e6",
+                                 "--power-per-gpu", "1e6"])
+    assert result.exit_code == 0, result.output
+    longest = max(len(word) for word in result.stdout.split())
+    assert longest < 40
+
+
+def test_api_refuses_infinite_price():
+    with pytest.raises(InputError, match="price_per_gpu_hour"):
+        recommend.plan("gpt2", "dgx-h100", global_batch=64, objective="cost", tokens=1e9,
+                       price_per_gpu_hour=float("inf"))
+
+
+def test_unscored_plans_never_give_an_empty_reason():
+    """No deadline or budget, yet no finite score: the error names the objective's input."""
+    for objective, field in (("cost", "price_per_gpu_hour"), ("energy", "power_per_gpu"),
+                             ("time-to-train", "tokens")):
+        error = recommend._unscored_error(objective, rank.Constraints(tokens=2e12, price_per_gpu_hour=2.0,
+                                                                       power_w=700.0))
+        assert error.field == field and error.allowed.strip() and ": ;" not in str(error)
+
+
+# --- 3. --emit with --json --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("emit", ["env", "torch", "deepspeed"])
+def test_emit_with_json_is_refused(emit):
+    result = runner.invoke(app, [*LLAMA, "--emit", emit, "--json"])
+    assert result.exit_code == 2, result.output
+    assert f"--json: got 'given with --emit {emit}'" in result.stderr
+    assert "one output: --emit writes a launch script, --json the plan" in result.stderr
+    assert "torchrun" not in result.stdout and "NCCL_ALGO" not in result.stdout
+    assert json.loads(result.stdout)["error"]["field"] == "--json"  # --json's error object
+
+
+# --- 4. small numbers -------------------------------------------------------------------------
+
+
+def test_helpers_keep_normal_values_and_never_print_zero():
+    assert rate(2391.84) == "2,391.8" and rate(73.5) == "73.5" and rate(0.0) == "0.0"
+    assert rate(0.0077) == "0.0077" and rate(8e-9) == "8e-09"
+    assert percent(0.943) == "94.3%" and percent(1.0) == "100.0%" and percent(0.0) == "0.0%"
+    assert percent(1.7e-8) == "1.7e-06%" and percent(0.0003) == "0.03%"
+    assert number(57147.2, 0) == "57,147" and number(5.7e-26, 0) == "5.7e-26"
+    for value in (1e-300, 3e-12, 4.9e-4, 0.049):
+        assert float(rate(value).replace(",", "")) != 0
+        assert float(percent(value).rstrip("%")) != 0
+    assert rate(float("inf")) == "inf" and percent(float("nan")) == "nan%"
+
+
+def test_plan_with_a_slow_input_pipeline_prints_nonzero_rates():
+    result = runner.invoke(app, [*LLAMA, "--input-rate", "1e-9"])
+    assert result.exit_code == 0, result.output
+    recommended = next(line for line in result.stdout.splitlines() if line.startswith("Recommended:"))
+    assert "0.0 samples/s" not in recommended and "efficiency 0.0%" not in recommended
+    assert "e-09 samples/s" in recommended
+    assert np.isfinite(float(recommended.split(" samples/s")[0].rsplit(" ", 1)[1]))
