@@ -343,7 +343,8 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
         return float(value), USER_MFU_SOURCE if calibration is None else calibration
     if workload is not None and compute_dtype is not None:
         by_kind = workloads.default_mfu_for_kind(workload.kind, getattr(gpu, "arch", "unknown"),
-                                                 compute_dtype, getattr(gpu, "peak_flops", None))
+                                                 compute_dtype, getattr(gpu, "peak_flops", None),
+                                                 getattr(gpu, "compute_capability", None))
         if by_kind is not None:
             return _relative(by_kind, workload, compute_dtype, getattr(gpu, "arch", "unknown"))
     default = getattr(gpu, "default_mfu", None)
@@ -466,7 +467,8 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
                                                          memory.DTYPE_BYTES[compute_dtype])
     per_sample = flops_per_sample / (peak * mfu * fed)
     reference = None if mfu_given else workloads.mfu_reference_micro_batch(  # None: no kind table (transformers)
-        workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype)
+        workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype, getattr(gpu, "peak_flops", None),
+        getattr(gpu, "compute_capability", None))
     on_hbm = attention.materialised(workload, flash_attention)
     scores = attention.workload_score_seconds(
         workload, micro_batch=micro_batch, seq_len=seq_len, element_bytes=memory.DTYPE_BYTES[compute_dtype],

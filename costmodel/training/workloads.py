@@ -174,15 +174,29 @@ def _measured_mfu_of(kind: str, arch: str, dtype: str) -> float:
     return measured_mfu(_data()["mfu_by_kind"][kind]["measured"][arch][dtype])
 
 
+SHARED_FP32 = "shared-fp32"  # the measured entry of FP32 on SMs whose FP32 lanes are half shared with INT32
+
+
+def _shares_fp32_lanes(kind: str, compute_capability: int | None) -> bool:
+    """Whether a GPU of ``compute_capability`` counts INT32-shared lanes in its FP32 peak (models.toml
+    ``[mfu_by_kind.<kind>.shared_fp32]``: GA10x and AD10x)."""
+    rule = _data().get("mfu_by_kind", {}).get(kind, {}).get("shared_fp32")
+    return bool(rule) and compute_capability in rule["compute_capabilities"]
+
+
 @functools.cache
-def _kind_entry(kind: str, arch: str, dtype: str) -> tuple[str, str, dict] | None:
-    """(arch, dtype, measurement) nearest to ``arch`` for ``dtype`` (see models.toml)."""
+def _kind_entry(kind: str, arch: str, dtype: str, compute_capability: int | None = None
+                ) -> tuple[str, str, dict] | None:
+    """(arch, dtype, measurement) nearest to ``arch`` for ``dtype`` (see models.toml); FP32 on a
+    GPU whose FP32 lanes are half shared with INT32 reads that measurement first."""
     table = _data().get("mfu_by_kind", {}).get(kind)
     if table is None:
         return None
     measured, nearest = table["measured"], table["nearest"]
     search = nearest.get(arch, nearest["unknown"])
     wanted = MFU_DTYPE_ALIASES.get(dtype, dtype)
+    if wanted == "fp32" and _shares_fp32_lanes(kind, compute_capability):
+        search = [SHARED_FP32, *search]
     for candidate in search:
         if wanted in measured.get(candidate, {}):
             return candidate, wanted, measured[candidate][wanted]
@@ -265,29 +279,33 @@ def preset_relative_mfu(name: str) -> dict:
         {**table, "rows": table[cls]}, name, flops)) for cls in RELATIVE_MFU_CLASSES}
 
 
-def mfu_reference_micro_batch(kind: str, arch: str, dtype: str) -> int | None:
+def mfu_reference_micro_batch(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
+                              compute_capability: int | None = None) -> int | None:
     """The micro-batch the kind's default MFU for ``arch``/``dtype`` was measured at (its
-    ``micro_batch`` in models.toml), or None (no table for the kind, or none stated)."""
-    found = _kind_entry(kind, arch, dtype)
+    ``micro_batch`` in models.toml), or None (no table for the kind, or none stated); the
+    measurement :func:`default_mfu_for_kind` reads."""
+    found = _kind_choice(kind, arch, dtype, peak_flops, compute_capability)
     batch = found[2].get("micro_batch") if found is not None else None
     return int(batch) if batch else None
 
 
-def default_mfu_for_kind(kind: str, arch: str, dtype: str,
-                         peak_flops: dict | None = None) -> tuple[float, str] | None:
-    """Default MFU and its source for a model kind on a GPU architecture running ``dtype``.
+def _kind_choice(kind: str, arch: str, dtype: str, peak_flops: dict | None,
+                 compute_capability: int | None) -> tuple[str, str, dict, float, str] | None:
+    """(arch, dtype, measurement, MFU at ``dtype``'s peak, how it was found) of the kind's default.
 
-    None for kinds without a table (transformers keep the GPU's and the architecture's
-    defaults). An unmeasured architecture borrows the nearest measured one's value; a dtype
-    measured nowhere takes the fp16 value rescaled to ``dtype``'s peak, i.e. the fp16 speed.
-    """
-    found = _kind_entry(kind, arch, dtype)
+    TF32 is a math mode cuDNN may use, not one it must (PyTorch's ``allow_tf32``, TensorFlow's
+    TF32 execution): it keeps an FP32 kernel where that is faster, so a TF32 run takes the FP32
+    speed where the GPU's FP32 measurement is the faster one (the GA10x and AD10x cards, whose
+    TF32 tensor peak is no higher than their FP32 peak)."""
+    found = _kind_entry(kind, arch, dtype, compute_capability)
     if found is None:
         return None
     from_arch, from_dtype, entry = found
     rate = _measured_mfu_of(kind, from_arch, from_dtype)
     where = f"{kind} default for {arch} {dtype}"
-    if from_arch != arch:
+    if from_arch == SHARED_FP32:
+        where += ", measured on a GPU whose FP32 lanes are half shared with INT32 (GA10x, AD10x)"
+    elif from_arch != arch:
         where += f", borrowed from {from_arch} (nearest measured architecture)"
     peaks = peak_flops or {}
     if from_dtype != MFU_DTYPE_ALIASES.get(dtype, dtype):
@@ -295,8 +313,29 @@ def default_mfu_for_kind(kind: str, arch: str, dtype: str,
         if peaks.get(from_dtype) and peaks.get(dtype):
             rate *= float(peaks[from_dtype]) / float(peaks[dtype])
             where += f" at the {from_dtype} speed"
-    return rate, (f"{where}: MFU {rate:.3f} = mean per-GPU images/s x {entry['model']} training"
-                  f" FLOPs / peak; {entry['source']}")
+    if dtype == "tf32" and peaks.get("fp32") and peaks.get("tf32"):
+        fp32 = _kind_choice(kind, arch, "fp32", peak_flops, compute_capability)
+        if fp32 is not None and fp32[3] * float(peaks["fp32"]) > rate * float(peaks["tf32"]):
+            speed = fp32[3] * float(peaks["fp32"]) / float(peaks["tf32"])
+            return (*fp32[:3], speed, f"{kind} default for {arch} tf32 at the FP32 speed (cuDNN keeps FP32 "
+                                      f"kernels where they are faster; the TF32 measurement gives "
+                                      f"MFU {rate:.3f}): {fp32[4].split(': ', 1)[1]}")
+    return from_arch, from_dtype, entry, rate, (f"{where}: MFU {rate:.3f} = mean per-GPU images/s x "
+                                                f"{entry['model']} training FLOPs / peak; {entry['source']}")
+
+
+def default_mfu_for_kind(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
+                         compute_capability: int | None = None) -> tuple[float, str] | None:
+    """Default MFU and its source for a model kind on a GPU architecture running ``dtype``.
+
+    None for kinds without a table (transformers keep the GPU's and the architecture's
+    defaults). An unmeasured architecture borrows the nearest measured one's value; a dtype
+    measured nowhere takes the fp16 value rescaled to ``dtype``'s peak, i.e. the fp16 speed;
+    FP32 on a GPU of ``compute_capability`` whose FP32 lanes are half shared with INT32 reads
+    its own measurement; TF32 takes the FP32 speed where that is faster (:func:`_kind_choice`).
+    """
+    found = _kind_choice(kind, arch, dtype, peak_flops, compute_capability)
+    return None if found is None else (found[3], found[4])
 
 
 MAX_PARAMS = 2.0**50  # ~10^15 parameters: 10^3 × the largest published models; bounds every product

@@ -133,7 +133,11 @@ def test_every_architecture_has_a_search_order_of_measured_architectures():
             # the micro-batch it was measured at: without it the CNN's fixed time per micro-batch
             # (gemm.cnn_fixed_seconds) would silently be off for this architecture and dtype
             assert isinstance(entry.get("micro_batch"), int) and entry["micro_batch"] >= 1, (arch, dtype)
-            assert workloads.mfu_reference_micro_batch("cnn", arch, dtype) == entry["micro_batch"]
+            if arch == workloads.SHARED_FP32:  # read by a GPU whose FP32 lanes are half shared (GA102: 8.6)
+                assert workloads.mfu_reference_micro_batch("cnn", "ampere", dtype, compute_capability=86) \
+                    == entry["micro_batch"]
+            else:
+                assert workloads.mfu_reference_micro_batch("cnn", arch, dtype) == entry["micro_batch"]
 
 
 def test_a_measurement_with_unpaired_rows_is_refused():
@@ -169,3 +173,47 @@ def test_a_k80_resnet_step_takes_the_kepler_measurement_time():
     refused = runner.invoke(app, ["iteration", "--model", "resnet-50", "--cluster", "aws-p2.8xlarge",
                                   "--gpus", "1", "--micro-batch", "32", "--compute-dtype", "fp16"])
     assert refused.exit_code == 2 and "compute_dtype" in refused.output and "fp32" in refused.output
+
+
+def test_fp32_on_lanes_shared_with_int32_reads_its_own_measurement():
+    """GA10x and AD10x count INT32-shared lanes in their FP32 peak: an FP32 CNN reads Lambda's
+    GA102 measurement (0.351), not Volta's 0.566, which put an RTX 4090 in FP32 1.6x past its own
+    bf16 (1,571 against 985.5 images/s at micro-batch 64). Cards with dedicated FP32 lanes (A100,
+    V100, H100) keep their architecture's entry; the RTX 3090 and RTX 3080 rows of the same tables
+    are predicted within 10 % from it."""
+    shared = workloads.default_mfu_for_kind("cnn", "ada", "fp32", {"fp32": 82.6, "tf32": 82.6}, 89)
+    assert shared[0] == pytest.approx(554 * 6 * 4.09e9 / 38.7e12, rel=1e-3) and "half shared" in shared[1]
+    assert workloads.default_mfu_for_kind("cnn", "ampere", "fp32", None, 80)[0] == pytest.approx(0.566, abs=0.001)
+    assert workloads.default_mfu_for_kind("cnn", "ampere", "bf16", None, 86) == \
+        workloads.default_mfu_for_kind("cnn", "ampere", "bf16", None, 80)
+    for images_per_s, peak_tflops in ((554, 35.58), (426, 29.77)):  # RTX 3090, RTX 3080 (Lambda @080a6b7f)
+        predicted = shared[0] * peak_tflops * 1e12 / (6 * 4.09e9)
+        assert predicted == pytest.approx(images_per_s, rel=0.10)
+    rates = {dtype: _throughput("rtx4090-8x-pcie", dtype) for dtype in ("bf16", "tf32", "fp32")}
+    assert rates["fp32"] <= 1.02 * rates["bf16"] and rates["tf32"] >= rates["fp32"]
+
+
+def test_tf32_is_never_slower_than_fp32_on_the_same_gpu():
+    """TF32 is a math mode cuDNN may use, not one it must: where the GPU's FP32 measurement is the
+    faster (a TF32 tensor peak no higher than the FP32 peak), a TF32 run takes the FP32 speed."""
+    import hardware
+
+    checked = 0
+    for gpu in hardware.list_profiles("gpu"):
+        peaks = dict(gpu.peak_flops)
+        if not (peaks.get("tf32") and peaks.get("fp32")):
+            continue
+        cc = getattr(gpu, "compute_capability", None)
+        tf32 = workloads.default_mfu_for_kind("cnn", gpu.arch, "tf32", peaks, cc)[0] * peaks["tf32"]
+        fp32 = workloads.default_mfu_for_kind("cnn", gpu.arch, "fp32", peaks, cc)[0] * peaks["fp32"]
+        assert tf32 >= fp32 * (1 - 1e-12), gpu.name
+        checked += 1
+    assert checked >= 10
+    tf32 = workloads.default_mfu_for_kind("cnn", "ada", "tf32", {"fp32": 82.6, "tf32": 82.6}, 89)
+    assert "at the FP32 speed" in tf32[1] and tf32[0] == pytest.approx(0.351, abs=0.001)
+
+
+def _throughput(cluster: str, dtype: str) -> float:
+    from costmodel.training.oncluster import iteration
+
+    return iteration("resnet-50", cluster, gpus_per_node=1, micro_batch=64, compute_dtype=dtype).samples_per_s
