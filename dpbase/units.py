@@ -7,6 +7,12 @@ units and back; nothing else in the code multiplies by powers of ten.
 Sizes: B, KB/MB/GB/TB/PB are powers of 1000; KiB/MiB/GiB/TiB/PiB powers of 1024.
 Bandwidths: a size unit per second (``GB/s``, ``GBps``, ``GiB/s``) or bits per second
 (``Gbps``, ``Gb/s``, ``Mbit/s``).  Times: ns, us/µs, ms, s.
+
+One rule for the letter case of a unit: the prefix may be written either way (``kB`` = ``KB``,
+``gbps`` = ``Gbps``), but ``B`` is bytes and ``b`` (or ``bit``) is bits. A size in bits
+(``4Gb``, ``4gb``, ``256mib``) is refused, a size being bytes; a bandwidth in bits is divided by
+8 (``100Gbps``, ``100gb/s``, ``100Gbit/s`` = 12.5 GB/s), except binary bits (``Gib/s``), which
+are refused: nobody quotes a link in gibibits, so ``gib/s`` is a mis-cased ``GiB/s``.
 """
 
 from __future__ import annotations
@@ -22,11 +28,14 @@ SIZE_UNITS_BYTES: dict[str, int] = {
     "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "PB": 10**15,
     "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40, "PIB": 2**50,
 }
-BIT_PREFIX: dict[str, int] = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+BIT_PREFIX: dict[str, int] = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
 TIME_UNITS_PER_S: dict[str, float] = {"ns": 1e9, "us": 1e6, "µs": 1e6, "μs": 1e6, "ms": 1e3, "s": 1.0}
 
 _NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 _QUANTITY = re.compile(rf"^\s*{_NUMBER}\s*([A-Za-zµμ/]*)\s*$")
+# A size unit: a prefix in either case, ``i`` for powers of 1024, then B (bytes) or b/bit/bits.
+_SIZE_UNIT = re.compile(r"([KMGTP]?)(i?)(B|bits?)", flags=re.IGNORECASE)
+_PER_SECOND = re.compile(r"(.+?)(?:/s|ps)", flags=re.IGNORECASE)
 
 SIZE_ALLOWED = "a number with B, KB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 4GB, 256MiB)"
 BANDWIDTH_ALLOWED = "a number with GB/s, GBps, GiB/s, MB/s, Gbps, Gb/s or Mbps (e.g. 25GB/s, 100Gbps)"
@@ -55,19 +64,41 @@ def _check_finite(field: str, text: object, value: float, allowed: str) -> float
     return value
 
 
-def parse_size(text: str | float | int, field: str = "size") -> float:
-    """Bytes in ``text``; a bare number is bytes.
+def _size_unit(unit: str) -> tuple[str, bool] | None:
+    """``(prefix, in bits)`` of a size unit (``"Gi"``, False for GiB; ``"G"``, True for gb), the
+    prefix in capitals but for the ``i``; None for anything else."""
+    match = _SIZE_UNIT.fullmatch(unit)
+    if not match or (match.group(2) and not match.group(1)):  # "iB"
+        return None
+    prefix, binary, base = match.groups()
+    return prefix.upper() + ("i" if binary else ""), base != "B"
 
-    >>> parse_size("4GB"), parse_size("1KiB"), parse_size(12)
-    (4000000000.0, 1024.0, 12.0)
+
+def bare_number(text: object) -> str | None:
+    """The number of ``text`` typed without a unit (``"25"`` → ``"25"``), else None (text with a
+    unit, text that is no quantity, or a number given as a number)."""
+    if not isinstance(text, str):
+        return None
+    match = _QUANTITY.match(text)
+    return match.group(1) if match and not match.group(2) else None
+
+
+def parse_size(text: str | float | int, field: str = "size") -> float:
+    """Bytes in ``text``; a bare number is bytes (nccl-tests' message sizes). The prefix may be
+    in either case; ``b`` is bits, refused: a size is in bytes.
+
+    >>> parse_size("4GB"), parse_size("1KiB"), parse_size(12), parse_size("2kB")
+    (4000000000.0, 1024.0, 12.0, 2000.0)
     """
     number, unit = _split(field, text, SIZE_ALLOWED)
-    if re.fullmatch(r"[KMGTP]b", unit):  # bit notation (Mb = megabit): a size is in bytes
-        raise UnitError(field, text, f"{SIZE_ALLOWED}; {unit} reads as bits, a size is in bytes ({unit[0]}B)")
-    key = unit.upper() if unit else "B"
-    if key not in SIZE_UNITS_BYTES:
+    parsed = _size_unit(unit) if unit else ("", False)
+    if parsed is None:
         raise UnitError(field, text, SIZE_ALLOWED)
-    size_bytes = _check_finite(field, text, number * SIZE_UNITS_BYTES[key], SIZE_ALLOWED)
+    prefix, bits = parsed
+    if bits:  # Gb, gb, Mbit: a size is in bytes
+        written = f"{prefix}B" if not prefix or prefix.endswith("i") else f"{prefix}B or {prefix}iB"
+        raise UnitError(field, text, f"{SIZE_ALLOWED}; {unit} reads as bits, a size is in bytes ({written})")
+    size_bytes = _check_finite(field, text, number * SIZE_UNITS_BYTES[f"{prefix}B".upper()], SIZE_ALLOWED)
     if size_bytes > MAX_SIZE_BYTES:
         raise UnitError(field, text, f"{SIZE_ALLOWED}, at most 1 ZiB")
     return size_bytes
@@ -75,24 +106,25 @@ def parse_size(text: str | float | int, field: str = "size") -> float:
 
 def parse_bandwidth(text: str | float | int, field: str = "bandwidth") -> float:
     """Bytes per second in ``text``; a number (int or float) is bytes per second, but text needs
-    its unit.
+    its unit. ``B`` is bytes and ``b`` bits, whatever the case of the prefix (``gbps`` = ``Gbps``).
 
-    >>> parse_bandwidth("100Gbps"), parse_bandwidth("25GB/s")
-    (12500000000.0, 25000000000.0)
+    >>> parse_bandwidth("100Gbps"), parse_bandwidth("25GB/s"), parse_bandwidth("100gb/s")
+    (12500000000.0, 25000000000.0, 12500000000.0)
     """
     number, unit = _split(field, text, BANDWIDTH_ALLOWED, unit_needed=True)  # `--bandwidth 25` is not 25 B/s
     if not unit:
         return _check_finite(field, text, number, BANDWIDTH_ALLOWED)
-    bits = re.fullmatch(r"([KMGT]?)(?:bps|b/s|bit/s|bits/s)", unit)
-    if bits:
-        value = number * BIT_PREFIX[bits.group(1)] / 8
-        return _check_finite(field, text, value, BANDWIDTH_ALLOWED)
-    per_second = re.fullmatch(r"([KMGTP]?i?B)(?:/s|ps)", unit, flags=re.IGNORECASE)
-    if per_second and per_second.group(1)[-1] == "B":
-        key = per_second.group(1).upper()
-        if key in SIZE_UNITS_BYTES:
-            return _check_finite(field, text, number * SIZE_UNITS_BYTES[key], BANDWIDTH_ALLOWED)
-    raise UnitError(field, text, BANDWIDTH_ALLOWED)
+    per_second = _PER_SECOND.fullmatch(unit)
+    parsed = _size_unit(per_second.group(1)) if per_second else None
+    if parsed is None:
+        raise UnitError(field, text, BANDWIDTH_ALLOWED)
+    prefix, bits = parsed
+    if not bits:
+        return _check_finite(field, text, number * SIZE_UNITS_BYTES[f"{prefix}B".upper()], BANDWIDTH_ALLOWED)
+    if prefix.endswith("i"):  # gib/s: gibibits, or a mis-cased GiB/s
+        raise UnitError(field, text, f"{BANDWIDTH_ALLOWED}; {unit} reads as binary bits: write {prefix}B/s "
+                                     f"(bytes) or {prefix[0]}b/s (bits)")
+    return _check_finite(field, text, number * BIT_PREFIX[prefix] / 8, BANDWIDTH_ALLOWED)
 
 
 def parse_time(text: str | float | int, field: str = "time") -> float:

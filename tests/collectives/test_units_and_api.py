@@ -80,7 +80,9 @@ def test_a_typed_time_needs_its_unit(bad):
 def test_a_size_in_bit_notation_is_refused(bits):
     with pytest.raises(UnitError, match=f"{bits[-2:]} reads as bits, a size is in bytes"):
         parse_size(bits, "bucket")
-    assert parse_size(bits.lower()) == parse_size(bits.upper())  # lowercase mb is megabytes
+    with pytest.raises(UnitError, match=f"{bits[-2:].lower()} reads as bits"):  # b is bits whatever the prefix's case
+        parse_size(bits.lower())
+    assert parse_size(bits[:-1] + "B") == parse_size(bits[:-2] + bits[-2].lower() + "B")  # the prefix's case is free
 
 
 def test_a_typed_bandwidth_needs_its_unit():
