@@ -433,20 +433,20 @@ def _parts(row: Row, gpus: int, micro: int, accumulation: int, mfu: float | None
     _, b = predict_throughput(row, gpus, micro, accumulation, StepLosses.none(), mfu)
     every = b.zero_stage >= 2
     return (b.ranks, micro * accumulation, b.compute_s, b.exposed_comm_s, b.hidden_comm_s,
-            b.optimizer_s, 1 if every else accumulation, b.transport)
+            b.optimizer_s, 1 if every else accumulation, b.transport, b.host_reduce)
 
 
 def _fast_rate(parts: tuple, losses: StepLosses) -> float:
     """Samples/s per rank from cached parts: iteration's step (``step_seconds``, the loss terms'
     own functions) with the loss terms on the loss-free parts (the straggler wait's small effect
     on how much communication is hidden ignored)."""
-    ranks, samples, compute, exposed, hidden, optimizer, per_sync, link = parts
+    ranks, samples, compute, exposed, hidden, optimizer, per_sync, link, host_reduce = parts
     factor = float(stragglers.slowest_rank_factor(0.0, ranks, per_sync, losses.speed_cv,
                                                   losses.slow_node_factor))
     step = step_seconds(forward_s=compute, backward_s=0.0, accumulation_steps=1, straggler_factor=factor,
                         sync_comm_s=exposed + hidden, sync_exposed_s=exposed, post_step_s=0.0,
                         every_micro_batch=False, optimizer_s=optimizer,
-                        overlap_slowdown=transport.overlap_slowdown_for(link, losses.overlap_slowdown),
+                        overlap_slowdown=transport.overlap_slowdown_for(link, losses.overlap_slowdown, host_reduce),
                         host_overhead_s=losses_module.host_overhead_seconds(losses.host_overhead_s, ranks),
                         input_s=losses_module.input_seconds(losses.input_rate, samples))
     return samples / float(step.total_s)

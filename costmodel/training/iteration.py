@@ -576,7 +576,7 @@ def _resolve_sync(workload, config: TrainingConfig) -> tuple[TrainingConfig, syn
 
 
 def _overlap_slowdown(config: TrainingConfig) -> float:
-    return transport.overlap_slowdown_for(config.transport, config.losses.overlap_slowdown)
+    return transport.overlap_slowdown_for(config.transport, config.losses.overlap_slowdown, config.host_reduce)
 
 
 def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s, host, groups, slowdown):

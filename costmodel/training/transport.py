@@ -15,8 +15,9 @@ duration, so over TCP the overlap slowdown is taken as :data:`TCP_OVERLAP_SLOWDO
 hidden communication is not free at all (an upper bound, stated as an assumption; RDMA keeps
 :data:`costmodel.training.losses.OVERLAP_SLOWDOWN`). A host-memory (``--host-reduce``) path —
 MPI/gloo reducing on the CPU, tf_cnn_benchmarks' parameter servers — is different: its copies
-run on the GPUs' copy engines and its reduction on the CPU, with no GPU kernel resident, so it
-keeps the RDMA slowdown (memory contention only); its time is :mod:`costmodel.training.hostreduce`.
+run on the GPUs' copy engines and its reduction and network exchange on the CPU, with no GPU
+kernel resident, so it keeps the RDMA slowdown (memory contention only), on one node and across
+nodes over TCP alike; its time is :mod:`costmodel.training.hostreduce`.
 """
 
 from __future__ import annotations
@@ -54,26 +55,27 @@ def step_transport(system, nodes: int) -> str:
     return link_transport(system.nic_link)
 
 
-def hides_nothing(transport: str) -> bool:
+def hides_nothing(transport: str, host_reduce: bool = False) -> bool:
     """Whether communication hidden behind compute still costs its full time: NCCL's TCP
-    sockets (see the module docstring). A host-memory reduction across nodes over TCP counts
-    too: its CPUs' exchange shares the host with everything else."""
-    return transport == TCP
+    sockets, whose kernels stay resident on the SMs for the whole transfer (see the module
+    docstring). A host-memory reduction (``host_reduce``) over TCP does not: its CPUs send and
+    receive, its copies run on the copy engines, and no GPU kernel waits on the network."""
+    return transport == TCP and not host_reduce
 
 
-def check_given_slowdown(transport: str, given: float, where: str) -> float:
+def check_given_slowdown(transport: str, given: float, where: str, host_reduce: bool = False) -> float:
     """A slowdown the user typed, refused where :func:`overlap_slowdown_for` would raise it to
     :data:`TCP_OVERLAP_SLOWDOWN` (it would be ignored there, silently)."""
-    if hides_nothing(transport) and given < TCP_OVERLAP_SLOWDOWN:
+    if hides_nothing(transport, host_reduce) and given < TCP_OVERLAP_SLOWDOWN:
         raise InputError("overlap_slowdown", given, f"at least {TCP_OVERLAP_SLOWDOWN:g} (or left out) on {where}: over "
                          "NCCL's TCP sockets hidden communication costs its full time")
     return given
 
 
-def overlap_slowdown_for(transport: str, rdma_slowdown: float) -> float:
+def overlap_slowdown_for(transport: str, rdma_slowdown: float, host_reduce: bool = False) -> float:
     """The overlap slowdown that applies: :data:`TCP_OVERLAP_SLOWDOWN` where the transport
     hides nothing (:func:`hides_nothing`), else ``rdma_slowdown`` (RDMA, one node, and a
-    host-memory reduction's copy engines on one node)."""
-    if hides_nothing(transport):
+    host-memory reduction, whose copy engines and CPUs leave the SMs free, on any network)."""
+    if hides_nothing(transport, host_reduce):
         return max(rdma_slowdown, TCP_OVERLAP_SLOWDOWN)
     return rdma_slowdown

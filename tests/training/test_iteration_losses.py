@@ -138,6 +138,22 @@ def test_link_transport_follows_the_category(link, expected):
     assert transport.link_transport(hardware.load_link(link)) == expected
 
 
+def test_a_host_memory_reduction_over_tcp_keeps_the_rdma_slowdown():
+    """NCCL's socket transport keeps its kernels on the SMs for the whole transfer: over TCP hidden
+    communication costs its full time. A host-memory reduction (MPI/gloo on the CPU, CPU parameter
+    servers) has no GPU kernel waiting on the network, its CPUs send and its copy engines copy:
+    it keeps the RDMA slowdown across nodes over TCP too, as it does on one node."""
+    tcp = dataclasses.replace(SYSTEM, nic_link=hardware.load_link("eth-100g"), nic_bandwidth_Bps=12.5e9)
+    nccl, host = _run(system=tcp), _run(system=tcp, host_reduce=True)
+    assert (nccl.transport, host.transport) == ("tcp", "tcp")
+    assert nccl.overlap_slowdown == transport.TCP_OVERLAP_SLOWDOWN
+    assert host.overlap_slowdown == losses.OVERLAP_SLOWDOWN < transport.TCP_OVERLAP_SLOWDOWN
+    assert host.interference_s == pytest.approx(losses.OVERLAP_SLOWDOWN * host.hidden_comm_s)
+    assert transport.check_given_slowdown("tcp", 0.1, "here", host_reduce=True) == 0.1
+    with pytest.raises(InputError, match="overlap_slowdown"):
+        transport.check_given_slowdown("tcp", 0.1, "here")
+
+
 def test_an_explicit_transport_field_wins_over_the_category():
     @dataclasses.dataclass
     class Link:
