@@ -63,6 +63,8 @@ def _quantity(parse_unit: Callable[[str, str], float], allowed: str, positive: b
             raise ProfileError(label, value, f"a string: {allowed}")
         if value.strip().startswith("-"):
             raise ProfileError(label, value, f"a value >= 0: {allowed}")
+        if units.bare_number(value.strip()) is not None:  # "80": bytes or gigabytes? (sizes would read bytes)
+            raise ProfileError(label, value, f"{allowed}; a bare number is ambiguous")
         try:
             number = parse_unit(value, label)
         except InputError as error:

@@ -31,9 +31,10 @@ BLOCKS = ("both", "out-of-place", "in-place")
 # β-term adds this share of its latency at its largest size, so the profile stays finite.
 FLAT_REGIME_TIME_SHARE = 1e-4
 # A log measures a bandwidth only if, at its largest message, the fitted per-byte term is at
-# least this share of the time.  Noise alone moves the smallest sizes of the monotonic
-# validation logs by up to 3.6 % (fit.NONMONOTONIC_FALL_REL); every real log under
-# tests/data/calibration is far above it (the least: 51 %, abci_v_32n.txt).
+# least this share of the time. A latency-bound log has none there: its time is flat or moves
+# only by nccl-tests' noise, a few per cent (up to 3.6 % between neighbouring sizes of the
+# monotonic validation logs); every real log under tests/data/calibration has half or more (the
+# least: 51 %, abci_v_32n.txt). 5 % lies between, well below every real log.
 MIN_BANDWIDTH_TIME_SHARE = 0.05
 
 

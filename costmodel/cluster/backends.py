@@ -176,7 +176,7 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
     stack = stack_named(stack) if stack is not None else default_stack(lay.system)
     fallback = None
     if backend is Backend.NCCL and not explicit:
-        fallback = _outside_nccl(primitive, algorithm)
+        fallback = outside_nccl(primitive, algorithm)
         if fallback:
             backend = Backend.IDEAL
     if backend is Backend.NCCL:
@@ -227,8 +227,9 @@ def choice_change_note(primitive: str, size_bytes: float, lay: Layout, chosen: P
     return text
 
 
-def _outside_nccl(primitive: str, algorithm: str) -> str | None:
-    """Why NCCL's model cannot answer (a collective or algorithm it does not have), or None."""
+def outside_nccl(primitive: str, algorithm: str = "auto") -> str | None:
+    """Why NCCL's model cannot answer (a collective or algorithm it does not have), or None: the
+    note of ``auto``'s fall-back to the ideal backend (``collective``, ``compare``, the charts)."""
     from costmodel.nccl.names import COLLECTIVES, to_nccl_algorithm
 
     name = primitive_named(primitive).value

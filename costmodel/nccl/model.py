@@ -70,8 +70,7 @@ def measured_time_us(collective: str, cell: CostCell, size_bytes: float, topo: N
                      t: NcclTables) -> float:
     """nccl-tests' time of one given cell (µs): :func:`costmodel.nccl.terms.measured_us` on its terms
     (for calibration, which scores a cell under refitted ``[nccl_tests]`` constants)."""
-    return measured_us(cell_terms(collective, cell, topo, t), size_bytes, size_index(size_bytes),
-                       t.section("nccl_tests"))
+    return measured_us(cell_terms(collective, cell, topo, t), size_bytes, t.section("nccl_tests"))
 
 
 def nccl_time(
@@ -98,7 +97,7 @@ def nccl_time(
     algo, proto, model_us, chosen, terms = choose_terms(coll, size_bytes, topo, t, normalize_algorithm(algorithm),
                                                         normalize_protocol(protocol))
     index = size_index(size_bytes)
-    time_us = measured_us(terms, size_bytes, index, t.section("nccl_tests"))
+    time_us = measured_us(terms, size_bytes, t.section("nccl_tests"))
     return NcclPrediction(
         collective=coll, size_bytes=float(size_bytes), n_ranks=topo.n_ranks, algorithm=algo, protocol=proto,
         time_s=time_us * 1e-6, model_time_s=model_us * 1e-6,
@@ -165,7 +164,7 @@ def _choose_rows(n_rows: int, rows: list, owner: list[int], slot: list[int], siz
     stacked = stack(cells)
     index = size_index(sizes)
     estimate = estimate_us(stacked, sizes, index)
-    measured = measured_us(stacked, sizes, index, t.section("nccl_tests"))
+    measured = measured_us(stacked, sizes, t.section("nccl_tests"))
     owner_ix, slot_ix = np.asarray(owner), np.asarray(slot)
     grid = np.full((n_rows, int(slot_ix.max()) + 1, sizes.shape[1]), np.inf)
     grid[owner_ix, slot_ix] = np.where(np.isfinite(estimate), estimate, np.inf)[which]  # the pairs' estimates

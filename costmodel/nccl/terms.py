@@ -212,11 +212,10 @@ def estimate_us(terms: CellTerms, size_bytes, index):
             + size_bytes / (1000.0 * (terms.algbw_GBps * corrected(terms.tree_factors, index))))
 
 
-def measured_us(terms: CellTerms, size_bytes, index, nccl_tests) -> Any:
+def measured_us(terms: CellTerms, size_bytes, nccl_tests) -> Any:
     """The nccl-tests time: launch + scaled latency + bytes / (efficiency × bandwidth) + store
     and forward (``nccl_tests``: the tables' ``[nccl_tests]`` section). The tree correction is
-    read as a curve (:func:`interpolated`); ``index`` is kept for the callers' symmetry with
-    :func:`estimate_us`."""
+    read as a curve (:func:`interpolated`), not by bin as :func:`estimate_us` reads it."""
     correction = interpolated(terms.tree_factors, size_bytes)
     bw_GBps = terms.algbw_GBps * correction * terms.pair_factor * terms.link_factor
     channel_GBps = terms.uncapped_GBps * correction * terms.pair_factor * terms.link_factor / terms.graph_channels

@@ -57,34 +57,17 @@ def all_reduce_algorithms(system: Any, nodes: int, backend: str) -> tuple[str, .
     return ("auto", *named) if measured_auto or backend == "rccl" else named
 
 
-def zero_algorithm_ok(algorithm: str, zero_stage: int, backend: str, swept=None) -> bool:
-    """Whether the (algorithm, ZeRO stage) rows run: ZeRO ≥ 1 runs reduce-scatter/all-gather.
-
-    Under the nccl backend a forced all-reduce algorithm (ring, tree, NVLS) leaves NCCL its own
-    choice for reduce-scatter and all-gather, as :class:`costmodel.cluster.comm.CommModel` (and so
-    ``iteration --algorithm ring --zero 1``) runs them: its ZeRO ≥ 1 rows are those of ``auto``
-    (same collectives, same times). They are kept only where ``auto`` is not among the ``swept``
-    algorithms (None: NCCL's default sweep, which has it), where they would only repeat its rows
-    (a user forcing ``--algorithms ring`` gets ring's ZeRO plans), and only for an algorithm NCCL
-    also runs reduce-scatter and all-gather with (ring; not tree). Other backends: the
-    algorithms the registry has a reduce-scatter or an all-gather for (else their fastest).
-    """
-    if zero_stage == 0 or algorithm == "auto":
+def zero_algorithm_ok(algorithm: str, zero_stage: int, backend: str) -> bool:
+    """ZeRO ≥ 1 runs reduce-scatter/all-gather: keep only algorithms that name one of them. Under
+    the nccl backend that is ``auto`` alone: a forced algorithm forces the all-reduce only
+    (:class:`costmodel.cluster.comm.CommModel`), so its ZeRO rows would be ``auto``'s
+    collectives under another name, and its emitted ``NCCL_ALGO`` would force reduce-scatter and
+    all-gather onto an algorithm they were not timed with."""
+    if zero_stage == 0:
         return True
     if backend == "nccl":
-        return (algorithm in NCCL_ALGORITHMS and swept is not None and "auto" not in swept
-                and _nccl_shards_with(algorithm))
-    return algorithm in _sharding_algorithms()
-
-
-def _nccl_shards_with(algorithm: str) -> bool:
-    """Whether NCCL runs reduce-scatter and all-gather with ``algorithm`` too: a plan forcing it
-    emits ``NCCL_ALGO`` for every collective, and NCCL has no tree reduce-scatter or all-gather
-    (the forced tree would leave them no algorithm)."""
-    from costmodel.nccl.names import algorithms_for as nccl_algorithms_for
-
-    name = to_nccl_algorithm(algorithm)
-    return name in nccl_algorithms_for("reduce-scatter") and name in nccl_algorithms_for("all-gather")
+        return algorithm == "auto"
+    return algorithm == "auto" or algorithm in _sharding_algorithms()
 
 
 @functools.cache

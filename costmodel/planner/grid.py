@@ -360,7 +360,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     if multi:  # the tables the (algorithm, stage) rows below ask of ``cache``, in one pass where NCCL's model answers
         cache.prepare([layouts[i] for i in multi], [(primitive, name) for name in space.algorithms
                                                     for stage in space.zero_stages
-                                                    if zero_algorithm_ok(name, stage, backend, space.algorithms)
+                                                    if zero_algorithm_ok(name, stage, backend)
                                                     and not (stage == 3 and shard == "hybrid")
                                                     for primitive in gradsync.unquantised_primitives(
                                                         stage, *quantize)], sizes)
@@ -373,7 +373,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
             shard_runnable = (node_comm.runnable & (replicas.runnable if replicas else runnable.ravel())
                               ).reshape(-1, 1, 1)
         for z, stage in enumerate(space.zero_stages):
-            if not zero_algorithm_ok(name, stage, backend, space.algorithms):
+            if not zero_algorithm_ok(name, stage, backend):
                 continue
             stage_sync = None if stages is None else stages[z]
             if stage_sync is not None and not stage_sync.runs:

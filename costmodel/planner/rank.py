@@ -243,8 +243,10 @@ def collapsed_rows(sweep, setting, scores, indices, count: int, constraints: Con
     return out
 
 
-def infeasible_error(sweep, setting, system) -> NotApplicableError:
-    """Nothing fits: say how much memory the leanest plan needs and what to change."""
+def infeasible_error(sweep, setting, system) -> NotApplicableError | InputError:
+    """No plan to recommend. Nothing fits: how much memory the leanest plan needs and what to
+    change (NotApplicableError). Plans fit but the swept algorithms run none of them: the
+    ``algorithms`` at fault (InputError, :func:`_algorithms_error`)."""
     space = sweep.space
     runs = stages_allowed(setting, space)  # only the stages the plan can run
     memory_bytes = np.where(runs, sweep.memory_bytes, np.inf)
@@ -302,9 +304,13 @@ def _algorithms_error(sweep, setting, memory_bytes, usable: float) -> InputError
     plain_gb = float(np.min(plain)) / 1e9
     sharded = np.where((zero >= 1).reshape(1, -1, 1, 1, 1), memory_bytes, np.inf)
     if np.isfinite(plain_gb) and plain_gb * 1e9 > usable and np.isfinite(np.min(sharded)):
-        why = (f"auto or an algorithm with reduce-scatter and all-gather (ZeRO >= 1 needs them, which "
-               f"{names} {'does' if one else 'do'} not run under the {setting.backend} backend); plain data "
-               f"parallelism with {names} needs {plain_gb:.1f} GB per GPU but {usable / 1e9:.1f} GB are usable")
+        sharding = ("auto, which ZeRO >= 1 needs under the nccl backend (the model times NCCL's own "
+                    "reduce-scatter and all-gather; a forced algorithm forces the all-reduce only)"
+                    if setting.backend == "nccl" else
+                    f"auto or an algorithm with reduce-scatter and all-gather (ZeRO >= 1 needs them, which "
+                    f"{names} {'does' if one else 'do'} not have under the {setting.backend} backend)")
+        why = (f"{sharding}; plain data parallelism with {names} needs {plain_gb:.1f} GB per GPU but "
+               f"{usable / 1e9:.1f} GB are usable")
     else:
         leanest = float(np.min(memory_bytes)) / 1e9
         why = (f"an algorithm that runs on these GPU layouts (plans fit in memory, the leanest at "

@@ -83,15 +83,12 @@ class Hardware:
 
 
 def nccl_gap(primitive: str) -> str | None:
-    """Why NCCL's tuning model cannot draw ``primitive`` (it has no such collective), or None.
+    """Why NCCL's tuning model cannot draw ``primitive`` (it has no such collective), or None:
+    :func:`costmodel.cluster.backends.outside_nccl`, the note ``collective`` and ``compare`` give
+    where ``--backend auto`` falls back to the ideal model."""
+    from costmodel.cluster.backends import outside_nccl
 
-    ``collective`` and ``compare`` fall back to the ideal model for such a primitive under
-    ``--backend auto`` and refuse it under ``--backend nccl``; the charts do the same."""
-    from costmodel.names import primitive_named
-    from costmodel.nccl.names import COLLECTIVES
-
-    name = primitive_named(primitive).value
-    return None if name in COLLECTIVES else f"NCCL's tuning model has no {name}"
+    return outside_nccl(primitive)
 
 
 def check_backend(hw: Hardware, primitive: str) -> None:

@@ -354,7 +354,7 @@ def parse_param_count(text: str | int | float, field: str = "model", noun: str =
         value = float(match.group(1)) * _SUFFIX[match.group(2).upper()]
     if not 1 <= value <= MAX_PARAMS:
         raise InputError(field, text, f"a {noun} count from 1 to {MAX_PARAMS:.3g}")
-    if abs(value - round(value)) > 1e-6 * value:  # 1.5 parameters; 1.3B is a whole count
+    if abs(value - round(value)) > max(1e-6, 1e-12 * value):  # 1.5 or 7000000000.4 parameters; 1.3B is whole
         raise InputError(field, text, f"a whole {noun} count (such as 7B, 124M or 1.3e9)")
     return int(round(value))
 

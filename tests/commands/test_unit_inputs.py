@@ -127,7 +127,8 @@ def test_sizes_with_units_are_still_read():
     assert answer([*ITERATION, "--bucket", "25MB"])["bucket_bytes"] == 25e6
     assert answer([*ITERATION, "--bucket", "25MiB", "--first-bucket", "1MiB"])["bucket_bytes"] == 25 * 2**20
     plans = [answer([*PLAN, "--memory-reserve", reserve, "--top", "1"]) for reserve in ("6GB", "6GiB", "10%")]
-    assert all(plan for plan in plans)
+    capacity = 85029027840.0  # h100-sxm's memory: 10 % of it is the share's reserve
+    assert [plan["memory_reserve_bytes"] for plan in plans] == pytest.approx([6e9, 6 * 2**30, 0.1 * capacity])
     assert answer([*PLAN, "--buckets", "5MiB, 25MB", "--top", "1"])
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cli import app
@@ -151,3 +152,16 @@ def test_validate_json_on_a_valid_file_is_quiet_on_stderr(tmp_path):
     result = run("validate", write(tmp_path, GPU + SYSTEM), "--json")
     assert result.exit_code == 0 and result.stderr == ""
     assert json.loads(result.stdout)["valid"] is True
+
+
+@pytest.mark.parametrize("field, value", [("memory", "80"), ("hbm_bandwidth", "3350"), ("memory", " 80 ")])
+def test_a_bare_number_for_a_quantity_is_refused(tmp_path, field, value):
+    """A profile quantity needs its unit: a bare "80" memory was read as 80 bytes (validate said
+    ok, iteration then said 0.00 GB per GPU), although the docs said it was refused."""
+    text = GPU.replace(f'{field} = "', f'{field} = "{value}" # was "', 1)
+    path = tmp_path / "bare.toml"
+    path.write_text(text, encoding="utf-8")
+    result = runner.invoke(app, ["hardware", "validate", str(path)])
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and f".{field}: got '{value}'" in lines[0] and "a bare number is ambiguous" in lines[0]

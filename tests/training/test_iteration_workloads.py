@@ -45,7 +45,7 @@ def test_unknown_model_names_the_choices():
         workloads.parse_param_count("-3B")
 
 
-@pytest.mark.parametrize("text", ["1.5", "2.5", "0.0015k"])
+@pytest.mark.parametrize("text", ["1.5", "2.5", "0.0015k", "1000000.5", "7000000000.4"])
 def test_a_fraction_of_a_parameter_is_refused(text):
     """A count is whole: 1.5 parameters used to be read as 2 (and 0.0015k as 2)."""
     with pytest.raises(InputError, match="a whole parameter count"):
