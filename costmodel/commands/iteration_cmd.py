@@ -190,7 +190,7 @@ def iteration(
     jitter: Annotated[float, Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
     speed_cv: Annotated[float, Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.025, fitted on published scaling tables, within Sinha et al. 2022).")] = losses.SPEED_CV,
     slow_node: Annotated[float, Option("--slow-node", help="One persistently slow rank: its compute takes this multiple (1 = none).")] = 1.0,
-    overlap_slowdown: Annotated[float | None, Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025). Over NCCL's TCP sockets hidden communication costs its full time: 1, not settable lower.")] = None,
+    overlap_slowdown: Annotated[float | None, Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025). Over NCCL's TCP sockets hidden communication costs its full time: 1, not settable lower (a --host-reduce path keeps the default: no GPU kernel waits on the network).")] = None,
     host_overhead: Annotated[str, Option("--host-overhead", help="Framework overhead per data-parallel step (default fitted on published scaling tables).")] = f"{losses.HOST_OVERHEAD_S * 1e3:g}ms",
     host_reduce: Annotated[bool, Option("--host-reduce", help="All-reduce the gradients through host memory (MPI/gloo on the CPU, CPU parameter servers): PCIe copies, CPU reduction, the CPUs' ring across nodes; ZeRO-0.")] = False,
     attention: Annotated[bool, Option("--attention", help="Add attention FLOPs 12·L·h·s² per sample.")] = False,
