@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
+from hardware import load_system, to_toml
 
 DATA = Path(__file__).parents[1] / "data" / "hardware"
 runner = CliRunner()
@@ -32,26 +33,10 @@ mfu_source = "x"
 source = "x"
 """
 
-SYSTEM = """
-[[system]]
-name = "mysys"
-description = "x"
-source = "x"
-gpu = "mygpu"
-gpus_per_node = 8
-intra_fabric = "nvswitch"
-nvswitch_gen = 3
-intra_link = "nvlink4-x18"
-intra_bandwidth = "450GB/s"
-nics_per_node = 8
-nic_link = "ib-ndr"
-nic_bandwidth = "400Gbps"
-rail_optimized = true
-in_network_reduction = ""
-oversubscription = 1.0
-cpu_vendor = "intel"
-p2p = true
-"""
+# The bundled DGX H100 as a user would copy it (hardware show's TOML), on the file's own GPU.
+SYSTEM = "\n" + to_toml(load_system("dgx-h100")).replace('name = "dgx-h100"', 'name = "mysys"', 1).replace(
+    'gpu = "h100-sxm"', 'gpu = "mygpu"', 1)
+assert 'gpu = "mygpu"' in SYSTEM and 'name = "mysys"' in SYSTEM
 
 
 def run(*args: str):
