@@ -342,11 +342,11 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
                              "FLOPs: its Winograd ceiling, docs/iteration-model.md)")
         return float(value), USER_MFU_SOURCE if calibration is None else calibration
     if workload is not None and compute_dtype is not None:
-        by_kind = workloads.default_mfu_for_kind(workload.kind, getattr(gpu, "arch", "unknown"),
-                                                 compute_dtype, getattr(gpu, "peak_flops", None),
-                                                 getattr(gpu, "compute_capability", None))
+        by_kind = workloads.kind_mfu(workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype,
+                                     getattr(gpu, "peak_flops", None), getattr(gpu, "compute_capability", None),
+                                     workload)
         if by_kind is not None:
-            return _relative(by_kind, workload, compute_dtype, getattr(gpu, "arch", "unknown"))
+            return _relative(by_kind, workload, getattr(gpu, "arch", "unknown"))
     default = getattr(gpu, "default_mfu", None)
     if default:
         rate, source = float(default), str(getattr(gpu, "mfu_source", "GPU profile"))
@@ -355,13 +355,14 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
     return _mfu_for_dtype(rate, source, getattr(gpu, "peak_flops", {}) or {}, compute_dtype)
 
 
-def _relative(by_kind: tuple[float, str], workload: Workload, compute_dtype: str, arch: str) -> tuple[float, str]:
-    """The kind's default scaled by the model's MFU relative to the kind's measured model."""
-    rate, source = by_kind
-    factor = workloads.relative_mfu(workload, compute_dtype, arch)
+def _relative(by_kind: "workloads.KindMfu", workload: Workload, arch: str) -> tuple[float, str]:
+    """The kind's default scaled by the model's MFU relative to the kind's measured model, in the
+    column of the dtype the run takes (FP32's for a TF32 run at the FP32 speed)."""
+    rate, source = by_kind.rate, by_kind.source
+    factor = workloads.relative_mfu(workload, by_kind.runs_as, arch)
     if factor == 1.0:
         return rate, source
-    cls = workloads.relative_mfu_class(compute_dtype, arch)
+    cls = workloads.relative_mfu_class(by_kind.runs_as, arch)
     bundled = workloads.preset_relative_mfu(workload.name).get(f"relative_mfu_{cls}") == factor
     origin = ("models.toml [mfu_by_kind.cnn.relative]: median over GPUs of Lambda's tf_cnn_benchmarks tables"
               if bundled else "stated in the model file")
@@ -468,7 +469,7 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
     per_sample = flops_per_sample / (peak * mfu * fed)
     reference = None if mfu_given else workloads.mfu_reference_micro_batch(  # None: no kind table (transformers)
         workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype, getattr(gpu, "peak_flops", None),
-        getattr(gpu, "compute_capability", None))
+        getattr(gpu, "compute_capability", None), workload)
     on_hbm = attention.materialised(workload, flash_attention)
     scores = attention.workload_score_seconds(
         workload, micro_batch=micro_batch, seq_len=seq_len, element_bytes=memory.DTYPE_BYTES[compute_dtype],

@@ -280,23 +280,43 @@ def preset_relative_mfu(name: str) -> dict:
 
 
 def mfu_reference_micro_batch(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
-                              compute_capability: int | None = None) -> int | None:
+                              compute_capability: int | None = None, workload: "Workload | None" = None
+                              ) -> int | None:
     """The micro-batch the kind's default MFU for ``arch``/``dtype`` was measured at (its
     ``micro_batch`` in models.toml), or None (no table for the kind, or none stated); the
-    measurement :func:`default_mfu_for_kind` reads."""
-    found = _kind_choice(kind, arch, dtype, peak_flops, compute_capability)
-    batch = found[2].get("micro_batch") if found is not None else None
+    measurement :func:`kind_mfu` reads."""
+    found = _kind_choice(kind, arch, dtype, peak_flops, compute_capability, workload)
+    batch = found.entry.get("micro_batch") if found is not None else None
     return int(batch) if batch else None
 
 
-def _kind_choice(kind: str, arch: str, dtype: str, peak_flops: dict | None,
-                 compute_capability: int | None) -> tuple[str, str, dict, float, str] | None:
-    """(arch, dtype, measurement, MFU at ``dtype``'s peak, how it was found) of the kind's default.
+@frozen
+class KindMfu:
+    """The kind's default MFU for one run: ``rate`` at the peak of the dtype asked for, the
+    measurement it comes from, the dtype the run takes (``runs_as``: "fp32" for a TF32 run at
+    the FP32 speed) and how it was found (``source``)."""
+
+    rate: float
+    source: str
+    runs_as: str
+    entry: dict
+
+
+def _measured_text(entry: dict, rate: float) -> str:
+    """How a measurement gives its MFU, with its source."""
+    return (f"MFU {rate:.3f} = mean per-GPU images/s x {entry['model']} training FLOPs / peak; "
+            f"{entry['source']}")
+
+
+def _kind_choice(kind: str, arch: str, dtype: str, peak_flops: dict | None, compute_capability: int | None,
+                 workload: "Workload | None" = None) -> KindMfu | None:
+    """The kind's default MFU for a run in ``dtype`` (:class:`KindMfu`; ``rate`` before
+    ``workload``'s relative MFU, which :func:`kind_mfu` applies).
 
     TF32 is a math mode cuDNN may use, not one it must (PyTorch's ``allow_tf32``, TensorFlow's
     TF32 execution): it keeps an FP32 kernel where that is faster, so a TF32 run takes the FP32
-    speed where the GPU's FP32 measurement is the faster one (the GA10x and AD10x cards, whose
-    TF32 tensor peak is no higher than their FP32 peak)."""
+    speed where ``workload`` runs faster in FP32 (its own relative MFU in each included: the
+    GA10x and AD10x cards, whose TF32 tensor peak is no higher than their FP32 peak)."""
     found = _kind_entry(kind, arch, dtype, compute_capability)
     if found is None:
         return None
@@ -314,28 +334,38 @@ def _kind_choice(kind: str, arch: str, dtype: str, peak_flops: dict | None,
             rate *= float(peaks[from_dtype]) / float(peaks[dtype])
             where += f" at the {from_dtype} speed"
     if dtype == "tf32" and peaks.get("fp32") and peaks.get("tf32"):
-        fp32 = _kind_choice(kind, arch, "fp32", peak_flops, compute_capability)
-        if fp32 is not None and fp32[3] * float(peaks["fp32"]) > rate * float(peaks["tf32"]):
-            speed = fp32[3] * float(peaks["fp32"]) / float(peaks["tf32"])
-            return (*fp32[:3], speed, f"{kind} default for {arch} tf32 at the FP32 speed (cuDNN keeps FP32 "
-                                      f"kernels where they are faster; the TF32 measurement gives "
-                                      f"MFU {rate:.3f}): {fp32[4].split(': ', 1)[1]}")
-    return from_arch, from_dtype, entry, rate, (f"{where}: MFU {rate:.3f} = mean per-GPU images/s x "
-                                                f"{entry['model']} training FLOPs / peak; {entry['source']}")
+        fp32 = _kind_choice(kind, arch, "fp32", peak_flops, compute_capability, workload)
+
+        def speed(choice_rate: float, runs_as: str, peak: float) -> float:
+            return choice_rate * peak * (1.0 if workload is None else relative_mfu(workload, runs_as, arch))
+
+        if fp32 is not None and speed(fp32.rate, "fp32", float(peaks["fp32"])) > speed(rate, "tf32", float(peaks["tf32"])):
+            at_tf32_peak = fp32.rate * float(peaks["fp32"]) / float(peaks["tf32"])
+            return KindMfu(rate=at_tf32_peak, runs_as="fp32", entry=fp32.entry,
+                           source=f"{kind} default for {arch} tf32 at the FP32 speed (cuDNN keeps FP32 kernels "
+                                  f"where they are faster; the TF32 measurement gives MFU {rate:.3f}): "
+                                  f"{_measured_text(fp32.entry, fp32.rate)}")
+    return KindMfu(rate=rate, runs_as=dtype, entry=entry, source=f"{where}: {_measured_text(entry, rate)}")
+
+
+def kind_mfu(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
+             compute_capability: int | None = None, workload: "Workload | None" = None) -> KindMfu | None:
+    """The default MFU of a model kind on a GPU architecture running ``dtype`` (None for kinds
+    without a table: transformers keep the GPU's and the architecture's defaults).
+
+    An unmeasured architecture borrows the nearest measured one's value; a dtype measured
+    nowhere takes the fp16 value rescaled to ``dtype``'s peak, i.e. the fp16 speed; FP32 on a GPU
+    of ``compute_capability`` whose FP32 lanes are half shared with INT32 reads its own
+    measurement; TF32 takes the FP32 speed where ``workload`` runs faster so (:func:`_kind_choice`).
+    ``rate`` is before ``workload``'s relative MFU, in the column of ``runs_as``."""
+    return _kind_choice(kind, arch, dtype, peak_flops, compute_capability, workload)
 
 
 def default_mfu_for_kind(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
                          compute_capability: int | None = None) -> tuple[float, str] | None:
-    """Default MFU and its source for a model kind on a GPU architecture running ``dtype``.
-
-    None for kinds without a table (transformers keep the GPU's and the architecture's
-    defaults). An unmeasured architecture borrows the nearest measured one's value; a dtype
-    measured nowhere takes the fp16 value rescaled to ``dtype``'s peak, i.e. the fp16 speed;
-    FP32 on a GPU of ``compute_capability`` whose FP32 lanes are half shared with INT32 reads
-    its own measurement; TF32 takes the FP32 speed where that is faster (:func:`_kind_choice`).
-    """
-    found = _kind_choice(kind, arch, dtype, peak_flops, compute_capability)
-    return None if found is None else (found[3], found[4])
+    """(MFU, source) of :func:`kind_mfu` for the kind's measured model itself."""
+    found = kind_mfu(kind, arch, dtype, peak_flops, compute_capability)
+    return None if found is None else (found.rate, found.source)
 
 
 MAX_PARAMS = 2.0**50  # ~10^15 parameters: 10^3 × the largest published models; bounds every product
