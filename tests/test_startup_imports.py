@@ -25,6 +25,7 @@ ITERATION_PATHS = [
     "iteration --model llama2-7b --cluster dgx-h100 --nodes 4 --micro-batch 1 --seq-len 4096 --accum 4",
     "iteration --model gpt2 --cluster mi300x-8x --nodes 2 --micro-batch 4 --zero 3 --shard hybrid",
     "iteration --model resnet-50 --cluster dgx-a100 --micro-batch 64 --sync horovod --jitter 0.05",
+    "iteration --model vgg16 --cluster dgx-a100 --micro-batch 64",  # a CNN with a relative MFU
 ]
 
 

@@ -271,12 +271,17 @@ def preset_relative_mfu(name: str) -> dict:
     midway = table.get("midway", {})
     if name not in (*table["columns"], *midway) or name == table["reference"]:
         return {}
-    import statistics  # only when a CNN preset in the table loads (it imports decimal, random, re)
-
     models = {*table["columns"], *midway}
     flops = {model: float(training_flops_per_sample(_preset(model), 0)) for model in models}
-    return {f"relative_mfu_{cls}": statistics.median(relative_mfu_ratios(
-        {**table, "rows": table[cls]}, name, flops)) for cls in RELATIVE_MFU_CLASSES}
+    return {f"relative_mfu_{cls}": _median(relative_mfu_ratios({**table, "rows": table[cls]}, name, flops))
+            for cls in RELATIVE_MFU_CLASSES}
+
+
+def _median(values: list[float]) -> float:
+    """The median, as statistics.median gives it (which would cost a CNN's single answer its
+    imports: decimal, fractions, random)."""
+    ordered, middle = sorted(values), len(values) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
 
 
 def mfu_reference_micro_batch(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
