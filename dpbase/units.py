@@ -74,23 +74,16 @@ def _size_unit(unit: str) -> tuple[str, bool] | None:
     return prefix.upper() + ("i" if binary else ""), base != "B"
 
 
-def bare_number(text: object) -> str | None:
-    """The number of ``text`` typed without a unit (``"25"`` → ``"25"``), else None (text with a
-    unit, text that is no quantity, or a number given as a number)."""
-    if not isinstance(text, str):
-        return None
-    match = _QUANTITY.match(text)
-    return match.group(1) if match and not match.group(2) else None
-
-
-def parse_size(text: str | float | int, field: str = "size") -> float:
-    """Bytes in ``text``; a bare number is bytes (nccl-tests' message sizes). The prefix may be
-    in either case; ``b`` is bits, refused: a size is in bytes.
+def parse_size(text: str | float | int, field: str = "size", unit_needed: bool = False) -> float:
+    """Bytes in ``text``; typed text without a unit is bytes (nccl-tests' message sizes) unless
+    ``unit_needed`` (a bucket typed ``25`` from PyTorch's ``bucket_cap_mb=25``; a profile's
+    ``memory = "80"``); a number given as a number is bytes. The prefix may be in either case;
+    ``b`` is bits, refused: a size is in bytes.
 
     >>> parse_size("4GB"), parse_size("1KiB"), parse_size(12), parse_size("2kB")
     (4000000000.0, 1024.0, 12.0, 2000.0)
     """
-    number, unit = _split(field, text, SIZE_ALLOWED)
+    number, unit = _split(field, text, SIZE_ALLOWED, unit_needed)
     parsed = _size_unit(unit) if unit else ("", False)
     if parsed is None:
         raise UnitError(field, text, SIZE_ALLOWED)

@@ -63,8 +63,6 @@ def _quantity(parse_unit: Callable[[str, str], float], allowed: str, positive: b
             raise ProfileError(label, value, f"a string: {allowed}")
         if value.strip().startswith("-"):
             raise ProfileError(label, value, f"a value >= 0: {allowed}")
-        if units.bare_number(value.strip()) is not None:  # "80": bytes or gigabytes? (sizes would read bytes)
-            raise ProfileError(label, value, f"{allowed}; a bare number is ambiguous")
         try:
             number = parse_unit(value, label)
         except InputError as error:
@@ -76,7 +74,8 @@ def _quantity(parse_unit: Callable[[str, str], float], allowed: str, positive: b
     return parse
 
 
-size = _quantity(units.parse_size, units.SIZE_ALLOWED, positive=True)
+size = _quantity(lambda text, label: units.parse_size(text, label, unit_needed=True),  # "80": bytes or GB?
+                 units.SIZE_ALLOWED, positive=True)
 bandwidth = _quantity(units.parse_bandwidth, units.BANDWIDTH_ALLOWED, positive=True)
 bandwidth_or_zero = _quantity(units.parse_bandwidth, units.BANDWIDTH_ALLOWED, positive=False)
 duration = _quantity(units.parse_time, units.TIME_ALLOWED, positive=False)

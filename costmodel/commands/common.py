@@ -95,27 +95,6 @@ def fail(message: str, error: BaseException | None = None, as_json: bool = False
     raise SystemExit(EXIT_BAD_INPUT)
 
 
-# Sizes a command line must type with their unit (the unit an example suggests, what else is
-# allowed): `--bucket 25` from PyTorch's bucket_cap_mb=25 read as 25 bytes, and `--memory-reserve 6`
-# beside a help showing 6GB as 6 bytes, as a typed time needs its unit. A message size
-# (`collective --size 1048576`, `sweep --sizes`) stays bytes, as in nccl-tests.
-SIZES_NEEDING_UNIT = {"bucket": ("MB", ""), "first_bucket": ("MB", ""), "buckets": ("MB", ""),
-                      "memory_reserve": ("GB", ", or a share such as 10%")}
-
-
-def sized(text: str, field: str) -> float:
-    """Bytes of a size option that needs its unit (:data:`SIZES_NEEDING_UNIT`): a bare number is
-    refused (InputError naming ``field``), anything else is :func:`dpbase.units.parse_size`'s."""
-    from dpbase.units import bare_number, parse_size
-
-    number = bare_number(text)
-    if number is not None:
-        unit, also = SIZES_NEEDING_UNIT[field]
-        raise InputError(field, text, f"a size with a unit, e.g. {number}{unit} or {number}{unit[0]}iB{also} "
-                                      "(a bare number is ambiguous)")
-    return parse_size(text, field)
-
-
 def cli_errors(function: F) -> F:
     """Decorate a command: a DpcostError becomes one line on stderr and exit code 2 (and, with
     ``--json``, a JSON error object on stdout)."""

@@ -62,14 +62,17 @@ def _table(rows) -> str:
 
 def parse_reserve(text: str | None) -> tuple[float | None, float | None]:
     """``--memory-reserve``: a size ("6GB") → (bytes, None) or a share ("10%") → (None, 0.1)."""
-    from costmodel.commands.common import sized
-    from dpbase.errors import InputError
+    from dpbase.errors import InputError, UnitError
+    from dpbase.units import parse_size
 
     if text is None:
         return None, None
     text = text.strip()
     if not text.endswith("%"):
-        return sized(text, "memory_reserve"), None
+        try:
+            return parse_size(text, "memory_reserve", unit_needed=True), None
+        except UnitError as error:  # a size or a share
+            raise InputError("memory_reserve", text, f"{error.allowed}, or a share such as 10%") from None
     try:
         share = float(text[:-1]) / 100
     except ValueError:
@@ -200,12 +203,12 @@ def plan(
 
     Example: dpcost plan --model llama2-7b --cluster dgx-h100 --nodes 8 --global-batch 512 --seq-len 4096
     """
-    from costmodel.commands.common import sized
     from costmodel.commands.progress import progress
     from costmodel.planner.recommend import check_economics
     from costmodel.planner.recommend import plan as make_plan
     from costmodel.training.workloads import parse_param_count
     from dpbase.errors import InputError
+    from dpbase.units import parse_size
 
     if emit is not None and json_output:  # one output: refused before the sweep, never dropped
         raise InputError("--json", f"given with --emit {emit.value}",
@@ -237,7 +240,7 @@ def plan(
             model, cluster, global_batch=global_batch, nodes=nodes, gpus=gpus, seq_len=seq_len,
             min_gpus=min_gpus, max_gpus=max_gpus, objective=objective.value, backend=backend,
             top=top, tokens=parse_param_count(tokens, "tokens", "token") if tokens is not None else None,
-            bucket_bytes=_list(buckets, lambda s: sized(s.strip(), "buckets")),
+            bucket_bytes=_list(buckets, lambda s: parse_size(s, "buckets", unit_needed=True)),
             grad_dtypes=_list(grad_dtypes, str), compute_dtype=compute_dtype, mfu=mfu,
             mfu_calibration=source,
             optimizer=optimizer, optimizer_impl=optimizer_impl, flash_attention=not no_flash_attention,

@@ -16,7 +16,6 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
-from costmodel.commands.common import sized
 from dpbase.errors import InputError, UnitError
 from dpbase.units import parse_bandwidth, parse_size
 
@@ -97,18 +96,17 @@ def test_a_bandwidth_without_a_size_unit_is_refused(bandwidth):
 
 @pytest.mark.parametrize(("argv", "line"), [
     ([*ITERATION, "--bucket", "25"],
-     "error: bucket: got '25'; allowed: a size with a unit, e.g. 25MB or 25MiB (a bare number is ambiguous)"),
+     f"error: bucket: got '25'; {SIZE_ALLOWED}: a unit is needed"),
     ([*ITERATION, "--bucket=25"],
-     "error: bucket: got '25'; allowed: a size with a unit, e.g. 25MB or 25MiB (a bare number is ambiguous)"),
+     f"error: bucket: got '25'; {SIZE_ALLOWED}: a unit is needed"),
     ([*ITERATION, "--first-bucket", "1"],
-     "error: first_bucket: got '1'; allowed: a size with a unit, e.g. 1MB or 1MiB (a bare number is ambiguous)"),
+     f"error: first_bucket: got '1'; {SIZE_ALLOWED}: a unit is needed"),
     ([*ITERATION, "--bucket", "2.5e1"],
-     "error: bucket: got '2.5e1'; allowed: a size with a unit, e.g. 2.5e1MB or 2.5e1MiB (a bare number is ambiguous)"),
+     f"error: bucket: got '2.5e1'; {SIZE_ALLOWED}: a unit is needed"),
     ([*PLAN, "--memory-reserve", "6"],
-     "error: memory_reserve: got '6'; allowed: a size with a unit, e.g. 6GB or 6GiB, or a share such as 10% "
-     "(a bare number is ambiguous)"),
+     f"error: memory_reserve: got '6'; {SIZE_ALLOWED}: a unit is needed, or a share such as 10%"),
     ([*PLAN, "--buckets", "5MiB,25"],
-     "error: buckets: got '25'; allowed: a size with a unit, e.g. 25MB or 25MiB (a bare number is ambiguous)"),
+     f"error: buckets: got '25'; {SIZE_ALLOWED}: a unit is needed"),
     ([*ITERATION, "--bucket", "25mb"],
      f"error: bucket: got '25mb'; {SIZE_ALLOWED}; mb reads as bits, a size is in bytes (MB or MiB)"),
 ])
@@ -141,9 +139,11 @@ def test_message_sizes_stay_bare_bytes():
 
 def test_a_number_from_python_is_bytes():
     """Only typed text needs the unit: the API (and code calling a command) passes bytes."""
-    assert sized("5MiB", "buckets") == 5 * 2**20 and sized("25MB", "bucket") == 25e6
+    assert parse_size("5MiB", "buckets", unit_needed=True) == 5 * 2**20
+    assert parse_size("25MB", "bucket", unit_needed=True) == 25e6
     with pytest.raises(InputError, match="^first_bucket: got ' 1 '"):
-        sized(" 1 ", "first_bucket")
+        parse_size(" 1 ", "first_bucket", unit_needed=True)
+    assert parse_size(25e6, "bucket", unit_needed=True) == 25e6  # a number from Python needs no unit
     assert parse_size(25e6, "bucket") == 25e6
     with pytest.raises(UnitError):
         parse_size("25Mb", "bucket")

@@ -149,4 +149,4 @@ def test_a_bare_number_for_a_quantity_is_refused(tmp_path, field, value):
     result = runner.invoke(app, ["hardware", "validate", str(path)])
     assert result.exit_code == 2
     lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and f".{field}: got '{value}'" in lines[0] and "a bare number is ambiguous" in lines[0]
+    assert len(lines) == 1 and f".{field}: got '{value}'" in lines[0] and "a unit is needed" in lines[0]
