@@ -182,6 +182,7 @@ def corrected(factors, index):
 
 
 _SQRT2 = math.sqrt(2.0)
+_FIRST_CENTRE = 64.0 * _SQRT2  # the centre of bin 0, in bytes
 
 
 def interpolated(factors, size_bytes):
@@ -194,9 +195,14 @@ def interpolated(factors, size_bytes):
     same for a call and a table, so the same floats."""
     if factors is None:
         return 1.0
-    index = size_index(size_bytes / _SQRT2)  # the bin whose centre lies at or below the size
-    centre = (math.ldexp if is_scalar(size_bytes) else np.ldexp)(64.0 * _SQRT2, index)
-    share = ew.minimum(ew.maximum(size_bytes / centre - 1.0, 0.0), 1.0)
+    if is_scalar(size_bytes):  # one call: plain Python, the same operations as the table's below
+        index = size_index(size_bytes / _SQRT2)  # the bin whose centre lies at or below the size
+        share = min(max(size_bytes / math.ldexp(_FIRST_CENTRE, index) - 1.0, 0.0), 1.0)
+        low = factors[index] if 0 <= index < len(factors) else 1.0
+        high = factors[index + 1] if 0 <= index + 1 < len(factors) else 1.0
+        return low * (1.0 - share) + high * share
+    index = size_index(size_bytes / _SQRT2)
+    share = np.minimum(np.maximum(size_bytes / np.ldexp(_FIRST_CENTRE, index) - 1.0, 0.0), 1.0)
     return corrected(factors, index) * (1.0 - share) + corrected(factors, index + 1) * share
 
 

@@ -16,10 +16,12 @@ from costmodel.nccl.terms import size_index
 from dpbase.errors import InputError, NotApplicableError
 
 TABLES = load_tables()
-# Powers of two and their neighbours (the tree correction's index changes there), sizes below
+# Powers of two and their neighbours (NCCL's tree correction index changes there), the bins'
+# centres 64·√2·2^k and their neighbours (the measured time's curve turns there), sizes below
 # 64 bytes (no correction) and above 2^53 (the exact integer path), and 0.
 EDGES = sorted({0.0, 1.0, 3.5, 63.0, 64.0, 65.0, 1000.7, 2.0**53 - 1, 2.0**53, 2.0**56 - 1, 2.0**60}
-               | {float(2**k + d) for k in range(6, 40, 3) for d in (-1, 0, 1)})
+               | {float(2**k + d) for k in range(6, 40, 3) for d in (-1, 0, 1)}
+               | {float(int(64 * 2 ** (k + 0.5)) + d) for k in range(0, 30, 3) for d in (-1, 0, 1)})
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce")
 FORCED = ("auto", "ring", "tree", "nvls", "nvls_tree", "collnet_direct", "pat")
 
