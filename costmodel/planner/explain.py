@@ -126,44 +126,51 @@ def comm_sweep(system, space, index, backend: str, params: tuple = ()) -> dict |
             "seconds": {p: seconds(p) for p in primitives}}
 
 
-def _windows(wins_at, sizes: np.ndarray) -> list[tuple[float | None, float | None]]:
-    """The size ranges where ``wins_at(size)`` holds, each edge refined by bisection between the
-    two scanned sizes around it; None where a range runs past the scan's end."""
-    wins = [bool(wins_at(s)) for s in sizes]
-
-    def edge(low: float, high: float) -> float:
-        inside_low = bool(wins_at(low))
-        for _ in range(CROSSOVER_BISECTIONS):
-            mid = math.sqrt(low * high)
-            if bool(wins_at(mid)) == inside_low:
-                low = mid
-            else:
-                high = mid
-        return math.sqrt(low * high)
-
+def _runs(wins: list[bool]) -> list[tuple[int, int]]:
+    """(first, last) scan index of each run of sizes where the runner-up wins."""
     found, i = [], 0
-    while i < len(sizes):
+    while i < len(wins):
         if not wins[i]:
             i += 1
             continue
         j = i
-        while j + 1 < len(sizes) and wins[j + 1]:
+        while j + 1 < len(wins) and wins[j + 1]:
             j += 1
-        start = None if i == 0 else edge(float(sizes[i - 1]), float(sizes[i]))
-        end = None if j == len(sizes) - 1 else edge(float(sizes[j]), float(sizes[j + 1]))
-        found.append((start, end))
+        found.append((i, j))
         i = j + 1
     return found
 
 
-def _log_distance(window: tuple[float | None, float | None], size: float) -> float:
-    """How far ``size`` lies outside ``window`` in log size (0 inside it)."""
-    start, end = window
-    if start is not None and size < start:
-        return math.log(start / size)
-    if end is not None and size > end:
-        return math.log(size / end)
-    return 0.0
+def _log_distance(first: float, last: float, size: float) -> float:
+    """How far ``size`` lies outside ``[first, last]`` in log size (0 inside it)."""
+    if size < first:
+        return math.log(first / size)
+    return math.log(size / last) if size > last else 0.0
+
+
+def _edge(wins_at, low: float, high: float, low_wins: bool) -> float:
+    """Where ``wins_at`` changes between two scanned sizes (``low_wins``: its value at ``low``),
+    by bisection in log size."""
+    for _ in range(CROSSOVER_BISECTIONS):
+        mid = math.sqrt(low * high)
+        if bool(wins_at(mid)) == low_wins:
+            low = mid
+        else:
+            high = mid
+    return math.sqrt(low * high)
+
+
+def _window(wins_at, sizes: np.ndarray, size: float) -> tuple[tuple[float | None, float | None], bool]:
+    """The size range where ``wins_at`` holds nearest ``size`` (chosen on the scan, then only its
+    edges refined; None where it runs past the scan's end), and whether it holds anywhere."""
+    wins = [bool(wins_at(s)) for s in sizes]
+    runs = _runs(wins)
+    if not runs:
+        return (None, None), False
+    i, j = min(runs, key=lambda run: _log_distance(float(sizes[run[0]]), float(sizes[run[1]]), size))
+    start = None if i == 0 else _edge(wins_at, float(sizes[i - 1]), float(sizes[i]), False)
+    end = None if j == len(sizes) - 1 else _edge(wins_at, float(sizes[j]), float(sizes[j + 1]), True)
+    return (start, end), True
 
 
 def crossover(system, space, index, runner_up: str, backend: str, params: tuple = (),
@@ -191,14 +198,13 @@ def crossover(system, space, index, runner_up: str, backend: str, params: tuple 
 
     sizes = np.geomspace(CROSSOVER_MIN_BYTES, CROSSOVER_MAX_BYTES, CROSSOVER_SCAN_POINTS)
     bucket = space.bucket_bytes[u] if bucket_bytes is None else bucket_bytes
-    found = _windows(wins, sizes)
-    window = min(found, key=lambda w: _log_distance(w, bucket)) if found else (None, None)
+    window, somewhere = _window(wins, sizes, bucket)
     edges = [edge for edge in window if edge is not None]
     nearest = min(edges, key=lambda s: abs(math.log(s / bucket))) if edges else None
     return {"primitive": " + ".join(primitives), "size_bytes": nearest,
             "runner_up_wins_above": nearest is not None and nearest == window[0],
-            "wins_from_bytes": window[0], "wins_to_bytes": window[1], "wins_somewhere": bool(found),
-            "gpus": nodes * per_node}
+            "wins_from_bytes": window[0], "wins_to_bytes": window[1], "wins_somewhere": somewhere,
+            "scanned_bytes": [CROSSOVER_MIN_BYTES, CROSSOVER_MAX_BYTES], "gpus": nodes * per_node}
 
 
 def _table_rank(space, at, rows) -> int | None:

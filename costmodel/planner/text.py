@@ -73,12 +73,13 @@ def step_time(seconds: float) -> str:
     return f"{four_digits(seconds / 1e-9)} ns"
 
 
-def change(fraction: float, slower: str = "slower", faster: str = "faster") -> str:
-    """A relative change in words, never "-0.0 %": "0.03% slower", "the same"."""
+def change(fraction: float, slower: str = "slower", faster: str = "faster", than: str = "") -> str:
+    """A relative change in words, never "-0.0 %": "0.03% slower", "the same"; with ``than``, the
+    comparison's object too ("0.03% slower than X", "the same (within 0.005%) as X")."""
     if abs(fraction) < 5e-5:
-        return "the same (within 0.005%)"
+        return "the same (within 0.005%)" + (f" as {than}" if than else "")
     digits = 1 if abs(fraction) >= 1e-3 else 2
-    return f"{abs(fraction):.{digits}%} {slower if fraction > 0 else faster}"
+    return f"{abs(fraction):.{digits}%} {slower if fraction > 0 else faster}" + (f" than {than}" if than else "")
 
 
 def buckets(row) -> str:
@@ -231,13 +232,18 @@ def _recompute(best, findings) -> str:
             "layer's forward runs again in backward (4/3 of the compute).")
 
 
+def _scanned(cross: dict) -> str:
+    """The sizes the crossover scan covered ("1 KiB to 64 GiB")."""
+    low, high = cross["scanned_bytes"]
+    return f"{format_size(low)} to {format_size(high)}"
+
+
 def _runner_up(best, findings) -> str:
     second, cross = findings["runner_up"], findings["crossover"]
     if not second:
         return "No communication: one GPU." if best.gpus == 1 else "No other algorithm is feasible."
     where = f"rank {second['rank']}" if second["rank"] else "below the table"
-    versus = change(second["step_time_change"])
-    versus += " as this plan's" if versus.startswith("the same") else " than this plan's"
+    versus = change(second["step_time_change"], than="this plan's")
     text = f"Runner-up algorithm: {second['algorithm']} ({where}, step {versus})."
     start, end = (cross.get("wins_from_bytes"), cross.get("wins_to_bytes")) if cross else (None, None)
     if cross and (start or end):
@@ -246,11 +252,11 @@ def _runner_up(best, findings) -> str:
         text += (f" Its {cross['primitive']} beats {best.algorithm} {where} "
                  f"per call on {cross['gpus']} GPUs (this plan's buckets are {format_size(best.bucket_bytes)}).")
     elif cross and cross.get("wins_somewhere"):
-        text += (f" Its {cross['primitive']} beats {best.algorithm} at every size from 1 KiB to 64 GiB "
-                 f"on {cross['gpus']} GPUs.")
+        text += (f" Its {cross['primitive']} beats {best.algorithm} at every size from "
+                 f"{_scanned(cross)} on {cross['gpus']} GPUs.")
     elif cross:
-        text += (f" Its {cross['primitive']} is never faster than {best.algorithm} between 1 KiB "
-                 f"and 64 GiB on {cross['gpus']} GPUs.")
+        text += (f" Its {cross['primitive']} is never faster than {best.algorithm} from "
+                 f"{_scanned(cross)} on {cross['gpus']} GPUs.")
     return text
 
 
