@@ -96,12 +96,14 @@ def training_totals(sweep, setting, constraints: Constraints) -> dict[str, np.nd
     per_sample = _tokens_per_sample(setting)
     if per_sample <= 0:
         return {"hours": None, "gpu_hours": None, "cost": None, "energy": None}
-    hours = constraints.tokens / (sweep.samples_per_s * per_sample) / SECONDS_PER_HOUR
-    gpu_hours = hours * sweep.space.gpus
+    with np.errstate(over="ignore", divide="ignore"):  # a rate too small to finish: inf hours, unscored
+        hours = constraints.tokens / (sweep.samples_per_s * per_sample) / SECONDS_PER_HOUR
+        gpu_hours = hours * sweep.space.gpus
     price, power = constraints.price_per_gpu_hour, constraints.power_w
-    return {"hours": hours, "gpu_hours": gpu_hours,
-            "cost": None if price is None else gpu_hours * price,
-            "energy": None if power is None else gpu_hours * power / WATT_HOURS_PER_KWH}
+    with np.errstate(over="ignore"):
+        return {"hours": hours, "gpu_hours": gpu_hours,
+                "cost": None if price is None else gpu_hours * price,
+                "energy": None if power is None else gpu_hours * power / WATT_HOURS_PER_KWH}
 
 
 _TOTAL_OF = {"time-to-train": "hours", "gpu-hours": "gpu_hours", "cost": "cost", "energy": "energy"}

@@ -119,6 +119,20 @@ def test_unscored_plans_never_give_an_empty_reason():
         assert error.field == field and error.allowed.strip() and ": ;" not in str(error)
 
 
+def test_a_plan_too_slow_to_finish_names_the_tokens_on_one_line():
+    """Through the CLI: every plan fits but none finishes the tokens in a finite time (a data
+    loader at 1e-300 samples/s). One line naming the objective's input, and no numpy overflow
+    warning beside it."""
+    import warnings
+
+    with warnings.catch_warnings():  # pytest would otherwise swallow the warning the CLI printed
+        warnings.simplefilter("error", RuntimeWarning)
+        result = runner.invoke(app, ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "64",
+                                     "--objective", "time-to-train", "--tokens", "1e15", "--input-rate", "1e-300"])
+    line = _one_error_line(result, "tokens: got", "time-to-train is a finite number")
+    assert "RuntimeWarning" not in result.stderr and ": ;" not in line
+
+
 # --- 3. --emit with --json --------------------------------------------------------------------
 
 
