@@ -369,7 +369,7 @@ def measured_mfu(base: Row) -> float:
         return predict_throughput(base, base.gpus, base.micro_batch, base.accumulation,
                                   StepLosses.none(), mfu)[0]
 
-    return measured_rate.solve_mfu(rate, target, workloads.max_mfu(load_model(base.model))).mfu
+    return measured_rate.solve_mfu(rate, target, highest_mfu=workloads.max_mfu(load_model(base.model))).mfu
 
 
 def predict(rows: list[Row], losses: StepLosses, measured: bool = False) -> list[Prediction]:

@@ -22,9 +22,9 @@ A rate above what the highest MFU gives is flagged ``capped`` and one below what
 gives ``floored``; ``dpcost`` refuses both, naming the limit, since a rate out of that range is
 most often a wrong dtype, GPU count or micro-batch.
 
-    >>> round(solve_mfu(lambda mfu: 100.0 * mfu, 25.0).mfu, 12)
+    >>> round(solve_mfu(lambda mfu: 100.0 * mfu, 25.0, highest_mfu=1.0).mfu, 12)
     0.25
-    >>> solved = solve_mfu(lambda mfu: 100.0 * mfu, 250.0)
+    >>> solved = solve_mfu(lambda mfu: 100.0 * mfu, 250.0, highest_mfu=1.0)
     >>> solved.mfu, solved.capped, solved.floored
     (1.0, True, False)
     >>> round(solve_mfu(lambda mfu: 100.0 * mfu, 250.0, highest_mfu=4.0).mfu, 12)
@@ -67,7 +67,7 @@ class SolvedMfu:
     target_samples_per_s: float
     ceiling_samples_per_s: float
     floor_samples_per_s: float
-    highest_mfu: float = 1.0
+    highest_mfu: float
 
     @property
     def capped(self) -> bool:
@@ -139,10 +139,11 @@ def check_rate(samples_per_s: float, field: str = "rate") -> float:
     return float(samples_per_s)
 
 
-def solve_mfu(rate_of: Callable[[float], float], target_samples_per_s: float,
-              highest_mfu: float = 1.0) -> SolvedMfu:
+def solve_mfu(rate_of: Callable[[float], float], target_samples_per_s: float, *,
+              highest_mfu: float) -> SolvedMfu:
     """The MFU in [``LOW_MFU``, ``highest_mfu``] at which ``rate_of(mfu)`` (samples/s, rising
-    with the MFU) equals the target."""
+    with the MFU) equals the target. ``highest_mfu`` has no default: it is the model's
+    (:func:`~costmodel.training.workloads.max_mfu`), and a default of 1 silently capped CNNs."""
     low, high = LOW_MFU, highest_mfu
     ceiling, floor = rate_of(high), rate_of(low)
     limits = dict(target_samples_per_s=target_samples_per_s, ceiling_samples_per_s=ceiling,

@@ -91,7 +91,7 @@ def measured_mfu(model: str | Workload, cluster: str | System, config: TrainingC
         at = replace(config, mfu=mfu, mfu_calibration=source)
         return iteration_breakdown(workload, gpu, comm, config=at, algorithm=name).samples_per_s
 
-    return measured_rate.solve_mfu(rate_of, rate, workloads.max_mfu(workload))
+    return measured_rate.solve_mfu(rate_of, rate, highest_mfu=workloads.max_mfu(workload))
 
 
 def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommModel, config: TrainingConfig,

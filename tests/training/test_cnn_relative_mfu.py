@@ -93,6 +93,21 @@ def test_presets_carry_the_medians_and_others_carry_one():
     assert workloads.load_model("inception-v3").relative_mfu_fp32 == pytest.approx(0.92, abs=0.01)
 
 
+# The ratios docs/iteration-model.md publishes ("Other CNNs"), FP32 / tensor cores: pinned here so a
+# change to Lambda's rows or to a preset's FLOPs moves them visibly (the median checks above
+# restate the computation).
+PUBLISHED_RATIOS = {"vgg16": (2.18, 1.95), "alexnet": (2.19, 1.23), "inception-v3": (0.92, 0.82),
+                    "resnet-152": (1.12, 1.14), "resnet-101": (1.09, 1.10)}
+
+
+@pytest.mark.parametrize("model", sorted(PUBLISHED_RATIOS))
+def test_each_preset_ratio_is_the_published_one(model):
+    workload = workloads.load_model(model)
+    fp32, tensor = PUBLISHED_RATIOS[model]
+    assert workload.relative_mfu_fp32 == pytest.approx(fp32, abs=0.005)
+    assert workload.relative_mfu_16bit == pytest.approx(tensor, abs=0.005)
+
+
 @pytest.mark.parametrize(("dtype", "cls"), [("fp32", "fp32"), ("fp16", "16bit"), ("bf16", "16bit"), ("tf32", "16bit")])
 def test_the_default_mfu_is_resnets_times_the_ratio(dtype, cls):
     """The effect on the step model: same GPU, same dtype, the MFU scales by the class's ratio."""
