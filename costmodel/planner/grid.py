@@ -436,6 +436,11 @@ class Sweep:
     input_wait_s: np.ndarray  # what the step waits for the data loader
     shard: str = "full"  # how ZeRO-3 rows shard ("hybrid", "hpz": see Setting)
 
+    @property
+    def usable_bytes(self) -> float:
+        """The GPU's memory less the reserve: what a configuration must fit in."""
+        return self.capacity_bytes - self.reserve_bytes
+
 
 def comm_free_s(sweep: Sweep) -> np.ndarray:
     """Each configuration's step with every collective at 0 s: its compute, straggler wait, host

@@ -252,9 +252,8 @@ def infeasible_error(sweep, setting, system) -> NotApplicableError | InputError:
     space = sweep.space
     runs = stages_allowed(setting, space)  # only the stages the plan can run
     memory_bytes = np.where(runs, sweep.memory_bytes, np.inf)
-    usable = sweep.capacity_bytes - sweep.reserve_bytes
-    if (memory_bytes <= usable).any():  # plans fit in memory: the swept algorithms cannot run them
-        return _algorithms_error(sweep, setting, memory_bytes, usable)
+    if (memory_bytes <= sweep.usable_bytes).any():  # plans fit in memory: the swept algorithms run none
+        return _algorithms_error(sweep, setting, memory_bytes)
     leanest = np.unravel_index(int(np.argmin(memory_bytes)), memory_bytes.shape)
     c = leanest[4]
     need_gb = float(sweep.memory_bytes[leanest]) / 1e9
@@ -269,7 +268,7 @@ def infeasible_error(sweep, setting, system) -> NotApplicableError | InputError:
     fixed = float(memory.total_bytes(0.0, per_gpu, 0.0, gpus, setting.overheads, uneven))
     grow = 1.0 + float(memory.fragmentation_fraction(setting.overheads, uneven))
     states = (float(sweep.memory_bytes[leanest]) - fixed) / grow  # sharded states per GPU
-    room = (sweep.capacity_bytes - sweep.reserve_bytes - fixed) / grow
+    room = (sweep.usable_bytes - fixed) / grow
     remedy = "tensor/sequence parallelism" if setting.recompute else \
         "activation recomputation / tensor parallelism"
     sharded = bool(runs[0, 1:].any())  # more GPUs shrink the states only where ZeRO runs
@@ -295,17 +294,20 @@ def infeasible_error(sweep, setting, system) -> NotApplicableError | InputError:
         f"kept free (--memory-reserve); {advice}")
 
 
-def _algorithms_error(sweep, setting, memory_bytes, usable: float) -> InputError:
+def _algorithms_error(sweep, setting, memory_bytes) -> InputError:
     """Configurations fit in memory but none runs with the swept algorithms (e.g. ZeRO >= 1 with an
-    algorithm that has no reduce-scatter/all-gather): name the algorithms, not the model."""
+    algorithm that has no reduce-scatter/all-gather): name the algorithms, not the model.
+    ``memory_bytes``: each configuration's, inf where its stage does not run."""
     space = sweep.space
+    usable = sweep.usable_bytes
     names = ", ".join(space.algorithms)
     one = len(space.algorithms) == 1
     zero = np.array(space.zero_stages)
     plain = np.where((zero == 0).reshape(1, -1, 1, 1, 1), memory_bytes, np.inf)
     plain_gb = float(np.min(plain)) / 1e9
     sharded = np.where((zero >= 1).reshape(1, -1, 1, 1, 1), memory_bytes, np.inf)
-    if np.isfinite(plain_gb) and plain_gb * 1e9 > usable and np.isfinite(np.min(sharded)):
+    plain_fits_nowhere = not np.asarray(sweep.plain_dp_fits).any()  # the sweep's own answer
+    if np.isfinite(plain_gb) and plain_fits_nowhere and np.isfinite(np.min(sharded)):
         sharding = ("auto, which ZeRO >= 1 needs under the nccl backend (the model times NCCL's own "
                     "reduce-scatter and all-gather; a forced algorithm forces the all-reduce only)"
                     if setting.backend == "nccl" else
