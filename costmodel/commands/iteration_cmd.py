@@ -67,7 +67,7 @@ def _published(b, from_rate: bool) -> list[str]:
 
 
 def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list[str]:
-    from costmodel.planner.text import number, percent, rate  # shared with plan: text and tables agree
+    from dpbase.numfmt import number, percent, rate  # shared with plan: text and tables agree
     from dpbase.units import format_size, format_time
 
     mem = b.memory
