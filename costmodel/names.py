@@ -84,6 +84,14 @@ def backend_named(name: str | Backend) -> Backend:
         raise UnknownNameError("backend", name, ["auto", *(member.value for member in Backend)]) from None
 
 
+def backend_or_auto(name: "str | Backend | None") -> "Backend | None":
+    """None for ``auto`` (any case, or None: resolved later against the system), else the Backend
+    (:func:`backend_named`'s error for an unknown name)."""
+    if name is None or (isinstance(name, str) and not isinstance(name, Backend) and name.strip().lower() == "auto"):
+        return None
+    return backend_named(name)
+
+
 # What n (size_bytes) means per primitive, as nccl-tests prints it.
 SIZE_MEANING: dict[Primitive, str] = {
     Primitive.ALL_REDUCE: "per-rank buffer (every rank holds n bytes to be summed)",

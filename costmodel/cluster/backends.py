@@ -17,7 +17,7 @@ from costmodel.collectives.entry import Entry
 from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import get
-from costmodel.names import Backend, primitive_named
+from costmodel.names import Backend, backend_or_auto, primitive_named
 from dpbase.errors import DpcostError, NotApplicableError
 from dpbase.values import replace
 
@@ -171,14 +171,9 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
     ``stack`` (default: the system's) limits what ``auto`` may pick under the α-β backends; another
     library than the system's own resolves ``auto`` to them (:func:`resolve_backend`).
     """
-    explicit = backend not in (None, "auto")  # Backend is a str enum: no member equals "auto"
-    backend = resolve_backend(backend, lay.system, stack)
+    asked = backend_or_auto(backend)  # None: auto (the measured layer asks the model the same way)
+    backend, fallback = backend_for(primitive, backend, lay.system, stack, algorithm)
     stack = stack_named(stack) if stack is not None else default_stack(lay.system)
-    fallback = None
-    if backend is Backend.NCCL and not explicit:
-        fallback = outside_nccl(primitive, algorithm)
-        if fallback:
-            backend = Backend.IDEAL
     if backend is Backend.NCCL:
         topo = topo if topo is not None else nccl_topology(lay, tables)
         if algorithm == "all":
@@ -198,7 +193,7 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
         def model(prim: str, size: float, algo: str, where: Layout) -> list[Prediction]:
             bare = replace(where, system=replace(where.system, measured=()))
             return predict_collective(prim, size, bare, algorithm=algo,
-                                      backend=None if not explicit else backend, stack=stack)
+                                      backend=asked, stack=stack)
 
         results = calibrated(primitive, size_bytes, lay, algorithm, results, model, backend.value)
     results = [r if r.source else replace(r, source="model") for r in results]
@@ -225,6 +220,21 @@ def choice_change_note(primitive: str, size_bytes: float, lay: Layout, chosen: P
     if half.time_s > chosen.time_s:
         text += f": the smaller message takes longer ({format_time(half.time_s)} vs {format_time(chosen.time_s)})"
     return text
+
+
+def backend_for(primitive: str, backend: str | Backend | None, system: Any, stack: str | Stack | None = None,
+                algorithm: str = "auto") -> tuple[Backend, str | None]:
+    """The backend a collective runs on, and the note saying why it is not the one ``auto``
+    resolved to (None): under ``auto`` a collective or algorithm NCCL's model lacks falls back to
+    the ideal model (:func:`outside_nccl`); a backend named explicitly is kept (and NCCL's model
+    refuses what it lacks). ``collective``, ``compare`` and the charts all ask here."""
+    explicit = backend_or_auto(backend) is not None
+    chosen = resolve_backend(backend, system, stack)
+    if chosen is Backend.NCCL and not explicit:
+        note = outside_nccl(primitive, algorithm)
+        if note:
+            return Backend.IDEAL, note
+    return chosen, None
 
 
 def outside_nccl(primitive: str, algorithm: str = "auto") -> str | None:

@@ -13,7 +13,7 @@ from typing import Any
 from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
-from costmodel.names import REALISTIC_BACKENDS, Backend, algorithm_named, backend_named, primitive_named
+from costmodel.names import REALISTIC_BACKENDS, Backend, algorithm_named, backend_or_auto, primitive_named
 from dpbase.errors import InputError, NotApplicableError
 from dpbase.units import parse_bandwidth, parse_size, parse_time
 from dpbase.values import frozen, replace
@@ -135,7 +135,8 @@ def check_conflicts(q: Query) -> None:
         raise InputError(rates[0], "given with --link", f"either --link (its profile gives α and bandwidth) or {rates[0]}")
     if q.cluster is None and q.stack is not None and q.algorithm not in ("auto", "all"):
         raise InputError("--stack", q.stack, f"only with --algorithm auto (got --algorithm {q.algorithm})")
-    backend = "auto" if str(q.backend).strip().lower() == "auto" else backend_named(q.backend).value
+    named = backend_or_auto(q.backend)
+    backend = "auto" if named is None else named.value
     if q.stack is not None and backend in REALISTIC_BACKENDS:  # the backend names the library itself
         raise NotApplicableError("--stack", q.stack, f"left out with --backend {backend} (it models that library's "
                                  "own choice); --stack picks the library under --backend auto or ideal")
@@ -158,7 +159,7 @@ def check_conflicts(q: Query) -> None:
 
 def ideal_only(backend: str | None) -> None:
     """Refuse a realistic backend without a cluster: a bare link or α/β has only the ideal one."""
-    named = None if backend in (None, "auto") else backend_named(backend)
+    named = backend_or_auto(backend)
     if named not in (None, Backend.IDEAL):
         raise InputError("backend", named.value, f"--backend {named.value} together with --cluster SYSTEM "
                          "(a bare link or --alpha/--bandwidth has only the ideal backend)")
@@ -170,8 +171,7 @@ def run_query(q: Query) -> list[Prediction]:
     check_conflicts(q)
     if q.algorithm not in ("auto", "all"):
         algorithm_named(q.algorithm)
-    if q.backend != "auto":
-        backend_named(q.backend)  # an unknown name is refused first, before the size
+    backend_or_auto(q.backend)  # an unknown name is refused first, before the size
     size_bytes = parse_size(q.size, "size")
     gamma = parse_time(q.gamma, "gamma")
     if q.cluster is not None:

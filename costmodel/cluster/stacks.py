@@ -93,12 +93,13 @@ def resolve_backend(backend: str | Backend | None, system: System | None,
     """``auto``/None → the realistic backend of the system (ideal without one). A ``stack`` other
     than the system's own (gloo on NVIDIA) resolves ``auto`` to ideal: NCCL's and RCCL's models
     describe only their own library, so another's algorithms are timed on the α-β mapping."""
-    from costmodel.names import backend_named
+    from costmodel.names import backend_or_auto
 
-    if backend is None or (isinstance(backend, str) and backend.strip().lower() == "auto"):
-        if system is None:
-            return Backend.IDEAL
-        if stack is not None and stack_named(stack) is not default_stack(system):
-            return Backend.IDEAL
-        return realistic_backend(system)
-    return backend_named(backend)
+    named = backend_or_auto(backend)
+    if named is not None:
+        return named
+    if system is None:
+        return Backend.IDEAL
+    if stack is not None and stack_named(stack) is not default_stack(system):
+        return Backend.IDEAL
+    return realistic_backend(system)

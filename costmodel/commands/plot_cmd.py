@@ -37,35 +37,27 @@ def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str, inputs: 
 
 
 def _hardware(primitive, cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -> Any:
+    from costmodel.cluster.backends import backend_for
     from costmodel.cluster.query import Query, check_conflicts
-    from costmodel.names import backend_named, primitive_named
+    from costmodel.names import primitive_named
     from costmodel.plots import Hardware
-    from costmodel.plots.common import nccl_gap
     from dpbase.errors import InputError
 
     primitive_named(primitive)  # primitive: got 'bogus'; allowed: one of …, before any work
-    backend = "auto" if backend.strip().lower() == "auto" else backend_named(backend).value
     # one source of hardware, as `collective` rules it (NCCL-mode charts never reach its query),
     # and no option the chart would not use
-    check_conflicts(Query(primitive="all-reduce", alpha=alpha, bandwidth=bandwidth, cluster=cluster))
+    check_conflicts(Query(primitive=primitive, alpha=alpha, bandwidth=bandwidth, cluster=cluster, backend=backend))
     if cluster is not None and ranks is not None:
         raise InputError("--ranks", ranks, "left out with --cluster (its ranks are --nodes × --gpus-per-node)")
     if cluster is None and gpus_per_node is not None:
         raise InputError("--gpus-per-node", gpus_per_node, "only with --cluster (a bare link's chart has no nodes)")
+    from hardware import load_system
 
-    if backend == "auto":  # realistic on a cluster (NCCL on NVIDIA, RCCL on AMD), ideal on a bare link
-        from costmodel.cluster.stacks import resolve_backend
-        from hardware import load_system
-
-        backend = resolve_backend("auto", load_system(cluster) if cluster is not None else None).value
-        # as `collective` and `compare` do: a primitive NCCL's model lacks falls back to the ideal model
-        note = nccl_gap(primitive) if backend == "nccl" else None
-        if note:
-            backend = "ideal"
-    else:
-        note = None
+    # realistic on a cluster (NCCL on NVIDIA, RCCL on AMD), ideal on a bare link; under auto a
+    # primitive NCCL's model lacks falls back to the ideal model, noted, as `collective` does
+    chosen, note = backend_for(primitive, backend, load_system(cluster) if cluster is not None else None)
     return Hardware(cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, alpha=alpha, bandwidth=bandwidth,
-                    ranks=ranks, backend=backend, note=note)
+                    ranks=ranks, backend=chosen.value, note=note)
 
 
 def _refuse_inputs(output: str, *inputs: str | None) -> None:

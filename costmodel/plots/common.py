@@ -82,15 +82,6 @@ class Hardware:
         return f"{self.cluster} × {self.nodes} node(s) ({self.total_ranks()} GPUs), {model}"
 
 
-def nccl_gap(primitive: str) -> str | None:
-    """Why NCCL's tuning model cannot draw ``primitive`` (it has no such collective), or None:
-    :func:`costmodel.cluster.backends.outside_nccl`, the note ``collective`` and ``compare`` give
-    where ``--backend auto`` falls back to the ideal model."""
-    from costmodel.cluster.backends import outside_nccl
-
-    return outside_nccl(primitive)
-
-
 def check_backend(hw: Hardware, primitive: str) -> None:
     """Before any work: a known primitive, and a backend that can time it (one error line otherwise)."""
     from costmodel.names import primitive_named
@@ -103,7 +94,7 @@ def check_backend(hw: Hardware, primitive: str) -> None:
         from costmodel.cluster.query import ideal_only
 
         ideal_only(hw.backend)  # the message `collective` and `sweep` give
-    if nccl_gap(name):
+    if name not in COLLECTIVES:
         raise InputError("backend", "nccl", f"ideal or auto for {name} (NCCL's tuning model has only "
                                             f"{', '.join(sorted(COLLECTIVES))}; auto falls back to ideal)")
 
