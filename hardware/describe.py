@@ -79,7 +79,7 @@ def _common(profile: Profile) -> list[str]:
 def _regime_lines(regime: Regime) -> list[str]:
     lines = ["", "[[link.regimes]]"]
     if not math.isinf(regime.max_size_bytes):
-        lines.append(f'max_size = "{_number(regime.max_size_bytes)}B"')
+        lines.append(f'max_size = "{round(regime.max_size_bytes)}B"')  # whole bytes: a message is whole bytes
     lines.append(f'latency = "{_number(regime.latency_s / MICRO)}us"')
     return lines + [f"bandwidth = {_bandwidth(regime.bandwidth_Bps)}"] + (["flat = true"] if regime.flat else [])
 

@@ -298,28 +298,12 @@ def calibrate(logs: Sequence[Log], *, collective: str | None = None, ranks: int 
     )
 
 
-def _size_text(size_bytes: float) -> str:
-    whole = int(round(size_bytes))
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if whole % scale == 0:
-            return f"{whole // scale}{unit}"
-    return f"{whole}B"
-
-
 def _toml_text(value: object) -> str:
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_text(v) for v in value) + "]"
     return repr(value)
-
-
-def _regime_lines(regime: Regime) -> list[str]:
-    lines = ["", "[[link.regimes]]"]
-    if math.isfinite(regime.max_size_bytes):
-        lines.append(f'max_size = "{_size_text(regime.max_size_bytes)}"')
-    return lines + [f'latency = "{regime.latency_s * 1e6:.7g}us"',
-                    f'bandwidth = "{regime.bandwidth_Bps / 1e9:.7g}GB/s"'] + (["flat = true"] if regime.flat else [])
 
 
 def _calibration_lines(result: Calibration) -> list[str]:
@@ -347,21 +331,17 @@ def _calibration_lines(result: Calibration) -> list[str]:
 
 
 def profile_toml(result: Calibration, name: str | None = None, category: str = "calibrated") -> str:
-    """A hardware link profile (``[[link]]`` with ``[[link.regimes]]``) plus the raw fit in a
-    ``[calibration]`` table.  The top-level bandwidth is the largest regime's, the latency
-    the smallest regime's."""
+    """A hardware link profile (``[[link]]`` with ``[[link.regimes]]``, as hardware's own writer
+    writes any link) plus the raw fit in a ``[calibration]`` table.  The top-level bandwidth is
+    the largest regime's, the latency the smallest regime's."""
+    from hardware import Link, to_toml
+
     first, last = result.link_regimes[0], result.link_regimes[-1]
-    label = name or f"calibrated-{result.collective}-{result.ranks}ranks"
-    description = f"Per-hop link fitted to nccl-tests {result.collective} on {result.ranks} ranks"
-    source = (f"dpcost calibrate {' '.join(result.sources)} "
-              f"({result.collective}, {result.ranks} ranks, {result.algorithm})")
-    lines = [
-        "# Written by dpcost calibrate; the [calibration] table keeps the raw fit.",
-        "[[link]]", f"name = {_toml_text(label)}", f"description = {_toml_text(description)}",
-        f"category = {_toml_text(category)}", f'bandwidth = "{last.bandwidth_Bps / 1e9:.7g}GB/s"',
-        "efficiency = 1.0", f'latency = "{first.latency_s * 1e6:.7g}us"', f"source = {_toml_text(source)}",
-    ]
-    if len(result.link_regimes) > 1:
-        for regime in result.link_regimes:
-            lines += _regime_lines(regime)
+    link = Link(name=name or f"calibrated-{result.collective}-{result.ranks}ranks",
+                description=f"Per-hop link fitted to nccl-tests {result.collective} on {result.ranks} ranks",
+                source=(f"dpcost calibrate {' '.join(result.sources)} "
+                        f"({result.collective}, {result.ranks} ranks, {result.algorithm})"),
+                category=category, bandwidth_Bps=last.bandwidth_Bps, efficiency=1.0, latency_s=first.latency_s,
+                regimes=result.link_regimes if len(result.link_regimes) > 1 else ())
+    lines = ["# Written by dpcost calibrate; the [calibration] table keeps the raw fit.", to_toml(link).rstrip("\n")]
     return "\n".join(lines + _calibration_lines(result)) + "\n"
