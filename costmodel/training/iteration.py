@@ -363,11 +363,8 @@ def _relative(by_kind: "workloads.KindMfu", workload: Workload, arch: str) -> tu
     if factor == 1.0:
         return rate, source
     cls = workloads.relative_mfu_class(by_kind.runs_as, arch)
-    bundled = workloads.preset_relative_mfu(workload.name).get(f"relative_mfu_{cls}") == factor
-    origin = ("models.toml [mfu_by_kind.cnn.relative]: median over GPUs of Lambda's tf_cnn_benchmarks tables"
-              if bundled else "stated in the model file")
     return rate * factor, (f"{source}; x {factor:.2f}, {workload.name}'s {'FP32' if cls == 'fp32' else 'tensor-core'} "
-                           f"MFU over ResNet-50's ({origin})")
+                           f"MFU over ResNet-50's ({workload.relative_mfu_origin})")
 
 
 # The 16-bit defaults above describe mixed-precision training. A step is matmuls at the GEMM

@@ -99,6 +99,7 @@ class Workload:
     # and on tensor cores (:func:`relative_mfu`; presets: models.toml [mfu_by_kind.cnn.relative]).
     relative_mfu_fp32: float = 1.0
     relative_mfu_16bit: float = 1.0
+    relative_mfu_origin: str = ""  # where those ratios come from ("" where they are 1)
 
     @property
     def matmul_params(self) -> int:
@@ -273,8 +274,10 @@ def preset_relative_mfu(name: str) -> dict:
         return {}
     models = {*table["columns"], *midway}
     flops = {model: float(training_flops_per_sample(_preset(model), 0)) for model in models}
-    return {f"relative_mfu_{cls}": _median(relative_mfu_ratios({**table, "rows": table[cls]}, name, flops))
-            for cls in RELATIVE_MFU_CLASSES}
+    return {**{f"relative_mfu_{cls}": _median(relative_mfu_ratios({**table, "rows": table[cls]}, name, flops))
+               for cls in RELATIVE_MFU_CLASSES},
+            "relative_mfu_origin": "models.toml [mfu_by_kind.cnn.relative]: median over GPUs of Lambda's "
+                                   "tf_cnn_benchmarks tables"}
 
 
 def _median(values: list[float]) -> float:
@@ -535,7 +538,9 @@ def _user_relative_mfu(entry: dict, kind: str) -> dict:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
             raise InputError(f"model.{field}", value, f"the model's MFU over ResNet-50's on the same GPU, "
                              f"a number in [{low:g}, {high:.3g}] (Winograd's 4x over ResNet-50's ceiling)")
-    return {field: float(value) for field, value in given.items()}
+    if not given:
+        return {}
+    return {**{field: float(value) for field, value in given.items()}, "relative_mfu_origin": "stated in the model file"}
 
 
 def load_model_file(path: str) -> Workload:

@@ -220,6 +220,11 @@ def test_a_user_cnn_states_its_ratio(tmp_path):
     assert iteration.mfu(gpu, None, mine, "fp16")[0] == iteration.mfu(gpu, None, plain, "fp16")[0]
     assert iteration.mfu(gpu, None, mine, "fp32")[1].endswith("(stated in the model file)")
     assert "Lambda" in iteration.mfu(gpu, None, workloads.load_model("vgg16"), "fp32")[1]
+    # a file named like a preset, stating the preset's own ratio, is still the file's (the origin
+    # was once guessed by comparing the value with the preset's)
+    same = workloads.preset_relative_mfu("vgg16")["relative_mfu_fp32"]
+    twin = workloads.load_model_file(_cnn_file(tmp_path, name='"vgg16"', relative_mfu_fp32=same))
+    assert twin.name == "vgg16" and iteration.mfu(gpu, None, twin, "fp32")[1].endswith("(stated in the model file)")
 
 
 @pytest.mark.parametrize(("extra", "needle"), [
