@@ -39,18 +39,19 @@ EMPTY = Catalog()
 class _Build:
     """Mutable state of one build: the catalog being filled and the problems found."""
 
-    def __init__(self, fallback: Catalog, catalog: Catalog, problems: list[ProfileError]) -> None:
+    def __init__(self, fallback: Catalog, catalog: Catalog, problems: list[ProfileError],
+                 defined: dict[str, set[str]]) -> None:
         self.fallback, self.catalog, self.problems = fallback, catalog, problems
-        # names of entries this file defines but that were refused for their own problems: a
-        # reference to one is not reported again as an unknown name (only the root error is)
-        self.refused: dict[str, set[str]] = {table: set() for table in TABLES}
+        # the names each table of the file defines: tables are built links, GPUs, systems, so a
+        # name defined there but not in the catalog when looked up was refused for its own error
+        self.defined = defined
 
     def lookup(self, table: str, name: str, label: str) -> Any:
         """The profile ``name`` of ``table`` (this file first, then the fallback), or None: an
         unknown name is a problem; a name this file defines but refused is not reported twice."""
         if name in self.catalog.kind(table):
             return self.catalog.kind(table)[name]
-        if name in self.refused[table]:  # the file's own entry shadows a bundled one, even when refused
+        if name in self.defined[table]:  # refused (reported already); it shadows a bundled one all the same
             return None
         if name in self.fallback.kind(table):
             return self.fallback.kind(table)[name]
@@ -134,18 +135,14 @@ def _build_table(build: _Build, table: str, rows: list[Any]) -> None:
         build.problems.extend(problems)
         if problems:
             _check_references(build, table, entry_label(table, index, row), values)
-            if isinstance(row, dict) and isinstance(row.get("name"), str):
-                build.refused[table].add(row["name"])
             continue
         label = entry_label(table, index, row)
         if values["name"] in target:
             build.problems.append(ProfileError(f"{label}.name", values["name"], f"a {table} name unique in the file"))
             continue
         profile = _BUILDERS[table](build, label, values, row)
-        if profile is not None:
+        if profile is not None:  # None: refused for a problem already reported
             target[values["name"]] = profile
-        else:  # refused for a problem already reported (an unknown reference, a contradiction)
-            build.refused[table].add(values["name"])
 
 
 def _top_level_problems(document: dict[str, Any]) -> list[ProfileError]:
@@ -165,7 +162,11 @@ def _top_level_problems(document: dict[str, Any]) -> list[ProfileError]:
 def build_catalog(document: dict[str, Any], fallback: Catalog = EMPTY) -> tuple[Catalog, list[ProfileError]]:
     """Profiles defined in ``document`` (names resolved against it, then ``fallback``)."""
     metadata = {key: document[key] for key in METADATA_TABLES if key in document}
-    build = _Build(fallback=fallback, catalog=Catalog(metadata=metadata), problems=_top_level_problems(document))
+    lists = {table: rows if isinstance(rows := document.get(table, []), list) else [] for table in TABLES}
+    defined = {table: {row["name"] for row in rows if isinstance(row, dict) and isinstance(row.get("name"), str)}
+               for table, rows in lists.items()}
+    build = _Build(fallback=fallback, catalog=Catalog(metadata=metadata), problems=_top_level_problems(document),
+                   defined=defined)
     for table in ("link", "gpu", "system"):
         rows = document.get(table, [])
         if isinstance(rows, list):
