@@ -138,6 +138,14 @@ class Fit:
         return tuple(r for r in self.regimes if not r.transition)
 
     @property
+    def bandwidth_share(self) -> float:
+        """The share of the largest message's time its per-byte term takes (0 where the time does
+        not grow with the size there): how much the log says about a bandwidth."""
+        last, largest = self.regimes[-1], max(self.sizes_bytes)
+        time_s = last.time_s(largest)
+        return last.seconds_per_byte * largest / time_s if time_s > 0 else 0.0
+
+    @property
     def crossovers_bytes(self) -> tuple[float, ...]:
         return tuple(r.max_size_bytes for r in self.regimes[:-1])
 

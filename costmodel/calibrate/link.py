@@ -185,18 +185,20 @@ def finite_slope(regime, fit: Fit) -> float:
     return FLAT_REGIME_TIME_SHARE * max(regime.latency_s, min(fit.times_s)) / largest
 
 
-def _unmeasured_bandwidth(fit: Fit, logs: Sequence[Log]) -> str | None:
+def busbw_printed(logs: Sequence[Log]) -> list[float]:
+    """Every busbw the logs print (zeros kept: nccl-tests' two decimals in GB/s)."""
+    return [bw for log in logs for r in log.rows for bw in (r.busbw_oop_Bps, r.busbw_ip_Bps) if bw is not None]
+
+
+def _unmeasured_bandwidth(fit: Fit, printed: Sequence[float]) -> str | None:
     """Why the fit does not determine a bandwidth, or None when it does: the largest regime's
     per-byte term (``C·n`` at the largest message ``n``) is below ``MIN_BANDWIDTH_TIME_SHARE``
     of the time (0 when the time does not grow with the size there), or every busbw the logs
     print is 0 (nccl-tests' 2 decimals in GB/s: no size moved 5 MB/s)."""
     from dpbase.units import format_size, format_time
 
-    last, largest = fit.regimes[-1], max(fit.sizes_bytes)
-    time_s = last.time_s(largest)
-    share = last.seconds_per_byte * largest / time_s if time_s > 0 else 0.0
-    printed = [bw for log in logs for r in log.rows for bw in (r.busbw_oop_Bps, r.busbw_ip_Bps) if bw is not None]
-    where = f"the largest message here is {format_size(largest)}"
+    share = fit.bandwidth_share
+    where = f"the largest message here is {format_size(max(fit.sizes_bytes))}"
     if share >= MIN_BANDWIDTH_TIME_SHARE:  # False for NaN too
         return f"{where} and every busbw the log prints is 0" if printed and max(printed) == 0 else None
     if fit.falls:  # the fall nearest the largest sizes
@@ -210,11 +212,11 @@ def _unmeasured_bandwidth(fit: Fit, logs: Sequence[Log]) -> str | None:
     return f"{where}, and the time does not grow with the size there"
 
 
-def check_bandwidth_measured(fit: Fit, logs: Sequence[Log]) -> None:
+def check_bandwidth_measured(fit: Fit, logs: Sequence[Log], printed: Sequence[float] | None = None) -> None:
     """Refuse (InputError naming the log) a fit that cannot tell a finite positive bandwidth:
     no bandwidth-bound size, or times that do not grow with the size (see
     :func:`_unmeasured_bandwidth`).  The bandwidth it would write is made up."""
-    reason = _unmeasured_bandwidth(fit, logs)
+    reason = _unmeasured_bandwidth(fit, busbw_printed(logs) if printed is None else printed)
     if reason is None:
         return
     sources = [log.source_path for log in logs]
@@ -283,10 +285,11 @@ def calibrate(logs: Sequence[Log], *, collective: str | None = None, ranks: int 
         raise InputError("ranks", chosen_ranks, "an integer >= 2 (one rank moves no data)")
     chosen_algorithm, steps, beta, origin = coefficients_for(chosen, algorithm, chosen_ranks)
     fit = fit_times(*points(resolved, block))
-    check_bandwidth_measured(fit, resolved)
+    printed = busbw_printed(resolved)
+    check_bandwidth_measured(fit, resolved, printed)
     factor = names.busbw_factor(chosen, chosen_ranks)
     slope = fit.regimes[-1].seconds_per_byte
-    peaks = [bw for log in resolved for r in log.rows for bw in (r.busbw_oop_Bps, r.busbw_ip_Bps) if bw]
+    peaks = [bw for bw in printed if bw]
     notes = tuple(dict.fromkeys(n for log in resolved for n in log.notes)) + fit.notes
     return Calibration(
         collective=chosen, algorithm=chosen_algorithm, ranks=chosen_ranks,
