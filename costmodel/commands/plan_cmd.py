@@ -204,7 +204,7 @@ def plan(
     Example: dpcost plan --model llama2-7b --cluster dgx-h100 --nodes 8 --global-batch 512 --seq-len 4096
     """
     from costmodel.commands.progress import progress
-    from costmodel.planner.recommend import check_economics
+    from costmodel.planner.economics import check_economics
     from costmodel.planner.recommend import plan as make_plan
     from costmodel.training.workloads import parse_param_count
     from dpbase.errors import InputError

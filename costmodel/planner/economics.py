@@ -13,6 +13,7 @@ import functools
 import os
 
 from dpbase.bundled import load_bundled
+from dpbase.errors import InputError
 from dpbase.values import frozen
 from hardware.loader import DATA_DIR
 
@@ -42,9 +43,29 @@ def _table() -> dict[str, Economics]:
     return out
 
 
+# The most a price per GPU-hour (USD) and a board power per GPU (W) may be: far above any real
+# GPU's, low enough that a plan's cost and energy stay printable numbers.
+MAX_PRICE_PER_GPU_HOUR = 1e6
+MAX_POWER_W = 1e6
+
+
+def check_economics(price_per_gpu_hour: float | None = None, power_w: float | None = None) -> None:
+    """``--price-per-gpu-hour`` and ``--power-per-gpu``: None (the bundled figure) or a finite
+    number > 0 up to :data:`MAX_PRICE_PER_GPU_HOUR` USD / :data:`MAX_POWER_W` W."""
+    for field, value, most, unit in (("price_per_gpu_hour", price_per_gpu_hour, MAX_PRICE_PER_GPU_HOUR,
+                                      "USD per GPU-hour"),
+                                     ("power_per_gpu", power_w, MAX_POWER_W, "W per GPU")):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
+            raise InputError(field, value, f"a finite number > 0 and at most {most:,.0f} {unit}")
+
+
 def economics_for(gpu_name: str, *, price_per_gpu_hour: float | None = None,
                   power_w: float | None = None) -> Economics:
-    """The bundled figures for ``gpu_name``, with the user's overrides applied."""
+    """The bundled figures for ``gpu_name``, with the user's overrides applied (checked: the one
+    place the API's and the CLI's overrides pass)."""
+    check_economics(price_per_gpu_hour, power_w)
     base = _table().get(gpu_name, Economics(gpu=gpu_name))
     source = base.source
     if price_per_gpu_hour is not None:

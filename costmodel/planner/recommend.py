@@ -137,30 +137,11 @@ def _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, 
         backend_named(backend)
 
 
-# The most a price per GPU-hour (USD) and a board power per GPU (W) may be: far above any real
-# GPU's, low enough that a plan's cost and energy stay printable numbers.
-MAX_PRICE_PER_GPU_HOUR = 1e6
-MAX_POWER_W = 1e6
-
-
-def check_economics(price_per_gpu_hour: float | None = None, power_w: float | None = None) -> None:
-    """``--price-per-gpu-hour`` and ``--power-per-gpu``: None (the bundled figure) or a finite
-    number > 0 up to :data:`MAX_PRICE_PER_GPU_HOUR` USD / :data:`MAX_POWER_W` W."""
-    for field, value, most, unit in (("price_per_gpu_hour", price_per_gpu_hour, MAX_PRICE_PER_GPU_HOUR,
-                                      "USD per GPU-hour"),
-                                     ("power_per_gpu", power_w, MAX_POWER_W, "W per GPU")):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
-            raise InputError(field, value, f"a finite number > 0 and at most {most:,.0f} {unit}")
-
-
 def _check_constraints(objective, constraints: Constraints) -> None:
     """Deadline and budget need tokens; cost needs a price and energy a power."""
     for field, value in (("deadline", constraints.deadline_hours), ("budget", constraints.budget)):
         if value is not None and not value > 0:
             raise InputError(field, value, "a number > 0")
-    check_economics(constraints.price_per_gpu_hour, constraints.power_w)
     for field, value in (("deadline", constraints.deadline_hours), ("budget", constraints.budget)):
         if value is not None and not constraints.tokens:
             raise InputError("tokens", constraints.tokens, f"a token count > 0 with --{field}")
