@@ -243,3 +243,13 @@ def _throughput_of(model: str, dtype: str, cluster: str = "rtx4090-8x-pcie") -> 
     from costmodel.training.oncluster import iteration
 
     return iteration(model, cluster, gpus_per_node=1, micro_batch=64, compute_dtype=dtype).samples_per_s
+
+
+def test_the_shared_fp32_entry_is_lambdas_a6000_row():
+    """The GA10x/AD10x FP32 entry and the relative-MFU table quote the same Lambda CSV at the same
+    commit: its ResNet-50 images/s is the table's RTX A6000 FP32 cell, and both name the commit."""
+    cnn = workloads._data()["mfu_by_kind"]["cnn"]
+    entry, table = cnn["measured"][workloads.SHARED_FP32]["fp32"], cnn["relative"]
+    row = table["fp32"]["RTX A6000"]
+    assert entry["images_per_s"] == [row[table["columns"].index(entry["model"])]]
+    assert "080a6b7f" in entry["source"] and "080a6b7f" in table["source"]
