@@ -20,6 +20,7 @@ from costmodel.calibrate.fit import cross_validate
 from costmodel.calibrate.link import calibrate, finite_slope, points, resolve_log
 from costmodel.calibrate.parse import Log
 from dpbase.errors import InputError
+from dpbase.values import frozen
 from hardware import System
 from hardware.profiles import MeasuredCurve, Regime
 
@@ -70,10 +71,20 @@ def algorithm_of(path: str, text: str | None = None) -> str:
     return normalize_algorithm(name.replace("collnetchain", "collnet_chain"))
 
 
+@frozen
+class MeasuredCurves:
+    """The curves of a set of logs and what reading and fitting them found (each note once)."""
+
+    curves: tuple[MeasuredCurve, ...]
+    notes: tuple[str, ...] = ()
+
+
 def measured_curves(logs: Sequence[Log], system: System, *, collective: str | None = None,
                     ranks: int | None = None, nodes: int | None = None, nccl_algo: str | None = None,
-                    block: str = "both", algorithms: Sequence[str] | None = None) -> tuple[MeasuredCurve, ...]:
-    """One curve per (collective, nodes, GPUs per node, NCCL_ALGO) group of ``logs`` on ``system``.
+                    block: str = "both", algorithms: Sequence[str] | None = None) -> MeasuredCurves:
+    """One curve per (collective, nodes, GPUs per node, NCCL_ALGO) group of ``logs`` on ``system``,
+    with the notes of each group's calibration (rows nccl-tests counted wrong, a ``--ranks`` the
+    columns contradict, a fit whose error is unknown or whose regimes tie).
 
     ``nccl_algo`` names what every log ran; otherwise ``algorithms`` gives it per log (e.g. from
     :func:`algorithm_of`), else ``auto``.
@@ -92,9 +103,10 @@ def measured_curves(logs: Sequence[Log], system: System, *, collective: str | No
             raise InputError("nodes", node_count, f"enough nodes for {resolved.ranks} ranks of {system.name} "
                                                   f"({system.gpus_per_node} GPUs per node)")
         groups[(resolved.collective, node_count, per_node, ran)].append(resolved)
-    curves = []
+    curves, notes = [], []
     for (name, node_count, per_node, ran), members in sorted(groups.items()):
         result = calibrate(members, collective=name, ranks=node_count * per_node, nodes=node_count, block=block)
+        notes.extend(result.notes)
         sizes, times = points(members, block)
         error = _cv_error(sizes, times, result.fit.median_abs_pct_error / 100)
         curves.append(MeasuredCurve(
@@ -103,7 +115,7 @@ def measured_curves(logs: Sequence[Log], system: System, *, collective: str | No
             max_size_bytes=max(sizes), median_error=min(error, 1.0),
             source=f"{', '.join(result.sources)}; fit {len(result.fit.fitted_regimes)} regime(s), "
                    f"cross-validated median error {100 * error:.1f} %"))
-    return tuple(curves)
+    return MeasuredCurves(curves=tuple(curves), notes=tuple(dict.fromkeys(notes)))
 
 
 def cluster_profile(system: System, curves: Sequence[MeasuredCurve], name: str | None = None) -> System:

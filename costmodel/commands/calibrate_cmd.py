@@ -193,13 +193,9 @@ def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_alg
 
     ran = None if nccl_algo == "auto" else nccl_algo
     per_log = [algorithm_of(str(path), _head(path)) for path in logs]
-    parsed = [parse_file(path) for path in logs]
-    curves = measured_curves(parsed, base, collective=collective, ranks=ranks,
+    fitted = measured_curves([parse_file(path) for path in logs], base, collective=collective, ranks=ranks,
                              nodes=nodes, nccl_algo=ran, algorithms=per_log, block=block)
-    from costmodel.calibrate.link import resolve_log
-
-    # what reading the logs found (rows nccl-tests counted wrong, a --ranks the columns contradict)
-    notes = list(dict.fromkeys(note for log in parsed for note in resolve_log(log, collective, ranks, nodes).notes))
+    curves, notes = fitted.curves, fitted.notes
     profile = cluster_profile(base, curves, name)
     write_outputs({"output": (output, "# Written by dpcost calibrate --system\n" + hardware.standalone_toml(profile))},
                   logs + ([Path(system_name)] if system_name.endswith(".toml") else []))

@@ -48,7 +48,7 @@ def _held_out_errors(name: str) -> dict[str, np.ndarray]:
     for fold in (0, 1):
         train = {s for i, s in enumerate(distinct) if i % 2 != fold}
         fitted = dataclasses.replace(log, rows=tuple(r for r in log.rows if r.size_bytes in train))
-        calibrated = cluster_profile(system, measured_curves([fitted], system, nodes=nodes))
+        calibrated = cluster_profile(system, measured_curves([fitted], system, nodes=nodes).curves)
         model = comm_model(calibrated, nodes, per_node)
         table = CommCache(calibrated, model.backend).function(nodes, per_node, "auto")
         for row in log.rows:

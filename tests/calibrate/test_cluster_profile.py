@@ -153,3 +153,21 @@ def test_a_profile_calibrated_on_a_user_system_carries_its_own_links(tmp_path):
     assert system.nic_link == hardware.load_system(str(lab)).nic_link and system.measured
     answer = runner.invoke(app, ["collective", "all-reduce", "--cluster", str(out), "--nodes", "2", "--size", "1MiB"])
     assert answer.exit_code == 0, answer.output
+
+
+def test_the_fits_own_notes_reach_the_user(tmp_path):
+    """A fit's notes (here: two message sizes, so the line passes through both and its error is
+    unknown) are printed by --system as by a link calibration, not only the notes of reading."""
+    two = tmp_path / "two_sizes.txt"
+    two.write_text("".join(Path(LOGS[0]).read_text(encoding="utf-8").splitlines(keepends=True)[-2:]),
+                   encoding="utf-8")
+    link = runner.invoke(app, ["calibrate", str(two), "--json"])
+    assert link.exit_code == 0, link.output
+    expected = [n for n in json.loads(link.output)["notes"] if n.startswith("two message sizes")]
+    assert expected
+    for args in ([], ["--json"]):
+        result = runner.invoke(app, ["calibrate", str(two), "--system", "a100-abci-8x",
+                                     "-o", str(tmp_path / "out.toml"), *args])
+        assert result.exit_code == 0, result.output
+        notes = json.loads(result.output)["notes"] if args else result.output
+        assert all(n in notes for n in expected), result.output
