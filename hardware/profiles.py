@@ -13,7 +13,7 @@ nothing here parses text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from dpbase.values import frozen
 
@@ -57,6 +57,16 @@ class Regime:
         return self.bandwidth_Bps
 
 
+def regime_covering(regimes: Sequence[Regime], size_bytes: float) -> Regime | None:
+    """The first regime whose ``max_size_bytes`` reaches ``size_bytes``; the last covers any larger
+    size (None without regimes). The one size-to-regime lookup of links, calibrations and
+    measured curves."""
+    for regime in regimes:
+        if size_bytes <= regime.max_size_bytes:
+            return regime
+    return regimes[-1] if regimes else None
+
+
 @frozen(kw_only=True)
 class Link:
     """A point-to-point link or network port, per direction.
@@ -84,10 +94,7 @@ class Link:
 
     def regime_for(self, size_bytes: float) -> Regime | None:
         """The calibrated regime covering ``size_bytes``, or None without regimes."""
-        for regime in self.regimes:
-            if size_bytes <= regime.max_size_bytes:
-                return regime
-        return self.regimes[-1] if self.regimes else None
+        return regime_covering(self.regimes, size_bytes)
 
 
 @frozen(kw_only=True)
@@ -146,8 +153,12 @@ class MeasuredCurve:
         """Within the measured sizes (a factor of 2 beyond either end is still the curve)."""
         return self.min_size_bytes / 2 <= size_bytes <= 2 * self.max_size_bytes
 
+    def regime_for(self, size_bytes: float) -> Regime:
+        """The fitted piece covering ``size_bytes`` (the last one beyond the largest)."""
+        return regime_covering(self.regimes, size_bytes)
+
     def time_s(self, size_bytes: float) -> float:
-        regime = next((r for r in self.regimes if size_bytes <= r.max_size_bytes), self.regimes[-1])
+        regime = self.regime_for(size_bytes)
         return regime.latency_s + size_bytes / regime.bandwidth_Bps
 
 

@@ -24,7 +24,7 @@ from costmodel.calibrate.fit import Fit, fit_times
 from costmodel.calibrate.parse import Log
 from dpbase.errors import InputError
 from dpbase.values import frozen
-from hardware.profiles import Regime
+from hardware.profiles import Regime, regime_covering
 
 BLOCKS = ("both", "out-of-place", "in-place")
 # A regime whose fitted C is 0 (a flat floor) is written with the bandwidth at which its
@@ -257,7 +257,7 @@ def predict_with_link(regimes: Sequence[Regime], steps: float, beta_bytes_per_by
                       size_bytes: float) -> float:
     """Time of one collective of ``size_bytes`` on links with ``regimes`` (the last covers any
     larger size)."""
-    regime = next((r for r in regimes if size_bytes <= r.max_size_bytes), regimes[-1])
+    regime = regime_covering(regimes, size_bytes)
     return steps * regime.latency_s + beta_bytes_per_byte * size_bytes / regime.bandwidth_at(size_bytes)
 
 

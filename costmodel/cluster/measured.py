@@ -53,7 +53,7 @@ def curves_for(system, primitive: str, nodes: int, gpus_per_node: int) -> list:
 def from_curve(curve, primitive: str, size_bytes: float, lay, backend: str) -> Prediction:
     """The measured curve's answer as a Prediction (interval from the fit's own error)."""
     time_s = curve.time_s(size_bytes)
-    regime = next((r for r in curve.regimes if size_bytes <= r.max_size_bytes), curve.regimes[-1])
+    regime = curve.regime_for(size_bytes)
     spread = max(2 * curve.median_error, MIN_MEASURED_SPREAD)
     algbw = size_bytes / time_s if time_s > 0 else float("inf")
     return Prediction(
