@@ -15,12 +15,12 @@ pandas DataFrame with one row per query and one column per ``Prediction`` field.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.query import Query, run_query
 from costmodel.collectives.prediction import Prediction
-from costmodel.collectives.registry import get as get_entry
 from dpbase.errors import InputError
 from dpbase.units import parse_size
 
@@ -31,6 +31,27 @@ if TYPE_CHECKING:
 
 _QUERY_PARAMS = ("servers", "colocated", "pipelined", "chunks")
 
+# The query's checks (costmodel.cluster.query) speak the CLI's flags; the API's caller passed
+# keyword arguments, so its errors name those instead (one set of checks, two spellings).
+_KEYWORDS = {"alpha": "alpha_s", "bandwidth": "bandwidth_Bps", "gamma": "gamma_s_per_byte",
+             "alpha-inter": "alpha_inter_s", "bandwidth-inter": "bandwidth_inter_Bps", "no-pipeline": "pipelined=False"}
+_FLAG = re.compile(r"--([a-z][a-z-]*)")
+
+
+def _keyword(flag: str) -> str:
+    """A CLI flag's name (no dashes) as this API's keyword argument."""
+    return _KEYWORDS.get(flag, flag.replace("-", "_"))
+
+
+def _in_api_terms(error: InputError) -> InputError:
+    """``error`` with the CLI's flags (``--alpha``, ``--no-pipeline``) written as this API's keywords
+    (``alpha_s``, ``pipelined=False``); the same class, field, value and reason."""
+    renamed = type(error).__new__(type(error))
+    field = _keyword(error.field.removeprefix("--").replace("_", "-"))
+    InputError.__init__(renamed, field.removesuffix("=False"), error.value,
+                        _FLAG.sub(lambda match: _keyword(match.group(1)), error.allowed))
+    return renamed
+
 
 def predict(primitive: str, size: str | float | None = None, algorithm: str | None = None, *,
             cluster: str | System | None = None, nodes: int = 1, gpus_per_node: int | None = None,
@@ -38,7 +59,7 @@ def predict(primitive: str, size: str | float | None = None, algorithm: str | No
             ranks: int | None = None, alpha_s: float | str | None = None, bandwidth_Bps: float | str | None = None,
             gamma_s_per_byte: float | str = 0.0, alpha_inter_s: float | str | None = None,
             bandwidth_inter_Bps: float | str | None = None, size_bytes: float | None = None,
-            **params: Any) -> Prediction:
+            _cli_words: bool = False, **params: Any) -> Prediction:
     """Predict one collective on a cluster (``cluster=``), a link profile (``link=``) or bare α/β.
 
     ``size`` is bytes or text with a unit ("256MiB"). ``algorithm`` is "auto" (on a cluster: the
@@ -47,40 +68,24 @@ def predict(primitive: str, size: str | float | None = None, algorithm: str | No
     ideal model elsewhere. The older form ``predict(primitive, algorithm, ranks=, size_bytes=,
     alpha_s=, bandwidth_Bps=)`` still works.
     """
-    if isinstance(size, str) and size_bytes is not None:  # older form: the algorithm came second
-        size, algorithm = size_bytes, size
-    elif size is None:
-        size = size_bytes
-    if size is None:
-        raise InputError("size", None, "a message size: bytes, or text with a unit such as 256MiB")
-    algorithm = algorithm or "auto"
-    if cluster is None and link is None and algorithm not in ("auto", "all"):
-        from costmodel.cluster.query import ideal_only
-        from costmodel.collectives.api import predict as predict_on_link
-        from dpbase.units import parse_bandwidth, parse_time
-
-        ideal_only(backend)
-        for field, value in (("ranks", ranks), ("alpha_s", alpha_s), ("bandwidth_Bps", bandwidth_Bps)):
-            if value is None:
-                raise InputError(field, None, "a value (or give cluster= or link=)")
-        inter = {"alpha_inter_s": None if alpha_inter_s is None else parse_time(alpha_inter_s, "alpha_inter_s"),
-                 "bandwidth_inter_Bps": None if bandwidth_inter_Bps is None
-                 else parse_bandwidth(bandwidth_inter_Bps, "bandwidth_inter_Bps")}
-        if gpus_per_node is not None and get_entry(primitive, algorithm).hierarchical:
-            params = {**params, "gpus_per_node": gpus_per_node}  # a bare link's node size: hierarchical's G
-        return predict_on_link(primitive, algorithm, ranks=ranks, size_bytes=parse_size(size, "size"),
-                               alpha_s=parse_time(alpha_s, "alpha_s"),
-                               bandwidth_Bps=parse_bandwidth(bandwidth_Bps, "bandwidth_Bps"),
-                               gamma_s_per_byte=parse_time(gamma_s_per_byte, "gamma_s_per_byte"), **inter, **params)
-    unknown = sorted(set(params) - set(_QUERY_PARAMS))
-    if unknown:
-        raise InputError(unknown[0], params[unknown[0]], f"one of {', '.join(_QUERY_PARAMS)} with cluster=/link= "
-                         "or algorithm='auto'")
-    query = Query(primitive=primitive, algorithm=algorithm, size=size, ranks=ranks, alpha=alpha_s,
-                  bandwidth=bandwidth_Bps, gamma=gamma_s_per_byte, cluster=cluster, nodes=nodes,  # type: ignore[arg-type]
-                  gpus_per_node=gpus_per_node, link=link, backend=backend or "auto", stack=stack,
-                  alpha_inter=alpha_inter_s, bandwidth_inter=bandwidth_inter_Bps, **params)  # type: ignore[arg-type]
-    return run_query(query)[0]
+    try:
+        if isinstance(size, str) and size_bytes is not None:  # older form: the algorithm came second
+            size, algorithm = size_bytes, size
+        elif size is None:
+            size = size_bytes
+        if size is None:
+            raise InputError("size", None, "a message size: bytes, or text with a unit such as 256MiB")
+        algorithm = algorithm or "auto"
+        unknown = sorted(set(params) - set(_QUERY_PARAMS))
+        if unknown:
+            raise InputError(unknown[0], params[unknown[0]], f"one of {', '.join(_QUERY_PARAMS)}")
+        query = Query(primitive=primitive, algorithm=algorithm, size=size, ranks=ranks, alpha=alpha_s,
+                      bandwidth=bandwidth_Bps, gamma=gamma_s_per_byte, cluster=cluster, nodes=nodes,  # type: ignore[arg-type]
+                      gpus_per_node=gpus_per_node, link=link, backend=backend or "auto", stack=stack,
+                      alpha_inter=alpha_inter_s, bandwidth_inter=bandwidth_inter_Bps, **params)  # type: ignore[arg-type]
+        return run_query(query)[0]
+    except InputError as error:  # the query's checks speak the CLI's flags
+        raise error if _cli_words else _in_api_terms(error) from None
 
 
 def _axis(value: Any) -> list[Any]:
@@ -98,7 +103,7 @@ def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | f
           algorithms: str | Iterable[str] = "auto", backends: str | Iterable[str | None] | None = None,
           links: str | Iterable[str] | None = None, alpha_s: float | str | None = None,
           bandwidth_Bps: float | str | None = None, gamma_s_per_byte: float | str = 0.0,
-          gpus_per_node: int | None = None, stack: str | None = None) -> pandas.DataFrame:
+          gpus_per_node: int | None = None, stack: str | None = None, cli_words: bool = False) -> pandas.DataFrame:
     """Every combination of the axes as one DataFrame row (one column per ``Prediction`` field).
 
     Axes: primitives × clusters × nodes (on a cluster) or ranks (on a link / bare α-β) ×
@@ -106,8 +111,22 @@ def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | f
     a bare α/β link with named algorithms the formulas are evaluated vectorised over sizes and
     ranks at once (:func:`costmodel.collectives.evaluate.evaluate_grid`, the same formulas).
     A combination the model cannot answer (an algorithm a primitive lacks) is left out, its reason
-    in ``frame.attrs["left_out"]``; a value no combination accepts is an error.
+    in ``frame.attrs["left_out"]``; a value no combination accepts is an error. Errors and reasons
+    name this API's keywords (``alpha_s``), or with ``cli_words`` the CLI's flags (``--alpha``).
     """
+    try:
+        frame = _sweep(primitives, sizes, clusters=clusters, nodes=nodes, ranks=ranks, algorithms=algorithms,
+                       backends=backends, links=links, alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps,
+                       gamma_s_per_byte=gamma_s_per_byte, gpus_per_node=gpus_per_node, stack=stack)
+    except InputError as error:
+        raise error if cli_words else _in_api_terms(error) from None
+    frame.attrs["left_out"] = [str(e if cli_words else _in_api_terms(e)) for e in frame.attrs["left_out"]]
+    return frame
+
+
+def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, links, alpha_s, bandwidth_Bps,
+           gamma_s_per_byte, gpus_per_node, stack) -> pandas.DataFrame:
+    """:func:`sweep`, its errors and ``left_out`` in the query's words (the errors themselves)."""
     import pandas as pd
 
     from dpbase.errors import NotApplicableError
@@ -132,6 +151,7 @@ def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | f
             where = {"nodes": count} if cluster is not None else {"ranks": count}
             try:
                 p = predict(primitive, size, algorithm, cluster=cluster, link=link, backend=backend, stack=stack,
+                            _cli_words=True,
                             alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps, gamma_s_per_byte=gamma_s_per_byte,
                             gpus_per_node=gpus_per_node, **where)
             except NotApplicableError as error:
@@ -141,7 +161,7 @@ def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | f
     if not rows:
         raise skipped[0] if skipped else InputError("sweep", "no rows", "at least one answerable combination")
     frame = pd.DataFrame(rows, columns=list(Prediction.__dataclass_fields__))
-    frame.attrs["left_out"] = [str(error) for error in skipped]  # why each left-out combination was
+    frame.attrs["left_out"] = skipped  # why each left-out combination was
     return frame
 
 
@@ -160,7 +180,7 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
     n_grid, size_grid = np.meshgrid(np.asarray(ranks, dtype=float), np.asarray(sizes, dtype=float), indexing="ij")
     out = evaluate_grid(primitive, algorithm, n_grid, size_grid, alpha, bw, gamma)
     template = predict(primitive, sizes[0], algorithm, ranks=int(ranks[0]), alpha_s=alpha, bandwidth_Bps=bw,
-                       gamma_s_per_byte=gamma).to_dict()
+                       gamma_s_per_byte=gamma, _cli_words=True).to_dict()
     renamed = {"sent_max": "bytes_sent_max", "recv_max": "bytes_received_max", "total": "bytes_total",
                "aux_max": "bytes_aux_max"}
     grid = {renamed.get(key, key): np.broadcast_to(value, n_grid.shape) for key, value in out.items()}

@@ -136,7 +136,7 @@ def sweep(
                    nodes=_counts(nodes, "nodes") or 1, ranks=_counts(ranks, "ranks"),
                    algorithms=_list(algorithm, "algorithm"), backends=_list(backend, "backend"), links=links,
                    alpha_s=alpha, bandwidth_Bps=bandwidth, gamma_s_per_byte=gamma, gpus_per_node=gpus_per_node,
-                   stack=stack)
+                   stack=stack, cli_words=True)
     left_out = df.attrs.get("left_out") or []
     if left_out:  # said, not silently dropped: the help promises one row per combination
         sys.stderr.write(f"note: {len(left_out)} combination(s) the model cannot answer left out "

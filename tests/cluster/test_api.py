@@ -10,7 +10,7 @@ import hardware
 from costmodel.cluster.api import predict, sweep
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries
-from dpbase.errors import InputError
+from dpbase.errors import InputError, UnitError
 
 FIELDS = list(Prediction.__dataclass_fields__)
 
@@ -118,3 +118,31 @@ def test_iteration_breakdown_refuses_ranks_that_disagree_with_its_comm_model():
     assert derived.ranks == 16
     with pytest.raises(InputError, match="ranks"):
         iteration_breakdown(load_model("gpt2"), gpu, comm.time_s, 8, config)
+
+
+BARE = {"ranks": 8, "alpha_s": 5e-6, "bandwidth_Bps": 25e9}
+
+
+@pytest.mark.parametrize(("extra", "field", "reason"), [
+    ({"stack": "nccl"}, "stack", "only with algorithm auto"),
+    ({"alpha_inter_s": 1e-5}, "alpha_inter_s", "only with algorithm hierarchical"),
+    ({"backend": "nccl"}, "backend", "together with cluster SYSTEM"),
+    ({"pipelined": False}, "pipelined", "a parameter of ring all-reduce"),
+])
+def test_a_bare_link_query_uses_every_argument_or_refuses_it_in_the_apis_words(extra, field, reason):
+    """A bare α/β query runs the query's own checks (it used to skip them: a stack or an
+    inter-node rate given with ring was silently dropped), and the error names the keyword the
+    caller typed, not the CLI's flag."""
+    with pytest.raises(InputError) as raised:
+        predict("all-reduce", "1MiB", "ring", **BARE, **extra)
+    assert raised.value.field == field and reason in raised.value.allowed
+    assert "--" not in str(raised.value)
+
+
+def test_a_bare_link_errors_name_the_apis_keywords():
+    with pytest.raises(InputError, match=r"^hardware: .*alpha_s and bandwidth_Bps, or link, or cluster$"):
+        predict("all-reduce", "1MiB", "ring", ranks=8, alpha_s=5e-6)
+    with pytest.raises(UnitError, match=r"^alpha_s: "):
+        predict("all-reduce", "1MiB", "ring", ranks=8, alpha_s=-5e-6, bandwidth_Bps=25e9)
+    with pytest.raises(InputError, match=r"^ranks: got None; allowed: an integer >= 1 \(ranks\) unless cluster gives it$"):
+        predict("all-reduce", "1MiB", "ring", alpha_s=5e-6, bandwidth_Bps=25e9)
