@@ -189,13 +189,22 @@ def _shares_fp32_lanes(kind: str, compute_capability: int | None) -> bool:
 def _kind_entry(kind: str, arch: str, dtype: str, compute_capability: int | None = None
                 ) -> tuple[str, str, dict] | None:
     """(arch, dtype, measurement) nearest to ``arch`` for ``dtype`` (see models.toml); FP32 on a
-    GPU whose FP32 lanes are half shared with INT32 reads that measurement first."""
+    GPU whose FP32 lanes are half shared with INT32 reads that measurement first. An architecture
+    without tensor cores runs 16-bit convolutions on its FP32 paths, so a 16-bit run reads the FP32
+    measurement (at the FP32 speed: :func:`_kind_choice` rescales it). Dell EMC's reference guide
+    ("Ready Solutions for AI: Deep Learning with NVIDIA" v1.0, §3.1.2, ResNet-50 on 4 GPUs) puts a
+    P100 in FP16 at 1.0-1.3x its FP32 speed: V100 runs 26 % (TensorFlow) and 52 % (MXNet) faster
+    than P100 in FP32 and 103 % and 124 % in FP16, and V100's FP16 is 65-91 % faster than its FP32;
+    Volta's tensor-core MFU at P100's FP16 peak (the nearest measured 16-bit entry) is not that
+    measurement's kind."""
     table = _data().get("mfu_by_kind", {}).get(kind)
     if table is None:
         return None
     measured, nearest = table["measured"], table["nearest"]
     search = nearest.get(arch, nearest["unknown"])
     wanted = MFU_DTYPE_ALIASES.get(dtype, dtype)
+    if wanted == "fp16" and arch in NO_TENSOR_CORES:  # 16-bit on the FP32 paths: the FP32 speed
+        wanted = "fp32"
     if wanted == "fp32" and _shares_fp32_lanes(kind, compute_capability):
         search = [SHARED_FP32, *search]
     for candidate in search:
@@ -337,7 +346,8 @@ def _kind_choice(kind: str, arch: str, dtype: str, peak_flops: dict | None, comp
         where += f", borrowed from {from_arch} (nearest measured architecture)"
     peaks = peak_flops or {}
     if from_dtype != MFU_DTYPE_ALIASES.get(dtype, dtype):
-        where += f", {dtype} measured nowhere: the {from_dtype} value"
+        where += (f", {dtype} on the FP32 paths (no tensor cores): the {from_dtype} value" if arch in NO_TENSOR_CORES
+                  else f", {dtype} measured nowhere: the {from_dtype} value")
         if peaks.get(from_dtype) and peaks.get(dtype):
             rate *= float(peaks[from_dtype]) / float(peaks[dtype])
             where += f" at the {from_dtype} speed"

@@ -156,8 +156,24 @@ def test_kepler_runs_cnns_at_its_own_measured_mfu_not_voltas():
     # Pascal has its own entry from the same page (P100, 181.53 images/s); Turing borrows Volta's
     assert workloads.default_mfu_for_kind("cnn", "pascal", "fp32")[0] == pytest.approx(181.53 * 24.54e9 / 10.6e12)
     assert workloads.default_mfu_for_kind("cnn", "turing", "fp32")[0] == rate_of("volta", "fp32")
-    # a 16-bit run on Kepler (no fp16 entry) falls back to the nearest architecture with one
-    assert "borrowed from volta" in workloads.default_mfu_for_kind("cnn", "kepler", "fp16")[1]
+    # a 16-bit run on Kepler (no tensor cores) reads Kepler's own FP32 measurement, not Volta's tensor cores
+    rate16, source16 = workloads.default_mfu_for_kind("cnn", "kepler", "fp16")
+    assert rate16 == rate and "borrowed" not in source16 and "FP32 paths" in source16
+
+
+@pytest.mark.parametrize("arch", workloads.NO_TENSOR_CORES)
+def test_without_tensor_cores_a_16bit_cnn_runs_at_the_fp32_speed(arch):
+    """Kepler and Pascal run 16-bit convolutions on their FP32 paths: the FP32 measurement at the
+    FP32 speed (Dell EMC measured a P100 in FP16 at 1.0-1.3x its FP32 speed), not Volta's
+    tensor-core MFU at the FP16 peak (a P100 at 0.97x its FP32 speed before, by coincidence)."""
+    peaks = {"fp32": 10.6e12, "fp16": 21.2e12, "bf16": 21.2e12}
+    fp32 = workloads.kind_mfu("cnn", arch, "fp32", peaks)
+    for dtype in ("fp16", "bf16"):
+        half = workloads.kind_mfu("cnn", arch, dtype, peaks)
+        assert half.rate * peaks[dtype] == pytest.approx(fp32.rate * peaks["fp32"])
+        assert half.entry == fp32.entry and "volta" not in half.source and "no tensor cores" in half.source
+    # a tensor-core architecture keeps its own 16-bit measurement
+    assert workloads.kind_mfu("cnn", "volta", "fp16", peaks).entry != workloads.kind_mfu("cnn", "volta", "fp32", peaks).entry
 
 
 def test_a_k80_resnet_step_takes_the_kepler_measurement_time():
