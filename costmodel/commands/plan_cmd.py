@@ -259,7 +259,7 @@ def plan(
     if emit is not None:
         from costmodel.planner.emit import render
 
-        echo(render(result.best, emit.value, compute_dtype))
+        echo(render(result.best, emit.value))
         return
     if json_output:
         print_json({**result.to_dict(), **({"compute_speed": result.compute_speed} if result.compute_speed else {})})

@@ -35,6 +35,9 @@ MIB = 2**20
 DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 TORCH_DTYPE = {"bf16": "torch.bfloat16", "fp16": "torch.float16", "fp32": "torch.float32"}
 COMPRESS_HOOK = {"bf16": "bf16_compress_hook", "fp16": "fp16_compress_hook"}
+TORCH_OPTIMIZER = {"adamw": "torch.optim.AdamW", "adam": "torch.optim.Adam", "sgd": "torch.optim.SGD"}
+# Horovod's compressors (horovod.torch.compression): fp16 only; a bf16 plan sends the same 2 bytes a value
+HOROVOD_16BIT = ("fp16", "bf16")
 FSDP_STRATEGY = {2: "ShardingStrategy.SHARD_GRAD_OP", 3: "ShardingStrategy.FULL_SHARD"}
 RDZV_PORT = 29500
 
@@ -82,12 +85,12 @@ def _horovod(row) -> list[Knob]:
     """``horovodrun -np`` and ``hvd.DistributedOptimizer``'s arguments (Horovod with PyTorch)."""
     knobs = [Knob("-np", row.gpus, "gpus"), Knob("micro_batch_size", row.micro_batch, "micro_batch"),
              Knob("backward_passes_per_step", row.accumulation_steps, "accumulation_steps")]
-    if row.grad_dtype == "fp16":
+    if row.grad_dtype in HOROVOD_16BIT:
         knobs.append(Knob("compression", "hvd.Compression.fp16", "grad_dtype"))
     return knobs
 
 
-def _torch(row, compute_dtype: str) -> list[Knob]:
+def _torch(row) -> list[Knob]:
     if row.sync in HOROVOD_SYNCS:
         return _horovod(row)
     knobs = _torchrun(row)
@@ -112,8 +115,7 @@ def _torch(row, compute_dtype: str) -> list[Knob]:
             knobs.append(Knob("reshard_after_forward", row.gpus_per_node, "shard"))
         else:
             knobs.append(Knob("sharding_strategy", FSDP_STRATEGY[row.zero_stage], "zero_stage"))
-        knobs.append(Knob("reduce_dtype", TORCH_DTYPE.get(row.grad_dtype, "torch.float32"),
-                          "grad_dtype"))
+        knobs.append(Knob("reduce_dtype", TORCH_DTYPE[row.grad_dtype], "grad_dtype"))
     return knobs
 
 
@@ -122,8 +124,7 @@ def _deepspeed(row) -> list[Knob]:
     knobs = [Knob("train_batch_size", row.micro_batch * row.accumulation_steps * row.gpus, "gpus"),
              Knob("train_micro_batch_size_per_gpu", row.micro_batch, "micro_batch"),
              Knob("gradient_accumulation_steps", row.accumulation_steps, "accumulation_steps"),
-             Knob("communication_data_type", row.grad_dtype if row.grad_dtype in TORCH_DTYPE
-                  else "fp32", "grad_dtype"),
+             Knob("communication_data_type", row.grad_dtype, "grad_dtype"),
              Knob("zero_optimization.stage", row.zero_stage, "zero_stage"),
              Knob("zero_optimization.reduce_bucket_size", elements, "bucket_bytes")]
     if row.zero_stage in (1, 2):
@@ -149,7 +150,7 @@ def _deepspeed(row) -> list[Knob]:
     return knobs
 
 
-def knobs(row, kind: str, compute_dtype: str = "bf16") -> list[Knob]:
+def knobs(row, kind: str) -> list[Knob]:
     """The settings ``kind`` (env, torch, deepspeed) needs to run ``row``."""
     if kind not in KINDS:
         raise InputError("emit", kind, ", ".join(KINDS))
@@ -157,11 +158,11 @@ def knobs(row, kind: str, compute_dtype: str = "bf16") -> list[Knob]:
     if kind == "env":
         return _env(row)
     if kind == "torch":
-        return _torch(row, compute_dtype)
+        return _torch(row)
     return _deepspeed(row)
 
 
-def deepspeed_config(row, compute_dtype: str = "bf16") -> dict:
+def deepspeed_config(row) -> dict:
     """The DeepSpeed config JSON as a dict (nested ``zero_optimization``)."""
     config: dict[str, Any] = {}
     for knob in _deepspeed(row):
@@ -170,8 +171,9 @@ def deepspeed_config(row, compute_dtype: str = "bf16") -> dict:
             config.setdefault(head, {})[tail] = knob.value
         else:
             config[head] = knob.value
-    config[compute_dtype if compute_dtype in ("bf16", "fp16") else "bf16"] = {
-        "enabled": compute_dtype in ("bf16", "fp16")}
+    # fp32 compute: neither switch on (_check_framework refuses what DeepSpeed's JSON cannot say)
+    config[row.compute_dtype if row.compute_dtype in ("bf16", "fp16") else "bf16"] = {
+        "enabled": row.compute_dtype in ("bf16", "fp16")}
     zero = config["zero_optimization"]
     zero["overlap_comm"] = True
     zero["contiguous_gradients"] = True
@@ -202,6 +204,8 @@ def _horovod_text(row) -> str:
     k = {knob.name: knob.value for knob in _horovod(row)}
     env = " ".join(f"{knob.name}={knob.value}" for knob in _env(row) if knob.name.startswith("HOROVOD_"))
     compression = f", compression={k['compression']}" if "compression" in k else ""
+    if row.grad_dtype == "bf16":
+        compression += "  # fp16 on the wire: Horovod has no bf16 compressor; the plan timed 2 bytes a value"
     return "\n".join([
         f"# {env} {_horovodrun_line(row)}",
         f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps} "
@@ -211,8 +215,8 @@ def _horovod_text(row) -> str:
         *([PER_TENSOR_NOTE] if row.sync == "per-tensor" else [])])
 
 
-def _flat_text(row, compute_dtype: str) -> str:
-    k = {knob.name: knob.value for knob in _torch(row, compute_dtype)}
+def _flat_text(row) -> str:
+    k = {knob.name: knob.value for knob in _torch(row)}
     lines = [f"# {_torchrun_line(row)}",
              f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps}; the "
              "flattened gradient all-reduced once, after the last micro-batch's backward"]
@@ -224,12 +228,12 @@ def _flat_text(row, compute_dtype: str) -> str:
     return "\n".join(lines)
 
 
-def _torch_text(row, compute_dtype: str) -> str:
+def _torch_text(row) -> str:
     if row.sync in HOROVOD_SYNCS:
         return _horovod_text(row)
     if row.sync == "flat":
-        return _flat_text(row, compute_dtype)
-    k = {knob.name: knob.value for knob in _torch(row, compute_dtype)}
+        return _flat_text(row)
+    k = {knob.name: knob.value for knob in _torch(row)}
     lines = [f"# {_torchrun_line(row)}",
              f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps}"
              + ("" if row.accumulation_steps == 1 else
@@ -243,9 +247,9 @@ def _torch_text(row, compute_dtype: str) -> str:
             lines.append(f"model.register_comm_hook(None, default_hooks.{k['comm_hook']})")
         if row.zero_stage == 1:
             lines.append("optimizer = ZeroRedundancyOptimizer(model.parameters(), "
-                         "optimizer_class=torch.optim.AdamW)")
+                         f"optimizer_class={TORCH_OPTIMIZER[row.optimizer]})")
     elif "reshard_after_forward" in k:  # FSDP2 (torch.distributed.fsdp.fully_shard), as ZeRO++ hpZ
-        param = TORCH_DTYPE.get(compute_dtype, "torch.bfloat16")
+        param = TORCH_DTYPE[row.compute_dtype]
         shard = (f"fully_shard({{}}, reshard_after_forward={k['reshard_after_forward']}, "
                  f"mp_policy=MixedPrecisionPolicy(param_dtype={param}, reduce_dtype={k['reduce_dtype']}))")
         if row.sync == "fsdp":  # timed one unit per transformer block: each block its own fully_shard
@@ -253,7 +257,7 @@ def _torch_text(row, compute_dtype: str) -> str:
         lines.append(shard.format("model")
                      + f"  # after forward the weights stay sharded over the node's {k['reshard_after_forward']} GPUs")
     else:
-        param = TORCH_DTYPE.get(compute_dtype, "torch.bfloat16")
+        param = TORCH_DTYPE[row.compute_dtype]
         # timed one unit per transformer block (--sync fsdp): the transformer auto-wrap policy makes them
         wrap = ("auto_wrap_policy=functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={Block}), "
                 if row.sync == "fsdp" else "")
@@ -271,11 +275,29 @@ def _torch_text(row, compute_dtype: str) -> str:
 
 
 def _check_framework(row, kind: str) -> None:
-    """DeepSpeed JSON only for a plan timed with DeepSpeed's schedule (``--sync ddp``): one made
-    with FSDP's, Horovod's, a flat or a per-tensor all-reduce was timed as that runs."""
+    """Refuse a setting that would not run what the plan timed (one line naming why).
+
+    DeepSpeed JSON only for a plan timed with DeepSpeed's schedule (``--sync ddp``): one made with
+    FSDP's, Horovod's, a flat or a per-tensor all-reduce was timed as that runs. Parameter servers
+    and asynchronous updates have no PyTorch, DeepSpeed or NCCL setting here. fp8 (compute or
+    gradients) has no switch in either framework's plain API (Transformer Engine's recipes are
+    outside it); ZeRO++ quantisation and optimizer offload are DeepSpeed's, not PyTorch's."""
+    if row.asynchronous or row.algorithm == "parameter-server":
+        raise InputError("emit", kind, "a plan that all-reduces or shards its gradients (this one was timed "
+                                       "with parameter servers, which no emitted setting runs)")
+    if kind == "env":
+        return
+    if "fp8" in (row.compute_dtype, row.grad_dtype):
+        what = "compute" if row.compute_dtype == "fp8" else "gradients"
+        raise InputError("emit", kind, f"env for an fp8 plan (fp8 {what}: no PyTorch or DeepSpeed switch "
+                                       "runs them; Transformer Engine's recipes do)")
     if kind == "deepspeed" and row.sync != "ddp":
         raise InputError("emit", kind, f"torch or env for a plan made with --sync {row.sync} (timed as that "
                                        "runs; plan with --sync ddp for DeepSpeed's schedule)")
+    if kind == "torch" and (row.offload_optimizer or row.quantize_weights or row.quantize_grads):
+        what = "optimizer offload" if row.offload_optimizer else "ZeRO++ quantisation"
+        raise InputError("emit", kind, f"deepspeed or env for a plan with {what} (DeepSpeed's; PyTorch "
+                                       "DDP/FSDP have no such switch)")
 
 
 def _fsdp_timing_note(row) -> str:
@@ -300,7 +322,7 @@ def _fsdp_timing_note(row) -> str:
             f"{shard}` times this configuration so")
 
 
-def render(row, kind: str, compute_dtype: str = "bf16") -> str:
+def render(row, kind: str) -> str:
     """The text to paste: shell exports, a PyTorch snippet, or DeepSpeed JSON (+ launch line)."""
     knobs(row, kind)  # validates kind (and that the plan was timed for that framework)
     if kind == "env":
@@ -308,5 +330,5 @@ def render(row, kind: str, compute_dtype: str = "bf16") -> str:
         note = "\n" + PER_TENSOR_NOTE if row.sync == "per-tensor" else ""
         return _env_text(row) + "\n" + launch + note
     if kind == "torch":
-        return _torch_text(row, compute_dtype)
-    return json.dumps(deepspeed_config(row, compute_dtype), indent=2)
+        return _torch_text(row)
+    return json.dumps(deepspeed_config(row), indent=2)

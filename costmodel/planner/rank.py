@@ -79,6 +79,8 @@ class PlanRow:
     # straggler wait + overlap interference + host overhead (training.losses)
     losses_s: float = 0.0
     input_wait_s: float = 0.0  # the step's wait for the data loader (--input-rate)
+    compute_dtype: str = "bf16"  # what the step was timed in (--compute-dtype as the GPU runs it)
+    optimizer: str = "adamw"
 
     def to_dict(self) -> dict:
         """Every field, for JSON."""
@@ -179,6 +181,7 @@ def _row(sweep, setting, scores, index, rank: int, totals: dict, sent=None) -> P
         objective_value=-score if score < 0 else score,
         **_totals_at(sweep, totals, index),
         bytes_sent=0.0 if sent is None else float(sent[index]),
+        compute_dtype=setting.compute_dtype, optimizer=setting.optimizer,
         **_quantized(setting, space.zero_stages[z]))
 
 

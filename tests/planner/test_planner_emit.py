@@ -12,6 +12,7 @@ from cli import app
 from costmodel.planner import emit
 from costmodel.planner.rank import PlanRow
 from costmodel.planner.recommend import plan
+from dpbase.errors import InputError
 
 # DeepSpeed configuration JSON keys (deepspeed.ai/docs/config-json: batch size, fp16/bf16,
 # communication options and ZeRO optimizations sections).
@@ -49,8 +50,17 @@ def best(request):
     return plan(model, "dgx-h100", explain=False, **kwargs).best
 
 
+def _deepspeed_only(row) -> bool:
+    """ZeRO++ quantisation and optimizer offload: DeepSpeed's switches, no PyTorch one."""
+    return bool(row.offload_optimizer or row.quantize_weights or row.quantize_grads)
+
+
 def test_every_setting_is_documented_and_maps_to_a_plan_field(best):
     for kind in emit.KINDS:
+        if kind == "torch" and _deepspeed_only(best):
+            with pytest.raises(InputError, match="deepspeed or env for a plan with"):
+                emit.knobs(best, kind)
+            continue
         for knob in emit.knobs(best, kind):
             assert knob.field in FIELDS
             if kind == "deepspeed":
@@ -78,6 +88,8 @@ def test_deepspeed_json_reproduces_the_plan(best):
 
 
 def test_torch_snippet_and_launch_line(best):
+    if _deepspeed_only(best):
+        best = dataclasses.replace(best, offload_optimizer=False, quantize_weights=None, quantize_grads=None)
     text = emit.render(best, "torch")
     assert f"--nnodes {best.nodes} --nproc-per-node {best.gpus_per_node}" in text
     if best.zero_stage <= 1:
@@ -98,6 +110,7 @@ def test_torch_snippet_and_launch_line(best):
 
 
 def test_fsdp_note_names_the_shard_of_a_hybrid_or_hpz_row(best):
+    best = dataclasses.replace(best, offload_optimizer=False, quantize_weights=None, quantize_grads=None)
     """The planner picks full sharding in every fixture (the hybrid and hpZ cases included), so
     the note's --shard suffix is rendered here from the same row at ZeRO-3 with each shard."""
     for shard in ("hybrid", "hpz"):
@@ -107,7 +120,8 @@ def test_fsdp_note_names_the_shard_of_a_hybrid_or_hpz_row(best):
 
 
 def test_fsdp_note_names_the_gather_of_a_zero2_row(best):
-    row = dataclasses.replace(best, zero_stage=2, shard="full", overlap_param_gather=False)
+    row = dataclasses.replace(best, zero_stage=2, shard="full", overlap_param_gather=False, offload_optimizer=False,
+                              quantize_weights=None, quantize_grads=None)
     assert "weights gathered after the optimizer" in emit.render(row, "torch")
     overlapped = dataclasses.replace(row, overlap_param_gather=True)
     assert "weights gathered beside the next forward" in emit.render(overlapped, "torch")
@@ -150,3 +164,49 @@ def test_offload_plans_emit_deepspeeds_offload_optimizer():
     config = json.loads(emit.render(best, "deepspeed"))
     # deepspeed.ai/docs/config-json: "offload_optimizer": {"device": "cpu", "pin_memory": ...}
     assert config["zero_optimization"]["offload_optimizer"] == {"device": "cpu", "pin_memory": True}
+
+
+def test_the_emitted_precision_is_the_one_the_plan_was_timed_in():
+    """On V100s (no bf16) a plan asked for in bf16 runs, and is timed, in fp16: DeepSpeed's JSON
+    and FSDP's MixedPrecision say fp16 (they said bf16, what was typed)."""
+    best = plan("gpt2", "dgx-1", global_batch=64, explain=False).best
+    assert best.compute_dtype == "fp16"
+    config = json.loads(emit.render(best, "deepspeed"))
+    assert config["fp16"] == {"enabled": True} and "bf16" not in config
+    fsdp = emit.render(dataclasses.replace(best, zero_stage=3), "torch")
+    assert "param_dtype=torch.float16" in fsdp and "bfloat16" not in fsdp.split("reduce_dtype")[0]
+
+
+@pytest.mark.parametrize("kwargs", [dict(compute_dtype="fp8"), dict(grad_dtypes=("fp8",))])
+def test_an_fp8_plan_emits_only_its_nccl_environment(kwargs):
+    """fp8 compute or gradients: no PyTorch or DeepSpeed switch runs them (DeepSpeed's JSON said
+    "bf16": false, plain fp32 training, and a bucket counted at 1 byte an element)."""
+    best = plan("gpt2", "dgx-h100", global_batch=64, nodes=2, explain=False, **kwargs).best
+    for kind in ("torch", "deepspeed"):
+        with pytest.raises(InputError, match="fp8"):
+            emit.render(best, kind)
+    assert "torchrun" in emit.render(best, "env")
+
+
+def test_a_parameter_server_plan_emits_nothing():
+    """Nothing emitted runs parameter servers or asynchronous updates: every kind is refused
+    (torch printed DDP with a compress hook, deepspeed a ZeRO-0 config)."""
+    for kwargs in (dict(asynchronous=True), dict(algorithms=("parameter-server",))):
+        best = plan("resnet-50", "dgx-a100", nodes=2, global_batch=1024, explain=False, **kwargs).best
+        assert best.algorithm == "parameter-server"
+        for kind in emit.KINDS:
+            with pytest.raises(InputError, match="parameter servers"):
+                emit.render(best, kind)
+
+
+def test_the_optimizer_and_horovods_16bit_gradients_are_emitted_as_timed():
+    best = plan("llama2-7b", "dgx-h100", nodes=4, global_batch=512, seq_len=4096, optimizer="sgd",
+                explain=False).best
+    if best.zero_stage == 1:
+        assert "optimizer_class=torch.optim.SGD" in emit.render(best, "torch")
+    zero1 = dataclasses.replace(best, zero_stage=1, sync="ddp")
+    assert "optimizer_class=torch.optim.SGD" in emit.render(zero1, "torch")
+    hvd = dataclasses.replace(best, zero_stage=0, sync="horovod", grad_dtype="bf16")
+    text = emit.render(hvd, "torch")
+    assert "compression=hvd.Compression.fp16" in text and "no bf16 compressor" in text
+    assert "compression" not in emit.render(dataclasses.replace(hvd, grad_dtype="fp32"), "torch")
