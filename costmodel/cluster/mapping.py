@@ -72,7 +72,13 @@ class Layout:
 
     @property
     def node_network_Bps(self) -> float:
-        return self.system.achievable_node_network_Bps
+        """The network bandwidth a node's ranks of this layout can drive: every NIC on a full node;
+        with fewer GPUs used, the NICs they reach, each GPU its share of the node's NICs and at
+        least one (NCCL drives the NICs nearest each GPU): two ranks on DGX H100 nodes, one GPU
+        each, meet over one 400 Gb/s NIC, not the node's eight."""
+        system = self.system
+        reach = self.gpus_per_node / min(system.nics_per_node, system.gpus_per_node)
+        return system.achievable_node_network_Bps * min(1.0, reach)
 
     @property
     def inter_Bps(self) -> float:
@@ -81,8 +87,11 @@ class Layout:
 
     @property
     def one_domain(self) -> bool:
-        """Every rank in one NVLink domain: one node, or NVL72-style trays joined by NVLink."""
-        return self.nodes == 1 or self.ranks <= getattr(self.system, "scaleup_domain_gpus", self.gpus_per_node)
+        """Every rank in one NVLink domain: one node, or NVL72-style trays joined by NVLink. The
+        nodes used count whole (their GPUs beyond ``gpus_per_node`` idle): two 8-GPU nodes with
+        one rank each are two domains joined by their NICs, not one of two GPUs."""
+        whole = self.nodes * self.system.gpus_per_node
+        return self.nodes == 1 or whole <= getattr(self.system, "scaleup_domain_gpus", self.system.gpus_per_node)
 
 
 def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = None) -> Layout:
