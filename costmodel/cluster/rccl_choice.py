@@ -33,6 +33,11 @@ _TOPOLOGIES = LayoutCache(256)
 
 def _topology(lay: Layout) -> RcclTopology:
     system, nodes, per_node = lay.system, lay.nodes, lay.gpus_per_node
+    if system.gpu.vendor != "amd":  # as NCCL's model refuses AMD systems (costmodel.nccl.search)
+        from dpbase.errors import NotApplicableError
+
+        raise NotApplicableError("system", system.name, "an AMD GPU system for RCCL's model; on "
+                                 f"{system.gpu.vendor} GPUs use --backend auto (NCCL's model) or ideal")
     rule = topology_rule(system.gpu.name, per_node, system.nics_per_node)
     bus_GBps = rule["base_bw_GBps"]
     if bus_GBps is None:

@@ -90,10 +90,11 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
            else "")
         + f", {b.bucket_count} buckets of {format_size(b.bucket_bytes)}"
         + (", activation recomputation (backward re-runs the forward)" if b.recompute else ""),
-        f"sync {b.sync}, transport {b.transport}; losses: overlap slowdown {b.overlap_slowdown:.1%}, "
-        f"GPU speed spread {b.speed_cv:.1%}"
+        f"sync {b.sync}, transport {b.transport}; losses: overlap slowdown {b.overlap_slowdown:.1%}"
+        + (f", GPU speed spread {b.speed_cv:.1%}" if b.synchronous else "")
         + (f", slow node x{b.slow_node_factor:g}" if b.slow_node_factor > 1 else "")
         + (f", jitter {b.jitter_cv:.1%}" if b.jitter_cv else "")
+        + ("" if b.synchronous else "; no straggler wait (asynchronous: nobody waits for the slowest)")
         + (f"; ZeRO++ int{b.quantize_weights} weights" if b.quantize_weights else "")
         + (f"; ZeRO++ int{b.quantize_grads} gradients (all-to-all)" if b.quantize_grads else "")
         + ("; parameter all-gather overlapped with the next forward" if b.overlap_param_gather else "")
@@ -137,7 +138,8 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
 
 
 def _what_fits(b, recomputed=None) -> str:
-    """What to change when the step does not fit: a ZeRO stage, else recomputation, else more."""
+    """What to change when the step does not fit: a ZeRO stage this configuration runs, else
+    recomputation, else more (and a stage that would fit under another sync mode, named so)."""
     options = ", ".join(f"ZeRO-{stage} {_gb(total)}" for stage, total in enumerate(b.zero_totals_bytes))
     if b.smallest_fitting_zero_stage is not None:
         return f"  would fit: --zero {b.smallest_fitting_zero_stage} ({options})"
@@ -145,9 +147,18 @@ def _what_fits(b, recomputed=None) -> str:
         stage = recomputed.smallest_fitting_zero_stage
         return (f"  no ZeRO stage fits ({options}); would fit: --recompute --zero {stage} "
                 f"({_gb(recomputed.zero_totals_bytes[stage])})")
+    from costmodel.training import memory
+
+    elsewhere = [stage for stage, total in enumerate(b.zero_totals_bytes)
+                 if memory.fits(total, b.memory.capacity_bytes, b.memory.reserve_bytes)]
     smaller = "lower --micro-batch, " if b.micro_batch > 1 else ""
     recompute = "" if b.recompute or recomputed is None else "--recompute, "
-    return f"  no ZeRO stage fits ({options}): {smaller}{recompute}add GPUs or use model parallelism"
+    how = "the parameter servers" if not b.synchronous else "--host-reduce" if b.host_reduce else \
+        None if b.sync == "ddp" else f"--sync {b.sync}"
+    which = "" if how is None else f" {how} runs"
+    other = f"; --sync ddp --zero {elsewhere[0]} would fit" if elsewhere and how else ""
+    return (f"  no ZeRO stage{which} fits ({options}): {smaller}{recompute}add GPUs or use model "
+            f"parallelism{other}")
 
 
 @cli_errors
@@ -219,6 +230,13 @@ def iteration(
     system = hardware.load_system(cluster)
     node_count, per_node = gpu_group(system, nodes, gpus)
     algorithm = _algorithm(algorithm, asynchronous)
+    if host_reduce and algorithm != "auto":  # the host's own all-reduce runs, whatever NCCL would
+        raise InputError("--algorithm", algorithm, "auto with --host-reduce (the gradients go through host "
+                                                   "memory: PCIe copies, CPU reduction, the CPUs' ring across nodes)")
+    if asynchronous and parse_time(host_overhead, "host_overhead") != losses.HOST_OVERHEAD_S:
+        raise InputError("--host-overhead", host_overhead, "its default with --async (the overhead of a "
+                                                           "data-parallel synchronised step, which parameter-server "
+                                                           "workers never take)")
     if ps_placement not in (None, "dedicated", "colocated"):
         raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
     colocated = None if ps_placement is None else ps_placement == "colocated"

@@ -73,9 +73,10 @@ def measured_config(config, run: MeasuredRun):
 def measured_speed(workload, system, config, rate: str, run: MeasuredRun, backend: str | None = None):
     """(the solve, its source) for --rate's measured run of ``config`` (:func:`measured_config`) on
     ``run.gpus`` GPUs of ``system``; an out-of-reach rate is refused (:func:`measured_rate.reachable`)."""
-    from costmodel.training import measured_rate, workloads
+    from costmodel.training import measured_rate, memory, workloads
     from costmodel.training.oncluster import measured_mfu
 
+    memory.check_recompute(workload, run.recompute, "rate_recompute")
     gpus = 1 if run.gpus is None else run.gpus
     tokens = workloads.tokens_per_sample(workload, workloads.resolve_seq_len(workload, config.seq_len))
     samples = measured_rate.parse_rate(rate, tokens)

@@ -105,6 +105,11 @@ class SyncPlan:
     # total): what an overlapped gather (Megatron --overlap-param-gather) hides behind forward
     after: PhaseTimes = NO_COLLECTIVES
     payload_bytes: float  # sizes handed to collectives per synchronisation (nccl-tests sizes)
+    step_bytes: float = 0.0  # and once per optimizer step (ZeRO-1/2's parameter gather after the optimizer)
+
+    def bytes_per_step(self, accumulation_steps: int) -> float:
+        """Bytes handed to collectives in one optimizer step of ``accumulation_steps`` micro-batches."""
+        return (accumulation_steps if self.every_micro_batch else 1) * self.payload_bytes + self.step_bytes
 
 
 def _bucket_seconds(parts: list[tuple], size):
@@ -196,7 +201,7 @@ def check_topk(topk_fraction: float | None, zero_stage: int) -> float | None:
     if not 0.0 < topk_fraction <= 1.0:
         raise InputError("topk", topk_fraction, "a fraction in (0, 1]")
     if zero_stage != 0:
-        raise InputError("topk", topk_fraction, "no value with --zero 1/2/3 (DDP comm hooks only)")
+        raise InputError("topk", topk_fraction, "no value with ZeRO (--zero 1/2/3, --sync fsdp): DDP comm hooks only")
     return float(topk_fraction)
 
 
@@ -257,11 +262,11 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
             backward_parts.append(("all-reduce", replica_share, 0.0, replicas))
     fields = _fields(layout)
     backward, payload = _phase(fields, backward_parts)
-    forward, after, post_step, extra = NO_COLLECTIVES, NO_COLLECTIVES, 0.0, 0.0
-    if zero_stage == 3:
+    forward, after, post_step, extra, once = NO_COLLECTIVES, NO_COLLECTIVES, 0.0, 0.0, 0.0
+    if zero_stage == 3:  # the forward's gather, every micro-batch
         forward, extra = _phase(fields, [gather])
-    elif zero_stage in (1, 2):
-        after, extra = _phase(fields, [gather])
+    elif zero_stage in (1, 2):  # the gather after the optimizer, once a step
+        after, once = _phase(fields, [gather])
         post_step = after.first_s + fields[3] * after.full_s + after.last_s
     return SyncPlan(backward=backward, forward=forward, post_step_s=post_step,
-                    every_micro_batch=zero_stage >= 2, payload_bytes=payload + extra, after=after)
+                    every_micro_batch=zero_stage >= 2, payload_bytes=payload + extra, step_bytes=once, after=after)

@@ -402,10 +402,14 @@ def _check(config: TrainingConfig, ranks: int) -> None:
     check_optimizer_impl(config.optimizer_impl, config.asynchronous, config.offload_optimizer)
     stragglers.check_jitter(config.jitter_cv)
     losses.check(config.losses)
+    # nobody waits under asynchronous updates: zero-mean jitter and spread cost nothing, but a
+    # persistently slow worker lands fewer updates, which is not modelled
+    if config.asynchronous and config.losses.slow_node_factor != 1.0:
+        raise InputError("slow_node", config.losses.slow_node_factor,
+                         "1 with asynchronous updates (workers never wait for one another; a slower worker's "
+                         "fewer updates are not modelled)")
     if config.transport not in transport.TRANSPORTS:
         raise InputError("transport", config.transport, ", ".join(transport.TRANSPORTS))
-    gradsync.check_topk(config.topk_fraction, config.zero_stage)
-    gradsync.check_quantization(config.quantize_weights, config.quantize_grads, config.zero_stage)
     bucket, first = config.bucket_bytes, config.first_bucket_bytes  # None: the sync mode's default
     overlap.check_bucket_sizes(overlap.MIN_BUCKET_BYTES if bucket is None else bucket,
                                overlap.MIN_BUCKET_BYTES if first is None else first)
@@ -527,9 +531,19 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
                                  activations_bytes=activations, logits=logits, capacity_bytes=gpu.memory_bytes)
     totals = tuple(stage[3] for stage in stages)
     fitting = [stage for stage, total in zip(memory.ZERO_STAGES, totals)
-               if memory.fits(total, chosen.capacity_bytes, chosen.reserve_bytes)]
+               if memory.fits(total, chosen.capacity_bytes, chosen.reserve_bytes) and _stage_allowed(config, stage)]
     return {"memory": chosen, "zero_totals_bytes": totals,
             "smallest_fitting_zero_stage": fitting[0] if fitting else None}
+
+
+def _stage_allowed(config, stage: int) -> bool:
+    """Whether ``stage`` runs with the rest of ``config``: its sync mode's stages, ZeRO-0 for a
+    host-memory all-reduce or parameter servers, ZeRO >= 1 to offload the optimizer."""
+    if config.host_reduce or config.asynchronous:
+        return stage == 0
+    if config.offload_optimizer and stage == 0:
+        return False
+    return syncmodes.stage_runs(config.sync, stage)
 
 
 def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, slowdown) -> dict:
@@ -740,6 +754,9 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     _check(config, ranks)
     memory.check_recompute(workload, config.recompute)
     config, setup = _resolve_sync(workload, config)
+    # on the stage the sync mode runs (--sync fsdp is ZeRO-3 whatever --zero says)
+    gradsync.check_topk(config.topk_fraction, config.zero_stage)
+    gradsync.check_quantization(config.quantize_weights, config.quantize_grads, config.zero_stage)
     gradsync.check_overlap_param_gather(config.overlap_param_gather, config.zero_stage)
     offload.check(config.offload_optimizer, config.zero_stage, host)
     _check_shard(config, groups)
@@ -773,7 +790,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         rank_alone_samples_per_s=per_rank / float(step.compute_s + optimizer_s),
         scaling_efficiency=efficiency,
         comm_share=float(step.exposed_comm_s) / total,
-        sync_payload_bytes=(k if plan.every_micro_batch else 1) * plan.payload_bytes,
+        sync_payload_bytes=plan.bytes_per_step(k),
         sync_s_per_sample=float(step.comm_s) / per_rank,
         staleness_updates=float(stragglers.async_staleness_updates(ranks)) if config.asynchronous else 0.0,
         **_memory(workload, config, precision, ranks, compute.seq_len, gpu, compute.compute_dtype,

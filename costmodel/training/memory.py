@@ -216,10 +216,11 @@ def transformer_activation_bytes(layers, hidden, heads, seq_len, micro_batch, el
             + (layers * MEMORY_STATE_BYTES + stored_layers * MEMORY_KV_BYTES) * cached) * scale
 
 
-def check_recompute(workload: Workload, recompute: bool) -> bool:
-    """Recomputation is modelled for transformer layers only (not for CNNs)."""
+def check_recompute(workload: Workload, recompute: bool, field: str = "recompute") -> bool:
+    """Recomputation is modelled for transformer layers only (not for CNNs); ``field``: the
+    option that asked for it (--rate-recompute for a measured run's)."""
     if recompute and not recompute_applies(workload):
-        raise NotApplicableError("recompute", recompute,
+        raise NotApplicableError(field, recompute,
                                  f"False for {workload.kind} models ({workload.name}): "
                                  "recomputation is modelled for transformer layers only")
     return bool(recompute)

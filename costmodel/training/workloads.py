@@ -480,11 +480,26 @@ def check_image_model(kind: str, entry: dict) -> None:
         value = entry.get(field, "missing")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise InputError(f"model.{field}", value, allowed)
+    for field, most in PER_SAMPLE_LIMITS.items():  # finite and within reach of a real model
+        value = entry.get(field)
+        if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                      and 0 < value <= most):
+            raise InputError(f"model.{field}", value, f"a number > 0 and at most {most:.0e} "
+                                                      f"({PER_SAMPLE_LIMIT_REASON[field]})")
     if kind == "cnn" and not any(_positive_int(entry.get(field)) for field in ("tensors", "layers")):
         raise InputError("model.tensors", entry.get("tensors", "missing"),
                          "the gradient tensors of a cnn model (an integer >= 1; ResNet-50 161), or its conv "
                          "layers in layers (3 tensors each: weight, batch-norm weight and bias): a micro-batch's "
                          "fixed time and per-tensor synchronisation count them")
+
+
+# Per-sample quantities a model file may state: at most about 1,000x the largest bundled model's
+# (ViT-L/16 369.6 GFLOPs for training; VGG16's and ResNet-152's activations 13.6 M and 22.6 M).
+PER_SAMPLE_LIMITS = {"flops_per_sample": 1e15, "activation_elements_per_sample": 1e11}
+PER_SAMPLE_LIMIT_REASON = {"flops_per_sample": "training FLOPs per sample; ViT-L/16's are 3.7e11",
+                           "activation_elements_per_sample": "ResNet-152's are 2.3e7"}
+# A transformer layer holds at least its query and output projections: 2·h² parameters.
+MIN_LAYER_PARAMS_PER_HIDDEN2 = 2
 
 
 def _positive_int(value) -> bool:
@@ -547,7 +562,7 @@ def _user_relative_mfu(entry: dict, kind: str) -> dict:
         low, high = RELATIVE_MFU_RANGE
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
             raise InputError(f"model.{field}", value, f"the model's MFU over ResNet-50's on the same GPU, "
-                             f"a number in [{low:g}, {high:.3g}] (Winograd's 4x over ResNet-50's ceiling)")
+                             f"a number in [{low:g}, {high:.4f}] (Winograd's 4x over ResNet-50's ceiling)")
     if not given:
         return {}
     return {**{field: float(value) for field, value in given.items()}, "relative_mfu_origin": "stated in the model file"}
@@ -590,6 +605,8 @@ def load_model_file(path: str) -> Workload:
         field = "relative_attention" if switches["relative_attention"] else "memory_length"
         raise InputError(f"model.{field}", entry[field], "false or 0 (or absent) for a cnn model: it has no attention")
     relative = _user_relative_mfu(entry, kind)
+    if not isinstance(entry.get("name", ""), str):
+        raise InputError("model.name", entry["name"], "a string")
     workload = Workload(
         name=str(entry.get("name", os.path.splitext(os.path.basename(os.fspath(path)))[0])), params=params,
         layers=int(entry.get("layers", layers)), hidden_size=int(entry.get("hidden_size", hidden)),
@@ -607,7 +624,26 @@ def load_model_file(path: str) -> Workload:
         raise InputError(field, entry.get("embedding_params") or workload.vocab,
                          f"an input embedding of at most the model's {params:,} params (vocab × hidden "
                          f"= {workload.vocab:,} × {workload.hidden_size:,} here, or embedding_params)")
+    _check_sizes_agree(entry, kind, params)
     return workload
+
+
+def _check_sizes_agree(entry: dict, kind: str, params: int) -> None:
+    """The counts a file states agree with its parameters: a model's matmuls run over at most its
+    parameters (``flops_params``), and a transformer's stated layers of width h hold at least
+    2·h² parameters each beside its embedding (an FSDP unit, one layer, of 1 byte came from
+    38.6 M parameters stated for a 768-wide layer of a 50,257-token vocabulary: the embedding
+    alone)."""
+    if entry.get("flops_params", 0) > params:
+        raise InputError("model.flops_params", entry["flops_params"],
+                         f"at most the model's {params:,} params (the parameters its matmuls run over)")
+    layers, hidden = entry.get("layers", 0), entry.get("hidden_size", 0)
+    embedding = entry.get("embedding_params") or entry.get("vocab", 0) * hidden
+    least = MIN_LAYER_PARAMS_PER_HIDDEN2 * layers * hidden * hidden + embedding
+    if kind != "cnn" and layers and hidden and params < least:
+        raise InputError("model.params", params, f"at least {least:,} for {layers} layers of hidden size {hidden:,} "
+                         f"and a {embedding:,}-parameter embedding (each layer's query and output projections "
+                         "alone are 2·h² parameters)")
 
 
 def resolve_seq_len(workload: Workload, seq_len: int | None) -> int:

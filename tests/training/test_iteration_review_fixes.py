@@ -1,0 +1,121 @@
+"""Defects a review of `dpcost iteration` found (2026-11-28): each reproduced, each refused or
+corrected, never silently ignored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+
+runner = CliRunner()
+GPT2 = ["iteration", "--model", "gpt2", "--cluster", "dgx-a100", "--nodes", "2", "--micro-batch", "8"]
+
+
+def _run(args):
+    result = runner.invoke(app, args)
+    return result, result.stdout
+
+
+def _error(args) -> str:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def test_fsdp_is_checked_as_the_zero_3_it_runs():
+    """--sync fsdp runs ZeRO-3: top-k (a DDP comm hook) is refused as with --zero 3, and ZeRO++
+    quantisation is accepted (it was refused as 'a ZeRO stage >= 1', and top-k silently halved
+    the communication)."""
+    assert "topk" in _error([*GPT2, "--sync", "fsdp", "--topk", "0.01"])
+    for flag, value in (("--quantize-weights", "8"), ("--quantize-grads", "4")):
+        result, out = _run([*GPT2, "--sync", "fsdp", flag, value, "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(out)["zero_stage"] == 3
+
+
+def test_asynchronous_updates_refuse_what_they_would_ignore():
+    """Parameter-server workers never wait: a slow node (fewer updates, not modelled) and a host
+    overhead of synchronised steps are refused; jitter and spread cost nothing and the losses
+    line says there is no straggler wait."""
+    base = ["iteration", "--model", "resnet-50", "--cluster", "dgx-a100", "--nodes", "2", "--micro-batch", "64", "--async"]
+    assert "slow_node" in _error([*base, "--slow-node", "2"])
+    assert "--host-overhead" in _error([*base, "--host-overhead", "50ms"])
+    result, out = _run(base)
+    assert result.exit_code == 0 and "GPU speed spread" not in out and "no straggler wait" in out
+
+
+def test_zero2_payload_counts_the_gather_once_a_step():
+    """ZeRO-2 reduce-scatters every micro-batch and gathers the weights once after the optimizer:
+    4 micro-batches move 4 reduce-scatters + 1 gather (67.4 GB for llama2-7b), not 4 x both."""
+    args = ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "1",
+            "--seq-len", "4096", "--zero", "2", "--json"]
+    one = json.loads(_run([*args, "--accum", "1"])[1])["sync_payload_bytes"]
+    four = json.loads(_run([*args, "--accum", "4"])[1])["sync_payload_bytes"]
+    gather = one / 2  # bf16 weights and gradients: the reduce-scatter and the gather hand over the same bytes
+    assert four == pytest.approx(4 * (one - gather) + gather, rel=1e-9)
+
+
+@pytest.mark.parametrize("extra", [["--sync", "horovod"], ["--host-reduce"]])
+def test_the_memory_advice_names_only_stages_the_configuration_runs(extra):
+    """Horovod and a host-memory all-reduce run ZeRO-0 only: the advice said 'would fit: --zero 1',
+    which is then refused."""
+    result, out = _run(["iteration", "--model", "llama2-7b", "--cluster", "dgx-a100", "--nodes", "2",
+                        "--micro-batch", "1", *extra])
+    assert result.exit_code == 0, result.output
+    assert "would fit: --zero" not in out and "--sync ddp --zero 1 would fit" in out
+
+
+def _model_file(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "m.toml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+CNN = ('kind = "cnn"\nparams = 25557032\ntensors = 161\nflops_per_sample = {flops}\n'
+       'activation_elements_per_sample = {acts}\n')
+
+
+@pytest.mark.parametrize(("text", "field"), [
+    (CNN.format(flops="24.54e9", acts="inf"), "model.activation_elements_per_sample"),
+    (CNN.format(flops="inf", acts="11.1e6"), "model.flops_per_sample"),
+    (CNN.format(flops="1e300", acts="11.1e6"), "model.flops_per_sample"),
+    ('params = 124000000\nlayers = 12\nhidden_size = 768\nheads = 12\nvocab = 50257\nflops_params = 1000000000000\n',
+     "model.flops_params"),
+    ('params = 45675264\nlayers = 1\nhidden_size = 768\nheads = 12\nvocab = 50257\n', None),
+    ('params = 38597376\nlayers = 1\nhidden_size = 768\nheads = 12\nvocab = 50257\n', "model.params"),
+    ('name = {a = 1}\nparams = 124000000\nlayers = 12\nhidden_size = 768\nheads = 12\nvocab = 50257\n', "model.name"),
+])
+def test_a_model_file_states_what_a_model_can_be(tmp_path, text, field):
+    args = ["iteration", "--model", _model_file(tmp_path, text), "--cluster", "dgx-a100", "--micro-batch", "8"]
+    if field is None:  # one 768-wide layer (7.1 M) beside a 50,257 x 768 embedding (38.6 M)
+        assert runner.invoke(app, args).exit_code == 0
+        return
+    assert _error(args).startswith(f"error: {field}: ")
+
+
+def test_the_relative_mfu_limit_is_printed_as_it_is_checked(tmp_path):
+    text = CNN.format(flops="24.54e9", acts="11.1e6") + "relative_mfu_fp32 = 2.9\n"
+    line = _error(["iteration", "--model", _model_file(tmp_path, text), "--cluster", "dgx-a100", "--micro-batch", "8"])
+    assert "[0.05, 2.8976]" in line
+
+
+def test_a_measured_runs_recomputation_is_refused_under_its_own_option():
+    line = _error(["iteration", "--model", "resnet-50", "--cluster", "dgx-a100", "--micro-batch", "64",
+                   "--rate", "2000", "--rate-recompute"])
+    assert line.startswith("error: rate_recompute: ")
+
+
+def test_rccl_is_refused_on_nvidia_as_nccl_is_on_amd():
+    assert "AMD GPU system" in _error([*GPT2, "--backend", "rccl"])
+    assert "NVIDIA GPU system" in _error(["iteration", "--model", "gpt2", "--cluster", "mi300x-8x",
+                                          "--micro-batch", "8", "--backend", "nccl"])
+
+
+def test_a_host_memory_all_reduce_refuses_a_named_algorithm():
+    assert _error([*GPT2, "--host-reduce", "--algorithm", "ring"]).startswith("error: --algorithm: ")
