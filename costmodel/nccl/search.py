@@ -5,7 +5,8 @@ each GPU a total bandwidth (NVLink links × per-link effective GB/s, or the PCIe
 or a NIC's Gb/s / 8); the search walks its speed ladder from the highest speed the best path
 allows, keeps the speed × channels product that is largest, stops when it covers the GPU's
 total or when the next speed is under 0.49× the one found, then duplicates channels
-(``ncclTopoDupChannels``). NVLS takes one channel per GPU. On PCIe, NCCL uses peer-to-peer
+(``ncclTopoDupChannels``). NVLS takes one channel per GPU (across nodes, per NIC). Across
+nodes a ring on PCIe is still bounded by the node's per-GPU total. On PCIe, NCCL uses peer-to-peer
 only up to its P2P level (``ncclTopoCheckP2p``); farther pairs, or GPUs whose driver has no
 P2P, go through host memory (SHM): the path then crosses the CPU, Intel host bridges are
 charged ×6/5, and GPUs behind one PCIe switch share its uplink. The hardware is read only here.
@@ -193,11 +194,22 @@ def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables
     if n_nodes == 1:
         channels, speed = ladder_search(total, max_path, ladder(cc, "intra", t), search["max_channels"], t)
     else:
+        # Across nodes every channel runs NET -> GPU -> ... -> GPU -> NET (search.cc
+        # ncclTopoSearchRecNet / ncclTopoSearchRecGpu): each NIC carries its channels once
+        # (n_links x floor(nic / s)), and every channel still loads each GPU's intra-node path
+        # (ncclTopoFollowPath). On PCIe (P2P or through host memory) a GPU's NIC traffic crosses
+        # its own PCIe link too, so the node's per-GPU total bounds the ring as on one node
+        # (NCCL stops at nChannels x bw >= totalBw, the GPU's PCIe rate). Over NVLink the NICs
+        # bound it (each channel's first and last GPU reach their NICs over PCIe, and NVLink
+        # carries the rest with room to spare on every bundled node; an NVLink total below the
+        # NICs' aggregate, which NCCL's search would also cap, is not modelled).
         nic = system.nic_bandwidth_Bps / 1e9
         max_path = _nic_path_GBps(system, max_path, t)
         nics = _nics_used(system, ppn)
-        channels, speed = ladder_search(max(total, nics * nic), max_path, ladder(cc, "inter", t),
-                                        search["max_channels"], t, per_link_GBps=nic, n_links=nics)
+        if path == "NVLINK" or ppn == 1:
+            total = max(total, nics * nic)
+        channels, speed = ladder_search(total, max_path, ladder(cc, "inter", t), search["max_channels"], t,
+                                        per_link_GBps=nic, n_links=nics)
     dup_ch, dup_speed = dup_channels(channels, speed, cc, t)
     return NcclGraph(n_channels=dup_ch, bw_intra_GBps=dup_speed, bw_inter_GBps=dup_speed)
 
@@ -225,7 +237,13 @@ def nvls_speeds(total_GBps: float, heads: int, speeds: tuple[float, ...]) -> tup
 def _nvls_graph(system: System, n_nodes: int, ppn: int, t: NcclTables) -> NcclGraph | None:
     """NVLS heads, one per GPU (at most NCCL_MAX_NVLS_ARITY), at :func:`nvls_speeds`: on one node
     on the intra ladder; across nodes on the inter ladder up to the GPU's path to its NIC (NCCL
-    then searches only the NIC:GPU heads, at one speed for both)."""
+    then searches only the NIC:GPU heads, at one speed for both).
+
+    Across nodes a head is a NIC's local GPU, one channel per NIC: search.cc
+    ``ncclTopoSearchRecNet`` adds an NVLS channel only while ``nChannels < netCount``, from a NIC's
+    ``localGpu`` not yet a head. With one NIC per node the graph has one channel, and NCCL's
+    tuning drops NVLS and NVLS-tree below two (tuning.cc ``ncclTopoTuneModel``: "NVLS/NVLStree
+    needs at least 2 channels"; here :attr:`NcclTopology.nvls_capable`)."""
     has_nvls = system.in_network_reduction == "nvls" and system.intra_fabric == "nvswitch"
     if not has_nvls or system.gpu.compute_capability < 90 or ppn < 2:
         return None
@@ -235,6 +253,7 @@ def _nvls_graph(system: System, n_nodes: int, ppn: int, t: NcclTables) -> NcclGr
     if n_nodes == 1:
         speeds = ladder(cc, "intra", t)
     else:
+        channels = min(channels, _nics_used(system, ppn))
         speeds = speeds_within(ladder(cc, "inter", t), _nic_path_GBps(system, max_path, t))
     found = nvls_speeds(total, channels, speeds)
     if found is None:

@@ -109,16 +109,32 @@ def nvls_one_node_gain(collective: str, cell: CostCell, topo: NcclTopology, t: N
 def link_factor(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTables) -> float:
     """What nccl-tests achieves per unit of NCCL's graph speed on this cell's links.
 
-    Through host memory (one node, SHM) the links' own rate replaces NCCL's graph speed
+    Through host memory (SHM) the links' own rate replaces NCCL's graph speed
     (:mod:`costmodel.nccl.hostmem`); elsewhere NCCL's graph is the hardware's rate, scaled by the
-    measured efficiency of the bottleneck link class.
+    measured efficiency of the bottleneck link class. Across nodes that is the network, and on a
+    PCIe node also the node's own GPU links: every channel still runs GPU to GPU inside each node
+    over the same PCIe (or host-memory) path at the same per-channel speed, so the ring never
+    beats what one node's GPUs carry (:func:`_pci_intra_factor`). Over NVLink the channels are
+    the NICs' and NVLink carries them with room to spare.
     """
     m = t.section("nccl_tests")
     if topo.n_nodes > 1:  # the network: RDMA's fitted efficiency or the transport's own, on the fabric's share
         rate = topo.net_efficiency if topo.net_efficiency is not None else m[f"efficiency_{link_class(topo)}"]
+        if topo.intra_path == "PCI" and topo.ppn > 1:
+            return min(rate * topo.net_share, _pci_intra_factor(collective, cell, topo, t))
         return rate * topo.net_share
     if topo.shm is None:  # NVLS on one node is not held to the search's bwInter (nvls_one_node_gain)
         return m[f"efficiency_{link_class(topo)}"] * nvls_one_node_gain(collective, cell, topo, t)
+    return _pci_intra_factor(collective, cell, topo, t)
+
+
+def _pci_intra_factor(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTables) -> float:
+    """What a PCIe node's own GPU links achieve per unit of the cell's graph speed: the P2P
+    efficiency, or through host memory the links' rate (:mod:`costmodel.nccl.hostmem`) over the
+    graph's channels × speed, at the SHM (or streaming) efficiency."""
+    m = t.section("nccl_tests")
+    if topo.shm is None:
+        return m["efficiency_pci"]
     graph = graph_for(cell.algorithm, topo) or topo.ring
     scale = hostmem.bus_bw_GBps(collective, topo) / (graph.n_channels * graph.bw_intra_GBps)
     efficiency = m["efficiency_shm"] if hostmem.duplex(collective, topo.n_ranks) else m["efficiency_pci"]
