@@ -143,7 +143,7 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
                 and backend in (None, "auto", "ideal")):
             try:
                 rows.extend(_grid_rows(primitive, algorithm, group, size_list, alpha_s, bandwidth_Bps,
-                                       gamma_s_per_byte))
+                                       gamma_s_per_byte, stack=stack, backend=backend))
             except NotApplicableError as error:
                 skipped.append(error)
             continue
@@ -166,8 +166,10 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
 
 
 def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[float], alpha_s: Any,
-               bandwidth_Bps: Any, gamma_s_per_byte: Any) -> list[dict[str, Any]]:
-    """Rows of one named algorithm on a bare α/β link: the formulas evaluated as one numpy grid."""
+               bandwidth_Bps: Any, gamma_s_per_byte: Any, *, stack: str | None = None,
+               backend: str | None = None) -> list[dict[str, Any]]:
+    """Rows of one named algorithm on a bare α/β link: the formulas evaluated as one numpy grid
+    (its first point answered by :func:`predict`, whose checks refuse what the grid would ignore)."""
     import numpy as np
 
     from costmodel.collectives.evaluate import evaluate_grid
@@ -180,7 +182,7 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
     n_grid, size_grid = np.meshgrid(np.asarray(ranks, dtype=float), np.asarray(sizes, dtype=float), indexing="ij")
     out = evaluate_grid(primitive, algorithm, n_grid, size_grid, alpha, bw, gamma)
     template = predict(primitive, sizes[0], algorithm, ranks=int(ranks[0]), alpha_s=alpha, bandwidth_Bps=bw,
-                       gamma_s_per_byte=gamma, _cli_words=True).to_dict()
+                       gamma_s_per_byte=gamma, stack=stack, backend=backend, _cli_words=True).to_dict()
     renamed = {"sent_max": "bytes_sent_max", "recv_max": "bytes_received_max", "total": "bytes_total",
                "aux_max": "bytes_aux_max"}
     grid = {renamed.get(key, key): np.broadcast_to(value, n_grid.shape) for key, value in out.items()}

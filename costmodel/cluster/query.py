@@ -76,8 +76,8 @@ def _names(q: Query, candidates: list[Any]) -> list[Any]:
         stack = None if q.stack is None else stack_named(q.stack)
         return [e for e in candidates if not e.in_network  # a plain link has no reducing switch
                 and (stack is None or runs(stack, e.primitive, e.algorithm))]
-    if q.algorithm == "all":
-        return candidates
+    if q.algorithm == "all":  # every textbook algorithm the link runs: no reducing switch either
+        return [e for e in candidates if not e.in_network]
     return [get(q.primitive, q.algorithm)]
 
 
@@ -140,16 +140,24 @@ def check_conflicts(q: Query) -> None:
     if q.stack is not None and backend in REALISTIC_BACKENDS:  # the backend names the library itself
         raise NotApplicableError("--stack", q.stack, f"left out with --backend {backend} (it models that library's "
                                  "own choice); --stack picks the library under --backend auto or ideal")
+    if q.cluster is None and q.nodes != 1:  # a link's ranks are --ranks; nodes belong to a cluster
+        raise InputError("--nodes", q.nodes, "only with --cluster (a link or --alpha/--bandwidth takes --ranks)")
     inter = [name for name in ("alpha_inter", "bandwidth_inter") if getattr(q, name) is not None]
     if inter and (q.algorithm in ("auto", "all") or not get(q.primitive, q.algorithm).hierarchical):
         raise InputError(_given(q, inter)[0], getattr(q, inter[0]),
                          "only with --algorithm hierarchical (the rates of its inter-node level)")
+    asked = {"servers": q.servers, "chunks": q.chunks, "colocated": True if q.colocated else None,
+             "pipelined": False if not q.pipelined else None}
+    if q.algorithm == "auto":  # the choice is the library's or the fastest: nothing would take them
+        given = [name for name, value in asked.items() if value is not None]
+        if given:
+            flag = {"colocated": "--colocated", "pipelined": "--no-pipeline"}.get(given[0], f"--{given[0]}")
+            raise InputError(flag, asked[given[0]], "a named --algorithm that takes it (or --algorithm all), "
+                             "not auto")
     if q.algorithm in ("auto", "all"):
         return
     entry = get(q.primitive, q.algorithm)
     accepted = {param.name for param in entry.params}
-    asked = {"servers": q.servers, "chunks": q.chunks, "colocated": True if q.colocated else None,
-             "pipelined": False if not q.pipelined else None}
     for name, value in asked.items():
         if value is not None and name not in accepted:
             flag = {"colocated": "--colocated", "pipelined": "--no-pipeline"}.get(name, f"--{name}")

@@ -32,8 +32,12 @@ def test_compare_ranks_all_and_marks_winner():
     result = runner.invoke(app, ["compare", "all-reduce", *BASE, "--json"])
     data = json.loads(result.stdout)
     assert [d["time_s"] for d in data] == sorted(d["time_s"] for d in data)
-    assert data[0]["winner"] and len(data) >= 9
+    assert data[0]["winner"] and len(data) >= 8
     assert all(d["time_s"] >= d["lower_bound_s"] for d in data)
+    # a plain link has no reducing switch: compare lists what collective's auto chooses from
+    assert "in-network" not in {d["algorithm"] for d in data}
+    chosen = json.loads(runner.invoke(app, ["collective", "all-reduce", *BASE, "--json"]).stdout)
+    assert data[0]["algorithm"] == (chosen[0] if isinstance(chosen, list) else chosen)["algorithm"]
     text = runner.invoke(app, ["compare", "all-reduce", *BASE]).stdout
     assert "*" in text and "lower bound" in text
 

@@ -1,0 +1,59 @@
+"""Options a collective query would have ignored are refused, one line each (review, 2026-11-28)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+
+runner = CliRunner()
+BARE = ["all-reduce", "--ranks", "8", "--alpha", "5us", "--bandwidth", "25GB/s"]
+
+
+def _error(args) -> str:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["collective", "compare"])
+def test_nodes_without_a_cluster_are_refused(command):
+    assert _error([command, *BARE, "--size", "1MB", "--nodes", "64"]).startswith("error: --nodes: ")
+    assert _error([command, "all-reduce", "--link", "ib-ndr", "--ranks", "8", "--size", "1MB", "--nodes", "3"]) \
+        .startswith("error: --nodes: ")
+
+
+@pytest.mark.parametrize("flag", [["--servers", "4"], ["--chunks", "3"], ["--colocated"], ["--no-pipeline"]])
+def test_algorithm_parameters_under_auto_are_refused(flag):
+    """Under auto the library (or the fastest algorithm) chooses, and nothing takes them: the
+    answer was the same with and without."""
+    line = _error(["collective", "all-reduce", "--cluster", "dgx-h100", "--nodes", "2", "--size", "1GiB", *flag])
+    assert "not auto" in line
+    assert "not auto" in _error(["collective", *BARE, "--size", "1MB", *flag])
+
+
+def test_compare_on_a_plain_link_ranks_what_auto_chooses_from():
+    """A plain link has no reducing switch: compare marked in-network the winner (73 µs) where
+    collective's auto and sweep answered rabenseifner (139 µs)."""
+    args = ["all-reduce", "--ranks", "64", "--size", "1MB", "--alpha", "5us", "--bandwidth", "25GB/s", "--json"]
+    ranked = json.loads(runner.invoke(app, ["compare", *args]).stdout)
+    auto = json.loads(runner.invoke(app, ["collective", *args]).stdout)
+    auto = auto[0] if isinstance(auto, list) else auto
+    assert "in-network" not in {row["algorithm"] for row in ranked}
+    assert ranked[0]["winner"] and ranked[0]["algorithm"] == auto["algorithm"]
+
+
+def test_sweep_refuses_a_stack_beside_a_named_algorithm_as_collective_does():
+    """The sweep's vectorised path skipped the query's checks: --stack with -a ring gave a row."""
+    line = _error(["sweep", *BARE, "--stack", "nccl", "-a", "ring", "--sizes", "1MB"])
+    assert line.startswith("error: --stack: ")
+    from costmodel.cluster.api import sweep
+    from dpbase.errors import InputError
+
+    with pytest.raises(InputError, match="^stack: "):
+        sweep("all-reduce", "1MB", ranks=8, algorithms="ring", alpha_s="5us", bandwidth_Bps="25GB/s", stack="nccl")
