@@ -149,9 +149,15 @@ class MeasuredCurve:
     median_error: float
     source: str = ""
 
+    @property
+    def covered_bytes(self) -> tuple[float, float]:
+        """The sizes the curve answers: the measured ones and a factor of 2 beyond either end."""
+        return self.min_size_bytes / 2, 2 * self.max_size_bytes
+
     def covers(self, size_bytes: float) -> bool:
-        """Within the measured sizes (a factor of 2 beyond either end is still the curve)."""
-        return self.min_size_bytes / 2 <= size_bytes <= 2 * self.max_size_bytes
+        """Within :attr:`covered_bytes`."""
+        low, high = self.covered_bytes
+        return low <= size_bytes <= high
 
     def regime_for(self, size_bytes: float) -> Regime:
         """The fitted piece covering ``size_bytes`` (the last one beyond the largest)."""

@@ -78,11 +78,13 @@ def _chosen(curves: list, size_bytes: float, algorithm: str):
 
 def _scale(curves: list, model: ModelFn, lay, size_bytes: float) -> tuple[float, float] | None:
     """(median, spread) of measured/model over ``curves`` (all on layout ``lay``) at the query's size
-    (clamped into each curve's measured range): the measured efficiency where the size's regime
-    (latency floor or bandwidth) is the same as the query's."""
+    (clamped into the sizes each curve answers, :attr:`MeasuredCurve.covered_bytes`, so the scaled
+    model meets the curve where the curve stops answering): the measured efficiency where the
+    size's regime (latency floor or bandwidth) is the same as the query's."""
     ratios = []
     for c in curves:
-        at = min(max(size_bytes, c.min_size_bytes), c.max_size_bytes)
+        low, high = c.covered_bytes
+        at = min(max(size_bytes, low), high)
         try:
             predicted = model(c.collective, at, c.algorithm, lay)[0].time_s
         except Exception:  # noqa: BLE001 - a curve the model cannot reproduce teaches nothing here

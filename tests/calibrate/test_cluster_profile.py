@@ -171,3 +171,16 @@ def test_the_fits_own_notes_reach_the_user(tmp_path):
         assert result.exit_code == 0, result.output
         notes = json.loads(result.output)["notes"] if args else result.output
         assert all(n in notes for n in expected), result.output
+
+
+def test_one_byte_past_a_curves_reach_costs_what_the_curve_says(profile):
+    """A curve answers up to twice its largest measured size; one byte past that the model,
+    scaled by the curve's measured/model ratio, takes over. The ratio was taken at the largest
+    measured size, so one byte more made the call 14 % faster (3,885 -> 3,339 µs); it is now
+    taken where the curve stops answering."""
+    system = hardware.load_system(str(profile))
+    curve = next(c for c in system.measured if c.collective == "all-reduce" and c.nodes == 2)
+    edge = curve.covered_bytes[1]
+    at, past = (predict("all-reduce", size, cluster=str(profile), nodes=2) for size in (edge, edge + 1))
+    assert at.source == "measured" and past.source == "model"
+    assert past.time_s == pytest.approx(at.time_s, rel=1e-6)
