@@ -175,8 +175,9 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
     from costmodel.collectives.evaluate import evaluate_grid
     from dpbase.units import parse_bandwidth, parse_time
 
-    if any(r is None for r in ranks):
-        raise InputError("ranks", None, "an integer >= 1 for a link without a cluster")
+    for rank in ranks:  # as predict takes them: whole numbers (a numpy integer is one; "8" or True are not)
+        if rank is None or isinstance(rank, bool) or not hasattr(type(rank), "__index__"):
+            raise InputError("ranks", rank, "an integer >= 1 for a link without a cluster")
     alpha, bw = parse_time(alpha_s, "alpha_s"), parse_bandwidth(bandwidth_Bps, "bandwidth_Bps")
     gamma = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
     n_grid, size_grid = np.meshgrid(np.asarray(ranks, dtype=float), np.asarray(sizes, dtype=float), indexing="ij")

@@ -8,6 +8,7 @@ with ``--backend nccl``).
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from costmodel.collectives.evaluate import predict_entry
@@ -173,8 +174,33 @@ def ideal_only(backend: str | None) -> None:
                          "(a bare link or --alpha/--bandwidth has only the ideal backend)")
 
 
+COUNT_FIELDS = ("ranks", "nodes", "gpus_per_node", "servers", "chunks")
+
+
+def _whole_counts(q: Query) -> Query:
+    """The query with its counts as Python integers (a numpy integer is one; 1.5, "2" or True
+    are not), each refused by name otherwise; the cluster a name, a path or a System."""
+    from hardware import System
+
+    if q.cluster is not None and not isinstance(q.cluster, (str, System)):
+        raise InputError("cluster", q.cluster, "a system name, a TOML path or a hardware.System")
+    counts = {}
+    for field in COUNT_FIELDS:
+        value = getattr(q, field)
+        if value is None and field != "nodes":
+            continue
+        try:
+            counts[field] = operator.index(value) if not isinstance(value, bool) else None
+        except TypeError:
+            counts[field] = None
+        if counts[field] is None:
+            raise InputError(field, value, "a whole number (an integer >= 1)")
+    return replace(q, **counts) if any(counts[f] is not getattr(q, f) for f in counts) else q
+
+
 def run_query(q: Query) -> list[Prediction]:
     """Predictions for the query, fastest first when several algorithms are asked for."""
+    q = _whole_counts(q)
     primitive_named(q.primitive)
     check_conflicts(q)
     if q.algorithm not in ("auto", "all"):

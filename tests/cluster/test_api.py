@@ -146,3 +146,28 @@ def test_a_bare_link_errors_name_the_apis_keywords():
         predict("all-reduce", "1MiB", "ring", ranks=8, alpha_s=-5e-6, bandwidth_Bps=25e9)
     with pytest.raises(InputError, match=r"^ranks: got None; allowed: an integer >= 1 \(ranks\) unless cluster gives it$"):
         predict("all-reduce", "1MiB", "ring", alpha_s=5e-6, bandwidth_Bps=25e9)
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"cluster": "dgx-h100", "nodes": 1.5}, "nodes"), ({"cluster": "dgx-h100", "nodes": "2"}, "nodes"),
+    ({"cluster": "dgx-h100", "nodes": None}, "nodes"), ({"cluster": 5}, "cluster"),
+    ({"cluster": "dgx-h100", "gpus_per_node": 4.5}, "gpus_per_node"),
+])
+def test_counts_and_clusters_of_the_wrong_type_are_refused_by_name(kwargs, field):
+    """They raised TypeError or AttributeError, or named n_nodes for gpus_per_node."""
+    with pytest.raises(InputError) as raised:
+        predict("all-reduce", "1MiB", **kwargs)
+    assert raised.value.field == field
+
+
+def test_predict_and_sweep_take_the_same_ranks():
+    """A numpy integer is a whole number in both (predict refused it); "8" and True in neither
+    (sweep's vectorised path accepted them)."""
+    import numpy as np
+
+    assert predict("all-reduce", "1MiB", "ring", ranks=np.int64(8), **{k: v for k, v in BARE.items() if k != "ranks"}).ranks == 8
+    for bad in ("8", True):
+        with pytest.raises(InputError, match="^ranks: "):
+            sweep("all-reduce", "1MB", ranks=[bad], algorithms="ring", alpha_s="5us", bandwidth_Bps="25GB/s")
+        with pytest.raises(InputError, match="^ranks: "):
+            predict("all-reduce", "1MiB", "ring", ranks=bad, alpha_s="5us", bandwidth_Bps="25GB/s")
