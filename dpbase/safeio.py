@@ -48,11 +48,27 @@ def check_outputs(outputs: Mapping[str, str | os.PathLike | None], inputs: Itera
         seen[field] = os.fspath(path)
 
 
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` via a temporary file in its directory and a rename."""
+def write_text_atomic(path: str | os.PathLike, text: str, field: str = "output") -> Path:
+    """Write ``text`` (UTF-8) to ``path`` via a temporary file in its directory and a rename.
+
+    A path that cannot be written (a directory, a read-only or virtual file system such as
+    /proc, no permission, a full disk) is the user's ``field`` at fault: one
+    :class:`InputError` naming the path and the system's reason, never a traceback or the exit
+    status of a lost answer (the answer itself is on stdout, not in this file)."""
     target = Path(path)
+    if not os.fspath(path):
+        raise InputError(field, os.fspath(path), "a file path to write")
     if target.is_dir():
-        raise InputError("output", str(target), "a file path, not a directory")
+        raise InputError(field, str(target), "a file path, not a directory")
+    try:
+        _write_via_rename(target, text)
+    except OSError as error:
+        raise InputError(field, str(target), f"a file dpcost can write ({error.strerror or error})") from None
+    return target
+
+
+def _write_via_rename(target: Path, text: str) -> None:
+    """:func:`write_text_atomic`'s write: a temporary file beside ``target``, renamed over it."""
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
@@ -71,7 +87,6 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
-    return target
 
 
 def write_outputs(outputs: Mapping[str, tuple[str | os.PathLike, str] | None],
@@ -79,4 +94,4 @@ def write_outputs(outputs: Mapping[str, tuple[str | os.PathLike, str] | None],
     """Check then write every output: field → (path, text). Nothing is written if one is refused."""
     chosen = {field: value for field, value in outputs.items() if value is not None}
     check_outputs({field: path for field, (path, _) in chosen.items()}, inputs)
-    return {field: write_text_atomic(path, text) for field, (path, text) in chosen.items()}
+    return {field: write_text_atomic(path, text, field) for field, (path, text) in chosen.items()}

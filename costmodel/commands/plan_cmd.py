@@ -42,7 +42,7 @@ def _list(text: str, parse) -> tuple:
 
 def _table(rows) -> str:
     from costmodel.commands.textfmt import table
-    from costmodel.planner.text import buckets, number, percent, rate, step_time
+    from costmodel.planner.text import buckets, percent, rate, step_time, total
 
     totals = any(r.hours_to_train is not None for r in rows)
     costs = any(r.cost is not None for r in rows) and totals
@@ -55,8 +55,8 @@ def _table(rows) -> str:
         "efficiency": percent(r.scaling_efficiency), "exposed comm": percent(r.comm_share),
         "sent/GPU": f"{r.bytes_sent / 1e9:.1f} GB",
         "memory": f"{r.memory_bytes / 1e9:.1f} GB", "headroom": f"{r.memory_headroom_bytes / 1e9:.1f} GB",
-        **({"hours": number(r.hours_to_train, 1)} if totals else {}),
-        **({"USD": number(r.cost, 0)} if costs else {}),
+        **({"hours": total(r.hours_to_train)} if totals else {}),
+        **({"USD": total(r.cost)} if costs else {}),
     } for r in rows])
 
 
@@ -101,6 +101,18 @@ def parse_hours(text: str | None, field: str) -> float | None:
     if not value > 0 or value == float("inf"):
         raise InputError(field, text, "a duration > 0 in hours, e.g. 720h, 30d or 4w")
     return value
+
+
+def _check_html(html: str | None, cluster: str) -> None:
+    """``--html``: a file path (an empty one would write nothing), not the cluster's TOML."""
+    from dpbase.errors import InputError
+    from dpbase.safeio import check_outputs
+
+    if html is None:
+        return
+    if not html.strip():
+        raise InputError("html", html, "a file path to write the report to")
+    check_outputs({"html": html}, [cluster])
 
 
 def _sensitivity(rows) -> list[str]:
@@ -213,6 +225,7 @@ def plan(
     if emit is not None and json_output:  # one output: refused before the sweep, never dropped
         raise InputError("--json", f"given with --emit {emit.value}",
                          "one output: --emit writes a launch script, --json the plan")
+    _check_html(html, cluster)  # before the sweep: a report it could not write is refused first
     check_economics(price_per_gpu_hour, power_per_gpu)
     reserve, reserve_share = parse_reserve(memory_reserve)
     if ps_placement not in (None, "dedicated", "colocated"):
@@ -252,10 +265,11 @@ def plan(
             offload_optimizer=offload_optimizer, shard=shard, asynchronous=asynchronous,
             input_rate=input_rate, colocated=None if ps_placement is None else ps_placement == "colocated", sync=sync,
             progress=update)
-    if html:
-        from costmodel.plots.planreport import write_report
+    if html is not None:
+        from costmodel.plots.planreport import report_html
+        from dpbase.safeio import write_outputs
 
-        write_report(result, html)
+        write_outputs({"html": (html, report_html(result))}, [cluster])
     if emit is not None:
         from costmodel.planner.emit import render
 

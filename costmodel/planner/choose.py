@@ -46,36 +46,61 @@ RULES = ("more memory headroom", "fewer bytes sent per GPU", "lower ZeRO stage",
          "better score", "fewer accumulation steps")
 
 
+# Bytes one rank sends per byte of a collective's nccl-tests size, times (N-1)/N of its group,
+# with bandwidth-optimal algorithms: an all-reduce sends its buffer twice (reduce-scatter, then
+# all-gather), the others once.
+SENT_PER_BYTE = {"all-reduce": 2.0, "reduce-scatter": 1.0, "all-gather": 1.0, "all-to-all": 1.0}
+
+
+def _volume(share):
+    """A ``comm(primitive, size)`` for :func:`gradsync.sync_plan` that answers the bytes a rank
+    sends (``share`` = (N-1)/N of its group, elementwise) instead of seconds."""
+    return lambda primitive, size: share * SENT_PER_BYTE[primitive] * size
+
+
 def bytes_sent(sweep, params: int) -> np.ndarray:
     """Bytes each GPU sends per optimizer step with bandwidth-optimal collectives.
 
-    ``f = (N-1)/N``; per synchronisation (gradient bytes ``G``, weight bytes ``W``): all-reduce
-    ``2 f G``; ZeRO-1/2 reduce-scatter ``f G`` + all-gather ``f W``; ZeRO-3 two all-gathers and
-    a reduce-scatter ``f (2 W + G)``. ZeRO-2 reduce-scatters and ZeRO-3 does everything on every
-    micro-batch (``k`` times), as :mod:`costmodel.training.gradsync` schedules them. Hybrid
+    The collectives are :func:`gradsync.sync_plan`'s, the ones the sweep times (one bucket
+    holding the whole gradient: bytes do not depend on the bucketing), each counted as
+    :data:`SENT_PER_BYTE` × ``f`` = (N-1)/N of its group. Per synchronisation (gradient bytes
+    ``G``, weight bytes ``W``): all-reduce ``2 f G``; ZeRO-1/2 reduce-scatter ``f G`` +
+    all-gather ``f W``; ZeRO-3 two all-gathers and a reduce-scatter ``f (2 W + G)``. ZeRO-2
+    reduce-scatters and ZeRO-3 does everything on every micro-batch (``k`` times). Hybrid
     sharding (M nodes of G): ``k ((G-1)/G (2 W + G) + 2 (M-1)/M G / G)``; ZeRO++ hpZ:
-    ``k (f (W + G) + (G-1)/G W)``.
+    ``k (f (W + G) + (G-1)/G W)``. ZeRO++ (``sweep.quantize``, ZeRO >= 1 rows) sends the
+    weights as int8 (qwZ) and the gradients as int4/int8 by all-to-all (qgZ), as the sweep
+    times them.
     """
+    from costmodel.training import gradsync, overlap
+
     space = sweep.space
     ranks = space.gpus
     f = (ranks - 1.0) / ranks
     k = space.accumulation
-    zero = np.array(space.zero_stages).reshape(1, -1, 1, 1, 1)
     p = [memory.precision_for(d) for d in space.grad_dtypes]
-    grad = params * np.array([x.grad_bytes for x in p], dtype=float).reshape(1, 1, -1, 1, 1)
-    weight = params * np.array([x.weight_bytes for x in p], dtype=float).reshape(1, 1, -1, 1, 1)
-    full3 = f * k * (2 * weight + grad)
-    shard = sweep.shard
-    if shard != "full":
-        layouts = np.array(space.layouts, dtype=float)[space.cell_layout]
-        nodes, per_node = layouts[..., 0], layouts[..., 1]
-        f_node = (per_node - 1) / per_node
-        if shard == "hybrid":  # ZeRO-3 in the node (G), each 1/G shard all-reduced across M nodes
-            full3 = k * (f_node * (2 * weight + grad) + 2 * (nodes - 1) / nodes * grad / per_node)
-        else:  # hpZ: forward gather and reduce-scatter over all, backward gather in the node
-            full3 = k * (f * (weight + grad) + f_node * weight)
-    sent = np.select([zero == 0, zero == 1, zero == 2],
-                     [2 * f * grad, f * (grad + weight), f * (k * grad + weight)], full3)
+    precision = memory.Precision(weight_bytes=np.array([[x.weight_bytes] for x in p], dtype=float),
+                                 grad_bytes=np.array([[x.grad_bytes] for x in p], dtype=float),
+                                 master_bytes=0)  # shaped (D, 1): against the cells' (C,)
+    whole = overlap.BucketLayout(first_bytes=params * precision.grad_bytes, full_count=0.0,
+                                 bucket_bytes=0.0, last_bytes=0.0)
+    layouts = np.array(space.layouts, dtype=float)[space.cell_layout]
+    nodes, per_node = layouts[..., 0], layouts[..., 1]
+    f_node = (per_node - 1) / per_node
+    weight_bits, grad_bits = sweep.quantize
+    stages = []
+    for stage in space.zero_stages:
+        hybrid, hpz = stage == 3 and sweep.shard == "hybrid", stage == 3 and sweep.shard == "hpz"
+        bits = (weight_bits, grad_bits) if stage >= 1 else (None, None)
+        plan = gradsync.sync_plan(_volume(f_node if hybrid else f), per_node if hybrid else ranks, whole, precision,
+                                  zero_stage=stage, weight_bits=bits[0], grad_bits=bits[1],
+                                  replicas=_volume((nodes - 1) / nodes) if hybrid else None,
+                                  replica_share=1.0 / per_node, replica_ranks=nodes if hybrid else None,
+                                  secondary=_volume(f_node) if hpz else None)
+        per_sync = plan.backward.first_s + plan.forward.first_s  # one bucket: its first is the whole
+        stages.append(np.broadcast_to((k if plan.every_micro_batch else 1.0) * per_sync + plan.post_step_s,
+                                      (len(p), len(k))))
+    sent = np.stack(stages)[None, :, :, None, :]
     return np.broadcast_to(sent, space.shape)
 
 

@@ -238,6 +238,25 @@ def runner_up(sweep, scores, index, ranked, rows=None, *, keys) -> dict | None:
             "step_time_change": float(sweep.total_s[at] / sweep.total_s[index] - 1.0)}
 
 
+def more_gpus(sweep, scores, best_gpus: int, tables=None) -> str | None:
+    """Why the plans on more GPUs than the best's lost (None where there are none): ``"worse"``
+    (some score, worse), ``"constraints"`` (they run and fit but miss the deadline or budget),
+    ``"algorithms"`` (the swept algorithms run on none of their GPU layouts; needs the sweep's
+    collective ``tables``) or ``"memory"`` (they run but do not fit)."""
+    space = sweep.space
+    more = space.gpus > best_gpus
+    if not more.any():
+        return None
+    if np.isfinite(scores[..., more]).any():
+        return "worse"
+    if np.asarray(np.broadcast_to(sweep.feasible, space.shape)[..., more]).any():
+        return "constraints"
+    layouts = sorted({int(i) for i in space.cell_layout[more]})
+    if tables is not None and not tables.valid[..., layouts].any():
+        return "algorithms"
+    return "memory"
+
+
 def _what_if_once(sweep, setting, system, objective, constraints, index, factor, tolerance,
                   subspace=None) -> dict:
     """Re-plan on scaled hardware; the choice changes only if the old plan falls out of the tie.
@@ -262,8 +281,9 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
             other = grid.sweep(setting, system2, space)
             scores = objective_scores(other, setting, objective, constraints.tokens, constraints)
     old = rows_at(other, setting, scores, [index])[0]
-    if not np.isfinite(scores).any():
-        return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0}
+    if not np.isfinite(scores).any():  # no plan meets the deadline/budget on these links: no choice to compare
+        return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0,
+                "no_plan": True}
     best = float(np.min(scores))
     row = old  # while the old plan stays in the tie band, it stays the choice
     if not choose.within(scores[index], best, tolerance):  # else the rules' first plan
@@ -345,7 +365,7 @@ def what_if(sweep, setting, system, objective, constraints, index, tolerance, se
 
 def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance,
             recomputation: dict | None = None, on_step=None, keys=None, constraints=None,
-            rows=None, tables=None, sent=None, fastest: int | None = None):
+            rows=None, tables=None, sent=None, fastest: int | None = None, gpu_limits: dict | None = None):
     """(findings, reason, sensitivity) for the best plan ``ranked[0]``.
 
     ``recomputation`` says whether activation recomputation is on and why (the planner's
@@ -354,7 +374,8 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     tie-break keys (:func:`choose.rule_keys`), ``constraints`` the deadline/budget/tokens,
     ``tables`` the sweep's collective tables (the sensitivity's unscaled rows reuse them) and
     ``sent`` its bytes sent per GPU (:func:`choose.bytes_sent`) and ``fastest`` the flat index of
-    :func:`choose.fastest`, where the caller has them.
+    :func:`choose.fastest`, where the caller has them. ``gpu_limits``: why no more GPUs than the
+    sweep's most could be used (:func:`costmodel.planner.recommend.gpu_limits`), for the reason.
     """
     from costmodel.planner.rank import Constraints
 
@@ -390,6 +411,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         "memory_reserve_bytes": sweep.reserve_bytes,
         "constraints": {"deadline_hours": constraints.deadline_hours, "budget": constraints.budget},
         "max_gpus_considered": int(sweep.space.gpus.max()), "max_gpus_allowed": int(max_gpus),
+        "gpu_limits": gpu_limits, "more_gpus": more_gpus(sweep, scores, best.gpus, tables),
         "memory_parts": memory_parts(sweep, setting, index),
         # the cluster link's calibrated regimes, which a plan's collectives cannot use (as iteration says)
         "regimes_unused": regimes_unused_note(system, best.nodes),

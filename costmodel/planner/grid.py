@@ -118,6 +118,19 @@ def partial_layouts(gpus_per_node: int, max_nodes: int, min_gpus: int, max_gpus:
     return tuple(out)
 
 
+def runnable_counts(gpus_per_node: int, nodes: int, partial: bool, low: int, high: int) -> list[int]:
+    """The GPU counts from ``low`` to ``high`` some global batch runs on: up to one node, then
+    whole nodes (:func:`gpu_layouts`), or with ``partial`` every count that packs on at most
+    ``nodes`` nodes with as many GPUs on each (:func:`partial_layouts`). The batch decides
+    only which of them divide it."""
+    g, high = gpus_per_node, min(high, nodes * gpus_per_node)
+    if not partial:
+        return [c for c in range(max(low, 1), min(high, g) + 1)] + \
+            [n * g for n in range(max(2, -(-low // g)), high // g + 1)]
+    return [c for c in range(max(low, 1), high + 1)
+            if c // next(d for d in range(min(g, c), 0, -1) if c % d == 0) <= nodes]
+
+
 def batch_cells(layouts, global_batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(layout index, micro-batch, accumulation) for every exact split of the global batch."""
     index, micro, accum = [], [], []
@@ -435,6 +448,7 @@ class Sweep:
     interference_s: np.ndarray  # the part of losses_s the hidden collectives add
     input_wait_s: np.ndarray  # what the step waits for the data loader
     shard: str = "full"  # how ZeRO-3 rows shard ("hybrid", "hpz": see Setting)
+    quantize: tuple[int | None, int | None] = (None, None)  # ZeRO++ bits of the ZeRO >= 1 rows (see Setting)
 
     @property
     def usable_bytes(self) -> float:
@@ -729,5 +743,6 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                  reserve_bytes=float(gpu.memory_bytes - fitted.usable_bytes),
                  feasible=np.broadcast_to(fitted.feasible, shape),
                  plain_dp_fits=np.broadcast_to(fitted.plain_dp_fits, shape), shard=setting.shard,
+                 quantize=tuple(setting.quantize),
                  interference_s=np.broadcast_to(step.interference_s, shape),
                  input_wait_s=np.broadcast_to(step.input_wait_s, shape))

@@ -6,8 +6,11 @@ or the algorithm cannot run there). Ties keep the sweep's axis order (stable sor
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from costmodel.planner import grid
 from costmodel.planner.grid import row_bucket_bytes, stages_allowed
 from costmodel.training import memory, workloads
 from costmodel.training.syncmodes import stage_mode
@@ -248,10 +251,26 @@ def collapsed_rows(sweep, setting, scores, indices, count: int, constraints: Con
     return out
 
 
-def infeasible_error(sweep, setting, system) -> NotApplicableError | InputError:
+@frozen(kw_only=True)
+class GpuRoom:
+    """The GPUs a plan may use: ``nodes`` of ``gpus_per_node``, from ``min_gpus`` to ``max_gpus``
+    (whole nodes, or with ``partial`` nodes in part), for ``global_batch`` samples a step."""
+
+    gpus_per_node: int
+    nodes: int
+    min_gpus: int
+    max_gpus: int
+    global_batch: int
+    partial: bool = False
+
+
+def infeasible_error(sweep, setting, system, room_for: GpuRoom | None = None) -> NotApplicableError | InputError:
     """No plan to recommend. Nothing fits: how much memory the leanest plan needs and what to
     change (NotApplicableError). Plans fit but the swept algorithms run none of them: the
-    ``algorithms`` at fault (InputError, :func:`_algorithms_error`)."""
+    ``algorithms`` at fault (InputError, :func:`_algorithms_error`). Where the cause is the
+    user's own input it is named instead: a ``--memory-reserve`` without which the leanest plan
+    fits (InputError on ``memory_reserve``), or a global batch that no GPU count divides from
+    the count that would fit up to ``room_for.max_gpus`` (InputError on ``global_batch``)."""
     space = sweep.space
     runs = stages_allowed(setting, space)  # only the stages the plan can run
     memory_bytes = np.where(runs, sweep.memory_bytes, np.inf)
@@ -272,29 +291,73 @@ def infeasible_error(sweep, setting, system) -> NotApplicableError | InputError:
     grow = 1.0 + float(memory.fragmentation_fraction(setting.overheads, uneven))
     states = (float(sweep.memory_bytes[leanest]) - fixed) / grow  # sharded states per GPU
     room = (sweep.usable_bytes - fixed) / grow
+    reserve_error = _reserve_error(sweep, setting, system, float(sweep.memory_bytes[leanest]),
+                                   f"ZeRO-{space.zero_stages[leanest[1]]}, micro-batch {int(b)}, {gpus} GPUs")
+    if reserve_error is not None:
+        return reserve_error
     remedy = "tensor/sequence parallelism" if setting.recompute else \
         "activation recomputation / tensor parallelism"
     sharded = bool(runs[0, 1:].any())  # more GPUs shrink the states only where ZeRO runs
     unsharded = ("ZeRO does not apply to asynchronous parameter servers" if setting.asynchronous else
                  f"shard the model states with ZeRO (--sync ddp or fsdp; --sync {setting.sync} runs none)")
+    wanted = int(np.ceil(states * gpus / room)) if room > 0 else 0
+    gpus_option = "--gpus" if room_for is not None and room_for.partial else "--max-gpus"
+    others = (("" if setting.offload_optimizer or setting.asynchronous or setting.sync != "ddp" else
+               "keep the optimizer states on the host (--offload-optimizer), ")
+              + "shorten --seq-len, lower --memory-reserve, or add tensor/pipeline parallelism"
+              + ("; this already recomputes activations" if setting.recompute else ""))
+    if sharded and setting.shard != "hybrid" and room_for is not None and 0 < wanted <= room_for.max_gpus:
+        found = _batch_error(room_for, wanted, need_gb, gpus, system, sweep, others)
+        if found is not None:  # the GPUs allowed would fit it, but the batch runs on none of them
+            return found
     advice = (f"shorten --seq-len or use {remedy} (one micro-batch's "
               f"{'checkpointed ' if setting.recompute else ''}activations and logits alone "
-              "exceed the GPU)") if room <= 0 else (
+              "exceed the GPU)" + ("; this already recomputes activations" if setting.recompute else "")
+              ) if room <= 0 else (
         ("shard over every GPU (--shard full: hybrid sharding splits the states over one node's GPUs, "
          "so more nodes do not shrink them), " if sharded and setting.shard == "hybrid" else
-         f"use at least {int(np.ceil(states * gpus / room))} GPUs (raise --nodes/--max-gpus), " if sharded
-         else f"{unsharded}, ")
-        + ("" if setting.offload_optimizer or setting.asynchronous or setting.sync != "ddp" else
-           "keep the optimizer states on the host (--offload-optimizer), ")
-        + "shorten --seq-len, lower --memory-reserve, or add tensor/pipeline parallelism")
-    if setting.recompute:
-        advice += "; this already recomputes activations"
+         f"use at least {wanted} GPUs (raise --nodes/{gpus_option}), " if sharded
+         else f"{unsharded}, ") + others)
     return NotApplicableError(
         "model", setting.workload.name,
         f"a plan that fits: the leanest (ZeRO-{space.zero_stages[leanest[1]]}, micro-batch "
         f"{int(b)}, {gpus} GPUs) needs {need_gb:.1f} GB per GPU but {system.gpu.name} has "
         f"{sweep.capacity_bytes / 1e9:.0f} GB of which {sweep.reserve_bytes / 1e9:.1f} GB are "
         f"kept free (--memory-reserve); {advice}")
+
+
+def _reserve_error(sweep, setting, system, need_bytes: float, leanest: str) -> InputError | None:
+    """The user's --memory-reserve as the cause: the leanest plan would fit under the default
+    reserve (:data:`memory.DEFAULT_RESERVE_FRACTION`), so the reserve asked for alone rules it
+    out. None where no reserve was given or the default would not fit it either."""
+    capacity = sweep.capacity_bytes
+    if setting.memory_reserve_bytes is None or need_bytes > capacity - memory.reserve_bytes(capacity):
+        return None
+    most = math.floor((capacity - need_bytes) / 1e8) / 10  # GB, rounded down: the figure shown fits
+    return InputError("memory_reserve", f"{sweep.reserve_bytes / 1e9:.1f} GB ({sweep.reserve_bytes / capacity:.0%})",
+                      f"at most {most:.1f} GB ({math.floor(most * 1e9 / capacity * 100)}% of the GPU) kept free: the leanest plan "
+                      f"({leanest}) needs {need_bytes / 1e9:.1f} GB per GPU of {system.gpu.name}'s "
+                      f"{capacity / 1e9:.0f} GB")
+
+
+def _batch_error(room_for: GpuRoom, wanted: int, need_gb: float, gpus: int, system, sweep,
+                 advice: str) -> InputError | None:
+    """The global batch as the cause: ``wanted`` GPUs would fit the model and a count from there
+    up to ``room_for.max_gpus`` runs on the nodes, but the batch does not divide by it. None
+    where every such count divides the batch (the estimate was off: no batch to blame)."""
+    counts = grid.runnable_counts(room_for.gpus_per_node, room_for.nodes, room_for.partial,
+                                  max(wanted, room_for.min_gpus), room_for.max_gpus)
+    batch = room_for.global_batch
+    if not counts or any(batch % c == 0 for c in counts):
+        return None
+    count = counts[0]
+    near = " or ".join(f"{b:,}" for b in sorted({b for b in (batch // count * count, -(-batch // count) * count) if b}))
+    allowed = f" of the {room_for.max_gpus:,} allowed" if count < room_for.max_gpus else ""
+    return InputError("global_batch", batch,
+                      f"a multiple of {count} (e.g. {near}): {count} GPUs{allowed} would fit the model (about "
+                      f"{wanted} are needed: on the {gpus} GPUs the batch runs on, the leanest plan needs "
+                      f"{need_gb:.1f} GB per GPU of the {sweep.usable_bytes / 1e9:.1f} GB usable on "
+                      f"{system.gpu.name}) but {batch:,} is not divisible by {count}; or {advice}")
 
 
 def _algorithms_error(sweep, setting, memory_bytes) -> InputError:

@@ -31,13 +31,14 @@ from costmodel.planner import choose, grid
 from costmodel.planner.rank import (
     OBJECTIVES,
     Constraints,
+    GpuRoom,
     PlanRow,
     collapsed_rows,
     infeasible_error,
     objective_scores,
     rows_at,
 )
-from dpbase.errors import InputError
+from dpbase.errors import InputError, NotApplicableError
 from dpbase.values import asdict, frozen, replace
 
 MIB = 1024 * 1024
@@ -153,6 +154,42 @@ def _check_constraints(objective, constraints: Constraints) -> None:
                          "a power in W (--power-per-gpu): hardware/data/prices.toml has none for this GPU")
 
 
+def _distinct_axes(algorithms, bucket_bytes, grad_dtypes) -> tuple:
+    """The swept algorithms, bucket sizes and gradient dtypes with repeats dropped (first kept,
+    in order): a value named twice is one configuration, not two. An empty algorithm list
+    (``--algorithms ""``) is refused, not read as the default sweep."""
+    if algorithms is not None:
+        algorithms = tuple(dict.fromkeys(algorithms))
+        if not algorithms:
+            raise InputError("algorithms", "", "one or more algorithm names (e.g. auto,ring), or leave "
+                             "--algorithms unset for what the cluster's stack runs")
+    return algorithms, tuple(dict.fromkeys(bucket_bytes)), tuple(dict.fromkeys(grad_dtypes))
+
+
+def _check_money_needs_tokens(tokens, price_per_gpu_hour, power_w) -> None:
+    """A price or a power prices the GPU-hours to train on ``tokens``: without tokens there is
+    nothing to price, and the option would be silently ignored."""
+    for field, value in (("price_per_gpu_hour", price_per_gpu_hour), ("power_per_gpu", power_w)):
+        if value is not None and not tokens:
+            raise InputError(field, value, "unset without --tokens (it prices the GPU-hours to train on "
+                             "--tokens: cost and energy need a token count)")
+
+
+def _check_tokens_apply(workload, seq_len, tokens, deadline_hours, budget) -> None:
+    """Tokens, and the deadline and budget on training them, only for models that have tokens:
+    a CNN's samples have none (as its ``--objective`` must be throughput)."""
+    from costmodel.training import workloads
+
+    if tokens is None and deadline_hours is None and budget is None:
+        return
+    if workloads.tokens_per_sample(workload, workloads.resolve_seq_len(workload, seq_len)) > 0:
+        return
+    field, value = next((f, v) for f, v in (("tokens", tokens), ("deadline", deadline_hours), ("budget", budget))
+                        if v is not None)
+    raise NotApplicableError(field, value, f"unset for {workload.kind} models (no tokens: the plan ranks "
+                             "throughput; --tokens, --deadline and --budget count tokens)")
+
+
 def _check_recompute(recompute) -> None:
     if recompute not in (None, True, False):
         raise InputError("recompute", recompute, "True, False or None (only when needed to fit)")
@@ -167,9 +204,47 @@ def _check_axes(bucket_bytes, grad_dtypes) -> None:
         raise InputError("grad_dtypes", grad_dtypes, f"one or more of {', '.join(GRAD_DTYPES)}")
 
 
+def _count_list(counts: list[int]) -> str:
+    """GPU counts (ascending) in words: "16", "8, 16 or 24", "2 to 8", or how many and their range."""
+    runs: list[list[int]] = []
+    for c in counts:
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    if len(runs) > 4:
+        return f"{len(counts):,} counts from {counts[0]:,} to {counts[-1]:,}"
+    words = [w for a, b in runs for w in ([f"{a:,}"] if a == b else [f"{a:,}", f"{b:,}"] if b == a + 1
+                                          else [f"{a:,} to {b:,}"])]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _no_layout_error(gpus_per_node: int, nodes: int, partial: bool, global_batch: int, min_gpus: int,
+                     max_gpus: int) -> InputError:
+    """No GPU count from ``min_gpus`` to ``max_gpus`` runs the batch. Either none runs at all on
+    the nodes (--min-gpus at fault: the counts that do run), or none divides the batch: the
+    nearest batches below and above that one of them divides (each accepted as it stands)."""
+    where = (f"{nodes:,} node{'s' if nodes > 1 else ''} of {gpus_per_node} GPUs, "
+             + ("as many GPUs on each node" if partial else "up to one node or whole nodes"))
+    counts = grid.runnable_counts(gpus_per_node, nodes, partial, min_gpus, max_gpus)
+    if not counts:
+        below = grid.runnable_counts(gpus_per_node, nodes, partial, 1, max_gpus)[-1]  # one GPU always runs
+        above = grid.runnable_counts(gpus_per_node, nodes, partial, min_gpus, min_gpus + 2 * gpus_per_node)
+        raise_to = f" (or --{'gpus' if partial else 'max-gpus'} {above[0]})" if above else ""
+        return InputError("min_gpus", min_gpus, f"at most {below}{raise_to}: no GPU count from {min_gpus} to "
+                          f"{max_gpus} runs on {where}")
+    lower = max((global_batch // c * c for c in counts if c <= global_batch), default=None)
+    upper = min(-(-global_batch // c) * c for c in counts)
+    near = " or ".join(f"{b:,}" for b in sorted({b for b in (lower, upper) if b}))
+    return InputError("global_batch", global_batch,
+                      f"a multiple of a GPU count that runs here, e.g. {near} (GPU counts from {min_gpus} to "
+                      f"{max_gpus} that run on {where}: {_count_list(counts)}), or a wider --min-gpus/--max-gpus")
+
+
 def build_space(system, *, nodes: int, global_batch: int, min_gpus: int, max_gpus: int,
                 algorithms, bucket_bytes, grad_dtypes, partial: bool = False) -> grid.Space:
-    """The swept axes; an InputError naming divisible batches when no GPU count fits.
+    """The swept axes; when no GPU count runs the batch, an InputError naming accepted batches
+    (or ``min_gpus``, when no count from ``min_gpus`` to ``max_gpus`` runs on the nodes at all).
 
     ``partial``: any GPU count up to ``max_gpus`` (packed on the fewest nodes), not only whole
     nodes; refuses sweeps above ``MAX_CONFIGURATIONS`` before building them.
@@ -177,11 +252,7 @@ def build_space(system, *, nodes: int, global_batch: int, min_gpus: int, max_gpu
     make = grid.partial_layouts if partial else grid.gpu_layouts
     layouts = make(system.gpus_per_node, nodes, min_gpus, max_gpus, global_batch)
     if not layouts:
-        step = max(min_gpus, system.gpus_per_node if max_gpus >= system.gpus_per_node else 1)
-        near = sorted({max(step, global_batch // step * step), (global_batch // step + 1) * step})
-        raise InputError("global_batch", global_batch,
-                         f"a multiple of a GPU count from {min_gpus} to {max_gpus} "
-                         f"(e.g. {' or '.join(map(str, near))}), or a wider --min-gpus/--max-gpus")
+        raise _no_layout_error(system.gpus_per_node, nodes, partial, global_batch, min_gpus, max_gpus)
     size = (grid.cell_count(layouts, global_batch) * len(algorithms) * len(grid.ZERO_STAGES)
             * len(bucket_bytes) * len(grad_dtypes))
     if size > MAX_CONFIGURATIONS:
@@ -192,6 +263,68 @@ def build_space(system, *, nodes: int, global_batch: int, min_gpus: int, max_gpu
     return grid.Space(algorithms=tuple(algorithms), zero_stages=grid.ZERO_STAGES,
                       grad_dtypes=tuple(grad_dtypes), bucket_bytes=tuple(map(float, bucket_bytes)),
                       layouts=layouts, cell_layout=index, micro_batch=micro, accumulation=accum)
+
+
+# Runs of GPU counts a finding keeps in full: beyond them only how many and their ends.
+SHOWN_RUNS = 4
+
+
+def _runs_summary(runs) -> dict | None:
+    """Runs ``[first, last]`` of GPU counts (ascending) as a finding: the first
+    :data:`SHOWN_RUNS` + 1 of them, how many, and the lowest and highest count (None if none)."""
+    kept, count, low, high = [], 0, None, None
+    for first, last in runs:
+        if first > last:
+            continue
+        if count <= SHOWN_RUNS:
+            kept.append([int(first), int(last)])
+        count += 1
+        low = first if low is None else low
+        high = last
+    return None if not count else {"runs": kept if count <= SHOWN_RUNS else [], "count": count,
+                                   "low": int(low), "high": int(high)}
+
+
+def _gaps(low: int, high: int, points) -> list[tuple[int, int]]:
+    """The runs of integers from ``low`` to ``high`` that are not in ``points`` (ascending)."""
+    out, start = [], low
+    for point in points:
+        if point > start:
+            out.append((start, point - 1))
+        start = max(start, point + 1)
+    return out + ([(start, high)] if start <= high else [])
+
+
+def gpu_limits(gpus_per_node: int, nodes: int, partial: bool, global_batch: int, most: int,
+               allowed: int) -> dict:
+    """Why no GPU count above ``most`` (the sweep's largest) up to ``allowed`` (--max-gpus or
+    --gpus) runs, by the limit that binds each (:func:`grid.gpu_layouts`, :func:`grid.partial_layouts`):
+
+    * ``capacity``: counts above what ``nodes`` nodes hold (``beyond_nodes`` True);
+    * ``batch``: counts the layouts could run but the global batch does not divide by;
+    * ``uneven`` (--gpus): counts that divide the batch but need more than ``nodes`` nodes with
+      the same number of GPUs on each (at most ``gpus_per_node``);
+    * ``part_nodes`` (whole nodes): counts above one node that are not whole nodes.
+
+    Each as :func:`_runs_summary` (None where no count falls under it)."""
+    capacity = nodes * gpus_per_node
+    top = min(allowed, capacity)
+    found = {"most": int(most), "allowed": int(allowed), "gpus_per_node": int(gpus_per_node),
+             "nodes": int(nodes), "partial": bool(partial), "global_batch": int(global_batch),
+             "capacity": int(capacity), "beyond_nodes": allowed > capacity,
+             "batch": None, "uneven": None, "part_nodes": None}
+    if top <= most:
+        return found
+    if partial:  # every count packs on the fewest nodes: one that divides the batch and is not used needs more
+        dividing = [d for d in grid.divisors(global_batch) if most < d <= top]
+        found["batch"] = _runs_summary(_gaps(most + 1, top, dividing))
+        found["uneven"] = _runs_summary((d, d) for d in dividing)
+        return found
+    g = gpus_per_node  # whole nodes: up to one node, then multiples of it (every one that divides the batch runs)
+    multiples = range(max(2, most // g + 1) * g, top + 1, g)
+    found["batch"] = _runs_summary([(most + 1, min(top, g))] + [(m, m) for m in multiples])
+    found["part_nodes"] = _runs_summary(_gaps(max(most, g) + 1, top, multiples))
+    return found
 
 
 def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer, jitter_cv,
@@ -369,14 +502,14 @@ def _resolve(model, cluster):
     return workload, system
 
 
-def _rank(sweep, setting, system, objective, constraints):
+def _rank(sweep, setting, system, objective, constraints, room_for: GpuRoom | None = None):
     """(scores, rule keys, bytes sent per GPU): none depends on the tie band; the infeasibility
-    error when nothing is feasible."""
+    error when nothing is feasible (``room_for``: the GPUs allowed, for its advice)."""
     scores = objective_scores(sweep, setting, objective, constraints.tokens, constraints)
     if not np.isfinite(scores).any():
         if sweep.feasible.any():
             raise _constraint_error(sweep, setting, objective, constraints)
-        raise infeasible_error(sweep, setting, system)
+        raise infeasible_error(sweep, setting, system, room_for)
     sent = choose.bytes_sent(sweep, setting.workload.params)
     return scores, choose.rule_keys(sweep, setting.workload.params, scores, sent=sent), sent
 
@@ -450,13 +583,58 @@ class _Progress:
 _SWEEP_UNITS, _RECOMPUTE_UNITS, _RANK_UNITS, _EXPLAIN_UNITS = 1, 1, 1, 3
 
 
-def _sweep_fitting(setting, system, space, recompute, progress: _Progress):
+# The size at which :func:`_algorithms_that_run` asks whether an algorithm runs on a layout
+# (whether it does depends on the layout, not the size).
+PROBE_BYTES = 25 * MIB
+
+
+def _algorithms_that_run(system, space, setting, names) -> list[str]:
+    """Those of ``names`` whose all-reduce runs on some multi-GPU layout of ``space``."""
+    from costmodel.planner.comm import CommCache
+
+    cache = CommCache(system, setting.backend, setting.comm_params)
+    multi = [(n, g) for n, g in space.layouts if n * g > 1]
+    found = []
+    for name in names:
+        batch = cache.batch(multi, name, (PROBE_BYTES,))
+        if (batch.runnable & np.isfinite(batch("all-reduce", np.array([PROBE_BYTES]))[:, 0])).any():
+            found.append(name)
+    return found
+
+
+def _check_algorithms_run(tables, system, space, setting, nodes: int) -> None:
+    """Refuse an algorithm the user named (``--algorithms``) that runs on none of the sweep's
+    multi-GPU layouts: its plans would all be the one-GPU plan, scored as if more GPUs were slower.
+    The error names what does run there (of :func:`comm.all_reduce_algorithms`)."""
+    from costmodel.planner.comm import all_reduce_algorithms
+
+    multi = [i for i, (n, g) in enumerate(space.layouts) if n * g > 1]
+    if not multi:
+        return
+    runs = tables.valid[..., multi].reshape(len(space.algorithms), -1).any(axis=1)
+    idle = [name for name, ok in zip(space.algorithms, runs) if not ok]
+    if not idle:
+        return
+    counts = sorted({space.layouts[i][0] * space.layouts[i][1] for i in multi})
+    where = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+    others = _algorithms_that_run(system, space, setting, all_reduce_algorithms(system, nodes, setting.backend))
+    raise InputError("algorithms", ",".join(idle),
+                     f"algorithms that run on {system.name} with {where} GPUs under the {setting.backend} backend: "
+                     f"{', '.join(others) or 'none'} ({', '.join(idle)} {'runs' if len(idle) == 1 else 'run'} "
+                     "on none of these GPU layouts: its plans would all be the one-GPU plan)")
+
+
+def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes: int = 1,
+                   algorithms_given: bool = False):
     """(setting, sweep, recomputation, the sweep's collective tables); with ``recompute=None``
     the one sweep is with recomputation when nothing fits without it (:func:`grid.fits`: memory
-    and feasibility, no step times), without it otherwise."""
+    and feasibility, no step times), without it otherwise. ``algorithms_given``: the user named
+    the algorithms (:func:`_check_algorithms_run` refuses one that runs nowhere here)."""
     from costmodel.training import memory
 
     tables = grid.setting_tables(setting, system, space, on_algorithm=progress.advance)
+    if algorithms_given:
+        _check_algorithms_run(tables, system, space, setting, nodes)
     fitted = grid.fits(setting, system, space, tables)  # whether anything fits decides which sweep runs
     if recompute is None and not fitted.feasible.any() and memory.recompute_applies(setting.workload):
         progress.advance(_SWEEP_UNITS)
@@ -556,6 +734,11 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     are ZeRO-0 only. A row's ``bucket_bytes`` is its call size (the fusion buffer, the whole
     gradient, one tensor, one FSDP unit) and its ``sync`` the mode it runs.
 
+    Inputs that would be silently ignored are refused: ``tokens``, ``deadline_hours`` or
+    ``budget`` for a model without tokens (a CNN), a price or power without ``tokens``, an empty
+    ``algorithms``, and a named algorithm that runs on none of the multi-GPU layouts swept.
+    Repeated algorithms, bucket sizes and gradient dtypes count once (the first kept).
+
     ``progress``, if given, is called as ``progress(done, total)`` — first with ``done = 0``,
     then as the collective times of each algorithm, the array sweep, the ranking and the
     explanation finish (a few dozen calls at most), last with ``done == total`` — so a
@@ -565,16 +748,21 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     from costmodel.planner.comm import all_reduce_algorithms
     from costmodel.planner.economics import economics_for
 
+    algorithms_given = algorithms is not None
+    algorithms, bucket_bytes, grad_dtypes = _distinct_axes(algorithms, bucket_bytes, grad_dtypes)
     partial = gpus is not None
     if partial and max_gpus is not None:
         raise InputError("max_gpus", max_gpus, "unset with --gpus (which already caps the GPUs)")
     _check(global_batch, 1 if nodes is None else nodes, min_gpus, gpus if partial else max_gpus, objective,
            tokens, backend, top, gpus_field="gpus" if partial else "max_gpus")
+    _check_money_needs_tokens(tokens, price_per_gpu_hour, power_w)
     if tie_band is not None and not 0 <= tie_band < 1:
         raise InputError("tie_band", tie_band, "a fraction from 0 to below 1 (e.g. 0.02)")
     _check_axes(bucket_bytes, grad_dtypes)
     _check_recompute(recompute)
     workload, system = _resolve(model, cluster)
+    if objective == "throughput":  # another objective is refused for a model without tokens by its own field
+        _check_tokens_apply(workload, seq_len, tokens, deadline_hours, budget)
     from costmodel.training.memory import check_grad_dtype
 
     for grad_dtype in grad_dtypes:
@@ -621,10 +809,13 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                         algorithms=algorithms or all_reduce_algorithms(system, nodes, backend))
     steps = _Progress(progress, len(space.algorithms) + _SWEEP_UNITS + _RECOMPUTE_UNITS
                       + _RANK_UNITS + (_EXPLAIN_UNITS if explain else 0))
-    setting, sweep, recomputation, tables = _sweep_fitting(setting, system, space, recompute, steps)
+    setting, sweep, recomputation, tables = _sweep_fitting(setting, system, space, recompute, steps, nodes,
+                                                           algorithms_given)
     steps.advance(_RECOMPUTE_UNITS)
     band = choose.TIE_BAND if tie_band is None else tie_band
-    scores, keys, sent = _rank(sweep, setting, system, objective, constraints)
+    scores, keys, sent = _rank(sweep, setting, system, objective, constraints,
+                               GpuRoom(gpus_per_node=system.gpus_per_node, nodes=nodes, min_gpus=int(min_gpus),
+                                       max_gpus=max_gpus, global_batch=int(global_batch), partial=partial))
     known: dict[tuple, tuple[float, float] | None] = {}
 
     def interval_of(row: PlanRow):  # each configuration's interval computed once
@@ -651,7 +842,9 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
             sweep=sweep, setting=setting, system=system, scores=scores, ranked=ranked,
             objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=band,
             recomputation=recomputation, on_step=steps.advance, keys=keys,
-            constraints=constraints, rows=rows, tables=tables, sent=sent, fastest=fastest_flat)
+            constraints=constraints, rows=rows, tables=tables, sent=sent, fastest=fastest_flat,
+            gpu_limits=gpu_limits(system.gpus_per_node, nodes, partial, int(global_batch),
+                                  max(n * g for n, g in space.layouts), max_gpus))
     if explain:
         findings = {**findings, "tie_band_source": "given" if tie_band is not None else
                     "interval" if band > choose.TIE_BAND else "floor"}

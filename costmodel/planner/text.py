@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from costmodel.training.residuals import CLASS_TEXT, interval_name
 from dpbase.numfmt import number, percent, rate  # noqa: F401  (the planner's tables and reason print with them)
 from dpbase.units import format_size
@@ -96,15 +98,29 @@ def _variants(row) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
+def total(value: float) -> str:
+    """A training total (hours, GPU-hours, USD, kWh) to three significant digits, trailing zeros
+    kept, whole from 1,000 on (with separators), so that totals side by side read at the same
+    precision: 0.53 hours on 1 GPU are 0.530 hours and 0.530 GPU-hours, not "0.5" and "1".
+
+    >>> total(0.5301), total(7.0), total(123.44), total(57147.2), total(0.0)
+    ('0.530', '7.00', '123', '57,147', '0')
+    """
+    if not math.isfinite(value) or abs(value) >= 999.5:
+        return f"{value:,.0f}" if math.isfinite(value) else str(value)
+    return f"{value:#.3g}".removesuffix(".") if value else "0"
+
+
 def training_totals(row) -> str:
-    """Hours, GPU-hours, cost and energy to train, where known ("" without --tokens)."""
+    """Hours, GPU-hours, cost and energy to train, where known ("" without --tokens), each to
+    the same significant digits (:func:`total`)."""
     if row.hours_to_train is None:
         return ""
-    parts = [f"{number(row.hours_to_train, 1)} hours", f"{number(row.gpu_hours, 0)} GPU-hours"]
+    parts = [f"{total(row.hours_to_train)} hours", f"{total(row.gpu_hours)} GPU-hours"]
     if row.cost is not None:
-        parts.append(f"{number(row.cost, 0)} USD")
+        parts.append(f"{total(row.cost)} USD")
     if row.energy_kwh is not None:
-        parts.append(f"{number(row.energy_kwh, 0)} kWh")
+        parts.append(f"{total(row.energy_kwh)} kWh")
     return "to train: " + ", ".join(parts)
 
 
@@ -230,6 +246,9 @@ change_text = change
 def _what_if(findings) -> str:
     sentences = []
     for change in findings["what_if"]:
+        if change.get("no_plan"):  # every plan misses the deadline or budget there: no choice stays
+            sentences.append(f"With {change['label']} no plan meets {_limits(findings)}.")
+            continue
         moved = change["throughput_change"]
         effect = "unchanged throughput" if abs(moved) < 5e-5 else \
             f"throughput {change_text(moved, 'higher', 'lower')}"
@@ -241,14 +260,62 @@ def _what_if(findings) -> str:
     return " ".join(sentences)
 
 
+def _limits(findings) -> str:
+    """The constraints a plan must meet, in words ("the deadline of 0.3 hours")."""
+    c = findings.get("constraints") or {}
+    parts = ([f"the deadline of {total(c['deadline_hours'])} hours"] if c.get("deadline_hours") is not None else []) \
+        + ([f"the budget of {total(c['budget'])} USD"] if c.get("budget") is not None else [])
+    return " and ".join(parts) or "the constraints"
+
+
+def _counts(found: dict, many: str) -> str:
+    """GPU counts of a :func:`recommend.gpu_limits` finding in words: "8 GPUs", "16 to 19 or 21
+    GPUs", or ``many`` (formatted with the lowest and highest count) where the runs are many."""
+    runs = found["runs"]
+    if not runs:
+        return many.format(low=f"{found['low']:,}", high=f"{found['high']:,}")
+    words = [w for a, b in runs for w in ([f"{a:,}"] if a == b else [f"{a:,}", f"{b:,}"] if b == a + 1
+                                          else [f"{a:,} to {b:,}"])]
+    return (words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]) + " GPUs"
+
+
+def _limit_reasons(limits: dict) -> list[str]:
+    """Why each GPU count above the sweep's most cannot run: the global batch, the node count,
+    spreading over the nodes evenly, whole nodes (:func:`recommend.gpu_limits`)."""
+    nodes, per_node = limits["nodes"], limits["gpus_per_node"]
+    node_word = f"{nodes:,} node{'s' if nodes > 1 else ''}"
+    where = "" if limits["partial"] else " (up to one node, or whole nodes)"
+    parts = []
+    if limits["batch"]:
+        parts.append(f"the global batch {limits['global_batch']:,} is not divisible by "
+                     + _counts(limits["batch"], f"any GPU count from {{low}} to {{high}}{where}"))
+    if limits["uneven"]:
+        parts.append(_counts(limits["uneven"], "GPU counts from {low} to {high} that divide it")
+                     + f" do not spread evenly over {node_word} of {per_node} (--nodes {nodes:,}; every node "
+                     "runs as many GPUs)")
+    if limits["part_nodes"]:
+        parts.append(_counts(limits["part_nodes"], f"the GPU counts from {{low}} to {{high}} between multiples of {per_node}")
+                     + f" are not whole nodes of {per_node} (--gpus uses nodes in part)")
+    if limits["beyond_nodes"]:
+        parts.append(f"{node_word} of {per_node} GPUs hold{'' if nodes > 1 else 's'} {limits['capacity']:,} "
+                     f"(--nodes {nodes:,})")
+    return parts
+
+
 def _gpus(best, findings, objective: str) -> str:
     most, allowed = findings["max_gpus_considered"], findings["max_gpus_allowed"]
     text = ""
+    limits = findings.get("gpu_limits")
     if most < allowed:
-        text += (f" The global batch is divisible by no GPU count between {most} and {allowed}"
-                 f" (within a node or whole nodes), so at most {most} GPUs can be used.")
+        reasons = _limit_reasons(limits) if limits else []
+        text += (f" At most {most:,} of the {allowed:,} GPUs allowed can be used"
+                 + (": " + "; ".join(reasons) if reasons else "") + ".")
     if best.gpus < most:
-        text += f" More GPUs (up to {most}) score worse on {objective}."
+        why = findings.get("more_gpus", "worse")
+        text += {"constraints": f" Plans on more GPUs (up to {most}) miss {_limits(findings)}.",
+                 "algorithms": f" The swept algorithms run on no layout of more GPUs (up to {most}).",
+                 "memory": f" No plan on more GPUs (up to {most}) fits in memory."}.get(
+            why, f" More GPUs (up to {most}) score worse on {objective}.")
     return text
 
 
@@ -256,10 +323,10 @@ def _constraints(best, findings) -> str:
     c = findings.get("constraints") or {}
     parts = []
     if c.get("deadline_hours") is not None and best.hours_to_train is not None:
-        parts.append(f"the deadline of {number(c['deadline_hours'], 1)} hours (this plan: "
-                     f"{number(best.hours_to_train, 1)} hours)")
+        parts.append(f"the deadline of {total(c['deadline_hours'])} hours (this plan: "
+                     f"{total(best.hours_to_train)} hours)")
     if c.get("budget") is not None and best.cost is not None:
-        parts.append(f"the budget of {number(c['budget'], 0)} USD (this plan: {number(best.cost, 0)} USD)")
+        parts.append(f"the budget of {total(c['budget'])} USD (this plan: {total(best.cost)} USD)")
     return ("Meets " + " and ".join(parts) + "; plans that miss it were excluded.") if parts else ""
 
 

@@ -82,7 +82,7 @@ def test_a_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken)
-    with pytest.raises(OSError):
+    with pytest.raises(InputError, match="No space left on device"):  # one line naming the file, exit 2
         write_text_atomic(target, "new\n" * 1000)
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["profile.toml"]

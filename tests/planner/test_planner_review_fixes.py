@@ -1,0 +1,265 @@
+"""Planner defects a review found (``dpcost plan``), each pinned by the reviewer's reproduction.
+
+5. a what-if where no plan meets the deadline says so (not "the choice stays the same");
+6. the sentence on unusable GPU counts names the binding limit (nodes, spreading, the batch);
+7. a "not divisible" error suggests batches that are accepted; an impossible GPU range names --min-gpus;
+8. the "nothing fits" error names the batch or the memory reserve where either is the cause;
+9. an algorithm that runs on none of the cluster's multi-GPU layouts is refused, not a one-GPU plan,
+   and plans on more GPUs that a budget left out are not called slower;
+10. the bytes sent per GPU count ZeRO++'s quantised collectives;
+11. options that would be silently ignored are refused; repeated sweep values count once;
+12. training totals print at one precision (hours and GPU-hours of one GPU agree);
+14. a report file that cannot be written is one error line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from costmodel.planner import grid
+from costmodel.planner.recommend import plan
+from dpbase.errors import InputError
+
+runner = CliRunner()
+GPT2 = ["plan", "--model", "gpt2", "--cluster", "dgx-h100"]
+
+
+def _run(*argv: str):
+    return runner.invoke(app, list(argv))
+
+
+def _error_line(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1, result.output
+    return result.output
+
+
+# 5 -----------------------------------------------------------------------------------------
+
+def test_a_what_if_without_any_plan_says_no_plan_meets_the_deadline():
+    result = _run(*GPT2, "--nodes", "4", "--global-batch", "256", "--tokens", "10B", "--deadline", "0.2645h")
+    assert result.exit_code == 0, result.output
+    assert "With 0.5x inter-node bandwidth no plan meets the deadline of 0.265 hours." in result.stdout
+    assert "100.0% lower" not in result.stdout
+
+
+# 6 -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,sentence", [
+    (("--gpus", "20", "--nodes", "2", "--global-batch", "320"),
+     "At most 16 of the 20 GPUs allowed can be used: 2 nodes of 8 GPUs hold 16 (--nodes 2)."),
+    (("--max-gpus", "16", "--global-batch", "64"),
+     "At most 8 of the 16 GPUs allowed can be used: 1 node of 8 GPUs holds 8 (--nodes 1)."),
+    (("--gpus", "20", "--nodes", "3", "--global-batch", "60"),
+     "At most 15 of the 20 GPUs allowed can be used: the global batch 60 is not divisible by 16 to 19 GPUs; "
+     "20 GPUs do not spread evenly over 3 nodes of 8"),
+    (("--global-batch", "7",),
+     "At most 7 of the 8 GPUs allowed can be used: the global batch 7 is not divisible by 8 GPUs."),
+    (("--nodes", "2", "--max-gpus", "40", "--global-batch", "72"),
+     "At most 8 of the 40 GPUs allowed can be used: the global batch 72 is not divisible by 16 GPUs; "
+     "9 to 15 GPUs are not whole nodes of 8 (--gpus uses nodes in part); 2 nodes of 8 GPUs hold 16 (--nodes 2)."),
+])
+def test_the_gpu_sentence_names_the_limit_that_binds(args, sentence):
+    result = _run(*GPT2, *args)
+    assert result.exit_code == 0, result.output
+    assert sentence in result.stdout
+    assert "within a node or whole nodes" not in result.stdout
+
+
+@pytest.mark.parametrize("partial", [False, True])
+def test_every_gpu_count_left_out_has_its_reason(partial):
+    """Each count above the sweep's most, up to the allowance, falls under one reason of
+    gpu_limits, and the layouts would run none of them."""
+    from costmodel.planner.recommend import gpu_limits
+
+    for nodes, allowed, batch in ((2, 20, 320), (3, 20, 60), (1, 16, 64), (1, 8, 7), (4, 40, 96), (2, 40, 72)):
+        make = grid.partial_layouts if partial else grid.gpu_layouts
+        layouts = make(8, nodes, 1, allowed, batch)
+        most = max(n * g for n, g in layouts)
+        found = gpu_limits(8, nodes, partial, batch, most, allowed)
+        covered = set()
+        for key in ("batch", "uneven", "part_nodes"):
+            summary = found[key]
+            if summary:
+                assert summary["runs"], (key, summary)
+                covered |= {c for a, b in summary["runs"] for c in range(a, b + 1)}
+        if found["beyond_nodes"]:
+            covered |= set(range(found["capacity"] + 1, allowed + 1))
+        assert covered == set(range(most + 1, allowed + 1)), (nodes, allowed, batch, partial)
+
+
+# 7 -----------------------------------------------------------------------------------------
+
+def _suggested(message: str) -> list[int]:
+    found = re.search(r"e\.g\. ([\d,]+)(?: or ([\d,]+))?", message)
+    assert found, message
+    return [int(x.replace(",", "")) for x in found.groups() if x]
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(nodes=2, global_batch=60, min_gpus=9),
+    dict(nodes=4, global_batch=20, min_gpus=8),
+    dict(nodes=3, gpus=20, global_batch=64, min_gpus=17),
+    dict(nodes=1, global_batch=17, min_gpus=2),
+])
+def test_the_batches_an_indivisible_batch_error_suggests_are_accepted(kwargs):
+    with pytest.raises(InputError) as error:
+        plan("gpt2", "dgx-h100", explain=False, **kwargs)
+    assert error.value.field == "global_batch"
+    for batch in _suggested(str(error.value)):
+        accepted = plan("gpt2", "dgx-h100", explain=False, **{**kwargs, "global_batch": batch})
+        assert accepted.best.gpus >= kwargs["min_gpus"]
+
+
+def test_a_gpu_range_no_count_runs_in_is_the_min_gpus_error():
+    result = _run(*GPT2, "--global-batch", "60", "--nodes", "1", "--max-gpus", "16", "--min-gpus", "12")
+    line = _error_line(result)
+    assert line.startswith("error: min_gpus: got 12; allowed: at most 8")
+    assert "e.g." not in line
+
+
+@pytest.mark.parametrize("partial", [False, True])
+def test_runnable_counts_are_the_layouts_a_batch_can_take(partial):
+    make = grid.partial_layouts if partial else grid.gpu_layouts
+    for nodes in (1, 2, 3, 5):
+        for low, high in ((1, 8), (3, 24), (9, 40), (12, 16)):
+            counts = grid.runnable_counts(8, nodes, partial, low, high)
+            for batch in (7, 12, 20, 60, 64, 72, 120, 320):
+                assert [c for c in counts if batch % c == 0] == \
+                    sorted(n * g for n, g in make(8, nodes, low, high, batch)), (nodes, low, high, batch)
+
+
+# 8 -----------------------------------------------------------------------------------------
+
+def test_nothing_fits_because_of_the_batch_names_the_batch():
+    with pytest.raises(InputError) as error:
+        plan("llama2-70b", "dgx-h100", nodes=3, global_batch=256, seq_len=4096, explain=False)
+    assert error.value.field == "global_batch"
+    message = str(error.value)
+    assert "raise --nodes" not in message and "264" in message
+    fits = plan("llama2-70b", "dgx-h100", nodes=3, global_batch=264, seq_len=4096, explain=False)
+    assert fits.best.gpus == 24
+
+
+def test_nothing_fits_because_of_the_reserve_names_the_reserve():
+    result = _run(*GPT2, "--global-batch", "64", "--memory-reserve", "99%")
+    line = _error_line(result)
+    assert line.startswith("error: memory_reserve: ")
+    assert "seq-len" not in line and "alone exceed" not in line
+    most_gb = float(re.search(r"at most ([\d.]+) GB", line).group(1))
+    assert plan("gpt2", "dgx-h100", global_batch=64, memory_reserve=most_gb * 1e9, explain=False).best
+
+
+# 9 -----------------------------------------------------------------------------------------
+
+def test_an_algorithm_the_cluster_cannot_run_is_refused():
+    result = _run("plan", "--model", "gpt2", "--cluster", "dgx-1", "--global-batch", "64", "--algorithms", "in-network")
+    line = _error_line(result)
+    assert line.startswith("error: algorithms: got 'in-network'") and "ring" in line
+    with pytest.raises(InputError, match="algorithms"):
+        plan("gpt2", "dgx-1", global_batch=64, algorithms=("ring", "in-network"), explain=False)
+
+
+def test_plans_on_more_gpus_left_out_by_the_budget_are_not_called_slower():
+    result = _run(*GPT2, "--global-batch", "64", "--tokens", "1B", "--budget", "7.1")
+    assert result.exit_code == 0, result.output
+    assert "Recommended: none on 1 GPU" in result.stdout
+    assert "Plans on more GPUs (up to 8) miss the budget of 7.10 USD." in result.stdout
+    assert "score worse" not in result.stdout
+
+
+# 10 ----------------------------------------------------------------------------------------
+
+def test_bytes_sent_count_zero_plus_plus_quantisation():
+    common = dict(nodes=2, global_batch=64, seq_len=4096, explain=False)
+    plain = plan("llama2-7b", "dgx-h100", **common)
+    quantised = plan("llama2-7b", "dgx-h100", quantize_grads=4, quantize_weights=8, **common)
+    best = quantised.best
+    assert best.zero_stage == 1 and best.quantize_grads == 4
+    from costmodel.training.workloads import load_model
+
+    params = load_model("llama2-7b").params
+    f = (best.gpus - 1) / best.gpus
+    # ZeRO-1: int4 gradients all-to-all, int8 weights all-gathered, (N-1)/N of each sent
+    assert best.bytes_sent == pytest.approx(f * params * (4 / 8 + 8 / 8), rel=1e-12)
+    assert best.bytes_sent < 0.5 * plain.best.bytes_sent
+
+
+# 11 ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,field", [
+    (("--model", "resnet-50", "--cluster", "dgx-a100", "--global-batch", "256", "--tokens", "1B", "--budget", "10"),
+     "tokens"),
+    (("--model", "resnet-50", "--cluster", "dgx-a100", "--global-batch", "256", "--tokens", "1B"), "tokens"),
+    (("--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "64", "--price-per-gpu-hour", "2"),
+     "price_per_gpu_hour"),
+    (("--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "64", "--power-per-gpu", "700"),
+     "power_per_gpu"),
+    (("--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "64", "--algorithms", ""), "algorithms"),
+    (("--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "64", "--algorithms", ","), "algorithms"),
+    (("--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "64", "--html", ""), "html"),
+])
+def test_an_option_that_would_be_ignored_is_refused(args, field):
+    line = _error_line(_run("plan", *args))
+    assert line.startswith(f"error: {field}: ")
+
+
+def test_repeated_sweep_values_count_once():
+    common = dict(global_batch=64, explain=False)
+    once = plan("gpt2", "dgx-h100", algorithms=("ring",), bucket_bytes=(25 * 2**20,), **common)
+    twice = plan("gpt2", "dgx-h100", algorithms=("ring", "ring"), bucket_bytes=(25 * 2**20, 25 * 2**20), **common)
+    assert twice.configurations == once.configurations
+    assert twice.feasible_configurations == once.feasible_configurations
+    result = _run(*GPT2, "--global-batch", "64", "--algorithms", "ring,ring", "--buckets", "25MiB,25MiB")
+    assert result.exit_code == 0, result.output
+    assert f"{once.configurations:,} configurations swept" in result.stdout
+
+
+# 12 ----------------------------------------------------------------------------------------
+
+def test_training_totals_agree_at_one_precision():
+    result = _run(*GPT2, "--global-batch", "64", "--objective", "cost", "--tokens", "1B")
+    assert result.exit_code == 0, result.output
+    found = re.search(r"1 GPU in one node.*to train: ([\d.,]+) hours, ([\d.,]+) GPU-hours, ([\d.,]+) USD, "
+                      r"([\d.,]+) kWh", result.stdout)
+    assert found, result.stdout
+    hours, gpu_hours, usd, kwh = found.groups()
+    assert hours == gpu_hours  # one GPU: the same number, printed alike
+    assert all(len(x.replace(".", "").lstrip("0")) == 3 for x in (hours, usd, kwh))
+
+
+def test_total_keeps_three_significant_digits():
+    from costmodel.planner.text import total
+
+    assert [total(v) for v in (0.5301, 0.53, 7.0, 0.373, 123.44, 999.4, 57147.2, 0.0)] == \
+        ["0.530", "0.530", "7.00", "0.373", "123", "999", "57,147", "0"]
+
+
+# 14 ----------------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not os.path.exists("/proc/version"), reason="needs /proc (Linux)")
+def test_a_report_that_cannot_be_written_is_one_line_and_exit_2():
+    line = _error_line(_run(*GPT2, "--global-batch", "64", "--html", "/proc/version"))
+    assert line.startswith("error: html: got '/proc/version'")
+
+
+def test_a_lost_write_of_a_named_file_is_the_files_error(tmp_path, monkeypatch):
+    """A disk that fails while a named output is written (EIO, ENOSPC) is that file's error (one
+    InputError naming its field), for every command writing through safeio; nothing is left."""
+    from dpbase import safeio
+
+    def failing_fsync(_fd):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(safeio.os, "fsync", failing_fsync)
+    target = tmp_path / "report.html"
+    with pytest.raises(InputError, match="Input/output error") as error:
+        safeio.write_outputs({"html": (target, "<html></html>")})
+    assert error.value.field == "html"
+    assert list(tmp_path.iterdir()) == []
