@@ -39,6 +39,34 @@ def parse_bits(text: str | None, field: str) -> int | None:
     return int(digits)
 
 
+def parse_reserve(text: str | None) -> tuple[float | None, float | None]:
+    """``--memory-reserve``: a size ("6GB") → (bytes, None) or a share ("10%") → (None, 0.1)."""
+    from dpbase.errors import InputError, UnitError
+    from dpbase.units import parse_size
+
+    if text is None:
+        return None, None
+    text = text.strip()
+    if not text.endswith("%"):
+        try:
+            return parse_size(text, "memory_reserve", unit_needed=True), None
+        except UnitError as error:  # a size or a share
+            raise InputError("memory_reserve", text, f"{error.allowed}, or a share such as 10%") from None
+    try:
+        share = float(text[:-1]) / 100
+    except ValueError:
+        share = -1.0
+    if not 0 <= share < 1:
+        raise InputError("memory_reserve", text, "a size (6GB) or a share from 0% to below 100% (10%)")
+    return None, share
+
+
+def reserve_bytes_of(text: str | None, capacity_bytes: float) -> float | None:
+    """``--memory-reserve`` in bytes of a GPU of ``capacity_bytes`` (a share taken of it); None unset."""
+    reserve, share = parse_reserve(text)
+    return reserve if share is None else share * capacity_bytes
+
+
 def gpu_group(system, nodes: int | None, gpus: int | None, field: str = "gpus") -> tuple[int, int]:
     """(nodes, GPUs per node) from --nodes and a total GPU count (``field``: the option that gave it)."""
     from dpbase.limits import MAX_RANKS

@@ -3,7 +3,7 @@
 from typing import Annotated
 
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, echo, gpu_group, parse_bits, print_json
+from costmodel.commands.common import cli_errors, echo, gpu_group, parse_bits, print_json, reserve_bytes_of
 from costmodel.commands.options import (
     COMPUTE_DTYPE,
     JSON,
@@ -207,6 +207,7 @@ def iteration(
     attention: Annotated[bool, Option("--attention", help="Add attention FLOPs 12·L·h·s² per sample.")] = False,
     no_flash_attention: NO_FLASH_ATTENTION = False,
     recompute: Annotated[bool, Option("--recompute", help="Full activation recomputation: keep only layer inputs, re-run each forward in backward (4/3 compute).")] = False,
+    memory_reserve: Annotated[str | None, Option("--memory-reserve", help="Memory to keep free per GPU: a size (6GB) or a share (10%). Default 5% of the GPU (as plan).")] = None,
     json_output: JSON = False,
 ) -> None:
     """Break one training step down: compute, hidden/exposed communication, optimizer, memory.
@@ -257,6 +258,7 @@ def iteration(
         quantize_weights=parse_bits(quantize_weights, "quantize_weights"),
         quantize_grads=parse_bits(quantize_grads, "quantize_grads"),
         overlap_param_gather=overlap_param_gather, offload_optimizer=offload_optimizer, shard=shard,
+        memory_reserve_bytes=reserve_bytes_of(memory_reserve, system.gpu.memory_bytes),
         losses=StepLosses(host_overhead_s=parse_time(host_overhead, "host_overhead"),
                           overlap_slowdown=overlap_slowdown, speed_cv=speed_cv,
                           slow_node_factor=slow_node, input_rate=input_rate))

@@ -4,7 +4,7 @@ from enum import Enum
 from typing import Annotated
 
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, echo, parse_bits, print_json
+from costmodel.commands.common import cli_errors, echo, parse_bits, parse_reserve, print_json
 from costmodel.commands.options import (
     COMPUTE_DTYPE,
     JSON,
@@ -58,28 +58,6 @@ def _table(rows) -> str:
         **({"hours": total(r.hours_to_train)} if totals else {}),
         **({"USD": total(r.cost)} if costs else {}),
     } for r in rows])
-
-
-def parse_reserve(text: str | None) -> tuple[float | None, float | None]:
-    """``--memory-reserve``: a size ("6GB") → (bytes, None) or a share ("10%") → (None, 0.1)."""
-    from dpbase.errors import InputError, UnitError
-    from dpbase.units import parse_size
-
-    if text is None:
-        return None, None
-    text = text.strip()
-    if not text.endswith("%"):
-        try:
-            return parse_size(text, "memory_reserve", unit_needed=True), None
-        except UnitError as error:  # a size or a share
-            raise InputError("memory_reserve", text, f"{error.allowed}, or a share such as 10%") from None
-    try:
-        share = float(text[:-1]) / 100
-    except ValueError:
-        share = -1.0
-    if not 0 <= share < 1:
-        raise InputError("memory_reserve", text, "a size (6GB) or a share from 0% to below 100% (10%)")
-    return None, share
 
 
 _HOURS = {"h": 1.0, "d": 24.0, "w": 168.0}

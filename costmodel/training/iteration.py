@@ -104,6 +104,7 @@ class TrainingConfig:
     offload_optimizer: bool = False  # ZeRO >= 1: optimizer states and step on the host CPU (ZeRO-Offload)
     shard: str = "full"  # ZeRO-3 over every rank ("full"), in each node replicated across ("hybrid"),
     # or over every rank with a secondary weight partition in each node for backward (ZeRO++ "hpz")
+    memory_reserve_bytes: float | None = None  # memory kept free per GPU; None: memory.DEFAULT_RESERVE_FRACTION
 
 
 @frozen(kw_only=True)
@@ -528,7 +529,8 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
     # every stage's bytes (the same formulas; a breakdown only for the chosen stage)
     stages = memory.stage_bytes(workload.params, precision, ranks, activations, logits, per_stage)
     chosen = memory.breakdown_at(stages[memory.ZERO_STAGES.index(config.zero_stage)], ranks=ranks,
-                                 activations_bytes=activations, logits=logits, capacity_bytes=gpu.memory_bytes)
+                                 activations_bytes=activations, logits=logits, capacity_bytes=gpu.memory_bytes,
+                                 reserve=config.memory_reserve_bytes)
     totals = tuple(stage[3] for stage in stages)
     fitting = [stage for stage, total in zip(memory.ZERO_STAGES, totals)
                if memory.fits(total, chosen.capacity_bytes, chosen.reserve_bytes) and _stage_allowed(config, stage)]

@@ -88,6 +88,8 @@ OPTIONS = {
     # its own arithmetic: tests/training/test_input_pipeline.py
     "--input-rate": ["--input-rate", "10"],
     "--ps-placement": ["--algorithm", "parameter-server", "--ps-placement", "colocated"],
+    # what is kept free, and so whether the step fits: tests/training/test_iteration_review_fixes.py
+    "--memory-reserve": ["--memory-reserve", "20GB"],
 }
 
 

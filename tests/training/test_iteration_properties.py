@@ -140,6 +140,8 @@ VARIATIONS = {
     "offload_optimizer": {"zero_stage": 1, "offload_optimizer": True,
                           "host": HostPath(memory_Bps=50e9, host_link_Bps=24e9)},
     # ZeRO-3 only, in groups of 8 with a slower cross-node ring: tests/training/test_hybrid_sharding.py
+    # what is kept free: the memory's reserve and headroom (against plan: test_iteration_review_fixes.py)
+    "memory_reserve_bytes": {"memory_reserve_bytes": 20e9},
     "shard": {"zero_stage": 3, "shard": "hybrid",
               "groups": ShardGroups(comm=ring_comm(8, 100e9, 2e-6), ranks=8, replicas=ring_comm(2, 12.5e9, 5e-6))},
 }

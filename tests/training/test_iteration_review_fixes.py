@@ -119,3 +119,22 @@ def test_rccl_is_refused_on_nvidia_as_nccl_is_on_amd():
 
 def test_a_host_memory_all_reduce_refuses_a_named_algorithm():
     assert _error([*GPT2, "--host-reduce", "--algorithm", "ring"]).startswith("error: --algorithm: ")
+
+
+def test_iteration_keeps_the_reserve_plan_was_given():
+    """plan --memory-reserve 0% listed a ZeRO-1 row that iteration called DOES NOT FIT (it kept
+    its default 4.25 GB free): iteration takes the same option, and agrees with the row."""
+    plan_args = ["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "256",
+                 "--seq-len", "4096", "--json"]
+    for reserve in ("0%", "2GB"):
+        best = json.loads(runner.invoke(app, [*plan_args, "--memory-reserve", reserve]).stdout)["best"]
+        result = runner.invoke(app, ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2",
+                                     "--micro-batch", str(best["micro_batch"]), "--accum",
+                                     str(best["accumulation_steps"]), "--seq-len", "4096", "--zero",
+                                     str(best["zero_stage"]), "--grad-dtype", best["grad_dtype"],
+                                     "--memory-reserve", reserve, "--json"])
+        assert result.exit_code == 0, result.output
+        memory = json.loads(result.stdout)["memory"]
+        assert memory["fits"] and memory["total_bytes"] == pytest.approx(best["memory_bytes"], rel=1e-9)
+        assert memory["capacity_bytes"] - memory["total_bytes"] == pytest.approx(best["memory_headroom_bytes"], rel=1e-9)
+    assert _error([*GPT2, "--memory-reserve", "6"]).startswith("error: memory_reserve: ")
