@@ -681,7 +681,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     forward = micro_batch_forward(workload, gpu, compute_dtype=setting.compute_dtype, peak=setting.peak_flops,
                                   mfu=setting.mfu, mfu_given=setting.mfu_given, flops_per_sample=flops,
                                   seq_len=setting.seq_len, micro_batch=b,
-                                  flash_attention=setting.flash_attention).forward_s
+                                  flash_attention=setting.flash_attention,
+                                  mfu_default=setting.user_mfu is None).forward_s
     backward = backward_seconds(forward, setting.recompute)
     factor = 1.0 if setting.asynchronous else stragglers.slowest_rank_factor(  # async: nobody waits
         setting.jitter_cv, ranks, np.where(every, 1.0, k), setting.losses.speed_cv, setting.losses.slow_node_factor)

@@ -50,6 +50,7 @@ from costmodel.training.memory import MemoryBreakdown
 from costmodel.training.workloads import Workload
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError
+from dpbase.lazynp import is_scalar, np
 from dpbase.limits import MAX_COUNT, MAX_RANKS, MIN_MFU
 from dpbase.values import asdict, frozen, replace
 
@@ -441,6 +442,7 @@ class MicroBatchForward:
     mfu_micro_batch: int  # the micro-batch the default MFU was measured at (0: none applies)
     attention_scores_s: object = 0.0  # materialised attention scores through HBM per training micro-batch
     attention_materialised: bool = False  # the scores reach HBM (their memory counts; their time unless --mfu)
+    mfu_taken: tuple[float, str] | None = None  # (MFU, source) a TF32 CNN micro-batch runs at instead of the default
 
 
 def mfu_holds_at_any_micro_batch(mfu: float | None, calibration: str | None) -> bool:
@@ -453,7 +455,7 @@ def mfu_holds_at_any_micro_batch(mfu: float | None, calibration: str | None) -> 
 
 def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: float, mfu: float,
                         mfu_given: bool, flops_per_sample, seq_len, micro_batch,
-                        flash_attention: bool = True) -> MicroBatchForward:
+                        flash_attention: bool = True, mfu_default: bool = False) -> MicroBatchForward:
     """Forward seconds of one micro-batch of ``micro_batch`` samples: ``(m·s + a·(1 − m/m_ref) + t) / 3``,
     ``s = FLOPs / (peak · MFU · roofline)`` the per-sample training seconds. The GEMM roofline
     (:func:`gemm.workload_efficiency`) slows a transformer micro-batch too small to feed the
@@ -465,13 +467,50 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
     ``t`` too (the counted accesses split 10 : 11, 14 : 21): the total is the count; the split
     decides only how much communication backward can hide. A user's --mfu is what they
     measured at their own micro-batch: taken as given, with none of the three. Floats or numpy
-    arrays of ``micro_batch`` (iteration and the planner's sweep both ask here)."""
-    fed = 1.0 if mfu_given else gemm.workload_efficiency(workload, micro_batch, seq_len, gpu, peak,
-                                                         memory.DTYPE_BYTES[compute_dtype])
-    per_sample = flops_per_sample / (peak * mfu * fed)
+    arrays of ``micro_batch`` (iteration and the planner's sweep both ask here).
+
+    ``mfu_default``: ``mfu`` is the model kind's default. A TF32 CNN then also times its other
+    option (:func:`workloads.tf32_alternative`: the FP32 measurement at the FP32 speed, or the
+    TF32 one) and runs each micro-batch at the faster, the fixed time included: the default
+    chose by per-image rate, and each measurement's fixed time sits around its own micro-batch
+    (``mfu_taken`` names the other option where a scalar micro-batch takes it)."""
     reference = None if mfu_given else workloads.mfu_reference_micro_batch(  # None: no kind table (transformers)
         workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype, getattr(gpu, "peak_flops", None),
         getattr(gpu, "compute_capability", None), workload)
+    found = _forward_line(workload, gpu, compute_dtype, peak, mfu, mfu_given, flops_per_sample, seq_len,
+                          micro_batch, flash_attention, reference)
+    other = _tf32_other(workload, gpu, compute_dtype) if mfu_default and not mfu_given else None
+    if other is None:
+        return found
+    rate, source, other_reference = other
+    alt = _forward_line(workload, gpu, compute_dtype, peak, rate, mfu_given, flops_per_sample, seq_len,
+                        micro_batch, flash_attention, other_reference)
+    if is_scalar(micro_batch):
+        return replace(alt, mfu_taken=(rate, source)) if alt.forward_s < found.forward_s else found
+    return replace(found, forward_s=np.minimum(found.forward_s, alt.forward_s))
+
+
+def _tf32_other(workload: Workload, gpu, compute_dtype: str) -> tuple[float, str, int | None] | None:
+    """(MFU with the model's relative MFU, source, reference micro-batch) of a TF32 CNN's other
+    option, or None."""
+    if compute_dtype != "tf32" or workload.kind != "cnn":
+        return None
+    arch = getattr(gpu, "arch", "unknown")
+    other = workloads.tf32_alternative(workload.kind, arch, compute_dtype, getattr(gpu, "peak_flops", None),
+                                       getattr(gpu, "compute_capability", None), workload)
+    if other is None:
+        return None
+    rate, source = _relative(other, workload, arch)
+    batch = other.entry.get("micro_batch")
+    return rate, source, int(batch) if batch else None
+
+
+def _forward_line(workload, gpu, compute_dtype, peak, mfu, mfu_given, flops_per_sample, seq_len, micro_batch,
+                  flash_attention, reference) -> MicroBatchForward:
+    """:func:`micro_batch_forward` at one MFU measured at ``reference`` (None: none applies)."""
+    fed = 1.0 if mfu_given else gemm.workload_efficiency(workload, micro_batch, seq_len, gpu, peak,
+                                                         memory.DTYPE_BYTES[compute_dtype])
+    per_sample = flops_per_sample / (peak * mfu * fed)
     on_hbm = attention.materialised(workload, flash_attention)
     scores = attention.workload_score_seconds(
         workload, micro_batch=micro_batch, seq_len=seq_len, element_bytes=memory.DTYPE_BYTES[compute_dtype],
@@ -494,7 +533,9 @@ def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
     found = micro_batch_forward(workload, gpu, compute_dtype=compute_dtype, peak=peak, mfu=rate,
                                 mfu_given=mfu_holds_at_any_micro_batch(config.mfu, config.mfu_calibration),
                                 flops_per_sample=float(flops), seq_len=seq_len, micro_batch=config.micro_batch,
-                                flash_attention=config.flash_attention)
+                                flash_attention=config.flash_attention, mfu_default=config.mfu is None)
+    if found.mfu_taken is not None:  # a TF32 CNN micro-batch at its other option (micro_batch_forward)
+        rate, mfu_source = found.mfu_taken[0], f"{found.mfu_taken[1]} (faster at micro-batch {config.micro_batch})"
     return _Compute(seq_len=seq_len, compute_dtype=compute_dtype, mfu=rate, mfu_source=mfu_source, forward=found)
 
 

@@ -351,19 +351,49 @@ def _kind_choice(kind: str, arch: str, dtype: str, peak_flops: dict | None, comp
         if peaks.get(from_dtype) and peaks.get(dtype):
             rate *= float(peaks[from_dtype]) / float(peaks[dtype])
             where += f" at the {from_dtype} speed"
-    if dtype == "tf32" and peaks.get("fp32") and peaks.get("tf32"):
-        fp32 = _kind_choice(kind, arch, "fp32", peak_flops, compute_capability, workload)
+    own = KindMfu(rate=rate, runs_as=dtype, entry=entry, source=f"{where}: {_measured_text(entry, rate)}")
+    other = _tf32_at_fp32_speed(kind, arch, dtype, peak_flops, compute_capability, workload, rate)
+    if other is not None and kind_speed(other, workload, arch) > kind_speed(own, workload, arch):
+        return other
+    return own
 
-        def speed(choice_rate: float, runs_as: str, peak: float) -> float:
-            return choice_rate * peak * (1.0 if workload is None else relative_mfu(workload, runs_as, arch))
 
-        if fp32 is not None and speed(fp32.rate, "fp32", float(peaks["fp32"])) > speed(rate, "tf32", float(peaks["tf32"])):
-            at_tf32_peak = fp32.rate * float(peaks["fp32"]) / float(peaks["tf32"])
-            return KindMfu(rate=at_tf32_peak, runs_as="fp32", entry=fp32.entry,
-                           source=f"{kind} default for {arch} tf32 at the FP32 speed (cuDNN keeps FP32 kernels "
-                                  f"where they are faster; the TF32 measurement gives MFU {rate:.3f}): "
-                                  f"{_measured_text(fp32.entry, fp32.rate)}")
-    return KindMfu(rate=rate, runs_as=dtype, entry=entry, source=f"{where}: {_measured_text(entry, rate)}")
+def kind_speed(choice: KindMfu, workload: "Workload | None", arch: str) -> float:
+    """A :class:`KindMfu`'s share of the peak it is a rate of, ``workload``'s relative MFU in: two
+    options of one run (rates at the same peak) compare by it."""
+    return choice.rate * (1.0 if workload is None else relative_mfu(workload, choice.runs_as, arch))
+
+
+def _tf32_at_fp32_speed(kind, arch, dtype, peak_flops, compute_capability, workload,
+                        tf32_rate: float) -> KindMfu | None:
+    """A TF32 run's FP32 option: the FP32 measurement as a rate at the TF32 peak (None for other
+    dtypes, or without both peaks)."""
+    peaks = peak_flops or {}
+    if dtype != "tf32" or not (peaks.get("fp32") and peaks.get("tf32")):
+        return None
+    fp32 = _kind_choice(kind, arch, "fp32", peak_flops, compute_capability, workload)
+    if fp32 is None:
+        return None
+    return KindMfu(rate=fp32.rate * float(peaks["fp32"]) / float(peaks["tf32"]), runs_as="fp32", entry=fp32.entry,
+                   source=f"{kind} default for {arch} tf32 at the FP32 speed (cuDNN keeps FP32 kernels "
+                          f"where they are faster; the TF32 measurement gives MFU {tf32_rate:.3f}): "
+                          f"{_measured_text(fp32.entry, fp32.rate)}")
+
+
+def tf32_alternative(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
+                     compute_capability: int | None = None, workload: "Workload | None" = None) -> KindMfu | None:
+    """A TF32 run's option :func:`kind_mfu` did not take (the TF32 measurement, or the FP32 one
+    at the FP32 speed), or None. The choice compares per-image rates; the fixed time per
+    micro-batch, placed around each measurement's own micro-batch, can overturn it, so a whole
+    micro-batch compares both (:func:`costmodel.training.iteration.micro_batch_forward`)."""
+    chosen = _kind_choice(kind, arch, dtype, peak_flops, compute_capability, workload)
+    if chosen is None or dtype != "tf32":
+        return None
+    if chosen.runs_as != "fp32":
+        return _tf32_at_fp32_speed(kind, arch, dtype, peak_flops, compute_capability, workload, chosen.rate)
+    own = _kind_choice(kind, arch, dtype, {k: v for k, v in (peak_flops or {}).items() if k != "fp32"},
+                       compute_capability, workload)  # without the FP32 peak: no FP32 option to take
+    return None if own is None else KindMfu(rate=own.rate, runs_as=own.runs_as, entry=own.entry, source=own.source)
 
 
 def kind_mfu(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
