@@ -252,6 +252,12 @@ class System:
         their leaf switch (1). Every backend reads it here."""
         return 1.0 if self.rail_optimized else self.oversubscription
 
+    def nics_reached(self, gpus: int) -> int:
+        """The NICs ``gpus`` of a node's GPUs reach: their share of the node's NICs, at least one
+        (NCCL drives the NICs nearest each GPU). The one rule for NCCL's graph search and the
+        ideal mapping of a node used in part."""
+        return max(1, round(self.nics_per_node * gpus / self.gpus_per_node))
+
     @property
     def achievable_node_network_Bps(self) -> float:
         """The node's network bandwidth derated by NIC efficiency and the spine's oversubscription."""

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from costmodel.cluster.query import Query, run_query
+from costmodel.cluster.query import Query, run_query, whole_count
 from costmodel.collectives.prediction import Prediction
 from dpbase.errors import InputError
 from dpbase.units import parse_size
@@ -131,6 +131,8 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
 
     from dpbase.errors import NotApplicableError
 
+    if clusters is None and _axis(nodes) != [1]:  # a link's ranks are ``ranks``: nodes belong to a cluster
+        raise InputError("nodes", nodes, "only with clusters (a link or alpha_s/bandwidth_Bps takes ranks)")
     size_list = [parse_size(s, "sizes") for s in _axis(sizes)]
     rows: list[dict[str, Any]] = []
     skipped: list[NotApplicableError] = []
@@ -175,9 +177,7 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
     from costmodel.collectives.evaluate import evaluate_grid
     from dpbase.units import parse_bandwidth, parse_time
 
-    for rank in ranks:  # as predict takes them: whole numbers (a numpy integer is one; "8" or True are not)
-        if rank is None or isinstance(rank, bool) or not hasattr(type(rank), "__index__"):
-            raise InputError("ranks", rank, "an integer >= 1 for a link without a cluster")
+    ranks = [whole_count("ranks", rank) for rank in ranks]  # as predict takes them
     alpha, bw = parse_time(alpha_s, "alpha_s"), parse_bandwidth(bandwidth_Bps, "bandwidth_Bps")
     gamma = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
     n_grid, size_grid = np.meshgrid(np.asarray(ranks, dtype=float), np.asarray(sizes, dtype=float), indexing="ij")

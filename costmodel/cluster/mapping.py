@@ -73,12 +73,11 @@ class Layout:
     @property
     def node_network_Bps(self) -> float:
         """The network bandwidth a node's ranks of this layout can drive: every NIC on a full node;
-        with fewer GPUs used, the NICs they reach, each GPU its share of the node's NICs and at
-        least one (NCCL drives the NICs nearest each GPU): two ranks on DGX H100 nodes, one GPU
-        each, meet over one 400 Gb/s NIC, not the node's eight."""
+        with fewer GPUs used, the NICs they reach (:meth:`hardware.System.nics_reached`, as NCCL's
+        graph search counts them): two ranks on DGX H100 nodes, one GPU each, meet over one
+        400 Gb/s NIC, not the node's eight."""
         system = self.system
-        reach = self.gpus_per_node / min(system.nics_per_node, system.gpus_per_node)
-        return system.achievable_node_network_Bps * min(1.0, reach)
+        return system.achievable_node_network_Bps * system.nics_reached(self.gpus_per_node) / system.nics_per_node
 
     @property
     def inter_Bps(self) -> float:

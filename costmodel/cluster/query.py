@@ -184,18 +184,20 @@ def _whole_counts(q: Query) -> Query:
 
     if q.cluster is not None and not isinstance(q.cluster, (str, System)):
         raise InputError("cluster", q.cluster, "a system name, a TOML path or a hardware.System")
-    counts = {}
-    for field in COUNT_FIELDS:
-        value = getattr(q, field)
-        if value is None and field != "nodes":
-            continue
-        try:
-            counts[field] = operator.index(value) if not isinstance(value, bool) else None
-        except TypeError:
-            counts[field] = None
-        if counts[field] is None:
-            raise InputError(field, value, "a whole number (an integer >= 1)")
+    counts = {field: whole_count(field, getattr(q, field)) for field in COUNT_FIELDS
+              if getattr(q, field) is not None or field == "nodes"}
     return replace(q, **counts) if any(counts[f] is not getattr(q, f) for f in counts) else q
+
+
+def whole_count(field: str, value: Any) -> int:
+    """``value`` as a Python integer: a whole number (a numpy integer is one; 1.5, "2", True or
+    None are not), else one InputError naming ``field``. Its range is checked where it is used."""
+    if value is not None and not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise InputError(field, value, "a whole number (an integer >= 1)")
 
 
 def run_query(q: Query) -> list[Prediction]:

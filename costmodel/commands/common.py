@@ -63,8 +63,9 @@ def parse_reserve(text: str | None) -> tuple[float | None, float | None]:
 
 def reserve_bytes_of(text: str | None, capacity_bytes: float) -> float | None:
     """``--memory-reserve`` in bytes of a GPU of ``capacity_bytes`` (a share taken of it); None unset."""
-    reserve, share = parse_reserve(text)
-    return reserve if share is None else share * capacity_bytes
+    from costmodel.training.memory import reserve_given
+
+    return reserve_given(capacity_bytes, *parse_reserve(text))
 
 
 def gpu_group(system, nodes: int | None, gpus: int | None, field: str = "gpus") -> tuple[int, int]:

@@ -83,11 +83,11 @@ def parse_hours(text: str | None, field: str) -> float | None:
 
 def _check_html(html: str | None, cluster: str) -> None:
     """``--html``: a file path (an empty one would write nothing), not the cluster's TOML."""
+    if html is None:  # the writer's module (tempfile, shutil) only when there is a report to write
+        return
     from dpbase.errors import InputError
     from dpbase.safeio import check_outputs
 
-    if html is None:
-        return
     if not html.strip():
         raise InputError("html", html, "a file path to write the report to")
     check_outputs({"html": html}, [cluster])

@@ -171,11 +171,6 @@ def host_link_sharers(system: System, ppn):
     return 1 if system.gpu.host_link_bandwidth_Bps else ew.minimum(system.pcie_switch_gpus, ppn)
 
 
-def _nics_used(system: System, ppn: int) -> int:
-    """The NICs ``ppn`` of a node's GPUs reach: their share of the node's, at least one."""
-    return max(1, round(system.nics_per_node * ppn / system.gpus_per_node))
-
-
 def _nic_path_GBps(system: System, max_path_GBps: float, t: NcclTables) -> float:
     """A GPU's path to its NIC: the NIC, the GPU's PCIe link and its best intra path, whichever is
     slowest (the ring's and NVLS's searches across nodes start there)."""
@@ -205,7 +200,7 @@ def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables
         # NICs' aggregate, which NCCL's search would also cap, is not modelled).
         nic = system.nic_bandwidth_Bps / 1e9
         max_path = _nic_path_GBps(system, max_path, t)
-        nics = _nics_used(system, ppn)
+        nics = system.nics_reached(ppn)
         if path == "NVLINK" or ppn == 1:
             total = max(total, nics * nic)
         channels, speed = ladder_search(total, max_path, ladder(cc, "inter", t), search["max_channels"], t,
@@ -253,7 +248,7 @@ def _nvls_graph(system: System, n_nodes: int, ppn: int, t: NcclTables) -> NcclGr
     if n_nodes == 1:
         speeds = ladder(cc, "intra", t)
     else:
-        channels = min(channels, _nics_used(system, ppn))
+        channels = min(channels, system.nics_reached(ppn))
         speeds = speeds_within(ladder(cc, "inter", t), _nic_path_GBps(system, max_path, t))
     found = nvls_speeds(total, channels, speeds)
     if found is None:
@@ -294,7 +289,7 @@ def _spine_share(system: System, n_nodes: int, ppn: int, ring: NcclGraph) -> flo
     oversubscription = system.spine_oversubscription
     if n_nodes == 1 or oversubscription == 1.0:
         return 1.0
-    carried = _nics_used(system, ppn) * system.nic_bandwidth_Bps / 1e9 / oversubscription
+    carried = system.nics_reached(ppn) * system.nic_bandwidth_Bps / 1e9 / oversubscription
     pushed = ring.n_channels * ring.bw_inter_GBps
     return min(1.0, carried / pushed) if pushed > 0 else 1.0
 

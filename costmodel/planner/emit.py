@@ -33,7 +33,8 @@ from dpbase.values import frozen
 KINDS = ("env", "torch", "deepspeed")
 MIB = 2**20
 DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
-TORCH_DTYPE = {"bf16": "torch.bfloat16", "fp16": "torch.float16", "fp32": "torch.float32"}
+TORCH_DTYPE = {"bf16": "torch.bfloat16", "fp16": "torch.float16", "fp32": "torch.float32",
+               "tf32": "torch.float32"}  # TF32: fp32 tensors, TF32 matmuls (torch.backends.cuda.matmul.allow_tf32)
 COMPRESS_HOOK = {"bf16": "bf16_compress_hook", "fp16": "fp16_compress_hook"}
 TORCH_OPTIMIZER = {"adamw": "torch.optim.AdamW", "adam": "torch.optim.Adam", "sgd": "torch.optim.SGD"}
 # Horovod's compressors (horovod.torch.compression): fp16 only; a bf16 plan sends the same 2 bytes a value

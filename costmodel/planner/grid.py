@@ -193,7 +193,7 @@ def stages_allowed(setting: Setting, space: Space) -> np.ndarray:
     """Per ZeRO stage of ``space`` (shaped (1, Z, 1, 1, 1)): whether ``setting`` runs it, by its
     sync mode (:func:`syncmodes.stage_runs`) and, for asynchronous parameter servers (which hold the
     optimizer), ZeRO-0 only."""
-    return np.array([syncmodes.stage_runs(setting.sync, z) and (z == 0 or not setting.asynchronous)
+    return np.array([syncmodes.stage_runs(setting.sync, z, asynchronous=setting.asynchronous)
                      for z in space.zero_stages]).reshape(1, -1, 1, 1, 1)
 
 

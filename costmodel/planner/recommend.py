@@ -212,11 +212,11 @@ def _count_list(counts: list[int]) -> str:
             runs[-1][1] = c
         else:
             runs.append([c, c])
-    if len(runs) > 4:
+    if len(runs) > SHOWN_RUNS:
         return f"{len(counts):,} counts from {counts[0]:,} to {counts[-1]:,}"
-    words = [w for a, b in runs for w in ([f"{a:,}"] if a == b else [f"{a:,}", f"{b:,}"] if b == a + 1
-                                          else [f"{a:,} to {b:,}"])]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+    from costmodel.planner.text import runs_in_words
+
+    return runs_in_words(runs)
 
 
 def _no_layout_error(gpus_per_node: int, nodes: int, partial: bool, global_batch: int, min_gpus: int,
@@ -350,13 +350,9 @@ def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer
 
 def _reserve(system, reserve_bytes: float | None, fraction: float | None) -> float | None:
     """The reserve in bytes from bytes or a share of the GPU's memory (None: the default)."""
-    if fraction is None:
-        return reserve_bytes
-    if reserve_bytes is not None:
-        raise InputError("memory_reserve", reserve_bytes, "bytes or a fraction, not both")
-    if not 0 <= fraction < 1:
-        raise InputError("memory_reserve_fraction", fraction, "a fraction from 0 to below 1")
-    return fraction * system.gpu.memory_bytes
+    from costmodel.training import memory
+
+    return memory.reserve_given(system.gpu.memory_bytes, reserve_bytes, fraction)
 
 
 def check_losses(losses):
@@ -539,8 +535,9 @@ def _constraint_error(sweep, setting, objective, constraints):
     if constraints.budget is not None:
         cost = objective_scores(sweep, setting, "cost", constraints.tokens,
                                 replace(constraints, deadline_hours=None, budget=None))
-        parts.append(f"the cheapest costs {float(np.min(cost)):,.0f} USD (budget "
-                     f"{constraints.budget:,.0f} USD)")
+        from costmodel.planner.text import total
+
+        parts.append(f"the cheapest costs {total(float(np.min(cost)))} USD (budget {total(constraints.budget)} USD)")
     if not parts:  # no deadline or budget excluded them: the objective itself is not a finite number
         return _unscored_error(objective, constraints)
     field = "deadline" if constraints.deadline_hours is not None else "budget"

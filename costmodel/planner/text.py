@@ -274,9 +274,14 @@ def _counts(found: dict, many: str) -> str:
     runs = found["runs"]
     if not runs:
         return many.format(low=f"{found['low']:,}", high=f"{found['high']:,}")
+    return runs_in_words(runs) + " GPUs"
+
+
+def runs_in_words(runs) -> str:
+    """Runs ``[first, last]`` of counts (ascending) in words: "16", "8, 16 or 24", "2 to 8"."""
     words = [w for a, b in runs for w in ([f"{a:,}"] if a == b else [f"{a:,}", f"{b:,}"] if b == a + 1
                                           else [f"{a:,} to {b:,}"])]
-    return (words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]) + " GPUs"
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
 def _limit_reasons(limits: dict) -> list[str]:

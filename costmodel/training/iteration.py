@@ -580,13 +580,9 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
 
 
 def _stage_allowed(config, stage: int) -> bool:
-    """Whether ``stage`` runs with the rest of ``config``: its sync mode's stages, ZeRO-0 for a
-    host-memory all-reduce or parameter servers, ZeRO >= 1 to offload the optimizer."""
-    if config.host_reduce or config.asynchronous:
-        return stage == 0
-    if config.offload_optimizer and stage == 0:
-        return False
-    return syncmodes.stage_runs(config.sync, stage)
+    """Whether ``stage`` runs with the rest of ``config`` (:func:`syncmodes.stage_runs`)."""
+    return syncmodes.stage_runs(config.sync, stage, asynchronous=config.asynchronous,
+                                host_reduce=config.host_reduce, offload_optimizer=config.offload_optimizer)
 
 
 def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, slowdown) -> dict:

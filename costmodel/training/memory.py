@@ -290,6 +290,18 @@ def fragmentation_bytes(tensor_bytes, overheads: Overheads = DEFAULT_OVERHEADS, 
     return fragmentation_fraction(overheads, irregular) * tensor_bytes
 
 
+def reserve_given(capacity_bytes: float, reserve_bytes: float | None, share: float | None) -> float | None:
+    """The reserve a user gave, in bytes: as bytes, or as a ``share`` of ``capacity_bytes`` (None:
+    neither, the default). Checked against the capacity where it is used (:func:`reserve_bytes`)."""
+    if share is None:
+        return reserve_bytes
+    if reserve_bytes is not None:
+        raise InputError("memory_reserve", reserve_bytes, "bytes or a fraction, not both")
+    if not 0 <= share < 1:
+        raise InputError("memory_reserve_fraction", share, "a fraction from 0 to below 1")
+    return share * float(capacity_bytes)
+
+
 def reserve_bytes(capacity_bytes: float, reserve: float | None = None) -> float:
     """The reserve in bytes: ``reserve`` as given, else ``DEFAULT_RESERVE_FRACTION`` of capacity."""
     if reserve is None:

@@ -52,8 +52,15 @@ def stage_mode(sync: str, stage: int) -> str:
     return "ddp" if sync == "fsdp" and stage < 2 else sync
 
 
-def stage_runs(sync: str, stage: int) -> bool:
-    """Whether a chosen ``sync`` runs ZeRO stage ``stage`` (:data:`ZERO_STAGES_OF`)."""
+def stage_runs(sync: str, stage: int, *, asynchronous: bool = False, host_reduce: bool = False,
+               offload_optimizer: bool = False) -> bool:
+    """Whether a chosen ``sync`` runs ZeRO stage ``stage`` (:data:`ZERO_STAGES_OF`): parameter
+    servers (``asynchronous``, they hold the optimizer) and a host-memory all-reduce only ZeRO-0,
+    an offloaded optimizer only ZeRO >= 1. The one rule of iteration's advice and the planner's sweep."""
+    if (asynchronous or host_reduce) and stage != 0:
+        return False
+    if offload_optimizer and stage == 0:
+        return False
     return stage in ZERO_STAGES_OF[stage_mode(sync, stage)]
 
 

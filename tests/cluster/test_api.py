@@ -171,3 +171,10 @@ def test_predict_and_sweep_take_the_same_ranks():
             sweep("all-reduce", "1MB", ranks=[bad], algorithms="ring", alpha_s="5us", bandwidth_Bps="25GB/s")
         with pytest.raises(InputError, match="^ranks: "):
             predict("all-reduce", "1MiB", "ring", ranks=bad, alpha_s="5us", bandwidth_Bps="25GB/s")
+
+
+def test_the_api_sweep_refuses_nodes_on_a_link_as_predict_does():
+    with pytest.raises(InputError, match="^nodes: "):
+        sweep("all-reduce", ["1MB"], ranks=[8], nodes=[2], links="ib-ndr")
+    with pytest.raises(InputError, match="^ranks: got 8.0; allowed: a whole number"):
+        sweep("all-reduce", ["1MB"], ranks=[8.0], algorithms="ring", alpha_s="5us", bandwidth_Bps="25GB/s")

@@ -210,3 +210,13 @@ def test_the_optimizer_and_horovods_16bit_gradients_are_emitted_as_timed():
     text = emit.render(hvd, "torch")
     assert "compression=hvd.Compression.fp16" in text and "no bf16 compressor" in text
     assert "compression" not in emit.render(dataclasses.replace(hvd, grad_dtype="fp32"), "torch")
+
+
+def test_a_tf32_plan_emits_fp32_tensors():
+    """TF32 is FP32 tensors with TF32 matmuls: the FSDP snippet's param dtype (a KeyError before)."""
+    best = plan("llama2-13b", "dgx-a100", nodes=2, global_batch=64, seq_len=2048, compute_dtype="tf32",
+                explain=False).best
+    assert best.compute_dtype == "tf32"
+    text = emit.render(dataclasses.replace(best, zero_stage=3, shard="full", offload_optimizer=False,
+                                           quantize_weights=None, quantize_grads=None), "torch")
+    assert "param_dtype=torch.float32" in text

@@ -138,3 +138,11 @@ def test_iteration_keeps_the_reserve_plan_was_given():
         assert memory["fits"] and memory["total_bytes"] == pytest.approx(best["memory_bytes"], rel=1e-9)
         assert memory["capacity_bytes"] - memory["total_bytes"] == pytest.approx(best["memory_headroom_bytes"], rel=1e-9)
     assert _error([*GPT2, "--memory-reserve", "6"]).startswith("error: memory_reserve: ")
+    # the option reaches the memory: 83.6 GB fits an H100 with nothing kept free, not with the default 4.25 GB
+    tight = ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "3",
+             "--seq-len", "4096", "--zero", "2", "--json"]
+    default = json.loads(runner.invoke(app, tight).stdout)["memory"]
+    for reserve, kept in (("0%", 0.0), ("1GB", 1e9)):
+        memory = json.loads(runner.invoke(app, [*tight, "--memory-reserve", reserve]).stdout)["memory"]
+        assert memory["reserve_bytes"] == kept and memory["fits"]
+    assert not default["fits"] and default["reserve_bytes"] > 4e9
