@@ -13,28 +13,20 @@ runner = CliRunner()
 BARE = ["all-reduce", "--ranks", "8", "--alpha", "5us", "--bandwidth", "25GB/s"]
 
 
-def _error(args) -> str:
-    result = runner.invoke(app, args)
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    return lines[0]
-
-
 @pytest.mark.parametrize("command", ["collective", "compare"])
-def test_nodes_without_a_cluster_are_refused(command):
-    assert _error([command, *BARE, "--size", "1MB", "--nodes", "64"]).startswith("error: --nodes: ")
-    assert _error([command, "all-reduce", "--link", "ib-ndr", "--ranks", "8", "--size", "1MB", "--nodes", "3"]) \
+def test_nodes_without_a_cluster_are_refused(command, cli_error):
+    assert cli_error([command, *BARE, "--size", "1MB", "--nodes", "64"]).startswith("error: --nodes: ")
+    assert cli_error([command, "all-reduce", "--link", "ib-ndr", "--ranks", "8", "--size", "1MB", "--nodes", "3"]) \
         .startswith("error: --nodes: ")
 
 
 @pytest.mark.parametrize("flag", [["--servers", "4"], ["--chunks", "3"], ["--colocated"], ["--no-pipeline"]])
-def test_algorithm_parameters_under_auto_are_refused(flag):
+def test_algorithm_parameters_under_auto_are_refused(flag, cli_error):
     """Under auto the library (or the fastest algorithm) chooses, and nothing takes them: the
     answer was the same with and without."""
-    line = _error(["collective", "all-reduce", "--cluster", "dgx-h100", "--nodes", "2", "--size", "1GiB", *flag])
+    line = cli_error(["collective", "all-reduce", "--cluster", "dgx-h100", "--nodes", "2", "--size", "1GiB", *flag])
     assert "not auto" in line
-    assert "not auto" in _error(["collective", *BARE, "--size", "1MB", *flag])
+    assert "not auto" in cli_error(["collective", *BARE, "--size", "1MB", *flag])
 
 
 def test_compare_on_a_plain_link_ranks_what_auto_chooses_from():
@@ -48,9 +40,9 @@ def test_compare_on_a_plain_link_ranks_what_auto_chooses_from():
     assert ranked[0]["winner"] and ranked[0]["algorithm"] == auto["algorithm"]
 
 
-def test_sweep_refuses_a_stack_beside_a_named_algorithm_as_collective_does():
+def test_sweep_refuses_a_stack_beside_a_named_algorithm_as_collective_does(cli_error):
     """The sweep's vectorised path skipped the query's checks: --stack with -a ring gave a row."""
-    line = _error(["sweep", *BARE, "--stack", "nccl", "-a", "ring", "--sizes", "1MB"])
+    line = cli_error(["sweep", *BARE, "--stack", "nccl", "-a", "ring", "--sizes", "1MB"])
     assert line.startswith("error: --stack: ")
     from costmodel.cluster.api import sweep
     from dpbase.errors import InputError

@@ -20,32 +20,24 @@ def _run(args):
     return result, result.stdout
 
 
-def _error(args) -> str:
-    result = runner.invoke(app, args)
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    return lines[0]
-
-
-def test_fsdp_is_checked_as_the_zero_3_it_runs():
+def test_fsdp_is_checked_as_the_zero_3_it_runs(cli_error):
     """--sync fsdp runs ZeRO-3: top-k (a DDP comm hook) is refused as with --zero 3, and ZeRO++
     quantisation is accepted (it was refused as 'a ZeRO stage >= 1', and top-k silently halved
     the communication)."""
-    assert "topk" in _error([*GPT2, "--sync", "fsdp", "--topk", "0.01"])
+    assert "topk" in cli_error([*GPT2, "--sync", "fsdp", "--topk", "0.01"])
     for flag, value in (("--quantize-weights", "8"), ("--quantize-grads", "4")):
         result, out = _run([*GPT2, "--sync", "fsdp", flag, value, "--json"])
         assert result.exit_code == 0, result.output
         assert json.loads(out)["zero_stage"] == 3
 
 
-def test_asynchronous_updates_refuse_what_they_would_ignore():
+def test_asynchronous_updates_refuse_what_they_would_ignore(cli_error):
     """Parameter-server workers never wait: a slow node (fewer updates, not modelled) and a host
     overhead of synchronised steps are refused; jitter and spread cost nothing and the losses
     line says there is no straggler wait."""
     base = ["iteration", "--model", "resnet-50", "--cluster", "dgx-a100", "--nodes", "2", "--micro-batch", "64", "--async"]
-    assert "slow_node" in _error([*base, "--slow-node", "2"])
-    assert "--host-overhead" in _error([*base, "--host-overhead", "50ms"])
+    assert "slow_node" in cli_error([*base, "--slow-node", "2"])
+    assert "--host-overhead" in cli_error([*base, "--host-overhead", "50ms"])
     result, out = _run(base)
     assert result.exit_code == 0 and "GPU speed spread" not in out and "no straggler wait" in out
 
@@ -91,37 +83,37 @@ CNN = ('kind = "cnn"\nparams = 25557032\ntensors = 161\nflops_per_sample = {flop
     ('params = 38597376\nlayers = 1\nhidden_size = 768\nheads = 12\nvocab = 50257\n', "model.params"),
     ('name = {a = 1}\nparams = 124000000\nlayers = 12\nhidden_size = 768\nheads = 12\nvocab = 50257\n', "model.name"),
 ])
-def test_a_model_file_states_what_a_model_can_be(tmp_path, text, field):
+def test_a_model_file_states_what_a_model_can_be(tmp_path, text, field, cli_error):
     args = ["iteration", "--model", _model_file(tmp_path, text), "--cluster", "dgx-a100", "--micro-batch", "8"]
     if field is None:  # one 768-wide layer (7.1 M) beside a 50,257 x 768 embedding (38.6 M)
         assert runner.invoke(app, args).exit_code == 0
         return
-    assert _error(args).startswith(f"error: {field}: ")
+    assert cli_error(args).startswith(f"error: {field}: ")
 
 
-def test_the_relative_mfu_limit_is_printed_as_it_is_checked(tmp_path):
+def test_the_relative_mfu_limit_is_printed_as_it_is_checked(tmp_path, cli_error):
     text = CNN.format(flops="24.54e9", acts="11.1e6") + "relative_mfu_fp32 = 2.9\n"
-    line = _error(["iteration", "--model", _model_file(tmp_path, text), "--cluster", "dgx-a100", "--micro-batch", "8"])
+    line = cli_error(["iteration", "--model", _model_file(tmp_path, text), "--cluster", "dgx-a100", "--micro-batch", "8"])
     assert "[0.05, 2.8976]" in line
 
 
-def test_a_measured_runs_recomputation_is_refused_under_its_own_option():
-    line = _error(["iteration", "--model", "resnet-50", "--cluster", "dgx-a100", "--micro-batch", "64",
+def test_a_measured_runs_recomputation_is_refused_under_its_own_option(cli_error):
+    line = cli_error(["iteration", "--model", "resnet-50", "--cluster", "dgx-a100", "--micro-batch", "64",
                    "--rate", "2000", "--rate-recompute"])
     assert line.startswith("error: rate_recompute: ")
 
 
-def test_rccl_is_refused_on_nvidia_as_nccl_is_on_amd():
-    assert "AMD GPU system" in _error([*GPT2, "--backend", "rccl"])
-    assert "NVIDIA GPU system" in _error(["iteration", "--model", "gpt2", "--cluster", "mi300x-8x",
+def test_rccl_is_refused_on_nvidia_as_nccl_is_on_amd(cli_error):
+    assert "AMD GPU system" in cli_error([*GPT2, "--backend", "rccl"])
+    assert "NVIDIA GPU system" in cli_error(["iteration", "--model", "gpt2", "--cluster", "mi300x-8x",
                                           "--micro-batch", "8", "--backend", "nccl"])
 
 
-def test_a_host_memory_all_reduce_refuses_a_named_algorithm():
-    assert _error([*GPT2, "--host-reduce", "--algorithm", "ring"]).startswith("error: --algorithm: ")
+def test_a_host_memory_all_reduce_refuses_a_named_algorithm(cli_error):
+    assert cli_error([*GPT2, "--host-reduce", "--algorithm", "ring"]).startswith("error: --algorithm: ")
 
 
-def test_iteration_keeps_the_reserve_plan_was_given():
+def test_iteration_keeps_the_reserve_plan_was_given(cli_error):
     """plan --memory-reserve 0% listed a ZeRO-1 row that iteration called DOES NOT FIT (it kept
     its default 4.25 GB free): iteration takes the same option, and agrees with the row."""
     plan_args = ["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "256",
@@ -137,7 +129,7 @@ def test_iteration_keeps_the_reserve_plan_was_given():
         memory = json.loads(result.stdout)["memory"]
         assert memory["fits"] and memory["total_bytes"] == pytest.approx(best["memory_bytes"], rel=1e-9)
         assert memory["capacity_bytes"] - memory["total_bytes"] == pytest.approx(best["memory_headroom_bytes"], rel=1e-9)
-    assert _error([*GPT2, "--memory-reserve", "6"]).startswith("error: memory_reserve: ")
+    assert cli_error([*GPT2, "--memory-reserve", "6"]).startswith("error: memory_reserve: ")
     # the option reaches the memory: 83.6 GB fits an H100 with nothing kept free, not with the default 4.25 GB
     tight = ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "3",
              "--seq-len", "4096", "--zero", "2", "--json"]
