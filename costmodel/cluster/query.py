@@ -180,10 +180,11 @@ COUNT_FIELDS = ("ranks", "nodes", "gpus_per_node", "servers", "chunks")
 def _whole_counts(q: Query) -> Query:
     """The query with its counts as Python integers (a numpy integer is one; 1.5, "2" or True
     are not), each refused by name otherwise; the cluster a name, a path or a System."""
-    from hardware import System
+    if q.cluster is not None and not isinstance(q.cluster, str):  # hardware only where a cluster is given
+        from hardware import System
 
-    if q.cluster is not None and not isinstance(q.cluster, (str, System)):
-        raise InputError("cluster", q.cluster, "a system name, a TOML path or a hardware.System")
+        if not isinstance(q.cluster, System):
+            raise InputError("cluster", q.cluster, "a system name, a TOML path or a hardware.System")
     counts = {field: whole_count(field, getattr(q, field)) for field in COUNT_FIELDS
               if getattr(q, field) is not None or field == "nodes"}
     return replace(q, **counts) if any(counts[f] is not getattr(q, f) for f in counts) else q
