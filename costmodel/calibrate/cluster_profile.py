@@ -44,14 +44,26 @@ def _regimes(fit) -> tuple[Regime, ...]:
                         bandwidth_Bps=1.0 / finite_slope(r, fit)) for r in fit.regimes)
 
 
-def _cv_error(sizes: Sequence[float], times: Sequence[float], fallback: float) -> float:
+CROSS_VALIDATED = "cross-validated"
+IN_SAMPLE = "in-sample (fewer than 4 message sizes: nothing to hold out)"
+
+
+def _cv_error(sizes: Sequence[float], times: Sequence[float], fallback: float) -> tuple[float, str]:
+    """(median |relative error|, how it was measured): two-fold cross-validated, or the fit's own
+    in-sample error where there are too few sizes to hold any out (a line through two points has
+    none, which says nothing of its error)."""
     try:
         _, errors = cross_validate(sizes, times)
     except InputError:  # fewer than 4 distinct sizes: the in-sample error is all there is
-        return fallback
+        return fallback, IN_SAMPLE
     import numpy as np
 
-    return float(np.median(np.abs(errors)))
+    return float(np.median(np.abs(errors))), CROSS_VALIDATED
+
+
+def error_kind(curve: MeasuredCurve) -> str:
+    """How a curve's ``median_error`` was measured, as its source says (:func:`measured_curves`)."""
+    return IN_SAMPLE if IN_SAMPLE in curve.source else CROSS_VALIDATED
 
 
 _ALGO_IN_TEXT = re.compile(r"NCCL_ALGO set by environment to (\w+)", re.IGNORECASE)
@@ -108,13 +120,13 @@ def measured_curves(logs: Sequence[Log], system: System, *, collective: str | No
         result = calibrate(members, collective=name, ranks=node_count * per_node, nodes=node_count, block=block)
         notes.extend(result.notes)
         sizes, times = points(members, block)
-        error = _cv_error(sizes, times, result.fit.median_abs_pct_error / 100)
+        error, kind = _cv_error(sizes, times, result.fit.median_abs_pct_error / 100)
         curves.append(MeasuredCurve(
             collective=name, algorithm=ran, nodes=node_count, gpus_per_node=per_node,
             regimes=_regimes(result.fit), min_size_bytes=min(s for s in sizes if s > 0),
             max_size_bytes=max(sizes), median_error=min(error, 1.0),
             source=f"{', '.join(result.sources)}; fit {len(result.fit.fitted_regimes)} regime(s), "
-                   f"cross-validated median error {100 * error:.1f} %"))
+                   f"{kind} median error {100 * error:.1f} %"))
     return MeasuredCurves(curves=tuple(curves), notes=tuple(dict.fromkeys(notes)))
 
 

@@ -220,7 +220,10 @@ def parse_text(text: str, source_path: str = "<text>") -> Log:
     if not widths:
         raise _no_rows_error(text, source_path)
     has_root = _has_root(widths, header)
-    parsed = [_row(tokens, number, has_root) for number, tokens in _candidates(text)]
+    try:
+        parsed = [_row(tokens, number, has_root) for number, tokens in _candidates(text)]
+    except ParseError as error:  # a row's error names its line; the file too, where several are read
+        raise ParseError(f"{source_path} {error.field}", error.value, error.allowed) from None
     rows = tuple(row for row, _ in parsed)
     hosts = {host for host, _ in header.ranks.values()}
     models = Counter(model for _, model in header.ranks.values())

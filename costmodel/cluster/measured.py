@@ -44,10 +44,51 @@ def _same_algorithm(curve_algorithm: str, asked: str) -> bool:
     return curve == wanted or curve in FAMILIES.get(wanted, ())
 
 
+def curve_problems(system) -> list[str]:
+    """What would keep a profile's measured curves from ever answering, one line each: a collective
+    or algorithm name the tool does not know (``allreduce``), more GPUs per node than the system
+    has, two curves of one (collective, algorithm, layout). ``hardware validate`` reports them and
+    a query on the system refuses them (they were read and silently never used)."""
+    from costmodel.nccl.names import to_nccl_algorithm
+    from dpbase.errors import DpcostError
+
+    problems, seen = [], set()
+    for i, curve in enumerate(system.measured):
+        where = f"system.measured[{i}]"
+        try:
+            primitive_named(curve.collective)
+        except DpcostError as error:
+            problems.append(f"{where}.collective: {error}")
+        try:
+            to_nccl_algorithm(curve.algorithm)
+        except DpcostError as error:
+            problems.append(f"{where}.algorithm: {error}")
+        if curve.gpus_per_node > system.gpus_per_node:
+            problems.append(f"{where}.gpus_per_node: got {curve.gpus_per_node}; allowed: at most the "
+                            f"{system.gpus_per_node} GPUs per node of {system.name}")
+        try:
+            key = (primitive_named(curve.collective).value, to_nccl_algorithm(curve.algorithm), curve.nodes,
+                   curve.gpus_per_node)
+        except DpcostError:  # reported above
+            continue
+        if key in seen:
+            problems.append(f"{where}: got a second curve of {key[0]}, algorithm {key[1]}, {key[2]} node(s) x "
+                            f"{key[3]} GPU(s); allowed: one curve per collective, algorithm and layout")
+        seen.add(key)
+    return problems
+
+
 def curves_for(system, primitive: str, nodes: int, gpus_per_node: int) -> list:
-    name = primitive_named(primitive).value
+    if system.measured:
+        problems = curve_problems(system)
+        if problems:
+            from dpbase.errors import ProfileError
+
+            field, _, rest = problems[0].partition(": ")
+            raise ProfileError(field, system.name, f"a profile whose measured curves can answer ({rest})")
+    name = primitive_named(primitive).value  # a curve's collective in any accepted spelling ("allreduce")
     return [c for c in system.measured
-            if c.collective == name and c.nodes == nodes and c.gpus_per_node == gpus_per_node]
+            if c.nodes == nodes and c.gpus_per_node == gpus_per_node and primitive_named(c.collective).value == name]
 
 
 def from_curve(curve, primitive: str, size_bytes: float, lay, backend: str) -> Prediction:

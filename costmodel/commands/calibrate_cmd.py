@@ -189,7 +189,7 @@ def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_alg
 
         nccl_algo = normalize_algorithm(nccl_algo)
     base = hardware.load_system(system_name)
-    from costmodel.calibrate.cluster_profile import algorithm_of
+    from costmodel.calibrate.cluster_profile import algorithm_of, error_kind
 
     ran = None if nccl_algo == "auto" else nccl_algo
     per_log = [algorithm_of(str(path), _head(path)) for path in logs]
@@ -211,6 +211,6 @@ def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_alg
     for c in curves:
         echo(f"{c.collective}, {c.nodes} node(s) x {c.gpus_per_node} GPU(s), algorithm {c.algorithm}: "
                    f"{len(c.regimes)} regime(s) from {format_size(c.min_size_bytes)} to "
-                   f"{format_size(c.max_size_bytes)}, cross-validated median error {100 * c.median_error:.1f} %")
+                   f"{format_size(c.max_size_bytes)}, {error_kind(c)} median error {100 * c.median_error:.1f} %")
     echo(f"wrote cluster profile {printable(output)} ({profile.name}, based on {base.name}); "
                f"use it as --cluster {printable(output)}")

@@ -182,7 +182,8 @@ def compare(
         return
     echo(table([_row(r, i == winner) for i, r in enumerate(results)]))
     if results and results[0].note:
-        chosen = "; * = RCCL's own choice (by its estimate)" if any(r.nccl_choice for r in results) else ""
+        library = "RCCL" if any(r.backend == "rccl" for r in results) else "NCCL"  # the backend that answered
+        chosen = f"; * = {library}'s own choice (by its estimate)" if any(r.nccl_choice for r in results) else ""
         echo(f"\n{results[0].note}{chosen}")
     elif results and results[0].lower_bound_s is not None:
         unrun = "; † = the stack does not run it (auto never picks it)" if any(r.stack_runs is False for r in results) else ""

@@ -153,6 +153,8 @@ def validate_command(
     from hardware import validate_file
 
     problems = validate_file(path)
+    if not problems:  # a calibrated system's curves: names and layouts its queries can use
+        problems = _curve_problems(path)
     if as_json:
         print_json({"path": path, "valid": not problems, "problems": problems})
     if problems:
@@ -160,6 +162,20 @@ def validate_command(
         raise SystemExit(EXIT_BAD_INPUT)
     if not as_json:
         echo("ok")
+
+
+def _curve_problems(path: str) -> list[str]:
+    """:func:`costmodel.cluster.measured.curve_problems` of the system ``path`` defines (none for a
+    file of GPUs or links only)."""
+    from costmodel.cluster.measured import curve_problems
+    from dpbase.errors import DpcostError
+    from hardware import load_system
+
+    try:
+        system = load_system(path)
+    except DpcostError:  # no system in the file: nothing measured to check
+        return []
+    return curve_problems(system)
 
 
 # `dpcost hardware NAME`: its subcommands (cli builds the typer group from them).

@@ -99,9 +99,12 @@ def nccl_table(
         echo(f"{topo.description}; NCCL {tables.version}: one rank, nothing to communicate "
                    "(every algorithm/protocol cell is disabled)")
         return
+    choice = prediction and _choice_line("NCCL", collective, size, prediction, prediction.model_time_s)
+    if choice and system.measured:  # the table is NCCL's model; a calibrated profile's curves are collective's
+        choice += ("\nnote: NCCL's model, not this profile's measured curves (dpcost collective --cluster "
+                   f"{cluster} applies them)")
     _show(f"{topo.description}; NCCL {tables.version}; ring {topo.ring.n_channels} ch x "
-          f"{topo.ring.bw_intra_GBps:g}/{topo.ring.bw_inter_GBps:g} GB/s", rows,
-          prediction and _choice_line("NCCL", collective, size, prediction, prediction.model_time_s))
+          f"{topo.ring.bw_intra_GBps:g}/{topo.ring.bw_inter_GBps:g} GB/s", rows, choice)
 
 
 def _rccl_table(system, cluster: str, nodes: int, gpus_per_node: int | None, size: str | None, collective: str,

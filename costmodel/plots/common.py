@@ -57,6 +57,12 @@ class Hardware:
         nodes = [per_node * 2**k for k in range(0, 64) if per_node * 2**k <= max(max_ranks, per_node)]
         return tuple(within + nodes)
 
+    def calibrated(self) -> bool:
+        """Whether the cluster's profile carries measured curves (``dpcost calibrate --system``)."""
+        from costmodel.cluster.mapping import layout
+
+        return self.cluster is not None and bool(layout(self.cluster, 1, self.gpus_per_node).system.measured)
+
     def per_node(self) -> int:
         from costmodel.cluster.mapping import layout
 
@@ -75,6 +81,8 @@ class Hardware:
             count = f"{self.ranks} ranks, " if self.ranks is not None and counts else ""
             return f"{count}α = {self.alpha}, bandwidth {self.bandwidth}"
         model = {"nccl": "NCCL model", "rccl": "RCCL ring/tree, α-β"}.get(self.backend, "ideal α-β model")
+        if self.backend == "nccl" and self.calibrated():
+            model += " (not this profile's measured curves: dpcost collective applies them)"
         if self.note:
             model = f"{model} ({self.note})"
         if not counts:

@@ -184,3 +184,56 @@ def test_one_byte_past_a_curves_reach_costs_what_the_curve_says(profile):
     at, past = (predict("all-reduce", size, cluster=str(profile), nodes=2) for size in (edge, edge + 1))
     assert at.source == "measured" and past.source == "model"
     assert past.time_s == pytest.approx(at.time_s, rel=1e-6)
+
+
+def test_a_curve_is_answered_or_refused_never_silently_unused(profile, tmp_path):
+    """A [[system.measured]] collective was compared as written: "allreduce" validated "ok" and
+    was then never used. Any accepted spelling now answers; an unknown one, or a second curve of
+    the same collective, algorithm and layout, is refused by validate and by a query."""
+    text = profile.read_text(encoding="utf-8")
+    alias = tmp_path / "alias.toml"
+    alias.write_text(text.replace('collective = "all-reduce"', 'collective = "allreduce"'), encoding="utf-8")
+    assert runner.invoke(app, ["hardware", "validate", str(alias)]).exit_code == 0
+    assert predict("all-reduce", "1MiB", cluster=str(alias), nodes=2).source == "measured"
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace('collective = "all-reduce"', 'collective = "allreducex"'), encoding="utf-8")
+    checked = runner.invoke(app, ["hardware", "validate", str(bad)])
+    assert checked.exit_code == 2 and "system.measured[0].collective" in checked.stderr
+    query = runner.invoke(app, ["collective", "all-reduce", "--cluster", str(bad), "--nodes", "2", "--size", "1MiB"])
+    assert query.exit_code == 2 and len(query.stderr.strip().splitlines()) == 1
+    first = text.index("[[system.measured]]")
+    second = text.index("[[system.measured]]", first + 1)
+    twice = tmp_path / "twice.toml"
+    twice.write_text(text[:second] + text[first:second] + text[second:], encoding="utf-8")
+    checked = runner.invoke(app, ["hardware", "validate", str(twice)])
+    assert checked.exit_code == 2 and "a second curve" in checked.stderr
+
+
+def test_an_error_that_cannot_be_cross_validated_is_called_in_sample(tmp_path):
+    two = tmp_path / "two_sizes.txt"
+    two.write_text("".join(Path(LOGS[0]).read_text(encoding="utf-8").splitlines(keepends=True)[-2:]),
+                   encoding="utf-8")
+    result = runner.invoke(app, ["calibrate", str(two), "--system", "a100-abci-8x", "-o", str(tmp_path / "o.toml")])
+    assert result.exit_code == 0 and "in-sample" in result.output and "cross-validated" not in result.output
+
+
+def test_a_bad_row_names_its_file(tmp_path):
+    lines = Path(LOGS[0]).read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[4] = lines[4].replace("17.42", "abc")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("".join(lines), encoding="utf-8")
+    result = runner.invoke(app, ["calibrate", LOGS[1], str(bad)])
+    assert result.exit_code == 2 and result.stderr.startswith(f"error: {bad} line 5 column time_oop")
+
+
+def test_the_nccl_model_views_say_they_are_not_the_measured_curves(profile, tmp_path):
+    """nccl-table --size and an NCCL-model chart drew the model on a calibrated profile with no word
+    (2.1x off the curve at 32 MiB)."""
+    table = runner.invoke(app, ["nccl-table", "--cluster", str(profile), "--nodes", "2", "--size", "32MiB"])
+    assert table.exit_code == 0 and "not this profile's measured curves" in table.output
+    chart = tmp_path / "s.html"
+    drawn = runner.invoke(app, ["plot", "sweep", "all-reduce", "--cluster", str(profile), "--nodes", "2",
+                                "-o", str(chart)])
+    assert drawn.exit_code == 0 and "not this profile" in chart.read_text(encoding="utf-8")
+    ranked = runner.invoke(app, ["compare", "all-reduce", "--cluster", str(profile), "--nodes", "2", "--size", "32MiB"])
+    assert "RCCL" not in ranked.output
