@@ -95,3 +95,12 @@ def write_outputs(outputs: Mapping[str, tuple[str | os.PathLike, str] | None],
     chosen = {field: value for field, value in outputs.items() if value is not None}
     check_outputs({field: path for field, (path, _) in chosen.items()}, inputs)
     return {field: write_text_atomic(path, text, field) for field, (path, text) in chosen.items()}
+
+
+def check_html_path(field: str, path) -> None:
+    """An HTML output (a chart or report) must end in .html or .htm: ``--html fit.toml`` wrote HTML
+    into a file named as a profile."""
+    from pathlib import Path
+
+    if Path(path).suffix.lower() not in (".html", ".htm"):
+        raise InputError(field, str(path), "a .html path (the output is interactive HTML, e.g. report.html)")

@@ -111,6 +111,10 @@ def calibrate(
     from costmodel.commands.progress import progress
     from dpbase.safeio import check_outputs, write_outputs
 
+    if html is not None:
+        from dpbase.safeio import check_html_path
+
+        check_html_path("html", html)
     check_outputs({"output": output, "html": html}, logs)  # before any work: never over an input
     if name is not None:
         from hardware.fields import kebab_name

@@ -51,6 +51,8 @@ def _hardware(primitive, cluster, nodes, gpus_per_node, alpha, bandwidth, ranks,
         raise InputError("--ranks", ranks, "left out with --cluster (its ranks are --nodes × --gpus-per-node)")
     if cluster is None and gpus_per_node is not None:
         raise InputError("--gpus-per-node", gpus_per_node, "only with --cluster (a bare link's chart has no nodes)")
+    if cluster is None and (alpha is None or bandwidth is None):  # charts take no --link
+        raise InputError("hardware", "none", "--alpha and --bandwidth, or --cluster")
     from hardware import load_system
 
     # realistic on a cluster (NCCL on NVIDIA, RCCL on AMD), ideal on a bare link; under auto a
@@ -62,14 +64,9 @@ def _hardware(primitive, cluster, nodes, gpus_per_node, alpha, bandwidth, ranks,
 
 def _refuse_inputs(output: str, *inputs: str | None) -> None:
     """Before any work: the chart is HTML and must not replace a file the command reads."""
-    from pathlib import Path
+    from dpbase.safeio import check_html_path, check_outputs
 
-    from dpbase.errors import InputError
-    from dpbase.safeio import check_outputs
-
-    if Path(output).suffix.lower() not in (".html", ".htm"):
-        raise InputError("output", output, "a .html path (the chart is interactive HTML, e.g. sweep.html)")
-
+    check_html_path("output", output)
     check_outputs({"output": output}, inputs)
 
 

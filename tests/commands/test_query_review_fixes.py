@@ -49,3 +49,25 @@ def test_sweep_refuses_a_stack_beside_a_named_algorithm_as_collective_does(cli_e
 
     with pytest.raises(InputError, match="^stack: "):
         sweep("all-reduce", "1MB", ranks=8, algorithms="ring", alpha_s="5us", bandwidth_Bps="25GB/s", stack="nccl")
+
+
+@pytest.mark.parametrize("args", [
+    ["calibrate", "tests/data/calibration/raw/abci_a_1n.txt", "--html", "fit.toml"],
+    ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "64", "--html", "report.toml"],
+    ["plot", "sweep", "all-reduce", "--ranks", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "-o", "sweep.png"],
+])
+def test_an_html_output_must_be_named_html(args, cli_error, tmp_path, monkeypatch):
+    """calibrate --html fit.toml wrote HTML into a file named as a profile; plot refused it alone."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(tmp_path)
+    args = [str(root / a) if a.startswith("tests/") else a for a in args]
+    assert "a .html path" in cli_error(args)
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_chart_without_hardware_names_only_its_own_options(cli_error):
+    """plot has no --link: its error offered one."""
+    line = cli_error(["plot", "sweep", "all-reduce", "-o", "a.html"])
+    assert "--alpha and --bandwidth, or --cluster" in line and "--link" not in line
