@@ -13,7 +13,7 @@ from typing import Any
 from costmodel.collectives.bounds import entry_bound
 from costmodel.collectives.entry import Entry, ParamsView
 from costmodel.collectives.registry import get
-from costmodel.collectives.symbolic_ops import symbolic_ops
+from costmodel.collectives.symbolic_ops import helpers_in, symbolic_ops
 from costmodel.names import Primitive
 from dpbase.values import frozen
 
@@ -75,6 +75,7 @@ class Formula:
             "terms": {name: str(value) for name, value in self.terms.items()},
             "lower_bound": str(self.lower_bound), "lower_bound_latex": latex(self.lower_bound),
             "conditions": list(e.conditions), "parameters": {p.name: p.description for p in e.params},
+            "where": helpers_in(self.time) + [h for h in helpers_in(self.lower_bound) if h not in helpers_in(self.time)],
             "fixed": {k: v for k, v in self.params.items() if isinstance(v, bool)},
             "source": e.source,
         }

@@ -84,3 +84,13 @@ class SymbolicOps:
 def symbolic_ops() -> SymbolicOps:
     """The sympy namespace (one instance per process)."""
     return SymbolicOps()
+
+
+# The functions a printed formula may hold beyond sympy's own, with what each stands for: the
+# `formula` output defines them, so its text reads (and evaluates) without dpcost at hand.
+HELPERS = {PopSum: "PopSum(N) = Σ_{b<N} popcount(b)", MinSum: "MinSum(r, L) = Σ_{j<L} min(2^j, r)"}
+
+
+def helpers_in(expression: Any) -> list[str]:
+    """The definitions of :data:`HELPERS` that ``expression`` uses."""
+    return [text for function, text in HELPERS.items() if expression.has(function)]

@@ -104,6 +104,7 @@ def formula(
         bound = d["lower_bound_latex"] if latex else d["lower_bound"]
         echo(pairs([("formula", f"{d['primitive']} / {d['algorithm']}"), ("summary", d["summary"]),
                           ("time", time), ("lower bound", bound),
+                          *([("where", "; ".join(d["where"]))] if d["where"] else []),
                           ("conditions", "; ".join(d["conditions"]) or "any N ≥ 1"),
                           ("parameters", ", ".join(f"{k}: {v}" for k, v in d["parameters"].items()) or "none"),
                           ("source", d["source"])]) + "\n")

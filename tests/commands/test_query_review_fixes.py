@@ -71,3 +71,12 @@ def test_a_chart_without_hardware_names_only_its_own_options(cli_error):
     """plot has no --link: its error offered one."""
     line = cli_error(["plot", "sweep", "all-reduce", "-o", "a.html"])
     assert "--alpha and --bandwidth, or --cluster" in line and "--link" not in line
+
+
+def test_a_printed_formula_defines_the_functions_it_uses():
+    """recursive doubling's all-gather printed MinSum(...) with no word of what it is."""
+    out = runner.invoke(app, ["formula", "all-gather", "recursive-doubling"]).stdout
+    assert "MinSum(" in out and "where        MinSum(r, L) = Σ_{j<L} min(2^j, r)" in out
+    bruck = json.loads(runner.invoke(app, ["formula", "all-to-all", "bruck", "--json"]).stdout)
+    assert ("PopSum(" in bruck["time"]) == any(w.startswith("PopSum") for w in bruck["where"])
+    assert json.loads(runner.invoke(app, ["formula", "all-reduce", "ring", "--json"]).stdout)["where"] == []
