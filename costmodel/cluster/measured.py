@@ -17,6 +17,7 @@ collective × algorithm × layout, fitted to nccl-tests logs). For a query on th
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections.abc import Callable
 
@@ -48,12 +49,18 @@ def curve_problems(system) -> list[str]:
     """What would keep a profile's measured curves from ever answering, one line each: a collective
     or algorithm name the tool does not know (``allreduce``), more GPUs per node than the system
     has, two curves of one (collective, algorithm, layout). ``hardware validate`` reports them and
-    a query on the system refuses them (they were read and silently never used)."""
+    a query on the system refuses them (they were read and silently never used). Checked once per
+    set of curves, not per query (:func:`_problems_of`)."""
+    return list(_problems_of(system.measured, system.gpus_per_node, system.name))
+
+
+@functools.lru_cache(maxsize=64)
+def _problems_of(measured: tuple, gpus_per_node: int, name: str) -> tuple[str, ...]:
     from costmodel.nccl.names import to_nccl_algorithm
     from dpbase.errors import DpcostError
 
     problems, seen = [], set()
-    for i, curve in enumerate(system.measured):
+    for i, curve in enumerate(measured):
         where = f"system.measured[{i}]"
         try:
             primitive_named(curve.collective)
@@ -63,9 +70,9 @@ def curve_problems(system) -> list[str]:
             to_nccl_algorithm(curve.algorithm)
         except DpcostError as error:
             problems.append(f"{where}.algorithm: {error}")
-        if curve.gpus_per_node > system.gpus_per_node:
+        if curve.gpus_per_node > gpus_per_node:
             problems.append(f"{where}.gpus_per_node: got {curve.gpus_per_node}; allowed: at most the "
-                            f"{system.gpus_per_node} GPUs per node of {system.name}")
+                            f"{gpus_per_node} GPUs per node of {name}")
         try:
             key = (primitive_named(curve.collective).value, to_nccl_algorithm(curve.algorithm), curve.nodes,
                    curve.gpus_per_node)
@@ -75,7 +82,7 @@ def curve_problems(system) -> list[str]:
             problems.append(f"{where}: got a second curve of {key[0]}, algorithm {key[1]}, {key[2]} node(s) x "
                             f"{key[3]} GPU(s); allowed: one curve per collective, algorithm and layout")
         seen.add(key)
-    return problems
+    return tuple(problems)
 
 
 def curves_for(system, primitive: str, nodes: int, gpus_per_node: int) -> list:
