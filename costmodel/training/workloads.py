@@ -334,6 +334,22 @@ def _kind_choice(kind: str, arch: str, dtype: str, peak_flops: dict | None, comp
     TF32 execution): it keeps an FP32 kernel where that is faster, so a TF32 run takes the FP32
     speed where ``workload`` runs faster in FP32 (its own relative MFU in each included: the
     GA10x and AD10x cards, whose TF32 tensor peak is no higher than their FP32 peak)."""
+    options = _kind_options(kind, arch, dtype, peak_flops, compute_capability, workload)
+    if options is None:
+        return None
+    return _ranked(*options, workload, arch)[0]
+
+
+def _ranked(own: KindMfu, other: KindMfu | None, workload, arch: str) -> tuple[KindMfu, KindMfu | None]:
+    """(the option a run takes, the one it does not): the faster per image (ties to ``own``)."""
+    if other is not None and kind_speed(other, workload, arch) > kind_speed(own, workload, arch):
+        return other, own
+    return own, other
+
+
+def _kind_options(kind: str, arch: str, dtype: str, peak_flops: dict | None, compute_capability: int | None,
+                  workload: "Workload | None") -> tuple[KindMfu, KindMfu | None] | None:
+    """(the measurement ``dtype`` reads, a TF32 run's FP32 option or None); None without a table."""
     found = _kind_entry(kind, arch, dtype, compute_capability)
     if found is None:
         return None
@@ -352,10 +368,7 @@ def _kind_choice(kind: str, arch: str, dtype: str, peak_flops: dict | None, comp
             rate *= float(peaks[from_dtype]) / float(peaks[dtype])
             where += f" at the {from_dtype} speed"
     own = KindMfu(rate=rate, runs_as=dtype, entry=entry, source=f"{where}: {_measured_text(entry, rate)}")
-    other = _tf32_at_fp32_speed(kind, arch, dtype, peak_flops, compute_capability, workload, rate)
-    if other is not None and kind_speed(other, workload, arch) > kind_speed(own, workload, arch):
-        return other
-    return own
+    return own, _tf32_at_fp32_speed(kind, arch, dtype, peak_flops, compute_capability, workload, rate)
 
 
 def kind_speed(choice: KindMfu, workload: "Workload | None", arch: str) -> float:
@@ -386,14 +399,10 @@ def tf32_alternative(kind: str, arch: str, dtype: str, peak_flops: dict | None =
     at the FP32 speed), or None. The choice compares per-image rates; the fixed time per
     micro-batch, placed around each measurement's own micro-batch, can overturn it, so a whole
     micro-batch compares both (:func:`costmodel.training.iteration.micro_batch_forward`)."""
-    chosen = _kind_choice(kind, arch, dtype, peak_flops, compute_capability, workload)
-    if chosen is None or dtype != "tf32":
+    options = _kind_options(kind, arch, dtype, peak_flops, compute_capability, workload)
+    if options is None or options[1] is None:
         return None
-    if chosen.runs_as != "fp32":
-        return _tf32_at_fp32_speed(kind, arch, dtype, peak_flops, compute_capability, workload, chosen.rate)
-    own = _kind_choice(kind, arch, dtype, {k: v for k, v in (peak_flops or {}).items() if k != "fp32"},
-                       compute_capability, workload)  # without the FP32 peak: no FP32 option to take
-    return None if own is None else KindMfu(rate=own.rate, runs_as=own.runs_as, entry=own.entry, source=own.source)
+    return _ranked(*options, workload, arch)[1]
 
 
 def kind_mfu(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
