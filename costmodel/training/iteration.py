@@ -479,7 +479,7 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
         getattr(gpu, "compute_capability", None), workload)
     found = _forward_line(workload, gpu, compute_dtype, peak, mfu, mfu_given, flops_per_sample, seq_len,
                           micro_batch, flash_attention, reference)
-    other = _tf32_other(workload, gpu, compute_dtype) if mfu_default and not mfu_given else None
+    other = _tf32_other(workload, gpu) if mfu_default and compute_dtype == "tf32" else None
     if other is None:
         return found
     rate, source, other_reference = other
@@ -490,13 +490,11 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
     return replace(found, forward_s=np.minimum(found.forward_s, alt.forward_s))
 
 
-def _tf32_other(workload: Workload, gpu, compute_dtype: str) -> tuple[float, str, int | None] | None:
-    """(MFU with the model's relative MFU, source, reference micro-batch) of a TF32 CNN's other
-    option, or None."""
-    if compute_dtype != "tf32" or workload.kind != "cnn":
-        return None
+def _tf32_other(workload: Workload, gpu) -> tuple[float, str, int | None] | None:
+    """(MFU with the model's relative MFU, source, reference micro-batch) of a TF32 run's other
+    option, or None (no kind table: transformers)."""
     arch = getattr(gpu, "arch", "unknown")
-    other = workloads.tf32_alternative(workload.kind, arch, compute_dtype, getattr(gpu, "peak_flops", None),
+    other = workloads.tf32_alternative(workload.kind, arch, "tf32", getattr(gpu, "peak_flops", None),
                                        getattr(gpu, "compute_capability", None), workload)
     if other is None:
         return None

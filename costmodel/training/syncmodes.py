@@ -52,6 +52,7 @@ def stage_mode(sync: str, stage: int) -> str:
     return "ddp" if sync == "fsdp" and stage < 2 else sync
 
 
+@functools.cache  # asked per ZeRO stage of every step: a handful of distinct questions
 def stage_runs(sync: str, stage: int, *, asynchronous: bool = False, host_reduce: bool = False,
                offload_optimizer: bool = False) -> bool:
     """Whether a chosen ``sync`` runs ZeRO stage ``stage`` (:data:`ZERO_STAGES_OF`): parameter

@@ -349,7 +349,19 @@ def _ranked(own: KindMfu, other: KindMfu | None, workload, arch: str) -> tuple[K
 
 def _kind_options(kind: str, arch: str, dtype: str, peak_flops: dict | None, compute_capability: int | None,
                   workload: "Workload | None") -> tuple[KindMfu, KindMfu | None] | None:
-    """(the measurement ``dtype`` reads, a TF32 run's FP32 option or None); None without a table."""
+    """(the measurement ``dtype`` reads, a TF32 run's FP32 option or None); None without a table.
+    Found once per (GPU, dtype, model): a step asks for it several times (its MFU, the reference
+    micro-batch, a TF32 run's other option)."""
+    if kind not in _data().get("mfu_by_kind", {}):  # transformers: no table, nothing to key
+        return None
+    peaks = tuple(sorted((peak_flops or {}).items()))
+    return _options_at(kind, arch, dtype, peaks, compute_capability, workload)
+
+
+@functools.lru_cache(maxsize=1024)
+def _options_at(kind: str, arch: str, dtype: str, peaks: tuple, compute_capability: int | None,
+                workload: "Workload | None") -> tuple[KindMfu, KindMfu | None] | None:
+    peak_flops = dict(peaks)
     found = _kind_entry(kind, arch, dtype, compute_capability)
     if found is None:
         return None
