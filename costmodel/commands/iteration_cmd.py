@@ -7,6 +7,7 @@ from costmodel.commands.common import cli_errors, echo, gpu_group, parse_bits, p
 from costmodel.commands.options import (
     COMPUTE_DTYPE,
     JSON,
+    MEMORY_RESERVE,
     MICRO_BATCH,
     NO_FLASH_ATTENTION,
     OPTIMIZER,
@@ -207,7 +208,7 @@ def iteration(
     attention: Annotated[bool, Option("--attention", help="Add attention FLOPs 12·L·h·s² per sample.")] = False,
     no_flash_attention: NO_FLASH_ATTENTION = False,
     recompute: Annotated[bool, Option("--recompute", help="Full activation recomputation: keep only layer inputs, re-run each forward in backward (4/3 compute).")] = False,
-    memory_reserve: Annotated[str | None, Option("--memory-reserve", help="Memory to keep free per GPU: a size (6GB) or a share (10%). Default 5% of the GPU (as plan).")] = None,
+    memory_reserve: MEMORY_RESERVE = None,
     json_output: JSON = False,
 ) -> None:
     """Break one training step down: compute, hidden/exposed communication, optimizer, memory.
@@ -234,10 +235,6 @@ def iteration(
     if host_reduce and algorithm != "auto":  # the host's own all-reduce runs, whatever NCCL would
         raise InputError("--algorithm", algorithm, "auto with --host-reduce (the gradients go through host "
                                                    "memory: PCIe copies, CPU reduction, the CPUs' ring across nodes)")
-    if asynchronous and parse_time(host_overhead, "host_overhead") != losses.HOST_OVERHEAD_S:
-        raise InputError("--host-overhead", host_overhead, "its default with --async (the overhead of a "
-                                                           "data-parallel synchronised step, which parameter-server "
-                                                           "workers never take)")
     if ps_placement not in (None, "dedicated", "colocated"):
         raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
     colocated = None if ps_placement is None else ps_placement == "colocated"

@@ -167,6 +167,7 @@ ALPHA = Annotated[str | None, Option("--alpha", help="Latency per message, e.g. 
 NODES = Annotated[int, Option("--nodes", help="Nodes of --cluster.")]
 GPUS_PER_NODE = Annotated[int | None, Option("--gpus-per-node", help="GPUs per node (default: the system's).")]
 JSON = Annotated[bool, Option("--json", help="Print JSON.")]
+MEMORY_RESERVE = Annotated[str | None, Option("--memory-reserve", help="Memory to keep free per GPU: a size (6GB) or a share (10%). Default 5% of the GPU.")]
 MICRO_BATCH = Annotated[int, Option("--micro-batch", help="Samples per GPU per micro-batch.")]
 SEQ_LEN = Annotated[int | None, Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")]
 COMPUTE_DTYPE = Annotated[str, Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8 (bf16 runs as fp16, then fp32, on a GPU without it).")]

@@ -8,6 +8,7 @@ from costmodel.commands.common import cli_errors, echo, parse_bits, parse_reserv
 from costmodel.commands.options import (
     COMPUTE_DTYPE,
     JSON,
+    MEMORY_RESERVE,
     NO_FLASH_ATTENTION,
     OPTIMIZER,
     OPTIMIZER_IMPL,
@@ -156,7 +157,7 @@ def plan(
     budget: Annotated[float | None, Option(help="Most USD to spend on --tokens (needs a price per GPU-hour).")] = None,
     price_per_gpu_hour: Annotated[float | None, Option("--price-per-gpu-hour", help="USD per GPU-hour (default: hardware/data/prices.toml).")] = None,
     power_per_gpu: Annotated[float | None, Option("--power-per-gpu", help="Watts per GPU for --objective energy (default: the GPU's board power).")] = None,
-    memory_reserve: Annotated[str | None, Option("--memory-reserve", help="Memory to keep free per GPU: a size (6GB) or a share (10%). Default 5% of the GPU.")] = None,
+    memory_reserve: MEMORY_RESERVE = None,
     tie_band: Annotated[float | None, Option("--tie-band", help="Plans within this relative margin of the best count as tied (tie-break rules decide); default: half the relative width of the fastest plan's 10-90 % step interval, at least 0.02.")] = None,
     backend: Annotated[str, Option(help="auto (NCCL's model on NVIDIA, RCCL's tuning model on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
     top: Annotated[int, Option(help="How many ranked alternatives to show.")] = 10,

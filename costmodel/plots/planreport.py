@@ -8,7 +8,6 @@ figures written with plotly.js inlined once, so the page opens offline.
 from __future__ import annotations
 
 import html
-from pathlib import Path
 from typing import Any
 
 from costmodel.planner.text import four_digits
@@ -126,10 +125,3 @@ def report_html(plan: Any) -> str:
             + f"</title><style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
             + f"<p class='reason'>{html.escape(data['reason'])}</p><h2>Ranked alternatives</h2>"
             + _table(data) + "".join(f"<div>{c}</div>" for c in charts) + "</body></html>")
-
-
-def write_report(plan: Any, path: str | Path) -> Path:
-    """Write :func:`report_html` to ``path``."""
-    out = Path(path)
-    out.write_text(report_html(plan), encoding="utf-8")
-    return out

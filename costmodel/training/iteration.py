@@ -410,6 +410,10 @@ def _check(config: TrainingConfig, ranks: int) -> None:
         raise InputError("slow_node", config.losses.slow_node_factor,
                          "1 with asynchronous updates (workers never wait for one another; a slower worker's "
                          "fewer updates are not modelled)")
+    if config.asynchronous and config.losses.host_overhead_s not in (0.0, losses.HOST_OVERHEAD_S):  # both: none taken
+        raise InputError("host_overhead", config.losses.host_overhead_s,
+                         f"0 or its default ({losses.HOST_OVERHEAD_S:g} s) with asynchronous updates (the overhead of a "
+                         "data-parallel synchronised step, which parameter-server workers never take)")
     if config.transport not in transport.TRANSPORTS:
         raise InputError("transport", config.transport, ", ".join(transport.TRANSPORTS))
     bucket, first = config.bucket_bytes, config.first_bucket_bytes  # None: the sync mode's default

@@ -675,11 +675,11 @@ def load_model_file(path: str) -> Workload:
         raise InputError(field, entry.get("embedding_params") or workload.vocab,
                          f"an input embedding of at most the model's {params:,} params (vocab × hidden "
                          f"= {workload.vocab:,} × {workload.hidden_size:,} here, or embedding_params)")
-    _check_sizes_agree(entry, kind, params)
+    _check_sizes_agree(entry, kind, params, workload.input_embedding_params)
     return workload
 
 
-def _check_sizes_agree(entry: dict, kind: str, params: int) -> None:
+def _check_sizes_agree(entry: dict, kind: str, params: int, embedding: int) -> None:
     """The counts a file states agree with its parameters: a model's matmuls run over at most its
     parameters (``flops_params``), and a transformer's stated layers of width h hold at least
     2·h² parameters each beside its embedding (an FSDP unit, one layer, of 1 byte came from
@@ -689,7 +689,6 @@ def _check_sizes_agree(entry: dict, kind: str, params: int) -> None:
         raise InputError("model.flops_params", entry["flops_params"],
                          f"at most the model's {params:,} params (the parameters its matmuls run over)")
     layers, hidden = entry.get("layers", 0), entry.get("hidden_size", 0)
-    embedding = entry.get("embedding_params") or entry.get("vocab", 0) * hidden
     least = MIN_LAYER_PARAMS_PER_HIDDEN2 * layers * hidden * hidden + embedding
     if kind != "cnn" and layers and hidden and params < least:
         raise InputError("model.params", params, f"at least {least:,} for {layers} layers of hidden size {hidden:,} "

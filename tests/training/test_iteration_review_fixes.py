@@ -37,7 +37,7 @@ def test_asynchronous_updates_refuse_what_they_would_ignore(cli_error):
     line says there is no straggler wait."""
     base = ["iteration", "--model", "resnet-50", "--cluster", "dgx-a100", "--nodes", "2", "--micro-batch", "64", "--async"]
     assert "slow_node" in cli_error([*base, "--slow-node", "2"])
-    assert "--host-overhead" in cli_error([*base, "--host-overhead", "50ms"])
+    assert "host_overhead" in cli_error([*base, "--host-overhead", "50ms"])  # refused by the library, for API callers too
     result, out = _run(base)
     assert result.exit_code == 0 and "GPU speed spread" not in out and "no straggler wait" in out
 
@@ -138,3 +138,21 @@ def test_iteration_keeps_the_reserve_plan_was_given(cli_error):
         memory = json.loads(runner.invoke(app, [*tight, "--memory-reserve", reserve]).stdout)["memory"]
         assert memory["reserve_bytes"] == kept and memory["fits"]
     assert not default["fits"] and default["reserve_bytes"] > 4e9
+
+
+def test_the_library_refuses_a_host_overhead_asynchronous_steps_would_ignore():
+    import hardware
+    from costmodel.cluster.comm import comm_model
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+    from costmodel.training.losses import StepLosses
+    from costmodel.training.workloads import load_model
+    from dpbase.errors import InputError
+
+    system = hardware.load_system("dgx-a100")
+    comm = comm_model(system, 2, algorithm="parameter-server", backend="ideal")
+    for host_s in (0.0, StepLosses().host_overhead_s):  # none is taken either way
+        config = TrainingConfig(micro_batch=64, asynchronous=True, losses=StepLosses(host_overhead_s=host_s))
+        assert iteration_breakdown(load_model("resnet-50"), system.gpu, comm, config=config).host_overhead_s == 0
+    with pytest.raises(InputError, match="^host_overhead: "):
+        iteration_breakdown(load_model("resnet-50"), system.gpu, comm, config=TrainingConfig(
+            micro_batch=64, asynchronous=True, losses=StepLosses(host_overhead_s=0.05)))
