@@ -237,3 +237,4 @@ def test_the_nccl_model_views_say_they_are_not_the_measured_curves(profile, tmp_
     assert drawn.exit_code == 0 and "not this profile" in chart.read_text(encoding="utf-8")
     ranked = runner.invoke(app, ["compare", "all-reduce", "--cluster", str(profile), "--nodes", "2", "--size", "32MiB"])
     assert "RCCL" not in ranked.output
+    assert ranked.exit_code == 0 and "* = NCCL's own choice" in ranked.output

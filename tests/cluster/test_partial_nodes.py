@@ -38,3 +38,10 @@ def test_a_nodes_ranks_drive_the_nics_they_reach(system, per_node, nics):
     one_nic = lay.system.achievable_node_network_Bps / lay.system.nics_per_node
     assert lay.node_network_Bps == pytest.approx(nics * one_nic)
     assert lay.system.nics_reached(per_node) == nics  # the rule NCCL's graph search counts with
+
+
+def test_one_rank_per_dgx_h100_node_drives_one_400g_nic():
+    """In absolute terms: one NDR NIC (50 GB/s) at the link's efficiency, not the node's eight."""
+    lay = layout("dgx-h100", 2, 1)
+    nic = lay.system.nic_link
+    assert lay.node_network_Bps == pytest.approx(50e9 * nic.efficiency / lay.system.spine_oversubscription)

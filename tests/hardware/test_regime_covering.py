@@ -22,3 +22,6 @@ def test_a_measured_curves_time_is_its_covering_regimes_line():
                           regimes=(SMALL, LARGE), min_size_bytes=8.0, max_size_bytes=1e9, median_error=0.05)
     assert curve.time_s(1024.0) == SMALL.latency_s + 1024.0 / SMALL.bandwidth_Bps
     assert curve.time_s(4096.0) == LARGE.latency_s + 4096.0 / LARGE.bandwidth_Bps
+    # the regime it reports is the one it timed with, and it answers only where it covers
+    assert curve.regime_for(1024.0) is SMALL and curve.regime_for(1025.0) is LARGE
+    assert curve.covers(4.0) and not curve.covers(3.9) and curve.covers(2e9) and not curve.covers(2e9 + 1)

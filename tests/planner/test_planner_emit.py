@@ -110,9 +110,9 @@ def test_torch_snippet_and_launch_line(best):
 
 
 def test_fsdp_note_names_the_shard_of_a_hybrid_or_hpz_row(best):
-    best = dataclasses.replace(best, offload_optimizer=False, quantize_weights=None, quantize_grads=None)
     """The planner picks full sharding in every fixture (the hybrid and hpZ cases included), so
     the note's --shard suffix is rendered here from the same row at ZeRO-3 with each shard."""
+    best = dataclasses.replace(best, offload_optimizer=False, quantize_weights=None, quantize_grads=None)
     for shard in ("hybrid", "hpz"):
         row = dataclasses.replace(best, zero_stage=3, shard=shard)
         assert f"dpcost iteration --sync fsdp --zero 3 --shard {shard}" in emit.render(row, "torch")
