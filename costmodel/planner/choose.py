@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from costmodel.names import busbw_factor, primitive_named
 from costmodel.training import memory
 
 TIE_BAND = 0.02
@@ -49,13 +50,11 @@ RULES = ("more memory headroom", "fewer bytes sent per GPU", "lower ZeRO stage",
 # Bytes one rank sends per byte of a collective's nccl-tests size, times (N-1)/N of its group,
 # with bandwidth-optimal algorithms: an all-reduce sends its buffer twice (reduce-scatter, then
 # all-gather), the others once.
-SENT_PER_BYTE = {"all-reduce": 2.0, "reduce-scatter": 1.0, "all-gather": 1.0, "all-to-all": 1.0}
-
-
-def _volume(share):
+def _volume(group):
     """A ``comm(primitive, size)`` for :func:`gradsync.sync_plan` that answers the bytes a rank
-    sends (``share`` = (N-1)/N of its group, elementwise) instead of seconds."""
-    return lambda primitive, size: share * SENT_PER_BYTE[primitive] * size
+    of a ``group``-rank collective sends (elementwise) instead of seconds: nccl-tests' bus
+    factor (:func:`costmodel.names.busbw_factor`) × size, what a bandwidth-optimal algorithm sends."""
+    return lambda primitive, size: busbw_factor(primitive_named(primitive), group) * size
 
 
 def bytes_sent(sweep, params: int) -> np.ndarray:
@@ -63,7 +62,8 @@ def bytes_sent(sweep, params: int) -> np.ndarray:
 
     The collectives are :func:`gradsync.sync_plan`'s, the ones the sweep times (one bucket
     holding the whole gradient: bytes do not depend on the bucketing), each counted as
-    :data:`SENT_PER_BYTE` × ``f`` = (N-1)/N of its group. Per synchronisation (gradient bytes
+    the bus factor of its group (:func:`costmodel.names.busbw_factor`: 2 (N-1)/N for an
+    all-reduce, (N-1)/N for the others). Per synchronisation (gradient bytes
     ``G``, weight bytes ``W``): all-reduce ``2 f G``; ZeRO-1/2 reduce-scatter ``f G`` +
     all-gather ``f W``; ZeRO-3 two all-gathers and a reduce-scatter ``f (2 W + G)``. ZeRO-2
     reduce-scatters and ZeRO-3 does everything on every micro-batch (``k`` times). Hybrid
@@ -76,7 +76,6 @@ def bytes_sent(sweep, params: int) -> np.ndarray:
 
     space = sweep.space
     ranks = space.gpus
-    f = (ranks - 1.0) / ranks
     k = space.accumulation
     p = [memory.precision_for(d) for d in space.grad_dtypes]
     precision = memory.Precision(weight_bytes=np.array([[x.weight_bytes] for x in p], dtype=float),
@@ -86,17 +85,15 @@ def bytes_sent(sweep, params: int) -> np.ndarray:
                                  bucket_bytes=0.0, last_bytes=0.0)
     layouts = np.array(space.layouts, dtype=float)[space.cell_layout]
     nodes, per_node = layouts[..., 0], layouts[..., 1]
-    f_node = (per_node - 1) / per_node
-    weight_bits, grad_bits = sweep.quantize
+    weight_bits, grad_bits = sweep.quantize  # sync_plan reads them at ZeRO >= 1 only
     stages = []
     for stage in space.zero_stages:
         hybrid, hpz = stage == 3 and sweep.shard == "hybrid", stage == 3 and sweep.shard == "hpz"
-        bits = (weight_bits, grad_bits) if stage >= 1 else (None, None)
-        plan = gradsync.sync_plan(_volume(f_node if hybrid else f), per_node if hybrid else ranks, whole, precision,
-                                  zero_stage=stage, weight_bits=bits[0], grad_bits=bits[1],
-                                  replicas=_volume((nodes - 1) / nodes) if hybrid else None,
+        plan = gradsync.sync_plan(_volume(per_node if hybrid else ranks), per_node if hybrid else ranks, whole,
+                                  precision, zero_stage=stage, weight_bits=weight_bits, grad_bits=grad_bits,
+                                  replicas=_volume(nodes) if hybrid else None,
                                   replica_share=1.0 / per_node, replica_ranks=nodes if hybrid else None,
-                                  secondary=_volume(f_node) if hpz else None)
+                                  secondary=_volume(per_node) if hpz else None)
         per_sync = plan.backward.first_s + plan.forward.first_s  # one bucket: its first is the whole
         stages.append(np.broadcast_to((k if plan.every_micro_batch else 1.0) * per_sync + plan.post_step_s,
                                       (len(p), len(k))))
