@@ -61,11 +61,6 @@ def _cv_error(sizes: Sequence[float], times: Sequence[float], fallback: float) -
     return float(np.median(np.abs(errors))), CROSS_VALIDATED
 
 
-def error_kind(curve: MeasuredCurve) -> str:
-    """How a curve's ``median_error`` was measured, as its source says (:func:`measured_curves`)."""
-    return IN_SAMPLE if IN_SAMPLE in curve.source else CROSS_VALIDATED
-
-
 _ALGO_IN_TEXT = re.compile(r"NCCL_ALGO set by environment to (\w+)", re.IGNORECASE)
 _ALGO_IN_NAME = re.compile(r"(?:^|[_.-])(ring|tree|nvls|nvlstree|nvls_tree|collnet|collnetdirect|collnetchain|pat)"
                            r"(?:[_.-]|$)", re.IGNORECASE)
@@ -89,6 +84,7 @@ class MeasuredCurves:
 
     curves: tuple[MeasuredCurve, ...]
     notes: tuple[str, ...] = ()
+    error_kinds: tuple[str, ...] = ()  # per curve: how its median_error was measured (CROSS_VALIDATED, IN_SAMPLE)
 
 
 def measured_curves(logs: Sequence[Log], system: System, *, collective: str | None = None,
@@ -115,19 +111,20 @@ def measured_curves(logs: Sequence[Log], system: System, *, collective: str | No
             raise InputError("nodes", node_count, f"enough nodes for {resolved.ranks} ranks of {system.name} "
                                                   f"({system.gpus_per_node} GPUs per node)")
         groups[(resolved.collective, node_count, per_node, ran)].append(resolved)
-    curves, notes = [], []
+    curves, notes, kinds = [], [], []
     for (name, node_count, per_node, ran), members in sorted(groups.items()):
         result = calibrate(members, collective=name, ranks=node_count * per_node, nodes=node_count, block=block)
         notes.extend(result.notes)
         sizes, times = points(members, block)
         error, kind = _cv_error(sizes, times, result.fit.median_abs_pct_error / 100)
+        kinds.append(kind)
         curves.append(MeasuredCurve(
             collective=name, algorithm=ran, nodes=node_count, gpus_per_node=per_node,
             regimes=_regimes(result.fit), min_size_bytes=min(s for s in sizes if s > 0),
             max_size_bytes=max(sizes), median_error=min(error, 1.0),
             source=f"{', '.join(result.sources)}; fit {len(result.fit.fitted_regimes)} regime(s), "
                    f"{kind} median error {100 * error:.1f} %"))
-    return MeasuredCurves(curves=tuple(curves), notes=tuple(dict.fromkeys(notes)))
+    return MeasuredCurves(curves=tuple(curves), notes=tuple(dict.fromkeys(notes)), error_kinds=tuple(kinds))
 
 
 def cluster_profile(system: System, curves: Sequence[MeasuredCurve], name: str | None = None) -> System:

@@ -212,11 +212,11 @@ def _unmeasured_bandwidth(fit: Fit, printed: Sequence[float]) -> str | None:
     return f"{where}, and the time does not grow with the size there"
 
 
-def check_bandwidth_measured(fit: Fit, logs: Sequence[Log], printed: Sequence[float] | None = None) -> None:
+def check_bandwidth_measured(fit: Fit, logs: Sequence[Log], printed: Sequence[float]) -> None:
     """Refuse (InputError naming the log) a fit that cannot tell a finite positive bandwidth:
     no bandwidth-bound size, or times that do not grow with the size (see
     :func:`_unmeasured_bandwidth`).  The bandwidth it would write is made up."""
-    reason = _unmeasured_bandwidth(fit, busbw_printed(logs) if printed is None else printed)
+    reason = _unmeasured_bandwidth(fit, printed)  # printed: busbw_printed(logs), which the caller has
     if reason is None:
         return
     sources = [log.source_path for log in logs]

@@ -33,7 +33,9 @@ _TOPOLOGIES = LayoutCache(256)
 
 def _topology(lay: Layout) -> RcclTopology:
     system, nodes, per_node = lay.system, lay.nodes, lay.gpus_per_node
-    if system.gpu.vendor != "amd":  # as NCCL's model refuses AMD systems (costmodel.nccl.search)
+    from costmodel.cluster.stacks import Stack, default_stack
+
+    if default_stack(system) is not Stack.RCCL:  # as NCCL's model refuses AMD systems (costmodel.nccl.search)
         from dpbase.errors import NotApplicableError
 
         raise NotApplicableError("system", system.name, "an AMD GPU system for RCCL's model; on "

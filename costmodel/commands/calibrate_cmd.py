@@ -193,7 +193,7 @@ def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_alg
 
         nccl_algo = normalize_algorithm(nccl_algo)
     base = hardware.load_system(system_name)
-    from costmodel.calibrate.cluster_profile import algorithm_of, error_kind
+    from costmodel.calibrate.cluster_profile import algorithm_of
 
     ran = None if nccl_algo == "auto" else nccl_algo
     per_log = [algorithm_of(str(path), _head(path)) for path in logs]
@@ -208,13 +208,14 @@ def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_alg
                     "curves": [{"collective": c.collective, "algorithm": c.algorithm, "nodes": c.nodes,
                                 "gpus_per_node": c.gpus_per_node, "regimes": len(c.regimes),
                                 "min_size_bytes": c.min_size_bytes, "max_size_bytes": c.max_size_bytes,
-                                "median_error": c.median_error} for c in curves], "notes": notes})
+                                "median_error": c.median_error, "error_kind": kind}
+                               for c, kind in zip(curves, fitted.error_kinds, strict=True)], "notes": notes})
         return
     for note in notes:
         echo(f"note: {note}")
-    for c in curves:
+    for c, kind in zip(curves, fitted.error_kinds, strict=True):
         echo(f"{c.collective}, {c.nodes} node(s) x {c.gpus_per_node} GPU(s), algorithm {c.algorithm}: "
                    f"{len(c.regimes)} regime(s) from {format_size(c.min_size_bytes)} to "
-                   f"{format_size(c.max_size_bytes)}, {error_kind(c)} median error {100 * c.median_error:.1f} %")
+                   f"{format_size(c.max_size_bytes)}, {kind} median error {100 * c.median_error:.1f} %")
     echo(f"wrote cluster profile {printable(output)} ({profile.name}, based on {base.name}); "
                f"use it as --cluster {printable(output)}")
