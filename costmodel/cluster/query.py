@@ -205,10 +205,9 @@ def run_query(q: Query) -> list[Prediction]:
     """Predictions for the query, fastest first when several algorithms are asked for."""
     q = _whole_counts(q)
     primitive_named(q.primitive)
-    check_conflicts(q)
+    check_conflicts(q)  # refuses an unknown backend too, before the size
     if q.algorithm not in ("auto", "all"):
         algorithm_named(q.algorithm)
-    backend_or_auto(q.backend)  # an unknown name is refused first, before the size
     size_bytes = parse_size(q.size, "size")
     gamma = parse_time(q.gamma, "gamma")
     if q.cluster is not None:

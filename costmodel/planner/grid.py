@@ -131,6 +131,14 @@ def runnable_counts(gpus_per_node: int, nodes: int, partial: bool, low: int, hig
             if c // next(d for d in range(min(g, c), 0, -1) if c % d == 0) <= nodes]
 
 
+def near_batches(global_batch: int, counts) -> str:
+    """The nearest global batches below and above ``global_batch`` that one of ``counts`` (GPU
+    counts) divides, as text ("240 or 264"): what an error suggests instead of a batch none divides."""
+    lower = max((global_batch // c * c for c in counts if c <= global_batch), default=None)
+    upper = min(-(-global_batch // c) * c for c in counts)
+    return " or ".join(f"{b:,}" for b in sorted({b for b in (lower, upper) if b}))
+
+
 def batch_cells(layouts, global_batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(layout index, micro-batch, accumulation) for every exact split of the global batch."""
     index, micro, accum = [], [], []

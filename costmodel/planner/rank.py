@@ -351,7 +351,7 @@ def _batch_error(room_for: GpuRoom, wanted: int, need_gb: float, gpus: int, syst
     if not counts or any(batch % c == 0 for c in counts):
         return None
     count = counts[0]
-    near = " or ".join(f"{b:,}" for b in sorted({b for b in (batch // count * count, -(-batch // count) * count) if b}))
+    near = grid.near_batches(batch, [count])
     allowed = f" of the {room_for.max_gpus:,} allowed" if count < room_for.max_gpus else ""
     return InputError("global_batch", batch,
                       f"a multiple of {count} (e.g. {near}): {count} GPUs{allowed} would fit the model (about "

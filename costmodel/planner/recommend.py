@@ -233,9 +233,7 @@ def _no_layout_error(gpus_per_node: int, nodes: int, partial: bool, global_batch
         raise_to = f" (or --{'gpus' if partial else 'max-gpus'} {above[0]})" if above else ""
         return InputError("min_gpus", min_gpus, f"at most {below}{raise_to}: no GPU count from {min_gpus} to "
                           f"{max_gpus} runs on {where}")
-    lower = max((global_batch // c * c for c in counts if c <= global_batch), default=None)
-    upper = min(-(-global_batch // c) * c for c in counts)
-    near = " or ".join(f"{b:,}" for b in sorted({b for b in (lower, upper) if b}))
+    near = grid.near_batches(global_batch, counts)
     return InputError("global_batch", global_batch,
                       f"a multiple of a GPU count that runs here, e.g. {near} (GPU counts from {min_gpus} to "
                       f"{max_gpus} that run on {where}: {_count_list(counts)}), or a wider --min-gpus/--max-gpus")
