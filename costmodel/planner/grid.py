@@ -90,45 +90,42 @@ def divisors(n: int) -> list[int]:
     return small + large[::-1]
 
 
-def gpu_layouts(gpus_per_node: int, max_nodes: int, min_gpus: int, max_gpus: int,
-                global_batch: int) -> tuple[tuple[int, int], ...]:
-    """1..G GPUs inside one node, then whole nodes, keeping counts that divide the batch."""
-    single = [(1, g) for g in range(1, gpus_per_node + 1)]
-    multi = [(n, gpus_per_node) for n in divisors(global_batch // gpus_per_node)
-             if 2 <= n <= max_nodes] if global_batch % gpus_per_node == 0 else []
-    return tuple((n, g) for n, g in single + multi
-                 if min_gpus <= n * g <= max_gpus and global_batch % (n * g) == 0)
+def layout_of(total: int, gpus_per_node: int, nodes: int, partial: bool) -> tuple[int, int] | None:
+    """(nodes, GPUs per node) that ``total`` GPUs run as on at most ``nodes`` nodes of
+    ``gpus_per_node``, or None where they cannot: the one rule of which GPU counts run.
 
-
-def partial_layouts(gpus_per_node: int, max_nodes: int, min_gpus: int, max_gpus: int,
-                    global_batch: int) -> tuple[tuple[int, int], ...]:
-    """Every GPU count up to ``max_gpus`` that divides the batch, packed on the fewest nodes.
-
-    A count ``T`` runs as ``T / g`` nodes × ``g`` GPUs with ``g`` the largest divisor of ``T``
-    that fits in a node (launchers start the same number of processes on every node), so 20
-    GPUs on 8-GPU nodes are 4 nodes × 5 GPUs.
+    Whole nodes (``partial`` False): up to one node, then whole nodes. With ``partial``, the
+    count is packed on the fewest nodes with as many GPUs on each (launchers start the same
+    number of processes on every node): ``total / g`` nodes × ``g`` GPUs, ``g`` the largest
+    divisor of ``total`` that fits in a node, so 20 GPUs on 8-GPU nodes are 4 nodes × 5 GPUs.
     """
-    out = []
-    for total in divisors(global_batch):
-        if not min_gpus <= total <= max_gpus:
-            continue
-        per_node = max(d for d in divisors(total) if d <= gpus_per_node)
-        if total // per_node <= max_nodes:
-            out.append((total // per_node, per_node))
-    return tuple(out)
+    if total < 1:
+        return None
+    if total <= gpus_per_node:
+        return 1, total
+    if partial:
+        per_node = next(d for d in range(gpus_per_node, 0, -1) if total % d == 0)
+    elif total % gpus_per_node == 0:
+        per_node = gpus_per_node
+    else:
+        return None
+    return (total // per_node, per_node) if total // per_node <= nodes else None
+
+
+def batch_layouts(gpus_per_node: int, max_nodes: int, min_gpus: int, max_gpus: int, global_batch: int,
+            partial: bool) -> tuple[tuple[int, int], ...]:
+    """The layouts (:func:`layout_of`) of every GPU count from ``min_gpus`` to ``max_gpus`` that
+    divides the global batch, in increasing count."""
+    found = (layout_of(total, gpus_per_node, max_nodes, partial) for total in divisors(global_batch)
+             if min_gpus <= total <= max_gpus)
+    return tuple(layout for layout in found if layout)
 
 
 def runnable_counts(gpus_per_node: int, nodes: int, partial: bool, low: int, high: int) -> list[int]:
-    """The GPU counts from ``low`` to ``high`` some global batch runs on: up to one node, then
-    whole nodes (:func:`gpu_layouts`), or with ``partial`` every count that packs on at most
-    ``nodes`` nodes with as many GPUs on each (:func:`partial_layouts`). The batch decides
-    only which of them divide it."""
-    g, high = gpus_per_node, min(high, nodes * gpus_per_node)
-    if not partial:
-        return [c for c in range(max(low, 1), min(high, g) + 1)] + \
-            [n * g for n in range(max(2, -(-low // g)), high // g + 1)]
-    return [c for c in range(max(low, 1), high + 1)
-            if c // next(d for d in range(min(g, c), 0, -1) if c % d == 0) <= nodes]
+    """The GPU counts from ``low`` to ``high`` some global batch runs on (:func:`layout_of`); the
+    batch decides only which of them divide it."""
+    high = min(high, nodes * gpus_per_node)
+    return [c for c in range(max(low, 1), high + 1) if layout_of(c, gpus_per_node, nodes, partial)]
 
 
 def near_batches(global_batch: int, counts) -> str:

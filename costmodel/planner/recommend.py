@@ -247,8 +247,7 @@ def build_space(system, *, nodes: int, global_batch: int, min_gpus: int, max_gpu
     ``partial``: any GPU count up to ``max_gpus`` (packed on the fewest nodes), not only whole
     nodes; refuses sweeps above ``MAX_CONFIGURATIONS`` before building them.
     """
-    make = grid.partial_layouts if partial else grid.gpu_layouts
-    layouts = make(system.gpus_per_node, nodes, min_gpus, max_gpus, global_batch)
+    layouts = grid.batch_layouts(system.gpus_per_node, nodes, min_gpus, max_gpus, global_batch, partial)
     if not layouts:
         raise _no_layout_error(system.gpus_per_node, nodes, partial, global_batch, min_gpus, max_gpus)
     size = (grid.cell_count(layouts, global_batch) * len(algorithms) * len(grid.ZERO_STAGES)
@@ -283,20 +282,10 @@ def _runs_summary(runs) -> dict | None:
                                    "low": int(low), "high": int(high)}
 
 
-def _gaps(low: int, high: int, points) -> list[tuple[int, int]]:
-    """The runs of integers from ``low`` to ``high`` that are not in ``points`` (ascending)."""
-    out, start = [], low
-    for point in points:
-        if point > start:
-            out.append((start, point - 1))
-        start = max(start, point + 1)
-    return out + ([(start, high)] if start <= high else [])
-
-
 def gpu_limits(gpus_per_node: int, nodes: int, partial: bool, global_batch: int, most: int,
                allowed: int) -> dict:
     """Why no GPU count above ``most`` (the sweep's largest) up to ``allowed`` (--max-gpus or
-    --gpus) runs, by the limit that binds each (:func:`grid.gpu_layouts`, :func:`grid.partial_layouts`):
+    --gpus) runs, by the limit that binds each (:func:`grid.layout_of`):
 
     * ``capacity``: counts above what ``nodes`` nodes hold (``beyond_nodes`` True);
     * ``batch``: counts the layouts could run but the global batch does not divide by;
@@ -313,16 +302,26 @@ def gpu_limits(gpus_per_node: int, nodes: int, partial: bool, global_batch: int,
              "batch": None, "uneven": None, "part_nodes": None}
     if top <= most:
         return found
-    if partial:  # every count packs on the fewest nodes: one that divides the batch and is not used needs more
-        dividing = [d for d in grid.divisors(global_batch) if most < d <= top]
-        found["batch"] = _runs_summary(_gaps(most + 1, top, dividing))
-        found["uneven"] = _runs_summary((d, d) for d in dividing)
-        return found
-    g = gpus_per_node  # whole nodes: up to one node, then multiples of it (every one that divides the batch runs)
-    multiples = range(max(2, most // g + 1) * g, top + 1, g)
-    found["batch"] = _runs_summary([(most + 1, min(top, g))] + [(m, m) for m in multiples])
-    found["part_nodes"] = _runs_summary(_gaps(max(most, g) + 1, top, multiples))
+    kinds = {"batch": [], "uneven": [], "part_nodes": []}
+    for count in range(most + 1, top + 1):  # each count the sweep left out, by the limit that binds it
+        if partial:  # counts pack on the fewest nodes: one that divides the batch and is left out needs more
+            kind = "uneven" if global_batch % count == 0 else "batch"
+        else:  # whole nodes: a count that runs on the nodes is left out by the batch alone
+            kind = "batch" if grid.layout_of(count, gpus_per_node, nodes, False) else "part_nodes"
+        kinds[kind].append(count)
+    found.update((kind, _runs_summary(_runs(counts))) for kind, counts in kinds.items())
     return found
+
+
+def _runs(points) -> list[tuple[int, int]]:
+    """Ascending integers as runs of consecutive ones: [1, 2, 3, 7] -> [(1, 3), (7, 7)]."""
+    out = []
+    for point in points:
+        if out and out[-1][1] == point - 1:
+            out[-1] = (out[-1][0], point)
+        else:
+            out.append((point, point))
+    return out
 
 
 def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer, jitter_cv,

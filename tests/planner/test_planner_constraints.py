@@ -76,7 +76,7 @@ def test_partial_nodes_run_as_equal_processes_per_node():
 
 
 def test_partial_layouts_pack_each_count_on_the_fewest_nodes():
-    layouts = grid.partial_layouts(8, 100, 1, 24, 240)
+    layouts = grid.batch_layouts(8, 100, 1, 24, 240, partial=True)
     totals = [n * g for n, g in layouts]
     assert totals == sorted(t for t in range(1, 25) if 240 % t == 0)
     assert (3, 8) in layouts and (4, 5) in layouts and (1, 6) in layouts

@@ -79,8 +79,7 @@ def test_every_gpu_count_left_out_has_its_reason(partial):
     from costmodel.planner.recommend import gpu_limits
 
     for nodes, allowed, batch in ((2, 20, 320), (3, 20, 60), (1, 16, 64), (1, 8, 7), (4, 40, 96), (2, 40, 72)):
-        make = grid.partial_layouts if partial else grid.gpu_layouts
-        layouts = make(8, nodes, 1, allowed, batch)
+        layouts = grid.batch_layouts(8, nodes, 1, allowed, batch, partial)
         most = max(n * g for n, g in layouts)
         found = gpu_limits(8, nodes, partial, batch, most, allowed)
         covered = set()
@@ -124,15 +123,27 @@ def test_a_gpu_range_no_count_runs_in_is_the_min_gpus_error():
     assert "e.g." not in line
 
 
+def _brute_layout(total, per_node_most, nodes, partial):
+    """Every (nodes, GPUs per node) split of ``total`` that the launcher allows, the fewest nodes
+    first: whole nodes only above one node unless ``partial``."""
+    splits = [(total // k, k) for k in range(1, per_node_most + 1) if total % k == 0 and total // k <= nodes
+              and (partial or total // k == 1 or k == per_node_most)]
+    return min(splits, default=None)
+
+
 @pytest.mark.parametrize("partial", [False, True])
-def test_runnable_counts_are_the_layouts_a_batch_can_take(partial):
-    make = grid.partial_layouts if partial else grid.gpu_layouts
+def test_one_rule_decides_which_counts_run(partial):
+    """layout_of against a brute force over every split; runnable_counts and the batch's layouts
+    are its counts (the latter those that divide the batch)."""
     for nodes in (1, 2, 3, 5):
+        for total in range(1, 8 * nodes + 9):
+            assert grid.layout_of(total, 8, nodes, partial) == _brute_layout(total, 8, nodes, partial), (total, nodes)
         for low, high in ((1, 8), (3, 24), (9, 40), (12, 16)):
             counts = grid.runnable_counts(8, nodes, partial, low, high)
+            assert counts == [c for c in range(low, high + 1) if _brute_layout(c, 8, nodes, partial)]
             for batch in (7, 12, 20, 60, 64, 72, 120, 320):
                 assert [c for c in counts if batch % c == 0] == \
-                    sorted(n * g for n, g in make(8, nodes, low, high, batch)), (nodes, low, high, batch)
+                    [n * g for n, g in grid.batch_layouts(8, nodes, low, high, batch, partial)], (nodes, low, high, batch)
 
 
 # 8 -----------------------------------------------------------------------------------------
