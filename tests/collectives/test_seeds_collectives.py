@@ -56,6 +56,18 @@ def test_naive_all_to_all_exchange_moves_n_times_n_minus_1_buffers():
     p = query("all-reduce", "--algorithm", "direct", "--ranks", "8", "--size", "4GB", "--alpha", "0s",
               "--bandwidth", "10GB/s")
     assert p["bytes_total"] == pytest.approx(8 * 7 * 4e9)
+    pairs = 8 * 7 // 2  # the note's N(N−1)/2: pairs of GPUs, each exchanging both ways
+    assert p["bytes_total"] == pytest.approx(pairs * 2 * 4e9)
+    assert p["bytes_sent_max"] == p["bytes_received_max"] == pytest.approx(7 * 4e9)
+
+
+def test_a_dedicated_reducer_receives_all_n_gradients():
+    """seed 002's reducer is a CPU: on a machine of its own it receives all N gradients (N·1.2 s:
+    2.4 s and 12 s), where the note's (N−1)·1.2 s counts it among the N ranks (--colocated)."""
+    for ranks, seconds in ((2, 2.4), (10, 12.0)):
+        p = query("all-reduce", "--algorithm", "parameter-server", "--servers", "1", "--ranks", str(ranks),
+                  "--size", "1.2GB", "--alpha", "0s", "--bandwidth", "1GB/s")
+        assert p["time_s"] == pytest.approx(seconds, rel=1e-6)
 
 
 def test_ring_linear_steps_versus_tree_log_steps_same_bandwidth_term():

@@ -21,13 +21,18 @@ STEPS: list[tuple[str, str, str]] = [
      "8 GPUs holding 1 GB each: nccl-tests' size for all-gather is the gathered 8 GB buffer.",
      "dpcost collective all-gather --algorithm ring --ranks 8 --size 8GB --alpha 0s --bandwidth 25GB/s"),
     ("One rank reducing for all: +1.2 s with 2 ranks (seed 002)",
-     "300M fp32 parameters = 1.2 GB over a 1 GB/s network with one colocated server (pipelined push/pull).",
+     "300M fp32 parameters = 1.2 GB over a 1 GB/s network with one colocated server (pipelined push/pull). "
+     "The note's figures, (N−1)·1.2 s, count the reducer among the N: it keeps its own gradient and "
+     "exchanges the others' over its full-duplex link. A dedicated reducer (the note's CPU on a machine "
+     "of its own; drop `--colocated`) receives all N: 2.4 s and 12 s.",
      "dpcost collective all-reduce --algorithm parameter-server --colocated --servers 1 --ranks 2 --size 1.2GB --alpha 0s --bandwidth 1GB/s"),
     ("… and +10.8 s with 10 ranks (seed 002)",
      "The time grows linearly with N: (N−1)·n·β.",
      "dpcost collective all-reduce --algorithm parameter-server --colocated --servers 1 --ranks 10 --size 1.2GB --alpha 0s --bandwidth 1GB/s"),
     ("Naive one-to-one exchange: N(N−1) copies of the whole buffer (seed 000)",
-     "Every GPU sends its full gradient to every other GPU: 8·7·4 GB = 224 GB cross the links.",
+     "Every GPU sends its full gradient to every other GPU: 8·7·4 GB = 224 GB cross the links. The note "
+     "counts N(N−1)/2 = 28: the pairs of GPUs, each pair exchanging its two gradients both ways "
+     "(28 × 2 × 4 GB = 224 GB).",
      "dpcost collective all-reduce --algorithm direct --ranks 8 --size 4GB --alpha 0s --bandwidth 25GB/s"),
     ("Ring latency grows with N, the double binary tree's with log2 N (seed 000)",
      "At 256 ranks and a small message, compare the steps (α count) of ring and double binary tree.",

@@ -45,7 +45,8 @@ def send_recv(N: Any, n: Any, p: Any, o: Any) -> Terms:
 
 ENTRIES: tuple[Entry, ...] = (
     Entry(P.ALL_REDUCE, A.DIRECT, direct_allreduce,
-          "one-shot: everyone sends everything to everyone (the seeds' naive N(N−1) exchange)",
+          "one-shot: everyone sends everything to everyone, N(N−1) copies of the buffer: both ways over each of "
+          "the N(N−1)/2 pairs of ranks (seed 000's naive exchange counts the pairs)",
           "seed 000 (naive one-to-one exchange); NCCL/TRT-LLM one-shot all-reduce"),
     Entry(P.ALL_REDUCE, A.TWO_SHOT, two_shot_allreduce,
           "direct reduce-scatter + direct all-gather", "TRT-LLM / NCCL two-shot all-reduce; Thakur et al. 2005"),
