@@ -37,7 +37,6 @@ def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str, inputs: 
 
 
 def _hardware(primitive, cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -> Any:
-    from costmodel.cluster.backends import backend_for
     from costmodel.cluster.query import Query, check_conflicts
     from costmodel.names import primitive_named
     from costmodel.plots import Hardware
@@ -53,13 +52,9 @@ def _hardware(primitive, cluster, nodes, gpus_per_node, alpha, bandwidth, ranks,
         raise InputError("--gpus-per-node", gpus_per_node, "only with --cluster (a bare link's chart has no nodes)")
     if cluster is None and (alpha is None or bandwidth is None):  # charts take no --link
         raise InputError("hardware", "none", "--alpha and --bandwidth, or --cluster")
-    from hardware import load_system
-
-    # realistic on a cluster (NCCL on NVIDIA, RCCL on AMD), ideal on a bare link; under auto a
-    # primitive NCCL's model lacks falls back to the ideal model, noted, as `collective` does
-    chosen, note = backend_for(primitive, backend, load_system(cluster) if cluster is not None else None)
+    # the figure resolves the backend (plots.common.check_backend), as `collective` does
     return Hardware(cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, alpha=alpha, bandwidth=bandwidth,
-                    ranks=ranks, backend=chosen.value, note=note)
+                    ranks=ranks, backend=backend)
 
 
 def _refuse_inputs(output: str, *inputs: str | None) -> None:

@@ -40,7 +40,7 @@ def best_map_figure(primitive: str, hardware: Hardware, *, rank_counts: tuple[in
     """Heatmap of the fastest algorithm (ideal) or NCCL's algorithm/protocol choice (nccl backend)."""
     import plotly.graph_objects as go
 
-    check_backend(hardware, primitive)
+    hardware = check_backend(hardware, primitive)
     if not rank_counts or min(rank_counts) < 1:
         raise InputError("ranks", list(rank_counts), "one or more rank counts >= 1")
     sizes = size_grid(min_size, max_size)

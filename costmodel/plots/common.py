@@ -1,8 +1,9 @@
 """What every chart shares: the hardware a query names, predictions per point, size axes, hover text.
 
 Hardware is named as on the CLI: ``cluster`` (+ ``nodes``, ``gpus_per_node``) or
-``alpha``/``bandwidth`` (+ ``ranks``); ``backend`` is ``ideal`` (α-β-γ) or ``nccl``
-(NCCL's tuning model, needs a cluster). Predictions go through :func:`costmodel.cluster.query.run_query`
+``alpha``/``bandwidth`` (+ ``ranks``); ``backend`` is ``auto`` (as on the CLI: NCCL's tuning model
+on an NVIDIA cluster, RCCL's ring/tree on AMD, the ideal model on a bare link or for a collective
+NCCL's model lacks, noted), ``ideal`` (α-β-γ), ``nccl`` or ``rccl`` (these two need a cluster). Predictions go through :func:`costmodel.cluster.query.run_query`
 (ideal) or :func:`costmodel.nccl.nccl_time` (NCCL) so a chart shows what the CLI prints.
 """
 
@@ -33,7 +34,7 @@ class Hardware:
     alpha: str | None = None
     bandwidth: str | None = None
     ranks: int | None = None
-    backend: str = "ideal"
+    backend: str = "auto"  # resolved by check_backend for the chart's primitive, as the CLI does
     note: str | None = None  # why the chart is drawn on another backend than asked (auto's fall-back)
 
     def with_ranks(self, ranks: int) -> "Hardware":
@@ -90,21 +91,30 @@ class Hardware:
         return f"{self.cluster} × {self.nodes} node(s) ({self.total_ranks()} GPUs), {model}"
 
 
-def check_backend(hw: Hardware, primitive: str) -> None:
-    """Before any work: a known primitive, and a backend that can time it (one error line otherwise)."""
+def check_backend(hw: Hardware, primitive: str) -> Hardware:
+    """Before any work: a known primitive, and a backend that can time it (one error line
+    otherwise). Returns ``hw`` with its backend resolved for ``primitive`` the way `collective`
+    resolves it (:func:`costmodel.cluster.backends.backend_for`: ``auto`` is the cluster's
+    realistic backend, or the ideal one with a note where that cannot answer)."""
+    from costmodel.cluster.backends import backend_for
     from costmodel.names import primitive_named
     from costmodel.nccl.names import COLLECTIVES
 
     name = primitive_named(primitive).value  # primitive: got 'bogus'; allowed: one of …
-    if hw.backend != "nccl":
-        return
     if hw.cluster is None:
         from costmodel.cluster.query import ideal_only
 
         ideal_only(hw.backend)  # the message `collective` and `sweep` give
+    from hardware import load_system
+
+    chosen, note = backend_for(name, hw.backend, load_system(hw.cluster) if hw.cluster is not None else None)
+    hw = replace(hw, backend=chosen.value, note=note)
+    if hw.backend != "nccl":
+        return hw
     if name not in COLLECTIVES:
         raise InputError("backend", "nccl", f"ideal or auto for {name} (NCCL's tuning model has only "
                                             f"{', '.join(sorted(COLLECTIVES))}; auto falls back to ideal)")
+    return hw
 
 
 def size_grid(min_size: str | float, max_size: str | float) -> list[float]:

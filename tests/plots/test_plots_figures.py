@@ -90,3 +90,19 @@ def test_plan_landscape_marks_the_recommendation():
     assert fig.layout.xaxis.title.text == "accumulation steps k"
     with pytest.raises(DpcostError):
         plan_figure(found, x="bucket")
+
+
+def test_python_charts_default_to_the_backend_the_cli_picks():
+    """Hardware(...) without a backend is `auto`, resolved per primitive as `dpcost plot` and
+    `collective` resolve it: NCCL's model on an NVIDIA cluster, RCCL's on AMD, the ideal model
+    (noted) for a collective NCCL's model lacks; a named backend is kept."""
+    from costmodel.plots import Hardware, sweep_figure
+
+    def subtitle(primitive, **hw):
+        return sweep_figure(primitive, Hardware(**hw), max_size="1MiB").layout.title.text.split("<sup>")[1]
+
+    assert subtitle("all-reduce", cluster="dgx-h100", nodes=2).endswith("NCCL model</sup>")
+    assert subtitle("all-reduce", cluster="mi300x-8x", nodes=2).endswith("RCCL ring/tree, α-β</sup>")
+    assert "ideal α-β model (NCCL's tuning model has no all-to-all" in subtitle("all-to-all", cluster="dgx-h100")
+    assert subtitle("all-reduce", cluster="dgx-h100", backend="ideal").endswith("ideal α-β model</sup>")
+    assert subtitle("all-reduce", ranks=8, alpha="5us", bandwidth="25GB/s").startswith("8 ranks")
