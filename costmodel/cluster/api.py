@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from hardware import System
 
-_QUERY_PARAMS = ("servers", "colocated", "pipelined", "chunks")
+_QUERY_PARAMS = ("servers", "colocated", "pipelined", "chunks", "leaders")
 
 # The query's checks (costmodel.cluster.query) speak the CLI's flags; the API's caller passed
 # keyword arguments, so its errors name those instead (one set of checks, two spellings).

@@ -19,7 +19,8 @@ Mapping rules:
   links at once: the rate is (N−1) / max((G−1)/intra, (N−G)/network per GPU) — at 2 nodes
   only half the bytes leave a node.
 - hierarchical: each level uses its own link (intra for the node phases, network for the
-  inter-node phase on 1/G of the data).
+  inter-node phase on 1/G of the data, one rail per GPU); with ``leaders`` one GPU per node
+  carries the whole buffer over the NICs it reaches (:meth:`hardware.System.nics_reached`).
 - double binary tree: NCCL's layout — the tree spans nodes (N = nodes, network α/β) and
   inside each node the ranks form a chain (2(G−1) intra steps); the phases are pipelined,
   so the bandwidth term is the slower of the two.
@@ -271,14 +272,17 @@ class Mapping:
     params: dict
 
 
-def mapping(entry: Entry, lay: Layout) -> Mapping:
-    """The mapping rules of the module docstring for flat, in-network and hierarchical entries."""
+def mapping(entry: Entry, lay: Layout, params: dict | None = None) -> Mapping:
+    """The mapping rules of the module docstring for flat, in-network and hierarchical entries
+    (``params``: the algorithm's, where they change the links: a hierarchy's ``leaders``)."""
     if entry.hierarchical:
         if lay.one_domain and lay.nodes > 1:  # NVLink between the trays too
             return Mapping(lay.intra_alpha_s, lay.intra_Bps, lay.intra_alpha_s, lay.intra_Bps,
                            lay.system.intra_link.name, {"gpus_per_node": lay.gpus_per_node})
-        slower = lay.system.nic_link.name if lay.nodes > 1 and lay.inter_Bps < lay.intra_Bps else lay.system.intra_link.name
-        return Mapping(lay.intra_alpha_s, lay.intra_Bps, lay.inter_alpha_s, lay.inter_Bps, slower,
+        # one rail per GPU, or one leader per node driving the NICs one GPU reaches
+        inter = replace(lay, gpus_per_node=1).node_network_Bps if (params or {}).get("leaders") else lay.inter_Bps
+        slower = lay.system.nic_link.name if lay.nodes > 1 and inter < lay.intra_Bps else lay.system.intra_link.name
+        return Mapping(lay.intra_alpha_s, lay.intra_Bps, lay.inter_alpha_s, inter, slower,
                        {"gpus_per_node": lay.gpus_per_node})
     alpha, bandwidth, bottleneck = _flat(lay, entry)
     if entry.in_network and not lay.one_domain:
@@ -302,7 +306,7 @@ def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nod
         raise _not_applicable(entry, lay)
     if _tree_mapped(entry, lay):
         return _tree_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params)
-    m = mapping(entry, lay)
+    m = mapping(entry, lay, params)
     result = predict_entry(entry, lay.ranks, size_bytes, m.alpha_s, m.bandwidth_Bps, gamma_s_per_byte,
                            m.alpha_inter_s, m.bandwidth_inter_Bps, **{**m.params, **params})
     return _finish(result, lay, m.bottleneck, size_bytes)
@@ -327,7 +331,7 @@ def _column(values) -> Any:
 
 
 def _flat_times(entry: Entry, lays: list[Layout], sizes, **given: Any) -> Any:
-    maps = [mapping(entry, lay) for lay in lays]
+    maps = [mapping(entry, lay, given) for lay in lays]
     inter = entry.hierarchical
     params = {"gpus_per_node": _column([m.params["gpus_per_node"] for m in maps])} if inter else {}
     params.update(given)

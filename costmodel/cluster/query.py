@@ -39,13 +39,14 @@ class Query:
     colocated: bool = False
     pipelined: bool = True
     chunks: int | None = None
+    leaders: bool = False  # hierarchical: one leader per node (seed 000), not one rail per GPU
     alpha_inter: str | None = None
     bandwidth_inter: str | None = None
 
 
 def _params(q: Query, entry: Any) -> dict[str, Any]:
     wanted = {"servers": q.servers, "colocated": q.colocated or None, "pipelined": None if q.pipelined else False,
-              "chunks": q.chunks,
+              "chunks": q.chunks, "leaders": q.leaders or None,
               # a bare link's node size (on a cluster the layout carries it): the hierarchical G
               "gpus_per_node": q.gpus_per_node if q.cluster is None else None}
     names = {p.name for p in entry.params}
@@ -148,11 +149,12 @@ def check_conflicts(q: Query) -> None:
         raise InputError(_given(q, inter)[0], getattr(q, inter[0]),
                          "only with --algorithm hierarchical (the rates of its inter-node level)")
     asked = {"servers": q.servers, "chunks": q.chunks, "colocated": True if q.colocated else None,
-             "pipelined": False if not q.pipelined else None}
+             "pipelined": False if not q.pipelined else None, "leaders": True if q.leaders else None}
+    flags = {"colocated": "--colocated", "pipelined": "--no-pipeline", "leaders": "--leaders"}
     if q.algorithm == "auto":  # the choice is the library's or the fastest: nothing would take them
         given = [name for name, value in asked.items() if value is not None]
         if given:
-            flag = {"colocated": "--colocated", "pipelined": "--no-pipeline"}.get(given[0], f"--{given[0]}")
+            flag = flags.get(given[0], f"--{given[0]}")
             raise InputError(flag, asked[given[0]], "a named --algorithm that takes it (or --algorithm all), "
                              "not auto")
     if q.algorithm in ("auto", "all"):
@@ -161,7 +163,7 @@ def check_conflicts(q: Query) -> None:
     accepted = {param.name for param in entry.params}
     for name, value in asked.items():
         if value is not None and name not in accepted:
-            flag = {"colocated": "--colocated", "pipelined": "--no-pipeline"}.get(name, f"--{name}")
+            flag = flags.get(name, f"--{name}")
             raise InputError(flag, value, f"a parameter of {q.algorithm} {q.primitive}: "
                              f"{', '.join(sorted(accepted)) or 'it has none'}")
 

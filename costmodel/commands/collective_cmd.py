@@ -129,6 +129,7 @@ def collective(
     colocated: Annotated[bool, Option("--colocated", help="Servers are ranks (else dedicated machines).")] = False,
     no_pipeline: Annotated[bool, Option("--no-pipeline", help="Parameter server: push everything, then pull.")] = False,
     chunks: Annotated[Optional[int], Option("--chunks", help="Pipeline chunks k (default: the optimum).")] = None,
+    leaders: Annotated[bool, Option("--leaders", help="Hierarchical: reduce to one leader GPU per node, all-reduce the whole buffer across the leaders, broadcast in the node (seed 000); default: each GPU's 1/G on its own rail.")] = False,
     alpha_inter: Annotated[Optional[str], Option("--alpha-inter", help="Hierarchical: inter-node latency.")] = None,
     bandwidth_inter: Annotated[Optional[str], Option("--bandwidth-inter", help="Hierarchical: inter-node bandwidth.")] = None,
     json_: JSON = False,
@@ -142,7 +143,7 @@ def collective(
     query = Query(primitive=primitive, algorithm=algorithm, ranks=ranks, size=size, alpha=alpha,
                   bandwidth=bandwidth, gamma=gamma, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node,
                   link=link, backend=backend, stack=stack, servers=servers, colocated=colocated, pipelined=not no_pipeline,
-                  chunks=chunks, alpha_inter=alpha_inter, bandwidth_inter=bandwidth_inter)
+                  chunks=chunks, leaders=leaders, alpha_inter=alpha_inter, bandwidth_inter=bandwidth_inter)
     result = run_query(query)[0]
     if json_:
         print_json(result)

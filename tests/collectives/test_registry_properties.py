@@ -21,8 +21,8 @@ gammas = st.floats(min_value=0, max_value=1e-9, allow_nan=False)
 
 
 def params_for(entry, N):
-    if entry.hierarchical:
-        return {"gpus_per_node": next(g for g in (8, 4, 2, 1) if N % g == 0)}
+    if entry.hierarchical:  # both forms: the rails and seed 000's leaders
+        return {"gpus_per_node": next(g for g in (8, 4, 2, 1) if N % g == 0), "leaders": N % 3 == 0}
     return {}
 
 

@@ -25,9 +25,10 @@ def variants(entry, N):
                 for pipelined in (True, False):
                     yield {"servers": S, "colocated": colocated, "pipelined": pipelined, "chunks": 3}
     elif entry.hierarchical:
-        for G in (1, 2, 4, 8):
+        for G in (1, 2, 3, 4, 8):
             if N % G == 0:
                 yield {"gpus_per_node": G}
+                yield {"gpus_per_node": G, "leaders": True}
     elif entry.pipelined:
         for k in (1, 2, 3) if N <= 33 else (1, 3):
             yield {"chunks": k}

@@ -98,6 +98,20 @@ def test_hierarchical_levels():
     assert same(f.terms["steps_inter"], 2 * (N / G - 1))
 
 
+def test_hierarchical_leaders_carry_the_whole_buffer_across_nodes():
+    """Seed 000's form: one GPU per node on the network with all n bytes, G times what each of
+    the G rails carries; the node phases are a reduce and a broadcast (twice the rails' steps);
+    with one GPU per node both forms are the flat ring."""
+    rails = costmodel.formula("all-reduce", "hierarchical")
+    leaders = costmodel.formula("all-reduce", "hierarchical", leaders=True)
+    G = s.G
+    assert same(leaders.terms["wire_inter"], G * rails.terms["wire_inter"])
+    assert same(leaders.terms["steps_inter"], rails.terms["steps_inter"])
+    assert same(leaders.terms["wire"], 2 * rails.terms["wire"])
+    assert same(leaders.terms["steps"], 2 * rails.terms["steps"])
+    assert same(leaders.time.subs(G, 1), rails.time.subs(G, 1))
+
+
 @pytest.mark.parametrize("entry", list(entries()), ids=lambda e: f"{e.primitive.value}-{e.algorithm.value}")
 def test_symbolic_numeric_and_vector_paths_agree(entry):
     """The one formula evaluates to the same number as sympy, floats and numpy."""

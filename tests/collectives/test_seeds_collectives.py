@@ -99,3 +99,31 @@ def test_accumulation_divides_sync_cost_per_sample():
     assert four["sync_s_per_sample"] == pytest.approx(one["sync_s_per_sample"] / 4)
     assert sixteen["sync_s_per_sample"] == pytest.approx(one["sync_s_per_sample"] / 16)
     assert sixteen["exposed_comm_s"] / sixteen["total_s"] < one["exposed_comm_s"] / one["total_s"] + 1e-12
+
+
+def test_seed_000_hierarchy_reduces_inside_the_machine_then_rings_across():
+    """seed 000: "reduce inside the machine, then ring all-reduce between machines" (--leaders):
+    16 ranks as 2 nodes of 8, NVLink-like 100 GB/s inside, 10 GB/s across, α = 0. The leaders
+    form moves 4·7/8 GB inside (a reduce and a broadcast, 35 ms) and the whole 1 GB twice·½
+    across (100 ms); the rails form 2·7/8 GB inside (17.5 ms) and 1/8 of it across (12.5 ms)."""
+    base = ("all-reduce", "--algorithm", "hierarchical", "--ranks", "16", "--gpus-per-node", "8", "--size", "1GB",
+            "--alpha", "0s", "--bandwidth", "100GB/s", "--alpha-inter", "0s", "--bandwidth-inter", "10GB/s")
+    leaders, rails = query(*base, "--leaders"), query(*base)
+    assert leaders["time_s"] == pytest.approx(0.035 + 0.100)
+    assert rails["time_s"] == pytest.approx(0.0175 + 0.0125)
+    assert leaders["steps"] == 4 * 7 + 2 and rails["steps"] == 2 * 7 + 2  # inside, then 2(M−1) across
+
+
+def test_leaders_drive_the_nics_one_gpu_reaches():
+    """On a cluster the leader's inter-node ring runs over the NICs one GPU reaches: on DGX H100
+    (a NIC per GPU) the same rate as each rail, with 8 times the bytes; so the leaders form is
+    slower, and with one GPU per node the two forms are the same ring."""
+    import costmodel
+
+    rails = costmodel.predict("all-reduce", "1GB", "hierarchical", cluster="dgx-h100", nodes=2, backend="ideal")
+    leaders = costmodel.predict("all-reduce", "1GB", "hierarchical", cluster="dgx-h100", nodes=2, backend="ideal",
+                                leaders=True)
+    assert leaders.time_s > 3 * rails.time_s
+    one = [costmodel.predict("all-reduce", "1GB", "hierarchical", cluster="l40s-tcp-1x", nodes=4, backend="ideal",
+                             leaders=flag).time_s for flag in (False, True)]
+    assert one[0] == pytest.approx(one[1])

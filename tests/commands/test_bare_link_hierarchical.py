@@ -63,7 +63,7 @@ def test_the_node_size_goes_to_hierarchical_only_and_through_the_sweep():
     rows = sweep("all-reduce", "1GB", ranks=[8], algorithms=["ring", "hierarchical"], alpha_s="5us",
                  bandwidth_Bps="25GB/s", gpus_per_node=4).to_dict("records")
     found = {row["algorithm"]: row for row in rows}
-    assert found["hierarchical"]["params"] == {"gpus_per_node": 4} and found["ring"]["params"] == {}
+    assert found["hierarchical"]["params"] == {"gpus_per_node": 4, "leaders": False} and found["ring"]["params"] == {}
     assert found["hierarchical"]["time_s"] == pytest.approx(
         predict_on_link("all-reduce", "hierarchical", ranks=8, size_bytes=1e9, alpha_s=5e-6, bandwidth_Bps=25e9,
                         gpus_per_node=4).time_s, rel=1e-12)

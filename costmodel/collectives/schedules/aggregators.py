@@ -68,6 +68,8 @@ def hierarchical_allreduce(m: Machine, x: list[np.ndarray], p: dict) -> list[np.
     M = N // G
     bufs = [a.copy() for a in x]
     nodes = [list(range(node * G, (node + 1) * G)) for node in range(M)]
+    if p.get("leaders"):
+        return _leaders_allreduce(m, bufs, nodes)
     ring_reduce_scatter_phase(m, bufs, nodes)
     sl = blocks(len(x[0]), G)
     shard = {rank: bufs[rank][sl[rank % G]].copy() for rank in range(N)}
@@ -76,5 +78,27 @@ def hierarchical_allreduce(m: Machine, x: list[np.ndarray], p: dict) -> list[np.
     ring_allgather_phase(m, shard, rails, level="inter")
     for rank in range(N):
         bufs[rank][sl[rank % G]] = shard[rank]
+    ring_allgather_phase(m, bufs, nodes)
+    return bufs
+
+
+def _leaders_allreduce(m: Machine, bufs: list[np.ndarray], nodes: list[list[int]]) -> list[np.ndarray]:
+    """Seed 000's hierarchy: each node reduces to its leader (local rank 0) by a ring
+    reduce-scatter and a gather of the blocks, the leaders ring all-reduce the whole buffer
+    across nodes, and each leader scatters the blocks for a ring all-gather inside its node."""
+    G = len(nodes[0])
+    sl = blocks(len(bufs[0]), G)
+    ring_reduce_scatter_phase(m, bufs, nodes)  # member j holds the node's reduced block j
+    with m.round() as r:
+        for ranks in nodes:
+            for j in range(1, G):
+                r.send(ranks[j], ranks[0], bufs[ranks[j]][sl[j]], bufs[ranks[0]], sl[j])
+    leaders = [[ranks[0] for ranks in nodes]]
+    ring_reduce_scatter_phase(m, bufs, leaders, level="inter")
+    ring_allgather_phase(m, bufs, leaders, level="inter")
+    with m.round() as r:
+        for ranks in nodes:
+            for j in range(1, G):
+                r.send(ranks[0], ranks[j], bufs[ranks[0]][sl[j]], bufs[ranks[j]], sl[j])
     ring_allgather_phase(m, bufs, nodes)
     return bufs
