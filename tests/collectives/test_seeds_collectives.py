@@ -127,3 +127,22 @@ def test_leaders_drive_the_nics_one_gpu_reaches():
     one = [costmodel.predict("all-reduce", "1GB", "hierarchical", cluster="l40s-tcp-1x", nodes=4, backend="ideal",
                              leaders=flag).time_s for flag in (False, True)]
     assert one[0] == pytest.approx(one[1])
+
+
+@pytest.mark.parametrize("N", [2, 4, 5, 6, 7, 8, 16, 33, 64])
+def test_double_binary_tree_each_rank_is_a_leaf_in_one_tree(N):
+    """seed 000: with two trees "each card is a leaf in one tree or the other", so across both it
+    has (at most) two neighbours below and each tree carries half the data. The schedule's
+    trees (the second mirrors the first): for even N every rank is a leaf in exactly one; for
+    odd N each tree has (N + 1)/2 leaves, N + 1 in all, so exactly one rank is a leaf in both
+    (no pair of N-node binary trees does better), and none is inside both."""
+    from costmodel.collectives.schedules.trees import heap_tree
+
+    trees = [heap_tree(list(range(N)))[0], heap_tree(list(range(N - 1, -1, -1)))[0]]
+    inner = [set(parent.values()) for parent in trees]
+    leaves = [set(range(N)) - ranks for ranks in inner]
+    assert not inner[0] & inner[1]
+    assert len(leaves[0] & leaves[1]) == N % 2
+    assert leaves[0] | leaves[1] == set(range(N))
+    children = [sum(1 for parent in trees for child, up in parent.items() if up == r) for r in range(N)]
+    assert max(children) <= 2
