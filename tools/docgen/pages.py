@@ -20,7 +20,7 @@ Symbols: $N$ ranks, $n$ bytes (nccl-tests' size, see below), $\\alpha$ s per mes
 $\\beta$ s per byte, $\\gamma$ s per byte reduced, $k$ pipeline chunks, $S$ servers,
 $G$ GPUs per node; $\\alpha_{inter}, \\beta_{inter}$ the inter-node level. Conventions and the
 model's assumptions: [conventions.md](conventions.md). Every formula below is checked against an
-executed schedule for N = 1…33, 64, 100, 128 (tests/test_registry_schedules.py).
+executed schedule for N = 1…33, 64, 100, 128 (tests/collectives/test_registry_schedules.py).
 """
 
 
