@@ -24,7 +24,10 @@ Mapping rules:
 - double binary tree: NCCL's layout — the tree spans nodes (N = nodes, network α/β) and
   inside each node the ranks form a chain (2(G−1) intra steps); the phases are pipelined,
   so the bandwidth term is the slower of the two.
-- in-network across nodes only where the fabric has SHARP.
+- in-network across nodes only where the fabric has SHARP, in NCCL's CollNet layout: a ring
+  reduce-scatter inside each node over its fabric, the switches reducing each GPU's n/G across
+  the nodes over its share of the NICs, a ring all-gather inside the node (the node phases are
+  the ring all-reduce over the G GPUs); one GPU per node sends all n to the switches.
 """
 
 from __future__ import annotations
@@ -253,6 +256,35 @@ def _tree_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: floa
     return _finish(result, lay, slower, size_bytes)
 
 
+def _sharp_mapped(entry: Entry, lay: Layout) -> bool:
+    """NCCL's CollNet layout applies: in-network reduction by the network's switches (SHARP)."""
+    return entry.in_network and not lay.one_domain
+
+
+def _sharp_rates(lay: Layout) -> tuple[float, float]:
+    """(α, bandwidth) of a GPU's exchange with the reducing switches: its share of the NICs."""
+    return lay.inter_alpha_s, min(lay.inter_Bps, lay.intra_Bps)
+
+
+def _sharp_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: float, params: dict) -> Prediction:
+    """NCCL's CollNet layout (module docstring): the ring all-reduce's two phases inside each
+    node around the switches' reduction of every GPU's n/G."""
+    G = lay.gpus_per_node
+    alpha, bandwidth = _sharp_rates(lay)
+    across = predict_entry(entry, lay.ranks, size_bytes / G, alpha, bandwidth, gamma, **params)
+    inside = predict_entry(get("all-reduce", "ring"), G, size_bytes, lay.intra_alpha_s, lay.intra_Bps, gamma)
+    time_s = across.time_s + inside.time_s
+    result = replace(across, size_bytes=size_bytes, time_s=time_s, latency_s=across.latency_s + inside.latency_s,
+                     bandwidth_s=across.bandwidth_s + inside.bandwidth_s,
+                     reduction_s=across.reduction_s + inside.reduction_s, steps=across.steps + inside.steps,
+                     bytes_sent_max=across.bytes_sent_max + inside.bytes_sent_max,
+                     bytes_received_max=across.bytes_received_max + inside.bytes_received_max,
+                     bytes_total=across.bytes_total + lay.nodes * inside.bytes_total,
+                     lower_bound_s=across.lower_bound_s + inside.lower_bound_s)
+    slower = lay.system.nic_link.name if across.bandwidth_s >= inside.bandwidth_s else lay.system.intra_link.name
+    return _finish(result, lay, slower, size_bytes)
+
+
 def _finish(result: Prediction, lay: Layout, bottleneck: str, size_bytes: float) -> Prediction:
     """Where it ran, and nccl-tests' bandwidths for the whole layout's rank count."""
     algbw = size_bytes / result.time_s if result.time_s > 0 else float("inf")
@@ -285,8 +317,6 @@ def mapping(entry: Entry, lay: Layout, params: dict | None = None) -> Mapping:
         return Mapping(lay.intra_alpha_s, lay.intra_Bps, lay.inter_alpha_s, inter, slower,
                        {"gpus_per_node": lay.gpus_per_node})
     alpha, bandwidth, bottleneck = _flat(lay, entry)
-    if entry.in_network and not lay.one_domain:
-        alpha, bandwidth, bottleneck = lay.inter_alpha_s, min(lay.inter_Bps, lay.intra_Bps), lay.system.nic_link.name
     return Mapping(alpha, bandwidth, None, None, bottleneck, {})
 
 
@@ -306,6 +336,8 @@ def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nod
         raise _not_applicable(entry, lay)
     if _tree_mapped(entry, lay):
         return _tree_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params)
+    if _sharp_mapped(entry, lay):
+        return _sharp_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params)
     m = mapping(entry, lay, params)
     result = predict_entry(entry, lay.ranks, size_bytes, m.alpha_s, m.bandwidth_Bps, gamma_s_per_byte,
                            m.alpha_inter_s, m.bandwidth_inter_Bps, **{**m.params, **params})
@@ -358,6 +390,17 @@ def _tree_times(entry: Entry, lays: list[Layout], sizes) -> Any:
                             _column([lay.intra_Bps for lay in lays]), vector_ops())[3]
 
 
+def _sharp_times(entry: Entry, lays: list[Layout], sizes, **given: Any) -> Any:
+    """:func:`_sharp_across_nodes`' time for every layout (rows) × size (columns)."""
+    G = _column([lay.gpus_per_node for lay in lays])
+    rates = [_sharp_rates(lay) for lay in lays]
+    across = evaluate_grid(entry.primitive.value, entry.algorithm.value, _column([lay.ranks for lay in lays]),
+                           sizes / G, _column([a for a, _ in rates]), _column([b for _, b in rates]), **given)
+    inside = evaluate_grid("all-reduce", "ring", G, sizes, _column([lay.intra_alpha_s for lay in lays]),
+                           _column([lay.intra_Bps for lay in lays]))
+    return across["time_s"] + inside["time_s"]
+
+
 def times_on_cluster(primitive: str, algorithm: str, lays, sizes, **params: Any) -> Any:
     """``predict_on_cluster(...).time_s`` for every layout (rows) × size (columns) at once.
 
@@ -372,12 +415,15 @@ def times_on_cluster(primitive: str, algorithm: str, lays, sizes, **params: Any)
     sizes = np.asarray(sizes, dtype=float).reshape(1, -1)
     out = np.full((len(lays), sizes.shape[1]), np.nan)
     runnable = [i for i, lay in enumerate(lays) if _runnable(entry, lay)]
-    for tree in (False, True):
-        rows = [i for i in runnable if _tree_mapped(entry, lays[i]) is tree]
+    def kind(lay: Layout) -> str:
+        return "tree" if _tree_mapped(entry, lay) else "sharp" if _sharp_mapped(entry, lay) else "flat"
+
+    for name in ("flat", "tree", "sharp"):
+        rows = [i for i in runnable if kind(lays[i]) == name]
         if rows:
-            evaluate = _tree_times if tree else _flat_times
-            out[rows] = evaluate(entry, [lays[i] for i in rows], sizes, **params) if not tree else \
-                evaluate(entry, [lays[i] for i in rows], sizes)
+            chosen = [lays[i] for i in rows]
+            out[rows] = _tree_times(entry, chosen, sizes) if name == "tree" else \
+                (_sharp_times if name == "sharp" else _flat_times)(entry, chosen, sizes, **params)
     return out
 
 

@@ -69,3 +69,31 @@ def test_the_vector_path_follows_the_same_mapping():
         for i, lay in enumerate(lays):
             for j, size in enumerate((1e6, 1e9)):
                 assert grid[i, j] == pytest.approx(predict_on_cluster(primitive, algorithm, lay, size_bytes=size).time_s)
+
+
+def test_sharp_across_nodes_runs_the_node_phases_around_the_switches():
+    """In-network reduction by the network's switches (SHARP) in NCCL's CollNet layout: a ring
+    reduce-scatter and all-gather inside each DGX A100 over NVLink, and each GPU's n/G reduced by
+    the switches over its own NIC. A byte takes the node's 2(G−1) NVLink steps too: more nodes
+    never beat one node's fastest (the flat mapping gave 3 µs on two nodes against 22.8 µs on one)."""
+    from costmodel.cluster.mapping import times_on_cluster
+    from costmodel.collectives.api import predict
+
+    lay = layout("dgx-a100", 2)
+    g = lay.gpus_per_node
+    p = predict_on_cluster("all-reduce", "in-network", lay, size_bytes=1e9)
+    inside = predict("all-reduce", "ring", ranks=g, size_bytes=1e9, alpha_s=lay.intra_alpha_s,
+                     bandwidth_Bps=lay.intra_Bps)
+    across = predict("all-reduce", "in-network", ranks=lay.ranks, size_bytes=1e9 / g, alpha_s=lay.inter_alpha_s,
+                     bandwidth_Bps=min(lay.inter_Bps, lay.intra_Bps))
+    assert p.time_s == pytest.approx(inside.time_s + across.time_s)
+    assert p.steps == inside.steps + across.steps and p.lower_bound_s <= p.time_s
+    one_node = min(predict_on_cluster("all-reduce", a, layout("dgx-a100", 1), size_bytes=1).time_s
+                   for a in ("ring", "double-binary-tree"))
+    for nodes in (2, 4, 16):
+        assert predict_on_cluster("all-reduce", "in-network", layout("dgx-a100", nodes), size_bytes=1).time_s >= one_node
+    lays = [layout("dgx-a100", n) for n in (2, 4)] + [layout("dgx-a100", 2, 4)]
+    grid = times_on_cluster("all-reduce", "in-network", lays, [1.0, 1e6, 1e9])
+    for i, each in enumerate(lays):
+        for j, size in enumerate((1.0, 1e6, 1e9)):
+            assert grid[i, j] == pytest.approx(predict_on_cluster("all-reduce", "in-network", each, size_bytes=size).time_s)
