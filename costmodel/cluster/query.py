@@ -14,8 +14,8 @@ from typing import Any
 from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
-from costmodel.names import REALISTIC_BACKENDS, Backend, algorithm_named, backend_or_auto, primitive_named
-from dpbase.errors import InputError, NotApplicableError
+from costmodel.names import REALISTIC_BACKENDS, Algorithm, Backend, algorithm_named, backend_or_auto, primitive_named
+from dpbase.errors import InputError, NotApplicableError, UnknownNameError
 from dpbase.units import parse_bandwidth, parse_size, parse_time
 from dpbase.values import frozen, replace
 
@@ -159,7 +159,16 @@ def check_conflicts(q: Query) -> None:
                              "not auto")
     if q.algorithm in ("auto", "all"):
         return
-    entry = get(q.primitive, q.algorithm)
+    try:
+        entry = get(q.primitive, q.algorithm)
+    except (NotApplicableError, UnknownNameError):  # no formula by that name (NCCL's ring broadcast, its
+        # PAT): run_query's name check has passed it, and the backend decides
+        given = [name for name, value in asked.items() if value is not None]
+        if given:
+            raise InputError(flags.get(given[0], f"--{given[0]}"), asked[given[0]],
+                             f"an algorithm with a formula that takes it: {q.algorithm} {q.primitive} is "
+                             "NCCL's, timed by its model, which takes no parameters") from None
+        return
     accepted = {param.name for param in entry.params}
     for name, value in asked.items():
         if value is not None and name not in accepted:
@@ -207,9 +216,9 @@ def run_query(q: Query) -> list[Prediction]:
     """Predictions for the query, fastest first when several algorithms are asked for."""
     q = _whole_counts(q)
     primitive_named(q.primitive)
-    check_conflicts(q)  # refuses an unknown backend too, before the size
     if q.algorithm not in ("auto", "all"):
-        algorithm_named(q.algorithm)
+        _known_algorithm(q)
+    check_conflicts(q)  # refuses an unknown backend too, before the size
     size_bytes = parse_size(q.size, "size")
     gamma = parse_time(q.gamma, "gamma")
     if q.cluster is not None:
@@ -221,6 +230,22 @@ def run_query(q: Query) -> list[Prediction]:
     if results and results[0].ranks == 1 and q.algorithm in ("auto", "all"):
         return [_one_rank(results[0])]
     return results[:1] if q.algorithm == "auto" else results
+
+
+def _known_algorithm(q: Query) -> None:
+    """A registry algorithm, or on a cluster one NCCL names (``pat``: NCCL's model answers it);
+    else the registry's one-line error. Whether the backend runs it is the backend's to say."""
+    try:
+        algorithm_named(q.algorithm)
+    except UnknownNameError:
+        if q.cluster is None:
+            raise
+        from costmodel.nccl.names import normalize_algorithm
+
+        try:
+            normalize_algorithm(q.algorithm)
+        except UnknownNameError:
+            raise UnknownNameError("algorithm", q.algorithm, [a.value for a in Algorithm] + ["pat"]) from None
 
 
 def _one_rank(result: Prediction) -> Prediction:
