@@ -32,7 +32,13 @@ DEFAULT_VERSION = "2.30.7"
 NODE_COLUMNS = ("one_node", "two_nodes", "more_nodes")
 PROTO_KEYS = {"LL": "ll", "LL128": "ll128", "Simple": "simple"}
 _FREE_TEXT_KEYS = ("source",)
-_DIVISOR = re.compile(r"(^|\.)efficiency_\w+$")  # nccl_tests efficiencies: the model divides by them
+# What a user's value may be, by field (dotted path), beyond "a finite number >= 0":
+# the model divides by these (a zero would divide by zero) ...
+_DIVISOR = re.compile(r"(^|\.)(efficiency_\w+|\w+_divisor|tree_correction_factor\.\w+|search_speeds_GBps\.sm\d+_\w+)$")
+# ... these are shares of a bandwidth NCCL can reach (above 1 the model would outrun the links) ...
+_FRACTION = re.compile(r"(^|\.)(efficiency_\w+|nvls_efficiency\.\w+|tree_correction_factor\.\w+)$")
+# ... and NCCL's versions set this offset of nInterSteps = 2·(nNodes − offset) to 0 or 1 only.
+_CHOICES = {"refinements.allreduce_inter_steps_offset": (0, 1)}
 
 
 def _freeze(value: Any) -> Any:
@@ -76,17 +82,21 @@ def merge_override(base: Mapping[str, Any], override: Mapping[str, Any], path: s
 def _check_leaf(field: str, default: Any, new: Any) -> None:
     if not _same_kind(default, new):
         raise ProfileError(field, new, f"a value of type {type(default).__name__}")
-    if isinstance(default, list):
-        if len(new) != len(default):
-            raise ProfileError(field, new, f"a list of {len(default)} numbers")
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
-                   for v in new):
+    if field in _CHOICES and new not in _CHOICES[field]:
+        raise ProfileError(field, new, " or ".join(map(str, _CHOICES[field])) + " (as NCCL's versions set it)")
+    numbers = new if isinstance(default, list) else [new]
+    if isinstance(default, list) and len(new) != len(default):
+        raise ProfileError(field, new, f"a list of {len(default)} numbers")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numbers):
+        if isinstance(default, list):
             raise ProfileError(field, new, "finite non-negative numbers")
-    elif isinstance(new, (int, float)) and not isinstance(new, bool):
-        if not math.isfinite(new) or new < 0:
-            raise ProfileError(field, new, "a finite number >= 0")
-        if new == 0 and _DIVISOR.search(field):
-            raise ProfileError(field, new, "a finite number > 0 (dpcost divides by it)")
+        return  # text and flags: their type was checked
+    divisor, fraction = bool(_DIVISOR.search(field)), bool(_FRACTION.search(field))
+    low = "> 0 (dpcost divides by it)" if divisor else ">= 0"
+    high = ", at most 1 (a share of what the links carry)" if fraction else ""
+    allowed = f"{'finite numbers' if isinstance(default, list) else 'a finite number'} {low}{high}"
+    if any(not math.isfinite(v) or v < 0 or (v == 0 and divisor) or (fraction and v > 1) for v in numbers):
+        raise ProfileError(field, new, allowed)
 
 
 @frozen

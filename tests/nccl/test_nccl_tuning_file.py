@@ -55,3 +55,21 @@ def test_load_tables_refuses_an_empty_file(tmp_path):
     path.write_text("", encoding="utf-8")
     with pytest.raises(ProfileError, match="no settings"):
         load_tables(path)
+
+
+@pytest.mark.parametrize(("text", "field", "allowed"), [
+    ("[tree_correction_factor]\nll = [" + ", ".join(["0.0"] * 24) + "]\n", "tree_correction_factor.ll", "> 0"),
+    ("[refinements]\ntree_ll_divisor = 0\n", "refinements.tree_ll_divisor", "> 0"),
+    ("[search_speeds_GBps]\nsm90_inter = [" + ", ".join(["0.0"] * 17) + "]\n", "search_speeds_GBps.sm90_inter", "> 0"),
+    ("[refinements]\nallreduce_inter_steps_offset = 10\n", "refinements.allreduce_inter_steps_offset", "0 or 1"),
+    ("[refinements]\nallreduce_inter_steps_offset = 1.5\n", "refinements.allreduce_inter_steps_offset", "int"),
+    ("[nvls_efficiency]\nhopper = 5.0\n", "nvls_efficiency.hopper", "at most 1"),
+    ("[nccl_tests]\nefficiency_nvlink = 1.5\n", "nccl_tests.efficiency_nvlink", "at most 1"),
+])
+def test_a_constant_the_model_cannot_use_is_one_error_line(tmp_path, cli_error, text, field, allowed):
+    """Zeros the model divides by (a traceback before), an inter-step offset NCCL never used
+    (negative times before), shares of a link above 1 (2,594 GB/s busbw on one H100 node before)."""
+    path = tmp_path / "tuning.toml"
+    path.write_text(text, encoding="utf-8")
+    line = cli_error(["nccl-table", "--cluster", "dgx-h100", "--nodes", "2", "--size", "64KiB", "--tuning", str(path)])
+    assert field in line and allowed in line, line
