@@ -27,7 +27,8 @@ Mapping rules:
 - in-network across nodes only where the fabric has SHARP, in NCCL's CollNet layout: a ring
   reduce-scatter inside each node over its fabric, the switches reducing each GPU's n/G across
   the nodes over its share of the NICs, a ring all-gather inside the node (the node phases are
-  the ring all-reduce over the G GPUs); one GPU per node sends all n to the switches.
+  the ring all-reduce over the G GPUs). NCCL pipelines the phases chunk by chunk, so, as for the
+  tree, the latencies add and the bandwidth term is the slower phase's.
 """
 
 from __future__ import annotations
@@ -108,6 +109,28 @@ def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = Non
     if gpn < 1 or gpn > sys_profile.gpus_per_node:
         raise InputError("gpus_per_node", gpn, f"1 to {sys_profile.gpus_per_node} for {sys_profile.name}")
     return Layout(sys_profile, nodes, gpn)
+
+
+def layout_of(total: int, gpus_per_node: int, nodes: int, partial: bool) -> tuple[int, int] | None:
+    """(nodes, GPUs per node) that ``total`` GPUs run as on at most ``nodes`` nodes of
+    ``gpus_per_node``, or None where they cannot: the one rule of which GPU counts run.
+
+    Whole nodes (``partial`` False): up to one node, then whole nodes. With ``partial``, the
+    count is packed on the fewest nodes with as many GPUs on each (launchers start the same
+    number of processes on every node): ``total / g`` nodes × ``g`` GPUs, ``g`` the largest
+    divisor of ``total`` that fits in a node, so 20 GPUs on 8-GPU nodes are 4 nodes × 5 GPUs.
+    """
+    if total < 1:
+        return None
+    if total <= gpus_per_node:
+        return 1, total
+    if partial:
+        per_node = next(d for d in range(gpus_per_node, 0, -1) if total % d == 0)
+    elif total % gpus_per_node == 0:
+        per_node = gpus_per_node
+    else:
+        return None
+    return (total // per_node, per_node) if total // per_node <= nodes else None
 
 
 def rail_system(system: System, sharing: int) -> System:
@@ -266,6 +289,13 @@ def _sharp_rates(lay: Layout) -> tuple[float, float]:
     return lay.inter_alpha_s, min(lay.inter_Bps, lay.intra_Bps)
 
 
+def _pipelined(latency_s, bandwidth_s, reduction_s, o) -> Any:
+    """The time of phases pipelined chunk by chunk (each argument: one value per phase):
+    latencies and reductions add, the slowest phase's bandwidth term sets the pace. Floats
+    (``o`` = SCALAR) or numpy arrays (``o`` = the vector namespace)."""
+    return sum(latency_s) + o.max(*bandwidth_s) + sum(reduction_s)
+
+
 def _sharp_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: float, params: dict) -> Prediction:
     """NCCL's CollNet layout (module docstring): the ring all-reduce's two phases inside each
     node around the switches' reduction of every GPU's n/G."""
@@ -273,14 +303,16 @@ def _sharp_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: flo
     alpha, bandwidth = _sharp_rates(lay)
     across = predict_entry(entry, lay.ranks, size_bytes / G, alpha, bandwidth, gamma, **params)
     inside = predict_entry(get("all-reduce", "ring"), G, size_bytes, lay.intra_alpha_s, lay.intra_Bps, gamma)
-    time_s = across.time_s + inside.time_s
+    phases = (across, inside)
+    time_s = _pipelined(*([getattr(p, term) for p in phases] for term in ("latency_s", "bandwidth_s", "reduction_s")),
+                        SCALAR)
     result = replace(across, size_bytes=size_bytes, time_s=time_s, latency_s=across.latency_s + inside.latency_s,
-                     bandwidth_s=across.bandwidth_s + inside.bandwidth_s,
+                     bandwidth_s=max(across.bandwidth_s, inside.bandwidth_s),
                      reduction_s=across.reduction_s + inside.reduction_s, steps=across.steps + inside.steps,
                      bytes_sent_max=across.bytes_sent_max + inside.bytes_sent_max,
                      bytes_received_max=across.bytes_received_max + inside.bytes_received_max,
                      bytes_total=across.bytes_total + lay.nodes * inside.bytes_total,
-                     lower_bound_s=across.lower_bound_s + inside.lower_bound_s)
+                     lower_bound_s=max(across.lower_bound_s, inside.lower_bound_s))
     slower = lay.system.nic_link.name if across.bandwidth_s >= inside.bandwidth_s else lay.system.intra_link.name
     return _finish(result, lay, slower, size_bytes)
 
@@ -398,7 +430,10 @@ def _sharp_times(entry: Entry, lays: list[Layout], sizes, **given: Any) -> Any:
                            sizes / G, _column([a for a, _ in rates]), _column([b for _, b in rates]), **given)
     inside = evaluate_grid("all-reduce", "ring", G, sizes, _column([lay.intra_alpha_s for lay in lays]),
                            _column([lay.intra_Bps for lay in lays]))
-    return across["time_s"] + inside["time_s"]
+    from costmodel.collectives.ops import vector_ops
+
+    return _pipelined(*([phase[term] for phase in (across, inside)] for term in ("latency_s", "bandwidth_s", "reduction_s")),
+                      vector_ops())
 
 
 def times_on_cluster(primitive: str, algorithm: str, lays, sizes, **params: Any) -> Any:

@@ -157,6 +157,12 @@ def check_conflicts(q: Query) -> None:
             flag = flags.get(given[0], f"--{given[0]}")
             raise InputError(flag, asked[given[0]], "a named --algorithm that takes it (or --algorithm all), "
                              "not auto")
+    if q.algorithm == "all" and q.cluster is not None and backend != Backend.IDEAL.value:
+        given = [name for name, value in asked.items() if value is not None]
+        if given:  # NCCL's and RCCL's models list their own algorithms, none of which takes them
+            raise InputError(flags.get(given[0], f"--{given[0]}"), asked[given[0]],
+                             "--backend ideal with --algorithm all on a cluster (the realistic models list "
+                             "their library's algorithms, which take no parameters), or a named --algorithm")
     if q.algorithm in ("auto", "all"):
         return
     try:

@@ -69,7 +69,8 @@ def reserve_bytes_of(text: str | None, capacity_bytes: float) -> float | None:
 
 
 def gpu_group(system, nodes: int | None, gpus: int | None, field: str = "gpus") -> tuple[int, int]:
-    """(nodes, GPUs per node) from --nodes and a total GPU count (``field``: the option that gave it)."""
+    """(nodes, GPUs per node) from --nodes and a total GPU count (``field``: the option that gave it);
+    without --nodes the count packs on the fewest nodes (:func:`costmodel.cluster.mapping.layout_of`)."""
     from dpbase.limits import MAX_RANKS
 
     per_node_max = system.gpus_per_node
@@ -79,12 +80,10 @@ def gpu_group(system, nodes: int | None, gpus: int | None, field: str = "gpus") 
         return (nodes or 1), per_node_max
     if isinstance(gpus, bool) or not 1 <= gpus <= MAX_RANKS:
         raise InputError(field, gpus, f"an integer from 1 to {MAX_RANKS}")
-    if nodes is None:
-        nodes = math.ceil(gpus / per_node_max)
-        if gpus % nodes:
-            advice = "; or give --nodes" if field == "gpus" else ""
-            raise InputError(field, gpus, f"a count that splits evenly over ⌈count/{per_node_max}⌉ nodes of "
-                             f"{system.name} ({gpus} over {nodes} nodes does not{advice})")
+    if nodes is None:  # packed on the fewest nodes with as many GPUs on each, as the planner's layouts
+        from costmodel.cluster.mapping import layout_of
+
+        nodes, _ = layout_of(gpus, per_node_max, MAX_RANKS, partial=True)
     if gpus % nodes or gpus // nodes > per_node_max:
         raise InputError(field, gpus, f"a multiple of --nodes {nodes} with at most "
                          f"{per_node_max} GPUs per node on {system.name}")

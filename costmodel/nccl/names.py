@@ -28,8 +28,7 @@ _ALGOS_BY_COLLECTIVE = {
 # and NCCL's name for a registry algorithm a user forces (NCCL_ALGO). PAT has no mirror.
 REGISTRY_MIRROR = {"ring": "ring", "tree": "double-binary-tree", "nvls": "in-network", "nvls_tree": "in-network",
                    "collnet_direct": "in-network", "collnet_chain": "in-network"}
-# NCCL's ring broadcast and reduce pass the data along a pipelined chain (stacks.py).
-FROM_REGISTRY = {"ring": "ring", "pipelined-chain": "ring", "double-binary-tree": "tree", "in-network": "nvls"}
+FROM_REGISTRY = {"ring": "ring", "double-binary-tree": "tree", "in-network": "nvls"}
 # A registry algorithm NCCL runs as several of its own (NCCL_ALGO takes a list): in-network
 # reduction is NVLS inside an NVLink domain, NVLS tree across such nodes, CollNet over SHARP
 # switches. Forcing it lets NCCL choose among them, as NCCL_ALGO=NVLS,NVLSTree,CollnetDirect,

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from costmodel.cluster.mapping import rail_system
+from costmodel.cluster.mapping import layout_of, rail_system
 from costmodel.planner.comm import CommCache, zero_algorithm_ok
 from costmodel.training import (
     gradsync,
@@ -88,28 +88,6 @@ def divisors(n: int) -> list[int]:
                 large.append(n // d)
         d += 1
     return small + large[::-1]
-
-
-def layout_of(total: int, gpus_per_node: int, nodes: int, partial: bool) -> tuple[int, int] | None:
-    """(nodes, GPUs per node) that ``total`` GPUs run as on at most ``nodes`` nodes of
-    ``gpus_per_node``, or None where they cannot: the one rule of which GPU counts run.
-
-    Whole nodes (``partial`` False): up to one node, then whole nodes. With ``partial``, the
-    count is packed on the fewest nodes with as many GPUs on each (launchers start the same
-    number of processes on every node): ``total / g`` nodes × ``g`` GPUs, ``g`` the largest
-    divisor of ``total`` that fits in a node, so 20 GPUs on 8-GPU nodes are 4 nodes × 5 GPUs.
-    """
-    if total < 1:
-        return None
-    if total <= gpus_per_node:
-        return 1, total
-    if partial:
-        per_node = next(d for d in range(gpus_per_node, 0, -1) if total % d == 0)
-    elif total % gpus_per_node == 0:
-        per_node = gpus_per_node
-    else:
-        return None
-    return (total // per_node, per_node) if total // per_node <= nodes else None
 
 
 def batch_layouts(gpus_per_node: int, max_nodes: int, min_gpus: int, max_gpus: int, global_batch: int,

@@ -285,12 +285,12 @@ def _runs_summary(runs) -> dict | None:
 def gpu_limits(gpus_per_node: int, nodes: int, partial: bool, global_batch: int, most: int,
                allowed: int) -> dict:
     """Why no GPU count above ``most`` (the sweep's largest) up to ``allowed`` (--max-gpus or
-    --gpus) runs, by the limit that binds each (:func:`grid.layout_of`):
+    --gpus) runs, by the limit that binds each (:func:`costmodel.cluster.mapping.layout_of`):
 
     * ``capacity``: counts above what ``nodes`` nodes hold (``beyond_nodes`` True);
     * ``batch``: counts the layouts could run but the global batch does not divide by;
-    * ``uneven`` (--gpus): counts that divide the batch but need more than ``nodes`` nodes with
-      the same number of GPUs on each (at most ``gpus_per_node``);
+    * ``uneven`` (--gpus): counts that need more than ``nodes`` nodes with the same number of
+      GPUs on each (at most ``gpus_per_node``);
     * ``part_nodes`` (whole nodes): counts above one node that are not whole nodes.
 
     Each as :func:`_runs_summary` (None where no count falls under it)."""
@@ -303,12 +303,10 @@ def gpu_limits(gpus_per_node: int, nodes: int, partial: bool, global_batch: int,
     if top <= most:
         return found
     kinds = {"batch": [], "uneven": [], "part_nodes": []}
-    for count in range(most + 1, top + 1):  # each count the sweep left out, by the limit that binds it
-        if partial:  # counts pack on the fewest nodes: one that divides the batch and is left out needs more
-            kind = "uneven" if global_batch % count == 0 else "batch"
-        else:  # whole nodes: a count that runs on the nodes is left out by the batch alone
-            kind = "batch" if grid.layout_of(count, gpus_per_node, nodes, False) else "part_nodes"
-        kinds[kind].append(count)
+    for count in range(most + 1, top + 1):  # each count the sweep left out, by the limit that binds it:
+        # one that runs on the nodes is left out by the batch alone
+        runs = grid.layout_of(count, gpus_per_node, nodes, partial) is not None
+        kinds["batch" if runs else "uneven" if partial else "part_nodes"].append(count)
     found.update((kind, _runs_summary(_runs(counts))) for kind, counts in kinds.items())
     return found
 

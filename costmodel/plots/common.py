@@ -91,11 +91,12 @@ class Hardware:
         return f"{self.cluster} × {self.nodes} node(s) ({self.total_ranks()} GPUs), {model}"
 
 
-def check_backend(hw: Hardware, primitive: str) -> Hardware:
+def check_backend(hw: Hardware, primitive: str, algorithms: tuple[str, ...] = ()) -> Hardware:
     """Before any work: a known primitive, and a backend that can time it (one error line
-    otherwise). Returns ``hw`` with its backend resolved for ``primitive`` the way `collective`
-    resolves it (:func:`costmodel.cluster.backends.backend_for`: ``auto`` is the cluster's
-    realistic backend, or the ideal one with a note where that cannot answer)."""
+    otherwise). Returns ``hw`` with its backend resolved for ``primitive`` and the chart's named
+    ``algorithms`` the way `collective` resolves it (:func:`costmodel.cluster.backends.backend_for`:
+    ``auto`` is the cluster's realistic backend, or the ideal one with a note where that cannot
+    answer the collective or one of the algorithms)."""
     from costmodel.cluster.backends import backend_for
     from costmodel.names import primitive_named
     from costmodel.nccl.names import COLLECTIVES
@@ -107,7 +108,9 @@ def check_backend(hw: Hardware, primitive: str) -> Hardware:
         ideal_only(hw.backend)  # the message `collective` and `sweep` give
     from hardware import load_system
 
-    chosen, note = backend_for(name, hw.backend, load_system(hw.cluster) if hw.cluster is not None else None)
+    system = load_system(hw.cluster) if hw.cluster is not None else None
+    chosen, note = max((backend_for(name, hw.backend, system, algorithm=a) for a in algorithms or ("auto",)),
+                       key=lambda found: found[1] is not None)  # a fall-back to ideal, if any, with its note
     hw = replace(hw, backend=chosen.value, note=note)
     if hw.backend != "nccl":
         return hw

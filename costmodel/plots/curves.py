@@ -54,7 +54,7 @@ def sweep_figure(primitive: str, hardware: Hardware, *, min_size: str | float = 
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    hardware = check_backend(hardware, primitive)
+    hardware = check_backend(hardware, primitive, algorithms)
     sizes = size_grid(min_size, max_size)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.09,
                         subplot_titles=("time per call", "bus bandwidth (nccl-tests busbw)"))
@@ -94,7 +94,7 @@ def scaling_figure(primitive: str, hardware: Hardware, *, size: str | float, ran
 
     from dpbase.units import parse_size
 
-    hardware = check_backend(hardware, primitive)
+    hardware = check_backend(hardware, primitive, algorithms)
     size_bytes = parse_size(size, "size")
     if not rank_counts or min(rank_counts) < 1:
         raise InputError("ranks", list(rank_counts), "one or more rank counts >= 1")

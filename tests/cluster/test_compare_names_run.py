@@ -22,9 +22,3 @@ def test_each_listed_algorithm_runs_by_its_name(system, nodes, backend):
             alone = run_query(Query(primitive=primitive, algorithm=each.algorithm, size="64MB", cluster=system,
                                     nodes=nodes, backend=backend))
             assert alone[0].time_s == pytest.approx(each.time_s), (primitive, each.algorithm)
-
-
-def test_the_registry_name_of_nccls_ring_broadcast_is_accepted_under_its_model():
-    chain, ring = (run_query(Query(primitive="broadcast", algorithm=name, size="1MB", cluster="dgx-h100",
-                                   backend="nccl"))[0] for name in ("pipelined-chain", "ring"))
-    assert chain.algorithm == ring.algorithm == "ring" and chain.time_s == ring.time_s

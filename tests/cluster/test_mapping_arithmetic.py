@@ -86,7 +86,9 @@ def test_sharp_across_nodes_runs_the_node_phases_around_the_switches():
                      bandwidth_Bps=lay.intra_Bps)
     across = predict("all-reduce", "in-network", ranks=lay.ranks, size_bytes=1e9 / g, alpha_s=lay.inter_alpha_s,
                      bandwidth_Bps=min(lay.inter_Bps, lay.intra_Bps))
-    assert p.time_s == pytest.approx(inside.time_s + across.time_s)
+    # NCCL pipelines the phases chunk by chunk: the latencies add, the slower phase sets the pace
+    assert p.time_s == pytest.approx(inside.latency_s + across.latency_s + max(inside.bandwidth_s, across.bandwidth_s))
+    assert max(inside.time_s, across.time_s) < p.time_s < inside.time_s + across.time_s
     assert p.steps == inside.steps + across.steps and p.lower_bound_s <= p.time_s
     one_node = min(predict_on_cluster("all-reduce", a, layout("dgx-a100", 1), size_bytes=1).time_s
                    for a in ("ring", "double-binary-tree"))

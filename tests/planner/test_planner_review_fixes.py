@@ -57,8 +57,8 @@ def test_a_what_if_without_any_plan_says_no_plan_meets_the_deadline():
     (("--max-gpus", "16", "--global-batch", "64"),
      "At most 8 of the 16 GPUs allowed can be used: 1 node of 8 GPUs holds 8 (--nodes 1)."),
     (("--gpus", "20", "--nodes", "3", "--global-batch", "60"),
-     "At most 15 of the 20 GPUs allowed can be used: the global batch 60 is not divisible by 16 to 19 GPUs; "
-     "20 GPUs do not spread evenly over 3 nodes of 8"),
+     "At most 15 of the 20 GPUs allowed can be used: the global batch 60 is not divisible by 16 or 18 GPUs; "
+     "17, 19 or 20 GPUs do not spread evenly over 3 nodes of 8"),  # 16 and 18 run (2 × 8, 3 × 6); 17, 19 need more nodes
     (("--global-batch", "7",),
      "At most 7 of the 8 GPUs allowed can be used: the global batch 7 is not divisible by 8 GPUs."),
     (("--nodes", "2", "--max-gpus", "40", "--global-batch", "72"),

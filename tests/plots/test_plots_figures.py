@@ -106,3 +106,8 @@ def test_python_charts_default_to_the_backend_the_cli_picks():
     assert "ideal α-β model (NCCL's tuning model has no all-to-all" in subtitle("all-to-all", cluster="dgx-h100")
     assert subtitle("all-reduce", cluster="dgx-h100", backend="ideal").endswith("ideal α-β model</sup>")
     assert subtitle("all-reduce", ranks=8, alpha="5us", bandwidth="25GB/s").startswith("8 ranks")
+    # an algorithm NCCL's model lacks draws on the ideal model, noted, as `collective` answers it
+    hierarchical = sweep_figure("all-reduce", Hardware(cluster="dgx-h100", nodes=2), max_size="1MiB",
+                                algorithms=("hierarchical",))
+    assert "hierarchical is not an NCCL algorithm" in hierarchical.layout.title.text
+    assert {trace.name for trace in hierarchical.data} >= {"hierarchical"}

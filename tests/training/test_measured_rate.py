@@ -221,8 +221,6 @@ def test_a_token_rate_needs_a_sequence():
     (["--rate", "1200", "--mfu", "0.3"], "rate: got '1200'; allowed: either --rate or --mfu"),
     (["--rate", "12x"], "rate: got '12x'"),
     (["--rate", "1,5"], "rate: got '1,5'"),
-    (["--rate", "1200", "--rate-gpus", "9"], "rate_gpus: got 9; allowed: a count that splits evenly over ⌈count/8⌉ "
-                                             "nodes of dgx-1 (9 over 2 nodes does not)"),
     (["--rate", "1200", "--rate-gpus", "0"], "rate_gpus: got 0"),
     (["--rate", "1200", "--rate-gpus", "80000000000"], "rate_gpus: got 80000000000"),
     (["--rate", "1200", "--rate-micro-batch", "0"], "rate_micro_batch: got 0"),
@@ -250,12 +248,15 @@ def test_cli_refuses_bad_rates_in_one_line(extra, needle):
     assert as_json.exit_code == 2 and needle in json.loads(as_json.stdout)["error"]["message"]
 
 
-def test_gpus_that_split_unevenly_are_refused_with_the_rule():
-    out = runner.invoke(app, ["iteration", *RN50_ARGS, "--gpus", "20"])  # 3 nodes of 8 cannot take 20
-    assert out.exit_code == 2
-    assert out.output.strip() == ("error: gpus: got 20; allowed: a count that splits evenly over ⌈count/8⌉ nodes of "
-                                  "dgx-1 (20 over 3 nodes does not; or give --nodes)")
-    assert _json(*RN50_ARGS, "--gpus", "12")["ranks"] == 12  # 2 nodes of 6
+def test_gpus_without_nodes_pack_on_the_fewest_nodes_as_the_planner_lays_them_out():
+    """--gpus alone runs as the planner's layouts do (cluster.mapping.layout_of): as many GPUs
+    on each node, the fewest nodes. 20 on 8-GPU nodes are 4 × 5 (refused before, as 20 does not
+    split over ⌈20/8⌉ = 3 nodes, while `plan --gpus 20` recommended 4 × 5), 12 are 2 × 6, 9 are 3 × 3."""
+    for gpus, nodes, per_node in ((20, 4, 5), (12, 2, 6), (9, 3, 3), (8, 1, 8), (16, 2, 8)):
+        found = _json(*RN50_ARGS, "--gpus", str(gpus))
+        assert (found["ranks"], found["nodes"], found["gpus_per_node"]) == (gpus, nodes, per_node)
+    out = runner.invoke(app, ["iteration", *RN50_ARGS, "--gpus", "20", "--nodes", "3"])  # given nodes stay a rule
+    assert out.exit_code == 2 and "a multiple of --nodes 3" in out.output
 
 
 PLAN = ["plan", "--model", "resnet-50", "--cluster", "dgx-a100", "--global-batch", "2048", "--compute-dtype",
