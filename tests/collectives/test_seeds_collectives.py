@@ -146,3 +146,22 @@ def test_double_binary_tree_each_rank_is_a_leaf_in_one_tree(N):
     assert leaves[0] | leaves[1] == set(range(N))
     children = [sum(1 for parent in trees for child, up in parent.items() if up == r) for r in range(N)]
     assert max(children) <= 2
+
+
+@pytest.mark.parametrize("system", ["dgx-1", "dgx-h100", "rtx4090-8x-pcie"])
+def test_the_leader_drives_the_nics_one_gpu_reaches(system):
+    """With fewer NICs than GPUs (DGX-1: 4 for 8) the leader still reaches one whole NIC, where
+    each rail gets half of one; a node with one NIC gives the leader all of it."""
+    import costmodel
+    from costmodel.cluster.mapping import layout
+    from dpbase.values import replace
+
+    lay = layout(system, 2)
+    leader_Bps = replace(lay, gpus_per_node=1).node_network_Bps
+    nic_Bps = lay.system.achievable_node_network_Bps / lay.system.nics_per_node
+    assert leader_Bps == pytest.approx(nic_Bps)  # one NIC, whatever the node's count
+    p = costmodel.predict("all-reduce", "1GB", "hierarchical", cluster=system, nodes=2, backend="ideal", leaders=True)
+    rails = costmodel.predict("all-reduce", "1GB", "hierarchical", cluster=system, nodes=2, backend="ideal")
+    inter_s = 2 * (2 - 1) / 2 * 1e9 / leader_Bps  # the leaders' ring over 2 nodes on all 1 GB
+    assert p.bandwidth_s == pytest.approx(inter_s + 4 * (lay.gpus_per_node - 1) / lay.gpus_per_node * 1e9 / lay.intra_Bps)
+    assert p.time_s > rails.time_s
