@@ -117,3 +117,13 @@ def test_every_iteration_option_is_covered():
     command = typer.main.get_command(app).get_command(None, "iteration")
     options = {name for param in command.params if isinstance(param, click.Option) for name in param.opts}
     assert options - {"--json", "--help"} == set(OPTIONS) | INSTEAD_OF_MFU
+
+
+@pytest.mark.parametrize("algorithm", ["bruck", "linear", "pairwise", "scatter-allgather", "recursive-halving",
+                                       "pipelined-chain"])
+def test_an_algorithm_the_all_reduce_lacks_is_refused_not_run_as_auto(cli_error, algorithm):
+    """The gradient's all-reduce runs the named algorithm; one it lacks was timed as auto under
+    the name given (header and JSON said "bruck"), where plan --algorithms refuses it."""
+    line = cli_error(["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4",
+                      "--algorithm", algorithm])
+    assert f"algorithm: got '{algorithm}'; allowed: for all-reduce: one of" in line
