@@ -79,6 +79,10 @@ def resolve_log(log: Log, collective: str | None = None, ranks: int | None = Non
     elif chosen not in inferred.collectives and inferred.collectives:
         notes.append(f"{chosen} was given but the columns suggest {' or '.join(inferred.collectives)} "
                      f"({inferred.reason})")
+    for field, given, own in (("ranks", ranks, log.ranks), ("nodes", nodes, log.nodes)):
+        if given and own and given != own:  # the log's header lists its ranks and their hosts
+            raise InputError(field, given, f"{own} (the log's header lists {own} {field}: "
+                             f"{_source_name(log)}), or leave --{field} out")
     chosen_ranks = ranks or log.ranks or (inferred.ranks if chosen in inferred.collectives else None)
     if chosen_ranks and not (ranks or log.ranks):
         notes.append(f"rank count {chosen_ranks} read from busbw/algbw (use --ranks to override)")
@@ -94,6 +98,12 @@ def resolve_log(log: Log, collective: str | None = None, ranks: int | None = Non
                      f"({where} {', '.join(map(str, wrong))})")
     return dataclasses.replace(log, collective=chosen, ranks=chosen_ranks, nodes=nodes or log.nodes,
                                rows=rows, notes=tuple(notes))
+
+
+def _source_name(log: Log) -> str:
+    import os
+
+    return os.path.basename(str(log.source_path)) if log.source_path else "the log"
 
 
 def _without_wrong_results(log: Log) -> tuple[tuple, list[int]]:

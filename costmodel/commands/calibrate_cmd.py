@@ -92,8 +92,17 @@ def calibrate(
     dpcost calibrate ar_2n.log ag_2n.log --system dgx-h100 -o my-cluster.toml, then
     dpcost plan … --cluster my-cluster.toml.
     """
-    if recipe:
+    if recipe:  # it prints what to measure: nothing is fitted or written
+        ignored = {"--collective": collective, "--ranks": ranks, "--algorithm": algorithm, "--output": output,
+                   "--name": name, "--html": html, "--system": system,
+                   "--nccl-algo": None if nccl_algo == "auto" else nccl_algo, "--block": None if block == "both" else block}
+        given = [flag for flag, value in ignored.items() if value is not None]
+        if given:
+            raise InputError(given[0], str(ignored[given[0]]), "left out with --recipe (it prints the nccl-tests runs "
+                             "to make: nothing is fitted or written; it takes --cluster, --nodes and --json)")
         return _recipe(logs, cluster, nodes, json_output)
+    if name is not None and output is None:
+        raise InputError("--name", name, "only with --output (the name of the profile written there)")
     if cluster is not None:
         raise InputError("--cluster", cluster, "only with --recipe (a cluster profile is written with --system)")
     if not logs:

@@ -188,3 +188,23 @@ def test_a_log_that_does_not_name_its_collective_takes_the_users(tmp_path):
     summary = json.loads(result.stdout)
     assert summary["collective"] == "all-gather"
     assert any("all-gather was given but the columns suggest all-reduce" in note for note in summary["notes"])
+
+
+HEADED = str(Path(__file__).resolve().parents[1] / "data" / "calibration" / "synthetic_mpi_header.txt")
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--ranks", "8"], "ranks: got 8; allowed: 4 (the log's header lists 4 ranks"),
+    (["--nodes", "4"], "nodes: got 4; allowed: 2 (the log's header lists 2 nodes"),
+    (["--name", "my-link"], "--name: got 'my-link'; allowed: only with --output"),
+])
+def test_what_the_log_or_the_command_contradicts_is_refused(cli_error, args, needle):
+    """A --ranks or --nodes against the log's own header was fitted as given (an 8-rank fit of a
+    4-rank run: a 43.75 GB/s plateau against 25.4 measured); a --name with nothing written was dropped."""
+    assert needle in cli_error(["calibrate", HEADED, *args])
+
+
+@pytest.mark.parametrize("extra", [["-o", "r.toml"], ["--ranks", "16"], ["--system", "dgx-h100"], ["--html", "x.html"]])
+def test_recipe_refuses_what_it_would_ignore(cli_error, extra):
+    line = cli_error(["calibrate", "--recipe", "--cluster", "dgx-h100", *extra])
+    assert "left out with --recipe" in line

@@ -67,3 +67,15 @@ def test_the_node_size_goes_to_hierarchical_only_and_through_the_sweep():
     assert found["hierarchical"]["time_s"] == pytest.approx(
         predict_on_link("all-reduce", "hierarchical", ranks=8, size_bytes=1e9, alpha_s=5e-6, bandwidth_Bps=25e9,
                         gpus_per_node=4).time_s, rel=1e-12)
+
+
+def test_a_node_size_that_does_not_divide_the_ranks_is_refused_whatever_the_algorithm(cli_error):
+    """The node size describes the hardware: ring ran on 8 ranks in nodes of 3 without a word."""
+    for algorithm in ("ring", "auto"):
+        line = cli_error(["collective", "all-reduce", *LINK[:-2], "-a", algorithm, "--gpus-per-node", "3"])
+        assert line.startswith("error: gpus_per_node: got 3; allowed: an integer >= 1 that divides ranks (8)")
+
+
+def test_chunks_are_refused_without_a_pipeline(cli_error):
+    line = cli_error(["collective", "all-reduce", *LINK[:-2], "-a", "parameter-server", "--no-pipeline", "--chunks", "4"])
+    assert line.startswith("error: --chunks: got 4; allowed: left out with --no-pipeline")
