@@ -97,14 +97,21 @@ def error_object(error: BaseException) -> dict[str, Any]:
         got = error.value if isinstance(error.value, (int, float, str, bool)) or error.value is None else repr(error.value)
         fields = {"field": error.field, "got": got, "allowed": error.allowed}
     elif isinstance(error, OSError):
-        fields = {"field": "file", "got": getattr(error, "filename", None), "allowed": "a readable file"}
+        fields = {"field": "file", "got": getattr(error, "filename", None), "allowed": FILE_ALLOWED}
     else:
         fields = {"field": None, "got": None, "allowed": None}
     return {"error": {**fields, "message": message}}
 
 
+FILE_ALLOWED = "a file that can be read or written"
+
+
 def _os_message(error: OSError) -> str:
-    return f"{getattr(error, 'filename', '') or 'file'}: {error.strerror or error}"
+    """An unreadable or unwritable file in the one-line form of every refused input: the field
+    (``file``), the path and what is allowed, with the system's reason."""
+    name = getattr(error, "filename", None)
+    got = repr(str(name)) if name is not None else "an unnamed file"
+    return f"file: got {got}; allowed: {FILE_ALLOWED} ({error.strerror or error})"
 
 
 def fail(message: str, error: BaseException | None = None, as_json: bool = False) -> None:
