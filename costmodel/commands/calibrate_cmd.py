@@ -178,6 +178,25 @@ def _head(path, limit: int = 256 * 1024) -> str:
         return handle.read(limit)
 
 
+def _check_nccl_algo(algorithm: str, base, curves) -> None:
+    """``--nccl-algo`` must be one NCCL runs for each curve's collective on its layout of the base
+    system (an A100 system has no NVLS): NCCL mode is asked, as `collective --backend nccl` asks it."""
+    from costmodel.cluster.backends import predict_collective
+    from costmodel.cluster.mapping import layout
+    from costmodel.cluster.stacks import Stack, default_stack
+    from dpbase.errors import InputError, NotApplicableError
+
+    if default_stack(base) is not Stack.NCCL:
+        return
+    for c in curves:
+        try:
+            predict_collective(c.collective, 1e6, layout(base, c.nodes, c.gpus_per_node), algorithm=algorithm,
+                               backend="nccl")
+        except NotApplicableError as error:
+            raise InputError("--nccl-algo", algorithm, f"{error.allowed} ({c.nodes} node(s) × {c.gpus_per_node} "
+                             "GPUs, as the log ran)") from None
+
+
 def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_algo, block, html, json_output) -> None:
     """``--system``: write a calibrated cluster profile (base system + measured curves)."""
     import hardware
@@ -209,6 +228,8 @@ def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_alg
     fitted = measured_curves([parse_file(path) for path in logs], base, collective=collective, ranks=ranks,
                              nodes=nodes, nccl_algo=ran, algorithms=per_log, block=block)
     curves, notes = fitted.curves, fitted.notes
+    if ran is not None:
+        _check_nccl_algo(ran, base, curves)
     profile = cluster_profile(base, curves, name)
     write_outputs({"output": (output, "# Written by dpcost calibrate --system\n" + hardware.standalone_toml(profile))},
                   logs + ([Path(system_name)] if system_name.endswith(".toml") else []))

@@ -208,3 +208,13 @@ def test_what_the_log_or_the_command_contradicts_is_refused(cli_error, args, nee
 def test_recipe_refuses_what_it_would_ignore(cli_error, extra):
     line = cli_error(["calibrate", "--recipe", "--cluster", "dgx-h100", *extra])
     assert "left out with --recipe" in line
+
+
+def test_an_nccl_algorithm_the_system_cannot_run_is_refused(cli_error, tmp_path):
+    """--nccl-algo nvls on an A100 system wrote a profile whose curves NCCL could never run
+    (hardware validate said ok, collective then answered "algorithm nvls")."""
+    log = str(Path(__file__).resolve().parents[1] / "data" / "calibration" / "raw" / "abci_a_2n.txt")
+    out = tmp_path / "s.toml"
+    line = cli_error(["calibrate", log, "--system", "a100-abci-8x", "-o", str(out), "--nccl-algo", "nvls"])
+    assert line.startswith("error: --nccl-algo: got 'nvls'; allowed: one NCCL runs for all-reduce on a100-abci-8x")
+    assert not out.exists()
