@@ -37,8 +37,26 @@ class Emit(str, Enum):
     env = "env"
 
 
-def _list(text: str, parse) -> tuple:
-    return tuple(parse(part.strip()) for part in text.split(",") if part.strip())
+def _list(text: str, parse, field: str, example: str) -> tuple:
+    """Comma-separated values, each parsed; an empty item ("25MiB,") is refused, as sweep refuses it."""
+    from dpbase.errors import InputError
+
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):
+        raise InputError(field, text, f"comma-separated values without empty items, e.g. {example}")
+    return tuple(parse(part) for part in parts)
+
+
+def _bucket(text: str) -> float:
+    """One swept bucket size: a size with its unit, at least a 4-byte gradient element (as --bucket)."""
+    from costmodel.training.overlap import MIN_BUCKET_BYTES
+    from dpbase.errors import InputError
+    from dpbase.units import parse_size
+
+    size = parse_size(text, "buckets", unit_needed=True)
+    if size < MIN_BUCKET_BYTES:
+        raise InputError("buckets", text, f"sizes of at least {MIN_BUCKET_BYTES} bytes (one fp32 gradient element)")
+    return size
 
 
 def _table(rows) -> str:
@@ -197,7 +215,6 @@ def plan(
     from costmodel.planner.recommend import plan as make_plan
     from costmodel.training.workloads import parse_param_count
     from dpbase.errors import InputError
-    from dpbase.units import parse_size
 
     if emit is not None and json_output:  # one output: refused before the sweep, never dropped
         raise InputError("--json", f"given with --emit {emit.value}",
@@ -224,14 +241,14 @@ def plan(
     if algorithms is not None:
         from costmodel.names import algorithm_named
 
-        swept = [name if name == "auto" else algorithm_named(name).value for name in _list(algorithms, str)]
+        swept = [name if name == "auto" else algorithm_named(name).value for name in _list(algorithms, str, "algorithms", "ring,double-binary-tree")]
     with progress("Sweeping plans") as update:
         result = make_plan(
             model, cluster, global_batch=global_batch, nodes=nodes, gpus=gpus, seq_len=seq_len,
             min_gpus=min_gpus, max_gpus=max_gpus, objective=objective.value, backend=backend,
             top=top, tokens=parse_param_count(tokens, "tokens", "token") if tokens is not None else None,
-            bucket_bytes=_list(buckets, lambda s: parse_size(s, "buckets", unit_needed=True)),
-            grad_dtypes=_list(grad_dtypes, str), compute_dtype=compute_dtype, mfu=mfu,
+            bucket_bytes=_list(buckets, _bucket, "buckets", "25MiB,100MiB"),
+            grad_dtypes=_list(grad_dtypes, str, "grad_dtypes", "bf16,fp32"), compute_dtype=compute_dtype, mfu=mfu,
             mfu_calibration=source,
             optimizer=optimizer, optimizer_impl=optimizer_impl, flash_attention=not no_flash_attention,
             jitter_cv=jitter, recompute=recompute, tie_band=tie_band,

@@ -274,3 +274,19 @@ def test_a_lost_write_of_a_named_file_is_the_files_error(tmp_path, monkeypatch):
         safeio.write_outputs({"html": (target, "<html></html>")})
     assert error.value.field == "html"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("--buckets", "1B"), "error: buckets: got '1B'; allowed: sizes of at least 4 bytes"),
+    (("--buckets", "25MiB,"), "error: buckets: got '25MiB,'; allowed: comma-separated values without empty items"),
+    (("--grad-dtypes", "bf16,,fp32"), "error: grad_dtypes: got 'bf16,,fp32'; allowed: comma-separated values"),
+])
+def test_swept_lists_are_checked_as_iteration_and_sweep_check_them(cli_error, args, needle):
+    """A 1-byte bucket (iteration refuses it) and empty list items (sweep refuses them) were taken."""
+    assert cli_error([*GPT2, "--global-batch", "64", *args]).startswith(needle)
+
+
+def test_an_overlap_slowdown_beside_no_overlap_is_refused(cli_error):
+    line = cli_error(["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4", "--no-overlap",
+                      "--overlap-slowdown", "0.5"])
+    assert line.startswith("error: --overlap-slowdown: got 0.5; allowed: left out with --no-overlap")

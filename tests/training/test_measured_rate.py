@@ -386,7 +386,7 @@ def _without(args: list[str], options: tuple[str, ...]) -> list[str]:
     (["--rate", "2470", "--mfu", "0.3"], "error: rate: got '2470'; allowed: either --rate or --mfu"),
     (["--rate-gpus", "8"], "error: rate_gpus: got 8; allowed: only with --rate"),
     (["--rate-zero", "2"], "error: rate_zero: got 2; allowed: only with --rate"),
-    (["--grad-dtypes", "", "--rate", "2470", "--rate-micro-batch", "256"], "error: grad_dtypes: got ()"),
+    (["--grad-dtypes", "", "--rate", "2470", "--rate-micro-batch", "256"], "error: grad_dtypes: got ''"),
     (["--grad-dtypes", "fp33", "--rate", "2470", "--rate-micro-batch", "256"], "error: grad_dtypes: got"),
 ])
 def test_plan_refuses_bad_rates_in_one_line(extra, needle):
