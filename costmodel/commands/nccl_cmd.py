@@ -76,7 +76,7 @@ def nccl_table(
 
     if collective is not None and size is None:  # the table shows every collective: it would be ignored
         raise InputError("--collective", collective, "only with --size (the table lists every collective)")
-    collective = collective or "all-reduce"
+    collective = "all-reduce" if collective is None else collective
     system = load_system(cluster)
     if default_stack(system) is Stack.RCCL:
         _rccl_table(system, cluster, nodes, gpus_per_node, size, collective, json_output,

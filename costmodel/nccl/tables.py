@@ -190,7 +190,7 @@ def _build(tuning_path: str | os.PathLike[str] | None, version: str | None, over
         raise ProfileError(f"tuning ({os.fspath(tuning_path)})", "no settings",
                            'a version (e.g. version = "2.27.5") or at least one NCCL constant to override '
                            '(e.g. [base_latency_us.ring] ll = 5.0)')
-    chosen = version or user.pop("version", None) or DEFAULT_VERSION
+    chosen = version if version is not None else (user.pop("version", None) or DEFAULT_VERSION)
     user.pop("version", None)
     if chosen != DEFAULT_VERSION:
         if chosen not in versions:

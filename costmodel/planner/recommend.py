@@ -175,6 +175,17 @@ def _check_money_needs_tokens(tokens, price_per_gpu_hour, power_w) -> None:
                              "--tokens: cost and energy need a token count)")
 
 
+def _check_tokens_fill_a_step(workload, seq_len, tokens, global_batch) -> None:
+    """Training takes whole steps: fewer tokens than one step's (``--tokens 2``) would be trained
+    in a fraction of a step (2.04e-10 hours against a 24 ms step)."""
+    from costmodel.training import workloads
+
+    per_sample = workloads.tokens_per_sample(workload, workloads.resolve_seq_len(workload, seq_len))
+    if tokens and per_sample > 0 and tokens < global_batch * per_sample:
+        raise InputError("tokens", tokens, f"at least one step's tokens: {global_batch * per_sample:,.0f} (global "
+                         f"batch {global_batch:,} × {per_sample:,.0f} tokens per sample)")
+
+
 def _check_tokens_apply(workload, seq_len, tokens, deadline_hours, budget) -> None:
     """Tokens, and the deadline and budget on training them, only for models that have tokens:
     a CNN's samples have none (as its ``--objective`` must be throughput)."""
@@ -755,6 +766,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     workload, system = _resolve(model, cluster)
     if objective == "throughput":  # another objective is refused for a model without tokens by its own field
         _check_tokens_apply(workload, seq_len, tokens, deadline_hours, budget)
+    _check_tokens_fill_a_step(workload, seq_len, tokens, global_batch)
     from costmodel.training.memory import check_grad_dtype
 
     for grad_dtype in grad_dtypes:

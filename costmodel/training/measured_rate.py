@@ -94,6 +94,12 @@ def parse_rate(text: str | float | int, tokens_per_sample: int, field: str = "ra
         if not tokens_per_sample:
             raise InputError(field, text, "samples/s: a token rate needs a model with a sequence (this one has none)")
         value /= tokens_per_sample
+    elif unit.startswith("im") and tokens_per_sample:  # the units name what a sample is
+        raise InputError(field, text, "samples/s, seq/s or tok/s: an image rate needs a model of images (this "
+                         "one's samples are sequences)")
+    elif unit.startswith("seq") and not tokens_per_sample:
+        raise InputError(field, text, "samples/s or img/s: a sequence rate needs a model with a sequence "
+                         "(this one has none)")
     return value
 
 

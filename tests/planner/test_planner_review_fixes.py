@@ -290,3 +290,21 @@ def test_an_overlap_slowdown_beside_no_overlap_is_refused(cli_error):
     line = cli_error(["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4", "--no-overlap",
                       "--overlap-slowdown", "0.5"])
     assert line.startswith("error: --overlap-slowdown: got 0.5; allowed: left out with --no-overlap")
+
+
+def test_tokens_fewer_than_one_step_are_refused(cli_error):
+    """--tokens 2 was trained in 2.04e-10 hours, a fraction of one 24 ms step."""
+    line = cli_error([*GPT2, "--global-batch", "64", "--objective", "time-to-train", "--tokens", "2"])
+    assert line.startswith("error: tokens: got 2; allowed: at least one step's tokens: 65,536")
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["nccl-table", "--cluster", "dgx-h100", "--nccl-version", ""], "error: version: got ''"),
+    (["nccl-table", "--cluster", "dgx-h100", "--size", "1MB", "--collective", ""], "error: collective: got ''"),
+    (["iteration", "--model", "resnet-50", "--cluster", "dgx-a100", "--micro-batch", "64", "--no-flash-attention"],
+     "error: --no-flash-attention: got True; allowed: off for cnn models"),
+    (["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4", "--rate", "100 img/s"],
+     "error: rate: got '100 img/s'; allowed: samples/s, seq/s or tok/s"),
+])
+def test_empty_or_mismatched_inputs_are_refused_not_defaulted(cli_error, args, needle):
+    assert cli_error(args).startswith(needle)

@@ -200,7 +200,12 @@ def test_tokens_are_divided_by_the_sequence_length():
     assert measured_rate.parse_rate("1,200 samples/s", 0) == 1200.0
     assert measured_rate.parse_rate("1,234,567.5/s", 0) == 1234567.5
     assert measured_rate.parse_rate("1_000", 0) == 1000.0
-    assert measured_rate.parse_rate(" 450 SEQ / S ", 0) == 450.0
+    assert measured_rate.parse_rate(" 450 SEQ / S ", 1024) == 450.0
+    # the unit names what a sample is: images for a CNN, sequences for a model with a sequence
+    assert measured_rate.parse_rate("1200 img/s", 0) == 1200.0
+    for text, tokens in (("1200 img/s", 1024), ("450 seq/s", 0)):
+        with pytest.raises(InputError, match="needs a model"):
+            measured_rate.parse_rate(text, tokens)
     assert measured_rate.parse_rate(2048, 512) == 2048.0  # a number is samples/s
     assert measured_rate.parse_rate("2048 tokens/s", 512) == 4.0
 
