@@ -108,6 +108,10 @@ def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = Non
     gpn = sys_profile.gpus_per_node if gpus_per_node is None else gpus_per_node
     if gpn < 1 or gpn > sys_profile.gpus_per_node:
         raise InputError("gpus_per_node", gpn, f"1 to {sys_profile.gpus_per_node} for {sys_profile.name}")
+    from dpbase.limits import MAX_RANKS
+
+    if nodes * gpn > MAX_RANKS:  # named by the count the user gave, not the ranks it makes
+        raise InputError("nodes", nodes, f"at most {MAX_RANKS // gpn:,} nodes of {gpn} GPUs ({MAX_RANKS:,} ranks)")
     return Layout(sys_profile, nodes, gpn)
 
 

@@ -65,6 +65,8 @@ def _rates(q: Query, size_bytes: float) -> tuple[int, float, float]:
         if q.alpha is None or q.bandwidth is None:
             raise InputError("hardware", "none", "--alpha and --bandwidth, or --link, or --cluster")
         alpha, bandwidth = parse_time(q.alpha, "alpha"), parse_bandwidth(q.bandwidth, "bandwidth")
+        if bandwidth <= 0:  # named as typed ("0GB/s"), before the formulas would divide by it
+            raise InputError("bandwidth", q.bandwidth, "a bandwidth > 0, e.g. 25GB/s")
     if q.ranks is None:
         raise InputError("ranks", None, "an integer >= 1 (--ranks) unless --cluster gives it")
     return q.ranks, alpha, bandwidth
