@@ -84,17 +84,33 @@ def formula(
     primitive: Annotated[str, Argument(help="broadcast scatter gather reduce all-reduce all-gather reduce-scatter all-to-all send-recv", autocompletion=complete.primitives)],
     algorithm: Annotated[Optional[str], Argument(help="An algorithm; all of the primitive's when omitted.", autocompletion=complete.algorithms)] = None,
     latex: Annotated[bool, Option("--latex", help="Print LaTeX.")] = False,
+    colocated: Annotated[bool, Option("--colocated", help="Parameter server: the servers are ranks.")] = False,
+    no_pipeline: Annotated[bool, Option("--no-pipeline", help="Parameter server: push everything, then pull.")] = False,
+    leaders: Annotated[bool, Option("--leaders", help="Hierarchical: one leader GPU per node (seed 000).")] = False,
     json_: JSON = False,
 ) -> None:
     """Show the symbolic α-β-γ formula(s), conditions, lower bound and source.
 
     Example: dpcost formula all-reduce ring --latex
     """
-    from costmodel.collectives.registry import algorithms_for
+    from costmodel.collectives.registry import algorithms_for, get
     from costmodel.collectives.symbolic import formula as build
+    from dpbase.errors import InputError
 
-    names = [algorithm] if algorithm else [a.value for a in algorithms_for(primitive)]
-    found = [build(primitive, name) for name in names]
+    # the flags that select another form of a formula, as `collective` takes them
+    forms = {"colocated": ("--colocated", colocated, True), "pipelined": ("--no-pipeline", no_pipeline, False),
+             "leaders": ("--leaders", leaders, True)}
+    fixed = {name: value for name, (_, given, value) in forms.items() if given}
+    for name in fixed:
+        flag = forms[name][0]
+        if algorithm is None:
+            raise InputError(flag, True, "with a named algorithm that takes it (e.g. formula all-reduce hierarchical "
+                             "--leaders)")
+        accepted = {param.name for param in get(primitive, algorithm).params}
+        if name not in accepted:
+            raise InputError(flag, True, f"a parameter of {algorithm} {primitive}: {', '.join(sorted(accepted)) or 'it has none'}")
+    names = [algorithm] if algorithm is not None else [a.value for a in algorithms_for(primitive)]
+    found = [build(primitive, name, **fixed) for name in names]
     if json_:
         print_json([f.to_dict() for f in found] if algorithm is None else found[0].to_dict())
         return

@@ -165,3 +165,16 @@ def test_the_leader_drives_the_nics_one_gpu_reaches(system):
     inter_s = 2 * (2 - 1) / 2 * 1e9 / leader_Bps  # the leaders' ring over 2 nodes on all 1 GB
     assert p.bandwidth_s == pytest.approx(inter_s + 4 * (lay.gpus_per_node - 1) / lay.gpus_per_node * 1e9 / lay.intra_Bps)
     assert p.time_s > rails.time_s
+
+
+def test_formula_prints_the_form_a_flag_selects(cli_error):
+    """`dpcost formula` takes the flags that select another form of a formula, as `collective`
+    does: the leaders' hierarchy moves all n bytes across nodes (2·beta_inter·n leading)."""
+    result = runner.invoke(app, ["formula", "all-reduce", "hierarchical", "--leaders", "--json"])
+    assert result.exit_code == 0, result.output
+    leaders = json.loads(result.stdout)
+    rails = json.loads(runner.invoke(app, ["formula", "all-reduce", "hierarchical", "--json"]).stdout)
+    assert "2*beta_inter*n" in leaders["time"].replace(" ", "") and leaders["time"] != rails["time"]
+    assert "a parameter of ring all-reduce" in cli_error(["formula", "all-reduce", "ring", "--leaders"])
+    assert "with a named algorithm" in cli_error(["formula", "all-reduce", "--leaders"])
+    assert "algorithm: got ''" in cli_error(["formula", "all-reduce", ""])
