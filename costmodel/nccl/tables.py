@@ -32,11 +32,12 @@ DEFAULT_VERSION = "2.30.7"
 NODE_COLUMNS = ("one_node", "two_nodes", "more_nodes")
 PROTO_KEYS = {"LL": "ll", "LL128": "ll128", "Simple": "simple"}
 _FREE_TEXT_KEYS = ("source",)
-# What a user's value may be, by field (dotted path), beyond "a finite number >= 0":
+# What a user's value may be, by field (dotted path), beyond "a finite number >= 0" (patterns
+# compiled only when a user's value is checked: compiling them costs every start-up ~1 M instructions):
 # the model divides by these (a zero would divide by zero) ...
-_DIVISOR = re.compile(r"(^|\.)(efficiency_\w+|\w+_divisor|tree_correction_factor\.\w+|search_speeds_GBps\.sm\d+_\w+)$")
+_DIVISOR = r"(^|\.)(efficiency_\w+|\w+_divisor|tree_correction_factor\.\w+|search_speeds_GBps\.sm\d+_\w+)$"
 # ... these are shares of a bandwidth NCCL can reach (above 1 the model would outrun the links) ...
-_FRACTION = re.compile(r"(^|\.)(efficiency_\w+|nvls_efficiency\.\w+|tree_correction_factor\.\w+)$")
+_FRACTION = r"(^|\.)(efficiency_\w+|nvls_efficiency\.\w+|tree_correction_factor\.\w+)$"
 # ... and NCCL's versions set this offset of nInterSteps = 2·(nNodes − offset) to 0 or 1 only.
 _CHOICES = {"refinements.allreduce_inter_steps_offset": (0, 1)}
 
@@ -91,7 +92,7 @@ def _check_leaf(field: str, default: Any, new: Any) -> None:
         if isinstance(default, list):
             raise ProfileError(field, new, "finite non-negative numbers")
         return  # text and flags: their type was checked
-    divisor, fraction = bool(_DIVISOR.search(field)), bool(_FRACTION.search(field))
+    divisor, fraction = bool(re.search(_DIVISOR, field)), bool(re.search(_FRACTION, field))
     low = "> 0 (dpcost divides by it)" if divisor else ">= 0"
     high = ", at most 1 (a share of what the links carry)" if fraction else ""
     allowed = f"{'finite numbers' if isinstance(default, list) else 'a finite number'} {low}{high}"
