@@ -162,6 +162,21 @@ def validate_command(
         raise SystemExit(EXIT_BAD_INPUT)
     if not as_json:
         echo("ok")
+        for note in _usable_as(path):
+            echo(f"note: {printable(note)}")
+
+
+def _usable_as(path: str) -> list[str]:
+    """Where a valid file cannot be named: --cluster takes a file with one [[system]] (its GPUs and
+    links may be several: the system names them); a file of several systems is a valid library
+    that no --cluster takes whole."""
+    from hardware.loader import load_file
+
+    found = load_file(path).kind("system")
+    if len(found) < 2:
+        return []
+    return [f"{len(found)} [[system]] tables ({', '.join(found)}): --cluster takes a file with exactly one, "
+            "so none of them can be named through this file"]
 
 
 def _curve_problems(path: str) -> list[str]:

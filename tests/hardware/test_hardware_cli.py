@@ -94,3 +94,23 @@ def test_format_table_aligns_columns():
     table = format_table([{"a": "x", "bb": "yyy"}, {"a": "long", "bb": "z"}])
     lines = table.splitlines()
     assert lines[0] == "a     bb" and lines[2] == "x     yyy" and lines[3] == "long  z"
+
+
+def test_validate_says_when_no_cluster_option_can_take_the_file(tmp_path):
+    """A file of two [[system]] tables validated "ok", and --cluster then refused it."""
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    source = (Path(__file__).resolve().parents[1] / "data" / "hardware" / "my_cluster.toml").read_text(encoding="utf-8")
+    system = source[source.index("[[system]]"):]
+    system = system[:system.find("\n[[", 1)] if "\n[[" in system[1:] else system
+    path = tmp_path / "two.toml"
+    path.write_text(source + "\n" + system.replace('name = "lab-4x-a100-pcie"', 'name = "lab-4x-a100-pcie-b"'),
+                    encoding="utf-8")
+    result = CliRunner().invoke(app, ["hardware", "validate", str(path)])
+    assert result.exit_code == 0 and result.stdout.splitlines()[0] == "ok"
+    assert "2 [[system]] tables (lab-4x-a100-pcie, lab-4x-a100-pcie-b): --cluster takes a file with exactly one" \
+        in result.stdout
