@@ -48,7 +48,10 @@ def _in_api_terms(error: InputError) -> InputError:
     (``alpha_s``, ``pipelined=False``); the same class, field, value and reason."""
     renamed = type(error).__new__(type(error))
     field = _keyword(error.field.removeprefix("--").replace("_", "-"))
-    InputError.__init__(renamed, field.removesuffix("=False"), error.value,
+    value = error.value
+    if field.endswith("=False") and isinstance(value, bool):  # a negated switch: --no-pipeline given is pipelined=False
+        value = not value
+    InputError.__init__(renamed, field.removesuffix("=False"), value,
                         _FLAG.sub(lambda match: _keyword(match.group(1)), error.allowed))
     return renamed
 

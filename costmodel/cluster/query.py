@@ -154,7 +154,8 @@ def check_conflicts(q: Query) -> None:
         raise InputError(_given(q, inter)[0], getattr(q, inter[0]),
                          "only with --algorithm hierarchical (the rates of its inter-node level)")
     asked = {"servers": q.servers, "chunks": q.chunks, "colocated": True if q.colocated else None,
-             "pipelined": False if not q.pipelined else None, "leaders": True if q.leaders else None}
+             "pipelined": True if not q.pipelined else None,  # switches echo True: --no-pipeline was given
+             "leaders": True if q.leaders else None}
     flags = {"colocated": "--colocated", "pipelined": "--no-pipeline", "leaders": "--leaders"}
     if q.algorithm == "auto":  # the choice is the library's or the fastest: nothing would take them
         given = [name for name, value in asked.items() if value is not None]

@@ -32,3 +32,15 @@ def test_errors_name_the_value_as_given():
         run_query(Query(primitive="all-reduce", size="1MB", cluster="dgx-h100", nodes=999999999))
     with pytest.raises(InputError, match=r"^bandwidth: got '0GB/s'; allowed: a bandwidth > 0"):
         run_query(Query(primitive="all-reduce", size="1MB", ranks=8, alpha="1us", bandwidth="0GB/s"))
+
+
+def test_a_switch_is_echoed_as_given_on_the_cli_and_in_the_api(cli_error):
+    """`--no-pipeline` was echoed 'got False' on the CLI; the API's pipelined=False stays False."""
+    import costmodel
+    from dpbase.errors import InputError
+
+    line = cli_error(["collective", "all-reduce", "-a", "ring", "--no-pipeline", "--ranks", "8", "--size", "1MB",
+                      "--alpha", "1us", "--bandwidth", "1GB/s"])
+    assert line.startswith("error: --no-pipeline: got True;")
+    with pytest.raises(InputError, match=r"^pipelined: got False;"):
+        costmodel.predict("all-reduce", "1MB", "ring", ranks=8, alpha_s=1e-6, bandwidth_Bps=1e9, pipelined=False)
