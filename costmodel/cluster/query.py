@@ -144,9 +144,10 @@ def check_conflicts(q: Query) -> None:
     if q.stack is not None and backend in REALISTIC_BACKENDS:  # the backend names the library itself
         raise NotApplicableError("--stack", q.stack, f"left out with --backend {backend} (it models that library's "
                                  "own choice); --stack picks the library under --backend auto or ideal")
-    if q.cluster is None and q.gpus_per_node is not None and q.ranks and q.ranks % q.gpus_per_node:
-        # a bare link's node size describes the hardware (flat algorithms run over it as one link)
-        raise InputError("gpus_per_node", q.gpus_per_node, f"an integer >= 1 that divides ranks ({q.ranks})")
+    if q.cluster is None and q.gpus_per_node is not None and q.gpus_per_node < 1:
+        # a bare link's node size: the hierarchical algorithm checks that it divides the ranks
+        # (flat ones run over one link, and a sweep over ranks leaves out only what it cannot answer)
+        raise InputError("gpus_per_node", q.gpus_per_node, "an integer >= 1")
     if q.cluster is None and q.nodes != 1:  # a link's ranks are --ranks; nodes belong to a cluster
         raise InputError("--nodes", q.nodes, "only with --cluster (a link or --alpha/--bandwidth takes --ranks)")
     inter = [name for name in ("alpha_inter", "bandwidth_inter") if getattr(q, name) is not None]
@@ -181,14 +182,14 @@ def check_conflicts(q: Query) -> None:
                              f"an algorithm with a formula that takes it: {q.algorithm} {q.primitive} is "
                              "NCCL's, timed by its model, which takes no parameters") from None
         return
-    if not q.pipelined and q.chunks is not None:  # unpipelined is one chunk
-        raise InputError("--chunks", q.chunks, "left out with --no-pipeline (push everything, then pull: one chunk)")
     accepted = {param.name for param in entry.params}
     for name, value in asked.items():
         if value is not None and name not in accepted:
             flag = flags.get(name, f"--{name}")
             raise InputError(flag, value, f"a parameter of {q.algorithm} {q.primitive}: "
                              f"{', '.join(sorted(accepted)) or 'it has none'}")
+    if not q.pipelined and q.chunks is not None:  # the algorithm takes both: unpipelined is one chunk
+        raise InputError("--chunks", q.chunks, "left out with --no-pipeline (push everything, then pull: one chunk)")
 
 
 def ideal_only(backend: str | None) -> None:

@@ -79,7 +79,7 @@ def measured_speed(workload, system, config, rate: str, run: MeasuredRun, backen
     memory.check_recompute(workload, run.recompute, "rate_recompute")
     gpus = 1 if run.gpus is None else run.gpus
     tokens = workloads.tokens_per_sample(workload, workloads.resolve_seq_len(workload, config.seq_len))
-    samples = measured_rate.parse_rate(rate, tokens)
+    samples = measured_rate.parse_rate(rate, tokens, kind=workload.kind)
     measured = measured_config(config, run)
     nodes, per_node = gpu_group(system, None, gpus, field="rate_gpus")
     solved = measured_mfu(workload, system, measured, samples, nodes=nodes, gpus_per_node=per_node, backend=backend)

@@ -78,9 +78,15 @@ class SolvedMfu:
         return not self.capped and self.floor_samples_per_s >= self.target_samples_per_s
 
 
-def parse_rate(text: str | float | int, tokens_per_sample: int, field: str = "rate") -> float:
+IMAGE_KINDS = ("cnn", "vit")  # models whose sample is an image (a ViT's tokens are its patches)
+
+
+def parse_rate(text: str | float | int, tokens_per_sample: int, field: str = "rate",
+               kind: str | None = None) -> float:
     """Samples per second from ``1200``, ``1,200/s``, ``1200 img/s`` or ``69070 tok/s`` (a token
-    rate is divided by ``tokens_per_sample``, 0 for models without a sequence)."""
+    rate is divided by ``tokens_per_sample``, 0 for models without a sequence). With the model's
+    ``kind``, an image rate needs a model of images (:data:`IMAGE_KINDS`) and a sequence rate
+    one of sequences."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value, unit = float(text), ""
     else:
@@ -94,12 +100,11 @@ def parse_rate(text: str | float | int, tokens_per_sample: int, field: str = "ra
         if not tokens_per_sample:
             raise InputError(field, text, "samples/s: a token rate needs a model with a sequence (this one has none)")
         value /= tokens_per_sample
-    elif unit.startswith("im") and tokens_per_sample:  # the units name what a sample is
-        raise InputError(field, text, "samples/s, seq/s or tok/s: an image rate needs a model of images (this "
-                         "one's samples are sequences)")
-    elif unit.startswith("seq") and not tokens_per_sample:
-        raise InputError(field, text, "samples/s or img/s: a sequence rate needs a model with a sequence "
-                         "(this one has none)")
+    elif kind is not None and unit.startswith(("im", "seq")) and unit.startswith("im") != (kind in IMAGE_KINDS):
+        # the unit names what a sample is
+        wanted = "samples/s or img/s" if kind in IMAGE_KINDS else "samples/s, seq/s or tok/s"
+        raise InputError(field, text, f"{wanted}: a {kind} model's samples are "
+                         f"{'images' if kind in IMAGE_KINDS else 'sequences'}")
     return value
 
 

@@ -69,13 +69,22 @@ def test_the_node_size_goes_to_hierarchical_only_and_through_the_sweep():
                         gpus_per_node=4).time_s, rel=1e-12)
 
 
-def test_a_node_size_that_does_not_divide_the_ranks_is_refused_whatever_the_algorithm(cli_error):
-    """The node size describes the hardware: ring ran on 8 ranks in nodes of 3 without a word."""
+def test_a_node_size_below_one_is_refused_whatever_the_algorithm(cli_error):
+    """A node of 0 GPUs describes no hardware (ring ran with it); one that does not divide the
+    ranks is the hierarchical algorithm's to refuse, so a sweep over ranks keeps the rows it can answer."""
     for algorithm in ("ring", "auto"):
-        line = cli_error(["collective", "all-reduce", *LINK[:-2], "-a", algorithm, "--gpus-per-node", "3"])
-        assert line.startswith("error: gpus_per_node: got 3; allowed: an integer >= 1 that divides ranks (8)")
+        line = cli_error(["collective", "all-reduce", *LINK[:-2], "-a", algorithm, "--gpus-per-node", "0"])
+        assert line.startswith("error: gpus_per_node: got 0; allowed: an integer >= 1")
+    from costmodel.cluster.api import sweep
+
+    rows = sweep("all-reduce", "1GB", ranks=[2, 4, 8, 16], algorithms=["ring"], alpha_s="5us", bandwidth_Bps="25GB/s",
+                 gpus_per_node=8)
+    assert len(rows) == 4
 
 
 def test_chunks_are_refused_without_a_pipeline(cli_error):
     line = cli_error(["collective", "all-reduce", *LINK[:-2], "-a", "parameter-server", "--no-pipeline", "--chunks", "4"])
     assert line.startswith("error: --chunks: got 4; allowed: left out with --no-pipeline")
+    # an algorithm that takes neither is refused for what it does not take, as before
+    line = cli_error(["collective", "all-reduce", *LINK[:-2], "-a", "ring", "--no-pipeline", "--chunks", "4"])
+    assert line.startswith("error: --chunks: got 4; allowed: a parameter of ring all-reduce: it has none")

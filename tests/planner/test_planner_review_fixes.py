@@ -304,7 +304,7 @@ def test_tokens_fewer_than_one_step_are_refused(cli_error):
     (["iteration", "--model", "resnet-50", "--cluster", "dgx-a100", "--micro-batch", "64", "--no-flash-attention"],
      "error: --no-flash-attention: got True; allowed: off for cnn models"),
     (["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4", "--rate", "100 img/s"],
-     "error: rate: got '100 img/s'; allowed: samples/s, seq/s or tok/s"),
+     "error: rate: got '100 img/s'; allowed: samples/s, seq/s or tok/s: a transformer model's samples are sequences"),
 ])
 def test_empty_or_mismatched_inputs_are_refused_not_defaulted(cli_error, args, needle):
     assert cli_error(args).startswith(needle)

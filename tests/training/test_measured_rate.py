@@ -202,10 +202,11 @@ def test_tokens_are_divided_by_the_sequence_length():
     assert measured_rate.parse_rate("1_000", 0) == 1000.0
     assert measured_rate.parse_rate(" 450 SEQ / S ", 1024) == 450.0
     # the unit names what a sample is: images for a CNN, sequences for a model with a sequence
-    assert measured_rate.parse_rate("1200 img/s", 0) == 1200.0
-    for text, tokens in (("1200 img/s", 1024), ("450 seq/s", 0)):
-        with pytest.raises(InputError, match="needs a model"):
-            measured_rate.parse_rate(text, tokens)
+    assert measured_rate.parse_rate("1200 img/s", 0, kind="cnn") == 1200.0
+    assert measured_rate.parse_rate("3000 img/s", 197, kind="vit") == 3000.0  # a ViT's tokens are its patches
+    for text, tokens, kind in (("1200 img/s", 1024, "transformer"), ("450 seq/s", 0, "cnn"), ("450 seq/s", 197, "vit")):
+        with pytest.raises(InputError, match="model's samples are"):
+            measured_rate.parse_rate(text, tokens, kind=kind)
     assert measured_rate.parse_rate(2048, 512) == 2048.0  # a number is samples/s
     assert measured_rate.parse_rate("2048 tokens/s", 512) == 4.0
 
