@@ -13,8 +13,7 @@ from costmodel.cluster.backends import bottleneck_link, nccl_topology, predict_c
 from costmodel.cluster.mapping import Layout, cluster_candidates, layout, rail_system
 from costmodel.cluster.stacks import resolve_backend, stack_named
 from costmodel.collectives.prediction import Prediction
-from costmodel.collectives.registry import get
-from costmodel.names import REALISTIC_BACKENDS, Backend
+from costmodel.names import REALISTIC_BACKENDS, Backend, algorithm_named
 from dpbase.errors import InputError
 from dpbase.values import field, frozen
 
@@ -151,8 +150,8 @@ def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None =
     """
     lay = layout(system, nodes, gpus_per_node)
     resolved = resolve_backend(backend, lay.system, stack)
-    if algorithm != "auto":  # the gradient's all-reduce runs it (its other collectives where they have it),
-        algorithm = get("all-reduce", algorithm).algorithm.value  # as plan --algorithms takes them
+    if algorithm != "auto":  # each collective that has it runs it (iteration_cmd checks one does)
+        algorithm = algorithm_named(algorithm).value
     params = ps_params(algorithm, lay, servers, colocated)
     return CommModel(lay, algorithm, resolved.value, None if stack is None else stack_named(stack).value, params)
 

@@ -121,9 +121,13 @@ def test_every_iteration_option_is_covered():
 
 @pytest.mark.parametrize("algorithm", ["bruck", "linear", "pairwise", "scatter-allgather", "recursive-halving",
                                        "pipelined-chain"])
-def test_an_algorithm_the_all_reduce_lacks_is_refused_not_run_as_auto(cli_error, algorithm):
-    """The gradient's all-reduce runs the named algorithm; one it lacks was timed as auto under
-    the name given (header and JSON said "bruck"), where plan --algorithms refuses it."""
+def test_an_algorithm_no_collective_of_the_step_has_is_refused_not_run_as_auto(cli_error, algorithm):
+    """At ZeRO-0 the gradient's all-reduce runs the named algorithm; one it lacks was timed as
+    auto under the name given (header and JSON said "bruck"). Where a collective of the step
+    has it (ZeRO-3's all-gather: Bruck), it runs there, as before."""
     line = cli_error(["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4",
                       "--algorithm", algorithm])
-    assert f"algorithm: got '{algorithm}'; allowed: for all-reduce: one of" in line
+    assert f"algorithm: got '{algorithm}'; allowed: one this step's all-reduce has:" in line
+    zero3 = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4",
+                                "--algorithm", "bruck", "--zero", "3", "--backend", "ideal", "--json"])
+    assert zero3.exit_code == 0, zero3.output
