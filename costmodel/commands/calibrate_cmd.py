@@ -178,23 +178,32 @@ def _head(path, limit: int = 256 * 1024) -> str:
         return handle.read(limit)
 
 
-def _check_nccl_algo(algorithm: str, base, curves) -> None:
-    """``--nccl-algo`` must be one NCCL runs for each curve's collective on its layout of the base
-    system (an A100 system has no NVLS): NCCL mode is asked, as `collective --backend nccl` asks it."""
-    from costmodel.cluster.backends import predict_collective
+def _check_nccl_algo(base, curves, given: str | None) -> None:
+    """Each curve's NCCL algorithm (``--nccl-algo``, else read from its log's INFO line or file
+    name) must be one NCCL runs for the curve's collective on its layout of the base system (an
+    A100 system has no NVLS), named as NCCL names them. Collectives NCCL's model lacks (all-to-all)
+    and non-NVIDIA systems (RCCL's) are not NCCL's to check."""
+    from costmodel.cluster.backends import nccl_topology
     from costmodel.cluster.mapping import layout
     from costmodel.cluster.stacks import Stack, default_stack
-    from dpbase.errors import InputError, NotApplicableError
+    from costmodel.nccl.model import load_tables
+    from costmodel.nccl.names import COLLECTIVES, normalize_algorithm
+    from costmodel.nccl.selection import candidates
+    from dpbase.errors import InputError
 
     if default_stack(base) is not Stack.NCCL:
         return
+    tables = load_tables()
     for c in curves:
-        try:
-            predict_collective(c.collective, 1e6, layout(base, c.nodes, c.gpus_per_node), algorithm=algorithm,
-                               backend="nccl")
-        except NotApplicableError as error:
-            raise InputError("--nccl-algo", algorithm, f"{error.allowed} ({c.nodes} node(s) × {c.gpus_per_node} "
-                             "GPUs, as the log ran)") from None
+        if c.algorithm in (None, "auto") or c.collective not in COLLECTIVES:
+            continue
+        runs = dict.fromkeys(row[0] for row in candidates(c.collective, nccl_topology(layout(base, c.nodes,
+                                                                                          c.gpus_per_node)), tables))
+        if normalize_algorithm(c.algorithm) not in runs:
+            field, value = ("--nccl-algo", given) if given else (f"NCCL_ALGO read from the {c.collective} log", c.algorithm)
+            raise InputError(field, value, f"one NCCL runs for {c.collective} on {base.name} at {c.nodes} node(s) "
+                             f"× {c.gpus_per_node} GPUs: {', '.join(runs) or 'none'}"
+                             + ("" if given else " (--nccl-algo names what the log ran)"))
 
 
 def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_algo, block, html, json_output) -> None:
@@ -228,8 +237,7 @@ def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_alg
     fitted = measured_curves([parse_file(path) for path in logs], base, collective=collective, ranks=ranks,
                              nodes=nodes, nccl_algo=ran, algorithms=per_log, block=block)
     curves, notes = fitted.curves, fitted.notes
-    if ran is not None:
-        _check_nccl_algo(ran, base, curves)
+    _check_nccl_algo(base, curves, ran)
     profile = cluster_profile(base, curves, name)
     write_outputs({"output": (output, "# Written by dpcost calibrate --system\n" + hardware.standalone_toml(profile))},
                   logs + ([Path(system_name)] if system_name.endswith(".toml") else []))

@@ -216,5 +216,21 @@ def test_an_nccl_algorithm_the_system_cannot_run_is_refused(cli_error, tmp_path)
     log = str(Path(__file__).resolve().parents[1] / "data" / "calibration" / "raw" / "abci_a_2n.txt")
     out = tmp_path / "s.toml"
     line = cli_error(["calibrate", log, "--system", "a100-abci-8x", "-o", str(out), "--nccl-algo", "nvls"])
-    assert line.startswith("error: --nccl-algo: got 'nvls'; allowed: one NCCL runs for all-reduce on a100-abci-8x")
+    assert line.startswith("error: --nccl-algo: got 'nvls'; allowed: one NCCL runs for all-reduce on a100-abci-8x "
+                           "at 2 node(s) × 8 GPUs: tree, ring")  # NCCL's own names
     assert not out.exists()
+    named = tmp_path / "ar_2n_nvls.log"  # the algorithm read from a file name is checked too
+    named.write_text(Path(log).read_text(encoding="utf-8"), encoding="utf-8")
+    assert "NCCL_ALGO read from the all-reduce log: got 'nvls'" in cli_error(
+        ["calibrate", str(named), "--system", "a100-abci-8x", "-o", str(out)])
+
+
+def test_nccl_algo_skips_the_collectives_nccls_model_lacks(tmp_path):
+    """An all-to-all log beside an all-reduce one: NCCL's tuning model has no all-to-all, so
+    --nccl-algo is not NCCL's to check there (the check raised before the profile was written)."""
+    raw = Path(__file__).resolve().parents[1] / "data" / "calibration" / "raw"
+    out = tmp_path / "g.toml"
+    result = CliRunner().invoke(app, ["calibrate", str(raw / "gb300_ar_2n.txt"), str(raw / "gb300_a2a_2n.txt"),
+                                      "--system", "gb300-nvl72-tray", "--nccl-algo", "ring", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.exists()
