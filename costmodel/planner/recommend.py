@@ -180,6 +180,8 @@ def _check_tokens_fill_a_step(workload, seq_len, tokens, global_batch) -> None:
     in a fraction of a step (2.04e-10 hours against a 24 ms step)."""
     from costmodel.training import workloads
 
+    if tokens is not None and not tokens > 0:  # NaN too
+        raise InputError("tokens", tokens, "a token count > 0, e.g. 2T or 1e12")
     per_sample = workloads.tokens_per_sample(workload, workloads.resolve_seq_len(workload, seq_len))
     if tokens and per_sample > 0 and tokens < global_batch * per_sample:
         raise InputError("tokens", tokens, f"at least one step's tokens: {global_batch * per_sample:,.0f} (global "

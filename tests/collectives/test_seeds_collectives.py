@@ -178,3 +178,12 @@ def test_formula_prints_the_form_a_flag_selects(cli_error):
     assert "a parameter of ring all-reduce" in cli_error(["formula", "all-reduce", "ring", "--leaders"])
     assert "with a named algorithm" in cli_error(["formula", "all-reduce", "--leaders"])
     assert "algorithm: got ''" in cli_error(["formula", "all-reduce", ""])
+
+
+def test_the_python_formula_refuses_a_form_the_algorithm_lacks():
+    """costmodel.formula('all-reduce', 'ring', leaders=True) printed ring's own formula."""
+    import costmodel
+    from dpbase.errors import InputError
+
+    with pytest.raises(InputError, match=r"^leaders: got True; allowed: a parameter of ring all-reduce"):
+        costmodel.formula("all-reduce", "ring", leaders=True)
