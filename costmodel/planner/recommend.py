@@ -210,9 +210,11 @@ def _check_recompute(recompute) -> None:
 
 def _check_axes(bucket_bytes, grad_dtypes) -> None:
     from costmodel.training.memory import GRAD_DTYPES
+    from costmodel.training.overlap import MIN_BUCKET_BYTES
 
-    if not bucket_bytes or any(not size > 0 for size in bucket_bytes):
-        raise InputError("buckets", bucket_bytes, "one or more sizes > 0 bytes")
+    if not bucket_bytes or any(not size >= MIN_BUCKET_BYTES for size in bucket_bytes):  # as iteration's --bucket
+        raise InputError("buckets", bucket_bytes, f"one or more sizes of at least {MIN_BUCKET_BYTES} bytes (one fp32 "
+                         "gradient element)")
     if not grad_dtypes or any(d not in GRAD_DTYPES for d in grad_dtypes):
         raise InputError("grad_dtypes", grad_dtypes, f"one or more of {', '.join(GRAD_DTYPES)}")
 
