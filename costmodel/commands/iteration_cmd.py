@@ -284,9 +284,6 @@ def iteration(
                           slow_node_factor=slow_node, input_rate=input_rate))
     info = comm.describe()
     workload = load_model(model)
-    if no_flash_attention and not workload.has_transformer_layers:  # as --attention is refused there
-        raise InputError("--no-flash-attention", True, f"off for {workload.kind} models (they have no attention "
-                         "scores to keep on chip)")
     if rate is not None:
         from costmodel.commands.rate_run import MeasuredRun, measured_speed
         from costmodel.training.measured_rate import calibrated

@@ -792,8 +792,10 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         algorithms = _async_algorithms(algorithms)
         _no_zero_options_with_async(options)
     _check_sync(sync, options, asynchronous)
+    from costmodel.training.attention import check_flash_attention
     from costmodel.training.iteration import check_optimizer_impl
 
+    check_flash_attention(workload, bool(flash_attention))
     setting = replace(setting, optimizer_impl=check_optimizer_impl(optimizer_impl, asynchronous, offload_optimizer),
                       flash_attention=bool(flash_attention),
                       comm_params=_ps_params(algorithms, servers, colocated, system, nodes or 1),

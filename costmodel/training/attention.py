@@ -88,6 +88,16 @@ def accesses_per_element(relative: bool, dropout: bool) -> int:
     return sum(forward + backward for _, forward, backward, _ in steps(relative, dropout))
 
 
+def check_flash_attention(workload, flash_attention: bool) -> None:
+    """``flash_attention`` False (no fused kernel) only for a model with attention: a CNN has no
+    scores to keep on chip (as ``include_attention`` is refused for it)."""
+    if not flash_attention and not workload.has_transformer_layers:
+        from dpbase.errors import InputError
+
+        raise InputError("flash_attention", False, f"True for {workload.kind} models (they have no attention "
+                         "scores to keep on chip)")
+
+
 def materialised(workload, flash_attention: bool) -> bool:
     """Whether ``workload``'s layers write their scores to HBM: always for relative positions,
     else without a fused kernel (``flash_attention`` False). CNNs have no attention."""

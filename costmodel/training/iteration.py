@@ -532,6 +532,7 @@ def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
     compute_dtype, peak = peak_flops(gpu, config.compute_dtype)
     rate, mfu_source = mfu(gpu, config.mfu, workload, compute_dtype, config.mfu_calibration)
     flops = workloads.training_flops_per_sample(workload, seq_len, config.include_attention)
+    attention.check_flash_attention(workload, config.flash_attention)
     found = micro_batch_forward(workload, gpu, compute_dtype=compute_dtype, peak=peak, mfu=rate,
                                 mfu_given=mfu_holds_at_any_micro_batch(config.mfu, config.mfu_calibration),
                                 flops_per_sample=float(flops), seq_len=seq_len, micro_batch=config.micro_batch,

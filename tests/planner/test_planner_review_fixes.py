@@ -302,7 +302,9 @@ def test_tokens_fewer_than_one_step_are_refused(cli_error):
     (["nccl-table", "--cluster", "dgx-h100", "--nccl-version", ""], "error: version: got ''"),
     (["nccl-table", "--cluster", "dgx-h100", "--size", "1MB", "--collective", ""], "error: collective: got ''"),
     (["iteration", "--model", "resnet-50", "--cluster", "dgx-a100", "--micro-batch", "64", "--no-flash-attention"],
-     "error: --no-flash-attention: got True; allowed: off for cnn models"),
+     "error: flash_attention: got False; allowed: True for cnn models"),
+    (["plan", "--model", "resnet-50", "--cluster", "dgx-a100", "--global-batch", "512", "--no-flash-attention"],
+     "error: flash_attention: got False; allowed: True for cnn models"),
     (["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4", "--rate", "100 img/s"],
      "error: rate: got '100 img/s'; allowed: samples/s, seq/s or tok/s: a transformer model's samples are sequences"),
 ])
