@@ -162,25 +162,6 @@ def _what_fits(b, recomputed=None) -> str:
             f"parallelism{other}")
 
 
-def _check_algorithm_runs(algorithm: str, zero: int, quantize_grads: str | None, shard: str) -> None:
-    """A named algorithm runs where a collective of the step has it (the others take the stack's
-    choice); one that none of them has would be timed as auto under its name (--algorithm bruck
-    at ZeRO-0: its all-reduce has no Bruck), so it is refused, naming those that run."""
-    from costmodel.collectives.registry import algorithms_for
-    from costmodel.names import algorithm_named
-    from costmodel.training.gradsync import ZERO_PRIMITIVES
-
-    if algorithm == "auto":
-        return
-    runs = set(ZERO_PRIMITIVES.get(zero, ZERO_PRIMITIVES[0]))
-    runs |= {"all-to-all"} if quantize_grads else set()
-    runs |= {"all-reduce"} if shard != "full" and zero == 3 else set()  # hybrid/hpZ replicas all-reduce
-    offered = sorted({a.value for p in runs for a in algorithms_for(p)})
-    if algorithm_named(algorithm).value not in offered:
-        raise InputError("algorithm", algorithm, f"one this step's {', '.join(sorted(runs))} has: "
-                         f"{', '.join(offered)}, or auto")
-
-
 @cli_errors
 def iteration(
     model: Annotated[str, Option(help="Preset name (gpt2, llama2-7b, resnet-50 …) or a parameter count (7B, 124M, 1.3e9).", autocompletion=complete.models)],
@@ -251,7 +232,9 @@ def iteration(
     system = hardware.load_system(cluster)
     node_count, per_node = gpu_group(system, nodes, gpus)
     algorithm = _algorithm(algorithm, asynchronous)
-    _check_algorithm_runs(algorithm, zero, quantize_grads, shard)
+    from costmodel.training.gradsync import check_algorithm_runs
+
+    check_algorithm_runs(algorithm, zero, quantize_grads is not None, shard)
     if host_reduce and algorithm != "auto":  # the host's own all-reduce runs, whatever NCCL would
         raise InputError("--algorithm", algorithm, "auto with --host-reduce (the gradients go through host "
                                                    "memory: PCIe copies, CPU reduction, the CPUs' ring across nodes)")

@@ -43,9 +43,11 @@ class StepSetup:
 def step_breakdown(setup: StepSetup) -> Any:
     """The :class:`costmodel.training.iteration.Breakdown` of one setup."""
     from costmodel.cluster.comm import comm_model
+    from costmodel.training.gradsync import check_algorithm_runs
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.workloads import load_model
 
+    check_algorithm_runs(setup.algorithm)  # the bar is a ZeRO-0 step: its all-reduce runs the algorithm
     comm = comm_model(setup.cluster, setup.nodes, setup.gpus_per_node, setup.algorithm, setup.backend)
     config = TrainingConfig(micro_batch=setup.micro_batch, accumulation_steps=setup.accumulation_steps)
     system = comm.layout.system

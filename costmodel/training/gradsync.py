@@ -54,6 +54,25 @@ ZERO_PRIMITIVES: dict[int, tuple[str, ...]] = {0: ("all-reduce",), 1: ("reduce-s
                                                3: ("all-gather", "reduce-scatter")}
 
 
+def check_algorithm_runs(algorithm: str, zero: int = 0, quantized_grads: bool = False, shard: str = "full") -> None:
+    """A named algorithm runs where a collective of the step has it (the others take the stack's
+    choice); one that none of them has would be timed as auto under its name (``bruck`` at
+    ZeRO-0: its all-reduce has no Bruck), so it is refused, naming those that run. The step's
+    collectives: :data:`ZERO_PRIMITIVES`, qgZ's all-to-all, hybrid/hpZ replicas' all-reduce."""
+    from costmodel.collectives.registry import algorithms_for
+    from costmodel.names import algorithm_named
+
+    if algorithm == "auto":
+        return
+    runs = set(ZERO_PRIMITIVES.get(zero, ZERO_PRIMITIVES[0]))
+    runs |= {"all-to-all"} if quantized_grads else set()
+    runs |= {"all-reduce"} if shard != "full" and zero == 3 else set()
+    offered = sorted({a.value for p in runs for a in algorithms_for(p)})
+    if algorithm_named(algorithm).value not in offered:
+        raise InputError("algorithm", algorithm, f"one this step's {', '.join(sorted(runs))} has: "
+                         f"{', '.join(offered)}, or auto")
+
+
 def unquantised_primitives(zero_stage: int, weight_bits: int | None = None,
                            grad_bits: int | None = None) -> tuple[str, ...]:
     """The collectives of :data:`ZERO_PRIMITIVES` whose message is the bucket's own bytes at a

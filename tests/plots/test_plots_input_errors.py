@@ -102,3 +102,11 @@ def test_plan_refuses_the_same_axis_twice(tmp_path):
 def test_plan_names_the_axis_at_fault(flag, field, tmp_path):
     result = _run(*PLAN, flag, "bucket", "-o", str(tmp_path / "p.html"))
     assert "got 'bucket'; allowed: one of micro_batch, accumulation_steps, gpus" in _one_error_line(result, field)
+
+
+def test_a_breakdown_bar_refuses_an_algorithm_its_all_reduce_lacks(cli_error, tmp_path):
+    """`plot breakdown -a bruck` drew auto's bar under the name bruck (its step is ZeRO-0: one all-reduce)."""
+    line = cli_error(["plot", "breakdown", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4",
+                      "-a", "bruck", "-o", str(tmp_path / "b.html")])
+    assert line.startswith("error: algorithm: got 'bruck'; allowed: one this step's all-reduce has:")
+    assert not (tmp_path / "b.html").exists()
