@@ -380,9 +380,11 @@ def _zero_options(shard, offload, overlap, weight_bits, grad_bits) -> tuple:
 
 
 def _refuse(field: str, value, unset, why: str) -> None:
-    """An option given (not at its unset value) where it would be silently ignored: one error."""
+    """An option given (not at its unset value) where it would be silently ignored: one error,
+    echoing the value as typed (ZeRO++'s bits as int4/int8)."""
     if value is not None and value != unset:
-        raise InputError(field, value, f"{unset if isinstance(unset, str) else 'unset'} {why}")
+        shown = f"int{value}" if field.startswith("quantize_") and isinstance(value, int) else value
+        raise InputError(field, shown, f"{unset if isinstance(unset, str) else 'unset'} {why}")
 
 
 def _no_zero_options_with_async(options: tuple) -> None:

@@ -310,3 +310,9 @@ def test_tokens_fewer_than_one_step_are_refused(cli_error):
 ])
 def test_empty_or_mismatched_inputs_are_refused_not_defaulted(cli_error, args, needle):
     assert cli_error(args).startswith(needle)
+
+
+def test_zero_plus_plus_bits_are_echoed_as_typed(cli_error):
+    """`--quantize-grads int4` beside --sync horovod was echoed 'got 4'."""
+    line = cli_error([*GPT2, "--global-batch", "64", "--sync", "horovod", "--quantize-grads", "int4"])
+    assert line.startswith("error: quantize_grads: got 'int4'; allowed: unset with --sync horovod")
