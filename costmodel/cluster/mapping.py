@@ -250,6 +250,14 @@ def _flat(lay: Layout, entry: Entry) -> tuple[float, float, str]:
     return alpha, intra, lay.system.intra_link.name
 
 
+def _pipelined(latency_s, bandwidth_s, reduction_s, o) -> tuple:
+    """(latency, bandwidth, reduction) of phases pipelined chunk by chunk (each argument: one
+    value per phase): latencies and reductions add, the slowest phase's bandwidth term sets the
+    pace. NCCL's tree (its chains inside the nodes) and CollNet (its node phases around the
+    switches) both run so. Floats (``o`` = SCALAR) or numpy arrays (the vector namespace)."""
+    return sum(latency_s), o.max(*bandwidth_s), sum(reduction_s)
+
+
 def _chain_with_tree(over_latency_s, over_bandwidth_s, over_reduction_s, size_bytes, gpus_per_node,
                      intra_alpha_s, intra_Bps, o):
     """(latency, bandwidth, chain bandwidth, time) seconds of the tree over nodes plus the chains.
@@ -260,9 +268,9 @@ def _chain_with_tree(over_latency_s, over_bandwidth_s, over_reduction_s, size_by
     """
     chain_steps = 2 * (gpus_per_node - 1)
     chain_bw_s = 2 * size_bytes * o.min(gpus_per_node - 1, 1) / intra_Bps
-    bandwidth_s = o.max(over_bandwidth_s, chain_bw_s)
-    latency_s = over_latency_s + chain_steps * intra_alpha_s
-    return latency_s, bandwidth_s, chain_bw_s, latency_s + bandwidth_s + over_reduction_s
+    latency_s, bandwidth_s, reduction_s = _pipelined((over_latency_s, chain_steps * intra_alpha_s),
+                                                     (over_bandwidth_s, chain_bw_s), (over_reduction_s,), o)
+    return latency_s, bandwidth_s, chain_bw_s, latency_s + bandwidth_s + reduction_s
 
 
 def _tree_mapped(entry: Entry, lay: Layout) -> bool:
@@ -293,13 +301,6 @@ def _sharp_rates(lay: Layout) -> tuple[float, float]:
     return lay.inter_alpha_s, min(lay.inter_Bps, lay.intra_Bps)
 
 
-def _pipelined(latency_s, bandwidth_s, reduction_s, o) -> Any:
-    """The time of phases pipelined chunk by chunk (each argument: one value per phase):
-    latencies and reductions add, the slowest phase's bandwidth term sets the pace. Floats
-    (``o`` = SCALAR) or numpy arrays (``o`` = the vector namespace)."""
-    return sum(latency_s) + o.max(*bandwidth_s) + sum(reduction_s)
-
-
 def _sharp_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: float, params: dict) -> Prediction:
     """NCCL's CollNet layout (module docstring): the ring all-reduce's two phases inside each
     node around the switches' reduction of every GPU's n/G."""
@@ -307,12 +308,10 @@ def _sharp_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: flo
     alpha, bandwidth = _sharp_rates(lay)
     across = predict_entry(entry, lay.ranks, size_bytes / G, alpha, bandwidth, gamma, **params)
     inside = predict_entry(get("all-reduce", "ring"), G, size_bytes, lay.intra_alpha_s, lay.intra_Bps, gamma)
-    phases = (across, inside)
-    time_s = _pipelined(*([getattr(p, term) for p in phases] for term in ("latency_s", "bandwidth_s", "reduction_s")),
-                        SCALAR)
-    result = replace(across, size_bytes=size_bytes, time_s=time_s, latency_s=across.latency_s + inside.latency_s,
-                     bandwidth_s=max(across.bandwidth_s, inside.bandwidth_s),
-                     reduction_s=across.reduction_s + inside.reduction_s, steps=across.steps + inside.steps,
+    latency_s, bandwidth_s, reduction_s = _pipelined(
+        *([getattr(p, term) for p in (across, inside)] for term in ("latency_s", "bandwidth_s", "reduction_s")), SCALAR)
+    result = replace(across, size_bytes=size_bytes, time_s=latency_s + bandwidth_s + reduction_s, latency_s=latency_s,
+                     bandwidth_s=bandwidth_s, reduction_s=reduction_s, steps=across.steps + inside.steps,
                      bytes_sent_max=across.bytes_sent_max + inside.bytes_sent_max,
                      bytes_received_max=across.bytes_received_max + inside.bytes_received_max,
                      bytes_total=across.bytes_total + lay.nodes * inside.bytes_total,
@@ -436,8 +435,8 @@ def _sharp_times(entry: Entry, lays: list[Layout], sizes, **given: Any) -> Any:
                            _column([lay.intra_Bps for lay in lays]))
     from costmodel.collectives.ops import vector_ops
 
-    return _pipelined(*([phase[term] for phase in (across, inside)] for term in ("latency_s", "bandwidth_s", "reduction_s")),
-                      vector_ops())
+    return sum(_pipelined(*([phase[term] for phase in (across, inside)]
+                            for term in ("latency_s", "bandwidth_s", "reduction_s")), vector_ops()))
 
 
 def times_on_cluster(primitive: str, algorithm: str, lays, sizes, **params: Any) -> Any:
