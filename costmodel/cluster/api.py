@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from costmodel.cluster.query import Query, run_query, whole_count
+from costmodel.cluster.query import PARAMETERS, Query, run_query, whole_count
 from costmodel.collectives.prediction import Prediction
 from dpbase.errors import InputError
 from dpbase.units import parse_size
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from hardware import System
 
-_QUERY_PARAMS = ("servers", "colocated", "pipelined", "chunks", "leaders")
+_QUERY_PARAMS = tuple(PARAMETERS)  # the algorithm parameters a query takes
 
 # The query's checks (costmodel.cluster.query) speak the CLI's flags; the API's caller passed
 # keyword arguments, so its errors name those instead (one set of checks, two spellings).

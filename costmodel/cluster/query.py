@@ -44,13 +44,34 @@ class Query:
     bandwidth_inter: str | None = None
 
 
+# An algorithm's parameters as the query carries them: (CLI flag, the formula's value when given,
+# None when not). The one table of them: _params passes them on, check_conflicts refuses them
+# where nothing takes them, the Python API accepts their names.
+PARAMETERS: dict[str, tuple[str, Any]] = {
+    "servers": ("--servers", lambda q: q.servers),
+    "chunks": ("--chunks", lambda q: q.chunks),
+    "colocated": ("--colocated", lambda q: True if q.colocated else None),
+    "pipelined": ("--no-pipeline", lambda q: None if q.pipelined else False),
+    "leaders": ("--leaders", lambda q: True if q.leaders else None),
+}
+
+
+def _given_params(q: Query) -> dict[str, Any]:
+    """The algorithm parameters the query sets, by name, with the formula's values."""
+    return {name: value for name, (_, read) in PARAMETERS.items() if (value := read(q)) is not None}
+
+
 def _params(q: Query, entry: Any) -> dict[str, Any]:
-    wanted = {"servers": q.servers, "colocated": q.colocated or None, "pipelined": None if q.pipelined else False,
-              "chunks": q.chunks, "leaders": q.leaders or None,
+    wanted = {**_given_params(q),
               # a bare link's node size (on a cluster the layout carries it): the hierarchical G
               "gpus_per_node": q.gpus_per_node if q.cluster is None else None}
     names = {p.name for p in entry.params}
     return {k: v for k, v in wanted.items() if v is not None and k in names}
+
+
+def _refuse_param(name: str, value: Any, allowed: str) -> InputError:
+    """The refusal of one given parameter, in the CLI's words (a switch echoes True: it was given)."""
+    return InputError(PARAMETERS[name][0], True if isinstance(value, bool) else value, allowed)
 
 
 def _rates(q: Query, size_bytes: float) -> tuple[int, float, float]:
@@ -154,42 +175,51 @@ def check_conflicts(q: Query) -> None:
     if inter and (q.algorithm in ("auto", "all") or not get(q.primitive, q.algorithm).hierarchical):
         raise InputError(_given(q, inter)[0], getattr(q, inter[0]),
                          "only with --algorithm hierarchical (the rates of its inter-node level)")
-    asked = {"servers": q.servers, "chunks": q.chunks, "colocated": True if q.colocated else None,
-             "pipelined": True if not q.pipelined else None,  # switches echo True: --no-pipeline was given
-             "leaders": True if q.leaders else None}
-    flags = {"colocated": "--colocated", "pipelined": "--no-pipeline", "leaders": "--leaders"}
-    if q.algorithm == "auto":  # the choice is the library's or the fastest: nothing would take them
-        given = [name for name, value in asked.items() if value is not None]
-        if given:
-            flag = flags.get(given[0], f"--{given[0]}")
-            raise InputError(flag, asked[given[0]], "a named --algorithm that takes it (or --algorithm all), "
-                             "not auto")
-    if q.algorithm == "all" and q.cluster is not None and backend != Backend.IDEAL.value:
-        given = [name for name, value in asked.items() if value is not None]
-        if given:  # NCCL's and RCCL's models list their own algorithms, none of which takes them
-            raise InputError(flags.get(given[0], f"--{given[0]}"), asked[given[0]],
-                             "--backend ideal with --algorithm all on a cluster (the realistic models list "
-                             "their library's algorithms, which take no parameters), or a named --algorithm")
+    given = _given_params(q)
+    first = next(iter(given.items()), None)
+    if first and q.algorithm == "auto":  # the choice is the library's or the fastest: nothing would take them
+        raise _refuse_param(*first, "a named --algorithm that takes it (or --algorithm all), not auto")
+    if first and q.algorithm == "all" and q.cluster is not None and backend != Backend.IDEAL.value:
+        # NCCL's and RCCL's models list their own algorithms, none of which takes them
+        raise _refuse_param(*first, "--backend ideal with --algorithm all on a cluster (the realistic models list "
+                                    "their library's algorithms, which take no parameters), or a named --algorithm")
     if q.algorithm in ("auto", "all"):
         return
-    try:
-        entry = get(q.primitive, q.algorithm)
-    except (NotApplicableError, UnknownNameError):  # no formula by that name (NCCL's ring broadcast, its
-        # PAT): run_query's name check has passed it, and the backend decides
-        given = [name for name, value in asked.items() if value is not None]
-        if given:
-            raise InputError(flags.get(given[0], f"--{given[0]}"), asked[given[0]],
-                             f"an algorithm with a formula that takes it: {q.algorithm} {q.primitive} is "
-                             "NCCL's, timed by its model, which takes no parameters") from None
+    if _nccl_only(q):  # NCCL's ring broadcast, its PAT: the backend decides whether it runs
+        if first:
+            raise _refuse_param(*first, f"an algorithm with a formula that takes it: {q.algorithm} {q.primitive} "
+                                        "is NCCL's, timed by its model, which takes no parameters")
         return
+    entry = get(q.primitive, q.algorithm)
     accepted = {param.name for param in entry.params}
-    for name, value in asked.items():
-        if value is not None and name not in accepted:
-            flag = flags.get(name, f"--{name}")
-            raise InputError(flag, value, f"a parameter of {q.algorithm} {q.primitive}: "
-                             f"{', '.join(sorted(accepted)) or 'it has none'}")
-    if not q.pipelined and q.chunks is not None:  # the algorithm takes both: unpipelined is one chunk
-        raise InputError("--chunks", q.chunks, "left out with --no-pipeline (push everything, then pull: one chunk)")
+    for name, value in given.items():
+        if name not in accepted:
+            raise _refuse_param(name, value, f"a parameter of {q.algorithm} {q.primitive}: "
+                                             f"{', '.join(sorted(accepted)) or 'it has none'}")
+    if "pipelined" in given and "chunks" in given:  # the algorithm takes both: unpipelined is one chunk
+        raise _refuse_param("chunks", q.chunks, "left out with --no-pipeline (push everything, then pull: one chunk)")
+
+
+def _nccl_only(q: Query) -> bool:
+    """A name NCCL's model answers on a cluster but no registry formula has for the primitive."""
+    from costmodel.collectives.registry import algorithms_for
+
+    if q.cluster is None or algorithm_named_or_none(q.algorithm) in {a.value for a in algorithms_for(q.primitive)}:
+        return False
+    from costmodel.nccl.names import normalize_algorithm
+
+    try:
+        normalize_algorithm(q.algorithm)
+    except UnknownNameError:
+        return False
+    return True
+
+
+def algorithm_named_or_none(name: str) -> str | None:
+    try:
+        return algorithm_named(name).value
+    except UnknownNameError:
+        return None
 
 
 def ideal_only(backend: str | None) -> None:
@@ -260,7 +290,10 @@ def _known_algorithm(q: Query) -> None:
         try:
             normalize_algorithm(q.algorithm)
         except UnknownNameError:
-            raise UnknownNameError("algorithm", q.algorithm, [a.value for a in Algorithm] + ["pat"]) from None
+            from costmodel.nccl.names import ALGORITHMS
+
+            raise UnknownNameError("algorithm", q.algorithm,
+                                   list(dict.fromkeys([a.value for a in Algorithm] + list(ALGORITHMS)))) from None
 
 
 def _one_rank(result: Prediction) -> Prediction:

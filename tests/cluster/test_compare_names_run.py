@@ -44,3 +44,11 @@ def test_a_switch_is_echoed_as_given_on_the_cli_and_in_the_api(cli_error):
     assert line.startswith("error: --no-pipeline: got True;")
     with pytest.raises(InputError, match=r"^pipelined: got False;"):
         costmodel.predict("all-reduce", "1MB", "ring", ranks=8, alpha_s=1e-6, bandwidth_Bps=1e9, pipelined=False)
+
+
+def test_a_parameter_beside_an_algorithm_the_primitive_lacks_names_the_algorithm(cli_error):
+    """`-a bruck --chunks 2` for an all-reduce on a bare link was called 'NCCL's' (the NCCL-only
+    branch caught every name the registry lacks); it is the registry's error, as without --chunks."""
+    line = cli_error(["collective", "all-reduce", "-a", "bruck", "--chunks", "2", "--ranks", "8", "--alpha", "1us",
+                      "--bandwidth", "1GB/s", "--size", "1MB"])
+    assert line.startswith("error: algorithm: got 'bruck'; allowed: for all-reduce: one of")
