@@ -66,6 +66,11 @@ class CommModel:
         names = [e.algorithm.value for e in cluster_candidates(primitive, self.layout)]
         return self.algorithm if self.algorithm in names else "auto"
 
+    def runs_named(self, primitive: str) -> bool:
+        """Whether the named algorithm runs this primitive's calls (else they take auto's choice:
+        :meth:`_algorithm_for`, the one rule of it)."""
+        return self.algorithm != "auto" and self._algorithm_for(primitive) == self.algorithm
+
     def _backend_for(self, algorithm: str, primitive: str = "all-reduce") -> str:
         """NCCL's model for what NCCL runs; an algorithm it does not run (parameter servers,
         recursive doubling …), asked for by name, or a collective its tuning model lacks

@@ -47,8 +47,8 @@ def step_breakdown(setup: StepSetup) -> Any:
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.workloads import load_model
 
-    check_algorithm_runs(setup.algorithm)  # the bar is a ZeRO-0 step: its all-reduce runs the algorithm
     comm = comm_model(setup.cluster, setup.nodes, setup.gpus_per_node, setup.algorithm, setup.backend)
+    check_algorithm_runs(setup.algorithm, comm, ("all-reduce",))  # the bar is a ZeRO-0 step: its all-reduce runs the algorithm
     config = TrainingConfig(micro_batch=setup.micro_batch, accumulation_steps=setup.accumulation_steps)
     system = comm.layout.system
     return iteration_breakdown(load_model(setup.model), system.gpu, comm.time_s, comm.ranks, config,

@@ -54,23 +54,32 @@ ZERO_PRIMITIVES: dict[int, tuple[str, ...]] = {0: ("all-reduce",), 1: ("reduce-s
                                                3: ("all-gather", "reduce-scatter")}
 
 
-def check_algorithm_runs(algorithm: str, zero: int = 0, quantized_grads: bool = False, shard: str = "full") -> None:
-    """A named algorithm runs where a collective of the step has it (the others take the stack's
-    choice); one that none of them has would be timed as auto under its name (``bruck`` at
-    ZeRO-0: its all-reduce has no Bruck), so it is refused, naming those that run. The step's
-    collectives: :data:`ZERO_PRIMITIVES`, qgZ's all-to-all, hybrid/hpZ replicas' all-reduce."""
-    from costmodel.collectives.registry import algorithms_for
-    from costmodel.names import algorithm_named
+def step_primitives(zero: int = 0, quantized_grads: bool = False, hybrid_nodes: int = 1) -> tuple[str, ...]:
+    """The collectives a synchronisation runs, as :func:`sync_plan` builds them:
+    :data:`ZERO_PRIMITIVES`, qgZ's all-to-all (ZeRO >= 1), and hybrid ZeRO-3's all-reduce of the
+    replicas across more than one node."""
+    found = list(ZERO_PRIMITIVES.get(zero, ZERO_PRIMITIVES[0]))
+    found += ["all-to-all"] if quantized_grads and zero >= 1 else []
+    found += ["all-reduce"] if zero == 3 and hybrid_nodes > 1 else []
+    return tuple(dict.fromkeys(found))
 
-    if algorithm == "auto":
+
+def check_algorithm_runs(algorithm: str, comm, primitives: tuple[str, ...]) -> None:
+    """A named ``algorithm`` (``comm``'s) must run one of the step's ``primitives`` on ``comm`` (its
+    :meth:`~costmodel.cluster.comm.CommModel.runs_named`: under NCCL's model ring, tree and
+    in-network are forced on the all-reduce alone); one that runs none of them would be timed as
+    auto under its name (``bruck`` at ZeRO-0, ``ring`` at ZeRO-1 under NCCL), so it is refused,
+    naming those that would run."""
+    from dataclasses import replace
+
+    from costmodel.collectives.registry import algorithms_for
+
+    if algorithm == "auto" or any(comm.runs_named(p) for p in primitives):
         return
-    runs = set(ZERO_PRIMITIVES.get(zero, ZERO_PRIMITIVES[0]))
-    runs |= {"all-to-all"} if quantized_grads else set()
-    runs |= {"all-reduce"} if shard != "full" and zero == 3 else set()
-    offered = sorted({a.value for p in runs for a in algorithms_for(p)})
-    if algorithm_named(algorithm).value not in offered:
-        raise InputError("algorithm", algorithm, f"one this step's {', '.join(sorted(runs))} has: "
-                         f"{', '.join(offered)}, or auto")
+    names = dict.fromkeys(a.value for p in primitives for a in algorithms_for(p))
+    offered = [name for name in names if any(replace(comm, algorithm=name).runs_named(p) for p in primitives)]
+    raise InputError("algorithm", algorithm, f"one this step's {', '.join(primitives)} runs on the "
+                     f"{comm.backend} backend here: {', '.join(offered) or 'none'}, or auto")
 
 
 def unquantised_primitives(zero_stage: int, weight_bits: int | None = None,

@@ -127,7 +127,18 @@ def test_an_algorithm_no_collective_of_the_step_has_is_refused_not_run_as_auto(c
     has it (ZeRO-3's all-gather: Bruck), it runs there, as before."""
     line = cli_error(["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4",
                       "--algorithm", algorithm])
-    assert f"algorithm: got '{algorithm}'; allowed: one this step's all-reduce has:" in line
+    assert f"algorithm: got '{algorithm}'; allowed: one this step's all-reduce runs on the nccl backend here:" in line
     zero3 = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4",
                                 "--algorithm", "bruck", "--zero", "3", "--backend", "ideal", "--json"])
     assert zero3.exit_code == 0, zero3.output
+    auto = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4",
+                               "--zero", "3", "--backend", "ideal", "--json"])
+    assert json.loads(zero3.stdout)["comm_s"] != json.loads(auto.stdout)["comm_s"]  # Bruck ran, not auto
+
+
+def test_an_algorithm_nccl_forces_on_the_all_reduce_alone_is_refused_at_zero_1(cli_error):
+    """Under NCCL's model ring is forced on the all-reduce only; ZeRO-1's reduce-scatter and
+    all-gather are NCCL's own choice, so `--zero 1 --algorithm ring` was auto's step named ring."""
+    line = cli_error(["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "8",
+                      "--zero", "1", "--algorithm", "ring"])
+    assert "algorithm: got 'ring'; allowed: one this step's reduce-scatter, all-gather runs on the nccl backend" in line
