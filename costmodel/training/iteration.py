@@ -576,10 +576,10 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
                                  activations_bytes=activations, logits=logits, capacity_bytes=gpu.memory_bytes,
                                  reserve=config.memory_reserve_bytes)
     totals = tuple(stage[3] for stage in stages)
-    fitting = [stage for stage, total in zip(memory.ZERO_STAGES, totals)
-               if memory.fits(total, chosen.capacity_bytes, chosen.reserve_bytes) and _stage_allowed(config, stage)]
-    return {"memory": chosen, "zero_totals_bytes": totals,
-            "smallest_fitting_zero_stage": fitting[0] if fitting else None}
+    smallest = next((stage for stage, total in zip(memory.ZERO_STAGES, totals)  # the first that fits: stop there
+                     if memory.fits(total, chosen.capacity_bytes, chosen.reserve_bytes) and _stage_allowed(config, stage)),
+                    None)
+    return {"memory": chosen, "zero_totals_bytes": totals, "smallest_fitting_zero_stage": smallest}
 
 
 def _stage_allowed(config, stage: int) -> bool:

@@ -78,14 +78,14 @@ class SolvedMfu:
         return not self.capped and self.floor_samples_per_s >= self.target_samples_per_s
 
 
-IMAGE_KINDS = ("cnn", "vit")  # models whose sample is an image (a ViT's tokens are its patches)
 
 
 def parse_rate(text: str | float | int, tokens_per_sample: int, field: str = "rate",
                kind: str | None = None) -> float:
     """Samples per second from ``1200``, ``1,200/s``, ``1200 img/s`` or ``69070 tok/s`` (a token
     rate is divided by ``tokens_per_sample``, 0 for models without a sequence). With the model's
-    ``kind``, an image rate needs a model of images (:data:`IMAGE_KINDS`) and a sequence rate
+    ``kind``, an image rate needs a model of images (not one of
+    :data:`~costmodel.training.workloads.TOKEN_RULE_KINDS`) and a sequence rate
     one of sequences."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value, unit = float(text), ""
@@ -100,12 +100,20 @@ def parse_rate(text: str | float | int, tokens_per_sample: int, field: str = "ra
         if not tokens_per_sample:
             raise InputError(field, text, "samples/s: a token rate needs a model with a sequence (this one has none)")
         value /= tokens_per_sample
-    elif kind is not None and unit.startswith(("im", "seq")) and unit.startswith("im") != (kind in IMAGE_KINDS):
-        # the unit names what a sample is
-        wanted = "samples/s or img/s" if kind in IMAGE_KINDS else "samples/s, seq/s or tok/s"
-        raise InputError(field, text, f"{wanted}: a {kind} model's samples are "
-                         f"{'images' if kind in IMAGE_KINDS else 'sequences'}")
+    elif kind is not None and unit.startswith(("im", "seq")) and unit.startswith("im") == _sequences(kind):
+        # the unit names what a sample is: a sequence for the token-rule kinds, else an image
+        # (a CNN's; a ViT's tokens are its patches)
+        images = not _sequences(kind)
+        wanted = "samples/s or img/s" if images else "samples/s, seq/s or tok/s"
+        raise InputError(field, text, f"{wanted}: a {kind} model's samples are {'images' if images else 'sequences'}")
     return value
+
+
+def _sequences(kind: str) -> bool:
+    """Whether a ``kind``'s sample is a sequence (the token-rule kinds), not an image."""
+    from costmodel.training.workloads import TOKEN_RULE_KINDS
+
+    return kind in TOKEN_RULE_KINDS
 
 
 MEASURED_SOURCE = "solved from a measured rate"  # mfu_calibration when the caller names none
