@@ -221,12 +221,7 @@ def _check_axes(bucket_bytes, grad_dtypes) -> None:
 
 def _count_list(counts: list[int]) -> str:
     """GPU counts (ascending) in words: "16", "8, 16 or 24", "2 to 8", or how many and their range."""
-    runs: list[list[int]] = []
-    for c in counts:
-        if runs and c == runs[-1][1] + 1:
-            runs[-1][1] = c
-        else:
-            runs.append([c, c])
+    runs = _runs(counts)
     if len(runs) > SHOWN_RUNS:
         return f"{len(counts):,} counts from {counts[0]:,} to {counts[-1]:,}"
     from costmodel.planner.text import runs_in_words
@@ -374,17 +369,19 @@ def check_losses(losses):
 def _zero_options(shard, offload, overlap, weight_bits, grad_bits) -> tuple:
     """Each ZeRO option as (field, value, unset value, the ZeRO stages it acts on, DeepSpeed's
     alone): what :func:`_no_zero_options_with_async` and :func:`_check_sync` refuse."""
+    def typed(bits):  # ZeRO++'s bits as the option takes them (int4, int8)
+        return None if bits is None else f"int{bits}"
+
     return (("shard", shard, "full", (3,), False), ("offload_optimizer", offload, False, (1, 2, 3), True),
             ("overlap_param_gather", overlap, False, (1, 2), False),
-            ("quantize_weights", weight_bits, None, (1, 2, 3), True), ("quantize_grads", grad_bits, None, (1, 2, 3), True))
+            ("quantize_weights", typed(weight_bits), None, (1, 2, 3), True),
+            ("quantize_grads", typed(grad_bits), None, (1, 2, 3), True))
 
 
 def _refuse(field: str, value, unset, why: str) -> None:
-    """An option given (not at its unset value) where it would be silently ignored: one error,
-    echoing the value as typed (ZeRO++'s bits as int4/int8)."""
+    """An option given (not at its unset value) where it would be silently ignored: one error."""
     if value is not None and value != unset:
-        shown = f"int{value}" if field.startswith("quantize_") and isinstance(value, int) else value
-        raise InputError(field, shown, f"{unset if isinstance(unset, str) else 'unset'} {why}")
+        raise InputError(field, value, f"{unset if isinstance(unset, str) else 'unset'} {why}")
 
 
 def _no_zero_options_with_async(options: tuple) -> None:

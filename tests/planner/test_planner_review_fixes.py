@@ -91,6 +91,16 @@ def test_every_gpu_count_left_out_has_its_reason(partial):
         if found["beyond_nodes"]:
             covered |= set(range(found["capacity"] + 1, allowed + 1))
         assert covered == set(range(most + 1, allowed + 1)), (nodes, allowed, batch, partial)
+        # each count under the reason that binds it: one that runs on the nodes is left out by the
+        # batch alone; one that does not, by the nodes (unevenly spread, or not whole nodes)
+        for key in ("batch", "uneven", "part_nodes"):
+            for low, high in (found[key] or {"runs": []})["runs"]:
+                for count in range(low, high + 1):
+                    layout = grid.layout_of(count, 8, nodes, partial)
+                    if key == "batch":
+                        assert layout is not None and batch % count, (key, count, nodes, batch, partial)
+                    else:
+                        assert layout is None, (key, count, nodes, batch, partial)
 
 
 # 7 -----------------------------------------------------------------------------------------
