@@ -85,6 +85,12 @@ class Layout:
         return system.achievable_node_network_Bps * system.nics_reached(self.gpus_per_node) / system.nics_per_node
 
     @property
+    def leader_Bps(self) -> float:
+        """Network bandwidth one GPU of a node drives alone: the NICs one GPU reaches
+        (a hierarchy's leader, seed 000)."""
+        return replace(self, gpus_per_node=1).node_network_Bps
+
+    @property
     def inter_Bps(self) -> float:
         """Network bandwidth per GPU when every GPU crosses the network at once."""
         return self.node_network_Bps / self.gpus_per_node
@@ -347,7 +353,7 @@ def mapping(entry: Entry, lay: Layout, params: dict | None = None) -> Mapping:
             return Mapping(lay.intra_alpha_s, lay.intra_Bps, lay.intra_alpha_s, lay.intra_Bps,
                            lay.system.intra_link.name, {"gpus_per_node": lay.gpus_per_node})
         # one rail per GPU, or one leader per node driving the NICs one GPU reaches
-        inter = replace(lay, gpus_per_node=1).node_network_Bps if (params or {}).get("leaders") else lay.inter_Bps
+        inter = lay.leader_Bps if (params or {}).get("leaders") else lay.inter_Bps
         slower = lay.system.nic_link.name if lay.nodes > 1 and inter < lay.intra_Bps else lay.system.intra_link.name
         return Mapping(lay.intra_alpha_s, lay.intra_Bps, lay.inter_alpha_s, inter, slower,
                        {"gpus_per_node": lay.gpus_per_node})

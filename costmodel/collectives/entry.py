@@ -61,15 +61,19 @@ class Entry:
     def pipelined(self) -> bool:
         return any(p.kind == "chunks" for p in self.params)
 
-    def resolve_params(self, given: dict[str, Any]) -> dict[str, Any]:
-        """Defaults filled in; unknown parameter names rejected."""
-        known = {p.name: p for p in self.params}
+    def check_params(self, given: dict[str, Any]) -> None:
+        """Refuse a parameter the algorithm does not have (a form it lacks is not silently its
+        default one), naming the ones it has."""
+        known = [p.name for p in self.params]
         for name in given:
             if name not in known:
-                allowed = ", ".join(known) or "none"
-                raise InputError(name, given[name], f"parameters of {self.algorithm.value} "
-                                 f"{self.primitive.value}: {allowed}")
-        return {name: given.get(name, spec.default) for name, spec in known.items()}
+                raise InputError(name, given[name], f"a parameter of {self.algorithm.value} "
+                                 f"{self.primitive.value}: {', '.join(known) or 'it has none'}")
+
+    def resolve_params(self, given: dict[str, Any]) -> dict[str, Any]:
+        """Defaults filled in; unknown parameter names rejected (:meth:`check_params`)."""
+        self.check_params(given)
+        return {p.name: given.get(p.name, p.default) for p in self.params}
 
 
 CHUNKS = Param("chunks", "k", "auto", "pipeline chunks per rank buffer ('auto' = optimal)", "chunks")

@@ -92,12 +92,7 @@ def formula(primitive: str | Primitive, algorithm: str, **fixed: Any) -> Formula
     from costmodel.collectives import symbols as s
 
     entry = get(primitive, algorithm)
-    unknown = sorted(set(fixed) - {p.name for p in entry.params})
-    if unknown:  # a form the formula does not have (leaders=True for ring) is not silently the default one
-        from dpbase.errors import InputError
-
-        raise InputError(unknown[0], fixed[unknown[0]], f"a parameter of {entry.algorithm.value} "
-                         f"{entry.primitive.value}: {', '.join(p.name for p in entry.params) or 'it has none'}")
+    entry.check_params(fixed)  # leaders=True for ring: refused, not ring's own formula
     params: dict[str, Any] = {}
     for p in entry.params:
         if p.name in fixed:
