@@ -70,12 +70,11 @@ def check_algorithm_runs(algorithm: str, comm, primitives: tuple[str, ...]) -> N
     in-network are forced on the all-reduce alone); one that runs none of them would be timed as
     auto under its name (``bruck`` at ZeRO-0, ``ring`` at ZeRO-1 under NCCL), so it is refused,
     naming those that would run."""
-    from dataclasses import replace
-
-    from costmodel.collectives.registry import algorithms_for
-
     if algorithm == "auto" or any(comm.runs_named(p) for p in primitives):
         return
+    from costmodel.collectives.registry import algorithms_for
+    from dpbase.values import replace
+
     names = dict.fromkeys(a.value for p in primitives for a in algorithms_for(p))
     offered = [name for name in names if any(replace(comm, algorithm=name).runs_named(p) for p in primitives)]
     raise InputError("algorithm", algorithm, f"one this step's {', '.join(primitives)} runs on the "
