@@ -21,7 +21,7 @@ import math
 import re
 
 from dpbase.errors import UnitError
-from dpbase.limits import MAX_SIZE_BYTES
+from dpbase.limits import MAX_SIZE_BYTES, MAX_TIME_S, MAX_BANDWIDTH_Bps, MIN_BANDWIDTH_Bps
 
 SIZE_UNITS_BYTES: dict[str, int] = {
     "B": 1,
@@ -38,6 +38,8 @@ _SIZE_UNIT = re.compile(r"([KMGTP]?)(i?)(B|bits?)", flags=re.IGNORECASE)
 _PER_SECOND = re.compile(r"(.+?)(?:/s|ps)", flags=re.IGNORECASE)
 
 SIZE_ALLOWED = "a number with B, KB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 4GB, 256MiB)"
+# where a bare number is bytes (a message size, as nccl-tests prints it)
+SIZE_BYTES_ALLOWED = f"{SIZE_ALLOWED[:-1]}; a bare number is bytes)"
 BANDWIDTH_ALLOWED = "a number with GB/s, GBps, GiB/s, MB/s, Gbps, Gb/s or Mbps (e.g. 25GB/s, 100Gbps)"
 TIME_ALLOWED = "a number with ns, us, µs, ms or s (e.g. 5us, 1.2ms)"
 
@@ -83,27 +85,34 @@ def parse_size(text: str | float | int, field: str = "size", unit_needed: bool =
     >>> parse_size("4GB"), parse_size("1KiB"), parse_size(12), parse_size("2kB")
     (4000000000.0, 1024.0, 12.0, 2000.0)
     """
-    number, unit = _split(field, text, SIZE_ALLOWED, unit_needed)
+    allowed = SIZE_ALLOWED if unit_needed else SIZE_BYTES_ALLOWED
+    number, unit = _split(field, text, allowed, unit_needed)
     parsed = _size_unit(unit) if unit else ("", False)
     if parsed is None:
-        raise UnitError(field, text, SIZE_ALLOWED)
+        raise UnitError(field, text, allowed)
     prefix, bits = parsed
     if bits:  # Gb, gb, Mbit: a size is in bytes
         written = f"{prefix}B" if not prefix or prefix.endswith("i") else f"{prefix}B or {prefix}iB"
-        raise UnitError(field, text, f"{SIZE_ALLOWED}; {unit} reads as bits, a size is in bytes ({written})")
-    size_bytes = _check_finite(field, text, number * SIZE_UNITS_BYTES[f"{prefix}B".upper()], SIZE_ALLOWED)
+        raise UnitError(field, text, f"{allowed}; {unit} reads as bits, a size is in bytes ({written})")
+    size_bytes = _check_finite(field, text, number * SIZE_UNITS_BYTES[f"{prefix}B".upper()], allowed)
     if size_bytes > MAX_SIZE_BYTES:
-        raise UnitError(field, text, f"{SIZE_ALLOWED}, at most 1 ZiB")
+        raise UnitError(field, text, f"{allowed}, at most 1 ZiB")
     return size_bytes
 
 
 def parse_bandwidth(text: str | float | int, field: str = "bandwidth") -> float:
     """Bytes per second in ``text``; a number (int or float) is bytes per second, but text needs
     its unit. ``B`` is bytes and ``b`` bits, whatever the case of the prefix (``gbps`` = ``Gbps``).
+    A non-zero bandwidth lies within 1 B/s – 1000 PB/s (:mod:`dpbase.limits`); 0 is left to the
+    field to accept (a profile's absent link) or refuse.
 
     >>> parse_bandwidth("100Gbps"), parse_bandwidth("25GB/s"), parse_bandwidth("100gb/s")
     (12500000000.0, 25000000000.0, 12500000000.0)
     """
+    return _bandwidth_in_range(field, text, _bandwidth_Bps(field, text))
+
+
+def _bandwidth_Bps(field: str, text: str | float | int) -> float:
     number, unit = _split(field, text, BANDWIDTH_ALLOWED, unit_needed=True)  # `--bandwidth 25` is not 25 B/s
     if not unit:
         return _check_finite(field, text, number, BANDWIDTH_ALLOWED)
@@ -120,9 +129,16 @@ def parse_bandwidth(text: str | float | int, field: str = "bandwidth") -> float:
     return _check_finite(field, text, number * BIT_PREFIX[prefix] / 8, BANDWIDTH_ALLOWED)
 
 
+def _bandwidth_in_range(field: str, text: object, value_Bps: float) -> float:
+    if value_Bps and not MIN_BANDWIDTH_Bps <= value_Bps <= MAX_BANDWIDTH_Bps:
+        raise UnitError(field, text, f"{BANDWIDTH_ALLOWED}, from 1 B/s to 1000 PB/s")
+    return value_Bps
+
+
 def parse_time(text: str | float | int, field: str = "time") -> float:
     """Seconds in ``text``; a number (int or float) is seconds, but text needs its unit: a
-    typed ``6`` beside a default shown as ``6ms`` would otherwise be read as 6 s.
+    typed ``6`` beside a default shown as ``6ms`` would otherwise be read as 6 s. At most 10^6 s
+    (:mod:`dpbase.limits`): these are latencies, reduction times and overheads.
 
     >>> parse_time("5us"), parse_time("1.5ms"), parse_time(0.002)
     (5e-06, 0.0015, 0.002)
@@ -131,7 +147,10 @@ def parse_time(text: str | float | int, field: str = "time") -> float:
     key = unit or "s"
     if key not in TIME_UNITS_PER_S:
         raise UnitError(field, text, TIME_ALLOWED)
-    return _check_finite(field, text, number / TIME_UNITS_PER_S[key], TIME_ALLOWED)
+    seconds = _check_finite(field, text, number / TIME_UNITS_PER_S[key], TIME_ALLOWED)
+    if seconds > MAX_TIME_S:
+        raise UnitError(field, text, f"{TIME_ALLOWED}, at most 1e6 s (11.6 days)")
+    return seconds
 
 
 def format_size(size_bytes: float) -> str:

@@ -30,9 +30,9 @@ REFUSED = [  # (command, a word the error names)
     (f"collective all-reduce {HW} --size 1e299GB -a ring", "size"),
     (f"compare all-reduce {HW} --size 1e299GB", "size"),
     (f"collective all-reduce {HW} --size {HUGE}B", "size"),
-    ("collective all-reduce --ranks 8 --size 1GB --alpha 5us --bandwidth 1e-320B/s", "time"),
-    ("collective all-reduce --ranks 8 --size 1GB --alpha 1e308s --bandwidth 1GB/s -a ring", "time"),
-    ("collective all-reduce --ranks 8 --size 1GB --alpha 5us --bandwidth 1GB/s --gamma 1e308s -a ring", "time"),
+    ("collective all-reduce --ranks 8 --size 1GB --alpha 5us --bandwidth 1e-320B/s", "bandwidth"),  # below 1 B/s
+    ("collective all-reduce --ranks 8 --size 1GB --alpha 1e308s --bandwidth 1GB/s -a ring", "alpha"),  # above 1e6 s
+    ("collective all-reduce --ranks 8 --size 1GB --alpha 5us --bandwidth 1GB/s --gamma 1e308s -a ring", "gamma"),
     ("iteration --model gpt2 --cluster dgx-h100 --micro-batch 1 --nodes 0", "nodes"),
     ("iteration --model gpt2 --cluster dgx-h100 --micro-batch 1 --nodes -3", "nodes"),
     (f"iteration --model gpt2 --cluster dgx-h100 --micro-batch 1 --nodes {HUGE}", "nodes"),

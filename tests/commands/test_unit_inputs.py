@@ -25,6 +25,8 @@ COLLECTIVE = ["collective", "all-reduce", "-a", "ring", *LINK]
 ITERATION = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "8"]
 PLAN = ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "64"]
 SIZE_ALLOWED = "allowed: a number with B, KB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 4GB, 256MiB)"
+# a message size, where a bare number is bytes: the refusal says so
+MESSAGE_ALLOWED = f"{SIZE_ALLOWED[:-1]}; a bare number is bytes)"
 
 
 def refused(argv: list[str]) -> str:
@@ -49,7 +51,7 @@ def answer(argv: list[str]) -> dict:
 def test_a_size_in_bits_is_refused_whatever_the_case(size, written):
     unit = size.lstrip("0123456789")
     line = refused([*COLLECTIVE, "--size", size, "--bandwidth", "25GB/s"])
-    assert line == (f"error: size: got '{size}'; {SIZE_ALLOWED}; {unit} reads as bits, a size is in bytes "
+    assert line == (f"error: size: got '{size}'; {MESSAGE_ALLOWED}; {unit} reads as bits, a size is in bytes "
                     f"({written})")
 
 
@@ -147,3 +149,32 @@ def test_a_number_from_python_is_bytes():
     assert parse_size(25e6, "bucket") == 25e6
     with pytest.raises(UnitError):
         parse_size("25Mb", "bucket")
+
+
+# -- 3. magnitudes no machine has: refused, not answered --------------------------------------
+#
+# Fuzzing found `--alpha 1e300s` answered "lower bound 3e+300 s" and `--bandwidth 1e-300GB/s`
+# 7e297 s: finite numbers, and meaningless. Latencies, reduction times and overheads stop at 1e6 s,
+# a non-zero bandwidth lies within 1 B/s – 1000 PB/s (dpbase.limits), on the command line, in the API and
+# in a profile alike (every one of them parses here).
+
+@pytest.mark.parametrize(("option", "value", "allowed"), [
+    ("--alpha", "1e300s", "at most 1e6 s (11.6 days)"),
+    ("--alpha", "1000001s", "at most 1e6 s (11.6 days)"),
+    ("--gamma", "2e6s", "at most 1e6 s (11.6 days)"),
+    ("--bandwidth", "1e-300GB/s", "from 1 B/s to 1000 PB/s"),
+    ("--bandwidth", "7bps", "from 1 B/s to 1000 PB/s"),
+    ("--bandwidth", "2e9GB/s", "from 1 B/s to 1000 PB/s"),
+])
+def test_absurd_magnitudes_are_refused_naming_the_range(option, value, allowed):
+    given = {"--alpha": "5us", "--bandwidth": "25GB/s", "--gamma": "0s"} | {option: value}
+    argv = [*COLLECTIVE, "--size", "1GB", *(item for pair in given.items() for item in pair)]
+    line = refused(argv)
+    assert line.startswith(f"error: {option[2:]}: got '{value}'; allowed: ") and line.endswith(allowed), line
+
+
+def test_the_edges_of_the_ranges_are_answered():
+    edge = answer([*COLLECTIVE, "--size", "1GB", "--alpha", "1e6s", "--bandwidth", "1B/s"])
+    assert edge["time_s"] == pytest.approx(2 * 7 * 1e6 + 2 * 7 / 8 * 1e9, rel=1e-9)  # ring: 2(N−1)α + 2(N−1)/N·n/β
+    assert answer([*COLLECTIVE, "--size", "1GB", "--bandwidth", "1000PB/s"])["time_s"] > 0
+    assert parse_bandwidth(0) == 0  # zero is the field's to accept (a profile's absent link) or refuse
