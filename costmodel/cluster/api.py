@@ -92,13 +92,24 @@ def predict(primitive: str, size: str | float | None = None, algorithm: str | No
 
 
 def _axis(value: Any) -> list[Any]:
-    """A scalar (or None) is an axis of one; strings are scalars, not sequences."""
+    """A scalar (or None) is an axis of one; strings are scalars, not sequences. A value given
+    twice is one value of the axis (its rows would repeat), as the planner counts it once."""
     if value is None or isinstance(value, (str, int, float)) or not isinstance(value, Iterable):
         return [value]
     values = list(value)
     if not values:
         raise InputError("sweep axis", value, "at least one value")
-    return values
+    return _once(values)
+
+
+def _once(values: list[Any]) -> list[Any]:
+    """``values`` in order, each once (an unhashable value, such as a profile given as a dict, is
+    compared by equality)."""
+    out: list[Any] = []
+    for value in values:
+        if value not in out:
+            out.append(value)
+    return out
 
 
 def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | float], *,
@@ -136,7 +147,7 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
 
     if clusters is None and _axis(nodes) != [1]:  # a link's ranks are ``ranks``: nodes belong to a cluster
         raise InputError("nodes", nodes, "only with clusters (a link or alpha_s/bandwidth_Bps takes ranks)")
-    size_list = [parse_size(s, "sizes") for s in _axis(sizes)]
+    size_list = _once([parse_size(s, "sizes") for s in _axis(sizes)])  # 1MB and 1000KB are one size
     rows: list[dict[str, Any]] = []
     skipped: list[NotApplicableError] = []
     for primitive, cluster, link, algorithm, backend in itertools.product(

@@ -29,6 +29,17 @@ def echo(text: str, err: bool = False) -> None:
     stream.flush()
 
 
+def comma_list(text: str, field: str, example: str, parse: Callable[[str], Any] = str) -> tuple:
+    """A comma-separated option's values, each parsed by ``parse`` (which names a bad item in its
+    own error), each value once: a repeat is answered once, compared after parsing (``1MB,1000KB``
+    is one size), as the planner counts a repeated swept value once. An empty item ("25MiB,") is
+    refused in one line. plan, sweep and plot read their lists here."""
+    items = [item.strip() for item in text.split(",")]
+    if not all(items):
+        raise InputError(field, text, f"comma-separated values without empty items, e.g. {example}")
+    return tuple(dict.fromkeys(parse(item) for item in items))
+
+
 def parse_bits(text: str | None, field: str) -> int | None:
     """``int8`` / ``int4`` (or 8 / 4) as a bit count; None stays None."""
     if text is None:

@@ -4,7 +4,7 @@ from enum import Enum
 from typing import Annotated
 
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, echo, parse_bits, parse_reserve, print_json
+from costmodel.commands.common import cli_errors, comma_list, echo, parse_bits, parse_reserve, print_json
 from costmodel.commands.options import (
     COMPUTE_DTYPE,
     JSON,
@@ -37,14 +37,11 @@ class Emit(str, Enum):
     env = "env"
 
 
-def _list(text: str, parse, field: str, example: str) -> tuple:
-    """Comma-separated values, each parsed; an empty item ("25MiB,") is refused, as sweep refuses it."""
-    from dpbase.errors import InputError
+def _algorithm(name: str) -> str:
+    """One swept algorithm's registry name (an alias read as its algorithm), or auto."""
+    from costmodel.names import algorithm_named
 
-    parts = [part.strip() for part in text.split(",")]
-    if not all(parts):
-        raise InputError(field, text, f"comma-separated values without empty items, e.g. {example}")
-    return tuple(parse(part) for part in parts)
+    return name if name == "auto" else algorithm_named(name).value
 
 
 def _bucket(text: str) -> float:
@@ -232,18 +229,15 @@ def plan(
                                        sync=sync, jitter=jitter,
                                        input_rate=input_rate, backend=backend)
         mfu = solved.mfu
-    swept = None
-    if algorithms is not None:
-        from costmodel.names import algorithm_named
-
-        swept = [name if name == "auto" else algorithm_named(name).value for name in _list(algorithms, str, "algorithms", "ring,double-binary-tree")]
+    swept = None if algorithms is None else list(comma_list(algorithms, "algorithms", "ring,double-binary-tree",
+                                                             _algorithm))
     with progress("Sweeping plans") as update:
         result = make_plan(
             model, cluster, global_batch=global_batch, nodes=nodes, gpus=gpus, seq_len=seq_len,
             min_gpus=min_gpus, max_gpus=max_gpus, objective=objective.value, backend=backend,
             top=top, tokens=parse_param_count(tokens, "tokens", "token") if tokens is not None else None,
-            bucket_bytes=_list(buckets, _bucket, "buckets", "25MiB,100MiB"),
-            grad_dtypes=_list(grad_dtypes, str, "grad_dtypes", "bf16,fp32"), compute_dtype=compute_dtype, mfu=mfu,
+            bucket_bytes=comma_list(buckets, "buckets", "25MiB,100MiB", _bucket),
+            grad_dtypes=comma_list(grad_dtypes, "grad_dtypes", "bf16,fp32"), compute_dtype=compute_dtype, mfu=mfu,
             mfu_calibration=source,
             optimizer=optimizer, optimizer_impl=optimizer_impl, flash_attention=not no_flash_attention,
             jitter_cv=jitter, recompute=recompute, tie_band=tie_band,

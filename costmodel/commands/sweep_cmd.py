@@ -4,34 +4,32 @@ import sys
 from typing import Annotated, Optional
 
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, echo, print_json
+from costmodel.commands.common import cli_errors, comma_list, echo, print_json
 from costmodel.commands.options import ALPHA, GPUS_PER_NODE, Argument, Option
 from costmodel.commands.textfmt import table
 from dpbase.errors import InputError
 
 FORMATS = ("table", "csv", "json")
+EXAMPLES = {"nodes": "1,2,4", "ranks": "8,16", "cluster": "dgx-h100,dgx-a100", "link": "nvlink4,ib-ndr",
+            "algorithm": "ring,double-binary-tree", "backend": "nccl,ideal", "primitives": "all-reduce,all-gather"}
 MAX_SIZES = 4096  # sizes one range may hold
 TABLE_COLUMNS = ("primitive", "cluster", "nodes", "ranks", "size_bytes", "algorithm", "protocol", "backend",
                  "time_s", "busbw_Bps")
 
 
-def _list(text: str | None, field: str) -> list[str] | None:
-    if text is None:
-        return None
-    items = [item.strip() for item in text.split(",")]
-    if not all(items):
-        raise InputError(field, text, "a comma-separated list with no empty item, e.g. 1MiB,1GiB")
-    return items
+def _list(text: str | None, field: str, parse=str) -> list | None:
+    return None if text is None else list(comma_list(text, field, EXAMPLES.get(field, "1MiB,1GiB"), parse))
+
+
+def _count(text: str, field: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(field, text, "comma-separated integers, e.g. 1,2,4") from None
 
 
 def _counts(text: str | None, field: str) -> list[int] | None:
-    items = _list(text, field)
-    if items is None:
-        return None
-    try:
-        return [int(item) for item in items]
-    except ValueError:
-        raise InputError(field, text, "comma-separated integers, e.g. 1,2,4") from None
+    return _list(text, field, lambda item: _count(item, field))
 
 
 def _sizes(sizes: str | None, min_size: str | None, max_size: str | None, factor: float) -> list[float]:
@@ -40,7 +38,7 @@ def _sizes(sizes: str | None, min_size: str | None, max_size: str | None, factor
     if sizes is not None:
         if min_size is not None or max_size is not None:
             raise InputError("--sizes", "given with --min-size/--max-size", "either a list or a range")
-        return [parse_size(s, "sizes") for s in _list(sizes, "sizes") or []]
+        return _list(sizes, "sizes", lambda item: parse_size(item, "sizes"))
     low, high = parse_size(min_size or "1KiB", "min_size"), parse_size(max_size or "1GiB", "max_size")
     if not 1.0 < factor <= 1024.0:
         raise InputError("factor", factor, "a number in (1, 1024]")

@@ -1,0 +1,67 @@
+"""Comma-separated options: one reader (commands.common.comma_list) for plan, sweep and plot.
+
+Fuzzing found `sweep --sizes 1MB,1MB,2MB` (and `--ranks 8,8`, `-a ring,ring`) printing the same
+row twice, and `plot best-map --rank-counts 2,,8` dropping the empty item that `sweep` and `plan`
+refuse. Every list now refuses an empty item and a value given twice, compared after parsing (1MB
+and 1000KB are one size; an algorithm's alias is its algorithm).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+
+LINK = ["--alpha", "5us", "--bandwidth", "25GB/s"]
+SWEEP = ["sweep", "all-reduce", "--ranks", "8", *LINK]
+PLAN = ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "64"]
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["plot", "best-map", "all-reduce", *LINK, "--rank-counts", "2,,8", "-o", "x.html"],
+     "error: rank_counts: got '2,,8'; allowed: comma-separated values without empty items, e.g. 2,4,8"),
+    (["plot", "best-map", "all-reduce", *LINK, "--rank-counts", "2,x", "-o", "x.html"],
+     "error: rank_counts: got 'x'; allowed: comma-separated integers, e.g. 2,4,8"),
+    ([*SWEEP, "--sizes", "1MB,,2MB"],
+     "error: sizes: got '1MB,,2MB'; allowed: comma-separated values without empty items, e.g. 1MiB,1GiB"),
+    (["sweep", "all-reduce", *LINK, "--sizes", "1MB", "--ranks", "8,"],
+     "error: ranks: got '8,'; allowed: comma-separated values without empty items, e.g. 8,16"),
+])
+def test_a_list_with_an_empty_or_bad_item_is_refused(cli_error, argv, line, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli_error(argv) == line
+    assert not (tmp_path / "x.html").exists()
+
+
+def _rows(argv):
+    result = CliRunner().invoke(app, [*argv, "--json"])
+    assert result.exit_code == 0, result.output
+    return [(row["ranks"], row["size_bytes"], row["algorithm"]) for row in json.loads(result.stdout)]
+
+
+@pytest.mark.parametrize("repeated", [
+    ["--sizes", "1MB,2MB,1MB", "--ranks", "8", "-a", "ring,double-binary-tree"],
+    ["--sizes", "1MB,2MB,1000KB", "--ranks", "8,8", "-a", "ring,double-binary-tree,ring"],
+])
+def test_a_repeated_value_is_answered_once(repeated):
+    """Each row once, as the planner counts a repeated swept value once."""
+    once = _rows(["sweep", "all-reduce", *LINK, "--sizes", "1MB,2MB", "--ranks", "8", "-a", "ring,double-binary-tree"])
+    assert len(once) == len(set(once)) == 4
+    assert _rows(["sweep", "all-reduce", *LINK, *repeated]) == once
+
+
+def test_the_sweep_api_answers_a_repeated_value_once():
+    import costmodel
+
+    frame = costmodel.sweep("all-reduce", ["1MB", 1e6, "2MB"], ranks=[8, 8], algorithms=["ring", "ring"],
+                            alpha_s="5us", bandwidth_Bps="25GB/s")
+    assert list(frame["size_bytes"]) == [1e6, 2e6]
+
+
+def test_plot_rank_counts_are_read_once(tmp_path, monkeypatch):
+    from costmodel.commands.plot_cmd import _rank_counts
+
+    assert _rank_counts("2,8,2", None, 64) == (2, 8)
