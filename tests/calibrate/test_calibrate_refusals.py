@@ -234,3 +234,13 @@ def test_nccl_algo_skips_the_collectives_nccls_model_lacks(tmp_path):
                                       "--system", "gb300-nvl72-tray", "--nccl-algo", "ring", "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert out.exists()
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (("-o", ""), "error: output: got ''; allowed: a file path to write"),
+    (("--html", ""), "error: html: got ''; allowed: a .html path (the output is interactive HTML, e.g. report.html)"),
+    (("-o", "", "--system", "dgx-h100"), "error: output: got ''; allowed: a file path to write"),
+])
+def test_an_empty_output_path_is_echoed_as_typed(cli_error, args, line):
+    """Typed as pathlib paths, `-o ''` reached the refusal as '.', a path the user never typed."""
+    assert cli_error(["calibrate", HEADED, *args]) == line
