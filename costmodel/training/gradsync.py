@@ -64,13 +64,20 @@ def step_primitives(zero: int = 0, quantized_grads: bool = False, hybrid_nodes: 
     return tuple(dict.fromkeys(found))
 
 
+def runs_any(comm, primitives: tuple[str, ...]) -> bool:
+    """Whether ``comm``'s algorithm (auto: always) runs one of ``primitives`` (its
+    :meth:`~costmodel.cluster.comm.CommModel.runs_named`): the one rule of what a named algorithm
+    may time, asked by :func:`check_algorithm_runs` and by the memory advice of each ZeRO stage."""
+    return comm.algorithm == "auto" or any(comm.runs_named(p) for p in primitives)
+
+
 def check_algorithm_runs(algorithm: str, comm, primitives: tuple[str, ...]) -> None:
     """A named ``algorithm`` (``comm``'s) must run one of the step's ``primitives`` on ``comm`` (its
     :meth:`~costmodel.cluster.comm.CommModel.runs_named`: under NCCL's model ring, tree and
     in-network are forced on the all-reduce alone); one that runs none of them would be timed as
     auto under its name (``bruck`` at ZeRO-0, ``ring`` at ZeRO-1 under NCCL), so it is refused,
     naming those that would run."""
-    if algorithm == "auto" or any(comm.runs_named(p) for p in primitives):
+    if algorithm == "auto" or runs_any(comm, primitives):
         return
     from costmodel.collectives.registry import algorithms_for
     from dpbase.values import replace

@@ -558,8 +558,9 @@ def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward
 
 
 def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, shard_ranks=None,
-            secondary_ranks=None):
-    """Memory at the chosen ZeRO stage, the totals at every stage, the smallest that fits."""
+            secondary_ranks=None, named=None, hybrid_nodes=1):
+    """Memory at the chosen ZeRO stage, the totals at every stage, the smallest that fits (and
+    runs: with the sync mode, and with ``named``, a comm model whose algorithm was named)."""
     states = 0.0 if config.asynchronous else (memory.optimizer_state_bytes(config.optimizer)
                                               + precision.master_bytes)
     activations = memory.activation_bytes(workload, config.micro_batch, seq_len,
@@ -577,15 +578,27 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
                                  reserve=config.memory_reserve_bytes)
     totals = tuple(stage[3] for stage in stages)
     smallest = next((stage for stage, total in zip(memory.ZERO_STAGES, totals)  # the first that fits: stop there
-                     if memory.fits(total, chosen.capacity_bytes, chosen.reserve_bytes) and _stage_allowed(config, stage)),
-                    None)
+                     if memory.fits(total, chosen.capacity_bytes, chosen.reserve_bytes)
+                     and _stage_allowed(config, stage, named, hybrid_nodes)), None)
     return {"memory": chosen, "zero_totals_bytes": totals, "smallest_fitting_zero_stage": smallest}
 
 
-def _stage_allowed(config, stage: int) -> bool:
-    """Whether ``stage`` runs with the rest of ``config`` (:func:`syncmodes.stage_runs`)."""
-    return syncmodes.stage_runs(config.sync, stage, asynchronous=config.asynchronous,
+def _stage_allowed(config, stage: int, named=None, hybrid_nodes: int = 1) -> bool:
+    """Whether ``stage`` runs with the rest of ``config`` (:func:`syncmodes.stage_runs`) and, for
+    ``named`` (a comm model whose algorithm was named), whether that algorithm runs one of the
+    stage's collectives (:func:`gradsync.runs_any`: a parameter server runs no ZeRO-2 collective,
+    and `--zero 2` beside it is refused)."""
+    runs = syncmodes.stage_runs(config.sync, stage, asynchronous=config.asynchronous,
                                 host_reduce=config.host_reduce, offload_optimizer=config.offload_optimizer)
+    return runs and (named is None or gradsync.runs_any(named, gradsync.step_primitives(
+        stage, config.quantize_grads is not None, hybrid_nodes)))
+
+
+def _named_model(comm):
+    """The comm model behind ``comm`` (a CommModel or its bound ``time_s``) when its algorithm was
+    named; None for auto or a bare callable (no model to ask what it runs)."""
+    model = getattr(comm, "__self__", comm)
+    return model if callable(getattr(model, "runs_named", None)) and model.algorithm != "auto" else None
 
 
 def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, slowdown) -> dict:
@@ -785,6 +798,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     count itself; passing a different ``ranks`` is an error, so the two cannot disagree.
     """
     ranks = _group_ranks(comm, ranks)
+    named = _named_model(comm)
     if config is not None and config.offload_optimizer:
         host = _host_of(comm, host)
     if config is not None and config.shard != "full":
@@ -837,5 +851,6 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         staleness_updates=float(stragglers.async_staleness_updates(ranks)) if config.asynchronous else 0.0,
         **_memory(workload, config, precision, ranks, compute.seq_len, gpu, compute.compute_dtype,
                   shard_ranks if groups is not None else None,
-                  groups.secondary_ranks if groups is not None else None),
+                  groups.secondary_ranks if groups is not None else None, named,
+                  groups.replica_ranks if groups is not None and config.shard == "hybrid" else 1),
     )

@@ -53,14 +53,43 @@ def test_zero2_payload_counts_the_gather_once_a_step():
     assert four == pytest.approx(4 * (one - gather) + gather, rel=1e-9)
 
 
-@pytest.mark.parametrize("extra", [["--sync", "horovod"], ["--host-reduce"]])
-def test_the_memory_advice_names_only_stages_the_configuration_runs(extra):
+@pytest.mark.parametrize(("extra", "drop"), [(["--sync", "horovod"], ""),
+                                             (["--host-reduce"], "without --host-reduce, ")])
+def test_the_memory_advice_names_only_stages_the_configuration_runs(extra, drop):
     """Horovod and a host-memory all-reduce run ZeRO-0 only: the advice said 'would fit: --zero 1',
-    which is then refused."""
-    result, out = _run(["iteration", "--model", "llama2-7b", "--cluster", "dgx-a100", "--nodes", "2",
-                        "--micro-batch", "1", *extra])
+    which is then refused; beside --host-reduce it said '--sync ddp --zero 1', refused as well while
+    --host-reduce stays. The advice, typed, now fits."""
+    base = ["iteration", "--model", "llama2-7b", "--cluster", "dgx-a100", "--nodes", "2", "--micro-batch", "1"]
+    result, out = _run([*base, *extra])
     assert result.exit_code == 0, result.output
-    assert "would fit: --zero" not in out and "--sync ddp --zero 1 would fit" in out
+    assert "would fit: --zero" not in out and f"; {drop}--sync ddp --zero 1 would fit" in out
+    result, out = _run([*base, "--sync", "ddp", "--zero", "1"])  # what the advice says to type
+    assert result.exit_code == 0 and "DOES NOT FIT" not in out, result.output
+
+
+@pytest.mark.parametrize("algorithm", ["parameter-server", "ring"])
+def test_the_memory_advice_names_only_stages_the_named_algorithm_runs(algorithm):
+    """A parameter server runs no ZeRO-2 collective, and NCCL's forced ring only the all-reduce:
+    the advice said 'would fit: --zero 2' beside them, which `--zero 2` then refused. Now no stage
+    the named algorithm runs fits, and the advice says what would: auto at ZeRO-2, typed below."""
+    base = ["iteration", "--model", "llama2-13b", "--cluster", "dgx-a100", "--nodes", "2", "--micro-batch", "1"]
+    result, out = _run([*base, "--algorithm", algorithm])
+    assert result.exit_code == 0, result.output
+    assert "would fit: --zero" not in out
+    assert (f"no ZeRO stage --algorithm {algorithm} runs fits" in out
+            and out.rstrip().endswith("; with --algorithm auto, --zero 2 would fit")), out
+    assert json.loads(_run([*base, "--algorithm", algorithm, "--json"])[1])["smallest_fitting_zero_stage"] is None
+    result, out = _run([*base, "--zero", "2"])  # what the advice says to type
+    assert result.exit_code == 0 and "DOES NOT FIT" not in out, result.output
+    result, _ = _run([*base, "--algorithm", algorithm, "--zero", "2"])  # what it used to say
+    assert result.exit_code == 2
+
+
+def test_a_named_algorithm_that_runs_the_stage_keeps_the_advice():
+    """The textbook ring runs ZeRO-2's reduce-scatter and all-gather: its advice is --zero 2."""
+    result, out = _run(["iteration", "--model", "llama2-13b", "--cluster", "dgx-a100", "--nodes", "2",
+                        "--micro-batch", "1", "--algorithm", "ring", "--backend", "ideal"])
+    assert result.exit_code == 0 and "  would fit: --zero 2 (" in out, result.output
 
 
 def _model_file(tmp_path: Path, text: str) -> str:
