@@ -89,6 +89,7 @@ def _link_lines(link: Link) -> list[str]:
     lines += [f"bandwidth = {_bandwidth(link.bandwidth_Bps)}", f"efficiency = {_number(link.efficiency)}"]
     lines.append(f'latency = "{_number(link.latency_s / MICRO)}us"')
     lines += ["sharp = true"] if link.sharp else []
+    lines += [] if link.gpu_direct is None else [f"gpu_direct = {str(link.gpu_direct).lower()}"]
     for regime in link.regimes:
         lines += _regime_lines(regime)
     return lines

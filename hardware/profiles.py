@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dpbase.values import frozen
 
 # "calibrated": a link fitted by `dpcost calibrate` to nccl-tests measurements (any fabric).
+GPU_DIRECT_CATEGORIES = ("infiniband", "roce", "efa")  # RDMA NICs: GPUDirect unless a profile says not
+HOST_STAGED_CATEGORIES = ("ethernet", "tcp")  # kernel sockets: through host memory unless a profile says not
 LINK_CATEGORIES = ("nvlink", "pcie", "infiniband", "roce", "ethernet", "tcp", "efa", "xgmi", "calibrated")
 ARCHITECTURES = ("kepler", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "cdna4")
 INTRA_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge", "pcie", "xgmi")
@@ -84,8 +86,25 @@ class Link:
     efficiency: float
     latency_s: float
     sharp: bool = False
+    gpu_direct: bool | None = None  # None: by category (gpu_direct_access)
     regimes: tuple[Regime, ...] = ()
     notes: str = ""
+
+    @property
+    def gpu_direct_access(self) -> bool:
+        """Whether the NIC moves data straight to and from GPU memory (GPUDirect RDMA on
+        InfiniBand, RoCE and EFA; GPUDirect-TCPX/TCPXO over TCP) rather than through host memory
+        and CPU copies (kernel sockets): the profile's ``gpu_direct`` where given, else its
+        category (``infiniband``, ``roce``, ``efa`` yes; ``tcp``, ``ethernet`` no), else its name
+        (``tcp`` or ``socket`` in it: no). The one rule the step model's transport and NCCL's
+        network path read."""
+        if self.gpu_direct is not None:
+            return self.gpu_direct
+        if self.category in GPU_DIRECT_CATEGORIES:
+            return True
+        if self.category in HOST_STAGED_CATEGORIES:
+            return False
+        return not ("tcp" in self.name.lower() or "socket" in self.name.lower())
 
     @property
     def achievable_bandwidth_Bps(self) -> float:

@@ -56,6 +56,8 @@ LINK_FIELDS = _common() + (
     FieldSpec("efficiency", "efficiency", fields.fraction, help="achievable fraction of bandwidth"),
     FieldSpec("latency", "latency_s", fields.duration, help="one-way small-message latency"),
     FieldSpec("sharp", "sharp", fields.boolean, False, help="fabric can reduce in-network"),
+    FieldSpec("gpu_direct", "gpu_direct", fields.boolean, None,
+              help="the NIC reads and writes GPU memory (GPUDirect); default by category"),
     FieldSpec("regimes", "regimes", fields.regimes, (), help="calibrated pieces by size"),
 )
 

@@ -317,7 +317,8 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
     return NcclTopology(
         n_ranks=n_nodes * ppn, n_nodes=n_nodes, compute_capability=system.gpu.compute_capability,
         ring=ring, tree=tree, intra_path=path if ppn > 1 else "NVLINK" if path == "NVLINK" else "PCI",
-        inter_path="PHB" if category in ("tcp", "ethernet") else "PXB",
+        # a GPUDirect NIC sits near its GPUs (PXB: LL128 stays on); sockets reach it through the CPU
+        inter_path="PXB" if n_nodes == 1 or system.nic_link.gpu_direct_access else "PHB",
         nvls=_nvls_graph(system, n_nodes, ppn, t), collnet=ring if sharp else None,
         shm=_host_memory_path(system, ppn, t) if shm else None,
         latency_inter_us=float(plugin.get(category, 0.0)),

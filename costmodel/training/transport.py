@@ -1,9 +1,11 @@
 """Which transport carries the inter-node gradients, and what that changes in a training step.
 
-One rule, :func:`link_transport`: a link profile's own ``transport`` field when it has one
-("rdma" or "tcp"); otherwise its category — InfiniBand, RoCE and EFA move data by RDMA
-(GPUDirect: the NIC reads and writes GPU memory), Ethernet and TCP categories through kernel
-sockets — and last its name (``tcp``/``socket`` in it means sockets).
+One rule, :func:`link_transport`, reads the link profile's :attr:`hardware.Link.gpu_direct_access`:
+its ``gpu_direct`` field where given, otherwise its category — InfiniBand, RoCE and EFA move data
+by RDMA (GPUDirect: the NIC reads and writes GPU memory), Ethernet and TCP categories through
+kernel sockets — and last its name (``tcp``/``socket`` in it means sockets). GPUDirect-TCPXO
+(Google Cloud A3 Mega) is TCP on the wire and GPUDirect at the GPU: its NICs write payloads into
+GPU memory, no CPU copies them, so it is ``rdma`` here.
 
 What TCP changes at the iteration level (bandwidth and latency are the comm model's business,
 set by the link profile): NCCL's socket transport stages every chunk through pinned host
@@ -28,24 +30,14 @@ RDMA = "rdma"
 TCP = "tcp"
 LOCAL = "local"  # one node: no network transport
 TRANSPORTS = (RDMA, TCP, LOCAL)
-RDMA_CATEGORIES = ("infiniband", "roce", "efa")
-TCP_CATEGORIES = ("ethernet", "tcp")
 # Assumption (see the module docstring): over sockets hidden communication costs its full time.
 TCP_OVERLAP_SLOWDOWN = 1.0
 
 
 def link_transport(link) -> str:
-    """``rdma`` or ``tcp`` for a network link profile (the one rule; see the module docstring)."""
-    explicit = str(getattr(link, "transport", "") or "").lower()
-    if explicit in (RDMA, TCP):
-        return explicit
-    category = str(getattr(link, "category", "") or "").lower()
-    if category in RDMA_CATEGORIES:
-        return RDMA
-    if category in TCP_CATEGORIES:
-        return TCP
-    name = str(getattr(link, "name", "") or "").lower()
-    return TCP if ("tcp" in name or "socket" in name) else RDMA
+    """``rdma`` (GPUDirect: the NIC reaches GPU memory) or ``tcp`` (sockets through host memory)
+    for a network link profile: its :attr:`hardware.Link.gpu_direct_access`, the one rule."""
+    return RDMA if link.gpu_direct_access else TCP
 
 
 def step_transport(system, nodes: int) -> str:

@@ -80,14 +80,15 @@ def test_dgx1_four_nodes_more_channels_do_not_lengthen_ll():
 
 
 def test_a_change_of_nccls_choice_is_said():
-    """gcp-a3-mega at 4 nodes: NCCL moves broadcast from LL to Simple between 256 and 512 KiB."""
+    """gcp-a3-mega at 4 nodes: NCCL moves broadcast from LL to LL128 between 128 and 256 KiB (its
+    GPUDirect-TCPXO NICs sit near the GPUs, so LL128 runs across nodes)."""
     q = dict(primitive="broadcast", cluster="gcp-a3-mega", nodes=4, backend="nccl")
-    at_512k = run_query(Query(size="512KiB", **q))[0]
-    at_256k = run_query(Query(size="256KiB", **q))[0]
-    assert at_256k.protocol != at_512k.protocol
-    assert "NCCL's choice changes" in at_512k.note and at_256k.protocol in at_512k.note
-    if at_256k.time_s > at_512k.time_s:
-        assert "smaller message takes longer" in at_512k.note
+    larger = run_query(Query(size="256KiB", **q))[0]
+    smaller = run_query(Query(size="128KiB", **q))[0]
+    assert (smaller.protocol, larger.protocol) == ("LL", "LL128")
+    assert "NCCL's choice changes" in larger.note and smaller.protocol in larger.note
+    if smaller.time_s > larger.time_s:
+        assert "smaller message takes longer" in larger.note
 
 
 def test_no_note_when_the_choice_holds():

@@ -133,7 +133,7 @@ def test_sync_modes_refuse_a_contradicting_zero_stage(sync, zero):
 
 @pytest.mark.parametrize("link,expected", [("ib-hdr", "rdma"), ("roce-400", "rdma"), ("efa", "rdma"),
                                            ("eth-100g", "tcp"), ("tcp-sockets", "tcp"),
-                                           ("gcp-tcpxo", "tcp")])
+                                           ("gcp-tcpxo", "rdma")])
 def test_link_transport_follows_the_category(link, expected):
     assert transport.link_transport(hardware.load_link(link)) == expected
 
@@ -154,15 +154,35 @@ def test_a_host_memory_reduction_over_tcp_keeps_the_rdma_slowdown():
         transport.check_given_slowdown("tcp", 0.1, "here")
 
 
-def test_an_explicit_transport_field_wins_over_the_category():
-    @dataclasses.dataclass
-    class Link:
-        category: str = "ethernet"
-        name: str = "eth-with-roce"
-        transport: str = "rdma"
+@pytest.mark.parametrize(("category", "name", "given", "expected"), [
+    ("ethernet", "eth-with-gpudirect", True, "rdma"), ("infiniband", "ib-without-gdr", False, "tcp"),
+    ("ethernet", "eth-100g", None, "tcp"), ("calibrated", "my-tcp-link", None, "tcp"),
+    ("calibrated", "my-ib", None, "rdma"),
+])
+def test_a_profiles_gpu_direct_field_wins_over_the_category(tmp_path, category, name, given, expected):
+    """The field is read from a user's TOML (the step model once asked for a ``transport`` field
+    no profile could carry); without it the category decides, and for other categories the name."""
+    field = "" if given is None else f"gpu_direct = {str(given).lower()}\n"
+    path = tmp_path / "link.toml"
+    path.write_text(f'[[link]]\nname = "{name}"\ndescription = "d"\nsource = "s"\ncategory = "{category}"\n'
+                    f'bandwidth = "100Gbps"\nefficiency = 0.9\nlatency = "5us"\n{field}', encoding="utf-8")
+    link = hardware.load_link(str(path))
+    assert link.gpu_direct == given and transport.link_transport(link) == expected
+    assert (f"gpu_direct = {str(given).lower()}" in hardware.to_toml(link)) == (given is not None)
 
-    assert transport.link_transport(Link()) == "rdma"
-    assert transport.link_transport(Link(transport="")) == "tcp"
+
+def test_gpudirect_tcpxo_is_gpu_direct_in_the_step_and_in_nccls_graph():
+    """GCP A3 Mega's TCPXO NICs write into GPU memory: hidden communication keeps the RDMA
+    slowdown, and NCCL's network path is PXB (LL128 on across nodes), as on RDMA, while plain
+    sockets (PHB) keep LL128 off."""
+    from costmodel.nccl.search import derive_topology
+
+    mega = hardware.load_system("gcp-a3-mega")
+    assert transport.step_transport(mega, 2) == "rdma"
+    assert transport.overlap_slowdown_for("rdma", losses.OVERLAP_SLOWDOWN) == losses.OVERLAP_SLOWDOWN
+    assert derive_topology(mega, 2).inter_path == "PXB" and derive_topology(mega, 2).ll128_enabled
+    sockets = dataclasses.replace(mega, nic_link=hardware.load_link("tcp-sockets"))
+    assert derive_topology(sockets, 2).inter_path == "PHB" and not derive_topology(sockets, 2).ll128_enabled
 
 
 def test_tcp_sockets_lose_more_than_rdma_at_the_same_line_rate():
