@@ -238,17 +238,20 @@ def runner_up(sweep, scores, index, ranked, rows=None, *, keys) -> dict | None:
             "step_time_change": float(sweep.total_s[at] / sweep.total_s[index] - 1.0)}
 
 
-def more_gpus(sweep, scores, best_gpus: int, tables=None) -> str | None:
-    """Why the plans on more GPUs than the best's lost (None where there are none): ``"worse"``
-    (some score, worse), ``"constraints"`` (they run and fit but miss the deadline or budget),
-    ``"algorithms"`` (the swept algorithms run on none of their GPU layouts; needs the sweep's
-    collective ``tables``) or ``"memory"`` (they run but do not fit)."""
+def more_gpus(sweep, scores, best_gpus: int, tables=None, best_score: float | None = None) -> str | None:
+    """Why the plans on more GPUs than the best's lost (None where there are none): ``"tied"``
+    (one scores higher than the best's ``best_score``, inside the tie band: the tie-break chose
+    fewer GPUs), ``"worse"`` (some score, none higher), ``"constraints"`` (they run and fit but
+    miss the deadline or budget), ``"algorithms"`` (the swept algorithms run on none of their GPU
+    layouts; needs the sweep's collective ``tables``) or ``"memory"`` (they run but do not fit)."""
     space = sweep.space
     more = space.gpus > best_gpus
     if not more.any():
         return None
-    if np.isfinite(scores[..., more]).any():
-        return "worse"
+    found = scores[..., more]
+    if np.isfinite(found).any():
+        higher = best_score is not None and float(np.nanmax(np.where(np.isfinite(found), found, np.nan))) > best_score
+        return "tied" if higher else "worse"
     if np.asarray(np.broadcast_to(sweep.feasible, space.shape)[..., more]).any():
         return "constraints"
     layouts = sorted({int(i) for i in space.cell_layout[more]})
@@ -411,7 +414,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         "memory_reserve_bytes": sweep.reserve_bytes,
         "constraints": {"deadline_hours": constraints.deadline_hours, "budget": constraints.budget},
         "max_gpus_considered": int(sweep.space.gpus.max()), "max_gpus_allowed": int(max_gpus),
-        "gpu_limits": gpu_limits, "more_gpus": more_gpus(sweep, scores, best.gpus, tables),
+        "gpu_limits": gpu_limits, "more_gpus": more_gpus(sweep, scores, best.gpus, tables, float(scores[index])),
         "memory_parts": memory_parts(sweep, setting, index),
         # the cluster link's calibrated regimes, which a plan's collectives cannot use (as iteration says)
         "regimes_unused": regimes_unused_note(system, best.nodes),

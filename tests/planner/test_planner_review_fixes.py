@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 
@@ -193,6 +194,22 @@ def test_plans_on_more_gpus_left_out_by_the_budget_are_not_called_slower():
     assert "Recommended: none on 1 GPU" in result.stdout
     assert "Plans on more GPUs (up to 8) miss the budget of 7.10 USD." in result.stdout
     assert "score worse" not in result.stdout
+
+
+def test_plans_on_more_gpus_that_score_higher_inside_the_tie_band_are_not_called_worse():
+    """Per-tensor gpt2 on four DGX H100: 32 GPUs step in 36.46 ms against the chosen 16's 45.91 ms,
+    inside the 25 % tie band, and the tie-break (fewer bytes sent) chose 16. The text said "More GPUs
+    (up to 32) score worse", against its own table."""
+    result = _run(*GPT2[:-2], "--cluster", "dgx-h100", "--nodes", "4", "--global-batch", "256",
+                  "--sync", "per-tensor", "--json")
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    best, fastest = found["best"], found["findings"]["tie_break"]
+    assert best["gpus"] < fastest["fastest_gpus"] and fastest["fastest_step_s"] < best["total_s"]
+    assert found["findings"]["more_gpus"] == "tied"
+    text = _run(*GPT2[:-2], "--cluster", "dgx-h100", "--nodes", "4", "--global-batch", "256",
+                "--sync", "per-tensor").stdout
+    assert "score worse" not in text and "score higher on throughput, inside the tie band" in text
 
 
 # 10 ----------------------------------------------------------------------------------------
