@@ -246,10 +246,6 @@ def iteration(
     colocated = None if ps_placement is None else ps_placement == "colocated"
     comm = cluster_module.comm_model(system, node_count, per_node, algorithm=algorithm, backend=backend,
                                      servers=servers, colocated=colocated)
-    from costmodel.training.gradsync import check_algorithm_runs, step_primitives
-
-    check_algorithm_runs(algorithm, comm, step_primitives(zero, quantize_grads is not None,
-                                               node_count if shard == "hybrid" else 1))
     if no_overlap and overlap_slowdown is not None:  # nothing hides behind compute: no slowdown to set
         raise InputError("--overlap-slowdown", overlap_slowdown, "left out with --no-overlap (the communication "
                          "runs after backward: no compute runs beside it to slow down)")

@@ -34,25 +34,21 @@ class StepSetup:
     gpus_per_node: int | None = None
     accumulation_steps: int = 1
     algorithm: str = "auto"
-    backend: str = "ideal"
+    backend: str = "auto"  # as dpcost plot breakdown and dpcost iteration: the cluster's realistic backend
 
     def label(self) -> str:
         return f"{self.cluster} ×{self.nodes}<br>{self.algorithm}, b={self.micro_batch}, k={self.accumulation_steps}"
 
 
 def step_breakdown(setup: StepSetup) -> Any:
-    """The :class:`costmodel.training.iteration.Breakdown` of one setup."""
-    from costmodel.cluster.comm import comm_model
-    from costmodel.training.gradsync import check_algorithm_runs
-    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
-    from costmodel.training.workloads import load_model
+    """The :class:`costmodel.training.iteration.Breakdown` of one setup: what ``dpcost iteration``
+    answers for it (:func:`costmodel.training.oncluster.iteration`: the cluster's transport, the
+    intervals, a named algorithm refused where the step's collectives do not run it)."""
+    from costmodel.training.oncluster import iteration
 
-    comm = comm_model(setup.cluster, setup.nodes, setup.gpus_per_node, setup.algorithm, setup.backend)
-    check_algorithm_runs(setup.algorithm, comm, ("all-reduce",))  # the bar is a ZeRO-0 step: its all-reduce runs the algorithm
-    config = TrainingConfig(micro_batch=setup.micro_batch, accumulation_steps=setup.accumulation_steps)
-    system = comm.layout.system
-    return iteration_breakdown(load_model(setup.model), system.gpu, comm.time_s, comm.ranks, config,
-                               algorithm=setup.algorithm)
+    return iteration(setup.model, setup.cluster, nodes=setup.nodes, gpus_per_node=setup.gpus_per_node,
+                     algorithm=setup.algorithm, backend=setup.backend, micro_batch=setup.micro_batch,
+                     accumulation_steps=setup.accumulation_steps)
 
 
 def segment_seconds(b: Any) -> list[float]:

@@ -810,6 +810,10 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     _check(config, ranks)
     memory.check_recompute(workload, config.recompute)
     config, setup = _resolve_sync(workload, config)
+    hybrid_nodes = groups.replica_ranks if groups is not None and config.shard == "hybrid" else 1
+    if named is not None:  # on the stage the sync mode runs: a named algorithm must run one of its collectives
+        gradsync.check_algorithm_runs(named.algorithm, named, gradsync.step_primitives(
+            config.zero_stage, config.quantize_grads is not None, hybrid_nodes))
     # on the stage the sync mode runs (--sync fsdp is ZeRO-3 whatever --zero says)
     gradsync.check_topk(config.topk_fraction, config.zero_stage)
     gradsync.check_quantization(config.quantize_weights, config.quantize_grads, config.zero_stage)
@@ -851,6 +855,5 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         staleness_updates=float(stragglers.async_staleness_updates(ranks)) if config.asynchronous else 0.0,
         **_memory(workload, config, precision, ranks, compute.seq_len, gpu, compute.compute_dtype,
                   shard_ranks if groups is not None else None,
-                  groups.secondary_ranks if groups is not None else None, named,
-                  groups.replica_ranks if groups is not None and config.shard == "hybrid" else 1),
+                  groups.secondary_ranks if groups is not None else None, named, hybrid_nodes),
     )

@@ -111,3 +111,24 @@ def test_python_charts_default_to_the_backend_the_cli_picks():
                                 algorithms=("hierarchical",))
     assert "hierarchical is not an NCCL algorithm" in hierarchical.layout.title.text
     assert {trace.name for trace in hierarchical.data} >= {"hierarchical"}
+
+
+@pytest.mark.parametrize(("cluster", "nodes"), [("dgx-h100", 4), ("l40s-tcp-1x", 2)])
+def test_a_breakdown_bar_is_what_iteration_answers(cluster, nodes):
+    """step_breakdown defaulted to the ideal backend and left the cluster's transport out, while
+    `dpcost plot breakdown` and `dpcost iteration` take the realistic backend and the transport
+    (over TCP sockets hidden communication is not free): one answer, the API's."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from cli import app
+    from costmodel.plots import StepSetup, step_breakdown
+
+    bar = step_breakdown(StepSetup(model="gpt2", cluster=cluster, nodes=nodes, micro_batch=4, accumulation_steps=2))
+    result = CliRunner().invoke(app, ["iteration", "--model", "gpt2", "--cluster", cluster, "--nodes", str(nodes),
+                                      "--micro-batch", "4", "--accum", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert (bar.total_s, bar.interference_s, bar.transport) == (
+        pytest.approx(found["total_s"], rel=1e-12), pytest.approx(found["interference_s"], rel=1e-12), found["transport"])

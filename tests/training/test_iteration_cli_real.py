@@ -136,6 +136,27 @@ def test_an_algorithm_no_collective_of_the_step_has_is_refused_not_run_as_auto(c
     assert json.loads(zero3.stdout)["comm_s"] != json.loads(auto.stdout)["comm_s"]  # Bruck ran, not auto
 
 
+def test_the_named_algorithm_check_is_the_models_for_the_api_the_sync_mode_and_the_charts(cli_error):
+    """One check, in iteration_breakdown on the stage the sync mode runs. The Python API timed
+    auto under bruck's name at ZeRO-0 (the check lived in the command alone); the command refused
+    `--sync fsdp --algorithm bruck` by the typed --zero 0, though FSDP's all-gathers run Bruck."""
+    import costmodel
+    from dpbase.errors import InputError
+
+    with pytest.raises(InputError, match="^algorithm: got 'bruck'; allowed: one this step's all-reduce runs"):
+        costmodel.iteration("gpt2", "dgx-h100", micro_batch=4, nodes=2, algorithm="bruck")
+    fsdp = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "4",
+            "--sync", "fsdp", "--json"]
+    bruck, auto = (runner.invoke(app, [*fsdp, *extra]) for extra in (["--algorithm", "bruck"], []))
+    assert bruck.exit_code == 0 and auto.exit_code == 0, bruck.output
+    assert json.loads(bruck.stdout)["comm_s"] != json.loads(auto.stdout)["comm_s"]  # Bruck ran, not auto
+    api = costmodel.iteration("gpt2", "dgx-h100", micro_batch=4, nodes=2, algorithm="bruck", sync="fsdp")
+    assert api.total_s == pytest.approx(json.loads(bruck.stdout)["total_s"], rel=1e-12)
+    line = cli_error(["plot", "breakdown", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4",
+                      "--algorithm", "bruck", "-o", "/tmp/never-written.html"])
+    assert line.startswith("error: algorithm: got 'bruck'; allowed: one this step's all-reduce runs")
+
+
 def test_an_algorithm_nccl_forces_on_the_all_reduce_alone_is_refused_at_zero_1(cli_error):
     """Under NCCL's model ring is forced on the all-reduce only; ZeRO-1's reduce-scatter and
     all-gather are NCCL's own choice, so `--zero 1 --algorithm ring` was auto's step named ring."""
