@@ -216,3 +216,16 @@ def test_docs_list_every_bundled_profile_and_the_example():
     assert missing == []
     example = (root / "tests" / "data" / "hardware" / "my_cluster.toml").read_text(encoding="utf-8")
     assert example in docs
+
+
+def test_the_docs_gpu_table_shows_bf16_only_where_the_profile_has_it():
+    """Four rows showed a bf16 rate for GPUs without bf16 (V100, T4, RTX 2080 Ti: fp16 only)."""
+    import re
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[2] / "docs" / "hardware-profiles.md").read_text(encoding="utf-8")
+    for gpu in (p for p in list_profiles() if isinstance(p, Gpu)):
+        cell = re.search(rf"^\| `{re.escape(gpu.name)}` \|[^|]*\|[^|]*\|[^|]*\| ([^|]*) \|", docs, re.M).group(1)
+        tflops = {dtype: f"{value / 1e12:.4g}" for dtype, value in gpu.peak_flops.items()}
+        fallback = "fp16" if "fp16" in tflops else "fp32"
+        assert cell == (tflops["bf16"] if "bf16" in tflops else f"– ({fallback} {tflops[fallback]})"), gpu.name
