@@ -240,8 +240,9 @@ def runner_up(sweep, scores, index, ranked, rows=None, *, keys) -> dict | None:
 
 def more_gpus(sweep, scores, best_gpus: int, tables=None, best_score: float | None = None) -> str | None:
     """Why the plans on more GPUs than the best's lost (None where there are none): ``"tied"``
-    (one scores higher than the best's ``best_score``, inside the tie band: the tie-break chose
-    fewer GPUs), ``"worse"`` (some score, none higher), ``"constraints"`` (they run and fit but
+    (one scores better than the best's ``best_score`` — scores are lower-is-better,
+    :func:`rank.objective_scores` — inside the tie band: the tie-break chose fewer GPUs),
+    ``"worse"`` (some score, none better), ``"constraints"`` (they run and fit but
     miss the deadline or budget), ``"algorithms"`` (the swept algorithms run on none of their GPU
     layouts; needs the sweep's collective ``tables``) or ``"memory"`` (they run but do not fit)."""
     space = sweep.space
@@ -250,8 +251,8 @@ def more_gpus(sweep, scores, best_gpus: int, tables=None, best_score: float | No
         return None
     found = scores[..., more]
     if np.isfinite(found).any():
-        higher = best_score is not None and float(np.nanmax(np.where(np.isfinite(found), found, np.nan))) > best_score
-        return "tied" if higher else "worse"
+        better = best_score is not None and float(np.min(found)) < best_score  # inf (infeasible) is never less
+        return "tied" if better else "worse"
     if np.asarray(np.broadcast_to(sweep.feasible, space.shape)[..., more]).any():
         return "constraints"
     layouts = sorted({int(i) for i in space.cell_layout[more]})

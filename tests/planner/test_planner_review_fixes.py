@@ -212,6 +212,18 @@ def test_plans_on_more_gpus_that_score_higher_inside_the_tie_band_are_not_called
     assert "score worse" not in text and "score higher on throughput, inside the tie band" in text
 
 
+def test_plans_on_more_gpus_that_score_worse_are_still_called_worse():
+    """The first 'tied' check compared lower-is-better scores the wrong way round: gpt2 on eight
+    two-GPU RTX 2080 Ti nodes (4-16 GPUs: 13.7-14.8 samples/s against 2 GPUs' 41.2) was said to
+    score higher inside the tie band."""
+    result = _run(*GPT2[:-2], "--cluster", "rtx2080ti-2x-nvlink-bridge", "--nodes", "8", "--global-batch", "64",
+                  "--top", "500", "--json")
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert found["best"]["gpus"] == 2 and found["findings"]["more_gpus"] == "worse"
+    assert max(c["samples_per_s"] for c in found["candidates"] if c["gpus"] > 2) < found["best"]["samples_per_s"]
+
+
 # 10 ----------------------------------------------------------------------------------------
 
 def test_bytes_sent_count_zero_plus_plus_quantisation():
