@@ -205,14 +205,15 @@ def _horovod_text(row) -> str:
     k = {knob.name: knob.value for knob in _horovod(row)}
     env = " ".join(f"{knob.name}={knob.value}" for knob in _env(row) if knob.name.startswith("HOROVOD_"))
     compression = f", compression={k['compression']}" if "compression" in k else ""
-    if row.grad_dtype == "bf16":
-        compression += "  # fp16 on the wire: Horovod has no bf16 compressor; the plan timed 2 bytes a value"
+    # a comment after the call's closing parenthesis: inside it, it took the parenthesis along
+    why = "  # fp16 on the wire: Horovod has no bf16 compressor; the plan timed 2 bytes a value" \
+        if row.grad_dtype == "bf16" else ""
     return "\n".join([
         f"# {env} {_horovodrun_line(row)}",
         f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps} "
         "(one synchronisation per optimizer step)",
         "optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(), "
-        f"backward_passes_per_step={k['backward_passes_per_step']}{compression})",
+        f"backward_passes_per_step={k['backward_passes_per_step']}{compression}){why}",
         *([PER_TENSOR_NOTE] if row.sync == "per-tensor" else [])])
 
 
