@@ -148,6 +148,11 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
     if clusters is None and _axis(nodes) != [1]:  # a link's ranks are ``ranks``: nodes belong to a cluster
         raise InputError("nodes", nodes, "only with clusters (a link or alpha_s/bandwidth_Bps takes ranks)")
     size_list = _once([parse_size(s, "sizes") for s in _axis(sizes)])  # 1MB and 1000KB are one size
+    if clusters is None and gpus_per_node is not None and gpus_per_node >= 1 and not any(
+            _hierarchical(p, a) for p in _axis(primitives) for a in _axis(algorithms)):
+        # a link's node size is the hierarchical algorithm's alone: given to no row, it would be dropped
+        raise InputError("--gpus-per-node", gpus_per_node, "only with --algorithm hierarchical among the algorithms "
+                                                           "on a link or --alpha/--bandwidth (its ranks per node)")
     rows: list[dict[str, Any]] = []
     skipped: list[NotApplicableError] = []
     for primitive, cluster, link, algorithm, backend in itertools.product(
@@ -163,13 +168,16 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
             except NotApplicableError as error:
                 skipped.append(error)
             continue
+        # on a link the node size goes to the hierarchical rows alone (the others run over the one link)
+        per_node = gpus_per_node if cluster is not None or _hierarchical(primitive, algorithm) or \
+            (gpus_per_node is not None and gpus_per_node < 1) else None
         for count, size in itertools.product(group, size_list):
             where = {"nodes": count} if cluster is not None else {"ranks": count}
             try:
                 p = predict(primitive, size, algorithm, cluster=cluster, link=link, backend=backend, stack=stack,
                             _cli_words=True,
                             alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps, gamma_s_per_byte=gamma_s_per_byte,
-                            gpus_per_node=gpus_per_node, **where)
+                            gpus_per_node=per_node, **where)
             except NotApplicableError as error:
                 skipped.append(error)
                 continue
@@ -179,6 +187,20 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
     frame = pd.DataFrame(rows, columns=list(Prediction.__dataclass_fields__))
     frame.attrs["left_out"] = skipped  # why each left-out combination was
     return frame
+
+
+def _hierarchical(primitive: str, algorithm: str) -> bool:
+    """Whether ``algorithm`` names the registry's hierarchical ``primitive`` (the one that takes a
+    bare link's node size); False for auto, all and names the registry lacks."""
+    from costmodel.collectives.registry import get
+    from dpbase.errors import DpcostError
+
+    if algorithm in ("auto", "all"):
+        return False
+    try:
+        return get(primitive, algorithm).hierarchical
+    except DpcostError:  # unknown here: the row's own prediction says why
+        return False
 
 
 def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[float], alpha_s: Any,

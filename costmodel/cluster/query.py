@@ -149,6 +149,27 @@ def _given(q: Query, names: tuple[str, ...]) -> list[str]:
     return [f"--{name.replace('_', '-')}" for name in names if getattr(q, name) is not None]
 
 
+def _check_link_nodes(q: Query, inter: list[str]) -> None:
+    """A bare link's node size (``--gpus-per-node``) is the hierarchical algorithm's G and nothing
+    else's (flat algorithms, and auto's and all's candidates, run over the one link), and its
+    inter-node rates take part only when the ranks span more than one such node: each left out
+    (``NotApplicableError``: a sweep leaves that combination out and says so) rather than ignored."""
+    if q.cluster is not None:
+        return
+    hierarchical = q.algorithm not in ("auto", "all") and not _nccl_only(q) and get(q.primitive, q.algorithm).hierarchical
+    if q.gpus_per_node is not None and not hierarchical:
+        raise NotApplicableError("--gpus-per-node", q.gpus_per_node, "only with --algorithm hierarchical on a link or "
+                                 "--alpha/--bandwidth (its ranks per node); the other algorithms run over the one link")
+    if inter and q.ranks is not None:
+        default = next(p.default for p in get(q.primitive, q.algorithm).params if p.name == "gpus_per_node")
+        per_node = q.gpus_per_node or default
+        if q.ranks <= per_node:
+            given = _given(q, inter)[0]
+            raise NotApplicableError(given, getattr(q, inter[0]), f"more --ranks than --gpus-per-node ({per_node}"
+                                     f"{'' if q.gpus_per_node else ', its default'}): {q.ranks} ranks are one node, "
+                                     "where the hierarchical algorithm has no inter-node level")
+
+
 def check_conflicts(q: Query) -> None:
     """Hardware comes from exactly one source, and every parameter given is used: two sources, or a
     parameter the algorithm does not have, is an error naming both flags (never silently dropped)."""
@@ -175,6 +196,7 @@ def check_conflicts(q: Query) -> None:
     if inter and (q.algorithm in ("auto", "all") or not get(q.primitive, q.algorithm).hierarchical):
         raise InputError(_given(q, inter)[0], getattr(q, inter[0]),
                          "only with --algorithm hierarchical (the rates of its inter-node level)")
+    _check_link_nodes(q, inter)
     given = _given_params(q)
     first = next(iter(given.items()), None)
     if first and q.algorithm == "auto":  # the choice is the library's or the fastest: nothing would take them

@@ -53,13 +53,22 @@ def test_inter_node_rates_are_refused_where_nothing_uses_them():
                                                                   "with --algorithm hierarchical")
 
 
-def test_the_node_size_goes_to_hierarchical_only_and_through_the_sweep():
-    """Review of 2026-11-28: the API refused gpus_per_node beside ring (the CLI accepts it and
-    gives it to the algorithms that take it), and the sweep's vectorised path dropped it."""
+def test_the_node_size_goes_to_hierarchical_only_and_through_the_sweep(cli_error):
+    """Review of 2026-11-28: the sweep's vectorised path dropped the node size. A later review: it
+    was taken beside ring, auto and compare's every algorithm, which run over the one link, and
+    answered as if it were not given. A single prediction now refuses it there; a sweep gives it to
+    its hierarchical rows alone (and refuses it when none is swept)."""
     from costmodel.cluster.api import sweep
+    from dpbase.errors import InputError
 
-    ring = costmodel.predict("all-reduce", 1e9, "ring", ranks=8, alpha_s=5e-6, bandwidth_Bps=25e9, gpus_per_node=4)
-    assert ring.params == {} and ring.time_s > 0
+    with pytest.raises(InputError, match="^gpus_per_node: got 4; allowed: only with algorithm hierarchical"):
+        costmodel.predict("all-reduce", 1e9, "ring", ranks=8, alpha_s=5e-6, bandwidth_Bps=25e9, gpus_per_node=4)
+    for argv in (["collective", "all-reduce", *LINK[:-2], "-a", "ring", "--gpus-per-node", "4"],
+                 ["collective", "all-reduce", *LINK[:-2], "--gpus-per-node", "4"],
+                 ["compare", "all-reduce", *LINK[:-2], "--gpus-per-node", "4"],
+                 ["sweep", "all-reduce", "-N", "8", "--sizes", "1GB", "--alpha", "5us", "--bandwidth", "25GB/s",
+                  "-a", "ring", "--gpus-per-node", "4"]):
+        assert cli_error(argv).startswith("error: --gpus-per-node: got 4; allowed: only with --algorithm hierarchical")
     rows = sweep("all-reduce", "1GB", ranks=[8], algorithms=["ring", "hierarchical"], alpha_s="5us",
                  bandwidth_Bps="25GB/s", gpus_per_node=4).to_dict("records")
     found = {row["algorithm"]: row for row in rows}
@@ -67,6 +76,19 @@ def test_the_node_size_goes_to_hierarchical_only_and_through_the_sweep():
     assert found["hierarchical"]["time_s"] == pytest.approx(
         predict_on_link("all-reduce", "hierarchical", ranks=8, size_bytes=1e9, alpha_s=5e-6, bandwidth_Bps=25e9,
                         gpus_per_node=4).time_s, rel=1e-12)
+
+
+def test_inter_node_rates_on_one_node_are_refused(cli_error):
+    """`-N 8 -a hierarchical --alpha-inter 1ms` ran 8 ranks as one node of 8 (the default G): the
+    inter-node rates took no part, and the answer was the same with or without them."""
+    line = cli_error(["collective", "all-reduce", *LINK, "--alpha-inter", "1ms"])
+    assert line == ("error: --alpha-inter: got '1ms'; allowed: more --ranks than --gpus-per-node (8, its default): "
+                    "8 ranks are one node, where the hierarchical algorithm has no inter-node level")
+    assert cli_error(["collective", "all-reduce", *LINK, "--bandwidth-inter", "1GB/s", "--gpus-per-node", "8"]) \
+        .startswith("error: --bandwidth-inter: got '1GB/s'; allowed: more --ranks than --gpus-per-node (8): ")
+    slow, fast = (runner.invoke(app, ["collective", "all-reduce", *LINK, "--gpus-per-node", "4", "--alpha-inter",
+                                      alpha, "--json"]) for alpha in ("1ms", "1us"))
+    assert json.loads(slow.stdout)["time_s"] > json.loads(fast.stdout)["time_s"]  # two nodes: they take part
 
 
 def test_a_node_size_below_one_is_refused_whatever_the_algorithm(cli_error):
@@ -77,9 +99,10 @@ def test_a_node_size_below_one_is_refused_whatever_the_algorithm(cli_error):
         assert line.startswith("error: gpus_per_node: got 0; allowed: an integer >= 1")
     from costmodel.cluster.api import sweep
 
-    rows = sweep("all-reduce", "1GB", ranks=[2, 4, 8, 16], algorithms=["ring"], alpha_s="5us", bandwidth_Bps="25GB/s",
-                 gpus_per_node=8)
-    assert len(rows) == 4
+    rows = sweep("all-reduce", "1GB", ranks=[2, 4, 8, 16], algorithms=["ring", "hierarchical"], alpha_s="5us",
+                 bandwidth_Bps="25GB/s", gpus_per_node=8)
+    assert sorted(zip(rows["algorithm"], rows["ranks"])) == [("hierarchical", 8), ("hierarchical", 16), ("ring", 2),
+                                                             ("ring", 4), ("ring", 8), ("ring", 16)]
 
 
 def test_chunks_are_refused_without_a_pipeline(cli_error):

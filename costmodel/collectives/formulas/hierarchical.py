@@ -20,7 +20,7 @@ from typing import Any
 from costmodel.collectives.entry import Entry, Param, Terms
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
-from dpbase.errors import InputError
+from dpbase.errors import InputError, NotApplicableError
 
 GPUS_PER_NODE = Param("gpus_per_node", "G", 8, "ranks per node (N must be a multiple of G)")
 LEADERS = Param("leaders", "leaders", False, "one leader per node reduces, the leaders all-reduce n, "
@@ -49,8 +49,10 @@ def hierarchical_allreduce(N: Any, n: Any, p: Any, o: Any) -> Terms:
 
 def validate_hierarchical(N: int, params: dict[str, Any]) -> None:
     G = params["gpus_per_node"]
-    if not float(G).is_integer() or G < 1 or N % int(G) != 0:
+    if not float(G).is_integer() or G < 1:
         raise InputError("gpus_per_node", G, f"an integer >= 1 that divides ranks ({N})")
+    if N % int(G) != 0:  # a node size these ranks cannot fill: this combination, not the input, is out (a sweep leaves it out)
+        raise NotApplicableError("gpus_per_node", G, f"an integer >= 1 that divides ranks ({N})")
 
 ENTRIES: tuple[Entry, ...] = (
     Entry(P.ALL_REDUCE, A.HIERARCHICAL, hierarchical_allreduce,
