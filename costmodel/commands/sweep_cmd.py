@@ -13,6 +13,7 @@ FORMATS = ("table", "csv", "json")
 EXAMPLES = {"nodes": "1,2,4", "ranks": "8,16", "cluster": "dgx-h100,dgx-a100", "link": "nvlink4,ib-ndr",
             "algorithm": "ring,double-binary-tree", "backend": "nccl,ideal", "primitives": "all-reduce,all-gather"}
 MAX_SIZES = 4096  # sizes one range may hold
+DEFAULT_FACTOR = 4.0  # ratio between successive sizes of a range
 TABLE_COLUMNS = ("primitive", "cluster", "nodes", "ranks", "size_bytes", "algorithm", "protocol", "backend",
                  "time_s", "busbw_Bps")
 
@@ -32,14 +33,15 @@ def _counts(text: str | None, field: str) -> list[int] | None:
     return _list(text, field, lambda item: _count(item, field))
 
 
-def _sizes(sizes: str | None, min_size: str | None, max_size: str | None, factor: float) -> list[float]:
+def _sizes(sizes: str | None, min_size: str | None, max_size: str | None, factor: float | None) -> list[float]:
     from dpbase.units import parse_size
 
     if sizes is not None:
-        if min_size is not None or max_size is not None:
-            raise InputError("--sizes", "given with --min-size/--max-size", "either a list or a range")
+        if min_size is not None or max_size is not None or factor is not None:
+            raise InputError("--sizes", "given with --min-size/--max-size/--factor", "either a list or a range")
         return _list(sizes, "sizes", lambda item: parse_size(item, "sizes"))
     low, high = parse_size(min_size or "1KiB", "min_size"), parse_size(max_size or "1GiB", "max_size")
+    factor = DEFAULT_FACTOR if factor is None else factor
     if not 1.0 < factor <= 1024.0:
         raise InputError("factor", factor, "a number in (1, 1024]")
     if not 0 < low <= high:
@@ -93,7 +95,7 @@ def sweep(
     sizes: Annotated[Optional[str], Option("--sizes", help="Sizes, comma-separated (1MiB,1GiB); or a range with --min-size/--max-size/--factor.")] = None,
     min_size: Annotated[Optional[str], Option("--min-size", help="Smallest size of the range (default 1KiB).")] = None,
     max_size: Annotated[Optional[str], Option("--max-size", help="Largest size of the range (default 1GiB).")] = None,
-    factor: Annotated[float, Option("--factor", help="Ratio between successive sizes of the range.")] = 4.0,
+    factor: Annotated[Optional[float], Option("--factor", help="Ratio between successive sizes of the range (default 4).")] = None,
     cluster: Annotated[Optional[str], Option("--cluster", help="System profile(s), comma-separated names or TOML paths.", autocompletion=complete.systems)] = None,
     nodes: Annotated[Optional[str], Option("--nodes", help="Node counts on --cluster, comma-separated (default 1).")] = None,
     gpus_per_node: GPUS_PER_NODE = None,

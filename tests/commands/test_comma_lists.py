@@ -65,3 +65,18 @@ def test_plot_rank_counts_are_read_once(tmp_path, monkeypatch):
     from costmodel.commands.plot_cmd import _rank_counts
 
     assert _rank_counts("2,8,2", None, 64) == (2, 8)
+
+
+@pytest.mark.parametrize("extra", [["--factor", "2"], ["--min-size", "1KiB"], ["--max-size", "1GiB"]])
+def test_a_list_of_sizes_refuses_the_range_options(cli_error, extra):
+    """`--sizes 1MiB --factor 2` answered the list and dropped the factor (--min-size was refused)."""
+    line = cli_error([*SWEEP, "--sizes", "1MiB", *extra])
+    assert line == "error: --sizes: got 'given with --min-size/--max-size/--factor'; allowed: either a list or a range"
+
+
+def test_a_range_takes_its_factor():
+    found = _rows(["sweep", "all-reduce", *LINK, "--ranks", "8", "-a", "ring", "--min-size", "1KiB",
+                   "--max-size", "1MiB", "--factor", "32"])
+    assert [size for _, size, _ in found] == [1024.0, 32768.0, 1048576.0]
+    assert len(_rows(["sweep", "all-reduce", *LINK, "--ranks", "8", "-a", "ring", "--min-size", "1KiB",
+                      "--max-size", "1MiB"])) == 6  # the default factor, 4
