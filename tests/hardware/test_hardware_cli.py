@@ -114,3 +114,24 @@ def test_validate_says_when_no_cluster_option_can_take_the_file(tmp_path):
     assert result.exit_code == 0 and result.stdout.splitlines()[0] == "ok"
     assert "2 [[system]] tables (lab-4x-a100-pcie, lab-4x-a100-pcie-b): --cluster takes a file with exactly one" \
         in result.stdout
+
+
+def test_validate_notes_a_bandwidth_eight_times_its_links_line_rate(tmp_path):
+    """A system typed with nic_bandwidth "400GBps" (for 400Gbps) on ib-ndr validated "ok" and gave
+    a 701 GB/s ring across two nodes. It stays valid (bundled aws-p5 folds four EFA devices into one
+    NIC: 4x), and validate now says what it reads like."""
+    import hardware
+
+    text = hardware.standalone_toml(hardware.load_system("dgx-h100")).replace('name = "dgx-h100"', 'name = "typo"')
+    assert 'nic_bandwidth = "50GB/s"' in text
+    path = tmp_path / "typo.toml"
+    path.write_text(text.replace('nic_bandwidth = "50GB/s"', 'nic_bandwidth = "400GBps"'), encoding="utf-8")
+    result = run("validate", str(path))
+    assert result.exit_code == 0 and result.stdout.splitlines() == [
+        "ok", "note: nic_bandwidth 400 GB/s is 8x the line rate of its link ib-ndr (50 GB/s): bits typed as bytes "
+              "(GBps for Gbps), or the other way round?"]
+    path.write_text(text, encoding="utf-8")
+    assert run("validate", str(path)).stdout.splitlines() == ["ok"]
+    for name in ("aws-p5", "dgx-spark", "l40s-tcp-1x"):  # the bundled systems whose rates differ from their links'
+        path.write_text(hardware.standalone_toml(hardware.load_system(name)), encoding="utf-8")
+        assert run("validate", str(path)).stdout.splitlines() == ["ok"], name
