@@ -64,6 +64,12 @@ def step_primitives(zero: int = 0, quantized_grads: bool = False, hybrid_nodes: 
     return tuple(dict.fromkeys(found))
 
 
+def check_asynchronous(asynchronous: bool, zero_stage: int) -> None:
+    """Asynchronous parameter-server updates run ZeRO-0 only (the servers hold the one copy)."""
+    if asynchronous and zero_stage != 0:
+        raise InputError("zero_stage", zero_stage, "0 with asynchronous (parameter-server) updates")
+
+
 def runs_any(comm, primitives: tuple[str, ...]) -> bool:
     """Whether ``comm``'s algorithm (auto: always) runs one of ``primitives`` (its
     :meth:`~costmodel.cluster.comm.CommModel.runs_named`): the one rule of what a named algorithm
@@ -276,8 +282,7 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
     gather: tuple = ("all-gather", weights_per_grad, None, comm)
     if weight_bits is not None:  # qwZ: INT8 weights on the wire, (de)quantised on both sides
         gather = ("all-gather", weight_bits / 8 / precision.grad_bytes, quant_s_per_byte * weights_per_grad, comm)
-    if asynchronous and zero_stage != 0:
-        raise InputError("zero_stage", zero_stage, "0 with asynchronous (parameter-server) updates")
+    check_asynchronous(asynchronous, zero_stage)
     if topk_fraction is not None:
         sent = ranks * topk_fraction * (precision.grad_bytes + TOPK_INDEX_BYTES) / precision.grad_bytes
         backward_parts = [("all-gather", sent, None, comm)]

@@ -811,6 +811,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     memory.check_recompute(workload, config.recompute)
     config, setup = _resolve_sync(workload, config)
     hybrid_nodes = groups.replica_ranks if groups is not None and config.shard == "hybrid" else 1
+    gradsync.check_asynchronous(config.asynchronous, config.zero_stage)  # before the algorithm it implies
     if named is not None:  # on the stage the sync mode runs: a named algorithm must run one of its collectives
         gradsync.check_algorithm_runs(named.algorithm, named, gradsync.step_primitives(
             config.zero_stage, config.quantize_grads is not None, hybrid_nodes))

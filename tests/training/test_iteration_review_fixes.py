@@ -185,3 +185,11 @@ def test_the_library_refuses_a_host_overhead_asynchronous_steps_would_ignore():
     with pytest.raises(InputError, match="^host_overhead: "):
         iteration_breakdown(load_model("resnet-50"), system.gpu, comm, config=TrainingConfig(
             micro_batch=64, asynchronous=True, losses=StepLosses(host_overhead_s=0.05)))
+
+
+def test_async_with_a_zero_stage_names_the_stage_not_an_algorithm_never_typed(cli_error):
+    """`--async --zero 1` was refused as "algorithm: got 'parameter-server'", an option the user
+    never typed (the parameter server is what --async runs): the stage is what contradicts it."""
+    line = cli_error(["iteration", "--model", "gpt2", "--cluster", "dgx-a100", "--nodes", "2", "--micro-batch", "8",
+                      "--async", "--zero", "1"])
+    assert line == "error: zero_stage: got 1; allowed: 0 with asynchronous (parameter-server) updates"
