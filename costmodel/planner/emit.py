@@ -79,6 +79,13 @@ def _torchrun(row) -> list[Knob]:
                                                          "gpus_per_node")]
 
 
+# PyTorch's ZeRO-1 is not the one timed: DDP still all-reduces every gradient, then each rank
+# broadcasts its updated shard (torch.distributed.optim.ZeroRedundancyOptimizer), where the plan
+# timed DeepSpeed's stage 1: a reduce-scatter of the gradients and an all-gather of the weights.
+ZERO1_TORCH_NOTE = ("# note: ZeroRedundancyOptimizer keeps DDP's all-reduce of the gradients (twice the bytes of "
+                    "the reduce-scatter this plan timed) and broadcasts the updated shards; "
+                    "--emit deepspeed (stage 1) runs what was timed")
+
 HOROVOD_SYNCS = ("horovod", "per-tensor")  # modes emitted as Horovod (per-tensor: fusion off)
 
 
@@ -250,6 +257,7 @@ def _torch_text(row) -> str:
         if row.zero_stage == 1:
             lines.append("optimizer = ZeroRedundancyOptimizer(model.parameters(), "
                          f"optimizer_class={TORCH_OPTIMIZER[row.optimizer]})")
+            lines.append(ZERO1_TORCH_NOTE)
     elif "reshard_after_forward" in k:  # FSDP2 (torch.distributed.fsdp.fully_shard), as ZeRO++ hpZ
         param = TORCH_DTYPE[row.compute_dtype]
         shard = (f"fully_shard({{}}, reshard_after_forward={k['reshard_after_forward']}, "

@@ -242,3 +242,13 @@ def test_every_emitted_torch_snippet_is_python():
                     ast.parse(text)
                     parsed += 1
     assert parsed >= 100
+
+
+def test_pytorchs_zero1_says_it_is_not_the_zero1_timed():
+    """ZeroRedundancyOptimizer all-reduces the gradients under DDP and broadcasts the shards; the
+    plan timed a reduce-scatter and an all-gather (DeepSpeed's stage 1). The snippet says so."""
+    best = plan("gpt2", "dgx-h100", nodes=2, global_batch=256, explain=False).best
+    torch_text = emit.render(dataclasses.replace(best, zero_stage=1, sync="ddp"), "torch")
+    assert emit.ZERO1_TORCH_NOTE in torch_text.splitlines()
+    assert '"stage": 1' in emit.render(dataclasses.replace(best, zero_stage=1, sync="ddp"), "deepspeed")
+    assert emit.ZERO1_TORCH_NOTE not in emit.render(best, "torch")
