@@ -79,7 +79,7 @@ def nccl_prediction(primitive: str, size_bytes: float, lay: Layout, topo: Any, a
         algbw_Bps=p.algbw_Bps, busbw_Bps=p.busbw_Bps, bandwidth_Bps=p.bandwidth_Bps,
         launch_overhead_s=p.launch_overhead_s, nccl_model_time_s=p.model_time_s, nccl_version=p.nccl_version,
         cluster=lay.system.name, nodes=lay.nodes, gpus_per_node=lay.gpus_per_node, bottleneck=bottleneck_link(lay),
-        stack_runs=True,
+        stack_runs=True, nccl_choice=True if algorithm == "auto" else None,  # auto is NCCL's choice; a forced one: not asked
         **_mirror_traffic(primitive, p.n_ranks, size_bytes, p.algorithm, p.latency_s, p.bandwidth_Bps))
 
 

@@ -148,3 +148,22 @@ def test_an_amd_plan_runs_under_rccl_and_picks_what_rccl_runs():
     data = _json("plan", "--model", "gpt2", "--cluster", "mi300x-8x", "--nodes", "2", "--global-batch", "64", "--json")
     assert data["backend"] == "rccl"
     assert {row["algorithm"] for row in data["candidates"]} <= {"auto", "ring", "double-binary-tree"}
+
+
+def test_nccls_own_choice_is_marked_alike_by_every_command():
+    """`collective` and `sweep` gave nccl_choice null for NCCL's own (auto) choice, where `compare`
+    marked the same row true."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    runner = CliRunner()
+    common = ["all-reduce", "--cluster", "dgx-h100", "--nodes", "2"]
+    one = json.loads(runner.invoke(app, ["collective", *common, "--size", "1GiB", "--json"]).stdout)
+    rows = json.loads(runner.invoke(app, ["sweep", *common, "--sizes", "1GiB", "--json"]).stdout)
+    listed = json.loads(runner.invoke(app, ["compare", *common, "--size", "1GiB", "--json"]).stdout)
+    chosen = [row for row in (listed["rows"] if isinstance(listed, dict) else listed) if row["nccl_choice"]]
+    assert one["nccl_choice"] is True and rows[0]["nccl_choice"] is True
+    assert [row["algorithm"] for row in chosen] == [one["algorithm"]]
