@@ -140,9 +140,19 @@ def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
     change = choice_change_note(q.primitive, size_bytes, lay, results[0]) \
         if q.algorithm == "auto" and len(results) == 1 else None
     unused = regimes_unused_note(lay.system, lay.nodes)
-    if change or unused:
-        results = [replace(r, note="; ".join(filter(None, (r.note, change, unused)))) for r in results]
+    gloo = _gloo_note(q.stack) if lay.ranks > 1 else None
+    if change or unused or gloo:
+        results = [replace(r, note="; ".join(filter(None, (r.note, change, unused, gloo)))) for r in results]
     return results
+
+
+def _gloo_note(stack: str | None) -> str | None:
+    """The note of gloo on a GPU cluster (:data:`costmodel.cluster.stacks.GLOO_ON_GPUS_NOTE`)."""
+    if stack is None:
+        return None
+    from costmodel.cluster.stacks import GLOO_ON_GPUS_NOTE, Stack, stack_named
+
+    return GLOO_ON_GPUS_NOTE if stack_named(stack) is Stack.GLOO else None
 
 
 def _given(q: Query, names: tuple[str, ...]) -> list[str]:

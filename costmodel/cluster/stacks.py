@@ -28,6 +28,14 @@ if TYPE_CHECKING:
     from hardware import System
 
 
+# Gloo moves a CUDA tensor through host memory (PyTorch's ProcessGroupGloo copies it to pinned CPU
+# memory, runs its CPU algorithm over TCP, copies it back): none of its bytes take NVLink or
+# GPUDirect. Its algorithms are timed on the cluster's own links all the same, said so.
+GLOO_ON_GPUS_NOTE = ("gloo copies CUDA tensors to host memory and runs its CPU algorithms over TCP, not over "
+                     "NVLink or GPUDirect: this is the algorithm on the cluster's own links, a lower bound for "
+                     "gloo (dpcost iteration --host-reduce times a host-memory all-reduce)")
+
+
 class Stack(str, Enum):
     NCCL = "nccl"
     RCCL = "rccl"

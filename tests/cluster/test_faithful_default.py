@@ -167,3 +167,15 @@ def test_nccls_own_choice_is_marked_alike_by_every_command():
     chosen = [row for row in (listed["rows"] if isinstance(listed, dict) else listed) if row["nccl_choice"]]
     assert one["nccl_choice"] is True and rows[0]["nccl_choice"] is True
     assert [row["algorithm"] for row in chosen] == [one["algorithm"]]
+
+
+def test_gloo_on_gpus_says_its_bytes_go_through_host_memory():
+    """`--stack gloo` on a DGX was timed over NVLink and InfiniBand at full rate with nothing said;
+    gloo stages CUDA tensors through host memory over TCP. The answer now says so; MPI's does not."""
+    from costmodel.cluster.query import Query, run_query
+    from costmodel.cluster.stacks import GLOO_ON_GPUS_NOTE
+
+    q = dict(primitive="all-reduce", cluster="dgx-h100", nodes=2, size="1GiB")
+    assert GLOO_ON_GPUS_NOTE in run_query(Query(stack="gloo", **q))[0].note
+    assert GLOO_ON_GPUS_NOTE not in (run_query(Query(stack="mpi", **q))[0].note or "")
+    assert GLOO_ON_GPUS_NOTE not in (run_query(Query(**q))[0].note or "")
