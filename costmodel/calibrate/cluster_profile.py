@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from costmodel.calibrate.fit import cross_validate
-from costmodel.calibrate.link import calibrate, finite_slope, points, resolve_log
+from costmodel.calibrate.link import calibrate, check_regimes_in_range, finite_slope, points, resolve_log
 from costmodel.calibrate.parse import Log
 from dpbase.errors import InputError
 from dpbase.values import frozen
@@ -118,9 +118,11 @@ def measured_curves(logs: Sequence[Log], system: System, *, collective: str | No
         sizes, times = points(members, block)
         error, kind = _cv_error(sizes, times, result.fit.median_abs_pct_error / 100)
         kinds.append(kind)
+        regimes = _regimes(result.fit)
+        check_regimes_in_range(regimes, result.sources)
         curves.append(MeasuredCurve(
             collective=name, algorithm=ran, nodes=node_count, gpus_per_node=per_node,
-            regimes=_regimes(result.fit), min_size_bytes=min(s for s in sizes if s > 0),
+            regimes=regimes, min_size_bytes=min(s for s in sizes if s > 0),
             max_size_bytes=max(sizes), median_error=min(error, 1.0),
             source=f"{', '.join(result.sources)}; fit {len(result.fit.fitted_regimes)} regime(s), "
                    f"{kind} median error {100 * error:.1f} %"))

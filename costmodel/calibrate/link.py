@@ -278,6 +278,21 @@ def _same(values: Sequence, field: str):
     return distinct.pop() if distinct else None
 
 
+def check_regimes_in_range(regimes: Sequence[Regime], sources: Sequence[str]) -> None:
+    """Refuse a fit whose latency or bandwidth no profile may hold (:mod:`dpbase.limits`: what
+    ``dpcost hardware validate`` and every ``--link``/``--cluster`` accept): a log whose times or
+    sizes are in another unit (seconds for µs, bits for bytes) would otherwise be written as a
+    profile dpcost itself refuses."""
+    from dpbase.limits import MAX_TIME_S, MAX_BANDWIDTH_Bps, MIN_BANDWIDTH_Bps
+
+    for regime in regimes:
+        if regime.latency_s > MAX_TIME_S or not MIN_BANDWIDTH_Bps <= regime.bandwidth_Bps <= MAX_BANDWIDTH_Bps:
+            raise InputError("logs", ", ".join(sources),
+                             f"times and sizes a machine gives: the fit reads a latency of {regime.latency_s:.3g} s "
+                             f"and a bandwidth of {regime.bandwidth_Bps:.3g} B/s, where a profile holds at most "
+                             "1e6 s and 1 B/s to 1000 PB/s (are the log's times or sizes in another unit?)")
+
+
 def calibrate(logs: Sequence[Log], *, collective: str | None = None, ranks: int | None = None,
               nodes: int | None = None, algorithm: str | None = None, block: str = "both") -> Calibration:
     """Fit ``logs`` (one collective on one set of ranks) and derive link parameters."""
@@ -301,11 +316,13 @@ def calibrate(logs: Sequence[Log], *, collective: str | None = None, ranks: int 
     slope = fit.regimes[-1].seconds_per_byte
     peaks = [bw for bw in printed if bw]
     notes = tuple(dict.fromkeys(n for log in resolved for n in log.notes)) + fit.notes
+    regimes = link_regimes(fit, steps, beta)
+    check_regimes_in_range(regimes, [log.source_path for log in resolved])
     return Calibration(
         collective=chosen, algorithm=chosen_algorithm, ranks=chosen_ranks,
         nodes=_same([log.nodes for log in resolved], "nodes"),
         sources=tuple(log.source_path for log in resolved), fit=fit, steps=steps,
-        beta_bytes_per_byte=beta, coefficient_source=origin, link_regimes=link_regimes(fit, steps, beta),
+        beta_bytes_per_byte=beta, coefficient_source=origin, link_regimes=regimes,
         busbw_plateau_Bps=factor / slope,  # slope > 0: check_bandwidth_measured
         measured_peak_busbw_Bps=max(peaks) if peaks else None, notes=notes,
     )

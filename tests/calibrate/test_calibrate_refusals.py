@@ -244,3 +244,37 @@ def test_nccl_algo_skips_the_collectives_nccls_model_lacks(tmp_path):
 def test_an_empty_output_path_is_echoed_as_typed(cli_error, args, line):
     """Typed as pathlib paths, `-o ''` reached the refusal as '.', a path the user never typed."""
     assert cli_error(["calibrate", HEADED, *args]) == line
+
+
+def _scaled(tmp_path, factor: float) -> str:
+    """abci_a_2n.txt with every time × ``factor`` (its bandwidth columns ÷ it): a log in another unit."""
+    source = DATA / "raw" / "abci_a_2n.txt"
+    lines = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if len(parts) == 12 and parts[0].isdigit():
+            for column in (4, 8):
+                parts[column] = f"{float(parts[column]) * factor:.6g}"
+            for column in (5, 6, 9, 10):
+                parts[column] = f"{float(parts[column]) / factor:.6g}"
+            line = "  ".join(parts)
+        lines.append(line)
+    path = tmp_path / "scaled.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("factor", [1e12, 1e-12])
+def test_a_log_in_another_unit_writes_no_profile_dpcost_refuses(cli_error, tmp_path, factor):
+    """Times scaled by 1e12 wrote a link of 1.07e12 µs and 3.3e-11 GB/s, which `hardware validate`
+    and every --link then refused (profiles hold at most 1e6 s and 1 B/s to 1000 PB/s)."""
+    log = _scaled(tmp_path, factor)
+    for extra in (["-o", str(tmp_path / "x.toml")], ["--system", "dgx-a100", "-o", str(tmp_path / "x.toml")]):
+        line = cli_error(["calibrate", log, "--ranks", "16", *extra])
+        assert line.startswith(f"error: logs: got '{log}'; allowed: times and sizes a machine gives: "), line
+        assert line.endswith("(are the log's times or sizes in another unit?)")
+        assert not (tmp_path / "x.toml").exists()
+    scaled = _scaled(tmp_path, 1.0)  # the same rewrite at scale 1 calibrates
+    result = CliRunner().invoke(app, ["calibrate", scaled, "--ranks", "16", "-o", str(tmp_path / "ok.toml")])
+    assert result.exit_code == 0, result.output
+    assert CliRunner().invoke(app, ["hardware", "validate", str(tmp_path / "ok.toml")]).stdout.startswith("ok")
