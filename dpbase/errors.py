@@ -66,3 +66,28 @@ class ParseError(InputError):
 
 class NotApplicableError(InputError):
     """The algorithm does not implement the primitive, or the hardware lacks what it needs."""
+
+
+def check_switch(field: str, value: object) -> bool:
+    """``value`` as a switch: ``True`` or ``False`` (numpy's booleans too), else one
+    :class:`InputError` naming ``field``. Text such as ``"no"`` is refused: read as Python's truth
+    it would switch the option on.
+
+    >>> check_switch("colocated", False)
+    False
+    >>> str(_error(check_switch, "colocated", "no"))
+    "colocated: got 'no'; allowed: True or False"
+    """
+    if isinstance(value, bool):
+        return value
+    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"):
+        return bool(value)
+    raise InputError(field, value, "True or False")
+
+
+def _error(function, *args) -> Exception:  # for the doctests: the exception a call raises
+    try:
+        function(*args)
+    except Exception as error:  # noqa: BLE001
+        return error
+    raise AssertionError("no error")

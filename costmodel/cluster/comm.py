@@ -14,7 +14,7 @@ from costmodel.cluster.mapping import Layout, cluster_candidates, layout, rail_s
 from costmodel.cluster.stacks import resolve_backend, stack_named
 from costmodel.collectives.prediction import Prediction
 from costmodel.names import REALISTIC_BACKENDS, Backend, algorithm_named
-from dpbase.errors import InputError
+from dpbase.errors import InputError, check_switch
 from dpbase.values import field, frozen
 
 if TYPE_CHECKING:
@@ -39,6 +39,9 @@ class CommModel:
     stack: str | None = None  # None: the system's own (NCCL on NVIDIA, RCCL on AMD)
     # parameters of the named algorithm, e.g. (("servers", 4), ("colocated", True)) for parameter servers
     params: tuple[tuple[str, object], ...] = ()
+    # the algorithm as the user typed it (an alias such as "tree"), what a refusal echoes; not a
+    # property of the model, so not compared
+    named_as: str = field(default="", compare=False, hash=False, repr=False)
     # answers already computed, by (primitive, size): a collective's time is a pure function of them
     # (not init fields: a replace() copy, another model, starts empty)
     _answers: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
@@ -155,10 +158,12 @@ def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None =
     """
     lay = layout(system, nodes, gpus_per_node)
     resolved = resolve_backend(backend, lay.system, stack)
-    if algorithm != "auto":  # each collective that has it runs it (iteration_cmd checks one does)
+    typed = algorithm
+    if algorithm != "auto":  # each collective that has it runs it (iteration_breakdown checks one does)
         algorithm = algorithm_named(algorithm).value
     params = ps_params(algorithm, lay, servers, colocated)
-    return CommModel(lay, algorithm, resolved.value, None if stack is None else stack_named(stack).value, params)
+    return CommModel(lay, algorithm, resolved.value, None if stack is None else stack_named(stack).value, params,
+                     named_as=typed)
 
 
 def ps_params(algorithm: str, lay: Layout, servers: int | None, colocated: bool | None) -> tuple:
@@ -170,6 +175,8 @@ def ps_params(algorithm: str, lay: Layout, servers: int | None, colocated: bool 
         raise InputError(given, servers if servers is not None else colocated,
                          "only with --algorithm parameter-server (or --async)")
     out: list[tuple[str, object]] = []
+    if colocated is not None:  # before the servers' check reads it by truth
+        check_switch("colocated", colocated)
     if servers is not None:
         if isinstance(servers, bool) or not isinstance(servers, int) or not 1 <= servers <= lay.ranks * 64:
             raise InputError("servers", servers, f"an integer from 1 to {lay.ranks * 64}")
@@ -177,5 +184,5 @@ def ps_params(algorithm: str, lay: Layout, servers: int | None, colocated: bool 
             raise InputError("servers", servers, f"at most {lay.ranks} colocated servers (one per rank)")
         out.append(("servers", servers))
     if colocated is not None:
-        out.append(("colocated", bool(colocated)))
+        out.append(("colocated", check_switch("colocated", colocated)))
     return tuple(out)

@@ -15,7 +15,7 @@ from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
 from costmodel.names import REALISTIC_BACKENDS, Algorithm, Backend, algorithm_named, backend_or_auto, primitive_named
-from dpbase.errors import InputError, NotApplicableError, UnknownNameError
+from dpbase.errors import InputError, NotApplicableError, UnknownNameError, check_switch
 from dpbase.units import parse_bandwidth, parse_size, parse_time
 from dpbase.values import frozen, replace
 
@@ -289,9 +289,14 @@ def whole_count(field: str, value: Any) -> int:
     raise InputError(field, value, "a whole number (an integer >= 1)")
 
 
+SWITCHES = ("colocated", "pipelined", "leaders")  # the query's switches: True or False, never text read as truth
+
+
 def run_query(q: Query) -> list[Prediction]:
     """Predictions for the query, fastest first when several algorithms are asked for."""
     q = _whole_counts(q)
+    for name in SWITCHES:  # PARAMETERS reads them by truth: colocated="no" was colocated
+        check_switch(name, getattr(q, name))
     primitive_named(q.primitive)
     if q.algorithm not in ("auto", "all"):
         _known_algorithm(q)
@@ -310,21 +315,26 @@ def run_query(q: Query) -> list[Prediction]:
 
 
 def _known_algorithm(q: Query) -> None:
+    check_algorithm_name(q.algorithm, on_cluster=q.cluster is not None)
+
+
+def check_algorithm_name(name: str, on_cluster: bool) -> None:
     """A registry algorithm, or on a cluster one NCCL names (``pat``: NCCL's model answers it);
-    else the registry's one-line error. Whether the backend runs it is the backend's to say."""
+    else the registry's one-line error. Whether the backend runs it is the backend's to say
+    (``collective``, ``sweep`` and the charts ask here)."""
     try:
-        algorithm_named(q.algorithm)
+        algorithm_named(name)
     except UnknownNameError:
-        if q.cluster is None:
+        if not on_cluster:
             raise
         from costmodel.nccl.names import normalize_algorithm
 
         try:
-            normalize_algorithm(q.algorithm)
+            normalize_algorithm(name)
         except UnknownNameError:
             from costmodel.nccl.names import ALGORITHMS
 
-            raise UnknownNameError("algorithm", q.algorithm,
+            raise UnknownNameError("algorithm", name,
                                    list(dict.fromkeys([a.value for a in Algorithm] + list(ALGORITHMS)))) from None
 
 

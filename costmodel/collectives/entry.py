@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from costmodel.names import Algorithm, Primitive
-from dpbase.errors import InputError
+from dpbase.errors import InputError, check_switch
 from dpbase.values import field, frozen
 
 # A plain namedtuple: ``typing.NamedTuple`` compiles a ForwardRef per field at import (start-up).
@@ -63,17 +63,56 @@ class Entry:
 
     def check_params(self, given: dict[str, Any]) -> None:
         """Refuse a parameter the algorithm does not have (a form it lacks is not silently its
-        default one), naming the ones it has."""
-        known = [p.name for p in self.params]
-        for name in given:
+        default one), naming the ones it has, and a value its kind does not take
+        (:func:`check_param_value`)."""
+        known = {p.name: p for p in self.params}
+        for name, value in given.items():
             if name not in known:
-                raise InputError(name, given[name], f"a parameter of {self.algorithm.value} "
+                raise InputError(name, value, f"a parameter of {self.algorithm.value} "
                                  f"{self.primitive.value}: {', '.join(known) or 'it has none'}")
+            check_param_value(known[name], value)
 
     def resolve_params(self, given: dict[str, Any]) -> dict[str, Any]:
         """Defaults filled in; unknown parameter names rejected (:meth:`check_params`)."""
         self.check_params(given)
         return {p.name: given.get(p.name, p.default) for p in self.params}
+
+
+def check_param_value(param: Param, value: Any) -> None:
+    """A given parameter value of its kind: a switch (True or False: text such as "no" would read
+    as true), or a whole number >= 1 (chunks: or "auto"). A sympy expression passes (a formula
+    may keep a parameter symbolic)."""
+    if hasattr(value, "free_symbols"):
+        return
+    if getattr(value, "ndim", 0):  # the planner's vectorised paths: an array of values, each checked
+        _check_param_array(param, value)
+        return
+    if param.kind == "bool":
+        check_switch(param.name, value)
+        return
+    if param.kind == "chunks" and value == "auto":
+        return
+    try:
+        whole = not isinstance(value, bool) and float(value).is_integer() and float(value) >= 1
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
+        raise InputError(param.name, value, "an integer >= 1 or 'auto'" if param.kind == "chunks" else "an integer >= 1")
+
+
+def _check_param_array(param: Param, values: Any) -> None:
+    import numpy as np
+
+    values = np.asarray(values)
+    if param.kind == "bool":
+        if values.dtype != bool:
+            raise InputError(param.name, values.flat[0].item(), "True or False")
+        return
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(values) | (values < 1) | (values != np.floor(values)) if values.dtype.kind in "fiu" else None
+    if bad is None or bad.any():
+        shown = values.flat[0] if bad is None else values[bad].flat[0]
+        raise InputError(param.name, shown.item() if hasattr(shown, "item") else shown, "an integer >= 1")
 
 
 CHUNKS = Param("chunks", "k", "auto", "pipeline chunks per rank buffer ('auto' = optimal)", "chunks")

@@ -90,14 +90,18 @@ def check_answer(field: str, seconds: Any, inputs: dict[str, Any]) -> None:
 
 def resolve(entry: Entry, ranks: int, given: dict[str, Any]) -> dict[str, Any]:
     """Parameters with defaults, validated for this entry."""
+    params = _values(entry, given)
+    if entry.validate is not None:
+        entry.validate(int(ranks), params)
+    return params
+
+
+def _values(entry: Entry, given: dict[str, Any]) -> dict[str, Any]:
+    """The parameters with defaults, each of its kind (:meth:`Entry.check_params`), chunks whole."""
     params = entry.resolve_params(given)
     chunks = params.get("chunks")
     if chunks is not None and chunks != "auto":
-        if isinstance(chunks, bool) or not float(chunks).is_integer() or chunks < 1:
-            raise InputError("chunks", chunks, "an integer >= 1 or 'auto'")
         params["chunks"] = int(chunks)
-    if entry.validate is not None:
-        entry.validate(int(ranks), params)
     return params
 
 
@@ -173,7 +177,12 @@ def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, a
     beta = 1.0 / np.asarray(bandwidth_Bps, dtype=float)
     alpha_i = alpha if alpha_inter_s is None else np.asarray(alpha_inter_s, dtype=float)
     beta_i = beta if bandwidth_inter_Bps is None else 1.0 / np.asarray(bandwidth_inter_Bps, dtype=float)
-    params = entry.resolve_params(given)
+    params = _values(entry, given)
+    # every rank count the grid holds, as predict checks its one (parameters given as arrays, the
+    # planner's layouts, are checked by kind above and their layouts by the planner)
+    if entry.validate is not None and not any(getattr(value, "ndim", 0) for value in params.values()):
+        for count in np.unique(N):
+            entry.validate(int(count), params)
     rates = (alpha, beta, np.asarray(gamma_s_per_byte, dtype=float), alpha_i, beta_i)
     terms, time_s, chunks = evaluate_terms(entry, N, n, params, rates, o)
     shape = np.broadcast(N, n, alpha, beta).shape

@@ -154,15 +154,16 @@ def _what_fits(b, recomputed=None) -> str:
                  if memory.fits(total, b.memory.capacity_bytes, b.memory.reserve_bytes)]
     smaller = "lower --micro-batch, " if b.micro_batch > 1 else ""
     recompute = "" if b.recompute or recomputed is None else "--recompute, "
-    named = b.synchronous and not b.host_reduce and b.sync == "ddp" and b.algorithm != "auto"
+    named = b.synchronous and not b.host_reduce and b.algorithm != "auto"
     how = "the parameter servers" if not b.synchronous else "--host-reduce" if b.host_reduce else \
-        f"--algorithm {b.algorithm}" if named and elsewhere else None if b.sync == "ddp" else f"--sync {b.sync}"
+        f"--sync {b.sync}" if b.sync != "ddp" else f"--algorithm {b.algorithm}" if named and elsewhere else None
     which = "" if how is None else f" {how} runs"
-    # what the suggestion drops first: each of these runs ZeRO-0 only, and is refused beside --zero;
-    # a named algorithm that runs none of a stage's collectives is refused at that stage
-    drop = "with --algorithm auto, " if named else "" if b.synchronous and not b.host_reduce else \
-        "without --host-reduce, " if b.host_reduce else "synchronous, without parameter servers, "
-    switch = "" if named else "--sync ddp "
+    # what the suggestion drops: each of these runs ZeRO-0 only, and is refused beside --zero; a
+    # named algorithm may run none of the stage's collectives (refused there), auto runs them all
+    drop = "without --host-reduce, " if b.host_reduce else "" if b.synchronous else \
+        "synchronous, without parameter servers, "
+    drop += "with --algorithm auto, " if named else ""
+    switch = "" if b.sync == "ddp" else "--sync ddp "
     other = f"; {drop}{switch}--zero {elsewhere[0]} would fit" if elsewhere and how else ""
     return (f"  no ZeRO stage{which} fits ({options}): {smaller}{recompute}add GPUs or use model "
             f"parallelism{other}")

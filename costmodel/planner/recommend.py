@@ -38,7 +38,7 @@ from costmodel.planner.rank import (
     objective_scores,
     rows_at,
 )
-from dpbase.errors import InputError, NotApplicableError
+from dpbase.errors import InputError, NotApplicableError, check_switch
 from dpbase.values import asdict, frozen, replace
 
 MIB = 1024 * 1024
@@ -159,11 +159,19 @@ def _distinct_axes(algorithms, bucket_bytes, grad_dtypes) -> tuple:
     in order): a value named twice is one configuration, not two. An empty algorithm list
     (``--algorithms ""``) is refused, not read as the default sweep."""
     if algorithms is not None:
-        algorithms = tuple(dict.fromkeys(algorithms))
+        algorithms = tuple(dict.fromkeys(_values(algorithms)))
         if not algorithms:
             raise InputError("algorithms", "", "one or more algorithm names (e.g. auto,ring), or leave "
                              "--algorithms unset for what the cluster's stack runs")
-    return algorithms, tuple(dict.fromkeys(bucket_bytes)), tuple(dict.fromkeys(grad_dtypes))
+    return algorithms, tuple(dict.fromkeys(_values(bucket_bytes))), tuple(dict.fromkeys(_values(grad_dtypes)))
+
+
+def _values(axis) -> tuple:
+    """A swept axis as a tuple: one name or number is an axis of one (``algorithms="ring"`` was
+    iterated letter by letter), as ``costmodel.sweep`` reads its axes."""
+    if isinstance(axis, (str, int, float)):
+        return (axis,)
+    return tuple(axis)
 
 
 def _check_money_needs_tokens(tokens, price_per_gpu_hour, power_w) -> None:
@@ -754,6 +762,11 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     from costmodel.planner.comm import all_reduce_algorithms
     from costmodel.planner.economics import economics_for
 
+    for name, value in (("flash_attention", flash_attention), ("explain", explain), ("asynchronous", asynchronous),
+                        ("overlap_param_gather", overlap_param_gather), ("offload_optimizer", offload_optimizer),
+                        ("recompute", recompute), ("colocated", colocated)):
+        if value is not None or name not in ("recompute", "colocated"):  # those two: None is "decide"/"default"
+            check_switch(name, value)
     algorithms_given = algorithms is not None
     algorithms, bucket_bytes, grad_dtypes = _distinct_axes(algorithms, bucket_bytes, grad_dtypes)
     partial = gpus is not None

@@ -10,6 +10,7 @@ NCCL's model lacks, noted), ``ideal`` (α-β-γ), ``nccl`` or ``rccl`` (these tw
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -91,6 +92,14 @@ class Hardware:
         return f"{self.cluster} × {self.nodes} node(s) ({self.total_ranks()} GPUs), {model}"
 
 
+def algorithm_names(algorithms: str | Iterable[str] | None) -> tuple[str, ...]:
+    """A chart's named algorithms as a tuple: one name is one algorithm (``algorithms="ring"`` was
+    read letter by letter)."""
+    if algorithms is None:
+        return ()
+    return (algorithms,) if isinstance(algorithms, str) else tuple(algorithms)
+
+
 def check_backend(hw: Hardware, primitive: str, algorithms: tuple[str, ...] = ()) -> Hardware:
     """Before any work: a known primitive, and a backend that can time it (one error line
     otherwise). Returns ``hw`` with its backend resolved for ``primitive`` and the chart's named
@@ -102,6 +111,10 @@ def check_backend(hw: Hardware, primitive: str, algorithms: tuple[str, ...] = ()
     from costmodel.nccl.names import COLLECTIVES
 
     name = primitive_named(primitive).value  # primitive: got 'bogus'; allowed: one of …
+    from costmodel.cluster.query import check_algorithm_name
+
+    for algorithm in algorithms:  # an unknown name, named as such (it made the others' backend ideal)
+        check_algorithm_name(algorithm, on_cluster=hw.cluster is not None)
     if hw.cluster is None:
         from costmodel.cluster.query import ideal_only
 

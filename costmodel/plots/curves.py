@@ -8,6 +8,7 @@ from typing import Any
 from costmodel.plots.common import (
     PALETTE,
     Hardware,
+    algorithm_names,
     base_layout,
     check_backend,
     check_drawn,
@@ -54,6 +55,7 @@ def sweep_figure(primitive: str, hardware: Hardware, *, min_size: str | float = 
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
+    algorithms = algorithm_names(algorithms)
     hardware = check_backend(hardware, primitive, algorithms)
     sizes = size_grid(min_size, max_size)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.09,
@@ -94,6 +96,7 @@ def scaling_figure(primitive: str, hardware: Hardware, *, size: str | float, ran
 
     from dpbase.units import parse_size
 
+    algorithms = algorithm_names(algorithms)
     hardware = check_backend(hardware, primitive, algorithms)
     size_bytes = parse_size(size, "size")
     if not rank_counts or min(rank_counts) < 1:

@@ -49,7 +49,7 @@ from costmodel.training.losses import StepLosses
 from costmodel.training.memory import MemoryBreakdown
 from costmodel.training.workloads import Workload
 from dpbase import elementwise as ew
-from dpbase.errors import InputError, NotApplicableError
+from dpbase.errors import InputError, NotApplicableError, check_switch
 from dpbase.lazynp import is_scalar, np
 from dpbase.limits import MAX_COUNT, MAX_RANKS, MIN_MFU
 from dpbase.values import asdict, frozen, replace
@@ -393,7 +393,13 @@ def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str |
                   f"{WIDE_ACTIVATION_BYTES_RATIO:g} (4-byte activations) -> {rate:.0%}")
 
 
+SWITCHES = ("overlap", "host_reduce", "asynchronous", "include_attention", "flash_attention", "recompute",
+            "overlap_param_gather", "offload_optimizer")  # TrainingConfig's switches: True or False
+
+
 def _check(config: TrainingConfig, ranks: int) -> None:
+    for name in SWITCHES:  # read by truth below: asynchronous="no" ran asynchronous
+        check_switch(name, getattr(config, name))
     for field, value, most in (("micro_batch", config.micro_batch, MAX_COUNT), ("ranks", ranks, MAX_RANKS),
                                ("accumulation_steps", config.accumulation_steps, MAX_COUNT)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= most \
@@ -810,10 +816,12 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     _check(config, ranks)
     memory.check_recompute(workload, config.recompute)
     config, setup = _resolve_sync(workload, config)
-    hybrid_nodes = groups.replica_ranks if groups is not None and config.shard == "hybrid" else 1
+    hybrid_nodes = 1  # the replicas' all-reduce runs across more than one node (unknown: it may)
+    if groups is not None and config.shard == "hybrid":
+        hybrid_nodes = 2 if groups.replica_ranks is None else groups.replica_ranks
     gradsync.check_asynchronous(config.asynchronous, config.zero_stage)  # before the algorithm it implies
     if named is not None:  # on the stage the sync mode runs: a named algorithm must run one of its collectives
-        gradsync.check_algorithm_runs(named.algorithm, named, gradsync.step_primitives(
+        gradsync.check_algorithm_runs(named.named_as or named.algorithm, named, gradsync.step_primitives(
             config.zero_stage, config.quantize_grads is not None, hybrid_nodes))
     # on the stage the sync mode runs (--sync fsdp is ZeRO-3 whatever --zero says)
     gradsync.check_topk(config.topk_fraction, config.zero_stage)

@@ -57,7 +57,7 @@ ITERATION = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-b
     (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "--gpus-per-node", "4",
       "-o", "x.html"], "error: --gpus-per-node: got 4; allowed: only with --cluster"),
     (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "-a", "ring", "-a", "nope",
-      "-o", "x.html"], "error: algorithm: got 'nope'; allowed: an algorithm of all-reduce on this hardware: ring"),
+      "-o", "x.html"], "error: algorithm: got 'nope'; allowed: one of binomial, bruck,"),
     (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "-o", "chart.png"],
      "error: output: got 'chart.png'; allowed: a .html path"),
     (["plot", "schedule", "all-reduce", "ring", "-o", "ring.png"], "error: output: got 'ring.png'; allowed: a .html path"),

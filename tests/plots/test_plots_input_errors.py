@@ -110,3 +110,14 @@ def test_a_breakdown_bar_refuses_an_algorithm_its_all_reduce_lacks(cli_error, tm
                       "-a", "bruck", "-o", str(tmp_path / "b.html")])
     assert line.startswith("error: algorithm: got 'bruck'; allowed: one this step's all-reduce runs on the nccl backend here:")
     assert not (tmp_path / "b.html").exists()
+
+
+@pytest.mark.parametrize("kind", ["sweep", "scaling"])
+def test_an_unknown_algorithm_among_known_ones_is_the_one_named(cli_error, kind, tmp_path):
+    """`-a tree -a bogus` made the chart's backend ideal (bogus is not NCCL's), which has no 'tree',
+    and the error blamed tree; the unknown name is refused first, as `collective` refuses it."""
+    extra = ["--size", "1GiB"] if kind == "scaling" else []
+    line = cli_error(["plot", kind, "all-reduce", "--cluster", "dgx-h100", "-a", "tree", "-a", "bogus", *extra,
+                      "-o", str(tmp_path / "x.html")])
+    assert line.startswith("error: algorithm: got 'bogus'; allowed: one of ")
+    assert not (tmp_path / "x.html").exists()

@@ -53,7 +53,7 @@ def test_zero2_payload_counts_the_gather_once_a_step():
     assert four == pytest.approx(4 * (one - gather) + gather, rel=1e-9)
 
 
-@pytest.mark.parametrize(("extra", "drop"), [(["--sync", "horovod"], ""),
+@pytest.mark.parametrize(("extra", "drop"), [(["--sync", "horovod"], "--sync ddp "),
                                              (["--host-reduce"], "without --host-reduce, ")])
 def test_the_memory_advice_names_only_stages_the_configuration_runs(extra, drop):
     """Horovod and a host-memory all-reduce run ZeRO-0 only: the advice said 'would fit: --zero 1',
@@ -62,7 +62,7 @@ def test_the_memory_advice_names_only_stages_the_configuration_runs(extra, drop)
     base = ["iteration", "--model", "llama2-7b", "--cluster", "dgx-a100", "--nodes", "2", "--micro-batch", "1"]
     result, out = _run([*base, *extra])
     assert result.exit_code == 0, result.output
-    assert "would fit: --zero" not in out and f"; {drop}--sync ddp --zero 1 would fit" in out
+    assert "would fit: --zero" not in out and f"; {drop}--zero 1 would fit" in out
     result, out = _run([*base, "--sync", "ddp", "--zero", "1"])  # what the advice says to type
     assert result.exit_code == 0 and "DOES NOT FIT" not in out, result.output
 
@@ -83,6 +83,16 @@ def test_the_memory_advice_names_only_stages_the_named_algorithm_runs(algorithm)
     assert result.exit_code == 0 and "DOES NOT FIT" not in out, result.output
     result, _ = _run([*base, "--algorithm", algorithm, "--zero", "2"])  # what it used to say
     assert result.exit_code == 2
+
+
+def test_the_advice_under_another_sync_mode_drops_the_named_algorithm_too():
+    """Horovod with -a parameter-server advised "--sync ddp --zero 2", refused while the parameter
+    server stays named (it runs no ZeRO-2 collective); the advice now names auto too, and typed it fits."""
+    base = ["iteration", "--model", "llama2-13b", "--cluster", "dgx-a100", "--nodes", "2", "--micro-batch", "1"]
+    result, out = _run([*base, "--sync", "horovod", "--algorithm", "parameter-server"])
+    assert result.exit_code == 0 and out.rstrip().endswith("; with --algorithm auto, --sync ddp --zero 2 would fit"), out
+    result, out = _run([*base, "--sync", "ddp", "--algorithm", "auto", "--zero", "2"])
+    assert result.exit_code == 0 and "DOES NOT FIT" not in out, result.output
 
 
 def test_a_named_algorithm_that_runs_the_stage_keeps_the_advice():

@@ -1,0 +1,87 @@
+"""The Python API's switches and algorithm parameters, checked as the CLI's are (fuzzing, 2026-11-28).
+
+Text read by truth switched options on: ``colocated="no"`` timed colocated servers,
+``iteration(asynchronous="no")`` an asynchronous step, ``plan(asynchronous="no")`` a
+parameter-server plan. ``evaluate_grid`` took the parameters unchecked (``chunks=-1``: a negative
+time; a node size that does not divide the ranks: an answer ``predict`` refuses), and a single name
+given as a swept axis was read letter by letter (``plan(algorithms="ring")``: "got 'r'").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import costmodel
+from costmodel.plots import Hardware, sweep_figure
+from dpbase.errors import InputError, NotApplicableError, check_switch
+
+LINK = dict(alpha_s=5e-6, bandwidth_Bps=25e9)
+
+
+@pytest.mark.parametrize("value", ["no", "false", 1, 0, None])
+def test_an_algorithms_switch_takes_true_or_false_only(value):
+    with pytest.raises(InputError, match=r"^colocated: got .*; allowed: True or False$"):
+        costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, colocated=value, **LINK)
+    with pytest.raises(InputError, match=r"^leaders: got .*; allowed: True or False$"):
+        costmodel.predict("all-reduce", 1e9, "hierarchical", ranks=16, leaders=value, **LINK)
+    with pytest.raises(InputError, match="True or False"):
+        costmodel.formula("all-reduce", "parameter-server", colocated=value)
+
+
+def test_true_false_and_numpys_booleans_are_switches():
+    colocated = costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, colocated=True, **LINK).time_s
+    dedicated = costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, colocated=False, **LINK).time_s
+    assert colocated != dedicated
+    assert costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, colocated=np.bool_(True),
+                             **LINK).time_s == colocated
+    assert check_switch("x", np.bool_(False)) is False
+
+
+@pytest.mark.parametrize("field", ["overlap", "asynchronous", "host_reduce", "flash_attention", "recompute",
+                                   "overlap_param_gather", "offload_optimizer", "include_attention"])
+def test_a_step_switch_given_as_text_is_refused(field):
+    with pytest.raises(InputError, match=rf"^{field}: got 'no'; allowed: True or False$"):
+        costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, nodes=2, backend="ideal", **{field: "no"})
+
+
+@pytest.mark.parametrize("field", ["asynchronous", "explain", "flash_attention", "recompute", "colocated",
+                                   "overlap_param_gather", "offload_optimizer"])
+def test_a_plan_switch_given_as_text_is_refused(field):
+    with pytest.raises(InputError, match=rf"^{field}: got 'no'; allowed: True or False$"):
+        costmodel.plan("gpt2", "dgx-h100", global_batch=64, **{field: "no"})
+
+
+def test_iterations_parameter_server_placement_is_a_switch():
+    with pytest.raises(InputError, match="^colocated: got 'no'; allowed: True or False$"):
+        costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, nodes=2, algorithm="parameter-server", colocated="no")
+
+
+@pytest.mark.parametrize(("algorithm", "params", "error"), [
+    ("pipelined-chain", {"chunks": -1}, "^chunks: got -1; allowed: an integer >= 1 or 'auto'$"),
+    ("pipelined-chain", {"chunks": 0}, "^chunks: got 0;"), ("pipelined-chain", {"chunks": 2.5}, "^chunks: got 2.5;"),
+    ("pipelined-chain", {"chunks": "x"}, "^chunks: got 'x';"),
+])
+def test_the_grid_checks_parameters_as_predict_does(algorithm, params, error):
+    with pytest.raises(InputError, match=error):
+        costmodel.evaluate_grid("broadcast", algorithm, 8, 1e9, 0.0, 1e9, **params)
+    with pytest.raises(InputError, match=error):
+        costmodel.predict("broadcast", 1e9, algorithm, ranks=8, **LINK, **params)
+
+
+def test_the_grid_checks_every_rank_count_against_the_node_size():
+    with pytest.raises(NotApplicableError, match=r"^gpus_per_node: got 3; allowed: an integer >= 1 that divides"):
+        costmodel.evaluate_grid("all-reduce", "hierarchical", np.array([6, 8]), 1e9, 0.0, 1e9, gpus_per_node=3)
+    with pytest.raises(InputError, match="^servers: got 0; allowed: an integer >= 1$"):
+        costmodel.evaluate_grid("all-reduce", "parameter-server", 8, 1e9, 0.0, 1e9, servers=0)
+    found = costmodel.evaluate_grid("all-reduce", "hierarchical", np.array([6, 12]), 1e9, 0.0, 1e9, gpus_per_node=3)
+    assert np.all(found["time_s"] > 0)
+
+
+def test_one_name_is_an_axis_of_one():
+    ring = costmodel.plan("gpt2", "dgx-h100", global_batch=64, algorithms="ring", explain=False)
+    assert {row.algorithm for row in ring.candidates} == {"ring"}
+    fp16 = costmodel.plan("gpt2", "dgx-h100", global_batch=64, grad_dtypes="fp16", bucket_bytes=25e6, explain=False)
+    assert {(row.grad_dtype, row.bucket_bytes) for row in fp16.candidates} == {("fp16", 25e6)}
+    figure = sweep_figure("all-reduce", Hardware(ranks=8, alpha="5us", bandwidth="25GB/s"), algorithms="ring")
+    assert {trace.name for trace in figure.data} == {"ring"}
