@@ -28,7 +28,7 @@ class InputError(DpcostError, ValueError):
     """A user-supplied value is not allowed.
 
     >>> str(InputError("ranks", 0, "an integer >= 1"))
-    "ranks: got 0; allowed: an integer >= 1"
+    'ranks: got 0; allowed: an integer >= 1'
     """
 
     def __init__(self, field: str, value: object, allowed: str) -> None:

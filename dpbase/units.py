@@ -129,9 +129,23 @@ def _bandwidth_Bps(field: str, text: str | float | int) -> float:
     return _check_finite(field, text, number * BIT_PREFIX[prefix] / 8, BANDWIDTH_ALLOWED)
 
 
+BANDWIDTH_RANGE = "from 1 B/s to 1000 PB/s"  # a non-zero bandwidth's range (dpbase.limits)
+TIME_RANGE = "at most 1e6 s (11.6 days)"  # a latency's, reduction time's or overhead's
+
+
+def bandwidth_in_range(value_Bps: float) -> bool:
+    """Whether a bandwidth is one dpcost takes: 0 (the field's to accept) or 1 B/s to 1000 PB/s."""
+    return not value_Bps or MIN_BANDWIDTH_Bps <= value_Bps <= MAX_BANDWIDTH_Bps
+
+
+def seconds_in_range(seconds: float) -> bool:
+    """Whether a latency, reduction time or overhead is one dpcost takes: at most 1e6 s."""
+    return seconds <= MAX_TIME_S
+
+
 def _bandwidth_in_range(field: str, text: object, value_Bps: float) -> float:
-    if value_Bps and not MIN_BANDWIDTH_Bps <= value_Bps <= MAX_BANDWIDTH_Bps:
-        raise UnitError(field, text, f"{BANDWIDTH_ALLOWED}, from 1 B/s to 1000 PB/s")
+    if not bandwidth_in_range(value_Bps):
+        raise UnitError(field, text, f"{BANDWIDTH_ALLOWED}, {BANDWIDTH_RANGE}")
     return value_Bps
 
 
@@ -148,8 +162,8 @@ def parse_time(text: str | float | int, field: str = "time") -> float:
     if key not in TIME_UNITS_PER_S:
         raise UnitError(field, text, TIME_ALLOWED)
     seconds = _check_finite(field, text, number / TIME_UNITS_PER_S[key], TIME_ALLOWED)
-    if seconds > MAX_TIME_S:
-        raise UnitError(field, text, f"{TIME_ALLOWED}, at most 1e6 s (11.6 days)")
+    if not seconds_in_range(seconds):
+        raise UnitError(field, text, f"{TIME_ALLOWED}, {TIME_RANGE}")
     return seconds
 
 

@@ -1,8 +1,8 @@
 """Hardware profiles for dpcost: GPUs, links and systems (nodes), bundled or user TOML.
 
     >>> import hardware
-    >>> hardware.load_gpu("h100-sxm").memory_bytes
-    80000000000.0
+    >>> hardware.load_gpu("h100-sxm").memory_bytes  # 81090 MiB: what PyTorch sees of 80 GB HBM3
+    85029027840.0
     >>> hardware.load_system("dgx-h100").intra_link.name
     'nvlink4-x18'
 """

@@ -283,14 +283,15 @@ def check_regimes_in_range(regimes: Sequence[Regime], sources: Sequence[str]) ->
     ``dpcost hardware validate`` and every ``--link``/``--cluster`` accept): a log whose times or
     sizes are in another unit (seconds for µs, bits for bytes) would otherwise be written as a
     profile dpcost itself refuses."""
-    from dpbase.limits import MAX_TIME_S, MAX_BANDWIDTH_Bps, MIN_BANDWIDTH_Bps
+    from dpbase.units import BANDWIDTH_RANGE, TIME_RANGE, bandwidth_in_range, seconds_in_range
 
     for regime in regimes:
-        if regime.latency_s > MAX_TIME_S or not MIN_BANDWIDTH_Bps <= regime.bandwidth_Bps <= MAX_BANDWIDTH_Bps:
+        if not seconds_in_range(regime.latency_s) or not regime.bandwidth_Bps or not bandwidth_in_range(regime.bandwidth_Bps):
             raise InputError("logs", ", ".join(sources),
                              f"times and sizes a machine gives: the fit reads a latency of {regime.latency_s:.3g} s "
-                             f"and a bandwidth of {regime.bandwidth_Bps:.3g} B/s, where a profile holds at most "
-                             "1e6 s and 1 B/s to 1000 PB/s (are the log's times or sizes in another unit?)")
+                             f"and a bandwidth of {regime.bandwidth_Bps:.3g} B/s, where a profile's latency is "
+                             f"{TIME_RANGE} and its bandwidth {BANDWIDTH_RANGE} (are the log's times or sizes in "
+                             "another unit?)")
 
 
 def calibrate(logs: Sequence[Log], *, collective: str | None = None, ranks: int | None = None,

@@ -1,8 +1,9 @@
 """Symbolic formulas: the registry's functions called with sympy symbols.
 
+>>> from costmodel.collectives.symbols import N, alpha, beta, gamma, n
 >>> f = formula("all-reduce", "ring")
->>> f.time
-2*alpha*(N - 1) + 2*beta*n*(N - 1)/N + gamma*n*(N - 1)/N
+>>> (f.time - (2 * (N - 1) * alpha + 2 * (N - 1) / N * n * beta + (N - 1) / N * n * gamma)).simplify()
+0
 """
 
 from __future__ import annotations

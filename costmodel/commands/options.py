@@ -116,6 +116,8 @@ def _parameters(function: Any) -> list[tuple[str, Any, Any]]:
     defaults = dict(zip(positional[len(positional) - len(function.__defaults__ or ()):], function.__defaults__ or ()))
     defaults |= function.__kwdefaults__ or {}
     annotations = function.__annotations__
+    if any(isinstance(value, str) for value in annotations.values()):  # `from __future__ import annotations`
+        annotations = typing.get_type_hints(function, include_extras=True)
     return [(name, annotations.get(name), defaults.get(name, EMPTY)) for name in names]
 
 

@@ -320,7 +320,7 @@ def _gpus(best, findings, objective: str) -> str:
         text += {"constraints": f" Plans on more GPUs (up to {most}) miss {_limits(findings)}.",
                  "algorithms": f" The swept algorithms run on no layout of more GPUs (up to {most}).",
                  "memory": f" No plan on more GPUs (up to {most}) fits in memory.",
-                 "tied": f" Plans on more GPUs (up to {most}) score higher on {objective}, inside the tie "
+                 "tied": f" Plans on more GPUs (up to {most}) score better on {objective}, inside the tie "
                          "band: the tie-break below chose fewer."}.get(
             why, f" More GPUs (up to {most}) score worse on {objective}.")
     return text

@@ -209,7 +209,7 @@ def test_plans_on_more_gpus_that_score_higher_inside_the_tie_band_are_not_called
     assert found["findings"]["more_gpus"] == "tied"
     text = _run(*GPT2[:-2], "--cluster", "dgx-h100", "--nodes", "4", "--global-batch", "256",
                 "--sync", "per-tensor").stdout
-    assert "score worse" not in text and "score higher on throughput, inside the tie band" in text
+    assert "score worse" not in text and "score better on throughput, inside the tie band" in text
 
 
 def test_plans_on_more_gpus_that_score_worse_are_still_called_worse():
