@@ -105,11 +105,14 @@ def _axis(value: Any) -> list[Any]:
 def _once(values: list[Any]) -> list[Any]:
     """``values`` in order, each once (an unhashable value, such as a profile given as a dict, is
     compared by equality)."""
-    out: list[Any] = []
-    for value in values:
-        if value not in out:
-            out.append(value)
-    return out
+    try:
+        return list(dict.fromkeys(values))
+    except TypeError:  # an unhashable value: one scan (axes of profiles are short)
+        out: list[Any] = []
+        for value in values:
+            if value not in out:
+                out.append(value)
+        return out
 
 
 def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | float], *,

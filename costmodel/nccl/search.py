@@ -25,6 +25,7 @@ from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError
+from hardware.profiles import HOST_STAGED_CATEGORIES
 
 if TYPE_CHECKING:
     from hardware import System
@@ -274,11 +275,13 @@ def _host_memory_path(system: System, ppn: int, t: NcclTables) -> HostMemoryPath
     return HostMemoryPath(link_GBps=host_link_GBps(system.gpu, t), gpus_per_uplink=host_link_sharers(system, ppn))
 
 
-# Link categories NCCL reaches without RDMA: its socket transport (kernel TCP, every byte copied
-# by a CPU proxy thread) or a TCP-based plugin. Their achieved fraction of line rate is the link
-# profile's own efficiency (a property of the transport: hardware/data/links.toml, sourced
-# there), not the RDMA efficiency fitted on IB/RoCE logs.
-NON_RDMA = ("tcp", "ethernet")
+# Two properties of a network link, read apart. Its wire protocol: NCCL reaches TCP and Ethernet
+# categories through its socket transport (kernel TCP, every byte copied by a CPU proxy thread) or
+# a TCP-based plugin (GPUDirect-TCPXO), whose achieved fraction of line rate is the link
+# profile's own efficiency (a property of the transport: hardware/data/links.toml, sourced there),
+# not the RDMA efficiency fitted on IB/RoCE logs. Its data path (hardware.Link.gpu_direct_access):
+# whether the NIC reaches GPU memory, which sets the network path NCCL sees (PXB or PHB).
+NON_RDMA = HOST_STAGED_CATEGORIES
 
 
 def _spine_share(system: System, n_nodes: int, ppn: int, ring: NcclGraph) -> float:

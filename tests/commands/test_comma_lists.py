@@ -80,3 +80,10 @@ def test_a_range_takes_its_factor():
     assert [size for _, size, _ in found] == [1024.0, 32768.0, 1048576.0]
     assert len(_rows(["sweep", "all-reduce", *LINK, "--ranks", "8", "-a", "ring", "--min-size", "1KiB",
                       "--max-size", "1MiB"])) == 6  # the default factor, 4
+
+
+def test_an_alias_is_its_algorithm_and_primitive():
+    """`-a ring,Ring,double-binary-tree,tree` gave four rows, `all-reduce,allreduce` each row twice."""
+    found = _rows(["sweep", "all-reduce,allreduce", *LINK, "--ranks", "16", "--sizes", "1MB",
+                   "-a", "ring,Ring,double-binary-tree,tree"])
+    assert sorted(found) == [(16, 1e6, "double-binary-tree"), (16, 1e6, "ring")]
