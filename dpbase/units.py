@@ -18,6 +18,7 @@ are refused: nobody quotes a link in gibibits, so ``gib/s`` is a mis-cased ``GiB
 from __future__ import annotations
 
 import math
+import numbers
 import re
 
 from dpbase.errors import UnitError
@@ -47,7 +48,7 @@ TIME_ALLOWED = "a number with ns, us, µs, ms or s (e.g. 5us, 1.2ms)"
 def _split(field: str, text: str | float | int, allowed: str, unit_needed: bool = False) -> tuple[float, str]:
     """(number, unit) of ``text``; a number given as a number has no unit. ``unit_needed``: text
     without a unit is refused (a typed ``6`` beside a default shown as ``6ms`` would be 6 s)."""
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
+    if isinstance(text, numbers.Real) and not isinstance(text, bool):  # numpy's numbers too (np.float32)
         try:
             return float(text), ""
         except OverflowError:  # an int beyond float range

@@ -31,8 +31,25 @@ def predict(primitive: str | Primitive, algorithm: str, *, ranks: int, size_byte
 def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_s: float,
             bandwidth_Bps: float, gamma_s_per_byte: float = 0.0, include_in_network: bool = True,
             **shared: Any) -> list[Prediction]:
-    """Every algorithm of the primitive, fastest first (parameters each one accepts are passed)."""
+    """Every algorithm of the primitive, fastest first (parameters each one accepts are passed).
+
+    Sizes, times and bandwidths are numbers in base units or text with a unit ("1GB", "5us",
+    "25GB/s"), as :func:`costmodel.predict` takes them; a keyword no algorithm of the primitive
+    takes is refused, not dropped."""
+    from dpbase.errors import InputError, check_switch
+    from dpbase.units import parse_bandwidth, parse_size, parse_time
+
     prim = primitive_named(primitive)
+    ranks = _whole("ranks", ranks)
+    size_bytes, alpha_s = parse_size(size_bytes, "size_bytes"), parse_time(alpha_s, "alpha_s")
+    bandwidth_Bps = parse_bandwidth(bandwidth_Bps, "bandwidth_Bps")
+    gamma_s_per_byte = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
+    check_switch("include_in_network", include_in_network)
+    known = sorted({p.name for entry in entries() if entry.primitive is prim for p in entry.params})
+    unknown = sorted(set(shared) - set(known))
+    if unknown:
+        raise InputError(unknown[0], shared[unknown[0]], f"a parameter of an algorithm of {prim.value}: "
+                                                         f"{', '.join(known) or 'they take none'}")
     results = []
     for entry in entries():
         if entry.primitive is not prim or (entry.in_network and not include_in_network):
@@ -43,6 +60,20 @@ def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_
         results.append(predict(prim, entry.algorithm, ranks=ranks, size_bytes=size_bytes, alpha_s=alpha_s,
                                bandwidth_Bps=bandwidth_Bps, gamma_s_per_byte=gamma_s_per_byte, **accepted))
     return sorted(results, key=lambda p: (p.time_s, p.algorithm))
+
+
+def _whole(field: str, value: Any) -> int:
+    """``value`` as a Python integer (a numpy integer is one; 8.0, "8" or True are not)."""
+    import operator
+
+    from dpbase.errors import InputError
+
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise InputError(field, value, "a whole number (an integer >= 1)")
 
 
 @frozen

@@ -85,3 +85,25 @@ def test_one_name_is_an_axis_of_one():
     assert {(row.grad_dtype, row.bucket_bytes) for row in fp16.candidates} == {("fp16", 25e6)}
     figure = sweep_figure("all-reduce", Hardware(ranks=8, alpha="5us", bandwidth="25GB/s"), algorithms="ring")
     assert {trace.name for trace in figure.data} == {"ring"}
+
+
+@pytest.mark.parametrize(("given", "error"), [
+    ({"foo": 3}, "^foo: got 3; allowed: a parameter of an algorithm of all-reduce: "),
+    ({"bandwidth_Bps": True}, "^bandwidth_Bps: got True;"), ({"size_bytes": True}, "^size_bytes: got True;"),
+    ({"ranks": 8.0}, r"^ranks: got 8.0; allowed: a whole number"), ({"alpha_s": 1e300}, "^alpha_s: got 1e\\+300;"),
+    ({"size_bytes": None}, "^size_bytes: got None;"),
+])
+def test_compare_refuses_what_predict_refuses(given, error):
+    """compare dropped unknown keywords, read True as 1 B/s and answered α = 1e300 s."""
+    with pytest.raises(InputError, match=error):
+        costmodel.compare("all-reduce", **({"ranks": 8, "size_bytes": 1e9} | LINK | given))
+
+
+def test_compare_takes_units_and_numpys_numbers_as_predict_does():
+    plain = costmodel.compare("all-reduce", ranks=8, size_bytes=1e9, **LINK)
+    typed = costmodel.compare("all-reduce", ranks=np.int64(8), size_bytes="1GB", alpha_s="5us", bandwidth_Bps="25GB/s")
+    assert [(p.algorithm, p.time_s) for p in typed] == [(p.algorithm, p.time_s) for p in plain]
+    single = costmodel.predict("all-reduce", 1e9, "ring", ranks=8, alpha_s=np.float32(5e-6),
+                               bandwidth_Bps=np.int64(25 * 10**9))  # was "a unit is needed"
+    assert single.time_s == pytest.approx(costmodel.predict("all-reduce", 1e9, "ring", ranks=8, **LINK).time_s,
+                                          rel=1e-6)
