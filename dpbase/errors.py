@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 MAX_SHOWN_CHARS = 200  # longest value an error message quotes in full
+FILE_ALLOWED = "a file that can be read or written"  # what a path that cannot be opened is refused for
 
 
 class DpcostError(Exception):

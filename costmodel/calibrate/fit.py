@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -426,6 +427,21 @@ def _notes(regimes: Sequence[Regime], sizes: np.ndarray, times: np.ndarray, scor
     return notes
 
 
+def _points(sizes_bytes: Any, times_s: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The measured sizes and times as float arrays of one length, each a list of numbers (text,
+    None or a ragged pair is refused in one line, not an IndexError or a TypeError)."""
+    try:
+        sizes, times = np.asarray(sizes_bytes, dtype=float).ravel(), np.asarray(times_s, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise InputError("measurements", "sizes and times", "two lists of numbers (bytes and seconds)") from None
+    if np.asarray(sizes_bytes).ndim != 1 or np.asarray(times_s).ndim != 1:
+        raise InputError("measurements", "sizes and times", "two lists of numbers (bytes and seconds)")
+    if len(sizes) != len(times):
+        raise InputError("measurements", f"{len(sizes)} sizes and {len(times)} times",
+                         "two lists of numbers of equal length (bytes and seconds)")
+    return sizes, times
+
+
 def _check_points(sizes: np.ndarray, times: np.ndarray) -> None:
     if len(sizes) == 0:
         raise InputError("measurements", "no rows with a positive size and time", "at least one row")
@@ -447,10 +463,12 @@ def _bandwidth_only(sizes: np.ndarray, times: np.ndarray) -> Fit:
 
 def fit_times(sizes_bytes: Sequence[float], times_s: Sequence[float], max_regimes: int = MAX_REGIMES) -> Fit:
     """Fit 1 to ``max_regimes`` regimes to measured (size, time) points (see module docstring)."""
-    order = np.argsort(np.asarray(sizes_bytes, float), kind="stable")
-    sizes, times = np.asarray(sizes_bytes, float)[order], np.asarray(times_s, float)[order]
+    sizes, times = _points(sizes_bytes, times_s)
+    order = np.argsort(sizes, kind="stable")
+    sizes, times = sizes[order], times[order]
     _check_points(sizes, times)
-    if not 1 <= max_regimes <= MAX_REGIMES:
+    if isinstance(max_regimes, bool) or not isinstance(max_regimes, (int, np.integer)) \
+            or not 1 <= max_regimes <= MAX_REGIMES:
         raise InputError("max_regimes", max_regimes, f"an integer from 1 to {MAX_REGIMES}")
     if len(np.unique(sizes)) == 1:
         return _bandwidth_only(sizes, times)
@@ -478,7 +496,7 @@ def cross_validate(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> tu
     """Two-fold cross-validation over message sizes: fit on every other distinct size and
     predict the others, then swap.  Returns (size, relative error) for every point, each
     predicted by a fit that never saw its size.  Needs at least 4 distinct sizes."""
-    sizes, times = np.asarray(sizes_bytes, float), np.asarray(times_s, float)
+    sizes, times = _points(sizes_bytes, times_s)
     distinct = np.unique(sizes)
     if len(distinct) < 4:
         raise InputError("sizes", len(distinct), "at least 4 distinct message sizes to cross-validate")

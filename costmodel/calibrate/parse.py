@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from costmodel.calibrate.conventions import binaries_in_text
-from dpbase.errors import ParseError
+from dpbase.errors import FILE_ALLOWED, InputError, ParseError
 from dpbase.values import frozen
 
 NCCL_TESTS_TIME_S = 1e-6  # nccl-tests prints times in µs (src/util.cu)
@@ -296,8 +296,14 @@ def parse_json(text: str, source_path: str = "<json>") -> Log:
 
 
 def parse_file(path: str | Path) -> Log:
-    """Read ``path`` and parse it as ``-J`` JSON (an object) or as a text log."""
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    """Read ``path`` and parse it as ``-J`` JSON (an object) or as a text log. A path that is not
+    a readable file is one :class:`InputError` naming it (the command line's wording)."""
+    if not isinstance(path, (str, Path)) or not str(path):
+        raise InputError("file", path, "a path to an nccl-tests log")
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as error:
+        raise InputError("file", str(path), f"{FILE_ALLOWED} ({error.strerror or error})") from None
     if text.lstrip().startswith("{"):
         return parse_json(text, str(path))
     return parse_text(text, str(path))

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from dpbase.errors import DpcostError, InputError
+from dpbase.errors import FILE_ALLOWED, DpcostError, InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -112,9 +112,6 @@ def error_object(error: BaseException) -> dict[str, Any]:
     else:
         fields = {"field": None, "got": None, "allowed": None}
     return {"error": {**fields, "message": message}}
-
-
-FILE_ALLOWED = "a file that can be read or written"
 
 
 def _os_message(error: OSError) -> str:

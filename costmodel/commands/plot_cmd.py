@@ -37,24 +37,15 @@ def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str, inputs: 
 
 
 def _hardware(primitive, cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -> Any:
-    from costmodel.cluster.query import Query, check_conflicts
     from costmodel.names import primitive_named
     from costmodel.plots import Hardware
-    from dpbase.errors import InputError
+    from costmodel.plots.common import check_sources
 
     primitive_named(primitive)  # primitive: got 'bogus'; allowed: one of …, before any work
-    # one source of hardware, as `collective` rules it (NCCL-mode charts never reach its query),
-    # and no option the chart would not use
-    check_conflicts(Query(primitive=primitive, alpha=alpha, bandwidth=bandwidth, cluster=cluster, backend=backend))
-    if cluster is not None and ranks is not None:
-        raise InputError("--ranks", ranks, "left out with --cluster (its ranks are --nodes × --gpus-per-node)")
-    if cluster is None and gpus_per_node is not None:
-        raise InputError("--gpus-per-node", gpus_per_node, "only with --cluster (a bare link's chart has no nodes)")
-    if cluster is None and (alpha is None or bandwidth is None):  # charts take no --link
-        raise InputError("hardware", "none", "--alpha and --bandwidth, or --cluster")
-    # the figure resolves the backend (plots.common.check_backend), as `collective` does
-    return Hardware(cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, alpha=alpha, bandwidth=bandwidth,
-                    ranks=ranks, backend=backend)
+    hardware = Hardware(cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, alpha=alpha, bandwidth=bandwidth,
+                        ranks=ranks, backend=backend)
+    check_sources(hardware)  # before any work; the figure resolves the backend (plots.common.check_backend)
+    return hardware
 
 
 def _refuse_inputs(output: str, *inputs: str | None) -> None:

@@ -92,6 +92,22 @@ class Hardware:
         return f"{self.cluster} × {self.nodes} node(s) ({self.total_ranks()} GPUs), {model}"
 
 
+def check_sources(hw: Hardware) -> None:
+    """One source of hardware, and no option the chart would not use, as `collective` rules it
+    (its query's checks) and `dpcost plot` says it: the Python charts took ``alpha`` or ``ranks``
+    beside ``cluster`` and drew the cluster."""
+    from costmodel.cluster.query import Query, check_conflicts
+
+    check_conflicts(Query(primitive="all-reduce", alpha=hw.alpha, bandwidth=hw.bandwidth, cluster=hw.cluster,
+                          backend=hw.backend, nodes=hw.nodes))
+    if hw.cluster is not None and hw.ranks is not None:
+        raise InputError("--ranks", hw.ranks, "left out with --cluster (its ranks are --nodes × --gpus-per-node)")
+    if hw.cluster is None and hw.gpus_per_node is not None:
+        raise InputError("--gpus-per-node", hw.gpus_per_node, "only with --cluster (a bare link's chart has no nodes)")
+    if hw.cluster is None and (hw.alpha is None or hw.bandwidth is None):  # charts take no --link
+        raise InputError("hardware", "none", "--alpha and --bandwidth, or --cluster")
+
+
 def algorithm_names(algorithms: str | Iterable[str] | None) -> tuple[str, ...]:
     """A chart's named algorithms as a tuple: one name is one algorithm (``algorithms="ring"`` was
     read letter by letter)."""
@@ -111,6 +127,9 @@ def check_backend(hw: Hardware, primitive: str, algorithms: tuple[str, ...] = ()
     from costmodel.nccl.names import COLLECTIVES
 
     name = primitive_named(primitive).value  # primitive: got 'bogus'; allowed: one of …
+    if not isinstance(hw, Hardware):
+        raise InputError("hardware", hw, "a costmodel.plots.Hardware (cluster=…, or alpha=, bandwidth=, ranks=)")
+    check_sources(hw)
     from costmodel.cluster.query import check_algorithm_name
 
     for algorithm in algorithms:  # an unknown name, named as such (it made the others' backend ideal)

@@ -107,3 +107,33 @@ def test_compare_takes_units_and_numpys_numbers_as_predict_does():
                                bandwidth_Bps=np.int64(25 * 10**9))  # was "a unit is needed"
     assert single.time_s == pytest.approx(costmodel.predict("all-reduce", 1e9, "ring", ranks=8, **LINK).time_s,
                                           rel=1e-6)
+
+
+@pytest.mark.parametrize(("args", "kwargs", "error"), [
+    (([1, 2, 3], [1e-5, 2e-5]), {}, "^measurements: got '3 sizes and 2 times'; allowed: two lists of numbers of equal"),
+    ((None, None), {}, "^measurements: got 'sizes and times'; allowed: two lists of numbers"),
+    ((["1KB", "2KB"], [1e-5, 2e-5]), {}, "^measurements: got 'sizes and times'; allowed: two lists of numbers"),
+    (([1, 2, 4, 8], [1e-5, 2e-5, 3e-5, 4e-5]), {"max_regimes": 2.5}, "^max_regimes: got 2.5;"),
+])
+def test_fit_times_refuses_in_one_line(args, kwargs, error):
+    """An IndexError (lengths checked after indexing), a ValueError and a TypeError before."""
+    with pytest.raises(InputError, match=error):
+        costmodel.fit_times(*args, **kwargs)
+
+
+@pytest.mark.parametrize("path", ["/nonexistent/x.log", "/", "", None])
+def test_parse_file_refuses_a_path_it_cannot_read_in_one_line(path):
+    with pytest.raises(InputError, match="^file: got "):
+        costmodel.parse_file(path)
+
+
+@pytest.mark.parametrize(("hardware", "error"), [
+    (Hardware(cluster="dgx-h100", alpha="5us"), "^--alpha: got 'given with --cluster'"),
+    (Hardware(cluster="dgx-h100", ranks=4), "^--ranks: got 4; allowed: left out with --cluster"),
+    (Hardware(ranks=8, alpha="5us", bandwidth="25GB/s", nodes=2), "^--nodes: got 2; allowed: only with --cluster"),
+    ("dgx-h100", "^hardware: got 'dgx-h100'; allowed: a costmodel.plots.Hardware"),
+])
+def test_a_chart_refuses_hardware_it_would_not_use(hardware, error):
+    """Hardware(cluster=…, alpha=…) drew the cluster and dropped alpha (the CLI refuses it)."""
+    with pytest.raises(InputError, match=error):
+        sweep_figure("all-reduce", hardware)
