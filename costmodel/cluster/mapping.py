@@ -34,6 +34,7 @@ Mapping rules:
 from __future__ import annotations
 
 import collections
+import numbers
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -106,9 +107,16 @@ class Layout:
 
 def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = None) -> Layout:
     """Resolve a system name/path/profile and check the node layout."""
-    from hardware import load_system
+    from hardware import System, load_system
 
+    if not isinstance(system, (str, System)):  # None was an AttributeError
+        raise InputError("cluster", system, "a system name, a TOML path or a hardware.System")
     sys_profile = load_system(system) if isinstance(system, str) else system
+    for field, value in (("nodes", nodes), ("gpus_per_node", gpus_per_node)):  # "2" was a TypeError
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+            raise InputError(field, value, "an integer >= 1")
+    nodes = int(nodes)  # numpy's integers as Python's: the ranks they make are counted as ints
+    gpus_per_node = None if gpus_per_node is None else int(gpus_per_node)
     if nodes < 1:
         raise InputError("nodes", nodes, "an integer >= 1")
     gpn = sys_profile.gpus_per_node if gpus_per_node is None else gpus_per_node

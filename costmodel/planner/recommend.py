@@ -508,9 +508,11 @@ def _ps_params(algorithms, servers, colocated, system, nodes: int) -> tuple:
 
 def _resolve(model, cluster):
     import hardware
-    from costmodel.training.workloads import load_model
+    from costmodel.training.workloads import workload_of
 
-    workload = load_model(model) if isinstance(model, (str, int, float)) else model
+    workload = workload_of(model)
+    if not isinstance(cluster, (str, hardware.System)):  # None was an AttributeError
+        raise InputError("cluster", cluster, "a system name, a TOML path or a hardware.System")
     system = hardware.load_system(cluster) if isinstance(cluster, str) else cluster
     return workload, system
 

@@ -30,6 +30,7 @@ The arithmetic in :func:`step_seconds` works elementwise on numpy arrays (for th
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Callable
 
 from costmodel.training import (
@@ -397,12 +398,21 @@ SWITCHES = ("overlap", "host_reduce", "asynchronous", "include_attention", "flas
             "overlap_param_gather", "offload_optimizer")  # TrainingConfig's switches: True or False
 
 
+# TrainingConfig's numbers (None: unset), checked for their type before any arithmetic; each
+# one's range is checked where it is read
+NUMBERS = ("topk_fraction", "mfu", "bucket_bytes", "first_bucket_bytes", "memory_reserve_bytes", "jitter_cv")
+
+
 def _check(config: TrainingConfig, ranks: int) -> None:
     for name in SWITCHES:  # read by truth below: asynchronous="no" ran asynchronous
         check_switch(name, getattr(config, name))
+    for name in NUMBERS:  # text or a switch here was a TypeError, or True read as 1
+        value = getattr(config, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+            raise InputError(name, value, "a number")
     for field, value, most in (("micro_batch", config.micro_batch, MAX_COUNT), ("ranks", ranks, MAX_RANKS),
                                ("accumulation_steps", config.accumulation_steps, MAX_COUNT)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= most \
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 1 <= value <= most \
                 or int(value) != value:
             raise InputError(field, value, f"an integer from 1 to {most}")
     memory.check_zero_stage(config.zero_stage)

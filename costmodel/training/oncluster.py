@@ -17,7 +17,7 @@ from costmodel.cluster.comm import comm_model, hybrid_groups
 from costmodel.training import offload, residuals, transport, workloads
 from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown
-from costmodel.training.workloads import Workload, load_model
+from costmodel.training.workloads import Workload, workload_of
 from dpbase.errors import InputError
 from dpbase.values import fields, replace
 
@@ -54,7 +54,7 @@ def iteration(model: str | Workload, cluster: str | System, config: TrainingConf
         config_fields.setdefault("transport", transport.step_transport(system, comm.layout.nodes))
         config = TrainingConfig(**config_fields)
     config = _on_layout(config, comm)
-    workload = load_model(model) if isinstance(model, str) else model
+    workload = workload_of(model)
     name = str(comm.describe().get("algorithm", algorithm))
     result = iteration_breakdown(workload, system.gpu, comm, config=config, algorithm=name)
     return with_interval(result, workload, system.gpu, comm, config, name)
@@ -82,7 +82,7 @@ def measured_mfu(model: str | Workload, cluster: str | System, config: TrainingC
     comm = comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
                       servers=servers, colocated=colocated)
     config = _on_layout(config, comm)
-    workload = load_model(model) if isinstance(model, str) else model
+    workload = workload_of(model)
     gpu, name = comm.layout.system.gpu, str(comm.describe().get("algorithm", algorithm))
 
     source = config.mfu_calibration or measured_rate.MEASURED_SOURCE

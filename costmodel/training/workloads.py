@@ -24,6 +24,7 @@ kinds that have one (``cnn``), :func:`default_mfu_for_kind` from published throu
 from __future__ import annotations
 
 import functools
+import numbers
 import os
 import re
 
@@ -481,6 +482,18 @@ def _preset(name: str) -> Workload:
     return Workload(name=name, **_data()["models"][name])
 
 
+def workload_of(model: object) -> Workload:
+    """``model`` as a Workload: a preset name, a parameter count (:func:`load_model`) or a
+    Workload itself; anything else (None) one error naming it. iteration and plan read it here."""
+    if isinstance(model, Workload):
+        return model
+    if isinstance(model, (str, int, float)) and not isinstance(model, bool):
+        return load_model(model)
+    if isinstance(model, numbers.Real) and not isinstance(model, bool):  # numpy's parameter counts
+        return load_model(float(model))
+    raise InputError("model", model, "a preset name, a parameter count such as 7B, 124M, 1.3e9, or a Workload")
+
+
 def load_model(name_or_params: str | int | float) -> Workload:
     """A preset by name (case-insensitive) or a decoder transformer by parameter count."""
     key = str(name_or_params).strip().lower()
@@ -707,7 +720,8 @@ def resolve_seq_len(workload: Workload, seq_len: int | None) -> int:
         return workload.seq_len
     if not workload.uses_token_rule:
         raise InputError("seq_len", seq_len, f"no value for {workload.kind} models ({workload.name})")
-    if not 1 <= seq_len <= MAX_COUNT:
+    if isinstance(seq_len, bool) or not isinstance(seq_len, numbers.Real) or not float(seq_len).is_integer() \
+            or not 1 <= seq_len <= MAX_COUNT:  # 1.5 or True made a plan of fractional tokens
         raise InputError("seq_len", seq_len, f"an integer from 1 to {MAX_COUNT}")
     return int(seq_len)
 

@@ -137,3 +137,30 @@ def test_a_chart_refuses_hardware_it_would_not_use(hardware, error):
     """Hardware(cluster=…, alpha=…) drew the cluster and dropped alpha (the CLI refuses it)."""
     with pytest.raises(InputError, match=error):
         sweep_figure("all-reduce", hardware)
+
+
+@pytest.mark.parametrize(("given", "error"), [
+    ({"seq_len": "1024"}, "^seq_len: got '1024'; allowed: an integer"), ({"seq_len": 1.5}, "^seq_len: got 1.5;"),
+    ({"mfu": "0.5"}, "^mfu: got '0.5'; allowed: a number$"), ({"mfu": True}, "^mfu: got True;"),
+    ({"jitter_cv": "x"}, "^jitter_cv: got 'x';"), ({"topk_fraction": "0.1"}, "^topk_fraction: got '0.1';"),
+    ({"memory_reserve_bytes": "1GB"}, "^memory_reserve_bytes: got '1GB';"), ({"nodes": "2"}, "^nodes: got '2';"),
+])
+def test_iteration_refuses_text_where_a_number_goes(given, error):
+    """Each was a TypeError (or True read as 1) from the arithmetic."""
+    with pytest.raises(InputError, match=error):
+        costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, **({"nodes": 2} | given))
+
+
+def test_model_and_cluster_are_named_when_missing_and_numpys_counts_are_counts():
+    for call in (lambda: costmodel.iteration(None, "dgx-h100", micro_batch=8),
+                 lambda: costmodel.plan(None, "dgx-h100", global_batch=64)):
+        with pytest.raises(InputError, match="^model: got None;"):
+            call()
+    for call in (lambda: costmodel.iteration("gpt2", None, micro_batch=8),
+                 lambda: costmodel.plan("gpt2", None, global_batch=64)):
+        with pytest.raises(InputError, match="^cluster: got None;"):
+            call()
+    with pytest.raises(InputError, match="^seq_len: got 1.5;"):
+        costmodel.plan("gpt2", "dgx-h100", global_batch=64, seq_len=1.5)
+    counted = costmodel.iteration(np.int64(124_000_000), "dgx-h100", micro_batch=np.int64(8), nodes=np.int64(2))
+    assert counted.total_s == costmodel.iteration(124_000_000, "dgx-h100", micro_batch=8, nodes=2).total_s
