@@ -20,6 +20,7 @@ The reason and the sensitivity view come from :mod:`costmodel.planner.explain`.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -169,9 +170,12 @@ def _distinct_axes(algorithms, bucket_bytes, grad_dtypes) -> tuple:
 def _values(axis) -> tuple:
     """A swept axis as a tuple: one name or number is an axis of one (``algorithms="ring"`` was
     iterated letter by letter), as ``costmodel.sweep`` reads its axes."""
-    if isinstance(axis, (str, int, float)):
+    if isinstance(axis, (str, numbers.Real)):
         return (axis,)
-    return tuple(axis)
+    try:
+        return tuple(axis)
+    except TypeError:
+        raise InputError("axis", axis, "a value or a list of values") from None
 
 
 def _check_money_needs_tokens(tokens, price_per_gpu_hour, power_w) -> None:
@@ -220,7 +224,8 @@ def _check_axes(bucket_bytes, grad_dtypes) -> None:
     from costmodel.training.memory import GRAD_DTYPES
     from costmodel.training.overlap import MIN_BUCKET_BYTES
 
-    if not bucket_bytes or any(not size >= MIN_BUCKET_BYTES for size in bucket_bytes):  # as iteration's --bucket
+    if not bucket_bytes or any(isinstance(size, bool) or not isinstance(size, numbers.Real) or not size >= MIN_BUCKET_BYTES
+                               for size in bucket_bytes):  # as iteration's --bucket; bytes, not text ("25MB")
         raise InputError("buckets", bucket_bytes, f"one or more sizes of at least {MIN_BUCKET_BYTES} bytes (one fp32 "
                          "gradient element)")
     if not grad_dtypes or any(d not in GRAD_DTYPES for d in grad_dtypes):
@@ -769,6 +774,14 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                         ("recompute", recompute), ("colocated", colocated)):
         if value is not None or name not in ("recompute", "colocated"):  # those two: None is "decide"/"default"
             check_switch(name, value)
+    for name, value in (("tokens", tokens), ("mfu", mfu), ("jitter_cv", jitter_cv), ("tie_band", tie_band),
+                        ("memory_reserve", memory_reserve), ("memory_reserve_fraction", memory_reserve_fraction),
+                        ("deadline_hours", deadline_hours), ("budget", budget),
+                        ("price_per_gpu_hour", price_per_gpu_hour), ("power_w", power_w), ("input_rate", input_rate)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+            raise InputError(name, value, "a number")  # text here was a TypeError from the arithmetic
+    if progress is not None and not callable(progress):
+        raise InputError("progress", progress, "a function progress(done, total), or None")
     algorithms_given = algorithms is not None
     algorithms, bucket_bytes, grad_dtypes = _distinct_axes(algorithms, bucket_bytes, grad_dtypes)
     partial = gpus is not None

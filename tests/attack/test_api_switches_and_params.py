@@ -164,3 +164,14 @@ def test_model_and_cluster_are_named_when_missing_and_numpys_counts_are_counts()
         costmodel.plan("gpt2", "dgx-h100", global_batch=64, seq_len=1.5)
     counted = costmodel.iteration(np.int64(124_000_000), "dgx-h100", micro_batch=np.int64(8), nodes=np.int64(2))
     assert counted.total_s == costmodel.iteration(124_000_000, "dgx-h100", micro_batch=8, nodes=2).total_s
+
+
+@pytest.mark.parametrize(("given", "error"), [
+    ({"tokens": "1e9"}, "^tokens: got '1e9'; allowed: a number$"), ({"mfu": "0.5"}, "^mfu: got '0.5';"),
+    ({"tie_band": "x"}, "^tie_band: got 'x';"), ({"memory_reserve": "1GB"}, "^memory_reserve: got '1GB';"),
+    ({"progress": 5}, "^progress: got 5; allowed: a function"),
+    ({"bucket_bytes": "25MB"}, r"^buckets: got \('25MB',\); allowed: one or more sizes of at least 4 bytes"),
+])
+def test_plan_refuses_text_where_a_number_goes(given, error):
+    with pytest.raises(InputError, match=error):
+        costmodel.plan("gpt2", "dgx-h100", global_batch=64, **given)
