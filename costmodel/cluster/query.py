@@ -113,6 +113,8 @@ def _ideal(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
         inter["alpha_inter_s"] = parse_time(q.alpha_inter, "alpha_inter")
     if q.bandwidth_inter is not None:
         inter["bandwidth_inter_Bps"] = parse_bandwidth(q.bandwidth_inter, "bandwidth_inter")
+        if inter["bandwidth_inter_Bps"] <= 0:  # named as typed, before the formula divides by it
+            raise InputError("bandwidth_inter", q.bandwidth_inter, "a bandwidth > 0, e.g. 25GB/s")
     ranks, alpha, bandwidth = _rates(q, size_bytes)
     candidates = [e for e in entries() if e.primitive is prim and not e.hierarchical]
     results = []

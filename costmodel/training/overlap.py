@@ -74,9 +74,12 @@ def bucket_layout(grad_bytes, bucket_bytes=DDP_BUCKET_BYTES,
 
 def check_bucket_sizes(bucket_bytes: float, first_bucket_bytes: float) -> None:
     """Both bucket sizes must be at least ``MIN_BUCKET_BYTES`` (and finite)."""
+    from dpbase.limits import MAX_SIZE_BYTES
+
     for field, value in (("bucket", bucket_bytes), ("first_bucket", first_bucket_bytes)):
-        if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= MIN_BUCKET_BYTES):
-            raise InputError(field, value, f"a finite size >= {MIN_BUCKET_BYTES} bytes")
+        if not (isinstance(value, (int, float)) and math.isfinite(value)
+                and MIN_BUCKET_BYTES <= value <= MAX_SIZE_BYTES):  # above it, the collective's size check named "size"
+            raise InputError(field, value, f"a size from {MIN_BUCKET_BYTES} bytes to 1 ZiB")
 
 
 def bucket_sizes(grad_bytes: float, bucket_bytes: float = DDP_BUCKET_BYTES,

@@ -175,3 +175,11 @@ def test_model_and_cluster_are_named_when_missing_and_numpys_counts_are_counts()
 def test_plan_refuses_text_where_a_number_goes(given, error):
     with pytest.raises(InputError, match=error):
         costmodel.plan("gpt2", "dgx-h100", global_batch=64, **given)
+
+
+def test_values_out_of_range_are_named_by_their_own_field():
+    """A zero inter-node bandwidth read 'time: got inf', a 1e30-byte bucket 'size: got 1e+30'."""
+    with pytest.raises(InputError, match="^bandwidth_inter_Bps: got 0; allowed: a bandwidth > 0"):
+        costmodel.predict("all-reduce", 1e9, "hierarchical", ranks=16, gpus_per_node=4, bandwidth_inter_Bps=0, **LINK)
+    with pytest.raises(InputError, match="^bucket: got 1e\\+30; allowed: a size from 4 bytes to 1 ZiB"):
+        costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, nodes=2, bucket_bytes=1e30)
