@@ -39,9 +39,13 @@ def forced_algorithms(system: System, nodes: int, collective: str) -> list[str]:
 def recipe_lines(system: System, nodes: int, hostfile: str = "hosts") -> list[str]:
     """Shell lines (comments and commands) that measure what ``plan`` needs on 1..``nodes`` nodes."""
     g = system.gpus_per_node
-    lines = [f"# nccl-tests recipe for {system.name}: 1 to {nodes} node(s) x {g} GPU(s), what `dpcost plan` needs",
-             "# build once:  git clone https://github.com/NVIDIA/nccl-tests && make -C nccl-tests MPI=1",
-             "cd nccl-tests"]
+    # AMD GPUs run RCCL, measured by rccl-tests (ROCm's port: the same binaries, options and output;
+    # RCCL reads NCCL_ALGO too)
+    tests, repository = ("rccl-tests", "ROCm/rccl-tests") if system.gpu.vendor == "amd" else \
+        ("nccl-tests", "NVIDIA/nccl-tests")
+    lines = [f"# {tests} recipe for {system.name}: 1 to {nodes} node(s) x {g} GPU(s), what `dpcost plan` needs",
+             f"# build once:  git clone https://github.com/{repository} && make -C {tests} MPI=1",
+             f"cd {tests}"]
     logs = []
     for n in node_counts(nodes):
         lines.append(f"# {n} node(s)")

@@ -238,3 +238,11 @@ def test_the_nccl_model_views_say_they_are_not_the_measured_curves(profile, tmp_
     ranked = runner.invoke(app, ["compare", "all-reduce", "--cluster", str(profile), "--nodes", "2", "--size", "32MiB"])
     assert "RCCL" not in ranked.output
     assert ranked.exit_code == 0 and "* = NCCL's own choice" in ranked.output
+
+
+def test_an_amd_clusters_recipe_builds_rccl_tests():
+    """AMD GPUs run RCCL: the recipe told them to build NVIDIA's nccl-tests."""
+    amd = recipe_lines(hardware.load_system("mi300x-8x"), 2)
+    assert amd[1] == "# build once:  git clone https://github.com/ROCm/rccl-tests && make -C rccl-tests MPI=1"
+    assert amd[2] == "cd rccl-tests" and not any("NVLS" in line for line in amd)
+    assert recipe_lines(hardware.load_system("dgx-h100"), 2)[2] == "cd nccl-tests"
