@@ -166,8 +166,10 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
         if (cluster is None and link is None and algorithm not in ("auto", "all") and gpus_per_node is None
                 and backend in (None, "auto", "ideal")):
             try:
-                rows.extend(_grid_rows(primitive, algorithm, group, size_list, alpha_s, bandwidth_Bps,
-                                       gamma_s_per_byte, stack=stack, backend=backend))
+                found, refused = _grid_rows(primitive, algorithm, group, size_list, alpha_s, bandwidth_Bps,
+                                            gamma_s_per_byte, stack=stack, backend=backend)
+                rows.extend(found)
+                skipped.extend(refused)
             except NotApplicableError as error:
                 skipped.append(error)
             continue
@@ -187,9 +189,21 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
             rows.append(p.to_dict())
     if not rows:
         raise skipped[0] if skipped else InputError("sweep", "no rows", "at least one answerable combination")
+    rows = _distinct_rows(rows)
     frame = pd.DataFrame(rows, columns=list(Prediction.__dataclass_fields__))
     frame.attrs["left_out"] = skipped  # why each left-out combination was
     return frame
+
+
+# What makes a sweep row one answer: two names for one algorithm (tree and double-binary-tree,
+# ring and Ring) answer the same row, which is shown once; names the query reads apart (collnet
+# and in-network on a cluster) keep their own rows.
+ROW_KEY = ("primitive", "cluster", "nodes", "ranks", "size_bytes", "algorithm", "protocol", "backend", "time_s")
+
+
+def _distinct_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` in order, each answer once (:data:`ROW_KEY`)."""
+    return list({tuple(row.get(key) for key in ROW_KEY): row for row in reversed(rows)}.values())[::-1]
 
 
 def _hierarchical(primitive: str, algorithm: str) -> bool:
@@ -208,15 +222,29 @@ def _hierarchical(primitive: str, algorithm: str) -> bool:
 
 def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[float], alpha_s: Any,
                bandwidth_Bps: Any, gamma_s_per_byte: Any, *, stack: str | None = None,
-               backend: str | None = None) -> list[dict[str, Any]]:
+               backend: str | None = None) -> tuple[list[dict[str, Any]], list[Any]]:
     """Rows of one named algorithm on a bare α/β link: the formulas evaluated as one numpy grid
-    (its first point answered by :func:`predict`, whose checks refuse what the grid would ignore)."""
+    (its first point answered by :func:`predict`, whose checks refuse what the grid would ignore),
+    and the errors of the rank counts the algorithm cannot take (each left out alone, as the
+    per-point path leaves it out)."""
     import numpy as np
 
-    from costmodel.collectives.evaluate import evaluate_grid
+    from costmodel.collectives.evaluate import evaluate_grid, resolve
+    from costmodel.collectives.registry import get
+    from dpbase.errors import NotApplicableError
     from dpbase.units import parse_bandwidth, parse_time
 
     ranks = [whole_count("ranks", rank) for rank in ranks]  # as predict takes them
+    entry, skipped, taken = get(primitive, algorithm), [], []
+    for count in ranks:  # a node size these ranks cannot fill (hierarchical's G): that count alone
+        try:
+            resolve(entry, count, {})
+            taken.append(count)
+        except NotApplicableError as error:
+            skipped.append(error)
+    if not taken:
+        return [], skipped
+    ranks = taken
     alpha, bw = parse_time(alpha_s, "alpha_s"), parse_bandwidth(bandwidth_Bps, "bandwidth_Bps")
     gamma = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
     n_grid, size_grid = np.meshgrid(np.asarray(ranks, dtype=float), np.asarray(sizes, dtype=float), indexing="ij")
@@ -238,4 +266,4 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
         if chunks is not None:
             row["params"] = {**template["params"], "chunks": int(chunks[i, j])}
         rows.append(row)
-    return rows
+    return rows, skipped

@@ -393,11 +393,14 @@ def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nod
     return _finish(result, lay, m.bottleneck, size_bytes)
 
 
-def _runnable(entry: Entry, lay: Layout) -> bool:
-    """Applicable, and the entry's parameters accept the rank count (as predict_entry checks)."""
+def _runnable(entry: Entry, lay: Layout, given: dict | None = None) -> bool:
+    """Applicable, and the entry's parameters — the layout's and those ``given`` (colocated
+    servers) — accept the rank count (as predict_entry checks)."""
     if not applicable(entry, lay):
         return False
-    ranks, params = (lay.nodes, {}) if _tree_mapped(entry, lay) else (lay.ranks, mapping(entry, lay).params)
+    taken = {name: value for name, value in (given or {}).items() if name in {p.name for p in entry.params}}
+    ranks, params = (lay.nodes, {}) if _tree_mapped(entry, lay) else \
+        (lay.ranks, {**taken, **mapping(entry, lay, taken).params})
     try:
         resolve(entry, ranks, params)
     except DpcostError:
@@ -466,7 +469,8 @@ def times_on_cluster(primitive: str, algorithm: str, lays, sizes, **params: Any)
     lays = list(lays)
     sizes = np.asarray(sizes, dtype=float).reshape(1, -1)
     out = np.full((len(lays), sizes.shape[1]), np.nan)
-    runnable = [i for i, lay in enumerate(lays) if _runnable(entry, lay)]
+    runnable = [i for i, lay in enumerate(lays) if _runnable(entry, lay, {k: v for k, v in params.items()
+                                                                            if not getattr(v, "ndim", 0)})]
     def kind(lay: Layout) -> str:
         return "tree" if _tree_mapped(entry, lay) else "sharp" if _sharp_mapped(entry, lay) else "flat"
 

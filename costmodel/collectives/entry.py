@@ -82,18 +82,18 @@ def check_param_value(param: Param, value: Any) -> None:
     """A given parameter value of its kind: a switch (True or False: text such as "no" would read
     as true), or a whole number >= 1 (chunks: or "auto"). A sympy expression passes (a formula
     may keep a parameter symbolic)."""
-    if hasattr(value, "free_symbols"):
+    if param.kind == "bool":  # a switch selects a formula: never a symbol
+        check_switch(param.name, value[()] if getattr(value, "ndim", None) == 0 else value)
+        return
+    if getattr(value, "free_symbols", None):  # a formula may keep a number symbolic
         return
     if getattr(value, "ndim", 0):  # the planner's vectorised paths: an array of values, each checked
         _check_param_array(param, value)
         return
-    if param.kind == "bool":
-        check_switch(param.name, value)
-        return
     if param.kind == "chunks" and value == "auto":
         return
     try:
-        whole = not isinstance(value, bool) and float(value).is_integer() and float(value) >= 1
+        whole = not isinstance(value, (bool, str)) and float(value).is_integer() and float(value) >= 1
     except (TypeError, ValueError, OverflowError):
         whole = False
     if not whole:

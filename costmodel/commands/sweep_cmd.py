@@ -19,31 +19,7 @@ TABLE_COLUMNS = ("primitive", "cluster", "nodes", "ranks", "size_bytes", "algori
 
 
 def _list(text: str | None, field: str, parse=str) -> list | None:
-    return None if text is None else list(comma_list(text, field, EXAMPLES.get(field, "1MiB,1GiB"),
-                                                     NAMES.get(field, parse)))
-
-
-def _algorithm(name: str) -> str:
-    """A registry algorithm by its name (an alias, tree, read as double-binary-tree: one value,
-    not two rows); auto, all and names only NCCL has (pat) as typed, for the query to judge."""
-    from costmodel.names import algorithm_named
-    from dpbase.errors import UnknownNameError
-
-    if name in ("auto", "all"):
-        return name
-    try:
-        return algorithm_named(name).value
-    except UnknownNameError:
-        return name
-
-
-def _primitive(name: str) -> str:
-    from costmodel.names import primitive_named
-
-    return primitive_named(name).value  # allreduce and all-reduce are one primitive
-
-
-NAMES = {"algorithm": _algorithm, "primitives": _primitive}  # how sweep reads each list's items
+    return None if text is None else list(comma_list(text, field, EXAMPLES.get(field, "1MiB,1GiB"), parse))
 
 
 def _count(text: str, field: str) -> int:

@@ -113,8 +113,8 @@ MAX_CONFIGURATIONS = 20_000_000
 
 
 def _whole(value) -> bool:
-    """An integer, or a float holding one (not a bool, inf or NaN)."""
-    return (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    """An integer, or a float holding one, numpy's too (not a bool, inf or NaN)."""
+    return (not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(value)
             and int(value) == value)
 
 
@@ -789,6 +789,9 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         raise InputError("max_gpus", max_gpus, "unset with --gpus (which already caps the GPUs)")
     _check(global_batch, 1 if nodes is None else nodes, min_gpus, gpus if partial else max_gpus, objective,
            tokens, backend, top, gpus_field="gpus" if partial else "max_gpus")
+    # whole numbers as Python's ints from here (numpy's integers, 64.0): counts, divisors, text
+    global_batch, min_gpus, top = int(global_batch), int(min_gpus), int(top)
+    nodes, gpus, max_gpus = (None if value is None else int(value) for value in (nodes, gpus, max_gpus))
     _check_money_needs_tokens(tokens, price_per_gpu_hour, power_w)
     if tie_band is not None and not 0 <= tie_band < 1:
         raise InputError("tie_band", tie_band, "a fraction from 0 to below 1 (e.g. 0.02)")

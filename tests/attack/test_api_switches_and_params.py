@@ -183,3 +183,32 @@ def test_values_out_of_range_are_named_by_their_own_field():
         costmodel.predict("all-reduce", 1e9, "hierarchical", ranks=16, gpus_per_node=4, bandwidth_inter_Bps=0, **LINK)
     with pytest.raises(InputError, match="^bucket: got 1e\\+30; allowed: a size from 4 bytes to 1 ZiB"):
         costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, nodes=2, bucket_bytes=1e30)
+
+
+def test_review_fixes_of_the_parameter_checks():
+    """Colocated servers left out the layouts too small for them in the planner (a fresh refusal
+    stopped the plan); one rank count a sweep's grid cannot take is left out alone; sympy symbols
+    never stand for a switch; text is not a number of servers."""
+    frame = costmodel.sweep("all-reduce", "1MB", ranks=[8, 4], algorithms=["ring", "hierarchical"],
+                            alpha_s="5us", bandwidth_Bps="25GB/s")
+    assert list(zip(frame["algorithm"], frame["ranks"])) == [("ring", 8), ("ring", 4), ("hierarchical", 8)]
+    import sympy
+
+    with pytest.raises(InputError, match="^leaders: got L; allowed: True or False$"):
+        costmodel.formula("all-reduce", "hierarchical", leaders=sympy.Symbol("L"))
+    with pytest.raises(InputError, match="^servers: got '4'; allowed: an integer >= 1$"):
+        costmodel.evaluate_grid("all-reduce", "parameter-server", 8, 1e9, 0.0, 1e9, servers="4")
+    assert costmodel.formula("all-reduce", "hierarchical", gpus_per_node=sympy.Symbol("G")).time.has(sympy.Symbol("G"))
+    assert costmodel.plan("gpt2", "dgx-h100", global_batch=np.int64(64), nodes=np.int64(2), explain=False).best.gpus
+
+
+def test_collnet_in_a_sweep_is_still_collnet():
+    """The first alias dedupe read NCCL's collnet as in-network and answered NVLS where the
+    cluster has no CollNet; repeats are now dropped as answers, names reach the query as typed."""
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    result = CliRunner().invoke(app, ["sweep", "all-reduce", "--sizes", "1GiB", "--cluster", "dgx-h100", "--nodes",
+                                      "2", "-a", "collnet"])
+    assert result.exit_code == 2 and "got 'collnet'" in result.stderr

@@ -355,3 +355,13 @@ def test_zero_plus_plus_bits_are_echoed_as_typed(cli_error):
     """`--quantize-grads int4` beside --sync horovod was echoed 'got 4'."""
     line = cli_error([*GPT2, "--global-batch", "64", "--sync", "horovod", "--quantize-grads", "int4"])
     assert line.startswith("error: quantize_grads: got 'int4'; allowed: unset with --sync horovod")
+
+
+def test_colocated_servers_leave_out_the_layouts_too_small_for_them():
+    """Three colocated servers cannot run on two GPUs: since the grid checks every rank count (as
+    predict does) the planner stopped on its 2-GPU layouts; those rows are left out, as ranks
+    below the servers always should have been (the old grid timed them with impossible servers)."""
+    found = plan("gpt2", "dgx-h100", global_batch=64, algorithms=("parameter-server",), servers=3, colocated=True,
+                 explain=False)
+    assert found.best.algorithm == "parameter-server"
+    assert all(row.gpus >= 3 or row.gpus == 1 for row in found.candidates)
