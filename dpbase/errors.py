@@ -92,3 +92,23 @@ def _error(function, *args) -> Exception:  # for the doctests: the exception a c
     except Exception as error:  # noqa: BLE001
         return error
     raise AssertionError("no error")
+
+
+def is_real(value: object) -> bool:
+    """A real number: a Python int or float, or numpy's (a 0-d integer or float), never a bool.
+    The ``numbers`` ABCs would answer the same, but importing them costs every answer's start-up."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    kind = getattr(getattr(value, "dtype", None), "kind", "")
+    return type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and kind != "" and kind in "iuf"
+
+
+def is_integer(value: object) -> bool:
+    """An integer type: a Python int or numpy's integer (0-d), never a bool (8.0 is a float)."""
+    if isinstance(value, bool) or isinstance(value, float):
+        return False
+    if isinstance(value, int):
+        return True
+    return is_real(value) and value.dtype.kind in "iu"

@@ -18,10 +18,9 @@ are refused: nobody quotes a link in gibibits, so ``gib/s`` is a mis-cased ``GiB
 from __future__ import annotations
 
 import math
-import numbers
 import re
 
-from dpbase.errors import UnitError
+from dpbase.errors import UnitError, is_real
 from dpbase.limits import MAX_SIZE_BYTES, MAX_TIME_S, MAX_BANDWIDTH_Bps, MIN_BANDWIDTH_Bps
 
 SIZE_UNITS_BYTES: dict[str, int] = {
@@ -48,7 +47,7 @@ TIME_ALLOWED = "a number with ns, us, µs, ms or s (e.g. 5us, 1.2ms)"
 def _split(field: str, text: str | float | int, allowed: str, unit_needed: bool = False) -> tuple[float, str]:
     """(number, unit) of ``text``; a number given as a number has no unit. ``unit_needed``: text
     without a unit is refused (a typed ``6`` beside a default shown as ``6ms`` would be 6 s)."""
-    if isinstance(text, numbers.Real) and not isinstance(text, bool):  # numpy's numbers too (np.float32)
+    if is_real(text):  # numpy's numbers too (np.float32)
         try:
             return float(text), ""
         except OverflowError:  # an int beyond float range

@@ -20,7 +20,6 @@ The reason and the sensitivity view come from :mod:`costmodel.planner.explain`.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -39,7 +38,7 @@ from costmodel.planner.rank import (
     objective_scores,
     rows_at,
 )
-from dpbase.errors import InputError, NotApplicableError, check_switch
+from dpbase.errors import InputError, NotApplicableError, check_switch, is_real
 from dpbase.values import asdict, frozen, replace
 
 MIB = 1024 * 1024
@@ -114,7 +113,7 @@ MAX_CONFIGURATIONS = 20_000_000
 
 def _whole(value) -> bool:
     """An integer, or a float holding one, numpy's too (not a bool, inf or NaN)."""
-    return (not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(value)
+    return (is_real(value) and math.isfinite(value)
             and int(value) == value)
 
 
@@ -170,7 +169,7 @@ def _distinct_axes(algorithms, bucket_bytes, grad_dtypes) -> tuple:
 def _values(axis) -> tuple:
     """A swept axis as a tuple: one name or number is an axis of one (``algorithms="ring"`` was
     iterated letter by letter), as ``costmodel.sweep`` reads its axes."""
-    if isinstance(axis, (str, numbers.Real)):
+    if isinstance(axis, str) or is_real(axis):
         return (axis,)
     try:
         return tuple(axis)
@@ -224,7 +223,7 @@ def _check_axes(bucket_bytes, grad_dtypes) -> None:
     from costmodel.training.memory import GRAD_DTYPES
     from costmodel.training.overlap import MIN_BUCKET_BYTES
 
-    if not bucket_bytes or any(isinstance(size, bool) or not isinstance(size, numbers.Real) or not size >= MIN_BUCKET_BYTES
+    if not bucket_bytes or any(not is_real(size) or not size >= MIN_BUCKET_BYTES
                                for size in bucket_bytes):  # as iteration's --bucket; bytes, not text ("25MB")
         raise InputError("buckets", bucket_bytes, f"one or more sizes of at least {MIN_BUCKET_BYTES} bytes (one fp32 "
                          "gradient element)")
@@ -778,7 +777,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                         ("memory_reserve", memory_reserve), ("memory_reserve_fraction", memory_reserve_fraction),
                         ("deadline_hours", deadline_hours), ("budget", budget),
                         ("price_per_gpu_hour", price_per_gpu_hour), ("power_w", power_w), ("input_rate", input_rate)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+        if value is not None and not is_real(value):
             raise InputError(name, value, "a number")  # text here was a TypeError from the arithmetic
     if progress is not None and not callable(progress):
         raise InputError("progress", progress, "a function progress(done, total), or None")

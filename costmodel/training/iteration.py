@@ -30,7 +30,6 @@ The arithmetic in :func:`step_seconds` works elementwise on numpy arrays (for th
 from __future__ import annotations
 
 import functools
-import numbers
 from collections.abc import Callable
 
 from costmodel.training import (
@@ -50,7 +49,7 @@ from costmodel.training.losses import StepLosses
 from costmodel.training.memory import MemoryBreakdown
 from costmodel.training.workloads import Workload
 from dpbase import elementwise as ew
-from dpbase.errors import InputError, NotApplicableError, check_switch
+from dpbase.errors import InputError, NotApplicableError, check_switch, is_real
 from dpbase.lazynp import is_scalar, np
 from dpbase.limits import MAX_COUNT, MAX_RANKS, MIN_MFU
 from dpbase.values import asdict, frozen, replace
@@ -408,11 +407,11 @@ def _check(config: TrainingConfig, ranks: int) -> None:
         check_switch(name, getattr(config, name))
     for name in NUMBERS:  # text or a switch here was a TypeError, or True read as 1
         value = getattr(config, name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+        if value is not None and not is_real(value):
             raise InputError(name, value, "a number")
     for field, value, most in (("micro_batch", config.micro_batch, MAX_COUNT), ("ranks", ranks, MAX_RANKS),
                                ("accumulation_steps", config.accumulation_steps, MAX_COUNT)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 1 <= value <= most \
+        if not is_real(value) or not 1 <= value <= most \
                 or int(value) != value:
             raise InputError(field, value, f"an integer from 1 to {most}")
     memory.check_zero_stage(config.zero_stage)

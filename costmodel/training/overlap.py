@@ -33,10 +33,9 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 
 from dpbase import elementwise as ew
-from dpbase.errors import InputError
+from dpbase.errors import InputError, is_real
 from dpbase.lazynp import is_array, np
 from dpbase.values import frozen
 
@@ -78,7 +77,7 @@ def check_bucket_sizes(bucket_bytes: float, first_bucket_bytes: float) -> None:
     from dpbase.limits import MAX_SIZE_BYTES
 
     for field, value in (("bucket", bucket_bytes), ("first_bucket", first_bucket_bytes)):
-        if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+        if not (is_real(value) and math.isfinite(value)
                 and MIN_BUCKET_BYTES <= value <= MAX_SIZE_BYTES):  # above it, the collective's size check named "size"
             raise InputError(field, value, f"a size from {MIN_BUCKET_BYTES} bytes to 1 ZiB")
 

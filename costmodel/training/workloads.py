@@ -24,12 +24,11 @@ kinds that have one (``cnn``), :func:`default_mfu_for_kind` from published throu
 from __future__ import annotations
 
 import functools
-import numbers
 import os
 import re
 
 from dpbase.bundled import load_bundled
-from dpbase.errors import InputError, UnknownNameError
+from dpbase.errors import InputError, UnknownNameError, is_real
 from dpbase.limits import MAX_COUNT
 from dpbase.values import fields, frozen
 
@@ -489,7 +488,7 @@ def workload_of(model: object) -> Workload:
         return model
     if isinstance(model, (str, int, float)) and not isinstance(model, bool):
         return load_model(model)
-    if isinstance(model, numbers.Real) and not isinstance(model, bool):  # numpy's parameter counts
+    if is_real(model):  # numpy's parameter counts
         return load_model(float(model))
     raise InputError("model", model, "a preset name, a parameter count such as 7B, 124M, 1.3e9, or a Workload")
 
@@ -720,7 +719,7 @@ def resolve_seq_len(workload: Workload, seq_len: int | None) -> int:
         return workload.seq_len
     if not workload.uses_token_rule:
         raise InputError("seq_len", seq_len, f"no value for {workload.kind} models ({workload.name})")
-    if isinstance(seq_len, bool) or not isinstance(seq_len, numbers.Real) or not float(seq_len).is_integer() \
+    if not is_real(seq_len) or not float(seq_len).is_integer() \
             or not 1 <= seq_len <= MAX_COUNT:  # 1.5 or True made a plan of fractional tokens
         raise InputError("seq_len", seq_len, f"an integer from 1 to {MAX_COUNT}")
     return int(seq_len)
