@@ -297,6 +297,9 @@ SWITCHES = ("colocated", "pipelined", "leaders")  # the query's switches: True o
 def run_query(q: Query) -> list[Prediction]:
     """Predictions for the query, fastest first when several algorithms are asked for."""
     q = _whole_counts(q)
+    unset = {name: Query.__dataclass_fields__[name].default for name in SWITCHES if getattr(q, name) is None}
+    if unset:  # None: the default, as iteration and plan read their switches' None
+        q = replace(q, **unset)
     for name in SWITCHES:  # PARAMETERS reads them by truth: colocated="no" was colocated
         check_switch(name, getattr(q, name))
     primitive_named(q.primitive)
