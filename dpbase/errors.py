@@ -81,7 +81,8 @@ def check_switch(field: str, value: object) -> bool:
     """
     if isinstance(value, bool):
         return value
-    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"):
+    if type(value).__module__ == "numpy" and getattr(getattr(value, "dtype", None), "kind", "") == "b" \
+            and getattr(value, "ndim", None) == 0:  # numpy's booleans, scalars or 0-d arrays
         return bool(value)
     raise InputError(field, value, "True or False")
 

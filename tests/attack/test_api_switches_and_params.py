@@ -40,7 +40,9 @@ def test_true_false_and_numpys_booleans_are_switches():
     assert colocated != dedicated
     assert costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, colocated=np.bool_(True),
                              **LINK).time_s == colocated
-    assert check_switch("x", np.bool_(False)) is False
+    assert check_switch("x", np.bool_(False)) is False and check_switch("x", np.array(True)) is True
+    with pytest.raises(InputError, match="True or False"):
+        check_switch("x", np.array([True]))
 
 
 @pytest.mark.parametrize("field", ["overlap", "asynchronous", "host_reduce", "flash_attention", "recompute",
