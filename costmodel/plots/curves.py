@@ -26,13 +26,30 @@ MEASURED_HOVER = ("<b>measured</b><br>size %{customdata[0]}<br>time %{customdata
                   "<extra></extra>")
 
 
-def _measured_traces(log_path: str) -> list[Any]:
+def _check_measured(log: Any, log_path: str, primitive: str) -> None:
+    """The log measured ``primitive``: as calibrate reads it, by its text or file name, else by
+    its columns (a reduction prints a redop). An all-gather log over all-reduce curves was drawn
+    with nothing said."""
+    from costmodel.calibrate import conventions
+
+    named = log.collective or conventions.collective_from_filename(log.source_path)
+    found = [named] if named else conventions.infer_from_columns(
+        [r.redop for r in log.rows], [r.root for r in log.rows],
+        [(r.algbw_oop_Bps / 1e9, r.busbw_oop_Bps / 1e9) for r in log.rows if r.algbw_oop_Bps and r.busbw_oop_Bps]
+    ).collectives
+    if found and primitive not in found:
+        raise InputError("measured", log_path, f"a log of {primitive} (this one measured {' or '.join(found)})")
+
+
+def _measured_traces(log_path: str, primitive: str) -> list[Any]:
     import plotly.graph_objects as go
 
     from costmodel.calibrate.parse import parse_file
+    from costmodel.names import primitive_named
     from dpbase.units import format_bandwidth
 
     log = parse_file(log_path)
+    _check_measured(log, log_path, primitive_named(primitive).value)
     rows = [r for r in log.rows if r.time_oop_s and r.busbw_oop_Bps is not None and r.size_bytes > 0]
     sizes = [r.size_bytes for r in rows]
     custom = [[format_size(r.size_bytes), format_time(r.time_oop_s), format_bandwidth(r.busbw_oop_Bps)] for r in rows]
@@ -74,7 +91,7 @@ def sweep_figure(primitive: str, hardware: Hardware, *, min_size: str | float = 
         fig.add_trace(go.Scatter(y=busbw, name=name, showlegend=False,
                                  **common), row=1, col=2)
     if measured_log is not None:
-        for trace in _measured_traces(measured_log):
+        for trace in _measured_traces(measured_log, primitive):
             fig.add_trace(trace)
     ticks = size_ticks(sizes)
     fig.update_xaxes(type="log", title_text="message size (nccl-tests size, bytes)", **ticks)

@@ -121,3 +121,19 @@ def test_an_unknown_algorithm_among_known_ones_is_the_one_named(cli_error, kind,
                       "-o", str(tmp_path / "x.html")])
     assert line.startswith("error: algorithm: got 'bogus'; allowed: one of ")
     assert not (tmp_path / "x.html").exists()
+
+
+def test_a_measured_log_of_another_collective_is_refused(cli_error, tmp_path):
+    """An all-gather log was overlaid on all-reduce curves with nothing said; the log's collective is
+    read as calibrate reads it (its text, its file name, else its columns)."""
+    from pathlib import Path
+
+    raw = Path(__file__).resolve().parents[1] / "data" / "calibration" / "raw"
+    gather = str(raw / "rtx2080ti_2x_pcie3_nop2p_allgather.txt")
+    line = cli_error(["plot", "sweep", "all-reduce", "--alpha", "5us", "--bandwidth", "25GB/s", "-N", "8",
+                      "--measured", gather, "-o", str(tmp_path / "x.html")])
+    assert line == f"error: measured: got '{gather}'; allowed: a log of all-reduce (this one measured all-gather)"
+    assert not (tmp_path / "x.html").exists()
+    result = _run("sweep", "all-gather", "--alpha", "5us", "--bandwidth", "25GB/s", "-N", "2",
+                  "--measured", gather, "-o", str(tmp_path / "y.html"))
+    assert result.exit_code == 0, result.output
