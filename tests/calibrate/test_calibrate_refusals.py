@@ -278,3 +278,15 @@ def test_a_log_in_another_unit_writes_no_profile_dpcost_refuses(cli_error, tmp_p
     result = CliRunner().invoke(app, ["calibrate", scaled, "--ranks", "16", "-o", str(tmp_path / "ok.toml")])
     assert result.exit_code == 0, result.output
     assert CliRunner().invoke(app, ["hardware", "validate", str(tmp_path / "ok.toml")]).stdout.startswith("ok")
+
+
+def test_a_log_that_names_no_collective_says_all_reduce_was_assumed(tmp_path):
+    """A -J log with times alone was calibrated as all-reduce with a reason it did not have
+    ("redop None with busbw/algbw > 1"); it now says nothing named the collective."""
+    rows = [{"size": 2**k, "out_of_place": {"time": 10 + 2**k / 1e4}} for k in range(10, 24)]
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps({"results": rows}), encoding="utf-8")
+    result = CliRunner().invoke(app, ["calibrate", str(path), "--ranks", "8"])
+    assert result.exit_code == 0, result.output
+    assert ("note: collective not named in the log; no redop, root or bandwidth column says which: could be "
+            "all-reduce or all-gather") in result.stdout and "assumed all-reduce (use --collective)" in result.stdout
