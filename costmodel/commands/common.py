@@ -40,6 +40,17 @@ def comma_list(text: str, field: str, example: str, parse: Callable[[str], Any] 
     return tuple(dict.fromkeys(parse(item) for item in items))
 
 
+def comma_counts(text: str, field: str, example: str) -> tuple[int, ...]:
+    """:func:`comma_list` of whole numbers (sweep's --nodes/--ranks, plot's --rank-counts)."""
+    def count(item: str) -> int:
+        try:
+            return int(item)
+        except ValueError:
+            raise InputError(field, item, f"comma-separated integers, e.g. {example}") from None
+
+    return comma_list(text, field, example, count)
+
+
 def parse_bits(text: str | None, field: str) -> int | None:
     """``int8`` / ``int4`` (or 8 / 4) as a bit count; None stays None."""
     if text is None:

@@ -3,7 +3,7 @@
 from typing import Annotated, Any, Optional
 
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, comma_list, echo, print_json
+from costmodel.commands.common import cli_errors, comma_counts, echo, print_json
 from costmodel.commands.options import ALPHA, GPUS_PER_NODE, MICRO_BATCH, NODES, Argument, Option
 
 OUT = Annotated[str, Option("--output", "-o", help="HTML file to write, e.g. sweep.html.")]
@@ -56,15 +56,6 @@ def _refuse_inputs(output: str, *inputs: str | None) -> None:
     check_outputs({"output": output}, inputs)
 
 
-def _count(text: str) -> int:
-    from dpbase.errors import InputError
-
-    try:
-        return int(text)
-    except ValueError:
-        raise InputError("rank_counts", text, "comma-separated integers, e.g. 2,4,8") from None
-
-
 def _rank_counts(text: str | None, hardware: Any, default_max: int) -> tuple[int, ...]:
     """The user's comma-separated rank counts, or the hardware's defaults up to ``default_max``."""
     from dpbase.errors import InputError
@@ -72,7 +63,7 @@ def _rank_counts(text: str | None, hardware: Any, default_max: int) -> tuple[int
 
     if text is None:
         return hardware.default_rank_counts(default_max)
-    counts = comma_list(text, "rank_counts", "2,4,8", _count)
+    counts = comma_counts(text, "rank_counts", "2,4,8")
     if min(counts) < 1 or max(counts) > MAX_RANKS or len(counts) > MAX_RANK_COUNTS:
         raise InputError("rank_counts", text, f"up to {MAX_RANK_COUNTS} comma-separated integers from 1 to "
                                               f"{MAX_RANKS}, e.g. 2,4,8")

@@ -4,7 +4,7 @@ import sys
 from typing import Annotated, Optional
 
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, comma_list, echo, print_json
+from costmodel.commands.common import cli_errors, comma_counts, comma_list, echo, print_json
 from costmodel.commands.options import ALPHA, GPUS_PER_NODE, Argument, Option
 from costmodel.commands.textfmt import table
 from dpbase.errors import InputError
@@ -22,15 +22,8 @@ def _list(text: str | None, field: str, parse=str) -> list | None:
     return None if text is None else list(comma_list(text, field, EXAMPLES.get(field, "1MiB,1GiB"), parse))
 
 
-def _count(text: str, field: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise InputError(field, text, "comma-separated integers, e.g. 1,2,4") from None
-
-
 def _counts(text: str | None, field: str) -> list[int] | None:
-    return _list(text, field, lambda item: _count(item, field))
+    return None if text is None else list(comma_counts(text, field, EXAMPLES[field]))
 
 
 def _sizes(sizes: str | None, min_size: str | None, max_size: str | None, factor: float | None) -> list[float]:
