@@ -108,3 +108,16 @@ def is_integer(value: object) -> bool:
     if isinstance(value, int):
         return True
     return is_real(value) and value.dtype.kind in "iu"
+
+
+def whole_count(field: str, value: object) -> int:
+    """``value`` as a Python integer: a whole number (a numpy integer is one; 1.5, "2", True or
+    None are not), else one InputError naming ``field``. Its range is checked where it is used."""
+    import operator
+
+    if value is not None and not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise InputError(field, value, "a whole number (an integer >= 1)")

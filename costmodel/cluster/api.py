@@ -19,9 +19,9 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from costmodel.cluster.query import PARAMETERS, Query, run_query, whole_count
+from costmodel.cluster.query import PARAMETERS, Query, run_query
 from costmodel.collectives.prediction import Prediction
-from dpbase.errors import InputError
+from dpbase.errors import InputError, whole_count
 from dpbase.units import parse_size
 
 if TYPE_CHECKING:

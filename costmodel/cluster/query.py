@@ -8,14 +8,13 @@ with ``--backend nccl``).
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
 from costmodel.names import REALISTIC_BACKENDS, Algorithm, Backend, algorithm_named, backend_or_auto, primitive_named
-from dpbase.errors import InputError, NotApplicableError, UnknownNameError, check_switch
+from dpbase.errors import InputError, NotApplicableError, UnknownNameError, check_switch, whole_count
 from dpbase.units import parse_bandwidth, parse_size, parse_time
 from dpbase.values import frozen, replace
 
@@ -278,17 +277,6 @@ def _whole_counts(q: Query) -> Query:
     counts = {field: whole_count(field, getattr(q, field)) for field in COUNT_FIELDS
               if getattr(q, field) is not None or field == "nodes"}
     return replace(q, **counts) if any(counts[f] is not getattr(q, f) for f in counts) else q
-
-
-def whole_count(field: str, value: Any) -> int:
-    """``value`` as a Python integer: a whole number (a numpy integer is one; 1.5, "2", True or
-    None are not), else one InputError naming ``field``. Its range is checked where it is used."""
-    if value is not None and not isinstance(value, bool):
-        try:
-            return operator.index(value)
-        except TypeError:
-            pass
-    raise InputError(field, value, "a whole number (an integer >= 1)")
 
 
 SWITCHES = ("colocated", "pipelined", "leaders")  # the query's switches: True or False, never text read as truth

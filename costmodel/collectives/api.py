@@ -36,11 +36,11 @@ def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_
     Sizes, times and bandwidths are numbers in base units or text with a unit ("1GB", "5us",
     "25GB/s"), as :func:`costmodel.predict` takes them; a keyword no algorithm of the primitive
     takes is refused, not dropped."""
-    from dpbase.errors import InputError, check_switch
+    from dpbase.errors import InputError, check_switch, whole_count
     from dpbase.units import parse_bandwidth, parse_size, parse_time
 
     prim = primitive_named(primitive)
-    ranks = _whole("ranks", ranks)
+    ranks = whole_count("ranks", ranks)
     size_bytes, alpha_s = parse_size(size_bytes, "size_bytes"), parse_time(alpha_s, "alpha_s")
     bandwidth_Bps = parse_bandwidth(bandwidth_Bps, "bandwidth_Bps")
     gamma_s_per_byte = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
@@ -60,20 +60,6 @@ def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_
         results.append(predict(prim, entry.algorithm, ranks=ranks, size_bytes=size_bytes, alpha_s=alpha_s,
                                bandwidth_Bps=bandwidth_Bps, gamma_s_per_byte=gamma_s_per_byte, **accepted))
     return sorted(results, key=lambda p: (p.time_s, p.algorithm))
-
-
-def _whole(field: str, value: Any) -> int:
-    """``value`` as a Python integer (a numpy integer is one; 8.0, "8" or True are not)."""
-    import operator
-
-    from dpbase.errors import InputError
-
-    if not isinstance(value, bool):
-        try:
-            return operator.index(value)
-        except TypeError:
-            pass
-    raise InputError(field, value, "a whole number (an integer >= 1)")
 
 
 @frozen
