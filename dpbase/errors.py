@@ -101,15 +101,6 @@ def is_real(value: object) -> bool:
     return type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and kind != "" and kind in "iuf"
 
 
-def is_integer(value: object) -> bool:
-    """An integer type: a Python int or numpy's integer (0-d), never a bool (8.0 is a float)."""
-    if isinstance(value, bool) or isinstance(value, float):
-        return False
-    if isinstance(value, int):
-        return True
-    return is_real(value) and value.dtype.kind in "iu"
-
-
 def whole_count(field: str, value: object) -> int:
     """``value`` as a Python integer: a whole number (a numpy integer is one; 1.5, "2", True or
     None are not), else one InputError naming ``field``. Its range is checked where it is used."""

@@ -19,7 +19,9 @@ from dpbase.values import frozen
 
 # "calibrated": a link fitted by `dpcost calibrate` to nccl-tests measurements (any fabric).
 GPU_DIRECT_CATEGORIES = ("infiniband", "roce", "efa")  # RDMA NICs: GPUDirect unless a profile says not
-HOST_STAGED_CATEGORIES = ("ethernet", "tcp")  # kernel sockets: through host memory unless a profile says not
+# TCP on the wire (kernel sockets, or a TCP-based plugin): through host memory unless a profile
+# says not (gpu_direct, GCP's TCPXO), and NCCL's achieved rate is the link profile's own efficiency
+TCP_CATEGORIES = ("ethernet", "tcp")
 LINK_CATEGORIES = ("nvlink", "pcie", "infiniband", "roce", "ethernet", "tcp", "efa", "xgmi", "calibrated")
 ARCHITECTURES = ("kepler", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "cdna4")
 INTRA_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge", "pcie", "xgmi")
@@ -102,7 +104,7 @@ class Link:
             return self.gpu_direct
         if self.category in GPU_DIRECT_CATEGORIES:
             return True
-        if self.category in HOST_STAGED_CATEGORIES:
+        if self.category in TCP_CATEGORIES:
             return False
         return not ("tcp" in self.name.lower() or "socket" in self.name.lower())
 

@@ -175,8 +175,7 @@ def ps_params(algorithm: str, lay: Layout, servers: int | None, colocated: bool 
         raise InputError(given, servers if servers is not None else colocated,
                          "only with --algorithm parameter-server (or --async)")
     out: list[tuple[str, object]] = []
-    if colocated is not None:  # before the servers' check reads it by truth
-        check_switch("colocated", colocated)
+    colocated = None if colocated is None else check_switch("colocated", colocated)  # before it is read by truth
     if servers is not None:
         if isinstance(servers, bool) or not isinstance(servers, int) or not 1 <= servers <= lay.ranks * 64:
             raise InputError("servers", servers, f"an integer from 1 to {lay.ranks * 64}")
@@ -184,5 +183,5 @@ def ps_params(algorithm: str, lay: Layout, servers: int | None, colocated: bool 
             raise InputError("servers", servers, f"at most {lay.ranks} colocated servers (one per rank)")
         out.append(("servers", servers))
     if colocated is not None:
-        out.append(("colocated", check_switch("colocated", colocated)))
+        out.append(("colocated", colocated))
     return tuple(out)

@@ -43,7 +43,7 @@ from costmodel.collectives.ops import SCALAR
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
 from costmodel.names import Algorithm, Primitive, busbw_factor
-from dpbase.errors import DpcostError, InputError, NotApplicableError, is_integer
+from dpbase.errors import DpcostError, InputError, NotApplicableError, whole_count
 from dpbase.values import frozen, replace
 
 if TYPE_CHECKING:
@@ -111,11 +111,9 @@ def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = Non
     if not isinstance(system, (str, System)):  # None was an AttributeError
         raise InputError("cluster", system, "a system name, a TOML path or a hardware.System")
     sys_profile = load_system(system) if isinstance(system, str) else system
-    for field, value in (("nodes", nodes), ("gpus_per_node", gpus_per_node)):  # "2" was a TypeError
-        if value is not None and not is_integer(value):
-            raise InputError(field, value, "an integer >= 1")
-    nodes = int(nodes)  # numpy's integers as Python's: the ranks they make are counted as ints
-    gpus_per_node = None if gpus_per_node is None else int(gpus_per_node)
+    # whole numbers as Python's ints ("2" was a TypeError; numpy's integers count as ints)
+    nodes = whole_count("nodes", nodes)
+    gpus_per_node = None if gpus_per_node is None else whole_count("gpus_per_node", gpus_per_node)
     if nodes < 1:
         raise InputError("nodes", nodes, "an integer >= 1")
     gpn = sys_profile.gpus_per_node if gpus_per_node is None else gpus_per_node

@@ -83,7 +83,7 @@ def check_param_value(param: Param, value: Any) -> None:
     as true), or a whole number >= 1 (chunks: or "auto"). A sympy expression passes (a formula
     may keep a parameter symbolic)."""
     if param.kind == "bool":  # a switch selects a formula: never a symbol
-        check_switch(param.name, value[()] if getattr(value, "ndim", None) == 0 else value)
+        check_switch(param.name, value)  # numpy's 0-d booleans too
         return
     if getattr(value, "free_symbols", None):  # a formula may keep a number symbolic
         return
@@ -103,11 +103,7 @@ def check_param_value(param: Param, value: Any) -> None:
 def _check_param_array(param: Param, values: Any) -> None:
     import numpy as np
 
-    values = np.asarray(values)
-    if param.kind == "bool":
-        if values.dtype != bool:
-            raise InputError(param.name, values.flat[0].item(), "True or False")
-        return
+    values = np.asarray(values)  # numbers only: a switch never reaches here (check_param_value)
     with np.errstate(invalid="ignore"):
         bad = ~np.isfinite(values) | (values < 1) | (values != np.floor(values)) if values.dtype.kind in "fiu" else None
     if bad is None or bad.any():

@@ -25,7 +25,7 @@ from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError
-from hardware.profiles import HOST_STAGED_CATEGORIES
+from hardware.profiles import TCP_CATEGORIES
 
 if TYPE_CHECKING:
     from hardware import System
@@ -281,7 +281,7 @@ def _host_memory_path(system: System, ppn: int, t: NcclTables) -> HostMemoryPath
 # profile's own efficiency (a property of the transport: hardware/data/links.toml, sourced there),
 # not the RDMA efficiency fitted on IB/RoCE logs. Its data path (hardware.Link.gpu_direct_access):
 # whether the NIC reaches GPU memory, which sets the network path NCCL sees (PXB or PHB).
-NON_RDMA = HOST_STAGED_CATEGORIES
+NON_RDMA = TCP_CATEGORIES  # the wire protocol's categories (hardware.profiles), whatever the data path
 
 
 def _spine_share(system: System, n_nodes: int, ppn: int, ring: NcclGraph) -> float:

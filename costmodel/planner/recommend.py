@@ -214,11 +214,6 @@ def _check_tokens_apply(workload, seq_len, tokens, deadline_hours, budget) -> No
                              "throughput; --tokens, --deadline and --budget count tokens)")
 
 
-def _check_recompute(recompute) -> None:
-    if recompute not in (None, True, False):
-        raise InputError("recompute", recompute, "True, False or None (only when needed to fit)")
-
-
 def _check_axes(bucket_bytes, grad_dtypes) -> None:
     from costmodel.training.memory import GRAD_DTYPES
     from costmodel.training.overlap import MIN_BUCKET_BYTES
@@ -795,7 +790,6 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     if tie_band is not None and not 0 <= tie_band < 1:
         raise InputError("tie_band", tie_band, "a fraction from 0 to below 1 (e.g. 0.02)")
     _check_axes(bucket_bytes, grad_dtypes)
-    _check_recompute(recompute)
     workload, system = _resolve(model, cluster)
     if objective == "throughput":  # another objective is refused for a model without tokens by its own field
         _check_tokens_apply(workload, seq_len, tokens, deadline_hours, budget)

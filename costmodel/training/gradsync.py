@@ -54,12 +54,17 @@ ZERO_PRIMITIVES: dict[int, tuple[str, ...]] = {0: ("all-reduce",), 1: ("reduce-s
                                                3: ("all-gather", "reduce-scatter")}
 
 
-def step_primitives(zero: int = 0, quantized_grads: bool = False, hybrid_nodes: int = 1) -> tuple[str, ...]:
-    """The collectives a synchronisation runs, as :func:`sync_plan` builds them:
-    :data:`ZERO_PRIMITIVES`, qgZ's all-to-all (ZeRO >= 1), and hybrid ZeRO-3's all-reduce of the
-    replicas across more than one node."""
-    found = list(ZERO_PRIMITIVES.get(zero, ZERO_PRIMITIVES[0]))
-    found += ["all-to-all"] if quantized_grads and zero >= 1 else []
+def step_primitives(zero: int = 0, quantized_grads: bool = False, hybrid_nodes: int = 1,
+                    topk: bool = False) -> tuple[str, ...]:
+    """The collectives a synchronisation runs, as :func:`sync_plan` builds them (a test runs
+    both over every setting): top-k's all-gather of values and indices (ZeRO-0), else
+    :data:`ZERO_PRIMITIVES` with qgZ's all-to-all in place of the reduce-scatter (ZeRO >= 1),
+    and hybrid ZeRO-3's all-reduce of the replicas across more than one node."""
+    if topk:
+        return ("all-gather",)
+    qgz = quantized_grads and zero >= 1
+    found = [p for p in ZERO_PRIMITIVES.get(zero, ZERO_PRIMITIVES[0]) if not (qgz and p == "reduce-scatter")]
+    found += ["all-to-all"] if qgz else []
     found += ["all-reduce"] if zero == 3 and hybrid_nodes > 1 else []
     return tuple(dict.fromkeys(found))
 
@@ -77,14 +82,15 @@ def runs_any(comm, primitives: tuple[str, ...]) -> bool:
     return comm.algorithm == "auto" or any(comm.runs_named(p) for p in primitives)
 
 
-def check_algorithm_runs(algorithm: str, comm, primitives: tuple[str, ...]) -> None:
-    """A named ``algorithm`` (``comm``'s) must run one of the step's ``primitives`` on ``comm`` (its
+def check_algorithm_runs(comm, primitives: tuple[str, ...]) -> None:
+    """``comm``'s algorithm (auto always runs) must run one of the step's ``primitives`` (its
     :meth:`~costmodel.cluster.comm.CommModel.runs_named`: under NCCL's model ring, tree and
     in-network are forced on the all-reduce alone); one that runs none of them would be timed as
     auto under its name (``bruck`` at ZeRO-0, ``ring`` at ZeRO-1 under NCCL), so it is refused,
-    naming those that would run."""
-    if algorithm == "auto" or runs_any(comm, primitives):
+    naming it as the user typed it (``comm.named_as``) and those that would run."""
+    if runs_any(comm, primitives):
         return
+    algorithm = comm.named_as or comm.algorithm
     from costmodel.collectives.registry import algorithms_for
     from dpbase.values import replace
 

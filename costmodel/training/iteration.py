@@ -606,13 +606,13 @@ def _stage_allowed(config, stage: int, named=None, hybrid_nodes: int = 1) -> boo
     runs = syncmodes.stage_runs(config.sync, stage, asynchronous=config.asynchronous,
                                 host_reduce=config.host_reduce, offload_optimizer=config.offload_optimizer)
     return runs and (named is None or gradsync.runs_any(named, gradsync.step_primitives(
-        stage, config.quantize_grads is not None, hybrid_nodes)))
+        stage, config.quantize_grads is not None, hybrid_nodes, config.topk_fraction is not None)))
 
 
 def _named_model(comm):
     """The comm model behind ``comm`` (a CommModel or its bound ``time_s``) when its algorithm was
     named; None for auto or a bare callable (no model to ask what it runs)."""
-    model = getattr(comm, "__self__", comm)
+    model = _owner(comm)
     return model if callable(getattr(model, "runs_named", None)) and model.algorithm != "auto" else None
 
 
@@ -830,8 +830,9 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         hybrid_nodes = 2 if groups.replica_ranks is None else groups.replica_ranks
     gradsync.check_asynchronous(config.asynchronous, config.zero_stage)  # before the algorithm it implies
     if named is not None:  # on the stage the sync mode runs: a named algorithm must run one of its collectives
-        gradsync.check_algorithm_runs(named.named_as or named.algorithm, named, gradsync.step_primitives(
-            config.zero_stage, config.quantize_grads is not None, hybrid_nodes))
+        gradsync.check_algorithm_runs(named, gradsync.step_primitives(
+            config.zero_stage, config.quantize_grads is not None, hybrid_nodes,
+            config.topk_fraction is not None))
     # on the stage the sync mode runs (--sync fsdp is ZeRO-3 whatever --zero says)
     gradsync.check_topk(config.topk_fraction, config.zero_stage)
     gradsync.check_quantization(config.quantize_weights, config.quantize_grads, config.zero_stage)

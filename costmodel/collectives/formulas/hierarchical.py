@@ -20,7 +20,7 @@ from typing import Any
 from costmodel.collectives.entry import Entry, Param, Terms
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
-from dpbase.errors import InputError, NotApplicableError
+from dpbase.errors import NotApplicableError
 
 GPUS_PER_NODE = Param("gpus_per_node", "G", 8, "ranks per node (N must be a multiple of G)")
 LEADERS = Param("leaders", "leaders", False, "one leader per node reduces, the leaders all-reduce n, "
@@ -48,9 +48,7 @@ def hierarchical_allreduce(N: Any, n: Any, p: Any, o: Any) -> Terms:
 
 
 def validate_hierarchical(N: int, params: dict[str, Any]) -> None:
-    G = params["gpus_per_node"]
-    if not float(G).is_integer() or G < 1:
-        raise InputError("gpus_per_node", G, f"an integer >= 1 that divides ranks ({N})")
+    G = params["gpus_per_node"]  # a whole number >= 1 (Entry.check_params): here, whether it fits N
     if N % int(G) != 0:  # a node size these ranks cannot fill: this combination, not the input, is out (a sweep leaves it out)
         raise NotApplicableError("gpus_per_node", G, f"an integer >= 1 that divides ranks ({N})")
 

@@ -41,9 +41,7 @@ def ps_allreduce(N: Any, n: Any, p: Any, o: Any) -> Terms:
 
 
 def validate_ps(N: int, params: dict[str, Any]) -> None:
-    servers = params["servers"]
-    if not float(servers).is_integer() or servers < 1:
-        raise InputError("servers", servers, "an integer >= 1")
+    servers = params["servers"]  # a whole number >= 1 (Entry.check_params): here, whether it fits N
     if params["colocated"] and servers > N:
         raise InputError("servers", servers, f"at most ranks ({N}) when servers are colocated")
 

@@ -1,0 +1,45 @@
+"""step_primitives (what the named-algorithm check asks of a step) against the collectives
+sync_plan really calls, over every setting: the two lists had drifted (top-k at ZeRO-0 runs an
+all-gather, not the all-reduce the check asked about; qgZ's all-to-all replaces the
+reduce-scatter), so `--algorithm ring --topk 0.01` under NCCL timed auto under ring's name."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import costmodel
+from costmodel.training import gradsync, memory, overlap
+from dpbase.errors import InputError
+
+
+def _called(zero, topk, grad_bits, hybrid) -> set[str]:
+    calls: set[str] = set()
+
+    def comm(primitive, size):
+        calls.add(primitive)
+        return 1e-3
+
+    gradsync.sync_plan(comm, 8, overlap.bucket_layout(1e9), memory.precision_for("bf16"), zero_stage=zero,
+                       topk_fraction=0.01 if topk else None, grad_bits=grad_bits,
+                       replicas=comm if hybrid else None, replica_ranks=2 if hybrid else None)
+    return calls
+
+
+@pytest.mark.parametrize(("zero", "topk", "qgz", "hybrid"), [
+    case for case in itertools.product((0, 1, 2, 3), (False, True), (False, True), (False, True))
+    if not (case[1] and case[0]) and not (case[2] and case[0] == 0) and not (case[3] and case[0] != 3)])
+def test_step_primitives_are_the_collectives_sync_plan_calls(zero, topk, qgz, hybrid):
+    called = _called(zero, topk, 8 if qgz else None, hybrid)
+    assert set(gradsync.step_primitives(zero, qgz, 2 if hybrid else 1, topk)) == called
+
+
+def test_a_named_algorithm_is_asked_of_top_ks_all_gather():
+    """Under NCCL's model ring is forced on the all-reduce alone, which top-k never runs."""
+    with pytest.raises(InputError, match="^algorithm: got 'ring'; allowed: one this step's all-gather runs"):
+        costmodel.iteration("gpt2", "dgx-a100", nodes=2, micro_batch=8, algorithm="ring", topk_fraction=0.01)
+    ideal = costmodel.iteration("gpt2", "dgx-a100", nodes=2, micro_batch=8, algorithm="bruck", topk_fraction=0.01,
+                                backend="ideal")  # refused before: Bruck's all-gather runs top-k's exchange
+    auto = costmodel.iteration("gpt2", "dgx-a100", nodes=2, micro_batch=8, topk_fraction=0.01, backend="ideal")
+    assert ideal.comm_s != auto.comm_s
