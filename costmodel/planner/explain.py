@@ -238,20 +238,20 @@ def runner_up(sweep, scores, index, ranked, rows=None, *, keys) -> dict | None:
             "step_time_change": float(sweep.total_s[at] / sweep.total_s[index] - 1.0)}
 
 
-def more_gpus(sweep, scores, best_gpus: int, tables=None, best_score: float | None = None) -> str | None:
-    """Why the plans on more GPUs than the best's lost (None where there are none): ``"tied"``
-    (one scores better than the best's ``best_score`` — scores are lower-is-better,
+def more_gpus(sweep, scores, index: tuple, tables=None) -> str | None:
+    """Why the plans on more GPUs than the best's (at ``index``) lost (None where there are none):
+    ``"tied"`` (one scores better than the best — scores are lower-is-better,
     :func:`rank.objective_scores` — inside the tie band: the tie-break chose fewer GPUs),
     ``"worse"`` (some score, none better), ``"constraints"`` (they run and fit but
     miss the deadline or budget), ``"algorithms"`` (the swept algorithms run on none of their GPU
     layouts; needs the sweep's collective ``tables``) or ``"memory"`` (they run but do not fit)."""
     space = sweep.space
-    more = space.gpus > best_gpus
+    more = space.gpus > space.gpus[index[4]]
     if not more.any():
         return None
     found = scores[..., more]
     if np.isfinite(found).any():
-        better = best_score is not None and float(np.min(found)) < best_score  # inf (infeasible) is never less
+        better = float(np.min(found)) < float(scores[index])  # inf (infeasible) is never less
         return "tied" if better else "worse"
     if np.asarray(np.broadcast_to(sweep.feasible, space.shape)[..., more]).any():
         return "constraints"
@@ -415,7 +415,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         "memory_reserve_bytes": sweep.reserve_bytes,
         "constraints": {"deadline_hours": constraints.deadline_hours, "budget": constraints.budget},
         "max_gpus_considered": int(sweep.space.gpus.max()), "max_gpus_allowed": int(max_gpus),
-        "gpu_limits": gpu_limits, "more_gpus": more_gpus(sweep, scores, best.gpus, tables, float(scores[index])),
+        "gpu_limits": gpu_limits, "more_gpus": more_gpus(sweep, scores, index, tables),
         "memory_parts": memory_parts(sweep, setting, index),
         # the cluster link's calibrated regimes, which a plan's collectives cannot use (as iteration says)
         "regimes_unused": regimes_unused_note(system, best.nodes),
