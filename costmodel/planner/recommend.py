@@ -216,12 +216,11 @@ def _check_tokens_apply(workload, seq_len, tokens, deadline_hours, budget) -> No
 
 def _check_axes(bucket_bytes, grad_dtypes) -> None:
     from costmodel.training.memory import GRAD_DTYPES
-    from costmodel.training.overlap import MIN_BUCKET_BYTES
+    from costmodel.training.overlap import MIN_BUCKET_BYTES, bucket_size_ok
 
-    if not bucket_bytes or any(not is_real(size) or not size >= MIN_BUCKET_BYTES
-                               for size in bucket_bytes):  # as iteration's --bucket; bytes, not text ("25MB")
+    if not bucket_bytes or not all(bucket_size_ok(size) for size in bucket_bytes):  # as iteration's --bucket
         raise InputError("buckets", bucket_bytes, f"one or more sizes of at least {MIN_BUCKET_BYTES} bytes (one fp32 "
-                         "gradient element)")
+                         "gradient element) and at most 1 ZiB")
     if not grad_dtypes or any(d not in GRAD_DTYPES for d in grad_dtypes):
         raise InputError("grad_dtypes", grad_dtypes, f"one or more of {', '.join(GRAD_DTYPES)}")
 

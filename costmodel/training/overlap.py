@@ -73,13 +73,18 @@ def bucket_layout(grad_bytes, bucket_bytes=DDP_BUCKET_BYTES,
 
 
 def check_bucket_sizes(bucket_bytes: float, first_bucket_bytes: float) -> None:
-    """Both bucket sizes must be at least ``MIN_BUCKET_BYTES`` (and finite)."""
+    """Both bucket sizes from ``MIN_BUCKET_BYTES`` to 1 ZiB (:func:`bucket_size_ok`)."""
+    for field, value in (("bucket", bucket_bytes), ("first_bucket", first_bucket_bytes)):
+        if not bucket_size_ok(value):  # above 1 ZiB, the collective's size check named "size"
+            raise InputError(field, value, f"a size from {MIN_BUCKET_BYTES} bytes to 1 ZiB")
+
+
+def bucket_size_ok(value) -> bool:
+    """A bucket size: a finite number of bytes from ``MIN_BUCKET_BYTES`` to 1 ZiB (iteration's
+    buckets and the planner's swept ones alike)."""
     from dpbase.limits import MAX_SIZE_BYTES
 
-    for field, value in (("bucket", bucket_bytes), ("first_bucket", first_bucket_bytes)):
-        if not (is_real(value) and math.isfinite(value)
-                and MIN_BUCKET_BYTES <= value <= MAX_SIZE_BYTES):  # above it, the collective's size check named "size"
-            raise InputError(field, value, f"a size from {MIN_BUCKET_BYTES} bytes to 1 ZiB")
+    return is_real(value) and math.isfinite(value) and MIN_BUCKET_BYTES <= value <= MAX_SIZE_BYTES
 
 
 def bucket_sizes(grad_bytes: float, bucket_bytes: float = DDP_BUCKET_BYTES,

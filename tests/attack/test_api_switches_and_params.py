@@ -219,3 +219,12 @@ def test_collnet_in_a_sweep_is_still_collnet():
     result = CliRunner().invoke(app, ["sweep", "all-reduce", "--sizes", "1GiB", "--cluster", "dgx-h100", "--nodes",
                                       "2", "-a", "collnet"])
     assert result.exit_code == 2 and "got 'collnet'" in result.stderr
+
+
+@pytest.mark.parametrize("size", [float("inf"), 2.0**80])
+def test_a_swept_bucket_is_checked_as_iterations_bucket_is(size):
+    """The planner's copy had the 4-byte floor only: inf gave 'size_bytes: got nan' after a
+    RuntimeWarning (overlap.bucket_size_ok is now the one rule)."""
+    with pytest.raises(InputError, match=r"^buckets: got \(.*\); allowed: one or more sizes of at least 4 bytes .* "
+                                         "and at most 1 ZiB$"):
+        costmodel.plan("gpt2", "dgx-h100", global_batch=64, bucket_bytes=[size])
