@@ -395,7 +395,8 @@ def _runnable(entry: Entry, lay: Layout, given: dict | None = None) -> bool:
     servers) — accept the rank count (as predict_entry checks)."""
     if not applicable(entry, lay):
         return False
-    taken = {name: value for name, value in (given or {}).items() if name in {p.name for p in entry.params}}
+    names = {p.name for p in entry.params}
+    taken = {name: value for name, value in (given or {}).items() if name in names}
     ranks, params = (lay.nodes, {}) if _tree_mapped(entry, lay) else \
         (lay.ranks, {**taken, **mapping(entry, lay, taken).params})
     try:
@@ -466,8 +467,8 @@ def times_on_cluster(primitive: str, algorithm: str, lays, sizes, **params: Any)
     lays = list(lays)
     sizes = np.asarray(sizes, dtype=float).reshape(1, -1)
     out = np.full((len(lays), sizes.shape[1]), np.nan)
-    runnable = [i for i, lay in enumerate(lays) if _runnable(entry, lay, {k: v for k, v in params.items()
-                                                                            if not getattr(v, "ndim", 0)})]
+    scalars = {k: v for k, v in params.items() if not getattr(v, "ndim", 0)}  # once, not per layout
+    runnable = [i for i, lay in enumerate(lays) if _runnable(entry, lay, scalars)]
     def kind(lay: Layout) -> str:
         return "tree" if _tree_mapped(entry, lay) else "sharp" if _sharp_mapped(entry, lay) else "flat"
 
