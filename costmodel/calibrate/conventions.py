@@ -144,6 +144,7 @@ class Inference:
     collectives: tuple[str, ...]
     ranks: int | None
     reason: str
+    known: bool = True  # False: no column says which (every collective a candidate, all-reduce first)
 
 
 def infer_from_columns(redops: Sequence[str | None], roots: Sequence[int | None],
@@ -163,7 +164,7 @@ def infer_from_columns(redops: Sequence[str | None], roots: Sequence[int | None]
         return Inference(("all-gather", "all-to-all"), ranks, "redop is none and root is -1")
     if redop is None and not pairs:  # a -J log with times alone: nothing says which (all-reduce first)
         return Inference(("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast", "reduce"), None,
-                         "no redop, root or bandwidth column says which")
+                         "no redop, root or bandwidth column says which", known=False)
     if ratio is not None and ratio < 1 - RATIO_TOLERANCE:
         ranks = _ranks_from_bandwidths(pairs, doubled=False)
         return Inference(("reduce-scatter",), ranks, f"redop {redop} with busbw/algbw < 1")

@@ -57,6 +57,23 @@ class Calibration:
     notes: tuple[str, ...] = ()
 
 
+def _from_columns(log: Log) -> names.Inference:
+    """What the log's redop, root and bandwidth columns say of its collective and ranks."""
+    printed = [(r.algbw_oop_Bps / 1e9, r.busbw_oop_Bps / 1e9) for r in log.rows
+               if r.algbw_oop_Bps and r.busbw_oop_Bps]
+    return names.infer_from_columns([r.redop for r in log.rows], [r.root for r in log.rows], printed)
+
+
+def log_collectives(log: Log) -> tuple[str, ...]:
+    """The collectives ``log`` may have measured, read as :func:`resolve_log` reads them: the one
+    its text or file name names, else the candidates its columns leave; () where nothing says."""
+    named = log.collective or names.collective_from_filename(log.source_path)
+    if named:
+        return (named,)
+    inferred = _from_columns(log)
+    return inferred.collectives if inferred.known else ()
+
+
 def resolve_log(log: Log, collective: str | None = None, ranks: int | None = None,
                 nodes: int | None = None) -> Log:
     """``log`` with collective, ranks and nodes filled: the user's values first, then what the
@@ -67,9 +84,7 @@ def resolve_log(log: Log, collective: str | None = None, ranks: int | None = Non
     if user and log.collective and user != log.collective:  # the log's text names its binary
         raise InputError("collective", collective, f"{log.collective} (the log's own collective)")
     from_name = names.collective_from_filename(log.source_path)
-    printed = [(r.algbw_oop_Bps / 1e9, r.busbw_oop_Bps / 1e9) for r in log.rows
-               if r.algbw_oop_Bps and r.busbw_oop_Bps]
-    inferred = names.infer_from_columns([r.redop for r in log.rows], [r.root for r in log.rows], printed)
+    inferred = _from_columns(log)
     chosen = user or log.collective or from_name
     if chosen is None:
         chosen = inferred.collectives[0]

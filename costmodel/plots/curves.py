@@ -27,16 +27,12 @@ MEASURED_HOVER = ("<b>measured</b><br>size %{customdata[0]}<br>time %{customdata
 
 
 def _check_measured(log: Any, log_path: str, primitive: str) -> None:
-    """The log measured ``primitive``: as calibrate reads it, by its text or file name, else by
-    its columns (a reduction prints a redop). An all-gather log over all-reduce curves was drawn
+    """The log measured ``primitive``, as calibrate reads it (:func:`costmodel.calibrate.link.log_collectives`);
+    a log that names none is drawn as it is. An all-gather log over all-reduce curves was drawn
     with nothing said."""
-    from costmodel.calibrate import conventions
+    from costmodel.calibrate.link import log_collectives
 
-    named = log.collective or conventions.collective_from_filename(log.source_path)
-    found = [named] if named else conventions.infer_from_columns(
-        [r.redop for r in log.rows], [r.root for r in log.rows],
-        [(r.algbw_oop_Bps / 1e9, r.busbw_oop_Bps / 1e9) for r in log.rows if r.algbw_oop_Bps and r.busbw_oop_Bps]
-    ).collectives
+    found = log_collectives(log)
     if found and primitive not in found:
         raise InputError("measured", log_path, f"a log of {primitive} (this one measured {' or '.join(found)})")
 
