@@ -207,6 +207,9 @@ def test_review_fixes_of_the_parameter_checks():
         costmodel.evaluate_grid("all-reduce", "parameter-server", 8, 1e9, 0.0, 1e9, servers="4")
     assert costmodel.formula("all-reduce", "hierarchical", gpus_per_node=sympy.Symbol("G")).time.has(sympy.Symbol("G"))
     assert costmodel.plan("gpt2", "dgx-h100", global_batch=np.int64(64), nodes=np.int64(2), explain=False).best.gpus
+    numpy_best = costmodel.plan("gpt2", "dgx-h100", global_batch=np.int64(64), nodes=np.int64(2), explain=False).best
+    plain_best = costmodel.plan("gpt2", "dgx-h100", global_batch=64, nodes=2, explain=False).best
+    assert (numpy_best.gpus, numpy_best.total_s) == (plain_best.gpus, plain_best.total_s)
 
 
 def test_collnet_in_a_sweep_is_still_collnet():

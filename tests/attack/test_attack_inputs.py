@@ -187,3 +187,14 @@ def test_usage_errors_escape_control_characters_through_cli_main():
     done = subprocess.run([sys.executable, "-c", "import cli; cli.main()", "hardware", "list", "--kind", "\x1b[2Jx"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "\x1b" not in done.stderr and done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--bandwidth", "1e-320B/s"), ("--alpha", "1e308s"), ("--gamma", "1e308s")])
+def test_an_out_of_range_rate_is_refused_by_its_own_field(flag, value):
+    """The old refusal ("time: got inf; ... these inputs (alpha=..., bandwidth=...)") named these
+    words too; the field the line leads with is the flag typed."""
+    given = {"--alpha": "5us", "--bandwidth": "1GB/s", "--gamma": "0s"} | {flag: value}
+    argv = ["collective", "all-reduce", "--ranks", "8", "--size", "1GB", "-a", "ring",
+            *(item for pair in given.items() for item in pair)]
+    result = refused(argv, flag[2:])
+    assert result.stderr.startswith(f"error: {flag[2:]}: got '{value}'"), result.stderr

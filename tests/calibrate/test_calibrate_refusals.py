@@ -234,6 +234,9 @@ def test_nccl_algo_skips_the_collectives_nccls_model_lacks(tmp_path):
                                       "--system", "gb300-nvl72-tray", "--nccl-algo", "ring", "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert out.exists()
+    curves = tomllib.loads(out.read_text(encoding="utf-8"))["system"][0]["measured"]
+    assert {(curve["collective"], curve["algorithm"]) for curve in curves} >= {("all-reduce", "ring")}
+    assert "all-to-all" in {curve["collective"] for curve in curves}
 
 
 @pytest.mark.parametrize(("args", "line"), [

@@ -2,8 +2,8 @@
 
 Fuzzing found `sweep --sizes 1MB,1MB,2MB` (and `--ranks 8,8`, `-a ring,ring`) printing the same
 row twice, and `plot best-map --rank-counts 2,,8` dropping the empty item that `sweep` and `plan`
-refuse. Every list now refuses an empty item and a value given twice, compared after parsing (1MB
-and 1000KB are one size; an algorithm's alias is its algorithm).
+refuse. Every list now refuses an empty item and answers a value given twice once, compared after
+parsing (1MB and 1000KB are one size; in a sweep an alias's answer is its algorithm's, shown once).
 """
 
 from __future__ import annotations

@@ -89,6 +89,7 @@ def test_a_change_of_nccls_choice_is_said():
     assert "NCCL's choice changes" in larger.note and smaller.protocol in larger.note
     if smaller.time_s > larger.time_s:
         assert "smaller message takes longer" in larger.note
+    assert smaller.time_s < larger.time_s and "smaller message takes longer" not in larger.note  # the case here
 
 
 def test_no_note_when_the_choice_holds():

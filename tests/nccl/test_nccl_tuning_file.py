@@ -73,3 +73,6 @@ def test_a_constant_the_model_cannot_use_is_one_error_line(tmp_path, cli_error, 
     path.write_text(text, encoding="utf-8")
     line = cli_error(["nccl-table", "--cluster", "dgx-h100", "--nodes", "2", "--size", "64KiB", "--tuning", str(path)])
     assert field in line and allowed in line, line
+    assert line.startswith(f"error: {field}: got "), line  # "int" sits in the field's own name: the line leads with it
+    if field.endswith("steps_offset"):
+        assert "allowed: 0 or 1" in line, line

@@ -365,3 +365,8 @@ def test_colocated_servers_leave_out_the_layouts_too_small_for_them():
                  explain=False)
     assert found.best.algorithm == "parameter-server"
     assert all(row.gpus >= 3 or row.gpus == 1 for row in found.candidates)
+    every = plan("gpt2", "dgx-h100", global_batch=64, algorithms=("parameter-server",), servers=3, colocated=True,
+                 explain=False, top=10000)
+    one = plan("gpt2", "dgx-h100", global_batch=64, algorithms=("parameter-server",), servers=1, colocated=True,
+               explain=False, top=10000)
+    assert 2 not in {row.gpus for row in every.candidates} and 2 in {row.gpus for row in one.candidates}

@@ -137,3 +137,23 @@ def test_a_measured_log_of_another_collective_is_refused(cli_error, tmp_path):
     result = _run("sweep", "all-gather", "--alpha", "5us", "--bandwidth", "25GB/s", "-N", "2",
                   "--measured", gather, "-o", str(tmp_path / "y.html"))
     assert result.exit_code == 0, result.output
+
+
+def test_a_measured_logs_collective_is_read_from_its_columns_where_nothing_names_it(cli_error, tmp_path):
+    """The same all-gather log under a neutral name: its redop column (none) leaves all-gather or
+    all-to-all; a -J log with times alone names nothing, and is drawn as it is."""
+    import json
+    from pathlib import Path
+
+    raw = Path(__file__).resolve().parents[1] / "data" / "calibration" / "raw"
+    neutral = tmp_path / "run.txt"
+    neutral.write_text((raw / "rtx2080ti_2x_pcie3_nop2p_allgather.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    line = cli_error(["plot", "sweep", "all-reduce", "--alpha", "5us", "--bandwidth", "25GB/s", "-N", "8",
+                      "--measured", str(neutral), "-o", str(tmp_path / "x.html")])
+    assert line.endswith("allowed: a log of all-reduce (this one measured all-gather or all-to-all)")
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({"results": [{"size": 2**k, "out_of_place": {"time": 10 + 2**k / 1e4}}
+                                            for k in range(10, 20)]}), encoding="utf-8")
+    result = _run("sweep", "gather", "--alpha", "5us", "--bandwidth", "25GB/s", "-N", "8", "--measured", str(bare),
+                  "-o", str(tmp_path / "y.html"))
+    assert result.exit_code == 0, result.output

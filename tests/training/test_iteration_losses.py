@@ -183,6 +183,9 @@ def test_gpudirect_tcpxo_is_gpu_direct_in_the_step_and_in_nccls_graph():
     assert derive_topology(mega, 2).inter_path == "PXB" and derive_topology(mega, 2).ll128_enabled
     sockets = dataclasses.replace(mega, nic_link=hardware.load_link("tcp-sockets"))
     assert derive_topology(sockets, 2).inter_path == "PHB" and not derive_topology(sockets, 2).ll128_enabled
+    assert transport.overlap_slowdown_for(transport.step_transport(mega, 2), losses.OVERLAP_SLOWDOWN) \
+        == losses.OVERLAP_SLOWDOWN < transport.overlap_slowdown_for(transport.step_transport(sockets, 2),
+                                                                    losses.OVERLAP_SLOWDOWN)
 
 
 def test_tcp_sockets_lose_more_than_rdma_at_the_same_line_rate():
