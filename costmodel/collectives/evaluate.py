@@ -18,8 +18,9 @@ from costmodel.collectives.ops import SCALAR, vector_ops
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import get
 from costmodel.names import busbw_factor
-from dpbase.errors import InputError
+from dpbase.errors import InputError, NotApplicableError
 from dpbase.limits import MAX_RANKS, MAX_SIZE_BYTES
+from dpbase.units import format_size
 
 MIN_CHUNK_BYTES = 4  # a pipeline chunk holds at least one 4-byte element
 
@@ -51,7 +52,7 @@ def _best_chunks(entry: Entry, N: Any, n: Any, params: dict[str, Any], rates: tu
     s1 = (two.steps - one.steps) * alpha + (two.steps_inter - one.steps_inter) * alpha_i
     w1 = 2 * ((one.wire - two.wire) * beta + (one.wire_inter - two.wire_inter) * beta_i
               + (one.reduce - two.reduce) * gamma)
-    k_max = o.max(1, o.floor(n / MIN_CHUNK_BYTES))
+    k_max = max_chunks(n, o)
     if o is SCALAR:
         ratio = w1 / s1 if s1 > 0 and w1 / k_max**2 < s1 else k_max**2
         raw = min(math.sqrt(ratio), k_max) if w1 > 0 else 1
@@ -78,6 +79,25 @@ def check_inputs(ranks: Any, size_bytes: Any, rates: dict[str, Any]) -> None:
     for name, value in rates.items():
         if not math.isfinite(value) or value < 0:
             raise InputError(name, value, "a finite number >= 0")
+
+
+def max_chunks(size_bytes: Any, o: Any = SCALAR) -> Any:
+    """The most pipeline chunks a ``size_bytes`` message splits into: each holds at least one
+    :data:`MIN_CHUNK_BYTES` element (and a message of none still runs in one)."""
+    return o.max(1, o.floor(size_bytes / MIN_CHUNK_BYTES))
+
+
+def check_chunks(entry: Entry, size_bytes: float, params: dict[str, Any]) -> None:
+    """A given chunk count the message cannot split into is refused (NotApplicableError: a sweep
+    or ranking leaves that size out), never answered with chunks of under one element."""
+    chunks = params.get("chunks")
+    if not entry.pipelined or chunks in (None, "auto") or getattr(chunks, "ndim", 0) \
+            or getattr(chunks, "free_symbols", None):
+        return
+    most = int(max_chunks(float(size_bytes)))
+    if int(chunks) > most:
+        raise NotApplicableError("chunks", int(chunks), f"at most {most} for a {format_size(size_bytes)} message "
+                                                        f"(a chunk holds at least one {MIN_CHUNK_BYTES}-byte element)")
 
 
 def check_answer(field: str, seconds: Any, inputs: dict[str, Any]) -> None:
@@ -135,6 +155,7 @@ def predict_entry(entry: Entry, ranks: int, size_bytes: float, alpha_s: float, b
     beta_i = beta if bandwidth_inter_Bps is None else 1.0 / bandwidth_inter_Bps if bandwidth_inter_Bps > 0 else math.inf
     N, n = int(ranks), float(size_bytes)
     params = resolve(entry, N, given)
+    check_chunks(entry, n, params)
     rates = (alpha_s, beta, gamma_s_per_byte, alpha_i, beta_i)
     terms, time_s, chunks = evaluate_terms(entry, N, n, params, rates, SCALAR)
     if chunks is not None:
@@ -183,6 +204,8 @@ def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, a
     if entry.validate is not None and not any(getattr(value, "ndim", 0) for value in params.values()):
         for count in np.unique(N):
             entry.validate(int(count), params)
+    if n.size:  # the smallest size sets the most chunks a given count may be
+        check_chunks(entry, float(n.min()), params)
     rates = (alpha, beta, np.asarray(gamma_s_per_byte, dtype=float), alpha_i, beta_i)
     terms, time_s, chunks = evaluate_terms(entry, N, n, params, rates, o)
     shape = np.broadcast(N, n, alpha, beta).shape

@@ -20,6 +20,7 @@ from costmodel.collectives.entry import CHUNKS, Entry, Param, Terms
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
 from dpbase.errors import InputError
+from dpbase.limits import MAX_RANKS
 
 SERVERS = Param("servers", "S", 1, "parameter servers (shards)")
 COLOCATED = Param("colocated", "colocated", False, "servers are ranks 0..S−1 (else dedicated machines)", "bool")
@@ -42,6 +43,8 @@ def ps_allreduce(N: Any, n: Any, p: Any, o: Any) -> Terms:
 
 def validate_ps(N: int, params: dict[str, Any]) -> None:
     servers = params["servers"]  # a whole number >= 1 (Entry.check_params): here, whether it fits N
+    if not getattr(servers, "free_symbols", None) and servers > MAX_RANKS:
+        raise InputError("servers", servers, f"at most {MAX_RANKS} machines")
     if params["colocated"] and servers > N:
         raise InputError("servers", servers, f"at most ranks ({N}) when servers are colocated")
 
