@@ -3,7 +3,8 @@
 Both paths call the same formula functions (see :mod:`costmodel.collectives.ops`). ``chunks='auto'``
 picks the chunk count k that minimises the time: every pipelined formula has the form
 steps = s0 + s1·k, wire = w0 + w1/k, reduce = r0 + r1/k, so k* = √((β·w1 + γ·r1)/(α·s1)),
-rounded to the better neighbouring integer and kept within [1, n / MIN_CHUNK_BYTES].
+rounded to the better neighbouring integer and kept within [1, n / MIN_CHUNK_BYTES]; a given k
+above that limit is refused (:func:`check_chunks`).
 A collective over one rank costs nothing (N = 1 → every term 0).
 """
 
