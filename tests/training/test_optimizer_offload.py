@@ -27,10 +27,10 @@ ARGS = dict(micro_batch=2, seq_len=4096, accumulation_steps=4, nodes=4)
 def test_the_host_path_of_a_dgx_h100_rank():
     system = hardware.load_system("dgx-h100")
     host = host_path(system)
-    assert host.memory_Bps == pytest.approx(614.4e9 / 8)  # 2 x 8 channels DDR5-4800, shared by 8 GPUs
+    assert host.memory_Bps == pytest.approx(563.2e9 / 8)  # 2 x 8 channels DDR5-4400 (two DIMMs each), shared by 8 GPUs
     assert host.host_link_Bps == pytest.approx(48e9)  # NCCL's Gen5 x16 estimate
     assert pci_bandwidth_GBps(5, load_tables()) == 48
-    assert host_path(system, 1).memory_Bps == pytest.approx(614.4e9)  # one rank per node has it all
+    assert host_path(system, 1).memory_Bps == pytest.approx(563.2e9)  # one rank per node has it all
 
 
 def test_grace_blackwell_offloads_over_nvlink_c2c_and_dgx_a100_pairs_share_a_switch():
@@ -51,7 +51,7 @@ def test_the_step_from_its_pieces(zero):
     params, ranks = load_model("llama2-7b").params, 32
     precision = memory.precision_for("bf16")
     shard = params / ranks
-    cpu = memory.optimizer_step_bytes_per_param(precision, "adamw") * shard / (614.4e9 / 8)
+    cpu = memory.optimizer_step_bytes_per_param(precision, "adamw") * shard / (563.2e9 / 8)
     copy = shard * precision.weight_bytes / 48e9
     assert on.optimizer_host_s == pytest.approx(cpu) and on.optimizer_copy_s == pytest.approx(copy)
     assert on.optimizer_s == pytest.approx(cpu + copy)
