@@ -182,7 +182,7 @@ def plan(
     optimizer_impl: OPTIMIZER_IMPL = "multi-tensor",
     no_flash_attention: NO_FLASH_ATTENTION = False,
     jitter: Annotated[float, Option(help="Compute-time coefficient of variation between GPUs.")] = 0.0,
-    recompute: Annotated[bool | None, Option("--recompute/--no-recompute", help="Activation recomputation: always / never (default: only when no plan fits without it).", show_default=False)] = None,
+    recompute: Annotated[bool | None, Option("--recompute/--no-recompute", help="Activation recomputation: always / never (default: where no plan fits without it, or its best plan is faster by more than the tie band's floor).", show_default=False)] = None,
     emit: Annotated[Emit | None, Option(help="Print what to set to run the plan: torch (DDP/FSDP arguments), deepspeed (config JSON) or env (NCCL variables + torchrun).")] = None,
     html: Annotated[str | None, Option(help="Write a one-page HTML report to this path.")] = None,
     algorithms: Annotated[str | None, Option("--algorithms", help="Comma-separated all-reduce algorithms to sweep (default: what the cluster's stack runs), e.g. auto,parameter-server.")] = None,

@@ -639,18 +639,25 @@ def _check_algorithms_run(tables, system, space, setting, nodes: int) -> None:
 
 
 def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes: int = 1,
-                   algorithms_given: bool = False):
-    """(setting, sweep, recomputation, the sweep's collective tables); with ``recompute=None``
-    the one sweep is with recomputation when nothing fits without it (:func:`grid.fits`: memory
-    and feasibility, no step times), without it otherwise. ``algorithms_given``: the user named
-    the algorithms (:func:`_check_algorithms_run` refuses one that runs nowhere here)."""
+                   algorithms_given: bool = False, score_of: Callable | None = None,
+                   band: float = choose.TIE_BAND):
+    """(setting, sweep, recomputation, the sweep's collective tables). With ``recompute=None``
+    (decide) on a model whose recomputation is modelled: where nothing fits without it
+    (:func:`grid.fits`: memory and feasibility, no step times) the sweep is with it; otherwise
+    both sweeps run (the collective tables are shared: the second costs a few milliseconds) and
+    recomputation is taken where its best plan scores better than the best without it by more
+    than ``band`` (``score_of(sweep, setting)``: the objective's scores, lower is better). Larger
+    micro-batches can pay for the recomputed forward: ZeRO-3 gathers the weights once per
+    micro-batch, and small micro-batches run below the GEMMs' peak. ``algorithms_given``: the
+    user named the algorithms (:func:`_check_algorithms_run` refuses one that runs nowhere here)."""
     from costmodel.training import memory
 
     tables = grid.setting_tables(setting, system, space, on_algorithm=progress.advance)
     if algorithms_given:
         _check_algorithms_run(tables, system, space, setting, nodes)
     fitted = grid.fits(setting, system, space, tables)  # whether anything fits decides which sweep runs
-    if recompute is None and not fitted.feasible.any() and memory.recompute_applies(setting.workload):
+    decide = recompute is None and memory.recompute_applies(setting.workload)
+    if decide and not fitted.feasible.any():
         progress.advance(_SWEEP_UNITS)
         without = float(np.min(fitted.memory_bytes))
         setting = replace(setting, recompute=True)
@@ -659,8 +666,28 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes
                                 "leanest_without_bytes": without}, tables
     sweep = grid.sweep(setting, system, space, tables, fitted)
     progress.advance(_SWEEP_UNITS)
+    if decide and score_of is not None:
+        recomputing = replace(setting, recompute=True)
+        other = grid.sweep(recomputing, system, space, tables)
+        gain = recompute_gain(score_of(sweep, setting), score_of(other, recomputing))
+        if gain is not None and gain > band:
+            return recomputing, other, {"chosen": True, "requested": False, "leanest_without_bytes": None,
+                                        "better_by": gain}, tables
     return setting, sweep, {"chosen": setting.recompute, "requested": bool(recompute),
                             "leanest_without_bytes": None}, tables
+
+
+def recompute_gain(without: np.ndarray, recomputing: np.ndarray) -> float | None:
+    """How much better (relative, > 0) the best score with recomputation is than the best
+    without it (scores lower-is-better, ``inf`` where a plan is not feasible): ``inf`` where
+    only recomputation has a feasible plan, None where it has none."""
+    best_with = float(np.min(recomputing))
+    if not np.isfinite(best_with):
+        return None
+    best_without = float(np.min(without))
+    if not np.isfinite(best_without):
+        return math.inf
+    return (best_without - best_with) / abs(best_without) if best_without else None
 
 
 def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = None,
@@ -841,10 +868,14 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                         algorithms=algorithms or all_reduce_algorithms(system, nodes, backend))
     steps = _Progress(progress, len(space.algorithms) + _SWEEP_UNITS + _RECOMPUTE_UNITS
                       + _RANK_UNITS + (_EXPLAIN_UNITS if explain else 0))
-    setting, sweep, recomputation, tables = _sweep_fitting(setting, system, space, recompute, steps, nodes,
-                                                           algorithms_given)
-    steps.advance(_RECOMPUTE_UNITS)
     band = choose.TIE_BAND if tie_band is None else tie_band
+
+    def score_of(candidate, candidate_setting):  # the ranking's own scores, without its errors
+        return objective_scores(candidate, candidate_setting, objective, constraints.tokens, constraints)
+
+    setting, sweep, recomputation, tables = _sweep_fitting(setting, system, space, recompute, steps, nodes,
+                                                           algorithms_given, score_of, band)
+    steps.advance(_RECOMPUTE_UNITS)
     scores, keys, sent = _rank(sweep, setting, system, objective, constraints,
                                GpuRoom(gpus_per_node=system.gpus_per_node, nodes=nodes, min_gpus=int(min_gpus),
                                        max_gpus=max_gpus, global_batch=int(global_batch), partial=partial))

@@ -199,15 +199,23 @@ def _memory(best, findings) -> str:
     return text + "."
 
 
-def _recompute(best, findings) -> str:
+def _recompute(best, findings, objective: str = "throughput") -> str:
     """Why activation recomputation is on (empty when it is off)."""
     state = findings.get("recompute") or {}
     if not best.recompute:
         return ""
-    without = state.get("leanest_without_bytes")
-    why = "requested" if state.get("requested") else (
-        f"no plan fits without it: the leanest needs {without / 1e9:.1f} GB per GPU"
-        if without is not None else "no plan fits without it")
+    without, gain = state.get("leanest_without_bytes"), state.get("better_by")
+    if state.get("requested"):
+        why = "requested"
+    elif gain is not None:
+        better = (f"{gain:.1%} more throughput" if objective == "throughput"
+                  else f"{objective} {gain:.1%} lower")
+        why = ("only plans with it meet the deadline and budget" if gain == float("inf") else
+               f"its best plan has {better} than the best without it: the memory it frees runs larger "
+               "micro-batches")
+    else:
+        why = (f"no plan fits without it: the leanest needs {without / 1e9:.1f} GB per GPU"
+               if without is not None else "no plan fits without it")
     return (f"Activation recomputation on ({why}): only each layer's input is kept, and each "
             "layer's forward runs again in backward (4/3 of the compute).")
 
@@ -352,7 +360,7 @@ def reason_text(best, findings: dict, objective: str) -> str:
     lines = [_headline(best, objective, findings.get("step_interval_s")) + _gpus(best, findings, objective) + _tie(best, findings),
              _published(findings),
              _constraints(best, findings), _bound(best, findings),
-             _memory(best, findings), _recompute(best, findings), _runner_up(best, findings),
+             _memory(best, findings), _recompute(best, findings, objective), _runner_up(best, findings),
              _what_if(findings), _regimes(findings)]
     return "\n".join(line for line in lines if line)
 
