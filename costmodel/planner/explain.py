@@ -222,19 +222,26 @@ def _table_rank(space, at, rows) -> int | None:
 
 
 def runner_up(sweep, scores, index, ranked, rows=None, *, keys) -> dict | None:
-    """The best-scoring feasible plan with a different algorithm (its rank if in the table): the
-    fastest by :func:`choose.fastest` (scores within 1 ppb are equal and the rules order them,
-    so rounding does not pick it) given the tie-break ``keys``."""
+    """The plan with a different algorithm that tells the algorithm's choice apart: on the
+    chosen plan's own configuration (GPUs, micro-batch, ZeRO stage, gradient dtype, bucket) the
+    best-scoring other algorithm; only where none runs there, the best-scoring plan of another
+    algorithm anywhere (``same_configuration`` False: its difference is not the algorithm's
+    alone). Its rank if in the table. The best by :func:`choose.fastest` (scores within 1 ppb are
+    equal and the rules order them, so rounding does not pick it) given the tie-break ``keys``."""
     others = scores.copy()
     others[index[0]] = np.inf
     if not np.isfinite(others).any() or sweep.space.gpus[index[4]] == 1:
         return None
-    flat = choose.fastest(others, keys)
+    same = np.full_like(others, np.inf)
+    here = (slice(None), *index[1:])
+    same[here] = others[here]
+    pick = same if np.isfinite(same).any() else others
+    flat = choose.fastest(pick, keys)
     at = tuple(int(i) for i in np.unravel_index(flat, scores.shape))
     rank = _table_rank(sweep.space, at, rows) if rows is not None else (
         ranked.index(at) + 1 if at in ranked else None)
     return {"algorithm": sweep.space.algorithms[at[0]], "index": tuple(int(i) for i in at),
-            "rank": rank,
+            "rank": rank, "same_configuration": pick is same, "gpus": int(sweep.space.gpus[at[4]]),
             "step_time_change": float(sweep.total_s[at] / sweep.total_s[index] - 1.0)}
 
 

@@ -316,7 +316,7 @@ def infeasible_error(sweep, setting, system, room_for: GpuRoom | None = None) ->
               ) if room <= 0 else (
         ("shard over every GPU (--shard full: hybrid sharding splits the states over one node's GPUs, "
          "so more nodes do not shrink them), " if sharded and setting.shard == "hybrid" else
-         f"use at least {wanted} GPUs (raise --nodes/{gpus_option}), " if sharded
+         f"use at least {_gpus_to_ask(wanted, room_for, f'raise --nodes/{gpus_option}')}, " if sharded
          else f"{unsharded}, ") + others)
     return NotApplicableError(
         "model", setting.workload.name,
@@ -324,6 +324,23 @@ def infeasible_error(sweep, setting, system, room_for: GpuRoom | None = None) ->
         f"{int(b)}, {gpus} GPUs) needs {need_gb:.1f} GB per GPU but {system.gpu.name} has "
         f"{sweep.capacity_bytes / 1e9:.0f} GB of which {sweep.reserve_bytes / 1e9:.1f} GB are "
         f"kept free (--memory-reserve); {advice}")
+
+
+def _gpus_to_ask(wanted: int, room_for: GpuRoom | None, how: str) -> str:
+    """The GPUs to ask for where about ``wanted`` would fit the model: the smallest count from
+    there that runs (whole nodes unless ``room_for.partial``) and splits the global batch evenly,
+    with its nodes and ``how`` ("32 GPUs (4 nodes: about 19 are needed, …; raise --nodes)");
+    ``wanted`` alone where there is no such count up to the batch or no room is known."""
+    if room_for is not None:
+        per_node, batch = room_for.gpus_per_node, room_for.global_batch
+        for count in range(max(wanted, 1), batch + 1):
+            if batch % count == 0 and grid.layout_of(count, per_node, count, room_for.partial) is not None:
+                if count == wanted:
+                    break
+                nodes = -(-count // per_node)
+                return (f"{count} GPUs ({nodes} node{'s' if nodes > 1 else ''}: about {wanted} are needed, "
+                        f"and {batch:,} samples split evenly over {count}; {how})")
+    return f"{wanted} GPUs ({how})"
 
 
 def _reserve_error(sweep, setting, system, need_bytes: float, leanest: str) -> InputError | None:

@@ -540,20 +540,17 @@ COLLAPSE_DEPTH = 40
 
 def _constraint_error(sweep, setting, objective, constraints):
     """Plans fit in memory but none meets the deadline/budget: say what the best one needs."""
-    from dpbase.units import format_time
+    from costmodel.planner.text import total
 
     hours = objective_scores(sweep, setting, "time-to-train", constraints.tokens,
                              Constraints(tokens=constraints.tokens))
     fastest = float(np.min(hours))
     parts = []
-    if constraints.deadline_hours is not None:
-        parts.append(f"the fastest plan needs {format_time(fastest * 3600)} "
-                     f"(deadline {format_time(constraints.deadline_hours * 3600)})")
+    if constraints.deadline_hours is not None:  # in hours, as --deadline is read and every total is shown
+        parts.append(f"the fastest plan needs {total(fastest)} hours (deadline {total(constraints.deadline_hours)} hours)")
     if constraints.budget is not None:
         cost = objective_scores(sweep, setting, "cost", constraints.tokens,
                                 replace(constraints, deadline_hours=None, budget=None))
-        from costmodel.planner.text import total
-
         parts.append(f"the cheapest costs {total(float(np.min(cost)))} USD (budget {total(constraints.budget)} USD)")
     if not parts:  # no deadline or budget excluded them: the objective itself is not a finite number
         return _unscored_error(objective, constraints)

@@ -232,7 +232,11 @@ def _runner_up(best, findings) -> str:
         return "No communication: one GPU." if best.gpus == 1 else "No other algorithm is feasible."
     where = f"rank {second['rank']}" if second["rank"] else "below the table"
     versus = change(second["step_time_change"], than="this plan's")
-    text = f"Runner-up algorithm: {second['algorithm']} ({where}, step {versus})."
+    if second.get("same_configuration", True):
+        text = f"Runner-up algorithm: {second['algorithm']} ({where}, on this plan's configuration: step {versus})."
+    else:  # the algorithm runs nowhere on this configuration: its best plan differs in more than the algorithm
+        text = (f"Runner-up algorithm: {second['algorithm']} ({where}, which does not run on this plan's configuration; "
+                f"its best plan, on {second['gpus']} GPUs: step {versus}).")
     start, end = (cross.get("wins_from_bytes"), cross.get("wins_to_bytes")) if cross else (None, None)
     if cross and (start or end):
         where = (f"between {format_size(start)} and {format_size(end)}" if start and end

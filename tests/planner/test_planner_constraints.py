@@ -119,3 +119,11 @@ def test_cli_deadline_budget_and_objectives():
     reserve = runner.invoke(app, ["plan", "--model", "1.3B", "--cluster", "dgx-a100",
                                   "--global-batch", "64", "--memory-reserve", "150%"])
     assert reserve.exit_code == 2 and reserve.output.startswith("error: memory_reserve")
+
+
+def test_a_missed_deadline_is_told_in_hours_as_it_was_given():
+    """It said "the fastest plan needs 1.688e+06 s (deadline 3.6e+05 s)" for --deadline 100h."""
+    with pytest.raises(InputError) as raised:
+        plan("llama2-7b", "dgx-h100", nodes=8, global_batch=512, objective="gpu-hours", tokens=1e12,
+             deadline_hours=100, explain=False)
+    assert "the fastest plan needs 469 hours (deadline 100 hours)" in str(raised.value)

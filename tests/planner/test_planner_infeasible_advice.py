@@ -32,3 +32,15 @@ def test_full_sharding_names_a_gpu_count_that_fits():
 def test_hybrid_sharding_names_full_sharding_not_more_nodes():
     advice = _advice(nodes=100, shard="hybrid")
     assert "--shard full" in advice and "use at least" not in advice
+
+
+def test_the_count_asked_for_runs_on_whole_nodes_and_splits_the_batch():
+    """About 19 GPUs would fit llama2-70b at batch 64; 19 is no whole number of 8-GPU nodes and
+    24 does not divide 64, so the advice asks for 32 (4 nodes), and 4 nodes do give a plan
+    (planner review, 2026-11-28: it said "use at least 19 GPUs")."""
+    with pytest.raises(NotApplicableError) as raised:
+        plan("llama2-70b", "dgx-h100", global_batch=64, nodes=1)
+    advice = str(raised.value)
+    assert "use at least 32 GPUs (4 nodes: about 19 are needed, and 64 samples split evenly over 32; " \
+           "raise --nodes/--max-gpus)" in advice
+    assert plan("llama2-70b", "dgx-h100", global_batch=64, nodes=4, explain=False).best.gpus == 32

@@ -147,3 +147,17 @@ def test_step_times_read_at_four_digits_without_a_bare_decimal_point():
 
     assert [step_time(s) for s in (6.7, 1134.4, 999.96, 0.0123, 36000.0, 2.5e-9)] == \
         ["6.700 s", "1134 s", "1000 s", "12.30 ms", "10.00 h", "2.500 ns"]
+
+
+def test_the_runner_up_algorithm_is_timed_on_the_plans_own_configuration():
+    """vit-l-16 on 8 DGX-1s: ring on the chosen 16-GPU configuration is rank 2 with the same step;
+    the line said "ring (rank 19, step 18.3% faster)", ring's best plan on 64 GPUs, where auto
+    is as fast (planner review, 2026-11-28)."""
+    result = plan("vit-l-16", "dgx-1", nodes=8, global_batch=64)
+    second, best = result.findings["runner_up"], result.best
+    assert second["same_configuration"] and second["gpus"] == best.gpus
+    row = result.candidates[second["rank"] - 1]
+    assert (row.algorithm, row.gpus, row.micro_batch, row.zero_stage, row.bucket_bytes) == (
+        second["algorithm"], best.gpus, best.micro_batch, best.zero_stage, best.bucket_bytes)
+    assert f"Runner-up algorithm: {second['algorithm']} (rank {second['rank']}, on this plan's configuration" \
+        in result.reason
