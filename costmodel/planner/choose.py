@@ -1,14 +1,18 @@
-"""Choosing among plans the model cannot tell apart: the tie band and the tie-break rules.
+"""Choosing among plans the model cannot tell apart: ties and the tie-break rules.
 
 Plans whose scores lie within ``tie_band`` (relative) of the best score are *tied*: the model's
 own uncertainty is larger than their difference. ``TIE_BAND`` = 2 %: an MFU error shifts every
 plan of a sweep alike, so what separates plans is mostly their exposed communication, whose
 predictions err by 7-70 % (median absolute error per cluster class, docs/validation.md); at the
 usual 2-5 % exposed share of a step that is 1-3 % of the step, so the old 0.1 % band decided on
-noise. It is the floor: by default the band is the model's own uncertainty about the fastest
-plan, half the relative width of its 10-90 % step interval (:func:`interval_band`), where that
-is wider — a communication-bound plan whose collectives the model knows to ±15 % ties with
-plans that differ by less. ``plan(tie_band=...)`` / ``--tie-band`` sets it outright.
+noise. It is the floor. Where the fastest plan's 10-90 % step interval is wider than that (a
+communication-bound plan, :func:`interval_band`), ties come from the scenarios of that
+uncertainty (:func:`scenario_tied`): every collective at the low end of its interval, at its
+prediction, or at the high end, for all plans at once, since the errors come from the links and
+the library they share; a plan is tied when in some scenario it is within the floor of that
+scenario's best. A band as wide as the interval itself (up to 25 %, as before) tied plans that
+no shared error brings together, and a limit the chosen plan met could change the choice.
+``plan(tie_band=...)`` / ``--tie-band`` sets a band outright.
 
 Among tied plans an expert prefers, in this order (:data:`RULES`):
 
@@ -36,8 +40,9 @@ from costmodel.names import busbw_factor, primitive_named
 from costmodel.training import memory
 
 TIE_BAND = 0.02
-# The interval-derived band stays below this: beyond it "tied" would cover plans the model does
-# tell apart by their compute alone (a 25 % step difference is never comm noise).
+# The fastest plan's relative half-width is read up to this (where it passes the floor, ties come
+# from the scenarios, among the plans within twice it of the best; a 25 % step difference is never
+# comm noise alone).
 MAX_INTERVAL_BAND = 0.25
 COMFORTABLE_HEADROOM_FRACTION = 0.10
 # Relative resolution of a score: below it two plans' scores differ only by floating-point
@@ -171,10 +176,32 @@ def tied(scores: np.ndarray, tie_band: float) -> np.ndarray:
     return np.flatnonzero(finite & within(flat, float(np.min(flat[finite])), tie_band))
 
 
-def order(scores: np.ndarray, keys: list[np.ndarray], tie_band: float, count: int) -> list[int]:
-    """Flat indices of the ``count`` first plans: the tied ones by the rules, then by score."""
+def scenario_tied(indices, scores, steps_s, lows_s, highs_s, throughput: bool, floor: float) -> np.ndarray:
+    """The flat ``indices`` (candidates, the fastest among them) of the plans tied in some scenario.
+
+    A scenario is the model's uncertainty taken whole: every collective at the low end of its
+    10-90 % interval, at its prediction, or at the high end. The errors behind an interval come
+    from the links, the library and the cluster class that every plan of a sweep shares, so a
+    scenario holds for all plans at once (as :func:`costmodel.training.oncluster.with_interval`
+    takes the calls of one step together). A plan is tied when, in at least one scenario, its
+    score lies within ``floor`` of that scenario's best (:func:`within`). Each plan's steps in the
+    scenarios (``lows_s``, ``steps_s``, ``highs_s``) rescale its score: throughput scales with
+    1 / step, the totals (hours, GPU-hours, cost, energy) with the step."""
+    indices, scores, steps = np.asarray(indices), np.asarray(scores, dtype=float), np.asarray(steps_s, dtype=float)
+    found = np.zeros(indices.size, dtype=bool)
+    for end in (np.asarray(lows_s, dtype=float), steps, np.asarray(highs_s, dtype=float)):
+        at = scores * (steps / end if throughput else end / steps)
+        found |= within(at, float(np.min(at)), floor)
+    return indices[found]
+
+
+def order(scores: np.ndarray, keys: list[np.ndarray], tie_band: float, count: int,
+          near: np.ndarray | None = None) -> list[int]:
+    """Flat indices of the ``count`` first plans: the tied ones by the rules, then by score.
+    ``near``: the tied plans' flat indices where they were found otherwise (:func:`scenario_tied`),
+    else those within ``tie_band`` of the best (:func:`tied`)."""
     flat = scores.ravel()
-    near = tied(scores, tie_band)
+    near = tied(scores, tie_band) if near is None else np.asarray(near, dtype=np.intp)
     flat_keys = [k.ravel()[near] for k in keys]
     first = near[np.lexsort((near, *reversed(flat_keys)))]
     rest_count = max(0, min(count, int(np.isfinite(flat).sum())) - first.size)

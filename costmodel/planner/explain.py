@@ -245,10 +245,12 @@ def runner_up(sweep, scores, index, ranked, rows=None, *, keys) -> dict | None:
             "step_time_change": float(sweep.total_s[at] / sweep.total_s[index] - 1.0)}
 
 
-def more_gpus(sweep, scores, index: tuple, tables=None) -> str | None:
+def more_gpus(sweep, scores, index: tuple, tables=None, tied=None) -> str | None:
     """Why the plans on more GPUs than the best's (at ``index``) lost (None where there are none):
     ``"tied"`` (one scores better than the best — scores are lower-is-better,
-    :func:`rank.objective_scores` — inside the tie band: the tie-break chose fewer GPUs),
+    :func:`rank.objective_scores` — and is tied with it: the tie-break chose fewer GPUs),
+    ``"untied"`` (those that score better are tied in no scenario, where the best is: ``tied``,
+    the flat indices of :func:`choose.scenario_tied`; tied plans rank first),
     ``"worse"`` (some score, none better), ``"constraints"`` (they run and fit but
     miss the deadline or budget), ``"algorithms"`` (the swept algorithms run on none of their GPU
     layouts; needs the sweep's collective ``tables``) or ``"memory"`` (they run but do not fit)."""
@@ -258,8 +260,10 @@ def more_gpus(sweep, scores, index: tuple, tables=None) -> str | None:
         return None
     found = scores[..., more]
     if np.isfinite(found).any():
-        better = float(np.min(found)) < float(scores[index])  # inf (infeasible) is never less
-        return "tied" if better else "worse"
+        better = more & (scores < float(scores[index]))  # inf (infeasible) is never less
+        if not better.any():
+            return "worse"
+        return "tied" if tied is None or np.isin(np.flatnonzero(better), tied).any() else "untied"
     if np.asarray(np.broadcast_to(sweep.feasible, space.shape)[..., more]).any():
         return "constraints"
     layouts = sorted({int(i) for i in space.cell_layout[more]})
@@ -376,8 +380,11 @@ def what_if(sweep, setting, system, objective, constraints, index, tolerance, se
 
 def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance,
             recomputation: dict | None = None, on_step=None, keys=None, constraints=None,
-            rows=None, tables=None, sent=None, fastest: int | None = None, gpu_limits: dict | None = None):
-    """(findings, reason, sensitivity) for the best plan ``ranked[0]``.
+            rows=None, tables=None, sent=None, fastest: int | None = None, gpu_limits: dict | None = None,
+            tied=None):
+    """(findings, reason, sensitivity) for the best plan ``ranked[0]``; ``tied``: the flat indices
+    of the plans tied in some scenario (:func:`choose.scenario_tied`), None where the tie band
+    ``tolerance`` alone decides.
 
     ``recomputation`` says whether activation recomputation is on and why (the planner's
     ``{"chosen", "requested", "leanest_without_bytes"}``); ``on_step`` is called after each of
@@ -402,7 +409,11 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend, setting.comm_params,
                       best.bucket_bytes) if second else None
     step()
-    changes = what_if(sweep, setting, system, objective, constraints, index, tolerance, sent)
+    # the old plan stays the choice on scaled links while it is no further behind the new best
+    # than it is behind the fastest today (or the tie band): a choice made among scenario ties
+    # (``tied``) is not undone by the what-if's own narrower band alone
+    behind = float((scores[index] - scores[exact]) / abs(scores[exact])) if scores[exact] else 0.0
+    changes = what_if(sweep, setting, system, objective, constraints, index, max(tolerance, behind), sent)
     step()
     flat = np.ravel_multi_index(index, scores.shape)
     rule = choose.deciding_rule(keys, int(flat), int(fastest))
@@ -410,7 +421,8 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         **bound(best), "next_micro_batch": next_micro_batch(sweep, index),
         "runner_up": second, "crossover": cross, "what_if": changes,
         "tie_break": {"tolerance": tolerance, "fastest_step_s": float(sweep.total_s[exact]),
-                      "rule": rule, "tied": int(choose.tied(scores, tolerance).size),
+                      "rule": rule,
+                      "tied": int((choose.tied(scores, tolerance) if tied is None else tied).size),
                       "fastest_headroom_bytes": sweep.capacity_bytes - float(sweep.memory_bytes[exact]),
                       "fastest_bytes_sent": float(sent[exact]),
                       "fastest_zero_stage": int(sweep.space.zero_stages[exact[1]]),
@@ -422,7 +434,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         "memory_reserve_bytes": sweep.reserve_bytes,
         "constraints": {"deadline_hours": constraints.deadline_hours, "budget": constraints.budget},
         "max_gpus_considered": int(sweep.space.gpus.max()), "max_gpus_allowed": int(max_gpus),
-        "gpu_limits": gpu_limits, "more_gpus": more_gpus(sweep, scores, index, tables),
+        "gpu_limits": gpu_limits, "more_gpus": more_gpus(sweep, scores, index, tables, tied),
         "memory_parts": memory_parts(sweep, setting, index),
         # the cluster link's calibrated regimes, which a plan's collectives cannot use (as iteration says)
         "regimes_unused": regimes_unused_note(system, best.nodes),

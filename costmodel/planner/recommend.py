@@ -527,11 +527,29 @@ def _rank(sweep, setting, system, objective, constraints, room_for: GpuRoom | No
     return scores, choose.rule_keys(sweep, setting.workload.params, scores, sent=sent), sent
 
 
-def _ranked(scores, keys, top, tie_band) -> list[tuple[int, ...]]:
-    """The multi-indices of the plans the table may show, in the rules' order within the tie band."""
-    flat = choose.order(scores, keys, tie_band, top * COLLAPSE_DEPTH)
+def _ranked(scores, keys, top, tie_band, near=None) -> list[tuple[int, ...]]:
+    """The multi-indices of the plans the table may show, in the rules' order among the tied
+    plans (``near``, else those within the tie band)."""
+    flat = choose.order(scores, keys, tie_band, top * COLLAPSE_DEPTH, near)
     return list(zip(*(axis.tolist() for axis in np.unravel_index(np.asarray(flat, dtype=np.intp),
                                                                  scores.shape))))
+
+
+def _scenario_ties(sweep, setting, scores, window: float, floor: float, objective: str, constraints, sent,
+                   interval_of) -> np.ndarray:
+    """Flat indices of the plans tied with the best in some scenario of the model's uncertainty
+    (:func:`choose.scenario_tied`: every collective at the low end of its interval, at its
+    prediction, or at the high end, for every plan at once), among the plans within ``window``
+    of the best score (twice the fastest plan's relative half-width and the floor: a plan
+    further behind cannot come within the floor in any scenario unless its own collectives are
+    far less certain). ``interval_of(row)``: a row's 10-90 % step interval (None: no collective)."""
+    candidates = choose.tied(scores, window)
+    indices = [tuple(int(i) for i in np.unravel_index(flat, scores.shape)) for flat in candidates]
+    rows = rows_at(sweep, setting, scores, indices, constraints, sent)
+    ends = [interval_of(row) or (row.total_s, row.total_s) for row in rows]
+    return choose.scenario_tied(candidates, scores.ravel()[candidates], [row.total_s for row in rows],
+                                [low for low, _ in ends], [high for _, high in ends], objective == "throughput",
+                                floor)
 
 
 # Rows fetched per row shown, so that collapsing bucket-only duplicates still fills the table.
@@ -885,14 +903,17 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
             known[key] = step_interval(row, setting, system, backend)
         return known[key]
 
-    fastest_flat = choose.fastest(scores, keys) if tie_band is None or explain else None  # the band's, the reason's
-    if tie_band is None:  # the band from the model's own uncertainty about the fastest plan
+    fastest_flat = choose.fastest(scores, keys) if tie_band is None or explain else None  # the ties', the reason's
+    near, source = None, "floor" if tie_band is None else "given"
+    if tie_band is None:  # ties from the model's own uncertainty, where the fastest plan's exceeds the floor
         fastest_at = np.unravel_index(fastest_flat, scores.shape)
         fastest = rows_at(sweep, setting, scores, [tuple(int(i) for i in fastest_at)], constraints, sent)[0]
-        widened = choose.interval_band(interval_of(fastest), fastest.total_s)
-        if widened > band:
-            band = widened
-    ranked = _ranked(scores, keys, top, band)  # the table once the band is known
+        spread = choose.interval_band(interval_of(fastest), fastest.total_s)
+        if spread > band:
+            near = _scenario_ties(sweep, setting, scores, 2 * spread + band, band, objective, constraints, sent,
+                                  interval_of)
+            source = "scenarios"
+    ranked = _ranked(scores, keys, top, band, near)  # the table once the ties are known
     rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)
     interval = interval_of(rows[0]) if explain else None
     steps.advance(_RANK_UNITS)
@@ -901,13 +922,12 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         findings, reason, sensitivity = planner_explain.explain(
             sweep=sweep, setting=setting, system=system, scores=scores, ranked=ranked,
             objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=band,
-            recomputation=recomputation, on_step=steps.advance, keys=keys,
+            recomputation=recomputation, on_step=steps.advance, keys=keys, tied=near,
             constraints=constraints, rows=rows, tables=tables, sent=sent, fastest=fastest_flat,
             gpu_limits=gpu_limits(system.gpus_per_node, nodes, partial, int(global_batch),
                                   max(n * g for n, g in space.layouts), max_gpus))
     if explain:
-        findings = {**findings, "tie_band_source": "given" if tie_band is not None else
-                    "interval" if band > choose.TIE_BAND else "floor"}
+        findings = {**findings, "tie_band_source": source}
     published = published_findings(rows[0], setting, backend) if explain else None
     if interval is not None or published is not None:
         from costmodel.planner.text import reason_text

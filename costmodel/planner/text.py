@@ -169,9 +169,13 @@ def _tie(best, findings) -> str:
         this, that = (_gb(a, b), _gb(b, a)) if fmt is None else \
             (fmt.format(a), fmt.format(b))
     why = _RULE_WHY.get(rule, "it scores best").format(this=this, that=that)
-    source = {"interval": " (half the width of the fastest plan's 10-90 % step interval)"}.get(
-        findings.get("tie_band_source"), "")
-    return (f" {tie['tied']:,} plans are within the {percent(tie['tolerance'])} tie band{source} of the fastest"
+    if findings.get("tie_band_source") == "scenarios":
+        return (f" {tie['tied']:,} plans are tied with the fastest (step {step_time(tie['fastest_step_s'])}): each"
+                f" scores within {percent(tie['tolerance'])} of the best in at least one scenario of the model's"
+                " uncertainty (every collective at the low end of its 10-90 % interval, at its prediction, or at"
+                " the high end: errors every plan on these links shares), so the model cannot tell them apart;"
+                f" tie-break rule '{rule}' chose this one: {why}.")
+    return (f" {tie['tied']:,} plans are within the {percent(tie['tolerance'])} tie band of the fastest"
             f" (step {step_time(tie['fastest_step_s'])}), closer than the model can tell apart;"
             f" tie-break rule '{rule}' chose this one: {why}.")
 
@@ -333,7 +337,10 @@ def _gpus(best, findings, objective: str) -> str:
                  "algorithms": f" The swept algorithms run on no layout of more GPUs (up to {most}).",
                  "memory": f" No plan on more GPUs (up to {most}) fits in memory.",
                  "tied": f" Plans on more GPUs (up to {most}) score better on {objective}, inside the tie "
-                         "band: the tie-break below chose fewer."}.get(
+                         "band: the tie-break below chose fewer.",
+                 "untied": f" Plans on more GPUs (up to {most}) score better on {objective} but are tied with the"
+                           " fastest in no scenario of the model's uncertainty, where this plan is: tied plans"
+                           " rank first."}.get(
             why, f" More GPUs (up to {most}) score worse on {objective}.")
     return text
 
