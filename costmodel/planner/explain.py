@@ -308,7 +308,10 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
     changes = [(name, _value(f, getattr(row, f)), _value(f, getattr(old, f)))
                for f, name in CHANGED_FIELDS if getattr(row, f) != getattr(old, f)]
     return {"label": label, "changes": changes, "samples_per_s": row.samples_per_s,
-            "throughput_change": row.samples_per_s / base - 1.0}
+            "throughput_change": row.samples_per_s / base - 1.0,
+            # this plan itself on the scaled links: where the choice changes, the new one can beat
+            # this plan's throughput today (it was tied with it here, and lost on a tie-break)
+            "kept_throughput_change": old.samples_per_s / base - 1.0}
 
 
 def _local(kept, index) -> tuple[int, ...]:

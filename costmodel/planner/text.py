@@ -270,7 +270,10 @@ def _what_if(findings) -> str:
             f"throughput {change_text(moved, 'higher', 'lower')}"
         if change["changes"]:
             diffs = ", ".join(f"{name} {new} instead of {old}" for name, new, old in change["changes"])
-            sentences.append(f"With {change['label']}: {diffs} ({effect}).")
+            kept = change.get("kept_throughput_change")
+            own = "" if kept is None else "; this plan there: " + (
+                "unchanged" if abs(kept) < 5e-5 else change_text(kept, "higher", "lower"))
+            sentences.append(f"With {change['label']}: {diffs} ({effect} than this plan's today{own}).")
         else:
             sentences.append(f"With {change['label']} the choice stays the same ({effect}).")
     return " ".join(sentences)

@@ -196,3 +196,18 @@ def test_every_table_prepared_for_a_sweep_is_read(options, monkeypatch):
     plan("llama2-7b", "dgx-h100", nodes=2, global_batch=256, seq_len=2048, backend="nccl", explain=False,
          **options)
     assert built and built <= read, sorted(built - read)[:3]
+
+
+def test_a_changed_choice_says_what_this_plan_itself_would_do_there():
+    """mpt-30b on one DGX A100 at batch 1024: the chosen plan is 1.9 % behind the fastest (a
+    tie-break); on half the NVLink bandwidth it falls out of the tie and the new choice has
+    0.06 % more throughput than this plan today, which read as halving the bandwidth helping.
+    The sentence now says the comparison and this plan's own change on those links."""
+    from costmodel.planner.recommend import plan as make_plan
+
+    found = make_plan("mpt-30b", "dgx-a100", nodes=1, global_batch=1024)
+    half = next(c for c in found.findings["what_if"] if "0.5x" in c["label"])
+    assert half["changes"] and half["throughput_change"] > half["kept_throughput_change"]
+    assert half["kept_throughput_change"] < 0  # slower links never speed this plan up
+    text = next(line for line in found.reason.splitlines() if line.startswith("With"))
+    assert "than this plan's today; this plan there: 3.5% lower)" in text
