@@ -41,7 +41,7 @@ class NcclPrediction:
     protocol: str
     time_s: float  # predicted nccl-tests time
     model_time_s: float  # NCCL's own estimate for its choice
-    latency_s: float  # NCCL's latency cell (with the plateau factor)
+    latency_s: float  # NCCL's latency cell with the plateau factor, scaled as nccl-tests measures it (hop_latency_scale)
     bandwidth_Bps: float  # NCCL's algorithm bandwidth (with the tree correction)
     launch_overhead_s: float
     nccl_version: str
@@ -101,7 +101,9 @@ def nccl_time(
     return NcclPrediction(
         collective=coll, size_bytes=float(size_bytes), n_ranks=topo.n_ranks, algorithm=algo, protocol=proto,
         time_s=time_us * 1e-6, model_time_s=model_us * 1e-6,
-        latency_s=chosen.latency_us * plateau(terms, size_bytes) * 1e-6,
+        # the latency part of the nccl-tests time, as measured_us scales it (the rest is bytes / bandwidth,
+        # store-and-forward and the launch): a 0-byte call is latency and launch alone
+        latency_s=t.section("nccl_tests")["hop_latency_scale"] * chosen.latency_us * plateau(terms, size_bytes) * 1e-6,
         bandwidth_Bps=chosen.algbw_GBps * corrected(terms.tree_factors, index) * 1e9,
         launch_overhead_s=t.section("nccl_tests")["launch_overhead_us"] * 1e-6, nccl_version=t.version,
     )
