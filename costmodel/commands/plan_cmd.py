@@ -165,7 +165,7 @@ def plan(
     price_per_gpu_hour: Annotated[float | None, Option("--price-per-gpu-hour", help="USD per GPU-hour (default: hardware/data/prices.toml).")] = None,
     power_per_gpu: Annotated[float | None, Option("--power-per-gpu", help="Watts per GPU for --objective energy (default: the GPU's board power).")] = None,
     memory_reserve: MEMORY_RESERVE = None,
-    tie_band: Annotated[float | None, Option("--tie-band", help="Plans within this relative margin of the best count as tied (tie-break rules decide); default: half the relative width of the fastest plan's 10-90 % step interval, at least 0.02.")] = None,
+    tie_band: Annotated[float | None, Option("--tie-band", help="Plans within this relative margin of the best count as tied (tie-break rules decide); default: 0.02, and where the fastest plan's 10-90 % step interval is wider, a plan must stay within it with every collective at the low end, prediction and high end of its interval.")] = None,
     backend: Annotated[str, Option(help="auto (NCCL's model on NVIDIA, RCCL's tuning model on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
     top: Annotated[int, Option(help="How many ranked alternatives to show.")] = 10,
     buckets: Annotated[str, Option(help="Comma-separated DDP bucket sizes to sweep.")] = "5MiB,25MiB,100MiB,400MiB",

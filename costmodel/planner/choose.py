@@ -5,14 +5,14 @@ own uncertainty is larger than their difference. ``TIE_BAND`` = 2 %: an MFU erro
 plan of a sweep alike, so what separates plans is mostly their exposed communication, whose
 predictions err by 7-70 % (median absolute error per cluster class, docs/validation.md); at the
 usual 2-5 % exposed share of a step that is 1-3 % of the step, so the old 0.1 % band decided on
-noise. It is the floor. Where the fastest plan's 10-90 % step interval is wider than that (a
-communication-bound plan, :func:`interval_band`), ties come from the scenarios of that
-uncertainty (:func:`scenario_tied`): every collective at the low end of its interval, at its
-prediction, or at the high end, for all plans at once, since the errors come from the links and
-the library they share; a plan is tied when in some scenario it is within the floor of that
-scenario's best. A band as wide as the interval itself (up to 25 %, as before) tied plans that
-no shared error brings together, and a limit the chosen plan met could change the choice.
-``plan(tie_band=...)`` / ``--tie-band`` sets a band outright.
+noise. Where the fastest plan's 10-90 % step interval is wider than that (a communication-bound
+plan, :func:`interval_band`), ties also hold in the scenarios of that uncertainty
+(:func:`scenario_tied`): every collective at the low end of its interval, at its prediction, or
+at the high end, for all plans at once, since the errors come from the links and the library
+they share; a plan within 2 % of the best is tied only when it stays within 2 % of each
+scenario's best. A band as wide as the interval itself (up to 25 %, before 2026-11-28) tied
+plans that no shared error brings together, and a limit the chosen plan met could change the
+choice. ``plan(tie_band=...)`` / ``--tie-band`` sets a band outright.
 
 Among tied plans an expert prefers, in this order (:data:`RULES`):
 
@@ -40,9 +40,8 @@ from costmodel.names import busbw_factor, primitive_named
 from costmodel.training import memory
 
 TIE_BAND = 0.02
-# The fastest plan's relative half-width is read up to this (where it passes the floor, ties come
-# from the scenarios, among the plans within twice it of the best; a 25 % step difference is never
-# comm noise alone).
+# The fastest plan's relative half-width is read up to this (where it passes the floor, ties are
+# checked in the scenarios as well; a 25 % step difference is never comm noise alone).
 MAX_INTERVAL_BAND = 0.25
 COMFORTABLE_HEADROOM_FRACTION = 0.10
 # Relative resolution of a score: below it two plans' scores differ only by floating-point
@@ -177,21 +176,27 @@ def tied(scores: np.ndarray, tie_band: float) -> np.ndarray:
 
 
 def scenario_tied(indices, scores, steps_s, lows_s, highs_s, throughput: bool, floor: float) -> np.ndarray:
-    """The flat ``indices`` (candidates, the fastest among them) of the plans tied in some scenario.
+    """The flat ``indices`` (candidates: the plans within ``floor`` of the best; the first is the
+    fastest) of the plans tied with the fastest in every scenario, and the fastest itself.
 
     A scenario is the model's uncertainty taken whole: every collective at the low end of its
     10-90 % interval, at its prediction, or at the high end. The errors behind an interval come
     from the links, the library and the cluster class that every plan of a sweep shares, so a
     scenario holds for all plans at once (as :func:`costmodel.training.oncluster.with_interval`
-    takes the calls of one step together). A plan is tied when, in at least one scenario, its
-    score lies within ``floor`` of that scenario's best (:func:`within`). Each plan's steps in the
-    scenarios (``lows_s``, ``steps_s``, ``highs_s``) rescale its score: throughput scales with
-    1 / step, the totals (hours, GPU-hours, cost, energy) with the step."""
+    takes the calls of one step together). A plan is tied when its score lies within ``floor`` of
+    that scenario's best in each of the three (:func:`within`): never further behind, whichever
+    way the collectives err. A plan tied at its prediction alone, but more than ``floor`` behind
+    where the collectives run faster or slower, is told apart. "Within in any one scenario" tied
+    plans 50 % slower, even one GPU, whose certain step wins the pessimistic scenario (planner
+    review, 2026-11-28). Each plan's steps in the scenarios (``lows_s``, ``steps_s``, ``highs_s``)
+    rescale its score: throughput scales with 1 / step, the totals (hours, GPU-hours, cost,
+    energy) with the step."""
     indices, scores, steps = np.asarray(indices), np.asarray(scores, dtype=float), np.asarray(steps_s, dtype=float)
-    found = np.zeros(indices.size, dtype=bool)
+    found = np.ones(indices.size, dtype=bool)
     for end in (np.asarray(lows_s, dtype=float), steps, np.asarray(highs_s, dtype=float)):
         at = scores * (steps / end if throughput else end / steps)
-        found |= within(at, float(np.min(at)), floor)
+        found &= within(at, float(np.min(at)), floor)
+    found[np.argmin(scores)] = True  # the fastest: what the others are tied with
     return indices[found]
 
 

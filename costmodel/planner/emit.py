@@ -19,7 +19,9 @@ names and each field against :class:`costmodel.planner.rank.PlanRow`). Names use
   ``gradient_accumulation_steps``, ``bf16``/``fp16`` ``enabled``, ``communication_data_type``,
   ``zero_optimization`` with ``stage``, ``overlap_comm``, ``contiguous_gradients``,
   ``reduce_bucket_size`` and ``allgather_bucket_size`` (stages 1-2) or
-  ``stage3_prefetch_bucket_size`` (stage 3) — bucket sizes in *elements*, as DeepSpeed counts.
+  ``stage3_prefetch_bucket_size`` (stage 3) — bucket sizes in *elements*, as DeepSpeed counts;
+  ``activation_checkpointing`` where the plan recomputes activations (PyTorch:
+  ``torch.utils.checkpoint.checkpoint`` around each transformer block).
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ def _horovod(row) -> list[Knob]:
     """``horovodrun -np`` and ``hvd.DistributedOptimizer``'s arguments (Horovod with PyTorch)."""
     knobs = [Knob("-np", row.gpus, "gpus"), Knob("micro_batch_size", row.micro_batch, "micro_batch"),
              Knob("backward_passes_per_step", row.accumulation_steps, "accumulation_steps")]
+    if row.recompute:
+        knobs.append(Knob("torch.utils.checkpoint.checkpoint", True, "recompute"))
     if row.grad_dtype in HOROVOD_16BIT:
         knobs.append(Knob("compression", "hvd.Compression.fp16", "grad_dtype"))
     return knobs
@@ -104,6 +108,8 @@ def _torch(row) -> list[Knob]:
     knobs = _torchrun(row)
     knobs.append(Knob("micro_batch_size", row.micro_batch, "micro_batch"))
     knobs.append(Knob("gradient_accumulation_steps", row.accumulation_steps, "accumulation_steps"))
+    if row.recompute:  # full activation recomputation: each transformer block checkpointed
+        knobs.append(Knob("torch.utils.checkpoint.checkpoint", True, "recompute"))
     if row.sync == "flat":  # one all-reduce of the flattened gradient after the last backward
         # apex DDP(delay_allreduce=True): all communication after backward (every backward); with
         # accumulation, DeepLearningExamples BERT's --allreduce_post_accumulation (no DDP wrapper)
@@ -155,6 +161,12 @@ def _deepspeed(row) -> list[Knob]:
     if row.offload_optimizer:
         knobs.append(Knob("zero_optimization.offload_optimizer", {"device": "cpu", "pin_memory": True},
                           "offload_optimizer"))
+    # Activation checkpointing (deepspeed.ai/docs/config-json, "Activation Checkpointing"): configures
+    # deepspeed.checkpointing.checkpoint, which the model calls around each transformer block
+    # (Megatron-DeepSpeed --checkpoint-activations; Hugging Face gradient_checkpointing=True); the
+    # activations are kept whole on each GPU, as the plan timed them
+    if row.recompute:
+        knobs.append(Knob("activation_checkpointing.partition_activations", False, "recompute"))
     return knobs
 
 
@@ -186,6 +198,12 @@ def deepspeed_config(row) -> dict:
     zero["overlap_comm"] = True
     zero["contiguous_gradients"] = True
     return config
+
+
+# What a recomputing plan's snippet adds (its micro-batch was sized for checkpointed blocks)
+RECOMPUTE_LINE = ("# activation recomputation (this plan's micro-batch was sized for it): in the model's forward, run "
+                  "each transformer block as torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False) "
+                  "(Hugging Face models: model.gradient_checkpointing_enable())")
 
 
 def _torchrun_line(row) -> str:
@@ -221,7 +239,7 @@ def _horovod_text(row) -> str:
         "(one synchronisation per optimizer step)",
         "optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(), "
         f"backward_passes_per_step={k['backward_passes_per_step']}{compression}){why}",
-        *([PER_TENSOR_NOTE] if row.sync == "per-tensor" else [])])
+        *([PER_TENSOR_NOTE] if row.sync == "per-tensor" else []), *([RECOMPUTE_LINE] if row.recompute else [])])
 
 
 def _flat_text(row) -> str:
@@ -234,6 +252,8 @@ def _flat_text(row) -> str:
     else:  # apex DDP would all-reduce after every backward
         lines += ["# no DDP wrapper: after the last micro-batch, flatten the gradients, all-reduce them once",
                   "# and copy them back (DeepLearningExamples BERT run_pretraining.py --allreduce_post_accumulation)"]
+    if row.recompute:
+        lines.append(RECOMPUTE_LINE)
     return "\n".join(lines)
 
 
@@ -276,6 +296,8 @@ def _torch_text(row) -> str:
                      f"reduce_dtype={k['reduce_dtype']}), backward_prefetch="
                      "BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True)"
                      + ("  # Block: the model's transformer block class" if wrap else ""))
+    if row.recompute:
+        lines.append(RECOMPUTE_LINE)
     if row.zero_stage >= 2 and row.sync != "fsdp":  # a plan made with --sync fsdp timed FSDP itself
         lines.append(_fsdp_timing_note(row))
     if row.overlap_param_gather:  # no PyTorch/DeepSpeed switch: Megatron-LM's

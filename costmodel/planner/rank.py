@@ -333,13 +333,17 @@ def _gpus_to_ask(wanted: int, room_for: GpuRoom | None, how: str) -> str:
     ``wanted`` alone where there is no such count up to the batch or no room is known."""
     if room_for is not None:
         per_node, batch = room_for.gpus_per_node, room_for.global_batch
-        for count in range(max(wanted, 1), batch + 1):
-            if batch % count == 0 and grid.layout_of(count, per_node, count, room_for.partial) is not None:
-                if count == wanted:
-                    break
-                nodes = -(-count // per_node)
-                return (f"{count} GPUs ({nodes} node{'s' if nodes > 1 else ''}: about {wanted} are needed, "
-                        f"and {batch:,} samples split evenly over {count}; {how})")
+        for partial in dict.fromkeys((room_for.partial, True)):  # whole nodes first, unless --gpus
+            for count in range(max(wanted, 1), batch + 1):
+                if batch % count == 0 and grid.layout_of(count, per_node, count, partial) is not None:
+                    if count == wanted and partial == room_for.partial:
+                        return f"{wanted} GPUs ({how})"
+                    if partial and not room_for.partial:  # no whole number of nodes divides the batch
+                        return (f"{count} GPUs (about {wanted} are needed, and {batch:,} samples split evenly over "
+                                f"no whole number of {per_node}-GPU nodes from there: --gpus {count})")
+                    nodes = -(-count // per_node)
+                    return (f"{count} GPUs ({nodes} node{'s' if nodes > 1 else ''}: about {wanted} are needed, "
+                            f"and {batch:,} samples split evenly over {count}; {how})")
     return f"{wanted} GPUs ({how})"
 
 

@@ -535,15 +535,14 @@ def _ranked(scores, keys, top, tie_band, near=None) -> list[tuple[int, ...]]:
                                                                  scores.shape))))
 
 
-def _scenario_ties(sweep, setting, scores, window: float, floor: float, objective: str, constraints, sent,
+def _scenario_ties(sweep, setting, scores, floor: float, objective: str, constraints, sent,
                    interval_of) -> np.ndarray:
-    """Flat indices of the plans tied with the best in some scenario of the model's uncertainty
-    (:func:`choose.scenario_tied`: every collective at the low end of its interval, at its
-    prediction, or at the high end, for every plan at once), among the plans within ``window``
-    of the best score (twice the fastest plan's relative half-width and the floor: a plan
-    further behind cannot come within the floor in any scenario unless its own collectives are
-    far less certain). ``interval_of(row)``: a row's 10-90 % step interval (None: no collective)."""
-    candidates = choose.tied(scores, window)
+    """Flat indices of the plans within ``floor`` of the best score that stay within it in every
+    scenario of the model's uncertainty (:func:`choose.scenario_tied`: every collective at the low
+    end of its interval, at its prediction, or at the high end, for every plan at once), and the
+    fastest. ``interval_of(row)``: a row's 10-90 % step interval (None: no collective)."""
+    candidates = choose.tied(scores, floor)
+    candidates = candidates[np.argsort(scores.ravel()[candidates], kind="stable")]  # the fastest first
     indices = [tuple(int(i) for i in np.unravel_index(flat, scores.shape)) for flat in candidates]
     rows = rows_at(sweep, setting, scores, indices, constraints, sent)
     ends = [interval_of(row) or (row.total_s, row.total_s) for row in rows]
@@ -563,16 +562,23 @@ def _constraint_error(sweep, setting, objective, constraints):
     hours = objective_scores(sweep, setting, "time-to-train", constraints.tokens,
                              Constraints(tokens=constraints.tokens))
     fastest = float(np.min(hours))
+    cost = objective_scores(sweep, setting, "cost", constraints.tokens,
+                            replace(constraints, deadline_hours=None, budget=None)) \
+        if constraints.budget is not None else None
+    late = constraints.deadline_hours is not None and fastest > constraints.deadline_hours
+    dear = cost is not None and float(np.min(cost)) > constraints.budget
     parts = []
-    if constraints.deadline_hours is not None:  # in hours, as --deadline is read and every total is shown
+    if late:  # in hours, as --deadline is read and every total is shown
         parts.append(f"the fastest plan needs {total(fastest)} hours (deadline {total(constraints.deadline_hours)} hours)")
-    if constraints.budget is not None:
-        cost = objective_scores(sweep, setting, "cost", constraints.tokens,
-                                replace(constraints, deadline_hours=None, budget=None))
+    if dear:
         parts.append(f"the cheapest costs {total(float(np.min(cost)))} USD (budget {total(constraints.budget)} USD)")
+    if not parts and cost is not None and constraints.deadline_hours is not None:  # each alone is met, not both
+        in_time = np.where(hours <= constraints.deadline_hours, cost, np.inf)
+        parts.append(f"no plan meets both: those within the deadline of {total(constraints.deadline_hours)} hours "
+                     f"cost at least {total(float(np.min(in_time)))} USD (budget {total(constraints.budget)} USD)")
     if not parts:  # no deadline or budget excluded them: the objective itself is not a finite number
         return _unscored_error(objective, constraints)
-    field = "deadline" if constraints.deadline_hours is not None else "budget"
+    field = "deadline" if late else "budget"
     value = constraints.deadline_hours if field == "deadline" else constraints.budget
     return InputError(field, value, "a constraint some plan meets: " + "; ".join(parts)
                       + "; allow more GPUs (--nodes/--gpus) or train on fewer --tokens")
@@ -733,9 +739,10 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     :data:`choose.RULES` (headroom, bytes sent, ZeRO stage, GPUs, score to 1 ppb, fewer accumulation
     steps); the reason names the rule that decided. ``tie_band=0`` gives the argmin (to 1 ppb,
     then fewer accumulation steps).
-    ``None`` (default): the model's own uncertainty — half the relative width of the fastest
-    plan's 10-90 % step interval under a realistic backend, at least :data:`choose.TIE_BAND`
-    (:func:`choose.interval_band`).
+    ``None`` (default): :data:`choose.TIE_BAND` (2 %), and where the fastest plan's 10-90 % step
+    interval under a realistic backend is wider than that (:func:`choose.interval_band`), a plan is
+    tied only if it stays within it in every scenario of that uncertainty
+    (:func:`choose.scenario_tied`: every collective at the low end, prediction, high end).
 
     Memory counts weights, gradients, optimizer states, activations, logits and the loss, the
     CUDA context, NCCL buffers and fragmentation (:mod:`costmodel.training.memory`); a plan must
@@ -754,7 +761,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
 
     ``recompute``: full activation recomputation (each layer's forward re-run in backward,
     4/3 of the compute; only the layer inputs stay in memory). ``None`` (default) turns it on
-    only when no plan fits without it; ``True`` always; ``False`` never.
+    where no plan fits without it, or where its best plan scores better than the best without it
+    by more than the tie band's floor (``tie_band`` if given); ``True`` always; ``False`` never.
 
     ``overlap_param_gather``: ZeRO-1/2 plans run their parameter all-gather beside the next
     step's forward (Megatron-LM ``--overlap-param-gather``) instead of after the optimizer.
@@ -910,8 +918,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         fastest = rows_at(sweep, setting, scores, [tuple(int(i) for i in fastest_at)], constraints, sent)[0]
         spread = choose.interval_band(interval_of(fastest), fastest.total_s)
         if spread > band:
-            near = _scenario_ties(sweep, setting, scores, 2 * spread + band, band, objective, constraints, sent,
-                                  interval_of)
+            near = _scenario_ties(sweep, setting, scores, band, objective, constraints, sent, interval_of)
             source = "scenarios"
     ranked = _ranked(scores, keys, top, band, near)  # the table once the ties are known
     rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)

@@ -171,8 +171,8 @@ def _tie(best, findings) -> str:
     why = _RULE_WHY.get(rule, "it scores best").format(this=this, that=that)
     if findings.get("tie_band_source") == "scenarios":
         return (f" {tie['tied']:,} plans are tied with the fastest (step {step_time(tie['fastest_step_s'])}): each"
-                f" scores within {percent(tie['tolerance'])} of the best in at least one scenario of the model's"
-                " uncertainty (every collective at the low end of its 10-90 % interval, at its prediction, or at"
+                f" scores within {percent(tie['tolerance'])} of the best in every scenario of the model's"
+                " uncertainty (every collective at the low end of its 10-90 % interval, at its prediction, and at"
                 " the high end: errors every plan on these links shares), so the model cannot tell them apart;"
                 f" tie-break rule '{rule}' chose this one: {why}.")
     return (f" {tie['tied']:,} plans are within the {percent(tie['tolerance'])} tie band of the fastest"
@@ -214,7 +214,7 @@ def _recompute(best, findings, objective: str = "throughput") -> str:
     elif gain is not None:
         better = (f"{gain:.1%} more throughput" if objective == "throughput"
                   else f"{objective} {gain:.1%} lower")
-        why = ("only plans with it meet the deadline and budget" if gain == float("inf") else
+        why = (f"only plans with it meet {_limits(findings)}" if gain == float("inf") else
                f"its best plan has {better} than the best without it: the memory it frees runs larger "
                "micro-batches")
     else:
@@ -339,11 +339,11 @@ def _gpus(best, findings, objective: str) -> str:
         text += {"constraints": f" Plans on more GPUs (up to {most}) miss {_limits(findings)}.",
                  "algorithms": f" The swept algorithms run on no layout of more GPUs (up to {most}).",
                  "memory": f" No plan on more GPUs (up to {most}) fits in memory.",
-                 "tied": f" Plans on more GPUs (up to {most}) score better on {objective}, inside the tie "
-                         "band: the tie-break below chose fewer.",
-                 "untied": f" Plans on more GPUs (up to {most}) score better on {objective} but are tied with the"
-                           " fastest in no scenario of the model's uncertainty, where this plan is: tied plans"
-                           " rank first."}.get(
+                 "tied": f" Plans on more GPUs (up to {most}) score better on {objective}, tied with this one: "
+                         "the tie-break below chose fewer.",
+                 "untied": f" Plans on more GPUs (up to {most}) score better on {objective} but fall more than"
+                           " the tie band behind the best in some scenario of the model's uncertainty, where this"
+                           " plan does not: tied plans rank first."}.get(
             why, f" More GPUs (up to {most}) score worse on {objective}.")
     return text
 

@@ -31,8 +31,10 @@ def test_the_sync_preset_examples():
              for sync in ("ddp", "horovod", "flat", "per-tensor")}
     for sync, best in steps.items():
         assert f"{step_time(best.total_s)} (`{sync}`" in PAGE, sync
-    assert steps["per-tensor"].gpus == 16 and max(s.total_s for s in steps.values()) == steps["per-tensor"].total_s
-    assert steps["per-tensor"].algorithm == "in-network"  # NVLS tree on two nodes (was refused before 2026-11-28)
+    assert steps["per-tensor"].gpus == 32 and max(s.total_s for s in steps.values()) == steps["per-tensor"].total_s
+    sixteen = plan("gpt2", "dgx-h100", nodes=4, global_batch=256, sync="per-tensor", max_gpus=16, explain=False).best
+    assert sixteen.algorithm == "in-network"  # NVLS tree on two nodes (was refused before 2026-11-28)
+    assert f"The 16-GPU plan with NCCL's in-network all-reduce ({step_time(sixteen.total_s)})" in " ".join(PAGE.split())
 
 
 def test_the_tie_band_example_is_the_readme_plan():

@@ -127,3 +127,14 @@ def test_a_missed_deadline_is_told_in_hours_as_it_was_given():
         plan("llama2-7b", "dgx-h100", nodes=8, global_batch=512, objective="gpu-hours", tokens=1e12,
              deadline_hours=100, explain=False)
     assert "the fastest plan needs 469 hours (deadline 100 hours)" in str(raised.value)
+
+
+def test_the_constraint_no_plan_meets_is_the_one_named():
+    """A deadline every plan meets beside a budget none does was reported under 'deadline'."""
+    args = dict(nodes=2, global_batch=64, objective="cost", tokens=1e9, explain=False)
+    fast = plan("gpt2", "dgx-h100", **args)
+    with pytest.raises(InputError) as raised:
+        plan("gpt2", "dgx-h100", deadline_hours=fast.best.hours_to_train * 100, budget=1e-6, **args)
+    message = str(raised.value)
+    assert message.startswith("budget: got 1e-06") and "the cheapest costs" in message
+    assert "the fastest plan needs" not in message

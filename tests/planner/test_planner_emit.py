@@ -17,7 +17,10 @@ from dpbase.errors import InputError
 # DeepSpeed configuration JSON keys (deepspeed.ai/docs/config-json: batch size, fp16/bf16,
 # communication options and ZeRO optimizations sections).
 DEEPSPEED_TOP = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
-                 "bf16", "fp16", "communication_data_type", "zero_optimization"}
+                 "bf16", "fp16", "communication_data_type", "zero_optimization", "activation_checkpointing"}
+# its "Activation Checkpointing" section
+DEEPSPEED_CHECKPOINTING = {"partition_activations", "cpu_checkpointing", "contiguous_memory_optimization",
+                           "number_checkpoints", "synchronize_checkpoint_boundary", "profile"}
 DEEPSPEED_ZERO = {"stage", "overlap_comm", "contiguous_gradients", "reduce_bucket_size",
                   "allgather_bucket_size", "stage3_prefetch_bucket_size", "reduce_scatter",
                   "allgather_partitions", "zero_quantized_weights", "zero_quantized_gradients",
@@ -28,7 +31,8 @@ DEEPSPEED_ZERO = {"stage", "overlap_comm", "contiguous_gradients", "reduce_bucke
 # and accumulation (HF/Lightning spell them so too).
 TORCH_NAMES = {"bucket_cap_mb", "comm_hook", "sharding_strategy", "reduce_dtype",
                "ZeroRedundancyOptimizer", "--nnodes", "--nproc-per-node", "micro_batch_size",
-               "gradient_accumulation_steps", "reshard_after_forward"}
+               "gradient_accumulation_steps", "reshard_after_forward",
+               "torch.utils.checkpoint.checkpoint"}  # activation checkpointing (torch.utils.checkpoint)
 TORCH_VALUES = {"bf16_compress_hook", "fp16_compress_hook", "ShardingStrategy.SHARD_GRAD_OP",
                 "ShardingStrategy.FULL_SHARD", "ShardingStrategy.HYBRID_SHARD"}
 NCCL_ALGO_VALUES = {"Ring", "Tree", "NVLS", "NVLSTree", "CollnetDirect", "CollnetChain", "PAT"}
@@ -41,7 +45,8 @@ CASES = {"zero1": ("llama2-7b", dict(nodes=4, global_batch=512, seq_len=4096)),
                                        quantize_grads=4)),
          "offload": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048, offload_optimizer=True)),
          "hybrid": ("llama2-13b", dict(nodes=2, global_batch=64, seq_len=4096, shard="hybrid")),
-         "hpz": ("llama2-13b", dict(nodes=2, global_batch=64, seq_len=4096, shard="hpz"))}
+         "hpz": ("llama2-13b", dict(nodes=2, global_batch=64, seq_len=4096, shard="hpz")),
+         "recompute": ("llama2-7b", dict(nodes=2, global_batch=64, seq_len=4096, recompute=True))}
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))
@@ -65,7 +70,8 @@ def test_every_setting_is_documented_and_maps_to_a_plan_field(best):
             assert knob.field in FIELDS
             if kind == "deepspeed":
                 head, _, tail = knob.name.partition(".")
-                assert head in DEEPSPEED_TOP and (not tail or tail in DEEPSPEED_ZERO)
+                section = DEEPSPEED_CHECKPOINTING if head == "activation_checkpointing" else DEEPSPEED_ZERO
+                assert head in DEEPSPEED_TOP and (not tail or tail in section)
             elif kind == "torch":
                 assert knob.name in TORCH_NAMES
                 if isinstance(knob.value, str) and knob.name != "reduce_dtype":
@@ -252,3 +258,19 @@ def test_pytorchs_zero1_says_it_is_not_the_zero1_timed():
     assert emit.ZERO1_TORCH_NOTE in torch_text.splitlines()
     assert '"stage": 1' in emit.render(dataclasses.replace(best, zero_stage=1, sync="ddp"), "deepspeed")
     assert emit.ZERO1_TORCH_NOTE not in emit.render(best, "torch")
+
+
+@pytest.mark.parametrize("sync", ["ddp", "fsdp", "flat", "horovod"])
+def test_a_recomputing_plan_emits_its_checkpointing(sync):
+    """mpt-30b on 8 PCIe-H100 pairs recomputes (its micro-batch of 4 fits only so): --emit torch and
+    deepspeed gave micro-batch 4 with no checkpointing, a setup that runs out of memory."""
+    found = plan("gpt2-xl", "dgx-h100", nodes=2, global_batch=64, recompute=True, sync=sync,
+                 explain=False).best
+    assert found.recompute
+    assert "torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)" in emit.render(found, "torch")
+    assert "torch.utils.checkpoint.checkpoint" in {k.name for k in emit.knobs(found, "torch")}
+    if sync == "ddp":
+        assert json.loads(emit.render(found, "deepspeed"))["activation_checkpointing"] == {
+            "partition_activations": False}
+    unchecked = dataclasses.replace(found, recompute=False)
+    assert "checkpoint" not in emit.render(unchecked, "torch")

@@ -44,3 +44,12 @@ def test_the_count_asked_for_runs_on_whole_nodes_and_splits_the_batch():
     assert "use at least 32 GPUs (4 nodes: about 19 are needed, and 64 samples split evenly over 32; " \
            "raise --nodes/--max-gpus)" in advice
     assert plan("llama2-70b", "dgx-h100", global_batch=64, nodes=4, explain=False).best.gpus == 32
+
+
+def test_where_no_whole_node_count_divides_the_batch_the_advice_names_partial_nodes():
+    """Batch 100 on 8-GPU nodes: no whole-node count from 19 up divides it; 20 GPUs on part-filled
+    nodes do (the advice said "use at least 19 GPUs", and 4 nodes then refused the batch)."""
+    with pytest.raises(NotApplicableError) as raised:
+        plan("llama2-70b", "dgx-h100", global_batch=100, nodes=1)
+    assert "use at least 20 GPUs (about 19 are needed" in str(raised.value) and "--gpus 20)" in str(raised.value)
+    assert plan("llama2-70b", "dgx-h100", global_batch=100, gpus=20, explain=False).best.gpus == 20

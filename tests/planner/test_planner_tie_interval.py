@@ -1,12 +1,14 @@
 """Ties from the model's own uncertainty (issue 17; planner review 2026-11-28).
 
-Where the fastest plan's 10-90 % step interval is wider than the 2 % floor, a plan is tied when
-in at least one scenario (every collective at the low end of its interval, at its prediction,
-or at the high end, for every plan at once: the errors come from the links and the library all
-plans share) it scores within 2 % of that scenario's best. The band used to be half the fastest
-plan's relative interval width, up to 25 %, which tied plans the shared errors never bring
-together: gpt2 on 8 p4d nodes chose 32 GPUs, and with --max-gpus 32 (which that plan meets) 16
-GPUs, 22 % slower, for 2 % fewer bytes sent.
+Plans within 2 % of the best are tied. Where the fastest plan's 10-90 % step interval is wider
+than that, a plan is tied only if it stays within 2 % of the best in every scenario (every
+collective at the low end of its interval, at its prediction, and at the high end, for every
+plan at once: the errors come from the links and the library all plans share), and the fastest
+always is. The band used to be half the fastest plan's relative interval width, up to 25 %,
+which tied plans the shared errors never bring together: gpt2 on 8 p4d nodes chose 32 GPUs, and
+with --max-gpus 32 (which that plan meets) 16 GPUs, 22 % slower, for 2 % fewer bytes sent. A
+first version tied plans within 2 % in *any one* scenario: the pessimistic one tied plans 50 %
+slower, even one GPU (no collective, no uncertainty).
 """
 
 from __future__ import annotations
@@ -31,22 +33,38 @@ def test_interval_band_arithmetic():
 
 
 def test_scenario_ties_arithmetic():
-    """Throughput scores (-samples/s) of four plans, their steps and scenario ends: B ties A at
-    the high end only (less communication, so less to lose), C at the low end only, D never."""
-    steps = [10.0, 10.8, 10.6, 12.0]
-    lows = [8.0, 10.6, 8.1, 11.9]
-    highs = [14.0, 11.3, 15.0, 12.2]
+    """Throughput scores (-samples/s) of five plans within 2 % of the fastest A at their
+    predictions: B stays within 2 % in both other scenarios, C falls behind where collectives run
+    faster (less to gain), D where they run slower (more to lose), E is one GPU (certain)."""
+    steps = [10.0, 10.1, 10.15, 10.1, 10.19]
+    lows = [8.0, 8.1, 9.5, 8.0, 10.19]
+    highs = [14.0, 14.1, 14.0, 15.0, 10.19]
     scores = [-100.0 / s for s in steps]  # one batch of 100 samples
-    tied = choose.scenario_tied([0, 1, 2, 3], scores, steps, lows, highs, True, 0.02)
-    assert tied.tolist() == [0, 1, 2]
-    # totals (hours, cost) scale with the step: the same plans tie
-    totals = choose.scenario_tied([0, 1, 2, 3], steps, steps, lows, highs, False, 0.02)
-    assert totals.tolist() == [0, 1, 2]
+    four = slice(0, 4)
+    tied = choose.scenario_tied([0, 1, 2, 3], scores[four], steps[four], lows[four], highs[four], True, 0.02)
+    assert tied.tolist() == [0, 1]
+    totals = choose.scenario_tied([0, 1, 2, 3], steps[four], steps[four], lows[four], highs[four], False, 0.02)
+    assert totals.tolist() == [0, 1]  # totals (hours, cost) scale with the step: the same plans
+    # E, certain, is the best where collectives run slow, so B is no longer within 2 % there, and E
+    # is more than 2 % behind where they run fast: the fastest alone, which is always in
+    assert choose.scenario_tied([0, 1, 2, 3, 4], scores, steps, lows, highs, True, 0.02).tolist() == [0]
     # no uncertainty: the floor alone
-    assert choose.scenario_tied([0, 1, 2, 3], scores, steps, steps, steps, True, 0.02).tolist() == [0]
+    assert choose.scenario_tied([0, 1, 2, 3, 4], scores, steps, steps, steps, True, 0.02).tolist() == [0, 1, 2, 3, 4]
 
 
-def test_a_comm_bound_plan_is_tied_with_the_fastest_in_some_scenario():
+def test_the_chosen_plan_is_never_more_than_the_floor_behind_the_fastest():
+    """bert-large on 16 single-L40S nodes over TCP chose 1 GPU, 46 % slower than the fastest
+    (217.2 ms), under the any-scenario rule; mpt-30b on 8 A3 Mega nodes 32 GPUs at 2.224 s over 64
+    at 1.547 s."""
+    for model, cluster, nodes, batch in (("bert-large", "l40s-tcp-1x", 16, 32), ("mpt-30b", "gcp-a3-mega", 8, 64),
+                                         ("gpt2", "rtx2080ti-2x-pcie", 16, 32), ("vit-l-16", "dgx-1", 8, 64)):
+        chosen = plan(model, cluster, nodes=nodes, global_batch=batch, explain=False)
+        fastest = plan(model, cluster, nodes=nodes, global_batch=batch, tie_band=0.0, explain=False)
+        assert chosen.best.samples_per_s >= fastest.best.samples_per_s * (1 - choose.TIE_BAND)
+        assert chosen.best.gpus > 1
+
+
+def test_a_comm_bound_plan_is_tied_with_the_fastest_in_every_scenario():
     system = hardware.load_system("aws-p4d")
     auto = plan("gpt2", system, **COMM_BOUND)
     exact = plan("gpt2", system, tie_band=0.0, **COMM_BOUND)
@@ -55,11 +73,12 @@ def test_a_comm_bound_plan_is_tied_with_the_fastest_in_some_scenario():
     spread = choose.interval_band(step_interval(fastest, *setting), fastest.total_s)
     assert spread > choose.TIE_BAND and auto.tie_band == choose.TIE_BAND
     assert auto.findings["tie_band_source"] == "scenarios"
-    # a scenario's best scores at least as well as the fastest plan there: the chosen plan is within
-    # the floor of the fastest in one of the three scenarios
+    # within the floor of the fastest at its prediction, and of each scenario's best, which scores
+    # at least as well as the fastest there
+    assert chosen.samples_per_s >= fastest.samples_per_s * (1 - choose.TIE_BAND)
     ends = [(lo, mid, hi) for (lo, hi), mid in ((step_interval(row, *setting), row.total_s)
                                                   for row in (fastest, chosen))]
-    assert any(c <= f * (1 + choose.TIE_BAND) for f, c in zip(*ends))
+    assert all(c <= f * (1 + choose.TIE_BAND) for f, c in zip(*ends))
 
 
 @pytest.mark.parametrize(("model", "cluster", "nodes", "batch"), [
@@ -77,7 +96,7 @@ def test_more_nodes_no_longer_give_a_slower_plan():
     eight = plan("resnet-50", "aws-p4d", nodes=8, global_batch=512, explain=False)
     sixteen = plan("resnet-50", "aws-p4d", nodes=16, global_batch=512)
     assert sixteen.best.total_s <= eight.best.total_s
-    assert "tied with the fastest (step" in sixteen.reason and "scenario of the model's uncertainty" in sixteen.reason
+    assert "tied with the fastest (step" in sixteen.reason and "in every scenario of the model's uncertainty" in sixteen.reason
 
 
 def test_the_what_if_agrees_with_planning_on_the_scaled_links():
