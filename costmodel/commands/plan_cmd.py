@@ -254,9 +254,12 @@ def plan(
 
         write_outputs({"html": (html, report_html(result))}, [cluster])
     if emit is not None:
-        from costmodel.planner.emit import render
+        from costmodel.planner.emit import note, render
 
         echo(render(result.best, emit.value))
+        aside = note(result.best, emit.value)
+        if aside:
+            echo(aside, err=True)
         return
     if json_output:
         print_json({**result.to_dict(), **({"compute_speed": result.compute_speed} if result.compute_speed else {})})

@@ -354,6 +354,19 @@ def _fsdp_timing_note(row) -> str:
             f"{shard}` times this configuration so")
 
 
+# DeepSpeed's JSON configures checkpointing but cannot turn it on: what the model must do, said
+# beside it (on stderr from the CLI, so the JSON on stdout stays one document)
+DEEPSPEED_RECOMPUTE_NOTE = ("note: this plan recomputes activations (its micro-batch was sized for it); the JSON's "
+                            "activation_checkpointing only configures deepspeed.checkpointing.checkpoint, which the "
+                            "model must call around each transformer block (Megatron-DeepSpeed "
+                            "--checkpoint-activations; Hugging Face gradient_checkpointing=True)")
+
+
+def note(row, kind: str) -> str | None:
+    """What :func:`render`'s output cannot say itself (None where it says everything)."""
+    return DEEPSPEED_RECOMPUTE_NOTE if kind == "deepspeed" and row.recompute else None
+
+
 def render(row, kind: str) -> str:
     """The text to paste: shell exports, a PyTorch snippet, or DeepSpeed JSON (+ launch line)."""
     knobs(row, kind)  # validates kind (and that the plan was timed for that framework)

@@ -316,7 +316,7 @@ def infeasible_error(sweep, setting, system, room_for: GpuRoom | None = None) ->
               ) if room <= 0 else (
         ("shard over every GPU (--shard full: hybrid sharding splits the states over one node's GPUs, "
          "so more nodes do not shrink them), " if sharded and setting.shard == "hybrid" else
-         f"use at least {_gpus_to_ask(wanted, room_for, f'raise --nodes/{gpus_option}')}, " if sharded
+         f"use at least {_gpus_to_ask(wanted, room_for, gpus_option)}, " if sharded
          else f"{unsharded}, ") + others)
     return NotApplicableError(
         "model", setting.workload.name,
@@ -326,11 +326,16 @@ def infeasible_error(sweep, setting, system, room_for: GpuRoom | None = None) ->
         f"kept free (--memory-reserve); {advice}")
 
 
-def _gpus_to_ask(wanted: int, room_for: GpuRoom | None, how: str) -> str:
+def _gpus_to_ask(wanted: int, room_for: GpuRoom | None, gpus_option: str) -> str:
     """The GPUs to ask for where about ``wanted`` would fit the model: the smallest count from
-    there that runs (whole nodes unless ``room_for.partial``) and splits the global batch evenly,
-    with its nodes and ``how`` ("32 GPUs (4 nodes: about 19 are needed, …; raise --nodes)");
-    ``wanted`` alone where there is no such count up to the batch or no room is known."""
+    there that runs (whole nodes unless ``room_for.partial``, else part-filled ones with --gpus)
+    and splits the global batch evenly, with its nodes ("32 GPUs (4 nodes: about 19 are needed,
+    …; raise --nodes/--max-gpus)"); a larger batch where it is smaller than ``wanted`` (each GPU
+    takes one sample at least); ``wanted`` alone where no room is known."""
+    how = f"raise --nodes/{gpus_option}"
+    if room_for is not None and wanted > room_for.global_batch:
+        return (f"{wanted} GPUs, with a global batch of at least {wanted} to spread over them "
+                f"(raise --global-batch and --nodes/{gpus_option})")
     if room_for is not None:
         per_node, batch = room_for.gpus_per_node, room_for.global_batch
         for partial in dict.fromkeys((room_for.partial, True)):  # whole nodes first, unless --gpus
@@ -374,11 +379,19 @@ def _batch_error(room_for: GpuRoom, wanted: int, need_gb: float, gpus: int, syst
     count = counts[0]
     near = grid.near_batches(batch, [count])
     allowed = f" of the {room_for.max_gpus:,} allowed" if count < room_for.max_gpus else ""
+    # whole nodes: part-filled ones (--gpus, the same GPUs on each node) may divide the batch as it is
+    part = None if room_for.partial else next(
+        (c for c in grid.runnable_counts(room_for.gpus_per_node, room_for.nodes, True, max(wanted, room_for.min_gpus),
+                                         min(room_for.max_gpus, batch)) if batch % c == 0), None)
+    partly = ""
+    if part is not None:
+        nodes, per_node = grid.layout_of(part, room_for.gpus_per_node, room_for.nodes, True)
+        partly = f"; or --gpus {part} ({nodes} nodes x {per_node} GPUs, which {batch:,} divides)"
     return InputError("global_batch", batch,
                       f"a multiple of {count} (e.g. {near}): {count} GPUs{allowed} would fit the model (about "
                       f"{wanted} are needed: on the {gpus} GPUs the batch runs on, the leanest plan needs "
                       f"{need_gb:.1f} GB per GPU of the {sweep.usable_bytes / 1e9:.1f} GB usable on "
-                      f"{system.gpu.name}) but {batch:,} is not divisible by {count}; or {advice}")
+                      f"{system.gpu.name}) but {batch:,} is not divisible by {count}{partly}; or {advice}")
 
 
 def _algorithms_error(sweep, setting, memory_bytes) -> InputError:

@@ -274,3 +274,16 @@ def test_a_recomputing_plan_emits_its_checkpointing(sync):
             "partition_activations": False}
     unchecked = dataclasses.replace(found, recompute=False)
     assert "checkpoint" not in emit.render(unchecked, "torch")
+
+
+def test_deepspeeds_json_stays_one_document_and_the_checkpointing_note_goes_to_stderr():
+    """DeepSpeed's JSON configures checkpointing but cannot turn it on: the CLI says what the model
+    must call on stderr, and stdout still parses as the config."""
+    args = ["plan", "--model", "gpt2-xl", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "64",
+            "--recompute", "--emit", "deepspeed"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["activation_checkpointing"] == {"partition_activations": False}
+    assert result.stderr.strip() == emit.DEEPSPEED_RECOMPUTE_NOTE
+    plain = CliRunner().invoke(app, args[:-3] + ["--no-recompute", "--emit", "deepspeed"])
+    assert plain.exit_code == 0 and plain.stderr == ""

@@ -53,3 +53,26 @@ def test_where_no_whole_node_count_divides_the_batch_the_advice_names_partial_no
         plan("llama2-70b", "dgx-h100", global_batch=100, nodes=1)
     assert "use at least 20 GPUs (about 19 are needed" in str(raised.value) and "--gpus 20)" in str(raised.value)
     assert plan("llama2-70b", "dgx-h100", global_batch=100, gpus=20, explain=False).best.gpus == 20
+
+
+def test_a_batch_smaller_than_the_gpus_needed_is_the_advice():
+    """mpt-30b on 2 P100 DGX-1s at batch 16 needs about 50 GPUs: the advice asked for 50 GPUs, which
+    a batch of 16 cannot spread over."""
+    with pytest.raises(NotApplicableError) as raised:
+        plan("mpt-30b", "dgx-1-p100", nodes=2, global_batch=16)
+    assert ("use at least 50 GPUs, with a global batch of at least 50 to spread over them "
+            "(raise --global-batch and --nodes/--max-gpus)") in str(raised.value)
+
+
+def test_batch_errors_name_part_filled_nodes_that_divide_the_batch():
+    """llama2-13b on 2 DGX-1 at batch 24: 16 GPUs would fit but 24 is no multiple of 16; 12 GPUs on
+    2 nodes x 6 run it as it is (--gpus 12)."""
+    from dpbase.errors import InputError
+
+    with pytest.raises(InputError) as raised:
+        plan("llama2-13b", "dgx-1", nodes=2, global_batch=24)
+    assert "; or --gpus 12 (2 nodes x 6 GPUs, which 24 divides)" in str(raised.value)
+    assert plan("llama2-13b", "dgx-1", nodes=2, gpus=12, global_batch=24, explain=False).best.gpus == 12
+    with pytest.raises(InputError) as none_divides:
+        plan("gpt2", "dgx-h100", nodes=4, min_gpus=9, global_batch=60)
+    assert str(none_divides.value).endswith(", or --gpus 20 (part-filled nodes, which 60 divides)")
