@@ -249,8 +249,9 @@ def more_gpus(sweep, scores, index: tuple, tables=None, tied=None) -> str | None
     """Why the plans on more GPUs than the best's (at ``index``) lost (None where there are none):
     ``"tied"`` (one scores better than the best — scores are lower-is-better,
     :func:`rank.objective_scores` — and is tied with it: the tie-break chose fewer GPUs),
-    ``"untied"`` (those that score better are tied in no scenario, where the best is: ``tied``,
-    the flat indices of :func:`choose.scenario_tied`; tied plans rank first),
+    ``"untied"`` (those that score better fall more than the tie band behind the best in some
+    scenario, where the chosen plan does not: ``tied``, the flat indices of
+    :func:`choose.scenario_tied`; tied plans rank first),
     ``"worse"`` (some score, none better), ``"constraints"`` (they run and fit but
     miss the deadline or budget), ``"algorithms"`` (the swept algorithms run on none of their GPU
     layouts; needs the sweep's collective ``tables``) or ``"memory"`` (they run but do not fit)."""
@@ -386,8 +387,8 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
             rows=None, tables=None, sent=None, fastest: int | None = None, gpu_limits: dict | None = None,
             tied=None):
     """(findings, reason, sensitivity) for the best plan ``ranked[0]``; ``tied``: the flat indices
-    of the plans tied in some scenario (:func:`choose.scenario_tied`), None where the tie band
-    ``tolerance`` alone decides.
+    of the plans tied with the fastest in every scenario (:func:`choose.scenario_tied`), None where
+    the tie band ``tolerance`` alone decides.
 
     ``recomputation`` says whether activation recomputation is on and why (the planner's
     ``{"chosen", "requested", "leanest_without_bytes"}``); ``on_step`` is called after each of
