@@ -175,9 +175,11 @@ def tied(scores: np.ndarray, tie_band: float) -> np.ndarray:
     return np.flatnonzero(finite & within(flat, float(np.min(flat[finite])), tie_band))
 
 
-def scenario_tied(indices, scores, steps_s, lows_s, highs_s, throughput: bool, floor: float) -> np.ndarray:
-    """The flat ``indices`` (candidates: the plans within ``floor`` of the best; the first is the
-    fastest) of the plans tied with the fastest in every scenario, and the fastest itself.
+def scenario_tied(indices, scores, steps_s, lows_s, highs_s, throughput: bool, floor: float,
+                  fastest: int) -> np.ndarray:
+    """The flat ``indices`` (candidates: the plans within ``floor`` of the best, ``fastest``'s
+    among them: :func:`fastest`) of the plans tied with the fastest in every scenario, and the
+    fastest itself.
 
     A scenario is the model's uncertainty taken whole: every collective at the low end of its
     10-90 % interval, at its prediction, or at the high end. The errors behind an interval come
@@ -196,7 +198,7 @@ def scenario_tied(indices, scores, steps_s, lows_s, highs_s, throughput: bool, f
     for end in (np.asarray(lows_s, dtype=float), steps, np.asarray(highs_s, dtype=float)):
         at = scores * (steps / end if throughput else end / steps)
         found &= within(at, float(np.min(at)), floor)
-    found[np.argmin(scores)] = True  # the fastest: what the others are tied with
+    found |= indices == fastest  # what the others are tied with
     return indices[found]
 
 

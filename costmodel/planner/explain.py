@@ -413,11 +413,9 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend, setting.comm_params,
                       best.bucket_bytes) if second else None
     step()
-    # the old plan stays the choice on scaled links while it is no further behind the new best
-    # than it is behind the fastest today (or the tie band): a choice made among scenario ties
-    # (``tied``) is not undone by the what-if's own narrower band alone
-    behind = float((scores[index] - scores[exact]) / abs(scores[exact])) if scores[exact] else 0.0
-    changes = what_if(sweep, setting, system, objective, constraints, index, max(tolerance, behind), sent)
+    # every tied plan lies within the band of the fastest (scenario ties are a subset of the band's),
+    # so the band is the what-if's margin too: the old plan stays while within it of the new best
+    changes = what_if(sweep, setting, system, objective, constraints, index, tolerance, sent)
     step()
     flat = np.ravel_multi_index(index, scores.shape)
     rule = choose.deciding_rule(keys, int(flat), int(fastest))

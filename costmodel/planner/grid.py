@@ -448,6 +448,17 @@ def comm_free_s(sweep: Sweep) -> np.ndarray:
     return sweep.compute_s + sweep.losses_s - sweep.interference_s + sweep.optimizer_s
 
 
+def recomputed_floor_s(sweep: Sweep) -> np.ndarray:
+    """Each configuration's step with activation recomputation at least, from a sweep without it
+    (every cell, whether it fits or not): the same micro-batches' forward and backward with each
+    forward run again (:func:`backward_seconds`), their straggler wait no shorter, and every
+    collective at 0 s (:func:`comm_free_s`). The planner skips the sweep with recomputation where
+    no configuration's floor could beat the best plan without it."""
+    per_forward = 1.0 + backward_seconds(1.0, False)
+    again = (1.0 + backward_seconds(1.0, True)) / per_forward - 1.0
+    return comm_free_s(sweep) + again * sweep.compute_s
+
+
 def samples_per_s(space: Space, step_s) -> np.ndarray:
     """Samples per second of a step of ``step_s`` for every configuration of ``space``."""
     return space.gpus * space.micro_batch * space.accumulation / step_s

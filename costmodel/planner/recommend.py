@@ -541,19 +541,18 @@ def _ranked(scores, keys, top, tie_band, near=None) -> list[tuple[int, ...]]:
 
 
 def _scenario_ties(sweep, setting, scores, floor: float, objective: str, constraints, sent,
-                   interval_of) -> np.ndarray:
+                   interval_of, fastest: int) -> np.ndarray:
     """Flat indices of the plans within ``floor`` of the best score that stay within it in every
     scenario of the model's uncertainty (:func:`choose.scenario_tied`: every collective at the low
     end of its interval, at its prediction, or at the high end, for every plan at once), and the
-    fastest. ``interval_of(row)``: a row's 10-90 % step interval (None: no collective)."""
+    ``fastest`` (flat index). ``interval_of(row)``: a row's 10-90 % step interval (None: no collective)."""
     candidates = choose.tied(scores, floor)
-    candidates = candidates[np.argsort(scores.ravel()[candidates], kind="stable")]  # the fastest first
     indices = [tuple(int(i) for i in np.unravel_index(flat, scores.shape)) for flat in candidates]
     rows = rows_at(sweep, setting, scores, indices, constraints, sent)
     ends = [interval_of(row) or (row.total_s, row.total_s) for row in rows]
     return choose.scenario_tied(candidates, scores.ravel()[candidates], [row.total_s for row in rows],
                                 [low for low, _ in ends], [high for _, high in ends], objective == "throughput",
-                                floor)
+                                floor, fastest)
 
 
 # Rows fetched per row shown, so that collapsing bucket-only duplicates still fills the table.
@@ -664,18 +663,18 @@ def _check_algorithms_run(tables, system, space, setting, nodes: int) -> None:
                      "on none of these GPU layouts: its plans would all be the one-GPU plan)")
 
 
-def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes: int = 1,
-                   algorithms_given: bool = False, score_of: Callable | None = None,
-                   band: float = choose.TIE_BAND):
+def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes: int, algorithms_given: bool,
+                   score_of: Callable, band: float):
     """(setting, sweep, recomputation, the sweep's collective tables). With ``recompute=None``
     (decide) on a model whose recomputation is modelled: where nothing fits without it
     (:func:`grid.fits`: memory and feasibility, no step times) the sweep is with it; otherwise
-    both sweeps run (the collective tables are shared: the second costs a few milliseconds) and
     recomputation is taken where its best plan scores better than the best without it by more
-    than ``band`` (``score_of(sweep, setting)``: the objective's scores, lower is better). Larger
-    micro-batches can pay for the recomputed forward: ZeRO-3 gathers the weights once per
-    micro-batch, and small micro-batches run below the GEMMs' peak. ``algorithms_given``: the
-    user named the algorithms (:func:`_check_algorithms_run` refuses one that runs nowhere here)."""
+    than ``band`` (``score_of(sweep, setting)``: the objective's scores, lower is better). The
+    sweep with it runs only where some configuration could (:func:`_recomputing_may_win`); it
+    shares the collective tables, so it costs a few milliseconds. Larger micro-batches can pay for
+    the recomputed forward: ZeRO-3 gathers the weights once per micro-batch, and small
+    micro-batches run below the GEMMs' peak. ``algorithms_given``: the user named the algorithms
+    (:func:`_check_algorithms_run` refuses one that runs nowhere here)."""
     from costmodel.training import memory
 
     tables = grid.setting_tables(setting, system, space, on_algorithm=progress.advance)
@@ -692,15 +691,29 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes
                                 "leanest_without_bytes": without}, tables
     sweep = grid.sweep(setting, system, space, tables, fitted)
     progress.advance(_SWEEP_UNITS)
-    if decide and score_of is not None:
-        recomputing = replace(setting, recompute=True)
+    recomputing = replace(setting, recompute=True)
+    scores = score_of(sweep, setting) if decide else None
+    if decide and _recomputing_may_win(sweep, recomputing, scores, score_of, band):
         other = grid.sweep(recomputing, system, space, tables)
-        gain = recompute_gain(score_of(sweep, setting), score_of(other, recomputing))
+        gain = recompute_gain(scores, score_of(other, recomputing))
         if gain is not None and gain > band:
             return recomputing, other, {"chosen": True, "requested": False, "leanest_without_bytes": None,
                                         "better_by": gain}, tables
     return setting, sweep, {"chosen": setting.recompute, "requested": bool(recompute),
                             "leanest_without_bytes": None}, tables
+
+
+def _recomputing_may_win(sweep, recomputing, scores, score_of, band: float) -> bool:
+    """Whether a plan with recomputation could score better than ``band`` ahead of the best of
+    ``sweep`` (without it; ``scores`` its objective's scores): some configuration's
+    :func:`grid.recomputed_floor_s`, scored as a plan that fits, beats that. A compute-bound
+    plan (the README's) cannot pay for a third more compute, and skips the second sweep."""
+    best = float(np.min(scores))
+    if not np.isfinite(best):
+        return True  # nothing scores without it (a deadline, a budget): only recomputation may
+    floor = replace(sweep, samples_per_s=grid.samples_per_s(sweep.space, grid.recomputed_floor_s(sweep)),
+                    feasible=np.ones(sweep.space.shape, dtype=bool))
+    return float(np.min(score_of(floor, recomputing))) < best - band * abs(best)
 
 
 def recompute_gain(without: np.ndarray, recomputing: np.ndarray) -> float | None:
@@ -923,7 +936,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         fastest = rows_at(sweep, setting, scores, [tuple(int(i) for i in fastest_at)], constraints, sent)[0]
         spread = choose.interval_band(interval_of(fastest), fastest.total_s)
         if spread > band:
-            near = _scenario_ties(sweep, setting, scores, band, objective, constraints, sent, interval_of)
+            near = _scenario_ties(sweep, setting, scores, band, objective, constraints, sent, interval_of,
+                                  fastest_flat)
             source = "scenarios"
     ranked = _ranked(scores, keys, top, band, near)  # the table once the ties are known
     rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)

@@ -166,3 +166,27 @@ def test_a_wider_given_band_keeps_recomputation_off_until_it_pays_more():
     assert chosen.best.recompute and 0.3 < gain < 0.4
     wide = plan("mpt-7b", "l40s-4x-pcie", tie_band=0.4, **args)
     assert not wide.best.recompute
+
+
+@pytest.mark.parametrize(("model", "cluster", "nodes", "batch"), [
+    ("llama2-7b", "dgx-h100", 4, 512), ("mpt-30b", "h100-pcie-2x-nvlink-bridge", 8, 64),
+    ("mpt-7b", "l40s-4x-pcie", 2, 64), ("gpt2-xl", "dgx-1", 4, 64), ("llama2-13b", "gcp-a3-mega", 1, 512)])
+def test_the_sweep_with_recomputation_is_skipped_only_where_it_cannot_win(model, cluster, nodes, batch, monkeypatch):
+    """The floor (each cell's comm-free step with a third more compute) prunes the second sweep:
+    the plan is the one both sweeps give, and a compute-bound plan (the README's) runs one sweep."""
+    from costmodel.planner import grid
+    from costmodel.planner import recommend as module
+
+    swept = []
+    real = grid.sweep
+    monkeypatch.setattr(grid, "sweep", lambda setting, *a, **k: swept.append(setting.recompute) or real(setting, *a, **k))
+    pruned = plan(model, cluster, nodes=nodes, global_batch=batch, explain=False)
+    runs = list(swept)
+    monkeypatch.setattr(module, "_recomputing_may_win", lambda *args: True)
+    full = plan(model, cluster, nodes=nodes, global_batch=batch, explain=False)
+    assert (pruned.best.total_s, pruned.best.recompute, pruned.best.gpus, pruned.best.micro_batch) == (
+        full.best.total_s, full.best.recompute, full.best.gpus, full.best.micro_batch)
+    if model == "llama2-7b":
+        assert runs == [False]  # compute-bound: no configuration could pay for the recomputed forward
+    if model == "mpt-30b":
+        assert runs == [False, True] and pruned.best.recompute

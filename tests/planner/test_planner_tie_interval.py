@@ -41,15 +41,17 @@ def test_scenario_ties_arithmetic():
     highs = [14.0, 14.1, 14.0, 15.0, 10.19]
     scores = [-100.0 / s for s in steps]  # one batch of 100 samples
     four = slice(0, 4)
-    tied = choose.scenario_tied([0, 1, 2, 3], scores[four], steps[four], lows[four], highs[four], True, 0.02)
+    tied = choose.scenario_tied([0, 1, 2, 3], scores[four], steps[four], lows[four], highs[four], True, 0.02, 0)
     assert tied.tolist() == [0, 1]
-    totals = choose.scenario_tied([0, 1, 2, 3], steps[four], steps[four], lows[four], highs[four], False, 0.02)
+    totals = choose.scenario_tied([0, 1, 2, 3], steps[four], steps[four], lows[four], highs[four], False, 0.02, 0)
     assert totals.tolist() == [0, 1]  # totals (hours, cost) scale with the step: the same plans
     # E, certain, is the best where collectives run slow, so B is no longer within 2 % there, and E
     # is more than 2 % behind where they run fast: the fastest alone, which is always in
-    assert choose.scenario_tied([0, 1, 2, 3, 4], scores, steps, lows, highs, True, 0.02).tolist() == [0]
+    assert choose.scenario_tied([0, 1, 2, 3, 4], scores, steps, lows, highs, True, 0.02, 0).tolist() == [0]
+    # the fastest is the one named (choose.fastest, which orders scores equal to 1 ppb by the rules)
+    assert choose.scenario_tied([0, 1, 2, 3, 4], scores, steps, lows, highs, True, 0.02, 1).tolist() == [1]
     # no uncertainty: the floor alone
-    assert choose.scenario_tied([0, 1, 2, 3, 4], scores, steps, steps, steps, True, 0.02).tolist() == [0, 1, 2, 3, 4]
+    assert choose.scenario_tied([0, 1, 2, 3, 4], scores, steps, steps, steps, True, 0.02, 0).tolist() == [0, 1, 2, 3, 4]
 
 
 def test_the_chosen_plan_is_never_more_than_the_floor_behind_the_fastest():
