@@ -106,6 +106,17 @@ def runnable_counts(gpus_per_node: int, nodes: int, partial: bool, low: int, hig
     return [c for c in range(max(low, 1), high + 1) if layout_of(c, gpus_per_node, nodes, partial)]
 
 
+def dividing_counts(gpus_per_node: int, nodes: int, partial: bool, low: int, high: int,
+                    global_batch: int) -> list[int]:
+    """The GPU counts from ``low`` to ``high`` that run on the nodes (:func:`layout_of`) and split
+    ``global_batch`` evenly (each GPU takes a whole number of samples, one at least), ascending.
+    Whichever is shorter is walked: the counts themselves, or the batch's divisors (O(√batch))."""
+    span = range(max(low, 1), min(high, global_batch) + 1)
+    counts = span if len(span) ** 2 <= global_batch else divisors(global_batch)
+    return [c for c in counts if low <= c <= high and global_batch % c == 0
+            and layout_of(c, gpus_per_node, nodes, partial)]
+
+
 def near_batches(global_batch: int, counts) -> str:
     """The nearest global batches below and above ``global_batch`` that one of ``counts`` (GPU
     counts) divides, as text ("240 or 264"): what an error suggests instead of a batch none divides."""

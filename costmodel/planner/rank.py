@@ -339,16 +339,19 @@ def _gpus_to_ask(wanted: int, room_for: GpuRoom | None, gpus_option: str) -> str
     if room_for is not None:
         per_node, batch = room_for.gpus_per_node, room_for.global_batch
         for partial in dict.fromkeys((room_for.partial, True)):  # whole nodes first, unless --gpus
-            for count in range(max(wanted, 1), batch + 1):
-                if batch % count == 0 and grid.layout_of(count, per_node, count, partial) is not None:
-                    if count == wanted and partial == room_for.partial:
-                        return f"{wanted} GPUs ({how})"
-                    if partial and not room_for.partial:  # no whole number of nodes divides the batch
-                        return (f"{count} GPUs (about {wanted} are needed, and {batch:,} samples split evenly over "
-                                f"no whole number of {per_node}-GPU nodes from there: --gpus {count})")
-                    nodes = -(-count // per_node)
-                    return (f"{count} GPUs ({nodes} node{'s' if nodes > 1 else ''}: about {wanted} are needed, "
-                            f"and {batch:,} samples split evenly over {count}; {how})")
+            # as many nodes as it takes: a count up to the batch needs at most that many
+            counts = grid.dividing_counts(per_node, batch, partial, max(wanted, 1), batch, batch)
+            if not counts:
+                continue
+            count = counts[0]
+            if count == wanted and partial == room_for.partial:
+                break
+            if partial and not room_for.partial:  # no whole number of nodes divides the batch
+                return (f"{count} GPUs (about {wanted} are needed, and {batch:,} samples split evenly over "
+                        f"no whole number of {per_node}-GPU nodes from there: --gpus {count})")
+            nodes = -(-count // per_node)
+            return (f"{count} GPUs ({nodes} node{'s' if nodes > 1 else ''}: about {wanted} are needed, "
+                    f"and {batch:,} samples split evenly over {count}; {how})")
     return f"{wanted} GPUs ({how})"
 
 
@@ -380,9 +383,8 @@ def _batch_error(room_for: GpuRoom, wanted: int, need_gb: float, gpus: int, syst
     near = grid.near_batches(batch, [count])
     allowed = f" of the {room_for.max_gpus:,} allowed" if count < room_for.max_gpus else ""
     # whole nodes: part-filled ones (--gpus, the same GPUs on each node) may divide the batch as it is
-    part = None if room_for.partial else next(
-        (c for c in grid.runnable_counts(room_for.gpus_per_node, room_for.nodes, True, max(wanted, room_for.min_gpus),
-                                         min(room_for.max_gpus, batch)) if batch % c == 0), None)
+    part = None if room_for.partial else next(iter(grid.dividing_counts(
+        room_for.gpus_per_node, room_for.nodes, True, max(wanted, room_for.min_gpus), room_for.max_gpus, batch)), None)
     partly = ""
     if part is not None:
         nodes, per_node = grid.layout_of(part, room_for.gpus_per_node, room_for.nodes, True)

@@ -251,8 +251,8 @@ def _no_layout_error(gpus_per_node: int, nodes: int, partial: bool, global_batch
                           f"{max_gpus} runs on {where}")
     near = grid.near_batches(global_batch, counts)
     # whole nodes: part-filled ones (--gpus, as many GPUs on each node) may divide the batch as it is
-    part = None if partial else next((c for c in reversed(grid.runnable_counts(
-        gpus_per_node, nodes, True, min_gpus, min(max_gpus, global_batch))) if global_batch % c == 0), None)
+    part = None if partial else next(reversed(grid.dividing_counts(gpus_per_node, nodes, True, min_gpus, max_gpus,
+                                                                   global_batch)), None)
     partly = f", or --gpus {part} (part-filled nodes, which {global_batch:,} divides)" if part else ""
     return InputError("global_batch", global_batch,
                       f"a multiple of a GPU count that runs here, e.g. {near} (GPU counts from {min_gpus} to "

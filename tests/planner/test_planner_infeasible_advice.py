@@ -76,3 +76,13 @@ def test_batch_errors_name_part_filled_nodes_that_divide_the_batch():
     with pytest.raises(InputError) as none_divides:
         plan("gpt2", "dgx-h100", nodes=4, min_gpus=9, global_batch=60)
     assert str(none_divides.value).endswith(", or --gpus 20 (part-filled nodes, which 60 divides)")
+
+
+def test_dividing_counts_walk_the_counts_or_the_divisors_alike():
+    from costmodel.planner import grid
+
+    for batch in (1, 24, 60, 97, 1024, 5040):
+        for partial in (False, True):
+            for low, high in ((1, 64), (9, 40), (20, 5000)):
+                brute = [c for c in grid.runnable_counts(8, 1000, partial, low, min(high, batch)) if batch % c == 0]
+                assert grid.dividing_counts(8, 1000, partial, low, high, batch) == brute
