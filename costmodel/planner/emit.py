@@ -95,21 +95,23 @@ def _horovod(row) -> list[Knob]:
     """``horovodrun -np`` and ``hvd.DistributedOptimizer``'s arguments (Horovod with PyTorch)."""
     knobs = [Knob("-np", row.gpus, "gpus"), Knob("micro_batch_size", row.micro_batch, "micro_batch"),
              Knob("backward_passes_per_step", row.accumulation_steps, "accumulation_steps")]
-    if row.recompute:
-        knobs.append(Knob("torch.utils.checkpoint.checkpoint", True, "recompute"))
     if row.grad_dtype in HOROVOD_16BIT:
         knobs.append(Knob("compression", "hvd.Compression.fp16", "grad_dtype"))
     return knobs
 
 
 def _torch(row) -> list[Knob]:
-    if row.sync in HOROVOD_SYNCS:
-        return _horovod(row)
+    knobs = _horovod(row) if row.sync in HOROVOD_SYNCS else _torch_wrapped(row)
+    if row.recompute:  # full activation recomputation: each transformer block checkpointed
+        knobs.append(Knob("torch.utils.checkpoint.checkpoint", True, "recompute"))
+    return knobs
+
+
+def _torch_wrapped(row) -> list[Knob]:
+    """The launch, the loop and the DDP/FSDP wrapper's arguments (or a flat all-reduce's)."""
     knobs = _torchrun(row)
     knobs.append(Knob("micro_batch_size", row.micro_batch, "micro_batch"))
     knobs.append(Knob("gradient_accumulation_steps", row.accumulation_steps, "accumulation_steps"))
-    if row.recompute:  # full activation recomputation: each transformer block checkpointed
-        knobs.append(Knob("torch.utils.checkpoint.checkpoint", True, "recompute"))
     if row.sync == "flat":  # one all-reduce of the flattened gradient after the last backward
         # apex DDP(delay_allreduce=True): all communication after backward (every backward); with
         # accumulation, DeepLearningExamples BERT's --allreduce_post_accumulation (no DDP wrapper)
@@ -239,7 +241,7 @@ def _horovod_text(row) -> str:
         "(one synchronisation per optimizer step)",
         "optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters(), "
         f"backward_passes_per_step={k['backward_passes_per_step']}{compression}){why}",
-        *([PER_TENSOR_NOTE] if row.sync == "per-tensor" else []), *([RECOMPUTE_LINE] if row.recompute else [])])
+        *([PER_TENSOR_NOTE] if row.sync == "per-tensor" else [])])
 
 
 def _flat_text(row) -> str:
@@ -252,16 +254,17 @@ def _flat_text(row) -> str:
     else:  # apex DDP would all-reduce after every backward
         lines += ["# no DDP wrapper: after the last micro-batch, flatten the gradients, all-reduce them once",
                   "# and copy them back (DeepLearningExamples BERT run_pretraining.py --allreduce_post_accumulation)"]
-    if row.recompute:
-        lines.append(RECOMPUTE_LINE)
     return "\n".join(lines)
 
 
 def _torch_text(row) -> str:
-    if row.sync in HOROVOD_SYNCS:
-        return _horovod_text(row)
-    if row.sync == "flat":
-        return _flat_text(row)
+    """The PyTorch snippet of the row's sync mode, and the checkpointing line where it recomputes."""
+    text = (_horovod_text(row) if row.sync in HOROVOD_SYNCS else _flat_text(row) if row.sync == "flat"
+            else _wrapper_text(row))
+    return text + ("\n" + RECOMPUTE_LINE if row.recompute else "")
+
+
+def _wrapper_text(row) -> str:
     k = {knob.name: knob.value for knob in _torch(row)}
     lines = [f"# {_torchrun_line(row)}",
              f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps}"
@@ -296,8 +299,6 @@ def _torch_text(row) -> str:
                      f"reduce_dtype={k['reduce_dtype']}), backward_prefetch="
                      "BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True)"
                      + ("  # Block: the model's transformer block class" if wrap else ""))
-    if row.recompute:
-        lines.append(RECOMPUTE_LINE)
     if row.zero_stage >= 2 and row.sync != "fsdp":  # a plan made with --sync fsdp timed FSDP itself
         lines.append(_fsdp_timing_note(row))
     if row.overlap_param_gather:  # no PyTorch/DeepSpeed switch: Megatron-LM's

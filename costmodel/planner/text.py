@@ -203,7 +203,7 @@ def _memory(best, findings) -> str:
     return text + "."
 
 
-def _recompute(best, findings, objective: str = "throughput") -> str:
+def _recompute(best, findings, objective: str) -> str:
     """Why activation recomputation is on (empty when it is off)."""
     state = findings.get("recompute") or {}
     if not best.recompute:
