@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.query import PARAMETERS, Query, run_query
 from costmodel.collectives.prediction import Prediction
-from dpbase.errors import InputError, whole_count
+from dpbase.errors import DpcostError, InputError, whole_count
 from dpbase.units import parse_size
 
 if TYPE_CHECKING:
@@ -159,7 +159,8 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
     rows: list[dict[str, Any]] = []
     skipped: list[NotApplicableError] = []
     for primitive, cluster, link, algorithm, backend in itertools.product(
-            _axis(primitives), _axis(clusters), _axis(links), _axis(algorithms), _axis(backends)):
+            _named_once(_axis(primitives), _primitive_name), _axis(clusters), _axis(links),
+            _named_once(_axis(algorithms), _algorithm_name), _axis(backends)):
         group = _axis(nodes) if cluster is not None else _axis(ranks)
         # a bare α/β link, one named algorithm: one numpy grid (a node size needs the per-point path,
         # where predict hands it to the hierarchical algorithm)
@@ -189,21 +190,40 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
             rows.append(p.to_dict())
     if not rows:
         raise skipped[0] if skipped else InputError("sweep", "no rows", "at least one answerable combination")
-    rows = _distinct_rows(rows)
     frame = pd.DataFrame(rows, columns=list(Prediction.__dataclass_fields__))
     frame.attrs["left_out"] = skipped  # why each left-out combination was
     return frame
 
 
-# What makes a sweep row one answer: two names for one algorithm (tree and double-binary-tree,
-# ring and Ring) answer the same row, which is shown once; names the query reads apart (collnet
-# and in-network on a cluster) keep their own rows.
-ROW_KEY = ("primitive", "cluster", "nodes", "ranks", "size_bytes", "algorithm", "protocol", "backend", "time_s")
+def _named_once(values: list[Any], named) -> list[Any]:
+    """``values`` each under the name ``named`` gives it (``ring`` and ``Ring``, ``tree`` and
+    ``double-binary-tree``, ``allreduce`` and ``all-reduce`` are one value of the axis), once; a
+    value ``named`` does not know, or answers None for, stays as typed (its row says why)."""
+    out = []
+    for value in values:
+        try:
+            name = named(value)
+        except DpcostError:
+            name = None
+        out.append(value if name is None else name)
+    return _once(out)
 
 
-def _distinct_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``rows`` in order, each answer once (:data:`ROW_KEY`)."""
-    return list({tuple(row.get(key) for key in ROW_KEY): row for row in reversed(rows)}.values())[::-1]
+def _algorithm_name(value: Any) -> str | None:
+    """The registry's name of a typed algorithm, None for auto/all and for NCCL's in-network family
+    (nvls, collnet …), which the query reads apart from ``in-network`` on a cluster."""
+    from costmodel.names import Algorithm, algorithm_named
+
+    if not isinstance(value, str) or value in ("auto", "all"):
+        return None
+    found = algorithm_named(value)
+    return None if found is Algorithm.IN_NETWORK and found.value != value.strip().lower() else found.value
+
+
+def _primitive_name(value: Any) -> str | None:
+    from costmodel.names import primitive_named
+
+    return primitive_named(value).value if isinstance(value, str) else None
 
 
 def _hierarchical(primitive: str, algorithm: str) -> bool:

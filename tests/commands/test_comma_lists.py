@@ -87,3 +87,18 @@ def test_an_alias_is_its_algorithm_and_primitive():
     found = _rows(["sweep", "all-reduce,allreduce", *LINK, "--ranks", "16", "--sizes", "1MB",
                    "-a", "ring,Ring,double-binary-tree,tree"])
     assert sorted(found) == [(16, 1e6, "double-binary-tree"), (16, 1e6, "ring")]
+
+
+def test_distinct_inputs_keep_their_rows_when_their_answers_agree():
+    """The sweep merged rows by their answer: two links of equal rates gave one row (NVLink 2 and
+    3 at the same size and ranks), and auto's row vanished beside the algorithm it picks. Now
+    each axis value is named once (aliases under the registry's name) and every row stays."""
+    import costmodel
+
+    links = costmodel.sweep("all-reduce", "1MB", links=["nvlink2", "nvlink3"], ranks=8, algorithms="ring")
+    assert len(links) == 2
+    both = costmodel.sweep("all-reduce", "1MB", clusters="dgx-h100", algorithms=["auto", "ring"])
+    assert len(both) == 2 and list(both.nccl_choice) == [True, None]
+    aliases = costmodel.sweep(["all-reduce", "allreduce"], "1MB", alpha_s=5e-6, bandwidth_Bps=25e9, ranks=16,
+                              algorithms=["ring", "Ring", "double-binary-tree", "tree"])
+    assert list(aliases.algorithm) == ["ring", "double-binary-tree"]
