@@ -47,6 +47,8 @@ class CommModel:
     _answers: dict = field(default_factory=dict, init=False, compare=False, hash=False, repr=False)
     _seconds: dict = field(default_factory=dict, init=False, compare=False, hash=False,
                            repr=False)  # their time_s as floats, what the step model asks for
+    _runs: dict = field(default_factory=dict, init=False, compare=False, hash=False,
+                        repr=False)  # the algorithm each primitive runs (_algorithm_for), by primitive
 
     def _params_for(self, entry) -> dict:
         accepted = {p.name for p in entry.params}
@@ -62,6 +64,13 @@ class CommModel:
         return nccl_topology(self.layout) if self.backend == Backend.NCCL.value else None
 
     def _algorithm_for(self, primitive: str) -> str:
+        """The algorithm ``primitive``'s calls run (memoised: asked per call and per check)."""
+        found = self._runs.get(primitive)
+        if found is None:
+            found = self._runs[primitive] = self._runs_for(primitive)
+        return found
+
+    def _runs_for(self, primitive: str) -> str:
         if self.algorithm == "auto":
             return "auto"
         if self.backend == Backend.NCCL.value and self.algorithm in NCCL_FORCEABLE:
