@@ -22,7 +22,7 @@ from costmodel.names import busbw_factor, primitive_named
 from costmodel.nccl.names import normalize_algorithm, normalize_collective, normalize_protocol
 from costmodel.nccl.selection import allowed, choose_terms
 from costmodel.nccl.tables import NcclTables, load_tables
-from costmodel.nccl.terms import cell_terms, corrected, estimate_us, measured_us, plateau, size_index, stack
+from costmodel.nccl.terms import cell_terms, corrected, estimate_us, measured_latency_us, measured_us, size_index, stack
 from costmodel.nccl.topology import NcclTopology
 from costmodel.nccl.tuning import CostCell
 from dpbase.errors import InputError, NotApplicableError
@@ -101,9 +101,9 @@ def nccl_time(
     return NcclPrediction(
         collective=coll, size_bytes=float(size_bytes), n_ranks=topo.n_ranks, algorithm=algo, protocol=proto,
         time_s=time_us * 1e-6, model_time_s=model_us * 1e-6,
-        # the latency part of the nccl-tests time, as measured_us scales it (the rest is bytes / bandwidth,
-        # store-and-forward and the launch): a 0-byte call is latency and launch alone
-        latency_s=t.section("nccl_tests")["hop_latency_scale"] * chosen.latency_us * plateau(terms, size_bytes) * 1e-6,
+        # the latency part of the nccl-tests time (the rest is bytes / bandwidth, store-and-forward
+        # and the launch): a 0-byte call is latency and launch alone
+        latency_s=measured_latency_us(terms, size_bytes, t.section("nccl_tests")) * 1e-6,
         bandwidth_Bps=chosen.algbw_GBps * corrected(terms.tree_factors, index) * 1e9,
         launch_overhead_s=t.section("nccl_tests")["launch_overhead_us"] * 1e-6, nccl_version=t.version,
     )

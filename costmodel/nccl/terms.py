@@ -234,6 +234,12 @@ def estimate_us(terms: CellTerms, size_bytes, index):
             + size_bytes / (1000.0 * (terms.algbw_GBps * corrected(terms.tree_factors, index))))
 
 
+def measured_latency_us(terms: CellTerms, size_bytes, nccl_tests) -> Any:
+    """The latency part of the nccl-tests time: NCCL's latency (with the plateau factor) as
+    nccl-tests measures it (``hop_latency_scale``)."""
+    return nccl_tests["hop_latency_scale"] * terms.latency_us * plateau(terms, size_bytes)
+
+
 def measured_us(terms: CellTerms, size_bytes, nccl_tests) -> Any:
     """The nccl-tests time: launch + scaled latency + bytes / (efficiency × bandwidth) + store
     and forward (``nccl_tests``: the tables' ``[nccl_tests]`` section). The tree correction is
@@ -244,8 +250,8 @@ def measured_us(terms: CellTerms, size_bytes, nccl_tests) -> Any:
     held_bytes = ew.minimum(size_bytes / terms.step_divisor, nccl_tests["store_and_forward_bytes"])
     moves = ew.greater(held_bytes, 0.0) & ew.greater(channel_GBps, 0.0)
     forward = ew.where(moves, terms.n_steps * held_bytes / (1000.0 * ew.maximum(channel_GBps, _TINY_GBps)), 0.0)
-    return (nccl_tests["launch_overhead_us"] + nccl_tests["hop_latency_scale"] * (terms.latency_us * plateau(
-        terms, size_bytes)) + size_bytes / (1000.0 * bw_GBps) + forward)
+    return (nccl_tests["launch_overhead_us"] + measured_latency_us(terms, size_bytes, nccl_tests)
+            + size_bytes / (1000.0 * bw_GBps) + forward)
 
 
 def stack(rows: list[CellTerms]) -> CellTerms:
