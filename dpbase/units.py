@@ -129,8 +129,15 @@ def _bandwidth_Bps(field: str, text: str | float | int) -> float:
     return _check_finite(field, text, number * BIT_PREFIX[prefix] / 8, BANDWIDTH_ALLOWED)
 
 
-BANDWIDTH_RANGE = "from 1 B/s to 1000 PB/s"  # a non-zero bandwidth's range (dpbase.limits)
-TIME_RANGE = "at most 1e6 s (11.6 days)"  # a latency's, reduction time's or overhead's
+def _decades(value: float) -> str:
+    """A power of ten as its exponent reads ("1e6"), any other number as %g."""
+    exponent = round(math.log10(value))
+    return f"1e{exponent}" if value == 10.0 ** exponent and abs(exponent) > 3 else f"{value:g}"
+
+
+# the ranges of dpbase.limits in words: a non-zero bandwidth's, and a latency's, reduction time's or overhead's
+BANDWIDTH_RANGE = f"from {MIN_BANDWIDTH_Bps:g} B/s to {MAX_BANDWIDTH_Bps / 1e15:g} PB/s"
+TIME_RANGE = f"at most {_decades(MAX_TIME_S)} s ({MAX_TIME_S / 86400:.1f} days)"
 
 
 def bandwidth_in_range(value_Bps: float) -> bool:
