@@ -138,7 +138,6 @@ def test_a_zero_byte_call_is_latency_and_launch_alone(cluster):
     """The time's latency part is NCCL's latency as nccl-tests measures it (× hop_latency_scale):
     a 0-byte all-reduce on a DGX H100 showed a 2.25 µs 'bandwidth (β)' part, the scale's share."""
     import costmodel
-
     from costmodel.nccl import load_tables
 
     zero = costmodel.predict("all-reduce", 0, cluster=cluster)
