@@ -139,12 +139,11 @@ def _ranks_from_bandwidths(pairs: Sequence[tuple[float, float]], doubled: bool) 
 
 @frozen
 class Inference:
-    """What the columns say: candidate collectives, a rank count, and why."""
+    """What the columns say: candidate collectives (none where no column says), a rank count, and why."""
 
     collectives: tuple[str, ...]
     ranks: int | None
     reason: str
-    known: bool = True  # False: no column says which (every collective a candidate, all-reduce first)
 
 
 def infer_from_columns(redops: Sequence[str | None], roots: Sequence[int | None],
@@ -162,9 +161,8 @@ def infer_from_columns(redops: Sequence[str | None], roots: Sequence[int | None]
     if redop == "none":
         ranks = _ranks_from_bandwidths(pairs, doubled=False)
         return Inference(("all-gather", "all-to-all"), ranks, "redop is none and root is -1")
-    if redop is None and not pairs:  # a -J log with times alone: nothing says which (all-reduce first)
-        return Inference(("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "broadcast", "reduce"), None,
-                         "no redop, root or bandwidth column says which", known=False)
+    if redop is None and not pairs:  # a -J log with times alone: nothing says which
+        return Inference((), None, "no redop, root or bandwidth column says which")
     if ratio is not None and ratio < 1 - RATIO_TOLERANCE:
         ranks = _ranks_from_bandwidths(pairs, doubled=False)
         return Inference(("reduce-scatter",), ranks, f"redop {redop} with busbw/algbw < 1")

@@ -70,8 +70,7 @@ def log_collectives(log: Log) -> tuple[str, ...]:
     named = log.collective or names.collective_from_filename(log.source_path)
     if named:
         return (named,)
-    inferred = _from_columns(log)
-    return inferred.collectives if inferred.known else ()
+    return _from_columns(log).collectives
 
 
 def resolve_log(log: Log, collective: str | None = None, ranks: int | None = None,
@@ -86,11 +85,12 @@ def resolve_log(log: Log, collective: str | None = None, ranks: int | None = Non
     from_name = names.collective_from_filename(log.source_path)
     inferred = _from_columns(log)
     chosen = user or log.collective or from_name
-    if chosen is None:
-        chosen = inferred.collectives[0]
-        if len(inferred.collectives) > 1:
-            notes.append(f"collective not named in the log; {inferred.reason}: could be "
-                         f"{' or '.join(inferred.collectives)}, assumed {chosen} (use --collective)")
+    if chosen is None:  # the columns' first candidate; where they say nothing, nccl-tests' common all-reduce
+        chosen = (inferred.collectives or ("all-reduce",))[0]
+        if len(inferred.collectives) != 1:
+            could = f"could be {' or '.join(inferred.collectives)}, " if inferred.collectives else ""
+            notes.append(f"collective not named in the log; {inferred.reason}: {could}assumed {chosen} "
+                         "(use --collective)")
     elif chosen not in inferred.collectives and inferred.collectives:
         notes.append(f"{chosen} was given but the columns suggest {' or '.join(inferred.collectives)} "
                      f"({inferred.reason})")

@@ -291,5 +291,10 @@ def test_a_log_that_names_no_collective_says_all_reduce_was_assumed(tmp_path):
     path.write_text(json.dumps({"results": rows}), encoding="utf-8")
     result = CliRunner().invoke(app, ["calibrate", str(path), "--ranks", "8"])
     assert result.exit_code == 0, result.output
-    assert ("note: collective not named in the log; no redop, root or bandwidth column says which: could be "
-            "all-reduce or all-gather") in result.stdout and "assumed all-reduce (use --collective)" in result.stdout
+    assert ("note: collective not named in the log; no redop, root or bandwidth column says which: "
+            "assumed all-reduce (use --collective)") in result.stdout
+    # a collective given for it is taken as it is: no column says otherwise (it said "gather was
+    # given but the columns suggest all-reduce or all-gather or ...")
+    given = CliRunner().invoke(app, ["calibrate", str(path), "--ranks", "8", "--collective", "all-gather"])
+    assert given.exit_code == 0, given.output
+    assert "was given but the columns suggest" not in given.stdout
