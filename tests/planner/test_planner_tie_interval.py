@@ -58,20 +58,26 @@ def test_the_chosen_plan_is_never_more_than_the_floor_behind_the_fastest():
     """bert-large on 16 single-L40S nodes over TCP chose 1 GPU, 46 % slower than the fastest
     (217.2 ms), under the any-scenario rule; mpt-30b on 8 A3 Mega nodes 32 GPUs at 2.224 s over 64
     at 1.547 s."""
+    others = 0
     for model, cluster, nodes, batch in (("bert-large", "l40s-tcp-1x", 16, 32), ("mpt-30b", "gcp-a3-mega", 8, 64),
-                                         ("gpt2", "rtx2080ti-2x-pcie", 16, 32), ("vit-l-16", "dgx-1", 8, 64)):
+                                         ("gpt2", "rtx2080ti-2x-pcie", 16, 32), ("vit-l-16", "dgx-1", 8, 64),
+                                         ("resnet-50", "aws-p4d", 16, 512)):
         chosen = plan(model, cluster, nodes=nodes, global_batch=batch, explain=False)
         fastest = plan(model, cluster, nodes=nodes, global_batch=batch, tie_band=0.0, explain=False)
         assert chosen.best.samples_per_s >= fastest.best.samples_per_s * (1 - choose.TIE_BAND)
         assert chosen.best.gpus > 1
+        others += chosen.best.total_s != fastest.best.total_s
+    assert others  # a tie-break chose another plan than the fastest at least once: the bound is tested
 
 
 def test_a_comm_bound_plan_is_tied_with_the_fastest_in_every_scenario():
+    """resnet-50 on 16 p4d nodes: the tie-break chose 64 GPUs over the fastest 128."""
     system = hardware.load_system("aws-p4d")
-    auto = plan("gpt2", system, **COMM_BOUND)
-    exact = plan("gpt2", system, tie_band=0.0, **COMM_BOUND)
+    auto = plan("resnet-50", system, nodes=16, global_batch=512)
+    exact = plan("resnet-50", system, nodes=16, global_batch=512, tie_band=0.0)
     fastest, chosen = exact.best, auto.best
-    setting = _setting_of(auto, system)
+    assert (chosen.gpus, fastest.gpus) == (64, 128)  # two plans: the scenario checks compare them
+    setting = _setting_of(auto, system, "resnet-50")
     spread = choose.interval_band(step_interval(fastest, *setting), fastest.total_s)
     assert spread > choose.TIE_BAND and auto.tie_band == choose.TIE_BAND
     assert auto.findings["tie_band_source"] == "scenarios"
@@ -80,7 +86,7 @@ def test_a_comm_bound_plan_is_tied_with_the_fastest_in_every_scenario():
     assert chosen.samples_per_s >= fastest.samples_per_s * (1 - choose.TIE_BAND)
     ends = [(lo, mid, hi) for (lo, hi), mid in ((step_interval(row, *setting), row.total_s)
                                                   for row in (fastest, chosen))]
-    assert all(c <= f * (1 + choose.TIE_BAND) for f, c in zip(*ends))
+    assert all(c <= f / (1 - choose.TIE_BAND) for f, c in zip(*ends))  # throughput within 2 %: the step within 1/0.98
 
 
 @pytest.mark.parametrize(("model", "cluster", "nodes", "batch"), [
@@ -115,12 +121,12 @@ def test_the_what_if_agrees_with_planning_on_the_scaled_links():
         assert bool(change["changes"]) == (again.best.gpus != found.best.gpus)
 
 
-def _setting_of(result, system):
+def _setting_of(result, system, model="gpt2"):
     """What step_interval needs besides the row: the plan's setting, system and backend."""
     from costmodel.planner.recommend import training_setting
     from costmodel.training.workloads import load_model
 
-    setting = training_setting(load_model("gpt2"), system, seq_len=None, compute_dtype="bf16", mfu=None,
+    setting = training_setting(load_model(model), system, seq_len=None, compute_dtype="bf16", mfu=None,
                                optimizer="adamw", jitter_cv=0.0, backend=result.backend, recompute=False,
                                memory_reserve=None)
     return setting, system, result.backend
