@@ -32,6 +32,9 @@ def test_an_algorithms_switch_takes_true_or_false_only(value):
 def test_none_is_a_switchs_default_as_iteration_and_plan_read_it():
     default = costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, **LINK).time_s
     assert costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, colocated=None, **LINK).time_s == default
+    # pipelined defaults to True: None read by truth was False (push everything, then pull: 0.64 s)
+    assert costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, pipelined=None, **LINK).time_s == default
+    assert costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, pipelined=False, **LINK).time_s > default
 
 
 def test_true_false_and_numpys_booleans_are_switches():

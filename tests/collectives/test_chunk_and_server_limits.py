@@ -21,7 +21,7 @@ LINK = dict(alpha_s=5e-6, bandwidth_Bps=25e9)
 
 
 def test_the_most_chunks_is_one_element_each_and_at_least_one():
-    assert max_chunks(64 * 2**20) == 64 * 2**20 // MIN_CHUNK_BYTES
+    assert max_chunks(64 * 2**20) == 64 * 2**20 // MIN_CHUNK_BYTES == 16_777_216  # 4-byte elements
     assert max_chunks(7) == 1
     assert max_chunks(0) == 1
 
