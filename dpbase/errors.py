@@ -101,6 +101,13 @@ def is_real(value: object) -> bool:
     return type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and kind != "" and kind in "iuf"
 
 
+def is_whole(value: object) -> bool:
+    """A real number (:func:`is_real`) holding a whole value: 4, numpy's 4, 4.0; not 1.5, inf, NaN
+    or a bool. What the training step and the planner take for a count given as a number (the
+    collectives' ranks and parameters take integers alone: :func:`whole_count`)."""
+    return is_real(value) and value == value and abs(value) != float("inf") and int(value) == value
+
+
 def whole_count(field: str, value: object) -> int:
     """``value`` as a Python integer: a whole number (a numpy integer is one; 1.5, "2", True or
     None are not), else one InputError naming ``field``. Its range is checked where it is used."""

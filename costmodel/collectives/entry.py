@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from costmodel.names import Algorithm, Primitive
-from dpbase.errors import InputError, check_switch
+from dpbase.errors import InputError, check_switch, whole_count
 from dpbase.values import field, frozen
 
 # A plain namedtuple: ``typing.NamedTuple`` compiles a ForwardRef per field at import (start-up).
@@ -92,9 +92,9 @@ def check_param_value(param: Param, value: Any) -> None:
         return
     if param.kind == "chunks" and value == "auto":
         return
-    try:
-        whole = not isinstance(value, (bool, str)) and float(value).is_integer() and float(value) >= 1
-    except (TypeError, ValueError, OverflowError):
+    try:  # an integer, as the ranks of a prediction (4.0 is not one: dpbase.errors.whole_count)
+        whole = whole_count(param.name, value) >= 1
+    except InputError:
         whole = False
     if not whole:
         raise InputError(param.name, value, "an integer >= 1 or 'auto'" if param.kind == "chunks" else "an integer >= 1")

@@ -38,7 +38,7 @@ from costmodel.planner.rank import (
     objective_scores,
     rows_at,
 )
-from dpbase.errors import InputError, NotApplicableError, check_switch, is_real
+from dpbase.errors import InputError, NotApplicableError, check_switch, is_real, is_whole
 from dpbase.values import asdict, frozen, replace
 
 MIB = 1024 * 1024
@@ -111,10 +111,7 @@ MAX_GLOBAL_BATCH = 2**40
 MAX_CONFIGURATIONS = 20_000_000
 
 
-def _whole(value) -> bool:
-    """An integer, or a float holding one, numpy's too (not a bool, inf or NaN)."""
-    return (is_real(value) and math.isfinite(value)
-            and int(value) == value)
+
 
 
 def _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, top,
@@ -122,9 +119,9 @@ def _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, 
     """The plan's inputs; ``gpus_field`` names the option that gave ``max_gpus`` (--gpus too)."""
     for field, value in (("global_batch", global_batch), ("nodes", nodes), ("min_gpus", min_gpus),
                          ("top", top)):
-        if not _whole(value) or value < 1:
+        if not is_whole(value) or value < 1:
             raise InputError(field, value, "an integer >= 1")
-    if max_gpus is not None and (not _whole(max_gpus) or max_gpus < min_gpus):
+    if max_gpus is not None and (not is_whole(max_gpus) or max_gpus < min_gpus):
         raise InputError(gpus_field, max_gpus, f"an integer >= min_gpus ({min_gpus})")
     for field, value, most in (("global_batch", global_batch, MAX_GLOBAL_BATCH),
                                ("nodes", nodes, MAX_NODES), (gpus_field, max_gpus, MAX_GPUS)):

@@ -49,7 +49,7 @@ from costmodel.training.losses import StepLosses
 from costmodel.training.memory import MemoryBreakdown
 from costmodel.training.workloads import Workload
 from dpbase import elementwise as ew
-from dpbase.errors import InputError, NotApplicableError, check_switch, is_real
+from dpbase.errors import InputError, NotApplicableError, check_switch, is_real, is_whole
 from dpbase.lazynp import is_scalar, np
 from dpbase.limits import MAX_COUNT, MAX_RANKS, MIN_MFU
 from dpbase.values import asdict, frozen, replace
@@ -411,8 +411,7 @@ def _check(config: TrainingConfig, ranks: int) -> None:
             raise InputError(name, value, "a number")
     for field, value, most in (("micro_batch", config.micro_batch, MAX_COUNT), ("ranks", ranks, MAX_RANKS),
                                ("accumulation_steps", config.accumulation_steps, MAX_COUNT)):
-        if not is_real(value) or not 1 <= value <= most \
-                or int(value) != value:
+        if not is_whole(value) or not 1 <= value <= most:
             raise InputError(field, value, f"an integer from 1 to {most}")
     memory.check_zero_stage(config.zero_stage)
     memory.optimizer_state_bytes(config.optimizer)

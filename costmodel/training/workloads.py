@@ -28,7 +28,7 @@ import os
 import re
 
 from dpbase.bundled import load_bundled
-from dpbase.errors import InputError, UnknownNameError, is_real
+from dpbase.errors import InputError, UnknownNameError, is_real, is_whole
 from dpbase.limits import MAX_COUNT
 from dpbase.values import fields, frozen
 
@@ -719,8 +719,7 @@ def resolve_seq_len(workload: Workload, seq_len: int | None) -> int:
         return workload.seq_len
     if not workload.uses_token_rule:
         raise InputError("seq_len", seq_len, f"no value for {workload.kind} models ({workload.name})")
-    if not is_real(seq_len) or not float(seq_len).is_integer() \
-            or not 1 <= seq_len <= MAX_COUNT:  # 1.5 or True made a plan of fractional tokens
+    if not is_whole(seq_len) or not 1 <= seq_len <= MAX_COUNT:  # 1.5 or True made a plan of fractional tokens
         raise InputError("seq_len", seq_len, f"an integer from 1 to {MAX_COUNT}")
     return int(seq_len)
 

@@ -234,3 +234,17 @@ def test_a_swept_bucket_is_checked_as_iterations_bucket_is(size):
     with pytest.raises(InputError, match=r"^buckets: got \(.*\); allowed: one or more sizes of at least 4 bytes .* "
                                          "and at most 1 ZiB$"):
         costmodel.plan("gpt2", "dgx-h100", global_batch=64, bucket_bytes=[size])
+
+
+def test_an_algorithms_count_is_an_integer_as_the_ranks_are():
+    """servers=4.0 was answered where ranks=8.0 is refused: the collectives take integers alone
+    (dpbase.errors.whole_count), numpy's included; the training step and the planner take a
+    whole number in any spelling (dpbase.errors.is_whole)."""
+    with pytest.raises(InputError, match=r"^servers: got 4.0; allowed: an integer >= 1$"):
+        costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, servers=4.0, **LINK)
+    assert costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, servers=np.int64(4), **LINK).params[
+        "servers"] == 4
+    from dpbase.errors import is_whole
+
+    assert [is_whole(v) for v in (4, 4.0, np.int64(4), np.float64(4.0))] == [True] * 4
+    assert not any(is_whole(v) for v in (4.5, float("inf"), float("nan"), True, "4", None))
