@@ -237,11 +237,17 @@ def test_a_swept_bucket_is_checked_as_iterations_bucket_is(size):
 
 
 def test_an_algorithms_count_is_an_integer_as_the_ranks_are():
-    """servers=4.0 was answered where ranks=8.0 is refused: the collectives take integers alone
-    (dpbase.errors.whole_count), numpy's included; the training step and the planner take a
-    whole number in any spelling (dpbase.errors.is_whole)."""
-    with pytest.raises(InputError, match=r"^servers: got 4.0; allowed: an integer >= 1$"):
+    """servers=4.0 was refused by predict but answered by compare and evaluate_grid: the
+    collectives take integers alone (dpbase.errors.whole_count), numpy's included; the training
+    step and the planner take a whole number in any spelling (dpbase.errors.is_whole)."""
+    from costmodel.collectives.evaluate import evaluate_grid
+
+    with pytest.raises(InputError, match=r"^servers: got 4.0; allowed: a whole number"):
         costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, servers=4.0, **LINK)
+    with pytest.raises(InputError, match=r"^servers: got 4.0; allowed: an integer >= 1$"):
+        evaluate_grid("all-reduce", "parameter-server", 8, 1e9, 5e-6, 25e9, servers=4.0)
+    with pytest.raises(InputError, match=r"^servers: got 4.0;"):
+        costmodel.compare("all-reduce", ranks=8, size_bytes=1e9, servers=4.0, **LINK)
     assert costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, servers=np.int64(4), **LINK).params[
         "servers"] == 4
     from dpbase.errors import is_whole
