@@ -52,7 +52,7 @@ from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError, check_switch, is_real, is_whole
 from dpbase.lazynp import is_scalar, np
 from dpbase.limits import MAX_COUNT, MAX_RANKS, MIN_MFU
-from dpbase.values import asdict, frozen, replace
+from dpbase.values import asdict, fields, frozen, replace
 
 # Backward costs twice the forward (Kaplan et al. 2020, §2.1): forward is 1/3 of the FLOPs.
 FORWARD_SHARE_OF_TRAINING_FLOPS = 1.0 / 3.0
@@ -393,13 +393,11 @@ def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str |
                   f"{WIDE_ACTIVATION_BYTES_RATIO:g} (4-byte activations) -> {rate:.0%}")
 
 
-SWITCHES = ("overlap", "host_reduce", "asynchronous", "include_attention", "flash_attention", "recompute",
-            "overlap_param_gather", "offload_optimizer")  # TrainingConfig's switches: True or False
-
-
-# TrainingConfig's numbers (None: unset), checked for their type before any arithmetic; each
-# one's range is checked where it is read
-NUMBERS = ("topk_fraction", "mfu", "bucket_bytes", "first_bucket_bytes", "memory_reserve_bytes", "jitter_cv")
+# TrainingConfig's switches (True or False) and its numbers (None: unset), read from its fields'
+# declared types, so a new field is checked without being listed: the numbers' types before any
+# arithmetic, each one's range where it is read
+SWITCHES = tuple(f.name for f in fields(TrainingConfig) if f.type == "bool")
+NUMBERS = tuple(f.name for f in fields(TrainingConfig) if f.type in ("float", "float | None"))
 
 
 def _check(config: TrainingConfig, ranks: int) -> None:

@@ -43,3 +43,14 @@ def test_a_named_algorithm_is_asked_of_top_ks_all_gather():
                                 backend="ideal")  # refused before: Bruck's all-gather runs top-k's exchange
     auto = costmodel.iteration("gpt2", "dgx-a100", nodes=2, micro_batch=8, topk_fraction=0.01, backend="ideal")
     assert ideal.comm_s != auto.comm_s
+
+
+def test_the_configs_switches_and_numbers_are_read_from_its_fields():
+    """iteration checks every bool field as a switch and every float field as a number; the lists
+    are read from TrainingConfig's declared types, so a new field cannot go unchecked."""
+    from costmodel.training.iteration import NUMBERS, SWITCHES
+
+    assert set(SWITCHES) == {"overlap", "host_reduce", "asynchronous", "include_attention", "flash_attention",
+                             "recompute", "overlap_param_gather", "offload_optimizer"}
+    assert set(NUMBERS) == {"topk_fraction", "mfu", "bucket_bytes", "first_bucket_bytes", "memory_reserve_bytes",
+                            "jitter_cv"}
