@@ -280,8 +280,8 @@ def _host_memory_path(system: System, ppn: int, t: NcclTables) -> HostMemoryPath
 # a TCP-based plugin (GPUDirect-TCPXO), whose achieved fraction of line rate is the link
 # profile's own efficiency (a property of the transport: hardware/data/links.toml, sourced there),
 # not the RDMA efficiency fitted on IB/RoCE logs. Its data path (hardware.Link.gpu_direct_access):
-# whether the NIC reaches GPU memory, which sets the network path NCCL sees (PXB or PHB).
-NON_RDMA = TCP_CATEGORIES  # the wire protocol's categories (hardware.profiles), whatever the data path
+# whether the NIC reaches GPU memory, which sets the network path NCCL sees (PXB or PHB). The
+# wire protocol's categories are hardware.profiles.TCP_CATEGORIES, whatever the data path.
 
 
 def _spine_share(system: System, n_nodes: int, ppn: int, ring: NcclGraph) -> float:
@@ -325,7 +325,7 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
         nvls=_nvls_graph(system, n_nodes, ppn, t), collnet=ring if sharp else None,
         shm=_host_memory_path(system, ppn, t) if shm else None,
         latency_inter_us=float(plugin.get(category, 0.0)),
-        net_efficiency=system.nic_link.efficiency if n_nodes > 1 and category in NON_RDMA else None,
+        net_efficiency=system.nic_link.efficiency if n_nodes > 1 and category in TCP_CATEGORIES else None,
         net_share=_spine_share(system, n_nodes, ppn, ring),
         cpu_vendor=system.cpu_vendor if system.cpu_vendor in ("intel", "amd", "arm") else "intel",
         description=f"{system.name}: {n_nodes} node(s) x {ppn} GPU(s)" + ("; SHM through host memory" if shm else ""),

@@ -6,14 +6,15 @@ import dataclasses
 
 import hardware
 from costmodel.nccl.model import nccl_time
-from costmodel.nccl.search import NON_RDMA, derive_topology
+from costmodel.nccl.search import derive_topology
+from hardware.profiles import TCP_CATEGORIES
 
 GIB = 2**30
 
 
 def test_socket_transport_runs_at_the_links_own_efficiency():
     system = hardware.load_system("l40s-tcp-1x")
-    assert system.nic_link.category in NON_RDMA
+    assert system.nic_link.category in TCP_CATEGORIES
     topo = derive_topology(system, 2)
     assert topo.net_efficiency == system.nic_link.efficiency == 0.3
     p = nccl_time("all-reduce", GIB, topo)
