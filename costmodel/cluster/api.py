@@ -151,6 +151,8 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
     if clusters is None and _axis(nodes) != [1]:  # a link's ranks are ``ranks``: nodes belong to a cluster
         raise InputError("nodes", nodes, "only with clusters (a link or alpha_s/bandwidth_Bps takes ranks)")
     size_list = _once([parse_size(s, "sizes") for s in _axis(sizes)])  # 1MB and 1000KB are one size
+    if gpus_per_node is not None:  # compared below before any row reads it ("8" was a TypeError)
+        gpus_per_node = whole_count("gpus_per_node", gpus_per_node)
     if clusters is None and gpus_per_node is not None and gpus_per_node >= 1 and not any(
             _hierarchical(p, a) for p in _axis(primitives) for a in _axis(algorithms)):
         # a link's node size is the hierarchical algorithm's alone: given to no row, it would be dropped
