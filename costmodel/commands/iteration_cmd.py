@@ -228,7 +228,7 @@ def iteration(
     from costmodel.training import memory, transport
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.losses import StepLosses
-    from costmodel.training.oncluster import with_interval
+    from costmodel.training.oncluster import breakdown_on
     from costmodel.training.workloads import load_model
     from dpbase.units import parse_size, parse_time
     from dpbase.values import replace
@@ -278,9 +278,7 @@ def iteration(
         solved, source = measured_speed(workload, system, config, rate, MeasuredRun.from_options(**described),
                                         backend=backend)
         config = calibrated(config, solved, source)
-    result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config,
-                                 algorithm=str(info.get("algorithm", algorithm)))
-    result = with_interval(result, workload, system.gpu, comm, config, str(info.get("algorithm", algorithm)))
+    result = breakdown_on(workload, system.gpu, comm, config)
     from costmodel.cluster.mapping import regimes_unused_note
 
     unused = regimes_unused_note(system, node_count)  # a calibrated link's regimes, which a cluster cannot use

@@ -53,11 +53,15 @@ def iteration(model: str | Workload, cluster: str | System, config: TrainingConf
             raise InputError("micro_batch", None, "an integer >= 1 (or a TrainingConfig)")
         config_fields.setdefault("transport", transport.step_transport(system, comm.layout.nodes))
         config = TrainingConfig(**config_fields)
-    config = _on_layout(config, comm)
-    workload = workload_of(model)
-    name = str(comm.describe().get("algorithm", algorithm))
-    result = iteration_breakdown(workload, system.gpu, comm, config=config, algorithm=name)
-    return with_interval(result, workload, system.gpu, comm, config, name)
+    return breakdown_on(workload_of(model), system.gpu, comm, _on_layout(config, comm))
+
+
+def breakdown_on(workload: Workload, gpu: Any, comm: CommModel, config: TrainingConfig) -> Breakdown:
+    """The step of ``config`` on ``comm``'s ``gpu``s with its intervals (:func:`with_interval`): what
+    :func:`iteration` answers and ``dpcost iteration`` prints, from one pipeline."""
+    name = str(comm.describe().get("algorithm", comm.algorithm))
+    return with_interval(iteration_breakdown(workload, gpu, comm, config=config, algorithm=name), workload, gpu,
+                         comm, config, name)
 
 
 def _on_layout(config: TrainingConfig, comm: CommModel) -> TrainingConfig:
