@@ -113,7 +113,7 @@ def algorithm_names(algorithms: str | Iterable[str] | None) -> tuple[str, ...]:
     read letter by letter)."""
     if algorithms is None:
         return ()
-    return (algorithms,) if isinstance(algorithms, str) else tuple(algorithms)
+    return (algorithms,) if isinstance(algorithms, str) else tuple(dict.fromkeys(algorithms))  # each once
 
 
 def check_backend(hw: Hardware, primitive: str, algorithms: tuple[str, ...] = ()) -> Hardware:

@@ -114,6 +114,7 @@ def scaling_figure(primitive: str, hardware: Hardware, *, size: str | float, ran
     size_bytes = parse_size(size, "size")
     if not rank_counts or min(rank_counts) < 1:
         raise InputError("ranks", list(rank_counts), "one or more rank counts >= 1")
+    rank_counts = tuple(dict.fromkeys(rank_counts))  # a count given twice is one point (x went 2, 8, 2)
     table: dict[str, list] = {}
     bound: list[float | None] = []
     for ranks in rank_counts:

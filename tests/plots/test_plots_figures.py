@@ -132,3 +132,10 @@ def test_a_breakdown_bar_is_what_iteration_answers(cluster, nodes):
     found = json.loads(result.stdout)
     assert (bar.total_s, bar.interference_s, bar.transport) == (
         pytest.approx(found["total_s"], rel=1e-12), pytest.approx(found["interference_s"], rel=1e-12), found["transport"])
+
+
+def test_a_value_given_twice_is_one_point_and_one_curve():
+    """The CLI's comma lists drop repeats, the chart API did not: x went 2, 8, 2 and ring was drawn twice."""
+    fig = scaling_figure("all-reduce", FLAT, size="1GiB", rank_counts=(2, 8, 2), algorithms=["ring", "ring"])
+    rings = [t for t in fig.data if t.name == "ring"]
+    assert len(rings) == 1 and list(rings[0].x) == [2, 8]
