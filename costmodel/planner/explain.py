@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from costmodel.cluster.mapping import regimes_unused_note
-from costmodel.planner import choose, grid, whatif
+from costmodel.planner import choose, grid, recomputation, whatif
 from costmodel.planner.comm import CommCache
 from costmodel.planner.rank import objective_scores, rows_at
 from costmodel.planner.text import percent, rate, reason_text
@@ -39,10 +39,12 @@ CROSSOVER_BISECTIONS = 40
 CROSSOVER_TIE = 1e-9
 CHANGED_FIELDS = (("algorithm", "algorithm"), ("gpus", "GPUs"), ("micro_batch", "micro-batch"),
                   ("accumulation_steps", "accumulation"), ("bucket_bytes", "bucket"),
-                  ("grad_dtype", "gradients"), ("zero_stage", "ZeRO stage"))
+                  ("grad_dtype", "gradients"), ("zero_stage", "ZeRO stage"), ("recompute", "recomputation"))
 
 
 def _value(field: str, value) -> str:
+    if field == "recompute":
+        return "on" if value else "off"
     return format_size(value) if field == "bucket_bytes" else str(value)
 
 
@@ -274,11 +276,12 @@ def more_gpus(sweep, scores, index: tuple, tables=None, tied=None) -> str | None
 
 
 def _what_if_once(sweep, setting, system, objective, constraints, index, factor, tolerance,
-                  subspace=None) -> dict:
+                  subspace=None, redecide: bool = False) -> dict:
     """Re-plan on scaled hardware; the choice changes only if the old plan falls out of the tie.
     ``subspace``: (:func:`whatif.feasible_subspace` of ``sweep``, the most bytes any plan of
     ``sweep`` sends, :func:`_bounds` of ``sweep`` or None): only the configurations that can win
-    are re-evaluated (:func:`_near`)."""
+    are re-evaluated (:func:`_near`). ``redecide``: the planner decided recomputation by speed,
+    so the re-plan decides it again on the scaled links (:func:`_recomputation_switched`)."""
     label, system2 = whatif.what_if_system(system, sweep.space, factor)
     base = float(sweep.samples_per_s[index])
     if subspace is None:
@@ -297,12 +300,16 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
             other = grid.sweep(setting, system2, space)
             scores = objective_scores(other, setting, objective, constraints.tokens, constraints)
     old = rows_at(other, setting, scores, [index])[0]
-    if not np.isfinite(scores).any():  # no plan meets the deadline/budget on these links: no choice to compare
+    switched = _recomputation_switched(sweep, setting, system2, objective, constraints, scores, tolerance) \
+        if redecide else None
+    if switched is None and not np.isfinite(scores).any():
+        # no plan meets the deadline/budget on these links: no choice to compare
         return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0,
                 "no_plan": True}
-    best = float(np.min(scores))
     row = old  # while the old plan stays in the tie band, it stays the choice
-    if not choose.within(scores[index], best, tolerance):  # else the rules' first plan
+    if switched is not None:
+        row = switched
+    elif not choose.within(scores[index], float(np.min(scores)), tolerance):  # else the rules' first plan
         keys = choose.rule_keys(other, setting.workload.params, scores, sent_max)
         top = np.unravel_index(choose.order(scores, keys, tolerance, 1)[0], scores.shape)
         row = rows_at(other, setting, scores, [tuple(int(i) for i in top)])[0]
@@ -313,6 +320,28 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
             # this plan itself on the scaled links: where the choice changes, the new one can beat
             # this plan's throughput today (it was tied with it here, and lost on a tie-break)
             "kept_throughput_change": old.samples_per_s / base - 1.0}
+
+
+def _recomputation_switched(sweep, setting, system2, objective, constraints, scores, band: float):
+    """The rules' first plan with recomputation the other way round, on links ``system2``, where
+    the planner's rule (:func:`recomputation.taken`) turns it there; else None. ``sweep`` is the
+    plan's own (its floor bounds a sweep with recomputation on any links) and ``scores`` those of
+    the plan's setting on ``system2`` (a sub-space holding their best)."""
+    flipped = replace(setting, recompute=not setting.recompute)
+
+    def score_of(candidate, candidate_setting):
+        return objective_scores(candidate, candidate_setting, objective, constraints.tokens, constraints)
+
+    if flipped.recompute and not recomputation.may_win(sweep, flipped, float(np.min(scores)), score_of, band):
+        return None
+    other = grid.sweep(flipped, system2, sweep.space)  # the whole space: what fits depends on recomputation
+    other_scores = score_of(other, flipped)
+    without, recomputing = (scores, other_scores) if flipped.recompute else (other_scores, scores)
+    if recomputation.taken(without, recomputing, band) != flipped.recompute:
+        return None
+    keys = choose.rule_keys(other, setting.workload.params, other_scores)
+    top = np.unravel_index(choose.order(other_scores, keys, band, 1)[0], other_scores.shape)
+    return rows_at(other, flipped, other_scores, [tuple(int(i) for i in top)])[0]
 
 
 def _local(kept, index) -> tuple[int, ...]:
@@ -368,15 +397,17 @@ def _near(space, kept, index, bounds, factor, tolerance):
     return near, _local(inner, index), ceiling
 
 
-def what_if(sweep, setting, system, objective, constraints, index, tolerance, sent=None) -> list[dict]:
+def what_if(sweep, setting, system, objective, constraints, index, tolerance, sent=None,
+            redecide: bool = False) -> list[dict]:
     """The plan again with the bottleneck bandwidth scaled: what changes, and by how much.
-    ``sent``: the sweep's :func:`choose.bytes_sent`, where the caller has it."""
+    ``sent``: the sweep's :func:`choose.bytes_sent`, where the caller has it; ``redecide``: the
+    planner decided recomputation by speed, and decides it again there."""
     found = []
     sent = choose.bytes_sent(sweep, setting.workload.params) if sent is None else sent
     subspace = (whatif.feasible_subspace(sweep), float(sent.max()), _bounds(sweep, setting, objective, constraints))
     for factor in whatif.WHAT_IF_BANDWIDTH_FACTORS:
         found.append(_what_if_once(sweep, setting, system, objective, constraints, index, factor,
-                                   tolerance, subspace))
+                                   tolerance, subspace, redecide))
         if found[-1]["changes"]:
             break
     return found
@@ -415,7 +446,8 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     step()
     # every tied plan lies within the band of the fastest (scenario ties are a subset of the band's),
     # so the band is the what-if's margin too: the old plan stays while within it of the new best
-    changes = what_if(sweep, setting, system, objective, constraints, index, tolerance, sent)
+    changes = what_if(sweep, setting, system, objective, constraints, index, tolerance, sent,
+                      redecide=bool((recomputation or {}).get("decided")))
     step()
     flat = np.ravel_multi_index(index, scores.shape)
     rule = choose.deciding_rule(keys, int(flat), int(fastest))

@@ -19,7 +19,6 @@ The reason and the sensitivity view come from :mod:`costmodel.planner.explain`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +26,7 @@ import numpy as np
 
 from costmodel.cluster.stacks import resolve_backend
 from costmodel.names import backend_named
-from costmodel.planner import choose, grid
+from costmodel.planner import choose, grid, recomputation
 from costmodel.planner.rank import (
     OBJECTIVES,
     Constraints,
@@ -667,7 +666,7 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes
     (:func:`grid.fits`: memory and feasibility, no step times) the sweep is with it; otherwise
     recomputation is taken where its best plan scores better than the best without it by more
     than ``band`` (``score_of(sweep, setting)``: the objective's scores, lower is better). The
-    sweep with it runs only where some configuration could (:func:`_recomputing_may_win`); it
+    sweep with it runs only where some configuration could (:func:`recomputation.may_win`); it
     shares the collective tables, so it costs a few milliseconds. Larger micro-batches can pay for
     the recomputed forward: ZeRO-3 gathers the weights once per micro-batch, and small
     micro-batches run below the GEMMs' peak. ``algorithms_given``: the user named the algorithms
@@ -690,40 +689,15 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes
     progress.advance(_SWEEP_UNITS)
     recomputing = replace(setting, recompute=True)
     scores = score_of(sweep, setting) if decide else None
-    if decide and _recomputing_may_win(sweep, recomputing, scores, score_of, band):
+    if decide and recomputation.may_win(sweep, recomputing, float(np.min(scores)), score_of, band):
         other = grid.sweep(recomputing, system, space, tables)
-        gain = recompute_gain(scores, score_of(other, recomputing))
-        if gain is not None and gain > band:
+        recomputing_scores = score_of(other, recomputing)
+        if recomputation.taken(scores, recomputing_scores, band):
             return recomputing, other, {"chosen": True, "requested": False, "leanest_without_bytes": None,
-                                        "better_by": gain}, tables
+                                        "better_by": recomputation.gain(scores, recomputing_scores),
+                                        "decided": True}, tables
     return setting, sweep, {"chosen": setting.recompute, "requested": bool(recompute),
-                            "leanest_without_bytes": None}, tables
-
-
-def _recomputing_may_win(sweep, recomputing, scores, score_of, band: float) -> bool:
-    """Whether a plan with recomputation could score better than ``band`` ahead of the best of
-    ``sweep`` (without it; ``scores`` its objective's scores): some configuration's
-    :func:`grid.recomputed_floor_s`, scored as a plan that fits, beats that. A compute-bound
-    plan (the README's) cannot pay for a third more compute, and skips the second sweep."""
-    best = float(np.min(scores))
-    if not np.isfinite(best):
-        return True  # nothing scores without it (a deadline, a budget): only recomputation may
-    floor = replace(sweep, samples_per_s=grid.samples_per_s(sweep.space, grid.recomputed_floor_s(sweep)),
-                    feasible=np.ones(sweep.space.shape, dtype=bool))
-    return float(np.min(score_of(floor, recomputing))) < best - band * abs(best)
-
-
-def recompute_gain(without: np.ndarray, recomputing: np.ndarray) -> float | None:
-    """How much better (relative, > 0) the best score with recomputation is than the best
-    without it (scores lower-is-better, ``inf`` where a plan is not feasible): ``inf`` where
-    only recomputation has a feasible plan, None where it has none."""
-    best_with = float(np.min(recomputing))
-    if not np.isfinite(best_with):
-        return None
-    best_without = float(np.min(without))
-    if not np.isfinite(best_without):
-        return math.inf
-    return (best_without - best_with) / abs(best_without) if best_without else None
+                            "leanest_without_bytes": None, "decided": decide}, tables
 
 
 def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = None,
@@ -911,7 +885,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     def score_of(candidate, candidate_setting):  # the ranking's own scores, without its errors
         return objective_scores(candidate, candidate_setting, objective, constraints.tokens, constraints)
 
-    setting, sweep, recomputation, tables = _sweep_fitting(setting, system, space, recompute, steps, nodes,
+    setting, sweep, recompute_state, tables = _sweep_fitting(setting, system, space, recompute, steps, nodes,
                                                            algorithms_given, score_of, band)
     steps.advance(_RECOMPUTE_UNITS)
     scores, keys, sent = _rank(sweep, setting, system, objective, constraints,
@@ -945,7 +919,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         findings, reason, sensitivity = planner_explain.explain(
             sweep=sweep, setting=setting, system=system, scores=scores, ranked=ranked,
             objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=band,
-            recomputation=recomputation, on_step=steps.advance, keys=keys, tied=near,
+            recomputation=recompute_state, on_step=steps.advance, keys=keys, tied=near,
             constraints=constraints, rows=rows, tables=tables, sent=sent, fastest=fastest_flat,
             gpu_limits=gpu_limits(system.gpus_per_node, nodes, partial, int(global_batch),
                                   max(n * g for n, g in space.layouts), max_gpus))

@@ -54,18 +54,19 @@ ZERO_PRIMITIVES: dict[int, tuple[str, ...]] = {0: ("all-reduce",), 1: ("reduce-s
                                                3: ("all-gather", "reduce-scatter")}
 
 
-def step_primitives(zero: int = 0, quantized_grads: bool = False, hybrid_nodes: int = 1,
+def step_primitives(zero: int = 0, quantized_grads: bool = False, replicas_reduce: bool = False,
                     topk: bool = False) -> tuple[str, ...]:
     """The collectives a synchronisation runs, as :func:`sync_plan` builds them (a test runs
     both over every setting): top-k's all-gather of values and indices (ZeRO-0), else
     :data:`ZERO_PRIMITIVES` with qgZ's all-to-all in place of the reduce-scatter (ZeRO >= 1),
-    and hybrid ZeRO-3's all-reduce of the replicas across more than one node."""
+    and, where ``replicas_reduce``, hybrid ZeRO-3's all-reduce of the replicas (more than one
+    node of them, or a count not known)."""
     if topk:
         return ("all-gather",)
     qgz = quantized_grads and zero >= 1
     found = [p for p in ZERO_PRIMITIVES.get(zero, ZERO_PRIMITIVES[0]) if not (qgz and p == "reduce-scatter")]
     found += ["all-to-all"] if qgz else []
-    found += ["all-reduce"] if zero == 3 and hybrid_nodes > 1 else []
+    found += ["all-reduce"] if zero == 3 and replicas_reduce else []
     return tuple(dict.fromkeys(found))
 
 

@@ -570,7 +570,7 @@ def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward
 
 
 def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, shard_ranks=None,
-            secondary_ranks=None, named=None, hybrid_nodes=1):
+            secondary_ranks=None, named=None, replicas_reduce=False):
     """Memory at the chosen ZeRO stage, the totals at every stage, the smallest that fits (and
     runs: with the sync mode, and with ``named``, a comm model whose algorithm was named)."""
     states = 0.0 if config.asynchronous else (memory.optimizer_state_bytes(config.optimizer)
@@ -591,11 +591,11 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
     totals = tuple(stage[3] for stage in stages)
     smallest = next((stage for stage, total in zip(memory.ZERO_STAGES, totals)  # the first that fits: stop there
                      if memory.fits(total, chosen.capacity_bytes, chosen.reserve_bytes)
-                     and _stage_allowed(config, stage, named, hybrid_nodes)), None)
+                     and _stage_allowed(config, stage, named, replicas_reduce)), None)
     return {"memory": chosen, "zero_totals_bytes": totals, "smallest_fitting_zero_stage": smallest}
 
 
-def _stage_allowed(config, stage: int, named=None, hybrid_nodes: int = 1) -> bool:
+def _stage_allowed(config, stage: int, named=None, replicas_reduce: bool = False) -> bool:
     """Whether ``stage`` runs with the rest of ``config`` (:func:`syncmodes.stage_runs`) and, for
     ``named`` (a comm model whose algorithm was named), whether that algorithm runs one of the
     stage's collectives (:func:`gradsync.runs_any`: a parameter server runs no ZeRO-2 collective,
@@ -603,7 +603,7 @@ def _stage_allowed(config, stage: int, named=None, hybrid_nodes: int = 1) -> boo
     runs = syncmodes.stage_runs(config.sync, stage, asynchronous=config.asynchronous,
                                 host_reduce=config.host_reduce, offload_optimizer=config.offload_optimizer)
     return runs and (named is None or gradsync.runs_any(named, gradsync.step_primitives(
-        stage, config.quantize_grads is not None, hybrid_nodes, config.topk_fraction is not None)))
+        stage, config.quantize_grads is not None, replicas_reduce, config.topk_fraction is not None)))
 
 
 def _named_model(comm):
@@ -822,13 +822,13 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     _check(config, ranks)
     memory.check_recompute(workload, config.recompute)
     config, setup = _resolve_sync(workload, config)
-    hybrid_nodes = 1  # the replicas' all-reduce runs across more than one node (unknown: it may)
-    if groups is not None and config.shard == "hybrid":
-        hybrid_nodes = 2 if groups.replica_ranks is None else groups.replica_ranks
+    # hybrid sharding all-reduces across the replicas where there is more than one (or may be)
+    replicas_reduce = groups is not None and config.shard == "hybrid" and (
+        groups.replica_ranks is None or groups.replica_ranks > 1)
     gradsync.check_asynchronous(config.asynchronous, config.zero_stage)  # before the algorithm it implies
     if named is not None:  # on the stage the sync mode runs: a named algorithm must run one of its collectives
         gradsync.check_algorithm_runs(named, gradsync.step_primitives(
-            config.zero_stage, config.quantize_grads is not None, hybrid_nodes,
+            config.zero_stage, config.quantize_grads is not None, replicas_reduce,
             config.topk_fraction is not None))
     # on the stage the sync mode runs (--sync fsdp is ZeRO-3 whatever --zero says)
     gradsync.check_topk(config.topk_fraction, config.zero_stage)
@@ -871,5 +871,5 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         staleness_updates=float(stragglers.async_staleness_updates(ranks)) if config.asynchronous else 0.0,
         **_memory(workload, config, precision, ranks, compute.seq_len, gpu, compute.compute_dtype,
                   shard_ranks if groups is not None else None,
-                  groups.secondary_ranks if groups is not None else None, named, hybrid_nodes),
+                  groups.secondary_ranks if groups is not None else None, named, replicas_reduce),
     )

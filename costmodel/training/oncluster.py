@@ -18,7 +18,7 @@ from costmodel.training import offload, residuals, transport, workloads
 from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown
 from costmodel.training.workloads import Workload, workload_of
-from dpbase.errors import InputError
+from dpbase.errors import InputError, is_whole
 from dpbase.values import fields, replace
 
 if TYPE_CHECKING:
@@ -45,8 +45,8 @@ def iteration(model: str | Workload, cluster: str | System, config: TrainingConf
         raise InputError(unknown[0], config_fields[unknown[0]], f"a TrainingConfig field: {', '.join(sorted(_CONFIG_FIELDS))}")
     if config is not None and config_fields:
         raise InputError(next(iter(config_fields)), "given with config", "either config or its fields as keywords")
-    comm = comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
-                      servers=servers, colocated=colocated)
+    comm = _comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
+                       servers=servers, colocated=colocated)
     system = comm.layout.system
     if config is None:
         if "micro_batch" not in config_fields:
@@ -54,6 +54,17 @@ def iteration(model: str | Workload, cluster: str | System, config: TrainingConf
         config_fields.setdefault("transport", transport.step_transport(system, comm.layout.nodes))
         config = TrainingConfig(**config_fields)
     return breakdown_on(workload_of(model), system.gpu, comm, _on_layout(config, comm))
+
+
+def _comm_model(cluster, nodes, gpus_per_node, **options) -> CommModel:
+    """:func:`comm_model` with the counts as the training step takes them: a whole number given
+    as a float (``nodes=2.0``, as ``micro_batch=8.0`` and ``plan(nodes=2.0)`` are taken) counts as
+    that integer; anything else reaches the cluster's own check and its message."""
+    def count(value):
+        return int(value) if is_whole(value) and value >= 1 else value
+
+    servers = options.pop("servers")
+    return comm_model(cluster, count(nodes), count(gpus_per_node), servers=count(servers), **options)
 
 
 def breakdown_on(workload: Workload, gpu: Any, comm: CommModel, config: TrainingConfig) -> Breakdown:
@@ -83,8 +94,8 @@ def measured_mfu(model: str | Workload, cluster: str | System, config: TrainingC
     from costmodel.training import measured_rate  # only --rate needs it: off every other answer's imports
 
     rate = measured_rate.check_rate(rate_samples_per_s)
-    comm = comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
-                      servers=servers, colocated=colocated)
+    comm = _comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
+                       servers=servers, colocated=colocated)
     config = _on_layout(config, comm)
     workload = workload_of(model)
     gpu, name = comm.layout.system.gpu, str(comm.describe().get("algorithm", algorithm))

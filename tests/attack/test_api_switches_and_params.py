@@ -254,3 +254,17 @@ def test_an_algorithms_count_is_an_integer_as_the_ranks_are():
 
     assert [is_whole(v) for v in (4, 4.0, np.int64(4), np.float64(4.0))] == [True] * 4
     assert not any(is_whole(v) for v in (4.5, float("inf"), float("nan"), True, "4", None))
+
+
+def test_the_training_step_takes_its_counts_as_the_planner_does():
+    """iteration(nodes=2.0) was refused by the cluster's integer rule while micro_batch=8.0 and
+    plan(nodes=2.0) were taken: the training API takes a whole count in any spelling, and the
+    rest still meets the cluster's own message."""
+    as_int = costmodel.iteration("gpt2", "dgx-a100", nodes=2, gpus_per_node=8, micro_batch=8, backend="ideal")
+    as_float = costmodel.iteration("gpt2", "dgx-a100", nodes=2.0, gpus_per_node=np.float64(8), micro_batch=8.0,
+                                   backend="ideal")
+    assert (as_float.ranks, as_float.total_s) == (as_int.ranks, as_int.total_s) == (16, as_int.total_s)
+    assert costmodel.plan("gpt2", "dgx-a100", nodes=2.0, global_batch=64, explain=False).best.gpus <= 16
+    for bad in (2.5, True, "2", -1.0):
+        with pytest.raises(InputError, match=rf"^nodes: got {bad!r};"):
+            costmodel.iteration("gpt2", "dgx-a100", nodes=bad, micro_batch=8)

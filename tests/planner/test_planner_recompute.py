@@ -146,7 +146,7 @@ def test_recomputation_stays_off_where_it_does_not_pay():
 def test_the_gain_rule():
     import numpy as np
 
-    from costmodel.planner.recommend import recompute_gain
+    from costmodel.planner.recomputation import gain as recompute_gain
 
     inf = np.inf
     assert recompute_gain(np.array([-10.0, inf]), np.array([-12.0, inf])) == pytest.approx(0.2)  # throughput
@@ -174,15 +174,14 @@ def test_a_wider_given_band_keeps_recomputation_off_until_it_pays_more():
 def test_the_sweep_with_recomputation_is_skipped_only_where_it_cannot_win(model, cluster, nodes, batch, monkeypatch):
     """The floor (each cell's comm-free step with a third more compute) prunes the second sweep:
     the plan is the one both sweeps give, and a compute-bound plan (the README's) runs one sweep."""
-    from costmodel.planner import grid
-    from costmodel.planner import recommend as module
+    from costmodel.planner import grid, recomputation
 
     swept = []
     real = grid.sweep
     monkeypatch.setattr(grid, "sweep", lambda setting, *a, **k: swept.append(setting.recompute) or real(setting, *a, **k))
     pruned = plan(model, cluster, nodes=nodes, global_batch=batch, explain=False)
     runs = list(swept)
-    monkeypatch.setattr(module, "_recomputing_may_win", lambda *args: True)
+    monkeypatch.setattr(recomputation, "may_win", lambda *args: True)
     full = plan(model, cluster, nodes=nodes, global_batch=batch, explain=False)
     assert (pruned.best.total_s, pruned.best.recompute, pruned.best.gpus, pruned.best.micro_batch) == (
         full.best.total_s, full.best.recompute, full.best.gpus, full.best.micro_batch)
@@ -190,3 +189,32 @@ def test_the_sweep_with_recomputation_is_skipped_only_where_it_cannot_win(model,
         assert runs == [False]  # compute-bound: no configuration could pay for the recomputed forward
     if model == "mpt-30b":
         assert runs == [False, True] and pruned.best.recompute
+
+
+@pytest.mark.parametrize(("model", "cluster", "nodes", "batch", "label", "now"), [
+    ("mpt-30b", "gcp-a3-mega", 2, 64, "0.5x inter-node bandwidth", True),
+    ("llama2-7b", "l40s-4x-pcie", 4, 32, "2x inter-node bandwidth", False)])
+def test_the_what_if_decides_recomputation_again(model, cluster, nodes, batch, label, now):
+    """Where the planner decided recomputation by speed, its what-if re-plan decides it again on
+    the scaled links: mpt-30b on 2 A3 Mega nodes with half the network takes it (the what-if kept
+    it off and said 42 % less throughput than the re-plan gives); llama2-7b on 4 L40S nodes with
+    twice the network drops it. The sentence's throughput is the re-plan's."""
+    from costmodel.planner import whatif
+
+    result = plan(model, cluster, nodes=nodes, global_batch=batch)
+    assert result.findings["recompute"]["decided"] and result.best.recompute is not now
+    change = next(w for w in result.findings["what_if"] if w["label"] == label)
+    assert ("recomputation", "on" if now else "off", "off" if now else "on") in change["changes"]
+    factor = float(label.split("x")[0])
+    replanned = plan(model, whatif.scaled_system(hardware.load_system(cluster), inter_bandwidth=factor),
+                     nodes=nodes, global_batch=batch, explain=False)
+    assert replanned.best.recompute is now
+    assert change["samples_per_s"] == pytest.approx(replanned.best.samples_per_s, rel=1e-9)
+    assert f"recomputation {'on' if now else 'off'} instead of {'off' if now else 'on'}" in result.reason
+
+
+def test_the_what_if_keeps_recomputation_the_user_set():
+    """Given ``recompute=False`` the what-if does not turn it on (mpt-30b, 2 A3 Mega nodes)."""
+    result = plan("mpt-30b", "gcp-a3-mega", nodes=2, global_batch=64, recompute=False)
+    assert not result.findings["recompute"]["decided"]
+    assert all(name != "recomputation" for w in result.findings["what_if"] for name, *_ in w["changes"])

@@ -32,7 +32,7 @@ def _called(zero, topk, grad_bits, hybrid) -> set[str]:
     if not (case[1] and case[0]) and not (case[2] and case[0] == 0) and not (case[3] and case[0] != 3)])
 def test_step_primitives_are_the_collectives_sync_plan_calls(zero, topk, qgz, hybrid):
     called = _called(zero, topk, 8 if qgz else None, hybrid)
-    assert set(gradsync.step_primitives(zero, qgz, 2 if hybrid else 1, topk)) == called
+    assert set(gradsync.step_primitives(zero, qgz, hybrid, topk)) == called
 
 
 def test_a_named_algorithm_is_asked_of_top_ks_all_gather():

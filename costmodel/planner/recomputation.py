@@ -1,0 +1,54 @@
+"""Deciding activation recomputation by speed: the gain rule, and the floor that skips a sweep.
+
+Where a model's recomputation is modelled and plans fit without it, the planner sweeps both and
+takes recomputation only where its best plan scores better than the best without it by more than
+the tie band (:func:`gain`). A sweep with recomputation is skipped where no configuration could
+win it (:func:`may_win`): its floor is each cell's step without communication, the forward run
+again (:func:`costmodel.planner.grid.recomputed_floor_s`), which no link changes. The planner
+decides so (:func:`costmodel.planner.recommend.plan`), and its what-if re-decides so on the
+scaled links (:func:`costmodel.planner.explain.what_if`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from costmodel.planner import grid
+from dpbase.values import replace
+
+
+def gain(without: np.ndarray, recomputing: np.ndarray) -> float | None:
+    """How much better (relative, > 0) the best score with recomputation is than the best
+    without it (scores lower-is-better, ``inf`` where a plan is not feasible): ``inf`` where
+    only recomputation has a feasible plan, None where it has none."""
+    best_with = float(np.min(recomputing))
+    if not np.isfinite(best_with):
+        return None
+    best_without = float(np.min(without))
+    if not np.isfinite(best_without):
+        return math.inf
+    return (best_without - best_with) / abs(best_without) if best_without else None
+
+
+def taken(without: np.ndarray, recomputing: np.ndarray, band: float) -> bool:
+    """Whether recomputation is taken: its best scores better than the best without it by more
+    than ``band``."""
+    found = gain(without, recomputing)
+    return found is not None and found > band
+
+
+def may_win(without_sweep, recomputing, best: float, score_of: Callable, band: float) -> bool:
+    """Whether a plan with recomputation (setting ``recomputing``) could score better than
+    ``band`` ahead of ``best``, the best score without it: some configuration's
+    :func:`grid.recomputed_floor_s` (of ``without_sweep``, the sweep without recomputation, on
+    any links), scored by ``score_of(sweep, setting)`` as a plan that fits, beats that. A
+    compute-bound plan (the README's) cannot pay for a third more compute."""
+    if not np.isfinite(best):
+        return True  # nothing scores without it (a deadline, a budget): only recomputation may
+    floor = replace(without_sweep,
+                    samples_per_s=grid.samples_per_s(without_sweep.space, grid.recomputed_floor_s(without_sweep)),
+                    feasible=np.ones(without_sweep.space.shape, dtype=bool))
+    return float(np.min(score_of(floor, recomputing))) < best - band * abs(best)
