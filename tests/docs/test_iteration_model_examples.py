@@ -71,3 +71,18 @@ def test_the_cnn_check_table(row):
         assert f"{per_gpu:,.0f}" == predicted, (row, per_gpu)
         change = round(100 * (per_gpu / float(published.replace(",", "")) - 1))
         assert int(percent.replace("−", "-")) == change, (row, change)
+
+
+def test_the_optimizer_offload_example():
+    """The page quoted 98.7 ms for the CPU step after the DGX H100's host memory bandwidth fell to
+    563.2 GB/s (107.7 ms): a docs review found it (2026-11-28)."""
+    found = _breakdown("--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4", "--micro-batch", "2",
+                       "--seq-len", "4096", "--zero", "2", "--offload-optimizer")
+    plain = _breakdown("--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4", "--micro-batch", "2",
+                       "--seq-len", "4096", "--zero", "2")
+    import hardware
+
+    host = hardware.load_system("dgx-h100").host_memory_bandwidth_Bps
+    assert (f"the CPU step is {found['optimizer_host_s'] * 1e3:.1f} ms (the host's {host / 1e9:.1f} GB/s shared by its 8 ranks) "
+            f"and the copy back {found['optimizer_copy_s'] * 1e3:.1f} ms per step (the GPU step was "
+            f"{plain['optimizer_s'] * 1e3:.1f} ms)") in PAGE
