@@ -5,7 +5,8 @@ Every command that writes a file goes through :func:`write_outputs`: it first re
 output of the same run, then writes each output to a temporary file in the target's directory
 and renames it over the target. A rename within one directory is atomic on POSIX and Windows,
 so a reader (or a concurrent run writing the same target) sees the old file or a complete new
-one, never a mix.
+one, never a mix. A symbolic link keeps pointing at the file written; a FIFO or a device
+(``-o /dev/stdout``) is written into, not replaced.
 """
 
 from __future__ import annotations
@@ -68,7 +69,15 @@ def write_text_atomic(path: str | os.PathLike, text: str, field: str = "output")
 
 
 def _write_via_rename(target: Path, text: str) -> None:
-    """:func:`write_text_atomic`'s write: a temporary file beside ``target``, renamed over it."""
+    """:func:`write_text_atomic`'s write: a temporary file beside ``target``, renamed over it.
+    A symbolic link is followed (the file it names is replaced, the link kept); a target that
+    exists and is no regular file (a FIFO, ``/dev/stdout``, a device) is written into, as a
+    shell's ``>`` would: a rename would replace it with a file."""
+    target = Path(os.path.realpath(target))
+    if target.exists() and not target.is_file():
+        with target.open("w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

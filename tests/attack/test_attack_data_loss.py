@@ -106,3 +106,36 @@ def test_an_existing_output_keeps_its_permissions(tmp_path):
     target.chmod(0o600)
     write_text_atomic(target, "new")
     assert target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o600
+
+
+def test_an_output_through_a_symlink_writes_the_file_it_names(tmp_path):
+    """`-o link` replaced the link with a file and left the file it named as it was (review,
+    2026-11-28): the link is followed, as a shell's `>` follows it."""
+    real, link = tmp_path / "real.csv", tmp_path / "link.csv"
+    real.write_text("old\n")
+    os.symlink(real, link)
+    write_text_atomic(link, "new\n")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text() == "new\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_output_is_written_into_not_replaced(tmp_path):
+    """`-o fifo` renamed a file over the FIFO, and its reader got nothing."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    write_text_atomic(fifo, "rows\n")
+    reader.join(timeout=10)
+    assert got == ["rows\n"]
+    assert fifo.exists() and not fifo.is_file()  # still a FIFO
+
+
+def test_a_device_output_stays_a_device():
+    """`-o /dev/null` would have replaced the device with a file (the review's /dev/full did, as root)."""
+    before = os.stat("/dev/null")
+    write_text_atomic("/dev/null", "rows\n")
+    after = os.stat("/dev/null")
+    assert (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
