@@ -874,6 +874,11 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     else:
         nodes = int(nodes or 1)
         max_gpus = int(max_gpus or nodes * system.gpus_per_node)
+    if asynchronous:  # one GPU has no peer: its step would be a synchronous one without its optimizer
+        if max_gpus < 2:
+            raise InputError("asynchronous", True, f"2 or more GPUs (at most {max_gpus} here: "
+                             "one GPU has no peer to update asynchronously)")
+        min_gpus = max(int(min_gpus), 2)
     space = build_space(system, nodes=nodes, global_batch=int(global_batch), min_gpus=min_gpus,
                         max_gpus=max_gpus, bucket_bytes=bucket_bytes, grad_dtypes=grad_dtypes,
                         partial=partial,

@@ -418,6 +418,9 @@ def _check(config: TrainingConfig, ranks: int) -> None:
     losses.check(config.losses)
     # nobody waits under asynchronous updates: zero-mean jitter and spread cost nothing, but a
     # persistently slow worker lands fewer updates, which is not modelled
+    if config.asynchronous and ranks == 1:  # the one worker's push, pull and the servers' optimizer were dropped
+        raise InputError("asynchronous", True, "2 or more GPUs (one GPU has no peer to update asynchronously; "
+                         "its step is the synchronous one)")
     if config.asynchronous and config.losses.slow_node_factor != 1.0:
         raise InputError("slow_node", config.losses.slow_node_factor,
                          "1 with asynchronous updates (workers never wait for one another; a slower worker's "
