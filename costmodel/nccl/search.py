@@ -76,8 +76,9 @@ def ladder_search(total_GBps: float, max_path_GBps: float, speeds: tuple[float, 
             best = (channels, speed)
         if best[0] * best[1] >= total_GBps - _EPSILON:
             break
-    if not best[0]:
-        best = (1, speeds[-1])
+    if not best[0]:  # NCCL's fallback: one channel at its slowest speed, but no faster than the links
+        carried = min(total_GBps, n_links * per_link_GBps if n_links else math.inf)
+        best = (1, min(speeds[-1], carried) if carried > 0 else speeds[-1])
     return best
 
 
@@ -99,11 +100,15 @@ def intra_gpu_bandwidth(system: System, t: NcclTables, ppn: int | None = None) -
     links = t.section("link_bandwidth_GBps")
     if system.intra_fabric in _NVLINK_FABRICS:
         per_link = links["nvlink_per_link"][_sm_key(cc, tuple(links["nvlink_per_link"]))]
-        n_links = system.intra_links
-        total = n_links * per_link * system.intra_share(ppn or system.gpus_per_node)
+        n_links = system.intra_links  # at least one: a profile below one link's rate is capped below
+        share = system.intra_share(ppn or system.gpus_per_node)
+        # NCCL counts links at its own per-link rate; the profile's bandwidth caps them (a user's
+        # slower NVLink, or one below a single link's rate, is not sped up to NCCL's constant)
+        physical = system.intra_bandwidth_Bps / 1e9 * share
+        total = min(n_links * per_link * share, physical)
         if system.intra_fabric == "nvlink-mesh":
             peers = max(1, system.gpus_per_node - 1)
-            return "NVLINK", total, max(1, n_links // peers) * per_link
+            return "NVLINK", total, min(max(1, n_links // peers) * per_link, total)
         return "NVLINK", total, total
     pci = pci_bandwidth_GBps(system.gpu.pcie_gen, t)
     return "PCI", pci, pci
