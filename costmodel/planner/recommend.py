@@ -19,6 +19,7 @@ The reason and the sensitivity view come from :mod:`costmodel.planner.explain`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -137,8 +138,8 @@ def _check(global_batch, nodes, min_gpus, max_gpus, objective, tokens, backend, 
 def _check_constraints(objective, constraints: Constraints) -> None:
     """Deadline and budget need tokens; cost needs a price and energy a power."""
     for field, value in (("deadline", constraints.deadline_hours), ("budget", constraints.budget)):
-        if value is not None and not value > 0:
-            raise InputError(field, value, "a number > 0")
+        if value is not None and not 0 < value < math.inf:  # inf read "meets the budget of inf USD"
+            raise InputError(field, value, "a finite number > 0")
     for field, value in (("deadline", constraints.deadline_hours), ("budget", constraints.budget)):
         if value is not None and not constraints.tokens:
             raise InputError("tokens", constraints.tokens, f"a token count > 0 with --{field}")
@@ -814,6 +815,10 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
             raise InputError(name, value, "a number")  # text here was a TypeError from the arithmetic
     if progress is not None and not callable(progress):
         raise InputError("progress", progress, "a function progress(done, total), or None")
+    if tokens is not None:  # the CLI's range and wholeness: inf tokens gave "inf hours, inf USD"
+        from costmodel.training.workloads import parse_param_count
+
+        tokens = parse_param_count(tokens, "tokens", "token")
     algorithms_given = algorithms is not None
     algorithms, bucket_bytes, grad_dtypes = _distinct_axes(algorithms, bucket_bytes, grad_dtypes)
     partial = gpus is not None

@@ -4,6 +4,7 @@ nodes, and the scale limits (issue 18)."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -138,3 +139,17 @@ def test_the_constraint_no_plan_meets_is_the_one_named():
     message = str(raised.value)
     assert message.startswith("budget: got 1e-06") and "the cheapest costs" in message
     assert "the fastest plan needs" not in message
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    (dict(tokens=math.inf), "tokens"), (dict(tokens=1e300), "tokens"),
+    (dict(tokens=math.inf, objective="cost"), "tokens"),  # blamed price_per_gpu_hour
+    (dict(tokens=1e9, budget=math.inf), "budget"), (dict(tokens=1e9, deadline_hours=math.inf), "deadline")])
+def test_infinite_tokens_budgets_and_deadlines_are_refused(kwargs, field):
+    """plan(tokens=inf) answered "inf hours, inf GPU-hours, inf USD", and --budget inf read "Meets the
+    budget of inf USD" beside a JSON null (review, 2026-11-28): the API takes the CLI's token range."""
+    with pytest.raises(InputError, match=rf"^{field}: got "):
+        plan("gpt2", "dgx-h100", global_batch=64, explain=False, **kwargs)
+    result = CliRunner().invoke(app, ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "64",
+                                      "--tokens", "1e9", "--budget", "inf"])
+    assert result.exit_code == 2 and "budget: got inf" in result.stderr
