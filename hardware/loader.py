@@ -45,13 +45,9 @@ def _parse_toml(text: str, origin: str) -> dict[str, Any]:
 
 
 def _read_toml(path: str) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as stream:
-            text = stream.read()
-    except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or str(error)
-        raise ProfileError("path", str(path), f"a readable UTF-8 TOML file ({reason})") from None
-    return _parse_toml(text, str(path))
+    from dpbase.readfile import read_text
+
+    return _parse_toml(read_text(path, "path", "a readable UTF-8 TOML file", error_type=ProfileError), str(path))
 
 
 def _bundled_document() -> dict[str, Any]:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from costmodel.calibrate.conventions import binaries_in_text
-from dpbase.errors import FILE_ALLOWED, InputError, ParseError
+from dpbase.errors import InputError, ParseError
 from dpbase.values import frozen
 
 NCCL_TESTS_TIME_S = 1e-6  # nccl-tests prints times in µs (src/util.cu)
@@ -300,10 +300,9 @@ def parse_file(path: str | Path) -> Log:
     a readable file is one :class:`InputError` naming it (the command line's wording)."""
     if not isinstance(path, (str, Path)) or not str(path):
         raise InputError("file", path, "a path to an nccl-tests log")
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as error:
-        raise InputError("file", str(path), f"{FILE_ALLOWED} ({error.strerror or error})") from None
+    from dpbase.readfile import read_text
+
+    text = read_text(path, "file", "a readable nccl-tests log", errors="replace")
     if text.lstrip().startswith("{"):
         return parse_json(text, str(path))
     return parse_text(text, str(path))

@@ -145,13 +145,13 @@ class NcclTables:
 def _read_toml(path: str, field: str) -> dict:
     import tomllib  # only when a user's file is read (the bundled table comes through dpbase.bundled)
 
+    from dpbase.readfile import read_text
+
+    text = read_text(path, field, "a readable UTF-8 TOML file", error_type=ProfileError)
     try:
-        with open(path, encoding="utf-8") as stream:
-            return tomllib.loads(stream.read())
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ProfileError(field, str(path), f"valid TOML ({error})") from None
-    except UnicodeDecodeError:
-        raise ProfileError(field, str(path), "a UTF-8 TOML text file (this one is binary)") from None
     except RecursionError:
         raise ProfileError(field, str(path), "TOML without deeply nested arrays or tables") from None
 

@@ -637,13 +637,13 @@ def load_model_file(path: str) -> Workload:
     12·L·h² + V·h when absent), or for CNNs ``flops_per_sample`` and ``params``."""
     import tomllib  # only when a user's file is read (the presets come through dpbase.bundled)
 
+    from dpbase.readfile import read_text
+
+    text = read_text(path, "model", "a readable UTF-8 TOML file")
     try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InputError("model", path, f"a valid TOML file ({error})") from None
-    except (OSError, UnicodeDecodeError):
-        raise InputError("model", path, "a readable UTF-8 TOML file") from None
     entry = _model_table(document)
     unknown = sorted(set(entry) - set(USER_FIELDS))
     if unknown:

@@ -155,3 +155,24 @@ def test_hardware_profile_with_nan_is_refused(work):
                                    'bandwidth = "nanGB/s"\nefficiency = nan\nlatency = "2us"\n')
     safe_result = safe("hardware validate nan.toml")
     assert safe_result.exit_code == 2
+
+
+@pytest.mark.parametrize("command", [
+    "hardware validate {path}", "collective all-reduce --size 1MB --cluster {path}",
+    "iteration --model {path} --cluster dgx-h100 --micro-batch 1", "calibrate {path} --ranks 8",
+    "nccl-table --cluster dgx-h100 --size 1GB --tuning {path}"])
+@pytest.mark.parametrize("kind", ["large", "endless"])
+def test_a_huge_or_endless_input_is_refused_naming_the_limit(work, command, kind, monkeypatch):
+    """A 3 GB profile ended in a MemoryError traceback and `--cluster /dev/zero` never returned
+    (review, 2026-11-28): every user file is read up to dpbase.readfile.MAX_INPUT_BYTES (lowered
+    here so the test reads little)."""
+    from dpbase import readfile
+
+    monkeypatch.setattr(readfile, "MAX_INPUT_BYTES", 4096)
+    path = work / "big.toml"  # a model is read as a file only where its name ends in .toml
+    if kind == "large":
+        path.write_text("# padding\n" * 1000)
+    else:
+        path.symlink_to("/dev/zero")
+    result = refused(command.format(path=path), "of at most 4,096 bytes (this one is larger)")
+    assert result.stderr.count("\n") == 1

@@ -34,7 +34,7 @@ CASES = [  # (arguments, a word the message must contain)
     ("iteration --model gpt2 --cluster dgx-h100 --micro-batch 4 --jitter -1", "jitter"),
     ("calibrate {garbage}", "line 1"),
     ("calibrate {empty}", "empty"),
-    ("calibrate {missing}", "allowed: a file that can be read or written (No such file"),
+    ("calibrate {missing}", "allowed: a readable nccl-tests log (No such file"),
     ("calibrate {abci} --collective smash", "collective"),
     ("hardware show nosuch", "profile"),
     ("hardware validate {bad_toml}", "TOML"),
