@@ -41,7 +41,7 @@ from collections.abc import Callable
 from costmodel.training.memory import Precision
 from costmodel.training.overlap import BucketLayout
 from dpbase import elementwise as ew
-from dpbase.errors import InputError
+from dpbase.errors import InputError, is_whole
 from dpbase.lazynp import SCALAR_TYPES, is_array, np
 from dpbase.values import frozen
 
@@ -210,7 +210,13 @@ QUANT_HBM_PASSES = 2.0
 
 
 def check_quantization(weight_bits: int | None, grad_bits: int | None, zero_stage: int) -> None:
-    """qwZ needs a weight all-gather (ZeRO >= 1), qgZ a sharded gradient reduction (ZeRO >= 1)."""
+    """qwZ needs a weight all-gather (ZeRO >= 1), qgZ a sharded gradient reduction (ZeRO >= 1).
+    The fields are bit counts (8; the CLI reads ``int8``): ``"int8"`` given to the API was
+    shown as ``'intint8'``."""
+    for field, bits, allowed, what in (("quantize_weights", weight_bits, WEIGHT_BITS, "ZeRO++ qwZ"),
+                                       ("quantize_grads", grad_bits, GRAD_BITS, "ZeRO++ qgZ")):
+        if bits is not None and not is_whole(bits):
+            raise InputError(field, bits, f"a bit count: {' or '.join(map(str, allowed))} ({what})")
     if weight_bits is not None and weight_bits not in WEIGHT_BITS:
         raise InputError("quantize_weights", f"int{weight_bits}", "int8 (ZeRO++ qwZ)")
     if grad_bits is not None and grad_bits not in GRAD_BITS:

@@ -9,6 +9,8 @@ given as a swept axis was read letter by letter (``plan(algorithms="ring")``: "g
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -268,3 +270,12 @@ def test_the_training_step_takes_its_counts_as_the_planner_does():
     for bad in (2.5, True, "2", -1.0):
         with pytest.raises(InputError, match=rf"^nodes: got {bad!r};"):
             costmodel.iteration("gpt2", "dgx-a100", nodes=bad, micro_batch=8)
+
+
+@pytest.mark.parametrize(("field", "value", "allowed"), [
+    ("quantize_weights", "int8", "a bit count: 8 (ZeRO++ qwZ)"), ("quantize_grads", "int4", "a bit count: 4 or 8"),
+    ("quantize_weights", True, "a bit count: 8")])
+def test_quantisation_bits_given_as_text_are_named_as_given(field, value, allowed):
+    """iteration(quantize_weights="int8") said "got 'intint8'; allowed: int8" (review, 2026-11-28)."""
+    with pytest.raises(InputError, match=rf"^{field}: got {value!r}; allowed: {re.escape(allowed)}"):
+        costmodel.iteration("gpt2", "dgx-h100", micro_batch=1, gpus_per_node=2, zero_stage=3, **{field: value})
