@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.backends import bottleneck_link, nccl_topology, predict_collective
 from costmodel.cluster.mapping import Layout, cluster_candidates, layout, rail_system
-from costmodel.cluster.stacks import resolve_backend, stack_named
+from costmodel.cluster.stacks import check_stack_backend, resolve_backend, stack_named
 from costmodel.collectives.prediction import Prediction
-from costmodel.names import REALISTIC_BACKENDS, Backend, algorithm_named
+from costmodel.names import REALISTIC_BACKENDS, Backend, algorithm_named, backend_or_auto
 from dpbase.errors import InputError, check_switch
 from dpbase.values import field, frozen
 
@@ -166,6 +166,8 @@ def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None =
     tuning model on AMD); "ideal" for the textbook α-β-γ view.
     """
     lay = layout(system, nodes, gpus_per_node)
+    named = backend_or_auto(backend)
+    check_stack_backend(stack, "auto" if named is None else named.value, cli=False)  # as predict refuses it
     resolved = resolve_backend(backend, lay.system, stack)
     typed = algorithm
     if algorithm != "auto":  # each collective that has it runs it (iteration_breakdown checks one does)

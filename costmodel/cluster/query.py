@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from costmodel.cluster.stacks import check_stack_backend
 from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
-from costmodel.names import REALISTIC_BACKENDS, Algorithm, Backend, algorithm_named, backend_or_auto, primitive_named
+from costmodel.names import Algorithm, Backend, algorithm_named, backend_or_auto, primitive_named
 from dpbase.errors import InputError, NotApplicableError, UnknownNameError, check_switch, whole_count
 from dpbase.units import parse_bandwidth, parse_size, parse_time
 from dpbase.values import frozen, replace
@@ -194,9 +195,7 @@ def check_conflicts(q: Query) -> None:
         raise InputError("--stack", q.stack, f"only with --algorithm auto (got --algorithm {q.algorithm})")
     named = backend_or_auto(q.backend)
     backend = "auto" if named is None else named.value
-    if q.stack is not None and backend in REALISTIC_BACKENDS:  # the backend names the library itself
-        raise NotApplicableError("--stack", q.stack, f"left out with --backend {backend} (it models that library's "
-                                 "own choice); --stack picks the library under --backend auto or ideal")
+    check_stack_backend(q.stack, backend)  # the backend names the library itself
     if q.cluster is None and q.gpus_per_node is not None and q.gpus_per_node < 1:
         # a bare link's node size: the hierarchical algorithm checks that it divides the ranks
         # (flat ones run over one link, and a sweep over ranks leaves out only what it cannot answer)

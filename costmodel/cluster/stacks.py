@@ -111,3 +111,16 @@ def resolve_backend(backend: str | Backend | None, system: System | None,
     if stack is not None and stack_named(stack) is not default_stack(system):
         return Backend.IDEAL
     return realistic_backend(system)
+
+
+def check_stack_backend(stack: str | Stack | None, backend: str, cli: bool = True) -> None:
+    """A stack given beside a backend that names the library itself (nccl, rccl) would be left
+    out: one NotApplicableError, in the CLI's flags or (``cli=False``) the API's keywords."""
+    from costmodel.names import REALISTIC_BACKENDS
+    from dpbase.errors import NotApplicableError
+
+    if stack is None or backend not in REALISTIC_BACKENDS:
+        return
+    dash = "--" if cli else ""
+    raise NotApplicableError(f"{dash}stack", stack, f"left out with {dash}backend {backend} (it models that "
+                             f"library's own choice); {dash}stack picks the library under {dash}backend auto or ideal")

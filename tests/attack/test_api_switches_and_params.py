@@ -279,3 +279,17 @@ def test_quantisation_bits_given_as_text_are_named_as_given(field, value, allowe
     """iteration(quantize_weights="int8") said "got 'intint8'; allowed: int8" (review, 2026-11-28)."""
     with pytest.raises(InputError, match=rf"^{field}: got {value!r}; allowed: {re.escape(allowed)}"):
         costmodel.iteration("gpt2", "dgx-h100", micro_batch=1, gpus_per_node=2, zero_stage=3, **{field: value})
+
+
+def test_iteration_refuses_a_stack_beside_a_library_backend_as_predict_does():
+    """iteration(stack="gloo", backend="nccl") answered NCCL's step as if no stack were given, where
+    predict refuses the pair (review, 2026-11-28): one rule, stacks.check_stack_backend."""
+    from dpbase.errors import NotApplicableError
+
+    message = r"^stack: got 'gloo'; allowed: left out with backend nccl"
+    with pytest.raises(NotApplicableError, match=message):
+        costmodel.iteration("llama2-7b", "dgx-h100", nodes=2, micro_batch=1, stack="gloo", backend="nccl")
+    with pytest.raises(NotApplicableError, match=message):
+        costmodel.predict("all-reduce", 1e9, cluster="dgx-h100", nodes=2, stack="gloo", backend="nccl")
+    gloo = costmodel.iteration("llama2-7b", "dgx-h100", nodes=2, micro_batch=1, stack="gloo")
+    assert gloo.total_s != costmodel.iteration("llama2-7b", "dgx-h100", nodes=2, micro_batch=1).total_s
