@@ -363,9 +363,26 @@ DEEPSPEED_RECOMPUTE_NOTE = ("note: this plan recomputes activations (its micro-b
                             "--checkpoint-activations; Hugging Face gradient_checkpointing=True)")
 
 
+# What the plan timed that DeepSpeed's JSON has no setting for (ZeRO++ qgZ sends int4 gradients;
+# ZeRO-1/2 gather the weights after the optimizer step): said beside it, as the torch snippet says
+# the parameter gather's in a comment
+DEEPSPEED_INT8_GRADS_NOTE = ("note: this plan timed int8 gradient all-to-alls; DeepSpeed's zero_quantized_gradients "
+                             "sends int4 (ZeRO++ qgZ) and has no int8 setting: plan with --quantize-grads int4 for "
+                             "what this JSON runs")
+DEEPSPEED_PARAM_GATHER_NOTE = ("note: this plan overlaps the parameter all-gather with the next forward, which "
+                               "DeepSpeed's ZeRO-1/2 do not (it gathers after the optimizer step; Megatron-LM "
+                               "--use-distributed-optimizer --overlap-param-gather does): plan without "
+                               "--overlap-param-gather for what this JSON runs")
+
+
 def note(row, kind: str) -> str | None:
     """What :func:`render`'s output cannot say itself (None where it says everything)."""
-    return DEEPSPEED_RECOMPUTE_NOTE if kind == "deepspeed" and row.recompute else None
+    if kind != "deepspeed":
+        return None
+    notes = [text for text, applies in ((DEEPSPEED_RECOMPUTE_NOTE, row.recompute),
+                                        (DEEPSPEED_INT8_GRADS_NOTE, row.quantize_grads == 8),
+                                        (DEEPSPEED_PARAM_GATHER_NOTE, row.overlap_param_gather)) if applies]
+    return "\n".join(notes) or None
 
 
 def render(row, kind: str) -> str:

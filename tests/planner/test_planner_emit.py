@@ -287,3 +287,21 @@ def test_deepspeeds_json_stays_one_document_and_the_checkpointing_note_goes_to_s
     assert result.stderr.strip() == emit.DEEPSPEED_RECOMPUTE_NOTE
     plain = CliRunner().invoke(app, args[:-3] + ["--no-recompute", "--emit", "deepspeed"])
     assert plain.exit_code == 0 and plain.stderr == ""
+
+
+def test_deepspeeds_json_says_what_it_cannot_run_of_the_plan():
+    """--overlap-param-gather and int8 qgZ were timed but the DeepSpeed JSON ran without them and said
+    nothing (int8 emitted the same switch as int4); the torch snippet did say the gather (review,
+    2026-11-28). Each is a note on stderr; stdout stays the JSON."""
+    args = ["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "64"]
+    gathered = CliRunner().invoke(app, [*args, "--overlap-param-gather", "--emit", "deepspeed"])
+    assert gathered.exit_code == 0, gathered.output
+    json.loads(gathered.stdout)
+    assert gathered.stderr.strip() == emit.DEEPSPEED_PARAM_GATHER_NOTE
+    row = plan("llama2-7b", "dgx-h100", nodes=2, global_batch=64, quantize_grads=8, explain=False).best
+    assert row.quantize_grads == 8 and row.zero_stage >= 1
+    assert emit.note(row, "deepspeed") == emit.DEEPSPEED_INT8_GRADS_NOTE
+    assert emit.note(dataclasses.replace(row, quantize_grads=4), "deepspeed") is None
+    assert emit.note(row, "env") is None
+    both = dataclasses.replace(row, recompute=True)
+    assert emit.note(both, "deepspeed") == emit.DEEPSPEED_RECOMPUTE_NOTE + "\n" + emit.DEEPSPEED_INT8_GRADS_NOTE
