@@ -67,6 +67,16 @@ def _published(b, from_rate: bool) -> list[str]:
             f"{CLASS_TEXT[b.published_class]} runs predicted out of sample; {speed})"]
 
 
+def _one_gpu_options(**given: bool) -> str | None:
+    """A note naming the data-parallel options given (``given``: option → whether it was) that one
+    GPU, which exchanges no gradients and waits for no peer, leaves without effect."""
+    flags = [f"--{name.replace('_', '-')}" for name, was in given.items() if was]
+    if not flags:
+        return None
+    return (f"one GPU exchanges no gradients and waits for no peer: {', '.join(flags)} "
+            f"{'changes' if len(flags) == 1 else 'change'} nothing here")
+
+
 def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list[str]:
     from dpbase.numfmt import number, percent, rate  # shared with plan: text and tables agree
     from dpbase.units import format_size, format_time
@@ -282,6 +292,17 @@ def iteration(
     from costmodel.cluster.mapping import regimes_unused_note
 
     unused = regimes_unused_note(system, node_count)  # a calibrated link's regimes, which a cluster cannot use
+    if result.ranks == 1:  # the data-parallel options given, which one GPU leaves without effect
+        idle = _one_gpu_options(algorithm=algorithm != "auto", topk=topk is not None, bucket=bucket is not None,
+                                first_bucket=first_bucket is not None, sync=sync != "ddp", no_overlap=no_overlap,
+                                jitter=jitter != 0.0, speed_cv=speed_cv != losses.SPEED_CV, slow_node=slow_node != 1.0,
+                                overlap_slowdown=config.losses.overlap_slowdown != losses.OVERLAP_SLOWDOWN,
+                                host_overhead=config.losses.host_overhead_s != losses.HOST_OVERHEAD_S,
+                                host_reduce=host_reduce, servers=servers is not None,
+                                quantize_weights=quantize_weights is not None,
+                                quantize_grads=quantize_grads is not None, shard=shard != "full",
+                                overlap_param_gather=overlap_param_gather)
+        unused = "; ".join(part for part in (unused, idle) if part) or None
     if json_output:
         print_json({**result.to_dict(), "cluster": system.name, "nodes": node_count,
                     "gpus_per_node": per_node, "backend": comm.backend, "comm": info, "note": unused})

@@ -750,13 +750,23 @@ def _check_shard(config: TrainingConfig, groups) -> None:
             raise InputError("shard", config.shard, "a cluster (its nodes are the shard groups)")
 
 
+def _check_host_reduce(config: TrainingConfig) -> None:
+    """A host-memory reduction runs ZeRO-0's synchronous all-reduce alone: no ZeRO collective,
+    no parameter servers, no top-k all-gather (whatever the rank count)."""
+    if not config.host_reduce:
+        return
+    if config.zero_stage != 0 or config.asynchronous:
+        raise InputError("host_reduce", True, "only with --zero 0, synchronous (a host-memory all-reduce)")
+    if config.topk_fraction is not None:
+        raise InputError("host_reduce", True, "only the all-reduce of ZeRO-0 data parallelism (a host-memory "
+                                              "reduction has no all-gather, which --topk sends)")
+
+
 def _host_reduce_comm(comm, config: TrainingConfig, host, ranks: int):
     """The gradient all-reduce through host memory (ZeRO-0 only): on the comm model's cluster,
     or, given a ``host`` path and no cluster, on one node of ``ranks`` GPUs."""
     from costmodel.training import hostreduce
 
-    if config.zero_stage != 0 or config.asynchronous:
-        raise InputError("host_reduce", True, "only with --zero 0, synchronous (a host-memory all-reduce)")
     lay = _layout_of(comm)
     if lay is None:
         if host is None:
@@ -825,6 +835,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     _check(config, ranks)
     memory.check_recompute(workload, config.recompute)
     config, setup = _resolve_sync(workload, config)
+    _check_host_reduce(config)  # on one GPU too, where nothing is reduced: the pair is refused alike
     # hybrid sharding all-reduces across the replicas where there is more than one (or may be)
     replicas_reduce = groups is not None and config.shard == "hybrid" and (
         groups.replica_ranks is None or groups.replica_ranks > 1)

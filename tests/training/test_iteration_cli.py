@@ -94,3 +94,22 @@ def test_bad_input_is_one_line_and_exit_code_2(args, field):
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:") and field in lines[0]
+
+
+def test_one_gpu_says_which_data_parallel_options_change_nothing():
+    """On one GPU --sync horovod, --bucket 4B, --jitter 0.9 and --slow-node 5 gave the plain 9.065 ms
+    with nothing said (review, 2026-11-28): a note names them; the step is the plain one."""
+    args = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4", "--gpus", "1"]
+    plain = runner.invoke(app, [*args, "--json"])
+    given = runner.invoke(app, [*args, "--sync", "horovod", "--bucket", "4B", "--jitter", "0.9",
+                                     "--slow-node", "5", "--json"])
+    assert plain.exit_code == given.exit_code == 0, given.output
+    before, after = json.loads(plain.stdout), json.loads(given.stdout)
+    assert after["total_s"] == before["total_s"] and before["note"] is None
+    assert after["note"] == ("one GPU exchanges no gradients and waits for no peer: --bucket, --sync, --jitter, "
+                             "--slow-node change nothing here")
+    text = runner.invoke(app, [*args, "--jitter", "0.1"])
+    assert text.stdout.rstrip().endswith("note: one GPU exchanges no gradients and waits for no peer: --jitter "
+                                         "changes nothing here")
+    two = runner.invoke(app, [*args[:-1], "2", "--jitter", "0.1", "--json"])
+    assert json.loads(two.stdout)["note"] is None
