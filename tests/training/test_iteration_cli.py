@@ -33,6 +33,9 @@ def fake_cluster(monkeypatch):
     # Patch the real module's comm_model (the command looks it up at call time): replacing the
     # whole module broke every later `from costmodel.cluster.comm import ...` (hybrid_groups in
     # training.oncluster), so this file failed when run on its own.
+    # training.oncluster binds comm_model when first imported: imported here first, it keeps the
+    # real one (--rate's measured_mfu uses it), whichever test imports it next
+    import costmodel.training.oncluster  # noqa: F401
     from costmodel.cluster import comm as real
 
     monkeypatch.setattr(real, "comm_model", FakeCommModel)
