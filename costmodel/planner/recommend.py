@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from costmodel.cluster.stacks import resolve_backend
-from costmodel.names import backend_named
+from costmodel.names import Backend, backend_named, backend_or_auto
 from costmodel.planner import choose, grid, recomputation
 from costmodel.planner.rank import (
     OBJECTIVES,
@@ -841,6 +841,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
 
     for grad_dtype in grad_dtypes:
         check_grad_dtype(grad_dtype, system.gpu, "grad_dtypes")
+    if backend_or_auto(backend) is Backend.IDEAL and getattr(system, "measured", ()):
+        system = replace(system, measured=())  # the textbook model asked for: a calibration's curves left out
     backend = resolve_backend(backend, system).value  # auto: NCCL's model on NVIDIA, RCCL's tuning model on AMD
     money = economics_for(system.gpu.name, price_per_gpu_hour=price_per_gpu_hour, power_w=power_w)
     constraints = Constraints(tokens=tokens, deadline_hours=deadline_hours, budget=budget,

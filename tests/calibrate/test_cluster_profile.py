@@ -246,3 +246,20 @@ def test_an_amd_clusters_recipe_builds_rccl_tests():
     assert amd[1] == "# build once:  git clone https://github.com/ROCm/rccl-tests && make -C rccl-tests MPI=1"
     assert amd[2] == "cd rccl-tests" and not any("NVLS" in line for line in amd)
     assert recipe_lines(hardware.load_system("dgx-h100"), 2)[2] == "cd nccl-tests"
+
+
+def test_backend_ideal_on_a_calibrated_cluster_is_the_textbook_model(profile):
+    """`--backend ideal` on a calibrated profile answered the measured curve ("source measured") or
+    the ideal model scaled by a measured ratio (review, 2026-11-28): the textbook model asked for
+    is the base system's, with a note; unset, the curves answer as before."""
+    from costmodel.cluster.backends import IDEAL_SKIPS_MEASURED
+    from costmodel.planner.recommend import plan
+
+    base = "a100-abci-8x"
+    for size in (1e6, 3e7):
+        ideal = predict("all-reduce", size, cluster=str(profile), nodes=2, backend="ideal")
+        textbook = predict("all-reduce", size, cluster=base, nodes=2, backend="ideal")
+        assert ideal.time_s == textbook.time_s and IDEAL_SKIPS_MEASURED in ideal.note
+        assert predict("all-reduce", size, cluster=str(profile), nodes=2).source == "measured"
+    kwargs = dict(nodes=2, global_batch=64, backend="ideal", explain=False)
+    assert plan("gpt2", str(profile), **kwargs).best.total_s == plan("gpt2", base, **kwargs).best.total_s
