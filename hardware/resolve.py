@@ -90,6 +90,17 @@ def _check_system(build: _Build, label: str, values: dict[str, Any]) -> None:
     if values["intra_fabric"] == "nvswitch" and values["nvswitch_gen"] == 0:
         build.problems.append(ProfileError(f"{label}.nvswitch_gen", 0,
                                            'an NVSwitch generation >= 1 when intra_fabric = "nvswitch"'))
+    if values["nvswitch_gen"] and values["intra_fabric"] != "nvswitch":  # an NVSwitch generation read, a fabric not
+        build.problems.append(ProfileError(f"{label}.nvswitch_gen", values["nvswitch_gen"],
+                                           f'0 unless intra_fabric = "nvswitch" (it is "{values["intra_fabric"]}")'))
+    if not values["p2p"] and values["intra_fabric"] != "pcie":  # read only where GPUs meet over PCIe
+        build.problems.append(ProfileError(f"{label}.p2p", False, "true unless intra_fabric = \"pcie\" (GPUs on "
+                                           f'{values["intra_fabric"]} reach one another without PCIe peer access)'))
+    domain, per_node = values["scaleup_domain_gpus"], values["gpus_per_node"]
+    if domain and (domain < per_node or domain % per_node):  # read as whole nodes in one NVLink domain
+        build.problems.append(ProfileError(f"{label}.scaleup_domain_gpus", domain,
+                                           f"0 (one node) or a multiple of gpus_per_node = {per_node} (the "
+                                           "nodes one NVLink domain holds)"))
     if values["pcie_switch_gpus"] > values["gpus_per_node"]:
         build.problems.append(ProfileError(f"{label}.pcie_switch_gpus", values["pcie_switch_gpus"],
                                            f"at most gpus_per_node = {values['gpus_per_node']}"))

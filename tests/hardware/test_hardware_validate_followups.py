@@ -150,3 +150,23 @@ def test_a_bare_number_for_a_quantity_is_refused(tmp_path, field, value):
     assert result.exit_code == 2
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and f".{field}: got '{value}'" in lines[0] and "a unit is needed" in lines[0]
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("scaleup_domain_gpus = 8", "scaleup_domain_gpus = 4",
+     "scaleup_domain_gpus: got 4; allowed: 0 (one node) or a multiple of gpus_per_node = 8"),
+    ("scaleup_domain_gpus = 8", "scaleup_domain_gpus = 12", "scaleup_domain_gpus: got 12;"),
+    ('intra_fabric = "nvswitch"', 'intra_fabric = "pcie"',
+     'nvswitch_gen: got 3; allowed: 0 unless intra_fabric = "nvswitch" (it is "pcie")'),
+    ("p2p = true", "p2p = false", 'p2p: got False; allowed: true unless intra_fabric = "pcie"')])
+def test_contradictory_system_fields_are_refused(tmp_path, old, new, message):
+    """A scale-up domain of 4 or 12 GPUs on an 8-GPU node was read as 8, an NVSwitch generation on
+    a PCIe node kept NVLS, and p2p = false on NVSwitch changed nothing, all validated "ok" (review,
+    2026-11-28)."""
+    assert old in SYSTEM
+    result = run("validate", write(tmp_path, GPU + SYSTEM.replace(old, new, 1)))
+    assert result.exit_code == 2 and any(message in line for line in error_lines(result)), result.output
+    # an NVL72-style domain of eighteen 4-GPU trays is whole nodes
+    fine = SYSTEM.replace("scaleup_domain_gpus = 8", "scaleup_domain_gpus = 72", 1).replace(
+        "gpus_per_node = 8", "gpus_per_node = 4", 1)
+    assert run("validate", write(tmp_path, GPU + fine, "fine.toml")).exit_code == 0
