@@ -67,6 +67,15 @@ def _published(b, from_rate: bool) -> list[str]:
             f"{CLASS_TEXT[b.published_class]} runs predicted out of sample; {speed})"]
 
 
+def _zero_stage(zero: int | None, sync: str) -> int:
+    """``--zero`` as TrainingConfig takes it (0 unset; --sync fsdp reads 0 as its FULL_SHARD). A
+    ``--zero 0`` typed beside ``--sync fsdp`` became ZeRO-3 unsaid: FSDP shards, so it is refused."""
+    if zero == 0 and sync == "fsdp":
+        raise InputError("zero", zero, "2 (SHARD_GRAD_OP) or 3 (FULL_SHARD, the default: leave --zero out) with "
+                         "--sync fsdp, which shards")
+    return 0 if zero is None else zero
+
+
 def _one_gpu_options(**given: bool) -> str | None:
     """A note naming the data-parallel options given (``given``: option → whether it was) that one
     GPU, which exchanges no gradients and waits for no peer, leaves without effect."""
@@ -206,7 +215,7 @@ def iteration(
     first_bucket: Annotated[str | None, Option("--first-bucket", help="DDP first bucket size (default 1MiB; FSDP: the --bucket).")] = None,
     sync: Annotated[str, Option(help="How gradients are synchronised: ddp (buckets), horovod (tensor fusion), flat (one all-reduce after backward), per-tensor (no fusion), fsdp (one collective per transformer block; ZeRO-3, or SHARD_GRAD_OP with --zero 2).")] = "ddp",
     no_overlap: Annotated[bool, Option("--no-overlap", help="Communicate after backward instead of overlapping.")] = False,
-    zero: Annotated[int, Option(help="ZeRO stage 0 (DDP), 1, 2 or 3 (FSDP FULL_SHARD; with --sync fsdp, 2 is SHARD_GRAD_OP).")] = 0,
+    zero: Annotated[int | None, Option(help="ZeRO stage 0 (DDP, the default), 1, 2 or 3 (FSDP FULL_SHARD; with --sync fsdp, 3 by default and 2 is SHARD_GRAD_OP).")] = None,
     asynchronous: Annotated[bool, Option("--async", help="Asynchronous parameter-server updates.")] = False,
     quantize_weights: Annotated[str | None, Option("--quantize-weights", help="ZeRO++ qwZ: all-gather weights as int8 (ZeRO >= 1).")] = None,
     quantize_grads: Annotated[str | None, Option("--quantize-grads", help="ZeRO++ qgZ: exchange gradients as int4 or int8 by all-to-all instead of reduce-scatter (ZeRO >= 1).")] = None,
@@ -269,7 +278,7 @@ def iteration(
         # a bucket typed without a unit needs one: `--bucket 25` from DDP's bucket_cap_mb=25 was 25 bytes
         bucket_bytes=None if bucket is None else parse_size(bucket, "bucket", unit_needed=True),
         first_bucket_bytes=None if first_bucket is None else parse_size(first_bucket, "first_bucket", unit_needed=True),
-        overlap=not no_overlap, zero_stage=zero, asynchronous=asynchronous, jitter_cv=jitter,
+        overlap=not no_overlap, zero_stage=_zero_stage(zero, sync), asynchronous=asynchronous, jitter_cv=jitter,
         include_attention=attention, flash_attention=not no_flash_attention, recompute=recompute,
         sync=sync, transport=step_transport, host_reduce=host_reduce,
         quantize_weights=parse_bits(quantize_weights, "quantize_weights"),

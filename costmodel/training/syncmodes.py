@@ -146,7 +146,7 @@ def sync_setup(mode: str, workload, grad_bytes: float, *, bucket_bytes: float | 
         raise InputError("sync", mode, ", ".join(SYNC_MODES))
     if mode == "fsdp":
         if zero_stage not in ZERO_STAGES_OF[mode]:
-            raise InputError("zero", zero_stage, "0, 2 or 3 with --sync fsdp (FULL_SHARD is --zero 3, the default; "
+            raise InputError("zero", zero_stage, "2 or 3 with --sync fsdp (FULL_SHARD is --zero 3, the default; "
                                                  "SHARD_GRAD_OP is --zero 2)")
         # every call carries one unit, the first too (a given --bucket is the unit)
         unit = fsdp_unit_bytes(workload, grad_bytes) if bucket_bytes is None else bucket_bytes

@@ -163,3 +163,19 @@ def test_an_algorithm_nccl_forces_on_the_all_reduce_alone_is_refused_at_zero_1(c
     line = cli_error(["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "8",
                       "--zero", "1", "--algorithm", "ring"])
     assert "algorithm: got 'ring'; allowed: one this step's reduce-scatter, all-gather runs on the nccl backend" in line
+
+
+def test_an_explicit_zero_0_beside_fsdp_is_refused():
+    """`--sync fsdp --zero 0` printed a ZeRO-3 step with no word (review, 2026-11-28): FSDP shards, so
+    a typed 0 is refused; left out, --zero is FSDP's FULL_SHARD (3), and 0 without --sync fsdp."""
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    args = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "4"]
+    typed = CliRunner().invoke(app, [*args, "--sync", "fsdp", "--zero", "0"])
+    assert typed.exit_code == 2 and typed.stderr.startswith("error: zero: got 0; allowed: 2 (SHARD_GRAD_OP) or 3")
+    assert "ZeRO-3" in CliRunner().invoke(app, [*args, "--sync", "fsdp"]).stdout.splitlines()[0]
+    assert "ZeRO-0" in CliRunner().invoke(app, [*args, "--zero", "0"]).stdout.splitlines()[0]
+    one = CliRunner().invoke(app, [*args, "--sync", "fsdp", "--zero", "1"])
+    assert one.exit_code == 2 and "allowed: 2 or 3 with --sync fsdp" in one.stderr
