@@ -1,7 +1,7 @@
 """Files dpcost reads from a user: bounded, and one error line when they cannot be read.
 
-A hardware profile, a model, a tuning table or an nccl-tests log is read whole, up to
-:data:`MAX_INPUT_BYTES`. A larger file is refused naming the limit: a 3 GB profile ended in a
+A hardware profile, a model or a tuning table is read whole, up to :data:`MAX_INPUT_BYTES`, an
+nccl-tests log up to :data:`MAX_LOG_BYTES`. A larger file is refused naming the limit: a 3 GB profile ended in a
 ``MemoryError`` traceback, and ``--cluster /dev/zero`` never returned. Reading stops one byte
 past the limit, so an endless stream (a device, a pipe) is refused too.
 """
@@ -12,18 +12,19 @@ import os
 
 from dpbase.errors import InputError
 
-# 64 MiB: the bundled profiles are kilobytes, an nccl-tests log of every size and collective a
-# few megabytes.
+# 64 MiB for a profile, a model or a tuning table (the bundled ones are kilobytes); 1 GiB for an
+# nccl-tests log (calibrate reads a 198 MB log of 1.7 M rows: docs/performance.md).
 MAX_INPUT_BYTES = 64 * 2**20
+MAX_LOG_BYTES = 2**30
 
 
 def read_text(path: str | os.PathLike, field: str, allowed: str, *, errors: str = "strict",
-              error_type: type[InputError] = InputError) -> str:
+              error_type: type[InputError] = InputError, log: bool = False) -> str:
     """The UTF-8 text of ``path``. A path that cannot be opened, a file over
-    :data:`MAX_INPUT_BYTES` or
+    :data:`MAX_INPUT_BYTES` (``log``: :data:`MAX_LOG_BYTES`) or
     (with ``errors="strict"``) one that is not UTF-8 is one ``error_type`` naming ``field``, the
     path and ``allowed`` (what the field takes, e.g. "a readable UTF-8 TOML file")."""
-    limit = MAX_INPUT_BYTES
+    limit = MAX_LOG_BYTES if log else MAX_INPUT_BYTES
     try:
         with open(path, "rb") as stream:
             data = stream.read(limit + 1)
@@ -38,4 +39,6 @@ def read_text(path: str | os.PathLike, field: str, allowed: str, *, errors: str 
 
 
 def _size(count: int) -> str:
-    return f"{count // 2**20} MiB" if count >= 2**20 else f"{count:,} bytes"
+    if count >= 2**30:
+        return f"{count / 2**30:g} GiB"
+    return f"{count / 2**20:g} MiB" if count >= 2**20 else f"{count:,} bytes"

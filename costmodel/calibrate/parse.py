@@ -302,7 +302,7 @@ def parse_file(path: str | Path) -> Log:
         raise InputError("file", path, "a path to an nccl-tests log")
     from dpbase.readfile import read_text
 
-    text = read_text(path, "file", "a readable nccl-tests log", errors="replace")
+    text = read_text(path, "file", "a readable nccl-tests log", errors="replace", log=True)
     if text.lstrip().startswith("{"):
         return parse_json(text, str(path))
     return parse_text(text, str(path))

@@ -169,6 +169,7 @@ def test_a_huge_or_endless_input_is_refused_naming_the_limit(work, command, kind
     from dpbase import readfile
 
     monkeypatch.setattr(readfile, "MAX_INPUT_BYTES", 4096)
+    monkeypatch.setattr(readfile, "MAX_LOG_BYTES", 4096)
     path = work / "big.toml"  # a model is read as a file only where its name ends in .toml
     if kind == "large":
         path.write_text("# padding\n" * 1000)
@@ -176,3 +177,17 @@ def test_a_huge_or_endless_input_is_refused_naming_the_limit(work, command, kind
         path.symlink_to("/dev/zero")
     result = refused(command.format(path=path), "of at most 4,096 bytes (this one is larger)")
     assert result.stderr.count("\n") == 1
+
+
+def test_a_log_may_be_larger_than_a_profile(work, monkeypatch):
+    """calibrate reads logs of 198 MB (docs/performance.md): a log's limit is its own, above a
+    profile's."""
+    from dpbase import readfile
+
+    assert readfile.MAX_LOG_BYTES >= 4 * 198e6 and readfile.MAX_INPUT_BYTES < readfile.MAX_LOG_BYTES
+    monkeypatch.setattr(readfile, "MAX_INPUT_BYTES", 1024)
+    log = work / "run.log"
+    log.write_text((LOG.parent / "abci_a_2n.txt").read_text())
+    assert log.stat().st_size > 1024
+    assert safe(f"calibrate {log} --ranks 16 --json").exit_code == 0
+    refused(f"hardware validate {log}", "of at most 1,024 bytes")
