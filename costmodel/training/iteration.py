@@ -346,7 +346,7 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
     if workload is not None and compute_dtype is not None:
         by_kind = workloads.kind_mfu(workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype,
                                      getattr(gpu, "peak_flops", None), getattr(gpu, "compute_capability", None),
-                                     workload)
+                                     workload, getattr(gpu, "hbm_bandwidth_Bps", None))
         if by_kind is not None:
             return _relative(by_kind, workload, getattr(gpu, "arch", "unknown"))
     default = getattr(gpu, "default_mfu", None)
@@ -495,7 +495,7 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
     (``mfu_taken`` names the other option where a scalar micro-batch takes it)."""
     reference = None if mfu_given else workloads.mfu_reference_micro_batch(  # None: no kind table (transformers)
         workload.kind, getattr(gpu, "arch", "unknown"), compute_dtype, getattr(gpu, "peak_flops", None),
-        getattr(gpu, "compute_capability", None), workload)
+        getattr(gpu, "compute_capability", None), workload, getattr(gpu, "hbm_bandwidth_Bps", None))
     found = _forward_line(workload, gpu, compute_dtype, peak, mfu, mfu_given, flops_per_sample, seq_len,
                           micro_batch, flash_attention, reference)
     other = _tf32_other(workload, gpu) if mfu_default and compute_dtype == "tf32" else None
@@ -514,7 +514,8 @@ def _tf32_other(workload: Workload, gpu) -> tuple[float, str, int | None] | None
     option, or None (no kind table: transformers)."""
     arch = getattr(gpu, "arch", "unknown")
     other = workloads.tf32_alternative(workload.kind, arch, "tf32", getattr(gpu, "peak_flops", None),
-                                       getattr(gpu, "compute_capability", None), workload)
+                                       getattr(gpu, "compute_capability", None), workload,
+                                       getattr(gpu, "hbm_bandwidth_Bps", None))
     if other is None:
         return None
     rate, source = _relative(other, workload, arch)

@@ -297,12 +297,12 @@ def _median(values: list[float]) -> float:
 
 
 def mfu_reference_micro_batch(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
-                              compute_capability: int | None = None, workload: "Workload | None" = None
-                              ) -> int | None:
+                              compute_capability: int | None = None, workload: "Workload | None" = None,
+                              hbm_Bps: float | None = None) -> int | None:
     """The micro-batch the kind's default MFU for ``arch``/``dtype`` was measured at (its
     ``micro_batch`` in models.toml), or None (no table for the kind, or none stated); the
     measurement :func:`kind_mfu` reads."""
-    found = _kind_choice(kind, arch, dtype, peak_flops, compute_capability, workload)
+    found = _kind_choice(kind, arch, dtype, peak_flops, compute_capability, workload, hbm_Bps)
     batch = found.entry.get("micro_batch") if found is not None else None
     return int(batch) if batch else None
 
@@ -326,7 +326,7 @@ def _measured_text(entry: dict, rate: float) -> str:
 
 
 def _kind_choice(kind: str, arch: str, dtype: str, peak_flops: dict | None, compute_capability: int | None,
-                 workload: "Workload | None" = None) -> KindMfu | None:
+                 workload: "Workload | None" = None, hbm_Bps: float | None = None) -> KindMfu | None:
     """The kind's default MFU for a run in ``dtype`` (:class:`KindMfu`; ``rate`` before
     ``workload``'s relative MFU, which :func:`kind_mfu` applies).
 
@@ -334,7 +334,7 @@ def _kind_choice(kind: str, arch: str, dtype: str, peak_flops: dict | None, comp
     TF32 execution): it keeps an FP32 kernel where that is faster, so a TF32 run takes the FP32
     speed where ``workload`` runs faster in FP32 (its own relative MFU in each included: the
     GA10x and AD10x cards, whose TF32 tensor peak is no higher than their FP32 peak)."""
-    options = _kind_options(kind, arch, dtype, peak_flops, compute_capability, workload)
+    options = _kind_options(kind, arch, dtype, peak_flops, compute_capability, workload, hbm_Bps)
     if options is None:
         return None
     return _ranked(*options, workload, arch)[0]
@@ -348,19 +348,19 @@ def _ranked(own: KindMfu, other: KindMfu | None, workload, arch: str) -> tuple[K
 
 
 def _kind_options(kind: str, arch: str, dtype: str, peak_flops: dict | None, compute_capability: int | None,
-                  workload: "Workload | None") -> tuple[KindMfu, KindMfu | None] | None:
+                  workload: "Workload | None", hbm_Bps: float | None = None) -> tuple[KindMfu, KindMfu | None] | None:
     """(the measurement ``dtype`` reads, a TF32 run's FP32 option or None); None without a table.
     Found once per (GPU, dtype, model): a step asks for it several times (its MFU, the reference
     micro-batch, a TF32 run's other option)."""
     if kind not in _data().get("mfu_by_kind", {}):  # transformers: no table, nothing to key
         return None
     peaks = tuple(sorted((peak_flops or {}).items()))
-    return _options_at(kind, arch, dtype, peaks, compute_capability, workload)
+    return _options_at(kind, arch, dtype, peaks, compute_capability, workload, hbm_Bps)
 
 
 @functools.lru_cache(maxsize=1024)
 def _options_at(kind: str, arch: str, dtype: str, peaks: tuple, compute_capability: int | None,
-                workload: "Workload | None") -> tuple[KindMfu, KindMfu | None] | None:
+                workload: "Workload | None", hbm_Bps: float | None = None) -> tuple[KindMfu, KindMfu | None] | None:
     peak_flops = dict(peaks)
     found = _kind_entry(kind, arch, dtype, compute_capability)
     if found is None:
@@ -372,6 +372,8 @@ def _options_at(kind: str, arch: str, dtype: str, peaks: tuple, compute_capabili
         where += ", measured on a GPU whose FP32 lanes are half shared with INT32 (GA10x, AD10x)"
     elif from_arch != arch:
         where += f", borrowed from {from_arch} (nearest measured architecture)"
+    if entry.get("arch", from_arch) != arch:  # measured on another architecture (the GA102 entry on Ada too)
+        rate, where = _speed_by_hbm(rate, where, entry, peak_flops or {}, from_dtype, hbm_Bps)
     peaks = peak_flops or {}
     if from_dtype != MFU_DTYPE_ALIASES.get(dtype, dtype):
         where += (f", {dtype} on the FP32 paths (no tensor cores): the {from_dtype} value" if arch in NO_TENSOR_CORES
@@ -380,7 +382,25 @@ def _options_at(kind: str, arch: str, dtype: str, peaks: tuple, compute_capabili
             rate *= float(peaks[from_dtype]) / float(peaks[dtype])
             where += f" at the {from_dtype} speed"
     own = KindMfu(rate=rate, runs_as=dtype, entry=entry, source=f"{where}: {_measured_text(entry, rate)}")
-    return own, _tf32_at_fp32_speed(kind, arch, dtype, peak_flops, compute_capability, workload, rate)
+    return own, _tf32_at_fp32_speed(kind, arch, dtype, peak_flops, compute_capability, workload, rate, hbm_Bps)
+
+
+def _speed_by_hbm(rate: float, where: str, entry: dict, peak_flops: dict, dtype: str,
+                  hbm_Bps: float | None) -> tuple[float, str]:
+    """A measurement borrowed from another architecture, its speed scaled by HBM bandwidth rather
+    than by peak FLOPs: a CNN's training step is memory-bound (batch norm, ReLU, residual adds, small
+    convolutions), so the speed follows the bytes moved. Lambda's PyTorch ResNet-50 AMP rows
+    (lambdal/deeplearning-benchmark, pytorch-train-throughput-fp16.csv) put an H100 SXM at
+    1.65-1.76x an A100 80GB SXM, where the HBM ratio is 1.64x and the peak ratio 3.17x; over its
+    twelve GPUs (Turing to Hopper) images/s per HBM TB/s spread 0.78-1.29 thousand, per peak
+    TFLOP/s 2.5-12.7. (MFU at the new peak, ``dtype``'s column, as the measurement's.)"""
+    reference = entry.get("hbm_GBps")
+    peak = peak_flops.get(dtype)
+    if not (hbm_Bps and reference and peak):
+        return rate, where
+    scaled = rate * float(entry["peak_tflops"]) * 1e12 / float(peak) * float(hbm_Bps) / (float(reference) * 1e9)
+    return scaled, (f"{where}, its speed scaled by HBM bandwidth ({hbm_Bps / 1e9:,.0f} against "
+                    f"{float(reference):,.0f} GB/s: a CNN step is memory-bound)")
 
 
 def kind_speed(choice: KindMfu, workload: "Workload | None", arch: str) -> float:
@@ -390,13 +410,13 @@ def kind_speed(choice: KindMfu, workload: "Workload | None", arch: str) -> float
 
 
 def _tf32_at_fp32_speed(kind, arch, dtype, peak_flops, compute_capability, workload,
-                        tf32_rate: float) -> KindMfu | None:
+                        tf32_rate: float, hbm_Bps: float | None = None) -> KindMfu | None:
     """A TF32 run's FP32 option: the FP32 measurement as a rate at the TF32 peak (None for other
     dtypes, or without both peaks)."""
     peaks = peak_flops or {}
     if dtype != "tf32" or not (peaks.get("fp32") and peaks.get("tf32")):
         return None
-    fp32 = _kind_choice(kind, arch, "fp32", peak_flops, compute_capability, workload)
+    fp32 = _kind_choice(kind, arch, "fp32", peak_flops, compute_capability, workload, hbm_Bps)
     if fp32 is None:
         return None
     return KindMfu(rate=fp32.rate * float(peaks["fp32"]) / float(peaks["tf32"]), runs_as="fp32", entry=fp32.entry,
@@ -406,19 +426,21 @@ def _tf32_at_fp32_speed(kind, arch, dtype, peak_flops, compute_capability, workl
 
 
 def tf32_alternative(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
-                     compute_capability: int | None = None, workload: "Workload | None" = None) -> KindMfu | None:
+                     compute_capability: int | None = None, workload: "Workload | None" = None,
+                     hbm_Bps: float | None = None) -> KindMfu | None:
     """A TF32 run's option :func:`kind_mfu` did not take (the TF32 measurement, or the FP32 one
     at the FP32 speed), or None. The choice compares per-image rates; the fixed time per
     micro-batch, placed around each measurement's own micro-batch, can overturn it, so a whole
     micro-batch compares both (:func:`costmodel.training.iteration.micro_batch_forward`)."""
-    options = _kind_options(kind, arch, dtype, peak_flops, compute_capability, workload)
+    options = _kind_options(kind, arch, dtype, peak_flops, compute_capability, workload, hbm_Bps)
     if options is None or options[1] is None:
         return None
     return _ranked(*options, workload, arch)[1]
 
 
 def kind_mfu(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
-             compute_capability: int | None = None, workload: "Workload | None" = None) -> KindMfu | None:
+             compute_capability: int | None = None, workload: "Workload | None" = None,
+             hbm_Bps: float | None = None) -> KindMfu | None:
     """The default MFU of a model kind on a GPU architecture running ``dtype`` (None for kinds
     without a table: transformers keep the GPU's and the architecture's defaults).
 
@@ -427,13 +449,14 @@ def kind_mfu(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
     of ``compute_capability`` whose FP32 lanes are half shared with INT32 reads its own
     measurement; TF32 takes the FP32 speed where ``workload`` runs faster so (:func:`_kind_choice`).
     ``rate`` is before ``workload``'s relative MFU, in the column of ``runs_as``."""
-    return _kind_choice(kind, arch, dtype, peak_flops, compute_capability, workload)
+    return _kind_choice(kind, arch, dtype, peak_flops, compute_capability, workload, hbm_Bps)
 
 
 def default_mfu_for_kind(kind: str, arch: str, dtype: str, peak_flops: dict | None = None,
-                         compute_capability: int | None = None) -> tuple[float, str] | None:
+                         compute_capability: int | None = None, hbm_Bps: float | None = None
+                         ) -> tuple[float, str] | None:
     """(MFU, source) of :func:`kind_mfu` for the kind's measured model itself."""
-    found = kind_mfu(kind, arch, dtype, peak_flops, compute_capability)
+    found = kind_mfu(kind, arch, dtype, peak_flops, compute_capability, hbm_Bps=hbm_Bps)
     return None if found is None else (found.rate, found.source)
 
 
