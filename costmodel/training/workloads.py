@@ -387,9 +387,11 @@ def _options_at(kind: str, arch: str, dtype: str, peaks: tuple, compute_capabili
 
 def _speed_by_hbm(rate: float, where: str, entry: dict, peak_flops: dict, dtype: str,
                   hbm_Bps: float | None) -> tuple[float, str]:
-    """A measurement borrowed from another architecture, its speed scaled by HBM bandwidth rather
-    than by peak FLOPs: a CNN's training step is memory-bound (batch norm, ReLU, residual adds, small
-    convolutions), so the speed follows the bytes moved. Lambda's PyTorch ResNet-50 AMP rows
+    """A measurement borrowed from another architecture, its speed scaled by the smaller of the HBM
+    bandwidth and the peak FLOP/s ratios (a roofline: the step cannot outrun either), which for
+    every tensor-core row is HBM's: a CNN's training step is memory-bound (batch norm, ReLU,
+    residual adds, small convolutions), so the speed follows the bytes moved. FP32 on the CUDA
+    cores (an A100's from Volta's row) stays compute-bound: the peak ratio. Lambda's PyTorch ResNet-50 AMP rows
     (lambdal/deeplearning-benchmark, pytorch-train-throughput-fp16.csv) put an H100 SXM at
     1.65-1.76x an A100 80GB SXM, where the HBM ratio is 1.64x and the peak ratio 3.17x; over its
     twelve GPUs (Turing to Hopper) images/s per HBM TB/s spread 0.78-1.29 thousand, per peak
@@ -398,9 +400,12 @@ def _speed_by_hbm(rate: float, where: str, entry: dict, peak_flops: dict, dtype:
     peak = peak_flops.get(dtype)
     if not (hbm_Bps and reference and peak):
         return rate, where
-    scaled = rate * float(entry["peak_tflops"]) * 1e12 / float(peak) * float(hbm_Bps) / (float(reference) * 1e9)
-    return scaled, (f"{where}, its speed scaled by HBM bandwidth ({hbm_Bps / 1e9:,.0f} against "
-                    f"{float(reference):,.0f} GB/s: a CNN step is memory-bound)")
+    peak_ratio = float(peak) / (float(entry["peak_tflops"]) * 1e12)
+    hbm_ratio = float(hbm_Bps) / (float(reference) * 1e9)
+    if hbm_ratio >= peak_ratio:
+        return rate, where  # compute-bound there: the MFU carries over
+    return rate * hbm_ratio / peak_ratio, (f"{where}, its speed scaled by HBM bandwidth ({hbm_Bps / 1e9:,.0f} "
+                                           f"against {float(reference):,.0f} GB/s: a CNN step is memory-bound)")
 
 
 def kind_speed(choice: KindMfu, workload: "Workload | None", arch: str) -> float:

@@ -86,3 +86,19 @@ def test_the_optimizer_offload_example():
     assert (f"the CPU step is {found['optimizer_host_s'] * 1e3:.1f} ms (the host's {host / 1e9:.1f} GB/s shared by its 8 ranks) "
             f"and the copy back {found['optimizer_copy_s'] * 1e3:.1f} ms per step (the GPU step was "
             f"{plain['optimizer_s'] * 1e3:.1f} ms)") in PAGE
+
+
+def test_the_rtx_4090_and_mi300x_cnn_figures():
+    """Hand-written CNN speeds went stale when borrowed rows began to follow HBM bandwidth (review,
+    2026-11-28): computed here and looked up in the page."""
+    def images_per_s(cluster, dtype, micro):
+        found = _breakdown("--model", "resnet-50", "--cluster", cluster, "--gpus", "1", "--micro-batch", str(micro),
+                           "--compute-dtype", dtype, "--backend", "ideal")
+        return found["samples_per_s"], found["compute_s"]
+
+    fp32, tf32, bf16 = (images_per_s("rtx4090-8x-pcie", dtype, 64)[0] for dtype in ("fp32", "tf32", "bf16"))
+    assert fp32 == tf32
+    assert f"The RTX 4090 now gives {fp32:,.1f} images/s in FP32 and in TF32, {bf16:,.1f} in bf16" in PAGE
+    mi300x = {dtype: images_per_s("mi300x-8x", dtype, 256)[1] for dtype in ("fp32", "tf32")}
+    assert mi300x["fp32"] == mi300x["tf32"]
+    assert f"now the same in both, {mi300x['fp32'] * 1e3:.1f} ms since Volta's FP32 row" in PAGE

@@ -325,3 +325,14 @@ def test_a_borrowed_cnn_speed_follows_hbm_bandwidth_not_peak():
                                           gpu.hbm_bandwidth_Bps)[0]
     ampere = workloads.default_mfu_for_kind("cnn", "ampere", "fp16")[0]
     assert rate == pytest.approx(ampere * 312e12 / gpu.peak_flops["fp16"] * 3350 / 2039, rel=1e-12)
+
+
+def test_a_borrowed_compute_bound_row_keeps_its_mfu():
+    """Volta's FP32 row on an A100's CUDA cores ran at MFU 1.03 once every borrowed speed followed
+    HBM (871 img/s; review, 2026-11-28): the roofline takes the smaller ratio, the peak's there."""
+    import hardware
+
+    gpu = hardware.load_system("dgx-a100").gpu
+    rate, source = workloads.default_mfu_for_kind("cnn", "ampere", "fp32", gpu.peak_flops, gpu.compute_capability,
+                                                  gpu.hbm_bandwidth_Bps)
+    assert rate == workloads.default_mfu_for_kind("cnn", "volta", "fp32")[0] and "HBM" not in source
