@@ -12,6 +12,7 @@ one, never a mix. A symbolic link keeps pointing at the file written; a FIFO or 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -70,14 +71,16 @@ def write_text_atomic(path: str | os.PathLike, text: str, field: str = "output")
 
 def _write_via_rename(target: Path, text: str) -> None:
     """:func:`write_text_atomic`'s write: a temporary file beside ``target``, renamed over it.
-    A symbolic link is followed (the file it names is replaced, the link kept); a target that
-    exists and is no regular file (a FIFO, ``/dev/stdout``, a device) is written into, as a
-    shell's ``>`` would: a rename would replace it with a file."""
-    target = Path(os.path.realpath(target))
-    if target.exists() and not target.is_file():
-        with target.open("w", encoding="utf-8", newline="") as stream:
+    A symbolic link is followed (the file it names is replaced, the link kept); an open
+    descriptor (``/dev/stdout``) or a target that exists and is no regular file (a FIFO, a
+    device) is appended to, as a shell's ``>>`` would: a rename would replace it with a file."""
+    if _is_descriptor(target) or (target.exists() and not target.is_file()):
+        # appended, as a shell's >> does: /dev/stdout reopens what the shell opened (a pipe, or a
+        # file that may already hold output), and a rename over its resolved path replaced that file
+        with open(target, "a", encoding="utf-8", newline="") as stream:
             stream.write(text)
         return
+    target = Path(os.path.realpath(target))  # a symbolic link: the file it names is replaced
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
@@ -96,6 +99,14 @@ def _write_via_rename(target: Path, text: str) -> None:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+# An open descriptor named as a file: /dev/stdout, /dev/stderr, /dev/fd/N, /proc/<pid>/fd/N.
+_DESCRIPTOR = re.compile(r"^/(?:dev/(?:stdout|stderr|stdin|fd/\d+)|proc/[^/]+/fd/\d+)$")
+
+
+def _is_descriptor(path: Path) -> bool:
+    return bool(_DESCRIPTOR.match(os.path.abspath(path)))
 
 
 def write_outputs(outputs: Mapping[str, tuple[str | os.PathLike, str] | None],

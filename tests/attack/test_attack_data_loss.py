@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -133,9 +135,38 @@ def test_a_fifo_output_is_written_into_not_replaced(tmp_path):
     assert fifo.exists() and not fifo.is_file()  # still a FIFO
 
 
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals here")
 def test_a_device_output_stays_a_device():
-    """`-o /dev/null` would have replaced the device with a file (the review's /dev/full did, as root)."""
-    before = os.stat("/dev/null")
-    write_text_atomic("/dev/null", "rows\n")
-    after = os.stat("/dev/null")
-    assert (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+    """`-o /dev/full` replaced the device with a file (the review ran as root). A pseudo-terminal
+    stands in for the device, so a regression cannot replace the machine's own."""
+    main, follower = os.openpty()
+    try:
+        device = os.ttyname(follower)
+        before = os.stat(device)
+        write_text_atomic(device, "rows\n")
+        after = os.stat(device)
+        assert (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+        assert os.read(main, 100).replace(b"\r", b"") == b"rows\n"
+    finally:
+        os.close(main)
+        os.close(follower)
+
+
+CSV_TO_STDOUT = [sys.executable, "-c", "import cli; cli.main()", "sweep", "all-reduce", "--cluster", "dgx-h100",
+                 "--sizes", "1MiB", "--format", "csv", "-o", "/dev/stdout"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="no /dev/stdout here")
+def test_dev_stdout_into_a_pipe_and_appended_to_a_file(tmp_path):
+    """`-o /dev/stdout | cat` failed (its resolved path was pipe:[N]), and redirected to a file it
+    replaced that file, losing what the shell had written before (review, 2026-11-28)."""
+    piped = subprocess.run(CSV_TO_STDOUT, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.startswith("primitive,algorithm,") and piped.stdout.count("\n") == 2
+    log = tmp_path / "out.txt"
+    log.write_text("before\n")
+    with log.open("a") as stream:
+        appended = subprocess.run(CSV_TO_STDOUT, cwd=ROOT, stdout=stream, stderr=subprocess.PIPE, text=True,
+                                  timeout=120)
+    assert appended.returncode == 0, appended.stderr
+    assert log.read_text() == "before\n" + piped.stdout
