@@ -167,8 +167,20 @@ IDEAL_SKIPS_MEASURED = ("the cluster's measured curves are left out with --backe
                         "leave --backend unset for them")
 
 
-def _join_notes(first: str | None, second: str) -> str:
-    return second if not first else f"{first}; {second}"
+def curves_left_out(system: Any, backend: str | Backend | None, stack: str | Stack | None = None) -> str | None:
+    """Why a calibrated cluster's measured curves do not answer, or None where they do (or there
+    are none). They measured the system's own library under its realistic backend: not the
+    textbook model an explicit ``backend="ideal"`` asks for, nor another library's ``stack``
+    (gloo on NVIDIA was answered by the NCCL curve). One rule for collective, iteration and plan."""
+    if not getattr(system, "measured", ()):
+        return None
+    if backend_or_auto(backend) is Backend.IDEAL:
+        return IDEAL_SKIPS_MEASURED
+    own = default_stack(system)
+    if stack is not None and stack_named(stack) is not own:
+        return (f"the cluster's measured curves ({own.value}'s) are left out with --stack {stack_named(stack).value} "
+                "(that library is timed on the model)")
+    return None
 
 
 def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algorithm: str = "auto",
@@ -182,6 +194,7 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
     library than the system's own resolves ``auto`` to them (:func:`resolve_backend`).
     """
     asked = backend_or_auto(backend)  # None: auto (the measured layer asks the model the same way)
+    left_out = curves_left_out(lay.system, asked, stack)
     backend, fallback = backend_for(primitive, backend, lay.system, stack, algorithm)
     stack = stack_named(stack) if stack is not None else default_stack(lay.system)
     if backend is Backend.NCCL:
@@ -197,8 +210,10 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
         results = [replace(r, note=fallback) for r in results]
     elif backend in (Backend.NCCL, Backend.RCCL):
         results = [replace(r, interval_s=interval_s(lay.system, lay.nodes, size_bytes, r.time_s)) for r in results]
-    if getattr(lay.system, "measured", ()) and asked is Backend.IDEAL:  # the textbook view was asked for
-        results = [replace(r, note=_join_notes(r.note, IDEAL_SKIPS_MEASURED)) for r in results]
+    if left_out:
+        from costmodel.cluster.measured import join_notes
+
+        results = [replace(r, note=join_notes(r.note, left_out)) for r in results]
     elif getattr(lay.system, "measured", ()):
         from costmodel.cluster.measured import calibrated
 

@@ -177,18 +177,19 @@ def calibrated(primitive: str, size_bytes: float, lay, algorithm: str, results: 
             out.append(replace(from_curve(curve, primitive, size_bytes, lay, backend), nccl_choice=r.nccl_choice))
             continue
         if scale is None:
-            out.append(replace(r, source="model", note=_join(r.note, "not measured on this cluster's layouts: "
+            out.append(replace(r, source="model", note=join_notes(r.note, "not measured on this cluster's layouts: "
                                                                       "the model's answer")))
             continue
         factor, spread = scale
         low, high = r.interval_s or (r.time_s, r.time_s)
         out.append(replace(r, time_s=r.time_s * factor, source="model",
                            interval_s=(low * factor * (1 - spread), high * factor * (1 + spread)),
-                           note=_join(r.note, f"not measured: the model scaled by x{factor:.3g}, the median "
+                           note=join_notes(r.note, f"not measured: the model scaled by x{factor:.3g}, the median "
                                                f"measured/model ratio at this size of {where} {len(layout_curves)} "
                                                "calibrated curve(s)")))
     return out
 
 
-def _join(first: str | None, second: str) -> str:
+def join_notes(first: str | None, second: str) -> str:
+    """Two notes of one prediction as one ("first; second"), or the second alone."""
     return f"{first}; {second}" if first else second

@@ -298,9 +298,13 @@ def iteration(
                                         backend=backend)
         config = calibrated(config, solved, source)
     result = breakdown_on(workload, system.gpu, comm, config)
+    from costmodel.cluster.backends import curves_left_out
     from costmodel.cluster.mapping import regimes_unused_note
 
-    unused = regimes_unused_note(system, node_count)  # a calibrated link's regimes, which a cluster cannot use
+    # a calibrated link's regimes, which a cluster cannot use; a calibrated cluster's curves, which
+    # --backend ideal leaves out
+    unused = "; ".join(note for note in (regimes_unused_note(system, node_count), curves_left_out(system, backend))
+                       if note) or None
     if result.ranks == 1:  # the data-parallel options given, which one GPU leaves without effect
         idle = _one_gpu_options(algorithm=algorithm != "auto", topk=topk is not None, bucket=bucket is not None,
                                 first_bucket=first_bucket is not None, sync=sync != "ddp", no_overlap=no_overlap,

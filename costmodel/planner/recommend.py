@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from costmodel.cluster.backends import curves_left_out
 from costmodel.cluster.stacks import resolve_backend
-from costmodel.names import Backend, backend_named, backend_or_auto
+from costmodel.names import backend_named
 from costmodel.planner import choose, grid, recomputation
 from costmodel.planner.rank import (
     OBJECTIVES,
@@ -841,8 +842,9 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
 
     for grad_dtype in grad_dtypes:
         check_grad_dtype(grad_dtype, system.gpu, "grad_dtypes")
-    if backend_or_auto(backend) is Backend.IDEAL and getattr(system, "measured", ()):
-        system = replace(system, measured=())  # the textbook model asked for: a calibration's curves left out
+    curves_note = curves_left_out(system, backend)
+    if curves_note:  # the textbook model asked for: a calibration's curves left out, and said so
+        system = replace(system, measured=())
     backend = resolve_backend(backend, system).value  # auto: NCCL's model on NVIDIA, RCCL's tuning model on AMD
     money = economics_for(system.gpu.name, price_per_gpu_hour=price_per_gpu_hour, power_w=power_w)
     constraints = Constraints(tokens=tokens, deadline_hours=deadline_hours, budget=budget,
@@ -936,9 +938,9 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
             gpu_limits=gpu_limits(system.gpus_per_node, nodes, partial, int(global_batch),
                                   max(n * g for n, g in space.layouts), max_gpus))
     if explain:
-        findings = {**findings, "tie_band_source": source}
+        findings = {**findings, "tie_band_source": source, "measured_left_out": curves_note}
     published = published_findings(rows[0], setting, backend) if explain else None
-    if interval is not None or published is not None:
+    if interval is not None or published is not None or curves_note:  # findings the reason did not have
         from costmodel.planner.text import reason_text
 
         findings = {**findings, **({"step_interval_s": interval} if interval is not None else {}),

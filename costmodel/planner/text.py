@@ -380,5 +380,5 @@ def reason_text(best, findings: dict, objective: str) -> str:
 
 
 def _regimes(findings) -> str:
-    note = findings.get("regimes_unused")
-    return f"Note: {note}." if note else ""
+    notes = [note for note in (findings.get("regimes_unused"), findings.get("measured_left_out")) if note]
+    return " ".join(f"Note: {note}." for note in notes)

@@ -261,5 +261,21 @@ def test_backend_ideal_on_a_calibrated_cluster_is_the_textbook_model(profile):
         textbook = predict("all-reduce", size, cluster=base, nodes=2, backend="ideal")
         assert ideal.time_s == textbook.time_s and IDEAL_SKIPS_MEASURED in ideal.note
         assert predict("all-reduce", size, cluster=str(profile), nodes=2).source == "measured"
-    kwargs = dict(nodes=2, global_batch=64, backend="ideal", explain=False)
-    assert plan("gpt2", str(profile), **kwargs).best.total_s == plan("gpt2", base, **kwargs).best.total_s
+    kwargs = dict(nodes=2, global_batch=64, backend="ideal")
+    calibrated = plan("gpt2", str(profile), **kwargs)
+    assert calibrated.best.total_s == plan("gpt2", base, **kwargs).best.total_s
+    assert calibrated.findings["measured_left_out"] == IDEAL_SKIPS_MEASURED
+    assert f"Note: {IDEAL_SKIPS_MEASURED}." in calibrated.reason
+    assert plan("gpt2", str(profile), nodes=2, global_batch=64).findings["measured_left_out"] is None
+    args = ["iteration", "--model", "gpt2", "--cluster", str(profile), "--nodes", "2", "--micro-batch", "4"]
+    noted = runner.invoke(app, [*args, "--backend", "ideal", "--json"])
+    assert noted.exit_code == 0 and json.loads(noted.stdout)["note"] == IDEAL_SKIPS_MEASURED
+    assert json.loads(runner.invoke(app, [*args, "--json"]).stdout)["note"] is None
+
+
+def test_another_librarys_stack_is_not_answered_by_the_clusters_curve(profile):
+    """`--stack gloo` on a calibrated NVIDIA cluster was answered by the NCCL curve (source measured,
+    NCCL's time): the curves are NCCL's, so gloo is timed on the model, and the note says why."""
+    gloo = predict("all-reduce", 3e7, cluster=str(profile), nodes=2, stack="gloo")
+    assert gloo.source == "model" and "measured curves (nccl's) are left out with --stack gloo" in gloo.note
+    assert gloo.time_s == predict("all-reduce", 3e7, cluster="a100-abci-8x", nodes=2, stack="gloo").time_s
