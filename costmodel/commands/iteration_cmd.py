@@ -306,8 +306,10 @@ def iteration(
     unused = "; ".join(note for note in (regimes_unused_note(system, node_count), curves_left_out(system, backend))
                        if note) or None
     if result.ranks == 1:  # the data-parallel options given, which one GPU leaves without effect
-        idle = _one_gpu_options(algorithm=algorithm != "auto", topk=topk is not None, bucket=bucket is not None,
-                                first_bucket=first_bucket is not None, sync=sync != "ddp", no_overlap=no_overlap,
+        idle = _one_gpu_options(algorithm=algorithm != "auto", backend=backend != "auto", topk=topk is not None,
+                                bucket=bucket is not None, first_bucket=first_bucket is not None,
+                                # fsdp runs ZeRO-3 (its gather buffers): not without effect
+                                sync=sync not in ("ddp", "fsdp"), no_overlap=no_overlap,
                                 jitter=jitter != 0.0, speed_cv=speed_cv != losses.SPEED_CV, slow_node=slow_node != 1.0,
                                 overlap_slowdown=config.losses.overlap_slowdown != losses.OVERLAP_SLOWDOWN,
                                 host_overhead=config.losses.host_overhead_s != losses.HOST_OVERHEAD_S,

@@ -310,9 +310,7 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
     if switched is not None:
         row = switched
     elif not choose.within(scores[index], float(np.min(scores)), tolerance):  # else the rules' first plan
-        keys = choose.rule_keys(other, setting.workload.params, scores, sent_max)
-        top = np.unravel_index(choose.order(scores, keys, tolerance, 1)[0], scores.shape)
-        row = rows_at(other, setting, scores, [tuple(int(i) for i in top)])[0]
+        row = _first_by_rules(other, setting, scores, tolerance, sent_max)
     changes = [(name, _value(f, getattr(row, f)), _value(f, getattr(old, f)))
                for f, name in CHANGED_FIELDS if getattr(row, f) != getattr(old, f)]
     return {"label": label, "changes": changes, "samples_per_s": row.samples_per_s,
@@ -339,9 +337,15 @@ def _recomputation_switched(sweep, setting, system2, objective, constraints, sco
     without, recomputing = (scores, other_scores) if flipped.recompute else (other_scores, scores)
     if recomputation.taken(without, recomputing, band) != flipped.recompute:
         return None
-    keys = choose.rule_keys(other, setting.workload.params, other_scores)
-    top = np.unravel_index(choose.order(other_scores, keys, band, 1)[0], other_scores.shape)
-    return rows_at(other, flipped, other_scores, [tuple(int(i) for i in top)])[0]
+    return _first_by_rules(other, flipped, other_scores, band)
+
+
+def _first_by_rules(sweep, setting, scores, band: float, sent_max: float | None = None):
+    """The row of ``sweep`` the tie-break rules put first among the plans within ``band`` of the best
+    (``sent_max``: the bytes key's scale where ``sweep`` covers part of a space)."""
+    keys = choose.rule_keys(sweep, setting.workload.params, scores, sent_max)
+    top = np.unravel_index(choose.order(scores, keys, band, 1)[0], scores.shape)
+    return rows_at(sweep, setting, scores, [tuple(int(i) for i in top)])[0]
 
 
 def _local(kept, index) -> tuple[int, ...]:
@@ -414,15 +418,15 @@ def what_if(sweep, setting, system, objective, constraints, index, tolerance, se
 
 
 def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance,
-            recomputation: dict | None = None, on_step=None, keys=None, constraints=None,
+            recompute_state: dict | None = None, on_step=None, keys=None, constraints=None,
             rows=None, tables=None, sent=None, fastest: int | None = None, gpu_limits: dict | None = None,
             tied=None):
     """(findings, reason, sensitivity) for the best plan ``ranked[0]``; ``tied``: the flat indices
     of the plans tied with the fastest in every scenario (:func:`choose.scenario_tied`), None where
     the tie band ``tolerance`` alone decides.
 
-    ``recomputation`` says whether activation recomputation is on and why (the planner's
-    ``{"chosen", "requested", "leanest_without_bytes"}``); ``on_step`` is called after each of
+    ``recompute_state`` says whether activation recomputation is on and why (the planner's
+    ``{"chosen", "requested", "leanest_without_bytes", "decided"}``); ``on_step`` is called after each of
     the crossover, the what-if re-plans and the sensitivity (progress). ``keys`` are the
     tie-break keys (:func:`choose.rule_keys`), ``constraints`` the deadline/budget/tokens,
     ``tables`` the sweep's collective tables (the sensitivity's unscaled rows reuse them) and
@@ -447,7 +451,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     # every tied plan lies within the band of the fastest (scenario ties are a subset of the band's),
     # so the band is the what-if's margin too: the old plan stays while within it of the new best
     changes = what_if(sweep, setting, system, objective, constraints, index, tolerance, sent,
-                      redecide=bool((recomputation or {}).get("decided")))
+                      redecide=bool((recompute_state or {}).get("decided")))
     step()
     flat = np.ravel_multi_index(index, scores.shape)
     rule = choose.deciding_rule(keys, int(flat), int(fastest))
@@ -473,8 +477,8 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         # the cluster link's calibrated regimes, which a plan's collectives cannot use (as iteration says)
         "regimes_unused": regimes_unused_note(system, best.nodes),
         "comm_sweep": comm_sweep(system, sweep.space, index, setting.backend, setting.comm_params),
-        "recompute": recomputation or {"chosen": setting.recompute, "requested": setting.recompute,
-                                       "leanest_without_bytes": None},
+        "recompute": recompute_state or {"chosen": setting.recompute, "requested": setting.recompute,
+                                         "leanest_without_bytes": None, "decided": False},
     }
     if second:
         second.pop("index")

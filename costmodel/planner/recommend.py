@@ -685,8 +685,8 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes
         without = float(np.min(fitted.memory_bytes))
         setting = replace(setting, recompute=True)
         sweep = grid.sweep(setting, system, space, tables)
-        return setting, sweep, {"chosen": True, "requested": False,
-                                "leanest_without_bytes": without}, tables
+        return setting, sweep, {"chosen": True, "requested": False,  # forced by memory, not decided by speed
+                                "leanest_without_bytes": without, "decided": False}, tables
     sweep = grid.sweep(setting, system, space, tables, fitted)
     progress.advance(_SWEEP_UNITS)
     recomputing = replace(setting, recompute=True)
@@ -933,7 +933,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         findings, reason, sensitivity = planner_explain.explain(
             sweep=sweep, setting=setting, system=system, scores=scores, ranked=ranked,
             objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=band,
-            recomputation=recompute_state, on_step=steps.advance, keys=keys, tied=near,
+            recompute_state=recompute_state, on_step=steps.advance, keys=keys, tied=near,
             constraints=constraints, rows=rows, tables=tables, sent=sent, fastest=fastest_flat,
             gpu_limits=gpu_limits(system.gpus_per_node, nodes, partial, int(global_batch),
                                   max(n * g for n, g in space.layouts), max_gpus))

@@ -265,7 +265,7 @@ def test_the_training_step_takes_its_counts_as_the_planner_does():
     as_int = costmodel.iteration("gpt2", "dgx-a100", nodes=2, gpus_per_node=8, micro_batch=8, backend="ideal")
     as_float = costmodel.iteration("gpt2", "dgx-a100", nodes=2.0, gpus_per_node=np.float64(8), micro_batch=8.0,
                                    backend="ideal")
-    assert (as_float.ranks, as_float.total_s) == (as_int.ranks, as_int.total_s) == (16, as_int.total_s)
+    assert as_int.ranks == as_float.ranks == 16 and as_float.total_s == as_int.total_s
     assert costmodel.plan("gpt2", "dgx-a100", nodes=2.0, global_batch=64, explain=False).best.gpus <= 16
     for bad in (2.5, True, "2", -1.0):
         with pytest.raises(InputError, match=rf"^nodes: got {bad!r};"):

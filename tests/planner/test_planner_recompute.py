@@ -218,3 +218,12 @@ def test_the_what_if_keeps_recomputation_the_user_set():
     result = plan("mpt-30b", "gcp-a3-mega", nodes=2, global_batch=64, recompute=False)
     assert not result.findings["recompute"]["decided"]
     assert all(name != "recomputation" for w in result.findings["what_if"] for name, *_ in w["changes"])
+
+
+def test_recomputation_forced_by_memory_is_not_decided_by_speed():
+    """findings.recompute.decided is False where nothing fits without recomputation (the key was
+    missing there; review, 2026-11-28): its what-if keeps it on."""
+    result = plan("llama2-7b", "dgx-a100", global_batch=64, seq_len=32768)
+    state = result.findings["recompute"]
+    assert state["chosen"] and state["decided"] is False and state["leanest_without_bytes"] > 0
+    assert all(name != "recomputation" for w in result.findings["what_if"] for name, *_ in w["changes"])

@@ -114,5 +114,7 @@ def test_one_gpu_says_which_data_parallel_options_change_nothing():
     text = runner.invoke(app, [*args, "--jitter", "0.1"])
     assert text.stdout.rstrip().endswith("note: one GPU exchanges no gradients and waits for no peer: --jitter "
                                          "changes nothing here")
+    fsdp = runner.invoke(app, [*args, "--sync", "fsdp", "--jitter", "0.1", "--json"])  # ZeRO-3's buffers: it acts
+    assert json.loads(fsdp.stdout)["note"].endswith(": --jitter changes nothing here")
     two = runner.invoke(app, [*args[:-1], "2", "--jitter", "0.1", "--json"])
     assert json.loads(two.stdout)["note"] is None
