@@ -33,7 +33,7 @@ from pathlib import Path
 
 from costmodel.calibrate.conventions import binaries_in_text
 from dpbase.errors import InputError, ParseError
-from dpbase.values import frozen
+from dpbase.values import frozen, replace
 
 NCCL_TESTS_TIME_S = 1e-6  # nccl-tests prints times in µs (src/util.cu)
 NCCL_TESTS_BANDWIDTH_BPS = 1e9  # algbw/busbw in GB/s = 1e9 B/s (src/common.cu baseBw)
@@ -87,6 +87,7 @@ class Log:
     layout: str  # "current", "pre-2022" or "json"
     avg_busbw_Bps: float | None = None
     notes: tuple[str, ...] = ()
+    head: str = ""  # the file's start, where NCCL prints its INFO lines (read once: a pipe cannot be read again)
 
 
 def _strip_prefix(line: str) -> str:
@@ -303,6 +304,9 @@ def parse_file(path: str | Path) -> Log:
     from dpbase.readfile import read_text
 
     text = read_text(path, "file", "a readable nccl-tests log", errors="replace", log=True)
-    if text.lstrip().startswith("{"):
-        return parse_json(text, str(path))
-    return parse_text(text, str(path))
+    log = parse_json(text, str(path)) if text.lstrip().startswith("{") else parse_text(text, str(path))
+    return replace(log, head=text[:HEAD_CHARS])
+
+
+# Where NCCL prints its INFO lines (NCCL_ALGO, the version): the start of a log, kept with it.
+HEAD_CHARS = 256 * 1024

@@ -172,12 +172,6 @@ def _recipe(logs, cluster, nodes, json_output) -> None:
     echo("\n".join(lines))
 
 
-def _head(path, limit: int = 256 * 1024) -> str:
-    """The start of a log, where NCCL prints its INFO lines (not the whole file: logs can be large)."""
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        return handle.read(limit)
-
-
 def _check_nccl_algo(base, curves, given: str | None) -> None:
     """Each curve's NCCL algorithm (``--nccl-algo``, else read from its log's INFO line or file
     name) must be one NCCL runs for the curve's collective on its layout of the base system (an
@@ -233,8 +227,9 @@ def _cluster(logs, system_name, output, name, collective, ranks, nodes, nccl_alg
     from costmodel.calibrate.cluster_profile import algorithm_of
 
     ran = None if nccl_algo == "auto" else nccl_algo
-    per_log = [algorithm_of(str(path), _head(path)) for path in logs]
-    fitted = measured_curves([parse_file(path) for path in logs], base, collective=collective, ranks=ranks,
+    parsed = [parse_file(path) for path in logs]  # read once each (a pipe, <(...), cannot be read twice)
+    per_log = [algorithm_of(str(path), log.head) for path, log in zip(logs, parsed, strict=True)]
+    fitted = measured_curves(parsed, base, collective=collective, ranks=ranks,
                              nodes=nodes, nccl_algo=ran, algorithms=per_log, block=block)
     curves, notes = fitted.curves, fitted.notes
     _check_nccl_algo(base, curves, ran)

@@ -279,3 +279,24 @@ def test_another_librarys_stack_is_not_answered_by_the_clusters_curve(profile):
     gloo = predict("all-reduce", 3e7, cluster=str(profile), nodes=2, stack="gloo")
     assert gloo.source == "model" and "measured curves (nccl's) are left out with --stack gloo" in gloo.note
     assert gloo.time_s == predict("all-reduce", 3e7, cluster="a100-abci-8x", nodes=2, stack="gloo").time_s
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs here")
+def test_a_log_from_a_pipe_is_read_once(tmp_path):
+    """`calibrate <(cat log) --system ...` failed with "an empty file": the log's head (its NCCL INFO
+    lines) was read a second time, and a pipe gives its bytes once (review, 2026-11-28)."""
+    import os
+    import threading
+
+    fifo = tmp_path / "log.pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text(Path(LOGS[1]).read_text()))
+    writer.start()
+    out = tmp_path / "piped.toml"
+    result = runner.invoke(app, ["calibrate", str(fifo), "--system", "a100-abci-8x", "-o", str(out)])
+    writer.join(timeout=30)
+    assert result.exit_code == 0, result.output
+    direct = tmp_path / "direct.toml"
+    assert runner.invoke(app, ["calibrate", LOGS[1], "--system", "a100-abci-8x", "-o", str(direct)]).exit_code == 0
+    piped, plain = hardware.load_system(str(out)).measured, hardware.load_system(str(direct)).measured
+    assert [c.time_s(1e6) for c in piped] == [c.time_s(1e6) for c in plain]
