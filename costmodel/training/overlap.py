@@ -69,7 +69,15 @@ def bucket_layout(grad_bytes, bucket_bytes=DDP_BUCKET_BYTES,
     rest = ew.maximum(ew.as_float(grad_bytes) - first, 0.0)
     full = ew.floor(rest / bucket_bytes)
     last = rest - full * bucket_bytes
+    # a whole number of buckets up to rounding: rest / bucket rounded up to an integer left a last
+    # bucket a few ulp below 0 (per-tensor calls of mpt-30b's gradient / its tensors: "size_bytes:
+    # got -1.5e-05"), or above it, one more call of nothing
+    last = ew.where(ew.greater(last, ew.as_float(bucket_bytes) * BUCKET_ROUNDING), last, 0.0)
     return BucketLayout(first, full, bucket_bytes, last)
+
+
+# What is left of a whole number of buckets below this share of one is rounding, not a bucket.
+BUCKET_ROUNDING = 1e-9
 
 
 def check_bucket_sizes(bucket_bytes: float, first_bucket_bytes: float) -> None:

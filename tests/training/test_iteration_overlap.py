@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from cli import app
-from costmodel.training import overlap
+from costmodel.training import overlap, workloads
 from dpbase.errors import InputError
 
 
@@ -129,3 +129,21 @@ def test_exposed_never_exceeds_the_communication():
     found = json.loads(result.stdout)
     assert found["hidden_comm_s"] >= 0.0 and found["interference_s"] >= 0.0
     assert found["exposed_comm_s"] == found["comm_s"]
+
+
+@pytest.mark.parametrize("model", workloads.model_names())
+def test_every_preset_splits_into_whole_calls_under_every_sync_mode(model):
+    """mpt-30b's and mpt-350m's per-tensor calls (gradient / tensor count) left a last bucket a few
+    ulp below 0, timed as a call of -1.5e-05 bytes: "size_bytes: got -1.5e-05" from plan and
+    iteration (planner scan, 2026-11-28). Every preset's layout has no negative and no
+    rounding-sized bucket, and its bytes add up."""
+    from costmodel.training import memory, syncmodes
+
+    workload = workloads.load_model(model)
+    grad_bytes = workload.params * memory.precision_for("bf16").grad_bytes
+    for mode in syncmodes.SYNC_MODES:
+        setup = syncmodes.sync_setup(mode, workload, grad_bytes, zero_stage=3 if mode == "fsdp" else 0)
+        layout = overlap.bucket_layout(grad_bytes, setup.bucket_bytes, setup.first_bucket_bytes)
+        assert layout.last_bytes == 0 or layout.last_bytes > setup.bucket_bytes * overlap.BUCKET_ROUNDING
+        total = layout.first_bytes + layout.full_count * layout.bucket_bytes + layout.last_bytes
+        assert total == pytest.approx(grad_bytes, rel=1e-12), (mode, layout)
