@@ -100,6 +100,18 @@ def memory_parts(sweep, setting, index) -> dict[str, float]:
     return {name: float(value) for name, value in parts.items()}
 
 
+def zero0_fits(sweep, index) -> bool | None:
+    """Whether plain data parallelism (ZeRO-0) runs and fits on as many GPUs as a ZeRO plan, at
+    another micro-batch (at the plan's own it does not: the sweep shards only where it does not,
+    ``grid.fits``); None for a ZeRO-0 plan or a sweep without ZeRO-0. The reason said "does not
+    fit" of every ZeRO plan, where ZeRO-0 fitted at a smaller micro-batch."""
+    space = sweep.space
+    if 0 not in space.zero_stages or space.zero_stages[index[1]] == 0:
+        return None
+    gpus = np.asarray(space.gpus).ravel()
+    return bool(sweep.feasible[:, space.zero_stages.index(0), :, :, gpus == gpus[index[4]]].any())
+
+
 def comm_sweep(system, space, index, backend: str, params: tuple = ()) -> dict | None:
     """Seconds of the chosen plan's collectives at ``COMM_SWEEP_SIZES`` on its GPUs."""
     a, z, _, _, c = index
@@ -474,6 +486,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         "max_gpus_considered": int(sweep.space.gpus.max()), "max_gpus_allowed": int(max_gpus),
         "gpu_limits": gpu_limits, "more_gpus": more_gpus(sweep, scores, index, tables, tied),
         "memory_parts": memory_parts(sweep, setting, index),
+        "zero0_fits": zero0_fits(sweep, index),
         # the cluster link's calibrated regimes, which a plan's collectives cannot use (as iteration says)
         "regimes_unused": regimes_unused_note(system, best.nodes),
         "comm_sweep": comm_sweep(system, sweep.space, index, setting.backend, setting.comm_params),

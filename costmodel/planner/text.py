@@ -198,8 +198,10 @@ def _memory(best, findings) -> str:
         verdict = "fits" if nxt["fits"] else "does not fit within the reserve"
         text += (f"; micro-batch {nxt['micro_batch']} would need {nxt['memory_bytes'] / 1e9:.1f} GB "
                  f"and {verdict}")
-    if best.zero_stage:
-        text += f"; plain data parallelism does not fit, hence ZeRO-{best.zero_stage}"
+    plain = findings.get("zero0_fits")  # on these GPUs at another micro-batch (never at this one)
+    if best.zero_stage and plain is not None:
+        where = f"at micro-batch {best.micro_batch} (it does at smaller ones)" if plain else f"on {best.gpus} GPUs"
+        text += f"; plain data parallelism does not fit {where}, hence ZeRO-{best.zero_stage}"
     return text + "."
 
 

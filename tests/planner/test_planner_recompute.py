@@ -227,3 +227,18 @@ def test_recomputation_forced_by_memory_is_not_decided_by_speed():
     state = result.findings["recompute"]
     assert state["chosen"] and state["decided"] is False and state["leanest_without_bytes"] > 0
     assert all(name != "recomputation" for w in result.findings["what_if"] for name, *_ in w["changes"])
+
+
+def test_the_reason_says_where_plain_data_parallelism_does_not_fit():
+    """Every ZeRO plan read "plain data parallelism does not fit", where ZeRO-0 fitted on the same
+    GPUs at a smaller micro-batch (gpt2-xl on one ABCI A100 node: ZeRO-0 at 2 x 4 fits, 34.5 GB of
+    42.5; planner scan, 2026-11-28)."""
+    small = plan("gpt2-xl", "a100-abci-8x", nodes=1, global_batch=64, seq_len=1024)
+    assert small.best.zero_stage == 1 and small.findings["zero0_fits"] is True
+    assert (f"plain data parallelism does not fit at micro-batch {small.best.micro_batch} (it does at smaller "
+            "ones), hence ZeRO-1") in small.reason
+    large = plan("llama2-7b", "dgx-h100", nodes=4, global_batch=512, seq_len=4096)
+    assert large.findings["zero0_fits"] is False
+    assert f"plain data parallelism does not fit on {large.best.gpus} GPUs, hence ZeRO-1" in large.reason
+    plain = plan("gpt2", "dgx-h100", global_batch=32, seq_len=512, explain=True)
+    assert plain.best.zero_stage == 0 and plain.findings["zero0_fits"] is None
