@@ -236,10 +236,11 @@ def _runner_up(best, findings) -> str:
     second, cross = findings["runner_up"], findings["crossover"]
     if not second:
         return "No communication: one GPU." if best.gpus == 1 else "No other algorithm is feasible."
-    where = f"rank {second['rank']}" if second["rank"] else "below the table"
+    where = f"table row {second['rank']}" if second["rank"] else "below the table"
     versus = change(second["step_time_change"], than="this plan's")
-    if second.get("same_configuration", True):
-        text = f"Runner-up algorithm: {second['algorithm']} ({where}, on this plan's configuration: step {versus})."
+    if second.get("same_configuration", True):  # a row may span buckets and show its best one's time
+        text = (f"Runner-up algorithm: {second['algorithm']} ({where}; on this plan's own configuration, bucket "
+                f"included: step {versus}).")
     else:  # the algorithm runs nowhere on this configuration: its best plan differs in more than the algorithm
         text = (f"Runner-up algorithm: {second['algorithm']} ({where}, which does not run on this plan's configuration; "
                 f"its best plan, on {second['gpus']} GPUs: step {versus}).")

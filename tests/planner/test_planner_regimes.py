@@ -159,5 +159,16 @@ def test_the_runner_up_algorithm_is_timed_on_the_plans_own_configuration():
     row = result.candidates[second["rank"] - 1]
     assert (row.algorithm, row.gpus, row.micro_batch, row.zero_stage, row.bucket_bytes) == (
         second["algorithm"], best.gpus, best.micro_batch, best.zero_stage, best.bucket_bytes)
-    assert f"Runner-up algorithm: {second['algorithm']} (rank {second['rank']}, on this plan's configuration" \
-        in result.reason
+    assert (f"Runner-up algorithm: {second['algorithm']} (table row {second['rank']}; on this plan's own "
+            "configuration, bucket included") in result.reason
+
+
+def test_the_runner_up_quote_is_its_own_bucket_not_its_rows():
+    """gpt2-medium on 5 MI300X nodes quoted auto as "rank 5, step 0.2% slower" where row 5 (auto over
+    25-100 MiB buckets) shows 0.07 %: the quote is the chosen bucket's, and now says so (planner
+    scan, 2026-11-28)."""
+    result = plan("gpt2-medium", "azure-nd-mi300x-v5", nodes=5, global_batch=1024, seq_len=512)
+    second = result.findings["runner_up"]
+    row = result.candidates[second["rank"] - 1]
+    assert row.algorithm == second["algorithm"] and second["same_configuration"]
+    assert "bucket included" in result.reason
