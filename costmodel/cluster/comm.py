@@ -13,7 +13,7 @@ from costmodel.cluster.backends import bottleneck_link, nccl_topology, predict_c
 from costmodel.cluster.mapping import Layout, cluster_candidates, layout, rail_system
 from costmodel.cluster.stacks import check_stack_backend, resolve_backend, stack_named
 from costmodel.collectives.prediction import Prediction
-from costmodel.names import REALISTIC_BACKENDS, Backend, algorithm_named, backend_or_auto
+from costmodel.names import NO_ALGORITHM, REALISTIC_BACKENDS, Backend, algorithm_named, backend_or_auto
 from dpbase.errors import InputError, check_switch
 from dpbase.values import field, frozen
 
@@ -166,6 +166,11 @@ def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None =
     tuning model on AMD); "ideal" for the textbook α-β-γ view.
     """
     lay = layout(system, nodes, gpus_per_node)
+    if algorithm == NO_ALGORITHM:  # a one-GPU plan row's algorithm: no collective runs
+        if lay.ranks != 1:
+            raise InputError("algorithm", algorithm, f"a collective algorithm or auto ({NO_ALGORITHM}: one GPU only, "
+                                                     "as a one-GPU plan row says)")
+        algorithm = "auto"
     named = backend_or_auto(backend)
     check_stack_backend(stack, "auto" if named is None else named.value, cli=False)  # as predict refuses it
     resolved = resolve_backend(backend, lay.system, stack)

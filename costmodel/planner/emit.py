@@ -101,10 +101,17 @@ def _horovod(row) -> list[Knob]:
 
 
 def _torch(row) -> list[Knob]:
-    knobs = _horovod(row) if row.sync in HOROVOD_SYNCS else _torch_wrapped(row)
+    knobs = _one_gpu(row) if row.gpus == 1 else _horovod(row) if row.sync in HOROVOD_SYNCS else _torch_wrapped(row)
     if row.recompute:  # full activation recomputation: each transformer block checkpointed
         knobs.append(Knob("torch.utils.checkpoint.checkpoint", True, "recompute"))
     return knobs
+
+
+def _one_gpu(row) -> list[Knob]:
+    """One GPU: the launch and the loop; no DDP/FSDP wrapper or hook (nothing to exchange: it wrapped
+    the model in DDP with a bf16 compress hook)."""
+    return [*_torchrun(row), Knob("micro_batch_size", row.micro_batch, "micro_batch"),
+            Knob("gradient_accumulation_steps", row.accumulation_steps, "accumulation_steps")]
 
 
 def _torch_wrapped(row) -> list[Knob]:
@@ -259,9 +266,15 @@ def _flat_text(row) -> str:
 
 def _torch_text(row) -> str:
     """The PyTorch snippet of the row's sync mode, and the checkpointing line where it recomputes."""
-    text = (_horovod_text(row) if row.sync in HOROVOD_SYNCS else _flat_text(row) if row.sync == "flat"
-            else _wrapper_text(row))
+    text = (_one_gpu_text(row) if row.gpus == 1 else _horovod_text(row) if row.sync in HOROVOD_SYNCS
+            else _flat_text(row) if row.sync == "flat" else _wrapper_text(row))
     return text + ("\n" + RECOMPUTE_LINE if row.recompute else "")
+
+
+def _one_gpu_text(row) -> str:
+    return "\n".join([f"# {_torchrun_line(row)}",
+                      f"# per GPU: micro-batch {row.micro_batch}, accumulation steps {row.accumulation_steps}",
+                      "# one GPU: no DistributedDataParallel or FSDP wrapper (no gradients to exchange)"])
 
 
 def _wrapper_text(row) -> str:

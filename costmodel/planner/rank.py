@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from costmodel.names import NO_ALGORITHM
 from costmodel.planner import grid
 from costmodel.planner.grid import row_bucket_bytes, stages_allowed
 from costmodel.training import memory, workloads
@@ -157,7 +158,7 @@ def _shown(space, index) -> dict:
     """What a row shows of its configuration besides the bucket size (its identity in the table)."""
     a, z, d, _, c = index
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
-    return {"algorithm": space.algorithms[a] if nodes * per_node > 1 else "none",
+    return {"algorithm": space.algorithms[a] if nodes * per_node > 1 else NO_ALGORITHM,
             "micro_batch": int(space.micro_batch[c]), "accumulation_steps": int(space.accumulation[c]),
             "gpus": nodes * per_node, "nodes": nodes, "gpus_per_node": per_node,
             "grad_dtype": space.grad_dtypes[d], "zero_stage": space.zero_stages[z]}

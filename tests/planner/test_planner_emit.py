@@ -305,3 +305,23 @@ def test_deepspeeds_json_says_what_it_cannot_run_of_the_plan():
     assert emit.note(row, "env") is None
     both = dataclasses.replace(row, recompute=True)
     assert emit.note(both, "deepspeed") == emit.DEEPSPEED_RECOMPUTE_NOTE + "\n" + emit.DEEPSPEED_INT8_GRADS_NOTE
+
+
+def test_a_one_gpu_plan_emits_no_wrapper_and_its_row_re_times():
+    """A one-GPU plan's --emit torch wrapped the model in DDP with a bf16 compress hook, and its row's
+    algorithm ("none") was refused by iteration (planner scan, 2026-11-28)."""
+    import costmodel
+
+    result = plan("resnet-50", "dgx-h100", nodes=4, global_batch=16)
+    row = result.best
+    assert row.gpus == 1 and row.algorithm == "none"
+    text = emit.render(row, "torch")
+    assert "DistributedDataParallel(" not in text and "register_comm_hook" not in text
+    assert "# one GPU: no DistributedDataParallel or FSDP wrapper" in text
+    assert {k.name for k in emit.knobs(row, "torch")} >= {"micro_batch_size", "gradient_accumulation_steps"}
+    again = costmodel.iteration("resnet-50", "dgx-h100", gpus_per_node=1, micro_batch=row.micro_batch,
+                                accumulation_steps=row.accumulation_steps, algorithm=row.algorithm,
+                                grad_dtype=row.grad_dtype)
+    assert again.total_s == pytest.approx(row.total_s, rel=1e-9)
+    with pytest.raises(InputError, match="^algorithm: got 'none'; allowed: a collective algorithm or auto"):
+        costmodel.iteration("resnet-50", "dgx-h100", gpus_per_node=2, micro_batch=8, algorithm="none")
