@@ -582,8 +582,11 @@ def _constraint_error(sweep, setting, objective, constraints):
         return _unscored_error(objective, constraints)
     field = "deadline" if late else "budget"
     value = constraints.deadline_hours if field == "deadline" else constraints.budget
+    # more GPUs shorten a step, not its GPU-hours: they help a deadline, a budget needs money or fewer tokens
+    remedies = (["allow more GPUs (--nodes/--gpus)"] if late or not dear else []) \
+        + (["a larger --budget or a lower --price-per-gpu-hour"] if dear or not late else [])
     return InputError(field, value, "a constraint some plan meets: " + "; ".join(parts)
-                      + "; allow more GPUs (--nodes/--gpus) or train on fewer --tokens")
+                      + "; " + ", ".join(remedies) + " or train on fewer --tokens")
 
 
 def _unscored_error(objective, constraints) -> InputError:

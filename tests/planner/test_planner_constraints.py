@@ -153,3 +153,17 @@ def test_infinite_tokens_budgets_and_deadlines_are_refused(kwargs, field):
     result = CliRunner().invoke(app, ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "64",
                                       "--tokens", "1e9", "--budget", "inf"])
     assert result.exit_code == 2 and "budget: got inf" in result.stderr
+
+
+def test_a_missed_budget_is_not_told_to_add_gpus():
+    """A missed budget advised "allow more GPUs (--nodes/--gpus)", but more GPUs cost as many GPU-hours
+    (mpt-7b: the cheapest plan is 35,430 USD on 2 nodes and on 16; planner scan, 2026-11-28); a
+    missed deadline still is."""
+    args = dict(global_batch=512, objective="gpu-hours", tokens=1e11, explain=False)
+    with pytest.raises(InputError) as budget:
+        plan("mpt-7b", "dgx-h100", nodes=2, budget=28344, **args)
+    assert "a larger --budget or a lower --price-per-gpu-hour or train on fewer --tokens" in str(budget.value)
+    assert "more GPUs" not in str(budget.value)
+    with pytest.raises(InputError) as deadline:
+        plan("mpt-7b", "dgx-h100", nodes=2, deadline_hours=1.0, **args)
+    assert "allow more GPUs (--nodes/--gpus) or train on fewer --tokens" in str(deadline.value)
