@@ -288,12 +288,14 @@ def more_gpus(sweep, scores, index: tuple, tables=None, tied=None) -> str | None
 
 
 def _what_if_once(sweep, setting, system, objective, constraints, index, factor, tolerance,
-                  subspace=None, redecide: bool = False) -> dict:
+                  subspace=None, redecide: bool = False, ties_on=None) -> dict:
     """Re-plan on scaled hardware; the choice changes only if the old plan falls out of the tie.
     ``subspace``: (:func:`whatif.feasible_subspace` of ``sweep``, the most bytes any plan of
     ``sweep`` sends, :func:`_bounds` of ``sweep`` or None): only the configurations that can win
     are re-evaluated (:func:`_near`). ``redecide``: the planner decided recomputation by speed,
-    so the re-plan decides it again on the scaled links (:func:`_recomputation_switched`)."""
+    so the re-plan decides it again on the scaled links (:func:`_recomputation_switched`).
+    ``ties_on``: the planner's ties of a re-plan (scenario ties where the fastest plan's interval is
+    wide, :func:`costmodel.planner.recommend._tie_set`); the old plan stays while tied."""
     label, system2 = whatif.what_if_system(system, sweep.space, factor)
     base = float(sweep.samples_per_s[index])
     if subspace is None:
@@ -312,17 +314,21 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
             other = grid.sweep(setting, system2, space)
             scores = objective_scores(other, setting, objective, constraints.tokens, constraints)
     old = rows_at(other, setting, scores, [index])[0]
-    switched = _recomputation_switched(sweep, setting, system2, objective, constraints, scores, tolerance) \
-        if redecide else None
+    switched = _recomputation_switched(sweep, setting, system2, objective, constraints, scores, tolerance,
+                                       ties_on) if redecide else None
     if switched is None and not np.isfinite(scores).any():
         # no plan meets the deadline/budget on these links: no choice to compare
         return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0,
                 "no_plan": True}
-    row = old  # while the old plan stays in the tie band, it stays the choice
+    row = old  # while the old plan stays tied, it stays the choice
     if switched is not None:
         row = switched
-    elif not choose.within(scores[index], float(np.min(scores)), tolerance):  # else the rules' first plan
-        row = _first_by_rules(other, setting, scores, tolerance, sent_max)
+    else:
+        near = _ties(ties_on, other, setting, system2, scores, sent_max)
+        tied = choose.within(scores[index], float(np.min(scores)), tolerance) if near is None else \
+            int(np.ravel_multi_index(index, scores.shape)) in near
+        if not tied:  # the rules' first plan
+            row = _first_by_rules(other, setting, scores, tolerance, sent_max, near)
     changes = [(name, _value(f, getattr(row, f)), _value(f, getattr(old, f)))
                for f, name in CHANGED_FIELDS if getattr(row, f) != getattr(old, f)]
     return {"label": label, "changes": changes, "samples_per_s": row.samples_per_s,
@@ -332,7 +338,7 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
             "kept_throughput_change": old.samples_per_s / base - 1.0}
 
 
-def _recomputation_switched(sweep, setting, system2, objective, constraints, scores, band: float):
+def _recomputation_switched(sweep, setting, system2, objective, constraints, scores, band: float, ties_on=None):
     """The rules' first plan with recomputation the other way round, on links ``system2``, where
     the planner's rule (:func:`recomputation.taken`) turns it there; else None. ``sweep`` is the
     plan's own (its floor bounds a sweep with recomputation on any links) and ``scores`` those of
@@ -349,14 +355,23 @@ def _recomputation_switched(sweep, setting, system2, objective, constraints, sco
     without, recomputing = (scores, other_scores) if flipped.recompute else (other_scores, scores)
     if recomputation.taken(without, recomputing, band) != flipped.recompute:
         return None
-    return _first_by_rules(other, flipped, other_scores, band)
+    return _first_by_rules(other, flipped, other_scores, band, None, _ties(ties_on, other, flipped, system2,
+                                                                         other_scores, None))
 
 
-def _first_by_rules(sweep, setting, scores, band: float, sent_max: float | None = None):
-    """The row of ``sweep`` the tie-break rules put first among the plans within ``band`` of the best
-    (``sent_max``: the bytes key's scale where ``sweep`` covers part of a space)."""
+def _ties(ties_on, sweep, setting, system, scores, sent_max):
+    """The planner's scenario ties of a re-plan (flat indices), or None (the band alone ties)."""
+    if ties_on is None or not np.isfinite(scores).any():
+        return None
+    return ties_on(sweep, setting, system, scores, choose.rule_keys(sweep, setting.workload.params, scores, sent_max))
+
+
+def _first_by_rules(sweep, setting, scores, band: float, sent_max: float | None = None, near=None):
+    """The row of ``sweep`` the tie-break rules put first among the tied plans (``near``, else those
+    within ``band`` of the best; ``sent_max``: the bytes key's scale where ``sweep`` covers part of a
+    space)."""
     keys = choose.rule_keys(sweep, setting.workload.params, scores, sent_max)
-    top = np.unravel_index(choose.order(scores, keys, band, 1)[0], scores.shape)
+    top = np.unravel_index(choose.order(scores, keys, band, 1, near)[0], scores.shape)
     return rows_at(sweep, setting, scores, [tuple(int(i) for i in top)])[0]
 
 
@@ -414,16 +429,17 @@ def _near(space, kept, index, bounds, factor, tolerance):
 
 
 def what_if(sweep, setting, system, objective, constraints, index, tolerance, sent=None,
-            redecide: bool = False) -> list[dict]:
+            redecide: bool = False, ties_on=None) -> list[dict]:
     """The plan again with the bottleneck bandwidth scaled: what changes, and by how much.
     ``sent``: the sweep's :func:`choose.bytes_sent`, where the caller has it; ``redecide``: the
-    planner decided recomputation by speed, and decides it again there."""
+    planner decided recomputation by speed, and decides it again there; ``ties_on``: ties as the
+    planner takes them (scenarios of the model's uncertainty), else the band alone."""
     found = []
     sent = choose.bytes_sent(sweep, setting.workload.params) if sent is None else sent
     subspace = (whatif.feasible_subspace(sweep), float(sent.max()), _bounds(sweep, setting, objective, constraints))
     for factor in whatif.WHAT_IF_BANDWIDTH_FACTORS:
         found.append(_what_if_once(sweep, setting, system, objective, constraints, index, factor,
-                                   tolerance, subspace, redecide))
+                                   tolerance, subspace, redecide, ties_on))
         if found[-1]["changes"]:
             break
     return found
@@ -432,10 +448,11 @@ def what_if(sweep, setting, system, objective, constraints, index, tolerance, se
 def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance,
             recompute_state: dict | None = None, on_step=None, keys=None, constraints=None,
             rows=None, tables=None, sent=None, fastest: int | None = None, gpu_limits: dict | None = None,
-            tied=None):
+            tied=None, ties_on=None):
     """(findings, reason, sensitivity) for the best plan ``ranked[0]``; ``tied``: the flat indices
     of the plans tied with the fastest in every scenario (:func:`choose.scenario_tied`), None where
-    the tie band ``tolerance`` alone decides.
+    the tie band ``tolerance`` alone decides; ``ties_on(sweep, setting, system, scores, keys)``: the
+    same ties of a re-plan (the what-if's), None where a band was given.
 
     ``recompute_state`` says whether activation recomputation is on and why (the planner's
     ``{"chosen", "requested", "leanest_without_bytes", "decided"}``); ``on_step`` is called after each of
@@ -463,7 +480,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     # every tied plan lies within the band of the fastest (scenario ties are a subset of the band's),
     # so the band is the what-if's margin too: the old plan stays while within it of the new best
     changes = what_if(sweep, setting, system, objective, constraints, index, tolerance, sent,
-                      redecide=bool((recompute_state or {}).get("decided")))
+                      redecide=bool((recompute_state or {}).get("decided")), ties_on=ties_on)
     step()
     flat = np.ravel_multi_index(index, scores.shape)
     rule = choose.deciding_rule(keys, int(flat), int(fastest))

@@ -538,6 +538,18 @@ def _ranked(scores, keys, top, tie_band, near=None) -> list[tuple[int, ...]]:
                                                                  scores.shape))))
 
 
+def _tie_set(sweep, setting, scores, fastest: int, floor: float, objective: str, constraints, sent,
+             interval_of) -> np.ndarray | None:
+    """The plans tied with the ``fastest`` (flat index) in every scenario (:func:`_scenario_ties`)
+    where the fastest plan's 10-90 % interval is wider than ``floor``; None where it is not (the
+    floor band alone then ties). What the plan and its what-if re-plans decide ties by."""
+    at = tuple(int(i) for i in np.unravel_index(fastest, scores.shape))
+    row = rows_at(sweep, setting, scores, [at], constraints, sent)[0]
+    if choose.interval_band(interval_of(row), row.total_s) <= floor:
+        return None
+    return _scenario_ties(sweep, setting, scores, floor, objective, constraints, sent, interval_of, fastest)
+
+
 def _scenario_ties(sweep, setting, scores, floor: float, objective: str, constraints, sent,
                    interval_of, fastest: int) -> np.ndarray:
     """Flat indices of the plans within ``floor`` of the best score that stay within it in every
@@ -920,13 +932,16 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     fastest_flat = choose.fastest(scores, keys) if tie_band is None or explain else None  # the ties', the reason's
     near, source = None, "floor" if tie_band is None else "given"
     if tie_band is None:  # ties from the model's own uncertainty, where the fastest plan's exceeds the floor
-        fastest_at = np.unravel_index(fastest_flat, scores.shape)
-        fastest = rows_at(sweep, setting, scores, [tuple(int(i) for i in fastest_at)], constraints, sent)[0]
-        spread = choose.interval_band(interval_of(fastest), fastest.total_s)
-        if spread > band:
-            near = _scenario_ties(sweep, setting, scores, band, objective, constraints, sent, interval_of,
-                                  fastest_flat)
-            source = "scenarios"
+        near = _tie_set(sweep, setting, scores, fastest_flat, band, objective, constraints, sent, interval_of)
+        source = "floor" if near is None else "scenarios"
+
+    def ties_on(other_sweep, other_setting, other_system, other_scores, other_keys):  # the what-if's re-plans
+        def other_interval(row: PlanRow):
+            return step_interval(row, other_setting, other_system, backend)
+
+        return _tie_set(other_sweep, other_setting, other_scores, choose.fastest(other_scores, other_keys), band,
+                        objective, constraints, None, other_interval)
+
     ranked = _ranked(scores, keys, top, band, near)  # the table once the ties are known
     rows = collapsed_rows(sweep, setting, scores, ranked, top, constraints, sent)
     interval = interval_of(rows[0]) if explain else None
@@ -937,6 +952,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
             sweep=sweep, setting=setting, system=system, scores=scores, ranked=ranked,
             objective=objective, tokens=tokens, max_gpus=max_gpus, tolerance=band,
             recompute_state=recompute_state, on_step=steps.advance, keys=keys, tied=near,
+            ties_on=ties_on if tie_band is None else None,
             constraints=constraints, rows=rows, tables=tables, sent=sent, fastest=fastest_flat,
             gpu_limits=gpu_limits(system.gpus_per_node, nodes, partial, int(global_batch),
                                   max(n * g for n, g in space.layouts), max_gpus))

@@ -211,3 +211,22 @@ def test_a_changed_choice_says_what_this_plan_itself_would_do_there():
     assert half["kept_throughput_change"] < 0  # slower links never speed this plan up
     text = next(line for line in found.reason.splitlines() if line.startswith("With"))
     assert "than this plan's today; this plan there: 3.5% lower)" in text
+
+
+@pytest.mark.parametrize(("model", "cluster", "nodes", "batch"), [
+    ("vgg16", "l40s-4x-pcie", 14, 96), ("vgg16", "rtx4090-8x-pcie", 13, 96)])
+def test_the_what_if_ties_as_the_planner_does(model, cluster, nodes, batch):
+    """The what-if re-planned with the plain 2 % band where the planner ties by scenarios of its
+    uncertainty: vgg16 on 14 L40S nodes with twice the network named 32 GPUs, where a re-plan
+    chooses 48 (planner scan, 2026-11-28). Now the sentence's plan is the re-plan's."""
+    import hardware
+    from costmodel.planner import whatif
+    from costmodel.planner.recommend import plan
+
+    result = plan(model, cluster, nodes=nodes, global_batch=batch)
+    change = result.findings["what_if"][0]
+    assert change["label"] == "2x inter-node bandwidth" and change["changes"]
+    scaled = whatif.scaled_system(hardware.load_system(cluster), inter_bandwidth=2.0)
+    again = plan(model, scaled, nodes=nodes, global_batch=batch, explain=False)
+    assert change["samples_per_s"] == pytest.approx(again.best.samples_per_s, rel=1e-9)
+    assert ("GPUs", str(again.best.gpus), str(result.best.gpus)) in change["changes"]
