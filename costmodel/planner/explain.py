@@ -323,7 +323,7 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
     row = old  # while the old plan stays tied, it stays the choice
     if switched is not None:
         row = switched
-    else:
+    elif not _still_fastest(other, setting, scores, index, sent_max):  # the fastest is tied with itself
         near = _ties(ties_on, other, setting, system2, scores, sent_max)
         tied = choose.within(scores[index], float(np.min(scores)), tolerance) if near is None else \
             int(np.ravel_multi_index(index, scores.shape)) in near
@@ -357,6 +357,19 @@ def _recomputation_switched(sweep, setting, system2, objective, constraints, sco
         return None
     return _first_by_rules(other, flipped, other_scores, band, None, _ties(ties_on, other, flipped, system2,
                                                                          other_scores, None))
+
+
+def _still_fastest(sweep, setting, scores, index, sent_max) -> bool:
+    """Whether the old plan (``index``) is the re-plan's fastest (:func:`choose.fastest`): then it
+    stays whatever ties (the fastest is always tied), and its intervals need not be computed."""
+    best = float(np.min(scores))
+    near_best = best + choose.resolution(best)  # choose.score_key's step: below it a score is the best's
+    if not np.isfinite(scores[index]) or scores[index] >= near_best:
+        return False
+    if np.count_nonzero(scores < near_best) == 1:  # the one best score: no rule decides
+        return True
+    keys = choose.rule_keys(sweep, setting.workload.params, scores, sent_max)
+    return choose.fastest(scores, keys) == int(np.ravel_multi_index(index, scores.shape))
 
 
 def _ties(ties_on, sweep, setting, system, scores, sent_max):

@@ -230,3 +230,19 @@ def test_the_what_if_ties_as_the_planner_does(model, cluster, nodes, batch):
     again = plan(model, scaled, nodes=nodes, global_batch=batch, explain=False)
     assert change["samples_per_s"] == pytest.approx(again.best.samples_per_s, rel=1e-9)
     assert ("GPUs", str(again.best.gpus), str(result.best.gpus)) in change["changes"]
+
+
+def test_a_what_if_keeping_the_fastest_plan_computes_no_intervals(monkeypatch):
+    """Scenario ties need every tied plan's interval on the scaled links; where the old plan is the
+    re-plan's fastest it stays whatever ties, so none is computed (the README plan: its what-if cost
+    19 M instructions more before the shortcut)."""
+    from costmodel.planner import recommend
+
+    scaled = []
+    real = recommend.step_interval
+    monkeypatch.setattr(recommend, "step_interval", lambda row, setting, system, backend: (
+        scaled.append(system.name) if "bw x" in system.name else None) or real(row, setting, system, backend))
+    readme = recommend.plan("llama2-7b", "dgx-h100", nodes=4, global_batch=512, seq_len=4096)
+    assert all(not w["changes"] for w in readme.findings["what_if"]) and scaled == []
+    recommend.plan("vgg16", "l40s-4x-pcie", nodes=14, global_batch=96)
+    assert scaled  # a plan whose what-if changes computes them
