@@ -288,7 +288,7 @@ def more_gpus(sweep, scores, index: tuple, tables=None, tied=None) -> str | None
 
 
 def _what_if_once(sweep, setting, system, objective, constraints, index, factor, tolerance,
-                  subspace=None, redecide: bool = False, ties_on=None) -> dict:
+                  subspace=None, redecide: bool = False, ties_on=None, memo: dict | None = None) -> dict:
     """Re-plan on scaled hardware; the choice changes only if the old plan falls out of the tie.
     ``subspace``: (:func:`whatif.feasible_subspace` of ``sweep``, the most bytes any plan of
     ``sweep`` sends, :func:`_bounds` of ``sweep`` or None): only the configurations that can win
@@ -315,7 +315,7 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
             scores = objective_scores(other, setting, objective, constraints.tokens, constraints)
     old = rows_at(other, setting, scores, [index])[0]
     switched = _recomputation_switched(sweep, setting, system2, objective, constraints, scores, tolerance,
-                                       ties_on) if redecide else None
+                                       ties_on, memo) if redecide else None
     if switched is None and not np.isfinite(scores).any():
         # no plan meets the deadline/budget on these links: no choice to compare
         return {"label": label, "changes": [], "samples_per_s": 0.0, "throughput_change": -1.0,
@@ -338,7 +338,8 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
             "kept_throughput_change": old.samples_per_s / base - 1.0}
 
 
-def _recomputation_switched(sweep, setting, system2, objective, constraints, scores, band: float, ties_on=None):
+def _recomputation_switched(sweep, setting, system2, objective, constraints, scores, band: float, ties_on=None,
+                            memo: dict | None = None):
     """The rules' first plan with recomputation the other way round, on links ``system2``, where
     the planner's rule (:func:`recomputation.taken`) turns it there; else None. ``sweep`` is the
     plan's own (its floor bounds a sweep with recomputation on any links) and ``scores`` those of
@@ -348,7 +349,7 @@ def _recomputation_switched(sweep, setting, system2, objective, constraints, sco
     def score_of(candidate, candidate_setting):
         return objective_scores(candidate, candidate_setting, objective, constraints.tokens, constraints)
 
-    if flipped.recompute and not recomputation.may_win(sweep, flipped, float(np.min(scores)), score_of, band):
+    if flipped.recompute and not recomputation.may_win(sweep, flipped, float(np.min(scores)), score_of, band, memo):
         return None
     other = grid.sweep(flipped, system2, sweep.space)  # the whole space: what fits depends on recomputation
     other_scores = score_of(other, flipped)
@@ -450,9 +451,10 @@ def what_if(sweep, setting, system, objective, constraints, index, tolerance, se
     found = []
     sent = choose.bytes_sent(sweep, setting.workload.params) if sent is None else sent
     subspace = (whatif.feasible_subspace(sweep), float(sent.max()), _bounds(sweep, setting, objective, constraints))
+    memo: dict = {}  # what every factor shares: the recomputed floor's score (no link changes it)
     for factor in whatif.WHAT_IF_BANDWIDTH_FACTORS:
         found.append(_what_if_once(sweep, setting, system, objective, constraints, index, factor,
-                                   tolerance, subspace, redecide, ties_on))
+                                   tolerance, subspace, redecide, ties_on, memo))
         if found[-1]["changes"]:
             break
     return found

@@ -40,15 +40,23 @@ def taken(without: np.ndarray, recomputing: np.ndarray, band: float) -> bool:
     return found is not None and found > band
 
 
-def may_win(without_sweep, recomputing, best: float, score_of: Callable, band: float) -> bool:
+def may_win(without_sweep, recomputing, best: float, score_of: Callable, band: float,
+            memo: dict | None = None) -> bool:
     """Whether a plan with recomputation (setting ``recomputing``) could score better than
     ``band`` ahead of ``best``, the best score without it: some configuration's
     :func:`grid.recomputed_floor_s` (of ``without_sweep``, the sweep without recomputation, on
     any links), scored by ``score_of(sweep, setting)`` as a plan that fits, beats that. A
-    compute-bound plan (the README's) cannot pay for a third more compute."""
+    compute-bound plan (the README's) cannot pay for a third more compute. ``memo``: a dict kept
+    across calls on the same sweep, setting and scoring (a what-if's factors): the floor, which no
+    link changes, is scored once."""
     if not np.isfinite(best):
         return True  # nothing scores without it (a deadline, a budget): only recomputation may
-    floor = replace(without_sweep,
-                    samples_per_s=grid.samples_per_s(without_sweep.space, grid.recomputed_floor_s(without_sweep)),
-                    feasible=np.ones(without_sweep.space.shape, dtype=bool))
-    return float(np.min(score_of(floor, recomputing))) < best - band * abs(best)
+    if memo is None or "floor" not in memo:
+        floor = replace(without_sweep,
+                        samples_per_s=grid.samples_per_s(without_sweep.space, grid.recomputed_floor_s(without_sweep)),
+                        feasible=np.ones(without_sweep.space.shape, dtype=bool))
+        lowest = float(np.min(score_of(floor, recomputing)))
+        if memo is None:
+            return lowest < best - band * abs(best)
+        memo["floor"] = lowest
+    return memo["floor"] < best - band * abs(best)
