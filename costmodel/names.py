@@ -60,12 +60,12 @@ class Backend(str, Enum):
     RCCL = "rccl"
 
 
-# The backends that model a real library (its algorithms and protocols, its measured behaviour),
-# as against the textbook bound.
 # What a one-GPU plan row names as its algorithm (planner.rank), and comm_model takes there: no
 # collective runs.
 NO_ALGORITHM = "none"
 
+# The backends that model a real library (its algorithms and protocols, its measured behaviour),
+# as against the textbook bound.
 REALISTIC_BACKENDS = (Backend.NCCL.value, Backend.RCCL.value)
 
 

@@ -166,7 +166,7 @@ def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None =
     tuning model on AMD); "ideal" for the textbook α-β-γ view.
     """
     lay = layout(system, nodes, gpus_per_node)
-    if algorithm == NO_ALGORITHM:  # a one-GPU plan row's algorithm: no collective runs
+    if isinstance(algorithm, str) and algorithm.strip().lower() == NO_ALGORITHM:  # a one-GPU row's: no collective
         if lay.ranks != 1:
             raise InputError("algorithm", algorithm, f"a collective algorithm or auto ({NO_ALGORITHM}: one GPU only, "
                                                      "as a one-GPU plan row says)")

@@ -101,15 +101,15 @@ def memory_parts(sweep, setting, index) -> dict[str, float]:
 
 
 def zero0_fits(sweep, index) -> bool | None:
-    """Whether plain data parallelism (ZeRO-0) runs and fits on as many GPUs as a ZeRO plan, at
+    """Whether plain data parallelism (no ZeRO) fits in memory on as many GPUs as a ZeRO plan, at
     another micro-batch (at the plan's own it does not: the sweep shards only where it does not,
-    ``grid.fits``); None for a ZeRO-0 plan or a sweep without ZeRO-0. The reason said "does not
+    ``grid.fits``, whose ``plain_dp_fits`` this reads); None for a ZeRO-0 plan or a sweep without ZeRO-0. The reason said "does not
     fit" of every ZeRO plan, where ZeRO-0 fitted at a smaller micro-batch."""
     space = sweep.space
     if 0 not in space.zero_stages or space.zero_stages[index[1]] == 0:
         return None
     gpus = np.asarray(space.gpus).ravel()
-    return bool(sweep.feasible[:, space.zero_stages.index(0), :, :, gpus == gpus[index[4]]].any())
+    return bool(np.broadcast_to(sweep.plain_dp_fits, space.shape)[..., gpus == gpus[index[4]]].any())
 
 
 def comm_sweep(system, space, index, backend: str, params: tuple = ()) -> dict | None:

@@ -594,8 +594,12 @@ def _constraint_error(sweep, setting, objective, constraints):
         return _unscored_error(objective, constraints)
     field = "deadline" if late else "budget"
     value = constraints.deadline_hours if field == "deadline" else constraints.budget
-    # more GPUs shorten a step, not its GPU-hours: they help a deadline, a budget needs money or fewer tokens
-    remedies = (["allow more GPUs (--nodes/--gpus)"] if late or not dear else []) \
+    # more GPUs help a deadline; a budget only where the cheapest plan already uses the most GPUs
+    # swept (sharding over more can drop recomputation: mpt-30b costs 363 USD on 8 GPUs, 302 on 32),
+    # not where fewer were cheapest (mpt-7b: 35,430 USD on 2 nodes and on 16)
+    cheapest_gpus = 0 if cost is None else int(np.broadcast_to(sweep.space.gpus, cost.shape).ravel()[np.argmin(cost)])
+    more_help = late or not dear or cheapest_gpus >= int(sweep.space.gpus.max())
+    remedies = (["allow more GPUs (--nodes/--gpus)"] if more_help else []) \
         + (["a larger --budget or a lower --price-per-gpu-hour"] if dear or not late else [])
     return InputError(field, value, "a constraint some plan meets: " + "; ".join(parts)
                       + "; " + ", ".join(remedies) + " or train on fewer --tokens")

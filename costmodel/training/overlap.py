@@ -72,7 +72,9 @@ def bucket_layout(grad_bytes, bucket_bytes=DDP_BUCKET_BYTES,
     # a whole number of buckets up to rounding: rest / bucket rounded up to an integer left a last
     # bucket a few ulp below 0 (per-tensor calls of mpt-30b's gradient / its tensors: "size_bytes:
     # got -1.5e-05"), or above it, one more call of nothing
-    last = ew.where(ew.greater(last, ew.as_float(bucket_bytes) * BUCKET_ROUNDING), last, 0.0)
+    # (only after a full bucket: a bucket far larger than the rest leaves that rest whole)
+    tiny = ew.as_float(bucket_bytes) * BUCKET_ROUNDING
+    last = ew.where(ew.greater(full, 0), ew.where(ew.greater(last, tiny), last, 0.0), ew.maximum(last, 0.0))
     return BucketLayout(first, full, bucket_bytes, last)
 
 

@@ -167,3 +167,10 @@ def test_a_missed_budget_is_not_told_to_add_gpus():
     with pytest.raises(InputError) as deadline:
         plan("mpt-7b", "dgx-h100", nodes=2, deadline_hours=1.0, **args)
     assert "allow more GPUs (--nodes/--gpus) or train on fewer --tokens" in str(deadline.value)
+    # where the cheapest plan already uses every GPU, more can be cheaper: mpt-30b on one A3 Mega
+    # node costs 363 USD (recomputing), on 4 nodes 302 (review, 2026-11-28)
+    money = dict(global_batch=64, objective="cost", tokens=1e9, price_per_gpu_hour=2.0, explain=False)
+    with pytest.raises(InputError) as full:
+        plan("mpt-30b", "gcp-a3-mega", nodes=1, budget=332, **money)
+    assert "allow more GPUs (--nodes/--gpus)" in str(full.value)
+    assert plan("mpt-30b", "gcp-a3-mega", nodes=4, budget=332, **money).best.gpus > 8

@@ -169,6 +169,16 @@ def test_the_runner_up_quote_is_its_own_bucket_not_its_rows():
     scan, 2026-11-28)."""
     result = plan("gpt2-medium", "azure-nd-mi300x-v5", nodes=5, global_batch=1024, seq_len=512)
     second = result.findings["runner_up"]
-    row = result.candidates[second["rank"] - 1]
+    row, best = result.candidates[second["rank"] - 1], result.best
     assert row.algorithm == second["algorithm"] and second["same_configuration"]
     assert "bucket included" in result.reason
+    # the quote is the runner-up at the plan's own bucket, not the row's best bucket
+    assert row.bucket_bytes != best.bucket_bytes
+    assert second["step_time_change"] != pytest.approx(row.total_s / best.total_s - 1, rel=1e-3)
+    import costmodel
+
+    again = costmodel.iteration("gpt2-medium", "azure-nd-mi300x-v5", nodes=best.nodes, gpus_per_node=best.gpus_per_node,
+                                micro_batch=best.micro_batch, accumulation_steps=best.accumulation_steps, seq_len=512,
+                                algorithm=second["algorithm"], bucket_bytes=best.bucket_bytes,
+                                grad_dtype=best.grad_dtype, zero_stage=best.zero_stage)
+    assert second["step_time_change"] == pytest.approx(again.total_s / best.total_s - 1, rel=1e-3, abs=1e-6)

@@ -235,7 +235,7 @@ def test_the_what_if_ties_as_the_planner_does(model, cluster, nodes, batch):
 def test_a_what_if_keeping_the_fastest_plan_computes_no_intervals(monkeypatch):
     """Scenario ties need every tied plan's interval on the scaled links; where the old plan is the
     re-plan's fastest it stays whatever ties, so none is computed (the README plan: its what-if cost
-    19 M instructions more before the shortcut)."""
+    about 11 M instructions more before the shortcut)."""
     from costmodel.planner import recommend
 
     scaled = []

@@ -147,3 +147,12 @@ def test_every_preset_splits_into_whole_calls_under_every_sync_mode(model):
         assert layout.last_bytes == 0 or layout.last_bytes > setup.bucket_bytes * overlap.BUCKET_ROUNDING
         total = layout.first_bytes + layout.full_count * layout.bucket_bytes + layout.last_bytes
         assert total == pytest.approx(grad_bytes, rel=1e-12), (mode, layout)
+
+
+def test_a_bucket_far_larger_than_the_gradient_keeps_its_bytes():
+    """The rounding rule zeroed the rest after the first bucket where the bucket was over 1e9 times
+    it (--bucket 1000000TB on gpt2: one call, 247.8 MB dropped; review, 2026-11-28)."""
+    layout = overlap.bucket_layout(248879616.0, 1e18, 1048576)
+    assert layout.full_count == 0 and layout.last_bytes == 248879616.0 - 1048576
+    arrays = overlap.bucket_layout(np.array([248879616.0, 60 * 2.0**20]), np.array([1e18, 2.0**20]), 2.0**20)
+    assert arrays.last_bytes.tolist() == [248879616.0 - 1048576, 0.0]
