@@ -906,6 +906,9 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         if max_gpus < 2:
             raise InputError("asynchronous", True, f"2 or more GPUs (at most {max_gpus} here: "
                              "one GPU has no peer to update asynchronously)")
+        if int(global_batch) < 2:  # a sample per worker at least: wider GPU limits would not help
+            raise InputError("global_batch", global_batch, "2 or more with asynchronous updates (a sample for each "
+                             "of at least 2 workers)")
         min_gpus = max(int(min_gpus), 2)
     space = build_space(system, nodes=nodes, global_batch=int(global_batch), min_gpus=min_gpus,
                         max_gpus=max_gpus, bucket_bytes=bucket_bytes, grad_dtypes=grad_dtypes,

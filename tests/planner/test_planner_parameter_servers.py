@@ -115,3 +115,11 @@ def test_asynchronous_updates_need_a_peer():
     result = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--gpus", "1",
                                  "--micro-batch", "4", "--async"])
     assert result.exit_code == 2 and "2 or more GPUs" in result.stderr
+
+
+def test_asynchronous_updates_need_two_samples():
+    """--async with a global batch of 1 advised "a wider --min-gpus/--max-gpus", which cannot help:
+    asynchronous plans need two workers, each a sample (review, 2026-11-28)."""
+    with pytest.raises(InputError, match=r"^global_batch: got 1; allowed: 2 or more with asynchronous updates"):
+        plan("gpt2", "dgx-h100", global_batch=1, asynchronous=True, explain=False)
+    assert plan("gpt2", "dgx-h100", global_batch=2, asynchronous=True, explain=False).best.gpus == 2
