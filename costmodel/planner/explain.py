@@ -16,6 +16,7 @@ the same helpers the CLI table uses, so the text and the table agree.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -323,12 +324,14 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
     row = old  # while the old plan stays tied, it stays the choice
     if switched is not None:
         row = switched
-    elif not _still_fastest(other, setting, scores, index, sent_max):  # the fastest is tied with itself
-        near = _ties(ties_on, other, setting, system2, scores, sent_max)
-        tied = choose.within(scores[index], float(np.min(scores)), tolerance) if near is None else \
-            int(np.ravel_multi_index(index, scores.shape)) in near
-        if not tied:  # the rules' first plan
-            row = _first_by_rules(other, setting, scores, tolerance, sent_max, near)
+    else:
+        keys = _keys_once(other, setting, scores, sent_max)
+        if not _still_fastest(scores, index, keys):  # the fastest is tied with itself
+            near = _ties(ties_on, other, setting, system2, scores, keys)
+            tied = choose.within(scores[index], float(np.min(scores)), tolerance) if near is None else \
+                int(np.ravel_multi_index(index, scores.shape)) in near
+            if not tied:  # the rules' first plan
+                row = _first_by_rules(other, setting, scores, tolerance, keys, near)
     changes = [(name, _value(f, getattr(row, f)), _value(f, getattr(old, f)))
                for f, name in CHANGED_FIELDS if getattr(row, f) != getattr(old, f)]
     return {"label": label, "changes": changes, "samples_per_s": row.samples_per_s,
@@ -356,36 +359,41 @@ def _recomputation_switched(sweep, setting, system2, objective, constraints, sco
     without, recomputing = (scores, other_scores) if flipped.recompute else (other_scores, scores)
     if recomputation.taken(without, recomputing, band) != flipped.recompute:
         return None
-    return _first_by_rules(other, flipped, other_scores, band, None, _ties(ties_on, other, flipped, system2,
-                                                                         other_scores, None))
+    keys = _keys_once(other, flipped, other_scores, None)
+    return _first_by_rules(other, flipped, other_scores, band, keys, _ties(ties_on, other, flipped, system2,
+                                                                         other_scores, keys))
 
 
-def _still_fastest(sweep, setting, scores, index, sent_max) -> bool:
+def _keys_once(sweep, setting, scores, sent_max):
+    """The tie-break keys of a re-plan (:func:`choose.rule_keys`), computed at the first ask and
+    kept: the fastest check, the ties and the rules' first plan read the same ones."""
+    return functools.cache(lambda: choose.rule_keys(sweep, setting.workload.params, scores, sent_max))
+
+
+def _still_fastest(scores, index, keys) -> bool:
     """Whether the old plan (``index``) is the re-plan's fastest (:func:`choose.fastest`): then it
-    stays whatever ties (the fastest is always tied), and its intervals need not be computed."""
+    stays whatever ties (the fastest is always tied), and its intervals need not be computed.
+    ``keys()``: the re-plan's tie-break keys, asked only where two scores are the best's."""
     best = float(np.min(scores))
     near_best = best + choose.resolution(best)  # choose.score_key's step: below it a score is the best's
     if not np.isfinite(scores[index]) or scores[index] >= near_best:
         return False
     if np.count_nonzero(scores < near_best) == 1:  # the one best score: no rule decides
         return True
-    keys = choose.rule_keys(sweep, setting.workload.params, scores, sent_max)
-    return choose.fastest(scores, keys) == int(np.ravel_multi_index(index, scores.shape))
+    return choose.fastest(scores, keys()) == int(np.ravel_multi_index(index, scores.shape))
 
 
-def _ties(ties_on, sweep, setting, system, scores, sent_max):
+def _ties(ties_on, sweep, setting, system, scores, keys):
     """The planner's scenario ties of a re-plan (flat indices), or None (the band alone ties)."""
     if ties_on is None or not np.isfinite(scores).any():
         return None
-    return ties_on(sweep, setting, system, scores, choose.rule_keys(sweep, setting.workload.params, scores, sent_max))
+    return ties_on(sweep, setting, system, scores, keys())
 
 
-def _first_by_rules(sweep, setting, scores, band: float, sent_max: float | None = None, near=None):
-    """The row of ``sweep`` the tie-break rules put first among the tied plans (``near``, else those
-    within ``band`` of the best; ``sent_max``: the bytes key's scale where ``sweep`` covers part of a
-    space)."""
-    keys = choose.rule_keys(sweep, setting.workload.params, scores, sent_max)
-    top = np.unravel_index(choose.order(scores, keys, band, 1, near)[0], scores.shape)
+def _first_by_rules(sweep, setting, scores, band: float, keys, near=None):
+    """The row of ``sweep`` the tie-break rules (``keys()``, :func:`_keys_once`) put first among the
+    tied plans (``near``, else those within ``band`` of the best)."""
+    top = np.unravel_index(choose.order(scores, keys(), band, 1, near)[0], scores.shape)
     return rows_at(sweep, setting, scores, [tuple(int(i) for i in top)])[0]
 
 
