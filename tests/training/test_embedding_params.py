@@ -119,3 +119,17 @@ def test_untied_llama_embeddings_do_no_matmul_work():
         assert training_flops_per_sample(load_model(name), 4096) == 6 * count * 4096, name
     gpt2 = load_model("gpt2")  # tied: its one matrix is also the head, a matmul: every parameter counts
     assert gpt2.tied_embeddings and training_flops_per_sample(gpt2, 1024) == 6 * gpt2.params * 1024
+
+
+def test_an_untied_user_model_without_params_counts_its_output_head(tmp_path):
+    """Layers, hidden and vocab alone: an untied head (Llama's) is a second vocab × hidden matrix,
+    and it does the head's matmul, so the matmul parameters keep it (the lookup is left out)."""
+    shape = "layers = 40\nhidden_size = 5120\nvocab = 100000\n"
+    tied, untied = tmp_path / "tied.toml", tmp_path / "untied.toml"
+    tied.write_text(shape)
+    untied.write_text(shape + "tied_embeddings = false\n")
+    body = 12 * 40 * 5120**2
+    assert load_model_file(str(tied)).params == body + 100_000 * 5120
+    model = load_model_file(str(untied))
+    assert model.params == body + 2 * 100_000 * 5120
+    assert model.matmul_params == body + 100_000 * 5120
