@@ -110,7 +110,7 @@ def intra_gpu_bandwidth(system: System, t: NcclTables, ppn: int | None = None) -
             peers = max(1, system.gpus_per_node - 1)
             return "NVLINK", total, min(max(1, n_links // peers) * per_link, total)
         return "NVLINK", total, total
-    pci = pci_bandwidth_GBps(system.gpu.pcie_gen, t)
+    pci = gpu_pcie_GBps(system, t)
     return "PCI", pci, pci
 
 
@@ -149,8 +149,8 @@ def pcie_ring_bandwidth_GBps(system: System, ppn: int, shm: bool, t: NcclTables)
         path = "PHB"  # the pair is routed through the CPU
     overhead = links["intel_p2p_through_cpu_factor"] if system.cpu_vendor == "intel" and path == "PHB" else 1.0
     if shm:  # every edge goes through host memory over the GPU's host link (host_link_sharers)
-        return host_link_GBps(system.gpu, t) / (host_link_sharers(system, ppn) * overhead)
-    return pci_bandwidth_GBps(system.gpu.pcie_gen, t) / overhead
+        return host_link_GBps(system, t) / (host_link_sharers(system, ppn) * overhead)
+    return gpu_pcie_GBps(system, t) / overhead
 
 
 def pci_bandwidth_GBps(pcie_gen: int, t: NcclTables) -> float:
@@ -163,11 +163,28 @@ def pci_bandwidth_GBps(pcie_gen: int, t: NcclTables) -> float:
     return x16 * lanes / 16
 
 
-def host_link_GBps(gpu, t: NcclTables) -> float:
+def pcie_profile_scale(system: System) -> float:
+    """A PCIe node's GPU links at the profile's own bandwidth: its intra bandwidth over its intra
+    link's nominal rate (1 for every bundled profile). NCCL's rate for the GPU's PCIe generation is
+    scaled by it, so a user's slower PCIe (or a what-if's faster one) moves the answer, as a
+    profile's NVLink bandwidth caps NCCL's NVLink constant. Other fabrics: 1 (their intra
+    bandwidth is not the GPU's PCIe link)."""
+    nominal = system.intra_link.bandwidth_Bps
+    if system.intra_fabric != "pcie" or nominal <= 0:
+        return 1.0
+    return system.intra_bandwidth_Bps / nominal
+
+
+def gpu_pcie_GBps(system: System, t: NcclTables) -> float:
+    """A GPU's PCIe link in NCCL's units: its generation's x16 rate, at the profile's scale."""
+    return pci_bandwidth_GBps(system.gpu.pcie_gen, t) * pcie_profile_scale(system)
+
+
+def host_link_GBps(system: System, t: NcclTables) -> float:
     """One GPU's link to host memory per direction: its CPU-GPU link where that is not PCIe
-    (``host_link_bandwidth``: Grace's NVLink-C2C), else NCCL's x16 PCIe rate of its generation."""
-    c2c = gpu.host_link_bandwidth_Bps
-    return c2c / 1e9 if c2c else pci_bandwidth_GBps(gpu.pcie_gen, t)
+    (``host_link_bandwidth``: Grace's NVLink-C2C), else its PCIe link (:func:`gpu_pcie_GBps`)."""
+    c2c = system.gpu.host_link_bandwidth_Bps
+    return c2c / 1e9 if c2c else gpu_pcie_GBps(system, t)
 
 
 def host_link_sharers(system: System, ppn):
@@ -180,7 +197,7 @@ def host_link_sharers(system: System, ppn):
 def _nic_path_GBps(system: System, max_path_GBps: float, t: NcclTables) -> float:
     """A GPU's path to its NIC: the NIC, the GPU's PCIe link and its best intra path, whichever is
     slowest (the ring's and NVLS's searches across nodes start there)."""
-    return min(system.nic_bandwidth_Bps / 1e9, pci_bandwidth_GBps(system.gpu.pcie_gen, t), max_path_GBps)
+    return min(system.nic_bandwidth_Bps / 1e9, gpu_pcie_GBps(system, t), max_path_GBps)
 
 
 def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables) -> NcclGraph:
@@ -277,7 +294,7 @@ def _layout(system: System, nodes: int, gpus_per_node: int | None) -> tuple[int,
 
 
 def _host_memory_path(system: System, ppn: int, t: NcclTables) -> HostMemoryPath:
-    return HostMemoryPath(link_GBps=host_link_GBps(system.gpu, t), gpus_per_uplink=host_link_sharers(system, ppn))
+    return HostMemoryPath(link_GBps=host_link_GBps(system, t), gpus_per_uplink=host_link_sharers(system, ppn))
 
 
 # Two properties of a network link, read apart. Its wire protocol: NCCL reaches TCP and Ethernet

@@ -21,7 +21,8 @@ holds optimizer states or master weights.
 
 PCIe bandwidth per GPU: NCCL's own estimate of a x16 link of the GPU's PCIe generation
 (``nccl.search.pci_bandwidth_GBps``: Gen3 12, Gen4 24, Gen5 48, Gen6 96 GB/s, from NCCL's topo.cc),
-shared by the GPUs behind one switch uplink (``pcie_switch_gpus``). A Grace-Blackwell GPU
+at the profile's own PCIe bandwidth on a PCIe node (``nccl.search.gpu_pcie_GBps``), shared by the
+GPUs behind one switch uplink (``pcie_switch_gpus``). A Grace-Blackwell GPU
 reaches host memory over NVLink-C2C instead (``host_link_bandwidth``, 223.6 GB/s per GPU per
 direction, ~4.7x its PCIe Gen5): ``nccl.search.host_link_GBps`` picks whichever the GPU has.
 """
@@ -57,7 +58,7 @@ def host_path(system: Any, gpus_per_node=None, field: str = "offload_optimizer")
                          "memory bandwidth; add host_memory_bandwidth = \"...GB/s\" to its TOML)")
     # the ranks copying at once: they share switch uplinks
     sharing = system.gpus_per_node if gpus_per_node is None else gpus_per_node
-    link = host_link_GBps(system.gpu, load_tables()) * 1e9 / host_link_sharers(system, sharing)
+    link = host_link_GBps(system, load_tables()) * 1e9 / host_link_sharers(system, sharing)
     return HostPath(memory_Bps=system.host_memory_bandwidth_Bps / sharing, host_link_Bps=link,
                     system=system.name)
 

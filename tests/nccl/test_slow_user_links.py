@@ -37,3 +37,22 @@ def test_a_slower_nvlink_is_never_faster(cluster):
     assert all(slow > fast for slow, fast in zip(times, times[1:]))
     for rate, seconds in zip(rates, times):  # every GPU sends its data once, even through NVLS's switch
         assert seconds >= SIZE / rate * 0.99
+
+
+@pytest.mark.parametrize("cluster", ["l40s-4x-pcie", "rtx4090-8x-pcie", "rtx4090-8x-pcie-p2p", "rtx2080ti-2x-pcie"])
+def test_a_pcie_node_follows_its_profile_bandwidth(cluster):
+    """A PCIe node's intra bandwidth scales NCCL's rate for the GPU's generation (review,
+    2026-11-29: 8 GB/s gave the same 103.3 ms for 1 GiB as the bundled 31.5 GB/s, so a what-if
+    on intra bandwidth said "unchanged"); the bundled value keeps NCCL's own rate."""
+    from costmodel.nccl.search import gpu_pcie_GBps, pci_bandwidth_GBps
+    from costmodel.nccl.tables import load_tables
+
+    system = hardware.load_system(cluster)
+    t = load_tables()
+    assert gpu_pcie_GBps(system, t) == pci_bandwidth_GBps(system.gpu.pcie_gen, t)
+    nominal = system.intra_bandwidth_Bps
+    rates = (nominal / 4, nominal / 2, nominal, 2 * nominal)
+    times = [_time(replace(system, intra_bandwidth_Bps=rate), 1) for rate in rates]
+    assert all(slow > fast for slow, fast in zip(times, times[1:]))
+    # halving the PCIe links at least nearly doubles the bandwidth-bound 1 GB all-reduce
+    assert times[1] / times[2] > 1.8

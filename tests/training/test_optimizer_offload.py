@@ -157,8 +157,8 @@ def test_one_rule_shares_a_host_link_for_offload_and_nccls_host_memory_path():
 
     t = load_tables()
     shared, own = pcie_ring_bandwidth_GBps(pcie, 2, True, t), pcie_ring_bandwidth_GBps(grace, 2, True, t)
-    assert own / shared == pytest.approx(host_link_GBps(grace.gpu, t) / (pci_bandwidth_GBps(pcie.gpu.pcie_gen, t) / 2))
-    assert host_link_GBps(grace.gpu, t) == pytest.approx(200)  # both carry the same Intel PHB overhead
+    assert own / shared == pytest.approx(host_link_GBps(grace, t) / (pci_bandwidth_GBps(pcie.gpu.pcie_gen, t) / 2))
+    assert host_link_GBps(grace, t) == pytest.approx(200)  # both carry the same Intel PHB overhead
 
 
 def test_a_partial_node_shares_its_host_links_by_the_gpus_it_uses():
