@@ -802,7 +802,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     ``"ddp"`` (default): DDP's buckets (the swept sizes), ZeRO-2/3 plans as DeepSpeed runs
     them (ZeRO-2's weights gathered after the optimizer). ``"fsdp"``: ZeRO-2/3 plans as PyTorch
     FSDP runs them, one collective per wrapped unit (a transformer block), ``SHARD_GRAD_OP``
-    (ZeRO-2) gathering in the forward; ZeRO-0/1 plans are DDP's. ``"horovod"``: tensor fusion
+    (ZeRO-2) gathering in the forward; ZeRO-0 plans are DDP's (``NO_SHARD``), and no ZeRO-1 plan
+    is made (FSDP has none). ``"horovod"``: tensor fusion
     (the swept sizes are the fusion buffer) and its cycle's wait; ``"flat"``: one all-reduce of
     the whole gradient after backward; ``"per-tensor"``: one per gradient tensor; these three
     are ZeRO-0 only. A row's ``bucket_bytes`` is its call size (the fusion buffer, the whole

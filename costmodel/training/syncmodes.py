@@ -46,10 +46,12 @@ ZERO_STAGES_OF = {"ddp": (0, 1, 2, 3), "horovod": (0,), "flat": (0,), "per-tenso
 
 
 def stage_mode(sync: str, stage: int) -> str:
-    """The sync mode a ZeRO stage runs under a chosen ``sync``: an FSDP run's ZeRO-0/1 is DDP's
-    (FSDP is ZeRO-2/3: ``SHARD_GRAD_OP``, ``FULL_SHARD``). The planner's rows and --rate's
-    measured run read it here."""
-    return "ddp" if sync == "fsdp" and stage < 2 else sync
+    """The sync mode a ZeRO stage runs under a chosen ``sync``: an FSDP run's ZeRO-0 is DDP's
+    (``NO_SHARD``); FSDP shards as ZeRO-2/3 (``SHARD_GRAD_OP``, ``FULL_SHARD``) and has no ZeRO-1,
+    which stays FSDP's and so runs nowhere under it (PyTorch's ZeroRedundancyOptimizer all-reduces
+    the whole gradient, not the reduce-scatter a ZeRO-1 row times). The planner's rows and
+    --rate's measured run read it here."""
+    return "ddp" if sync == "fsdp" and stage == 0 else sync
 
 
 @functools.cache  # asked per ZeRO stage of every step: a handful of distinct questions
