@@ -89,7 +89,7 @@ def memory_parts(sweep, setting, index) -> dict[str, float]:
     per_node = float(space.layouts[int(space.cell_layout[c])][1])
     zero = space.zero_stages[z]
     weights, grads, optimizer = (float(x) for x in model_states(setting, precision, states, zero, ranks, per_node))
-    b, element = space.micro_batch[c], memory.DTYPE_BYTES[setting.compute_dtype]
+    b, element = space.micro_batch[c], memory.ACTIVATION_BYTES[setting.compute_dtype]
     activations = memory.activation_bytes(setting.workload, b, setting.seq_len, element,
                                           setting.flash_attention, setting.recompute)
     logits = memory.logits_bytes(setting.workload, b, setting.seq_len, element)

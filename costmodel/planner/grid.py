@@ -657,10 +657,10 @@ def fits(setting: Setting, system: Any, space: Space, tables: CommTables,
         per_dtype = _per_dtype(space, workload.params, setting.optimizer, gpu.hbm_bandwidth_Bps)
     per_node = np.array([g for _, g in space.layouts], dtype=float)[pick]
     activations = memory.activation_bytes(workload, b, setting.seq_len,
-                                          memory.DTYPE_BYTES[setting.compute_dtype],
+                                          memory.ACTIVATION_BYTES[setting.compute_dtype],
                                           setting.flash_attention, setting.recompute)
     logits = memory.logits_bytes(workload, b, setting.seq_len,
-                                 memory.DTYPE_BYTES[setting.compute_dtype])
+                                 memory.ACTIVATION_BYTES[setting.compute_dtype])
     usable = gpu.memory_bytes - memory.reserve_bytes(gpu.memory_bytes, setting.memory_reserve_bytes)
     mem = _memory(setting, per_dtype, zero, ranks, per_node, activations, logits)
     plain_fits = _memory(setting, per_dtype, 0, ranks, per_node, activations, logits) <= usable

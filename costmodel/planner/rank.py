@@ -282,7 +282,7 @@ def infeasible_error(sweep, setting, system, room_for: GpuRoom | None = None) ->
     need_gb = float(sweep.memory_bytes[leanest]) / 1e9
     gpus = int(space.gpus[c])
     b = space.micro_batch[c]
-    element = memory.DTYPE_BYTES[setting.compute_dtype]
+    element = memory.ACTIVATION_BYTES[setting.compute_dtype]
     per_gpu = float(memory.activation_bytes(setting.workload, b, setting.seq_len, element,
                                             setting.flash_attention, setting.recompute)
                     + memory.logits_bytes(setting.workload, b, setting.seq_len, element))

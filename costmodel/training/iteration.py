@@ -372,25 +372,34 @@ def _relative(by_kind: "workloads.KindMfu", workload: Workload, arch: str) -> tu
 # The 16-bit defaults above describe mixed-precision training. A step is matmuls at the GEMM
 # ceiling plus memory-bound work (norms, activations, softmax, optimizer-free elementwise);
 # fp32/tf32 keep the memory-bound seconds of the 16-bit step per FLOP, doubled (4-byte
-# activations), and run their matmuls at the same ceiling of their own, lower peak. GEMM ceiling:
-# 85.9 % of peak, the maximum achievable matmul FLOP/s measured on A100 SXM (Bekman,
+# activations), and run their matmuls at the same ceiling of their own, lower peak. fp8 runs its
+# matmuls at the ceiling of its own, higher peak and keeps the 16-bit memory-bound seconds as
+# they are (Transformer Engine: fp8 inside the GEMMs only, 16-bit activations), so it gains on
+# the matmuls alone: ~1.3x a bf16 step on H100 at its 40 % default, where the 2x peak gave 2x
+# (llm-foundry's H100 FP8 and BF16 tables, 1B and 3B at 512-32,768 tokens: 1.00-1.35x). GEMM
+# ceiling: 85.9 % of peak, the maximum achievable matmul FLOP/s measured on A100 SXM (Bekman,
 # ml-engineering "MAMF finder", cited as S1 in hardware/data/gpus.toml).
 MATMUL_CEILING = 0.859
-WIDE_ACTIVATION_BYTES_RATIO = 2.0
+# The carried dtypes' activation bytes over 16-bit's (memory.ACTIVATION_BYTES).
+ACTIVATION_BYTES_RATIO = {"fp32": 2.0, "tf32": 2.0, "fp8": 1.0}
 
 
 def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str | None):
-    """The 16-bit default MFU carried over to an fp32/tf32 step (see the comment above)."""
+    """The 16-bit default MFU carried over to an fp32/tf32 step (a lower peak) or an fp8 one (a
+    higher peak; see the comment above). Other dtypes, and a peak on the wrong side of 16-bit's
+    (no tensor cores: fp32 as fast as fp16), keep the 16-bit rate."""
     peak16 = peaks.get("fp16") or peaks.get("bf16")
-    peak = peaks.get(compute_dtype) if compute_dtype in ("fp32", "tf32") else None
-    if not peak16 or not peak or peak >= peak16 or rate16 >= MATMUL_CEILING:
+    ratio = ACTIVATION_BYTES_RATIO.get(compute_dtype)
+    peak = peaks.get(compute_dtype) if ratio else None
+    if not peak16 or not peak or rate16 >= MATMUL_CEILING or (peak > peak16) != (compute_dtype == "fp8") \
+            or peak == peak16:
         return rate16, source
     memory_s_per_flop = 1.0 / (peak16 * rate16) - 1.0 / (peak16 * MATMUL_CEILING)
-    step_s_per_flop = 1.0 / (peak * MATMUL_CEILING) + WIDE_ACTIVATION_BYTES_RATIO * memory_s_per_flop
+    step_s_per_flop = 1.0 / (peak * MATMUL_CEILING) + ratio * memory_s_per_flop
     rate = 1.0 / (peak * step_s_per_flop)
+    why = "4-byte activations" if ratio > 1 else "fp8 in the GEMMs only, 16-bit activations"
     return rate, (f"{source}; carried to {compute_dtype}: matmuls at {MATMUL_CEILING:.1%} of the "
-                  f"{compute_dtype} peak, the 16-bit step's memory-bound time x "
-                  f"{WIDE_ACTIVATION_BYTES_RATIO:g} (4-byte activations) -> {rate:.0%}")
+                  f"{compute_dtype} peak, the 16-bit step's memory-bound time x {ratio:g} ({why}) -> {rate:.0%}")
 
 
 # TrainingConfig's switches (True or False) and its numbers (None: unset), read from its fields'
@@ -531,7 +540,7 @@ def _forward_line(workload, gpu, compute_dtype, peak, mfu, mfu_given, flops_per_
     per_sample = flops_per_sample / (peak * mfu * fed)
     on_hbm = attention.materialised(workload, flash_attention)
     scores = attention.workload_score_seconds(
-        workload, micro_batch=micro_batch, seq_len=seq_len, element_bytes=memory.DTYPE_BYTES[compute_dtype],
+        workload, micro_batch=micro_batch, seq_len=seq_len, element_bytes=memory.ACTIVATION_BYTES[compute_dtype],
         hbm_Bps=gpu.hbm_bandwidth_Bps) if on_hbm and not mfu_given else 0.0
     step = per_sample * micro_batch + scores
     fixed = 0.0
@@ -580,10 +589,10 @@ def _memory(workload, config, precision, ranks, seq_len, gpu, compute_dtype, sha
     states = 0.0 if config.asynchronous else (memory.optimizer_state_bytes(config.optimizer)
                                               + precision.master_bytes)
     activations = memory.activation_bytes(workload, config.micro_batch, seq_len,
-                                          memory.DTYPE_BYTES[compute_dtype],
+                                          memory.ACTIVATION_BYTES[compute_dtype],
                                           config.flash_attention, config.recompute)
     logits = memory.logits_bytes(workload, config.micro_batch, seq_len,
-                                 memory.DTYPE_BYTES[compute_dtype])
+                                 memory.ACTIVATION_BYTES[compute_dtype])
     activations, logits = float(activations), float(logits)
     # ZeRO >= 1 with offload: the optimizer states live on the host
     per_stage = (states, shard_ranks, secondary_ranks, config.recompute, config.offload_optimizer)

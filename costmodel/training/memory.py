@@ -64,6 +64,11 @@ from dpbase.lazynp import is_scalar
 from dpbase.values import asdict, frozen
 
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+# Bytes of one kept activation (and logit) element at each compute dtype. fp8 training (NVIDIA
+# Transformer Engine) runs fp8 only inside the GEMMs: norms, attention, activation functions
+# and the residual stream stay 16-bit, and so do most of the tensors the backward keeps. They
+# count at 2 bytes, an upper bound (TE keeps fp8 copies of the linear layers' inputs).
+ACTIVATION_BYTES = {**DTYPE_BYTES, "fp8": 2}
 GRAD_DTYPES = ("fp32", "bf16", "fp16", "fp8")
 # fp32 optimizer state bytes per parameter: SGD with momentum keeps one buffer, Adam/AdamW
 # two moments (PyTorch torch/optim/sgd.py, adam.py, adamw.py).
