@@ -96,7 +96,7 @@ class TrainingConfig:
     zero_stage: int = 0
     asynchronous: bool = False
     jitter_cv: float = 0.0
-    include_attention: bool = False
+    include_attention: bool | None = None  # None: the score matmuls counted where the model has them
     flash_attention: bool = True
     recompute: bool = False
     quantize_weights: int | None = None  # bits of ZeRO++ qwZ weight all-gathers (8), None = full precision
@@ -412,6 +412,8 @@ NUMBERS = tuple(f.name for f in fields(TrainingConfig) if f.type in ("float", "f
 def _check(config: TrainingConfig, ranks: int) -> None:
     for name in SWITCHES:  # read by truth below: asynchronous="no" ran asynchronous
         check_switch(name, getattr(config, name))
+    if config.include_attention is not None:  # None: the model's own (workloads.counts_attention)
+        check_switch("include_attention", config.include_attention)
     for name in NUMBERS:  # text or a switch here was a TypeError, or True read as 1
         value = getattr(config, name)
         if value is not None and not is_real(value):
@@ -646,7 +648,8 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         "attention_materialised": compute.forward.attention_materialised,
         "attention_scores_s": float(compute.forward.attention_scores_s),
         "fixed_s_per_micro_batch": float(compute.forward.fixed_s), "mfu_micro_batch": compute.forward.mfu_micro_batch,
-        "include_attention": config.include_attention, "recompute": config.recompute,
+        "include_attention": workloads.counts_attention(workload, config.include_attention),
+        "recompute": config.recompute,
         "quantize_weights": config.quantize_weights, "quantize_grads": config.quantize_grads,
         "overlap_param_gather": config.overlap_param_gather, "offload_optimizer": config.offload_optimizer,
         "host_reduce": config.host_reduce, "shard": config.shard,

@@ -766,24 +766,37 @@ def key_length(workload: Workload, seq_len):
     return seq_len + workload.memory_length
 
 
-def training_flops_per_sample(workload: Workload, seq_len, include_attention: bool = False):
-    """Forward + backward FLOPs for one sample; works elementwise on numpy arrays.
-
-    With a memory of cached tokens (Transformer-XL: ``qkv_net(cat([mems, w]))``) each layer's
-    query, key and value projections (``3·h²`` weights) also run over them, forward and
-    backward: ``6 · 3h² · L · memory`` more. With ``include_attention`` the score matmuls add
-    ``6 · 2 · L · h · s · k`` (Q·Kᵀ and P·V over ``k`` keys; relative attention's position term
-    B·D is a third product)."""
+def counts_attention(workload: Workload, include_attention: bool | None = None) -> bool:
+    """Whether a step counts the attention score matmuls: ``include_attention`` where given,
+    else wherever the FLOPs follow the token rule (a CNN's or a ViT's preset FLOPs already hold
+    theirs; True for one is refused)."""
     if not workload.uses_token_rule:
         if include_attention:
             raise InputError("attention", True,
                              f"off for {workload.kind} models (their FLOPs already include it)")
-        return workload.flops_per_sample + 0 * seq_len
+        return False
+    return True if include_attention is None else bool(include_attention)
+
+
+def training_flops_per_sample(workload: Workload, seq_len, include_attention: bool | None = None):
+    """Forward + backward FLOPs for one sample; works elementwise on numpy arrays.
+
+    With a memory of cached tokens (Transformer-XL: ``qkv_net(cat([mems, w]))``) each layer's
+    query, key and value projections (``3·h²`` weights) also run over them, forward and
+    backward: ``6 · 3h² · L · memory`` more. The score matmuls add ``6 · 2 · L · h · s · k``
+    (Q·Kᵀ and P·V over ``k`` keys, PaLM's count, Chowdhery et al. 2022, App. B; relative
+    attention's position term B·D is a third product), counted unless ``include_attention`` is
+    False (:func:`counts_attention`): the MFU defaults come from runs that counted them
+    (Megatron-LM's and PaLM's formulas), and at long sequences they are most of the step (llama3-8b
+    at 32k: more than the 6·P·s of its weights)."""
+    if not counts_attention(workload, include_attention):
+        if not workload.uses_token_rule:
+            return workload.flops_per_sample + 0 * seq_len
     flops = TRAINING_FLOPS_PER_PARAM_TOKEN * workload.matmul_params * seq_len
     if workload.memory_length:
         flops = flops + (TRAINING_FLOPS_PER_PARAM_TOKEN * QKV_PARAMS_PER_LAYER_HIDDEN2 * workload.layers
                          * workload.hidden_size ** 2 * workload.memory_length)
-    if include_attention:
+    if counts_attention(workload, include_attention):
         products = 3 if workload.relative_attention else 2
         flops = flops + (ATTENTION_FLOPS_PER_LAYER_HIDDEN_TOKEN2 * products / 2 * workload.layers
                          * workload.hidden_size * seq_len * key_length(workload, seq_len))

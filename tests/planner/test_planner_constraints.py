@@ -23,12 +23,12 @@ GPU_HOURS = dict(nodes=16, global_batch=1024, objective="gpu-hours", tokens=300e
 
 def test_gpu_hours_without_a_deadline_takes_one_gpu_and_with_one_meets_it():
     free = plan("1.3B", "dgx-a100", **GPU_HOURS)
-    assert free.best.gpus == 1 and free.best.hours_to_train > 14 * 24  # the 193 days
+    assert free.best.gpus == 1 and free.best.hours_to_train > 14 * 24  # 221 days (193 before attention's matmuls counted)
     bound = plan("1.3B", "dgx-a100", deadline_hours=14 * 24, **GPU_HOURS)
     assert bound.best.hours_to_train <= 14 * 24
     assert all(row.hours_to_train <= 14 * 24 for row in bound.candidates)
-    # the deadline costs little: within a few per cent of the unconstrained GPU-hours
-    assert bound.best.gpu_hours <= free.best.gpu_hours * 1.05
+    # the deadline costs little: within a few per cent of the unconstrained GPU-hours (6.0 %)
+    assert bound.best.gpu_hours <= free.best.gpu_hours * 1.07
 
 
 def test_an_impossible_deadline_says_what_the_fastest_plan_needs():
@@ -127,7 +127,7 @@ def test_a_missed_deadline_is_told_in_hours_as_it_was_given():
     with pytest.raises(InputError) as raised:
         plan("llama2-7b", "dgx-h100", nodes=8, global_batch=512, objective="gpu-hours", tokens=1e12,
              deadline_hours=100, explain=False)
-    assert "the fastest plan needs 469 hours (deadline 100 hours)" in str(raised.value)
+    assert "the fastest plan needs 544 hours (deadline 100 hours)" in str(raised.value)
 
 
 def test_the_constraint_no_plan_meets_is_the_one_named():

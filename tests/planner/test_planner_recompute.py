@@ -193,12 +193,12 @@ def test_the_sweep_with_recomputation_is_skipped_only_where_it_cannot_win(model,
 
 @pytest.mark.parametrize(("model", "cluster", "nodes", "batch", "label", "now"), [
     ("mpt-30b", "gcp-a3-mega", 2, 64, "0.5x inter-node bandwidth", True),
-    ("llama2-7b", "l40s-4x-pcie", 4, 32, "2x inter-node bandwidth", False)])
+    ("llama2-7b", "l40s-4x-pcie", 4, 64, "2x inter-node bandwidth", False)])
 def test_the_what_if_decides_recomputation_again(model, cluster, nodes, batch, label, now):
     """Where the planner decided recomputation by speed, its what-if re-plan decides it again on
     the scaled links: mpt-30b on 2 A3 Mega nodes with half the network takes it (the what-if kept
-    it off and said 42 % less throughput than the re-plan gives); llama2-7b on 4 L40S nodes with
-    twice the network drops it. The sentence's throughput is the re-plan's."""
+    it off and said 42 % less throughput than the re-plan gives); llama2-7b on 4 L40S nodes (batch 64)
+    with twice the network drops it. The sentence's throughput is the re-plan's."""
     from costmodel.planner import whatif
 
     result = plan(model, cluster, nodes=nodes, global_batch=batch)

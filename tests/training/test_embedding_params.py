@@ -110,15 +110,15 @@ def test_untied_llama_embeddings_do_no_matmul_work():
     for name in ("llama2-7b", "llama3-8b", "llama3-405b"):
         model = load_model(name)
         expected = 6 * (model.params - model.vocab * model.hidden_size) * 4096
-        assert training_flops_per_sample(model, 4096) == expected
+        assert training_flops_per_sample(model, 4096, False) == expected
     # against the counts the presets once carried (parameters outside the input embedding, from the
     # Hugging Face configs), independent of the rule above
     matmul = {"llama2-7b": 6_607_343_616, "llama2-13b": 12_852_024_320, "llama2-70b": 68_714_504_192,
               "llama3-8b": 7_504_924_672, "llama3-70b": 69_503_033_344, "llama3-405b": 403_752_042_496}
     for name, count in matmul.items():
-        assert training_flops_per_sample(load_model(name), 4096) == 6 * count * 4096, name
+        assert training_flops_per_sample(load_model(name), 4096, False) == 6 * count * 4096, name
     gpt2 = load_model("gpt2")  # tied: its one matrix is also the head, a matmul: every parameter counts
-    assert gpt2.tied_embeddings and training_flops_per_sample(gpt2, 1024) == 6 * gpt2.params * 1024
+    assert gpt2.tied_embeddings and training_flops_per_sample(gpt2, 1024, False) == 6 * gpt2.params * 1024
 
 
 def test_an_untied_user_model_without_params_counts_its_output_head(tmp_path):

@@ -70,7 +70,7 @@ OPTIONS = {
     "--compute-dtype": ["--compute-dtype", "fp8"], "--topk": ["--topk", "0.01"], "--mfu": ["--mfu", "0.3"],
     "--optimizer": ["--optimizer", "sgd"], "--optimizer-impl": ["--optimizer-impl", "per-tensor"], "--bucket": ["--bucket", "4MiB"],
     "--first-bucket": ["--first-bucket", "20MiB"], "--no-overlap": ["--no-overlap"], "--zero": ["--zero", "3"],
-    "--async": ["--async"], "--jitter": ["--jitter", "0.05"], "--attention": ["--attention"],
+    "--async": ["--async"], "--jitter": ["--jitter", "0.05"], "--attention": ["--no-attention"],
     "--no-flash-attention": ["--no-flash-attention"], "--recompute": ["--recompute"],
     "--sync": ["--sync", "flat"], "--speed-cv": ["--speed-cv", "0.05"],
     "--slow-node": ["--slow-node", "1.3"], "--overlap-slowdown": ["--overlap-slowdown", "0.6"],

@@ -123,7 +123,7 @@ VARIATIONS = {
     "zero_stage": {"zero_stage": 1},
     "asynchronous": {"asynchronous": True},
     "jitter_cv": {"jitter_cv": 0.05},
-    "include_attention": {"include_attention": True},
+    "include_attention": {"include_attention": False},
     "flash_attention": {"flash_attention": False},
     "recompute": {"recompute": True},
     "sync": {"sync": "flat"},

@@ -28,7 +28,8 @@ def test_tiny_throughput_prints_significant_figures():
 
 
 def test_tiny_scaling_efficiency_prints_significant_figures():
-    args = ["iteration", "--model", "1", "--cluster", "dgx-h100", "--micro-batch", "1"]
+    # a one-parameter model without its attention matmuls: (almost) nothing to compute
+    args = ["iteration", "--model", "1", "--cluster", "dgx-h100", "--micro-batch", "1", "--no-attention"]
     text = runner.invoke(app, args)
     assert text.exit_code == 0, text.output
     data = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
@@ -42,5 +43,5 @@ def test_normal_values_keep_their_format():
     text = runner.invoke(app, ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--micro-batch", "1",
                                "--zero", "1"])
     assert text.exit_code == 0, text.output
-    assert "throughput           15.7 samples/s, 64,400 tokens/s" in text.stdout
-    assert "scaling efficiency   82.4%   (exposed comm share 11.5%)" in text.stdout
+    assert "throughput           13.8 samples/s, 56,705 tokens/s" in text.stdout
+    assert "scaling efficiency   84.1%   (exposed comm share 10.1%)" in text.stdout

@@ -50,7 +50,15 @@ def test_the_configs_switches_and_numbers_are_read_from_its_fields():
     are read from TrainingConfig's declared types, so a new field cannot go unchecked."""
     from costmodel.training.iteration import NUMBERS, SWITCHES
 
-    assert set(SWITCHES) == {"overlap", "host_reduce", "asynchronous", "include_attention", "flash_attention",
+    assert set(SWITCHES) == {"overlap", "host_reduce", "asynchronous", "flash_attention",
                              "recompute", "overlap_param_gather", "offload_optimizer"}
+    # include_attention is a switch or None (the model's own: on for token-rule models), checked apart
+    import pytest
+
+    from costmodel import iteration
+    from dpbase.errors import InputError
+
+    with pytest.raises(InputError, match="include_attention"):
+        iteration(model="gpt2", cluster="dgx-h100", micro_batch=1, include_attention="no")
     assert set(NUMBERS) == {"topk_fraction", "mfu", "bucket_bytes", "first_bucket_bytes", "memory_reserve_bytes",
                             "jitter_cv"}
