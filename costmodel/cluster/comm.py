@@ -14,6 +14,7 @@ from costmodel.cluster.mapping import Layout, cluster_candidates, layout, rail_s
 from costmodel.cluster.stacks import check_stack_backend, resolve_backend, stack_named
 from costmodel.collectives.prediction import Prediction
 from costmodel.names import NO_ALGORITHM, REALISTIC_BACKENDS, Backend, algorithm_named, backend_or_auto
+from dpbase.bounded import evict_oldest
 from dpbase.errors import InputError, check_switch
 from dpbase.values import field, frozen
 
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
 
 # The all-reduce algorithms a user may force in NCCL mode (NCCL_ALGO), in registry names.
 NCCL_FORCEABLE = ("ring", "double-binary-tree", "in-network")
+# Answers one model keeps, by (primitive, size), oldest dropped first: a step asks a few dozen
+# sizes and the planner's sweep a few hundred; an integrator's loop over distinct sizes kept
+# every one (review, 2026-11-29: 500,000 sizes grew a process from 12 to 550 MB).
+MEMO_SIZE = 65536
 
 
 @frozen(slots=False)
@@ -99,6 +104,7 @@ class CommModel:
         key = (primitive, size_bytes)
         found = self._answers.get(key)
         if found is None:
+            evict_oldest(self._answers, MEMO_SIZE)
             found = self._answers[key] = self._choose(primitive, size_bytes)
         return found
 
@@ -121,6 +127,7 @@ class CommModel:
         except TypeError:  # an unhashable size (a 0-d array): answered, not kept
             return float(self.choose(primitive, float(size_bytes)).time_s)
         if seconds is None:
+            evict_oldest(self._seconds, MEMO_SIZE)
             seconds = self._seconds[primitive, size_bytes] = float(self.choose(primitive, float(size_bytes)).time_s)
         return seconds
 

@@ -43,6 +43,7 @@ from costmodel.collectives.ops import SCALAR
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
 from costmodel.names import Algorithm, Primitive, busbw_factor
+from dpbase.bounded import evict_oldest
 from dpbase.errors import DpcostError, InputError, NotApplicableError, whole_count
 from dpbase.values import frozen, replace
 
@@ -190,24 +191,28 @@ class LayoutCache:
         answer = next((found for other, found in self._by_value.get(key, ()) if other == system), _MISSING)
         if answer is _MISSING:
             if len(self._order) >= self.size:  # the oldest answer is the first of its key's
-                oldest = self._order.popleft()
-                self._by_value[oldest].pop(0)
-                if not self._by_value[oldest]:
-                    del self._by_value[oldest]
+                self._evict()
             answer = build(lay)
             self._by_value.setdefault(key, []).append((system, answer))
             self._order.append(key)
-        _bounded(self._by_identity, self.size)
+        evict_oldest(self._by_identity, self.size)
         self._by_identity[fast] = (system, answer)
         return answer
 
+    def _evict(self) -> None:
+        """Drop the oldest answer; one another thread dropped meanwhile is left (dpbase.bounded)."""
+        try:
+            oldest = self._order.popleft()
+        except IndexError:
+            return
+        found = self._by_value.get(oldest)
+        if found:
+            found.pop(0)
+        if not found:
+            self._by_value.pop(oldest, None)
+
 
 _MISSING = object()
-
-
-def _bounded(cache: dict, size: int) -> None:
-    if len(cache) >= size:
-        cache.pop(next(iter(cache)))
 
 
 def applicable(entry: Entry, lay: Layout) -> bool:

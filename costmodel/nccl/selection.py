@@ -31,6 +31,7 @@ from costmodel.nccl.terms import (
 )
 from costmodel.nccl.topology import NcclTopology
 from costmodel.nccl.tuning import CostCell, tune_collective
+from dpbase.bounded import evict_oldest
 from dpbase.errors import NotApplicableError
 
 __all__ = ["allowed", "candidates", "cell_time_us", "choose", "choose_terms", "cost_table", "plateau_factor", "size_index",
@@ -68,8 +69,7 @@ def cost_table(collective: str, topo: NcclTopology, tables: NcclTables) -> dict:
     key = (collective, topo, id(tables))
     found = _COST_TABLES.get(key)
     if found is None or found[0] is not tables:
-        if len(_COST_TABLES) >= _COST_TABLES_SIZE:
-            _COST_TABLES.pop(next(iter(_COST_TABLES)))
+        evict_oldest(_COST_TABLES, _COST_TABLES_SIZE)
         found = _COST_TABLES[key] = (tables, tune_collective(collective, topo, tables))
     return found[1]
 
@@ -86,8 +86,7 @@ def candidates(collective: str, topo: NcclTopology, tables: NcclTables) -> list[
     key = (collective, id(topo), id(tables))
     found = _CANDIDATES.get(key)
     if found is None or found[0] is not topo or found[1] is not tables:
-        if len(_CANDIDATES) >= _COST_TABLES_SIZE:
-            _CANDIDATES.pop(next(iter(_CANDIDATES)))
+        evict_oldest(_CANDIDATES, _COST_TABLES_SIZE)
         rows = [(algo, proto, cell, cell_terms(collective, cell, topo, tables))
                 for (algo, proto), cell in cost_table(collective, topo, tables).items() if cell.applicable]
         found = _CANDIDATES[key] = (topo, tables, rows)
