@@ -20,7 +20,7 @@ from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import get
 from costmodel.names import busbw_factor
 from dpbase.errors import InputError, NotApplicableError
-from dpbase.limits import MAX_RANKS, MAX_SIZE_BYTES
+from dpbase.limits import MAX_RANKS, MAX_SIZE_BYTES, MAX_TIME_S, MAX_BANDWIDTH_Bps, MIN_BANDWIDTH_Bps
 from dpbase.units import format_size
 
 MIN_CHUNK_BYTES = 4  # a pipeline chunk holds at least one 4-byte element
@@ -165,14 +165,16 @@ def predict_entry(entry: Entry, ranks: int, size_bytes: float, alpha_s: float, b
     bound_s = 0.0 if N == 1 else (min(alpha_s, alpha_i) * bound.steps + min(beta, beta_i) * bound.wire
                                   + gamma_s_per_byte * bound.reduce)
     check_answer("time", time_s, rates_in)
-    algbw = n / time_s if time_s > 0 else math.inf
+    # one rank moves nothing: no bandwidth (None, as the Prediction documents; inf and inf · 0 were
+    # not JSON)
+    algbw = None if N == 1 else n / time_s if time_s > 0 else math.inf
     latency_s, bandwidth_s, reduction_s = split_seconds(terms, *rates)
     return Prediction(
         primitive=entry.primitive.value, algorithm=entry.algorithm.value, ranks=N, size_bytes=n, time_s=time_s,
         latency_s=latency_s, bandwidth_s=bandwidth_s, reduction_s=reduction_s,
         steps=terms.steps + terms.steps_inter, bytes_sent_max=terms.sent_max,
         bytes_received_max=terms.recv_max, bytes_total=terms.total, bytes_aux_max=terms.aux_max,
-        algbw_Bps=algbw, busbw_Bps=algbw * busbw_factor(entry.primitive, N),
+        algbw_Bps=algbw, busbw_Bps=None if algbw is None else algbw * busbw_factor(entry.primitive, N),
         lower_bound_s=bound_s, alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps,
         gamma_s_per_byte=gamma_s_per_byte, params=params,
     )
@@ -182,6 +184,11 @@ def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, a
                   bandwidth_Bps: Any, gamma_s_per_byte: Any = 0.0, alpha_inter_s: Any = None,
                   bandwidth_inter_Bps: Any = None, **given: Any) -> dict[str, Any]:
     """Vectorised: numpy arrays (broadcast together) in, arrays of time and traffic out.
+
+    Every input is checked as :func:`predict_entry` checks its scalars (``alpha_s`` and
+    ``bandwidth_Bps`` are required; times up to 1e6 s, bandwidths from 1 B/s to 1e18 B/s), and
+    all of them, the inter-node rates and γ included, broadcast together. ``algbw_Bps`` and
+    ``busbw_Bps`` are NaN where one rank moves nothing.
 
     >>> import numpy as np
     >>> out = evaluate_grid("all-reduce", "ring", np.array([2, 8]), 4e9, 0.0, 1e9)
@@ -207,9 +214,16 @@ def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, a
             entry.validate(int(count), params)
     if n.size:  # the smallest size sets the most chunks a given count may be
         check_chunks(entry, float(n.min()), params)
-    rates = (alpha, beta, np.asarray(gamma_s_per_byte, dtype=float), alpha_i, beta_i)
+    gamma = np.asarray(gamma_s_per_byte, dtype=float)
+    rates = (alpha, beta, gamma, alpha_i, beta_i)
+    try:
+        shape = np.broadcast(N, n, alpha, beta, gamma, alpha_i, beta_i).shape
+    except ValueError:
+        raise InputError("shapes", ", ".join(f"{name} {np.shape(value)}" for name, value in (
+            ("ranks", N), ("size_bytes", n), ("alpha_s", alpha), ("bandwidth_Bps", beta), ("gamma_s_per_byte", gamma),
+            ("alpha_inter_s", alpha_i), ("bandwidth_inter_Bps", beta_i))), "arrays that broadcast together") from None
     terms, time_s, chunks = evaluate_terms(entry, N, n, params, rates, o)
-    shape = np.broadcast(N, n, alpha, beta).shape
+    time_s = np.broadcast_to(time_s, shape)
     out = {name: np.broadcast_to(value, shape) for name, value in terms._asdict().items()}
     out["time_s"] = time_s
     parts = split_seconds(terms, *rates)
@@ -220,8 +234,8 @@ def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, a
                                                     + np.minimum(beta, beta_i) * bound.wire
                                                     + rates[2] * bound.reduce, 0.0), shape)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["algbw_Bps"] = np.where(time_s > 0, n / time_s, np.inf)
-        out["busbw_Bps"] = out["algbw_Bps"] * busbw_factor(entry.primitive, N)
+        out["algbw_Bps"] = np.where(N > 1, np.where(time_s > 0, n / time_s, np.inf), np.nan)
+        out["busbw_Bps"] = np.where(N > 1, out["algbw_Bps"] * busbw_factor(entry.primitive, np.maximum(N, 2)), np.nan)
     if chunks is not None:
         out["chunks"] = chunks
     return out
@@ -243,17 +257,32 @@ def _check_grid(np: Any, ranks: Any, size_bytes: Any, alpha_s: Any, bandwidth_Bp
         if np.any(bad):
             raise InputError(name, np.atleast_1d(values)[np.atleast_1d(bad)][0].item(), allowed)
 
+    _refuse_text("ranks", ranks)
+    _refuse_text("size_bytes", size_bytes)
     N = array("ranks", ranks)
     with np.errstate(invalid="ignore"):
         refuse("ranks", N, ~np.isfinite(N) | (N < 1) | (N > MAX_RANKS) | (N != np.floor(N)),
                f"integers from 1 to {MAX_RANKS}")
         n = array("size_bytes", size_bytes)
         refuse("size_bytes", n, ~np.isfinite(n) | (n < 0) | (n > MAX_SIZE_BYTES), "finite sizes from 0 to 2**70 bytes")
+        for name, value in (("alpha_s", alpha_s), ("bandwidth_Bps", bandwidth_Bps)):
+            if value is None:
+                raise InputError(name, None, "a number or an array (seconds; bytes per second)")
         for name, value in (("alpha_s", alpha_s), ("gamma_s_per_byte", gamma), ("alpha_inter_s", alpha_inter_s)):
             if value is not None:
+                _refuse_text(name, value)
                 v = array(name, value)
-                refuse(name, v, ~np.isfinite(v) | (v < 0), "finite numbers >= 0")
+                refuse(name, v, ~np.isfinite(v) | (v < 0) | (v > MAX_TIME_S), f"numbers from 0 to {MAX_TIME_S:g}")
         for name, value in (("bandwidth_Bps", bandwidth_Bps), ("bandwidth_inter_Bps", bandwidth_inter_Bps)):
             if value is not None:
+                _refuse_text(name, value)
                 v = array(name, value)
-                refuse(name, v, ~np.isfinite(v) | (v <= 0), "finite bandwidths > 0")
+                refuse(name, v, ~np.isfinite(v) | (v < MIN_BANDWIDTH_Bps) | (v > MAX_BANDWIDTH_Bps),
+                       f"bandwidths from {MIN_BANDWIDTH_Bps:g} to {MAX_BANDWIDTH_Bps:g} B/s")
+
+
+def _refuse_text(name: str, value: Any) -> None:
+    """Text is not a number here: ``"5"`` read as 5 s where predict asks for a unit ("5us")."""
+    if isinstance(value, (str, bytes)):
+        raise InputError(name, value, "a number in SI units (seconds, bytes per second), not text: "
+                                      "costmodel.predict parses units")
