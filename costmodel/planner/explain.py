@@ -50,14 +50,19 @@ def _value(field: str, value) -> str:
 
 
 def bound(row) -> dict:
-    """Shares of the step and which part bounds it."""
+    """Shares of the step and which part bounds it. Communication is what the links cost the step:
+    its exposed part and the compute its hidden part slows (over TCP sockets all of its time),
+    which a faster network shortens alike; the other scaling losses (stragglers, host overhead)
+    stay apart (review, 2026-11-29: a TCP plan read "bound by compute" with 22 % of its step in
+    interference counted as a scaling loss)."""
     shares = {"compute": row.compute_s / row.total_s,
-              "scaling losses": row.losses_s / row.total_s,
+              "communication": (row.exposed_comm_s + row.interference_s) / row.total_s,
+              "scaling losses": (row.losses_s - row.interference_s) / row.total_s,
               # the data loader's wait, only where a plan has one (--input-rate)
               **({"input wait": row.input_wait_s / row.total_s} if row.input_wait_s > 0 else {}),
-              "exposed communication": row.exposed_comm_s / row.total_s,
               "optimizer": row.optimizer_s / row.total_s}
-    return {"bound": max(shares, key=shares.get), "shares": shares}
+    return {"bound": max(shares, key=shares.get), "shares": shares,
+            "exposed_share": row.exposed_comm_s / row.total_s}
 
 
 def next_micro_batch(sweep: grid.Sweep, index) -> dict | None:

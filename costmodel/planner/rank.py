@@ -82,6 +82,7 @@ class PlanRow:
     sync: str = "ddp"
     # straggler wait + overlap interference + host overhead (training.losses)
     losses_s: float = 0.0
+    interference_s: float = 0.0  # the part of losses_s the hidden collectives add (compute they slow)
     input_wait_s: float = 0.0  # the step's wait for the data loader (--input-rate)
     compute_dtype: str = "bf16"  # what the step was timed in (--compute-dtype as the GPU runs it)
     optimizer: str = "adamw"
@@ -174,7 +175,8 @@ def _row(sweep, setting, scores, index, rank: int, totals: dict, sent=None) -> P
         rank=rank, **_shown(space, index), bucket_bytes=row_bucket_bytes(setting, space, z, d, u),
         sync=stage_mode(setting.sync, space.zero_stages[z]),
         recompute=bool(setting.recompute), total_s=total, compute_s=float(sweep.compute_s[index]),
-        losses_s=float(sweep.losses_s[index]), input_wait_s=float(sweep.input_wait_s[index]),
+        losses_s=float(sweep.losses_s[index]), interference_s=float(sweep.interference_s[index]),
+        input_wait_s=float(sweep.input_wait_s[index]),
         comm_s=float(sweep.comm_s[index]), exposed_comm_s=float(sweep.exposed_comm_s[index]),
         optimizer_s=float(sweep.optimizer_s[index]), samples_per_s=samples,
         tokens_per_s=samples * _tokens_per_sample(setting),

@@ -182,7 +182,14 @@ def _tie(best, findings) -> str:
 
 def _bound(best, findings) -> str:
     shares = findings["shares"]
-    parts = ", ".join(f"{name} {percent(share)}" for name, share in shares.items())
+    exposed = findings.get("exposed_share")
+
+    def part(name: str, share: float) -> str:
+        if name != "communication" or exposed is None or share <= 0:
+            return f"{name} {percent(share)}"
+        return f"{name} {percent(share)} ({percent(exposed)} exposed, the rest slowing the compute it overlaps)"
+
+    parts = ", ".join(part(name, share) for name, share in shares.items())
     return f"Bound by {findings['bound']}: {parts} of the step."
 
 

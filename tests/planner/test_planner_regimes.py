@@ -64,7 +64,8 @@ def test_reason_numbers_match_the_table(explained):
         assert text in reason
     shares = explained.findings["shares"]
     assert sum(shares.values()) == pytest.approx(1.0)
-    assert percent(shares["exposed communication"]) == percent(best.comm_share)
+    assert percent(explained.findings["exposed_share"]) == percent(best.comm_share)
+    assert shares["communication"] == pytest.approx((best.exposed_comm_s + best.interference_s) / best.total_s)
     second = explained.findings["runner_up"]
     assert second["algorithm"] != best.algorithm and second["algorithm"] in reason
     if second["rank"]:
