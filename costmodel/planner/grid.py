@@ -363,7 +363,9 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     node_counts = np.array([layouts[i][0] for i in multi], dtype=float).reshape(-1, 1, 1)  # their replicas
     # each multi-GPU layout's host path: its GPUs per node share the node's memory and switch uplinks
     layout_host = offload.host_path(system, node_gpus) if offload_host is not None else None
-    rails = _RailCaches(system, backend, comm_params) if shard == "hybrid" else None
+    # ZeRO++ qgZ's all-to-all runs in the node, then across one rail (gradsync.sync_plan), as hybrid's groups
+    qgz = quantize[1] is not None and shard != "hybrid"
+    rails = _RailCaches(system, backend, comm_params) if shard == "hybrid" or qgz else None
     if multi:  # the tables the (algorithm, stage) rows below ask of ``cache``, in one pass where NCCL's model answers
         cache.prepare([layouts[i] for i in multi], [(primitive, name) for name in space.algorithms
                                                     for stage in space.zero_stages
@@ -374,7 +376,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     for a, name in enumerate(space.algorithms):
         comm = cache.batch([layouts[i] for i in multi], name, sizes) if multi else None
         runnable = comm.runnable.reshape(-1, 1, 1) if comm else None
-        if shard != "full" and multi:  # the node's group; hybrid adds the rails across nodes
+        if (shard != "full" or qgz) and multi:  # the node's group; hybrid and qgZ add the rails across nodes
             node_comm = cache.batch([(1, layouts[i][1]) for i in multi], name, sizes)
             replicas = rails.batch([layouts[i] for i in multi], name) if rails else None
             shard_runnable = (node_comm.runnable & (replicas.runnable if replicas else runnable.ravel())
@@ -400,6 +402,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
                 continue
             bits = quantize if stage >= 1 else (None, None)  # ZeRO++ quantises ZeRO's collectives only
             hybrid_row, hpz_row = stage == 3 and shard == "hybrid", stage == 3 and shard == "hpz"
+            qgz_row = bits[1] is not None and not hybrid_row
             over = node_gpus if hybrid_row else ranks  # the ranks ZeRO shards over
             plan = gradsync.sync_plan(node_comm if hybrid_row else comm, over, stage_buckets, precision,
                                       zero_stage=stage, weight_bits=bits[0], grad_bits=bits[1],
@@ -408,9 +411,12 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
                                       if offloaded else 0.0,
                                       replicas=replicas if hybrid_row else None, replica_share=1.0 / over,
                                       replica_ranks=node_counts if hybrid_row else None,
-                                      secondary=node_comm if hpz_row else None)
+                                      secondary=node_comm if hpz_row else None,
+                                      **({"qgz_node": node_comm, "qgz_rails": replicas, "qgz_node_ranks": node_gpus}
+                                         if qgz_row else {}))
             times = _sync_fields(plan, (len(multi), D, U))
-            ok = np.isfinite(times).all(axis=0) & (shard_runnable if hybrid_row or hpz_row else runnable)
+            ok = np.isfinite(times).all(axis=0) & (shard_runnable & runnable if qgz_row else shard_runnable
+                                                   if hybrid_row or hpz_row else runnable)
             if stage_sync is not None and stage_sync.one_size:  # the mode's own size: u = 0 stands for the row
                 ok = ok & (np.arange(U) == 0)
             out[:, a, z][..., multi] = np.where(ok, times, 0.0).transpose(0, 2, 3, 1)

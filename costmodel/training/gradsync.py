@@ -262,7 +262,8 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
               zero_stage: int = 0, topk_fraction: float | None = None,
               asynchronous: bool = False, weight_bits: int | None = None, grad_bits: int | None = None,
               quant_s_per_byte: float = 0.0, offload_s_per_byte=0.0, replicas: CommFn | None = None,
-              replica_share=1.0, replica_ranks=None, secondary: CommFn | None = None) -> SyncPlan:
+              replica_share=1.0, replica_ranks=None, secondary: CommFn | None = None,
+              qgz_node: CommFn | None = None, qgz_rails: CommFn | None = None, qgz_node_ranks=None) -> SyncPlan:
     """The collectives of one step for a ZeRO stage / compression / async configuration.
 
     Scalar, or elementwise on arrays: the planner passes a bucket layout and precision whose
@@ -279,6 +280,13 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
 
     ZeRO++ hpZ (ZeRO-3 only): ``secondary`` is the node's group; backward all-gathers the
     weights from the secondary partition kept in each node after forward, inside the node.
+
+    ZeRO++ qgZ across nodes (``qgz_node``, ``qgz_rails``: the node's group of ``qgz_node_ranks``
+    GPUs and one rail across the nodes): its all-to-all is hierarchical (Wang et al. 2023, §3.3),
+    every quantised gradient exchanged inside the node, dequantised, reduced and quantised again,
+    then each GPU's 1/G of it exchanged across the nodes, so the network carries 1/G of what one
+    flat all-to-all over every rank sends. Without the groups (one node, or a comm function with
+    no cluster behind it) the all-to-all runs over ``comm``.
     """
     if (replicas is not None or secondary is not None) and zero_stage != 3:
         raise InputError("shard", "hybrid" if replicas is not None else "hpz",
@@ -303,13 +311,18 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
         backward_parts = [("all-reduce", 1.0, None, comm)]
     else:
         reduce: tuple = ("reduce-scatter", 1.0, offload_s_per_byte, comm)
+        reductions = [reduce]
         if grad_bits is not None:  # qgZ: quantised gradient blocks exchanged all-to-all
-            reduce = ("all-to-all", grad_bits / 8 / precision.grad_bytes, quant_s_per_byte + offload_s_per_byte,
-                      comm)
+            wire = grad_bits / 8 / precision.grad_bytes
+            if qgz_node is not None and qgz_rails is not None:  # in the node, then 1/G across the nodes
+                reductions = [("all-to-all", wire, quant_s_per_byte + offload_s_per_byte, qgz_node),
+                              ("all-to-all", wire / qgz_node_ranks, quant_s_per_byte / qgz_node_ranks, qgz_rails)]
+            else:
+                reductions = [("all-to-all", wire, quant_s_per_byte + offload_s_per_byte, comm)]
         backward_gather = gather  # hpZ: from the node's secondary partition, in the node
         if secondary is not None:
             backward_gather = (gather[0], gather[1], 0.0 if gather[2] is None else gather[2], secondary)
-        backward_parts = [reduce] if zero_stage in (1, 2) else [backward_gather, reduce]
+        backward_parts = reductions if zero_stage in (1, 2) else [backward_gather, *reductions]
         if replicas is not None:  # hybrid: the reduced shard of every node, across the nodes
             backward_parts.append(("all-reduce", replica_share, 0.0, replicas))
     fields = _fields(layout)

@@ -674,7 +674,7 @@ def _overlap_slowdown(config: TrainingConfig) -> float:
     return transport.overlap_slowdown_for(config.transport, config.losses.overlap_slowdown, config.host_reduce)
 
 
-def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s, host, groups, slowdown):
+def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s, host, groups, slowdown, qgz=None):
     """(StepSeconds, SyncPlan, optimizer seconds, (host step, host-to-device copy) seconds, what a
     per-tensor optimizer loop adds of them).
 
@@ -692,7 +692,9 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
                               offload_s_per_byte=offload.d2h_s_per_grad_byte(shard, host) if offloaded else 0.0,
                               replicas=None if groups is None else groups.replicas, replica_share=1.0 / shard,
                               replica_ranks=None if groups is None else groups.replica_ranks,
-                              secondary=None if groups is None else groups.secondary)
+                              secondary=None if groups is None else groups.secondary,
+                              **({} if qgz is None or config.shard == "hybrid" else
+                                 {"qgz_node": qgz[0], "qgz_rails": qgz[1], "qgz_node_ranks": qgz[2]}))
     k = config.accumulation_steps
     factor = 1.0 if config.asynchronous else float(stragglers.slowest_rank_factor(
         config.jitter_cv, ranks, 1 if plan.every_micro_batch else k, config.losses.speed_cv,
@@ -797,6 +799,22 @@ def _host_of(comm, host):
     return offload.host_path(lay.system, lay.gpus_per_node) if lay is not None else None
 
 
+def _qgz_groups(comm, config) -> tuple | None:
+    """ZeRO++ qgZ's hierarchical all-to-all on a comm model's cluster of several nodes: (the node's
+    comm, one rail's comm across the nodes, GPUs per node) (:func:`gradsync.sync_plan`); None
+    without qgZ, under hybrid sharding (its reduction already stays in the node), on one node or
+    for a comm function with no cluster behind it (the all-to-all then runs over the group)."""
+    if config.quantize_grads is None or config.shard == "hybrid":
+        return None
+    from costmodel.cluster.comm import CommModel, hybrid_groups
+
+    owner = _owner(comm)
+    if not isinstance(owner, CommModel) or owner.layout.nodes <= 1:
+        return None
+    intra, rails = hybrid_groups(owner)
+    return intra.time_s, rails.time_s, intra.ranks
+
+
 def _groups_of(comm, groups, shard: str) -> gradsync.ShardGroups | None:
     """The groups ZeRO-3 runs in for ``shard`` ("hybrid" or "hpz"): given, else from the comm
     model's cluster (cluster.comm.hybrid_groups), else None."""
@@ -826,7 +844,8 @@ def _bucket_layout(grad_bytes, bucket_bytes, first_bucket_bytes) -> overlap.Buck
 
 def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], float], ranks: int | None = None,
                         config: TrainingConfig | None = None, *, algorithm: str = "",
-                        host: offload.HostPath | None = None, groups: tuple | None = None) -> Breakdown:
+                        host: offload.HostPath | None = None, groups: tuple | None = None,
+                        qgz: tuple | None = None) -> Breakdown:
     """Break one data-parallel training step down for ``ranks`` GPUs of type ``gpu``.
 
     ``comm(primitive, size_bytes)`` gives the seconds of one collective over the group
@@ -834,9 +853,13 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     ``hbm_bandwidth_Bps``, ``memory_bytes`` and optionally ``default_mfu`` and ``arch``.
     A comm model that knows its group (a ``CommModel``, or its bound ``time_s``) gives the rank
     count itself; passing a different ``ranks`` is an error, so the two cannot disagree.
+    ``qgz``: ZeRO++ qgZ's hierarchical groups (node's comm, one rail's comm, GPUs per node),
+    given, else from a comm model's cluster of several nodes (:func:`_qgz_groups`).
     """
     ranks = _group_ranks(comm, ranks)
     named = _named_model(comm)
+    if config is not None and qgz is None:
+        qgz = _qgz_groups(comm, config)
     if config is not None and config.offload_optimizer:
         host = _host_of(comm, host)
     if config is not None and config.shard != "full":
@@ -871,7 +894,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         groups = None
     slowdown = _overlap_slowdown(config)
     step, plan, optimizer_s, host_s, dispatch_s = _step(workload, gpu, comm, ranks, config, compute.forward_s,
-                                            precision, layout, setup.wait_s, host, groups, slowdown)
+                                            precision, layout, setup.wait_s, host, groups, slowdown, qgz)
     shard_ranks = ranks if groups is None else groups.ranks
     k, per_rank = config.accumulation_steps, config.micro_batch * config.accumulation_steps
     total = float(step.total_s)

@@ -124,10 +124,16 @@ def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommMod
     if not getattr(comm, "has_intervals", False) or result.comm_s <= 0 or config.host_reduce:
         return result  # the host-memory path is not NCCL's: no measured interval covers it
     host = offload.host_path(comm.layout.system, comm.layout.gpus_per_node) if config.offload_optimizer else None
-    intra, rails = hybrid_groups(comm) if config.shard != "full" else (None, None)
+    qgz_groups = config.quantize_grads is not None and config.shard != "hybrid" and comm.layout.nodes > 1
+    intra, rails = hybrid_groups(comm) if config.shard != "full" or qgz_groups else (None, None)
+
+    def qgz(end):  # ZeRO++ qgZ's hierarchical all-to-all at the same end
+        if not qgz_groups:
+            return None
+        return (lambda p, s: intra.bound_s(p, s, end), lambda p, s: rails.bound_s(p, s, end), intra.ranks)
 
     def groups(end):
-        if intra is None:
+        if intra is None or config.shard == "full":
             return None
         inside = lambda p, s: intra.bound_s(p, s, end)  # noqa: E731
         if config.shard == "hpz":
@@ -137,7 +143,7 @@ def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommMod
                            replica_ranks=rails.ranks)
 
     ends = [iteration_breakdown(workload, gpu, lambda p, s, e=end: comm.bound_s(p, s, e), comm.ranks, config,
-                                algorithm=algorithm, host=host, groups=groups(end)) for end in (0, 1)]
+                                algorithm=algorithm, host=host, groups=groups(end), qgz=qgz(end)) for end in (0, 1)]
     return replace(result, comm_interval_s=(ends[0].comm_s, ends[1].comm_s),
                    total_interval_s=(min(ends[0].total_s, result.total_s), max(ends[1].total_s, result.total_s)))
 
