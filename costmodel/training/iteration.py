@@ -409,6 +409,18 @@ SWITCHES = tuple(f.name for f in fields(TrainingConfig) if f.type == "bool")
 NUMBERS = tuple(f.name for f in fields(TrainingConfig) if f.type in ("float", "float | None"))
 
 
+def _as_python_numbers(config: TrainingConfig) -> TrainingConfig:
+    """The counts as Python ints and the numbers as Python floats, once checked: a numpy integer
+    or 8.0 given for a count is taken (``is_whole``), but it leaked into the breakdown (a numpy
+    micro-batch made ``to_dict`` unserialisable by json; 8.0 gave a global batch of 128.0;
+    review, 2026-11-29)."""
+    counts = {name: int(getattr(config, name)) for name in ("micro_batch", "accumulation_steps")
+              if type(getattr(config, name)) is not int}
+    numbers = {name: float(getattr(config, name)) for name in NUMBERS
+               if getattr(config, name) is not None and type(getattr(config, name)) not in (float, int)}
+    return replace(config, **counts, **numbers) if counts or numbers else config
+
+
 def _check(config: TrainingConfig, ranks: int) -> None:
     for name in SWITCHES:  # read by truth below: asynchronous="no" ran asynchronous
         check_switch(name, getattr(config, name))
@@ -869,6 +881,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     if config is None:
         raise InputError("config", None, "a TrainingConfig (micro_batch, …)")
     _check(config, ranks)
+    config = _as_python_numbers(config)
     memory.check_recompute(workload, config.recompute)
     config, setup = _resolve_sync(workload, config)
     _check_host_reduce(config)  # on one GPU too, where nothing is reduced: the pair is refused alike

@@ -266,6 +266,14 @@ def test_the_training_step_takes_its_counts_as_the_planner_does():
     as_float = costmodel.iteration("gpt2", "dgx-a100", nodes=2.0, gpus_per_node=np.float64(8), micro_batch=8.0,
                                    backend="ideal")
     assert as_int.ranks == as_float.ranks == 16 and as_float.total_s == as_int.total_s
+    # taken, and answered in Python numbers (review, 2026-11-29: 8.0 gave a global batch of 128.0,
+    # and a numpy micro-batch a breakdown json could not write)
+    assert type(as_float.micro_batch) is int and type(as_float.global_batch) is int
+    import json
+
+    numpy_in = costmodel.iteration("gpt2", "dgx-a100", nodes=2, micro_batch=np.int64(8), mfu=np.float64(0.4),
+                                   backend="ideal")
+    json.dumps(numpy_in.to_dict())
     assert costmodel.plan("gpt2", "dgx-a100", nodes=2.0, global_batch=64, explain=False).best.gpus <= 16
     for bad in (2.5, True, "2", -1.0):
         with pytest.raises(InputError, match=rf"^nodes: got {bad!r};"):
