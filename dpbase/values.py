@@ -449,3 +449,36 @@ def _asdict_inner(obj: Any) -> Any:
     import copy
 
     return copy.deepcopy(obj)
+
+
+class ReadOnlyDict(dict):
+    """A dict a frozen value holds: read as any dict (json, ``asdict``, ``==``, ``.get``), never
+    changed in place. A frozen Gpu handed out its bundled, cached ``peak_flops`` dict, so one
+    caller's ``gpu.peak_flops["bf16"] = 1.0`` changed every later answer in the process (review,
+    2026-11-29); a changed value is built with :func:`replace` instead.
+
+        >>> peaks = ReadOnlyDict(bf16=989e12)
+        >>> peaks["bf16"], dict(peaks) == peaks
+        (989000000000000.0, True)
+        >>> try:
+        ...     peaks["bf16"] = 1.0
+        ... except TypeError as error:
+        ...     print(error)
+        ReadOnlyDict is read-only: build a changed value with dpbase.values.replace
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(f"{type(self).__name__} is read-only: build a changed value with dpbase.values.replace")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple:
+        return type(self), (dict(self),)
+
+    def __copy__(self) -> ReadOnlyDict:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> ReadOnlyDict:
+        return self

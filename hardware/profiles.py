@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from dpbase.values import frozen
+from dpbase.values import ReadOnlyDict, frozen
 
 # "calibrated": a link fitted by `dpcost calibrate` to nccl-tests measurements (any fabric).
 GPU_DIRECT_CATEGORIES = ("infiniband", "roce", "efa")  # RDMA NICs: GPUDirect unless a profile says not
@@ -143,6 +143,10 @@ class Gpu:
     mfu_source: str
     notes: str = ""
     host_link_bandwidth_Bps: float = 0.0  # to host memory per direction when not PCIe (NVLink-C2C)
+
+    def __post_init__(self) -> None:
+        if type(self.peak_flops) is not ReadOnlyDict:  # frozen all the way down (dpbase.values)
+            object.__setattr__(self, "peak_flops", ReadOnlyDict(self.peak_flops))
 
     def peak_flops_for(self, dtype: str) -> float | None:
         """Dense peak FLOP/s for ``dtype``, or None when the GPU lacks it."""

@@ -229,3 +229,20 @@ def test_the_docs_gpu_table_shows_bf16_only_where_the_profile_has_it():
         tflops = {dtype: f"{value / 1e12:.4g}" for dtype, value in gpu.peak_flops.items()}
         fallback = "fp16" if "fp16" in tflops else "fp32"
         assert cell == (tflops["bf16"] if "bf16" in tflops else f"– ({fallback} {tflops[fallback]})"), gpu.name
+
+
+def test_a_profile_cannot_be_changed_in_place():
+    """A bundled profile is cached: changing its peak table in place changed every later answer in
+    the process (review, 2026-11-29). The table is read-only; replace() builds a changed GPU."""
+    import costmodel
+    from dpbase.values import replace
+
+    gpu = hardware.load_system("dgx-h100").gpu
+    before = costmodel.iteration("gpt2", "dgx-h100", micro_batch=8).total_s
+    with pytest.raises(TypeError, match="read-only"):
+        gpu.peak_flops["bf16"] = 1.0
+    with pytest.raises(TypeError, match="read-only"):
+        gpu.peak_flops.update(bf16=1.0)
+    assert costmodel.iteration("gpt2", "dgx-h100", micro_batch=8).total_s == before
+    slower = replace(gpu, peak_flops={**gpu.peak_flops, "bf16": gpu.peak_flops["bf16"] / 2})
+    assert slower.peak_flops["bf16"] == gpu.peak_flops["bf16"] / 2 and hardware.load_system("dgx-h100").gpu == gpu
