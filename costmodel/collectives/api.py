@@ -29,9 +29,14 @@ def predict(primitive: str | Primitive, algorithm: str, *, ranks: int, size_byte
 
 
 def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_s: float,
-            bandwidth_Bps: float, gamma_s_per_byte: float = 0.0, include_in_network: bool = True,
+            bandwidth_Bps: float, gamma_s_per_byte: float = 0.0, include_in_network: bool = False,
             **shared: Any) -> list[Prediction]:
     """Every algorithm of the primitive, fastest first (parameters each one accepts are passed).
+
+    In-network reduction needs a switch that reduces, which a bare link does not have: its
+    textbook formula is ranked only with ``include_in_network=True``, as ``dpcost compare`` and
+    ``predict``'s ``auto`` leave it out on a link (it ranked first by default, where ``auto`` picked
+    another; review, 2026-11-29).
 
     Sizes, times and bandwidths are numbers in base units or text with a unit ("1GB", "5us",
     "25GB/s"), as :func:`costmodel.predict` takes them; a keyword no algorithm of the primitive

@@ -43,3 +43,13 @@ def test_one_rank_moves_nothing_and_says_so():
     json.loads(json.dumps(one.to_dict()), parse_constant=lambda name: pytest.fail(name))  # strict JSON
     grid = costmodel.evaluate_grid("all-reduce", "ring", np.array([1, 8]), 1e6, 5e-6, 25e9)
     assert np.isnan(grid["algbw_Bps"][0]) and np.isnan(grid["busbw_Bps"][0]) and grid["busbw_Bps"][1] > 0
+
+
+def test_compare_on_a_bare_link_ranks_what_auto_chooses_from():
+    """A bare link has no reducing switch: compare leaves in-network out unless asked, so its
+    first row is predict's auto (it ranked in-network first: review, 2026-11-29)."""
+    link = dict(ranks=64, size_bytes=1e6, alpha_s=5e-6, bandwidth_Bps=25e9)
+    ranked = costmodel.compare("all-reduce", **link)
+    assert "in-network" not in [q.algorithm for q in ranked]
+    assert ranked[0].algorithm == costmodel.predict("all-reduce", **link).algorithm
+    assert costmodel.compare("all-reduce", include_in_network=True, **link)[0].algorithm == "in-network"
