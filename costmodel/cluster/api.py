@@ -69,8 +69,20 @@ def predict(primitive: str, size: str | float | None = None, algorithm: str | No
     realistic stack's choice; on a link: the fastest textbook algorithm), or a name. ``backend``
     None/"auto" is the realistic one on a cluster (NCCL's model on NVIDIA, RCCL's on AMD) and the
     ideal model elsewhere. The older form ``predict(primitive, algorithm, ranks=, size_bytes=,
-    alpha_s=, bandwidth_Bps=)`` still works.
+    alpha_s=, bandwidth_Bps=)`` still works. ``algorithm="all"`` answers the fastest of them here
+    (:func:`sweep` and :func:`compare` give every one).
     """
+    return _rows(primitive, size, algorithm, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node,
+                 backend=backend, stack=stack, link=link, ranks=ranks, alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps,
+                 gamma_s_per_byte=gamma_s_per_byte, alpha_inter_s=alpha_inter_s,
+                 bandwidth_inter_Bps=bandwidth_inter_Bps, size_bytes=size_bytes, _cli_words=_cli_words, **params)[0]
+
+
+def _rows(primitive, size=None, algorithm=None, *, cluster=None, nodes=1, gpus_per_node=None, backend=None,
+          stack=None, link=None, ranks=None, alpha_s=None, bandwidth_Bps=None, gamma_s_per_byte=0.0,
+          alpha_inter_s=None, bandwidth_inter_Bps=None, size_bytes=None, _cli_words=False,
+          **params: Any) -> list[Prediction]:
+    """:func:`predict`'s rows: one, or with ``algorithm="all"`` every algorithm, fastest first."""
     try:
         if isinstance(size, str) and size_bytes is not None:  # older form: the algorithm came second
             size, algorithm = size_bytes, size
@@ -86,15 +98,15 @@ def predict(primitive: str, size: str | float | None = None, algorithm: str | No
                       bandwidth=bandwidth_Bps, gamma=gamma_s_per_byte, cluster=cluster, nodes=nodes,  # type: ignore[arg-type]
                       gpus_per_node=gpus_per_node, link=link, backend=backend or "auto", stack=stack,
                       alpha_inter=alpha_inter_s, bandwidth_inter=bandwidth_inter_Bps, **params)  # type: ignore[arg-type]
-        return run_query(query)[0]
+        return run_query(query)
     except InputError as error:  # the query's checks speak the CLI's flags
         raise error if _cli_words else _in_api_terms(error) from None
 
 
 def _axis(value: Any) -> list[Any]:
-    """A scalar (or None) is an axis of one; strings are scalars, not sequences. A value given
+    """A scalar (or None) is an axis of one; strings (and bytes) are scalars, not sequences. A value given
     twice is one value of the axis (its rows would repeat), as the planner counts it once."""
-    if value is None or isinstance(value, (str, int, float)) or not isinstance(value, Iterable):
+    if value is None or isinstance(value, (str, bytes, bytearray, int, float)) or not isinstance(value, Iterable):
         return [value]
     values = list(value)
     if not values:
@@ -181,15 +193,15 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
             (gpus_per_node is not None and gpus_per_node < 1) else None
         for count, size in itertools.product(group, size_list):
             where = {"nodes": count} if cluster is not None else {"ranks": count}
-            try:
-                p = predict(primitive, size, algorithm, cluster=cluster, link=link, backend=backend, stack=stack,
-                            _cli_words=True,
-                            alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps, gamma_s_per_byte=gamma_s_per_byte,
-                            gpus_per_node=per_node, **where)
+            try:  # "all": every algorithm's row (predict answers the fastest)
+                found = _rows(primitive, size, algorithm, cluster=cluster, link=link, backend=backend, stack=stack,
+                              _cli_words=True,
+                              alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps, gamma_s_per_byte=gamma_s_per_byte,
+                              gpus_per_node=per_node, **where)
             except NotApplicableError as error:
                 skipped.append(error)
                 continue
-            rows.append(p.to_dict())
+            rows.extend(p.to_dict() for p in found)
     if not rows:
         raise skipped[0] if skipped else InputError("sweep", "no rows", "at least one answerable combination")
     frame = pd.DataFrame(rows, columns=list(Prediction.__dataclass_fields__))

@@ -62,8 +62,24 @@ def normalize_collective(name: str) -> str:
     """'allreduce', 'all_reduce', 'all-reduce', 'all_reduce_perf' -> 'all-reduce'."""
     found = _COLLECTIVE_ALIASES.get(_key(name))
     if found is None:
+        _refuse_outside_the_model(name)
         raise UnknownNameError("collective", name, COLLECTIVES)
     return found
+
+
+def _refuse_outside_the_model(name: str) -> None:
+    """A collective dpcost knows that NCCL's tuning model lacks (all-to-all, send/recv, gather,
+    scatter: NCCL runs them as grouped point-to-point calls) is not applicable here, not an unknown
+    name: a sweep over backends leaves its NCCL row out, and the message says what times it (review,
+    2026-11-29: sweep(backends=['ideal', 'nccl']) failed whole on all-to-all)."""
+    from costmodel.names import Primitive
+    from dpbase.errors import NotApplicableError
+
+    primitive = {_key(p.value): p.value for p in Primitive}.get(_key(name))
+    if primitive is not None:
+        raise NotApplicableError("collective", name, f"one of {', '.join(COLLECTIVES)} for NCCL's tuning model, "
+                                 f"which has no {primitive} (NCCL runs it as point-to-point calls): --backend auto "
+                                 "or ideal times it on the cluster's links")
 
 
 @functools.lru_cache(maxsize=256)

@@ -52,3 +52,18 @@ def test_one_comm_model_keeps_a_bounded_memo(monkeypatch):
     assert len(model._seconds) <= comm_module.MEMO_SIZE and len(model._answers) <= comm_module.MEMO_SIZE
     assert model.time_s("all-reduce", 1e3) == pytest.approx(
         costmodel.comm_model("dgx-h100", nodes=2, backend="ideal").time_s("all-reduce", 1e3), rel=1e-15)
+
+
+def test_a_sweep_keeps_every_answerable_row():
+    """(review, 2026-11-29) backends ideal and nccl over all-to-all failed whole (NCCL's tuning
+    model has no all-to-all: now a left-out row); --algorithm all gave one row; b'1GiB' was read
+    as a sequence of four byte values."""
+    frame = costmodel.sweep("all-to-all", "1MiB", clusters="dgx-h100", nodes=2, backends=["ideal", "nccl"])
+    assert frame.backend.tolist() == ["ideal"] and "no all-to-all" in frame.attrs["left_out"][0]
+    link = dict(ranks=64, alpha_s="5us", bandwidth_Bps="25GB/s")
+    every = costmodel.sweep("all-reduce", "1MB", algorithms="all", **link)
+    ranked = costmodel.compare("all-reduce", size_bytes="1MB", **link)
+    assert every.algorithm.tolist() == [q.algorithm for q in ranked] and len(every) > 3
+    assert costmodel.predict("all-reduce", "1MB", "all", **link).algorithm == every.algorithm.iloc[0]
+    with pytest.raises(Exception, match="^sizes: got b'1GiB'"):
+        costmodel.sweep("all-reduce", b"1GiB", clusters="dgx-h100", nodes=2)
