@@ -90,13 +90,13 @@ def _rows(primitive, size=None, algorithm=None, *, cluster=None, nodes=1, gpus_p
             size = size_bytes
         if size is None:
             raise InputError("size", None, "a message size: bytes, or text with a unit such as 256MiB")
-        algorithm = algorithm or "auto"
+        algorithm = "auto" if algorithm is None else algorithm
         unknown = sorted(set(params) - set(_QUERY_PARAMS))
         if unknown:
             raise InputError(unknown[0], params[unknown[0]], f"one of {', '.join(_QUERY_PARAMS)}")
         query = Query(primitive=primitive, algorithm=algorithm, size=size, ranks=ranks, alpha=alpha_s,
                       bandwidth=bandwidth_Bps, gamma=gamma_s_per_byte, cluster=cluster, nodes=nodes,  # type: ignore[arg-type]
-                      gpus_per_node=gpus_per_node, link=link, backend=backend or "auto", stack=stack,
+                      gpus_per_node=gpus_per_node, link=link, backend="auto" if backend is None else backend, stack=stack,
                       alpha_inter=alpha_inter_s, bandwidth_inter=bandwidth_inter_Bps, **params)  # type: ignore[arg-type]
         return run_query(query)
     except InputError as error:  # the query's checks speak the CLI's flags

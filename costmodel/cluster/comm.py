@@ -13,7 +13,7 @@ from costmodel.cluster.backends import bottleneck_link, nccl_topology, predict_c
 from costmodel.cluster.mapping import Layout, cluster_candidates, layout, rail_system
 from costmodel.cluster.stacks import check_stack_backend, resolve_backend, stack_named
 from costmodel.collectives.prediction import Prediction
-from costmodel.names import NO_ALGORITHM, REALISTIC_BACKENDS, Backend, algorithm_named, backend_or_auto
+from costmodel.names import NO_ALGORITHM, REALISTIC_BACKENDS, Backend, Primitive, algorithm_named, backend_or_auto
 from dpbase.bounded import evict_oldest
 from dpbase.errors import InputError, check_switch
 from dpbase.values import field, frozen
@@ -23,6 +23,23 @@ if TYPE_CHECKING:
 
 # The all-reduce algorithms a user may force in NCCL mode (NCCL_ALGO), in registry names.
 NCCL_FORCEABLE = ("ring", "double-binary-tree", "in-network")
+def _call(primitive: str, size_bytes) -> tuple[str, float]:
+    """One call's (primitive, bytes) as the models take them, checked where a call is first
+    answered: a primitive in any spelling the CLI takes ("allreduce"), a size a finite number
+    of bytes from 0 to 2**70 (text, None or inf raised ValueError, TypeError or OverflowError;
+    review, 2026-11-29)."""
+    from costmodel.names import primitive_named
+    from dpbase.errors import is_real
+    from dpbase.limits import MAX_SIZE_BYTES
+
+    name = primitive if primitive in _PRIMITIVES else primitive_named(primitive).value
+    if not is_real(size_bytes) or not 0 <= size_bytes <= MAX_SIZE_BYTES:
+        raise InputError("size_bytes", size_bytes, "a number of bytes from 0 to 2**70 (CommModel.time_s takes "
+                                                   "bytes; costmodel.predict parses '1GB')")
+    return name, float(size_bytes)
+
+
+_PRIMITIVES = frozenset(p.value for p in Primitive)  # the canonical names, taken as they are
 # Answers one model keeps, by (primitive, size), oldest dropped first: a step asks a few dozen
 # sizes and the planner's sweep a few hundred; an integrator's loop over distinct sizes kept
 # every one (review, 2026-11-29: 500,000 sizes grew a process from 12 to 550 MB).
@@ -105,7 +122,7 @@ class CommModel:
         found = self._answers.get(key)
         if found is None:
             evict_oldest(self._answers, MEMO_SIZE)
-            found = self._answers[key] = self._choose(primitive, size_bytes)
+            found = self._answers[key] = self._choose(*_call(primitive, size_bytes))
         return found
 
     def _choose(self, primitive: str, size_bytes: float) -> Prediction:
@@ -125,10 +142,10 @@ class CommModel:
         try:
             seconds = self._seconds.get((primitive, size_bytes))
         except TypeError:  # an unhashable size (a 0-d array): answered, not kept
-            return float(self.choose(primitive, float(size_bytes)).time_s)
+            return float(self.choose(*_call(primitive, size_bytes)).time_s)
         if seconds is None:
             evict_oldest(self._seconds, MEMO_SIZE)
-            seconds = self._seconds[primitive, size_bytes] = float(self.choose(primitive, float(size_bytes)).time_s)
+            seconds = self._seconds[primitive, size_bytes] = float(self.choose(*_call(primitive, size_bytes)).time_s)
         return seconds
 
     def bound_s(self, primitive: str, size_bytes: float, end: int) -> float:

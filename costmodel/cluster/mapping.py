@@ -107,8 +107,12 @@ class Layout:
 
 def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = None) -> Layout:
     """Resolve a system name/path/profile and check the node layout."""
+    import os
+
     from hardware import System, load_system
 
+    if isinstance(system, os.PathLike):  # a pathlib.Path as a TOML path, as load_system takes it
+        system = os.fspath(system)
     if not isinstance(system, (str, System)):  # None was an AttributeError
         raise InputError("cluster", system, "a system name, a TOML path or a hardware.System")
     sys_profile = load_system(system) if isinstance(system, str) else system
@@ -380,7 +384,12 @@ def _not_applicable(entry: Entry, lay: Layout) -> NotApplicableError:
 def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nodes: int = 1,
                        gpus_per_node: int | None = None, size_bytes: float = 0.0,
                        gamma_s_per_byte: float = 0.0, **params: Any) -> Prediction:
-    """One collective on the cluster under the ideal model."""
+    """One collective on the cluster under the ideal model (``size_bytes`` bytes or text with a unit,
+    as :func:`costmodel.predict` reads it; "1GB" was a TypeError)."""
+    if type(size_bytes) is not float:  # the library's own calls pass floats: parsed only for a user's value
+        from dpbase.units import parse_size
+
+        size_bytes = parse_size(size_bytes, "size_bytes")
     lay = system if isinstance(system, Layout) else layout(system, nodes, gpus_per_node)
     entry = get(primitive, algorithm)
     if not applicable(entry, lay):

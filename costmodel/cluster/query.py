@@ -78,7 +78,7 @@ def _rates(q: Query, size_bytes: float) -> tuple[int, float, float]:
     if q.link is not None:
         from hardware import load_link
 
-        link = load_link(q.link)
+        link = q.link if _is_link(q.link) else load_link(q.link)
         regime = link.regime_for(size_bytes) if link.regimes else None
         alpha = regime.latency_s if regime else link.latency_s
         bandwidth = regime.bandwidth_at(size_bytes) if regime else link.achievable_bandwidth_Bps
@@ -265,9 +265,34 @@ def ideal_only(backend: str | None) -> None:
 COUNT_FIELDS = ("ranks", "nodes", "gpus_per_node", "servers", "chunks")
 
 
+def _is_link(value) -> bool:
+    from hardware import Link
+
+    return isinstance(value, Link)
+
+
+NAME_FIELDS = ("algorithm", "backend", "stack")  # text the query reads as a name
+
+
 def _whole_counts(q: Query) -> Query:
     """The query with its counts as Python integers (a numpy integer is one; 1.5, "2" or True
-    are not), each refused by name otherwise; the cluster a name, a path or a System."""
+    are not), each refused by name otherwise; the cluster a name, a path (str or os.PathLike) or a
+    System, the link a name, a path or a hardware.Link; the names text (an algorithm of 0 or ""
+    read as auto, 5 raised AttributeError; review, 2026-11-29)."""
+    import os
+
+    for field in NAME_FIELDS:
+        value = getattr(q, field)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise InputError(field, value, "a name (text), e.g. " + {"algorithm": "ring or auto",
+                                                                  "backend": "auto, ideal, nccl or rccl",
+                                                                  "stack": "nccl, rccl, mpi or gloo"}[field])
+    if isinstance(q.cluster, os.PathLike):
+        q = replace(q, cluster=os.fspath(q.cluster))
+    if isinstance(q.link, os.PathLike):
+        q = replace(q, link=os.fspath(q.link))
+    if q.link is not None and not isinstance(q.link, str) and not _is_link(q.link):
+        raise InputError("link", q.link, "a link name, a TOML path or a hardware.Link")
     if q.cluster is not None and not isinstance(q.cluster, str):  # hardware only where a cluster is given
         from hardware import System
 

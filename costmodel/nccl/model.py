@@ -25,8 +25,9 @@ from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.terms import cell_terms, corrected, estimate_us, measured_latency_us, measured_us, size_index, stack
 from costmodel.nccl.topology import NcclTopology
 from costmodel.nccl.tuning import CostCell
-from dpbase.errors import InputError, NotApplicableError
+from dpbase.errors import InputError, NotApplicableError, is_real
 from dpbase.lazynp import np
+from dpbase.limits import MAX_SIZE_BYTES
 from dpbase.values import frozen
 
 
@@ -88,8 +89,8 @@ def nccl_time(
     """
     t = tables or load_tables()
     coll = normalize_collective(collective)
-    if not size_bytes >= 0:
-        raise InputError("size_bytes", size_bytes, "a size >= 0 bytes")
+    if not is_real(size_bytes) or not 0 <= size_bytes <= MAX_SIZE_BYTES:  # text, inf, 1e30 (review, 2026-11-29)
+        raise InputError("size_bytes", size_bytes, "a number of bytes from 0 to 2**70")
     if topo.n_ranks == 1:  # one rank: nothing crosses a link (the same convention as the ideal model)
         return NcclPrediction(collective=coll, size_bytes=float(size_bytes), n_ranks=1, algorithm="none",
                               protocol="none", time_s=0.0, model_time_s=0.0, latency_s=0.0, bandwidth_Bps=math.inf,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
 from dpbase import elementwise as ew
-from dpbase.errors import InputError, NotApplicableError
+from dpbase.errors import InputError, NotApplicableError, whole_count
 from hardware.profiles import TCP_CATEGORIES
 
 if TYPE_CHECKING:
@@ -356,9 +356,19 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
 
 def topology_for(system: System, nodes: int = 1, gpus_per_node: int | None = None,
                  tables: object = None, *, collnet: bool = False, p2p_level: str | None = None) -> NcclTopology:
-    """NCCL's graph-search result for a hardware System.
+    """NCCL's graph-search result for a hardware System (or a system's name or TOML path).
 
     ``p2p_level`` is NCCL_P2P_LEVEL (LOC, NVL, PIX, PXB, PHB or SYS); None keeps NCCL's default rule.
     """
+    import os
+
+    if isinstance(system, (str, os.PathLike)):  # a name raised AttributeError (review, 2026-11-29)
+        from hardware import load_system
+
+        system = load_system(system)
+    elif not hasattr(system, "gpu"):
+        raise InputError("system", system, "a hardware.System, a system name or a TOML path")
+    nodes = whole_count("nodes", nodes)  # 2.0 was kept a float, and nccl_time then failed on it
+    gpus_per_node = None if gpus_per_node is None else whole_count("gpus_per_node", gpus_per_node)
     return derive_topology(system, nodes, gpus_per_node, tables, collnet=collnet,  # type: ignore[arg-type]
                            p2p_level=p2p_level)

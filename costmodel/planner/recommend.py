@@ -166,13 +166,17 @@ def _distinct_axes(algorithms, bucket_bytes, grad_dtypes) -> tuple:
 
 def _values(axis) -> tuple:
     """A swept axis as a tuple: one name or number is an axis of one (``algorithms="ring"`` was
-    iterated letter by letter), as ``costmodel.sweep`` reads its axes."""
+    iterated letter by letter), as ``costmodel.sweep`` reads its axes. A 0-d numpy array is its
+    value (it was unhashable: review, 2026-11-29)."""
+    if getattr(axis, "ndim", None) == 0:
+        axis = axis.item()
     if isinstance(axis, str) or is_real(axis):
         return (axis,)
     try:
-        return tuple(axis)
+        values = tuple(axis)
     except TypeError:
         raise InputError("axis", axis, "a value or a list of values") from None
+    return tuple(value.item() if getattr(value, "ndim", None) == 0 else value for value in values)
 
 
 def _check_money_needs_tokens(tokens, price_per_gpu_hour, power_w) -> None:
@@ -508,10 +512,14 @@ def _ps_params(algorithms, servers, colocated, system, nodes: int) -> tuple:
 
 
 def _resolve(model, cluster):
+    import os
+
     import hardware
     from costmodel.training.workloads import workload_of
 
     workload = workload_of(model)
+    if isinstance(cluster, os.PathLike):  # a pathlib.Path as a TOML path, as load_system takes it
+        cluster = os.fspath(cluster)
     if not isinstance(cluster, (str, hardware.System)):  # None was an AttributeError
         raise InputError("cluster", cluster, "a system name, a TOML path or a hardware.System")
     system = hardware.load_system(cluster) if isinstance(cluster, str) else cluster

@@ -407,6 +407,7 @@ def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str |
 # arithmetic, each one's range where it is read
 SWITCHES = tuple(f.name for f in fields(TrainingConfig) if f.type == "bool")
 NUMBERS = tuple(f.name for f in fields(TrainingConfig) if f.type in ("float", "float | None"))
+REQUIRED_NUMBERS = tuple(f.name for f in fields(TrainingConfig) if f.type == "float")
 
 
 def _as_python_numbers(config: TrainingConfig) -> TrainingConfig:
@@ -428,8 +429,12 @@ def _check(config: TrainingConfig, ranks: int) -> None:
         check_switch("include_attention", config.include_attention)
     for name in NUMBERS:  # text or a switch here was a TypeError, or True read as 1
         value = getattr(config, name)
+        if value is None and name in REQUIRED_NUMBERS:  # jitter_cv=None was a TypeError
+            raise InputError(name, value, "a number")
         if value is not None and not is_real(value):
             raise InputError(name, value, "a number")
+    if not isinstance(config.losses, losses.StepLosses):  # None was an AttributeError
+        raise InputError("losses", config.losses, "a costmodel.training.losses.StepLosses")
     for field, value, most in (("micro_batch", config.micro_batch, MAX_COUNT), ("ranks", ranks, MAX_RANKS),
                                ("accumulation_steps", config.accumulation_steps, MAX_COUNT)):
         if not is_whole(value) or not 1 <= value <= most:
@@ -878,8 +883,8 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         groups = _groups_of(comm, groups, config.shard)
     if not callable(comm) and callable(getattr(comm, "time_s", None)):  # a CommModel itself
         comm = comm.time_s
-    if config is None:
-        raise InputError("config", None, "a TrainingConfig (micro_batch, …)")
+    if not isinstance(config, TrainingConfig):  # a dict was an AttributeError
+        raise InputError("config", config, "a TrainingConfig (micro_batch, …)")
     _check(config, ranks)
     config = _as_python_numbers(config)
     memory.check_recompute(workload, config.recompute)

@@ -45,6 +45,8 @@ def iteration(model: str | Workload, cluster: str | System, config: TrainingConf
         raise InputError(unknown[0], config_fields[unknown[0]], f"a TrainingConfig field: {', '.join(sorted(_CONFIG_FIELDS))}")
     if config is not None and config_fields:
         raise InputError(next(iter(config_fields)), "given with config", "either config or its fields as keywords")
+    if config is not None and not isinstance(config, TrainingConfig):  # a dict was an AttributeError
+        raise InputError("config", config, "a TrainingConfig, or its fields as keywords (micro_batch=…)")
     comm = _comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
                        servers=servers, colocated=colocated)
     system = comm.layout.system
@@ -94,6 +96,8 @@ def measured_mfu(model: str | Workload, cluster: str | System, config: TrainingC
     from costmodel.training import measured_rate  # only --rate needs it: off every other answer's imports
 
     rate = measured_rate.check_rate(rate_samples_per_s)
+    if not isinstance(config, TrainingConfig):  # None was an AttributeError
+        raise InputError("config", config, "a TrainingConfig (the measured run's micro_batch, …)")
     comm = _comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
                        servers=servers, colocated=colocated)
     config = _on_layout(config, comm)

@@ -1,0 +1,68 @@
+"""What an integrator's program passes, answered or refused with one InputError naming the field
+(review, 2026-11-29: each of these raised a raw AttributeError, TypeError, ValueError or
+OverflowError, or was silently read as something else)."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import costmodel
+import hardware
+from costmodel.nccl import nccl_time, topology_for
+from costmodel.training.iteration import TrainingConfig
+from dpbase.errors import DpcostError, InputError
+
+CLUSTER_FILE = pathlib.Path(__file__).resolve().parents[1] / "data" / "hardware" / "my_cluster.toml"
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: costmodel.predict("all-reduce", "1GiB", 5, cluster="dgx-h100", nodes=2), "algorithm"),
+    (lambda: costmodel.predict("all-reduce", "1GiB", "", cluster="dgx-h100", nodes=2), "algorithm"),
+    (lambda: costmodel.predict("all-reduce", "1GiB", 0, cluster="dgx-h100", nodes=2), "algorithm"),
+    (lambda: costmodel.predict("all-reduce", "1GiB", np.array(8), cluster="dgx-h100", nodes=2), "algorithm"),
+    (lambda: costmodel.predict("all-reduce", "1GiB", cluster="dgx-h100", backend=""), "backend"),
+    (lambda: costmodel.comm_model("dgx-a100", nodes=2).time_s("all-reduce", "1GB"), "size_bytes"),
+    (lambda: costmodel.comm_model("dgx-a100", nodes=2).time_s("all-reduce", float("inf")), "size_bytes"),
+    (lambda: costmodel.comm_model("dgx-a100", nodes=2).time_s("all-reduce", None), "size_bytes"),
+    (lambda: nccl_time("all-reduce", float("inf"), topology_for("dgx-h100", nodes=2)), "size_bytes"),
+    (lambda: nccl_time("all-reduce", "1GiB", topology_for("dgx-h100", nodes=2)), "size_bytes"),
+    (lambda: nccl_time("all-reduce", 1e30, topology_for("dgx-h100", nodes=2)), "size_bytes"),
+    (lambda: topology_for("dgx-h100", nodes=2.0), "nodes"),
+    (lambda: topology_for(42), "system"),
+    (lambda: costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, losses=None), "losses"),
+    (lambda: costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, jitter_cv=None), "jitter_cv"),
+    (lambda: costmodel.iteration("resnet-50", "dgx-1", {"micro_batch": 256}), "config"),
+    (lambda: costmodel.measured_mfu("gpt2", "dgx-h100", None, 1000), "config"),
+    (lambda: costmodel.predict("all-reduce", "1GiB", ranks=8, link=42), "link"),
+])
+def test_refused_by_name(call, field):
+    with pytest.raises(InputError, match=f"^{field}: got"):
+        call()
+
+
+def test_taken_as_a_program_passes_them():
+    """A pathlib.Path for a cluster, a hardware.Link object, a text size for predict_on_cluster,
+    NCCL's spelling of a primitive on the ideal backend, a 0-d array among the planner's buckets,
+    a system name for topology_for: each answers what its plain form answers."""
+    as_text = costmodel.predict("all-reduce", "1GiB", cluster=str(CLUSTER_FILE), nodes=2).time_s
+    assert costmodel.predict("all-reduce", "1GiB", cluster=CLUSTER_FILE, nodes=2).time_s == as_text
+    assert costmodel.iteration("gpt2", CLUSTER_FILE, micro_batch=4).total_s == \
+        costmodel.iteration("gpt2", str(CLUSTER_FILE), micro_batch=4).total_s
+    assert costmodel.plan("gpt2", CLUSTER_FILE, global_batch=64, explain=False).best.total_s > 0
+    link = hardware.load_link("ib-ndr")
+    assert costmodel.predict("all-reduce", "1GiB", ranks=8, link=link).time_s == \
+        costmodel.predict("all-reduce", "1GiB", ranks=8, link="ib-ndr").time_s
+    assert costmodel.predict_on_cluster("all-reduce", "ring", "dgx-a100", nodes=2, size_bytes="1GB").time_s == \
+        costmodel.predict_on_cluster("all-reduce", "ring", "dgx-a100", nodes=2, size_bytes=1e9).time_s
+    ideal = costmodel.comm_model("dgx-a100", nodes=2, backend="ideal")
+    assert ideal.time_s("allreduce", 1e6) == ideal.time_s("all-reduce", 1e6) > 0
+    arrays = costmodel.plan("gpt2", "dgx-h100", global_batch=64, bucket_bytes=np.array(25 * 2**20), explain=False)
+    plain = costmodel.plan("gpt2", "dgx-h100", global_batch=64, bucket_bytes=25 * 2**20, explain=False)
+    assert arrays.best.total_s == plain.best.total_s
+    assert topology_for("dgx-h100", nodes=2) == topology_for(hardware.load_system("dgx-h100"), nodes=2)
+    assert isinstance(TrainingConfig(micro_batch=1), TrainingConfig)
+    with pytest.raises(DpcostError):  # NCCL's model on AMD is still refused, by name
+        topology_for("mi300x-8x")
