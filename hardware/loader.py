@@ -44,10 +44,14 @@ def _parse_toml(text: str, origin: str) -> dict[str, Any]:
                            "a hardware profile (a few levels of nesting)") from None
 
 
-def _read_toml(path: str) -> dict[str, Any]:
+def _read_text(path: str) -> str:
     from dpbase.readfile import read_text
 
-    return _parse_toml(read_text(path, "path", "a readable UTF-8 TOML file", error_type=ProfileError), str(path))
+    return read_text(path, "path", "a readable UTF-8 TOML file", error_type=ProfileError)
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    return _parse_toml(_read_text(path), str(path))
 
 
 def _bundled_document() -> dict[str, Any]:
@@ -109,8 +113,8 @@ def _bundled_profile(table: str, name: str) -> Any:
 
 
 @functools.lru_cache(maxsize=64)
-def _file_catalog_cached(path: str, mtime_ns: int, size_bytes: int) -> Catalog:
-    catalog, problems = build_catalog(_read_toml(path), bundled_catalog())
+def _file_catalog_cached(path: str, text: str) -> Catalog:
+    catalog, problems = build_catalog(_parse_toml(text, path), bundled_catalog())
     if problems:
         first = problems[0]
         raise ProfileError(f"{path}: {first.field}", first.value, first.allowed)
@@ -118,13 +122,16 @@ def _file_catalog_cached(path: str, mtime_ns: int, size_bytes: int) -> Catalog:
 
 
 def load_file(path: str | os.PathLike[str]) -> Catalog:
-    """Profiles defined in a user TOML file (references resolved against bundled names)."""
+    """Profiles defined in a user TOML file (references resolved against bundled names). Parsed
+    once per content: a file rewritten to the same length with its modification time restored
+    (``cp -p``, ``rsync -t``, tar) was answered from the old profiles while keyed by path, time and
+    size (review, 2026-11-29); the same text again is the same profile objects."""
     resolved = os.path.expanduser(os.fspath(path))
     try:
-        stat = os.stat(resolved)
+        os.stat(resolved)
     except OSError as error:
         raise ProfileError("path", str(path), f"an existing TOML file ({error.strerror})") from None
-    return _file_catalog_cached(resolved, stat.st_mtime_ns, stat.st_size)
+    return _file_catalog_cached(resolved, _read_text(resolved))
 
 
 def _load(table: str, name_or_path: str | os.PathLike[str]) -> Any:

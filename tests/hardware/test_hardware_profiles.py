@@ -246,3 +246,25 @@ def test_a_profile_cannot_be_changed_in_place():
     assert costmodel.iteration("gpt2", "dgx-h100", micro_batch=8).total_s == before
     slower = replace(gpu, peak_flops={**gpu.peak_flops, "bf16": gpu.peak_flops["bf16"] / 2})
     assert slower.peak_flops["bf16"] == gpu.peak_flops["bf16"] / 2 and hardware.load_system("dgx-h100").gpu == gpu
+
+
+def test_a_rewritten_profile_with_its_time_restored_is_read_again(tmp_path):
+    """The same length and modification time (cp -p, rsync -t) with other content: the new
+    profile, not the cached one (review, 2026-11-29)."""
+    import os
+    from pathlib import Path
+
+    import costmodel
+
+    source = (Path(__file__).resolve().parents[1] / "data" / "hardware" / "my_cluster.toml").read_text()
+    path = tmp_path / "cluster.toml"
+    path.write_text(source)
+    stat = os.stat(path)
+    before = costmodel.predict("all-reduce", "1GiB", cluster=str(path), nodes=2).time_s
+    line = next(line for line in source.splitlines() if line.startswith("nic_bandwidth"))
+    value = line.split("=", 1)[1].strip().strip('"')
+    slower = source.replace(line, f'nic_bandwidth = "{value[:-4]}Mbps"' if value.endswith("Gbps") else line)
+    assert slower != source
+    path.write_text(slower.ljust(len(source)) if len(slower) < len(source) else slower)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert costmodel.predict("all-reduce", "1GiB", cluster=str(path), nodes=2).time_s > before
