@@ -248,7 +248,7 @@ def iteration(
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.losses import StepLosses
     from costmodel.training.oncluster import breakdown_on
-    from costmodel.training.workloads import load_model
+    from costmodel.training.workloads import borrowed_cnn_speed_note, load_model
     from dpbase.units import parse_size, parse_time
     from dpbase.values import replace
 
@@ -303,8 +303,9 @@ def iteration(
 
     # a calibrated link's regimes, which a cluster cannot use; a calibrated cluster's curves, which
     # --backend ideal leaves out
-    unused = "; ".join(note for note in (regimes_unused_note(system, node_count), curves_left_out(system, backend))
-                       if note) or None
+    borrowed = None if mfu is not None or rate is not None else borrowed_cnn_speed_note(workload)
+    unused = "; ".join(note for note in (regimes_unused_note(system, node_count), curves_left_out(system, backend),
+                                         borrowed) if note) or None
     if result.ranks == 1:  # the data-parallel options given, which one GPU leaves without effect
         idle = _one_gpu_options(algorithm=algorithm != "auto", backend=backend != "auto", topk=topk is not None,
                                 bucket=bucket is not None, first_bucket=first_bucket is not None,

@@ -234,6 +234,18 @@ RELATIVE_MFU_CLASSES = ("fp32", "16bit")
 NO_TENSOR_CORES = ("kepler", "pascal")  # their 16-bit convolutions run on the FP32 units' paths
 
 
+def borrowed_cnn_speed_note(workload: "Workload") -> str | None:
+    """A note for a user's CNN file that gives no MFU ratio: it runs at ResNet-50's measured MFU,
+    which a network of depthwise and 1×1 convolutions does not reach (a review ran published
+    EfficientNet-B0/B4 tables, 2026-11-29: their steps 2-8x longer than predicted); None for a
+    preset or a file with its ratios."""
+    if workload.kind != "cnn" or workload.relative_mfu_origin or workload.name in model_names():
+        return None
+    return (f"{workload.name} runs at ResNet-50's MFU (its file gives no relative_mfu_fp32 / relative_mfu_16bit); "
+            "depthwise and 1x1 convolutions (EfficientNet, MobileNet) run far slower: published EfficientNet "
+            "steps take 2-8x the predicted time. Give the ratios in the file, or --rate from a measured run")
+
+
 def max_mfu(workload: "Workload | None") -> float:
     """The largest MFU a model can run at, in its nominal FLOPs (see above): a CNN's Winograd
     ceiling, 1 for any other model (and without one)."""

@@ -262,3 +262,28 @@ def test_what_if_scales_a_cnn_mfu_past_one():
     assert varied.mfu == pytest.approx(1.8) and system == "system"
     varied, _ = whatif._variant("MFU", 1.5, Setting(workloads.load_model("gpt2"), 0.8), "system")
     assert varied.mfu == 1.0
+
+
+def test_a_user_cnn_without_ratios_is_told_it_runs_at_resnet50s_mfu(tmp_path):
+    """(review, 2026-11-29: published EfficientNet steps took 2-8x what a file without ratios got)"""
+    import json
+
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    body = ('[model]\nkind = "cnn"\nparams = 5_288_548\nlayers = 82\nhidden_size = 1280\nheads = 0\nvocab = 0\n'
+            'seq_len = 0\nflops_per_sample = 2.34e9\nactivation_elements_per_sample = 6.7e6\ntensors = 213\n')
+    bare, stated = tmp_path / "b0.toml", tmp_path / "b0_ratios.toml"
+    bare.write_text(body)
+    stated.write_text(body + "relative_mfu_fp32 = 0.3\nrelative_mfu_16bit = 0.2\n")
+    runner = CliRunner()
+
+    def note(*args):
+        result = runner.invoke(app, ["iteration", "--cluster", "dgx-a100", "--micro-batch", "64", *args, "--json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["note"]
+
+    assert "ResNet-50's MFU" in note("--model", str(bare))
+    assert note("--model", str(stated)) is None and note("--model", "resnet-50") is None
+    assert note("--model", str(bare), "--mfu", "0.05") is None  # the user gave the speed
