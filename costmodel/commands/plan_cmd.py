@@ -109,8 +109,19 @@ def _sensitivity(rows) -> list[str]:
     for parameter in dict.fromkeys(r["parameter"] for r in rows):
         cells = [f"x{r['factor']:g}: {rate(r['samples_per_s'])} ({signed_percent(r['change'])})"
                  for r in rows if r["parameter"] == parameter]
-        lines.append(f"  {parameter:<15} " + "   ".join(cells))
+        lines.append(f"  {parameter:<15} " + "   ".join(cells) + _against_the_grain(parameter, rows))
     return lines
+
+
+def _against_the_grain(parameter: str, rows) -> str:
+    """Why better links can read slower: the library chooses its algorithm by its own estimate,
+    and faster links move that choice (review, 2026-11-29: gpt2 on 4 DGX H100 nodes read
+    "link bandwidth x1.5: -0.1 %", as NCCL left its NVLS tree for tree/LL128 at 25 MiB)."""
+    better = {"link bandwidth": 1.5, "link latency": 0.5}.get(parameter)
+    if better is None or not any(r["parameter"] == parameter and r["factor"] == better and r["change"] < 0
+                                 for r in rows):
+        return ""
+    return "   (the collective library's own estimate moves its algorithm choice on these links)"
 
 
 def _text(result, nodes) -> str:

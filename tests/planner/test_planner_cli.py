@@ -77,3 +77,17 @@ def test_nccl_backend_sweeps_nccl_algorithms_and_its_own_choice():
                   explain=False, top=40)
     assert {row.algorithm for row in result.candidates} <= {"auto", "ring", "double-binary-tree",
                                                            "in-network", "none"}
+
+
+def test_better_links_that_read_slower_say_why():
+    """NCCL chooses by its own estimate, and faster links can move its choice to a slower
+    algorithm: the line says so (review, 2026-11-29)."""
+    from costmodel.commands.plan_cmd import _sensitivity
+
+    rows = [{"parameter": "link bandwidth", "factor": 0.5, "samples_per_s": 90.0, "change": -0.033},
+            {"parameter": "link bandwidth", "factor": 1.5, "samples_per_s": 99.9, "change": -0.001},
+            {"parameter": "MFU", "factor": 1.5, "samples_per_s": 120.0, "change": 0.2}]
+    text = "\n".join(_sensitivity(rows))
+    assert "algorithm choice" in next(line for line in text.splitlines() if "link bandwidth" in line)
+    rows[1]["change"] = 0.01
+    assert "algorithm choice" not in "\n".join(_sensitivity(rows))
