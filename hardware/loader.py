@@ -112,13 +112,27 @@ def _bundled_profile(table: str, name: str) -> Any:
     return catalog.kind(table)[name]
 
 
-@functools.lru_cache(maxsize=64)
+_FILES: dict[tuple[str, bytes], Catalog] = {}  # (path, digest of its text) -> its profiles
+_FILES_SIZE = 64
+
+
 def _file_catalog_cached(path: str, text: str) -> Catalog:
-    catalog, problems = build_catalog(_parse_toml(text, path), bundled_catalog())
-    if problems:
-        first = problems[0]
-        raise ProfileError(f"{path}: {first.field}", first.value, first.allowed)
-    return catalog
+    """The profiles of ``text`` (read from ``path``), parsed once per content: kept under a digest
+    of the text, not the text (a cache of texts could hold 64 files of up to 64 MiB each)."""
+    import hashlib
+
+    from dpbase.bounded import evict_oldest
+
+    key = (path, hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest())
+    found = _FILES.get(key)
+    if found is None:
+        catalog, problems = build_catalog(_parse_toml(text, path), bundled_catalog())
+        if problems:
+            first = problems[0]
+            raise ProfileError(f"{path}: {first.field}", first.value, first.allowed)
+        evict_oldest(_FILES, _FILES_SIZE)
+        found = _FILES[key] = catalog
+    return found
 
 
 def load_file(path: str | os.PathLike[str]) -> Catalog:

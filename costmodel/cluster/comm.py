@@ -81,6 +81,17 @@ class CommModel:
         return self.layout.ranks
 
     @cached_property
+    def _groups(self) -> tuple[CommModel, CommModel]:
+        """:func:`hybrid_groups` of this model, built once: their memos then serve every step
+        asked of it (qgZ's and hybrid sharding's groups were rebuilt, empty, on every call)."""
+        lay = self.layout
+        intra = CommModel(layout(lay.system, 1, lay.gpus_per_node), self.algorithm, self.backend, self.stack,
+                          self.params)
+        rails = CommModel(layout(rail_system(lay.system, lay.gpus_per_node), lay.nodes, 1), self.algorithm,
+                          self.backend, self.stack, self.params)
+        return intra, rails
+
+    @cached_property
     def _topology(self) -> Any:
         """NCCL's topology for this layout, looked up once per model (not once per call)."""
         return nccl_topology(self.layout) if self.backend == Backend.NCCL.value else None
@@ -173,12 +184,7 @@ def hybrid_groups(comm: CommModel) -> tuple[CommModel, CommModel]:
     """The two groups of hybrid sharding on ``comm``'s cluster: the GPUs of one node (the shard
     group: weight all-gathers and gradient reduce-scatters) and one rail across the nodes (the
     replica group: the all-reduce of each 1/G shard, G rails at once; :func:`rail_system`)."""
-    lay = comm.layout
-    intra = CommModel(layout(lay.system, 1, lay.gpus_per_node), comm.algorithm, comm.backend, comm.stack,
-                      comm.params)
-    rails = CommModel(layout(rail_system(lay.system, lay.gpus_per_node), lay.nodes, 1), comm.algorithm,
-                      comm.backend, comm.stack, comm.params)
-    return intra, rails
+    return comm._groups
 
 
 def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",

@@ -156,12 +156,15 @@ def layout_of(total: int, gpus_per_node: int, nodes: int, partial: bool) -> tupl
 def rail_system(system: System, sharing: int) -> System:
     """One GPU's share of each node of ``system`` when ``sharing`` GPUs per node each run their
     own cross-node group at once (hybrid sharding: FSDP HYBRID_SHARD / DeepSpeed MiCS run one
-    all-reduce per local rank, the "rails"): a one-GPU node with ``nics // sharing`` of the NICs,
-    or, with fewer NICs than GPUs, one NIC at ``nics / sharing`` of its bandwidth. Inside an
-    NVLink domain of several nodes (NVL72 trays) the rails stay on NVLink, each GPU with its own
-    ports: the domain holds ``domain // sharing`` such nodes. Measured curves do not apply."""
+    all-reduce per local rank, the "rails"): a one-GPU node with ``nics // sharing`` of the NICs
+    the ``sharing`` GPUs reach (all of them on a whole node; on a node used in part, their share,
+    as :meth:`System.nics_reached` gives the layout: one GPU of eight had all eight NICs to itself,
+    review 2026-11-29), or, with fewer NICs than GPUs, one NIC at ``nics / sharing`` of its
+    bandwidth. Inside an NVLink domain of several nodes (NVL72 trays) the rails stay on NVLink,
+    each GPU with its own ports: the domain holds ``domain // sharing`` such nodes. Measured
+    curves do not apply."""
     share = max(int(sharing), 1)
-    nics, per_nic = system.nics_per_node, system.nic_bandwidth_Bps
+    nics, per_nic = system.nics_reached(share), system.nic_bandwidth_Bps
     if nics >= share:
         nics //= share
     else:

@@ -223,7 +223,8 @@ def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, a
             ("ranks", N), ("size_bytes", n), ("alpha_s", alpha), ("bandwidth_Bps", beta), ("gamma_s_per_byte", gamma),
             ("alpha_inter_s", alpha_i), ("bandwidth_inter_Bps", beta_i))), "arrays that broadcast together") from None
     terms, time_s, chunks = evaluate_terms(entry, N, n, params, rates, o)
-    time_s = np.broadcast_to(time_s, shape)
+    if np.shape(time_s) != shape:  # a writable array of the grid's shape, as it always was
+        time_s = np.array(np.broadcast_to(time_s, shape))
     out = {name: np.broadcast_to(value, shape) for name, value in terms._asdict().items()}
     out["time_s"] = time_s
     parts = split_seconds(terms, *rates)

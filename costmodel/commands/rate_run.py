@@ -62,8 +62,10 @@ def measured_config(config, run: MeasuredRun):
     for field, value in ((micro_batch_field, micro), ("rate_accum", accumulation)):
         if isinstance(value, bool) or not 1 <= value <= MAX_COUNT:
             raise InputError(field, value, f"an integer from 1 to {MAX_COUNT}")
-    if not syncmodes.stage_runs(config.sync, zero):
-        raise InputError("rate_zero", zero, f"0 with --sync {config.sync} (ZeRO needs --sync ddp or fsdp)")
+    if not syncmodes.stage_runs(config.sync, zero):  # the stages the sync mode runs, named (fsdp: 0, 2, 3)
+        runs = [stage for stage in syncmodes.ZERO_STAGES_OF[config.sync] if syncmodes.stage_runs(config.sync, stage)]
+        why = "FSDP has no ZeRO-1" if config.sync == "fsdp" else "ZeRO needs --sync ddp or fsdp"
+        raise InputError("rate_zero", zero, f"{', '.join(map(str, runs))} with --sync {config.sync} ({why})")
     return TrainingConfig(**{name: getattr(config, name) for name in KEPT}, micro_batch=micro,
                           accumulation_steps=accumulation, zero_stage=zero, recompute=run.recompute,
                           grad_dtype=GRAD_DTYPE.get(config.compute_dtype, "bf16"),

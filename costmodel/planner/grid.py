@@ -43,6 +43,7 @@ from costmodel.training.iteration import (
     backward_seconds,
     micro_batch_forward,
     optimizer_dispatch_seconds,
+    qgz_hierarchical,
     scaling_efficiency,
     step_seconds,
 )
@@ -403,6 +404,13 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
             bits = quantize if stage >= 1 else (None, None)  # ZeRO++ quantises ZeRO's collectives only
             hybrid_row, hpz_row = stage == 3 and shard == "hybrid", stage == 3 and shard == "hpz"
             qgz_row = bits[1] is not None and not hybrid_row
+            if qgz_row:  # two levels where several nodes hold several GPUs each; elsewhere one flat all-to-all
+                hier = qgz_hierarchical(node_counts, node_gpus)
+                first = (lambda p, s, hier=hier, node=node_comm, full=comm:  # noqa: E731
+                         np.where(hier, node(p, s), full(p, s)))
+                second = (lambda p, s, hier=hier, rails=replicas:  # noqa: E731
+                          np.where(hier, rails(p, s), 0.0))
+                second_over = np.where(hier, node_gpus, np.inf)  # 1/G of the quantised bytes, or none
             over = node_gpus if hybrid_row else ranks  # the ranks ZeRO shards over
             plan = gradsync.sync_plan(node_comm if hybrid_row else comm, over, stage_buckets, precision,
                                       zero_stage=stage, weight_bits=bits[0], grad_bits=bits[1],
@@ -412,7 +420,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
                                       replicas=replicas if hybrid_row else None, replica_share=1.0 / over,
                                       replica_ranks=node_counts if hybrid_row else None,
                                       secondary=node_comm if hpz_row else None,
-                                      **({"qgz_node": node_comm, "qgz_rails": replicas, "qgz_node_ranks": node_gpus}
+                                      **({"qgz_node": first, "qgz_rails": second, "qgz_node_ranks": second_over}
                                          if qgz_row else {}))
             times = _sync_fields(plan, (len(multi), D, U))
             ok = np.isfinite(times).all(axis=0) & (shard_runnable & runnable if qgz_row else shard_runnable

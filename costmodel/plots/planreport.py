@@ -15,9 +15,19 @@ from costmodel.plots.planfig import plan_figure
 from dpbase.units import format_size
 
 FONT = {"family": "DejaVu Sans, Arial, sans-serif", "size": 13}
-# the parts of a plan row's step: they add up to its total_s (a test checks it)
-STEP_PARTS = (("compute_s", "compute"), ("losses_s", "scaling losses"), ("input_wait_s", "input wait"),
-              ("exposed_comm_s", "exposed communication"), ("optimizer_s", "optimizer"))
+# the parts of a plan row's step, as the reason's "Bound by" splits it (planner.explain.bound):
+# communication is its exposed part and the compute its hidden part slows; they add up to its
+# total_s (a test checks it)
+STEP_PARTS = ("compute", "communication", "scaling losses", "input wait", "optimizer")
+
+
+def step_parts(row) -> dict[str, float]:
+    """A plan row's (a PlanRow or its dict) step split into :data:`STEP_PARTS`, in seconds."""
+    get = row.get if isinstance(row, dict) else lambda key: getattr(row, key)
+    interference = get("interference_s") or 0.0
+    return {"compute": get("compute_s"), "communication": get("exposed_comm_s") + interference,
+            "scaling losses": get("losses_s") - interference, "input wait": get("input_wait_s"),
+            "optimizer": get("optimizer_s")}
 
 
 def _layout(fig, title: str, **extra) -> Any:
@@ -27,14 +37,15 @@ def _layout(fig, title: str, **extra) -> Any:
 
 
 def step_figure(plan: dict) -> Any:
-    """Stacked bars: each ranked plan's step split into compute, exposed comm and optimizer."""
+    """Stacked bars: each ranked plan's step split into compute, communication, scaling losses,
+    input wait and optimizer (:func:`step_parts`)."""
     import plotly.graph_objects as go
 
     rows = plan["candidates"]
     names = [f"#{r['rank']} {r['algorithm']} ZeRO-{r['zero_stage']} {r['micro_batch']}x"
              f"{r['accumulation_steps']}" for r in rows]
-    fig = go.Figure([go.Bar(name=label, x=names, y=[r[key] for r in rows])
-                     for key, label in STEP_PARTS])
+    parts = [step_parts(r) for r in rows]
+    fig = go.Figure([go.Bar(name=label, x=names, y=[part[label] for part in parts]) for label in STEP_PARTS])
     return _layout(fig, "Step time of the ranked plans (s)", barmode="stack",
                    yaxis={"title": {"text": "seconds per optimizer step"}})
 

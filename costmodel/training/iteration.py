@@ -408,6 +408,7 @@ def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str |
 SWITCHES = tuple(f.name for f in fields(TrainingConfig) if f.type == "bool")
 NUMBERS = tuple(f.name for f in fields(TrainingConfig) if f.type in ("float", "float | None"))
 REQUIRED_NUMBERS = tuple(f.name for f in fields(TrainingConfig) if f.type == "float")
+COUNTS = tuple(f.name for f in fields(TrainingConfig) if f.type in ("int", "int | None"))
 
 
 def _as_python_numbers(config: TrainingConfig) -> TrainingConfig:
@@ -415,8 +416,8 @@ def _as_python_numbers(config: TrainingConfig) -> TrainingConfig:
     or 8.0 given for a count is taken (``is_whole``), but it leaked into the breakdown (a numpy
     micro-batch made ``to_dict`` unserialisable by json; 8.0 gave a global batch of 128.0;
     review, 2026-11-29)."""
-    counts = {name: int(getattr(config, name)) for name in ("micro_batch", "accumulation_steps")
-              if type(getattr(config, name)) is not int}
+    counts = {name: int(getattr(config, name)) for name in COUNTS  # a value not whole is left to its own check
+              if type(getattr(config, name)) is not int and is_whole(getattr(config, name))}
     numbers = {name: float(getattr(config, name)) for name in NUMBERS
                if getattr(config, name) is not None and type(getattr(config, name)) not in (float, int)}
     return replace(config, **counts, **numbers) if counts or numbers else config
@@ -819,17 +820,24 @@ def _host_of(comm, host):
 def _qgz_groups(comm, config) -> tuple | None:
     """ZeRO++ qgZ's hierarchical all-to-all on a comm model's cluster of several nodes: (the node's
     comm, one rail's comm across the nodes, GPUs per node) (:func:`gradsync.sync_plan`); None
-    without qgZ, under hybrid sharding (its reduction already stays in the node), on one node or
-    for a comm function with no cluster behind it (the all-to-all then runs over the group)."""
+    without qgZ, under hybrid sharding (its reduction already stays in the node), on one node, with
+    one GPU per node (:func:`qgz_hierarchical`) or for a comm function with no cluster behind it
+    (the all-to-all then runs over the group)."""
     if config.quantize_grads is None or config.shard == "hybrid":
         return None
     from costmodel.cluster.comm import CommModel, hybrid_groups
 
     owner = _owner(comm)
-    if not isinstance(owner, CommModel) or owner.layout.nodes <= 1:
+    if not isinstance(owner, CommModel) or not qgz_hierarchical(owner.layout.nodes, owner.layout.gpus_per_node):
         return None
     intra, rails = hybrid_groups(owner)
     return intra.time_s, rails.time_s, intra.ranks
+
+
+def qgz_hierarchical(nodes, gpus_per_node):
+    """Whether qgZ's all-to-all runs in two levels: several nodes of several GPUs each (one node
+    is its own group; one GPU per node exchanges nothing inside it). Elementwise."""
+    return (nodes > 1) & (gpus_per_node > 1)
 
 
 def _groups_of(comm, groups, shard: str) -> gradsync.ShardGroups | None:
@@ -873,9 +881,11 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     ``qgz``: ZeRO++ qgZ's hierarchical groups (node's comm, one rail's comm, GPUs per node),
     given, else from a comm model's cluster of several nodes (:func:`_qgz_groups`).
     """
+    if not isinstance(config, TrainingConfig):  # a dict was an AttributeError
+        raise InputError("config", config, "a TrainingConfig (micro_batch, …)")
     ranks = _group_ranks(comm, ranks)
     named = _named_model(comm)
-    if config is not None and qgz is None:
+    if qgz is None:
         qgz = _qgz_groups(comm, config)
     if config is not None and config.offload_optimizer:
         host = _host_of(comm, host)
@@ -883,8 +893,6 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         groups = _groups_of(comm, groups, config.shard)
     if not callable(comm) and callable(getattr(comm, "time_s", None)):  # a CommModel itself
         comm = comm.time_s
-    if not isinstance(config, TrainingConfig):  # a dict was an AttributeError
-        raise InputError("config", config, "a TrainingConfig (micro_batch, …)")
     _check(config, ranks)
     config = _as_python_numbers(config)
     memory.check_recompute(workload, config.recompute)

@@ -97,16 +97,17 @@ def test_a_plan_waiting_for_its_input_says_so():
     scaling losses, so an input-bound plan on one GPU read "Bound by scaling losses"); the parts,
     and the shares of "Bound by", add up to the step, and the report's bars stack to it."""
     from costmodel.planner import explain
-    from costmodel.plots.planreport import STEP_PARTS
+    from costmodel.plots.planreport import step_parts
 
     best = planner.plan("resnet-50", "dgx-a100", gpus=1, global_batch=256, input_rate=500).best
     assert best.input_wait_s > 0 and best.losses_s == 0.0  # one GPU: no scaling losses
     found = explain.bound(best)
     assert found["bound"] == "input wait" and sum(found["shares"].values()) == pytest.approx(1.0, rel=1e-12)
-    assert sum(getattr(best, key) for key, _ in STEP_PARTS) == pytest.approx(best.total_s, rel=1e-12)
+    assert sum(step_parts(best).values()) == pytest.approx(best.total_s, rel=1e-12)
+    assert sum(step_parts(best.to_dict()).values()) == pytest.approx(best.total_s, rel=1e-12)
     spread = planner.plan("gpt2", "dgx-h100", nodes=2, global_batch=512, input_rate=200).best
     assert spread.input_wait_s > 0 and spread.losses_s > 0
-    assert sum(getattr(spread, key) for key, _ in STEP_PARTS) == pytest.approx(spread.total_s, rel=1e-12)
+    assert sum(step_parts(spread).values()) == pytest.approx(spread.total_s, rel=1e-12)
 
 
 def test_the_comm_free_bound_leaves_out_the_links_and_the_loader():
