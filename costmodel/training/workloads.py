@@ -555,18 +555,18 @@ USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq
 
 
 def _user_params(entry: dict, path: str) -> int:
-    """``params`` as given, else a transformer's 12·L·h² + vocab·h (Kaplan et al. 2020, Table 1),
-    plus a second vocab·h where the output head is its own matrix (``tied_embeddings = false``,
-    as Llama's)."""
+    """``params`` as given, else a transformer's 12·L·h² + its input embedding (``embedding_params``
+    where given, else vocab·h; Kaplan et al. 2020, Table 1), plus vocab·h where the output head is
+    its own matrix (``tied_embeddings = false``, as Llama's)."""
     if "params" in entry:
         return parse_param_count(entry["params"], "params")
     if entry.get("kind", "transformer") in ("cnn",) or not {"layers", "hidden_size"} <= set(entry):
         raise InputError("params", "missing", f"a parameter count in {path} (or layers and hidden_size "
                          "for a transformer)")
-    hidden = int(entry["hidden_size"])
-    embedding_matrices = 1 if entry.get("tied_embeddings", _DEFAULTS["tied_embeddings"]) else 2
-    return int(PARAMS_PER_LAYER_HIDDEN2 * int(entry["layers"]) * hidden**2
-               + embedding_matrices * int(entry.get("vocab", 0)) * hidden)
+    hidden, vocab = int(entry["hidden_size"]), int(entry.get("vocab", 0))
+    embedding = int(entry.get("embedding_params") or vocab * hidden)
+    head = 0 if entry.get("tied_embeddings", _DEFAULTS["tied_embeddings"]) else vocab * hidden
+    return int(PARAMS_PER_LAYER_HIDDEN2 * int(entry["layers"]) * hidden**2 + embedding + head)
 
 
 def check_image_model(kind: str, entry: dict) -> None:

@@ -12,7 +12,6 @@ import pytest
 import costmodel
 import hardware
 from costmodel.nccl import nccl_time, topology_for
-from costmodel.training.iteration import TrainingConfig
 from dpbase.errors import DpcostError, InputError
 
 CLUSTER_FILE = pathlib.Path(__file__).resolve().parents[1] / "data" / "hardware" / "my_cluster.toml"
@@ -63,6 +62,5 @@ def test_taken_as_a_program_passes_them():
     plain = costmodel.plan("gpt2", "dgx-h100", global_batch=64, bucket_bytes=25 * 2**20, explain=False)
     assert arrays.best.total_s == plain.best.total_s
     assert topology_for("dgx-h100", nodes=2) == topology_for(hardware.load_system("dgx-h100"), nodes=2)
-    assert isinstance(TrainingConfig(micro_batch=1), TrainingConfig)
     with pytest.raises(DpcostError):  # NCCL's model on AMD is still refused, by name
         topology_for("mi300x-8x")

@@ -133,3 +133,12 @@ def test_an_untied_user_model_without_params_counts_its_output_head(tmp_path):
     model = load_model_file(str(untied))
     assert model.params == body + 2 * 100_000 * 5120
     assert model.matmul_params == body + 100_000 * 5120
+
+
+def test_a_user_model_without_params_counts_its_own_embedding(tmp_path):
+    """embedding_params given (an adaptive input embedding) replaces V·h in the derived count; an
+    untied head adds V·h (the review's suspicion, 2026-11-29: it counted 2·V·h whatever the file gave)."""
+    path = tmp_path / "adaptive.toml"
+    path.write_text("layers = 4\nhidden_size = 256\nvocab = 10000\nembedding_params = 500000\n"
+                    "tied_embeddings = false\n")
+    assert load_model_file(str(path)).params == 12 * 4 * 256**2 + 500_000 + 10_000 * 256
