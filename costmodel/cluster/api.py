@@ -204,9 +204,19 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
             rows.extend(p.to_dict() for p in found)
     if not rows:
         raise skipped[0] if skipped else InputError("sweep", "no rows", "at least one answerable combination")
+    # a row asked twice ("all" and a name it includes) is one row, as a name given twice is: the first kept
+    kept: dict[tuple, dict] = {}
+    for row in rows:
+        kept.setdefault(tuple(repr(row.get(key)) for key in _ROW_KEY), row)
+    rows = list(kept.values())
     frame = pd.DataFrame(rows, columns=list(Prediction.__dataclass_fields__))
     frame.attrs["left_out"] = skipped  # why each left-out combination was
     return frame
+
+
+# what makes a sweep row the answer to one question (its axes' values and the rates a link gave)
+_ROW_KEY = ("primitive", "algorithm", "cluster", "nodes", "gpus_per_node", "ranks", "backend", "size_bytes",
+            "alpha_s", "bandwidth_Bps", "gamma_s_per_byte", "params")
 
 
 def _named_once(values: list[Any], named) -> list[Any]:

@@ -150,6 +150,8 @@ class CommModel:
                                   params_for=self._params_for if self.params else None)[0]
 
     def time_s(self, primitive: str, size_bytes: float) -> float:
+        if size_bytes.__class__ is bool:  # False hashed as 0 and answered from the memo
+            raise InputError("size_bytes", size_bytes, "a number of bytes from 0 to 2**70, not a switch")
         try:
             seconds = self._seconds.get((primitive, size_bytes))
         except TypeError:  # an unhashable size (a 0-d array): answered, not kept

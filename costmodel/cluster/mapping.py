@@ -161,8 +161,9 @@ def rail_system(system: System, sharing: int) -> System:
     as :meth:`System.nics_reached` gives the layout: one GPU of eight had all eight NICs to itself,
     review 2026-11-29), or, with fewer NICs than GPUs, one NIC at ``nics / sharing`` of its
     bandwidth. Inside an NVLink domain of several nodes (NVL72 trays) the rails stay on NVLink,
-    each GPU with its own ports: the domain holds ``domain // sharing`` such nodes. Measured
-    curves do not apply."""
+    each GPU with its own ports: the domain holds as many rail nodes as it holds physical nodes,
+    ``domain // gpus_per_node`` (``// sharing`` counted two DGX boxes used four GPUs each as one
+    domain: review, 2026-11-29). Measured curves do not apply."""
     share = max(int(sharing), 1)
     nics, per_nic = system.nics_reached(share), system.nic_bandwidth_Bps
     if nics >= share:
@@ -171,7 +172,7 @@ def rail_system(system: System, sharing: int) -> System:
         nics, per_nic = 1, per_nic * nics / share
     return replace(system, name=f"{system.name}/rail", gpus_per_node=1, nics_per_node=nics,
                    nic_bandwidth_Bps=per_nic, pcie_switch_gpus=1, measured=(),
-                   scaleup_domain_gpus=max(system.scaleup_domain_gpus // share, 1))
+                   scaleup_domain_gpus=max(system.scaleup_domain_gpus // system.gpus_per_node, 1))
 
 
 class LayoutCache:

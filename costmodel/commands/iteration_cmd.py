@@ -303,7 +303,8 @@ def iteration(
 
     # a calibrated link's regimes, which a cluster cannot use; a calibrated cluster's curves, which
     # --backend ideal leaves out
-    borrowed = None if mfu is not None or rate is not None else borrowed_cnn_speed_note(workload)
+    borrowed = None if mfu is not None or rate is not None else borrowed_cnn_speed_note(
+        workload, result.compute_dtype, getattr(system.gpu, "arch", "unknown"))
     unused = "; ".join(note for note in (regimes_unused_note(system, node_count), curves_left_out(system, backend),
                                          borrowed) if note) or None
     if result.ranks == 1:  # the data-parallel options given, which one GPU leaves without effect

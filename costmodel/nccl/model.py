@@ -89,8 +89,11 @@ def nccl_time(
     """
     t = tables or load_tables()
     coll = normalize_collective(collective)
-    if not is_real(size_bytes) or not 0 <= size_bytes <= MAX_SIZE_BYTES:  # text, inf, 1e30 (review, 2026-11-29)
+    # text, inf, 1e30 refused; numpy's float16/float32 or a 0-d array computed and answered in
+    # Python floats (review, 2026-11-29)
+    if not is_real(size_bytes) or not 0 <= float(size_bytes) <= MAX_SIZE_BYTES:
         raise InputError("size_bytes", size_bytes, "a number of bytes from 0 to 2**70")
+    size_bytes = float(size_bytes)
     if topo.n_ranks == 1:  # one rank: nothing crosses a link (the same convention as the ideal model)
         return NcclPrediction(collective=coll, size_bytes=float(size_bytes), n_ranks=1, algorithm="none",
                               protocol="none", time_s=0.0, model_time_s=0.0, latency_s=0.0, bandwidth_Bps=math.inf,

@@ -18,6 +18,7 @@ charged ×6/5, and GPUs behind one PCIe switch share its uplink. The hardware is
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING
 
@@ -164,15 +165,28 @@ def pci_bandwidth_GBps(pcie_gen: int, t: NcclTables) -> float:
 
 
 def pcie_profile_scale(system: System) -> float:
-    """A PCIe node's GPU links at the profile's own bandwidth: its intra bandwidth over its intra
-    link's nominal rate (1 for every bundled profile). NCCL's rate for the GPU's PCIe generation is
-    scaled by it, so a user's slower PCIe (or a what-if's faster one) moves the answer, as a
-    profile's NVLink bandwidth caps NCCL's NVLink constant. Other fabrics: 1 (their intra
-    bandwidth is not the GPU's PCIe link)."""
-    nominal = system.intra_link.bandwidth_Bps
-    if system.intra_fabric != "pcie" or nominal <= 0:
+    """A PCIe node's GPU links at the profile's own bandwidth: its intra bandwidth over the nominal
+    x16 rate of the GPU's PCIe generation (the bundled ``pcie<gen>`` link; 1 for every bundled
+    profile). NCCL's rate for that generation is scaled by it, so a user's slower PCIe (or a
+    what-if's faster one) moves the answer, as a profile's NVLink bandwidth caps NCCL's NVLink
+    constant. Against the profile's own intra link it read a Gen3 link on a Gen5 GPU as 3x NCCL's
+    Gen5 rate (review, 2026-11-29). Other fabrics, and a generation with no bundled link: 1."""
+    if system.intra_fabric != "pcie":
         return 1.0
-    return system.intra_bandwidth_Bps / nominal
+    nominal = _pcie_generation_Bps(system.gpu.pcie_gen)
+    return system.intra_bandwidth_Bps / nominal if nominal else 1.0
+
+
+@functools.cache
+def _pcie_generation_Bps(generation: int) -> float:
+    """The bundled ``pcie<generation>`` link's nominal x16 rate, 0 where none is bundled."""
+    from hardware import load_link
+    from hardware.loader import ProfileError
+
+    try:
+        return load_link(f"pcie{generation}").bandwidth_Bps
+    except (ProfileError, KeyError, LookupError):
+        return 0.0
 
 
 def gpu_pcie_GBps(system: System, t: NcclTables) -> float:

@@ -385,10 +385,13 @@ def _zero_options(shard, offload, overlap, weight_bits, grad_bits) -> tuple:
     def typed(bits):  # ZeRO++'s bits as the option takes them (int4, int8)
         return None if bits is None else f"int{bits}"
 
-    return (("shard", shard, "full", (3,), False), ("offload_optimizer", offload, False, (1, 2, 3), True),
-            ("overlap_param_gather", overlap, False, (1, 2), False),
-            ("quantize_weights", typed(weight_bits), None, (1, 2, 3), True),
-            ("quantize_grads", typed(grad_bits), None, (1, 2, 3), True))
+    from costmodel.training.syncmodes import DEEPSPEED_ONLY
+
+    options = (("shard", shard, "full", (3,)), ("offload_optimizer", offload, False, (1, 2, 3)),
+               ("overlap_param_gather", overlap, False, (1, 2)),
+               ("quantize_weights", typed(weight_bits), None, (1, 2, 3)),
+               ("quantize_grads", typed(grad_bits), None, (1, 2, 3)))
+    return tuple((*option, option[0] in DEEPSPEED_ONLY) for option in options)
 
 
 def _refuse(field: str, value, unset, why: str) -> None:

@@ -317,8 +317,9 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
             if qgz_node is not None and qgz_rails is not None:  # in the node, then 1/G across the nodes
                 reductions = [("all-to-all", wire, quant_s_per_byte + offload_s_per_byte, qgz_node),
                               ("all-to-all", wire / qgz_node_ranks, quant_s_per_byte / qgz_node_ranks, qgz_rails)]
-            else:
-                reductions = [("all-to-all", wire, quant_s_per_byte + offload_s_per_byte, comm)]
+            else:  # a group of one exchanges nothing: no (de)quantisation (hybrid on one-GPU nodes)
+                quant = ew.where(ew.greater(ranks, 1), quant_s_per_byte, 0.0)
+                reductions = [("all-to-all", wire, quant + offload_s_per_byte, comm)]
         backward_gather = gather  # hpZ: from the node's secondary partition, in the node
         if secondary is not None:
             backward_gather = (gather[0], gather[1], 0.0 if gather[2] is None else gather[2], secondary)

@@ -436,6 +436,12 @@ def _check(config: TrainingConfig, ranks: int) -> None:
             raise InputError(name, value, "a number")
     if not isinstance(config.losses, losses.StepLosses):  # None was an AttributeError
         raise InputError("losses", config.losses, "a costmodel.training.losses.StepLosses")
+    if config.sync != "ddp":  # DeepSpeed's own options, as plan refuses them (review, 2026-11-29)
+        for name in syncmodes.DEEPSPEED_ONLY:
+            value = getattr(config, name)
+            if value not in (None, False):
+                shown = f"int{value}" if name.startswith("quantize") else value
+                raise InputError(name, shown, f"unset with --sync {config.sync} (DeepSpeed's option; use --sync ddp)")
     for field, value, most in (("micro_batch", config.micro_batch, MAX_COUNT), ("ranks", ranks, MAX_RANKS),
                                ("accumulation_steps", config.accumulation_steps, MAX_COUNT)):
         if not is_whole(value) or not 1 <= value <= most:

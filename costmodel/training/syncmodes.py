@@ -41,6 +41,9 @@ from dpbase.units import format_size
 from dpbase.values import frozen
 
 SYNC_MODES = ("ddp", "horovod", "flat", "per-tensor", "fsdp")
+# DeepSpeed's own ZeRO options (ZeRO-Offload, ZeRO++ qwZ/qgZ): with ``ddp`` only (DeepSpeed's
+# ZeRO runs under it), refused under the other modes by iteration and plan alike.
+DEEPSPEED_ONLY = ("offload_optimizer", "quantize_weights", "quantize_grads")
 # The ZeRO stages each mode runs (--zero); FSDP's 0 is its default, FULL_SHARD (ZeRO-3).
 ZERO_STAGES_OF = {"ddp": (0, 1, 2, 3), "horovod": (0,), "flat": (0,), "per-tensor": (0,), "fsdp": (0, 2, 3)}
 

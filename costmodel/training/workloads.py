@@ -234,14 +234,18 @@ RELATIVE_MFU_CLASSES = ("fp32", "16bit")
 NO_TENSOR_CORES = ("kepler", "pascal")  # their 16-bit convolutions run on the FP32 units' paths
 
 
-def borrowed_cnn_speed_note(workload: "Workload") -> str | None:
-    """A note for a user's CNN file that gives no MFU ratio: it runs at ResNet-50's measured MFU,
-    which a network of depthwise and 1×1 convolutions does not reach (a review ran published
-    EfficientNet-B0/B4 tables, 2026-11-29: their steps 2-8x longer than predicted); None for a
-    preset or a file with its ratios."""
-    if workload.kind != "cnn" or workload.relative_mfu_origin or workload.name in model_names():
+def borrowed_cnn_speed_note(workload: "Workload", dtype: str = "bf16", arch: str = "unknown") -> str | None:
+    """A note for a user's CNN file that gives no MFU ratio for the dtype class that runs (FP32 or
+    tensor cores): it runs at ResNet-50's measured MFU, which a network of depthwise and 1×1
+    convolutions does not reach (a review ran published EfficientNet-B0/B4 tables, 2026-11-29:
+    their steps 2-8x longer than predicted); None for a preset (by value: a file named like one
+    is a file) or a file with that ratio."""
+    if workload.kind != "cnn" or relative_mfu(workload, dtype, arch) != 1.0:
         return None
-    return (f"{workload.name} runs at ResNet-50's MFU (its file gives no relative_mfu_fp32 / relative_mfu_16bit); "
+    if workload.name in model_names() and workload == load_model(workload.name):
+        return None
+    column = "relative_mfu_fp32" if relative_mfu_class(dtype, arch) == "fp32" else "relative_mfu_16bit"
+    return (f"{workload.name} runs at ResNet-50's MFU (its file gives no {column} for this {dtype} run); "
             "depthwise and 1x1 convolutions (EfficientNet, MobileNet) run far slower: published EfficientNet "
             "steps take 2-8x the predicted time. Give the ratios in the file, or --rate from a measured run")
 
@@ -526,6 +530,8 @@ def workload_of(model: object) -> Workload:
     Workload itself; anything else (None) one error naming it. iteration and plan read it here."""
     if isinstance(model, Workload):
         return model
+    if isinstance(model, os.PathLike):  # a pathlib.Path as the TOML path it names
+        return load_model_file(os.fspath(model))
     if isinstance(model, (str, int, float)) and not isinstance(model, bool):
         return load_model(model)
     if is_real(model):  # numpy's parameter counts
@@ -566,7 +572,8 @@ def _user_params(entry: dict, path: str) -> int:
     hidden, vocab = int(entry["hidden_size"]), int(entry.get("vocab", 0))
     embedding = int(entry.get("embedding_params") or vocab * hidden)
     head = 0 if entry.get("tied_embeddings", _DEFAULTS["tied_embeddings"]) else vocab * hidden
-    return int(PARAMS_PER_LAYER_HIDDEN2 * int(entry["layers"]) * hidden**2 + embedding + head)
+    derived = int(PARAMS_PER_LAYER_HIDDEN2 * int(entry["layers"]) * hidden**2 + embedding + head)
+    return parse_param_count(derived, "params")  # the range a count given as such must be in
 
 
 def check_image_model(kind: str, entry: dict) -> None:

@@ -64,3 +64,48 @@ def test_taken_as_a_program_passes_them():
     assert topology_for("dgx-h100", nodes=2) == topology_for(hardware.load_system("dgx-h100"), nodes=2)
     with pytest.raises(DpcostError):  # NCCL's model on AMD is still refused, by name
         topology_for("mi300x-8x")
+
+
+def test_second_review_of_the_new_paths():
+    """(review, 2026-11-29, second round) each case as it was found."""
+    from costmodel.cluster.comm import hybrid_groups
+    from costmodel.cluster.mapping import rail_system
+    from costmodel.nccl.search import pcie_profile_scale
+    from dpbase.values import replace
+
+    # rails of two DGX boxes used four GPUs each cross the NICs: two boxes are not one domain
+    for gpus in (4, 5):
+        _, rails = hybrid_groups(costmodel.comm_model("aws-p4d", nodes=2, gpus_per_node=gpus))
+        assert not rails.layout.one_domain
+    tray = hardware.load_system("gb200-nvl72-tray")
+    assert rail_system(tray, 2).scaleup_domain_gpus == tray.scaleup_domain_gpus // tray.gpus_per_node
+    # a PCIe profile's bandwidth against its GPU's generation, not its intra link's
+    box = hardware.load_system("rtx4090-8x-pcie")
+    assert pcie_profile_scale(replace(box, intra_link=hardware.load_link("pcie3"))) == 1.0
+    # DeepSpeed's options refused under --sync fsdp by iteration as by plan
+    with pytest.raises(InputError, match="^quantize_grads: got 'int4'; allowed: unset with --sync fsdp"):
+        costmodel.iteration("llama2-7b", "dgx-h100", nodes=2, micro_batch=1, sync="fsdp", quantize_grads=4)
+    # qgZ over a group of one (hybrid on one-GPU nodes) exchanges and quantises nothing
+    steps = [costmodel.iteration("llama2-7b", "h200-1x-roce", nodes=4, micro_batch=1, zero_stage=3, shard="hybrid",
+                                 quantize_grads=bits).comm_s for bits in (None, 8, 4)]
+    assert steps[0] == steps[1] == steps[2]
+    # numpy sizes to nccl_time answered in Python floats; a switch is not a size
+    assert type(nccl_time("all-reduce", np.float16(1000), topology_for("dgx-h100", nodes=2)).time_s) is float
+    model = costmodel.comm_model("dgx-h100", nodes=2)
+    model.time_s("all-reduce", 0)
+    with pytest.raises(InputError, match="^size_bytes: got False"):
+        model.time_s("all-reduce", False)
+    # "all" with a name it includes gives each row once
+    frame = costmodel.sweep("all-reduce", "1MiB", clusters="dgx-h100", algorithms=["all", "ring"])
+    assert frame.algorithm.tolist().count("ring") == 1
+
+
+def test_a_model_path_and_a_derived_count_out_of_range(tmp_path):
+    huge = tmp_path / "huge.toml"
+    huge.write_text("layers = 1000000\nhidden_size = 1000000\nvocab = 10\n")
+    with pytest.raises(InputError, match="^params: got"):
+        costmodel.iteration(str(huge), "dgx-h100", micro_batch=1)
+    small = tmp_path / "small.toml"
+    small.write_text("layers = 4\nhidden_size = 256\nvocab = 1000\n")
+    assert costmodel.iteration(small, "dgx-h100", micro_batch=1).total_s == \
+        costmodel.iteration(str(small), "dgx-h100", micro_batch=1).total_s
