@@ -172,6 +172,7 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
                                                            "on a link or --alpha/--bandwidth (its ranks per node)")
     rows: list[dict[str, Any]] = []
     skipped: list[NotApplicableError] = []
+    asked: set[tuple] = set()  # the questions answered so far (their axes' values), each once
     for primitive, cluster, link, algorithm, backend in itertools.product(
             _named_once(_axis(primitives), _primitive_name), _axis(clusters), _axis(links),
             _named_once(_axis(algorithms), _algorithm_name), _axis(backends)):
@@ -183,7 +184,12 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
             try:
                 found, refused = _grid_rows(primitive, algorithm, group, size_list, alpha_s, bandwidth_Bps,
                                             gamma_s_per_byte, stack=stack, backend=backend)
-                rows.extend(found)
+                for row in found:  # the same questions as the per-point path asks (an "all" there)
+                    question = (primitive, repr(None), repr(None), algorithm, repr(backend), row["ranks"],
+                                row["size_bytes"])
+                    if question not in asked:
+                        asked.add(question)
+                        rows.append(row)
                 skipped.extend(refused)
             except NotApplicableError as error:
                 skipped.append(error)
@@ -201,22 +207,17 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
             except NotApplicableError as error:
                 skipped.append(error)
                 continue
-            rows.extend(p.to_dict() for p in found)
+            for p in found:  # a row asked twice ("all" and a name it includes) is one row, as a name given twice is
+                named = p.algorithm if algorithm == "all" else algorithm  # auto's row is its own question
+                question = (primitive, repr(cluster), repr(link), named, repr(backend), count, size)
+                if question not in asked:
+                    asked.add(question)
+                    rows.append(p.to_dict())
     if not rows:
         raise skipped[0] if skipped else InputError("sweep", "no rows", "at least one answerable combination")
-    # a row asked twice ("all" and a name it includes) is one row, as a name given twice is: the first kept
-    kept: dict[tuple, dict] = {}
-    for row in rows:
-        kept.setdefault(tuple(repr(row.get(key)) for key in _ROW_KEY), row)
-    rows = list(kept.values())
     frame = pd.DataFrame(rows, columns=list(Prediction.__dataclass_fields__))
     frame.attrs["left_out"] = skipped  # why each left-out combination was
     return frame
-
-
-# what makes a sweep row the answer to one question (its axes' values and the rates a link gave)
-_ROW_KEY = ("primitive", "algorithm", "cluster", "nodes", "gpus_per_node", "ranks", "backend", "size_bytes",
-            "alpha_s", "bandwidth_Bps", "gamma_s_per_byte", "params")
 
 
 def _named_once(values: list[Any], named) -> list[Any]:

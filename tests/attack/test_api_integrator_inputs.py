@@ -98,6 +98,11 @@ def test_second_review_of_the_new_paths():
     # "all" with a name it includes gives each row once
     frame = costmodel.sweep("all-reduce", "1MiB", clusters="dgx-h100", algorithms=["all", "ring"])
     assert frame.algorithm.tolist().count("ring") == 1
+    link = dict(ranks=[8, 16], alpha_s="5us", bandwidth_Bps="25GB/s")
+    for order in (["all", "ring"], ["ring", "all"]):  # the bare link's grid rows and "all"'s alike
+        assert costmodel.sweep("all-reduce", "1MiB", algorithms=order, **link).algorithm.tolist().count("ring") == 2
+    # distinct questions keep their rows: auto beside the algorithm it picks
+    assert len(costmodel.sweep("all-reduce", "1MB", clusters="dgx-h100", algorithms=["auto", "ring"])) == 2
 
 
 def test_a_model_path_and_a_derived_count_out_of_range(tmp_path):
