@@ -24,7 +24,7 @@ import numpy as np
 from costmodel.cluster.mapping import regimes_unused_note
 from costmodel.planner import choose, grid, recomputation, whatif
 from costmodel.planner.comm import CommCache
-from costmodel.planner.rank import objective_scores, rows_at
+from costmodel.planner.rank import objective_scores, rows_at, step_parts
 from costmodel.planner.text import percent, rate, reason_text
 from costmodel.training.gradsync import ZERO_PRIMITIVES
 from costmodel.training.syncmodes import SIZED_MODES
@@ -55,12 +55,9 @@ def bound(row) -> dict:
     which a faster network shortens alike; the other scaling losses (stragglers, host overhead)
     stay apart (review, 2026-11-29: a TCP plan read "bound by compute" with 22 % of its step in
     interference counted as a scaling loss)."""
-    shares = {"compute": row.compute_s / row.total_s,
-              "communication": (row.exposed_comm_s + row.interference_s) / row.total_s,
-              "scaling losses": (row.losses_s - row.interference_s) / row.total_s,
-              # the data loader's wait, only where a plan has one (--input-rate)
-              **({"input wait": row.input_wait_s / row.total_s} if row.input_wait_s > 0 else {}),
-              "optimizer": row.optimizer_s / row.total_s}
+    # the split of rank.step_parts; the data loader's wait only where a plan has one (--input-rate)
+    shares = {name: seconds / row.total_s for name, seconds in step_parts(row).items()
+              if name != "input wait" or row.input_wait_s > 0}
     return {"bound": max(shares, key=shares.get), "shares": shares,
             "exposed_share": row.exposed_comm_s / row.total_s}
 

@@ -92,6 +92,21 @@ class PlanRow:
         return asdict(self)
 
 
+# The parts of a row's step: communication is its exposed part and the compute its hidden part
+# slows (what the links cost the step); they add up to total_s. "Bound by" and the HTML report's
+# step bars both read them here.
+STEP_PARTS = ("compute", "communication", "scaling losses", "input wait", "optimizer")
+
+
+def step_parts(row) -> dict[str, float]:
+    """A plan row's (a PlanRow or its dict) step split into :data:`STEP_PARTS`, in seconds."""
+    get = row.get if isinstance(row, dict) else lambda key: getattr(row, key)
+    interference = get("interference_s") or 0.0
+    return {"compute": get("compute_s"), "communication": get("exposed_comm_s") + interference,
+            "scaling losses": get("losses_s") - interference, "input wait": get("input_wait_s"),
+            "optimizer": get("optimizer_s")}
+
+
 def _tokens_per_sample(setting) -> float:
     return float(workloads.tokens_per_sample(setting.workload, setting.seq_len))
 

@@ -10,24 +10,12 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from costmodel.planner.rank import STEP_PARTS, step_parts  # the reason's "Bound by" split, for the step bars
 from costmodel.planner.text import four_digits
 from costmodel.plots.planfig import plan_figure
 from dpbase.units import format_size
 
 FONT = {"family": "DejaVu Sans, Arial, sans-serif", "size": 13}
-# the parts of a plan row's step, as the reason's "Bound by" splits it (planner.explain.bound):
-# communication is its exposed part and the compute its hidden part slows; they add up to its
-# total_s (a test checks it)
-STEP_PARTS = ("compute", "communication", "scaling losses", "input wait", "optimizer")
-
-
-def step_parts(row) -> dict[str, float]:
-    """A plan row's (a PlanRow or its dict) step split into :data:`STEP_PARTS`, in seconds."""
-    get = row.get if isinstance(row, dict) else lambda key: getattr(row, key)
-    interference = get("interference_s") or 0.0
-    return {"compute": get("compute_s"), "communication": get("exposed_comm_s") + interference,
-            "scaling losses": get("losses_s") - interference, "input wait": get("input_wait_s"),
-            "optimizer": get("optimizer_s")}
 
 
 def _layout(fig, title: str, **extra) -> Any:

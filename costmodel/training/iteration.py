@@ -380,8 +380,6 @@ def _relative(by_kind: "workloads.KindMfu", workload: Workload, arch: str) -> tu
 # ceiling: 85.9 % of peak, the maximum achievable matmul FLOP/s measured on A100 SXM (Bekman,
 # ml-engineering "MAMF finder", cited as S1 in hardware/data/gpus.toml).
 MATMUL_CEILING = 0.859
-# The carried dtypes' activation bytes over 16-bit's (memory.ACTIVATION_BYTES).
-ACTIVATION_BYTES_RATIO = {"fp32": 2.0, "tf32": 2.0, "fp8": 1.0}
 
 
 def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str | None):
@@ -389,7 +387,8 @@ def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str |
     higher peak; see the comment above). Other dtypes, and a peak on the wrong side of 16-bit's
     (no tensor cores: fp32 as fast as fp16), keep the 16-bit rate."""
     peak16 = peaks.get("fp16") or peaks.get("bf16")
-    ratio = ACTIVATION_BYTES_RATIO.get(compute_dtype)
+    # the memory-bound seconds scale with the bytes an activation takes (memory.ACTIVATION_BYTES)
+    ratio = memory.ACTIVATION_BYTES.get(compute_dtype, 0) / memory.ACTIVATION_BYTES["bf16"]
     peak = peaks.get(compute_dtype) if ratio else None
     if not peak16 or not peak or rate16 >= MATMUL_CEILING or (peak > peak16) != (compute_dtype == "fp8") \
             or peak == peak16:
@@ -717,7 +716,7 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
                               replicas=None if groups is None else groups.replicas, replica_share=1.0 / shard,
                               replica_ranks=None if groups is None else groups.replica_ranks,
                               secondary=None if groups is None else groups.secondary,
-                              **({} if qgz is None or config.shard == "hybrid" else
+                              **({} if qgz is None else
                                  {"qgz_node": qgz[0], "qgz_rails": qgz[1], "qgz_node_ranks": qgz[2]}))
     k = config.accumulation_steps
     factor = 1.0 if config.asynchronous else float(stragglers.slowest_rank_factor(
@@ -829,12 +828,12 @@ def _qgz_groups(comm, config) -> tuple | None:
     without qgZ, under hybrid sharding (its reduction already stays in the node), on one node, with
     one GPU per node (:func:`qgz_hierarchical`) or for a comm function with no cluster behind it
     (the all-to-all then runs over the group)."""
-    if config.quantize_grads is None or config.shard == "hybrid":
+    if config.quantize_grads is None:  # the common case, before any import
         return None
     from costmodel.cluster.comm import CommModel, hybrid_groups
 
     owner = _owner(comm)
-    if not isinstance(owner, CommModel) or not qgz_hierarchical(owner.layout.nodes, owner.layout.gpus_per_node):
+    if not isinstance(owner, CommModel) or not qgz_runs_in_two_levels(config, owner.layout):
         return None
     intra, rails = hybrid_groups(owner)
     return intra.time_s, rails.time_s, intra.ranks
@@ -844,6 +843,13 @@ def qgz_hierarchical(nodes, gpus_per_node):
     """Whether qgZ's all-to-all runs in two levels: several nodes of several GPUs each (one node
     is its own group; one GPU per node exchanges nothing inside it). Elementwise."""
     return (nodes > 1) & (gpus_per_node > 1)
+
+
+def qgz_runs_in_two_levels(config: TrainingConfig, layout) -> bool:
+    """qgZ asked for, outside hybrid sharding (its reduction already stays in the node), on a
+    layout :func:`qgz_hierarchical` takes: the one rule for the step and its intervals."""
+    return config.quantize_grads is not None and config.shard != "hybrid" and bool(
+        qgz_hierarchical(layout.nodes, layout.gpus_per_node))
 
 
 def _groups_of(comm, groups, shard: str) -> gradsync.ShardGroups | None:
@@ -893,9 +899,9 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     named = _named_model(comm)
     if qgz is None:
         qgz = _qgz_groups(comm, config)
-    if config is not None and config.offload_optimizer:
+    if config.offload_optimizer:
         host = _host_of(comm, host)
-    if config is not None and config.shard != "full":
+    if config.shard != "full":
         groups = _groups_of(comm, groups, config.shard)
     if not callable(comm) and callable(getattr(comm, "time_s", None)):  # a CommModel itself
         comm = comm.time_s

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from costmodel.cluster.comm import comm_model, hybrid_groups
 from costmodel.training import offload, residuals, transport, workloads
 from costmodel.training.gradsync import ShardGroups
-from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown, qgz_hierarchical
+from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown, qgz_runs_in_two_levels
 from costmodel.training.workloads import Workload, workload_of
 from dpbase.errors import InputError, is_whole
 from dpbase.values import fields, replace
@@ -128,8 +128,7 @@ def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommMod
     if not getattr(comm, "has_intervals", False) or result.comm_s <= 0 or config.host_reduce:
         return result  # the host-memory path is not NCCL's: no measured interval covers it
     host = offload.host_path(comm.layout.system, comm.layout.gpus_per_node) if config.offload_optimizer else None
-    qgz_groups = config.quantize_grads is not None and config.shard != "hybrid" and bool(
-        qgz_hierarchical(comm.layout.nodes, comm.layout.gpus_per_node))
+    qgz_groups = qgz_runs_in_two_levels(config, comm.layout)
     intra, rails = hybrid_groups(comm) if config.shard != "full" or qgz_groups else (None, None)
 
     def qgz(end):  # ZeRO++ qgZ's hierarchical all-to-all at the same end

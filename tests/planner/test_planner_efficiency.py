@@ -97,7 +97,7 @@ def test_a_plan_waiting_for_its_input_says_so():
     scaling losses, so an input-bound plan on one GPU read "Bound by scaling losses"); the parts,
     and the shares of "Bound by", add up to the step, and the report's bars stack to it."""
     from costmodel.planner import explain
-    from costmodel.plots.planreport import step_parts
+    from costmodel.planner.rank import step_parts
 
     best = planner.plan("resnet-50", "dgx-a100", gpus=1, global_batch=256, input_rate=500).best
     assert best.input_wait_s > 0 and best.losses_s == 0.0  # one GPU: no scaling losses
