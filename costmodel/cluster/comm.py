@@ -139,7 +139,7 @@ class CommModel:
     def _choose(self, primitive: str, size_bytes: float) -> Prediction:
         if self.ranks == 1:
             lay = self.layout
-            return Prediction(primitive=primitive, algorithm="none", ranks=1, size_bytes=float(size_bytes),
+            return Prediction(primitive=primitive, algorithm=NO_ALGORITHM, ranks=1, size_bytes=float(size_bytes),
                               time_s=0.0, latency_s=0.0, bandwidth_s=0.0, reduction_s=0.0, algbw_Bps=None,
                               busbw_Bps=None, backend=self.backend, cluster=lay.system.name, nodes=lay.nodes,
                               gpus_per_node=lay.gpus_per_node, bottleneck="")

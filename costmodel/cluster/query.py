@@ -14,7 +14,7 @@ from costmodel.cluster.stacks import check_stack_backend
 from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
-from costmodel.names import Algorithm, Backend, algorithm_named, backend_or_auto, primitive_named
+from costmodel.names import NO_ALGORITHM, Algorithm, Backend, algorithm_named, backend_or_auto, primitive_named
 from dpbase.errors import InputError, NotApplicableError, UnknownNameError, check_switch, whole_count
 from dpbase.units import parse_bandwidth, parse_size, parse_time
 from dpbase.values import frozen, replace
@@ -357,6 +357,6 @@ def check_algorithm_name(name: str, on_cluster: bool) -> None:
 
 def _one_rank(result: Prediction) -> Prediction:
     """One rank communicates nothing: one answer, not a tie of every algorithm at zero."""
-    return replace(result, algorithm="none", protocol="none" if result.protocol is not None else None,
+    return replace(result, algorithm=NO_ALGORITHM, protocol="none" if result.protocol is not None else None,
                    algbw_Bps=None, busbw_Bps=None, bottleneck=None,
                    note="one rank: nothing to communicate, every algorithm costs 0")

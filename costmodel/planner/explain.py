@@ -376,13 +376,11 @@ def _still_fastest(scores, index, keys) -> bool:
     """Whether the old plan (``index``) is the re-plan's fastest (:func:`choose.fastest`): then it
     stays whatever ties (the fastest is always tied), and its intervals need not be computed.
     ``keys()``: the re-plan's tie-break keys, asked only where two scores are the best's."""
-    best = float(np.min(scores))
-    near_best = best + choose.resolution(best)  # choose.score_key's step: below it a score is the best's
-    if not np.isfinite(scores[index]) or scores[index] >= near_best:
+    best = choose.tied(scores, 0.0)  # the scores that are the best's (choose's own rule)
+    flat = int(np.ravel_multi_index(index, scores.shape))
+    if flat not in best:
         return False
-    if np.count_nonzero(scores < near_best) == 1:  # the one best score: no rule decides
-        return True
-    return choose.fastest(scores, keys()) == int(np.ravel_multi_index(index, scores.shape))
+    return best.size == 1 or choose.fastest(scores, keys()) == flat  # one best score: no rule decides
 
 
 def _ties(ties_on, sweep, setting, system, scores, keys):
