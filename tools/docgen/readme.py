@@ -51,7 +51,9 @@ EXAMPLES: list[tuple[str, str, int | None]] = [
      "dpcost sweep all-reduce --cluster dgx-h100,dgx-a100 --nodes 1,2 --sizes 1MiB,1GiB", None),
     ("NCCL's tuning table for a cluster, as `NCCL_DEBUG=TUNING` prints it:",
      "dpcost nccl-table --cluster dgx-h100 --nodes 2 --size 256MiB", 12),
-    ("Bundled hardware profiles, and your own as TOML (accepted wherever a name is):",
+    ("Bundled hardware profiles, and your own as TOML (accepted wherever a name is). The examples\n"
+     "below that read `tests/data/…` run from a clone of this repository, where those files are\n"
+     "(`tests/` is not installed with the package); with your own files, pass their paths:",
      "dpcost hardware list --kind system", 8),
     (None, "dpcost hardware show dgx-h100", 10),
     (None, "dpcost hardware validate tests/data/hardware/my_cluster.toml", None),
