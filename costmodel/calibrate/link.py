@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 from collections.abc import Sequence
 
 from costmodel.calibrate import conventions as names
@@ -36,6 +37,34 @@ FLAT_REGIME_TIME_SHARE = 1e-4
 # monotonic validation logs); every real log under tests/data/calibration has half or more (the
 # least: 51 %, abci_v_32n.txt). 5 % lies between, well below every real log.
 MIN_BANDWIDTH_TIME_SHARE = 0.05
+
+
+# nccl-tests prints algbw = size / time (src/common.cu: the size column is the larger of the send
+# and receive buffers); older versions print a per-rank size, where size / time is N × algbw or
+# algbw / N (tests/data/calibration/raw/rtx2080ti_2x_nvlinkbridge_nt44.txt: 2.000 on 2 ranks).
+# Every log under tests/data/calibration agrees with one of these within 4 % (median over rows).
+# Rows whose algbw prints below 0.1 GB/s carry too few digits (2 decimals) to be compared.
+ALGBW_CHECK_MIN_BPS = 0.1e9
+ALGBW_AGREEMENT = 0.1
+
+
+def check_times_match_algbw(logs: Sequence[Log], ranks: int) -> None:
+    """Refuse (InputError naming the log) a log whose times disagree with its own algbw column:
+    times in another unit than nccl-tests' µs (milliseconds pasted in) would fit a bandwidth
+    1000× off, which the log's own columns contradict."""
+    for log in logs:
+        ratios = [r.size_bytes / t / a for r in log.rows
+                  for t, a in ((r.time_oop_s, r.algbw_oop_Bps), (r.time_ip_s, r.algbw_ip_Bps))
+                  if t and t > 0 and a and a >= ALGBW_CHECK_MIN_BPS]
+        if not ratios:
+            continue
+        ratio = statistics.median(ratios)
+        if any(abs(ratio / convention - 1) <= ALGBW_AGREEMENT for convention in (1, ranks, 1 / ranks)):
+            continue
+        raise InputError("log", log.source_path,
+                         f"times that agree with its algbw column (nccl-tests prints algbw = size / time, "
+                         f"time in µs): here size / time is {ratio:.3g}× the printed algbw (median over rows; "
+                         "are the times in another unit?)")
 
 
 @frozen(kw_only=True)
@@ -324,6 +353,7 @@ def calibrate(logs: Sequence[Log], *, collective: str | None = None, ranks: int 
         raise InputError("ranks", "unknown", "--ranks N (the log does not say how many ranks ran)")
     if chosen_ranks < 2:
         raise InputError("ranks", chosen_ranks, "an integer >= 2 (one rank moves no data)")
+    check_times_match_algbw(resolved, chosen_ranks)
     chosen_algorithm, steps, beta, origin = coefficients_for(chosen, algorithm, chosen_ranks)
     fit = fit_times(*points(resolved, block))
     printed = busbw_printed(resolved)

@@ -35,6 +35,7 @@ def _summary(result) -> dict:
 
 
 def _print_text(result) -> None:
+    from costmodel.calibrate.link import FLAT_REGIME_TIME_SHARE
     from dpbase.units import format_bandwidth, format_size, format_time
 
     fit = result.fit
@@ -47,15 +48,20 @@ def _print_text(result) -> None:
     for regime, link in zip(fit.regimes, result.link_regimes):
         upper = format_size(regime.max_size_bytes) if math.isfinite(regime.max_size_bytes) else "∞"
         start, lower = (lower or regime.min_size_bytes), regime.max_size_bytes
-        algbw = format_bandwidth(1 / regime.seconds_per_byte) if regime.seconds_per_byte > 0 else "∞"
         kind = "transition" if regime.transition else f"{regime.points:>2} points"
         if link.flat:  # a hold: one time across the gap (calibrate.link.link_regimes)
             echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: flat at {format_time(regime.latency_s)}; "
                  f"per hop α = {format_time(link.latency_s)}, bandwidth = {format_bandwidth(link.bandwidth_Bps)} "
                  f"at {upper}, growing with the message")
             continue
+        if regime.seconds_per_byte <= 0:  # a latency floor: the profile's bandwidth there is a stand-in
+            echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: flat at {format_time(regime.latency_s)} "
+                 f"(the time does not grow with the size here: no bandwidth measured); per hop α = {format_time(link.latency_s)}, "
+                 f"its bandwidth written only to keep the β-term under "
+                 f"{100 * FLAT_REGIME_TIME_SHARE:g} % of the time")
+            continue
         echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: A = {format_time(regime.latency_s)}, "
-                   f"algbw = {algbw}; per hop α = {format_time(link.latency_s)}, "
+                   f"algbw = {format_bandwidth(1 / regime.seconds_per_byte)}; per hop α = {format_time(link.latency_s)}, "
                    f"bandwidth = {format_bandwidth(link.bandwidth_Bps)}")
     peak = result.measured_peak_busbw_Bps  # None: the log prints no busbw (N/A)
     echo(f"busbw plateau (fit) {format_bandwidth(result.busbw_plateau_Bps)}; measured peak "

@@ -298,3 +298,51 @@ def test_a_log_that_names_no_collective_says_all_reduce_was_assumed(tmp_path):
     given = CliRunner().invoke(app, ["calibrate", str(path), "--ranks", "8", "--collective", "all-gather"])
     assert given.exit_code == 0, given.output
     assert "was given but the columns suggest" not in given.stdout
+
+
+def _times_divided(path: Path, factor: float) -> Path:
+    """README's ABCI log with every time column divided by ``factor`` (milliseconds pasted where
+    nccl-tests writes µs), its algbw and busbw columns left as printed."""
+    source = DATA / "raw" / "abci_a_2n.txt"
+    lines = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        tokens = line.split()
+        if tokens and tokens[0].isdigit() and len(tokens) in (12, 13):
+            first = len(tokens) - 8  # size count type redop [root] time algbw busbw #wrong, twice
+            for i in (first, first + 4):  # out-of-place and in-place time
+                tokens[i] = f"{float(tokens[i]) / factor:.6f}"
+            line = " ".join(tokens)
+        lines.append(line)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_times_in_another_unit_than_the_algbw_column_are_refused(tmp_path):
+    """A review pasted milliseconds: the fit read a 135 TB/s busbw plateau, 1000× the log's own
+    busbw column, and wrote it. Now the log's size / time is checked against its algbw."""
+    log = _times_divided(tmp_path / "ms.txt", 1000.0)
+    line = _one_error_line(_run(str(log), "-o", str(tmp_path / "ms.toml")))
+    assert "times that agree with its algbw column" in line and "1e+03×" in line
+    assert not (tmp_path / "ms.toml").exists()
+    kept = _times_divided(tmp_path / "same.txt", 1.0)  # the same rewrite at the right unit fits
+    assert _run(str(kept)).exit_code == 0
+
+
+def test_every_shipped_log_agrees_with_its_algbw_column():
+    """The conventions the check accepts (size / time = algbw, or N× / 1/N× it in older
+    nccl-tests) hold for every log the calibration tests ship."""
+    from costmodel.calibrate.link import check_times_match_algbw, resolve_log
+
+    for path in sorted((DATA / "raw").iterdir()):
+        log = resolve_log(parse_file(path), None, None, None)
+        if log.ranks:
+            check_times_match_algbw([log], log.ranks)
+
+
+def test_a_flat_regime_prints_no_bandwidth_it_did_not_measure():
+    """A latency floor's profile bandwidth is a stand-in (its β-term 0.01 % of the time): the
+    text said 'algbw = ∞' and 'bandwidth = 3.479e+04 GB/s' for an L40S over PCIe."""
+    result = _run(str(DATA / "raw" / "l40s_4x_pcie_ring.txt"))
+    assert result.exit_code == 0, result.output
+    floor = next(line for line in result.stdout.splitlines() if "8 B …" in line)
+    assert "no bandwidth measured" in floor and "GB/s" not in floor and "∞" not in floor
