@@ -60,7 +60,37 @@ class _Build:
         return None
 
 
+# CUDA compute capabilities (x10) of each NVIDIA architecture (NVIDIA CUDA C++ Programming Guide,
+# "Compute Capabilities": Kepler 3.x, Pascal 6.x, Volta 7.0/7.2, Turing 7.5, Ampere 8.0-8.7,
+# Ada 8.9, Hopper 9.0, Blackwell 10.x-12.x); AMD GPUs have none (0).
+COMPUTE_CAPABILITIES = {"kepler": (30, 39), "pascal": (60, 69), "volta": (70, 72), "turing": (75, 75),
+                        "ampere": (80, 87), "ada": (89, 89), "hopper": (90, 90), "blackwell": (100, 129)}
+
+
+def _check_gpu(build: _Build, label: str, values: dict[str, Any]) -> bool:
+    """Vendor, architecture and compute capability that agree (an AMD 'hopper' with sm_90 ran
+    NVIDIA-only paths under RCCL); False when a problem was added."""
+    vendor, arch, capability = values["vendor"], values["arch"], values["compute_capability"]
+    if (vendor == "amd") != arch.startswith("cdna"):
+        build.problems.append(ProfileError(f"{label}.arch", arch, "a CDNA architecture (cdna2, cdna3, cdna4) for "
+                                           f'vendor = "amd", another for "nvidia" (vendor is "{vendor}")'))
+        return False
+    if vendor == "amd" and capability != 0:
+        build.problems.append(ProfileError(f"{label}.compute_capability", capability, '0 for vendor = "amd"'))
+        return False
+    if vendor == "nvidia":
+        low, high = COMPUTE_CAPABILITIES[arch]
+        if not low <= capability <= high:
+            allowed = f"{low}" if low == high else f"{low} to {high}"
+            build.problems.append(ProfileError(f"{label}.compute_capability", capability,
+                                               f"{allowed} for arch = \"{arch}\" (CUDA SM version x10)"))
+            return False
+    return True
+
+
 def _add_gpu(build: _Build, label: str, values: dict[str, Any], row: dict[str, Any]) -> Gpu | None:
+    if not _check_gpu(build, label, values):
+        return None
     name = values["scaleup_link"]
     link = None if name == NO_LINK else build.lookup("link", name, f"{label}.scaleup_link")
     if link is None and name != NO_LINK:

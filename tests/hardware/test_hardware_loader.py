@@ -68,6 +68,13 @@ def test_pcie_layout_fields(tmp_path):
     assert load_system(str(write(tmp_path, SYSTEM, "other.toml"))).name == "my-box"
 
 
+@pytest.mark.parametrize("ratio", [0.5, 65, 1e30])
+def test_oversubscription_outside_what_a_fabric_has_is_refused(tmp_path, ratio):
+    """A review's 1e30 ratio validated and made a 1 GiB all-reduce take 1.5e29 s."""
+    with pytest.raises(ProfileError, match=r"oversubscription: got .*; allowed: a number from 1 to 64"):
+        load_system(write(tmp_path, SYSTEM + f"oversubscription = {ratio!r}\n"))
+
+
 def test_user_file_defines_its_own_gpu_and_link():
     system = load_system(DATA / "my_cluster.toml")
     assert system.nic_link.name == "lab-roce-100" and system.oversubscription == 2.0

@@ -170,3 +170,18 @@ def test_contradictory_system_fields_are_refused(tmp_path, old, new, message):
     fine = SYSTEM.replace("scaleup_domain_gpus = 8", "scaleup_domain_gpus = 72", 1).replace(
         "gpus_per_node = 8", "gpus_per_node = 4", 1)
     assert run("validate", write(tmp_path, GPU + fine, "fine.toml")).exit_code == 0
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('vendor = "nvidia"', 'vendor = "amd"', 'arch: got \'hopper\'; allowed: a CDNA architecture'),
+    ('arch = "hopper"', 'arch = "ampere"', 'compute_capability: got 90; allowed: 80 to 87 for arch = "ampere"'),
+    ("compute_capability = 90", "compute_capability = 80", 'compute_capability: got 80; allowed: 90 for arch = "hopper"')])
+def test_contradictory_gpu_fields_are_refused(tmp_path, old, new, message):
+    """An AMD 'hopper' with sm_90 validated "ok" and ran under RCCL's model with NVIDIA's paths;
+    an 'ampere' with sm_90 too (review, 2026-11-29)."""
+    assert old in GPU
+    result = run("validate", write(tmp_path, GPU.replace(old, new, 1) + SYSTEM))
+    assert result.exit_code == 2 and any(message in line for line in error_lines(result)), result.output
+    amd = GPU.replace('vendor = "nvidia"', 'vendor = "amd"').replace('"hopper"', '"cdna3"').replace(
+        "compute_capability = 90", "compute_capability = 0")
+    assert run("validate", write(tmp_path, amd, "amd.toml")).exit_code == 0
