@@ -23,6 +23,18 @@ from dpbase.errors import InputError
 ASYNC_ALGORITHM = "parameter-server"
 
 
+
+def _buckets(b, format_size) -> str:
+    """How the gradient was cut: one bucket is the whole gradient (whatever --bucket or
+    --first-bucket say: a first bucket larger than the gradient read "1 buckets of 25 MiB"), and
+    a first bucket larger than the rest is named (DDP's smaller 1 MiB default first is not)."""
+    if b.bucket_count <= 1:
+        return "1 bucket (the whole gradient)"
+    if b.first_bucket_bytes > b.bucket_bytes:
+        return (f"{b.bucket_count} buckets: the first of {format_size(b.first_bucket_bytes)}, "
+                f"then {format_size(b.bucket_bytes)} each")
+    return f"{b.bucket_count} buckets of {format_size(b.bucket_bytes)}"
+
 def _algorithm(algorithm: str, asynchronous: bool) -> str:
     if not asynchronous or algorithm in ("auto", ASYNC_ALGORITHM, "ps"):
         return ASYNC_ALGORITHM if asynchronous else algorithm
@@ -108,7 +120,7 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
            "(no fused attention kernel: every layer materialises its scores)" if b.attention_scores_s else
            ", attention scores materialised (their HBM traffic is in the --mfu given)" if b.attention_materialised
            else "")
-        + f", {b.bucket_count} buckets of {format_size(b.bucket_bytes)}"
+        + f", {_buckets(b, format_size)}"
         + (", activation recomputation (backward re-runs the forward)" if b.recompute else ""),
         f"sync {b.sync}, transport {b.transport}; losses: overlap slowdown {b.overlap_slowdown:.1%}"
         + (f", GPU speed spread {b.speed_cv:.1%}" if b.synchronous else "")

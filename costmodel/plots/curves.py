@@ -37,7 +37,26 @@ def _check_measured(log: Any, log_path: str, primitive: str) -> None:
         raise InputError("measured", log_path, f"a log of {primitive} (this one measured {' or '.join(found)})")
 
 
-def _measured_traces(log_path: str, primitive: str) -> list[Any]:
+def _hardware_ranks(hardware: Hardware) -> int | None:
+    """The ranks the chart's predictions run on (None where the hardware does not say)."""
+    if hardware.cluster is None:
+        return hardware.ranks
+    return hardware.nodes * hardware.per_node()
+
+
+def _check_measured_ranks(log: Any, log_path: str, hardware: Hardware, primitive: str) -> None:
+    """The log ran on as many ranks as the chart predicts for: a 4-rank log was drawn over a
+    32-GPU prediction with nothing said (review, 2026-11-29). A log that does not tell its rank
+    count is drawn as it is."""
+    from costmodel.calibrate.link import resolve_log
+
+    measured, predicted = resolve_log(log, primitive).ranks, _hardware_ranks(hardware)
+    if measured and predicted and measured != predicted:
+        raise InputError("measured", log_path, f"a log run on the chart's {predicted} ranks (this one ran on "
+                         f"{measured}; give --nodes/--gpus-per-node or --ranks to match it)")
+
+
+def _measured_traces(log_path: str, primitive: str, hardware: Hardware) -> list[Any]:
     import plotly.graph_objects as go
 
     from costmodel.calibrate.parse import parse_file
@@ -46,14 +65,20 @@ def _measured_traces(log_path: str, primitive: str) -> list[Any]:
 
     log = parse_file(log_path)
     _check_measured(log, log_path, primitive_named(primitive).value)
-    rows = [r for r in log.rows if r.time_oop_s and r.busbw_oop_Bps is not None and r.size_bytes > 0]
-    sizes = [r.size_bytes for r in rows]
-    custom = [[format_size(r.size_bytes), format_time(r.time_oop_s), format_bandwidth(r.busbw_oop_Bps)] for r in rows]
+    _check_measured_ranks(log, log_path, hardware, primitive_named(primitive).value)
+    # out-of-place times, or in-place ones where a log has only those (calibrate reads both)
+    rows = [(r.size_bytes, t, bw) for r in log.rows if r.size_bytes > 0
+            for t, bw in [(r.time_oop_s, r.busbw_oop_Bps) if r.time_oop_s else (r.time_ip_s, r.busbw_ip_Bps)]
+            if t]
+    if not rows:  # an in-place-only log drew two empty traces
+        raise InputError("measured", log_path, "a log with timed rows to draw")
+    sizes = [size for size, _, _ in rows]
+    custom = [[format_size(size), format_time(t), "–" if bw is None else format_bandwidth(bw)] for size, t, bw in rows]
     name = f"measured ({log_path.rsplit('/', 1)[-1]})"
     style = {"mode": "markers", "marker": {"symbol": "x", "size": 8, "color": "black"}, "legendgroup": "measured",
              "customdata": custom, "hovertemplate": MEASURED_HOVER}
-    return [go.Scatter(x=sizes, y=[r.time_oop_s for r in rows], name=name, xaxis="x", yaxis="y", **style),
-            go.Scatter(x=sizes, y=[r.busbw_oop_Bps / 1e9 for r in rows], name=name, showlegend=False,
+    return [go.Scatter(x=sizes, y=[t for _, t, _ in rows], name=name, xaxis="x", yaxis="y", **style),
+            go.Scatter(x=sizes, y=[None if bw is None else bw / 1e9 for _, _, bw in rows], name=name, showlegend=False,
                        xaxis="x2", yaxis="y2", **style)]
 
 
@@ -87,7 +112,7 @@ def sweep_figure(primitive: str, hardware: Hardware, *, min_size: str | float = 
         fig.add_trace(go.Scatter(y=busbw, name=name, showlegend=False,
                                  **common), row=1, col=2)
     if measured_log is not None:
-        for trace in _measured_traces(measured_log, primitive):
+        for trace in _measured_traces(measured_log, primitive, hardware):
             fig.add_trace(trace)
     ticks = size_ticks(sizes)
     fig.update_xaxes(type="log", title_text="message size (nccl-tests size, bytes)", **ticks)

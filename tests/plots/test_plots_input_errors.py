@@ -157,3 +157,32 @@ def test_a_measured_logs_collective_is_read_from_its_columns_where_nothing_names
     result = _run("sweep", "gather", "--alpha", "5us", "--bandwidth", "25GB/s", "-N", "8", "--measured", str(bare),
                   "-o", str(tmp_path / "y.html"))
     assert result.exit_code == 0, result.output
+
+
+def test_a_measured_log_on_other_ranks_is_refused_and_an_in_place_one_is_drawn(cli_error, tmp_path):
+    """A 16-rank log was drawn over an 8-rank prediction with nothing said, and a log with
+    in-place times only drew two empty traces (review, 2026-11-29)."""
+    from pathlib import Path
+
+    raw = Path(__file__).resolve().parents[1] / "data" / "calibration" / "raw"
+    two_nodes = str(raw / "abci_a_2n.txt")  # 16 ranks, read from busbw / algbw
+    line = cli_error(["plot", "sweep", "all-reduce", "--alpha", "5us", "--bandwidth", "25GB/s", "-N", "8",
+                      "--measured", two_nodes, "-o", str(tmp_path / "x.html")])
+    assert line.endswith("allowed: a log run on the chart's 8 ranks (this one ran on 16; give "
+                         "--nodes/--gpus-per-node or --ranks to match it)")
+    assert _run("sweep", "all-reduce", "--alpha", "5us", "--bandwidth", "25GB/s", "-N", "16",
+                "--measured", two_nodes, "-o", str(tmp_path / "ok.html")).exit_code == 0
+    rows = []
+    for text in (raw / "abci_a_2n.txt").read_text(encoding="utf-8").splitlines():
+        tokens = text.split()
+        if tokens and tokens[0].isdigit() and len(tokens) == 12:  # blank the out-of-place block
+            tokens[4:8] = ["N/A", "N/A", "N/A", "N/A"]
+            text = " ".join(tokens)
+        rows.append(text)
+    in_place = tmp_path / "in_place.txt"
+    in_place.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    from costmodel.plots.common import Hardware
+    from costmodel.plots.curves import _measured_traces
+
+    traces = _measured_traces(str(in_place), "all-reduce", Hardware(alpha="5us", bandwidth="25GB/s", ranks=16))
+    assert len(traces[0].x) >= 20 and all(t > 0 for t in traces[0].y)

@@ -179,3 +179,16 @@ def test_an_explicit_zero_0_beside_fsdp_is_refused():
     assert "ZeRO-0" in CliRunner().invoke(app, [*args, "--zero", "0"]).stdout.splitlines()[0]
     one = CliRunner().invoke(app, [*args, "--sync", "fsdp", "--zero", "1"])
     assert one.exit_code == 2 and "allowed: 2 or 3 with --sync fsdp" in one.stderr
+
+
+def test_the_bucket_line_says_how_the_gradient_was_cut():
+    """A first bucket larger than gpt2's ~250 MB gradient read "1 buckets of 25 MiB" (review,
+    2026-11-29): one bucket is the whole gradient, and a first bucket larger than the rest is
+    named; DDP's own 1 MiB first bucket is not."""
+    base = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "1", "--nodes", "2"]
+    whole = runner.invoke(app, [*base, "--first-bucket", "1TiB"])
+    assert whole.exit_code == 0 and "1 bucket (the whole gradient)" in whole.stdout and "1 buckets" not in whole.stdout
+    large = runner.invoke(app, [*base, "--first-bucket", "100MiB"])
+    assert large.exit_code == 0 and "buckets: the first of 100 MiB, then 25 MiB each" in large.stdout
+    plain = runner.invoke(app, base)
+    assert plain.exit_code == 0 and "11 buckets of 25 MiB" in plain.stdout
