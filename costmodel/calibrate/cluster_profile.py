@@ -87,6 +87,29 @@ class MeasuredCurves:
     error_kinds: tuple[str, ...] = ()  # per curve: how its median_error was measured (CROSS_VALIDATED, IN_SAMPLE)
 
 
+# The model in a GPU name as nccl-tests prints it ("NVIDIA H100 80GB HBM3", "AMD Instinct MI300X",
+# "NVIDIA GeForce RTX 2080 Ti", "NVIDIA GB10"): a letter or two and digits.
+_GPU_MODEL = re.compile(r"\b(G[BH]\d{2,3}|MI\d{3}[A-Z]?|RTX ?\d{4}|[ABHKLPTV]\d{1,3}[A-Z]?)\b", re.IGNORECASE)
+
+
+def _squashed(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def gpu_mismatch_note(log: Log, system: System) -> str | None:
+    """A note when the log names a GPU model the system's GPU profile does not (an H100 log
+    calibrated as an MI300X cluster was taken without a word); None when they agree or the log
+    names no GPU."""
+    found = _GPU_MODEL.search(log.gpu_model or "")
+    if found is None:
+        return None
+    gpu = system.gpu
+    if _squashed(found.group(1)) in _squashed(f"{gpu.name} {gpu.description}"):
+        return None
+    return (f"{log.source_path} ran on {log.gpu_model}, but {system.name}'s GPU is {gpu.name}: its curves "
+            "describe another GPU's cluster")
+
+
 def measured_curves(logs: Sequence[Log], system: System, *, collective: str | None = None,
                     ranks: int | None = None, nodes: int | None = None, nccl_algo: str | None = None,
                     block: str = "both", algorithms: Sequence[str] | None = None) -> MeasuredCurves:
@@ -111,7 +134,8 @@ def measured_curves(logs: Sequence[Log], system: System, *, collective: str | No
             raise InputError("nodes", node_count, f"enough nodes for {resolved.ranks} ranks of {system.name} "
                                                   f"({system.gpus_per_node} GPUs per node)")
         groups[(resolved.collective, node_count, per_node, ran)].append(resolved)
-    curves, notes, kinds = [], [], []
+    curves, kinds = [], []
+    notes = [note for note in (gpu_mismatch_note(log, system) for log in logs) if note]
     for (name, node_count, per_node, ran), members in sorted(groups.items()):
         result = calibrate(members, collective=name, ranks=node_count * per_node, nodes=node_count, block=block)
         notes.extend(result.notes)

@@ -300,3 +300,28 @@ def test_a_log_from_a_pipe_is_read_once(tmp_path):
     assert runner.invoke(app, ["calibrate", LOGS[1], "--system", "a100-abci-8x", "-o", str(direct)]).exit_code == 0
     piped, plain = hardware.load_system(str(out)).measured, hardware.load_system(str(direct)).measured
     assert [c.time_s(1e6) for c in piped] == [c.time_s(1e6) for c in plain]
+
+
+def test_a_log_from_another_gpu_is_noted(tmp_path):
+    """An H100 log calibrated as an MI300X cluster was taken without a word (review,
+    2026-11-29): the GPU model the log's rank lines name is checked against the system's GPU."""
+    from typer.testing import CliRunner
+
+    from cli import app
+    from costmodel.calibrate.cluster_profile import gpu_mismatch_note
+    from costmodel.calibrate.parse import parse_file
+    from hardware import load_system
+
+    raw = Path(__file__).resolve().parents[1] / "data" / "calibration" / "raw" / "abci_a_1n.txt"
+    lines = raw.read_text(encoding="utf-8").splitlines()
+    ranks = [f"#  Rank  {r} Group  0 Pid  {100 + r} on node1 device  {r} [0x{r:02x}] NVIDIA A100-SXM4-40GB"
+             for r in range(8)]
+    log_path = tmp_path / "a100.txt"
+    log_path.write_text("\n".join(lines[:1] + ranks + lines[1:]) + "\n", encoding="utf-8")
+    log = parse_file(log_path)
+    assert log.gpu_model == "NVIDIA A100-SXM4-40GB"
+    assert gpu_mismatch_note(log, load_system("a100-abci-8x")) is None
+    note = gpu_mismatch_note(log, load_system("mi300x-8x"))
+    assert note and "ran on NVIDIA A100-SXM4-40GB, but mi300x-8x's GPU is mi300x" in note
+    result = CliRunner().invoke(app, ["calibrate", str(log_path), "--system", "mi300x-8x", "-o", str(tmp_path / "c.toml")])
+    assert result.exit_code == 0 and "describe another GPU's cluster" in result.output
