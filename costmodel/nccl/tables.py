@@ -24,7 +24,7 @@ from types import MappingProxyType
 from typing import Any
 
 from dpbase.bundled import load_bundled
-from dpbase.errors import ProfileError, UnknownNameError
+from dpbase.errors import InputError, ProfileError, UnknownNameError
 from dpbase.values import frozen
 
 DEFAULT_TABLES_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data", "nccl_2_30_7.toml")
@@ -191,8 +191,11 @@ def _build(tuning_path: str | os.PathLike[str] | None, version: str | None, over
         raise ProfileError(f"tuning ({os.fspath(tuning_path)})", "no settings",
                            'a version (e.g. version = "2.27.5") or at least one NCCL constant to override '
                            '(e.g. [base_latency_us.ring] ll = 5.0)')
-    chosen = version if version is not None else (user.pop("version", None) or DEFAULT_VERSION)
-    user.pop("version", None)
+    written = user.pop("version", None)
+    if version is not None and written is not None and str(written) != version:  # one was silently dropped
+        raise InputError("nccl_version", version, f"the version the tuning file {os.fspath(tuning_path)} sets "
+                         f"({written}), or leave one of them out")
+    chosen = version if version is not None else (written or DEFAULT_VERSION)
     if chosen != DEFAULT_VERSION:
         if chosen not in versions:
             raise UnknownNameError("version", chosen, [DEFAULT_VERSION, *versions])

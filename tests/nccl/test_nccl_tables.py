@@ -59,6 +59,19 @@ def test_unknown_version_and_bad_toml(tmp_path):
         load_tables(path)
 
 
+def test_a_version_given_twice_must_agree(tmp_path):
+    """--nccl-version 2.27.5 over a tuning file setting 2.21.5 ran as 2.27.5 with no word (review,
+    2026-11-29); the same version twice, or either alone, is fine."""
+    from dpbase.errors import InputError
+
+    path = tmp_path / "v.toml"
+    path.write_text('version = "2.21.5"\n')
+    with pytest.raises(InputError, match=r"^nccl_version: got '2.27.5'; allowed: the version the tuning file .* sets "
+                                         r"\(2.21.5\), or leave one of them out$"):
+        load_tables(path, version="2.27.5")
+    assert load_tables(path, version="2.21.5").version == load_tables(path).version == "2.21.5"
+
+
 def test_public_api_is_complete_and_sorted():
     import costmodel.nccl as nccl
 
