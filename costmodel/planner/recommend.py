@@ -219,12 +219,20 @@ def _check_tokens_apply(workload, seq_len, tokens, deadline_hours, budget) -> No
 def _check_axes(bucket_bytes, grad_dtypes) -> None:
     from costmodel.training.memory import GRAD_DTYPES
     from costmodel.training.overlap import MIN_BUCKET_BYTES, bucket_size_ok
+    from dpbase.units import format_size
 
-    if not bucket_bytes or not all(bucket_size_ok(size) for size in bucket_bytes):  # as iteration's --bucket
-        raise InputError("buckets", bucket_bytes, f"one or more sizes of at least {MIN_BUCKET_BYTES} bytes (one fp32 "
+    # the offending item named, not the tuple ("got (0.0,)" for --buckets 0MiB)
+    bad_size = next((size for size in bucket_bytes or () if not bucket_size_ok(size)), None)
+    if not bucket_bytes or bad_size is not None:  # as iteration's --bucket
+        shown = "none" if not bucket_bytes else (format_size(bad_size) if isinstance(bad_size, (int, float))
+                                                 and not isinstance(bad_size, bool) and math.isfinite(bad_size)
+                                                 else bad_size)
+        raise InputError("buckets", shown, f"one or more sizes of at least {MIN_BUCKET_BYTES} bytes (one fp32 "
                          "gradient element) and at most 1 ZiB")
-    if not grad_dtypes or any(d not in GRAD_DTYPES for d in grad_dtypes):
-        raise InputError("grad_dtypes", grad_dtypes, f"one or more of {', '.join(GRAD_DTYPES)}")
+    bad_dtype = next((d for d in grad_dtypes or () if d not in GRAD_DTYPES), None)
+    if not grad_dtypes or bad_dtype is not None:
+        raise InputError("grad_dtypes", "none" if not grad_dtypes else bad_dtype,
+                         f"one or more of {', '.join(GRAD_DTYPES)}")
 
 
 def _count_list(counts: list[int]) -> str:

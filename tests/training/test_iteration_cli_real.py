@@ -192,3 +192,11 @@ def test_the_bucket_line_says_how_the_gradient_was_cut():
     assert large.exit_code == 0 and "buckets: the first of 100 MiB, then 25 MiB each" in large.stdout
     plain = runner.invoke(app, base)
     assert plain.exit_code == 0 and "11 buckets of 25 MiB" in plain.stdout
+
+
+def test_a_small_solved_mfu_is_not_printed_as_zero():
+    """--rate "1200 tok/s" for gpt2 on an H100 solves an MFU of about 0.1 %, printed 'MFU 0%'."""
+    result = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "1",
+                                 "--rate", "1200 tok/s"])
+    assert result.exit_code == 0, result.output
+    assert "at MFU 0%" not in result.stdout and "at MFU 0.1" in result.stdout
