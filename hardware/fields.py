@@ -61,8 +61,8 @@ def _quantity(parse_unit: Callable[[str, str], float], allowed: str, positive: b
     def parse(value: Any, label: str) -> float:
         if not isinstance(value, str):
             raise ProfileError(label, value, f"a string: {allowed}")
-        if value.strip().startswith("-"):
-            raise ProfileError(label, value, f"a value >= 0: {allowed}")
+        if value.strip().startswith("-"):  # the same bound as a zero gets below ("> 0" where zero is refused)
+            raise ProfileError(label, value, f"a value {'> 0' if positive else '>= 0'}: {allowed}")
         try:
             number = parse_unit(value, label)
         except InputError as error:

@@ -126,7 +126,7 @@ def test_malformed_toml_reports_line_and_column(tmp_path):
 
 @pytest.mark.parametrize(("text", "field", "detail"), [
     (SYSTEM.replace('nic_bandwidth = "400Gbps"\n', ""), "systems[0] (my-box).nic_bandwidth", "missing"),
-    (SYSTEM.replace('"400Gbps"', '"-5GB/s"'), "systems[0] (my-box).nic_bandwidth", ">= 0"),
+    (SYSTEM.replace('"400Gbps"', '"-5GB/s"'), "systems[0] (my-box).nic_bandwidth", "> 0"),
     (SYSTEM.replace('"400Gbps"', '"400Xb/s"'), "systems[0] (my-box).nic_bandwidth", "Gbps"),
     (SYSTEM.replace('"400Gbps"', "400"), "systems[0] (my-box).nic_bandwidth", "a string"),
     (SYSTEM.replace("gpus_per_node", "gpu_per_node"), "systems[0] (my-box).gpu_per_node", "one of the fields"),
@@ -223,3 +223,12 @@ def test_calibration_metadata_is_kept_and_checked_lightly(tmp_path):
     problems = validate_file(bad)
     assert any("[calibration].ranks" in p for p in problems)
     assert any("[calibration].regime[0].latency_s" in p for p in problems)
+
+
+@pytest.mark.parametrize("bandwidth", ['"-100Gbps"', '"0GB/s"'])
+def test_a_negative_bandwidth_names_the_same_bound_as_a_zero_one(tmp_path, bandwidth):
+    """'-100Gbps' said 'a value >= 0', and '0GB/s' was then refused as 'a value > 0' (review,
+    2026-11-29)."""
+    text = LINK.replace('bandwidth = "100Gbps"', f"bandwidth = {bandwidth}")
+    with pytest.raises(ProfileError, match=r"bandwidth: got .*; allowed: a value > 0: "):
+        load_link(write(tmp_path, text))
