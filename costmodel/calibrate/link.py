@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from costmodel.calibrate import conventions as names
 from costmodel.calibrate.fit import Fit, fit_times
-from costmodel.calibrate.parse import Log
+from costmodel.calibrate.parse import NCCL_TESTS_TIME_S, Log
 from dpbase.errors import InputError
 from dpbase.values import frozen
 from hardware.profiles import Regime, regime_covering
@@ -181,7 +181,9 @@ def points(logs: Sequence[Log], block: str = "both") -> tuple[list[float], list[
                 if time_s is None or row.size_bytes == 0:  # N/A, or a 0-byte call (no curve point)
                     continue
                 if row.size_bytes < 0 or not math.isfinite(time_s) or time_s <= 0:
-                    what, value = ("size", row.size_bytes) if row.size_bytes < 0 else ("time", time_s)
+                    # the time as the log writes it (µs), not converted ("got -9.999999999999999e-06")
+                    what, value = (("size", row.size_bytes) if row.size_bytes < 0
+                                   else ("time", f"{time_s / NCCL_TESTS_TIME_S:.6g} us"))
                     raise InputError(f"{log.source_path} line {row.line} {what}", value,
                                      "a measured size >= 0 and a finite time > 0")
                 sizes.append(float(row.size_bytes))

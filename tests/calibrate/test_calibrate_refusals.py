@@ -346,3 +346,11 @@ def test_a_flat_regime_prints_no_bandwidth_it_did_not_measure():
     assert result.exit_code == 0, result.output
     floor = next(line for line in result.stdout.splitlines() if "8 B …" in line)
     assert "no bandwidth measured" in floor and "GB/s" not in floor and "∞" not in floor
+
+
+def test_a_negative_time_is_quoted_as_the_log_writes_it(tmp_path):
+    """'-10.00' in the time column read 'time: got -9.999999999999999e-06' (seconds, float noise)."""
+    log = _times_divided(tmp_path / "neg.txt", -1.0)
+    line = _one_error_line(_run(str(log), "--ranks", "16"))
+    assert "time: got '-" in line and " us'; allowed: a measured size >= 0 and a finite time > 0" in line
+    assert "e-0" not in line
