@@ -33,9 +33,12 @@ def read_text(path: str | os.PathLike, field: str, allowed: str, *, errors: str 
     if len(data) > limit:
         raise error_type(field, str(path), f"{allowed} of at most {_size(limit)} (this one is larger)")
     try:
-        return data.decode("utf-8", errors=errors)
+        text = data.decode("utf-8", errors=errors)
     except UnicodeDecodeError:
         raise error_type(field, str(path), f"{allowed} (this one is not UTF-8 text)") from None
+    # a byte-order mark (Windows editors write one) is not text: TOML's parser read it as
+    # "Invalid statement (at line 1, column 1)"
+    return text.removeprefix("\ufeff")
 
 
 def _size(count: int) -> str:

@@ -232,3 +232,11 @@ def test_a_negative_bandwidth_names_the_same_bound_as_a_zero_one(tmp_path, bandw
     text = LINK.replace('bandwidth = "100Gbps"', f"bandwidth = {bandwidth}")
     with pytest.raises(ProfileError, match=r"bandwidth: got .*; allowed: a value > 0: "):
         load_link(write(tmp_path, text))
+
+
+def test_a_byte_order_mark_is_not_read_as_toml(tmp_path):
+    """A profile saved with a UTF-8 BOM (Windows editors) read 'Invalid statement (at line 1,
+    column 1)' (review, 2026-11-29); the mark is skipped, as for models and tuning tables."""
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + LINK.encode("utf-8"))
+    assert load_link(path).name == "my-link"
