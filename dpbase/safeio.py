@@ -62,6 +62,9 @@ def write_text_atomic(path: str | os.PathLike, text: str, field: str = "output")
         raise InputError(field, os.fspath(path), "a file path to write")
     if target.is_dir():
         raise InputError(field, str(target), "a file path, not a directory")
+    above = next((parent for parent in target.parents if parent.exists()), None)
+    if above is not None and not above.is_dir():  # mkdir said only "File exists"
+        raise InputError(field, str(target), f"a path in a directory ({above} is a file)")
     try:
         _write_via_rename(target, text)
     except OSError as error:

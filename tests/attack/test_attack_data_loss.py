@@ -170,3 +170,12 @@ def test_dev_stdout_into_a_pipe_and_appended_to_a_file(tmp_path):
                                   timeout=120)
     assert appended.returncode == 0, appended.stderr
     assert log.read_text() == "before\n" + piped.stdout
+
+
+def test_an_output_under_a_file_names_that_file(tmp_path):
+    """-o base.log/x.toml said only '(File exists)' (review, 2026-11-29); the file is untouched."""
+    base = tmp_path / "base.log"
+    base.write_text("kept", encoding="utf-8")
+    with pytest.raises(InputError, match=r"allowed: a path in a directory \(.*base.log is a file\)$"):
+        write_text_atomic(base / "x.toml", "x")
+    assert base.read_text(encoding="utf-8") == "kept"
