@@ -43,7 +43,10 @@ COMMANDS = [  # (label, arguments, goal in seconds)
 
 
 def launcher() -> list[str]:
-    script = shutil.which("dpcost")
+    """The ``dpcost`` of this interpreter's environment (the one its ``python -c pass`` is timed
+    in), else the one on PATH, else ``python cli.py``."""
+    own = Path(sys.executable).parent / "dpcost"
+    script = str(own) if own.exists() else shutil.which("dpcost")
     return [script] if script else [sys.executable, str(ROOT / "cli.py")]
 
 

@@ -23,7 +23,7 @@ GPU_DIRECT_CATEGORIES = ("infiniband", "roce", "efa")  # RDMA NICs: GPUDirect un
 # says not (gpu_direct, GCP's TCPXO), and NCCL's achieved rate is the link profile's own efficiency
 TCP_CATEGORIES = ("ethernet", "tcp")
 LINK_CATEGORIES = ("nvlink", "pcie", "infiniband", "roce", "ethernet", "tcp", "efa", "xgmi", "calibrated")
-ARCHITECTURES = ("kepler", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "cdna4")
+ARCHITECTURES = ("kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "cdna4")
 INTRA_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge", "pcie", "xgmi")
 # Direct GPU-to-GPU meshes (no switch): each GPU's links are spread over its peers, so a job on
 # k of the node's G GPUs uses only the links among them (System.intra_share).

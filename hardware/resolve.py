@@ -61,9 +61,9 @@ class _Build:
 
 
 # CUDA compute capabilities (x10) of each NVIDIA architecture (NVIDIA CUDA C++ Programming Guide,
-# "Compute Capabilities": Kepler 3.x, Pascal 6.x, Volta 7.0/7.2, Turing 7.5, Ampere 8.0-8.7,
+# "Compute Capabilities": Kepler 3.x, Maxwell 5.x, Pascal 6.x, Volta 7.0/7.2, Turing 7.5, Ampere 8.0-8.7,
 # Ada 8.9, Hopper 9.0, Blackwell 10.x-12.x); AMD GPUs have none (0).
-COMPUTE_CAPABILITIES = {"kepler": (30, 39), "pascal": (60, 69), "volta": (70, 72), "turing": (75, 75),
+COMPUTE_CAPABILITIES = {"kepler": (30, 39), "maxwell": (50, 53), "pascal": (60, 69), "volta": (70, 72), "turing": (75, 75),
                         "ampere": (80, 87), "ada": (89, 89), "hopper": (90, 90), "blackwell": (100, 129)}
 
 

@@ -88,23 +88,27 @@ class MeasuredCurves:
 
 
 # The model in a GPU name as nccl-tests prints it ("NVIDIA H100 80GB HBM3", "AMD Instinct MI300X",
-# "NVIDIA GeForce RTX 2080 Ti", "NVIDIA GB10"): a letter or two and digits.
-_GPU_MODEL = re.compile(r"\b(G[BH]\d{2,3}|MI\d{3}[A-Z]?|RTX ?\d{4}|[ABHKLPTV]\d{1,3}[A-Z]?)\b", re.IGNORECASE)
+# "NVIDIA GeForce RTX 2080 Ti", "NVIDIA RTX A6000", "NVIDIA GB10") or as a profile spells it
+# ("h100-sxm", "rtx-2080ti", "l40s"): the whole token, suffix letters included, so an A10 is not
+# an A100 nor an L40 an L40S.
+_GPU_MODEL = re.compile(r"(?<![a-z0-9])(rtx ?(?:pro ?)?a?\d{4}(?: ?ti)?|g[bh]\d{2,3}|mi\d{3}[a-z]?"
+                        r"|[abhkltpv]\d{1,3}[a-z]?)(?![a-z0-9])")
 
 
-def _squashed(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
+def _models(text: str) -> set[str]:
+    """The GPU model tokens of ``text``, spaces dropped ("rtx 2080 ti" -> "rtx2080ti")."""
+    spaced = re.sub(r"[^a-z0-9]+", " ", text.lower())
+    return {token.replace(" ", "") for token in _GPU_MODEL.findall(spaced)}
 
 
 def gpu_mismatch_note(log: Log, system: System) -> str | None:
     """A note when the log names a GPU model the system's GPU profile does not (an H100 log
-    calibrated as an MI300X cluster was taken without a word); None when they agree or the log
-    names no GPU."""
-    found = _GPU_MODEL.search(log.gpu_model or "")
-    if found is None:
-        return None
+    calibrated as an MI300X cluster was taken without a word); None when they agree or either
+    names no model."""
+    named = _models(log.gpu_model or "")
     gpu = system.gpu
-    if _squashed(found.group(1)) in _squashed(f"{gpu.name} {gpu.description}"):
+    own = _models(gpu.name) or _models(gpu.description)
+    if not named or not own or named & own:
         return None
     return (f"{log.source_path} ran on {log.gpu_model}, but {system.name}'s GPU is {gpu.name}: its curves "
             "describe another GPU's cluster")

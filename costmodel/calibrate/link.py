@@ -39,11 +39,12 @@ FLAT_REGIME_TIME_SHARE = 1e-4
 MIN_BANDWIDTH_TIME_SHARE = 0.05
 
 
-# nccl-tests prints algbw = size / time (src/common.cu: the size column is the larger of the send
-# and receive buffers); older versions print a per-rank size, where size / time is N × algbw or
-# algbw / N (tests/data/calibration/raw/rtx2080ti_2x_nvlinkbridge_nt44.txt: 2.000 on 2 ranks).
-# Every log under tests/data/calibration agrees with one of these within 4 % (median over rows).
-# Rows whose algbw prints below 0.1 GB/s carry too few digits (2 decimals) to be compared.
+# nccl-tests prints algbw = size / time (src/common.cu) for every collective today. From 2017-08 to
+# 2020-06 its all_gather and reduce_scatter printed the whole buffer as the size and a per-rank
+# algbw × (N − 1), so size / time = N / (N − 1) × algbw (nccl-tests cbe7f65 … ec1b5e2; the 2-rank
+# log tests/data/calibration/raw/rtx2080ti_2x_nvlinkbridge_nt44.txt reads 2.000). Every log under
+# tests/data/calibration agrees with one of the two within 4 % (median over rows). Rows whose algbw
+# prints below 0.1 GB/s carry too few digits (2 decimals) to be compared.
 ALGBW_CHECK_MIN_BPS = 0.1e9
 ALGBW_AGREEMENT = 0.1
 
@@ -52,6 +53,7 @@ def check_times_match_algbw(logs: Sequence[Log], ranks: int) -> None:
     """Refuse (InputError naming the log) a log whose times disagree with its own algbw column:
     times in another unit than nccl-tests' µs (milliseconds pasted in) would fit a bandwidth
     1000× off, which the log's own columns contradict."""
+    conventions = (1.0, ranks / (ranks - 1)) if ranks > 1 else (1.0,)
     for log in logs:
         ratios = [r.size_bytes / t / a for r in log.rows
                   for t, a in ((r.time_oop_s, r.algbw_oop_Bps), (r.time_ip_s, r.algbw_ip_Bps))
@@ -59,7 +61,7 @@ def check_times_match_algbw(logs: Sequence[Log], ranks: int) -> None:
         if not ratios:
             continue
         ratio = statistics.median(ratios)
-        if any(abs(ratio / convention - 1) <= ALGBW_AGREEMENT for convention in (1, ranks, 1 / ranks)):
+        if any(abs(ratio / convention - 1) <= ALGBW_AGREEMENT for convention in conventions):
             continue
         raise InputError("log", log.source_path,
                          f"times that agree with its algbw column (nccl-tests prints algbw = size / time, "

@@ -23,7 +23,9 @@ def _summary(result) -> dict:
                      "algbw_Bps": 1 / r.seconds_per_byte if r.seconds_per_byte > 0 else None,
                      "points": r.points, "transition": r.transition,
                      "link_latency_s": link.latency_s, "link_bandwidth_Bps": link.bandwidth_Bps,
-                     "link_flat": link.flat}
+                     "link_flat": link.flat,
+                     # a latency floor's link bandwidth is a stand-in (its β-term 0.01 % of the time)
+                     "bandwidth_measured": link.flat or r.seconds_per_byte > 0}
                     for r, link in zip(fit.regimes, result.link_regimes)],
         "crossover_sizes_bytes": list(fit.crossovers_bytes),
         "steps": result.steps, "beta_bytes_per_byte": result.beta_bytes_per_byte,

@@ -36,6 +36,8 @@ def _buckets(b, format_size) -> str:
     a first bucket larger than the rest is named (DDP's smaller 1 MiB default first is not)."""
     if b.bucket_count <= 1:
         return "1 bucket (the whole gradient)"
+    if 0 < b.sync_payload_bytes <= b.bucket_bytes:  # --bucket 1TiB read "2 buckets of 1 TiB"
+        return f"{b.bucket_count} buckets: the first of {format_size(b.first_bucket_bytes)}, then the rest"
     if b.first_bucket_bytes > b.bucket_bytes:
         return (f"{b.bucket_count} buckets: the first of {format_size(b.first_bucket_bytes)}, "
                 f"then {format_size(b.bucket_bytes)} each")

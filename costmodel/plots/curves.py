@@ -46,11 +46,18 @@ def _hardware_ranks(hardware: Hardware) -> int | None:
 
 def _check_measured_ranks(log: Any, log_path: str, hardware: Hardware, primitive: str) -> None:
     """The log ran on as many ranks as the chart predicts for: a 4-rank log was drawn over a
-    32-GPU prediction with nothing said (review, 2026-11-29). A log that does not tell its rank
-    count is drawn as it is."""
+    32-GPU prediction with nothing said (review, 2026-11-29). The count is the log's own (rank
+    lines, JSON devices) or, where the collective's busbw factor depends on N, read from its
+    busbw/algbw; a log that tells neither (send-recv, broadcast, reduce: factor 1 at any N) is
+    drawn as it is."""
     from costmodel.calibrate.link import resolve_log
+    from costmodel.names import busbw_factor, primitive_named
 
-    measured, predicted = resolve_log(log, primitive).ranks, _hardware_ranks(hardware)
+    measured = log.ranks
+    kind = primitive_named(primitive)
+    if measured is None and busbw_factor(kind, 2) != busbw_factor(kind, 3):
+        measured = resolve_log(log, primitive).ranks
+    predicted = _hardware_ranks(hardware)
     if measured and predicted and measured != predicted:
         raise InputError("measured", log_path, f"a log run on the chart's {predicted} ranks (this one ran on "
                          f"{measured}; give --nodes/--gpus-per-node or --ranks to match it)")

@@ -231,7 +231,7 @@ REFERENCE_MAX_MFU = 1.0 / ((1.0 - RESNET50_WINOGRAD_SHARE) + RESNET50_WINOGRAD_S
 # not one cuDNN runs) to the ratio that reaches Winograd's ceiling.
 RELATIVE_MFU_RANGE = (0.05, WINOGRAD_MULTIPLY_REDUCTION / REFERENCE_MAX_MFU)
 RELATIVE_MFU_CLASSES = ("fp32", "16bit")
-NO_TENSOR_CORES = ("kepler", "pascal")  # their 16-bit convolutions run on the FP32 units' paths
+NO_TENSOR_CORES = ("kepler", "maxwell", "pascal")  # their 16-bit convolutions run on the FP32 units' paths
 
 
 def borrowed_cnn_speed_note(workload: "Workload", dtype: str = "bf16", arch: str = "unknown") -> str | None:

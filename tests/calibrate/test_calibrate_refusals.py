@@ -326,11 +326,13 @@ def test_times_in_another_unit_than_the_algbw_column_are_refused(tmp_path):
     assert not (tmp_path / "ms.toml").exists()
     kept = _times_divided(tmp_path / "same.txt", 1.0)  # the same rewrite at the right unit fits
     assert _run(str(kept)).exit_code == 0
+    # a rank count near 1000 no longer lets the milliseconds through (it matched an N x convention)
+    assert "times that agree with its algbw column" in _one_error_line(_run(str(log), "--ranks", "1024"))
 
 
 def test_every_shipped_log_agrees_with_its_algbw_column():
-    """The conventions the check accepts (size / time = algbw, or N× / 1/N× it in older
-    nccl-tests) hold for every log the calibration tests ship."""
+    """The conventions the check accepts (size / time = algbw, or N / (N − 1) × it in 2017-2020
+    all_gather and reduce_scatter logs) hold for every log the calibration tests ship."""
     from costmodel.calibrate.link import check_times_match_algbw, resolve_log
 
     for path in sorted((DATA / "raw").iterdir()):
@@ -346,6 +348,9 @@ def test_a_flat_regime_prints_no_bandwidth_it_did_not_measure():
     assert result.exit_code == 0, result.output
     floor = next(line for line in result.stdout.splitlines() if "8 B …" in line)
     assert "no bandwidth measured" in floor and "GB/s" not in floor and "∞" not in floor
+    regimes = json.loads(_run(str(DATA / "raw" / "l40s_4x_pcie_ring.txt"), "--json").stdout)["regimes"]
+    assert [r["bandwidth_measured"] for r in regimes] == [r["seconds_per_byte"] > 0 or r["link_flat"] for r in regimes]
+    assert regimes[0]["bandwidth_measured"] is False and any(r["bandwidth_measured"] for r in regimes)
 
 
 def test_a_negative_time_is_quoted_as_the_log_writes_it(tmp_path):
@@ -354,3 +359,21 @@ def test_a_negative_time_is_quoted_as_the_log_writes_it(tmp_path):
     line = _one_error_line(_run(str(log), "--ranks", "16"))
     assert "time: got '-" in line and " us'; allowed: a measured size >= 0 and a finite time > 0" in line
     assert "e-0" not in line
+
+
+def test_the_2017_2020_all_gather_convention_is_accepted(tmp_path):
+    """nccl-tests' all_gather and reduce_scatter printed size / time = N / (N − 1) × algbw from
+    2017-08 to 2020-06; an 8-rank log of that era (ratio 1.14) was refused as another unit."""
+    source = DATA / "raw" / "abci_a_1n.txt"  # 8 ranks
+    lines = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        tokens = line.split()
+        if tokens and tokens[0].isdigit() and len(tokens) == 12:
+            for i in (5, 9):  # algbw, out-of-place and in-place: per-rank × (N − 1) / t
+                tokens[i] = f"{float(tokens[i]) * 7 / 8:.2f}"
+            line = " ".join(tokens)
+        lines.append(line)
+    old = tmp_path / "old_convention.txt"
+    old.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = _run(str(old), "--ranks", "8")
+    assert result.exit_code == 0, result.output

@@ -192,6 +192,8 @@ def test_the_bucket_line_says_how_the_gradient_was_cut():
     assert large.exit_code == 0 and "buckets: the first of 100 MiB, then 25 MiB each" in large.stdout
     plain = runner.invoke(app, base)
     assert plain.exit_code == 0 and "11 buckets of 25 MiB" in plain.stdout
+    beyond = runner.invoke(app, [*base, "--bucket", "1TiB"])  # read "2 buckets of 1 TiB"
+    assert beyond.exit_code == 0 and "2 buckets: the first of 1 MiB, then the rest" in beyond.stdout
 
 
 def test_a_small_solved_mfu_is_not_printed_as_zero():
