@@ -174,6 +174,11 @@ def parse_time(text: str | float | int, field: str = "time") -> float:
     return seconds
 
 
+# Four significant digits round a value from (1 − 5e-5) × a unit's base up to the base itself:
+# such a value takes the next unit ("1000 µs" was printed for 999.96 µs).
+ROUNDS_UP = 1 - 5e-5
+
+
 def format_size(size_bytes: float) -> str:
     """Human-readable size in powers of 1024 for exact binary sizes, else 1000."""
     if size_bytes == 0:
@@ -187,7 +192,7 @@ def format_size(size_bytes: float) -> str:
     else:
         units, base = decimal, 1000.0
     value, index = float(size_bytes), 0
-    while value >= base and index < len(units) - 1:
+    while value >= base * ROUNDS_UP and index < len(units) - 1:  # 1023.96 KiB is "1 MiB"
         value /= base
         index += 1
     return f"{value:.4g} {units[index]}"
@@ -200,7 +205,7 @@ def format_time(seconds: float) -> str:
         raise UnitError("time", seconds, "a finite time: the inputs are outside the range the model can answer "
                                          "(a bandwidth near 0, or a huge size, α or γ)")
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if abs(seconds) >= scale:
+        if abs(seconds) >= scale * ROUNDS_UP:  # 999.96 µs is "1 ms", not "1000 µs"
             return f"{seconds / scale:.4g} {unit}"
     return f"{seconds / 1e-9:.4g} ns"
 

@@ -90,3 +90,13 @@ def test_a_typed_bandwidth_needs_its_unit():
     with pytest.raises(UnitError, match="^bandwidth: got '25'.*a unit is needed"):
         parse_bandwidth("25")
     assert parse_bandwidth(25e9) == 25e9
+
+
+@pytest.mark.parametrize(("seconds", "shown"), [(0.99996, "1 s"), (9.9996e-4, "1 ms"), (9.99996e-7, "1 µs"),
+                                                (9.9994e-4, "999.9 µs"), (5e-4, "500 µs")])
+def test_a_time_that_rounds_up_takes_the_next_unit(seconds, shown):
+    """'time 1000 µs' was printed for 999.96 µs (its JSON 0.00099996 s): the unit was picked
+    before the value was rounded to four digits (review, 2026-11-29)."""
+    from dpbase.units import format_time
+
+    assert format_time(seconds) == shown
