@@ -35,8 +35,13 @@ def rate(samples_per_s: float) -> str:
     return number(samples_per_s, 1)
 
 
-def percent(fraction: float) -> str:
-    """A fraction as a percentage with one decimal, or two significant figures where that would
-    read as zero ("0.0077%", "1.7e-06%")."""
-    text = f"{fraction:.1%}"
+def percent(fraction: float, decimals: int = 1) -> str:
+    """A fraction as a percentage with ``decimals`` decimals, or two significant figures where that
+    would read as zero ("0.0077%", "1.7e-06%"; with no decimals, a solved MFU of 0.11 % once read
+    "MFU 0%").
+
+    >>> percent(0.4512), percent(0.4512, 0), percent(0.0011, 0)
+    ('45.1%', '45%', '0.11%')
+    """
+    text = f"{fraction:.{decimals}%}"
     return f"{fraction * 100:.2g}%" if _rounds_to_zero(fraction, text) else text

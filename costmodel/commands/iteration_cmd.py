@@ -24,12 +24,6 @@ ASYNC_ALGORITHM = "parameter-server"
 
 
 
-def _percent(share: float) -> str:
-    """A share in whole per cent, or to two significant digits below 1 % (a solved MFU of 0.14 %
-    printed 'MFU 0%')."""
-    return f"{share:.0%}" if share >= 0.01 else f"{100 * share:.2g}%"
-
-
 def _buckets(b, format_size) -> str:
     """How the gradient was cut: one bucket is the whole gradient (whatever --bucket or
     --first-bucket say: a first bucket larger than the gradient read "1 buckets of 25 MiB"), and
@@ -117,7 +111,7 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
         f"algorithm {_algorithm_text(b, comm_info)}, ZeRO-{b.zero_stage}, {mode}",
         f"step: {b.accumulation_steps} x micro-batch {b.micro_batch} per GPU, global batch "
         f"{b.global_batch}, {f'seq {b.seq_len}, ' if b.seq_len else ''}grads {b.grad_dtype}, compute {b.compute_dtype} "
-        f"at MFU {_percent(b.mfu)}"
+        f"at MFU {percent(b.mfu, 0)}"
         + (" of the nominal FLOPs (Winograd convolutions do fewer)" if b.mfu > 1.0 else "")
         + (f" ({b.mfu_source})" if from_rate else "")
         + (f" x {b.matmul_efficiency:.0%} (a micro-batch this small starves the tensor cores: GEMM roofline)"

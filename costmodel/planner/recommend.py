@@ -224,9 +224,8 @@ def _check_axes(bucket_bytes, grad_dtypes) -> None:
     # the offending item named, not the tuple ("got (0.0,)" for --buckets 0MiB)
     bad_size = next((size for size in bucket_bytes or () if not bucket_size_ok(size)), None)
     if not bucket_bytes or bad_size is not None:  # as iteration's --bucket
-        shown = "none" if not bucket_bytes else (format_size(bad_size) if isinstance(bad_size, (int, float))
-                                                 and not isinstance(bad_size, bool) and math.isfinite(bad_size)
-                                                 else bad_size)
+        shown = "none" if not bucket_bytes else (
+            format_size(bad_size) if is_real(bad_size) and math.isfinite(bad_size) else bad_size)
         raise InputError("buckets", shown, f"one or more sizes of at least {MIN_BUCKET_BYTES} bytes (one fp32 "
                          "gradient element) and at most 1 ZiB")
     bad_dtype = next((d for d in grad_dtypes or () if d not in GRAD_DTYPES), None)

@@ -37,13 +37,6 @@ def _check_measured(log: Any, log_path: str, primitive: str) -> None:
         raise InputError("measured", log_path, f"a log of {primitive} (this one measured {' or '.join(found)})")
 
 
-def _hardware_ranks(hardware: Hardware) -> int | None:
-    """The ranks the chart's predictions run on (None where the hardware does not say)."""
-    if hardware.cluster is None:
-        return hardware.ranks
-    return hardware.nodes * hardware.per_node()
-
-
 def _check_measured_ranks(log: Any, log_path: str, hardware: Hardware, primitive: str) -> None:
     """The log ran on as many ranks as the chart predicts for: a 4-rank log was drawn over a
     32-GPU prediction with nothing said (review, 2026-11-29). The count is the log's own (rank
@@ -57,7 +50,7 @@ def _check_measured_ranks(log: Any, log_path: str, hardware: Hardware, primitive
     kind = primitive_named(primitive)
     if measured is None and busbw_factor(kind, 2) != busbw_factor(kind, 3):
         measured = resolve_log(log, primitive).ranks
-    predicted = _hardware_ranks(hardware)
+    predicted = hardware.total_ranks()
     if measured and predicted and measured != predicted:
         raise InputError("measured", log_path, f"a log run on the chart's {predicted} ranks (this one ran on "
                          f"{measured}; give --nodes/--gpus-per-node or --ranks to match it)")
