@@ -15,7 +15,7 @@ from typing import Any
 from dpbase.errors import ProfileError
 from dpbase.values import field, frozen
 from hardware.metadata import METADATA_TABLES
-from hardware.profiles import NO_LINK, NVLS_MIN_NVSWITCH_GEN, Gpu, Link, System
+from hardware.profiles import ARCHITECTURES, NO_LINK, NVLS_MIN_NVSWITCH_GEN, Gpu, Link, System
 from hardware.schema import TABLES, entry_label, parse_entry
 
 
@@ -71,8 +71,9 @@ def _check_gpu(build: _Build, label: str, values: dict[str, Any]) -> bool:
     """Vendor, architecture and compute capability that agree (an AMD 'hopper' with sm_90 ran
     NVIDIA-only paths under RCCL); False when a problem was added."""
     vendor, arch, capability = values["vendor"], values["arch"], values["compute_capability"]
-    if (vendor == "amd") != arch.startswith("cdna"):
-        build.problems.append(ProfileError(f"{label}.arch", arch, "a CDNA architecture (cdna2, cdna3, cdna4) for "
+    if (vendor == "nvidia") != (arch in COMPUTE_CAPABILITIES):  # NVIDIA's are the ones CUDA numbers
+        amd = ", ".join(a for a in ARCHITECTURES if a not in COMPUTE_CAPABILITIES)
+        build.problems.append(ProfileError(f"{label}.arch", arch, f"a CDNA architecture ({amd}) for "
                                            f'vendor = "amd", another for "nvidia" (vendor is "{vendor}")'))
         return False
     if vendor == "amd" and capability != 0:

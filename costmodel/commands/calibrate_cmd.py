@@ -12,6 +12,12 @@ from dpbase.text import printable
 BLOCK_HELP = "Which timings to fit: both (default), out-of-place or in-place."
 
 
+def _floor(regime, link) -> bool:
+    """A latency floor: a fitted regime whose time does not grow with the size (not a transition's
+    hold), whose link bandwidth is only a stand-in (calibrate.link.FLAT_REGIME_TIME_SHARE)."""
+    return not link.flat and regime.seconds_per_byte <= 0
+
+
 def _summary(result) -> dict:
     fit = result.fit
     return {
@@ -25,7 +31,7 @@ def _summary(result) -> dict:
                      "link_latency_s": link.latency_s, "link_bandwidth_Bps": link.bandwidth_Bps,
                      "link_flat": link.flat,
                      # a latency floor's link bandwidth is a stand-in (its β-term 0.01 % of the time)
-                     "bandwidth_measured": link.flat or r.seconds_per_byte > 0}
+                     "bandwidth_measured": not _floor(r, link)}
                     for r, link in zip(fit.regimes, result.link_regimes)],
         "crossover_sizes_bytes": list(fit.crossovers_bytes),
         "steps": result.steps, "beta_bytes_per_byte": result.beta_bytes_per_byte,
@@ -56,7 +62,7 @@ def _print_text(result) -> None:
                  f"per hop α = {format_time(link.latency_s)}, bandwidth = {format_bandwidth(link.bandwidth_Bps)} "
                  f"at {upper}, growing with the message")
             continue
-        if regime.seconds_per_byte <= 0:  # a latency floor: the profile's bandwidth there is a stand-in
+        if _floor(regime, link):  # the profile's bandwidth there is a stand-in
             echo(f"  {kind:<10} sizes {format_size(start)} … {upper}: flat at {format_time(regime.latency_s)} "
                  f"(the time does not grow with the size here: no bandwidth measured); per hop α = {format_time(link.latency_s)}, "
                  f"its bandwidth written only to keep the β-term under "

@@ -185,3 +185,13 @@ def test_contradictory_gpu_fields_are_refused(tmp_path, old, new, message):
     amd = GPU.replace('vendor = "nvidia"', 'vendor = "amd"').replace('"hopper"', '"cdna3"').replace(
         "compute_capability = 90", "compute_capability = 0")
     assert run("validate", write(tmp_path, amd, "amd.toml")).exit_code == 0
+
+
+def test_every_architecture_is_numbered_by_cuda_or_is_amds():
+    """The vendor check reads NVIDIA's architectures as the ones CUDA numbers: an architecture
+    added without its compute capabilities must be AMD's CDNA, or the check would call it AMD."""
+    from hardware.profiles import ARCHITECTURES
+    from hardware.resolve import COMPUTE_CAPABILITIES
+
+    assert set(COMPUTE_CAPABILITIES) <= set(ARCHITECTURES)
+    assert all(arch.startswith("cdna") for arch in set(ARCHITECTURES) - set(COMPUTE_CAPABILITIES))
