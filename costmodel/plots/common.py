@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from dpbase.errors import DpcostError, InputError
+from dpbase.errors import DpcostError, InputError, NotApplicableError
 from dpbase.units import format_bandwidth, format_size, format_time, parse_size
 from dpbase.values import frozen
 
@@ -172,34 +172,54 @@ def _topology(cluster: str, nodes: int, gpus_per_node: int | None) -> Any:
     return nccl_topology(layout(cluster, nodes, gpus_per_node))
 
 
-def _nccl_points(hw: Hardware, primitive: str, size_bytes: float, algorithms: tuple[str, ...]) -> list[dict]:
+def _nccl_points(hw: Hardware, primitive: str, size_bytes: float, algorithms: tuple[str, ...],
+                 named: bool) -> list[dict]:
     from costmodel.nccl import nccl_time
+    from costmodel.nccl.names import to_nccl_algorithm
 
     topo = _topology(hw.cluster, hw.nodes, hw.gpus_per_node)
     found = []
     for name in algorithms:
-        try:
-            p = nccl_time(primitive, size_bytes, topo, algorithm=name)
+        try:  # a registry name (double-binary-tree, in-network) as `collective` takes it
+            p = nccl_time(primitive, size_bytes, topo, algorithm=to_nccl_algorithm(name))
         except DpcostError:  # not enabled on this topology or for this collective
             continue
-        found.append({**p.as_dict(), "algorithm": name if name == "auto" else p.algorithm,
+        found.append({**p.as_dict(), "algorithm": name if named or name == "auto" else p.algorithm,
                       "chosen": f"{p.algorithm}/{p.protocol}", "lower_bound_s": None})
     return found
 
 
+def chosen_label(p: dict) -> str:
+    """What answered a call: the algorithm, with the protocol where the library chose one."""
+    return f"{p['algorithm']}/{p['protocol']}" if p.get("protocol") else p["algorithm"]
+
+
 def predictions(hw: Hardware, primitive: str, size_bytes: float, algorithms: tuple[str, ...] = ()) -> list[dict]:
-    """Every (or each named) algorithm's prediction at one size, as the CLI computes it."""
+    """Every algorithm's prediction at one size, or each named one's (``auto``: the backend's own
+    choice, named in ``chosen``), as ``dpcost collective`` computes it: a named algorithm is asked
+    by name, so the charts take every name ``collective`` takes (they filtered the list of
+    everything, where RCCL's list has ring and tree only and NCCL's spells them its own way).
+    Each point is keyed by the name asked; one the backend cannot time here is left out."""
     from costmodel.cluster.query import Query, run_query
 
     if hw.backend == "nccl":
         if hw.cluster is None:
             raise InputError("backend", "nccl", "--backend nccl together with --cluster SYSTEM")
-        return _nccl_points(hw, primitive, size_bytes, algorithms or NCCL_ALGORITHMS)
+        return _nccl_points(hw, primitive, size_bytes, algorithms or NCCL_ALGORITHMS, bool(algorithms))
     query = Query(primitive=primitive, algorithm="all", size=size_bytes, ranks=hw.ranks if hw.cluster is None else None,
                   alpha=hw.alpha, bandwidth=hw.bandwidth, cluster=hw.cluster, nodes=hw.nodes,
                   gpus_per_node=hw.gpus_per_node, backend=hw.backend)
-    found = [r.to_dict() for r in run_query(query)]
-    return [r for r in found if not algorithms or r["algorithm"] in algorithms]
+    if not algorithms:
+        return [r.to_dict() for r in run_query(query)]
+    found = []
+    for name in algorithms:
+        try:
+            answered = run_query(replace(query, algorithm=name))
+        except NotApplicableError:  # this backend does not run it here (check_drawn names what it runs)
+            continue
+        found += [{**p, "algorithm": name, "chosen": chosen_label(p) if name == "auto" else None}
+                  for p in (r.to_dict() for r in answered)]
+    return found
 
 
 def series(hw: Hardware, primitive: str, sizes: list[float], algorithms: tuple[str, ...] = ()) -> dict[str, list]:

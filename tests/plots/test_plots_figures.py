@@ -139,3 +139,70 @@ def test_a_value_given_twice_is_one_point_and_one_curve():
     fig = scaling_figure("all-reduce", FLAT, size="1GiB", rank_counts=(2, 8, 2), algorithms=["ring", "ring"])
     rings = [t for t in fig.data if t.name == "ring"]
     assert len(rings) == 1 and list(rings[0].x) == [2, 8]
+
+
+def _cell(fig, row: int, column: int) -> tuple[str, float]:
+    """(winner label, its time in µs as the hover prints it) of one best-map cell."""
+    text = fig.data[0].text[row][column]
+    label = text.split("<b>")[1].split("</b>")[0]
+    return label, text.split("</b>: ")[1].split("<br>")[0]
+
+
+@pytest.mark.parametrize(("hardware", "primitive"), [
+    (Hardware(cluster="dgx-h100", backend="ideal"), "all-reduce"),  # the fastest NCCL runs, not recursive doubling
+    (Hardware(cluster="dgx-h100"), "all-reduce"),  # NCCL's choice
+    (Hardware(cluster="mi300x-8x"), "all-reduce"),  # RCCL's choice, not the faster of ring and tree
+    (Hardware(cluster="mi300x-8x"), "all-gather"),
+    (Hardware(alpha="5us", bandwidth="25GB/s"), "all-reduce"),  # a bare link: every algorithm
+])
+def test_every_best_map_cell_is_what_collective_answers(hardware, primitive):
+    """Review F (2026-11-29): the map named recursive doubling at 7.6 µs on dgx-h100 under the ideal
+    model where `collective` answers the double binary tree at 29.6 µs, and under RCCL the faster of
+    ring and tree where RCCL chooses the other (23 of 90 cells)."""
+    from costmodel.cluster.query import Query, run_query
+    from dpbase.units import format_time
+
+    ranks = (2, 8, 16, 32)
+    fig = best_map_figure(primitive, hardware, rank_counts=ranks, min_size="8B", max_size="4GiB")
+    seen = set()
+    for row, n in enumerate(ranks):
+        for column in range(0, 30, 3):  # every third of the map's 30 sizes, 8 B (2**3) to 4 GiB
+            size = 2.0 ** (column + 3)
+            on = hardware.with_ranks(n)
+            answer = run_query(Query(primitive=primitive, size=size, cluster=on.cluster, nodes=on.nodes,
+                                     gpus_per_node=on.gpus_per_node, alpha=on.alpha, bandwidth=on.bandwidth,
+                                     ranks=on.ranks, backend=hardware.backend))[0]
+            expected = f"{answer.algorithm}/{answer.protocol}" if answer.protocol else answer.algorithm
+            assert _cell(fig, row, column) == (expected, format_time(answer.time_s)), (n, size)
+            seen.add(expected)
+    assert len(seen) >= 2  # the grid crosses at least one change of answer
+
+
+def test_best_map_hover_names_what_the_library_did_not_choose():
+    """Under a library's own choice the other algorithm can time faster on the model: the hover
+    says 'fastest not chosen', not 'runner-up'."""
+    fig = best_map_figure("all-reduce", Hardware(cluster="mi300x-8x"), rank_counts=(16,), min_size="128MiB",
+                          max_size="128MiB")
+    text = fig.data[0].text[0][0]
+    assert "winner <b>double-binary-tree/Simple</b>" in text and "fastest not chosen ring/Simple" in text
+    ideal = best_map_figure("all-reduce", FLAT, rank_counts=(8,), min_size="1KiB", max_size="1KiB")
+    assert "runner-up" in ideal.data[0].text[0][0]
+
+
+@pytest.mark.parametrize(("hardware", "name"), [
+    (Hardware(cluster="dgx-h100"), "double-binary-tree"),  # NCCL's model, in the registry's words
+    (Hardware(cluster="dgx-h100"), "in-network"),
+    (Hardware(cluster="mi300x-8x", nodes=2), "rabenseifner"),  # RCCL backend, an algorithm RCCL's auto skips
+    (Hardware(cluster="mi300x-8x", nodes=2), "auto"),
+])
+def test_charts_take_every_algorithm_name_collective_takes(hardware, name):
+    """Review F: `-a double-binary-tree` on dgx-h100 and rabenseifner on mi300x were refused by the
+    charts and answered by `collective`; each point is now `collective`'s answer for the name."""
+    from costmodel.cluster.query import Query, run_query
+
+    fig = sweep_figure("all-reduce", hardware, min_size="1MiB", max_size="1GiB", algorithms=(name,))
+    times = next(t for t in fig.data if t.name == name).y
+    for size, drawn in zip((2.0**e for e in range(20, 31)), times):
+        answer = run_query(Query(primitive="all-reduce", algorithm=name, size=size, cluster=hardware.cluster,
+                                 nodes=hardware.nodes))[0]
+        assert drawn == pytest.approx(answer.time_s, rel=1e-9), size
