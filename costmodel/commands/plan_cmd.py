@@ -64,7 +64,9 @@ def _table(rows) -> str:
         **({"recompute": "yes" if r.recompute else "no"} if any(x.recompute for x in rows) else {}),
         "step": step_time(r.total_s), "samples/s": rate(r.samples_per_s),
         "efficiency": percent(r.scaling_efficiency), "exposed comm": percent(r.comm_share),
-        "sent/GPU": f"{r.bytes_sent / 1e9:.1f} GB",
+        # the bandwidth-optimal volume the tie-break reads (choose.bytes_sent), not the algorithm's
+        # own traffic that `collective` prints as "sent by busiest rank" (review F, 2026-11-29)
+        "ring volume/GPU": f"{r.bytes_sent / 1e9:.1f} GB",
         "memory": f"{r.memory_bytes / 1e9:.1f} GB", "headroom": f"{r.memory_headroom_bytes / 1e9:.1f} GB",
         **({"hours": total(r.hours_to_train)} if totals else {}),
         **({"USD": total(r.cost)} if costs else {}),

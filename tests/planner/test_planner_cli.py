@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from costmodel.commands import plan_cmd
 from costmodel.commands.options import for_typer
 from costmodel.planner.recommend import plan
+from costmodel.training.workloads import load_model
 from dpbase.errors import InputError, NotApplicableError
 
 runner = CliRunner()
@@ -91,3 +92,20 @@ def test_better_links_that_read_slower_say_why():
     assert "algorithm choice" in next(line for line in text.splitlines() if "link bandwidth" in line)
     rows[1]["change"] = 0.01
     assert "algorithm choice" not in "\n".join(_sensitivity(rows))
+
+
+def test_the_table_names_its_volume_the_bandwidth_optimal_one():
+    """Review F (2026-11-29): the column read "sent/GPU", the name of `collective`'s busiest-rank
+    figure, which an in-network all-reduce makes 1.875× smaller on 16 GPUs; the column is the
+    bandwidth-optimal (ring) volume the tie-break reads: plain DDP sends 2 (N-1)/N of the gradient."""
+    args = [*BASE, "--global-batch", "64", "--grad-dtypes", "bf16", "--top", "1"]
+    text = runner.invoke(app, args)
+    data = json.loads(runner.invoke(app, [*args, "--json"]).stdout)["best"]
+    assert text.exit_code == 0 and "sent/GPU" not in text.stdout
+    header, _, row = text.stdout.split("Top 1:\n")[1].splitlines()[:3]
+    column = header.index("ring volume/GPU")
+    gpus, params = data["gpus"], load_model("gpt2").params
+    assert (data["algorithm"], data["zero_stage"]) == ("in-network", 0)  # NVLS moves less; the column does not
+    assert data["bytes_sent"] == pytest.approx(2 * (gpus - 1) / gpus * 2 * params, rel=1e-9)
+    assert row[column:].split()[:2] == [f"{data['bytes_sent'] / 1e9:.1f}", "GB"]
+
