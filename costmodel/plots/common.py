@@ -184,8 +184,9 @@ def _nccl_points(hw: Hardware, primitive: str, size_bytes: float, algorithms: tu
             p = nccl_time(primitive, size_bytes, topo, algorithm=to_nccl_algorithm(name))
         except DpcostError:  # not enabled on this topology or for this collective
             continue
-        found.append({**p.as_dict(), "algorithm": name if named or name == "auto" else p.algorithm,
-                      "chosen": f"{p.algorithm}/{p.protocol}", "lower_bound_s": None})
+        point = p.as_dict()
+        found.append({**point, "algorithm": name if named or name == "auto" else p.algorithm,
+                      "chosen": chosen_label(point), "lower_bound_s": None})
     return found
 
 
