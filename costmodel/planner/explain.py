@@ -26,7 +26,6 @@ from costmodel.planner import choose, grid, recomputation, whatif
 from costmodel.planner.comm import CommCache
 from costmodel.planner.rank import objective_scores, rows_at, step_parts
 from costmodel.planner.text import percent, rate, reason_text
-from costmodel.training.gradsync import ZERO_PRIMITIVES
 from costmodel.training.syncmodes import SIZED_MODES
 from dpbase.units import format_size
 from dpbase.values import replace
@@ -115,32 +114,78 @@ def zero0_fits(sweep, index) -> bool | None:
     return bool(np.broadcast_to(sweep.plain_dp_fits, space.shape)[..., gpus == gpus[index[4]]].any())
 
 
-def comm_sweep(system, space, index, backend: str, params: tuple = ()) -> dict | None:
-    """Seconds of the chosen plan's collectives at ``COMM_SWEEP_SIZES`` on its GPUs."""
-    a, z, _, _, c = index
+def plan_calls(system, space, index, backend: str, params: tuple = (), algorithm: str | None = None,
+               quantize: tuple = (None, None), shard: str = "full") -> dict[str, tuple] | None:
+    """The collectives the plan at ``index`` issues, as :func:`gradsync.sync_plan` builds them,
+    each with the group it runs on: label -> (primitive, ``comm(primitive, size)`` of that group).
+    On all the plan's GPUs the label is the primitive; ZeRO++ qgZ's two-level all-to-all, hybrid
+    sharding and hpZ run some in the node or on one rail across the nodes, and say so. (The
+    report's chart drew ZeRO's reduce-scatter for a qgZ plan, whose gradients go all-to-all.)
+    None where the algorithm cannot run on a group; one GPU runs none."""
+    from costmodel.cluster.mapping import rail_system
+    from costmodel.training import gradsync, memory, overlap
+    from costmodel.training.iteration import qgz_hierarchical
+
+    a, z, d, _, c = index
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
-    if nodes * per_node == 1:
+    algorithm = space.algorithms[a] if algorithm is None else algorithm
+    stage = space.zero_stages[z]
+    weight_bits, grad_bits = quantize if stage >= 1 else (None, None)
+    hybrid, hpz = stage == 3 and shard == "hybrid", stage == 3 and shard == "hpz"
+    two_level = grad_bits is not None and not hybrid and bool(qgz_hierarchical(nodes, per_node))
+    cache = CommCache(system, backend, params)
+    groups = {"all": lambda: cache.function(nodes, per_node, algorithm),
+              "node": lambda: cache.function(1, per_node, algorithm),
+              "rail": lambda: CommCache(rail_system(system, per_node), backend, params).function(nodes, 1, algorithm)}
+    labels = {"all": "{}", "node": f"{{}} (in the node, {per_node} GPUs)", "rail": f"{{}} (across {nodes} nodes, one rail)"}
+    issued: dict[tuple[str, str], None] = {}
+
+    def record(group: str):
+        def comm(primitive: str, size):
+            issued[(primitive, group)] = None
+            return 0.0 * size
+        return comm
+
+    if nodes * per_node > 1:
+        whole = overlap.BucketLayout(first_bytes=1.0, full_count=0.0, bucket_bytes=0.0, last_bytes=0.0)
+        gradsync.sync_plan(record("node" if hybrid else "all"), per_node if hybrid else nodes * per_node, whole,
+                           memory.precision_for(space.grad_dtypes[d]), zero_stage=stage, weight_bits=weight_bits,
+                           grad_bits=grad_bits, replicas=record("rail") if hybrid else None,
+                           replica_ranks=nodes if hybrid else None, secondary=record("node") if hpz else None,
+                           qgz_node=record("node") if two_level else None,
+                           qgz_rails=record("rail") if two_level else None, qgz_node_ranks=per_node)
+    functions = {group: groups[group]() for group in dict.fromkeys(group for _, group in issued)}
+    if nodes * per_node == 1 or any(function is None for function in functions.values()):
+        return None
+    return {labels[group].format(primitive): (primitive, functions[group]) for primitive, group in issued}
+
+
+def comm_sweep(system, space, index, backend: str, params: tuple = (), quantize: tuple = (None, None),
+               shard: str = "full") -> dict | None:
+    """Seconds of each collective the chosen plan issues (:func:`plan_calls`) at
+    ``COMM_SWEEP_SIZES``, each on its own group."""
+    a, _, _, _, c = index
+    nodes, per_node = space.layouts[int(space.cell_layout[c])]
+    calls = plan_calls(system, space, index, backend, params, quantize=quantize, shard=shard)
+    if calls is None:
         return None
     cache, algorithm = CommCache(system, backend, params), space.algorithms[a]
-    primitives = ZERO_PRIMITIVES[space.zero_stages[z]]
-    comm = cache.function(nodes, per_node, algorithm)
-    if comm is None:
-        return None
-    # where NCCL's model answers, its table at every size in one pass (equal to the calls cell by
-    # cell); a row NCCL leaves NaN (a forced algorithm it does not enable) goes call by call, which
-    # raises NotApplicableError as it always did
-    cache.prepare([(nodes, per_node)], [(p, algorithm) for p in primitives], COMM_SWEEP_SIZES)
+    # where NCCL's model answers, the whole group's table at every size in one pass (equal to the
+    # calls cell by cell); a row NCCL leaves NaN (a forced algorithm it does not enable) goes call
+    # by call, which raises NotApplicableError as it always did
+    whole = [primitive for label, (primitive, _) in calls.items() if label == primitive]
+    cache.prepare([(nodes, per_node)], [(p, algorithm) for p in whole], COMM_SWEEP_SIZES)
     table = cache.batch([(nodes, per_node)], algorithm, COMM_SWEEP_SIZES)
 
-    def seconds(primitive: str) -> list[float]:
-        if cache.nccl_answers(algorithm, primitive):
+    def seconds(label: str, primitive: str, comm) -> list[float]:
+        if label == primitive and cache.nccl_answers(algorithm, primitive):
             row = table(primitive, COMM_SWEEP_SIZES)[0]
             if np.isfinite(row).all():
                 return row.tolist()
         return [float(comm(primitive, size)) for size in COMM_SWEEP_SIZES]
 
     return {"algorithm": algorithm, "gpus": nodes * per_node, "sizes_bytes": list(COMM_SWEEP_SIZES),
-            "seconds": {p: seconds(p) for p in primitives}}
+            "seconds": {label: seconds(label, *call) for label, call in calls.items()}}
 
 
 def _runs(wins: list[bool]) -> list[tuple[int, int]]:
@@ -191,34 +236,32 @@ def _window(wins_at, sizes: np.ndarray, size: float) -> tuple[tuple[float | None
 
 
 def crossover(system, space, index, runner_up: str, backend: str, params: tuple = (),
-              bucket_bytes: float | None = None) -> dict | None:
+              bucket_bytes: float | None = None, quantize: tuple = (None, None), shard: str = "full") -> dict | None:
     """Where the runner-up algorithm's collective beats the winner's on the winner's GPUs: of the
     size ranges where it is cheaper by more than ``CROSSOVER_TIE`` (where both names run the same
     algorithm they tie), the one nearest ``bucket_bytes``, the winner's call size (its bucket by
     default). ``wins_from_bytes`` / ``wins_to_bytes`` are its edges (None past the scan's ends),
     ``size_bytes`` the edge nearest the bucket and ``runner_up_wins_above`` whether the range
     starts there."""
-    a, z, _, u, c = index
+    _, _, _, u, c = index
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
     if nodes * per_node == 1:
         return None
-    cache = CommCache(system, backend, params)
-    winner = cache.function(nodes, per_node, space.algorithms[a])
-    other = cache.function(nodes, per_node, runner_up)
-    if other is None:
+    ours = plan_calls(system, space, index, backend, params, quantize=quantize, shard=shard)
+    theirs = plan_calls(system, space, index, backend, params, runner_up, quantize, shard)
+    if ours is None or theirs is None:
         return None
-    primitives = ZERO_PRIMITIVES[space.zero_stages[z]]
 
     def wins(size: float) -> bool:
-        theirs, ours = (sum(function(p, size) for p in primitives) for function in (other, winner))
-        return theirs < ours * (1.0 - CROSSOVER_TIE)
+        other, winner = (sum(comm(p, size) for p, comm in calls.values()) for calls in (theirs, ours))
+        return other < winner * (1.0 - CROSSOVER_TIE)
 
     sizes = np.geomspace(CROSSOVER_MIN_BYTES, CROSSOVER_MAX_BYTES, CROSSOVER_SCAN_POINTS)
     bucket = space.bucket_bytes[u] if bucket_bytes is None else bucket_bytes
     window, somewhere = _window(wins, sizes, bucket)
     edges = [edge for edge in window if edge is not None]
     nearest = min(edges, key=lambda s: abs(math.log(s / bucket))) if edges else None
-    return {"primitive": " + ".join(primitives), "size_bytes": nearest,
+    return {"primitive": " + ".join(ours), "size_bytes": nearest,
             "runner_up_wins_above": nearest is not None and nearest == window[0],
             "wins_from_bytes": window[0], "wins_to_bytes": window[1], "wins_somewhere": somewhere,
             "scanned_bytes": [CROSSOVER_MIN_BYTES, CROSSOVER_MAX_BYTES], "gpus": nodes * per_node}
@@ -498,7 +541,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     best = rows[0] if rows else rows_at(sweep, setting, scores, [index], constraints)[0]
     second = runner_up(sweep, scores, index, ranked, rows, keys=keys)
     cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend, setting.comm_params,
-                      best.bucket_bytes) if second else None
+                      best.bucket_bytes, sweep.quantize, sweep.shard) if second else None
     step()
     # every tied plan lies within the band of the fastest (scenario ties are a subset of the band's),
     # so the band is the what-if's margin too: the old plan stays while within it of the new best
@@ -529,7 +572,8 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         "zero0_fits": zero0_fits(sweep, index),
         # the cluster link's calibrated regimes, which a plan's collectives cannot use (as iteration says)
         "regimes_unused": regimes_unused_note(system, best.nodes),
-        "comm_sweep": comm_sweep(system, sweep.space, index, setting.backend, setting.comm_params),
+        "comm_sweep": comm_sweep(system, sweep.space, index, setting.backend, setting.comm_params, sweep.quantize,
+                                 sweep.shard),
         "recompute": recompute_state or {"chosen": setting.recompute, "requested": setting.recompute,
                                          "leanest_without_bytes": None, "decided": False},
     }

@@ -13,6 +13,7 @@ from costmodel.planner import choose, explain, grid, whatif
 from costmodel.planner.comm import all_reduce_algorithms
 from costmodel.planner.rank import Constraints, objective_scores
 from costmodel.planner.recommend import build_space, training_setting
+from costmodel.training.gradsync import ZERO_PRIMITIVES
 from costmodel.training.workloads import load_model
 
 MIB = 2**20
@@ -161,7 +162,7 @@ def test_comm_sweep_equals_the_scalar_calls(case):
             continue
         try:
             expected = {p: [float(comm(p, size)) for size in explain.COMM_SWEEP_SIZES]
-                        for p in explain.ZERO_PRIMITIVES[space.zero_stages[z]]}
+                        for p in ZERO_PRIMITIVES[space.zero_stages[z]]}
         except NotApplicableError:  # so does the sweep (no NaN in a report)
             with pytest.raises(NotApplicableError):
                 explain.comm_sweep(system, space, (a, z, 0, 0, c), case[4])
@@ -246,3 +247,32 @@ def test_a_what_if_keeping_the_fastest_plan_computes_no_intervals(monkeypatch):
     assert all(not w["changes"] for w in readme.findings["what_if"]) and scaled == []
     recommend.plan("vgg16", "l40s-4x-pcie", nodes=14, global_batch=96)
     assert scaled  # a plan whose what-if changes computes them
+
+
+@pytest.mark.parametrize(("model", "nodes", "options", "expected"), [
+    ("llama2-7b", 2, {"quantize_grads": 4},  # ZeRO-1 + qgZ: the gradients go all-to-all, in two levels
+     {"all-to-all (in the node, 8 GPUs)", "all-to-all (across 2 nodes, one rail)", "all-gather"}),
+    ("llama2-70b", 4, {"shard": "hpz"},  # ZeRO-3 + hpZ: backward gathers the weights in the node
+     {"all-gather (in the node, 8 GPUs)", "all-gather", "reduce-scatter"}),
+])
+def test_the_report_charts_the_collectives_the_plan_issues(model, nodes, options, expected):
+    """The HTML report's per-call chart drew ZeRO's reduce-scatter for a qgZ plan, whose gradients
+    go all-to-all (closing notes' list, 2026-11-28); each collective is now the one
+    gradsync.sync_plan issues, timed on its own group."""
+    from costmodel.cluster.mapping import rail_system
+    from costmodel.planner.comm import CommCache
+    from costmodel.planner.recommend import plan
+
+    found = plan(model, "dgx-h100", global_batch=256, nodes=nodes, seq_len=2048, **options)
+    sweep = found.findings["comm_sweep"]
+    assert set(sweep["seconds"]) == expected
+    system = hardware.load_system("dgx-h100")
+    node = CommCache(system, found.backend).function(1, 8, sweep["algorithm"])  # NCCL's model: the plan's
+    whole = CommCache(system, found.backend).function(nodes, 8, sweep["algorithm"])
+    rail = CommCache(rail_system(system, 8), found.backend).function(nodes, 1, sweep["algorithm"])
+    for label, seconds in sweep["seconds"].items():
+        primitive, _, group = label.partition(" (")
+        comm = node if group.startswith("in the node") else rail if group else whole
+        assert seconds == pytest.approx([comm(primitive, s) for s in sweep["sizes_bytes"]], rel=1e-12), label
+        if group:  # the group matters: all the plan's GPUs would take longer at 64 MiB
+            assert seconds[8] < whole(primitive, sweep["sizes_bytes"][8])
