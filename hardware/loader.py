@@ -171,7 +171,92 @@ def load_link(name_or_path: str | os.PathLike[str]) -> Link:
 
 def load_system(name_or_path: str | os.PathLike[str]) -> System:
     """A bundled system by name (``"dgx-h100"``) or the single ``[[system]]`` of a TOML file."""
-    return _load("system", name_or_path)
+    return _checked(_load("system", name_or_path))
+
+
+# Systems already checked, by identity (each kept alive here, so an id is never reused while it is
+# a key): what the loader built, and what :func:`system_of` checked once.
+_CHECKED: dict[int, System] = {}
+_CHECKED_MAX = 256
+
+
+def _checked(system: System) -> System:
+    if len(_CHECKED) >= _CHECKED_MAX:
+        _CHECKED.pop(next(iter(_CHECKED)))
+    _CHECKED[id(system)] = system
+    return system
+
+
+def derived_system(system: System, **changes: Any) -> System:
+    """A copy of a checked ``system`` that the library itself makes (a what-if's scaled links, a
+    rail's share of a node, a calibration's curves left out), taken as checked by
+    :func:`system_of`: it need not be read back as a TOML entry (its name says what it is,
+    "dgx-h100/rail", which no file may name)."""
+    from dataclasses import replace
+
+    return _checked(replace(system, **changes))
+
+
+def system_of(value: Any, field: str = "cluster", check: bool = True) -> System:
+    """The system ``value`` names (a bundled name, a TOML path, a ``pathlib.Path``) or is (a
+    :class:`hardware.System` built in Python, e.g. ``dataclasses.replace`` of a loaded one for a
+    what-if), checked as a TOML file's entry would be. A System built in Python was used unchecked:
+    a NaN, zero or negative NIC bandwidth all answered 16.8 s for a 1 GiB all-reduce, a negative
+    peak made a step faster (API review, 2026-11-29). Its fields are written as TOML and read back
+    by the loader, so one set of checks rules both; the first problem is raised, naming the field.
+    ``check=False``: the library's own copies (a what-if's scaled links, a rail's share), taken as
+    they are.
+    """
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str):
+        return load_system(value)
+    if not isinstance(value, System):
+        from dpbase.errors import InputError
+
+        raise InputError(field, value, "a system name, a TOML path or a hardware.System")
+    if check and _CHECKED.get(id(value)) is not value:
+        _check_built(value, field)
+        _checked(value)
+    return value
+
+
+def _check_built(system: System, field: str) -> None:
+    from hardware.describe import standalone_toml
+
+    try:
+        text = standalone_toml(system)
+    except (TypeError, ValueError, AttributeError) as error:  # a field of the wrong kind altogether
+        raise ProfileError(f"{field} ({system.name!r})", type(error).__name__,
+                           "a hardware.System whose fields a TOML profile can hold (see hardware.profiles)") from None
+    catalog, problems = build_catalog(_parse_toml(text, f"hardware.System {system.name!r}"), bundled_catalog())
+    if problems:  # named by the Python attribute that holds it: cluster ('x').gpu.peak_tflops.bf16
+        first = problems[0]
+        entry, _, where = first.field.partition(").")
+        owner = {"gpus": "gpu.", "links": next((f"{attr}." for attr, link in (
+            ("intra_link", system.intra_link), ("nic_link", system.nic_link), ("gpu.scaleup_link", system.gpu.scaleup_link))
+            if link is not None and entry.endswith(f"({link.name}")), "")}.get(entry.split("[")[0], "")
+        raise ProfileError(f"{field} ({system.name!r}).{owner}{where or first.field}", first.value, first.allowed)
+    differs = _difference(system, catalog.kind("system")[system.name])
+    if differs:  # read back otherwise: a value of another type ("8" for 8), which the formulas would not take
+        where, value, read = differs
+        raise ProfileError(f"{field} ({system.name!r}).{where}", value, f"a value a profile holds, e.g. {read!r}")
+
+
+def _difference(given: Any, read: Any, where: str = "") -> tuple[str, Any, Any] | None:
+    """The first field (dotted path) where a profile built in Python and the one read back from
+    its TOML differ: (path, given value, value read), or None."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(given) and type(given) is type(read):
+        for item in dataclasses.fields(given):
+            found = _difference(getattr(given, item.name), getattr(read, item.name), f"{where}.{item.name}".lstrip("."))
+            if found:
+                return found
+        return None
+    same = given == read and type(given) is type(read) or (isinstance(given, float) and isinstance(read, float)
+                                                           and given == read)
+    return None if same else (where, given, read)
 
 
 def load_profile(name_or_path: str | os.PathLike[str], kind: str | None = None) -> Profile:

@@ -456,7 +456,7 @@ def _bandwidth_only(sizes: np.ndarray, times: np.ndarray) -> Fit:
     regime = Regime(latency_s=0.0, seconds_per_byte=slope, min_size_bytes=float(sizes[0]),
                     max_size_bytes=math.inf, points=len(sizes))
     errors = slope * sizes / times - 1
-    return Fit(regimes=(regime,), sizes_bytes=tuple(sizes), times_s=tuple(times),
+    return Fit(regimes=(regime,), sizes_bytes=tuple(map(float, sizes)), times_s=tuple(map(float, times)),
                relative_errors=tuple(float(e) for e in errors), scores=(math.inf,) * MAX_REGIMES,
                notes=tuple(_notes((regime,), sizes, times, [])))
 
@@ -487,7 +487,7 @@ def fit_times(sizes_bytes: Sequence[float], times_s: Sequence[float], max_regime
         notes.append(f"large log ({m} points, {boundaries + 1} sizes): fitted on {len(points.sizes)} weighted "
                      f"representative points, crossovers searched at {min(boundaries, MAX_CUTS)} of "
                      f"{boundaries} size boundaries; residuals are over every point")
-    return Fit(regimes=regimes, sizes_bytes=tuple(sizes), times_s=tuple(times),
+    return Fit(regimes=regimes, sizes_bytes=tuple(map(float, sizes)), times_s=tuple(map(float, times)),
                relative_errors=tuple(float(e) for e in errors), scores=tuple(scores), falls=found,
                notes=tuple(notes))
 

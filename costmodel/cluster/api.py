@@ -36,6 +36,7 @@ _QUERY_PARAMS = tuple(PARAMETERS)  # the algorithm parameters a query takes
 _KEYWORDS = {"alpha": "alpha_s", "bandwidth": "bandwidth_Bps", "gamma": "gamma_s_per_byte",
              "alpha-inter": "alpha_inter_s", "bandwidth-inter": "bandwidth_inter_Bps", "no-pipeline": "pipelined=False"}
 _FLAG = re.compile(r"--([a-z][a-z-]*)")
+_NAME = re.compile(r"[a-z][a-z_-]*")
 
 
 def _keyword(flag: str) -> str:
@@ -47,7 +48,10 @@ def _in_api_terms(error: InputError) -> InputError:
     """``error`` with the CLI's flags (``--alpha``, ``--no-pipeline``) written as this API's keywords
     (``alpha_s``, ``pipelined=False``); the same class, field, value and reason."""
     renamed = type(error).__new__(type(error))
-    field = _keyword(error.field.removeprefix("--").replace("_", "-"))
+    name = error.field.removeprefix("--")
+    # a flag or a keyword; anything else (a profile's path and field) is kept as written: its
+    # hyphens turned to underscores named a file and a profile that do not exist (API review)
+    field = _keyword(name.replace("_", "-")) if _NAME.fullmatch(name) else error.field
     value = error.value
     if field.endswith("=False") and isinstance(value, bool):  # a negated switch: --no-pipeline given is pipelined=False
         value = not value
@@ -85,15 +89,25 @@ def _rows(primitive, size=None, algorithm=None, *, cluster=None, nodes=1, gpus_p
     """:func:`predict`'s rows: one, or with ``algorithm="all"`` every algorithm, fastest first."""
     try:
         if isinstance(size, str) and size_bytes is not None:  # older form: the algorithm came second
+            if algorithm is not None:  # two algorithms: the second argument won silently (API review)
+                raise InputError("algorithm", algorithm, f"left out when the second argument names the "
+                                                         f"algorithm ({size!r}, with size_bytes=)")
             size, algorithm = size_bytes, size
         elif size is None:
             size = size_bytes
+        elif size_bytes is not None:  # two sizes: the first won silently (API review, 2026-11-29)
+            raise InputError("size_bytes", size_bytes, f"left out when size is given (size={size!r})")
         if size is None:
             raise InputError("size", None, "a message size: bytes, or text with a unit such as 256MiB")
         algorithm = "auto" if algorithm is None else algorithm
         unknown = sorted(set(params) - set(_QUERY_PARAMS))
-        if unknown:
-            raise InputError(unknown[0], params[unknown[0]], f"one of {', '.join(_QUERY_PARAMS)}")
+        if unknown:  # a misspelt keyword (nodez=2) was named as a wrong algorithm parameter
+            import inspect
+
+            keywords = [name for name, parameter in inspect.signature(predict).parameters.items()
+                        if parameter.kind is parameter.KEYWORD_ONLY and not name.startswith("_")]
+            raise InputError(unknown[0], params[unknown[0]], f"a keyword of predict ({', '.join(keywords)}) "
+                                                             f"or an algorithm parameter ({', '.join(_QUERY_PARAMS)})")
         query = Query(primitive=primitive, algorithm=algorithm, size=size, ranks=ranks, alpha=alpha_s,
                       bandwidth=bandwidth_Bps, gamma=gamma_s_per_byte, cluster=cluster, nodes=nodes,  # type: ignore[arg-type]
                       gpus_per_node=gpus_per_node, link=link, backend="auto" if backend is None else backend, stack=stack,
@@ -162,6 +176,8 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
 
     if clusters is None and _axis(nodes) != [1]:  # a link's ranks are ``ranks``: nodes belong to a cluster
         raise InputError("nodes", nodes, "only with clusters (a link or alpha_s/bandwidth_Bps takes ranks)")
+    if clusters is not None and ranks is not None:  # dropped silently: 8 ranks answered for ranks=16 (API review)
+        raise InputError("ranks", ranks, "left out with clusters (a cluster's ranks are nodes × GPUs per node)")
     size_list = _once([parse_size(s, "sizes") for s in _axis(sizes)])  # 1MB and 1000KB are one size
     if gpus_per_node is not None:  # compared below before any row reads it ("8" was a TypeError)
         gpus_per_node = whole_count("gpus_per_node", gpus_per_node)

@@ -197,7 +197,9 @@ def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None =
     ``backend`` None or "auto": the system's realistic backend (NCCL's model on NVIDIA, RCCL's
     tuning model on AMD); "ideal" for the textbook α-β-γ view.
     """
-    lay = layout(system, nodes, gpus_per_node)
+    from hardware import system_of
+
+    lay = layout(system_of(system), nodes, gpus_per_node)  # a user's System checked as its TOML would be
     if isinstance(algorithm, str) and algorithm.strip().lower() == NO_ALGORITHM:  # a one-GPU row's: no collective
         if lay.ranks != 1:
             raise InputError("algorithm", algorithm, f"a collective algorithm or auto ({NO_ALGORITHM}: one GPU only, "

@@ -106,16 +106,13 @@ class Layout:
 
 
 def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = None) -> Layout:
-    """Resolve a system name/path/profile and check the node layout."""
-    import os
+    """Resolve a system name/path/profile and check the node layout (a System as it is: the API's
+    entries check a user's, :func:`hardware.system_of`)."""
+    from hardware import system_of
 
-    from hardware import System, load_system
-
-    if isinstance(system, os.PathLike):  # a pathlib.Path as a TOML path, as load_system takes it
-        system = os.fspath(system)
-    if not isinstance(system, (str, System)):  # None was an AttributeError
-        raise InputError("cluster", system, "a system name, a TOML path or a hardware.System")
-    sys_profile = load_system(system) if isinstance(system, str) else system
+    # a name, a path, or a System: the library's own copies (a what-if's, a rail's) as they are;
+    # the API's entries check a user's (hardware.system_of)
+    sys_profile = system_of(system, check=False)
     # whole numbers as Python's ints ("2" was a TypeError; numpy's integers count as ints)
     nodes = whole_count("nodes", nodes)
     gpus_per_node = None if gpus_per_node is None else whole_count("gpus_per_node", gpus_per_node)
@@ -170,7 +167,9 @@ def rail_system(system: System, sharing: int) -> System:
         nics //= share
     else:
         nics, per_nic = 1, per_nic * nics / share
-    return replace(system, name=f"{system.name}/rail", gpus_per_node=1, nics_per_node=nics,
+    from hardware import derived_system
+
+    return derived_system(system, name=f"{system.name}/rail", gpus_per_node=1, nics_per_node=nics,
                    nic_bandwidth_Bps=per_nic, pcie_switch_gpus=1, measured=(),
                    scaleup_domain_gpus=max(system.scaleup_domain_gpus // system.gpus_per_node, 1))
 
@@ -394,7 +393,11 @@ def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nod
         from dpbase.units import parse_size
 
         size_bytes = parse_size(size_bytes, "size_bytes")
-    lay = system if isinstance(system, Layout) else layout(system, nodes, gpus_per_node)
+    if not isinstance(system, Layout):  # a user's System, checked as its TOML would be
+        from hardware import system_of
+
+        system = layout(system_of(system), nodes, gpus_per_node)
+    lay = system
     entry = get(primitive, algorithm)
     if not applicable(entry, lay):
         raise _not_applicable(entry, lay)

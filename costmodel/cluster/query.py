@@ -294,10 +294,9 @@ def _whole_counts(q: Query) -> Query:
     if q.link is not None and not isinstance(q.link, str) and not _is_link(q.link):
         raise InputError("link", q.link, "a link name, a TOML path or a hardware.Link")
     if q.cluster is not None and not isinstance(q.cluster, str):  # hardware only where a cluster is given
-        from hardware import System
+        from hardware import system_of
 
-        if not isinstance(q.cluster, System):
-            raise InputError("cluster", q.cluster, "a system name, a TOML path or a hardware.System")
+        system_of(q.cluster)  # a System built in Python, checked before the size
     counts = {field: whole_count(field, getattr(q, field)) for field in COUNT_FIELDS
               if getattr(q, field) is not None or field == "nodes"}
     return replace(q, **counts) if any(counts[f] is not getattr(q, f) for f in counts) else q

@@ -85,6 +85,8 @@ def coefficients(primitive: str | Primitive, algorithm: str, ranks: int, **param
     Coefficients(steps=14, beta_bytes_per_byte=1.75, gamma_bytes_per_byte=0.875)
     """
     entry = get(primitive, algorithm)
+    if not isinstance(ranks, bool) and hasattr(ranks, "__index__"):  # numpy's integers, as predict takes them
+        ranks = ranks.__index__()
     check_inputs(ranks, 1.0, {})
     if entry.pipelined and params.get("chunks", "auto") == "auto":
         params = {**params, "chunks": 1}

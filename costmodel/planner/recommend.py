@@ -522,18 +522,12 @@ def _ps_params(algorithms, servers, colocated, system, nodes: int) -> tuple:
 
 
 def _resolve(model, cluster):
-    import os
 
     import hardware
     from costmodel.training.workloads import workload_of
 
     workload = workload_of(model)
-    if isinstance(cluster, os.PathLike):  # a pathlib.Path as a TOML path, as load_system takes it
-        cluster = os.fspath(cluster)
-    if not isinstance(cluster, (str, hardware.System)):  # None was an AttributeError
-        raise InputError("cluster", cluster, "a system name, a TOML path or a hardware.System")
-    system = hardware.load_system(cluster) if isinstance(cluster, str) else cluster
-    return workload, system
+    return workload, hardware.system_of(cluster)
 
 
 def _rank(sweep, setting, system, objective, constraints, room_for: GpuRoom | None = None):
@@ -882,7 +876,9 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         check_grad_dtype(grad_dtype, system.gpu, "grad_dtypes")
     curves_note = curves_left_out(system, backend)
     if curves_note:  # the textbook model asked for: a calibration's curves left out, and said so
-        system = replace(system, measured=())
+        from hardware import derived_system
+
+        system = derived_system(system, measured=())
     backend = resolve_backend(backend, system).value  # auto: NCCL's model on NVIDIA, RCCL's tuning model on AMD
     money = economics_for(system.gpu.name, price_per_gpu_hour=price_per_gpu_hour, power_w=power_w)
     constraints = Constraints(tokens=tokens, deadline_hours=deadline_hours, budget=budget,

@@ -763,6 +763,36 @@ def _layout_of(comm):
     return getattr(_owner(comm), "layout", None)
 
 
+def _checked_comm(comm: Callable[[str, float], float]) -> Callable[[str, float], float]:
+    """``comm`` with each answer checked: seconds, a finite real number >= 0. Another planner's
+    comm function that answered NaN or infinity gave a NaN step, a negative one a
+    ZeroDivisionError, ``None`` or text a TypeError (API review, 2026-11-29)."""
+    def checked(primitive: str, size_bytes: float) -> float:
+        seconds = comm(primitive, size_bytes)
+        if not is_real(seconds) or not 0.0 <= float(seconds) < float("inf"):
+            from dpbase.units import format_size
+
+            raise InputError("comm", seconds, f"seconds >= 0 (finite) from comm({primitive!r}, "
+                                              f"{format_size(float(size_bytes))})")
+        return float(seconds)
+
+    return checked
+
+
+def _gpu_of(gpu):
+    """A GPU profile, or its bundled name or TOML path, as the docstring's fields need it."""
+    import os
+
+    if isinstance(gpu, (str, os.PathLike)):
+        from hardware import load_gpu
+
+        return load_gpu(gpu)
+    if not all(hasattr(gpu, name) for name in ("peak_flops", "hbm_bandwidth_Bps", "memory_bytes")):
+        raise InputError("gpu", gpu, "a hardware.Gpu (or its name, e.g. h100-sxm): peak_flops, hbm_bandwidth_Bps, "
+                                     "memory_bytes")
+    return gpu
+
+
 def _group_ranks(comm, ranks: int | None) -> int:
     """The data-parallel group size: the comm model's own where it knows it, else ``ranks``."""
     known = getattr(_owner(comm), "ranks", None)
@@ -905,6 +935,11 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         groups = _groups_of(comm, groups, config.shard)
     if not callable(comm) and callable(getattr(comm, "time_s", None)):  # a CommModel itself
         comm = comm.time_s
+    if not callable(comm):
+        raise InputError("comm", comm, "a function comm(primitive, size_bytes) -> seconds, or a CommModel")
+    comm = _checked_comm(comm)
+    workload = workloads.workload_of(workload)  # a preset's name too ("gpt2" was an AttributeError)
+    gpu = _gpu_of(gpu)
     _check(config, ranks)
     config = _as_python_numbers(config)
     memory.check_recompute(workload, config.recompute)

@@ -188,3 +188,114 @@ def test_the_sweeps_node_size_is_read_as_a_count_first():
     rows = sweep("all-reduce", "1MB", ranks=16, algorithms="hierarchical", gpus_per_node=8,
                  alpha_s="5us", bandwidth_Bps="25GB/s")
     assert len(rows) == 1
+
+
+# API review (2026-11-29): silent wrong numbers and raw exceptions on inputs the API takes.
+DGX = "dgx-h100"
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"nic_bandwidth_Bps": math.nan}, "cluster ('dgx-h100').nic_bandwidth"),  # answered 16.79 s for 1 GiB
+    ({"nic_bandwidth_Bps": 0.0}, "cluster ('dgx-h100').nic_bandwidth"),
+    ({"nic_bandwidth_Bps": -1.0}, "cluster ('dgx-h100').nic_bandwidth"),
+    ({"intra_bandwidth_Bps": math.inf}, "cluster ('dgx-h100').intra_bandwidth"),  # was an OverflowError
+    ({"gpus_per_node": "8"}, "cluster ('dgx-h100').gpus_per_node"),  # read back as 8: a TypeError later
+    ({"nics_per_node": 0}, "cluster ('dgx-h100').nics_per_node"),
+])
+def test_a_system_built_in_python_is_checked_as_a_toml_files_entry(change, field):
+    import dataclasses
+
+    built = dataclasses.replace(hardware.load_system(DGX), **change)
+    for call in (lambda: predict("all-reduce", "1GiB", cluster=built, nodes=2),
+                 lambda: iteration_of("gpt2", built)):
+        with pytest.raises(InputError) as error:
+            call()
+        assert error.value.field == field, str(error.value)
+
+
+def iteration_of(model, cluster):
+    from costmodel.training.oncluster import iteration
+
+    return iteration(model, cluster, micro_batch=8, nodes=2)
+
+
+def test_a_gpus_negative_peak_is_refused_not_a_faster_step():
+    import dataclasses
+
+    from costmodel.planner.recommend import plan
+
+    system = hardware.load_system(DGX)
+    gpu = dataclasses.replace(system.gpu, peak_flops={**system.gpu.peak_flops, "bf16": -1.0})
+    built = dataclasses.replace(system, gpu=gpu)
+    for call in (lambda: iteration_of("gpt2", built), lambda: plan("gpt2", built, global_batch=64)):
+        with pytest.raises(InputError, match=r"^cluster \('dgx-h100'\)\.gpu\.peak_tflops\.bf16: "):
+            call()
+
+
+def test_a_valid_system_built_in_python_answers_as_its_toml_would():
+    import dataclasses
+
+    half = dataclasses.replace(hardware.load_system(DGX), nic_bandwidth_Bps=25e9)
+    slower = predict("all-reduce", "1GiB", cluster=half, nodes=2).time_s
+    assert slower > predict("all-reduce", "1GiB", cluster=DGX, nodes=2).time_s
+    for system in hardware.list_profiles("system"):  # a copy of every bundled system passes
+        assert hardware.system_of(dataclasses.replace(system)) == system
+
+
+def test_an_error_about_a_profile_file_keeps_its_path_and_names(tmp_path):
+    """The API wrote the CLI's flags as keywords by turning '-' into '_' in the whole field: a
+    file my-lab-box.toml was named my_lab_box.toml."""
+    path = tmp_path / "my-lab-box.toml"
+    path.write_text('[[system]]\nname = "lab-box"\ngpu = "h100-sxm"\ngpu_per_node = 4\n')
+    with pytest.raises(InputError) as error:
+        predict("all-reduce", "1GiB", cluster=str(path), nodes=2)
+    assert "my-lab-box.toml" in str(error.value) and "my_lab_box" not in str(error.value)
+
+
+def test_predict_refuses_a_value_given_twice():
+    bare = {"ranks": 8, "alpha_s": 5e-6, "bandwidth_Bps": 25e9}
+    with pytest.raises(InputError, match="^size_bytes: got 2000000.0; allowed: left out when size is given"):
+        predict("all-reduce", 1e6, size_bytes=2e6, **bare)  # 1e6 answered
+    with pytest.raises(InputError, match="^algorithm: got 'tree'"):
+        predict("all-reduce", "ring", algorithm="tree", size_bytes=2e6, **bare)  # ring answered
+    assert predict("all-reduce", "ring", size_bytes=2e6, **bare).algorithm == "ring"  # the older form stays
+
+
+def test_a_misspelt_keyword_is_named_as_one():
+    with pytest.raises(InputError, match=r"^nodez: got 2; allowed: a keyword of predict \(cluster, nodes, "):
+        predict("all-reduce", "1GiB", cluster=DGX, nodez=2)
+
+
+def test_the_api_sweep_refuses_ranks_on_a_cluster_as_the_cli_does():
+    with pytest.raises(InputError, match="^ranks: got 16; allowed: left out with clusters"):
+        sweep("all-reduce", "1MB", clusters=DGX, ranks=16)  # one row at 8 ranks
+
+
+def test_coefficients_take_numpy_integers_as_predict_does():
+    import numpy as np
+
+    from costmodel.collectives.api import coefficients
+
+    assert coefficients("all-reduce", "ring", np.int64(8)) == coefficients("all-reduce", "ring", 8)
+
+
+@pytest.mark.parametrize("answer", [math.nan, math.inf, -1.0, None, "1ms", [1e-3]])
+def test_iteration_breakdown_checks_what_a_users_comm_function_answers(answer):
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+
+    with pytest.raises(InputError, match=r"^comm: got .*; allowed: seconds >= 0 \(finite\) from comm\('all-reduce'"):
+        iteration_breakdown("gpt2", "h100-sxm", lambda primitive, size: answer, 16, TrainingConfig(micro_batch=8))
+
+
+def test_iteration_breakdown_takes_names_for_the_model_and_the_gpu():
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+    from costmodel.training.workloads import load_model
+
+    def comm(primitive, size):
+        return 1e-3
+
+    config = TrainingConfig(micro_batch=8)
+    by_name = iteration_breakdown("gpt2", "h100-sxm", comm, 16, config)
+    assert by_name == iteration_breakdown(load_model("gpt2"), hardware.load_gpu("h100-sxm"), comm, 16, config)
+    with pytest.raises(InputError, match="^gpu: "):
+        iteration_breakdown("gpt2", 3, comm, 16, config)
