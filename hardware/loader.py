@@ -221,11 +221,18 @@ def system_of(value: Any, field: str = "cluster", check: bool = True) -> System:
     return value
 
 
+# The name a System built in Python is written under: its own need not be a file's kebab-case
+# name ("dgx-1-1x100G"), a TOML file's rule, not the formulas'.
+_WRITTEN_NAME = "built-in-python"
+
+
 def _check_built(system: System, field: str) -> None:
+    from dataclasses import replace
+
     from hardware.describe import standalone_toml
 
     try:
-        text = standalone_toml(system)
+        text = standalone_toml(replace(system, name=_WRITTEN_NAME))
     except (TypeError, ValueError, AttributeError) as error:  # a field of the wrong kind altogether
         raise ProfileError(f"{field} ({system.name!r})", type(error).__name__,
                            "a hardware.System whose fields a TOML profile can hold (see hardware.profiles)") from None
@@ -237,7 +244,7 @@ def _check_built(system: System, field: str) -> None:
             ("intra_link", system.intra_link), ("nic_link", system.nic_link), ("gpu.scaleup_link", system.gpu.scaleup_link))
             if link is not None and entry.endswith(f"({link.name}")), "")}.get(entry.split("[")[0], "")
         raise ProfileError(f"{field} ({system.name!r}).{owner}{where or first.field}", first.value, first.allowed)
-    differs = _difference(system, catalog.kind("system")[system.name])
+    differs = _difference(system, replace(catalog.kind("system")[_WRITTEN_NAME], name=system.name))
     if differs:  # read back otherwise: a value of another type ("8" for 8), which the formulas would not take
         where, value, read = differs
         raise ProfileError(f"{field} ({system.name!r}).{where}", value, f"a value a profile holds, e.g. {read!r}")
@@ -245,18 +252,25 @@ def _check_built(system: System, field: str) -> None:
 
 def _difference(given: Any, read: Any, where: str = "") -> tuple[str, Any, Any] | None:
     """The first field (dotted path) where a profile built in Python and the one read back from
-    its TOML differ: (path, given value, value read), or None."""
+    its TOML differ: (path, given value, value read), or None. A number is any number there (the
+    writer rounds a calibration's fitted curves; the loader checked its range); every other value
+    must be read back as itself, of its type ("8" for 8 is not)."""
     import dataclasses
 
+    from dpbase.errors import is_real
+
     if dataclasses.is_dataclass(given) and type(given) is type(read):
-        for item in dataclasses.fields(given):
-            found = _difference(getattr(given, item.name), getattr(read, item.name), f"{where}.{item.name}".lstrip("."))
-            if found:
-                return found
+        pairs = [(f"{where}.{item.name}".lstrip("."), getattr(given, item.name), getattr(read, item.name))
+                 for item in dataclasses.fields(given)]
+    elif isinstance(given, (tuple, list)) and isinstance(read, (tuple, list)) and len(given) == len(read):
+        pairs = [(f"{where}[{i}]", a, b) for i, (a, b) in enumerate(zip(given, read))]
+    elif hasattr(given, "keys") and hasattr(read, "keys") and set(given.keys()) == set(read.keys()):
+        pairs = [(f"{where}.{key}", given[key], read[key]) for key in given.keys()]
+    elif is_real(given) and is_real(read):  # a number: its range is the loader's to check (done)
         return None
-    same = given == read and type(given) is type(read) or (isinstance(given, float) and isinstance(read, float)
-                                                           and given == read)
-    return None if same else (where, given, read)
+    else:
+        return None if type(given) is type(read) and given == read else (where, given, read)
+    return next((found for path, a, b in pairs if (found := _difference(a, b, path))), None)
 
 
 def load_profile(name_or_path: str | os.PathLike[str], kind: str | None = None) -> Profile:

@@ -98,7 +98,8 @@ def memory_parts(sweep, setting, index) -> dict[str, float]:
     parts = {"weights": weights, "gradients": grads, "optimizer": optimizer,
              "activations": activations, "logits and loss": logits,
              "CUDA context and NCCL buffers": memory.runtime_bytes(ranks, setting.overheads),
-             "fragmentation": memory.fragmentation_bytes(tensors, setting.overheads, irregular(setting, zero))}
+             "fragmentation": memory.fragmentation_bytes(tensors, setting.overheads, irregular(
+                 setting, precision, zero, ranks, per_node, weights + grads + optimizer, activations + logits))}
     return {name: float(value) for name, value in parts.items()}
 
 

@@ -518,17 +518,20 @@ def shard_ranks(setting: Setting, zero, ranks, per_node):
     return np.where((zero == 3) & (setting.shard == "hybrid"), per_node, ranks)
 
 
-def irregular(setting: Setting, zero):
-    """Whether a row's allocations are irregular (memory.irregular_allocations)."""
-    return memory.irregular_allocations(zero, setting.recompute, setting.offload_optimizer)
+def irregular(setting: Setting, precision, zero, ranks, per_node, states, transient):
+    """The bytes a row allocates irregularly (memory.irregular_bytes), of its model ``states``
+    and ``transient`` tensors (activations, logits)."""
+    streamed = memory.streamed_bytes(setting.workload.params, precision, shard_ranks(setting, zero, ranks, per_node))
+    return memory.irregular_bytes(zero, states, transient, streamed, setting.recompute, setting.offload_optimizer)
 
 
 def _memory(setting, per_dtype, zero, ranks, per_node, activations, logits):
     """Everything a rank holds (memory.total_bytes), as iteration_breakdown counts it."""
     precision = _ArrayPrecision(per_dtype["weight"], per_dtype["grad"])
     parts = model_states(setting, precision, per_dtype["states"], zero, ranks, per_node)
-    return memory.total_bytes(parts[0] + parts[1] + parts[2], activations, logits, ranks, setting.overheads,
-                              irregular(setting, zero))
+    states = parts[0] + parts[1] + parts[2]
+    return memory.total_bytes(states, activations, logits, ranks, setting.overheads,
+                              irregular(setting, precision, zero, ranks, per_node, states, activations + logits))
 
 
 def _gathered_lines(phase, buckets, grad_bytes, pick, late_fraction=0.0) -> overlap.FinishLines:

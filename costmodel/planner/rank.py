@@ -303,10 +303,13 @@ def infeasible_error(sweep, setting, system, room_for: GpuRoom | None = None) ->
     per_gpu = float(memory.activation_bytes(setting.workload, b, setting.seq_len, element,
                                             setting.flash_attention, setting.recompute)
                     + memory.logits_bytes(setting.workload, b, setting.seq_len, element))
-    uneven = memory.irregular_allocations(space.zero_stages[leanest[1]], setting.recompute,
-                                          setting.offload_optimizer)
-    fixed = float(memory.total_bytes(0.0, per_gpu, 0.0, gpus, setting.overheads, uneven))
-    grow = 1.0 + float(memory.fragmentation_fraction(setting.overheads, uneven))
+    # what does not shrink with more GPUs (recomputation's activations fragment at the irregular
+    # share), and what a byte of sharded states costs (ZeRO-3's at the irregular share; offload's
+    # streamed shard, a part of them, left at the regular one: an estimate of the GPUs wanted)
+    fixed = float(memory.total_bytes(0.0, per_gpu, 0.0, gpus, setting.overheads,
+                                     per_gpu if setting.recompute else 0.0))
+    grow = 1.0 + float(memory.fragmentation_bytes(1.0, setting.overheads,
+                                                  1.0 if space.zero_stages[leanest[1]] == 3 else 0.0))
     states = (float(sweep.memory_bytes[leanest]) - fixed) / grow  # sharded states per GPU
     room = (sweep.usable_bytes - fixed) / grow
     reserve_error = _reserve_error(sweep, setting, system, float(sweep.memory_bytes[leanest]),

@@ -937,7 +937,8 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         comm = comm.time_s
     if not callable(comm):
         raise InputError("comm", comm, "a function comm(primitive, size_bytes) -> seconds, or a CommModel")
-    comm = _checked_comm(comm)
+    if _owner(comm) is comm:  # a function of the caller's own (a CommModel's answers are dpcost's)
+        comm = _checked_comm(comm)
     workload = workloads.workload_of(workload)  # a preset's name too ("gpt2" was an AttributeError)
     gpu = _gpu_of(gpu)
     _check(config, ranks)

@@ -44,7 +44,15 @@ Beyond the model states and activations a real process holds (all counted, so a 
   the (de)allocations irregular — ZeRO-3's gathered-and-freed weights, recomputation, optimizer
   offload: GMLake (Guo et al., ASPLOS 2024) measures the caching allocator's fragmentation
   under exactly these techniques, 15 % on average over eight LLMs on A100-80GB (up to 33 %);
-  the ZeRO paper (§3.2, §6.3) reports out-of-memory with free but fragmented memory;
+  the ZeRO paper (§3.2, §6.3) reports out-of-memory with free but fragmented memory. The
+  irregular share is charged on the bytes each technique allocates irregularly
+  (:func:`irregular_bytes`), the regular share on the rest: ZeRO-3's model states (weights
+  gathered and freed layer by layer), offload's shard of the weights and gradients streamed to
+  and from the host each step, recomputation's activations. Charged on every tensor, a
+  technique that removes bytes made the step need more: optimizer offload added 7.4 GB of
+  fragmentation to a step holding 60 GB of activations it does not touch (gpt3-1.3b, ZeRO-2,
+  micro-batch 16 on 16 H100s: 80.4 GB without, 86.8 GB with), ZeRO-3 needed 4.7 GB more than
+  ZeRO-2, recomputation 0.16 GB more than none (physics review, 2026-11-29);
 
 and a plan must leave a *reserve* free on top (default ``DEFAULT_RESERVE_FRACTION`` of the
 GPU's memory), for what no estimate covers (temporary buffers, allocator spikes).
@@ -60,7 +68,6 @@ from costmodel.training import attention, workloads
 from costmodel.training.workloads import Workload
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError, UnknownNameError
-from dpbase.lazynp import is_scalar
 from dpbase.values import asdict, frozen
 
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
@@ -277,22 +284,26 @@ def runtime_bytes(ranks, overheads: Overheads = DEFAULT_OVERHEADS):
     return overheads.context_bytes + ew.where(ew.greater(ranks, 1), overheads.comm_buffer_bytes, 0.0)
 
 
-def fragmentation_fraction(overheads: Overheads = DEFAULT_OVERHEADS, irregular=False):
-    """The fragmentation share: irregular (ZeRO-3, recomputation, offload) or not; elementwise."""
-    return ew.where(irregular, overheads.irregular_fragmentation_fraction, overheads.fragmentation_fraction)
-
-
-def irregular_allocations(zero_stage, recompute=False, offload=False):
-    """Whether a step's (de)allocations are irregular (GMLake): ZeRO-3's gathered weights,
-    recomputation, optimizer offload (ZeRO >= 1); elementwise."""
+def irregular_bytes(zero_stage, states_bytes, transient_bytes, streamed_bytes, recompute=False, offload=False):
+    """The bytes a step allocates irregularly (GMLake), elementwise: ZeRO-3's model states (its
+    weights gathered and freed layer by layer), optimizer offload's ``streamed_bytes`` at ZeRO-1/2
+    (:func:`streamed_bytes`), recomputation's activations and logits (``transient_bytes``)."""
     stage = ew.operand(zero_stage)
-    flags = (stage == 3) | bool(recompute) | (bool(offload) & (stage >= 1))
-    return bool(flags) if is_scalar(flags) else flags
+    states = ew.where(stage == 3, states_bytes, ew.where(bool(offload) & (stage >= 1), streamed_bytes, 0.0))
+    return states + (transient_bytes if recompute else 0.0)
 
 
-def fragmentation_bytes(tensor_bytes, overheads: Overheads = DEFAULT_OVERHEADS, irregular=False):
-    """Allocator fragmentation on top of ``tensor_bytes``."""
-    return fragmentation_fraction(overheads, irregular) * tensor_bytes
+def streamed_bytes(params, precision: Precision, shard_ranks):
+    """What optimizer offload moves per GPU and step: its shard of the gradients to the host and
+    of the updated weights back (the states stay there); elementwise."""
+    return params * (precision.grad_bytes + precision.weight_bytes) / shard_ranks
+
+
+def fragmentation_bytes(tensor_bytes, overheads: Overheads = DEFAULT_OVERHEADS, irregular=0.0):
+    """Allocator fragmentation on top of ``tensor_bytes``: the regular share of them, the irregular
+    share of the ``irregular`` bytes among them (:func:`irregular_bytes`); elementwise."""
+    extra = overheads.irregular_fragmentation_fraction - overheads.fragmentation_fraction
+    return overheads.fragmentation_fraction * tensor_bytes + extra * irregular
 
 
 def reserve_given(capacity_bytes: float, reserve_bytes: float | None, share: float | None) -> float | None:
@@ -318,7 +329,7 @@ def reserve_bytes(capacity_bytes: float, reserve: float | None = None) -> float:
 
 
 def total_bytes(states_bytes, activations_bytes, logits, ranks, overheads: Overheads = DEFAULT_OVERHEADS,
-                irregular=False):
+                irregular=0.0):
     """Everything a rank holds: tensors, fragmentation, CUDA context, NCCL buffers; elementwise."""
     tensors = states_bytes + activations_bytes + logits
     return tensors + fragmentation_bytes(tensors, overheads, irregular) + runtime_bytes(ranks, overheads)
@@ -355,12 +366,13 @@ def memory_breakdown(*, params: int, precision: Precision, optimizer_bytes_per_p
                      capacity_bytes: float, logits: float = 0.0,
                      overheads: Overheads = DEFAULT_OVERHEADS,
                      reserve: float | None = None, shard_ranks: int | None = None,
-                     secondary_ranks: int | None = None, irregular: bool = False) -> MemoryBreakdown:
+                     secondary_ranks: int | None = None, recompute: bool = False,
+                     offload: bool = False) -> MemoryBreakdown:
     """Memory per GPU for one configuration; it fits when ``reserve`` bytes stay free.
     ``shard_ranks``: the ranks ZeRO shards over when fewer than ``ranks`` (hybrid sharding);
     ``secondary_ranks``: ZeRO++ hpZ's secondary weight partition (weights / it, kept after forward)."""
     stage = _stage_bytes(params, precision, ranks, activations_bytes, logits, overheads, zero_stage,
-                         optimizer_bytes_per_param, shard_ranks, secondary_ranks, irregular)
+                         optimizer_bytes_per_param, shard_ranks, secondary_ranks, recompute, offload)
     return breakdown_at(stage, ranks=ranks, activations_bytes=activations_bytes, logits=logits,
                         capacity_bytes=capacity_bytes, overheads=overheads, reserve=reserve)
 
@@ -384,13 +396,15 @@ def breakdown_at(stage: tuple, *, ranks: int, activations_bytes: float, logits: 
 
 
 def _stage_bytes(params, precision, ranks, activations_bytes, logits, overheads, zero_stage,
-                 optimizer_bytes_per_param, shard_ranks, secondary_ranks, irregular):
-    """(weights, gradients, optimizer, total bytes, irregular) per GPU at one ZeRO stage: what
-    :func:`memory_breakdown` reports, and :func:`stage_bytes` for every stage."""
+                 optimizer_bytes_per_param, shard_ranks, secondary_ranks, recompute, offload):
+    """(weights, gradients, optimizer, total bytes, irregular bytes) per GPU at one ZeRO stage:
+    what :func:`memory_breakdown` reports, and :func:`stage_bytes` for every stage."""
     weights, grads, states = model_state_bytes(params, precision, optimizer_bytes_per_param,
                                                zero_stage, shard_ranks or ranks, secondary_ranks)
-    total = float(total_bytes(weights + grads + states, activations_bytes, logits, ranks, overheads, irregular))
-    return weights, grads, states, total, irregular
+    uneven = irregular_bytes(zero_stage, weights + grads + states, activations_bytes + logits,
+                             streamed_bytes(params, precision, shard_ranks or ranks), recompute, offload)
+    total = float(total_bytes(weights + grads + states, activations_bytes, logits, ranks, overheads, uneven))
+    return weights, grads, states, total, uneven
 
 
 def states_on_gpu(optimizer_bytes_per_param, zero_stage, offload: bool = False):
@@ -403,12 +417,12 @@ def stage_inputs(zero_stage: int, optimizer_bytes_per_param: float, shard_ranks:
                  secondary_ranks: int | None = None, recompute: bool = False, offload: bool = False) -> dict:
     """What one ZeRO stage changes in :func:`memory_breakdown`'s inputs:
     offloaded states (:func:`states_on_gpu`), hybrid sharding's ``shard_ranks`` and hpZ's
-    ``secondary_ranks`` (ZeRO-3 only), the stage's allocation pattern (:func:`irregular_allocations`)."""
+    ``secondary_ranks`` (ZeRO-3 only), and what allocates irregularly (:func:`irregular_bytes`)."""
     sharded = zero_stage == 3
     return {"zero_stage": zero_stage,
             "optimizer_bytes_per_param": states_on_gpu(optimizer_bytes_per_param, zero_stage, offload),
             "shard_ranks": shard_ranks if sharded else None, "secondary_ranks": secondary_ranks if sharded else None,
-            "irregular": irregular_allocations(zero_stage, recompute, offload)}
+            "recompute": bool(recompute), "offload": bool(offload)}
 
 
 @functools.lru_cache(maxsize=4096, typed=True)
@@ -420,7 +434,7 @@ def _stage_arguments(per_stage: tuple) -> tuple[tuple, ...]:
     for stage in ZERO_STAGES:
         given = stage_inputs(stage, *per_stage)
         out.append((stage, given["optimizer_bytes_per_param"], given["shard_ranks"], given["secondary_ranks"],
-                    given["irregular"]))
+                    given["recompute"], given["offload"]))
     return tuple(out)
 
 

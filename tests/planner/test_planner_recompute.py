@@ -158,13 +158,13 @@ def test_the_gain_rule():
 
 def test_a_wider_given_band_keeps_recomputation_off_until_it_pays_more():
     """The band the gain must pass is the tie band's floor, or the band given: mpt-7b on two L40S
-    nodes gains 39 % with recomputation, taken at --tie-band 0 and left at 0.40."""
+    nodes gains 49 % with recomputation, taken at --tie-band 0 and left at 0.55."""
     args = dict(nodes=2, global_batch=64, explain=False)
     chosen = plan("mpt-7b", "l40s-4x-pcie", tie_band=0.0, **args)
     without = plan("mpt-7b", "l40s-4x-pcie", tie_band=0.0, recompute=False, **args)
     gain = chosen.best.samples_per_s / without.best.samples_per_s - 1
-    assert chosen.best.recompute and 0.3 < gain < 0.4
-    wide = plan("mpt-7b", "l40s-4x-pcie", tie_band=0.4, **args)
+    assert chosen.best.recompute and 0.45 < gain < 0.55
+    wide = plan("mpt-7b", "l40s-4x-pcie", tie_band=0.55, **args)
     assert not wide.best.recompute
 
 

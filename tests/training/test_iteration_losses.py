@@ -143,7 +143,8 @@ def test_a_host_memory_reduction_over_tcp_keeps_the_rdma_slowdown():
     communication costs its full time. A host-memory reduction (MPI/gloo on the CPU, CPU parameter
     servers) has no GPU kernel waiting on the network, its CPUs send and its copy engines copy:
     it keeps the RDMA slowdown across nodes over TCP too, as it does on one node."""
-    tcp = dataclasses.replace(SYSTEM, nic_link=hardware.load_link("eth-100g"), nic_bandwidth_Bps=12.5e9)
+    tcp = dataclasses.replace(SYSTEM, nic_link=hardware.load_link("eth-100g"), nic_bandwidth_Bps=12.5e9,
+                              in_network_reduction="")  # SHARP needs InfiniBand (the profile check)
     nccl, host = _run(system=tcp), _run(system=tcp, host_reduce=True)
     assert (nccl.transport, host.transport) == ("tcp", "tcp")
     assert nccl.overlap_slowdown == transport.TCP_OVERLAP_SLOWDOWN
@@ -189,7 +190,8 @@ def test_gpudirect_tcpxo_is_gpu_direct_in_the_step_and_in_nccls_graph():
 
 
 def test_tcp_sockets_lose_more_than_rdma_at_the_same_line_rate():
-    roce = dataclasses.replace(SYSTEM, nic_link=hardware.load_link("roce-100"), nic_bandwidth_Bps=12.5e9)
+    roce = dataclasses.replace(SYSTEM, nic_link=hardware.load_link("roce-100"), nic_bandwidth_Bps=12.5e9,
+                               in_network_reduction="")  # SHARP needs InfiniBand (the profile check)
     tcp = dataclasses.replace(roce, nic_link=hardware.load_link("eth-100g"))
     over_roce, over_tcp = _run(system=roce), _run(system=tcp)
     assert (over_roce.transport, over_tcp.transport) == ("rdma", "tcp")

@@ -127,9 +127,13 @@ def test_every_stage_total_is_what_its_breakdown_reports(params, ranks, activati
         grads = params * precision.grad_bytes / (shard if stage >= 2 else 1)
         optimizer = 0.0 if offload and stage >= 1 else params * states / (shard if stage >= 1 else 1)
         overheads = memory.DEFAULT_OVERHEADS
-        uneven = stage == 3 or recompute or (offload and stage >= 1)
+        # the irregular share on what each technique churns: ZeRO-3 the states, offload (ZeRO 1-2)
+        # its streamed shard of gradients and weights, recomputation the activations and logits
+        streamed = params * (precision.grad_bytes + precision.weight_bytes) / ranks
+        churned = (weights + grads + optimizer if stage == 3 else streamed if offload and stage >= 1 else 0.0) \
+            + (activations + logits if recompute else 0.0)
         tensors = weights + grads + optimizer + activations + logits
-        expected = tensors * (1 + (overheads.irregular_fragmentation_fraction if uneven
-                                   else overheads.fragmentation_fraction)) \
+        expected = tensors * (1 + overheads.fragmentation_fraction) \
+            + churned * (overheads.irregular_fragmentation_fraction - overheads.fragmentation_fraction) \
             + overheads.context_bytes + (overheads.comm_buffer_bytes if ranks > 1 else 0.0)
         assert at[3] == pytest.approx(expected, rel=1e-12)
