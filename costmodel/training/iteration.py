@@ -535,26 +535,41 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
     other = _tf32_other(workload, gpu) if mfu_default and compute_dtype == "tf32" else None
     if other is None:
         return found
-    rate, source, other_reference = other
-    alt = _forward_line(workload, gpu, compute_dtype, peak, rate, mfu_given, flops_per_sample, seq_len,
-                        micro_batch, flash_attention, other_reference)
-    if is_scalar(micro_batch):
-        return replace(alt, mfu_taken=(rate, source)) if alt.forward_s < found.forward_s else found
+    rate, source, other_reference, (line_dtype, line_peak) = other
+    alt = _forward_line(workload, gpu, line_dtype or compute_dtype, line_peak or peak, rate, mfu_given,
+                        flops_per_sample, seq_len, micro_batch, flash_attention, other_reference)
+    if is_scalar(micro_batch):  # the MFU reported is of the TF32 peak, whichever kernels run
+        reported = rate * (line_peak or peak) / peak
+        return replace(alt, mfu_taken=(reported, source)) if alt.forward_s < found.forward_s else found
     return replace(found, forward_s=np.minimum(found.forward_s, alt.forward_s))
 
 
-def _tf32_other(workload: Workload, gpu) -> tuple[float, str, int | None] | None:
-    """(MFU with the model's relative MFU, source, reference micro-batch) of a TF32 run's other
-    option, or None (no kind table: transformers)."""
+def _tf32_other(workload: Workload, gpu) -> tuple[float, str, int | None, tuple] | None:
+    """(MFU with the model's relative MFU; source; reference micro-batch; (dtype, peak) its
+    kernels run at, (None, None) for the TF32 run's own) of a TF32 run's other option, or None
+    (a GPU without a separate FP32 peak).
+    A kind with a table (CNNs) takes its other measurement (:func:`workloads.tf32_alternative`);
+    any other (transformers) its FP32 kernels, at the FP32 default MFU: TF32 is a math mode the
+    library may use, never one that makes a step slower than FP32 (vit-l-16 on an L40S at
+    micro-batch 1 took 18.1 ms in TF32 against 12.2 ms in FP32: its small-GEMM penalty on the
+    tensor cores' tiles outweighed their peak; physics review, 2026-11-29)."""
     arch = getattr(gpu, "arch", "unknown")
     other = workloads.tf32_alternative(workload.kind, arch, "tf32", getattr(gpu, "peak_flops", None),
                                        getattr(gpu, "compute_capability", None), workload,
                                        getattr(gpu, "hbm_bandwidth_Bps", None))
-    if other is None:
-        return None
-    rate, source = _relative(other, workload, arch)
-    batch = other.entry.get("micro_batch")
-    return rate, source, int(batch) if batch else None
+    if other is not None:
+        rate, source = _relative(other, workload, arch)
+        batch = other.entry.get("micro_batch")
+        return rate, source, int(batch) if batch else None, (None, None)
+    if workloads.mfu_reference_micro_batch(workload.kind, arch, "tf32", getattr(gpu, "peak_flops", None),
+                                           getattr(gpu, "compute_capability", None), workload,
+                                           getattr(gpu, "hbm_bandwidth_Bps", None)) is not None:
+        return None  # a kind table without a second option: its own measurement stands
+    peaks = getattr(gpu, "peak_flops", None) or {}
+    if "tf32" not in peaks or "fp32" not in peaks:
+        return None  # TF32 runs as FP32 here already (peak_flops' fall-back)
+    rate, source = mfu(gpu, None, workload, "fp32")
+    return rate, f"{source} (FP32 kernels)", None, ("fp32", peaks["fp32"])
 
 
 def _forward_line(workload, gpu, compute_dtype, peak, mfu, mfu_given, flops_per_sample, seq_len, micro_batch,
