@@ -143,8 +143,11 @@ def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
         if q.algorithm == "auto" and len(results) == 1 else None
     unused = regimes_unused_note(lay.system, lay.nodes)
     gloo = _gloo_note(q.stack) if lay.ranks > 1 else None
-    if change or unused or gloo:
-        results = [replace(r, note="; ".join(filter(None, (r.note, change, unused, gloo)))) for r in results]
+    from hardware.notes import rate_mismatch_notes
+
+    rates = "; ".join(rate_mismatch_notes(lay.system, lay.nodes > 1, lay.gpus_per_node > 1)) or None
+    if change or unused or gloo or rates:
+        results = [replace(r, note="; ".join(filter(None, (r.note, change, unused, gloo, rates)))) for r in results]
     return results
 
 

@@ -166,31 +166,18 @@ def validate_command(
             echo(f"note: {printable(note)}")
 
 
-# A system's per-NIC (or per-GPU intra) bandwidth this many times its link profile's line rate, or
-# its inverse, reads like bits typed as bytes (400GBps for 400Gbps): 8, with room. Bundled systems
-# go up to 4 (aws-p5 folds four 100 Gb/s EFA devices into each GPU's NIC).
-RATE_MISMATCH = 7.5
-
-
 def _rate_notes(path: str) -> list[str]:
-    """Notes on a system whose NIC or intra-node bandwidth is ``RATE_MISMATCH`` times its link's
-    line rate or more (or less by as much): valid, and likely a bits/bytes typo."""
+    """:func:`hardware.notes.rate_mismatch_notes` of the system ``path`` defines (none for a file
+    of GPUs or links only): valid, and likely a bits/bytes typo."""
     from dpbase.errors import DpcostError
     from hardware import load_system
+    from hardware.notes import rate_mismatch_notes
 
     try:
         system = load_system(path)
     except DpcostError:
         return []
-    notes = []
-    for field, value, link in (("nic_bandwidth", system.nic_bandwidth_Bps, system.nic_link),
-                               ("intra_bandwidth", system.intra_bandwidth_Bps, system.intra_link)):
-        ratio = value / link.bandwidth_Bps if link.bandwidth_Bps else 1.0
-        if ratio >= RATE_MISMATCH or ratio <= 1 / RATE_MISMATCH:
-            notes.append(f"{field} {format_bandwidth(value)} is {ratio:.3g}x the line rate of its link {link.name} "
-                         f"({format_bandwidth(link.bandwidth_Bps)}): bits typed as bytes (GBps for Gbps), or the "
-                         "other way round?")
-    return notes
+    return rate_mismatch_notes(system)
 
 
 def _usable_as(path: str) -> list[str]:

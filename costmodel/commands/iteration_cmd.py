@@ -320,8 +320,11 @@ def iteration(
     # --backend ideal leaves out
     borrowed = None if mfu is not None or rate is not None else borrowed_cnn_speed_note(
         workload, result.compute_dtype, getattr(system.gpu, "arch", "unknown"))
+    from hardware.notes import rate_mismatch_notes
+
+    rates = rate_mismatch_notes(system, node_count > 1, result.ranks > node_count)  # a bits/bytes typo?
     unused = "; ".join(note for note in (regimes_unused_note(system, node_count), curves_left_out(system, backend),
-                                         borrowed) if note) or None
+                                         borrowed, *rates) if note) or None
     if result.ranks == 1:  # the data-parallel options given, which one GPU leaves without effect
         idle = _one_gpu_options(algorithm=algorithm != "auto", backend=backend != "auto", topk=topk is not None,
                                 bucket=bucket is not None, first_bucket=first_bucket is not None,

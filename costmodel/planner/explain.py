@@ -29,6 +29,7 @@ from costmodel.planner.text import percent, rate, reason_text
 from costmodel.training.syncmodes import SIZED_MODES
 from dpbase.units import format_size
 from dpbase.values import replace
+from hardware.notes import rate_mismatch_notes
 
 CROSSOVER_MIN_BYTES = 2.0**10
 CROSSOVER_MAX_BYTES = 2.0**36
@@ -573,6 +574,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         "zero0_fits": zero0_fits(sweep, index),
         # the cluster link's calibrated regimes, which a plan's collectives cannot use (as iteration says)
         "regimes_unused": regimes_unused_note(system, best.nodes),
+        "rate_mismatch": "; ".join(rate_mismatch_notes(system, best.nodes > 1, best.gpus_per_node > 1)) or None,
         "comm_sweep": comm_sweep(system, sweep.space, index, setting.backend, setting.comm_params, sweep.quantize,
                                  sweep.shard),
         "recompute": recompute_state or {"chosen": setting.recompute, "requested": setting.recompute,

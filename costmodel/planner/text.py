@@ -390,5 +390,6 @@ def reason_text(best, findings: dict, objective: str) -> str:
 
 
 def _regimes(findings) -> str:
-    notes = [note for note in (findings.get("regimes_unused"), findings.get("measured_left_out")) if note]
-    return " ".join(f"Note: {note}." for note in notes)
+    notes = [note for note in (findings.get("regimes_unused"), findings.get("measured_left_out"),
+                               findings.get("rate_mismatch")) if note]
+    return " ".join(f"Note: {note}{'' if note.endswith(('.', '?')) else '.'}" for note in notes)

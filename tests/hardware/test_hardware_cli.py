@@ -128,10 +128,36 @@ def test_validate_notes_a_bandwidth_eight_times_its_links_line_rate(tmp_path):
     path.write_text(text.replace('nic_bandwidth = "50GB/s"', 'nic_bandwidth = "400GBps"'), encoding="utf-8")
     result = run("validate", str(path))
     assert result.exit_code == 0 and result.stdout.splitlines() == [
-        "ok", "note: nic_bandwidth 400 GB/s is 8x the line rate of its link ib-ndr (50 GB/s): bits typed as bytes "
-              "(GBps for Gbps), or the other way round?"]
+        "ok", "note: typo's nic_bandwidth 400 GB/s is 8x the line rate of its link ib-ndr (50 GB/s): bits typed as "
+              "bytes (GBps for Gbps), or the other way round?"]
     path.write_text(text, encoding="utf-8")
     assert run("validate", str(path)).stdout.splitlines() == ["ok"]
     for name in ("aws-p5", "dgx-spark", "l40s-tcp-1x"):  # the bundled systems whose rates differ from their links'
         path.write_text(hardware.standalone_toml(hardware.load_system(name)), encoding="utf-8")
         assert run("validate", str(path)).stdout.splitlines() == ["ok"], name
+
+
+def test_the_answers_that_use_a_suspicious_rate_say_so(tmp_path):
+    """The API review (2026-11-29): validate said it, collective, iteration and plan answered 8x
+    too fast without a word. A bandwidth the answer does not use (the NICs on one node) is not
+    noted; no bundled system is."""
+    import hardware
+    from costmodel.cluster.api import predict
+    from costmodel.planner.recommend import plan
+    from costmodel.training.oncluster import iteration
+    from hardware.notes import rate_mismatch_notes
+
+    text = hardware.standalone_toml(hardware.load_system("dgx-h100")).replace('name = "dgx-h100"', 'name = "typo"')
+    path = tmp_path / "typo.toml"
+    path.write_text(text.replace('nic_bandwidth = "50GB/s"', 'nic_bandwidth = "400GBps"'), encoding="utf-8")
+    note = "typo's nic_bandwidth 400 GB/s is 8x the line rate of its link ib-ndr (50 GB/s)"
+    assert note in predict("all-reduce", "1GiB", cluster=str(path), nodes=2).note
+    assert note not in (predict("all-reduce", "1GiB", cluster=str(path)).note or "")  # one node: no NIC
+    cli = CliRunner().invoke(app, ["iteration", "--model", "gpt2", "--cluster", str(path), "--nodes", "2",
+                                   "--micro-batch", "8"])
+    assert cli.exit_code == 0 and f"note: {note}" in cli.stdout
+    found = plan("gpt2", str(path), nodes=2, global_batch=64)
+    assert note in found.findings["rate_mismatch"] and f"Note: {note}" in found.reason
+    assert "round?." not in found.reason
+    assert iteration("gpt2", str(path), nodes=2, micro_batch=8).total_s > 0
+    assert not any(rate_mismatch_notes(system) for system in hardware.list_profiles("system"))
