@@ -474,6 +474,9 @@ class ReadOnlyDict(dict):
 
     __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
 
+    def __hash__(self) -> int:  # a frozen value holding one hashes (a Prediction, a System: API review)
+        return hash(frozenset(self.items()))
+
     def __reduce__(self) -> tuple:
         return type(self), (dict(self),)
 

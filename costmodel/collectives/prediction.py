@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpbase.values import asdict, field, frozen
+from dpbase.values import ReadOnlyDict, asdict, field, frozen
 
 
 @frozen(kw_only=True)
@@ -64,6 +64,10 @@ class Prediction:
     stack_runs: bool | None = None  # whether the cluster's stack (NCCL, RCCL, MPI, Gloo) runs this algorithm
     note: str | None = None
     source: str | None = None  # on a cluster: "measured" (a calibrated curve) or "model"
+
+    def __post_init__(self) -> None:
+        if type(self.params) is not ReadOnlyDict:  # frozen all the way down: hashable, not changed in place
+            object.__setattr__(self, "params", ReadOnlyDict(self.params))
 
     @property
     def has_traffic(self) -> bool:

@@ -299,3 +299,16 @@ def test_iteration_breakdown_takes_names_for_the_model_and_the_gpu():
     assert by_name == iteration_breakdown(load_model("gpt2"), hardware.load_gpu("h100-sxm"), comm, 16, config)
     with pytest.raises(InputError, match="^gpu: "):
         iteration_breakdown("gpt2", 3, comm, 16, config)
+
+
+def test_predictions_and_systems_are_values_that_hash():
+    """The frozen values held dicts (a Prediction's params, a GPU's peak FLOP/s), so they could not
+    go in a set, a dict key or an lru_cache, and params could be changed in place (API review)."""
+    first = predict("all-reduce", "1GiB", algorithm="parameter-server", ranks=8, alpha_s="5us",
+                    bandwidth_Bps="25GB/s", servers=2)
+    again = predict("all-reduce", "1GiB", algorithm="parameter-server", ranks=8, alpha_s="5us",
+                    bandwidth_Bps="25GB/s", servers=2)
+    assert first == again and hash(first) == hash(again) and len({first, again}) == 1
+    with pytest.raises(TypeError, match="read-only"):
+        first.params["servers"] = 4
+    assert len({hardware.load_system("dgx-h100"), hardware.load_system("dgx-a100")}) == 2
