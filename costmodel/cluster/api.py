@@ -15,7 +15,6 @@ pandas DataFrame with one row per query and one column per ``Prediction`` field.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -35,29 +34,13 @@ _QUERY_PARAMS = tuple(PARAMETERS)  # the algorithm parameters a query takes
 # keyword arguments, so its errors name those instead (one set of checks, two spellings).
 _KEYWORDS = {"alpha": "alpha_s", "bandwidth": "bandwidth_Bps", "gamma": "gamma_s_per_byte",
              "alpha-inter": "alpha_inter_s", "bandwidth-inter": "bandwidth_inter_Bps", "no-pipeline": "pipelined=False"}
-_FLAG = re.compile(r"--([a-z][a-z-]*)")
-_NAME = re.compile(r"[a-z][a-z_-]*")
-
-
-def _keyword(flag: str) -> str:
-    """A CLI flag's name (no dashes) as this API's keyword argument."""
-    return _KEYWORDS.get(flag, flag.replace("-", "_"))
 
 
 def _in_api_terms(error: InputError) -> InputError:
-    """``error`` with the CLI's flags (``--alpha``, ``--no-pipeline``) written as this API's keywords
-    (``alpha_s``, ``pipelined=False``); the same class, field, value and reason."""
-    renamed = type(error).__new__(type(error))
-    name = error.field.removeprefix("--")
-    # a flag or a keyword; anything else (a profile's path and field) is kept as written: its
-    # hyphens turned to underscores named a file and a profile that do not exist (API review)
-    field = _keyword(name.replace("_", "-")) if _NAME.fullmatch(name) else error.field
-    value = error.value
-    if field.endswith("=False") and isinstance(value, bool):  # a negated switch: --no-pipeline given is pipelined=False
-        value = not value
-    InputError.__init__(renamed, field.removesuffix("=False"), value,
-                        _FLAG.sub(lambda match: _keyword(match.group(1)), error.allowed))
-    return renamed
+    """``error`` in this API's keywords (:func:`costmodel.apiwords.in_api_terms`)."""
+    from costmodel.apiwords import in_api_terms
+
+    return in_api_terms(error, _KEYWORDS)
 
 
 def predict(primitive: str, size: str | float | None = None, algorithm: str | None = None, *,

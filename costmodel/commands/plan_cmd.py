@@ -261,7 +261,7 @@ def plan(
             quantize_grads=parse_bits(quantize_grads, "quantize_grads"), overlap_param_gather=overlap_param_gather,
             offload_optimizer=offload_optimizer, shard=shard, asynchronous=asynchronous,
             input_rate=input_rate, colocated=None if ps_placement is None else ps_placement == "colocated", sync=sync,
-            progress=update)
+            progress=update, _cli_words=True)
     if html is not None:
         from costmodel.plots.planreport import report_html
         from dpbase.safeio import write_outputs

@@ -164,7 +164,7 @@ def plan(output: OUT, model: Annotated[str, Option(help="Preset name or paramete
     _refuse_inputs(output, cluster, model)
     check_axes(x, y)  # before the planner ranks every plan
     found = make_plan(model, cluster, global_batch=global_batch, nodes=nodes, backend=backend, top=PLAN_ROWS,
-                      explain=False)
+                      explain=False, _cli_words=True)
     _finish(plan_figure(found.to_dict(), x=x, y=y), output, open_, json_, "plan", (cluster, model))
 
 

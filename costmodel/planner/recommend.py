@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from costmodel.apiwords import speaks_keywords
 from costmodel.cluster.backends import curves_left_out
 from costmodel.cluster.stacks import resolve_backend
 from costmodel.names import backend_named
@@ -733,6 +734,14 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes
                             "leanest_without_bytes": None, "decided": decide}, tables
 
 
+# The checks speak the CLI's flags (plan_cmd); this API's caller passed plan's keywords
+# (costmodel.apiwords)
+_KEYWORDS = {"deadline": "deadline_hours", "power-per-gpu": "power_w", "jitter": "jitter_cv",
+             "buckets": "bucket_bytes", "bucket": "bucket_bytes", "no-recompute": "recompute=False",
+             "no-flash-attention": "flash_attention=False", "mfu-calibration": "mfu_calibration"}
+
+
+@speaks_keywords(_KEYWORDS)
 def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = None,
          seq_len: int | None = None, min_gpus: int = 1, max_gpus: int | None = None,
          gpus: int | None = None, objective: str = "throughput", tokens: float | None = None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from costmodel.apiwords import speaks_keywords
 from costmodel.cluster.comm import comm_model, hybrid_groups
 from costmodel.training import offload, residuals, transport, workloads
 from costmodel.training.gradsync import ShardGroups
@@ -29,6 +30,13 @@ if TYPE_CHECKING:
 _CONFIG_FIELDS = frozenset(f.name for f in fields(TrainingConfig))
 
 
+# The checks speak the CLI's flags (iteration_cmd); this API's caller passed TrainingConfig's
+# fields (costmodel.apiwords)
+_KEYWORDS = {"zero": "zero_stage", "topk": "topk_fraction", "jitter": "jitter_cv", "bucket": "bucket_bytes",
+             "first-bucket": "first_bucket_bytes", "memory-reserve": "memory_reserve_bytes", "accum": "accumulation_steps"}
+
+
+@speaks_keywords(_KEYWORDS)
 def iteration(model: str | Workload, cluster: str | System, config: TrainingConfig | None = None, *,
               nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
               backend: str | None = None, stack: str | None = None, servers: int | None = None,

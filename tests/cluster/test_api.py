@@ -213,10 +213,10 @@ def test_a_system_built_in_python_is_checked_as_a_toml_files_entry(change, field
         assert error.value.field == field, str(error.value)
 
 
-def iteration_of(model, cluster):
+def iteration_of(model, cluster, **options):
     from costmodel.training.oncluster import iteration
 
-    return iteration(model, cluster, micro_batch=8, nodes=2)
+    return iteration(model, cluster, micro_batch=8, nodes=2, **options)
 
 
 def test_a_gpus_negative_peak_is_refused_not_a_faster_step():
@@ -312,3 +312,31 @@ def test_predictions_and_systems_are_values_that_hash():
     with pytest.raises(TypeError, match="read-only"):
         first.params["servers"] = 4
     assert len({hardware.load_system("dgx-h100"), hardware.load_system("dgx-a100")}) == 2
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    (lambda: iteration_of("gpt2", DGX, topk_fraction=2.0), "^topk_fraction: got 2.0"),  # was 'topk'
+    (lambda: iteration_of("gpt2", DGX, zero_stage=2, shard="hybrid"), "only with zero_stage 3"),  # '--zero 3'
+    (lambda: iteration_of("gpt2", DGX, memory_reserve_bytes=1e12), "^memory_reserve_bytes: "),
+])
+def test_iterations_errors_name_its_keywords(call, expected):
+    """API review: iteration's and plan's errors named the CLI's flags and fields (--zero 3,
+    topk, deadline, --price-per-gpu-hour) where the caller passed keywords (costmodel.apiwords)."""
+    with pytest.raises(InputError, match=expected):
+        call()
+
+
+def test_plans_errors_name_its_keywords_and_the_cli_keeps_its_flags():
+    from typer.testing import CliRunner
+
+    from cli import app
+    from costmodel.planner.recommend import plan
+
+    with pytest.raises(InputError, match="^deadline_hours: got -1"):
+        plan("gpt2", DGX, global_batch=64, deadline_hours=-1)
+    with pytest.raises(InputError, match=r"raise nodes/max_gpus\), keep the optimizer states on the host "
+                                         r"\(offload_optimizer\)"):
+        plan("llama2-70b", DGX, global_batch=64, nodes=1)
+    cli = CliRunner().invoke(app, ["plan", "--model", "llama2-70b", "--cluster", DGX, "--global-batch", "64"])
+    assert cli.exit_code == 2 and "raise --nodes/--max-gpus), keep the optimizer states on the host " \
+                                  "(--offload-optimizer)" in cli.output

@@ -13,10 +13,14 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from cli import app
-from costmodel.planner import grid
+from costmodel.planner import grid, recommend
 from costmodel.planner.economics import economics_for
-from costmodel.planner.recommend import plan
 from dpbase.errors import InputError
+
+
+def plan(*args, **kwargs):  # the advice in the CLI's words (--nodes, --shard full), as `dpcost plan` prints it
+    return recommend.plan(*args, _cli_words=True, **kwargs)
+
 
 GPU_HOURS = dict(nodes=16, global_batch=1024, objective="gpu-hours", tokens=300e9, explain=False)
 

@@ -11,8 +11,12 @@ import re
 
 import pytest
 
-from costmodel.planner.recommend import plan
+from costmodel.planner import recommend
 from dpbase.errors import NotApplicableError
+
+
+def plan(*args, **kwargs):  # the advice in the CLI's words (--nodes, --shard full), as `dpcost plan` prints it
+    return recommend.plan(*args, _cli_words=True, **kwargs)
 
 
 def _advice(**options) -> str:

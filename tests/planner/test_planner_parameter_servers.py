@@ -8,9 +8,14 @@ from typer.testing import CliRunner
 import hardware
 from cli import app
 from costmodel.cluster.api import predict
-from costmodel.planner.recommend import plan
+from costmodel.planner import recommend
 from costmodel.training.oncluster import iteration
 from dpbase.errors import InputError
+
+
+def plan(*args, **kwargs):  # the advice in the CLI's words (--nodes, --shard full), as `dpcost plan` prints it
+    return recommend.plan(*args, _cli_words=True, **kwargs)
+
 
 runner = CliRunner()
 

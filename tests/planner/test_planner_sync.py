@@ -11,12 +11,16 @@ from typer.testing import CliRunner
 import hardware
 from cli import app
 from costmodel.cluster.comm import comm_model
-from costmodel.planner import emit
-from costmodel.planner.recommend import plan
+from costmodel.planner import emit, recommend
 from costmodel.training import memory, syncmodes
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 from costmodel.training.workloads import load_model
 from dpbase.errors import InputError
+
+
+def plan(*args, **kwargs):  # the advice in the CLI's words (--nodes, --shard full), as `dpcost plan` prints it
+    return recommend.plan(*args, _cli_words=True, **kwargs)
+
 
 MIB = 2**20
 # gpt2's blocks (~14 MB of bf16 gradient) are far smaller than the swept buckets; llama2-13b's

@@ -82,7 +82,7 @@ def test_on_sixteen_dgx_h100_nodes_hybrid_moves_less_across_nodes_and_holds_more
 
 
 def test_refused_outside_zero3_or_without_groups():
-    with pytest.raises(InputError, match="--zero 3"):
+    with pytest.raises(InputError, match="zero_stage 3"):
         iteration("gpt2", "dgx-h100", micro_batch=1, zero_stage=2, nodes=2, shard="hybrid")
     with pytest.raises(InputError, match="full or hybrid or hpz"):
         iteration("gpt2", "dgx-h100", micro_batch=1, zero_stage=3, nodes=2, shard="half")
