@@ -13,8 +13,9 @@ from dpbase.lazy import lazy_exports as _lazy_exports
 # writer (hardware.describe) nor anything else it does not touch.
 _EXPORTS = {
     "to_dict": "hardware.describe", "to_toml": "hardware.describe", "standalone_toml": "hardware.describe",
-    **dict.fromkeys(("derived_system", "is_path", "list_profiles", "load_file", "load_gpu", "load_link", "load_profile",
-                     "load_system", "system_of", "validate_file"), "hardware.loader"),
+    **dict.fromkeys(("is_path", "list_profiles", "load_file", "load_gpu", "load_link", "load_profile",
+                     "load_system", "validate_file"), "hardware.loader"),
+    **dict.fromkeys(("derived_system", "system_of"), "hardware.given"),
     **dict.fromkeys(("Gpu", "Link", "Profile", "Regime", "System"), "hardware.profiles"),
     "Catalog": "hardware.resolve",
 }

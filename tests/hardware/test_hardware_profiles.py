@@ -36,7 +36,7 @@ REQUIRED_SYSTEMS = [
 def test_public_api_all_is_sorted_and_complete():
     assert hardware.__all__ == sorted(hardware.__all__)
     public = {name for name in dir(hardware) if not name.startswith("_")}
-    modules = {"describe", "fields", "loader", "metadata", "profiles", "resolve", "schema"}
+    modules = {"describe", "fields", "given", "loader", "metadata", "notes", "profiles", "resolve", "schema"}
     assert public - modules == set(hardware.__all__)
 
 

@@ -1,0 +1,95 @@
+"""A system given in Python, checked as a TOML file's entry would be.
+
+A :class:`hardware.System` built in Python (``dataclasses.replace`` of a loaded one for a
+what-if) was used unchecked: a NaN, zero or negative NIC bandwidth all answered 16.8 s for a
+1 GiB all-reduce, a negative peak made a step faster (API review, 2026-11-29). Its fields are
+written as TOML and read back by the loader, so one set of checks rules both. The loader's own
+systems, and the copies the library makes of them (:func:`derived_system`), are taken as checked.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from dpbase.errors import InputError, ProfileError, is_real
+from dpbase.values import fields, replace
+from hardware.loader import _CHECKED, _checked, _parse_toml, bundled_catalog, load_system
+from hardware.profiles import System
+from hardware.resolve import build_catalog
+
+
+def derived_system(system: System, **changes: Any) -> System:
+    """A copy of a checked ``system`` that the library itself makes (a what-if's scaled links, a
+    rail's share of a node, a calibration's curves left out), taken as checked by
+    :func:`system_of`: it need not be read back as a TOML entry (its name says what it is,
+    "dgx-h100/rail", which no file may name)."""
+    return _checked(replace(system, **changes))
+
+
+def system_of(value: Any, field: str = "cluster", check: bool = True) -> System:
+    """The system ``value`` names (a bundled name, a TOML path, a ``pathlib.Path``) or is (a
+    :class:`hardware.System` built in Python, e.g. ``dataclasses.replace`` of a loaded one for a
+    what-if), checked as a TOML file's entry would be. A System built in Python was used unchecked:
+    a NaN, zero or negative NIC bandwidth all answered 16.8 s for a 1 GiB all-reduce, a negative
+    peak made a step faster (API review, 2026-11-29). Its fields are written as TOML and read back
+    by the loader, so one set of checks rules both; the first problem is raised, naming the field.
+    ``check=False``: the library's own copies (a what-if's scaled links, a rail's share), taken as
+    they are.
+    """
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str):
+        return load_system(value)
+    if not isinstance(value, System):
+        raise InputError(field, value, "a system name, a TOML path or a hardware.System")
+    if check and _CHECKED.get(id(value)) is not value:
+        _check_built(value, field)
+        _checked(value)
+    return value
+
+
+# The name a System built in Python is written under: its own need not be a file's kebab-case
+# name ("dgx-1-1x100G"), a TOML file's rule, not the formulas'.
+_WRITTEN_NAME = "built-in-python"
+
+
+def _check_built(system: System, field: str) -> None:
+    from hardware.describe import standalone_toml
+
+    try:
+        text = standalone_toml(replace(system, name=_WRITTEN_NAME))
+    except (TypeError, ValueError, AttributeError) as error:  # a field of the wrong kind altogether
+        raise ProfileError(f"{field} ({system.name!r})", type(error).__name__,
+                           "a hardware.System whose fields a TOML profile can hold (see hardware.profiles)") from None
+    catalog, problems = build_catalog(_parse_toml(text, f"hardware.System {system.name!r}"), bundled_catalog())
+    if problems:  # named by the Python attribute that holds it: cluster ('x').gpu.peak_tflops.bf16
+        first = problems[0]
+        entry, _, where = first.field.partition(").")
+        owner = {"gpus": "gpu.", "links": next((f"{attr}." for attr, link in (
+            ("intra_link", system.intra_link), ("nic_link", system.nic_link), ("gpu.scaleup_link", system.gpu.scaleup_link))
+            if link is not None and entry.endswith(f"({link.name}")), "")}.get(entry.split("[")[0], "")
+        raise ProfileError(f"{field} ({system.name!r}).{owner}{where or first.field}", first.value, first.allowed)
+    differs = _difference(system, replace(catalog.kind("system")[_WRITTEN_NAME], name=system.name))
+    if differs:  # read back otherwise: a value of another type ("8" for 8), which the formulas would not take
+        where, value, read = differs
+        raise ProfileError(f"{field} ({system.name!r}).{where}", value, f"a value a profile holds, e.g. {read!r}")
+
+
+def _difference(given: Any, read: Any, where: str = "") -> tuple[str, Any, Any] | None:
+    """The first field (dotted path) where a profile built in Python and the one read back from
+    its TOML differ: (path, given value, value read), or None. A number is any number there (the
+    writer rounds a calibration's fitted curves; the loader checked its range); every other value
+    must be read back as itself, of its type ("8" for 8 is not)."""
+    if hasattr(type(given), "__value_fields__") and type(given) is type(read):
+        pairs = [(f"{where}.{item.name}".lstrip("."), getattr(given, item.name), getattr(read, item.name))
+                 for item in fields(given)]
+    elif isinstance(given, (tuple, list)) and isinstance(read, (tuple, list)) and len(given) == len(read):
+        pairs = [(f"{where}[{i}]", a, b) for i, (a, b) in enumerate(zip(given, read))]
+    elif hasattr(given, "keys") and hasattr(read, "keys") and set(given.keys()) == set(read.keys()):
+        pairs = [(f"{where}.{key}", given[key], read[key]) for key in given.keys()]
+    elif is_real(given) and is_real(read):  # a number: its range is the loader's to check (done)
+        return None
+    else:
+        return None if type(given) is type(read) and given == read else (where, given, read)
+    return next((found for path, a, b in pairs if (found := _difference(a, b, path))), None)
