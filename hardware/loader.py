@@ -140,7 +140,7 @@ def load_file(path: str | os.PathLike[str]) -> Catalog:
     once per content: a file rewritten to the same length with its modification time restored
     (``cp -p``, ``rsync -t``, tar) was answered from the old profiles while keyed by path, time and
     size (review, 2026-11-29); the same text again is the same profile objects."""
-    resolved = os.path.expanduser(os.fspath(path))
+    resolved = os.path.expanduser(os.fspath(_path(path)))
     try:
         os.stat(resolved)
     except OSError as error:
@@ -218,10 +218,18 @@ def list_profiles(kind: str | None = None) -> list[Profile]:
     return [profile for table in _kinds(kind) for profile in catalog.kind(table).values()]
 
 
+def _path(path: Any) -> str | os.PathLike[str]:
+    """A path as text or a ``pathlib.Path``; anything else one error naming it (3 or None was a
+    TypeError: API review, 2026-11-29)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ProfileError("path", path, "a TOML file's path (text or a pathlib.Path)")
+    return path
+
+
 def validate_file(path: str | os.PathLike[str]) -> list[str]:
     """Every problem in a user TOML file, one message each (empty list = valid)."""
     try:
-        document = _read_toml(os.path.expanduser(os.fspath(path)))
+        document = _read_toml(os.path.expanduser(os.fspath(_path(path))))
     except ProfileError as error:
         return [str(error)]
     return [str(problem) for problem in build_catalog(document, bundled_catalog())[1]]

@@ -268,3 +268,12 @@ def test_a_rewritten_profile_with_its_time_restored_is_read_again(tmp_path):
     path.write_text(slower.ljust(len(source)) if len(slower) < len(source) else slower)
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert costmodel.predict("all-reduce", "1GiB", cluster=str(path), nodes=2).time_s > before
+
+
+def test_a_path_that_is_not_one_is_named():
+    """validate_file(3) and load_file(None) were TypeErrors (API review, 2026-11-29)."""
+    from dpbase.errors import ProfileError
+
+    assert hardware.validate_file(3) == ["path: got 3; allowed: a TOML file's path (text or a pathlib.Path)"]
+    with pytest.raises(ProfileError, match="^path: got None; allowed: a TOML file's path"):
+        hardware.load_file(None)
