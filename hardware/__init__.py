@@ -15,7 +15,7 @@ _EXPORTS = {
     "to_dict": "hardware.describe", "to_toml": "hardware.describe", "standalone_toml": "hardware.describe",
     **dict.fromkeys(("is_path", "list_profiles", "load_file", "load_gpu", "load_link", "load_profile",
                      "load_system", "validate_file"), "hardware.loader"),
-    **dict.fromkeys(("derived_system", "system_of"), "hardware.given"),
+    **dict.fromkeys(("gpu_of", "system_of"), "hardware.given"),
     **dict.fromkeys(("Gpu", "Link", "Profile", "Regime", "System"), "hardware.profiles"),
     "Catalog": "hardware.resolve",
 }

@@ -216,9 +216,10 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
         results = [replace(r, note=join_notes(r.note, left_out)) for r in results]
     elif getattr(lay.system, "measured", ()):
         from costmodel.cluster.measured import calibrated
+        from hardware.given import derived_system
 
         def model(prim: str, size: float, algo: str, where: Layout) -> list[Prediction]:
-            bare = replace(where, system=replace(where.system, measured=()))
+            bare = replace(where, system=derived_system(where.system, measured=()))
             return predict_collective(prim, size, bare, algorithm=algo,
                                       backend=asked, stack=stack)
 

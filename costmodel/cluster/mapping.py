@@ -167,7 +167,7 @@ def rail_system(system: System, sharing: int) -> System:
         nics //= share
     else:
         nics, per_nic = 1, per_nic * nics / share
-    from hardware import derived_system
+    from hardware.given import derived_system
 
     return derived_system(system, name=f"{system.name}/rail", gpus_per_node=1, nics_per_node=nics,
                    nic_bandwidth_Bps=per_nic, pcie_switch_gpus=1, measured=(),

@@ -376,10 +376,10 @@ def topology_for(system: System, nodes: int = 1, gpus_per_node: int | None = Non
     """
     import os
 
-    if isinstance(system, (str, os.PathLike)):  # a name raised AttributeError (review, 2026-11-29)
-        from hardware import load_system
+    from hardware import System, system_of
 
-        system = load_system(system)
+    if isinstance(system, (str, os.PathLike, System)):  # a name raised AttributeError (review, 2026-11-29);
+        system = system_of(system, "system")  # a System built in Python is checked as its TOML would be
     elif not hasattr(system, "gpu"):
         raise InputError("system", system, "a hardware.System, a system name or a TOML path")
     nodes = whole_count("nodes", nodes)  # 2.0 was kept a float, and nccl_time then failed on it

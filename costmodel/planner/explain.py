@@ -119,7 +119,8 @@ def zero0_fits(sweep, index) -> bool | None:
 def plan_calls(system, space, index, backend: str, params: tuple = (), algorithm: str | None = None,
                quantize: tuple = (None, None), shard: str = "full") -> dict[str, tuple] | None:
     """The collectives the plan at ``index`` issues, as :func:`gradsync.sync_plan` builds them,
-    each with the group it runs on: label -> (primitive, ``comm(primitive, size)`` of that group).
+    each with the group it runs on: label -> (primitive, ``comm(primitive, size)`` of that group,
+    its bytes per byte of the gradient bucket: 1 for ZeRO's, qgZ's int4 share over G on the rail).
     On all the plan's GPUs the label is the primitive; ZeRO++ qgZ's two-level all-to-all, hybrid
     sharding and hpZ run some in the node or on one rail across the nodes, and say so. (The
     report's chart drew ZeRO's reduce-scatter for a qgZ plan, whose gradients go all-to-all.)
@@ -140,11 +141,11 @@ def plan_calls(system, space, index, backend: str, params: tuple = (), algorithm
               "node": lambda: cache.function(1, per_node, algorithm),
               "rail": lambda: CommCache(rail_system(system, per_node), backend, params).function(nodes, 1, algorithm)}
     labels = {"all": "{}", "node": f"{{}} (in the node, {per_node} GPUs)", "rail": f"{{}} (across {nodes} nodes, one rail)"}
-    issued: dict[tuple[str, str], None] = {}
+    issued: dict[tuple[str, str], float] = {}  # (primitive, group) -> bytes per gradient byte
 
     def record(group: str):
         def comm(primitive: str, size):
-            issued[(primitive, group)] = None
+            issued[(primitive, group)] = max(issued.get((primitive, group), 0.0), float(size))
             return 0.0 * size
         return comm
 
@@ -159,7 +160,8 @@ def plan_calls(system, space, index, backend: str, params: tuple = (), algorithm
     functions = {group: groups[group]() for group in dict.fromkeys(group for _, group in issued)}
     if nodes * per_node == 1 or any(function is None for function in functions.values()):
         return None
-    return {labels[group].format(primitive): (primitive, functions[group]) for primitive, group in issued}
+    return {labels[group].format(primitive): (primitive, functions[group], share)
+            for (primitive, group), share in issued.items()}
 
 
 def comm_sweep(system, space, index, backend: str, params: tuple = (), quantize: tuple = (None, None),
@@ -175,11 +177,11 @@ def comm_sweep(system, space, index, backend: str, params: tuple = (), quantize:
     # where NCCL's model answers, the whole group's table at every size in one pass (equal to the
     # calls cell by cell); a row NCCL leaves NaN (a forced algorithm it does not enable) goes call
     # by call, which raises NotApplicableError as it always did
-    whole = [primitive for label, (primitive, _) in calls.items() if label == primitive]
+    whole = [primitive for label, (primitive, _, _) in calls.items() if label == primitive]
     cache.prepare([(nodes, per_node)], [(p, algorithm) for p in whole], COMM_SWEEP_SIZES)
     table = cache.batch([(nodes, per_node)], algorithm, COMM_SWEEP_SIZES)
 
-    def seconds(label: str, primitive: str, comm) -> list[float]:
+    def seconds(label: str, primitive: str, comm, _share: float) -> list[float]:
         if label == primitive and cache.nccl_answers(algorithm, primitive):
             row = table(primitive, COMM_SWEEP_SIZES)[0]
             if np.isfinite(row).all():
@@ -255,7 +257,8 @@ def crossover(system, space, index, runner_up: str, backend: str, params: tuple 
         return None
 
     def wins(size: float) -> bool:
-        other, winner = (sum(comm(p, size) for p, comm in calls.values()) for calls in (theirs, ours))
+        # each call at its share of the bucket (qgZ's rail all-to-all carries 1/G of it)
+        other, winner = (sum(comm(p, size * share) for p, comm, share in calls.values()) for calls in (theirs, ours))
         return other < winner * (1.0 - CROSSOVER_TIE)
 
     sizes = np.geomspace(CROSSOVER_MIN_BYTES, CROSSOVER_MAX_BYTES, CROSSOVER_SCAN_POINTS)

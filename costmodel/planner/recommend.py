@@ -738,7 +738,8 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes
 # (costmodel.apiwords)
 _KEYWORDS = {"deadline": "deadline_hours", "power-per-gpu": "power_w", "jitter": "jitter_cv",
              "buckets": "bucket_bytes", "bucket": "bucket_bytes", "no-recompute": "recompute=False",
-             "no-flash-attention": "flash_attention=False", "mfu-calibration": "mfu_calibration"}
+             "no-flash-attention": "flash_attention=False", "mfu-calibration": "mfu_calibration",
+             "async": "asynchronous", "algorithm": "algorithms"}
 
 
 @speaks_keywords(_KEYWORDS)
@@ -885,7 +886,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         check_grad_dtype(grad_dtype, system.gpu, "grad_dtypes")
     curves_note = curves_left_out(system, backend)
     if curves_note:  # the textbook model asked for: a calibration's curves left out, and said so
-        from hardware import derived_system
+        from hardware.given import derived_system
 
         system = derived_system(system, measured=())
     backend = resolve_backend(backend, system).value  # auto: NCCL's model on NVIDIA, RCCL's tuning model on AMD

@@ -32,7 +32,7 @@ def scaled_system(system: Any, *, intra_bandwidth: float = 1.0, inter_bandwidth:
     nic = replace(system.nic_link, latency_s=system.nic_link.latency_s * latency)
     name = (f"{system.name} (intra bw x{intra_bandwidth:g}, network bw x{inter_bandwidth:g}, "
             f"latency x{latency:g})")
-    from hardware import derived_system
+    from hardware.given import derived_system
 
     return derived_system(system, name=name, intra_link=intra, nic_link=nic,
                    intra_bandwidth_Bps=system.intra_bandwidth_Bps * intra_bandwidth,

@@ -133,7 +133,8 @@ def check_backend(hw: Hardware, primitive: str, algorithms: tuple[str, ...] = ()
     from costmodel.cluster.query import check_algorithm_name
 
     for algorithm in algorithms:  # an unknown name, named as such (it made the others' backend ideal)
-        check_algorithm_name(algorithm, on_cluster=hw.cluster is not None)
+        if algorithm != "auto":  # the backend's own choice, as collective takes it (a bare link's too)
+            check_algorithm_name(algorithm, on_cluster=hw.cluster is not None)
     if hw.cluster is None:
         from costmodel.cluster.query import ideal_only
 
@@ -190,6 +191,12 @@ def _nccl_points(hw: Hardware, primitive: str, size_bytes: float, algorithms: tu
     return found
 
 
+# The fields of an algorithm's own refusals (its name, its parameters); any other refusal (an RCCL
+# backend on an NVIDIA system) is the chart's, not the algorithm's (review of 2026-11-29's change:
+# best-map answered "rank_counts: got 8" for --backend rccl on dgx-h100)
+_ALGORITHM_FIELDS = ("algorithm", "gpus_per_node", "ranks", "servers", "chunks")
+
+
 def chosen_label(p: dict) -> str:
     """What answered a call: the algorithm, with the protocol where the library chose one."""
     return f"{p['algorithm']}/{p['protocol']}" if p.get("protocol") else p["algorithm"]
@@ -216,7 +223,9 @@ def predictions(hw: Hardware, primitive: str, size_bytes: float, algorithms: tup
     for name in algorithms:
         try:
             answered = run_query(replace(query, algorithm=name))
-        except NotApplicableError:  # this backend does not run it here (check_drawn names what it runs)
+        except NotApplicableError as error:  # the algorithm does not run here (check_drawn names what runs)
+            if error.field not in _ALGORITHM_FIELDS:  # the hardware or backend itself: said as collective says it
+                raise
             continue
         found += [{**p, "algorithm": name, "chosen": chosen_label(p) if name == "auto" else None}
                   for p in (r.to_dict() for r in answered)]

@@ -795,13 +795,16 @@ def _checked_comm(comm: Callable[[str, float], float]) -> Callable[[str, float],
 
 
 def _gpu_of(gpu):
-    """A GPU profile, or its bundled name or TOML path, as the docstring's fields need it."""
+    """A GPU profile, or its bundled name or TOML path, as the docstring's fields need it; a
+    hardware.Gpu built in Python checked as its TOML would be (hardware.gpu_of)."""
     import os
 
-    if isinstance(gpu, (str, os.PathLike)):
-        from hardware import load_gpu
+    from hardware import Gpu
 
-        return load_gpu(gpu)
+    if isinstance(gpu, (str, os.PathLike, Gpu)):
+        from hardware import gpu_of
+
+        return gpu_of(gpu)
     if not all(hasattr(gpu, name) for name in ("peak_flops", "hbm_bandwidth_Bps", "memory_bytes")):
         raise InputError("gpu", gpu, "a hardware.Gpu (or its name, e.g. h100-sxm): peak_flops, hbm_bandwidth_Bps, "
                                      "memory_bytes")
@@ -952,7 +955,9 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         comm = comm.time_s
     if not callable(comm):
         raise InputError("comm", comm, "a function comm(primitive, size_bytes) -> seconds, or a CommModel")
-    if _owner(comm) is comm:  # a function of the caller's own (a CommModel's answers are dpcost's)
+    from costmodel.cluster.comm import CommModel
+
+    if not isinstance(_owner(comm), CommModel):  # a caller's own function or model (a CommModel's are dpcost's)
         comm = _checked_comm(comm)
     workload = workloads.workload_of(workload)  # a preset's name too ("gpt2" was an AttributeError)
     gpu = _gpu_of(gpu)

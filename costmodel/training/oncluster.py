@@ -33,7 +33,8 @@ _CONFIG_FIELDS = frozenset(f.name for f in fields(TrainingConfig))
 # The checks speak the CLI's flags (iteration_cmd); this API's caller passed TrainingConfig's
 # fields (costmodel.apiwords)
 _KEYWORDS = {"zero": "zero_stage", "topk": "topk_fraction", "jitter": "jitter_cv", "bucket": "bucket_bytes",
-             "first-bucket": "first_bucket_bytes", "memory-reserve": "memory_reserve_bytes", "accum": "accumulation_steps"}
+             "first-bucket": "first_bucket_bytes", "memory-reserve": "memory_reserve_bytes", "accum": "accumulation_steps",
+             "async": "asynchronous"}
 
 
 @speaks_keywords(_KEYWORDS)

@@ -340,3 +340,82 @@ def test_plans_errors_name_its_keywords_and_the_cli_keeps_its_flags():
     cli = CliRunner().invoke(app, ["plan", "--model", "llama2-70b", "--cluster", DGX, "--global-batch", "64"])
     assert cli.exit_code == 2 and "raise --nodes/--max-gpus), keep the optimizer states on the host " \
                                   "(--offload-optimizer)" in cli.output
+
+
+# Review of the 2026-11-29 change itself.
+def test_a_comm_model_of_the_callers_own_is_checked_too():
+    """Only a lambda was checked: an object with time_s, or a bound method, passed NaN through
+    (a NaN step) or a negative time (a ZeroDivisionError)."""
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+
+    class Other:
+        ranks = 16
+
+        def time_s(self, primitive, size):
+            return float("nan")
+
+        def seconds(self, primitive, size):
+            return -1.0
+
+    for comm in (Other(), Other().seconds):
+        with pytest.raises(InputError, match="^comm: got "):
+            iteration_breakdown("gpt2", "h100-sxm", comm, 16, TrainingConfig(micro_batch=4))
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"gpus_per_node": True}, "cluster ('dgx-h100').gpus_per_node"),  # TOML syntax, not the field
+    ({"description": None}, "cluster ('dgx-h100').description"),
+    ({"rail_optimized": "yes"}, "cluster ('dgx-h100').rail_optimized"),
+])
+def test_a_value_toml_cannot_hold_is_named_by_its_field(change, field):
+    import dataclasses
+
+    with pytest.raises(InputError) as error:
+        hardware.system_of(dataclasses.replace(hardware.load_system(DGX), **change))
+    assert error.value.field == field and "TOML syntax" not in str(error.value)
+
+
+def test_every_public_entry_checks_a_python_built_profile():
+    """topology_for took a System with a negative NIC bandwidth (4.1 ms); iteration_breakdown a
+    GPU with negative peaks (a faster step)."""
+    import dataclasses
+
+    from costmodel.nccl import topology_for
+    from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+
+    system = hardware.load_system(DGX)
+    with pytest.raises(InputError, match=r"^system \('dgx-h100'\)\.nic_bandwidth: "):
+        topology_for(dataclasses.replace(system, nic_bandwidth_Bps=-1.0), nodes=2)
+    gpu = dataclasses.replace(system.gpu, peak_flops={dtype: -peak for dtype, peak in system.gpu.peak_flops.items()})
+    with pytest.raises(InputError, match=r"^gpu \('h100-sxm'\)\.peak_tflops\."):
+        iteration_breakdown("gpt2", gpu, lambda primitive, size: 1e-3, 16, TrainingConfig(micro_batch=4))
+    assert "derived_system" not in hardware.__all__  # the library's own copies: not a way around the check
+
+
+def test_checking_systems_from_many_threads_at_once():
+    """Two threads evicting the oldest checked system at once raised KeyError (8 threads, 4,000
+    systems built in Python)."""
+    import dataclasses
+    from concurrent.futures import ThreadPoolExecutor
+
+    base = hardware.load_system(DGX)
+    built = [dataclasses.replace(base, nic_bandwidth_Bps=25e9 + i) for i in range(600)]
+    from hardware import loader
+
+    before = loader._CHECKED_MAX
+    loader._CHECKED_MAX = 64  # evictions on almost every call
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            found = list(pool.map(hardware.system_of, built))
+    finally:
+        loader._CHECKED_MAX = before
+    assert found == built
+
+
+def test_asynchronous_is_named_as_the_keyword():
+    from costmodel.planner.recommend import plan
+
+    with pytest.raises(InputError, match="unset with asynchronous"):
+        plan("gpt2", DGX, global_batch=64, asynchronous=True, quantize_grads=4)
+    with pytest.raises(InputError, match="^algorithms: got 'foo'"):
+        plan("gpt2", DGX, global_batch=64, algorithms=("foo",))

@@ -276,3 +276,20 @@ def test_the_report_charts_the_collectives_the_plan_issues(model, nodes, options
         assert seconds == pytest.approx([comm(primitive, s) for s in sweep["sizes_bytes"]], rel=1e-12), label
         if group:  # the group matters: all the plan's GPUs would take longer at 64 MiB
             assert seconds[8] < whole(primitive, sweep["sizes_bytes"][8])
+
+
+def test_each_collective_of_a_plan_carries_its_share_of_the_bucket():
+    """The crossover added every call at the bucket's size: qgZ's int4 rail all-to-all carries
+    1/4 of a bf16 gradient over the node's 8 GPUs, 1/32 of it (review of the change: 8x its weight)."""
+    from costmodel.planner.recommend import plan
+
+    found = plan("llama2-7b", "dgx-h100", global_batch=256, nodes=2, seq_len=2048, quantize_grads=4)
+    system = hardware.load_system("dgx-h100")
+    setting = found.best
+    space = build_space(system, nodes=2, global_batch=256, min_gpus=16, max_gpus=16, algorithms=(setting.algorithm,),
+                        bucket_bytes=(setting.bucket_bytes,), grad_dtypes=("bf16",))
+    index = (0, space.zero_stages.index(setting.zero_stage), 0, 0, int(np.argmax(space.gpus)))
+    calls = explain.plan_calls(system, space, index, found.backend, quantize=(None, 4))
+    shares = {label: share for label, (_, _, share) in calls.items()}
+    assert shares == {"all-to-all (in the node, 8 GPUs)": 0.25, "all-to-all (across 2 nodes, one rail)": 0.25 / 8,
+                      "all-gather": 1.0}

@@ -206,3 +206,21 @@ def test_charts_take_every_algorithm_name_collective_takes(hardware, name):
         answer = run_query(Query(primitive="all-reduce", algorithm=name, size=size, cluster=hardware.cluster,
                                  nodes=hardware.nodes))[0]
         assert drawn == pytest.approx(answer.time_s, rel=1e-9), size
+
+
+def test_a_backend_that_cannot_answer_here_is_said_as_collective_says_it():
+    """Review of the change: asking names one by one, the charts skipped any refusal, so RCCL's
+    backend on an NVIDIA system read "rank_counts: got 8" (best-map) or "algorithm: got 'ring'"."""
+    nvidia = Hardware(cluster="dgx-h100", backend="rccl")
+    for draw in (lambda: best_map_figure("all-reduce", nvidia, rank_counts=(8, 16), min_size="1KiB", max_size="1MiB"),
+                 lambda: sweep_figure("all-reduce", nvidia, min_size="1KiB", max_size="1MiB", algorithms=("ring",))):
+        with pytest.raises(DpcostError, match="^system: got 'dgx-h100'; allowed: an AMD GPU system"):
+            draw()
+
+
+def test_auto_is_drawn_on_a_bare_link_as_collective_answers_it():
+    from costmodel.cluster.query import Query, run_query
+
+    fig = sweep_figure("all-reduce", FLAT, min_size="1MiB", max_size="1MiB", algorithms=("auto",))
+    answer = run_query(Query(primitive="all-reduce", size=2**20, ranks=8, alpha="5us", bandwidth="25GB/s"))[0]
+    assert next(t for t in fig.data if t.name == "auto").y[0] == pytest.approx(answer.time_s, rel=1e-12)
