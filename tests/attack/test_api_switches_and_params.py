@@ -182,7 +182,7 @@ def test_model_and_cluster_are_named_when_missing_and_numpys_counts_are_counts()
     ({"tokens": "1e9"}, "^tokens: got '1e9'; allowed: a number$"), ({"mfu": "0.5"}, "^mfu: got '0.5';"),
     ({"tie_band": "x"}, "^tie_band: got 'x';"), ({"memory_reserve": "1GB"}, "^memory_reserve: got '1GB';"),
     ({"progress": 5}, "^progress: got 5; allowed: a function"),
-    ({"bucket_bytes": "25MB"}, r"^buckets: got '25MB'; allowed: one or more sizes of at least 4 bytes"),
+    ({"bucket_bytes": "25MB"}, r"^bucket_bytes: got '25MB'; allowed: one or more sizes of at least 4 bytes"),
 ])
 def test_plan_refuses_text_where_a_number_goes(given, error):
     with pytest.raises(InputError, match=error):
@@ -193,7 +193,7 @@ def test_values_out_of_range_are_named_by_their_own_field():
     """A zero inter-node bandwidth read 'time: got inf', a 1e30-byte bucket 'size: got 1e+30'."""
     with pytest.raises(InputError, match="^bandwidth_inter_Bps: got 0; allowed: a bandwidth > 0"):
         costmodel.predict("all-reduce", 1e9, "hierarchical", ranks=16, gpus_per_node=4, bandwidth_inter_Bps=0, **LINK)
-    with pytest.raises(InputError, match="^bucket: got 1e\\+30; allowed: a size from 4 bytes to 1 ZiB"):
+    with pytest.raises(InputError, match="^bucket_bytes: got 1e\\+30; allowed: a size from 4 bytes to 1 ZiB"):
         costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, nodes=2, bucket_bytes=1e30)
 
 
@@ -233,7 +233,7 @@ def test_collnet_in_a_sweep_is_still_collnet():
 def test_a_swept_bucket_is_checked_as_iterations_bucket_is(size):
     """The planner's copy had the 4-byte floor only: inf gave 'size_bytes: got nan' after a
     RuntimeWarning (overlap.bucket_size_ok is now the one rule)."""
-    with pytest.raises(InputError, match=r"^buckets: got .*; allowed: one or more sizes of at least 4 bytes .* "
+    with pytest.raises(InputError, match=r"^bucket_bytes: got .*; allowed: one or more sizes of at least 4 bytes .* "
                                          "and at most 1 ZiB$"):
         costmodel.plan("gpt2", "dgx-h100", global_batch=64, bucket_bytes=[size])
 
