@@ -271,6 +271,25 @@ def test_the_shared_fp32_entry_is_lambdas_a6000_row():
     assert "080a6b7f" in entry["source"] and "080a6b7f" in table["source"]
 
 
+def _forward_both_ways(workload, gpu, micro, flops, seq_len) -> dict:
+    """dtype -> forward seconds over the ``micro`` array at TF32 and FP32 (default MFUs), each
+    checked equal to the scalar calls (the planner's vectorised sweep and iteration agree)."""
+    import numpy as np
+
+    from costmodel.training.iteration import mfu, micro_batch_forward
+
+    times = {}
+    for dtype in ("tf32", "fp32"):
+        rate, _ = mfu(gpu, None, workload, dtype)
+        kwargs = dict(compute_dtype=dtype, peak=gpu.peak_flops[dtype], mfu=rate, mfu_given=False,
+                      flops_per_sample=flops, seq_len=seq_len, mfu_default=True)
+        vector = micro_batch_forward(workload, gpu, micro_batch=micro, **kwargs).forward_s
+        scalar = [micro_batch_forward(workload, gpu, micro_batch=int(m), **kwargs).forward_s for m in micro]
+        assert np.allclose(vector, scalar, rtol=1e-12), (gpu.name, dtype)
+        times[dtype] = vector
+    return times
+
+
 @pytest.mark.parametrize("model", ["alexnet", "resnet-50", "resnet-152"])
 def test_a_tf32_micro_batch_is_never_slower_than_an_fp32_one(model):
     """The per-image choice above can be overturned by the fixed time per micro-batch, which sits
@@ -280,7 +299,6 @@ def test_a_tf32_micro_batch_is_never_slower_than_an_fp32_one(model):
     import numpy as np
 
     import hardware
-    from costmodel.training.iteration import mfu, micro_batch_forward
 
     workload = workloads.load_model(model)
     flops = workloads.training_flops_per_sample(workload, 0)
@@ -289,15 +307,7 @@ def test_a_tf32_micro_batch_is_never_slower_than_an_fp32_one(model):
     for gpu in hardware.list_profiles("gpu"):
         if not (gpu.peak_flops.get("tf32") and gpu.peak_flops.get("fp32")):
             continue
-        times = {}
-        for dtype in ("tf32", "fp32"):
-            rate, _ = mfu(gpu, None, workload, dtype)
-            kwargs = dict(compute_dtype=dtype, peak=gpu.peak_flops[dtype], mfu=rate, mfu_given=False,
-                          flops_per_sample=flops, seq_len=0, mfu_default=True)
-            vector = micro_batch_forward(workload, gpu, micro_batch=micro, **kwargs).forward_s
-            scalar = [micro_batch_forward(workload, gpu, micro_batch=int(m), **kwargs).forward_s for m in micro]
-            assert np.allclose(vector, scalar, rtol=1e-12), (gpu.name, dtype)
-            times[dtype] = vector
+        times = _forward_both_ways(workload, gpu, micro, flops, 0)
         assert (times["tf32"] <= times["fp32"] * (1 + 1e-12)).all(), gpu.name
         checked += 1
     assert checked >= 10
@@ -347,7 +357,6 @@ def test_a_transformers_tf32_micro_batch_is_never_slower_than_its_fp32_one(model
     import numpy as np
 
     import hardware
-    from costmodel.training.iteration import mfu, micro_batch_forward
 
     workload = workloads.load_model(model)
     seq = workloads.resolve_seq_len(workload, None)
@@ -357,15 +366,7 @@ def test_a_transformers_tf32_micro_batch_is_never_slower_than_its_fp32_one(model
     for gpu in hardware.list_profiles("gpu"):
         if not (gpu.peak_flops.get("tf32") and gpu.peak_flops.get("fp32")):
             continue
-        times = {}
-        for dtype in ("tf32", "fp32"):
-            rate, _ = mfu(gpu, None, workload, dtype)
-            kwargs = dict(compute_dtype=dtype, peak=gpu.peak_flops[dtype], mfu=rate, mfu_given=False,
-                          flops_per_sample=flops, seq_len=seq, mfu_default=True)
-            vector = micro_batch_forward(workload, gpu, micro_batch=micro, **kwargs).forward_s
-            scalar = [micro_batch_forward(workload, gpu, micro_batch=int(m), **kwargs).forward_s for m in micro]
-            assert np.allclose(vector, scalar, rtol=1e-12), (gpu.name, dtype)
-            times[dtype] = vector
+        times = _forward_both_ways(workload, gpu, micro, flops, seq)
         assert (times["tf32"] <= times["fp32"] * (1 + 1e-12)).all(), gpu.name
         faster += bool((times["tf32"] < times["fp32"] * 0.999).any())
         checked += 1
