@@ -47,6 +47,7 @@ def system_of(value: Any, field: str = "cluster", check: bool = True) -> System:
     if check and _CHECKED.get(id(value)) is not value:
         _check_built(value, field)
         _checked(value)
+        _checked(value.gpu)  # checked with it
     return value
 
 

@@ -161,7 +161,7 @@ def _load(table: str, name_or_path: str | os.PathLike[str]) -> Any:
 
 def load_gpu(name_or_path: str | os.PathLike[str]) -> Gpu:
     """A bundled GPU by name (``"h100-sxm"``) or the single ``[[gpu]]`` of a TOML file."""
-    return _load("gpu", name_or_path)
+    return _checked(_load("gpu", name_or_path))
 
 
 def load_link(name_or_path: str | os.PathLike[str]) -> Link:
@@ -171,16 +171,18 @@ def load_link(name_or_path: str | os.PathLike[str]) -> Link:
 
 def load_system(name_or_path: str | os.PathLike[str]) -> System:
     """A bundled system by name (``"dgx-h100"``) or the single ``[[system]]`` of a TOML file."""
-    return _checked(_load("system", name_or_path))
+    system = _checked(_load("system", name_or_path))
+    _checked(system.gpu)  # its GPU too: iteration_breakdown is handed system.gpu (hardware.given.gpu_of)
+    return system
 
 
-# Systems already checked, by identity (each kept alive here, so an id is never reused while it is
+# Profiles (systems, GPUs) already checked, by identity (each kept alive here, so an id is never reused while it is
 # a key): what the loader built, and what :func:`system_of` checked once.
-_CHECKED: dict[int, System] = {}
+_CHECKED: dict[int, System | Gpu] = {}
 _CHECKED_MAX = 4096  # a plan adds 6-9 copies; a bundled system evicted is checked again (~1 ms)
 
 
-def _checked(system: System) -> System:
+def _checked(system: Any) -> Any:
     from dpbase.bounded import evict_oldest
 
     evict_oldest(_CHECKED, _CHECKED_MAX)  # safe when threads race (two popped the same oldest key)
