@@ -15,7 +15,7 @@ from typing import Any
 
 from dpbase.errors import InputError, ProfileError, is_real
 from dpbase.values import fields, replace
-from hardware.loader import _CHECKED, _checked, _parse_toml, bundled_catalog, load_gpu, load_system
+from hardware.loader import _parse_toml, bundled_catalog, is_checked, load_gpu, load_system, mark_checked
 from hardware.profiles import Gpu, System
 from hardware.resolve import build_catalog
 
@@ -25,17 +25,14 @@ def derived_system(system: System, **changes: Any) -> System:
     rail's share of a node, a calibration's curves left out), taken as checked by
     :func:`system_of`: it need not be read back as a TOML entry (its name says what it is,
     "dgx-h100/rail", which no file may name)."""
-    return _checked(replace(system, **changes))
+    return mark_checked(replace(system, **changes))
 
 
 def system_of(value: Any, field: str = "cluster", check: bool = True) -> System:
     """The system ``value`` names (a bundled name, a TOML path, a ``pathlib.Path``) or is (a
     :class:`hardware.System` built in Python, e.g. ``dataclasses.replace`` of a loaded one for a
-    what-if), checked as a TOML file's entry would be. A System built in Python was used unchecked:
-    a NaN, zero or negative NIC bandwidth all answered 16.8 s for a 1 GiB all-reduce, a negative
-    peak made a step faster (API review, 2026-11-29). Its fields are written as TOML and read back
-    by the loader, so one set of checks rules both; the first problem is raised, naming the field.
-    ``check=False``: the library's own copies (a what-if's scaled links, a rail's share), taken as
+    what-if), checked as a TOML file's entry would be (module docstring); the first problem is
+    raised, naming the field. ``check=False``: the library's own copies (a what-if's scaled links, a rail's share), taken as
     they are.
     """
     if isinstance(value, os.PathLike):
@@ -44,10 +41,9 @@ def system_of(value: Any, field: str = "cluster", check: bool = True) -> System:
         return load_system(value)
     if not isinstance(value, System):
         raise InputError(field, value, "a system name, a TOML path or a hardware.System")
-    if check and _CHECKED.get(id(value)) is not value:
-        _check_built(value, field)
-        _checked(value)
-        _checked(value.gpu)  # checked with it
+    if check:
+        _ensure_checked(value, field)
+        mark_checked(value.gpu)  # checked with it
     return value
 
 
@@ -59,10 +55,15 @@ def gpu_of(value: Any, field: str = "gpu") -> Gpu:
         return load_gpu(value)
     if not isinstance(value, Gpu):
         raise InputError(field, value, "a GPU name, a TOML path or a hardware.Gpu")
-    if _CHECKED.get(id(value)) is not value:
-        _check_built(value, field)
-        _checked(value)
-    return value
+    return _ensure_checked(value, field)
+
+
+def _ensure_checked(profile: System | Gpu, field: str) -> Any:
+    """``profile``, checked once (:func:`_check_built`) unless it was loaded or checked already."""
+    if not is_checked(profile):
+        _check_built(profile, field)
+        mark_checked(profile)
+    return profile
 
 
 # The name a profile built in Python is written under: its own need not be a file's kebab-case

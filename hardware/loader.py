@@ -161,7 +161,7 @@ def _load(table: str, name_or_path: str | os.PathLike[str]) -> Any:
 
 def load_gpu(name_or_path: str | os.PathLike[str]) -> Gpu:
     """A bundled GPU by name (``"h100-sxm"``) or the single ``[[gpu]]`` of a TOML file."""
-    return _checked(_load("gpu", name_or_path))
+    return mark_checked(_load("gpu", name_or_path))
 
 
 def load_link(name_or_path: str | os.PathLike[str]) -> Link:
@@ -171,8 +171,8 @@ def load_link(name_or_path: str | os.PathLike[str]) -> Link:
 
 def load_system(name_or_path: str | os.PathLike[str]) -> System:
     """A bundled system by name (``"dgx-h100"``) or the single ``[[system]]`` of a TOML file."""
-    system = _checked(_load("system", name_or_path))
-    _checked(system.gpu)  # its GPU too: iteration_breakdown is handed system.gpu (hardware.given.gpu_of)
+    system = mark_checked(_load("system", name_or_path))
+    mark_checked(system.gpu)  # its GPU too: iteration_breakdown is handed system.gpu (hardware.given.gpu_of)
     return system
 
 
@@ -182,12 +182,18 @@ _CHECKED: dict[int, System | Gpu] = {}
 _CHECKED_MAX = 4096  # a plan adds 6-9 copies; a bundled system evicted is checked again (~1 ms)
 
 
-def _checked(system: Any) -> Any:
+def mark_checked(profile: Any) -> Any:
+    """Record ``profile`` as checked (:mod:`hardware.given`); returns it."""
     from dpbase.bounded import evict_oldest
 
     evict_oldest(_CHECKED, _CHECKED_MAX)  # safe when threads race (two popped the same oldest key)
-    _CHECKED[id(system)] = system
-    return system
+    _CHECKED[id(profile)] = profile
+    return profile
+
+
+def is_checked(profile: Any) -> bool:
+    """Whether this very object was loaded or checked (by identity: an equal copy is not)."""
+    return _CHECKED.get(id(profile)) is profile
 
 
 def load_profile(name_or_path: str | os.PathLike[str], kind: str | None = None) -> Profile:
