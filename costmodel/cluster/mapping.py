@@ -393,11 +393,12 @@ def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nod
         from dpbase.units import parse_size
 
         size_bytes = parse_size(size_bytes, "size_bytes")
-    if not isinstance(system, Layout):  # a user's System, checked as its TOML would be
+    if isinstance(system, Layout):
+        lay = system
+    else:  # a user's System, checked as its TOML would be
         from hardware import system_of
 
-        system = layout(system_of(system), nodes, gpus_per_node)
-    lay = system
+        lay = layout(system_of(system), nodes, gpus_per_node)
     entry = get(primitive, algorithm)
     if not applicable(entry, lay):
         raise _not_applicable(entry, lay)

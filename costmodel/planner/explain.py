@@ -117,14 +117,16 @@ def zero0_fits(sweep, index) -> bool | None:
 
 
 def plan_calls(system, space, index, backend: str, params: tuple = (), algorithm: str | None = None,
-               quantize: tuple = (None, None), shard: str = "full") -> dict[str, tuple] | None:
+               quantize: tuple = (None, None), shard: str = "full", cache: CommCache | None = None
+               ) -> dict[str, tuple] | None:
     """The collectives the plan at ``index`` issues, as :func:`gradsync.sync_plan` builds them,
     each with the group it runs on: label -> (primitive, ``comm(primitive, size)`` of that group,
     its bytes per byte of the gradient bucket: 1 for ZeRO's, qgZ's int4 share over G on the rail).
     On all the plan's GPUs the label is the primitive; ZeRO++ qgZ's two-level all-to-all, hybrid
     sharding and hpZ run some in the node or on one rail across the nodes, and say so. (The
     report's chart drew ZeRO's reduce-scatter for a qgZ plan, whose gradients go all-to-all.)
-    None where the algorithm cannot run on a group; one GPU runs none."""
+    None where the algorithm cannot run on a group; one GPU runs none. ``cache``: the caller's, to
+    share (the system's CommCache for ``backend`` and ``params``)."""
     from costmodel.cluster.mapping import rail_system
     from costmodel.training import gradsync, memory, overlap
     from costmodel.training.iteration import qgz_hierarchical
@@ -136,7 +138,7 @@ def plan_calls(system, space, index, backend: str, params: tuple = (), algorithm
     weight_bits, grad_bits = quantize if stage >= 1 else (None, None)
     hybrid, hpz = stage == 3 and shard == "hybrid", stage == 3 and shard == "hpz"
     two_level = grad_bits is not None and not hybrid and bool(qgz_hierarchical(nodes, per_node))
-    cache = CommCache(system, backend, params)
+    cache = CommCache(system, backend, params) if cache is None else cache
     groups = {"all": lambda: cache.function(nodes, per_node, algorithm),
               "node": lambda: cache.function(1, per_node, algorithm),
               "rail": lambda: CommCache(rail_system(system, per_node), backend, params).function(nodes, 1, algorithm)}
@@ -170,10 +172,10 @@ def comm_sweep(system, space, index, backend: str, params: tuple = (), quantize:
     ``COMM_SWEEP_SIZES``, each on its own group."""
     a, _, _, _, c = index
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
-    calls = plan_calls(system, space, index, backend, params, quantize=quantize, shard=shard)
+    cache, algorithm = CommCache(system, backend, params), space.algorithms[a]
+    calls = plan_calls(system, space, index, backend, params, quantize=quantize, shard=shard, cache=cache)
     if calls is None:
         return None
-    cache, algorithm = CommCache(system, backend, params), space.algorithms[a]
     # where NCCL's model answers, the whole group's table at every size in one pass (equal to the
     # calls cell by cell); a row NCCL leaves NaN (a forced algorithm it does not enable) goes call
     # by call, which raises NotApplicableError as it always did
@@ -249,11 +251,10 @@ def crossover(system, space, index, runner_up: str, backend: str, params: tuple 
     starts there."""
     _, _, _, u, c = index
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
-    if nodes * per_node == 1:
-        return None
-    ours = plan_calls(system, space, index, backend, params, quantize=quantize, shard=shard)
-    theirs = plan_calls(system, space, index, backend, params, runner_up, quantize, shard)
-    if ours is None or theirs is None:
+    cache = CommCache(system, backend, params)
+    ours = plan_calls(system, space, index, backend, params, quantize=quantize, shard=shard, cache=cache)
+    theirs = plan_calls(system, space, index, backend, params, runner_up, quantize, shard, cache)
+    if ours is None or theirs is None:  # one GPU, or the runner-up does not run on a group
         return None
 
     def wins(size: float) -> bool:

@@ -523,7 +523,6 @@ def _ps_params(algorithms, servers, colocated, system, nodes: int) -> tuple:
 
 
 def _resolve(model, cluster):
-
     import hardware
     from costmodel.training.workloads import workload_of
 

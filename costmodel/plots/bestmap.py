@@ -28,9 +28,8 @@ def _winners(hardware: Hardware, primitive: str, rank_counts: tuple[int, ...], s
                 raise NotApplicableError("rank_counts", ranks, f"a rank count at which the {hw.backend} model "
                                                                f"times {primitive} on this hardware")
             best = found[0]
-            algorithm = best["chosen"].split("/")[0]
             others = [p for p in predictions(hw, primitive, size)
-                      if p["algorithm"] != algorithm and p.get("stack_runs") is not False]
+                      if p["algorithm"] != best["ran"] and p.get("stack_runs") is not False]
             row.append((best["chosen"], best, min(others, key=lambda p: p["time_s"], default=None)))
         grid.append(row)
     return grid

@@ -186,7 +186,7 @@ def _nccl_points(hw: Hardware, primitive: str, size_bytes: float, algorithms: tu
         except DpcostError:  # not enabled on this topology or for this collective
             continue
         point = p.as_dict()
-        found.append({**point, "algorithm": name if named or name == "auto" else p.algorithm,
+        found.append({**point, "algorithm": name if named or name == "auto" else p.algorithm, "ran": p.algorithm,
                       "chosen": chosen_label(point), "lower_bound_s": None})
     return found
 
@@ -207,7 +207,8 @@ def predictions(hw: Hardware, primitive: str, size_bytes: float, algorithms: tup
     choice, named in ``chosen``), as ``dpcost collective`` computes it: a named algorithm is asked
     by name, so the charts take every name ``collective`` takes (they filtered the list of
     everything, where RCCL's list has ring and tree only and NCCL's spells them its own way).
-    Each point is keyed by the name asked; one the backend cannot time here is left out."""
+    Each point is keyed by the name asked (``ran``: the algorithm that answered it); one the
+    backend cannot time here is left out."""
     from costmodel.cluster.query import Query, run_query
 
     if hw.backend == "nccl":
@@ -227,7 +228,7 @@ def predictions(hw: Hardware, primitive: str, size_bytes: float, algorithms: tup
             if error.field not in _ALGORITHM_FIELDS:  # the hardware or backend itself: said as collective says it
                 raise
             continue
-        found += [{**p, "algorithm": name, "chosen": chosen_label(p) if name == "auto" else None}
+        found += [{**p, "algorithm": name, "ran": p["algorithm"], "chosen": chosen_label(p) if name == "auto" else None}
                   for p in (r.to_dict() for r in answered)]
     return found
 

@@ -532,7 +532,7 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
         getattr(gpu, "compute_capability", None), workload, getattr(gpu, "hbm_bandwidth_Bps", None))
     found = _forward_line(workload, gpu, compute_dtype, peak, mfu, mfu_given, flops_per_sample, seq_len,
                           micro_batch, flash_attention, reference)
-    other = _tf32_other(workload, gpu) if mfu_default and compute_dtype == "tf32" else None
+    other = _tf32_other(workload, gpu, reference) if mfu_default and compute_dtype == "tf32" else None
     if other is None:
         return found
     rate, source, other_reference, (line_dtype, line_peak) = other
@@ -544,10 +544,11 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
     return replace(found, forward_s=np.minimum(found.forward_s, alt.forward_s))
 
 
-def _tf32_other(workload: Workload, gpu) -> tuple[float, str, int | None, tuple] | None:
+def _tf32_other(workload: Workload, gpu, reference: int | None) -> tuple[float, str, int | None, tuple] | None:
     """(MFU with the model's relative MFU; source; reference micro-batch; (dtype, peak) its
     kernels run at, (None, None) for the TF32 run's own) of a TF32 run's other option, or None
-    (a GPU without a separate FP32 peak).
+    (a GPU without a separate FP32 peak). ``reference``: the TF32 default's reference micro-batch
+    (:func:`workloads.mfu_reference_micro_batch`; None without a kind table).
     A kind with a table (CNNs) takes its other measurement (:func:`workloads.tf32_alternative`);
     any other (transformers) its FP32 kernels, at the FP32 default MFU: TF32 is a math mode the
     library may use, never one that makes a step slower than FP32 (vit-l-16 on an L40S at
@@ -561,10 +562,8 @@ def _tf32_other(workload: Workload, gpu) -> tuple[float, str, int | None, tuple]
         rate, source = _relative(other, workload, arch)
         batch = other.entry.get("micro_batch")
         return rate, source, int(batch) if batch else None, (None, None)
-    if workloads.mfu_reference_micro_batch(workload.kind, arch, "tf32", getattr(gpu, "peak_flops", None),
-                                           getattr(gpu, "compute_capability", None), workload,
-                                           getattr(gpu, "hbm_bandwidth_Bps", None)) is not None:
-        return None  # a kind table without a second option: its own measurement stands
+    if reference is not None:  # a kind table (its TF32 reference micro-batch) without a second option
+        return None
     peaks = getattr(gpu, "peak_flops", None) or {}
     if "tf32" not in peaks or "fp32" not in peaks:
         return None  # TF32 runs as FP32 here already (peak_flops' fall-back)
