@@ -159,5 +159,8 @@ def test_the_answers_that_use_a_suspicious_rate_say_so(tmp_path):
     found = plan("gpt2", str(path), nodes=2, global_batch=64)
     assert note in found.findings["rate_mismatch"] and f"Note: {note}" in found.reason
     assert "round?." not in found.reason
+    # and it is worth saying: the typo answers faster than the system it was copied from
     assert iteration("gpt2", str(path), nodes=2, micro_batch=8).total_s > 0
+    assert iteration("gpt2", str(path), nodes=2, micro_batch=8).comm_s < \
+        iteration("gpt2", "dgx-h100", nodes=2, micro_batch=8).comm_s
     assert not any(rate_mismatch_notes(system) for system in hardware.list_profiles("system"))
