@@ -288,21 +288,41 @@ def relative_mfu_ratios(table: dict, model: str, flops: dict) -> list[float]:
             for row in table["rows"].values()]
 
 
+# The tables of measured ratios, first match wins (models.toml: Lambda's ten GPUs per dtype class
+# first, timm's for the CNNs Lambda did not run).
+RELATIVE_TABLES = ("relative", "relative_timm")
+
+
+def relative_table(name: str) -> str | None:
+    """The key of the first table of :data:`RELATIVE_TABLES` that measured preset ``name``
+    (directly or, in Lambda's, midway between two of its models), or None (a preset no table has,
+    or a reference)."""
+    tables = _data()["mfu_by_kind"]["cnn"]
+    for key in RELATIVE_TABLES:
+        if name in (*tables[key]["columns"], *tables[key].get("midway", {})) and name != tables[key]["reference"]:
+            return key
+    return None
+
+
+def class_rows(table: dict, cls: str) -> dict:
+    """A table's rows for dtype class ``cls``: its own, or those of the class standing in for it
+    (``stand_in``: timm measured mixed precision only)."""
+    return table[cls] if cls in table else table[table["stand_in"][cls]]
+
+
 @functools.cache
 def preset_relative_mfu(name: str) -> dict:
     """Workload fields setting preset ``name``'s relative MFU (each class the median over its
-    GPUs, models.toml [mfu_by_kind.cnn.relative]); empty for a preset the table lacks or for its
-    reference."""
-    table = _data()["mfu_by_kind"]["cnn"]["relative"]
-    midway = table.get("midway", {})
-    if name not in (*table["columns"], *midway) or name == table["reference"]:
+    table's rows, :func:`relative_table`); empty for a preset no table has or for a reference."""
+    key = relative_table(name)
+    if key is None:
         return {}
-    models = {*table["columns"], *midway}
+    table = _data()["mfu_by_kind"]["cnn"][key]
+    models = {*table["columns"], *table.get("midway", {})}
     flops = {model: float(training_flops_per_sample(_preset(model), 0)) for model in models}
-    return {**{f"relative_mfu_{cls}": _median(relative_mfu_ratios({**table, "rows": table[cls]}, name, flops))
+    return {**{f"relative_mfu_{cls}": _median(relative_mfu_ratios({**table, "rows": class_rows(table, cls)}, name, flops))
                for cls in RELATIVE_MFU_CLASSES},
-            "relative_mfu_origin": "models.toml [mfu_by_kind.cnn.relative]: median over GPUs of Lambda's "
-                                   "tf_cnn_benchmarks tables"}
+            "relative_mfu_origin": f"models.toml [mfu_by_kind.cnn.{key}]: {table['origin']}"}
 
 
 def _median(values: list[float]) -> float:

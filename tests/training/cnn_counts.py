@@ -1,0 +1,123 @@
+"""The CNN presets' sizes counted layer by layer from their architectures (models.toml cites this).
+
+Each convolution of ``c_in`` to ``c_out`` channels, kernel ``k`` and ``g`` groups, producing an
+``s × s`` map, does ``s² · c_out · (c_in / g) · k²`` multiply-accumulates forward and produces
+``s² · c_out`` activation elements (fvcore's count, the one timm's model cards print as
+"Activations (M)"); a fully connected layer likewise. Parameters are the weights, the biases
+where a layer has them and two per batch-norm channel. Architectures as torchvision and timm
+build them: ResNet v1.5 (stride on the 3×3 convolution), ResNeXt with ``groups × width`` channels
+in its bottleneck, squeeze-and-excitation with reduction 16 after each bottleneck, EfficientNet's
+MBConv blocks (Tan & Le 2019, Table 1) with SE at a quarter of each block's input channels and
+channels scaled by the width multiplier and rounded to multiples of 8.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass
+class Counts:
+    macs: int = 0
+    activations: int = 0
+    params: int = 0
+    tensors: int = 0
+
+    def conv(self, c_in: int, c_out: int, kernel: int, side: int, groups: int = 1, bias: bool = False) -> None:
+        self.macs += side * side * c_out * (c_in // groups) * kernel * kernel
+        self.activations += side * side * c_out
+        self.params += c_out * (c_in // groups) * kernel * kernel + (c_out if bias else 0)
+        self.tensors += 2 if bias else 1
+
+    def norm(self, channels: int) -> None:
+        self.params += 2 * channels
+        self.tensors += 2
+
+    def dense(self, c_in: int, c_out: int) -> None:
+        self.macs += c_in * c_out
+        self.activations += c_out
+        self.params += c_in * c_out + c_out
+        self.tensors += 2
+
+
+def bottleneck_net(blocks: tuple[int, ...], groups: int = 1, width: int = 64, squeeze: bool = False,
+                   side: int = 224) -> Counts:
+    """ResNet-50/101/152 (``groups`` 1, ``width`` 64), ResNeXt (32 × 4) and SE-ResNeXt."""
+    net = Counts()
+    side //= 2
+    net.conv(3, 64, 7, side)
+    net.norm(64)
+    side //= 2  # the max pool
+    c_in = 64
+    for stage, count in enumerate(blocks):
+        inner, out = groups * width * 2**stage, 256 * 2**stage
+        for block in range(count):
+            stride = 2 if block == 0 and stage > 0 else 1
+            net.conv(c_in, inner, 1, side)
+            net.norm(inner)
+            side //= stride
+            net.conv(inner, inner, 3, side, groups)
+            net.norm(inner)
+            net.conv(inner, out, 1, side)
+            net.norm(out)
+            if squeeze:
+                net.conv(out, out // 16, 1, 1, bias=True)
+                net.conv(out // 16, out, 1, 1, bias=True)
+            if block == 0:
+                net.conv(c_in, out, 1, side)
+                net.norm(out)
+            c_in = out
+    net.dense(2048, 1000)
+    return net
+
+
+# EfficientNet-B0 (Tan & Le 2019, Table 1): expansion, kernel, stride, channels in, out, repeats
+EFFICIENTNET_B0 = ((1, 3, 1, 32, 16, 1), (6, 3, 2, 16, 24, 2), (6, 5, 2, 24, 40, 2), (6, 3, 2, 40, 80, 3),
+                   (6, 5, 1, 80, 112, 3), (6, 5, 2, 112, 192, 4), (6, 3, 1, 192, 320, 1))
+
+
+def _round_channels(channels: int, width: float, divisor: int = 8) -> int:
+    scaled = channels * width
+    rounded = max(divisor, int(scaled + divisor / 2) // divisor * divisor)
+    return int(rounded + divisor if rounded < 0.9 * scaled else rounded)
+
+
+def efficientnet(width: float, depth: float, side: int) -> Counts:
+    net = Counts()
+    side = math.ceil(side / 2)
+    c_in = _round_channels(32, width)
+    net.conv(3, c_in, 3, side)
+    net.norm(c_in)
+    for expansion, kernel, stride, _, out, repeats in EFFICIENTNET_B0:
+        out = _round_channels(out, width)
+        for block in range(math.ceil(depth * repeats)):
+            inner = c_in * expansion
+            if expansion != 1:
+                net.conv(c_in, inner, 1, side)
+                net.norm(inner)
+            side = math.ceil(side / (stride if block == 0 else 1))
+            net.conv(inner, inner, kernel, side, groups=inner)  # depthwise
+            net.norm(inner)
+            reduced = max(1, int(c_in * 0.25))
+            net.conv(inner, reduced, 1, 1, bias=True)
+            net.conv(reduced, inner, 1, 1, bias=True)
+            net.conv(inner, out, 1, side)
+            net.norm(out)
+            c_in = out
+    head = _round_channels(1280, width)
+    net.conv(c_in, head, 1, side)
+    net.norm(head)
+    net.dense(head, 1000)
+    return net
+
+
+PRESETS = {
+    "resnet-50": lambda: bottleneck_net((3, 4, 6, 3)),
+    "resnet-101": lambda: bottleneck_net((3, 4, 23, 3)),
+    "resnet-152": lambda: bottleneck_net((3, 8, 36, 3)),
+    "resnext101-32x4d": lambda: bottleneck_net((3, 4, 23, 3), groups=32, width=4),
+    "se-resnext101-32x4d": lambda: bottleneck_net((3, 4, 23, 3), groups=32, width=4, squeeze=True),
+    "efficientnet-b0": lambda: efficientnet(1.0, 1.0, 224),
+    "efficientnet-b4": lambda: efficientnet(1.4, 1.8, 380),
+}
