@@ -366,7 +366,7 @@ def _relative(by_kind: "workloads.KindMfu", workload: Workload, arch: str) -> tu
         return rate, source
     cls = workloads.relative_mfu_class(by_kind.runs_as, arch)
     return rate * factor, (f"{source}; x {factor:.2f}, {workload.name}'s {'FP32' if cls == 'fp32' else 'tensor-core'} "
-                           f"MFU over ResNet-50's ({workload.relative_mfu_origin})")
+                           f"MFU over ResNet-50's ({workloads.relative_mfu_origin(workload, by_kind.runs_as, arch)})")
 
 
 # The 16-bit defaults above describe mixed-precision training. A step is matmuls at the GEMM

@@ -27,6 +27,7 @@ import functools
 import os
 import re
 
+from costmodel.training import activation_law
 from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, UnknownNameError, is_real, is_whole
 from dpbase.limits import MAX_COUNT
@@ -97,9 +98,10 @@ class Workload:
     attention_dropout: bool = True
     # A CNN's MFU relative to the model its kind's default was measured on (ResNet-50), in FP32
     # and on tensor cores (:func:`relative_mfu`; presets: models.toml [mfu_by_kind.cnn.relative]).
-    relative_mfu_fp32: float = 1.0
-    relative_mfu_16bit: float = 1.0
-    relative_mfu_origin: str = ""  # where those ratios come from ("" where they are 1)
+    # None: not stated (a CNN's is then the activation-traffic law's estimate, any other model's 1).
+    relative_mfu_fp32: float | None = None
+    relative_mfu_16bit: float | None = None
+    relative_mfu_origin: str = ""  # where the stated ratios come from
 
     @property
     def matmul_params(self) -> int:
@@ -235,19 +237,19 @@ NO_TENSOR_CORES = ("kepler", "maxwell", "pascal")  # their 16-bit convolutions r
 
 
 def borrowed_cnn_speed_note(workload: "Workload", dtype: str = "bf16", arch: str = "unknown") -> str | None:
-    """A note for a user's CNN file that gives no MFU ratio for the dtype class that runs (FP32 or
-    tensor cores): it runs at ResNet-50's measured MFU, which a network of depthwise and 1×1
-    convolutions does not reach (a review ran published EfficientNet-B0/B4 tables, 2026-11-29:
-    their steps 2-8x longer than predicted); None for a preset (by value: a file named like one
-    is a file) or a file with that ratio."""
-    if workload.kind != "cnn" or relative_mfu(workload, dtype, arch) != 1.0:
+    """A note for a user's CNN that states no MFU ratio for the dtype class that runs (FP32 or
+    tensor cores): its ratio is the activation-traffic law's estimate (a review ran published
+    EfficientNet-B0/B4 tables at ResNet-50's MFU, 2026-11-29: their steps 2-8x longer than
+    predicted); None for a preset (by value: a file named like one is a file) or a stated ratio."""
+    if not by_law(workload, relative_mfu_class(dtype, arch)):
         return None
     if workload.name in model_names() and workload == load_model(workload.name):
         return None
     column = "relative_mfu_fp32" if relative_mfu_class(dtype, arch) == "fp32" else "relative_mfu_16bit"
-    return (f"{workload.name} runs at ResNet-50's MFU (its file gives no {column} for this {dtype} run); "
-            "depthwise and 1x1 convolutions (EfficientNet, MobileNet) run far slower: published EfficientNet "
-            "steps take 2-8x the predicted time. Give the ratios in the file, or --rate from a measured run")
+    return (f"{workload.name}'s MFU is ResNet-50's x {relative_mfu(workload, dtype, arch):.2f}, estimated from its "
+            f"FLOPs per activation element (its file gives no {column}; the activation-traffic law: within 1.25x "
+            "for 11 of 19 CNNs of families it was not fitted on, 1.35-1.5x fast for EfficientNets and VGGs). "
+            "A measured ratio in the file, or --rate from a measured run, is better")
 
 
 def max_mfu(workload: "Workload | None") -> float:
@@ -255,7 +257,7 @@ def max_mfu(workload: "Workload | None") -> float:
     ceiling, 1 for any other model (and without one)."""
     if workload is None or workload.kind != "cnn":
         return 1.0
-    fastest = max(1.0, workload.relative_mfu_fp32, workload.relative_mfu_16bit)
+    fastest = max(1.0, *(_class_ratio(workload, cls) for cls in RELATIVE_MFU_CLASSES))
     return min(WINOGRAD_MULTIPLY_REDUCTION, REFERENCE_MAX_MFU * fastest)
 
 
@@ -266,8 +268,45 @@ def relative_mfu_class(dtype: str, arch: str = "unknown") -> str:
 
 
 def relative_mfu(workload: "Workload", dtype: str, arch: str = "unknown") -> float:
-    """``workload``'s MFU relative to its kind's measured model, for a run in ``dtype`` on ``arch``."""
-    return workload.relative_mfu_fp32 if relative_mfu_class(dtype, arch) == "fp32" else workload.relative_mfu_16bit
+    """``workload``'s MFU relative to its kind's measured model, for a run in ``dtype`` on ``arch``:
+    the ratio it states (a preset's from its table, a file's own), else for a CNN the
+    activation-traffic law's, else 1."""
+    return _class_ratio(workload, relative_mfu_class(dtype, arch))
+
+
+def relative_mfu_origin(workload: "Workload", dtype: str, arch: str = "unknown") -> str:
+    """Where :func:`relative_mfu`'s ratio comes from."""
+    if by_law(workload, relative_mfu_class(dtype, arch)):
+        law = _data()["mfu_by_kind"]["cnn"]["activation_law"]
+        return (f"the activation-traffic law, models.toml [mfu_by_kind.cnn.activation_law]: {law['origin']}")
+    return workload.relative_mfu_origin
+
+
+def by_law(workload: "Workload", cls: str) -> bool:
+    """Whether a CNN's ratio for dtype class ``cls`` is the law's: it states none, and its FLOPs
+    and activations per sample are known."""
+    return (workload.kind == "cnn" and getattr(workload, f"relative_mfu_{cls}") is None
+            and workload.flops_per_sample > 0 and workload.activation_elements_per_sample > 0)
+
+
+def _class_ratio(workload: "Workload", cls: str) -> float:
+    stated = getattr(workload, f"relative_mfu_{cls}")
+    if stated is not None:
+        return stated
+    if not by_law(workload, cls):
+        return 1.0
+    reference_flops, reference_activations, kappa = _law_constants()
+    low, high = RELATIVE_MFU_RANGE
+    return min(high, max(low, activation_law.relative(workload.flops_per_sample, workload.activation_elements_per_sample,
+                                                      reference_flops, reference_activations, kappa)))
+
+
+@functools.cache
+def _law_constants() -> tuple[float, float, float]:
+    """The law's reference (ResNet-50's training FLOPs and activations per sample) and its κ."""
+    law = _data()["mfu_by_kind"]["cnn"]["activation_law"]
+    reference = _preset(law["reference"])
+    return reference.flops_per_sample, reference.activation_elements_per_sample, float(law["kappa_flops_per_activation"])
 
 
 def _images_per_s(table: dict, row: list, model: str) -> float:
@@ -313,7 +352,10 @@ def class_rows(table: dict, cls: str) -> dict:
 @functools.cache
 def preset_relative_mfu(name: str) -> dict:
     """Workload fields setting preset ``name``'s relative MFU (each class the median over its
-    table's rows, :func:`relative_table`); empty for a preset no table has or for a reference."""
+    table's rows, :func:`relative_table`; 1 for ResNet-50, the model measured); empty for a
+    preset no table has."""
+    if name == _data()["mfu_by_kind"]["cnn"]["relative"]["reference"]:  # the model the CNN defaults measured
+        return {"relative_mfu_fp32": 1.0, "relative_mfu_16bit": 1.0, "relative_mfu_origin": "the measured model"}
     key = relative_table(name)
     if key is None:
         return {}

@@ -1,14 +1,17 @@
-"""The CNN presets' sizes counted layer by layer from their architectures (models.toml cites this).
+"""CNNs' sizes counted layer by layer from their architectures: the presets' (models.toml cites
+this) and the models behind the activation-traffic law (benchmarks/cnn_activation_law.py).
 
 Each convolution of ``c_in`` to ``c_out`` channels, kernel ``k`` and ``g`` groups, producing an
 ``s × s`` map, does ``s² · c_out · (c_in / g) · k²`` multiply-accumulates forward and produces
 ``s² · c_out`` activation elements (fvcore's count, the one timm's model cards print as
 "Activations (M)"); a fully connected layer likewise. Parameters are the weights, the biases
 where a layer has them and two per batch-norm channel. Architectures as torchvision and timm
-build them: ResNet v1.5 (stride on the 3×3 convolution), ResNeXt with ``groups × width`` channels
+build them: ResNet v1.5 (stride on the 3×3 convolution; basic blocks for ResNet-18/34), ResNeXt with ``groups × width`` channels
 in its bottleneck, squeeze-and-excitation with reduction 16 after each bottleneck, EfficientNet's
 MBConv blocks (Tan & Le 2019, Table 1) with SE at a quarter of each block's input channels and
-channels scaled by the width multiplier and rounded to multiples of 8.
+channels scaled by the width multiplier and rounded to multiples of 8, MobileNetV2's inverted
+residuals (Sandler et al. 2018, Table 2), VGG's configurations A, B, D, E (with biases, no batch
+norm).
 """
 
 from __future__ import annotations
@@ -72,6 +75,78 @@ def bottleneck_net(blocks: tuple[int, ...], groups: int = 1, width: int = 64, sq
     return net
 
 
+def basic_net(blocks: tuple[int, ...], side: int = 224) -> Counts:
+    """ResNet-18 (2-2-2-2) and ResNet-34 (3-4-6-3): two 3×3 convolutions a block."""
+    net = Counts()
+    side //= 2
+    net.conv(3, 64, 7, side)
+    net.norm(64)
+    side //= 2
+    c_in = 64
+    for stage, count in enumerate(blocks):
+        out = 64 * 2**stage
+        for block in range(count):
+            side //= 2 if block == 0 and stage > 0 else 1
+            net.conv(c_in, out, 3, side)
+            net.norm(out)
+            net.conv(out, out, 3, side)
+            net.norm(out)
+            if block == 0 and stage > 0:
+                net.conv(c_in, out, 1, side)
+                net.norm(out)
+            c_in = out
+    net.dense(512, 1000)
+    return net
+
+
+def vgg(layers: tuple[int | str, ...], side: int = 224) -> Counts:
+    """VGG: 3×3 convolutions with biases (``"M"`` a 2×2 max pool) and three dense layers."""
+    net = Counts()
+    c_in = 3
+    for layer in layers:
+        if layer == "M":
+            side //= 2
+            continue
+        net.conv(c_in, int(layer), 3, side, bias=True)
+        c_in = int(layer)
+    net.dense(512 * 7 * 7, 4096)
+    net.dense(4096, 4096)
+    net.dense(4096, 1000)
+    return net
+
+
+VGG = {11: (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"),
+       13: (64, 64, "M", 128, 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"),
+       16: (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"),
+       19: (64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512, 512, 512, 512, "M")}
+
+
+def mobilenet_v2(side: int = 224) -> Counts:
+    """MobileNetV2 1.0: expansion, channels, repeats, stride per stage; no squeeze-and-excitation."""
+    net = Counts()
+    side = math.ceil(side / 2)
+    net.conv(3, 32, 3, side)
+    net.norm(32)
+    c_in = 32
+    for expansion, out, repeats, stride in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                                            (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)):
+        for block in range(repeats):
+            inner = c_in * expansion
+            if expansion != 1:
+                net.conv(c_in, inner, 1, side)
+                net.norm(inner)
+            side = math.ceil(side / (stride if block == 0 else 1))
+            net.conv(inner, inner, 3, side, groups=inner)
+            net.norm(inner)
+            net.conv(inner, out, 1, side)
+            net.norm(out)
+            c_in = out
+    net.conv(c_in, 1280, 1, side)
+    net.norm(1280)
+    net.dense(1280, 1000)
+    return net
+
+
 # EfficientNet-B0 (Tan & Le 2019, Table 1): expansion, kernel, stride, channels in, out, repeats
 EFFICIENTNET_B0 = ((1, 3, 1, 32, 16, 1), (6, 3, 2, 16, 24, 2), (6, 5, 2, 24, 40, 2), (6, 3, 2, 40, 80, 3),
                    (6, 5, 1, 80, 112, 3), (6, 5, 2, 112, 192, 4), (6, 3, 1, 192, 320, 1))
@@ -120,4 +195,29 @@ PRESETS = {
     "se-resnext101-32x4d": lambda: bottleneck_net((3, 4, 23, 3), groups=32, width=4, squeeze=True),
     "efficientnet-b0": lambda: efficientnet(1.0, 1.0, 224),
     "efficientnet-b4": lambda: efficientnet(1.4, 1.8, 380),
+}
+
+# timm's model names (results/benchmark-train-*.csv) -> the architecture at the resolution timm
+# trained it (train_img_size): the models behind the activation-traffic law.
+TIMM_MODELS = {
+    "resnet18": lambda: basic_net((2, 2, 2, 2)),
+    "resnet34": lambda: basic_net((3, 4, 6, 3)),
+    "resnet50": PRESETS["resnet-50"],
+    "resnet101": PRESETS["resnet-101"],
+    "resnet152": PRESETS["resnet-152"],
+    "resnext50_32x4d": lambda: bottleneck_net((3, 4, 6, 3), groups=32, width=4),
+    "resnext101_32x4d": PRESETS["resnext101-32x4d"],
+    "seresnext50_32x4d": lambda: bottleneck_net((3, 4, 6, 3), groups=32, width=4, squeeze=True),
+    "seresnext101_32x4d": PRESETS["se-resnext101-32x4d"],
+    "wide_resnet50_2": lambda: bottleneck_net((3, 4, 6, 3), width=128),
+    "vgg11": lambda: vgg(VGG[11]),
+    "vgg13": lambda: vgg(VGG[13]),
+    "vgg16": lambda: vgg(VGG[16]),
+    "vgg19": lambda: vgg(VGG[19]),
+    "mobilenetv2_100": mobilenet_v2,
+    "efficientnet_b0": PRESETS["efficientnet-b0"],
+    "efficientnet_b1": lambda: efficientnet(1.0, 1.1, 224),
+    "efficientnet_b2": lambda: efficientnet(1.1, 1.2, 256),
+    "efficientnet_b3": lambda: efficientnet(1.2, 1.4, 288),
+    "tf_efficientnet_b4": PRESETS["efficientnet-b4"],
 }
