@@ -24,7 +24,7 @@ from dpbase.values import frozen, replace
 class Query:
     primitive: str
     algorithm: str = "auto"  # a name, "auto" (fastest) or "all"
-    size: str | float = 0
+    size: str | float | None = None  # required by run_query (a size left out was 0 bytes, answered)
     ranks: int | None = None
     alpha: str | None = None
     bandwidth: str | None = None
@@ -320,6 +320,8 @@ def run_query(q: Query) -> list[Prediction]:
     if q.algorithm not in ("auto", "all"):
         _known_algorithm(q)
     check_conflicts(q)  # refuses an unknown backend too, before the size
+    if q.size is None:  # a Query without a size answered 0 bytes (API review, 2026-11-29)
+        raise InputError("size", None, "a message size: bytes, or text with a unit such as 256MiB")
     size_bytes = parse_size(q.size, "size")
     gamma = parse_time(q.gamma, "gamma")
     if q.cluster is not None:

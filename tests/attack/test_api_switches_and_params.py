@@ -301,3 +301,12 @@ def test_iteration_refuses_a_stack_beside_a_library_backend_as_predict_does():
         costmodel.predict("all-reduce", 1e9, cluster="dgx-h100", nodes=2, stack="gloo", backend="nccl")
     gloo = costmodel.iteration("llama2-7b", "dgx-h100", nodes=2, micro_batch=1, stack="gloo")
     assert gloo.total_s != costmodel.iteration("llama2-7b", "dgx-h100", nodes=2, micro_batch=1).total_s
+
+
+def test_a_query_without_a_size_is_refused_not_answered_at_zero_bytes():
+    """Query's size defaulted to 0: a Query built without one answered a 0-byte collective (18.8 µs
+    on dgx-h100) as if asked (API review, 2026-11-29). A size of 0 stated is still a query."""
+    with pytest.raises(InputError, match=r"^size: got None; allowed: a message size"):
+        costmodel.run_query(costmodel.Query(primitive="all-reduce", cluster="dgx-h100"))
+    stated = costmodel.run_query(costmodel.Query(primitive="all-reduce", cluster="dgx-h100", size=0))[0]
+    assert stated.size_bytes == 0.0 and stated.time_s > 0
