@@ -130,7 +130,7 @@ def _against_the_grain(parameter: str, rows) -> str:
 def _text(result, nodes) -> str:
     where = f"up to {nodes} node(s)" if nodes else "any nodes"
     head = (f"Plan for {result.model} on {result.cluster} ({where}), global batch "
-            f"{result.global_batch}, seq {result.seq_len}, objective {result.objective}, "
+            f"{result.global_batch}, {f'seq {result.seq_len}, ' if result.seq_len else ''}objective {result.objective}, "
             f"{result.backend} backend: {result.configurations:,} configurations swept, "
             f"{result.feasible_configurations:,} feasible"
             + (f"; compute speed: base MFU {result.mfu:.1%} {result.mfu_calibration}"

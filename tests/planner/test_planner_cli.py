@@ -109,3 +109,13 @@ def test_the_table_names_its_volume_the_bandwidth_optimal_one():
     assert data["bytes_sent"] == pytest.approx(2 * (gpus - 1) / gpus * 2 * params, rel=1e-9)
     assert row[column:].split()[:2] == [f"{data['bytes_sent'] / 1e9:.1f}", "GB"]
 
+
+
+def test_the_header_names_a_sequence_only_for_models_that_have_one():
+    """A CNN's plan read "global batch 1024, seq 0" (iteration already left it out)."""
+    cnn = runner.invoke(app, ["plan", "--model", "resnet-50", "--cluster", "dgx-a100", "--nodes", "1",
+                              "--global-batch", "256", "--top", "1"])
+    assert cnn.exit_code == 0, cnn.output
+    assert "global batch 256, objective throughput" in cnn.output.splitlines()[0]
+    text = runner.invoke(app, [*BASE, "--global-batch", "64", "--top", "1"])
+    assert text.exit_code == 0 and "global batch 64, seq 512, objective" in text.output.splitlines()[0]
