@@ -8,7 +8,9 @@ Each model's measured ratio is its MFU over ResNet-50's, images/s × FLOPs of ea
 averaged over the two layouts (as models.toml's [mfu_by_kind.cnn.relative_timm]). ``κ`` minimises
 the mean |log(law ÷ measured)| over the models on a grid of 10 FLOPs per activation element.
 Leave-one-family-out: each family (ResNet basic blocks, ResNet bottlenecks, ResNeXt, SE-ResNeXt,
-Wide ResNet, VGG, MobileNetV2, EfficientNet) predicted with ``κ`` fitted on the others.
+Wide ResNet, VGG, MobileNetV2, EfficientNet) predicted with ``κ`` fitted on the others (ResNet-50,
+the reference, is the law's fixed point and in no fit). The worst, VGG13 at 1.51×, is partly
+timm's own row: in NCHW it trains slower than VGG16.
 
     python benchmarks/cnn_activation_law.py
 """

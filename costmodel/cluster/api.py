@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from costmodel.cluster.query import PARAMETERS, Query, run_query
+from costmodel.cluster.query import PARAMETERS, SIZE_ALLOWED, Query, run_query
 from costmodel.collectives.prediction import Prediction
 from dpbase.errors import DpcostError, InputError, whole_count
 from dpbase.units import parse_size
@@ -81,7 +81,7 @@ def _rows(primitive, size=None, algorithm=None, *, cluster=None, nodes=1, gpus_p
         elif size_bytes is not None:  # two sizes: the first won silently (API review, 2026-11-29)
             raise InputError("size_bytes", size_bytes, f"left out when size is given (size={size!r})")
         if size is None:
-            raise InputError("size", None, "a message size: bytes, or text with a unit such as 256MiB")
+            raise InputError("size", None, SIZE_ALLOWED)
         algorithm = "auto" if algorithm is None else algorithm
         unknown = sorted(set(params) - set(_QUERY_PARAMS))
         if unknown:  # a misspelt keyword (nodez=2) was named as a wrong algorithm parameter

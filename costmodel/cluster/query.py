@@ -305,6 +305,7 @@ def _whole_counts(q: Query) -> Query:
     return replace(q, **counts) if any(counts[f] is not getattr(q, f) for f in counts) else q
 
 
+SIZE_ALLOWED = "a message size: bytes, or text with a unit such as 256MiB"
 SWITCHES = ("colocated", "pipelined", "leaders")  # the query's switches: True or False, never text read as truth
 
 
@@ -321,7 +322,7 @@ def run_query(q: Query) -> list[Prediction]:
         _known_algorithm(q)
     check_conflicts(q)  # refuses an unknown backend too, before the size
     if q.size is None:  # a Query without a size answered 0 bytes (API review, 2026-11-29)
-        raise InputError("size", None, "a message size: bytes, or text with a unit such as 256MiB")
+        raise InputError("size", None, SIZE_ALLOWED)
     size_bytes = parse_size(q.size, "size")
     gamma = parse_time(q.gamma, "gamma")
     if q.cluster is not None:

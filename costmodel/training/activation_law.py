@@ -18,9 +18,11 @@ each family predicted with ``κ`` fitted without it lands within 1.25× of the m
 excitation and swish layers cost more than their activation count), where ResNet-50's MFU for
 every CNN is off by a median of 1.63× and up to 6.6× (EfficientNet-B0). It is the default for a
 CNN whose own ratio no table holds (a user's model file that states none); a measured ratio
-(``relative_mfu_fp32``/``relative_mfu_16bit``, or ``--rate``) is better.
+(``relative_mfu_fp32``/``relative_mfu_16bit``, or ``--rate``) is better. A shape outside the
+fitted ones (models.toml ``fitted_flops_per_activation``) is taken at the nearer end
+(costmodel.training.workloads), not extrapolated.
 
-    >>> round(relative(2.316e9, 6.75e6, 24.54e9, 11.11e6, 5270.0), 3)   # EfficientNet-B0 (measured: 0.151)
+    >>> round(relative(2.315e9, 6.75e6, 24.54e9, 11.11e6, 5270.0), 3)   # EfficientNet-B0 (measured: 0.151)
     0.207
     >>> relative(24.54e9, 11.11e6, 24.54e9, 11.11e6, 5270.0)
     1.0

@@ -97,7 +97,8 @@ class Workload:
     memory_length: int = 0
     attention_dropout: bool = True
     # A CNN's MFU relative to the model its kind's default was measured on (ResNet-50), in FP32
-    # and on tensor cores (:func:`relative_mfu`; presets: models.toml [mfu_by_kind.cnn.relative]).
+    # and on tensor cores (:func:`relative_mfu`; presets: models.toml [mfu_by_kind.cnn.relative]
+    # and [mfu_by_kind.cnn.relative_timm]).
     # None: not stated (a CNN's is then the activation-traffic law's estimate, any other model's 1).
     relative_mfu_fp32: float | None = None
     relative_mfu_16bit: float | None = None
@@ -237,19 +238,25 @@ NO_TENSOR_CORES = ("kepler", "maxwell", "pascal")  # their 16-bit convolutions r
 
 
 def borrowed_cnn_speed_note(workload: "Workload", dtype: str = "bf16", arch: str = "unknown") -> str | None:
-    """A note for a user's CNN that states no MFU ratio for the dtype class that runs (FP32 or
-    tensor cores): its ratio is the activation-traffic law's estimate (a review ran published
-    EfficientNet-B0/B4 tables at ResNet-50's MFU, 2026-11-29: their steps 2-8x longer than
-    predicted); None for a preset (by value: a file named like one is a file) or a stated ratio."""
-    if not by_law(workload, relative_mfu_class(dtype, arch)):
+    """A note for a user's CNN that states no MFU ratio at all: its ratio is the
+    activation-traffic law's estimate (a review ran published EfficientNet-B0/B4 tables at
+    ResNet-50's MFU, 2026-11-29: their steps 2-18x longer than predicted), said with the law's
+    held-out figures and whether its shape lay outside the fitted range; None for a preset (by
+    value: a file named like one is a file) or a stated ratio."""
+    if not by_law(workload):
         return None
     if workload.name in model_names() and workload == load_model(workload.name):
         return None
-    column = "relative_mfu_fp32" if relative_mfu_class(dtype, arch) == "fp32" else "relative_mfu_16bit"
+    law = _data()["mfu_by_kind"]["cnn"]["activation_law"]
+    low, high = law["fitted_flops_per_activation"]
+    intensity = workload.flops_per_sample / workload.activation_elements_per_sample
+    outside = ("" if low <= intensity <= high else
+               f"; its {intensity:,.0f} FLOPs per activation element lie outside the {low:,}-{high:,} the law was "
+               f"fitted on, so it is taken at {min(high, max(low, intensity)):,} (check activation_elements_per_sample)")
     return (f"{workload.name}'s MFU is ResNet-50's x {relative_mfu(workload, dtype, arch):.2f}, estimated from its "
-            f"FLOPs per activation element (its file gives no {column}; the activation-traffic law: within 1.25x "
-            "for 11 of 19 CNNs of families it was not fitted on, 1.35-1.5x fast for EfficientNets and VGGs). "
-            "A measured ratio in the file, or --rate from a measured run, is better")
+            f"FLOPs per activation element (its file states no relative_mfu_fp32 or relative_mfu_16bit; the "
+            f"activation-traffic law: {law['held_out']}){outside}. A measured ratio in the file, or --rate from "
+            "a measured run, is better")
 
 
 def max_mfu(workload: "Workload | None") -> float:
@@ -269,44 +276,53 @@ def relative_mfu_class(dtype: str, arch: str = "unknown") -> str:
 
 def relative_mfu(workload: "Workload", dtype: str, arch: str = "unknown") -> float:
     """``workload``'s MFU relative to its kind's measured model, for a run in ``dtype`` on ``arch``:
-    the ratio it states (a preset's from its table, a file's own), else for a CNN the
-    activation-traffic law's, else 1."""
+    the ratio it states for that class (a preset's from its table, a file's own), else the one it
+    states for the other class (as timm's table stands its tensor-core ratio in for FP32), else
+    for a CNN the activation-traffic law's, else 1."""
     return _class_ratio(workload, relative_mfu_class(dtype, arch))
 
 
 def relative_mfu_origin(workload: "Workload", dtype: str, arch: str = "unknown") -> str:
     """Where :func:`relative_mfu`'s ratio comes from."""
-    if by_law(workload, relative_mfu_class(dtype, arch)):
+    if by_law(workload):
         law = _data()["mfu_by_kind"]["cnn"]["activation_law"]
-        return (f"the activation-traffic law, models.toml [mfu_by_kind.cnn.activation_law]: {law['origin']}")
+        return f"the activation-traffic law, models.toml [mfu_by_kind.cnn.activation_law]: {law['origin']}"
+    cls = relative_mfu_class(dtype, arch)
+    if getattr(workload, f"relative_mfu_{cls}") is None:
+        return f"{workload.relative_mfu_origin}, its other class's ratio: none stated for this one"
     return workload.relative_mfu_origin
 
 
-def by_law(workload: "Workload", cls: str) -> bool:
-    """Whether a CNN's ratio for dtype class ``cls`` is the law's: it states none, and its FLOPs
-    and activations per sample are known."""
-    return (workload.kind == "cnn" and getattr(workload, f"relative_mfu_{cls}") is None
+def by_law(workload: "Workload") -> bool:
+    """Whether a CNN's ratios are the law's: it states none, and its FLOPs and activations per
+    sample are known."""
+    return (workload.kind == "cnn" and workload.relative_mfu_fp32 is None and workload.relative_mfu_16bit is None
             and workload.flops_per_sample > 0 and workload.activation_elements_per_sample > 0)
 
 
 def _class_ratio(workload: "Workload", cls: str) -> float:
     stated = getattr(workload, f"relative_mfu_{cls}")
+    if stated is None:
+        stated = workload.relative_mfu_fp32 if cls == "16bit" else workload.relative_mfu_16bit
     if stated is not None:
         return stated
-    if not by_law(workload, cls):
+    if not by_law(workload):
         return 1.0
-    reference_flops, reference_activations, kappa = _law_constants()
-    low, high = RELATIVE_MFU_RANGE
-    return min(high, max(low, activation_law.relative(workload.flops_per_sample, workload.activation_elements_per_sample,
-                                                      reference_flops, reference_activations, kappa)))
+    reference_flops, reference_activations, kappa, (low, high) = _law_constants()
+    # outside the shapes it was fitted on the law is not extrapolated: the intensity is clamped
+    intensity = min(high, max(low, workload.flops_per_sample / workload.activation_elements_per_sample))
+    return activation_law.relative(intensity, 1.0, reference_flops, reference_activations, kappa)
 
 
 @functools.cache
-def _law_constants() -> tuple[float, float, float]:
-    """The law's reference (ResNet-50's training FLOPs and activations per sample) and its κ."""
+def _law_constants() -> tuple[float, float, float, tuple[float, float]]:
+    """The law's reference (ResNet-50's training FLOPs and activations per sample), its κ and the
+    FLOPs per activation element of the models it was fitted on (lowest, highest)."""
     law = _data()["mfu_by_kind"]["cnn"]["activation_law"]
     reference = _preset(law["reference"])
-    return reference.flops_per_sample, reference.activation_elements_per_sample, float(law["kappa_flops_per_activation"])
+    low, high = law["fitted_flops_per_activation"]
+    return (reference.flops_per_sample, reference.activation_elements_per_sample,
+            float(law["kappa_flops_per_activation"]), (float(low), float(high)))
 
 
 def _images_per_s(table: dict, row: list, model: str) -> float:
