@@ -249,10 +249,10 @@ def borrowed_cnn_speed_note(workload: "Workload", dtype: str = "bf16", arch: str
         return None
     law = _data()["mfu_by_kind"]["cnn"]["activation_law"]
     low, high = law["fitted_flops_per_activation"]
-    intensity = workload.flops_per_sample / workload.activation_elements_per_sample
-    outside = ("" if low <= intensity <= high else
+    intensity, taken = law_intensity(workload)
+    outside = ("" if intensity == taken else
                f"; its {intensity:,.0f} FLOPs per activation element lie outside the {low:,}-{high:,} the law was "
-               f"fitted on, so it is taken at {min(high, max(low, intensity)):,} (check activation_elements_per_sample)")
+               f"fitted on, so it is taken at {taken:,.0f} (check activation_elements_per_sample)")
     return (f"{workload.name}'s MFU is ResNet-50's x {relative_mfu(workload, dtype, arch):.2f}, estimated from its "
             f"FLOPs per activation element (its file states no relative_mfu_fp32 or relative_mfu_16bit; the "
             f"activation-traffic law: {law['held_out']}){outside}. A measured ratio in the file, or --rate from "
@@ -289,7 +289,8 @@ def relative_mfu_origin(workload: "Workload", dtype: str, arch: str = "unknown")
         return f"the activation-traffic law, models.toml [mfu_by_kind.cnn.activation_law]: {law['origin']}"
     cls = relative_mfu_class(dtype, arch)
     if getattr(workload, f"relative_mfu_{cls}") is None:
-        return f"{workload.relative_mfu_origin}, its other class's ratio: none stated for this one"
+        other = "fp32" if cls == "16bit" else "16bit"
+        return f"{workload.relative_mfu_origin}: its relative_mfu_{other}, none being stated for this class"
     return workload.relative_mfu_origin
 
 
@@ -308,10 +309,16 @@ def _class_ratio(workload: "Workload", cls: str) -> float:
         return stated
     if not by_law(workload):
         return 1.0
-    reference_flops, reference_activations, kappa, (low, high) = _law_constants()
-    # outside the shapes it was fitted on the law is not extrapolated: the intensity is clamped
-    intensity = min(high, max(low, workload.flops_per_sample / workload.activation_elements_per_sample))
-    return activation_law.relative(intensity, 1.0, reference_flops, reference_activations, kappa)
+    reference_flops, reference_activations, kappa, _ = _law_constants()
+    return activation_law.relative(law_intensity(workload)[1], 1.0, reference_flops, reference_activations, kappa)
+
+
+def law_intensity(workload: "Workload") -> tuple[float, float]:
+    """A CNN's training FLOPs per activation element, and the one the law takes: outside the
+    shapes it was fitted on it is not extrapolated, but taken at the nearer end."""
+    low, high = _law_constants()[3]
+    intensity = workload.flops_per_sample / workload.activation_elements_per_sample
+    return intensity, min(high, max(low, intensity))
 
 
 @functools.cache

@@ -234,7 +234,7 @@ def test_a_user_cnn_states_its_ratio(tmp_path):
     assert iteration.mfu(gpu, None, mine, "fp16")[0] == pytest.approx(2.0 * resnet16)
     assert iteration.mfu(gpu, None, mine, "fp32")[1].endswith("(stated in the model file)")
     assert iteration.mfu(gpu, None, mine, "fp16")[1].endswith(
-        "(stated in the model file, its other class's ratio: none stated for this one)")
+        "(stated in the model file: its relative_mfu_fp32, none being stated for this class)")
     assert workloads.borrowed_cnn_speed_note(mine, "fp16") is None
     assert "Lambda" in iteration.mfu(gpu, None, workloads.load_model("vgg16"), "fp32")[1]
     # a file named like a preset, stating the preset's own ratio, is still the file's (the origin
