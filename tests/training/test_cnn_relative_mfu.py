@@ -408,6 +408,10 @@ def test_the_shipped_kappa_is_the_fit_and_its_held_out_figures():
     assert len(held_out) == 19 and sum(0.8 <= r <= 1.25 for r in held_out) == 11
     assert math.exp(statistics.median(abs(math.log(r)) for r in held_out)) == pytest.approx(1.20, abs=0.005)
     assert max(max(held_out), 1 / min(held_out)) == pytest.approx(1.51, abs=0.005)
+    within, median = sum(0.8 <= r <= 1.25 for r in held_out), math.exp(statistics.median(abs(math.log(r)) for r in held_out))
+    assert f"within 1.25x for {within} of {len(held_out)} models, median {median:.2f}x" in shipped["held_out"]
+    efficientnets = [r for model, (r, _) in result["held_out"].items() if "efficientnet" in model]
+    assert f"EfficientNets {min(efficientnets):.2f}-{max(efficientnets):.2f}x fast" in shipped["held_out"]
     resnet_everywhere = [1 / m for m in result["measured"].values()]
     assert max(max(resnet_everywhere), 1 / min(resnet_everywhere)) == pytest.approx(6.61, abs=0.01)
 
