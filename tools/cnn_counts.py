@@ -21,7 +21,10 @@ from dataclasses import dataclass
 
 
 @dataclass
-class Counts:
+class LayerCounts:
+    """A network's totals, accumulated layer by layer (forward multiply-accumulates, fvcore's activation
+    elements, parameters, gradient tensors)."""
+
     macs: int = 0
     activations: int = 0
     params: int = 0
@@ -45,9 +48,9 @@ class Counts:
 
 
 def bottleneck_net(blocks: tuple[int, ...], groups: int = 1, width: int = 64, squeeze: bool = False,
-                   side: int = 224) -> Counts:
+                   side: int = 224) -> LayerCounts:
     """ResNet-50/101/152 (``groups`` 1, ``width`` 64), ResNeXt (32 × 4) and SE-ResNeXt."""
-    net = Counts()
+    net = LayerCounts()
     side //= 2
     net.conv(3, 64, 7, side)
     net.norm(64)
@@ -75,9 +78,9 @@ def bottleneck_net(blocks: tuple[int, ...], groups: int = 1, width: int = 64, sq
     return net
 
 
-def basic_net(blocks: tuple[int, ...], side: int = 224) -> Counts:
+def basic_net(blocks: tuple[int, ...], side: int = 224) -> LayerCounts:
     """ResNet-18 (2-2-2-2) and ResNet-34 (3-4-6-3): two 3×3 convolutions a block."""
-    net = Counts()
+    net = LayerCounts()
     side //= 2
     net.conv(3, 64, 7, side)
     net.norm(64)
@@ -99,9 +102,9 @@ def basic_net(blocks: tuple[int, ...], side: int = 224) -> Counts:
     return net
 
 
-def vgg(layers: tuple[int | str, ...], side: int = 224) -> Counts:
+def vgg(layers: tuple[int | str, ...], side: int = 224) -> LayerCounts:
     """VGG: 3×3 convolutions with biases (``"M"`` a 2×2 max pool) and three dense layers."""
-    net = Counts()
+    net = LayerCounts()
     c_in = 3
     for layer in layers:
         if layer == "M":
@@ -121,9 +124,9 @@ VGG = {11: (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"),
        19: (64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512, 512, 512, 512, "M")}
 
 
-def mobilenet_v2(side: int = 224) -> Counts:
+def mobilenet_v2(side: int = 224) -> LayerCounts:
     """MobileNetV2 1.0: expansion, channels, repeats, stride per stage; no squeeze-and-excitation."""
-    net = Counts()
+    net = LayerCounts()
     side = math.ceil(side / 2)
     net.conv(3, 32, 3, side)
     net.norm(32)
@@ -158,8 +161,8 @@ def _round_channels(channels: int, width: float, divisor: int = 8) -> int:
     return int(rounded + divisor if rounded < 0.9 * scaled else rounded)
 
 
-def efficientnet(width: float, depth: float, side: int) -> Counts:
-    net = Counts()
+def efficientnet(width: float, depth: float, side: int) -> LayerCounts:
+    net = LayerCounts()
     side = math.ceil(side / 2)
     c_in = _round_channels(32, width)
     net.conv(3, c_in, 3, side)
