@@ -13,6 +13,8 @@ import statistics
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from cli import app
@@ -461,3 +463,25 @@ def test_efficientnet_b0_from_its_shape_alone():
     model = _shaped(2.315e9, 6.75e6)
     assert workloads.relative_mfu(model, "fp16") == pytest.approx(0.207, abs=0.001)
     assert workloads.max_mfu(model) == workloads.REFERENCE_MAX_MFU
+
+
+@settings(max_examples=60, deadline=None)
+@given(flops=st.floats(1e8, 1e13), activations=st.floats(1e4, 1e9),
+       dtype=st.sampled_from(["fp32", "tf32", "fp16", "bf16"]),
+       gpu_name=st.sampled_from(["v100-sxm2", "a100-sxm4-80gb", "h100-sxm", "p100-sxm2", "rtx-4090"]))
+def test_any_cnn_shape_runs_inside_its_ceiling(flops, activations, dtype, gpu_name):
+    """Whatever shape a user's CNN states, the law's ratio stays in what a file may state, the
+    default MFU it gives stays under the model's Winograd ceiling, and its source names the law."""
+    from hardware import load_gpu
+
+    gpu = load_gpu(gpu_name)
+    if dtype not in gpu.peak_flops and dtype != "fp32":
+        return
+    model = _shaped(flops, activations)
+    low, high = workloads.RELATIVE_MFU_RANGE
+    ratio = workloads.relative_mfu(model, dtype, gpu.arch)
+    assert low <= ratio <= high
+    rate, source = iteration.mfu(gpu, None, model, dtype)
+    resnet = iteration.mfu(gpu, None, workloads.load_model("resnet-50"), dtype)[0]
+    assert 0 < rate <= workloads.max_mfu(model) and rate == pytest.approx(resnet * ratio, rel=1e-12)
+    assert ratio == 1.0 or "activation-traffic law" in source
