@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from costmodel.training import activation_law  # noqa: E402
+from costmodel.training import activation_law, workloads  # noqa: E402
 from tools import cnn_counts  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "cnn_speed" / "timm_train_amp_rtx3090.csv"
@@ -53,18 +53,25 @@ def shapes() -> dict[str, tuple[float, float]]:
     return out
 
 
-def measured_ratios(path: Path = DATA) -> dict[str, float]:
-    """Each model's MFU over ResNet-50's, the mean over the file's layouts."""
-    flops = {model: shape[0] for model, shape in shapes().items()}
+def table(path: Path = DATA) -> dict:
+    """The file as a relative-MFU table (workloads.relative_mfu_ratios's shape): one row of
+    images/s per layout, one column per model."""
     by_layout: dict[str, dict[str, float]] = {}
     with open(path, newline="") as handle:
         for row in csv.DictReader(handle):
             by_layout.setdefault(row["layout"], {})[row["model"]] = float(row["train_samples_per_sec"])
-    ratios: dict[str, list[float]] = {}
-    for rates in by_layout.values():
-        for model, rate in rates.items():
-            ratios.setdefault(model, []).append(rate * flops[model] / (rates[REFERENCE] * flops[REFERENCE]))
-    return {model: statistics.fmean(values) for model, values in ratios.items() if model != REFERENCE}
+    columns = list(next(iter(by_layout.values())))
+    return {"reference": REFERENCE, "columns": columns,
+            "rows": {layout: [rates[model] for model in columns] for layout, rates in by_layout.items()}}
+
+
+def measured_ratios(path: Path = DATA) -> dict[str, float]:
+    """Each model's MFU over ResNet-50's, the mean over the file's layouts, as models.toml's
+    tables compute it (workloads.relative_mfu_ratios)."""
+    flops = {model: shape[0] for model, shape in shapes().items()}
+    measured = table(path)
+    return {model: statistics.fmean(workloads.relative_mfu_ratios(measured, model, flops))
+            for model in measured["columns"] if model != REFERENCE}
 
 
 def predicted(model: str, kappa: float, shape: dict[str, tuple[float, float]]) -> float:

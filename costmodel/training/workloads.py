@@ -287,10 +287,9 @@ def relative_mfu_origin(workload: "Workload", dtype: str, arch: str = "unknown")
     if by_law(workload):
         law = _data()["mfu_by_kind"]["cnn"]["activation_law"]
         return f"the activation-traffic law, models.toml [mfu_by_kind.cnn.activation_law]: {law['origin']}"
-    cls = relative_mfu_class(dtype, arch)
-    if getattr(workload, f"relative_mfu_{cls}") is None:
-        other = "fp32" if cls == "16bit" else "16bit"
-        return f"{workload.relative_mfu_origin}: its relative_mfu_{other}, none being stated for this class"
+    column = _stated_column(workload, relative_mfu_class(dtype, arch))
+    if column is not None and not column.endswith(relative_mfu_class(dtype, arch)):
+        return f"{workload.relative_mfu_origin}: its {column}, none being stated for this class"
     return workload.relative_mfu_origin
 
 
@@ -301,12 +300,20 @@ def by_law(workload: "Workload") -> bool:
             and workload.flops_per_sample > 0 and workload.activation_elements_per_sample > 0)
 
 
+def _stated_column(workload: "Workload", cls: str) -> str | None:
+    """The stated ratio dtype class ``cls`` reads: its own column, else the other class's (as
+    timm's table stands its tensor-core ratio in for FP32), else None."""
+    other = "fp32" if cls == "16bit" else "16bit"
+    for column in (f"relative_mfu_{cls}", f"relative_mfu_{other}"):
+        if getattr(workload, column) is not None:
+            return column
+    return None
+
+
 def _class_ratio(workload: "Workload", cls: str) -> float:
-    stated = getattr(workload, f"relative_mfu_{cls}")
-    if stated is None:
-        stated = workload.relative_mfu_fp32 if cls == "16bit" else workload.relative_mfu_16bit
-    if stated is not None:
-        return stated
+    column = _stated_column(workload, cls)
+    if column is not None:
+        return getattr(workload, column)
     if not by_law(workload):
         return 1.0
     reference_flops, reference_activations, kappa, _ = _law_constants()

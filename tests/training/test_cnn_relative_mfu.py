@@ -418,6 +418,24 @@ def test_the_shipped_kappa_is_the_fit_and_its_held_out_figures():
     assert max(max(resnet_everywhere), 1 / min(resnet_everywhere)) == pytest.approx(6.61, abs=0.01)
 
 
+def test_models_toml_types_timms_rows_as_the_data_file_holds_them():
+    """The timm images/s live twice: typed in models.toml for the presets (the runtime cannot read
+    tests/data) and in the data file the law is fitted on. They must be the same numbers."""
+    from benchmarks import cnn_activation_law as law
+
+    data = law.table()
+    timm_name = {"resnet-50": "resnet50", "resnet-18": "resnet18", "resnext101-32x4d": "resnext101_32x4d",
+                 "se-resnext101-32x4d": "seresnext101_32x4d", "efficientnet-b0": "efficientnet_b0",
+                 "efficientnet-b4": "tf_efficientnet_b4", "resnet-101": "resnet101", "resnet-152": "resnet152",
+                 "inception-v3": "inception_v3", "vgg16": "vgg16"}
+    for row, layout in (("RTX 3090 NCHW", "NCHW"), ("RTX 3090 NHWC", "NHWC")):
+        for preset, rate in zip(TIMM["columns"], TIMM["16bit"][row]):
+            if timm_name[preset] in data["columns"]:
+                assert rate == data["rows"][layout][data["columns"].index(timm_name[preset])], (preset, layout)
+    # inception_v3 is not among the law's models (no layer count here); the other nine are
+    assert sum(timm_name[preset] in data["columns"] for preset in TIMM["columns"]) == 9
+
+
 def test_the_counted_models_are_timms_models():
     """The shapes the law is fitted on are the models timm ran: every counted parameter total
     equals timm's param_count column (millions, two decimals)."""
