@@ -18,6 +18,12 @@ fitted on the others).
     python benchmarks/dp_scaling.py            # print the report
     python benchmarks/dp_scaling.py --write    # also replace the section in docs/validation.md
 
+``--csv PATH``: any published table in the same 30 columns (a table dpcost has never seen), its
+model, GPU, node and network read from its text (benchmarks/table_text.py) and its framework
+from its text, predicted with the shipped constants in both compute modes; ``--rows`` adds a line
+per row. ``--outside``: the same for tests/data/dp_scaling/outside.csv, which no constant was
+fitted on.
+
 ``--heldout`` / ``--heldout2``: the same for the later sets, tests/data/dp_scaling/heldout.csv and
 heldout2.csv (HELDOUT_SOURCES.md, HELDOUT2_SOURCES.md), each publication predicted with the
 constants fitted without it.
@@ -47,9 +53,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import table_text  # noqa: E402
 from accuracy import interval_tables_toml, percentile, write_section  # noqa: E402  (shared with accuracy.py)
 
-import hardware  # noqa: E402
 from costmodel.cluster import comm as mapping  # noqa: E402
 from costmodel.training import losses as losses_module  # noqa: E402
 from costmodel.training import measured_rate, stragglers, transport, workloads  # noqa: E402
@@ -69,6 +75,10 @@ HELDOUT = ROOT / "tests" / "data" / "dp_scaling" / "heldout.csv"
 # and H1-H3 alone) and have held its rows too since.
 HELDOUT2 = ROOT / "tests" / "data" / "dp_scaling" / "heldout2.csv"
 HELDOUT2_SECTION = "dp-scaling-heldout2"
+# Published tables never fitted on (OUTSIDE_SOURCES.md beside it): predicted with the shipped
+# constants only, as any table a user brings (``--csv``) is.
+OUTSIDE = ROOT / "tests" / "data" / "dp_scaling" / "outside.csv"
+OUTSIDE_SECTION = "dp-scaling-outside"
 REPORT = ROOT / "docs" / "validation.md"
 SECTION = "dp-scaling"
 HELDOUT_SECTION = "dp-scaling-heldout"
@@ -82,68 +92,13 @@ STEP_RESIDUALS = Path(step_residuals.DATA_FILE)
 HOST_OVERHEAD_GRID_S = tuple(x / 1000 for x in range(0, 41))
 SPEED_CV_GRID = tuple(x / 400 for x in range(0, 21))
 
-# "A100-SXM4 (…)": the later TF2 BERT table's heading says 80GB, its text "8x A100 40GB".
-GPU_BY_TYPE = (("A100-SXM4-80GB", "a100-sxm4-80gb"), ("A100-SXM4-40GB", "a100-sxm4-40gb"),
-               ("A100-SXM4", "a100-sxm4-40gb"),
-               ("V100-SXM2-16GB", "v100-sxm2-16gb"), ("V100-SXM2-32GB", "v100-sxm2"),
-               ("V100-SXM3-32GB", "v100-sxm3-32gb"), ("Tesla K80", "k80"), ("Tesla P100", "p100-sxm2"),
-               ("H100-SXM5-80GB", "h100-sxm"))
-MODEL_BY_NAME = (("BERT-large", "bert-large"), ("BERT-base", "bert-base"),
-                 ("Transformer-XL base", "transformer-xl-base"), ("Transformer-XL large", "transformer-xl-large"), ("ResNet-50", "resnet-50"),
-                 ("ResNet-152", "resnet-152"), ("InceptionV3", "inception-v3"),
-                 ("AlexNet", "alexnet"), ("VGG16", "vgg16"),
-                 *((f"MPT-{size} ", f"mpt-{size}") for size in ("125m", "350m", "760m", "1b", "3b", "7b", "13b",
-                                                                 "30b", "70b")))
-
-
-def _lookup(table, text: str) -> str:
-    for key, value in table:
-        if text.startswith(key):
-            return value
-    raise SystemExit(f"error: no mapping for {text!r}")
-
-
 def _first_int(text: str) -> int:
     return int(re.match(r"\s*(\d+)", text).group(1))
 
 
-# The bundled profile of each source's machine (hardware/data/systems.toml): DGX-2H, the 2017
-# DGX-1 (P100) and AWS p2.8xlarge (K80) are profiles of their own.
-SYSTEM_BY_GPU = {"v100-sxm3-32gb": "dgx-2h", "k80": "aws-p2.8xlarge", "p100-sxm2": "dgx-1-p100",
-                 "h100-sxm": "dgx-h100"}
-
-
-# "<count>x [name] <speed> Gb/s" in a row's network column: the NICs a source states per node
-# ("8x 200 Gb/s HDR InfiniBand", "1x InfiniBand 100 Gb/sec (4X EDR)").
-STATED_NICS = re.compile(r"(\d+)\s*x\s+[^,;\d]*?(\d+)\s*Gb/s")
-# NCCL told not to use InfiniBand verbs (NCCL_IB_DISABLE=1 in a row's framework column) runs its
-# socket transport over IPoIB: the bundled tcp-sockets link.
-NCCL_SOCKETS = "NCCL_IB_DISABLE=1"
-SOCKETS_LINK = "tcp-sockets"
-
-
-@functools.cache
-def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool = False):
-    """The system a row ran on: its bundled profile; DGX A100 and DGX-1 (V100) with the GPU
-    variant the row names (40/80 GB, 16/32 GB), and with the NICs the row states where they
-    differ from the profile's (DLPerf's DGX-1-class nodes have one 100 Gb/s EDR NIC, not four);
-    ``sockets``: the NICs carry NCCL's socket transport (the bundled ``tcp-sockets`` link)."""
-    gpu = hardware.load_gpu(_lookup(GPU_BY_TYPE, gpu_type))
-    if gpu.name in SYSTEM_BY_GPU:
-        system = hardware.load_system(SYSTEM_BY_GPU[gpu.name])
-    else:
-        base = "dgx-a100" if gpu.name.startswith("a100") else "dgx-1"
-        system = dataclasses.replace(hardware.load_system(base), gpu=gpu)
-    stated = STATED_NICS.search(inter_node)
-    if stated:
-        count, gbps = int(stated.group(1)), float(stated.group(2))
-        if (count, gbps * 1e9 / 8) != (system.nics_per_node, system.nic_bandwidth_Bps):
-            system = dataclasses.replace(system, name=f"{system.name}-{count}x{gbps:g}G",
-                                         nics_per_node=count, nic_bandwidth_Bps=gbps * 1e9 / 8)
-    if sockets:
-        system = dataclasses.replace(system, name=f"{system.name}-sockets",
-                                     nic_link=hardware.load_link(SOCKETS_LINK))
-    return system
+# The model, GPU, node and network a row's text names: benchmarks/table_text.py, for any table.
+NCCL_SOCKETS = table_text.NCCL_SOCKETS
+system_for = table_text.system_for
 
 
 @dataclass(frozen=True)
@@ -188,14 +143,21 @@ def _source_label(record: dict) -> str:
     return record["source_id"]
 
 
-def read_rows(path: Path = DATA) -> list[Row]:
+def read_rows(path: Path = DATA, text_rules: bool = False) -> list[Row]:
+    """The rows of a table in the development set's 30 columns. ``text_rules``: every row's
+    framework is read from its text (the later sets' rules, :data:`HELDOUT_SYNC`), as for a
+    table none of whose sources the harness knows by id; otherwise only ids starting with H."""
     rows = []
+    models_dir = path.parent / "models"
     with path.open(newline="", encoding="utf-8") as handle:
         for r in csv.DictReader(handle):
             if not r["baseline_gpus"]:
                 continue  # no baseline in the source's table (DGX-2H FP32 at 64 nodes only)
-            model = _lookup(MODEL_BY_NAME, r["model"])
-            seq = _first_int(r["seq_len_or_input"]) if model.startswith(("bert", "transformer", "mpt")) else None
+            model = table_text.model_for(r["model"], models_dir, r["row_id"])
+            table_text.base_system_for(table_text.gpu_for(r["gpu_type"], r["row_id"]), int(r["gpus_per_node"]),
+                                       r["row_id"])  # an unreadable GPU or node stops here, naming the row
+            tokens = load_model(model).kind in workloads.TOKEN_RULE_KINDS
+            seq = _first_int(r["seq_len_or_input"]) if tokens else None
             micro = _first_int(r["per_gpu_microbatch"])
             micro = 128 if micro == 126 else micro  # SOURCES.md: "126" is a typo for 128
             accumulation = _first_int(r["grad_accum_steps"])
@@ -212,7 +174,7 @@ def read_rows(path: Path = DATA) -> list[Row]:
                 # the framework too: DLPerf ran one table per framework (a mismatch fails loudly)
                 table=(r["source_id"], r["model"], r["seq_len_or_input"], r["precision"],
                        r["gpu_type"], r["framework_comm"], r["baseline_gpus"], r["baseline_value"]),
-                held_out=r["source_id"].startswith("H")))
+                held_out=text_rules or r["source_id"].startswith("H")))
     return rows
 
 
@@ -867,6 +829,40 @@ def heldout2_report(evaluated: dict[bool, dict], dev: list[Row], heldout: list[R
                       f"(nominal {100 * NOMINAL:.0f} %):", "", *cells])
 
 
+SHIPPED = StepLosses()  # the constants a user gets (losses.py)
+
+
+def table_report(rows: list[Row], losses: StepLosses = SHIPPED) -> str:
+    """Rows no constant was fitted on, predicted as a user gets them: with the shipped constants
+    (``losses``), in both compute modes; each source, then pooled."""
+    out = []
+    for measured, label in ((False, "Compute speed predicted too (default flags: the model's MFU)"),
+                            (True, "Compute speed from each table's published baseline (what `--rate` gives)")):
+        preds = predict(rows, losses, measured)
+        out += [f"**{label}**, with the shipped constants ({_fitted(losses)}, fitted on the eleven "
+                "publications, none of these):", "", _head()]
+        out += [_line(source, [p for p in preds if p.row.source == source]) for source in sources_of(rows)]
+        for label_, multi in (("all single-node", False), ("all multi-node", True)):
+            out.append(_line(f"**{label_}**", [p for p in preds if (p.row.nodes > 1) == multi]))
+        out += [_line("**all**", preds), ""]
+    return "\n".join(out).rstrip()
+
+
+def row_lines(rows: list[Row], losses: StepLosses = SHIPPED) -> str:
+    """One line per non-baseline row: published and predicted efficiency in both modes."""
+    default, measured = predict(rows, losses, False), predict(rows, losses, True)
+    lines = ["row       source          model                 GPUs nodes precision        mb  acc  published "
+             "default  --rate  base ratio"]
+    for at_default, at_rate in zip(default, measured):
+        row = at_default.row
+        model = Path(row.model).stem if row.model.endswith(".toml") else row.model
+        lines.append(f"{row.row_id:9} {row.source[:15]:15} {model[:21]:21} {row.gpus:4} {row.nodes:5} "
+                     f"{row.precision[:15]:15} {row.micro_batch:4} {row.accumulation:4} "
+                     f"{at_default.published:9.3f} {at_default.predicted:8.3f} {at_rate.predicted:7.3f} "
+                     f"{at_default.baseline_ratio:9.2f}x")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true",
@@ -876,7 +872,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="report the first later set (tests/data/dp_scaling/heldout.csv) instead")
     parser.add_argument("--heldout2", action="store_true",
                         help="report the second later set (tests/data/dp_scaling/heldout2.csv) instead")
+    parser.add_argument("--outside", action="store_true",
+                        help="report the outside set (tests/data/dp_scaling/outside.csv), never fitted on, "
+                             "with the shipped constants")
+    parser.add_argument("--csv", type=Path, metavar="PATH",
+                        help="predict any published table in the development set's 30 columns with the "
+                             "shipped constants (its rows' frameworks read from their text; model files "
+                             "in PATH's folder models/<name>.toml)")
+    parser.add_argument("--rows", action="store_true", help="with --csv or --outside: also a line per row")
     args = parser.parse_args(argv)
+    if args.csv or args.outside:
+        rows = read_rows(args.csv or OUTSIDE, text_rules=True)
+        text = table_report(rows)
+        print(text)
+        if args.rows:
+            print("\n" + row_lines(rows))
+        if args.write and args.outside:
+            write_section(REPORT, OUTSIDE_SECTION, text)
+        return 0
     dev, (heldout, heldout2) = read_rows(), held_out_sets()
     every = dev + heldout + heldout2
     evaluated = results(every)

@@ -1,0 +1,169 @@
+"""A published table's text read as dpcost's inputs (benchmarks/table_text.py), and any such table
+predicted with the shipped constants (benchmarks/dp_scaling.py --csv)."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import dp_scaling  # noqa: E402
+import table_text  # noqa: E402
+
+from costmodel.training.workloads import model_names  # noqa: E402
+
+
+@pytest.mark.parametrize(("text", "preset"), [
+    ("ResNet-50 v1.5", "resnet-50"), ("ResNet50", "resnet-50"), ("InceptionV3", "inception-v3"),
+    ("ResNet-101 (torchvision)", "resnet-101"), ("ResNet-18", "resnet-18"), ("VGG16", "vgg16"),
+    ("SE-ResNeXt101-32x4d", "se-resnext101-32x4d"), ("ResNeXt101-32x4d", "resnext101-32x4d"),
+    ("GPT-2 XL", "gpt2-xl"), ("GPT-2", "gpt2"), ("MPT-13b decoder-only LM", "mpt-13b"),
+    ("MPT-1b decoder-only LM", "mpt-1b"), ("GPT3-1.3B", "gpt3-1.3b"), ("GPT3-13B", "gpt3-13b"),
+    ("BERT-large pretraining (LAMB)", "bert-large"), ("Transformer-XL base, WikiText-103", "transformer-xl-base"),
+    ("EfficientNet-B4 (380 px)", "efficientnet-b4"),
+])
+def test_a_model_text_names_the_preset_its_words_start_with(text, preset):
+    assert table_text.model_for(text) == preset
+
+
+def test_every_preset_reads_as_itself():
+    for name in model_names():
+        assert table_text.model_for(name) == name
+
+
+def test_a_model_file_beside_the_table_is_found_by_its_name(tmp_path):
+    (tmp_path / "bart-large.toml").write_text('[model]\nkind = "transformer"\nparams = 406_291_456\nlayers = 24\n'
+                                              'hidden_size = 1024\nheads = 16\nvocab = 50265\n', encoding="utf-8")
+    assert table_text.model_for("BART-large pretraining", tmp_path) == str(tmp_path / "bart-large.toml")
+
+
+@pytest.mark.parametrize("text", ["ResNet-10", "VGG-19", "Wide ResNet-50-2", ""])
+def test_a_model_text_no_preset_starts_stops_with_one_line_naming_the_row(text):
+    with pytest.raises(SystemExit) as stopped:
+        table_text.model_for(text, row_id="X0001")
+    message = str(stopped.value)
+    assert message.startswith("error: X0001: model: got ") and "\n" not in message and "resnet-50" in message
+
+
+@pytest.mark.parametrize(("text", "gpu"), [
+    ("Tesla V100-SXM2-16GB", "v100-sxm2-16gb"), ("V100-SXM2-32GB", "v100-sxm2"), ("V100-SXM3-32GB (DGX-2H)", "v100-sxm3-32gb"),
+    ("A100-SXM4-80GB", "a100-sxm4-80gb"), ("NVIDIA A100 80GB PCIe", "a100-pcie-80gb"), ("NVIDIA A10", "a10"),
+    ("H100-SXM5-80GB", "h100-sxm"), ("H100 PCIe", "h100-pcie"), ("GeForce RTX 3090", "rtx-3090"),
+    ("Tesla P100 (SXM2, DGX-1)", "p100-sxm2"), ("Tesla K80 (GK210 die)", "k80"), ("AMD Instinct MI300X", "mi300x"),
+    ("Tesla T4", "t4"),
+    # two sizes stated (a heading and a body that disagree): the family's first bundled profile
+    ('A100-SXM4 (heading says 80GB; body text says "8x A100 40GB")', "a100-sxm4-40gb"),
+])
+def test_a_gpu_text_names_its_bundled_profile(text, gpu):
+    assert table_text.gpu_for(text) == gpu
+
+
+def test_a_gpu_no_profile_matches_stops_with_one_line():
+    with pytest.raises(SystemExit) as stopped:
+        table_text.gpu_for("Tesla M60", row_id="X0002")
+    assert str(stopped.value).startswith("error: X0002: gpu_type: got 'Tesla M60'; allowed: ")
+
+
+@pytest.mark.parametrize(("gpu", "per_node", "system", "swapped"), [
+    ("a100-sxm4-40gb", 8, "dgx-a100", True),  # NVIDIA's reference node, the 40 GB GPU swapped in
+    ("v100-sxm2-16gb", 8, "dgx-1", True), ("v100-sxm3-32gb", 16, "dgx-2h", False), ("h100-sxm", 8, "dgx-h100", False),
+    ("k80", 8, "aws-p2.8xlarge", False), ("rtx-4090", 8, "rtx4090-8x-pcie", False), ("v100-sxm2-16gb", 4, "v100-abci-4x", False),
+])
+def test_a_node_is_the_bundled_system_of_its_gpu_family_and_count(gpu, per_node, system, swapped):
+    node = table_text.base_system_for(gpu, per_node)
+    assert node.name == system and node.gpu.name == gpu and node.gpus_per_node == per_node
+
+
+def test_no_bundled_node_for_the_count_stops_with_one_line():
+    with pytest.raises(SystemExit) as stopped:
+        table_text.base_system_for("a100-sxm4-40gb", 3, "X0003")
+    assert str(stopped.value).startswith("error: X0003: gpus_per_node: got '3'; allowed: ")
+
+
+@pytest.mark.parametrize(("network", "link", "count", "gbps"), [
+    ("8x 200 Gb/s HDR InfiniBand per node", "ib-hdr", 8, 200),
+    ("1x InfiniBand 100 Gb/sec (4X EDR), Mellanox", "ib-edr", 1, 100),
+    ("2x 100 Gb/s RoCE per node", "roce-100", 2, 100),
+    ("1x 25 Gb/s Ethernet (TCP, no RDMA)", "eth-25g", 1, 25),
+    ("1x 40 Gb/s Ethernet", "tcp-sockets", 1, 40),  # no bundled 40 GbE link: NCCL's socket transport
+])
+def test_the_stated_nics_and_their_kind_set_the_network(network, link, count, gbps):
+    system = table_text.system_for("A100-SXM4-40GB", 8, network)
+    assert (system.nic_link.name, system.nics_per_node, system.nic_bandwidth_Bps) == (link, count, gbps * 1e9 / 8)
+
+
+def test_the_kind_of_link_moves_a_multi_node_step_the_way_transport_does():
+    """Same NICs, RDMA against kernel TCP: the TCP node loses more at 4 nodes."""
+    rdma = table_text.system_for("V100-SXM2-16GB", 8, "1x 25 Gb/s RoCE per node")
+    tcp = table_text.system_for("V100-SXM2-16GB", 8, "1x 25 Gb/s Ethernet (TCP)")
+    assert rdma.nic_link.category == "roce" and tcp.nic_link.category == "ethernet"
+    rows = []
+    for name, network in (("rdma", "1x 25 Gb/s RoCE per node"), ("tcp", "1x 25 Gb/s Ethernet (TCP)")):
+        rows.append(_row(network, 32, 4, row_id=f"{name}1"))
+    base = _row("n/a (single node)", 8, 1, row_id="base")
+    efficiency = {}
+    for row in rows:
+        at_n, _ = dp_scaling.predict_throughput(row, 32, 64, 1, dp_scaling.SHIPPED)
+        at_base, _ = dp_scaling.predict_throughput(base, 8, 64, 1, dp_scaling.SHIPPED)
+        efficiency[row.row_id] = at_n / (at_base * 4)
+    assert efficiency["tcp1"] < efficiency["rdma1"] - 0.05
+
+
+def _row(network: str, gpus: int, nodes: int, row_id: str):
+    return dp_scaling.Row(row_id=row_id, source="X", model="resnet-50", seq_len=None, micro_batch=64, accumulation=1,
+                          precision="FP32", gpu_type="V100-SXM2-16GB", gpus_per_node=8, nodes=nodes, gpus=gpus,
+                          inter_node=network, framework="PyTorch DDP", metric="images/s (whole job)", value=1.0,
+                          baseline_gpus=8, baseline_value=1.0, efficiency=None, table=("X",), held_out=True)
+
+
+HEADER = dp_scaling.DATA.read_text(encoding="utf-8").splitlines()[0].split(",")
+
+
+def _write_table(path: Path, model: str, points: list[tuple[int, float]], per_node: int = 8) -> None:
+    base_gpus, base_value = points[0]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=HEADER)
+        writer.writeheader()
+        for number, (gpus, value) in enumerate(points, 1):
+            nodes = max(1, gpus // per_node)
+            writer.writerow({key: "" for key in HEADER} | {
+                "row_id": f"T{number:04d}", "source_id": "T1", "source": "a table dpcost never saw",
+                "model": model, "seq_len_or_input": "384", "per_gpu_microbatch": "32", "grad_accum_steps": "1",
+                "precision": "mixed (fp16 AMP)", "gpu_type": "NVIDIA A100-SXM4-80GB", "gpus_per_node": str(per_node),
+                "nodes": str(nodes), "total_gpus": str(gpus),
+                "inter_node_network": "8x 200 Gb/s HDR InfiniBand per node" if nodes > 1 else "n/a (single node)",
+                "framework_comm": "Horovod with fp16 compression", "metric": "sequences/s (whole job)",
+                "value": str(value), "baseline_gpus": str(base_gpus), "baseline_value": str(base_value),
+                "scaling_efficiency_derived": f"{value / (base_value * gpus / base_gpus):.3f}"})
+
+
+def test_any_table_in_the_columns_runs_through_csv_with_the_shipped_constants(tmp_path, capsys):
+    table = tmp_path / "new.csv"
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "bart-large.toml").write_text(
+        '[model]\nkind = "transformer"\nparams = 406_291_456\nlayers = 24\nhidden_size = 1024\nheads = 16\n'
+        'vocab = 50265\n', encoding="utf-8")
+    _write_table(table, "BART-large fine-tuning", [(1, 100.0), (8, 760.0), (16, 1480.0)])
+    rows = dp_scaling.read_rows(table, text_rules=True)
+    assert {row.model for row in rows} == {str(tmp_path / "models" / "bart-large.toml")}
+    assert all(row.held_out for row in rows)  # its framework read from its text: Horovod, fp16 gradients
+    assert dp_scaling._sync(rows[0])[0] == "horovod" and dp_scaling._dtypes(rows[0]) == ("fp16", "fp16")
+    assert dp_scaling.main(["--csv", str(table), "--rows"]) == 0
+    out = capsys.readouterr().out
+    assert "| T1 | 2 |" in out and "T0002" in out and "T0003" in out
+    predicted = dp_scaling.predict(rows, dp_scaling.SHIPPED, measured=True)
+    assert [p.row.row_id for p in predicted] == ["T0002", "T0003"]
+    assert all(0.5 < p.predicted < 1.0 for p in predicted)
+    assert predicted[1].predicted < predicted[0].predicted  # two nodes lose more than one
+
+
+def test_an_unreadable_row_in_a_table_stops_naming_it(tmp_path):
+    table = tmp_path / "new.csv"
+    _write_table(table, "Wide ResNet-50-2", [(1, 100.0), (8, 760.0)])
+    with pytest.raises(SystemExit) as stopped:
+        dp_scaling.main(["--csv", str(table)])
+    assert str(stopped.value).startswith("error: T0001: model: got 'Wide ResNet-50-2'")
