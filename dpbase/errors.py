@@ -46,11 +46,23 @@ class InputError(DpcostError, ValueError):
 
 
 class UnknownNameError(InputError, KeyError):
-    """A name (primitive, algorithm, profile, preset …) that dpcost does not know."""
+    """A name (primitive, algorithm, profile, preset …) that dpcost does not know; where it is a
+    known name spelt otherwise (case, dashes, spaces, dots), the line says which.
+
+    >>> str(UnknownNameError("model", "ResNet50", ["resnet-50", "resnet-152"]))
+    "model: got 'ResNet50'; allowed: one of resnet-152, resnet-50 (did you mean 'resnet-50'?)"
+    """
 
     def __init__(self, field: str, value: object, known: Iterable[str]) -> None:
-        names = ", ".join(sorted(known))
-        super().__init__(field, value, f"one of {names}")
+        known = sorted(known)
+        meant = [name for name in known if _squashed(name) == _squashed(value)]
+        hint = f" (did you mean {meant[0]!r}?)" if len(meant) == 1 and meant[0] != value else ""
+        super().__init__(field, value, f"one of {', '.join(known)}{hint}")
+
+
+def _squashed(name: object) -> str:
+    """A name without case and separators: "ResNet50", "resnet_50" and "resnet-50" alike."""
+    return "".join(char for char in str(name).lower() if char.isalnum())
 
 
 class UnitError(InputError):

@@ -159,3 +159,22 @@ def test_the_refusals_stop_where_their_reason_does(tmp_path):
                                 str(tmp_path / "scaling.html"), "--json"])
     assert chart.exit_code == 0, chart.output
     assert json.loads(chart.stdout)["traces"] >= 2
+
+
+@pytest.mark.parametrize(("argv", "meant"), [
+    (["iteration", "--model", "ResNet50", "--cluster", "dgx-1", "--micro-batch", "8"], "resnet-50"),
+    (["iteration", "--model", "bert_large", "--cluster", "dgx-1", "--micro-batch", "8"], "bert-large"),
+    (["iteration", "--model", "gpt2", "--cluster", "DGX_H100", "--micro-batch", "8"], "dgx-h100"),
+    (["collective", "all-reduce", "--cluster", "dgx-h100", "--size", "1MB", "--algorithm", "Double Binary Tree"],
+     "double-binary-tree"),
+])
+def test_a_known_name_spelt_otherwise_is_refused_with_the_name_it_means(argv, meant):
+    result = runner.invoke(app, argv)
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1
+    assert lines[0].startswith("error: ") and lines[0].endswith(f"(did you mean '{meant}'?)")
+
+
+def test_a_name_spelt_like_two_known_names_suggests_neither():
+    result = runner.invoke(app, ["iteration", "--model", "gpt3_13b", "--cluster", "dgx-1", "--micro-batch", "8"])
+    assert result.exit_code == 2 and "did you mean" not in result.output  # gpt3-13b and gpt3-1.3b alike
