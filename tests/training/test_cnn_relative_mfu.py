@@ -328,7 +328,9 @@ TIMM_FLOPS = {m: workloads.load_model(m).flops_per_sample for m in TIMM["columns
 # (millions, two decimals), against which the counting itself is checked.
 PUBLISHED_PARAMS = {"resnet-50": 25_557_032, "resnet-101": 44_549_160, "resnet-152": 60_192_808,
                     "resnext101-32x4d": 44.18e6, "se-resnext101-32x4d": 48.96e6, "efficientnet-b0": 5.29e6,
-                    "efficientnet-b4": 19.34e6}
+                    "efficientnet-b4": 19.34e6, "resnet-34": 21_797_672, "resnext50-32x4d": 25_028_904,
+                    "se-resnext50-32x4d": 27.56e6, "wide-resnet50-2": 68_883_240, "vgg11": 132_863_336,
+                    "vgg13": 133_047_848, "vgg19": 143_667_240, "mobilenet-v2": 3_504_872}
 
 
 @pytest.mark.parametrize("model", sorted(cnn_counts.PRESETS))
@@ -358,7 +360,10 @@ def test_efficientnet_b0_by_hand():
 
 @pytest.mark.parametrize(("model", "ratio"), [("resnet-18", 1.373), ("resnext101-32x4d", 0.991),
                                               ("se-resnext101-32x4d", 0.826), ("efficientnet-b0", 0.151),
-                                              ("efficientnet-b4", 0.233)])
+                                              ("efficientnet-b4", 0.233), ("resnet-34", 1.628),
+                                              ("resnext50-32x4d", 0.840), ("se-resnext50-32x4d", 0.731),
+                                              ("wide-resnet50-2", 1.601), ("vgg11", 1.659), ("vgg13", 1.323),
+                                              ("vgg19", 1.924), ("mobilenet-v2", 0.151)])
 def test_the_presets_lambda_did_not_run_take_timms_ratio(model, ratio):
     workload = workloads.load_model(model)
     rows = workloads.relative_mfu_ratios({**TIMM, "rows": TIMM["16bit"]}, model, TIMM_FLOPS)
@@ -427,13 +432,16 @@ def test_models_toml_types_timms_rows_as_the_data_file_holds_them():
     timm_name = {"resnet-50": "resnet50", "resnet-18": "resnet18", "resnext101-32x4d": "resnext101_32x4d",
                  "se-resnext101-32x4d": "seresnext101_32x4d", "efficientnet-b0": "efficientnet_b0",
                  "efficientnet-b4": "tf_efficientnet_b4", "resnet-101": "resnet101", "resnet-152": "resnet152",
-                 "inception-v3": "inception_v3", "vgg16": "vgg16"}
+                 "inception-v3": "inception_v3", "vgg16": "vgg16", "resnet-34": "resnet34",
+                 "resnext50-32x4d": "resnext50_32x4d", "se-resnext50-32x4d": "seresnext50_32x4d",
+                 "wide-resnet50-2": "wide_resnet50_2", "vgg11": "vgg11", "vgg13": "vgg13", "vgg19": "vgg19",
+                 "mobilenet-v2": "mobilenetv2_100"}
     for row, layout in (("RTX 3090 NCHW", "NCHW"), ("RTX 3090 NHWC", "NHWC")):
         for preset, rate in zip(TIMM["columns"], TIMM["16bit"][row]):
             if timm_name[preset] in data["columns"]:
                 assert rate == data["rows"][layout][data["columns"].index(timm_name[preset])], (preset, layout)
-    # inception_v3 is not among the law's models (no layer count here); the other nine are
-    assert sum(timm_name[preset] in data["columns"] for preset in TIMM["columns"]) == 9
+    # inception_v3 is not among the law's models (no layer count here); the other seventeen are
+    assert sum(timm_name[preset] in data["columns"] for preset in TIMM["columns"]) == 17
 
 
 def test_the_counted_models_are_timms_models():
