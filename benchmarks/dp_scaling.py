@@ -143,6 +143,9 @@ def _source_label(record: dict) -> str:
     return record["source_id"]
 
 
+NO_SYNC_SKIPPED = "WITHOUT no_sync"
+
+
 def read_rows(path: Path = DATA, text_rules: bool = False) -> list[Row]:
     """The rows of a table in the development set's 30 columns. ``text_rules``: every row's
     framework is read from its text (the later sets' rules, :data:`HELDOUT_SYNC`), as for a
@@ -162,6 +165,9 @@ def read_rows(path: Path = DATA, text_rules: bool = False) -> list[Row]:
             micro = 128 if micro == 126 else micro  # SOURCES.md: "126" is a typo for 128
             accumulation = _first_int(r["grad_accum_steps"])
             accumulation = 1 if "at 8 GPUs" in r["grad_accum_steps"] else accumulation
+            # DDP accumulating WITHOUT no_sync all-reduces after every micro-batch: each is a step
+            # (the optimizer's step, run once per k, is then counted per micro-batch: ~1 % of a CNN's)
+            accumulation = 1 if NO_SYNC_SKIPPED in r["framework_comm"] else accumulation
             eff = float(r["scaling_efficiency_derived"]) if r["scaling_efficiency_derived"] else None
             rows.append(Row(
                 row_id=r["row_id"], source=_source_label(r), model=model, seq_len=seq,
@@ -236,10 +242,18 @@ HELDOUT_SYNC = (("message_size=250000000", "flat"), ("allreduce of accumulated",
                 ("gradient_merge", "flat"), ("MirroredStrategy", "flat"), ("Horovod", "horovod"))
 
 
+# TensorFlow's variable_update modes (tf_cnn_benchmarks, tensorpack), as S8's rule reads them:
+# replicated is one NCCL all-reduce per variable; parameter_server aggregates on the CPU.
+VARIABLE_UPDATE = (("variable_update=parameter_server", ("per-tensor", True)),
+                   ("variable_update=replicated", ("per-tensor", False)))
+
+
 def _sync(row: Row) -> tuple[str, str, bool]:
     """(sync mode, collective algorithm, host-memory reduction) the source's framework used."""
     if row.held_out:
-        return next((mode for key, mode in HELDOUT_SYNC if key in row.framework), "ddp"), "auto", False
+        mode, host = next((found for key, found in VARIABLE_UPDATE if key in row.framework), (None, False))
+        mode = mode or next((mode for key, mode in HELDOUT_SYNC if key in row.framework), "ddp")
+        return mode, "auto", host
     if row.source in ("S1", "S1b"):
         return "flat", "auto", False
     if row.source == "S7 TensorFlow":

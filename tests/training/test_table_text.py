@@ -24,7 +24,8 @@ from costmodel.training.workloads import model_names  # noqa: E402
     ("GPT-2 XL", "gpt2-xl"), ("GPT-2", "gpt2"), ("MPT-13b decoder-only LM", "mpt-13b"),
     ("MPT-1b decoder-only LM", "mpt-1b"), ("GPT3-1.3B", "gpt3-1.3b"), ("GPT3-13B", "gpt3-13b"),
     ("BERT-large pretraining (LAMB)", "bert-large"), ("Transformer-XL base, WikiText-103", "transformer-xl-base"),
-    ("EfficientNet-B4 (380 px)", "efficientnet-b4"),
+    ("EfficientNet-B4 (380 px)", "efficientnet-b4"), ("VGG-19", "vgg19"), ("Wide ResNet-50-2", "wide-resnet50-2"),
+    ("MobileNetV2 1.0", "mobilenet-v2"),
 ])
 def test_a_model_text_names_the_preset_its_words_start_with(text, preset):
     assert table_text.model_for(text) == preset
@@ -41,7 +42,7 @@ def test_a_model_file_beside_the_table_is_found_by_its_name(tmp_path):
     assert table_text.model_for("BART-large pretraining", tmp_path) == str(tmp_path / "bart-large.toml")
 
 
-@pytest.mark.parametrize("text", ["ResNet-10", "VGG-19", "Wide ResNet-50-2", ""])
+@pytest.mark.parametrize("text", ["ResNet-10", "DenseNet-121", "Inception-v4", ""])
 def test_a_model_text_no_preset_starts_stops_with_one_line_naming_the_row(text):
     with pytest.raises(SystemExit) as stopped:
         table_text.model_for(text, row_id="X0001")
@@ -163,7 +164,50 @@ def test_any_table_in_the_columns_runs_through_csv_with_the_shipped_constants(tm
 
 def test_an_unreadable_row_in_a_table_stops_naming_it(tmp_path):
     table = tmp_path / "new.csv"
-    _write_table(table, "Wide ResNet-50-2", [(1, 100.0), (8, 760.0)])
+    _write_table(table, "DenseNet-121", [(1, 100.0), (8, 760.0)])
     with pytest.raises(SystemExit) as stopped:
         dp_scaling.main(["--csv", str(table)])
-    assert str(stopped.value).startswith("error: T0001: model: got 'Wide ResNet-50-2'")
+    assert str(stopped.value).startswith("error: T0001: model: got 'DenseNet-121'")
+
+
+# --- the outside set: ten publications no constant was fitted on ---------------------------------
+
+OUTSIDE = dp_scaling.read_rows(dp_scaling.OUTSIDE, text_rules=True)
+
+
+def test_the_outside_set_reads_row_for_row_with_its_baselines():
+    assert len(OUTSIDE) == 226 and len({row.table for row in OUTSIDE}) == 84
+    assert sum(row.nodes > 1 for row in OUTSIDE) == 28
+    for row in OUTSIDE:
+        base = dp_scaling.baseline_of(row, OUTSIDE)
+        assert row.efficiency == pytest.approx(row.value / (base.value * row.gpus / base.gpus), abs=6e-4)
+    files = {row.model for row in OUTSIDE if row.model.endswith(".toml")}
+    assert {Path(model).stem for model in files} == {"bart-large", "electra-base-pretraining"}
+
+
+def test_the_outside_section_of_the_docs_is_what_the_harness_prints():
+    text = (Path(__file__).resolve().parents[2] / "docs" / "validation.md").read_text(encoding="utf-8")
+    section = text.split("<!-- dp-scaling-outside:begin -->", 1)[1].split("<!-- dp-scaling-outside:end -->", 1)[0]
+    assert section.strip() == dp_scaling.table_report(OUTSIDE).strip()
+
+
+def test_ddp_accumulating_without_no_sync_synchronises_every_micro_batch():
+    """DeepLearningExamples' PyTorch CNN scripts accumulate without no_sync: each micro-batch is a
+    synchronised step; the sources' stated accumulation stays in the table."""
+    skipped = [row for row in OUTSIDE if dp_scaling.NO_SYNC_SKIPPED in row.framework]
+    assert skipped and all(row.accumulation == 1 for row in skipped)
+    raw = {r["row_id"]: r for r in csv.DictReader(dp_scaling.OUTSIDE.open(encoding="utf-8"))}
+    assert any(not raw[row.row_id]["grad_accum_steps"].startswith("1") for row in skipped)
+
+
+@pytest.mark.parametrize(("framework", "sync"), [
+    ("tf_cnn_benchmarks --variable_update=parameter_server --local_parameter_device=cpu", ("per-tensor", "auto", True)),
+    ("tensorpack SyncMultiGPUTrainerReplicated (variable_update=replicated)", ("per-tensor", "auto", False)),
+    ("Horovod with fp16 compression", ("horovod", "auto", False)),
+    ("PyTorch DDP in NGC PyTorch 21.03", ("ddp", "auto", False)),
+])
+def test_a_tables_framework_text_sets_its_sync(framework, sync):
+    import dataclasses
+
+    row = dataclasses.replace(_row("n/a (single node)", 8, 1, "F1"), framework=framework)
+    assert dp_scaling._sync(row) == sync
