@@ -98,7 +98,9 @@ def _form(name_words: list[str]) -> str | None:
 
 def _memory_gb(text_words: list[str]) -> int | None:
     """The memory size the text states in GB, if it states exactly one."""
-    sizes = {int(word[:-2]) for word in text_words if re.fullmatch(r"\d+gb", word)}
+    joined = [f"{word}gb" if following == "gb" and word.isdigit() else word  # "80 GB" as "80GB"
+              for word, following in zip(text_words, [*text_words[1:], ""])]
+    sizes = {int(word[:-2]) for word in joined if re.fullmatch(r"\d+gb", word)}
     return sizes.pop() if len(sizes) == 1 else None
 
 

@@ -55,7 +55,7 @@ def test_a_model_text_no_preset_starts_stops_with_one_line_naming_the_row(text):
     ("A100-SXM4-80GB", "a100-sxm4-80gb"), ("NVIDIA A100 80GB PCIe", "a100-pcie-80gb"), ("NVIDIA A10", "a10"),
     ("H100-SXM5-80GB", "h100-sxm"), ("H100 PCIe", "h100-pcie"), ("GeForce RTX 3090", "rtx-3090"),
     ("Tesla P100 (SXM2, DGX-1)", "p100-sxm2"), ("Tesla K80 (GK210 die)", "k80"), ("AMD Instinct MI300X", "mi300x"),
-    ("Tesla T4", "t4"),
+    ("Tesla T4", "t4"), ("NVIDIA A100-SXM4 80 GB", "a100-sxm4-80gb"), ("A100 SXM4 40 GB", "a100-sxm4-40gb"),
     # two sizes stated (a heading and a body that disagree): the family's first bundled profile
     ('A100-SXM4 (heading says 80GB; body text says "8x A100 40GB")', "a100-sxm4-40gb"),
 ])
