@@ -165,9 +165,6 @@ def read_rows(path: Path = DATA, text_rules: bool = False) -> list[Row]:
             micro = 128 if micro == 126 else micro  # SOURCES.md: "126" is a typo for 128
             accumulation = _first_int(r["grad_accum_steps"])
             accumulation = 1 if "at 8 GPUs" in r["grad_accum_steps"] else accumulation
-            # DDP accumulating WITHOUT no_sync all-reduces after every micro-batch: each is a step
-            # (the optimizer's step, run once per k, is then counted per micro-batch: ~1 % of a CNN's)
-            accumulation = 1 if NO_SYNC_SKIPPED in r["framework_comm"] else accumulation
             eff = float(r["scaling_efficiency_derived"]) if r["scaling_efficiency_derived"] else None
             rows.append(Row(
                 row_id=r["row_id"], source=_source_label(r), model=model, seq_len=seq,
@@ -314,6 +311,8 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
         compute_dtype=compute, grad_dtype=grads, zero_stage=zero_stage, recompute=recompute,
         optimizer="sgd" if _cnn(row) else "adamw", optimizer_impl=_optimizer_impl(row), sync=sync,
         transport=transport.step_transport(system, nodes),
+        # DDP accumulating WITHOUT no_sync all-reduces after every micro-batch (--sync-each-micro-batch)
+        sync_each_micro_batch=NO_SYNC_SKIPPED in row.framework and zero_stage < 2,
         host_reduce=host_reduce, losses=losses, mfu=mfu,
         mfu_calibration=None if mfu is None else BASELINE_CALIBRATION)
     result = iteration_breakdown(load_model(row.model), system.gpu, comm.time_s, comm.ranks, config)
@@ -407,7 +406,7 @@ def score(errors: tuple[list[float], list[float]]) -> float:
 def _parts(row: Row, gpus: int, micro: int, accumulation: int, mfu: float | None) -> tuple:
     """The loss-free breakdown's parts, for refitting the loss terms without the comm model."""
     _, b = predict_throughput(row, gpus, micro, accumulation, StepLosses.none(), mfu)
-    every = b.zero_stage >= 2
+    every = b.zero_stage >= 2 or b.sync_each_micro_batch
     return (b.ranks, micro * accumulation, b.compute_s, b.exposed_comm_s, b.hidden_comm_s,
             b.optimizer_s, 1 if every else accumulation, b.transport, b.host_reduce)
 

@@ -134,6 +134,8 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
         + (f"; ZeRO++ int{b.quantize_grads} gradients (all-to-all)" if b.quantize_grads else "")
         + ("; parameter all-gather overlapped with the next forward" if b.overlap_param_gather else "")
         + ("; optimizer offloaded to the CPU (ZeRO-Offload)" if b.offload_optimizer else "")
+        + (f"; gradients synchronised after each of the {b.accumulation_steps} micro-batches (no no_sync)"
+           if b.sync_each_micro_batch and b.accumulation_steps > 1 else "")
         + (f"; hybrid sharding: ZeRO-3 over the {b.shard_ranks} GPUs of each node, replicated across nodes"
            if b.shard == "hybrid" else "")
         + ("; ZeRO++ hpZ: backward gathers the weights inside the node (secondary partition)"
@@ -237,6 +239,7 @@ def iteration(
     input_rate: Annotated[float | None, Option("--input-rate", help="Samples per second one rank's data loader sustains (default: not limiting); the step waits when the GPU consumes faster.")] = None,
     shard: Annotated[str, Option("--shard", help="ZeRO-3 over every GPU (full), over each node's GPUs replicated across nodes (hybrid: FSDP HYBRID_SHARD, DeepSpeed MiCS), or over every GPU with backward's weight gathers inside the node (hpz: ZeRO++ hpZ).")] = "full",
     offload_optimizer: Annotated[bool, Option("--offload-optimizer", help="ZeRO >= 1: keep the optimizer states on the host and run the optimizer step on the CPU (ZeRO-Offload); needs the system's host_memory_bandwidth.")] = False,
+    sync_each_micro_batch: Annotated[bool, Option("--sync-each-micro-batch", help="Accumulate without DDP's no_sync: every micro-batch's backward all-reduces, not only the last (a training loop that never calls no_sync; ZeRO-0/1, not --sync flat).")] = False,
     overlap_param_gather: Annotated[bool, Option("--overlap-param-gather", help="ZeRO-1/2: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather) instead of after the optimizer.")] = False,
     servers: Annotated[int | None, Option("--servers", help="Parameter servers S (with --algorithm parameter-server or --async; default 1).")] = None,
     ps_placement: PS_PLACEMENT = None,
@@ -299,7 +302,7 @@ def iteration(
         quantize_weights=parse_bits(quantize_weights, "quantize_weights"),
         quantize_grads=parse_bits(quantize_grads, "quantize_grads"),
         overlap_param_gather=overlap_param_gather, offload_optimizer=offload_optimizer, shard=shard,
-        memory_reserve_bytes=reserve_bytes_of(memory_reserve, system.gpu.memory_bytes),
+        sync_each_micro_batch=sync_each_micro_batch, memory_reserve_bytes=reserve_bytes_of(memory_reserve, system.gpu.memory_bytes),
         losses=StepLosses(host_overhead_s=parse_time(host_overhead, "host_overhead"),
                           overlap_slowdown=overlap_slowdown, speed_cv=speed_cv,
                           slow_node_factor=slow_node, input_rate=input_rate))

@@ -258,6 +258,23 @@ def check_topk(topk_fraction: float | None, zero_stage: int) -> float | None:
     return float(topk_fraction)
 
 
+def check_sync_each_micro_batch(each: bool, sync: str, zero_stage: int, asynchronous: bool) -> None:
+    """Synchronising every micro-batch (accumulation without DDP's ``no_sync``) is a choice only
+    where the gradients are otherwise reduced once a step: refused where it cannot be (``flat``
+    all-reduces once after the accumulated backward by definition; asynchronous workers push every
+    step) and where it already is (ZeRO-2/3 reduce-scatter every micro-batch)."""
+    if not each:
+        return
+    if sync == "flat":
+        raise InputError("sync_each_micro_batch", True, "off with --sync flat (one all-reduce of the accumulated "
+                         "gradients per step is what flat means)")
+    if asynchronous:
+        raise InputError("sync_each_micro_batch", True, "off with asynchronous updates (workers push once a step)")
+    if zero_stage >= 2:
+        raise InputError("sync_each_micro_batch", True, f"ZeRO-0 or 1 (ZeRO-{zero_stage} reduces every "
+                         "micro-batch's gradients already)")
+
+
 def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precision, *,
               zero_stage: int = 0, topk_fraction: float | None = None,
               asynchronous: bool = False, weight_bits: int | None = None, grad_bits: int | None = None,

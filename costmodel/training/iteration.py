@@ -103,6 +103,9 @@ class TrainingConfig:
     quantize_grads: int | None = None  # bits of ZeRO++ qgZ gradient all-to-all (4 or 8), None = reduce-scatter
     overlap_param_gather: bool = False  # ZeRO-1/2: the parameter all-gather runs beside the next forward
     offload_optimizer: bool = False  # ZeRO >= 1: optimizer states and step on the host CPU (ZeRO-Offload)
+    # accumulation without DDP's no_sync (a training loop that never calls it; DeepLearningExamples'
+    # PyTorch CNN scripts): every micro-batch's backward all-reduces, not only the last one's
+    sync_each_micro_batch: bool = False
     shard: str = "full"  # ZeRO-3 over every rank ("full"), in each node replicated across ("hybrid"),
     # or over every rank with a secondary weight partition in each node for backward (ZeRO++ "hpz")
     memory_reserve_bytes: float | None = None  # memory kept free per GPU; None: memory.DEFAULT_RESERVE_FRACTION
@@ -189,6 +192,7 @@ class Breakdown:
     overlap_param_gather: bool = False  # ZeRO-1/2 parameter gather beside the next forward
     offload_optimizer: bool = False  # optimizer on the host (ZeRO-Offload)
     host_reduce: bool = False  # gradients all-reduced through host memory (hostreduce)
+    sync_each_micro_batch: bool = False  # accumulation without no_sync: a synchronisation per micro-batch
     optimizer_impl: str = "multi-tensor"  # multi-tensor kernels, or a loop over the parameter tensors
     optimizer_dispatch_s: float = 0.0  # of optimizer_s: what a per-tensor loop adds to the multi-tensor (HBM) step
     optimizer_host_s: float = 0.0  # of optimizer_s: the CPU step (offload)
@@ -690,6 +694,7 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         "quantize_weights": config.quantize_weights, "quantize_grads": config.quantize_grads,
         "overlap_param_gather": config.overlap_param_gather, "offload_optimizer": config.offload_optimizer,
         "host_reduce": config.host_reduce, "shard": config.shard,
+        "sync_each_micro_batch": config.sync_each_micro_batch,
     }
 
 
@@ -732,6 +737,8 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
                               secondary=None if groups is None else groups.secondary,
                               **({} if qgz is None else
                                  {"qgz_node": qgz[0], "qgz_rails": qgz[1], "qgz_node_ranks": qgz[2]}))
+    if config.sync_each_micro_batch and not plan.every_micro_batch:  # no no_sync: each backward synchronises
+        plan = replace(plan, every_micro_batch=True)
     k = config.accumulation_steps
     factor = 1.0 if config.asynchronous else float(stragglers.slowest_rank_factor(
         config.jitter_cv, ranks, 1 if plan.every_micro_batch else k, config.losses.speed_cv,
@@ -977,6 +984,8 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     gradsync.check_topk(config.topk_fraction, config.zero_stage)
     gradsync.check_quantization(config.quantize_weights, config.quantize_grads, config.zero_stage)
     gradsync.check_overlap_param_gather(config.overlap_param_gather, config.zero_stage)
+    gradsync.check_sync_each_micro_batch(config.sync_each_micro_batch, config.sync, config.zero_stage,
+                                         config.asynchronous)
     offload.check(config.offload_optimizer, config.zero_stage, host)
     _check_shard(config, groups)
     compute = _compute(workload, gpu, config)

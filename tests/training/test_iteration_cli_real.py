@@ -59,7 +59,8 @@ ECHOES = {"model", "params", "ranks", "algorithm", "micro_batch", "seq_len", "ac
           "overlap", "synchronous", "bucket_bytes", "first_bucket_bytes", "bucket_count", "jitter_cv",
           "mfu", "mfu_source", "flash_attention", "include_attention", "cluster", "nodes",
           "gpus_per_node", "backend", "sync", "transport", "speed_cv", "slow_node_factor",
-          "overlap_slowdown", "overlap_param_gather", "offload_optimizer", "shard", "input_rate"}
+          "overlap_slowdown", "overlap_param_gather", "offload_optimizer", "shard", "input_rate",
+          "sync_each_micro_batch"}
 BASE = ["iteration", "--model", "gpt2-xl", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "2",
         "--mfu", "0.6"]
 OPTIONS = {
@@ -83,6 +84,8 @@ OPTIONS = {
     "--overlap-param-gather": ["--zero", "1", "--overlap-param-gather"],
     # its own arithmetic (against --zero 1 alone): tests/training/test_optimizer_offload.py
     "--offload-optimizer": ["--zero", "1", "--offload-optimizer"],
+    # its own arithmetic: tests/training/test_sync_each_micro_batch.py
+    "--sync-each-micro-batch": ["--accum", "4", "--sync-each-micro-batch"],
     # its own arithmetic (against --zero 3 alone): tests/training/test_hybrid_sharding.py
     "--shard": ["--zero", "3", "--shard", "hybrid"],
     # its own arithmetic: tests/training/test_input_pipeline.py

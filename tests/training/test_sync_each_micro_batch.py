@@ -1,0 +1,82 @@
+"""Accumulation without DDP's no_sync (--sync-each-micro-batch): every micro-batch all-reduces."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from costmodel.training.iteration import TrainingConfig, iteration_breakdown
+from costmodel.training.workloads import load_model
+from dpbase.errors import InputError
+from dpbase.values import replace
+
+runner = CliRunner()
+GPU = "a100-sxm4-80gb"
+
+
+def comm(_primitive: str, size_bytes: float) -> float:
+    return 20e-6 + size_bytes / 100e9  # 20 µs + 100 GB/s, per collective
+
+
+def _step(k: int, each: bool, **extra):
+    config = TrainingConfig(micro_batch=64, accumulation_steps=k, grad_dtype="fp32", compute_dtype="tf32",
+                            optimizer="sgd", sync_each_micro_batch=each, **extra)
+    return iteration_breakdown(load_model("resnext101-32x4d"), GPU, comm, 8, config)
+
+
+@pytest.mark.parametrize("k", [2, 4, 16])
+def test_each_micro_batch_pays_the_whole_synchronisation(k):
+    once, each = _step(k, False), _step(k, True)
+    assert each.comm_s == pytest.approx(k * once.comm_s, rel=1e-9)
+    assert each.exposed_comm_s == pytest.approx(k * once.exposed_comm_s, rel=1e-9)
+    assert each.compute_s == pytest.approx(once.compute_s, rel=1e-9)  # the same work
+    assert each.total_s > once.total_s and each.scaling_efficiency < once.scaling_efficiency
+    assert each.sync_each_micro_batch and not once.sync_each_micro_batch
+
+
+def test_every_micro_batch_waits_for_the_slowest_so_jitter_no_longer_averages():
+    """Per-micro-batch jitter averages over k micro-batches synchronised once (σ/√k); synchronised
+    every micro-batch, each one waits for the slowest rank."""
+    once, each = _step(16, False, jitter_cv=0.05), _step(16, True, jitter_cv=0.05)
+    # with the default 2.5 % spread: sqrt(2.5² + 5²) against sqrt(2.5² + (5/4)²), twice the wait
+    assert each.straggler_wait_s == pytest.approx(2 * once.straggler_wait_s, rel=1e-6)
+
+
+def test_at_one_micro_batch_it_changes_nothing():
+    assert _step(1, True).total_s == pytest.approx(_step(1, False).total_s, rel=1e-12)
+
+
+@pytest.mark.parametrize(("extra", "allowed"), [
+    ({"sync": "flat"}, "off with --sync flat"),
+    ({"zero_stage": 2}, "ZeRO-0 or 1 (ZeRO-2 reduces every micro-batch's gradients already)"),
+    ({"zero_stage": 3}, "ZeRO-0 or 1 (ZeRO-3"),
+    ({"asynchronous": True}, "off with asynchronous updates"),
+])
+def test_refused_where_it_cannot_apply_or_already_does(extra, allowed):
+    with pytest.raises(InputError) as refused:
+        _step(4, True, **extra)
+    assert str(refused.value).startswith(f"sync_each_micro_batch: got True; allowed: {allowed}")
+
+
+def test_the_cli_says_so_in_text_and_json():
+    args = ["iteration", "--model", "resnext101-32x4d", "--cluster", "dgx-a100", "--gpus", "8", "--micro-batch", "64",
+            "--accum", "4", "--optimizer", "sgd"]
+    text = runner.invoke(app, [*args, "--sync-each-micro-batch"])
+    assert text.exit_code == 0, text.output
+    assert "gradients synchronised after each of the 4 micro-batches (no no_sync)" in text.output
+    plain, each = (json.loads(runner.invoke(app, [*args, *extra, "--json"]).stdout)
+                   for extra in ([], ["--sync-each-micro-batch"]))
+    assert each["sync_each_micro_batch"] is True and plain["sync_each_micro_batch"] is False
+    assert each["comm_s"] == pytest.approx(4 * plain["comm_s"], rel=1e-6)
+    flat = runner.invoke(app, [*args, "--sync", "flat", "--sync-each-micro-batch"])
+    assert flat.exit_code == 2 and flat.output.strip().startswith("error: sync_each_micro_batch: got True")
+
+
+def test_horovod_and_per_tensor_take_it_too():
+    for sync in ("horovod", "per-tensor"):
+        once, each = _step(4, False, sync=sync), _step(4, True, sync=sync)
+        assert each.comm_s == pytest.approx(4 * once.comm_s, rel=1e-9), sync
+    assert replace(TrainingConfig(micro_batch=1), sync_each_micro_batch=True).sync_each_micro_batch
