@@ -142,6 +142,8 @@ VARIATIONS = {
     # ZeRO-3 only, in groups of 8 with a slower cross-node ring: tests/training/test_hybrid_sharding.py
     # what is kept free: the memory's reserve and headroom (against plan: test_iteration_review_fixes.py)
     "memory_reserve_bytes": {"memory_reserve_bytes": 20e9},
+    # every micro-batch all-reduces (no no_sync); its own arithmetic: tests/training/test_sync_each_micro_batch.py
+    "sync_each_micro_batch": {"accumulation_steps": 4, "sync_each_micro_batch": True},
     "shard": {"zero_stage": 3, "shard": "hybrid",
               "groups": ShardGroups(comm=ring_comm(8, 100e9, 2e-6), ranks=8, replicas=ring_comm(2, 12.5e9, 5e-6))},
 }

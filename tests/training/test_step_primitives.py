@@ -51,7 +51,7 @@ def test_the_configs_switches_and_numbers_are_read_from_its_fields():
     from costmodel.training.iteration import NUMBERS, SWITCHES
 
     assert set(SWITCHES) == {"overlap", "host_reduce", "asynchronous", "flash_attention",
-                             "recompute", "overlap_param_gather", "offload_optimizer"}
+                             "recompute", "overlap_param_gather", "offload_optimizer", "sync_each_micro_batch"}
     # include_attention is a switch or None (the model's own: on for token-rule models), checked apart
     import pytest
 
