@@ -15,6 +15,8 @@ text and what is allowed.
   by the form factor (SXM, PCIe) and the memory the text states, the first bundled profile left.
 * **node**: a bundled system with that many GPUs per node of the same GPU family and form factor,
   NVIDIA's reference node (a DGX) first, then one of exactly that GPU; the row's GPU swapped in.
+  A GPU no such node holds (T4, A10, A100 PCIe) goes into a bundled PCIe node of that count, with
+  its own PCIe generation between the GPUs.
 * **network**: the NICs a text states ("<count>x <speed> Gb/s"), and their kind: InfiniBand and
   RoCE by their speed's bundled link, plain Ethernet (no RDMA) by its ``eth-<speed>g`` link (kernel
   TCP), NCCL told off InfiniBand (``NCCL_IB_DISABLE=1``) by the ``tcp-sockets`` link.
@@ -111,8 +113,8 @@ def gpu_for(text: str, row_id: str = "") -> str:
     named = [gpu for gpu in gpus if _starts_with(text_words, words(gpu.name))]
     if named:
         return max(named, key=lambda gpu: len(gpu.name)).name
-    family = next((word for word in text_words if re.search(r"\d", word)), None)
-    same = [gpu for gpu in gpus if family and words(gpu.name)[0] == family]
+    family = _family(text_words)
+    same = [gpu for gpu in gpus if family and _family(words(gpu.name)) == family]
     form = _form(text_words)
     if form:
         same = [gpu for gpu in same if _form(words(gpu.name)) == form]
@@ -126,9 +128,14 @@ def gpu_for(text: str, row_id: str = "") -> str:
     return same[0].name
 
 
-def _family_and_form(gpu) -> tuple[str, str | None]:
+def _family(name_words: list[str]) -> str | None:
+    """A GPU's family: its first word with a digit ("a100" of A100-SXM4-40GB, "3090" of RTX 3090)."""
+    return next((word for word in name_words if re.search(r"\d", word)), None)
+
+
+def _family_and_form(gpu) -> tuple[str | None, str | None]:
     name_words = words(gpu.name)
-    return name_words[0], _form(name_words)
+    return _family(name_words), _form(name_words)
 
 
 def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = ""):
@@ -140,6 +147,14 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = ""):
         # NVIDIA's reference node (a DGX) first, then a node of exactly this GPU, in bundled order
         chosen = min(kin, key=lambda system: (not system.name.startswith("dgx"), system.gpu.name != gpu.name))
         return chosen if chosen.gpu.name == gpu.name else dataclasses.replace(chosen, gpu=gpu)
+    pcie = [system for system in systems if system.intra_fabric == "pcie"]
+    if pcie and gpu.pcie_gen:
+        # no node of its family: a PCIe node of that count (peer-to-peer on first: datacenter
+        # cards allow it), the GPU swapped in and its own PCIe generation between the GPUs
+        chosen = min(pcie, key=lambda system: not system.p2p)
+        link = hardware.load_link(f"pcie{min(max(gpu.pcie_gen, 3), 5)}")
+        return dataclasses.replace(chosen, name=f"{chosen.name}/{gpu.name}", gpu=gpu, intra_link=link,
+                                   intra_bandwidth_Bps=link.bandwidth_Bps)
     raise unreadable("gpus_per_node", str(gpus_per_node),
                      f"a count for which a bundled system holds {gpu.name} or its kin "
                      f"({', '.join(f'{s.name}: {s.gpu.name} x{s.gpus_per_node}' for s in _systems())})", row_id)

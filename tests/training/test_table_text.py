@@ -79,6 +79,18 @@ def test_a_node_is_the_bundled_system_of_its_gpu_family_and_count(gpu, per_node,
     assert node.name == system and node.gpu.name == gpu and node.gpus_per_node == per_node
 
 
+@pytest.mark.parametrize(("gpu", "per_node", "template", "link"), [
+    ("t4", 8, "rtx4090-8x-pcie-p2p", "pcie3"), ("a100-pcie-80gb", 8, "rtx4090-8x-pcie-p2p", "pcie4"),
+    ("a10", 4, "l40s-4x-pcie", "pcie4"), ("h100-pcie", 8, "rtx4090-8x-pcie-p2p", "pcie5"),
+    ("rtx-3090", 2, "rtx2080ti-2x-pcie", "pcie4"),  # its family is 3090, not "rtx"
+])
+def test_a_gpu_no_node_of_its_family_holds_goes_into_a_pcie_node_of_that_count(gpu, per_node, template, link):
+    node = table_text.base_system_for(gpu, per_node)
+    assert node.name == f"{template}/{gpu}" and node.gpu.name == gpu and node.gpus_per_node == per_node
+    assert node.intra_fabric == "pcie" and node.intra_link.name == link
+    assert node.intra_bandwidth_Bps == node.intra_link.bandwidth_Bps
+
+
 def test_no_bundled_node_for_the_count_stops_with_one_line():
     with pytest.raises(SystemExit) as stopped:
         table_text.base_system_for("a100-sxm4-40gb", 3, "X0003")
