@@ -33,7 +33,8 @@ EXAMPLES: list[tuple[str, str, int | None]] = [
      "the ZeRO-1/2 parameter gather overlapped with forward (`--overlap-param-gather`), ZeRO++ quantised "
      "communication (`--quantize-weights/--quantize-grads`), parameter servers (`--servers`, `--async`); and the "
      "framework's synchronisation (`--sync`: DDP buckets with ZeRO as DeepSpeed runs it, FSDP's per-block "
-     "collectives, Horovod's tensor fusion, a flat or a per-tensor all-reduce):",
+     "collectives, Horovod's tensor fusion, a flat or a per-tensor all-reduce; in `iteration` alone, `--sync-each-micro-batch` for "
+     "accumulation without DDP's `no_sync`):",
      "dpcost iteration --model llama2-7b --cluster dgx-h100 --nodes 16 --micro-batch 2 --seq-len 4096 --accum 4 "
      "--zero 3 --shard hybrid", 8),
     ("One collective (the seeds' example: ring all-reduce of 4 GB on 8 GPUs sends 7 GB per GPU in 14 steps):",
