@@ -80,3 +80,15 @@ def test_horovod_and_per_tensor_take_it_too():
         once, each = _step(4, False, sync=sync), _step(4, True, sync=sync)
         assert each.comm_s == pytest.approx(4 * once.comm_s, rel=1e-9), sync
     assert replace(TrainingConfig(micro_batch=1), sync_each_micro_batch=True).sync_each_micro_batch
+
+
+def test_a_measured_run_is_taken_with_the_same_training_loop():
+    """--rate from a run of the same loop: one that accumulates without no_sync did in the measured
+    run too, so the calibration counts its per-micro-batch all-reduces (a 16-GPU run, 4 micro-batches)."""
+    from costmodel.commands.rate_run import MeasuredRun, measured_config
+
+    config = TrainingConfig(micro_batch=64, accumulation_steps=4, optimizer="sgd", sync_each_micro_batch=True)
+    run = MeasuredRun.from_options(rate_gpus=16, rate_accum=4)
+    assert measured_config(config, run).sync_each_micro_batch
+    assert not measured_config(replace(config, sync_each_micro_batch=False), run).sync_each_micro_batch
+    assert not measured_config(config, MeasuredRun.from_options(rate_gpus=16, rate_accum=4, rate_zero=2)).sync_each_micro_batch
