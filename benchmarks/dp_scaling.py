@@ -63,6 +63,7 @@ from costmodel.training import residuals as step_residuals  # noqa: E402
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds  # noqa: E402
 from costmodel.training.losses import StepLosses  # noqa: E402
 from costmodel.training.workloads import load_model  # noqa: E402
+from dpbase.errors import DpcostError  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "dp_scaling" / "results.csv"
 # Published tables collected after the development set (HELDOUT_SOURCES.md beside it). They
@@ -91,10 +92,6 @@ STEP_RESIDUALS = Path(step_residuals.DATA_FILE)
 # every fold leaving one out on 5-8 ms and 2.25-3.25 % (docs/validation.md).
 HOST_OVERHEAD_GRID_S = tuple(x / 1000 for x in range(0, 41))
 SPEED_CV_GRID = tuple(x / 400 for x in range(0, 21))
-
-def _first_int(text: str) -> int:
-    return int(re.match(r"\s*(\d+)", text).group(1))
-
 
 # The model, GPU, node and network a row's text names: benchmarks/table_text.py, for any table.
 NCCL_SOCKETS = table_text.NCCL_SOCKETS
@@ -132,7 +129,11 @@ H1_FRAMEWORKS = (("nvcr.io/nvidia/pytorch", "NGC PyTorch"), ("nvcr.io/nvidia/mxn
                  ("OneFlow", "OneFlow"))
 
 
-def _source_label(record: dict) -> str:
+def _source_label(record: dict, text_rules: bool = False) -> str:
+    """The source as reported: a table read by its text keeps its own id; the development set's
+    S7 and the first later set's H1 are split by framework."""
+    if text_rules:
+        return record["source_id"]
     if record["source_id"] == "S7":
         return "S7 " + ("TensorFlow" if "TensorFlow" in record["source"] else "PyTorch")
     if record["source_id"] == "H1":
@@ -144,41 +145,75 @@ def _source_label(record: dict) -> str:
 
 
 NO_SYNC_SKIPPED = "WITHOUT no_sync"
+# The one GPU text whose heading and body disagree (the later TF2 BERT table: heading 80GB, text
+# "8x A100 40GB"): the body's, as the set's notes read it.
+GPU_READ_AS = {'A100-SXM4 (heading says 80GB; body text says "8x A100 40GB")': "A100-SXM4-40GB"}
+COLUMNS = ("row_id", "source_id", "source", "model", "params", "seq_len_or_input", "per_gpu_microbatch",
+           "grad_accum_steps", "precision", "gpu_type", "gpus_per_node", "nodes", "total_gpus",
+           "inter_node_network", "framework_comm", "metric", "value", "baseline_gpus", "baseline_value",
+           "scaling_efficiency_derived")
 
 
 def read_rows(path: Path = DATA, text_rules: bool = False) -> list[Row]:
     """The rows of a table in the development set's 30 columns. ``text_rules``: every row's
     framework is read from its text (the later sets' rules, :data:`HELDOUT_SYNC`), as for a
-    table none of whose sources the harness knows by id; otherwise only ids starting with H."""
+    table none of whose sources the harness knows by id; otherwise only ids starting with H. A
+    row that cannot be read stops with one line naming it."""
     rows = []
-    models_dir = path.parent / "models"
     with path.open(newline="", encoding="utf-8") as handle:
-        for r in csv.DictReader(handle):
+        reader = csv.DictReader(handle)
+        missing = [column for column in COLUMNS if column not in (reader.fieldnames or ())]
+        if missing:
+            raise SystemExit(f"error: {path}: columns missing: {', '.join(missing)} (the development set's 30 "
+                             f"columns: tests/data/dp_scaling/results.csv)")
+        for r in reader:
             if not r["baseline_gpus"]:
                 continue  # no baseline in the source's table (DGX-2H FP32 at 64 nodes only)
-            model = table_text.model_for(r["model"], models_dir, r["row_id"])
-            table_text.base_system_for(table_text.gpu_for(r["gpu_type"], r["row_id"]), int(r["gpus_per_node"]),
-                                       r["row_id"])  # an unreadable GPU or node stops here, naming the row
-            tokens = load_model(model).kind in workloads.TOKEN_RULE_KINDS
-            seq = _first_int(r["seq_len_or_input"]) if tokens else None
-            micro = _first_int(r["per_gpu_microbatch"])
-            micro = 128 if micro == 126 else micro  # SOURCES.md: "126" is a typo for 128
-            accumulation = _first_int(r["grad_accum_steps"])
-            accumulation = 1 if "at 8 GPUs" in r["grad_accum_steps"] else accumulation
-            eff = float(r["scaling_efficiency_derived"]) if r["scaling_efficiency_derived"] else None
-            rows.append(Row(
-                row_id=r["row_id"], source=_source_label(r), model=model, seq_len=seq,
-                micro_batch=micro, accumulation=accumulation, precision=r["precision"],
-                gpu_type=r["gpu_type"], gpus_per_node=int(r["gpus_per_node"]),
-                nodes=int(r["nodes"]), gpus=int(r["total_gpus"]), inter_node=r["inter_node_network"],
-                framework=r["framework_comm"], metric=r["metric"], value=float(r["value"]),
-                baseline_gpus=int(r["baseline_gpus"]), baseline_value=float(r["baseline_value"]),
-                efficiency=eff,
-                # the framework too: DLPerf ran one table per framework (a mismatch fails loudly)
-                table=(r["source_id"], r["model"], r["seq_len_or_input"], r["precision"],
-                       r["gpu_type"], r["framework_comm"], r["baseline_gpus"], r["baseline_value"]),
-                held_out=text_rules or r["source_id"].startswith("H")))
+            try:
+                rows.append(_row(r, path.parent / "models", text_rules))
+            except (ValueError, AttributeError, TypeError, DpcostError) as error:  # one line, naming the row
+                message = str(error).removeprefix("error: ")
+                raise SystemExit(f"error: {r.get('row_id', '?')}: {message}" if r.get("row_id", "?") not in message
+                                 else f"error: {message}") from None
     return rows
+
+
+def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
+    row_id = r["row_id"]
+    model = table_text.model_for(r["model"], models_dir, row_id, r["params"])
+    tokens = load_model(model).kind in workloads.TOKEN_RULE_KINDS
+    seq = _int_field(r, "seq_len_or_input") if tokens else None
+    micro = _int_field(r, "per_gpu_microbatch")
+    micro = 128 if micro == 126 and not text_rules else micro  # SOURCES.md: "126" is a typo for 128
+    accumulation = _int_field(r, "grad_accum_steps")
+    accumulation = 1 if "at 8 GPUs" in r["grad_accum_steps"] else accumulation
+    gpus_per_node, nodes, gpus = (_int_field(r, name) for name in ("gpus_per_node", "nodes", "total_gpus"))
+    if not (nodes == 1 and gpus <= gpus_per_node or gpus == nodes * gpus_per_node):
+        raise ValueError(f"total_gpus: got {gpus}; allowed: nodes x gpus_per_node ({nodes} x {gpus_per_node}), "
+                         "or up to gpus_per_node on one node")
+    gpu_type = GPU_READ_AS.get(r["gpu_type"], r["gpu_type"])
+    table_text.system_for(gpu_type, gpus_per_node, r["inter_node_network"], NCCL_SOCKETS in r["framework_comm"],
+                          row_id)  # an unreadable GPU, node or network stops here, naming the row
+    eff = float(r["scaling_efficiency_derived"]) if r["scaling_efficiency_derived"] else None
+    return Row(
+        row_id=row_id, source=_source_label(r, text_rules), model=model, seq_len=seq,
+        micro_batch=micro, accumulation=accumulation, precision=r["precision"],
+        gpu_type=gpu_type, gpus_per_node=gpus_per_node,
+        nodes=nodes, gpus=gpus, inter_node=r["inter_node_network"],
+        framework=r["framework_comm"], metric=r["metric"], value=float(r["value"]),
+        baseline_gpus=_int_field(r, "baseline_gpus"), baseline_value=float(r["baseline_value"]),
+        efficiency=eff,
+        # the framework too: DLPerf ran one table per framework (a mismatch fails loudly)
+        table=(r["source_id"], r["model"], r["seq_len_or_input"], r["precision"],
+               r["gpu_type"], r["framework_comm"], r["baseline_gpus"], r["baseline_value"]),
+        held_out=text_rules or r["source_id"].startswith("H"))
+
+
+def _int_field(r: dict, name: str) -> int:
+    found = re.match(r"\s*(\d+)", r[name] or "")
+    if not found:
+        raise ValueError(f"{name}: got {r[name]!r}; allowed: a text starting with an integer")
+    return int(found.group(1))
 
 
 def held_out_sets() -> tuple[list[Row], list[Row]]:
@@ -208,7 +243,7 @@ def _dtypes(row: Row) -> tuple[str, str]:
         # (S6: train.py --amp apex --apex_amp_opt_level O2 casts the DDP-wrapped model to fp16).
         # Native torch.cuda.amp (ResNet-50 PyTorch 21.03) and TensorFlow's AMP graph rewrite
         # keep fp32 variables, so fp32 gradients.
-        grads = "fp16" if row.source in ("S1", "S1b", "S6") or _fp16_gradients(row) else "fp32"
+        grads = "fp16" if (not row.held_out and row.source in ("S1", "S1b", "S6")) or _fp16_gradients(row) else "fp32"
         return "fp16", grads
     if precision.startswith("fp16"):  # fp16 weights without AMP (MXNet --dtype float16)
         return "fp16", "fp16"
@@ -286,7 +321,7 @@ def _cnn(row: Row) -> bool:
 
 
 def _optimizer_impl(row: Row) -> str:
-    if row.source == "S6" or (_cnn(row) and PYTORCH_1.search(row.framework)):
+    if (not row.held_out and row.source == "S6") or (_cnn(row) and PYTORCH_1.search(row.framework)):
         return "per-tensor"
     return "multi-tensor"
 
@@ -312,7 +347,7 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
         optimizer="sgd" if _cnn(row) else "adamw", optimizer_impl=_optimizer_impl(row), sync=sync,
         transport=transport.step_transport(system, nodes),
         # DDP accumulating WITHOUT no_sync all-reduces after every micro-batch (--sync-each-micro-batch)
-        sync_each_micro_batch=NO_SYNC_SKIPPED in row.framework and zero_stage < 2,
+        sync_each_micro_batch=NO_SYNC_SKIPPED in row.framework and zero_stage < 2 and sync != "flat",
         host_reduce=host_reduce, losses=losses, mfu=mfu,
         mfu_calibration=None if mfu is None else BASELINE_CALIBRATION)
     result = iteration_breakdown(load_model(row.model), system.gpu, comm.time_s, comm.ranks, config)
@@ -572,7 +607,9 @@ def report(evaluated: dict[bool, dict], sources: list[str]) -> str:
 
 
 def sources_of(rows: list[Row]) -> list[str]:
-    return sorted({r.source for r in rows})
+    """The sources, in natural order (O2 before O10)."""
+    return sorted({r.source for r in rows},
+                  key=lambda source: [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", source)])
 
 
 # Development tables whose compute speed is in sample: the CNN default MFU (models.toml
@@ -895,11 +932,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", action="store_true", help="with --csv or --outside: also a line per row")
     args = parser.parse_args(argv)
     if args.csv or args.outside:
+        if args.write and args.csv:
+            parser.error("--write replaces a section of docs/validation.md: with --outside, not --csv")
+        if not (args.csv or OUTSIDE).is_file():
+            raise SystemExit(f"error: csv: got '{args.csv}'; allowed: a readable CSV file")
         rows = read_rows(args.csv or OUTSIDE, text_rules=True)
-        text = table_report(rows)
+        unscored = sum(row.efficiency is None for row in rows)
+        if unscored:
+            print(f"note: {unscored} row(s) without scaling_efficiency_derived are not scored\n")
+        try:
+            text = table_report(rows)
+            lines = row_lines(rows) if args.rows else ""
+        except DpcostError as error:  # a row dpcost refuses to predict (its configuration), in one line
+            raise SystemExit(f"error: {error}") from None
         print(text)
         if args.rows:
-            print("\n" + row_lines(rows))
+            print("\n" + lines)
         if args.write and args.outside:
             write_section(REPORT, OUTSIDE_SECTION, text)
         return 0

@@ -11,15 +11,20 @@ text and what is allowed.
   starts with, comparing words (case, dashes and spaces aside; "ResNet-50 v1.5" is ``resnet-50``,
   "InceptionV3" ``inception-v3``); the longest such name.
 * **GPU**: the bundled GPU profile whose name's words the text starts with (vendor words such as
-  "Tesla" and "NVIDIA" aside); else the GPU family (its first word with a digit: "A100") narrowed
-  by the form factor (SXM, PCIe) and the memory the text states, the first bundled profile left.
+  "Tesla" and "NVIDIA" aside; not where the next word names another part: "RTX 3090 Ti"), with the
+  memory it states; else the GPU family (its first word with a digit: "A100") narrowed by the form
+  factor (SXM, PCIe) and the memory stated, which must leave one profile.
+* A parameter count stated in the model text or the params column ("GPT-2 (1.5B)") must be the
+  model's, within 15 %.
 * **node**: a bundled system with that many GPUs per node of the same GPU family and form factor,
   NVIDIA's reference node (a DGX) first, then one of exactly that GPU; the row's GPU swapped in.
-  A GPU no such node holds (T4, A10, A100 PCIe) goes into a bundled PCIe node of that count, with
-  its own PCIe generation between the GPUs.
-* **network**: the NICs a text states ("<count>x <speed> Gb/s"), and their kind: InfiniBand and
-  RoCE by their speed's bundled link, plain Ethernet (no RDMA) by its ``eth-<speed>g`` link (kernel
-  TCP), NCCL told off InfiniBand (``NCCL_IB_DISABLE=1``) by the ``tcp-sockets`` link.
+  A PCIe card no such node holds (T4, A10, A100 PCIe) goes into a bundled PCIe node of that count,
+  with its own PCIe generation between the GPUs; an SXM or OAM module without one is refused.
+* **network**: the NICs a text states (:func:`stated_network`: "8x 200 Gb/s HDR InfiniBand",
+  "25GbE", "4x EDR", "400 Gbps EFA"), and their kind: InfiniBand, RoCE and EFA by their rate's
+  bundled link, plain Ethernet (no RDMA) by its ``eth-<rate>g`` link (kernel TCP), NCCL told off
+  InfiniBand (``NCCL_IB_DISABLE=1``) by the ``tcp-sockets`` link; SHARP leaves with InfiniBand.
+  A row that states neither a rate nor a fabric keeps its node's network.
 """
 
 from __future__ import annotations
@@ -36,14 +41,25 @@ VENDOR_WORDS = frozenset({"nvidia", "tesla", "amd", "instinct", "geforce", "rade
 FORM_FACTORS = ("sxm", "pcie", "nvl", "oam")
 NCCL_SOCKETS = "NCCL_IB_DISABLE=1"
 SOCKETS_LINK = "tcp-sockets"
-# "<count>x [name] <speed> Gb/s" in a row's network column: the NICs a source states per node
-# ("8x 200 Gb/s HDR InfiniBand", "1x InfiniBand 100 Gb/sec (4X EDR)").
-STATED_NICS = re.compile(r"(\d+)\s*x\s+[^,;\d]*?(\d+)\s*Gb/s")
-# The bundled link of each RDMA fabric by line rate (Gb/s); links.toml.
-RDMA_LINKS = {"infiniband": {100: "ib-edr", 200: "ib-hdr", 400: "ib-ndr", 800: "ib-xdr"},
-              "roce": {100: "roce-100", 200: "roce-200", 400: "roce-400"}}
-RDMA_WORDS = {"infiniband": ("infiniband", " ib ", "edr", "hdr", "ndr"), "roce": ("roce",)}
-ETHERNET_WORDS = ("ethernet", "gbe", "tcp")
+# A line rate as sources write it: "200 Gb/s", "100 Gb/sec", "400 Gbps", "25GbE", "100G", "12.5 Gbit/s",
+# "3.2 Tb/s"; and a NIC count before it: "8x", "8 x", "8×" (none stated: one NIC).
+RATE = re.compile(r"(\d+(?:\.\d+)?)\s*(tb/s|tbps|tbit/s|gb/s(?:ec)?|gbps|gbit/s|gbe|g)(?![a-z])", re.IGNORECASE)
+COUNT = re.compile(r"(?<![\d.])(\d+)\s*[x×](?![a-z0-9])", re.IGNORECASE)
+# The bundled link of each fabric by line rate (Gb/s, per NIC); links.toml.
+FABRIC_LINKS = {"infiniband": {100: "ib-edr", 200: "ib-hdr", 400: "ib-ndr", 800: "ib-xdr"},
+                "roce": {100: "roce-100", 200: "roce-200", 400: "roce-400"},
+                "efa": {100: "efa", 200: "efa-v3", 400: "efa-v4"}}
+# A fabric's words (whole words), first match wins; InfiniBand generations name their rate.
+FABRIC_WORDS = (("roce", re.compile(r"\broce(v2)?\b", re.IGNORECASE)),
+                ("efa", re.compile(r"\befa(v\d)?\b", re.IGNORECASE)),
+                ("infiniband", re.compile(r"\b(infiniband|ib|edr|hdr|ndr|xdr)\b", re.IGNORECASE)),
+                ("ethernet", re.compile(r"\b(ethernet|tcp|\d+\s*gbe)\b|\dgbe\b", re.IGNORECASE)))
+IB_GENERATION_GBPS = {"edr": 100, "hdr": 200, "ndr": 400, "xdr": 800}
+# Words after a GPU's name that make it another part ("RTX 3090 Ti", "H100 NVL", "RTX 4090 D").
+QUALIFIERS = frozenset({"ti", "super", "d", "nvl", "max", "mobile", "laptop"})
+# A parameter count in a model's text or params column: "1.5B", "345M", "25.6M".
+PARAM_COUNT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([mb])(?![a-z])", re.IGNORECASE)
+PARAM_TOLERANCE = 0.15  # a stated count this far from the preset's names another model
 
 
 def words(text: str) -> list[str]:
@@ -70,8 +86,9 @@ def unreadable(field: str, text: str, allowed: str, row_id: str = "") -> SystemE
     return SystemExit(f"error: {where}{field}: got {text!r}; allowed: {allowed}")
 
 
-def model_for(text: str, models_dir: Path | None = None, row_id: str = "") -> str:
-    """The preset name, or the path of a ``models_dir/<name>.toml`` file, that ``text`` names."""
+def model_for(text: str, models_dir: Path | None = None, row_id: str = "", params_text: str = "") -> str:
+    """The preset name, or the path of a ``models_dir/<name>.toml`` file, that ``text`` names; a
+    parameter count stated in ``text`` or ``params_text`` (the row's params column) must be its."""
     candidates = {name: name for name in model_names()}
     if models_dir is not None and models_dir.is_dir():
         candidates.update({path.stem: str(path) for path in sorted(models_dir.glob("*.toml"))})
@@ -81,7 +98,30 @@ def model_for(text: str, models_dir: Path | None = None, row_id: str = "") -> st
         files = f" or a file {models_dir}/<name>.toml" if models_dir is not None else ""
         raise unreadable("model", text, f"a text starting with a preset's name ({', '.join(sorted(model_names()))}){files}",
                          row_id)
-    return candidates[max(found, key=lambda name: len("".join(words(name))))]
+    name = max(found, key=lambda name: len("".join(words(name))))
+    rest = " ".join(text_words[_words_taken(text_words, words(name)):])  # what the text says beyond the name
+    _check_stated_size(candidates[name], text, rest, params_text, row_id)
+    return candidates[name]
+
+
+def _stated_params(text: str) -> float | None:
+    found = PARAM_COUNT.search(text)
+    if not found:
+        return None
+    return float(found.group(1)) * (1e9 if found.group(2).lower() == "b" else 1e6)
+
+
+def _check_stated_size(model: str, text: str, rest: str, params_text: str, row_id: str) -> None:
+    """A parameter count the row states (in its model text beyond the model's name, ``rest``, or
+    in its params column) must be the model's: "GPT-2 (1.5B)" is not the 124M ``gpt2``."""
+    from costmodel.training.workloads import load_model
+
+    params = load_model(model).params
+    for field, shown, stated_text in (("model", text, rest), ("params", params_text, params_text)):
+        stated = _stated_params(stated_text)
+        if stated is not None and abs(stated / params - 1) > PARAM_TOLERANCE:
+            raise unreadable(field, shown, f"the {params / 1e6:,.1f}M parameters of {Path(model).stem} "
+                             f"(within {PARAM_TOLERANCE:.0%}), or a model file of that size beside the table", row_id)
 
 
 @functools.cache
@@ -99,33 +139,56 @@ def _form(name_words: list[str]) -> str | None:
 
 
 def _memory_gb(text_words: list[str]) -> int | None:
-    """The memory size the text states in GB, if it states exactly one."""
-    joined = [f"{word}gb" if following == "gb" and word.isdigit() else word  # "80 GB" as "80GB"
+    """The memory size the text states in GB ("80GB", "80 GB", "80G", "80GiB"), if it states
+    exactly one."""
+    units = ("gb", "g", "gib")
+    joined = [f"{word}gb" if following in units and word.isdigit() else word  # "80 GB" as "80GB"
               for word, following in zip(text_words, [*text_words[1:], ""])]
-    sizes = {int(word[:-2]) for word in joined if re.fullmatch(r"\d+gb", word)}
+    sizes = {int(re.match(r"\d+", word).group()) for word in joined if re.fullmatch(r"\d+(gb|g|gib)", word)}
     return sizes.pop() if len(sizes) == 1 else None
 
 
+def _memory_matches(gpu, memory: int | None) -> bool:
+    # a profile's memory is what the driver shows (e.g. 79.2 GiB of an 80 GB part)
+    return memory is None or abs(gpu.memory_bytes / 2**30 - memory) <= 0.12 * memory
+
+
 def gpu_for(text: str, row_id: str = "") -> str:
-    """The bundled GPU profile ``text`` names (see the module docstring)."""
+    """The bundled GPU profile ``text`` names (see the module docstring); a text that leaves more
+    than one profile (a family without its variant: "V100") or names another part ("RTX 3090 Ti")
+    is refused."""
     text_words = [word for word in words(text) if word not in VENDOR_WORDS]
     gpus = _gpus()
+    memory = _memory_gb(text_words)
     named = [gpu for gpu in gpus if _starts_with(text_words, words(gpu.name))]
     if named:
-        return max(named, key=lambda gpu: len(gpu.name)).name
+        gpu = max(named, key=lambda gpu: len(gpu.name))
+        after = text_words[_words_taken(text_words, words(gpu.name)):]
+        if after and after[0] in QUALIFIERS:
+            raise unreadable("gpu_type", text, f"a bundled GPU: {gpu.name} is not {text!r} ({after[0]!r} names "
+                             "another part)", row_id)
+        if _memory_matches(gpu, memory):
+            return gpu.name
     family = _family(text_words)
     same = [gpu for gpu in gpus if family and _family(words(gpu.name)) == family]
     form = _form(text_words)
     if form:
         same = [gpu for gpu in same if _form(words(gpu.name)) == form]
-    memory = _memory_gb(text_words)
-    if memory:  # one size stated (a heading and a body that disagree state two: neither is taken)
-        # a profile's memory is what the driver shows (e.g. 79.2 GiB of an 80 GB part)
-        same = [gpu for gpu in same if abs(gpu.memory_bytes / 2**30 - memory) <= 0.12 * memory]
-    if not same:
-        raise unreadable("gpu_type", text, "a text naming a bundled GPU ("
-                         + ", ".join(gpu.name for gpu in gpus) + "), its form factor and memory optional", row_id)
+    same = [gpu for gpu in same if _memory_matches(gpu, memory)]
+    if len(same) != 1:
+        listed = ", ".join(gpu.name for gpu in (same or gpus))
+        raise unreadable("gpu_type", text, "a text naming one bundled GPU, with its form factor and memory where "
+                         f"the family has several ({listed})", row_id)
     return same[0].name
+
+
+def _words_taken(text_words: list[str], name_words: list[str]) -> int:
+    """How many of the text's words the name (which the text starts with) spans."""
+    length, count = len("".join(name_words)), 0
+    while length > 0:
+        length -= len(text_words[count])
+        count += 1
+    return count
 
 
 def _family(name_words: list[str]) -> str | None:
@@ -148,31 +211,77 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = ""):
         chosen = min(kin, key=lambda system: (not system.name.startswith("dgx"), system.gpu.name != gpu.name))
         return chosen if chosen.gpu.name == gpu.name else dataclasses.replace(chosen, gpu=gpu)
     pcie = [system for system in systems if system.intra_fabric == "pcie"]
-    if pcie and gpu.pcie_gen:
-        # no node of its family: a PCIe node of that count (peer-to-peer on first: datacenter
-        # cards allow it), the GPU swapped in and its own PCIe generation between the GPUs
-        chosen = min(pcie, key=lambda system: not system.p2p)
+    form = _family_and_form(gpu)[1]
+    if pcie and gpu.pcie_gen and gpu.vendor == "nvidia" and form in (None, "pcie"):
+        # no node of its family: a PCIe card goes into a PCIe node of that count, the GPU swapped
+        # in and its own PCIe generation between the GPUs; peer-to-peer as datacenter cards allow
+        # it, off for GeForce cards (their driver disables it). An SXM or OAM module is not a card.
+        consumer = gpu.name.startswith("rtx-")
+        chosen = min(pcie, key=lambda system: system.p2p == consumer)
         link = hardware.load_link(f"pcie{min(max(gpu.pcie_gen, 3), 5)}")
         return dataclasses.replace(chosen, name=f"{chosen.name}/{gpu.name}", gpu=gpu, intra_link=link,
-                                   intra_bandwidth_Bps=link.bandwidth_Bps)
+                                   intra_bandwidth_Bps=link.bandwidth_Bps, p2p=chosen.p2p and not consumer)
     raise unreadable("gpus_per_node", str(gpus_per_node),
                      f"a count for which a bundled system holds {gpu.name} or its kin "
                      f"({', '.join(f'{s.name}: {s.gpu.name} x{s.gpus_per_node}' for s in _systems())})", row_id)
 
 
-def _network_link(inter_node: str, gbps: float):
-    """The link of the NICs ``inter_node`` states at ``gbps`` (None: keep the system's)."""
-    text = f" {inter_node.lower()} "
-    for fabric, keys in RDMA_WORDS.items():
-        if any(key in text for key in keys):
-            links = RDMA_LINKS[fabric]
-            nearest = min(links, key=lambda rate: abs(rate - gbps))
-            return hardware.load_link(links[nearest])
-    if any(key in text for key in ETHERNET_WORDS):
+@dataclasses.dataclass(frozen=True)
+class StatedNetwork:
+    """What a row's network text states of each node's NICs (None: not stated)."""
+
+    count: int | None
+    gbps: float | None
+    fabric: str | None  # "infiniband", "roce", "efa", "ethernet"
+    total: bool = False  # no count stated (the count is one NIC's, or the rate the node's total)
+
+
+def stated_network(inter_node: str) -> StatedNetwork:
+    """The NICs ``inter_node`` states: the fabric by its whole words (InfiniBand, IB, EDR/HDR/NDR,
+    RoCE, EFA, Ethernet/GbE/TCP), the line rate in Gb/s (an InfiniBand generation names its own),
+    the count before it ("8x"; one where a rate is stated without a count)."""
+    fabric = next((name for name, pattern in FABRIC_WORDS if pattern.search(inter_node)), None)
+    rate = RATE.search(inter_node)
+    gbps = None
+    if rate:
+        gbps = float(rate.group(1)) * (1000.0 if rate.group(2).lower().startswith("t") else 1.0)
+    elif fabric == "infiniband":
+        generation = next((g for g in IB_GENERATION_GBPS if re.search(rf"\b{g}\b", inter_node, re.IGNORECASE)), None)
+        gbps = IB_GENERATION_GBPS.get(generation)
+    count = COUNT.search(inter_node[:rate.start()] if rate else inter_node)
+    nics = int(count.group(1)) if count else (1 if gbps is not None else None)
+    return StatedNetwork(count=nics, gbps=gbps, fabric=fabric, total=count is None)
+
+
+def _per_nic(stated: StatedNetwork, system) -> StatedNetwork:
+    """A rate stated without a count above what one NIC of its fabric runs ("1600 Gbps node-node
+    interconnect (RoCE)") is the node's total: spread over the node's NICs."""
+    top = max(FABRIC_LINKS.get(stated.fabric or "", {0: 0}), default=0) or 800
+    if stated.count is None or stated.gbps is None or not stated.total or stated.gbps <= top:
+        return stated
+    return StatedNetwork(count=system.nics_per_node, gbps=stated.gbps / system.nics_per_node, fabric=stated.fabric)
+
+
+def _network_link(stated: StatedNetwork, system):
+    """The link of the NICs stated (the system's where the fabric is not stated)."""
+    gbps = stated.gbps or system.nic_bandwidth_Bps * 8 / 1e9
+    if stated.fabric in FABRIC_LINKS:
+        links = FABRIC_LINKS[stated.fabric]
+        return hardware.load_link(links[min(links, key=lambda rate: abs(rate - gbps))])
+    if stated.fabric == "ethernet":  # no RDMA: kernel TCP (NCCL's socket transport where no eth link of that rate)
         name = f"eth-{gbps:g}g"
         known = {link.name for link in hardware.list_profiles("link")}
         return hardware.load_link(name if name in known else SOCKETS_LINK)
-    return None
+    return system.nic_link
+
+
+def _with_link(system, link, name: str):
+    """``system`` with NICs of ``link``; an in-network reduction the new link cannot run (SHARP
+    needs an InfiniBand fabric with it) goes with the old one."""
+    reduction = system.in_network_reduction
+    if reduction == "sharp" and not getattr(link, "sharp", False):
+        reduction = ""
+    return dataclasses.replace(system, name=name, nic_link=link, in_network_reduction=reduction)
 
 
 @functools.cache
@@ -183,14 +292,14 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool
     socket transport (the bundled ``tcp-sockets`` link)."""
     gpu_name = gpu_for(gpu_type, row_id)
     system = base_system_for(gpu_name, gpus_per_node, row_id)
-    stated = STATED_NICS.search(inter_node)
-    if stated:
-        count, gbps = int(stated.group(1)), float(stated.group(2))
-        link = _network_link(inter_node, gbps) or system.nic_link
+    stated = _per_nic(stated_network(inter_node), system)
+    if stated.gbps is not None or stated.fabric is not None:
+        count = system.nics_per_node if stated.count is None else stated.count
+        gbps = system.nic_bandwidth_Bps * 8 / 1e9 if stated.gbps is None else stated.gbps
+        link = _network_link(stated, system)
         if (count, gbps * 1e9 / 8, link.name) != (system.nics_per_node, system.nic_bandwidth_Bps, system.nic_link.name):
-            system = dataclasses.replace(system, name=f"{system.name}-{count}x{gbps:g}G",
-                                         nics_per_node=count, nic_bandwidth_Bps=gbps * 1e9 / 8, nic_link=link)
+            system = dataclasses.replace(_with_link(system, link, f"{system.name}-{count}x{gbps:g}G"),
+                                         nics_per_node=count, nic_bandwidth_Bps=gbps * 1e9 / 8)
     if sockets:
-        system = dataclasses.replace(system, name=f"{system.name}-sockets",
-                                     nic_link=hardware.load_link(SOCKETS_LINK))
+        system = _with_link(system, hardware.load_link(SOCKETS_LINK), f"{system.name}-sockets")
     return system

@@ -31,7 +31,10 @@ def _buckets(b, format_size) -> str:
     a first bucket larger than the rest is named (DDP's smaller 1 MiB default first is not)."""
     if b.bucket_count <= 1:
         return "1 bucket (the whole gradient)"
-    if 0 < b.sync_payload_bytes <= b.bucket_bytes:  # --bucket 1TiB read "2 buckets of 1 TiB"
+    from costmodel.training.memory import precision_for
+
+    # the gradient's own bytes (not a step's: accumulation synchronising k times, ZeRO-2, moves k x)
+    if 0 < b.params * precision_for(b.grad_dtype).grad_bytes <= b.bucket_bytes:  # --bucket 1TiB read "2 buckets of 1 TiB"
         return f"{b.bucket_count} buckets: the first of {format_size(b.first_bucket_bytes)}, then the rest"
     if b.first_bucket_bytes > b.bucket_bytes:
         return (f"{b.bucket_count} buckets: the first of {format_size(b.first_bucket_bytes)}, "
@@ -135,7 +138,7 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
         + ("; parameter all-gather overlapped with the next forward" if b.overlap_param_gather else "")
         + ("; optimizer offloaded to the CPU (ZeRO-Offload)" if b.offload_optimizer else "")
         + (f"; gradients synchronised after each of the {b.accumulation_steps} micro-batches (no no_sync)"
-           if b.sync_each_micro_batch and b.accumulation_steps > 1 else "")
+           if b.sync_each_micro_batch and b.accumulation_steps > 1 and b.ranks > 1 else "")
         + (f"; hybrid sharding: ZeRO-3 over the {b.shard_ranks} GPUs of each node, replicated across nodes"
            if b.shard == "hybrid" else "")
         + ("; ZeRO++ hpZ: backward gathers the weights inside the node (secondary partition)"
@@ -339,7 +342,7 @@ def iteration(
                                 host_reduce=host_reduce, servers=servers is not None,
                                 quantize_weights=quantize_weights is not None,
                                 quantize_grads=quantize_grads is not None, shard=shard != "full",
-                                overlap_param_gather=overlap_param_gather)
+                                overlap_param_gather=overlap_param_gather, sync_each_micro_batch=sync_each_micro_batch)
         unused = "; ".join(part for part in (unused, idle) if part) or None
     if json_output:
         print_json({**result.to_dict(), "cluster": system.name, "nodes": node_count,

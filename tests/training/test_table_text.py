@@ -56,11 +56,43 @@ def test_a_model_text_no_preset_starts_stops_with_one_line_naming_the_row(text):
     ("H100-SXM5-80GB", "h100-sxm"), ("H100 PCIe", "h100-pcie"), ("GeForce RTX 3090", "rtx-3090"),
     ("Tesla P100 (SXM2, DGX-1)", "p100-sxm2"), ("Tesla K80 (GK210 die)", "k80"), ("AMD Instinct MI300X", "mi300x"),
     ("Tesla T4", "t4"), ("NVIDIA A100-SXM4 80 GB", "a100-sxm4-80gb"), ("A100 SXM4 40 GB", "a100-sxm4-40gb"),
-    # two sizes stated (a heading and a body that disagree): the family's first bundled profile
-    ('A100-SXM4 (heading says 80GB; body text says "8x A100 40GB")', "a100-sxm4-40gb"),
+    ("A100-SXM4-80G", "a100-sxm4-80gb"), ("A100 SXM 80GiB", "a100-sxm4-80gb"), ("GeForce RTX 2080 Ti", "rtx-2080ti"),
+    ("Tesla V100-SXM2", "v100-sxm2"),
 ])
 def test_a_gpu_text_names_its_bundled_profile(text, gpu):
     assert table_text.gpu_for(text) == gpu
+
+
+@pytest.mark.parametrize("text", [
+    "V100", "Tesla V100 32GB", "A100 80G",  # a family without its variant: more than one profile is left
+    'A100-SXM4 (heading says 80GB; body text says "8x A100 40GB")',  # two sizes: neither taken
+    "RTX 3090 Ti", "GeForce RTX 4090 D", "H100 NVL",  # another part than the profile's
+    "H100 SXM 94GB", "H100-SXM 64GB",  # a memory the named profile does not have
+])
+def test_a_gpu_text_that_leaves_more_than_one_profile_or_names_another_part_is_refused(text):
+    with pytest.raises(SystemExit) as stopped:
+        table_text.gpu_for(text, row_id="X0009")
+    assert str(stopped.value).startswith("error: X0009: gpu_type: got ") and "\n" not in str(stopped.value)
+
+
+def test_the_one_heading_that_disagrees_with_its_body_is_read_as_the_body_says():
+    rows = [row for row in dp_scaling.read_rows(dp_scaling.HELDOUT) if row.gpu_type.startswith("A100-SXM4")]
+    assert rows and {table_text.gpu_for(row.gpu_type) for row in rows} <= {"a100-sxm4-40gb", "a100-sxm4-80gb"}
+    assert "a100-sxm4-40gb" in {table_text.gpu_for(row.gpu_type) for row in rows}
+
+
+@pytest.mark.parametrize(("text", "preset"), [("GPT-2 XL (1.5B)", "gpt2-xl"), ("MPT-1b decoder-only", "mpt-1b"),
+                                              ("BERT-large (340M)", "bert-large")])
+def test_a_stated_size_that_is_the_models_passes(text, preset):
+    assert table_text.model_for(text) == preset
+
+
+@pytest.mark.parametrize(("text", "params"), [("GPT-2 (1.5B)", ""), ("GPT-2 345M", ""), ("GPT2 1.5B", ""),
+                                              ("ResNet-50", "60.2M"), ("BERT-base", "340M")])
+def test_a_stated_size_that_is_not_the_models_is_refused(text, params):
+    with pytest.raises(SystemExit) as stopped:
+        table_text.model_for(text, row_id="X0010", params_text=params)
+    assert "parameters of" in str(stopped.value) and str(stopped.value).startswith("error: X0010: ")
 
 
 def test_a_gpu_no_profile_matches_stops_with_one_line():
@@ -103,10 +135,30 @@ def test_no_bundled_node_for_the_count_stops_with_one_line():
     ("2x 100 Gb/s RoCE per node", "roce-100", 2, 100),
     ("1x 25 Gb/s Ethernet (TCP, no RDMA)", "eth-25g", 1, 25),
     ("1x 40 Gb/s Ethernet", "tcp-sockets", 1, 40),  # no bundled 40 GbE link: NCCL's socket transport
+    ("25GbE", "eth-25g", 1, 25), ("1x 10 GbE TCP", "eth-10g", 1, 10), ("4x EDR InfiniBand", "ib-edr", 4, 100),
+    ("100 Gb/s RoCE v2", "roce-100", 1, 100), ("4x 400 Gbps EFA", "efa-v4", 4, 400),
+    ("1x Mellanox ConnectX-6 200 Gb/s HDR", "ib-hdr", 1, 200), ("2 x 100 Gbps RoCE", "roce-100", 2, 100),
+    # a rate no single NIC of its fabric runs, without a count: the node's total over its NICs
+    ("1600 Gbps node-node interconnect (RoCE)", "roce-200", 8, 200),
 ])
 def test_the_stated_nics_and_their_kind_set_the_network(network, link, count, gbps):
     system = table_text.system_for("A100-SXM4-40GB", 8, network)
     assert (system.nic_link.name, system.nics_per_node, system.nic_bandwidth_Bps) == (link, count, gbps * 1e9 / 8)
+
+
+@pytest.mark.parametrize("network", ["n/a (single node)", "a process on each GPU", "8x 12.5 Gb/s"])
+def test_a_text_stating_no_fabric_keeps_the_nodes_link(network):
+    system = table_text.system_for("A100-SXM4-40GB", 8, network)
+    assert system.nic_link.name == "ib-hdr" and system.in_network_reduction == "sharp"
+
+
+@pytest.mark.parametrize("network", ["1x 100 Gb/s Ethernet", "8x 200 Gb/s RoCE", "1x 25 Gb/s Ethernet"])
+def test_sharp_leaves_with_infiniband(network):
+    from costmodel.cluster import comm as mapping
+
+    system = table_text.system_for("A100-SXM4-80GB", 8, network)
+    assert system.in_network_reduction == ""
+    assert mapping.comm_model(system, 2, 8).time_s("all-reduce", 1e8) > 0  # SHARP on RoCE was a ProfileError
 
 
 def test_the_kind_of_link_moves_a_multi_node_step_the_way_transport_does():
@@ -225,3 +277,48 @@ def test_a_tables_framework_text_sets_its_sync(framework, sync):
 
     row = dataclasses.replace(_row("n/a (single node)", 8, 1, "F1"), framework=framework)
     assert dp_scaling._sync(row) == sync
+
+
+@pytest.mark.parametrize(("change", "needle"), [
+    ({"per_gpu_microbatch": ""}, "error: T0002: per_gpu_microbatch: got ''; allowed: a text starting with an integer"),
+    ({"nodes": "two"}, "error: T0002: nodes: got 'two'"),
+    ({"nodes": "2", "total_gpus": "12"}, "error: T0002: total_gpus: got 12; allowed: nodes x gpus_per_node (2 x 8)"),
+    ({"inter_node_network": "8x 200 Gb/s RoCE"}, None),  # SHARP leaves with InfiniBand: predicted, no traceback
+    ({"framework_comm": "Horovod, one allreduce of the accumulated gradients, WITHOUT no_sync"}, None),
+])
+def test_a_tables_bad_row_stops_in_one_line_naming_it(tmp_path, capsys, change, needle):
+    table = tmp_path / "new.csv"
+    _write_table(table, "ResNet-50", [(1, 100.0), (8, 760.0), (16, 1480.0)])
+    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    for row in rows if "framework_comm" in change else rows[1:2]:  # the framework is part of a table's key
+        row.update(change)
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=HEADER)
+        writer.writeheader()
+        writer.writerows(rows)
+    if needle is None:
+        assert dp_scaling.main(["--csv", str(table)]) == 0
+        return
+    with pytest.raises(SystemExit) as stopped:
+        dp_scaling.main(["--csv", str(table)])
+    assert str(stopped.value).startswith(needle) and "\n" not in str(stopped.value)
+
+
+def test_a_table_missing_columns_is_refused_naming_them(tmp_path):
+    table = tmp_path / "new.csv"
+    table.write_text("row_id,model\nT1,ResNet-50\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as stopped:
+        dp_scaling.main(["--csv", str(table)])
+    assert str(stopped.value).startswith(f"error: {table}: columns missing: source_id, source, params")
+
+
+def test_a_tables_own_ids_do_not_take_the_development_sets_rules(tmp_path):
+    """A table read by its text keeps its ids: rows labelled S1 or S6 are not given those
+    publications' fp16 gradients or per-tensor optimizer."""
+    table = tmp_path / "new.csv"
+    _write_table(table, "BERT-large", [(1, 100.0), (8, 760.0)])
+    text = table.read_text(encoding="utf-8").replace(",T1,", ",S6,")
+    table.write_text(text.replace("Horovod with fp16 compression", "PyTorch DDP"), encoding="utf-8")
+    rows = dp_scaling.read_rows(table, text_rules=True)
+    assert {row.source for row in rows} == {"S6"}
+    assert dp_scaling._dtypes(rows[0]) == ("fp16", "fp32") and dp_scaling._optimizer_impl(rows[0]) == "multi-tensor"
