@@ -4,6 +4,7 @@ predicted with the shipped constants (benchmarks/dp_scaling.py --csv)."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -273,8 +274,6 @@ def test_ddp_accumulating_without_no_sync_synchronises_every_micro_batch():
     ("PyTorch DDP in NGC PyTorch 21.03", ("ddp", "auto", False)),
 ])
 def test_a_tables_framework_text_sets_its_sync(framework, sync):
-    import dataclasses
-
     row = dataclasses.replace(_row("n/a (single node)", 8, 1, "F1"), framework=framework)
     assert dp_scaling._sync(row) == sync
 
@@ -322,3 +321,46 @@ def test_a_tables_own_ids_do_not_take_the_development_sets_rules(tmp_path):
     rows = dp_scaling.read_rows(table, text_rules=True)
     assert {row.source for row in rows} == {"S6"}
     assert dp_scaling._dtypes(rows[0]) == ("fp16", "fp32") and dp_scaling._optimizer_impl(rows[0]) == "multi-tensor"
+
+
+def _cli_args(row, breakdown, cluster: str) -> list[str]:
+    """The `dpcost iteration` command a user types for the row's configuration."""
+    args = ["iteration", "--model", row.model, "--cluster", cluster, "--gpus", str(row.gpus),
+            "--nodes", str(max(1, row.gpus // row.gpus_per_node)),
+            "--micro-batch", str(row.micro_batch), "--accum", str(row.accumulation),
+            "--compute-dtype", breakdown.compute_dtype, "--grad-dtype", breakdown.grad_dtype,
+            "--optimizer", breakdown.optimizer, "--optimizer-impl", breakdown.optimizer_impl,
+            "--sync", breakdown.sync, "--json"]
+    if breakdown.seq_len:
+        args += ["--seq-len", str(breakdown.seq_len)]
+    if breakdown.sync_each_micro_batch:
+        args.append("--sync-each-micro-batch")
+    if breakdown.host_reduce:
+        args.append("--host-reduce")
+    return args
+
+
+@pytest.mark.parametrize("row_id", ["O0006", "O0030", "O0092", "O0128", "O0185", "O0198", "O0214"])
+def test_the_harness_predicts_what_the_cli_answers_for_the_rows_setup(tmp_path, row_id):
+    """The outside set is scored on what a user gets: `dpcost iteration` with the row's setup (its
+    node written as a TOML file where the harness derived it: a GPU variant swapped in, the NICs
+    the row states) answers the harness's samples/s."""
+    import json
+
+    from typer.testing import CliRunner
+
+    import hardware
+    from cli import app
+
+    row = next(row for row in OUTSIDE if row.row_id == row_id)
+    predicted, breakdown = dp_scaling.predict_throughput(row, row.gpus, row.micro_batch, row.accumulation,
+                                                         dp_scaling.SHIPPED)
+    system = dp_scaling.system_for(row.gpu_type, row.gpus_per_node, row.inter_node,
+                                   sockets=dp_scaling.NCCL_SOCKETS in row.framework)
+    cluster = tmp_path / "node.toml"
+    cluster.write_text(hardware.standalone_toml(dataclasses.replace(system, name="node-under-test")),
+                       encoding="utf-8")
+    result = CliRunner().invoke(app, _cli_args(row, breakdown, str(cluster)))
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["samples_per_s"] == pytest.approx(predicted, rel=1e-9)
+
