@@ -21,7 +21,7 @@ fitted on the others).
 ``--csv PATH``: any published table in the same 30 columns (a table dpcost has never seen), its
 model, GPU, node and network read from its text (benchmarks/table_text.py) and its framework
 from its text, predicted with the shipped constants in both compute modes; ``--rows`` adds a line
-per row. ``--outside``: the same for tests/data/dp_scaling/outside.csv, which no constant was
+per row. A row that cannot be read or predicted is left out with a line saying why. ``--outside``: the same for tests/data/dp_scaling/outside.csv, which no constant was
 fitted on.
 
 ``--heldout`` / ``--heldout2``: the same for the later sets, tests/data/dp_scaling/heldout.csv and
@@ -154,11 +154,12 @@ COLUMNS = ("row_id", "source_id", "source", "model", "params", "seq_len_or_input
            "scaling_efficiency_derived")
 
 
-def read_rows(path: Path = DATA, text_rules: bool = False) -> list[Row]:
+def read_rows(path: Path = DATA, text_rules: bool = False, unread: list[str] | None = None) -> list[Row]:
     """The rows of a table in the development set's 30 columns. ``text_rules``: every row's
     framework is read from its text (the later sets' rules, :data:`HELDOUT_SYNC`), as for a
     table none of whose sources the harness knows by id; otherwise only ids starting with H. A
-    row that cannot be read stops with one line naming it."""
+    row that cannot be read stops with one line naming it, or with ``unread`` given is left out,
+    that line appended to it."""
     rows = []
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
@@ -171,11 +172,31 @@ def read_rows(path: Path = DATA, text_rules: bool = False) -> list[Row]:
                 continue  # no baseline in the source's table (DGX-2H FP32 at 64 nodes only)
             try:
                 rows.append(_row(r, path.parent / "models", text_rules))
-            except (ValueError, AttributeError, TypeError, DpcostError) as error:  # one line, naming the row
+            except (ValueError, AttributeError, TypeError, DpcostError, SystemExit) as error:  # one line, naming the row
                 message = str(error).removeprefix("error: ")
-                raise SystemExit(f"error: {r.get('row_id', '?')}: {message}" if r.get("row_id", "?") not in message
-                                 else f"error: {message}") from None
+                line = f"{r.get('row_id', '?')}: {message}" if r.get("row_id", "?") not in message else message
+                if unread is None:
+                    raise SystemExit(f"error: {line}") from None
+                unread.append(line)
     return rows
+
+
+def predictable(rows: list[Row], unread: list[str]) -> list[Row]:
+    """The rows whose table has its baseline among ``rows`` and which dpcost predicts (its own
+    check may refuse a configuration: a model that does not fit is predicted, an option the
+    framework rules set against its ZeRO stage is not); the others left out, a line each appended
+    to ``unread``."""
+    kept = []
+    for row in rows:
+        try:
+            base = baseline_of(row, rows)
+            for at in (row, base):
+                predict_throughput(at, at.gpus, at.micro_batch, at.accumulation, SHIPPED)
+        except (DpcostError, SystemExit) as error:
+            unread.append(f"{row.row_id}: {str(error).removeprefix('error: ').removeprefix(row.row_id + ': ')}")
+            continue
+        kept.append(row)
+    return kept
 
 
 def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
@@ -936,15 +957,19 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--write replaces a section of docs/validation.md: with --outside, not --csv")
         if not (args.csv or OUTSIDE).is_file():
             raise SystemExit(f"error: csv: got '{args.csv}'; allowed: a readable CSV file")
-        rows = read_rows(args.csv or OUTSIDE, text_rules=True)
+        unread: list[str] = []  # a table of many rows reports the rows it can read; the others, a line each
+        rows = predictable(read_rows(args.csv or OUTSIDE, text_rules=True, unread=unread), unread)
+        for line in unread:
+            print(f"note: left out {line}")
         unscored = sum(row.efficiency is None for row in rows)
         if unscored:
-            print(f"note: {unscored} row(s) without scaling_efficiency_derived are not scored\n")
-        try:
-            text = table_report(rows)
-            lines = row_lines(rows) if args.rows else ""
-        except DpcostError as error:  # a row dpcost refuses to predict (its configuration), in one line
-            raise SystemExit(f"error: {error}") from None
+            print(f"note: {unscored} row(s) without scaling_efficiency_derived are not scored")
+        if unread or unscored:
+            print()
+        if not rows:
+            raise SystemExit("error: csv: no row could be read and predicted (above, why)")
+        text = table_report(rows)
+        lines = row_lines(rows) if args.rows else ""
         print(text)
         if args.rows:
             print("\n" + lines)
