@@ -58,14 +58,15 @@ def test_a_model_text_no_preset_starts_stops_with_one_line_naming_the_row(text):
     ("Tesla P100 (SXM2, DGX-1)", "p100-sxm2"), ("Tesla K80 (GK210 die)", "k80"), ("AMD Instinct MI300X", "mi300x"),
     ("Tesla T4", "t4"), ("NVIDIA A100-SXM4 80 GB", "a100-sxm4-80gb"), ("A100 SXM4 40 GB", "a100-sxm4-40gb"),
     ("A100-SXM4-80G", "a100-sxm4-80gb"), ("A100 SXM 80GiB", "a100-sxm4-80gb"), ("GeForce RTX 2080 Ti", "rtx-2080ti"),
-    ("Tesla V100-SXM2", "v100-sxm2"),
+    ("Tesla V100-SXM2", "v100-sxm2"), ("Tesla V100-PCIE-32GB", "v100-pcie-32gb"), ("V100 PCIe 16GB", "v100-pcie-16gb"),
+    ("A100 PCIe 40GB", "a100-pcie-40gb"), ("Tesla P100-PCIE-16GB", "p100-pcie-16gb"),
 ])
 def test_a_gpu_text_names_its_bundled_profile(text, gpu):
     assert table_text.gpu_for(text) == gpu
 
 
 @pytest.mark.parametrize("text", [
-    "V100", "Tesla V100 32GB", "A100 80G",  # a family without its variant: more than one profile is left
+    "V100", "Tesla V100 32GB", "A100 80G", "Tesla P100",  # a family without its variant: more than one profile
     'A100-SXM4 (heading says 80GB; body text says "8x A100 40GB")',  # two sizes: neither taken
     "RTX 3090 Ti", "GeForce RTX 4090 D", "H100 NVL",  # another part than the profile's
     "H100 SXM 94GB", "H100-SXM 64GB",  # a memory the named profile does not have
