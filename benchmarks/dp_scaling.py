@@ -58,7 +58,7 @@ from accuracy import interval_tables_toml, percentile, write_section  # noqa: E4
 
 from costmodel.cluster import comm as mapping  # noqa: E402
 from costmodel.training import losses as losses_module  # noqa: E402
-from costmodel.training import measured_rate, stragglers, transport, workloads  # noqa: E402
+from costmodel.training import gradsync, measured_rate, stragglers, transport, workloads  # noqa: E402
 from costmodel.training import residuals as step_residuals  # noqa: E402
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds  # noqa: E402
 from costmodel.training.losses import StepLosses  # noqa: E402
@@ -368,7 +368,7 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
         optimizer="sgd" if _cnn(row) else "adamw", optimizer_impl=_optimizer_impl(row), sync=sync,
         transport=transport.step_transport(system, nodes),
         # DDP accumulating WITHOUT no_sync all-reduces after every micro-batch (--sync-each-micro-batch)
-        sync_each_micro_batch=NO_SYNC_SKIPPED in row.framework and zero_stage < 2 and sync != "flat",
+        sync_each_micro_batch=NO_SYNC_SKIPPED in row.framework and gradsync.sync_each_is_a_choice(sync, zero_stage),
         host_reduce=host_reduce, losses=losses, mfu=mfu,
         mfu_calibration=None if mfu is None else BASELINE_CALIBRATION)
     result = iteration_breakdown(load_model(row.model), system.gpu, comm.time_s, comm.ranks, config)

@@ -35,7 +35,7 @@ import re
 from pathlib import Path
 
 import hardware
-from costmodel.training.workloads import model_names
+from costmodel.training.workloads import load_model, model_names
 
 VENDOR_WORDS = frozenset({"nvidia", "tesla", "amd", "instinct", "geforce", "radeon"})
 FORM_FACTORS = ("sxm", "pcie", "nvl", "oam")
@@ -114,8 +114,6 @@ def _stated_params(text: str) -> float | None:
 def _check_stated_size(model: str, text: str, rest: str, params_text: str, row_id: str) -> None:
     """A parameter count the row states (in its model text beyond the model's name, ``rest``, or
     in its params column) must be the model's: "GPT-2 (1.5B)" is not the 124M ``gpt2``."""
-    from costmodel.training.workloads import load_model
-
     params = load_model(model).params
     for field, shown, stated_text in (("model", text, rest), ("params", params_text, params_text)):
         stated = _stated_params(stated_text)

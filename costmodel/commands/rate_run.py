@@ -66,10 +66,12 @@ def measured_config(config, run: MeasuredRun):
         runs = [stage for stage in syncmodes.ZERO_STAGES_OF[config.sync] if syncmodes.stage_runs(config.sync, stage)]
         why = "FSDP has no ZeRO-1" if config.sync == "fsdp" else "ZeRO needs --sync ddp or fsdp"
         raise InputError("rate_zero", zero, f"{', '.join(map(str, runs))} with --sync {config.sync} ({why})")
+    from costmodel.training.gradsync import sync_each_is_a_choice
+
     sync = syncmodes.stage_mode(config.sync, zero)
     # the same training loop: one that accumulates without no_sync did so in the measured run too,
-    # where its stage and sync mode reduce once a step (ZeRO-2/3 and flat: the question does not arise)
-    each = config.sync_each_micro_batch and zero < 2 and sync != "flat"
+    # where its stage and sync mode reduce once a step (elsewhere the question does not arise)
+    each = config.sync_each_micro_batch and sync_each_is_a_choice(sync, zero)
     return TrainingConfig(**{name: getattr(config, name) for name in KEPT}, micro_batch=micro,
                           accumulation_steps=accumulation, zero_stage=zero, recompute=run.recompute,
                           grad_dtype=GRAD_DTYPE.get(config.compute_dtype, "bf16"), sync=sync,

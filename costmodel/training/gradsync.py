@@ -258,12 +258,20 @@ def check_topk(topk_fraction: float | None, zero_stage: int) -> float | None:
     return float(topk_fraction)
 
 
+def sync_each_is_a_choice(sync: str, zero_stage: int, asynchronous: bool = False) -> bool:
+    """Whether synchronising every micro-batch (accumulation without DDP's ``no_sync``) is a choice:
+    where the gradients are otherwise reduced once a step (not ``flat``, which reduces the
+    accumulated gradients once by definition; not asynchronous updates, pushed once a step; not
+    ZeRO-2/3, which reduce every micro-batch already)."""
+    return sync != "flat" and not asynchronous and zero_stage < 2
+
+
 def check_sync_each_micro_batch(each: bool, sync: str, zero_stage: int, asynchronous: bool) -> None:
     """Synchronising every micro-batch (accumulation without DDP's ``no_sync``) is a choice only
     where the gradients are otherwise reduced once a step: refused where it cannot be (``flat``
     all-reduces once after the accumulated backward by definition; asynchronous workers push every
     step) and where it already is (ZeRO-2/3 reduce-scatter every micro-batch)."""
-    if not each:
+    if not each or sync_each_is_a_choice(sync, zero_stage, asynchronous):
         return
     if sync == "flat":
         raise InputError("sync_each_micro_batch", True, "off with --sync flat (one all-reduce of the accumulated "
@@ -280,8 +288,12 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
               asynchronous: bool = False, weight_bits: int | None = None, grad_bits: int | None = None,
               quant_s_per_byte: float = 0.0, offload_s_per_byte=0.0, replicas: CommFn | None = None,
               replica_share=1.0, replica_ranks=None, secondary: CommFn | None = None,
-              qgz_node: CommFn | None = None, qgz_rails: CommFn | None = None, qgz_node_ranks=None) -> SyncPlan:
+              qgz_node: CommFn | None = None, qgz_rails: CommFn | None = None, qgz_node_ranks=None,
+              sync_each_micro_batch: bool = False) -> SyncPlan:
     """The collectives of one step for a ZeRO stage / compression / async configuration.
+
+    ``sync_each_micro_batch``: accumulation without DDP's ``no_sync`` (every micro-batch's backward
+    reduces, as ZeRO-2/3 always do; :func:`check_sync_each_micro_batch` says where it may be set).
 
     Scalar, or elementwise on arrays: the planner passes a bucket layout and precision whose
     fields are arrays (over gradient dtype × bucket size), ``ranks`` as an array over GPU
@@ -352,4 +364,5 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
         after, once = _phase(fields, [gather])
         post_step = after.first_s + fields[3] * after.full_s + after.last_s
     return SyncPlan(backward=backward, forward=forward, post_step_s=post_step,
-                    every_micro_batch=zero_stage >= 2, payload_bytes=payload + extra, step_bytes=once, after=after)
+                    every_micro_batch=zero_stage >= 2 or sync_each_micro_batch, payload_bytes=payload + extra,
+                    step_bytes=once, after=after)

@@ -735,10 +735,9 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
                               replicas=None if groups is None else groups.replicas, replica_share=1.0 / shard,
                               replica_ranks=None if groups is None else groups.replica_ranks,
                               secondary=None if groups is None else groups.secondary,
+                              sync_each_micro_batch=config.sync_each_micro_batch,
                               **({} if qgz is None else
                                  {"qgz_node": qgz[0], "qgz_rails": qgz[1], "qgz_node_ranks": qgz[2]}))
-    if config.sync_each_micro_batch and not plan.every_micro_batch:  # no no_sync: each backward synchronises
-        plan = replace(plan, every_micro_batch=True)
     k = config.accumulation_steps
     factor = 1.0 if config.asynchronous else float(stragglers.slowest_rank_factor(
         config.jitter_cv, ranks, 1 if plan.every_micro_batch else k, config.losses.speed_cv,

@@ -79,7 +79,6 @@ def test_horovod_and_per_tensor_take_it_too():
     for sync in ("horovod", "per-tensor"):
         once, each = _step(4, False, sync=sync), _step(4, True, sync=sync)
         assert each.comm_s == pytest.approx(4 * once.comm_s, rel=1e-9), sync
-    assert replace(TrainingConfig(micro_batch=1), sync_each_micro_batch=True).sync_each_micro_batch
 
 
 def test_a_measured_run_is_taken_with_the_same_training_loop():
