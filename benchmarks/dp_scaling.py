@@ -57,8 +57,8 @@ import table_text  # noqa: E402
 from accuracy import interval_tables_toml, percentile, write_section  # noqa: E402  (shared with accuracy.py)
 
 from costmodel.cluster import comm as mapping  # noqa: E402
-from costmodel.training import losses as losses_module  # noqa: E402
 from costmodel.training import gradsync, measured_rate, stragglers, transport, workloads  # noqa: E402
+from costmodel.training import losses as losses_module  # noqa: E402
 from costmodel.training import residuals as step_residuals  # noqa: E402
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds  # noqa: E402
 from costmodel.training.losses import StepLosses  # noqa: E402
