@@ -587,6 +587,13 @@ def _head(last: str = "") -> str:
             "|---|---|---|---|---|---|---|")
 
 
+def _pooled(preds: list[Prediction]) -> list[str]:
+    """The table rows pooling every source: single-node, multi-node, all."""
+    return [*(_line(f"**{label}**", [p for p in preds if (p.row.nodes > 1) == multi])
+              for label, multi in (("all single-node", False), ("all multi-node", True))),
+            _line("**all**", preds)]
+
+
 def markdown(result: dict, sources: list[str]) -> str:
     """:func:`evaluate`'s result on the rows of ``sources``: each source, then pooled."""
     head = _head("fitted without this publication")
@@ -597,9 +604,7 @@ def markdown(result: dict, sources: list[str]) -> str:
     for source in sources:
         rows = [p for p in pick if p.row.source == source]
         out.append(_line(source, rows, _fitted(result["fitted"][publication(rows[0].row)])))
-    for label, multi in (("all single-node", False), ("all multi-node", True)):
-        out.append(_line(f"**{label}**", [p for p in pick if (p.row.nodes > 1) == multi]))
-    out.append(_line("**all**", pick))
+    out += _pooled(pick)
     out += ["", "In-sample (one fit on all publications: the shipped constants, losses.py) and with the "
             "terms off:", "", _head()]
     for label, preds in (("in-sample", result["in_sample"]), ("no loss terms (collective only)", result["none"])):
@@ -913,9 +918,7 @@ def table_report(rows: list[Row], losses: StepLosses = SHIPPED) -> str:
         out += [f"**{label}**, with the shipped constants ({_fitted(losses)}, fitted on the eleven "
                 "publications, none of these):", "", _head()]
         out += [_line(source, [p for p in preds if p.row.source == source]) for source in sources_of(rows)]
-        for label_, multi in (("all single-node", False), ("all multi-node", True)):
-            out.append(_line(f"**{label_}**", [p for p in preds if (p.row.nodes > 1) == multi]))
-        out += [_line("**all**", preds), ""]
+        out += [*_pooled(preds), ""]
     return "\n".join(out).rstrip()
 
 

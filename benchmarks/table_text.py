@@ -228,10 +228,9 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = ""):
 class StatedNetwork:
     """What a row's network text states of each node's NICs (None: not stated)."""
 
-    count: int | None
+    count: int | None  # None: not stated (one NIC at a stated rate, or the rate is the node's total)
     gbps: float | None
     fabric: str | None  # "infiniband", "roce", "efa", "ethernet"
-    total: bool = False  # no count stated (the count is one NIC's, or the rate the node's total)
 
 
 def stated_network(inter_node: str) -> StatedNetwork:
@@ -247,17 +246,20 @@ def stated_network(inter_node: str) -> StatedNetwork:
         generation = next((g for g in IB_GENERATION_GBPS if re.search(rf"\b{g}\b", inter_node, re.IGNORECASE)), None)
         gbps = IB_GENERATION_GBPS.get(generation)
     count = COUNT.search(inter_node[:rate.start()] if rate else inter_node)
-    nics = int(count.group(1)) if count else (1 if gbps is not None else None)
-    return StatedNetwork(count=nics, gbps=gbps, fabric=fabric, total=count is None)
+    return StatedNetwork(count=int(count.group(1)) if count else None, gbps=gbps, fabric=fabric)
 
 
 def _per_nic(stated: StatedNetwork, system) -> StatedNetwork:
-    """A rate stated without a count above what one NIC of its fabric runs ("1600 Gbps node-node
-    interconnect (RoCE)") is the node's total: spread over the node's NICs."""
-    top = max(FABRIC_LINKS.get(stated.fabric or "", {0: 0}), default=0) or 800
-    if stated.count is None or stated.gbps is None or not stated.total or stated.gbps <= top:
+    """The stated NICs with their count: a rate stated without one is one NIC's, or, above what one
+    NIC of its fabric runs ("1600 Gbps node-node interconnect (RoCE)"), the node's total spread
+    over the node's NICs; nothing stated, the node's own."""
+    if stated.count is not None:
         return stated
-    return StatedNetwork(count=system.nics_per_node, gbps=stated.gbps / system.nics_per_node, fabric=stated.fabric)
+    if stated.gbps is None:
+        return dataclasses.replace(stated, count=system.nics_per_node)
+    if stated.gbps > max(FABRIC_LINKS.get(stated.fabric or "", FABRIC_LINKS["infiniband"])):
+        return dataclasses.replace(stated, count=system.nics_per_node, gbps=stated.gbps / system.nics_per_node)
+    return dataclasses.replace(stated, count=1)
 
 
 def _network_link(stated: StatedNetwork, system):
@@ -292,7 +294,7 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool
     system = base_system_for(gpu_name, gpus_per_node, row_id)
     stated = _per_nic(stated_network(inter_node), system)
     if stated.gbps is not None or stated.fabric is not None:
-        count = system.nics_per_node if stated.count is None else stated.count
+        count = stated.count
         gbps = system.nic_bandwidth_Bps * 8 / 1e9 if stated.gbps is None else stated.gbps
         link = _network_link(stated, system)
         if (count, gbps * 1e9 / 8, link.name) != (system.nics_per_node, system.nic_bandwidth_Bps, system.nic_link.name):

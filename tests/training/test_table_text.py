@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import dp_scaling  # noqa: E402
 import table_text  # noqa: E402
 
+import hardware  # noqa: E402
 from costmodel.training.workloads import model_names  # noqa: E402
 
 
@@ -111,6 +112,7 @@ def test_a_gpu_no_profile_matches_stops_with_one_line():
 def test_a_node_is_the_bundled_system_of_its_gpu_family_and_count(gpu, per_node, system, swapped):
     node = table_text.base_system_for(gpu, per_node)
     assert node.name == system and node.gpu.name == gpu and node.gpus_per_node == per_node
+    assert (hardware.load_system(system).gpu.name != gpu) == swapped
 
 
 @pytest.mark.parametrize(("gpu", "per_node", "template", "link"), [
@@ -357,7 +359,6 @@ def test_the_harness_predicts_what_the_cli_answers_for_the_rows_setup(tmp_path, 
 
     from typer.testing import CliRunner
 
-    import hardware
     from cli import app
 
     row = next(row for row in OUTSIDE if row.row_id == row_id)
