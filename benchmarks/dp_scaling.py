@@ -212,22 +212,40 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     if not (nodes == 1 and gpus <= gpus_per_node or gpus == nodes * gpus_per_node):
         raise ValueError(f"total_gpus: got {gpus}; allowed: nodes x gpus_per_node ({nodes} x {gpus_per_node}), "
                          "or up to gpus_per_node on one node")
-    gpu_type = GPU_READ_AS.get(r["gpu_type"], r["gpu_type"])
+    gpu_type = table_text.gpu_in_node(GPU_READ_AS.get(r["gpu_type"], r["gpu_type"]), r.get("intra_node_link") or "",
+                                      gpus_per_node, row_id)
     table_text.system_for(gpu_type, gpus_per_node, r["inter_node_network"], NCCL_SOCKETS in r["framework_comm"],
                           row_id)  # an unreadable GPU, node or network stops here, naming the row
-    eff = float(r["scaling_efficiency_derived"]) if r["scaling_efficiency_derived"] else None
+    value, baseline_gpus, baseline_value = float(r["value"]), _int_field(r, "baseline_gpus"), float(r["baseline_value"])
+    eff = _efficiency(r["scaling_efficiency_derived"], r["metric"], value, gpus, baseline_value, baseline_gpus)
     return Row(
         row_id=row_id, source=_source_label(r, text_rules), model=model, seq_len=seq,
         micro_batch=micro, accumulation=accumulation, precision=r["precision"],
         gpu_type=gpu_type, gpus_per_node=gpus_per_node,
         nodes=nodes, gpus=gpus, inter_node=r["inter_node_network"],
-        framework=r["framework_comm"], metric=r["metric"], value=float(r["value"]),
-        baseline_gpus=_int_field(r, "baseline_gpus"), baseline_value=float(r["baseline_value"]),
-        efficiency=eff,
+        framework=r["framework_comm"], metric=r["metric"], value=value,
+        baseline_gpus=baseline_gpus, baseline_value=baseline_value, efficiency=eff,
         # the framework too: DLPerf ran one table per framework (a mismatch fails loudly)
         table=(r["source_id"], r["model"], r["seq_len_or_input"], r["precision"],
                r["gpu_type"], r["framework_comm"], r["baseline_gpus"], r["baseline_value"]),
         held_out=text_rules or r["source_id"].startswith("H"))
+
+
+# A metric stated per GPU ("images/s per GPU", "samples/s/GPU") rather than for the whole job.
+PER_GPU = re.compile(r"per[\s-]*gpu|/\s*gpu\b", re.IGNORECASE)
+
+
+def _efficiency(stated: str, metric: str, value: float, gpus: int, baseline_value: float,
+                baseline_gpus: int) -> float:
+    """The row's scaling efficiency: as its efficiency column states it (a fraction, or a
+    percentage with its sign), else derived the way the sources derive it: throughput at N ÷
+    (throughput at the baseline × N / baseline GPUs), a per-GPU metric already divided by N."""
+    stated = stated.strip()
+    if stated:
+        return float(stated.removesuffix("%")) / 100 if stated.endswith("%") else float(stated)
+    if PER_GPU.search(metric):
+        return value / baseline_value
+    return value / (baseline_value * gpus / baseline_gpus)
 
 
 def _int_field(r: dict, name: str) -> int:
@@ -376,7 +394,9 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
 
 
 def published_samples_per_s(row: Row, value: float) -> float:
-    return value / row.seq_len if row.metric.startswith("tokens") else value
+    """The whole job's samples/s that ``value`` (in the row's metric) states."""
+    whole = value * row.gpus if PER_GPU.search(row.metric) else value
+    return whole / row.seq_len if row.metric.startswith("tokens") else whole
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ import re
 from pathlib import Path
 
 import hardware
-from costmodel.training.workloads import load_model, model_names
+from costmodel.training.workloads import load_model, model_aliases, model_names
 
 VENDOR_WORDS = frozenset({"nvidia", "tesla", "amd", "instinct", "geforce", "radeon"})
 FORM_FACTORS = ("sxm", "pcie", "nvl", "oam")
@@ -89,7 +89,7 @@ def unreadable(field: str, text: str, allowed: str, row_id: str = "") -> SystemE
 def model_for(text: str, models_dir: Path | None = None, row_id: str = "", params_text: str = "") -> str:
     """The preset name, or the path of a ``models_dir/<name>.toml`` file, that ``text`` names; a
     parameter count stated in ``text`` or ``params_text`` (the row's params column) must be its."""
-    candidates = {name: name for name in model_names()}
+    candidates = {name: name for name in model_names()} | model_aliases()
     if models_dir is not None and models_dir.is_dir():
         candidates.update({path.stem: str(path) for path in sorted(models_dir.glob("*.toml"))})
     text_words = words(text)
@@ -151,10 +151,11 @@ def _memory_matches(gpu, memory: int | None) -> bool:
     return memory is None or abs(gpu.memory_bytes / 2**30 - memory) <= 0.12 * memory
 
 
-def gpu_for(text: str, row_id: str = "") -> str:
+def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: int | None = None) -> str:
     """The bundled GPU profile ``text`` names (see the module docstring); a text that leaves more
     than one profile (a family without its variant: "V100") or names another part ("RTX 3090 Ti")
-    is refused."""
+    is refused. ``intra_node`` (the row's link text) and ``gpus_per_node`` narrow a family the
+    text leaves open (:func:`_narrowed_by_node`): "A100 80GB" over NVSwitch is the SXM4 module."""
     text_words = [word for word in words(text) if word not in VENDOR_WORDS]
     gpus = _gpus()
     memory = _memory_gb(text_words)
@@ -173,11 +174,54 @@ def gpu_for(text: str, row_id: str = "") -> str:
     if form:
         same = [gpu for gpu in same if _form(words(gpu.name)) == form]
     same = [gpu for gpu in same if _memory_matches(gpu, memory)]
+    if len(same) > 1 and not form:
+        same = _narrowed_by_node(same, intra_node, gpus_per_node)
     if len(same) != 1:
         listed = ", ".join(gpu.name for gpu in (same or gpus))
         raise unreadable("gpu_type", text, "a text naming one bundled GPU, with its form factor and memory where "
                          f"the family has several ({listed})", row_id)
     return same[0].name
+
+
+# What a node's link text says of its GPUs' form factor: NVSwitch, SXM/HGX/DGX boards and NVLink
+# between modules mean SXM; an NVLink bridge joins PCIe cards, as PCIe alone does.
+MODULE_WORDS = ("nvswitch", "sxm", "hgx", "dgx", "nvlink")
+CARD_WORDS = ("bridge", "pcie")
+
+
+def _node_form(intra_node: str) -> str | None:
+    """The form factor a row's intra-node link text implies, if any."""
+    text_words = words(intra_node)
+    if any(word.startswith(CARD_WORDS) for word in text_words):
+        return None if any(word.startswith(("nvswitch", "sxm", "hgx", "dgx")) for word in text_words) else "pcie"
+    return "sxm" if any(word.startswith(MODULE_WORDS) for word in text_words) else None
+
+
+def _narrowed_by_node(gpus: list, intra_node: str, gpus_per_node: int | None) -> list:
+    """``gpus`` (one family, the text stating no form) narrowed by what the node says: the form
+    its link text implies (an SXM module is any non-PCIe part); then, where several parts of that
+    form and of one memory size remain, those a bundled system holds ``gpus_per_node`` of (16 V100
+    32GB over NVSwitch: DGX-2's SXM3). Unchanged where the link text implies no form: the count
+    alone does not tell a module from a card, nor does any node tell an unstated memory size."""
+    form = _node_form(intra_node)
+    if form is None:
+        return gpus
+    gpus = [gpu for gpu in gpus if (_form(words(gpu.name)) == "pcie") == (form == "pcie")] or gpus
+    one_size = len({round(gpu.memory_bytes / 2**30) for gpu in gpus}) == 1
+    if len(gpus) > 1 and one_size and gpus_per_node is not None:
+        held = {system.gpu.name for system in _systems() if system.gpus_per_node == gpus_per_node}
+        gpus = [gpu for gpu in gpus if gpu.name in held] or gpus
+    return gpus
+
+
+def gpu_in_node(text: str, intra_node: str, gpus_per_node: int, row_id: str = "") -> str:
+    """A row's GPU text as the harness carries it: the text itself where it names one profile
+    alone, else the profile its node narrows it to (:func:`gpu_for`)."""
+    try:
+        gpu_for(text, row_id)
+        return text
+    except SystemExit:
+        return gpu_for(text, row_id, intra_node, gpus_per_node)
 
 
 def _words_taken(text_words: list[str], name_words: list[str]) -> int:

@@ -33,9 +33,9 @@ def links(incomplete: str) -> list[str]:
 
 
 def models(incomplete: str) -> list[str]:
-    from costmodel.training.workloads import model_names
+    from costmodel.training.workloads import model_aliases, model_names
 
-    return _matching(model_names(), incomplete)
+    return _matching([*model_names(), *model_aliases()], incomplete)
 
 
 def primitives(incomplete: str) -> list[str]:

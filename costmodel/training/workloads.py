@@ -156,6 +156,11 @@ def model_names() -> tuple[str, ...]:
     return tuple(sorted(_data()["models"]))
 
 
+def model_aliases() -> dict[str, str]:
+    """Other names of a preset (models.toml [aliases]): alias -> preset name."""
+    return dict(_data().get("aliases", {}))
+
+
 def default_mfu_for_arch(arch: str) -> tuple[float, str]:
     """Default model FLOPs utilisation and its source for a GPU architecture."""
     table = _data()["mfu_by_arch"]
@@ -632,16 +637,17 @@ def workload_of(model: object) -> Workload:
 
 
 def load_model(name_or_params: str | int | float) -> Workload:
-    """A preset by name (case-insensitive) or a decoder transformer by parameter count."""
+    """A preset by name or alias (case-insensitive) or a decoder transformer by parameter count."""
     key = str(name_or_params).strip().lower()
     models = _data()["models"]
+    key = model_aliases().get(key, key)
     if key in models:
         return Workload(name=key, **models[key], **preset_relative_mfu(key))
     if key.endswith(".toml"):
         return load_model_file(str(name_or_params).strip())
     if isinstance(name_or_params, (int, float)) or _COUNT.match(key):
         return _from_count(parse_param_count(name_or_params), name_or_params)
-    raise UnknownNameError("model", name_or_params, [*models, "<count such as 7B, 124M, 1.3e9>"])
+    raise UnknownNameError("model", name_or_params, [*models, *model_aliases(), "<count such as 7B, 124M, 1.3e9>"])
 
 
 # The Workload fields' own defaults, where a user file leaves a switch out.

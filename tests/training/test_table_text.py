@@ -373,3 +373,88 @@ def test_the_harness_predicts_what_the_cli_answers_for_the_rows_setup(tmp_path, 
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["samples_per_s"] == pytest.approx(predicted, rel=1e-9)
 
+
+
+@pytest.mark.parametrize(("text", "preset"), [
+    ("Llama-3.1-8B", "llama3-8b"), ("Llama 3.1 70B", "llama3-70b"), ("RN50", "resnet-50"),
+    ("LLaMA-7B", "llama-7b"), ("LLaMA 65B", "llama-65b"), ("Llama 2 7B", "llama2-7b"), ("Mistral 7B v0.1", "mistral-7b"),
+    ("ViT-B/16", "vit-b-16"), ("RoBERTa-large", "roberta-large"), ("RoBERTa base (125M)", "roberta-base"),
+])
+def test_an_alias_or_a_newer_preset_is_read_from_a_tables_text(text, preset):
+    assert table_text.model_for(text) == preset
+
+
+@pytest.mark.parametrize(("text", "intra", "per_node", "gpu"), [
+    ("A100 80GB", "NVSwitch, NVLink3 600 GB/s per GPU", 8, "a100-sxm4-80gb"),
+    ("A100 80GB", "PCIe Gen4", 8, "a100-pcie-80gb"),
+    ("A100 80GB", "PCIe Gen4, NVLink bridge between pairs", 8, "a100-pcie-80gb"),  # a bridge joins cards
+    ("A100 40GB", "DGX A100", 8, "a100-sxm4-40gb"),
+    ("H100 80GB HBM3", "NVSwitch, NVLink4", 8, "h100-sxm"),
+    ("V100 32GB", "NVSwitch", 16, "v100-sxm3-32gb"),  # 16 per node over NVSwitch: DGX-2's SXM3
+    ("V100 32GB", "NVLink2 hybrid cube-mesh", 8, "v100-sxm2"),
+    ("V100 32GB", "PCIe 3.0", 8, "v100-pcie-32gb"),
+    ("A100-SXM4-40GB", "PCIe", 8, "A100-SXM4-40GB"),  # a text naming one profile is kept as written
+])
+def test_a_gpu_text_without_its_form_is_narrowed_by_the_nodes_link_text(text, intra, per_node, gpu):
+    assert table_text.gpu_in_node(text, intra, per_node) == gpu
+
+
+@pytest.mark.parametrize(("text", "intra", "per_node"), [
+    ("A100 80GB", "", 8),  # no link text: the count alone does not tell a module from a card
+    ("A100", "NVSwitch", 8),  # the memory is not stated, and no node states it
+    ("V100", "NVLink", 8),
+])
+def test_a_node_that_does_not_settle_the_gpu_leaves_it_refused(text, intra, per_node):
+    with pytest.raises(SystemExit) as stopped:
+        table_text.gpu_in_node(text, intra, per_node, row_id="X0011")
+    assert str(stopped.value).startswith("error: X0011: gpu_type: got ") and "\n" not in str(stopped.value)
+
+
+def test_a_row_whose_gpu_text_states_no_form_runs_on_the_node_its_link_text_names(tmp_path):
+    table = tmp_path / "new.csv"
+    _write_table(table, "BERT-large", [(1, 100.0), (8, 760.0)])
+    text = table.read_text(encoding="utf-8").replace("NVIDIA A100-SXM4-80GB", "A100 80GB")
+    table.write_text(text, encoding="utf-8")
+    unread: list[str] = []
+    assert dp_scaling.read_rows(table, text_rules=True, unread=unread) == [] and len(unread) == 2
+    with table.open(newline="", encoding="utf-8") as handle:
+        records = list(csv.DictReader(handle))
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=HEADER)
+        writer.writeheader()
+        writer.writerows(record | {"intra_node_link": "NVSwitch, NVLink3 600 GB/s per GPU"} for record in records)
+    rows = dp_scaling.read_rows(table, text_rules=True)
+    assert [row.gpu_type for row in rows] == ["a100-sxm4-80gb"] * 2
+    assert dp_scaling.system_for(rows[1].gpu_type, 8, rows[1].inter_node).name == "dgx-a100"
+
+
+def _efficiency_row(tmp_path, metric: str, efficiency: str, value: float) -> list:
+    table = tmp_path / "new.csv"
+    _write_table(table, "BERT-large", [(1, 100.0), (8, 760.0)])
+    with table.open(newline="", encoding="utf-8") as handle:
+        records = list(csv.DictReader(handle))
+    records[1] |= {"metric": metric, "scaling_efficiency_derived": efficiency, "value": str(value)}
+    records[0] |= {"metric": metric}
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=HEADER)
+        writer.writeheader()
+        writer.writerows(records)
+    return dp_scaling.read_rows(table, text_rules=True)
+
+
+@pytest.mark.parametrize(("metric", "efficiency", "value", "expected"), [
+    ("sequences/s (whole job)", "", 760.0, 0.95),  # not stated: derived as the sources derive it
+    ("sequences/s per GPU", "", 95.0, 0.95),  # a per-GPU metric is already divided by N
+    ("samples/s/GPU", "", 95.0, 0.95),
+    ("sequences/s (whole job)", "95%", 760.0, 0.95),  # a percentage read as one
+    ("sequences/s (whole job)", "0.9", 760.0, 0.9),  # a stated fraction is the source's, kept
+])
+def test_a_rows_efficiency_is_stated_or_derived_from_its_throughput(tmp_path, metric, efficiency, value, expected):
+    rows = _efficiency_row(tmp_path, metric, efficiency, value)
+    assert rows[1].efficiency == pytest.approx(expected)
+
+
+def test_a_per_gpu_metric_is_the_whole_jobs_throughput_divided_by_its_gpus(tmp_path):
+    rows = _efficiency_row(tmp_path, "sequences/s per GPU", "", 95.0)
+    assert dp_scaling.published_samples_per_s(rows[1], rows[1].value) == pytest.approx(760.0)
+    assert dp_scaling.published_samples_per_s(rows[0], rows[0].value) == pytest.approx(100.0)
