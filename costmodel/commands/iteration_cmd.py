@@ -219,7 +219,7 @@ def iteration(
     accum: Annotated[int, Option(help="Gradient accumulation steps (micro-batches per synchronisation).")] = 1,
     algorithm: Annotated[str, Option(help="Collective algorithm or auto.", autocompletion=complete.algorithms)] = "auto",
     backend: Annotated[str, Option(help="auto (NCCL's model on NVIDIA, RCCL's tuning model on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
-    grad_dtype: Annotated[str, Option("--grad-dtype", help="Gradient dtype: fp32, bf16, fp16, fp8.")] = "bf16",
+    grad_dtype: Annotated[str | None, Option("--grad-dtype", help="Gradient dtype: fp32, bf16, fp16, fp8 (default: the width of the compute dtype that runs: fp32 for an fp32/tf32 run, else its 16-bit dtype).")] = None,
     compute_dtype: COMPUTE_DTYPE = "bf16",
     topk: Annotated[float | None, Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
     mfu: MFU = None,

@@ -6,7 +6,9 @@ plain data-parallel run on ``--rate-gpus`` GPUs of the cluster (default 1) at
 ``--rate-micro-batch``, ``--rate-accum`` micro-batches per step (default 1), ZeRO stage
 ``--rate-zero`` (default 0) and activation recomputation with ``--rate-recompute``. It has the
 command's model, compute dtype, optimizer, ``--sync`` preset (DDP for ``fsdp`` below ZeRO-2),
-jitter and loss terms; its gradients are in the compute dtype's width (:data:`GRAD_DTYPE`); its
+jitter and loss terms; its gradients are in the width of the compute dtype that runs
+(:func:`costmodel.training.iteration.default_grad_dtype`, whatever the target's --grad-dtype or a
+plan's --grad-dtypes); its
 collectives are the cluster's own (algorithm ``auto``, the sync mode's default buckets,
 overlapped with backward, synchronous) with none of the target's extras (compression, host
 reduction, offload, ZeRO++, the parameter gather beside the forward, hybrid sharding).
@@ -17,9 +19,6 @@ from __future__ import annotations
 from costmodel.commands.common import gpu_group
 from dpbase.values import frozen
 
-# The measured run's gradient dtype: the compute dtype's width (fp32 for fp32/tf32, fp16 for
-# fp16, bf16 otherwise), whatever the target's --grad-dtype or a plan's --grad-dtypes.
-GRAD_DTYPE = {"fp32": "fp32", "tf32": "fp32", "fp16": "fp16"}
 # What the measured run keeps of the command's configuration (and its sync, as its ZeRO stage runs
 # it); every other TrainingConfig field takes its default (plain data parallelism), so a field
 # added later stays out of it.
@@ -74,7 +73,7 @@ def measured_config(config, run: MeasuredRun):
     each = config.sync_each_micro_batch and sync_each_is_a_choice(sync, zero)
     return TrainingConfig(**{name: getattr(config, name) for name in KEPT}, micro_batch=micro,
                           accumulation_steps=accumulation, zero_stage=zero, recompute=run.recompute,
-                          grad_dtype=GRAD_DTYPE.get(config.compute_dtype, "bf16"), sync=sync,
+                          grad_dtype=None, sync=sync,
                           sync_each_micro_batch=each)
 
 

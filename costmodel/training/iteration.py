@@ -74,7 +74,7 @@ class TrainingConfig:
     micro_batch: int
     seq_len: int | None = None
     accumulation_steps: int = 1
-    grad_dtype: str = "bf16"
+    grad_dtype: str | None = None  # None: the width of the compute dtype that runs (default_grad_dtype)
     compute_dtype: str = "bf16"
     topk_fraction: float | None = None
     mfu: float | None = None
@@ -315,6 +315,24 @@ def optimizer_seconds(params, precision, optimizer: str, zero_stage, ranks, hbm_
     """Optimizer step time, HBM-bound, on this rank's shard (ZeRO ≥ 1 shards it)."""
     moved = memory.optimizer_step_bytes_per_param(precision, optimizer) * params
     return moved / ew.where(ew.greater(zero_stage, 0.5), ranks, 1) / hbm_bandwidth_Bps
+
+
+# The gradients of a run that names no gradient dtype, by the compute dtype that runs: an FP32 or
+# TF32 run keeps FP32 weights and so FP32 gradients (as does a 16-bit request on a GPU that runs it
+# in FP32, the K80); a 16-bit run's gradient buffers are its 16-bit dtype (fp8 training keeps them
+# in bf16: Transformer Engine runs fp8 inside the GEMMs only). Frameworks that all-reduce FP32
+# gradients of a 16-bit run (PyTorch's autocast with FP32 weights) are --grad-dtype fp32.
+GRAD_DTYPE_OF_COMPUTE = {"fp32": "fp32", "tf32": "fp32", "fp16": "fp16", "bf16": "bf16", "fp8": "bf16"}
+
+
+def default_grad_dtype(compute_dtype: str, gpu=None) -> str:
+    """The gradient dtype of a run that names none: its compute dtype's width
+    (:data:`GRAD_DTYPE_OF_COMPUTE`), on ``gpu`` (a profile or its name) the width of the dtype
+    that runs there."""
+    runs = compute_dtype if gpu is None else peak_flops(_gpu_of(gpu), compute_dtype)[0]
+    if runs not in GRAD_DTYPE_OF_COMPUTE:
+        raise InputError("compute_dtype", compute_dtype, ", ".join(COMPUTE_DTYPES))
+    return GRAD_DTYPE_OF_COMPUTE[runs]
 
 
 def peak_flops(gpu, compute_dtype: str) -> tuple[str, float]:
@@ -966,6 +984,8 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         comm = _checked_comm(comm)
     workload = workloads.workload_of(workload)  # a preset's name too ("gpt2" was an AttributeError)
     gpu = _gpu_of(gpu)
+    if config.grad_dtype is None:
+        config = replace(config, grad_dtype=default_grad_dtype(config.compute_dtype, gpu))
     _check(config, ranks)
     config = _as_python_numbers(config)
     memory.check_recompute(workload, config.recompute)
