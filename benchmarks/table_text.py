@@ -9,11 +9,16 @@ text and what is allowed.
 
 * **model**: the preset (or a ``models/<name>.toml`` file beside the table) whose name the text
   starts with, comparing words (case, dashes and spaces aside; "ResNet-50 v1.5" is ``resnet-50``,
-  "InceptionV3" ``inception-v3``); the longest such name.
+  "InceptionV3" ``inception-v3``); the longest such name. A preset's aliases (models.toml
+  ``[aliases]``: "Llama-3.1-8B", "RN50") read as the preset.
 * **GPU**: the bundled GPU profile whose name's words the text starts with (vendor words such as
   "Tesla" and "NVIDIA" aside; not where the next word names another part: "RTX 3090 Ti"), with the
   memory it states; else the GPU family (its first word with a digit: "A100") narrowed by the form
-  factor (SXM, PCIe) and the memory stated, which must leave one profile.
+  factor (SXM, PCIe) and the memory stated, which must leave one profile. Where the text states
+  no form factor, the row's intra-node link text may: NVSwitch, NVLink, SXM, HGX or DGX a module,
+  PCIe or an NVLink bridge a card; and among modules of one memory size, the one a bundled node
+  holds that many of ("V100 32GB" sixteen to a node over NVSwitch: DGX-2's SXM3). The count alone
+  never tells a module from a card, nor a node an unstated memory size.
 * A parameter count stated in the model text or the params column ("GPT-2 (1.5B)") must be the
   model's, within 15 %.
 * **node**: a bundled system with that many GPUs per node of the same GPU family and form factor,
