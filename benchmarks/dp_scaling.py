@@ -199,6 +199,12 @@ def predictable(rows: list[Row], unread: list[str]) -> list[Row]:
     return kept
 
 
+def table_rows(path: Path, unread: list[str]) -> list[Row]:
+    """A table read as any table a user brings (``--csv``, ``--outside``): every row's framework by
+    its text, the rows that cannot be read or predicted left out, a line each in ``unread``."""
+    return predictable(read_rows(path, text_rules=True, unread=unread), unread)
+
+
 def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     row_id = r["row_id"]
     model = table_text.model_for(r["model"], models_dir, row_id, r["params"])
@@ -981,7 +987,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (args.csv or OUTSIDE).is_file():
             raise SystemExit(f"error: csv: got '{args.csv}'; allowed: a readable CSV file")
         unread: list[str] = []  # a table of many rows reports the rows it can read; the others, a line each
-        rows = predictable(read_rows(args.csv or OUTSIDE, text_rules=True, unread=unread), unread)
+        rows = table_rows(args.csv or OUTSIDE, unread)
         for line in unread:
             print(f"note: left out {line}")
         unscored = sum(row.efficiency is None for row in rows)

@@ -62,6 +62,9 @@ FABRIC_WORDS = (("roce", re.compile(r"\broce(v2)?\b", re.IGNORECASE)),
 IB_GENERATION_GBPS = {"edr": 100, "hdr": 200, "ndr": 400, "xdr": 800}
 # Words after a GPU's name that make it another part ("RTX 3090 Ti", "H100 NVL", "RTX 4090 D").
 QUALIFIERS = frozenset({"ti", "super", "d", "nvl", "max", "mobile", "laptop"})
+# A word naming the generation of a part that shares its number with an older one: "RTX 6000" or
+# "Quadro RTX 6000" is the Turing card, not the RTX 6000 Ada (whose family reading needs "Ada").
+GENERATION_WORDS = frozenset({"ada"})
 # A parameter count in a model's text or params column: "1.5B", "345M", "25.6M".
 PARAM_COUNT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([mb])(?![a-z])", re.IGNORECASE)
 PARAM_TOLERANCE = 0.15  # a stated count this far from the preset's names another model
@@ -174,7 +177,8 @@ def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: in
         if _memory_matches(gpu, memory):
             return gpu.name
     family = _family(text_words)
-    same = [gpu for gpu in gpus if family and _family(words(gpu.name)) == family]
+    same = [gpu for gpu in gpus if family and _family(words(gpu.name)) == family
+            and all(word in text_words for word in words(gpu.name) if word in GENERATION_WORDS)]
     form = _form(text_words)
     if form:
         same = [gpu for gpu in same if _form(words(gpu.name)) == form]

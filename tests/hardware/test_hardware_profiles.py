@@ -89,12 +89,26 @@ def test_every_bundled_profile_round_trips_through_toml():
     ("mi300x", 196592, 5300, 1307.4),      # rocm-smi 206,141,652,992 B
     ("l40s", 45589, 864, 362),             # 48 GB GDDR6 with ECC on
     ("rtx-4090", 24563, 1008, 165.2),
+    ("rtx-a6000", 49140, 768, 154.8),      # nvidia-smi, ECC off (a workstation card's default)
+    ("a40", 46068, 696, 149.7),            # nvidia-smi, ECC on (a datacenter card's default)
+    ("rtx-6000-ada", 46068, 960, 364.2),   # 'total capacity of 44.43 GiB' (ECC on)
 ])
 def test_gpu_values_match_sources(name, memory_mib, hbm_gbps, bf16_tflops):
     gpu = load_gpu(name)
     assert gpu.memory_bytes == memory_mib * 2**20
     assert gpu.hbm_bandwidth_Bps == pytest.approx(hbm_gbps * GB)
     assert gpu.peak_flops["bf16"] == pytest.approx(bf16_tflops * 1e12)
+
+
+@pytest.mark.parametrize(("name", "memory_mib", "fp16_tflops"), [
+    ("quadro-rtx-8000", 48601, 130.5),  # Lambda's table: 48,601 MiB; datasheet 130.5 tensor TFLOPS
+    ("titan-rtx", 24219, 130),          # Lambda's table: 24,219 MiB
+])
+def test_turing_professional_cards_have_full_rate_fp16_and_no_bf16(name, memory_mib, fp16_tflops):
+    gpu = load_gpu(name)
+    assert gpu.memory_bytes == memory_mib * 2**20 and "bf16" not in gpu.peak_flops and "tf32" not in gpu.peak_flops
+    assert gpu.peak_flops["fp16"] == pytest.approx(fp16_tflops * 1e12)
+    assert gpu.peak_flops["fp16"] > 2 * load_gpu("rtx-2080ti").peak_flops["fp16"]  # GeForce: half rate
 
 
 def test_unsupported_dtypes_are_absent():

@@ -1,0 +1,130 @@
+"""Lambda Labs' tf_cnn_benchmarks tables as rows of the outside scaling set (source O11).
+
+Lambda's ``lambda-tensorflow-benchmark`` publishes, per GPU type and GPU count in one machine,
+the training throughput (``tf-train-throughput-{fp32,fp16}.csv``, images/s of the whole job) and
+the batch behind it (``tf-train-bs-{fp32,fp16}.csv``: the per-GPU ``--batch_size`` times the GPU
+count). Its ``benchmark.sh`` runs ``tf_cnn_benchmarks.py --optimizer=sgd --variable_update=replicated
+--all_reduce_spec=nccl`` on synthetic data (``report.sh`` summarises the ``syn-replicated`` runs),
+with ``--use_fp16=True`` for fp16. The four CSVs, as published at commit 080a6b7f, are kept in
+``tests/data/dp_scaling/sources/lambda-tf/``; this module turns them into the development set's 30
+columns, so that ``outside.csv``'s O11 rows are exactly its output (a test holds that).
+
+Every multi-GPU row with its own one-GPU row becomes a row, that one-GPU row its baseline: the
+models with a dpcost preset (Inception v4 has none), the GPUs as the CSV names them with the
+vendor's product name ("RTX 8000" is the Quadro RTX 8000), and the machine's GPU link only where
+the row name states it ("NVLink": bridges between pairs of PCIe cards; else "not stated", so
+"V100 32GB", which names no form factor, stays unread). A zero (no run) is no row.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+SOURCE_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "dp_scaling" / "sources" / "lambda-tf"
+COMMIT = "080a6b7fee1c651228f227f52a2bed6ff90579cf"
+REPO = "github.com/LambdaColdStorage/lambda-tensorflow-benchmark"
+SOURCE_ID = "O11"
+FIRST_ROW = 227  # after O0226, the last row of O1-O10
+
+MODELS = {  # CSV column -> (model text, params as the presets count them, input)
+    "resnet50": ("ResNet-50 (tf_cnn_benchmarks resnet50, v1)", "25.6M", "224x224"),
+    "resnet152": ("ResNet-152 (tf_cnn_benchmarks resnet152, v1)", "60.2M", "224x224"),
+    "inception3": ("Inception v3 (tf_cnn_benchmarks inception3)", "23.8M", "299x299"),
+    "vgg16": ("VGG16 (tf_cnn_benchmarks vgg16)", "138.4M", "224x224"),
+    "alexnet": ("AlexNet (tf_cnn_benchmarks alexnet)", "61.1M", "224x224"),
+}
+# The CSV's GPU names as the products are named (Lambda's workstations and servers).
+GPU_NAMES = {"RTX 3080": "GeForce RTX 3080", "RTX 3090": "GeForce RTX 3090", "A100 40GB PCIe": "A100 40GB PCIe",
+             "RTX A6000": "RTX A6000", "RTX 2080Ti": "GeForce RTX 2080 Ti", "RTX 8000": "Quadro RTX 8000",
+             "V100 32GB": "V100 32GB", "RTX 2080 SUPER MAX-Q": "GeForce RTX 2080 SUPER Max-Q",
+             "GTX 1080Ti": "GeForce GTX 1080 Ti", "RTX 2070 MAX-Q": "GeForce RTX 2070 Max-Q",
+             "RTX 2080 MAX-Q": "GeForce RTX 2080 Max-Q"}
+PRECISIONS = {"fp32": "FP32", "fp16": "FP16 (--use_fp16=True: fp16 compute and, by tf_cnn_benchmarks' "
+                                      "default --compact_gradient_transfer, fp16 gradient all-reduce)"}
+FRAMEWORK = ("TensorFlow 1.15 tf_cnn_benchmarks (Lambda benchmark.sh): --variable_update=replicated "
+             "--all_reduce_spec=nccl --optimizer=sgd (one NCCL all-reduce per variable)")
+COLUMNS = ("row_id", "source_id", "source", "locator", "verification", "model", "params", "seq_len_or_input",
+           "per_gpu_microbatch", "grad_accum_steps", "global_batch", "precision", "gpu_type", "gpus_per_node", "nodes",
+           "total_gpus", "intra_node_link", "inter_node_network", "framework_comm", "dp_style", "data", "metric",
+           "value", "baseline_gpus", "baseline_value", "scaling_reported", "scaling_efficiency_reported",
+           "scaling_efficiency_derived", "tier", "notes")
+
+
+def _read(name: str) -> dict[str, dict[str, str]]:
+    with (SOURCE_DIR / name).open(newline="", encoding="utf-8") as handle:
+        return {row["name_gpu"]: row for row in csv.DictReader(handle)}
+
+
+def _gpu_and_link(name_gpu: str) -> tuple[str, str]:
+    """(the GPU as the CSV names it, the machine's GPU link) of a row name such as "4x RTX 8000 NVLink"."""
+    words = name_gpu.split(" ", 1)
+    gpu = words[1] if words[0].endswith("x") and words[0][:-1].isdigit() else name_gpu
+    if gpu.endswith(" NVLink"):
+        return gpu.removesuffix(" NVLink"), "PCIe cards with NVLink bridges between pairs (the row name's 'NVLink')"
+    return gpu, "not stated in the CSV"
+
+
+def rows() -> list[dict[str, str]]:
+    """O11's rows, baselines first within each table, in the CSV's order."""
+    out = []
+    for precision in ("fp32", "fp16"):
+        throughput, batch = _read(f"tf-train-throughput-{precision}.csv"), _read(f"tf-train-bs-{precision}.csv")
+        for column, (model, params, image) in MODELS.items():
+            for name_gpu, record in throughput.items():
+                gpus = int(record["num_gpu"])
+                gpu, link = _gpu_and_link(name_gpu)
+                base = throughput.get(gpu)
+                if gpus == 1 or base is None or float(record[column]) == 0 or float(base[column]) == 0:
+                    continue
+                for at, at_name, at_link in ((base, gpu, _gpu_and_link(gpu)[1]), (record, name_gpu, link)):
+                    out.append(_row(precision, column, model, params, image, at, at_name, batch[at_name], gpu,
+                                    at_link, base))
+    seen, unique = set(), []
+    for row in out:  # a baseline shared by the PCIe and NVLink rows of a table is written once
+        key = (row["precision"], row["model"], row["gpu_type"], row["total_gpus"], row["intra_node_link"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(row)
+    for number, row in enumerate(unique, FIRST_ROW):
+        row["row_id"] = f"O{number:04d}"
+    return unique
+
+
+def _row(precision, column, model, params, image, record, name_gpu, batch, gpu, link, base) -> dict[str, str]:
+    gpus = int(record["num_gpu"])
+    total_batch = int(batch[column])
+    value, base_value = float(record[column]), float(base[column])
+    return {
+        "row_id": "", "source_id": SOURCE_ID,
+        "source": "Lambda Labs lambda-tensorflow-benchmark (tf_cnn_benchmarks, TensorFlow 1.15; synthetic data)",
+        "locator": f"{REPO}@{COMMIT[:10]} tf-train-throughput-{precision}.csv and tf-train-bs-{precision}.csv, "
+                   f"row '{name_gpu}', column '{column}'",
+        "verification": "machine-read from the source CSVs kept in tests/data/dp_scaling/sources/lambda-tf/ "
+                        "(tools/lambda_tf_rows.py; a test holds outside.csv's O11 rows to them)",
+        "model": model, "params": params, "seq_len_or_input": image,
+        "per_gpu_microbatch": f"{total_batch // gpus} (tf-train-bs: {total_batch} for {gpus} GPU(s))",
+        "grad_accum_steps": "1", "global_batch": str(total_batch), "precision": PRECISIONS[precision],
+        "gpu_type": f"{GPU_NAMES[gpu]} (CSV: '{gpu}')", "gpus_per_node": str(gpus), "nodes": "1",
+        "total_gpus": str(gpus), "intra_node_link": link, "inter_node_network": "n/a (single machine)",
+        "framework_comm": FRAMEWORK, "dp_style": "synchronous data parallel, one machine",
+        "data": "synthetic (benchmark.sh: syn; report.sh summarises syn-replicated)",
+        "metric": "images/s (whole job)", "value": f"{value:g}", "baseline_gpus": "1",
+        "baseline_value": f"{base_value:g}", "scaling_reported": "", "scaling_efficiency_reported": "",
+        "scaling_efficiency_derived": f"{value / (base_value * gpus):.3f}", "tier": "primary (machine-read CSV)",
+        "notes": "" if gpus == 1 else f"baseline: row '{gpu}'",
+    }
+
+
+def to_csv(records: list[dict[str, str]], header: bool = True) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    if header:
+        writer.writeheader()
+    writer.writerows(records)
+    return buffer.getvalue()
+
+
+if __name__ == "__main__":
+    print(to_csv(rows(), header=False), end="")
