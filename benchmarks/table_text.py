@@ -194,7 +194,8 @@ def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: in
 
 # What a node's link text says of its GPUs' form factor: NVSwitch, SXM/HGX/DGX boards and NVLink
 # between modules mean SXM; an NVLink bridge joins PCIe cards, as PCIe alone does.
-MODULE_WORDS = ("nvswitch", "sxm", "hgx", "dgx", "nvlink")
+BOARD_WORDS = ("nvswitch", "sxm", "hgx", "dgx")  # only modules: a text with one of these and PCIe says both
+MODULE_WORDS = (*BOARD_WORDS, "nvlink")
 CARD_WORDS = ("bridge", "pcie")
 
 
@@ -202,7 +203,7 @@ def _node_form(intra_node: str) -> str | None:
     """The form factor a row's intra-node link text implies, if any."""
     text_words = words(intra_node)
     if any(word.startswith(CARD_WORDS) for word in text_words):
-        return None if any(word.startswith(("nvswitch", "sxm", "hgx", "dgx")) for word in text_words) else "pcie"
+        return None if any(word.startswith(BOARD_WORDS) for word in text_words) else "pcie"
     return "sxm" if any(word.startswith(MODULE_WORDS) for word in text_words) else None
 
 
