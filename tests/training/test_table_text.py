@@ -374,7 +374,8 @@ def _cli_args(row, breakdown, cluster: str) -> list[str]:
     return args
 
 
-@pytest.mark.parametrize("row_id", ["O0006", "O0030", "O0092", "O0128", "O0185", "O0198", "O0214"])
+@pytest.mark.parametrize("row_id", ["O0006", "O0030", "O0092", "O0128", "O0185", "O0198", "O0214",
+                                    "O0333", "O0384", "O0453"])  # O11: GeForce without P2P, A6000, Quadro
 def test_the_harness_predicts_what_the_cli_answers_for_the_rows_setup(tmp_path, row_id):
     """The outside set is scored on what a user gets: `dpcost iteration` with the row's setup (its
     node written as a TOML file where the harness derived it: a GPU variant swapped in, the NICs
