@@ -117,7 +117,7 @@ class Row:
     value: float
     baseline_gpus: int
     baseline_value: float
-    efficiency: float | None
+    efficiency: float  # as the row states it, else derived from its throughput (_efficiency)
     table: tuple
     held_out: bool  # from the later sets (heldout*.csv, source ids H1, H2, …): their own framework rules
 
@@ -223,6 +223,9 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     table_text.system_for(gpu_type, gpus_per_node, r["inter_node_network"], NCCL_SOCKETS in r["framework_comm"],
                           row_id)  # an unreadable GPU, node or network stops here, naming the row
     value, baseline_gpus, baseline_value = float(r["value"]), _int_field(r, "baseline_gpus"), float(r["baseline_value"])
+    for name, number in (("value", value), ("baseline_value", baseline_value)):
+        if not number > 0:  # a zero (no run) or a negative throughput: no efficiency, no speed to compare
+            raise ValueError(f"{name}: got {r[name]!r}; allowed: a throughput above 0")
     eff = _efficiency(r["scaling_efficiency_derived"], r["metric"], value, gpus, baseline_value, baseline_gpus)
     return Row(
         row_id=row_id, source=_source_label(r, text_rules), model=model, seq_len=seq,
@@ -237,8 +240,13 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
         held_out=text_rules or r["source_id"].startswith("H"))
 
 
-# A metric stated per GPU ("images/s per GPU", "samples/s/GPU") rather than for the whole job.
+# A metric stated per GPU ("images/s per GPU", "samples/s/GPU") rather than for the whole job
+# (which a metric saying "whole job" is, whatever else it says per GPU).
 PER_GPU = re.compile(r"per[\s-]*gpu|/\s*gpu\b", re.IGNORECASE)
+
+
+def _per_gpu(metric: str) -> bool:
+    return bool(PER_GPU.search(metric)) and "whole job" not in metric.lower()
 
 
 def _efficiency(stated: str, metric: str, value: float, gpus: int, baseline_value: float,
@@ -249,7 +257,7 @@ def _efficiency(stated: str, metric: str, value: float, gpus: int, baseline_valu
     stated = stated.strip()
     if stated:
         return float(stated.removesuffix("%")) / 100 if stated.endswith("%") else float(stated)
-    if PER_GPU.search(metric):
+    if _per_gpu(metric):
         return value / baseline_value
     return value / (baseline_value * gpus / baseline_gpus)
 
@@ -401,7 +409,7 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
 
 def published_samples_per_s(row: Row, value: float) -> float:
     """The whole job's samples/s that ``value`` (in the row's metric) states."""
-    whole = value * row.gpus if PER_GPU.search(row.metric) else value
+    whole = value * row.gpus if _per_gpu(row.metric) else value
     return whole / row.seq_len if row.metric.startswith("tokens") else whole
 
 
@@ -434,7 +442,7 @@ def predict(rows: list[Row], losses: StepLosses, measured: bool = False) -> list
     published throughput (:func:`measured_mfu`) instead of the model's MFU."""
     out = []
     for row in rows:
-        if row.efficiency is None or row.gpus == row.baseline_gpus:
+        if row.gpus == row.baseline_gpus:
             continue
         base = baseline_of(row, rows)
         mfu = measured_mfu(base) if measured else None
@@ -523,7 +531,7 @@ def _fast_errors(pairs: list[tuple[Row, Row]], losses: StepLosses, measured: boo
 @functools.cache
 def _fitting_pairs(rows: tuple[Row, ...]) -> tuple[tuple[Row, Row], ...]:
     return tuple((r, baseline_of(r, rows)) for r in rows
-                 if r.efficiency is not None and r.gpus != r.baseline_gpus)
+                 if r.gpus != r.baseline_gpus)
 
 
 @functools.cache
@@ -695,7 +703,7 @@ def _residuals_of(rows: list[Row], tables: list[Row], losses: StepLosses) -> lis
         measured = mode == "measured"
         seen = set()
         for row in rows:
-            if row.efficiency is None or row.gpus == row.baseline_gpus or (
+            if row.gpus == row.baseline_gpus or (
                     not measured and row.source in SPEED_IN_SAMPLE):
                 continue
             base = baseline_of(row, tables)
@@ -990,10 +998,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = table_rows(args.csv or OUTSIDE, unread)
         for line in unread:
             print(f"note: left out {line}")
-        unscored = sum(row.efficiency is None for row in rows)
-        if unscored:
-            print(f"note: {unscored} row(s) without scaling_efficiency_derived are not scored")
-        if unread or unscored:
+        if unread:
             print()
         if not rows:
             raise SystemExit("error: csv: no row could be read and predicted (above, why)")

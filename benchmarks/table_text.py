@@ -192,19 +192,26 @@ def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: in
     return same[0].name
 
 
-# What a node's link text says of its GPUs' form factor: NVSwitch, SXM/HGX/DGX boards and NVLink
-# between modules mean SXM; an NVLink bridge joins PCIe cards, as PCIe alone does.
-BOARD_WORDS = ("nvswitch", "sxm", "hgx", "dgx")  # only modules: a text with one of these and PCIe says both
+# What a node's link text says of its GPUs' form factor (:func:`_node_form`): boards only modules
+# sit on, and NVLink, which joins cards only through a bridge.
+BOARD_WORDS = ("nvswitch", "sxm", "hgx", "dgx")
 MODULE_WORDS = (*BOARD_WORDS, "nvlink")
-CARD_WORDS = ("bridge", "pcie")
 
 
 def _node_form(intra_node: str) -> str | None:
-    """The form factor a row's intra-node link text implies, if any."""
+    """The form factor a row's intra-node link text implies, if any: an NVLink bridge joins cards
+    (unless the text also names a module's board); NVLink otherwise, NVSwitch, SXM, HGX or DGX
+    mean modules, whatever else the text says of PCIe (a DGX-1's "NVLink hybrid cube-mesh, PCIe
+    switches to the NICs"); PCIe alone means cards."""
     text_words = words(intra_node)
-    if any(word.startswith(CARD_WORDS) for word in text_words):
-        return None if any(word.startswith(BOARD_WORDS) for word in text_words) else "pcie"
-    return "sxm" if any(word.startswith(MODULE_WORDS) for word in text_words) else None
+    def says(prefixes) -> bool:
+        return any(word.startswith(prefixes) for word in text_words)
+
+    if says("bridge"):
+        return None if says(BOARD_WORDS) else "pcie"
+    if says(MODULE_WORDS):
+        return "sxm"
+    return "pcie" if says("pcie") else None
 
 
 def _narrowed_by_node(gpus: list, intra_node: str, gpus_per_node: int | None) -> list:
@@ -217,7 +224,7 @@ def _narrowed_by_node(gpus: list, intra_node: str, gpus_per_node: int | None) ->
     if form is None:
         return gpus
     gpus = [gpu for gpu in gpus if (_form(words(gpu.name)) == "pcie") == (form == "pcie")] or gpus
-    one_size = len({round(gpu.memory_bytes / 2**30) for gpu in gpus}) == 1
+    one_size = all(_memory_matches(gpu, round(gpus[0].memory_bytes / 2**30)) for gpu in gpus)
     if len(gpus) > 1 and one_size and gpus_per_node is not None:
         held = {system.gpu.name for system in _systems() if system.gpus_per_node == gpus_per_node}
         gpus = [gpu for gpu in gpus if gpu.name in held] or gpus
@@ -266,9 +273,10 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = ""):
     form = _family_and_form(gpu)[1]
     if pcie and gpu.pcie_gen and gpu.vendor == "nvidia" and form in (None, "pcie"):
         # no node of its family: a PCIe card goes into a PCIe node of that count, the GPU swapped
-        # in and its own PCIe generation between the GPUs; peer-to-peer as datacenter cards allow
-        # it, off for GeForce cards (their driver disables it). An SXM or OAM module is not a card.
-        consumer = gpu.name.startswith("rtx-")
+        # in and its own PCIe generation between the GPUs; peer-to-peer as datacenter and
+        # professional cards allow it, off for GeForce cards (their driver disables it; the
+        # profile's description names the product line). An SXM or OAM module is not a card.
+        consumer = "geforce" in gpu.description.lower()
         chosen = min(pcie, key=lambda system: system.p2p == consumer)
         link = hardware.load_link(f"pcie{min(max(gpu.pcie_gen, 3), 5)}")
         return dataclasses.replace(chosen, name=f"{chosen.name}/{gpu.name}", gpu=gpu, intra_link=link,

@@ -45,11 +45,8 @@ PRECISIONS = {"fp32": "FP32", "fp16": "FP16 (--use_fp16=True: fp16 compute and, 
                                       "default --compact_gradient_transfer, fp16 gradient all-reduce)"}
 FRAMEWORK = ("TensorFlow 1.15 tf_cnn_benchmarks (Lambda benchmark.sh): --variable_update=replicated "
              "--all_reduce_spec=nccl --optimizer=sgd (one NCCL all-reduce per variable)")
-COLUMNS = ("row_id", "source_id", "source", "locator", "verification", "model", "params", "seq_len_or_input",
-           "per_gpu_microbatch", "grad_accum_steps", "global_batch", "precision", "gpu_type", "gpus_per_node", "nodes",
-           "total_gpus", "intra_node_link", "inter_node_network", "framework_comm", "dp_style", "data", "metric",
-           "value", "baseline_gpus", "baseline_value", "scaling_reported", "scaling_efficiency_reported",
-           "scaling_efficiency_derived", "tier", "notes")
+# The development set's 30 columns, as its copy's header names them.
+HEADER_OF = SOURCE_DIR.parents[1] / "results.csv"
 
 
 def _read(name: str) -> dict[str, dict[str, str]]:
@@ -95,7 +92,6 @@ def rows() -> list[dict[str, str]]:
 def _row(precision, column, model, params, image, record, name_gpu, batch, gpu, link, base) -> dict[str, str]:
     gpus = int(record["num_gpu"])
     total_batch = int(batch[column])
-    value, base_value = float(record[column]), float(base[column])
     return {
         "row_id": "", "source_id": SOURCE_ID,
         "source": "Lambda Labs lambda-tensorflow-benchmark (tf_cnn_benchmarks, TensorFlow 1.15; synthetic data)",
@@ -110,16 +106,18 @@ def _row(precision, column, model, params, image, record, name_gpu, batch, gpu, 
         "total_gpus": str(gpus), "intra_node_link": link, "inter_node_network": "n/a (single machine)",
         "framework_comm": FRAMEWORK, "dp_style": "synchronous data parallel, one machine",
         "data": "synthetic (benchmark.sh: syn; report.sh summarises syn-replicated)",
-        "metric": "images/s (whole job)", "value": f"{value:g}", "baseline_gpus": "1",
-        "baseline_value": f"{base_value:g}", "scaling_reported": "", "scaling_efficiency_reported": "",
-        "scaling_efficiency_derived": f"{value / (base_value * gpus):.3f}", "tier": "primary (machine-read CSV)",
+        "metric": "images/s (whole job)", "value": record[column], "baseline_gpus": "1",
+        "baseline_value": base[column], "scaling_reported": "", "scaling_efficiency_reported": "",
+        "scaling_efficiency_derived": "",  # derived by the reader, as for any table that leaves it blank
+        "tier": "primary (machine-read CSV)",
         "notes": "" if gpus == 1 else f"baseline: row '{gpu}'",
     }
 
 
 def to_csv(records: list[dict[str, str]], header: bool = True) -> str:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    columns = HEADER_OF.read_text(encoding="utf-8").splitlines()[0].split(",")
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     if header:
         writer.writeheader()
     writer.writerows(records)

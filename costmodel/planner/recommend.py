@@ -48,7 +48,9 @@ MIB = 1024 * 1024
 # distributed.py); DeepSpeed's default reduce_bucket_size is 5e8 elements, hence the 400 MiB end.
 DEFAULT_BUCKET_BYTES = (5 * MIB, 25 * MIB, 100 * MIB, 400 * MIB)
 # Gradient dtypes swept by default: the two that need no accuracy study (fp8/fp16 on request).
-DEFAULT_GRAD_DTYPES = ("bf16", "fp32")
+# The gradient dtypes a plan sweeps where it is given none: the compute dtype's own
+# (iteration.default_grad_dtype, what `dpcost iteration` uses by default) and fp32.
+DEFAULT_GRAD_DTYPES = None
 
 
 @frozen(kw_only=True)
@@ -153,6 +155,15 @@ def _check_constraints(objective, constraints: Constraints) -> None:
                          "a power in W (--power-per-gpu): hardware/data/prices.toml has none for this GPU")
 
 
+def default_grad_dtypes(compute_dtype: str, gpu) -> tuple[str, ...]:
+    """The gradient dtypes a plan sweeps by default on ``gpu``: the width of the compute dtype
+    that runs there (:func:`costmodel.training.iteration.default_grad_dtype`) and fp32 (bf16 and
+    fp32 for a bf16 run; fp32 alone for an FP32 one)."""
+    from costmodel.training.iteration import default_grad_dtype
+
+    return tuple(dict.fromkeys((default_grad_dtype(compute_dtype, gpu), "fp32")))
+
+
 def _distinct_axes(algorithms, bucket_bytes, grad_dtypes) -> tuple:
     """The swept algorithms, bucket sizes and gradient dtypes with repeats dropped (first kept,
     in order): a value named twice is one configuration, not two. An empty algorithm list
@@ -162,7 +173,8 @@ def _distinct_axes(algorithms, bucket_bytes, grad_dtypes) -> tuple:
         if not algorithms:
             raise InputError("algorithms", "", "one or more algorithm names (e.g. auto,ring), or leave "
                              "--algorithms unset for what the cluster's stack runs")
-    return algorithms, tuple(dict.fromkeys(_values(bucket_bytes))), tuple(dict.fromkeys(_values(grad_dtypes)))
+    grad_dtypes = None if grad_dtypes is None else tuple(dict.fromkeys(_values(grad_dtypes)))
+    return algorithms, tuple(dict.fromkeys(_values(bucket_bytes))), grad_dtypes
 
 
 def _values(axis) -> tuple:
@@ -229,7 +241,9 @@ def _check_axes(bucket_bytes, grad_dtypes) -> None:
             format_size(bad_size) if is_real(bad_size) and math.isfinite(bad_size) else bad_size)
         raise InputError("buckets", shown, f"one or more sizes of at least {MIN_BUCKET_BYTES} bytes (one fp32 "
                          "gradient element) and at most 1 ZiB")
-    bad_dtype = next((d for d in grad_dtypes or () if d not in GRAD_DTYPES), None)
+    if grad_dtypes is None:  # the default sweep, resolved once the GPU is known (default_grad_dtypes)
+        return
+    bad_dtype = next((d for d in grad_dtypes if d not in GRAD_DTYPES), None)
     if not grad_dtypes or bad_dtype is not None:
         raise InputError("grad_dtypes", "none" if not grad_dtypes else bad_dtype,
                          f"one or more of {', '.join(GRAD_DTYPES)}")
@@ -833,7 +847,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     Inputs that would be silently ignored are refused: ``tokens``, ``deadline_hours`` or
     ``budget`` for a model without tokens (a CNN), a price or power without ``tokens``, an empty
     ``algorithms``, and a named algorithm that runs on none of the multi-GPU layouts swept.
-    Repeated algorithms, bucket sizes and gradient dtypes count once (the first kept).
+    Repeated algorithms, bucket sizes and gradient dtypes count once (the first kept). Without
+    ``grad_dtypes`` the plan sweeps :func:`default_grad_dtypes`: the compute dtype's and fp32.
 
     ``progress``, if given, is called as ``progress(done, total)`` — first with ``done = 0``,
     then as the collective times of each algorithm, the array sweep, the ranking and the
@@ -881,6 +896,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     _check_tokens_fill_a_step(workload, seq_len, tokens, global_batch)
     from costmodel.training.memory import check_grad_dtype
 
+    if grad_dtypes is None:
+        grad_dtypes = default_grad_dtypes(compute_dtype, system.gpu)
     for grad_dtype in grad_dtypes:
         check_grad_dtype(grad_dtype, system.gpu, "grad_dtypes")
     curves_note = curves_left_out(system, backend)
@@ -1010,4 +1027,5 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                 mfu_calibration=setting.mfu_calibration)
 
 
-__all__ = ["DEFAULT_BUCKET_BYTES", "DEFAULT_GRAD_DTYPES", "Plan", "PlanRow", "build_space", "plan"]
+__all__ = ["DEFAULT_BUCKET_BYTES", "DEFAULT_GRAD_DTYPES", "Plan", "PlanRow", "build_space", "default_grad_dtypes",
+           "plan"]

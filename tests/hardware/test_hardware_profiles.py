@@ -89,9 +89,9 @@ def test_every_bundled_profile_round_trips_through_toml():
     ("mi300x", 196592, 5300, 1307.4),      # rocm-smi 206,141,652,992 B
     ("l40s", 45589, 864, 362),             # 48 GB GDDR6 with ECC on
     ("rtx-4090", 24563, 1008, 165.2),
-    ("rtx-a6000", 49140, 768, 154.8),      # nvidia-smi, ECC off (a workstation card's default)
-    ("a40", 46068, 696, 149.7),            # nvidia-smi, ECC on (a datacenter card's default)
-    ("rtx-6000-ada", 46068, 960, 364.2),   # 'total capacity of 44.43 GiB' (ECC on)
+    ("rtx-a6000", 46068, 768, 154.8),      # nvidia-smi with ECC on (the smaller total)
+    ("a40", 46068, 696, 149.7),            # nvidia-smi with ECC on (a datacenter card's default)
+    ("rtx-6000-ada", 45496, 960, 364.2),   # 'total capacity of 44.43 GiB' (ECC on)
 ])
 def test_gpu_values_match_sources(name, memory_mib, hbm_gbps, bf16_tflops):
     gpu = load_gpu(name)

@@ -29,10 +29,9 @@ def test_every_row_maps_to_a_model_system_and_baseline():
 
 def test_the_copy_derives_efficiency_as_the_source_does():
     for row in ROWS:
-        if row.efficiency is not None:
-            base = dp_scaling.baseline_of(row, ROWS)
-            derived = row.value / (base.value * row.gpus / base.gpus)
-            assert derived == pytest.approx(row.efficiency, abs=6e-4)
+        base = dp_scaling.baseline_of(row, ROWS)
+        derived = row.value / (base.value * row.gpus / base.gpus)
+        assert derived == pytest.approx(row.efficiency, abs=6e-4)
 
 
 def _multi_node_errors(losses):
@@ -77,7 +76,7 @@ def test_the_refit_shortcut_is_the_model():
     predictions must be the full model's, or the fitted constant is fitted to another model (it
     was: the transport probe read every transport as TCP, charging all hidden communication)."""
     pairs = [(r, dp_scaling.baseline_of(r, ROWS)) for r in ROWS
-             if r.efficiency is not None and r.gpus != r.baseline_gpus]
+             if r.gpus != r.baseline_gpus]
     losses = StepLosses(host_overhead_s=0.004)
     fast = {p.row.row_id: p.predicted for p in dp_scaling._fast_errors(pairs, losses, True)}
     full = dp_scaling.predict(ROWS, losses, measured=True)

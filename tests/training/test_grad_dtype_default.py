@@ -63,3 +63,23 @@ def test_the_python_api_and_the_cli_default_alike_on_the_real_comm_model():
 def test_an_unknown_compute_dtype_is_refused_naming_it():
     with pytest.raises(InputError, match="compute_dtype"):
         default_grad_dtype("int8")
+
+
+@pytest.mark.parametrize(("gpu", "compute", "swept"), [
+    ("h100-sxm", "bf16", ("bf16", "fp32")), ("v100-sxm2", "bf16", ("fp16", "fp32")),
+    ("a100-sxm4-80gb", "tf32", ("fp32",)), ("k80", "bf16", ("fp32",)),
+])
+def test_a_plan_sweeps_the_compute_dtypes_gradients_and_fp32_by_default(gpu, compute, swept):
+    from costmodel.planner.recommend import default_grad_dtypes
+
+    assert default_grad_dtypes(compute, gpu) == swept
+
+
+def test_an_fp32_plan_recommends_fp32_gradients_unless_others_are_asked_for():
+    args = ["plan", "--model", "bert-large", "--cluster", "dgx-a100", "--global-batch", "256",
+            "--compute-dtype", "tf32", "--json"]
+    default = json.loads(runner.invoke(app, args).stdout)
+    asked = json.loads(runner.invoke(app, [*args, "--grad-dtypes", "bf16,fp32"]).stdout)
+    assert default["best"]["grad_dtype"] == "fp32"
+    assert {row["grad_dtype"] for row in default["candidates"]} == {"fp32"}
+    assert asked["configurations"] == 2 * default["configurations"]  # bf16 gradients swept only when asked

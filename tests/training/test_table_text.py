@@ -118,6 +118,15 @@ def test_a_node_is_the_bundled_system_of_its_gpu_family_and_count(gpu, per_node,
     assert (hardware.load_system(system).gpu.name != gpu) == swapped
 
 
+@pytest.mark.parametrize(("gpu", "p2p"), [("rtx-a6000", True), ("rtx-6000-ada", True), ("quadro-rtx-8000", True),
+                                         ("a100-pcie-40gb", True), ("rtx-3090", False), ("rtx-4090", False),
+                                         ("rtx-2080ti", False)])
+def test_a_pcie_card_has_peer_to_peer_unless_it_is_a_geforce_card(gpu, p2p):
+    """The driver disables P2P on GeForce cards only: "RTX" in a professional card's name (RTX
+    A6000, RTX 6000 Ada) is not GeForce."""
+    assert table_text.base_system_for(gpu, 8).p2p is p2p
+
+
 @pytest.mark.parametrize(("gpu", "per_node", "template", "link"), [
     ("t4", 8, "rtx4090-8x-pcie-p2p", "pcie3"), ("a100-pcie-80gb", 8, "rtx4090-8x-pcie-p2p", "pcie4"),
     ("a10", 4, "l40s-4x-pcie", "pcie4"), ("h100-pcie", 8, "rtx4090-8x-pcie-p2p", "pcie5"),
@@ -272,9 +281,12 @@ def test_lambdas_rows_are_the_source_csvs_as_the_tool_converts_them_and_the_unre
     with dp_scaling.OUTSIDE.open(newline="", encoding="utf-8") as handle:
         records = [record for record in csv.DictReader(handle) if record["source_id"] == "O11"]
     assert records == lambda_tf_rows.rows()
-    for record in records:  # the efficiency the CSVs imply, row by row
-        assert float(record["scaling_efficiency_derived"]) == pytest.approx(
-            float(record["value"]) / (float(record["baseline_value"]) * int(record["total_gpus"])), abs=6e-4)
+    # the reader derives the efficiency the rows leave blank: 8 RTX A6000, ResNet-50 FP32, 4,280
+    # images/s against one GPU's 554 (tf-train-throughput-fp32.csv)
+    a6000 = next(row for row in OUTSIDE if row.gpus == 8 and "A6000" in row.gpu_type and row.model == "resnet-50"
+                 and row.precision == "FP32")
+    assert (a6000.value, a6000.baseline_value, a6000.micro_batch) == (4280, 554, 256)
+    assert a6000.efficiency == pytest.approx(4280 / (554 * 8))
     unread_ids = {line.split(":", 1)[0] for line in OUTSIDE_UNREAD}
     expected = {record["row_id"] for record in records
                 if "3080" in record["gpu_type"] or "V100" in record["gpu_type"] or record["total_gpus"] == "3"}
@@ -413,6 +425,8 @@ def test_an_alias_or_a_newer_preset_is_read_from_a_tables_text(text, preset):
     ("A100 80GB", "NVSwitch, NVLink3 600 GB/s per GPU", 8, "a100-sxm4-80gb"),
     ("A100 80GB", "PCIe Gen4", 8, "a100-pcie-80gb"),
     ("A100 80GB", "PCIe Gen4, NVLink bridge between pairs", 8, "a100-pcie-80gb"),  # a bridge joins cards
+    ("A100 80GB", "NVLink 600 GB/s; PCIe Gen4 NICs", 8, "a100-sxm4-80gb"),  # NVLink without a bridge: modules
+    ("V100 32GB", "NVLink2 hybrid cube-mesh, PCIe 3.0 switches to CPUs and NICs", 8, "v100-sxm2"),  # a DGX-1
     ("A100 40GB", "DGX A100", 8, "a100-sxm4-40gb"),
     ("H100 80GB HBM3", "NVSwitch, NVLink4", 8, "h100-sxm"),
     ("V100 32GB", "NVSwitch", 16, "v100-sxm3-32gb"),  # 16 per node over NVSwitch: DGX-2's SXM3
@@ -473,10 +487,28 @@ def _efficiency_row(tmp_path, metric: str, efficiency: str, value: float) -> lis
     ("samples/s/GPU", "", 95.0, 0.95),
     ("sequences/s (whole job)", "95%", 760.0, 0.95),  # a percentage read as one
     ("sequences/s (whole job)", "0.9", 760.0, 0.9),  # a stated fraction is the source's, kept
+    ("sequences/s (whole job, 32 per GPU)", "", 760.0, 0.95),  # "per GPU" elsewhere in a whole job's metric
 ])
 def test_a_rows_efficiency_is_stated_or_derived_from_its_throughput(tmp_path, metric, efficiency, value, expected):
     rows = _efficiency_row(tmp_path, metric, efficiency, value)
     assert rows[1].efficiency == pytest.approx(expected)
+
+
+def test_a_row_whose_throughput_is_not_above_zero_is_left_out_with_its_line(tmp_path):
+    table = tmp_path / "new.csv"
+    _write_table(table, "BERT-large", [(1, 100.0), (8, 760.0)])
+    with table.open(newline="", encoding="utf-8") as handle:
+        records = list(csv.DictReader(handle))
+    records[0] |= {"value": "0", "scaling_efficiency_derived": ""}  # a zero: no run
+    records[1] |= {"baseline_value": "0", "scaling_efficiency_derived": ""}  # the efficiency left blank
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=HEADER)
+        writer.writeheader()
+        writer.writerows(records)
+    unread: list[str] = []
+    assert dp_scaling.read_rows(table, text_rules=True, unread=unread) == []
+    assert unread[0].startswith("T0001: value: got '0'; allowed: a throughput above 0")
+    assert unread[1].startswith("T0002: baseline_value: got '0'; allowed: a throughput above 0")
 
 
 def test_a_per_gpu_metric_is_the_whole_jobs_throughput_divided_by_its_gpus(tmp_path):
