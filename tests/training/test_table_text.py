@@ -254,7 +254,7 @@ def test_a_table_no_row_of_which_can_be_read_stops_saying_why(tmp_path, capsys):
     assert str(stopped.value).startswith("error: T0001: model: got 'DenseNet-121'")
 
 
-# --- the outside set: ten publications no constant was fitted on ---------------------------------
+# --- the outside set: eleven publications no constant was fitted on ------------------------------
 
 OUTSIDE_UNREAD: list[str] = []
 OUTSIDE = dp_scaling.table_rows(dp_scaling.OUTSIDE, OUTSIDE_UNREAD)
