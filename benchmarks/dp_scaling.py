@@ -496,7 +496,7 @@ def score(errors: tuple[list[float], list[float]]) -> float:
 def _parts(row: Row, gpus: int, micro: int, accumulation: int, mfu: float | None) -> tuple:
     """The loss-free breakdown's parts, for refitting the loss terms without the comm model."""
     _, b = predict_throughput(row, gpus, micro, accumulation, StepLosses.none(), mfu)
-    every = b.zero_stage >= 2 or b.sync_each_micro_batch
+    every = gradsync.syncs_every_micro_batch(b.zero_stage, b.sync_each_micro_batch)
     return (b.ranks, micro * accumulation, b.compute_s, b.exposed_comm_s, b.hidden_comm_s,
             b.optimizer_s, 1 if every else accumulation, b.transport, b.host_reduce)
 

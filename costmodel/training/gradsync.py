@@ -258,6 +258,12 @@ def check_topk(topk_fraction: float | None, zero_stage: int) -> float | None:
     return float(topk_fraction)
 
 
+def syncs_every_micro_batch(zero_stage: int, sync_each_micro_batch: bool) -> bool:
+    """Whether a step's gradients are reduced after every micro-batch of its accumulation (ZeRO-2/3
+    always, by design; ZeRO-0/1 where the loop skips DDP's ``no_sync``), not once a step."""
+    return zero_stage >= 2 or sync_each_micro_batch
+
+
 def sync_each_is_a_choice(sync: str, zero_stage: int, asynchronous: bool = False) -> bool:
     """Whether synchronising every micro-batch (accumulation without DDP's ``no_sync``) is a choice:
     where the gradients are otherwise reduced once a step (not ``flat``, which reduces the
@@ -364,5 +370,5 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
         after, once = _phase(fields, [gather])
         post_step = after.first_s + fields[3] * after.full_s + after.last_s
     return SyncPlan(backward=backward, forward=forward, post_step_s=post_step,
-                    every_micro_batch=zero_stage >= 2 or sync_each_micro_batch, payload_bytes=payload + extra,
+                    every_micro_batch=syncs_every_micro_batch(zero_stage, sync_each_micro_batch), payload_bytes=payload + extra,
                     step_bytes=once, after=after)
