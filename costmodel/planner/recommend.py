@@ -47,10 +47,6 @@ MIB = 1024 * 1024
 # Bucket sizes swept around PyTorch DDP's default bucket_cap_mb = 25 (torch/nn/parallel/
 # distributed.py); DeepSpeed's default reduce_bucket_size is 5e8 elements, hence the 400 MiB end.
 DEFAULT_BUCKET_BYTES = (5 * MIB, 25 * MIB, 100 * MIB, 400 * MIB)
-# Gradient dtypes swept by default: the two that need no accuracy study (fp8/fp16 on request).
-# The gradient dtypes a plan sweeps where it is given none: the compute dtype's own
-# (iteration.default_grad_dtype, what `dpcost iteration` uses by default) and fp32.
-DEFAULT_GRAD_DTYPES = None
 
 
 @frozen(kw_only=True)
@@ -157,8 +153,9 @@ def _check_constraints(objective, constraints: Constraints) -> None:
 
 def default_grad_dtypes(compute_dtype: str, gpu) -> tuple[str, ...]:
     """The gradient dtypes a plan sweeps by default on ``gpu``: the width of the compute dtype
-    that runs there (:func:`costmodel.training.iteration.default_grad_dtype`) and fp32 (bf16 and
-    fp32 for a bf16 run; fp32 alone for an FP32 one)."""
+    that runs there (:func:`costmodel.training.iteration.default_grad_dtype`, what ``dpcost
+    iteration`` uses by default) and fp32, the two that need no accuracy study (fp8 on request):
+    bf16 and fp32 for a bf16 run, fp32 alone for an FP32 one."""
     from costmodel.training.iteration import default_grad_dtype
 
     return tuple(dict.fromkeys((default_grad_dtype(compute_dtype, gpu), "fp32")))
@@ -760,7 +757,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          seq_len: int | None = None, min_gpus: int = 1, max_gpus: int | None = None,
          gpus: int | None = None, objective: str = "throughput", tokens: float | None = None,
          backend: str = "auto", top: int = 10, bucket_bytes=DEFAULT_BUCKET_BYTES,
-         grad_dtypes=DEFAULT_GRAD_DTYPES, algorithms=None, compute_dtype: str = "bf16",
+         grad_dtypes=None, algorithms=None, compute_dtype: str = "bf16",
          mfu: float | None = None, mfu_calibration: str | None = None, optimizer: str = "adamw",
          optimizer_impl: str = "multi-tensor", flash_attention: bool = True,
          jitter_cv: float = 0.0, tie_band: float | None = None, explain: bool = True, recompute: bool | None = None,
@@ -1027,5 +1024,4 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                 mfu_calibration=setting.mfu_calibration)
 
 
-__all__ = ["DEFAULT_BUCKET_BYTES", "DEFAULT_GRAD_DTYPES", "Plan", "PlanRow", "build_space", "default_grad_dtypes",
-           "plan"]
+__all__ = ["DEFAULT_BUCKET_BYTES", "Plan", "PlanRow", "build_space", "default_grad_dtypes", "plan"]
