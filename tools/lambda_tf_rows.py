@@ -26,14 +26,15 @@ SOURCE_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "dp_scalin
 COMMIT = "080a6b7fee1c651228f227f52a2bed6ff90579cf"
 REPO = "github.com/LambdaColdStorage/lambda-tensorflow-benchmark"
 SOURCE_ID = "O11"
-FIRST_ROW = 227  # after O0226, the last row of O1-O10
+OUTSIDE = SOURCE_DIR.parents[1] / "outside.csv"
+NOT_STATED = "not stated in the CSV"  # the GPU link of a row whose name says nothing of it
 
-MODELS = {  # CSV column -> (model text, params as the presets count them, input)
-    "resnet50": ("ResNet-50 (tf_cnn_benchmarks resnet50, v1)", "25.6M", "224x224"),
-    "resnet152": ("ResNet-152 (tf_cnn_benchmarks resnet152, v1)", "60.2M", "224x224"),
-    "inception3": ("Inception v3 (tf_cnn_benchmarks inception3)", "23.8M", "299x299"),
-    "vgg16": ("VGG16 (tf_cnn_benchmarks vgg16)", "138.4M", "224x224"),
-    "alexnet": ("AlexNet (tf_cnn_benchmarks alexnet)", "61.1M", "224x224"),
+MODELS = {  # CSV column -> (model text, input size as report.sh's model table gives it); no parameter counts stated
+    "resnet50": ("ResNet-50 (tf_cnn_benchmarks resnet50, v1)", "224x224"),
+    "resnet152": ("ResNet-152 (tf_cnn_benchmarks resnet152, v1)", "224x224"),
+    "inception3": ("Inception v3 (tf_cnn_benchmarks inception3)", "299x299"),
+    "vgg16": ("VGG16 (tf_cnn_benchmarks vgg16)", "224x224"),
+    "alexnet": ("AlexNet (tf_cnn_benchmarks alexnet)", "227x227"),
 }
 # The CSV's GPU names as the products are named (Lambda's workstations and servers).
 GPU_NAMES = {"RTX 3080": "GeForce RTX 3080", "RTX 3090": "GeForce RTX 3090", "A100 40GB PCIe": "A100 40GB PCIe",
@@ -60,36 +61,39 @@ def _gpu_and_link(name_gpu: str) -> tuple[str, str]:
     gpu = words[1] if words[0].endswith("x") and words[0][:-1].isdigit() else name_gpu
     if gpu.endswith(" NVLink"):
         return gpu.removesuffix(" NVLink"), "PCIe cards with NVLink bridges between pairs (the row name's 'NVLink')"
-    return gpu, "not stated in the CSV"
+    return gpu, NOT_STATED
+
+
+def _first_row_number() -> int:
+    """The row number after the other publications' last in outside.csv (O1-O10 end at O0226)."""
+    with OUTSIDE.open(newline="", encoding="utf-8") as handle:
+        return 1 + max(int(row["row_id"][1:]) for row in csv.DictReader(handle) if row["source_id"] != SOURCE_ID)
 
 
 def rows() -> list[dict[str, str]]:
-    """O11's rows, baselines first within each table, in the CSV's order."""
+    """O11's rows in the CSV's order, each table's one-GPU baseline written before its first
+    multi-GPU row (once, though the PCIe and NVLink rows of a GPU share it)."""
     out = []
     for precision in ("fp32", "fp16"):
         throughput, batch = _read(f"tf-train-throughput-{precision}.csv"), _read(f"tf-train-bs-{precision}.csv")
-        for column, (model, params, image) in MODELS.items():
+        for column, (model, image) in MODELS.items():
+            written = set()  # the GPUs whose baseline is out
             for name_gpu, record in throughput.items():
-                gpus = int(record["num_gpu"])
                 gpu, link = _gpu_and_link(name_gpu)
                 base = throughput.get(gpu)
-                if gpus == 1 or base is None or float(record[column]) == 0 or float(base[column]) == 0:
+                if record["num_gpu"] == "1" or base is None or float(record[column]) == 0 or float(base[column]) == 0:
                     continue
-                for at, at_name, at_link in ((base, gpu, _gpu_and_link(gpu)[1]), (record, name_gpu, link)):
-                    out.append(_row(precision, column, model, params, image, at, at_name, batch[at_name], gpu,
-                                    at_link, base))
-    seen, unique = set(), []
-    for row in out:  # a baseline shared by the PCIe and NVLink rows of a table is written once
-        key = (row["precision"], row["model"], row["gpu_type"], row["total_gpus"], row["intra_node_link"])
-        if key not in seen:
-            seen.add(key)
-            unique.append(row)
-    for number, row in enumerate(unique, FIRST_ROW):
+                if gpu not in written:
+                    written.add(gpu)
+                    out.append(_row(precision, column, model, image, base, gpu, batch[gpu], gpu, base))
+                out.append(_row(precision, column, model, image, record, name_gpu, batch[name_gpu], gpu, base, link))
+    for number, row in enumerate(out, _first_row_number()):
         row["row_id"] = f"O{number:04d}"
-    return unique
+    return out
 
 
-def _row(precision, column, model, params, image, record, name_gpu, batch, gpu, link, base) -> dict[str, str]:
+def _row(precision, column, model, image, record, name_gpu, batch, gpu, base,
+         link: str = NOT_STATED) -> dict[str, str]:
     gpus = int(record["num_gpu"])
     total_batch = int(batch[column])
     return {
@@ -99,7 +103,7 @@ def _row(precision, column, model, params, image, record, name_gpu, batch, gpu, 
                    f"row '{name_gpu}', column '{column}'",
         "verification": "machine-read from the source CSVs kept in tests/data/dp_scaling/sources/lambda-tf/ "
                         "(tools/lambda_tf_rows.py; a test holds outside.csv's O11 rows to them)",
-        "model": model, "params": params, "seq_len_or_input": image,
+        "model": model, "params": "", "seq_len_or_input": image,
         "per_gpu_microbatch": f"{total_batch // gpus} (tf-train-bs: {total_batch} for {gpus} GPU(s))",
         "grad_accum_steps": "1", "global_batch": str(total_batch), "precision": PRECISIONS[precision],
         "gpu_type": f"{GPU_NAMES[gpu]} (CSV: '{gpu}')", "gpus_per_node": str(gpus), "nodes": "1",
