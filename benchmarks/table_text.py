@@ -40,7 +40,7 @@ import re
 from pathlib import Path
 
 import hardware
-from costmodel.training.workloads import load_model, model_aliases, model_names
+from costmodel.training.workloads import load_model, model_aliases, model_names, parse_param_count
 
 VENDOR_WORDS = frozenset({"nvidia", "tesla", "amd", "instinct", "geforce", "radeon"})
 FORM_FACTORS = ("sxm", "pcie", "nvl", "oam")
@@ -112,11 +112,10 @@ def model_for(text: str, models_dir: Path | None = None, row_id: str = "", param
     return candidates[name]
 
 
-def _stated_params(text: str) -> float | None:
+def _stated_params(text: str) -> int | None:
+    """The parameter count the text states, read as ``--model 1.5B`` reads one."""
     found = PARAM_COUNT.search(text)
-    if not found:
-        return None
-    return float(found.group(1)) * (1e9 if found.group(2).lower() == "b" else 1e6)
+    return None if found is None else parse_param_count(found.group(0).replace(" ", ""))
 
 
 def _check_stated_size(model: str, text: str, rest: str, params_text: str, row_id: str) -> None:
