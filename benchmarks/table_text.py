@@ -24,7 +24,9 @@ text and what is allowed.
 * **node**: a bundled system with that many GPUs per node of the same GPU family and form factor,
   NVIDIA's reference node (a DGX) first, then one of exactly that GPU; the row's GPU swapped in.
   A PCIe card no such node holds (T4, A10, A100 PCIe) goes into a bundled PCIe node of that count,
-  with its own PCIe generation between the GPUs; an SXM or OAM module without one is refused.
+  with its own PCIe generation between the GPUs, or, where none holds that count (three cards),
+  runs on that many GPUs of the smallest one that holds more; an SXM or OAM module without a node
+  of its count is refused.
 * **network**: the NICs a text states (:func:`stated_network`: "8x 200 Gb/s HDR InfiniBand",
   "25GbE", "4x EDR", "400 Gbps EFA"), and their kind: InfiniBand, RoCE and EFA by their rate's
   bundled link, plain Ethernet (no RDMA) by its ``eth-<rate>g`` link (kernel TCP), NCCL told off
@@ -269,17 +271,25 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = ""):
         chosen = min(kin, key=lambda system: (not system.name.startswith("dgx"), system.gpu.name != gpu.name))
         return chosen if chosen.gpu.name == gpu.name else dataclasses.replace(chosen, gpu=gpu)
     pcie = [system for system in systems if system.intra_fabric == "pcie"]
+    if not pcie:  # no PCIe node of that count (three cards): the smallest larger one, run on that many of its GPUs
+        larger = [system for system in _systems() if system.intra_fabric == "pcie" and system.gpus_per_node > gpus_per_node]
+        pcie = [system for system in larger if system.gpus_per_node == min((s.gpus_per_node for s in larger), default=0)]
     form = _family_and_form(gpu)[1]
     if pcie and gpu.pcie_gen and gpu.vendor == "nvidia" and form in (None, "pcie"):
         # no node of its family: a PCIe card goes into a PCIe node of that count, the GPU swapped
-        # in and its own PCIe generation between the GPUs; peer-to-peer as datacenter and
-        # professional cards allow it, off for GeForce cards (their driver disables it; the
-        # profile's description names the product line). An SXM or OAM module is not a card.
+        # in and its own PCIe generation between the GPUs; peer-to-peer as the card's driver
+        # allows it, whatever node it goes into: on for datacenter and professional cards (the
+        # bundled two-card PCIe node is a GeForce box without it), off for GeForce cards (their
+        # driver disables it; the profile's description names the product line). An SXM or OAM
+        # module is not a card.
+        # Where no PCIe node holds that count, the job runs on that many GPUs of the smallest
+        # one that holds more (each card keeps its own x16 link; the comm model takes k of a
+        # node's GPUs as it does for any job smaller than its node).
         consumer = "geforce" in gpu.description.lower()
         chosen = min(pcie, key=lambda system: system.p2p == consumer)
         link = hardware.load_link(f"pcie{min(max(gpu.pcie_gen, 3), 5)}")
         return dataclasses.replace(chosen, name=f"{chosen.name}/{gpu.name}", gpu=gpu, intra_link=link,
-                                   intra_bandwidth_Bps=link.bandwidth_Bps, p2p=chosen.p2p and not consumer)
+                                   intra_bandwidth_Bps=link.bandwidth_Bps, p2p=not consumer)
     raise unreadable("gpus_per_node", str(gpus_per_node),
                      f"a count for which a bundled system holds {gpu.name} or its kin "
                      f"({', '.join(f'{s.name}: {s.gpu.name} x{s.gpus_per_node}' for s in _systems())})", row_id)

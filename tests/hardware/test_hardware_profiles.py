@@ -92,6 +92,7 @@ def test_every_bundled_profile_round_trips_through_toml():
     ("rtx-a6000", 46068, 768, 154.8),      # nvidia-smi with ECC on (the smaller total)
     ("a40", 46068, 696, 149.7),            # nvidia-smi with ECC on (a datacenter card's default)
     ("rtx-6000-ada", 45496, 960, 364.2),   # 'total capacity of 44.43 GiB' (ECC on)
+    ("rtx-3080", 10018, 760, 59.5),        # nvidia-smi 10018 MiB (older drivers; 10240 on recent ones)
 ])
 def test_gpu_values_match_sources(name, memory_mib, hbm_gbps, bf16_tflops):
     gpu = load_gpu(name)
@@ -109,6 +110,17 @@ def test_turing_professional_cards_have_full_rate_fp16_and_no_bf16(name, memory_
     assert gpu.memory_bytes == memory_mib * 2**20 and "bf16" not in gpu.peak_flops and "tf32" not in gpu.peak_flops
     assert gpu.peak_flops["fp16"] == pytest.approx(fp16_tflops * 1e12)
     assert gpu.peak_flops["fp16"] > 2 * load_gpu("rtx-2080ti").peak_flops["fp16"]  # GeForce: half rate
+
+
+def test_geforce_ga102_cards_share_one_tensor_rate_per_core_and_clock():
+    """The RTX 3080's rates, re-derived from the GA102 whitepaper's counts: FP32 = 8704 lanes x 2 x
+    1.71 GHz; FP16/BF16 tensor with FP32 accumulate = 272 tensor cores x 128 FLOP/clk x 1.71 GHz,
+    the per-core rate the RTX 3090's 71 TFLOPS gives at its 328 cores and 1.695 GHz."""
+    rtx3080, rtx3090 = load_gpu("rtx-3080"), load_gpu("rtx-3090")
+    assert rtx3080.peak_flops["fp32"] == pytest.approx(8704 * 2 * 1.71e9, rel=0.002)
+    assert rtx3080.peak_flops["bf16"] == pytest.approx(272 * 128 * 1.71e9, rel=0.002)
+    assert rtx3080.peak_flops["bf16"] / (272 * 1.71e9) == pytest.approx(rtx3090.peak_flops["bf16"] / (328 * 1.695e9), rel=0.01)
+    assert rtx3080.scaleup_link is None and rtx3080.peak_flops["tf32"] == rtx3080.peak_flops["fp32"]
 
 
 def test_unsupported_dtypes_are_absent():

@@ -63,6 +63,7 @@ def test_a_model_text_no_preset_starts_stops_with_one_line_naming_the_row(text):
     ("A100 PCIe 40GB", "a100-pcie-40gb"), ("Tesla P100-PCIE-16GB", "p100-pcie-16gb"),
     ("Quadro RTX 8000", "quadro-rtx-8000"), ("NVIDIA RTX A6000", "rtx-a6000"), ("NVIDIA A40", "a40"),
     ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"), ("NVIDIA TITAN RTX", "titan-rtx"),
+    ("GeForce RTX 3080 (CSV: 'RTX 3080')", "rtx-3080"),
 ])
 def test_a_gpu_text_names_its_bundled_profile(text, gpu):
     assert table_text.gpu_for(text) == gpu
@@ -121,10 +122,38 @@ def test_a_node_is_the_bundled_system_of_its_gpu_family_and_count(gpu, per_node,
 @pytest.mark.parametrize(("gpu", "p2p"), [("rtx-a6000", True), ("rtx-6000-ada", True), ("quadro-rtx-8000", True),
                                          ("a100-pcie-40gb", True), ("rtx-3090", False), ("rtx-4090", False),
                                          ("rtx-2080ti", False)])
-def test_a_pcie_card_has_peer_to_peer_unless_it_is_a_geforce_card(gpu, p2p):
+@pytest.mark.parametrize("per_node", [8, 4, 3, 2])
+def test_a_pcie_card_has_peer_to_peer_unless_it_is_a_geforce_card(gpu, p2p, per_node):
     """The driver disables P2P on GeForce cards only: "RTX" in a professional card's name (RTX
-    A6000, RTX 6000 Ada) is not GeForce."""
-    assert table_text.base_system_for(gpu, 8).p2p is p2p
+    A6000, RTX 6000 Ada) is not GeForce. It is the card's, whatever node it goes into: two
+    professional cards went into the bundled two-card node, a GeForce box, and lost P2P."""
+    assert table_text.base_system_for(gpu, per_node).p2p is p2p
+
+
+@pytest.mark.parametrize(("gpu", "count", "template"), [
+    ("rtx-3090", 3, "l40s-4x-pcie"), ("rtx-a6000", 3, "l40s-4x-pcie"), ("t4", 5, "rtx4090-8x-pcie-p2p"),
+])
+def test_cards_no_pcie_node_holds_that_many_of_run_on_the_smallest_larger_one(gpu, count, template):
+    """Three cards in one machine (Lambda's "3x RTX 3090" rows): no bundled PCIe node holds three,
+    so the job runs on three GPUs of the smallest one that holds more, its cards with their own
+    links and P2P rule; the harness and the CLI then run ``count`` of its GPUs."""
+    node = table_text.base_system_for(gpu, count)
+    assert node.name == f"{template}/{gpu}" and node.gpu.name == gpu
+    assert node.gpus_per_node == min(s.gpus_per_node for s in hardware.list_profiles("system")
+                                     if s.intra_fabric == "pcie" and s.gpus_per_node > count)
+
+
+def test_three_cards_are_predicted_between_two_and_four():
+    """The three-card job is the comm model's three of the node's GPUs: its step lies between the
+    two- and four-card steps of the same row's setup, never the whole node's."""
+    row = next(row for row in OUTSIDE if row.row_id == "O0231")  # 3x RTX 3090, ResNet-50 FP32
+    steps = {}
+    for gpus in (2, 3, 4):
+        rate, breakdown = dp_scaling.predict_throughput(dataclasses.replace(row, gpus=gpus, gpus_per_node=gpus),
+                                                        gpus, row.micro_batch, row.accumulation, dp_scaling.SHIPPED)
+        steps[gpus] = breakdown.total_s
+        assert breakdown.ranks == gpus and rate == pytest.approx(gpus * row.micro_batch / breakdown.total_s)
+    assert steps[2] < steps[3] < steps[4]
 
 
 @pytest.mark.parametrize(("gpu", "per_node", "template", "link"), [
@@ -273,9 +302,9 @@ def test_the_outside_set_reads_row_for_row_with_its_baselines():
 
 def test_lambdas_rows_are_the_source_csvs_as_the_tool_converts_them_and_the_unread_ones_say_why():
     """O11 (Lambda's tf_cnn_benchmarks tables) is machine-read: outside.csv holds exactly what
-    tools/lambda_tf_rows.py makes of the four CSVs kept beside it. Its rows on a GPU dpcost has
-    no profile for (RTX 3080), whose form factor the source does not state (V100 32GB) or on three
-    GPUs in one machine (no bundled node of three) are left out, each with its line."""
+    tools/lambda_tf_rows.py makes of the four CSVs kept beside it. Its rows whose form factor the
+    source does not state (V100 32GB) are left out, each with its line; the RTX 3080 (a profile
+    since 2026-11-29) and three GPUs in one machine (three of a larger PCIe node) are read."""
     from tools import lambda_tf_rows
 
     with dp_scaling.OUTSIDE.open(newline="", encoding="utf-8") as handle:
@@ -288,8 +317,9 @@ def test_lambdas_rows_are_the_source_csvs_as_the_tool_converts_them_and_the_unre
     assert (a6000.value, a6000.baseline_value, a6000.micro_batch) == (4280, 554, 256)
     assert a6000.efficiency == pytest.approx(4280 / (554 * 8))
     unread_ids = {line.split(":", 1)[0] for line in OUTSIDE_UNREAD}
-    expected = {record["row_id"] for record in records
-                if "3080" in record["gpu_type"] or "V100" in record["gpu_type"] or record["total_gpus"] == "3"}
+    expected = {record["row_id"] for record in records if "V100" in record["gpu_type"]}
+    assert {row.gpus for row in OUTSIDE if "3080" in row.gpu_type} == {1, 2}
+    assert {row.gpu_type.split(" (")[0] for row in OUTSIDE if row.gpus == 3} == {"GeForce RTX 3090"}
     assert unread_ids == expected and len(OUTSIDE) + len(expected) == 226 + len(records)
 
 
@@ -387,7 +417,8 @@ def _cli_args(row, breakdown, cluster: str) -> list[str]:
 
 
 @pytest.mark.parametrize("row_id", ["O0006", "O0030", "O0092", "O0128", "O0185", "O0198", "O0214",
-                                    "O0333", "O0384", "O0453"])  # O11: GeForce without P2P, A6000, Quadro
+                                    "O0333", "O0384", "O0453",  # O11: GeForce without P2P, A6000, Quadro
+                                    "O0231", "O0233", "O0257"])  # 3 cards; 2 professional cards; RTX 3080
 def test_the_harness_predicts_what_the_cli_answers_for_the_rows_setup(tmp_path, row_id):
     """The outside set is scored on what a user gets: `dpcost iteration` with the row's setup (its
     node written as a TOML file where the harness derived it: a GPU variant swapped in, the NICs
