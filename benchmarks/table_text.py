@@ -10,7 +10,9 @@ text and what is allowed.
 * **model**: the preset (or a ``models/<name>.toml`` file beside the table) whose name the text
   starts with, comparing words (case, dashes and spaces aside; "ResNet-50 v1.5" is ``resnet-50``,
   "InceptionV3" ``inception-v3``); the longest such name. A preset's aliases (models.toml
-  ``[aliases]``: "Llama-3.1-8B", "RN50") read as the preset.
+  ``[aliases]``: "Llama-3.1-8B", "RN50", "GPT-3 XL") read as the preset. A Hugging Face id's
+  organisation ("meta-llama/Llama-2-7b-hf") and a leading "Meta" ("Meta-Llama-3-70B") are the
+  publisher's, not the model's name.
 * **GPU**: the bundled GPU profile whose name's words the text starts with (vendor words such as
   "Tesla" and "NVIDIA" aside; not where the next word names another part: "RTX 3090 Ti"), with the
   memory it states; else the GPU family (its first word with a digit: "A100") narrowed by the form
@@ -18,7 +20,11 @@ text and what is allowed.
   no form factor, the row's intra-node link text may: NVSwitch, NVLink, SXM, HGX or DGX a module,
   PCIe or an NVLink bridge a card; and among modules of one memory size, the one a bundled node
   holds that many of ("V100 32GB" sixteen to a node over NVSwitch: DGX-2's SXM3). The count alone
-  never tells a module from a card, nor a node an unstated memory size.
+  never tells a module from a card, nor a node an unstated memory size. A memory technology the
+  text names narrows a family whose parts differ in it ("NVIDIA H100 80GB HBM3", nvidia-smi's name
+  for the SXM5 module; the PCIe card has HBM2e). A GPU count before the GPU ("8x A100-SXM4-40GB")
+  is not part of its name; a system named with its GPUs in parentheses ("DGX A100 (8x A100 40GB)")
+  is read by the parenthesis, the system's name taken as node text.
 * A parameter count stated in the model text or the params column ("GPT-2 (1.5B)") must be the
   model's, within 15 %.
 * **node**: a bundled system with that many GPUs per node of the same GPU family and form factor,
@@ -45,6 +51,18 @@ import hardware
 from costmodel.training.workloads import load_model, model_aliases, model_names, parse_param_count
 
 VENDOR_WORDS = frozenset({"nvidia", "tesla", "amd", "instinct", "geforce", "radeon"})
+# A GPU count written before the GPU ("8x A100-SXM4-40GB", "4xV100 16GB", "8 × H100"): the
+# gpus_per_node column's business, not the part's name.
+GPU_COUNT_PREFIX = re.compile(r"^\s*\d+\s*[x×]\s*", re.IGNORECASE)
+# Memory technologies a GPU text may name: where a family's parts differ in it, it names the part
+# ("NVIDIA H100 80GB HBM3", nvidia-smi's name for the SXM5 module; the PCIe card has HBM2e). A
+# profile's technology is the one its description names.
+MEMORY_TECHNOLOGIES = frozenset({"hbm2", "hbm2e", "hbm3", "hbm3e", "gddr5", "gddr5x", "gddr6", "gddr6x"})
+# A model text may carry its publisher before the name: a Hugging Face id's organisation
+# ("meta-llama/Llama-2-7b-hf") or the vendor word of a release name ("Meta-Llama-3-70B").
+MODEL_ORGANISATION = re.compile(r"^\s*(meta-llama|facebook|google|mistralai|openai-community|openai|eleutherai|"
+                                r"mosaicml|bigscience|microsoft|nvidia|tiiuae)/", re.IGNORECASE)
+MODEL_VENDOR_WORDS = frozenset({"meta"})
 FORM_FACTORS = ("sxm", "pcie", "nvl", "oam")
 NCCL_SOCKETS = "NCCL_IB_DISABLE=1"
 SOCKETS_LINK = "tcp-sockets"
@@ -102,7 +120,9 @@ def model_for(text: str, models_dir: Path | None = None, row_id: str = "", param
     candidates = {name: name for name in model_names()} | model_aliases()
     if models_dir is not None and models_dir.is_dir():
         candidates.update({path.stem: str(path) for path in sorted(models_dir.glob("*.toml"))})
-    text_words = words(text)
+    text_words = words(MODEL_ORGANISATION.sub("", text))
+    while text_words[:1] and text_words[0] in MODEL_VENDOR_WORDS:
+        text_words = text_words[1:]
     found = [name for name in candidates if _starts_with(text_words, words(name))]
     if not found:
         files = f" or a file {models_dir}/<name>.toml" if models_dir is not None else ""
@@ -165,7 +185,20 @@ def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: in
     than one profile (a family without its variant: "V100") or names another part ("RTX 3090 Ti")
     is refused. ``intra_node`` (the row's link text) and ``gpus_per_node`` narrow a family the
     text leaves open (:func:`_narrowed_by_node`): "A100 80GB" over NVSwitch is the SXM4 module."""
-    text_words = [word for word in words(text) if word not in VENDOR_WORDS]
+    try:
+        return _gpu_named(text, row_id, intra_node, gpus_per_node)
+    except SystemExit:
+        inner = re.fullmatch(r"(.*?)\(([^()]*)\)\s*", text)
+        if inner is None or not _names_a_gpu(inner.group(2)):
+            raise
+    # a system named with its GPUs in parentheses ("DGX A100 (8x A100 40GB)"): the parenthesis is
+    # the GPU text, and the system's name is node text ("DGX": modules)
+    return _gpu_named(inner.group(2), row_id, f"{inner.group(1)} {intra_node}", gpus_per_node)
+
+
+def _gpu_named(text: str, row_id: str, intra_node: str, gpus_per_node: int | None) -> str:
+    """:func:`gpu_for` of one GPU text (no parenthesis read apart)."""
+    text_words = [word for word in words(GPU_COUNT_PREFIX.sub("", text)) if word not in VENDOR_WORDS]
     gpus = _gpus()
     memory = _memory_gb(text_words)
     named = [gpu for gpu in gpus if _starts_with(text_words, words(gpu.name))]
@@ -184,6 +217,9 @@ def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: in
     if form:
         same = [gpu for gpu in same if _form(words(gpu.name)) == form]
     same = [gpu for gpu in same if _memory_matches(gpu, memory)]
+    technology = next((word for word in text_words if word in MEMORY_TECHNOLOGIES), None)
+    if technology and len(same) > 1:
+        same = [gpu for gpu in same if technology in words(gpu.description)]
     if len(same) > 1 and not form:
         same = _narrowed_by_node(same, intra_node, gpus_per_node)
     if len(same) != 1:
@@ -191,6 +227,12 @@ def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: in
         raise unreadable("gpu_type", text, "a text naming one bundled GPU, with its form factor and memory where "
                          f"the family has several ({listed})", row_id)
     return same[0].name
+
+
+def _names_a_gpu(text: str) -> bool:
+    """Whether ``text`` names a bundled GPU's family (its first word with a digit is one's)."""
+    family = _family([word for word in words(GPU_COUNT_PREFIX.sub("", text)) if word not in VENDOR_WORDS])
+    return family is not None and any(_family(words(gpu.name)) == family for gpu in _gpus())
 
 
 # What a node's link text says of its GPUs' form factor (:func:`_node_form`): boards only modules

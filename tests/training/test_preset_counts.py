@@ -79,9 +79,17 @@ def test_vit_b_16_carries_torchvisions_count_and_work():
 
 
 @pytest.mark.parametrize(("alias", "preset"), [("llama3.1-8b", "llama3-8b"), ("LLAMA3.1-70B", "llama3-70b"),
-                                               ("llama3.1-405b", "llama3-405b"), ("RN50", "resnet-50")])
+                                               ("llama3.1-405b", "llama3-405b"), ("RN50", "resnet-50"),
+                                               ("gpt3-small", "gpt3-125m"), ("GPT3-XL", "gpt3-1.3b"),
+                                               ("vit-base-patch16-224", "vit-b-16")])
 def test_an_alias_loads_its_preset_under_the_presets_name(alias, preset):
     assert workloads.load_model(alias) == workloads.load_model(preset)
+
+
+def test_gpt3s_own_size_names_are_its_table_2_1_sizes():
+    """Brown et al. 2020, Table 2.1: Small 125M, Medium 350M, Large 760M, XL 1.3B."""
+    sizes = {"gpt3-small": 125e6, "gpt3-medium": 350e6, "gpt3-large": 760e6, "gpt3-xl": 1.3e9}
+    assert {name: workloads.load_model(name).params for name in sizes} == pytest.approx(sizes)
 
 
 def test_every_alias_names_a_preset_and_no_preset_is_an_alias():

@@ -64,6 +64,10 @@ def test_a_model_text_no_preset_starts_stops_with_one_line_naming_the_row(text):
     ("Quadro RTX 8000", "quadro-rtx-8000"), ("NVIDIA RTX A6000", "rtx-a6000"), ("NVIDIA A40", "a40"),
     ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"), ("NVIDIA TITAN RTX", "titan-rtx"),
     ("GeForce RTX 3080 (CSV: 'RTX 3080')", "rtx-3080"),
+    ("8x NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb"), ("8 x H100 SXM5", "h100-sxm"),  # a count before the GPU
+    ("NVIDIA H100 80GB HBM3", "h100-sxm"), ("H100 80GB HBM2e", "h100-pcie"),  # the memory technology
+    ("DGX A100 (8x A100 40GB)", "a100-sxm4-40gb"), ("HGX H100 (8x H100 80GB)", "h100-sxm"),  # a system's GPUs
+    ("PCIe server (8x A100 80GB)", "a100-pcie-80gb"),
 ])
 def test_a_gpu_text_names_its_bundled_profile(text, gpu):
     assert table_text.gpu_for(text) == gpu
@@ -75,6 +79,8 @@ def test_a_gpu_text_names_its_bundled_profile(text, gpu):
     "RTX 3090 Ti", "GeForce RTX 4090 D", "H100 NVL",  # another part than the profile's
     "H100 SXM 94GB", "H100-SXM 64GB",  # a memory the named profile does not have
     "Quadro RTX 6000", "RTX 6000",  # the Turing card, not the RTX 6000 Ada
+    "A100 80GB HBM2e", "4xV100 16GB",  # a technology both parts share; a count before a family
+    "Lambda Hyperplane (8x A100 80GB)",  # the parenthesis, read with node text that states no form
 ])
 def test_a_gpu_text_that_leaves_more_than_one_profile_or_names_another_part_is_refused(text):
     with pytest.raises(SystemExit) as stopped:
@@ -447,6 +453,9 @@ def test_the_harness_predicts_what_the_cli_answers_for_the_rows_setup(tmp_path, 
     ("Llama-3.1-8B", "llama3-8b"), ("Llama 3.1 70B", "llama3-70b"), ("RN50", "resnet-50"),
     ("LLaMA-7B", "llama-7b"), ("LLaMA 65B", "llama-65b"), ("Llama 2 7B", "llama2-7b"), ("Mistral 7B v0.1", "mistral-7b"),
     ("ViT-B/16", "vit-b-16"), ("RoBERTa-large", "roberta-large"), ("RoBERTa base (125M)", "roberta-base"),
+    ("GPT-3 XL (1.3B)", "gpt3-1.3b"), ("GPT-3 Small", "gpt3-125m"), ("GPT-3 Large", "gpt3-760m"),
+    ("meta-llama/Llama-2-7b-hf", "llama2-7b"), ("Meta-Llama-3-70B", "llama3-70b"), ("Meta-Llama-3.1-8B", "llama3-8b"),
+    ("google/vit-base-patch16-224", "vit-b-16"),
 ])
 def test_an_alias_or_a_newer_preset_is_read_from_a_tables_text(text, preset):
     assert table_text.model_for(text) == preset
@@ -459,7 +468,7 @@ def test_an_alias_or_a_newer_preset_is_read_from_a_tables_text(text, preset):
     ("A100 80GB", "NVLink 600 GB/s; PCIe Gen4 NICs", 8, "a100-sxm4-80gb"),  # NVLink without a bridge: modules
     ("V100 32GB", "NVLink2 hybrid cube-mesh, PCIe 3.0 switches to CPUs and NICs", 8, "v100-sxm2"),  # a DGX-1
     ("A100 40GB", "DGX A100", 8, "a100-sxm4-40gb"),
-    ("H100 80GB HBM3", "NVSwitch, NVLink4", 8, "h100-sxm"),
+    ("H100 80GB", "NVSwitch, NVLink4", 8, "h100-sxm"),
     ("V100 32GB", "NVSwitch", 16, "v100-sxm3-32gb"),  # 16 per node over NVSwitch: DGX-2's SXM3
     ("V100 32GB", "NVLink2 hybrid cube-mesh", 8, "v100-sxm2"),
     ("V100 32GB", "PCIe 3.0", 8, "v100-pcie-32gb"),
