@@ -77,7 +77,7 @@ FABRIC_LINKS = {"infiniband": {100: "ib-edr", 200: "ib-hdr", 400: "ib-ndr", 800:
 # A fabric's words (whole words), first match wins; InfiniBand generations name their rate.
 FABRIC_WORDS = (("roce", re.compile(r"\broce(v2)?\b", re.IGNORECASE)),
                 ("efa", re.compile(r"\befa(v\d)?\b", re.IGNORECASE)),
-                ("infiniband", re.compile(r"\b(infiniband|ib|edr|hdr|ndr|xdr)\b", re.IGNORECASE)),
+                ("infiniband", re.compile(r"\b(infiniband|ib|(edr|hdr|ndr|xdr)\d*)\b", re.IGNORECASE)),
                 ("ethernet", re.compile(r"\b(ethernet|tcp|\d+\s*gbe)\b|\dgbe\b", re.IGNORECASE)))
 IB_GENERATION_GBPS = {"edr": 100, "hdr": 200, "ndr": 400, "xdr": 800}
 # Words after a GPU's name that make it another part ("RTX 3090 Ti", "H100 NVL", "RTX 4090 D").
@@ -348,16 +348,18 @@ class StatedNetwork:
 
 def stated_network(inter_node: str) -> StatedNetwork:
     """The NICs ``inter_node`` states: the fabric by its whole words (InfiniBand, IB, EDR/HDR/NDR,
-    RoCE, EFA, Ethernet/GbE/TCP), the line rate in Gb/s (an InfiniBand generation names its own),
+    RoCE, EFA, Ethernet/GbE/TCP), the line rate in Gb/s (an InfiniBand generation names its own,
+    or the port's written after it: "NDR400", "HDR100"),
     the count before it ("8x"; one where a rate is stated without a count)."""
     fabric = next((name for name, pattern in FABRIC_WORDS if pattern.search(inter_node)), None)
     rate = RATE.search(inter_node)
     gbps = None
     if rate:
         gbps = float(rate.group(1)) * (1000.0 if rate.group(2).lower().startswith("t") else 1.0)
-    elif fabric == "infiniband":
-        generation = next((g for g in IB_GENERATION_GBPS if re.search(rf"\b{g}\b", inter_node, re.IGNORECASE)), None)
-        gbps = IB_GENERATION_GBPS.get(generation)
+    elif fabric == "infiniband":  # a generation names its rate; one written after it ("NDR400", "HDR100") is the port's
+        named = re.search(rf"\b({'|'.join(IB_GENERATION_GBPS)})(\d*)\b", inter_node, re.IGNORECASE)
+        if named:
+            gbps = float(named.group(2)) if named.group(2) else IB_GENERATION_GBPS[named.group(1).lower()]
     count = COUNT.search(inter_node[:rate.start()] if rate else inter_node)
     return StatedNetwork(count=int(count.group(1)) if count else None, gbps=gbps, fabric=fabric)
 

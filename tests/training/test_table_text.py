@@ -189,6 +189,7 @@ def test_no_bundled_node_for_the_count_stops_with_one_line():
     ("25GbE", "eth-25g", 1, 25), ("1x 10 GbE TCP", "eth-10g", 1, 10), ("4x EDR InfiniBand", "ib-edr", 4, 100),
     ("100 Gb/s RoCE v2", "roce-100", 1, 100), ("4x 400 Gbps EFA", "efa-v4", 4, 400),
     ("1x Mellanox ConnectX-6 200 Gb/s HDR", "ib-hdr", 1, 200), ("2 x 100 Gbps RoCE", "roce-100", 2, 100),
+    ("8x NDR400", "ib-ndr", 8, 400), ("8x HDR100 InfiniBand", "ib-edr", 8, 100),  # a generation with its port rate
     # a rate no single NIC of its fabric runs, without a count: the node's total over its NICs
     ("1600 Gbps node-node interconnect (RoCE)", "roce-200", 8, 200),
 ])
