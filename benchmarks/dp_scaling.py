@@ -120,6 +120,7 @@ class Row:
     efficiency: float  # as the row states it, else derived from its throughput (_efficiency)
     table: tuple
     held_out: bool  # from the later sets (heldout*.csv, source ids H1, H2, …): their own framework rules
+    intra_node: str = ""  # the row's intra-node link text (a node it names: table_text.system_for)
 
 
 # The later DLPerf source (H1) ran one benchmark under many frameworks: reported apart.
@@ -220,8 +221,9 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
                          "or up to gpus_per_node on one node")
     gpu_type = table_text.gpu_in_node(GPU_READ_AS.get(r["gpu_type"], r["gpu_type"]), r.get("intra_node_link") or "",
                                       gpus_per_node, row_id)
+    intra_node = r.get("intra_node_link") or ""
     table_text.system_for(gpu_type, gpus_per_node, r["inter_node_network"], NCCL_SOCKETS in r["framework_comm"],
-                          row_id)  # an unreadable GPU, node or network stops here, naming the row
+                          row_id, intra_node)  # an unreadable GPU, node or network stops here, naming the row
     value, baseline_gpus, baseline_value = float(r["value"]), _int_field(r, "baseline_gpus"), float(r["baseline_value"])
     for name, number in (("value", value), ("baseline_value", baseline_value)):
         if not number > 0:  # a zero (no run) or a negative throughput: no efficiency, no speed to compare
@@ -237,7 +239,7 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
         # the framework too: DLPerf ran one table per framework (a mismatch fails loudly)
         table=(r["source_id"], r["model"], r["seq_len_or_input"], r["precision"],
                r["gpu_type"], r["framework_comm"], r["baseline_gpus"], r["baseline_value"]),
-        held_out=text_rules or r["source_id"].startswith("H"))
+        held_out=text_rules or r["source_id"].startswith("H"), intra_node=intra_node)
 
 
 # A metric stated per GPU ("images/s per GPU", "samples/s/GPU") rather than for the whole job
@@ -387,7 +389,8 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
     """Predicted samples/s of the whole job and the breakdown (``mfu`` None: the model's; given,
     it is calibrated on the table's baseline, as ``--rate`` calibrates it: the micro-batch terms
     still apply)."""
-    system = system_for(row.gpu_type, row.gpus_per_node, row.inter_node, sockets=NCCL_SOCKETS in row.framework)
+    system = system_for(row.gpu_type, row.gpus_per_node, row.inter_node, NCCL_SOCKETS in row.framework,
+                        node_text=row.intra_node)
     nodes = max(1, gpus // row.gpus_per_node) if gpus > row.gpus_per_node else 1
     per_node = gpus // nodes
     sync, algorithm, host_reduce = _sync(row)

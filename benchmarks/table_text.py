@@ -27,7 +27,9 @@ text and what is allowed.
   is read by the parenthesis, the system's name taken as node text.
 * A parameter count stated in the model text or the params column ("GPT-2 (1.5B)") must be the
   model's, within 15 %.
-* **node**: a bundled system with that many GPUs per node of the same GPU family and form factor,
+* **node**: a bundled cloud instance the row's GPU, link or network text names ("p4d.24xlarge",
+  "ND H100 v5", "BM.GPU4.8"), whole, with its own NICs (its network is the instance's); else
+  a bundled system with that many GPUs per node of the same GPU family and form factor,
   NVIDIA's reference node (a DGX) first, then one of exactly that GPU; the row's GPU swapped in.
   A PCIe card no such node holds (T4, A10, A100 PCIe) goes into a bundled PCIe node of that count,
   with its own PCIe generation between the GPUs, or, where none holds that count (three cards),
@@ -337,6 +339,37 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = ""):
                      f"({', '.join(f'{s.name}: {s.gpu.name} x{s.gpus_per_node}' for s in _systems())})", row_id)
 
 
+# Words of a bundled system's name that name its provider, not the instance ("aws-p4d" is "p4d").
+PROVIDER_WORDS = frozenset({"aws", "azure", "gcp", "oci"})
+
+
+def _name_words(text: str) -> list[str]:
+    """Lower-case words split at dots too: "p4d.24xlarge" and "BM.GPU4.8" as their parts."""
+    return [part for word in words(text) for part in word.split(".") if part]
+
+
+def named_system(gpu_name: str, gpus_per_node: int, text: str):
+    """The bundled cloud instance ``text`` names, if it names one that holds at least
+    ``gpus_per_node`` GPUs of ``gpu_name``'s family and form: its name's words (the provider's
+    aside) in a row, as an instance is written ("p4d.24xlarge" names ``aws-p4d``, "ND H100 v5"
+    ``azure-nd-h100-v5``, "BM.GPU4.8" ``oci-bm-gpu4-8``). Only a provider's instance: a DGX's or a
+    cluster's network is its site's, and the row states it.
+    Such a system is taken whole, its NICs as the instance has them (400 Gb/s of EFA on a p4d is
+    four 100 Gb/s NICs), the row's GPU variant swapped in. None where it names none (or two)."""
+    gpu = hardware.load_gpu(gpu_name)
+    text_words = _name_words(text)
+    found = []
+    for system in _systems():
+        name = [word for word in _name_words(system.name) if word not in PROVIDER_WORDS]
+        kin = _family_and_form(system.gpu) == _family_and_form(gpu) and system.gpus_per_node >= gpus_per_node
+        instance = bool(PROVIDER_WORDS & set(_name_words(system.name)))  # a DGX's network is its site's: stated
+        if kin and instance and name and any(text_words[i:i + len(name)] == name for i in range(len(text_words))):
+            found.append(system)
+    if len(found) != 1:
+        return None
+    return found[0] if found[0].gpu.name == gpu.name else dataclasses.replace(found[0], gpu=gpu)
+
+
 @dataclasses.dataclass(frozen=True)
 class StatedNetwork:
     """What a row's network text states of each node's NICs (None: not stated)."""
@@ -400,15 +433,19 @@ def _with_link(system, link, name: str):
 
 
 @functools.cache
-def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool = False, row_id: str = ""):
-    """The system a row ran on: the bundled node for its GPU (:func:`base_system_for`) with the
-    NICs the row states where they differ from the profile's (DLPerf's DGX-1-class nodes have
+def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool = False, row_id: str = "",
+               node_text: str = ""):
+    """The system a row ran on: a bundled system the row names (:func:`named_system`: a cloud
+    instance, with its own NICs), else the bundled node for its GPU (:func:`base_system_for`) with
+    the NICs the row states where they differ from the profile's (DLPerf's DGX-1-class nodes have
     one 100 Gb/s EDR NIC, not four), of the kind it states; ``sockets``: the NICs carry NCCL's
-    socket transport (the bundled ``tcp-sockets`` link)."""
+    socket transport (the bundled ``tcp-sockets`` link). ``node_text``: the row's intra-node link
+    text, read only for a system's name."""
     gpu_name = gpu_for(gpu_type, row_id)
-    system = base_system_for(gpu_name, gpus_per_node, row_id)
+    named = named_system(gpu_name, gpus_per_node, f"{gpu_type} {node_text} {inter_node}")
+    system = named or base_system_for(gpu_name, gpus_per_node, row_id)
     stated = _per_nic(stated_network(inter_node), system)
-    if stated.gbps is not None or stated.fabric is not None:
+    if named is None and (stated.gbps is not None or stated.fabric is not None):
         count = stated.count
         gbps = system.nic_bandwidth_Bps * 8 / 1e9 if stated.gbps is None else stated.gbps
         link = _network_link(stated, system)

@@ -198,6 +198,19 @@ def test_the_stated_nics_and_their_kind_set_the_network(network, link, count, gb
     assert (system.nic_link.name, system.nics_per_node, system.nic_bandwidth_Bps) == (link, count, gbps * 1e9 / 8)
 
 
+@pytest.mark.parametrize(("gpu", "network", "node", "system", "link", "count", "gbps"), [
+    ("A100-SXM4-40GB", "400 Gbps EFA (p4d.24xlarge)", "", "aws-p4d", "efa", 4, 100),  # not one 400 Gb/s NIC
+    ("H100-SXM5", "3200 Gbps EFA", "AWS p5.48xlarge", "aws-p5", "efa", 8, 400),
+    ("H100-SXM5", "InfiniBand (Azure ND H100 v5)", "", "azure-nd-h100-v5", "ib-ndr", 8, 400),
+    ("A100-SXM4-40GB", "RoCE", "OCI BM.GPU4.8", "oci-bm-gpu4-8", "roce-100", 16, 100),
+    ("A100-SXM4-40GB", "1x 100 Gb/s EDR", "DGX A100", "dgx-a100-1x100G", "ib-edr", 1, 100),  # a DGX: the site's NICs
+])
+def test_a_cloud_instance_the_row_names_is_taken_with_its_own_nics(gpu, network, node, system, link, count, gbps):
+    found = table_text.system_for(gpu, 8, network, node_text=node)
+    assert (found.name, found.nic_link.name, found.nics_per_node) == (system, link, count)
+    assert found.nic_bandwidth_Bps == gbps * 1e9 / 8 and found.gpu.name == table_text.gpu_for(gpu)
+
+
 @pytest.mark.parametrize("network", ["n/a (single node)", "a process on each GPU", "8x 12.5 Gb/s"])
 def test_a_text_stating_no_fabric_keeps_the_nodes_link(network):
     system = table_text.system_for("A100-SXM4-40GB", 8, network)
