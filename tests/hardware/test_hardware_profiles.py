@@ -123,6 +123,18 @@ def test_geforce_ga102_cards_share_one_tensor_rate_per_core_and_clock():
     assert rtx3080.scaleup_link is None and rtx3080.peak_flops["tf32"] == rtx3080.peak_flops["fp32"]
 
 
+def test_aws_p3_is_a_dgx1_board_on_25_gbps_tcp():
+    """p3.16xlarge (AWS's P3 launch post): DGX-1's NVLink2 hybrid cube-mesh of 16 GB V100s, one
+    25 Gbps ENA NIC, kernel TCP: across instances hidden communication is not free."""
+    from costmodel.training import transport
+
+    p3, dgx1 = load_system("aws-p3.16xlarge"), load_system("dgx-1")
+    assert (p3.intra_fabric, p3.intra_link, p3.intra_bandwidth_Bps) == (dgx1.intra_fabric, dgx1.intra_link,
+                                                                          dgx1.intra_bandwidth_Bps)
+    assert p3.gpu.name == "v100-sxm2-16gb" and p3.nics_per_node == 1 and p3.nic_bandwidth_Bps == 25e9 / 8
+    assert transport.step_transport(p3, 2) == transport.TCP and transport.step_transport(dgx1, 2) == transport.RDMA
+
+
 def test_unsupported_dtypes_are_absent():
     assert "bf16" not in load_gpu("v100-sxm2").peak_flops
     assert "fp8" not in load_gpu("a100-sxm4-80gb").peak_flops

@@ -203,6 +203,7 @@ def test_the_stated_nics_and_their_kind_set_the_network(network, link, count, gb
     ("H100-SXM5", "3200 Gbps EFA", "AWS p5.48xlarge", "aws-p5", "efa", 8, 400),
     ("H100-SXM5", "InfiniBand (Azure ND H100 v5)", "", "azure-nd-h100-v5", "ib-ndr", 8, 400),
     ("A100-SXM4-40GB", "RoCE", "OCI BM.GPU4.8", "oci-bm-gpu4-8", "roce-100", 16, 100),
+    ("Tesla V100-SXM2-16GB", "25 Gbps (p3.16xlarge)", "", "aws-p3.16xlarge", "eth-25g", 1, 25),
     ("A100-SXM4-40GB", "1x 100 Gb/s EDR", "DGX A100", "dgx-a100-1x100G", "ib-edr", 1, 100),  # a DGX: the site's NICs
 ])
 def test_a_cloud_instance_the_row_names_is_taken_with_its_own_nics(gpu, network, node, system, link, count, gbps):
