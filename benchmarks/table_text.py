@@ -71,7 +71,7 @@ SOCKETS_LINK = "tcp-sockets"
 # A line rate as sources write it: "200 Gb/s", "100 Gb/sec", "400 Gbps", "25GbE", "100G", "12.5 Gbit/s",
 # "3.2 Tb/s"; and a NIC count before it: "8x", "8 x", "8×" (none stated: one NIC).
 RATE = re.compile(r"(\d+(?:\.\d+)?)\s*(tb/s|tbps|tbit/s|gb/s(?:ec)?|gbps|gbit/s|gbe|g)(?![a-z])", re.IGNORECASE)
-COUNT = re.compile(r"(?<![\d.])(\d+)\s*[x×](?![a-z0-9])", re.IGNORECASE)
+COUNT = re.compile(r"(?<![a-z\d.])(\d+)\s*[x×](?![a-z0-9])", re.IGNORECASE)  # not a rate's digits ("NDR400 x 8")
 # The bundled link of each fabric by line rate (Gb/s, per NIC); links.toml.
 FABRIC_LINKS = {"infiniband": {100: "ib-edr", 200: "ib-hdr", 400: "ib-ndr", 800: "ib-xdr"},
                 "roce": {100: "roce-100", 200: "roce-200", 400: "roce-400"},
@@ -79,7 +79,7 @@ FABRIC_LINKS = {"infiniband": {100: "ib-edr", 200: "ib-hdr", 400: "ib-ndr", 800:
 # A fabric's words (whole words), first match wins; InfiniBand generations name their rate.
 FABRIC_WORDS = (("roce", re.compile(r"\broce(v2)?\b", re.IGNORECASE)),
                 ("efa", re.compile(r"\befa(v\d)?\b", re.IGNORECASE)),
-                ("infiniband", re.compile(r"\b(infiniband|ib|(edr|hdr|ndr|xdr)\d*)\b", re.IGNORECASE)),
+                ("infiniband", re.compile(r"\b(infiniband|ib|(edr|hdr|ndr|xdr)(\d{2,4})?)\b", re.IGNORECASE)),
                 ("ethernet", re.compile(r"\b(ethernet|tcp|\d+\s*gbe)\b|\dgbe\b", re.IGNORECASE)))
 IB_GENERATION_GBPS = {"edr": 100, "hdr": 200, "ndr": 400, "xdr": 800}
 # Words after a GPU's name that make it another part ("RTX 3090 Ti", "H100 NVL", "RTX 4090 D").
@@ -189,24 +189,45 @@ def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: in
     text leaves open (:func:`_narrowed_by_node`): "A100 80GB" over NVSwitch is the SXM4 module."""
     try:
         return _gpu_named(text, row_id, intra_node, gpus_per_node)
-    except SystemExit:
+    except SystemExit as refused:
+        # a system named with its GPUs in parentheses ("DGX A100 (8x A100 40GB)"): the parenthesis
+        # is the GPU text, and the system's name is node text ("DGX": modules). Only where the
+        # outer text names no family, or the same one without a part of its own ("H100 NVL (…)",
+        # "RTX 3090 Ti (…)" say which part they are).
         inner = re.fullmatch(r"(.*?)\(([^()]*)\)\s*", text)
-        if inner is None or not _names_a_gpu(inner.group(2)):
+        outer = inner and _gpu_words(inner.group(1))
+        if (inner is None or _family(_gpu_words(inner.group(2))) is None
+                or (_family(outer) is not None and (_family(outer) != _family(_gpu_words(inner.group(2)))
+                                                    or _form(outer) or QUALIFIERS & set(outer)))):
             raise
-    # a system named with its GPUs in parentheses ("DGX A100 (8x A100 40GB)"): the parenthesis is
-    # the GPU text, and the system's name is node text ("DGX": modules)
-    return _gpu_named(inner.group(2), row_id, f"{inner.group(1)} {intra_node}", gpus_per_node)
+        try:
+            return _gpu_named(inner.group(2), row_id, f"{inner.group(1)} {intra_node}", gpus_per_node)
+        except SystemExit:
+            raise refused from None  # the row's own text, quoted as written
+
+
+def _gpu_words(text: str) -> list[str]:
+    """A GPU text's words, a count before it ("8x") and vendor words aside."""
+    return [word for word in words(GPU_COUNT_PREFIX.sub("", text)) if word not in VENDOR_WORDS]
+
+
+def _named_profile(text_words: list[str]):
+    """(the longest bundled GPU whose name the words start with, the words after it), or None."""
+    named = [gpu for gpu in _gpus() if _starts_with(text_words, words(gpu.name))]
+    if not named:
+        return None
+    gpu = max(named, key=lambda gpu: len(gpu.name))
+    return gpu, text_words[_words_taken(text_words, words(gpu.name)):]
 
 
 def _gpu_named(text: str, row_id: str, intra_node: str, gpus_per_node: int | None) -> str:
     """:func:`gpu_for` of one GPU text (no parenthesis read apart)."""
-    text_words = [word for word in words(GPU_COUNT_PREFIX.sub("", text)) if word not in VENDOR_WORDS]
+    text_words = _gpu_words(text)
     gpus = _gpus()
     memory = _memory_gb(text_words)
-    named = [gpu for gpu in gpus if _starts_with(text_words, words(gpu.name))]
-    if named:
-        gpu = max(named, key=lambda gpu: len(gpu.name))
-        after = text_words[_words_taken(text_words, words(gpu.name)):]
+    found = _named_profile(text_words)
+    if found:
+        gpu, after = found
         if after and after[0] in QUALIFIERS:
             raise unreadable("gpu_type", text, f"a bundled GPU: {gpu.name} is not {text!r} ({after[0]!r} names "
                              "another part)", row_id)
@@ -220,8 +241,9 @@ def _gpu_named(text: str, row_id: str, intra_node: str, gpus_per_node: int | Non
         same = [gpu for gpu in same if _form(words(gpu.name)) == form]
     same = [gpu for gpu in same if _memory_matches(gpu, memory)]
     technology = next((word for word in text_words if word in MEMORY_TECHNOLOGIES), None)
-    if technology and len(same) > 1:
-        same = [gpu for gpu in same if technology in words(gpu.description)]
+    told = [gpu for gpu in same if technology in words(gpu.description)] if technology else []
+    if len(same) > 1 and told:  # only where the family's parts name theirs (V100s all have HBM2)
+        same = told  # it names the part as a form factor would ("HBM3" as "SXM5"): a text naming one wins
     if len(same) > 1 and not form:
         same = _narrowed_by_node(same, intra_node, gpus_per_node)
     if len(same) != 1:
@@ -229,12 +251,6 @@ def _gpu_named(text: str, row_id: str, intra_node: str, gpus_per_node: int | Non
         raise unreadable("gpu_type", text, "a text naming one bundled GPU, with its form factor and memory where "
                          f"the family has several ({listed})", row_id)
     return same[0].name
-
-
-def _names_a_gpu(text: str) -> bool:
-    """Whether ``text`` names a bundled GPU's family (its first word with a digit is one's)."""
-    family = _family([word for word in words(GPU_COUNT_PREFIX.sub("", text)) if word not in VENDOR_WORDS])
-    return family is not None and any(_family(words(gpu.name)) == family for gpu in _gpus())
 
 
 # What a node's link text says of its GPUs' form factor (:func:`_node_form`): boards only modules
@@ -341,6 +357,21 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = ""):
 
 # Words of a bundled system's name that name its provider, not the instance ("aws-p4d" is "p4d").
 PROVIDER_WORDS = frozenset({"aws", "azure", "gcp", "oci"})
+# The fabrics a row may state for an instance whose NICs are of a link category: a row stating
+# another ("100 Gbps TCP (p4d.24xlarge, EFA disabled)") ran on other NICs than the instance's.
+INSTANCE_FABRICS = {"efa": ("efa",), "infiniband": ("infiniband",), "roce": ("roce",),
+                    "ethernet": ("ethernet",), "tcp": ("ethernet",)}
+
+
+def _instance_named(name: list[str], text: str, text_words: list[str]) -> bool:
+    """Whether ``text`` names the instance whose name's words (the provider's aside) are ``name``:
+    those words in a row; a one-word name ("p4d", "p5") only as an instance type is written, with
+    its size ("p4d.24xlarge") or after its provider ("AWS p5"), not inside prose ("p5-like")."""
+    spans = [i for i in range(len(text_words)) if text_words[i:i + len(name)] == name]
+    if len(name) > 1 or not spans:
+        return bool(spans)
+    typed = re.search(rf"(?<![a-z0-9]){re.escape(name[0])}\.\d+x?large\b", text, re.IGNORECASE)
+    return bool(typed) or any(i > 0 and text_words[i - 1] in PROVIDER_WORDS for i in spans)
 
 
 def _name_words(text: str) -> list[str]:
@@ -348,22 +379,26 @@ def _name_words(text: str) -> list[str]:
     return [part for word in words(text) for part in word.split(".") if part]
 
 
-def named_system(gpu_name: str, gpus_per_node: int, text: str):
+def named_system(gpu_name: str, gpus_per_node: int, text: str, network_text: str = ""):
     """The bundled cloud instance ``text`` names, if it names one that holds at least
     ``gpus_per_node`` GPUs of ``gpu_name``'s family and form: its name's words (the provider's
     aside) in a row, as an instance is written ("p4d.24xlarge" names ``aws-p4d``, "ND H100 v5"
     ``azure-nd-h100-v5``, "BM.GPU4.8" ``oci-bm-gpu4-8``). Only a provider's instance: a DGX's or a
     cluster's network is its site's, and the row states it.
     Such a system is taken whole, its NICs as the instance has them (400 Gb/s of EFA on a p4d is
-    four 100 Gb/s NICs), the row's GPU variant swapped in. None where it names none (or two)."""
+    four 100 Gb/s NICs), the row's GPU variant swapped in. None where it names none (or two), or
+    where ``network_text`` (the row's network column) states a fabric the instance's NICs are not:
+    that row ran on other NICs."""
     gpu = hardware.load_gpu(gpu_name)
     text_words = _name_words(text)
+    stated = stated_network(network_text).fabric
     found = []
     for system in _systems():
         name = [word for word in _name_words(system.name) if word not in PROVIDER_WORDS]
         kin = _family_and_form(system.gpu) == _family_and_form(gpu) and system.gpus_per_node >= gpus_per_node
         instance = bool(PROVIDER_WORDS & set(_name_words(system.name)))  # a DGX's network is its site's: stated
-        if kin and instance and name and any(text_words[i:i + len(name)] == name for i in range(len(text_words))):
+        if kin and instance and name and _instance_named(name, text, text_words) \
+                and stated in (None, *INSTANCE_FABRICS.get(system.nic_link.category, ())):
             found.append(system)
     if len(found) != 1:
         return None
@@ -390,7 +425,7 @@ def stated_network(inter_node: str) -> StatedNetwork:
     if rate:
         gbps = float(rate.group(1)) * (1000.0 if rate.group(2).lower().startswith("t") else 1.0)
     elif fabric == "infiniband":  # a generation names its rate; one written after it ("NDR400", "HDR100") is the port's
-        named = re.search(rf"\b({'|'.join(IB_GENERATION_GBPS)})(\d*)\b", inter_node, re.IGNORECASE)
+        named = re.search(rf"\b({'|'.join(IB_GENERATION_GBPS)})(\d{{2,4}})?\b", inter_node, re.IGNORECASE)
         if named:
             gbps = float(named.group(2)) if named.group(2) else IB_GENERATION_GBPS[named.group(1).lower()]
     count = COUNT.search(inter_node[:rate.start()] if rate else inter_node)
@@ -442,7 +477,7 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool
     socket transport (the bundled ``tcp-sockets`` link). ``node_text``: the row's intra-node link
     text, read only for a system's name."""
     gpu_name = gpu_for(gpu_type, row_id)
-    named = named_system(gpu_name, gpus_per_node, f"{gpu_type} {node_text} {inter_node}")
+    named = named_system(gpu_name, gpus_per_node, f"{gpu_type} {node_text} {inter_node}", inter_node)
     system = named or base_system_for(gpu_name, gpus_per_node, row_id)
     stated = _per_nic(stated_network(inter_node), system)
     if named is None and (stated.gbps is not None or stated.fabric is not None):

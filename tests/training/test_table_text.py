@@ -80,6 +80,8 @@ def test_a_gpu_text_names_its_bundled_profile(text, gpu):
     "H100 SXM 94GB", "H100-SXM 64GB",  # a memory the named profile does not have
     "Quadro RTX 6000", "RTX 6000",  # the Turing card, not the RTX 6000 Ada
     "A100 80GB HBM2e", "4xV100 16GB",  # a technology both parts share; a count before a family
+    "RTX 3090 Ti (vs RTX 3090)", "H100 NVL (H100 PCIe)",  # the outer text names its own part
+    "V100 16GB (A100 SXM4 40GB baseline)",  # a parenthesis of another family
     "Lambda Hyperplane (8x A100 80GB)",  # the parenthesis, read with node text that states no form
 ])
 def test_a_gpu_text_that_leaves_more_than_one_profile_or_names_another_part_is_refused(text):
@@ -196,6 +198,42 @@ def test_no_bundled_node_for_the_count_stops_with_one_line():
 def test_the_stated_nics_and_their_kind_set_the_network(network, link, count, gbps):
     system = table_text.system_for("A100-SXM4-40GB", 8, network)
     assert (system.nic_link.name, system.nics_per_node, system.nic_bandwidth_Bps) == (link, count, gbps * 1e9 / 8)
+
+
+@pytest.mark.parametrize(("text", "intra", "gpu"), [("NVIDIA H100 80GB HBM3", "NVSwitch", "h100-sxm"),
+                                                  ("H100 80GB HBM2e", "PCIe Gen5", "h100-pcie"),
+                                                  ("A100 40GB HBM2", "NVSwitch", "a100-sxm4-40gb")])
+def test_a_memory_technology_names_a_part_as_a_form_factor_would(text, intra, gpu):
+    """HBM3 names the H100 SXM5 as "SXM5" would (nvidia-smi's "NVIDIA H100 80GB HBM3"); a
+    technology both parts of a family share (A100 40GB: HBM2) leaves the node text to decide."""
+    assert table_text.gpu_for(text, "", intra, 8) == gpu
+    if "H100" in text:
+        assert table_text.gpu_for(text) == gpu  # read without the node text
+    else:
+        with pytest.raises(SystemExit):
+            table_text.gpu_for(text)
+
+
+def test_a_refused_row_is_quoted_as_written_not_by_its_parenthesis():
+    with pytest.raises(SystemExit) as stopped:
+        table_text.gpu_for("V100 32GB (CSV: 'V100 32GB')", row_id="X0011")
+    assert "got \"V100 32GB (CSV: 'V100 32GB')\"" in str(stopped.value)
+
+
+@pytest.mark.parametrize(("network", "node"), [
+    ("100 Gbps TCP Ethernet", "p4d.24xlarge"),  # a fabric the instance's NICs are not: other NICs
+    ("400 Gbps (p5-like)", ""), ("InfiniBand", "compared with p5"),  # a one-word name inside prose
+])
+def test_an_instance_is_not_taken_against_the_rows_fabric_or_from_prose(network, node):
+    gpu = "A100-SXM4-40GB" if "p4d" in node else "H100-SXM5"
+    assert not table_text.system_for(gpu, 8, network, node_text=node).name.startswith("aws-")
+
+
+@pytest.mark.parametrize(("network", "count", "gbps"), [("NDR400 x 8", None, 400), ("HDR100 x 2", None, 100),
+                                                         ("8x NDR400", 8, 400), ("EDR4", None, None)])
+def test_a_rate_written_after_a_generation_is_not_a_nic_count(network, count, gbps):
+    stated = table_text.stated_network(network)
+    assert (stated.count, stated.gbps) == (count, gbps)
 
 
 @pytest.mark.parametrize(("gpu", "network", "node", "system", "link", "count", "gbps"), [
@@ -484,6 +522,8 @@ def test_an_alias_or_a_newer_preset_is_read_from_a_tables_text(text, preset):
     ("V100 32GB", "NVLink2 hybrid cube-mesh, PCIe 3.0 switches to CPUs and NICs", 8, "v100-sxm2"),  # a DGX-1
     ("A100 40GB", "DGX A100", 8, "a100-sxm4-40gb"),
     ("H100 80GB", "NVSwitch, NVLink4", 8, "h100-sxm"),
+    ("V100 32GB HBM2", "NVSwitch", 16, "v100-sxm3-32gb"),  # a technology all its parts share: the node decides
+    ("P100 16GB HBM2", "NVLink", 8, "p100-sxm2"),
     ("V100 32GB", "NVSwitch", 16, "v100-sxm3-32gb"),  # 16 per node over NVSwitch: DGX-2's SXM3
     ("V100 32GB", "NVLink2 hybrid cube-mesh", 8, "v100-sxm2"),
     ("V100 32GB", "PCIe 3.0", 8, "v100-pcie-32gb"),
