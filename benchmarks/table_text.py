@@ -196,9 +196,11 @@ def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: in
         # "RTX 3090 Ti (…)" say which part they are).
         inner = re.fullmatch(r"(.*?)\(([^()]*)\)\s*", text)
         outer = inner and _gpu_words(inner.group(1))
-        if (inner is None or _family(_gpu_words(inner.group(2))) is None
-                or (_family(outer) is not None and (_family(outer) != _family(_gpu_words(inner.group(2)))
-                                                    or _form(outer) or QUALIFIERS & set(outer)))):
+        families = {_family(words(gpu.name)) for gpu in _gpus()}
+        outer_family = _family(outer) if inner and _family(outer) in families else None  # "p4d.24xlarge": none
+        if (inner is None or _family(_gpu_words(inner.group(2))) not in families
+                or (outer_family is not None and (outer_family != _family(_gpu_words(inner.group(2)))
+                                                  or _form(outer) or QUALIFIERS & set(outer)))):
             raise
         try:
             return _gpu_named(inner.group(2), row_id, f"{inner.group(1)} {intra_node}", gpus_per_node)
