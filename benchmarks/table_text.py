@@ -24,7 +24,8 @@ text and what is allowed.
   text names narrows a family whose parts differ in it ("NVIDIA H100 80GB HBM3", nvidia-smi's name
   for the SXM5 module; the PCIe card has HBM2e). A GPU count before the GPU ("8x A100-SXM4-40GB")
   is not part of its name; a system named with its GPUs in parentheses ("DGX A100 (8x A100 40GB)")
-  is read by the parenthesis, the system's name taken as node text.
+  is read by the parenthesis, the system's name taken as node text. A bundled cloud instance the
+  row names settles a family it holds one part of ("V100 (p3.16xlarge)" is the 16 GB SXM2).
 * A parameter count stated in the model text or the params column ("GPT-2 (1.5B)") must be the
   model's, within 15 %.
 * **node**: a bundled cloud instance the row's GPU, link or network text names ("p4d.24xlarge",
@@ -248,6 +249,9 @@ def _gpu_named(text: str, row_id: str, intra_node: str, gpus_per_node: int | Non
         same = told  # it names the part as a form factor would ("HBM3" as "SXM5"): a text naming one wins
     if len(same) > 1 and not form:
         same = _narrowed_by_node(same, intra_node, gpus_per_node)
+    if len(same) > 1:  # a cloud instance the row names holds one of them ("V100 (p3.16xlarge)")
+        held = {system.gpu.name for system in _instances_named(f"{text} {intra_node}")}
+        same = [gpu for gpu in same if gpu.name in held] or same
     if len(same) != 1:
         listed = ", ".join(gpu.name for gpu in (same or gpus))
         raise unreadable("gpu_type", text, "a text naming one bundled GPU, with its form factor and memory where "
@@ -365,6 +369,18 @@ INSTANCE_FABRICS = {"efa": ("efa",), "infiniband": ("infiniband",), "roce": ("ro
                     "ethernet": ("ethernet",), "tcp": ("ethernet",)}
 
 
+def _instances_named(text: str) -> list:
+    """The bundled cloud instances ``text`` names (:func:`_instance_named`); a DGX's or a
+    cluster's name is not an instance's (its network is its site's, and the row states it)."""
+    text_words = _name_words(text)
+    found = []
+    for system in _systems():
+        name = [word for word in _name_words(system.name) if word not in PROVIDER_WORDS]
+        if PROVIDER_WORDS & set(_name_words(system.name)) and name and _instance_named(name, text, text_words):
+            found.append(system)
+    return found
+
+
 def _instance_named(name: list[str], text: str, text_words: list[str]) -> bool:
     """Whether ``text`` names the instance whose name's words (the provider's aside) are ``name``:
     those words in a row; a one-word name ("p4d", "p5") only as an instance type is written, with
@@ -392,16 +408,10 @@ def named_system(gpu_name: str, gpus_per_node: int, text: str, network_text: str
     where ``network_text`` (the row's network column) states a fabric the instance's NICs are not:
     that row ran on other NICs."""
     gpu = hardware.load_gpu(gpu_name)
-    text_words = _name_words(text)
     stated = stated_network(network_text).fabric
-    found = []
-    for system in _systems():
-        name = [word for word in _name_words(system.name) if word not in PROVIDER_WORDS]
-        kin = _family_and_form(system.gpu) == _family_and_form(gpu) and system.gpus_per_node >= gpus_per_node
-        instance = bool(PROVIDER_WORDS & set(_name_words(system.name)))  # a DGX's network is its site's: stated
-        if kin and instance and name and _instance_named(name, text, text_words) \
-                and stated in (None, *INSTANCE_FABRICS.get(system.nic_link.category, ())):
-            found.append(system)
+    found = [system for system in _instances_named(text)
+             if _family_and_form(system.gpu) == _family_and_form(gpu) and system.gpus_per_node >= gpus_per_node
+             and stated in (None, *INSTANCE_FABRICS.get(system.nic_link.category, ()))]
     if len(found) != 1:
         return None
     return found[0] if found[0].gpu.name == gpu.name else dataclasses.replace(found[0], gpu=gpu)

@@ -68,6 +68,8 @@ def test_a_model_text_no_preset_starts_stops_with_one_line_naming_the_row(text):
     ("NVIDIA H100 80GB HBM3", "h100-sxm"), ("H100 80GB HBM2e", "h100-pcie"),  # the memory technology
     ("DGX A100 (8x A100 40GB)", "a100-sxm4-40gb"), ("HGX H100 (8x H100 80GB)", "h100-sxm"),  # a system's GPUs
     ("PCIe server (8x A100 80GB)", "a100-pcie-80gb"),
+    ("V100 (p3.16xlarge)", "v100-sxm2-16gb"), ("H100 (AWS p5.48xlarge)", "h100-sxm"),  # an instance's part
+    ("p4d.24xlarge (8x A100 40GB)", "a100-sxm4-40gb"),
 ])
 def test_a_gpu_text_names_its_bundled_profile(text, gpu):
     assert table_text.gpu_for(text) == gpu
@@ -523,6 +525,7 @@ def test_an_alias_or_a_newer_preset_is_read_from_a_tables_text(text, preset):
     ("A100 40GB", "DGX A100", 8, "a100-sxm4-40gb"),
     ("H100 80GB", "NVSwitch, NVLink4", 8, "h100-sxm"),
     ("V100 32GB HBM2", "NVSwitch", 16, "v100-sxm3-32gb"),  # a technology all its parts share: the node decides
+    ("A100 40GB", "p4d.24xlarge", 8, "a100-sxm4-40gb"),  # a cloud instance holds one of the family's parts
     ("P100 16GB HBM2", "NVLink", 8, "p100-sxm2"),
     ("V100 32GB", "NVSwitch", 16, "v100-sxm3-32gb"),  # 16 per node over NVSwitch: DGX-2's SXM3
     ("V100 32GB", "NVLink2 hybrid cube-mesh", 8, "v100-sxm2"),
@@ -537,6 +540,7 @@ def test_a_gpu_text_without_its_form_is_narrowed_by_the_nodes_link_text(text, in
     ("A100 80GB", "", 8),  # no link text: the count alone does not tell a module from a card
     ("A100", "NVSwitch", 8),  # the memory is not stated, and no node states it
     ("V100", "NVLink", 8),
+    ("A100 80GB", "p4d.24xlarge", 8),  # the instance holds 40 GB parts: it does not settle an 80 GB one
 ])
 def test_a_node_that_does_not_settle_the_gpu_leaves_it_refused(text, intra, per_node):
     with pytest.raises(SystemExit) as stopped:
