@@ -215,6 +215,7 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     micro = 128 if micro == 126 and not text_rules else micro  # SOURCES.md: "126" is a typo for 128
     accumulation = _int_field(r, "grad_accum_steps")
     accumulation = 1 if "at 8 GPUs" in r["grad_accum_steps"] else accumulation
+    precision_kind(r["precision"])  # an unreadable precision stops here, naming the row
     gpus_per_node, nodes, gpus = (_int_field(r, name) for name in ("gpus_per_node", "nodes", "total_gpus"))
     if not (nodes == 1 and gpus <= gpus_per_node or gpus == nodes * gpus_per_node):
         raise ValueError(f"total_gpus: got {gpus}; allowed: nodes x gpus_per_node ({nodes} x {gpus_per_node}), "
@@ -289,10 +290,28 @@ def baseline_of(row: Row, rows) -> Row:
     raise SystemExit(f"error: {row.row_id} has no baseline row")
 
 
+# A precision column's first word, as tables write it: the kind of arithmetic the run used. A text
+# none of these starts is refused (its row left out with its line), never read as FP32.
+PRECISION_WORDS = {"mixed": "mixed", "amp": "mixed", "fp16": "fp16", "float16": "fp16", "half": "fp16",
+                   "bf16": "bf16", "bfloat16": "bf16", "tf32": "tf32", "fp32": "fp32", "float32": "fp32",
+                   "single": "fp32"}
+
+
+def precision_kind(text: str) -> str:
+    """``mixed``, ``fp16``, ``bf16``, ``tf32`` or ``fp32``: what a precision text's first word names
+    ("AMP (FP16)" and "Mixed precision" are mixed, "float32" FP32); a ValueError naming the field
+    otherwise, so a row whose precision cannot be read is left out rather than run in FP32."""
+    first = table_text.words(text)[:1]
+    if not first or first[0] not in PRECISION_WORDS:
+        raise ValueError(f"precision: got {text!r}; allowed: a text starting with one of "
+                         f"{', '.join(PRECISION_WORDS)}")
+    return PRECISION_WORDS[first[0]]
+
+
 def _dtypes(row: Row) -> tuple[str, str]:
     """(compute dtype, gradient dtype) the source ran."""
-    precision = row.precision.lower()
-    if precision.startswith("mixed"):
+    kind = precision_kind(row.precision)
+    if kind == "mixed":
         # AMP: fp16 matmuls. The all-reduce is fp16 where the model's weights are fp16: BERT's
         # allreduce_post_accumulation_fp16 (S1, S1b) and Transformer-XL's default apex amp O2
         # (S6: train.py --amp apex --apex_amp_opt_level O2 casts the DDP-wrapped model to fp16).
@@ -300,11 +319,11 @@ def _dtypes(row: Row) -> tuple[str, str]:
         # keep fp32 variables, so fp32 gradients.
         grads = "fp16" if (not row.held_out and row.source in ("S1", "S1b", "S6")) or _fp16_gradients(row) else "fp32"
         return "fp16", grads
-    if precision.startswith("fp16"):  # fp16 weights without AMP (MXNet --dtype float16)
+    if kind == "fp16":  # fp16 weights without AMP (MXNet --dtype float16)
         return "fp16", "fp16"
-    if precision.startswith("bf16"):  # FSDP mixed precision: PURE reduces bf16 gradients, DEFAULT fp32
+    if kind == "bf16":  # FSDP mixed precision: PURE reduces bf16 gradients, DEFAULT fp32
         return "bf16", "bf16" if "PURE" in row.precision else "fp32"
-    return ("tf32" if precision.startswith("tf32") else "fp32"), "fp32"
+    return kind, "fp32"
 
 
 # Held-out rows whose all-reduce moves fp16: the weights themselves are fp16 (apex AMP O2,

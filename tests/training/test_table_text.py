@@ -412,10 +412,22 @@ def test_a_tables_framework_text_sets_its_sync(framework, sync):
     assert dp_scaling._sync(row) == sync
 
 
+@pytest.mark.parametrize(("text", "kind"), [
+    ("AMP (FP16)", "mixed"), ("Mixed precision", "mixed"), ("mixed (fp16 AMP)", "mixed"), ("FP32 (--noamp)", "fp32"),
+    ("float32", "fp32"), ("TF32 (A100 default math)", "tf32"), ("BFloat16", "bf16"),
+    ("bf16 (Composer precision amp_bf16; FSDP mixed_precision DEFAULT)", "bf16"),  # the first word decides
+    ("fp16 (--dtype float16; report labels AMP)", "fp16"), ("half", "fp16"),
+])
+def test_a_precision_text_is_read_by_its_first_word(text, kind):
+    """"AMP" was read as FP32: a precision none of the known words starts was run in FP32, silently."""
+    assert dp_scaling.precision_kind(text) == kind
+
+
 @pytest.mark.parametrize(("change", "needle"), [
     ({"per_gpu_microbatch": ""}, "error: T0002: per_gpu_microbatch: got ''; allowed: a text starting with an integer"),
     ({"nodes": "two"}, "error: T0002: nodes: got 'two'"),
     ({"nodes": "2", "total_gpus": "12"}, "error: T0002: total_gpus: got 12; allowed: nodes x gpus_per_node (2 x 8)"),
+    ({"precision": "as shipped"}, "error: T0002: precision: got 'as shipped'; allowed: a text starting with one of "),
     ({"inter_node_network": "8x 200 Gb/s RoCE"}, None),  # SHARP leaves with InfiniBand: predicted, no traceback
     ({"framework_comm": "Horovod, one allreduce of the accumulated gradients, WITHOUT no_sync"}, None),
 ])
