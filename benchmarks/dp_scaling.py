@@ -216,6 +216,9 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     accumulation = _int_field(r, "grad_accum_steps")
     accumulation = 1 if "at 8 GPUs" in r["grad_accum_steps"] else accumulation
     precision_kind(r["precision"])  # an unreadable precision stops here, naming the row
+    if metric_unit(r["metric"]) == "tokens" and not tokens:
+        raise ValueError(f"metric: got {r['metric']!r}; allowed: samples (images, sequences …) for a model "
+                         "without a sequence length")
     gpus_per_node, nodes, gpus = (_int_field(r, name) for name in ("gpus_per_node", "nodes", "total_gpus"))
     if not (nodes == 1 and gpus <= gpus_per_node or gpus == nodes * gpus_per_node):
         raise ValueError(f"total_gpus: got {gpus}; allowed: nodes x gpus_per_node ({nodes} x {gpus_per_node}), "
@@ -429,10 +432,27 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
     return result.samples_per_s, result
 
 
+# A metric's first word: a count of samples (images, sequences, sentences …) or of tokens (a
+# sample is seq_len of them). A metric none of these starts is refused: read as samples, a
+# tokens/s figure would have been taken as seq_len times the speed it states.
+METRIC_WORDS = {**dict.fromkeys(("images", "image", "img", "imgs", "samples", "sample", "sequences", "sequence",
+                                 "seq", "seqs", "sentences", "sentence", "examples", "example"), "samples"),
+                **dict.fromkeys(("tokens", "token", "tok", "toks", "words", "word"), "tokens")}
+
+
+def metric_unit(text: str) -> str:
+    """``samples`` or ``tokens``: what a metric text's first word counts ("Tokens/s", "img/sec",
+    "sequences per second"); a ValueError naming the field otherwise."""
+    first = table_text.words(text)[:1]
+    if not first or first[0] not in METRIC_WORDS:
+        raise ValueError(f"metric: got {text!r}; allowed: a text starting with one of {', '.join(METRIC_WORDS)}")
+    return METRIC_WORDS[first[0]]
+
+
 def published_samples_per_s(row: Row, value: float) -> float:
     """The whole job's samples/s that ``value`` (in the row's metric) states."""
     whole = value * row.gpus if _per_gpu(row.metric) else value
-    return whole / row.seq_len if row.metric.startswith("tokens") else whole
+    return whole / row.seq_len if metric_unit(row.metric) == "tokens" else whole
 
 
 @dataclass(frozen=True)

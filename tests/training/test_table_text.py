@@ -412,6 +412,16 @@ def test_a_tables_framework_text_sets_its_sync(framework, sync):
     assert dp_scaling._sync(row) == sync
 
 
+@pytest.mark.parametrize(("text", "unit"), [
+    ("Tokens/s (whole job)", "tokens"), ("tok/s", "tokens"), ("words/sec", "tokens"), ("img/sec", "samples"),
+    ("images/s per GPU", "samples"), ("Sequences per second", "samples"), ("sentences/s (whole job)", "samples"),
+])
+def test_a_metric_is_read_by_its_first_word(text, unit):
+    """"Tokens/s" was read as samples (only a lower-case "tokens" prefix counted tokens): its
+    baseline speed, and --rate's MFU, were off by the sequence length."""
+    assert dp_scaling.metric_unit(text) == unit
+
+
 @pytest.mark.parametrize(("text", "kind"), [
     ("AMP (FP16)", "mixed"), ("Mixed precision", "mixed"), ("mixed (fp16 AMP)", "mixed"), ("FP32 (--noamp)", "fp32"),
     ("float32", "fp32"), ("TF32 (A100 default math)", "tf32"), ("BFloat16", "bf16"),
@@ -428,6 +438,8 @@ def test_a_precision_text_is_read_by_its_first_word(text, kind):
     ({"nodes": "two"}, "error: T0002: nodes: got 'two'"),
     ({"nodes": "2", "total_gpus": "12"}, "error: T0002: total_gpus: got 12; allowed: nodes x gpus_per_node (2 x 8)"),
     ({"precision": "as shipped"}, "error: T0002: precision: got 'as shipped'; allowed: a text starting with one of "),
+    ({"metric": "throughput"}, "error: T0002: metric: got 'throughput'; allowed: a text starting with one of "),
+    ({"metric": "tokens/s"}, "error: T0002: metric: got 'tokens/s'; allowed: samples (images, sequences …) for a"),
     ({"inter_node_network": "8x 200 Gb/s RoCE"}, None),  # SHARP leaves with InfiniBand: predicted, no traceback
     ({"framework_comm": "Horovod, one allreduce of the accumulated gradients, WITHOUT no_sync"}, None),
 ])
