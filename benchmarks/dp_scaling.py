@@ -228,7 +228,8 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     intra_node = r.get("intra_node_link") or ""
     table_text.system_for(gpu_type, gpus_per_node, r["inter_node_network"], NCCL_SOCKETS in r["framework_comm"],
                           row_id, intra_node)  # an unreadable GPU, node or network stops here, naming the row
-    value, baseline_gpus, baseline_value = float(r["value"]), _int_field(r, "baseline_gpus"), float(r["baseline_value"])
+    value, baseline_gpus, baseline_value = (_number_field(r, "value"), _int_field(r, "baseline_gpus"),
+                                            _number_field(r, "baseline_value"))
     for name, number in (("value", value), ("baseline_value", baseline_value)):
         if not number > 0:  # a zero (no run) or a negative throughput: no efficiency, no speed to compare
             raise ValueError(f"{name}: got {r[name]!r}; allowed: a throughput above 0")
@@ -268,11 +269,24 @@ def _efficiency(stated: str, metric: str, value: float, gpus: int, baseline_valu
     return value / (baseline_value * gpus / baseline_gpus)
 
 
+# A number as tables print one, with or without thousands separators ("1,024", "17,815.5").
+NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+
+
 def _int_field(r: dict, name: str) -> int:
-    found = re.match(r"\s*(\d+)", r[name] or "")
-    if not found:
+    """The integer a field starts with ("1,024" is 1024, not 1)."""
+    found = re.match(rf"\s*({NUMBER})", r[name] or "")
+    if not found or not found.group(1).replace(",", "").isdigit():
         raise ValueError(f"{name}: got {r[name]!r}; allowed: a text starting with an integer")
-    return int(found.group(1))
+    return int(found.group(1).replace(",", ""))
+
+
+def _number_field(r: dict, name: str) -> float:
+    """The number a field holds, thousands separators allowed ("17,815.5")."""
+    found = re.fullmatch(rf"\s*([-+]?)({NUMBER})\s*", r[name] or "", re.IGNORECASE)
+    if not found:
+        raise ValueError(f"{name}: got {r[name]!r}; allowed: a number (thousands separators allowed)")
+    return float(found.group(1) + found.group(2).replace(",", ""))
 
 
 def held_out_sets() -> tuple[list[Row], list[Row]]:

@@ -412,6 +412,23 @@ def test_a_tables_framework_text_sets_its_sync(framework, sync):
     assert dp_scaling._sync(row) == sync
 
 
+@pytest.mark.parametrize(("field", "text", "number"), [
+    ("seq_len_or_input", "1,024", 1024), ("global_batch", "65,536 (computed)", 65536), ("per_gpu_microbatch", "32", 32),
+    ("value", "17,815.5", 17815.5), ("value", "1.2e3", 1200.0), ("value", "9119", 9119.0),
+])
+def test_a_number_with_thousands_separators_is_read_whole(field, text, number):
+    """"1,024" was read as 1 (the integer it starts with) and "17,815" was a float() traceback."""
+    reader = dp_scaling._number_field if field == "value" else dp_scaling._int_field
+    assert reader({field: text}, field) == number
+
+
+@pytest.mark.parametrize(("field", "text"), [("per_gpu_microbatch", "12.5"), ("value", "1,2"), ("value", "n/a")])
+def test_a_field_that_is_not_its_kind_of_number_is_refused_naming_it(field, text):
+    reader = dp_scaling._number_field if field == "value" else dp_scaling._int_field
+    with pytest.raises(ValueError, match=f"^{field}: got "):
+        reader({field: text}, field)
+
+
 @pytest.mark.parametrize(("text", "unit"), [
     ("Tokens/s (whole job)", "tokens"), ("tok/s", "tokens"), ("words/sec", "tokens"), ("img/sec", "samples"),
     ("images/s per GPU", "samples"), ("Sequences per second", "samples"), ("sentences/s (whole job)", "samples"),
