@@ -213,8 +213,14 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     seq = _int_field(r, "seq_len_or_input") if tokens else None
     micro = _int_field(r, "per_gpu_microbatch")
     micro = 128 if micro == 126 and not text_rules else micro  # SOURCES.md: "126" is a typo for 128
-    accumulation = _int_field(r, "grad_accum_steps")
-    accumulation = 1 if "at 8 GPUs" in r["grad_accum_steps"] else accumulation
+    # no accumulation stated ("", "-", "n/a", "none") is none; a number otherwise
+    no_accumulation = (r["grad_accum_steps"] or "").strip().lower() in ("", "-", "–", "n/a", "none")
+    accumulation = 1 if no_accumulation else _int_field(r, "grad_accum_steps")
+    if "at 8 GPUs" in r["grad_accum_steps"] and not text_rules:  # SOURCES.md: S7's "(1 at 8 GPUs)"
+        accumulation = 1
+    if re.search(r"\bglobal\b", r["per_gpu_microbatch"] or "", re.IGNORECASE):
+        raise ValueError(f"per_gpu_microbatch: got {r['per_gpu_microbatch']!r}; allowed: the micro-batch of one GPU "
+                         "(this one says global)")
     precision_kind(r["precision"])  # an unreadable precision stops here, naming the row
     if metric_unit(r["metric"]) == "tokens" and not tokens:
         raise ValueError(f"metric: got {r['metric']!r}; allowed: samples (images, sequences …) for a model "
@@ -233,7 +239,8 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     for name, number in (("value", value), ("baseline_value", baseline_value)):
         if not number > 0:  # a zero (no run) or a negative throughput: no efficiency, no speed to compare
             raise ValueError(f"{name}: got {r[name]!r}; allowed: a throughput above 0")
-    eff = _efficiency(r["scaling_efficiency_derived"], r["metric"], value, gpus, baseline_value, baseline_gpus)
+    eff = _efficiency(r["scaling_efficiency_derived"], r["metric"], value, gpus, baseline_value, baseline_gpus,
+                      gpus_per_node)
     return Row(
         row_id=row_id, source=_source_label(r, text_rules), model=model, seq_len=seq,
         micro_batch=micro, accumulation=accumulation, precision=r["precision"],
@@ -243,7 +250,7 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
         baseline_gpus=baseline_gpus, baseline_value=baseline_value, efficiency=eff,
         # the framework too: DLPerf ran one table per framework (a mismatch fails loudly)
         table=(r["source_id"], r["model"], r["seq_len_or_input"], r["precision"],
-               r["gpu_type"], r["framework_comm"], r["baseline_gpus"], r["baseline_value"]),
+               r["gpu_type"], r["framework_comm"], baseline_gpus, baseline_value),
         held_out=text_rules or r["source_id"].startswith("H"), intra_node=intra_node)
 
 
@@ -256,37 +263,72 @@ def _per_gpu(metric: str) -> bool:
     return bool(PER_GPU.search(metric)) and "whole job" not in metric.lower()
 
 
+PER_NODE = re.compile(r"per[\s-]*node|/\s*node\b", re.IGNORECASE)
+
+
+def _per_node(metric: str) -> bool:
+    return bool(PER_NODE.search(metric)) and "whole job" not in metric.lower() and not _per_gpu(metric)
+
+
+PERCENT_WITHOUT_SIGN = 3.0  # a stated efficiency above this is a percentage written without "%"
+
+
 def _efficiency(stated: str, metric: str, value: float, gpus: int, baseline_value: float,
-                baseline_gpus: int) -> float:
+                baseline_gpus: int, gpus_per_node: int) -> float:
     """The row's scaling efficiency: as its efficiency column states it (a fraction, or a
     percentage with its sign), else derived the way the sources derive it: throughput at N ÷
     (throughput at the baseline × N / baseline GPUs), a per-GPU metric already divided by N."""
     stated = stated.strip()
     if stated:
-        return float(stated.removesuffix("%")) / 100 if stated.endswith("%") else float(stated)
+        number = _number_field({"scaling_efficiency_derived": stated.removesuffix("%")}, "scaling_efficiency_derived")
+        # a percentage with its sign, or without it where no fraction could be meant ("94.7")
+        return number / 100 if stated.endswith("%") or number > PERCENT_WITHOUT_SIGN else number
+    whole, baseline_whole = (_whole_job(metric, number, count, gpus_per_node)
+                             for number, count in ((value, gpus), (baseline_value, baseline_gpus)))
+    return whole / (baseline_whole * gpus / baseline_gpus)
+
+
+def _whole_job(metric: str, value: float, gpus: int, gpus_per_node: int) -> float:
+    """The whole job's throughput a value in ``metric`` states: a per-GPU metric times the GPUs, a
+    per-node one times the nodes ("images/s per node")."""
     if _per_gpu(metric):
-        return value / baseline_value
-    return value / (baseline_value * gpus / baseline_gpus)
+        return value * gpus
+    if _per_node(metric):
+        return value * -(-gpus // gpus_per_node)
+    return value
 
 
-# A number as tables print one, with or without thousands separators ("1,024", "17,815.5").
+# A number as tables print one, with or without thousands separators ("1,024", "17,815.5"), and
+# with the marks tables put around it: "~" or "≈" before (approximate), "*" or "†" after (a footnote).
 NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+APPROXIMATE = r"[~≈]?\s*"
+# A "k" after a count: a sequence or batch in tokens or samples counts in powers of two ("4K" context
+# is 4,096); a throughput in thousands ("12.5k images/s").
+K_COUNT, K_THROUGHPUT = 1024, 1000
 
 
 def _int_field(r: dict, name: str) -> int:
-    """The integer a field starts with ("1,024" is 1024, not 1)."""
-    found = re.match(rf"\s*({NUMBER})", r[name] or "")
+    """The integer a field starts with ("1,024" is 1024, not 1; "4K" 4,096; "1x8", nodes by GPUs, 8)."""
+    text = r[name] or ""
+    found = re.match(rf"\s*{APPROXIMATE}({NUMBER})(\s*k\b)?(\s*[x×]\s*(\d+)\b)?", text, re.IGNORECASE)
     if not found or not found.group(1).replace(",", "").isdigit():
-        raise ValueError(f"{name}: got {r[name]!r}; allowed: a text starting with an integer")
-    return int(found.group(1).replace(",", ""))
+        raise ValueError(f"{name}: got {text!r}; allowed: a text starting with an integer")
+    number = int(found.group(1).replace(",", "")) * (K_COUNT if found.group(2) else 1)
+    if found.group(3):  # "1x8": a product, as counts of GPUs are written (nodes x GPUs per node)
+        if name != "total_gpus":
+            raise ValueError(f"{name}: got {text!r}; allowed: one integer (a product is total_gpus' alone)")
+        number *= int(found.group(4))
+    return number
 
 
 def _number_field(r: dict, name: str) -> float:
-    """The number a field holds, thousands separators allowed ("17,815.5")."""
-    found = re.fullmatch(rf"\s*([-+]?)({NUMBER})\s*", r[name] or "", re.IGNORECASE)
+    """The number a field holds: thousands separators, "~", a footnote mark, and "k" for thousands
+    allowed ("17,815.5", "~14400", "14400*", "12.5k")."""
+    text = r[name] or ""
+    found = re.fullmatch(rf"\s*{APPROXIMATE}([-+]?)({NUMBER})\s*(k)?\s*[*†‡]*\s*", text, re.IGNORECASE)
     if not found:
-        raise ValueError(f"{name}: got {r[name]!r}; allowed: a number (thousands separators allowed)")
-    return float(found.group(1) + found.group(2).replace(",", ""))
+        raise ValueError(f"{name}: got {text!r}; allowed: a number (thousands separators allowed)")
+    return float(found.group(1) + found.group(2).replace(",", "")) * (K_THROUGHPUT if found.group(3) else 1)
 
 
 def held_out_sets() -> tuple[list[Row], list[Row]]:
@@ -307,22 +349,26 @@ def baseline_of(row: Row, rows) -> Row:
     raise SystemExit(f"error: {row.row_id} has no baseline row")
 
 
-# A precision column's first word, as tables write it: the kind of arithmetic the run used. A text
-# none of these starts is refused (its row left out with its line), never read as FP32.
+# A precision column's words, as tables write them: the kind of arithmetic the run used. A text
+# naming none of these is refused (its row left out with its line), never read as FP32.
 PRECISION_WORDS = {"mixed": "mixed", "amp": "mixed", "fp16": "fp16", "float16": "fp16", "half": "fp16",
                    "bf16": "bf16", "bfloat16": "bf16", "tf32": "tf32", "fp32": "fp32", "float32": "fp32",
                    "single": "fp32"}
 
 
 def precision_kind(text: str) -> str:
-    """``mixed``, ``fp16``, ``bf16``, ``tf32`` or ``fp32``: what a precision text's first word names
-    ("AMP (FP16)" and "Mixed precision" are mixed, "float32" FP32); a ValueError naming the field
-    otherwise, so a row whose precision cannot be read is left out rather than run in FP32."""
-    first = table_text.words(text)[:1]
-    if not first or first[0] not in PRECISION_WORDS:
-        raise ValueError(f"precision: got {text!r}; allowed: a text starting with one of "
-                         f"{', '.join(PRECISION_WORDS)}")
-    return PRECISION_WORDS[first[0]]
+    """``mixed``, ``fp16``, ``bf16``, ``tf32`` or ``fp32``: what the first word of a precision text
+    that names one names ("AMP (FP16)", "Automatic Mixed Precision" are mixed, "float32" FP32;
+    mixed precision in bf16, "AMP (BF16)", is bf16); a ValueError naming the field otherwise, so a
+    row whose precision cannot be read is left out rather than run in FP32."""
+    text_words = table_text.words(text)
+    # the first word that names one ("Automatic Mixed Precision", "apex AMP O2", "XLA + AMP")
+    kind = next((PRECISION_WORDS[word] for word in text_words if word in PRECISION_WORDS), None)
+    if kind is None:
+        raise ValueError(f"precision: got {text!r}; allowed: a text naming one of {', '.join(PRECISION_WORDS)}")
+    if kind == "mixed" and ({"bf16", "bfloat16"} & set(text_words)):  # "AMP (BF16)": mixed precision in bf16
+        return "bf16"
+    return kind
 
 
 def _dtypes(row: Row) -> tuple[str, str]:
@@ -457,15 +503,15 @@ METRIC_WORDS = {**dict.fromkeys(("images", "image", "img", "imgs", "samples", "s
 def metric_unit(text: str) -> str:
     """``samples`` or ``tokens``: what a metric text's first word counts ("Tokens/s", "img/sec",
     "sequences per second"); a ValueError naming the field otherwise."""
-    first = table_text.words(text)[:1]
-    if not first or first[0] not in METRIC_WORDS:
-        raise ValueError(f"metric: got {text!r}; allowed: a text starting with one of {', '.join(METRIC_WORDS)}")
-    return METRIC_WORDS[first[0]]
+    unit = next((METRIC_WORDS[word] for word in table_text.words(text) if word in METRIC_WORDS), None)
+    if unit is None:  # the first word that counts something ("Throughput (images/sec)")
+        raise ValueError(f"metric: got {text!r}; allowed: a text naming one of {', '.join(METRIC_WORDS)}")
+    return unit
 
 
 def published_samples_per_s(row: Row, value: float) -> float:
     """The whole job's samples/s that ``value`` (in the row's metric) states."""
-    whole = value * row.gpus if _per_gpu(row.metric) else value
+    whole = _whole_job(row.metric, value, row.gpus, row.gpus_per_node)
     return whole / row.seq_len if metric_unit(row.metric) == "tokens" else whole
 
 

@@ -71,25 +71,34 @@ NCCL_SOCKETS = "NCCL_IB_DISABLE=1"
 SOCKETS_LINK = "tcp-sockets"
 # A line rate as sources write it: "200 Gb/s", "100 Gb/sec", "400 Gbps", "25GbE", "100G", "12.5 Gbit/s",
 # "3.2 Tb/s"; and a NIC count before it: "8x", "8 x", "8×" (none stated: one NIC).
-RATE = re.compile(r"(\d+(?:\.\d+)?)\s*(tb/s|tbps|tbit/s|gb/s(?:ec)?|gbps|gbit/s|gbe|g)(?![a-z])", re.IGNORECASE)
+RATE = re.compile(r"(\d+(?:\.\d+)?)\s*-?\s*(tb/s|tbps|tbit/s|gb/s(?:ec)?|gbps|gbit/s|gbits?|gigabits?|gbe|gb|g)(?![a-z])",
+                  re.IGNORECASE)
 COUNT = re.compile(r"(?<![a-z\d.])(\d+)\s*[x×](?![a-z0-9])", re.IGNORECASE)  # not a rate's digits ("NDR400 x 8")
+# A NIC count written after the rate: "x 8", "(8 per node)", "8 NICs", "8 ports", "8 adapters".
+COUNT_AFTER = re.compile(r"(?<![a-z\d])[x×]\s*(\d+)\b|\b(\d+)\s*(?:per\s+node|nics?|ports?|adapters?|hcas?)\b",
+                         re.IGNORECASE)
 # The bundled link of each fabric by line rate (Gb/s, per NIC); links.toml.
 FABRIC_LINKS = {"infiniband": {100: "ib-edr", 200: "ib-hdr", 400: "ib-ndr", 800: "ib-xdr"},
                 "roce": {100: "roce-100", 200: "roce-200", 400: "roce-400"},
                 "efa": {100: "efa", 200: "efa-v3", 400: "efa-v4"}}
 # A fabric's words (whole words), first match wins; InfiniBand generations name their rate.
 FABRIC_WORDS = (("roce", re.compile(r"\broce(v2)?\b", re.IGNORECASE)),
-                ("efa", re.compile(r"\befa(v\d)?\b", re.IGNORECASE)),
-                ("infiniband", re.compile(r"\b(infiniband|ib|(edr|hdr|ndr|xdr)(\d{2,4})?)\b", re.IGNORECASE)),
+                ("efa", re.compile(r"\befa(v\d)?\b|elastic fabric adapter", re.IGNORECASE)),
+                ("infiniband", re.compile(r"\b(infiniband|ib|(fdr|edr|hdr|ndr|xdr)(\d{2,4})?)\b", re.IGNORECASE)),
                 ("ethernet", re.compile(r"\b(ethernet|tcp|\d+\s*gbe)\b|\dgbe\b", re.IGNORECASE)))
-IB_GENERATION_GBPS = {"edr": 100, "hdr": 200, "ndr": 400, "xdr": 800}
+IB_GENERATION_GBPS = {"fdr": 56, "edr": 100, "hdr": 200, "ndr": 400, "xdr": 800}
+# Fabrics no bundled link stands for: a row naming one is refused, not run on InfiniBand with SHARP.
+UNSUPPORTED_FABRICS = re.compile(r"\b(omni-?path|opa|slingshot|tofu|aries|myrinet|nvlink\s+switch\s+system)\b",
+                                 re.IGNORECASE)
 # Words after a GPU's name that make it another part ("RTX 3090 Ti", "H100 NVL", "RTX 4090 D").
 QUALIFIERS = frozenset({"ti", "super", "d", "nvl", "max", "mobile", "laptop"})
 # A word naming the generation of a part that shares its number with an older one: "RTX 6000" or
 # "Quadro RTX 6000" is the Turing card, not the RTX 6000 Ada (whose family reading needs "Ada").
 GENERATION_WORDS = frozenset({"ada"})
 # A parameter count in a model's text or params column: "1.5B", "345M", "25.6M".
-PARAM_COUNT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([mb])(?![a-z])", re.IGNORECASE)
+PARAM_COUNT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([mb])(?![a-z])(?!\s*(?:steps?|tokens?|samples?|images?|"
+                         r"sequences?|sentences?|iterations?|iters?|epochs?|examples?|words?)\b)", re.IGNORECASE)
+# (a count of something else is not the model's size: "BERT-large, 1M steps", "GPT-3 1.3B (2B tokens)")
 PARAM_TOLERANCE = 0.15  # a stated count this far from the preset's names another model
 
 
@@ -247,8 +256,8 @@ def _gpu_named(text: str, row_id: str, intra_node: str, gpus_per_node: int | Non
     told = [gpu for gpu in same if technology in words(gpu.description)] if technology else []
     if len(same) > 1 and told:  # only where the family's parts name theirs (V100s all have HBM2)
         same = told  # it names the part as a form factor would ("HBM3" as "SXM5"): a text naming one wins
-    if len(same) > 1 and not form:
-        same = _narrowed_by_node(same, intra_node, gpus_per_node)
+    if len(same) > 1 and not form:  # the GPU text's own board words count as node text ("DGX H100")
+        same = _narrowed_by_node(same, f"{' '.join(text_words)} {intra_node}", gpus_per_node)
     if len(same) > 1:  # a cloud instance the row names holds one of them ("V100 (p3.16xlarge)")
         held = {system.gpu.name for system in _instances_named(f"{text} {intra_node}")}
         same = [gpu for gpu in same if gpu.name in held] or same
@@ -270,7 +279,7 @@ def _node_form(intra_node: str) -> str | None:
     (unless the text also names a module's board); NVLink otherwise, NVSwitch, SXM, HGX or DGX
     mean modules, whatever else the text says of PCIe (a DGX-1's "NVLink hybrid cube-mesh, PCIe
     switches to the NICs"); PCIe alone means cards."""
-    text_words = words(intra_node)
+    text_words = words(affirmed(intra_node))
     def says(prefixes) -> bool:
         return any(word.startswith(prefixes) for word in text_words)
 
@@ -327,21 +336,49 @@ def _family_and_form(gpu) -> tuple[str | None, str | None]:
     return _family(name_words), _form(name_words)
 
 
-def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = ""):
-    """The bundled node for ``gpus_per_node`` of the GPU ``gpu_name`` (module docstring)."""
+def _disagrees(system, node_text: str) -> bool:
+    """Whether a node's link text says otherwise of ``system``: an NVLink bridge it lacks (or has
+    where the text says PCIe alone), or peer-to-peer the text says is on or off."""
+    text = affirmed(node_text).lower()
+    bridge = "bridge" in text
+    pcie_alone = "pcie" in text and not bridge and "nvlink" not in text
+    p2p_on = re.search(r"\bp2p\b(?!\s*(?:off|disabled))", text) and "p2p" in text
+    p2p_named_off = re.search(r"\bp2p\s*(?:off|disabled)|\b(?:no|without)\s+p2p\b", node_text, re.IGNORECASE)
+    return bool((bridge and system.intra_fabric != "nvlink-bridge")
+                or (pcie_alone and system.intra_fabric == "nvlink-bridge")
+                or (p2p_named_off and system.p2p) or (p2p_on and not p2p_named_off and not system.p2p))
+
+
+def _is_module(gpu) -> bool:
+    """Whether a GPU is a module on a board (SXM, OAM), not a card: its name says so, or, naming no
+    form, bundled boards hold it and no PCIe node does (B200, GB200)."""
+    form = _form(words(gpu.name))
+    if form is not None:
+        return form != "pcie"
+    holders = [system for system in _systems() if system.gpu.name == gpu.name]
+    return bool(holders) and all(system.intra_fabric != "pcie" for system in holders)
+
+
+def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = "", node_text: str = ""):
+    """The bundled node for ``gpus_per_node`` of the GPU ``gpu_name`` (module docstring);
+    ``node_text``, the row's link text, picks among kin nodes (an NVLink bridge, P2P on or off)."""
     gpu = hardware.load_gpu(gpu_name)
     systems = [system for system in _systems() if system.gpus_per_node == gpus_per_node]
     kin = [system for system in systems if _family_and_form(system.gpu) == _family_and_form(gpu)]
+    if kin and all(_disagrees(system, node_text) for system in kin) and not _is_module(gpu) \
+            and any(system.intra_fabric == "pcie" for system in systems):
+        kin = []  # a card whose link text no kin node agrees with ("no NVLink bridge"): a PCIe node of that count
     if kin:
-        # NVIDIA's reference node (a DGX) first, then a node of exactly this GPU, in bundled order
-        chosen = min(kin, key=lambda system: (not system.name.startswith("dgx"), system.gpu.name != gpu.name))
+        # the node its link text agrees with, then NVIDIA's reference node (a DGX), then a node of
+        # exactly this GPU, in bundled order
+        chosen = min(kin, key=lambda system: (_disagrees(system, node_text), not system.name.startswith("dgx"),
+                                              system.gpu.name != gpu.name))
         return chosen if chosen.gpu.name == gpu.name else dataclasses.replace(chosen, gpu=gpu)
     pcie = [system for system in systems if system.intra_fabric == "pcie"]
     if not pcie:  # no PCIe node of that count (three cards): the smallest larger one, run on that many of its GPUs
         larger = [system for system in _systems() if system.intra_fabric == "pcie" and system.gpus_per_node > gpus_per_node]
         pcie = [system for system in larger if system.gpus_per_node == min((s.gpus_per_node for s in larger), default=0)]
-    form = _family_and_form(gpu)[1]
-    if pcie and gpu.pcie_gen and gpu.vendor == "nvidia" and form in (None, "pcie"):
+    if pcie and gpu.pcie_gen and gpu.vendor == "nvidia" and not _is_module(gpu):
         # no node of its family: a PCIe card goes into a PCIe node of that count, the GPU swapped
         # in and its own PCIe generation between the GPUs; peer-to-peer as the card's driver
         # allows it, whatever node it goes into: on for datacenter and professional cards (the
@@ -352,7 +389,8 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = ""):
         # one that holds more (each card keeps its own x16 link; the comm model takes k of a
         # node's GPUs as it does for any job smaller than its node).
         consumer = "geforce" in gpu.description.lower()
-        chosen = min(pcie, key=lambda system: system.p2p == consumer)
+        chosen = min(pcie, key=lambda system: (_disagrees(dataclasses.replace(system, p2p=not consumer), node_text),
+                                               system.p2p == consumer))
         link = hardware.load_link(f"pcie{min(max(gpu.pcie_gen, 3), 5)}")
         return dataclasses.replace(chosen, name=f"{chosen.name}/{gpu.name}", gpu=gpu, intra_link=link,
                                    intra_bandwidth_Bps=link.bandwidth_Bps, p2p=not consumer)
@@ -426,11 +464,23 @@ class StatedNetwork:
     fabric: str | None  # "infiniband", "roce", "efa", "ethernet"
 
 
+# A mention a text takes back: "no NVLink", "without InfiniBand", "EFA disabled", "NVLink not used".
+NEGATED = re.compile(r"\b(?:no|without|non|not)[\s-]+[a-z][\w-]*(?:\s+(?:bridges?|switch(?:es)?|links?|p2p))?"
+                     r"|\b[a-z][\w-]*\s+(?:disabled|off|not\s+used|unused)\b", re.IGNORECASE)
+
+
+def affirmed(text: str) -> str:
+    """``text`` without what it negates ("PCIe Gen4, no NVLink" says PCIe; "IB disabled, TCP over
+    100GbE" says TCP): a mention taken back is not read as stated."""
+    return NEGATED.sub(" ", text)
+
+
 def stated_network(inter_node: str) -> StatedNetwork:
     """The NICs ``inter_node`` states: the fabric by its whole words (InfiniBand, IB, EDR/HDR/NDR,
     RoCE, EFA, Ethernet/GbE/TCP), the line rate in Gb/s (an InfiniBand generation names its own,
     or the port's written after it: "NDR400", "HDR100"),
     the count before it ("8x"; one where a rate is stated without a count)."""
+    inter_node = affirmed(inter_node)
     fabric = next((name for name, pattern in FABRIC_WORDS if pattern.search(inter_node)), None)
     rate = RATE.search(inter_node)
     gbps = None
@@ -441,7 +491,9 @@ def stated_network(inter_node: str) -> StatedNetwork:
         if named:
             gbps = float(named.group(2)) if named.group(2) else IB_GENERATION_GBPS[named.group(1).lower()]
     count = COUNT.search(inter_node[:rate.start()] if rate else inter_node)
-    return StatedNetwork(count=int(count.group(1)) if count else None, gbps=gbps, fabric=fabric)
+    after = COUNT_AFTER.search(inter_node[rate.end():] if rate else inter_node)  # "200 Gb/s HDR x 8", "(8 per node)"
+    number = count.group(1) if count else next((group for group in after.groups() if group), None) if after else None
+    return StatedNetwork(count=int(number) if number else None, gbps=gbps, fabric=fabric)
 
 
 def _per_nic(stated: StatedNetwork, system) -> StatedNetwork:
@@ -489,8 +541,15 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool
     socket transport (the bundled ``tcp-sockets`` link). ``node_text``: the row's intra-node link
     text, read only for a system's name."""
     gpu_name = gpu_for(gpu_type, row_id)
+    unsupported = UNSUPPORTED_FABRICS.search(affirmed(inter_node))
+    if unsupported:
+        raise unreadable("inter_node_network", inter_node, f"a fabric a bundled link stands for (InfiniBand, RoCE, "
+                         f"EFA, Ethernet/TCP); {unsupported.group(0)!r} has none", row_id)
     named = named_system(gpu_name, gpus_per_node, f"{gpu_type} {node_text} {inter_node}", inter_node)
-    system = named or base_system_for(gpu_name, gpus_per_node, row_id)
+    system = named or base_system_for(gpu_name, gpus_per_node, row_id, node_text)
+    if system.in_network_reduction == "sharp" and re.search(r"\bsharp\b", inter_node, re.IGNORECASE) \
+            and not re.search(r"\bsharp\b", affirmed(inter_node), re.IGNORECASE):  # "SHARP disabled"
+        system = dataclasses.replace(system, in_network_reduction="")
     stated = _per_nic(stated_network(inter_node), system)
     if named is None and (stated.gbps is not None or stated.fabric is not None):
         count = stated.count

@@ -231,9 +231,15 @@ def test_an_instance_is_not_taken_against_the_rows_fabric_or_from_prose(network,
     assert not table_text.system_for(gpu, 8, network, node_text=node).name.startswith("aws-")
 
 
-@pytest.mark.parametrize(("network", "count", "gbps"), [("NDR400 x 8", None, 400), ("HDR100 x 2", None, 100),
-                                                         ("8x NDR400", 8, 400), ("EDR4", None, None)])
-def test_a_rate_written_after_a_generation_is_not_a_nic_count(network, count, gbps):
+@pytest.mark.parametrize(("network", "count", "gbps"), [
+    ("NDR400 x 8", 8, 400), ("HDR100 x 2", 2, 100), ("8x NDR400", 8, 400), ("EDR4", None, None),
+    ("200 Gb/s HDR InfiniBand x 8", 8, 200), ("InfiniBand HDR 200 Gb/s (8 per node)", 8, 200),
+    ("25 Gb Ethernet", None, 25), ("100Gb InfiniBand", None, 100), ("10 Gigabit Ethernet", None, 10),
+    ("100 Gbit Ethernet", None, 100), ("FDR InfiniBand", None, 56),
+])
+def test_a_rate_written_after_a_generation_is_its_rate_and_a_count_after_it_the_nics(network, count, gbps):
+    """"NDR400 x 8" was 400 NICs; "25 Gb Ethernet" lost its rate (only Gb/s, Gbps, GbE counted) and
+    kept the node's 8 x 200 Gb/s InfiniBand; a count after the rate was lost."""
     stated = table_text.stated_network(network)
     assert (stated.count, stated.gbps) == (count, gbps)
 
@@ -412,6 +418,100 @@ def test_a_tables_framework_text_sets_its_sync(framework, sync):
     assert dp_scaling._sync(row) == sync
 
 
+@pytest.mark.parametrize(("gpu", "per_node", "node", "system", "p2p"), [
+    ("GeForce RTX 2080 Ti", 2, "NVLink bridge", "rtx2080ti-2x-nvlink-bridge", True),  # the bridged pair is bundled
+    ("H100 PCIe", 2, "PCIe Gen5 x16 (no NVLink bridge)", "rtx2080ti-2x-pcie/h100-pcie", True),
+    ("GeForce RTX 4090", 8, "PCIe 4.0, P2P enabled", "rtx4090-8x-pcie-p2p", True),
+    ("GeForce RTX 4090", 8, "PCIe 4.0", "rtx4090-8x-pcie", False),
+])
+def test_the_link_text_picks_among_kin_nodes(gpu, per_node, node, system, p2p):
+    """The link text chose nothing when several bundled nodes held the GPU: two bridged RTX 2080 Tis
+    ran on the PCIe pair, and H100 PCIe cards "without an NVLink bridge" on the bridged pair."""
+    found = table_text.system_for(gpu, per_node, "n/a", node_text=node)
+    assert (found.name, found.p2p) == (system, p2p)
+
+
+@pytest.mark.parametrize(("gpu", "intra", "expected"), [
+    ("A100 80GB", "PCIe Gen4, no NVLink", "a100-pcie-80gb"), ("H100", "No NVLink (PCIe 5.0)", "h100-pcie"),
+    ("V100 32GB", "PCIe only (NVLink not used)", "v100-pcie-32gb"),
+])
+def test_a_negated_link_is_not_read_as_stated(gpu, intra, expected):
+    """"no NVLink" was read as NVLink: an SXM module in a DGX where the row says PCIe cards."""
+    assert table_text.gpu_in_node(gpu, intra, 8) == expected
+
+
+@pytest.mark.parametrize(("network", "fabric"), [("100 GbE (no InfiniBand)", "ethernet"),
+                                                 ("IB disabled, TCP over 100GbE", "ethernet"),
+                                                 ("Elastic Fabric Adapter 400 Gbps", "efa")])
+def test_a_negated_or_spelled_out_fabric_is_read_as_meant(network, fabric):
+    assert table_text.stated_network(network).fabric == fabric
+
+
+def test_a_negated_sharp_is_off_and_an_unsupported_fabric_refused():
+    system = table_text.system_for("A100-SXM4-80GB", 8, "8x 200 Gb/s HDR InfiniBand, SHARP disabled")
+    assert system.nic_link.name == "ib-hdr" and system.in_network_reduction == ""
+    for network in ("Omni-Path 100 Gb/s", "HPE Slingshot 11 (200 Gb/s)"):
+        with pytest.raises(SystemExit, match="inter_node_network: got .*; allowed: a fabric a bundled link"):
+            table_text.system_for("A100-SXM4-80GB", 8, network)
+
+
+@pytest.mark.parametrize(("gpu", "per_node"), [("B200", 4), ("GB200", 8)])
+def test_a_module_without_a_node_of_its_count_is_refused_not_put_in_a_pcie_box(gpu, per_node):
+    """B200 and GB200 name no form factor: they went into a PCIe box of that count as cards."""
+    with pytest.raises(SystemExit, match="gpus_per_node"):
+        table_text.system_for(gpu, per_node, "n/a")
+
+
+@pytest.mark.parametrize(("text", "gpu"), [("DGX H100", "h100-sxm"), ("DGX A100 80GB", "a100-sxm4-80gb")])
+def test_a_gpu_named_by_its_dgx_is_the_dgxs_module(text, gpu):
+    assert table_text.gpu_for(text) == gpu
+
+
+@pytest.mark.parametrize(("text", "preset"), [("BERT-large, 1M steps", "bert-large"),
+                                              ("GPT-3 1.3B (2B tokens)", "gpt3-1.3b")])
+def test_a_count_of_steps_or_tokens_is_not_read_as_the_models_size(text, preset):
+    assert table_text.model_for(text) == preset
+
+
+@pytest.mark.parametrize(("change", "field", "expected"), [
+    ({"metric": "images/s per node"}, "efficiency", 1480.0 * 2 / (760.0 * 16 / 8)),  # per node: x nodes
+    ({"scaling_efficiency_derived": "94.7"}, "efficiency", 0.947),  # a percentage without its sign
+    ({"scaling_efficiency_derived": "~97%"}, "efficiency", 0.97),
+    ({"total_gpus": "2x8"}, "gpus", 16), ({"grad_accum_steps": "n/a"}, "accumulation", 1),
+    ({"value": "~1,480*"}, "value", 1480.0), ({"value": "1.48k"}, "value", 1480.0),
+])
+def test_a_rows_fields_are_read_as_tables_write_them(tmp_path, change, field, expected):
+    table = tmp_path / "new.csv"
+    _write_table(table, "ResNet-50", [(8, 760.0), (16, 1480.0)])
+    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    for row in rows if "metric" in change else rows[1:]:
+        row.update(change)
+        if "metric" in change:
+            row["scaling_efficiency_derived"] = ""
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=HEADER)
+        writer.writeheader()
+        writer.writerows(rows)
+    unread: list[str] = []
+    read = dp_scaling.read_rows(table, text_rules=True, unread=unread)
+    assert not unread
+    assert getattr(next(row for row in read if row.row_id == "T0002"), field) == pytest.approx(expected)
+
+
+def test_a_global_batch_in_the_micro_batch_column_is_refused(tmp_path):
+    table = tmp_path / "new.csv"
+    _write_table(table, "ResNet-50", [(1, 100.0), (8, 760.0)])
+    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    rows[1]["per_gpu_microbatch"] = "2048 (global)"
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=HEADER)
+        writer.writeheader()
+        writer.writerows(rows)
+    unread: list[str] = []
+    dp_scaling.read_rows(table, text_rules=True, unread=unread)
+    assert unread and unread[0].startswith("T0002: per_gpu_microbatch: got '2048 (global)'")
+
+
 @pytest.mark.parametrize(("field", "text", "number"), [
     ("seq_len_or_input", "1,024", 1024), ("global_batch", "65,536 (computed)", 65536), ("per_gpu_microbatch", "32", 32),
     ("value", "17,815.5", 17815.5), ("value", "1.2e3", 1200.0), ("value", "9119", 9119.0),
@@ -454,8 +554,8 @@ def test_a_precision_text_is_read_by_its_first_word(text, kind):
     ({"per_gpu_microbatch": ""}, "error: T0002: per_gpu_microbatch: got ''; allowed: a text starting with an integer"),
     ({"nodes": "two"}, "error: T0002: nodes: got 'two'"),
     ({"nodes": "2", "total_gpus": "12"}, "error: T0002: total_gpus: got 12; allowed: nodes x gpus_per_node (2 x 8)"),
-    ({"precision": "as shipped"}, "error: T0002: precision: got 'as shipped'; allowed: a text starting with one of "),
-    ({"metric": "throughput"}, "error: T0002: metric: got 'throughput'; allowed: a text starting with one of "),
+    ({"precision": "as shipped"}, "error: T0002: precision: got 'as shipped'; allowed: a text naming one of "),
+    ({"metric": "throughput"}, "error: T0002: metric: got 'throughput'; allowed: a text naming one of "),
     ({"metric": "tokens/s"}, "error: T0002: metric: got 'tokens/s'; allowed: samples (images, sequences …) for a"),
     ({"inter_node_network": "8x 200 Gb/s RoCE"}, None),  # SHARP leaves with InfiniBand: predicted, no traceback
     ({"framework_comm": "Horovod, one allreduce of the accumulated gradients, WITHOUT no_sync"}, None),
