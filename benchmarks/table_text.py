@@ -30,17 +30,22 @@ text and what is allowed.
   model's, within 15 %.
 * **node**: a bundled cloud instance the row's GPU, link or network text names ("p4d.24xlarge",
   "ND H100 v5", "BM.GPU4.8"), whole, with its own NICs (its network is the instance's); else
-  a bundled system with that many GPUs per node of the same GPU family and form factor,
-  NVIDIA's reference node (a DGX) first, then one of exactly that GPU; the row's GPU swapped in.
+  a bundled system with that many GPUs per node of the same GPU family and form factor, the one
+  the row's link text agrees with first (an NVLink bridge, P2P on or off), then NVIDIA's reference
+  node (a DGX), then one of exactly that GPU; the row's GPU swapped in.
   A PCIe card no such node holds (T4, A10, A100 PCIe) goes into a bundled PCIe node of that count,
   with its own PCIe generation between the GPUs, or, where none holds that count (three cards),
-  runs on that many GPUs of the smallest one that holds more; an SXM or OAM module without a node
-  of its count is refused.
+  runs on that many GPUs of the smallest one that holds more; an SXM or OAM module (by its name,
+  or a GPU only bundled boards hold: B200, GB200) without a node of its count is refused.
 * **network**: the NICs a text states (:func:`stated_network`: "8x 200 Gb/s HDR InfiniBand",
   "25GbE", "4x EDR", "400 Gbps EFA"), and their kind: InfiniBand, RoCE and EFA by their rate's
   bundled link, plain Ethernet (no RDMA) by its ``eth-<rate>g`` link (kernel TCP), NCCL told off
-  InfiniBand (``NCCL_IB_DISABLE=1``) by the ``tcp-sockets`` link; SHARP leaves with InfiniBand.
-  A row that states neither a rate nor a fabric keeps its node's network.
+  InfiniBand (``NCCL_IB_DISABLE=1``) by the ``tcp-sockets`` link; SHARP leaves with InfiniBand
+  (or where the text says "SHARP disabled"). A rate may be written "25 Gb", "100 Gbit", "10
+  Gigabit"; a NIC count before the rate ("8x") or after it ("x 8", "(8 per node)"). What a text
+  negates ("no InfiniBand", "IB disabled") is not read as stated, in link texts too ("PCIe, no
+  NVLink"). A fabric no bundled link stands for (Omni-Path, Slingshot) is refused. A row that
+  states neither a rate nor a fabric keeps its node's network.
 """
 
 from __future__ import annotations
