@@ -218,7 +218,7 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     accumulation = 1 if no_accumulation else _int_field(r, "grad_accum_steps")
     if "at 8 GPUs" in r["grad_accum_steps"] and not text_rules:  # SOURCES.md: S7's "(1 at 8 GPUs)"
         accumulation = 1
-    if re.search(r"\bglobal\b", r["per_gpu_microbatch"] or "", re.IGNORECASE):
+    if re.search(r"\bglobal\b(?!\s*[:=]?\s*\d)", r["per_gpu_microbatch"] or "", re.IGNORECASE):  # "2048 (global)"
         raise ValueError(f"per_gpu_microbatch: got {r['per_gpu_microbatch']!r}; allowed: the micro-batch of one GPU "
                          "(this one says global)")
     precision_kind(r["precision"])  # an unreadable precision stops here, naming the row
@@ -300,7 +300,11 @@ def _whole_job(metric: str, value: float, gpus: int, gpus_per_node: int) -> floa
 
 # A number as tables print one, with or without thousands separators ("1,024", "17,815.5"), and
 # with the marks tables put around it: "~" or "≈" before (approximate), "*" or "†" after (a footnote).
-NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|\d+(?:\.\d+)?(?:e[-+]?\d+)?|\.\d+"
+# In a count a separator follows one digit ("1,024", "4,096"), or two where the whole is a multiple of
+# 1,024 as sequences and batches are ("32,768"); otherwise the comma lists two ("128,512", "64,128":
+# phase-1 and phase-2 values), read as the first.
+COUNT_NUMBER = r"\d{1,2}(?:,\d{3})+(?![\d,])|\d+"
 APPROXIMATE = r"[~≈]?\s*"
 # A "k" after a count: a sequence or batch in tokens or samples counts in powers of two ("4K" context
 # is 4,096); a throughput in thousands ("12.5k images/s").
@@ -310,10 +314,13 @@ K_COUNT, K_THROUGHPUT = 1024, 1000
 def _int_field(r: dict, name: str) -> int:
     """The integer a field starts with ("1,024" is 1024, not 1; "4K" 4,096; "1x8", nodes by GPUs, 8)."""
     text = r[name] or ""
-    found = re.match(rf"\s*{APPROXIMATE}({NUMBER})(\s*k\b)?(\s*[x×]\s*(\d+)\b)?", text, re.IGNORECASE)
-    if not found or not found.group(1).replace(",", "").isdigit():
+    found = re.match(rf"\s*{APPROXIMATE}({COUNT_NUMBER})(?![.\d])(\s*k\b)?(\s*[x×]\s*(\d+)\b)?", text, re.IGNORECASE)
+    if not found:
         raise ValueError(f"{name}: got {text!r}; allowed: a text starting with an integer")
-    number = int(found.group(1).replace(",", "")) * (K_COUNT if found.group(2) else 1)
+    digits = found.group(1)
+    if "," in digits and len(digits.split(",")[0]) == 2 and int(digits.replace(",", "")) % 1024:
+        digits = digits.split(",")[0]  # a list, not a number
+    number = int(digits.replace(",", "")) * (K_COUNT if found.group(2) else 1)
     if found.group(3):  # "1x8": a product, as counts of GPUs are written (nodes x GPUs per node)
         if name != "total_gpus":
             raise ValueError(f"{name}: got {text!r}; allowed: one integer (a product is total_gpus' alone)")

@@ -76,12 +76,13 @@ NCCL_SOCKETS = "NCCL_IB_DISABLE=1"
 SOCKETS_LINK = "tcp-sockets"
 # A line rate as sources write it: "200 Gb/s", "100 Gb/sec", "400 Gbps", "25GbE", "100G", "12.5 Gbit/s",
 # "3.2 Tb/s"; and a NIC count before it: "8x", "8 x", "8×" (none stated: one NIC).
-RATE = re.compile(r"(\d+(?:\.\d+)?)\s*-?\s*(tb/s|tbps|tbit/s|gb/s(?:ec)?|gbps|gbit/s|gbits?|gigabits?|gbe|gb|g)(?![a-z])",
-                  re.IGNORECASE)
+RATE = re.compile(r"(\d+(?:\.\d+)?)\s*-?\s*(tb/s|tbps|tbit/s|gb/s(?:ec)?|gbps|gbit/s|gbits?|gigabits?|gbe|(?-i:[Gg]b)|g)"
+                  r"(?![a-z])", re.IGNORECASE)  # a bare "Gb" is bits; "GB" is bytes, a memory size ("A100 80GB")
 COUNT = re.compile(r"(?<![a-z\d.])(\d+)\s*[x×](?![a-z0-9])", re.IGNORECASE)  # not a rate's digits ("NDR400 x 8")
 # A NIC count written after the rate: "x 8", "(8 per node)", "8 NICs", "8 ports", "8 adapters".
-COUNT_AFTER = re.compile(r"(?<![a-z\d])[x×]\s*(\d+)\b|\b(\d+)\s*(?:per\s+node|nics?|ports?|adapters?|hcas?)\b",
-                         re.IGNORECASE)
+COUNT_AFTER = re.compile(r"^\s*(?:[a-z][\w-]*\s+){0,3}?[x×]\s+(\d+)\b"  # right after the rate: "HDR InfiniBand x 8"
+                         r"|\(\s*(\d+)\s*(?:(?:nics?|hcas?|adapters?)\s+)?per\s+node\s*\)"  # "(8 per node)"
+                         r"|\b(\d+)\s+(?:nics?|hcas?|adapters?)\b", re.IGNORECASE)  # "8 NICs"
 # The bundled link of each fabric by line rate (Gb/s, per NIC); links.toml.
 FABRIC_LINKS = {"infiniband": {100: "ib-edr", 200: "ib-hdr", 400: "ib-ndr", 800: "ib-xdr"},
                 "roce": {100: "roce-100", 200: "roce-200", 400: "roce-400"},
@@ -93,7 +94,7 @@ FABRIC_WORDS = (("roce", re.compile(r"\broce(v2)?\b", re.IGNORECASE)),
                 ("ethernet", re.compile(r"\b(ethernet|tcp|\d+\s*gbe)\b|\dgbe\b", re.IGNORECASE)))
 IB_GENERATION_GBPS = {"fdr": 56, "edr": 100, "hdr": 200, "ndr": 400, "xdr": 800}
 # Fabrics no bundled link stands for: a row naming one is refused, not run on InfiniBand with SHARP.
-UNSUPPORTED_FABRICS = re.compile(r"\b(omni-?path|opa|slingshot|tofu|aries|myrinet|nvlink\s+switch\s+system)\b",
+UNSUPPORTED_FABRICS = re.compile(r"\b(omni-?path|slingshot|tofu|myrinet|nvlink\s+switch\s+system)\b",
                                  re.IGNORECASE)
 # Words after a GPU's name that make it another part ("RTX 3090 Ti", "H100 NVL", "RTX 4090 D").
 QUALIFIERS = frozenset({"ti", "super", "d", "nvl", "max", "mobile", "laptop"})
@@ -288,7 +289,8 @@ def _node_form(intra_node: str) -> str | None:
     def says(prefixes) -> bool:
         return any(word.startswith(prefixes) for word in text_words)
 
-    if says("bridge"):
+    if says("bridge") or re.search(r"nvlink[\w\s-]{0,12}bridge", intra_node, re.IGNORECASE):
+        # an NVLink bridge, even one the text says is off, is a card's
         return None if says(BOARD_WORDS) else "pcie"
     if says(MODULE_WORDS):
         return "sxm"
@@ -344,14 +346,12 @@ def _family_and_form(gpu) -> tuple[str | None, str | None]:
 def _disagrees(system, node_text: str) -> bool:
     """Whether a node's link text says otherwise of ``system``: an NVLink bridge it lacks (or has
     where the text says PCIe alone), or peer-to-peer the text says is on or off."""
-    text = affirmed(node_text).lower()
-    bridge = "bridge" in text
-    pcie_alone = "pcie" in text and not bridge and "nvlink" not in text
-    p2p_on = re.search(r"\bp2p\b(?!\s*(?:off|disabled))", text) and "p2p" in text
-    p2p_named_off = re.search(r"\bp2p\s*(?:off|disabled)|\b(?:no|without)\s+p2p\b", node_text, re.IGNORECASE)
-    return bool((bridge and system.intra_fabric != "nvlink-bridge")
-                or (pcie_alone and system.intra_fabric == "nvlink-bridge")
-                or (p2p_named_off and system.p2p) or (p2p_on and not p2p_named_off and not system.p2p))
+    said, kept = node_text.lower(), affirmed(node_text).lower()
+    bridge = re.compile(r"nvlink[\w\s-]{0,12}bridge|bridged")  # an NVLink bridge, not a PCIe or host bridge
+    bridge_on, bridge_off = bool(bridge.search(kept)), bool(bridge.search(said)) and not bridge.search(kept)
+    p2p = _p2p_stated(node_text)
+    return ((bridge_on and system.intra_fabric != "nvlink-bridge") or (bridge_off and system.intra_fabric == "nvlink-bridge")
+            or (p2p is not None and p2p != system.p2p))
 
 
 def _is_module(gpu) -> bool:
@@ -361,7 +361,7 @@ def _is_module(gpu) -> bool:
     if form is not None:
         return form != "pcie"
     holders = [system for system in _systems() if system.gpu.name == gpu.name]
-    return bool(holders) and all(system.intra_fabric != "pcie" for system in holders)
+    return bool(holders) and all(system.intra_fabric not in ("pcie", "nvlink-bridge") for system in holders)
 
 
 def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = "", node_text: str = ""):
@@ -394,11 +394,12 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = "", node_te
         # one that holds more (each card keeps its own x16 link; the comm model takes k of a
         # node's GPUs as it does for any job smaller than its node).
         consumer = "geforce" in gpu.description.lower()
-        chosen = min(pcie, key=lambda system: (_disagrees(dataclasses.replace(system, p2p=not consumer), node_text),
+        p2p = not consumer and _p2p_stated(node_text) is not False  # the driver's rule, unless the text says off
+        chosen = min(pcie, key=lambda system: (_disagrees(dataclasses.replace(system, p2p=p2p), node_text),
                                                system.p2p == consumer))
         link = hardware.load_link(f"pcie{min(max(gpu.pcie_gen, 3), 5)}")
         return dataclasses.replace(chosen, name=f"{chosen.name}/{gpu.name}", gpu=gpu, intra_link=link,
-                                   intra_bandwidth_Bps=link.bandwidth_Bps, p2p=not consumer)
+                                   intra_bandwidth_Bps=link.bandwidth_Bps, p2p=p2p)
     raise unreadable("gpus_per_node", str(gpus_per_node),
                      f"a count for which a bundled system holds {gpu.name} or its kin "
                      f"({', '.join(f'{s.name}: {s.gpu.name} x{s.gpus_per_node}' for s in _systems())})", row_id)
@@ -470,14 +471,30 @@ class StatedNetwork:
 
 
 # A mention a text takes back: "no NVLink", "without InfiniBand", "EFA disabled", "NVLink not used".
-NEGATED = re.compile(r"\b(?:no|without|non|not)[\s-]+[a-z][\w-]*(?:\s+(?:bridges?|switch(?:es)?|links?|p2p))?"
-                     r"|\b[a-z][\w-]*\s+(?:disabled|off|not\s+used|unused)\b", re.IGNORECASE)
+NEGATED_BEFORE = re.compile(r"\b(?:no|without|non|not)[\s-]+[a-z][\w-]*(?:\s+(?:bridges?|switch(?:es)?|links?|p2p))?",
+                            re.IGNORECASE)
+# A clause that takes its subject back after naming it: "IB disabled", "P2P: not supported", "SHARP
+# off" (not "off-node"), "P2P=0"; the whole clause goes, its rate too ("100 Gbps EFA disabled").
+NEGATED_AFTER = re.compile(r"[\s:=]+(?:disabled|off|not\s+(?:used|supported|enabled|available)|unused|unsupported|"
+                           r"blocked|absent|unavailable|0)(?![\w.-])", re.IGNORECASE)
+CLAUSE = re.compile(r"[^,;()\[\]]+?(?=\s+(?:with|and|but|plus)\s+|[,;()\[\]]|$)", re.IGNORECASE)
 
 
 def affirmed(text: str) -> str:
     """``text`` without what it negates ("PCIe Gen4, no NVLink" says PCIe; "IB disabled, TCP over
-    100GbE" says TCP): a mention taken back is not read as stated."""
-    return NEGATED.sub(" ", text)
+    100GbE" says TCP; "InfiniBand HDR with GPUDirect RDMA disabled" still says InfiniBand): a
+    mention taken back is not read as stated."""
+    kept = CLAUSE.sub(lambda clause: " " if NEGATED_AFTER.search(clause.group(0)) else clause.group(0), text)
+    return NEGATED_BEFORE.sub(" ", kept)
+
+
+def _p2p_stated(node_text: str) -> bool | None:
+    """Whether a link text says peer-to-peer is on (True) or off (False: "no P2P", "P2P disabled",
+    "P2P not supported"), or says nothing of it (None)."""
+    p2p = re.compile(r"\bp2p\b|peer-to-peer", re.IGNORECASE)
+    if p2p.search(affirmed(node_text)):
+        return True
+    return False if p2p.search(node_text) else None
 
 
 def stated_network(inter_node: str) -> StatedNetwork:
@@ -488,15 +505,16 @@ def stated_network(inter_node: str) -> StatedNetwork:
     inter_node = affirmed(inter_node)
     fabric = next((name for name, pattern in FABRIC_WORDS if pattern.search(inter_node)), None)
     rate = RATE.search(inter_node)
-    gbps = None
+    gbps, named = None, None
     if rate:
         gbps = float(rate.group(1)) * (1000.0 if rate.group(2).lower().startswith("t") else 1.0)
     elif fabric == "infiniband":  # a generation names its rate; one written after it ("NDR400", "HDR100") is the port's
         named = re.search(rf"\b({'|'.join(IB_GENERATION_GBPS)})(\d{{2,4}})?\b", inter_node, re.IGNORECASE)
         if named:
             gbps = float(named.group(2)) if named.group(2) else IB_GENERATION_GBPS[named.group(1).lower()]
-    count = COUNT.search(inter_node[:rate.start()] if rate else inter_node)
-    after = COUNT_AFTER.search(inter_node[rate.end():] if rate else inter_node)  # "200 Gb/s HDR x 8", "(8 per node)"
+    stated_rate = rate or named  # the text that states the rate: a count before it, or one right after
+    count = COUNT.search(inter_node[:stated_rate.start()] if stated_rate else inter_node)
+    after = COUNT_AFTER.search(inter_node[stated_rate.end():] if stated_rate else inter_node)
     number = count.group(1) if count else next((group for group in after.groups() if group), None) if after else None
     return StatedNetwork(count=int(number) if number else None, gbps=gbps, fabric=fabric)
 

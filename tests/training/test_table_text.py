@@ -447,6 +447,47 @@ def test_a_negated_or_spelled_out_fabric_is_read_as_meant(network, fabric):
     assert table_text.stated_network(network).fabric == fabric
 
 
+@pytest.mark.parametrize(("network", "link", "count", "gbps", "sharp"), [
+    ("8x 200 Gb/s RoCE off-node", "roce-200", 8, 200, ""),  # "off-node" takes nothing back
+    ("8x HDR InfiniBand, SHARP off-loaded all-reduce", "ib-hdr", 8, 200, "sharp"),
+    ("2 nodes of 8x A100 80GB, 200 Gb/s HDR InfiniBand", "ib-hdr", 8, 200, "sharp"),  # "80GB" is memory, not a rate
+    ("A100 40 GB nodes; 4x 100 Gbps EFA", "efa", 4, 100, ""),
+    ("EDR InfiniBand 100 Gb/s, PCIe Gen3 x16", "ib-edr", 1, 100, ""),  # x16 is PCIe lanes, not 16 NICs
+    ("HDR InfiniBand, 2 nodes x 8 GPUs", "ib-hdr", 1, 200, "sharp"), ("InfiniBand EDR, 36 ports switch", "ib-edr", 1, 100, ""),
+    ("100 Gbps EFA disabled, 25 Gbps TCP", "eth-25g", 1, 25, ""),  # the clause taken back, its rate too
+    ("8x 200 Gb/s HDR, SHARP: off", "ib-hdr", 8, 200, ""),
+    ("8x 200 Gb/s HDR InfiniBand with GPUDirect RDMA disabled", "ib-hdr", 8, 200, "sharp"),  # the fabric stays
+])
+def test_network_texts_that_resemble_a_rate_count_or_negation_are_read_as_meant(network, link, count, gbps, sharp):
+    """Review of the reading rules: each of these was misread by a first version of them."""
+    system = table_text.system_for("A100-SXM4-80GB", 8, network)
+    assert (system.nic_link.name, system.nics_per_node, system.nic_bandwidth_Bps, system.in_network_reduction) == \
+        (link, count, gbps * 1e9 / 8, sharp)
+
+
+@pytest.mark.parametrize(("gpu", "per_node", "node", "system"), [
+    ("GeForce RTX 4090", 8, "PCIe 4.0 x16 (no NVLink; P2P not supported)", "rtx4090-8x-pcie"),
+    ("GeForce RTX 4090", 8, "P2P: disabled", "rtx4090-8x-pcie"), ("GeForce RTX 4090", 8, "P2P=0", "rtx4090-8x-pcie"),
+    ("GeForce RTX 2080 Ti", 2, "PCIe 3.0 x16 via PLX bridge", "rtx2080ti-2x-pcie"),  # not an NVLink bridge
+    ("H100 PCIe", 2, "PCIe Gen5", "h100-pcie-2x-nvlink-bridge"),  # PCIe alone does not say there is no bridge
+])
+def test_link_texts_that_only_resemble_a_bridge_or_p2p_are_read_as_meant(gpu, per_node, node, system):
+    assert table_text.system_for(gpu, per_node, "n/a", node_text=node).name == system
+
+
+def test_a_card_keeps_p2p_off_where_its_link_text_says_so():
+    """A card put into a PCIe node of its count takes its driver's P2P rule unless the row says
+    otherwise: "PCIe, no P2P" on four L40S cards ran with P2P."""
+    assert table_text.system_for("L40S", 4, "n/a", node_text="PCIe, no P2P").p2p is False
+    assert table_text.system_for("L40S", 4, "n/a", node_text="PCIe").p2p is True
+
+
+def test_a_comma_list_in_a_count_is_read_as_its_first_value_and_a_leading_dot_as_a_fraction():
+    assert [dp_scaling._int_field({"f": text}, "f") for text in ("128,512", "64,128", "32,768", "1,024")] == \
+        [128, 64, 32768, 1024]
+    assert dp_scaling._efficiency(".95", "images/s", 1.0, 2, 1.0, 1, 8) == pytest.approx(0.95)
+
+
 def test_a_negated_sharp_is_off_and_an_unsupported_fabric_refused():
     system = table_text.system_for("A100-SXM4-80GB", 8, "8x 200 Gb/s HDR InfiniBand, SHARP disabled")
     assert system.nic_link.name == "ib-hdr" and system.in_network_reduction == ""
