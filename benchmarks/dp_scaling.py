@@ -229,9 +229,8 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     if not (nodes == 1 and gpus <= gpus_per_node or gpus == nodes * gpus_per_node):
         raise ValueError(f"total_gpus: got {gpus}; allowed: nodes x gpus_per_node ({nodes} x {gpus_per_node}), "
                          "or up to gpus_per_node on one node")
-    gpu_type = table_text.gpu_in_node(GPU_READ_AS.get(r["gpu_type"], r["gpu_type"]), r.get("intra_node_link") or "",
-                                      gpus_per_node, row_id)
     intra_node = r.get("intra_node_link") or ""
+    gpu_type = table_text.gpu_in_node(GPU_READ_AS.get(r["gpu_type"], r["gpu_type"]), intra_node, gpus_per_node, row_id)
     table_text.system_for(gpu_type, gpus_per_node, r["inter_node_network"], NCCL_SOCKETS in r["framework_comm"],
                           row_id, intra_node)  # an unreadable GPU, node or network stops here, naming the row
     value, baseline_gpus, baseline_value = (_number_field(r, "value"), _int_field(r, "baseline_gpus"),
@@ -280,7 +279,7 @@ def _efficiency(stated: str, metric: str, value: float, gpus: int, baseline_valu
     (throughput at the baseline × N / baseline GPUs), a per-GPU metric already divided by N."""
     stated = stated.strip()
     if stated:
-        number = _number_field({"scaling_efficiency_derived": stated.removesuffix("%")}, "scaling_efficiency_derived")
+        number = _number(stated.removesuffix("%"), "scaling_efficiency_derived")
         # a percentage with its sign, or without it where no fraction could be meant ("94.7")
         return number / 100 if stated.endswith("%") or number > PERCENT_WITHOUT_SIGN else number
     whole, baseline_whole = (_whole_job(metric, number, count, gpus_per_node)
@@ -329,9 +328,13 @@ def _int_field(r: dict, name: str) -> int:
 
 
 def _number_field(r: dict, name: str) -> float:
-    """The number a field holds: thousands separators, "~", a footnote mark, and "k" for thousands
-    allowed ("17,815.5", "~14400", "14400*", "12.5k")."""
-    text = r[name] or ""
+    """The number field ``name`` of row ``r`` holds (:func:`_number`)."""
+    return _number(r[name] or "", name)
+
+
+def _number(text: str, name: str) -> float:
+    """The number ``text`` (field ``name``) holds: thousands separators, "~", a footnote mark, and
+    "k" for thousands allowed ("17,815.5", "~14400", "14400*", "12.5k")."""
     found = re.fullmatch(rf"\s*{APPROXIMATE}([-+]?)({NUMBER})\s*(k)?\s*[*†‡]*\s*", text, re.IGNORECASE)
     if not found:
         raise ValueError(f"{name}: got {text!r}; allowed: a number (thousands separators allowed)")
@@ -363,17 +366,23 @@ PRECISION_WORDS = {"mixed": "mixed", "amp": "mixed", "fp16": "fp16", "float16": 
                    "single": "fp32"}
 
 
+def _first_named(text: str, table: dict[str, str], field: str) -> str:
+    """The entry of ``table`` that the first word of ``text`` found in it names; a ValueError naming
+    ``field``, the text and the words allowed where none is."""
+    found = next((table[word] for word in table_text.words(text) if word in table), None)
+    if found is None:
+        raise ValueError(f"{field}: got {text!r}; allowed: a text naming one of {', '.join(table)}")
+    return found
+
+
 def precision_kind(text: str) -> str:
     """``mixed``, ``fp16``, ``bf16``, ``tf32`` or ``fp32``: what the first word of a precision text
     that names one names ("AMP (FP16)", "Automatic Mixed Precision" are mixed, "float32" FP32;
     mixed precision in bf16, "AMP (BF16)", is bf16); a ValueError naming the field otherwise, so a
     row whose precision cannot be read is left out rather than run in FP32."""
-    text_words = table_text.words(text)
     # the first word that names one ("Automatic Mixed Precision", "apex AMP O2", "XLA + AMP")
-    kind = next((PRECISION_WORDS[word] for word in text_words if word in PRECISION_WORDS), None)
-    if kind is None:
-        raise ValueError(f"precision: got {text!r}; allowed: a text naming one of {', '.join(PRECISION_WORDS)}")
-    if kind == "mixed" and ({"bf16", "bfloat16"} & set(text_words)):  # "AMP (BF16)": mixed precision in bf16
+    kind = _first_named(text, PRECISION_WORDS, "precision")
+    if kind == "mixed" and ({"bf16", "bfloat16"} & set(table_text.words(text))):  # "AMP (BF16)": mixed in bf16
         return "bf16"
     return kind
 
@@ -499,21 +508,19 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
     return result.samples_per_s, result
 
 
-# A metric's first word: a count of samples (images, sequences, sentences …) or of tokens (a
-# sample is seq_len of them). A metric none of these starts is refused: read as samples, a
-# tokens/s figure would have been taken as seq_len times the speed it states.
+# A metric's words: a count of samples (images, sequences, sentences …) or of tokens (a sample is
+# seq_len of them). A metric naming none of these is refused: read as samples, a tokens/s figure
+# would have been taken as seq_len times the speed it states.
 METRIC_WORDS = {**dict.fromkeys(("images", "image", "img", "imgs", "samples", "sample", "sequences", "sequence",
                                  "seq", "seqs", "sentences", "sentence", "examples", "example"), "samples"),
                 **dict.fromkeys(("tokens", "token", "tok", "toks", "words", "word"), "tokens")}
 
 
 def metric_unit(text: str) -> str:
-    """``samples`` or ``tokens``: what a metric text's first word counts ("Tokens/s", "img/sec",
-    "sequences per second"); a ValueError naming the field otherwise."""
-    unit = next((METRIC_WORDS[word] for word in table_text.words(text) if word in METRIC_WORDS), None)
-    if unit is None:  # the first word that counts something ("Throughput (images/sec)")
-        raise ValueError(f"metric: got {text!r}; allowed: a text naming one of {', '.join(METRIC_WORDS)}")
-    return unit
+    """``samples`` or ``tokens``: what the first word of a metric text that counts something
+    counts ("Tokens/s", "img/sec", "Throughput (images/sec)"); a ValueError naming the field
+    otherwise."""
+    return _first_named(text, METRIC_WORDS, "metric")
 
 
 def published_samples_per_s(row: Row, value: float) -> float:

@@ -179,6 +179,12 @@ def _systems() -> tuple:
     return tuple(hardware.list_profiles("system"))
 
 
+@functools.cache
+def _families() -> frozenset:
+    """The bundled GPUs' families (:func:`_family`)."""
+    return frozenset(_family(words(gpu.name)) for gpu in _gpus())
+
+
 def _form(name_words: list[str]) -> str | None:
     return next((form for word in name_words for form in FORM_FACTORS if word.startswith(form)), None)
 
@@ -212,7 +218,7 @@ def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: in
         # "RTX 3090 Ti (…)" say which part they are).
         inner = re.fullmatch(r"(.*?)\(([^()]*)\)\s*", text)
         outer = inner and _gpu_words(inner.group(1))
-        families = {_family(words(gpu.name)) for gpu in _gpus()}
+        families = _families()
         outer_family = _family(outer) if inner and _family(outer) in families else None  # "p4d.24xlarge": none
         if (inner is None or _family(_gpu_words(inner.group(2))) not in families
                 or (outer_family is not None and (outer_family != _family(_gpu_words(inner.group(2)))
@@ -289,7 +295,7 @@ def _node_form(intra_node: str) -> str | None:
     def says(prefixes) -> bool:
         return any(word.startswith(prefixes) for word in text_words)
 
-    if says("bridge") or re.search(r"nvlink[\w\s-]{0,12}bridge", intra_node, re.IGNORECASE):
+    if says("bridge") or _stated(NVLINK_BRIDGE, intra_node) is not None:
         # an NVLink bridge, even one the text says is off, is a card's
         return None if says(BOARD_WORDS) else "pcie"
     if says(MODULE_WORDS):
@@ -343,14 +349,24 @@ def _family_and_form(gpu) -> tuple[str | None, str | None]:
     return _family(name_words), _form(name_words)
 
 
+# What a link text may say of a node: an NVLink bridge (not a PLX or host bridge), peer-to-peer.
+NVLINK_BRIDGE = re.compile(r"nvlink[\w\s-]{0,12}bridge|bridged", re.IGNORECASE)
+P2P = re.compile(r"\bp2p\b|peer-to-peer", re.IGNORECASE)
+
+
+def _stated(pattern: re.Pattern, text: str) -> bool | None:
+    """Whether ``text`` says the thing ``pattern`` names is there (True), says it is not ("no P2P",
+    "P2P not supported", "no NVLink bridge": False), or says nothing of it (None)."""
+    if pattern.search(affirmed(text)):
+        return True
+    return False if pattern.search(text) else None
+
+
 def _disagrees(system, node_text: str) -> bool:
-    """Whether a node's link text says otherwise of ``system``: an NVLink bridge it lacks (or has
-    where the text says PCIe alone), or peer-to-peer the text says is on or off."""
-    said, kept = node_text.lower(), affirmed(node_text).lower()
-    bridge = re.compile(r"nvlink[\w\s-]{0,12}bridge|bridged")  # an NVLink bridge, not a PCIe or host bridge
-    bridge_on, bridge_off = bool(bridge.search(kept)), bool(bridge.search(said)) and not bridge.search(kept)
-    p2p = _p2p_stated(node_text)
-    return ((bridge_on and system.intra_fabric != "nvlink-bridge") or (bridge_off and system.intra_fabric == "nvlink-bridge")
+    """Whether a node's link text says otherwise of ``system``: an NVLink bridge it lacks, or has
+    where the text says there is none; peer-to-peer the text says is on or off."""
+    bridge, p2p = _stated(NVLINK_BRIDGE, node_text), _stated(P2P, node_text)
+    return ((bridge is not None and bridge != (system.intra_fabric == "nvlink-bridge"))
             or (p2p is not None and p2p != system.p2p))
 
 
@@ -394,7 +410,7 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = "", node_te
         # one that holds more (each card keeps its own x16 link; the comm model takes k of a
         # node's GPUs as it does for any job smaller than its node).
         consumer = "geforce" in gpu.description.lower()
-        p2p = not consumer and _p2p_stated(node_text) is not False  # the driver's rule, unless the text says off
+        p2p = not consumer and _stated(P2P, node_text) is not False  # the driver's rule, unless the text says off
         chosen = min(pcie, key=lambda system: (_disagrees(dataclasses.replace(system, p2p=p2p), node_text),
                                                system.p2p == consumer))
         link = hardware.load_link(f"pcie{min(max(gpu.pcie_gen, 3), 5)}")
@@ -419,8 +435,9 @@ def _instances_named(text: str) -> list:
     text_words = _name_words(text)
     found = []
     for system in _systems():
-        name = [word for word in _name_words(system.name) if word not in PROVIDER_WORDS]
-        if PROVIDER_WORDS & set(_name_words(system.name)) and name and _instance_named(name, text, text_words):
+        system_words = _name_words(system.name)
+        name = [word for word in system_words if word not in PROVIDER_WORDS]
+        if PROVIDER_WORDS & set(system_words) and name and _instance_named(name, text, text_words):
             found.append(system)
     return found
 
@@ -486,15 +503,6 @@ def affirmed(text: str) -> str:
     mention taken back is not read as stated."""
     kept = CLAUSE.sub(lambda clause: " " if NEGATED_AFTER.search(clause.group(0)) else clause.group(0), text)
     return NEGATED_BEFORE.sub(" ", kept)
-
-
-def _p2p_stated(node_text: str) -> bool | None:
-    """Whether a link text says peer-to-peer is on (True) or off (False: "no P2P", "P2P disabled",
-    "P2P not supported"), or says nothing of it (None)."""
-    p2p = re.compile(r"\bp2p\b|peer-to-peer", re.IGNORECASE)
-    if p2p.search(affirmed(node_text)):
-        return True
-    return False if p2p.search(node_text) else None
 
 
 def stated_network(inter_node: str) -> StatedNetwork:

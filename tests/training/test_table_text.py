@@ -140,17 +140,16 @@ def test_a_pcie_card_has_peer_to_peer_unless_it_is_a_geforce_card(gpu, p2p, per_
     assert table_text.base_system_for(gpu, per_node).p2p is p2p
 
 
-@pytest.mark.parametrize(("gpu", "count", "template"), [
-    ("rtx-3090", 3, "l40s-4x-pcie"), ("rtx-a6000", 3, "l40s-4x-pcie"), ("t4", 5, "rtx4090-8x-pcie-p2p"),
+@pytest.mark.parametrize(("gpu", "count", "template", "held"), [
+    ("rtx-3090", 3, "l40s-4x-pcie", 4), ("rtx-a6000", 3, "l40s-4x-pcie", 4), ("t4", 5, "rtx4090-8x-pcie-p2p", 8),
 ])
-def test_cards_no_pcie_node_holds_that_many_of_run_on_the_smallest_larger_one(gpu, count, template):
+def test_cards_no_pcie_node_holds_that_many_of_run_on_the_smallest_larger_one(gpu, count, template, held):
     """Three cards in one machine (Lambda's "3x RTX 3090" rows): no bundled PCIe node holds three,
     so the job runs on three GPUs of the smallest one that holds more, its cards with their own
     links and P2P rule; the harness and the CLI then run ``count`` of its GPUs."""
     node = table_text.base_system_for(gpu, count)
     assert node.name == f"{template}/{gpu}" and node.gpu.name == gpu
-    assert node.gpus_per_node == min(s.gpus_per_node for s in hardware.list_profiles("system")
-                                     if s.intra_fabric == "pcie" and s.gpus_per_node > count)
+    assert node.gpus_per_node == held  # the smallest bundled PCIe node holding more than `count`
 
 
 def test_three_cards_are_predicted_between_two_and_four():
