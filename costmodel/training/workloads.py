@@ -640,7 +640,7 @@ def load_model(name_or_params: str | int | float) -> Workload:
     """A preset by name or alias (case-insensitive) or a decoder transformer by parameter count."""
     key = str(name_or_params).strip().lower()
     models = _data()["models"]
-    key = model_aliases().get(key, key)
+    key = _data().get("aliases", {}).get(key, key)  # an alias is its preset (no copy: load_model runs often)
     if key in models:
         return Workload(name=key, **models[key], **preset_relative_mfu(key))
     if key.endswith(".toml"):
