@@ -516,16 +516,51 @@ METRIC_WORDS = {**dict.fromkeys(("images", "image", "img", "imgs", "samples", "s
                 **dict.fromkeys(("tokens", "token", "tok", "toks", "words", "word"), "tokens")}
 
 
+# A metric in thousands or millions of its unit: the prefix written onto the unit ("kTokens/s",
+# "Mtok/s", "kimg/s") or as the word before it ("k tokens/s", "thousand images/s"). Read as units, a
+# kTokens/s figure would have put the baseline speed (and --rate's MFU) off by 1,000.
+METRIC_PREFIXES = {"k": 1e3, "thousand": 1e3, "thousands": 1e3, "m": 1e6, "million": 1e6, "millions": 1e6}
+
+
+def _metric_words(text: str) -> list[tuple[str, float]]:
+    """The metric's words as (word, scale): a unit with its prefix written onto it is the unit at
+    the prefix's scale, one after a prefix word is at that word's scale; every other word at 1."""
+    out, before = [], None
+    for word in table_text.words(text):
+        prefix = next((p for p in ("k", "m") if word.startswith(p) and word[len(p):] in METRIC_WORDS), None)
+        if prefix and word not in METRIC_WORDS:
+            out.append((word[len(prefix):], METRIC_PREFIXES[prefix]))
+        else:
+            out.append((word, METRIC_PREFIXES.get(before, 1.0) if word in METRIC_WORDS else 1.0))
+        before = word
+    return out
+
+
+def _metric(text: str) -> tuple[str, float]:
+    """(``samples`` or ``tokens``, scale) of the first word of a metric text that counts something;
+    a ValueError naming the field otherwise."""
+    found = next(((METRIC_WORDS[word], scale) for word, scale in _metric_words(text) if word in METRIC_WORDS), None)
+    if found is None:
+        raise ValueError(f"metric: got {text!r}; allowed: a text naming one of {', '.join(METRIC_WORDS)}")
+    return found
+
+
 def metric_unit(text: str) -> str:
     """``samples`` or ``tokens``: what the first word of a metric text that counts something
-    counts ("Tokens/s", "img/sec", "Throughput (images/sec)"); a ValueError naming the field
-    otherwise."""
-    return _first_named(text, METRIC_WORDS, "metric")
+    counts ("Tokens/s", "img/sec", "Throughput (images/sec)", "kTokens/s"); a ValueError naming
+    the field otherwise."""
+    return _metric(text)[0]
+
+
+def metric_scale(text: str) -> float:
+    """How many of its unit one of a metric's figures counts: 1,000 for "kTokens/s" or "thousand
+    images/s", 1e6 for "Mtok/s", else 1."""
+    return _metric(text)[1]
 
 
 def published_samples_per_s(row: Row, value: float) -> float:
     """The whole job's samples/s that ``value`` (in the row's metric) states."""
-    whole = _whole_job(row.metric, value, row.gpus, row.gpus_per_node)
+    whole = _whole_job(row.metric, value, row.gpus, row.gpus_per_node) * metric_scale(row.metric)
     return whole / row.seq_len if metric_unit(row.metric) == "tokens" else whole
 
 

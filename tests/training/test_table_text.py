@@ -579,6 +579,24 @@ def test_a_metric_is_read_by_its_first_word(text, unit):
     assert dp_scaling.metric_unit(text) == unit
 
 
+@pytest.mark.parametrize(("text", "unit", "scale"), [
+    ("kTokens/s", "tokens", 1e3), ("k tokens/sec (whole job)", "tokens", 1e3), ("Mtok/s", "tokens", 1e6),
+    ("thousand images/s", "samples", 1e3), ("kimg/s per GPU", "samples", 1e3), ("Tokens/s", "tokens", 1.0),
+    ("images/s", "samples", 1.0),
+])
+def test_a_metric_in_thousands_is_read_at_its_scale(text, unit, scale):
+    """"kTokens/s" was refused (no unit word), and a reading of it as tokens would have put the
+    baseline speed, and --rate's MFU, off by 1,000."""
+    assert (dp_scaling.metric_unit(text), dp_scaling.metric_scale(text)) == (unit, scale)
+
+
+def test_a_baseline_in_ktokens_is_the_same_speed_as_in_tokens():
+    row = dp_scaling.read_rows()[0]
+    base = dataclasses.replace(row, metric="Tokens/s (whole job)", seq_len=128)
+    assert dp_scaling.published_samples_per_s(dataclasses.replace(base, metric="kTokens/s (whole job)"), 4.553) \
+        == pytest.approx(dp_scaling.published_samples_per_s(base, 4553.0))
+
+
 @pytest.mark.parametrize(("text", "kind"), [
     ("AMP (FP16)", "mixed"), ("Mixed precision", "mixed"), ("mixed (fp16 AMP)", "mixed"), ("FP32 (--noamp)", "fp32"),
     ("float32", "fp32"), ("TF32 (A100 default math)", "tf32"), ("BFloat16", "bf16"),
