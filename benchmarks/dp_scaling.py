@@ -230,7 +230,8 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
         raise ValueError(f"total_gpus: got {gpus}; allowed: nodes x gpus_per_node ({nodes} x {gpus_per_node}), "
                          "or up to gpus_per_node on one node")
     intra_node = r.get("intra_node_link") or ""
-    gpu_type = table_text.gpu_in_node(GPU_READ_AS.get(r["gpu_type"], r["gpu_type"]), intra_node, gpus_per_node, row_id)
+    gpu_type = table_text.gpu_in_node(GPU_READ_AS.get(r["gpu_type"], r["gpu_type"]), intra_node, gpus_per_node, row_id,
+                                      r["inter_node_network"])
     table_text.system_for(gpu_type, gpus_per_node, r["inter_node_network"], NCCL_SOCKETS in r["framework_comm"],
                           row_id, intra_node)  # an unreadable GPU, node or network stops here, naming the row
     value, baseline_gpus, baseline_value = (_number_field(r, "value"), _int_field(r, "baseline_gpus"),

@@ -25,7 +25,8 @@ text and what is allowed.
   for the SXM5 module; the PCIe card has HBM2e). A GPU count before the GPU ("8x A100-SXM4-40GB")
   is not part of its name; a system named with its GPUs in parentheses ("DGX A100 (8x A100 40GB)")
   is read by the parenthesis, the system's name taken as node text. A bundled cloud instance the
-  row names settles a family it holds one part of ("V100 (p3.16xlarge)" is the 16 GB SXM2).
+  row names, in its GPU, link or network text, settles a family it holds one part of ("V100
+  (p3.16xlarge)" is the 16 GB SXM2; "A100 40GB" with "100 Gbps (a2-highgpu-8g)" the SXM4 module).
 * A parameter count stated in the model text or the params column ("GPT-2 (1.5B)") must be the
   model's, within 15 %.
 * **node**: a bundled cloud instance the row's GPU, link or network text names ("p4d.24xlarge",
@@ -204,13 +205,16 @@ def _memory_matches(gpu, memory: int | None) -> bool:
     return memory is None or abs(gpu.memory_bytes / 2**30 - memory) <= 0.12 * memory
 
 
-def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: int | None = None) -> str:
+def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: int | None = None,
+            network: str = "") -> str:
     """The bundled GPU profile ``text`` names (see the module docstring); a text that leaves more
     than one profile (a family without its variant: "V100") or names another part ("RTX 3090 Ti")
     is refused. ``intra_node`` (the row's link text) and ``gpus_per_node`` narrow a family the
-    text leaves open (:func:`_narrowed_by_node`): "A100 80GB" over NVSwitch is the SXM4 module."""
+    text leaves open (:func:`_narrowed_by_node`): "A100 80GB" over NVSwitch is the SXM4 module.
+    ``network`` (the row's network text) is read only for a cloud instance it names, which holds
+    one part ("A100 40GB" with "400 Gbps EFA (p4d.24xlarge)" is the SXM4 module)."""
     try:
-        return _gpu_named(text, row_id, intra_node, gpus_per_node)
+        return _gpu_named(text, row_id, intra_node, gpus_per_node, network)
     except SystemExit as refused:
         # a system named with its GPUs in parentheses ("DGX A100 (8x A100 40GB)"): the parenthesis
         # is the GPU text, and the system's name is node text ("DGX": modules). Only where the
@@ -225,7 +229,7 @@ def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: in
                                                   or _form(outer) or QUALIFIERS & set(outer)))):
             raise
         try:
-            return _gpu_named(inner.group(2), row_id, f"{inner.group(1)} {intra_node}", gpus_per_node)
+            return _gpu_named(inner.group(2), row_id, f"{inner.group(1)} {intra_node}", gpus_per_node, network)
         except SystemExit:
             raise refused from None  # the row's own text, quoted as written
 
@@ -244,7 +248,7 @@ def _named_profile(text_words: list[str]):
     return gpu, text_words[_words_taken(text_words, words(gpu.name)):]
 
 
-def _gpu_named(text: str, row_id: str, intra_node: str, gpus_per_node: int | None) -> str:
+def _gpu_named(text: str, row_id: str, intra_node: str, gpus_per_node: int | None, network: str = "") -> str:
     """:func:`gpu_for` of one GPU text (no parenthesis read apart)."""
     text_words = _gpu_words(text)
     gpus = _gpus()
@@ -271,7 +275,7 @@ def _gpu_named(text: str, row_id: str, intra_node: str, gpus_per_node: int | Non
     if len(same) > 1 and not form:  # the GPU text's own board words count as node text ("DGX H100")
         same = _narrowed_by_node(same, f"{' '.join(text_words)} {intra_node}", gpus_per_node)
     if len(same) > 1:  # a cloud instance the row names holds one of them ("V100 (p3.16xlarge)")
-        held = {system.gpu.name for system in _instances_named(f"{text} {intra_node}")}
+        held = {system.gpu.name for system in _instances_named(f"{text} {intra_node} {network}")}
         same = [gpu for gpu in same if gpu.name in held] or same
     if len(same) != 1:
         listed = ", ".join(gpu.name for gpu in (same or gpus))
@@ -320,14 +324,15 @@ def _narrowed_by_node(gpus: list, intra_node: str, gpus_per_node: int | None) ->
     return gpus
 
 
-def gpu_in_node(text: str, intra_node: str, gpus_per_node: int, row_id: str = "") -> str:
+def gpu_in_node(text: str, intra_node: str, gpus_per_node: int, row_id: str = "", network: str = "") -> str:
     """A row's GPU text as the harness carries it: the text itself where it names one profile
-    alone, else the profile its node narrows it to (:func:`gpu_for`)."""
+    alone, else the profile its node (or a cloud instance its network text names) narrows it to
+    (:func:`gpu_for`)."""
     try:
         gpu_for(text, row_id)
         return text
     except SystemExit:
-        return gpu_for(text, row_id, intra_node, gpus_per_node)
+        return gpu_for(text, row_id, intra_node, gpus_per_node, network)
 
 
 def _words_taken(text_words: list[str], name_words: list[str]) -> int:

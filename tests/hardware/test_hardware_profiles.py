@@ -29,7 +29,8 @@ REQUIRED_SYSTEMS = [
     "dgx-1", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "rtx4090-8x-pcie", "rtx4090-8x-pcie-p2p", "l40s-4x-pcie",
     "aws-p4d", "aws-p5", "azure-nd-h100-v5", "gcp-a3-mega", "mi300x-8x",
     "h100-pcie-2x-nvlink-bridge", "rtx2080ti-2x-pcie", "v100-abci-4x", "a100-abci-8x",
-    "l40s-tcp-1x", "gb300-nvl72-tray", "mi325x-8x", "mi355x-8x",
+    "l40s-tcp-1x", "gb300-nvl72-tray", "mi325x-8x", "mi355x-8x", "juwels-booster", "aws-p4de", "aws-p3dn.24xlarge",
+    "azure-nd-a100-v4", "azure-ndm-a100-v4", "gcp-a2-highgpu-8g", "gcp-a2-ultragpu-8g", "gcp-a2-megagpu-16g",
 ]
 
 
@@ -133,6 +134,42 @@ def test_aws_p3_is_a_dgx1_board_on_25_gbps_tcp():
                                                                           dgx1.intra_bandwidth_Bps)
     assert p3.gpu.name == "v100-sxm2-16gb" and p3.nics_per_node == 1 and p3.nic_bandwidth_Bps == 25e9 / 8
     assert transport.step_transport(p3, 2) == transport.TCP and transport.step_transport(dgx1, 2) == transport.RDMA
+
+
+def test_an_hgx_a100_four_gpu_node_gives_each_pair_four_nvlinks():
+    """JUWELS Booster's HGX A100 4-GPU board: 12 NVLink3 links per GPU, 4 to each of 3 peers (100
+    GB/s per direction per pair), where ABCI's V100 4-GPU mesh has 2 of its 6 per pair. NCCL's
+    search sees the whole 12 for the node and 4 links' worth on the best GPU-to-GPU path."""
+    from costmodel.nccl import load_tables
+    from costmodel.nccl.search import intra_gpu_bandwidth
+
+    tables = load_tables()
+    per_link = tables.section("link_bandwidth_GBps")["nvlink_per_link"]
+    juwels, abci = load_system("juwels-booster"), load_system("v100-abci-4x")
+    assert (juwels.gpus_per_node, juwels.intra_links, abci.intra_links) == (4, 12, 6)
+    _, total, pair = intra_gpu_bandwidth(juwels, tables)
+    assert pair * 3 == pytest.approx(total) and pair == pytest.approx(4 * per_link["sm80"])
+    _, abci_total, abci_pair = intra_gpu_bandwidth(abci, tables)
+    assert abci_pair * 3 == pytest.approx(abci_total) and abci_pair == pytest.approx(2 * per_link["sm70"])
+    assert juwels.nics_per_node == 4 and juwels.nic_bandwidth_Bps == 200e9 / 8 and juwels.cpu_vendor == "amd"
+
+
+@pytest.mark.parametrize(("name", "gpu", "nics", "gbps", "kind"), [
+    ("aws-p4de", "a100-sxm4-80gb", 4, 100, "rdma"),  # the p4d with the 80 GB A100
+    ("aws-p3dn.24xlarge", "v100-sxm2", 1, 100, "tcp"),  # ENA, no GPUDirect RDMA
+    ("azure-nd-a100-v4", "a100-sxm4-40gb", 8, 200, "rdma"), ("azure-ndm-a100-v4", "a100-sxm4-80gb", 8, 200, "rdma"),
+    ("gcp-a2-highgpu-8g", "a100-sxm4-40gb", 1, 100, "tcp"), ("gcp-a2-ultragpu-8g", "a100-sxm4-80gb", 1, 100, "tcp"),
+    ("gcp-a2-megagpu-16g", "a100-sxm4-40gb", 1, 100, "tcp"),
+])
+def test_cloud_a100_and_v100_instances_carry_their_gpus_and_network(name, gpu, nics, gbps, kind):
+    """Each instance as its provider documents it: the GPU variant, the NICs, and whether NCCL
+    crosses nodes over RDMA (EFA, InfiniBand) or kernel TCP (A2's VPC network, p3dn's ENA)."""
+    from costmodel.training import transport
+
+    system = load_system(name)
+    assert (system.gpu.name, system.nics_per_node, system.nic_bandwidth_Bps) == (gpu, nics, gbps * 1e9 / 8)
+    assert transport.step_transport(system, 2) == (transport.TCP if kind == "tcp" else transport.RDMA)
+    assert system.gpus_per_node == (16 if "16g" in name else 8)
 
 
 def test_unsupported_dtypes_are_absent():

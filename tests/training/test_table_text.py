@@ -122,6 +122,8 @@ def test_a_gpu_no_profile_matches_stops_with_one_line():
     ("a100-sxm4-40gb", 8, "dgx-a100", True),  # NVIDIA's reference node, the 40 GB GPU swapped in
     ("v100-sxm2-16gb", 8, "dgx-1", True), ("v100-sxm3-32gb", 16, "dgx-2h", False), ("h100-sxm", 8, "dgx-h100", False),
     ("k80", 8, "aws-p2.8xlarge", False), ("rtx-4090", 8, "rtx4090-8x-pcie", False), ("v100-sxm2-16gb", 4, "v100-abci-4x", False),
+    ("a100-sxm4-40gb", 4, "juwels-booster", False), ("a100-sxm4-80gb", 4, "juwels-booster", True),  # HGX A100 4-GPU
+    ("a100-sxm4-40gb", 16, "gcp-a2-megagpu-16g", False),
 ])
 def test_a_node_is_the_bundled_system_of_its_gpu_family_and_count(gpu, per_node, system, swapped):
     node = table_text.base_system_for(gpu, per_node)
@@ -250,11 +252,32 @@ def test_a_rate_written_after_a_generation_is_its_rate_and_a_count_after_it_the_
     ("A100-SXM4-40GB", "RoCE", "OCI BM.GPU4.8", "oci-bm-gpu4-8", "roce-100", 16, 100),
     ("Tesla V100-SXM2-16GB", "25 Gbps (p3.16xlarge)", "", "aws-p3.16xlarge", "eth-25g", 1, 25),
     ("A100-SXM4-40GB", "1x 100 Gb/s EDR", "DGX A100", "dgx-a100-1x100G", "ib-edr", 1, 100),  # a DGX: the site's NICs
+    ("A100-SXM4-80GB", "400 Gbps EFA (p4de.24xlarge)", "", "aws-p4de", "efa", 4, 100),
+    ("V100-SXM2-32GB", "100 Gbps (p3dn.24xlarge)", "", "aws-p3dn.24xlarge", "eth-100g", 1, 100),
+    ("V100-SXM2-32GB", "100 Gbps EFA (p3dn.24xlarge)", "", "dgx-1-1x100G", "efa", 1, 100),  # not the instance's ENA
+    ("A100-SXM4-40GB", "100 Gbps", "GCP a2-highgpu-8g", "gcp-a2-highgpu-8g", "eth-100g", 1, 100),
+    ("A100-SXM4-40GB", "InfiniBand (Azure ND A100 v4)", "", "azure-nd-a100-v4", "ib-hdr", 8, 200),
+    ("A100-SXM4-80GB", "8x 200 Gb/s HDR", "Azure NDm A100 v4", "azure-ndm-a100-v4", "ib-hdr", 8, 200),
 ])
 def test_a_cloud_instance_the_row_names_is_taken_with_its_own_nics(gpu, network, node, system, link, count, gbps):
     found = table_text.system_for(gpu, 8, network, node_text=node)
     assert (found.name, found.nic_link.name, found.nics_per_node) == (system, link, count)
     assert found.nic_bandwidth_Bps == gbps * 1e9 / 8 and found.gpu.name == table_text.gpu_for(gpu)
+
+
+@pytest.mark.parametrize(("gpu", "network", "settled"), [
+    ("A100 40GB", "100 Gbps (a2-highgpu-8g)", "a100-sxm4-40gb"), ("A100 80GB", "400 Gbps EFA (p4de.24xlarge)", "a100-sxm4-80gb"),
+    ("V100", "100 Gbps (p3dn.24xlarge)", "v100-sxm2"), ("V100 32GB", "25 Gbps", None),
+])
+def test_a_cloud_instance_in_the_network_text_settles_the_gpu(gpu, network, settled):
+    """"A100 40GB" with "100 Gbps (a2-highgpu-8g)" was refused (the family's SXM4 module or PCIe
+    card): only the GPU and link texts were read for an instance, the network column, where rows
+    name it, was not. A network naming no instance settles nothing."""
+    if settled is None:
+        with pytest.raises(SystemExit, match="^error: X0003: gpu_type: got "):
+            table_text.gpu_in_node(gpu, "", 8, "X0003", network)
+    else:
+        assert table_text.gpu_in_node(gpu, "", 8, "X0003", network) == settled
 
 
 @pytest.mark.parametrize("network", ["n/a (single node)", "a process on each GPU", "8x 12.5 Gb/s"])
