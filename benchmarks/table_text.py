@@ -435,14 +435,16 @@ INSTANCE_FABRICS = {"efa": ("efa",), "infiniband": ("infiniband",), "roce": ("ro
 
 
 def _instances_named(text: str) -> list:
-    """The bundled cloud instances ``text`` names (:func:`_instance_named`); a DGX's or a
-    cluster's name is not an instance's (its network is its site's, and the row states it)."""
+    """The bundled cloud instances ``text`` names (:func:`_instance_named`) by their bundled name
+    or by another name the profile lists (``instance_names``: Azure's VM sizes, "ND96asr_v4"); a
+    DGX's or a cluster's name is not an instance's (its network is its site's, and the row states it)."""
     text_words = _name_words(text)
     found = []
     for system in _systems():
         system_words = _name_words(system.name)
         name = [word for word in system_words if word not in PROVIDER_WORDS]
-        if PROVIDER_WORDS & set(system_words) and name and _instance_named(name, text, text_words):
+        names = [name, *(_name_words(other) for other in system.instance_names)]
+        if PROVIDER_WORDS & set(system_words) and name and any(_instance_named(n, text, text_words) for n in names):
             found.append(system)
     return found
 

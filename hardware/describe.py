@@ -38,7 +38,7 @@ def to_dict(profile: Profile | Regime | MeasuredCurve) -> dict[str, Any]:
         if isinstance(value, (Gpu, Link, Regime)):
             value = to_dict(value)
         elif isinstance(value, tuple):
-            value = [to_dict(item) for item in value]
+            value = [item if isinstance(item, str) else to_dict(item) for item in value]
         elif item.name == "peak_flops":
             value = dict(value)
         result[item.name] = value
@@ -120,6 +120,8 @@ def _system_lines(system: System) -> list[str]:
     lines += [f"pcie_path = {_quote(system.pcie_path)}", f"pcie_switch_gpus = {system.pcie_switch_gpus}"]
     if system.host_memory_bandwidth_Bps:
         lines += [f"host_memory_bandwidth = {_bandwidth(system.host_memory_bandwidth_Bps)}"]
+    if system.instance_names:
+        lines += [f"instance_names = [{', '.join(_quote(name) for name in system.instance_names)}]"]
     for curve in system.measured:
         lines += ["", "[[system.measured]]", f"collective = {_quote(curve.collective)}",
                   f"algorithm = {_quote(curve.algorithm)}", f"nodes = {curve.nodes}",

@@ -38,6 +38,13 @@ def nonempty_text(value: Any, label: str) -> str:
     return value
 
 
+def text_list(value: Any, label: str) -> tuple[str, ...]:
+    """A list of non-empty strings (e.g. other names of an instance), kept as a tuple."""
+    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+        raise ProfileError(label, value, 'a list of non-empty strings (e.g. ["ND96asr_v4"])')
+    return tuple(value)
+
+
 def kebab_name(value: Any, label: str) -> str:
     """A kebab-case identifier such as ``h100-sxm`` or ``ib-ndr``."""
     if not isinstance(value, str) or not KEBAB_NAME.match(value):

@@ -229,6 +229,9 @@ class System:
     # 0 = unknown. Optimizer offload (ZeRO-Offload) runs the optimizer step on it.
     host_memory_bandwidth_Bps: float = 0.0
     notes: str = ""
+    # a cloud instance's other names as its provider writes them ("ND96asr_v4" for the ND A100 v4
+    # series' VM size); tables name an instance by either
+    instance_names: tuple[str, ...] = ()
     measured: tuple[MeasuredCurve, ...] = ()  # calibrated curves (dpcost calibrate --system)
 
     def __post_init__(self) -> None:

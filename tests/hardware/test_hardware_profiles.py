@@ -8,6 +8,7 @@ import tomllib
 import pytest
 
 import hardware
+from dpbase.errors import ProfileError
 from hardware import Gpu, Link, System, list_profiles, load_gpu, load_link, load_system
 from hardware.describe import kind_of, to_dict, to_toml
 from hardware.profiles import DTYPES, NVLS_MIN_NVSWITCH_GEN
@@ -170,6 +171,20 @@ def test_cloud_a100_and_v100_instances_carry_their_gpus_and_network(name, gpu, n
     assert (system.gpu.name, system.nics_per_node, system.nic_bandwidth_Bps) == (gpu, nics, gbps * 1e9 / 8)
     assert transport.step_transport(system, 2) == (transport.TCP if kind == "tcp" else transport.RDMA)
     assert system.gpus_per_node == (16 if "16g" in name else 8)
+
+
+def test_instance_names_round_trip_and_a_bad_list_is_refused_naming_the_field():
+    """Azure's VM sizes are the instance names tables write ("ND96asr_v4"); a profile lists them,
+    they survive a TOML round trip, and anything but a list of names is refused."""
+    from hardware.fields import text_list
+
+    nd = load_system("azure-nd-a100-v4")
+    assert nd.instance_names == ("ND96asr_v4",) and load_system("dgx-a100").instance_names == ()
+    assert tomllib.loads(to_toml(nd))["system"][0]["instance_names"] == ["ND96asr_v4"]
+    assert to_dict(nd)["instance_names"] == ["ND96asr_v4"]
+    for bad in ("ND96asr_v4", [""], [3]):
+        with pytest.raises(ProfileError, match=r"^systems\[0\]\.instance_names: got "):
+            text_list(bad, "systems[0].instance_names")
 
 
 def test_unsupported_dtypes_are_absent():

@@ -258,6 +258,8 @@ def test_a_rate_written_after_a_generation_is_its_rate_and_a_count_after_it_the_
     ("A100-SXM4-40GB", "100 Gbps", "GCP a2-highgpu-8g", "gcp-a2-highgpu-8g", "eth-100g", 1, 100),
     ("A100-SXM4-40GB", "InfiniBand (Azure ND A100 v4)", "", "azure-nd-a100-v4", "ib-hdr", 8, 200),
     ("A100-SXM4-80GB", "8x 200 Gb/s HDR", "Azure NDm A100 v4", "azure-ndm-a100-v4", "ib-hdr", 8, 200),
+    ("A100-SXM4-40GB", "8x HDR 200 (Standard_ND96asr_v4)", "", "azure-nd-a100-v4", "ib-hdr", 8, 200),  # a VM size
+    ("H100-SXM5", "", "ND96isr_H100_v5", "azure-nd-h100-v5", "ib-ndr", 8, 400),
 ])
 def test_a_cloud_instance_the_row_names_is_taken_with_its_own_nics(gpu, network, node, system, link, count, gbps):
     found = table_text.system_for(gpu, 8, network, node_text=node)
