@@ -148,9 +148,27 @@ def model_for(text: str, models_dir: Path | None = None, row_id: str = "", param
         raise unreadable("model", text, f"a text starting with a preset's name ({', '.join(sorted(model_names()))}){files}",
                          row_id)
     name = max(found, key=lambda name: len("".join(words(name))))
-    rest = " ".join(text_words[_words_taken(text_words, words(name)):])  # what the text says beyond the name
-    _check_stated_size(candidates[name], text, rest, params_text, row_id)
+    rest_words = text_words[_words_taken(text_words, words(name)):]  # what the text says beyond the name
+    _check_backbone(candidates[name], text, rest_words, row_id)
+    _check_stated_size(candidates[name], text, " ".join(rest_words), params_text, row_id)
     return candidates[name]
+
+
+def _check_backbone(model: str, text: str, rest_words: list[str], row_id: str) -> None:
+    """A model built on a backbone (SSD300 on ResNet-50) whose text names another CNN preset after
+    its name ("SSD300 (ResNet-34 backbone)", MLPerf's) is another model: refused, not run on the
+    preset's backbone."""
+    backbone = load_model(model).backbone
+    if not backbone:
+        return
+    cnns = [name for name in model_names() if load_model(name).kind == "cnn"]
+    cnns += [alias for alias, preset in model_aliases().items() if preset in cnns]
+    for start in range(len(rest_words)):
+        named = [name for name in cnns if _starts_with(rest_words[start:], words(name))]
+        other = [name for name in named if load_model(name).name != backbone]
+        if other and not any(load_model(name).name == backbone for name in named):
+            raise unreadable("model", text, f"{Path(model).stem} with its own backbone ({backbone}); "
+                             f"{max(other, key=len)!r} names another model", row_id)
 
 
 def _stated_params(text: str) -> int | None:

@@ -190,6 +190,51 @@ def efficientnet(width: float, depth: float, side: int) -> LayerCounts:
     return net
 
 
+def ssd300(side: int = 300) -> LayerCounts:
+    """SSD300 v1.1 as NVIDIA DeepLearningExamples builds it (PyTorch/Detection/SSD, ssd/model.py at
+    729963dd47): torchvision's ResNet-50 through its third stage (conv1 … layer3; layer4, the pool
+    and the classifier dropped) with that stage's stride set to 1, so it ends at 38 × 38 × 1024;
+    five extra blocks, each a 1×1 then a 3×3 convolution with batch norm (256→512, 256→512,
+    128→256 at stride 2, then 128→256 twice unpadded), to 19, 10, 5, 3 and 1; on each of the six
+    maps a 3×3 location and a 3×3 class convolution with biases, for 4, 6, 6, 6, 4, 4 default boxes
+    of 4 coordinates and 81 classes. Padded stride-2 layers round the side up (75 → 38)."""
+    net = LayerCounts()
+    side = math.ceil(side / 2)
+    net.conv(3, 64, 7, side)
+    net.norm(64)
+    side = math.ceil(side / 2)  # the max pool: 150 -> 75
+    c_in = 64
+    for stage, count in enumerate((3, 4, 6)):
+        inner, out = 64 * 2**stage, 256 * 2**stage
+        for block in range(count):
+            stride = 2 if block == 0 and stage == 1 else 1  # the third stage's stride is 1
+            net.conv(c_in, inner, 1, side)
+            net.norm(inner)
+            side = math.ceil(side / stride)
+            net.conv(inner, inner, 3, side)
+            net.norm(inner)
+            net.conv(inner, out, 1, side)
+            net.norm(out)
+            if block == 0:
+                net.conv(c_in, out, 1, side)
+                net.norm(out)
+            c_in = out
+    maps = [(c_in, side)]
+    for inner, out, padded in ((256, 512, True), (256, 512, True), (128, 256, True), (128, 256, False),
+                               (128, 256, False)):
+        net.conv(c_in, inner, 1, side)
+        net.norm(inner)
+        side = math.ceil(side / 2) if padded else side - 2
+        net.conv(inner, out, 3, side)
+        net.norm(out)
+        c_in = out
+        maps.append((out, side))
+    for (channels, map_side), boxes in zip(maps, (4, 6, 6, 6, 4, 4)):
+        net.conv(channels, boxes * 4, 3, map_side, bias=True)
+        net.conv(channels, boxes * 81, 3, map_side, bias=True)
+    return net
+
+
 PRESETS = {
     "resnet-50": lambda: bottleneck_net((3, 4, 6, 3)),
     "resnet-101": lambda: bottleneck_net((3, 4, 23, 3)),
@@ -206,6 +251,7 @@ PRESETS = {
     "vgg13": lambda: vgg(VGG[13]),
     "vgg19": lambda: vgg(VGG[19]),
     "mobilenet-v2": mobilenet_v2,
+    "ssd300": ssd300,
 }
 
 # timm's model names (results/benchmark-train-*.csv) -> the architecture at the resolution timm

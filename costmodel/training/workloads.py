@@ -103,6 +103,9 @@ class Workload:
     relative_mfu_fp32: float | None = None
     relative_mfu_16bit: float | None = None
     relative_mfu_origin: str = ""  # where the stated ratios come from
+    # The preset whose layers a model starts with (SSD300: ResNet-50's first three stages); a
+    # table naming another backbone ("SSD300 (ResNet-34)", MLPerf's) names another model.
+    backbone: str = ""
 
     @property
     def matmul_params(self) -> int:
@@ -655,7 +658,7 @@ _DEFAULTS = {field.name: field.default for field in fields(Workload)}
 USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
                "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
                "embedding_params", "logits_vocab", "tied_embeddings", "relative_attention", "memory_length",
-               "attention_dropout", "relative_mfu_fp32", "relative_mfu_16bit", "source")
+               "attention_dropout", "relative_mfu_fp32", "relative_mfu_16bit", "backbone", "source")
 
 
 def _user_params(entry: dict, path: str) -> int:
@@ -816,8 +819,9 @@ def load_model_file(path: str) -> Workload:
         field = "relative_attention" if switches["relative_attention"] else "memory_length"
         raise InputError(f"model.{field}", entry[field], "false or 0 (or absent) for a cnn model: it has no attention")
     relative = _user_relative_mfu(entry, kind)
-    if not isinstance(entry.get("name", ""), str):
-        raise InputError("model.name", entry["name"], "a string")
+    for field in ("name", "backbone"):
+        if not isinstance(entry.get(field, ""), str):
+            raise InputError(f"model.{field}", entry[field], "a string")
     workload = Workload(
         name=str(entry.get("name", os.path.splitext(os.path.basename(os.fspath(path)))[0])), params=params,
         layers=int(entry.get("layers", layers)), hidden_size=int(entry.get("hidden_size", hidden)),
@@ -829,7 +833,7 @@ def load_model_file(path: str) -> Workload:
         flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)),
         embedding_params=int(entry.get("embedding_params", 0)),
         logits_vocab=int(entry.get("logits_vocab", 0)), memory_length=int(entry.get("memory_length", 0)),
-        **switches, **relative)
+        backbone=entry.get("backbone", ""), **switches, **relative)
     if workload.input_embedding_params > params:  # given, or vocab × hidden: a part of params
         field = "model.embedding_params" if entry.get("embedding_params") else "model.vocab"
         raise InputError(field, entry.get("embedding_params") or workload.vocab,

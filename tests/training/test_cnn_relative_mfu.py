@@ -330,7 +330,11 @@ PUBLISHED_PARAMS = {"resnet-50": 25_557_032, "resnet-101": 44_549_160, "resnet-1
                     "resnext101-32x4d": 44.18e6, "se-resnext101-32x4d": 48.96e6, "efficientnet-b0": 5.29e6,
                     "efficientnet-b4": 19.34e6, "resnet-34": 21_797_672, "resnext50-32x4d": 25_028_904,
                     "se-resnext50-32x4d": 27.56e6, "wide-resnet50-2": 68_883_240, "vgg11": 132_863_336,
-                    "vgg13": 133_047_848, "vgg19": 143_667_240, "mobilenet-v2": 3_504_872}
+                    "vgg13": 133_047_848, "vgg19": 143_667_240, "mobilenet-v2": 3_504_872,
+                    # no total published: a second count, written apart from tools/cnn_counts.py from
+                    # DeepLearningExamples' ssd/model.py (a research helper, 2026-11-29), gave the same
+                    # 22,894,902 parameters, 20.15 GMACs and 31.32M conv outputs
+                    "ssd300": 22_894_902}
 
 
 @pytest.mark.parametrize("model", sorted(cnn_counts.PRESETS))
@@ -344,6 +348,26 @@ def test_a_cnn_preset_is_its_architecture_counted_layer_by_layer(model):
     assert (counted.params, counted.tensors) == (preset.params, preset.tensors)
     assert 6 * counted.macs == pytest.approx(preset.flops_per_sample, rel=1e-3)
     assert counted.activations == pytest.approx(preset.activation_elements_per_sample, rel=3e-3)
+
+
+def test_ssd300_by_hand():
+    """SSD300's backbone is ResNet-50's first three stages (8,543,296 parameters: ResNet-50's
+    25,557,032 less layer4's 14,964,736 and the classifier's 2,049,000), its class head on the
+    38x38 map alone 1024 x 324 x 9 x 38^2 multiply-accumulates; it takes the activation-traffic
+    law (no table measured it): 1.43x ResNet-50's MFU, its FLOPs per activation element 3,860
+    against ResNet-50's 2,211."""
+    counted, preset = cnn_counts.ssd300(), workloads.load_model("ssd300")
+    # three bottlenecks (the first's 1x1 from 1,024 channels), their batch norms, the downsample
+    layer4 = (1024 * 512 + 2 * 2048 * 512 + 3 * (512 * 512 * 9 + 512 * 2048) + 3 * 2 * (512 + 512 + 2048)
+              + 1024 * 2048 + 2 * 2048)
+    assert layer4 == 14_964_736 and 25_557_032 - layer4 - (2048 * 1000 + 1000) == 8_543_296
+    extra = sum(i * m + 2 * m + m * 9 * o + 2 * o for i, m, o in ((1024, 256, 512), (512, 256, 512), (512, 128, 256),
+                                                                  (256, 128, 256), (256, 128, 256)))
+    heads = sum((c * 9 + 1) * n * (4 + 81) for c, n in zip((1024, 512, 512, 256, 256, 256), (4, 6, 6, 6, 4, 4)))
+    assert counted.params == 8_543_296 + extra + heads == preset.params
+    assert 1024 * 324 * 9 * 38**2 / counted.macs == pytest.approx(0.214, abs=1e-3)
+    assert workloads.by_law(preset) and preset.backbone == "resnet-50"
+    assert workloads.relative_mfu(preset, "fp16", "ampere") == pytest.approx(1.43, abs=0.005)
 
 
 def test_efficientnet_b0_by_hand():

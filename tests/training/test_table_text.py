@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import re
 import sys
 from pathlib import Path
 
@@ -110,6 +111,20 @@ def test_a_stated_size_that_is_not_the_models_is_refused(text, params):
     with pytest.raises(SystemExit) as stopped:
         table_text.model_for(text, row_id="X0010", params_text=params)
     assert "parameters of" in str(stopped.value) and str(stopped.value).startswith("error: X0010: ")
+
+
+@pytest.mark.parametrize(("text", "refused"), [
+    ("SSD300 v1.1", None), ("SSD300 v1.1 (ResNet-50 backbone)", None),
+    ("SSD300 (ResNet-34 backbone)", "'resnet-34' names another model"), ("SSD300 VGG16", "'vgg16' names another model"),
+])
+def test_a_model_on_a_backbone_naming_another_is_refused(text, refused):
+    """MLPerf's SSD is SSD300 on ResNet-34 (within 15 % of the preset's parameters, so the size
+    check passes it): read as the ResNet-50 preset it would run as another model, silently."""
+    if refused is None:
+        assert table_text.model_for(text, row_id="X0011") == "ssd300"
+    else:
+        with pytest.raises(SystemExit, match=f"^error: X0011: model: got .*{re.escape(refused)}"):
+            table_text.model_for(text, row_id="X0011")
 
 
 def test_a_gpu_no_profile_matches_stops_with_one_line():
