@@ -426,13 +426,13 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = "", node_te
         # no node of its family: a PCIe card goes into a PCIe node of that count, the GPU swapped
         # in and its own PCIe generation between the GPUs; peer-to-peer as the card's driver
         # allows it, whatever node it goes into: on for datacenter and professional cards (the
-        # bundled two-card PCIe node is a GeForce box without it), off for GeForce cards (their
-        # driver disables it; the profile's description names the product line). An SXM or OAM
-        # module is not a card.
+        # bundled two-card PCIe node is a GeForce box without it), off for GeForce cards from
+        # Turing on (their driver disables it: NO_P2P_GEFORCE_ARCHS; the profile's description
+        # names the product line). An SXM or OAM module is not a card.
         # Where no PCIe node holds that count, the job runs on that many GPUs of the smallest
         # one that holds more (each card keeps its own x16 link; the comm model takes k of a
         # node's GPUs as it does for any job smaller than its node).
-        consumer = "geforce" in gpu.description.lower()
+        consumer = "geforce" in gpu.description.lower() and gpu.arch in NO_P2P_GEFORCE_ARCHS
         p2p = not consumer and _stated(P2P, node_text) is not False  # the driver's rule, unless the text says off
         chosen = min(pcie, key=lambda system: (_disagrees(dataclasses.replace(system, p2p=p2p), node_text),
                                                system.p2p == consumer))
@@ -442,6 +442,14 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = "", node_te
     raise unreadable("gpus_per_node", str(gpus_per_node),
                      f"a count for which a bundled system holds {gpu.name} or its kin "
                      f"({', '.join(f'{s.name}: {s.gpu.name} x{s.gpus_per_node}' for s in _systems())})", row_id)
+
+
+# GeForce generations whose driver gives no PCIe peer-to-peer: Turing (tensorflow/tensorflow#24677,
+# lambdal/lambda-tensorflow-benchmark#2, NVIDIA/nccl-tests#117: an RTX 2080 Ti "CANNOT Access Peer"
+# without an NVLink bridge), Ampere and Ada (RTX 3090, RTX 4090; the bundled rtx4090-8x-pcie), and
+# Blackwell after them. GeForce Pascal keeps it (a deviceQuery of four GTX 1080 Tis: peer access
+# "Yes" between every pair, driver 460.32.03).
+NO_P2P_GEFORCE_ARCHS = frozenset({"turing", "ampere", "ada", "blackwell"})
 
 
 # Words of a bundled system's name that name its provider, not the instance ("aws-p4d" is "p4d").

@@ -187,6 +187,23 @@ def test_instance_names_round_trip_and_a_bad_list_is_refused_naming_the_field():
             text_list(bad, "systems[0].instance_names")
 
 
+@pytest.mark.parametrize(("name", "cores", "boost_ghz"), [
+    ("gtx-1080ti", 3584, 1.582), ("titan-xp", 3840, 1.582), ("p40", 3840, 1.531), ("titan-v", 5120, 1.455),
+])
+def test_older_cards_fp32_is_their_cores_at_boost_and_gp102_has_no_fp16(name, cores, boost_ghz):
+    """The 2017-2019 cards of published multi-GPU tables: FP32 peak = CUDA cores x 2 x boost clock
+    (deviceQuery and the reviews' tables); GP102 runs FP16 arithmetic at 1/64, which frameworks do
+    not use (fp16 storage, FP32 math), so it has no fp16 entry and an fp16 run is refused; the
+    TITAN V keeps NVIDIA's 110 TFLOP/s tensor figure. None has a supported NVLink."""
+    gpu = load_gpu(name)
+    assert gpu.peak_flops["fp32"] == pytest.approx(cores * 2 * boost_ghz * 1e9, rel=0.002)
+    assert ("fp16" in gpu.peak_flops) == (gpu.arch == "volta") and gpu.scaleup_link is None and gpu.pcie_gen == 3
+    if gpu.arch == "volta":
+        assert gpu.peak_flops["fp16"] == 110e12 and gpu.compute_capability == 70
+    else:
+        assert gpu.compute_capability == 61 and gpu.arch == "pascal"
+
+
 def test_unsupported_dtypes_are_absent():
     assert "bf16" not in load_gpu("v100-sxm2").peak_flops
     assert "fp8" not in load_gpu("a100-sxm4-80gb").peak_flops

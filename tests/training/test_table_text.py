@@ -127,6 +127,14 @@ def test_a_model_on_a_backbone_naming_another_is_refused(text, refused):
             table_text.model_for(text, row_id="X0011")
 
 
+@pytest.mark.parametrize(("text", "gpu"), [
+    ("GeForce GTX 1080 Ti", "gtx-1080ti"), ("GTX 1080Ti", "gtx-1080ti"), ("NVIDIA TITAN Xp", "titan-xp"),
+    ("Tesla P40", "p40"), ("TITAN V", "titan-v"),
+])
+def test_the_older_cards_are_read_by_their_product_names(text, gpu):
+    assert table_text.gpu_for(text, row_id="X0012") == gpu
+
+
 def test_a_gpu_no_profile_matches_stops_with_one_line():
     with pytest.raises(SystemExit) as stopped:
         table_text.gpu_for("Tesla M60", row_id="X0002")
@@ -148,7 +156,9 @@ def test_a_node_is_the_bundled_system_of_its_gpu_family_and_count(gpu, per_node,
 
 @pytest.mark.parametrize(("gpu", "p2p"), [("rtx-a6000", True), ("rtx-6000-ada", True), ("quadro-rtx-8000", True),
                                          ("a100-pcie-40gb", True), ("rtx-3090", False), ("rtx-4090", False),
-                                         ("rtx-2080ti", False)])
+                                         ("rtx-2080ti", False),
+                                         # GeForce Pascal keeps PCIe P2P (a 4x GTX 1080 Ti deviceQuery)
+                                         ("gtx-1080ti", True), ("titan-xp", True), ("titan-v", True), ("p40", True)])
 @pytest.mark.parametrize("per_node", [8, 4, 3, 2])
 def test_a_pcie_card_has_peer_to_peer_unless_it_is_a_geforce_card(gpu, p2p, per_node):
     """The driver disables P2P on GeForce cards only: "RTX" in a professional card's name (RTX
