@@ -102,6 +102,10 @@ QUALIFIERS = frozenset({"ti", "super", "d", "nvl", "max", "mobile", "laptop"})
 # A word naming the generation of a part that shares its number with an older one: "RTX 6000" or
 # "Quadro RTX 6000" is the Turing card, not the RTX 6000 Ada (whose family reading needs "Ada").
 GENERATION_WORDS = frozenset({"ada"})
+# The other way round, a text's own words: an architecture it names must be the part's ("RTX PRO
+# 6000 Blackwell" is not the Turing card), and so must a product line ("RTX PRO 6000" is neither
+# bundled 6000).
+LINE_WORDS = frozenset({"pro"})
 # A parameter count in a model's text or params column: "1.5B", "345M", "25.6M".
 PARAM_COUNT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([mb])(?![a-z])(?!\s*(?:steps?|tokens?|samples?|images?|"
                          r"sequences?|sentences?|iterations?|iters?|epochs?|examples?|words?)\b)", re.IGNORECASE)
@@ -281,7 +285,9 @@ def _gpu_named(text: str, row_id: str, intra_node: str, gpus_per_node: int | Non
             return gpu.name
     family = _family(text_words)
     same = [gpu for gpu in gpus if family and _family(words(gpu.name)) == family
-            and all(word in text_words for word in words(gpu.name) if word in GENERATION_WORDS)]
+            and all(word in text_words for word in words(gpu.name) if word in GENERATION_WORDS)
+            and all(word == gpu.arch for word in text_words if word in hardware.profiles.ARCHITECTURES)
+            and all(word in words(gpu.name) for word in text_words if word in LINE_WORDS)]
     form = _form(text_words)
     if form:
         same = [gpu for gpu in same if _form(words(gpu.name)) == form]

@@ -81,7 +81,6 @@ def test_a_gpu_text_names_its_bundled_profile(text, gpu):
     'A100-SXM4 (heading says 80GB; body text says "8x A100 40GB")',  # two sizes: neither taken
     "RTX 3090 Ti", "GeForce RTX 4090 D", "H100 NVL",  # another part than the profile's
     "H100 SXM 94GB", "H100-SXM 64GB",  # a memory the named profile does not have
-    "Quadro RTX 6000", "RTX 6000",  # the Turing card, not the RTX 6000 Ada
     "A100 80GB HBM2e", "4xV100 16GB",  # a technology both parts share; a count before a family
     "RTX 3090 Ti (vs RTX 3090)", "H100 NVL (H100 PCIe)",  # the outer text names its own part
     "V100 16GB (A100 SXM4 40GB baseline)",  # a parenthesis of another family
@@ -129,10 +128,20 @@ def test_a_model_on_a_backbone_naming_another_is_refused(text, refused):
 
 @pytest.mark.parametrize(("text", "gpu"), [
     ("GeForce GTX 1080 Ti", "gtx-1080ti"), ("GTX 1080Ti", "gtx-1080ti"), ("NVIDIA TITAN Xp", "titan-xp"),
-    ("Tesla P40", "p40"), ("TITAN V", "titan-v"),
+    ("Tesla P40", "p40"), ("TITAN V", "titan-v"), ("Quadro RTX 6000", "quadro-rtx-6000"), ("RTX 6000", "quadro-rtx-6000"),
+    ("RTX 6000 Ada", "rtx-6000-ada"), ("NVIDIA Ada Lovelace L40S", "l40s"), ("Blackwell B200", "b200"),
 ])
 def test_the_older_cards_are_read_by_their_product_names(text, gpu):
     assert table_text.gpu_for(text, row_id="X0012") == gpu
+
+
+@pytest.mark.parametrize("text", ["RTX PRO 6000 Blackwell", "RTX PRO 6000"])
+def test_a_later_part_sharing_a_number_is_not_the_older_card(text):
+    """"RTX PRO 6000 Blackwell" (no bundled profile) was one rule away from the Turing Quadro RTX
+    6000, the bundled "6000" that names no generation: an architecture or product line the text
+    names must be the part's."""
+    with pytest.raises(SystemExit, match="^error: X0013: gpu_type: got "):
+        table_text.gpu_for(text, row_id="X0013")
 
 
 def test_a_gpu_no_profile_matches_stops_with_one_line():
