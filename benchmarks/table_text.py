@@ -72,6 +72,9 @@ MEMORY_TECHNOLOGIES = frozenset({"hbm2", "hbm2e", "hbm3", "hbm3e", "gddr5", "gdd
 MODEL_ORGANISATION = re.compile(r"^\s*(meta-llama|facebook|google|mistralai|openai-community|openai|eleutherai|"
                                 r"mosaicml|bigscience|microsoft|nvidia|tiiuae)/", re.IGNORECASE)
 MODEL_VENDOR_WORDS = frozenset({"meta"})
+# A version written onto a model's number ("resnet50v1.5", DeepLearningExamples' own directory name;
+# "ResNet-50v1.5"): the version is a word of its own, as in "ResNet50 v1.5".
+GLUED_VERSION = re.compile(r"(?<=\d)(?=v\d)", re.IGNORECASE)
 FORM_FACTORS = ("sxm", "pcie", "nvl", "oam")
 NCCL_SOCKETS = "NCCL_IB_DISABLE=1"
 SOCKETS_LINK = "tcp-sockets"
@@ -143,7 +146,7 @@ def model_for(text: str, models_dir: Path | None = None, row_id: str = "", param
     candidates = {name: name for name in model_names()} | model_aliases()
     if models_dir is not None and models_dir.is_dir():
         candidates.update({path.stem: str(path) for path in sorted(models_dir.glob("*.toml"))})
-    text_words = words(MODEL_ORGANISATION.sub("", text))
+    text_words = words(GLUED_VERSION.sub(" ", MODEL_ORGANISATION.sub("", text)))
     while text_words[:1] and text_words[0] in MODEL_VENDOR_WORDS:
         text_words = text_words[1:]
     found = [name for name in candidates if _starts_with(text_words, words(name))]

@@ -144,6 +144,16 @@ def test_a_later_part_sharing_a_number_is_not_the_older_card(text):
         table_text.gpu_for(text, row_id="X0013")
 
 
+@pytest.mark.parametrize(("text", "model"), [
+    ("resnet50v1.5", "resnet-50"), ("ResNet-50v1.5", "resnet-50"), ("ResNet50 v1.5", "resnet-50"),
+    ("se-resnext101-32x4d", "se-resnext101-32x4d"), ("MobileNetV2", "mobilenet-v2"),
+])
+def test_a_version_written_onto_the_models_number_is_read(text, model):
+    """"resnet50v1.5", DeepLearningExamples' directory name for its ResNet-50, was refused: the
+    preset's name ended inside the word "resnet50v1"."""
+    assert table_text.model_for(text, row_id="X0014") == model
+
+
 def test_a_gpu_no_profile_matches_stops_with_one_line():
     with pytest.raises(SystemExit) as stopped:
         table_text.gpu_for("Tesla M60", row_id="X0002")
