@@ -91,6 +91,8 @@ def _human(key: str, value: Any) -> str:
                          f"{100 * c['median_error']:.1f} %" for c in value) or "-"
     if isinstance(value, dict):
         return ", ".join(f"{k}={_human(k, v)}" for k, v in value.items())
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):  # names: instance_names
+        return ", ".join(value) or "-"
     formatters = {"_bytes": format_size, "_Bps": format_bandwidth, "_s": format_time}
     for suffix, formatter in formatters.items():
         if key.endswith(suffix) and isinstance(value, float):

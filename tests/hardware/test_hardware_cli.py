@@ -45,6 +45,15 @@ def test_show_bundled_system():
     assert "h100-sxm" in result.output and "450 GB/s" in result.output and "nvls" in result.output
 
 
+def test_show_prints_an_instances_other_names_and_a_dash_for_none():
+    """instance_names printed as Python's list repr ("['ND96asr_v4']", "[]") on every system."""
+    lines = {line.split()[0]: line for line in run("show", "azure-nd-a100-v4").output.splitlines() if line.strip()}
+    assert lines["instance_names"].split(None, 1)[1] == "ND96asr_v4"
+    lines = {line.split()[0]: line for line in run("show", "dgx-a100").output.splitlines() if line.strip()}
+    assert lines["instance_names"].split(None, 1)[1] == "-"
+    assert json.loads(run("show", "azure-nd-a100-v4", "--json").output)["instance_names"] == ["ND96asr_v4"]
+
+
 def test_show_json_nests_resolved_profiles():
     result = run("show", "dgx-a100", "--json")
     data = json.loads(result.output)
