@@ -154,6 +154,11 @@ def test_a_version_written_onto_the_models_number_is_read(text, model):
     assert table_text.model_for(text, row_id="X0014") == model
 
 
+@pytest.mark.parametrize(("text", "model"), [("ViT-Base/16", "vit-b-16"), ("ViT-Large/16", "vit-l-16")])
+def test_the_vit_papers_own_names_are_read(text, model):
+    assert table_text.model_for(text, row_id="X0015") == model
+
+
 def test_a_gpu_no_profile_matches_stops_with_one_line():
     with pytest.raises(SystemExit) as stopped:
         table_text.gpu_for("Tesla M60", row_id="X0002")
