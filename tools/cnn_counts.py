@@ -30,10 +30,14 @@ class LayerCounts:
     params: int = 0
     tensors: int = 0
 
-    def conv(self, c_in: int, c_out: int, kernel: int, side: int, groups: int = 1, bias: bool = False) -> None:
-        self.macs += side * side * c_out * (c_in // groups) * kernel * kernel
+    def conv(self, c_in: int, c_out: int, kernel: int, side: int, groups: int = 1, bias: bool = False,
+             kernel_w: int | None = None) -> None:
+        """A convolution producing a ``side`` × ``side`` map; ``kernel_w``: a kernel ``kernel`` ×
+        ``kernel_w`` (Inception's factorised 1×7 and 7×1), square where not given."""
+        taps = kernel * (kernel if kernel_w is None else kernel_w)
+        self.macs += side * side * c_out * (c_in // groups) * taps
         self.activations += side * side * c_out
-        self.params += c_out * (c_in // groups) * kernel * kernel + (c_out if bias else 0)
+        self.params += c_out * (c_in // groups) * taps + (c_out if bias else 0)
         self.tensors += 2 if bias else 1
 
     def norm(self, channels: int) -> None:
@@ -235,6 +239,83 @@ def ssd300(side: int = 300) -> LayerCounts:
     return net
 
 
+def inception_v4(side: int = 299) -> LayerCounts:
+    """Inception-v4 (Szegedy et al. 2016, Figures 3-9) as tf_cnn_benchmarks' ``inception4`` and
+    timm build it: every convolution without bias and with batch norm (scale and offset, as the
+    other presets count it; tf_cnn_benchmarks learns the offset only), 1,000 classes (timm; 1,001
+    in tf_cnn_benchmarks). Stem 299 → 149 → 147 (valid 3×3s), 73, 71, 35; four Inception-A at
+    35×35×384, Reduction-A to 17×17×1024, seven Inception-B, Reduction-B to 8×8×1536, three
+    Inception-C, the mean over the map and one fully connected layer."""
+    net = LayerCounts()
+
+    def conv(c_in: int, c_out: int, kernel: int, at: int, kernel_w: int | None = None) -> None:
+        net.conv(c_in, c_out, kernel, at, kernel_w=kernel_w)
+        net.norm(c_out)
+
+    sides = [math.ceil((side - 2) / 2)]  # 149
+    sides += [sides[0] - 2, sides[0] - 2]  # 147, 147
+    conv(3, 32, 3, sides[0])
+    conv(32, 32, 3, sides[1])
+    conv(32, 64, 3, sides[2])
+    at = (sides[2] - 1) // 2  # 73: a 3x3 stride-2 valid pool beside a convolution
+    conv(64, 96, 3, at)
+    at_b = at - 2  # 71
+    conv(160, 64, 1, at)
+    conv(64, 96, 3, at_b)
+    conv(160, 64, 1, at)
+    conv(64, 64, 7, at, kernel_w=1)
+    conv(64, 64, 1, at, kernel_w=7)
+    conv(64, 96, 3, at_b)
+    at = (at_b - 1) // 2  # 35
+    conv(192, 192, 3, at)
+    for _ in range(4):  # Inception-A, 384 channels in and out
+        conv(384, 96, 1, at)  # after the average pool
+        conv(384, 96, 1, at)
+        conv(384, 64, 1, at)
+        conv(64, 96, 3, at)
+        conv(384, 64, 1, at)
+        conv(64, 96, 3, at)
+        conv(96, 96, 3, at)
+    reduced = (at - 1) // 2  # 17
+    conv(384, 384, 3, reduced)
+    conv(384, 192, 1, at)
+    conv(192, 224, 3, at)
+    conv(224, 256, 3, reduced)
+    at = reduced
+    for _ in range(7):  # Inception-B, 1,024 channels
+        conv(1024, 128, 1, at)
+        conv(1024, 384, 1, at)
+        conv(1024, 192, 1, at)
+        conv(192, 224, 1, at, kernel_w=7)
+        conv(224, 256, 7, at, kernel_w=1)
+        conv(1024, 192, 1, at)
+        conv(192, 192, 1, at, kernel_w=7)
+        conv(192, 224, 7, at, kernel_w=1)
+        conv(224, 224, 1, at, kernel_w=7)
+        conv(224, 256, 7, at, kernel_w=1)
+    reduced = (at - 1) // 2  # 8
+    conv(1024, 192, 1, at)
+    conv(192, 192, 3, reduced)
+    conv(1024, 256, 1, at)
+    conv(256, 256, 1, at, kernel_w=7)
+    conv(256, 320, 7, at, kernel_w=1)
+    conv(320, 320, 3, reduced)
+    at = reduced
+    for _ in range(3):  # Inception-C, 1,536 channels; two branches split in two at their ends
+        conv(1536, 256, 1, at)
+        conv(1536, 256, 1, at)
+        conv(1536, 384, 1, at)
+        conv(384, 256, 1, at, kernel_w=3)
+        conv(384, 256, 3, at, kernel_w=1)
+        conv(1536, 384, 1, at)
+        conv(384, 448, 1, at, kernel_w=3)
+        conv(448, 512, 3, at, kernel_w=1)
+        conv(512, 256, 3, at, kernel_w=1)
+        conv(512, 256, 1, at, kernel_w=3)
+    net.dense(1536, 1000)
+    return net
+
+
 PRESETS = {
     "resnet-50": lambda: bottleneck_net((3, 4, 6, 3)),
     "resnet-101": lambda: bottleneck_net((3, 4, 23, 3)),
@@ -252,6 +333,7 @@ PRESETS = {
     "vgg19": lambda: vgg(VGG[19]),
     "mobilenet-v2": mobilenet_v2,
     "ssd300": ssd300,
+    "inception-v4": inception_v4,
 }
 
 # timm's model names (results/benchmark-train-*.csv) -> the architecture at the resolution timm

@@ -10,7 +10,7 @@ with ``--use_fp16=True`` for fp16. The four CSVs, as published at commit 080a6b7
 columns, so that ``outside.csv``'s O11 rows are exactly its output (a test holds that).
 
 Every multi-GPU row with its own one-GPU row becomes a row, that one-GPU row its baseline: the
-models with a dpcost preset (Inception v4 has none), the GPUs as the CSV names them with the
+models with a dpcost preset (every column: Inception v4 has one since 2026-11-29), the GPUs as the CSV names them with the
 vendor's product name ("RTX 8000" is the Quadro RTX 8000), and the machine's GPU link only where
 the row name states it ("NVLink": bridges between pairs of PCIe cards; else "not stated", so
 "V100 32GB", which names no form factor, stays unread). A zero (no run) is no row.
@@ -35,7 +35,10 @@ MODELS = {  # CSV column -> (model text, input size as report.sh's model table g
     "inception3": ("Inception v3 (tf_cnn_benchmarks inception3)", "299x299"),
     "vgg16": ("VGG16 (tf_cnn_benchmarks vgg16)", "224x224"),
     "alexnet": ("AlexNet (tf_cnn_benchmarks alexnet)", "227x227"),
+    "inception4": ("Inception v4 (tf_cnn_benchmarks inception4)", "299x299"),
 }
+FIRST_READ = ("resnet50", "resnet152", "inception3", "vgg16", "alexnet")
+READ_SINCE = ("inception4",)  # a preset since 2026-11-29: its rows follow the others (O0517 on)
 # The CSV's GPU names as the products are named (Lambda's workstations and servers).
 GPU_NAMES = {"RTX 3080": "GeForce RTX 3080", "RTX 3090": "GeForce RTX 3090", "A100 40GB PCIe": "A100 40GB PCIe",
              "RTX A6000": "RTX A6000", "RTX 2080Ti": "GeForce RTX 2080 Ti", "RTX 8000": "Quadro RTX 8000",
@@ -74,9 +77,12 @@ def rows() -> list[dict[str, str]]:
     """O11's rows in the CSV's order, each table's one-GPU baseline written before its first
     multi-GPU row (once, though the PCIe and NVLink rows of a GPU share it)."""
     out = []
-    for precision in ("fp32", "fp16"):
+    # the columns read first, then those read since (row ids stay where they were: O0227-O0516)
+    for columns, precision in [(columns, precision) for columns in (FIRST_READ, READ_SINCE)
+                               for precision in ("fp32", "fp16")]:
         throughput, batch = _read(f"tf-train-throughput-{precision}.csv"), _read(f"tf-train-bs-{precision}.csv")
-        for column, (model, image) in MODELS.items():
+        for column in columns:
+            model, image = MODELS[column]
             written = set()  # the GPUs whose baseline is out
             for name_gpu, record in throughput.items():
                 gpu, link = _gpu_and_link(name_gpu)

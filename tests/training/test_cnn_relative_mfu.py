@@ -102,7 +102,7 @@ def test_presets_carry_the_medians_and_others_carry_one():
 # change to Lambda's rows or to a preset's FLOPs moves them visibly (the median checks above
 # restate the computation).
 PUBLISHED_RATIOS = {"vgg16": (2.18, 1.95), "alexnet": (2.19, 1.23), "inception-v3": (0.92, 0.82),
-                    "resnet-152": (1.12, 1.14), "resnet-101": (1.09, 1.10)}
+                    "resnet-152": (1.12, 1.14), "resnet-101": (1.09, 1.10), "inception-v4": (0.85, 0.86)}
 
 
 @pytest.mark.parametrize("model", sorted(PUBLISHED_RATIOS))
@@ -334,7 +334,11 @@ PUBLISHED_PARAMS = {"resnet-50": 25_557_032, "resnet-101": 44_549_160, "resnet-1
                     # no total published: a second count, written apart from tools/cnn_counts.py from
                     # DeepLearningExamples' ssd/model.py (a research helper, 2026-11-29), gave the same
                     # 22,894,902 parameters, 20.15 GMACs and 31.32M conv outputs
-                    "ssd300": 22_894_902}
+                    "ssd300": 22_894_902,
+                    # timm's inception_v4 card (1,000 classes, batch norm scale and offset); a second
+                    # count from tf_cnn_benchmarks' inception_model.py agrees (42,649,769 with its
+                    # offset-only batch norms and 1,001 classes)
+                    "inception-v4": 42.68e6}
 
 
 @pytest.mark.parametrize("model", sorted(cnn_counts.PRESETS))

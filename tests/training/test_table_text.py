@@ -45,7 +45,7 @@ def test_a_model_file_beside_the_table_is_found_by_its_name(tmp_path):
     assert table_text.model_for("BART-large pretraining", tmp_path) == str(tmp_path / "bart-large.toml")
 
 
-@pytest.mark.parametrize("text", ["ResNet-10", "DenseNet-121", "Inception-v4", ""])
+@pytest.mark.parametrize("text", ["ResNet-10", "DenseNet-121", "Inception-v2", ""])
 def test_a_model_text_no_preset_starts_stops_with_one_line_naming_the_row(text):
     with pytest.raises(SystemExit) as stopped:
         table_text.model_for(text, row_id="X0001")
