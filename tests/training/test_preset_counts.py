@@ -35,6 +35,119 @@ BERT_FAMILY = {
 }
 
 
+# name: (layers, hidden, heads, FFN width, vocab, published total or None, source). OPT's 350M
+# embeds 512 wide and projects in and out; the others are pre-LN with a final LayerNorm.
+OPT_FAMILY = {
+    "opt-125m": (12, 768, 12, 3072, 50272, 125_239_296, "facebook/opt-125m"),
+    "opt-350m": (24, 1024, 16, 4096, 50272, 331_196_416, "facebook/opt-350m"),
+    "opt-1.3b": (24, 2048, 32, 8192, 50272, 1_315_758_080, "facebook/opt-1.3b"),
+    "opt-2.7b": (32, 2560, 32, 10240, 50272, 2_651_596_800, "facebook/opt-2.7b"),
+    "opt-6.7b": (32, 4096, 32, 16384, 50272, None, "facebook/opt-6.7b"),
+    "opt-13b": (40, 5120, 40, 20480, 50272, None, "facebook/opt-13b"),
+    "opt-30b": (48, 7168, 56, 28672, 50272, None, "facebook/opt-30b"),
+    "opt-66b": (64, 9216, 72, 36864, 50272, None, "facebook/opt-66b"),
+}
+# name: (layers, hidden, heads, vocab, published total, source); ALiBi, no position table, 4x FFN
+BLOOM_FAMILY = {
+    "bloom-560m": (24, 1024, 16, 250880, 559_214_592, "bigscience/bloom-560m"),
+    "bloom-1b1": (24, 1536, 16, 250880, 1_065_314_304, "bigscience/bloom-1b1"),
+    "bloom-1b7": (24, 2048, 16, 250880, 1_722_408_960, "bigscience/bloom-1b7"),
+    "bloom-3b": (30, 2560, 32, 250880, 3_002_557_440, "bigscience/bloom-3b"),
+    "bloom-7b1": (30, 4096, 32, 250880, 7_069_016_064, "bigscience/bloom-7b1"),
+    "bloom-176b": (70, 14336, 112, 250880, 176_247_271_424, "bigscience/bloom"),
+}
+# name: (layers, hidden, heads, vocab, published total, source); GPT-NeoX blocks, untied head, 4x FFN
+NEOX_FAMILY = {
+    "pythia-160m": (12, 768, 12, 50304, 162_322_944, "EleutherAI/pythia-160m"),
+    "pythia-410m": (24, 1024, 16, 50304, 405_334_016, "EleutherAI/pythia-410m"),
+    "pythia-1b": (16, 2048, 8, 50304, 1_011_781_632, "EleutherAI/pythia-1b"),
+    "pythia-1.4b": (24, 2048, 16, 50304, 1_414_647_808, "EleutherAI/pythia-1.4b"),
+    "pythia-2.8b": (32, 2560, 32, 50304, 2_775_208_960, "EleutherAI/pythia-2.8b"),
+    "pythia-6.9b": (32, 4096, 32, 50432, 6_857_302_016, "EleutherAI/pythia-6.9b"),
+    "pythia-12b": (36, 5120, 40, 50688, 11_846_072_320, "EleutherAI/pythia-12b"),
+    "gpt-neox-20b": (44, 6144, 64, 50432, 20_554_567_680, "EleutherAI/gpt-neox-20b"),
+}
+
+
+def opt_count(layers, hidden, ffn, vocab, embed=None):
+    """Biased q/k/v/o and FFN, two LayerNorms a layer, a tied word embedding, 2,050 learned
+    positions (OPT's offset of 2), a final LayerNorm; or, with a narrower ``embed`` (350M), its
+    projections in and out and no final LayerNorm (post-LN)."""
+    per_layer = 4 * (hidden * hidden + hidden) + (hidden * ffn + ffn) + (ffn * hidden + hidden) + 4 * hidden
+    words = vocab * (embed or hidden)
+    ends = 2 * embed * hidden if embed else 2 * hidden
+    return words + 2050 * hidden + layers * per_layer + ends
+
+
+def twelve_h2_count(layers, hidden, vocab, tied, extra):
+    """BLOOM and GPT-NeoX blocks: biased fused q/k/v, output, 4x FFN and two LayerNorms (12h² + 13h
+    a layer), a final LayerNorm, the word embedding (and an untied head), ``extra`` beside."""
+    return layers * (12 * hidden * hidden + 13 * hidden) + 2 * hidden + vocab * hidden * (1 if tied else 2) + extra
+
+
+@pytest.mark.parametrize("name", sorted(OPT_FAMILY))
+def test_an_opt_preset_is_its_published_configuration(name):
+    layers, hidden, heads, ffn, vocab, published, _ = OPT_FAMILY[name]
+    model = workloads.load_model(name)
+    assert (model.layers, model.hidden_size, model.heads, model.vocab, model.tied_embeddings) == (
+        layers, hidden, heads, vocab, True)
+    embed = 512 if name == "opt-350m" else None
+    assert model.params == opt_count(layers, hidden, ffn, vocab, embed) == (published or model.params)
+    assert model.input_embedding_params == vocab * (embed or hidden)
+    # q, k, v, o, fc1, fc2 with their biases and two norms a layer; the word and position
+    # embeddings; the final norm's two, or (350M) the two projections
+    assert model.tensors == 16 * layers + 4
+
+
+@pytest.mark.parametrize("name", sorted(BLOOM_FAMILY))
+def test_a_bloom_preset_is_its_published_configuration(name):
+    layers, hidden, heads, vocab, published, _ = BLOOM_FAMILY[name]
+    model = workloads.load_model(name)
+    assert (model.layers, model.hidden_size, model.heads, model.vocab, model.tied_embeddings) == (
+        layers, hidden, heads, vocab, True)
+    assert model.params == twelve_h2_count(layers, hidden, vocab, True, 2 * hidden) == published  # embedding LayerNorm
+    assert model.tensors == 12 * layers + 5
+
+
+@pytest.mark.parametrize("name", sorted(NEOX_FAMILY))
+def test_a_gpt_neox_family_preset_is_its_published_configuration(name):
+    layers, hidden, heads, vocab, published, _ = NEOX_FAMILY[name]
+    model = workloads.load_model(name)
+    assert (model.layers, model.hidden_size, model.heads, model.vocab, model.tied_embeddings) == (
+        layers, hidden, heads, vocab, False)
+    assert model.params == twelve_h2_count(layers, hidden, vocab, False, 0) == published
+    assert model.tensors == 12 * layers + 4
+
+
+def test_gpt_j_falcon_and_bart_are_their_configurations():
+    """GPT-J-6B: untied head with a bias, bias-free attention, one LayerNorm a block (Hugging Face's
+    count; the model card's 6,053,381,344 is mesh-transformer-jax's). Falcon: bias-free,
+    multi-query (7B: one key/value head of 64) or grouped (40B: 8 groups, two LayerNorms a block),
+    the head tied (its checkpoint stores a copy, which the Hub's totals count). BART: a shared
+    embedding, two position tables of 1,026, encoder layers and decoder layers with
+    cross-attention."""
+    def gptj(layers, h, vocab):
+        return 2 * vocab * h + vocab + layers * (12 * h * h + 7 * h) + 2 * h
+
+    def falcon(layers, h, vocab, kv_width, norms):
+        return vocab * h + layers * (h * (h + 2 * kv_width) + 9 * h * h + 2 * norms * h) + 2 * h
+
+    def bart(layers, h, vocab):
+        encoder = 4 * (h * h + h) + 8 * h * h + 5 * h + 4 * h
+        decoder = encoder + 4 * (h * h + h) + 2 * h
+        return vocab * h + 2 * 1026 * h + 4 * h + layers * (encoder + decoder), layers * (encoder + decoder) + vocab * h
+
+    assert workloads.load_model("gpt-j-6b").params == gptj(28, 4096, 50400) == 6_050_882_784
+    assert workloads.load_model("falcon-7b").params == falcon(32, 4544, 65024, 64, 1) == 7_217_189_760 - 65024 * 4544
+    assert workloads.load_model("falcon-40b").params == falcon(60, 8192, 65024, 8 * 64, 2) == \
+        41_835_970_560 - 65024 * 8192
+    for name, layers, h in (("bart-base", 6, 768), ("bart-large", 12, 1024)):
+        model = workloads.load_model(name)
+        assert (model.params, model.flops_params) == bart(layers, h, 50265)
+    assert workloads.load_model("bart-large").params == 406_291_456 and workloads.load_model("bart-base").params == \
+        139_420_416
+
+
 def llama_count(layers, hidden, heads, kv_heads, ffn, vocab):
     """Bias-free attention (q and o hidden², k and v hidden × kv width), a gated FFN (three
     hidden × ffn matrices), two RMSNorms a layer, untied input embedding and output head, a final
