@@ -239,6 +239,17 @@ def ssd300(side: int = 300) -> LayerCounts:
     return net
 
 
+# Inception-v4's repeated modules (Szegedy et al. 2016, Figures 4, 5, 6), each convolution as
+# (channels in, out, kernel height, width), branch by branch; a module keeps its map's side.
+INCEPTION_A = ((384, 96, 1, 1),  # after the average pool
+               (384, 96, 1, 1), (384, 64, 1, 1), (64, 96, 3, 3), (384, 64, 1, 1), (64, 96, 3, 3), (96, 96, 3, 3))
+INCEPTION_B = ((1024, 128, 1, 1), (1024, 384, 1, 1), (1024, 192, 1, 1), (192, 224, 1, 7), (224, 256, 7, 1),
+               (1024, 192, 1, 1), (192, 192, 1, 7), (192, 224, 7, 1), (224, 224, 1, 7), (224, 256, 7, 1))
+# two branches split in two at their ends (1x3 and 3x1 side by side)
+INCEPTION_C = ((1536, 256, 1, 1), (1536, 256, 1, 1), (1536, 384, 1, 1), (384, 256, 1, 3), (384, 256, 3, 1),
+               (1536, 384, 1, 1), (384, 448, 1, 3), (448, 512, 3, 1), (512, 256, 3, 1), (512, 256, 1, 3))
+
+
 def inception_v4(side: int = 299) -> LayerCounts:
     """Inception-v4 (Szegedy et al. 2016, Figures 3-9) as tf_cnn_benchmarks' ``inception4`` and
     timm build it: every convolution without bias and with batch norm (scale and offset, as the
@@ -248,70 +259,50 @@ def inception_v4(side: int = 299) -> LayerCounts:
     Inception-C, the mean over the map and one fully connected layer."""
     net = LayerCounts()
 
-    def conv(c_in: int, c_out: int, kernel: int, at: int, kernel_w: int | None = None) -> None:
-        net.conv(c_in, c_out, kernel, at, kernel_w=kernel_w)
+    def conv(c_in: int, c_out: int, height: int, width: int, at: int) -> None:
+        """A convolution of a height × width kernel producing an ``at`` × ``at`` map, with its batch norm."""
+        net.conv(c_in, c_out, height, at, kernel_w=width)
         net.norm(c_out)
 
     sides = [math.ceil((side - 2) / 2)]  # 149
     sides += [sides[0] - 2, sides[0] - 2]  # 147, 147
-    conv(3, 32, 3, sides[0])
-    conv(32, 32, 3, sides[1])
-    conv(32, 64, 3, sides[2])
+    conv(3, 32, 3, 3, sides[0])
+    conv(32, 32, 3, 3, sides[1])
+    conv(32, 64, 3, 3, sides[2])
     at = (sides[2] - 1) // 2  # 73: a 3x3 stride-2 valid pool beside a convolution
-    conv(64, 96, 3, at)
+    conv(64, 96, 3, 3, at)
     at_b = at - 2  # 71
-    conv(160, 64, 1, at)
-    conv(64, 96, 3, at_b)
-    conv(160, 64, 1, at)
-    conv(64, 64, 7, at, kernel_w=1)
-    conv(64, 64, 1, at, kernel_w=7)
-    conv(64, 96, 3, at_b)
+    conv(160, 64, 1, 1, at)
+    conv(64, 96, 3, 3, at_b)
+    conv(160, 64, 1, 1, at)
+    conv(64, 64, 7, 1, at)
+    conv(64, 64, 1, 7, at)
+    conv(64, 96, 3, 3, at_b)
     at = (at_b - 1) // 2  # 35
-    conv(192, 192, 3, at)
-    for _ in range(4):  # Inception-A, 384 channels in and out
-        conv(384, 96, 1, at)  # after the average pool
-        conv(384, 96, 1, at)
-        conv(384, 64, 1, at)
-        conv(64, 96, 3, at)
-        conv(384, 64, 1, at)
-        conv(64, 96, 3, at)
-        conv(96, 96, 3, at)
+    conv(192, 192, 3, 3, at)
+    for _ in range(4):
+        for layer in INCEPTION_A:
+            conv(*layer, at)
     reduced = (at - 1) // 2  # 17
-    conv(384, 384, 3, reduced)
-    conv(384, 192, 1, at)
-    conv(192, 224, 3, at)
-    conv(224, 256, 3, reduced)
+    conv(384, 384, 3, 3, reduced)
+    conv(384, 192, 1, 1, at)
+    conv(192, 224, 3, 3, at)
+    conv(224, 256, 3, 3, reduced)
     at = reduced
-    for _ in range(7):  # Inception-B, 1,024 channels
-        conv(1024, 128, 1, at)
-        conv(1024, 384, 1, at)
-        conv(1024, 192, 1, at)
-        conv(192, 224, 1, at, kernel_w=7)
-        conv(224, 256, 7, at, kernel_w=1)
-        conv(1024, 192, 1, at)
-        conv(192, 192, 1, at, kernel_w=7)
-        conv(192, 224, 7, at, kernel_w=1)
-        conv(224, 224, 1, at, kernel_w=7)
-        conv(224, 256, 7, at, kernel_w=1)
+    for _ in range(7):
+        for layer in INCEPTION_B:
+            conv(*layer, at)
     reduced = (at - 1) // 2  # 8
-    conv(1024, 192, 1, at)
-    conv(192, 192, 3, reduced)
-    conv(1024, 256, 1, at)
-    conv(256, 256, 1, at, kernel_w=7)
-    conv(256, 320, 7, at, kernel_w=1)
-    conv(320, 320, 3, reduced)
+    conv(1024, 192, 1, 1, at)
+    conv(192, 192, 3, 3, reduced)
+    conv(1024, 256, 1, 1, at)
+    conv(256, 256, 1, 7, at)
+    conv(256, 320, 7, 1, at)
+    conv(320, 320, 3, 3, reduced)
     at = reduced
-    for _ in range(3):  # Inception-C, 1,536 channels; two branches split in two at their ends
-        conv(1536, 256, 1, at)
-        conv(1536, 256, 1, at)
-        conv(1536, 384, 1, at)
-        conv(384, 256, 1, at, kernel_w=3)
-        conv(384, 256, 3, at, kernel_w=1)
-        conv(1536, 384, 1, at)
-        conv(384, 448, 1, at, kernel_w=3)
-        conv(448, 512, 3, at, kernel_w=1)
-        conv(512, 256, 3, at, kernel_w=1)
-        conv(512, 256, 1, at, kernel_w=3)
+    for _ in range(3):
+        for layer in INCEPTION_C:
+            conv(*layer, at)
     net.dense(1536, 1000)
     return net
 

@@ -99,24 +99,17 @@ def test_an_opt_preset_is_its_published_configuration(name):
     assert model.tensors == 16 * layers + 4
 
 
-@pytest.mark.parametrize("name", sorted(BLOOM_FAMILY))
-def test_a_bloom_preset_is_its_published_configuration(name):
-    layers, hidden, heads, vocab, published, _ = BLOOM_FAMILY[name]
+@pytest.mark.parametrize("name", sorted(BLOOM_FAMILY) + sorted(NEOX_FAMILY))
+def test_a_bloom_or_gpt_neox_preset_is_its_published_configuration(name):
+    """BLOOM ties its head and normalises its embedding (2h more, one more tensor); GPT-NeoX and
+    Pythia untie the head (a second V × h)."""
+    bloom = name in BLOOM_FAMILY
+    layers, hidden, heads, vocab, published, _ = (BLOOM_FAMILY if bloom else NEOX_FAMILY)[name]
     model = workloads.load_model(name)
     assert (model.layers, model.hidden_size, model.heads, model.vocab, model.tied_embeddings) == (
-        layers, hidden, heads, vocab, True)
-    assert model.params == twelve_h2_count(layers, hidden, vocab, True, 2 * hidden) == published  # embedding LayerNorm
-    assert model.tensors == 12 * layers + 5
-
-
-@pytest.mark.parametrize("name", sorted(NEOX_FAMILY))
-def test_a_gpt_neox_family_preset_is_its_published_configuration(name):
-    layers, hidden, heads, vocab, published, _ = NEOX_FAMILY[name]
-    model = workloads.load_model(name)
-    assert (model.layers, model.hidden_size, model.heads, model.vocab, model.tied_embeddings) == (
-        layers, hidden, heads, vocab, False)
-    assert model.params == twelve_h2_count(layers, hidden, vocab, False, 0) == published
-    assert model.tensors == 12 * layers + 4
+        layers, hidden, heads, vocab, bloom)
+    assert model.params == twelve_h2_count(layers, hidden, vocab, bloom, 2 * hidden if bloom else 0) == published
+    assert model.tensors == 12 * layers + (5 if bloom else 4)
 
 
 def test_gpt_j_falcon_and_bart_are_their_configurations():
