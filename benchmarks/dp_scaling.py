@@ -376,14 +376,28 @@ def _first_named(text: str, table: dict[str, str], field: str) -> str:
     return found
 
 
+# Precisions the step model does not run: FP8 (its scaling recipes keep FP8 matmuls with higher-
+# precision masters and amax bookkeeping, none of which the model prices); a row stating one is
+# left out, whatever else the text names ("FP8 (with BF16 master weights)" was read as bf16).
+UNMODELLED_PRECISIONS = frozenset({"fp8", "float8", "e4m3", "e5m2", "int8", "fp4", "nvfp4", "mxfp8"})
+SIXTEEN_BIT = frozenset({"fp16", "float16", "half", "bf16", "bfloat16"})
+
+
 def precision_kind(text: str) -> str:
     """``mixed``, ``fp16``, ``bf16``, ``tf32`` or ``fp32``: what the first word of a precision text
     that names one names ("AMP (FP16)", "Automatic Mixed Precision" are mixed, "float32" FP32;
     mixed precision in bf16, "AMP (BF16)", is bf16); a ValueError naming the field otherwise, so a
     row whose precision cannot be read is left out rather than run in FP32."""
     # the first word that names one ("Automatic Mixed Precision", "apex AMP O2", "XLA + AMP")
+    text_words = set(table_text.words(text))
+    unmodelled = sorted(UNMODELLED_PRECISIONS & text_words)
+    if unmodelled:
+        raise ValueError(f"precision: got {text!r}; allowed: FP32, TF32, FP16, BF16 or mixed precision "
+                         f"({unmodelled[0]!r} is not modelled)")
     kind = _first_named(text, PRECISION_WORDS, "precision")
-    if kind == "mixed" and ({"bf16", "bfloat16"} & set(table_text.words(text))):  # "AMP (BF16)": mixed in bf16
+    if kind == "fp32" and SIXTEEN_BIT & text_words:  # "FP32 master, FP16 compute": mixed precision
+        kind = "mixed"
+    if kind == "mixed" and ({"bf16", "bfloat16"} & text_words):  # "AMP (BF16)": mixed in bf16
         return "bf16"
     return kind
 
@@ -537,13 +551,27 @@ def _metric_words(text: str) -> list[tuple[str, float]]:
     return out
 
 
+# A scale written apart from the unit: "samples/s (thousands)", "images/s (x1000)", "tokens/s [k]".
+SCALE_APART = ((re.compile(r"\(\s*(?:k|thousands?|[x×]\s*1,?000)\s*\)|\[\s*k\s*\]|\bthousands\b|\bkilo", re.IGNORECASE),
+                1e3),
+               (re.compile(r"\(\s*(?:m|millions?|[x×]\s*1,?000,?000)\s*\)|\[\s*m\s*\]|\bmillions\b|\bmega",
+                           re.IGNORECASE), 1e6))
+# A rate per anything but a second ("tokens/day", "images per hour", "sec/iter"): refused, not read
+# as per second.
+OTHER_TIME = re.compile(r"(?:/|\bper\s+)\s*(?:days?|d|hours?|hrs?|h|min(?:utes?)?|iters?|iterations?|steps?|epochs?)\b"
+                        r"|\b(?:sec|s|seconds?|ms)\s*/\s*(?:iter|it|step|batch)", re.IGNORECASE)
+
+
 def _metric(text: str) -> tuple[str, float]:
     """(``samples`` or ``tokens``, scale) of the first word of a metric text that counts something;
     a ValueError naming the field otherwise."""
     found = next(((METRIC_WORDS[word], scale) for word, scale in _metric_words(text) if word in METRIC_WORDS), None)
-    if found is None:
-        raise ValueError(f"metric: got {text!r}; allowed: a text naming one of {', '.join(METRIC_WORDS)}")
-    return found
+    if found is None or OTHER_TIME.search(text):
+        raise ValueError(f"metric: got {text!r}; allowed: a text naming one of {', '.join(METRIC_WORDS)}, "
+                         "per second")
+    unit, scale = found
+    apart = next((factor for pattern, factor in SCALE_APART if pattern.search(text)), None)
+    return unit, scale if apart is None or scale != 1.0 else apart
 
 
 def metric_unit(text: str) -> str:

@@ -157,8 +157,32 @@ def model_for(text: str, models_dir: Path | None = None, row_id: str = "", param
     name = max(found, key=lambda name: len("".join(words(name))))
     rest_words = text_words[_words_taken(text_words, words(name)):]  # what the text says beyond the name
     _check_backbone(candidates[name], text, rest_words, row_id)
+    _check_whole_model(candidates[name], text, rest_words, row_id)
     _check_stated_size(candidates[name], text, " ".join(rest_words), params_text, row_id)
     return candidates[name]
+
+
+# Words after a model's name that make the run another one: adapters trained instead of the
+# weights (LoRA, QLoRA: only the adapters are all-reduced), or a classifier as the backbone of a
+# detector or segmenter ("ResNet-34 SSD", "ResNet-50 FPN", "Mask R-CNN R-50").
+ADAPTER_WORDS = frozenset({"lora", "qlora", "dora", "peft", "adapter", "adapters", "ia3"})
+HEAD_WORDS = frozenset({"ssd", "rcnn", "retinanet", "fpn", "yolo", "yolov3", "deeplab", "deeplabv3", "unet", "fcn",
+                        "detr", "maskrcnn", "fasterrcnn", "detection", "segmentation", "detector"})
+
+
+def _check_whole_model(model: str, text: str, rest_words: list[str], row_id: str) -> None:
+    """Refuses a text whose words after the model's name say it trains something else than the
+    whole preset: adapters ("Llama-2-7b LoRA"), or a detection or segmentation network built on
+    a classifier preset ("ResNet-34 SSD")."""
+    rest = set(rest_words) | {f"{a}{b}" for a, b in zip(rest_words, rest_words[1:])}  # "R-CNN" as "rcnn"
+    adapter = sorted(ADAPTER_WORDS & rest)
+    if adapter:
+        raise unreadable("model", text, f"full-parameter training of a preset ({adapter[0]!r}: only the adapters "
+                         "are all-reduced; a model file with their parameters and the base model's FLOPs)", row_id)
+    head = sorted(HEAD_WORDS & rest)
+    if head and load_model(model).kind == "cnn" and not load_model(model).backbone:
+        raise unreadable("model", text, f"the {Path(model).stem} classifier ({head[0]!r} names a network built "
+                         "on it)", row_id)
 
 
 def _check_backbone(model: str, text: str, rest_words: list[str], row_id: str) -> None:
