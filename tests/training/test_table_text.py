@@ -159,6 +159,42 @@ def test_the_vit_papers_own_names_are_read(text, model):
     assert table_text.model_for(text, row_id="X0015") == model
 
 
+@pytest.mark.parametrize(("text", "kind"), [
+    ("FP32 master, FP16 compute", "mixed"), ("fp32 accumulate, fp16 compute", "mixed"), ("FP32/BF16", "bf16"),
+    ("FP8 (with BF16 master weights)", None), ("fp8 + bf16", None), ("FP8 mixed", None), ("INT8", None),
+])
+def test_a_precision_naming_two_dtypes_is_mixed_and_fp8_is_refused(text, kind):
+    """The first dtype word used to win: "FP32 master, FP16 compute" ran in FP32 and "FP8 (with
+    BF16 master weights)" in bf16, silently (a read-only probe, 2026-11-29)."""
+    if kind is None:
+        with pytest.raises(ValueError, match="^precision: got .* is not modelled"):
+            dp_scaling.precision_kind(text)
+    else:
+        assert dp_scaling.precision_kind(text) == kind
+
+
+@pytest.mark.parametrize(("text", "scale"), [
+    ("samples/s (thousands)", 1e3), ("images/s (x1000)", 1e3), ("tokens/s [k]", 1e3), ("img/s (millions)", 1e6),
+    ("tokens/day", None), ("images/hour", None), ("sec/iter", None), ("images per minute", None),
+])
+def test_a_metric_scale_written_apart_is_read_and_other_time_units_refused(text, scale):
+    if scale is None:
+        with pytest.raises(ValueError, match="^metric: got .*per second"):
+            dp_scaling.metric_scale(text)
+    else:
+        assert dp_scaling.metric_scale(text) == scale
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("Llama-2-7b LoRA", "'lora'"), ("OPT-1.3B QLoRA", "'qlora'"), ("ResNet-34 SSD", "'ssd'"),
+    ("ResNet-50 FPN", "'fpn'"), ("ResNet-50 (Mask R-CNN backbone)", "'rcnn'"),
+])
+def test_a_model_text_training_something_else_than_the_preset_is_refused(text, needle):
+    """With LoRA only the adapters are all-reduced; an SSD or FPN on a ResNet is not the classifier."""
+    with pytest.raises(SystemExit, match=f"^error: X0016: model: got .*{re.escape(needle)}"):
+        table_text.model_for(text, row_id="X0016")
+
+
 def test_a_gpu_no_profile_matches_stops_with_one_line():
     with pytest.raises(SystemExit) as stopped:
         table_text.gpu_for("Tesla M60", row_id="X0002")
