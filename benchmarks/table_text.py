@@ -80,26 +80,39 @@ NCCL_SOCKETS = "NCCL_IB_DISABLE=1"
 SOCKETS_LINK = "tcp-sockets"
 # A line rate as sources write it: "200 Gb/s", "100 Gb/sec", "400 Gbps", "25GbE", "100G", "12.5 Gbit/s",
 # "3.2 Tb/s"; and a NIC count before it: "8x", "8 x", "8×" (none stated: one NIC).
-RATE = re.compile(r"(\d+(?:\.\d+)?)\s*-?\s*(tb/s|tbps|tbit/s|gb/s(?:ec)?|gbps|gbit/s|gbits?|gigabits?|gbe|(?-i:[Gg]b)|g)"
+RATE = re.compile(r"(?<![a-z]-)(?<![a-z]-\d)(\d+(?:\.\d+)?)\s*-?\s*(tb/s|tbps|tbit/s|gb/s(?:ec)?|gbps|gbit/s|gbits?|gigabits?|gbe|(?-i:[Gg]b)|g)"
                   r"(?![a-z])", re.IGNORECASE)  # a bare "Gb" is bits; "GB" is bytes, a memory size ("A100 80GB")
 COUNT = re.compile(r"(?<![a-z\d.])(\d+)\s*[x×](?![a-z0-9])", re.IGNORECASE)  # not a rate's digits ("NDR400 x 8")
+# An InfiniBand port's lane width, not a count: "4X EDR" (IBTA's capital X, four lanes to one port).
+LANE_WIDTH = re.compile(r"\b(?:4|12)X\s*(?=(?i:fdr|edr|hdr|ndr|xdr)\b)")
 # A NIC count written after the rate: "x 8", "(8 per node)", "8 NICs", "8 ports", "8 adapters".
-COUNT_AFTER = re.compile(r"^\s*(?:[a-z][\w-]*\s+){0,3}?[x×]\s+(\d+)\b"  # right after the rate: "HDR InfiniBand x 8"
+COUNT_AFTER = re.compile(r"^\s*\)?\s*(?:[a-z][\w-]*\s+){0,3}?[x×]\s*(\d{1,2})\b"  # right after the rate: "HDR InfiniBand x 8", "x8"
                          r"|\(\s*(\d+)\s*(?:(?:nics?|hcas?|adapters?)\s+)?per\s+node\s*\)"  # "(8 per node)"
-                         r"|\b(\d+)\s+(?:nics?|hcas?|adapters?)\b", re.IGNORECASE)  # "8 NICs"
+                         r"|\b(\d+)[\s-]+(?:nics?|hcas?|adapters?|rails?)\b", re.IGNORECASE)  # "8 NICs", "8-rail"
+NIC_COUNT = re.compile(r"\b(\d{1,2})[\s-]+(?:nics?|hcas?|adapters?|rails?)\b", re.IGNORECASE)  # anywhere: "8 HCAs, HDR"
+# A count in words, before the rate or the fabric: "dual-rail EDR", "dual 25GbE", "eight 200 Gb/s".
+COUNT_WORDS = {"single": 1, "dual": 2, "two": 2, "quad": 4, "four": 4, "eight": 8, "sixteen": 16}
+COUNT_WORD = re.compile(rf"\b({'|'.join(COUNT_WORDS)})(?=[\s-]+(?:\d|(?:rails?|ports?|nics?|hcas?|adapters?|fdr|edr|"
+                        r"hdr|ndr|xdr|infiniband|ib|roce|efa|ethernet|gbe)\b))", re.IGNORECASE)
+# NICs one per GPU: "200 Gb/s HDR per GPU", "400G per GPU (NDR)".
+PER_GPU_NIC = re.compile(r"\bper[\s-]+gpu\b|/\s*gpu\b", re.IGNORECASE)
+# A gigabit Ethernet written without its number ("Gigabit Ethernet", "GbE"): one gigabit.
+BARE_GIGABIT = re.compile(r"(?<![\d.\s])\s*\b(?:gigabit|gbe)\b|^\s*(?:gigabit|gbe)\b", re.IGNORECASE)
 # The bundled link of each fabric by line rate (Gb/s, per NIC); links.toml.
 FABRIC_LINKS = {"infiniband": {100: "ib-edr", 200: "ib-hdr", 400: "ib-ndr", 800: "ib-xdr"},
                 "roce": {100: "roce-100", 200: "roce-200", 400: "roce-400"},
                 "efa": {100: "efa", 200: "efa-v3", 400: "efa-v4"}}
 # A fabric's words (whole words), first match wins; InfiniBand generations name their rate.
-FABRIC_WORDS = (("roce", re.compile(r"\broce(v2)?\b", re.IGNORECASE)),
+FABRIC_WORDS = (("ethernet", re.compile(r"\bipoib\b|\bip\s+over\s+(?:infiniband|ib)\b", re.IGNORECASE)),  # kernel TCP
+                ("roce", re.compile(r"\broce(v2)?\b", re.IGNORECASE)),
                 ("efa", re.compile(r"\befa(v\d)?\b|elastic fabric adapter", re.IGNORECASE)),
                 ("infiniband", re.compile(r"\b(infiniband|ib|(fdr|edr|hdr|ndr|xdr)(\d{2,4})?)\b", re.IGNORECASE)),
                 ("ethernet", re.compile(r"\b(ethernet|tcp|\d+\s*gbe)\b|\dgbe\b", re.IGNORECASE)))
 IB_GENERATION_GBPS = {"fdr": 56, "edr": 100, "hdr": 200, "ndr": 400, "xdr": 800}
 # Fabrics no bundled link stands for: a row naming one is refused, not run on InfiniBand with SHARP.
-UNSUPPORTED_FABRICS = re.compile(r"\b(omni-?path|slingshot|tofu|myrinet|nvlink\s+switch\s+system)\b",
-                                 re.IGNORECASE)
+# A site whose nodes are on Slingshot names that fabric too ("Perlmutter", "Polaris", "Frontier").
+UNSUPPORTED_FABRICS = re.compile(r"\b(omni-?path|opa|slingshot(?:-\d+)?|tofu|myrinet|nvlink\s+switch\s+system|"
+                                 r"perlmutter|polaris|frontier|lumi|aurora|alps|el\s+capitan)\b", re.IGNORECASE)
 # Words after a GPU's name that make it another part ("RTX 3090 Ti", "H100 NVL", "RTX 4090 D").
 QUALIFIERS = frozenset({"ti", "super", "d", "nvl", "max", "mobile", "laptop"})
 # A word naming the generation of a part that shares its number with an older one: "RTX 6000" or
@@ -446,10 +459,11 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = "", node_te
             and any(system.intra_fabric == "pcie" for system in systems):
         kin = []  # a card whose link text no kin node agrees with ("no NVLink bridge"): a PCIe node of that count
     if kin:
-        # the node its link text agrees with, then NVIDIA's reference node (a DGX), then a node of
-        # exactly this GPU, in bundled order
+        # the node its link text agrees with, then NVIDIA's reference node (a DGX), then a site's
+        # node before a cloud instance (whose network is the provider's), then a node of exactly
+        # this GPU, in bundled order
         chosen = min(kin, key=lambda system: (_disagrees(system, node_text), not system.name.startswith("dgx"),
-                                              system.gpu.name != gpu.name))
+                                              _is_instance(system), system.gpu.name != gpu.name))
         return chosen if chosen.gpu.name == gpu.name else dataclasses.replace(chosen, gpu=gpu)
     pcie = [system for system in systems if system.intra_fabric == "pcie"]
     if not pcie:  # no PCIe node of that count (three cards): the smallest larger one, run on that many of its GPUs
@@ -491,6 +505,25 @@ PROVIDER_WORDS = frozenset({"aws", "azure", "gcp", "oci"})
 # another ("100 Gbps TCP (p4d.24xlarge, EFA disabled)") ran on other NICs than the instance's.
 INSTANCE_FABRICS = {"efa": ("efa",), "infiniband": ("infiniband",), "roce": ("roce",),
                     "ethernet": ("ethernet",), "tcp": ("ethernet",)}
+
+
+# How providers write an instance type: AWS "p3.8xlarge", "p5e.48xlarge"; GCP "a2-highgpu-4g";
+# Azure "ND40rs_v2", "NDv2"; OCI "BM.GPU.A100-v2.8". A text naming one no bundled system is, is
+# refused: the site's DGX would stand in with InfiniBand it does not have.
+INSTANCE_SHAPE = re.compile(r"\b(?:p|g|trn|dl|inf)\d+[a-z]*\.(?:\d*x?large|metal)\b|\b[a-z]\d-[a-z]+gpu-\d+g\b|"
+                            r"\b(?:standard_)?n[cdv]\d+[a-z]*_(?:[a-z0-9]+_)?v\d\b|\bn[cdv]m?v\d\b|\bbm\.gpu[\w.-]*",
+                            re.IGNORECASE)
+
+
+def _is_instance(system) -> bool:
+    """Whether a bundled system is a provider's instance (its name starts with the provider's)."""
+    return bool(PROVIDER_WORDS & set(_name_words(system.name)))
+
+
+def _unbundled_instance(text: str) -> str | None:
+    """An instance type ``text`` names that no bundled system is (:data:`INSTANCE_SHAPE`), if any."""
+    return next((found.group(0) for found in INSTANCE_SHAPE.finditer(text) if not _instances_named(found.group(0))),
+                None)
 
 
 def _instances_named(text: str) -> list:
@@ -544,6 +577,29 @@ def named_system(gpu_name: str, gpus_per_node: int, text: str, network_text: str
     return found[0] if found[0].gpu.name == gpu.name else dataclasses.replace(found[0], gpu=gpu)
 
 
+def _efa_instance(gpu_name: str, gpus_per_node: int, stated: StatedNetwork):
+    """The bundled AWS instance a row stating EFA without naming one ran on: the one holding that
+    GPU's family and form whose NICs the row's do not contradict (a rate stated is one NIC's or
+    the node's total, a count stated is theirs), that GPU itself first (an A100 40GB is a p4d, an
+    80GB a p4de); None where none or several do."""
+    gpu = hardware.load_gpu(gpu_name)
+
+    def agrees(system) -> bool:
+        nic = system.nic_bandwidth_Bps * 8 / 1e9
+        rates = (nic,) if stated.count is not None else (nic, nic * system.nics_per_node)  # "4x 400": each NIC's
+        return (stated.gbps is None or stated.gbps in rates) and \
+            (stated.count is None or stated.count == system.nics_per_node)
+
+    found = [system for system in _systems() if _is_instance(system) and system.nic_link.category == "efa"
+             and _family_and_form(system.gpu) == _family_and_form(gpu) and system.gpus_per_node >= gpus_per_node
+             and agrees(system)]
+    exact = [system for system in found if system.gpu.name == gpu.name]
+    chosen = exact if exact else found
+    if len(chosen) != 1:
+        return None
+    return chosen[0] if chosen[0].gpu.name == gpu.name else dataclasses.replace(chosen[0], gpu=gpu)
+
+
 @dataclasses.dataclass(frozen=True)
 class StatedNetwork:
     """What a row's network text states of each node's NICs (None: not stated)."""
@@ -551,6 +607,7 @@ class StatedNetwork:
     count: int | None  # None: not stated (one NIC at a stated rate, or the rate is the node's total)
     gbps: float | None
     fabric: str | None  # "infiniband", "roce", "efa", "ethernet"
+    per_gpu: bool = False  # "per GPU": one NIC for each of the node's GPUs
 
 
 # A mention a text takes back: "no NVLink", "without InfiniBand", "EFA disabled", "NVLink not used".
@@ -576,21 +633,29 @@ def stated_network(inter_node: str) -> StatedNetwork:
     RoCE, EFA, Ethernet/GbE/TCP), the line rate in Gb/s (an InfiniBand generation names its own,
     or the port's written after it: "NDR400", "HDR100"),
     the count before it ("8x"; one where a rate is stated without a count)."""
-    inter_node = affirmed(inter_node)
+    inter_node = LANE_WIDTH.sub("", affirmed(inter_node))
     fabric = next((name for name, pattern in FABRIC_WORDS if pattern.search(inter_node)), None)
     rate = RATE.search(inter_node)
     gbps, named = None, None
     if rate:
         gbps = float(rate.group(1)) * (1000.0 if rate.group(2).lower().startswith("t") else 1.0)
-    elif fabric == "infiniband":  # a generation names its rate; one written after it ("NDR400", "HDR100") is the port's
-        named = re.search(rf"\b({'|'.join(IB_GENERATION_GBPS)})(\d{{2,4}})?\b", inter_node, re.IGNORECASE)
+    elif fabric == "infiniband":  # a generation names its rate; one written after it ("NDR400", "HDR 100") is the port's
+        named = re.search(rf"\b({'|'.join(IB_GENERATION_GBPS)})(?:[\s-]?(\d{{3}}|\d{{2}}(?!\d)))?\b", inter_node,
+                          re.IGNORECASE)
         if named:
             gbps = float(named.group(2)) if named.group(2) else IB_GENERATION_GBPS[named.group(1).lower()]
+    elif BARE_GIGABIT.search(inter_node):  # "Gigabit Ethernet", "GbE": one gigabit
+        gbps, fabric = 1.0, "ethernet"
     stated_rate = rate or named  # the text that states the rate: a count before it, or one right after
-    count = COUNT.search(inter_node[:stated_rate.start()] if stated_rate else inter_node)
+    before = inter_node[:stated_rate.start()] if stated_rate else inter_node
+    count = COUNT.search(before)
     after = COUNT_AFTER.search(inter_node[stated_rate.end():] if stated_rate else inter_node)
-    number = count.group(1) if count else next((group for group in after.groups() if group), None) if after else None
-    return StatedNetwork(count=int(number) if number else None, gbps=gbps, fabric=fabric)
+    word = COUNT_WORD.search(inter_node[:stated_rate.end()] if stated_rate else inter_node)  # "dual 25GbE"
+    nics = NIC_COUNT.search(inter_node)
+    number = (count.group(1) if count else next((group for group in after.groups() if group), None) if after
+              else COUNT_WORDS[word.group(1).lower()] if word else nics.group(1) if nics else None)
+    return StatedNetwork(count=int(number) if number else None, gbps=gbps, fabric=fabric,
+                         per_gpu=bool(PER_GPU_NIC.search(inter_node)))
 
 
 def _per_nic(stated: StatedNetwork, system) -> StatedNetwork:
@@ -599,6 +664,8 @@ def _per_nic(stated: StatedNetwork, system) -> StatedNetwork:
     over the node's NICs; nothing stated, the node's own."""
     if stated.count is not None:
         return stated
+    if stated.per_gpu:
+        return dataclasses.replace(stated, count=system.gpus_per_node)
     if stated.gbps is None:
         return dataclasses.replace(stated, count=system.nics_per_node)
     if stated.gbps > max(FABRIC_LINKS.get(stated.fabric or "", FABRIC_LINKS["infiniband"])):
@@ -642,7 +709,14 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool
     if unsupported:
         raise unreadable("inter_node_network", inter_node, f"a fabric a bundled link stands for (InfiniBand, RoCE, "
                          f"EFA, Ethernet/TCP); {unsupported.group(0)!r} has none", row_id)
+    unbundled = _unbundled_instance(f"{gpu_type} {node_text} {inter_node}")
+    if unbundled:
+        raise unreadable("inter_node_network", inter_node or node_text,
+                         f"a bundled cloud instance ({', '.join(s.name for s in _systems() if _is_instance(s))}); "
+                         f"{unbundled!r} is not bundled", row_id)
     named = named_system(gpu_name, gpus_per_node, f"{gpu_type} {node_text} {inter_node}", inter_node)
+    if named is None and stated_network(inter_node).fabric == "efa":  # EFA is AWS's: its instance of that GPU
+        named = _efa_instance(gpu_name, gpus_per_node, stated_network(inter_node))
     system = named or base_system_for(gpu_name, gpus_per_node, row_id, node_text)
     if system.in_network_reduction == "sharp" and re.search(r"\bsharp\b", inter_node, re.IGNORECASE) \
             and not re.search(r"\bsharp\b", affirmed(inter_node), re.IGNORECASE):  # "SHARP disabled"

@@ -367,6 +367,46 @@ def test_a_cloud_instance_in_the_network_text_settles_the_gpu(gpu, network, sett
         assert table_text.gpu_in_node(gpu, "", 8, "X0003", network) == settled
 
 
+@pytest.mark.parametrize(("network", "count", "gbps", "fabric"), [
+    ("4X EDR InfiniBand (100 Gb/s)", None, 100, "infiniband"),  # a port's lane width, not four NICs
+    ("HDR 100", None, 100, "infiniband"), ("HDR-100", None, 100, "infiniband"),
+    ("NDR 400Gb/s x8", 8, 400, "infiniband"), ("InfiniBand EDR (100Gbps) x 2", 2, 100, "infiniband"),
+    ("dual-rail EDR", 2, 100, "infiniband"), ("dual 25GbE", 2, 25, "ethernet"), ("8 HCAs, HDR", 8, 200, "infiniband"),
+    ("8-rail HDR", 8, 200, "infiniband"), ("eight 200 Gb/s HDR NICs", 8, 200, "infiniband"),
+    ("Gigabit Ethernet", None, 1, "ethernet"), ("GbE", None, 1, "ethernet"), ("IPoIB 100 Gb/s", None, 100, "ethernet"),
+    ("a3-megagpu-8g", None, None, None),  # a machine type's "-8g" is not 8 Gb/s
+    ("n/a (single node)", None, None, None),  # "single" counts nothing here
+])
+def test_what_a_network_text_states_as_published_spellings_write_it(network, count, gbps, fabric):
+    """Texts a read-only probe (2026-11-29) found read silently as something else: a lane width
+    as four NICs, "HDR 100" as 200 Gb/s, counts after the rate or in words lost, a bare "Gigabit
+    Ethernet" at the node's InfiniBand rate, IP over InfiniBand as RDMA, "a3-megagpu-8g" as one 8 Gb/s NIC."""
+    stated = table_text.stated_network(network)
+    assert (stated.count, stated.gbps, stated.fabric) == (count, gbps, fabric)
+
+
+@pytest.mark.parametrize(("gpu", "per_node", "network", "system", "nics", "gbps"), [
+    ("A100-SXM4-40GB", 8, "EFA", "aws-p4d", 4, 100), ("A100-SXM4-80GB", 8, "400 Gbps EFA", "aws-p4de", 4, 100),
+    ("H100-SXM5", 8, "3200 Gbps EFA", "aws-p5", 8, 400),  # EFA is AWS's: the instance of that GPU
+    ("H100-SXM5", 8, "a3-megagpu-8g", "gcp-a3-mega", 8, 200), ("MI300X", 8, "", "mi300x-8x", 8, 400),
+    ("V100-SXM2-16GB", 8, "100 Gb/s EDR InfiniBand per GPU", "dgx-1-8x100G", 8, 100),  # DGX-1 has 4
+])
+def test_the_node_a_network_text_implies(gpu, per_node, network, system, nics, gbps):
+    """Bare EFA took a DGX's eight NICs; an MI300X row naming no node ran on Azure's instance (its
+    InfiniBand) by bundled order: a site's node comes before a provider's instance."""
+    found = table_text.system_for(gpu, per_node, network)
+    assert (found.name, found.nics_per_node, found.nic_bandwidth_Bps) == (system, nics, gbps * 1e9 / 8)
+
+
+@pytest.mark.parametrize("network", ["a2-highgpu-4g", "p3.8xlarge", "p5e.48xlarge", "BM.GPU.A100-v2.8", "Azure NDv2",
+                                     "Perlmutter", "Intel OPA 100Gb", "Slingshot-11"])
+def test_an_instance_or_fabric_no_bundled_profile_stands_for_is_refused(network):
+    """Unbundled instances ran on a DGX with InfiniBand they do not have, Omni-Path ("OPA") and
+    Slingshot sites on InfiniBand with SHARP."""
+    with pytest.raises(SystemExit, match="^error: X0017: inter_node_network: got "):
+        table_text.system_for("A100-SXM4-80GB", 8, network, row_id="X0017")
+
+
 @pytest.mark.parametrize("network", ["n/a (single node)", "a process on each GPU", "8x 12.5 Gb/s"])
 def test_a_text_stating_no_fabric_keeps_the_nodes_link(network):
     system = table_text.system_for("A100-SXM4-40GB", 8, network)
