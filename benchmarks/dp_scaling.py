@@ -206,6 +206,24 @@ def table_rows(path: Path, unread: list[str]) -> list[Row]:
     return predictable(read_rows(path, text_rules=True, unread=unread), unread)
 
 
+# An image side as tables write an input: "224x224", "299 x 299", "32×32", "320px".
+IMAGE_SIDE = re.compile(r"(?<!\d)(\d{2,4})\s*(?:[x×]\s*\d{2,4}|px\b)", re.IGNORECASE)
+IMAGE_SIDE_TOLERANCE = 0.15  # AlexNet's 227 is torchvision's 224
+
+
+def _check_image_size(workload, text: str) -> None:
+    """A CNN row's stated input must be the preset's (within 15 %: one of the sides the text names,
+    "224x224 (299 for InceptionV3)"); a row at another size (CIFAR's 32x32) is another workload, whose
+    FLOPs do not scale with the pixels (its stem is another), and is refused."""
+    if workload.kind != "cnn" or not workload.image_size or not IMAGE_SIDE.search(text):
+        return
+    sides = [int(number) for number in re.findall(r"(?<![\d.])\d{2,4}(?![\d.])", text)]  # "(299 for InceptionV3)" too
+    if not any(abs(side / workload.image_size - 1) <= IMAGE_SIDE_TOLERANCE for side in sides):
+        raise ValueError(f"seq_len_or_input: got {text!r}; allowed: {workload.name}'s {workload.image_size}x"
+                         f"{workload.image_size} input (within {IMAGE_SIDE_TOLERANCE:.0%}), or a model file counted at "
+                         "that size")
+
+
 def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     row_id = r["row_id"]
     model = table_text.model_for(r["model"], models_dir, row_id, r["params"])
@@ -221,6 +239,7 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     if re.search(r"\bglobal\b(?!\s*[:=]?\s*\d)", r["per_gpu_microbatch"] or "", re.IGNORECASE):  # "2048 (global)"
         raise ValueError(f"per_gpu_microbatch: got {r['per_gpu_microbatch']!r}; allowed: the micro-batch of one GPU "
                          "(this one says global)")
+    _check_image_size(load_model(model), r["seq_len_or_input"] or "")
     precision_kind(r["precision"])  # an unreadable precision stops here, naming the row
     if metric_unit(r["metric"]) == "tokens" and not tokens:
         raise ValueError(f"metric: got {r['metric']!r}; allowed: samples (images, sequences …) for a model "

@@ -85,6 +85,8 @@ RATE = re.compile(r"(?<![a-z]-)(?<![a-z]-\d)(\d+(?:\.\d+)?)\s*-?\s*(tb/s|tbps|tb
 COUNT = re.compile(r"(?<![a-z\d.])(\d+)\s*[x×](?![a-z0-9])", re.IGNORECASE)  # not a rate's digits ("NDR400 x 8")
 # An InfiniBand port's lane width, not a count: "4X EDR" (IBTA's capital X, four lanes to one port).
 LANE_WIDTH = re.compile(r"\b(?:4|12)X\s*(?=(?i:fdr|edr|hdr|ndr|xdr)\b)")
+# A rate in bytes ("25 GB/s", "12.5 GBps": capital B), eight times the Gb/s.
+BYTES_UNIT = re.compile(r"GB/s(?:ec)?|GBps")
 # A NIC count written after the rate: "x 8", "(8 per node)", "8 NICs", "8 ports", "8 adapters".
 COUNT_AFTER = re.compile(r"^\s*\)?\s*(?:[a-z][\w-]*\s+){0,3}?[x×]\s*(\d{1,2})\b"  # right after the rate: "HDR InfiniBand x 8", "x8"
                          r"|\(\s*(\d+)\s*(?:(?:nics?|hcas?|adapters?)\s+)?per\s+node\s*\)"  # "(8 per node)"
@@ -181,6 +183,8 @@ def model_for(text: str, models_dir: Path | None = None, row_id: str = "", param
 ADAPTER_WORDS = frozenset({"lora", "qlora", "dora", "peft", "adapter", "adapters", "ia3"})
 HEAD_WORDS = frozenset({"ssd", "rcnn", "retinanet", "fpn", "yolo", "yolov3", "deeplab", "deeplabv3", "unet", "fcn",
                         "detr", "maskrcnn", "fasterrcnn", "detection", "segmentation", "detector"})
+# Small-image datasets: their ResNets are other networks (a 3x3 stem at 32x32, no max pool).
+SMALL_IMAGE_WORDS = frozenset({"cifar", "cifar10", "cifar100", "mnist", "svhn", "stl10"})
 
 
 def _check_whole_model(model: str, text: str, rest_words: list[str], row_id: str) -> None:
@@ -192,6 +196,11 @@ def _check_whole_model(model: str, text: str, rest_words: list[str], row_id: str
     if adapter:
         raise unreadable("model", text, f"full-parameter training of a preset ({adapter[0]!r}: only the adapters "
                          "are all-reduced; a model file with their parameters and the base model's FLOPs)", row_id)
+    small = sorted(SMALL_IMAGE_WORDS & rest)
+    if small and load_model(model).kind == "cnn":
+        raise unreadable("model", text, f"the {Path(model).stem} preset at its {load_model(model).image_size}x"
+                         f"{load_model(model).image_size} input ({small[0]!r} trains another network on small images)",
+                         row_id)
     head = sorted(HEAD_WORDS & rest)
     if head and load_model(model).kind == "cnn" and not load_model(model).backbone:
         raise unreadable("model", text, f"the {Path(model).stem} classifier ({head[0]!r} names a network built "
@@ -639,6 +648,13 @@ def stated_network(inter_node: str) -> StatedNetwork:
     gbps, named = None, None
     if rate:
         gbps = float(rate.group(1)) * (1000.0 if rate.group(2).lower().startswith("t") else 1.0)
+        generation = re.search(rf"\b({'|'.join(IB_GENERATION_GBPS)})", inter_node, re.IGNORECASE)
+        named_rate = generation and gbps == IB_GENERATION_GBPS[generation.group(1).lower()]
+        a_port = fabric in FABRIC_LINKS and gbps in FABRIC_LINKS[fabric] and 8 * gbps > max(FABRIC_LINKS[fabric])
+        if BYTES_UNIT.fullmatch(rate.group(2)) and not (named_rate or a_port):
+            # "25 GB/s HDR" is bytes; "200 GB/s HDR" (Azure's docs) or "100 GBps RoCE" name a port's
+            # Gb/s in the wrong unit (eight times it is no port of that fabric)
+            gbps *= 8
     elif fabric == "infiniband":  # a generation names its rate; one written after it ("NDR400", "HDR 100") is the port's
         named = re.search(rf"\b({'|'.join(IB_GENERATION_GBPS)})(?:[\s-]?(\d{{3}}|\d{{2}}(?!\d)))?\b", inter_node,
                           re.IGNORECASE)

@@ -106,6 +106,9 @@ class Workload:
     # The preset whose layers a model starts with (SSD300: ResNet-50's first three stages); a
     # table naming another backbone ("SSD300 (ResNet-34)", MLPerf's) names another model.
     backbone: str = ""
+    # A CNN's input side (pixels) its FLOPs and activations are counted at (224 for ResNet-50);
+    # 0: not stated. A table row at another size ("32x32", CIFAR) is another workload.
+    image_size: int = 0
 
     @property
     def matmul_params(self) -> int:
@@ -658,7 +661,7 @@ _DEFAULTS = {field.name: field.default for field in fields(Workload)}
 USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
                "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
                "embedding_params", "logits_vocab", "tied_embeddings", "relative_attention", "memory_length",
-               "attention_dropout", "relative_mfu_fp32", "relative_mfu_16bit", "backbone", "source")
+               "attention_dropout", "relative_mfu_fp32", "relative_mfu_16bit", "backbone", "image_size", "source")
 
 
 def _user_params(entry: dict, path: str) -> int:
@@ -721,7 +724,7 @@ def _positive_int(value) -> bool:
 
 
 COUNT_FIELDS = ("layers", "hidden_size", "heads", "seq_len", "vocab", "tensors", "flops_params",
-                "embedding_params", "logits_vocab", "memory_length")
+                "embedding_params", "logits_vocab", "memory_length", "image_size")
 # What a model with attention layers cannot be without: at least one layer, a hidden size, a
 # head and (given) a token per sample. Heads need not divide the hidden size (GPT-3 1.3B: 2,048
 # over 24, as its paper prints): the model counts heads only for the attention scores.
@@ -833,7 +836,7 @@ def load_model_file(path: str) -> Workload:
         flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)),
         embedding_params=int(entry.get("embedding_params", 0)),
         logits_vocab=int(entry.get("logits_vocab", 0)), memory_length=int(entry.get("memory_length", 0)),
-        backbone=entry.get("backbone", ""), **switches, **relative)
+        backbone=entry.get("backbone", ""), image_size=int(entry.get("image_size", 0)), **switches, **relative)
     if workload.input_embedding_params > params:  # given, or vocab × hidden: a part of params
         field = "model.embedding_params" if entry.get("embedding_params") else "model.vocab"
         raise InputError(field, entry.get("embedding_params") or workload.vocab,

@@ -195,6 +195,29 @@ def test_a_model_text_training_something_else_than_the_preset_is_refused(text, n
         table_text.model_for(text, row_id="X0016")
 
 
+@pytest.mark.parametrize(("model", "text", "ok"), [
+    ("resnet-50", "224x224", True), ("inception-v3", "224x224 (299 for InceptionV3)", True), ("alexnet", "227x227", True),
+    ("efficientnet-b4", "380x380 (--train_img_size 380)", True), ("resnet-18", "32x32", False),
+    ("efficientnet-b4", "320x320", False), ("resnet-50", "160px", False), ("bert-large", "128", True),
+])
+def test_a_cnn_rows_input_must_be_its_presets(model, text, ok):
+    """A CNN's FLOPs are counted at its preset's input side: a row at another ("32x32", CIFAR's) ran
+    another workload and was predicted at 224x224, silently."""
+    from costmodel.training.workloads import load_model
+
+    if ok:
+        dp_scaling._check_image_size(load_model(model), text)
+    else:
+        with pytest.raises(ValueError, match=f"^seq_len_or_input: got .*{model}'s"):
+            dp_scaling._check_image_size(load_model(model), text)
+
+
+@pytest.mark.parametrize("text", ["ResNet-18 (CIFAR-10)", "VGG16 on CIFAR100", "ResNet-50 MNIST"])
+def test_a_cnn_on_small_images_is_refused(text):
+    with pytest.raises(SystemExit, match="^error: X0018: model: got .*trains another network on small images"):
+        table_text.model_for(text, row_id="X0018")
+
+
 def test_a_gpu_no_profile_matches_stops_with_one_line():
     with pytest.raises(SystemExit) as stopped:
         table_text.gpu_for("Tesla M60", row_id="X0002")
