@@ -474,6 +474,9 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = "", node_te
         chosen = min(kin, key=lambda system: (_disagrees(system, node_text), not system.name.startswith("dgx"),
                                               _is_instance(system), system.gpu.name != gpu.name))
         return chosen if chosen.gpu.name == gpu.name else dataclasses.replace(chosen, gpu=gpu)
+    bridged = _bridged_pair(gpu, gpus_per_node, node_text)
+    if bridged is not None:
+        return bridged
     pcie = [system for system in systems if system.intra_fabric == "pcie"]
     if not pcie:  # no PCIe node of that count (three cards): the smallest larger one, run on that many of its GPUs
         larger = [system for system in _systems() if system.intra_fabric == "pcie" and system.gpus_per_node > gpus_per_node]
@@ -506,6 +509,26 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = "", node_te
 # Blackwell after them. GeForce Pascal keeps it (a deviceQuery of four GTX 1080 Tis: peer access
 # "Yes" between every pair, driver 460.32.03).
 NO_P2P_GEFORCE_ARCHS = frozenset({"turing", "ampere", "ada", "blackwell"})
+
+
+def _bridged_pair(gpu, gpus_per_node: int, node_text: str):
+    """Two cards the link text joins by an NVLink bridge, of a family no bundled bridged node holds
+    (RTX 3090, RTX A6000, Quadro RTX 8000, A100 PCIe): a bundled bridged pair (the server one, each
+    card on its own x16) with the card swapped in and the bridge of the card's own NVLink (its
+    bundled ``…bridge`` link of the card's scale-up bandwidth). They ran on PCIe, GeForce cards
+    through host memory. None for another count, a module, a card without NVLink, or a text that
+    states no bridge."""
+    if gpus_per_node != 2 or _is_module(gpu) or gpu.scaleup_link is None or _stated(NVLINK_BRIDGE, node_text) is not True:
+        return None
+    generation = gpu.scaleup_link.name.split("-")[0]  # "nvlink3" of "nvlink3-ga102"
+    bridges = [link for link in hardware.list_profiles("link") if "bridge" in link.name
+               and link.name.startswith(generation) and link.bandwidth_Bps == gpu.scaleup_bandwidth_Bps]
+    pairs = [system for system in _systems() if system.intra_fabric == "nvlink-bridge" and system.gpus_per_node == 2]
+    if len(bridges) != 1 or not pairs:
+        return None
+    template = max(pairs, key=lambda system: system.gpu.pcie_gen)  # a server's pair, not a desktop's x8 slots
+    return dataclasses.replace(template, name=f"{template.name}/{gpu.name}", gpu=gpu, intra_link=bridges[0],
+                               intra_bandwidth_Bps=gpu.scaleup_bandwidth_Bps)
 
 
 # Words of a bundled system's name that name its provider, not the instance ("aws-p4d" is "p4d").
