@@ -187,7 +187,8 @@ def test_vit_b_16_carries_torchvisions_count_and_work():
 @pytest.mark.parametrize(("alias", "preset"), [("llama3.1-8b", "llama3-8b"), ("LLAMA3.1-70B", "llama3-70b"),
                                                ("llama3.1-405b", "llama3-405b"), ("RN50", "resnet-50"),
                                                ("gpt3-small", "gpt3-125m"), ("GPT3-XL", "gpt3-1.3b"),
-                                               ("vit-base-patch16-224", "vit-b-16")])
+                                               ("vit-base-patch16-224", "vit-b-16"), ("GPT-J", "gpt-j-6b"),
+                                               ("bloom-7.1b", "bloom-7b1"), ("BLOOM-1.7B", "bloom-1b7")])
 def test_an_alias_loads_its_preset_under_the_presets_name(alias, preset):
     assert workloads.load_model(alias) == workloads.load_model(preset)
 
