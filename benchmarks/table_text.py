@@ -79,8 +79,9 @@ FORM_FACTORS = ("sxm", "pcie", "nvl", "oam")
 NCCL_SOCKETS = "NCCL_IB_DISABLE=1"
 SOCKETS_LINK = "tcp-sockets"
 # A line rate as sources write it: "200 Gb/s", "100 Gb/sec", "400 Gbps", "25GbE", "100G", "12.5 Gbit/s",
-# "3.2 Tb/s"; and a NIC count before it: "8x", "8 x", "8×" (none stated: one NIC).
-RATE = re.compile(r"(?<![a-z]-)(?<![a-z]-\d)(\d+(?:\.\d+)?)\s*-?\s*(tb/s|tbps|tbit/s|gb/s(?:ec)?|gbps|gbit/s|gbits?|gigabits?|gbe|(?-i:[Gg]b)|g)"
+# "3.2 Tb/s"; and a NIC count before it: "8x", "8 x", "8×" (none stated: one NIC). A whole number
+# only, and not a machine type's suffix ("a3-megagpu-8g" is no 8 Gb/s).
+RATE = re.compile(r"(?<![\d.])(?<![a-z]-)(\d+(?:\.\d+)?)\s*-?\s*(tb/s|tbps|tbit/s|gb/s(?:ec)?|gbps|gbit/s|gbits?|gigabits?|gbe|(?-i:[Gg]b)|g)"
                   r"(?![a-z])", re.IGNORECASE)  # a bare "Gb" is bits; "GB" is bytes, a memory size ("A100 80GB")
 COUNT = re.compile(r"(?<![a-z\d.])(\d+)\s*[x×](?![a-z0-9])", re.IGNORECASE)  # not a rate's digits ("NDR400 x 8")
 # An InfiniBand port's lane width, not a count: "4X EDR" (IBTA's capital X, four lanes to one port).
