@@ -295,7 +295,8 @@ def gpu_for(text: str, row_id: str = "", intra_node: str = "", gpus_per_node: in
         inner = re.fullmatch(r"(.*?)\(([^()]*)\)\s*", text)
         outer = inner and _gpu_words(inner.group(1))
         families = _families()
-        outer_family = _family(outer) if inner and _family(outer) in families else None  # "p4d.24xlarge": none
+        number = _number_word(outer) if inner else None  # "H100" of "H100 NVL (…)": its qualifier is checked below
+        outer_family = number if number in families else None  # "p4d.24xlarge": none
         if (inner is None or _family(_gpu_words(inner.group(2))) not in families
                 or (outer_family is not None and (outer_family != _family(_gpu_words(inner.group(2)))
                                                   or _form(outer) or QUALIFIERS & set(outer)))):
@@ -418,9 +419,20 @@ def _words_taken(text_words: list[str], name_words: list[str]) -> int:
     return count
 
 
-def _family(name_words: list[str]) -> str | None:
-    """A GPU's family: its first word with a digit ("a100" of A100-SXM4-40GB, "3090" of RTX 3090)."""
+def _number_word(name_words: list[str]) -> str | None:
+    """A name's first word with a digit ("h100" of "H100 NVL")."""
     return next((word for word in name_words if re.search(r"\d", word)), None)
+
+
+def _family(name_words: list[str]) -> str | None:
+    """A GPU's family: its first word with a digit ("a100" of A100-SXM4-40GB, "3090" of RTX 3090),
+    with a qualifier written apart after it ("1080 Ti" is the "1080ti" of gtx-1080ti; "RTX 3090 Ti"
+    is no RTX 3090)."""
+    at = next((i for i, word in enumerate(name_words) if re.search(r"\d", word)), None)
+    if at is None:
+        return None
+    glued = at + 1 < len(name_words) and name_words[at + 1] in QUALIFIERS
+    return name_words[at] + name_words[at + 1] if glued else name_words[at]
 
 
 def _family_and_form(gpu) -> tuple[str | None, str | None]:

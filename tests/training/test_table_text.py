@@ -130,6 +130,7 @@ def test_a_model_on_a_backbone_naming_another_is_refused(text, refused):
     ("GeForce GTX 1080 Ti", "gtx-1080ti"), ("GTX 1080Ti", "gtx-1080ti"), ("NVIDIA TITAN Xp", "titan-xp"),
     ("Tesla P40", "p40"), ("TITAN V", "titan-v"), ("Quadro RTX 6000", "quadro-rtx-6000"), ("RTX 6000", "quadro-rtx-6000"),
     ("RTX 6000 Ada", "rtx-6000-ada"), ("NVIDIA Ada Lovelace L40S", "l40s"), ("Blackwell B200", "b200"),
+    ("1080 Ti", "gtx-1080ti"), ("2080 Ti", "rtx-2080ti"),  # a qualifier written apart is part of the family
 ])
 def test_the_older_cards_are_read_by_their_product_names(text, gpu):
     assert table_text.gpu_for(text, row_id="X0012") == gpu
