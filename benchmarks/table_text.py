@@ -675,39 +675,57 @@ def affirmed(text: str) -> str:
 
 def stated_network(inter_node: str) -> StatedNetwork:
     """The NICs ``inter_node`` states: the fabric by its whole words (InfiniBand, IB, EDR/HDR/NDR,
-    RoCE, EFA, Ethernet/GbE/TCP), the line rate in Gb/s (an InfiniBand generation names its own,
-    or the port's written after it: "NDR400", "HDR100"),
-    the count before it ("8x"; one where a rate is stated without a count)."""
+    RoCE, EFA, Ethernet/GbE/TCP, IP over InfiniBand as TCP), the line rate in Gb/s
+    (:func:`_stated_rate`) and the NICs' count (:func:`_stated_count`), and whether there is one
+    per GPU."""
     inter_node = LANE_WIDTH.sub("", affirmed(inter_node))
     fabric = next((name for name, pattern in FABRIC_WORDS if pattern.search(inter_node)), None)
+    gbps, fabric, stated_rate = _stated_rate(inter_node, fabric)
+    return StatedNetwork(count=_stated_count(inter_node, stated_rate), gbps=gbps, fabric=fabric,
+                         per_gpu=bool(PER_GPU_NIC.search(inter_node)))
+
+
+def _stated_rate(inter_node: str, fabric: str | None) -> tuple[float | None, str | None, re.Match | None]:
+    """(Gb/s, fabric, the text stating the rate): a rate written with its unit (in bytes where the
+    unit says so: "25 GB/s HDR", unless it names a port of the fabric in the wrong unit: "200 GB/s
+    HDR", Azure's documents); else an InfiniBand generation's own, or its port's written after it
+    ("NDR400", "HDR 100"); else a gigabit Ethernet written without its number ("GbE")."""
     rate = RATE.search(inter_node)
-    gbps, named = None, None
     if rate:
         gbps = float(rate.group(1)) * (1000.0 if rate.group(2).lower().startswith("t") else 1.0)
         generation = re.search(rf"\b({'|'.join(IB_GENERATION_GBPS)})", inter_node, re.IGNORECASE)
         named_rate = generation and gbps == IB_GENERATION_GBPS[generation.group(1).lower()]
         a_port = fabric in FABRIC_LINKS and gbps in FABRIC_LINKS[fabric] and 8 * gbps > max(FABRIC_LINKS[fabric])
         if BYTES_UNIT.fullmatch(rate.group(2)) and not (named_rate or a_port):
-            # "25 GB/s HDR" is bytes; "200 GB/s HDR" (Azure's docs) or "100 GBps RoCE" name a port's
-            # Gb/s in the wrong unit (eight times it is no port of that fabric)
             gbps *= 8
-    elif fabric == "infiniband":  # a generation names its rate; one written after it ("NDR400", "HDR 100") is the port's
+        return gbps, fabric, rate
+    if fabric == "infiniband":
         named = re.search(rf"\b({'|'.join(IB_GENERATION_GBPS)})(?:[\s-]?(\d{{3}}|\d{{2}}(?!\d)))?\b", inter_node,
                           re.IGNORECASE)
         if named:
-            gbps = float(named.group(2)) if named.group(2) else IB_GENERATION_GBPS[named.group(1).lower()]
-    elif BARE_GIGABIT.search(inter_node):  # "Gigabit Ethernet", "GbE": one gigabit
-        gbps, fabric = 1.0, "ethernet"
-    stated_rate = rate or named  # the text that states the rate: a count before it, or one right after
+            return (float(named.group(2)) if named.group(2) else IB_GENERATION_GBPS[named.group(1).lower()]), fabric, named
+    if BARE_GIGABIT.search(inter_node):
+        return 1.0, "ethernet", None
+    return None, fabric, None
+
+
+def _stated_count(inter_node: str, stated_rate: re.Match | None) -> int | None:
+    """The NICs' count: written before the rate ("8x"), right after it ("x 8", "(8 per node)"), in
+    words ("dual 25GbE", "eight"), or as NICs, HCAs or rails anywhere ("8 HCAs, HDR"); None where
+    the text states none."""
     before = inter_node[:stated_rate.start()] if stated_rate else inter_node
     count = COUNT.search(before)
+    if count:
+        return int(count.group(1))
     after = COUNT_AFTER.search(inter_node[stated_rate.end():] if stated_rate else inter_node)
-    word = COUNT_WORD.search(inter_node[:stated_rate.end()] if stated_rate else inter_node)  # "dual 25GbE"
+    number = next((group for group in after.groups() if group), None) if after else None
+    if number:
+        return int(number)
+    word = COUNT_WORD.search(inter_node[:stated_rate.end()] if stated_rate else inter_node)
+    if word:
+        return COUNT_WORDS[word.group(1).lower()]
     nics = NIC_COUNT.search(inter_node)
-    number = (count.group(1) if count else next((group for group in after.groups() if group), None) if after
-              else COUNT_WORDS[word.group(1).lower()] if word else nics.group(1) if nics else None)
-    return StatedNetwork(count=int(number) if number else None, gbps=gbps, fabric=fabric,
-                         per_gpu=bool(PER_GPU_NIC.search(inter_node)))
+    return int(nics.group(1)) if nics else None
 
 
 def _per_nic(stated: StatedNetwork, system) -> StatedNetwork:
