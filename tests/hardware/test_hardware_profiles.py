@@ -204,6 +204,19 @@ def test_older_cards_fp32_is_their_cores_at_boost_and_gp102_has_no_fp16(name, co
         assert gpu.compute_capability == 61 and gpu.arch == "pascal"
 
 
+@pytest.mark.parametrize(("gpu", "twin", "system", "links"), [("a800-sxm4-80gb", "a100-sxm4-80gb", "hgx-a800-8x", 8),
+                                                           ("h800-sxm", "h100-sxm", "hgx-h800-8x", 8)])
+def test_the_china_market_parts_are_their_twins_with_eight_nvlinks(gpu, twin, system, links):
+    """A800 and H800: the A100's and H100's compute and memory with NVLink cut to 8 links (nvidia-smi
+    topo NV8; nvidia-smi -q), 200 GB/s a direction; their nodes' NCCL path carries 8 links' worth."""
+    part, full = load_gpu(gpu), load_gpu(twin)
+    assert (part.peak_flops, part.hbm_bandwidth_Bps, part.memory_bytes) == (full.peak_flops, full.hbm_bandwidth_Bps,
+                                                                            full.memory_bytes)
+    assert part.scaleup_bandwidth_Bps == 200e9 and full.scaleup_bandwidth_Bps > part.scaleup_bandwidth_Bps
+    node = load_system(system)
+    assert node.gpu.name == gpu and node.intra_links == links and node.intra_bandwidth_Bps == 200e9
+
+
 def test_unsupported_dtypes_are_absent():
     assert "bf16" not in load_gpu("v100-sxm2").peak_flops
     assert "fp8" not in load_gpu("a100-sxm4-80gb").peak_flops
