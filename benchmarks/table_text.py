@@ -107,11 +107,18 @@ FABRIC_LINKS = {"infiniband": {100: "ib-edr", 200: "ib-hdr", 400: "ib-ndr", 800:
                 "efa": {100: "efa", 200: "efa-v3", 400: "efa-v4"}}
 # A fabric's words (whole words), first match wins; InfiniBand generations name their rate.
 FABRIC_WORDS = (("ethernet", re.compile(r"\bipoib\b|\bip\s+over\s+(?:infiniband|ib)\b", re.IGNORECASE)),  # kernel TCP
-                ("roce", re.compile(r"\broce(v2)?\b", re.IGNORECASE)),
+                ("roce", re.compile(r"\broce(v2)?\b|\bspectrum[\s-]*x\b", re.IGNORECASE)),  # Spectrum-X is RoCE
                 ("efa", re.compile(r"\befa(v\d)?\b|elastic fabric adapter", re.IGNORECASE)),
                 ("infiniband", re.compile(r"\b(infiniband|ib|(fdr|edr|hdr|ndr|xdr)(\d{2,4})?)\b", re.IGNORECASE)),
                 ("ethernet", re.compile(r"\b(ethernet|tcp|\d+\s*gbe)\b|\dgbe\b", re.IGNORECASE)))
 IB_GENERATION_GBPS = {"fdr": 56, "edr": 100, "hdr": 200, "ndr": 400, "xdr": 800}
+# InfiniBand hardware that names its generation's rate where the text names no rate nor generation:
+# switches (Quantum HDR, Quantum-2 NDR, Quantum-X800 XDR) and ConnectX adapters (5 EDR, 6 HDR, 7 NDR).
+IB_HARDWARE_GBPS = ((re.compile(r"\bquantum[\s-]*x800\b", re.IGNORECASE), 800.0),
+                    (re.compile(r"\bquantum[\s-]*2\b|\bconnectx[\s-]*7\b|\bcx-?7\b", re.IGNORECASE), 400.0),
+                    (re.compile(r"\bquantum\b(?![\s-]*(?:2|x))|\bconnectx[\s-]*6\b|\bcx-?6\b", re.IGNORECASE), 200.0),
+                    (re.compile(r"\bconnectx[\s-]*5\b|\bcx-?5\b", re.IGNORECASE), 100.0))
+SHARP = re.compile(r"\bsharp(?:v\d)?\b", re.IGNORECASE)
 # Fabrics no bundled link stands for: a row naming one is refused, not run on InfiniBand with SHARP.
 # A site whose nodes are on Slingshot names that fabric too ("Perlmutter", "Polaris", "Frontier").
 UNSUPPORTED_FABRICS = re.compile(r"\b(omni-?path|opa|slingshot(?:-\d+)?|tofu|myrinet|nvlink\s+switch\s+system|"
@@ -704,6 +711,9 @@ def _stated_rate(inter_node: str, fabric: str | None) -> tuple[float | None, str
                           re.IGNORECASE)
         if named:
             return (float(named.group(2)) if named.group(2) else IB_GENERATION_GBPS[named.group(1).lower()]), fabric, named
+        hardware_rate = next((gbps for pattern, gbps in IB_HARDWARE_GBPS if pattern.search(inter_node)), None)
+        if hardware_rate:  # "Quantum-2 InfiniBand", "ConnectX-6 InfiniBand"
+            return hardware_rate, fabric, None
     if BARE_GIGABIT.search(inter_node):
         return 1.0, "ethernet", None
     return None, fabric, None
@@ -788,8 +798,8 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool
     if named is None and stated_network(inter_node).fabric == "efa":  # EFA is AWS's: its instance of that GPU
         named = _efa_instance(gpu_name, gpus_per_node, stated_network(inter_node))
     system = named or base_system_for(gpu_name, gpus_per_node, row_id, node_text)
-    if system.in_network_reduction == "sharp" and re.search(r"\bsharp\b", inter_node, re.IGNORECASE) \
-            and not re.search(r"\bsharp\b", affirmed(inter_node), re.IGNORECASE):  # "SHARP disabled"
+    if system.in_network_reduction == "sharp" and SHARP.search(inter_node) \
+            and not SHARP.search(affirmed(inter_node)):  # "SHARP disabled", "SHARPv2 off"
         system = dataclasses.replace(system, in_network_reduction="")
     stated = _per_nic(stated_network(inter_node), system)
     if named is None and (stated.gbps is not None or stated.fabric is not None):

@@ -399,6 +399,8 @@ def test_a_cloud_instance_in_the_network_text_settles_the_gpu(gpu, network, sett
     ("8-rail HDR", 8, 200, "infiniband"), ("eight 200 Gb/s HDR NICs", 8, 200, "infiniband"),
     ("Gigabit Ethernet", None, 1, "ethernet"), ("GbE", None, 1, "ethernet"), ("IPoIB 100 Gb/s", None, 100, "ethernet"),
     ("a3-megagpu-8g", None, None, None),  # a machine type's "-8g" is not 8 Gb/s
+    ("Quantum-2 InfiniBand", None, 400, "infiniband"), ("ConnectX-6 InfiniBand", None, 200, "infiniband"),
+    ("Spectrum-X 400GbE", None, 400, "roce"),  # NVIDIA's Ethernet for RDMA: RoCE, not kernel TCP
     ("n/a (single node)", None, None, None),  # "single" counts nothing here
 ])
 def test_what_a_network_text_states_as_published_spellings_write_it(network, count, gbps, fabric):
@@ -420,6 +422,12 @@ def test_the_node_a_network_text_implies(gpu, per_node, network, system, nics, g
     InfiniBand) by bundled order: a site's node comes before a provider's instance."""
     found = table_text.system_for(gpu, per_node, network)
     assert (found.name, found.nics_per_node, found.nic_bandwidth_Bps) == (system, nics, gbps * 1e9 / 8)
+
+
+@pytest.mark.parametrize(("network", "reduction"), [("HDR IB, SHARPv2 off", ""), ("HDR IB, SHARP disabled", ""),
+                                                  ("HDR IB with SHARP", "sharp")])
+def test_sharp_taken_back_in_any_version_is_off(network, reduction):
+    assert table_text.system_for("A100-SXM4-40GB", 8, network).in_network_reduction == reduction
 
 
 @pytest.mark.parametrize("network", ["a2-highgpu-4g", "p3.8xlarge", "p5e.48xlarge", "BM.GPU.A100-v2.8", "Azure NDv2",
