@@ -204,13 +204,13 @@ def _check_whole_model(model: str, text: str, rest_words: list[str], row_id: str
     if adapter:
         raise unreadable("model", text, f"full-parameter training of a preset ({adapter[0]!r}: only the adapters "
                          "are all-reduced; a model file with their parameters and the base model's FLOPs)", row_id)
+    workload = load_model(model)
     small = sorted(SMALL_IMAGE_WORDS & rest)
-    if small and load_model(model).kind == "cnn":
-        raise unreadable("model", text, f"the {Path(model).stem} preset at its {load_model(model).image_size}x"
-                         f"{load_model(model).image_size} input ({small[0]!r} trains another network on small images)",
-                         row_id)
+    if small and workload.kind == "cnn":
+        raise unreadable("model", text, f"the {Path(model).stem} preset at its {workload.image_size}x"
+                         f"{workload.image_size} input ({small[0]!r} trains another network on small images)", row_id)
     head = sorted(HEAD_WORDS & rest)
-    if head and load_model(model).kind == "cnn" and not load_model(model).backbone:
+    if head and workload.kind == "cnn" and not workload.backbone:
         raise unreadable("model", text, f"the {Path(model).stem} classifier ({head[0]!r} names a network built "
                          "on it)", row_id)
 
@@ -493,7 +493,7 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = "", node_te
         # this GPU, in bundled order
         chosen = min(kin, key=lambda system: (_disagrees(system, node_text), not system.name.startswith("dgx"),
                                               _is_instance(system), system.gpu.name != gpu.name))
-        return chosen if chosen.gpu.name == gpu.name else dataclasses.replace(chosen, gpu=gpu)
+        return _with_gpu(chosen, gpu)
     bridged = _bridged_pair(gpu, gpus_per_node, node_text)
     if bridged is not None:
         return bridged
@@ -584,11 +584,10 @@ def _instances_named(text: str) -> list:
     DGX's or a cluster's name is not an instance's (its network is its site's, and the row states it)."""
     text_words = _name_words(text)
     found = []
-    for system in _systems():
-        system_words = _name_words(system.name)
-        name = [word for word in system_words if word not in PROVIDER_WORDS]
+    for system in filter(_is_instance, _systems()):
+        name = [word for word in _name_words(system.name) if word not in PROVIDER_WORDS]
         names = [name, *(_name_words(other) for other in system.instance_names)]
-        if PROVIDER_WORDS & set(system_words) and name and any(_instance_named(n, text, text_words) for n in names):
+        if name and any(_instance_named(n, text, text_words) for n in names):
             found.append(system)
     return found
 
@@ -619,22 +618,22 @@ def named_system(gpu_name: str, gpus_per_node: int, text: str, network_text: str
     four 100 Gb/s NICs), the row's GPU variant swapped in. None where it names none (or two), or
     where ``network_text`` (the row's network column) states a fabric the instance's NICs are not:
     that row ran on other NICs."""
-    gpu = hardware.load_gpu(gpu_name)
     stated = stated_network(network_text).fabric
-    found = [system for system in _instances_named(text)
-             if _family_and_form(system.gpu) == _family_and_form(gpu) and system.gpus_per_node >= gpus_per_node
-             and stated in (None, *INSTANCE_FABRICS.get(system.nic_link.category, ()))]
-    if len(found) != 1:
+    return _one_holding([system for system in _instances_named(text)
+                         if stated in (None, *INSTANCE_FABRICS.get(system.nic_link.category, ()))],
+                        gpu_name, gpus_per_node)
+
+
+def _instance_of_fabric(gpu_name: str, gpus_per_node: int, stated: StatedNetwork):
+    """The bundled instance a row ran on that states a fabric only providers' instances have (EFA
+    is AWS's) and names none: the one holding that GPU whose NICs the row's do not contradict (a
+    rate stated is one NIC's, or without a count the node's total; a count stated is theirs), as
+    :func:`_one_holding` picks it (an A100 40GB with EFA is a p4d, an 80GB a p4de). None where a
+    site's node has the fabric too (InfiniBand, RoCE, Ethernet), or none or several agree."""
+    categories = {category for category, fabrics in INSTANCE_FABRICS.items() if stated.fabric in fabrics}
+    holders = [system for system in _systems() if system.nic_link.category in categories]
+    if not holders or not all(map(_is_instance, holders)):
         return None
-    return found[0] if found[0].gpu.name == gpu.name else dataclasses.replace(found[0], gpu=gpu)
-
-
-def _efa_instance(gpu_name: str, gpus_per_node: int, stated: StatedNetwork):
-    """The bundled AWS instance a row stating EFA without naming one ran on: the one holding that
-    GPU's family and form whose NICs the row's do not contradict (a rate stated is one NIC's or
-    the node's total, a count stated is theirs), that GPU itself first (an A100 40GB is a p4d, an
-    80GB a p4de); None where none or several do."""
-    gpu = hardware.load_gpu(gpu_name)
 
     def agrees(system) -> bool:
         nic = system.nic_bandwidth_Bps * 8 / 1e9
@@ -642,14 +641,23 @@ def _efa_instance(gpu_name: str, gpus_per_node: int, stated: StatedNetwork):
         return (stated.gbps is None or stated.gbps in rates) and \
             (stated.count is None or stated.count == system.nics_per_node)
 
-    found = [system for system in _systems() if _is_instance(system) and system.nic_link.category == "efa"
-             and _family_and_form(system.gpu) == _family_and_form(gpu) and system.gpus_per_node >= gpus_per_node
-             and agrees(system)]
-    exact = [system for system in found if system.gpu.name == gpu.name]
-    chosen = exact if exact else found
-    if len(chosen) != 1:
-        return None
-    return chosen[0] if chosen[0].gpu.name == gpu.name else dataclasses.replace(chosen[0], gpu=gpu)
+    return _one_holding(list(filter(agrees, holders)), gpu_name, gpus_per_node)
+
+
+def _one_holding(systems: list, gpu_name: str, gpus_per_node: int):
+    """The one of ``systems`` that holds at least ``gpus_per_node`` GPUs of ``gpu_name``'s family
+    and form, that GPU itself first, with the row's GPU variant swapped in; None where none or
+    several do."""
+    gpu = hardware.load_gpu(gpu_name)
+    found = [system for system in systems
+             if _family_and_form(system.gpu) == _family_and_form(gpu) and system.gpus_per_node >= gpus_per_node]
+    found = [system for system in found if system.gpu.name == gpu.name] or found
+    return _with_gpu(found[0], gpu) if len(found) == 1 else None
+
+
+def _with_gpu(system, gpu):
+    """``system`` holding ``gpu`` (the same system where it already does)."""
+    return system if system.gpu.name == gpu.name else dataclasses.replace(system, gpu=gpu)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -795,8 +803,8 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool
                          f"a bundled cloud instance ({', '.join(s.name for s in _systems() if _is_instance(s))}); "
                          f"{unbundled!r} is not bundled", row_id)
     named = named_system(gpu_name, gpus_per_node, f"{gpu_type} {node_text} {inter_node}", inter_node)
-    if named is None and stated_network(inter_node).fabric == "efa":  # EFA is AWS's: its instance of that GPU
-        named = _efa_instance(gpu_name, gpus_per_node, stated_network(inter_node))
+    if named is None:  # a fabric only instances have (EFA is AWS's): that provider's instance of the GPU
+        named = _instance_of_fabric(gpu_name, gpus_per_node, stated_network(inter_node))
     system = named or base_system_for(gpu_name, gpus_per_node, row_id, node_text)
     if system.in_network_reduction == "sharp" and SHARP.search(inter_node) \
             and not SHARP.search(affirmed(inter_node)):  # "SHARP disabled", "SHARPv2 off"
