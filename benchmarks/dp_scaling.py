@@ -227,7 +227,8 @@ def _check_image_size(workload, text: str) -> None:
 def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     row_id = r["row_id"]
     model = table_text.model_for(r["model"], models_dir, row_id, r["params"])
-    tokens = load_model(model).kind in workloads.TOKEN_RULE_KINDS
+    workload = load_model(model)
+    tokens = workload.kind in workloads.TOKEN_RULE_KINDS
     seq = _int_field(r, "seq_len_or_input") if tokens else None
     micro = _int_field(r, "per_gpu_microbatch")
     micro = 128 if micro == 126 and not text_rules else micro  # SOURCES.md: "126" is a typo for 128
@@ -239,7 +240,7 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     if re.search(r"\bglobal\b(?!\s*[:=]?\s*\d)", r["per_gpu_microbatch"] or "", re.IGNORECASE):  # "2048 (global)"
         raise ValueError(f"per_gpu_microbatch: got {r['per_gpu_microbatch']!r}; allowed: the micro-batch of one GPU "
                          "(this one says global)")
-    _check_image_size(load_model(model), r["seq_len_or_input"] or "")
+    _check_image_size(workload, r["seq_len_or_input"] or "")
     precision_kind(r["precision"])  # an unreadable precision stops here, naming the row
     if metric_unit(r["metric"]) == "tokens" and not tokens:
         raise ValueError(f"metric: got {r['metric']!r}; allowed: samples (images, sequences …) for a model "
@@ -608,8 +609,9 @@ def metric_scale(text: str) -> float:
 
 def published_samples_per_s(row: Row, value: float) -> float:
     """The whole job's samples/s that ``value`` (in the row's metric) states."""
-    whole = _whole_job(row.metric, value, row.gpus, row.gpus_per_node) * metric_scale(row.metric)
-    return whole / row.seq_len if metric_unit(row.metric) == "tokens" else whole
+    unit, scale = _metric(row.metric)
+    whole = _whole_job(row.metric, value, row.gpus, row.gpus_per_node) * scale
+    return whole / row.seq_len if unit == "tokens" else whole
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,8 @@ MODELS = {  # CSV column -> (model text, input size as report.sh's model table g
     "alexnet": ("AlexNet (tf_cnn_benchmarks alexnet)", "227x227"),
     "inception4": ("Inception v4 (tf_cnn_benchmarks inception4)", "299x299"),
 }
-FIRST_READ = ("resnet50", "resnet152", "inception3", "vgg16", "alexnet")
 READ_SINCE = ("inception4",)  # a preset since 2026-11-29: its rows follow the others (O0517 on)
+FIRST_READ = tuple(column for column in MODELS if column not in READ_SINCE)
 # The CSV's GPU names as the products are named (Lambda's workstations and servers).
 GPU_NAMES = {"RTX 3080": "GeForce RTX 3080", "RTX 3090": "GeForce RTX 3090", "A100 40GB PCIe": "A100 40GB PCIe",
              "RTX A6000": "RTX A6000", "RTX 2080Ti": "GeForce RTX 2080 Ti", "RTX 8000": "Quadro RTX 8000",

@@ -825,6 +825,8 @@ def load_model_file(path: str) -> Workload:
     for field in ("name", "backbone"):
         if not isinstance(entry.get(field, ""), str):
             raise InputError(f"model.{field}", entry[field], "a string")
+    if entry.get("backbone") and entry["backbone"] not in _data()["models"]:  # a preset, or nothing to check against
+        raise InputError("model.backbone", entry["backbone"], f"a preset's name ({', '.join(model_names())})")
     workload = Workload(
         name=str(entry.get("name", os.path.splitext(os.path.basename(os.fspath(path)))[0])), params=params,
         layers=int(entry.get("layers", layers)), hidden_size=int(entry.get("hidden_size", hidden)),

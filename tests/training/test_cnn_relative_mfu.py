@@ -252,6 +252,8 @@ def test_a_user_cnn_states_its_ratio(tmp_path):
                                     "[0.05, 2.8976]"),  # it made a 6.7e299 s step, and plan divide by zero
     ({"relative_mfu_16bit": 3.0}, "model.relative_mfu_16bit: got 3.0; allowed"),
     ({"relative_mfu_fp32": "true"}, "model.relative_mfu_fp32: got True"),
+    ({"backbone": '"resnet-5O"'}, "model.backbone: got 'resnet-5O'; allowed: a preset's name"),  # a typo, not a preset
+    ({"image_size": -224}, "model.image_size: got -224; allowed: an integer from 0"),
 ])
 def test_a_bad_ratio_is_one_line(tmp_path, extra, needle):
     result = runner.invoke(app, ["iteration", "--model", _cnn_file(tmp_path, **extra), "--cluster", "dgx-1",

@@ -439,16 +439,16 @@ def test_an_instance_or_fabric_no_bundled_profile_stands_for_is_refused(network)
         table_text.system_for("A100-SXM4-80GB", 8, network, row_id="X0017")
 
 
-@pytest.mark.parametrize(("gpu", "bridge", "links"), [("RTX 3090", "nvlink3-bridge", 4), ("RTX A6000", "nvlink3-bridge", 4),
-                                                    ("Quadro RTX 8000", "nvlink2-bridge", 2),
-                                                    ("A100 PCIe 40GB", "nvlink3-bridge-x12", 12)])
-def test_two_cards_with_an_nvlink_bridge_talk_over_their_own_bridge(gpu, bridge, links):
+@pytest.mark.parametrize(("gpu", "bridge", "links", "gb_s"), [
+    ("RTX 3090", "nvlink3-bridge", 4, 56.25), ("RTX A6000", "nvlink3-bridge", 4, 56.25),  # GA102: 4 x 14.0625
+    ("Quadro RTX 8000", "nvlink2-bridge", 2, 50), ("A100 PCIe 40GB", "nvlink3-bridge-x12", 12, 300)])
+def test_two_cards_with_an_nvlink_bridge_talk_over_their_own_bridge(gpu, bridge, links, gb_s):
     """Two bridged cards of a family no bundled bridged node holds ran on PCIe (GeForce cards through
     host memory); they take a bundled server pair with the card and its own bridge swapped in."""
     name = table_text.gpu_in_node(gpu, "NVLink bridge", 2, "X0019")
     system = table_text.system_for(name, 2, "", node_text="NVLink bridge")
     assert (system.intra_fabric, system.intra_link.name, system.intra_links) == ("nvlink-bridge", bridge, links)
-    assert system.gpu.name == table_text.gpu_for(name) and system.intra_bandwidth_Bps == system.gpu.scaleup_bandwidth_Bps
+    assert system.gpu.name == table_text.gpu_for(name) and system.intra_bandwidth_Bps == gb_s * 1e9
     assert table_text.system_for(name, 2, "", node_text="PCIe").intra_fabric == "pcie"
 
 
