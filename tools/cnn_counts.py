@@ -264,6 +264,12 @@ def inception_v4(side: int = 299) -> LayerCounts:
         net.conv(c_in, c_out, height, at, kernel_w=width)
         net.norm(c_out)
 
+    def modules(table: tuple, times: int, at: int) -> None:
+        """``times`` of one of Inception's repeated modules on an ``at`` × ``at`` map."""
+        for _ in range(times):
+            for layer in table:
+                conv(*layer, at)
+
     sides = [math.ceil((side - 2) / 2)]  # 149
     sides += [sides[0] - 2, sides[0] - 2]  # 147, 147
     conv(3, 32, 3, 3, sides[0])
@@ -280,18 +286,14 @@ def inception_v4(side: int = 299) -> LayerCounts:
     conv(64, 96, 3, 3, at_b)
     at = (at_b - 1) // 2  # 35
     conv(192, 192, 3, 3, at)
-    for _ in range(4):
-        for layer in INCEPTION_A:
-            conv(*layer, at)
+    modules(INCEPTION_A, 4, at)
     reduced = (at - 1) // 2  # 17
     conv(384, 384, 3, 3, reduced)
     conv(384, 192, 1, 1, at)
     conv(192, 224, 3, 3, at)
     conv(224, 256, 3, 3, reduced)
     at = reduced
-    for _ in range(7):
-        for layer in INCEPTION_B:
-            conv(*layer, at)
+    modules(INCEPTION_B, 7, at)
     reduced = (at - 1) // 2  # 8
     conv(1024, 192, 1, 1, at)
     conv(192, 192, 3, 3, reduced)
@@ -300,9 +302,7 @@ def inception_v4(side: int = 299) -> LayerCounts:
     conv(256, 320, 7, 1, at)
     conv(320, 320, 3, 3, reduced)
     at = reduced
-    for _ in range(3):
-        for layer in INCEPTION_C:
-            conv(*layer, at)
+    modules(INCEPTION_C, 3, at)
     net.dense(1536, 1000)
     return net
 
