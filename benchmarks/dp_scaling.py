@@ -230,7 +230,7 @@ def _row(r: dict, models_dir: Path, text_rules: bool) -> Row:
     workload = load_model(model)
     tokens = workload.kind in workloads.TOKEN_RULE_KINDS
     seq = _int_field(r, "seq_len_or_input") if tokens else None
-    micro = _int_field(r, "per_gpu_microbatch")
+    micro = _micro_batch(r, seq)
     micro = 128 if micro == 126 and not text_rules else micro  # SOURCES.md: "126" is a typo for 128
     # no accumulation stated ("", "-", "n/a", "none") is none; a number otherwise
     no_accumulation = (r["grad_accum_steps"] or "").strip().lower() in ("", "-", "–", "n/a", "none")
@@ -360,6 +360,25 @@ def _number(text: str, name: str) -> float:
     if not found:
         raise ValueError(f"{name}: got {text!r}; allowed: a number (thousands separators allowed)")
     return float(found.group(1) + found.group(2).replace(",", "")) * (K_THROUGHPUT if found.group(3) else 1)
+
+
+# A micro-batch counted in tokens, the word right after its number ("10240 tokens", fairseq's
+# --max-tokens; "4K tokens"), not sequences. A note that only mentions tokens ("32 [16K tokens]") is not.
+TOKEN_BATCH = re.compile(rf"\s*{APPROXIMATE}(?:{COUNT_NUMBER})(?:\s*k)?\s*(?:tokens?|toks?)\b", re.IGNORECASE)
+
+
+def _micro_batch(r: dict, seq: int | None) -> int:
+    """The micro-batch of one GPU in samples: as the column states it, or, counted in tokens, that
+    many tokens over the row's sequence length (the nearest whole number of sequences, at least
+    one). Read as sequences, a batch of 10,240 tokens ran 10,240 sequences a GPU: compute so long
+    that no communication showed."""
+    micro = _int_field(r, "per_gpu_microbatch")
+    if not TOKEN_BATCH.match(r["per_gpu_microbatch"] or ""):
+        return micro
+    if seq is None:
+        raise ValueError(f"per_gpu_microbatch: got {r['per_gpu_microbatch']!r}; allowed: a count of samples for a "
+                         "model without a sequence length (a batch in tokens needs one)")
+    return max(1, round(micro / seq))
 
 
 def held_out_sets() -> tuple[list[Row], list[Row]]:

@@ -747,6 +747,32 @@ def test_a_global_batch_in_the_micro_batch_column_is_refused(tmp_path):
     assert unread and unread[0].startswith("T0002: per_gpu_microbatch: got '2048 (global)'")
 
 
+@pytest.mark.parametrize(("model", "micro", "expected"), [
+    ("BERT-large", "12288 tokens", 32), ("BERT-large", "4K tokens per GPU", 11), ("BERT-large", "100 tok", 1),
+    ("BERT-large", "32 [12K tokens]", 32),  # a note that mentions tokens: the batch is still sequences
+    ("ResNet-50", "10240 tokens", None),  # no sequence length: refused
+])
+def test_a_micro_batch_in_tokens_is_that_many_sequences_of_the_rows_length(tmp_path, model, micro, expected):
+    """fairseq-style tables give the batch in tokens ("--max-tokens 10240"): read as 10,240
+    sequences of 384 tokens, a GPU's step was 384 times too long, and no communication showed."""
+    table = tmp_path / "new.csv"
+    _write_table(table, model, [(1, 100.0), (8, 760.0)])
+    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    for row in rows:
+        row["per_gpu_microbatch"] = micro
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=HEADER)
+        writer.writeheader()
+        writer.writerows(rows)
+    unread: list[str] = []
+    read = dp_scaling.read_rows(table, text_rules=True, unread=unread)
+    if expected is None:
+        assert not read and unread[0].startswith(f"T0001: per_gpu_microbatch: got {micro!r}; allowed: a count of "
+                                                 "samples for a model without a sequence length")
+    else:
+        assert not unread and [row.micro_batch for row in read] == [expected, expected]
+
+
 @pytest.mark.parametrize(("field", "text", "number"), [
     ("seq_len_or_input", "1,024", 1024), ("global_batch", "65,536 (computed)", 65536), ("per_gpu_microbatch", "32", 32),
     ("value", "17,815.5", 17815.5), ("value", "1.2e3", 1200.0), ("value", "9119", 9119.0),
