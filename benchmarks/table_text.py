@@ -450,6 +450,8 @@ def _family_and_form(gpu) -> tuple[str | None, str | None]:
 # What a link text may say of a node: an NVLink bridge (not a PLX or host bridge), peer-to-peer.
 NVLINK_BRIDGE = re.compile(r"nvlink[\w\s-]{0,12}bridge|bridged", re.IGNORECASE)
 P2P = re.compile(r"\bp2p\b|peer-to-peer", re.IGNORECASE)
+# A switched NVLink node ("NVSwitch", "NVLink Switch"); a node without one is a mesh or cards.
+NVSWITCH = re.compile(r"nv[\s-]?switch|nvlink[\s-]+switch", re.IGNORECASE)
 
 
 def _stated(pattern: re.Pattern, text: str) -> bool | None:
@@ -462,10 +464,12 @@ def _stated(pattern: re.Pattern, text: str) -> bool | None:
 
 def _disagrees(system, node_text: str) -> bool:
     """Whether a node's link text says otherwise of ``system``: an NVLink bridge it lacks, or has
-    where the text says there is none; peer-to-peer the text says is on or off."""
-    bridge, p2p = _stated(NVLINK_BRIDGE, node_text), _stated(P2P, node_text)
+    where the text says there is none; peer-to-peer the text says is on or off; NVSwitch it lacks
+    (a mesh such as DGX-1's, cards), or has where the text says there is none."""
+    bridge, p2p, switch = (_stated(pattern, node_text) for pattern in (NVLINK_BRIDGE, P2P, NVSWITCH))
     return ((bridge is not None and bridge != (system.intra_fabric == "nvlink-bridge"))
-            or (p2p is not None and p2p != system.p2p))
+            or (p2p is not None and p2p != system.p2p)
+            or (switch is not None and switch != (system.intra_fabric == "nvswitch")))
 
 
 def _is_module(gpu) -> bool:
@@ -487,6 +491,13 @@ def base_system_for(gpu_name: str, gpus_per_node: int, row_id: str = "", node_te
     if kin and all(_disagrees(system, node_text) for system in kin) and not _is_module(gpu) \
             and any(system.intra_fabric == "pcie" for system in systems):
         kin = []  # a card whose link text no kin node agrees with ("no NVLink bridge"): a PCIe node of that count
+    if kin and all(_disagrees(system, node_text) for system in kin):
+        # a module whose link text no node of that count agrees with (eight V100 SXM3s "on
+        # NVSwitch": SXM3 boards hold sixteen): the smallest larger kin node it agrees with, run on
+        # that many of its GPUs, as a job smaller than its node is
+        larger = [system for system in _systems() if system.gpus_per_node > gpus_per_node
+                  and _family_and_form(system.gpu) == _family_and_form(gpu) and not _disagrees(system, node_text)]
+        kin = [min(larger, key=lambda system: system.gpus_per_node)] if larger else kin
     if kin:
         # the node its link text agrees with, then NVIDIA's reference node (a DGX), then a site's
         # node before a cloud instance (whose network is the provider's), then a node of exactly

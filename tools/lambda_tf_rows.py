@@ -12,8 +12,12 @@ columns, so that ``outside.csv``'s O11 rows are exactly its output (a test holds
 Every multi-GPU row with its own one-GPU row becomes a row, that one-GPU row its baseline: the
 models with a dpcost preset (every column: Inception v4 has one since 2026-11-29), the GPUs as the CSV names them with the
 vendor's product name ("RTX 8000" is the Quadro RTX 8000), and the machine's GPU link only where
-the row name states it ("NVLink": bridges between pairs of PCIe cards; else "not stated", so
-"V100 32GB", which names no form factor, stays unread). A zero (no run) is no row.
+the row name states it ("NVLink": bridges between pairs of PCIe cards; else "not stated"), or where
+the repository's own log index says what machine ran it: ``tools/log2csv.py`` maps "V100 32GB" and
+"8x V100 32GB" to the logs ``Platinum-Tesla_V100-SXM3-32GB_HP16_TF2_2``, whose ``metadata`` lists
+sixteen Tesla V100-SXM3-32GB (Lambda's Hyperplane-16: NVSwitch, Lambda's announcement) and
+TensorFlow 2.2.0 (until 2026-11-29 these rows named no form factor and were left unread). A zero
+(no run) is no row.
 """
 
 from __future__ import annotations
@@ -42,9 +46,14 @@ FIRST_READ = tuple(column for column in MODELS if column not in READ_SINCE)
 # The CSV's GPU names as the products are named (Lambda's workstations and servers).
 GPU_NAMES = {"RTX 3080": "GeForce RTX 3080", "RTX 3090": "GeForce RTX 3090", "A100 40GB PCIe": "A100 40GB PCIe",
              "RTX A6000": "RTX A6000", "RTX 2080Ti": "GeForce RTX 2080 Ti", "RTX 8000": "Quadro RTX 8000",
-             "V100 32GB": "V100 32GB", "RTX 2080 SUPER MAX-Q": "GeForce RTX 2080 SUPER Max-Q",
+             "V100 32GB": "Tesla V100-SXM3-32GB", "RTX 2080 SUPER MAX-Q": "GeForce RTX 2080 SUPER Max-Q",
              "GTX 1080Ti": "GeForce GTX 1080 Ti", "RTX 2070 MAX-Q": "GeForce RTX 2070 Max-Q",
              "RTX 2080 MAX-Q": "GeForce RTX 2080 Max-Q"}
+# The machines the repository's log index names (tools/log2csv.py and each log directory's metadata,
+# at COMMIT): the CSV's GPU name -> (GPUs in the machine, its GPU link, the TensorFlow it ran).
+MACHINES = {"V100 32GB": (16, "NVSwitch: Lambda Hyperplane-16, 16x Tesla V100-SXM3-32GB, 1 or 8 of them used "
+                              "(tools/log2csv.py maps 'V100 32GB' and '8x V100 32GB' to the logs "
+                              "Platinum-Tesla_V100-SXM3-32GB_HP16_TF2_2; their metadata lists 16 GPUs)", "2.2.0")}
 PRECISIONS = {"fp32": "FP32", "fp16": "FP16 (--use_fp16=True: fp16 compute and, by tf_cnn_benchmarks' "
                                       "default --compact_gradient_transfer, fp16 gradient all-reduce)"}
 FRAMEWORK = ("TensorFlow 1.15 tf_cnn_benchmarks (Lambda benchmark.sh): --variable_update=replicated "
@@ -102,6 +111,7 @@ def _row(precision, column, model, image, record, name_gpu, batch, gpu, base,
          link: str = NOT_STATED) -> dict[str, str]:
     gpus = int(record["num_gpu"])
     total_batch = int(batch[column])
+    machine_gpus, machine_link, tensorflow = MACHINES.get(gpu, (gpus, link, "1.15"))
     return {
         "row_id": "", "source_id": SOURCE_ID,
         "source": "Lambda Labs lambda-tensorflow-benchmark (tf_cnn_benchmarks, TensorFlow 1.15; synthetic data)",
@@ -112,9 +122,9 @@ def _row(precision, column, model, image, record, name_gpu, batch, gpu, base,
         "model": model, "params": "", "seq_len_or_input": image,
         "per_gpu_microbatch": f"{total_batch // gpus} (tf-train-bs: {total_batch} for {gpus} GPU(s))",
         "grad_accum_steps": "1", "global_batch": str(total_batch), "precision": PRECISIONS[precision],
-        "gpu_type": f"{GPU_NAMES[gpu]} (CSV: '{gpu}')", "gpus_per_node": str(gpus), "nodes": "1",
-        "total_gpus": str(gpus), "intra_node_link": link, "inter_node_network": "n/a (single machine)",
-        "framework_comm": FRAMEWORK, "dp_style": "synchronous data parallel, one machine",
+        "gpu_type": f"{GPU_NAMES[gpu]} (CSV: '{gpu}')", "gpus_per_node": str(machine_gpus), "nodes": "1",
+        "total_gpus": str(gpus), "intra_node_link": machine_link, "inter_node_network": "n/a (single machine)",
+        "framework_comm": FRAMEWORK.replace("TensorFlow 1.15", f"TensorFlow {tensorflow}"), "dp_style": "synchronous data parallel, one machine",
         "data": "synthetic (benchmark.sh: syn; report.sh summarises syn-replicated)",
         "metric": "images/s (whole job)", "value": record[column], "baseline_gpus": "1",
         "baseline_value": base[column], "scaling_reported": "", "scaling_efficiency_reported": "",

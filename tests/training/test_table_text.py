@@ -564,8 +564,9 @@ def test_the_outside_set_reads_row_for_row_with_its_baselines():
 def test_lambdas_rows_are_the_source_csvs_as_the_tool_converts_them_and_the_unread_ones_say_why():
     """O11 (Lambda's tf_cnn_benchmarks tables) is machine-read: outside.csv holds exactly what
     tools/lambda_tf_rows.py makes of the four CSVs kept beside it. Its rows whose form factor the
-    source does not state (V100 32GB) are left out, each with its line; the RTX 3080 (a profile
-    since 2026-11-29) and three GPUs in one machine (three of a larger PCIe node) are read."""
+    source's CSVs do not state (V100 32GB) are read as its log index states them (16 V100 SXM3s on
+    NVSwitch, Lambda's Hyperplane-16); the RTX 3080 (a profile since 2026-11-29) and three GPUs in
+    one machine (three of a larger PCIe node) are read: every O11 row is."""
     from tools import lambda_tf_rows
 
     with dp_scaling.OUTSIDE.open(newline="", encoding="utf-8") as handle:
@@ -577,11 +578,15 @@ def test_lambdas_rows_are_the_source_csvs_as_the_tool_converts_them_and_the_unre
                  and row.precision == "FP32")
     assert (a6000.value, a6000.baseline_value, a6000.micro_batch) == (4280, 554, 256)
     assert a6000.efficiency == pytest.approx(4280 / (554 * 8))
-    unread_ids = {line.split(":", 1)[0] for line in OUTSIDE_UNREAD}
-    expected = {record["row_id"] for record in records if "V100" in record["gpu_type"]}
+    o11 = {record["row_id"] for record in records}
+    assert not [line for line in OUTSIDE_UNREAD if line.split(":", 1)[0] in o11]
+    assert {row.row_id for row in OUTSIDE if row.source == "O11"} == o11
     assert {row.gpus for row in OUTSIDE if "3080" in row.gpu_type} == {1, 2}
     assert {row.gpu_type.split(" (")[0] for row in OUTSIDE if row.gpus == 3} == {"GeForce RTX 3090"}
-    assert unread_ids == expected and len(OUTSIDE) + len(expected) == 226 + len(records)
+    v100 = [row for row in OUTSIDE if "V100" in row.gpu_type and row.source == "O11"]
+    assert len(v100) == 24 and {(row.gpus_per_node, row.gpus) for row in v100} == {(16, 1), (16, 8)}
+    assert {table_text.system_for(row.gpu_type, row.gpus_per_node, row.inter_node, node_text=row.intra_node).name
+            for row in v100} == {"dgx-2h"}
 
 
 def test_the_outside_section_of_the_docs_is_what_the_harness_prints():
@@ -623,6 +628,19 @@ def test_the_link_text_picks_among_kin_nodes(gpu, per_node, node, system, p2p):
     ran on the PCIe pair, and H100 PCIe cards "without an NVLink bridge" on the bridged pair."""
     found = table_text.system_for(gpu, per_node, "n/a", node_text=node)
     assert (found.name, found.p2p) == (system, p2p)
+
+
+@pytest.mark.parametrize(("node", "system", "fabric"), [
+    ("NVSwitch (Lambda Hyperplane-16, 8 of 16 used)", "dgx-2h", "nvswitch"),  # SXM3 boards hold sixteen
+    ("NVLink Switch", "dgx-2h", "nvswitch"),
+    ("NVLink hybrid cube-mesh", "dgx-1", "nvlink-mesh"),  # the text agrees with the node of that count
+])
+def test_a_module_on_nvswitch_runs_on_a_switched_node_of_its_kin(node, system, fabric):
+    """Eight V100 SXM3s "on NVSwitch" ran on DGX-1's hybrid cube-mesh (the only kin node of eight),
+    a third of the links a switched board gives; they take the 16-GPU NVSwitch node now, on eight of
+    its GPUs."""
+    found = table_text.system_for("Tesla V100-SXM3-32GB", 8, "n/a (single machine)", node_text=node)
+    assert (found.name, found.intra_fabric) == (system, fabric)
 
 
 @pytest.mark.parametrize(("gpu", "intra", "expected"), [
