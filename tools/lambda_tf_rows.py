@@ -77,9 +77,12 @@ def _gpu_and_link(name_gpu: str) -> tuple[str, str]:
 
 
 def _first_row_number() -> int:
-    """The row number after the other publications' last in outside.csv (O1-O10 end at O0226)."""
+    """The row number after the publications' before O11 in outside.csv (O1-O10 end at O0226; those
+    after it, O12 on, follow its rows)."""
     with OUTSIDE.open(newline="", encoding="utf-8") as handle:
-        return 1 + max(int(row["row_id"][1:]) for row in csv.DictReader(handle) if row["source_id"] != SOURCE_ID)
+        records = list(csv.DictReader(handle))
+    first = next(index for index, row in enumerate(records) if row["source_id"] == SOURCE_ID)
+    return 1 + max(int(row["row_id"][1:]) for row in records[:first])
 
 
 def rows() -> list[dict[str, str]]:

@@ -544,7 +544,7 @@ def test_a_table_no_row_of_which_can_be_read_stops_saying_why(tmp_path, capsys):
     assert str(stopped.value).startswith("error: T0001: model: got 'DenseNet-121'")
 
 
-# --- the outside set: eleven publications no constant was fitted on ------------------------------
+# --- the outside set: fifteen publications no constant was fitted on -----------------------------
 
 OUTSIDE_UNREAD: list[str] = []
 OUTSIDE = dp_scaling.table_rows(dp_scaling.OUTSIDE, OUTSIDE_UNREAD)
@@ -553,7 +553,11 @@ OUTSIDE = dp_scaling.table_rows(dp_scaling.OUTSIDE, OUTSIDE_UNREAD)
 def test_the_outside_set_reads_row_for_row_with_its_baselines():
     o1_to_o10 = [row for row in OUTSIDE if int(row.row_id[1:]) <= 226]
     assert len(o1_to_o10) == 226 and len({row.table for row in o1_to_o10}) == 84
-    assert sum(row.nodes > 1 for row in OUTSIDE) == 28
+    assert sum(row.nodes > 1 for row in OUTSIDE if int(row.row_id[1:]) <= 226) == 28
+    # O12-O15 (the twentieth session): every row read but O15's, whose model has no preset
+    later = [row for row in OUTSIDE if int(row.row_id[1:]) >= 575]
+    assert len(later) == 56 + 21 + 8 and sum(row.nodes > 1 for row in later) == 28
+    assert {line.split(":", 1)[0] for line in OUTSIDE_UNREAD} == {f"O{number:04d}" for number in range(660, 672)}
     for row in OUTSIDE:
         base = dp_scaling.baseline_of(row, OUTSIDE)
         assert row.efficiency == pytest.approx(row.value / (base.value * row.gpus / base.gpus), abs=6e-4)
@@ -834,6 +838,32 @@ def test_a_baseline_in_ktokens_is_the_same_speed_as_in_tokens():
     base = dataclasses.replace(row, metric="Tokens/s (whole job)", seq_len=128)
     assert dp_scaling.published_samples_per_s(dataclasses.replace(base, metric="kTokens/s (whole job)"), 4.553) \
         == pytest.approx(dp_scaling.published_samples_per_s(base, 4553.0))
+
+
+def test_a_baseline_whose_own_framework_text_differs_is_still_its_tables_baseline(tmp_path):
+    """BioBERT's one-GPU NER run has no Horovod, and its text says so: the table's multi-GPU rows
+    found no baseline (their framework text is part of the table's key) and were all left out."""
+    table = tmp_path / "new.csv"
+    _write_table(table, "BERT-large", [(1, 100.0), (8, 760.0), (16, 1480.0)])
+    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    rows[0]["framework_comm"] = "one GPU: no Horovod"
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=HEADER)
+        writer.writeheader()
+        writer.writerows(rows)
+    read = dp_scaling.read_rows(table, text_rules=True)
+    assert [dp_scaling.baseline_of(row, read).row_id for row in read[1:]] == ["T0001", "T0001"]
+    read[0] = dataclasses.replace(read[0], value=99.0)  # another throughput: not its baseline
+    with pytest.raises(SystemExit, match="T0002 has no baseline row"):
+        dp_scaling.baseline_of(read[1], read)
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("FP32 [launch not documented: run_biobert.sub hard-codes --use_fp16 --use_xla]", "fp32"),  # a note's word
+    ("FP32 master, FP16 compute", "mixed"),
+])
+def test_a_16_bit_word_makes_fp32_mixed_outside_a_transcribers_note(text, kind):
+    assert dp_scaling.precision_kind(text) == kind
 
 
 @pytest.mark.parametrize(("text", "kind"), [
