@@ -584,9 +584,12 @@ def _is_instance(system) -> bool:
 
 
 def _unbundled_instance(text: str) -> str | None:
-    """An instance type ``text`` names that no bundled system is (:data:`INSTANCE_SHAPE`), if any."""
-    return next((found.group(0) for found in INSTANCE_SHAPE.finditer(text) if not _instances_named(found.group(0))),
-                None)
+    """An instance type ``text`` names that no bundled system is (:data:`INSTANCE_SHAPE`), if any: one
+    a bundled instance lists among its names ("NDv2", "Standard_ND40rs_v2") is, though a one-word name
+    alone does not pick it (:func:`_instance_named`)."""
+    listed = {name.lower() for system in filter(_is_instance, _systems()) for name in system.instance_names}
+    return next((found.group(0) for found in INSTANCE_SHAPE.finditer(text) if not _instances_named(found.group(0))
+                 and found.group(0).lower().removeprefix("standard_") not in listed), None)
 
 
 def _instances_named(text: str) -> list:

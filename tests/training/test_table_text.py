@@ -369,6 +369,13 @@ def test_a_rate_written_after_a_generation_is_its_rate_and_a_count_after_it_the_
     ("A100-SXM4-80GB", "8x 200 Gb/s HDR", "Azure NDm A100 v4", "azure-ndm-a100-v4", "ib-hdr", 8, 200),
     ("A100-SXM4-40GB", "8x HDR 200 (Standard_ND96asr_v4)", "", "azure-nd-a100-v4", "ib-hdr", 8, 200),  # a VM size
     ("H100-SXM5", "", "ND96isr_H100_v5", "azure-nd-h100-v5", "ib-ndr", 8, 400),
+    # bundled since the twentieth session (refused before: no profile)
+    ("H200 SXM", "3200 Gbps EFA (p5e.48xlarge)", "", "aws-p5e", "efa", 8, 400),
+    ("H200 SXM", "", "p5en.48xlarge", "aws-p5en", "efa-v3", 8, 400),
+    ("H200 SXM", "8x 400 Gb/s NDR", "ND96isr_H200_v5", "azure-nd-h200-v5", "ib-ndr", 8, 400),
+    ("V100-SXM2-32GB", "EDR InfiniBand (Azure NDv2)", "", "azure-ndv2", "ib-edr", 1, 100),
+    ("V100-SXM2-32GB", "Standard_ND40rs_v2", "", "azure-ndv2", "ib-edr", 1, 100),
+    ("A100-SXM4-80GB", "16x 100 Gb/s RoCE", "OCI BM.GPU.A100-v2.8", "oci-bm-gpu-a100-v2-8", "roce-100", 16, 100),
 ])
 def test_a_cloud_instance_the_row_names_is_taken_with_its_own_nics(gpu, network, node, system, link, count, gbps):
     found = table_text.system_for(gpu, 8, network, node_text=node)
@@ -430,7 +437,7 @@ def test_sharp_taken_back_in_any_version_is_off(network, reduction):
     assert table_text.system_for("A100-SXM4-40GB", 8, network).in_network_reduction == reduction
 
 
-@pytest.mark.parametrize("network", ["a2-highgpu-4g", "p3.8xlarge", "p5e.48xlarge", "BM.GPU.A100-v2.8", "Azure NDv2",
+@pytest.mark.parametrize("network", ["a2-highgpu-4g", "p3.8xlarge", "a3-highgpu-8g", "NC96ads_A100_v4",
                                      "Perlmutter", "Intel OPA 100Gb", "Slingshot-11"])
 def test_an_instance_or_fabric_no_bundled_profile_stands_for_is_refused(network):
     """Unbundled instances ran on a DGX with InfiniBand they do not have, Omni-Path ("OPA") and
