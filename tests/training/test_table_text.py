@@ -423,6 +423,7 @@ def test_what_a_network_text_states_as_published_spellings_write_it(network, cou
     ("H100-SXM5", 8, "3200 Gbps EFA", "aws-p5", 8, 400),  # EFA is AWS's: the instance of that GPU
     ("H100-SXM5", 8, "a3-megagpu-8g", "gcp-a3-mega", 8, 200), ("MI300X", 8, "", "mi300x-8x", 8, 400),
     ("V100-SXM2-16GB", 8, "100 Gb/s EDR InfiniBand per GPU", "dgx-1-8x100G", 8, 100),  # DGX-1 has 4
+    ("H100-SXM5-80GB", 4, "", "marenostrum5-acc", 4, 200),  # HGX H100 4-GPU (refused before: no node of four)
 ])
 def test_the_node_a_network_text_implies(gpu, per_node, network, system, nics, gbps):
     """Bare EFA took a DGX's eight NICs; an MI300X row naming no node ran on Azure's instance (its
