@@ -37,6 +37,8 @@ def to_dict(profile: Profile | Regime | MeasuredCurve) -> dict[str, Any]:
         value = getattr(profile, item.name)
         if isinstance(value, (Gpu, Link, Regime)):
             value = to_dict(value)
+        elif item.name == "mesh_links":
+            value = [list(row) for row in value]
         elif isinstance(value, tuple):
             value = [item if isinstance(item, str) else to_dict(item) for item in value]
         elif item.name == "peak_flops":
@@ -120,6 +122,8 @@ def _system_lines(system: System) -> list[str]:
     lines += [f"pcie_path = {_quote(system.pcie_path)}", f"pcie_switch_gpus = {system.pcie_switch_gpus}"]
     if system.host_memory_bandwidth_Bps:
         lines += [f"host_memory_bandwidth = {_bandwidth(system.host_memory_bandwidth_Bps)}"]
+    if system.mesh_links:
+        lines += [f"mesh_links = [{', '.join('[' + ', '.join(map(str, row)) + ']' for row in system.mesh_links)}]"]
     if system.instance_names:
         lines += [f"instance_names = [{', '.join(_quote(name) for name in system.instance_names)}]"]
     for curve in system.measured:

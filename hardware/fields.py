@@ -45,6 +45,19 @@ def text_list(value: Any, label: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def link_matrix(value: Any, label: str) -> tuple[tuple[int, ...], ...]:
+    """A square matrix of non-negative link counts (a mesh node's NVLinks between each pair of its
+    GPUs, as ``nvidia-smi topo -m`` prints NV#), kept as a tuple of tuples."""
+    ok = isinstance(value, list) and value and all(
+        isinstance(row, list) and len(row) == len(value)
+        and all(isinstance(count, int) and not isinstance(count, bool) and count >= 0 for count in row)
+        for row in value)
+    if not ok:
+        raise ProfileError(label, value, "a square list of lists of link counts >= 0, one row per GPU "
+                                         "(e.g. [[0, 2], [2, 0]])")
+    return tuple(tuple(row) for row in value)
+
+
 def kebab_name(value: Any, label: str) -> str:
     """A kebab-case identifier such as ``h100-sxm`` or ``ib-ndr``."""
     if not isinstance(value, str) or not KEBAB_NAME.match(value):

@@ -229,6 +229,9 @@ class System:
     # 0 = unknown. Optimizer offload (ZeRO-Offload) runs the optimizer step on it.
     host_memory_bandwidth_Bps: float = 0.0
     notes: str = ""
+    # a mesh node's links between each pair of its GPUs (nvidia-smi topo -m's NV#, GPU order);
+    # () = the links spread evenly over the peers (a fully connected mesh)
+    mesh_links: tuple[tuple[int, ...], ...] = ()
     # a cloud instance's other names as its provider writes them ("ND96asr_v4" for the ND A100 v4
     # series' VM size); tables name an instance by either
     instance_names: tuple[str, ...] = ()
@@ -251,15 +254,21 @@ class System:
     def intra_share(self, gpus: int) -> float:
         """The share of a GPU's intra-node links that ``gpus`` of the node's GPUs can use.
 
-        A switch (NVSwitch) gives any subset every link. A direct mesh spreads each GPU's links
-        over its G − 1 peers, so k GPUs reach (k − 1)/(G − 1) of them, and never less than the
-        one link a pair of neighbours shares: exact on a fully connected mesh (MI300X: one xGMI
-        link per peer), the mean over GPU groups on DGX-1's hybrid cube-mesh (6 links over 7
-        peers; two GPUs get one link: measured 21.9 GB/s busbw on an NV1 pair, 42.4 on an NV2
-        pair; the default GPUs 0 and 1 are NV1).
+        A switch (NVSwitch) gives any subset every link. On a mesh whose links between each
+        pair are given (``mesh_links``: DGX-1's hybrid cube-mesh), a job on k GPUs runs on the
+        first k (the default devices 0 … k − 1), and the one of them with the fewest links to the
+        others sets the share: GPUs 0 and 1 of a DGX-1 V100 share one of their six NVLinks
+        (measured 21.9 GB/s busbw on that NV1 pair, 42.4 on an NV2 pair), GPUs 0–3 are a quad in
+        which each has 4 or 5 of its six (a P100 3 of its 4). Otherwise each GPU's links are
+        spread over its G − 1 peers, so k GPUs reach (k − 1)/(G − 1) of them, and never less
+        than the one link a pair of neighbours shares: exact on a fully connected mesh (MI300X:
+        one xGMI link per peer; HGX A100/H100 4-GPU boards).
         """
         if self.intra_fabric not in MESH_FABRICS or not 1 < gpus < self.gpus_per_node:
             return 1.0
+        if self.mesh_links:  # its share of the GPU's links (a what-if scaling the bandwidth keeps the layout)
+            fewest = min(sum(self.mesh_links[i][j] for j in range(gpus)) for i in range(gpus))
+            return max(fewest, 1) / sum(self.mesh_links[0])
         return max((gpus - 1) / (self.gpus_per_node - 1), 1.0 / self.intra_links)
 
     @property

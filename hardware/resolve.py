@@ -15,7 +15,7 @@ from typing import Any
 from dpbase.errors import ProfileError
 from dpbase.values import field, frozen
 from hardware.metadata import METADATA_TABLES
-from hardware.profiles import ARCHITECTURES, NO_LINK, NVLS_MIN_NVSWITCH_GEN, Gpu, Link, System
+from hardware.profiles import ARCHITECTURES, MESH_FABRICS, NO_LINK, NVLS_MIN_NVSWITCH_GEN, Gpu, Link, System
 from hardware.schema import TABLES, entry_label, parse_entry
 
 
@@ -132,9 +132,29 @@ def _check_system(build: _Build, label: str, values: dict[str, Any]) -> None:
         build.problems.append(ProfileError(f"{label}.scaleup_domain_gpus", domain,
                                            f"0 (one node) or a multiple of gpus_per_node = {per_node} (the "
                                            "nodes one NVLink domain holds)"))
+    _check_mesh_links(build, label, values)
     if values["pcie_switch_gpus"] > values["gpus_per_node"]:
         build.problems.append(ProfileError(f"{label}.pcie_switch_gpus", values["pcie_switch_gpus"],
                                            f"at most gpus_per_node = {values['gpus_per_node']}"))
+
+
+def _check_mesh_links(build: _Build, label: str, values: dict[str, Any]) -> None:
+    """A mesh's link matrix: one row per GPU, symmetric, no link to itself, and every GPU with the
+    same number of links, on a mesh fabric only (the share of a GPU's links a job gets is read from
+    it, so a bandwidth changed later keeps the layout)."""
+    matrix, per_node = values["mesh_links"], values["gpus_per_node"]
+    if not matrix:
+        return
+    size = len(matrix)
+    wrong = ("a mesh fabric (nvlink-mesh, xgmi)" if values["intra_fabric"] not in MESH_FABRICS
+             else f"one row per GPU ({per_node})" if size != per_node
+             else "no links from a GPU to itself (a zero diagonal)" if any(matrix[i][i] for i in range(size))
+             else "a symmetric matrix (GPU i to j as j to i)" if any(matrix[i][j] != matrix[j][i]
+                                                                      for i in range(size) for j in range(size))
+             else "the same number of links on every GPU" if len({sum(row) for row in matrix}) != 1
+             else None)
+    if wrong:
+        build.problems.append(ProfileError(f"{label}.mesh_links", [list(row) for row in matrix], wrong))
 
 
 def _add_system(build: _Build, label: str, values: dict[str, Any], row: dict[str, Any]) -> System | None:

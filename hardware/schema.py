@@ -103,6 +103,8 @@ SYSTEM_FIELDS = _common() + (
               help="GPUs sharing one PCIe switch uplink (1 = own root port)"),
     FieldSpec("host_memory_bandwidth", "host_memory_bandwidth_Bps", fields.bandwidth_or_zero, 0.0,
               help="the node's CPU memory bandwidth, all sockets (0 = unknown); optimizer offload runs on it"),
+    FieldSpec("mesh_links", "mesh_links", fields.link_matrix, (),
+              help="a mesh node's links between each pair of GPUs (nvidia-smi topo -m's NV#); none = spread evenly"),
     FieldSpec("instance_names", "instance_names", fields.text_list, (),
               help="a cloud instance's other names as its provider writes them (VM sizes: ND96asr_v4)"),
     FieldSpec("measured", "measured", fields.measured, (),
