@@ -141,6 +141,21 @@ def test_gpt_j_falcon_and_bart_are_their_configurations():
         139_420_416
 
 
+def test_transformer_big_is_deeplearningexamples_wmt_model():
+    """DeepLearningExamples' translation Transformer (transformer_wmt_en_de_big_t2t): one shared
+    embedding, bias-free attention projections, a biased 4x FFN, a LayerNorm per sublayer and one
+    after each stack; the matmul weights a source and a target token run through; its tensors."""
+    d, f, vocab, layers = 1024, 4096, 33712, 6
+    encoder = 4 * d * d + 2 * d * f + f + d + 2 * 2 * d
+    decoder = 8 * d * d + 2 * d * f + f + d + 3 * 2 * d
+    model = workloads.load_model("transformer-big")
+    assert model.params == vocab * d + layers * (encoder + decoder) + 2 * 2 * d == 210_808_832
+    per_token = layers * (4 * d * d + 2 * d * f) + layers * 2 * d * d + layers * (6 * d * d + 2 * d * f) + vocab * d
+    assert model.flops_params == per_token == 210_681_856
+    assert model.tensors == 1 + layers * 12 + 2 + layers * 18 + 2 == 185
+    assert workloads.load_model("transformer-wmt-en-de-big") == model
+
+
 def llama_count(layers, hidden, heads, kv_heads, ffn, vocab):
     """Bias-free attention (q and o hidden², k and v hidden × kv width), a gated FFN (three
     hidden × ffn matrices), two RMSNorms a layer, untied input embedding and output head, a final

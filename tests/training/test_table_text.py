@@ -562,9 +562,12 @@ def test_the_outside_set_reads_row_for_row_with_its_baselines():
     o1_to_o10 = [row for row in OUTSIDE if int(row.row_id[1:]) <= 226]
     assert len(o1_to_o10) == 226 and len({row.table for row in o1_to_o10}) == 84
     assert sum(row.nodes > 1 for row in OUTSIDE if int(row.row_id[1:]) <= 226) == 28
-    # O12-O15 (the twentieth session): every row read but O15's, whose model has no preset
+    # O12-O16 (the twentieth session): every row read but O15's, whose model has no preset
     later = [row for row in OUTSIDE if int(row.row_id[1:]) >= 575]
-    assert len(later) == 56 + 21 + 8 and sum(row.nodes > 1 for row in later) == 28
+    assert len(later) == 56 + 21 + 8 + 20 and sum(row.nodes > 1 for row in later) == 28
+    transformer = [row for row in later if row.source == "O16"]  # batches in tokens: 10,240 of 31-token sentences
+    assert {row.model for row in transformer} == {"transformer-big"} and {row.micro_batch for row in transformer} == \
+        {330, 165, 83}
     assert {line.split(":", 1)[0] for line in OUTSIDE_UNREAD} == {f"O{number:04d}" for number in range(660, 672)}
     for row in OUTSIDE:
         base = dp_scaling.baseline_of(row, OUTSIDE)
