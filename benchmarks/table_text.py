@@ -123,8 +123,9 @@ SHARP = re.compile(r"\bsharp(?:v\d)?\b", re.IGNORECASE)
 # A site whose nodes are on Slingshot names that fabric too ("Perlmutter", "Polaris", "Frontier").
 UNSUPPORTED_FABRICS = re.compile(r"\b(omni-?path|opa|slingshot(?:-\d+)?|tofu|myrinet|nvlink\s+switch\s+system|"
                                  r"perlmutter|polaris|frontier|lumi|aurora|alps|el\s+capitan)\b", re.IGNORECASE)
-# Words after a GPU's name that make it another part ("RTX 3090 Ti", "H100 NVL", "RTX 4090 D").
-QUALIFIERS = frozenset({"ti", "super", "d", "nvl", "max", "mobile", "laptop"})
+# Words after a GPU's name that make it another part ("RTX 3090 Ti", "H100 NVL", "RTX 4090 D",
+# "H20-3e": nvidia-smi's name for the 141 GB H20, not bundled).
+QUALIFIERS = frozenset({"ti", "super", "d", "nvl", "max", "mobile", "laptop", "3e"})
 # A word naming the generation of a part that shares its number with an older one: "RTX 6000" or
 # "Quadro RTX 6000" is the Turing card, not the RTX 6000 Ada (whose family reading needs "Ada").
 GENERATION_WORDS = frozenset({"ada"})

@@ -71,6 +71,8 @@ def test_a_model_text_no_preset_starts_stops_with_one_line_naming_the_row(text):
     ("PCIe server (8x A100 80GB)", "a100-pcie-80gb"),
     ("V100 (p3.16xlarge)", "v100-sxm2-16gb"), ("H100 (AWS p5.48xlarge)", "h100-sxm"),  # an instance's part
     ("p4d.24xlarge (8x A100 40GB)", "a100-sxm4-40gb"),
+    ("NVIDIA H20", "h20-sxm"), ("H20 96GB", "h20-sxm"), ("NVIDIA L20", "l20"),  # China-market parts (bundled since
+    ("NVIDIA H200", "h200-sxm"),  # the twentieth session); H200 stays H200
 ])
 def test_a_gpu_text_names_its_bundled_profile(text, gpu):
     assert table_text.gpu_for(text) == gpu
@@ -85,6 +87,7 @@ def test_a_gpu_text_names_its_bundled_profile(text, gpu):
     "RTX 3090 Ti (vs RTX 3090)", "H100 NVL (H100 PCIe)",  # the outer text names its own part
     "V100 16GB (A100 SXM4 40GB baseline)",  # a parenthesis of another family
     "Lambda Hyperplane (8x A100 80GB)",  # the parenthesis, read with node text that states no form
+    "NVIDIA H20-3e", "H20 141GB",  # the 141 GB H20 (nvidia-smi's "H20-3e"): not bundled, not the 96 GB part
 ])
 def test_a_gpu_text_that_leaves_more_than_one_profile_or_names_another_part_is_refused(text):
     with pytest.raises(SystemExit) as stopped:
