@@ -152,6 +152,7 @@ def _check_mesh_links(build: _Build, label: str, values: dict[str, Any]) -> None
              else "a symmetric matrix (GPU i to j as j to i)" if any(matrix[i][j] != matrix[j][i]
                                                                       for i in range(size) for j in range(size))
              else "the same number of links on every GPU" if len({sum(row) for row in matrix}) != 1
+             else "at least one link on every GPU" if not sum(matrix[0])
              else None)
     if wrong:
         build.problems.append(ProfileError(f"{label}.mesh_links", [list(row) for row in matrix], wrong))

@@ -84,6 +84,7 @@ def test_a_p100_mesh_counts_four_nvlink1_links():
     ([[0, 2, 1, 1], [1, 0, 1, 1], [1, 1, 0, 1], [1, 1, 1, 0]], "nvlink-mesh", "a symmetric matrix"),
     ([[0, 2, 1, 1], [2, 0, 1, 1], [1, 1, 0, 1], [1, 1, 1, 0]], "nvlink-mesh", "the same number of links on every GPU"),
     ([[0, 1, 1, 1], [1, 0, 1, 1], [1, 1, 0, 1], [1, 1, 1, 0]], "pcie", "a mesh fabric"),
+    ([[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]], "nvlink-mesh", "at least one link on every GPU"),
     ([[0, -1], [-1, 0]], "nvlink-mesh", "a square list of lists of link counts >= 0"),
 ])
 def test_a_mesh_matrix_that_cannot_be_a_node_is_refused_naming_the_field(tmp_path, matrix, fabric, needle):
