@@ -818,6 +818,12 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool
                          f"a bundled cloud instance ({', '.join(s.name for s in _systems() if _is_instance(s))}); "
                          f"{unbundled!r} is not bundled", row_id)
     named = named_system(gpu_name, gpus_per_node, f"{gpu_type} {node_text} {inter_node}", inter_node)
+    instances = _instances_named(f"{gpu_type} {node_text} {inter_node}")
+    if named is None and instances and _one_holding(instances, gpu_name, gpus_per_node) is None:
+        # an instance that holds other GPUs than the row's ("A100" on a p5e): a contradiction, not a DGX
+        raise unreadable("inter_node_network", inter_node or node_text,
+                         f"an instance holding the row's GPU ({gpu_name} x{gpus_per_node}); "
+                         f"{', '.join(f'{s.name} holds {s.gpu.name} x{s.gpus_per_node}' for s in instances)}", row_id)
     if named is None:  # a fabric only instances have (EFA is AWS's): that provider's instance of the GPU
         named = _instance_of_fabric(gpu_name, gpus_per_node, stated_network(inter_node))
     system = named or base_system_for(gpu_name, gpus_per_node, row_id, node_text)

@@ -386,6 +386,14 @@ def test_a_cloud_instance_the_row_names_is_taken_with_its_own_nics(gpu, network,
     assert found.nic_bandwidth_Bps == gbps * 1e9 / 8 and found.gpu.name == table_text.gpu_for(gpu)
 
 
+def test_four_v100s_on_a_p3_8xlarge_are_its_quad_and_its_10_gbps():
+    found = table_text.system_for("Tesla V100-SXM2-16GB", 4, "10 Gbps (p3.8xlarge)")
+    assert (found.name, found.nic_link.name, found.nic_bandwidth_Bps) == ("aws-p3.8xlarge", "eth-10g", 10e9 / 8)
+    assert found.intra_bandwidth_Bps == 100e9  # GPUs 0 and 1 of the quad have four of their six links
+    with pytest.raises(SystemExit, match="an instance holding the row's GPU"):  # eight GPUs: not a p3.8xlarge
+        table_text.system_for("Tesla V100-SXM2-16GB", 8, "10 Gbps (p3.8xlarge)", row_id="X0001")
+
+
 @pytest.mark.parametrize(("gpu", "network", "settled"), [
     ("A100 40GB", "100 Gbps (a2-highgpu-8g)", "a100-sxm4-40gb"), ("A100 80GB", "400 Gbps EFA (p4de.24xlarge)", "a100-sxm4-80gb"),
     ("V100", "100 Gbps (p3dn.24xlarge)", "v100-sxm2"), ("V100 32GB", "25 Gbps", None),
@@ -441,8 +449,9 @@ def test_sharp_taken_back_in_any_version_is_off(network, reduction):
     assert table_text.system_for("A100-SXM4-40GB", 8, network).in_network_reduction == reduction
 
 
-@pytest.mark.parametrize("network", ["a2-highgpu-4g", "p3.8xlarge", "a3-highgpu-8g", "NC96ads_A100_v4",
-                                     "Perlmutter", "Intel OPA 100Gb", "Slingshot-11"])
+@pytest.mark.parametrize("network", ["a2-highgpu-4g", "a3-highgpu-8g", "NC96ads_A100_v4",
+                                     "Perlmutter", "Intel OPA 100Gb", "Slingshot-11",
+                                     "p5e.48xlarge", "p3.8xlarge"])  # bundled, but they hold other GPUs
 def test_an_instance_or_fabric_no_bundled_profile_stands_for_is_refused(network):
     """Unbundled instances ran on a DGX with InfiniBand they do not have, Omni-Path ("OPA") and
     Slingshot sites on InfiniBand with SHARP."""
