@@ -532,6 +532,14 @@ def _write_table(path: Path, model: str, points: list[tuple[int, float]], per_no
                 "scaling_efficiency_derived": f"{value / (base_value * gpus / base_gpus):.3f}"})
 
 
+def _rewrite_table(path: Path, rows: list[dict]) -> None:
+    """Write ``rows`` (a table read back and changed) over ``path``."""
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=HEADER)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def test_any_table_in_the_columns_runs_through_csv_with_the_shipped_constants(tmp_path, capsys):
     table = tmp_path / "new.csv"
     (tmp_path / "models").mkdir()
@@ -768,10 +776,7 @@ def test_a_rows_fields_are_read_as_tables_write_them(tmp_path, change, field, ex
         row.update(change)
         if "metric" in change:
             row["scaling_efficiency_derived"] = ""
-    with table.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=HEADER)
-        writer.writeheader()
-        writer.writerows(rows)
+    _rewrite_table(table, rows)
     unread: list[str] = []
     read = dp_scaling.read_rows(table, text_rules=True, unread=unread)
     assert not unread
@@ -783,10 +788,7 @@ def test_a_global_batch_in_the_micro_batch_column_is_refused(tmp_path):
     _write_table(table, "ResNet-50", [(1, 100.0), (8, 760.0)])
     rows = list(csv.DictReader(table.open(encoding="utf-8")))
     rows[1]["per_gpu_microbatch"] = "2048 (global)"
-    with table.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=HEADER)
-        writer.writeheader()
-        writer.writerows(rows)
+    _rewrite_table(table, rows)
     unread: list[str] = []
     dp_scaling.read_rows(table, text_rules=True, unread=unread)
     assert unread and unread[0].startswith("T0002: per_gpu_microbatch: got '2048 (global)'")
@@ -805,10 +807,7 @@ def test_a_micro_batch_in_tokens_is_that_many_sequences_of_the_rows_length(tmp_p
     rows = list(csv.DictReader(table.open(encoding="utf-8")))
     for row in rows:
         row["per_gpu_microbatch"] = micro
-    with table.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=HEADER)
-        writer.writeheader()
-        writer.writerows(rows)
+    _rewrite_table(table, rows)
     unread: list[str] = []
     read = dp_scaling.read_rows(table, text_rules=True, unread=unread)
     if expected is None:
@@ -870,10 +869,7 @@ def test_a_baseline_whose_own_framework_text_differs_is_still_its_tables_baselin
     _write_table(table, "BERT-large", [(1, 100.0), (8, 760.0), (16, 1480.0)])
     rows = list(csv.DictReader(table.open(encoding="utf-8")))
     rows[0]["framework_comm"] = "one GPU: no Horovod"
-    with table.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=HEADER)
-        writer.writeheader()
-        writer.writerows(rows)
+    _rewrite_table(table, rows)
     read = dp_scaling.read_rows(table, text_rules=True)
     assert [dp_scaling.baseline_of(row, read).row_id for row in read[1:]] == ["T0001", "T0001"]
     read[0] = dataclasses.replace(read[0], value=99.0)  # another throughput: not its baseline
@@ -918,10 +914,7 @@ def test_a_tables_bad_row_is_left_out_in_one_line_naming_it(tmp_path, capsys, ch
     rows = list(csv.DictReader(table.open(encoding="utf-8")))
     for row in rows if "framework_comm" in change else rows[1:2]:  # the framework is part of a table's key
         row.update(change)
-    with table.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=HEADER)
-        writer.writeheader()
-        writer.writerows(rows)
+    _rewrite_table(table, rows)
     assert dp_scaling.main(["--csv", str(table)]) == 0
     out = capsys.readouterr().out
     if needle is None:
@@ -1048,10 +1041,7 @@ def test_a_row_whose_gpu_text_states_no_form_runs_on_the_node_its_link_text_name
     assert dp_scaling.read_rows(table, text_rules=True, unread=unread) == [] and len(unread) == 2
     with table.open(newline="", encoding="utf-8") as handle:
         records = list(csv.DictReader(handle))
-    with table.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=HEADER)
-        writer.writeheader()
-        writer.writerows(record | {"intra_node_link": "NVSwitch, NVLink3 600 GB/s per GPU"} for record in records)
+    _rewrite_table(table, [record | {"intra_node_link": "NVSwitch, NVLink3 600 GB/s per GPU"} for record in records])
     rows = dp_scaling.read_rows(table, text_rules=True)
     assert [row.gpu_type for row in rows] == ["a100-sxm4-80gb"] * 2
     assert dp_scaling.system_for(rows[1].gpu_type, 8, rows[1].inter_node).name == "dgx-a100"
@@ -1064,10 +1054,7 @@ def _efficiency_row(tmp_path, metric: str, efficiency: str, value: float) -> lis
         records = list(csv.DictReader(handle))
     records[1] |= {"metric": metric, "scaling_efficiency_derived": efficiency, "value": str(value)}
     records[0] |= {"metric": metric}
-    with table.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=HEADER)
-        writer.writeheader()
-        writer.writerows(records)
+    _rewrite_table(table, records)
     return dp_scaling.read_rows(table, text_rules=True)
 
 
@@ -1091,10 +1078,7 @@ def test_a_row_whose_throughput_is_not_above_zero_is_left_out_with_its_line(tmp_
         records = list(csv.DictReader(handle))
     records[0] |= {"value": "0", "scaling_efficiency_derived": ""}  # a zero: no run
     records[1] |= {"baseline_value": "0", "scaling_efficiency_derived": ""}  # the efficiency left blank
-    with table.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=HEADER)
-        writer.writeheader()
-        writer.writerows(records)
+    _rewrite_table(table, records)
     unread: list[str] = []
     assert dp_scaling.read_rows(table, text_rules=True, unread=unread) == []
     assert unread[0].startswith("T0001: value: got '0'; allowed: a throughput above 0")
