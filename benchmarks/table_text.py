@@ -585,12 +585,9 @@ def _is_instance(system) -> bool:
 
 
 def _unbundled_instance(text: str) -> str | None:
-    """An instance type ``text`` names that no bundled system is (:data:`INSTANCE_SHAPE`), if any: one
-    a bundled instance lists among its names ("NDv2", "Standard_ND40rs_v2") is, though a one-word name
-    alone does not pick it (:func:`_instance_named`)."""
-    listed = {name.lower() for system in filter(_is_instance, _systems()) for name in system.instance_names}
-    return next((found.group(0) for found in INSTANCE_SHAPE.finditer(text) if not _instances_named(found.group(0))
-                 and found.group(0).lower().removeprefix("standard_") not in listed), None)
+    """An instance type ``text`` names that no bundled system is (:data:`INSTANCE_SHAPE`), if any."""
+    return next((found.group(0) for found in INSTANCE_SHAPE.finditer(text) if not _instances_named(found.group(0))),
+                None)
 
 
 def _instances_named(text: str) -> list:
@@ -601,17 +598,24 @@ def _instances_named(text: str) -> list:
     found = []
     for system in filter(_is_instance, _systems()):
         name = [word for word in _name_words(system.name) if word not in PROVIDER_WORDS]
-        names = [name, *(_name_words(other) for other in system.instance_names)]
-        if name and any(_instance_named(n, text, text_words) for n in names):
+        if name and (_instance_named(name, text, text_words)
+                     or any(_in_a_row(_name_words(other), text_words) for other in system.instance_names)):
             found.append(system)
     return found
 
 
+def _in_a_row(name: list[str], text_words: list[str]) -> list[int]:
+    """Where ``name``'s words stand in a row in ``text_words``."""
+    return [i for i in range(len(text_words)) if text_words[i:i + len(name)] == name]
+
+
 def _instance_named(name: list[str], text: str, text_words: list[str]) -> bool:
-    """Whether ``text`` names the instance whose name's words (the provider's aside) are ``name``:
-    those words in a row; a one-word name ("p4d", "p5") only as an instance type is written, with
-    its size ("p4d.24xlarge") or after its provider ("AWS p5"), not inside prose ("p5-like")."""
-    spans = [i for i in range(len(text_words)) if text_words[i:i + len(name)] == name]
+    """Whether ``text`` names the instance whose bundled name's words (the provider's aside) are
+    ``name``: those words in a row; a one-word name ("p4d", "p5") only as an instance type is
+    written, with its size ("p4d.24xlarge") or after its provider ("AWS p5"), not inside prose
+    ("p5-like"). A name the provider gives it (``instance_names``: "NDv2", "ND96asr_v4") is its
+    own, and names it wherever its words stand."""
+    spans = _in_a_row(name, text_words)
     if len(name) > 1 or not spans:
         return bool(spans)
     typed = re.search(rf"(?<![a-z0-9]){re.escape(name[0])}\.\d+x?large\b", text, re.IGNORECASE)
