@@ -229,8 +229,8 @@ class System:
     # 0 = unknown. Optimizer offload (ZeRO-Offload) runs the optimizer step on it.
     host_memory_bandwidth_Bps: float = 0.0
     notes: str = ""
-    # a mesh node's links between each pair of its GPUs (nvidia-smi topo -m's NV#, GPU order);
-    # () = the links spread evenly over the peers (a fully connected mesh)
+    # a mesh node's links between each pair of its GPUs (nvidia-smi topo -m's NV#, GPU order; the
+    # intra bandwidth is the fewest-linked GPU's); () = the links spread evenly over the peers
     mesh_links: tuple[tuple[int, ...], ...] = ()
     # a cloud instance's other names as its provider writes them ("ND96asr_v4" for the ND A100 v4
     # series' VM size); tables name an instance by either
@@ -257,7 +257,8 @@ class System:
         A switch (NVSwitch) gives any subset every link. On a mesh whose links between each
         pair are given (``mesh_links``: DGX-1's hybrid cube-mesh), a job on k GPUs runs on the
         first k (the default devices 0 … k − 1), and the one of them with the fewest links to the
-        others sets the share: GPUs 0 and 1 of a DGX-1 V100 share one of their six NVLinks
+        others sets the share of the links behind the intra bandwidth (the fewest-linked GPU's,
+        where GPUs differ: a p3.8xlarge's quad): GPUs 0 and 1 of a DGX-1 V100 share one of their six NVLinks
         (measured 21.9 GB/s busbw on that NV1 pair, 42.4 on an NV2 pair), GPUs 0–3 are a quad in
         which each has 4 or 5 of its six (a P100 3 of its 4). Otherwise each GPU's links are
         spread over its G − 1 peers, so k GPUs reach (k − 1)/(G − 1) of them, and never less
@@ -266,9 +267,9 @@ class System:
         """
         if self.intra_fabric not in MESH_FABRICS or not 1 < gpus < self.gpus_per_node:
             return 1.0
-        if self.mesh_links:  # its share of the GPU's links (a what-if scaling the bandwidth keeps the layout)
+        if self.mesh_links:  # a share of the links behind the intra bandwidth: the fewest-linked GPU's
             fewest = min(sum(self.mesh_links[i][j] for j in range(gpus)) for i in range(gpus))
-            return max(fewest, 1) / sum(self.mesh_links[0])
+            return max(fewest, 1) / min(sum(row) for row in self.mesh_links)
         return max((gpus - 1) / (self.gpus_per_node - 1), 1.0 / self.intra_links)
 
     @property
