@@ -123,6 +123,10 @@ class Row:
     intra_node: str = ""  # the row's intra-node link text (a node it names: table_text.system_for)
 
 
+# Where a row's table key (Row.table: source, model, input, precision, GPU, framework, baseline
+# GPUs and throughput) holds the framework text.
+TABLE_FRAMEWORK = 5
+
 # The later DLPerf source (H1) ran one benchmark under many frameworks: reported apart.
 H1_FRAMEWORKS = (("nvcr.io/nvidia/pytorch", "NGC PyTorch"), ("nvcr.io/nvidia/mxnet", "NGC MXNet"),
                  ("nvcr.io/nvidia/tensorflow", "NGC TF1"), ("PyTorch 1.6", "PyTorch"),
@@ -392,6 +396,11 @@ def every_publication() -> list[Row]:
     return read_rows() + [row for rows in held_out_sets() for row in rows]
 
 
+def _but_framework(table: tuple) -> tuple:
+    """A table's key (:attr:`Row.table`) without its framework text."""
+    return table[:TABLE_FRAMEWORK] + table[TABLE_FRAMEWORK + 1:]
+
+
 def baseline_of(row: Row, rows) -> Row:
     """The row of ``row``'s table at its baseline GPUs; or, where the baseline's own framework text
     differs (one GPU runs without Horovod; a run without accumulation takes another code path), the
@@ -399,7 +408,7 @@ def baseline_of(row: Row, rows) -> Row:
     for other in rows:
         if other.table == row.table and other.gpus == row.baseline_gpus:
             return other
-    alike = [other for other in rows if other.table[:5] + other.table[6:] == row.table[:5] + row.table[6:]
+    alike = [other for other in rows if _but_framework(other.table) == _but_framework(row.table)
              and other.gpus == row.baseline_gpus and other.value == row.baseline_value]
     if len(alike) == 1:
         return alike[0]

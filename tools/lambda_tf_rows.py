@@ -56,7 +56,7 @@ MACHINES = {"V100 32GB": (16, "NVSwitch: Lambda Hyperplane-16, 16x Tesla V100-SX
                               "Platinum-Tesla_V100-SXM3-32GB_HP16_TF2_2; their metadata lists 16 GPUs)", "2.2.0")}
 PRECISIONS = {"fp32": "FP32", "fp16": "FP16 (--use_fp16=True: fp16 compute and, by tf_cnn_benchmarks' "
                                       "default --compact_gradient_transfer, fp16 gradient all-reduce)"}
-FRAMEWORK = ("TensorFlow 1.15 tf_cnn_benchmarks (Lambda benchmark.sh): --variable_update=replicated "
+FRAMEWORK = ("TensorFlow {tensorflow} tf_cnn_benchmarks (Lambda benchmark.sh): --variable_update=replicated "
              "--all_reduce_spec=nccl --optimizer=sgd (one NCCL all-reduce per variable)")
 # The development set's 30 columns, as its copy's header names them.
 HEADER_OF = SOURCE_DIR.parents[1] / "results.csv"
@@ -127,7 +127,7 @@ def _row(precision, column, model, image, record, name_gpu, batch, gpu, base,
         "grad_accum_steps": "1", "global_batch": str(total_batch), "precision": PRECISIONS[precision],
         "gpu_type": f"{GPU_NAMES[gpu]} (CSV: '{gpu}')", "gpus_per_node": str(machine_gpus), "nodes": "1",
         "total_gpus": str(gpus), "intra_node_link": machine_link, "inter_node_network": "n/a (single machine)",
-        "framework_comm": FRAMEWORK.replace("TensorFlow 1.15", f"TensorFlow {tensorflow}"), "dp_style": "synchronous data parallel, one machine",
+        "framework_comm": FRAMEWORK.format(tensorflow=tensorflow), "dp_style": "synchronous data parallel, one machine",
         "data": "synthetic (benchmark.sh: syn; report.sh summarises syn-replicated)",
         "metric": "images/s (whole job)", "value": record[column], "baseline_gpus": "1",
         "baseline_value": base[column], "scaling_reported": "", "scaling_efficiency_reported": "",
