@@ -816,13 +816,14 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool
     if unsupported:
         raise unreadable("inter_node_network", inter_node, f"a fabric a bundled link stands for (InfiniBand, RoCE, "
                          f"EFA, Ethernet/TCP); {unsupported.group(0)!r} has none", row_id)
-    unbundled = _unbundled_instance(f"{gpu_type} {node_text} {inter_node}")
+    texts = f"{gpu_type} {node_text} {inter_node}"  # where a row may name its instance
+    unbundled = _unbundled_instance(texts)
     if unbundled:
         raise unreadable("inter_node_network", inter_node or node_text,
                          f"a bundled cloud instance ({', '.join(s.name for s in _systems() if _is_instance(s))}); "
                          f"{unbundled!r} is not bundled", row_id)
-    named = named_system(gpu_name, gpus_per_node, f"{gpu_type} {node_text} {inter_node}", inter_node)
-    instances = _instances_named(f"{gpu_type} {node_text} {inter_node}")
+    named = named_system(gpu_name, gpus_per_node, texts, inter_node)
+    instances = _instances_named(texts)
     if named is None and instances and _one_holding(instances, gpu_name, gpus_per_node) is None:
         # an instance that holds other GPUs than the row's ("A100" on a p5e): a contradiction, not a DGX
         raise unreadable("inter_node_network", inter_node or node_text,
