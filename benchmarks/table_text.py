@@ -219,11 +219,12 @@ def _check_whole_model(model: str, text: str, rest_words: list[str], row_id: str
 def _check_backbone(model: str, text: str, rest_words: list[str], row_id: str) -> None:
     """A model built on a backbone (SSD300 on ResNet-50) whose text names another CNN preset after
     its name ("SSD300 (ResNet-34 backbone)", MLPerf's) is another model: refused, not run on the
-    preset's backbone."""
+    preset's backbone. Only a classifier can be a backbone: a detector named beside it ("SSD320 …,
+    not SSD300") is not read as one."""
     backbone = load_model(model).backbone
     if not backbone:
         return
-    cnns = [name for name in model_names() if load_model(name).kind == "cnn"]
+    cnns = [name for name in model_names() if load_model(name).kind == "cnn" and not load_model(name).backbone]
     cnns += [alias for alias, preset in model_aliases().items() if preset in cnns]
     for start in range(len(rest_words)):
         named = [name for name in cnns if _starts_with(rest_words[start:], words(name))]

@@ -239,6 +239,82 @@ def ssd300(side: int = 300) -> LayerCounts:
     return net
 
 
+def ssd320(side: int = 320, classes: int = 90, anchors: int = 6) -> LayerCounts:
+    """SSD320 v1.2 as NVIDIA DeepLearningExamples trains it (TensorFlow/Detection/SSD at 729963dd47:
+    configs/ssd320_bench.config, the TF Object Detection API's ``ssd_resnet50_v1_fpn`` with the
+    weight-shared box predictor and focal loss: RetinaNet-50 at 320 × 320).
+
+    * Backbone: TF-slim ``resnet_v1_50`` (nets/resnet_v1.py) without its classifier. Slim puts a
+      block's stride on its *last* unit, and the extractor asks for ``store_non_strided_activations``
+      (nets/resnet_utils.py ``stack_blocks_dense``), which runs that unit at stride 1 and subsamples
+      its output: every unit of a block runs on the block's input map (80, 40, 20, 10), the first
+      with a 1×1 projection shortcut (slim's ``bottleneck``: a shortcut convolution only where the
+      depth changes). Convolutions without bias, each with a batch norm (scale and offset).
+    * FPN (models/feature_map_generators.py ``fpn_top_down_feature_maps``) on blocks 2-4 (levels
+      3-5, 512/1024/2048 channels at 40/20/10): a 1×1 projection to 256 with bias on each, the
+      top-down sum, a 3×3 smoothing convolution with batch norm on levels 3 and 4 (level 5 is its
+      projection alone); levels 6 and 7 are 3×3 stride-2 convolutions with batch norm on level 5
+      and then 6 (5 × 5, 3 × 3; models/ssd_resnet_v1_fpn_feature_extractor.py).
+    * Box predictor (predictors/convolutional_box_predictor.py ``WeightSharedConvolutionalBoxPredictor``,
+      heads/box_head.py, heads/class_head.py): a box tower and a class tower, each four 3×3
+      convolutions of depth 256 whose weights all five levels share, with a batch norm per level
+      ("batch_norm parameters are not shared"), then a shared 3×3 convolution with bias to
+      ``anchors`` × 4 box codes and one to ``anchors`` × ``classes`` logits (90 COCO classes, the
+      background encoded as zeros; 3 aspect ratios × 2 scales per octave = 6 anchors).
+    A shared convolution's weights count once; its multiply-accumulates and outputs at every level.
+    The focal loss, the anchor matching and the box encoding are not counted."""
+    net = LayerCounts()
+
+    def shared(c_in: int, c_out: int, sides: list[int], bias: bool = False) -> None:
+        """One 3×3 convolution applied to every level: parameters once, work at each level."""
+        first, *rest = sides
+        net.conv(c_in, c_out, 3, first, bias=bias)
+        for at in rest:
+            extra = LayerCounts()
+            extra.conv(c_in, c_out, 3, at, bias=bias)
+            net.macs += extra.macs
+            net.activations += extra.activations
+
+    side = math.ceil(side / 2)  # conv1, 7×7 stride 2 ("conv2d_same"): 160
+    net.conv(3, 64, 7, side)
+    net.norm(64)
+    side = math.ceil(side / 2)  # the 3×3 stride-2 max pool, SAME padding (resnet_arg_scope): 80
+    c_in, blocks = 64, []
+    for stage, (count, stride) in enumerate(((3, 2), (4, 2), (6, 2), (3, 1))):
+        inner, out = 64 * 2**stage, 256 * 2**stage
+        for unit in range(count):
+            net.conv(c_in, inner, 1, side)
+            net.norm(inner)
+            net.conv(inner, inner, 3, side)
+            net.norm(inner)
+            net.conv(inner, out, 1, side)
+            net.norm(out)
+            if unit == 0:
+                net.conv(c_in, out, 1, side)
+                net.norm(out)
+            c_in = out
+        blocks.append((out, side))
+        side = math.ceil(side / stride)
+    for channels, at in blocks[1:]:  # levels 3-5: the lateral 1×1 projections, with bias
+        net.conv(channels, 256, 1, at, bias=True)
+    for at in (blocks[1][1], blocks[2][1]):  # smoothing of levels 3 and 4
+        net.conv(256, 256, 3, at)
+        net.norm(256)
+    levels = [at for _, at in blocks[1:]]
+    for _ in range(2):  # levels 6 and 7
+        at = math.ceil(levels[-1] / 2)
+        net.conv(256, 256, 3, at)
+        net.norm(256)
+        levels.append(at)
+    for outputs in (anchors * 4, anchors * classes):  # the box tower and head, the class tower and head
+        for _ in range(4):
+            shared(256, 256, levels)
+            for _ in levels:
+                net.norm(256)
+        shared(256, outputs, levels, bias=True)
+    return net
+
+
 # Inception-v4's repeated modules (Szegedy et al. 2016, Figures 4, 5, 6), each convolution as
 # (channels in, out, kernel height, width), branch by branch; a module keeps its map's side.
 INCEPTION_A = ((384, 96, 1, 1),  # after the average pool
@@ -324,6 +400,7 @@ PRESETS = {
     "vgg19": lambda: vgg(VGG[19]),
     "mobilenet-v2": mobilenet_v2,
     "ssd300": ssd300,
+    "ssd320": ssd320,
     "inception-v4": inception_v4,
 }
 

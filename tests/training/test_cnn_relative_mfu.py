@@ -337,6 +337,8 @@ PUBLISHED_PARAMS = {"resnet-50": 25_557_032, "resnet-101": 44_549_160, "resnet-1
                     # DeepLearningExamples' ssd/model.py (a research helper, 2026-11-29), gave the same
                     # 22,894,902 parameters, 20.15 GMACs and 31.32M conv outputs
                     "ssd300": 22_894_902,
+                    # no total published either: restated by hand in test_ssd320_by_hand
+                    "ssd320": 32_826_740,
                     # timm's inception_v4 card (1,000 classes, batch norm scale and offset); a second
                     # count from tf_cnn_benchmarks' inception_model.py agrees (42,649,769 with its
                     # offset-only batch norms and 1,001 classes)
@@ -374,6 +376,25 @@ def test_ssd300_by_hand():
     assert 1024 * 324 * 9 * 38**2 / counted.macs == pytest.approx(0.214, abs=1e-3)
     assert workloads.by_law(preset) and preset.backbone == "resnet-50"
     assert workloads.relative_mfu(preset, "fp16", "ampere") == pytest.approx(1.43, abs=0.005)
+
+
+def test_ssd320_by_hand():
+    """SSD320 (TF Object Detection API RetinaNet-50 at 320x320): ResNet-50 without its classifier
+    (23,508,032), three lateral 1x1 projections with bias, two smoothing and two coarser 3x3
+    convolutions with batch norm, eight 3x3 tower convolutions shared by the five levels with a
+    batch norm per level, and the box (6 x 4) and class (6 x 90) heads with bias. Slim's deferred
+    strides run each block's last unit on the block's input map: block 1's last unit at 80 x 80,
+    where torchvision's ResNet-50 runs its 3x3 and last 1x1 at 56 x 56 of 224."""
+    counted, preset = cnn_counts.ssd320(), workloads.load_model("ssd320")
+    backbone = 25_557_032 - (2048 * 1000 + 1000)
+    fpn = sum(c * 256 + 256 for c in (512, 1024, 2048)) + 4 * (256 * 256 * 9 + 2 * 256)
+    towers = 8 * 256 * 256 * 9 + 8 * 5 * 2 * 256
+    heads = (256 * 9 + 1) * 6 * (4 + 90)
+    assert counted.params == backbone + fpn + towers + heads == preset.params == 32_826_740
+    # the class head's work: 540 outputs of 2,304 taps at every anchor position of the five maps
+    positions = 40**2 + 20**2 + 10**2 + 5**2 + 3**2
+    assert 256 * 9 * 540 * positions / counted.macs == pytest.approx(0.119, abs=1e-3)
+    assert workloads.by_law(preset) and preset.backbone == "resnet-50" and preset.image_size == 320
 
 
 def test_efficientnet_b0_by_hand():
