@@ -45,7 +45,8 @@ text and what is allowed.
   (or where the text says "SHARP disabled"). A rate may be written "25 Gb", "100 Gbit", "10
   Gigabit"; a NIC count before the rate ("8x") or after it ("x 8", "(8 per node)"). What a text
   negates ("no InfiniBand", "IB disabled") is not read as stated, in link texts too ("PCIe, no
-  NVLink"). A fabric no bundled link stands for (Omni-Path, Slingshot) is refused. A row that
+  NVLink"). Slingshot-11 reads as its 200 Gb/s link; a fabric no bundled link stands for
+  (Omni-Path, Slingshot-10) is refused. A row that
   states neither a rate nor a fabric keeps its node's network.
 """
 
@@ -104,11 +105,13 @@ BARE_GIGABIT = re.compile(r"(?<![\d.\s])\s*\b(?:gigabit|gbe)\b|^\s*(?:gigabit|gb
 # The bundled link of each fabric by line rate (Gb/s, per NIC); links.toml.
 FABRIC_LINKS = {"infiniband": {100: "ib-edr", 200: "ib-hdr", 400: "ib-ndr", 800: "ib-xdr"},
                 "roce": {100: "roce-100", 200: "roce-200", 400: "roce-400"},
-                "efa": {100: "efa", 200: "efa-v3", 400: "efa-v4"}}
+                "efa": {100: "efa", 200: "efa-v3", 400: "efa-v4"},
+                "slingshot": {200: "slingshot-11"}}
 # A fabric's words (whole words), first match wins; InfiniBand generations name their rate.
 FABRIC_WORDS = (("ethernet", re.compile(r"\bipoib\b|\bip\s+over\s+(?:infiniband|ib)\b", re.IGNORECASE)),  # kernel TCP
                 ("roce", re.compile(r"\broce(v2)?\b|\bspectrum[\s-]*x\b", re.IGNORECASE)),  # Spectrum-X is RoCE
                 ("efa", re.compile(r"\befa(v\d)?\b|elastic fabric adapter", re.IGNORECASE)),
+                ("slingshot", re.compile(r"\bslingshot(?:[\s-]*11)?\b|\bcassini\b", re.IGNORECASE)),  # HPE's, Ethernet-based
                 ("infiniband", re.compile(r"\b(infiniband|ib|(fdr|edr|hdr|ndr|xdr)(\d{2,4})?)\b", re.IGNORECASE)),
                 ("ethernet", re.compile(r"\b(ethernet|tcp|\d+\s*gbe)\b|\dgbe\b", re.IGNORECASE)))
 IB_GENERATION_GBPS = {"fdr": 56, "edr": 100, "hdr": 200, "ndr": 400, "xdr": 800}
@@ -120,9 +123,11 @@ IB_HARDWARE_GBPS = ((re.compile(r"\bquantum[\s-]*x800\b", re.IGNORECASE), 800.0)
                     (re.compile(r"\bconnectx[\s-]*5\b|\bcx-?5\b", re.IGNORECASE), 100.0))
 SHARP = re.compile(r"\bsharp(?:v\d)?\b", re.IGNORECASE)
 # Fabrics no bundled link stands for: a row naming one is refused, not run on InfiniBand with SHARP.
-# A site whose nodes are on Slingshot names that fabric too ("Perlmutter", "Polaris", "Frontier").
-UNSUPPORTED_FABRICS = re.compile(r"\b(omni-?path|opa|slingshot(?:-\d+)?|tofu|myrinet|nvlink\s+switch\s+system|"
-                                 r"perlmutter|polaris|frontier|lumi|aurora|alps|el\s+capitan)\b", re.IGNORECASE)
+# Slingshot-11 (200 Gb/s Cassini NICs) has its link; Slingshot-10 (100 Gb/s ConnectX NICs) has
+# none. A site whose nodes are on Slingshot and whose node no bundled system is names that
+# fabric too ("Perlmutter", "Polaris", "Frontier"); Alps's GH200 node is bundled (hpe-cray-ex254n).
+UNSUPPORTED_FABRICS = re.compile(r"\b(omni-?path|opa|slingshot[\s-]*10|tofu|myrinet|nvlink\s+switch\s+system|"
+                                 r"perlmutter|polaris|frontier|lumi|aurora|el\s+capitan)\b", re.IGNORECASE)
 # Words after a GPU's name that make it another part ("RTX 3090 Ti", "H100 NVL", "RTX 4090 D",
 # "H20-3e": nvidia-smi's name for the 141 GB H20, not bundled).
 QUALIFIERS = frozenset({"ti", "super", "d", "nvl", "max", "mobile", "laptop", "3e"})
@@ -334,6 +339,9 @@ def _gpu_named(text: str, row_id: str, intra_node: str, gpus_per_node: int | Non
     """:func:`gpu_for` of one GPU text (no parenthesis read apart)."""
     text_words = _gpu_words(text)
     gpus = _gpus()
+    product = [gpu for gpu in gpus if any(_starts_with(text_words, words(name)) for name in gpu.product_names)]
+    if len(product) == 1:  # "NVIDIA GH200 120GB": a size that is not the GPU's own memory
+        return product[0].name
     memory = _memory_gb(text_words)
     found = _named_profile(text_words)
     if found:
@@ -569,7 +577,7 @@ PROVIDER_WORDS = frozenset({"aws", "azure", "gcp", "oci"})
 # The fabrics a row may state for an instance whose NICs are of a link category: a row stating
 # another ("100 Gbps TCP (p4d.24xlarge, EFA disabled)") ran on other NICs than the instance's.
 INSTANCE_FABRICS = {"efa": ("efa",), "infiniband": ("infiniband",), "roce": ("roce",),
-                    "ethernet": ("ethernet",), "tcp": ("ethernet",)}
+                    "ethernet": ("ethernet",), "tcp": ("ethernet",), "slingshot": ("slingshot",)}
 
 
 # How providers write an instance type: AWS "p3.8xlarge", "p5e.48xlarge"; GCP "a2-highgpu-4g";
@@ -816,7 +824,7 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool
     unsupported = UNSUPPORTED_FABRICS.search(affirmed(inter_node))
     if unsupported:
         raise unreadable("inter_node_network", inter_node, f"a fabric a bundled link stands for (InfiniBand, RoCE, "
-                         f"EFA, Ethernet/TCP); {unsupported.group(0)!r} has none", row_id)
+                         f"EFA, Slingshot-11, Ethernet/TCP); {unsupported.group(0)!r} has none", row_id)
     texts = f"{gpu_type} {node_text} {inter_node}"  # where a row may name its instance
     unbundled = _unbundled_instance(texts)
     if unbundled:

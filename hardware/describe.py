@@ -106,7 +106,10 @@ def _gpu_lines(gpu: Gpu) -> list[str]:
     lines += [f"scaleup_bandwidth = {_bandwidth(gpu.scaleup_bandwidth_Bps)}", f"pcie_gen = {gpu.pcie_gen}"]
     if gpu.host_link_bandwidth_Bps:
         lines += [f"host_link_bandwidth = {_bandwidth(gpu.host_link_bandwidth_Bps)}"]
-    return lines + [f"default_mfu = {_number(gpu.default_mfu)}", f"mfu_source = {_quote(gpu.mfu_source)}"]
+    lines += [f"default_mfu = {_number(gpu.default_mfu)}", f"mfu_source = {_quote(gpu.mfu_source)}"]
+    if gpu.product_names:
+        lines += [f"product_names = [{', '.join(_quote(name) for name in gpu.product_names)}]"]
+    return lines
 
 
 def _system_lines(system: System) -> list[str]:

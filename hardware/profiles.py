@@ -18,11 +18,11 @@ from collections.abc import Mapping, Sequence
 from dpbase.values import ReadOnlyDict, frozen
 
 # "calibrated": a link fitted by `dpcost calibrate` to nccl-tests measurements (any fabric).
-GPU_DIRECT_CATEGORIES = ("infiniband", "roce", "efa")  # RDMA NICs: GPUDirect unless a profile says not
+GPU_DIRECT_CATEGORIES = ("infiniband", "roce", "efa", "slingshot")  # RDMA NICs: GPUDirect unless a profile says not
 # TCP on the wire (kernel sockets, or a TCP-based plugin): through host memory unless a profile
 # says not (gpu_direct, GCP's TCPXO), and NCCL's achieved rate is the link profile's own efficiency
 TCP_CATEGORIES = ("ethernet", "tcp")
-LINK_CATEGORIES = ("nvlink", "pcie", "infiniband", "roce", "ethernet", "tcp", "efa", "xgmi", "calibrated")
+LINK_CATEGORIES = ("nvlink", "pcie", "infiniband", "roce", "ethernet", "tcp", "efa", "slingshot", "xgmi", "calibrated")
 ARCHITECTURES = ("kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "cdna4")
 INTRA_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge", "pcie", "xgmi")
 # Direct GPU-to-GPU meshes (no switch): each GPU's links are spread over its peers, so a job on
@@ -143,6 +143,9 @@ class Gpu:
     mfu_source: str
     notes: str = ""
     host_link_bandwidth_Bps: float = 0.0  # to host memory per direction when not PCIe (NVLink-C2C)
+    # names the part is reported under that state another memory than its own (nvidia-smi's
+    # "NVIDIA GH200 120GB": the 120 GB is the Grace's LPDDR5X, the GPU's HBM3 is 96 GB)
+    product_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if type(self.peak_flops) is not ReadOnlyDict:  # frozen all the way down (dpbase.values)

@@ -78,6 +78,9 @@ GPU_FIELDS = _common() + (
                    "(NVLink-C2C); 0 = the x16 PCIe link of pcie_gen"),
     FieldSpec("default_mfu", "default_mfu", fields.fraction),
     FieldSpec("mfu_source", "mfu_source", fields.nonempty_text),
+    FieldSpec("product_names", "product_names", fields.text_list, (),
+              help="names the part is reported under that state another memory than its own "
+                   "(nvidia-smi's 'NVIDIA GH200 120GB': the Grace's 120 GB)"),
 )
 
 SYSTEM_FIELDS = _common() + (

@@ -397,3 +397,24 @@ def test_a_path_that_is_not_one_is_named():
     assert hardware.validate_file(3) == ["path: got 3; allowed: a TOML file's path (text or a pathlib.Path)"]
     with pytest.raises(ProfileError, match="^path: got None; allowed: a TOML file's path"):
         hardware.load_file(None)
+
+
+def test_quad_gh200_nodes_are_a_mesh_of_six_links_per_pair():
+    """Alps and Isambard-AI (HPE Cray EX254n) and JUPITER: four GH200s, 6 NVLink4 links between
+    every pair (150 GB/s per direction), no NVSwitch, a NIC per GPU; GH200's HBM3 is 96 GB (nvidia-smi
+    97,871 MiB) at 4 TB/s, its C2C 450 GB/s per direction to its own Grace."""
+    from costmodel.nccl.search import derive_topology
+
+    alps, jupiter = load_system("hpe-cray-ex254n"), load_system("jupiter-booster")
+    for system in (alps, jupiter):
+        assert (system.gpu.name, system.gpus_per_node, system.nvswitch_gen, system.nics_per_node) == ("gh200", 4, 0, 4)
+        assert system.intra_share(2) == pytest.approx(6 / 18) and system.intra_share(4) == 1.0
+        assert system.nic_bandwidth_Bps == pytest.approx(25 * GB)
+    assert alps.nic_link.category == "slingshot" and alps.nic_link.gpu_direct_access and alps.in_network_reduction == ""
+    assert jupiter.nic_link.name == "ib-ndr"
+    gpu = alps.gpu
+    assert gpu.memory_bytes == 97871 * 2**20 and gpu.hbm_bandwidth_Bps == pytest.approx(4000 * GB)
+    assert gpu.host_link_bandwidth_Bps == pytest.approx(450 * GB) and gpu.peak_flops["bf16"] == pytest.approx(989.5e12)
+    # NCCL: the aws-ofi-nccl plugin reports no latency off AWS; GPUDirect keeps the NIC path PXB; no NVLS
+    topology = derive_topology(alps, nodes=2)
+    assert (topology.latency_inter_us, topology.inter_path, topology.nvls) == (0.0, "PXB", None)

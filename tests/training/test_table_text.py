@@ -437,6 +437,8 @@ def test_what_a_network_text_states_as_published_spellings_write_it(network, cou
     ("H100-SXM5", 8, "a3-megagpu-8g", "gcp-a3-mega", 8, 200), ("MI300X", 8, "", "mi300x-8x", 8, 400),
     ("V100-SXM2-16GB", 8, "100 Gb/s EDR InfiniBand per GPU", "dgx-1-8x100G", 8, 100),  # DGX-1 has 4
     ("H100-SXM5-80GB", 4, "", "marenostrum5-acc", 4, 200),  # HGX H100 4-GPU (refused before: no node of four)
+    # quad-GH200 nodes (refused before: no GH200, and Slingshot had no link); nvidia-smi's name
+    ("NVIDIA GH200 120GB", 4, "4x Slingshot-11 200 Gb/s", "hpe-cray-ex254n", 4, 200), ("GH200", 4, "", "hpe-cray-ex254n", 4, 200),
 ])
 def test_the_node_a_network_text_implies(gpu, per_node, network, system, nics, gbps):
     """Bare EFA took a DGX's eight NICs; an MI300X row naming no node ran on Azure's instance (its
@@ -452,13 +454,35 @@ def test_sharp_taken_back_in_any_version_is_off(network, reduction):
 
 
 @pytest.mark.parametrize("network", ["a2-highgpu-4g", "a3-highgpu-8g", "NC96ads_A100_v4",
-                                     "Perlmutter", "Intel OPA 100Gb", "Slingshot-11",
+                                     "Perlmutter", "Intel OPA 100Gb", "Slingshot-10",
                                      "p5e.48xlarge", "p3.8xlarge"])  # bundled, but they hold other GPUs
 def test_an_instance_or_fabric_no_bundled_profile_stands_for_is_refused(network):
     """Unbundled instances ran on a DGX with InfiniBand they do not have, Omni-Path ("OPA") and
-    Slingshot sites on InfiniBand with SHARP."""
+    Slingshot sites on InfiniBand with SHARP. Slingshot-10 (100 Gb/s ConnectX NICs) has no link;
+    Slingshot-11 has its own (below)."""
     with pytest.raises(SystemExit, match="^error: X0017: inter_node_network: got "):
         table_text.system_for("A100-SXM4-80GB", 8, network, row_id="X0017")
+
+
+def test_slingshot_11_runs_on_its_own_link_without_sharp():
+    """Four A100s a node on Slingshot-11 (Perlmutter's and Polaris's nodes, named by their fabric):
+    the bundled four-A100 node with its InfiniBand and SHARP replaced by four Cassini NICs, which
+    NCCL reaches through the aws-ofi-nccl plugin (GPUDirect, no in-network reduction)."""
+    system = table_text.system_for("A100-SXM4-40GB", 4, "Slingshot-11, 4 NICs per node")
+    assert (system.nic_link.name, system.nics_per_node, system.in_network_reduction) == ("slingshot-11", 4, "")
+    assert system.nic_link.gpu_direct_access
+
+
+@pytest.mark.parametrize(("text", "gpu"), [("NVIDIA GH200 120GB", "gh200"), ("GH200 480GB", "gh200"), ("GH200", "gh200")])
+def test_a_gpu_named_for_its_cpus_memory_is_its_own_part(text, gpu):
+    """nvidia-smi names a quad-node GH200 "GH200 120GB" after its Grace's LPDDR5X; read as a memory
+    size it matched no GPU (the GPU's HBM3 is 96 GB)."""
+    assert table_text.gpu_for(text, row_id="X0030") == gpu
+
+
+def test_the_hbm3e_gh200_is_another_part():
+    with pytest.raises(SystemExit, match="^error: X0031: gpu_type: got 'GH200 144GB HBM3e'"):
+        table_text.gpu_for("GH200 144GB HBM3e", row_id="X0031")
 
 
 @pytest.mark.parametrize(("gpu", "bridge", "links", "gb_s"), [
@@ -742,7 +766,7 @@ def test_a_comma_list_in_a_count_is_read_as_its_first_value_and_a_leading_dot_as
 def test_a_negated_sharp_is_off_and_an_unsupported_fabric_refused():
     system = table_text.system_for("A100-SXM4-80GB", 8, "8x 200 Gb/s HDR InfiniBand, SHARP disabled")
     assert system.nic_link.name == "ib-hdr" and system.in_network_reduction == ""
-    for network in ("Omni-Path 100 Gb/s", "HPE Slingshot 11 (200 Gb/s)"):
+    for network in ("Omni-Path 100 Gb/s", "HPE Slingshot 10 (100 Gb/s)"):
         with pytest.raises(SystemExit, match="inter_node_network: got .*; allowed: a fabric a bundled link"):
             table_text.system_for("A100-SXM4-80GB", 8, network)
 
