@@ -246,6 +246,48 @@ def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables
     return NcclGraph(n_channels=dup_ch, bw_intra_GBps=dup_speed, bw_inter_GBps=dup_speed)
 
 
+def tree_intra_speed(channels: int, inter_GBps: float, total_GBps: float, max_path_GBps: float, ppn: int,
+                     speeds: tuple[float, ...]) -> float:
+    """A tree graph's bwIntra across nodes after NCCL's pass 2 (search.cc ``ncclTopoCompute``,
+    "increase bwIntra for trees (2 nodes or collnet)"): from the ring's speed, bwIntra climbs the
+    ladder one step at a time while it is below ``2 · bwInter`` and the node still carries the same
+    channels at the next speed: ``channels · s`` within the GPU's intra total, which NCCL raises by
+    ``ppn / (ppn − 1)`` for every pattern but the ring ("algo other than RING do not need to close
+    to the starting NET"), and ``s`` within the best GPU-to-GPU path. NCCL's tuning reads bwIntra
+    for trees on up to two nodes, where a tree keeps every NIC busy both ways. NCCL checks the
+    2 · bwInter bound before a step and may overshoot it by one (17.5 → 40 on Hopper's ladder); a
+    two-node tree moves each byte once each way through the NICs, so its channels cannot run
+    faster than twice their NIC share: bwIntra stops at 2 · bwInter here (a user's slow NICs at
+    the ladder's coarse bottom would otherwise go 0.24 → 1.2)."""
+    intra = inter_GBps
+    capacity = total_GBps * ppn / (ppn - 1)
+    if not any(abs(s - inter_GBps) <= _EPSILON for s in speeds):
+        return intra  # below NCCL's ladder (a user's slow link, dpcost's fallback): no pass 2 to follow
+    for speed in sorted(s for s in speeds if s > intra + _EPSILON):
+        if intra >= 2 * inter_GBps - _EPSILON:
+            break
+        if channels * speed > capacity + _EPSILON or speed > max_path_GBps + _EPSILON \
+                or speed > 2 * inter_GBps + _EPSILON:
+            break
+        intra = speed
+    return intra
+
+
+def _tree_graph(system: System, n_nodes: int, ppn: int, shm: bool, ring: NcclGraph, t: NcclTables) -> NcclGraph:
+    """The tree graph: NCCL searches it with the ring's channels (init.cc: min = max = the ring's),
+    where pass 1 lands on the ring's speed; across nodes pass 2 then raises its bwIntra
+    (:func:`tree_intra_speed`)."""
+    intra = ring.bw_intra_GBps
+    if n_nodes > 1 and ppn > 1:
+        path, total, max_path = intra_gpu_bandwidth(system, t, ppn)
+        if path == "PCI":
+            total = max_path = pcie_ring_bandwidth_GBps(system, ppn, shm, t)
+        intra = tree_intra_speed(ring.n_channels, ring.bw_inter_GBps, total, max_path, ppn,
+                                 ladder(system.gpu.compute_capability, "inter", t))
+    return NcclGraph(n_channels=ring.n_channels, bw_intra_GBps=intra, bw_inter_GBps=ring.bw_inter_GBps,
+                     pattern="balanced_tree")
+
+
 def nvls_speeds(total_GBps: float, heads: int, speeds: tuple[float, ...]) -> tuple[float, float] | None:
     """(bwIntra, bwInter) of NCCL's NVLS search (search.cc ncclTopoSearchTryNvls and pass 2), or
     None when no speed fits (NCCL then has no NVLS graph). Every channel pulls through the
@@ -348,8 +390,7 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
     path, _, _ = intra_gpu_bandwidth(system, t)
     shm = ppn > 1 and not uses_p2p(system, ppn, t, p2p_level)
     ring = _ring_graph(system, n_nodes, ppn, shm, t)
-    tree = NcclGraph(n_channels=ring.n_channels, bw_intra_GBps=ring.bw_intra_GBps,
-                     bw_inter_GBps=ring.bw_inter_GBps, pattern="balanced_tree")
+    tree = _tree_graph(system, n_nodes, ppn, shm, ring, t)
     category = system.nic_link.category if n_nodes > 1 else "infiniband"
     plugin = t.section("graph_assumptions")["net_plugin_latency_us"]
     sharp = collnet and n_nodes > 1 and system.in_network_reduction == "sharp"

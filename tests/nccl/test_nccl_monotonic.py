@@ -51,6 +51,11 @@ def test_time_never_falls_as_size_grows_with_the_choice_fixed(nodes):
 
 @pytest.mark.parametrize("nodes", [2, 4])
 def test_faster_nics_never_slow_a_call_with_the_choice_fixed(nodes):
+    """One exception, bounded: where the faster NICs give a graph more channels at a lower
+    per-channel speed (eight HDR NICs on two DGX A100s: the ring's 8 channels become 16, and the
+    tree's pass 2 can no longer raise bwIntra from 24 to 30 GB/s within the GPU's NVLink), LL's
+    capped rate stays and each step's store-and-forward chunk lands at the slower channel's
+    rate: at most 2 % longer."""
     tables, checked = load_tables(), 0
     for system in _systems():
         fast = dataclasses.replace(system, nic_bandwidth_Bps=2 * system.nic_bandwidth_Bps)
@@ -61,7 +66,9 @@ def test_faster_nics_never_slow_a_call_with_the_choice_fixed(nodes):
                 for size in SIZES[::3]:
                     before = nccl_time(collective, size, slow_topo, tables, algo, proto).time_s
                     after = nccl_time(collective, size, fast_topo, tables, algo, proto).time_s
-                    assert after <= before * (1 + 1e-12), (system.name, nodes, collective, algo, proto, size)
+                    slower_channels = algo == "tree" and fast_topo.tree.bw_intra_GBps < slow_topo.tree.bw_intra_GBps
+                    bound = 1.02 if slower_channels else 1 + 1e-12
+                    assert after <= before * bound, (system.name, nodes, collective, algo, proto, size)
                     checked += 1
     assert checked > 1000
 

@@ -54,9 +54,13 @@ def test_one_nic_all_reduce_busbw_within_one_nic(nodes):
     system = _system("h100_one_nic.toml")
     prediction = nccl_time("all-reduce", GiB, topology_for(system, nodes), T)
     assert prediction.algorithm != "nvls_tree"
-    # A ring's (and a 2-node tree's per-rank) busbw is what each node's one NIC carries: 50 GB/s,
-    # not the 450 GB/s of eight NICs.
-    assert prediction.busbw_Bps <= system.nic_bandwidth_Bps
+    # A ring's busbw is what each node's one NIC carries: 50 GB/s, not the 450 GB/s of eight NICs.
+    # A tree on two nodes (NCCL's pass 2 raises its bwIntra to twice the NIC's share) moves each
+    # byte once each way through the NIC: its algbw, not its busbw, is the NIC's.
+    if prediction.algorithm == "tree" and nodes == 2:
+        assert prediction.size_bytes / prediction.time_s <= system.nic_bandwidth_Bps
+    else:
+        assert prediction.busbw_Bps <= system.nic_bandwidth_Bps
 
 
 @pytest.mark.parametrize("nics", [2, 4, 8])
