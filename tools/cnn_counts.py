@@ -51,6 +51,24 @@ class LayerCounts:
         self.tensors += 2
 
 
+def bottleneck(net: LayerCounts, c_in: int, inner: int, out: int, side: int, stride: int = 1, groups: int = 1,
+               projection: bool = False) -> int:
+    """One ResNet bottleneck with its batch norms: a 1×1 to ``inner`` channels on the input's
+    ``side`` × ``side`` map, the 3×3 (``groups``; the stride on it, v1.5) and the 1×1 to ``out`` on
+    the strided map, and a 1×1 projection shortcut where ``projection``; the output's side."""
+    net.conv(c_in, inner, 1, side)
+    net.norm(inner)
+    side = math.ceil(side / stride)
+    net.conv(inner, inner, 3, side, groups)
+    net.norm(inner)
+    net.conv(inner, out, 1, side)
+    net.norm(out)
+    if projection:
+        net.conv(c_in, out, 1, side)
+        net.norm(out)
+    return side
+
+
 def bottleneck_net(blocks: tuple[int, ...], groups: int = 1, width: int = 64, squeeze: bool = False,
                    side: int = 224) -> LayerCounts:
     """ResNet-50/101/152 (``groups`` 1, ``width`` 64), ResNeXt (32 × 4) and SE-ResNeXt."""
@@ -63,20 +81,10 @@ def bottleneck_net(blocks: tuple[int, ...], groups: int = 1, width: int = 64, sq
     for stage, count in enumerate(blocks):
         inner, out = groups * width * 2**stage, 256 * 2**stage
         for block in range(count):
-            stride = 2 if block == 0 and stage > 0 else 1
-            net.conv(c_in, inner, 1, side)
-            net.norm(inner)
-            side //= stride
-            net.conv(inner, inner, 3, side, groups)
-            net.norm(inner)
-            net.conv(inner, out, 1, side)
-            net.norm(out)
+            side = bottleneck(net, c_in, inner, out, side, 2 if block == 0 and stage > 0 else 1, groups, block == 0)
             if squeeze:
                 net.conv(out, out // 16, 1, 1, bias=True)
                 net.conv(out // 16, out, 1, 1, bias=True)
-            if block == 0:
-                net.conv(c_in, out, 1, side)
-                net.norm(out)
             c_in = out
     net.dense(2048, 1000)
     return net
@@ -210,18 +218,8 @@ def ssd300(side: int = 300) -> LayerCounts:
     c_in = 64
     for stage, count in enumerate((3, 4, 6)):
         inner, out = 64 * 2**stage, 256 * 2**stage
-        for block in range(count):
-            stride = 2 if block == 0 and stage == 1 else 1  # the third stage's stride is 1
-            net.conv(c_in, inner, 1, side)
-            net.norm(inner)
-            side = math.ceil(side / stride)
-            net.conv(inner, inner, 3, side)
-            net.norm(inner)
-            net.conv(inner, out, 1, side)
-            net.norm(out)
-            if block == 0:
-                net.conv(c_in, out, 1, side)
-                net.norm(out)
+        for block in range(count):  # the third stage's stride is 1
+            side = bottleneck(net, c_in, inner, out, side, 2 if block == 0 and stage == 1 else 1, projection=block == 0)
             c_in = out
     maps = [(c_in, side)]
     for inner, out, padded in ((256, 512, True), (256, 512, True), (128, 256, True), (128, 256, False),
@@ -282,16 +280,8 @@ def ssd320(side: int = 320, classes: int = 90, anchors: int = 6) -> LayerCounts:
     c_in, blocks = 64, []
     for stage, (count, stride) in enumerate(((3, 2), (4, 2), (6, 2), (3, 1))):
         inner, out = 64 * 2**stage, 256 * 2**stage
-        for unit in range(count):
-            net.conv(c_in, inner, 1, side)
-            net.norm(inner)
-            net.conv(inner, inner, 3, side)
-            net.norm(inner)
-            net.conv(inner, out, 1, side)
-            net.norm(out)
-            if unit == 0:
-                net.conv(c_in, out, 1, side)
-                net.norm(out)
+        for unit in range(count):  # every unit on the block's input map (the stride deferred)
+            bottleneck(net, c_in, inner, out, side, projection=unit == 0)
             c_in = out
         blocks.append((out, side))
         side = math.ceil(side / stride)
