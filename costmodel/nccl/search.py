@@ -264,10 +264,8 @@ def tree_intra_speed(channels: int, inter_GBps: float, total_GBps: float, max_pa
     if not any(abs(s - inter_GBps) <= _EPSILON for s in speeds):
         return intra  # below NCCL's ladder (a user's slow link, dpcost's fallback): no pass 2 to follow
     for speed in sorted(s for s in speeds if s > intra + _EPSILON):
-        if intra >= 2 * inter_GBps - _EPSILON:
-            break
-        if channels * speed > capacity + _EPSILON or speed > max_path_GBps + _EPSILON \
-                or speed > 2 * inter_GBps + _EPSILON:
+        if speed > 2 * inter_GBps + _EPSILON or channels * speed > capacity + _EPSILON \
+                or speed > max_path_GBps + _EPSILON:
             break
         intra = speed
     return intra
