@@ -418,3 +418,19 @@ def test_quad_gh200_nodes_are_a_mesh_of_six_links_per_pair():
     # NCCL: the aws-ofi-nccl plugin reports no latency off AWS; GPUDirect keeps the NIC path PXB; no NVLS
     topology = derive_topology(alps, nodes=2)
     assert (topology.latency_inter_us, topology.inter_path, topology.nvls) == (0.0, "PXB", None)
+
+
+def test_perlmutter_and_polaris_are_nv4_meshes_on_slingshot():
+    """Both nodes are an HGX A100 4-GPU board (4 NVLink3 links between every pair, no NVSwitch):
+    Perlmutter with four Slingshot-11 NICs a node, Polaris with two, so NCCL's rings across
+    Polaris nodes have two NICs to cross: half Perlmutter's ring bandwidth."""
+    from costmodel.nccl.search import derive_topology
+
+    perlmutter, polaris = load_system("perlmutter-gpu"), load_system("polaris")
+    for system in (perlmutter, polaris):
+        assert (system.gpu.name, system.gpus_per_node, system.nvswitch_gen) == ("a100-sxm4-40gb", 4, 0)
+        assert system.intra_share(2) == pytest.approx(4 / 12) and system.nic_link.name == "slingshot-11"
+    assert (perlmutter.nics_per_node, polaris.nics_per_node) == (4, 2)
+    rings = [derive_topology(system, nodes=8).ring for system in (perlmutter, polaris)]
+    assert rings[0].n_channels * rings[0].bw_inter_GBps == pytest.approx(2 * rings[1].n_channels * rings[1].bw_inter_GBps)
+
