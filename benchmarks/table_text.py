@@ -29,8 +29,8 @@ text and what is allowed.
   (p3.16xlarge)" is the 16 GB SXM2; "A100 40GB" with "100 Gbps (a2-highgpu-8g)" the SXM4 module).
 * A parameter count stated in the model text or the params column ("GPT-2 (1.5B)") must be the
   model's, within 15 %.
-* **node**: a bundled cloud instance the row's GPU, link or network text names ("p4d.24xlarge",
-  "ND H100 v5", "BM.GPU4.8"), whole, with its own NICs (its network is the instance's); else
+* **node**: a bundled cloud instance or site machine the row's GPU, link or network text names
+  ("p4d.24xlarge", "ND H100 v5", "BM.GPU4.8", "Perlmutter"), whole, with its own NICs; else
   a bundled system with that many GPUs per node of the same GPU family and form factor, the one
   the row's link text agrees with first (an NVLink bridge, P2P on or off), then NVIDIA's reference
   node (a DGX), then one of exactly that GPU; the row's GPU swapped in.
@@ -125,9 +125,10 @@ SHARP = re.compile(r"\bsharp(?:v\d)?\b", re.IGNORECASE)
 # Fabrics no bundled link stands for: a row naming one is refused, not run on InfiniBand with SHARP.
 # Slingshot-11 (200 Gb/s Cassini NICs) has its link; Slingshot-10 (100 Gb/s ConnectX NICs) has
 # none. A site whose nodes are on Slingshot and whose node no bundled system is names that
-# fabric too ("Perlmutter", "Polaris", "Frontier"); Alps's GH200 node is bundled (hpe-cray-ex254n).
+# fabric too ("Frontier", "LUMI", "Aurora"); Perlmutter's, Polaris's, Alps's and Isambard-AI's
+# nodes are bundled and named by their profiles (``instance_names``).
 UNSUPPORTED_FABRICS = re.compile(r"\b(omni-?path|opa|slingshot[\s-]*10|tofu|myrinet|nvlink\s+switch\s+system|"
-                                 r"perlmutter|polaris|frontier|lumi|aurora|el\s+capitan)\b", re.IGNORECASE)
+                                 r"frontier|lumi|aurora|el\s+capitan)\b", re.IGNORECASE)
 # Words after a GPU's name that make it another part ("RTX 3090 Ti", "H100 NVL", "RTX 4090 D",
 # "H20-3e": nvidia-smi's name for the 141 GB H20, not bundled).
 QUALIFIERS = frozenset({"ti", "super", "d", "nvl", "max", "mobile", "laptop", "3e"})
@@ -600,15 +601,16 @@ def _unbundled_instance(text: str) -> str | None:
 
 
 def _instances_named(text: str) -> list:
-    """The bundled cloud instances ``text`` names (:func:`_instance_named`) by their bundled name
-    or by another name the profile lists (``instance_names``: Azure's VM sizes, "ND96asr_v4"); a
-    DGX's or a cluster's name is not an instance's (its network is its site's, and the row states it)."""
+    """The bundled systems ``text`` names as a whole machine: a cloud instance by its bundled name
+    (:func:`_instance_named`), and any system by another name its profile lists (``instance_names``:
+    Azure's VM sizes, "ND96asr_v4"; a site's machine, "Perlmutter", "Alps"). A DGX's bundled name is
+    not a machine's (its network is its site's, and the row states it)."""
     text_words = _name_words(text)
     found = []
-    for system in filter(_is_instance, _systems()):
+    for system in _systems():
         name = [word for word in _name_words(system.name) if word not in PROVIDER_WORDS]
-        if name and (_instance_named(name, text, text_words)
-                     or any(_in_a_row(_name_words(other), text_words) for other in system.instance_names)):
+        if (_is_instance(system) and name and _instance_named(name, text, text_words)) \
+                or any(_in_a_row(_name_words(other), text_words) for other in system.instance_names):
             found.append(system)
     return found
 

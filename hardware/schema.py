@@ -109,7 +109,8 @@ SYSTEM_FIELDS = _common() + (
     FieldSpec("mesh_links", "mesh_links", fields.link_matrix, (),
               help="a mesh node's links between each pair of GPUs (nvidia-smi topo -m's NV#); none = spread evenly"),
     FieldSpec("instance_names", "instance_names", fields.text_list, (),
-              help="a cloud instance's other names as its provider writes them (VM sizes: ND96asr_v4)"),
+              help="other names of the whole machine: a cloud instance's as its provider writes them "
+                   "(VM sizes: ND96asr_v4), a site's (Perlmutter)"),
     FieldSpec("measured", "measured", fields.measured, (),
               help="calibrated collective curves (dpcost calibrate --system)"),
 )

@@ -454,7 +454,7 @@ def test_sharp_taken_back_in_any_version_is_off(network, reduction):
 
 
 @pytest.mark.parametrize("network", ["a2-highgpu-4g", "a3-highgpu-8g", "NC96ads_A100_v4",
-                                     "Perlmutter", "Intel OPA 100Gb", "Slingshot-10",
+                                     "Frontier", "Intel OPA 100Gb", "Slingshot-10",
                                      "p5e.48xlarge", "p3.8xlarge"])  # bundled, but they hold other GPUs
 def test_an_instance_or_fabric_no_bundled_profile_stands_for_is_refused(network):
     """Unbundled instances ran on a DGX with InfiniBand they do not have, Omni-Path ("OPA") and
@@ -464,8 +464,23 @@ def test_an_instance_or_fabric_no_bundled_profile_stands_for_is_refused(network)
         table_text.system_for("A100-SXM4-80GB", 8, network, row_id="X0017")
 
 
+@pytest.mark.parametrize(("gpu", "network", "system", "nics"), [
+    ("A100-SXM4-40GB", "Perlmutter", "perlmutter-gpu", 4), ("A100-SXM4-40GB", "Polaris (HPE Slingshot)", "polaris", 2),
+    ("NVIDIA GH200 120GB", "Alps", "hpe-cray-ex254n", 4), ("GH200", "JUPITER Booster, InfiniBand", "jupiter-booster", 4)])
+def test_a_site_named_is_its_bundled_machine_with_its_own_nics(gpu, network, system, nics):
+    """Perlmutter and Polaris were refused as Slingshot sites; now bundled, a row naming one runs
+    on that machine whole (Polaris's two NICs, not a four-A100 node's four)."""
+    found = table_text.system_for(gpu, 4, network)
+    assert (found.name, found.nics_per_node) == (system, nics)
+
+
+def test_a_site_holding_other_gpus_is_refused():
+    with pytest.raises(SystemExit, match="hpe-cray-ex254n holds gh200 x4"):
+        table_text.system_for("A100-SXM4-40GB", 4, "Alps", row_id="X0032")
+
+
 def test_slingshot_11_runs_on_its_own_link_without_sharp():
-    """Four A100s a node on Slingshot-11 (Perlmutter's and Polaris's nodes, named by their fabric):
+    """Four A100s a node on Slingshot-11 (a machine named by its fabric alone):
     the bundled four-A100 node with its InfiniBand and SHARP replaced by four Cassini NICs, which
     NCCL reaches through the aws-ofi-nccl plugin (GPUDirect, no in-network reduction)."""
     system = table_text.system_for("A100-SXM4-40GB", 4, "Slingshot-11, 4 NICs per node")
