@@ -255,7 +255,8 @@ def tree_intra_speed(channels: int, inter_GBps: float, total_GBps: float, max_pa
     ``ppn / (ppn − 1)`` for every pattern but the ring ("algo other than RING do not need to close
     to the starting NET"), and ``s`` within the best GPU-to-GPU path. NCCL's tuning reads bwIntra
     for trees on up to two nodes, where a tree keeps every NIC busy both ways. NCCL checks the
-    2 · bwInter bound before a step and may overshoot it by one (17.5 → 40 on Hopper's ladder); a
+    2 · bwInter bound before a step and may overshoot it by one (from bwInter 17.5 on Hopper's
+    ladder NCCL ends at 40, here 30); a
     two-node tree moves each byte once each way through the NICs, so its channels cannot run
     faster than twice their NIC share: bwIntra stops at 2 · bwInter here (a user's slow NICs at
     the ladder's coarse bottom would otherwise go 0.24 → 1.2)."""
