@@ -214,13 +214,20 @@ def _nic_path_GBps(system: System, max_path_GBps: float, t: NcclTables) -> float
     return min(system.nic_bandwidth_Bps / 1e9, gpu_pcie_GBps(system, t), max_path_GBps)
 
 
+def _intra_paths(system: System, ppn: int, shm: bool, t: NcclTables) -> tuple[str, float, float]:
+    """(path, GPU total, best GPU-to-GPU path) GB/s that the graphs' searches inside a node carry:
+    :func:`intra_gpu_bandwidth`, on PCIe the ring's bandwidth through switches or host memory."""
+    path, total, max_path = intra_gpu_bandwidth(system, t, ppn)
+    if path == "PCI":
+        total = max_path = pcie_ring_bandwidth_GBps(system, ppn, shm, t)
+    return path, total, max_path
+
+
 def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables) -> NcclGraph:
     """Ring graph after duplication."""
     cc = system.gpu.compute_capability
     search = t.section("search_speeds_GBps")
-    path, total, max_path = intra_gpu_bandwidth(system, t, ppn)
-    if path == "PCI":
-        total = max_path = pcie_ring_bandwidth_GBps(system, ppn, shm, t)
+    path, total, max_path = _intra_paths(system, ppn, shm, t)
     if ppn == 1:
         total = max_path = t.section("link_bandwidth_GBps")["local"]
     if n_nodes == 1:
@@ -278,9 +285,7 @@ def _tree_graph(system: System, n_nodes: int, ppn: int, shm: bool, ring: NcclGra
     (:func:`tree_intra_speed`)."""
     intra = ring.bw_intra_GBps
     if n_nodes > 1 and ppn > 1:
-        path, total, max_path = intra_gpu_bandwidth(system, t, ppn)
-        if path == "PCI":
-            total = max_path = pcie_ring_bandwidth_GBps(system, ppn, shm, t)
+        _, total, max_path = _intra_paths(system, ppn, shm, t)
         intra = tree_intra_speed(ring.n_channels, ring.bw_inter_GBps, total, max_path, ppn,
                                  ladder(system.gpu.compute_capability, "inter", t))
     return NcclGraph(n_channels=ring.n_channels, bw_intra_GBps=intra, bw_inter_GBps=ring.bw_inter_GBps,
