@@ -37,10 +37,9 @@ def to_dict(profile: Profile | Regime | MeasuredCurve) -> dict[str, Any]:
         value = getattr(profile, item.name)
         if isinstance(value, (Gpu, Link, Regime)):
             value = to_dict(value)
-        elif item.name == "mesh_links":
-            value = [list(row) for row in value]
-        elif isinstance(value, tuple):
-            value = [item if isinstance(item, str) else to_dict(item) for item in value]
+        elif isinstance(value, tuple):  # names, a mesh's rows of link counts, or measured curves
+            value = [item if isinstance(item, str) else list(item) if isinstance(item, tuple) else to_dict(item)
+                     for item in value]
         elif item.name == "peak_flops":
             value = dict(value)
         result[item.name] = value
