@@ -235,8 +235,8 @@ class System:
     # a mesh node's links between each pair of its GPUs (nvidia-smi topo -m's NV#, GPU order; the
     # intra bandwidth is the fewest-linked GPU's); () = the links spread evenly over the peers
     mesh_links: tuple[tuple[int, ...], ...] = ()
-    # a cloud instance's other names as its provider writes them ("ND96asr_v4" for the ND A100 v4
-    # series' VM size); tables name an instance by either
+    # other names of the whole machine: a cloud instance's as its provider writes them ("ND96asr_v4"
+    # for the ND A100 v4 series' VM size), a site's ("Perlmutter"); tables name a machine by them
     instance_names: tuple[str, ...] = ()
     measured: tuple[MeasuredCurve, ...] = ()  # calibrated curves (dpcost calibrate --system)
 
