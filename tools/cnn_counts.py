@@ -31,14 +31,16 @@ class LayerCounts:
     tensors: int = 0
 
     def conv(self, c_in: int, c_out: int, kernel: int, side: int, groups: int = 1, bias: bool = False,
-             kernel_w: int | None = None) -> None:
+             kernel_w: int | None = None, weights: bool = True) -> None:
         """A convolution producing a ``side`` × ``side`` map; ``kernel_w``: a kernel ``kernel`` ×
-        ``kernel_w`` (Inception's factorised 1×7 and 7×1), square where not given."""
+        ``kernel_w`` (Inception's factorised 1×7 and 7×1), square where not given; ``weights``
+        False: weights an earlier call counted (a layer shared by a pyramid's levels), its work only."""
         taps = kernel * (kernel if kernel_w is None else kernel_w)
         self.macs += side * side * c_out * (c_in // groups) * taps
         self.activations += side * side * c_out
-        self.params += c_out * (c_in // groups) * taps + (c_out if bias else 0)
-        self.tensors += 2 if bias else 1
+        if weights:
+            self.params += c_out * (c_in // groups) * taps + (c_out if bias else 0)
+            self.tensors += 2 if bias else 1
 
     def norm(self, channels: int) -> None:
         self.params += 2 * channels
@@ -265,13 +267,8 @@ def ssd320(side: int = 320, classes: int = 90, anchors: int = 6) -> LayerCounts:
 
     def shared(c_in: int, c_out: int, sides: list[int], bias: bool = False) -> None:
         """One 3×3 convolution applied to every level: parameters once, work at each level."""
-        first, *rest = sides
-        net.conv(c_in, c_out, 3, first, bias=bias)
-        for at in rest:
-            extra = LayerCounts()
-            extra.conv(c_in, c_out, 3, at, bias=bias)
-            net.macs += extra.macs
-            net.activations += extra.activations
+        for level, at in enumerate(sides):
+            net.conv(c_in, c_out, 3, at, bias=bias, weights=level == 0)
 
     side = math.ceil(side / 2)  # conv1, 7×7 stride 2 ("conv2d_same"): 160
     net.conv(3, 64, 7, side)
