@@ -825,8 +825,9 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool
     gpu_name = gpu_for(gpu_type, row_id)
     unsupported = UNSUPPORTED_FABRICS.search(affirmed(inter_node))
     if unsupported:
-        raise unreadable("inter_node_network", inter_node, f"a fabric a bundled link stands for (InfiniBand, RoCE, "
-                         f"EFA, Slingshot-11, Ethernet/TCP); {unsupported.group(0)!r} has none", row_id)
+        links = ", ".join(link for rates in FABRIC_LINKS.values() for link in rates.values())
+        raise unreadable("inter_node_network", inter_node, f"a fabric a bundled link stands for ({links}; "
+                         f"Ethernet/TCP); {unsupported.group(0)!r} has none", row_id)
     texts = f"{gpu_type} {node_text} {inter_node}"  # where a row may name its instance
     unbundled = _unbundled_instance(texts)
     if unbundled:
@@ -836,9 +837,10 @@ def system_for(gpu_type: str, gpus_per_node: int, inter_node: str, sockets: bool
     named = named_system(gpu_name, gpus_per_node, texts, inter_node)
     instances = _instances_named(texts)
     if named is None and instances and _one_holding(instances, gpu_name, gpus_per_node) is None:
-        # an instance that holds other GPUs than the row's ("A100" on a p5e): a contradiction, not a DGX
+        # a named machine that holds other GPUs than the row's ("A100" on a p5e, on Alps): a
+        # contradiction, not a DGX
         raise unreadable("inter_node_network", inter_node or node_text,
-                         f"an instance holding the row's GPU ({gpu_name} x{gpus_per_node}); "
+                         f"a named instance or site machine holding the row's GPU ({gpu_name} x{gpus_per_node}); "
                          f"{', '.join(f'{s.name} holds {s.gpu.name} x{s.gpus_per_node}' for s in instances)}", row_id)
     if named is None:  # a fabric only instances have (EFA is AWS's): that provider's instance of the GPU
         named = _instance_of_fabric(gpu_name, gpus_per_node, stated_network(inter_node))

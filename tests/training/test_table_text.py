@@ -392,7 +392,7 @@ def test_four_v100s_on_a_p3_8xlarge_are_its_quad_and_its_10_gbps():
     found = table_text.system_for("Tesla V100-SXM2-16GB", 4, "10 Gbps (p3.8xlarge)")
     assert (found.name, found.nic_link.name, found.nic_bandwidth_Bps) == ("aws-p3.8xlarge", "eth-10g", 10e9 / 8)
     assert found.intra_bandwidth_Bps == 100e9  # GPUs 0 and 1 of the quad have four of their six links
-    with pytest.raises(SystemExit, match="an instance holding the row's GPU"):  # eight GPUs: not a p3.8xlarge
+    with pytest.raises(SystemExit, match="site machine holding the row's GPU"):  # eight GPUs: not a p3.8xlarge
         table_text.system_for("Tesla V100-SXM2-16GB", 8, "10 Gbps (p3.8xlarge)", row_id="X0001")
 
 
