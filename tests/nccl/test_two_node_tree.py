@@ -17,15 +17,16 @@ HOPPER = ladder(90, "inter", T)
 GiB = 2**30
 
 
-@pytest.mark.parametrize(("inter", "channels", "total", "path", "expected"), [
-    (24.0, 4, 370.8, 123.6, 48.0),   # quad GH200: NV6 pairs carry 48, twice the NIC share
-    (17.5, 4, 1e9, 1e9, 30.0),       # the ladder's next step (40) would pass 2 x 17.5: NCCL goes on, here not
-    (24.0, 16, 370.8, 370.8, 24.0),  # 16 channels x 30 exceed the GPU's NVLink x 8/7: no step
-    (24.0, 4, 370.8, 24.0, 24.0),    # the best GPU-to-GPU path carries no more
-    (0.1, 1, 370.8, 370.8, 0.1),     # below NCCL's ladder (dpcost's fallback for slow NICs): unchanged
+@pytest.mark.parametrize(("inter", "channels", "total", "path", "ppn", "expected"), [
+    (24.0, 4, 370.8, 123.6, 4, 48.0),   # quad GH200: NV6 pairs carry 48, twice the NIC share
+    (17.5, 4, 1e9, 1e9, 4, 30.0),       # the ladder's next step (40) would pass 2 x 17.5: NCCL goes on, here not
+    (24.0, 16, 370.8, 370.8, 8, 24.0),  # 16 channels x 30 exceed the GPU's NVLink x 8/7: no step
+    (24.0, 14, 370.8, 370.8, 8, 30.0),  # 14 x 30 = 420 fit in 370.8 x 8/7 = 423.8 (NCCL's raise for trees)
+    (24.0, 4, 370.8, 24.0, 4, 24.0),    # the best GPU-to-GPU path carries no more
+    (0.1, 1, 370.8, 370.8, 4, 0.1),     # below NCCL's ladder (dpcost's fallback for slow NICs): unchanged
 ])
-def test_tree_intra_speed(inter, channels, total, path, expected):
-    assert tree_intra_speed(channels, inter, total, path, 8 if channels == 16 else 4, HOPPER) == expected
+def test_tree_intra_speed(inter, channels, total, path, ppn, expected):
+    assert tree_intra_speed(channels, inter, total, path, ppn, HOPPER) == expected
 
 
 def test_two_node_tree_on_quad_gh200_beats_the_ring_and_stays_within_the_nics():
