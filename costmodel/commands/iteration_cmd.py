@@ -287,9 +287,10 @@ def iteration(
     colocated = None if ps_placement is None else ps_placement == "colocated"
     comm = cluster_module.comm_model(system, node_count, per_node, algorithm=algorithm, backend=backend,
                                      servers=servers, colocated=colocated)
-    if no_overlap and overlap_slowdown is not None:  # nothing hides behind compute: no slowdown to set
+    if no_overlap and not overlap_param_gather and overlap_slowdown is not None:  # nothing hides: no slowdown
         raise InputError("--overlap-slowdown", overlap_slowdown, "left out with --no-overlap (the communication "
-                         "runs after backward: no compute runs beside it to slow down)")
+                         "runs after backward: no compute runs beside it to slow down), unless "
+                         "--overlap-param-gather hides the parameter gather behind the next forward")
     step_transport = transport.step_transport(system, node_count)
     overlap_slowdown = losses.OVERLAP_SLOWDOWN if overlap_slowdown is None else \
         transport.check_given_slowdown(step_transport, overlap_slowdown, f"{system.name} across nodes", host_reduce)

@@ -743,6 +743,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     if beside.any() and tables.after is not None:
         overlapped = _exposed(tables.after, buckets, grad_bytes, forward * factor, pick, workload.late_fraction)
         post_exposed = overlapped if beside.all() else np.where(beside.reshape(1, -1, 1, 1, 1), overlapped, post_step)
+    input_s = losses.input_seconds(setting.losses.input_rate, b * k)  # the rank's loader, for the step
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, post_step_exposed_s=post_exposed,
                         sync_exposed_s=sync_exposed, post_step_s=post_step,
@@ -750,7 +751,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                         overlap_slowdown=overlap_slowdowns(setting, system, space)[pick],
                         host_overhead_s=losses.host_overhead_seconds(
                             0.0 if setting.asynchronous else setting.losses.host_overhead_s, ranks),
-                        input_s=losses.input_seconds(setting.losses.input_rate, b * k))
+                        input_s=input_s)
     samples = samples_per_s(space, step.total_s)
     fitted = fit if fit is not None else fits(setting, system, space, tables, per_dtype)
     shape = space.shape
@@ -761,7 +762,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                  exposed_comm_s=np.broadcast_to(step.exposed_comm_s, shape),
                  optimizer_s=np.broadcast_to(optimizer_s, shape),
                  samples_per_s=np.broadcast_to(samples, shape),
-                 scaling_efficiency=np.broadcast_to(scaling_efficiency(step, optimizer_s), shape),
+                 scaling_efficiency=np.broadcast_to(scaling_efficiency(step, optimizer_s, input_s), shape),
                  memory_bytes=np.broadcast_to(fitted.memory_bytes, shape), capacity_bytes=float(gpu.memory_bytes),
                  reserve_bytes=float(gpu.memory_bytes - fitted.usable_bytes),
                  feasible=np.broadcast_to(fitted.feasible, shape),

@@ -492,6 +492,8 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
                             mfu_calibration=setting.mfu_calibration,
                             optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
                             optimizer_impl=setting.optimizer_impl,
+                            # the sweep's loss terms (a loader's floor, a slow node) and first bucket
+                            losses=setting.losses, first_bucket_bytes=setting.first_bucket_bytes,
                             quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
                             overlap_param_gather=best.overlap_param_gather, offload_optimizer=best.offload_optimizer,
                             shard=best.shard, asynchronous=best.asynchronous,
@@ -509,11 +511,13 @@ def published_findings(best: PlanRow, setting, backend: str) -> dict | None:
     sample (:func:`costmodel.training.residuals.published_interval`): findings for the reason, or
     None under the ideal backend (its collectives are a textbook bound), for asynchronous updates
     (every published run was synchronous) or without data."""
-    from costmodel.training import residuals
+    from costmodel.training import losses, residuals
 
     found = residuals.published_interval(best.total_s, best.gpus, best.nodes,
                                          measured_speed=setting.user_mfu is not None,
-                                         backend=backend, synchronous=not best.asynchronous)
+                                         backend=backend, synchronous=not best.asynchronous,
+                                         floor_s=losses.input_seconds(setting.losses.input_rate,
+                                                                      best.micro_batch * best.accumulation_steps))
     if found is None:
         return None
     step, cls = found

@@ -19,7 +19,8 @@ the ``sync`` preset (:mod:`costmodel.training.syncmodes`); the network transport
 sockets, :mod:`costmodel.training.transport`) sets how much hidden communication costs.
 
 Scaling efficiency compares the step with the same rank's work done with no communication
-and no straggler wait, ``(k·(t_f + t_b) + optimizer) / total`` (:func:`scaling_efficiency`):
+and no straggler wait, ``(k·(t_f + t_b) + optimizer) / total`` (:func:`scaling_efficiency`;
+at least what the rank's own data loader needs, which a lone GPU waits for too):
 a ZeRO rank's sharded optimizer is its own work, not a gain from scaling, so the efficiency
 never exceeds 1.
 
@@ -264,13 +265,22 @@ def backward_seconds(forward_s, recompute=False):
     return forward_s * (BACKWARD_PER_FORWARD + RECOMPUTE_EXTRA_FORWARDS * recompute)
 
 
-def scaling_efficiency(step: StepSeconds, optimizer_s):
-    """This rank's own work (compute + optimizer, no communication, no waiting) / the step.
+def alone_seconds(step: StepSeconds, optimizer_s, input_s=0.0):
+    """This rank's step alone: its own work (compute + optimizer) with no communication and no
+    waiting on others, at least what its own data loader needs for the step's samples
+    (``input_s``, :func:`losses.input_seconds`): a lone GPU with that loader waits for it too, so a
+    loader-bound step is not a scaling loss. Elementwise on arrays."""
+    return ew.maximum(step.compute_s + optimizer_s, input_s)
 
-    The reference is one GPU doing exactly this rank's share, so the ratio is ≤ 1 by
-    construction (the step adds only non-negative terms to it); elementwise on arrays.
+
+def scaling_efficiency(step: StepSeconds, optimizer_s, input_s=0.0):
+    """:func:`alone_seconds` / the step.
+
+    The reference is one GPU doing exactly this rank's share with the same data loader, so the
+    ratio is ≤ 1 by construction (the step adds only non-negative terms to it, and waits for the
+    loader no longer than it needs); one GPU is 1 whatever its loader. Elementwise on arrays.
     """
-    return (step.compute_s + optimizer_s) / step.total_s
+    return alone_seconds(step, optimizer_s, input_s) / step.total_s
 
 
 # An optimizer that loops over the parameter tensors (PyTorch's single-tensor implementations,
@@ -1020,7 +1030,8 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     k, per_rank = config.accumulation_steps, config.micro_batch * config.accumulation_steps
     total = float(step.total_s)
     samples_per_s = ranks * per_rank / total
-    efficiency = float(scaling_efficiency(step, optimizer_s))
+    input_s = losses.input_seconds(config.losses.input_rate, per_rank)
+    efficiency = float(scaling_efficiency(step, optimizer_s, input_s))
     return Breakdown(
         **_echo(workload, config, ranks, algorithm, compute, layout, setup, slowdown),
         forward_s=k * compute.forward_s,
@@ -1034,7 +1045,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         optimizer_dispatch_s=dispatch_s,
         samples_per_s=samples_per_s,
         tokens_per_s=samples_per_s * float(workloads.tokens_per_sample(workload, compute.seq_len)),
-        rank_alone_samples_per_s=per_rank / float(step.compute_s + optimizer_s),
+        rank_alone_samples_per_s=per_rank / float(alone_seconds(step, optimizer_s, input_s)),
         scaling_efficiency=efficiency,
         comm_share=float(step.exposed_comm_s) / total,
         sync_payload_bytes=plan.bytes_per_step(k),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel.apiwords import speaks_keywords
 from costmodel.cluster.comm import comm_model, hybrid_groups
-from costmodel.training import offload, residuals, transport, workloads
+from costmodel.training import losses, offload, residuals, transport, workloads
 from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown, qgz_runs_in_two_levels
 from costmodel.training.workloads import Workload, workload_of
@@ -115,11 +115,30 @@ def measured_mfu(model: str | Workload, cluster: str | System, config: TrainingC
 
     source = config.mfu_calibration or measured_rate.MEASURED_SOURCE
 
-    def rate_of(mfu: float) -> float:
-        at = replace(config, mfu=mfu, mfu_calibration=source)
-        return iteration_breakdown(workload, gpu, comm, config=at, algorithm=name).samples_per_s
+    def breakdown(mfu: float) -> Breakdown:
+        return iteration_breakdown(workload, gpu, comm, config=replace(config, mfu=mfu, mfu_calibration=source),
+                                   algorithm=name)
 
-    return measured_rate.solve_mfu(rate_of, rate, highest_mfu=workloads.max_mfu(workload))
+    highest = workloads.max_mfu(workload)
+    _check_measured_run_fits(breakdown(highest), comm, config)
+    return measured_rate.solve_mfu(lambda mfu: breakdown(mfu).samples_per_s, rate, highest_mfu=highest)
+
+
+def _check_measured_run_fits(result: Breakdown, comm: CommModel, config: TrainingConfig) -> None:
+    """A measured run whose weights, gradients, optimizer states and activations alone exceed the
+    GPU's memory (the reserve left out: a run that fitted with less headroom than the planner keeps
+    still ran) cannot have been measured: its rate would calibrate the speed of a run that never
+    was (a 70B model on one 80 GB GPU). The user described the run wrongly."""
+    used, capacity = result.memory.total_bytes, result.memory.capacity_bytes
+    if used <= capacity:
+        return
+    gpus = comm.ranks
+    raise InputError("rate", f"measured on {gpus} GPU{'s' if gpus > 1 else ''} at micro-batch {config.micro_batch}"
+                     f"{f' x {config.accumulation_steps}' if config.accumulation_steps > 1 else ''}, "
+                     f"ZeRO-{config.zero_stage}{', recomputed' if config.recompute else ''}",
+                     f"a run that fits in memory: that one needs {used / 1e9:,.0f} GB per GPU and the "
+                     f"{comm.layout.system.gpu.name} holds {capacity / 1e9:,.0f} GB; describe the run that was measured "
+                     "(--rate-gpus, --rate-zero, --rate-micro-batch, --rate-recompute)")
 
 
 def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommModel, config: TrainingConfig,
@@ -170,7 +189,9 @@ def with_published_interval(result: Breakdown, comm: CommModel, config: Training
         return result
     found = residuals.published_interval(result.total_s, comm.ranks, comm.layout.nodes,
                                          measured_speed=config.mfu is not None, backend=comm.backend,
-                                         synchronous=result.synchronous)
+                                         synchronous=result.synchronous,
+                                         floor_s=losses.input_seconds(config.losses.input_rate,
+                                                                      config.micro_batch * config.accumulation_steps))
     if found is None:
         return result
     step, cls = found

@@ -72,15 +72,16 @@ BACKENDS = REALISTIC_BACKENDS
 
 
 def published_interval(total_s: float, ranks: int, nodes: int, measured_speed: bool, *,
-                       backend: str = "nccl", synchronous: bool = True):
+                       backend: str = "nccl", synchronous: bool = True, floor_s: float = 0.0):
     """(step interval in seconds, class) for a predicted step, or None where no published run
     speaks for it: another backend than :data:`BACKENDS`, asynchronous updates, or a class
     without out-of-sample rows (a one-GPU step whose speed the user measured is the prediction
-    itself)."""
+    itself). ``floor_s``: a time the step cannot beat whatever the model missed (what the user's
+    data loader needs for the step's samples); neither end goes below it."""
     if backend not in BACKENDS or not synchronous:
         return None
     cls = step_class(ranks, nodes)
     step = ratio_interval(cls, "measured" if measured_speed else "default")
     if step is None or total_s <= 0:
         return None
-    return (step[0] * total_s, step[1] * total_s), cls
+    return (max(step[0] * total_s, floor_s), max(step[1] * total_s, floor_s)), cls

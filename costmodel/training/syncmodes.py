@@ -116,7 +116,8 @@ def _bucketed(mode: str, bucket_bytes, first_bucket_bytes, overlap: bool, zero_s
     bucket = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
     first = DDP_FIRST_BUCKET_BYTES if first_bucket_bytes is None else first_bucket_bytes
     return SyncSetup(mode=mode, bucket_bytes=bucket, first_bucket_bytes=first, overlap=overlap,
-                     zero_stage=zero_stage, overlap_param_gather=mode == "fsdp" and zero_stage == 2)
+                     # FSDP SHARD_GRAD_OP gathers in the forward, beside compute; --no-overlap: after it
+                     zero_stage=zero_stage, overlap_param_gather=mode == "fsdp" and zero_stage == 2 and overlap)
 
 
 # The modes that size their collectives themselves (no bucket taken; what sizes them, said when a

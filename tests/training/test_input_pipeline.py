@@ -33,7 +33,11 @@ def test_a_slow_loader_sets_the_step(ranks):
     slow = _step(needed / 2, ranks)  # half that: the step takes the loader's time
     assert slow.total_s == pytest.approx(2 * 256 / (needed / 2))
     assert slow.input_wait_s == pytest.approx(slow.total_s - free.total_s)
-    assert slow.scaling_efficiency < free.scaling_efficiency
+    # a lone GPU waits for the same loader: the wait is no scaling loss, and the loader-bound step
+    # (its collectives hidden under the wait) scales perfectly; one GPU is its own reference
+    assert slow.scaling_efficiency == pytest.approx(1.0)
+    assert slow.rank_alone_samples_per_s == pytest.approx(slow.samples_per_s / ranks)
+    assert free.scaling_efficiency == 1.0 if ranks == 1 else free.scaling_efficiency < 1.0
     fast = _step(needed * 2, ranks)  # prefetching hides a loader faster than the step
     assert fast.total_s == pytest.approx(free.total_s) and fast.input_wait_s == 0.0
 
@@ -68,3 +72,23 @@ def test_the_breakdown_shows_the_wait():
     text = runner.invoke(app, ["iteration", "--model", "resnet-50", "--cluster", "dgx-a100", "--micro-batch", "256",
                                "--input-rate", "1000"]).output
     assert "input pipeline wait" in text
+
+
+def test_the_intervals_keep_the_loader_floor():
+    """A loader-bound step cannot run faster than its loader feeds it: the published-runs interval
+    (iteration and plan) starts at the loader's time, and the plan's 10-90 % interval, recomputed
+    with the sweep's loss terms, is the loader's time alone (it had been the comm model's spread
+    of a step without the loader)."""
+    args = ["--model", "gpt2", "--cluster", "dgx-a100", "--nodes", "2", "--input-rate", "50"]
+    step = json.loads(runner.invoke(app, ["iteration", *args, "--micro-batch", "16", "--json"]).stdout)
+    floor = 16 / 50
+    assert step["total_s"] == pytest.approx(floor) and step["scaling_efficiency"] == pytest.approx(1.0)
+    assert step["published_interval_s"][0] == pytest.approx(floor)
+    assert step["published_interval_s"][1] > floor
+    out = runner.invoke(app, ["plan", *args, "--global-batch", "256", "--json"])
+    assert out.exit_code == 0, out.output
+    best = json.loads(out.stdout)
+    assert best["best"]["total_s"] == pytest.approx(floor)
+    assert best["best"]["scaling_efficiency"] == pytest.approx(1.0)
+    assert best["findings"]["step_interval_s"] == pytest.approx([floor, floor])
+    assert best["findings"]["published_interval_s"][0] == pytest.approx(floor)

@@ -59,7 +59,7 @@ FLAG_SETS = [  # flags the measured run shares with the target, on both (--gpus 
     (["--jitter", "0.05", "--slow-node", "1.2", "--accum", "2", "--rate-accum", "2"], 16, 15000),  # two dgx-1 nodes
     (["--backend", "ideal"], 16, 16000),
     # 10 GbE TCP between nodes (AWS p2.8xlarge): the measured node runs without it, the target with it
-    (["--cluster", "aws-p2.8xlarge", "--compute-dtype", "fp32", "--grad-dtype", "fp32"], 8, 300),
+    (["--cluster", "aws-p2.8xlarge", "--compute-dtype", "fp32", "--grad-dtype", "fp32", "--micro-batch", "64"], 8, 300),
 ]
 
 
@@ -75,8 +75,8 @@ def test_cli_rate_is_reproduced_by_the_measured_setup(flags, gpus, rate):
     assert target["mfu"] == measured["mfu"]
 
 
-PLAIN = ["--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "1", "--seq-len", "4096",
-         "--rate", "20", "--rate-gpus", "16"]
+PLAIN = ["--model", "gpt2-xl", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "1", "--seq-len", "1024",
+         "--rate", "200", "--rate-gpus", "16"]  # a run that fits on an 80 GB GPU without sharding
 
 
 @pytest.mark.parametrize(("extra", "same_as"), [
@@ -120,6 +120,22 @@ def test_a_rate_out_of_reach_is_flagged_with_its_limits():
     for out_of_reach in (high, low):  # not put in a config as if it were solved
         with pytest.raises(InputError, match="a measured rate the model can reach"):
             measured_rate.calibrated(config, out_of_reach)
+
+
+def test_a_measured_run_that_cannot_fit_in_memory_is_refused():
+    """A 70B model on one 85 GB GPU without sharding needs over a terabyte: no rate was measured
+    on that run, so the description is wrong; sharded over 32 GPUs with recomputation it fits."""
+    args = ["iteration", "--model", "llama2-70b", "--cluster", "dgx-h100", "--nodes", "8", "--zero", "3",
+            "--micro-batch", "1", "--seq-len", "4096", "--rate", "8000 tok/s"]
+    out = runner.invoke(app, args)
+    assert out.exit_code == 2 and len(out.output.strip().splitlines()) == 1, out.output
+    assert "rate: got 'measured on 1 GPU at micro-batch 1, ZeRO-0'" in out.output
+    assert "a run that fits in memory" in out.output and "--rate-gpus" in out.output
+    sharded = runner.invoke(app, [*args, "--rate-gpus", "32", "--rate-zero", "3", "--rate-recompute", "--json"])
+    assert sharded.exit_code == 0, sharded.output
+    assert json.loads(sharded.stdout)["mfu_source"].startswith("solved from the measured rate")
+    with pytest.raises(InputError, match="fits in memory"):  # the API refuses it too
+        measured_mfu("llama2-70b", "dgx-h100", TrainingConfig(micro_batch=1, seq_len=4096), 2.0)
 
 
 def test_published_transformer_xl_scaling_from_its_measured_node():
@@ -304,13 +320,13 @@ def test_plan_takes_the_rate_as_a_calibrated_mfu():
 def test_plan_measured_run_ignores_the_swept_gradient_dtypes_order_and_fsdp():
     """The measured run's gradients are the compute dtype's width and it is DDP also under
     --sync fsdp: neither the order of --grad-dtypes nor the sync of the swept plans moves the MFU."""
-    args = ["plan", "--model", "llama2-7b", "--cluster", "aws-p4d", "--nodes", "2", "--global-batch", "64",
-            "--rate", "6", "--rate-gpus", "16", "--rate-micro-batch", "2", "--json"]
+    args = ["plan", "--model", "gpt2-xl", "--cluster", "aws-p4d", "--nodes", "2", "--global-batch", "64",
+            "--rate", "60", "--rate-gpus", "16", "--rate-micro-batch", "2", "--json"]
     mfus = {json.loads(runner.invoke(app, [*args, *extra]).output)["compute_speed"]["base_mfu"]
             for extra in (["--grad-dtypes", "bf16,fp32"], ["--grad-dtypes", "fp32,bf16"], ["--sync", "fsdp"])}
     assert len(mfus) == 1
     config = TrainingConfig(micro_batch=2, grad_dtype="bf16")
-    assert mfus == {measured_mfu("llama2-7b", "aws-p4d", config, 6.0, nodes=2, gpus_per_node=8).mfu}
+    assert mfus == {measured_mfu("gpt2-xl", "aws-p4d", config, 60.0, nodes=2, gpus_per_node=8).mfu}
 
 
 def test_plan_measured_run_keeps_the_loader_and_jitter_and_recomputes_when_told():
@@ -406,14 +422,19 @@ def test_plan_refuses_bad_rates_in_one_line(extra, needle):
        layout=st.sampled_from([(1, 1), (1, 8), (2, 8)]), zero=st.sampled_from([0, 1, 3]),
        mfu=st.floats(0.02, 0.9), dtype=st.sampled_from(["bf16", "fp32"]))
 def test_solving_inverts_the_rate(model, micro_batch, accumulation, layout, zero, mfu, dtype):
-    """For any setup, the rate the model gives at a calibrated MFU, solved back, is that MFU
-    (to 1e-9): the rate rises with the MFU and the bisection finds it, collectives included."""
+    """For any setup that fits in memory, the rate the model gives at a calibrated MFU, solved
+    back, is that MFU (to 1e-9): the rate rises with the MFU and the bisection finds it,
+    collectives included; one that does not fit is refused (no rate was measured on it)."""
     nodes, per_node = layout
     config = TrainingConfig(micro_batch=micro_batch, accumulation_steps=accumulation, zero_stage=zero,
                             compute_dtype=dtype, grad_dtype=dtype,
                             optimizer="sgd" if model in ("resnet-50", "vgg16") else "adamw")
     forward = iteration(model, "dgx-a100", replace(config, mfu=mfu, mfu_calibration=measured_rate.MEASURED_SOURCE),
                         nodes=nodes, gpus_per_node=per_node)
+    if forward.memory.total_bytes > forward.memory.capacity_bytes:  # no run was measured there: refused
+        with pytest.raises(InputError, match="a run that fits in memory"):
+            measured_mfu(model, "dgx-a100", config, forward.samples_per_s, nodes=nodes, gpus_per_node=per_node)
+        return
     solved = measured_mfu(model, "dgx-a100", config, forward.samples_per_s, nodes=nodes, gpus_per_node=per_node)
     assert not solved.capped and not solved.floored
     assert solved.mfu == pytest.approx(mfu, rel=1e-9)

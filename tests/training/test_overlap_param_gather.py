@@ -116,3 +116,29 @@ def test_the_torch_snippet_says_how_to_run_it():
                 overlap_param_gather=True, explain=False, top=50).candidates
     row = next(c for c in rows if c.overlap_param_gather)
     assert "--overlap-param-gather" in emit.render(row, "torch")
+
+
+def _cli_json(*args: str) -> dict:
+    out = runner.invoke(app, ["iteration", *args, "--json"])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.stdout)
+
+
+def test_no_overlap_keeps_only_the_gather_the_user_overlaps():
+    """--no-overlap runs the gradients' collectives after backward. An explicit
+    --overlap-param-gather still hides the gather behind the next forward, so compute runs beside
+    it and its slowdown can be set (it was refused, yet charged); FSDP SHARD_GRAD_OP's own forward
+    gather is exposed under --no-overlap, as FULL_SHARD's is (it stayed hidden)."""
+    base = ["--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4", "--micro-batch", "2", "--accum", "4",
+            "--seq-len", "4096", "--zero", "1", "--no-overlap", "--overlap-param-gather"]
+    charged, free = _cli_json(*base), _cli_json(*base, "--overlap-slowdown", "0")
+    assert charged["hidden_comm_s"] > 0 and charged["interference_s"] > 0 and free["interference_s"] == 0
+    assert charged["total_s"] - free["total_s"] == pytest.approx(charged["interference_s"], rel=1e-9)
+    refused = runner.invoke(app, ["iteration", *[a for a in base if a != "--overlap-param-gather"],
+                                  "--overlap-slowdown", "0"])
+    assert refused.exit_code == 2 and "left out with --no-overlap" in refused.output
+    fsdp = ["--model", "gpt2-xl", "--cluster", "dgx-a100", "--nodes", "2", "--micro-batch", "4", "--sync", "fsdp"]
+    for zero in ("2", "3"):
+        serial = _cli_json(*fsdp, "--zero", zero, "--no-overlap")
+        assert serial["hidden_comm_s"] == 0 and serial["interference_s"] == 0 and not serial["overlap_param_gather"]
+        assert _cli_json(*fsdp, "--zero", zero)["hidden_comm_s"] > 0
