@@ -44,3 +44,34 @@ def test_async_staleness_is_n_minus_one():
 def test_jitter_is_validated():
     with pytest.raises(InputError, match="jitter"):
         stragglers.check_jitter(-0.1)
+
+
+@pytest.mark.parametrize(("ranks", "spread", "slow"), [(2, 0.025, 1.05), (8, 0.025, 1.05), (128, 0.025, 1.05),
+                                                        (16, 0.05, 1.02), (64, 0.1, 1.3)])
+def test_a_slow_rank_is_the_slowest_of_it_and_the_others(ranks, spread, slow):
+    """One rank at ``slow`` × the mean (same relative spread) among N: the expected slowest, as a
+    Monte Carlo of the same model gives it; a slow rank inside the others' spread still adds (a
+    5 % slow rank among 128 GPUs at 2.5 % had no effect: the maximum of the two expectations)."""
+    rng = np.random.default_rng(11)
+    others = 1.0 + spread * rng.standard_normal((100_000, ranks - 1)).max(axis=1)
+    one = slow * (1.0 + spread * rng.standard_normal(100_000))
+    sample = np.maximum(one, others).mean()
+    factor = stragglers.slowest_rank_factor(0.0, ranks, 1, spread, slow)
+    assert factor == pytest.approx(sample, abs=4e-4)
+    plain = 1.0 + spread * stragglers.expected_max_standard_normal(ranks)
+    assert factor > max(plain, slow)
+
+
+def test_the_slow_rank_integral_is_continuous_and_vectorised():
+    """Just above 1 it is the plain slowest of N (to the grid's error); no spread, the larger
+    factor; one rank never waits; the planner's arrays give each cell's scalar value."""
+    for ranks in (2, 8, 1024):
+        plain = stragglers.slowest_rank_factor(0.0, ranks, 1, 0.025)
+        assert stragglers.slowest_rank_factor(0.0, ranks, 1, 0.025, 1.0 + 1e-9) == pytest.approx(plain, abs=1e-7)
+    assert stragglers.slowest_rank_factor(0.0, 8, 1, 0.0, 1.2) == 1.2
+    assert stragglers.slowest_rank_factor(0.0, 1, 1, 0.025, 1.2) == 1.0
+    ranks, k = np.array([[1, 2, 8], [8, 128, 2]]), np.array([[1, 4, 4], [1, 1, 4]])
+    arrays = stragglers.slowest_rank_factor(0.05, ranks, k, 0.025, 1.05)
+    assert arrays.shape == ranks.shape
+    for index in np.ndindex(ranks.shape):
+        assert arrays[index] == stragglers.slowest_rank_factor(0.05, int(ranks[index]), int(k[index]), 0.025, 1.05)
