@@ -620,12 +620,14 @@ def setting_tables(setting: Setting, system: Any, space: Space,
 
 
 def overlap_slowdowns(setting: Setting, system: Any, space: Space) -> np.ndarray:
-    """Each GPU layout's overlap slowdown, by the transport rule iteration applies
-    (:func:`transport.overlap_slowdown_for` of :func:`transport.step_transport`): NCCL over TCP
-    sockets hides nothing across nodes; one node is local."""
-    return np.array([transport.overlap_slowdown_for(transport.step_transport(system, nodes),
-                                                    setting.losses.overlap_slowdown)
-                     for nodes, _ in space.layouts])
+    """Each algorithm's and GPU layout's overlap slowdown (algorithms × layouts), by the transport
+    rule iteration applies (:func:`transport.overlap_slowdown_for` of
+    :func:`transport.step_transport`): NCCL over TCP sockets hides nothing across nodes, a
+    parameter server's host-side path does not hold the GPU; one node is local."""
+    return np.array([[transport.overlap_slowdown_for(transport.step_transport(system, nodes),
+                                                     setting.losses.overlap_slowdown,
+                                                     transport.off_the_gpu(algorithm, False))
+                      for nodes, _ in space.layouts] for algorithm in space.algorithms])
 
 
 def _expand(array: np.ndarray) -> np.ndarray:
@@ -748,7 +750,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                         straggler_factor=factor, sync_comm_s=sync_comm, post_step_exposed_s=post_exposed,
                         sync_exposed_s=sync_exposed, post_step_s=post_step,
                         every_micro_batch=every, optimizer_s=optimizer_s,
-                        overlap_slowdown=overlap_slowdowns(setting, system, space)[pick],
+                        overlap_slowdown=overlap_slowdowns(setting, system, space)[:, pick][:, None, None, None, :],
                         host_overhead_s=losses.host_overhead_seconds(
                             0.0 if setting.asynchronous else setting.losses.host_overhead_s, ranks),
                         input_s=input_s)

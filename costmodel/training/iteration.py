@@ -740,8 +740,9 @@ def _resolve_sync(workload, config: TrainingConfig) -> tuple[TrainingConfig, syn
     return config, setup
 
 
-def _overlap_slowdown(config: TrainingConfig) -> float:
-    return transport.overlap_slowdown_for(config.transport, config.losses.overlap_slowdown, config.host_reduce)
+def _overlap_slowdown(config: TrainingConfig, algorithm: str) -> float:
+    return transport.overlap_slowdown_for(config.transport, config.losses.overlap_slowdown,
+                                          transport.off_the_gpu(algorithm, config.host_reduce))
 
 
 def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s, host, groups, slowdown, qgz=None):
@@ -1023,7 +1024,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     layout = _bucket_layout(workload.params * precision.grad_bytes, setup.bucket_bytes, setup.first_bucket_bytes)
     if config.shard == "full":
         groups = None
-    slowdown = _overlap_slowdown(config)
+    slowdown = _overlap_slowdown(config, algorithm or str(getattr(_owner(comm), "algorithm", "")))
     step, plan, optimizer_s, host_s, dispatch_s = _step(workload, gpu, comm, ranks, config, compute.forward_s,
                                             precision, layout, setup.wait_s, host, groups, slowdown, qgz)
     shard_ranks = ranks if groups is None else groups.ranks

@@ -19,7 +19,10 @@ hidden communication is not free at all (an upper bound, stated as an assumption
 MPI/gloo reducing on the CPU, tf_cnn_benchmarks' parameter servers — is different: its copies
 run on the GPUs' copy engines and its reduction and network exchange on the CPU, with no GPU
 kernel resident, so it keeps the RDMA slowdown (memory contention only), on one node and across
-nodes over TCP alike; its time is :mod:`costmodel.training.hostreduce`.
+nodes over TCP alike; its time is :mod:`costmodel.training.hostreduce`. So does a parameter
+server (``--algorithm parameter-server``, synchronous or ``--async``): the framework's own
+transport (TensorFlow's gRPC, MXNet's ps-lite) moves the gradients to and from the servers' host
+memory through the copy engines and the CPUs, not NCCL's resident kernels.
 """
 
 from __future__ import annotations
@@ -47,11 +50,21 @@ def step_transport(system, nodes: int) -> str:
     return link_transport(system.nic_link)
 
 
+PARAMETER_SERVER = "parameter-server"  # the collectives' name of parameter-server training
+
+
+def off_the_gpu(algorithm: str, host_reduce: bool) -> bool:
+    """Whether the gradients travel by a host-side path that leaves no GPU kernel waiting on the
+    network: a host-memory reduction, or a parameter server (the module docstring)."""
+    return host_reduce or algorithm == PARAMETER_SERVER
+
+
 def hides_nothing(transport: str, host_reduce: bool = False) -> bool:
     """Whether communication hidden behind compute still costs its full time: NCCL's TCP
     sockets, whose kernels stay resident on the SMs for the whole transfer (see the module
-    docstring). A host-memory reduction (``host_reduce``) over TCP does not: its CPUs send and
-    receive, its copies run on the copy engines, and no GPU kernel waits on the network."""
+    docstring). A host-side path (``host_reduce``: :func:`off_the_gpu`, a host-memory reduction or
+    a parameter server) over TCP does not: its CPUs send and receive, its copies run on the copy
+    engines, and no GPU kernel waits on the network."""
     return transport == TCP and not host_reduce
 
 
@@ -60,7 +73,8 @@ def check_given_slowdown(transport: str, given: float, where: str, host_reduce: 
     :data:`TCP_OVERLAP_SLOWDOWN` (it would be ignored there, silently)."""
     if hides_nothing(transport, host_reduce) and given < TCP_OVERLAP_SLOWDOWN:
         raise InputError("overlap_slowdown", given, f"at least {TCP_OVERLAP_SLOWDOWN:g} (or left out) on {where}: over "
-                         "NCCL's TCP sockets hidden communication costs its full time")
+                         "NCCL's TCP sockets hidden communication costs its full time (a --host-reduce or "
+                         "parameter-server path keeps any slowdown)")
     return given
 
 

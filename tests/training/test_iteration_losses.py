@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
+from typer.testing import CliRunner
 
 import hardware
 from costmodel.cluster import comm as mapping
@@ -12,7 +14,10 @@ from costmodel.training import losses, stragglers, syncmodes, transport
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 from costmodel.training.losses import StepLosses
 from costmodel.training.workloads import load_model
+from cli import app
 from dpbase.errors import InputError
+
+runner = CliRunner()
 
 SYSTEM = hardware.load_system("dgx-a100")
 
@@ -153,6 +158,32 @@ def test_a_host_memory_reduction_over_tcp_keeps_the_rdma_slowdown():
     assert transport.check_given_slowdown("tcp", 0.1, "here", host_reduce=True) == 0.1
     with pytest.raises(InputError, match="overlap_slowdown"):
         transport.check_given_slowdown("tcp", 0.1, "here")
+
+
+@pytest.mark.parametrize("extra", [["--algorithm", "parameter-server"], ["--async"]])
+def test_a_parameter_server_over_tcp_keeps_the_rdma_slowdown(extra):
+    """A parameter server's gradients go by the framework's own transport through host memory,
+    not NCCL's resident kernels: over TCP it keeps the RDMA slowdown, which can be set (it was
+    forced to 1 and a given one refused, citing NCCL's sockets, for a run NCCL had no part in);
+    the planner's parameter-server rows take it too, as iteration does."""
+    args = ["--model", "gpt2", "--cluster", "l40s-4x-pcie", "--nodes", "2", "--micro-batch", "8"]
+    server = json.loads(runner.invoke(app, ["iteration", *args, *extra, "--json"]).stdout)
+    nccl = json.loads(runner.invoke(app, ["iteration", *args, "--json"]).stdout)
+    assert server["transport"] == nccl["transport"] == "tcp"
+    assert server["overlap_slowdown"] == losses.OVERLAP_SLOWDOWN < nccl["overlap_slowdown"] == 1.0
+    given = runner.invoke(app, ["iteration", *args, *extra, "--overlap-slowdown", "0.2", "--json"])
+    assert given.exit_code == 0 and json.loads(given.stdout)["overlap_slowdown"] == 0.2
+    refused = runner.invoke(app, ["iteration", *args, "--overlap-slowdown", "0.2"])
+    assert refused.exit_code == 2 and "NCCL's TCP sockets" in refused.output
+    if "--async" in extra:
+        return
+    from costmodel.planner.recommend import plan
+
+    for algorithm, slowdown in (("parameter-server", losses.OVERLAP_SLOWDOWN), ("ring", 1.0)):
+        best = plan("gpt2", "l40s-4x-pcie", global_batch=64, nodes=2, algorithms=[algorithm], gpus=8,
+                    min_gpus=8, explain=False).best
+        assert best.algorithm == algorithm and best.nodes == 2 and best.comm_s > best.exposed_comm_s
+        assert best.interference_s == pytest.approx(slowdown * (best.comm_s - best.exposed_comm_s), rel=1e-9)
 
 
 @pytest.mark.parametrize(("category", "name", "given", "expected"), [
