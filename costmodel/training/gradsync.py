@@ -247,14 +247,19 @@ def check_overlap_param_gather(overlap_param_gather: bool, zero_stage) -> None:
                          "only with --zero 1 or 2 (ZeRO-3 gathers in forward already; ZeRO-0 gathers nothing)")
 
 
-def check_topk(topk_fraction: float | None, zero_stage: int) -> float | None:
-    """The top-k fraction, validated (DDP comm hooks only: ZeRO stage 0)."""
+def check_topk(topk_fraction: float | None, zero_stage: int, sync: str = "ddp") -> float | None:
+    """The top-k fraction, validated (DDP comm hooks only: ZeRO stage 0 under ``--sync ddp``;
+    Horovod's compressors cast, they do not sparsify, and a flat or per-tensor all-reduce has no
+    hook to run one)."""
     if topk_fraction is None:
         return None
     if not 0.0 < topk_fraction <= 1.0:
         raise InputError("topk", topk_fraction, "a fraction in (0, 1]")
     if zero_stage != 0:
         raise InputError("topk", topk_fraction, "no value with ZeRO (--zero 1/2/3, --sync fsdp): DDP comm hooks only")
+    if sync != "ddp":
+        raise InputError("topk", topk_fraction, f"no value with --sync {sync}: top-k runs as a DDP comm hook "
+                         "(--sync ddp) only")
     return float(topk_fraction)
 
 

@@ -1011,7 +1011,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
             config.zero_stage, config.quantize_grads is not None, replicas_reduce,
             config.topk_fraction is not None))
     # on the stage the sync mode runs (--sync fsdp is ZeRO-3 whatever --zero says)
-    gradsync.check_topk(config.topk_fraction, config.zero_stage)
+    gradsync.check_topk(config.topk_fraction, config.zero_stage, config.sync)
     gradsync.check_quantization(config.quantize_weights, config.quantize_grads, config.zero_stage)
     gradsync.check_overlap_param_gather(config.overlap_param_gather, config.zero_stage)
     gradsync.check_sync_each_micro_batch(config.sync_each_micro_batch, config.sync, config.zero_stage,

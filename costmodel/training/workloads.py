@@ -753,10 +753,17 @@ def _check_counts(entry: dict, kind: str) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
             raise InputError(f"model.{field}", value, f"an integer from 0 to {MAX_COUNT}")
     if kind == "cnn":
+        if entry.get("seq_len"):  # the header printed it while --seq-len and token rates refused it
+            raise InputError("model.seq_len", entry["seq_len"], "0 or absent for a cnn model: its input is an "
+                             "image (image_size), not a token sequence")
         return
     for field in AT_LEAST_ONE:
         if field in entry and entry[field] < 1:
             raise InputError(f"model.{field}", entry[field], f"an integer from 1 to {MAX_COUNT} for a {kind} model")
+    heads, hidden = entry.get("heads"), entry.get("hidden_size")
+    if heads and hidden and heads > hidden:  # 1,000 heads on 768 was taken, their score memory with it
+        raise InputError("model.heads", heads, f"at most hidden_size {hidden:,} (a head attends over at least "
+                         "one dimension; heads need not divide it: GPT-3 1.3B has 24 heads of 128 over 2,048)")
     if kind in TOKEN_RULE_KINDS and "flops_per_sample" in entry:
         raise InputError("model.flops_per_sample", entry["flops_per_sample"],
                          f"absent for a {kind} model: its FLOPs follow from its parameters and tokens "

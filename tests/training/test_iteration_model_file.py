@@ -182,6 +182,10 @@ GPT2_SHAPE = "layers = 12\nhidden_size = 768\nheads = 12\nvocab = 50257\nseq_len
     ("[model]\n" + GPT2_SHAPE + "flops_per_sample = 1e9\n", "model.flops_per_sample"),
     ('[model]\nkind = "vit"\nparams = "86M"\nlayers = 12\nhidden_size = 768\nheads = 12\nflops_per_sample = 52.8e9\n',
      "model.seq_len"),
+    # more heads than dimensions (their score memory was charged: a 2.31 s step); a CNN's tokens
+    ("[model]\n" + GPT2_SHAPE.replace("heads = 12", "heads = 1000"), "model.heads"),
+    ('[model]\nkind = "cnn"\nparams = 25000000\nflops_per_sample = 4.1e9\ntensors = 161\n'
+     'activation_elements_per_sample = 2.5e7\nimage_size = 224\nseq_len = 128\n', "model.seq_len"),
 ])
 def test_a_malformed_model_file_is_one_line_naming_the_field(tmp_path, body, field):
     """Found by a QA pass (2026-11-28): these gave tracebacks (a layer count read before it was
@@ -229,3 +233,11 @@ def test_a_bert_file_without_seq_len_needs_the_option(tmp_path):
         assert result.stderr.startswith("error: seq_len: got 'missing'; allowed: --seq-len, or seq_len in the model file")
         result = runner.invoke(app, [*command, "--cluster", "dgx-h100", "--model", str(path), "--seq-len", "128"])
         assert result.exit_code == 0 and "seq 128" in result.output, result.output
+
+
+def test_heads_need_not_divide_the_hidden_size(tmp_path):
+    """GPT-3 1.3B has 24 heads of 128 over a hidden size of 2,048: a file saying so is taken."""
+    path = _write(tmp_path, "[model]\n" + GPT2_SHAPE.replace("hidden_size = 768", "hidden_size = 2048")
+                  .replace("heads = 12", "heads = 24"))
+    result = runner.invoke(app, ["iteration", "--micro-batch", "8", "--cluster", "dgx-h100", "--model", str(path)])
+    assert result.exit_code == 0, result.output
