@@ -9,12 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 import hardware
+from cli import app
 from costmodel.cluster import comm as mapping
 from costmodel.training import losses, stragglers, syncmodes, transport
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 from costmodel.training.losses import StepLosses
 from costmodel.training.workloads import load_model
-from cli import app
 from dpbase.errors import InputError
 
 runner = CliRunner()
