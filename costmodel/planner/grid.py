@@ -155,6 +155,10 @@ class CommTables:
     # every time came from NCCL's model, which does not read the links' latency (so scaling the
     # latency changes none): see CommCache.link_latency_used
     link_latency_free: bool = False
+    # rows whose collectives run at two levels (hybrid sharding, hpZ, qgZ): the share of their
+    # seconds that crosses the network, which sets their overlap slowdown (iteration's
+    # _two_level_slowdown); None: every row's collectives cross it (share 1)
+    across_share: np.ndarray | None = None
 
 
 TABLE_ARRAYS = tuple(f.name for f in fields(CommTables) if f.name != "link_latency_free")  # its arrays
@@ -350,6 +354,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     A, Z, D, U, _ = space.shape
     layouts = space.layouts
     out = np.zeros((_FIELDS, A, Z, D, U, len(layouts)))
+    across = np.ones((A, Z, D, U, len(layouts)))  # two-level rows' share of seconds across nodes
     valid = np.zeros((A, Z, D, U, len(layouts)), dtype=bool)
     precision = _dtype_precision(space)
     buckets = bucket_layouts(space, params, first_bucket_bytes)
@@ -412,17 +417,27 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
                           np.where(hier, rails(p, s), 0.0))
                 second_over = np.where(hier, node_gpus, np.inf)  # 1/G of the quantised bytes, or none
             over = node_gpus if hybrid_row else ranks  # the ranks ZeRO shards over
-            plan = gradsync.sync_plan(node_comm if hybrid_row else comm, over, stage_buckets, precision,
-                                      zero_stage=stage, weight_bits=bits[0], grad_bits=bits[1],
-                                      quant_s_per_byte=gradsync.QUANT_HBM_PASSES / system.gpu.hbm_bandwidth_Bps,
-                                      offload_s_per_byte=offload.d2h_s_per_grad_byte(over, layout_host)
-                                      if offloaded else 0.0,
-                                      replicas=replicas if hybrid_row else None, replica_share=1.0 / over,
-                                      replica_ranks=node_counts if hybrid_row else None,
-                                      secondary=node_comm if hpz_row else None,
-                                      **({"qgz_node": first, "qgz_rails": second, "qgz_node_ranks": second_over}
-                                         if qgz_row else {}))
+
+            def stage_plan(extras=True, inside=None):  # ``inside``: the in-node groups' function instead
+                return gradsync.sync_plan(
+                    (inside or node_comm) if hybrid_row else comm, over, stage_buckets, precision,
+                    zero_stage=stage, weight_bits=bits[0], grad_bits=bits[1],
+                    quant_s_per_byte=gradsync.QUANT_HBM_PASSES / system.gpu.hbm_bandwidth_Bps if extras else 0.0,
+                    offload_s_per_byte=offload.d2h_s_per_grad_byte(over, layout_host)
+                    if offloaded and extras else 0.0,
+                    replicas=replicas if hybrid_row else None, replica_share=1.0 / over,
+                    replica_ranks=node_counts if hybrid_row else None,
+                    secondary=(inside or node_comm) if hpz_row else None,
+                    **({"qgz_node": (lambda p, s, i=inside: np.where(hier, i(p, s), first(p, s))) if inside else first,
+                        "qgz_rails": second, "qgz_node_ranks": second_over} if qgz_row else {}))
+
+            plan = stage_plan()
             times = _sync_fields(plan, (len(multi), D, U))
+            if hybrid_row or hpz_row or qgz_row:  # what crosses the network, of every collective's seconds
+                whole = _plan_seconds(stage_plan(extras=False), stage_buckets, (len(multi), D, U))
+                crossing = _plan_seconds(stage_plan(extras=False, inside=_no_time), stage_buckets, (len(multi), D, U))
+                share = np.where(whole > 0, crossing / np.where(whole > 0, whole, 1.0), 1.0)
+                across[a, z][..., multi] = np.minimum(share, 1.0).transpose(1, 2, 0)
             ok = np.isfinite(times).all(axis=0) & (shard_runnable & runnable if qgz_row else shard_runnable
                                                    if hybrid_row or hpz_row else runnable)
             if stage_sync is not None and stage_sync.one_size:  # the mode's own size: u = 0 stands for the row
@@ -432,7 +447,20 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
         if on_algorithm:
             on_algorithm()
     latency_free = not cache.link_latency_used and not (rails and rails.link_latency_used)
-    return CommTables(tuple(out[0:3]), tuple(out[3:6]), out[6], valid, tuple(out[7:10]), latency_free)
+    return CommTables(tuple(out[0:3]), tuple(out[3:6]), out[6], valid, tuple(out[7:10]), latency_free,
+                      across_share=across if (across < 1.0).any() else None)
+
+
+def _no_time(_primitive, size):
+    return 0.0 * np.asarray(size)  # the shape of ``size`` kept
+
+
+def _plan_seconds(plan: gradsync.SyncPlan, buckets, shape) -> np.ndarray:
+    """Every collective of one synchronisation and of the step's end, in seconds (``shape``:
+    layouts × dtypes × bucket sizes)."""
+    fields = _sync_fields(plan, shape)
+    return (overlap.total_comm_s(buckets, *fields[0:3]) + overlap.total_comm_s(buckets, *fields[3:6])
+            + fields[6])
 
 
 @frozen(kw_only=True)
@@ -630,6 +658,17 @@ def overlap_slowdowns(setting: Setting, system: Any, space: Space) -> np.ndarray
                       for nodes, _ in space.layouts] for algorithm in space.algorithms])
 
 
+def _row_slowdowns(setting: Setting, system: Any, space: Space, tables: CommTables, pick) -> np.ndarray:
+    """The overlap slowdown of every row: its algorithm's and layout's (:func:`overlap_slowdowns`),
+    and for rows whose collectives run at two levels, the node's slowdown plus the network's excess
+    in the share of seconds that crosses the network (iteration's ``_two_level_slowdown``)."""
+    by_layout = overlap_slowdowns(setting, system, space)[:, pick][:, None, None, None, :]
+    if tables.across_share is None:
+        return by_layout
+    inside = setting.losses.overlap_slowdown
+    return inside + (by_layout - inside) * tables.across_share[..., pick]
+
+
 def _expand(array: np.ndarray) -> np.ndarray:
     """(D, U) → (1, 1, D, U, 1), the sweep's axes."""
     return np.asarray(array)[None, None, :, :, None]
@@ -750,7 +789,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                         straggler_factor=factor, sync_comm_s=sync_comm, post_step_exposed_s=post_exposed,
                         sync_exposed_s=sync_exposed, post_step_s=post_step,
                         every_micro_batch=every, optimizer_s=optimizer_s,
-                        overlap_slowdown=overlap_slowdowns(setting, system, space)[:, pick][:, None, None, None, :],
+                        overlap_slowdown=_row_slowdowns(setting, system, space, tables, pick),
                         host_overhead_s=losses.host_overhead_seconds(
                             0.0 if setting.asynchronous else setting.losses.host_overhead_s, ranks),
                         input_s=input_s)

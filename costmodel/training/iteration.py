@@ -745,6 +745,63 @@ def _overlap_slowdown(config: TrainingConfig, algorithm: str) -> float:
                                           transport.off_the_gpu(algorithm, config.host_reduce))
 
 
+def _sync_plan(comm, ranks, config, precision, layout, gpu, host, groups, qgz, *, extras=True, inside_free=False):
+    """The step's :func:`gradsync.sync_plan` on ``comm`` (or ``groups``' and ``qgz``'s groups).
+    ``extras`` False: the kernels and copies beside the collectives (quantisation, offload) take
+    no time; ``inside_free``: nor do the collectives inside one node (hybrid sharding's shard
+    group, hpZ's secondary gathers, qgZ's in-node all-to-all), leaving what crosses the network."""
+    sync_comm_fn, shard = (comm, ranks) if groups is None else (groups.comm, groups.ranks)
+    if config.host_reduce and ranks > 1:  # the all-reduce through host memory (hostreduce)
+        sync_comm_fn = _host_reduce_comm(comm, config, host, ranks)
+    inside = _no_time if inside_free else None  # replaces an in-node group's function
+    hybrid = groups is not None and groups.replicas is not None
+    return gradsync.sync_plan(inside if hybrid and inside else sync_comm_fn, shard, layout, precision,
+                              zero_stage=config.zero_stage,
+                              topk_fraction=config.topk_fraction, asynchronous=config.asynchronous,
+                              weight_bits=config.quantize_weights, grad_bits=config.quantize_grads,
+                              quant_s_per_byte=gradsync.QUANT_HBM_PASSES / gpu.hbm_bandwidth_Bps if extras else 0.0,
+                              offload_s_per_byte=offload.d2h_s_per_grad_byte(shard, host)
+                              if extras and config.offload_optimizer else 0.0,
+                              replicas=None if groups is None else groups.replicas, replica_share=1.0 / shard,
+                              replica_ranks=None if groups is None else groups.replica_ranks,
+                              secondary=None if groups is None or groups.secondary is None else
+                              (inside or groups.secondary),
+                              sync_each_micro_batch=config.sync_each_micro_batch,
+                              **({} if qgz is None else
+                                 {"qgz_node": inside or qgz[0], "qgz_rails": qgz[1], "qgz_node_ranks": qgz[2]}))
+
+
+def _no_time(_primitive, size):
+    return 0.0 * size  # the shape of ``size`` (the planner's arrays) kept
+
+
+def _plan_seconds(plan: gradsync.SyncPlan, layout) -> float:
+    """Every collective of one synchronisation and of the step's end, in seconds."""
+    phases = (plan.backward, plan.forward)
+    return sum(float(overlap.total_comm_s(layout, p.first_s, p.full_s, p.last_s)) for p in phases) \
+        + float(plan.post_step_s)
+
+
+def _two_level_slowdown(comm, ranks, config, precision, layout, gpu, host, groups, qgz, slowdown: float) -> float:
+    """The overlap slowdown of a step whose collectives run at two levels (hybrid sharding, hpZ,
+    qgZ) where the network's rule is harsher than the node's (NCCL over TCP sockets,
+    :mod:`transport`): each collective hides at its own level's slowdown, so the step's is their
+    mean weighted by the seconds that cross the network (an approximation: the hidden part is
+    taken to hold the levels in the whole's proportions). Elsewhere ``slowdown`` as it is."""
+    inside = config.losses.overlap_slowdown
+    if slowdown <= inside:
+        return slowdown
+    if groups is None and qgz is None:  # one level: every collective crosses the network
+        return slowdown
+    whole = _plan_seconds(_sync_plan(comm, ranks, config, precision, layout, gpu, host, groups, qgz,
+                                     extras=False), layout)
+    if whole <= 0.0:
+        return slowdown
+    across = _plan_seconds(_sync_plan(comm, ranks, config, precision, layout, gpu, host, groups, qgz,
+                                      extras=False, inside_free=True), layout)
+    return inside + (slowdown - inside) * min(across / whole, 1.0)
+
+
 def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s, host, groups, slowdown, qgz=None):
     """(StepSeconds, SyncPlan, optimizer seconds, (host step, host-to-device copy) seconds, what a
     per-tensor optimizer loop adds of them).
@@ -753,20 +810,8 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
     run and over how many ranks its states are sharded."""
     grad_bytes = float(workload.params * precision.grad_bytes)
     offloaded = config.offload_optimizer
-    sync_comm_fn, shard = (comm, ranks) if groups is None else (groups.comm, groups.ranks)
-    if config.host_reduce and ranks > 1:  # the all-reduce through host memory (hostreduce)
-        sync_comm_fn = _host_reduce_comm(comm, config, host, ranks)
-    plan = gradsync.sync_plan(sync_comm_fn, shard, layout, precision, zero_stage=config.zero_stage,
-                              topk_fraction=config.topk_fraction, asynchronous=config.asynchronous,
-                              weight_bits=config.quantize_weights, grad_bits=config.quantize_grads,
-                              quant_s_per_byte=gradsync.QUANT_HBM_PASSES / gpu.hbm_bandwidth_Bps,
-                              offload_s_per_byte=offload.d2h_s_per_grad_byte(shard, host) if offloaded else 0.0,
-                              replicas=None if groups is None else groups.replicas, replica_share=1.0 / shard,
-                              replica_ranks=None if groups is None else groups.replica_ranks,
-                              secondary=None if groups is None else groups.secondary,
-                              sync_each_micro_batch=config.sync_each_micro_batch,
-                              **({} if qgz is None else
-                                 {"qgz_node": qgz[0], "qgz_rails": qgz[1], "qgz_node_ranks": qgz[2]}))
+    shard = ranks if groups is None else groups.ranks
+    plan = _sync_plan(comm, ranks, config, precision, layout, gpu, host, groups, qgz)
     k = config.accumulation_steps
     factor = 1.0 if config.asynchronous else float(stragglers.slowest_rank_factor(
         config.jitter_cv, ranks, 1 if plan.every_micro_batch else k, config.losses.speed_cv,
@@ -1024,7 +1069,8 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     layout = _bucket_layout(workload.params * precision.grad_bytes, setup.bucket_bytes, setup.first_bucket_bytes)
     if config.shard == "full":
         groups = None
-    slowdown = _overlap_slowdown(config, algorithm or str(getattr(_owner(comm), "algorithm", "")))
+    slowdown = _two_level_slowdown(comm, ranks, config, precision, layout, gpu, host, groups, qgz,
+                                   _overlap_slowdown(config, algorithm or str(getattr(_owner(comm), "algorithm", ""))))
     step, plan, optimizer_s, host_s, dispatch_s = _step(workload, gpu, comm, ranks, config, compute.forward_s,
                                             precision, layout, setup.wait_s, host, groups, slowdown, qgz)
     shard_ranks = ranks if groups is None else groups.ranks
