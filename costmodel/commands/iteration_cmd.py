@@ -348,7 +348,10 @@ def iteration(
         unused = "; ".join(part for part in (unused, idle) if part) or None
     if json_output:
         print_json({**result.to_dict(), "cluster": system.name, "nodes": node_count,
-                    "gpus_per_node": per_node, "backend": comm.backend, "comm": info, "note": unused})
+                    # the backend that times the collectives, as the text says (a parameter server's
+                    # is the ideal one whatever --backend asked for)
+                    "gpus_per_node": per_node, "backend": info.get("backend", comm.backend), "comm": info,
+                    "note": unused})
         return
     recomputed = None  # the same step with recomputation, to say whether that would fit
     if not result.memory.fits and not recompute and memory.recompute_applies(workload):

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from costmodel.plots.common import PALETTE, Hardware, base_layout, check_backend, chosen_label, predictions, size_grid
-from dpbase.errors import InputError, NotApplicableError
+from costmodel.plots.common import (
+    PALETTE,
+    Hardware,
+    base_layout,
+    check_backend,
+    checked_rank_counts,
+    chosen_label,
+    predictions,
+    size_grid,
+)
+from dpbase.errors import NotApplicableError
 from dpbase.units import format_size, format_time
 
 
@@ -62,8 +71,7 @@ def best_map_figure(primitive: str, hardware: Hardware, *, rank_counts: tuple[in
     import plotly.graph_objects as go
 
     hardware = check_backend(hardware, primitive)
-    if not rank_counts or min(rank_counts) < 1:
-        raise InputError("ranks", list(rank_counts), "one or more rank counts >= 1")
+    rank_counts = checked_rank_counts(rank_counts)
     sizes = size_grid(min_size, max_size)
     grid = _winners(hardware, primitive, rank_counts, sizes)
     labels = sorted({cell[0] for row in grid for cell in row})

@@ -116,6 +116,21 @@ def algorithm_names(algorithms: str | Iterable[str] | None) -> tuple[str, ...]:
     return (algorithms,) if isinstance(algorithms, str) else tuple(dict.fromkeys(algorithms))  # each once
 
 
+def checked_rank_counts(rank_counts: object) -> tuple[int, ...]:
+    """A chart's rank counts: one or more whole numbers from 1 to ``MAX_RANKS`` (a lone 8, None or
+    4.0 was a TypeError or AttributeError from inside the chart)."""
+    from dpbase.errors import is_whole
+    from dpbase.limits import MAX_RANKS
+
+    allowed = f"a list of one or more whole rank counts from 1 to {MAX_RANKS}, e.g. [2, 4, 8]"
+    if isinstance(rank_counts, (str, bytes)) or not isinstance(rank_counts, Iterable):
+        raise InputError("rank_counts", rank_counts, allowed)
+    counts = list(rank_counts)
+    if not counts or not all(is_whole(n) and 1 <= n <= MAX_RANKS for n in counts):
+        raise InputError("rank_counts", counts, allowed)
+    return tuple(int(n) for n in counts)
+
+
 def check_backend(hw: Hardware, primitive: str, algorithms: tuple[str, ...] = ()) -> Hardware:
     """Before any work: a known primitive, and a backend that can time it (one error line
     otherwise). Returns ``hw`` with its backend resolved for ``primitive`` and the chart's named

@@ -12,6 +12,7 @@ from costmodel.plots.common import (
     base_layout,
     check_backend,
     check_drawn,
+    checked_rank_counts,
     hover_row,
     series,
     size_grid,
@@ -137,9 +138,12 @@ def scaling_figure(primitive: str, hardware: Hardware, *, size: str | float, ran
     algorithms = algorithm_names(algorithms)
     hardware = check_backend(hardware, primitive, algorithms)
     size_bytes = parse_size(size, "size")
-    if not rank_counts or min(rank_counts) < 1:
-        raise InputError("ranks", list(rank_counts), "one or more rank counts >= 1")
-    rank_counts = tuple(dict.fromkeys(rank_counts))  # a count given twice is one point (x went 2, 8, 2)
+    # sorted, each once: a count given twice was a point twice, and 64,2,16 drew the curves back
+    # across the log axis; one rank has no collective (its chart was empty, traces named "none")
+    rank_counts = tuple(sorted(set(checked_rank_counts(rank_counts))))
+    if max(rank_counts) < 2:
+        raise InputError("rank_counts", list(rank_counts), "rank counts with one of 2 or more (one rank has no "
+                         "collective to draw)")
     table: dict[str, list] = {}
     bound: list[float | None] = []
     for ranks in rank_counts:

@@ -186,3 +186,20 @@ def test_a_measured_log_on_other_ranks_is_refused_and_an_in_place_one_is_drawn(c
 
     traces = _measured_traces(str(in_place), "all-reduce", Hardware(alpha="5us", bandwidth="25GB/s", ranks=16))
     assert len(traces[0].x) >= 20 and all(t > 0 for t in traces[0].y)
+
+
+def test_scaling_rank_counts_are_drawn_in_order_and_checked(tmp_path):
+    """64,2,16 drew each curve back across the log axis; a lone 1 wrote an empty chart whose traces
+    were named "none"; a count that is not a list of whole numbers was a TypeError inside the
+    chart (review, 2026-11-30)."""
+    hw = Hardware(alpha="5us", bandwidth="25GB/s", ranks=8)
+    figure = scaling_figure("all-reduce", hw, size="1GiB", rank_counts=[64, 2, 16, 2])
+    assert all(tuple(trace.x) == (2, 16, 64) for trace in figure.data)
+    for bad in (8, None, [2.5], ["8"], [], [1]):
+        with pytest.raises(InputError, match="rank_counts"):
+            scaling_figure("all-reduce", hw, size="1GiB", rank_counts=bad)
+    for bad in (8, None):
+        with pytest.raises(InputError, match="rank_counts"):
+            best_map_figure("all-reduce", hw, rank_counts=bad)
+    _one_error_line(_run("scaling", "all-reduce", "--size", "1GiB", "--alpha", "5us", "--bandwidth", "25GB/s",
+                         "--rank-counts", "1", "-o", str(tmp_path / "s.html")), "rank_counts")

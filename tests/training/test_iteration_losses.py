@@ -170,6 +170,8 @@ def test_a_parameter_server_over_tcp_keeps_the_rdma_slowdown(extra):
     server = json.loads(runner.invoke(app, ["iteration", *args, *extra, "--json"]).stdout)
     nccl = json.loads(runner.invoke(app, ["iteration", *args, "--json"]).stdout)
     assert server["transport"] == nccl["transport"] == "tcp"
+    # timed by the ideal backend: the JSON says so, as the text does (it said nccl)
+    assert server["backend"] == server["comm"]["backend"] == "ideal" and nccl["backend"] == "nccl"
     assert server["overlap_slowdown"] == losses.OVERLAP_SLOWDOWN < nccl["overlap_slowdown"] == 1.0
     given = runner.invoke(app, ["iteration", *args, *extra, "--overlap-slowdown", "0.2", "--json"])
     assert given.exit_code == 0 and json.loads(given.stdout)["overlap_slowdown"] == 0.2
