@@ -45,8 +45,11 @@ def speaks_keywords(keywords: Mapping[str, str]) -> Callable[[Callable[..., Any]
     """Decorate an API entry: its :class:`InputError` names keywords, unless the CLI called it
     with ``_cli_words=True`` (then the flags stay)."""
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        known = _keywords_of(function)
+
         @functools.wraps(function)
         def entry(*args: Any, _cli_words: bool = False, **kwargs: Any) -> Any:
+            _check_keywords(function, known, kwargs)
             try:
                 return function(*args, **kwargs)
             except InputError as error:
@@ -57,3 +60,36 @@ def speaks_keywords(keywords: Mapping[str, str]) -> Callable[[Callable[..., Any]
         return entry
 
     return decorate
+
+
+def _keywords_of(function: Callable[..., Any]) -> frozenset[str] | None:
+    """The keyword arguments ``function`` takes, or None when it takes any (``**kwargs``)."""
+    import inspect
+
+    parameters = inspect.signature(function).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return frozenset(p.name for p in parameters if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                               inspect.Parameter.KEYWORD_ONLY))
+
+
+def _check_keywords(function: Callable[..., Any], known: frozenset[str] | None, kwargs: Mapping[str, Any]) -> None:
+    """A misspelt keyword (``nodez=2``), which was Python's TypeError, as an InputError naming it."""
+    if known is None:
+        return
+    unknown = sorted(set(kwargs) - known)
+    if unknown:
+        raise InputError(unknown[0], kwargs[unknown[0]], f"a keyword of {function.__name__}: {', '.join(sorted(known))}")
+
+
+def checks_keywords(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate an API entry whose errors already speak its keywords: a keyword it does not take
+    is an InputError naming it (:func:`speaks_keywords` does this too)."""
+    known = _keywords_of(function)
+
+    @functools.wraps(function)
+    def entry(*args: Any, **kwargs: Any) -> Any:
+        _check_keywords(function, known, kwargs)
+        return function(*args, **kwargs)
+
+    return entry

@@ -130,4 +130,5 @@ def whole_count(field: str, value: object) -> int:
             return operator.index(value)
         except TypeError:
             pass
-    raise InputError(field, value, "a whole number (an integer >= 1)")
+    raise InputError(field, value, "an integer >= 1, given as an int (2, not 2.0: the collectives' counts are "
+                                   "integers; the training step and the planner also take 2.0)")

@@ -18,6 +18,7 @@ import itertools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from costmodel.apiwords import checks_keywords
 from costmodel.cluster.query import PARAMETERS, SIZE_ALLOWED, Query, run_query
 from costmodel.collectives.prediction import Prediction
 from dpbase.errors import DpcostError, InputError, whole_count
@@ -124,6 +125,7 @@ def _once(values: list[Any]) -> list[Any]:
         return out
 
 
+@checks_keywords
 def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | float], *,
           clusters: Any = None, nodes: int | Iterable[int] = 1, ranks: int | Iterable[int] | None = None,
           algorithms: str | Iterable[str] = "auto", backends: str | Iterable[str | None] | None = None,

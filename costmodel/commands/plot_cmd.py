@@ -131,16 +131,20 @@ def breakdown(output: OUT, model: Annotated[str, Option(help="Preset name or par
               nodes: Annotated[list[int], Option("--nodes", help="Nodes (repeat: one bar per value).")] = [1],  # noqa: B006
               accum: Annotated[int, Option(help="Gradient accumulation steps.")] = 1,
               algorithm: Annotated[list[str], Option("--algorithm", "-a", help="Algorithm (repeat).")] = ["auto"],  # noqa: B006
+              zero: Annotated[int, Option(help="ZeRO stage: 0 (replicated), 1, 2 or 3.")] = 0,
+              seq_len: Annotated[int | None, Option("--seq-len", help="Sequence length (default: the model's).")] = None,
               backend: BACKEND = "auto", open_: OPEN = False, json_: JSON = False) -> None:
-    """Stacked bars of one training step for every cluster × nodes × algorithm given.
+    """Stacked bars of one training step for every cluster × nodes × algorithm given; a step that
+    does not fit in the GPU's memory is marked above its bar.
 
-    Example: dpcost plot breakdown --model llama2-7b --cluster dgx-h100 --nodes 1 --nodes 4 --micro-batch 1 -o b.html
+    Example: dpcost plot breakdown --model llama2-7b --cluster dgx-h100 --nodes 1 --nodes 4 --micro-batch 1 --zero 3 -o b.html
     """
     from costmodel.plots import StepSetup, breakdown_figure, step_breakdown
 
     _refuse_inputs(output, *cluster, model)
     setups = [StepSetup(model=model, cluster=c, nodes=n, micro_batch=micro_batch, accumulation_steps=accum,
-                        algorithm=a, backend=backend) for c in cluster for n in nodes for a in algorithm]
+                        algorithm=a, backend=backend, zero_stage=zero, seq_len=seq_len)
+              for c in cluster for n in nodes for a in algorithm]
     fig = breakdown_figure([step_breakdown(s) for s in setups], [s.label() for s in setups])
     _finish(fig, output, open_, json_, "breakdown", (*cluster, model))
 

@@ -89,7 +89,8 @@ def measured_speed(workload, system, config, rate: str, run: MeasuredRun, backen
     samples = measured_rate.parse_rate(rate, tokens, kind=workload.kind)
     measured = measured_config(config, run)
     nodes, per_node = gpu_group(system, None, gpus, field="rate_gpus")
-    solved = measured_mfu(workload, system, measured, samples, nodes=nodes, gpus_per_node=per_node, backend=backend)
+    solved = measured_mfu(workload, system, measured, samples, nodes=nodes, gpus_per_node=per_node, backend=backend,
+                          _cli_words=True)
     hint = "check --compute-dtype and the --rate-* options" + (
         ", and --input-rate, which caps it" if measured.losses.input_rate is not None else "")
     measured_rate.reachable(solved, rate, f": {workload.name} on {gpus} {system.gpu.name} at micro-batch "

@@ -35,9 +35,13 @@ class StepSetup:
     accumulation_steps: int = 1
     algorithm: str = "auto"
     backend: str = "auto"  # as dpcost plot breakdown and dpcost iteration: the cluster's realistic backend
+    zero_stage: int = 0
+    seq_len: int | None = None  # None: the model's own
 
     def label(self) -> str:
-        return f"{self.cluster} ×{self.nodes}<br>{self.algorithm}, b={self.micro_batch}, k={self.accumulation_steps}"
+        zero = f", ZeRO-{self.zero_stage}" if self.zero_stage else ""
+        return (f"{self.cluster} ×{self.nodes}<br>{self.algorithm}, b={self.micro_batch}, "
+                f"k={self.accumulation_steps}{zero}")
 
 
 def step_breakdown(setup: StepSetup) -> Any:
@@ -48,7 +52,8 @@ def step_breakdown(setup: StepSetup) -> Any:
 
     return iteration(setup.model, setup.cluster, nodes=setup.nodes, gpus_per_node=setup.gpus_per_node,
                      algorithm=setup.algorithm, backend=setup.backend, micro_batch=setup.micro_batch,
-                     accumulation_steps=setup.accumulation_steps)
+                     accumulation_steps=setup.accumulation_steps, zero_stage=setup.zero_stage,
+                     seq_len=setup.seq_len)
 
 
 def segment_seconds(b: Any) -> list[float]:
@@ -72,6 +77,11 @@ def breakdown_figure(breakdowns: list[Any], labels: list[str], title: str = "") 
         fig.add_trace(go.Bar(x=labels, y=seconds, name=name, marker_color=color, customdata=custom,
                              hovertemplate=f"<b>{name}</b><br>%{{customdata[0]}} (%{{customdata[1]}} of the "
                                            "%{customdata[2]} step)<br>%{customdata[3]} samples/s<extra></extra>"))
+    for label, b in zip(labels, breakdowns):  # a step that cannot run is drawn, and says so above its bar
+        if not b.memory.fits:
+            fig.add_annotation(x=label, y=b.total_s, yshift=14, showarrow=False, font={"color": "#d62728"},
+                               text=f"does not fit: {b.memory.total_bytes / 1e9:,.1f} GB "
+                                    f"of {b.memory.capacity_bytes / 1e9:,.1f} GB")
     model = breakdowns[0].model
     text = title or f"{model}: one training step broken down ({len(breakdowns)} configurations)"
     fig.update_layout(barmode="stack", title={"text": text}, template="plotly_white", height=520,

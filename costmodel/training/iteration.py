@@ -366,6 +366,8 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
     given, is its source); the model kind's default for the GPU's architecture and the dtype that
     runs (kinds with a table in models.toml ``[mfu_by_kind]``: CNNs); the GPU profile's; the
     architecture's."""
+    if calibration is not None and not isinstance(calibration, str):  # 3 was taken and printed as the source
+        raise InputError("mfu_calibration", calibration, "text saying where the mfu was calibrated, or None")
     if calibration is not None and value is None:
         raise InputError("mfu_calibration", calibration, "only with an mfu (the one it calibrated)")
     if value is not None:

@@ -93,6 +93,7 @@ def _on_layout(config: TrainingConfig, comm: CommModel) -> TrainingConfig:
     return config
 
 
+@speaks_keywords(_KEYWORDS)
 def measured_mfu(model: str | Workload, cluster: str | System, config: TrainingConfig, rate_samples_per_s: float,
                  *, nodes: int = 1, gpus_per_node: int | None = 1, algorithm: str = "auto",
                  backend: str | None = None, stack: str | None = None, servers: int | None = None,
@@ -104,7 +105,7 @@ def measured_mfu(model: str | Workload, cluster: str | System, config: TrainingC
     micro-batch terms still apply). The transport is the config's, as in :func:`iteration`."""
     from costmodel.training import measured_rate  # only --rate needs it: off every other answer's imports
 
-    rate = measured_rate.check_rate(rate_samples_per_s)
+    rate = measured_rate.check_rate(rate_samples_per_s, "rate_samples_per_s")
     if not isinstance(config, TrainingConfig):  # None was an AttributeError
         raise InputError("config", config, "a TrainingConfig (the measured run's micro_batch, …)")
     comm = _comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
@@ -137,8 +138,8 @@ def _check_measured_run_fits(result: Breakdown, comm: CommModel, config: Trainin
                      f"{f' x {config.accumulation_steps}' if config.accumulation_steps > 1 else ''}, "
                      f"ZeRO-{config.zero_stage}{', recomputed' if config.recompute else ''}",
                      f"a run that fits in memory: that one needs {used / 1e9:,.0f} GB per GPU and the "
-                     f"{comm.layout.system.gpu.name} holds {capacity / 1e9:,.0f} GB; describe the run that was measured "
-                     "(--rate-gpus, --rate-zero, --rate-micro-batch, --rate-recompute)")
+                     f"{comm.layout.system.gpu.name} holds {capacity / 1e9:,.0f} GB; describe the run that was measured: "
+                     "the GPUs it ran on, its ZeRO stage, micro-batch and recomputation")
 
 
 def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommModel, config: TrainingConfig,

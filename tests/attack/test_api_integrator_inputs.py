@@ -35,6 +35,9 @@ CLUSTER_FILE = pathlib.Path(__file__).resolve().parents[1] / "data" / "hardware"
     (lambda: costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, jitter_cv=None), "jitter_cv"),
     (lambda: costmodel.iteration("resnet-50", "dgx-1", {"micro_batch": 256}), "config"),
     (lambda: costmodel.measured_mfu("gpt2", "dgx-h100", None, 1000), "config"),
+    # calibration text that is not text was taken and printed as the MFU's source (review, 2026-11-30)
+    (lambda: costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, mfu=0.3, mfu_calibration=3), "mfu_calibration"),
+    (lambda: costmodel.plan("gpt2", "dgx-h100", global_batch=64, mfu=0.3, mfu_calibration=5), "mfu_calibration"),
     (lambda: costmodel.predict("all-reduce", "1GiB", ranks=8, link=42), "link"),
 ])
 def test_refused_by_name(call, field):

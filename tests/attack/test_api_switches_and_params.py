@@ -102,7 +102,7 @@ def test_one_name_is_an_axis_of_one():
 @pytest.mark.parametrize(("given", "error"), [
     ({"foo": 3}, "^foo: got 3; allowed: a parameter of an algorithm of all-reduce: "),
     ({"bandwidth_Bps": True}, "^bandwidth_Bps: got True;"), ({"size_bytes": True}, "^size_bytes: got True;"),
-    ({"ranks": 8.0}, r"^ranks: got 8.0; allowed: a whole number"), ({"alpha_s": 1e300}, "^alpha_s: got 1e\\+300;"),
+    ({"ranks": 8.0}, r"^ranks: got 8.0; allowed: an integer >= 1, given as an int"), ({"alpha_s": 1e300}, "^alpha_s: got 1e\\+300;"),
     ({"size_bytes": None}, "^size_bytes: got None;"),
 ])
 def test_compare_refuses_what_predict_refuses(given, error):
@@ -244,7 +244,7 @@ def test_an_algorithms_count_is_an_integer_as_the_ranks_are():
     step and the planner take a whole number in any spelling (dpbase.errors.is_whole)."""
     from costmodel.collectives.evaluate import evaluate_grid
 
-    with pytest.raises(InputError, match=r"^servers: got 4.0; allowed: a whole number"):
+    with pytest.raises(InputError, match=r"^servers: got 4.0; allowed: an integer >= 1, given as an int"):
         costmodel.predict("all-reduce", 1e9, "parameter-server", ranks=8, servers=4.0, **LINK)
     with pytest.raises(InputError, match=r"^servers: got 4.0; allowed: an integer >= 1$"):
         evaluate_grid("all-reduce", "parameter-server", 8, 1e9, 5e-6, 25e9, servers=4.0)
@@ -310,3 +310,29 @@ def test_a_query_without_a_size_is_refused_not_answered_at_zero_bytes():
         costmodel.run_query(costmodel.Query(primitive="all-reduce", cluster="dgx-h100"))
     stated = costmodel.run_query(costmodel.Query(primitive="all-reduce", cluster="dgx-h100", size=0))[0]
     assert stated.size_bytes == 0.0 and stated.time_s > 0
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    (lambda: costmodel.plan("gpt2", "dgx-h100", global_batch=64, nodez=2), "nodez"),
+    (lambda: costmodel.sweep("all-reduce", "1MiB", cluster="dgx-h100"), "cluster"),
+    (lambda: costmodel.measured_mfu("gpt2", "dgx-h100", costmodel.TrainingConfig(micro_batch=8), 100.0, gpus=8),
+     "gpus"),
+])
+def test_a_keyword_an_entry_does_not_take_is_named(call, name):
+    """plan, sweep and measured_mfu raised Python's TypeError for a misspelt keyword, where
+    iteration and predict named it (review, 2026-11-30)."""
+    with pytest.raises(InputError, match=f"^{name}: got .*allowed: a keyword of "):
+        call()
+
+
+def test_measured_mfu_speaks_its_keywords():
+    """Its errors named the CLI's flags (--zero, --rate-gpus) and its rate "rate"."""
+    config = costmodel.TrainingConfig(micro_batch=8, zero_stage=2, shard="hybrid")
+    with pytest.raises(InputError, match="only with zero_stage 3") as found:
+        costmodel.measured_mfu("gpt2", "dgx-h100", config, 100.0)
+    assert "--" not in str(found.value)
+    with pytest.raises(InputError, match="^rate_samples_per_s: got -1"):
+        costmodel.measured_mfu("gpt2", "dgx-h100", costmodel.TrainingConfig(micro_batch=8), -1)
+    with pytest.raises(InputError, match="fits in memory") as found:
+        costmodel.measured_mfu("llama2-70b", "dgx-h100", costmodel.TrainingConfig(micro_batch=1, seq_len=4096), 2.0)
+    assert "--" not in str(found.value)

@@ -176,13 +176,13 @@ def test_predict_and_sweep_take_the_same_ranks():
 def test_the_api_sweep_refuses_nodes_on_a_link_as_predict_does():
     with pytest.raises(InputError, match="^nodes: "):
         sweep("all-reduce", ["1MB"], ranks=[8], nodes=[2], links="ib-ndr")
-    with pytest.raises(InputError, match="^ranks: got 8.0; allowed: a whole number"):
+    with pytest.raises(InputError, match="^ranks: got 8.0; allowed: an integer >= 1, given as an int"):
         sweep("all-reduce", ["1MB"], ranks=[8.0], algorithms="ring", alpha_s="5us", bandwidth_Bps="25GB/s")
 
 
 def test_the_sweeps_node_size_is_read_as_a_count_first():
     """sweep(..., gpus_per_node="8") was a TypeError from a comparison before any check."""
-    with pytest.raises(InputError, match="^gpus_per_node: got '8'; allowed: a whole number"):
+    with pytest.raises(InputError, match="^gpus_per_node: got '8'; allowed: an integer >= 1, given as an int"):
         sweep("all-reduce", "1MB", ranks=16, algorithms="hierarchical", gpus_per_node="8",
               alpha_s="5us", bandwidth_Bps="25GB/s")
     rows = sweep("all-reduce", "1MB", ranks=16, algorithms="hierarchical", gpus_per_node=8,

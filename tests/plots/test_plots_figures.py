@@ -134,6 +134,21 @@ def test_a_breakdown_bar_is_what_iteration_answers(cluster, nodes):
         pytest.approx(found["total_s"], rel=1e-12), pytest.approx(found["interference_s"], rel=1e-12), found["transport"])
 
 
+def test_a_breakdown_bar_that_does_not_fit_says_so_and_zero_makes_it_fit():
+    """The documented example drew llama2-7b unsharded on H100s (135 GB of 85 GB) as a 2.07 s step
+    with no word of memory, and the chart had no --zero to draw one that fits (review, 2026-11-30)."""
+    from costmodel.plots import StepSetup, breakdown_figure, step_breakdown
+
+    setups = [StepSetup(model="llama2-7b", cluster="dgx-h100", micro_batch=1, accumulation_steps=4, zero_stage=zero)
+              for zero in (0, 3)]
+    bars = [step_breakdown(setup) for setup in setups]
+    assert [b.memory.fits for b in bars] == [False, True] and bars[1].zero_stage == 3
+    figure = breakdown_figure(bars, [setup.label() for setup in setups])
+    notes = [a.text for a in figure.layout.annotations]
+    assert notes == ["does not fit: 135.4 GB of 85.0 GB"] and figure.layout.annotations[0].x == setups[0].label()
+    assert "ZeRO-3" in setups[1].label() and "ZeRO" not in setups[0].label()
+
+
 def test_a_value_given_twice_is_one_point_and_one_curve():
     """The CLI's comma lists drop repeats, the chart API did not: x went 2, 8, 2 and ring was drawn twice."""
     fig = scaling_figure("all-reduce", FLAT, size="1GiB", rank_counts=(2, 8, 2), algorithms=["ring", "ring"])
