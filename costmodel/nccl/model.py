@@ -94,6 +94,8 @@ def nccl_time(
     if not is_real(size_bytes) or not 0 <= float(size_bytes) <= MAX_SIZE_BYTES:
         raise InputError("size_bytes", size_bytes, "a number of bytes from 0 to 2**70")
     size_bytes = float(size_bytes)
+    if not isinstance(topo, NcclTopology):  # None was an AttributeError
+        raise InputError("topo", type(topo).__name__, "an NcclTopology (costmodel.nccl.topology_for(system, nodes))")
     if topo.n_ranks == 1:  # one rank: nothing crosses a link (the same convention as the ideal model)
         return NcclPrediction(collective=coll, size_bytes=float(size_bytes), n_ranks=1, algorithm="none",
                               protocol="none", time_s=0.0, model_time_s=0.0, latency_s=0.0, bandwidth_Bps=math.inf,

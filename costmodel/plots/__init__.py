@@ -27,8 +27,11 @@ def write_html(fig: Any, path: str | Path, inputs: Iterable[str | Path | None] =
 
     Refuses a ``path`` that names one of ``inputs``; the write is atomic (:mod:`dpbase.safeio`).
     """
+    from dpbase.errors import InputError
     from dpbase.safeio import write_outputs
 
+    if not hasattr(fig, "to_html"):  # None was an AttributeError
+        raise InputError("fig", type(fig).__name__, "a plotly figure (one of this package's *_figure functions)")
     html = fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False)
     return write_outputs({"output": (path, html)}, inputs)["output"]
 

@@ -50,6 +50,8 @@ def step_breakdown(setup: StepSetup) -> Any:
     intervals, a named algorithm refused where the step's collectives do not run it)."""
     from costmodel.training.oncluster import iteration
 
+    if not isinstance(setup, StepSetup):  # None was an AttributeError
+        raise InputError("setup", type(setup).__name__, "a StepSetup(model=…, cluster=…, micro_batch=…)")
     return iteration(setup.model, setup.cluster, nodes=setup.nodes, gpus_per_node=setup.gpus_per_node,
                      algorithm=setup.algorithm, backend=setup.backend, micro_batch=setup.micro_batch,
                      accumulation_steps=setup.accumulation_steps, zero_stage=setup.zero_stage,
@@ -66,8 +68,13 @@ def breakdown_figure(breakdowns: list[Any], labels: list[str], title: str = "") 
     """One stacked bar per Breakdown (with its label); hover gives each part in time and share."""
     import plotly.graph_objects as go
 
+    if not isinstance(breakdowns, (list, tuple)) or not isinstance(labels, (list, tuple)):  # None: a TypeError
+        raise InputError("breakdowns", type(breakdowns).__name__, "a list of Breakdowns and a list of their labels")
     if not breakdowns or len(breakdowns) != len(labels):
         raise InputError("breakdowns", len(breakdowns), f"one or more, as many as labels ({len(labels)})")
+    if not all(hasattr(b, "total_s") and hasattr(b, "memory") for b in breakdowns):
+        raise InputError("breakdowns", [type(b).__name__ for b in breakdowns][:3],
+                         "Breakdowns (costmodel.iteration, step_breakdown)")
     parts = [segment_seconds(b) for b in breakdowns]
     fig = go.Figure()
     for i, (name, color) in enumerate(SEGMENTS):

@@ -43,9 +43,15 @@ def check_axes(x: str, y: str) -> None:
 
 
 def plan_figure(plan: dict[str, Any], *, x: str = "accumulation_steps", y: str = "micro_batch") -> Any:
-    """Heatmap of throughput (samples/s) over ``x`` × ``y`` with the recommended plan starred."""
+    """Heatmap of throughput (samples/s) over ``x`` × ``y`` with the recommended plan starred;
+    ``plan`` is :func:`costmodel.plan`'s Plan or its ``to_dict()`` (``dpcost plan --json``)."""
     import plotly.graph_objects as go
 
+    if hasattr(plan, "to_dict") and hasattr(plan, "candidates"):  # a Plan, as costmodel.plan returns it
+        plan = plan.to_dict()
+    if not isinstance(plan, dict) or not {"best", "candidates", "model", "cluster", "global_batch"} <= set(plan):
+        raise InputError("plan", type(plan).__name__, "a Plan (costmodel.plan) or its to_dict(), as dpcost plan --json "
+                         "writes it")
     check_axes(x, y)
     rows = list(plan["candidates"]) + [plan["best"]]
     cells = _best_cells(rows, x, y)

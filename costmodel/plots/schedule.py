@@ -108,7 +108,7 @@ def schedule_figure(primitive: str, algorithm: str, ranks: int, *, size: str | f
     from costmodel.collectives.registry import get
     from dpbase.units import parse_size
 
-    if isinstance(ranks, bool) or not 2 <= ranks <= MAX_RANKS:
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or not 2 <= ranks <= MAX_RANKS:  # 4.0 was a TypeError
         raise InputError("ranks", ranks, f"an integer from 2 to {MAX_RANKS} (one row per rank)")
     entry = get(primitive, algorithm)
     resolved = resolve(entry, ranks, params)

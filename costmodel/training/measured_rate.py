@@ -142,6 +142,12 @@ def rate_text(samples_per_s: float) -> str:
 def calibrated(config, solved: SolvedMfu, source: str = MEASURED_SOURCE):
     """``config`` (a TrainingConfig) at the solved MFU, calibrated: the micro-batch terms apply.
     A solve that hit a limit is refused (:func:`reachable`)."""
+    from costmodel.training.iteration import TrainingConfig
+
+    if not isinstance(solved, SolvedMfu):  # None was an AttributeError
+        raise InputError("solved", type(solved).__name__, "a SolvedMfu (costmodel.measured_mfu's answer)")
+    if not isinstance(config, TrainingConfig):
+        raise InputError("config", type(config).__name__, "a TrainingConfig (the configuration to predict)")
     reachable(solved, hint="give a measured rate the model can reach")
     return replace(config, mfu=solved.mfu, mfu_calibration=source)
 

@@ -17,6 +17,18 @@ from dpbase.errors import DpcostError, InputError
 CLUSTER_FILE = pathlib.Path(__file__).resolve().parents[1] / "data" / "hardware" / "my_cluster.toml"
 
 
+def _plots():
+    import costmodel.plots
+
+    return costmodel.plots
+
+
+def _calibrated(config, solved):
+    from costmodel.training import measured_rate
+
+    return measured_rate.calibrated(config, solved)
+
+
 @pytest.mark.parametrize("call, field", [
     (lambda: costmodel.predict("all-reduce", "1GiB", 5, cluster="dgx-h100", nodes=2), "algorithm"),
     (lambda: costmodel.predict("all-reduce", "1GiB", "", cluster="dgx-h100", nodes=2), "algorithm"),
@@ -38,6 +50,14 @@ CLUSTER_FILE = pathlib.Path(__file__).resolve().parents[1] / "data" / "hardware"
     # calibration text that is not text was taken and printed as the MFU's source (review, 2026-11-30)
     (lambda: costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, mfu=0.3, mfu_calibration=3), "mfu_calibration"),
     (lambda: costmodel.plan("gpt2", "dgx-h100", global_batch=64, mfu=0.3, mfu_calibration=5), "mfu_calibration"),
+    # raw AttributeError/TypeError/KeyError from inside (review, 2026-11-30)
+    (lambda: nccl_time("all-reduce", 1e6, None), "topo"),
+    (lambda: _calibrated(costmodel.TrainingConfig(micro_batch=8), None), "solved"),
+    (lambda: _plots().plan_figure({}), "plan"),
+    (lambda: _plots().schedule_figure("all-reduce", "ring", 4.0), "ranks"),
+    (lambda: _plots().breakdown_figure(None, None), "breakdowns"),
+    (lambda: _plots().step_breakdown(None), "setup"),
+    (lambda: _plots().write_html(None, "unused.html"), "fig"),
     (lambda: costmodel.predict("all-reduce", "1GiB", ranks=8, link=42), "link"),
 ])
 def test_refused_by_name(call, field):
