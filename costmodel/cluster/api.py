@@ -101,14 +101,15 @@ def _rows(primitive, size=None, algorithm=None, *, cluster=None, nodes=1, gpus_p
         raise error if _cli_words else _in_api_terms(error) from None
 
 
-def _axis(value: Any) -> list[Any]:
+def _axis(value: Any, name: str) -> list[Any]:
     """A scalar (or None) is an axis of one; strings (and bytes) are scalars, not sequences. A value given
-    twice is one value of the axis (its rows would repeat), as the planner counts it once."""
+    twice is one value of the axis (its rows would repeat), as the planner counts it once. ``name``:
+    the keyword it came as, which an empty axis is refused by."""
     if value is None or isinstance(value, (str, bytes, bytearray, int, float)) or not isinstance(value, Iterable):
         return [value]
     values = list(value)
     if not values:
-        raise InputError("sweep axis", value, "at least one value")
+        raise InputError(name, value, "at least one value")
     return _once(values)
 
 
@@ -159,15 +160,15 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
 
     from dpbase.errors import NotApplicableError
 
-    if clusters is None and _axis(nodes) != [1]:  # a link's ranks are ``ranks``: nodes belong to a cluster
+    if clusters is None and _axis(nodes, "nodes") != [1]:  # a link's ranks are ``ranks``: nodes belong to a cluster
         raise InputError("nodes", nodes, "only with clusters (a link or alpha_s/bandwidth_Bps takes ranks)")
     if clusters is not None and ranks is not None:  # dropped silently: 8 ranks answered for ranks=16 (API review)
         raise InputError("ranks", ranks, "left out with clusters (a cluster's ranks are nodes × GPUs per node)")
-    size_list = _once([parse_size(s, "sizes") for s in _axis(sizes)])  # 1MB and 1000KB are one size
+    size_list = _once([parse_size(s, "sizes") for s in _axis(sizes, "sizes")])  # 1MB and 1000KB are one size
     if gpus_per_node is not None:  # compared below before any row reads it ("8" was a TypeError)
         gpus_per_node = whole_count("gpus_per_node", gpus_per_node)
     if clusters is None and gpus_per_node is not None and gpus_per_node >= 1 and not any(
-            _hierarchical(p, a) for p in _axis(primitives) for a in _axis(algorithms)):
+            _hierarchical(p, a) for p in _axis(primitives, "primitives") for a in _axis(algorithms, "algorithms")):
         # a link's node size is the hierarchical algorithm's alone: given to no row, it would be dropped
         raise InputError("--gpus-per-node", gpus_per_node, "only with --algorithm hierarchical among the algorithms "
                                                            "on a link or --alpha/--bandwidth (its ranks per node)")
@@ -175,9 +176,9 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
     skipped: list[NotApplicableError] = []
     asked: set[tuple] = set()  # the questions answered so far (their axes' values), each once
     for primitive, cluster, link, algorithm, backend in itertools.product(
-            _named_once(_axis(primitives), _primitive_name), _axis(clusters), _axis(links),
-            _named_once(_axis(algorithms), _algorithm_name), _axis(backends)):
-        group = _axis(nodes) if cluster is not None else _axis(ranks)
+            _named_once(_axis(primitives, "primitives"), _primitive_name), _axis(clusters, "clusters"), _axis(links, "links"),
+            _named_once(_axis(algorithms, "algorithms"), _algorithm_name), _axis(backends, "backends")):
+        group = _axis(nodes, "nodes") if cluster is not None else _axis(ranks, "ranks")
         # a bare α/β link, one named algorithm: one numpy grid (a node size needs the per-point path,
         # where predict hands it to the hierarchical algorithm)
         if (cluster is None and link is None and algorithm not in ("auto", "all") and gpus_per_node is None

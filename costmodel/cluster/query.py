@@ -164,6 +164,11 @@ def _given(q: Query, names: tuple[str, ...]) -> list[str]:
     return [f"--{name.replace('_', '-')}" for name in names if getattr(q, name) is not None]
 
 
+def _given_value(q: Query, flag: str) -> Any:
+    """What the user gave for ``flag`` (``--alpha-inter``: ``q.alpha_inter``)."""
+    return getattr(q, flag.removeprefix("--").replace("-", "_"))
+
+
 def _check_link_nodes(q: Query, inter: list[str]) -> None:
     """A bare link's node size (``--gpus-per-node``) is the hierarchical algorithm's G and nothing
     else's (flat algorithms, and auto's and all's candidates, run over the one link), and its
@@ -191,9 +196,11 @@ def check_conflicts(q: Query) -> None:
     rates = _given(q, ("alpha", "bandwidth", "alpha_inter", "bandwidth_inter"))
     if q.cluster is not None and (rates or q.link is not None):
         other = rates[0] if rates else "--link"
-        raise InputError(other, "given with --cluster", f"either --cluster (its profile gives the links) or {other}")
+        raise InputError(other, _given_value(q, other), f"left out with --cluster (its profile gives the links): "
+                         f"--cluster or {other}, not both")
     if q.link is not None and rates:
-        raise InputError(rates[0], "given with --link", f"either --link (its profile gives α and bandwidth) or {rates[0]}")
+        raise InputError(rates[0], _given_value(q, rates[0]), f"left out with --link (its profile gives α and "
+                         f"bandwidth): --link or {rates[0]}, not both")
     if q.cluster is None and q.stack is not None and q.algorithm not in ("auto", "all"):
         raise InputError("--stack", q.stack, f"only with --algorithm auto (got --algorithm {q.algorithm})")
     named = backend_or_auto(q.backend)

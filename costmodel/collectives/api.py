@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from costmodel.apiwords import speaks_keywords
 from costmodel.collectives.entry import ParamsView
 from costmodel.collectives.evaluate import check_inputs, predict_entry, resolve
 from costmodel.collectives.ops import SCALAR
@@ -28,6 +29,7 @@ def predict(primitive: str | Primitive, algorithm: str, *, ranks: int, size_byte
                          alpha_inter_s, bandwidth_inter_Bps, **params)
 
 
+@speaks_keywords({"alpha": "alpha_s", "bandwidth": "bandwidth_Bps", "gamma": "gamma_s_per_byte"})
 def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_s: float,
             bandwidth_Bps: float, gamma_s_per_byte: float = 0.0, include_in_network: bool = False,
             **shared: Any) -> list[Prediction]:

@@ -166,15 +166,15 @@ def _distinct_axes(algorithms, bucket_bytes, grad_dtypes) -> tuple:
     in order): a value named twice is one configuration, not two. An empty algorithm list
     (``--algorithms ""``) is refused, not read as the default sweep."""
     if algorithms is not None:
-        algorithms = tuple(dict.fromkeys(_values(algorithms)))
+        algorithms = tuple(dict.fromkeys(_values(algorithms, "algorithms")))
         if not algorithms:
             raise InputError("algorithms", "", "one or more algorithm names (e.g. auto,ring), or leave "
                              "--algorithms unset for what the cluster's stack runs")
-    grad_dtypes = None if grad_dtypes is None else tuple(dict.fromkeys(_values(grad_dtypes)))
-    return algorithms, tuple(dict.fromkeys(_values(bucket_bytes))), grad_dtypes
+    grad_dtypes = None if grad_dtypes is None else tuple(dict.fromkeys(_values(grad_dtypes, "grad_dtypes")))
+    return algorithms, tuple(dict.fromkeys(_values(bucket_bytes, "bucket_bytes"))), grad_dtypes
 
 
-def _values(axis) -> tuple:
+def _values(axis, name: str) -> tuple:
     """A swept axis as a tuple: one name or number is an axis of one (``algorithms="ring"`` was
     iterated letter by letter), as ``costmodel.sweep`` reads its axes. A 0-d numpy array is its
     value (it was unhashable: review, 2026-11-29)."""
@@ -185,7 +185,7 @@ def _values(axis) -> tuple:
     try:
         values = tuple(axis)
     except TypeError:
-        raise InputError("axis", axis, "a value or a list of values") from None
+        raise InputError(name, axis, "a value or a list of values") from None
     return tuple(value.item() if getattr(value, "ndim", None) == 0 else value for value in values)
 
 

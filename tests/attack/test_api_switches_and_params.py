@@ -140,7 +140,7 @@ def test_parse_file_refuses_a_path_it_cannot_read_in_one_line(path):
 
 
 @pytest.mark.parametrize(("hardware", "error"), [
-    (Hardware(cluster="dgx-h100", alpha="5us"), "^--alpha: got 'given with --cluster'"),
+    (Hardware(cluster="dgx-h100", alpha="5us"), "^--alpha: got '5us'; allowed: left out with --cluster"),
     (Hardware(cluster="dgx-h100", ranks=4), "^--ranks: got 4; allowed: left out with --cluster"),
     (Hardware(ranks=8, alpha="5us", bandwidth="25GB/s", nodes=2), "^--nodes: got 2; allowed: only with --cluster"),
     ("dgx-h100", "^hardware: got 'dgx-h100'; allowed: a costmodel.plots.Hardware"),
@@ -336,3 +336,22 @@ def test_measured_mfu_speaks_its_keywords():
     with pytest.raises(InputError, match="fits in memory") as found:
         costmodel.measured_mfu("llama2-70b", "dgx-h100", costmodel.TrainingConfig(micro_batch=1, seq_len=4096), 2.0)
     assert "--" not in str(found.value)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: costmodel.sweep("all-reduce", [], clusters="dgx-h100"), "^sizes: got \\[\\]"),
+    (lambda: costmodel.sweep([], "1MiB", clusters="dgx-h100"), "^primitives: got \\[\\]"),
+    (lambda: costmodel.sweep("all-reduce", "1MiB", clusters=[]), "^clusters: got \\[\\]"),
+    (lambda: costmodel.plan("gpt2", "dgx-h100", global_batch=64, bucket_bytes=None), "^bucket_bytes: got None"),
+    (lambda: costmodel.compare("all-reduce", ranks=8, size_bytes=1e9, alpha_s=5e-6, bandwidth_Bps=0),
+     "^bandwidth_Bps: got 0.0"),
+    (lambda: costmodel.predict("all-reduce", "1GiB", cluster="dgx-h100", alpha_s=1e-6),
+     "^alpha_s: got 1e-06; allowed: left out with cluster"),
+    (lambda: costmodel.predict("all-reduce", "1GiB", ranks=8, link="ib-hdr", bandwidth_Bps=1e9),
+     "^bandwidth_Bps: got 1000000000.0; allowed: left out with link"),
+])
+def test_errors_name_the_argument_as_it_was_given(call, message):
+    """An empty axis was "sweep axis", plan's buckets "axis", compare's bandwidth "bandwidth", and
+    a rate given beside a cluster or link was 'given with --cluster' (review, 2026-11-30)."""
+    with pytest.raises(InputError, match=message):
+        call()

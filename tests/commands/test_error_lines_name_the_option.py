@@ -51,7 +51,7 @@ ITERATION = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-b
       "--max-size", "1KiB", "-o", "never-written.html"], "error: max_size: got '1KiB'; allowed: a size >= --min-size (1 GiB)"),
     # chart options the chart would not use, or an output it would not be
     (["plot", "sweep", "all-reduce", "--cluster", "dgx-h100", "--alpha", "5us", "--bandwidth", "1GB/s", "-o", "x.html"],
-     "error: --alpha: got 'given with --cluster'"),
+     "error: --alpha: got '5us'; allowed: left out with --cluster"),
     (["plot", "sweep", "all-reduce", "--cluster", "dgx-h100", "-N", "4", "-o", "x.html"],
      "error: --ranks: got 4; allowed: left out with --cluster"),
     (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "--gpus-per-node", "4",
