@@ -101,9 +101,11 @@ def _check_built(profile: System | Gpu, field: str) -> None:
     kind, name = ("system" if isinstance(profile, System) else "gpu"), profile.name
     try:
         text = _text(profile)
-    except (TypeError, ValueError, AttributeError) as error:  # a field of the wrong kind altogether
-        raise ProfileError(f"{field} ({name!r})", type(error).__name__,
-                           f"a hardware.{type(profile).__name__} whose fields a TOML profile can hold "
+    except (TypeError, ValueError, AttributeError):  # a field of the wrong kind altogether: named if it can be
+        path, value, wanted = _mistyped_field(profile)
+        raise ProfileError(f"{field} ({name!r}){path}", value if path else "a field of the wrong type",
+                           f"{wanted}, as hardware.{type(profile).__name__} holds it (see hardware.profiles)"
+                           if path else f"a hardware.{type(profile).__name__} whose fields a TOML profile can hold "
                            "(see hardware.profiles)") from None
     try:
         document = _parse_toml(text, f"hardware.{type(profile).__name__} {name!r}")
@@ -142,3 +144,25 @@ def _difference(given: Any, read: Any, where: str = "") -> tuple[str, Any, Any] 
     else:
         return None if type(given) is type(read) and given == read else (where, given, read)
     return next((found for path, a, b in pairs if (found := _difference(a, b, path))), None)
+
+
+def _mistyped_field(profile: object, prefix: str = "") -> tuple[str, object, str]:
+    """(``.attribute.path``, its value, the type wanted) of the first number field holding a
+    string, None or another non-number (``nic_bandwidth_Bps="8"``), looking into the GPU of a
+    system; ("", None, "") when none is found that way."""
+    import dataclasses
+
+    if not dataclasses.is_dataclass(profile):
+        return "", None, ""
+    for f in dataclasses.fields(profile):
+        value, wanted = getattr(profile, f.name), str(f.type)
+        if dataclasses.is_dataclass(value) and f.name == "gpu":
+            found = _mistyped_field(value, f"{prefix}.{f.name}")
+            if found[0]:
+                return found
+            continue
+        numeric = wanted.split("|")[0].strip() in ("float", "int")
+        if numeric and (isinstance(value, (str, bool)) or (value is None and "None" not in wanted)
+                        or not isinstance(value, (int, float))):
+            return f"{prefix}.{f.name}", value, f"a number ({wanted})"
+    return "", None, ""

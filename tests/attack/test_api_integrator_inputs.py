@@ -137,3 +137,16 @@ def test_a_model_path_and_a_derived_count_out_of_range(tmp_path):
     small.write_text("layers = 4\nhidden_size = 256\nvocab = 1000\n")
     assert costmodel.iteration(small, "dgx-h100", micro_batch=1).total_s == \
         costmodel.iteration(str(small), "dgx-h100", micro_batch=1).total_s
+
+
+def test_a_profile_field_of_the_wrong_type_is_named_with_its_value():
+    """A System or Gpu edited with dataclasses.replace and a string for a number was refused as
+    "got 'TypeError'" (review, 2026-11-30): the field, its value and the type wanted."""
+    import dataclasses
+
+    system = hardware.load_system("dgx-h100")
+    with pytest.raises(InputError, match=r"\.nic_bandwidth_Bps: got '8'; allowed: a number"):
+        costmodel.predict("all-reduce", "1GiB", cluster=dataclasses.replace(system, nic_bandwidth_Bps="8"))
+    gpu = dataclasses.replace(system.gpu, memory_bytes="80GB")
+    with pytest.raises(InputError, match=r"\.gpu\.memory_bytes: got '80GB'; allowed: a number"):
+        costmodel.iteration("gpt2", dataclasses.replace(system, gpu=gpu), micro_batch=8)
