@@ -2,8 +2,10 @@
 
 Rows are ranks (then servers or the switch), columns are equal cells of the buffer; a cell's
 colour is how many ranks' data it holds (partial sums grow as they accumulate) and its text
-names them. Arrows are the messages of the round. The subtitle compares the executor's step
-and byte counts with the registry's formula.
+names them. Each frame is a round: the messages in flight together, drawn as arrows. The
+subtitle compares the executor's step count (the formula's latency terms: messages a rank or a
+server handles one after another, so a round can hold several) and byte count with the
+registry's formula.
 """
 
 from __future__ import annotations
@@ -70,11 +72,14 @@ def _arrows(trace: Trace, messages: tuple[Message, ...], cell_bytes: float) -> A
 
 
 def _caption(trace: Trace, index: int) -> str:
+    # a frame is a round of concurrent messages; the subtitle's steps are the formula's latency
+    # terms, which count messages a rank or server handles one after another (a parameter server's
+    # 4 pushes in one round are 4 steps): "step 1 of 2" beside "8 steps" read as a contradiction
     if index == len(trace.steps):
-        return f"after step {index}: done"
+        return f"after round {index}: done"
     step = trace.steps[index]
     where = "inter-node" if step.level == "inter" else "intra-node"
-    return f"step {index + 1} of {len(trace.steps)} ({where}): {len(step.messages)} message(s) in flight"
+    return f"round {index + 1} of {len(trace.steps)} ({where}): {len(step.messages)} message(s) in flight"
 
 
 def _check(primitive: str, algorithm: str, ranks: int, params: dict, size_bytes: float, cells: int) -> str:
@@ -90,7 +95,7 @@ def _check(primitive: str, algorithm: str, ranks: int, params: dict, size_bytes:
                       **params)
     steps = run.counts.steps + run.counts.steps_inter
     verdict = "result correct" if run.correct else "RESULT WRONG"
-    return (f"executor: {steps:g} steps, busiest rank sends {format_size(sent)} ({verdict}) · "
+    return (f"executor: {steps:g} steps (latency terms), busiest rank sends {format_size(sent)} ({verdict}) · "
             f"formula: {formula.steps:g} steps, {format_size(formula.bytes_sent_max)}")
 
 

@@ -33,7 +33,7 @@ def test_frames_show_messages_and_executor_matches_formula():
     assert len(fig.frames) == 15 and len(fig.layout.sliders[0].steps) == 15
     arrows = fig.frames[0].data[1]
     assert sum(1 for y in arrows.y if y is not None) == 16
-    assert "executor: 14 steps, busiest rank sends 7 GB" in fig.layout.title.text
+    assert "executor: 14 steps (latency terms), busiest rank sends 7 GB" in fig.layout.title.text
     assert "formula: 14 steps, 7 GB" in fig.layout.title.text
 
 
