@@ -754,7 +754,7 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes
 _KEYWORDS = {"deadline": "deadline_hours", "power-per-gpu": "power_w", "jitter": "jitter_cv",
              "buckets": "bucket_bytes", "bucket": "bucket_bytes", "no-recompute": "recompute=False",
              "no-flash-attention": "flash_attention=False", "mfu-calibration": "mfu_calibration",
-             "async": "asynchronous", "algorithm": "algorithms"}
+             "async": "asynchronous", "algorithm": "algorithms", "ps-placement": "colocated"}
 
 
 @speaks_keywords(_KEYWORDS)

@@ -73,7 +73,7 @@ class Hardware:
     def total_ranks(self) -> int:
         if self.cluster is None:
             if self.ranks is None:
-                raise InputError("ranks", None, "an integer >= 1 (--ranks) unless --cluster gives it")
+                raise InputError("ranks", None, "an integer >= 1 (the rank count) unless a cluster gives it")
             return self.ranks
         return self.nodes * self.per_node()
 
@@ -174,7 +174,7 @@ def size_grid(min_size: str | float, max_size: str | float) -> list[float]:
     if low < 1:
         raise InputError("min_size", min_size, "a size >= 1 B")
     if high < low:
-        raise InputError("max_size", max_size, f"a size >= --min-size ({format_size(low)})")
+        raise InputError("max_size", max_size, f"a size >= the minimum size ({format_size(low)})")
     first, last = math.ceil(math.log2(low)), math.floor(math.log2(high))
     if last < first:
         raise InputError("min_size", low, "a range holding at least one power of two")

@@ -48,7 +48,7 @@ ITERATION = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-b
       "-o", "never-written.html"],
      "error: min_size: got '0'; allowed: a size >= 1 B"),
     (["plot", "sweep", "all-reduce", "-N", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "--min-size", "1GiB",
-      "--max-size", "1KiB", "-o", "never-written.html"], "error: max_size: got '1KiB'; allowed: a size >= --min-size (1 GiB)"),
+      "--max-size", "1KiB", "-o", "never-written.html"], "error: max_size: got '1KiB'; allowed: a size >= the minimum size (1 GiB)"),
     # chart options the chart would not use, or an output it would not be
     (["plot", "sweep", "all-reduce", "--cluster", "dgx-h100", "--alpha", "5us", "--bandwidth", "1GB/s", "-o", "x.html"],
      "error: --alpha: got '5us'; allowed: left out with --cluster"),
