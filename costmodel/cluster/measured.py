@@ -8,11 +8,13 @@ collective × algorithm × layout, fitted to nccl-tests logs). For a query on th
   algorithm's fit is never applied to another) → the answer is the curve, ``source = measured``,
   with an interval from the fit's own cross-validated error;
 - otherwise the realistic model answers, scaled by what the measurements taught (the median
-  ratio measured/model of this layout's curves at the query's size; with no curve on
-  this layout, the curves of the nearest measured node count with the same GPUs per node — the
-  node-count extrapolation: the model's structure (hops, tree depth, NIC share) carries the
-  change of scale, the measurements the efficiency), ``source = model``, with the interval
-  widened by the spread of those ratios and a note saying so.
+  ratio measured/model of this layout's curves of the collective at the query's size; with no
+  curve on this layout, the curves of the nearest measured node count with the same GPUs per
+  node — the node-count extrapolation: the model's structure (hops, tree depth, NIC share)
+  carries the change of scale, the measurements the efficiency — where the model runs the same
+  algorithm there as on the measured layout: a ring's measured efficiency says nothing of a
+  tree's), ``source = model``, with the interval widened by the spread of those ratios and a
+  note saying so.
 """
 
 from __future__ import annotations
@@ -124,39 +126,44 @@ def _chosen(curves: list, size_bytes: float, algorithm: str):
     return named[0] if named else None
 
 
-def _scale(curves: list, model: ModelFn, lay, size_bytes: float) -> tuple[float, float] | None:
-    """(median, spread) of measured/model over ``curves`` (all on layout ``lay``) at the query's size
-    (clamped into the sizes each curve answers, :attr:`MeasuredCurve.covered_bytes`, so the scaled
-    model meets the curve where the curve stops answering): the measured efficiency where the
-    size's regime (latency floor or bandwidth) is the same as the query's."""
-    ratios = []
+def _scale(curves: list, model: ModelFn, lay, size_bytes: float) -> tuple[float, float, frozenset] | None:
+    """(median, spread, the model's algorithms) of measured/model over ``curves`` (all on layout
+    ``lay``) at the query's size (clamped into the sizes each curve answers,
+    :attr:`MeasuredCurve.covered_bytes`, so the scaled model meets the curve where the curve stops
+    answering): the measured efficiency where the size's regime (latency floor or bandwidth) is
+    the same as the query's, of the algorithms the model ran there."""
+    ratios, algorithms = [], set()
     for c in curves:
         low, high = c.covered_bytes
         at = min(max(size_bytes, low), high)
         try:
-            predicted = model(c.collective, at, c.algorithm, lay)[0].time_s
+            answer = model(c.collective, at, c.algorithm, lay)[0]
         except Exception:  # noqa: BLE001 - a curve the model cannot reproduce teaches nothing here
             continue
-        if predicted > 0:
-            ratios.append(c.time_s(at) / predicted)
+        if answer.time_s > 0:
+            ratios.append(c.time_s(at) / answer.time_s)
+            algorithms.add(answer.algorithm)
     if not ratios:
         return None
     middle = statistics.median(ratios)
-    return middle, max(abs(r / middle - 1) for r in ratios)
+    return middle, max(abs(r / middle - 1) for r in ratios), frozenset(algorithms)
 
 
-def _teaching_curves(lay) -> tuple[list, object]:
-    """This layout's curves, else those of the nearest measured node count (same GPUs per node)."""
-    same = [c for c in lay.system.measured if c.nodes == lay.nodes and c.gpus_per_node == lay.gpus_per_node]
+def _teaching_curves(lay, primitive: str) -> tuple[list, object]:
+    """This layout's curves, else those of the nearest measured node count (same GPUs per node);
+    of the query's collective where it was measured (an all-to-all's efficiency moved an
+    all-reduce's answer 6 % off on GB300), else of any."""
+    name = primitive_named(primitive).value
+    own = [c for c in lay.system.measured if primitive_named(c.collective).value == name]
+    pool = [c for c in (own or lay.system.measured) if c.gpus_per_node == lay.gpus_per_node]
+    same = [c for c in pool if c.nodes == lay.nodes]
     if same:
         return same, lay
-    counts = sorted({c.nodes for c in lay.system.measured if c.gpus_per_node == lay.gpus_per_node},
-                    key=lambda n: (abs(n - lay.nodes), -n))
+    counts = sorted({c.nodes for c in pool}, key=lambda n: (abs(n - lay.nodes), -n))
     if not counts:
         return [], lay
     nearest = counts[0]
-    return ([c for c in lay.system.measured if c.nodes == nearest and c.gpus_per_node == lay.gpus_per_node],
-            replace(lay, nodes=nearest))
+    return [c for c in pool if c.nodes == nearest], replace(lay, nodes=nearest)
 
 
 def calibrated(primitive: str, size_bytes: float, lay, algorithm: str, results: list[Prediction],
@@ -167,9 +174,10 @@ def calibrated(primitive: str, size_bytes: float, lay, algorithm: str, results: 
         curve = _chosen(curves, size_bytes, algorithm)
         if curve is not None:
             return [from_curve(curve, primitive, size_bytes, lay, backend)]
-    layout_curves, taught_on = _teaching_curves(lay)
+    layout_curves, taught_on = _teaching_curves(lay, primitive)
     scale = _scale(layout_curves, model, taught_on, size_bytes)
-    where = "this layout's" if taught_on.nodes == lay.nodes else f"the {taught_on.nodes}-node layout's"
+    elsewhere = taught_on.nodes != lay.nodes
+    where = f"the {taught_on.nodes}-node layout's" if elsewhere else "this layout's"
     out = []
     for r in results:
         curve = _chosen(curves, size_bytes, r.algorithm) if algorithm == "all" else None
@@ -180,7 +188,12 @@ def calibrated(primitive: str, size_bytes: float, lay, algorithm: str, results: 
             out.append(replace(r, source="model", note=join_notes(r.note, "not measured on this cluster's layouts: "
                                                                       "the model's answer")))
             continue
-        factor, spread = scale
+        factor, spread, taught = scale
+        if elsewhere and r.algorithm not in taught:  # another algorithm's efficiency teaches nothing of this one
+            out.append(replace(r, source="model", note=join_notes(
+                r.note, f"not measured: the model's answer ({r.algorithm} here; {where} calibrated curves ran "
+                        f"{', '.join(sorted(taught))} in the model, whose measured/model ratio is not this one's)")))
+            continue
         low, high = r.interval_s or (r.time_s, r.time_s)
         out.append(replace(r, time_s=r.time_s * factor, source="model",
                            interval_s=(low * factor * (1 - spread), high * factor * (1 + spread)),
