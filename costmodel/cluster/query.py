@@ -119,10 +119,86 @@ def _ideal(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
     candidates = [e for e in entries() if e.primitive is prim and not e.hierarchical]
     results = []
     for entry in _names(q, candidates):
-        extra = inter if entry.hierarchical else {}
-        results.append(predict_entry(entry, ranks, size_bytes, alpha, bandwidth, gamma, **extra,
-                                     **_params(q, entry)))
+        extra = {**(inter if entry.hierarchical else {}), **_params(q, entry)}
+        result = predict_entry(entry, ranks, size_bytes, alpha, bandwidth, gamma, **extra)
+        results.append(_no_faster_than_smaller(q, entry, ranks, size_bytes, gamma, extra, result))
     return results
+
+
+# How far the fitted collective's own curve may step down across a regime boundary (the fit's
+# seams: boundaries at measured sizes, not the lines' exact crossings) before a time is held.
+SEAM_TOLERANCE = 0.01
+
+
+def _no_faster_than_smaller(q: Query, entry: Any, ranks: int, size_bytes: float, gamma: float, extra: dict,
+                            result: Prediction) -> Prediction:
+    """On a calibrated link, a message no faster than the largest of each smaller regime.
+
+    The regimes' (α, bandwidth) pairs were fitted to one collective's curve (a ring all-reduce),
+    continuous for its own α and bandwidth coefficients; an algorithm that weighs them otherwise
+    (recursive doubling: log N of each) could drop at a boundary, 403 µs at 2 MiB to 55 µs at
+    2.4 MB on a 32-GPU H100 link, where the ring rises 160 → 163 µs. No message completes faster
+    than a smaller one of the same call would, so the time is held at the largest earlier
+    regime's end where it falls below it, and a note says so."""
+    link = _calibrated_link(q)
+    if link is None or _fitted_on(q) == (entry.primitive.value, entry.algorithm.value):
+        return result  # the fitted collective keeps its own curve, a measured fall included
+
+    def time_at(size: float, regime: Any) -> float:
+        return predict_entry(entry, ranks, size, regime.latency_s, regime.bandwidth_at(size), gamma, **extra).time_s
+
+    def carried(held: float, edge: float, regime: Any, size: float, own: float) -> float:
+        """``own`` (the time at ``size`` in ``regime``), or the time held at ``edge`` plus what
+        ``regime`` adds from there, where that is more by over the fit's own seam (the fitted
+        collective meets its regimes within it, so its answers are never moved)."""
+        grown = held + max(own - time_at(edge, regime), 0.0)
+        return grown if grown > own * (1 + SEAM_TOLERANCE) else own
+
+    # walk the regimes in order: each edge's time at least the previous edge's plus what its own
+    # regime adds between the two edges, so no time falls across a boundary
+    held, edge = None, None
+    for regime in link.regimes:
+        if regime.max_size_bytes >= size_bytes:
+            break
+        own = time_at(regime.max_size_bytes, regime)
+        held = own if held is None else carried(held, edge, regime, regime.max_size_bytes, own)
+        edge = regime.max_size_bytes
+    if held is None:
+        return result
+    floor = carried(held, edge, link.regime_for(size_bytes), size_bytes, result.time_s)
+    if floor <= result.time_s:
+        return result
+    at = edge
+    from dpbase.units import format_size
+
+    note = (f"held at its time at {format_size(at)} plus this regime's growth from there: {link.name}'s "
+            "calibrated regimes, fitted on another algorithm's curve, made this size faster than a smaller one")
+    algbw = size_bytes / floor
+    return replace(result, time_s=floor, algbw_Bps=algbw,
+                   busbw_Bps=None if result.busbw_Bps is None else result.busbw_Bps * result.time_s / floor,
+                   note=f"{result.note}; {note}" if result.note else note)
+
+
+def _fitted_on(q: Query) -> tuple[str, str]:
+    """(collective, algorithm) a calibrated link file was fitted on (its ``[calibration]`` table);
+    a Link object has no such table: the calibration's default, a ring all-reduce."""
+    if isinstance(q.link, str):
+        import hardware
+
+        found = hardware.load_file(q.link).metadata.get("calibration", {})
+        if found.get("collective") and found.get("algorithm"):
+            return primitive_named(found["collective"]).value, str(found["algorithm"])
+    return "all-reduce", "ring"
+
+
+def _calibrated_link(q: Query) -> Any:
+    """The query's link when it carries calibrated regimes (more than one), else None."""
+    if q.link is None:
+        return None
+    from hardware import load_link
+
+    link = q.link if _is_link(q.link) else load_link(q.link)
+    return link if link.regimes and len(link.regimes) > 1 else None
 
 
 def _on_cluster(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
