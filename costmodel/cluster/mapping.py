@@ -241,11 +241,16 @@ def ring_rates_Bps(lay: Layout) -> tuple[float, float]:
     """(intra, network) rates a ring across nodes sees per GPU, as whole-ring bandwidths.
 
     One ring per NIC (channel): (G−1)/G of a GPU's ring bytes go over the intra-node fabric and
-    1/G over its NIC, so each link's share is scaled up by the inverse of its fraction.
+    1/G over its NIC, so each link's share is scaled up by the inverse of its fraction. Not on a
+    PCIe node: there a GPU reaches its NIC through the same x16 link it reaches its neighbour
+    by, so that link carries all of its ring bytes (a second node made a ring faster than PCIe
+    allows: 28.7 GB/s busbw on 25.2 GB/s links; NCCL's model got it right).
     """
     g = lay.gpus_per_node
-    intra = lay.intra_Bps * g / (g - 1) if g > 1 else float("inf")
-    return intra, lay.node_network_Bps
+    if g <= 1:
+        return float("inf"), lay.node_network_Bps
+    shared = lay.system.intra_fabric == "pcie"  # the NIC hangs off the same PCIe link
+    return lay.intra_Bps * (1.0 if shared else g / (g - 1)), lay.node_network_Bps
 
 
 def all_to_all_rates_Bps(lay: Layout) -> tuple[float, float]:

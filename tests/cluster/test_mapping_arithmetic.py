@@ -27,6 +27,19 @@ def test_a_two_node_dgx_h100_ring_is_limited_by_the_nics_not_nvlink():
     assert p.bandwidth_s == pytest.approx(expected_bw_s)
 
 
+def test_on_a_pcie_node_a_second_node_never_speeds_a_ring_up():
+    """A GPU reaches its NIC through the x16 link it reaches its neighbour by, so that link carries
+    all of its ring bytes: the ring over two PCIe nodes was credited G/(G-1) of the link (28.7 GB/s
+    busbw on 25.2 GB/s links, faster than one node; review, 2026-11-30)."""
+    from pathlib import Path
+
+    path = str(Path(__file__).resolve().parents[1] / "data" / "hardware" / "l40s_8x_pcie_4nic.toml")
+    one, two = (predict_on_cluster("all-reduce", "ring", layout(path, nodes), size_bytes=2**28) for nodes in (1, 2))
+    assert layout(path, 2).system.intra_fabric == "pcie"
+    assert ring_rates_Bps(layout(path, 2))[0] == pytest.approx(layout(path, 2).intra_Bps)
+    assert two.time_s >= one.time_s and two.busbw_Bps <= layout(path, 1).intra_Bps * 1.0001
+
+
 def test_one_gpu_per_node_puts_the_whole_ring_on_the_nic():
     lay = layout("dgx-h100", 4, 1)
     intra, network = ring_rates_Bps(lay)
