@@ -305,11 +305,17 @@ def test_iteration_refuses_a_stack_beside_a_library_backend_as_predict_does():
 
 def test_a_query_without_a_size_is_refused_not_answered_at_zero_bytes():
     """Query's size defaulted to 0: a Query built without one answered a 0-byte collective (18.8 µs
-    on dgx-h100) as if asked (API review, 2026-11-29). A size of 0 stated is still a query."""
+    on dgx-h100) as if asked (API review, 2026-11-29). A size of 0 stated is still a query, whose
+    answer is 0: NCCL discards an empty collective without a kernel (src/enqueue.cc), where it was
+    timed at the latency (review, 2026-11-30); a size below one byte is refused."""
     with pytest.raises(InputError, match=r"^size: got None; allowed: a message size"):
         costmodel.run_query(costmodel.Query(primitive="all-reduce", cluster="dgx-h100"))
     stated = costmodel.run_query(costmodel.Query(primitive="all-reduce", cluster="dgx-h100", size=0))[0]
-    assert stated.size_bytes == 0.0 and stated.time_s > 0
+    assert stated.size_bytes == 0.0 and stated.time_s == 0.0 and "nothing to move" in stated.note
+    ring = costmodel.run_query(costmodel.Query(primitive="all-reduce", cluster="dgx-h100", size=0, algorithm="ring"))
+    assert ring[0].algorithm == "ring" and ring[0].time_s == 0.0
+    with pytest.raises(InputError, match=r"^size: got 0.5; allowed: 0, or at least 1 byte"):
+        costmodel.run_query(costmodel.Query(primitive="all-reduce", cluster="dgx-h100", size=0.5))
 
 
 @pytest.mark.parametrize(("call", "name"), [
