@@ -98,7 +98,18 @@ size = _quantity(lambda text, label: units.parse_size(text, label, unit_needed=T
                  units.SIZE_ALLOWED, positive=True)
 bandwidth = _quantity(units.parse_bandwidth, units.BANDWIDTH_ALLOWED, positive=True)
 bandwidth_or_zero = _quantity(units.parse_bandwidth, units.BANDWIDTH_ALLOWED, positive=False)
-duration = _quantity(units.parse_time, units.TIME_ALLOWED, positive=False)
+_duration = _quantity(units.parse_time, units.TIME_ALLOWED, positive=False)
+# A link's latency: microseconds on any fabric, milliseconds over a WAN; "1000s" was taken and
+# made every collective on the link take hours, where bandwidths were range-checked.
+MAX_LATENCY_S = 1.0
+
+
+def duration(value: Any, label: str) -> float:
+    """A latency: a time with a unit, from 0 to MAX_LATENCY_S."""
+    seconds = _duration(value, label)
+    if seconds > MAX_LATENCY_S:
+        raise ProfileError(label, value, f"a latency of at most {MAX_LATENCY_S:g} s (links take µs; a WAN ms)")
+    return seconds
 
 
 def _number(value: Any) -> float | None:

@@ -139,7 +139,7 @@ def collective(
     servers: Annotated[Optional[int], Option("--servers", help="Parameter servers S.")] = None,
     colocated: Annotated[bool, Option("--colocated", help="Servers are ranks (else dedicated machines).")] = False,
     no_pipeline: Annotated[bool, Option("--no-pipeline", help="Parameter server: push everything, then pull.")] = False,
-    chunks: Annotated[Optional[int], Option("--chunks", help="Pipeline chunks k (default: the optimum).")] = None,
+    chunks: Annotated[Optional[str], Option("--chunks", help="Pipeline chunks k: an integer, or auto (the optimum, the default).")] = None,
     leaders: Annotated[bool, Option("--leaders", help="Hierarchical: reduce to one leader GPU per node, all-reduce the whole buffer across the leaders, broadcast in the node (seed 000); default: each GPU's 1/G on its own rail.")] = False,
     alpha_inter: Annotated[Optional[str], Option("--alpha-inter", help="Hierarchical: inter-node latency.")] = None,
     bandwidth_inter: Annotated[Optional[str], Option("--bandwidth-inter", help="Hierarchical: inter-node bandwidth.")] = None,
@@ -154,7 +154,7 @@ def collective(
     query = Query(primitive=primitive, algorithm=algorithm, ranks=ranks, size=size, alpha=alpha,
                   bandwidth=bandwidth, gamma=gamma, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node,
                   link=link, backend=backend, stack=stack, servers=servers, colocated=colocated, pipelined=not no_pipeline,
-                  chunks=chunks, leaders=leaders, alpha_inter=alpha_inter, bandwidth_inter=bandwidth_inter)
+                  chunks=_chunks(chunks), leaders=leaders, alpha_inter=alpha_inter, bandwidth_inter=bandwidth_inter)
     result = run_query(query)[0]
     if json_:
         print_json(result)
@@ -203,3 +203,15 @@ def compare(
         echo(f"\nlower bound: {format_time(results[0].lower_bound_s)}  (* = fastest{unrun})")
     elif results:
         echo(f"\nNCCL {results[0].nccl_version or ''} tuning model, fastest first; * = NCCL's own choice (by its estimate)")
+
+
+def _chunks(text: str | None) -> int | str | None:
+    """--chunks as the formulas take it: a whole number, or 'auto' (the error offered 'auto' while
+    the option, an integer, refused it); anything else is refused by the formula's own check."""
+    if text is None or text.strip().lower() == "auto":
+        return None  # the formula's default: the optimum
+    if not text.strip().lstrip("+-").isdigit():
+        from dpbase.errors import InputError
+
+        raise InputError("chunks", text, "an integer >= 1 or 'auto'")
+    return int(text)

@@ -88,3 +88,18 @@ def test_plan_says_so_too():
     assert "Note: the calibrated regimes of lab-roce-100" in two.reason
     one = plan("gpt2", lab, nodes=1, global_batch=256)
     assert one.findings["regimes_unused"] is None and "regimes" not in one.reason
+
+
+def test_chunks_takes_what_its_error_offers(cli_error):
+    """--chunks 0 was refused offering 'auto', which the option (an integer) refused in turn
+    (review, 2026-11-30): auto is the default optimum, text other than a count is refused by name."""
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    args = ["collective", "broadcast", "-a", "pipelined-chain", "--ranks", "8", "--size", "64MiB", "--alpha", "5us",
+            "--bandwidth", "25GB/s", "--json"]
+    auto, default = (CliRunner().invoke(app, [*args, *extra]) for extra in (["--chunks", "auto"], []))
+    assert auto.exit_code == default.exit_code == 0 and auto.stdout == default.stdout
+    for bad in ("0", "x", "2.5"):
+        assert cli_error([*args[:-1], "--chunks", bad]).startswith(f"error: chunks: got {bad if bad == '0' else repr(bad)}")
