@@ -384,9 +384,17 @@ def mapping(entry: Entry, lay: Layout, params: dict | None = None) -> Mapping:
 
 
 def _not_applicable(entry: Entry, lay: Layout) -> NotApplicableError:
+    """In-network reduction where the layout has none: NVLS reduces inside one NVSwitch domain,
+    SHARP across nodes (it read "dgx-h100 has 'nvls' on 2 node(s)", as if that were allowed)."""
+    kind, name = lay.system.in_network_reduction or "none", lay.system.name
+    if kind == "nvls":
+        why = f"{name}'s NVLS reduces inside one node's NVSwitch, not across {lay.nodes} nodes (that takes SHARP)"
+    elif kind == "sharp":
+        why = f"{name}'s SHARP reduces in the network switches across nodes, not inside one node (that takes NVLS)"
+    else:
+        why = f"{name} has no in-network reduction"
     return NotApplicableError("algorithm", entry.algorithm.value,
-                              f"a fabric with in-network reduction ({lay.system.name} has "
-                              f"'{lay.system.in_network_reduction or 'none'}' on {lay.nodes} node(s))")
+                              f"a layout whose fabric reduces in the network (nvls and nvls_tree name it too): {why}")
 
 
 def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nodes: int = 1,

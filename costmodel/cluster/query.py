@@ -121,6 +121,10 @@ def _ideal(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
     for entry in _names(q, candidates):
         extra = {**(inter if entry.hierarchical else {}), **_params(q, entry)}
         result = predict_entry(entry, ranks, size_bytes, alpha, bandwidth, gamma, **extra)
+        if entry.in_network:  # a bare link states no switch: the answer is the what-if of one
+            note = ("assumes a switch that reduces (NVLS, SHARP) at this link's rate: a bare link states none; "
+                    "a --cluster with in-network reduction says whether it has one")
+            result = replace(result, note=f"{result.note}; {note}" if result.note else note)
         results.append(_no_faster_than_smaller(q, entry, ranks, size_bytes, gamma, extra, result))
     return results
 

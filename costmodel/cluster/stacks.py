@@ -108,9 +108,25 @@ def resolve_backend(backend: str | Backend | None, system: System | None,
         return named
     if system is None:
         return Backend.IDEAL
+    check_vendor_stack(stack, system)
     if stack is not None and stack_named(stack) is not default_stack(system):
         return Backend.IDEAL
     return realistic_backend(system)
+
+
+def check_vendor_stack(stack: str | Stack | None, system: System) -> None:
+    """NCCL runs on NVIDIA GPUs and RCCL on AMD's: the other vendor's library named as the stack
+    was timed on the α-β mapping with no note (--stack rccl on dgx-h100; review, 2026-11-30).
+    MPI and Gloo run on either."""
+    if stack is None:
+        return
+    named = stack_named(stack)
+    if named in (Stack.NCCL, Stack.RCCL) and named is not default_stack(system):
+        from dpbase.errors import NotApplicableError
+
+        vendor = "AMD" if named is Stack.RCCL else "NVIDIA"
+        raise NotApplicableError("stack", named.value, f"a library that runs on {system.name}'s GPUs: "
+                                 f"{default_stack(system).value}, mpi or gloo ({named.value} runs on {vendor} GPUs)")
 
 
 def check_stack_backend(stack: str | Stack | None, backend: str, cli: bool = True) -> None:

@@ -103,3 +103,27 @@ def test_chunks_takes_what_its_error_offers(cli_error):
     assert auto.exit_code == default.exit_code == 0 and auto.stdout == default.stdout
     for bad in ("0", "x", "2.5"):
         assert cli_error([*args[:-1], "--chunks", bad]).startswith(f"error: chunks: got {bad if bad == '0' else repr(bad)}")
+
+
+def test_the_other_vendors_library_is_refused_and_in_network_says_what_it_assumes(cli_error):
+    """--stack rccl on dgx-h100 was timed on the α-β mapping with no note, in-network on a bare
+    link with no word of the switch it assumes, and in-network across two H100 nodes was refused
+    saying the node "has 'nvls' on 2 node(s)" (review, 2026-11-30)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    line = cli_error(["collective", "all-reduce", "--cluster", "dgx-h100", "--size", "1GB", "--stack", "rccl"])
+    assert line.startswith("error: stack: got 'rccl'") and "runs on AMD GPUs" in line
+    line = cli_error(["collective", "all-reduce", "--cluster", "mi300x-8x", "--size", "1GB", "--stack", "nccl"])
+    assert "runs on NVIDIA GPUs" in line
+    assert CliRunner().invoke(app, ["collective", "all-reduce", "--cluster", "dgx-h100", "--size", "1GB", "--stack",
+                                    "gloo"]).exit_code == 0
+    bare = CliRunner().invoke(app, ["collective", "all-reduce", "-a", "in-network", "--ranks", "3", "--size", "16MiB",
+                                    "--alpha", "5us", "--bandwidth", "25GB/s", "--json"])
+    assert "assumes a switch that reduces" in json.loads(bare.stdout)["note"]
+    line = cli_error(["collective", "all-reduce", "--cluster", "dgx-h100", "--nodes", "2", "--size", "1GB", "-a",
+                      "in-network", "--backend", "ideal"])
+    assert "NVLS reduces inside one node's NVSwitch, not across 2 nodes" in line
