@@ -62,15 +62,17 @@ def speaks_keywords(keywords: Mapping[str, str]) -> Callable[[Callable[..., Any]
     return decorate
 
 
-def _keywords_of(function: Callable[..., Any]) -> frozenset[str] | None:
-    """The keyword arguments ``function`` takes, or None when it takes any (``**kwargs``)."""
-    import inspect
+_VAR_KEYWORDS = 0x08  # CO_VARKEYWORDS: the code object takes **kwargs
 
-    parameters = inspect.signature(function).parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+
+def _keywords_of(function: Callable[..., Any]) -> frozenset[str] | None:
+    """The keyword arguments ``function`` takes, or None when it takes any (``**kwargs``). Read
+    from its code object: ``inspect`` (and its ``ast``) stay off a single answer's imports."""
+    code = getattr(function, "__code__", None)
+    if code is None or code.co_flags & _VAR_KEYWORDS:
         return None
-    return frozenset(p.name for p in parameters if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                                               inspect.Parameter.KEYWORD_ONLY))
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    return frozenset(names[code.co_posonlyargcount:])
 
 
 def _check_keywords(function: Callable[..., Any], known: frozenset[str] | None, kwargs: Mapping[str, Any]) -> None:

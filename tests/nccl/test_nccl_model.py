@@ -136,11 +136,14 @@ def test_choice_is_the_first_argmin_of_cell_time_us(system, nodes):
 @pytest.mark.parametrize("cluster", ["dgx-h100", "dgx-a100", "dgx-1"])
 def test_a_zero_byte_call_is_latency_and_launch_alone(cluster):
     """The time's latency part is NCCL's latency as nccl-tests measures it (× hop_latency_scale):
-    a 0-byte all-reduce on a DGX H100 showed a 2.25 µs 'bandwidth (β)' part, the scale's share."""
+    a 0-byte all-reduce on a DGX H100 showed a 2.25 µs 'bandwidth (β)' part, the scale's share.
+    (The comm model's own answer: a user's query of 0 bytes is answered 0, as NCCL discards an
+    empty collective.)"""
     import costmodel
     from costmodel.nccl import load_tables
 
-    zero = costmodel.predict("all-reduce", 0, cluster=cluster)
+    zero = costmodel.comm_model(cluster).choose("all-reduce", 0)
+    assert costmodel.predict("all-reduce", 0, cluster=cluster).time_s == 0.0
     assert zero.bandwidth_s == 0.0
     # NCCL's own estimate of a 0-byte call is its latency; nccl-tests measures it scaled
     scale = load_tables().section("nccl_tests")["hop_latency_scale"]
