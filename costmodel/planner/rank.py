@@ -325,7 +325,11 @@ def infeasible_error(sweep, setting, system, room_for: GpuRoom | None = None) ->
     gpus_option = "--gpus" if room_for is not None and room_for.partial else "--max-gpus"
     others = (("" if setting.offload_optimizer or setting.asynchronous or setting.sync != "ddp" else
                "keep the optimizer states on the host (--offload-optimizer), ")
-              + "shorten --seq-len, lower --memory-reserve, or add tensor/pipeline parallelism"
+              + "shorten --seq-len, "
+              # a lower reserve helps only where the need fits in the whole GPU and a reserve is kept
+              + ("lower --memory-reserve, " if 0 < sweep.reserve_bytes and need_gb * 1e9 <= sweep.capacity_bytes
+                 else "")
+              + "or add tensor/pipeline parallelism"
               + ("; this already recomputes activations" if setting.recompute else ""))
     if sharded and setting.shard != "hybrid" and room_for is not None and 0 < wanted <= room_for.max_gpus:
         found = _batch_error(room_for, wanted, need_gb, gpus, system, sweep, others)

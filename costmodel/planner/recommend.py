@@ -277,7 +277,8 @@ def _no_layout_error(gpus_per_node: int, nodes: int, partial: bool, global_batch
     partly = f", or --gpus {part} (part-filled nodes, which {global_batch:,} divides)" if part else ""
     return InputError("global_batch", global_batch,
                       f"a multiple of a GPU count that runs here, e.g. {near} (GPU counts from {min_gpus} to "
-                      f"{max_gpus} that run on {where}: {_count_list(counts)}), or a wider --min-gpus/--max-gpus"
+                      f"{max_gpus} that run on {where}: {_count_list(counts)}), or "
+                      + ("a wider --min-gpus/--gpus" if partial else "a wider --min-gpus/--max-gpus")
                       + partly)
 
 
@@ -297,7 +298,8 @@ def build_space(system, *, nodes: int, global_batch: int, min_gpus: int, max_gpu
     if size > MAX_CONFIGURATIONS:
         raise InputError("global_batch", global_batch,
                          f"a sweep of at most {MAX_CONFIGURATIONS:,} configurations (this one has "
-                         f"{size:,}): narrow --max-gpus/--min-gpus, --buckets, --grad-dtypes")
+                         f"{size:,}): narrow {'--gpus' if partial else '--max-gpus'}/--min-gpus, --buckets, "
+                         "--grad-dtypes")
     index, micro, accum = grid.batch_cells(layouts, global_batch)
     return grid.Space(algorithms=tuple(algorithms), zero_stages=grid.ZERO_STAGES,
                       grad_dtypes=tuple(grad_dtypes), bucket_bytes=tuple(map(float, bucket_bytes)),
@@ -533,8 +535,9 @@ def _ps_params(algorithms, servers, colocated, system, nodes: int) -> tuple:
     if servers is None and colocated is None:
         return ()
     if not algorithms or "parameter-server" not in algorithms:
-        raise InputError("servers" if servers is not None else "colocated", servers if servers is not None
-                         else colocated, "only with parameter-server among the algorithms (--algorithms)")
+        raise InputError("--servers" if servers is not None else "--ps-placement", servers if servers is not None
+                         else ("colocated" if colocated else "dedicated"),
+                         "only with parameter-server among the algorithms (--algorithms)")
     return ps_params("parameter-server", layout(system, nodes), servers, colocated)
 
 
