@@ -205,11 +205,33 @@ def _memory(best, findings) -> str:
         verdict = "fits" if nxt["fits"] else "does not fit within the reserve"
         text += (f"; micro-batch {nxt['micro_batch']} would need {nxt['memory_bytes'] / 1e9:.1f} GB "
                  f"and {verdict}")
+        text += _divisor_gap(best, nxt["micro_batch"])
     plain = findings.get("zero0_fits")  # on these GPUs at another micro-batch (never at this one)
     if best.zero_stage and plain is not None:
         where = f"at micro-batch {best.micro_batch} (it does at smaller ones)" if plain else f"on {best.gpus} GPUs"
         text += f"; plain data parallelism does not fit {where}, hence ZeRO-{best.zero_stage}"
     return text + "."
+
+
+def _divisor_gap(best, next_micro: int) -> str:
+    """Where the per-GPU batch has no divisor between the chosen micro-batch and the next one that
+    divides it (608 over 32 GPUs is 19 each, a prime: micro-batch 1 or 19, so 1 × 19 at 6.8
+    samples/s where 576 ran 10.7), the nearest global batches that have one; empty otherwise."""
+    per_gpu = best.micro_batch * best.accumulation_steps
+    if next_micro <= 2 * best.micro_batch:
+        return ""
+    near = []
+    for offset in range(1, 4):
+        for candidate in (per_gpu - offset, per_gpu + offset):
+            if candidate > 0 and any(candidate % m == 0 for m in range(best.micro_batch + 1, next_micro)):
+                near.append(candidate)
+        if near:
+            break
+    if not near:
+        return ""
+    shown = " or ".join(f"{c * best.gpus:,} ({c} per GPU)" for c in sorted(near))
+    return (f" (the {per_gpu} samples per GPU divide by no micro-batch between {best.micro_batch} and "
+            f"{next_micro}; a global batch of {shown} does)")
 
 
 def _recompute(best, findings, objective: str) -> str:

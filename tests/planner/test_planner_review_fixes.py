@@ -372,3 +372,35 @@ def test_colocated_servers_leave_out_the_layouts_too_small_for_them():
     one = plan("gpt2", "dgx-h100", global_batch=64, algorithms=("parameter-server",), servers=1, colocated=True,
                explain=False, top=10000)
     assert 2 not in {row.gpus for row in every.candidates} and 2 in {row.gpus for row in one.candidates}
+
+
+def test_a_per_gpu_batch_without_a_middle_divisor_names_the_batches_that_have_one():
+    """608 over 32 GPUs is 19 per GPU, a prime: only micro-batch 1 or 19 divides it, 19 does not fit,
+    so the plan ran 1 x 19 at 6.8 samples/s where 576 ran 10.7; the reason only said micro-batch 19
+    would need 75.4 GB (review, 2026-11-30). It now names the nearest global batches that divide."""
+    from costmodel.planner.recommend import plan
+
+    args = dict(global_batch=608, nodes=8, seq_len=2048, explain=True)
+    result = plan("llama2-13b", "l40s-4x-pcie", **args)
+    assert (result.best.gpus, result.best.micro_batch, result.best.accumulation_steps) == (32, 1, 19)
+    assert ("the 19 samples per GPU divide by no micro-batch between 1 and 19; a global batch of 576 (18 per GPU) "
+            "or 640 (20 per GPU) does") in result.reason
+    even = plan("llama2-13b", "l40s-4x-pcie", **{**args, "global_batch": 640})
+    assert even.best.samples_per_s > 1.4 * result.best.samples_per_s and "divide by no micro-batch" not in even.reason
+
+
+def test_planner_options_are_refused_and_advised_by_their_own_names(cli_error):
+    """--buckets under a mode that sizes its own collectives was ignored (halving the reported
+    sweep); --ps-placement without parameter servers was named 'colocated'; 'lower
+    --memory-reserve' was advised at a reserve of 0 for a need above the whole GPU; --gpus errors
+    advised the --max-gpus that --gpus refuses (review, 2026-11-30)."""
+    base = ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "256"]
+    for sync in ("fsdp", "flat", "per-tensor"):
+        assert cli_error([*base, "--sync", sync, "--buckets", "5MiB"]).startswith("error: --buckets: got '5MiB'")
+    assert cli_error([*base, "--ps-placement", "colocated"]).startswith("error: --ps-placement: got 'colocated'")
+    line = cli_error(["plan", "--model", "llama2-70b", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "64",
+                      "--seq-len", "4096", "--memory-reserve", "0GB"])
+    assert "needs 90.0 GB per GPU" in line and "--memory-reserve;" not in line and "lower --memory-reserve" not in line
+    line = cli_error(["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--gpus", "20", "--min-gpus", "17",
+                      "--global-batch", "35"])
+    assert "--min-gpus/--gpus" in line and "--max-gpus" not in line
