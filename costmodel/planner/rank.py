@@ -234,7 +234,8 @@ def rows_at(sweep, setting, scores, indices, constraints: Constraints | None = N
 
 
 # Rows whose steps differ by less than 0.1 % (relative) and that differ only in bucket size are
-# one plan to a user: the table shows them once, with the bucket range.
+# one plan to a user: the table shows them once, with the bucket range. So are one GPU's rows that
+# differ only in gradient dtype with the same memory (nothing is sent: they were listed twice).
 SAME_STEP = 1e-3
 
 
@@ -253,7 +254,10 @@ def collapsed_rows(sweep, setting, scores, indices, count: int, constraints: Con
         where = index[:3] + index[4:]
         key = identities.get(where)
         if key is None:
-            key = identities[where] = tuple(_shown(space, index).values())
+            shown = _shown(space, index)
+            if shown["gpus"] == 1:  # one GPU sends no gradient: its dtype is one plan where the memory agrees
+                shown["grad_dtype"] = round(float(sweep.memory_bytes[index]))
+            key = identities[where] = tuple(shown.values())
         for group, first_step in by_identity.get(key, ()):
             if abs(step / first_step - 1.0) < SAME_STEP:
                 group.append(index)

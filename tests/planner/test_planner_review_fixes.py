@@ -404,3 +404,13 @@ def test_planner_options_are_refused_and_advised_by_their_own_names(cli_error):
     line = cli_error(["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--gpus", "20", "--min-gpus", "17",
                       "--global-batch", "35"])
     assert "--min-gpus/--gpus" in line and "--max-gpus" not in line
+
+
+def test_one_gpus_plans_appear_once_whatever_the_gradient_dtype():
+    """One GPU sends no gradient: its bf16 and fp32 rows, identical in every number, were listed
+    twice each and filled the table (review, 2026-11-30)."""
+    from costmodel.planner.recommend import plan
+
+    result = plan("bert-large", "dgx-a100", global_batch=512, nodes=2, objective="cost", tokens=1e10, explain=False)
+    one = [(r.micro_batch, r.accumulation_steps) for r in result.candidates if r.gpus == 1]
+    assert one and len(one) == len(set(one))
