@@ -517,6 +517,26 @@ def what_if(sweep, setting, system, objective, constraints, index, tolerance, se
     return found
 
 
+def zero_options_unused(setting, best) -> str | None:
+    """The ZeRO options given that the recommended plan's stage does not take (a ZeRO-0 plan won
+    over every ZeRO >= 1 plan they were swept on): said, where the text and an --emit deepspeed
+    file were the same as without them (review, 2026-11-30)."""
+    z = best.zero_stage
+    given = [(flag, ok) for flag, wanted, ok in (
+        ("--offload-optimizer", setting.offload_optimizer, z >= 1),
+        ("--quantize-weights", setting.quantize[0] is not None, z >= 1),
+        ("--quantize-grads", setting.quantize[1] is not None, z >= 1),
+        ("--overlap-param-gather", setting.overlap_param_gather, z in (1, 2)),
+        (f"--shard {setting.shard}", setting.shard != "full", z == 3)) if wanted]
+    unused = [flag for flag, ok in given if not ok]
+    if not unused:
+        return None
+    one = len(unused) == 1
+    return (f"{', '.join(unused)} {'applies' if one else 'apply'} only to the ZeRO stages "
+            f"{'it was' if one else 'they were'} swept on; the recommended ZeRO-{z} plan "
+            f"{'does not use it' if one else 'uses none of them'}: it scored better than every plan that did")
+
+
 def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance,
             recompute_state: dict | None = None, on_step=None, keys=None, constraints=None,
             rows=None, tables=None, sent=None, fastest: int | None = None, gpu_limits: dict | None = None,
@@ -578,6 +598,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
         "zero0_fits": zero0_fits(sweep, index),
         # the cluster link's calibrated regimes, which a plan's collectives cannot use (as iteration says)
         "regimes_unused": regimes_unused_note(system, best.nodes),
+        "zero_options_unused": zero_options_unused(setting, best),
         "rate_mismatch": "; ".join(rate_mismatch_notes(system, best.nodes > 1, best.gpus_per_node > 1)) or None,
         "comm_sweep": comm_sweep(system, sweep.space, index, setting.backend, setting.comm_params, sweep.quantize,
                                  sweep.shard),

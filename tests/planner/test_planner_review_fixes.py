@@ -414,3 +414,18 @@ def test_one_gpus_plans_appear_once_whatever_the_gradient_dtype():
     result = plan("bert-large", "dgx-a100", global_batch=512, nodes=2, objective="cost", tokens=1e10, explain=False)
     one = [(r.micro_batch, r.accumulation_steps) for r in result.candidates if r.gpus == 1]
     assert one and len(one) == len(set(one))
+
+
+def test_zero_options_the_recommended_stage_does_not_take_are_said():
+    """--offload-optimizer and --quantize-grads with a ZeRO-0 winner printed the same text and the
+    same --emit deepspeed file as without them (review, 2026-11-30): a note now says the plan uses
+    none of them; a winner that uses them says nothing."""
+    from costmodel.planner.recommend import plan
+
+    unused = plan("gpt2", "dgx-h100", global_batch=256, nodes=2, offload_optimizer=True, quantize_grads=4)
+    assert unused.best.zero_stage == 0
+    assert ("Note: --offload-optimizer, --quantize-grads apply only to the ZeRO stages they were swept on; the "
+            "recommended ZeRO-0 plan uses none of them") in unused.reason
+    used = plan("llama2-7b", "dgx-h100", global_batch=512, nodes=4, seq_len=4096, offload_optimizer=True)
+    assert used.best.offload_optimizer and "apply only to the ZeRO stages" not in used.reason
+    assert "applies only" not in used.reason
