@@ -355,6 +355,8 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     layouts = space.layouts
     out = np.zeros((_FIELDS, A, Z, D, U, len(layouts)))
     across = np.ones((A, Z, D, U, len(layouts)))  # two-level rows' share of seconds across nodes
+    # the share sets a slowdown only where the network's is harsher than the node's (NCCL's sockets)
+    sockets = any(transport.hides_nothing(transport.step_transport(system, n)) for n, g in layouts if n * g > 1)
     valid = np.zeros((A, Z, D, U, len(layouts)), dtype=bool)
     precision = _dtype_precision(space)
     buckets = bucket_layouts(space, params, first_bucket_bytes)
@@ -433,9 +435,11 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
 
             plan = stage_plan()
             times = _sync_fields(plan, (len(multi), D, U))
-            if hybrid_row or hpz_row or qgz_row:  # what crosses the network, of every collective's seconds
-                whole = _plan_seconds(stage_plan(extras=False), stage_buckets, (len(multi), D, U))
-                crossing = _plan_seconds(stage_plan(extras=False, inside=_no_time), stage_buckets, (len(multi), D, U))
+            if sockets and (hybrid_row or hpz_row or qgz_row):  # what crosses the network, of the seconds
+                shape = (len(multi), D, U)
+                whole = np.broadcast_to(gradsync.plan_seconds(stage_plan(extras=False), stage_buckets), shape)
+                crossing = np.broadcast_to(gradsync.plan_seconds(stage_plan(extras=False, inside=gradsync.no_time),
+                                                                 stage_buckets), shape)
                 share = np.where(whole > 0, crossing / np.where(whole > 0, whole, 1.0), 1.0)
                 across[a, z][..., multi] = np.minimum(share, 1.0).transpose(1, 2, 0)
             ok = np.isfinite(times).all(axis=0) & (shard_runnable & runnable if qgz_row else shard_runnable
@@ -449,18 +453,6 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     latency_free = not cache.link_latency_used and not (rails and rails.link_latency_used)
     return CommTables(tuple(out[0:3]), tuple(out[3:6]), out[6], valid, tuple(out[7:10]), latency_free,
                       across_share=across if (across < 1.0).any() else None)
-
-
-def _no_time(_primitive, size):
-    return 0.0 * np.asarray(size)  # the shape of ``size`` kept
-
-
-def _plan_seconds(plan: gradsync.SyncPlan, buckets, shape) -> np.ndarray:
-    """Every collective of one synchronisation and of the step's end, in seconds (``shape``:
-    layouts × dtypes × bucket sizes)."""
-    fields = _sync_fields(plan, shape)
-    return (overlap.total_comm_s(buckets, *fields[0:3]) + overlap.total_comm_s(buckets, *fields[3:6])
-            + fields[6])
 
 
 @frozen(kw_only=True)
@@ -665,8 +657,7 @@ def _row_slowdowns(setting: Setting, system: Any, space: Space, tables: CommTabl
     by_layout = overlap_slowdowns(setting, system, space)[:, pick][:, None, None, None, :]
     if tables.across_share is None:
         return by_layout
-    inside = setting.losses.overlap_slowdown
-    return inside + (by_layout - inside) * tables.across_share[..., pick]
+    return transport.two_level_slowdown(setting.losses.overlap_slowdown, by_layout, tables.across_share[..., pick])
 
 
 def _expand(array: np.ndarray) -> np.ndarray:

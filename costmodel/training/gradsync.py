@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from costmodel.training.memory import Precision
-from costmodel.training.overlap import BucketLayout
+from costmodel.training.overlap import BucketLayout, total_comm_s
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, is_whole
 from dpbase.lazynp import SCALAR_TYPES, is_array, np
@@ -157,6 +157,19 @@ class SyncPlan:
     def bytes_per_step(self, accumulation_steps: int) -> float:
         """Bytes handed to collectives in one optimizer step of ``accumulation_steps`` micro-batches."""
         return (accumulation_steps if self.every_micro_batch else 1) * self.payload_bytes + self.step_bytes
+
+
+def no_time(_primitive: str, size):
+    """A comm function whose collectives take no time (the shape of ``size`` kept): a group of a
+    plan left out of its seconds (what crosses the network, without the node's collectives)."""
+    return 0.0 * size
+
+
+def plan_seconds(plan: SyncPlan, layout: BucketLayout):
+    """Every collective of one synchronisation and of the step's end, in seconds; elementwise."""
+    return (total_comm_s(layout, plan.backward.first_s, plan.backward.full_s, plan.backward.last_s)
+            + total_comm_s(layout, plan.forward.first_s, plan.forward.full_s, plan.forward.last_s)
+            + plan.post_step_s)
 
 
 def _bucket_seconds(parts: list[tuple], size):

@@ -755,7 +755,7 @@ def _sync_plan(comm, ranks, config, precision, layout, gpu, host, groups, qgz, *
     sync_comm_fn, shard = (comm, ranks) if groups is None else (groups.comm, groups.ranks)
     if config.host_reduce and ranks > 1:  # the all-reduce through host memory (hostreduce)
         sync_comm_fn = _host_reduce_comm(comm, config, host, ranks)
-    inside = _no_time if inside_free else None  # replaces an in-node group's function
+    inside = gradsync.no_time if inside_free else None  # replaces an in-node group's function
     hybrid = groups is not None and groups.replicas is not None
     return gradsync.sync_plan(inside if hybrid and inside else sync_comm_fn, shard, layout, precision,
                               zero_stage=config.zero_stage,
@@ -773,35 +773,23 @@ def _sync_plan(comm, ranks, config, precision, layout, gpu, host, groups, qgz, *
                                  {"qgz_node": inside or qgz[0], "qgz_rails": qgz[1], "qgz_node_ranks": qgz[2]}))
 
 
-def _no_time(_primitive, size):
-    return 0.0 * size  # the shape of ``size`` (the planner's arrays) kept
-
-
-def _plan_seconds(plan: gradsync.SyncPlan, layout) -> float:
-    """Every collective of one synchronisation and of the step's end, in seconds."""
-    phases = (plan.backward, plan.forward)
-    return sum(float(overlap.total_comm_s(layout, p.first_s, p.full_s, p.last_s)) for p in phases) \
-        + float(plan.post_step_s)
-
-
 def _two_level_slowdown(comm, ranks, config, precision, layout, gpu, host, groups, qgz, slowdown: float) -> float:
     """The overlap slowdown of a step whose collectives run at two levels (hybrid sharding, hpZ,
     qgZ) where the network's rule is harsher than the node's (NCCL over TCP sockets,
-    :mod:`transport`): each collective hides at its own level's slowdown, so the step's is their
-    mean weighted by the seconds that cross the network (an approximation: the hidden part is
-    taken to hold the levels in the whole's proportions). Elsewhere ``slowdown`` as it is."""
+    :mod:`transport`): :func:`transport.two_level_slowdown` of the share of seconds that cross
+    the network. Elsewhere ``slowdown`` as it is."""
     inside = config.losses.overlap_slowdown
     if slowdown <= inside:
         return slowdown
     if groups is None and qgz is None:  # one level: every collective crosses the network
         return slowdown
-    whole = _plan_seconds(_sync_plan(comm, ranks, config, precision, layout, gpu, host, groups, qgz,
-                                     extras=False), layout)
+    whole = float(gradsync.plan_seconds(_sync_plan(comm, ranks, config, precision, layout, gpu, host, groups, qgz,
+                                                   extras=False), layout))
     if whole <= 0.0:
         return slowdown
-    across = _plan_seconds(_sync_plan(comm, ranks, config, precision, layout, gpu, host, groups, qgz,
-                                      extras=False, inside_free=True), layout)
-    return inside + (slowdown - inside) * min(across / whole, 1.0)
+    across = float(gradsync.plan_seconds(_sync_plan(comm, ranks, config, precision, layout, gpu, host, groups, qgz,
+                                                    extras=False, inside_free=True), layout))
+    return transport.two_level_slowdown(inside, slowdown, min(across / whole, 1.0))
 
 
 def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s, host, groups, slowdown, qgz=None):

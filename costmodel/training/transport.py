@@ -27,6 +27,7 @@ memory through the copy engines and the CPUs, not NCCL's resident kernels.
 
 from __future__ import annotations
 
+from costmodel.names import Algorithm
 from dpbase.errors import InputError
 
 RDMA = "rdma"
@@ -50,13 +51,19 @@ def step_transport(system, nodes: int) -> str:
     return link_transport(system.nic_link)
 
 
-PARAMETER_SERVER = "parameter-server"  # the collectives' name of parameter-server training
-
-
 def off_the_gpu(algorithm: str, host_reduce: bool) -> bool:
     """Whether the gradients travel by a host-side path that leaves no GPU kernel waiting on the
     network: a host-memory reduction, or a parameter server (the module docstring)."""
-    return host_reduce or algorithm == PARAMETER_SERVER
+    return host_reduce or algorithm == Algorithm.PARAMETER_SERVER.value
+
+
+def two_level_slowdown(inside: float, network, across_share):
+    """The overlap slowdown of collectives at two levels (hybrid sharding, hpZ, qgZ): each hides
+    at its own level's, the node's ``inside`` and the network's ``network``, so the step's is
+    their mean weighted by ``across_share``, the share of the collectives' seconds that crosses
+    the network (an approximation: the hidden part holds the levels in the whole's
+    proportions). Elementwise."""
+    return inside + (network - inside) * across_share
 
 
 def hides_nothing(transport: str, host_reduce: bool = False) -> bool:
