@@ -182,7 +182,7 @@ def plan(
     tie_band: Annotated[float | None, Option("--tie-band", help="Plans within this relative margin of the best count as tied (tie-break rules decide); default: 0.02, and where the fastest plan's 10-90 % step interval is wider, a plan must stay within it with every collective at the low end, prediction and high end of its interval.")] = None,
     backend: Annotated[str, Option(help="auto (NCCL's model on NVIDIA, RCCL's tuning model on AMD), ideal (textbook alpha-beta), nccl or rccl.")] = "auto",
     top: Annotated[int, Option(help="How many ranked alternatives to show.")] = 10,
-    buckets: Annotated[str | None, Option(help="Comma-separated DDP bucket sizes (Horovod fusion buffers) to sweep; default 5MiB,25MiB,100MiB,400MiB. Not with --sync fsdp, flat or per-tensor, which size their own collectives.")] = None,
+    buckets: Annotated[str | None, Option(help="Comma-separated DDP bucket sizes (Horovod fusion buffers) to sweep; default 5MiB,25MiB,100MiB,400MiB. Not with --sync flat or per-tensor, which size every call themselves.")] = None,
     grad_dtypes: Annotated[str | None, Option("--grad-dtypes", help="Comma-separated gradient dtypes to sweep (fp32, bf16, fp16, fp8; default: the compute dtype's, as iteration's --grad-dtype, and fp32).")] = None,
     compute_dtype: COMPUTE_DTYPE = "bf16",
     mfu: MFU = None,
@@ -250,7 +250,7 @@ def plan(
             model, cluster, global_batch=global_batch, nodes=nodes, gpus=gpus, seq_len=seq_len,
             min_gpus=min_gpus, max_gpus=max_gpus, objective=objective.value, backend=backend,
             top=top, tokens=parse_param_count(tokens, "tokens", "token") if tokens is not None else None,
-            bucket_bytes=_bucket_sweep(buckets, sync),
+            bucket_bytes=None if buckets is None else comma_list(buckets, "buckets", "25MiB,100MiB", _bucket),
             grad_dtypes=None if grad_dtypes is None else comma_list(grad_dtypes, "grad_dtypes", "bf16,fp32"), compute_dtype=compute_dtype, mfu=mfu,
             mfu_calibration=source,
             optimizer=optimizer, optimizer_impl=optimizer_impl, flash_attention=not no_flash_attention,
@@ -280,17 +280,3 @@ def plan(
         return
     echo(_text(result, nodes or (None if gpus else 1)))
 
-
-def _bucket_sweep(text: str | None, sync: str) -> tuple:
-    """--buckets as sizes in bytes (the planner's default sweep when not given). A mode that sizes
-    its own collectives (FSDP's units, one flat all-reduce, one per tensor) leaves them out: given
-    there, the sizes were ignored while they halved the reported sweep (review, 2026-11-30)."""
-    from costmodel.planner.recommend import DEFAULT_BUCKET_BYTES
-    from dpbase.errors import InputError
-
-    if text is None:
-        return DEFAULT_BUCKET_BYTES
-    if sync in ("fsdp", "flat", "per-tensor"):
-        raise InputError("--buckets", text, f"left out with --sync {sync} (it sizes its own collectives: "
-                                            f"{'one per FSDP unit' if sync == 'fsdp' else sync})")
-    return tuple(comma_list(text, "buckets", "25MiB,100MiB", _bucket))

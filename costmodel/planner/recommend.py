@@ -161,6 +161,24 @@ def default_grad_dtypes(compute_dtype: str, gpu) -> tuple[str, ...]:
     return tuple(dict.fromkeys((default_grad_dtype(compute_dtype, gpu), "fp32")))
 
 
+def _bucket_sweep(bucket_bytes, sync: str):
+    """The bucket sizes to sweep: :data:`DEFAULT_BUCKET_BYTES` where none are given, and refused
+    under a sync mode that sizes every call itself (one flat all-reduce, one per tensor:
+    :func:`syncmodes.takes_bucket`), where they were ignored while they multiplied the reported
+    sweep (review, 2026-11-30). FSDP takes them: its plans' ZeRO-0/1 rows are DDP's."""
+    from costmodel.training import syncmodes
+
+    if bucket_bytes is None:
+        return DEFAULT_BUCKET_BYTES
+    if sync in syncmodes.SYNC_MODES and not syncmodes.takes_bucket(sync):
+        from dpbase.units import format_size
+
+        shown = ",".join(format_size(size) for size in _values(bucket_bytes, "bucket_bytes"))
+        raise InputError("--buckets", shown, f"left out with --sync {sync} (it sizes its own collectives: "
+                         f"{syncmodes.SELF_SIZED[sync]})")
+    return bucket_bytes
+
+
 def _distinct_axes(algorithms, bucket_bytes, grad_dtypes) -> tuple:
     """The swept algorithms, bucket sizes and gradient dtypes with repeats dropped (first kept,
     in order): a value named twice is one configuration, not two. An empty algorithm list
@@ -764,7 +782,7 @@ _KEYWORDS = {"deadline": "deadline_hours", "power-per-gpu": "power_w", "jitter":
 def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = None,
          seq_len: int | None = None, min_gpus: int = 1, max_gpus: int | None = None,
          gpus: int | None = None, objective: str = "throughput", tokens: float | None = None,
-         backend: str = "auto", top: int = 10, bucket_bytes=DEFAULT_BUCKET_BYTES,
+         backend: str = "auto", top: int = 10, bucket_bytes=None,
          grad_dtypes=None, algorithms=None, compute_dtype: str = "bf16",
          mfu: float | None = None, mfu_calibration: str | None = None, optimizer: str = "adamw",
          optimizer_impl: str = "multi-tensor", flash_attention: bool = True,
@@ -882,6 +900,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
 
         tokens = parse_param_count(tokens, "tokens", "token")
     algorithms_given = algorithms is not None
+    bucket_bytes = _bucket_sweep(bucket_bytes, sync)
     algorithms, bucket_bytes, grad_dtypes = _distinct_axes(algorithms, bucket_bytes, grad_dtypes)
     partial = gpus is not None
     if partial and max_gpus is not None:

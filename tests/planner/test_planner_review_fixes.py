@@ -390,13 +390,19 @@ def test_a_per_gpu_batch_without_a_middle_divisor_names_the_batches_that_have_on
 
 
 def test_planner_options_are_refused_and_advised_by_their_own_names(cli_error):
-    """--buckets under a mode that sizes its own collectives was ignored (halving the reported
-    sweep); --ps-placement without parameter servers was named 'colocated'; 'lower
+    """--buckets under a mode that sizes every call itself (flat, per-tensor) was ignored
+    (multiplying the reported sweep); --ps-placement without parameter servers was named 'colocated'; 'lower
     --memory-reserve' was advised at a reserve of 0 for a need above the whole GPU; --gpus errors
     advised the --max-gpus that --gpus refuses (review, 2026-11-30)."""
     base = ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "256"]
-    for sync in ("fsdp", "flat", "per-tensor"):
-        assert cli_error([*base, "--sync", sync, "--buckets", "5MiB"]).startswith("error: --buckets: got '5MiB'")
+    for sync in ("flat", "per-tensor"):
+        assert cli_error([*base, "--sync", sync, "--buckets", "5MiB"]).startswith("error: --buckets: got '5 MiB'")
+    # FSDP takes them: its plans' ZeRO-0/1 rows are DDP's buckets
+    assert runner.invoke(app, [*base, "--sync", "fsdp", "--buckets", "5MiB"]).exit_code == 0
+    from costmodel.planner.recommend import plan  # the API refuses them as the CLI does, by its keyword
+
+    with pytest.raises(InputError, match="^bucket_bytes: got '5 MB'; allowed: left out with sync flat"):
+        plan("gpt2", "dgx-h100", global_batch=256, sync="flat", bucket_bytes=[5e6])
     assert cli_error([*base, "--ps-placement", "colocated"]).startswith("error: --ps-placement: got 'colocated'")
     line = cli_error(["plan", "--model", "llama2-70b", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "64",
                       "--seq-len", "4096", "--memory-reserve", "0GB"])

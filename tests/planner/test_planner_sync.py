@@ -41,7 +41,8 @@ BUCKETS = (5 * MIB, 25 * MIB, 400 * MIB)
 
 def _plan(model, kwargs, backend, sync, **extra):
     # the whole table (top=400, no tie band) is compared
-    return plan(model, "dgx-h100", backend=backend, sync=sync, bucket_bytes=BUCKETS, grad_dtypes=("bf16", "fp32"),
+    buckets = BUCKETS if syncmodes.takes_bucket(sync) else None  # flat and per-tensor refuse them
+    return plan(model, "dgx-h100", backend=backend, sync=sync, bucket_bytes=buckets, grad_dtypes=("bf16", "fp32"),
                 explain=False, tie_band=0.0, top=400, **kwargs, **extra)
 
 
