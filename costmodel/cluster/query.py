@@ -74,11 +74,16 @@ def _refuse_param(name: str, value: Any, allowed: str) -> InputError:
     return InputError(PARAMETERS[name][0], True if isinstance(value, bool) else value, allowed)
 
 
+def _link_of(q: Query) -> Any:
+    """The query's link profile: a Link given, or loaded from its name or TOML path."""
+    from hardware import load_link
+
+    return q.link if _is_link(q.link) else load_link(q.link)
+
+
 def _rates(q: Query, size_bytes: float) -> tuple[int, float, float]:
     if q.link is not None:
-        from hardware import load_link
-
-        link = q.link if _is_link(q.link) else load_link(q.link)
+        link = _link_of(q)
         regime = link.regime_for(size_bytes) if link.regimes else None
         alpha = regime.latency_s if regime else link.latency_s
         bandwidth = regime.bandwidth_at(size_bytes) if regime else link.achievable_bandwidth_Bps
@@ -172,10 +177,9 @@ def _no_faster_than_smaller(q: Query, entry: Any, ranks: int, size_bytes: float,
     floor = carried(held, edge, link.regime_for(size_bytes), size_bytes, result.time_s)
     if floor <= result.time_s:
         return result
-    at = edge
     from dpbase.units import format_size
 
-    note = (f"held at its time at {format_size(at)} plus this regime's growth from there: {link.name}'s "
+    note = (f"held at its time at {format_size(edge)} plus this regime's growth from there: {link.name}'s "
             "calibrated regimes, fitted on another algorithm's curve, made this size faster than a smaller one")
     algbw = size_bytes / floor
     return replace(result, time_s=floor, algbw_Bps=algbw,
@@ -185,23 +189,24 @@ def _no_faster_than_smaller(q: Query, entry: Any, ranks: int, size_bytes: float,
 
 def _fitted_on(q: Query) -> tuple[str, str]:
     """(collective, algorithm) a calibrated link file was fitted on (its ``[calibration]`` table);
-    a Link object has no such table: the calibration's default, a ring all-reduce."""
+    a Link object has no such table: an all-reduce with the algorithm calibration fits it with by
+    default (nccl-tests' own, :func:`costmodel.calibrate.conventions.collectives`)."""
     if isinstance(q.link, str):
         import hardware
 
         found = hardware.load_file(q.link).metadata.get("calibration", {})
         if found.get("collective") and found.get("algorithm"):
             return primitive_named(found["collective"]).value, str(found["algorithm"])
-    return "all-reduce", "ring"
+    from costmodel.calibrate.conventions import collectives
+
+    return "all-reduce", collectives()["all-reduce"].default_algorithm
 
 
 def _calibrated_link(q: Query) -> Any:
     """The query's link when it carries calibrated regimes (more than one), else None."""
     if q.link is None:
         return None
-    from hardware import load_link
-
-    link = q.link if _is_link(q.link) else load_link(q.link)
+    link = _link_of(q)
     return link if link.regimes and len(link.regimes) > 1 else None
 
 
