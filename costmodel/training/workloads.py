@@ -89,6 +89,10 @@ class Workload:
     embedding_params: int = 0  # input embedding's parameters (0 = vocab x hidden); adaptive ones differ
     logits_vocab: int = 0  # logits the output layer materialises per token (0 = vocab); adaptive softmax: fewer
     tied_embeddings: bool = True  # the input embedding is the output head's matrix (GPT-2/3, BERT, MPT); Llama: False
+    # Learned absolute position embeddings end here: no sequence runs longer without a new table
+    # (GPT-2 1,024, GPT-3 2,048, BERT/RoBERTa 512). 0: positions with no table to outrun (rotary,
+    # ALiBi, Transformer-XL's relative ones), or a CNN.
+    max_positions: int = 0
     # Attention (costmodel.training.attention): Transformer-XL's relative positions need the
     # score matrix in HBM whatever the kernels (no fused kernel computes its shifted term); its
     # queries also attend to ``memory_length`` cached tokens of the previous segment; whether the
@@ -661,7 +665,7 @@ _DEFAULTS = {field.name: field.default for field in fields(Workload)}
 USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
                "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
                "embedding_params", "logits_vocab", "tied_embeddings", "relative_attention", "memory_length",
-               "attention_dropout", "relative_mfu_fp32", "relative_mfu_16bit", "backbone", "image_size", "source")
+               "attention_dropout", "max_positions", "relative_mfu_fp32", "relative_mfu_16bit", "backbone", "image_size", "source")
 
 
 def _user_params(entry: dict, path: str) -> int:
@@ -724,7 +728,7 @@ def _positive_int(value) -> bool:
 
 
 COUNT_FIELDS = ("layers", "hidden_size", "heads", "seq_len", "vocab", "tensors", "flops_params",
-                "embedding_params", "logits_vocab", "memory_length", "image_size")
+                "embedding_params", "logits_vocab", "memory_length", "image_size", "max_positions")
 # What a model with attention layers cannot be without: at least one layer, a hidden size, a
 # head and (given) a token per sample. Heads need not divide the hidden size (GPT-3 1.3B: 2,048
 # over 24, as its paper prints): the model counts heads only for the attention scores.
@@ -753,9 +757,10 @@ def _check_counts(entry: dict, kind: str) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
             raise InputError(f"model.{field}", value, f"an integer from 0 to {MAX_COUNT}")
     if kind == "cnn":
-        if entry.get("seq_len"):  # the header printed it while --seq-len and token rates refused it
-            raise InputError("model.seq_len", entry["seq_len"], "0 or absent for a cnn model: its input is an "
-                             "image (image_size), not a token sequence")
+        for field in ("seq_len", "max_positions"):  # the header printed seq_len while --seq-len refused it
+            if entry.get(field):
+                raise InputError(f"model.{field}", entry[field], "0 or absent for a cnn model: its input is an "
+                                 "image (image_size), not a token sequence")
         return
     for field in AT_LEAST_ONE:
         if field in entry and entry[field] < 1:
@@ -845,13 +850,15 @@ def load_model_file(path: str) -> Workload:
         flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)),
         embedding_params=int(entry.get("embedding_params", 0)),
         logits_vocab=int(entry.get("logits_vocab", 0)), memory_length=int(entry.get("memory_length", 0)),
-        backbone=entry.get("backbone", ""), image_size=int(entry.get("image_size", 0)), **switches, **relative)
+        max_positions=int(entry.get("max_positions", 0)), backbone=entry.get("backbone", ""), image_size=int(entry.get("image_size", 0)), **switches, **relative)
     if workload.input_embedding_params > params:  # given, or vocab × hidden: a part of params
         field = "model.embedding_params" if entry.get("embedding_params") else "model.vocab"
         raise InputError(field, entry.get("embedding_params") or workload.vocab,
                          f"an input embedding of at most the model's {params:,} params (vocab × hidden "
                          f"= {workload.vocab:,} × {workload.hidden_size:,} here, or embedding_params)")
     _check_sizes_agree(entry, kind, params, workload.input_embedding_params)
+    if workload.seq_len:  # a file's own sequence against its own table
+        check_positions(workload, workload.seq_len, "model.seq_len")
     return workload
 
 
@@ -885,7 +892,18 @@ def resolve_seq_len(workload: Workload, seq_len: int | None) -> int:
         raise InputError("seq_len", seq_len, f"no value for {workload.kind} models ({workload.name})")
     if not is_whole(seq_len) or not 1 <= seq_len <= MAX_COUNT:  # 1.5 or True made a plan of fractional tokens
         raise InputError("seq_len", seq_len, f"an integer from 1 to {MAX_COUNT}")
+    check_positions(workload, int(seq_len), "seq_len")
     return int(seq_len)
+
+
+def check_positions(workload: Workload, seq_len: int, field: str) -> None:
+    """A sequence no longer than the model's learned position table (``max_positions``): GPT-2's
+    1,024 learned positions end there, and a longer sequence needs a model with a longer table
+    (its parameters change), not the same model run longer."""
+    if workload.max_positions and seq_len > workload.max_positions:
+        raise InputError(field, seq_len, f"at most {workload.max_positions:,} for {workload.name}: its learned "
+                         f"position embeddings end there (a longer context is another model: a model file "
+                         f"with its own max_positions and params)")
 
 
 def tokens_per_sample(workload: Workload, seq_len):

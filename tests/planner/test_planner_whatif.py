@@ -24,7 +24,9 @@ CASES = [("llama2-7b", "dgx-h100", 4, 512, "nccl"), ("gpt2", "dgx-a100", 2, 256,
 
 def _sweep(model, cluster, nodes, batch, backend):
     system = hardware.load_system(cluster)
-    setting = training_setting(load_model(model), system, seq_len=2048, compute_dtype="bf16", mfu=None,
+    workload = load_model(model)
+    seq_len = min(2048, workload.max_positions or 2048)  # gpt2 and bert-large end at their learned positions
+    setting = training_setting(workload, system, seq_len=seq_len, compute_dtype="bf16", mfu=None,
                                optimizer="adamw", jitter_cv=0.0, backend=backend)
     space = build_space(system, nodes=nodes, global_batch=batch, min_gpus=1,
                         max_gpus=nodes * system.gpus_per_node,
