@@ -843,7 +843,9 @@ def load_model_file(path: str) -> Workload:
         name=str(entry.get("name", os.path.splitext(os.path.basename(os.fspath(path)))[0])), params=params,
         layers=int(entry.get("layers", layers)), hidden_size=int(entry.get("hidden_size", hidden)),
         heads=int(entry.get("heads", heads)), vocab=int(entry.get("vocab", 0)),
-        seq_len=int(entry.get("seq_len", 0 if kind in ("cnn", "bert") else DERIVED_SEQ_LEN)), kind=kind,
+        # a transformer file without one: GPT-3's 2,048, or its own table's end if that is shorter
+        seq_len=int(entry.get("seq_len", 0 if kind in ("cnn", "bert")
+                              else min(DERIVED_SEQ_LEN, entry.get("max_positions") or DERIVED_SEQ_LEN))), kind=kind,
         source=str(entry.get("source", f"user model file {path}")),
         flops_per_sample=float(entry.get("flops_per_sample", 0.0)),
         activation_elements_per_sample=float(entry.get("activation_elements_per_sample", 0.0)),

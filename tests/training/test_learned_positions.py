@@ -65,6 +65,8 @@ def test_a_model_file_states_its_own_table(tmp_path):
     with pytest.raises(InputError, match=r"model\.seq_len: got 4096.*at most 2,048"):
         load_model(_file(tmp_path, body + "seq_len = 4096\n"))
     assert load_model(_file(tmp_path, body.replace("max_positions = 2048\n", "") + "seq_len = 8192\n")).seq_len == 8192
+    # without seq_len: GPT-3's 2,048, or the table's end where that is shorter
+    assert load_model(_file(tmp_path, body.replace("2048", "1024"))).seq_len == 1024
 
 
 def test_a_cnn_file_has_no_position_table(tmp_path):
