@@ -90,6 +90,21 @@ def _nccl_answers(algorithm: str, primitive: str) -> bool:
     return True
 
 
+def outside_backend(algorithms, backend: str) -> str | None:
+    """The plan's note that named algorithms NCCL does not run are timed on the α-β mapping (the
+    step model's rule, :meth:`costmodel.cluster.comm.CommModel._backend_for`), or None: the header
+    says "nccl backend", and their rows are not NCCL's model."""
+    if backend != "nccl":
+        return None
+    outside = [a for a in algorithms if a != "auto" and not _nccl_answers(a, "all-reduce")]
+    if not outside:
+        return None
+    names = ", ".join(outside)
+    what, own = ("is not an NCCL algorithm", "its") if len(outside) == 1 else ("are not NCCL algorithms", "their")
+    return (f"{names} {what}: {own} rows are timed on the textbook α-β-γ model "
+            "(ideal backend), not NCCL's; NCCL itself would run ring, tree or NVLS")
+
+
 def backend_tables(backend: str) -> Any:
     """NCCL's constants for the nccl backend (loaded once per cache), else None."""
     if backend != "nccl":

@@ -30,6 +30,7 @@ from costmodel.cluster.backends import curves_left_out
 from costmodel.cluster.stacks import resolve_backend
 from costmodel.names import backend_named
 from costmodel.planner import choose, grid, recomputation
+from costmodel.planner.comm import outside_backend
 from costmodel.planner.rank import (
     OBJECTIVES,
     Constraints,
@@ -1028,10 +1029,12 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
             constraints=constraints, rows=rows, tables=tables, sent=sent, fastest=fastest_flat,
             gpu_limits=gpu_limits(system.gpus_per_node, nodes, partial, int(global_batch),
                                   max(n * g for n, g in space.layouts), max_gpus))
+    outside_note = outside_backend(space.algorithms, backend)
     if explain:
-        findings = {**findings, "tie_band_source": source, "measured_left_out": curves_note}
+        findings = {**findings, "tie_band_source": source, "measured_left_out": curves_note,
+                    "outside_backend": outside_note}
     published = published_findings(rows[0], setting, backend) if explain else None
-    if interval is not None or published is not None or curves_note:  # findings the reason did not have
+    if explain and (interval is not None or published is not None or curves_note or outside_note):  # findings the reason lacked
         from costmodel.planner.text import reason_text
 
         findings = {**findings, **({"step_interval_s": interval} if interval is not None else {}),

@@ -413,5 +413,6 @@ def reason_text(best, findings: dict, objective: str) -> str:
 
 def _regimes(findings) -> str:
     notes = [note for note in (findings.get("regimes_unused"), findings.get("measured_left_out"),
+                               findings.get("outside_backend"),
                                findings.get("rate_mismatch"), findings.get("zero_options_unused")) if note]
     return " ".join(f"Note: {note}{'' if note.endswith(('.', '?')) else '.'}" for note in notes)

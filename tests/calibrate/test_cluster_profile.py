@@ -267,6 +267,9 @@ def test_backend_ideal_on_a_calibrated_cluster_is_the_textbook_model(profile):
     assert calibrated.findings["measured_left_out"] == IDEAL_SKIPS_MEASURED
     assert f"Note: {IDEAL_SKIPS_MEASURED}." in calibrated.reason
     assert plan("gpt2", str(profile), nodes=2, global_batch=64).findings["measured_left_out"] is None
+    # without the explanation there is no reason to add the note to (it raised a KeyError)
+    quiet = plan("gpt2", str(profile), explain=False, **kwargs)
+    assert quiet.reason == "" and quiet.best.total_s == calibrated.best.total_s
     args = ["iteration", "--model", "gpt2", "--cluster", str(profile), "--nodes", "2", "--micro-batch", "4"]
     noted = runner.invoke(app, [*args, "--backend", "ideal", "--json"])
     assert noted.exit_code == 0 and json.loads(noted.stdout)["note"] == IDEAL_SKIPS_MEASURED

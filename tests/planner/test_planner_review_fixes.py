@@ -435,3 +435,27 @@ def test_zero_options_the_recommended_stage_does_not_take_are_said():
     used = plan("llama2-7b", "dgx-h100", global_batch=512, nodes=4, seq_len=4096, offload_optimizer=True)
     assert used.best.offload_optimizer and "apply only to the ZeRO stages" not in used.reason
     assert "applies only" not in used.reason
+
+
+def test_an_algorithm_nccl_does_not_run_is_said_to_be_timed_on_the_ideal_model():
+    """The header says "nccl backend"; rabenseifner's rows are the α-β mapping's (as iteration says
+    "(ideal backend)"), so the plan says so, and its step is iteration's on the ideal backend."""
+    from costmodel.training.oncluster import iteration
+
+    result = plan("gpt2", "dgx-a100", nodes=2, global_batch=64, backend="nccl", algorithms=("rabenseifner",),
+                  top=5)
+    note = result.findings["outside_backend"]
+    assert note.startswith("rabenseifner is not an NCCL algorithm") and "ideal backend" in note
+    assert note in result.reason and result.backend == "nccl"
+    best = result.best
+    alone = iteration("gpt2", "dgx-a100", micro_batch=best.micro_batch, accumulation_steps=best.accumulation_steps,
+                      nodes=best.nodes, algorithm="rabenseifner", backend="ideal", seq_len=1024,
+                      bucket_bytes=best.bucket_bytes, grad_dtype=best.grad_dtype, zero_stage=best.zero_stage)
+    assert best.total_s == pytest.approx(alone.total_s, rel=1e-9)
+    both = plan("gpt2", "dgx-a100", nodes=2, global_batch=64, backend="nccl",
+                algorithms=("ring", "recursive-doubling", "rabenseifner"), top=5)
+    assert both.findings["outside_backend"].startswith("recursive-doubling, rabenseifner are not NCCL algorithms: their rows")
+    for quiet in (plan("gpt2", "dgx-a100", nodes=2, global_batch=64, top=5),
+                  plan("gpt2", "dgx-a100", nodes=2, global_batch=64, backend="ideal", algorithms=("rabenseifner",),
+                       top=5)):
+        assert quiet.findings["outside_backend"] is None and "not an NCCL" not in quiet.reason
