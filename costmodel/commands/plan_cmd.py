@@ -54,24 +54,9 @@ def _bucket(text: str) -> float:
 
 def _table(rows) -> str:
     from costmodel.commands.textfmt import table
-    from costmodel.planner.text import buckets, percent, rate, step_time, total
+    from costmodel.planner.text import table_cells
 
-    totals = any(r.hours_to_train is not None for r in rows)
-    costs = any(r.cost is not None for r in rows) and totals
-    return table([{
-        "#": str(r.rank), "algorithm": r.algorithm, "GPUs": f"{r.gpus} ({r.nodes}x{r.gpus_per_node})",
-        "micro-batch": str(r.micro_batch), "accum": str(r.accumulation_steps),
-        "bucket": buckets(r), "grads": r.grad_dtype, "ZeRO": str(r.zero_stage),
-        **({"recompute": "yes" if r.recompute else "no"} if any(x.recompute for x in rows) else {}),
-        "step": step_time(r.total_s), "samples/s": rate(r.samples_per_s),
-        "efficiency": percent(r.scaling_efficiency), "exposed comm": percent(r.comm_share),
-        # the bandwidth-optimal volume the tie-break reads (choose.bytes_sent), not the algorithm's
-        # own traffic that `collective` prints as "sent by busiest rank" (review F, 2026-11-29)
-        "ring volume/GPU": f"{r.bytes_sent / 1e9:.1f} GB",
-        "memory": f"{r.memory_bytes / 1e9:.1f} GB", "headroom": f"{r.memory_headroom_bytes / 1e9:.1f} GB",
-        **({"hours": total(r.hours_to_train)} if totals else {}),
-        **({"USD": total(r.cost)} if costs else {}),
-    } for r in rows])
+    return table(table_cells(rows))
 
 
 _HOURS = {"h": 1.0, "d": 24.0, "w": 168.0}
@@ -128,17 +113,9 @@ def _against_the_grain(parameter: str, rows) -> str:
 
 
 def _text(result, nodes) -> str:
-    where = f"up to {nodes} node(s)" if nodes else "any nodes"
-    head = (f"Plan for {result.model} on {result.cluster} ({where}), global batch "
-            f"{result.global_batch}, {f'seq {result.seq_len}, ' if result.seq_len else ''}objective {result.objective}, "
-            f"{result.backend} backend: {result.configurations:,} configurations swept, "
-            f"{result.feasible_configurations:,} feasible"
-            + (f"; compute speed: base MFU {result.mfu:.1%} {result.mfu_calibration}"
-               if result.compute_speed else "")
-            + ("; the optimizer loops over the parameter tensors (--optimizer-impl per-tensor)"
-               if result.optimizer_impl == "per-tensor" else "")
-            + ("; no fused attention kernel (--no-flash-attention)" if not result.flash_attention else ""))
-    return "\n".join([head, "", result.reason, "", f"Top {len(result.candidates)}:",
+    from costmodel.planner.text import heading
+
+    return "\n".join([heading(result, nodes), "", result.reason, "", f"Top {len(result.candidates)}:",
                       _table(result.candidates), "", *_sensitivity(result.sensitivity)])
 
 
@@ -266,7 +243,7 @@ def plan(
         from costmodel.plots.planreport import report_html
         from dpbase.safeio import write_outputs
 
-        write_outputs({"html": (html, report_html(result))}, [cluster])
+        write_outputs({"html": (html, report_html(result, nodes or (None if gpus else 1), where=True))}, [cluster])
     if emit is not None:
         from costmodel.planner.emit import note, render
 

@@ -416,3 +416,42 @@ def _regimes(findings) -> str:
                                findings.get("outside_backend"),
                                findings.get("rate_mismatch"), findings.get("zero_options_unused")) if note]
     return " ".join(f"Note: {note}{'' if note.endswith(('.', '?')) else '.'}" for note in notes)
+
+
+def heading(result, nodes: int | None = None, *, where: bool = True) -> str:
+    """The plan's first line: model, cluster (up to ``nodes`` nodes, None: any; ``where=False``
+    leaves that out), batch, objective, backend, what was swept, and the options that change every
+    row (a measured compute speed, the optimizer loop, no fused attention). The text and the HTML
+    report print it; ``result`` is a Plan or anything with its fields."""
+    span = f" ({f'up to {nodes} node(s)' if nodes else 'any nodes'})" if where else ""
+    return (f"Plan for {result.model} on {result.cluster}{span}, global batch "
+            f"{result.global_batch}, {f'seq {result.seq_len}, ' if result.seq_len else ''}objective {result.objective}, "
+            f"{result.backend} backend: {result.configurations:,} configurations swept, "
+            f"{result.feasible_configurations:,} feasible"
+            + (f"; compute speed: base MFU {result.mfu:.1%} {result.mfu_calibration}"
+               if result.mfu_calibration is not None else "")
+            + ("; the optimizer loops over the parameter tensors (--optimizer-impl per-tensor)"
+               if result.optimizer_impl == "per-tensor" else "")
+            + ("; no fused attention kernel (--no-flash-attention)" if not result.flash_attention else ""))
+
+
+def table_cells(rows) -> list[dict[str, str]]:
+    """The ranked plans as the table prints them, a dict of column → text per row: the
+    recompute column where any row recomputes, hours and USD where known. The text table and
+    the HTML report both print these."""
+    totals = any(r.hours_to_train is not None for r in rows)
+    costs = any(r.cost is not None for r in rows) and totals
+    return [{
+        "#": str(r.rank), "algorithm": r.algorithm, "GPUs": f"{r.gpus} ({r.nodes}x{r.gpus_per_node})",
+        "micro-batch": str(r.micro_batch), "accum": str(r.accumulation_steps),
+        "bucket": buckets(r), "grads": r.grad_dtype, "ZeRO": str(r.zero_stage),
+        **({"recompute": "yes" if r.recompute else "no"} if any(x.recompute for x in rows) else {}),
+        "step": step_time(r.total_s), "samples/s": rate(r.samples_per_s),
+        "efficiency": percent(r.scaling_efficiency), "exposed comm": percent(r.comm_share),
+        # the bandwidth-optimal volume the tie-break reads (choose.bytes_sent), not the algorithm's
+        # own traffic that `collective` prints as "sent by busiest rank" (review F, 2026-11-29)
+        "ring volume/GPU": f"{r.bytes_sent / 1e9:.1f} GB",
+        "memory": f"{r.memory_bytes / 1e9:.1f} GB", "headroom": f"{r.memory_headroom_bytes / 1e9:.1f} GB",
+        **({"hours": total(r.hours_to_train)} if totals else {}),
+        **({"USD": total(r.cost)} if costs else {}),
+    } for r in rows]

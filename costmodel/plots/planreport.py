@@ -8,10 +8,11 @@ figures written with plotly.js inlined once, so the page opens offline.
 from __future__ import annotations
 
 import html
+from types import SimpleNamespace
 from typing import Any
 
 from costmodel.planner.rank import STEP_PARTS, step_parts  # the reason's "Bound by" split, for the step bars
-from costmodel.planner.text import four_digits
+from costmodel.planner.text import heading, table_cells
 from costmodel.plots.planfig import plan_figure
 from dpbase.units import format_size
 
@@ -80,29 +81,19 @@ def comm_figure(plan: dict) -> Any | None:
                    yaxis={"type": "log", "title": {"text": "seconds"}})
 
 
-def _table(plan: dict) -> str:
-    keys = (("rank", "#"), ("algorithm", "algorithm"), ("gpus", "GPUs"), ("micro_batch", "micro-batch"),
-            ("accumulation_steps", "accum"), ("bucket_bytes", "bucket"), ("grad_dtype", "grads"), ("zero_stage", "ZeRO"),
-            ("total_s", "step (s)"), ("samples_per_s", "samples/s"),
-            ("memory_headroom_bytes", "headroom (GB)"))
-    head = "".join(f"<th>{html.escape(label)}</th>" for _, label in keys)
-    body = []
-    for row in plan["candidates"]:
-        cells = []
-        for key, _ in keys:
-            value = row[key]
-            if key == "total_s":
-                value = four_digits(value)
-            elif key == "samples_per_s":
-                value = f"{value:,.1f}"
-            elif key == "bucket_bytes":
-                sizes = row.get("bucket_bytes_range") or (value,)
-                value = "-".join(dict.fromkeys(format_size(v) for v in (min(sizes), max(sizes))))
-            elif key == "memory_headroom_bytes":
-                value = f"{value / 1e9:.1f}"
-            cells.append(f"<td>{html.escape(str(value))}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+def _table(plan: Any) -> str:
+    """The ranked plans with the text table's columns and cells (:func:`table_cells`: recompute,
+    hours and USD where the text prints them)."""
+    cells = table_cells(plan.candidates)
+    head = "".join(f"<th>{html.escape(label)}</th>" for label in cells[0])
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(value)}</td>" for value in row.values()) + "</tr>"
+                   for row in cells)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _as_plan(data: dict) -> Any:
+    """A plan's ``to_dict()`` read back with attribute access (what the text functions read)."""
+    return SimpleNamespace(**{**data, "candidates": [SimpleNamespace(**row) for row in data["candidates"]]})
 
 
 STYLE = ("body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
@@ -110,8 +101,9 @@ STYLE = ("body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1100px;margin:
          "text-align:right}p.reason{white-space:pre-line;line-height:1.4}")
 
 
-def report_html(plan: Any) -> str:
-    """The whole page as a string."""
+def report_html(plan: Any, nodes: int | None = None, *, where: bool = False) -> str:
+    """The whole page as a string: the text's heading line (``nodes`` as the CLI states it, with
+    ``where``), its reason and its table, then the charts."""
     data = plan.to_dict() if hasattr(plan, "to_dict") else plan
     figures = [plan_figure(data), step_figure(data), memory_figure(data), sensitivity_figure(data)]
     comm = comm_figure(data)
@@ -119,8 +111,10 @@ def report_html(plan: Any) -> str:
         figures.append(comm)
     charts = [fig.to_html(full_html=False, include_plotlyjs=(i == 0), config={"responsive": True})
               for i, fig in enumerate(figures)]
+    readable = _as_plan(data)
     title = f"Plan for {data['model']} on {data['cluster']}, global batch {data['global_batch']}"
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>" + html.escape(title)
             + f"</title><style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
+            + f"<p class='heading'>{html.escape(heading(readable, nodes, where=where))}</p>"
             + f"<p class='reason'>{html.escape(data['reason'])}</p><h2>Ranked alternatives</h2>"
-            + _table(data) + "".join(f"<div>{c}</div>" for c in charts) + "</body></html>")
+            + _table(readable) + "".join(f"<div>{c}</div>" for c in charts) + "</body></html>")
