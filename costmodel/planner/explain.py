@@ -389,7 +389,9 @@ def _what_if_once(sweep, setting, system, objective, constraints, index, factor,
             "throughput_change": row.samples_per_s / base - 1.0,
             # this plan itself on the scaled links: where the choice changes, the new one can beat
             # this plan's throughput today (it was tied with it here, and lost on a tie-break)
-            "kept_throughput_change": old.samples_per_s / base - 1.0}
+            "kept_throughput_change": old.samples_per_s / base - 1.0,
+            # whether this plan still meets the deadline/budget there (not: the limits moved the choice)
+            "kept_meets_limits": bool(np.isfinite(scores[index]))}
 
 
 def _recomputation_switched(sweep, setting, system2, objective, constraints, scores, band: float, ties_on=None,

@@ -305,6 +305,8 @@ def _what_if(findings) -> str:
             kept = change.get("kept_throughput_change")
             own = "" if kept is None else "; this plan there: " + (
                 "unchanged" if abs(kept) < 5e-5 else change_text(kept, "higher", "lower"))
+            if kept is not None and change.get("kept_meets_limits") is False:  # the limits moved it, not speed
+                own += f", missing {_limits(findings)}"
             sentences.append(f"With {change['label']}: {diffs} ({effect} than this plan's today{own}).")
         else:
             sentences.append(f"With {change['label']} the choice stays the same ({effect}).")

@@ -459,3 +459,20 @@ def test_an_algorithm_nccl_does_not_run_is_said_to_be_timed_on_the_ideal_model()
                   plan("gpt2", "dgx-a100", nodes=2, global_batch=64, backend="ideal", algorithms=("rabenseifner",),
                        top=5)):
         assert quiet.findings["outside_backend"] is None and "not an NCCL" not in quiet.reason
+
+
+def test_a_what_if_moved_by_the_budget_says_so():
+    """With 0.5x the inter-node bandwidth the plan of today costs 1 % more; under a budget just
+    above its cost the choice moves to half the GPUs at half the throughput, and the sentence used
+    to read as if slower links alone made a plan 49 % slower the better one."""
+    kwargs = dict(nodes=4, global_batch=256, tokens=1e9, price_per_gpu_hour=2.0, top=3)
+    free = plan("llama2-7b", "dgx-h100", **kwargs)
+    assert "missing" not in free.reason
+    tight = plan("llama2-7b", "dgx-h100", budget=free.best.cost * 1.004, **kwargs)
+    assert (tight.best.gpus, tight.best.cost) == (free.best.gpus, free.best.cost)
+    slower = next(c for c in tight.findings["what_if"] if c["label"].startswith("0.5x"))
+    assert slower["changes"] and slower["kept_meets_limits"] is False
+    sentence = next(s for s in tight.reason.split(". With ") if s.startswith("0.5x"))
+    assert re.search(r"this plan there: 1\.\d% lower, missing the budget of \d+\.\d USD", sentence)
+    faster = next(c for c in tight.findings["what_if"] if c["label"].startswith("2x"))
+    assert faster["kept_meets_limits"] is True
