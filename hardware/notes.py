@@ -34,3 +34,33 @@ def rate_mismatch_notes(system: Any, network: bool = True, intra: bool = True) -
                          f"link {link.name} ({format_bandwidth(link.bandwidth_Bps)}): bits typed as bytes (GBps "
                          "for Gbps), or the other way round?")
     return notes
+
+
+# A regime boundary where every algorithm's time falls by more than this share reads like a typo (a
+# latency in ms for µs, a bandwidth in Gbps for GBps). An algorithm's time is k·α + c·n/bandwidth
+# (k ≥ 1 steps, c > 0 bytes per byte), so it falls by at least the smaller of the two terms' falls:
+# across the links calibrated from the 58 shipped nccl-tests logs that is 41 % at most (a 512-byte
+# boundary); measured curves fall (NCCL adding channels), by less. Said by ``hardware validate``;
+# queries already hold other algorithms than the fitted one there (costmodel.cluster.query).
+REGIME_FALL_NOTE = 0.5
+
+
+def falling_regime_notes(links) -> list[str]:
+    """One note per regime boundary of ``links`` where both the latency and a boundary-sized
+    message's bandwidth time fall by more than ``REGIME_FALL_NOTE`` into the next regime: every
+    algorithm's time falls by at least that much there."""
+    from dpbase.units import format_size, format_time
+
+    notes = []
+    for link in links:
+        for i, (own, nxt) in enumerate(zip(link.regimes, link.regimes[1:])):
+            size = own.max_size_bytes
+            moved = (size / own.bandwidth_at(size), size / nxt.bandwidth_at(size))
+            falls = (nxt.latency_s / own.latency_s - 1.0 if own.latency_s > 0 else 0.0, moved[1] / moved[0] - 1.0)
+            if max(falls) < -REGIME_FALL_NOTE:
+                notes.append(f"link {link.name}: at {format_size(size)}, the end of regime {i + 1}, every algorithm's "
+                             f"time falls by {-max(falls):.0%} or more into regime {i + 2} (latency "
+                             f"{format_time(own.latency_s)} → {format_time(nxt.latency_s)}, the message's bandwidth "
+                             f"time {format_time(moved[0])} → {format_time(moved[1])}); calibrated links fall by "
+                             "41 % at most: a latency or bandwidth in the wrong unit?")
+    return notes

@@ -164,7 +164,7 @@ def validate_command(
         raise SystemExit(EXIT_BAD_INPUT)
     if not as_json:
         echo("ok")
-        for note in _usable_as(path) + _rate_notes(path):
+        for note in _usable_as(path) + _rate_notes(path) + _regime_notes(path):
             echo(f"note: {printable(note)}")
 
 
@@ -180,6 +180,18 @@ def _rate_notes(path: str) -> list[str]:
     except DpcostError:
         return []
     return rate_mismatch_notes(system)
+
+
+def _regime_notes(path: str) -> list[str]:
+    """:func:`hardware.notes.falling_regime_notes` of the file's links and its systems' links."""
+    from hardware.loader import load_file
+    from hardware.notes import falling_regime_notes
+
+    catalog = load_file(path)
+    links = {link.name: link for link in catalog.links.values()}
+    for system in catalog.systems.values():
+        links.update({link.name: link for link in (system.nic_link, system.intra_link)})
+    return falling_regime_notes(links.values())
 
 
 def _usable_as(path: str) -> list[str]:
