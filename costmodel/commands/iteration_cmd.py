@@ -36,10 +36,18 @@ def _buckets(b, format_size) -> str:
     # the gradient's own bytes (not a step's: accumulation synchronising k times, ZeRO-2, moves k x)
     if 0 < b.params * precision_for(b.grad_dtype).grad_bytes <= b.bucket_bytes:  # --bucket 1TiB read "2 buckets of 1 TiB"
         return f"{b.bucket_count} buckets: the first of {format_size(b.first_bucket_bytes)}, then the rest"
+    grad = b.params * precision_for(b.grad_dtype).grad_bytes
+    # whole tensors larger than the bucket: llama2-7b's 25 MiB buckets are 226 calls, not 516
+    whole = b.sync in ("ddp", "horovod") and grad / b.bucket_count > WHOLE_TENSORS_SAID * b.bucket_bytes
+    more = f" or more (whole tensors: {format_size(grad / b.bucket_count)} a call on average)" if whole else ""
     if b.first_bucket_bytes > b.bucket_bytes:
         return (f"{b.bucket_count} buckets: the first of {format_size(b.first_bucket_bytes)}, "
-                f"then {format_size(b.bucket_bytes)} each")
-    return f"{b.bucket_count} buckets of {format_size(b.bucket_bytes)}"
+                f"then {format_size(b.bucket_bytes)}{more or ' each'}")
+    return f"{b.bucket_count} buckets of {format_size(b.bucket_bytes)}{more}"
+
+
+# Buckets larger on average than their size by this factor are said to be so (whole tensors).
+WHOLE_TENSORS_SAID = 1.1
 
 def _algorithm(algorithm: str, asynchronous: bool) -> str:
     if not asynchronous or algorithm in ("auto", ASYNC_ALGORITHM, "ps"):

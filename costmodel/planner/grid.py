@@ -179,13 +179,19 @@ def _dtype_precision(space: Space) -> _ArrayPrecision:
                            np.array([[p.grad_bytes] for p in precisions], dtype=float))
 
 
-def bucket_layouts(space: Space, params: int, first_bucket_bytes: float) -> overlap.BucketLayout:
-    """DDP bucket layout of every (dtype, bucket size): arrays shaped (D, U)."""
-    grad_bytes = params * _dtype_precision(space).grad_bytes
-    b = overlap.bucket_layout(grad_bytes, np.array(space.bucket_bytes, dtype=float).reshape(1, -1),
-                              first_bucket_bytes)
-    shape = (len(space.grad_dtypes), len(space.bucket_bytes))
-    return overlap.BucketLayout(*_stacked((b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes), shape))
+def bucket_layouts(space: Space, workload: Any, first_bucket_bytes: float) -> overlap.BucketLayout:
+    """DDP bucket layout of every (dtype, bucket size): arrays shaped (D, U), each DDP's cut of the
+    workload's whole tensors (:func:`syncmodes.call_layout`)."""
+    grads = [workload.params * memory.precision_for(d).grad_bytes for d in space.grad_dtypes]
+    return _layouts([[syncmodes.call_layout(syncmodes.sync_setup("ddp", workload, g, bucket_bytes=b,
+                                                                 first_bucket_bytes=first_bucket_bytes), workload, g)
+                      for b in space.bucket_bytes] for g in grads])
+
+
+def _layouts(grid_of: list[list[overlap.BucketLayout]]) -> overlap.BucketLayout:
+    """Scalar layouts, one per (dtype, bucket size), as one layout of (D, U) arrays."""
+    return overlap.BucketLayout(*(np.array([[float(getattr(b, f)) for b in row] for row in grid_of], dtype=float)
+                                  for f in ("first_bytes", "full_count", "bucket_bytes", "last_bytes")))
 
 
 def stages_allowed(setting: Setting, space: Space) -> np.ndarray:
@@ -230,7 +236,6 @@ def _setup(mode: str, setting: Setting, grad_bytes: int, bucket_bytes: float, st
 def stage_syncs(setting: Setting, space: Space) -> tuple[StageSync, ...]:
     """Per ZeRO stage of ``space``: how its rows synchronise (:class:`StageSync`)."""
     grads = [setting.workload.params * memory.precision_for(d).grad_bytes for d in space.grad_dtypes]
-    grad_column = np.array(grads, dtype=float).reshape(-1, 1)
     out = []
     for stage in space.zero_stages:
         mode = syncmodes.stage_mode(setting.sync, stage)
@@ -239,11 +244,8 @@ def stage_syncs(setting: Setting, space: Space) -> tuple[StageSync, ...]:
             continue
         setups = [[_setup(mode, setting, g, b, stage) for b in space.bucket_bytes] for g in grads]
         first = setups[0][0]
-        bucket = np.array([[x.bucket_bytes for x in row] for row in setups], dtype=float)
-        first_bytes = np.array([[x.first_bucket_bytes for x in row] for row in setups], dtype=float)
-        b = overlap.bucket_layout(grad_column, bucket, first_bytes)
-        layout = overlap.BucketLayout(*_stacked((b.first_bytes, b.full_count, b.bucket_bytes, b.last_bytes),
-                                                bucket.shape))
+        layout = _layouts([[syncmodes.call_layout(x, setting.workload, g) for x in row]
+                           for row, g in zip(setups, grads)])
         out.append(StageSync(mode=mode, layout=layout, overlap=first.overlap, wait_s=first.wait_s,
                              gather_beside=first.overlap_param_gather))
     return tuple(out)
@@ -332,7 +334,7 @@ class _ReplicaBatch:
         return np.stack(rows)
 
 
-def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: float,
+def comm_tables(system: Any, space: Space, workload: Any, first_bucket_bytes: float,
                 backend: str, on_algorithm: Callable[[], None] | None = None,
                 comm_params: tuple = (), quantize: tuple = (None, None), offload_host=None,
                 shard: str = "full", stages: tuple | None = None) -> CommTables:
@@ -359,7 +361,7 @@ def comm_tables(system: Any, space: Space, params: int, first_bucket_bytes: floa
     sockets = any(transport.hides_nothing(transport.step_transport(system, n)) for n, g in layouts if n * g > 1)
     valid = np.zeros((A, Z, D, U, len(layouts)), dtype=bool)
     precision = _dtype_precision(space)
-    buckets = bucket_layouts(space, params, first_bucket_bytes)
+    buckets = bucket_layouts(space, workload, first_bucket_bytes)
     cache = CommCache(system, backend, comm_params)
     multi = [i for i, (n, g) in enumerate(layouts) if n * g > 1]
     ranks = np.array([layouts[i][0] * layouts[i][1] for i in multi], dtype=float).reshape(-1, 1, 1)
@@ -633,7 +635,7 @@ def setting_tables(setting: Setting, system: Any, space: Space,
                    on_algorithm: Callable[[], None] | None = None) -> CommTables:
     """:func:`comm_tables` for what ``setting`` holds fixed (algorithm parameters, ZeRO++ bits,
     optimizer offload)."""
-    return comm_tables(system, space, setting.workload.params, setting.first_bucket_bytes, setting.backend,
+    return comm_tables(system, space, setting.workload, setting.first_bucket_bytes, setting.backend,
                        on_algorithm=on_algorithm, comm_params=setting.comm_params, quantize=setting.quantize,
                        offload_host=_node_host(setting, system), shard=setting.shard,
                        stages=None if setting.sync == "ddp" else stage_syncs(setting, space))
@@ -669,7 +671,7 @@ def _stage_layouts(setting: Setting, space: Space, stages: tuple | None) -> over
     """The bucket layout on the sweep's axes: (1, 1, D, U, 1) for DDP's buckets (``stages``
     None), else (1, Z, D, U, 1), each stage's from :func:`stage_syncs` (a stage its mode does
     not run takes DDP's: its rows are not valid)."""
-    layouts = _layout_fields(bucket_layouts(space, setting.workload.params, setting.first_bucket_bytes))
+    layouts = _layout_fields(bucket_layouts(space, setting.workload, setting.first_bucket_bytes))
     if stages is None:
         return overlap.BucketLayout(*(_expand(f) for f in layouts))
     per_stage = [_layout_fields(st.layout) if st.runs else layouts for st in stages]

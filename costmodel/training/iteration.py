@@ -30,7 +30,6 @@ The arithmetic in :func:`step_seconds` works elementwise on numpy arrays (for th
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 from costmodel.training import (
@@ -987,15 +986,6 @@ def _groups_of(comm, groups, shard: str) -> gradsync.ShardGroups | None:
                                 replica_ranks=rails.ranks)
 
 
-@functools.lru_cache(maxsize=1024, typed=True)
-def _bucket_layout(grad_bytes, bucket_bytes, first_bucket_bytes) -> overlap.BucketLayout:
-    """:func:`overlap.bucket_layout` of one configuration (numbers), memoised: it depends on the
-    gradient's bytes and the bucket sizes only, which every micro-batch, accumulation, ZeRO stage
-    and group size of a model shares (``typed``: an int and an equal float stay apart, as the
-    layout's own values would)."""
-    return overlap.bucket_layout(grad_bytes, bucket_bytes, first_bucket_bytes)
-
-
 def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], float], ranks: int | None = None,
                         config: TrainingConfig | None = None, *, algorithm: str = "",
                         host: offload.HostPath | None = None, groups: tuple | None = None,
@@ -1056,7 +1046,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     compute = _compute(workload, gpu, config)
     precision = memory.precision_for(config.grad_dtype)
     memory.check_grad_dtype(config.grad_dtype, gpu)
-    layout = _bucket_layout(workload.params * precision.grad_bytes, setup.bucket_bytes, setup.first_bucket_bytes)
+    layout = syncmodes.call_layout(setup, workload, workload.params * precision.grad_bytes)
     if config.shard == "full":
         groups = None
     slowdown = _two_level_slowdown(comm, ranks, config, precision, layout, gpu, host, groups, qgz,

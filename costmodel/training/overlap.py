@@ -82,6 +82,44 @@ def bucket_layout(grad_bytes, bucket_bytes=DDP_BUCKET_BYTES,
 BUCKET_ROUNDING = 1e-9
 
 
+def packed_sizes(tensor_bytes, bucket_bytes: float, first_bucket_bytes: float,
+                 within: bool = False) -> tuple[float, ...]:
+    """Buckets of whole tensors (``tensor_bytes`` in the order backward produces them).
+
+    DDP's (``within`` False): a tensor joins the open bucket, and a bucket holding its cap or more
+    closes (the first's cap ``first_bucket_bytes``, then ``bucket_bytes``), so a bucket is its cap
+    plus part of a tensor, and a tensor larger than the cap closes a bucket with what came before
+    it (``compute_bucket_assignment_by_size`` in PyTorch's reducer.cpp). Horovod's (``within``):
+    ready tensors are fused while the buffer holds them, so a tensor that would overflow it starts
+    the next fusion, and one larger than the buffer is reduced alone (Horovod docs, "Tensor
+    Fusion")."""
+    sizes, held, cap = [], 0.0, float(first_bucket_bytes)
+    for size in tensor_bytes:
+        if within and held > 0 and held + size > cap:
+            sizes.append(held)
+            held, cap = 0.0, float(bucket_bytes)
+        held += size
+        if held >= cap:
+            sizes.append(held)
+            held, cap = 0.0, float(bucket_bytes)
+    if held > 0:
+        sizes.append(held)
+    return tuple(sizes)
+
+
+def packed_layout(sizes: tuple[float, ...], bucket_bytes: float, total_bytes: float) -> BucketLayout:
+    """:class:`BucketLayout` of packed buckets: the first, the middle ones at their mean size (the
+    closed form's full buckets: their count and bytes exact), and the last, which the gradient's
+    ``total_bytes`` less the others makes exact. ``bucket_bytes`` stands for the full buckets'
+    size where there are none."""
+    if len(sizes) <= 1:
+        return BucketLayout(float(total_bytes), 0, float(bucket_bytes), 0.0)
+    middle = sizes[1:-1]
+    last = max(float(total_bytes) - sum(sizes[:-1]), 0.0)
+    return BucketLayout(float(sizes[0]), len(middle), sum(middle) / len(middle) if middle else float(bucket_bytes),
+                        last)
+
+
 def check_bucket_sizes(bucket_bytes: float, first_bucket_bytes: float) -> None:
     """Both bucket sizes from ``MIN_BUCKET_BYTES`` to 1 ZiB (:func:`bucket_size_ok`)."""
     for field, value in (("bucket", bucket_bytes), ("first_bucket", first_bucket_bytes)):

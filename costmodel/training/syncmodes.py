@@ -35,7 +35,15 @@ from __future__ import annotations
 
 import functools
 
-from costmodel.training.overlap import DDP_BUCKET_BYTES, DDP_FIRST_BUCKET_BYTES
+from costmodel.training.overlap import (
+    DDP_BUCKET_BYTES,
+    DDP_FIRST_BUCKET_BYTES,
+    BucketLayout,
+    bucket_layout,
+    packed_layout,
+    packed_sizes,
+)
+from costmodel.training.tensors import backward_tensors, tensor_count  # noqa: F401  (tensor_count: read as syncmodes.tensor_count)
 from dpbase.errors import InputError
 from dpbase.units import format_size
 from dpbase.values import frozen
@@ -75,7 +83,6 @@ def stage_runs(sync: str, stage: int, *, asynchronous: bool = False, host_reduce
 SIZED_MODES = ("ddp", "horovod")
 HOROVOD_FUSION_BYTES = 128 * 1024 * 1024
 HOROVOD_CYCLE_S = 1e-3
-TENSORS_PER_LAYER = {"transformer": 12, "bert": 16, "vit": 12, "cnn": 3}
 
 
 @frozen(kw_only=True)
@@ -91,12 +98,25 @@ class SyncSetup:
     overlap_param_gather: bool = False  # weights gathered in the forward, beside compute (FSDP SHARD_GRAD_OP)
 
 
-def tensor_count(workload) -> int:
-    """Gradient tensors of a workload (its ``tensors`` field, else layers × per-layer count)."""
-    given = int(getattr(workload, "tensors", 0) or 0)
-    if given:
-        return given
-    return max(1, int(workload.layers) * TENSORS_PER_LAYER.get(workload.kind, 12))
+def call_layout(setup: SyncSetup, workload, grad_bytes: float) -> BucketLayout:
+    """How ``setup`` cuts ``grad_bytes`` of ``workload``'s gradient into collectives: DDP's buckets
+    and Horovod's fusion buffers hold a transformer's whole tensors (:mod:`costmodel.training.tensors`;
+    a tensor larger than the bucket is one call; a CNN's are cut by bytes), the other modes' calls
+    are their own size (the whole gradient, one tensor on average, one FSDP unit). The one rule
+    iteration and the planner cut by."""
+    return _call_layout(setup.mode, workload, float(grad_bytes), float(setup.bucket_bytes),
+                        float(setup.first_bucket_bytes))
+
+
+@functools.lru_cache(maxsize=1024)
+def _call_layout(mode: str, workload, grad_bytes: float, bucket_bytes: float, first_bucket_bytes: float) -> BucketLayout:
+    tensors = backward_tensors(workload) if mode in SIZED_MODES else ()
+    if not tensors:  # the mode's own call size, or a CNN's buckets cut by bytes (costmodel.training.tensors)
+        return bucket_layout(grad_bytes, bucket_bytes, first_bucket_bytes)
+    per_param = grad_bytes / max(int(workload.params), 1)
+    sizes = packed_sizes((p * per_param for p in tensors), bucket_bytes, first_bucket_bytes,
+                         within=mode == "horovod")
+    return packed_layout(sizes, bucket_bytes, grad_bytes)
 
 
 def fsdp_unit_bytes(workload, grad_bytes: float) -> float:

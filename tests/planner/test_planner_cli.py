@@ -98,7 +98,7 @@ def test_the_table_names_its_volume_the_bandwidth_optimal_one():
     """Review F (2026-11-29): the column read "sent/GPU", the name of `collective`'s busiest-rank
     figure, which an in-network all-reduce makes 1.875× smaller on 16 GPUs; the column is the
     bandwidth-optimal (ring) volume the tie-break reads: plain DDP sends 2 (N-1)/N of the gradient."""
-    args = [*BASE, "--global-batch", "64", "--grad-dtypes", "bf16", "--top", "1"]
+    args = [*BASE, "--global-batch", "64", "--grad-dtypes", "bf16", "--top", "1", "--algorithms", "in-network"]
     text = runner.invoke(app, args)
     data = json.loads(runner.invoke(app, [*args, "--json"]).stdout)["best"]
     assert text.exit_code == 0 and "sent/GPU" not in text.stdout

@@ -110,6 +110,7 @@ def test_more_nodes_no_longer_give_a_slower_plan():
 def test_the_what_if_agrees_with_planning_on_the_scaled_links():
     """gpt2 on 8 DGX-1: 'with 0.5x inter-node bandwidth the choice stays the same (23.8 % lower)'
     while planning on those links chose 32 GPUs at 39 % lower."""
+    from costmodel.planner.explain import CHANGED_FIELDS
     from costmodel.planner.whatif import scaled_system
 
     system = hardware.load_system("dgx-1")
@@ -117,8 +118,12 @@ def test_the_what_if_agrees_with_planning_on_the_scaled_links():
     for change in found.findings["what_if"]:
         factor = 0.5 if "0.5x" in change["label"] else 2.0
         again = plan("gpt2", scaled_system(system, inter_bandwidth=factor), nodes=8, global_batch=64, explain=False)
-        assert change["samples_per_s"] == pytest.approx(again.best.samples_per_s, rel=1e-9)
-        assert bool(change["changes"]) == (again.best.gpus != found.best.gpus)
+        # the plan of today stays while it is tied with the re-plan's best (within the plan's tie
+        # band: at 2x, ring with 25 MiB buckets 0.25 % behind auto with 100 MiB ones)
+        assert change["samples_per_s"] == pytest.approx(again.best.samples_per_s, rel=found.tie_band + 1e-9)
+        if change["samples_per_s"] == pytest.approx(again.best.samples_per_s, rel=1e-9):  # not kept by a tie
+            moved = [name for field, name in CHANGED_FIELDS if getattr(again.best, field) != getattr(found.best, field)]
+            assert [name for name, _, _ in change["changes"]] == moved
 
 
 def _setting_of(result, system, model="gpt2"):

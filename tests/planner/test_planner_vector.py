@@ -11,7 +11,8 @@ from costmodel.collectives.registry import entries
 from costmodel.planner import grid
 from costmodel.planner.comm import CommCache, all_reduce_algorithms, zero_algorithm_ok
 from costmodel.planner.recommend import build_space
-from costmodel.training import gradsync, memory, overlap
+from costmodel.training import gradsync, memory, overlap, syncmodes
+from costmodel.training.workloads import load_model
 from dpbase.errors import DpcostError
 
 MIB = 2**20
@@ -44,7 +45,7 @@ def test_times_on_cluster_equals_predict_on_cluster_for_every_entry(system_name)
         np.testing.assert_allclose(vector, scalar, rtol=1e-12, atol=0, err_msg=str(entry.key))
 
 
-def _scalar_tables(system, space, params, backend):
+def _scalar_tables(system, space, workload, backend):
     """The planner's collective tables, one scalar sync_plan per configuration."""
     A, Z, D, U, _ = space.shape
     out = np.zeros((7, A, Z, D, U, len(space.layouts)))
@@ -60,8 +61,9 @@ def _scalar_tables(system, space, params, backend):
                 for d, dtype in enumerate(space.grad_dtypes):
                     precision = memory.precision_for(dtype)
                     for u, bucket in enumerate(space.bucket_bytes):
-                        layout = overlap.bucket_layout(params * precision.grad_bytes, bucket,
-                                                       overlap.DDP_FIRST_BUCKET_BYTES)
+                        grad = workload.params * precision.grad_bytes
+                        layout = syncmodes.call_layout(syncmodes.sync_setup("ddp", workload, grad, bucket_bytes=bucket),
+                                                       workload, grad)
                         try:
                             plan = gradsync.sync_plan(comm, nodes * per_node, layout, precision,
                                                       zero_stage=stage)
@@ -81,13 +83,13 @@ def _scalar_tables(system, space, params, backend):
 ])
 def test_vector_comm_tables_equal_the_scalar_loop(system_name, nodes, backend):
     system = hardware.load_system(system_name)
-    params = 1_300_000_000
+    workload = load_model(1_300_000_000)
     space = build_space(system, nodes=nodes, global_batch=48, min_gpus=1,
                         max_gpus=nodes * system.gpus_per_node,
                         algorithms=all_reduce_algorithms(system, nodes, backend),
                         bucket_bytes=(1 * MIB, 25 * MIB, 3e9), grad_dtypes=("bf16", "fp32", "fp8"))
-    tables = grid.comm_tables(system, space, params, overlap.DDP_FIRST_BUCKET_BYTES, backend)
-    out, valid = _scalar_tables(system, space, params, backend)
+    tables = grid.comm_tables(system, space, workload, overlap.DDP_FIRST_BUCKET_BYTES, backend)
+    out, valid = _scalar_tables(system, space, workload, backend)
     assert np.array_equal(tables.valid, valid)
     vector = np.stack([*tables.backward, *tables.forward, tables.post_step_s])
     np.testing.assert_allclose(vector, out, rtol=1e-12, atol=0)
@@ -100,7 +102,7 @@ def test_comm_tables_report_progress_once_per_algorithm():
                         algorithms=("ring", "binomial", "double-binary-tree"),
                         bucket_bytes=(25 * MIB,), grad_dtypes=("bf16",))
     calls = []
-    grid.comm_tables(system, space, 10**9, overlap.DDP_FIRST_BUCKET_BYTES, "ideal",
+    grid.comm_tables(system, space, load_model(10**9), overlap.DDP_FIRST_BUCKET_BYTES, "ideal",
                      on_algorithm=lambda: calls.append(1))
     assert len(calls) == 3
 

@@ -192,9 +192,12 @@ def test_the_bucket_line_says_how_the_gradient_was_cut():
     whole = runner.invoke(app, [*base, "--first-bucket", "1TiB"])
     assert whole.exit_code == 0 and "1 bucket (the whole gradient)" in whole.stdout and "1 buckets" not in whole.stdout
     large = runner.invoke(app, [*base, "--first-bucket", "100MiB"])
-    assert large.exit_code == 0 and "buckets: the first of 100 MiB, then 25 MiB each" in large.stdout
+    # whole tensors (DDP never splits one): gpt2's 77 MB embedding is a call of its own
+    assert large.exit_code == 0 and "4 buckets: the first of 100 MiB, then 25 MiB or more (whole tensors" in large.stdout
     plain = runner.invoke(app, base)
-    assert plain.exit_code == 0 and "11 buckets of 25 MiB" in plain.stdout
+    assert plain.exit_code == 0 and "7 buckets of 25 MiB or more (whole tensors: 35.55 MB a call" in plain.stdout
+    cnn = runner.invoke(app, [*base[:2], "resnet-50", *base[3:]])  # a CNN's buckets are cut by bytes
+    assert cnn.exit_code == 0 and "buckets of 25 MiB," in cnn.stdout and "whole tensors" not in cnn.stdout
     beyond = runner.invoke(app, [*base, "--bucket", "1TiB"])  # read "2 buckets of 1 TiB"
     assert beyond.exit_code == 0 and "2 buckets: the first of 1 MiB, then the rest" in beyond.stdout
 

@@ -142,13 +142,14 @@ def test_published_transformer_xl_scaling_from_its_measured_node():
     """NVIDIA DeepLearningExamples PyTorch Transformer-XL large, DGX-2H (16 V100), AMP, local batch
     4 (README "Training performance: 8x NVIDIA DGX-2H"; tests/data/dp_scaling/results.csv): one node
     154,950 tokens/s, 4 nodes 605,620 (97.7 %). From the node's rate alone the 4-node efficiency
-    is predicted within 3.5 points: 94.5 % (the development set's leave-one-publication-out
-    median is 2.2 across nodes, docs/validation.md; 95.1 % while the GPU speed spread was 1.2 %)."""
+    is predicted within 3.5 points: 96.1 % (the development set's leave-one-publication-out
+    median is 2.2 across nodes, docs/validation.md; 94.5 % while DDP's buckets split tensors, 95.1 %
+    while the GPU speed spread was 1.2 %)."""
     data = _json("--model", "transformer-xl-large", "--cluster", "dgx-2h", "--nodes", "4", "--micro-batch", "4",
                  "--compute-dtype", "fp16", "--grad-dtype", "fp16", "--rate", "154950 tok/s", "--rate-gpus", "16")
     efficiency = data["samples_per_s"] / (4 * 154950 / 384)
     assert efficiency == pytest.approx(0.977, abs=0.035)  # the published figure
-    assert efficiency == pytest.approx(0.945, abs=0.005)  # what the model gives (a regression pin)
+    assert efficiency == pytest.approx(0.961, abs=0.005)  # what the model gives (a regression pin)
     assert data["mfu_source"] == "solved from the measured rate 404 samples/s on 16 GPUs at micro-batch 4, ZeRO-0"
 
 

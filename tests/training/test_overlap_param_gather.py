@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 import hardware
 from cli import app
 from costmodel.planner.recommend import plan
-from costmodel.training import overlap
+from costmodel.training import syncmodes
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 from costmodel.training.memory import precision_for
 from costmodel.training.oncluster import iteration
@@ -43,7 +43,9 @@ def test_only_the_buckets_forward_needs_first_outlast_a_long_forward(zero):
     workload = load_model("gpt2-xl")
     precision = precision_for("bf16")
     grads = workload.params * precision.grad_bytes
-    sizes = overlap.bucket_sizes(grads, 25 * MIB, overlap.DDP_FIRST_BUCKET_BYTES)
+    # DDP's buckets of whole tensors (syncmodes.call_layout): the first, the middle ones at their mean, the last
+    layout = syncmodes.call_layout(syncmodes.sync_setup("ddp", workload, grads), workload, grads)
+    sizes = [layout.first_bytes] + [layout.bucket_bytes] * int(layout.full_count) + [layout.last_bytes]
     weights_per_grad = precision.weight_bytes / precision.grad_bytes
     producing, done, late = grads * (1 - workload.late_fraction), 0.0, 0.0
     for size in sizes:
