@@ -28,25 +28,44 @@ ASYNC_ALGORITHM = "parameter-server"
 def _buckets(b, format_size) -> str:
     """How the gradient was cut: one bucket is the whole gradient (whatever --bucket or
     --first-bucket say: a first bucket larger than the gradient read "1 buckets of 25 MiB"), and
-    a first bucket larger than the rest is named (DDP's smaller 1 MiB default first is not)."""
+    a first bucket larger than the rest is named (DDP's smaller 1 MiB default first is not).
+    Buckets of a transformer's whole tensors (DDP, Horovod) are told by their calls: the first as
+    cut, and the rest's mean where it is above the bucket ("226 buckets of 25 MiB or more")."""
     if b.bucket_count <= 1:
         return "1 bucket (the whole gradient)"
     from costmodel.training.memory import precision_for
 
     # the gradient's own bytes (not a step's: accumulation synchronising k times, ZeRO-2, moves k x)
-    if 0 < b.params * precision_for(b.grad_dtype).grad_bytes <= b.bucket_bytes:  # --bucket 1TiB read "2 buckets of 1 TiB"
-        return f"{b.bucket_count} buckets: the first of {format_size(b.first_bucket_bytes)}, then the rest"
     grad = b.params * precision_for(b.grad_dtype).grad_bytes
-    # whole tensors larger than the bucket: llama2-7b's 25 MiB buckets are 226 calls, not 516
-    whole = b.sync in ("ddp", "horovod") and grad / b.bucket_count > WHOLE_TENSORS_SAID * b.bucket_bytes
-    more = f" or more (whole tensors: {format_size(grad / b.bucket_count)} a call on average)" if whole else ""
+    if b.whole_tensors:
+        return _whole_tensors(b, grad, format_size)
+    if 0 < grad <= b.bucket_bytes:  # --bucket 1TiB read "2 buckets of 1 TiB"
+        return f"{b.bucket_count} buckets: the first of {format_size(b.first_bucket_bytes)}, then the rest"
     if b.first_bucket_bytes > b.bucket_bytes:
         return (f"{b.bucket_count} buckets: the first of {format_size(b.first_bucket_bytes)}, "
-                f"then {format_size(b.bucket_bytes)}{more or ' each'}")
-    return f"{b.bucket_count} buckets of {format_size(b.bucket_bytes)}{more}"
+                f"then {format_size(b.bucket_bytes)} each")
+    return f"{b.bucket_count} buckets of {format_size(b.bucket_bytes)}"
 
 
-# Buckets larger on average than their size by this factor are said to be so (whole tensors).
+def _whole_tensors(b, grad: float, format_size) -> str:
+    """Calls of whole tensors: the first named where it is not the first bucket's size (an untied
+    head, a --first-bucket above the rest), the rest's mean, "or more" where that is above the
+    bucket."""
+    if grad <= b.bucket_bytes:  # one bucket after the first holds the rest
+        return (f"{b.bucket_count} buckets of whole tensors: the first of {format_size(b.first_call_bytes)}, "
+                "then the rest")
+    named = b.first_call_bytes > WHOLE_TENSORS_SAID * b.first_bucket_bytes or b.first_bucket_bytes > b.bucket_bytes
+    mean = (grad - b.first_call_bytes) / (b.bucket_count - 1) if named else grad / b.bucket_count
+    more = " or more" if mean > WHOLE_TENSORS_SAID * b.bucket_bytes else ""
+    if named:
+        return (f"{b.bucket_count} buckets: the first of {format_size(b.first_call_bytes)}, then "
+                f"{format_size(b.bucket_bytes)}{more} (whole tensors: {format_size(mean)} a call on average "
+                "after the first)")
+    return (f"{b.bucket_count} buckets of {format_size(b.bucket_bytes)}{more} (whole tensors: "
+            f"{format_size(mean)} a call on average)")
+
+
+# Calls larger than their bucket on average by this factor are said to be so (whole tensors).
 WHOLE_TENSORS_SAID = 1.1
 
 def _algorithm(algorithm: str, asynchronous: bool) -> str:

@@ -101,8 +101,10 @@ def outside_backend(algorithms, backend: str) -> str | None:
         return None
     names = ", ".join(outside)
     what, own = ("is not an NCCL algorithm", "its") if len(outside) == 1 else ("are not NCCL algorithms", "their")
+    # parameter servers have no NCCL counterpart; a collective algorithm has NCCL's own instead
+    instead = "" if set(outside) == {"parameter-server"} else "; NCCL itself would run ring, tree or NVLS"
     return (f"{names} {what}: {own} rows are timed on the textbook α-β-γ model "
-            "(ideal backend), not NCCL's; NCCL itself would run ring, tree or NVLS")
+            f"(ideal backend), not NCCL's{instead}")
 
 
 def backend_tables(backend: str) -> Any:

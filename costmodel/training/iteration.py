@@ -133,6 +133,10 @@ class Breakdown:
     bucket_bytes: float
     first_bucket_bytes: float
     bucket_count: int
+    # the calls as cut: the first's bytes, and whether they hold whole tensors (DDP and Horovod on
+    # a transformer, costmodel.training.tensors) rather than the bucket's bytes
+    first_call_bytes: float
+    whole_tensors: bool
     sync: str
     transport: str
     jitter_cv: float
@@ -710,7 +714,8 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         "optimizer_impl": config.optimizer_impl,
         "zero_stage": config.zero_stage, "overlap": config.overlap, "synchronous": not config.asynchronous,
         "bucket_bytes": float(setup.bucket_bytes), "first_bucket_bytes": float(setup.first_bucket_bytes),
-        "bucket_count": int(layout.count), "sync": setup.mode, "transport": config.transport,
+        "bucket_count": int(layout.count), "first_call_bytes": float(layout.first_bytes),
+        "whole_tensors": syncmodes.whole_tensors(setup, workload), "sync": setup.mode, "transport": config.transport,
         "jitter_cv": config.jitter_cv, "speed_cv": config.losses.speed_cv,
         "slow_node_factor": config.losses.slow_node_factor, "overlap_slowdown": slowdown,
         "mfu": compute.mfu, "mfu_source": compute.mfu_source,

@@ -108,6 +108,12 @@ def call_layout(setup: SyncSetup, workload, grad_bytes: float) -> BucketLayout:
                         float(setup.first_bucket_bytes))
 
 
+def whole_tensors(setup: SyncSetup, workload) -> bool:
+    """Whether ``setup``'s calls hold ``workload``'s whole tensors (:func:`call_layout`), not the
+    bucket's bytes."""
+    return setup.mode in SIZED_MODES and bool(backward_tensors(workload))
+
+
 @functools.lru_cache(maxsize=1024)
 def _call_layout(mode: str, workload, grad_bytes: float, bucket_bytes: float, first_bucket_bytes: float) -> BucketLayout:
     tensors = backward_tensors(workload) if mode in SIZED_MODES else ()

@@ -5,25 +5,29 @@ DDP and Horovod never split a tensor: DDP closes a bucket once the tensors in it
 bucket is closed if it holds ``bucket_cap_mb`` or more), and Horovod reduces a tensor larger than
 its fusion buffer alone. A tensor larger than the bucket is one call, so llama2-7b's 4096 × 11008
 MLP matrices (90 MB of bf16 gradient each) are not four 25 MiB calls but one: its 25 MiB buckets
-are 226 calls, not 516. What decides the cut is the large tensors, in the order backward produces
-them:
+are 226 calls, not 516. The tensors, in the order backward produces them:
 
-- a layer's matrices (attention: a fused query-key-value matrix of 3h² and an output projection
-  of h² for GPT-2/3, MPT, ViT and Transformer-XL; four separate h² for BERT and for models whose
-  output head is apart from the input embedding, as Llama's; MLP: the rest of the layer's
-  parameters in two matrices, or three where the head is untied, Llama's SwiGLU), the last layer
-  first and in each layer the MLP before the attention; biases and norms (h each) ride with the
-  matrices beside them, whose bucket they join;
-- an untied output head (vocab × h) first, the input embedding last (it is the first layer, and
-  its gradient lands when backward ends: :attr:`Workload.late_fraction`).
+- an untied output head (vocab × h) first, then the model's other vectors (a final norm);
+- each layer, the last first: its matrices in reverse (``layer_matrices``, multiples of h² in
+  forward order, sharing the layer's parameters: GPT-2's fused query-key-value, output and two
+  MLP matrices, ``(3, 1, 4, 4)``, by default, and GPT-3, MPT, BLOOM, GPT-NeoX/Pythia and ViT
+  alike; BERT's separate query, key, value and output, ``(1, 1, 1, 1, 4, 4)``; presets state
+  their own: Llama's SwiGLU ``(1, 1, 1, 1, 2.6875 × 3)`` with grouped-query key and value
+  matrices where it has them (Llama 2 70B: 8 of 64 heads, 0.125 h² each), OPT's and GPT-J's
+  separate projections, Falcon's multi-query fused one, Transformer-XL's relative-position
+  projection, BART's cross-attention), then its biases and norms (h parameters each: the model's
+  ``tensors`` less its matrices and embeddings, spread over its layers);
+- the input embedding last (it is the first layer, and its gradient lands when backward ends:
+  :attr:`Workload.late_fraction`).
 
-A layer's parameters are the model's beside its embeddings and head, shared equally by its
-layers (position embeddings and final norms ride with them). Grouped-query attention's narrower
-key and value matrices are counted at h² (their layer's MLP the smaller for it).
+A layer's matrices share the model's parameters beside its embeddings, head and vectors
+(position embeddings ride with them). So DDP with a bucket smaller than a bias gives one call per
+tensor, the ``tensors`` that ``--sync per-tensor`` counts.
 
 A CNN's tensors are not known one by one (a preset states their count): its buckets are cut by
-bytes, as before. For ResNets, whose largest tensor (a 3×3 convolution of 512 channels, 9.4 MB in
-fp32) is well below DDP's 25 MiB, that is within one tensor of DDP's cut. VGG's and AlexNet's
+bytes, as before. For ResNet-50, whose largest tensor (a 3×3 convolution of 512 channels, 9.4 MB
+in fp32) is well below DDP's 25 MiB, that is within one tensor of DDP's cut (wide-resnet50-2's
+3×3 convolutions of 1024 channels, 37.7 MB, would be calls of their own). VGG's and AlexNet's
 classifiers (VGG16's fc6 is 411 MB, three quarters of its gradient) would be calls of their own,
 but they are also ready within the first few percent of backward (their FLOPs are ~1 % of the
 model's), which the overlap model's readiness (bytes produced uniformly over backward) does not
@@ -46,43 +50,45 @@ def tensor_count(workload) -> int:
     return max(1, int(workload.layers) * TENSORS_PER_LAYER.get(workload.kind, 12))
 
 
-# Matrices of a layer by family: (attention matrices as multiples of h², MLP matrix count).
-FUSED_ATTENTION = (3, 1)  # query-key-value in one matrix, then the output projection
-SEPARATE_ATTENTION = (1, 1, 1, 1)
+# A layer's matrices in forward order, as multiples of h², where the model does not state its own
+# (``layer_matrices``): GPT-2's fused query-key-value (3h²), output projection and two MLP
+# matrices of 4h² (GPT-3, MPT, BLOOM, GPT-NeoX/Pythia, ViT alike); BERT's separate query, key,
+# value and output. Only the proportions matter: the matrices share the layer's parameters.
+FUSED_LAYER = (3.0, 1.0, 4.0, 4.0)
+BERT_LAYER = (1.0, 1.0, 1.0, 1.0, 4.0, 4.0)
+# More tensors than this are not listed one by one (a model file of millions of layers): the
+# gradient is cut by bytes. The largest preset lists 1,137 (llama3-405b).
+MAX_LISTED_TENSORS = 100_000
 
 
-def _family(workload) -> tuple[tuple[int, ...], int]:
-    """The attention matrices (in h²) and the MLP matrix count of ``workload``'s layers."""
-    if not workload.tied_embeddings:  # Llama, Mistral: q, k, v, o apart; gate, up, down
-        return SEPARATE_ATTENTION, 3
-    if workload.kind == "bert":
-        return SEPARATE_ATTENTION, 2
-    return FUSED_ATTENTION, 2
-
-
-def _equal(params: float, count: int) -> tuple[float, ...]:
-    count = max(int(count), 1)
-    return (params / count,) * count
+def layer_matrices(workload) -> tuple[float, ...]:
+    """The matrices of one of ``workload``'s layers, forward order, in h² (its own, else the
+    kind's default)."""
+    if workload.layer_matrices:
+        return tuple(float(k) for k in workload.layer_matrices)
+    return BERT_LAYER if workload.kind == "bert" else FUSED_LAYER
 
 
 @functools.lru_cache(maxsize=256)
 def backward_tensors(workload) -> tuple[float, ...]:
-    """Parameters of each gradient tensor that decides the cut, in the order backward produces
-    them (module docstring); they sum to ``workload.params``. Empty for a CNN (cut by bytes)."""
+    """Parameters of each gradient tensor, in the order backward produces them (module
+    docstring); they sum to ``workload.params``. Empty where the gradient is cut by bytes (a
+    CNN, a shape that leaves its layers nothing, more than ``MAX_LISTED_TENSORS`` tensors)."""
     params = int(workload.params)
-    if workload.kind == "cnn" or not workload.layers or not workload.hidden_size:
-        return ()  # cut by bytes (module docstring)
-    h2 = float(workload.hidden_size) ** 2
+    layers, hidden = int(workload.layers), float(workload.hidden_size)
+    if workload.kind == "cnn" or not layers or not hidden:
+        return ()
+    shape = layer_matrices(workload)
     embedding = float(workload.input_embedding_params)
     head = 0.0 if workload.tied_embeddings else float(workload.vocab * workload.hidden_size)
-    per_layer = (params - embedding - head) / workload.layers
-    attention, mlp_count = _family(workload)
-    attention_params = sum(attention) * h2
-    if per_layer <= 0:  # a model file whose embeddings are all of it: cut by bytes
+    large = layers * len(shape) + (head > 0) + (embedding > 0)
+    small = max(tensor_count(workload) - large, 0)  # biases and norms, h parameters each
+    if large + small > MAX_LISTED_TENSORS:
         return ()
-    if attention_params >= per_layer:  # narrower layers than h² allows (a file's own counts): shares
-        layer = _equal(per_layer, len(attention) + mlp_count)
-    else:
-        mlp = (per_layer - attention_params) / mlp_count
-        layer = (mlp,) * mlp_count + tuple(h2 * k for k in reversed(attention))
-    return ((head,) if head else ()) + layer * int(workload.layers) + ((embedding,) if embedding else ())
+    per_layer_small, rest_small = divmod(small, layers)
+    matrices = (params - embedding - head - small * hidden) / layers  # a layer's matrices, together
+    if matrices <= 0:  # vectors and embeddings are all of it (a model file's own counts): cut by bytes
+        return ()
+    scale = matrices / sum(shape)
+    block = tuple(k * scale for k in reversed(shape)) + (hidden,) * per_layer_small
+    return ((head,) if head else ()) + (hidden,) * rest_small + block * layers + ((embedding,) if embedding else ())

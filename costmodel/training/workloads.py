@@ -93,6 +93,10 @@ class Workload:
     # (GPT-2 1,024, GPT-3 2,048, BERT/RoBERTa 512). 0: positions with no table to outrun (rotary,
     # ALiBi, Transformer-XL's relative ones), or a CNN.
     max_positions: int = 0
+    # A layer's matrices in forward order, as multiples of h² (costmodel.training.tensors: they
+    # share the layer's parameters; empty: the kind's default, GPT-2's fused (3, 1, 4, 4) or
+    # BERT's (1, 1, 1, 1, 4, 4)). DDP's buckets hold whole tensors, so their sizes set the calls.
+    layer_matrices: tuple[float, ...] = ()
     # Attention (costmodel.training.attention): Transformer-XL's relative positions need the
     # score matrix in HBM whatever the kernels (no fused kernel computes its shifted term); its
     # queries also attend to ``memory_length`` cached tokens of the previous segment; whether the
@@ -158,7 +162,11 @@ class Workload:
 
 @functools.cache
 def _data() -> dict:
-    return load_bundled(DATA_FILE)
+    data = load_bundled(DATA_FILE)
+    for entry in data["models"].values():  # a TOML array as a tuple: a workload stays hashable
+        if "layer_matrices" in entry:
+            entry["layer_matrices"] = tuple(float(k) for k in entry["layer_matrices"])
+    return data
 
 
 def model_names() -> tuple[str, ...]:
@@ -665,7 +673,7 @@ _DEFAULTS = {field.name: field.default for field in fields(Workload)}
 USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
                "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
                "embedding_params", "logits_vocab", "tied_embeddings", "relative_attention", "memory_length",
-               "attention_dropout", "max_positions", "relative_mfu_fp32", "relative_mfu_16bit", "backbone", "image_size", "source")
+               "attention_dropout", "max_positions", "layer_matrices", "relative_mfu_fp32", "relative_mfu_16bit", "backbone", "image_size", "source")
 
 
 def _user_params(entry: dict, path: str) -> int:
@@ -852,7 +860,7 @@ def load_model_file(path: str) -> Workload:
         flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)),
         embedding_params=int(entry.get("embedding_params", 0)),
         logits_vocab=int(entry.get("logits_vocab", 0)), memory_length=int(entry.get("memory_length", 0)),
-        max_positions=int(entry.get("max_positions", 0)), backbone=entry.get("backbone", ""), image_size=int(entry.get("image_size", 0)), **switches, **relative)
+        max_positions=int(entry.get("max_positions", 0)), layer_matrices=_layer_matrices(entry, kind), backbone=entry.get("backbone", ""), image_size=int(entry.get("image_size", 0)), **switches, **relative)
     if workload.input_embedding_params > params:  # given, or vocab × hidden: a part of params
         field = "model.embedding_params" if entry.get("embedding_params") else "model.vocab"
         raise InputError(field, entry.get("embedding_params") or workload.vocab,
@@ -862,6 +870,22 @@ def load_model_file(path: str) -> Workload:
     if workload.seq_len:  # a file's own sequence against its own table
         check_positions(workload, workload.seq_len, "model.seq_len")
     return workload
+
+
+def _layer_matrices(entry: dict, kind: str) -> tuple[float, ...]:
+    """A model file's ``layer_matrices``: 1 to 64 positive numbers (a layer's matrices in forward
+    order, multiples of h²), for a model with layers of attention."""
+    value = entry.get("layer_matrices")
+    if value is None:
+        return ()
+    if kind == "cnn":
+        raise InputError("model.layer_matrices", value, "absent for a cnn model: its buckets are cut by bytes")
+    if not isinstance(value, list) or not 1 <= len(value) <= 64 or not all(
+            is_real(k) and not isinstance(k, bool) and 0 < k <= 1e6 for k in value):
+        raise InputError("model.layer_matrices", value, "1 to 64 numbers above 0, a layer's matrices in forward "
+                         "order as multiples of hidden_size² (GPT-2: [3, 1, 4, 4]; Llama 2 7B: "
+                         "[1, 1, 1, 1, 2.6875, 2.6875, 2.6875])")
+    return tuple(float(k) for k in value)
 
 
 def _check_sizes_agree(entry: dict, kind: str, params: int, embedding: int) -> None:

@@ -459,6 +459,8 @@ def test_an_algorithm_nccl_does_not_run_is_said_to_be_timed_on_the_ideal_model()
                   plan("gpt2", "dgx-a100", nodes=2, global_batch=64, backend="ideal", algorithms=("rabenseifner",),
                        top=5)):
         assert quiet.findings["outside_backend"] is None and "not an NCCL" not in quiet.reason
+    servers = plan("gpt2", "dgx-a100", nodes=2, global_batch=64, asynchronous=True, top=3)  # no NCCL counterpart
+    assert servers.findings["outside_backend"].endswith("not NCCL's") and "would run" not in servers.reason
 
 
 def test_a_what_if_moved_by_the_budget_says_so():

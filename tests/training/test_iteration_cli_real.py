@@ -193,13 +193,20 @@ def test_the_bucket_line_says_how_the_gradient_was_cut():
     assert whole.exit_code == 0 and "1 bucket (the whole gradient)" in whole.stdout and "1 buckets" not in whole.stdout
     large = runner.invoke(app, [*base, "--first-bucket", "100MiB"])
     # whole tensors (DDP never splits one): gpt2's 77 MB embedding is a call of its own
-    assert large.exit_code == 0 and "4 buckets: the first of 100 MiB, then 25 MiB or more (whole tensors" in large.stdout
-    plain = runner.invoke(app, base)
-    assert plain.exit_code == 0 and "7 buckets of 25 MiB or more (whole tensors: 35.55 MB a call" in plain.stdout
-    cnn = runner.invoke(app, [*base[:2], "resnet-50", *base[3:]])  # a CNN's buckets are cut by bytes
-    assert cnn.exit_code == 0 and "3 buckets of 25 MiB\n" in cnn.stdout and "whole tensors" not in cnn.stdout
+    # the first call as cut: whole tensors up to 104.9 MB (DDP never splits one)
+    assert large.exit_code == 0 and "4 buckets: the first of 104.9 MB, then 25 MiB or more (whole tensors" in large.stdout
+    plain = runner.invoke(app, base)  # the last layer's 4.8 MB MLP matrix, then ~27 MB, and the 77 MB embedding
+    assert plain.exit_code == 0 and ("7 buckets: the first of 4.782 MB, then 25 MiB or more (whole tensors: "
+                                     "40.68 MB a call on average after the first)") in plain.stdout
+    cnn = [*base[:2], "resnet-50", *base[3:]]  # a CNN's buckets are cut by bytes
+    plain_cnn = runner.invoke(app, cnn)
+    assert plain_cnn.exit_code == 0 and "3 buckets of 25 MiB\n" in plain_cnn.stdout and "whole tensors" not in plain_cnn.stdout
+    small = runner.invoke(app, [*cnn, "--first-bucket", "40MB", "--bucket", "1MB"])
+    assert small.exit_code == 0 and "13 buckets: the first of 40 MB, then 1 MB each\n" in small.stdout
     beyond = runner.invoke(app, [*base, "--bucket", "1TiB"])  # read "2 buckets of 1 TiB"
-    assert beyond.exit_code == 0 and "2 buckets: the first of 1 MiB, then the rest" in beyond.stdout
+    assert beyond.exit_code == 0 and "2 buckets of whole tensors: the first of 4.782 MB, then the rest" in beyond.stdout
+    bytes_cut = runner.invoke(app, [*cnn, "--bucket", "1TiB"])
+    assert bytes_cut.exit_code == 0 and "2 buckets: the first of 1 MiB, then the rest" in bytes_cut.stdout
 
 
 def test_a_small_solved_mfu_is_not_printed_as_zero():

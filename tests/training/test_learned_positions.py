@@ -17,7 +17,8 @@ ITERATION = ["iteration", "--cluster", "dgx-a100", "--micro-batch", "1"]
 
 
 @pytest.mark.parametrize("model,table", [("gpt2", 1024), ("gpt2-xl", 1024), ("gpt3-175b", 2048),
-                                         ("bert-large", 512), ("roberta-base", 512)])
+                                         ("bert-large", 512), ("roberta-base", 512), ("opt-125m", 2048),
+                                         ("opt-66b", 2048), ("bart-large", 1024)])
 def test_a_learned_table_ends_where_its_source_says(model, table):
     assert load_model(model).max_positions == table
     assert runner.invoke(app, [*ITERATION, "--model", model, "--seq-len", str(table)]).exit_code == 0

@@ -55,15 +55,42 @@ def test_every_transformer_presets_tensors_are_its_parameters():
         assert min(tensors) > 0, name
 
 
-def test_llama2_7b_is_its_matrices():
-    """Untied head first (32,000 × 4096), per layer gate/up/down (3 × 45.1 M) then o, v, k, q
-    (16.8 M each), the input embedding last."""
+def test_llama2_7b_is_its_matrices_and_norms():
+    """Untied head first (32,000 × 4096) and the final norm, per layer down/up/gate (SwiGLU,
+    11008 / 4096 of h² each) then o, v, k, q (h² each) and its two norms, the input embedding
+    last: the preset's 291 tensors."""
     workload = load_model("llama2-7b")
     tensors = backward_tensors(workload)
-    assert len(tensors) == 1 + 7 * 32 + 1
-    assert tensors[0] == tensors[-1] == 32_000 * 4096
-    assert tensors[4:8] == (4096**2,) * 4
-    assert tensors[1] == pytest.approx((workload.params - 2 * 32_000 * 4096) / 32 / 3 - 4096**2 * 4 / 3, rel=1e-12)
+    assert len(tensors) == 291 == workload.tensors
+    assert tensors[0] == tensors[-1] == 32_000 * 4096 and tensors[1] == 4096
+    layer = tensors[2:2 + 9]
+    assert layer[3:7] == pytest.approx((4096**2,) * 4, rel=1e-3) and layer[7:] == (4096, 4096)
+    assert layer[0] == layer[1] == layer[2] == pytest.approx(4096 * 11008, rel=1e-3)
+
+
+@pytest.mark.parametrize("model,calls", [("llama2-7b", 226), ("pythia-6.9b", 130), ("gpt-neox-20b", 178),
+                                         ("gpt-j-6b", 170), ("opt-6.7b", 193), ("mistral-7b", 162),
+                                         ("llama2-70b", 482)])
+def test_each_familys_shape_sets_its_calls(model, calls):
+    """A review (2026-11-30) counted the 25 MiB calls of bf16 gradients from each model's config:
+    fused query-key-value for GPT-NeoX/Pythia (untied, yet not Llama's shape), separate
+    projections for GPT-J and OPT, grouped-query key and value matrices for Mistral and Llama 2
+    70B (below 25 MiB: they share a call)."""
+    workload = load_model(model)
+    grad = workload.params * 2.0
+    layout = syncmodes.call_layout(syncmodes.sync_setup("ddp", workload, grad), workload, grad)
+    assert layout.count == calls
+
+
+def test_a_model_of_millions_of_layers_is_cut_by_bytes():
+    """Listing 20 M layers' tensors took 10 s and 1.3 GB (review, 2026-11-30); beyond
+    MAX_LISTED_TENSORS the gradient is cut by bytes."""
+    from costmodel.training.tensors import MAX_LISTED_TENSORS
+    from costmodel.training.workloads import Workload
+
+    huge = Workload(name="deep", params=20_000_000 * 800 + 64, layers=20_000_000, hidden_size=8, heads=1, vocab=8,
+                    seq_len=16, kind="transformer", source="test")
+    assert backward_tensors(huge) == () and 20_000_000 * 4 > MAX_LISTED_TENSORS
 
 
 def test_llama2_7b_25mib_buckets_are_226_calls_not_516():
@@ -81,9 +108,10 @@ def test_llama2_7b_25mib_buckets_are_226_calls_not_516():
 
 
 def test_a_smaller_bucket_than_a_tensor_no_longer_multiplies_the_calls():
-    """--bucket 1KB cut gpt2's gradient into 247,833 calls; DDP makes one per tensor at most."""
+    """--bucket 1KB cut gpt2's gradient into 247,833 calls; DDP makes one per tensor at most (its
+    144 tensors, less those the 1 MiB first bucket gathers)."""
     b = iteration("gpt2", "dgx-h100", micro_batch=4, bucket_bytes=1000)
-    assert b.bucket_count == len(backward_tensors(load_model("gpt2"))) == 49
+    assert len(backward_tensors(load_model("gpt2"))) == 144 and b.bucket_count == 133
     assert iteration("gpt2", "dgx-h100", micro_batch=4).bucket_count == 7  # ~27 MB, and the 77 MB embedding
 
 
@@ -117,3 +145,28 @@ def test_the_planner_cuts_as_iteration_does():
                               algorithm=row.algorithm, bucket_bytes=row.bucket_bytes, grad_dtype=row.grad_dtype,
                               zero_stage=row.zero_stage, sync=row.sync, recompute=row.recompute)
             assert row.total_s == pytest.approx(alone.total_s, rel=1e-9), (sync, row)
+
+
+def _file(tmp_path, extra: str) -> str:
+    path = tmp_path / "mine.toml"
+    path.write_text("[model]\nlayers = 32\nhidden_size = 4096\nheads = 32\nvocab = 32000\nseq_len = 4096\n"
+                    "tied_embeddings = false\ntensors = 291\nparams = 6738415616\n" + extra, encoding="utf-8")
+    return str(path)
+
+
+def test_a_model_file_states_its_layers_matrices(tmp_path):
+    """Without layer_matrices a file gets GPT-2's fused shape (4 matrices a layer); Llama's, stated,
+    gives the preset's 226 calls."""
+    from costmodel.training.workloads import load_model_file
+    from dpbase.errors import InputError
+
+    plain, llama = load_model_file(_file(tmp_path, "")), load_model_file(
+        _file(tmp_path, "layer_matrices = [1, 1, 1, 1, 2.6875, 2.6875, 2.6875]\n"))
+    assert llama.layer_matrices == load_model("llama2-7b").layer_matrices
+    assert backward_tensors(llama) == pytest.approx(backward_tensors(load_model("llama2-7b")), rel=1e-12)
+    grad = llama.params * 2.0
+    counts = [syncmodes.call_layout(syncmodes.sync_setup("ddp", w, grad), w, grad).count for w in (plain, llama)]
+    assert counts == [130, 226]
+    for bad in ("[]", "[1, -1]", "[true]", "\"fused\"", "[1, 2e7]"):
+        with pytest.raises(InputError, match="model.layer_matrices"):
+            load_model_file(_file(tmp_path, f"layer_matrices = {bad}\n"))
