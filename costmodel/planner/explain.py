@@ -241,6 +241,10 @@ def _window(wins_at, sizes: np.ndarray, size: float) -> tuple[tuple[float | None
     return (start, end), True
 
 
+# Calls larger than their bucket on average by this factor are quoted by their mean (whole tensors).
+WHOLE_CALLS = 1.1
+
+
 def crossover(system, space, index, runner_up: str, backend: str, params: tuple = (),
               bucket_bytes: float | None = None, quantize: tuple = (None, None), shard: str = "full") -> dict | None:
     """Where the runner-up algorithm's collective beats the winner's on the winner's GPUs: of the
@@ -568,8 +572,13 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     exact = tuple(int(i) for i in np.unravel_index(fastest, scores.shape))
     best = rows[0] if rows else rows_at(sweep, setting, scores, [index], constraints)[0]
     second = runner_up(sweep, scores, index, ranked, rows, keys=keys)
+    # the winner's call size: its bucket, or its calls' mean where they hold whole tensors larger than it
+    calls = grid.mean_call_bytes(setting, best) if second else 0.0
+    reference = calls if calls > WHOLE_CALLS * best.bucket_bytes else best.bucket_bytes
     cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend, setting.comm_params,
-                      best.bucket_bytes, sweep.quantize, sweep.shard) if second else None
+                      reference, sweep.quantize, sweep.shard) if second else None
+    if cross is not None and reference != best.bucket_bytes:
+        cross = {**cross, "call_bytes": reference}
     step()
     # every tied plan lies within the band of the fastest (scenario ties are a subset of the band's),
     # so the band is the what-if's margin too: the old plan stays while within it of the new best

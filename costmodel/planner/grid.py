@@ -251,6 +251,15 @@ def stage_syncs(setting: Setting, space: Space) -> tuple[StageSync, ...]:
     return tuple(out)
 
 
+def mean_call_bytes(setting: Setting, row: Any) -> float:
+    """The mean bytes of a plan row's calls as its step was timed (:func:`syncmodes.call_layout`:
+    DDP's and Horovod's calls hold a transformer's whole tensors, larger than the bucket)."""
+    grad = setting.workload.params * memory.precision_for(row.grad_dtype).grad_bytes
+    setup = _setup(syncmodes.stage_mode(setting.sync, row.zero_stage), setting, grad, row.bucket_bytes,
+                   row.zero_stage)
+    return float(grad) / float(syncmodes.call_layout(setup, setting.workload, grad).count)
+
+
 def row_bucket_bytes(setting: Setting, space: Space, z: int, d: int, u: int) -> float:
     """The bytes each collective of row (z, d, u) carries: the swept bucket, Horovod's fusion
     buffer, or the mode's own size (the whole gradient, one tensor, one FSDP unit)."""

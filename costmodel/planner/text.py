@@ -277,8 +277,11 @@ def _runner_up(best, findings) -> str:
     if cross and (start or end):
         where = (f"between {format_size(start)} and {format_size(end)}" if start and end
                  else f"above {format_size(start)}" if start else f"below {format_size(end)}")
+        calls = (f"this plan's calls are {format_size(cross['call_bytes'])} on average, whole tensors in "
+                 f"{format_size(best.bucket_bytes)} buckets" if cross.get("call_bytes")
+                 else f"this plan's buckets are {format_size(best.bucket_bytes)}")
         text += (f" Its {cross['primitive']} beats {best.algorithm} {where} "
-                 f"per call on {cross['gpus']} GPUs (this plan's buckets are {format_size(best.bucket_bytes)}).")
+                 f"per call on {cross['gpus']} GPUs ({calls}).")
     elif cross and cross.get("wins_somewhere"):
         text += (f" Its {cross['primitive']} beats {best.algorithm} at every size from "
                  f"{_scanned(cross)} on {cross['gpus']} GPUs.")

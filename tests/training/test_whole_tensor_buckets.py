@@ -170,3 +170,15 @@ def test_a_model_file_states_its_layers_matrices(tmp_path):
     for bad in ("[]", "[1, -1]", "[true]", "\"fused\"", "[1, 2e7]"):
         with pytest.raises(InputError, match="model.layer_matrices"):
             load_model_file(_file(tmp_path, f"layer_matrices = {bad}\n"))
+
+
+def test_the_runner_up_sentence_quotes_the_calls_as_cut():
+    """gpt2's 25 MiB buckets are 35.55 MB calls on average (whole tensors): the crossover is read
+    against those, and the sentence says so (review, 2026-11-30: it quoted the 25 MiB bucket)."""
+    from costmodel.planner.recommend import plan
+
+    result = plan("gpt2", "dgx-h100", nodes=2, global_batch=64, algorithms=("rabenseifner", "ring"), top=3)
+    assert result.findings["crossover"]["call_bytes"] == pytest.approx(load_model("gpt2").params * 2 / 7)
+    assert "this plan's calls are 35.55 MB on average, whole tensors in 25 MiB buckets" in result.reason
+    cnn = plan("resnet-50", "dgx-h100", nodes=2, global_batch=256, algorithms=("rabenseifner", "ring"), top=3)
+    assert "call_bytes" not in (cnn.findings["crossover"] or {})
