@@ -43,7 +43,7 @@ from costmodel.training.overlap import (
     packed_layout,
     packed_sizes,
 )
-from costmodel.training.tensors import backward_tensors, tensor_count  # noqa: F401  (tensor_count: read as syncmodes.tensor_count)
+from costmodel.training.tensors import backward_tensors, tensor_count
 from dpbase.errors import InputError
 from dpbase.units import format_size
 from dpbase.values import frozen
