@@ -30,7 +30,7 @@ def _buckets(b, format_size) -> str:
     --first-bucket say: a first bucket larger than the gradient read "1 buckets of 25 MiB"), and
     a first bucket larger than the rest is named (DDP's smaller 1 MiB default first is not).
     Buckets of a transformer's whole tensors (DDP, Horovod) are told by their calls: the first as
-    cut, and the rest's mean where it is above the bucket ("226 buckets of 25 MiB or more")."""
+    cut, and the rest's mean."""
     if b.bucket_count <= 1:
         return "1 bucket (the whole gradient)"
     from costmodel.training.memory import precision_for
@@ -48,25 +48,19 @@ def _buckets(b, format_size) -> str:
 
 
 def _whole_tensors(b, grad: float, format_size) -> str:
-    """Calls of whole tensors: the first named where it is not the first bucket's size (an untied
-    head, a --first-bucket above the rest), the rest's mean, "or more" where that is above the
-    bucket."""
+    """Calls of whole tensors: the bucket (and a first bucket set apart), then the calls as cut,
+    the first and the rest's mean ("226 buckets of 25 MiB (whole tensors: the first call 262.1 MB,
+    then 58.73 MB on average)")."""
     if grad <= b.bucket_bytes:  # one bucket after the first holds the rest
         return (f"{b.bucket_count} buckets of whole tensors: the first of {format_size(b.first_call_bytes)}, "
                 "then the rest")
-    named = b.first_call_bytes > WHOLE_TENSORS_SAID * b.first_bucket_bytes or b.first_bucket_bytes > b.bucket_bytes
-    mean = (grad - b.first_call_bytes) / (b.bucket_count - 1) if named else grad / b.bucket_count
-    more = " or more" if mean > WHOLE_TENSORS_SAID * b.bucket_bytes else ""
-    if named:
-        return (f"{b.bucket_count} buckets: the first of {format_size(b.first_call_bytes)}, then "
-                f"{format_size(b.bucket_bytes)}{more} (whole tensors: {format_size(mean)} a call on average "
-                "after the first)")
-    return (f"{b.bucket_count} buckets of {format_size(b.bucket_bytes)}{more} (whole tensors: "
-            f"{format_size(mean)} a call on average)")
+    first = f", the first of {format_size(b.first_bucket_bytes)}" if b.first_bucket_bytes > b.bucket_bytes else ""
+    mean = (grad - b.first_call_bytes) / (b.bucket_count - 1)
+    return (f"{b.bucket_count} buckets of {format_size(b.bucket_bytes)}{first} (whole tensors: the first call "
+            f"{format_size(b.first_call_bytes)}, then {format_size(mean)} on average)")
 
 
-# Calls larger than their bucket on average by this factor are said to be so (whole tensors).
-WHOLE_TENSORS_SAID = 1.1
+
 
 def _algorithm(algorithm: str, asynchronous: bool) -> str:
     if not asynchronous or algorithm in ("auto", ASYNC_ALGORITHM, "ps"):

@@ -241,7 +241,7 @@ def _window(wins_at, sizes: np.ndarray, size: float) -> tuple[tuple[float | None
     return (start, end), True
 
 
-# Calls larger than their bucket on average by this factor are quoted by their mean (whole tensors).
+# Calls another size than their bucket on average by this factor are quoted by their mean (whole tensors).
 WHOLE_CALLS = 1.1
 
 
@@ -572,9 +572,9 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     exact = tuple(int(i) for i in np.unravel_index(fastest, scores.shape))
     best = rows[0] if rows else rows_at(sweep, setting, scores, [index], constraints)[0]
     second = runner_up(sweep, scores, index, ranked, rows, keys=keys)
-    # the winner's call size: its bucket, or its calls' mean where they hold whole tensors larger than it
-    calls = grid.mean_call_bytes(setting, best) if second else 0.0
-    reference = calls if calls > WHOLE_CALLS * best.bucket_bytes else best.bucket_bytes
+    # the winner's call size: its bucket, or its calls' mean where whole tensors make them another size
+    calls = (grid.whole_tensor_calls(setting, best) if second else None) or best.bucket_bytes
+    reference = best.bucket_bytes if abs(math.log(calls / best.bucket_bytes)) <= math.log(WHOLE_CALLS) else calls
     cross = crossover(system, sweep.space, index, second["algorithm"], setting.backend, setting.comm_params,
                       reference, sweep.quantize, sweep.shard) if second else None
     if cross is not None and reference != best.bucket_bytes:

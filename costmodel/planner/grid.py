@@ -251,12 +251,15 @@ def stage_syncs(setting: Setting, space: Space) -> tuple[StageSync, ...]:
     return tuple(out)
 
 
-def mean_call_bytes(setting: Setting, row: Any) -> float:
-    """The mean bytes of a plan row's calls as its step was timed (:func:`syncmodes.call_layout`:
-    DDP's and Horovod's calls hold a transformer's whole tensors, larger than the bucket)."""
+def whole_tensor_calls(setting: Setting, row: Any) -> float | None:
+    """The mean bytes of a plan row's calls as its step was timed where they hold whole tensors
+    (:func:`syncmodes.call_layout`: DDP's and Horovod's on a transformer), else None (its calls
+    are its bucket's size)."""
     grad = setting.workload.params * memory.precision_for(row.grad_dtype).grad_bytes
     setup = _setup(syncmodes.stage_mode(setting.sync, row.zero_stage), setting, grad, row.bucket_bytes,
                    row.zero_stage)
+    if not syncmodes.whole_tensors(setup, setting.workload):
+        return None
     return float(grad) / float(syncmodes.call_layout(setup, setting.workload, grad).count)
 
 

@@ -21,8 +21,8 @@ are 226 calls, not 516. The tensors, in the order backward produces them:
   :attr:`Workload.late_fraction`).
 
 A layer's matrices share the model's parameters beside its embeddings, head and vectors
-(position embeddings ride with them). So DDP with a bucket smaller than a bias gives one call per
-tensor, the ``tensors`` that ``--sync per-tensor`` counts.
+(position embeddings ride with them). So DDP with buckets smaller than a bias (the first bucket
+too) gives one call per tensor, the ``tensors`` that ``--sync per-tensor`` counts.
 
 A CNN's tensors are not known one by one (a preset states their count): its buckets are cut by
 bytes, as before. For ResNet-50, whose largest tensor (a 3×3 convolution of 512 channels, 9.4 MB
@@ -43,11 +43,20 @@ TENSORS_PER_LAYER = {"transformer": 12, "bert": 16, "vit": 12, "cnn": 3}
 
 
 def tensor_count(workload) -> int:
-    """Gradient tensors of a workload (its ``tensors`` field, else layers × per-layer count)."""
+    """Gradient tensors of a workload: its ``tensors`` field, else layers × the kind's per-layer
+    count, and at least the matrices its layers list (``layer_matrices``) and its embeddings."""
     given = int(getattr(workload, "tensors", 0) or 0)
     if given:
         return given
-    return max(1, int(workload.layers) * TENSORS_PER_LAYER.get(workload.kind, 12))
+    return max(1, int(workload.layers) * TENSORS_PER_LAYER.get(workload.kind, 12), listed_matrices(workload))
+
+
+def listed_matrices(workload) -> int:
+    """The matrices a transformer's layers list, with its input embedding and untied head (0 for
+    a CNN): the fewest tensors it can have."""
+    if workload.kind == "cnn" or not getattr(workload, "layer_matrices", ()):
+        return 0
+    return int(workload.layers) * len(workload.layer_matrices) + 1 + (not workload.tied_embeddings)
 
 
 # A layer's matrices in forward order, as multiples of h², where the model does not state its own

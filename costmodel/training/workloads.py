@@ -28,10 +28,11 @@ import os
 import re
 
 from costmodel.training import activation_law
+from costmodel.training.tensors import listed_matrices
 from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, UnknownNameError, is_real, is_whole
 from dpbase.limits import MAX_COUNT
-from dpbase.values import fields, frozen
+from dpbase.values import fields, frozen, replace
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data", "models.toml")
 KINDS = ("transformer", "bert", "vit", "cnn")
@@ -644,6 +645,11 @@ def workload_of(model: object) -> Workload:
     """``model`` as a Workload: a preset name, a parameter count (:func:`load_model`) or a
     Workload itself; anything else (None) one error naming it. iteration and plan read it here."""
     if isinstance(model, Workload):
+        if model.layer_matrices:  # built in Python: the file's checks, and a tuple (a workload is hashed)
+            return replace(model, layer_matrices=_layer_matrices({"layer_matrices": list(model.layer_matrices)}
+                                                                 if isinstance(model.layer_matrices, (list, tuple))
+                                                                 else {"layer_matrices": model.layer_matrices},
+                                                                 model.kind, "layer_matrices"))
         return model
     if isinstance(model, os.PathLike):  # a pathlib.Path as the TOML path it names
         return load_model_file(os.fspath(model))
@@ -867,22 +873,26 @@ def load_model_file(path: str) -> Workload:
                          f"an input embedding of at most the model's {params:,} params (vocab × hidden "
                          f"= {workload.vocab:,} × {workload.hidden_size:,} here, or embedding_params)")
     _check_sizes_agree(entry, kind, params, workload.input_embedding_params)
+    fewest = listed_matrices(workload)
+    if entry.get("tensors") and entry["tensors"] < fewest:
+        raise InputError("model.tensors", entry["tensors"], f"at least {fewest:,}: the matrices its layer_matrices "
+                         "list in every layer, and its embeddings")
     if workload.seq_len:  # a file's own sequence against its own table
         check_positions(workload, workload.seq_len, "model.seq_len")
     return workload
 
 
-def _layer_matrices(entry: dict, kind: str) -> tuple[float, ...]:
+def _layer_matrices(entry: dict, kind: str, field: str = "model.layer_matrices") -> tuple[float, ...]:
     """A model file's ``layer_matrices``: 1 to 64 positive numbers (a layer's matrices in forward
     order, multiples of h²), for a model with layers of attention."""
     value = entry.get("layer_matrices")
     if value is None:
         return ()
     if kind == "cnn":
-        raise InputError("model.layer_matrices", value, "absent for a cnn model: its buckets are cut by bytes")
+        raise InputError(field, value, "absent for a cnn model: its buckets are cut by bytes")
     if not isinstance(value, list) or not 1 <= len(value) <= 64 or not all(
             is_real(k) and not isinstance(k, bool) and 0 < k <= 1e6 for k in value):
-        raise InputError("model.layer_matrices", value, "1 to 64 numbers above 0, a layer's matrices in forward "
+        raise InputError(field, value, "1 to 64 numbers above 0, a layer's matrices in forward "
                          "order as multiples of hidden_size² (GPT-2: [3, 1, 4, 4]; Llama 2 7B: "
                          "[1, 1, 1, 1, 2.6875, 2.6875, 2.6875])")
     return tuple(float(k) for k in value)

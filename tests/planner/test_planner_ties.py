@@ -184,7 +184,7 @@ def test_floating_point_noise_does_not_choose_the_plan(objective):
 
 
 def test_among_splits_timed_alike_the_fewest_accumulation_steps_win():
-    """mpt-125m (gpt2's size, ALiBi positions: no table ends at 1,024) at 4096 tokens fills an H100
+    """mpt-125m (gpt2's size; its position table is sized by the run, as llm-foundry runs it) at 4096 tokens fills an H100
     at micro-batch 1, so every split of the batch takes the
     same step; with 10 % of the GPU free in each, the largest micro-batch runs (rule 6), where
     the last bit of a sum used to pick one."""

@@ -194,10 +194,14 @@ def test_the_bucket_line_says_how_the_gradient_was_cut():
     large = runner.invoke(app, [*base, "--first-bucket", "100MiB"])
     # whole tensors (DDP never splits one): gpt2's 77 MB embedding is a call of its own
     # the first call as cut: whole tensors up to 104.9 MB (DDP never splits one)
-    assert large.exit_code == 0 and "4 buckets: the first of 104.9 MB, then 25 MiB or more (whole tensors" in large.stdout
+    assert large.exit_code == 0 and ("4 buckets of 25 MiB, the first of 100 MiB (whole tensors: the first call "
+                                     "104.9 MB, then 47.99 MB on average)") in large.stdout
     plain = runner.invoke(app, base)  # the last layer's 4.8 MB MLP matrix, then ~27 MB, and the 77 MB embedding
-    assert plain.exit_code == 0 and ("7 buckets: the first of 4.782 MB, then 25 MiB or more (whole tensors: "
-                                     "40.68 MB a call on average after the first)") in plain.stdout
+    assert plain.exit_code == 0 and ("7 buckets of 25 MiB (whole tensors: the first call 4.782 MB, then 40.68 MB "
+                                     "on average)") in plain.stdout
+    data = json.loads(runner.invoke(app, [*base, "--json"]).stdout)
+    assert (data["bucket_count"], data["whole_tensors"]) == (7, True)
+    assert data["first_call_bytes"] == pytest.approx(4.782e6, rel=1e-3)
     cnn = [*base[:2], "resnet-50", *base[3:]]  # a CNN's buckets are cut by bytes
     plain_cnn = runner.invoke(app, cnn)
     assert plain_cnn.exit_code == 0 and "3 buckets of 25 MiB\n" in plain_cnn.stdout and "whole tensors" not in plain_cnn.stdout

@@ -182,3 +182,40 @@ def test_the_runner_up_sentence_quotes_the_calls_as_cut():
     assert "this plan's calls are 35.55 MB on average, whole tensors in 25 MiB buckets" in result.reason
     cnn = plan("resnet-50", "dgx-h100", nodes=2, global_batch=256, algorithms=("rabenseifner", "ring"), top=3)
     assert "call_bytes" not in (cnn.findings["crossover"] or {})
+
+
+def test_a_files_layer_matrices_set_its_tensor_count(tmp_path):
+    """A file listing more matrices a layer than the kind's 12 tensors (a mixture of experts) had
+    --sync per-tensor count 384 calls where DDP with 4-byte buckets cut 802 (review, 2026-11-30):
+    its tensors are at least its matrices, and a smaller `tensors` is refused."""
+    from costmodel.training.tensors import tensor_count
+    from costmodel.training.workloads import load_model_file
+    from dpbase.errors import InputError
+
+    shape = "layer_matrices = [1, 1, 1, 1, 0.01" + ", 2" * 20 + "]\n"
+    path = tmp_path / "moe.toml"
+    path.write_text("[model]\nlayers = 32\nhidden_size = 2048\nheads = 16\nvocab = 32000\nseq_len = 2048\n"
+                    + shape, encoding="utf-8")
+    moe = load_model_file(str(path))
+    assert tensor_count(moe) == 32 * 25 + 1 == len(backward_tensors(moe))
+    per_tensor = iteration(moe, "dgx-h100", nodes=2, micro_batch=1, sync="per-tensor")
+    ddp = iteration(moe, "dgx-h100", nodes=2, micro_batch=1, bucket_bytes=4, first_bucket_bytes=4)
+    assert per_tensor.bucket_count == ddp.bucket_count == 801
+    path.write_text(path.read_text(encoding="utf-8") + "tensors = 100\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"model\.tensors: got 100; allowed: at least 801"):
+        load_model_file(str(path))
+
+
+def test_a_workload_built_in_python_is_checked_and_hashable():
+    """dataclasses.replace(..., layer_matrices=[...]) raised 'unhashable type: list', (0,) a
+    ZeroDivisionError, and (-1, 2) cut negative tensors (review, 2026-11-30)."""
+    import dataclasses
+
+    from dpbase.errors import InputError
+
+    llama = load_model("llama2-7b")
+    listed = dataclasses.replace(llama, layer_matrices=[1, 1, 1, 1, 2.6875, 2.6875, 2.6875])
+    assert iteration(listed, "dgx-h100", nodes=2, micro_batch=1, zero_stage=1).bucket_count == 226
+    for bad in ((0,), (-1.0, 2.0), "x", (float("nan"),)):
+        with pytest.raises(InputError, match="layer_matrices"):
+            iteration(dataclasses.replace(llama, layer_matrices=bad), "dgx-h100", nodes=2, micro_batch=1, zero_stage=1)
