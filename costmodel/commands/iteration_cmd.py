@@ -60,8 +60,6 @@ def _whole_tensors(b, grad: float, format_size) -> str:
             f"{format_size(b.first_call_bytes)}, then {format_size(mean)} on average)")
 
 
-
-
 def _algorithm(algorithm: str, asynchronous: bool) -> str:
     if not asynchronous or algorithm in ("auto", ASYNC_ALGORITHM, "ps"):
         return ASYNC_ALGORITHM if asynchronous else algorithm

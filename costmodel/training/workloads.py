@@ -645,11 +645,10 @@ def workload_of(model: object) -> Workload:
     """``model`` as a Workload: a preset name, a parameter count (:func:`load_model`) or a
     Workload itself; anything else (None) one error naming it. iteration and plan read it here."""
     if isinstance(model, Workload):
-        if model.layer_matrices:  # built in Python: the file's checks, and a tuple (a workload is hashed)
-            return replace(model, layer_matrices=_layer_matrices({"layer_matrices": list(model.layer_matrices)}
-                                                                 if isinstance(model.layer_matrices, (list, tuple))
-                                                                 else {"layer_matrices": model.layer_matrices},
-                                                                 model.kind, "layer_matrices"))
+        shape = model.layer_matrices
+        if shape:  # built in Python: the file's checks, and a tuple (a workload is hashed)
+            given = list(shape) if isinstance(shape, (list, tuple)) else shape
+            return replace(model, layer_matrices=_layer_matrices({"layer_matrices": given}, model.kind, "layer_matrices"))
         return model
     if isinstance(model, os.PathLike):  # a pathlib.Path as the TOML path it names
         return load_model_file(os.fspath(model))
@@ -679,7 +678,8 @@ _DEFAULTS = {field.name: field.default for field in fields(Workload)}
 USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
                "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
                "embedding_params", "logits_vocab", "tied_embeddings", "relative_attention", "memory_length",
-               "attention_dropout", "max_positions", "layer_matrices", "relative_mfu_fp32", "relative_mfu_16bit", "backbone", "image_size", "source")
+               "attention_dropout", "max_positions", "layer_matrices", "relative_mfu_fp32", "relative_mfu_16bit",
+               "backbone", "image_size", "source")
 
 
 def _user_params(entry: dict, path: str) -> int:
@@ -866,7 +866,8 @@ def load_model_file(path: str) -> Workload:
         flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)),
         embedding_params=int(entry.get("embedding_params", 0)),
         logits_vocab=int(entry.get("logits_vocab", 0)), memory_length=int(entry.get("memory_length", 0)),
-        max_positions=int(entry.get("max_positions", 0)), layer_matrices=_layer_matrices(entry, kind), backbone=entry.get("backbone", ""), image_size=int(entry.get("image_size", 0)), **switches, **relative)
+        max_positions=int(entry.get("max_positions", 0)), layer_matrices=_layer_matrices(entry, kind),
+        backbone=entry.get("backbone", ""), image_size=int(entry.get("image_size", 0)), **switches, **relative)
     if workload.input_embedding_params > params:  # given, or vocab × hidden: a part of params
         field = "model.embedding_params" if entry.get("embedding_params") else "model.vocab"
         raise InputError(field, entry.get("embedding_params") or workload.vocab,
