@@ -17,18 +17,20 @@ norm).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
 class LayerCounts:
     """A network's totals, accumulated layer by layer (forward multiply-accumulates, fvcore's activation
-    elements, parameters, gradient tensors)."""
+    elements, parameters, gradient tensors), and each layer's ``(macs, activations, params)`` in
+    forward order (``layers``: what :func:`gradient_readiness` reads)."""
 
     macs: int = 0
     activations: int = 0
     params: int = 0
     tensors: int = 0
+    layers: list[tuple[int, int, int]] = field(default_factory=list)
 
     def conv(self, c_in: int, c_out: int, kernel: int, side: int, groups: int = 1, bias: bool = False,
              kernel_w: int | None = None, weights: bool = True) -> None:
@@ -36,21 +38,22 @@ class LayerCounts:
         ``kernel_w`` (Inception's factorised 1×7 and 7×1), square where not given; ``weights``
         False: weights an earlier call counted (a layer shared by a pyramid's levels), its work only."""
         taps = kernel * (kernel if kernel_w is None else kernel_w)
-        self.macs += side * side * c_out * (c_in // groups) * taps
-        self.activations += side * side * c_out
-        if weights:
-            self.params += c_out * (c_in // groups) * taps + (c_out if bias else 0)
-            self.tensors += 2 if bias else 1
+        macs, outputs = side * side * c_out * (c_in // groups) * taps, side * side * c_out
+        params = c_out * (c_in // groups) * taps + (c_out if bias else 0) if weights else 0
+        self._add(macs, outputs, params, (2 if bias else 1) if weights else 0)
 
     def norm(self, channels: int) -> None:
-        self.params += 2 * channels
-        self.tensors += 2
+        self._add(0, 0, 2 * channels, 2)
 
     def dense(self, c_in: int, c_out: int) -> None:
-        self.macs += c_in * c_out
-        self.activations += c_out
-        self.params += c_in * c_out + c_out
-        self.tensors += 2
+        self._add(c_in * c_out, c_out, c_in * c_out + c_out, 2)
+
+    def _add(self, macs: int, activations: int, params: int, tensors: int) -> None:
+        self.macs += macs
+        self.activations += activations
+        self.params += params
+        self.tensors += tensors
+        self.layers.append((macs, activations, params))
 
 
 def bottleneck(net: LayerCounts, c_in: int, inner: int, out: int, side: int, stride: int = 1, groups: int = 1,
@@ -370,7 +373,76 @@ def inception_v4(side: int = 299) -> LayerCounts:
     return net
 
 
+
+def alexnet() -> LayerCounts:
+    """AlexNet as torchvision builds it (Krizhevsky 2014, "One weird trick", the single-tower
+    variant): five convolutions with biases (64 11×11 at stride 4 to 55 × 55; 192 5×5 at 27; 384,
+    256 and 256 3×3 at 13) and three dense layers from the 6 × 6 × 256 map."""
+    net = LayerCounts()
+    for c_in, c_out, kernel, side in ((3, 64, 11, 55), (64, 192, 5, 27), (192, 384, 3, 13), (384, 256, 3, 13),
+                                      (256, 256, 3, 13)):
+        net.conv(c_in, c_out, kernel, side, bias=True)
+    net.dense(256 * 6 * 6, 4096)
+    net.dense(4096, 4096)
+    net.dense(4096, 1000)
+    return net
+
+
+def inception_v3(side: int = 299) -> LayerCounts:
+    """Inception-v3 (Szegedy et al. 2016, "Rethinking the Inception Architecture", Table 1) as
+    torchvision builds it without the auxiliary classifier: every convolution without bias and with
+    batch norm (scale and offset). Stem 299 → 149, 147, 147, 73 (1×1 to 80), 71 (3×3 to 192), 35;
+    Mixed 5b-5d (35 × 35; pool branches of 32, 64, 64 channels), 6a to 17 × 17 × 768, 6b-6e
+    (7-wide branches of 128, 160, 160, 192 channels), 7a to 8 × 8 × 1280, 7b-7c, the mean over the
+    map and one fully connected layer."""
+    net = LayerCounts()
+
+    def conv(c_in: int, c_out: int, height: int, width: int, at: int) -> None:
+        net.conv(c_in, c_out, height, at, kernel_w=width)
+        net.norm(c_out)
+
+    at = math.ceil((side - 2) / 2)  # 149
+    conv(3, 32, 3, 3, at)
+    conv(32, 32, 3, 3, at - 2)  # 147
+    conv(32, 64, 3, 3, at - 2)  # padded: 147
+    at = (at - 2 - 1) // 2  # the 3x3 stride-2 pool: 73
+    conv(64, 80, 1, 1, at)
+    conv(80, 192, 3, 3, at - 2)  # 71
+    at = (at - 2 - 1) // 2  # 35
+    c_in = 192
+    for pool in (32, 64, 64):  # InceptionA
+        for layer in ((c_in, 64, 1, 1), (c_in, 48, 1, 1), (48, 64, 5, 5), (c_in, 64, 1, 1), (64, 96, 3, 3),
+                      (96, 96, 3, 3), (c_in, pool, 1, 1)):
+            conv(*layer, at)
+        c_in = 64 + 64 + 96 + pool
+    reduced = (at - 1) // 2  # InceptionB: 17
+    conv(c_in, 384, 3, 3, reduced)
+    conv(c_in, 64, 1, 1, at)
+    conv(64, 96, 3, 3, at)
+    conv(96, 96, 3, 3, reduced)
+    at, c_in = reduced, 768
+    for c7 in (128, 160, 160, 192):  # InceptionC
+        for layer in ((c_in, 192, 1, 1), (c_in, c7, 1, 1), (c7, c7, 1, 7), (c7, 192, 7, 1), (c_in, c7, 1, 1),
+                      (c7, c7, 7, 1), (c7, c7, 1, 7), (c7, c7, 7, 1), (c7, 192, 1, 7), (c_in, 192, 1, 1)):
+            conv(*layer, at)
+    reduced = (at - 1) // 2  # InceptionD: 8
+    conv(768, 192, 1, 1, at)
+    conv(192, 320, 3, 3, reduced)
+    conv(768, 192, 1, 1, at)
+    conv(192, 192, 1, 7, at)
+    conv(192, 192, 7, 1, at)
+    conv(192, 192, 3, 3, reduced)
+    at, c_in = reduced, 1280
+    for _ in range(2):  # InceptionE
+        for layer in ((c_in, 320, 1, 1), (c_in, 384, 1, 1), (384, 384, 1, 3), (384, 384, 3, 1), (c_in, 448, 1, 1),
+                      (448, 384, 3, 3), (384, 384, 1, 3), (384, 384, 3, 1), (c_in, 192, 1, 1)):
+            conv(*layer, at)
+        c_in = 2048
+    net.dense(2048, 1000)
+    return net
+
 PRESETS = {
+    "resnet-18": lambda: basic_net((2, 2, 2, 2)),
     "resnet-50": lambda: bottleneck_net((3, 4, 6, 3)),
     "resnet-101": lambda: bottleneck_net((3, 4, 23, 3)),
     "resnet-152": lambda: bottleneck_net((3, 8, 36, 3)),
@@ -384,17 +456,20 @@ PRESETS = {
     "wide-resnet50-2": lambda: bottleneck_net((3, 4, 6, 3), width=128),
     "vgg11": lambda: vgg(VGG[11]),
     "vgg13": lambda: vgg(VGG[13]),
+    "vgg16": lambda: vgg(VGG[16]),
     "vgg19": lambda: vgg(VGG[19]),
     "mobilenet-v2": mobilenet_v2,
     "ssd300": ssd300,
     "ssd320": ssd320,
     "inception-v4": inception_v4,
+    "inception-v3": inception_v3,
+    "alexnet": alexnet,
 }
 
 # timm's model names (results/benchmark-train-*.csv) -> the architecture at the resolution timm
 # trained it (train_img_size): the models behind the activation-traffic law.
 TIMM_MODELS = {
-    "resnet18": lambda: basic_net((2, 2, 2, 2)),
+    "resnet18": PRESETS["resnet-18"],
     "resnet34": PRESETS["resnet-34"],
     "resnet50": PRESETS["resnet-50"],
     "resnet101": PRESETS["resnet-101"],
@@ -406,7 +481,7 @@ TIMM_MODELS = {
     "wide_resnet50_2": PRESETS["wide-resnet50-2"],
     "vgg11": PRESETS["vgg11"],
     "vgg13": PRESETS["vgg13"],
-    "vgg16": lambda: vgg(VGG[16]),
+    "vgg16": PRESETS["vgg16"],
     "vgg19": PRESETS["vgg19"],
     "mobilenetv2_100": PRESETS["mobilenet-v2"],
     "efficientnet_b0": PRESETS["efficientnet-b0"],
@@ -415,3 +490,82 @@ TIMM_MODELS = {
     "efficientnet_b3": lambda: efficientnet(1.2, 1.4, 288),
     "tf_efficientnet_b4": PRESETS["efficientnet-b4"],
 }
+
+
+# --- When backward produces each gradient -------------------------------------------------------
+#
+# Backward runs the layers last to first, and a layer's weight gradient is complete when its own
+# backward is: the bytes ready by a point of backward are those of the layers after it. Each
+# layer's share of backward time is taken as its share of the step's work under the activation-
+# traffic law (costmodel.training.activation_law: 6 · multiply-accumulates + κ · activation
+# elements, κ the law's fitted 5,270), the same split the CNN's speed comes from; a batch norm,
+# whose traffic the law counts with the convolution before it, takes none. Within a layer its
+# bytes are taken as produced evenly. The curve of (share of the gradient bytes, share of
+# backward) through the layers' ends is then simplified to the fewest knots within
+# READINESS_TOLERANCE of backward, at most READINESS_MOST_KNOTS (the points farthest in time
+# from the polyline first, Ramer-Douglas-Peucker's order), and written to models.toml as
+# ``gradient_readiness``.
+READINESS_TOLERANCE = 0.01
+READINESS_MOST_KNOTS = 10
+READINESS_DIGITS = 4
+
+
+def _readiness_curve(net: LayerCounts, kappa: float) -> list[tuple[float, float]]:
+    """(bytes share, backward-time share) at the end of each layer with parameters, last layer first."""
+    work = [6 * macs + kappa * outputs for macs, outputs, _ in net.layers]
+    total_work, total_params = sum(work), net.params
+    points, done, produced = [(0.0, 0.0)], 0.0, 0
+    for (_, _, params), layer_work in zip(reversed(net.layers), reversed(work)):
+        done += layer_work
+        produced += params
+        if params:  # a layer without weights (a shared convolution's other levels) only delays the next
+            points.append((produced / total_params, done / total_work))
+    points[-1] = (1.0, 1.0)  # the first layer's gradient ends backward
+    return points
+
+
+def _simplify(points: list[tuple[float, float]], tolerance: float, most: int) -> tuple[list[tuple[float, float]], float]:
+    """Greedy refinement on the time axis (Ramer-Douglas-Peucker's order): from the two ends, add
+    the point farthest in time from the polyline until every point is within ``tolerance`` or
+    ``most`` points are kept; the kept points and the largest distance left."""
+    kept = {0, len(points) - 1}
+    while True:
+        ends = sorted(kept)
+        worst, at = 0.0, None
+        for a, b in zip(ends, ends[1:]):
+            (x0, y0), (x1, y1) = points[a], points[b]
+            for i in range(a + 1, b):
+                x, y = points[i]
+                distance = abs(y - (y0 + (y1 - y0) * (x - x0) / (x1 - x0)))
+                if distance > worst:
+                    worst, at = distance, i
+        if at is None or worst <= tolerance or len(kept) >= most:
+            return [points[i] for i in ends], worst
+        kept.add(at)
+
+
+def gradient_readiness(net: LayerCounts, kappa: float, tolerance: float = READINESS_TOLERANCE,
+                       most: int = READINESS_MOST_KNOTS) -> tuple[tuple[tuple[float, float], ...], float]:
+    """The knots of ``net``'s readiness curve, rounded to READINESS_DIGITS (shares of bytes
+    strictly rising, of time never falling; of two knots rounding to one share of bytes the later
+    stays), and the largest distance in backward's time of a layer's end from them."""
+    kept, worst = _simplify(_readiness_curve(net, kappa), tolerance, most)
+    knots: list[tuple[float, float]] = []
+    for x, y in kept:
+        x, y = round(x, READINESS_DIGITS), round(y, READINESS_DIGITS)
+        if knots and x <= knots[-1][0]:
+            knots.pop()
+        knots.append((x, max(y, knots[-1][1] if knots else 0.0)))
+    return tuple(knots), worst
+
+
+if __name__ == "__main__":  # the models.toml lines: python -m tools.cnn_counts
+    import tomllib
+    from pathlib import Path
+
+    law = tomllib.loads((Path(__file__).resolve().parents[1] / "costmodel" / "data" / "models.toml").read_text())
+    kappa = float(law["mfu_by_kind"]["cnn"]["activation_law"]["kappa_flops_per_activation"])
+    for name, build in PRESETS.items():
+        knots, worst = gradient_readiness(build(), kappa)
+        print(f"{name}: gradient_readiness = [{', '.join(f'[{x:g}, {y:g}]' for x, y in knots)}]"
+              f"  # within {worst:.3f} of backward")

@@ -568,29 +568,29 @@ def _memory(setting, per_dtype, zero, ranks, per_node, activations, logits):
                               irregular(setting, precision, zero, ranks, per_node, states, activations + logits))
 
 
-def _gathered_lines(phase, buckets, grad_bytes, pick, late_fraction=0.0) -> overlap.FinishLines:
+def _gathered_lines(phase, buckets, grad_bytes, pick, readiness=overlap.UNIFORM) -> overlap.FinishLines:
     """``phase``'s candidate lines (:func:`overlap.finish_lines`), computed per GPU layout and
     gathered onto the cells (the last axis)."""
-    lines = overlap.finish_lines(grad_bytes, buckets, *phase, late_fraction)
+    lines = overlap.finish_lines(grad_bytes, buckets, *phase, readiness)
     shape = phase[0].shape
     return overlap.FinishLines(lines.slopes, tuple(np.take(o if getattr(o, "shape", None) == shape
                                                            else np.broadcast_to(o, shape), pick, axis=-1)
                                                    for o in lines.offsets))
 
 
-def _exposed(phase, buckets, grad_bytes, compute_s, pick, late_fraction=0.0):
+def _exposed(phase, buckets, grad_bytes, compute_s, pick, readiness=overlap.UNIFORM):
     """The part of ``phase``'s collectives outlasting ``compute_s`` (overlap.exposed_comm_s):
     the candidate lines are per GPU layout (:func:`_gathered_lines`); only their evaluation at
     each cell's compute time is per cell."""
-    return overlap.exposed_after(compute_s, _gathered_lines(phase, buckets, grad_bytes, pick, late_fraction))
+    return overlap.exposed_after(compute_s, _gathered_lines(phase, buckets, grad_bytes, pick, readiness))
 
 
-def _sync_times(tables: CommTables, buckets, grad_bytes, forward_s, backward_s, pick, late_fraction=0.0):
+def _sync_times(tables: CommTables, buckets, grad_bytes, forward_s, backward_s, pick, readiness=overlap.UNIFORM):
     """(collective time, exposed part) of one synchronisation, as in iteration._sync_times. The
     backward and forward phases' bucket times go side by side on a new leading axis through one
     :func:`_gathered_lines` (their lines' slopes depend on the bucket layout only)."""
     phases = tuple(np.stack(kind) for kind in zip(tables.backward, tables.forward))
-    lines = _gathered_lines(phases, buckets, grad_bytes, pick, late_fraction)
+    lines = _gathered_lines(phases, buckets, grad_bytes, pick, readiness)
     totals = overlap.total_comm_s(buckets, *phases)[..., pick]
     comm, exposed = 0.0, 0.0
     for k, compute_s in enumerate((backward_s, forward_s)):
@@ -759,7 +759,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     stages = None if setting.sync == "ddp" else stage_syncs(setting, space)
     buckets = _stage_layouts(setting, space, stages)
     sync_comm, sync_exposed = _sync_times(tables, buckets, grad_bytes, forward * factor,
-                                          backward * factor, pick, workload.late_fraction)
+                                          backward * factor, pick, workload.readiness)
     if stages is not None:  # the mode's overlap (flat: after backward) and fusion-cycle wait
         after = np.array([not st.overlap for st in stages]).reshape(1, -1, 1, 1, 1)
         if after.any():
@@ -787,7 +787,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
     beside = np.array([setting.overlap_param_gather or st.gather_beside for st in stages] if stages is not None
                       else [setting.overlap_param_gather] * len(space.zero_stages))
     if beside.any() and tables.after is not None:
-        overlapped = _exposed(tables.after, buckets, grad_bytes, forward * factor, pick, workload.late_fraction)
+        overlapped = _exposed(tables.after, buckets, grad_bytes, forward * factor, pick, workload.readiness)
         post_exposed = overlapped if beside.all() else np.where(beside.reshape(1, -1, 1, 1, 1), overlapped, post_step)
     input_s = losses.input_seconds(setting.losses.input_rate, b * k)  # the rank's loader, for the step
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,

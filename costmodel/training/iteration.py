@@ -644,9 +644,10 @@ def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
 
 
 def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward_s, use_overlap,
-                late_fraction=0.0):
-    """(collective time, exposed part) of one synchronisation. ``late_fraction``: the gradient
-    ready only as backward ends (the embedding), which forward's gathers need first."""
+                readiness=overlap.UNIFORM):
+    """(collective time, exposed part) of one synchronisation. ``readiness``: when backward has
+    produced each share of the gradient (:attr:`Workload.readiness`; forward's gathers, in
+    reversed time, need the same layers in the other order)."""
     comm_s, exposed_s = 0.0, 0.0
     for phase, compute_s in ((plan.backward, backward_s), (plan.forward, forward_s)):
         times = (phase.first_s, phase.full_s, phase.last_s)
@@ -654,7 +655,7 @@ def _sync_times(plan: gradsync.SyncPlan, layout, grad_bytes, forward_s, backward
             continue  # formulas give exactly 0 (the slope-1 line finishes at compute_s)
         comm_s += float(overlap.total_comm_s(layout, *times))
         exposed_s += float(overlap.exposed_comm_s(compute_s, grad_bytes, layout, *times,
-                                                  overlap=use_overlap, late_fraction=late_fraction))
+                                                  overlap=use_overlap, readiness=readiness))
     return comm_s, exposed_s
 
 
@@ -812,12 +813,12 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
         config.losses.slow_node_factor))
     backward = backward_seconds(forward, config.recompute)
     sync_comm, sync_exposed = _sync_times(plan, layout, grad_bytes, forward * factor,
-                                          backward * factor, config.overlap, workload.late_fraction)
+                                          backward * factor, config.overlap, workload.readiness)
     if ranks > 1:  # a fusion cycle's wait before the last collective (syncmodes)
         sync_comm, sync_exposed = sync_comm + wait_s, sync_exposed + wait_s
     after = (plan.after.first_s, plan.after.full_s, plan.after.last_s)
     post_exposed = float(overlap.exposed_comm_s(forward * factor, grad_bytes, layout, *after, overlap=True,
-                                                late_fraction=workload.late_fraction)) \
+                                                readiness=workload.readiness)) \
         if config.overlap_param_gather else plan.post_step_s
     host_s, optimizer_s, dispatch_s = (0.0, 0.0), 0.0, 0.0  # (asynchronous: the servers run the optimizer)
     if offloaded:

@@ -1,26 +1,29 @@
 """Overlap of bucketed gradient communication with the backward pass (PyTorch DDP style).
 
-Backward produces the ``G`` gradient bytes uniformly over its duration ``T``, last layers
-first. DDP packs them in that order into buckets: a small first bucket (``b1``, 1 MiB by
-default: it holds the last layers' gradients, so communication starts early), then full
-buckets of ``b`` bytes (25 MiB), then a final partial bucket of ``r`` bytes. A bucket's
-collective starts when the bucket is full and the previous collective has finished (one
-communication stream). Bucket ``j`` becomes ready at ``T · (bytes up to and including j) / G``
-and the last collective finishes at
+Backward produces the ``G`` gradient bytes over its duration ``T``, last layers first: by a
+share ``ρ(x)`` of ``T`` it has produced a share ``x`` of them (:func:`ready_share`; ``ρ(x) = x``
+when they come evenly, :data:`UNIFORM`). DDP packs them in that order into buckets: a small
+first bucket (``b1``, 1 MiB by default: it holds the last layers' gradients, so communication
+starts early), then full buckets of ``b`` bytes (25 MiB), then a final partial bucket of ``r``
+bytes. A bucket's collective starts when its last byte is produced and the previous collective
+has finished (one communication stream). Bucket ``j`` becomes ready at
+``T · ρ((bytes up to and including j) / G)`` and the last collective finishes at
 
     F = max_j ( ready_j + Σ_{i ≥ j} c_i )
 
 (a standard result for a single server fed in order: the finish time is the latest
-"ready + remaining work" over all jobs). With the three bucket kinds the terms are linear in
-the full-bucket index, so the maximum is over five candidates (``t1 = T·b1/G``, ``m`` full
-buckets taking ``c`` each, first and last buckets taking ``c1`` and ``cr``):
+"ready + remaining work" over all jobs). With the three bucket kinds the terms of the full
+buckets are linear in their index between the knots of ``ρ`` and convex across a knot where it
+bends up, so the maximum is over five candidates (``m`` full buckets taking ``c`` each, first
+and last buckets taking ``c1`` and ``cr``), each a line in ``T``:
 
-    t1 + c1 + m·c + cr                 the first bucket
-    t1 + T·b/G + m·c + cr              the first full bucket   (m ≥ 1)
-    t1 + T·m·b/G + c + cr              the last full bucket    (m ≥ 1)
+    T·ρ(b1/G) + c1 + m·c + cr          the first bucket
+    T·ρ((b1 + b)/G) + m·c + cr         the first full bucket   (m ≥ 1)
+    T·ρ((b1 + m·b)/G) + c + cr         the last full bucket    (m ≥ 1)
     T + cr                             the partial bucket (ready when backward ends)
 
-For m equal buckets and no first/partial bucket this is ``max(T/m + m·c, T + c)``.
+and two more at each knot where ``ρ`` bends down (the full buckets on either side of it). For m
+equal buckets, evenly and no first/partial bucket this is ``max(T/m + m·c, T + c)``.
 Exposed communication is ``F − T`` (what finishes after backward), hidden is the rest.
 The closed form works elementwise on numpy arrays; :func:`simulate_bucket_schedule` is the
 explicit per-bucket event simulation that the tests use as an oracle.
@@ -160,47 +163,88 @@ class FinishLines:
     offsets: tuple
 
 
+# When backward has produced each share of the gradient bytes: knots (bytes share, backward-time
+# share), the bytes share strictly rising from 0 to 1 and the time share never falling, the curve
+# linear between them. Evenly over backward by default; a model's own from its layers
+# (:attr:`Workload.readiness`: a CNN's classifier early, a transformer's input embedding last).
+UNIFORM = ((0.0, 0.0), (1.0, 1.0))
+
+
+def late_readiness(late_fraction: float) -> tuple[tuple[float, float], ...]:
+    """Evenly over backward but the last ``late_fraction`` of the bytes, ready only as it ends."""
+    if late_fraction <= 0.0:
+        return UNIFORM
+    if late_fraction >= 1.0:  # everything at the end
+        return ((0.0, 1.0), (1.0, 1.0))
+    return ((0.0, 0.0), (1.0 - late_fraction, 1.0), (1.0, 1.0))
+
+
+@functools.lru_cache(maxsize=256)
+def _knots(readiness: tuple) -> tuple[tuple[float, ...], tuple[float, ...], tuple[int, ...]]:
+    """(bytes shares, time shares, the interior knots where the curve bends down): the finish
+    terms of the full buckets are linear in their index between knots, and convex across a knot
+    where the curve bends up, so only a knot bending down can hold their maximum inside."""
+    xs, ys = tuple(float(x) for x, _ in readiness), tuple(float(y) for _, y in readiness)
+    bends = tuple(k for k in range(1, len(xs) - 1)
+                  if (ys[k] - ys[k - 1]) * (xs[k + 1] - xs[k]) > (ys[k + 1] - ys[k]) * (xs[k] - xs[k - 1]))
+    return xs, ys, bends
+
+
+def ready_share(share, readiness=UNIFORM):
+    """The share of backward by which ``share`` of the gradient bytes is ready (floats or arrays)."""
+    xs, ys, _ = _knots(readiness)
+    if is_array(share):
+        return np.interp(share, xs, ys)
+    if share >= 1.0:
+        return ys[-1]
+    for k in range(1, len(xs)):
+        if share <= xs[k]:
+            return ys[k - 1] + (ys[k] - ys[k - 1]) * (max(share, 0.0) - xs[k - 1]) / (xs[k] - xs[k - 1])
+    return ys[-1]
+
+
 def finish_lines(grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s, last_comm_s,
-                 late_fraction=0.0) -> FinishLines:
+                 readiness=UNIFORM) -> FinishLines:
     """The candidates of the module docstring; elementwise on arrays.
 
-    ``late_fraction`` of the gradient bytes (the input embedding's, :attr:`Workload.late_fraction`)
-    is ready only when backward ends: the rest is produced uniformly over backward, so a bucket
-    is ready at ``T · min(1, bytes so far / ((1 − late) G))``. The full buckets' finish terms are
-    then concave in their index, and the maximum may sit where readiness reaches ``T``: the full
-    buckets ``j*`` and ``j* − 1`` around it are two more candidates (absent when nothing is late).
+    ``readiness``: when each share of the bytes is ready (:data:`UNIFORM` by default; a bucket
+    is ready at ``T · ready_share(bytes so far / G)``). Where the curve bends down (the input
+    embedding's bytes ready only at the end: :func:`late_readiness`), the full buckets' finish
+    terms are concave in their index and the maximum may sit at the knot: the full buckets on
+    either side of it are two more candidates (absent where no full bucket is there).
     """
-    producing = ew.maximum(grad_bytes * (1.0 - late_fraction), 1e-300)
-    per_byte = 1.0 / producing
+    _, _, bends = _knots(readiness)
+    per_byte = 1.0 / ew.maximum(grad_bytes, 1e-300)
     m = layout.full_count
     b1, b = layout.first_bytes, layout.bucket_bytes
     tail = ew.where(ew.greater(layout.last_bytes, 0), last_comm_s, 0.0)
     after_full = m * full_comm_s + tail
     some_full = ew.greater(m, 0.5)  # a whole number: >= 1
+
+    def ready(bytes_so_far):
+        return ready_share(ew.minimum(per_byte * bytes_so_far, 1.0), readiness)
+
     absent = ew.where(some_full, 0.0, -math.inf)  # the full-bucket lines need a full bucket
-    slopes = (ew.minimum(per_byte * b1, 1.0), 1.0,
-              ew.minimum(per_byte * (b1 + b), 1.0) * some_full,
-              ew.minimum(per_byte * (b1 + m * b), 1.0) * some_full)
+    slopes = (ready(b1), 1.0, ready(b1 + b) * some_full, ready(b1 + m * b) * some_full)
     offsets = (first_comm_s + after_full, tail, after_full + absent, full_comm_s + tail + absent)
-    if not ew.any_true(ew.greater(late_fraction, 0.0)):
-        return FinishLines(slopes, offsets)
-    # j*: the first full bucket ready only when backward ends (1-based); the lines exist for 1 <= j <= m
-    j_star = ew.ceil((producing - b1) / b)
-    at = ew.greater(late_fraction, 0.0) & ew.greater(j_star, 0.5) & ew.greater(m + 0.5, j_star)
-    before = at & ew.greater(j_star, 1.5)
-    slopes += (ew.where(at, 1.0, 0.0), ew.where(before, ew.minimum(per_byte * (b1 + (j_star - 1) * b), 1.0), 0.0))
-    offsets += (ew.where(at, (m - j_star + 1) * full_comm_s + tail, -math.inf),
-                ew.where(before, (m - j_star + 2) * full_comm_s + tail, -math.inf))
+    xs = _knots(readiness)[0]
+    for k in bends:
+        # the first full bucket (1-based) reaching the knot's bytes, and the one before it
+        first_past = ew.ceil((xs[k] / per_byte - b1) / b)
+        for j in (first_past, first_past - 1):
+            there = ew.greater(j, 0.5) & ew.greater(m + 0.5, j)
+            slopes += (ew.where(there, ready(b1 + j * b), 0.0),)
+            offsets += (ew.where(there, (m - j + 1) * full_comm_s + tail, -math.inf),)
     return FinishLines(slopes, offsets)
 
 
 @functools.lru_cache(maxsize=1024, typed=True)
 def _scalar_lines(grad_bytes, layout: BucketLayout, first_comm_s: float, full_comm_s: float, last_comm_s: float,
-                  late_fraction) -> FinishLines:
+                  readiness) -> FinishLines:
     """:func:`finish_lines` of one configuration (Python floats), memoised: the lines do not
     depend on the compute time, so every micro-batch and accumulation count of a (model, dtype,
     bucket, group, algorithm) shares them (``typed``: an int and an equal float stay apart)."""
-    return finish_lines(grad_bytes, layout, first_comm_s, full_comm_s, last_comm_s, late_fraction)
+    return finish_lines(grad_bytes, layout, first_comm_s, full_comm_s, last_comm_s, readiness)
 
 
 def finish_at(backward_s, lines: FinishLines):
@@ -236,29 +280,29 @@ def exposed_after(backward_s, lines: FinishLines):
 
 
 def exposed_comm_s(backward_s, grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s,
-                   last_comm_s, overlap=True, late_fraction=0.0):
+                   last_comm_s, overlap=True, readiness=UNIFORM):
     """Communication finishing after backward; all of it when ``overlap`` is off."""
     if type(overlap) is bool:  # one flag for every element: only the branch it takes
         if not overlap:
             return total_comm_s(layout, first_comm_s, full_comm_s, last_comm_s)
         scalar = type(first_comm_s) is float and type(full_comm_s) is float and type(last_comm_s) is float
         lines = (_scalar_lines if scalar else finish_lines)(grad_bytes, layout, first_comm_s, full_comm_s,
-                                                             last_comm_s, late_fraction)
+                                                             last_comm_s, readiness)
         return exposed_after(backward_s, lines)
     total = total_comm_s(layout, first_comm_s, full_comm_s, last_comm_s)
-    lines = finish_lines(grad_bytes, layout, first_comm_s, full_comm_s, last_comm_s, late_fraction)
+    lines = finish_lines(grad_bytes, layout, first_comm_s, full_comm_s, last_comm_s, readiness)
     return ew.where(overlap, exposed_after(backward_s, lines), total)
 
 
-def simulate_bucket_schedule(backward_s: float, sizes: list[float],
-                             comm_s: list[float], late_fraction: float = 0.0) -> list[tuple[float, float, float]]:
-    """Event simulation: (ready, start, end) of each bucket's collective, in order; the last
-    ``late_fraction`` of the bytes is ready only when backward ends."""
-    producing = sum(sizes) * (1.0 - late_fraction)
+def simulate_bucket_schedule(backward_s: float, sizes: list[float], comm_s: list[float],
+                             readiness=UNIFORM) -> list[tuple[float, float, float]]:
+    """Event simulation: (ready, start, end) of each bucket's collective, in order; a bucket is
+    ready when backward has produced its last byte (``readiness``: when each share of them is)."""
+    total = sum(sizes)
     produced, stream_free, events = 0.0, 0.0, []
     for size, duration in zip(sizes, comm_s):
         produced += size
-        ready = backward_s * min(1.0, produced / producing)
+        ready = backward_s * ready_share(min(1.0, produced / total), readiness)
         start = max(ready, stream_free)
         stream_free = start + duration
         events.append((ready, start, stream_free))

@@ -28,6 +28,7 @@ import os
 import re
 
 from costmodel.training import activation_law
+from costmodel.training.overlap import late_readiness
 from costmodel.training.tensors import listed_matrices
 from dpbase.bundled import load_bundled
 from dpbase.errors import InputError, UnknownNameError, is_real, is_whole
@@ -98,6 +99,12 @@ class Workload:
     # share the layer's parameters; empty: the kind's default, GPT-2's fused (3, 1, 4, 4) or
     # BERT's (1, 1, 1, 1, 4, 4)). DDP's buckets hold whole tensors, so their sizes set the calls.
     layer_matrices: tuple[float, ...] = ()
+    # When backward has produced each share of the gradient bytes: knots (bytes share, backward
+    # share) from (0, 0) to (1, 1), last layer first (costmodel.training.overlap.ready_share).
+    # A CNN preset's come from its layers (tools/cnn_counts.py: VGG's classifier, 89 % of its
+    # bytes, is ready within 0.5 % of backward); empty: evenly over backward, the input
+    # embedding's bytes last (:attr:`readiness`).
+    gradient_readiness: tuple[tuple[float, float], ...] = ()
     # Attention (costmodel.training.attention): Transformer-XL's relative positions need the
     # score matrix in HBM whatever the kernels (no fused kernel computes its shifted term); its
     # queries also attend to ``memory_length`` cached tokens of the previous segment; whether the
@@ -160,6 +167,13 @@ class Workload:
             return 0.0
         return min(self.input_embedding_params / self.params, 1.0)
 
+    @property
+    def readiness(self) -> tuple[tuple[float, float], ...]:
+        """When backward has produced each share of the gradient bytes (the overlap model's
+        :func:`~costmodel.training.overlap.ready_share` knots): ``gradient_readiness`` where the
+        model states it, else evenly over backward with the :attr:`late_fraction` at its end."""
+        return self.gradient_readiness or late_readiness(self.late_fraction)
+
 
 @functools.cache
 def _data() -> dict:
@@ -167,6 +181,8 @@ def _data() -> dict:
     for entry in data["models"].values():  # a TOML array as a tuple: a workload stays hashable
         if "layer_matrices" in entry:
             entry["layer_matrices"] = tuple(float(k) for k in entry["layer_matrices"])
+        if "gradient_readiness" in entry:
+            entry["gradient_readiness"] = tuple((float(x), float(y)) for x, y in entry["gradient_readiness"])
     return data
 
 
@@ -645,10 +661,15 @@ def workload_of(model: object) -> Workload:
     """``model`` as a Workload: a preset name, a parameter count (:func:`load_model`) or a
     Workload itself; anything else (None) one error naming it. iteration and plan read it here."""
     if isinstance(model, Workload):
-        shape = model.layer_matrices
+        shape, knots = model.layer_matrices, model.gradient_readiness
         if shape:  # built in Python: the file's checks, and a tuple (a workload is hashed)
             given = list(shape) if isinstance(shape, (list, tuple)) else shape
-            return replace(model, layer_matrices=_layer_matrices({"layer_matrices": given}, model.kind, "layer_matrices"))
+            model = replace(model, layer_matrices=_layer_matrices({"layer_matrices": given}, model.kind, "layer_matrices"))
+        if knots:
+            given = [list(k) if isinstance(k, (list, tuple)) else k for k in knots] \
+                if isinstance(knots, (list, tuple)) else knots
+            model = replace(model, gradient_readiness=_gradient_readiness({"gradient_readiness": given},
+                                                                          "gradient_readiness"))
         return model
     if isinstance(model, os.PathLike):  # a pathlib.Path as the TOML path it names
         return load_model_file(os.fspath(model))
@@ -678,7 +699,8 @@ _DEFAULTS = {field.name: field.default for field in fields(Workload)}
 USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
                "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
                "embedding_params", "logits_vocab", "tied_embeddings", "relative_attention", "memory_length",
-               "attention_dropout", "max_positions", "layer_matrices", "relative_mfu_fp32", "relative_mfu_16bit",
+               "attention_dropout", "max_positions", "layer_matrices", "gradient_readiness", "relative_mfu_fp32",
+               "relative_mfu_16bit",
                "backbone", "image_size", "source")
 
 
@@ -867,6 +889,7 @@ def load_model_file(path: str) -> Workload:
         embedding_params=int(entry.get("embedding_params", 0)),
         logits_vocab=int(entry.get("logits_vocab", 0)), memory_length=int(entry.get("memory_length", 0)),
         max_positions=int(entry.get("max_positions", 0)), layer_matrices=_layer_matrices(entry, kind),
+        gradient_readiness=_gradient_readiness(entry),
         backbone=entry.get("backbone", ""), image_size=int(entry.get("image_size", 0)), **switches, **relative)
     if workload.input_embedding_params > params:  # given, or vocab × hidden: a part of params
         field = "model.embedding_params" if entry.get("embedding_params") else "model.vocab"
@@ -897,6 +920,30 @@ def _layer_matrices(entry: dict, kind: str, field: str = "model.layer_matrices")
                          "order as multiples of hidden_size² (GPT-2: [3, 1, 4, 4]; Llama 2 7B: "
                          "[1, 1, 1, 1, 2.6875, 2.6875, 2.6875])")
     return tuple(float(k) for k in value)
+
+
+MAX_READINESS_KNOTS = 64
+
+
+def _gradient_readiness(entry: dict, field: str = "model.gradient_readiness") -> tuple[tuple[float, float], ...]:
+    """A model file's ``gradient_readiness``: 2 to 64 pairs [bytes share, backward share] from
+    [0, 0] to [1, 1], the bytes share rising and the backward share never falling."""
+    value = entry.get("gradient_readiness")
+    if value is None:
+        return ()
+    pairs = value if isinstance(value, list) else None
+    ok = pairs is not None and 2 <= len(pairs) <= MAX_READINESS_KNOTS and all(
+        isinstance(p, list) and len(p) == 2 and all(is_real(v) and not isinstance(v, bool) and 0 <= v <= 1 for v in p)
+        for p in pairs)
+    if ok:
+        xs, ys = [float(p[0]) for p in pairs], [float(p[1]) for p in pairs]
+        ok = (xs[0], ys[0], xs[-1], ys[-1]) == (0.0, 0.0, 1.0, 1.0) and all(
+            b > a for a, b in zip(xs, xs[1:])) and all(b >= a for a, b in zip(ys, ys[1:]))
+    if not ok:
+        raise InputError(field, value, f"2 to {MAX_READINESS_KNOTS} pairs [share of the gradient bytes, share of "
+                         "backward] when backward has produced them, from [0, 0] to [1, 1], the bytes rising and "
+                         "the backward share never falling (VGG-16: [[0, 0], [0.8936, 0.0048], ..., [1, 1]])")
+    return tuple((float(x), float(y)) for x, y in pairs)
 
 
 def _check_sizes_agree(entry: dict, kind: str, params: int, embedding: int) -> None:

@@ -17,7 +17,7 @@ from dpbase.errors import InputError
 
 def _oracle_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm, late=0.0):
     sizes = overlap.bucket_sizes(grad_bytes, bucket_bytes, first_bytes)
-    events = overlap.simulate_bucket_schedule(backward_s, sizes, [comm(s) for s in sizes], late)
+    events = overlap.simulate_bucket_schedule(backward_s, sizes, [comm(s) for s in sizes], _curve(late))
     return events[-1][2], sum(comm(s) for s in sizes)
 
 
@@ -25,7 +25,12 @@ def _closed_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm, late
     layout = overlap.bucket_layout(grad_bytes, bucket_bytes, first_bytes)
     times = [comm(float(s)) if s > 0 else 0.0
              for s in (layout.first_bytes, layout.bucket_bytes, layout.last_bytes)]
-    return float(overlap.finish_at(backward_s, overlap.finish_lines(grad_bytes, layout, *times, late)))
+    return float(overlap.finish_at(backward_s, overlap.finish_lines(grad_bytes, layout, *times, _curve(late))))
+
+
+def _curve(late):
+    """A share of the bytes ready only at the end (a float), or a readiness curve as given."""
+    return overlap.late_readiness(late) if isinstance(late, float) else late
 
 
 @settings(max_examples=300, deadline=None)
@@ -47,6 +52,49 @@ def test_closed_form_equals_event_simulation(backward_s, grad_bytes, bucket_byte
     expected, _ = _oracle_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm, late)
     got = _closed_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm, late)
     assert got == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+@st.composite
+def readiness_curves(draw):
+    """Any curve a model may state: bytes shares rising from 0 to 1, backward shares never falling
+    (bends up and down, flat stretches, steps)."""
+    inner = draw(st.lists(st.floats(1e-4, 1 - 1e-4), max_size=8, unique=True))
+    times = sorted(draw(st.lists(st.floats(0.0, 1.0), min_size=len(inner), max_size=len(inner))))
+    return ((0.0, 0.0), *zip(sorted(inner), times), (1.0, 1.0))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    backward_s=st.floats(1e-4, 10.0),
+    grad_bytes=st.floats(1e3, 5e9),
+    bucket_bytes=st.floats(1e5, 2e8),
+    first_bytes=st.floats(1e4, 5e7),
+    latency_s=st.floats(0.0, 1e-3),
+    bandwidth_Bps=st.floats(1e8, 1e12),
+    curve=readiness_curves(),
+)
+def test_closed_form_equals_event_simulation_for_any_readiness(backward_s, grad_bytes, bucket_bytes, first_bytes,
+                                                               latency_s, bandwidth_Bps, curve):
+    """A model's own readiness curve (a CNN's classifier early): the candidate lines at the
+    curve's downward bends hold the maximum, as the explicit per-bucket simulation finds it."""
+    comm = lambda size: latency_s + size / bandwidth_Bps  # noqa: E731
+    if grad_bytes / bucket_bytes > 20_000:
+        bucket_bytes = grad_bytes / 20_000
+    expected, _ = _oracle_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm, curve)
+    got = _closed_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm, curve)
+    assert got == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_the_closed_form_on_arrays_equals_it_on_scalars():
+    """The planner's arrays (numpy's interpolation) and iteration's floats give the same lines."""
+    curve = workloads.load_model("vgg16").readiness
+    grads = np.array([1e8, 5.5e8, 2e9])
+    layout = overlap.bucket_layout(grads, 25 * 2**20, 2**20)
+    array = overlap.finish_at(0.3, overlap.finish_lines(grads, layout, 1e-3, 4e-3, 2e-3, curve))
+    for i, grad in enumerate(grads):
+        one = overlap.bucket_layout(float(grad), 25 * 2**20, 2**20)
+        assert array[i] == pytest.approx(float(overlap.finish_at(0.3, overlap.finish_lines(
+            float(grad), one, 1e-3, 4e-3, 2e-3, curve))), rel=1e-12)
 
 
 def test_a_late_embedding_exposes_its_buckets():
