@@ -37,6 +37,9 @@ def _buckets(b, format_size) -> str:
 
     # the gradient's own bytes (not a step's: accumulation synchronising k times, ZeRO-2, moves k x)
     grad = b.params * precision_for(b.grad_dtype).grad_bytes
+    if b.sync == "per-tensor":  # each call timed at its tensor's size where the tensors are listed
+        return (f"{b.bucket_count} calls, one per gradient tensor ({format_size(grad / b.bucket_count)} on average"
+                f"{', each timed at its own size' if b.whole_tensors else ''})")
     if b.whole_tensors:
         return _whole_tensors(b, grad, format_size)
     if 0 < grad <= b.bucket_bytes:  # --bucket 1TiB read "2 buckets of 1 TiB"

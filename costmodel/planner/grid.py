@@ -189,9 +189,14 @@ def bucket_layouts(space: Space, workload: Any, first_bucket_bytes: float) -> ov
 
 
 def _layouts(grid_of: list[list[overlap.BucketLayout]]) -> overlap.BucketLayout:
-    """Scalar layouts, one per (dtype, bucket size), as one layout of (D, U) arrays."""
+    """Scalar layouts, one per (dtype, bucket size), as one layout of (D, U) arrays. Their call
+    mix (per-tensor calls: the model's tensors over their mean) is the same in every cell."""
+    mixes = {b.mix for row in grid_of for b in row}
+    if len(mixes) != 1:
+        raise ValueError(f"layouts of one plan with different call mixes: {sorted(mixes)[:2]}")
     return overlap.BucketLayout(*(np.array([[float(getattr(b, f)) for b in row] for row in grid_of], dtype=float)
-                                  for f in ("first_bytes", "full_count", "bucket_bytes", "last_bytes")))
+                                  for f in ("first_bytes", "full_count", "bucket_bytes", "last_bytes")),
+                                mix=mixes.pop())
 
 
 def stages_allowed(setting: Setting, space: Space) -> np.ndarray:
@@ -277,8 +282,9 @@ def row_bucket_bytes(setting: Setting, space: Space, z: int, d: int, u: int) -> 
 def _call_sizes(buckets: overlap.BucketLayout, precision: _ArrayPrecision) -> np.ndarray:
     """Every size a synchronisation hands to a collective (bucket sizes × weight/grad ratios)."""
     ratio = precision.weight_bytes / precision.grad_bytes
+    mixed = tuple(buckets.bucket_bytes * relative for relative, _ in buckets.mix)  # per-tensor calls
     return np.concatenate([(size * scale).ravel() for size in
-                           (buckets.first_bytes, buckets.bucket_bytes, buckets.last_bytes)
+                           (buckets.first_bytes, buckets.bucket_bytes, buckets.last_bytes, *mixed)
                            for scale in (1.0, ratio)])
 
 

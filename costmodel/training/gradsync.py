@@ -198,13 +198,18 @@ def _bucket_kinds(parts: list[tuple], sizes: tuple) -> list:
     return [_bucket_seconds(parts, s) for s in sizes]
 
 
-def _phase(fields: tuple, parts: list[tuple]) -> tuple[PhaseTimes, float]:
+def _phase(fields: tuple, parts: list[tuple], mix: tuple = ()) -> tuple[PhaseTimes, float]:
     """Times for each bucket kind of a layout's :func:`_fields`; ``parts`` = (primitive, bytes per
     gradient byte, extra seconds per gradient byte or None (the (de)quantisation kernels of
-    quantised communication), the comm function of the group that runs it)."""
+    quantised communication), the comm function of the group that runs it). ``mix``
+    (:attr:`BucketLayout.mix`): the first and full calls are tensors of these sizes, each kind
+    timed as the mean of their times."""
     first, bucket, last, count = fields
     sizes = (first, bucket, last)
     times = _bucket_kinds(parts, sizes)
+    if mix:
+        mean = sum(share * _bucket_seconds(parts, bucket * scale) for scale, share in mix)
+        times = [mean, mean, times[2]]
     bucket_counts = (1.0, count, (last > 0) * 1.0)
     payload = sum([count * size * part[1] for count, size in zip(bucket_counts, sizes)
                    for part in parts])
@@ -380,7 +385,7 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
         if replicas is not None:  # hybrid: the reduced shard of every node, across the nodes
             backward_parts.append(("all-reduce", replica_share, 0.0, replicas))
     fields = _fields(layout)
-    backward, payload = _phase(fields, backward_parts)
+    backward, payload = _phase(fields, backward_parts, layout.mix)
     forward, after, post_step, extra, once = NO_COLLECTIVES, NO_COLLECTIVES, 0.0, 0.0, 0.0
     if zero_stage == 3:  # the forward's gather, every micro-batch
         forward, extra = _phase(fields, [gather])

@@ -52,12 +52,19 @@ DDP_FIRST_BUCKET_BYTES = 1024 * 1024
 
 @frozen
 class BucketLayout:
-    """The first bucket, ``full_count`` buckets of ``bucket_bytes``, and a partial last one."""
+    """The first bucket, ``full_count`` buckets of ``bucket_bytes``, and a partial last one.
+
+    ``mix``: where the first and full calls are the gradient's tensors one by one (``--sync
+    per-tensor``), their sizes as (size over ``bucket_bytes``, share of the calls) pairs, so each
+    call kind is timed as the mean of the tensors' times, not the time of their mean size (a
+    collective's time is not linear in its size: latency, NCCL's protocols); empty: every call
+    of a kind is its size."""
 
     first_bytes: object
     full_count: object
     bucket_bytes: object
     last_bytes: object
+    mix: tuple = ()
 
     @property
     def count(self):

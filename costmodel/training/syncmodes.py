@@ -43,10 +43,10 @@ from costmodel.training.overlap import (
     packed_layout,
     packed_sizes,
 )
-from costmodel.training.tensors import backward_tensors, tensor_count
+from costmodel.training.tensors import backward_tensors, tensor_count, tensor_mix
 from dpbase.errors import InputError
 from dpbase.units import format_size
-from dpbase.values import frozen
+from dpbase.values import frozen, replace
 
 SYNC_MODES = ("ddp", "horovod", "flat", "per-tensor", "fsdp")
 # DeepSpeed's own ZeRO options (ZeRO-Offload, ZeRO++ qwZ/qgZ): with ``ddp`` only (DeepSpeed's
@@ -109,16 +109,19 @@ def call_layout(setup: SyncSetup, workload, grad_bytes: float) -> BucketLayout:
 
 
 def whole_tensors(setup: SyncSetup, workload) -> bool:
-    """Whether ``setup``'s calls hold ``workload``'s whole tensors (:func:`call_layout`), not the
-    bucket's bytes."""
-    return setup.mode in SIZED_MODES and bool(backward_tensors(workload))
+    """Whether ``setup``'s calls hold ``workload``'s whole tensors as listed (:func:`call_layout`:
+    DDP's and Horovod's buckets, per-tensor calls timed at each tensor's size), not the bucket's
+    bytes or the mean tensor."""
+    return setup.mode in (*SIZED_MODES, "per-tensor") and bool(backward_tensors(workload))
 
 
 @functools.lru_cache(maxsize=1024)
 def _call_layout(mode: str, workload, grad_bytes: float, bucket_bytes: float, first_bucket_bytes: float) -> BucketLayout:
     tensors = backward_tensors(workload) if mode in SIZED_MODES else ()
     if not tensors:  # the mode's own call size, or a CNN's buckets cut by bytes (costmodel.training.tensors)
-        return bucket_layout(grad_bytes, bucket_bytes, first_bucket_bytes)
+        layout = bucket_layout(grad_bytes, bucket_bytes, first_bucket_bytes)
+        # one call per tensor: each timed at its own size where the tensors are listed
+        return replace(layout, mix=tensor_mix(workload)) if mode == "per-tensor" else layout
     per_param = grad_bytes / max(int(workload.params), 1)
     sizes = packed_sizes((p * per_param for p in tensors), bucket_bytes, first_bucket_bytes,
                          within=mode == "horovod")

@@ -24,15 +24,15 @@ A layer's matrices share the model's parameters beside its embeddings, head and 
 (position embeddings ride with them). So DDP with buckets smaller than a bias (the first bucket
 too) gives one call per tensor, the ``tensors`` that ``--sync per-tensor`` counts.
 
-A CNN's tensors are not known one by one (a preset states their count): its buckets are cut by
-bytes, as before. For ResNet-50, whose largest tensor (a 3×3 convolution of 512 channels, 9.4 MB
-in fp32) is well below DDP's 25 MiB, that is within one tensor of DDP's cut (wide-resnet50-2's
-3×3 convolutions of 1024 channels, 37.7 MB, would be calls of their own). VGG's and AlexNet's
-classifiers (VGG16's fc6 is 411 MB, three quarters of its gradient) would be calls of their own,
-but they are also ready within the first few percent of backward (their FLOPs are ~1 % of the
-model's), which the overlap model's readiness (bytes produced uniformly over backward) does not
-know; cutting them whole without that moved the Horovod paper's VGG-16 case at 128 GPUs from
-0.68 to 0.57 (published 0.68), so CNNs keep the byte cut until readiness follows FLOPs.
+A CNN's tensors are not listed one by one at run time (a preset states their count, and when
+they are ready, ``gradient_readiness``): its buckets are cut by bytes. For ResNet-50, whose
+largest tensor (a 3×3 convolution of 512 channels, 9.4 MB in fp32) is well below DDP's 25 MiB,
+that is within one tensor of DDP's cut (wide-resnet50-2's 3×3 convolutions of 1024 channels,
+37.7 MB, would be calls of their own, as would VGG's and AlexNet's classifiers: VGG16's fc6 is
+411 MB, three quarters of its gradient).
+
+``--sync per-tensor`` makes one call per tensor: :func:`tensor_mix` gives their sizes, so the
+calls are timed one size at a time (:attr:`overlap.BucketLayout.mix`).
 """
 
 from __future__ import annotations
@@ -76,6 +76,38 @@ def layer_matrices(workload) -> tuple[float, ...]:
     if workload.layer_matrices:
         return tuple(float(k) for k in workload.layer_matrices)
     return BERT_LAYER if workload.kind == "bert" else FUSED_LAYER
+
+
+# Distinct call sizes timed one by one; more are grouped by size into this many groups of equal
+# count (each at its mean size): llama3-405b's 1,137 tensors have 9 sizes.
+MOST_MIXED_SIZES = 16
+
+
+def call_mix(sizes) -> tuple[tuple[float, float], ...]:
+    """``sizes`` as (size over their mean, share of them) pairs, the distinct sizes smallest first
+    (at most :data:`MOST_MIXED_SIZES`: sorted and grouped in equal counts beyond that); empty for
+    no sizes. The shares sum to 1 and so do the sizes weighted by them."""
+    ordered = sorted(float(s) for s in sizes)
+    if not ordered or sum(ordered) <= 0:
+        return ()
+    mean, n = sum(ordered) / len(ordered), len(ordered)
+    groups: list[list[float]] = []
+    for size in ordered:
+        if groups and size <= groups[-1][0] * (1 + 1e-9):
+            groups[-1].append(size)
+        else:
+            groups.append([size])
+    if len(groups) > MOST_MIXED_SIZES:
+        bounds = [round(k * n / MOST_MIXED_SIZES) for k in range(MOST_MIXED_SIZES + 1)]
+        groups = [ordered[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+    return tuple((sum(g) / len(g) / mean, len(g) / n) for g in groups)
+
+
+@functools.lru_cache(maxsize=256)
+def tensor_mix(workload) -> tuple[tuple[float, float], ...]:
+    """:func:`call_mix` of ``workload``'s tensors (:func:`backward_tensors`); empty where they are
+    not listed."""
+    return call_mix(backward_tensors(workload))
 
 
 @functools.lru_cache(maxsize=256)

@@ -7,11 +7,15 @@ bytes."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from costmodel.training import overlap, syncmodes
+import hardware
+from costmodel.cluster.comm import comm_model
+from costmodel.training import overlap, syncmodes, tensors
 from costmodel.training.memory import precision_for
 from costmodel.training.oncluster import iteration
 from costmodel.training.tensors import backward_tensors
@@ -126,8 +130,35 @@ def test_a_cnn_keeps_its_byte_cut_and_the_modes_their_own_size():
     grad = gpt2.params * 2.0
     for mode in ("flat", "per-tensor", "fsdp"):
         own = syncmodes.sync_setup(mode, gpt2, grad)
-        assert syncmodes.call_layout(own, gpt2, grad) == overlap.bucket_layout(grad, own.bucket_bytes,
-                                                                               own.first_bucket_bytes), mode
+        mix = tensors.tensor_mix(gpt2) if mode == "per-tensor" else ()  # each call timed at its tensor's size
+        assert syncmodes.call_layout(own, gpt2, grad) == dataclasses.replace(
+            overlap.bucket_layout(grad, own.bucket_bytes, own.first_bucket_bytes), mix=mix), mode
+
+
+def test_per_tensor_calls_are_timed_one_size_at_a_time():
+    """gpt2's 144 per-tensor all-reduces on 4 DGX H100 (NCCL's model): the step's collectives take
+    the sum of each tensor's own time, not 144 times the time of the mean tensor (1.7 MB), which
+    overcharged the 72 vectors of 768 values (latency-bound, on NCCL's low-latency protocol) by
+    about half."""
+    gpt2 = load_model("gpt2")
+    sizes = [p * 2.0 for p in backward_tensors(gpt2)]
+    comm = comm_model(hardware.load_system("dgx-h100"), 4, 8, backend="nccl")
+    each = sum(comm.time_s("all-reduce", size) for size in sizes)
+    mean = len(sizes) * comm.time_s("all-reduce", sum(sizes) / len(sizes))
+    b = iteration("gpt2", "dgx-h100", nodes=4, micro_batch=8, sync="per-tensor")
+    assert b.bucket_count == 144 and b.whole_tensors
+    assert b.comm_s == pytest.approx(each, rel=1e-9) and each < 0.75 * mean
+    mix = tensors.tensor_mix(gpt2)
+    assert sum(share for _, share in mix) == pytest.approx(1.0) and sum(r * w for r, w in mix) == pytest.approx(1.0)
+
+
+def test_a_mix_of_many_sizes_is_grouped():
+    """More distinct sizes than MOST_MIXED_SIZES are grouped in equal counts, each at its mean."""
+    mix = tensors.call_mix(range(1, 101))
+    assert len(mix) == tensors.MOST_MIXED_SIZES
+    assert sum(w for _, w in mix) == pytest.approx(1.0) and sum(r * w for r, w in mix) == pytest.approx(1.0)
+    found = tensors.call_mix([5.0, 5.0, 20.0])  # mean 10: two calls at half of it, one at twice
+    assert [(round(r, 12), round(w, 12)) for r, w in found] == [(0.5, round(2 / 3, 12)), (2.0, round(1 / 3, 12))]
 
 
 def test_the_planner_cuts_as_iteration_does():
