@@ -544,19 +544,38 @@ def _simplify(points: list[tuple[float, float]], tolerance: float, most: int) ->
         kept.add(at)
 
 
+def _share(x: float) -> float:
+    """A share rounded to READINESS_DIGITS significant digits of itself, or of what is left of
+    it near 1 (a VGG's first layer ends at 0.9999865 of its bytes: it stays apart from 1)."""
+    if x > 0.5:  # the difference's float noise (0.8613999999999999) rounded off
+        return round(1.0 - float(f"{1.0 - x:.{READINESS_DIGITS}g}"), 12)
+    return float(f"{x:.{READINESS_DIGITS}g}")
+
+
+def _farthest(points: list[tuple[float, float]], knots: tuple[tuple[float, float], ...]) -> float:
+    """The largest distance in time of ``points`` from the polyline through ``knots``."""
+    worst = 0.0
+    for x, y in points:
+        k = next(i for i in range(1, len(knots)) if x <= knots[i][0] or i == len(knots) - 1)
+        (x0, y0), (x1, y1) = knots[k - 1], knots[k]
+        worst = max(worst, abs(y - (y0 + (y1 - y0) * (x - x0) / (x1 - x0))))
+    return worst
+
+
 def gradient_readiness(net: LayerCounts, kappa: float, tolerance: float = READINESS_TOLERANCE,
                        most: int = READINESS_MOST_KNOTS) -> tuple[tuple[tuple[float, float], ...], float]:
-    """The knots of ``net``'s readiness curve, rounded to READINESS_DIGITS (shares of bytes
-    strictly rising, of time never falling; of two knots rounding to one share of bytes the later
-    stays), and the largest distance in backward's time of a layer's end from them."""
-    kept, worst = _simplify(_readiness_curve(net, kappa), tolerance, most)
-    knots: list[tuple[float, float]] = []
-    for x, y in kept:
-        x, y = round(x, READINESS_DIGITS), round(y, READINESS_DIGITS)
-        if knots and x <= knots[-1][0]:
-            knots.pop()
-        knots.append((x, max(y, knots[-1][1] if knots else 0.0)))
-    return tuple(knots), worst
+    """The knots of ``net``'s readiness curve, rounded (:func:`_share`; shares of bytes strictly
+    rising, of time never falling; an inner knot rounding onto its neighbour is dropped, the ends
+    never), and the largest distance in backward's time of a layer's end from them."""
+    points = _readiness_curve(net, kappa)
+    kept, _ = _simplify(points, tolerance, most)
+    rounded = [(_share(x), round(y, READINESS_DIGITS)) for x, y in kept]
+    knots = [rounded[0]]
+    for i, (x, y) in enumerate(rounded[1:-1], start=1):
+        if knots[-1][0] < x < rounded[-1][0]:
+            knots.append((x, max(y, knots[-1][1])))
+    knots.append(rounded[-1])
+    return tuple(knots), _farthest(points, tuple(knots))
 
 
 if __name__ == "__main__":  # the models.toml lines: python -m tools.cnn_counts
@@ -567,5 +586,5 @@ if __name__ == "__main__":  # the models.toml lines: python -m tools.cnn_counts
     kappa = float(law["mfu_by_kind"]["cnn"]["activation_law"]["kappa_flops_per_activation"])
     for name, build in PRESETS.items():
         knots, worst = gradient_readiness(build(), kappa)
-        print(f"{name}: gradient_readiness = [{', '.join(f'[{x:g}, {y:g}]' for x, y in knots)}]"
+        print(f"{name}: gradient_readiness = [{', '.join(f'[{x!r}, {y!r}]' for x, y in knots)}]"
               f"  # within {worst:.3f} of backward")

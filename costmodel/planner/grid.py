@@ -258,8 +258,8 @@ def stage_syncs(setting: Setting, space: Space) -> tuple[StageSync, ...]:
 
 def whole_tensor_calls(setting: Setting, row: Any) -> float | None:
     """The mean bytes of a plan row's calls as its step was timed where they hold whole tensors
-    (:func:`syncmodes.call_layout`: DDP's and Horovod's on a transformer), else None (its calls
-    are its bucket's size)."""
+    (:func:`syncmodes.call_layout`: DDP's and Horovod's buckets and per-tensor calls on a
+    transformer), else None (its calls are its bucket's size)."""
     grad = setting.workload.params * memory.precision_for(row.grad_dtype).grad_bytes
     setup = _setup(syncmodes.stage_mode(setting.sync, row.zero_stage), setting, grad, row.bucket_bytes,
                    row.zero_stage)
@@ -688,7 +688,9 @@ def _expand(array: np.ndarray) -> np.ndarray:
 def _stage_layouts(setting: Setting, space: Space, stages: tuple | None) -> overlap.BucketLayout:
     """The bucket layout on the sweep's axes: (1, 1, D, U, 1) for DDP's buckets (``stages``
     None), else (1, Z, D, U, 1), each stage's from :func:`stage_syncs` (a stage its mode does
-    not run takes DDP's: its rows are not valid)."""
+    not run takes DDP's: its rows are not valid). For the overlap lines and call counts only: it
+    has no call ``mix``, so no collective is timed from it (:func:`comm_tables` times each
+    stage's own layout)."""
     layouts = _layout_fields(bucket_layouts(space, setting.workload, setting.first_bucket_bytes))
     if stages is None:
         return overlap.BucketLayout(*(_expand(f) for f in layouts))

@@ -179,7 +179,7 @@ UNIFORM = ((0.0, 0.0), (1.0, 1.0))
 
 def late_readiness(late_fraction: float) -> tuple[tuple[float, float], ...]:
     """Evenly over backward but the last ``late_fraction`` of the bytes, ready only as it ends."""
-    if late_fraction <= 0.0:
+    if late_fraction <= 0.0 or 1.0 - late_fraction >= 1.0:  # (a share below float resolution: none)
         return UNIFORM
     if late_fraction >= 1.0:  # everything at the end
         return ((0.0, 1.0), (1.0, 1.0))

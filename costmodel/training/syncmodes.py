@@ -46,7 +46,7 @@ from costmodel.training.overlap import (
 from costmodel.training.tensors import backward_tensors, tensor_count, tensor_mix
 from dpbase.errors import InputError
 from dpbase.units import format_size
-from dpbase.values import frozen, replace
+from dpbase.values import frozen
 
 SYNC_MODES = ("ddp", "horovod", "flat", "per-tensor", "fsdp")
 # DeepSpeed's own ZeRO options (ZeRO-Offload, ZeRO++ qwZ/qgZ): with ``ddp`` only (DeepSpeed's
@@ -117,11 +117,12 @@ def whole_tensors(setup: SyncSetup, workload) -> bool:
 
 @functools.lru_cache(maxsize=1024)
 def _call_layout(mode: str, workload, grad_bytes: float, bucket_bytes: float, first_bucket_bytes: float) -> BucketLayout:
+    if mode == "per-tensor" and backward_tensors(workload):  # one call per tensor, each timed at its size
+        calls = len(backward_tensors(workload))
+        return BucketLayout(grad_bytes / calls, calls - 1, grad_bytes / calls, 0.0, mix=tensor_mix(workload))
     tensors = backward_tensors(workload) if mode in SIZED_MODES else ()
     if not tensors:  # the mode's own call size, or a CNN's buckets cut by bytes (costmodel.training.tensors)
-        layout = bucket_layout(grad_bytes, bucket_bytes, first_bucket_bytes)
-        # one call per tensor: each timed at its own size where the tensors are listed
-        return replace(layout, mix=tensor_mix(workload)) if mode == "per-tensor" else layout
+        return bucket_layout(grad_bytes, bucket_bytes, first_bucket_bytes)
     per_param = grad_bytes / max(int(workload.params), 1)
     sizes = packed_sizes((p * per_param for p in tensors), bucket_bytes, first_bucket_bytes,
                          within=mode == "horovod")

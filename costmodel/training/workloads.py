@@ -661,15 +661,18 @@ def workload_of(model: object) -> Workload:
     """``model`` as a Workload: a preset name, a parameter count (:func:`load_model`) or a
     Workload itself; anything else (None) one error naming it. iteration and plan read it here."""
     if isinstance(model, Workload):
+        # built in Python: the file's checks, and tuples (a workload is hashed); tuples of floats
+        # (every preset's) are checked once each
         shape, knots = model.layer_matrices, model.gradient_readiness
-        if shape:  # built in Python: the file's checks, and a tuple (a workload is hashed)
-            given = list(shape) if isinstance(shape, (list, tuple)) else shape
-            model = replace(model, layer_matrices=_layer_matrices({"layer_matrices": given}, model.kind, "layer_matrices"))
-        if knots:
-            given = [list(k) if isinstance(k, (list, tuple)) else k for k in knots] \
-                if isinstance(knots, (list, tuple)) else knots
-            model = replace(model, gradient_readiness=_gradient_readiness({"gradient_readiness": given},
-                                                                          "gradient_readiness"))
+        if not (type(shape) is tuple and not shape):  # () is "not stated"; an array is compared by type
+            checked = _checked_matrices(shape, model.kind) if _floats(shape) else \
+                _layer_matrices({"layer_matrices": _as_list(shape)}, model.kind, "layer_matrices")
+            model = model if checked is shape else replace(model, layer_matrices=checked)
+        if not (type(knots) is tuple and not knots):
+            pairs = type(knots) is tuple and all(type(k) is tuple and _floats(k) for k in knots)
+            checked = _checked_readiness(knots) if pairs else \
+                _gradient_readiness({"gradient_readiness": _as_list(knots)}, "gradient_readiness")
+            model = model if checked is knots else replace(model, gradient_readiness=checked)
         return model
     if isinstance(model, os.PathLike):  # a pathlib.Path as the TOML path it names
         return load_model_file(os.fspath(model))
@@ -678,6 +681,33 @@ def workload_of(model: object) -> Workload:
     if is_real(model):  # numpy's parameter counts
         return load_model(float(model))
     raise InputError("model", model, "a preset name, a parameter count such as 7B, 124M, 1.3e9, or a Workload")
+
+
+@functools.lru_cache(maxsize=256)
+def _checked_matrices(shape: tuple, kind: str) -> tuple:
+    """``shape`` itself once the file's checks pass (:func:`_layer_matrices`)."""
+    _layer_matrices({"layer_matrices": list(shape)}, kind, "layer_matrices")
+    return shape
+
+
+@functools.lru_cache(maxsize=256)
+def _checked_readiness(knots: tuple) -> tuple:
+    """``knots`` themselves once the file's checks pass (:func:`_gradient_readiness`)."""
+    _gradient_readiness({"gradient_readiness": [list(k) for k in knots]}, "gradient_readiness")
+    return knots
+
+
+def _floats(value) -> bool:
+    """A tuple of Python floats (what the loaders make): nothing to check or convert."""
+    return type(value) is tuple and all(type(v) is float for v in value)
+
+
+def _as_list(value):
+    """Lists (and numpy arrays, as their lists) all the way down, as a TOML file gives them; anything
+    else as it is, for the check to name."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    return [_as_list(v) for v in value] if isinstance(value, (list, tuple)) else value
 
 
 def load_model(name_or_params: str | int | float) -> Workload:

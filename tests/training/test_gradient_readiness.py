@@ -116,5 +116,12 @@ def test_a_workload_built_in_python_has_its_curve_checked():
     listed = workloads.workload_of(replace(base, gradient_readiness=[[0, 0], [0.5, 0.1], [1, 1]]))
     assert listed.gradient_readiness == ((0.0, 0.0), (0.5, 0.1), (1.0, 1.0))
     hash(listed)  # a workload is hashed (memoised comm tables)
-    with pytest.raises(InputError, match="gradient_readiness"):
-        workloads.workload_of(replace(base, gradient_readiness=[[0, 0], [0.5, 0.1]]))
+    import numpy as np
+
+    assert workloads.workload_of(replace(base, gradient_readiness=np.array([[0, 0], [0.5, 0.1], [1, 1]]))
+                                 ).gradient_readiness == ((0.0, 0.0), (0.5, 0.1), (1.0, 1.0))
+    for bad in ([[0, 0], [0.5, 0.1]], [], ((0.0, 0.0), (0.5, float("nan")), (1.0, 1.0)),
+                ((0.0, 0.0), (0.5, 0.6), (0.4, 0.7), (1.0, 1.0))):
+        with pytest.raises(InputError, match="gradient_readiness"):
+            workloads.workload_of(replace(base, gradient_readiness=bad))
+    assert workloads.workload_of(base) is base  # a preset's curve passes as it is

@@ -18,6 +18,14 @@ from dpbase.errors import InputError
 def _oracle_finish(backward_s, grad_bytes, bucket_bytes, first_bytes, comm, late=0.0):
     sizes = overlap.bucket_sizes(grad_bytes, bucket_bytes, first_bytes)
     events = overlap.simulate_bucket_schedule(backward_s, sizes, [comm(s) for s in sizes], _curve(late))
+    # the same schedule with the test's own reading of the curve (numpy's interpolation, not
+    # overlap.ready_share's), one bucket after another
+    xs, ys = zip(*_curve(late))
+    produced, free = 0.0, 0.0
+    for size in sizes:
+        produced += size
+        free = max(backward_s * float(np.interp(min(produced / sum(sizes), 1.0), xs, ys)), free) + comm(size)
+    assert free == pytest.approx(events[-1][2], rel=1e-12, abs=1e-15)
     return events[-1][2], sum(comm(s) for s in sizes)
 
 
