@@ -31,6 +31,7 @@ class LayerCounts:
     params: int = 0
     tensors: int = 0
     layers: list[tuple[int, int, int]] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)  # each gradient tensor's parameters, forward order
 
     def conv(self, c_in: int, c_out: int, kernel: int, side: int, groups: int = 1, bias: bool = False,
              kernel_w: int | None = None, weights: bool = True) -> None:
@@ -39,21 +40,24 @@ class LayerCounts:
         False: weights an earlier call counted (a layer shared by a pyramid's levels), its work only."""
         taps = kernel * (kernel if kernel_w is None else kernel_w)
         macs, outputs = side * side * c_out * (c_in // groups) * taps, side * side * c_out
-        params = c_out * (c_in // groups) * taps + (c_out if bias else 0) if weights else 0
-        self._add(macs, outputs, params, (2 if bias else 1) if weights else 0)
+        tensors = ([c_out * (c_in // groups) * taps] + ([c_out] if bias else [])) if weights else []
+        self._add(macs, outputs, tensors)
 
     def norm(self, channels: int) -> None:
-        self._add(0, 0, 2 * channels, 2)
+        self._add(0, 0, [channels, channels])
 
     def dense(self, c_in: int, c_out: int) -> None:
-        self._add(c_in * c_out, c_out, c_in * c_out + c_out, 2)
+        self._add(c_in * c_out, c_out, [c_in * c_out, c_out])
 
-    def _add(self, macs: int, activations: int, params: int, tensors: int) -> None:
+    def _add(self, macs: int, activations: int, tensors: list[int]) -> None:
+        """One layer: its forward multiply-accumulates, output elements and gradient tensors
+        (weight, then bias: PyTorch's parameter order)."""
         self.macs += macs
         self.activations += activations
-        self.params += params
-        self.tensors += tensors
-        self.layers.append((macs, activations, params))
+        self.params += sum(tensors)
+        self.tensors += len(tensors)
+        self.layers.append((macs, activations, sum(tensors)))
+        self.sizes.extend(tensors)
 
 
 def bottleneck(net: LayerCounts, c_in: int, inner: int, out: int, side: int, stride: int = 1, groups: int = 1,
@@ -578,11 +582,36 @@ def gradient_readiness(net: LayerCounts, kappa: float, tolerance: float = READIN
     return tuple(knots), _farthest(points, tuple(knots))
 
 
-if __name__ == "__main__":  # the models.toml lines: python -m tools.cnn_counts
+TENSORS_FILE = "costmodel/data/cnn_tensors.toml"
+
+
+def tensors_toml() -> str:
+    """The text of TENSORS_FILE: every preset's gradient tensors, last first."""
+    out = ["# Each CNN preset's gradient tensors, in parameters, in the order backward produces them (the",
+           "# last layer first; within a layer, PyTorch's parameter order reversed: bias, then weight):",
+           "# costmodel.training.tensors reads them for DDP's buckets of whole tensors and per-tensor",
+           "# calls. Generated from the layer-by-layer counts: python -m tools.cnn_counts --tensors",
+           "", "[tensors]"]
+    for name, build in PRESETS.items():
+        sizes = list(reversed(build().sizes))
+        rows = [", ".join(str(v) for v in sizes[i:i + 12]) for i in range(0, len(sizes), 12)]
+        out.append(f'"{name}" = [')
+        out += [f"    {row}," for row in rows]
+        out.append("]")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":  # the models.toml lines: python -m tools.cnn_counts; --tensors writes TENSORS_FILE
+    import sys
     import tomllib
     from pathlib import Path
 
-    law = tomllib.loads((Path(__file__).resolve().parents[1] / "costmodel" / "data" / "models.toml").read_text())
+    root = Path(__file__).resolve().parents[1]
+    if "--tensors" in sys.argv[1:]:
+        (root / TENSORS_FILE).write_text(tensors_toml(), encoding="utf-8")
+        print(f"wrote {TENSORS_FILE}")
+        raise SystemExit(0)
+    law = tomllib.loads((root / "costmodel" / "data" / "models.toml").read_text())
     kappa = float(law["mfu_by_kind"]["cnn"]["activation_law"]["kappa_flops_per_activation"])
     for name, build in PRESETS.items():
         knots, worst = gradient_readiness(build(), kappa)

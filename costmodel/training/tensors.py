@@ -24,12 +24,12 @@ A layer's matrices share the model's parameters beside its embeddings, head and 
 (position embeddings ride with them). So DDP with buckets smaller than a bias (the first bucket
 too) gives one call per tensor, the ``tensors`` that ``--sync per-tensor`` counts.
 
-A CNN's tensors are not listed one by one at run time (a preset states their count, and when
-they are ready, ``gradient_readiness``): its buckets are cut by bytes. For ResNet-50, whose
-largest tensor (a 3×3 convolution of 512 channels, 9.4 MB in fp32) is well below DDP's 25 MiB,
-that is within one tensor of DDP's cut (wide-resnet50-2's 3×3 convolutions of 1024 channels,
-37.7 MB, would be calls of their own, as would VGG's and AlexNet's classifiers: VGG16's fc6 is
-411 MB, three quarters of its gradient).
+A CNN preset's tensors are listed too (``costmodel/data/cnn_tensors.toml``, counted layer by
+layer by tools/cnn_counts.py, last layer first), with when backward produces them
+(``gradient_readiness``: VGG's and AlexNet's classifiers within the first percent or so). So
+VGG16's fc6, 411 MB of fp32 gradient and three quarters of the model, is one call, ready early,
+and wide-resnet50-2's 3×3 convolutions of 1024 channels (37.7 MB) are calls of their own. A CNN
+from a model file, whose layers are not listed, is cut by bytes.
 
 ``--sync per-tensor`` makes one call per tensor: :func:`tensor_mix` gives their sizes, so the
 calls are timed one size at a time (:attr:`overlap.BucketLayout.mix`).
@@ -38,6 +38,7 @@ calls are timed one size at a time (:attr:`overlap.BucketLayout.mix`).
 from __future__ import annotations
 
 import functools
+import os
 
 TENSORS_PER_LAYER = {"transformer": 12, "bert": 16, "vit": 12, "cnn": 3}
 
@@ -78,6 +79,23 @@ def layer_matrices(workload) -> tuple[float, ...]:
     return BERT_LAYER if workload.kind == "bert" else FUSED_LAYER
 
 
+CNN_TENSORS_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data",
+                                "cnn_tensors.toml")
+
+
+@functools.lru_cache(maxsize=64)
+def cnn_tensors(name: str, params: int) -> tuple[float, ...]:
+    """A CNN preset's tensors, last first (costmodel/data/cnn_tensors.toml, counted layer by
+    layer by tools/cnn_counts.py), where ``params`` are theirs; empty for any other CNN (a model
+    file's, whose layers are not listed: its gradient is cut by bytes)."""
+    from dpbase.bundled import load_bundled
+
+    listed = load_bundled(CNN_TENSORS_FILE)["tensors"].get(name)
+    if not listed or sum(listed) != params:
+        return ()
+    return tuple(float(size) for size in listed)
+
+
 # Distinct call sizes timed one by one; more are grouped by size into this many groups of equal
 # count (each at its mean size): llama3-405b's 1,137 tensors have 9 sizes.
 MOST_MIXED_SIZES = 16
@@ -116,8 +134,10 @@ def backward_tensors(workload) -> tuple[float, ...]:
     docstring); they sum to ``workload.params``. Empty where the gradient is cut by bytes (a
     CNN, a shape that leaves its layers nothing, more than ``MAX_LISTED_TENSORS`` tensors)."""
     params = int(workload.params)
+    if workload.kind == "cnn":
+        return cnn_tensors(workload.name, params)
     layers, hidden = int(workload.layers), float(workload.hidden_size)
-    if workload.kind == "cnn" or not layers or not hidden:
+    if not layers or not hidden:
         return ()
     shape = layer_matrices(workload)
     embedding = float(workload.input_embedding_params)

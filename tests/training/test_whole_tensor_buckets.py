@@ -2,8 +2,8 @@
 
 DDP closes a bucket once it holds its cap or more (PyTorch reducer.cpp,
 compute_bucket_assignment_by_size); Horovod fuses while the buffer holds the tensors and reduces
-a larger one alone. A transformer's tensors follow from its shape; a CNN's buckets stay cut by
-bytes."""
+a larger one alone. A transformer's tensors follow from its shape; a CNN preset's are listed
+(costmodel/data/cnn_tensors.toml, tools/cnn_counts.py); a CNN from a model file is cut by bytes."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from costmodel.training import overlap, syncmodes, tensors
 from costmodel.training.memory import precision_for
 from costmodel.training.oncluster import iteration
 from costmodel.training.tensors import backward_tensors
-from costmodel.training.workloads import load_model, model_names
+from costmodel.training.workloads import load_model, load_model_file, model_names
 
 MIB = 2**20
 
@@ -48,15 +48,38 @@ def test_packing_keeps_every_byte_and_each_rule(tensors, bucket, first, within):
             assert size <= caps[i] * (1 + 1e-12) or any(size == pytest.approx(t, rel=1e-12) for t in tensors)
 
 
-def test_every_transformer_presets_tensors_are_its_parameters():
+def test_every_presets_tensors_are_its_parameters():
     for name in model_names():
         workload = load_model(name)
-        tensors = backward_tensors(workload)
-        if workload.kind == "cnn":
-            assert tensors == ()
-            continue
-        assert sum(tensors) == pytest.approx(workload.params, rel=1e-12), name
-        assert min(tensors) > 0, name
+        listed = backward_tensors(workload)
+        assert sum(listed) == pytest.approx(workload.params, rel=1e-12), name
+        assert min(listed) > 0, name
+        if workload.kind == "cnn":  # counted layer by layer: exactly its tensors
+            assert len(listed) == workload.tensors and sum(listed) == workload.params, name
+
+
+def test_the_cnn_tensor_file_is_the_counted_layers():
+    """costmodel/data/cnn_tensors.toml is what tools/cnn_counts.py writes (python -m
+    tools.cnn_counts --tensors); VGG-16's fc8 bias, fc8, then fc7's and fc6's."""
+    from pathlib import Path
+
+    from tools import cnn_counts
+
+    assert (Path(__file__).resolve().parents[2] / cnn_counts.TENSORS_FILE).read_text(encoding="utf-8") == \
+        cnn_counts.tensors_toml()
+    assert backward_tensors(load_model("vgg16"))[:6] == (1000, 4096 * 1000, 4096, 4096 * 4096, 4096, 25088 * 4096)
+
+
+def test_a_cnn_from_a_model_file_is_cut_by_bytes(tmp_path):
+    """A file named like a preset with other parameters is not the preset's layers."""
+    path = tmp_path / "resnet-50.toml"
+    path.write_text('[model]\nname = "resnet-50"\nkind = "cnn"\nparams = 30_000_000\nflops_per_sample = 24.54e9\n'
+                    "activation_elements_per_sample = 11.1e6\ntensors = 161\n", encoding="utf-8")
+    model = load_model_file(str(path))
+    assert backward_tensors(model) == ()
+    grad = model.params * 4.0
+    setup = syncmodes.sync_setup("ddp", model, grad)
+    assert syncmodes.call_layout(setup, model, grad) == overlap.bucket_layout(grad, 25 * MIB, overlap.DDP_FIRST_BUCKET_BYTES)
 
 
 def test_llama2_7b_is_its_matrices_and_norms():
@@ -119,13 +142,19 @@ def test_a_smaller_bucket_than_a_tensor_no_longer_multiplies_the_calls():
     assert iteration("gpt2", "dgx-h100", micro_batch=4).bucket_count == 7  # ~27 MB, and the 77 MB embedding
 
 
-def test_a_cnn_keeps_its_byte_cut_and_the_modes_their_own_size():
-    """ResNet-50's tensors (at most 9.4 MB in fp32) are not known one by one: its 25 MiB buckets
-    are the byte cut; flat, per-tensor and FSDP calls are their own size."""
-    resnet = load_model("resnet-50")
-    grad = resnet.params * 4.0
-    setup = syncmodes.sync_setup("ddp", resnet, grad)
-    assert syncmodes.call_layout(setup, resnet, grad) == overlap.bucket_layout(grad, 25 * MIB, overlap.DDP_FIRST_BUCKET_BYTES)
+def test_a_cnn_presets_buckets_hold_whole_tensors_and_the_modes_their_own_size():
+    """VGG-16's fc6 (102.8M parameters, 411 MB in fp32) is one call of DDP's, not sixteen 25 MiB
+    ones: its 25 MiB buckets are 6 calls, not 23 (fc8, fc7, fc6, then the convolutions: three
+    of 9.4 MB close a bucket); flat, per-tensor and FSDP calls are their own size."""
+    vgg = load_model("vgg16")
+    grad = vgg.params * 4.0
+    setup = syncmodes.sync_setup("ddp", vgg, grad)
+    layout = syncmodes.call_layout(setup, vgg, grad)
+    assert layout.count == 6 and overlap.bucket_layout(grad, 25 * MIB, overlap.DDP_FIRST_BUCKET_BYTES).count == 23
+    sizes = overlap.packed_sizes([4 * t for t in backward_tensors(vgg)], 25 * MIB, MIB)
+    assert sizes[:4] == (4 * (1000 + 4096 * 1000), 4 * (4096 + 4096 * 4096), 4 * (4096 + 25088 * 4096),
+                         4 * 3 * (512 + 512 * 512 * 9))
+    assert layout.first_bytes == sizes[0] and layout.full_count == 4
     gpt2 = load_model("gpt2")
     grad = gpt2.params * 2.0
     for mode in ("flat", "per-tensor", "fsdp"):
@@ -216,7 +245,8 @@ def test_the_runner_up_sentence_quotes_the_calls_as_cut():
     assert result.findings["crossover"]["call_bytes"] == pytest.approx(load_model("gpt2").params * 2 / 7)
     assert "this plan's calls are 35.55 MB on average, whole tensors in 25 MiB buckets" in result.reason
     cnn = plan("resnet-50", "dgx-h100", nodes=2, global_batch=256, algorithms=("rabenseifner", "ring"), top=3)
-    assert "call_bytes" not in (cnn.findings["crossover"] or {})
+    if cnn.findings["crossover"]:  # a CNN preset's buckets hold its listed tensors too
+        assert cnn.findings["crossover"]["call_bytes"] != cnn.best.bucket_bytes
 
 
 def test_a_files_layer_matrices_set_its_tensor_count(tmp_path):
