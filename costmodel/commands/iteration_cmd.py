@@ -29,8 +29,8 @@ def _buckets(b, format_size) -> str:
     """How the gradient was cut: one bucket is the whole gradient (whatever --bucket or
     --first-bucket say: a first bucket larger than the gradient read "1 buckets of 25 MiB"), and
     a first bucket larger than the rest is named (DDP's smaller 1 MiB default first is not).
-    Buckets of a transformer's whole tensors (DDP, Horovod) are told by their calls: the first as
-    cut, and the rest's mean."""
+    Buckets of whole tensors (DDP, Horovod, where the model's tensors are listed) are told by their
+    calls: the first as cut, and the rest's mean."""
     if b.bucket_count <= 1:
         return "1 bucket (the whole gradient)"
     from costmodel.training.memory import precision_for

@@ -134,8 +134,8 @@ class Breakdown:
     first_bucket_bytes: float
     bucket_count: int
     # the calls as cut: the first's bytes, and whether they hold whole tensors as listed (DDP and
-    # Horovod on a transformer, costmodel.training.tensors; per-tensor calls timed at each
-    # tensor's size) rather than the bucket's bytes or the mean tensor
+    # Horovod on a transformer or a CNN preset, costmodel.training.tensors; per-tensor calls timed
+    # at each tensor's size) rather than the bucket's bytes or the mean tensor
     first_call_bytes: float
     whole_tensors: bool
     sync: str

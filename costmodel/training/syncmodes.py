@@ -100,10 +100,11 @@ class SyncSetup:
 
 def call_layout(setup: SyncSetup, workload, grad_bytes: float) -> BucketLayout:
     """How ``setup`` cuts ``grad_bytes`` of ``workload``'s gradient into collectives: DDP's buckets
-    and Horovod's fusion buffers hold a transformer's whole tensors (:mod:`costmodel.training.tensors`;
-    a tensor larger than the bucket is one call; a CNN's are cut by bytes), the other modes' calls
-    are their own size (the whole gradient, one tensor on average, one FSDP unit). The one rule
-    iteration and the planner cut by."""
+    and Horovod's fusion buffers hold the model's whole tensors where they are listed (a
+    transformer's, a CNN preset's: :mod:`costmodel.training.tensors`; a tensor larger than the
+    bucket is one call; a model file's CNN is cut by bytes), per-tensor calls are the tensors one
+    by one, and the other modes' calls are their own size (the whole gradient, one FSDP unit). The
+    one rule iteration and the planner cut by."""
     return _call_layout(setup.mode, workload, float(grad_bytes), float(setup.bucket_bytes),
                         float(setup.first_bucket_bytes))
 
@@ -121,7 +122,7 @@ def _call_layout(mode: str, workload, grad_bytes: float, bucket_bytes: float, fi
         calls = len(backward_tensors(workload))
         return BucketLayout(grad_bytes / calls, calls - 1, grad_bytes / calls, 0.0, mix=tensor_mix(workload))
     tensors = backward_tensors(workload) if mode in SIZED_MODES else ()
-    if not tensors:  # the mode's own call size, or a CNN's buckets cut by bytes (costmodel.training.tensors)
+    if not tensors:  # the mode's own call size, or buckets cut by bytes (tensors not listed)
         return bucket_layout(grad_bytes, bucket_bytes, first_bucket_bytes)
     per_param = grad_bytes / max(int(workload.params), 1)
     sizes = packed_sizes((p * per_param for p in tensors), bucket_bytes, first_bucket_bytes,

@@ -29,7 +29,9 @@ layer by tools/cnn_counts.py, last layer first), with when backward produces the
 (``gradient_readiness``: VGG's and AlexNet's classifiers within the first percent or so). So
 VGG16's fc6, 411 MB of fp32 gradient and three quarters of the model, is one call, ready early,
 and wide-resnet50-2's 3×3 convolutions of 1024 channels (37.7 MB) are calls of their own. A CNN
-from a model file, whose layers are not listed, is cut by bytes.
+from a model file, whose layers are not listed, is cut by bytes, and so is a preset rebuilt with
+other parameters or another tensor count (``Workload.listed_tensors``: its readiness curve, still
+the preset's, then reads the bytes as cut).
 
 ``--sync per-tensor`` makes one call per tensor: :func:`tensor_mix` gives their sizes, so the
 calls are timed one size at a time (:attr:`overlap.BucketLayout.mix`).
@@ -84,14 +86,15 @@ CNN_TENSORS_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath
 
 
 @functools.lru_cache(maxsize=64)
-def cnn_tensors(name: str, params: int) -> tuple[float, ...]:
-    """A CNN preset's tensors, last first (costmodel/data/cnn_tensors.toml, counted layer by
-    layer by tools/cnn_counts.py), where ``params`` are theirs; empty for any other CNN (a model
-    file's, whose layers are not listed: its gradient is cut by bytes)."""
+def cnn_tensors(name: str, params: int, count: int) -> tuple[float, ...]:
+    """The CNN preset ``name``'s tensors, last first (costmodel/data/cnn_tensors.toml, counted
+    layer by layer by tools/cnn_counts.py), where ``params`` and the tensor ``count`` are theirs;
+    empty otherwise (a preset rebuilt with other parameters: its gradient is then cut by bytes,
+    as a model file's CNN is)."""
     from dpbase.bundled import load_bundled
 
     listed = load_bundled(CNN_TENSORS_FILE)["tensors"].get(name)
-    if not listed or sum(listed) != params:
+    if not listed or sum(listed) != params or len(listed) != count:
         return ()
     return tuple(float(size) for size in listed)
 
@@ -131,11 +134,14 @@ def tensor_mix(workload) -> tuple[tuple[float, float], ...]:
 @functools.lru_cache(maxsize=256)
 def backward_tensors(workload) -> tuple[float, ...]:
     """Parameters of each gradient tensor, in the order backward produces them (module
-    docstring); they sum to ``workload.params``. Empty where the gradient is cut by bytes (a
-    CNN, a shape that leaves its layers nothing, more than ``MAX_LISTED_TENSORS`` tensors)."""
+    docstring); they sum to ``workload.params``. Empty where the gradient is cut by bytes (a CNN
+    not listed as a preset's, a shape that leaves its layers nothing, more than
+    ``MAX_LISTED_TENSORS`` tensors)."""
     params = int(workload.params)
     if workload.kind == "cnn":
-        return cnn_tensors(workload.name, params)
+        if not getattr(workload, "listed_tensors", False):
+            return ()
+        return cnn_tensors(workload.name, params, int(workload.tensors))
     layers, hidden = int(workload.layers), float(workload.hidden_size)
     if not layers or not hidden:
         return ()

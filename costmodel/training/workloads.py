@@ -105,6 +105,10 @@ class Workload:
     # bytes, is ready within 0.5 % of backward); empty: evenly over backward, the input
     # embedding's bytes last (:attr:`readiness`).
     gradient_readiness: tuple[tuple[float, float], ...] = ()
+    # A CNN preset's tensors are listed one by one (costmodel/data/cnn_tensors.toml, under its
+    # name; costmodel.training.tensors.cnn_tensors), used while its parameters and tensor count
+    # are the list's; a model file's CNN has none: its gradient is cut by bytes.
+    listed_tensors: bool = False
     # Attention (costmodel.training.attention): Transformer-XL's relative positions need the
     # score matrix in HBM whatever the kernels (no fused kernel computes its shifted term); its
     # queries also attend to ``memory_length`` cached tokens of the previous segment; whether the
@@ -183,6 +187,8 @@ def _data() -> dict:
             entry["layer_matrices"] = tuple(float(k) for k in entry["layer_matrices"])
         if "gradient_readiness" in entry:
             entry["gradient_readiness"] = tuple((float(x), float(y)) for x, y in entry["gradient_readiness"])
+        if entry.get("kind") == "cnn":  # every CNN preset is counted layer by layer (tools/cnn_counts.py)
+            entry["listed_tensors"] = True
     return data
 
 

@@ -184,7 +184,7 @@ def test_an_explicit_zero_0_beside_fsdp_is_refused():
     assert one.exit_code == 2 and "allowed: 2 or 3 with --sync fsdp" in one.stderr
 
 
-def test_the_bucket_line_says_how_the_gradient_was_cut():
+def test_the_bucket_line_says_how_the_gradient_was_cut(tmp_path):
     """A first bucket larger than gpt2's ~250 MB gradient read "1 buckets of 25 MiB" (review,
     2026-11-29): one bucket is the whole gradient, and a first bucket larger than the rest is
     named; DDP's own 1 MiB first bucket is not."""
@@ -202,7 +202,15 @@ def test_the_bucket_line_says_how_the_gradient_was_cut():
     data = json.loads(runner.invoke(app, [*base, "--json"]).stdout)
     assert (data["bucket_count"], data["whole_tensors"]) == (7, True)
     assert data["first_call_bytes"] == pytest.approx(4.782e6, rel=1e-3)
-    cnn = [*base[:2], "resnet-50", *base[3:]]  # a CNN's buckets are cut by bytes
+    preset = [*base[:2], "resnet-50", *base[3:]]  # a CNN preset's tensors are listed: whole tensors too
+    listed = runner.invoke(app, preset)
+    assert listed.exit_code == 0 and ("3 buckets of 25 MiB (whole tensors: the first call 4.098 MB, then 23.51 MB "
+                                      "on average)") in listed.stdout
+    # a CNN from a model file (its layers not listed) is cut by bytes
+    path = tmp_path / "cnn.toml"
+    path.write_text('[model]\nkind = "cnn"\nparams = 25_557_032\nflops_per_sample = 24.54e9\n'
+                    "activation_elements_per_sample = 11.1e6\ntensors = 161\n", encoding="utf-8")
+    cnn = [*base[:2], str(path), *base[3:]]
     plain_cnn = runner.invoke(app, cnn)
     assert plain_cnn.exit_code == 0 and "3 buckets of 25 MiB\n" in plain_cnn.stdout and "whole tensors" not in plain_cnn.stdout
     small = runner.invoke(app, [*cnn, "--first-bucket", "40MB", "--bucket", "1MB"])

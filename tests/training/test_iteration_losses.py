@@ -25,7 +25,7 @@ SYSTEM = hardware.load_system("dgx-a100")
 def _run(nodes=2, model="gpt2-xl", system=SYSTEM, **config):
     comm = mapping.comm_model(system, nodes, system.gpus_per_node)
     base = {"micro_batch": 2, "mfu": 0.5, "transport": transport.step_transport(system, nodes)}
-    return iteration_breakdown(load_model(model), system.gpu, comm.time_s, comm.ranks,
+    return iteration_breakdown(load_model(model) if isinstance(model, str) else model, system.gpu, comm.time_s, comm.ranks,
                                TrainingConfig(**{**base, **config}))
 
 
@@ -125,10 +125,13 @@ def test_fsdp_communicates_one_transformer_block_per_collective():
 
 
 def test_horovod_cycle_adds_half_a_cycle_of_exposed_wait():
-    # a CNN's buckets are cut by bytes under both (a transformer's whole tensors are packed by each
-    # framework's own rule: DDP closes a bucket past its size, Horovod before it)
-    fused = _run(model="resnet-50", sync="horovod", bucket_bytes=25 * 2**20, losses=_losses())  # first buffer too
-    ddp = _run(model="resnet-50", sync="ddp", bucket_bytes=25 * 2**20, first_bucket_bytes=25 * 2**20, losses=_losses())
+    # a CNN whose tensors are not listed (the preset rebuilt with one tensor more: not its layers)
+    # is cut by bytes under both; listed tensors are packed by each framework's own rule (DDP
+    # closes a bucket past its size, Horovod before it)
+    cnn = dataclasses.replace(load_model("resnet-50"), tensors=162)
+    fused = _run(model=cnn, sync="horovod", bucket_bytes=25 * 2**20, losses=_losses())  # first buffer too
+    ddp = _run(model=cnn, sync="ddp", bucket_bytes=25 * 2**20, first_bucket_bytes=25 * 2**20, losses=_losses())
+    assert not fused.whole_tensors and not ddp.whole_tensors
     assert fused.exposed_comm_s - ddp.exposed_comm_s == pytest.approx(syncmodes.HOROVOD_CYCLE_S / 2)
 
 

@@ -78,9 +78,12 @@ def test_a_cnn_micro_batch_too_large_for_memory_does_not_fit():
 
 
 def test_cli_iteration_runs_a_user_model_like_its_preset(tmp_path):
+    """The file's CNN and the preset take the same step where the gradient is one flat all-reduce
+    (the preset's listed tensors and readiness would cut and time DDP's buckets differently from a
+    file's byte cut: tests/training/test_gradient_readiness.py)."""
     path = _write(tmp_path, "[model]\nparams = 25557032\nkind = \"cnn\"\nlayers = 50\n"
                             "flops_per_sample = 24.54e9\nactivation_elements_per_sample = 11.1e6\n")
-    args = ["iteration", "--cluster", "dgx-a100", "--micro-batch", "64", "--mfu", "0.3", "--json"]
+    args = ["iteration", "--cluster", "dgx-a100", "--micro-batch", "64", "--mfu", "0.3", "--sync", "flat", "--json"]
     mine = json.loads(runner.invoke(app, [*args, "--model", str(path)]).stdout)
     preset = json.loads(runner.invoke(app, [*args, "--model", "resnet-50"]).stdout)
     assert mine["total_s"] == pytest.approx(preset["total_s"], rel=1e-6)

@@ -71,7 +71,19 @@ def test_the_cnn_tensor_file_is_the_counted_layers():
 
 
 def test_a_cnn_from_a_model_file_is_cut_by_bytes(tmp_path):
-    """A file named like a preset with other parameters is not the preset's layers."""
+    """A file's CNN is not a preset's layers, even under the preset's name and counts; a preset
+    rebuilt with another parameter or tensor count is not either."""
+    import dataclasses
+
+    same = tmp_path / "vgg16.toml"
+    same.write_text('[model]\nname = "vgg16"\nkind = "cnn"\nparams = 138_357_544\nflops_per_sample = 92.82e9\n'
+                    "activation_elements_per_sample = 13.6e6\ntensors = 32\n", encoding="utf-8")
+    assert backward_tensors(load_model_file(str(same))) == ()
+    vgg = load_model("vgg16")
+    assert len(backward_tensors(vgg)) == 32
+    for changed in ({"params": vgg.params + 1}, {"tensors": 31}):
+        assert backward_tensors(dataclasses.replace(vgg, **changed)) == ()
+    assert backward_tensors(dataclasses.replace(vgg, flops_per_sample=1e9)) == backward_tensors(vgg)
     path = tmp_path / "resnet-50.toml"
     path.write_text('[model]\nname = "resnet-50"\nkind = "cnn"\nparams = 30_000_000\nflops_per_sample = 24.54e9\n'
                     "activation_elements_per_sample = 11.1e6\ntensors = 161\n", encoding="utf-8")
@@ -244,9 +256,11 @@ def test_the_runner_up_sentence_quotes_the_calls_as_cut():
     result = plan("gpt2", "dgx-h100", nodes=2, global_batch=64, algorithms=("rabenseifner", "ring"), top=3)
     assert result.findings["crossover"]["call_bytes"] == pytest.approx(load_model("gpt2").params * 2 / 7)
     assert "this plan's calls are 35.55 MB on average, whole tensors in 25 MiB buckets" in result.reason
+    # a CNN preset's buckets hold its listed tensors too: ResNet-50's bf16 gradient in 3 calls
     cnn = plan("resnet-50", "dgx-h100", nodes=2, global_batch=256, algorithms=("rabenseifner", "ring"), top=3)
-    if cnn.findings["crossover"]:  # a CNN preset's buckets hold its listed tensors too
-        assert cnn.findings["crossover"]["call_bytes"] != cnn.best.bucket_bytes
+    assert cnn.best.grad_dtype == "bf16" and cnn.best.bucket_bytes == 25 * MIB
+    assert cnn.findings["crossover"]["call_bytes"] == pytest.approx(load_model("resnet-50").params * 2 / 3)
+    assert "this plan's calls are 17.04 MB on average, whole tensors in 25 MiB buckets" in cnn.reason
 
 
 def test_a_files_layer_matrices_set_its_tensor_count(tmp_path):
