@@ -258,8 +258,9 @@ def stage_syncs(setting: Setting, space: Space) -> tuple[StageSync, ...]:
 
 def whole_tensor_calls(setting: Setting, row: Any) -> float | None:
     """The mean bytes of a plan row's calls as its step was timed where they hold whole tensors
-    (:func:`syncmodes.call_layout`: DDP's and Horovod's buckets and per-tensor calls on a
-    transformer), else None (its calls are its bucket's size)."""
+    (:func:`syncmodes.call_layout`: DDP's and Horovod's buckets and per-tensor calls where the
+    model's tensors are listed, a transformer's or a CNN preset's), else None (its calls are its
+    bucket's size)."""
     grad = setting.workload.params * memory.precision_for(row.grad_dtype).grad_bytes
     setup = _setup(syncmodes.stage_mode(setting.sync, row.zero_stage), setting, grad, row.bucket_bytes,
                    row.zero_stage)

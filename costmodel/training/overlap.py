@@ -220,7 +220,7 @@ def finish_lines(grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s, la
     terms are concave in their index and the maximum may sit at the knot: the full buckets on
     either side of it are two more candidates (absent where no full bucket is there).
     """
-    _, _, bends = _knots(readiness)
+    xs, _, bends = _knots(readiness)
     per_byte = 1.0 / ew.maximum(grad_bytes, 1e-300)
     m = layout.full_count
     b1, b = layout.first_bytes, layout.bucket_bytes
@@ -234,7 +234,6 @@ def finish_lines(grad_bytes, layout: BucketLayout, first_comm_s, full_comm_s, la
     absent = ew.where(some_full, 0.0, -math.inf)  # the full-bucket lines need a full bucket
     slopes = (ready(b1), 1.0, ready(b1 + b) * some_full, ready(b1 + m * b) * some_full)
     offsets = (first_comm_s + after_full, tail, after_full + absent, full_comm_s + tail + absent)
-    xs = _knots(readiness)[0]
     for k in bends:
         # the first full bucket (1-based) reaching the knot's bytes, and the one before it
         first_past = ew.ceil((xs[k] / per_byte - b1) / b)
