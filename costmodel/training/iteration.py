@@ -206,6 +206,10 @@ class Breakdown:
     shard_ranks: int = 0  # the ranks ZeRO shards over (ranks, or the GPUs of one node when hybrid)
     input_wait_s: float = 0.0  # waiting for the data loader (losses.input_rate)
     input_rate: float | None = None  # samples/s one rank's data loader sustains (None: not limiting)
+    # The model's own readiness curve (Workload.gradient_readiness: a CNN preset's, or a model
+    # file's), the overlap's knots (bytes share, backward share); empty: evenly over backward,
+    # the input embedding's bytes last
+    gradient_readiness: tuple = ()
 
     def to_dict(self) -> dict:
         """Every field (memory as a nested object), for JSON."""
@@ -717,7 +721,8 @@ def _echo(workload, config, ranks, algorithm, compute: _Compute, layout, setup, 
         "zero_stage": config.zero_stage, "overlap": config.overlap, "synchronous": not config.asynchronous,
         "bucket_bytes": float(setup.bucket_bytes), "first_bucket_bytes": float(setup.first_bucket_bytes),
         "bucket_count": int(layout.count), "first_call_bytes": float(layout.first_bytes),
-        "whole_tensors": syncmodes.whole_tensors(setup, workload), "sync": setup.mode, "transport": config.transport,
+        "whole_tensors": syncmodes.whole_tensors(setup, workload), "gradient_readiness": workload.gradient_readiness,
+        "sync": setup.mode, "transport": config.transport,
         "jitter_cv": config.jitter_cv, "speed_cv": config.losses.speed_cv,
         "slow_node_factor": config.losses.slow_node_factor, "overlap_slowdown": slowdown,
         "mfu": compute.mfu, "mfu_source": compute.mfu_source,

@@ -122,3 +122,19 @@ def test_a_workload_built_in_python_has_its_curve_checked():
         with pytest.raises(InputError, match="gradient_readiness"):
             workloads.workload_of(replace(base, gradient_readiness=bad))
     assert workloads.workload_of(base) is base  # a preset's curve passes as it is
+
+
+def test_the_breakdown_says_when_the_gradient_is_ready():
+    """The bucket line names the model's own curve's first knot; the JSON carries the curve (empty
+    where the bytes come evenly, the input embedding's last); a flat all-reduce after backward says
+    nothing of it."""
+    base = ["iteration", "--cluster", "dgx-1", "--nodes", "2", "--micro-batch", "16"]
+    text = runner.invoke(app, [*base, "--model", "vgg16"])
+    assert text.exit_code == 0 and "89% of the gradient ready by 0.5% of backward" in text.stdout
+    data = json.loads(runner.invoke(app, [*base, "--model", "vgg16", "--json"]).stdout)
+    assert [tuple(k) for k in data["gradient_readiness"]] == list(workloads.load_model("vgg16").gradient_readiness)
+    gpt2 = runner.invoke(app, [*base, "--model", "gpt2", "--json"])
+    assert json.loads(gpt2.stdout)["gradient_readiness"] == []
+    assert "of the gradient ready by" not in runner.invoke(app, [*base, "--model", "gpt2"]).stdout
+    flat = runner.invoke(app, [*base, "--model", "vgg16", "--sync", "flat"])
+    assert flat.exit_code == 0 and "of the gradient ready by" not in flat.stdout
