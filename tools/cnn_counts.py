@@ -19,6 +19,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from costmodel.training.overlap import ready_share
+from costmodel.training.tensors import CNN_TENSORS_FILE
+from costmodel.training.workloads import _law_constants
+
 
 @dataclass
 class LayerCounts:
@@ -540,7 +544,7 @@ def _simplify(points: list[tuple[float, float]], tolerance: float, most: int) ->
             (x0, y0), (x1, y1) = points[a], points[b]
             for i in range(a + 1, b):
                 x, y = points[i]
-                distance = abs(y - (y0 + (y1 - y0) * (x - x0) / (x1 - x0)))
+                distance = abs(y - ready_share(x, ((x0, y0), (x1, y1))))
                 if distance > worst:
                     worst, at = distance, i
         if at is None or worst <= tolerance or len(kept) >= most:
@@ -557,13 +561,9 @@ def _share(x: float) -> float:
 
 
 def _farthest(points: list[tuple[float, float]], knots: tuple[tuple[float, float], ...]) -> float:
-    """The largest distance in time of ``points`` from the polyline through ``knots``."""
-    worst = 0.0
-    for x, y in points:
-        k = next(i for i in range(1, len(knots)) if x <= knots[i][0] or i == len(knots) - 1)
-        (x0, y0), (x1, y1) = knots[k - 1], knots[k]
-        worst = max(worst, abs(y - (y0 + (y1 - y0) * (x - x0) / (x1 - x0))))
-    return worst
+    """The largest distance in time of ``points`` from the curve through ``knots``, read as the
+    overlap model reads it."""
+    return max(abs(y - ready_share(x, knots)) for x, y in points)
 
 
 def gradient_readiness(net: LayerCounts, kappa: float, tolerance: float = READINESS_TOLERANCE,
@@ -575,18 +575,21 @@ def gradient_readiness(net: LayerCounts, kappa: float, tolerance: float = READIN
     kept, _ = _simplify(points, tolerance, most)
     rounded = [(_share(x), round(y, READINESS_DIGITS)) for x, y in kept]
     knots = [rounded[0]]
-    for i, (x, y) in enumerate(rounded[1:-1], start=1):
+    for x, y in rounded[1:-1]:
         if knots[-1][0] < x < rounded[-1][0]:
             knots.append((x, max(y, knots[-1][1])))
     knots.append(rounded[-1])
     return tuple(knots), _farthest(points, tuple(knots))
 
 
-TENSORS_FILE = "costmodel/data/cnn_tensors.toml"
+def kappa() -> float:
+    """The activation-traffic law's κ, as the model reads it (models.toml)."""
+    return _law_constants()[2]
 
 
 def tensors_toml() -> str:
-    """The text of TENSORS_FILE: every preset's gradient tensors, last first."""
+    """The text of the file the model reads CNN presets' tensors from
+    (``costmodel.training.tensors.CNN_TENSORS_FILE``): every preset's tensors, last first."""
     out = ["# Each CNN preset's gradient tensors, in parameters, in the order backward produces them (the",
            "# last layer first; within a layer, PyTorch's parameter order reversed: bias, then weight):",
            "# costmodel.training.tensors reads them for DDP's buckets of whole tensors and per-tensor",
@@ -601,19 +604,15 @@ def tensors_toml() -> str:
     return "\n".join(out) + "\n"
 
 
-if __name__ == "__main__":  # the models.toml lines: python -m tools.cnn_counts; --tensors writes TENSORS_FILE
+if __name__ == "__main__":  # the models.toml lines: python -m tools.cnn_counts; --tensors writes the tensor file
     import sys
-    import tomllib
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
     if "--tensors" in sys.argv[1:]:
-        (root / TENSORS_FILE).write_text(tensors_toml(), encoding="utf-8")
-        print(f"wrote {TENSORS_FILE}")
+        Path(CNN_TENSORS_FILE).write_text(tensors_toml(), encoding="utf-8")
+        print(f"wrote {CNN_TENSORS_FILE}")
         raise SystemExit(0)
-    law = tomllib.loads((root / "costmodel" / "data" / "models.toml").read_text())
-    kappa = float(law["mfu_by_kind"]["cnn"]["activation_law"]["kappa_flops_per_activation"])
     for name, build in PRESETS.items():
-        knots, worst = gradient_readiness(build(), kappa)
+        knots, worst = gradient_readiness(build(), kappa())
         print(f"{name}: gradient_readiness = [{', '.join(f'[{x!r}, {y!r}]' for x, y in knots)}]"
               f"  # within {worst:.3f} of backward")

@@ -381,8 +381,8 @@ def test_a_cnn_presets_gradient_readiness_is_its_layers(model):
     """models.toml's knots are what the counted layers give (tools/cnn_counts.py with the law's
     κ), and they pass within 5 % of backward of every layer's end (EfficientNet-B0's 4.7 % the
     farthest: its last 0.5 % of bytes spread over half of backward)."""
-    kappa = workloads._data()["mfu_by_kind"]["cnn"]["activation_law"]["kappa_flops_per_activation"]
-    knots, worst = cnn_counts.gradient_readiness(cnn_counts.PRESETS[model](), kappa)
+    knots, worst = cnn_counts.gradient_readiness(cnn_counts.PRESETS[model](), cnn_counts.kappa())
+    assert cnn_counts.kappa() == 5270  # models.toml's [mfu_by_kind.cnn.activation_law]
     assert workloads.load_model(model).gradient_readiness == knots
     assert worst < 0.05  # of the knots as written (rounded)
     # what a model file would be held to: from (0, 0) to (1, 1), bytes rising, time never falling

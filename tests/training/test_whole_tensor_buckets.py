@@ -65,8 +65,7 @@ def test_the_cnn_tensor_file_is_the_counted_layers():
 
     from tools import cnn_counts
 
-    assert (Path(__file__).resolve().parents[2] / cnn_counts.TENSORS_FILE).read_text(encoding="utf-8") == \
-        cnn_counts.tensors_toml()
+    assert Path(tensors.CNN_TENSORS_FILE).read_text(encoding="utf-8") == cnn_counts.tensors_toml()
     assert backward_tensors(load_model("vgg16"))[:6] == (1000, 4096 * 1000, 4096, 4096 * 4096, 4096, 25088 * 4096)
 
 
