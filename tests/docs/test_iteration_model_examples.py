@@ -102,3 +102,38 @@ def test_the_rtx_4090_and_mi300x_cnn_figures():
     mi300x = {dtype: images_per_s("mi300x-8x", dtype, 256)[1] for dtype in ("fp32", "tf32")}
     assert mi300x["fp32"] == mi300x["tf32"]
     assert f"now the same in both, {mi300x['fp32'] * 1e3:.1f} ms since Volta's FP32 row" in PAGE
+
+
+def _ratio_range(low: float, high: float) -> str:
+    return f"{low:.2f}–{high:.2f}×"
+
+
+def test_the_published_interval_figures_are_the_data_files():
+    """The page's interval percentiles and ratios went stale when the benchmark rewrote
+    costmodel/data/step_residuals.toml (docs review, 2026-11-30): read from the file here."""
+    from costmodel.training import residuals
+    from dpbase.bundled import load_bundled
+
+    widths = load_bundled(residuals.DATA_FILE)["calibration"]
+
+    def levels(mode: str) -> str:
+        tail = 100 * (1 - widths[mode]) / 2
+        return f"p{tail:g}–p{100 - tail:g}"
+
+    assert f"{levels('default')} ({levels('measured')} with `--rate` or `--mfu`)" in PAGE
+    one, node, nodes = (residuals.ratio_interval(cls, "default")[:2] for cls in residuals.STEP_CLASSES)
+    assert (f"{_ratio_range(*one)} for one GPU, {_ratio_range(*node)} inside a node, "
+            f"{_ratio_range(*nodes)} across nodes") in PAGE
+    node, nodes = (residuals.ratio_interval(cls, "measured")[:2] for cls in ("single-node", "multi-node"))
+    assert f"only the scaling error is left: {_ratio_range(*node)} inside a node, {_ratio_range(*nodes)} across nodes" in PAGE
+
+
+def test_the_sync_each_micro_batch_example():
+    """ResNeXt-101 on 8 A100s, micro-batch 64 × 4 (stale until 2026-11-30: 1.1 → 4.6 ms)."""
+    args = ("--model", "resnext101-32x4d", "--cluster", "dgx-a100", "--micro-batch", "64", "--accum", "4")
+    bf16, bf16_each, fp32, fp32_each = (_breakdown(*args, "--grad-dtype", dtype, *each)
+                                        for dtype in ("bf16", "fp32") for each in ((), ("--sync-each-micro-batch",)))
+    step = (bf16_each["total_s"] - bf16["total_s"]) * 1e3
+    assert (f"the communication per step goes from {bf16['comm_s'] * 1e3:.1f} ms to {bf16_each['comm_s'] * 1e3:.1f} ms, "
+            f"the step by {step:.1f} ms; with fp32 gradients from {fp32['comm_s'] * 1e3:.1f} to "
+            f"{fp32_each['comm_s'] * 1e3:.1f} ms") in PAGE

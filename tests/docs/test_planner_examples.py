@@ -36,7 +36,7 @@ def test_the_sync_preset_examples():
                 top=400)
     assert held.best.algorithm == "auto" and held.best.gpus == 16
     page = " ".join(PAGE.split())
-    assert f"Held to 16 GPUs it is {step_time(held.best.total_s)} (`auto`)" in page
+    assert f"Held to 16 GPUs, `per-tensor` is {step_time(held.best.total_s)} (`auto`)" in page
     # NVLS tree on two nodes (was refused before 2026-11-28)
     in_network = min(row.total_s for row in held.candidates if row.algorithm == "in-network" and row.gpus == 16)
     assert f"the 16-GPU plan with NCCL's in-network all-reduce ({step_time(in_network)})" in page
@@ -81,3 +81,27 @@ def test_the_deadline_tie_band_and_sweep_size_examples():
     swept = {backend: plan("gpt2", "dgx-h100", nodes=1, global_batch=134217728, backend=backend).configurations
              for backend in ("auto", "ideal")}
     assert f"sweeps {swept['auto']:,} configurations (NCCL backend; {swept['ideal']:,} with `--backend ideal`)" in PAGE
+
+
+def test_the_recompute_tie_break_and_old_readme_memory_examples():
+    """Figures a docs review found stale on 2026-11-30 (mpt-30b 70.34 s / 24.21 s, the 2.7B tie-break
+    805.4 / 798.0 ms, the old README plan's 95.5 GB): computed here and looked up in the page."""
+    without, with_it = (plan("mpt-30b", "h100-pcie-2x-nvlink-bridge", nodes=8, global_batch=64, recompute=flag).best
+                        for flag in (False, True))
+    assert (without.zero_stage, without.micro_batch, without.accumulation_steps) == (3, 1, 4)
+    assert (with_it.micro_batch, with_it.accumulation_steps) == (4, 1) and with_it.total_s < without.total_s
+    assert (f"ZeRO-3 at micro-batch 1 × 4 without it ({step_time(without.total_s)} a step, "
+            f"{100 * without.exposed_comm_s / without.total_s:.0f} % of it exposed communication), 4 × 1 with it "
+            f"({step_time(with_it.total_s)})") in PAGE
+    tied = plan("2.7B", "dgx-h100", nodes=2, global_batch=128)
+    rule = tied.findings["tie_break"]
+    assert rule["rule"] == "fewer bytes sent per GPU"
+    assert (f"recommends an {step_time(tied.best.total_s)} step over the fastest "
+            f"{step_time(rule['fastest_step_s'])} one") in PAGE
+    old = runner.invoke(app, ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4",
+                              "--micro-batch", "4", "--accum", "4", "--seq-len", "4096", "--zero", "3", "--json"])
+    assert old.exit_code == 0, old.output
+    memory = json.loads(old.stdout)["memory"]
+    assert memory["total_bytes"] > memory["capacity_bytes"]
+    assert (f"(micro-batch 4 × 4 accumulation steps) needs {memory['total_bytes'] / 1e9:.1f} GB of the H100's "
+            f"{memory['capacity_bytes'] / 1e9:.1f} GB") in PAGE
