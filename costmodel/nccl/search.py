@@ -62,8 +62,12 @@ def speeds_within(speeds: tuple[float, ...], path_GBps: float) -> tuple[float, .
 
 
 def ladder_search(total_GBps: float, max_path_GBps: float, speeds: tuple[float, ...], max_channels: int,
-                  t: NcclTables, per_link_GBps: float = math.inf, n_links: int = 0) -> tuple[int, float]:
-    """Best (channels, speed): ``channels(s) = floor(total/s)``, or ``n_links × floor(link/s)``."""
+                  t: NcclTables, per_link_GBps: float = math.inf, n_links: int = 0,
+                  enough_GBps: float | None = None) -> tuple[int, float]:
+    """Best (channels, speed): ``channels(s) = floor(total/s)``, or ``n_links × floor(link/s)``;
+    the search stops once channels × speed reaches ``enough_GBps`` (NCCL's ``totalBw``, the GPU's
+    own total; default ``total_GBps``)."""
+    enough = total_GBps if enough_GBps is None else enough_GBps
     best = (0, 0.0)
     min_ratio = t.section("search_speeds_GBps")["next_speed_min_ratio"]
     for speed in speeds_within(speeds, max_path_GBps):
@@ -75,7 +79,7 @@ def ladder_search(total_GBps: float, max_path_GBps: float, speeds: tuple[float, 
         channels = min(channels, max_channels)
         if channels and channels * speed > best[0] * best[1] + _EPSILON:
             best = (channels, speed)
-        if best[0] * best[1] >= total_GBps - _EPSILON:
+        if best[0] * best[1] >= enough - _EPSILON:
             break
     if not best[0]:  # NCCL's fallback: one channel at its slowest speed, but no faster than the links
         carried = min(total_GBps, n_links * per_link_GBps if n_links else math.inf)
@@ -239,16 +243,24 @@ def _ring_graph(system: System, n_nodes: int, ppn: int, shm: bool, t: NcclTables
         # (ncclTopoFollowPath). On PCIe (P2P or through host memory) a GPU's NIC traffic crosses
         # its own PCIe link too, so the node's per-GPU total bounds the ring as on one node
         # (NCCL stops at nChannels x bw >= totalBw, the GPU's PCIe rate). Over NVLink the NICs
-        # bound it (each channel's first and last GPU reach their NICs over PCIe, and NVLink
-        # carries the rest with room to spare on every bundled node; an NVLink total below the
-        # NICs' aggregate, which NCCL's search would also cap, is not modelled).
+        # bound it (n_links x floor(nic / s) below), and so does each GPU's NVLink total: a
+        # channel leaves every GPU over NVLink but its last, which sends to its NIC over PCIe
+        # (ncclTopoFollowPath charges the GPU -> NVSwitch link once per channel it carries). With a
+        # NIC for each GPU every GPU is a channel's last in 1 of ppn channels, so its links carry
+        # (ppn - 1) / ppn of them; with fewer NICs some GPU is never last and carries them all.
+        # H100's 18 links then carry its 8 NICs' 8 channels at 48 GB/s (7 x 48 of 370.8) as
+        # before; an H800's or A800's 8 links do not. Until 2026-11-30 the NVLink total was
+        # raised to the NICs' aggregate here, so two H800 nodes ran a ring at 2.4x one node's.
         nic = system.nic_bandwidth_Bps / 1e9
         max_path = _nic_path_GBps(system, max_path, t)
         nics = system.nics_reached(ppn)
-        if path == "NVLINK" or ppn == 1:
-            total = max(total, nics * nic)
+        enough = total  # NCCL stops at the GPU's own total (system->totalBw), not at what the NICs add
+        if ppn == 1:
+            total = enough = max(total, nics * nic)
+        elif path == "NVLINK" and nics >= ppn:
+            total = total * ppn / (ppn - 1)
         channels, speed = ladder_search(total, max_path, ladder(cc, "inter", t), search["max_channels"], t,
-                                        per_link_GBps=nic, n_links=nics)
+                                        per_link_GBps=nic, n_links=nics, enough_GBps=enough)
     dup_ch, dup_speed = dup_channels(channels, speed, cc, t)
     return NcclGraph(n_channels=dup_ch, bw_intra_GBps=dup_speed, bw_inter_GBps=dup_speed)
 

@@ -121,3 +121,34 @@ def test_pcie_two_nodes_not_faster_than_the_ideal_backend():
 
     nccl, ideal = run(), run("--backend", "ideal")
     assert nccl["backend"] == "nccl" and nccl["time_s"] >= ideal["time_s"]
+
+
+def _nvlink_systems():
+    import hardware
+
+    return [s for s in hardware.list_profiles("system") if s.gpu.vendor.lower() == "nvidia"
+            and s.gpu.compute_capability >= 60 and s.gpus_per_node > 1
+            and s.intra_fabric in ("nvswitch", "nvlink-mesh", "nvlink-bridge")]
+
+
+@pytest.mark.parametrize("system", _nvlink_systems(), ids=lambda s: s.name)
+def test_ring_across_nodes_within_each_gpus_nvlink(system):
+    """Every channel of a ring across nodes leaves each GPU over NVLink but its last (which sends to
+    its NIC): with a NIC per GPU a GPU's links carry (ppn - 1) / ppn of the channels, otherwise all.
+    An audit (2026-11-30) found two H800 nodes' ring at 365 GB/s busbw, 2.4x one node's: the
+    NVLink total had been raised to the NICs' aggregate."""
+    from costmodel.nccl.search import intra_gpu_bandwidth
+
+    ppn = system.gpus_per_node
+    _, nvlink, _ = intra_gpu_bandwidth(system, T, ppn)
+    ring = topology_for(system, 2).ring
+    share = (ppn - 1) / ppn if system.nics_reached(ppn) >= ppn else 1.0
+    assert ring.n_channels * ring.bw_intra_GBps * share <= nvlink + 1e-6, (system.name, ring, nvlink)
+
+
+def test_two_h800_nodes_ring_bounded_by_their_nvlink():
+    one, two = (nccl_time("all-reduce", GiB, topology_for(load_system("hgx-h800-8x"), nodes), T, algorithm="ring")
+                for nodes in (1, 2))
+    # the NICs add a path out of each GPU (1 in 8 channels): never more than 8/7 of one node's rate
+    assert two.busbw_Bps <= one.busbw_Bps * 8 / 7 * (1 + 1e-9)
+    assert two.busbw_Bps / 1e9 < 200
