@@ -148,7 +148,7 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
     mem = b.memory
     mode = "synchronous" if b.synchronous else f"asynchronous (staleness {b.staleness_updates:g} updates)"
     rows = [
-        f"{b.model} ({b.params / 1e9:.3g} B params) on {b.ranks} GPUs, "
+        f"{b.model} ({b.params / 1e9:.3g} B params) on {b.ranks} GPU{'' if b.ranks == 1 else 's'}, "
         f"algorithm {_algorithm_text(b, comm_info)}, ZeRO-{b.zero_stage}, {mode}",
         f"step: {b.accumulation_steps} x micro-batch {b.micro_batch} per GPU, global batch "
         f"{b.global_batch}, {f'seq {b.seq_len}, ' if b.seq_len else ''}grads {b.grad_dtype}, compute {b.compute_dtype} "

@@ -46,10 +46,23 @@ def _show(header: str, rows: dict[str, list[dict[str, object]]], choice: str | N
         echo(choice)
 
 
+EMPTY = "nothing to move ({stack} discards an empty collective without a kernel)"
+
+
 def _choice_line(stack: str, collective: str, size: str, prediction, estimate_s: float) -> str:
+    if prediction.size_bytes == 0:  # as `collective` answers it: no kernel, no time
+        return f"{collective} {size}: " + EMPTY.format(stack=stack)
     return (f"{collective} {size}: {stack} chooses {prediction.algorithm}/{prediction.protocol}; "
             f"predicted {prediction.time_s * 1e6:.1f} us ({stack}'s own estimate {estimate_s * 1e6:.1f} us), "
             f"busbw {prediction.busbw_Bps / 1e9:.1f} GB/s")
+
+
+def _empty_json(found: dict, stack: str) -> dict:
+    """A 0-byte prediction's JSON as `collective` gives it: time 0 and why (the table's cells keep
+    the model's latencies)."""
+    if found.get("size_bytes") != 0:
+        return found
+    return {**found, "time_s": 0.0, "busbw_Bps": None, "note": "0 bytes: " + EMPTY.format(stack=stack)}
 
 
 @cli_errors
@@ -93,7 +106,7 @@ def nccl_table(
                   for name in ("ring", "tree", "nvls", "collnet")}
         print_json({"cluster": cluster, "stack": "nccl", "nccl_version": tables.version, "n_ranks": topo.n_ranks,
                     "n_nodes": topo.n_nodes, "graphs": graphs, "table": rows,
-                    "prediction": prediction.as_dict() if prediction else None})
+                    "prediction": _empty_json(prediction.as_dict(), "NCCL") if prediction else None})
         return
     if topo.n_ranks == 1:
         echo(f"{topo.description}; NCCL {tables.version}: one rank, nothing to communicate "
@@ -141,7 +154,7 @@ def _rccl_table(system, cluster: str, nodes: int, gpus_per_node: int | None, siz
         print_json({"cluster": cluster, "stack": "rccl", "rccl_version": version, "n_ranks": topo.n_ranks,
                     "n_nodes": topo.n_nodes, "arch": topo.arch, "tuning_model": topo.tuning,
                     "bus_bw_GBps": topo.bus_bw_GBps, "table": rows,
-                    "prediction": prediction.to_dict() if prediction else None})
+                    "prediction": _empty_json(prediction.to_dict(), "RCCL") if prediction else None})
         return
     _show(f"{system.name} {nodes} x {lay.gpus_per_node} ({topo.arch or 'unknown arch'}); RCCL {version}, "
           f"tuning model {topo.tuning}; bus bandwidth {topo.bus_bw_GBps:.1f} GB/s (the ring's, from the profile)", rows,

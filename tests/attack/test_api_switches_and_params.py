@@ -318,6 +318,29 @@ def test_a_query_without_a_size_is_refused_not_answered_at_zero_bytes():
         costmodel.run_query(costmodel.Query(primitive="all-reduce", cluster="dgx-h100", size=0.5))
 
 
+def test_a_zero_byte_answer_agrees_everywhere():
+    """A CLI audit (2026-11-30) found the 0-byte answer at 0 ns beside a 15 µs lower bound and 6
+    steps, and nccl-table still predicting 18.8 µs for it: no step runs, no bound is above 0, and
+    nccl-table says so too (text and JSON), for NCCL and RCCL."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    ideal = costmodel.run_query(costmodel.Query(primitive="all-reduce", ranks=8, alpha="5us", bandwidth="25GB/s",
+                                                size=0))[0]
+    assert ideal.time_s == 0.0 and ideal.lower_bound_s == 0.0 and ideal.steps == 0
+    for cluster, stack in (("dgx-h100", "NCCL"), ("mi300x-8x", "RCCL")):
+        text = CliRunner().invoke(app, ["nccl-table", "--cluster", cluster, "--size", "0"])
+        assert text.exit_code == 0, text.output
+        assert text.output.rstrip().endswith(f"all-reduce 0: nothing to move ({stack} discards an empty collective "
+                                             "without a kernel)")
+        found = CliRunner().invoke(app, ["nccl-table", "--cluster", cluster, "--size", "0", "--json"])
+        prediction = json.loads(found.stdout)["prediction"]
+        assert prediction["time_s"] == 0.0 and "nothing to move" in prediction["note"]
+
+
 @pytest.mark.parametrize(("call", "name"), [
     (lambda: costmodel.plan("gpt2", "dgx-h100", global_batch=64, nodez=2), "nodez"),
     (lambda: costmodel.sweep("all-reduce", "1MiB", cluster="dgx-h100"), "cluster"),
