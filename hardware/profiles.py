@@ -293,6 +293,21 @@ class System:
         their leaf switch (1). Every backend reads it here."""
         return 1.0 if self.rail_optimized else self.oversubscription
 
+    def nvlink_domains(self, nodes: int) -> tuple[int, int]:
+        """(domains, GPUs in each) of ``nodes`` whole nodes whose NVLink spans several nodes
+        (NVL72 trays: ``scaleup_domain_gpus`` beyond ``gpus_per_node``): as few domains as hold
+        them; where equal whole nodes cannot fill them (19 trays of NVL72 racks: 10 + 9), the
+        fewest equal GPU counts stand in for the unequal domains (2 x 38 GPUs). NCCL sees one node
+        per domain (MNNVL cliques). The one rule for NCCL's graph search and the ideal mapping;
+        (nodes, gpus_per_node) where NVLink stays inside a node."""
+        if self.scaleup_domain_gpus <= self.gpus_per_node or nodes <= 1:
+            return nodes, self.gpus_per_node
+        ranks = nodes * self.gpus_per_node
+        domains = -(-ranks // self.scaleup_domain_gpus)
+        while ranks % domains:
+            domains += 1
+        return domains, ranks // domains
+
     def nics_reached(self, gpus: int) -> int:
         """The NICs ``gpus`` of a node's GPUs reach: their share of the node's NICs, at least one
         (NCCL drives the NICs nearest each GPU). The one rule for NCCL's graph search and the

@@ -128,6 +128,26 @@ def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = Non
     return Layout(sys_profile, nodes, gpn)
 
 
+def domain_layout(lay: Layout) -> Layout:
+    """``lay`` as the collectives see it: whole nodes whose NVLink spans several of them (NVL72
+    trays) beyond one domain run as :meth:`hardware.System.nvlink_domains` domains, each a node of
+    its GPUs with all their NICs (the trays inside a domain meet over NVLink, as in NCCL mode).
+    Until 2026-11-30 the ideal backend ran 19-54 trays as trays joined by their NICs alone, about
+    4x NCCL mode's time for a 1 GiB all-reduce (an audit). Other layouts are returned as they are."""
+    system = lay.system
+    if lay.one_domain or lay.gpus_per_node != system.gpus_per_node:
+        return lay
+    domains, per_domain = system.nvlink_domains(lay.nodes)
+    if domains == lay.nodes:
+        return lay
+    from hardware.given import derived_system
+
+    node = derived_system(system, name=f"{system.name}/domain", gpus_per_node=per_domain,
+                          nics_per_node=system.nics_reached(per_domain), scaleup_domain_gpus=per_domain,
+                          measured=())
+    return Layout(node, domains, per_domain)
+
+
 def layout_of(total: int, gpus_per_node: int, nodes: int, partial: bool) -> tuple[int, int] | None:
     """(nodes, GPUs per node) that ``total`` GPUs run as on at most ``nodes`` nodes of
     ``gpus_per_node``, or None where they cannot: the one rule of which GPU counts run.
@@ -415,14 +435,20 @@ def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nod
     entry = get(primitive, algorithm)
     if not applicable(entry, lay):
         raise _not_applicable(entry, lay)
+    asked, lay = lay, domain_layout(lay)
     if _tree_mapped(entry, lay):
-        return _tree_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params)
+        return _as_asked(_tree_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params), asked)
     if _sharp_mapped(entry, lay):
-        return _sharp_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params)
+        return _as_asked(_sharp_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params), asked)
     m = mapping(entry, lay, params)
     result = predict_entry(entry, lay.ranks, size_bytes, m.alpha_s, m.bandwidth_Bps, gamma_s_per_byte,
                            m.alpha_inter_s, m.bandwidth_inter_Bps, **{**m.params, **params})
-    return _finish(result, lay, m.bottleneck, size_bytes)
+    return _as_asked(_finish(result, lay, m.bottleneck, size_bytes), asked)
+
+
+def _as_asked(result: Prediction, asked: Layout) -> Prediction:
+    """A prediction on :func:`domain_layout`'s domains, reported on the nodes asked for."""
+    return replace(result, nodes=asked.nodes, gpus_per_node=asked.gpus_per_node, cluster=asked.system.name)
 
 
 def _runnable(entry: Entry, lay: Layout, given: dict | None = None) -> bool:
@@ -499,7 +525,7 @@ def times_on_cluster(primitive: str, algorithm: str, lays, sizes, **params: Any)
     import numpy as np
 
     entry = get(primitive, algorithm)
-    lays = list(lays)
+    lays = [domain_layout(lay) if applicable(entry, lay) else lay for lay in lays]
     sizes = np.asarray(sizes, dtype=float).reshape(1, -1)
     out = np.full((len(lays), sizes.shape[1]), np.nan)
     scalars = {k: v for k, v in params.items() if not getattr(v, "ndim", 0)}  # once, not per layout

@@ -357,18 +357,11 @@ def _layout(system: System, nodes: int, gpus_per_node: int | None) -> tuple[int,
         raise InputError("nodes", nodes, "an integer >= 1")
     if not 1 <= ppn <= system.gpus_per_node:
         raise InputError("gpus_per_node", ppn, f"an integer from 1 to {system.gpus_per_node} ({system.name})")
-    per_domain = max(1, getattr(system, "scaleup_domain_gpus", ppn) // system.gpus_per_node)
-    if nodes > 1 and per_domain > 1 and ppn == system.gpus_per_node:
-        # NVLink domains (MNNVL): NCCL sees one node per domain (clique), as few as hold the
-        # trays. Where they cannot hold equal whole trays (19 trays of an NVL72: 10 + 9), the
-        # fewest equal GPU counts stand in for the unequal cliques (2 x 38 GPUs). Until
-        # 2026-11-30 such counts fell back to every tray a node of its own, its NICs alone:
-        # 37 or 40 trays took 4.4x 36 trays' time (an audit).
-        ranks = nodes * ppn
-        domains = -(-nodes // per_domain)
-        while ranks % domains:
-            domains += 1
-        return domains, ranks // domains
+    if ppn == system.gpus_per_node:
+        # NVLink domains (MNNVL): NCCL sees one node per domain (clique), System.nvlink_domains.
+        # Until 2026-11-30 trays that did not split into equal whole domains fell back to every
+        # tray a node of its own, its NICs alone: 37 or 40 trays took 4.4x 36 trays' time.
+        return system.nvlink_domains(nodes)
     return nodes, ppn
 
 

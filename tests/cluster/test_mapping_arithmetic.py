@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from costmodel.cluster.mapping import all_to_all_rates_Bps, layout, predict_on_cluster, ring_rates_Bps
+from hardware import load_system
 
 GB = 1e9
 
@@ -70,7 +71,14 @@ def test_nvl72_trays_talk_over_nvlink_not_the_nics():
         assert p.bottleneck == lay.system.intra_link.name
     beyond = layout("gb200-nvl72-tray", 36)  # 144 GPUs: two racks, the NICs join them
     assert not beyond.one_domain
-    assert predict_on_cluster("all-reduce", "ring", beyond, size_bytes=1e9).bottleneck == beyond.system.nic_link.name
+    # each rack is one node of 72 GPUs with its 72 NICs (domain_layout, as NCCL mode's MNNVL): a
+    # ring's 1 in 72 hops over a NIC leaves the NVLink the bound; a hierarchy's leaders cross the
+    # NICs. Until 2026-11-30 the trays met over their own 4 NICs alone, the ring NIC-bound.
+    ring = predict_on_cluster("all-reduce", "ring", beyond, size_bytes=1e9)
+    assert ring.bottleneck == beyond.system.intra_link.name and (ring.nodes, ring.gpus_per_node) == (36, 4)
+    assert ring.time_s >= predict_on_cluster("all-reduce", "ring", lay, size_bytes=1e9).time_s
+    hierarchy = predict_on_cluster("all-reduce", "hierarchical", beyond, size_bytes=1e9)
+    assert hierarchy.bottleneck == beyond.system.nic_link.name
 
 
 def test_the_vector_path_follows_the_same_mapping():
@@ -112,3 +120,26 @@ def test_sharp_across_nodes_runs_the_node_phases_around_the_switches():
     for i, each in enumerate(lays):
         for j, size in enumerate((1.0, 1e6, 1e9)):
             assert grid[i, j] == pytest.approx(predict_on_cluster("all-reduce", "in-network", each, size_bytes=size).time_s)
+
+
+@pytest.mark.parametrize("trays", [19, 27, 37, 40, 54])
+def test_nvl72_racks_beyond_one_domain_run_as_domains(trays):
+    """An audit (2026-11-30): above 72 GPUs the ideal backend ran the trays as nodes joined by
+    their own 4 NICs, about 4x NCCL mode's time for a 1 GiB all-reduce on 19-54 trays. Each NVLink
+    domain now runs as one node of its GPUs and NICs (System.nvlink_domains, NCCL mode's rule), the
+    vector path too, and the answer names the trays asked for."""
+    from costmodel.cluster.mapping import domain_layout, times_on_cluster
+
+    system = load_system("gb200-nvl72-tray")
+    lay = layout(system, trays)
+    domains, per_domain = system.nvlink_domains(trays)
+    seen = domain_layout(lay)
+    assert (seen.nodes, seen.gpus_per_node, seen.ranks) == (domains, per_domain, lay.ranks)
+    assert seen.node_network_Bps == pytest.approx(lay.node_network_Bps * per_domain / system.gpus_per_node)
+    ring = predict_on_cluster("all-reduce", "ring", lay, size_bytes=2**30)
+    one_rack = predict_on_cluster("all-reduce", "ring", layout(system, 18), size_bytes=2**30)
+    assert (ring.nodes, ring.gpus_per_node) == (trays, 4)
+    # NVLink-bound as in one rack, but for the 1 in per_domain hops a NIC carries (a ring may then
+    # run a little faster than inside one rack, as two H800 nodes do)
+    assert (1 - 1 / per_domain) * one_rack.time_s <= ring.time_s <= 1.2 * one_rack.time_s
+    assert times_on_cluster("all-reduce", "ring", [lay], [2**30])[0, 0] == pytest.approx(ring.time_s)
