@@ -72,7 +72,7 @@ def bytes_sent(sweep, params: int) -> np.ndarray:
     all-gather ``f W``; ZeRO-3 two all-gathers and a reduce-scatter ``f (2 W + G)``. ZeRO-2
     reduce-scatters and ZeRO-3 does everything on every micro-batch (``k`` times). Hybrid
     sharding (M nodes of G): ``k ((G-1)/G (2 W + G) + 2 (M-1)/M G / G)``; ZeRO++ hpZ:
-    ``k (f (W + G) + (G-1)/G W)``. ZeRO++ (``sweep.quantize``, ZeRO >= 1 rows) sends the
+    ``k (f (W + G) + (G-1)/G W)``. ZeRO++ (``sweep.quantize``, ZeRO-3 rows) sends the
     weights as int8 (qwZ) and the gradients as int4/int8 by all-to-all (qgZ), as the sweep
     times them.
     """
@@ -89,7 +89,7 @@ def bytes_sent(sweep, params: int) -> np.ndarray:
                                  bucket_bytes=0.0, last_bytes=0.0)
     layouts = np.array(space.layouts, dtype=float)[space.cell_layout]
     nodes, per_node = layouts[..., 0], layouts[..., 1]
-    weight_bits, grad_bits = sweep.quantize  # sync_plan reads them at ZeRO >= 1 only
+    weight_bits, grad_bits = sweep.quantize  # sync_plan reads them at ZeRO-3 only
     stages = []
     for stage in space.zero_stages:
         hybrid, hpz = stage == 3 and sweep.shard == "hybrid", stage == 3 and sweep.shard == "hpz"

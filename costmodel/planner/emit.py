@@ -4,9 +4,13 @@ Every emitted setting is a :class:`Knob`: the framework's own name for it, the v
 the plan field it comes from (tests check each name against the framework's documented
 names and each field against :class:`costmodel.planner.rank.PlanRow`). Names used:
 
-* NCCL (NCCL user guide, "Environment Variables"): ``NCCL_ALGO`` (``Ring``, ``Tree``; in-network
-  as the list ``NVLS,NVLSTree,CollnetDirect,CollnetChain``, from which NCCL takes what runs),
-  set only when the plan's algorithm is one of NCCL's; otherwise NCCL keeps its own choice.
+* NCCL (NCCL user guide, "Environment Variables"): ``NCCL_ALGO`` for the all-reduce alone, in
+  NCCL 2.24's per-function form ``allreduce:Tree`` (``Ring``, ``Tree``; in-network as the list
+  ``NVLS,NVLSTree,CollnetDirect,CollnetChain``, from which NCCL takes what runs), set only when
+  the plan's algorithm is one of NCCL's; otherwise NCCL keeps its own choice. A plain
+  ``NCCL_ALGO=Tree`` applies to every collective, and since NCCL 2.24 one without Ring available
+  fails (broadcast runs only Ring: DDP's first broadcast of the parameters; audit, 2026-11-30);
+  a forced algorithm forces the all-reduce alone in the plan too (``zero_algorithm_ok``).
 * PyTorch: ``torch.nn.parallel.DistributedDataParallel(bucket_cap_mb=...,
   gradient_as_bucket_view=True)``, the DDP comm hooks ``bf16_compress_hook`` /
   ``fp16_compress_hook`` (``torch.distributed.algorithms.ddp_comm_hooks.default_hooks``),
@@ -43,6 +47,10 @@ TORCH_OPTIMIZER = {"adamw": "torch.optim.AdamW", "adam": "torch.optim.Adam", "sg
 HOROVOD_16BIT = ("fp16", "bf16")
 FSDP_STRATEGY = {2: "ShardingStrategy.SHARD_GRAD_OP", 3: "ShardingStrategy.FULL_SHARD"}
 RDZV_PORT = 29500
+ALGO_FUNCTION = "allreduce"  # NCCL_ALGO's function prefix (src/graph/tuning.cc parseList, NCCL >= 2.24)
+# NCCL before 2.24 reads no function prefix: there a plain list applied to every collective, with
+# Ring kept for the ones that run nothing else (2.19-2.23; 2.17-2.18 never disabled it for them)
+ALGO_BEFORE_2_24 = "# NCCL < 2.24 reads no function prefix: there set NCCL_ALGO={algo} (other collectives keep Ring)"
 
 
 @frozen
@@ -58,7 +66,7 @@ def _env(row) -> list[Knob]:
     from costmodel.nccl.names import nccl_algo_env
 
     algo = nccl_algo_env(row.algorithm)
-    knobs = [Knob("NCCL_ALGO", algo, "algorithm")] if algo and row.gpus > 1 else []
+    knobs = [Knob("NCCL_ALGO", f"{ALGO_FUNCTION}:{algo}", "algorithm")] if algo and row.gpus > 1 else []
     # Horovod (docs "Tensor Fusion", "Horovod with PyTorch"): the fusion buffer in bytes, the
     # cycle in milliseconds; a threshold of 0 turns fusion off (one all-reduce per tensor)
     if row.sync == "horovod":
@@ -150,8 +158,9 @@ def _deepspeed(row) -> list[Knob]:
              Knob("communication_data_type", row.grad_dtype, "grad_dtype"),
              Knob("zero_optimization.stage", row.zero_stage, "zero_stage"),
              Knob("zero_optimization.reduce_bucket_size", elements, "bucket_bytes")]
-    if row.zero_stage in (1, 2):
-        knobs.append(Knob("zero_optimization.allgather_bucket_size", elements, "bucket_bytes"))
+    if row.zero_stage in (1, 2):  # the parameters are gathered in the compute dtype, not the gradients'
+        gathered = int(row.bucket_bytes // DTYPE_BYTES.get(row.compute_dtype, 4))
+        knobs.append(Knob("zero_optimization.allgather_bucket_size", gathered, "bucket_bytes"))
     if row.zero_stage == 3:
         knobs.append(Knob("zero_optimization.stage3_prefetch_bucket_size", elements, "bucket_bytes"))
     # ZeRO++ (deepspeed.ai/tutorials/zeropp): int8 weight all-gather, int4 gradient all-to-all
@@ -216,6 +225,8 @@ RECOMPUTE_LINE = ("# activation recomputation (this plan's micro-batch was sized
 
 
 def _torchrun_line(row) -> str:
+    if row.nodes == 1:  # no rendezvous host to name (an unset $MASTER_ADDR made ':29500')
+        return f"torchrun --standalone --nnodes 1 --nproc-per-node {row.gpus_per_node} train.py"
     return (f"torchrun --nnodes {row.nodes} --nproc-per-node {row.gpus_per_node} "
             f"--rdzv-backend c10d --rdzv-endpoint $MASTER_ADDR:{RDZV_PORT} train.py")
 
@@ -223,7 +234,10 @@ def _torchrun_line(row) -> str:
 def _env_text(row) -> str:
     found = _env(row)
     if found:
-        return "\n".join(f"export {k.name}={k.value}" for k in found)
+        lines = [f'export {k.name}="{k.value}"' if k.name == "NCCL_ALGO" else f"export {k.name}={k.value}"
+                 for k in found]
+        algo = next((k.value.partition(":")[2] for k in found if k.name == "NCCL_ALGO"), None)
+        return "\n".join(lines + ([ALGO_BEFORE_2_24.format(algo=algo)] if algo else []))
     if row.gpus == 1:
         return "# one GPU: no collectives, nothing to set"
     return (f"# '{row.algorithm}' is not one of NCCL's algorithms (NCCL_ALGO: Ring, Tree, NVLS, NVLSTree, ...):"
@@ -298,15 +312,16 @@ def _wrapper_text(row) -> str:
         param = TORCH_DTYPE[row.compute_dtype]
         shard = (f"fully_shard({{}}, reshard_after_forward={k['reshard_after_forward']}, "
                  f"mp_policy=MixedPrecisionPolicy(param_dtype={param}, reduce_dtype={k['reduce_dtype']}))")
-        if row.sync == "fsdp":  # timed one unit per transformer block: each block its own fully_shard
-            lines.append(f"for block in model.layers: {shard.format('block')}  # model.layers: the transformer blocks")
+        # one unit per transformer block (a whole-model unit would gather every weight at once);
+        # --sync fsdp timed these units' calls, --sync ddp DeepSpeed's buckets (the note below)
+        lines.append(f"for block in model.layers: {shard.format('block')}  # model.layers: the transformer blocks")
         lines.append(shard.format("model")
                      + f"  # after forward the weights stay sharded over the node's {k['reshard_after_forward']} GPUs")
     else:
         param = TORCH_DTYPE[row.compute_dtype]
-        # timed one unit per transformer block (--sync fsdp): the transformer auto-wrap policy makes them
-        wrap = ("auto_wrap_policy=functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={Block}), "
-                if row.sync == "fsdp" else "")
+        # one unit per transformer block (the transformer auto-wrap policy makes them): a whole-model
+        # unit would gather every weight at once (an audit, 2026-11-30: 140 GB for llama2-70b)
+        wrap = "auto_wrap_policy=functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={Block}), "
         lines.append(f"model = FullyShardedDataParallel(model, {wrap}sharding_strategy="
                      f"{k['sharding_strategy']}, mixed_precision=MixedPrecision(param_dtype={param}, "
                      f"reduce_dtype={k['reduce_dtype']}), backward_prefetch="
@@ -340,10 +355,38 @@ def _check_framework(row, kind: str) -> None:
     if kind == "deepspeed" and row.sync != "ddp":
         raise InputError("emit", kind, f"torch or env for a plan made with --sync {row.sync} (timed as that "
                                        "runs; plan with --sync ddp for DeepSpeed's schedule)")
+    if kind == "deepspeed":
+        _check_deepspeed(row)
     if kind == "torch" and (row.offload_optimizer or row.quantize_weights or row.quantize_grads):
         what = "optimizer offload" if row.offload_optimizer else "ZeRO++ quantisation"
         raise InputError("emit", kind, f"deepspeed or env for a plan with {what} (DeepSpeed's; PyTorch "
                                        "DDP/FSDP have no such switch)")
+
+
+def _check_deepspeed(row) -> None:
+    """What DeepSpeed's JSON would run otherwise than the plan timed, or not at all (an audit of
+    the emitted settings against DeepSpeed's source, 2026-11-30):
+
+    * ZeRO-0 on several GPUs: without ZeRO DeepSpeed all-reduces after backward, in buffers of
+      500M elements (``engine.allreduce_gradients``); ``reduce_bucket_size`` and ``overlap_comm``
+      are ZeRO's. The plan timed DDP's buckets overlapped with backward, which PyTorch DDP runs.
+    * ZeRO++ quantisation below ZeRO-3: DeepSpeed reads ``zero_quantized_*`` in its stage-3 code
+      alone (ZeRO++ "extends ZeRO stage 3"), so a ZeRO-1/2 plan's quantised collectives would run
+      in full precision.
+    * MiCS (``--shard hybrid``) with optimizer offload: ``mics.py`` raises "Local sharding has no
+      support for CPU offloading" at the first accumulation boundary."""
+    if row.zero_stage == 0 and row.gpus > 1:
+        raise InputError("emit", "deepspeed", "torch or env for a ZeRO-0 plan (DeepSpeed without ZeRO all-reduces "
+                                              "after backward in 500M-element buffers; this plan timed DDP's buckets "
+                                              "overlapped with backward, which PyTorch DDP runs)")
+    if (row.quantize_weights or row.quantize_grads) and row.zero_stage < 3:
+        raise InputError("emit", "deepspeed", f"a ZeRO-3 plan for ZeRO++ quantisation (DeepSpeed quantises at stage "
+                                              f"3 alone: this ZeRO-{row.zero_stage} plan's collectives would run "
+                                              "unquantised)")
+    if row.shard == "hybrid" and row.offload_optimizer:
+        raise InputError("emit", "deepspeed", "a plan without --offload-optimizer for --shard hybrid (DeepSpeed's "
+                                              "MiCS has no CPU offload: 'Local sharding has no support for CPU "
+                                              "offloading')")
 
 
 def _fsdp_timing_note(row) -> str:
@@ -382,6 +425,9 @@ DEEPSPEED_RECOMPUTE_NOTE = ("note: this plan recomputes activations (its micro-b
 DEEPSPEED_INT8_GRADS_NOTE = ("note: this plan timed int8 gradient all-to-alls; DeepSpeed's zero_quantized_gradients "
                              "sends int4 (ZeRO++ qgZ) and has no int8 setting: plan with --quantize-grads int4 for "
                              "what this JSON runs")
+DEEPSPEED_OFFLOAD_NOTE = ("note: with offload_optimizer DeepSpeed steps its own CPU Adam (zero_force_ds_cpu_optimizer, "
+                          "on by default): hand deepspeed.initialize no torch optimizer, add an \"optimizer\" block "
+                          "(type AdamW and its params) or pass deepspeed.ops.adam.DeepSpeedCPUAdam")
 DEEPSPEED_PARAM_GATHER_NOTE = ("note: this plan overlaps the parameter all-gather with the next forward, which "
                                "DeepSpeed's ZeRO-1/2 do not (it gathers after the optimizer step; Megatron-LM "
                                "--use-distributed-optimizer --overlap-param-gather does): plan without "
@@ -394,6 +440,7 @@ def note(row, kind: str) -> str | None:
         return None
     notes = [text for text, applies in ((DEEPSPEED_RECOMPUTE_NOTE, row.recompute),
                                         (DEEPSPEED_INT8_GRADS_NOTE, row.quantize_grads == 8),
+                                        (DEEPSPEED_OFFLOAD_NOTE, row.offload_optimizer),
                                         (DEEPSPEED_PARAM_GATHER_NOTE, row.overlap_param_gather)) if applies]
     return "\n".join(notes) or None
 

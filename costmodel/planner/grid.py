@@ -429,7 +429,7 @@ def comm_tables(system: Any, space: Space, workload: Any, first_bucket_bytes: fl
                         out[:, a, z, :, :, i] = _sync_fields(alone, (D, U))
             if comm is None:
                 continue
-            bits = quantize if stage >= 1 else (None, None)  # ZeRO++ quantises ZeRO's collectives only
+            bits = quantize if stage == gradsync.QUANTIZED_STAGE else (None, None)  # ZeRO++: ZeRO-3's collectives
             hybrid_row, hpz_row = stage == 3 and shard == "hybrid", stage == 3 and shard == "hpz"
             qgz_row = bits[1] is not None and not hybrid_row
             if qgz_row:  # two levels where several nodes hold several GPUs each; elsewhere one flat all-to-all
@@ -497,7 +497,7 @@ class Sweep:
     interference_s: np.ndarray  # the part of losses_s the hidden collectives add
     input_wait_s: np.ndarray  # what the step waits for the data loader
     shard: str = "full"  # how ZeRO-3 rows shard ("hybrid", "hpz": see Setting)
-    quantize: tuple[int | None, int | None] = (None, None)  # ZeRO++ bits of the ZeRO >= 1 rows (see Setting)
+    quantize: tuple[int | None, int | None] = (None, None)  # ZeRO++ bits of the ZeRO-3 rows (see Setting)
 
     @property
     def usable_bytes(self) -> float:

@@ -70,8 +70,8 @@ class PlanRow:
     energy_kwh: float | None = None
     bytes_sent: float = 0.0
     bucket_bytes_range: tuple[float, ...] = ()
-    quantize_weights: int | None = None  # ZeRO++ qwZ bits (ZeRO >= 1 plans)
-    quantize_grads: int | None = None  # ZeRO++ qgZ bits (ZeRO >= 1 plans)
+    quantize_weights: int | None = None  # ZeRO++ qwZ bits (ZeRO-3 plans)
+    quantize_grads: int | None = None  # ZeRO++ qgZ bits (ZeRO-3 plans)
     overlap_param_gather: bool = False  # ZeRO-1/2 plans: parameter gather beside the next forward
     offload_optimizer: bool = False  # ZeRO >= 1 plans: optimizer on the host CPU (ZeRO-Offload)
     shard: str = "full"  # ZeRO-3 plans: "hybrid" = sharded in each node, replicated across nodes
@@ -207,9 +207,9 @@ def _row(sweep, setting, scores, index, rank: int, totals: dict, sent=None) -> P
 
 
 def _quantized(setting, zero_stage: int) -> dict:
-    """ZeRO++ and gather-overlap settings of a row: only ZeRO >= 1 rows quantise, only ZeRO-1/2
+    """ZeRO++ and gather-overlap settings of a row: only ZeRO-3 rows quantise, only ZeRO-1/2
     rows gather after the optimizer (as the sweep computed them)."""
-    weights, grads = setting.quantize
+    weights, grads = setting.quantize if zero_stage == 3 else (None, None)
     if zero_stage < 1:
         return {"asynchronous": True} if setting.asynchronous else {}
     return {"quantize_weights": weights, "quantize_grads": grads,

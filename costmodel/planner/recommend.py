@@ -429,8 +429,8 @@ def _zero_options(shard, offload, overlap, weight_bits, grad_bits) -> tuple:
 
     options = (("shard", shard, "full", (3,)), ("offload_optimizer", offload, False, (1, 2, 3)),
                ("overlap_param_gather", overlap, False, (1, 2)),
-               ("quantize_weights", typed(weight_bits), None, (1, 2, 3)),
-               ("quantize_grads", typed(grad_bits), None, (1, 2, 3)))
+               ("quantize_weights", typed(weight_bits), None, (3,)),
+               ("quantize_grads", typed(grad_bits), None, (3,)))
     return tuple((*option, option[0] in DEEPSPEED_ONLY) for option in options)
 
 
@@ -941,7 +941,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                                    system, memory_reserve, memory_reserve_fraction), mfu_calibration=mfu_calibration)
     from costmodel.training.gradsync import check_quantization
 
-    check_quantization(quantize_weights, quantize_grads, 1)
+    check_quantization(quantize_weights, quantize_grads, 3)
     options = _zero_options(shard, offload_optimizer, overlap_param_gather, quantize_weights, quantize_grads)
     if asynchronous:
         algorithms = _async_algorithms(algorithms)

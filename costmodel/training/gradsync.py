@@ -14,7 +14,7 @@ the seconds one collective takes across the data-parallel group.
 | ZeRO-3 + ZeRO++ hpZ | all-gather(weights) in the node (secondary partition) + reduce-scatter(bucket) | all-gather(weights) | – | every micro-batch |
 | ZeRO-3 hybrid (HSDP / MiCS) | in the node: all-gather(weights) + reduce-scatter(bucket); across nodes: all-reduce(bucket / G) per rail | all-gather(weights) in the node | – | every micro-batch |
 | async PS | push + pull = the comm model's parameter-server "all-reduce" | – | – | last micro-batch |
-| ZeRO++ qwZ / qgZ (ZeRO ≥ 1) | weights all-gathered as int8; gradients int4/int8 by all-to-all instead of reduce-scatter, plus the (de)quantisation kernels' HBM passes | as its stage | as its stage | as its stage |
+| ZeRO++ qwZ / qgZ (ZeRO-3) | weights all-gathered as int8; gradients int4/int8 by all-to-all instead of reduce-scatter, plus the (de)quantisation kernels' HBM passes | as its stage | as its stage | as its stage |
 
 ZeRO-1 keeps full gradients, so accumulation skips synchronisation on all but the last
 micro-batch; ZeRO-2 reduces its sharded gradients on every micro-batch (DeepSpeed
@@ -58,12 +58,12 @@ def step_primitives(zero: int = 0, quantized_grads: bool = False, replicas_reduc
                     topk: bool = False) -> tuple[str, ...]:
     """The collectives a synchronisation runs, as :func:`sync_plan` builds them (a test runs
     both over every setting): top-k's all-gather of values and indices (ZeRO-0), else
-    :data:`ZERO_PRIMITIVES` with qgZ's all-to-all in place of the reduce-scatter (ZeRO >= 1),
+    :data:`ZERO_PRIMITIVES` with qgZ's all-to-all in place of the reduce-scatter (ZeRO-3),
     and, where ``replicas_reduce``, hybrid ZeRO-3's all-reduce of the replicas (more than one
     node of them, or a count not known)."""
     if topk:
         return ("all-gather",)
-    qgz = quantized_grads and zero >= 1
+    qgz = quantized_grads and zero == QUANTIZED_STAGE
     found = [p for p in ZERO_PRIMITIVES.get(zero, ZERO_PRIMITIVES[0]) if not (qgz and p == "reduce-scatter")]
     found += ["all-to-all"] if qgz else []
     found += ["all-reduce"] if zero == 3 and replicas_reduce else []
@@ -104,10 +104,10 @@ def check_algorithm_runs(comm, primitives: tuple[str, ...]) -> None:
 def unquantised_primitives(zero_stage: int, weight_bits: int | None = None,
                            grad_bits: int | None = None) -> tuple[str, ...]:
     """The collectives of :data:`ZERO_PRIMITIVES` whose message is the bucket's own bytes at a
-    stage: ZeRO++ (stages >= 1) shrinks the all-gather's (qwZ) and replaces the reduce-scatter by
+    stage: ZeRO++ (ZeRO-3) shrinks the all-gather's (qwZ) and replaces the reduce-scatter by
     an all-to-all (qgZ), as :func:`sync_plan` builds them."""
     quantised = set()
-    if zero_stage >= 1:
+    if zero_stage == QUANTIZED_STAGE:
         quantised |= {"all-gather"} if weight_bits is not None else set()
         quantised |= {"reduce-scatter"} if grad_bits is not None else set()
     return tuple(p for p in ZERO_PRIMITIVES[zero_stage] if p not in quantised)
@@ -223,13 +223,18 @@ def _phase(fields: tuple, parts: list[tuple], mix: tuple = ()) -> tuple[PhaseTim
 # (ZeRO++'s default block sizes), negligible here. Each (de)quantisation reads and writes the
 # full-precision tensor once: QUANT_HBM_PASSES bytes of HBM traffic per full-precision byte.
 WEIGHT_BITS = (8,)
+# ZeRO++ quantises ZeRO-3's collectives: DeepSpeed reads zero_quantized_weights/gradients in its
+# stage-3 code alone ("ZeRO++ extends ZeRO stage 3", deepspeed.ai/tutorials/zeropp). Until
+# 2026-11-30 ZeRO-1/2 plans were timed quantised too, a run no framework makes (an audit of the
+# emitted DeepSpeed JSON: its ZeRO-1/2 plans ran unquantised).
+QUANTIZED_STAGE = 3
 GRAD_BITS = (4, 8)
 QUANT_HBM_PASSES = 2.0
 
 
 def check_quantization(weight_bits: int | None, grad_bits: int | None, zero_stage: int) -> None:
-    """qwZ needs a weight all-gather (ZeRO >= 1), qgZ a sharded gradient reduction (ZeRO >= 1).
-    The fields are bit counts (8; the CLI reads ``int8``): ``"int8"`` given to the API was
+    """qwZ and qgZ quantise ZeRO-3's weight all-gathers and gradient reduction
+    (:data:`QUANTIZED_STAGE`). The fields are bit counts (8; the CLI reads ``int8``): ``"int8"`` given to the API was
     shown as ``'intint8'``."""
     for field, bits, allowed, what in (("quantize_weights", weight_bits, WEIGHT_BITS, "ZeRO++ qwZ"),
                                        ("quantize_grads", grad_bits, GRAD_BITS, "ZeRO++ qgZ")):
@@ -239,10 +244,10 @@ def check_quantization(weight_bits: int | None, grad_bits: int | None, zero_stag
         raise InputError("quantize_weights", f"int{weight_bits}", "int8 (ZeRO++ qwZ)")
     if grad_bits is not None and grad_bits not in GRAD_BITS:
         raise InputError("quantize_grads", f"int{grad_bits}", "int4 or int8 (ZeRO++ qgZ)")
-    if (weight_bits or grad_bits) and zero_stage == 0:
+    if (weight_bits or grad_bits) and zero_stage != QUANTIZED_STAGE:
         field = "quantize_weights" if weight_bits else "quantize_grads"
         raise InputError(field, f"int{weight_bits or grad_bits}",
-                         "a ZeRO stage >= 1 (ZeRO++ quantises ZeRO's collectives)")
+                         "ZeRO-3 (ZeRO++ quantises ZeRO-3's collectives; DeepSpeed reads it at stage 3 alone)")
 
 
 def _fields(layout: BucketLayout) -> tuple:
@@ -346,6 +351,8 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
     flat all-to-all over every rank sends. Without the groups (one node, or a comm function with
     no cluster behind it) the all-to-all runs over ``comm``.
     """
+    if zero_stage != QUANTIZED_STAGE:  # ZeRO++ quantises ZeRO-3 alone (the planner's rows pass every stage)
+        weight_bits = grad_bits = None
     if (replicas is not None or secondary is not None) and zero_stage != 3:
         raise InputError("shard", "hybrid" if replicas is not None else "hpz",
                          "only with --zero 3 (FSDP HYBRID_SHARD, DeepSpeed MiCS / ZeRO++ hpZ)")

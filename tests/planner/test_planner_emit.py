@@ -41,7 +41,7 @@ FIELDS = {f.name for f in dataclasses.fields(PlanRow)}
 CASES = {"zero1": ("llama2-7b", dict(nodes=4, global_batch=512, seq_len=4096)),
          "ddp": ("gpt2", dict(nodes=2, global_batch=256)),
          "zero3": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048)),
-         "zeropp": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048, quantize_weights=8,
+         "zeropp": ("llama2-70b", dict(nodes=4, global_batch=64, seq_len=4096, quantize_weights=8,
                                        quantize_grads=4)),
          "offload": ("llama2-13b", dict(nodes=1, global_batch=64, seq_len=2048, offload_optimizer=True)),
          "hybrid": ("llama2-13b", dict(nodes=2, global_batch=64, seq_len=4096, shard="hybrid")),
@@ -60,10 +60,20 @@ def _deepspeed_only(row) -> bool:
     return bool(row.offload_optimizer or row.quantize_weights or row.quantize_grads)
 
 
+def _deepspeed_refused(row) -> bool:
+    """ZeRO-0 on several GPUs: DeepSpeed without ZeRO all-reduces after backward in 500M-element
+    buffers, not the overlapped buckets the plan timed (an audit, 2026-11-30)."""
+    return row.zero_stage == 0 and row.gpus > 1
+
+
 def test_every_setting_is_documented_and_maps_to_a_plan_field(best):
     for kind in emit.KINDS:
         if kind == "torch" and _deepspeed_only(best):
             with pytest.raises(InputError, match="deepspeed or env for a plan with"):
+                emit.knobs(best, kind)
+            continue
+        if kind == "deepspeed" and _deepspeed_refused(best):
+            with pytest.raises(InputError, match="torch or env for a ZeRO-0 plan"):
                 emit.knobs(best, kind)
             continue
         for knob in emit.knobs(best, kind):
@@ -77,10 +87,16 @@ def test_every_setting_is_documented_and_maps_to_a_plan_field(best):
                 if isinstance(knob.value, str) and knob.name != "reduce_dtype":
                     assert knob.value in TORCH_VALUES
             else:
-                assert knob.name == "NCCL_ALGO" and set(knob.value.split(",")) <= NCCL_ALGO_VALUES
+                # NCCL >= 2.24's per-function form, the all-reduce alone: a plain list forces every
+                # collective, and broadcast runs only Ring (NCCL fails it: audit, 2026-11-30)
+                function, _, algorithms = knob.value.partition(":")
+                assert knob.name == "NCCL_ALGO" and function == "allreduce"
+                assert set(algorithms.split(",")) <= NCCL_ALGO_VALUES
 
 
 def test_deepspeed_json_reproduces_the_plan(best):
+    if _deepspeed_refused(best):
+        best = dataclasses.replace(best, zero_stage=1)  # its buckets as a ZeRO-1 plan's
     config = json.loads(emit.render(best, "deepspeed"))
     assert set(config) <= DEEPSPEED_TOP and set(config["zero_optimization"]) <= DEEPSPEED_ZERO
     assert config["train_micro_batch_size_per_gpu"] == best.micro_batch
@@ -138,26 +154,32 @@ def test_nccl_algo_only_for_nccl_algorithms():
     row = plan("gpt2", "dgx-h100", nodes=2, global_batch=256, explain=False).best
     for name, value in (("ring", "Ring"), ("double-binary-tree", "Tree"),
                         ("in-network", "NVLS,NVLSTree,CollnetDirect,CollnetChain")):
-        assert emit.knobs(dataclasses.replace(row, algorithm=name), "env")[0].value == value
+        forced = dataclasses.replace(row, algorithm=name)
+        assert emit.knobs(forced, "env")[0].value == f"allreduce:{value}"
+        text = emit.render(forced, "env")
+        assert f'export NCCL_ALGO="allreduce:{value}"' in text and f"set NCCL_ALGO={value} " in text
     other = dataclasses.replace(row, algorithm="recursive-doubling")
     assert emit.knobs(other, "env") == []
     assert "leave NCCL_ALGO unset" in emit.render(other, "env")
 
 
 def test_cli_emit_prints_parseable_deepspeed_json():
-    result = CliRunner().invoke(app, ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2",
-                                      "--global-batch", "256", "--emit", "deepspeed"])
+    result = CliRunner().invoke(app, ["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4",
+                                      "--global-batch", "512", "--seq-len", "4096", "--emit", "deepspeed"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["zero_optimization"]["stage"] in (0, 1, 2, 3)
+    assert json.loads(result.output)["zero_optimization"]["stage"] in (1, 2, 3)
+    zero0 = CliRunner().invoke(app, ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2",
+                                     "--global-batch", "256", "--emit", "deepspeed"])
+    assert zero0.exit_code == 2 and "torch or env for a ZeRO-0 plan" in zero0.output
     bad = CliRunner().invoke(app, ["plan", "--model", "gpt2", "--cluster", "dgx-h100",
                                    "--global-batch", "256", "--emit", "jax"])
     assert bad.exit_code == 2
 
 
 def test_zeropp_plans_emit_deepspeeds_quantisation_switches():
-    best = plan("llama2-13b", "dgx-h100", explain=False, nodes=1, global_batch=64, seq_len=2048,
+    best = plan("llama2-70b", "dgx-h100", explain=False, nodes=4, global_batch=64, seq_len=4096,
                 quantize_weights=8, quantize_grads=4).best
-    assert best.zero_stage >= 1 and best.quantize_weights == 8 and best.quantize_grads == 4
+    assert best.zero_stage == 3 and best.quantize_weights == 8 and best.quantize_grads == 4
     names = {knob.name: knob.value for knob in emit.knobs(best, "deepspeed")}
     assert names["zero_optimization.zero_quantized_weights"] is True
     assert names["zero_optimization.zero_quantized_gradients"] is True
@@ -177,7 +199,7 @@ def test_the_emitted_precision_is_the_one_the_plan_was_timed_in():
     and FSDP's MixedPrecision say fp16 (they said bf16, what was typed)."""
     best = plan("gpt2", "dgx-1", global_batch=64, explain=False).best
     assert best.compute_dtype == "fp16"
-    config = json.loads(emit.render(best, "deepspeed"))
+    config = json.loads(emit.render(dataclasses.replace(best, zero_stage=1), "deepspeed"))
     assert config["fp16"] == {"enabled": True} and "bf16" not in config
     fsdp = emit.render(dataclasses.replace(best, zero_stage=3), "torch")
     assert "param_dtype=torch.float16" in fsdp and "bfloat16" not in fsdp.split("reduce_dtype")[0]
@@ -270,7 +292,8 @@ def test_a_recomputing_plan_emits_its_checkpointing(sync):
     assert "torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)" in emit.render(found, "torch")
     assert "torch.utils.checkpoint.checkpoint" in {k.name for k in emit.knobs(found, "torch")}
     if sync == "ddp":
-        assert json.loads(emit.render(found, "deepspeed"))["activation_checkpointing"] == {
+        zero = found if found.zero_stage else dataclasses.replace(found, zero_stage=1)
+        assert json.loads(emit.render(zero, "deepspeed"))["activation_checkpointing"] == {
             "partition_activations": False}
     unchecked = dataclasses.replace(found, recompute=False)
     assert "checkpoint" not in emit.render(unchecked, "torch")
@@ -279,8 +302,8 @@ def test_a_recomputing_plan_emits_its_checkpointing(sync):
 def test_deepspeeds_json_stays_one_document_and_the_checkpointing_note_goes_to_stderr():
     """DeepSpeed's JSON configures checkpointing but cannot turn it on: the CLI says what the model
     must call on stderr, and stdout still parses as the config."""
-    args = ["plan", "--model", "gpt2-xl", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "64",
-            "--recompute", "--emit", "deepspeed"]
+    args = ["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "64",
+            "--seq-len", "4096", "--recompute", "--emit", "deepspeed"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["activation_checkpointing"] == {"partition_activations": False}
@@ -298,8 +321,10 @@ def test_deepspeeds_json_says_what_it_cannot_run_of_the_plan():
     assert gathered.exit_code == 0, gathered.output
     json.loads(gathered.stdout)
     assert gathered.stderr.strip() == emit.DEEPSPEED_PARAM_GATHER_NOTE
-    row = plan("llama2-7b", "dgx-h100", nodes=2, global_batch=64, quantize_grads=8, explain=False).best
-    assert row.quantize_grads == 8 and row.zero_stage >= 1
+    row = plan("llama2-70b", "dgx-h100", nodes=4, global_batch=64, seq_len=4096, quantize_grads=8,
+               explain=False).best
+    assert row.quantize_grads == 8 and row.zero_stage == 3
+    row = dataclasses.replace(row, recompute=False)  # its own recompute note aside (checked below)
     assert emit.note(row, "deepspeed") == emit.DEEPSPEED_INT8_GRADS_NOTE
     assert emit.note(dataclasses.replace(row, quantize_grads=4), "deepspeed") is None
     assert emit.note(row, "env") is None
@@ -325,3 +350,24 @@ def test_a_one_gpu_plan_emits_no_wrapper_and_its_row_re_times():
     assert again.total_s == pytest.approx(row.total_s, rel=1e-9)
     with pytest.raises(InputError, match="^algorithm: got 'none'; allowed: a collective algorithm or auto"):
         costmodel.iteration("resnet-50", "dgx-h100", gpus_per_node=2, micro_batch=8, algorithm="none")
+
+
+def test_what_deepspeed_and_pytorch_would_not_run_as_timed():
+    """An audit of the emitted settings against DeepSpeed's and PyTorch's source (2026-11-30):
+    MiCS with optimizer offload raises in DeepSpeed; offload needs DeepSpeed's own CPU Adam; a
+    ZeRO-2/3 snippet wrapped the whole model as one FSDP unit (every weight gathered at once);
+    ZeRO-1/2 gather the parameters in their own dtype; one node needs no rendezvous host."""
+    row = plan("llama2-13b", "dgx-h100", nodes=2, global_batch=64, seq_len=4096, explain=False).best
+    zero3 = dataclasses.replace(row, zero_stage=3, shard="hybrid", offload_optimizer=True)
+    with pytest.raises(InputError, match="DeepSpeed's MiCS has no CPU offload"):
+        emit.render(zero3, "deepspeed")
+    offload = dataclasses.replace(row, zero_stage=3, offload_optimizer=True)
+    assert emit.DEEPSPEED_OFFLOAD_NOTE in emit.note(offload, "deepspeed")
+    for shard in ("full", "hybrid", "hpz"):
+        text = emit.render(dataclasses.replace(row, zero_stage=3, shard=shard, sync="ddp"), "torch")
+        assert "transformer_auto_wrap_policy" in text or "for block in model.layers: fully_shard(block" in text
+    mixed = dataclasses.replace(row, zero_stage=1, grad_dtype="fp32", compute_dtype="bf16")
+    zero = json.loads(emit.render(mixed, "deepspeed"))["zero_optimization"]
+    assert zero["allgather_bucket_size"] == 2 * zero["reduce_bucket_size"]  # bf16 weights, fp32 gradients
+    one_node = dataclasses.replace(row, nodes=1, gpus=8)
+    assert "torchrun --standalone --nnodes 1 --nproc-per-node 8 train.py" in emit.render(one_node, "env")

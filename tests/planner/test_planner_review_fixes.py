@@ -229,18 +229,24 @@ def test_plans_on_more_gpus_that_score_worse_are_still_called_worse():
 # 10 ----------------------------------------------------------------------------------------
 
 def test_bytes_sent_count_zero_plus_plus_quantisation():
-    common = dict(nodes=2, global_batch=64, seq_len=4096, explain=False)
-    plain = plan("llama2-7b", "dgx-h100", **common)
-    quantised = plan("llama2-7b", "dgx-h100", quantize_grads=4, quantize_weights=8, **common)
+    """ZeRO++ quantises ZeRO-3's collectives alone (DeepSpeed reads it at stage 3: an audit of the
+    emitted JSON, 2026-11-30, found ZeRO-1 plans timed quantised that DeepSpeed runs in bf16)."""
+    common = dict(nodes=4, global_batch=64, seq_len=4096, explain=False)
+    plain = plan("llama2-70b", "dgx-h100", **common)
+    quantised = plan("llama2-70b", "dgx-h100", quantize_grads=4, quantize_weights=8, **common)
     best = quantised.best
-    assert best.zero_stage == 1 and best.quantize_grads == 4
+    assert best.zero_stage == 3 and best.quantize_grads == 4 and best.quantize_weights == 8
     from costmodel.training.workloads import load_model
 
-    params = load_model("llama2-7b").params
+    params = load_model("llama2-70b").params
     f = (best.gpus - 1) / best.gpus
-    # ZeRO-1: int4 gradients all-to-all, int8 weights all-gathered, (N-1)/N of each sent
-    assert best.bytes_sent == pytest.approx(f * params * (4 / 8 + 8 / 8), rel=1e-12)
+    # ZeRO-3: int8 weights all-gathered twice, int4 gradients all-to-all, (N-1)/N of each sent
+    assert best.bytes_sent == pytest.approx(best.accumulation_steps * f * params * (2 * 8 / 8 + 4 / 8), rel=1e-12)
     assert best.bytes_sent < 0.5 * plain.best.bytes_sent
+    small = plan("llama2-7b", "dgx-h100", quantize_grads=4, quantize_weights=8, **{**common, "nodes": 2})
+    assert small.best.zero_stage < 3
+    assert all(row.quantize_grads is None and row.quantize_weights is None
+               for row in small.candidates if row.zero_stage < 3)
 
 
 # 11 ----------------------------------------------------------------------------------------

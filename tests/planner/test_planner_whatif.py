@@ -254,8 +254,8 @@ def test_a_what_if_keeping_the_fastest_plan_computes_no_intervals(monkeypatch):
 
 
 @pytest.mark.parametrize(("model", "nodes", "options", "expected"), [
-    ("llama2-7b", 2, {"quantize_grads": 4},  # ZeRO-1 + qgZ: the gradients go all-to-all, in two levels
-     {"all-to-all (in the node, 8 GPUs)", "all-to-all (across 2 nodes, one rail)", "all-gather"}),
+    ("llama2-70b", 4, {"quantize_grads": 4},  # ZeRO-3 + qgZ: the gradients go all-to-all, in two levels
+     {"all-to-all (in the node, 8 GPUs)", "all-to-all (across 4 nodes, one rail)", "all-gather"}),
     ("llama2-70b", 4, {"shard": "hpz"},  # ZeRO-3 + hpZ: backward gathers the weights in the node
      {"all-gather (in the node, 8 GPUs)", "all-gather", "reduce-scatter"}),
 ])
@@ -287,13 +287,14 @@ def test_each_collective_of_a_plan_carries_its_share_of_the_bucket():
     1/4 of a bf16 gradient over the node's 8 GPUs, 1/32 of it (review of the change: 8x its weight)."""
     from costmodel.planner.recommend import plan
 
-    found = plan("llama2-7b", "dgx-h100", global_batch=256, nodes=2, seq_len=2048, quantize_grads=4)
+    found = plan("llama2-70b", "dgx-h100", global_batch=256, nodes=4, seq_len=2048, quantize_grads=4)
     system = hardware.load_system("dgx-h100")
     setting = found.best
-    space = build_space(system, nodes=2, global_batch=256, min_gpus=16, max_gpus=16, algorithms=(setting.algorithm,),
+    assert setting.zero_stage == 3  # ZeRO++ quantises ZeRO-3's collectives alone
+    space = build_space(system, nodes=4, global_batch=256, min_gpus=32, max_gpus=32, algorithms=(setting.algorithm,),
                         bucket_bytes=(setting.bucket_bytes,), grad_dtypes=("bf16",))
     index = (0, space.zero_stages.index(setting.zero_stage), 0, 0, int(np.argmax(space.gpus)))
     calls = explain.plan_calls(system, space, index, found.backend, quantize=(None, 4))
     shares = {label: share for label, (_, _, share) in calls.items()}
-    assert shares == {"all-to-all (in the node, 8 GPUs)": 0.25, "all-to-all (across 2 nodes, one rail)": 0.25 / 8,
+    assert shares == {"all-to-all (in the node, 8 GPUs)": 0.25, "all-to-all (across 4 nodes, one rail)": 0.25 / 8,
                       "all-gather": 1.0}

@@ -69,6 +69,11 @@ def test_refused_without_zero_or_with_unknown_bits():
     bad = runner.invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--micro-batch", "1",
                               "--zero", "1", "--quantize-weights", "fp8"])
     assert bad.exit_code == 2 and "int8" in bad.output
+    # ZeRO++ quantises ZeRO-3's collectives alone: DeepSpeed reads it at stage 3 (an audit of the
+    # emitted JSON, 2026-11-30: ZeRO-1/2 plans were timed quantised and ran in bf16)
+    for stage in (1, 2):
+        with pytest.raises(InputError, match=r"allowed: ZeRO-3 \(ZeRO\+\+ quantises ZeRO-3's collectives"):
+            iteration("gpt2", "dgx-h100", micro_batch=1, zero_stage=stage, quantize_grads=4)
 
 
 def test_plan_applies_it_to_its_zero_plans():
@@ -79,6 +84,9 @@ def test_plan_applies_it_to_its_zero_plans():
                  tie_band=0.0)
     zero = [c for c in quick.candidates if c.zero_stage >= 1]
     assert zero and quick.best.total_s <= base.best.total_s * 1.001
+    # the ZeRO-3 rows quantise, the ZeRO-1/2 rows run as without the options
+    assert all((c.quantize_weights, c.quantize_grads) == ((8, 4) if c.zero_stage == 3 else (None, None))
+               for c in zero)
     ok = runner.invoke(app, ["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2",
                              "--global-batch", "64", "--seq-len", "4096", "--quantize-grads", "int4"])
     assert ok.exit_code == 0, ok.output
@@ -95,7 +103,7 @@ def test_qgz_across_nodes_is_hierarchical():
 
     precision = precision_for("bf16")
     layout = bucket_layout(1e9 * precision.grad_bytes, 25 * 2**20, 2**20)
-    sync_plan(group("all"), 64, layout, precision, zero_stage=2, grad_bits=4, qgz_node=group("node"),
+    sync_plan(group("all"), 64, layout, precision, zero_stage=3, grad_bits=4, qgz_node=group("node"),
               qgz_rails=group("rail"), qgz_node_ranks=8)
     inside = sorted(s for p, s in seen["node"] if p == "all-to-all")  # one call per bucket kind
     across = sorted(s for p, s in seen["rail"] if p == "all-to-all")
@@ -113,7 +121,7 @@ def test_qgz_across_nodes_is_hierarchical():
     again = iteration("llama2-13b", "aws-p4d", micro_batch=best.micro_batch,
                       accumulation_steps=best.accumulation_steps, seq_len=4096, zero_stage=best.zero_stage,
                       nodes=best.nodes, gpus_per_node=best.gpus_per_node, bucket_bytes=best.bucket_bytes,
-                      grad_dtype=best.grad_dtype, quantize_grads=4, algorithm=best.algorithm,
+                      grad_dtype=best.grad_dtype, quantize_grads=best.quantize_grads, algorithm=best.algorithm,
                       recompute=best.recompute)
     assert again.total_s == pytest.approx(best.total_s, rel=1e-9)
 
@@ -124,14 +132,15 @@ def test_every_qgz_row_of_a_plan_is_iterations_step(cluster, nodes):
     sweep ran the two-level exchange with an empty second level still charging its quantisation,
     iteration the flat one: 90 of 156 rows off by up to 0.4 %)."""
     found = plan("llama2-7b", cluster, nodes=nodes, global_batch=64, seq_len=2048, quantize_grads=4,
-                 backend="ideal", explain=False, top=40)
+                 backend="ideal", explain=False, top=400)
     rows = [row for row in found.candidates if row.zero_stage >= 1 and row.gpus > 1]
-    assert rows
+    assert any(row.zero_stage == 3 for row in rows)
+    assert all(row.quantize_grads == (4 if row.zero_stage == 3 else None) for row in rows)
     for row in rows:
         again = iteration("llama2-7b", cluster, nodes=row.nodes, gpus_per_node=row.gpus_per_node, backend="ideal",
                           algorithm=row.algorithm, micro_batch=row.micro_batch,
                           accumulation_steps=row.accumulation_steps, seq_len=2048, zero_stage=row.zero_stage,
-                          bucket_bytes=row.bucket_bytes, grad_dtype=row.grad_dtype, quantize_grads=4,
+                          bucket_bytes=row.bucket_bytes, grad_dtype=row.grad_dtype, quantize_grads=row.quantize_grads,
                           recompute=row.recompute)
         assert again.total_s == pytest.approx(row.total_s, rel=1e-9), row
 
@@ -149,7 +158,7 @@ def test_one_gpu_per_node_exchanges_nothing_inside_it():
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.workloads import load_model
 
-    model, config = load_model("llama2-7b"), TrainingConfig(micro_batch=1, seq_len=2048, zero_stage=2,
+    model, config = load_model("llama2-7b"), TrainingConfig(micro_batch=1, seq_len=2048, zero_stage=3,
                                                              quantize_grads=4)
 
     def both(per_node):
