@@ -74,13 +74,14 @@ def nccl_prediction(primitive: str, size_bytes: float, lay: Layout, topo: Any, a
         raise _not_run(collective, algorithm, lay, topo, tables) from None
     return Prediction(
         primitive=p.collective, algorithm=p.algorithm, protocol=p.protocol, backend=Backend.NCCL.value,
-        ranks=p.n_ranks, size_bytes=float(size_bytes), time_s=p.time_s, latency_s=p.latency_s,
+        ranks=lay.ranks, size_bytes=float(size_bytes), time_s=p.time_s, latency_s=p.latency_s,
         bandwidth_s=max(0.0, p.time_s - p.latency_s - p.launch_overhead_s), reduction_s=0.0,
         algbw_Bps=p.algbw_Bps, busbw_Bps=p.busbw_Bps, bandwidth_Bps=p.bandwidth_Bps,
         launch_overhead_s=p.launch_overhead_s, nccl_model_time_s=p.model_time_s, nccl_version=p.nccl_version,
         cluster=lay.system.name, nodes=lay.nodes, gpus_per_node=lay.gpus_per_node, bottleneck=bottleneck_link(lay),
         stack_runs=True, nccl_choice=True if algorithm == "auto" else None,  # auto is NCCL's choice; a forced one: not asked
-        **_mirror_traffic(primitive, p.n_ranks, size_bytes, p.algorithm, p.latency_s, p.bandwidth_Bps))
+        # the job's ranks: an NVL72 topology's even domains may hold a few more (System.nvlink_domains)
+        **_mirror_traffic(primitive, lay.ranks, size_bytes, p.algorithm, p.latency_s, p.bandwidth_Bps))
 
 
 def _not_run(collective: str, algorithm: str, lay: Layout, topo: Any, tables: Any) -> NotApplicableError:

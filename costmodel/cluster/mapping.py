@@ -447,8 +447,10 @@ def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nod
 
 
 def _as_asked(result: Prediction, asked: Layout) -> Prediction:
-    """A prediction on :func:`domain_layout`'s domains, reported on the nodes asked for."""
-    return replace(result, nodes=asked.nodes, gpus_per_node=asked.gpus_per_node, cluster=asked.system.name)
+    """A prediction on :func:`domain_layout`'s domains, reported on the nodes and ranks asked for
+    (the even domains may hold a few ranks more)."""
+    return replace(result, ranks=asked.ranks, nodes=asked.nodes, gpus_per_node=asked.gpus_per_node,
+                   cluster=asked.system.name)
 
 
 def _runnable(entry: Entry, lay: Layout, given: dict | None = None) -> bool:

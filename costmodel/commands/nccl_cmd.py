@@ -58,11 +58,19 @@ def _choice_line(stack: str, collective: str, size: str, prediction, estimate_s:
 
 
 def _empty_json(found: dict, stack: str) -> dict:
-    """A 0-byte prediction's JSON as `collective` gives it: time 0 and why (the table's cells keep
-    the model's latencies)."""
+    """A 0-byte prediction's JSON as `collective` gives it (query._empty): no algorithm, every time
+    0 (latency, launch, the model's estimate, the interval), no steps, no bandwidth, and why. The
+    table's cells keep the model's latencies."""
     if found.get("size_bytes") != 0:
         return found
-    return {**found, "time_s": 0.0, "busbw_Bps": None, "note": "0 bytes: " + EMPTY.format(stack=stack)}
+    times = ("time_s", "latency_s", "bandwidth_s", "reduction_s", "launch_overhead_s", "model_time_s",
+             "nccl_model_time_s", "lower_bound_s")  # the answer's times; the link's alpha_s stays
+    empty = {key: 0.0 for key in times if found.get(key) is not None}
+    empty |= {key: 0 for key in ("steps",) if key in found}
+    empty |= {key: None for key in ("algbw_Bps", "busbw_Bps")}
+    empty |= {key: [0.0, 0.0] for key in ("interval_s",) if found.get(key) is not None}
+    empty |= {key: "none" for key in ("algorithm", "protocol") if found.get(key) is not None}
+    return {**found, **empty, "note": "0 bytes: " + EMPTY.format(stack=stack)}
 
 
 @cli_errors

@@ -158,9 +158,8 @@ def _deepspeed(row) -> list[Knob]:
              Knob("communication_data_type", row.grad_dtype, "grad_dtype"),
              Knob("zero_optimization.stage", row.zero_stage, "zero_stage"),
              Knob("zero_optimization.reduce_bucket_size", elements, "bucket_bytes")]
-    if row.zero_stage in (1, 2):  # the parameters are gathered in the compute dtype, not the gradients'
-        gathered = int(row.bucket_bytes // DTYPE_BYTES.get(row.compute_dtype, 4))
-        knobs.append(Knob("zero_optimization.allgather_bucket_size", gathered, "bucket_bytes"))
+    if row.zero_stage in (1, 2):  # the same parameters' elements as the bucket's gradients
+        knobs.append(Knob("zero_optimization.allgather_bucket_size", elements, "bucket_bytes"))
     if row.zero_stage == 3:
         knobs.append(Knob("zero_optimization.stage3_prefetch_bucket_size", elements, "bucket_bytes"))
     # ZeRO++ (deepspeed.ai/tutorials/zeropp): int8 weight all-gather, int4 gradient all-to-all

@@ -524,9 +524,10 @@ def what_if(sweep, setting, system, objective, constraints, index, tolerance, se
 
 
 def zero_options_unused(setting, best) -> str | None:
-    """The ZeRO options given that the recommended plan's stage does not take (a ZeRO-0 plan won
-    over every ZeRO >= 1 plan they were swept on): said, where the text and an --emit deepspeed
-    file were the same as without them (review, 2026-11-30)."""
+    """The ZeRO options given that the recommended plan's stage does not take (it won over every
+    plan they were swept on, by its score or, inside the tie band, by the tie-break: a ZeRO-2 plan
+    over a quantised ZeRO-3 one, where "scored better than every plan that did" was false: review,
+    2026-11-30): said, where the text and an --emit deepspeed file were the same as without them."""
     z = best.zero_stage
     given = [(flag, ok) for flag, wanted, ok in (
         ("--offload-optimizer", setting.offload_optimizer, z >= 1),
@@ -540,7 +541,8 @@ def zero_options_unused(setting, best) -> str | None:
     one = len(unused) == 1
     return (f"{', '.join(unused)} {'applies' if one else 'apply'} only to the ZeRO stages "
             f"{'it was' if one else 'they were'} swept on; the recommended ZeRO-{z} plan "
-            f"{'does not use it' if one else 'uses none of them'}: it scored better than every plan that did")
+            f"{'does not use it' if one else 'uses none of them'}: no plan that did scored better beyond the "
+            "tie band")
 
 
 def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gpus, tolerance,

@@ -339,6 +339,14 @@ def test_a_zero_byte_answer_agrees_everywhere():
         found = CliRunner().invoke(app, ["nccl-table", "--cluster", cluster, "--size", "0", "--json"])
         prediction = json.loads(found.stdout)["prediction"]
         assert prediction["time_s"] == 0.0 and "nothing to move" in prediction["note"]
+        # as `collective` gives it (a review found steps 14, a 5.7 µs bound and ring/LL beside time 0)
+        assert prediction["algorithm"] == "none" and prediction["latency_s"] == 0.0
+        assert prediction["busbw_Bps"] is None and prediction.get("steps", 0) == 0
+        assert prediction.get("lower_bound_s") in (None, 0.0)
+        if stack == "RCCL":
+            same = CliRunner().invoke(app, ["collective", "all-reduce", "--cluster", cluster, "--size", "0", "--json"])
+            assert {k: prediction[k] for k in ("algorithm", "steps", "lower_bound_s", "interval_s")} == \
+                {k: json.loads(same.stdout)[k] for k in ("algorithm", "steps", "lower_bound_s", "interval_s")}
 
 
 @pytest.mark.parametrize(("call", "name"), [

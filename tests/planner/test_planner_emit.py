@@ -356,7 +356,7 @@ def test_what_deepspeed_and_pytorch_would_not_run_as_timed():
     """An audit of the emitted settings against DeepSpeed's and PyTorch's source (2026-11-30):
     MiCS with optimizer offload raises in DeepSpeed; offload needs DeepSpeed's own CPU Adam; a
     ZeRO-2/3 snippet wrapped the whole model as one FSDP unit (every weight gathered at once);
-    ZeRO-1/2 gather the parameters in their own dtype; one node needs no rendezvous host."""
+    ZeRO-1/2 gather as many elements as their buckets reduce; one node needs no rendezvous host."""
     row = plan("llama2-13b", "dgx-h100", nodes=2, global_batch=64, seq_len=4096, explain=False).best
     zero3 = dataclasses.replace(row, zero_stage=3, shard="hybrid", offload_optimizer=True)
     with pytest.raises(InputError, match="DeepSpeed's MiCS has no CPU offload"):
@@ -368,6 +368,6 @@ def test_what_deepspeed_and_pytorch_would_not_run_as_timed():
         assert "transformer_auto_wrap_policy" in text or "for block in model.layers: fully_shard(block" in text
     mixed = dataclasses.replace(row, zero_stage=1, grad_dtype="fp32", compute_dtype="bf16")
     zero = json.loads(emit.render(mixed, "deepspeed"))["zero_optimization"]
-    assert zero["allgather_bucket_size"] == 2 * zero["reduce_bucket_size"]  # bf16 weights, fp32 gradients
+    assert zero["allgather_bucket_size"] == zero["reduce_bucket_size"]  # elements: the same parameters
     one_node = dataclasses.replace(row, nodes=1, gpus=8)
     assert "torchrun --standalone --nnodes 1 --nproc-per-node 8 train.py" in emit.render(one_node, "env")
