@@ -274,7 +274,17 @@ def _flat_text(row) -> str:
     else:  # apex DDP would all-reduce after every backward
         lines += ["# no DDP wrapper: after the last micro-batch, flatten the gradients, all-reduce them once",
                   "# and copy them back (DeepLearningExamples BERT run_pretraining.py --allreduce_post_accumulation)"]
+    if row.grad_dtype in COMPRESS_HOOK:  # apex DDP and a flattened buffer reduce the gradients' own dtype
+        lines.append(FLAT_DTYPE_NOTE.format(dtype=row.grad_dtype, torch=TORCH_DTYPE[row.grad_dtype]))
     return "\n".join(lines)
+
+
+# The flat all-reduce moves the buffer in its own dtype: under torch.autocast the gradients are fp32,
+# twice the bytes a 16-bit plan timed (an audit of the emitted settings, 2026-11-30). DeepLearningExamples
+# BERT casts its flattened buffer (--allreduce_post_accumulation_fp16); apex DDP has no such switch.
+FLAT_DTYPE_NOTE = ("# timed with {dtype} gradients on the wire: all-reduce the flattened buffer as {torch} "
+                   "(cast before, back after; DeepLearningExamples BERT: --allreduce_post_accumulation_fp16); "
+                   "fp32 gradients under torch.autocast would send twice the bytes")
 
 
 def _torch_text(row) -> str:
@@ -427,6 +437,8 @@ DEEPSPEED_INT8_GRADS_NOTE = ("note: this plan timed int8 gradient all-to-alls; D
 DEEPSPEED_OFFLOAD_NOTE = ("note: with offload_optimizer DeepSpeed steps its own CPU Adam (zero_force_ds_cpu_optimizer, "
                           "on by default): hand deepspeed.initialize no torch optimizer, add an \"optimizer\" block "
                           "(type AdamW and its params) or pass deepspeed.ops.adam.DeepSpeedCPUAdam")
+DEEPSPEED_MICS_NOTE = ("note: mics_shard_size runs DeepSpeed's MiCS: build the model under deepspeed.zero.MiCS_Init, "
+                       "not deepspeed.zero.Init (mics.py asserts it)")
 DEEPSPEED_PARAM_GATHER_NOTE = ("note: this plan overlaps the parameter all-gather with the next forward, which "
                                "DeepSpeed's ZeRO-1/2 do not (it gathers after the optimizer step; Megatron-LM "
                                "--use-distributed-optimizer --overlap-param-gather does): plan without "
@@ -440,6 +452,7 @@ def note(row, kind: str) -> str | None:
     notes = [text for text, applies in ((DEEPSPEED_RECOMPUTE_NOTE, row.recompute),
                                         (DEEPSPEED_INT8_GRADS_NOTE, row.quantize_grads == 8),
                                         (DEEPSPEED_OFFLOAD_NOTE, row.offload_optimizer),
+                                        (DEEPSPEED_MICS_NOTE, row.shard == "hybrid" and row.zero_stage == 3),
                                         (DEEPSPEED_PARAM_GATHER_NOTE, row.overlap_param_gather)) if applies]
     return "\n".join(notes) or None
 

@@ -371,3 +371,16 @@ def test_what_deepspeed_and_pytorch_would_not_run_as_timed():
     assert zero["allgather_bucket_size"] == zero["reduce_bucket_size"]  # elements: the same parameters
     one_node = dataclasses.replace(row, nodes=1, gpus=8)
     assert "torchrun --standalone --nnodes 1 --nproc-per-node 8 train.py" in emit.render(one_node, "env")
+
+
+def test_the_flat_all_reduce_and_mics_say_what_they_need():
+    """A flat all-reduce moves its buffer in the gradients' own dtype (fp32 under autocast: twice a
+    16-bit plan's bytes), and MiCS needs its own init (an audit of the emitted settings, 2026-11-30)."""
+    row = plan("gpt2", "dgx-h100", nodes=2, global_batch=256, sync="flat", explain=False).best
+    assert row.grad_dtype == "bf16"
+    assert emit.FLAT_DTYPE_NOTE.format(dtype="bf16", torch="torch.bfloat16") in emit.render(row, "torch")
+    assert "timed with" not in emit.render(dataclasses.replace(row, grad_dtype="fp32"), "torch")
+    zero3 = plan("llama2-13b", "dgx-h100", nodes=2, global_batch=64, seq_len=4096, explain=False).best
+    hybrid = dataclasses.replace(zero3, zero_stage=3, shard="hybrid", sync="ddp")
+    assert emit.DEEPSPEED_MICS_NOTE in emit.note(hybrid, "deepspeed")
+    assert emit.note(dataclasses.replace(hybrid, shard="full"), "deepspeed") in (None, emit.DEEPSPEED_RECOMPUTE_NOTE)
