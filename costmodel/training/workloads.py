@@ -752,8 +752,14 @@ def _user_params(entry: dict, path: str) -> int:
     hidden, vocab = int(entry["hidden_size"]), int(entry.get("vocab", 0))
     embedding = int(entry.get("embedding_params") or vocab * hidden)
     head = 0 if entry.get("tied_embeddings", _DEFAULTS["tied_embeddings"]) else vocab * hidden
-    derived = int(PARAMS_PER_LAYER_HIDDEN2 * int(entry["layers"]) * hidden**2 + embedding + head)
-    return parse_param_count(derived, "params")  # the range a count given as such must be in
+    layers = int(entry["layers"])
+    derived = int(PARAMS_PER_LAYER_HIDDEN2 * layers * hidden**2 + embedding + head)
+    try:
+        return parse_param_count(derived, "params")  # the range a count given as such must be in
+    except InputError as error:  # name what was typed: the count is derived (an audit, 2026-11-30)
+        raise InputError("model.layers", layers,
+                         f"a layer count whose parameters (12 x layers x hidden_size^2 + embeddings, "
+                         f"here {derived:.3g}) are in range: {error.allowed}") from None
 
 
 def check_image_model(kind: str, entry: dict) -> None:

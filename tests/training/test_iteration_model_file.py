@@ -244,3 +244,13 @@ def test_heads_need_not_divide_the_hidden_size(tmp_path):
                   .replace("heads = 12", "heads = 24"))
     result = runner.invoke(app, ["iteration", "--micro-batch", "8", "--cluster", "dgx-h100", "--model", str(path)])
     assert result.exit_code == 0, result.output
+
+
+def test_a_shape_too_large_names_the_field_typed(tmp_path):
+    """An audit (2026-11-30): layers = 1e12 was refused as 'params: got 7077888000038597632', a
+    count the user never typed; the error now names the layers and what they make."""
+    path = _write(tmp_path, "[model]\nlayers = 1000000000000\nhidden_size = 768\nheads = 12\nvocab = 50257\n"
+                            "seq_len = 1024\n")
+    with pytest.raises(InputError, match=r"^model\.layers: got 1000000000000; allowed: a layer count whose "
+                                         r"parameters \(12 x layers x hidden_size\^2 \+ embeddings, here 7\.08e\+18\)"):
+        load_model(str(path))
