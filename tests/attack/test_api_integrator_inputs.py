@@ -131,7 +131,8 @@ def test_second_review_of_the_new_paths():
 def test_a_model_path_and_a_derived_count_out_of_range(tmp_path):
     huge = tmp_path / "huge.toml"
     huge.write_text("layers = 1000000\nhidden_size = 1000000\nvocab = 10\n")
-    with pytest.raises(InputError, match="^params: got"):
+    # named by the field typed, not the derived count (an audit, 2026-11-30)
+    with pytest.raises(InputError, match=r"^model\.layers: got 1000000; allowed: a layer count whose parameters"):
         costmodel.iteration(str(huge), "dgx-h100", micro_batch=1)
     small = tmp_path / "small.toml"
     small.write_text("layers = 4\nhidden_size = 256\nvocab = 1000\n")
