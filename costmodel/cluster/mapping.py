@@ -527,7 +527,7 @@ def times_on_cluster(primitive: str, algorithm: str, lays, sizes, **params: Any)
     import numpy as np
 
     entry = get(primitive, algorithm)
-    lays = [domain_layout(lay) if applicable(entry, lay) else lay for lay in lays]
+    lays = [domain_layout(lay) for lay in lays]  # as predict_on_cluster maps them (applicability unchanged)
     sizes = np.asarray(sizes, dtype=float).reshape(1, -1)
     out = np.full((len(lays), sizes.shape[1]), np.nan)
     scalars = {k: v for k, v in params.items() if not getattr(v, "ndim", 0)}  # once, not per layout

@@ -430,8 +430,7 @@ def run_query(q: Query) -> list[Prediction]:
     if results and results[0].ranks == 1 and q.algorithm in ("auto", "all"):
         return [_one_rank(results[0])]
     if results and size_bytes == 0 and q.algorithm in ("auto", "all"):  # not a tie of every algorithm at 0
-        return [replace(results[0], algorithm=NO_ALGORITHM, protocol="none" if results[0].protocol else None,
-                        bottleneck=None)]
+        return [empty_answer(results[0])]
     return results[:1] if q.algorithm == "auto" else results
 
 
@@ -459,17 +458,31 @@ def check_algorithm_name(name: str, on_cluster: bool) -> None:
                                    list(dict.fromkeys([a.value for a in Algorithm] + list(ALGORITHMS)))) from None
 
 
+def empty_note(stack: str) -> str:
+    """What a 0-byte answer says (``collective``'s and ``nccl-table``'s): ``stack`` NCCL or RCCL."""
+    return f"0 bytes: nothing to move ({stack} discards an empty collective without a kernel)"
+
+
 def _empty(result: Prediction) -> Prediction:
     """A call of 0 bytes costs nothing: NCCL discards an empty collective before launching a kernel
-    (src/enqueue.cc, "Empty collectives can be discarded"), and no algorithm has anything to move;
-    nccl-tests times its size-0 row at its own ~0.3 µs of host work (it was 10 µs of latency). No
-    step runs and the lower bound is 0 too (it was the algorithm's latency floor, above the time)."""
+    (src/enqueue.cc, "Empty collectives can be discarded"; RCCL keeps that code), and no algorithm
+    has anything to move; nccl-tests times its size-0 row at its own ~0.3 µs of host work (it was
+    10 µs of latency). No step runs and the lower bound is 0 too (it was the algorithm's latency
+    floor, above the time)."""
     return replace(result, time_s=0.0, latency_s=0.0, bandwidth_s=0.0, reduction_s=0.0, algbw_Bps=None,
                    steps=None if result.steps is None else 0,
                    lower_bound_s=None if result.lower_bound_s is None else 0.0,
                    launch_overhead_s=None if result.launch_overhead_s is None else 0.0,
+                   nccl_model_time_s=None if result.nccl_model_time_s is None else 0.0,  # no call to estimate
                    busbw_Bps=None, interval_s=None if result.interval_s is None else (0.0, 0.0),
-                   note="0 bytes: nothing to move (NCCL discards an empty collective without a kernel)")
+                   note=empty_note("RCCL" if result.backend == "rccl" else "NCCL"))
+
+
+def empty_answer(result: Prediction) -> Prediction:
+    """The one answer to a 0-byte call whose algorithm is the stack's choice: nothing moves, so no
+    algorithm (not a tie of every algorithm at 0). ``collective`` and ``nccl-table`` give it."""
+    return replace(_empty(result), algorithm=NO_ALGORITHM, protocol="none" if result.protocol else None,
+                   bottleneck=None)
 
 
 def _one_rank(result: Prediction) -> Prediction:

@@ -46,31 +46,29 @@ def _show(header: str, rows: dict[str, list[dict[str, object]]], choice: str | N
         echo(choice)
 
 
-EMPTY = "nothing to move ({stack} discards an empty collective without a kernel)"
-
-
 def _choice_line(stack: str, collective: str, size: str, prediction, estimate_s: float) -> str:
     if prediction.size_bytes == 0:  # as `collective` answers it: no kernel, no time
-        return f"{collective} {size}: " + EMPTY.format(stack=stack)
+        from costmodel.cluster.query import empty_note
+
+        return f"{collective} {size}: " + empty_note(stack).removeprefix("0 bytes: ")
     return (f"{collective} {size}: {stack} chooses {prediction.algorithm}/{prediction.protocol}; "
             f"predicted {prediction.time_s * 1e6:.1f} us ({stack}'s own estimate {estimate_s * 1e6:.1f} us), "
             f"busbw {prediction.busbw_Bps / 1e9:.1f} GB/s")
 
 
-def _empty_json(found: dict, stack: str) -> dict:
-    """A 0-byte prediction's JSON as `collective` gives it (query._empty): no algorithm, every time
-    0 (latency, launch, the model's estimate, the interval), no steps, no bandwidth, and why. The
-    table's cells keep the model's latencies."""
-    if found.get("size_bytes") != 0:
-        return found
-    times = ("time_s", "latency_s", "bandwidth_s", "reduction_s", "launch_overhead_s", "model_time_s",
-             "nccl_model_time_s", "lower_bound_s")  # the answer's times; the link's alpha_s stays
-    empty = {key: 0.0 for key in times if found.get(key) is not None}
-    empty |= {key: 0 for key in ("steps",) if key in found}
-    empty |= {key: None for key in ("algbw_Bps", "busbw_Bps")}
-    empty |= {key: [0.0, 0.0] for key in ("interval_s",) if found.get(key) is not None}
-    empty |= {key: "none" for key in ("algorithm", "protocol") if found.get(key) is not None}
-    return {**found, **empty, "note": "0 bytes: " + EMPTY.format(stack=stack)}
+def _nccl_json(prediction) -> dict:
+    """NCCL's prediction as JSON; a 0-byte call's as `collective` gives it (query.empty_answer): no
+    algorithm, its times 0, no bandwidth, and why (the table's cells keep the model's latencies)."""
+    if prediction.size_bytes != 0:
+        return prediction.as_dict()
+    from dataclasses import replace
+
+    from costmodel.cluster.query import empty_note
+    from costmodel.names import NO_ALGORITHM
+
+    none = replace(prediction, algorithm=NO_ALGORITHM, protocol="none", time_s=0.0, model_time_s=0.0,
+                   latency_s=0.0, launch_overhead_s=0.0)
+    return none.as_dict() | {"algbw_Bps": None, "busbw_Bps": None, "note": empty_note("NCCL")}
 
 
 @cli_errors
@@ -114,7 +112,7 @@ def nccl_table(
                   for name in ("ring", "tree", "nvls", "collnet")}
         print_json({"cluster": cluster, "stack": "nccl", "nccl_version": tables.version, "n_ranks": topo.n_ranks,
                     "n_nodes": topo.n_nodes, "graphs": graphs, "table": rows,
-                    "prediction": _empty_json(prediction.as_dict(), "NCCL") if prediction else None})
+                    "prediction": _nccl_json(prediction) if prediction else None})
         return
     if topo.n_ranks == 1:
         echo(f"{topo.description}; NCCL {tables.version}: one rank, nothing to communicate "
@@ -158,11 +156,15 @@ def _rccl_table(system, cluster: str, nodes: int, gpus_per_node: int | None, siz
     prediction = None
     if size is not None:
         prediction = predict_collective(normalize_collective(collective), parse_size(size), lay, backend="rccl")[0]
+        if prediction.size_bytes == 0:  # as `collective` answers it
+            from costmodel.cluster.query import empty_answer
+
+            prediction = empty_answer(prediction)
     if json_output:
         print_json({"cluster": cluster, "stack": "rccl", "rccl_version": version, "n_ranks": topo.n_ranks,
                     "n_nodes": topo.n_nodes, "arch": topo.arch, "tuning_model": topo.tuning,
                     "bus_bw_GBps": topo.bus_bw_GBps, "table": rows,
-                    "prediction": _empty_json(prediction.to_dict(), "RCCL") if prediction else None})
+                    "prediction": prediction.to_dict() if prediction else None})
         return
     _show(f"{system.name} {nodes} x {lay.gpus_per_node} ({topo.arch or 'unknown arch'}); RCCL {version}, "
           f"tuning model {topo.tuning}; bus bandwidth {topo.bus_bw_GBps:.1f} GB/s (the ring's, from the profile)", rows,

@@ -231,12 +231,15 @@ def _torchrun_line(row) -> str:
 
 
 def _env_text(row) -> str:
+    from costmodel.nccl.names import nccl_algo_env
+
     found = _env(row)
     if found:
         lines = [f'export {k.name}="{k.value}"' if k.name == "NCCL_ALGO" else f"export {k.name}={k.value}"
                  for k in found]
-        algo = next((k.value.partition(":")[2] for k in found if k.name == "NCCL_ALGO"), None)
-        return "\n".join(lines + ([ALGO_BEFORE_2_24.format(algo=algo)] if algo else []))
+        forced = any(k.name == "NCCL_ALGO" for k in found)
+        older = [ALGO_BEFORE_2_24.format(algo=nccl_algo_env(row.algorithm))] if forced else []
+        return "\n".join(lines + older)
     if row.gpus == 1:
         return "# one GPU: no collectives, nothing to set"
     return (f"# '{row.algorithm}' is not one of NCCL's algorithms (NCCL_ALGO: Ring, Tree, NVLS, NVLSTree, ...):"
@@ -388,7 +391,9 @@ def _check_deepspeed(row) -> None:
         raise InputError("emit", "deepspeed", "torch or env for a ZeRO-0 plan (DeepSpeed without ZeRO all-reduces "
                                               "after backward in 500M-element buffers; this plan timed DDP's buckets "
                                               "overlapped with backward, which PyTorch DDP runs)")
-    if (row.quantize_weights or row.quantize_grads) and row.zero_stage < 3:
+    from costmodel.training.gradsync import QUANTIZED_STAGE
+
+    if (row.quantize_weights or row.quantize_grads) and row.zero_stage != QUANTIZED_STAGE:
         raise InputError("emit", "deepspeed", f"a ZeRO-3 plan for ZeRO++ quantisation (DeepSpeed quantises at stage "
                                               f"3 alone: this ZeRO-{row.zero_stage} plan's collectives would run "
                                               "unquantised)")

@@ -135,7 +135,7 @@ def plan_calls(system, space, index, backend: str, params: tuple = (), algorithm
     nodes, per_node = space.layouts[int(space.cell_layout[c])]
     algorithm = space.algorithms[a] if algorithm is None else algorithm
     stage = space.zero_stages[z]
-    weight_bits, grad_bits = quantize if stage == 3 else (None, None)  # ZeRO++: ZeRO-3's collectives
+    weight_bits, grad_bits = gradsync.quantized_bits(quantize, stage)
     hybrid, hpz = stage == 3 and shard == "hybrid", stage == 3 and shard == "hpz"
     two_level = grad_bits is not None and not hybrid and bool(qgz_hierarchical(nodes, per_node))
     cache = CommCache(system, backend, params) if cache is None else cache
@@ -528,11 +528,13 @@ def zero_options_unused(setting, best) -> str | None:
     plan they were swept on, by its score or, inside the tie band, by the tie-break: a ZeRO-2 plan
     over a quantised ZeRO-3 one, where "scored better than every plan that did" was false: review,
     2026-11-30): said, where the text and an --emit deepspeed file were the same as without them."""
+    from costmodel.training.gradsync import QUANTIZED_STAGE
+
     z = best.zero_stage
     given = [(flag, ok) for flag, wanted, ok in (
         ("--offload-optimizer", setting.offload_optimizer, z >= 1),
-        ("--quantize-weights", setting.quantize[0] is not None, z == 3),
-        ("--quantize-grads", setting.quantize[1] is not None, z == 3),
+        ("--quantize-weights", setting.quantize[0] is not None, z == QUANTIZED_STAGE),
+        ("--quantize-grads", setting.quantize[1] is not None, z == QUANTIZED_STAGE),
         ("--overlap-param-gather", setting.overlap_param_gather, z in (1, 2)),
         (f"--shard {setting.shard}", setting.shard != "full", z == 3)) if wanted]
     unused = [flag for flag, ok in given if not ok]

@@ -429,7 +429,7 @@ def comm_tables(system: Any, space: Space, workload: Any, first_bucket_bytes: fl
                         out[:, a, z, :, :, i] = _sync_fields(alone, (D, U))
             if comm is None:
                 continue
-            bits = quantize if stage == gradsync.QUANTIZED_STAGE else (None, None)  # ZeRO++: ZeRO-3's collectives
+            bits = gradsync.quantized_bits(quantize, stage)
             hybrid_row, hpz_row = stage == 3 and shard == "hybrid", stage == 3 and shard == "hpz"
             qgz_row = bits[1] is not None and not hybrid_row
             if qgz_row:  # two levels where several nodes hold several GPUs each; elsewhere one flat all-to-all

@@ -13,7 +13,7 @@ import numpy as np
 from costmodel.names import NO_ALGORITHM
 from costmodel.planner import grid
 from costmodel.planner.grid import row_bucket_bytes, stages_allowed
-from costmodel.training import memory, workloads
+from costmodel.training import gradsync, memory, workloads
 from costmodel.training.syncmodes import stage_mode
 from dpbase.errors import InputError, NotApplicableError
 from dpbase.values import asdict, frozen, replace
@@ -209,7 +209,7 @@ def _row(sweep, setting, scores, index, rank: int, totals: dict, sent=None) -> P
 def _quantized(setting, zero_stage: int) -> dict:
     """ZeRO++ and gather-overlap settings of a row: only ZeRO-3 rows quantise, only ZeRO-1/2
     rows gather after the optimizer (as the sweep computed them)."""
-    weights, grads = setting.quantize if zero_stage == 3 else (None, None)
+    weights, grads = gradsync.quantized_bits(setting.quantize, zero_stage)
     if zero_stage < 1:
         return {"asynchronous": True} if setting.asynchronous else {}
     return {"quantize_weights": weights, "quantize_grads": grads,

@@ -425,12 +425,13 @@ def _zero_options(shard, offload, overlap, weight_bits, grad_bits) -> tuple:
     def typed(bits):  # ZeRO++'s bits as the option takes them (int4, int8)
         return None if bits is None else f"int{bits}"
 
+    from costmodel.training.gradsync import QUANTIZED_STAGE
     from costmodel.training.syncmodes import DEEPSPEED_ONLY
 
     options = (("shard", shard, "full", (3,)), ("offload_optimizer", offload, False, (1, 2, 3)),
                ("overlap_param_gather", overlap, False, (1, 2)),
-               ("quantize_weights", typed(weight_bits), None, (3,)),
-               ("quantize_grads", typed(grad_bits), None, (3,)))
+               ("quantize_weights", typed(weight_bits), None, (QUANTIZED_STAGE,)),
+               ("quantize_grads", typed(grad_bits), None, (QUANTIZED_STAGE,)))
     return tuple((*option, option[0] in DEEPSPEED_ONLY) for option in options)
 
 
@@ -939,9 +940,9 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                                mfu=mfu, optimizer=optimizer, jitter_cv=jitter_cv, backend=backend,
                                recompute=bool(recompute), memory_reserve=_reserve(
                                    system, memory_reserve, memory_reserve_fraction), mfu_calibration=mfu_calibration)
-    from costmodel.training.gradsync import check_quantization
+    from costmodel.training.gradsync import QUANTIZED_STAGE, check_quantization
 
-    check_quantization(quantize_weights, quantize_grads, 3)
+    check_quantization(quantize_weights, quantize_grads, QUANTIZED_STAGE)
     options = _zero_options(shard, offload_optimizer, overlap_param_gather, quantize_weights, quantize_grads)
     if asynchronous:
         algorithms = _async_algorithms(algorithms)

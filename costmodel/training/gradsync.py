@@ -54,6 +54,20 @@ ZERO_PRIMITIVES: dict[int, tuple[str, ...]] = {0: ("all-reduce",), 1: ("reduce-s
                                                3: ("all-gather", "reduce-scatter")}
 
 
+# ZeRO++ quantises ZeRO-3's collectives: DeepSpeed reads zero_quantized_weights/gradients in its
+# stage-3 code alone ("ZeRO++ extends ZeRO stage 3", deepspeed.ai/tutorials/zeropp). Until
+# 2026-11-30 ZeRO-1/2 plans were timed quantised too, a run no framework makes (an audit of the
+# emitted DeepSpeed JSON: its ZeRO-1/2 plans ran unquantised).
+QUANTIZED_STAGE = 3
+
+
+def quantized_bits(quantize: tuple, zero_stage: int) -> tuple:
+    """(weight bits, gradient bits) of ZeRO++ that a ``zero_stage`` row runs: the ones asked for at
+    :data:`QUANTIZED_STAGE`, none at any other stage. The one rule the planner's sweep, its rows,
+    its explanation and :func:`sync_plan` read."""
+    return tuple(quantize) if zero_stage == QUANTIZED_STAGE else (None, None)
+
+
 def step_primitives(zero: int = 0, quantized_grads: bool = False, replicas_reduce: bool = False,
                     topk: bool = False) -> tuple[str, ...]:
     """The collectives a synchronisation runs, as :func:`sync_plan` builds them (a test runs
@@ -223,11 +237,6 @@ def _phase(fields: tuple, parts: list[tuple], mix: tuple = ()) -> tuple[PhaseTim
 # (ZeRO++'s default block sizes), negligible here. Each (de)quantisation reads and writes the
 # full-precision tensor once: QUANT_HBM_PASSES bytes of HBM traffic per full-precision byte.
 WEIGHT_BITS = (8,)
-# ZeRO++ quantises ZeRO-3's collectives: DeepSpeed reads zero_quantized_weights/gradients in its
-# stage-3 code alone ("ZeRO++ extends ZeRO stage 3", deepspeed.ai/tutorials/zeropp). Until
-# 2026-11-30 ZeRO-1/2 plans were timed quantised too, a run no framework makes (an audit of the
-# emitted DeepSpeed JSON: its ZeRO-1/2 plans ran unquantised).
-QUANTIZED_STAGE = 3
 GRAD_BITS = (4, 8)
 QUANT_HBM_PASSES = 2.0
 
@@ -351,8 +360,7 @@ def sync_plan(comm: CommFn, ranks: int, layout: BucketLayout, precision: Precisi
     flat all-to-all over every rank sends. Without the groups (one node, or a comm function with
     no cluster behind it) the all-to-all runs over ``comm``.
     """
-    if zero_stage != QUANTIZED_STAGE:  # ZeRO++ quantises ZeRO-3 alone (the planner's rows pass every stage)
-        weight_bits = grad_bits = None
+    weight_bits, grad_bits = quantized_bits((weight_bits, grad_bits), zero_stage)  # the planner passes every stage
     if (replicas is not None or secondary is not None) and zero_stage != 3:
         raise InputError("shard", "hybrid" if replicas is not None else "hpz",
                          "only with --zero 3 (FSDP HYBRID_SHARD, DeepSpeed MiCS / ZeRO++ hpZ)")

@@ -343,10 +343,14 @@ def test_a_zero_byte_answer_agrees_everywhere():
         assert prediction["algorithm"] == "none" and prediction["latency_s"] == 0.0
         assert prediction["busbw_Bps"] is None and prediction.get("steps", 0) == 0
         assert prediction.get("lower_bound_s") in (None, 0.0)
-        if stack == "RCCL":
-            same = CliRunner().invoke(app, ["collective", "all-reduce", "--cluster", cluster, "--size", "0", "--json"])
-            assert {k: prediction[k] for k in ("algorithm", "steps", "lower_bound_s", "interval_s")} == \
-                {k: json.loads(same.stdout)[k] for k in ("algorithm", "steps", "lower_bound_s", "interval_s")}
+        same = json.loads(CliRunner().invoke(app, ["collective", "all-reduce", "--cluster", cluster, "--size", "0",
+                                                   "--json"]).stdout)
+        assert same["note"] == prediction["note"] and same["nccl_model_time_s"] == 0.0  # it was NCCL's 15 µs
+        if stack == "RCCL":  # the same Prediction, through query.empty_answer
+            keys = ("algorithm", "steps", "lower_bound_s", "interval_s", "nccl_model_time_s", "launch_overhead_s")
+            assert {k: prediction[k] for k in keys} == {k: same[k] for k in keys}
+        else:  # NCCL's own JSON shape: its estimate and launch 0 too (they kept the model's)
+            assert prediction["model_time_s"] == 0.0 and prediction["launch_overhead_s"] == 0.0
 
 
 @pytest.mark.parametrize(("call", "name"), [
