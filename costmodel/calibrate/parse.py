@@ -39,6 +39,9 @@ NCCL_TESTS_TIME_S = 1e-6  # nccl-tests prints times in µs (src/util.cu)
 NCCL_TESTS_BANDWIDTH_BPS = 1e9  # algbw/busbw in GB/s = 1e9 B/s (src/common.cu baseBw)
 ROW_VALUES = ("time_oop", "algbw_oop", "busbw_oop", "check_oop", "time_ip", "algbw_ip", "busbw_ip",
               "check_ip")
+# nccl-tests prints bandwidths >= 0 (bytes / time); a negative one is a damaged log, refused
+# rather than left out of the plateau and peak that calibrate reports from these columns.
+BANDWIDTH_COLUMNS = frozenset(name for name in ROW_VALUES if "bw" in name)
 MIN_ROW_VALUES = 3  # a row cut short must still carry out-of-place time, algbw and busbw
 
 _PREFIX = re.compile(r"^\s*(?:\[\d+(?:,\d+)*\](?:<std(?:out|err)>)?:?|\d+:(?=\s))\s*")
@@ -103,6 +106,8 @@ def _value(token: str, name: str, number: int) -> float | None:
         raise ParseError(f"line {number} column {name}", token, "a number or N/A") from None
     if not math.isfinite(value):
         raise ParseError(f"line {number} column {name}", token, "a finite number or N/A")
+    if value < 0 and name in BANDWIDTH_COLUMNS:
+        raise ParseError(f"line {number} column {name}", token, "a bandwidth >= 0 GB/s or N/A")
     return value
 
 
@@ -253,7 +258,11 @@ def _json_block(entry: dict, key: str, where: str) -> list[float | None]:
     block = entry.get(key) or {}
     if not isinstance(block, dict):
         raise ParseError(f"{where}.{key}", block, "an object with time, alg_bw, bus_bw and nwrong")
-    return [_json_number(block.get(name), f"{where}.{key}.{name}") for name in ("time", "alg_bw", "bus_bw", "nwrong")]
+    values = [_json_number(block.get(name), f"{where}.{key}.{name}") for name in ("time", "alg_bw", "bus_bw", "nwrong")]
+    for name, value in zip(("alg_bw", "bus_bw"), values[1:3]):
+        if value is not None and value < 0:
+            raise ParseError(f"{where}.{key}.{name}", block.get(name), "a bandwidth >= 0 GB/s or null")
+    return values
 
 
 def parse_json(text: str, source_path: str = "<json>") -> Log:

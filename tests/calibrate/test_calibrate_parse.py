@@ -115,3 +115,20 @@ def test_bad_input_is_one_clear_error(text, where):
 def test_bad_json_names_the_line():
     with pytest.raises(ParseError, match="line 2"):
         parse_json('{\n  "results": [oops]\n}', "x.json")
+
+
+@pytest.mark.parametrize("text, column", [
+    ("        1024   256  float  sum  -1  10.0  0.10  -0.10  0  10.0  0.10  0.10  0\n", "busbw_oop"),
+    ("        1024   256  float  sum  -1  10.0  0.10  0.10  0  10.0  -0.10  0.10  0\n", "algbw_ip"),
+])
+def test_negative_bandwidth_is_refused_naming_its_column(text, column):
+    # calibrate reports its plateau and measured peak from these columns: a damaged row is refused
+    with pytest.raises(ParseError, match=f"line 1 column {column}.*bandwidth >= 0"):
+        parse_text(text, "log.txt")
+
+
+def test_negative_json_bandwidth_is_refused_naming_its_key():
+    text = ('{"results": [{"size": 1024, "out_of_place": {"time": 10.0, "alg_bw": 0.1, "bus_bw": -0.1, '
+            '"nwrong": 0}}]}')
+    with pytest.raises(ParseError, match=r"results\[0\]\.out_of_place\.bus_bw.*bandwidth >= 0"):
+        parse_json(text, "x.json")
