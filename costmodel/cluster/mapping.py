@@ -3,7 +3,8 @@
 Mapping rules:
 - one node: every algorithm runs on the intra-node fabric (α = intra link latency, bandwidth
   = per-GPU intra bandwidth × link efficiency); in-network reduction only with NVLS
-  (NVSwitch gen 3+).
+  (NVSwitch gen 3+). Dedicated parameter servers there are the node's CPUs, reached over each
+  GPU's host link (PCIe, or Grace's NVLink-C2C), not over NVLink.
 - one NVLink domain across nodes (GB200/GB300 NVL72 trays: ranks <= the system's
   ``scaleup_domain_gpus``): the trays talk over NVLink, so the cluster maps as one node.
 - several nodes, flat algorithm: it is limited by its slowest hop: α = the larger latency,
@@ -37,6 +38,8 @@ import collections
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from costmodel.cluster.bound import cluster_bound_s
+from costmodel.collectives.bounds import dedicated_servers
 from costmodel.collectives.entry import Entry, Terms
 from costmodel.collectives.evaluate import evaluate_grid, predict_entry, resolve, split_seconds
 from costmodel.collectives.ops import SCALAR
@@ -283,8 +286,10 @@ def all_to_all_rates_Bps(lay: Layout) -> tuple[float, float]:
     return intra, lay.inter_Bps * (n - 1) / (n - g)
 
 
-def _flat(lay: Layout, entry: Entry) -> tuple[float, float, str]:
+def _flat(lay: Layout, entry: Entry, params: dict | None = None) -> tuple[float, float, str]:
     if lay.one_domain:
+        if dedicated_servers(entry, params):
+            return host_link(lay)
         return lay.intra_alpha_s, lay.intra_Bps, lay.system.intra_link.name
     alpha = max(lay.intra_alpha_s, lay.inter_alpha_s)
     if entry.algorithm in NEIGHBOUR_ALGORITHMS:
@@ -296,6 +301,22 @@ def _flat(lay: Layout, entry: Entry) -> tuple[float, float, str]:
     if network <= intra:
         return alpha, network, lay.system.nic_link.name
     return alpha, intra, lay.system.intra_link.name
+
+
+def host_link(lay: Layout) -> tuple[float, float, str]:
+    """(α, bandwidth, name) of a GPU's link to its host, where dedicated servers in one node (or
+    one NVLink domain) live: the node's CPUs, which no GPU reaches over NVLink or NVSwitch (seed
+    002: every NPU sends its gradient to the CPU). Grace's NVLink-C2C where the GPU has one
+    (``host_link_bandwidth``), else the GPU's PCIe generation at its efficiency, shared by the GPUs
+    behind one switch uplink (``pcie_switch_gpus``), as the host-memory paths count it."""
+    from hardware import load_link
+
+    gpu = lay.system.gpu
+    pcie = load_link(f"pcie{gpu.pcie_gen}")
+    if gpu.host_link_bandwidth_Bps:
+        return pcie.latency_s, gpu.host_link_bandwidth_Bps, "nvlink-c2c"
+    sharers = min(lay.system.pcie_switch_gpus, lay.gpus_per_node)
+    return pcie.latency_s, pcie.bandwidth_Bps * pcie.efficiency / sharers, pcie.name
 
 
 def _pipelined(latency_s, bandwidth_s, reduction_s, o) -> tuple:
@@ -333,10 +354,25 @@ def _tree_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: floa
     latency_s, bandwidth_s, chain_bw_s, time_s = _chain_with_tree(
         over_nodes.latency_s, over_nodes.bandwidth_s, over_nodes.reduction_s, size_bytes,
         lay.gpus_per_node, lay.intra_alpha_s, lay.intra_Bps, SCALAR)
+    sent_max, received_max, chain_total = _chain_traffic(over_nodes, size_bytes, lay.gpus_per_node)
     result = replace(over_nodes, ranks=lay.ranks, time_s=time_s, latency_s=latency_s, bandwidth_s=bandwidth_s,
-                     steps=over_nodes.steps + 2 * (lay.gpus_per_node - 1))
+                     steps=over_nodes.steps + 2 * (lay.gpus_per_node - 1), bytes_sent_max=sent_max,
+                     bytes_received_max=received_max, bytes_total=over_nodes.bytes_total + lay.nodes * chain_total)
     slower = lay.system.nic_link.name if over_nodes.bandwidth_s >= chain_bw_s else lay.system.intra_link.name
     return _finish(result, lay, slower, size_bytes)
+
+
+def _chain_traffic(over_nodes: Prediction, size_bytes: float, gpus_per_node: int) -> tuple[float, float, float]:
+    """(bytes sent by the busiest rank, received by the busiest, total over one node's chain) of the
+    tree's layout. Inside a node the chain reduces n bytes up to its head and broadcasts n back
+    down: a middle rank sends and receives 2n, the head adds n each way to its tree traffic
+    across the nodes, the chain's G−1 hops carry 2n each."""
+    G, n = gpus_per_node, size_bytes
+    if G == 1:
+        return over_nodes.bytes_sent_max, over_nodes.bytes_received_max, 0.0
+    middle = 2 * n if G > 2 else n
+    return (max(over_nodes.bytes_sent_max + n, middle), max(over_nodes.bytes_received_max + n, middle),
+            2 * n * (G - 1))
 
 
 def _sharp_mapped(entry: Entry, lay: Layout) -> bool:
@@ -362,8 +398,7 @@ def _sharp_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: flo
                      bandwidth_s=bandwidth_s, reduction_s=reduction_s, steps=across.steps + inside.steps,
                      bytes_sent_max=across.bytes_sent_max + inside.bytes_sent_max,
                      bytes_received_max=across.bytes_received_max + inside.bytes_received_max,
-                     bytes_total=across.bytes_total + lay.nodes * inside.bytes_total,
-                     lower_bound_s=max(across.lower_bound_s, inside.lower_bound_s))
+                     bytes_total=across.bytes_total + lay.nodes * inside.bytes_total)
     slower = lay.system.nic_link.name if across.bandwidth_s >= inside.bandwidth_s else lay.system.intra_link.name
     return _finish(result, lay, slower, size_bytes)
 
@@ -399,7 +434,7 @@ def mapping(entry: Entry, lay: Layout, params: dict | None = None) -> Mapping:
         slower = lay.system.nic_link.name if lay.nodes > 1 and inter < lay.intra_Bps else lay.system.intra_link.name
         return Mapping(lay.intra_alpha_s, lay.intra_Bps, lay.inter_alpha_s, inter, slower,
                        {"gpus_per_node": lay.gpus_per_node})
-    alpha, bandwidth, bottleneck = _flat(lay, entry)
+    alpha, bandwidth, bottleneck = _flat(lay, entry, params)
     return Mapping(alpha, bandwidth, None, None, bottleneck, {})
 
 
@@ -437,13 +472,17 @@ def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nod
         raise _not_applicable(entry, lay)
     asked, lay = lay, domain_layout(lay)
     if _tree_mapped(entry, lay):
-        return _as_asked(_tree_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params), asked)
-    if _sharp_mapped(entry, lay):
-        return _as_asked(_sharp_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params), asked)
-    m = mapping(entry, lay, params)
-    result = predict_entry(entry, lay.ranks, size_bytes, m.alpha_s, m.bandwidth_Bps, gamma_s_per_byte,
-                           m.alpha_inter_s, m.bandwidth_inter_Bps, **{**m.params, **params})
-    return _as_asked(_finish(result, lay, m.bottleneck, size_bytes), asked)
+        result = _tree_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params)
+    elif _sharp_mapped(entry, lay):
+        result = _sharp_across_nodes(entry, lay, size_bytes, gamma_s_per_byte, params)
+    else:
+        m = mapping(entry, lay, params)
+        result = _finish(predict_entry(entry, lay.ranks, size_bytes, m.alpha_s, m.bandwidth_Bps, gamma_s_per_byte,
+                                       m.alpha_inter_s, m.bandwidth_inter_Bps, **{**m.params, **params}),
+                         lay, m.bottleneck, size_bytes)
+    # the primitive's bound on these nodes, the same whatever the algorithm (costmodel.cluster.bound)
+    bound_s = cluster_bound_s(entry, lay, size_bytes, gamma_s_per_byte, result.params or params)
+    return _as_asked(replace(result, lower_bound_s=bound_s), asked)
 
 
 def _as_asked(result: Prediction, asked: Layout) -> Prediction:

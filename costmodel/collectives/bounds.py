@@ -35,9 +35,18 @@ def aggregator_bound(N: Any, n: Any, o: Any) -> Bound:
     return Bound(2, n, 0)
 
 
+def dedicated_servers(entry: Any, params: dict[str, Any] | None) -> bool:
+    """A parameter server on machines of its own (``colocated`` false), not on the ranks."""
+    return entry.algorithm.value == "parameter-server" and not (params or {}).get("colocated")
+
+
+def off_rank(entry: Any, params: dict[str, Any]) -> bool:
+    """The reduction runs off the ranks: in the network's switches, or on dedicated servers."""
+    return entry.in_network or dedicated_servers(entry, params)
+
+
 def entry_bound(entry: Any, N: Any, n: Any, params: dict[str, Any], o: Any) -> Bound:
     """The bound that applies to one registry entry with its parameters."""
-    off_rank = entry.in_network or (entry.algorithm.value == "parameter-server" and not params.get("colocated"))
-    if off_rank:
+    if off_rank(entry, params):
         return aggregator_bound(N, n, o)
     return primitive_bound(entry.primitive, N, n, o)

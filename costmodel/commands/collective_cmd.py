@@ -21,16 +21,32 @@ BACKEND = Annotated[str, Option("--backend", help="auto (realistic: NCCL's model
 STACK = Annotated[Optional[str], Option("--stack", help="nccl, rccl, mpi or gloo: what auto may pick under the α-β backends (default: the cluster's; none on a bare link). Another library than the cluster's own is timed on the α-β mapping under auto; refused with --backend nccl or rccl.")]
 
 
-def _row(p: Prediction, winner: bool) -> dict[str, str]:
+def _row(p: Prediction, winner: bool, servers: bool = False) -> dict[str, str]:
+    """One algorithm's line of ``compare``; ``servers``: a column for the busiest dedicated server or
+    reducing switch (where the parameter server's bottleneck is: its ranks each send only n)."""
     row = {"algorithm": p.algorithm + (" *" if winner else "") + (" †" if p.stack_runs is False else "")}
     if p.backend in REALISTIC_BACKENDS:  # each algorithm with its stack's protocol
         row["protocol"] = p.protocol or "-"
     row |= {"time": _time_text(p), "latency": format_time(p.latency_s),
             "bandwidth": format_time(p.bandwidth_s),
             "steps": f"{p.steps:.6g}" if p.has_traffic else "-",
-            "sent/rank": format_size(p.bytes_sent_max) if p.has_traffic else "-",
-            "busbw": format_bandwidth(p.busbw_Bps) if p.busbw_Bps is not None else "-"}
+            "sent/rank": format_size(p.bytes_sent_max) if p.has_traffic else "-"}
+    if servers:
+        row["server/switch"] = format_size(p.bytes_aux_max) if p.has_traffic and p.bytes_aux_max else "-"
+    row["busbw"] = format_bandwidth(p.busbw_Bps) if p.busbw_Bps is not None else "-"
     return row
+
+
+def _ranks_bound_s(results: list[Prediction]) -> float:
+    """The primitive's bound where the ranks reduce (every such algorithm's is the same); only where
+    every algorithm aggregates off the ranks (dedicated servers, switches: a machine of its own,
+    :func:`costmodel.collectives.bounds.off_rank`), the smallest of theirs."""
+    from costmodel.collectives.bounds import off_rank
+    from costmodel.collectives.registry import get
+
+    on_ranks = [r.lower_bound_s for r in results if r.lower_bound_s is not None
+                and not off_rank(get(r.primitive, r.algorithm), r.params or {})]
+    return on_ranks[0] if on_ranks else min(r.lower_bound_s for r in results if r.lower_bound_s is not None)
 
 
 def _bandwidth_text(value: float | None) -> str:
@@ -193,14 +209,15 @@ def compare(
     if json_:
         print_json([{**r.to_dict(), "winner": i == winner} for i, r in enumerate(results)])
         return
-    echo(table([_row(r, i == winner) for i, r in enumerate(results)]))
+    servers = any(r.has_traffic and r.bytes_aux_max for r in results)
+    echo(table([_row(r, i == winner, servers) for i, r in enumerate(results)]))
     if results and results[0].note:
         library = "RCCL" if any(r.backend == "rccl" for r in results) else "NCCL"  # the backend that answered
         chosen = f"; * = {library}'s own choice (by its estimate)" if any(r.nccl_choice for r in results) else ""
         echo(f"\n{results[0].note}{chosen}")
     elif results and results[0].lower_bound_s is not None:
         unrun = "; † = the stack does not run it (auto never picks it)" if any(r.stack_runs is False for r in results) else ""
-        echo(f"\nlower bound: {format_time(results[0].lower_bound_s)}  (* = fastest{unrun})")
+        echo(f"\nlower bound: {format_time(_ranks_bound_s(results))}  (* = fastest{unrun})")
     elif results:
         echo(f"\nNCCL {results[0].nccl_version or ''} tuning model, fastest first; * = NCCL's own choice (by its estimate)")
 
