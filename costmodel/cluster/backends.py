@@ -76,7 +76,9 @@ def nccl_prediction(primitive: str, size_bytes: float, lay: Layout, topo: Any, a
         primitive=p.collective, algorithm=p.algorithm, protocol=p.protocol, backend=Backend.NCCL.value,
         ranks=lay.ranks, size_bytes=float(size_bytes), time_s=p.time_s, latency_s=p.latency_s,
         bandwidth_s=max(0.0, p.time_s - p.latency_s - p.launch_overhead_s), reduction_s=0.0,
-        algbw_Bps=p.algbw_Bps, busbw_Bps=p.busbw_Bps, bandwidth_Bps=p.bandwidth_Bps,
+        # nothing moves (one rank, 0 bytes): no bandwidth, as the ideal model's (inf and NaN were not JSON)
+        **({"algbw_Bps": None, "busbw_Bps": None, "bandwidth_Bps": None} if p.n_ranks == 1 or size_bytes == 0 else
+           {"algbw_Bps": p.algbw_Bps, "busbw_Bps": p.busbw_Bps, "bandwidth_Bps": p.bandwidth_Bps}),
         launch_overhead_s=p.launch_overhead_s, nccl_model_time_s=p.model_time_s, nccl_version=p.nccl_version,
         cluster=lay.system.name, nodes=lay.nodes, gpus_per_node=lay.gpus_per_node, bottleneck=bottleneck_link(lay),
         stack_runs=True, nccl_choice=True if algorithm == "auto" else None,  # auto is NCCL's choice; a forced one: not asked

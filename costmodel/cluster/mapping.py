@@ -404,9 +404,14 @@ def _sharp_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: flo
 
 
 def _finish(result: Prediction, lay: Layout, bottleneck: str, size_bytes: float) -> Prediction:
-    """Where it ran, and nccl-tests' bandwidths for the whole layout's rank count."""
-    algbw = size_bytes / result.time_s if result.time_s > 0 else float("inf")
-    return replace(result, algbw_Bps=algbw, busbw_Bps=algbw * busbw_factor(Primitive(result.primitive), lay.ranks),
+    """Where it ran, and nccl-tests' bandwidths for the whole layout's rank count (None where nothing
+    moves, one rank or 0 bytes, as :func:`predict_entry` gives them: a 1-GPU layout's were inf and NaN)."""
+    if lay.ranks == 1 or size_bytes == 0:
+        algbw = busbw = None
+    else:
+        algbw = size_bytes / result.time_s if result.time_s > 0 else float("inf")
+        busbw = algbw * busbw_factor(Primitive(result.primitive), lay.ranks)
+    return replace(result, algbw_Bps=algbw, busbw_Bps=busbw,
                    nodes=lay.nodes, gpus_per_node=lay.gpus_per_node, bottleneck=bottleneck, cluster=lay.system.name)
 
 

@@ -5,7 +5,7 @@ picks the chunk count k that minimises the time: every pipelined formula has the
 steps = s0 + s1·k, wire = w0 + w1/k, reduce = r0 + r1/k, so k* = √((β·w1 + γ·r1)/(α·s1)),
 rounded to the better neighbouring integer and kept within [1, n / MIN_CHUNK_BYTES]; a given k
 above that limit is refused (:func:`check_chunks`).
-A collective over one rank costs nothing (N = 1 → every term 0).
+A collective over one rank, or of 0 bytes, costs nothing (N = 1 or n = 0 → every term 0).
 """
 
 from __future__ import annotations
@@ -127,14 +127,16 @@ def _values(entry: Entry, given: dict[str, Any]) -> dict[str, Any]:
 
 
 def evaluate_terms(entry: Entry, N: Any, n: Any, params: dict[str, Any], rates: tuple, o: Any) -> tuple:
-    """(terms, time, chunks) with chunks resolved and the N = 1 rule applied."""
+    """(terms, time, chunks) with chunks resolved and the rule for nothing to move applied: one
+    rank, or 0 bytes (every stack discards an empty collective before it sends a message: NCCL's
+    src/enqueue.cc, "Empty collectives can be discarded"), costs nothing."""
     if entry.pipelined and params.get("chunks") == "auto":
         params = {**params, "chunks": _best_chunks(entry, N, n, params, rates, o)}
     raw = _terms(entry, N, n, params, o)
     if o is SCALAR:
-        terms = raw if N > 1 else Terms(*(0 * value for value in raw))
+        terms = raw if N > 1 and n > 0 else Terms(*(0 * value for value in raw))
     else:
-        several = (N > 1).astype(float)
+        several = ((N > 1) & (n > 0)).astype(float)
         terms = Terms(*(value if isinstance(value, int) and value == 0 else value * several for value in raw))
     return terms, _time(terms, *rates), params.get("chunks")
 
@@ -162,12 +164,12 @@ def predict_entry(entry: Entry, ranks: int, size_bytes: float, alpha_s: float, b
     if chunks is not None:
         params["chunks"] = int(chunks)
     bound = entry_bound(entry, N, n, params, SCALAR)
-    bound_s = 0.0 if N == 1 else (min(alpha_s, alpha_i) * bound.steps + min(beta, beta_i) * bound.wire
-                                  + gamma_s_per_byte * bound.reduce)
+    bound_s = 0.0 if N == 1 or n == 0 else (min(alpha_s, alpha_i) * bound.steps + min(beta, beta_i) * bound.wire
+                                             + gamma_s_per_byte * bound.reduce)
     check_answer("time", time_s, rates_in)
     # one rank moves nothing: no bandwidth (None, as the Prediction documents; inf and inf · 0 were
     # not JSON)
-    algbw = None if N == 1 else n / time_s if time_s > 0 else math.inf
+    algbw = None if N == 1 or n == 0 else n / time_s if time_s > 0 else math.inf
     latency_s, bandwidth_s, reduction_s = split_seconds(terms, *rates)
     return Prediction(
         primitive=entry.primitive.value, algorithm=entry.algorithm.value, ranks=N, size_bytes=n, time_s=time_s,
@@ -188,7 +190,7 @@ def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, a
     Every input is checked as :func:`predict_entry` checks its scalars (``alpha_s`` and
     ``bandwidth_Bps`` are required; times up to 1e6 s, bandwidths from 1 B/s to 1e18 B/s), and
     all of them, the inter-node rates and γ included, broadcast together. ``algbw_Bps`` and
-    ``busbw_Bps`` are NaN where one rank moves nothing.
+    ``busbw_Bps`` are NaN where nothing moves (one rank, or 0 bytes).
 
     >>> import numpy as np
     >>> out = evaluate_grid("all-reduce", "ring", np.array([2, 8]), 4e9, 0.0, 1e9)
@@ -231,12 +233,13 @@ def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, a
     for name, value in zip(("latency_s", "bandwidth_s", "reduction_s"), parts, strict=True):
         out[name] = np.broadcast_to(value, shape)
     bound = entry_bound(entry, N, n, params, o)
-    out["lower_bound_s"] = np.broadcast_to(np.where(N > 1, np.minimum(alpha, alpha_i) * bound.steps
+    out["lower_bound_s"] = np.broadcast_to(np.where((N > 1) & (n > 0), np.minimum(alpha, alpha_i) * bound.steps
                                                     + np.minimum(beta, beta_i) * bound.wire
                                                     + rates[2] * bound.reduce, 0.0), shape)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["algbw_Bps"] = np.where(N > 1, np.where(time_s > 0, n / time_s, np.inf), np.nan)
-        out["busbw_Bps"] = np.where(N > 1, out["algbw_Bps"] * busbw_factor(entry.primitive, np.maximum(N, 2)), np.nan)
+        moves = (N > 1) & (n > 0)
+        out["algbw_Bps"] = np.where(moves, np.where(time_s > 0, n / time_s, np.inf), np.nan)
+        out["busbw_Bps"] = np.where(moves, out["algbw_Bps"] * busbw_factor(entry.primitive, np.maximum(N, 2)), np.nan)
     if chunks is not None:
         out["chunks"] = chunks
     return out

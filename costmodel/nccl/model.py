@@ -103,6 +103,12 @@ def nccl_time(
     algo, proto, model_us, chosen, terms = choose_terms(coll, size_bytes, topo, t, normalize_algorithm(algorithm),
                                                         normalize_protocol(protocol))
     index = size_index(size_bytes)
+    bandwidth_Bps = chosen.algbw_GBps * corrected(terms.tree_factors, index) * 1e9
+    if size_bytes == 0:  # NCCL discards an empty collective before it launches a kernel (src/enqueue.cc,
+        # "Empty collectives can be discarded"); a forced algorithm NCCL does not enable is refused above
+        return NcclPrediction(collective=coll, size_bytes=0.0, n_ranks=topo.n_ranks, algorithm=algo,
+                              protocol=proto, time_s=0.0, model_time_s=0.0, latency_s=0.0, bandwidth_Bps=bandwidth_Bps,
+                              launch_overhead_s=0.0, nccl_version=t.version)
     time_us = measured_us(terms, size_bytes, t.section("nccl_tests"))
     return NcclPrediction(
         collective=coll, size_bytes=float(size_bytes), n_ranks=topo.n_ranks, algorithm=algo, protocol=proto,
@@ -110,7 +116,7 @@ def nccl_time(
         # the latency part of the nccl-tests time (the rest is bytes / bandwidth, store-and-forward
         # and the launch): a 0-byte call is latency and launch alone
         latency_s=measured_latency_us(terms, size_bytes, t.section("nccl_tests")) * 1e-6,
-        bandwidth_Bps=chosen.algbw_GBps * corrected(terms.tree_factors, index) * 1e9,
+        bandwidth_Bps=bandwidth_Bps,
         launch_overhead_s=t.section("nccl_tests")["launch_overhead_us"] * 1e-6, nccl_version=t.version,
     )
 
@@ -121,7 +127,7 @@ def nccl_table_s(collective: str, size_bytes, topologies: list[NcclTopology], ta
     pass: each distinct allowed cell's terms once as numpy columns, NCCL's estimate and the
     nccl-tests time of :mod:`costmodel.nccl.terms` over all sizes at once, then each row's argmin
     (the first minimum, as NCCL's strict ``<``). Equal to :func:`nccl_time` cell by cell; NaN
-    for a row where NCCL enables no allowed cell (a forced algorithm), 0 for one rank."""
+    for a row where NCCL enables no allowed cell (a forced algorithm), 0 for one rank or 0 bytes."""
     return nccl_tables_s([(collective, algorithm)], size_bytes, topologies, tables, protocol)[0]
 
 
@@ -152,6 +158,8 @@ def nccl_tables_s(requests, size_bytes, topologies: list[NcclTopology], tables: 
     if rows:
         answered, seconds = _choose_rows(len(out), rows, owner, slot, sizes, t)
         out[answered] = seconds
+    empty = sizes[0] == 0  # discarded before a kernel, as nccl_time answers it (NaN stays: not enabled)
+    out[:, empty] = np.where(np.isnan(out[:, empty]), np.nan, 0.0)
     return list(out.reshape(len(requests), len(topologies), sizes.shape[1]))
 
 

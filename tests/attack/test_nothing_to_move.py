@@ -1,0 +1,57 @@
+"""Nothing to move (0 bytes, or one rank) is answered alike on every path (API review, 2026-11-30):
+`predict` and `collective` said 0 for 0 bytes where `compare`, `sweep`, `evaluate_grid`, the comm
+model and `nccl_time` still charged the latency (70 µs, 14 steps for a ring of 8), and a 1-GPU
+cluster layout carried inf and NaN bandwidths that are not JSON."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import costmodel
+from cli import app
+from costmodel.collectives.evaluate import evaluate_grid
+from costmodel.collectives.registry import entries
+from costmodel.nccl import nccl_table_s, nccl_time, topology_for
+
+LINK = {"alpha_s": 5e-6, "bandwidth_Bps": 25e9}
+
+
+def test_every_path_answers_zero_bytes_with_zero():
+    assert costmodel.predict("all-reduce", 0, "ring", ranks=8, **LINK).time_s == 0.0
+    ranked = costmodel.compare("all-reduce", ranks=8, size_bytes=0, **LINK)
+    assert ranked and all(p.time_s == 0.0 and p.steps == 0 and p.lower_bound_s == 0.0 for p in ranked)
+    assert all(p.algbw_Bps is None and p.busbw_Bps is None for p in ranked)
+    frame = costmodel.sweep("all-reduce", [0], ranks=8, algorithms="ring", **LINK)
+    assert frame["time_s"].tolist() == [0.0] and frame["steps"].tolist() == [0]
+    for entry in entries():
+        grid = evaluate_grid(entry.primitive.value, entry.algorithm.value, np.array([8]), np.array([0.0, 1e6]),
+                             5e-6, 25e9, **({"gpus_per_node": 4} if entry.hierarchical else {}))
+        assert grid["time_s"][0] == 0.0 and grid["lower_bound_s"][0] == 0.0, entry.name
+        assert np.isnan(grid["busbw_Bps"][0]) and grid["time_s"][1] > 0, entry.name
+    for backend in ("nccl", "ideal"):
+        model = costmodel.comm_model("dgx-h100", nodes=2, backend=backend)
+        assert model.time_s("all-reduce", 0) == 0.0, backend
+    topo = topology_for("dgx-h100", 2)
+    assert nccl_time("all-reduce", 0, topo).time_s == 0.0
+    assert nccl_table_s("all-reduce", [0.0, 1e6], [topo])[0].tolist()[0] == 0.0
+
+
+def test_the_cli_sweep_agrees_with_collective_at_zero_bytes():
+    swept = CliRunner().invoke(app, ["sweep", "all-reduce", "--sizes", "0", "--algorithm", "ring", "--ranks", "8",
+                                     "--alpha", "5us", "--bandwidth", "25GB/s", "--json"])
+    assert swept.exit_code == 0, swept.output
+    rows = json.loads(swept.stdout)
+    rows = rows["rows"] if isinstance(rows, dict) else rows
+    assert [row["time_s"] for row in rows] == [0.0]
+
+
+@pytest.mark.parametrize("backend", ["auto", "ideal", "nccl"])
+def test_one_gpu_on_a_cluster_has_no_bandwidth_not_inf_or_nan(backend):
+    for algorithm in ("auto", "ring"):
+        p = costmodel.predict("all-reduce", 1e9, algorithm, cluster="dgx-h100", gpus_per_node=1, backend=backend)
+        assert p.time_s == 0.0 and p.algbw_Bps is None and p.busbw_Bps is None
+        json.dumps(p.to_dict(), allow_nan=False)  # valid JSON, as the CLI's --json
