@@ -225,7 +225,7 @@ class System:
     oversubscription: float
     cpu_vendor: str
     p2p: bool
-    scaleup_domain_gpus: int = 0  # 0 = gpus_per_node (set by __post_init__)
+    scaleup_domain_gpus: int = 0  # 0 = one node (as given; domain_gpus reads it)
     pcie_path: str = "PXB"
     pcie_switch_gpus: int = 1
     # the node's CPU memory bandwidth, all sockets (theoretical: channels × transfer rate × 8 B);
@@ -240,9 +240,13 @@ class System:
     instance_names: tuple[str, ...] = ()
     measured: tuple[MeasuredCurve, ...] = ()  # calibrated curves (dpcost calibrate --system)
 
-    def __post_init__(self) -> None:
-        if self.scaleup_domain_gpus == 0:
-            object.__setattr__(self, "scaleup_domain_gpus", self.gpus_per_node)
+    @property
+    def domain_gpus(self) -> int:
+        """GPUs in one NVLink domain: ``scaleup_domain_gpus`` where the profile gives one (NVL72
+        trays), else one node's. Read here, not filled into the field at load: a what-if's
+        ``dataclasses.replace(system, gpus_per_node=4)`` kept the filled-in 8, so two 4-GPU nodes
+        were one NVLink domain (API review, 2026-11-30)."""
+        return self.scaleup_domain_gpus or self.gpus_per_node
 
     @property
     def nic_bandwidth_per_gpu_Bps(self) -> float:
@@ -303,10 +307,10 @@ class System:
         search and the ideal mapping; (nodes, gpus_per_node) where NVLink stays inside a node.
         Until 2026-11-30 counts that did not divide fell back to one node per tray, their NICs
         alone: 37 or 40 trays took 4.4x 36 trays' time, 73 trays 3.7x 72 trays'."""
-        if self.scaleup_domain_gpus <= self.gpus_per_node or nodes <= 1:
+        if self.domain_gpus <= self.gpus_per_node or nodes <= 1:
             return nodes, self.gpus_per_node
         ranks = nodes * self.gpus_per_node
-        domains = -(-ranks // self.scaleup_domain_gpus)
+        domains = -(-ranks // self.domain_gpus)
         return domains, -(-ranks // domains)
 
     def nics_reached(self, gpus: int) -> int:

@@ -15,7 +15,7 @@ pandas DataFrame with one row per query and one column per ``Prediction`` field.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from costmodel.apiwords import checks_keywords
@@ -113,6 +113,14 @@ def _axis(value: Any, name: str) -> list[Any]:
     return _once(values)
 
 
+def _materialised(value: Any) -> Any:
+    """An axis given as a one-pass iterable (a generator, map, iterator) as a list; every other value
+    as it is (:func:`_axis` reads scalars, strings and profiles)."""
+    if isinstance(value, Iterator):
+        return list(value)
+    return value
+
+
 def _once(values: list[Any]) -> list[Any]:
     """``values`` in order, each once (an unhashable value, such as a profile given as a dict, is
     compared by equality)."""
@@ -143,6 +151,9 @@ def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | f
     in ``frame.attrs["left_out"]``; a value no combination accepts is an error. Errors and reasons
     name this API's keywords (``alpha_s``), or with ``cli_words`` the CLI's flags (``--alpha``).
     """
+    # each axis read once: a generator (an Iterable, as the hints allow) was empty by the second cluster
+    primitives, sizes, clusters, nodes, ranks, algorithms, backends, links = (
+        _materialised(axis) for axis in (primitives, sizes, clusters, nodes, ranks, algorithms, backends, links))
     try:
         frame = _sweep(primitives, sizes, clusters=clusters, nodes=nodes, ranks=ranks, algorithms=algorithms,
                        backends=backends, links=links, alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps,

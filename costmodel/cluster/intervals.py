@@ -27,7 +27,7 @@ def system_class(system: System, nodes: int) -> str:
     """The accuracy class of ``nodes`` nodes of ``system`` (docs/validation.md's classes)."""
     if system.gpu.vendor.lower() == "amd":
         return "rccl"
-    if nodes > 1 and system.gpus_per_node * nodes > system.scaleup_domain_gpus:
+    if nodes > 1 and system.gpus_per_node * nodes > system.domain_gpus:
         return "multi-node"
     fabric = system.intra_fabric
     return f"single-node {fabric}" if fabric in ("nvswitch", "pcie") else "single-node other"

@@ -105,7 +105,7 @@ class Layout:
         nodes used count whole (their GPUs beyond ``gpus_per_node`` idle): two 8-GPU nodes with
         one rank each are two domains joined by their NICs, not one of two GPUs."""
         whole = self.nodes * self.system.gpus_per_node
-        return self.nodes == 1 or whole <= getattr(self.system, "scaleup_domain_gpus", self.system.gpus_per_node)
+        return self.nodes == 1 or whole <= self.system.domain_gpus
 
 
 def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = None) -> Layout:
@@ -194,7 +194,7 @@ def rail_system(system: System, sharing: int) -> System:
 
     return derived_system(system, name=f"{system.name}/rail", gpus_per_node=1, nics_per_node=nics,
                    nic_bandwidth_Bps=per_nic, pcie_switch_gpus=1, measured=(),
-                   scaleup_domain_gpus=max(system.scaleup_domain_gpus // system.gpus_per_node, 1))
+                   scaleup_domain_gpus=max(system.domain_gpus // system.gpus_per_node, 1))
 
 
 class LayoutCache:

@@ -62,6 +62,10 @@ def iteration(model: str | Workload, cluster: str | System, config: TrainingConf
     if config is None:
         if "micro_batch" not in config_fields:
             raise InputError("micro_batch", None, "an integer >= 1 (or a TrainingConfig)")
+        if config_fields.get("sync") == "fsdp" and "zero_stage" in config_fields and config_fields["zero_stage"] == 0:
+            # TrainingConfig's 0 is FSDP's FULL_SHARD default; one typed became ZeRO-3 unsaid (as --zero 0 is refused)
+            raise InputError("zero_stage", 0, "2 (SHARD_GRAD_OP) or 3 (FULL_SHARD, the default: leave zero_stage "
+                                              "out) with sync='fsdp'; ZeRO-0 is sync='ddp'")
         config_fields.setdefault("transport", transport.step_transport(system, comm.layout.nodes))
         config = TrainingConfig(**config_fields)
     return breakdown_on(workload_of(model), system.gpu, comm, _on_layout(config, comm))

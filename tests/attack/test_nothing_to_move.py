@@ -55,3 +55,41 @@ def test_one_gpu_on_a_cluster_has_no_bandwidth_not_inf_or_nan(backend):
         p = costmodel.predict("all-reduce", 1e9, algorithm, cluster="dgx-h100", gpus_per_node=1, backend=backend)
         assert p.time_s == 0.0 and p.algbw_Bps is None and p.busbw_Bps is None
         json.dumps(p.to_dict(), allow_nan=False)  # valid JSON, as the CLI's --json
+
+
+def test_a_replaced_node_size_is_not_one_nvlink_domain_with_its_neighbour():
+    """The load filled a node's NVLink domain into the field (0 -> 8), so a what-if's
+    ``replace(system, gpus_per_node=4)`` kept 8 and put two 4-GPU nodes in one NVLink domain
+    (NVLS at 4.1 ms over NVLink, where the NICs carry it; API review, 2026-11-30)."""
+    import dataclasses
+
+    import hardware
+    from costmodel.cluster.mapping import layout
+
+    half = dataclasses.replace(hardware.load_system("dgx-h100"), gpus_per_node=4, nics_per_node=4)
+    assert half.domain_gpus == 4 and not layout(half, 2).one_domain
+    p = costmodel.predict("all-reduce", "1GB", cluster=half, nodes=2)
+    assert p.bottleneck == "ib-ndr" and p.algorithm != "nvls"
+    same = costmodel.predict("all-reduce", "1GB", cluster="dgx-h100", nodes=2, gpus_per_node=4)
+    assert p.time_s == pytest.approx(same.time_s, rel=0.05)
+    odd = dataclasses.replace(hardware.load_system("dgx-h100"), gpus_per_node=3, nics_per_node=3)
+    assert costmodel.predict("all-reduce", "1GB", cluster=odd, nodes=2).time_s > 0  # was refused: "scaleup_domain_gpus: got 8"
+
+
+def test_sweep_reads_a_generator_axis_once_for_every_combination():
+    """The axes were re-read per combination: a generator of nodes was empty by the second cluster
+    ("nodes: got <generator>; allowed: at least one value"; API review, 2026-11-30)."""
+    frame = costmodel.sweep("all-reduce", "1MB", clusters=["dgx-h100", "dgx-a100"], nodes=(n for n in [1, 2]))
+    assert sorted(set(zip(frame["cluster"], frame["nodes"]))) == [("dgx-a100", 1), ("dgx-a100", 2),
+                                                                  ("dgx-h100", 1), ("dgx-h100", 2)]
+    frame = costmodel.sweep("all-reduce", iter(["1MB", "1GB"]), ranks=iter([2, 8]),
+                            algorithms=(a for a in ["ring", "double-binary-tree"]), **LINK)
+    assert len(frame) == 8
+
+
+def test_an_explicit_zero_stage_0_with_fsdp_is_refused_as_the_cli_refuses_it():
+    from dpbase.errors import InputError
+
+    with pytest.raises(InputError, match="^zero_stage: got 0; allowed: 2 .SHARD_GRAD_OP. or 3"):
+        costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, nodes=2, sync="fsdp", zero_stage=0)
+    assert costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, nodes=2, sync="fsdp").zero_stage == 3

@@ -317,7 +317,7 @@ def test_pcie_layouts_of_the_pcie_boxes():
 def test_nvl72_tray_has_a_72_gpu_domain():
     tray = load_system("gb300-nvl72-tray")
     assert tray.gpus_per_node == 4 and tray.scaleup_domain_gpus == 72
-    assert load_system("dgx-h100").scaleup_domain_gpus == 8
+    assert load_system("dgx-h100").domain_gpus == 8 and load_system("dgx-h100").scaleup_domain_gpus == 0
 
 
 def test_to_dict_has_units_in_names():

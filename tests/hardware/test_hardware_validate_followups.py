@@ -153,9 +153,9 @@ def test_a_bare_number_for_a_quantity_is_refused(tmp_path, field, value):
 
 
 @pytest.mark.parametrize(("old", "new", "message"), [
-    ("scaleup_domain_gpus = 8", "scaleup_domain_gpus = 4",
+    ("scaleup_domain_gpus = 0", "scaleup_domain_gpus = 4",
      "scaleup_domain_gpus: got 4; allowed: 0 (one node) or a multiple of gpus_per_node = 8"),
-    ("scaleup_domain_gpus = 8", "scaleup_domain_gpus = 12", "scaleup_domain_gpus: got 12;"),
+    ("scaleup_domain_gpus = 0", "scaleup_domain_gpus = 12", "scaleup_domain_gpus: got 12;"),
     ('intra_fabric = "nvswitch"', 'intra_fabric = "pcie"',
      'nvswitch_gen: got 3; allowed: 0 unless intra_fabric = "nvswitch" (it is "pcie")'),
     ("p2p = true", "p2p = false", 'p2p: got False; allowed: true unless intra_fabric = "pcie"')])
@@ -167,7 +167,7 @@ def test_contradictory_system_fields_are_refused(tmp_path, old, new, message):
     result = run("validate", write(tmp_path, GPU + SYSTEM.replace(old, new, 1)))
     assert result.exit_code == 2 and any(message in line for line in error_lines(result)), result.output
     # an NVL72-style domain of eighteen 4-GPU trays is whole nodes
-    fine = SYSTEM.replace("scaleup_domain_gpus = 8", "scaleup_domain_gpus = 72", 1).replace(
+    fine = SYSTEM.replace("scaleup_domain_gpus = 0", "scaleup_domain_gpus = 72", 1).replace(
         "gpus_per_node = 8", "gpus_per_node = 4", 1)
     assert run("validate", write(tmp_path, GPU + fine, "fine.toml")).exit_code == 0
 
