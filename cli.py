@@ -125,6 +125,12 @@ def _build_app():
 
                 close = difflib.get_close_matches(name, list(COMMANDS), n=1)
                 ctx.fail(f"No such command {name!r}." + (f" Did you mean {close[0]!r}?" if close else ""))
+            if name in COMMANDS:  # an option given twice, which click would take the last of
+                command, rest = _command_target(name)[1], args[1:]
+                if isinstance(command, dict):
+                    command, rest = (command.get(args[1]), args[2:]) if len(args) > 1 else (None, [])
+                if command is not None and _refuse_repeated(command, rest, args) is not None:
+                    raise SystemExit(2)
             return super().resolve_command(ctx, args)
 
     app = typer.Typer(
@@ -194,15 +200,40 @@ def answer_plainly(args: list[str]) -> int | None:
         command, rest = (command.get(args[1]), args[2:]) if len(args) > 1 else (None, [])
     if command is None:  # a group without a subcommand of that name
         return None
+    refused = _refuse_repeated(command, rest, args)
+    if refused is not None:
+        return refused
     values = parse(command, rest)
     if values is None:
         return None
     return _exit_code(command(**values))
 
 
+def _refuse_repeated(command, rest: list[str], args: list[str]) -> int | None:
+    """Exit code 2 and one line where an option that takes one value is given twice (click kept the
+    last silently), else None (:func:`costmodel.commands.argv.repeated_option`)."""
+    from costmodel.commands.argv import repeated_option
+
+    found = repeated_option(command, rest)
+    if found is None:
+        return None
+    from costmodel.commands.common import fail
+    from dpbase.errors import InputError
+
+    option, values = found
+    error = InputError(option, ", ".join(values), f"once (given {len(values)} times; where it takes several "
+                                                  "values, one comma-separated list)")
+    try:
+        fail(str(error), error, as_json="--json" in args)
+    except SystemExit as leaving:
+        return int(leaving.code)
+    return 2
+
+
 def _answer_with_typer(args: list[str]) -> int:
     """click's run of the command line: usage errors become one ``error: …`` line and code 2."""
     import click
+
 
     try:
         code = _app()(args=args, standalone_mode=False)

@@ -31,12 +31,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from costmodel.cluster.hostlink import host_link
 from costmodel.collectives.bounds import dedicated_servers, entry_bound, off_rank
 from costmodel.collectives.ops import SCALAR
 from costmodel.names import Primitive as P
 
 if TYPE_CHECKING:
-    from costmodel.cluster.mapping import Layout
     from costmodel.collectives.entry import Entry
 
 
@@ -57,7 +57,7 @@ def node_cut_bytes(primitive: P, nodes: int, gpus_per_node: int, n: float, off_r
     return share
 
 
-def cluster_bound_s(entry: Entry, lay: Layout, size_bytes: float, gamma_s_per_byte: float,
+def cluster_bound_s(entry: Entry, lay: Any, size_bytes: float, gamma_s_per_byte: float,
                     params: dict[str, Any]) -> float:
     """The lower bound of ``entry``'s primitive on ``lay`` (module docstring), in seconds."""
     N, n = lay.ranks, float(size_bytes)
@@ -68,8 +68,6 @@ def cluster_bound_s(entry: Entry, lay: Layout, size_bytes: float, gamma_s_per_by
     alpha_s = min(lay.intra_alpha_s, lay.inter_alpha_s) if across else lay.intra_alpha_s
     egress_Bps = lay.intra_Bps + (lay.leader_Bps if across else 0.0)
     if not across and dedicated_servers(entry, params):  # the servers are the host: its link too
-        from costmodel.cluster.mapping import host_link
-
         egress_Bps = max(egress_Bps, host_link(lay)[1])
     wire_s = bound.wire / egress_Bps
     if across:

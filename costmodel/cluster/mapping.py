@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from costmodel.cluster.bound import cluster_bound_s
+from costmodel.cluster.hostlink import host_link
 from costmodel.collectives.bounds import dedicated_servers
 from costmodel.collectives.entry import Entry, Terms
 from costmodel.collectives.evaluate import evaluate_grid, predict_entry, resolve, split_seconds
@@ -301,22 +302,6 @@ def _flat(lay: Layout, entry: Entry, params: dict | None = None) -> tuple[float,
     if network <= intra:
         return alpha, network, lay.system.nic_link.name
     return alpha, intra, lay.system.intra_link.name
-
-
-def host_link(lay: Layout) -> tuple[float, float, str]:
-    """(α, bandwidth, name) of a GPU's link to its host, where dedicated servers in one node (or
-    one NVLink domain) live: the node's CPUs, which no GPU reaches over NVLink or NVSwitch (seed
-    002: every NPU sends its gradient to the CPU). Grace's NVLink-C2C where the GPU has one
-    (``host_link_bandwidth``), else the GPU's PCIe generation at its efficiency, shared by the GPUs
-    behind one switch uplink (``pcie_switch_gpus``), as the host-memory paths count it."""
-    from hardware import load_link
-
-    gpu = lay.system.gpu
-    pcie = load_link(f"pcie{gpu.pcie_gen}")
-    if gpu.host_link_bandwidth_Bps:
-        return pcie.latency_s, gpu.host_link_bandwidth_Bps, "nvlink-c2c"
-    sharers = min(lay.system.pcie_switch_gpus, lay.gpus_per_node)
-    return pcie.latency_s, pcie.bandwidth_Bps * pcie.efficiency / sharers, pcie.name
 
 
 def _pipelined(latency_s, bandwidth_s, reduction_s, o) -> tuple:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from costmodel.commands.options import ParameterSpec, parameter_specs
+from costmodel.commands.options import ParameterSpec, list_switches, parameter_specs
 
 _REFUSED = object()
 
@@ -85,3 +85,33 @@ def parse(function: Any, args: Sequence[str]) -> dict[str, Any] | None:
                 return None
             values[spec.name] = spec.default
     return {spec.name: values[spec.name] for spec in specs}
+
+
+
+def repeated_option(function: Any, args: Sequence[str]) -> tuple[str, list[str]] | None:
+    """(the option as typed, its values) of the first list option (one whose help says it takes
+    comma-separated values) given twice, or None. click keeps the last silently, so `sweep
+    --algorithm ring --algorithm tree` gave the tree rows alone (API review, 2026-11-30): a user
+    who repeats a list option means both. Any other option keeps click's last-one-wins, the
+    convention an alias with defaults (`alias dp='dpcost iteration --cluster dgx-h100'`) leans on."""
+    switches = list_switches(function)
+    seen: dict[str, list[str]] = {}
+    typed: dict[str, str] = {}
+    position = 0
+    while position < len(args):
+        token = args[position]
+        position += 1
+        if token == "--":
+            break
+        name, equals, value = token.partition("=") if token.startswith("--") else (token, "", "")
+        owner = switches.get(name)
+        if owner is None:
+            continue
+        if not equals:
+            value = args[position] if position < len(args) else ""
+            position += 1
+        seen.setdefault(owner, []).append(value)
+        typed.setdefault(owner, name)
+        if len(seen[owner]) > 1:
+            return typed[owner], seen[owner]
+    return None

@@ -141,6 +141,19 @@ def parameter_specs(function: Any) -> list[ParameterSpec]:
     return specs
 
 
+def list_switches(function: Any) -> dict[str, str]:
+    """{option string: parameter name} of the options that take a comma-separated list of values
+    (their help says so): given twice, a user means both values (:func:`costmodel.commands.argv.repeated_option`)."""
+    found: dict[str, str] = {}
+    for name, annotation, _ in _parameters(_unwrapped(function)):
+        base, declared = _split(annotation)
+        if isinstance(declared, Argument) or declared is None or _base_type(base) is bool:
+            continue
+        if "comma-separated" in str(declared.settings.get("help", "")).lower():
+            found.update(dict.fromkeys(_switches(name, declared, False)[0], name))
+    return found
+
+
 def for_typer(function: Any) -> Any:
     """Give typer the command's parameters as ``typer.Option`` / ``typer.Argument`` objects.
 
