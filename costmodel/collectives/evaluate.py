@@ -113,7 +113,13 @@ def resolve(entry: Entry, ranks: int, given: dict[str, Any]) -> dict[str, Any]:
     """Parameters with defaults, validated for this entry."""
     params = _values(entry, given)
     if entry.validate is not None:
-        entry.validate(int(ranks), params)
+        try:
+            entry.validate(int(ranks), params)
+        except NotApplicableError as error:
+            if error.field in params and error.field not in given:  # a default the user never typed
+                raise NotApplicableError(error.field, error.value, f"{error.allowed}, given: its default "
+                                                                   f"{error.value} does not fit") from None
+            raise
     return params
 
 

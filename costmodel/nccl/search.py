@@ -399,9 +399,13 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
     ``p2p_level`` plays NCCL_P2P_LEVEL (LOC, NVL, PIX, PXB, PHB, SYS); None keeps NCCL's default.
     """
     t = tables or load_tables()
-    if system.gpu.vendor.lower() != "nvidia" or system.gpu.compute_capability < 60:
+    if system.gpu.vendor.lower() != "nvidia":
         raise NotApplicableError("system", system.name, "an NVIDIA GPU system (sm60+) for NCCL's model; on AMD GPUs "
                                  "use --backend rccl (RCCL's tuning model) or auto")
+    if system.gpu.compute_capability < 60:  # a K80 is NVIDIA but outside the model (sm60+): not an AMD GPU
+        raise NotApplicableError("system", system.name, f"an NVIDIA GPU system of sm60 or later for NCCL's model "
+                                 f"({system.gpu.name} is sm{system.gpu.compute_capability}: --backend ideal or "
+                                 "auto times it)")
     n_nodes, ppn = _layout(system, nodes, gpus_per_node)
     path, _, _ = intra_gpu_bandwidth(system, t)
     shm = ppn > 1 and not uses_p2p(system, ppn, t, p2p_level)

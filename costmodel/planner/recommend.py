@@ -171,6 +171,11 @@ def _bucket_sweep(bucket_bytes, sync: str):
 
     if bucket_bytes is None:
         return DEFAULT_BUCKET_BYTES
+    from dpbase.units import parse_size
+
+    # sizes with units ("25MiB") as predict and sweep take them (they were refused as not sizes)
+    bucket_bytes = tuple(parse_size(size, "bucket_bytes") if isinstance(size, str) else size
+                         for size in _values(bucket_bytes, "bucket_bytes"))
     if sync in syncmodes.SYNC_MODES and not syncmodes.takes_bucket(sync):
         from dpbase.units import format_size
 

@@ -1,4 +1,4 @@
-"""Nothing to move (0 bytes, or one rank) is answered alike on every path (API review, 2026-11-30):
+"""The API audit of 2026-11-30. Nothing to move (0 bytes, or one rank) is answered alike on every path:
 `predict` and `collective` said 0 for 0 bytes where `compare`, `sweep`, `evaluate_grid`, the comm
 model and `nccl_time` still charged the latency (70 µs, 14 steps for a ring of 8), and a 1-GPU
 cluster layout carried inf and NaN bandwidths that are not JSON."""
@@ -93,3 +93,29 @@ def test_an_explicit_zero_stage_0_with_fsdp_is_refused_as_the_cli_refuses_it():
     with pytest.raises(InputError, match="^zero_stage: got 0; allowed: 2 .SHARD_GRAD_OP. or 3"):
         costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, nodes=2, sync="fsdp", zero_stage=0)
     assert costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, nodes=2, sync="fsdp").zero_stage == 3
+
+
+def test_a_default_node_size_that_does_not_fit_says_it_is_the_default():
+    """hierarchical on 12 ranks named gpus_per_node 8, which the user never gave."""
+    from dpbase.errors import NotApplicableError
+
+    with pytest.raises(NotApplicableError, match=r"divides ranks \(12\), given: its default 8 does not fit"):
+        costmodel.predict("all-reduce", 1e6, "hierarchical", ranks=12, **LINK)
+    with pytest.raises(NotApplicableError, match=r"divides ranks \(12\)$"):
+        costmodel.predict("all-reduce", 1e6, "hierarchical", ranks=12, gpus_per_node=5, **LINK)
+    assert costmodel.predict("all-reduce", 1e6, "hierarchical", ranks=12, gpus_per_node=4, **LINK).time_s > 0
+
+
+def test_plan_takes_bucket_sizes_with_units_as_predict_and_sweep_take_sizes():
+    plan = costmodel.plan("gpt2", "dgx-h100", global_batch=64, bucket_bytes=[1e6, "25MiB"])
+    assert {row.bucket_bytes for row in plan.candidates} <= {1e6, 25 * 2**20}
+    assert plan.best.bucket_bytes in (1e6, 25 * 2**20)
+
+
+def test_an_old_nvidia_gpu_is_not_told_to_use_amds_backend():
+    import hardware
+    from dpbase.errors import NotApplicableError
+
+    with pytest.raises(NotApplicableError) as refused:
+        topology_for(hardware.load_system("aws-p2.8xlarge"))
+    assert "rccl" not in str(refused.value) and "sm37" in str(refused.value) and "ideal" in str(refused.value)
