@@ -89,12 +89,17 @@ def _rates(q: Query, size_bytes: float) -> tuple[int, float, float]:
         bandwidth = regime.bandwidth_at(size_bytes) if regime else link.achievable_bandwidth_Bps
     else:
         if q.alpha is None or q.bandwidth is None:
-            raise InputError("hardware", "none", "--alpha and --bandwidth, or --link, or --cluster")
+            if q.alpha is not None or q.bandwidth is not None:  # one of the pair: the other is missing
+                missing, given = ("--bandwidth", q.alpha) if q.bandwidth is None else ("--alpha", q.bandwidth)
+                raise InputError(missing, "nothing", f"a value beside {given!s} (--alpha and --bandwidth "
+                                                     "go together), or --link, or --cluster")
+            raise InputError("hardware", "nothing", "--alpha and --bandwidth, or --link, or --cluster")
         alpha, bandwidth = parse_time(q.alpha, "alpha"), parse_bandwidth(q.bandwidth, "bandwidth")
         if bandwidth <= 0:  # named as typed ("0GB/s"), before the formulas would divide by it
             raise InputError("bandwidth", q.bandwidth, "a bandwidth > 0, e.g. 25GB/s")
     if q.ranks is None:
-        raise InputError("ranks", None, "an integer >= 1 (--ranks) unless --cluster gives it")
+        raise InputError("--ranks", "nothing", "an integer >= 1 on a link or --alpha/--bandwidth (--cluster gives "
+                                               "its own)")
     return q.ranks, alpha, bandwidth
 
 

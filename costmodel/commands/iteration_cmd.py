@@ -40,6 +40,19 @@ def _buckets(b, format_size) -> str:
     return _cut(b, grad, format_size) + _early(b)
 
 
+def _compressed(b, format_size) -> str:
+    """With top-k compression, the bytes a step hands to its collectives beside the gradient's own
+    (the buckets are cut from the gradient; what they send was in the JSON alone: seed audit,
+    2026-11-30)."""
+    if b.topk_fraction is None:
+        return ""
+    from costmodel.training.memory import precision_for
+
+    grad = b.params * precision_for(b.grad_dtype).grad_bytes
+    return (f", top-k {b.topk_fraction:g}: all-gathers {format_size(b.sync_payload_bytes)} per step (every rank's "
+            f"values and indices; the gradient is {format_size(grad)})")
+
+
 def _early(b) -> str:
     """Where the model's own readiness curve has its first bytes ready early (a CNN's classifier),
     how many by when: ", 89 % of the gradient ready by 0.5 % of backward"."""
@@ -164,6 +177,7 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
            ", attention scores materialised (their HBM traffic is in the --mfu given)" if b.attention_materialised
            else "")
         + f", {_buckets(b, format_size)}"
+        + _compressed(b, format_size)
         + (", activation recomputation (backward re-runs the forward)" if b.recompute else ""),
         f"sync {b.sync}, transport {b.transport}; losses: overlap slowdown {b.overlap_slowdown:.1%}"
         + (f", GPU speed spread {b.speed_cv:.1%}" if b.synchronous else "")

@@ -119,3 +119,27 @@ def test_an_old_nvidia_gpu_is_not_told_to_use_amds_backend():
     with pytest.raises(NotApplicableError) as refused:
         topology_for(hardware.load_system("aws-p2.8xlarge"))
     assert "rccl" not in str(refused.value) and "sm37" in str(refused.value) and "ideal" in str(refused.value)
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--bandwidth", "25GB/s", "--ranks", "8"], "error: --alpha: got 'nothing'; allowed: a value beside 25GB/s"),
+    (["--alpha", "5us", "--ranks", "8"], "error: --bandwidth: got 'nothing'; allowed: a value beside 5us"),
+    (["--alpha", "5us", "--bandwidth", "25GB/s"], "error: --ranks: got 'nothing'; allowed: an integer >= 1"),
+])
+def test_a_missing_half_of_the_link_is_named(args, line):
+    """`--bandwidth` alone read "hardware: got 'none'", as if nothing was typed; a missing --ranks
+    "ranks: got None" (seed audit, 2026-11-30)."""
+    result = CliRunner().invoke(app, ["collective", "all-reduce", "--size", "1GB", *args])
+    assert result.exit_code == 2 and result.stderr.startswith(line), result.stderr
+
+
+def test_topk_says_what_it_sends_in_the_text_as_the_json_does():
+    args = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "8", "--topk",
+            "0.01"]
+    text = CliRunner().invoke(app, args)
+    data = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)
+    from dpbase.units import format_size
+
+    assert text.exit_code == 0 and f"top-k 0.01: all-gathers {format_size(data['sync_payload_bytes'])} per step" in text.stdout
+    # 16 ranks x 1 % of the values, each with its int32 index, gathered by every rank
+    assert data["sync_payload_bytes"] == pytest.approx(16 * 0.01 * data["params"] * (2 + 4), rel=1e-6)

@@ -140,11 +140,13 @@ def test_a_bare_link_query_uses_every_argument_or_refuses_it_in_the_apis_words(e
 
 
 def test_a_bare_link_errors_name_the_apis_keywords():
-    with pytest.raises(InputError, match=r"^hardware: .*alpha_s and bandwidth_Bps, or link, or cluster$"):
+    with pytest.raises(InputError, match=r"^bandwidth_Bps: .*\(alpha_s and bandwidth_Bps go together\), or link, or cluster$"):
         predict("all-reduce", "1MiB", "ring", ranks=8, alpha_s=5e-6)
+    with pytest.raises(InputError, match=r"^hardware: .*alpha_s and bandwidth_Bps, or link, or cluster$"):
+        predict("all-reduce", "1MiB", "ring", ranks=8)
     with pytest.raises(UnitError, match=r"^alpha_s: "):
         predict("all-reduce", "1MiB", "ring", ranks=8, alpha_s=-5e-6, bandwidth_Bps=25e9)
-    with pytest.raises(InputError, match=r"^ranks: got None; allowed: an integer >= 1 \(ranks\) unless cluster gives it$"):
+    with pytest.raises(InputError, match=r"^ranks: got 'nothing'; allowed: an integer >= 1 on a link or alpha_s/bandwidth_Bps \(cluster gives its own\)$"):
         predict("all-reduce", "1MiB", "ring", alpha_s=5e-6, bandwidth_Bps=25e9)
 
 
