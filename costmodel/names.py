@@ -44,6 +44,7 @@ class Algorithm(str, Enum):
     SCATTER_ALLGATHER = "scatter-allgather"
     PIPELINED_CHAIN = "pipelined-chain"
     LINEAR = "linear"
+    GATHER_BROADCAST = "gather-broadcast"
 
 
 class Backend(str, Enum):

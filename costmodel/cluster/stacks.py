@@ -9,7 +9,8 @@ library implements for the collective. Sources:
 - RCCL 2.21.5 (``src/graph/tuning.cc``, ``src/enqueue.cc``): NCCL's ring and tree; no NVLS or CollNet
   on AMD. Which of them ``auto`` runs is RCCL's own tuning model (:mod:`costmodel.cluster.rccl_choice`).
 - MPI (MPICH/Open MPI ``coll`` components): the textbook set — recursive doubling/halving,
-  Rabenseifner, Bruck, binomial trees, van de Geijn scatter-allgather, ring, pairwise, linear.
+  Rabenseifner, Bruck, binomial trees, van de Geijn scatter-allgather, ring, pairwise, linear,
+  gather + broadcast all-gather (Open MPI's basic_linear).
 - Gloo (``gloo/allreduce.cc``): ring, ring-chunked (pipelined), halving-doubling
   (Rabenseifner), BCube (not modelled); pairwise all-to-all; binomial broadcast.
 Parameter servers and hierarchical schemes are never picked by ``auto``: a user asks for them by name.

@@ -182,7 +182,7 @@ def test_model_and_cluster_are_named_when_missing_and_numpys_counts_are_counts()
     ({"tokens": "1e9"}, "^tokens: got '1e9'; allowed: a number$"), ({"mfu": "0.5"}, "^mfu: got '0.5';"),
     ({"tie_band": "x"}, "^tie_band: got 'x';"), ({"memory_reserve": "1GB"}, "^memory_reserve: got '1GB';"),
     ({"progress": 5}, "^progress: got 5; allowed: a function"),
-    ({"bucket_bytes": "25MB"}, r"^bucket_bytes: got '25MB'; allowed: one or more sizes of at least 4 bytes"),
+    ({"bucket_bytes": "25 bananas"}, r"^bucket_bytes: got '25 bananas'; allowed: a number with B"),  # units: taken
 ])
 def test_plan_refuses_text_where_a_number_goes(given, error):
     with pytest.raises(InputError, match=error):

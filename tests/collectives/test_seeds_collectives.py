@@ -7,6 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+import costmodel
 from cli import app
 
 runner = CliRunner()
@@ -185,3 +186,21 @@ def test_the_python_formula_refuses_a_form_the_algorithm_lacks():
 
     with pytest.raises(InputError, match=r"^leaders: got True; allowed: a parameter of ring all-reduce"):
         costmodel.formula("all-reduce", "ring", leaders=True)
+
+
+@pytest.mark.parametrize("ranks", [2, 5, 8, 13])
+def test_seed_002_all_gather_is_a_gather_then_a_broadcast(ranks):
+    """Seed 002: "All Gather相当于一个Gather操作之后跟着一个Bcast操作" — the gather-broadcast
+    all-gather costs exactly a binomial gather of the n-byte buffer plus a binomial broadcast of it,
+    term by term, and moves every block to every rank (its executed schedule checks the values)."""
+    from costmodel.collectives.schedules import execute
+    from costmodel.names import Algorithm, Primitive
+
+    link = {"alpha_s": 5e-6, "bandwidth_Bps": 25e9}
+    both = costmodel.predict("all-gather", 4e9, "gather-broadcast", ranks=ranks, **link)
+    gather = costmodel.predict("gather", 4e9, "binomial", ranks=ranks, **link)
+    broadcast = costmodel.predict("broadcast", 4e9, "binomial", ranks=ranks, **link)
+    assert both.time_s == pytest.approx(gather.time_s + broadcast.time_s, rel=1e-12)
+    assert both.steps == gather.steps + broadcast.steps
+    assert both.bytes_total == pytest.approx(gather.bytes_total + broadcast.bytes_total)
+    assert execute(Primitive.ALL_GATHER, Algorithm.GATHER_BROADCAST, ranks, ranks * 8, {}).correct

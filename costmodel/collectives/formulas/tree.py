@@ -62,6 +62,18 @@ def scatter_allgather_broadcast(N: Any, n: Any, p: Any, o: Any) -> Terms:
                  total=o.popsum(N) * block + (N - 1) * n)
 
 
+def gather_broadcast_allgather(N: Any, n: Any, p: Any, o: Any) -> Terms:
+    """Binomial gather of the N blocks to rank 0, then a binomial broadcast of the whole buffer.
+
+    The root sends the most (⌈log2 N⌉ whole buffers in the broadcast, nothing in the gather); the
+    busiest receiver is the non-root rank with the largest gather subtree: its children's blocks
+    and then the whole buffer."""
+    c, block = o.clog2(N), n / N
+    return Terms(steps=2 * c, wire=(N - 1) * block + c * n, reduce=0, sent_max=c * n,
+                 recv_max=(N + scatter_recv_max_blocks(N, o) - 1) * block,
+                 total=o.popsum(N) * block + (N - 1) * n)
+
+
 def dbt_allreduce(N: Any, n: Any, p: Any, o: Any) -> Terms:
     """Reduce up both trees, then broadcast down, each phase ⌊log2 N⌋+k−1 pipelined rounds."""
     k, height = p.chunks, o.flog2(N)
@@ -89,6 +101,10 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(P.BROADCAST, A.SCATTER_ALLGATHER, scatter_allgather_broadcast,
           "binomial scatter + ring all-gather (long messages)",
           "van de Geijn (Barnett et al. 1994); MPICH bcast.c '(lgp+p−1)α + 2n(p−1)/p β'"),
+    Entry(P.ALL_GATHER, A.GATHER_BROADCAST, gather_broadcast_allgather,
+          "binomial gather to one rank, then binomial broadcast of the whole buffer",
+          "MPI standard 4.0 §6.7 (MPI_Allgather as a gather followed by a broadcast); Open MPI coll/base "
+          "allgather 'basic_linear' (gather + bcast); seed 002 (All Gather = Gather then Bcast); " + CHAN),
     Entry(P.ALL_REDUCE, A.DOUBLE_BINARY_TREE, dbt_allreduce,
           "two complementary pipelined binary trees, each with half the data: log N latency",
           DBT, ("chunks k ≥ 1",), (CHUNKS,)),

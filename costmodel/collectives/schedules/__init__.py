@@ -33,6 +33,7 @@ SCHEDULES = {
     (P.ALL_GATHER, A.RECURSIVE_DOUBLING): recursive.rd_allgather,
     (P.ALL_GATHER, A.BRUCK): recursive.bruck_allgather,
     (P.ALL_GATHER, A.DIRECT): flat.direct_allgather,
+    (P.ALL_GATHER, A.GATHER_BROADCAST): trees.gather_broadcast_allgather,
     (P.REDUCE_SCATTER, A.RING): flat.ring_reduce_scatter,
     (P.REDUCE_SCATTER, A.RECURSIVE_HALVING): recursive.rh_reduce_scatter,
     (P.REDUCE_SCATTER, A.PAIRWISE): flat.pairwise_reduce_scatter,

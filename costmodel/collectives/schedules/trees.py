@@ -72,7 +72,8 @@ def binomial_scatter(m: Machine, x: list[np.ndarray], p: dict) -> list[np.ndarra
     return [full[i][sl[i]] for i in range(N)]
 
 
-def binomial_gather(m: Machine, x: list[np.ndarray], p: dict) -> list[np.ndarray]:
+def binomial_gather_phase(m: Machine, x: list[np.ndarray]) -> list[np.ndarray]:
+    """Every rank's block gathered into rank 0's buffer (each rank's full-size buffer returned)."""
     N = m.ranks
     full = [np.zeros(len(x[0]) * N) for _ in range(N)]
     sl = blocks(len(full[0]), N)
@@ -86,7 +87,19 @@ def binomial_gather(m: Machine, x: list[np.ndarray], p: dict) -> list[np.ndarray
                     idx = np.r_[sl[i].start:sl[min(i + d, N) - 1].stop]
                     r.send(i, i - d, full[i][idx], full[i - d], idx)
         d *= 2
-    return [full[0]]
+    return full
+
+
+def binomial_gather(m: Machine, x: list[np.ndarray], p: dict) -> list[np.ndarray]:
+    return [binomial_gather_phase(m, x)[0]]
+
+
+def gather_broadcast_allgather(m: Machine, x: list[np.ndarray], p: dict) -> list[np.ndarray]:
+    """Seed 002's all-gather: a gather to rank 0, then its whole buffer broadcast."""
+    full = binomial_gather_phase(m, x)
+    bufs = [full[0]] + [np.zeros_like(full[0]) for _ in range(m.ranks - 1)]
+    binomial_broadcast_phase(m, bufs)
+    return bufs
 
 
 def scatter_allgather_broadcast(m: Machine, x: list[np.ndarray], p: dict) -> list[np.ndarray]:
