@@ -10,7 +10,7 @@ library implements for the collective. Sources:
   on AMD. Which of them ``auto`` runs is RCCL's own tuning model (:mod:`costmodel.cluster.rccl_choice`).
 - MPI (MPICH/Open MPI ``coll`` components): the textbook set — recursive doubling/halving,
   Rabenseifner, Bruck, binomial trees, van de Geijn scatter-allgather, ring, pairwise, linear,
-  gather + broadcast all-gather (Open MPI's basic_linear).
+  gather + broadcast all-gather (Open MPI's coll/basic).
 - Gloo (``gloo/allreduce.cc``): ring, ring-chunked (pipelined), halving-doubling
   (Rabenseifner), BCube (not modelled); pairwise all-to-all; binomial broadcast.
 Parameter servers and hierarchical schemes are never picked by ``auto``: a user asks for them by name.

@@ -103,8 +103,8 @@ ENTRIES: tuple[Entry, ...] = (
           "van de Geijn (Barnett et al. 1994); MPICH bcast.c '(lgp+p−1)α + 2n(p−1)/p β'"),
     Entry(P.ALL_GATHER, A.GATHER_BROADCAST, gather_broadcast_allgather,
           "binomial gather to one rank, then binomial broadcast of the whole buffer",
-          "MPI standard 4.0 §6.7 (MPI_Allgather as a gather followed by a broadcast); Open MPI coll/base "
-          "allgather 'basic_linear' (gather + bcast); seed 002 (All Gather = Gather then Bcast); " + CHAN),
+          "Open MPI coll/basic mca_coll_basic_allgather_intra ('Gather and broadcast'); seed 002 (All "
+          "Gather = Gather then Bcast); " + CHAN),
     Entry(P.ALL_REDUCE, A.DOUBLE_BINARY_TREE, dbt_allreduce,
           "two complementary pipelined binary trees, each with half the data: log N latency",
           DBT, ("chunks k ≥ 1",), (CHUNKS,)),
