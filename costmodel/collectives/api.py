@@ -6,7 +6,7 @@ from typing import Any
 
 from costmodel.apiwords import speaks_keywords
 from costmodel.collectives.entry import ParamsView
-from costmodel.collectives.evaluate import check_inputs, predict_entry, resolve
+from costmodel.collectives.evaluate import check_inputs, predict_entry, resolve, whole_steps
 from costmodel.collectives.ops import SCALAR
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
@@ -96,4 +96,4 @@ def coefficients(primitive: str | Primitive, algorithm: str, ranks: int, **param
     if ranks == 1:
         return Coefficients(0, 0.0, 0.0)
     t = entry.terms(int(ranks), 1.0, ParamsView(resolved), SCALAR)
-    return Coefficients(t.steps + t.steps_inter, float(t.wire + t.wire_inter), float(t.reduce))
+    return Coefficients(whole_steps(t.steps + t.steps_inter), float(t.wire + t.wire_inter), float(t.reduce))

@@ -101,6 +101,12 @@ def check_chunks(entry: Entry, size_bytes: float, params: dict[str, Any]) -> Non
                                                         f"(a chunk holds at least one {MIN_CHUNK_BYTES}-byte element)")
 
 
+def whole_steps(steps: Any) -> Any:
+    """A step count as the integer it is (a hierarchy's N/G nodes made 16.0 where every other
+    algorithm said 16)."""
+    return int(steps) if isinstance(steps, float) and steps.is_integer() else steps
+
+
 def check_answer(field: str, seconds: Any, inputs: dict[str, Any]) -> None:
     """Final guard: a time that is not a finite number >= 0 is never returned as an answer."""
     if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds >= 0):
@@ -180,7 +186,7 @@ def predict_entry(entry: Entry, ranks: int, size_bytes: float, alpha_s: float, b
     return Prediction(
         primitive=entry.primitive.value, algorithm=entry.algorithm.value, ranks=N, size_bytes=n, time_s=time_s,
         latency_s=latency_s, bandwidth_s=bandwidth_s, reduction_s=reduction_s,
-        steps=terms.steps + terms.steps_inter, bytes_sent_max=terms.sent_max,
+        steps=whole_steps(terms.steps + terms.steps_inter), bytes_sent_max=terms.sent_max,
         bytes_received_max=terms.recv_max, bytes_total=terms.total, bytes_aux_max=terms.aux_max,
         algbw_Bps=algbw, busbw_Bps=None if algbw is None else algbw * busbw_factor(entry.primitive, N),
         lower_bound_s=bound_s, alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps,

@@ -14,7 +14,7 @@ from costmodel.plots.common import (
     predictions,
     size_grid,
 )
-from dpbase.errors import NotApplicableError
+from dpbase.errors import InputError, NotApplicableError
 from dpbase.units import format_size, format_time
 
 
@@ -72,6 +72,9 @@ def best_map_figure(primitive: str, hardware: Hardware, *, rank_counts: tuple[in
 
     hardware = check_backend(hardware, primitive)
     rank_counts = checked_rank_counts(rank_counts)
+    if max(rank_counts) < 2:  # as scaling_figure: its map was one row of "none"
+        raise InputError("rank_counts", list(rank_counts), "rank counts with one of 2 or more (one rank has no "
+                         "collective to draw)")
     sizes = size_grid(min_size, max_size)
     grid = _winners(hardware, primitive, rank_counts, sizes)
     labels = sorted({cell[0] for row in grid for cell in row})

@@ -154,9 +154,10 @@ def check_backend(hw: Hardware, primitive: str, algorithms: tuple[str, ...] = ()
         from costmodel.cluster.query import ideal_only
 
         ideal_only(hw.backend)  # the message `collective` and `sweep` give
-    from hardware import load_system
+    from hardware import system_of
 
-    system = load_system(hw.cluster) if hw.cluster is not None else None
+    # a name, a TOML path or a System, as every other API entry takes it (a System was "path: got System(…)")
+    system = system_of(hw.cluster, "cluster") if hw.cluster is not None else None
     chosen, note = max((backend_for(name, hw.backend, system, algorithm=a) for a in algorithms or ("auto",)),
                        key=lambda found: found[1] is not None)  # a fall-back to ideal, if any, with its note
     hw = replace(hw, backend=chosen.value, note=note)

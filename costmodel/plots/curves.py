@@ -96,6 +96,9 @@ def sweep_figure(primitive: str, hardware: Hardware, *, min_size: str | float = 
 
     algorithms = algorithm_names(algorithms)
     hardware = check_backend(hardware, primitive, algorithms)
+    if hardware.total_ranks() < 2:  # its chart was one "none" series at 0 s on a log axis
+        field = "ranks" if hardware.cluster is None else "gpus_per_node"
+        raise InputError(field, hardware.total_ranks(), "2 or more ranks in all (one rank has no collective to draw)")
     sizes = size_grid(min_size, max_size)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.09,
                         subplot_titles=("time per call", "bus bandwidth (nccl-tests busbw)"))
@@ -138,6 +141,8 @@ def scaling_figure(primitive: str, hardware: Hardware, *, size: str | float, ran
     algorithms = algorithm_names(algorithms)
     hardware = check_backend(hardware, primitive, algorithms)
     size_bytes = parse_size(size, "size")
+    if size_bytes == 0:  # nothing moves: its chart was every algorithm at 0 s on a log axis
+        raise InputError("size", size, "a size > 0 (0 bytes move nothing to draw)")
     # sorted, each once: a count given twice was a point twice, and 64,2,16 drew the curves back
     # across the log axis; one rank has no collective (its chart was empty, traces named "none")
     rank_counts = tuple(sorted(set(checked_rank_counts(rank_counts))))

@@ -143,3 +143,37 @@ def test_topk_says_what_it_sends_in_the_text_as_the_json_does():
     assert text.exit_code == 0 and f"top-k 0.01: all-gathers {format_size(data['sync_payload_bytes'])} per step" in text.stdout
     # 16 ranks x 1 % of the values, each with its int32 index, gathered by every rank
     assert data["sync_payload_bytes"] == pytest.approx(16 * 0.01 * data["params"] * (2 + 4), rel=1e-6)
+
+
+def test_step_counts_are_whole_numbers_on_every_path():
+    link = costmodel.predict("all-reduce", 1e6, "hierarchical", ranks=16, gpus_per_node=4, **LINK)
+    cluster = costmodel.predict("all-reduce", 1e9, "hierarchical", cluster="dgx-h100", nodes=2, backend="ideal")
+    counted = costmodel.coefficients("all-reduce", "hierarchical", 16, gpus_per_node=4)
+    assert all(type(steps) is int for steps in (link.steps, cluster.steps, counted.steps))
+
+
+def test_the_charts_api_takes_a_system_as_every_other_entry_does():
+    import hardware
+    from costmodel.plots import Hardware, best_map_figure, scaling_figure, sweep_figure
+
+    system = hardware.load_system("dgx-h100")
+    by_value = sweep_figure("all-reduce", Hardware(cluster=system, nodes=2), min_size="1MiB", max_size="4MiB")
+    by_name = sweep_figure("all-reduce", Hardware(cluster="dgx-h100", nodes=2), min_size="1MiB", max_size="4MiB")
+    assert [list(t.y) for t in by_value.data] == [list(t.y) for t in by_name.data]
+    assert scaling_figure("all-reduce", Hardware(cluster=system), size="1GiB", rank_counts=(8, 16)).data
+    assert best_map_figure("all-reduce", Hardware(cluster=system), rank_counts=(8, 16)).data
+
+
+@pytest.mark.parametrize("args, line", [
+    (["sweep", "all-reduce", "--ranks", "1", "--alpha", "5us", "--bandwidth", "25GB/s"], "error: ranks: got 1;"),
+    (["sweep", "all-reduce", "--cluster", "dgx-h100", "--gpus-per-node", "1"], "error: gpus_per_node: got 1;"),
+    (["scaling", "all-reduce", "--size", "0", "--cluster", "dgx-h100"], "error: size: got '0';"),
+    (["best-map", "all-reduce", "--rank-counts", "1", "--alpha", "5us", "--bandwidth", "25GB/s"],
+     "error: rank_counts: got [1];"),
+])
+def test_a_chart_with_nothing_to_draw_is_refused(args, line, tmp_path):
+    """They wrote one "none" series at 0 s on a log axis, exit 0 (API audit, 2026-11-30)."""
+    out = tmp_path / "chart.html"
+    result = CliRunner().invoke(app, ["plot", *args, "-o", str(out)])
+    assert result.exit_code == 2 and result.stderr.startswith(line), result.stderr
+    assert not out.exists()
