@@ -164,11 +164,19 @@ def plan(output: OUT, model: Annotated[str, Option(help="Preset name or paramete
     from costmodel.planner.recommend import plan as make_plan
     from costmodel.plots import plan_figure
     from costmodel.plots.planfig import check_axes
+    from dpbase.errors import InputError
 
     _refuse_inputs(output, cluster, model)
     check_axes(x, y)  # before the planner ranks every plan
-    found = make_plan(model, cluster, global_batch=global_batch, nodes=nodes, backend=backend, top=PLAN_ROWS,
-                      explain=False, _cli_words=True)
+    try:
+        found = make_plan(model, cluster, global_batch=global_batch, nodes=nodes, backend=backend, top=PLAN_ROWS,
+                          explain=False, _cli_words=True)
+    except InputError as error:
+        if "--" not in error.allowed:
+            raise
+        # the planner's advice names `dpcost plan`'s options; this chart takes --nodes and --global-batch
+        raise type(error)(error.field, error.value, f"{error.allowed} (plot plan takes --nodes and "
+                                                    "--global-batch; dpcost plan takes the other options)") from None
     _finish(plan_figure(found.to_dict(), x=x, y=y), output, open_, json_, "plan", (cluster, model))
 
 

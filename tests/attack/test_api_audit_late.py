@@ -177,3 +177,11 @@ def test_a_chart_with_nothing_to_draw_is_refused(args, line, tmp_path):
     result = CliRunner().invoke(app, ["plot", *args, "-o", str(out)])
     assert result.exit_code == 2 and result.stderr.startswith(line), result.stderr
     assert not out.exists()
+
+
+def test_plot_plans_refusal_says_which_of_the_advised_options_it_takes(tmp_path):
+    result = CliRunner().invoke(app, ["plot", "plan", "--model", "llama2-70b", "--cluster", "dgx-h100", "--nodes", "1",
+                                      "--global-batch", "8", "-o", str(tmp_path / "p.html")])
+    assert result.exit_code == 2 and "--offload-optimizer" in result.stderr
+    assert result.stderr.rstrip().endswith("(plot plan takes --nodes and --global-batch; dpcost plan takes the other "
+                                           "options)")
