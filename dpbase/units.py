@@ -54,6 +54,8 @@ def _split(field: str, text: str | float | int, allowed: str, unit_needed: bool 
             raise UnitError(field, text, allowed) from None
     match = _QUANTITY.match(str(text))
     if not match:
+        if str(text).strip().startswith("-") and _QUANTITY.match(str(text).strip()[1:]):
+            raise UnitError(field, text, f"{allowed}; not negative")  # "-1": a number, refused as < 0
         raise UnitError(field, text, allowed)
     if unit_needed and not match.group(2):
         raise UnitError(field, text, f"{allowed}: a unit is needed")
@@ -62,7 +64,7 @@ def _split(field: str, text: str | float | int, allowed: str, unit_needed: bool 
 
 def _check_finite(field: str, text: object, value: float, allowed: str) -> float:
     if not math.isfinite(value) or value < 0:
-        raise UnitError(field, text, allowed)
+        raise UnitError(field, text, f"{allowed}; not negative" if value < 0 else allowed)
     return value
 
 

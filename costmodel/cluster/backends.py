@@ -96,7 +96,7 @@ def _not_run(collective: str, algorithm: str, lay: Layout, topo: Any, tables: An
     runs_here = dict.fromkeys(REGISTRY_MIRROR.get(row[0], row[0])
                               for row in candidates(collective, topo, tables or load_tables()))
     return NotApplicableError("algorithm", algorithm, f"one NCCL runs for {collective} on {lay.system.name}: "
-                              + ", ".join(["auto", *runs_here]))
+                              + ", ".join(["auto", *runs_here]) + " (--backend ideal times the textbook algorithms)")
 
 
 def _nccl_every(primitive: str, size_bytes: float, lay: Layout, topo: Any, tables: Any) -> list[Prediction]:
