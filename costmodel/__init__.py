@@ -44,6 +44,7 @@ _EXPORTS = {
     "predict": "costmodel.cluster.api",
     "predict_on_cluster": "costmodel.cluster.mapping",
     "run_query": "costmodel.cluster.query",
+    "run_schedule": "costmodel.collectives.api",
     "sweep": "costmodel.cluster.api",
     "iteration": "costmodel.training.oncluster",
     "topology_for": "costmodel.nccl.search",

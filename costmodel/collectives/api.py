@@ -97,3 +97,43 @@ def coefficients(primitive: str | Primitive, algorithm: str, ranks: int, **param
         return Coefficients(0, 0.0, 0.0)
     t = entry.terms(int(ranks), 1.0, ParamsView(resolved), SCALAR)
     return Coefficients(whole_steps(t.steps + t.steps_inter), float(t.wire + t.wire_inter), float(t.reduce))
+
+
+def run_schedule(primitive: str | Primitive, algorithm: str, inputs: Any, **params: Any) -> Any:
+    """Run an algorithm's schedule step by step on ``inputs``, one list of numbers per rank (the
+    whole buffer; for gather and all-gather, the rank's own block): every rank's output, what the
+    primitive should give, and the steps and elements the run moved (the numbers the formulas
+    count). The seeds' worked examples with their values:
+
+    >>> out = run_schedule("reduce-scatter", "ring", [[0, 1, 2, 3]] * 4)
+    >>> out.outputs, out.correct
+    (((0.0,), (4.0,), (8.0,), (12.0,)), True)
+    """
+    import numpy as np
+
+    from costmodel.collectives.schedules import SCHEDULES, run, whole_blocks
+    from dpbase.errors import InputError
+
+    entry = get(primitive, algorithm)
+    if (entry.primitive, entry.algorithm) not in SCHEDULES:  # every registry entry has one (a test checks)
+        raise InputError("algorithm", algorithm, "an algorithm with an executable schedule")
+    try:
+        arrays = [np.asarray(values, dtype=float).reshape(-1) for values in inputs]
+    except (TypeError, ValueError):
+        raise InputError("inputs", inputs, "one list of numbers per rank") from None
+    if not arrays or any(a.size == 0 for a in arrays) or len({a.size for a in arrays}) != 1:
+        raise InputError("inputs", inputs, "one non-empty list of numbers per rank, all of one length")
+    ranks = len(arrays)
+    resolved = resolve(entry, ranks, params)
+    if entry.pipelined and resolved.get("chunks") in (None, "auto"):  # the schedule runs whole chunks
+        resolved["chunks"] = 1
+    # the schedules cut the buffer evenly (one block per rank, halves, chunks): a gather's and an
+    # all-gather's input is one block of it
+    whole = whole_blocks(ranks, resolved)
+    blocks = ranks if entry.primitive in (Primitive.ALL_GATHER, Primitive.GATHER) else 1
+    if (arrays[0].size * blocks) % whole:
+        raise InputError("inputs", f"{ranks} lists of {arrays[0].size}",
+                         f"lists of a length that makes a buffer of a multiple of {whole} elements (the schedule's "
+                         "blocks, halves and chunks cut it evenly)")
+    return run(entry.primitive, entry.algorithm, arrays, resolved)
+

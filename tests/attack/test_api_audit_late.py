@@ -30,8 +30,8 @@ def test_every_path_answers_zero_bytes_with_zero():
     for entry in entries():
         grid = evaluate_grid(entry.primitive.value, entry.algorithm.value, np.array([8]), np.array([0.0, 1e6]),
                              5e-6, 25e9, **({"gpus_per_node": 4} if entry.hierarchical else {}))
-        assert grid["time_s"][0] == 0.0 and grid["lower_bound_s"][0] == 0.0, entry.name
-        assert np.isnan(grid["busbw_Bps"][0]) and grid["time_s"][1] > 0, entry.name
+        assert grid["time_s"][0] == 0.0 and grid["lower_bound_s"][0] == 0.0, f"{entry.primitive.value}/{entry.algorithm.value}"
+        assert np.isnan(grid["busbw_Bps"][0]) and grid["time_s"][1] > 0, f"{entry.primitive.value}/{entry.algorithm.value}"
     for backend in ("nccl", "ideal"):
         model = costmodel.comm_model("dgx-h100", nodes=2, backend=backend)
         assert model.time_s("all-reduce", 0) == 0.0, backend
@@ -185,3 +185,16 @@ def test_plot_plans_refusal_says_which_of_the_advised_options_it_takes(tmp_path)
     assert result.exit_code == 2 and "--offload-optimizer" in result.stderr
     assert result.stderr.rstrip().endswith("(plot plan takes --nodes and --global-batch; dpcost plan takes the other "
                                            "options)")
+
+
+@pytest.mark.parametrize("inputs, message", [
+    ([], "one non-empty list of numbers per rank"),
+    ([[1, 2], [3]], "all of one length"),
+    ([["a"], ["b"]], "one list of numbers per rank"),
+    ([[1, 2, 3]] * 4, "a multiple of 4 elements"),
+])
+def test_run_schedule_refuses_bad_inputs_in_one_line(inputs, message):
+    from dpbase.errors import InputError
+
+    with pytest.raises(InputError, match=message):
+        costmodel.run_schedule("all-reduce", "ring", inputs)

@@ -41,7 +41,7 @@ def test_no_mapped_algorithm_beats_the_primitives_bound_on_any_bundled_system(sy
             lay = layout(system, nodes, gpn)
             for size in (8.0, 65536.0, 1e9):
                 for entry, params, p in _all_on(lay, size):
-                    assert p.time_s >= p.lower_bound_s * (1 - 1e-9), (system, nodes, gpn, entry.name, params, size)
+                    assert p.time_s >= p.lower_bound_s * (1 - 1e-9), (system, nodes, gpn, f"{entry.primitive.value}/{entry.algorithm.value}", params, size)
 
 
 def test_the_bound_is_the_primitives_not_the_algorithms():

@@ -10,7 +10,7 @@ import pytest
 from costmodel.collectives.evaluate import evaluate_terms, resolve
 from costmodel.collectives.ops import SCALAR
 from costmodel.collectives.registry import entries
-from costmodel.collectives.schedules import SCHEDULES, execute
+from costmodel.collectives.schedules import SCHEDULES, execute, whole_blocks
 
 RANKS = list(range(1, 34)) + [64, 100, 128]
 ENTRIES = list(entries())
@@ -37,9 +37,7 @@ def variants(entry, N):
 
 
 def elements_for(N, params):
-    p2 = 1 << (N.bit_length() - 1)
-    k, S, G = params.get("chunks", 1), params.get("servers", 1), params.get("gpus_per_node", 1)
-    return math.lcm(N, p2, 2 * k * S, G)
+    return whole_blocks(N, params)
 
 
 def test_every_entry_has_a_schedule():

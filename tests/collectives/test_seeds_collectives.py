@@ -204,3 +204,25 @@ def test_seed_002_all_gather_is_a_gather_then_a_broadcast(ranks):
     assert both.steps == gather.steps + broadcast.steps
     assert both.bytes_total == pytest.approx(gather.bytes_total + broadcast.bytes_total)
     assert execute(Primitive.ALL_GATHER, Algorithm.GATHER_BROADCAST, ranks, ranks * 8, {}).correct
+
+
+def test_seed_002_reduce_scatter_worked_example_with_its_values():
+    """Four cards each holding the 4x1 tensor [0, 1, 2, 3]: the sum is [0, 4, 8, 12], card 0 gets
+    [0.0] and card 1 [4.0] (seed 002), on every reduce-scatter algorithm."""
+    for algorithm in costmodel.algorithms_for("reduce-scatter"):
+        out = costmodel.run_schedule("reduce-scatter", algorithm, [[0, 1, 2, 3]] * 4)
+        assert out.correct and out.outputs == ((0.0,), (4.0,), (8.0,), (12.0,)), algorithm
+
+
+@pytest.mark.parametrize("ranks", [2, 3, 5, 8])
+def test_every_schedule_runs_on_a_users_numbers(ranks):
+    from costmodel.collectives.registry import entries
+    from costmodel.collectives.schedules import whole_blocks
+
+    for entry in entries():
+        params = {"gpus_per_node": 1} if entry.hierarchical else {}
+        length = 2 * whole_blocks(ranks, params)  # the buffer; a gather's input is one rank's block of it
+        per_rank = length // ranks if entry.primitive.value in ("gather", "all-gather") else length
+        inputs = [[float(10 * r + i) for i in range(per_rank)] for r in range(ranks)]
+        out = costmodel.run_schedule(entry.primitive.value, entry.algorithm.value, inputs, **params)
+        assert out.correct and out.outputs == out.expected, (entry.primitive.value, entry.algorithm.value)

@@ -93,6 +93,47 @@ def auxiliary_nodes(algorithm: A, params: dict[str, Any]) -> tuple[int, bool]:
     return 0, True
 
 
+def whole_blocks(ranks: int, params: dict[str, Any]) -> int:
+    """The buffer lengths (elements) every schedule cuts evenly are multiples of this: N blocks,
+    the largest power of two below N (recursive halving folds the rest in), two trees' halves or S
+    servers' shares in k chunks each, and G ranks per node."""
+    import math
+
+    p2 = 1 << (ranks.bit_length() - 1)
+    k, servers, per_node = (int(params.get(name) or 1) for name in ("chunks", "servers", "gpus_per_node"))
+    return math.lcm(ranks, p2, 2 * k * servers, per_node)
+
+
+@frozen(slots=False)
+class ScheduleRun:
+    """One schedule run on the user's data: every rank's output and what the run moved, counted in
+    elements (the registry's bytes divided by the element size)."""
+
+    outputs: tuple[tuple[float, ...], ...]
+    expected: tuple[tuple[float, ...], ...]
+    correct: bool
+    steps: int
+    elements_sent_max: float
+    elements_received_max: float
+
+
+def run(primitive: P, algorithm: A, inputs: list[np.ndarray], params: dict[str, Any]) -> ScheduleRun:
+    """Run the schedule on ``inputs`` (one array per rank: the whole buffer, or a gather's and an
+    all-gather's own block) and return every rank's output beside what the primitive means."""
+    ranks = len(inputs)
+    x = [np.asarray(a, dtype=float) for a in inputs]
+    aux, counted = auxiliary_nodes(algorithm, params)
+    machine = Machine(ranks, aux=aux, counted_aux=counted)
+    result = SCHEDULES[(primitive, algorithm)](machine, x, params)
+    expected = _expected(primitive, x, ranks)
+    correct = len(result) >= len(expected) and all(np.array_equal(result[i], expected[i]) for i in range(len(expected)))
+    c, size = machine.counts, x[0].itemsize
+    return ScheduleRun(outputs=tuple(tuple(map(float, out)) for out in result[:len(expected)]),
+                       expected=tuple(tuple(map(float, out)) for out in expected), correct=correct,
+                       steps=int(c.steps + c.steps_inter), elements_sent_max=float(c.sent[:ranks].max()) / size,
+                       elements_received_max=float(c.received[:ranks].max()) / size)
+
+
 def execute(primitive: P, algorithm: A, ranks: int, elements: int, params: dict[str, Any],
             seed: int = 0) -> Execution:
     """Run the schedule on ``ranks`` ranks holding ``elements`` float64 values each (n = 8·elements)."""
