@@ -209,10 +209,10 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
     else:
         results = _ideal(primitive, size_bytes, lay, algorithm, gamma_s_per_byte, params_for or (lambda e: {}),
                          stack, backend)
-    if fallback:
-        results = [replace(r, note=fallback) for r in results]
-    elif backend in (Backend.NCCL, Backend.RCCL):
-        results = [replace(r, interval_s=interval_s(lay.system, lay.nodes, size_bytes, r.time_s)) for r in results]
+    # every backend on a cluster says how sure it is: the ideal one from its own (wide) errors
+    ideal = backend is Backend.IDEAL
+    results = [replace(r, interval_s=interval_s(lay.system, lay.nodes, size_bytes, r.time_s, ideal),
+                       note=fallback or r.note) for r in results]
     if left_out:
         from costmodel.cluster.measured import join_notes
 

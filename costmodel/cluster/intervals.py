@@ -46,15 +46,21 @@ def interval_tables(path: str = DATA_FILE) -> dict[str, dict[str, list[float]]]:
     return load_bundled(path).get("interval", {})
 
 
-def ratio_interval(system: System, nodes: int, size_bytes: float) -> tuple[float, float] | None:
-    """(p10, p90) of measured/predicted for this class and size regime, or None if unmeasured."""
-    found = interval_tables().get(system_class(system, nodes), {}).get(regime(size_bytes))
+IDEAL_CLASS = "ideal "  # the ideal backend's classes: this prefix and the system's class
+
+
+def ratio_interval(system: System, nodes: int, size_bytes: float, ideal: bool = False) -> tuple[float, float] | None:
+    """(p10, p90) of measured/predicted for this class and size regime, or None if unmeasured;
+    ``ideal``: the textbook model's (which fits nothing to the logs)."""
+    cls = (IDEAL_CLASS if ideal else "") + system_class(system, nodes)
+    found = interval_tables().get(cls, {}).get(regime(size_bytes))
     return (float(found[0]), float(found[1])) if found else None
 
 
-def interval_s(system: System, nodes: int, size_bytes: float, time_s: float) -> tuple[float, float] | None:
+def interval_s(system: System, nodes: int, size_bytes: float, time_s: float,
+               ideal: bool = False) -> tuple[float, float] | None:
     """The interval of a predicted time, in seconds (None where no class data exists)."""
-    ratios = ratio_interval(system, nodes, size_bytes)
+    ratios = ratio_interval(system, nodes, size_bytes, ideal)
     if ratios is None or time_s <= 0:
         return None
     return (ratios[0] * time_s, ratios[1] * time_s)

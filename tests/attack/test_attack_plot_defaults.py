@@ -42,13 +42,22 @@ def test_within_node_ranks_use_part_of_the_node():
 
 
 @pytest.mark.parametrize("args", [
-    ["plot", "sweep", "all-reduce", "--ranks", "1", "--alpha", "5us", "--bandwidth", "25GB/s"],
     ["plot", "scaling", "all-reduce", "--size", "1MB", "--alpha", "5us", "--bandwidth", "25GB/s", "--rank-counts", "1,2"],
     ["plot", "scaling", "all-reduce", "--size", "1MB", "--cluster", "dgx-h100", "--rank-counts", "1,2,8,16"],
     ["plot", "best-map", "all-reduce", "--alpha", "5us", "--bandwidth", "25GB/s", "--rank-counts", "1,2"],
-    ["plot", "sweep", "all-reduce", "--cluster", "dgx-h100", "--gpus-per-node", "1"],
 ])
-def test_one_rank_draws(work, args):
+def test_one_rank_among_others_draws(work, args):
     result = safe([*args, "-o", "x.html"])
     assert result.exit_code == 0, result.stderr
     assert (work / "x.html").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["plot", "sweep", "all-reduce", "--ranks", "1", "--alpha", "5us", "--bandwidth", "25GB/s"],
+    ["plot", "sweep", "all-reduce", "--cluster", "dgx-h100", "--gpus-per-node", "1"],
+])
+def test_one_rank_alone_is_refused_in_one_line(work, args):
+    """Its chart was one "none" series at 0 s on a log axis (API audit, 2026-11-30): nothing to draw."""
+    result = safe([*args, "-o", "x.html"])
+    assert result.exit_code == 2 and "one rank has no collective to draw" in result.stderr
+    assert not (work / "x.html").exists()

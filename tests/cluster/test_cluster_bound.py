@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
+import costmodel
 from cli import app
 from costmodel.cluster.bound import node_cut_bytes
 from costmodel.cluster.mapping import layout, predict_on_cluster
@@ -98,3 +99,12 @@ def test_compare_shows_the_servers_load_and_the_smallest_bound():
     # the ranks' bound, 2 (N-1)/N n / B + 3 α; not that of dedicated servers' machine (each rank
     # sends n and receives n: 160 ms), a machine of its own
     assert "lower bound: 280 ms" in result.output
+
+
+def test_an_ideal_prediction_on_a_cluster_says_how_sure_it_is():
+    """Mission §7: every prediction carries an interval. The ideal backend's hierarchical and
+    parameter-server answers had none; they borrow the textbook model's own out-of-sample band."""
+    for algorithm in ("hierarchical", "parameter-server", "ring"):
+        p = costmodel.predict("all-reduce", "1GB", algorithm, cluster="dgx-h100", nodes=2, backend="ideal")
+        low, high = p.interval_s
+        assert low < p.time_s * 1.0001 and high > 2 * p.time_s  # the textbook model runs fast: measured 1-5x

@@ -139,7 +139,11 @@ def test_leave_one_log_out_accuracy_and_interval_coverage(accuracy):
                              if g.median(accuracy.MIB) is not None) <= 0.15
     table = accuracy.intervals(ratios)
     assert accuracy.coverage(ratios, table) >= 0.75
-    shipped = accuracy.intervals_toml(table)
+    ideal = accuracy.ideal_ratios()  # the textbook model's own intervals (nothing fitted)
+    ideal_table = accuracy.intervals([(c, s, r) for c, s, r, _ in ideal])
+    assert set(ideal_table) == {accuracy.IDEAL_CLASS + cls for cls in table}
+    assert accuracy.held_out_coverage(ideal) >= 0.6  # 67.9 % with each log's rows left out of its band
+    shipped = accuracy.intervals_toml(table | ideal_table)
     assert (Path(accuracy.INTERVALS).read_text(encoding="utf-8") == shipped), \
         "run: python benchmarks/accuracy.py --write"
 
