@@ -226,3 +226,16 @@ def test_every_schedule_runs_on_a_users_numbers(ranks):
         inputs = [[float(10 * r + i) for i in range(per_rank)] for r in range(ranks)]
         out = costmodel.run_schedule(entry.primitive.value, entry.algorithm.value, inputs, **params)
         assert out.correct and out.outputs == out.expected, (entry.primitive.value, entry.algorithm.value)
+
+
+def test_seed_001_ring_runs_block_for_block_as_its_figures_draw():
+    """Seed 001, five GPUs and blocks a-e: GPU0 first sends a and receives e; at the end of the
+    reduce-scatter GPU4 holds the whole a and GPU0 the whole b. The schedule chart draws this run."""
+    from costmodel.plots.trace import record
+
+    trace = record("all-reduce", "ring", 5, {})
+    block = trace.cells // 5
+    first = {(m.src, m.dst): m.cells[0] // block for m in trace.steps[0].messages}
+    assert first[(0, 1)] == 0 and first[(4, 0)] == 4  # a out of GPU0, e into it
+    last_scatter = {(m.src, m.dst): m.cells[0] // block for m in trace.steps[3].messages}
+    assert last_scatter[(3, 4)] == 0 and last_scatter[(4, 0)] == 1  # GPU4 completes a, GPU0 completes b

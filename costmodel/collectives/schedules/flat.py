@@ -12,37 +12,43 @@ def blocks(length: int, parts: int) -> list[slice]:
     return [slice(i * size, (i + 1) * size) for i in range(parts)]
 
 
-def ring_reduce_scatter_phase(m: Machine, bufs, groups: list[list[int]], level: str = "intra") -> None:
-    """In place, all groups in the same rounds: member j of a group ends with its reduced block j."""
+def ring_reduce_scatter_phase(m: Machine, bufs, groups: list[list[int]], level: str = "intra",
+                              shift: int = 0) -> None:
+    """In place, all groups in the same rounds: member j of a group ends with its reduced block
+    j + ``shift`` (0: its own block, as a reduce-scatter leaves it)."""
     G = len(groups[0])
     sl = blocks(len(bufs[groups[0][0]]), G)
     for s in range(G - 1):
         with m.round(level) as r:
             for ranks in groups:
                 for j in range(G):
-                    b = (j - 1 - s) % G
+                    b = (j - 1 - s + shift) % G
                     src, dst = ranks[j], ranks[(j + 1) % G]
                     r.send(src, dst, bufs[src][sl[b]], bufs[dst], sl[b], reduce=True)
 
 
-def ring_allgather_phase(m: Machine, bufs, groups: list[list[int]], level: str = "intra") -> None:
-    """In place, all groups in the same rounds: member j's block j is copied around its ring."""
+def ring_allgather_phase(m: Machine, bufs, groups: list[list[int]], level: str = "intra",
+                         shift: int = 0) -> None:
+    """In place, all groups in the same rounds: member j's block j + ``shift`` is copied around its ring."""
     G = len(groups[0])
     sl = blocks(len(bufs[groups[0][0]]), G)
     for s in range(G - 1):
         with m.round(level) as r:
             for ranks in groups:
                 for j in range(G):
-                    b = (j - s) % G
+                    b = (j - s + shift) % G
                     src, dst = ranks[j], ranks[(j + 1) % G]
                     r.send(src, dst, bufs[src][sl[b]], bufs[dst], sl[b])
 
 
 def ring_allreduce(m: Machine, x: list[np.ndarray], p: dict) -> list[np.ndarray]:
+    """Seed 001's ring, block for block: GPU j first sends its own block j (GPU0 sends a and
+    receives e on five GPUs), ends the reduce-scatter with block j + 1 reduced (GPU4 holds the
+    whole a, GPU0 the whole b), and the all-gather passes those on."""
     bufs = [a.copy() for a in x]
     groups = [list(range(m.ranks))]
-    ring_reduce_scatter_phase(m, bufs, groups)
-    ring_allgather_phase(m, bufs, groups)
+    ring_reduce_scatter_phase(m, bufs, groups, shift=1)
+    ring_allgather_phase(m, bufs, groups, shift=1)
     return bufs
 
 
