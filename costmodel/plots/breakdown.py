@@ -90,7 +90,7 @@ def breakdown_figure(breakdowns: list[Any], labels: list[str], title: str = "") 
                                text=f"does not fit: {b.memory.total_bytes / 1e9:,.1f} GB "
                                     f"of {b.memory.capacity_bytes / 1e9:,.1f} GB")
     model = breakdowns[0].model
-    text = title or f"{model}: one training step broken down ({len(breakdowns)} configurations)"
+    text = title or f"{model}: one training step broken down ({len(breakdowns)} configuration{'' if len(breakdowns) == 1 else 's'})"
     fig.update_layout(barmode="stack", title={"text": text}, template="plotly_white", height=520,
                       font={"family": "DejaVu Sans, Arial, sans-serif", "size": 13})
     fig.update_yaxes(title_text="time per step (s)", exponentformat="SI")

@@ -80,8 +80,8 @@ class Hardware:
     def describe(self, counts: bool = True) -> str:
         """Short text for titles: 'dgx-h100 × 2 node(s) (16 GPUs), ideal α-β model'."""
         if self.cluster is None:
-            count = f"{self.ranks} ranks, " if self.ranks is not None and counts else ""
-            return f"{count}α = {self.alpha}, bandwidth {self.bandwidth}"
+            count = f"{_plural(self.ranks, 'rank')}, " if self.ranks is not None and counts else ""
+            return f"{count}α = {_shown(self.alpha, 'time')}, bandwidth {_shown(self.bandwidth, 'bandwidth')}"
         model = {"nccl": "NCCL model", "rccl": "RCCL ring/tree, α-β"}.get(self.backend, "ideal α-β model")
         if self.backend == "nccl" and self.calibrated():
             model += " (not this profile's measured curves: dpcost collective applies them)"
@@ -89,7 +89,21 @@ class Hardware:
             model = f"{model} ({self.note})"
         if not counts:
             return f"{self.cluster} ({self.per_node()} GPUs per node), {model}"
-        return f"{self.cluster} × {self.nodes} node(s) ({self.total_ranks()} GPUs), {model}"
+        return f"{self.cluster} × {_plural(self.nodes, 'node')} ({_plural(self.total_ranks(), 'GPU')}), {model}"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _shown(value: Any, kind: str) -> str:
+    """A rate as the user typed it ("5us"), or a number in base units written with its unit (the
+    API's 5e-06 read "α = 5e-06")."""
+    if isinstance(value, str) or value is None:
+        return str(value)
+    from dpbase.units import format_bandwidth, format_time
+
+    return format_time(float(value)) if kind == "time" else format_bandwidth(float(value))
 
 
 def check_sources(hw: Hardware) -> None:

@@ -58,8 +58,9 @@ def _arrows(trace: Trace, messages: tuple[Message, ...], cell_bytes: float) -> A
     names = _names(trace)
     for m in messages:
         x = (min(m.cells) + max(m.cells)) / 2 + 0.35 * (m.src / max(trace.nodes - 1, 1) - 0.5)
-        what = f"sum of ranks {_short(m.contributors, trace.ranks)}" if len(m.contributors) > 1 else \
-            f"data of rank {_short(m.contributors, trace.ranks)}"
+        who = _short(m.contributors, trace.ranks)
+        what = "sum of every rank" if who == "all" else f"sum of ranks {who}" if len(m.contributors) > 1 else \
+            f"data of rank {who}"
         label = (f"{names[m.src]} → {names[m.dst]}: {format_size(m.elements * cell_bytes)}, {what}"
                  f"{' (added on arrival)' if m.reduce else ''}")
         xs += [x, x, None]
@@ -78,8 +79,12 @@ def _caption(trace: Trace, index: int) -> str:
     if index == len(trace.steps):
         return f"after round {index}: done"
     step = trace.steps[index]
-    where = "inter-node" if step.level == "inter" else "intra-node"
-    return f"round {index + 1} of {len(trace.steps)} ({where}): {len(step.messages)} message(s) in flight"
+    # the level only where the schedule has two (a hierarchy's): a parameter server's rounds with
+    # dedicated servers read "(intra-node)"
+    levels = {s.level for s in trace.steps}
+    where = "" if len(levels) < 2 else " (inter-node)" if step.level == "inter" else " (intra-node)"
+    count = len(step.messages)
+    return f"round {index + 1} of {len(trace.steps)}{where}: {count} message{'' if count == 1 else 's'} in flight"
 
 
 def _check(primitive: str, algorithm: str, ranks: int, params: dict, size_bytes: float, cells: int) -> str:
@@ -125,6 +130,9 @@ def schedule_figure(primitive: str, algorithm: str, ranks: int, *, size: str | f
             raise InputError(name, value, f"at most {MAX_RANKS} for a drawn schedule")
     size_bytes = parse_size(size, "size")
     trace = record(primitive, algorithm, ranks, resolved)
+    if size_bytes < trace.cells:  # 0 B animated rounds of 0-byte messages; 3 B drew 0.75 B cells
+        raise InputError("size", size, f"at least {trace.cells} B for this chart (a whole byte in each of its "
+                                       f"{trace.cells} cells; 0 bytes move nothing)")
     cell_bytes = size_bytes / trace.cells
     states = [s.holdings for s in trace.steps] + [trace.final]
     moves = [s.messages for s in trace.steps] + [()]

@@ -198,3 +198,19 @@ def test_run_schedule_refuses_bad_inputs_in_one_line(inputs, message):
 
     with pytest.raises(InputError, match=message):
         costmodel.run_schedule("all-reduce", "ring", inputs)
+
+
+def test_chart_titles_read_as_written_and_the_schedule_refuses_sub_byte_cells():
+    from costmodel.plots import Hardware, schedule_figure
+    from dpbase.errors import InputError
+
+    assert Hardware(ranks=1, alpha=5e-6, bandwidth=25e9).describe() == "1 rank, α = 5 µs, bandwidth 25 GB/s"
+    assert Hardware(cluster="dgx-h100", nodes=1, gpus_per_node=1).describe().startswith(
+        "dgx-h100 × 1 node (1 GPU),")
+    for size in ("0", "3B"):
+        with pytest.raises(InputError, match="^size: got .*; allowed: at least 4 B"):
+            schedule_figure("all-reduce", "ring", 4, size=size)
+    dedicated = schedule_figure("all-reduce", "parameter-server", 4, servers=2)
+    assert "intra-node" not in dedicated.layout.title.text  # one level: no level to name
+    two_level = schedule_figure("all-reduce", "hierarchical", 4, gpus_per_node=2)
+    assert any("intra-node" in frame.layout.title.text for frame in two_level.frames)
