@@ -396,19 +396,28 @@ def falls(sizes_bytes: Sequence[float], times_s: Sequence[float],
     return tuple(sorted(result, key=lambda fall: fall.relative))
 
 
-def _fall_note(found: Sequence[Fall]) -> str:
+# the worst |relative error| under which a fit of a falling log is said to follow its points
+FALL_FOLLOWED = 0.25
+
+
+def _fall_note(found: Sequence[Fall], worst_error: float = 0.0) -> str:
+    """What a falling log means for the fit: the fit follows the measured points where its worst
+    error stays small (FALL_FOLLOWED), else it says how far it is off (a log falling 99 % was said
+    to be followed while the fit missed it by 99 %)."""
     from dpbase.units import format_size, format_time
 
     shown = "; ".join(f"{format_time(f.from_time_s)} at {format_size(f.from_size_bytes)} → "
                       f"{format_time(f.to_time_s)} at {format_size(f.to_size_bytes)} ({100 * f.relative:+.0f} %)"
                       for f in found)
-    return (f"non-monotonic log: the time falls as the size grows ({shown}); no latency-bandwidth "
-            f"curve follows that, so sizes there are ambiguous: the fit follows the measured points, "
-            f"but a size between them may be off by about the fall")
+    head = f"non-monotonic log: the time falls as the size grows ({shown}); no latency-bandwidth curve follows that"
+    if worst_error > FALL_FOLLOWED:
+        return f"{head}: the fit misses measured points by up to {100 * worst_error:.0f} %"
+    return (f"{head}, so sizes there are ambiguous: the fit follows the measured points, but a size between "
+            "them may be off by about the fall")
 
 
 def _notes(regimes: Sequence[Regime], sizes: np.ndarray, times: np.ndarray, scores: list[float],
-           found: Sequence[Fall] = ()) -> list[str]:
+           found: Sequence[Fall] = (), worst_error: float = 0.0) -> list[str]:
     notes, distinct = [], len(np.unique(sizes))
     if distinct == 1:
         notes.append("one message size: latency and bandwidth cannot be separated; "
@@ -423,7 +432,7 @@ def _notes(regimes: Sequence[Regime], sizes: np.ndarray, times: np.ndarray, scor
         notes.append(f"{finite[0][1]} and {finite[1][1]} regimes fit about equally well "
                      f"(scores {finite[0][0]:.1f} and {finite[1][0]:.1f}); the crossovers are uncertain")
     if found:
-        notes.append(_fall_note(found))
+        notes.append(_fall_note(found, worst_error))
     return notes
 
 
@@ -481,7 +490,7 @@ def fit_times(sizes_bytes: Sequence[float], times_s: Sequence[float], max_regime
     regimes = _regimes(table, chosen[1], points.sizes, points.weights, plateau_slope(points))
     errors = predict_s(regimes, sizes) / times - 1
     found = falls(sizes, times)
-    notes = _notes(regimes, sizes, times, scores, found)
+    notes = _notes(regimes, sizes, times, scores, found, float(np.max(np.abs(errors))) if len(errors) else 0.0)
     boundaries = int(np.count_nonzero(np.diff(points.sizes) > 0))
     if len(points.sizes) < m or boundaries > MAX_CUTS:
         notes.append(f"large log ({m} points, {boundaries + 1} sizes): fitted on {len(points.sizes)} weighted "

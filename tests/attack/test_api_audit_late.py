@@ -214,3 +214,9 @@ def test_chart_titles_read_as_written_and_the_schedule_refuses_sub_byte_cells():
     assert "intra-node" not in dedicated.layout.title.text  # one level: no level to name
     two_level = schedule_figure("all-reduce", "hierarchical", 4, gpus_per_node=2)
     assert any("intra-node" in frame.layout.title.text for frame in two_level.frames)
+
+
+def test_a_falling_log_is_not_said_to_be_followed_where_the_fit_misses_it():
+    fit = costmodel.fit_times([1e3, 1e6, 1e9], [1e-2, 1e-3, 1e-4])
+    note = next(n for n in fit.notes if n.startswith("non-monotonic log"))
+    assert "follows the measured points" not in note and "misses measured points by up to 99 %" in note

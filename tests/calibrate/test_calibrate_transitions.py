@@ -61,7 +61,10 @@ def test_a_fall_across_a_gap_holds_the_later_time_and_notes_it():
     assert np.all(fit.predict_s(gap) <= small.time_s(64 * KIB))
     assert [(f.from_size_bytes, f.to_size_bytes) for f in fit.falls] == [(64 * KIB, 256 * KIB)]
     note = next(n for n in fit.notes if n.startswith("non-monotonic log"))
-    assert "64 KiB" in note and "256 KiB" in note and "ambiguous" in note
+    assert "64 KiB" in note and "256 KiB" in note
+    # the note says how far the fit is off where it cannot follow the points (it said "follows")
+    worst = max(abs(e) for e in fit.relative_errors)
+    assert (f"misses measured points by up to {100 * worst:.0f} %" in note) if worst > 0.25 else ("ambiguous" in note)
 
 
 def test_falls_ignore_noise_and_use_each_sizes_fastest_time():
