@@ -125,7 +125,7 @@ def _build_app():
 
                 close = difflib.get_close_matches(name, list(COMMANDS), n=1)
                 ctx.fail(f"No such command {name!r}." + (f" Did you mean {close[0]!r}?" if close else ""))
-            if name in COMMANDS:  # an option given twice, which click would take the last of
+            if name in COMMANDS:  # a list option given twice, which click would take the last of
                 command, rest = _command_target(name)[1], args[1:]
                 if isinstance(command, dict):
                     command, rest = (command.get(args[1]), args[2:]) if len(args) > 1 else (None, [])
@@ -210,8 +210,11 @@ def answer_plainly(args: list[str]) -> int | None:
 
 
 def _refuse_repeated(command, rest: list[str], args: list[str]) -> int | None:
-    """Exit code 2 and one line where an option that takes one value is given twice (click kept the
-    last silently), else None (:func:`costmodel.commands.argv.repeated_option`)."""
+    """Exit code 2 and one line where a list option (comma-separated values) is given twice (click
+    kept the last silently), else None (:func:`costmodel.commands.argv.repeated_option`). Help and
+    shell completion are click's, as they were."""
+    if "--help" in rest or any(key.startswith("_") and key.endswith("_COMPLETE") for key in os.environ):
+        return None
     from costmodel.commands.argv import repeated_option
 
     found = repeated_option(command, rest)
@@ -221,8 +224,7 @@ def _refuse_repeated(command, rest: list[str], args: list[str]) -> int | None:
     from dpbase.errors import InputError
 
     option, values = found
-    error = InputError(option, ", ".join(values), f"once (given {len(values)} times; where it takes several "
-                                                  "values, one comma-separated list)")
+    error = InputError(option, values, f"once, its values as one comma-separated list (given {len(values)} times)")
     try:
         fail(str(error), error, as_json="--json" in args)
     except SystemExit as leaving:

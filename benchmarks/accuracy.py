@@ -435,7 +435,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-IDEAL_CLASS = "ideal "  # an ideal-backend class: this prefix and the system's class
+from costmodel.cluster.intervals import IDEAL_CLASS  # noqa: E402  (an ideal-backend class: this prefix and the system's)
 
 
 def ideal_ratios() -> list[tuple[str, int, float, str]]:

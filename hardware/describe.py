@@ -48,6 +48,7 @@ def to_dict(profile: Profile | Regime | MeasuredCurve) -> dict[str, Any]:
     if isinstance(profile, System):
         result["nic_bandwidth_per_gpu_Bps"] = profile.nic_bandwidth_per_gpu_Bps
         result["node_network_Bps"] = profile.node_network_Bps
+        result["domain_gpus"] = profile.domain_gpus  # scaleup_domain_gpus as read (0: one node's GPUs)
     return result
 
 

@@ -61,14 +61,14 @@ def cluster_bound_s(entry: Entry, lay: Any, size_bytes: float, gamma_s_per_byte:
                     params: dict[str, Any]) -> float:
     """The lower bound of ``entry``'s primitive on ``lay`` (module docstring), in seconds."""
     N, n = lay.ranks, float(size_bytes)
-    if N <= 1:
+    if N <= 1 or n == 0:  # nothing moves: every algorithm answers 0 (costmodel.collectives.evaluate)
         return 0.0
     bound = entry_bound(entry, N, n, params, SCALAR)
     across = not lay.one_domain and lay.nodes > 1
     alpha_s = min(lay.intra_alpha_s, lay.inter_alpha_s) if across else lay.intra_alpha_s
     egress_Bps = lay.intra_Bps + (lay.leader_Bps if across else 0.0)
-    if not across and dedicated_servers(entry, params):  # the servers are the host: its link too
-        egress_Bps = max(egress_Bps, host_link(lay)[1])
+    if not across and dedicated_servers(entry, params):  # the servers are the host, reached over its link alone
+        alpha_s, egress_Bps = host_link(lay)[:2]
     wire_s = bound.wire / egress_Bps
     if across:
         cut = node_cut_bytes(entry.primitive, lay.nodes, lay.gpus_per_node, n, off_rank(entry, params))

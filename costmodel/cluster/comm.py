@@ -163,13 +163,16 @@ class CommModel:
 
     def bound_s(self, primitive: str, size_bytes: float, end: int) -> float:
         """One end of the call's 10-90 % interval (``end`` 0 = low, 1 = high); the time itself
-        where the backend has no interval (ideal)."""
+        where the answer has none. The training step reads it only where :attr:`has_intervals`."""
         p = self.choose(primitive, float(size_bytes))
         return float(p.interval_s[end]) if p.interval_s is not None else float(p.time_s)
 
     @property
     def has_intervals(self) -> bool:
-        """Whether this backend's answers carry intervals (the realistic ones do)."""
+        """Whether the training step carries this backend's intervals into its comm interval: the
+        realistic backends' (measured spreads of NCCL's and RCCL's own algorithms). The ideal
+        backend's answers carry the textbook model's band too (1-5x, its own error on the logs), which
+        the step leaves out: its comm interval is the spread of what the stack runs."""
         realistic = self.backend in REALISTIC_BACKENDS
         return realistic and self._backend_for(self._algorithm_for("all-reduce")) == self.backend
 

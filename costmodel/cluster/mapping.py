@@ -313,17 +313,22 @@ def _pipelined(latency_s, bandwidth_s, reduction_s, o) -> tuple:
 
 
 def _chain_with_tree(over_latency_s, over_bandwidth_s, over_reduction_s, size_bytes, gpus_per_node,
-                     intra_alpha_s, intra_Bps, o):
+                     intra_alpha_s, intra_Bps, o, gamma_s_per_byte=0.0):
     """(latency, bandwidth, chain bandwidth, time) seconds of the tree over nodes plus the chains.
 
     Inside each node the G ranks form a chain: 2(G−1) intra steps, 2·n bytes over the intra link
-    when G > 1; the phases are pipelined, so the bandwidth term is the slower of the two.
-    Written once for floats (``o`` = SCALAR) and numpy arrays (``o`` = the vector namespace).
+    when G > 1, and each rank up the chain adds the n bytes coming from below (n·γ, pipelined
+    along the chain); the phases are pipelined, so the bandwidth term is the slower of the two
+    and the reductions add. Written once for floats (``o`` = SCALAR) and numpy arrays (``o`` =
+    the vector namespace).
     """
     chain_steps = 2 * (gpus_per_node - 1)
-    chain_bw_s = 2 * size_bytes * o.min(gpus_per_node - 1, 1) / intra_Bps
+    chained = o.min(gpus_per_node - 1, 1)
+    chain_bw_s = 2 * size_bytes * chained / intra_Bps
+    chain_reduction_s = size_bytes * chained * gamma_s_per_byte
     latency_s, bandwidth_s, reduction_s = _pipelined((over_latency_s, chain_steps * intra_alpha_s),
-                                                     (over_bandwidth_s, chain_bw_s), (over_reduction_s,), o)
+                                                     (over_bandwidth_s, chain_bw_s),
+                                                     (over_reduction_s, chain_reduction_s), o)
     return latency_s, bandwidth_s, chain_bw_s, latency_s + bandwidth_s + reduction_s
 
 
@@ -333,14 +338,16 @@ def _tree_mapped(entry: Entry, lay: Layout) -> bool:
             and entry.primitive is Primitive.ALL_REDUCE)
 
 
-def _tree_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma: float, params: dict) -> Prediction:
+def _tree_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma_s_per_byte: float, params: dict) -> Prediction:
     """NCCL's layout: a double binary tree over nodes with an intra-node chain in each node."""
-    over_nodes = predict_entry(entry, lay.nodes, size_bytes, lay.inter_alpha_s, lay.node_network_Bps, gamma, **params)
+    over_nodes = predict_entry(entry, lay.nodes, size_bytes, lay.inter_alpha_s, lay.node_network_Bps, gamma_s_per_byte,
+                               **params)
     latency_s, bandwidth_s, chain_bw_s, time_s = _chain_with_tree(
         over_nodes.latency_s, over_nodes.bandwidth_s, over_nodes.reduction_s, size_bytes,
-        lay.gpus_per_node, lay.intra_alpha_s, lay.intra_Bps, SCALAR)
+        lay.gpus_per_node, lay.intra_alpha_s, lay.intra_Bps, SCALAR, gamma_s_per_byte)
     sent_max, received_max, chain_total = _chain_traffic(over_nodes, size_bytes, lay.gpus_per_node)
     result = replace(over_nodes, ranks=lay.ranks, time_s=time_s, latency_s=latency_s, bandwidth_s=bandwidth_s,
+                     reduction_s=time_s - latency_s - bandwidth_s,
                      steps=over_nodes.steps + 2 * (lay.gpus_per_node - 1), bytes_sent_max=sent_max,
                      bytes_received_max=received_max, bytes_total=over_nodes.bytes_total + lay.nodes * chain_total)
     slower = lay.system.nic_link.name if over_nodes.bandwidth_s >= chain_bw_s else lay.system.intra_link.name

@@ -127,13 +127,17 @@ def run_schedule(primitive: str | Primitive, algorithm: str, inputs: Any, **para
     resolved = resolve(entry, ranks, params)
     if entry.pipelined and resolved.get("chunks") in (None, "auto"):  # the schedule runs whole chunks
         resolved["chunks"] = 1
-    # the schedules cut the buffer evenly (one block per rank, halves, chunks): a gather's and an
-    # all-gather's input is one block of it
-    whole = whole_blocks(ranks, resolved)
-    blocks = ranks if entry.primitive in (Primitive.ALL_GATHER, Primitive.GATHER) else 1
-    if (arrays[0].size * blocks) % whole:
+    # a schedule cuts the buffer into its blocks, halves and chunks; a length it cannot cut evenly
+    # is refused, naming the length every schedule cuts (a ring's 5 elements on 5 ranks run)
+    try:
+        found = run(entry.primitive, entry.algorithm, arrays, resolved)
+    except (ValueError, IndexError, ZeroDivisionError):
+        found = None
+    if found is None or not found.correct:
+        whole = whole_blocks(ranks, resolved)
+        blocks = ranks if entry.primitive in (Primitive.ALL_GATHER, Primitive.GATHER) else 1
         raise InputError("inputs", f"{ranks} lists of {arrays[0].size}",
-                         f"lists of a length that makes a buffer of a multiple of {whole} elements (the schedule's "
-                         "blocks, halves and chunks cut it evenly)")
-    return run(entry.primitive, entry.algorithm, arrays, resolved)
+                         f"lists this schedule cuts evenly: a buffer of a multiple of {whole} elements "
+                         f"({'each rank giving 1/' + str(ranks) + ' of it' if blocks > 1 else 'per rank'})")
+    return found
 

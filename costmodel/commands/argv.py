@@ -104,11 +104,15 @@ def repeated_option(function: Any, args: Sequence[str]) -> tuple[str, list[str]]
         if token == "--":
             break
         name, equals, value = token.partition("=") if token.startswith("--") else (token, "", "")
+        if not token.startswith("--") and len(token) > 2 and token[:2] in switches:  # -aring: -a's value attached
+            name, equals, value = token[:2], "=", token[2:]
         owner = switches.get(name)
         if owner is None:
             continue
         if not equals:
-            value = args[position] if position < len(args) else ""
+            if position == len(args):  # no value: click says the option needs one
+                break
+            value = args[position]
             position += 1
         seen.setdefault(owner, []).append(value)
         typed.setdefault(owner, name)

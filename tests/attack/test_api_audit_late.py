@@ -192,6 +192,7 @@ def test_plot_plans_refusal_says_which_of_the_advised_options_it_takes(tmp_path)
     ([[1, 2], [3]], "all of one length"),
     ([["a"], ["b"]], "one list of numbers per rank"),
     ([[1, 2, 3]] * 4, "a multiple of 4 elements"),
+    ([[1]] * 4, "a multiple of 4 elements"),
 ])
 def test_run_schedule_refuses_bad_inputs_in_one_line(inputs, message):
     from dpbase.errors import InputError
@@ -220,3 +221,11 @@ def test_a_falling_log_is_not_said_to_be_followed_where_the_fit_misses_it():
     fit = costmodel.fit_times([1e3, 1e6, 1e9], [1e-2, 1e-3, 1e-4])
     note = next(n for n in fit.notes if n.startswith("non-monotonic log"))
     assert "follows the measured points" not in note and "misses measured points by up to 99 %" in note
+
+
+def test_run_schedule_takes_every_length_its_schedule_cuts_evenly():
+    """Seed 001's ring of five blocks on five GPUs was refused for not being a multiple of 20."""
+    ring = costmodel.run_schedule("all-reduce", "ring", [[1, 2, 3, 4, 5]] * 5)
+    assert ring.correct and ring.outputs[0] == (5.0, 10.0, 15.0, 20.0, 25.0)
+    assert costmodel.run_schedule("gather", "binomial", [[1], [2], [3]]).outputs == ((1.0, 2.0, 3.0),)
+

@@ -19,7 +19,7 @@ GB = 1e9
 SYSTEMS = sorted(p.name for p in list_profiles("system"))
 
 
-def _all_on(lay, size_bytes, primitive=None):
+def _all_on(lay, size_bytes, primitive=None, gamma=0.0):
     for entry in entries():
         if primitive is not None and entry.primitive.value != primitive:
             continue
@@ -27,7 +27,7 @@ def _all_on(lay, size_bytes, primitive=None):
         for params in variants:
             try:
                 yield entry, params, predict_on_cluster(entry.primitive.value, entry.algorithm.value, lay,
-                                                        size_bytes=size_bytes, **params)
+                                                        size_bytes=size_bytes, gamma_s_per_byte=gamma, **params)
             except DpcostError:  # not applicable on this layout
                 continue
 
@@ -40,9 +40,10 @@ def test_no_mapped_algorithm_beats_the_primitives_bound_on_any_bundled_system(sy
             if gpn > full:
                 continue
             lay = layout(system, nodes, gpn)
-            for size in (8.0, 65536.0, 1e9):
-                for entry, params, p in _all_on(lay, size):
-                    assert p.time_s >= p.lower_bound_s * (1 - 1e-9), (system, nodes, gpn, f"{entry.primitive.value}/{entry.algorithm.value}", params, size)
+            for size, gamma in ((0.0, 0.0), (8.0, 0.0), (65536.0, 1e-9), (1e9, 0.0), (1e9, 1e-9)):
+                for entry, params, p in _all_on(lay, size, gamma=gamma):
+                    assert p.time_s >= p.lower_bound_s * (1 - 1e-9), (
+                        system, nodes, gpn, f"{entry.primitive.value}/{entry.algorithm.value}", params, size, gamma)
 
 
 def test_the_bound_is_the_primitives_not_the_algorithms():
@@ -76,6 +77,36 @@ def test_the_tree_layout_moves_what_a_tree_over_every_rank_moves(nodes):
     assert p.bytes_total == pytest.approx(2 * n * (N - 1))  # every rank but the root's sum: up and down
     assert p.bytes_sent_max >= 2 * (N - 1) / N * n and p.bytes_received_max >= 2 * (N - 1) / N * n
     assert p.bytes_sent_max >= 2 * n  # a middle rank of a chain sends n up and n down
+
+
+def test_the_tree_layout_reduces_along_its_chains():
+    """With γ the tree won a ranking on half the reduction it does: each chain rank adds n bytes
+    (review, 2026-11-30)."""
+    lay = layout("dgx-h100", 2)
+    p = predict_on_cluster("all-reduce", "double-binary-tree", lay, size_bytes=1e6, gamma_s_per_byte=1e-9)
+    over_nodes_only = predict_on_cluster("all-reduce", "double-binary-tree", layout("dgx-h100", 2, 1), size_bytes=1e6,
+                                         gamma_s_per_byte=1e-9)
+    assert p.reduction_s == pytest.approx(over_nodes_only.reduction_s + 1e6 * 1e-9)
+    assert p.reduction_s >= (lay.ranks - 1) / lay.ranks * 1e6 * 1e-9
+
+
+def test_the_host_link_is_the_host_memory_paths_rule_and_every_pcie_generation_has_one():
+    from costmodel.cluster.hostlink import host_link
+    from costmodel.nccl.search import host_link_GBps, host_link_sharers
+    from costmodel.nccl.tables import load_tables
+
+    for name in SYSTEMS:
+        lay = layout(name)
+        system = lay.system
+        expected = host_link_GBps(system, load_tables()) * 1e9 / host_link_sharers(system, lay.gpus_per_node)
+        assert host_link(lay)[1] == pytest.approx(expected), name  # gb300's pcie6 raised 'link: got pcie6'
+
+
+def test_the_bound_of_servers_in_one_node_is_their_host_link():
+    p = predict_on_cluster("all-reduce", "parameter-server", layout("dgx-h100"), size_bytes=1e9, servers=8)
+    from costmodel.cluster.hostlink import host_link
+
+    assert p.lower_bound_s >= 1e9 / host_link(layout("dgx-h100"))[1] and p.lower_bound_s <= p.time_s
 
 
 def test_dedicated_servers_in_one_node_are_reached_over_the_host_link_not_nvlink():

@@ -1,5 +1,6 @@
-"""An option that takes one value, given twice, is refused in one line (click kept the last
-silently: `sweep --algorithm ring --algorithm tree` gave the tree rows alone; API review, 2026-11-30)."""
+"""A list option (its help says comma-separated) given twice is refused in one line (click kept the
+last silently: `sweep --algorithm ring --algorithm tree` gave the tree rows alone; API review,
+2026-11-30); other options keep click's last-one-wins."""
 
 from __future__ import annotations
 
@@ -49,3 +50,13 @@ def test_flags_and_collected_options_may_repeat(tmp_path):
     result = CliRunner().invoke(app, ["plot", "sweep", "all-reduce", "-a", "ring", "-a", "double-binary-tree",
                                       "--ranks", "8", "--alpha", "5us", "--bandwidth", "25GB/s", "-o", str(out)])
     assert result.exit_code == 0, result.output
+
+
+def test_attached_short_values_help_and_a_missing_value_are_read_as_click_reads_them():
+    attached = CliRunner().invoke(app, ["sweep", "all-reduce", *LINK, "-aring", "-a", "double-binary-tree"])
+    assert attached.exit_code == 2 and attached.stderr.startswith("error: -a: got ['ring', 'double-binary-tree']")
+    helped = CliRunner().invoke(app, ["sweep", "all-reduce", "-a", "ring", "-a", "tree", "--help"])
+    assert helped.exit_code == 0 and "Usage" in helped.stdout
+    missing = CliRunner().invoke(app, ["sweep", "all-reduce", *LINK, "-a", "ring", "--algorithm"])
+    assert missing.exit_code == 2 and "requires an argument" in missing.stderr
+
