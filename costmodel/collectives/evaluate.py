@@ -191,7 +191,16 @@ def predict_entry(entry: Entry, ranks: int, size_bytes: float, alpha_s: float, b
         algbw_Bps=algbw, busbw_Bps=None if algbw is None else algbw * busbw_factor(entry.primitive, N),
         lower_bound_s=bound_s, alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps,
         gamma_s_per_byte=gamma_s_per_byte, params=params,
+        note=UNBOUNDED_CHUNKS_NOTE if (chunks is not None and N > 1 and n > MIN_CHUNK_BYTES and alpha_s == alpha_i == 0
+                                       and int(chunks) == int(max_chunks(n))) else None,
     )
+
+
+# With no cost per message, the chunk count that minimises a pipeline's time has no finite optimum:
+# the split stops at one element per chunk, and its step count (8e9 for 4 GB) is that split's.
+UNBOUNDED_CHUNKS_NOTE = ("α = 0: no cost per message, so the pipeline splits into as many chunks as the message "
+                         f"holds ({MIN_CHUNK_BYTES}-byte elements); its time is the limit of ever more chunks, "
+                         "and the steps count that split (give --chunks, or an α, for a real pipeline's)")
 
 
 def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, alpha_s: Any,

@@ -229,3 +229,14 @@ def test_run_schedule_takes_every_length_its_schedule_cuts_evenly():
     assert ring.correct and ring.outputs[0] == (5.0, 10.0, 15.0, 20.0, 25.0)
     assert costmodel.run_schedule("gather", "binomial", [[1], [2], [3]]).outputs == ((1.0, 2.0, 3.0),)
 
+
+
+def test_a_pipeline_with_no_cost_per_message_says_why_its_step_count_is_huge():
+    """The seeds' α = 0 examples printed "steps (α count) 8e+09" without a word (seed audit)."""
+    from costmodel.collectives.evaluate import UNBOUNDED_CHUNKS_NOTE
+
+    free = costmodel.predict("all-reduce", "4GB", "parameter-server", ranks=8, alpha_s=0, bandwidth_Bps=12.5e9)
+    assert free.note == UNBOUNDED_CHUNKS_NOTE and free.params["chunks"] == 10**9
+    assert costmodel.predict("all-reduce", "4GB", "parameter-server", ranks=8, **LINK).note is None
+    assert costmodel.predict("all-reduce", "4GB", "parameter-server", ranks=8, alpha_s=0, bandwidth_Bps=12.5e9,
+                             chunks=4).note is None
