@@ -213,12 +213,11 @@ def _refuse_repeated(command, rest: list[str], args: list[str]) -> int | None:
     """Exit code 2 and one line where a list option (comma-separated values) is given twice (click
     kept the last silently), else None (:func:`costmodel.commands.argv.repeated_option`). Help and
     shell completion are click's, as they were."""
-    if "--help" in rest or any(key.startswith("_") and key.endswith("_COMPLETE") for key in os.environ):
-        return None
     from costmodel.commands.argv import repeated_option
 
     found = repeated_option(command, rest)
-    if found is None:
+    if found is None or "--help" in rest or any(key.startswith("_") and key.endswith("_COMPLETE")
+                                                for key in os.environ):
         return None
     from costmodel.commands.common import fail
     from dpbase.errors import InputError

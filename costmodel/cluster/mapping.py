@@ -38,8 +38,6 @@ import collections
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from costmodel.cluster.bound import cluster_bound_s
-from costmodel.cluster.hostlink import host_link
 from costmodel.collectives.bounds import dedicated_servers
 from costmodel.collectives.entry import Entry, Terms
 from costmodel.collectives.evaluate import evaluate_grid, predict_entry, resolve, split_seconds
@@ -290,6 +288,8 @@ def all_to_all_rates_Bps(lay: Layout) -> tuple[float, float]:
 def _flat(lay: Layout, entry: Entry, params: dict | None = None) -> tuple[float, float, str]:
     if lay.one_domain:
         if dedicated_servers(entry, params):
+            from costmodel.cluster.hostlink import host_link  # the ideal mapping's servers alone need it
+
             return host_link(lay)
         return lay.intra_alpha_s, lay.intra_Bps, lay.system.intra_link.name
     alpha = max(lay.intra_alpha_s, lay.inter_alpha_s)
@@ -477,7 +477,9 @@ def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nod
         result = _finish(predict_entry(entry, lay.ranks, size_bytes, m.alpha_s, m.bandwidth_Bps, gamma_s_per_byte,
                                        m.alpha_inter_s, m.bandwidth_inter_Bps, **{**m.params, **params}),
                          lay, m.bottleneck, size_bytes)
-    # the primitive's bound on these nodes, the same whatever the algorithm (costmodel.cluster.bound)
+    # the primitive's bound on these nodes, the same whatever the algorithm (off the NCCL-mode path's imports)
+    from costmodel.cluster.bound import cluster_bound_s
+
     bound_s = cluster_bound_s(entry, lay, size_bytes, gamma_s_per_byte, result.params or params)
     return _as_asked(replace(result, lower_bound_s=bound_s), asked)
 

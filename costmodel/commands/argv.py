@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from costmodel.commands.options import ParameterSpec, list_switches, parameter_specs
+from costmodel.commands.options import ParameterSpec, parameter_specs
 
 _REFUSED = object()
 
@@ -94,7 +94,7 @@ def repeated_option(function: Any, args: Sequence[str]) -> tuple[str, list[str]]
     --algorithm ring --algorithm tree` gave the tree rows alone (API review, 2026-11-30): a user
     who repeats a list option means both. Any other option keeps click's last-one-wins, the
     convention an alias with defaults (`alias dp='dpcost iteration --cluster dgx-h100'`) leans on."""
-    switches = list_switches(function)
+    switches = {switch: spec.name for spec in parameter_specs(function) if spec.listed for switch in spec.switches}
     seen: dict[str, list[str]] = {}
     typed: dict[str, str] = {}
     position = 0

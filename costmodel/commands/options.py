@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import enum
+import functools
 import types
 import typing
 from typing import Annotated, Any
@@ -49,11 +50,13 @@ class Argument(Option):
 
 
 ParameterSpec = collections.namedtuple(
-    "ParameterSpec", "name positional switches off_switches is_flag convert required default plain")
+    "ParameterSpec", "name positional switches off_switches is_flag convert required default plain listed")
 ParameterSpec.__doc__ = """One parameter as a command line gives it.
 
 ``switches`` are the option strings that set it (for a flag, those that set it True) and
 ``off_switches`` those that set a flag False (``--x/--no-x``); an argument has neither.
+``listed``: an option whose help says it takes comma-separated values (given twice, a user means
+both: :func:`costmodel.commands.argv.repeated_option`).
 ``convert`` turns the text into the value (``str``, ``int``, ``float`` or an Enum class; None
 for a flag). ``plain`` is False where click would do more than that (another type, a callback,
 an environment variable, bounds, …): such a command is left to click. (A plain namedtuple:
@@ -121,7 +124,8 @@ def _parameters(function: Any) -> list[tuple[str, Any, Any]]:
     return [(name, annotations.get(name), defaults.get(name, EMPTY)) for name in names]
 
 
-def parameter_specs(function: Any) -> list[ParameterSpec]:
+@functools.cache  # a command's declarations do not change: read once per process (parse, repeated_option)
+def parameter_specs(function: Any) -> tuple[ParameterSpec, ...]:
     """Every parameter of a command declared with :class:`Option` / :class:`Argument`."""
     specs = []
     function = _unwrapped(function)
@@ -136,22 +140,10 @@ def parameter_specs(function: Any) -> list[ParameterSpec]:
         on, off = ((), ()) if positional else _switches(name, declared, is_flag)
         required = default is EMPTY
         plain = (is_flag or convert is not None) and set(declared.settings) <= PRESENTATION
+        listed = not positional and not is_flag and "comma-separated" in str(declared.settings.get("help", "")).lower()
         specs.append(ParameterSpec(name, positional, on, off, is_flag, convert,  # None for a flag
-                                   required, None if required else default, plain))
-    return specs
-
-
-def list_switches(function: Any) -> dict[str, str]:
-    """{option string: parameter name} of the options that take a comma-separated list of values
-    (their help says so): given twice, a user means both values (:func:`costmodel.commands.argv.repeated_option`)."""
-    found: dict[str, str] = {}
-    for name, annotation, _ in _parameters(_unwrapped(function)):
-        base, declared = _split(annotation)
-        if isinstance(declared, Argument) or declared is None or _base_type(base) is bool:
-            continue
-        if "comma-separated" in str(declared.settings.get("help", "")).lower():
-            found.update(dict.fromkeys(_switches(name, declared, False)[0], name))
-    return found
+                                   required, None if required else default, plain, listed))
+    return tuple(specs)
 
 
 def for_typer(function: Any) -> Any:
