@@ -273,13 +273,17 @@ def series(hw: Hardware, primitive: str, sizes: list[float], algorithms: tuple[s
     return table
 
 
-def check_drawn(primitive: str, algorithms: tuple[str, ...], drawn) -> None:
+def check_drawn(primitive: str, algorithms: tuple[str, ...], drawn, hw: Hardware | None = None,
+                size_bytes: float | None = None) -> None:
     """Every algorithm the user named is on the chart (an unknown one among several was dropped
-    silently); at least one algorithm is."""
+    silently); at least one algorithm is. Where none of the named ones runs, the refusal lists what
+    does (``hw`` at ``size_bytes``: `-a nvls` on two nodes listed nothing)."""
     missing = [name for name in algorithms if name not in drawn]
     if not drawn or missing:
+        runs = list(drawn) or ([] if hw is None or size_bytes is None or not algorithms
+                               else list(series(hw, primitive, [size_bytes], ())))
         raise InputError("algorithm", (missing or [", ".join(algorithms) or "all"])[0],
-                         f"an algorithm of {primitive} on this hardware" + (f": {', '.join(drawn)}" if drawn else ""))
+                         f"an algorithm of {primitive} on this hardware" + (f": {', '.join(runs)}" if runs else ""))
 
 
 def size_ticks(sizes: list[float]) -> dict[str, Any]:

@@ -103,7 +103,7 @@ def sweep_figure(primitive: str, hardware: Hardware, *, min_size: str | float = 
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.09,
                         subplot_titles=("time per call", "bus bandwidth (nccl-tests busbw)"))
     drawn = series(hardware, primitive, sizes, algorithms)
-    check_drawn(primitive, algorithms, drawn)
+    check_drawn(primitive, algorithms, drawn, hardware, sizes[-1])
     for index, (name, points) in enumerate(drawn.items()):
         kept = [p for p in points if p is not None]
         custom = [hover_row(p) for p in kept]
@@ -157,7 +157,7 @@ def scaling_figure(primitive: str, hardware: Hardware, *, size: str | float, ran
             table.setdefault(name, []).append((ranks, found[0]))
         bounds = [p[0]["lower_bound_s"] for p in points.values() if p[0] and p[0].get("lower_bound_s")]
         bound.append(min(bounds) if bounds else None)
-    check_drawn(primitive, algorithms, table)  # a name may run at only some rank counts (NVLS)
+    check_drawn(primitive, algorithms, table, hardware.with_ranks(rank_counts[-1]), size_bytes)  # NVLS: some counts
     fig = go.Figure()
     for name, rows in table.items():
         fig.add_trace(go.Scatter(x=[r for r, _ in rows], y=[p["time_s"] for _, p in rows], name=name,

@@ -240,3 +240,10 @@ def test_a_pipeline_with_no_cost_per_message_says_why_its_step_count_is_huge():
     assert costmodel.predict("all-reduce", "4GB", "parameter-server", ranks=8, **LINK).note is None
     assert costmodel.predict("all-reduce", "4GB", "parameter-server", ranks=8, alpha_s=0, bandwidth_Bps=12.5e9,
                              chunks=4).note is None
+
+
+def test_a_chart_of_algorithms_that_do_not_run_lists_those_that_do(tmp_path):
+    result = CliRunner().invoke(app, ["plot", "sweep", "all-reduce", "-a", "nvls", "--cluster", "dgx-h100", "--nodes",
+                                      "2", "--backend", "ideal", "-o", str(tmp_path / "x.html")])
+    assert result.exit_code == 2 and result.stderr.startswith(
+        "error: algorithm: got 'nvls'; allowed: an algorithm of all-reduce on this hardware: ring, ")
