@@ -40,6 +40,8 @@ CALIBRATION_KEYS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "sources": _check(lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v), "a list of strings"),
     "median_abs_pct_error": _check(lambda v: _is_number(v) and v >= 0, "a number >= 0"),
     "worst_abs_pct_error": _check(lambda v: _is_number(v) and v >= 0, "a number >= 0"),
+    "held_out_ratio_p10": _check(lambda v: _is_number(v) and 0 < v < math.inf, "a number > 0"),
+    "held_out_ratio_p90": _check(lambda v: _is_number(v) and 0 < v < math.inf, "a number > 0"),
 }
 REGIME_NUMBERS = ("latency_s", "seconds_per_byte", "min_size_bytes", "max_size_bytes", "points")
 

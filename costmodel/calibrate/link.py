@@ -86,6 +86,9 @@ class Calibration:
     busbw_plateau_Bps: float  # busbw of the largest regime's slope: factor / C
     measured_peak_busbw_Bps: float | None
     notes: tuple[str, ...] = ()
+    # 10th and 90th percentile of measured ÷ predicted, each size predicted by a fit that never saw
+    # it (costmodel.calibrate.fit.cross_validate); None below 4 distinct sizes
+    held_out_band: tuple[float, float] | None = None
 
 
 def _from_columns(log: Log) -> names.Inference:
@@ -375,7 +378,24 @@ def calibrate(logs: Sequence[Log], *, collective: str | None = None, ranks: int 
         beta_bytes_per_byte=beta, coefficient_source=origin, link_regimes=regimes,
         busbw_plateau_Bps=factor / slope,  # slope > 0: check_bandwidth_measured
         measured_peak_busbw_Bps=max(peaks) if peaks else None, notes=notes,
+        held_out_band=held_out_band(fit.sizes_bytes, fit.times_s),
     )
+
+
+def held_out_band(sizes_bytes, times_s) -> tuple[float, float] | None:
+    """(p10, p90) of measured ÷ predicted over every point, each predicted by a fit that never saw
+    its size (two-fold over the sizes, :func:`costmodel.calibrate.fit.cross_validate`): how sure a
+    prediction on the calibrated link is for the collective it was fitted on. None below 4 sizes."""
+    import numpy as np
+
+    from costmodel.calibrate.fit import cross_validate
+
+    if len(set(sizes_bytes)) < 4:
+        return None
+    _, errors = cross_validate(sizes_bytes, times_s)
+    ratios = 1.0 / (1.0 + np.asarray(errors))
+    low, high = np.percentile(ratios, [10, 90])
+    return round(float(low), 4), round(float(high), 4)
 
 
 def _toml_text(value: object) -> str:
@@ -398,6 +418,8 @@ def _calibration_lines(result: Calibration) -> list[str]:
     }
     if result.nodes:
         fields["nodes"] = result.nodes
+    if result.held_out_band is not None:  # read back as the interval of predictions on this link
+        fields["held_out_ratio_p10"], fields["held_out_ratio_p90"] = result.held_out_band
     lines = ["", "[calibration]"] + [f"{key} = {_toml_text(value)}" for key, value in fields.items()]
     for regime in fit.regimes:
         lines += ["", "[[calibration.regime]]", f"latency_s = {regime.latency_s!r}",

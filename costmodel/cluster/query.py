@@ -136,7 +136,27 @@ def _ideal(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
                     "a --cluster with in-network reduction says whether it has one")
             result = replace(result, note=f"{result.note}; {note}" if result.note else note)
         results.append(_no_faster_than_smaller(q, entry, ranks, size_bytes, gamma, extra, result))
+    band = _held_out_band(q, ranks)
+    if band is not None:  # the fitted collective on the fitted ranks: its calibration's held-out band
+        fitted = _fitted_on(q)
+        results = [replace(r, interval_s=(band[0] * r.time_s, band[1] * r.time_s))
+                   if (r.primitive, r.algorithm) == fitted and r.time_s > 0 else r for r in results]
     return results
+
+
+def _held_out_band(q: Query, ranks: int) -> tuple[float, float] | None:
+    """(p10, p90) of measured ÷ predicted that ``dpcost calibrate`` wrote into a link file's
+    ``[calibration]`` table (:func:`costmodel.calibrate.link.held_out_band`), where the query runs on
+    the ranks it was fitted on; None otherwise (another rank count or algorithm was not measured)."""
+    if not isinstance(q.link, str):
+        return None
+    import hardware
+
+    found = hardware.load_file(q.link).metadata.get("calibration", {})
+    low, high = found.get("held_out_ratio_p10"), found.get("held_out_ratio_p90")
+    if low is None or high is None or found.get("ranks") != ranks:
+        return None
+    return float(low), float(high)
 
 
 # How far the fitted collective's own curve may step down across a regime boundary (the fit's

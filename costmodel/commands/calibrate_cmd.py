@@ -75,6 +75,10 @@ def _print_text(result) -> None:
     echo(f"busbw plateau (fit) {format_bandwidth(result.busbw_plateau_Bps)}; measured peak "
          f"{format_bandwidth(peak) if peak else 'not in the log'}")
     echo(f"residuals: median {fit.median_abs_pct_error:.2f} %, worst {fit.worst_abs_pct_error:.2f} %")
+    if result.held_out_band is not None:
+        low, high = result.held_out_band
+        echo(f"held out (each size predicted by a fit without it): measured / predicted {low:.3g}–{high:.3g} "
+             "(10–90 %), the interval of predictions of this collective on the written link")
     echo(f"coefficients: {result.steps:g} steps, {result.beta_bytes_per_byte:.4g} B per B "
                f"({result.coefficient_source})")
     for note in result.notes:  # notes quote the user's logs (paths, GPU names): escape control characters
