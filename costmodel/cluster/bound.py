@@ -23,7 +23,9 @@ nodes. The bound here relaxes the machine instead, so that no mapped algorithm c
 
 The wire time is the larger of the two cuts (each is a bound; links run at once). Aggregation
 off the ranks (dedicated parameter servers, in-network reduction) keeps its own machine's bound
-(:func:`costmodel.collectives.bounds.entry_bound`): every rank still sends and receives n.
+(:func:`costmodel.collectives.bounds.entry_bound`): every rank still sends and receives n; inside
+one node, dedicated servers are its CPUs, and a rank reaches them over its host link alone
+(:mod:`costmodel.cluster.hostlink`). A call of 0 bytes, or on one rank, is bounded at 0, as it costs.
 """
 
 from __future__ import annotations
