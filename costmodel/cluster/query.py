@@ -152,6 +152,8 @@ def _held_out_band(q: Query, ranks: int) -> tuple[float, float] | None:
         return None
     import hardware
 
+    if not hardware.is_path(q.link):  # a bundled link's name: no calibration of its own
+        return None
     found = hardware.load_file(q.link).metadata.get("calibration", {})
     low, high = found.get("held_out_ratio_p10"), found.get("held_out_ratio_p90")
     if low is None or high is None or found.get("ranks") != ranks:
