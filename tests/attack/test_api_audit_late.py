@@ -247,3 +247,14 @@ def test_a_chart_of_algorithms_that_do_not_run_lists_those_that_do(tmp_path):
                                       "2", "--backend", "ideal", "-o", str(tmp_path / "x.html")])
     assert result.exit_code == 2 and result.stderr.startswith(
         "error: algorithm: got 'nvls'; allowed: an algorithm of all-reduce on this hardware: ring, ")
+
+
+def test_the_api_echoes_the_bit_count_it_was_given():
+    """`iteration(..., quantize_grads=4)` was refused as "got 'int4'", the CLI's spelling."""
+    from dpbase.errors import InputError
+
+    with pytest.raises(InputError, match="^quantize_grads: got 4; allowed: ZeRO-3"):
+        costmodel.iteration("gpt2", "dgx-h100", micro_batch=8, nodes=2, zero_stage=1, quantize_grads=4)
+    refused = CliRunner().invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2",
+                                       "--micro-batch", "8", "--zero", "1", "--quantize-grads", "int4"])
+    assert refused.exit_code == 2 and refused.stderr.startswith("error: quantize_grads: got 'int4'")
