@@ -40,8 +40,8 @@ CALIBRATION_KEYS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "sources": _check(lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v), "a list of strings"),
     "median_abs_pct_error": _check(lambda v: _is_number(v) and v >= 0, "a number >= 0"),
     "worst_abs_pct_error": _check(lambda v: _is_number(v) and v >= 0, "a number >= 0"),
-    "held_out_ratio_p10": _check(lambda v: _is_number(v) and 0 < v < math.inf, "a number > 0"),
-    "held_out_ratio_p90": _check(lambda v: _is_number(v) and 0 < v < math.inf, "a number > 0"),
+    "held_out_ratio_p10": _check(lambda v: _is_number(v) and 0 < v < math.inf, "a finite number > 0"),
+    "held_out_ratio_p90": _check(lambda v: _is_number(v) and 0 < v < math.inf, "a finite number > 0"),
 }
 REGIME_NUMBERS = ("latency_s", "seconds_per_byte", "min_size_bytes", "max_size_bytes", "points")
 
@@ -68,6 +68,10 @@ def problems_in_calibration(table: Any) -> list[ProfileError]:
                 for key, (ok, allowed) in CALIBRATION_KEYS.items() if key in table and not ok(table[key])]
     if "regime" in table:
         problems += _regime_problems(table["regime"])
+    band = [table.get(key) for key in ("held_out_ratio_p10", "held_out_ratio_p90")]
+    if not problems and (band.count(None) == 1 or (None not in band and band[0] > band[1])):
+        problems.append(ProfileError("[calibration].held_out_ratio_p10", band[0],
+                                     f"both ends of the band, p10 <= p90 (p90 = {band[1]})"))
     return problems
 
 

@@ -15,7 +15,7 @@ from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
 from costmodel.names import NO_ALGORITHM, Algorithm, Backend, algorithm_named, backend_or_auto, primitive_named
-from dpbase.errors import InputError, NotApplicableError, UnknownNameError, check_switch, whole_count
+from dpbase.errors import DpcostError, InputError, NotApplicableError, UnknownNameError, check_switch, whole_count
 from dpbase.units import parse_bandwidth, parse_size, parse_time
 from dpbase.values import frozen, replace
 
@@ -136,8 +136,10 @@ def _ideal(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
                     "a --cluster with in-network reduction says whether it has one")
             result = replace(result, note=f"{result.note}; {note}" if result.note else note)
         results.append(_no_faster_than_smaller(q, entry, ranks, size_bytes, gamma, extra, result))
-    band = _held_out_band(q, ranks)
-    if band is not None:  # the fitted collective on the fitted ranks: its calibration's held-out band
+    # the fitted collective on the fitted ranks, as it was measured (its own chunking, no γ the log
+    # could not show): its calibration's held-out band
+    band = _held_out_band(q, ranks) if gamma == 0 and q.chunks is None and q.pipelined else None
+    if band is not None:
         fitted = _fitted_on(q)
         results = [replace(r, interval_s=(band[0] * r.time_s, band[1] * r.time_s))
                    if (r.primitive, r.algorithm) == fitted and r.time_s > 0 else r for r in results]
@@ -223,7 +225,11 @@ def _fitted_on(q: Query) -> tuple[str, str]:
 
         found = hardware.load_file(q.link).metadata.get("calibration", {})
         if found.get("collective") and found.get("algorithm"):
-            return primitive_named(found["collective"]).value, str(found["algorithm"])
+            collective = primitive_named(found["collective"]).value
+            try:  # the registry's name for the one written ("tree" is the double binary tree)
+                return collective, get(collective, str(found["algorithm"])).algorithm.value
+            except DpcostError:
+                return collective, str(found["algorithm"])
     from costmodel.calibrate.conventions import collectives
 
     return "all-reduce", collectives()["all-reduce"].default_algorithm

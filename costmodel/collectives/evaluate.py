@@ -191,8 +191,9 @@ def predict_entry(entry: Entry, ranks: int, size_bytes: float, alpha_s: float, b
         algbw_Bps=algbw, busbw_Bps=None if algbw is None else algbw * busbw_factor(entry.primitive, N),
         lower_bound_s=bound_s, alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps,
         gamma_s_per_byte=gamma_s_per_byte, params=params,
-        note=UNBOUNDED_CHUNKS_NOTE if (chunks is not None and N > 1 and n > MIN_CHUNK_BYTES and alpha_s == alpha_i == 0
-                                       and int(chunks) == int(max_chunks(n))) else None,
+        note=UNBOUNDED_CHUNKS_NOTE if (chunks is not None and given.get("chunks") in (None, "auto")
+                                       and params.get("pipelined", True) and N > 1 and max_chunks(n) > 1
+                                       and alpha_s == alpha_i == 0 and int(chunks) == int(max_chunks(n))) else None,
     )
 
 

@@ -39,6 +39,8 @@ def _summary(result) -> dict:
         "busbw_plateau_Bps": result.busbw_plateau_Bps, "measured_peak_busbw_Bps": result.measured_peak_busbw_Bps,
         "median_abs_pct_error": fit.median_abs_pct_error, "worst_abs_pct_error": fit.worst_abs_pct_error,
         "points": len(fit.sizes_bytes), "notes": list(result.notes),
+        # p10, p90 of measured / predicted, each size held out of the fit (None below 4 sizes)
+        "held_out_ratio_band": list(result.held_out_band) if result.held_out_band is not None else None,
     }
 
 

@@ -258,3 +258,12 @@ def test_the_api_echoes_the_bit_count_it_was_given():
     refused = CliRunner().invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2",
                                        "--micro-batch", "8", "--zero", "1", "--quantize-grads", "int4"])
     assert refused.exit_code == 2 and refused.stderr.startswith("error: quantize_grads: got 'int4'")
+
+
+def test_the_alpha_zero_note_only_where_the_split_was_the_models_own():
+    given = costmodel.predict("all-reduce", "4MB", "parameter-server", ranks=8, alpha_s=0, bandwidth_Bps=12.5e9,
+                              chunks=10**6)
+    unpipelined = costmodel.predict("all-reduce", "7B", "parameter-server", ranks=8, alpha_s=0, bandwidth_Bps=12.5e9,
+                                    pipelined=False)
+    tiny = costmodel.predict("all-reduce", "7B", "parameter-server", ranks=8, alpha_s=0, bandwidth_Bps=12.5e9)
+    assert given.note is None and unpipelined.note is None and tiny.note is None
