@@ -17,8 +17,6 @@ from typing import Any
 from dpbase.errors import InputError
 
 _FLAG = re.compile(r"--([a-z][a-z-]*)")
-# keywords the API takes as bit counts where the CLI reads "int8" (ZeRO++)
-BIT_FIELDS = frozenset({"quantize_weights", "quantize_grads"})
 _NAME = re.compile(r"[a-z][a-z_-]*")
 
 
@@ -38,8 +36,6 @@ def in_api_terms(error: InputError, keywords: Mapping[str, str]) -> InputError:
     value = error.value
     if field.endswith("=False") and isinstance(value, bool):  # a negated switch: --no-pipeline given is pipelined=False
         value = not value
-    if field in BIT_FIELDS and isinstance(value, str) and value.startswith("int") and value[3:].isdigit():
-        value = int(value[3:])  # --quantize-grads int4 is quantize_grads=4 (a bit count) to the API
     InputError.__init__(renamed, field.removesuffix("=False"), value,
                         _FLAG.sub(lambda match: _keyword(match.group(1), keywords), error.allowed))
     return renamed

@@ -106,7 +106,7 @@ def test_second_review_of_the_new_paths():
     box = hardware.load_system("rtx4090-8x-pcie")
     assert pcie_profile_scale(replace(box, intra_link=hardware.load_link("pcie3"))) == 1.0
     # DeepSpeed's options refused under --sync fsdp by iteration as by plan
-    with pytest.raises(InputError, match="^quantize_grads: got 4; allowed: unset with sync fsdp"):
+    with pytest.raises(InputError, match="^quantize_grads: got 'int4'; allowed: unset with sync fsdp"):
         costmodel.iteration("llama2-7b", "dgx-h100", nodes=2, micro_batch=1, sync="fsdp", quantize_grads=4)
     # qgZ over a group of one (hybrid on one-GPU nodes) exchanges and quantises nothing
     steps = [costmodel.iteration("llama2-7b", "h200-1x-roce", nodes=4, micro_batch=1, zero_stage=3, shard="hybrid",
