@@ -126,8 +126,10 @@ def _rccl_note() -> str:
 
 
 def _rccl_marked(p: Prediction, choice: Any, chosen: bool) -> Prediction:
-    """An α-β prediction of an algorithm RCCL runs, with RCCL's protocol and own estimate."""
-    return replace(p, protocol=choice.protocol, nccl_model_time_s=choice.model_time_us * 1e-6, nccl_choice=chosen,
+    """An α-β prediction of an algorithm RCCL runs, with RCCL's protocol and own estimate (0 for a
+    0-byte call, which RCCL discards before a kernel, as NCCL does: nccl_time's rule)."""
+    estimate_s = choice.model_time_us * 1e-6 if p.size_bytes > 0 else 0.0
+    return replace(p, protocol=choice.protocol, nccl_model_time_s=estimate_s, nccl_choice=chosen,
                    nccl_version=choice.rccl_version)
 
 

@@ -322,7 +322,8 @@ def _chain_with_tree(over_latency_s, over_bandwidth_s, over_reduction_s, size_by
     and the reductions add. Written once for floats (``o`` = SCALAR) and numpy arrays (``o`` =
     the vector namespace).
     """
-    chain_steps = 2 * (gpus_per_node - 1)
+    moves = o.min(size_bytes, 1)  # a 0-byte call runs no chain (a size is 0 or at least 1 byte)
+    chain_steps = 2 * (gpus_per_node - 1) * moves
     chained = o.min(gpus_per_node - 1, 1)
     chain_bw_s = 2 * size_bytes * chained / intra_Bps
     chain_reduction_s = size_bytes * chained * gamma_s_per_byte
@@ -348,7 +349,8 @@ def _tree_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma_s_per
     sent_max, received_max, chain_total = _chain_traffic(over_nodes, size_bytes, lay.gpus_per_node)
     result = replace(over_nodes, ranks=lay.ranks, time_s=time_s, latency_s=latency_s, bandwidth_s=bandwidth_s,
                      reduction_s=time_s - latency_s - bandwidth_s,
-                     steps=over_nodes.steps + 2 * (lay.gpus_per_node - 1), bytes_sent_max=sent_max,
+                     steps=over_nodes.steps + (2 * (lay.gpus_per_node - 1) if size_bytes > 0 else 0),
+                     bytes_sent_max=sent_max,
                      bytes_received_max=received_max, bytes_total=over_nodes.bytes_total + lay.nodes * chain_total)
     slower = lay.system.nic_link.name if over_nodes.bandwidth_s >= chain_bw_s else lay.system.intra_link.name
     return _finish(result, lay, slower, size_bytes)

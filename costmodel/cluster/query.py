@@ -499,16 +499,10 @@ def empty_note(stack: str) -> str:
 def _empty(result: Prediction) -> Prediction:
     """A call of 0 bytes costs nothing: NCCL discards an empty collective before launching a kernel
     (src/enqueue.cc, "Empty collectives can be discarded"; RCCL keeps that code), and no algorithm
-    has anything to move; nccl-tests times its size-0 row at its own ~0.3 µs of host work (it was
-    10 µs of latency). No step runs and the lower bound is 0 too (it was the algorithm's latency
-    floor, above the time)."""
-    return replace(result, time_s=0.0, latency_s=0.0, bandwidth_s=0.0, reduction_s=0.0, algbw_Bps=None,
-                   steps=None if result.steps is None else 0,
-                   lower_bound_s=None if result.lower_bound_s is None else 0.0,
-                   launch_overhead_s=None if result.launch_overhead_s is None else 0.0,
-                   nccl_model_time_s=None if result.nccl_model_time_s is None else 0.0,  # no call to estimate
-                   busbw_Bps=None, interval_s=None if result.interval_s is None else (0.0, 0.0),
-                   note=empty_note("RCCL" if result.backend == "rccl" else "NCCL"))
+    has anything to move; nccl-tests times its size-0 row at its own ~0.3 µs of host work. The
+    numbers come so from every backend (the formulas' evaluation, the cluster mapping, nccl_time,
+    RCCL's estimate); the answer adds what it means."""
+    return replace(result, note=empty_note("RCCL" if result.backend == "rccl" else "NCCL"))
 
 
 def empty_answer(result: Prediction) -> Prediction:

@@ -256,3 +256,15 @@ def test_the_alpha_zero_note_only_where_the_split_was_the_models_own():
                                     pipelined=False)
     tiny = costmodel.predict("all-reduce", "7B", "parameter-server", ranks=8, alpha_s=0, bandwidth_Bps=12.5e9)
     assert given.note is None and unpipelined.note is None and tiny.note is None
+
+
+@pytest.mark.parametrize("system, backend", [("dgx-h100", "ideal"), ("mi300x-8x", "rccl"), ("dgx-h100", "nccl")])
+def test_every_backend_answers_zero_bytes_itself_not_through_the_querys_patch(system, backend):
+    """The tree layout's chains kept 2(G-1) steps of latency and RCCL its own estimate at 0 bytes,
+    which only the query's answer zeroed; the backends answer 0 themselves now."""
+    from costmodel.cluster.backends import predict_collective
+    from costmodel.cluster.mapping import layout
+
+    for p in predict_collective("all-reduce", 0.0, layout(system, 2), algorithm="all", backend=backend):
+        assert p.time_s == p.latency_s == 0.0 and p.steps in (0, None) and p.interval_s is None
+        assert p.nccl_model_time_s in (0.0, None) and p.lower_bound_s in (0.0, None), p.algorithm
