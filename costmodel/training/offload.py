@@ -49,8 +49,7 @@ def host_path(system: Any, gpus_per_node=None, field: str = "offload_optimizer")
     GPUs) share each node's host memory (refused, naming ``field``, where that memory's
     bandwidth is unknown). Elementwise over ``gpus_per_node`` (the planner's layouts): the
     fields are then arrays."""
-    from costmodel.nccl.search import host_link_GBps, host_link_sharers
-    from costmodel.nccl.tables import load_tables
+    from costmodel.cluster.hostlink import host_link_Bps
 
     if not getattr(system, "host_memory_bandwidth_Bps", 0.0):
         raise InputError(field, True,
@@ -58,7 +57,7 @@ def host_path(system: Any, gpus_per_node=None, field: str = "offload_optimizer")
                          "memory bandwidth; add host_memory_bandwidth = \"...GB/s\" to its TOML)")
     # the ranks copying at once: they share switch uplinks
     sharing = system.gpus_per_node if gpus_per_node is None else gpus_per_node
-    link = host_link_GBps(system, load_tables()) * 1e9 / host_link_sharers(system, sharing)
+    link = host_link_Bps(system, sharing)
     return HostPath(memory_Bps=system.host_memory_bandwidth_Bps / sharing, host_link_Bps=link,
                     system=system.name)
 
