@@ -314,7 +314,8 @@ def _pipelined(latency_s, bandwidth_s, reduction_s, o) -> tuple:
 
 def _chain_with_tree(over_latency_s, over_bandwidth_s, over_reduction_s, size_bytes, gpus_per_node,
                      intra_alpha_s, intra_Bps, o, gamma_s_per_byte=0.0):
-    """(latency, bandwidth, chain bandwidth, time) seconds of the tree over nodes plus the chains.
+    """(latency, bandwidth, chain bandwidth, reduction, time) seconds of the tree over nodes plus the
+    chains.
 
     Inside each node the G ranks form a chain: 2(G−1) intra steps, 2·n bytes over the intra link
     when G > 1, and each rank up the chain adds the n bytes coming from below (n·γ, pipelined
@@ -330,7 +331,7 @@ def _chain_with_tree(over_latency_s, over_bandwidth_s, over_reduction_s, size_by
     latency_s, bandwidth_s, reduction_s = _pipelined((over_latency_s, chain_steps * intra_alpha_s),
                                                      (over_bandwidth_s, chain_bw_s),
                                                      (over_reduction_s, chain_reduction_s), o)
-    return latency_s, bandwidth_s, chain_bw_s, latency_s + bandwidth_s + reduction_s
+    return latency_s, bandwidth_s, chain_bw_s, reduction_s, latency_s + bandwidth_s + reduction_s
 
 
 def _tree_mapped(entry: Entry, lay: Layout) -> bool:
@@ -343,12 +344,12 @@ def _tree_across_nodes(entry: Entry, lay: Layout, size_bytes: float, gamma_s_per
     """NCCL's layout: a double binary tree over nodes with an intra-node chain in each node."""
     over_nodes = predict_entry(entry, lay.nodes, size_bytes, lay.inter_alpha_s, lay.node_network_Bps, gamma_s_per_byte,
                                **params)
-    latency_s, bandwidth_s, chain_bw_s, time_s = _chain_with_tree(
+    latency_s, bandwidth_s, chain_bw_s, reduction_s, time_s = _chain_with_tree(
         over_nodes.latency_s, over_nodes.bandwidth_s, over_nodes.reduction_s, size_bytes,
         lay.gpus_per_node, lay.intra_alpha_s, lay.intra_Bps, SCALAR, gamma_s_per_byte)
     sent_max, received_max, chain_total = _chain_traffic(over_nodes, size_bytes, lay.gpus_per_node)
     result = replace(over_nodes, ranks=lay.ranks, time_s=time_s, latency_s=latency_s, bandwidth_s=bandwidth_s,
-                     reduction_s=time_s - latency_s - bandwidth_s,
+                     reduction_s=reduction_s,  # the term itself: time − α − β left float residue (−1e-20 s)
                      steps=over_nodes.steps + (2 * (lay.gpus_per_node - 1) if size_bytes > 0 else 0),
                      bytes_sent_max=sent_max,
                      bytes_received_max=received_max, bytes_total=over_nodes.bytes_total + lay.nodes * chain_total)
@@ -540,7 +541,7 @@ def _tree_times(entry: Entry, lays: list[Layout], sizes) -> Any:
     return _chain_with_tree(over_latency, over_bandwidth, over_reduction, sizes,
                             _column([lay.gpus_per_node for lay in lays]),
                             _column([lay.intra_alpha_s for lay in lays]),
-                            _column([lay.intra_Bps for lay in lays]), vector_ops())[3]
+                            _column([lay.intra_Bps for lay in lays]), vector_ops())[4]
 
 
 def _sharp_times(entry: Entry, lays: list[Layout], sizes, **given: Any) -> Any:

@@ -139,3 +139,21 @@ def test_an_ideal_prediction_on_a_cluster_says_how_sure_it_is():
         p = costmodel.predict("all-reduce", "1GB", algorithm, cluster="dgx-h100", nodes=2, backend="ideal")
         low, high = p.interval_s
         assert low < p.time_s * 1.0001 and high > 2 * p.time_s  # the textbook model runs fast: measured 1-5x
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_every_mapped_term_is_its_own_and_never_negative(system):
+    """Each answer's latency, bandwidth and reduction are the terms the mapping computed, each
+    >= 0, adding up to the time, and with γ = 0 the reduction is exactly 0. The tree layout
+    derived its reduction as time − α − β, and printed "reduction (γ) -1.267e-11 ns" for a 1 kB
+    all-reduce on 19 NVL72 trays (2026-11-30)."""
+    full = layout(system).gpus_per_node
+    for nodes in (1, 2, 3, 19):
+        lay = layout(system, nodes, full)
+        for size, gamma in ((1e3, 0.0), (1e3, 1e-9), (3e8, 0.0), (3e8, 1e-9)):
+            for entry, params, p in _all_on(lay, size, gamma=gamma):
+                where = (system, nodes, f"{entry.primitive.value}/{entry.algorithm.value}", params, size, gamma)
+                assert min(p.latency_s, p.bandwidth_s, p.reduction_s) >= 0.0, where
+                if gamma == 0.0:
+                    assert p.reduction_s == 0.0, where
+                assert p.latency_s + p.bandwidth_s + p.reduction_s == pytest.approx(p.time_s, rel=1e-12), where
