@@ -73,10 +73,22 @@ def list_command(
             echo(f"{name}s ({len(rows)})\n{table(rows)}\n")
 
 
+# Fields whose 0 means "not given" (hardware.profiles): shown as what is taken instead, not as a
+# rate or count of 0 ("host_link_bandwidth_Bps 0 GB/s" read as a GPU cut off from its host; an
+# audit of the hardware data, 2026-11-30). The JSON keeps the 0 the profile holds.
+UNSET_SHOWN = {
+    "host_link_bandwidth_Bps": "- (not NVLink-C2C: the PCIe link of pcie_gen)",
+    "host_memory_bandwidth_Bps": "- (not given: optimizer offload and host-memory reduction refused)",
+    "scaleup_domain_gpus": "- (one node: domain_gpus)",
+}
+
+
 def _human(key: str, value: Any) -> str:
     """One field for people: units by the key's suffix, nested profiles by name."""
-    if value == "":
+    if value == "" or value is None:
         return "-"
+    if key in UNSET_SHOWN and value == 0:
+        return UNSET_SHOWN[key]
     if isinstance(value, dict) and "kind" in value:
         return str(value["name"])
     if key == "peak_flops":

@@ -54,6 +54,24 @@ def test_show_prints_an_instances_other_names_and_a_dash_for_none():
     assert json.loads(run("show", "azure-nd-a100-v4", "--json").output)["instance_names"] == ["ND96asr_v4"]
 
 
+def test_show_says_what_an_unset_field_stands_for_not_a_rate_of_zero():
+    """`hardware show h100-sxm` printed "host_link_bandwidth_Bps 0 GB/s" (0: the PCIe link of
+    pcie_gen), a system "host_memory_bandwidth_Bps 0 GB/s" (0: not given) and a GPU without NVLink
+    "scaleup_link None" (an audit of the hardware data, 2026-11-30). The JSON keeps the values."""
+    def lines(name):
+        return {line.split()[0]: line.split(None, 1)[1] for line in run("show", name).output.splitlines() if line.strip()}
+
+    assert lines("h100-sxm")["host_link_bandwidth_Bps"] == "- (not NVLink-C2C: the PCIe link of pcie_gen)"
+    assert lines("gh200")["host_link_bandwidth_Bps"] == "450 GB/s"
+    assert lines("rtx-4090")["scaleup_link"] == "-"
+    pcie_box = lines("rtx4090-8x-pcie")
+    assert pcie_box["host_memory_bandwidth_Bps"].startswith("- (not given") and \
+        pcie_box["scaleup_domain_gpus"] == "- (one node: domain_gpus)" and pcie_box["domain_gpus"] == "8"
+    assert lines("gb200-nvl72-tray")["scaleup_domain_gpus"] == "72"
+    data = json.loads(run("show", "h100-sxm", "--json").output)
+    assert data["host_link_bandwidth_Bps"] == 0.0 and data["scaleup_link"]["name"] == "nvlink4"
+
+
 def test_show_json_nests_resolved_profiles():
     result = run("show", "dgx-a100", "--json")
     data = json.loads(result.output)
