@@ -54,10 +54,11 @@ mi350x = "gfx950"
 # gfx942 × 8 fully connected by 7 xGMI links: rome_model_79 (no NIC), _81 (8 NICs), _84 (16 NICs)
 # set tuning=5; _87 (4 NICs) keeps 0. MI250 (16 GCDs, 8 NICs): _59/_65 tuning=4, ll128Enabled=1,
 # baseBw=161.4. gfx950 (MI355X) postdates this snapshot: it matches no model, so tuning 0.
-# MSCCL (all-pairs XML schedules, all-reduce <= 16 MiB on 8 GPUs) is enabled only by
-# rome_model_79 (mscclEnabled=1: a node with no NIC); the bundled AMD nodes have 8 NICs
-# (rome_model_81), where RCCL 2.21.5 runs its tuning model's choice, as modelled here.
-# MSCCL++ (<= 1 MiB) runs only inside CUDA/HIP graph capture, which rccl-tests does not use.
+# A one-node job matches rome_model_79 (no NIC) whatever NICs the node has: ncclTopoTrimSystem
+# (src/graph/paths.cc) removes every NET node when the communicator holds all the system's GPUs
+# and every pair is xGMI, before the match (src/init.cc: ncclTopoTrimSystem, then ncclTopoCompute).
+# Model 79 also enables MSCCL ([msccl] below); MSCCL++ (<= 1 MiB) runs only inside CUDA/HIP graph
+# capture, which rccl-tests does not use.
 [[topology]]
 arch = "gfx942"
 gpus_per_node = 8
@@ -73,6 +74,45 @@ tuning = 4
 ll128 = true
 base_bw_GBps = 161.4
 models = "rome_model_59, rome_model_65"
+
+# MSCCL (src/misc/msccl; RCCL_MSCCL_ENABLE defaults to 1) runs its bundled XML schedules where the
+# topology match sets mscclEnabled=1: rome_model_79, 8 gfx942 GPUs fully connected by xGMI on one
+# node (above). mscclInternalSchedulerSelectAlgo (msccl_lifecycle.cc) takes a schedule for a sum,
+# prod, max or min when nRanks = ngpus, count is a multiple of nchunksperloop and minBytes <= bytes
+# <= maxBytes; other calls go to RCCL's tuning model. The all-reduce schedules for 8 GPUs
+# (tools/msccl-algorithms/allreduce-allpairs-8n-*-op.xml, out of place: the column nccl-tests
+# reports; the in-place ones leave 11,534,337-14,680,064 bytes to RCCL) are all-pairs: every rank
+# sends each of its 7 peers that peer's 1/8, reduces its own 1/8 from the 8 copies and sends the sum
+# to every peer, one thread block per peer, so each of the two phases is one hop on all 7 links at
+# once. Counts are of elements; nccl-tests' float is 4 bytes.
+[msccl]
+arch = ["gfx942"]
+ranks = 8
+collective = "all-reduce"
+hops = 2
+element_bytes = 4
+models = "rome_model_79 (mscclEnabled=1)"
+
+[[msccl.schedule]]
+protocol = "LL"
+min_bytes = 0
+max_bytes = 65536
+chunks_per_loop = 256
+file = "allreduce-allpairs-8n-ll-32tb-op.xml"
+
+[[msccl.schedule]]
+protocol = "LL"
+min_bytes = 65537
+max_bytes = 524287
+chunks_per_loop = 512
+file = "allreduce-allpairs-8n-ll-64tb-op.xml"
+
+[[msccl.schedule]]
+protocol = "Simple"
+min_bytes = 524288
+max_bytes = 16777216
+chunks_per_loop = 512
+file = "allreduce-allpairs-8n-simple-op.xml"
 '''
 
 

@@ -143,11 +143,14 @@ def _ideal(primitive: str, size_bytes: float, lay: Layout, algorithm: str, gamma
                                  f"on {lay.system.name} (name one with --algorithm)")
     rccl = backend is Backend.RCCL
     name = primitive_named(primitive).value
-    auto_choice = None
+    auto_choice, schedule = None, None
     if rccl:
-        from costmodel.cluster.rccl_choice import pick, registry_algorithm
+        from costmodel.cluster.rccl_choice import msccl, msccl_prediction, pick, registry_algorithm
 
-        auto_choice = pick(name, size_bytes, lay)
+        schedule = msccl(name, size_bytes, lay) if algorithm in ("auto", "all") else None
+        if schedule is not None and algorithm == "auto":  # MSCCL runs the call, past RCCL's tuning model
+            return [msccl_prediction(schedule, lay, size_bytes, gamma_s_per_byte)]
+        auto_choice = pick(name, size_bytes, lay) if schedule is None else None
         picked = [e for e in candidates
                   if auto_choice is not None and e.algorithm.value == registry_algorithm(auto_choice)]
         if algorithm == "auto" and picked:
@@ -163,6 +166,8 @@ def _ideal(primitive: str, size_bytes: float, lay: Layout, algorithm: str, gamma
         if choice is not None:
             p = _rccl_marked(p, choice, auto_choice is not None and choice.algorithm == auto_choice.algorithm)
         out.append(p)
+    if schedule is not None:  # every algorithm: MSCCL's schedule is the one RCCL runs
+        out.insert(0, msccl_prediction(schedule, lay, size_bytes, gamma_s_per_byte))
     return out
 
 

@@ -21,8 +21,18 @@ import functools
 from collections.abc import Callable
 
 from costmodel.cluster.mapping import Layout, LayoutCache, predict_on_cluster
+from costmodel.collectives.prediction import Prediction
 from costmodel.nccl.names import FROM_REGISTRY, REGISTRY_MIRROR
-from costmodel.nccl.rccl import ALGORITHMS, RcclChoice, RcclTopology, choose, topology_rule
+from costmodel.nccl.rccl import (
+    ALGORITHMS,
+    MscclSchedule,
+    RcclChoice,
+    RcclTopology,
+    choose,
+    msccl_schedule,
+    topology_rule,
+)
+from dpbase.values import replace
 
 TUNED = ("all-reduce", "all-gather", "reduce-scatter", "broadcast", "reduce")
 _ASYMPTOTE_BYTES = 2**34  # large enough that the ring's latency is < 0.1 % of its time
@@ -79,17 +89,55 @@ def registry_algorithm(choice: RcclChoice) -> str:
     return REGISTRY_MIRROR[choice.algorithm]
 
 
+# MSCCL's all-pairs schedule is the registry's two-shot all-reduce (a direct reduce-scatter, then a
+# direct all-gather): its traffic and bandwidth terms are two-shot's; its latency is not the
+# single-port (2N − 2)·α, since each phase sends on all N − 1 links at once (one thread block a
+# peer), but RCCL's base latency and one hop a phase (:class:`costmodel.nccl.rccl.MscclSchedule`).
+MSCCL_ALGORITHM = "two-shot"
+MSCCL_NOTE = ("rccl backend: RCCL runs MSCCL's all-pairs schedule {file} (8 xGMI-connected gfx942 GPUs on one "
+              "node, RCCL {version}), two hops on every link at once: RCCL's latency for them ({latency_us:g} µs), "
+              "two-shot's bytes{wire}")
+
+
+def msccl(primitive: str, size_bytes: float, lay: Layout, algorithm: str = "auto") -> MscclSchedule | None:
+    """The MSCCL schedule RCCL runs this call with under ``auto``, or None (a named algorithm is
+    RCCL's own, as ``NCCL_ALGO`` forces it past MSCCL's schedules)."""
+    if algorithm != "auto" or lay.ranks < 2:
+        return None
+    return msccl_schedule(primitive, float(size_bytes), rccl_topology(lay))
+
+
+def msccl_prediction(schedule: MscclSchedule, lay: Layout, size_bytes: float, gamma_s_per_byte: float = 0.0) -> Prediction:
+    """The MSCCL call's answer: two-shot's on the α-β mapping (its bytes, bandwidth and reduction
+    terms, the bandwidth term times the protocol's wire factor) with MSCCL's latency and steps."""
+    p = predict_on_cluster("all-reduce", MSCCL_ALGORITHM, lay, size_bytes=size_bytes, gamma_s_per_byte=gamma_s_per_byte)
+    latency_s, bandwidth_s = schedule.latency_us * 1e-6, p.bandwidth_s * schedule.wire_factor
+    time_s = latency_s + bandwidth_s + p.reduction_s
+    algbw = size_bytes / time_s
+    wire = "" if schedule.wire_factor == 1 else f" x {schedule.wire_factor:g} on the wire ({schedule.protocol})"
+    return replace(p, time_s=time_s, latency_s=latency_s, bandwidth_s=bandwidth_s, steps=2, algbw_Bps=algbw,
+                   busbw_Bps=None if p.busbw_Bps is None else p.busbw_Bps * p.time_s / time_s,
+                   backend="rccl", protocol=schedule.protocol, nccl_model_time_s=None,
+                   nccl_version=schedule.rccl_version, nccl_choice=True, stack_runs=True,
+                   note=MSCCL_NOTE.format(file=schedule.file, version=schedule.rccl_version,
+                                          latency_us=schedule.latency_us, wire=wire))
+
+
 def rccl_call(primitive: str, size_bytes: float, lay: Layout, algorithm: str,
-              alpha_beta_s: Callable[[str], float]) -> tuple[float, RcclChoice] | None:
+              alpha_beta_s: Callable[[str], float]) -> tuple[float, RcclChoice | None] | None:
     """(time, RCCL's choice) of one call under the rccl backend, None where RCCL's model does
     not decide (the caller keeps its α-β answer). The time is the chosen algorithm's on the
-    measured-efficiency α-β mapping (``alpha_beta_s(registry name)``).
+    measured-efficiency α-β mapping (``alpha_beta_s(registry name)``); where MSCCL's schedule runs
+    the call (:func:`msccl`) its time, with no tuning-model choice.
 
     Why not RCCL's own estimate: its constants steer the choice, they are not physical times
     (model 5 charges 320 µs per network step of a Simple ring, and gives a two-node Simple tree
     11 % of the bus bandwidth). As the time, the estimate halves the error on one 2-node log
     and multiplies it by 7 on the other; docs/validation.md has the comparison.
     """
+    schedule = msccl(primitive, size_bytes, lay, algorithm)
+    if schedule is not None:  # MSCCL's schedule, past RCCL's tuning model
+        return msccl_prediction(schedule, lay, size_bytes).time_s, None
     choice = pick(primitive, size_bytes, lay, algorithm)
     if choice is None:
         return None

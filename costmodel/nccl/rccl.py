@@ -93,6 +93,50 @@ class RcclChoice:
     rccl_version: str
 
 
+@frozen
+class MscclSchedule:
+    """The MSCCL schedule RCCL runs a call with instead of its tuning model's choice
+    (``rccl_tuning.toml`` ``[msccl]``): its protocol, XML file and latency. ``latency_us`` is RCCL's
+    own base latency of the protocol plus one intra-node hop latency of the topology's tuning
+    model per phase (each phase sends on every link at once: one hop, not N − 1);
+    ``wire_factor`` the bytes on the wire per byte of data (LL: 8-byte lines of 4 data bytes
+    and a flag, NCCL's LL protocol; Simple: 1)."""
+
+    protocol: str
+    file: str
+    latency_us: float
+    wire_factor: float
+    rccl_version: str
+
+
+def msccl_schedule(collective: str, size_bytes: float, topo: RcclTopology) -> MscclSchedule | None:
+    """The MSCCL schedule RCCL takes for this call (``[msccl]``: one node of 8 fully xGMI-connected
+    gfx942 GPUs, an all-reduce whose element count the schedule divides, within its byte range),
+    or None where RCCL's tuning model decides (:func:`choose`).
+
+        >>> one_node = RcclTopology(n_ranks=8, n_nodes=1, arch="gfx942", tuning=5, bus_bw_GBps=300.0)
+        >>> found = msccl_schedule("all-reduce", 8192, one_node)
+        >>> found.protocol, found.latency_us, found.wire_factor
+        ('LL', 13.6, 2.0)
+        >>> msccl_schedule("all-reduce", 512, one_node) is None  # 128 floats: no schedule divides them
+        True
+    """
+    table = rccl_tables()["msccl"]
+    if (topo.n_nodes != 1 or topo.n_ranks != table["ranks"] or topo.arch not in table["arch"]
+            or topo.intra != "xgmi" or normalize_collective(collective) != table["collective"]
+            or not size_bytes > 0):
+        return None
+    count, whole = divmod(size_bytes, table["element_bytes"])
+    for row in table["schedule"]:
+        if row["min_bytes"] <= size_bytes <= row["max_bytes"] and whole == 0 and count % row["chunks_per_loop"] == 0:
+            p = _PROTO_INDEX[row["protocol"]]
+            hop = _model(topo)["hw_latency_us"][_HW[topo.intra]]["ring"][p]
+            latency = rccl_tables()["base_latency_us"]["ring"][p] + table["hops"] * hop
+            return MscclSchedule(row["protocol"], row["file"], round(latency, 9), 2.0 if row["protocol"] == "LL" else 1.0,
+                                 str(rccl_tables()["version"]))
+    return None
+
+
 def topology_rule(gpu: str, gpus_per_node: int, nics_per_node: int) -> dict[str, Any]:
     """RCCL's topology match for a node: tuning model, LL128, baseBw (model 0 when none matches)."""
     tables = rccl_tables()

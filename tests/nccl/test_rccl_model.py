@@ -12,7 +12,7 @@ import hardware
 from costmodel.cluster import mapping as cluster
 from costmodel.cluster.backends import predict_collective
 from costmodel.cluster.comm import CommModel
-from costmodel.cluster.rccl_choice import pick, rccl_call, rccl_topology, registry_algorithm
+from costmodel.cluster.rccl_choice import msccl, pick, rccl_call, rccl_topology, registry_algorithm
 from costmodel.nccl.rccl import RcclTopology, algbw_GBps, choose, correction, latency_us, rccl_tables, topology_rule
 from costmodel.planner.comm import CommCache
 from dpbase.errors import InputError, NotApplicableError
@@ -115,6 +115,9 @@ def test_the_communicator_takes_the_rings_bus_bandwidth_from_the_profile():
 def test_rccl_backend_runs_rccls_choice(nodes, size):
     lay = cluster.layout("mi300x-8x", nodes)
     p = predict_collective("all-reduce", size, lay)[0]  # default backend on AMD: rccl
+    if msccl("all-reduce", size, lay) is not None:  # one node, <= 16 MiB: MSCCL's schedule (test_rccl_msccl)
+        assert nodes == 1 and size in (64 * 1024, 8 * MIB) and p.algorithm == "two-shot" and p.nccl_choice
+        return
     choice = pick("all-reduce", size, lay)
     assert p.backend == "rccl" and p.nccl_choice is True
     assert p.algorithm == registry_algorithm(choice) and p.protocol == choice.protocol
