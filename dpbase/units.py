@@ -59,7 +59,11 @@ def _split(field: str, text: str | float | int, allowed: str, unit_needed: bool 
         raise UnitError(field, text, allowed)
     if unit_needed and not match.group(2):
         raise UnitError(field, text, f"{allowed}: a unit is needed")
-    return float(match.group(1)), match.group(2)
+    number = float(match.group(1))
+    if number == 0 and any(digit in "123456789" for digit in match.group(1).lower().partition("e")[0]):
+        # "1e-400GB" underflowed to 0 and was answered as an empty message (an audit, 2026-11-30)
+        raise UnitError(field, text, f"{allowed}; {match.group(1)} is below the smallest number held (it reads as 0)")
+    return number, match.group(2)
 
 
 def _check_finite(field: str, text: object, value: float, allowed: str) -> float:
@@ -99,6 +103,20 @@ def parse_size(text: str | float | int, field: str = "size", unit_needed: bool =
     size_bytes = _check_finite(field, text, number * SIZE_UNITS_BYTES[f"{prefix}B".upper()], allowed)
     if size_bytes > MAX_SIZE_BYTES:
         raise UnitError(field, text, f"{allowed}, at most 1 ZiB")
+    return size_bytes
+
+
+def parse_message_size(text: str | float | int, field: str = "size") -> float:
+    """A collective's message in bytes (:func:`parse_size`): 0, or at least 1 byte, since a message
+    holds whole bytes ("0.5" was timed with its busiest rank sending 0.875 B, and nccl-table
+    answered 0.5 B; review and audit, 2026-11-29/30). The one rule for every command's ``--size``.
+
+    >>> parse_message_size("4KiB"), parse_message_size(0)
+    (4096.0, 0.0)
+    """
+    size_bytes = parse_size(text, field)
+    if 0 < size_bytes < 1:
+        raise UnitError(field, text, "0, or at least 1 byte (a message holds whole bytes)")
     return size_bytes
 
 

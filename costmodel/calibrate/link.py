@@ -113,7 +113,7 @@ def resolve_log(log: Log, collective: str | None = None, ranks: int | None = Non
     log names (binary in its text or file name), then what its columns imply (with a note).
     A ``collective`` other than the binary the log's text names is refused (InputError)."""
     notes = list(log.notes)
-    user = names.check_collective(collective) if collective else None
+    user = names.check_collective(collective) if collective is not None else None  # "" is refused, not the default
     if user and log.collective and user != log.collective:  # the log's text names its binary
         raise InputError("collective", collective, f"{log.collective} (the log's own collective)")
     from_name = names.collective_from_filename(log.source_path)
@@ -220,6 +220,9 @@ def coefficients_for(collective: str, algorithm: str | None, ranks: int) -> tupl
     from costmodel.collectives.registry import get
     from dpbase.errors import NotApplicableError, UnknownNameError
 
+    if algorithm is not None and not str(algorithm).strip():  # "" fitted the default's ring (an audit, 2026-11-30)
+        raise InputError("algorithm", algorithm, f"an algorithm of {collective}, or leave --algorithm out "
+                         f"(nccl-tests runs {names.collectives()[collective].default_algorithm})")
     chosen = algorithm or names.collectives()[collective].default_algorithm
     try:
         if get(collective, chosen).pipelined:

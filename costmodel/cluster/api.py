@@ -22,7 +22,7 @@ from costmodel.apiwords import checks_keywords
 from costmodel.cluster.query import PARAMETERS, SIZE_ALLOWED, Query, run_query
 from costmodel.collectives.prediction import Prediction
 from dpbase.errors import DpcostError, InputError, whole_count
-from dpbase.units import parse_size
+from dpbase.units import parse_message_size
 
 if TYPE_CHECKING:
     import pandas
@@ -175,7 +175,7 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
         raise InputError("nodes", nodes, "only with clusters (a link or alpha_s/bandwidth_Bps takes ranks)")
     if clusters is not None and ranks is not None:  # dropped silently: 8 ranks answered for ranks=16 (API review)
         raise InputError("ranks", ranks, "left out with clusters (a cluster's ranks are nodes × GPUs per node)")
-    size_list = _once([parse_size(s, "sizes") for s in _axis(sizes, "sizes")])  # 1MB and 1000KB are one size
+    size_list = _once([parse_message_size(s, "sizes") for s in _axis(sizes, "sizes")])  # 1MB and 1000KB are one size
     if gpus_per_node is not None:  # compared below before any row reads it ("8" was a TypeError)
         gpus_per_node = whole_count("gpus_per_node", gpus_per_node)
     if clusters is None and gpus_per_node is not None and gpus_per_node >= 1 and not any(

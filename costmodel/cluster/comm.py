@@ -225,8 +225,8 @@ def ps_params(algorithm: str, lay: Layout, servers: int | None, colocated: bool 
         return ()
     if algorithm != "parameter-server":
         given = "--servers" if servers is not None else "--ps-placement"
-        raise InputError(given, servers if servers is not None else colocated,
-                         "only with --algorithm parameter-server (or --async)")
+        shown = servers if servers is not None else ("colocated" if colocated else "dedicated")  # as typed, not True/False
+        raise InputError(given, shown, "only with --algorithm parameter-server (or --async)")
     out: list[tuple[str, object]] = []
     colocated = None if colocated is None else check_switch("colocated", colocated)  # before it is read by truth
     if servers is not None:

@@ -458,9 +458,9 @@ def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nod
     """One collective on the cluster under the ideal model (``size_bytes`` bytes or text with a unit,
     as :func:`costmodel.predict` reads it; "1GB" was a TypeError)."""
     if type(size_bytes) is not float:  # the library's own calls pass floats: parsed only for a user's value
-        from dpbase.units import parse_size
+        from dpbase.units import parse_message_size
 
-        size_bytes = parse_size(size_bytes, "size_bytes")
+        size_bytes = parse_message_size(size_bytes, "size_bytes")
     if isinstance(system, Layout):
         lay = system
     else:  # a user's System, checked as its TOML would be

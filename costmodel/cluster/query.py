@@ -16,7 +16,7 @@ from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
 from costmodel.names import NO_ALGORITHM, Algorithm, Backend, algorithm_named, backend_or_auto, primitive_named
 from dpbase.errors import DpcostError, InputError, NotApplicableError, UnknownNameError, check_switch, whole_count
-from dpbase.units import parse_bandwidth, parse_size, parse_time
+from dpbase.units import parse_bandwidth, parse_message_size, parse_time
 from dpbase.values import frozen, replace
 
 
@@ -105,15 +105,34 @@ def _rates(q: Query, size_bytes: float) -> tuple[int, float, float]:
 
 def _names(q: Query, candidates: list[Any]) -> list[Any]:
     """A bare link: every algorithm (the textbook view) unless ``--stack`` narrows ``auto``."""
+    stack = _stack(q)
     if q.algorithm == "auto":
-        from costmodel.cluster.stacks import runs, stack_named
+        from costmodel.cluster.stacks import runs
 
-        stack = None if q.stack is None else stack_named(q.stack)
         return [e for e in candidates if not e.in_network  # a plain link has no reducing switch
                 and (stack is None or runs(stack, e.primitive, e.algorithm))]
     if q.algorithm == "all":  # every textbook algorithm the link runs: no reducing switch either
         return [e for e in candidates if not e.in_network]
     return [get(q.primitive, q.algorithm)]
+
+
+def _stack(q: Query) -> Any:
+    """The query's ``--stack`` as a Stack (refused, naming it, when it is none), or None."""
+    from costmodel.cluster.stacks import stack_named
+
+    return None if q.stack is None else stack_named(q.stack)
+
+
+def _marked_for_stack(q: Query, results: list[Prediction]) -> list[Prediction]:
+    """Every algorithm on a bare link (``compare``) with whether ``--stack`` runs it, as a cluster's
+    answers say: the fastest the stack runs is compare's winner. A stack given to compare on a
+    link was ignored, whatever its text ('abc' ranked too; audit of the CLI, 2026-11-30)."""
+    stack = _stack(q)
+    if stack is None or q.algorithm != "all":
+        return results
+    from costmodel.cluster.stacks import runs
+
+    return [replace(r, stack_runs=runs(stack, r.primitive, r.algorithm)) for r in results]
 
 
 def _ideal(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
@@ -143,7 +162,7 @@ def _ideal(q: Query, size_bytes: float, gamma: float) -> list[Prediction]:
         fitted = _fitted_on(q)
         results = [replace(r, interval_s=(band[0] * r.time_s, band[1] * r.time_s))
                    if (r.primitive, r.algorithm) == fitted and r.time_s > 0 else r for r in results]
-    return results
+    return _marked_for_stack(q, results)
 
 
 def _held_out_band(q: Query, ranks: int) -> tuple[float, float] | None:
@@ -448,9 +467,7 @@ def run_query(q: Query) -> list[Prediction]:
     check_conflicts(q)  # refuses an unknown backend too, before the size
     if q.size is None:  # a Query without a size answered 0 bytes (API review, 2026-11-29)
         raise InputError("size", None, SIZE_ALLOWED)
-    size_bytes = parse_size(q.size, "size")
-    if 0 < size_bytes < 1:  # "0.5" was timed, its busiest rank sending 0.875 B
-        raise InputError("size", q.size, "0, or at least 1 byte (a message holds whole bytes)")
+    size_bytes = parse_message_size(q.size, "size")
     gamma = parse_time(q.gamma, "gamma")
     if q.cluster is not None:
         results = _on_cluster(q, size_bytes, gamma)

@@ -44,11 +44,11 @@ def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_
     "25GB/s"), as :func:`costmodel.predict` takes them; a keyword no algorithm of the primitive
     takes is refused, not dropped."""
     from dpbase.errors import InputError, check_switch, whole_count
-    from dpbase.units import parse_bandwidth, parse_size, parse_time
+    from dpbase.units import parse_bandwidth, parse_message_size, parse_time
 
     prim = primitive_named(primitive)
     ranks = whole_count("ranks", ranks)
-    size_bytes, alpha_s = parse_size(size_bytes, "size_bytes"), parse_time(alpha_s, "alpha_s")
+    size_bytes, alpha_s = parse_message_size(size_bytes, "size_bytes"), parse_time(alpha_s, "alpha_s")
     bandwidth_Bps = parse_bandwidth(bandwidth_Bps, "bandwidth_Bps")
     gamma_s_per_byte = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
     check_switch("include_in_network", include_in_network)

@@ -87,16 +87,21 @@ def nccl_table(
 
     Example: dpcost nccl-table --cluster dgx-h100 --nodes 2 --size 256MiB
     """
+    from costmodel.cluster.mapping import layout
     from costmodel.cluster.stacks import Stack, default_stack
     from costmodel.nccl import cost_table, load_tables, nccl_time, topology_for
     from dpbase.errors import InputError
-    from dpbase.units import parse_size
+    from dpbase.units import parse_message_size
     from hardware import load_system
 
     if collective is not None and size is None:  # the table shows every collective: it would be ignored
         raise InputError("--collective", collective, "only with --size (the table lists every collective)")
     collective = "all-reduce" if collective is None else collective
     system = load_system(cluster)
+    # the node count and message size every other command takes (10^40 nodes and 0.5 B were tabled;
+    # an audit, 2026-11-30)
+    layout(system, nodes, gpus_per_node)
+    size_bytes = None if size is None else parse_message_size(size, "size")
     if default_stack(system) is Stack.RCCL:
         _rccl_table(system, cluster, nodes, gpus_per_node, size, collective, json_output,
                     {"--tuning": tuning, "--nccl-version": nccl_version, "--p2p-level": p2p_level})
@@ -104,7 +109,7 @@ def nccl_table(
     tables = load_tables(tuning, version=nccl_version)
     topo = topology_for(system, nodes, gpus_per_node, tables, p2p_level=p2p_level)
     rows = _table_rows(lambda coll: cost_table(coll, topo, tables))
-    prediction = nccl_time(collective, parse_size(size), topo, tables) if size is not None else None
+    prediction = nccl_time(collective, size_bytes, topo, tables) if size_bytes is not None else None
     if json_output:
         graphs = {name: getattr(topo, name) and {"n_channels": getattr(topo, name).n_channels,
                                                   "bw_intra_GBps": getattr(topo, name).bw_intra_GBps,
@@ -136,7 +141,7 @@ def _rccl_table(system, cluster: str, nodes: int, gpus_per_node: int | None, siz
     from costmodel.nccl.names import normalize_collective
     from costmodel.nccl.rccl import cost_table, rccl_tables
     from dpbase.errors import InputError
-    from dpbase.units import parse_size
+    from dpbase.units import parse_message_size
 
     for flag, value in nccl_only.items():
         if value is not None:
@@ -155,7 +160,7 @@ def _rccl_table(system, cluster: str, nodes: int, gpus_per_node: int | None, siz
     rows = _table_rows(lambda coll: cost_table(coll, topo))
     prediction = None
     if size is not None:
-        prediction = predict_collective(normalize_collective(collective), parse_size(size), lay, backend="rccl")[0]
+        prediction = predict_collective(normalize_collective(collective), parse_message_size(size, "size"), lay, backend="rccl")[0]
         if prediction.size_bytes == 0:  # as `collective` answers it
             from costmodel.cluster.query import empty_answer
 

@@ -131,6 +131,12 @@ def _measured_mfu(model, cluster, rate, run, *, seq_len, compute_dtype, optimize
     from dpbase.errors import InputError
 
     if run.micro_batch is None:
+        from costmodel.training import measured_rate, workloads
+
+        # the rate itself first: "--rate abc" was refused as a missing --rate-micro-batch (an audit, 2026-11-30)
+        workload = load_model(model)
+        measured_rate.parse_rate(rate, workloads.tokens_per_sample(workload, workloads.resolve_seq_len(workload, seq_len)),
+                                 kind=workload.kind)
         raise InputError("rate_micro_batch", None, "the micro-batch of the --rate run (plan sweeps micro-batches)")
     config = TrainingConfig(micro_batch=run.micro_batch, seq_len=seq_len, compute_dtype=compute_dtype,
                             optimizer=optimizer, optimizer_impl=optimizer_impl, flash_attention=flash_attention,

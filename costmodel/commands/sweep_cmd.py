@@ -8,6 +8,7 @@ from costmodel.commands.common import cli_errors, comma_counts, comma_list, echo
 from costmodel.commands.options import ALPHA, GPUS_PER_NODE, Argument, Option
 from costmodel.commands.textfmt import table
 from dpbase.errors import InputError
+from dpbase.text import printable
 
 FORMATS = ("table", "csv", "json")
 EXAMPLES = {"nodes": "1,2,4", "ranks": "8,16", "cluster": "dgx-h100,dgx-a100", "link": "nvlink4,ib-ndr",
@@ -27,18 +28,24 @@ def _counts(text: str | None, field: str) -> list[int] | None:
 
 
 def _sizes(sizes: str | None, min_size: str | None, max_size: str | None, factor: float | None) -> list[float]:
-    from dpbase.units import parse_size
+    from dpbase.units import parse_message_size, parse_size
 
     if sizes is not None:
         if min_size is not None or max_size is not None or factor is not None:
             raise InputError("--sizes", "given with --min-size/--max-size/--factor", "either a list or a range")
-        return _list(sizes, "sizes", lambda item: parse_size(item, "sizes"))
-    low, high = parse_size(min_size or "1KiB", "min_size"), parse_size(max_size or "1GiB", "max_size")
+        return _list(sizes, "sizes", lambda item: parse_message_size(item, "sizes"))
+    # "" is text to refuse, not the default (it swept from 1 KiB; an audit, 2026-11-30)
+    low_text, high_text = ("1KiB" if min_size is None else min_size), ("1GiB" if max_size is None else max_size)
+    low, high = parse_size(low_text, "min_size"), parse_size(high_text, "max_size")
     factor = DEFAULT_FACTOR if factor is None else factor
     if not 1.0 < factor <= 1024.0:
         raise InputError("factor", factor, "a number in (1, 1024]")
-    if not 0 < low <= high:
-        raise InputError("min_size", min_size, f"a size > 0 and <= --max-size ({max_size or '1GiB'})")
+    if low < 1:  # a message holds whole bytes (0 cannot grow by the factor)
+        raise InputError("min_size", low_text, "a size of at least 1 byte")
+    if high < low:  # the option given is the one named (a --max-size under the default minimum blamed min_size)
+        field, text, other = (("max_size", high_text, f"--min-size ({low_text})") if max_size is not None
+                              else ("min_size", low_text, f"--max-size ({high_text})"))
+        raise InputError(field, text, f"a size {'>=' if field == 'max_size' else '<='} {other}")
     out, size = [], low
     while size <= high * (1 + 1e-12):
         if len(out) == MAX_SIZES:
@@ -154,4 +161,4 @@ def sweep(
         return
     inputs = [p for p in (clusters or []) + (links or []) if p.endswith(".toml")]
     written = write_outputs({"output": (output, text)}, inputs)
-    echo(f"wrote {len(df)} rows to {written['output']}", err=True)
+    echo(f"wrote {len(df)} rows to {printable(written['output'])}", err=True)

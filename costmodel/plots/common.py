@@ -75,7 +75,10 @@ class Hardware:
             if self.ranks is None:
                 raise InputError("ranks", None, "an integer >= 1 (the rank count) unless a cluster gives it")
             return self.ranks
-        return self.nodes * self.per_node()
+        from costmodel.cluster.mapping import layout
+
+        # the layout's own checks first: --nodes -1 was refused as "gpus_per_node: got -8" (an audit, 2026-11-30)
+        return layout(self.cluster, self.nodes, self.gpus_per_node).ranks
 
     def describe(self, counts: bool = True) -> str:
         """Short text for titles: 'dgx-h100 × 2 node(s) (16 GPUs), ideal α-β model'."""

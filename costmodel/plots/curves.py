@@ -136,11 +136,11 @@ def scaling_figure(primitive: str, hardware: Hardware, *, size: str | float, ran
     """
     import plotly.graph_objects as go
 
-    from dpbase.units import parse_size
+    from dpbase.units import parse_message_size
 
     algorithms = algorithm_names(algorithms)
     hardware = check_backend(hardware, primitive, algorithms)
-    size_bytes = parse_size(size, "size")
+    size_bytes = parse_message_size(size, "size")
     if size_bytes == 0:  # nothing moves: its chart was every algorithm at 0 s on a log axis
         raise InputError("size", size, "a size > 0 (0 bytes move nothing to draw)")
     # sorted, each once: a count given twice was a point twice, and 64,2,16 drew the curves back

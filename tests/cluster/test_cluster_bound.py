@@ -129,7 +129,7 @@ def test_compare_shows_the_servers_load_and_the_smallest_bound():
     assert "32 GB" in server_line  # N-fold at the one server: the seeds' bottleneck
     # the ranks' bound, 2 (N-1)/N n / B + 3 α; not that of dedicated servers' machine (each rank
     # sends n and receives n: 160 ms), a machine of its own
-    assert "lower bound: 280 ms" in result.output
+    assert "lower bound where the ranks reduce: 280 ms" in result.output
 
 
 def test_an_ideal_prediction_on_a_cluster_says_how_sure_it_is():
