@@ -176,11 +176,15 @@ class CommModel:
         realistic = self.backend in REALISTIC_BACKENDS
         return realistic and self._backend_for(self._algorithm_for("all-reduce")) == self.backend
 
-    def describe(self) -> dict[str, Any]:
-        probe = self.choose("all-reduce", 25 * 2**20)
-        return {"algorithm": self.algorithm, "backend": self._backend_for(self._algorithm_for("all-reduce")),
+    def describe(self, primitive: str = "all-reduce") -> dict[str, Any]:
+        """The model at a glance: what a 25 MiB call of ``primitive`` (the step's gradient collective:
+        a ZeRO step's reduce-scatter, whose header named the all-reduce it never runs; planner
+        audit, 2026-11-30) runs, on which backend, and the bottleneck."""
+        probe = self.choose(primitive, 25 * 2**20)
+        return {"algorithm": self.algorithm, "backend": self._backend_for(self._algorithm_for(primitive), primitive),
                 "ranks": self.ranks,
                 "nodes": self.layout.nodes, "gpus_per_node": self.layout.gpus_per_node,
+                "primitive_at_25MiB": primitive,
                 "algorithm_at_25MiB": probe.algorithm, "protocol_at_25MiB": probe.protocol,
                 "bottleneck": probe.bottleneck if self.ranks > 1 else bottleneck_link(self.layout)}
 

@@ -108,9 +108,20 @@ def _algorithm_text(b, comm_info: dict) -> str:
     name = comm_info.get("algorithm", b.algorithm) or "n/a"
     chosen, protocol = comm_info.get("algorithm_at_25MiB"), comm_info.get("protocol_at_25MiB")
     backend = comm_info.get("backend", "ideal")
+    primitive = comm_info.get("primitive_at_25MiB", "all-reduce")
+    calls = "at 25 MiB" if primitive == "all-reduce" else f"for 25 MiB {primitive}s"
     if name == "auto" and chosen:
-        return f"auto ({chosen}{'/' + protocol if protocol else ''} at 25 MiB, {backend} backend)"
+        return f"auto ({chosen}{'/' + protocol if protocol else ''} {calls}, {backend} backend)"
     return f"{name} ({backend} backend)"
+
+
+def _gradient_primitive(config) -> str:
+    """The collective that carries the step's gradients (:func:`gradsync.step_primitives`): ZeRO-0's
+    all-reduce, a ZeRO stage's reduce-scatter, qgZ's all-to-all, top-k's all-gather."""
+    from costmodel.training.gradsync import step_primitives
+
+    found = step_primitives(config.zero_stage, config.quantize_grads is not None, topk=config.topk_fraction is not None)
+    return next(p for p in ("all-reduce", "reduce-scatter", "all-to-all", "all-gather") if p in found)
 
 
 def _range(interval, what: str = "") -> str:
@@ -362,7 +373,7 @@ def iteration(
         losses=StepLosses(host_overhead_s=parse_time(host_overhead, "host_overhead"),
                           overlap_slowdown=overlap_slowdown, speed_cv=speed_cv,
                           slow_node_factor=slow_node, input_rate=input_rate))
-    info = comm.describe()
+    info = comm.describe(_gradient_primitive(config))
     workload = load_model(model)
     if rate is not None:
         from costmodel.commands.rate_run import MeasuredRun, measured_speed

@@ -71,8 +71,15 @@ def next_micro_batch(sweep: grid.Sweep, index) -> dict | None:
         return None
     nxt = int(same[np.argmin(space.micro_batch[same])])
     need = float(sweep.memory_bytes[a, z, d, u, nxt])
-    return {"micro_batch": int(space.micro_batch[nxt]), "memory_bytes": need,
-            "fits": need + sweep.reserve_bytes <= sweep.capacity_bytes}
+    fits = need + sweep.reserve_bytes <= sweep.capacity_bytes
+    # where it does not fit at this plan's ZeRO stage, the lowest higher stage where it does ("micro-batch
+    # 2 would need 32.9 GB" beside a faster ZeRO-1 row running it at 18.5 GB; planner audit, 2026-11-30)
+    higher = next(((space.zero_stages[k], float(sweep.memory_bytes[a, k, d, u, nxt])) for k in range(len(space.zero_stages))
+                   if space.zero_stages[k] > space.zero_stages[z]
+                   and float(sweep.memory_bytes[a, k, d, u, nxt]) + sweep.reserve_bytes <= sweep.capacity_bytes),
+                  None) if not fits else None
+    return {"micro_batch": int(space.micro_batch[nxt]), "memory_bytes": need, "fits": fits,
+            "fits_at_zero": None if higher is None else {"zero_stage": int(higher[0]), "memory_bytes": higher[1]}}
 
 
 # The chosen algorithm's collectives over sizes, for the report (1 KiB .. 4 GiB).
@@ -594,6 +601,7 @@ def explain(*, sweep, setting, system, scores, ranked, objective, tokens, max_gp
     findings = {
         **bound(best), "next_micro_batch": next_micro_batch(sweep, index),
         "runner_up": second, "crossover": cross, "what_if": changes,
+        "algorithms_swept": list(sweep.space.algorithms), "backend": setting.backend,
         "tie_break": {"tolerance": tolerance, "fastest_step_s": float(sweep.total_s[exact]),
                       "rule": rule,
                       "tied": int((choose.tied(scores, tolerance) if tied is None else tied).size),

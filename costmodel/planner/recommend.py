@@ -772,6 +772,7 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes
         if recomputation.taken(scores, recomputing_scores, band):
             return recomputing, other, {"chosen": True, "requested": False, "leanest_without_bytes": None,
                                         "better_by": recomputation.gain(scores, recomputing_scores),
+                                        "without": recomputation.best_configuration(sweep, scores),
                                         "decided": True}, tables
     return setting, sweep, {"chosen": setting.recompute, "requested": bool(recompute),
                             "leanest_without_bytes": None, "decided": decide}, tables

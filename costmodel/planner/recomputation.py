@@ -33,6 +33,17 @@ def gain(without: np.ndarray, recomputing: np.ndarray) -> float | None:
     return (best_without - best_with) / abs(best_without) if best_without else None
 
 
+def best_configuration(sweep, scores: np.ndarray) -> dict[str, int] | None:
+    """Micro-batch and ZeRO stage of the best-scoring plan of ``sweep`` (None where none is
+    feasible): what the reason sets against the plan with recomputation, since its gain may be
+    the larger micro-batch the memory runs, or a lower ZeRO stage that now fits."""
+    if not np.isfinite(scores).any():
+        return None
+    at = np.unravel_index(int(np.argmin(scores)), scores.shape)
+    micro = np.broadcast_to(sweep.space.micro_batch, scores.shape)[at]
+    return {"micro_batch": int(micro), "zero_stage": int(sweep.space.zero_stages[at[1]])}
+
+
 def taken(without: np.ndarray, recomputing: np.ndarray, band: float) -> bool:
     """Whether recomputation is taken: its best scores better than the best without it by more
     than ``band``."""

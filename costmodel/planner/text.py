@@ -152,10 +152,14 @@ def _gb(value: float, other: float) -> str:
     return f"{value / 1e9:,.{digits}f} GB"
 
 
-def _tie(best, findings) -> str:
+def _tie(best, findings, objective: str = "throughput") -> str:
     tie = findings.get("tie_break")
     if not tie:
         return ""
+    # the plan the tie band is measured from scores best on the objective: the fastest only where
+    # speed is the objective (under gpu-hours it was called "the fastest" beside a faster table row;
+    # planner audit, 2026-11-30)
+    leader = "the fastest" if objective in ("throughput", "time-to-train") else f"the best on {objective}"
     rule = tie["rule"]
     values = {"more memory headroom": (best.memory_headroom_bytes / 1e9,
                                        tie["fastest_headroom_bytes"] / 1e9, "{:.1f} GB"),
@@ -170,12 +174,12 @@ def _tie(best, findings) -> str:
             (fmt.format(a), fmt.format(b))
     why = _RULE_WHY.get(rule, "it scores best").format(this=this, that=that)
     if findings.get("tie_band_source") == "scenarios":
-        return (f" {tie['tied']:,} plans are tied with the fastest (step {step_time(tie['fastest_step_s'])}): each"
+        return (f" {tie['tied']:,} plans are tied with {leader} (step {step_time(tie['fastest_step_s'])}): each"
                 f" scores within {percent(tie['tolerance'])} of the best in every scenario of the model's"
                 " uncertainty (every collective at the low end of its 10-90 % interval, at its prediction, and at"
                 " the high end: errors every plan on these links shares), so the model cannot tell them apart;"
                 f" tie-break rule '{rule}' chose this one: {why}.")
-    return (f" {tie['tied']:,} plans are within the {percent(tie['tolerance'])} tie band of the fastest"
+    return (f" {tie['tied']:,} plans are within the {percent(tie['tolerance'])} tie band of {leader}"
             f" (step {step_time(tie['fastest_step_s'])}), closer than the model can tell apart;"
             f" tie-break rule '{rule}' chose this one: {why}.")
 
@@ -202,7 +206,10 @@ def _memory(best, findings) -> str:
             "NCCL buffers, fragmentation)")
     nxt = findings["next_micro_batch"]
     if nxt:
-        verdict = "fits" if nxt["fits"] else "does not fit within the reserve"
+        verdict = "fits" if nxt["fits"] else f"does not fit within the reserve at ZeRO-{best.zero_stage}"
+        higher = nxt.get("fits_at_zero")
+        if higher:
+            verdict += f" (at ZeRO-{higher['zero_stage']} it needs {higher['memory_bytes'] / 1e9:.1f} GB and fits)"
         text += (f"; micro-batch {nxt['micro_batch']} would need {nxt['memory_bytes'] / 1e9:.1f} GB "
                  f"and {verdict}")
         text += _divisor_gap(best, nxt["micro_batch"])
@@ -246,13 +253,27 @@ def _recompute(best, findings, objective: str) -> str:
         better = (f"{gain:.1%} more throughput" if objective == "throughput"
                   else f"{objective} {gain:.1%} lower")
         why = (f"only plans with it meet {_limits(findings)}" if gain == float("inf") else
-               f"its best plan has {better} than the best without it: the memory it frees runs larger "
-               "micro-batches")
+               f"its best plan has {better} than the best without it{_freed(best, state.get('without'))}")
     else:
         why = (f"no plan fits without it: the leanest needs {without / 1e9:.1f} GB per GPU"
                if without is not None else "no plan fits without it")
     return (f"Activation recomputation on ({why}): only each layer's input is kept, and each "
             "layer's forward runs again in backward (4/3 of the compute).")
+
+
+def _freed(best, without: dict | None) -> str:
+    """What the memory recomputation frees runs, against the best plan without it: a larger
+    micro-batch, a lower ZeRO stage, or both ("the memory it frees runs larger micro-batches"
+    was said where both ran micro-batch 1 and the gain was ZeRO-1 against ZeRO-2; planner audit,
+    2026-11-30); nothing said where neither differs."""
+    if not without:
+        return ""
+    runs = []
+    if best.micro_batch > without["micro_batch"]:
+        runs.append(f"micro-batch {best.micro_batch} (without it {without['micro_batch']})")
+    if best.zero_stage < without["zero_stage"]:
+        runs.append(f"ZeRO-{best.zero_stage} (without it ZeRO-{without['zero_stage']}, more collectives)")
+    return f": the memory it frees runs {' and '.join(runs)}" if runs else ""
 
 
 def _scanned(cross: dict) -> str:
@@ -261,10 +282,29 @@ def _scanned(cross: dict) -> str:
     return f"{format_size(low)} to {format_size(high)}"
 
 
+def _no_runner_up(best, findings) -> str:
+    """Why no other algorithm is in the reason: none swept, or none with a feasible plan, and why
+    under NCCL's model: its named algorithms force the all-reduce alone, which a ZeRO step does
+    not issue ("No other algorithm is feasible." under the README's ZeRO-1 plan read as ring and
+    tree failing there; planner audit, 2026-11-30)."""
+    others = [a for a in findings.get("algorithms_swept", ()) if a != best.algorithm]
+    if not others:
+        return "No other algorithm was swept."
+    if findings.get("backend") == "nccl" and best.zero_stage >= 1:
+        return (f"No other algorithm has a feasible plan: {_listed(others)} name NCCL's all-reduce, and a ZeRO-{best.zero_stage} "
+                "step issues reduce-scatters and all-gathers (at NCCL's own choice) instead.")
+    return f"No other algorithm has a feasible plan ({_listed(others)} swept)."
+
+
+def _listed(names) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def _runner_up(best, findings) -> str:
     second, cross = findings["runner_up"], findings["crossover"]
     if not second:
-        return "No communication: one GPU." if best.gpus == 1 else "No other algorithm is feasible."
+        return "No communication: one GPU." if best.gpus == 1 else _no_runner_up(best, findings)
     where = f"table row {second['rank']}" if second["rank"] else "below the table"
     versus = change(second["step_time_change"], than="this plan's")
     if second.get("same_configuration", True):  # a row may span buckets and show its best one's time
@@ -408,7 +448,7 @@ def _published(findings: dict) -> str:
 
 def reason_text(best, findings: dict, objective: str) -> str:
     """The reason as a few sentences, one line each."""
-    lines = [_headline(best, objective, findings.get("step_interval_s")) + _gpus(best, findings, objective) + _tie(best, findings),
+    lines = [_headline(best, objective, findings.get("step_interval_s")) + _gpus(best, findings, objective) + _tie(best, findings, objective),
              _published(findings),
              _constraints(best, findings), _bound(best, findings),
              _memory(best, findings), _recompute(best, findings, objective), _runner_up(best, findings),

@@ -21,7 +21,7 @@ class FakeCommModel:
         self.time_s = ring_comm(self.ranks, 50e9)
         self.backend = backend
 
-    def describe(self) -> dict:
+    def describe(self, primitive: str = "all-reduce") -> dict:
         return {"algorithm": self.algorithm, "backend": self.backend, "ranks": self.ranks}
 
     def runs_named(self, primitive: str) -> bool:  # the fake runs whatever it is asked for on every collective
