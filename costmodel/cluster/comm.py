@@ -165,7 +165,11 @@ class CommModel:
         """One end of the call's 10-90 % interval (``end`` 0 = low, 1 = high); the time itself
         where the answer has none. The training step reads it only where :attr:`has_intervals`."""
         p = self.choose(primitive, float(size_bytes))
-        return float(p.interval_s[end]) if p.interval_s is not None else float(p.time_s)
+        if p.interval_s is None or self._backend_for(self._algorithm_for(primitive), primitive) != self.backend:
+            # a call a named algorithm times off the realistic backend (pairwise reduce-scatters under NCCL's
+            # model) carries the textbook band, which the step leaves out (has_intervals; planner audit, 2026-11-30)
+            return float(p.time_s)
+        return float(p.interval_s[end])
 
     @property
     def has_intervals(self) -> bool:

@@ -111,8 +111,16 @@ def check_algorithm_runs(comm, primitives: tuple[str, ...]) -> None:
 
     names = dict.fromkeys(a.value for p in primitives for a in algorithms_for(p))
     offered = [name for name in names if any(replace(comm, algorithm=name).runs_named(p) for p in primitives)]
-    raise InputError("algorithm", algorithm, f"one this step's {', '.join(primitives)} runs on the "
-                     f"{comm.backend} backend here: {', '.join(offered) or 'none'}, or auto")
+    # under NCCL's model its own names force the all-reduce alone; the others are textbook algorithms on
+    # the α-β model ("ring" at ZeRO-1 was refused beside a list of those alone; planner audit, 2026-11-30)
+    from costmodel.cluster.comm import NCCL_FORCEABLE
+
+    nccl_own = comm.backend == "nccl" and comm.algorithm in NCCL_FORCEABLE
+    why = (f"{algorithm} forces NCCL's all-reduce, which this step does not issue; auto (NCCL's own choice for its "
+           f"{', '.join(primitives)}), or one timed on the textbook α-β model: " if nccl_own else
+           f"one this step's {', '.join(primitives)} runs on the {comm.backend} backend here: ")
+    raise InputError("algorithm", algorithm, f"{why}{', '.join(offered) or 'none'}{'' if nccl_own else ', or auto'}")
+
 
 
 def unquantised_primitives(zero_stage: int, weight_bits: int | None = None,

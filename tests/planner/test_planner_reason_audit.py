@@ -75,3 +75,21 @@ def test_the_iteration_header_names_the_collective_the_step_runs():
     assert data["primitive_at_25MiB"] == "reduce-scatter" and data["algorithm_at_25MiB"] == "ring"
     plain = CliRunner().invoke(app, [*args, "--zero", "0"])  # does not fit, but the header stands
     assert "at 25 MiB, nccl backend)" in plain.output.splitlines()[0]
+
+
+def test_a_named_textbook_algorithm_under_nccl_says_it_is_timed_off_nccls_model():
+    """`--zero 1 --algorithm pairwise` under the nccl backend printed "pairwise (nccl backend)" and
+    carried the textbook model's band (280 ms-1.35 s) into the step's comm interval."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    args = ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4", "--micro-batch", "2",
+            "--accum", "8", "--zero", "1", "--bucket", "400MiB", "--seq-len", "4096"]
+    named = CliRunner().invoke(app, [*args, "--algorithm", "pairwise"])
+    assert named.exit_code == 0 and "algorithm pairwise (ideal backend)" in named.output.splitlines()[0]
+    data = json.loads(CliRunner().invoke(app, [*args, "--algorithm", "pairwise", "--json"]).output)
+    low, high = data["comm_interval_s"]
+    assert high < 1.2 * data["comm_s"]  # the all-gathers' NCCL spread alone, not the textbook 1-5x

@@ -37,7 +37,7 @@ def test_step_primitives_are_the_collectives_sync_plan_calls(zero, topk, qgz, hy
 
 def test_a_named_algorithm_is_asked_of_top_ks_all_gather():
     """Under NCCL's model ring is forced on the all-reduce alone, which top-k never runs."""
-    with pytest.raises(InputError, match="^algorithm: got 'ring'; allowed: one this step's all-gather runs"):
+    with pytest.raises(InputError, match="^algorithm: got 'ring'; allowed: ring forces NCCL's all-reduce, which this step does not issue"):
         costmodel.iteration("gpt2", "dgx-a100", nodes=2, micro_batch=8, algorithm="ring", topk_fraction=0.01)
     ideal = costmodel.iteration("gpt2", "dgx-a100", nodes=2, micro_batch=8, algorithm="bruck", topk_fraction=0.01,
                                 backend="ideal")  # refused before: Bruck's all-gather runs top-k's exchange
