@@ -355,7 +355,8 @@ def iteration(
                          "--overlap-param-gather hides the parameter gather behind the next forward")
     step_transport = transport.step_transport(system, node_count)
     overlap_slowdown = losses.OVERLAP_SLOWDOWN if overlap_slowdown is None else \
-        transport.check_given_slowdown(step_transport, overlap_slowdown, f"{system.name} across nodes",
+        transport.check_given_slowdown(step_transport, overlap_slowdown, f"{system.name} " + (
+            "across nodes" if node_count > 1 else "(its GPUs have no peer-to-peer path)"),
                                        transport.off_the_gpu(algorithm, host_reduce))
     config = TrainingConfig(
         micro_batch=micro_batch, seq_len=seq_len, accumulation_steps=accum, grad_dtype=grad_dtype,

@@ -91,9 +91,11 @@ def breakdown_on(workload: Workload, gpu: Any, comm: CommModel, config: Training
 
 
 def _on_layout(config: TrainingConfig, comm: CommModel) -> TrainingConfig:
-    """``config`` with the cluster's transport where it names none across nodes (``local``)."""
-    if config.transport == transport.LOCAL and comm.layout.nodes > 1:
-        return replace(config, transport=transport.step_transport(comm.layout.system, comm.layout.nodes))
+    """``config`` with the cluster's transport where it names none (``local``): the network's across
+    nodes, ``shm`` on one node without peer-to-peer."""
+    found = transport.step_transport(comm.layout.system, comm.layout.nodes)
+    if config.transport == transport.LOCAL and found != transport.LOCAL:
+        return replace(config, transport=found)
     return config
 
 

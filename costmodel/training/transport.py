@@ -23,6 +23,16 @@ nodes over TCP alike; its time is :mod:`costmodel.training.hostreduce`. So does 
 server (``--algorithm parameter-server``, synchronous or ``--async``): the framework's own
 transport (TensorFlow's gRPC, MXNet's ps-lite) moves the gradients to and from the servers' host
 memory through the copy engines and the CPUs, not NCCL's resident kernels.
+
+Inside one node whose GPUs have no peer-to-peer path (a system with ``p2p = false``: GeForce and
+other PCIe cards the driver gives no P2P), NCCL's SHM transport stages every chunk through host
+memory the same way, and by default its GPU kernels do the copies themselves, reading and writing
+mapped host memory over PCIe (``NCCL_SHM_USE_CUDA_MEMCPY`` defaults to 0, NVIDIA/nccl
+``src/transport/shm.cc``; copy engines only when it is set): the kernels stay resident for the
+whole — long, ~4 GB/s on PCIe 3 — transfer. So ``shm`` hides nothing either
+(:data:`TCP_OVERLAP_SLOWDOWN`). The outside set's tf_cnn_benchmarks rows on such cards (Lambda's
+VGG16 on RTX 2080 Ti: 28 % lost at two GPUs, against 4 % predicted with the RDMA slowdown) are
+what showed it (docs/validation.md); no constant was fitted.
 """
 
 from __future__ import annotations
@@ -32,8 +42,9 @@ from dpbase.errors import InputError
 
 RDMA = "rdma"
 TCP = "tcp"
+SHM = "shm"  # one node without peer-to-peer: NCCL's SHM transport through host memory
 LOCAL = "local"  # one node: no network transport
-TRANSPORTS = (RDMA, TCP, LOCAL)
+TRANSPORTS = (RDMA, TCP, SHM, LOCAL)
 # Assumption (see the module docstring): over sockets hidden communication costs its full time.
 TCP_OVERLAP_SLOWDOWN = 1.0
 
@@ -45,9 +56,10 @@ def link_transport(link) -> str:
 
 
 def step_transport(system, nodes: int) -> str:
-    """The transport of a data-parallel group: ``local`` on one node, else the NIC link's."""
+    """The transport of a data-parallel group: on one node ``local``, or ``shm`` where its GPUs have
+    no peer-to-peer path (the module docstring); across nodes the NIC link's."""
     if nodes <= 1:
-        return LOCAL
+        return LOCAL if getattr(system, "p2p", True) else SHM
     return link_transport(system.nic_link)
 
 
@@ -68,11 +80,11 @@ def two_level_slowdown(inside: float, network, across_share):
 
 def hides_nothing(transport: str, host_reduce: bool = False) -> bool:
     """Whether communication hidden behind compute still costs its full time: NCCL's TCP
-    sockets, whose kernels stay resident on the SMs for the whole transfer (see the module
-    docstring). A host-side path (``host_reduce``: :func:`off_the_gpu`, a host-memory reduction or
-    a parameter server) over TCP does not: its CPUs send and receive, its copies run on the copy
-    engines, and no GPU kernel waits on the network."""
-    return transport == TCP and not host_reduce
+    sockets and its SHM transport, whose kernels stay resident on the SMs for the whole transfer
+    through host memory (see the module docstring). A host-side path (``host_reduce``:
+    :func:`off_the_gpu`, a host-memory reduction or a parameter server) does not: its CPUs send,
+    receive and reduce, its copies run on the copy engines, and no GPU kernel waits."""
+    return transport in (TCP, SHM) and not host_reduce
 
 
 def check_given_slowdown(transport: str, given: float, where: str, host_reduce: bool = False) -> float:
@@ -80,8 +92,8 @@ def check_given_slowdown(transport: str, given: float, where: str, host_reduce: 
     :data:`TCP_OVERLAP_SLOWDOWN` (it would be ignored there, silently)."""
     if hides_nothing(transport, host_reduce) and given < TCP_OVERLAP_SLOWDOWN:
         raise InputError("overlap_slowdown", given, f"at least {TCP_OVERLAP_SLOWDOWN:g} (or left out) on {where}: over "
-                         "NCCL's TCP sockets hidden communication costs its full time (a --host-reduce or "
-                         "parameter-server path keeps any slowdown)")
+                         "NCCL's TCP sockets or its SHM transport (no peer-to-peer) hidden communication costs its "
+                         "full time (a --host-reduce or parameter-server path keeps any slowdown)")
     return given
 
 

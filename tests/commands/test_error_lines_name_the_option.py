@@ -81,8 +81,9 @@ def test_one_line_naming_what_was_typed(argv, line):
 
 
 def test_the_overlap_slowdown_applies_where_the_transport_lets_it():
-    """Inside one node (no TCP) and over RDMA the typed slowdown changes the step; over TCP the
-    default is 1 and typing 1 is accepted."""
+    """Inside one node with peer-to-peer and over RDMA the typed slowdown changes the step; over TCP,
+    and inside a node without peer-to-peer (NCCL's SHM transport, since 2026-11-30), the default is
+    1 and typing 1 is accepted."""
     import json
 
     def total(*argv: str) -> float:
@@ -90,11 +91,11 @@ def test_the_overlap_slowdown_applies_where_the_transport_lets_it():
         assert result.exit_code == 0, result.output
         return json.loads(result.stdout)["total_s"]
 
-    for cluster, nodes in (("rtx4090-8x-pcie", "1"), ("dgx-h100", "2")):
+    for cluster, nodes in (("rtx4090-8x-pcie-p2p", "1"), ("dgx-h100", "2")):
         base = ("--cluster", cluster, "--nodes", nodes)
         assert total(*base, "--overlap-slowdown", "0") < total(*base) < total(*base, "--overlap-slowdown", "1")
-    tcp = ("--cluster", "rtx4090-8x-pcie", "--nodes", "2")
-    assert total(*tcp) == total(*tcp, "--overlap-slowdown", "1")
+    for full in (("--cluster", "rtx4090-8x-pcie", "--nodes", "2"), ("--cluster", "rtx4090-8x-pcie", "--nodes", "1")):
+        assert total(*full) == total(*full, "--overlap-slowdown", "1")
 
 
 def test_fp8_gradients_run_where_their_collectives_reduce():

@@ -269,8 +269,11 @@ def test_cards_no_pcie_node_holds_that_many_of_run_on_the_smallest_larger_one(gp
 
 
 def test_three_cards_are_predicted_between_two_and_four():
-    """The three-card job is the comm model's three of the node's GPUs: its step lies between the
-    two- and four-card steps of the same row's setup, never the whole node's."""
+    """The three-card job is the comm model's three of the node's GPUs: its step lies below the
+    four-card step of the same row's setup, never the whole node's. (Two cards go into the bundled
+    two-card box, whose cards share one PCIe switch's uplink to host memory: without peer-to-peer
+    their SHM all-reduce is the slower since hidden communication costs its full time there,
+    2026-11-30, so two cards are no longer below three.)"""
     row = next(row for row in OUTSIDE if row.row_id == "O0231")  # 3x RTX 3090, ResNet-50 FP32
     steps = {}
     for gpus in (2, 3, 4):
@@ -278,7 +281,7 @@ def test_three_cards_are_predicted_between_two_and_four():
                                                         gpus, row.micro_batch, row.accumulation, dp_scaling.SHIPPED)
         steps[gpus] = breakdown.total_s
         assert breakdown.ranks == gpus and rate == pytest.approx(gpus * row.micro_batch / breakdown.total_s)
-    assert steps[2] < steps[3] < steps[4]
+    assert steps[3] < steps[4] and steps[2] < steps[4]
 
 
 @pytest.mark.parametrize(("gpu", "per_node", "template", "link"), [
