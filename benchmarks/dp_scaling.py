@@ -571,7 +571,7 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
         micro_batch=micro, accumulation_steps=accumulation, seq_len=row.seq_len,
         compute_dtype=compute, grad_dtype=grads, zero_stage=zero_stage, recompute=recompute,
         optimizer="sgd" if _cnn(row) else "adamw", optimizer_impl=_optimizer_impl(row), sync=sync,
-        transport=transport.step_transport(system, nodes),
+        transport=transport.step_transport(system, nodes, per_node),
         # DDP accumulating WITHOUT no_sync all-reduces after every micro-batch (--sync-each-micro-batch)
         sync_each_micro_batch=NO_SYNC_SKIPPED in row.framework and gradsync.sync_each_is_a_choice(sync, zero_stage),
         host_reduce=host_reduce, losses=losses, mfu=mfu,

@@ -50,7 +50,10 @@ def _topology(lay: Layout) -> RcclTopology:
 
         raise NotApplicableError("system", system.name, "an AMD GPU system for RCCL's model; on "
                                  f"{system.gpu.vendor} GPUs use --backend auto (NCCL's model) or ideal")
-    rule = topology_rule(system.gpu.name, per_node, system.nics_per_node)
+    # a one-node job holding every GPU of an all-xGMI node has its NICs trimmed before the topology
+    # match (ncclTopoTrimSystem, RCCL src/graph/paths.cc): it matches as a node with none
+    whole_xgmi_node = nodes == 1 and per_node == system.gpus_per_node and system.intra_fabric == "xgmi"
+    rule = topology_rule(system.gpu.name, per_node, 0 if whole_xgmi_node else system.nics_per_node)
     bus_GBps = rule["base_bw_GBps"]
     if bus_GBps is None:
         ring = predict_on_cluster("all-reduce", "ring", lay, size_bytes=_ASYMPTOTE_BYTES)

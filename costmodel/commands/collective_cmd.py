@@ -224,7 +224,11 @@ def compare(
     echo(table([_row(r, i == winner, servers) for i, r in enumerate(results)]))
     if results and results[0].note:
         library = "RCCL" if any(r.backend == "rccl" for r in results) else "NCCL"  # the backend that answered
-        chosen = f"; * = {library}'s own choice (by its estimate)" if any(r.nccl_choice for r in results) else ""
+        marked = next((r for r in results if r.nccl_choice), None)
+        # an MSCCL schedule is what RCCL runs, past its tuning model: no estimate chose it (review, 2026-11-30)
+        chosen = ("" if marked is None else "; * = what RCCL runs (MSCCL's schedule, not its tuning model's choice)"
+                  if marked.backend == "rccl" and marked.nccl_model_time_s is None
+                  else f"; * = {library}'s own choice (by its estimate)")
         echo(f"\n{results[0].note}{chosen}")
     elif results and results[0].lower_bound_s is not None:
         unrun = "; † = the stack does not run it (auto never picks it)" if any(r.stack_runs is False for r in results) else ""

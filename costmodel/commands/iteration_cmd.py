@@ -110,9 +110,25 @@ def _algorithm_text(b, comm_info: dict) -> str:
     backend = comm_info.get("backend", "ideal")
     primitive = comm_info.get("primitive_at_25MiB", "all-reduce")
     calls = "at 25 MiB" if primitive == "all-reduce" else f"for 25 MiB {primitive}s"
+    calls += " in the node" if comm_info.get("group_at_25MiB") == "node" else ""
     if name == "auto" and chosen:
         return f"auto ({chosen}{'/' + protocol if protocol else ''} {calls}, {backend} backend)"
     return f"{name} ({backend} backend)"
+
+
+def _described(comm, config) -> dict:
+    """The comm model at a glance for the header and JSON: what a 25 MiB call of the step's gradient
+    collective runs, probed on the group it runs on (hybrid sharding's reduce-scatter: the GPUs of
+    one node, where the whole job's probe named the 128-rank choice; review, 2026-11-30)."""
+    primitive = _gradient_primitive(config)
+    info = comm.describe(primitive)
+    if config.shard == "hybrid" and config.zero_stage == 3 and comm.ranks > 1:
+        from costmodel.cluster.comm import hybrid_groups
+
+        inner = hybrid_groups(comm)[0].describe(primitive)
+        info = {**info, **{key: inner[key] for key in ("backend", "algorithm_at_25MiB", "protocol_at_25MiB")},
+                "group_at_25MiB": "node"}
+    return info
 
 
 def _gradient_primitive(config) -> str:
@@ -311,7 +327,7 @@ def iteration(
     jitter: Annotated[float, Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
     speed_cv: Annotated[float, Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.025, fitted on published scaling tables, within Sinha et al. 2022).")] = losses.SPEED_CV,
     slow_node: Annotated[float, Option("--slow-node", help="One persistently slow rank: its compute takes this multiple (1 = none).")] = 1.0,
-    overlap_slowdown: Annotated[float | None, Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025). Over NCCL's TCP sockets hidden communication costs its full time: 1, not settable lower (a --host-reduce path keeps the default: no GPU kernel waits on the network).")] = None,
+    overlap_slowdown: Annotated[float | None, Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025). Over NCCL's TCP sockets, and on one node without peer-to-peer (its SHM transport), hidden communication costs its full time: 1, not settable lower (a --host-reduce path keeps the default: no GPU kernel waits on the network).")] = None,
     host_overhead: Annotated[str, Option("--host-overhead", help="Framework overhead per data-parallel step (default fitted on published scaling tables).")] = f"{losses.HOST_OVERHEAD_S * 1e3:g}ms",
     host_reduce: Annotated[bool, Option("--host-reduce", help="All-reduce the gradients through host memory (MPI/gloo on the CPU, CPU parameter servers): PCIe copies, CPU reduction, the CPUs' ring across nodes; ZeRO-0.")] = False,
     attention: Annotated[bool | None, Option("--attention/--no-attention", help="Count the attention score matmuls, 12·L·h·s² FLOPs per sample (default: on for transformer and bert models, whose MFU defaults count them; --no-attention leaves 6·P·s alone).", show_default=False)] = None,
@@ -353,7 +369,7 @@ def iteration(
         raise InputError("--overlap-slowdown", overlap_slowdown, "left out with --no-overlap (the communication "
                          "runs after backward: no compute runs beside it to slow down), unless "
                          "--overlap-param-gather hides the parameter gather behind the next forward")
-    step_transport = transport.step_transport(system, node_count)
+    step_transport = transport.step_transport(system, node_count, per_node)
     overlap_slowdown = losses.OVERLAP_SLOWDOWN if overlap_slowdown is None else \
         transport.check_given_slowdown(step_transport, overlap_slowdown, f"{system.name} " + (
             "across nodes" if node_count > 1 else "(its GPUs have no peer-to-peer path)"),
@@ -374,7 +390,7 @@ def iteration(
         losses=StepLosses(host_overhead_s=parse_time(host_overhead, "host_overhead"),
                           overlap_slowdown=overlap_slowdown, speed_cv=speed_cv,
                           slow_node_factor=slow_node, input_rate=input_rate))
-    info = comm.describe(_gradient_primitive(config))
+    info = _described(comm, config)
     workload = load_model(model)
     if rate is not None:
         from costmodel.commands.rate_run import MeasuredRun, measured_speed

@@ -51,6 +51,10 @@ def _choice_line(stack: str, collective: str, size: str, prediction, estimate_s:
         from costmodel.cluster.query import empty_note
 
         return f"{collective} {size}: " + empty_note(stack).removeprefix("0 bytes: ")
+    if estimate_s is None:  # MSCCL's schedule runs it, past RCCL's tuning model: no estimate of its own
+        return (f"{collective} {size}: {stack} runs MSCCL's schedule ({prediction.algorithm}/{prediction.protocol}), "
+                f"not its tuning model's choice; predicted {prediction.time_s * 1e6:.1f} us, "
+                f"busbw {prediction.busbw_Bps / 1e9:.1f} GB/s")
     return (f"{collective} {size}: {stack} chooses {prediction.algorithm}/{prediction.protocol}; "
             f"predicted {prediction.time_s * 1e6:.1f} us ({stack}'s own estimate {estimate_s * 1e6:.1f} us), "
             f"busbw {prediction.busbw_Bps / 1e9:.1f} GB/s")

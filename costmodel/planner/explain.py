@@ -74,9 +74,10 @@ def next_micro_batch(sweep: grid.Sweep, index) -> dict | None:
     fits = need + sweep.reserve_bytes <= sweep.capacity_bytes
     # where it does not fit at this plan's ZeRO stage, the lowest higher stage where it does ("micro-batch
     # 2 would need 32.9 GB" beside a faster ZeRO-1 row running it at 18.5 GB; planner audit, 2026-11-30)
+    # a feasible row of the sweep: its memory fitting is not enough where the stage does not run with this
+    # algorithm (a ring plan under NCCL's model has no ZeRO-1 rows; review, 2026-11-30)
     higher = next(((space.zero_stages[k], float(sweep.memory_bytes[a, k, d, u, nxt])) for k in range(len(space.zero_stages))
-                   if space.zero_stages[k] > space.zero_stages[z]
-                   and float(sweep.memory_bytes[a, k, d, u, nxt]) + sweep.reserve_bytes <= sweep.capacity_bytes),
+                   if space.zero_stages[k] > space.zero_stages[z] and bool(sweep.feasible[a, k, d, u, nxt])),
                   None) if not fits else None
     return {"micro_batch": int(space.micro_batch[nxt]), "memory_bytes": need, "fits": fits,
             "fits_at_zero": None if higher is None else {"zero_stage": int(higher[0]), "memory_bytes": higher[1]}}

@@ -376,8 +376,10 @@ def comm_tables(system: Any, space: Space, workload: Any, first_bucket_bytes: fl
     layouts = space.layouts
     out = np.zeros((_FIELDS, A, Z, D, U, len(layouts)))
     across = np.ones((A, Z, D, U, len(layouts)))  # two-level rows' share of seconds across nodes
-    # the share sets a slowdown only where the network's is harsher than the node's (NCCL's sockets)
-    sockets = any(transport.hides_nothing(transport.step_transport(system, n)) for n, g in layouts if n * g > 1)
+    # the share sets a slowdown only where the network's rule differs from the node's (NCCL's sockets
+    # across nodes, or a node without peer-to-peer)
+    sockets = any(transport.hides_nothing(transport.step_transport(system, n, g))
+                  != transport.hides_nothing(transport.step_transport(system, 1, g)) for n, g in layouts if n * g > 1)
     valid = np.zeros((A, Z, D, U, len(layouts)), dtype=bool)
     precision = _dtype_precision(space)
     buckets = bucket_layouts(space, workload, first_bucket_bytes)
@@ -665,10 +667,10 @@ def overlap_slowdowns(setting: Setting, system: Any, space: Space) -> np.ndarray
     rule iteration applies (:func:`transport.overlap_slowdown_for` of
     :func:`transport.step_transport`): NCCL over TCP sockets hides nothing across nodes, a
     parameter server's host-side path does not hold the GPU; one node is local."""
-    return np.array([[transport.overlap_slowdown_for(transport.step_transport(system, nodes),
+    return np.array([[transport.overlap_slowdown_for(transport.step_transport(system, nodes, per_node),
                                                      setting.losses.overlap_slowdown,
                                                      transport.off_the_gpu(algorithm, False))
-                      for nodes, _ in space.layouts] for algorithm in space.algorithms])
+                      for nodes, per_node in space.layouts] for algorithm in space.algorithms])
 
 
 def _row_slowdowns(setting: Setting, system: Any, space: Space, tables: CommTables, pick) -> np.ndarray:
@@ -678,7 +680,9 @@ def _row_slowdowns(setting: Setting, system: Any, space: Space, tables: CommTabl
     by_layout = overlap_slowdowns(setting, system, space)[:, pick][:, None, None, None, :]
     if tables.across_share is None:
         return by_layout
-    return transport.two_level_slowdown(setting.losses.overlap_slowdown, by_layout, tables.across_share[..., pick])
+    inside = np.array([transport.node_slowdown(system, g, setting.losses.overlap_slowdown)
+                       for _, g in space.layouts])[pick][None, None, None, None, :]
+    return transport.two_level_slowdown(inside, by_layout, tables.across_share[..., pick])
 
 
 def _expand(array: np.ndarray) -> np.ndarray:

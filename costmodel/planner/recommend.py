@@ -525,7 +525,7 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
                             quantize_weights=best.quantize_weights, quantize_grads=best.quantize_grads,
                             overlap_param_gather=best.overlap_param_gather, offload_optimizer=best.offload_optimizer,
                             shard=best.shard, asynchronous=best.asynchronous,
-                            transport=transport.step_transport(system, best.nodes))
+                            transport=transport.step_transport(system, best.nodes, best.gpus_per_node))
     scalar = iteration_breakdown(setting.workload, system.gpu, comm, config=config)
     ranged = with_interval(scalar, setting.workload, system.gpu, comm, config)
     if ranged.total_interval_s is None or scalar.total_s <= 0:

@@ -291,7 +291,11 @@ def _no_runner_up(best, findings) -> str:
     if not others:
         return "No other algorithm was swept."
     if findings.get("backend") == "nccl" and best.zero_stage >= 1:
-        return (f"No other algorithm has a feasible plan: {_listed(others)} name NCCL's all-reduce, and a ZeRO-{best.zero_stage} "
+        # the planner sweeps a named algorithm under NCCL's model for ZeRO-0's all-reduce alone: NCCL's
+        # own names force that call, and a textbook one is not NCCL's (a review found the first
+        # reason given for both)
+        return (f"No other algorithm has a feasible plan: under NCCL's model {_listed(others)} "
+                f"{'is' if len(others) == 1 else 'are'} swept for ZeRO-0's all-reduce alone, and a ZeRO-{best.zero_stage} "
                 "step issues reduce-scatters and all-gathers (at NCCL's own choice) instead.")
     return f"No other algorithm has a feasible plan ({_listed(others)} swept)."
 

@@ -115,11 +115,17 @@ def check_algorithm_runs(comm, primitives: tuple[str, ...]) -> None:
     # the α-β model ("ring" at ZeRO-1 was refused beside a list of those alone; planner audit, 2026-11-30)
     from costmodel.cluster.comm import NCCL_FORCEABLE
 
-    nccl_own = comm.backend == "nccl" and comm.algorithm in NCCL_FORCEABLE
-    why = (f"{algorithm} forces NCCL's all-reduce, which this step does not issue; auto (NCCL's own choice for its "
-           f"{', '.join(primitives)}), or one timed on the textbook α-β model: " if nccl_own else
-           f"one this step's {', '.join(primitives)} runs on the {comm.backend} backend here: ")
-    raise InputError("algorithm", algorithm, f"{why}{', '.join(offered) or 'none'}{'' if nccl_own else ', or auto'}")
+    calls = ", ".join(primitives)
+    if comm.backend == "nccl":  # NCCL's model runs its own choice for them; a textbook name runs on the α-β model
+        why = (f"{algorithm} forces NCCL's all-reduce, which this step does not issue; " if comm.algorithm in NCCL_FORCEABLE
+               else f"one this step's {calls} runs: ")
+        own = [name for name in offered if name in NCCL_FORCEABLE]
+        textbook = [name for name in offered if name not in NCCL_FORCEABLE]
+        forced = f", NCCL's own {', '.join(own)}" if own else ""
+        raise InputError("algorithm", algorithm, f"{why}auto (NCCL's own choice for its {calls}){forced}, or one timed "
+                                                 f"on the textbook α-β model: {', '.join(textbook) or 'none'}")
+    raise InputError("algorithm", algorithm, f"one this step's {calls} runs on the {comm.backend} backend here: "
+                                             f"{', '.join(offered) or 'none'}, or auto")
 
 
 

@@ -789,8 +789,12 @@ def _two_level_slowdown(comm, ranks, config, precision, layout, gpu, host, group
     qgZ) where the network's rule is harsher than the node's (NCCL over TCP sockets,
     :mod:`transport`): :func:`transport.two_level_slowdown` of the share of seconds that cross
     the network. Elsewhere ``slowdown`` as it is."""
-    inside = config.losses.overlap_slowdown
-    if slowdown <= inside:
+    # the node level's own rule: a node without peer-to-peer hides nothing either (review, 2026-11-30);
+    # a caller's own comm function states no node: the RDMA one
+    lay = getattr(_owner(comm), "layout", None)
+    inside = config.losses.overlap_slowdown if lay is None else \
+        transport.node_slowdown(lay.system, lay.gpus_per_node, config.losses.overlap_slowdown)
+    if slowdown == inside:
         return slowdown
     if groups is None and qgz is None:  # one level: every collective crosses the network
         return slowdown

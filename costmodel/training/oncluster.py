@@ -66,7 +66,7 @@ def iteration(model: str | Workload, cluster: str | System, config: TrainingConf
             # TrainingConfig's 0 is FSDP's FULL_SHARD default; one typed became ZeRO-3 unsaid (as --zero 0 is refused)
             raise InputError("zero_stage", 0, "2 (SHARD_GRAD_OP) or 3 (FULL_SHARD, the default: leave zero_stage "
                                               "out) with sync='fsdp'; ZeRO-0 is sync='ddp'")
-        config_fields.setdefault("transport", transport.step_transport(system, comm.layout.nodes))
+        config_fields.setdefault("transport", transport.step_transport(system, comm.layout.nodes, comm.layout.gpus_per_node))
         config = TrainingConfig(**config_fields)
     return breakdown_on(workload_of(model), system.gpu, comm, _on_layout(config, comm))
 
@@ -93,7 +93,7 @@ def breakdown_on(workload: Workload, gpu: Any, comm: CommModel, config: Training
 def _on_layout(config: TrainingConfig, comm: CommModel) -> TrainingConfig:
     """``config`` with the cluster's transport where it names none (``local``): the network's across
     nodes, ``shm`` on one node without peer-to-peer."""
-    found = transport.step_transport(comm.layout.system, comm.layout.nodes)
+    found = transport.step_transport(comm.layout.system, comm.layout.nodes, comm.layout.gpus_per_node)
     if config.transport == transport.LOCAL and found != transport.LOCAL:
         return replace(config, transport=found)
     return config
@@ -183,6 +183,8 @@ def with_interval(result: Breakdown, workload: Workload, gpu: Any, comm: CommMod
 
     ends = [iteration_breakdown(workload, gpu, lambda p, s, e=end: comm.bound_s(p, s, e), comm.ranks, config,
                                 algorithm=algorithm, host=host, groups=groups(end), qgz=qgz(end)) for end in (0, 1)]
+    if ends[0].comm_s == ends[1].comm_s == result.comm_s:  # every call timed off the backend (bound_s): no band
+        return result
     return replace(result, comm_interval_s=(ends[0].comm_s, ends[1].comm_s),
                    total_interval_s=(min(ends[0].total_s, result.total_s), max(ends[1].total_s, result.total_s)))
 

@@ -55,12 +55,21 @@ def link_transport(link) -> str:
     return RDMA if link.gpu_direct_access else TCP
 
 
-def step_transport(system, nodes: int) -> str:
+def step_transport(system, nodes: int, gpus_per_node: int | None = None) -> str:
     """The transport of a data-parallel group: on one node ``local``, or ``shm`` where its GPUs have
-    no peer-to-peer path (the module docstring); across nodes the NIC link's."""
+    no peer-to-peer path (the module docstring) and the group holds more than one of them
+    (``gpus_per_node`` None: the node's); across nodes the NIC link's."""
     if nodes <= 1:
-        return LOCAL if getattr(system, "p2p", True) else SHM
+        alone = (system.gpus_per_node if gpus_per_node is None else gpus_per_node) <= 1
+        return LOCAL if alone or getattr(system, "p2p", True) else SHM
     return link_transport(system.nic_link)
+
+
+def node_slowdown(system, gpus_per_node: int, rdma_slowdown: float) -> float:
+    """The overlap slowdown of collectives inside one node of ``system`` (the node level of a
+    two-level step: hybrid sharding, hpZ, qgZ): the RDMA one, or full where the node has no
+    peer-to-peer (:data:`SHM`). The one rule iteration and the planner read."""
+    return overlap_slowdown_for(step_transport(system, 1, gpus_per_node), rdma_slowdown)
 
 
 def off_the_gpu(algorithm: str, host_reduce: bool) -> bool:

@@ -87,15 +87,52 @@ def test_the_answer_says_what_runs_and_a_named_algorithm_is_rccls_own():
     assert msccl("all-reduce", 8192, layout("mi300x-8x", 2)) is None  # across nodes: RCCL's tuning model
 
 
-def test_the_planner_times_the_call_as_the_query_does():
+def test_the_planner_and_the_step_time_the_call_as_the_query_does():
+    """The planner's collective cache, the step's comm model and the query: one time per call (the
+    first version of this test compared the MSCCL answer with itself; review, 2026-11-30)."""
+    import hardware
+    from costmodel.cluster.comm import comm_model
+    from costmodel.planner.comm import CommCache
+
     lay = layout("mi300x-8x", 1)
-    for size in (8192, 3 * MIB, 32 * MIB):
-        time_s, _ = rccl_call("all-reduce", size, lay, "auto",
-                              lambda name: predict_collective("all-reduce", size, lay, algorithm=name, backend="rccl")[0].time_s)
-        assert time_s == pytest.approx(predict_collective("all-reduce", size, lay, backend="rccl")[0].time_s, rel=1e-12)
+    planner = CommCache(hardware.load_system("mi300x-8x"), "rccl").function(1, 8, "auto")
+    step = comm_model("mi300x-8x", 1)
+    for size in (8192.0, 3.0 * MIB, 32.0 * MIB):
+        query = predict_collective("all-reduce", size, lay, backend="rccl")[0].time_s
+        assert planner("all-reduce", size) == pytest.approx(query, rel=1e-12)
+        assert step.time_s("all-reduce", size) == pytest.approx(query, rel=1e-12)
+    assert rccl_call("all-reduce", 8192.0, lay, "auto", lambda name: 1.0)[0] == pytest.approx(13.69e-6, rel=0.01)
 
 
 def test_the_cli_prints_the_schedule():
     result = CliRunner().invoke(app, ["collective", "all-reduce", "--cluster", "mi300x-8x", "--size", "64KiB"])
     assert result.exit_code == 0, result.output
     assert "two-shot" in result.output and "MSCCL" in result.output
+
+
+def test_nccl_table_says_msccl_runs_the_call():
+    """`nccl-table --cluster mi300x-8x --size 64KiB` multiplied the MSCCL answer's absent estimate
+    (a TypeError; review, 2026-11-30)."""
+    result = CliRunner().invoke(app, ["nccl-table", "--cluster", "mi300x-8x", "--size", "64KiB"])
+    assert result.exit_code == 0, result.output
+    assert "RCCL runs MSCCL's schedule (two-shot/LL), not its tuning model's choice; predicted 14.3 us" in result.output
+
+
+def test_a_one_node_job_ignores_the_nodes_nics_for_the_topology_match():
+    """ncclTopoTrimSystem drops a whole all-xGMI node's NICs: a 4-NIC node (rome_model_87, tuning 0
+    across nodes) matches model 79 on one node and runs MSCCL at model 5's latencies."""
+    import hardware
+    from costmodel.cluster.rccl_choice import rccl_topology
+    from hardware.given import derived_system
+
+    four_nics = derived_system(hardware.load_system("mi300x-8x"), name="mi300x-4nic", nics_per_node=4)
+    assert rccl_topology(layout(four_nics, 1)).tuning == 5 and rccl_topology(layout(four_nics, 2)).tuning == 0
+    assert msccl("all-reduce", MIB, layout(four_nics, 1)).latency_us == pytest.approx(21.2)
+
+
+def test_compare_marks_the_schedule_as_what_rccl_runs_not_its_estimates_choice():
+    shown = CliRunner().invoke(app, ["compare", "all-reduce", "--cluster", "mi300x-8x", "--size", "8KiB"]).output
+    assert shown.splitlines()[2].startswith("two-shot *")
+    assert shown.rstrip().endswith("* = what RCCL runs (MSCCL's schedule, not its tuning model's choice)")
+    across = CliRunner().invoke(app, ["compare", "all-reduce", "--cluster", "mi300x-8x", "--nodes", "2", "--size", "8KiB"]).output
+    assert across.rstrip().endswith("* = RCCL's own choice (by its estimate)")

@@ -18,8 +18,11 @@ def test_no_runner_up_says_why_nccls_named_algorithms_are_out_of_a_zero_plan():
     result = plan("llama2-7b", "dgx-h100", **README)
     assert result.best.zero_stage == 1 and result.findings["runner_up"] is None
     assert _line(result, "No other algorithm") == (
-        "No other algorithm has a feasible plan: ring, double-binary-tree and in-network name NCCL's all-reduce, "
-        "and a ZeRO-1 step issues reduce-scatters and all-gathers (at NCCL's own choice) instead.")
+        "No other algorithm has a feasible plan: under NCCL's model ring, double-binary-tree and in-network are swept "
+        "for ZeRO-0's all-reduce alone, and a ZeRO-1 step issues reduce-scatters and all-gathers (at NCCL's own "
+        "choice) instead.")
+    textbook = plan("llama2-7b", "dgx-h100", algorithms=["auto", "two-shot"], **README)  # not NCCL's: said alike
+    assert "under NCCL's model two-shot is swept for ZeRO-0's all-reduce alone" in textbook.reason
     only = plan("llama2-7b", "dgx-h100", algorithms=["auto"], **README)
     assert _line(only, "No other algorithm") == "No other algorithm was swept."
 
@@ -93,3 +96,18 @@ def test_a_named_textbook_algorithm_under_nccl_says_it_is_timed_off_nccls_model(
     data = json.loads(CliRunner().invoke(app, [*args, "--algorithm", "pairwise", "--json"]).output)
     low, high = data["comm_interval_s"]
     assert high < 1.2 * data["comm_s"]  # the all-gathers' NCCL spread alone, not the textbook 1-5x
+
+
+def test_the_header_of_hybrid_sharding_probes_the_node_its_reduce_scatters_run_on():
+    import json
+
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    args = ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "16", "--micro-batch", "1",
+            "--seq-len", "4096", "--zero", "3", "--shard", "hybrid"]
+    first = CliRunner().invoke(app, args).output.splitlines()[0]
+    assert "ring/Simple for 25 MiB reduce-scatters in the node, nccl backend" in first  # the 8-GPU group's choice
+    comm = json.loads(CliRunner().invoke(app, [*args, "--json"]).output)["comm"]
+    assert comm["group_at_25MiB"] == "node" and comm["ranks"] == 128

@@ -56,3 +56,22 @@ def test_the_planner_applies_the_same_rule():
                                 accumulation_steps=row.accumulation_steps, compute_dtype="fp32",
                                 zero_stage=row.zero_stage, bucket_bytes=row.bucket_bytes, grad_dtype=row.grad_dtype)
     assert row.total_s == pytest.approx(again.total_s, rel=1e-6)
+
+
+def test_one_gpu_has_nothing_to_hide_and_is_local():
+    """A lone GPU of a node without peer-to-peer was given the SHM rule and its refusal (review)."""
+    assert transport.step_transport(hardware.load_system("rtx4090-8x-pcie"), 1, 1) == transport.LOCAL
+    assert costmodel.iteration("gpt2", "dgx-spark", micro_batch=4).transport == transport.LOCAL
+    result = CliRunner().invoke(app, ["iteration", "--model", "gpt2", "--cluster", "rtx4090-8x-pcie", "--gpus", "1",
+                                      "--micro-batch", "4", "--overlap-slowdown", "0.1"])
+    assert result.exit_code == 0, result.output
+
+
+def test_the_node_level_of_a_two_level_step_keeps_the_nodes_rule():
+    """hpZ and qgZ on one node without peer-to-peer mixed the node level in at the RDMA slowdown
+    (100 % → 73 %, review); every level of it is SHM, so the slowdown stays full."""
+    for extra in ({}, {"shard": "hpz"}, {"shard": "hpz", "quantize_grads": 4}):
+        step = costmodel.iteration("gpt2", "rtx4090-8x-pcie", micro_batch=4, zero_stage=3, **extra)
+        assert step.overlap_slowdown == pytest.approx(1.0), extra
+    assert transport.node_slowdown(hardware.load_system("dgx-h100"), 8, 0.189) == pytest.approx(0.189)
+    assert transport.node_slowdown(hardware.load_system("rtx4090-8x-pcie"), 8, 0.189) == pytest.approx(1.0)
