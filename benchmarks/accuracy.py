@@ -98,7 +98,7 @@ def system_for(slug: str) -> str | None:
 
 
 def category(slug: str, nodes: int, system: object) -> str:
-    """single-node nvswitch / single-node pcie / single-node other / multi-node / rccl (the
+    """single-node nvswitch / single-node pcie / single-node other / multi-node / rccl single-node / rccl multi-node (the
     library's own classes, :func:`costmodel.cluster.intervals.system_class`)."""
     from costmodel.cluster.intervals import system_class
 
@@ -215,7 +215,7 @@ def markdown(results: dict[str, list[Group]]) -> str:
         found = [index.get(b, {}).get(key) for b in ("nccl-own", "nccl", "ideal")]
         ref = next(g for g in found if g is not None)
         env = ", ".join(f"NCCL_{k.upper()}={v}" for k, v in nccl_env(key[0]).items())
-        default = "RCCL: NCCL mode n/a" if ref.category == "rccl" else f"{env} assumed" if env else ""
+        default = "RCCL: NCCL mode n/a" if ref.category.startswith("rccl") else f"{env} assumed" if env else ""
         note = EXCLUDED.get(key[0], default)
         cells = " | ".join(f"{_pct(g and g.median())} | {_pct(g and g.median(MIB))}" for g in found)
         lines.append(f"| {key[0]} | {key[1]} | {ref.system} | {len(ref.errors)} | {cells} | {note} |")
@@ -375,10 +375,11 @@ def rccl_ratios(groups: dict | None = None) -> list[tuple[str, int, float]]:
         except DpcostError:
             continue
         measured = float(row["time_us_oop"] or row["time_us_ip"]) * 1e-6
-        out.append(("rccl", int(row["size_bytes"]), measured / found.time_s))
+        cls = category(path.stem, int(row["nodes"]), system)  # the library's class: one node or several
+        out.append((cls, int(row["size_bytes"]), measured / found.time_s))
         if groups is not None:
             key = (path.stem, int(row["nodes"]))
-            group = groups.setdefault(key, Group(path.stem, key[1], system.name, "rccl"))
+            group = groups.setdefault(key, Group(path.stem, key[1], system.name, cls))
             group.errors.append((int(row["size_bytes"]), abs(found.time_s - measured) / measured))
     return out
 

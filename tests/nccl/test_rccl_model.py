@@ -124,7 +124,10 @@ def test_rccl_backend_runs_rccls_choice(nodes, size):
     assert p.nccl_model_time_s == pytest.approx(choice.model_time_us * 1e-6)
     # the time: the chosen algorithm on the α-β mapping with the measured efficiencies
     assert p.time_s == pytest.approx(cluster.predict_on_cluster("all-reduce", p.algorithm, lay, size_bytes=size).time_s)
-    assert p.interval_s is not None and p.interval_s[0] <= p.time_s <= p.interval_s[1]
+    # the class's measured ÷ predicted band: across nodes RCCL runs slower than modelled, so since the
+    # class was split by node count (2026-11-30) its band may lie above the prediction
+    low, high = p.interval_s
+    assert 0 < low < high and (nodes > 1 or low <= p.time_s <= high)
 
 
 def test_rccl_all_lists_both_and_marks_rccls_pick():

@@ -136,3 +136,16 @@ def test_compare_marks_the_schedule_as_what_rccl_runs_not_its_estimates_choice()
     assert shown.rstrip().endswith("* = what RCCL runs (MSCCL's schedule, not its tuning model's choice)")
     across = CliRunner().invoke(app, ["compare", "all-reduce", "--cluster", "mi300x-8x", "--nodes", "2", "--size", "8KiB"]).output
     assert across.rstrip().endswith("* = RCCL's own choice (by its estimate)")
+
+
+def test_one_node_calls_carry_one_nodes_interval_not_the_two_node_logs():
+    """Pooled with the two-node logs, the 14.3 µs answer at 64 KiB carried 10.3-110.6 µs where both
+    logs measure 13.8-14.3 µs; RCCL's class is split by node count as NVIDIA's is."""
+    import hardware
+    from costmodel.cluster.intervals import system_class
+
+    system = hardware.load_system("mi300x-8x")
+    assert (system_class(system, 1), system_class(system, 2)) == ("rccl single-node", "rccl multi-node")
+    found = predict_collective("all-reduce", 64 * 1024, layout("mi300x-8x", 1), backend="rccl")[0]
+    low, high = found.interval_s
+    assert low < 13.8e-6 and 14.3e-6 < high < 2 * found.time_s
