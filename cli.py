@@ -244,7 +244,7 @@ def _answer_with_typer(args: list[str]) -> int:
         sys.stdout.write(shown.format_message() + "\n")
         return 0
     except click.exceptions.UsageError as error:
-        from dpbase.text import printable
+        from dpbase.text import printable, shortened
 
         hint = f" (see: dpcost {error.ctx.command_path.partition(' ')[2]} --help)".replace("  ", " ") if error.ctx else ""
         if "--json" in args:  # a script asked for JSON: the usage error is JSON too
@@ -253,13 +253,13 @@ def _answer_with_typer(args: list[str]) -> int:
             param = getattr(error, "param", None)
             field = param.opts[0] if param is not None and getattr(param, "opts", None) else None
             sys.stdout.write(json.dumps({"error": {"field": field, "got": None, "allowed": None,
-                                                   "message": error.format_message()}}, indent=2) + "\n")
-        sys.stderr.write(f"error: {printable(error.format_message())}{hint}\n")
+                                                   "message": shortened(error.format_message())}}, indent=2) + "\n")
+        sys.stderr.write(f"error: {printable(shortened(error.format_message()))}{hint}\n")
         return 2
     except click.exceptions.ClickException as error:
-        from dpbase.text import printable
+        from dpbase.text import printable, shortened
 
-        sys.stderr.write(f"error: {printable(error.format_message())}\n")
+        sys.stderr.write(f"error: {printable(shortened(error.format_message()))}\n")
         return error.exit_code
     return _exit_code(code)
 

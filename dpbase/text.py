@@ -10,6 +10,10 @@ file or a user argument goes through :func:`printable`.
 
 from __future__ import annotations
 
+import re
+
+from dpbase.errors import MAX_SHOWN_CHARS
+
 _KEEP = {"\n"}
 
 
@@ -29,3 +33,17 @@ def printable(text: object, keep_newlines: bool = False) -> str:
         return value
     keep = _KEEP if keep_newlines else set()
     return "".join(c if c.isprintable() or c in keep else _escape(c) for c in value)
+
+
+_LONG_RUN = re.compile(r"[^\s'\"(),]{%d,}" % (MAX_SHOWN_CHARS + 1))
+
+
+def shortened(text: str) -> str:
+    """``text`` with every run of more than ``MAX_SHOWN_CHARS`` characters without a space, quote,
+    comma or parenthesis cut to its first half and its length, as :class:`InputError` quotes a long
+    value: click's own usage errors quote what was typed in full.
+
+        >>> shortened("got '" + "x" * 300 + "'") == "got '" + "x" * 100 + "…(300 characters)'"
+        True
+    """
+    return _LONG_RUN.sub(lambda run: f"{run.group()[:MAX_SHOWN_CHARS // 2]}…({len(run.group())} characters)", text)

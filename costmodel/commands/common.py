@@ -84,10 +84,28 @@ def parse_reserve(text: str | None) -> tuple[float | None, float | None]:
 
 
 def reserve_bytes_of(text: str | None, capacity_bytes: float) -> float | None:
-    """``--memory-reserve`` in bytes of a GPU of ``capacity_bytes`` (a share taken of it); None unset."""
+    """``--memory-reserve`` in bytes of a GPU of ``capacity_bytes`` (a share taken of it); None unset.
+    A size the GPU does not hold is refused with the text typed, not its bytes."""
     from costmodel.training.memory import reserve_given
 
-    return reserve_given(capacity_bytes, *parse_reserve(text))
+    reserve = reserve_given(capacity_bytes, *parse_reserve(text))
+    if reserve is not None and not reserve < capacity_bytes:
+        raise InputError("memory_reserve", text, f"a size below the GPU's {capacity_bytes / 1e9:.0f} GB, "
+                         "or a share from 0% to below 100% (10%)")
+    return reserve
+
+
+def bucket_bytes_of(text: str, field: str) -> float:
+    """A bucket size typed with its unit (``--bucket``, ``--first-bucket``, each of ``--buckets``), in
+    bytes; one the model refuses (:func:`costmodel.training.overlap.bucket_size_ok`) is refused with
+    the text typed ("got '0MB'", not "got 0.0")."""
+    from costmodel.training.overlap import MIN_BUCKET_BYTES, bucket_size_ok
+    from dpbase.units import parse_size
+
+    size = parse_size(text, field, unit_needed=True)  # `--bucket 25` (bucket_cap_mb=25) needs its unit
+    if not bucket_size_ok(size):
+        raise InputError(field, text, f"a size from {MIN_BUCKET_BYTES} bytes (one fp32 gradient element) to 1 ZiB")
+    return size
 
 
 def gpu_group(system, nodes: int | None, gpus: int | None, field: str = "gpus") -> tuple[int, int]:

@@ -3,7 +3,15 @@
 from typing import Annotated
 
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, echo, gpu_group, parse_bits, print_json, reserve_bytes_of
+from costmodel.commands.common import (
+    bucket_bytes_of,
+    cli_errors,
+    echo,
+    gpu_group,
+    parse_bits,
+    print_json,
+    reserve_bytes_of,
+)
 from costmodel.commands.options import (
     COMPUTE_DTYPE,
     JSON,
@@ -348,7 +356,7 @@ def iteration(
     from costmodel.training.losses import StepLosses
     from costmodel.training.oncluster import breakdown_on
     from costmodel.training.workloads import borrowed_cnn_speed_note, load_model
-    from dpbase.units import parse_size, parse_time
+    from dpbase.units import parse_time
     from dpbase.values import replace
 
     described = dict(rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
@@ -377,9 +385,8 @@ def iteration(
     config = TrainingConfig(
         micro_batch=micro_batch, seq_len=seq_len, accumulation_steps=accum, grad_dtype=grad_dtype,
         compute_dtype=compute_dtype, topk_fraction=topk, mfu=mfu, optimizer=optimizer, optimizer_impl=optimizer_impl,
-        # a bucket typed without a unit needs one: `--bucket 25` from DDP's bucket_cap_mb=25 was 25 bytes
-        bucket_bytes=None if bucket is None else parse_size(bucket, "bucket", unit_needed=True),
-        first_bucket_bytes=None if first_bucket is None else parse_size(first_bucket, "first_bucket", unit_needed=True),
+        bucket_bytes=None if bucket is None else bucket_bytes_of(bucket, "bucket"),
+        first_bucket_bytes=None if first_bucket is None else bucket_bytes_of(first_bucket, "first_bucket"),
         overlap=not no_overlap, zero_stage=_zero_stage(zero, sync), asynchronous=asynchronous, jitter_cv=jitter,
         include_attention=attention, flash_attention=not no_flash_attention, recompute=recompute,
         sync=sync, transport=step_transport, host_reduce=host_reduce,

@@ -1,5 +1,6 @@
 """``dpcost plan``: recommend a data-parallel training plan, with alternatives and a reason."""
 
+import contextlib
 from enum import Enum
 from typing import Annotated
 
@@ -46,10 +47,24 @@ def _algorithm(name: str) -> str:
 
 
 def _bucket(text: str) -> float:
-    """One swept bucket size, with its unit (the planner checks its range)."""
-    from dpbase.units import parse_size
+    """One swept bucket size, with its unit and in the model's range (as iteration's --bucket)."""
+    from costmodel.commands.common import bucket_bytes_of
 
-    return parse_size(text, "buckets", unit_needed=True)
+    return bucket_bytes_of(text, "buckets")
+
+
+@contextlib.contextmanager
+def _reserve_as_typed(text: str | None, reserve_bytes: float | None):
+    """The planner's refusal of a reserve no GPU of the cluster holds, quoting the text typed
+    ("got '500GB'"), not its bytes."""
+    from dpbase.errors import InputError
+
+    try:
+        yield
+    except InputError as error:
+        if error.field != "memory_reserve" or reserve_bytes is None or error.value != reserve_bytes:
+            raise
+        raise InputError("memory_reserve", text, error.allowed) from None
 
 
 def _table(rows) -> str:
@@ -228,7 +243,7 @@ def plan(
         mfu = solved.mfu
     swept = None if algorithms is None else list(comma_list(algorithms, "algorithms", "ring,double-binary-tree",
                                                              _algorithm))
-    with progress("Sweeping plans") as update:
+    with progress("Sweeping plans") as update, _reserve_as_typed(memory_reserve, reserve):
         result = make_plan(
             model, cluster, global_batch=global_batch, nodes=nodes, gpus=gpus, seq_len=seq_len,
             min_gpus=min_gpus, max_gpus=max_gpus, objective=objective.value, backend=backend,

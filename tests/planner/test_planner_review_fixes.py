@@ -324,7 +324,7 @@ def test_a_lost_write_of_a_named_file_is_the_files_error(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize(("args", "needle"), [
-    (("--buckets", "1B"), "error: buckets: got '1 B'; allowed: one or more sizes of at least 4 bytes"),
+    (("--buckets", "1B"), "error: buckets: got '1B'; allowed: a size from 4 bytes (one fp32 gradient element) to 1 ZiB"),
     (("--buckets", "25MiB,"), "error: buckets: got '25MiB,'; allowed: comma-separated values without empty items"),
     (("--grad-dtypes", "bf16,,fp32"), "error: grad_dtypes: got 'bf16,,fp32'; allowed: comma-separated values"),
 ])
