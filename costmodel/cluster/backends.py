@@ -119,6 +119,11 @@ RCCL_NOTE = ("rccl backend: RCCL's own tuning model (constants of RCCL {version}
              "efficiencies (RCCL's own estimate is in nccl_model_time_s)")
 
 
+# A named algorithm RCCL does not run, on a call its tuning model decides (as outside_nccl's note)
+NOT_RCCL_NOTE = ("{algorithm} is not an RCCL algorithm: textbook α-β-γ model (ideal backend); RCCL itself "
+                 "would run {runs} here")
+
+
 def _rccl_note() -> str:
     from costmodel.nccl.rccl import rccl_tables
 
@@ -145,12 +150,15 @@ def _ideal(primitive: str, size_bytes: float, lay: Layout, algorithm: str, gamma
     name = primitive_named(primitive).value
     auto_choice, schedule = None, None
     if rccl:
-        from costmodel.cluster.rccl_choice import msccl, msccl_prediction, pick, registry_algorithm
+        from costmodel.cluster.rccl_choice import MSCCL_ALGORITHM, msccl, msccl_prediction, pick, registry_algorithm
 
-        schedule = msccl(name, size_bytes, lay) if algorithm in ("auto", "all") else None
-        if schedule is not None and algorithm == "auto":  # MSCCL runs the call, past RCCL's tuning model
+        # two-shot named where MSCCL's all-pairs schedule (a two-shot) runs the call: that schedule's time
+        schedule = msccl(name, size_bytes, lay, "auto" if algorithm == "all" else algorithm)
+        if schedule is not None and algorithm in ("auto", MSCCL_ALGORITHM):  # past RCCL's tuning model
             return [msccl_prediction(schedule, lay, size_bytes, gamma_s_per_byte)]
         auto_choice = pick(name, size_bytes, lay) if schedule is None else None
+        # what RCCL runs under auto, for the note of an algorithm it does not run
+        auto_msccl = msccl(name, size_bytes, lay) if algorithm not in ("auto", "all") else None
         picked = [e for e in candidates
                   if auto_choice is not None and e.algorithm.value == registry_algorithm(auto_choice)]
         if algorithm == "auto" and picked:
@@ -165,6 +173,12 @@ def _ideal(primitive: str, size_bytes: float, lay: Layout, algorithm: str, gamma
         choice = pick(name, size_bytes, lay, e.algorithm.value) if rccl else None
         if choice is not None:
             p = _rccl_marked(p, choice, auto_choice is not None and choice.algorithm == auto_choice.algorithm)
+        elif rccl and algorithm != "all" and (auto_choice is not None or auto_msccl is not None):
+            # named, and not RCCL's: the textbook's, saying what RCCL runs instead
+            runs_instead = (f"MSCCL's all-pairs {MSCCL_ALGORITHM} ({auto_msccl.protocol})" if auto_msccl is not None
+                            else f"{registry_algorithm(auto_choice)} ({auto_choice.protocol})")
+            p = replace(p, backend=Backend.IDEAL.value,
+                        note=NOT_RCCL_NOTE.format(algorithm=e.algorithm.value, runs=runs_instead))
         out.append(p)
     if schedule is not None:  # every algorithm: MSCCL's schedule is the one RCCL runs
         out.insert(0, msccl_prediction(schedule, lay, size_bytes, gamma_s_per_byte))
@@ -217,8 +231,8 @@ def predict_collective(primitive: str, size_bytes: float, lay: Layout, *, algori
         results = _ideal(primitive, size_bytes, lay, algorithm, gamma_s_per_byte, params_for or (lambda e: {}),
                          stack, backend)
     # every backend on a cluster says how sure it is: the ideal one from its own (wide) errors
-    ideal = backend is Backend.IDEAL
-    results = [replace(r, interval_s=interval_s(lay.system, lay.nodes, size_bytes, r.time_s, ideal),
+    results = [replace(r, interval_s=interval_s(lay.system, lay.nodes, size_bytes, r.time_s,
+                                                 backend is Backend.IDEAL or r.backend == Backend.IDEAL.value),
                        note=fallback or r.note) for r in results]
     if left_out:
         from costmodel.cluster.measured import join_notes

@@ -125,6 +125,11 @@ class CommModel:
         if self.backend == Backend.NCCL.value and (algorithm not in ("auto", *NCCL_FORCEABLE)
                                                    or primitive not in COLLECTIVES):
             return Backend.IDEAL.value
+        if self.backend == Backend.RCCL.value:  # the same rule under RCCL (it was named "rccl backend")
+            from costmodel.cluster.rccl_choice import runs_as_named
+
+            if not runs_as_named(primitive, algorithm):
+                return Backend.IDEAL.value
         return self.backend
 
     def choose(self, primitive: str, size_bytes: float) -> Prediction:
@@ -165,7 +170,8 @@ class CommModel:
         """One end of the call's 10-90 % interval (``end`` 0 = low, 1 = high); the time itself
         where the answer has none. The training step reads it only where :attr:`has_intervals`."""
         p = self.choose(primitive, float(size_bytes))
-        if p.interval_s is None or self._backend_for(self._algorithm_for(primitive), primitive) != self.backend:
+        if (p.interval_s is None or p.backend != self.backend
+                or self._backend_for(self._algorithm_for(primitive), primitive) != self.backend):
             # a call a named algorithm times off the realistic backend (pairwise reduce-scatters under NCCL's
             # model) carries the textbook band, which the step leaves out (has_intervals; planner audit, 2026-11-30)
             return float(p.time_s)
@@ -187,7 +193,10 @@ class CommModel:
         a ZeRO step's reduce-scatter, whose header named the all-reduce it never runs; planner
         audit, 2026-11-30) runs, on which backend, and the bottleneck."""
         probe = self.choose(primitive, 25 * 2**20)
-        return {"algorithm": self.algorithm, "backend": self._backend_for(self._algorithm_for(primitive), primitive),
+        backend = self._backend_for(self._algorithm_for(primitive), primitive)
+        if probe.backend == Backend.IDEAL.value:  # two-shot named past MSCCL's sizes: the textbook's
+            backend = probe.backend
+        return {"algorithm": self.algorithm, "backend": backend,
                 "ranks": self.ranks,
                 "nodes": self.layout.nodes, "gpus_per_node": self.layout.gpus_per_node,
                 "primitive_at_25MiB": primitive,

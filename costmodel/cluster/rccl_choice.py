@@ -87,6 +87,17 @@ def pick(primitive: str, size_bytes: float, lay: Layout, algorithm: str = "auto"
     return _choose(primitive, float(size_bytes), rccl_topology(lay), rccl_name)
 
 
+def runs_as_named(primitive: str, algorithm: str) -> bool:
+    """Whether RCCL runs ``algorithm`` (a registry name or auto) for ``primitive``'s calls: its own
+    ring and tree, and two-shot where MSCCL's all-pairs schedule takes the call (:func:`msccl`);
+    a collective its tuning model does not decide (all-to-all, send/recv) is its point-to-point
+    path whatever is named. Another named algorithm is the textbook model's (ideal backend)."""
+    if algorithm in ("auto", MSCCL_ALGORITHM) or primitive not in TUNED:
+        return True
+    rccl_name = FROM_REGISTRY.get(algorithm)
+    return rccl_name in ALGORITHMS and not (rccl_name == "tree" and primitive != "all-reduce")
+
+
 def registry_algorithm(choice: RcclChoice) -> str:
     """The formula-registry algorithm that runs RCCL's choice (the one NCCL's mirrors)."""
     return REGISTRY_MIRROR[choice.algorithm]
@@ -103,9 +114,10 @@ MSCCL_NOTE = ("rccl backend: RCCL runs MSCCL's all-pairs schedule {file} (8 xGMI
 
 
 def msccl(primitive: str, size_bytes: float, lay: Layout, algorithm: str = "auto") -> MscclSchedule | None:
-    """The MSCCL schedule RCCL runs this call with under ``auto``, or None (a named algorithm is
-    RCCL's own, as ``NCCL_ALGO`` forces it past MSCCL's schedules)."""
-    if algorithm != "auto" or lay.ranks < 2:
+    """The MSCCL schedule RCCL runs this call with under ``auto`` or two-shot named (the schedule
+    is a two-shot), or None (ring or tree named is RCCL's own, as ``NCCL_ALGO`` forces it past
+    MSCCL's schedules)."""
+    if algorithm not in ("auto", MSCCL_ALGORITHM) or lay.ranks < 2:
         return None
     return msccl_schedule(primitive, float(size_bytes), rccl_topology(lay))
 

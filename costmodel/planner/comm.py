@@ -94,17 +94,25 @@ def outside_backend(algorithms, backend: str) -> str | None:
     """The plan's note that named algorithms NCCL does not run are timed on the α-β mapping (the
     step model's rule, :meth:`costmodel.cluster.comm.CommModel._backend_for`), or None: the header
     says "nccl backend", and their rows are not NCCL's model."""
-    if backend != "nccl":
+    if backend == "nccl":
+        library, own_algorithms = "NCCL", "ring, tree or NVLS"
+        outside = [a for a in algorithms if a != "auto" and not _nccl_answers(a, "all-reduce")]
+    elif backend == "rccl":  # the same rule under RCCL's model (rccl_choice.runs_as_named)
+        from costmodel.cluster.rccl_choice import runs_as_named
+
+        library, own_algorithms = "RCCL", "ring or tree"
+        outside = [a for a in algorithms if a != "auto" and not runs_as_named("all-reduce", a)]
+    else:
         return None
-    outside = [a for a in algorithms if a != "auto" and not _nccl_answers(a, "all-reduce")]
     if not outside:
         return None
     names = ", ".join(outside)
-    what, own = ("is not an NCCL algorithm", "its") if len(outside) == 1 else ("are not NCCL algorithms", "their")
-    # parameter servers have no NCCL counterpart; a collective algorithm has NCCL's own instead
-    instead = "" if set(outside) == {"parameter-server"} else "; NCCL itself would run ring, tree or NVLS"
+    what, own = (f"is not an {library} algorithm", "its") if len(outside) == 1 else (f"are not {library} algorithms",
+                                                                                      "their")
+    # parameter servers have no library counterpart; a collective algorithm has the library's own instead
+    instead = "" if set(outside) == {"parameter-server"} else f"; {library} itself would run {own_algorithms}"
     return (f"{names} {what}: {own} rows are timed on the textbook α-β-γ model "
-            f"(ideal backend), not NCCL's{instead}")
+            f"(ideal backend), not {library}'s{instead}")
 
 
 def backend_tables(backend: str) -> Any:
