@@ -25,9 +25,17 @@ def _keyword(flag: str, keywords: Mapping[str, str]) -> str:
     return keywords.get(flag, flag.replace("-", "_"))
 
 
+class UnknownKeywordError(InputError):
+    """A keyword argument the API entry does not take: it names what the caller typed, which is
+    never a CLI flag to rename (``alpha=`` was reported as ``alpha_s``, the keyword it lists as
+    allowed; API audit, 2026-11-30)."""
+
+
 def in_api_terms(error: InputError, keywords: Mapping[str, str]) -> InputError:
     """``error`` with the CLI's flags (``--alpha``, ``--no-pipeline``) written as the API's keywords
     (``alpha_s``, ``pipelined=False``); the same class, field, value and reason."""
+    if isinstance(error, UnknownKeywordError):
+        return error
     renamed = type(error).__new__(type(error))
     name = error.field.removeprefix("--")
     # a flag or a keyword; anything else (a profile's path and field) is kept as written: its
@@ -81,7 +89,8 @@ def _check_keywords(function: Callable[..., Any], known: frozenset[str] | None, 
         return
     unknown = sorted(set(kwargs) - known)
     if unknown:
-        raise InputError(unknown[0], kwargs[unknown[0]], f"a keyword of {function.__name__}: {', '.join(sorted(known))}")
+        raise UnknownKeywordError(unknown[0], kwargs[unknown[0]],
+                                  f"a keyword of {function.__name__}: {', '.join(sorted(known))}")
 
 
 def checks_keywords(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from costmodel.apiwords import checks_keywords
+from costmodel.apiwords import UnknownKeywordError, checks_keywords
 from costmodel.cluster.query import PARAMETERS, SIZE_ALLOWED, Query, run_query
 from costmodel.collectives.prediction import Prediction
 from dpbase.errors import DpcostError, InputError, whole_count
@@ -90,8 +90,8 @@ def _rows(primitive, size=None, algorithm=None, *, cluster=None, nodes=1, gpus_p
 
             keywords = [name for name, parameter in inspect.signature(predict).parameters.items()
                         if parameter.kind is parameter.KEYWORD_ONLY and not name.startswith("_")]
-            raise InputError(unknown[0], params[unknown[0]], f"a keyword of predict ({', '.join(keywords)}) "
-                                                             f"or an algorithm parameter ({', '.join(_QUERY_PARAMS)})")
+            raise UnknownKeywordError(unknown[0], params[unknown[0]], f"a keyword of predict ({', '.join(keywords)}) "
+                                      f"or an algorithm parameter ({', '.join(_QUERY_PARAMS)})")
         query = Query(primitive=primitive, algorithm=algorithm, size=size, ranks=ranks, alpha=alpha_s,
                       bandwidth=bandwidth_Bps, gamma=gamma_s_per_byte, cluster=cluster, nodes=nodes,  # type: ignore[arg-type]
                       gpus_per_node=gpus_per_node, link=link, backend="auto" if backend is None else backend, stack=stack,
@@ -287,7 +287,7 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
     per-point path leaves it out)."""
     import numpy as np
 
-    from costmodel.collectives.evaluate import evaluate_grid, resolve
+    from costmodel.collectives.evaluate import evaluate_grid, max_chunks, resolve
     from costmodel.collectives.registry import get
     from dpbase.errors import NotApplicableError
     from dpbase.units import parse_bandwidth, parse_time
@@ -307,8 +307,19 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
     gamma = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
     n_grid, size_grid = np.meshgrid(np.asarray(ranks, dtype=float), np.asarray(sizes, dtype=float), indexing="ij")
     out = evaluate_grid(primitive, algorithm, n_grid, size_grid, alpha, bw, gamma)
-    template = predict(primitive, sizes[0], algorithm, ranks=int(ranks[0]), alpha_s=alpha, bandwidth_Bps=bw,
-                       gamma_s_per_byte=gamma, stack=stack, backend=backend, _cli_words=True).to_dict()
+    # the fields the grid does not compute (note, params …) from predict at a point of the same kind:
+    # one rank, 0 bytes, or a pipeline split into every element at α = 0, has its own note ("0 bytes: nothing to move"); the first point's was
+    # copied onto every row (API audit, 2026-11-30)
+    templates: dict[tuple[bool, bool], dict[str, Any]] = {}
+
+    def template_for(count: int, size: float, split_most: bool = False) -> dict[str, Any]:
+        kind = (count == 1, size == 0, split_most)  # split_most: a pipeline's α = 0 split, which has its note
+        if kind not in templates:
+            templates[kind] = predict(primitive, size, algorithm, ranks=count, alpha_s=alpha, bandwidth_Bps=bw,
+                                      gamma_s_per_byte=gamma, stack=stack, backend=backend, _cli_words=True).to_dict()
+        return templates[kind]
+
+    template_for(int(ranks[0]), sizes[0])  # its checks refuse what the grid would ignore, first
     renamed = {"sent_max": "bytes_sent_max", "recv_max": "bytes_received_max", "total": "bytes_total",
                "aux_max": "bytes_aux_max"}
     grid = {renamed.get(key, key): np.broadcast_to(value, n_grid.shape) for key, value in out.items()}
@@ -316,6 +327,8 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
     chunks = grid.pop("chunks", None)
     rows = []
     for i, j in itertools.product(range(len(ranks)), range(len(sizes))):
+        split_most = chunks is not None and 1 < int(max_chunks(sizes[j])) == int(chunks[i, j])
+        template = template_for(int(ranks[i]), float(sizes[j]), split_most)
         row = dict(template, ranks=int(ranks[i]), size_bytes=float(sizes[j]))
         for key, values in grid.items():
             if key in row:

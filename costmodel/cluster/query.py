@@ -461,7 +461,9 @@ def run_query(q: Query) -> list[Prediction]:
         q = replace(q, **unset)
     for name in SWITCHES:  # PARAMETERS reads them by truth: colocated="no" was colocated
         check_switch(name, getattr(q, name))
-    primitive_named(q.primitive)
+    # an alias or spelling read as its primitive here, once: the cluster path took only the canonical
+    # name ("allreduce" on a cluster was a ValueError traceback; API audit, 2026-11-30)
+    q = replace(q, primitive=primitive_named(q.primitive).value)
     if q.algorithm not in ("auto", "all"):
         _known_algorithm(q)
     check_conflicts(q)  # refuses an unknown backend too, before the size

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from costmodel.apiwords import speaks_keywords
+from costmodel.apiwords import UnknownKeywordError, speaks_keywords
 from costmodel.collectives.entry import ParamsView
 from costmodel.collectives.evaluate import check_inputs, predict_entry, resolve, whole_steps
 from costmodel.collectives.ops import SCALAR
@@ -43,7 +43,7 @@ def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_
     Sizes, times and bandwidths are numbers in base units or text with a unit ("1GB", "5us",
     "25GB/s"), as :func:`costmodel.predict` takes them; a keyword no algorithm of the primitive
     takes is refused, not dropped."""
-    from dpbase.errors import InputError, check_switch, whole_count
+    from dpbase.errors import check_switch, whole_count
     from dpbase.units import parse_bandwidth, parse_message_size, parse_time
 
     prim = primitive_named(primitive)
@@ -55,7 +55,7 @@ def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_
     known = sorted({p.name for entry in entries() if entry.primitive is prim for p in entry.params})
     unknown = sorted(set(shared) - set(known))
     if unknown:
-        raise InputError(unknown[0], shared[unknown[0]], f"a parameter of an algorithm of {prim.value}: "
+        raise UnknownKeywordError(unknown[0], shared[unknown[0]], f"a parameter of an algorithm of {prim.value}: "
                                                          f"{', '.join(known) or 'they take none'}")
     results = []
     for entry in entries():

@@ -291,7 +291,8 @@ def _check_grid(np: Any, ranks: Any, size_bytes: Any, alpha_s: Any, bandwidth_Bp
                f"integers from 1 to {MAX_RANKS}")
         n = array("size_bytes", size_bytes)
         refuse("size_bytes", n, ~np.isfinite(n) | (n < 0) | (n > MAX_SIZE_BYTES), "finite sizes from 0 to 2**70 bytes")
-        for name, value in (("alpha_s", alpha_s), ("bandwidth_Bps", bandwidth_Bps)):
+        # γ has a default (0), not None: None was NaN in every answer (API audit, 2026-11-30)
+        for name, value in (("alpha_s", alpha_s), ("bandwidth_Bps", bandwidth_Bps), ("gamma_s_per_byte", gamma)):
             if value is None:
                 raise InputError(name, None, "a number or an array (seconds; bytes per second)")
         for name, value in (("alpha_s", alpha_s), ("gamma_s_per_byte", gamma), ("alpha_inter_s", alpha_inter_s)):

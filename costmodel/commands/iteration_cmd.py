@@ -29,9 +29,6 @@ from costmodel.commands.rate import RATE, RATE_ACCUM, RATE_GPUS, RATE_RECOMPUTE,
 from costmodel.training import losses
 from dpbase.errors import InputError
 
-ASYNC_ALGORITHM = "parameter-server"
-
-
 
 def _buckets(b, format_size) -> str:
     """How the gradient was cut: one bucket is the whole gradient (whatever --bucket or
@@ -97,12 +94,6 @@ def _whole_tensors(b, grad: float, format_size) -> str:
     mean = (grad - b.first_call_bytes) / (b.bucket_count - 1)
     return (f"{b.bucket_count} buckets of {format_size(b.bucket_bytes)}{first} (whole tensors: the first call "
             f"{format_size(b.first_call_bytes)}, then {format_size(mean)} on average)")
-
-
-def _algorithm(algorithm: str, asynchronous: bool) -> str:
-    if not asynchronous or algorithm in ("auto", ASYNC_ALGORITHM, "ps"):
-        return ASYNC_ALGORITHM if asynchronous else algorithm
-    raise InputError("algorithm", algorithm, f"{ASYNC_ALGORITHM} or auto with --async")
 
 
 def _gb(size_bytes: float) -> str:
@@ -354,7 +345,7 @@ def iteration(
     from costmodel.training import memory, transport
     from costmodel.training.iteration import TrainingConfig, iteration_breakdown
     from costmodel.training.losses import StepLosses
-    from costmodel.training.oncluster import breakdown_on
+    from costmodel.training.oncluster import breakdown_on, step_algorithm
     from costmodel.training.workloads import borrowed_cnn_speed_note, load_model
     from dpbase.units import parse_time
     from dpbase.values import replace
@@ -364,10 +355,7 @@ def iteration(
     check_options(rate, mfu, **described)
     system = hardware.load_system(cluster)
     node_count, per_node = gpu_group(system, nodes, gpus)
-    algorithm = _algorithm(algorithm, asynchronous)
-    if host_reduce and algorithm != "auto":  # the host's own all-reduce runs, whatever NCCL would
-        raise InputError("--algorithm", algorithm, "auto with --host-reduce (the gradients go through host "
-                                                   "memory: PCIe copies, CPU reduction, the CPUs' ring across nodes)")
+    algorithm = step_algorithm(algorithm, asynchronous, host_reduce)
     if ps_placement not in (None, "dedicated", "colocated"):
         raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
     colocated = None if ps_placement is None else ps_placement == "colocated"

@@ -88,6 +88,8 @@ def nccl_time(
     algorithm/protocol is not enabled on this topology.
     """
     t = tables or load_tables()
+    if not isinstance(t, NcclTables):  # tables=5 was an AttributeError (API audit, 2026-11-30)
+        raise InputError("tables", tables, "NCCL's tables (costmodel.nccl.load_tables(), or a --tuning TOML's), or None")
     coll = normalize_collective(collective)
     # text, inf, 1e30 refused; numpy's float16/float32 or a 0-d array computed and answered in
     # Python floats (review, 2026-11-29)

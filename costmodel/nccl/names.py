@@ -57,9 +57,21 @@ _ALGORITHM_ALIASES = {_key(a): a for a in ALGORITHMS} | {"collnet": "collnet_dir
 _PROTOCOL_ALIASES = {_key(p): p for p in PROTOCOLS}
 
 
-@functools.lru_cache(maxsize=256)
+def _text(field: str, name: object, allowed) -> None:
+    """A name that is not text (None, a number) refused as the unknown name it is: it was an
+    AttributeError from ``.strip`` (API audit, 2026-11-30)."""
+    if not isinstance(name, str):
+        raise UnknownNameError(field, name, allowed)
+
+
 def normalize_collective(name: str) -> str:
     """'allreduce', 'all_reduce', 'all-reduce', 'all_reduce_perf' -> 'all-reduce'."""
+    _text("collective", name, COLLECTIVES)
+    return _collective(name)
+
+
+@functools.lru_cache(maxsize=256)
+def _collective(name: str) -> str:
     found = _COLLECTIVE_ALIASES.get(_key(name))
     if found is None:
         _refuse_outside_the_model(name)
@@ -82,9 +94,14 @@ def _refuse_outside_the_model(name: str) -> None:
                                  "or ideal times it on the cluster's links")
 
 
-@functools.lru_cache(maxsize=256)
 def normalize_algorithm(name: str) -> str:
     """An NCCL algorithm name in any case/spelling ('NVLSTree', 'collnet') -> canonical, or 'auto'."""
+    _text("algorithm", name, ("auto", *ALGORITHMS, *FAMILIES))
+    return _algorithm(name)
+
+
+@functools.lru_cache(maxsize=256)
+def _algorithm(name: str) -> str:
     if _key(name) == "auto":
         return "auto"
     found = _ALGORITHM_ALIASES.get(_key(name))
@@ -93,9 +110,14 @@ def normalize_algorithm(name: str) -> str:
     return found
 
 
-@functools.lru_cache(maxsize=256)
 def normalize_protocol(name: str) -> str:
     """'ll', 'LL128', 'simple' -> 'LL', 'LL128', 'Simple', or 'auto'."""
+    _text("protocol", name, ("auto", *PROTOCOLS))
+    return _protocol(name)
+
+
+@functools.lru_cache(maxsize=256)
+def _protocol(name: str) -> str:
     if _key(name) == "auto":
         return "auto"
     found = _PROTOCOL_ALIASES.get(_key(name))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from costmodel.nccl.tables import NcclTables, load_tables
 from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
 from dpbase import elementwise as ew
-from dpbase.errors import InputError, NotApplicableError, whole_count
+from dpbase.errors import InputError, NotApplicableError, check_switch, whole_count
 from hardware.profiles import TCP_CATEGORIES
 
 if TYPE_CHECKING:
@@ -445,5 +445,10 @@ def topology_for(system: System, nodes: int = 1, gpus_per_node: int | None = Non
         raise InputError("system", system, "a hardware.System, a system name or a TOML path")
     nodes = whole_count("nodes", nodes)  # 2.0 was kept a float, and nccl_time then failed on it
     gpus_per_node = None if gpus_per_node is None else whole_count("gpus_per_node", gpus_per_node)
+    collnet = check_switch("collnet", collnet)  # "false" was true (API audit, 2026-11-30)
+    from costmodel.nccl.tables import NcclTables
+
+    if tables is not None and not isinstance(tables, NcclTables):  # tables=5 was an AttributeError
+        raise InputError("tables", tables, "NCCL's tables (costmodel.nccl.load_tables(), or a --tuning TOML's), or None")
     return derive_topology(system, nodes, gpus_per_node, tables, collnet=collnet,  # type: ignore[arg-type]
                            p2p_level=p2p_level)

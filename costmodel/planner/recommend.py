@@ -174,7 +174,8 @@ def _bucket_sweep(bucket_bytes, sync: str):
     from dpbase.units import parse_size
 
     # sizes with units ("25MiB") as predict and sweep take them (they were refused as not sizes)
-    bucket_bytes = tuple(parse_size(size, "bucket_bytes") if isinstance(size, str) else size
+    # text needs its unit: "25" from bucket_cap_mb=25 was 25 bytes, which the CLI refuses (API audit, 2026-11-30)
+    bucket_bytes = tuple(parse_size(size, "bucket_bytes", unit_needed=True) if isinstance(size, str) else size
                          for size in _values(bucket_bytes, "bucket_bytes"))
     if sync in syncmodes.SYNC_MODES and not syncmodes.takes_bucket(sync):
         from dpbase.units import format_size
@@ -191,6 +192,9 @@ def _distinct_axes(algorithms, bucket_bytes, grad_dtypes) -> tuple:
     (``--algorithms ""``) is refused, not read as the default sweep."""
     if algorithms is not None:
         algorithms = tuple(dict.fromkeys(_values(algorithms, "algorithms")))
+        named = next((a for a in algorithms if not isinstance(a, str)), None)
+        if named is not None:  # algorithms=5 was an AttributeError from .strip (API audit, 2026-11-30)
+            raise InputError("algorithms", named, "algorithm names (e.g. 'auto', 'ring')")
         if not algorithms:
             raise InputError("algorithms", "", "one or more algorithm names (e.g. auto,ring), or leave "
                              "--algorithms unset for what the cluster's stack runs")
