@@ -733,17 +733,19 @@ def score(errors: tuple[list[float], list[float]]) -> float:
 @functools.cache
 def _parts(row: Row, gpus: int, micro: int, accumulation: int, mfu: float | None) -> tuple:
     """The loss-free breakdown's parts, for refitting the loss terms without the comm model."""
-    _, b = predict_throughput(row, gpus, micro, accumulation, StepLosses.none(), mfu)
+    # the loss-free parts, but for the buffer copies, kept apart (sourced, not refitted)
+    _, b = predict_throughput(row, gpus, micro, accumulation, dataclasses.replace(StepLosses.none(), buffer_copies=True),
+                              mfu)
     every = gradsync.syncs_every_micro_batch(b.zero_stage, b.sync_each_micro_batch)
     return (b.ranks, micro * accumulation, b.compute_s, b.exposed_comm_s, b.hidden_comm_s,
-            b.optimizer_s, 1 if every else accumulation, b.transport, b.host_reduce)
+            b.optimizer_s, 1 if every else accumulation, b.transport, b.host_reduce, b.buffer_copy_s)
 
 
 def _fast_rate(parts: tuple, losses: StepLosses) -> float:
     """Samples/s per rank from cached parts: iteration's step (``step_seconds``, the loss terms'
     own functions) with the loss terms on the loss-free parts (the straggler wait's small effect
     on how much communication is hidden ignored)."""
-    ranks, samples, compute, exposed, hidden, optimizer, per_sync, link, host_reduce = parts
+    ranks, samples, compute, exposed, hidden, optimizer, per_sync, link, host_reduce, copies = parts
     factor = float(stragglers.slowest_rank_factor(0.0, ranks, per_sync, losses.speed_cv,
                                                   losses.slow_node_factor))
     step = step_seconds(forward_s=compute, backward_s=0.0, accumulation_steps=1, straggler_factor=factor,
@@ -751,7 +753,8 @@ def _fast_rate(parts: tuple, losses: StepLosses) -> float:
                         every_micro_batch=False, optimizer_s=optimizer,
                         overlap_slowdown=transport.overlap_slowdown_for(link, losses.overlap_slowdown, host_reduce),
                         host_overhead_s=losses_module.host_overhead_seconds(losses.host_overhead_s, ranks),
-                        input_s=losses_module.input_seconds(losses.input_rate, samples))
+                        input_s=losses_module.input_seconds(losses.input_rate, samples),
+                        buffer_copy_s=copies if losses.buffer_copies else 0.0)
     return samples / float(step.total_s)
 
 

@@ -228,6 +228,8 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
         f"exposed {format_time(b.exposed_comm_s)}" + _range(b.comm_interval_s),
         f"  overlap interference {format_time(b.interference_s):>12}   (compute slowed by hidden comm)",
         f"  host overhead        {format_time(b.host_overhead_s):>12}   (per data-parallel step)",
+        *([f"  buffer copies        {format_time(b.buffer_copy_s):>12}   (the gradient into the {b.sync} buffers "
+           "and back, in HBM)"] if b.buffer_copy_s > 0 else []),
         *([f"  input pipeline wait  {format_time(b.input_wait_s):>12}   (data loader at {number(b.input_rate, 0)} samples/s per rank)"]
           if b.input_rate is not None else []),
         f"  optimizer            {format_time(b.optimizer_s):>12}"
@@ -326,6 +328,7 @@ def iteration(
     jitter: Annotated[float, Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
     speed_cv: Annotated[float, Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.025, fitted on published scaling tables, within Sinha et al. 2022).")] = losses.SPEED_CV,
     slow_node: Annotated[float, Option("--slow-node", help="One persistently slow rank: its compute takes this multiple (1 = none).")] = 1.0,
+    no_buffer_copies: Annotated[bool, Option("--no-buffer-copies", help="The gradient is reduced where it lies: no copy into the all-reduce buffers and back (PyTorch DDP's gradient_as_bucket_view=True).")] = False,
     overlap_slowdown: Annotated[float | None, Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025). Over NCCL's TCP sockets, and on one node without peer-to-peer (its SHM transport), hidden communication costs its full time: 1, not settable lower (a --host-reduce path keeps the default: no GPU kernel waits on the network).")] = None,
     host_overhead: Annotated[str, Option("--host-overhead", help="Framework overhead per data-parallel step (default fitted on published scaling tables).")] = f"{losses.HOST_OVERHEAD_S * 1e3:g}ms",
     host_reduce: Annotated[bool, Option("--host-reduce", help="All-reduce the gradients through host memory (MPI/gloo on the CPU, CPU parameter servers): PCIe copies, CPU reduction, the CPUs' ring across nodes; ZeRO-0.")] = False,
@@ -384,7 +387,7 @@ def iteration(
         sync_each_micro_batch=sync_each_micro_batch, memory_reserve_bytes=reserve_bytes_of(memory_reserve, system.gpu.memory_bytes),
         losses=StepLosses(host_overhead_s=parse_time(host_overhead, "host_overhead"),
                           overlap_slowdown=overlap_slowdown, speed_cv=speed_cv,
-                          slow_node_factor=slow_node, input_rate=input_rate))
+                          slow_node_factor=slow_node, input_rate=input_rate, buffer_copies=not no_buffer_copies))
     info = _described(comm, config)
     workload = load_model(model)
     if rate is not None:
@@ -413,6 +416,7 @@ def iteration(
                                 # fsdp runs ZeRO-3 (its gather buffers): not without effect
                                 sync=sync not in ("ddp", "fsdp"), no_overlap=no_overlap,
                                 jitter=jitter != 0.0, speed_cv=speed_cv != losses.SPEED_CV, slow_node=slow_node != 1.0,
+                                no_buffer_copies=no_buffer_copies,
                                 overlap_slowdown=config.losses.overlap_slowdown != losses.OVERLAP_SLOWDOWN,
                                 host_overhead=config.losses.host_overhead_s != losses.HOST_OVERHEAD_S,
                                 host_reduce=host_reduce, servers=servers is not None,

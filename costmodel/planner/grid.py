@@ -485,7 +485,7 @@ class Sweep:
     space: Space
     total_s: np.ndarray
     compute_s: np.ndarray  # the micro-batches' forward and backward, as iteration's compute_s
-    losses_s: np.ndarray  # straggler wait + overlap interference + host overhead
+    losses_s: np.ndarray  # straggler wait + overlap interference + host overhead + buffer copies
     comm_s: np.ndarray
     exposed_comm_s: np.ndarray
     optimizer_s: np.ndarray
@@ -554,6 +554,19 @@ def model_states(setting: Setting, precision, states_per_param, zero, ranks, per
     secondary = per_node if setting.shard == "hpz" else None
     return memory.model_state_bytes(setting.workload.params, precision, states, zero,
                                     shard_ranks(setting, zero, ranks, per_node), secondary)
+
+
+def _buffer_copies(setting: Setting, space: Space, zero, grad_bytes, gpu, ranks, shard, syncs):
+    """Each row's copies of the gradient into its stage's sync-mode buffers and back
+    (:func:`syncmodes.buffer_copy_seconds`, iteration's term): none for parameter servers."""
+    if setting.asynchronous or not setting.losses.buffer_copies:
+        return 0.0
+    out = 0.0
+    for stage in space.zero_stages:
+        seconds = syncmodes.buffer_copy_seconds(syncmodes.stage_mode(setting.sync, stage), grad_bytes,
+                                                gpu.hbm_bandwidth_Bps, ranks, np.where(zero >= 1, shard, 1), syncs)
+        out = out + np.where(zero == stage, seconds, 0.0)
+    return out
 
 
 def shard_ranks(setting: Setting, zero, ranks, per_node):
@@ -803,6 +816,7 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
         overlapped = _exposed(tables.after, buckets, grad_bytes, forward * factor, pick, workload.readiness)
         post_exposed = overlapped if beside.all() else np.where(beside.reshape(1, -1, 1, 1, 1), overlapped, post_step)
     input_s = losses.input_seconds(setting.losses.input_rate, b * k)  # the rank's loader, for the step
+    copies = _buffer_copies(setting, space, zero, grad_bytes, gpu, ranks, shard, np.where(every, k, 1))
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, post_step_exposed_s=post_exposed,
                         sync_exposed_s=sync_exposed, post_step_s=post_step,
@@ -810,13 +824,14 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                         overlap_slowdown=_row_slowdowns(setting, system, space, tables, pick),
                         host_overhead_s=losses.host_overhead_seconds(
                             0.0 if setting.asynchronous else setting.losses.host_overhead_s, ranks),
-                        input_s=input_s)
+                        input_s=input_s, buffer_copy_s=copies)
     samples = samples_per_s(space, step.total_s)
     fitted = fit if fit is not None else fits(setting, system, space, tables, per_dtype)
     shape = space.shape
     return Sweep(space=space, total_s=np.broadcast_to(step.total_s, shape),
                  compute_s=np.broadcast_to(step.compute_s, shape),
-                 losses_s=np.broadcast_to(step.straggler_wait_s + step.interference_s + step.host_overhead_s, shape),
+                 losses_s=np.broadcast_to(step.straggler_wait_s + step.interference_s + step.host_overhead_s
+                                          + step.buffer_copy_s, shape),
                  comm_s=np.broadcast_to(step.comm_s, shape),
                  exposed_comm_s=np.broadcast_to(step.exposed_comm_s, shape),
                  optimizer_s=np.broadcast_to(optimizer_s, shape),

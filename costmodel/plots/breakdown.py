@@ -20,6 +20,7 @@ SEGMENTS = (  # (label, colour)
     ("optimizer step", "#72b7b2"),
     ("overlap interference", "#f58518"),
     ("host overhead", "#b279a2"),
+    ("gradient buffer copies", "#9d755d"),
 )
 
 
@@ -61,7 +62,7 @@ def step_breakdown(setup: StepSetup) -> Any:
 def segment_seconds(b: Any) -> list[float]:
     """Seconds of each SEGMENTS entry; they add up to ``b.total_s``."""
     return [b.compute_s - b.hidden_comm_s, b.hidden_comm_s, b.straggler_wait_s, b.exposed_comm_s, b.optimizer_s,
-            b.interference_s, b.host_overhead_s]
+            b.interference_s, b.host_overhead_s, b.buffer_copy_s]
 
 
 def breakdown_figure(breakdowns: list[Any], labels: list[str], title: str = "") -> Any:

@@ -158,6 +158,7 @@ class Breakdown:
     exposed_comm_s: float
     interference_s: float
     host_overhead_s: float
+    buffer_copy_s: float  # the gradient into the sync mode's buffers and back (syncmodes.buffer_copy_seconds)
     optimizer_s: float
     total_s: float
     samples_per_s: float
@@ -236,12 +237,13 @@ class StepSeconds:
     interference_s: object = 0.0
     host_overhead_s: object = 0.0
     input_wait_s: object = 0.0
+    buffer_copy_s: object = 0.0
 
 
 def step_seconds(*, forward_s, backward_s, accumulation_steps, straggler_factor, sync_comm_s,
                  sync_exposed_s, post_step_s, every_micro_batch, optimizer_s,
                  overlap_slowdown=0.0, host_overhead_s=0.0, post_step_exposed_s=None,
-                 input_s=0.0) -> StepSeconds:
+                 input_s=0.0, buffer_copy_s=0.0) -> StepSeconds:
     """Assemble a step from its parts; elementwise on numpy arrays.
 
     ``sync_comm_s``/``sync_exposed_s`` are one synchronisation's collective time and the part
@@ -250,7 +252,9 @@ def step_seconds(*, forward_s, backward_s, accumulation_steps, straggler_factor,
     optimizer, ``post_step_exposed_s`` of it exposed (all of it unless given: an overlapped
     parameter gather hides the rest behind the next forward). The hidden part slows the compute it runs beside
     by ``overlap_slowdown``; ``host_overhead_s`` is the per-step framework overhead
-    (:mod:`costmodel.training.losses`, already 0 for one rank). ``input_s``: what the rank's data
+    (:mod:`costmodel.training.losses`, already 0 for one rank); ``buffer_copy_s`` the gradient's copies
+    into the sync mode's buffers and back (:func:`syncmodes.buffer_copy_seconds`, 0 for one rank), on
+    the compute stream. ``input_s``: what the rank's data
     loader needs for the step's samples; it prefetches concurrently, so the step waits only for
     what exceeds the rest of the step.
     """
@@ -263,9 +267,10 @@ def step_seconds(*, forward_s, backward_s, accumulation_steps, straggler_factor,
     exposed = ew.minimum(syncs * sync_exposed_s + (post_step_s if post_step_exposed_s is None
                                                    else post_step_exposed_s), comm)
     interference = losses.interference_seconds(comm - exposed, overlap_slowdown)
-    total = compute + wait + exposed + optimizer_s + interference + host_overhead_s
+    total = compute + wait + exposed + optimizer_s + interference + host_overhead_s + buffer_copy_s
     starved = ew.maximum(input_s - total, 0.0)
-    return StepSeconds(compute, wait, comm, exposed, total + starved, interference, host_overhead_s, starved)
+    return StepSeconds(compute, wait, comm, exposed, total + starved, interference, host_overhead_s, starved,
+                       buffer_copy_s)
 
 
 def backward_seconds(forward_s, recompute=False):
@@ -841,10 +846,14 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
             syncmodes.tensor_count(workload), config.optimizer, config.optimizer_impl, config.zero_stage, shard))
         optimizer_s = float(optimizer_seconds(workload.params, precision, config.optimizer, config.zero_stage, shard,
                                               gpu.hbm_bandwidth_Bps)) + dispatch_s
+    copies_s = 0.0 if config.asynchronous or config.host_reduce or not config.losses.buffer_copies \
+        else float(syncmodes.buffer_copy_seconds(
+        syncmodes.stage_mode(config.sync, config.zero_stage), grad_bytes, gpu.hbm_bandwidth_Bps, ranks,
+        shard if config.zero_stage >= 1 else 1, k if plan.every_micro_batch else 1))
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, sync_exposed_s=sync_exposed,
                         post_step_s=plan.post_step_s, post_step_exposed_s=post_exposed,
-                        every_micro_batch=plan.every_micro_batch,
+                        every_micro_batch=plan.every_micro_batch, buffer_copy_s=copies_s,
                         optimizer_s=optimizer_s, overlap_slowdown=slowdown,
                         host_overhead_s=float(losses.host_overhead_seconds(
                             0.0 if config.asynchronous else config.losses.host_overhead_s, ranks)),
@@ -1082,7 +1091,8 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         compute_s=float(step.compute_s), straggler_wait_s=float(step.straggler_wait_s),
         comm_s=float(step.comm_s), hidden_comm_s=float(step.comm_s - step.exposed_comm_s),
         exposed_comm_s=float(step.exposed_comm_s), interference_s=float(step.interference_s),
-        host_overhead_s=float(step.host_overhead_s), optimizer_s=optimizer_s, total_s=total,
+        host_overhead_s=float(step.host_overhead_s), buffer_copy_s=float(step.buffer_copy_s),
+        optimizer_s=optimizer_s, total_s=total,
         input_wait_s=float(step.input_wait_s), input_rate=config.losses.input_rate,
         optimizer_host_s=host_s[0], optimizer_copy_s=host_s[1], shard_ranks=shard_ranks,
         optimizer_dispatch_s=dispatch_s,

@@ -1,10 +1,11 @@
 """Scaling losses beyond the collective: what a data-parallel step loses besides the all-reduce.
 
-Five named terms, each with a default and a CLI option (docs/iteration-model.md):
+Six named terms, each with a default and a CLI option (docs/iteration-model.md):
 
 * **host overhead** ``host_overhead_s`` — seconds the framework spends per optimizer step
-  only because the step is data-parallel (DDP/Horovod bookkeeping: bucket copies, hooks,
-  negotiation; the extra processes' launch and data-loader stalls on a shared host). Paid on
+  only because the step is data-parallel (DDP/Horovod bookkeeping: hooks, negotiation, the
+  extra processes' launch and data-loader stalls on a shared host; the gradient's copies into
+  the buffers are their own term, :func:`costmodel.training.syncmodes.buffer_copy_seconds`). Paid on
   every synchronised step with more than one rank, never by a lone GPU. The default is fitted
   on the published scaling tables (benchmarks/dp_scaling.py; see docs/validation.md): no
   measurement isolates it.
@@ -26,6 +27,13 @@ Five named terms, each with a default and a CLI option (docs/iteration-model.md)
 * **slow node** ``slow_node_factor`` — one persistently slow rank (thermal throttling, a bad
   NIC, a noisy neighbour) whose compute takes this multiple of the others'; the group waits
   for it. Default 1 (none); Sinha et al. report outliers up to 1.5 × slower than the median.
+* **buffer copies** ``buffer_copies`` — the gradient copied into the sync mode's communication
+  buffers and back, in HBM, on the compute stream (:func:`costmodel.training.syncmodes.buffer_copy_seconds`:
+  DDP's buckets, Horovod's fusion buffer, a flat buffer; nothing to copy for a per-tensor
+  all-reduce or FSDP). Sourced, not fitted (PyTorch's reducer.cpp, Horovod's fusion-buffer
+  memcpys). On by default; off (``--no-buffer-copies``) for a run that reduces the gradient where
+  it lies, e.g. PyTorch DDP with ``gradient_as_bucket_view=True``, which PyTorch documents as
+  avoiding "the overhead of copying between gradients and allreduce communication buckets".
 * **input pipeline** ``input_rate`` — samples per second one rank's data loader sustains (its
   CPU workers decoding and augmenting, e.g. JPEG decode for vision models). Loaders prefetch
   concurrently with the step, so a step takes at least ``micro-batch × accumulation / rate``;
@@ -38,14 +46,14 @@ Five named terms, each with a default and a CLI option (docs/iteration-model.md)
 
 from __future__ import annotations
 
-from dpbase.errors import InputError
+from dpbase.errors import InputError, check_switch
 from dpbase.values import frozen
 
 # HOST_OVERHEAD_S and SPEED_CV: fitted together by benchmarks/dp_scaling.py on all eleven
 # publications of published scaling tables (the development set and the two later sets), with
 # each table's compute speed from its published baseline; leave-one-publication-out figures in
-# docs/validation.md "Data-parallel scaling (training step)" (every fold: 6-8 ms, 2.25-3.25 %).
-HOST_OVERHEAD_S = 0.007
+# docs/validation.md "Data-parallel scaling (training step)" (every fold: 4-7 ms, 2.25-3.5 %).
+HOST_OVERHEAD_S = 0.006
 SPEED_CV = 0.025
 # Lee et al. 2025 (arXiv:2507.03114), abstract: average compute slowdown while overlapped.
 OVERLAP_SLOWDOWN = 0.189
@@ -61,11 +69,14 @@ class StepLosses:
     speed_cv: float = SPEED_CV
     slow_node_factor: float = 1.0
     input_rate: float | None = None  # samples/s one rank's data loader sustains; None: not limiting
+    # the gradient copied into the sync mode's buffers and back (syncmodes.buffer_copy_seconds);
+    # False: none (PyTorch DDP's gradient_as_bucket_view=True, a framework reducing in place)
+    buffer_copies: bool = True
 
     @classmethod
     def none(cls) -> StepLosses:
         """No loss beyond the collective (the model before these terms existed)."""
-        return cls(host_overhead_s=0.0, overlap_slowdown=0.0, speed_cv=0.0)
+        return cls(host_overhead_s=0.0, overlap_slowdown=0.0, speed_cv=0.0, buffer_copies=False)
 
 
 def check(losses: StepLosses) -> StepLosses:
@@ -79,6 +90,7 @@ def check(losses: StepLosses) -> StepLosses:
     if not 1.0 <= losses.slow_node_factor <= MAX_SLOW_NODE_FACTOR:
         raise InputError("slow_node", losses.slow_node_factor,
                          f"a slowdown factor in [1, {MAX_SLOW_NODE_FACTOR:g}] (1 = none)")
+    check_switch("buffer_copies", losses.buffer_copies)
     if losses.input_rate is not None and not (isinstance(losses.input_rate, (int, float))
                                               and 0 < losses.input_rate < 1e12):
         raise InputError("input_rate", losses.input_rate, "samples per second per rank, above 0 and below 1e12")

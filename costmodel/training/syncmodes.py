@@ -78,6 +78,41 @@ def stage_runs(sync: str, stage: int, *, asynchronous: bool = False, host_reduce
     return stage in ZERO_STAGES_OF[stage_mode(sync, stage)]
 
 
+# Passes over the gradient, in HBM, that a mode's buffer copies cost per synchronisation: (into
+# the buffer, out of it), each pass one read or one write of the gradient's bytes. PyTorch DDP
+# copies every gradient into its bucket as it becomes ready (reducer.cpp copy_grad_to_bucket:
+# ``at::mul_out(bucket_view, grad, 1/world)``, the average fused into the copy) and back once the
+# bucket is reduced (copy_bucket_to_grad: ``grad.copy_(bucket_view)``), unless
+# ``gradient_as_bucket_view=True``, whose default is False; DeepSpeed's ZeRO copies into its
+# reduction buffer alike and out only its shard. Horovod copies fused tensors into its fusion
+# buffer and out (MemcpyInFusionBuffer, MemcpyOutFusionBuffer, with the average's postscale
+# fused into the way out). NVIDIA's BERT flattens the gradient into one buffer and back (apex
+# ``multi_tensor_scale``; from FP32 gradients into an FP16 buffer that is 12 bytes a parameter,
+# counted here as 4 passes of the buffer's 2: an approximation). A per-tensor all-reduce
+# reduces each gradient where it is, and FSDP reduce-scatters its flat parameter's gradient in
+# place: no copy. The copies run on the compute stream, so nothing hides them; one rank copies
+# nothing (no DDP wrapper, no fusion).
+BUFFER_COPY_PASSES = {"ddp": (2, 2), "horovod": (2, 2), "flat": (2, 2), "per-tensor": (0, 0), "fsdp": (0, 0)}
+
+
+def buffer_copy_seconds(mode: str, grad_bytes, hbm_bandwidth_Bps, ranks, shard_ranks=1, syncs=1):
+    """Seconds a step spends copying a rank's gradient into its mode's communication buffers and
+    back (:data:`BUFFER_COPY_PASSES`) at the GPU's HBM bandwidth: the full gradient in, the
+    reduced result out (its 1/``shard_ranks`` share where ZeRO shards the gradient), on each of
+    the step's ``syncs`` synchronisations; 0 on one rank. Elementwise on numpy arrays.
+
+        >>> buffer_copy_seconds("ddp", 1e9, 2e12, 8)   # 4 passes of 1 GB at 2 TB/s
+        0.002
+        >>> buffer_copy_seconds("per-tensor", 1e9, 2e12, 8), buffer_copy_seconds("ddp", 1e9, 2e12, 1)
+        (0.0, 0.0)
+    """
+    import dpbase.elementwise as ew
+
+    into, back = BUFFER_COPY_PASSES[mode]
+    seconds = syncs * (into + back / shard_ranks) * grad_bytes / hbm_bandwidth_Bps
+    return ew.where(ew.greater(ranks, 1), seconds, 0.0)
+
+
 # The modes whose call size is a free choice (--bucket: DDP's bucket, Horovod's fusion buffer);
 # the others set it themselves (the whole gradient, one tensor, one FSDP unit).
 SIZED_MODES = ("ddp", "horovod")

@@ -86,7 +86,8 @@ def test_a_plan_rows_parts_are_iterations_parts(model, system_name, nodes, batch
     found = json.loads(result.stdout)
     assert best.gpus == found["ranks"] and best.total_s == pytest.approx(found["total_s"], rel=1e-12)
     assert best.compute_s == pytest.approx(found["compute_s"], rel=1e-12)
-    losses = sum(found.get(key, 0.0) for key in ("straggler_wait_s", "interference_s", "host_overhead_s"))
+    losses = sum(found.get(key, 0.0) for key in ("straggler_wait_s", "interference_s", "host_overhead_s",
+                                                 "buffer_copy_s"))
     assert best.losses_s == pytest.approx(losses, rel=1e-12) and best.losses_s > 0
     parts = best.compute_s + best.losses_s + best.input_wait_s + best.exposed_comm_s + best.optimizer_s
     assert parts == pytest.approx(best.total_s, rel=1e-12)

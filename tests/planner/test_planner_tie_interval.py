@@ -61,7 +61,7 @@ def test_the_chosen_plan_is_never_more_than_the_floor_behind_the_fastest():
     others = 0
     for model, cluster, nodes, batch in (("bert-large", "l40s-tcp-1x", 16, 32), ("mpt-30b", "gcp-a3-mega", 8, 64),
                                          ("gpt2", "rtx2080ti-2x-pcie", 16, 32), ("vit-l-16", "dgx-1", 8, 64),
-                                         ("resnet-50", "aws-p4d", 16, 512)):
+                                         ("resnet-50", "aws-p4d", 16, 512), ("resnet-152", "aws-p4d", 16, 256)):
         chosen = plan(model, cluster, nodes=nodes, global_batch=batch, explain=False)
         fastest = plan(model, cluster, nodes=nodes, global_batch=batch, tie_band=0.0, explain=False)
         assert chosen.best.samples_per_s >= fastest.best.samples_per_s * (1 - choose.TIE_BAND)
@@ -71,13 +71,14 @@ def test_the_chosen_plan_is_never_more_than_the_floor_behind_the_fastest():
 
 
 def test_a_comm_bound_plan_is_tied_with_the_fastest_in_every_scenario():
-    """resnet-50 on 16 p4d nodes: the tie-break chose 64 GPUs over the fastest 128."""
+    """resnet-152 at batch 256 on 16 p4d nodes: the tie-break chose 64 GPUs over the fastest 128
+    (resnet-50 at 512 did until the gradient's buffer copies were counted)."""
     system = hardware.load_system("aws-p4d")
-    auto = plan("resnet-50", system, nodes=16, global_batch=512)
-    exact = plan("resnet-50", system, nodes=16, global_batch=512, tie_band=0.0)
+    auto = plan("resnet-152", system, nodes=16, global_batch=256)
+    exact = plan("resnet-152", system, nodes=16, global_batch=256, tie_band=0.0)
     fastest, chosen = exact.best, auto.best
     assert (chosen.gpus, fastest.gpus) == (64, 128)  # two plans: the scenario checks compare them
-    setting = _setting_of(auto, system, "resnet-50")
+    setting = _setting_of(auto, system, "resnet-152")
     spread = choose.interval_band(step_interval(fastest, *setting), fastest.total_s)
     assert spread > choose.TIE_BAND and auto.tie_band == choose.TIE_BAND
     assert auto.findings["tie_band_source"] == "scenarios"
@@ -100,9 +101,10 @@ def test_a_limit_the_chosen_plan_meets_does_not_change_it(model, cluster, nodes,
 
 
 def test_more_nodes_no_longer_give_a_slower_plan():
-    """resnet-50 at batch 512 on p4d: 64 GPUs at 28.64 ms on 8 nodes, but 32 GPUs at 30.90 ms on 16."""
-    eight = plan("resnet-50", "aws-p4d", nodes=8, global_batch=512, explain=False)
-    sixteen = plan("resnet-50", "aws-p4d", nodes=16, global_batch=512)
+    """resnet-50 at batch 512 on p4d: 64 GPUs at 28.64 ms on 8 nodes, but 32 GPUs at 30.90 ms on 16
+    (resnet-152 at batch 256 is the case a tie decides since the buffer copies were counted)."""
+    eight = plan("resnet-152", "aws-p4d", nodes=8, global_batch=256, explain=False)
+    sixteen = plan("resnet-152", "aws-p4d", nodes=16, global_batch=256)
     assert sixteen.best.total_s <= eight.best.total_s
     assert "tied with the fastest (step" in sixteen.reason and "in every scenario of the model's uncertainty" in sixteen.reason
 
@@ -146,7 +148,7 @@ def test_a_compute_bound_plan_keeps_the_floor_and_a_given_band_wins():
 
 
 def test_cli_default_and_override():
-    base = ["plan", "--model", "resnet-50", "--cluster", "aws-p4d", "--nodes", "16", "--global-batch", "512"]
+    base = ["plan", "--model", "resnet-152", "--cluster", "aws-p4d", "--nodes", "16", "--global-batch", "256"]
     auto = runner.invoke(app, base)
     assert auto.exit_code == 0 and "scenario of the model's uncertainty" in auto.output
     fixed = runner.invoke(app, [*base, "--tie-band", "0.02"])

@@ -62,7 +62,7 @@ def test_breakdown_segments_add_up_to_the_step():
     setups = [StepSetup(model="gpt2", cluster="dgx-h100", nodes=n, micro_batch=4) for n in (1, 2)]
     breakdowns = [step_breakdown(s) for s in setups]
     fig = breakdown_figure(breakdowns, [s.label() for s in setups])
-    assert fig.layout.barmode == "stack" and len(fig.data) == 7
+    assert fig.layout.barmode == "stack" and len(fig.data) == 8  # the last: the gradient buffer copies
     for i, b in enumerate(breakdowns):
         assert sum(t.y[i] for t in fig.data) == pytest.approx(b.total_s)
 

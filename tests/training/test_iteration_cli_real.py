@@ -76,6 +76,8 @@ OPTIONS = {
     "--sync": ["--sync", "flat"], "--speed-cv": ["--speed-cv", "0.05"],
     "--slow-node": ["--slow-node", "1.3"], "--overlap-slowdown": ["--overlap-slowdown", "0.6"],
     "--host-overhead": ["--host-overhead", "20ms"], "--host-reduce": ["--host-reduce"],
+    # its own arithmetic: tests/training/test_buffer_copies.py
+    "--no-buffer-copies": ["--no-buffer-copies"],
     # parameter servers: their own effect is tested in tests/planner/test_planner_parameter_servers.py
     "--servers": ["--algorithm", "parameter-server", "--servers", "8"],
     "--quantize-weights": ["--zero", "3", "--quantize-weights", "int8"],

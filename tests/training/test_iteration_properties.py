@@ -195,7 +195,9 @@ def test_step_seconds_is_vectorised_and_matches_the_scalar_path():
         sync_comm_s=np.array([r.comm_s for r in results]) / np.array([1, 1, 2]),
         sync_exposed_s=np.array([r.exposed_comm_s for r in results]) / np.array([1, 1, 2]),
         post_step_s=np.zeros(3), every_micro_batch=np.array([False, False, True]),
-        optimizer_s=np.array([r.optimizer_s for r in results]))
+        optimizer_s=np.array([r.optimizer_s for r in results]),
+        buffer_copy_s=np.array([r.buffer_copy_s for r in results]))
+    assert all(r.buffer_copy_s > 0 for r in results)
     assert np.all(step.total_s == pytest.approx([r.total_s for r in results]))
     assert np.all(step.compute_s == pytest.approx([r.compute_s for r in results]))
 
