@@ -327,6 +327,24 @@ def _check_link_nodes(q: Query, inter: list[str]) -> None:
                                      "where the hierarchical algorithm has no inter-node level")
 
 
+def _hierarchical_in_one_node(q: Query) -> str | None:
+    """The note of the hierarchical algorithm named on a link whose ranks fill one node at most:
+    it has no inter-node level there, and its answer is its intra-node level's alone (it read as
+    hierarchical's, unsaid; MISSION audit, 2026-11-30). The inter-node rates are refused there
+    (:func:`_check_link_nodes`)."""
+    if q.cluster is not None or q.ranks is None or q.algorithm in ("auto", "all") or _nccl_only(q):
+        return None
+    entry = get(q.primitive, q.algorithm)
+    if not entry.hierarchical:
+        return None
+    default = next(p.default for p in entry.params if p.name == "gpus_per_node")
+    per_node = q.gpus_per_node or default
+    if q.ranks > per_node:
+        return None
+    return (f"{q.ranks} ranks are one node of --gpus-per-node {per_node}{'' if q.gpus_per_node else ' (its default)'}: "
+            "hierarchical has no inter-node level here, and this is its intra-node level's time alone")
+
+
 def check_conflicts(q: Query) -> None:
     """Hardware comes from exactly one source, and every parameter given is used: two sources, or a
     parameter the algorithm does not have, is an error naming both flags (never silently dropped)."""
@@ -476,6 +494,9 @@ def run_query(q: Query) -> list[Prediction]:
     else:
         ideal_only(q.backend)
         results = _ideal(q, size_bytes, gamma)
+        one_node = _hierarchical_in_one_node(q)
+        if one_node:
+            results = [replace(r, note="; ".join(filter(None, (r.note, one_node)))) for r in results]
     if size_bytes == 0:
         results = [_empty(r) for r in results]
     results.sort(key=lambda r: (r.time_s, r.algorithm))

@@ -69,7 +69,13 @@ def _time_text(p: Prediction) -> str:
     if p.interval_s is None:
         return format_time(p.time_s)
     low, high = p.interval_s
-    return f"{format_time(p.time_s)} ({format_time(low)}–{format_time(high)})"
+    if low <= p.time_s <= high:
+        return f"{format_time(p.time_s)} ({format_time(low)}–{format_time(high)})"
+    # the band is where measured runs of the class land against this model's answers; a model that
+    # errs one way (the textbook one, too fast) sits outside it, which read as a band that missed
+    # its own point (MISSION audit, 2026-11-30)
+    side = "fast" if p.time_s < low else "slow"
+    return f"{format_time(p.time_s)} (measured runs: {format_time(low)}–{format_time(high)}; this model runs {side} here)"
 
 
 def _describe(p: Prediction) -> str:
@@ -88,6 +94,9 @@ def _describe(p: Prediction) -> str:
         items += [("algbw", _bandwidth_text(p.algbw_Bps)), ("busbw", _bandwidth_text(p.busbw_Bps))]
     if p.source == "measured" or (p.note and "not measured" in p.note):  # a calibrated cluster
         items.append(("source", p.source or "model"))
+    # said by the realistic backends' notes and by a fall-back's; the textbook's asked for was unsaid
+    if p.cluster and p.backend == "ideal" and "ideal backend" not in (p.note or ""):
+        items.append(("backend", "ideal (the textbook α-β-γ model on the cluster's links)"))
     if p.note:
         items.append(("note", p.note))
     if p.lower_bound_s is not None:  # the ideal backend's Chan et al. bound; NCCL mode has none

@@ -54,17 +54,19 @@ def _bucket(text: str) -> float:
 
 
 @contextlib.contextmanager
-def _reserve_as_typed(text: str | None, reserve_bytes: float | None):
-    """The planner's refusal of a reserve no GPU of the cluster holds, quoting the text typed
-    ("got '500GB'"), not its bytes."""
+def _as_typed(**given: tuple[str | None, float | None]):
+    """The planner's refusals of an option it was handed converted (``field=(text typed, value
+    passed)``: a reserve no GPU holds, a deadline no plan meets) quoting the text typed
+    ("got '500GB'", "got '1h'"), not its bytes or hours."""
     from dpbase.errors import InputError
 
     try:
         yield
     except InputError as error:
-        if error.field != "memory_reserve" or reserve_bytes is None or error.value != reserve_bytes:
+        text, value = given.get(error.field, (None, None))
+        if value is None or error.value != value:
             raise
-        raise InputError("memory_reserve", text, error.allowed) from None
+        raise type(error)(error.field, text, error.allowed) from None
 
 
 def _table(rows) -> str:
@@ -243,7 +245,9 @@ def plan(
         mfu = solved.mfu
     swept = None if algorithms is None else list(comma_list(algorithms, "algorithms", "ring,double-binary-tree",
                                                              _algorithm))
-    with progress("Sweeping plans") as update, _reserve_as_typed(memory_reserve, reserve):
+    hours = parse_hours(deadline, "deadline")
+    with progress("Sweeping plans") as update, _as_typed(memory_reserve=(memory_reserve, reserve),
+                                                          deadline=(deadline, hours)):
         result = make_plan(
             model, cluster, global_batch=global_batch, nodes=nodes, gpus=gpus, seq_len=seq_len,
             min_gpus=min_gpus, max_gpus=max_gpus, objective=objective.value, backend=backend,
@@ -253,7 +257,7 @@ def plan(
             mfu_calibration=source,
             optimizer=optimizer, optimizer_impl=optimizer_impl, flash_attention=not no_flash_attention,
             jitter_cv=jitter, recompute=recompute, tie_band=tie_band,
-            memory_reserve=reserve, memory_reserve_fraction=reserve_share, deadline_hours=parse_hours(deadline, "deadline"),
+            memory_reserve=reserve, memory_reserve_fraction=reserve_share, deadline_hours=hours,
             budget=budget, price_per_gpu_hour=price_per_gpu_hour, power_w=power_per_gpu,
             algorithms=swept, servers=servers, quantize_weights=parse_bits(quantize_weights, "quantize_weights"),
             quantize_grads=parse_bits(quantize_grads, "quantize_grads"), overlap_param_gather=overlap_param_gather,

@@ -40,6 +40,13 @@ def test_size_refusals_quote_the_text_typed(args, expected):
     assert _line(args) == expected
 
 
+def test_a_deadline_no_plan_meets_quotes_it_as_typed():
+    """It said 'deadline: got 1.0' for --deadline 1h (MISSION audit, 2026-11-30)."""
+    line = _line(["plan", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "2", "--global-batch", "512",
+                  "--seq-len", "4096", "--tokens", "1T", "--deadline", "1h"])
+    assert line.startswith("error: deadline: got '1h'; allowed: a constraint some plan meets")
+
+
 def test_a_reserve_the_gpu_holds_still_runs():
     assert CliRunner().invoke(app, [*ITERATION, "--memory-reserve", "10GB"]).exit_code == 0
 
