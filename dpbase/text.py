@@ -35,15 +35,21 @@ def printable(text: object, keep_newlines: bool = False) -> str:
     return "".join(c if c.isprintable() or c in keep else _escape(c) for c in value)
 
 
-_LONG_RUN = re.compile(r"[^\s'\"(),]{%d,}" % (MAX_SHOWN_CHARS + 1))
+# a quoted or parenthesised value (click quotes what was typed, spaces and commas included), or a
+# run without either
+_LONG_RUN = re.compile(r"(?<=')[^']{%d,}(?=')|(?<=\()[^()]{%d,}(?=\))|[^\s'\"(),]{%d,}"
+                       % ((MAX_SHOWN_CHARS + 1,) * 3))
 
 
 def shortened(text: str) -> str:
-    """``text`` with every run of more than ``MAX_SHOWN_CHARS`` characters without a space, quote,
-    comma or parenthesis cut to its first half and its length, as :class:`InputError` quotes a long
-    value: click's own usage errors quote what was typed in full.
+    """``text`` with every quoted or parenthesised value, and every run without a space, quote, comma
+    or parenthesis, of more than ``MAX_SHOWN_CHARS`` characters cut to its first half and its
+    length, as :class:`InputError` quotes a long value: click's own usage errors quote what was
+    typed in full ("ab,ab,…" six thousand characters long included).
 
         >>> shortened("got '" + "x" * 300 + "'") == "got '" + "x" * 100 + "…(300 characters)'"
+        True
+        >>> len(shortened("got '" + "ab, " * 2000 + "' and (" + "c d " * 100 + ")")) < 400
         True
     """
     return _LONG_RUN.sub(lambda run: f"{run.group()[:MAX_SHOWN_CHARS // 2]}…({len(run.group())} characters)", text)

@@ -128,7 +128,7 @@ class CommModel:
         if self.backend == Backend.RCCL.value:  # the same rule under RCCL (it was named "rccl backend")
             from costmodel.cluster.rccl_choice import runs_as_named
 
-            if not runs_as_named(primitive, algorithm):
+            if not runs_as_named(primitive, algorithm, self.layout):
                 return Backend.IDEAL.value
         return self.backend
 

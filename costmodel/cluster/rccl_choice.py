@@ -29,6 +29,7 @@ from costmodel.nccl.rccl import (
     RcclChoice,
     RcclTopology,
     choose,
+    msccl_enabled,
     msccl_schedule,
     topology_rule,
 )
@@ -87,13 +88,17 @@ def pick(primitive: str, size_bytes: float, lay: Layout, algorithm: str = "auto"
     return _choose(primitive, float(size_bytes), rccl_topology(lay), rccl_name)
 
 
-def runs_as_named(primitive: str, algorithm: str) -> bool:
+def runs_as_named(primitive: str, algorithm: str, lay: Layout | None = None) -> bool:
     """Whether RCCL runs ``algorithm`` (a registry name or auto) for ``primitive``'s calls: its own
-    ring and tree, and two-shot where MSCCL's all-pairs schedule takes the call (:func:`msccl`);
-    a collective its tuning model does not decide (all-to-all, send/recv) is its point-to-point
-    path whatever is named. Another named algorithm is the textbook model's (ideal backend)."""
-    if algorithm in ("auto", MSCCL_ALGORITHM) or primitive not in TUNED:
+    ring and tree, and two-shot where MSCCL's all-pairs schedule may take the all-reduce (a
+    layout ``lay`` MSCCL is enabled on: one node of 8 gfx942 GPUs; :func:`msccl` decides per
+    call); a collective its tuning model does not decide (all-to-all, send/recv) is its
+    point-to-point path whatever is named. Another named algorithm is the textbook model's
+    (ideal backend)."""
+    if algorithm == "auto" or primitive not in TUNED:
         return True
+    if algorithm == MSCCL_ALGORITHM:  # across nodes, or on another GPU, two-shot is the textbook's
+        return primitive == "all-reduce" and lay is not None and lay.ranks > 1 and msccl_enabled(rccl_topology(lay))
     rccl_name = FROM_REGISTRY.get(algorithm)
     return rccl_name in ALGORITHMS and not (rccl_name == "tree" and primitive != "all-reduce")
 

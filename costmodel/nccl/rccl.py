@@ -109,6 +109,14 @@ class MscclSchedule:
     rccl_version: str
 
 
+def msccl_enabled(topo: RcclTopology) -> bool:
+    """Whether MSCCL's schedules can take calls on this topology (``[msccl]``: one node of 8 fully
+    xGMI-connected gfx942 GPUs); which calls, :func:`msccl_schedule` says."""
+    table = rccl_tables()["msccl"]
+    return (topo.n_nodes == 1 and topo.n_ranks == table["ranks"] and topo.arch in table["arch"]
+            and topo.intra == "xgmi")
+
+
 def msccl_schedule(collective: str, size_bytes: float, topo: RcclTopology) -> MscclSchedule | None:
     """The MSCCL schedule RCCL takes for this call (``[msccl]``: one node of 8 fully xGMI-connected
     gfx942 GPUs, an all-reduce whose element count the schedule divides, within its byte range),
@@ -122,9 +130,7 @@ def msccl_schedule(collective: str, size_bytes: float, topo: RcclTopology) -> Ms
         True
     """
     table = rccl_tables()["msccl"]
-    if (topo.n_nodes != 1 or topo.n_ranks != table["ranks"] or topo.arch not in table["arch"]
-            or topo.intra != "xgmi" or normalize_collective(collective) != table["collective"]
-            or not size_bytes > 0):
+    if not msccl_enabled(topo) or normalize_collective(collective) != table["collective"] or not size_bytes > 0:
         return None
     count, whole = divmod(size_bytes, table["element_bytes"])
     for row in table["schedule"]:

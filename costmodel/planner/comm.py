@@ -101,7 +101,14 @@ def outside_backend(algorithms, backend: str) -> str | None:
         from costmodel.cluster.rccl_choice import runs_as_named
 
         library, own_algorithms = "RCCL", "ring or tree"
-        outside = [a for a in algorithms if a != "auto" and not runs_as_named("all-reduce", a)]
+        # two-shot is RCCL's only where MSCCL's schedule takes the call (one MI300-class node, some
+        # sizes): said apart, as the rows on other layouts and sizes are the textbook's
+        outside = [a for a in algorithms if a not in ("auto", "two-shot") and not runs_as_named("all-reduce", a)]
+        if "two-shot" in algorithms:
+            two_shot = ("two-shot is RCCL's only where MSCCL's all-pairs schedule takes the call (one node of 8 "
+                        "MI300-class GPUs, 1 KiB-16 MiB); its other rows are timed on the textbook α-β-γ model")
+            rest = outside_backend([a for a in algorithms if a != "two-shot"], backend)
+            return two_shot if rest is None else f"{rest}; {two_shot}"
     else:
         return None
     if not outside:

@@ -303,6 +303,13 @@ def _one_gpu_text(row) -> str:
                       "# one GPU: no DistributedDataParallel or FSDP wrapper (no gradients to exchange)"])
 
 
+# The plan times DDP's default, which copies every gradient into its bucket and back (the step's
+# buffer copies); the script asks for the buckets as the gradients' storage, which PyTorch
+# documents as avoiding that copy (review, 2026-11-30: the script and the plan disagreed unsaid).
+BUCKET_VIEW_NOTE = ("# gradient_as_bucket_view=True: no copy of the gradients into the buckets and back, which the "
+                    "plan's step counts (DDP's default): `dpcost iteration ... --no-buffer-copies` times it")
+
+
 def _wrapper_text(row) -> str:
     k = {knob.name: knob.value for knob in _torch(row)}
     lines = [f"# {_torchrun_line(row)}",
@@ -313,6 +320,7 @@ def _wrapper_text(row) -> str:
     if row.zero_stage <= 1:
         lines.append(f"model = DistributedDataParallel(model, bucket_cap_mb={k['bucket_cap_mb']}, "
                      "gradient_as_bucket_view=True)")
+        lines.append(BUCKET_VIEW_NOTE)
         if "comm_hook" in k:
             lines.append("from torch.distributed.algorithms.ddp_comm_hooks import default_hooks")
             lines.append(f"model.register_comm_hook(None, default_hooks.{k['comm_hook']})")

@@ -81,7 +81,7 @@ class PlanRow:
     # gradient, one tensor), fsdp (ZeRO-2/3 plans; bucket_bytes: one FSDP unit)
     sync: str = "ddp"
     # straggler wait + overlap interference + host overhead (training.losses)
-    losses_s: float = 0.0
+    losses_s: float = 0.0  # straggler wait + overlap interference + host overhead + buffer copies
     interference_s: float = 0.0  # the part of losses_s the hidden collectives add (compute they slow)
     input_wait_s: float = 0.0  # the step's wait for the data loader (--input-rate)
     compute_dtype: str = "bf16"  # what the step was timed in (--compute-dtype as the GPU runs it)

@@ -124,6 +124,15 @@ def check_algorithm_runs(comm, primitives: tuple[str, ...]) -> None:
         forced = f", NCCL's own {', '.join(own)}" if own else ""
         raise InputError("algorithm", algorithm, f"{why}auto (NCCL's own choice for its {calls}){forced}, or one timed "
                                                  f"on the textbook α-β model: {', '.join(textbook) or 'none'}")
+    if comm.backend == "rccl":  # RCCL's own (its ring and tree) and the textbook's, said apart, as under NCCL
+        from costmodel.cluster.rccl_choice import runs_as_named
+
+        own = [name for name in offered if all(runs_as_named(p, name, comm.layout) for p in primitives)]
+        textbook = [name for name in offered if name not in own]
+        forced = f", RCCL's own {', '.join(own)}" if own else ""
+        raise InputError("algorithm", algorithm, f"one this step's {calls} runs: auto (RCCL's own choice for its "
+                                                 f"{calls}){forced}, or one timed on the textbook α-β model: "
+                                                 f"{', '.join(textbook) or 'none'}")
     raise InputError("algorithm", algorithm, f"one this step's {calls} runs on the {comm.backend} backend here: "
                                              f"{', '.join(offered) or 'none'}, or auto")
 

@@ -19,7 +19,7 @@ from costmodel.training import losses, offload, residuals, transport, workloads
 from costmodel.training.gradsync import ShardGroups
 from costmodel.training.iteration import Breakdown, TrainingConfig, iteration_breakdown, qgz_runs_in_two_levels
 from costmodel.training.workloads import Workload, workload_of
-from dpbase.errors import InputError, is_whole
+from dpbase.errors import InputError, check_switch, is_whole
 from dpbase.values import fields, replace
 
 if TYPE_CHECKING:
@@ -75,7 +75,9 @@ def iteration(model: str | Workload, cluster: str | System, config: TrainingConf
     if config is not None and not isinstance(config, TrainingConfig):  # a dict was an AttributeError
         raise InputError("config", config, "a TrainingConfig, or its fields as keywords (micro_batch=…)")
     given = config_fields if config is None else {"asynchronous": config.asynchronous, "host_reduce": config.host_reduce}
-    algorithm = step_algorithm(algorithm, given.get("asynchronous") is True, given.get("host_reduce") is True)
+    # as the config reads them: numpy's booleans too (``is True`` let np.bool_(True) past the rule)
+    algorithm = step_algorithm(algorithm, bool(check_switch("asynchronous", given.get("asynchronous", False))),
+                               bool(check_switch("host_reduce", given.get("host_reduce", False))))
     comm = _comm_model(cluster, nodes, gpus_per_node, algorithm=algorithm, backend=backend, stack=stack,
                        servers=servers, colocated=colocated)
     system = comm.layout.system

@@ -84,20 +84,23 @@ def stage_runs(sync: str, stage: int, *, asynchronous: bool = False, host_reduce
 # ``at::mul_out(bucket_view, grad, 1/world)``, the average fused into the copy) and back once the
 # bucket is reduced (copy_bucket_to_grad: ``grad.copy_(bucket_view)``), unless
 # ``gradient_as_bucket_view=True``, whose default is False; DeepSpeed's ZeRO copies into its
-# reduction buffer alike and out only its shard. Horovod copies fused tensors into its fusion
-# buffer and out (MemcpyInFusionBuffer, MemcpyOutFusionBuffer, with the average's postscale
-# fused into the way out). NVIDIA's BERT flattens the gradient into one buffer and back (apex
-# ``multi_tensor_scale``; from FP32 gradients into an FP16 buffer that is 12 bytes a parameter,
-# counted here as 4 passes of the buffer's 2: an approximation). A per-tensor all-reduce
-# reduces each gradient where it is, and FSDP reduce-scatters its flat parameter's gradient in
-# place: no copy. The copies run on the compute stream, so nothing hides them; one rank copies
-# nothing (no DDP wrapper, no fusion).
-BUFFER_COPY_PASSES = {"ddp": (2, 2), "horovod": (2, 2), "flat": (2, 2), "per-tensor": (0, 0), "fsdp": (0, 0)}
+# reduction buffer alike and out only its shard. NVIDIA's BERT flattens the gradient into one
+# buffer and back after backward (apex ``multi_tensor_scale``; from FP32 gradients into an FP16
+# buffer that is 12 bytes a parameter, counted here as 4 passes of the buffer's 2: an
+# approximation). These copies run on the compute stream (DDP's in its autograd hooks and
+# finalize_backward), so nothing hides them. Horovod's are not counted: it copies fused tensors
+# into its fusion buffer and out (MemcpyInFusionBuffer, MemcpyOutFusionBuffer) on its own
+# stream, beside backward, and a tensor reduced alone not at all (nccl_operations.cc copies only
+# when a response fuses more than one); a review of this term found it (2026-11-30), and timing
+# them as part of each fused collective is left. A per-tensor all-reduce reduces each gradient
+# where it is, and FSDP reduce-scatters its flat parameter's gradient in place: no copy. One
+# rank copies nothing (no DDP wrapper).
+BUFFER_COPY_PASSES = {"ddp": (2, 2), "horovod": (0, 0), "flat": (2, 2), "per-tensor": (0, 0), "fsdp": (0, 0)}
 
 
 def buffer_copy_seconds(mode: str, grad_bytes, hbm_bandwidth_Bps, ranks, shard_ranks=1, syncs=1):
-    """Seconds a step spends copying a rank's gradient into its mode's communication buffers and
-    back (:data:`BUFFER_COPY_PASSES`) at the GPU's HBM bandwidth: the full gradient in, the
+    """Seconds a step spends on the compute stream copying a rank's gradient into its mode's
+    communication buffers and back (:data:`BUFFER_COPY_PASSES`) at the GPU's HBM bandwidth: the full gradient in, the
     reduced result out (its 1/``shard_ranks`` share where ZeRO shards the gradient), on each of
     the step's ``syncs`` synchronisations; 0 on one rank. Elementwise on numpy arrays.
 

@@ -62,6 +62,7 @@ def test_the_api_still_quotes_the_bytes_it_was_given():
 @pytest.mark.parametrize("args", [
     ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "512", "--objective", "x" * 5000],
     ["hardware", "list", "y" * 5000],
+    ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--global-batch", "512", "--objective", "ab," * 1666 + "ab"],
 ])
 def test_clicks_usage_errors_cut_a_long_value(args, capsys):
     assert cli._answer_with_typer(args) == 2

@@ -52,9 +52,13 @@ def test_rings_and_trees_named_stay_rccls():
 
 
 def test_the_rule_is_one_for_collective_iteration_and_plan():
-    assert [runs_as_named("all-reduce", a) for a in ("auto", "ring", "double-binary-tree", "two-shot",
-                                                     "recursive-doubling", "parameter-server")] == \
+    assert [runs_as_named("all-reduce", a, ONE_NODE) for a in ("auto", "ring", "double-binary-tree", "two-shot",
+                                                               "recursive-doubling", "parameter-server")] == \
         [True, True, True, True, False, False]
+    # two-shot is RCCL's only where MSCCL's schedule may take the call: one node of 8 gfx942 GPUs
+    two_nodes = layout(load_system("mi300x-8x"), 2, 8)
+    assert not runs_as_named("all-reduce", "two-shot", two_nodes) and not runs_as_named("all-reduce", "two-shot")
+    assert CommModel(two_nodes, algorithm="two-shot", backend="rccl").describe()["backend"] == "ideal"
     assert runs_as_named("all-to-all", "direct")  # RCCL's point-to-point path, whatever is named
     comm = CommModel(ONE_NODE, algorithm="recursive-doubling", backend="rccl")
     assert comm.describe()["backend"] == "ideal"
@@ -63,10 +67,22 @@ def test_the_rule_is_one_for_collective_iteration_and_plan():
     assert outside_backend(["recursive-doubling", "ring"], "rccl").startswith(
         "recursive-doubling is not an RCCL algorithm: its rows are timed on the textbook α-β-γ model (ideal backend), "
         "not RCCL's; RCCL itself would run ring or tree")
-    assert outside_backend(["two-shot", "ring"], "rccl") is None
+    assert outside_backend(["two-shot", "ring"], "rccl") == (
+        "two-shot is RCCL's only where MSCCL's all-pairs schedule takes the call (one node of 8 MI300-class GPUs, "
+        "1 KiB-16 MiB); its other rows are timed on the textbook α-β-γ model")
 
 
 def test_the_cli_header_names_the_backend_that_times_the_calls():
     shown = CliRunner().invoke(app, ["iteration", "--model", "gpt2", "--cluster", "mi300x-8x", "--micro-batch", "8",
                                      "--algorithm", "recursive-doubling"]).output
     assert "algorithm recursive-doubling (ideal backend)" in shown.splitlines()[0]
+
+
+def test_a_refusal_under_rccl_says_which_names_are_rccls():
+    """The refusal listed direct, pairwise, bruck … as running "on the rccl backend", where they
+    are timed on the textbook model (review, 2026-11-30)."""
+    result = CliRunner().invoke(app, ["iteration", "--model", "gpt2", "--cluster", "mi300x-8x", "--nodes", "2",
+                                      "--micro-batch", "8", "--algorithm", "tree", "--zero", "1"])
+    assert result.exit_code == 2
+    assert ("allowed: one this step's reduce-scatter, all-gather runs: auto (RCCL's own choice for its "
+            "reduce-scatter, all-gather), RCCL's own ring, or one timed on the textbook α-β model: ") in result.output

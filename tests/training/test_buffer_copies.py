@@ -1,7 +1,8 @@
 """The gradient's copies into the sync mode's communication buffers and back
 (syncmodes.buffer_copy_seconds): PyTorch DDP copies every gradient into its bucket and back
-(reducer.cpp, gradient_as_bucket_view=False by default), Horovod into its fusion buffer and out,
-NVIDIA's BERT into one flat buffer and back; a per-tensor all-reduce and FSDP reduce in place.
+(reducer.cpp, gradient_as_bucket_view=False by default) and NVIDIA's BERT into one flat buffer and
+back, on the compute stream; a per-tensor all-reduce and FSDP reduce in place, and Horovod copies
+on its own stream (not counted).
 Four passes over the gradient at the GPU's HBM bandwidth, on the compute stream: a sourced term,
 not fitted. The effect tests run on the real comm model, as the other loss terms'."""
 
@@ -21,7 +22,7 @@ def _step(**fields):
     return costmodel.iteration("bert-large", "dgx-1", micro_batch=8, **fields)
 
 
-@pytest.mark.parametrize("sync", ["ddp", "horovod", "flat"])
+@pytest.mark.parametrize("sync", ["ddp", "flat"])
 def test_a_buffered_mode_pays_four_passes_of_its_gradient(sync):
     b = _step(sync=sync)
     gpu = hardware.load_system("dgx-1").gpu
@@ -33,8 +34,12 @@ def test_a_buffered_mode_pays_four_passes_of_its_gradient(sync):
     assert b.total_s - off.total_s == pytest.approx(b.buffer_copy_s, rel=1e-6)
 
 
-@pytest.mark.parametrize("sync", ["per-tensor", "fsdp"])
-def test_an_in_place_mode_copies_nothing(sync):
+@pytest.mark.parametrize("sync", ["per-tensor", "fsdp", "horovod"])
+def test_an_in_place_mode_copies_nothing_on_the_compute_stream(sync):
+    """Horovod copies fused tensors on its own stream, beside backward, and a tensor reduced alone
+    not at all (horovod/common/ops: MemcpyInFusionBuffer on the op's stream; the fusion copies
+    only when a response holds more than one tensor): charged serially, VGG-16's 411 MB fc6 was
+    (review, 2026-11-30)."""
     assert _step(sync=sync).buffer_copy_s == 0.0
 
 
