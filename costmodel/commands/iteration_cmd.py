@@ -170,6 +170,21 @@ def _zero_stage(zero: int | None, sync: str) -> int:
     return 0 if zero is None else zero
 
 
+def _no_copies_to_drop(b, no_buffer_copies: bool) -> str | None:
+    """The note of --no-buffer-copies where the step copies nothing on the compute stream anyway
+    (a per-tensor all-reduce, FSDP and Horovod's own stream, parameter servers, a host-memory
+    reduction): it was taken without effect, unsaid (review, 2026-11-30). One GPU's own note says it."""
+    from costmodel.training import syncmodes
+
+    if not no_buffer_copies or b.ranks == 1:
+        return None
+    mode = syncmodes.stage_mode(b.sync, b.zero_stage)
+    if b.synchronous and not b.host_reduce and syncmodes.BUFFER_COPY_PASSES[mode] != (0, 0):
+        return None
+    return (f"--no-buffer-copies changes nothing here: this step copies no gradient into buffers on the compute "
+            f"stream ({'parameter servers' if not b.synchronous else '--host-reduce' if b.host_reduce else '--sync ' + mode})")
+
+
 def _one_gpu_options(**given: bool) -> str | None:
     """A note naming the data-parallel options given (``given``: option → whether it was) that one
     GPU, which exchanges no gradients and waits for no peer, leaves without effect."""
@@ -409,7 +424,7 @@ def iteration(
 
     rates = rate_mismatch_notes(system, node_count > 1, result.ranks > node_count)  # a bits/bytes typo?
     unused = "; ".join(note for note in (regimes_unused_note(system, node_count), curves_left_out(system, backend),
-                                         borrowed, *rates) if note) or None
+                                         borrowed, *rates, _no_copies_to_drop(result, no_buffer_copies)) if note) or None
     if result.ranks == 1:  # the data-parallel options given, which one GPU leaves without effect
         idle = _one_gpu_options(algorithm=algorithm != "auto", backend=backend != "auto", topk=topk is not None,
                                 bucket=bucket is not None, first_bucket=first_bucket is not None,

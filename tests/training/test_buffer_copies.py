@@ -90,3 +90,14 @@ def test_a_bad_switch_is_refused():
 
     with pytest.raises(InputError, match="^buffer_copies: got 'no'"):
         _step(losses=StepLosses(buffer_copies="no"))
+
+
+def test_the_option_says_so_where_there_is_nothing_to_drop():
+    base = ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2", "--micro-batch", "8",
+            "--no-buffer-copies"]
+    for extra, why in ((["--sync", "per-tensor"], "--sync per-tensor"), (["--sync", "horovod"], "--sync horovod"),
+                       (["--async"], "parameter servers")):
+        shown = CliRunner().invoke(app, [*base, *extra]).output
+        assert ("--no-buffer-copies changes nothing here: this step copies no gradient into buffers on the compute "
+                f"stream ({why})") in shown
+    assert "changes nothing" not in CliRunner().invoke(app, base).output
