@@ -563,8 +563,10 @@ def _buffer_copies(setting: Setting, space: Space, zero, grad_bytes, gpu, ranks,
         return 0.0
     out = 0.0
     for stage in space.zero_stages:
+        # ZeRO-Offload's rows (ZeRO >= 1) send the reduced shard to the host: no copy back on the GPU
         seconds = syncmodes.buffer_copy_seconds(syncmodes.stage_mode(setting.sync, stage), grad_bytes,
-                                                gpu.hbm_bandwidth_Bps, ranks, np.where(zero >= 1, shard, 1), syncs)
+                                                gpu.hbm_bandwidth_Bps, ranks, np.where(zero >= 1, shard, 1), syncs,
+                                                copy_back=not (setting.offload_optimizer and stage >= 1))
         out = out + np.where(zero == stage, seconds, 0.0)
     return out
 

@@ -849,7 +849,7 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
     copies_s = 0.0 if config.asynchronous or config.host_reduce or not config.losses.buffer_copies \
         else float(syncmodes.buffer_copy_seconds(
         syncmodes.stage_mode(config.sync, config.zero_stage), grad_bytes, gpu.hbm_bandwidth_Bps, ranks,
-        shard if config.zero_stage >= 1 else 1, k if plan.every_micro_batch else 1))
+        shard if config.zero_stage >= 1 else 1, k if plan.every_micro_batch else 1, copy_back=not offloaded))
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, sync_exposed_s=sync_exposed,
                         post_step_s=plan.post_step_s, post_step_exposed_s=post_exposed,

@@ -98,11 +98,13 @@ def stage_runs(sync: str, stage: int, *, asynchronous: bool = False, host_reduce
 BUFFER_COPY_PASSES = {"ddp": (2, 2), "horovod": (0, 0), "flat": (2, 2), "per-tensor": (0, 0), "fsdp": (0, 0)}
 
 
-def buffer_copy_seconds(mode: str, grad_bytes, hbm_bandwidth_Bps, ranks, shard_ranks=1, syncs=1):
+def buffer_copy_seconds(mode: str, grad_bytes, hbm_bandwidth_Bps, ranks, shard_ranks=1, syncs=1, copy_back=True):
     """Seconds a step spends on the compute stream copying a rank's gradient into its mode's
     communication buffers and back (:data:`BUFFER_COPY_PASSES`) at the GPU's HBM bandwidth: the full gradient in, the
-    reduced result out (its 1/``shard_ranks`` share where ZeRO shards the gradient), on each of
-    the step's ``syncs`` synchronisations; 0 on one rank. Elementwise on numpy arrays.
+    reduced result out (its 1/``shard_ranks`` share where ZeRO shards the gradient; not with
+    ``copy_back`` False: ZeRO-Offload copies the reduced shard to the host, a transfer the offload
+    term times), on each of the step's ``syncs`` synchronisations; 0 on one rank. Elementwise on
+    numpy arrays.
 
         >>> buffer_copy_seconds("ddp", 1e9, 2e12, 8)   # 4 passes of 1 GB at 2 TB/s
         0.002
@@ -112,7 +114,7 @@ def buffer_copy_seconds(mode: str, grad_bytes, hbm_bandwidth_Bps, ranks, shard_r
     import dpbase.elementwise as ew
 
     into, back = BUFFER_COPY_PASSES[mode]
-    seconds = syncs * (into + back / shard_ranks) * grad_bytes / hbm_bandwidth_Bps
+    seconds = syncs * (into + ew.where(copy_back, back, 0) / shard_ranks) * grad_bytes / hbm_bandwidth_Bps
     return ew.where(ew.greater(ranks, 1), seconds, 0.0)
 
 

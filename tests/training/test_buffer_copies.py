@@ -101,3 +101,22 @@ def test_the_option_says_so_where_there_is_nothing_to_drop():
         assert ("--no-buffer-copies changes nothing here: this step copies no gradient into buffers on the compute "
                 f"stream ({why})") in shown
     assert "changes nothing" not in CliRunner().invoke(app, base).output
+
+
+def test_zero_offload_copies_the_gradient_in_but_sends_the_reduced_shard_to_the_host():
+    """With the optimizer on the host, DeepSpeed sends the reduced shard to the CPU (the offload
+    term's transfer), so the copy back on the GPU was counted twice (review, 2026-11-30)."""
+    gpu = hardware.load_system("dgx-h100").gpu
+    args = dict(nodes=2, micro_batch=2, seq_len=4096, zero_stage=2)
+    plain = costmodel.iteration("llama2-7b", "dgx-h100", **args)
+    offloaded = costmodel.iteration("llama2-7b", "dgx-h100", offload_optimizer=True, **args)
+    grad_bytes = plain.params * 2
+    assert plain.buffer_copy_s == pytest.approx((2 + 2 / 16) * grad_bytes / gpu.hbm_bandwidth_Bps, rel=1e-12)
+    assert offloaded.buffer_copy_s == pytest.approx(2 * grad_bytes / gpu.hbm_bandwidth_Bps, rel=1e-12)
+    found = costmodel.plan("llama2-7b", "dgx-h100", nodes=2, global_batch=64, seq_len=4096, offload_optimizer=True)
+    best = found.best
+    again = costmodel.iteration("llama2-7b", "dgx-h100", nodes=best.nodes, micro_batch=best.micro_batch,
+                                accumulation_steps=best.accumulation_steps, zero_stage=best.zero_stage,
+                                grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes, seq_len=4096,
+                                offload_optimizer=True)
+    assert best.total_s == pytest.approx(again.total_s, rel=1e-12)
