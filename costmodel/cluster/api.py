@@ -308,9 +308,9 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
     n_grid, size_grid = np.meshgrid(np.asarray(ranks, dtype=float), np.asarray(sizes, dtype=float), indexing="ij")
     out = evaluate_grid(primitive, algorithm, n_grid, size_grid, alpha, bw, gamma)
     # the fields the grid does not compute (note, params …) from predict at a point of the same kind:
-    # one rank, 0 bytes, or a pipeline split into every element at α = 0, has its own note ("0 bytes: nothing to move"); the first point's was
-    # copied onto every row (API audit, 2026-11-30)
-    templates: dict[tuple[bool, bool], dict[str, Any]] = {}
+    # one rank, 0 bytes, or a pipeline split into every element at α = 0, has its own note ("0 bytes:
+    # nothing to move"); the first point's was copied onto every row (API audit, 2026-11-30)
+    templates: dict[tuple[bool, bool, bool], dict[str, Any]] = {}
 
     def template_for(count: int, size: float, split_most: bool = False) -> dict[str, Any]:
         kind = (count == 1, size == 0, split_most)  # split_most: a pipeline's α = 0 split, which has its note

@@ -89,9 +89,9 @@ def nccl_prediction(primitive: str, size_bytes: float, lay: Layout, topo: Any, a
 def _not_run(collective: str, algorithm: str, lay: Layout, topo: Any, tables: Any) -> NotApplicableError:
     """The user's algorithm, in the user's words, and what NCCL does run there (not NCCL's
     internal algorithm/protocol pair: `--algorithm in-network` on a DGX-1 named 'nvls/auto')."""
-    from costmodel.nccl.model import load_tables
     from costmodel.nccl.names import REGISTRY_MIRROR
     from costmodel.nccl.selection import candidates
+    from costmodel.nccl.tables import load_tables
 
     runs_here = dict.fromkeys(REGISTRY_MIRROR.get(row[0], row[0])
                               for row in candidates(collective, topo, tables or load_tables()))
@@ -152,13 +152,13 @@ def _ideal(primitive: str, size_bytes: float, lay: Layout, algorithm: str, gamma
     if rccl:
         from costmodel.cluster.rccl_choice import MSCCL_ALGORITHM, msccl, msccl_prediction, pick, registry_algorithm
 
-        # two-shot named where MSCCL's all-pairs schedule (a two-shot) runs the call: that schedule's time
-        schedule = msccl(name, size_bytes, lay, "auto" if algorithm == "all" else algorithm)
+        # what RCCL runs under auto: MSCCL's all-pairs schedule (a two-shot) where it takes the call, for
+        # auto, all and two-shot named; for another name, what the note of an algorithm RCCL lacks says
+        auto_msccl = msccl(name, size_bytes, lay)
+        schedule = auto_msccl if algorithm in ("auto", "all", MSCCL_ALGORITHM) else None
         if schedule is not None and algorithm in ("auto", MSCCL_ALGORITHM):  # past RCCL's tuning model
             return [msccl_prediction(schedule, lay, size_bytes, gamma_s_per_byte)]
         auto_choice = pick(name, size_bytes, lay) if schedule is None else None
-        # what RCCL runs under auto, for the note of an algorithm it does not run
-        auto_msccl = msccl(name, size_bytes, lay) if algorithm not in ("auto", "all") else None
         picked = [e for e in candidates
                   if auto_choice is not None and e.algorithm.value == registry_algorithm(auto_choice)]
         if algorithm == "auto" and picked:

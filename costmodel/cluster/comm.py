@@ -170,8 +170,7 @@ class CommModel:
         """One end of the call's 10-90 % interval (``end`` 0 = low, 1 = high); the time itself
         where the answer has none. The training step reads it only where :attr:`has_intervals`."""
         p = self.choose(primitive, float(size_bytes))
-        if (p.interval_s is None or p.backend != self.backend
-                or self._backend_for(self._algorithm_for(primitive), primitive) != self.backend):
+        if p.interval_s is None or p.backend != self.backend:  # the answer says which backend timed it
             # a call a named algorithm times off the realistic backend (pairwise reduce-scatters under NCCL's
             # model) carries the textbook band, which the step leaves out (has_intervals; planner audit, 2026-11-30)
             return float(p.time_s)

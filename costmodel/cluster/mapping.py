@@ -38,6 +38,7 @@ import collections
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from costmodel.cluster.counts import layout_counts
 from costmodel.collectives.bounds import dedicated_servers
 from costmodel.collectives.entry import Entry, Terms
 from costmodel.collectives.evaluate import evaluate_grid, predict_entry, resolve, split_seconds
@@ -46,7 +47,7 @@ from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
 from costmodel.names import Algorithm, Primitive, busbw_factor
 from dpbase.bounded import evict_oldest
-from dpbase.errors import DpcostError, InputError, NotApplicableError, whole_count
+from dpbase.errors import DpcostError, NotApplicableError
 from dpbase.values import frozen, replace
 
 if TYPE_CHECKING:
@@ -115,19 +116,7 @@ def layout(system: str | System, nodes: int = 1, gpus_per_node: int | None = Non
     # a name, a path, or a System: the library's own copies (a what-if's, a rail's) as they are;
     # the API's entries check a user's (hardware.system_of)
     sys_profile = system_of(system, check=False)
-    # whole numbers as Python's ints ("2" was a TypeError; numpy's integers count as ints)
-    nodes = whole_count("nodes", nodes)
-    gpus_per_node = None if gpus_per_node is None else whole_count("gpus_per_node", gpus_per_node)
-    if nodes < 1:
-        raise InputError("nodes", nodes, "an integer >= 1")
-    gpn = sys_profile.gpus_per_node if gpus_per_node is None else gpus_per_node
-    if gpn < 1 or gpn > sys_profile.gpus_per_node:
-        raise InputError("gpus_per_node", gpn, f"1 to {sys_profile.gpus_per_node} for {sys_profile.name}")
-    from dpbase.limits import MAX_RANKS
-
-    if nodes * gpn > MAX_RANKS:  # named by the count the user gave, not the ranks it makes
-        raise InputError("nodes", nodes, f"at most {MAX_RANKS // gpn:,} nodes of {gpn} GPUs ({MAX_RANKS:,} ranks)")
-    return Layout(sys_profile, nodes, gpn)
+    return Layout(sys_profile, *layout_counts(sys_profile, nodes, gpus_per_node))
 
 
 def domain_layout(lay: Layout) -> Layout:

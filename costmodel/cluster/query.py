@@ -318,13 +318,18 @@ def _check_link_nodes(q: Query, inter: list[str]) -> None:
         raise NotApplicableError("--gpus-per-node", q.gpus_per_node, "only with --algorithm hierarchical on a link or "
                                  "--alpha/--bandwidth (its ranks per node); the other algorithms run over the one link")
     if inter and q.ranks is not None:
-        default = next(p.default for p in get(q.primitive, q.algorithm).params if p.name == "gpus_per_node")
-        per_node = q.gpus_per_node or default
+        per_node = _link_node_size(q)
         if q.ranks <= per_node:
             given = _given(q, inter)[0]
             raise NotApplicableError(given, getattr(q, inter[0]), f"more --ranks than --gpus-per-node ({per_node}"
                                      f"{'' if q.gpus_per_node else ', its default'}): {q.ranks} ranks are one node, "
                                      "where the hierarchical algorithm has no inter-node level")
+
+
+def _link_node_size(q: Query) -> int:
+    """The hierarchical algorithm's G on a link: --gpus-per-node, else its parameter's default."""
+    default = next(p.default for p in get(q.primitive, q.algorithm).params if p.name == "gpus_per_node")
+    return q.gpus_per_node or default
 
 
 def _hierarchical_in_one_node(q: Query) -> str | None:
@@ -334,11 +339,9 @@ def _hierarchical_in_one_node(q: Query) -> str | None:
     (:func:`_check_link_nodes`)."""
     if q.cluster is not None or q.ranks is None or q.algorithm in ("auto", "all") or _nccl_only(q):
         return None
-    entry = get(q.primitive, q.algorithm)
-    if not entry.hierarchical:
+    if not get(q.primitive, q.algorithm).hierarchical:
         return None
-    default = next(p.default for p in entry.params if p.name == "gpus_per_node")
-    per_node = q.gpus_per_node or default
+    per_node = _link_node_size(q)
     if q.ranks > per_node:
         return None
     return (f"{q.ranks} ranks are one node of --gpus-per-node {per_node}{'' if q.gpus_per_node else ' (its default)'}: "

@@ -200,9 +200,9 @@ def _check_nccl_algo(base, curves, given: str | None) -> None:
     from costmodel.cluster.backends import nccl_topology
     from costmodel.cluster.mapping import layout
     from costmodel.cluster.stacks import Stack, default_stack
-    from costmodel.nccl.model import load_tables
     from costmodel.nccl.names import COLLECTIVES, normalize_algorithm
     from costmodel.nccl.selection import candidates
+    from costmodel.nccl.tables import load_tables
     from dpbase.errors import InputError
 
     if default_stack(base) is not Stack.NCCL:

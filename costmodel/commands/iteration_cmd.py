@@ -179,7 +179,7 @@ def _no_copies_to_drop(b, no_buffer_copies: bool) -> str | None:
     if not no_buffer_copies or b.ranks == 1:
         return None
     mode = syncmodes.stage_mode(b.sync, b.zero_stage)
-    if b.synchronous and not b.host_reduce and syncmodes.BUFFER_COPY_PASSES[mode] != (0, 0):
+    if syncmodes.buffer_copy_passes(mode, asynchronous=not b.synchronous, host_reduce=b.host_reduce) != (0, 0):
         return None
     return (f"--no-buffer-copies changes nothing here: this step copies no gradient into buffers on the compute "
             f"stream ({'parameter servers' if not b.synchronous else '--host-reduce' if b.host_reduce else '--sync ' + mode})")

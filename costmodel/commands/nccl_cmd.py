@@ -91,7 +91,7 @@ def nccl_table(
 
     Example: dpcost nccl-table --cluster dgx-h100 --nodes 2 --size 256MiB
     """
-    from costmodel.cluster.mapping import layout
+    from costmodel.cluster.counts import layout_counts
     from costmodel.cluster.stacks import Stack, default_stack
     from costmodel.nccl import cost_table, load_tables, nccl_time, topology_for
     from dpbase.errors import InputError
@@ -104,7 +104,7 @@ def nccl_table(
     system = load_system(cluster)
     # the node count and message size every other command takes (10^40 nodes and 0.5 B were tabled;
     # an audit, 2026-11-30)
-    layout(system, nodes, gpus_per_node)
+    layout_counts(system, nodes, gpus_per_node)  # the check alone: the layout is built where it is used
     size_bytes = None if size is None else parse_message_size(size, "size")
     if default_stack(system) is Stack.RCCL:
         _rccl_table(system, cluster, nodes, gpus_per_node, size, collective, json_output,

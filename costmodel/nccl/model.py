@@ -21,7 +21,7 @@ import math
 from costmodel.names import busbw_factor, primitive_named
 from costmodel.nccl.names import normalize_algorithm, normalize_collective, normalize_protocol
 from costmodel.nccl.selection import allowed, choose_terms
-from costmodel.nccl.tables import NcclTables, load_tables
+from costmodel.nccl.tables import NcclTables, tables_or_default
 from costmodel.nccl.terms import cell_terms, corrected, estimate_us, measured_latency_us, measured_us, size_index, stack
 from costmodel.nccl.topology import NcclTopology
 from costmodel.nccl.tuning import CostCell
@@ -87,9 +87,7 @@ def nccl_time(
     Raises InputError for a negative size or unknown names, NotApplicableError when the forced
     algorithm/protocol is not enabled on this topology.
     """
-    t = tables or load_tables()
-    if not isinstance(t, NcclTables):  # tables=5 was an AttributeError (API audit, 2026-11-30)
-        raise InputError("tables", tables, "NCCL's tables (costmodel.nccl.load_tables(), or a --tuning TOML's), or None")
+    t = tables_or_default(tables)
     coll = normalize_collective(collective)
     # text, inf, 1e30 refused; numpy's float16/float32 or a 0-d array computed and answered in
     # Python floats (review, 2026-11-29)
@@ -137,7 +135,7 @@ def nccl_tables_s(requests, size_bytes, topologies: list[NcclTopology], tables: 
                   protocol: str = "auto") -> list:
     """:func:`nccl_table_s` of each (collective, algorithm) of ``requests`` on the same topologies
     and sizes, all in one pass (the cells of every request and topology stacked as one table's)."""
-    t = tables or load_tables()
+    t = tables_or_default(tables)
     requests = [(normalize_collective(c), normalize_algorithm(a)) for c, a in requests]  # names first
     protocol = normalize_protocol(protocol)
     sizes = np.asarray(size_bytes, dtype=float).reshape(1, -1)
@@ -199,4 +197,4 @@ def cost_table(collective: str, topo: NcclTopology, tables: NcclTables | None = 
     """NCCL's (algorithm, protocol) latency/bandwidth cells for a collective (n/a cells included)."""
     from costmodel.nccl.tuning import tune_collective
 
-    return list(tune_collective(normalize_collective(collective), topo, tables or load_tables()).values())
+    return list(tune_collective(normalize_collective(collective), topo, tables_or_default(tables)).values())

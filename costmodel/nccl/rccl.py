@@ -117,6 +117,15 @@ def msccl_enabled(topo: RcclTopology) -> bool:
             and topo.intra == "xgmi")
 
 
+def msccl_size_range() -> tuple[float, float]:
+    """(smallest, largest) bytes an MSCCL schedule takes (``[msccl]``): the smallest count any
+    schedule divides, and the largest ``max_bytes``; read from the table, not restated."""
+    table = rccl_tables()["msccl"]
+    rows = table["schedule"]
+    smallest = min(max(row["min_bytes"], row["chunks_per_loop"] * table["element_bytes"]) for row in rows)
+    return float(smallest), float(max(row["max_bytes"] for row in rows))
+
+
 def msccl_schedule(collective: str, size_bytes: float, topo: RcclTopology) -> MscclSchedule | None:
     """The MSCCL schedule RCCL takes for this call (``[msccl]``: one node of 8 fully xGMI-connected
     gfx942 GPUs, an all-reduce whose element count the schedule divides, within its byte range),

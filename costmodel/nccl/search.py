@@ -22,7 +22,7 @@ import functools
 import math
 from typing import TYPE_CHECKING
 
-from costmodel.nccl.tables import NcclTables, load_tables
+from costmodel.nccl.tables import NcclTables, load_tables, tables_or_default
 from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError, check_switch, whole_count
@@ -446,9 +446,6 @@ def topology_for(system: System, nodes: int = 1, gpus_per_node: int | None = Non
     nodes = whole_count("nodes", nodes)  # 2.0 was kept a float, and nccl_time then failed on it
     gpus_per_node = None if gpus_per_node is None else whole_count("gpus_per_node", gpus_per_node)
     collnet = check_switch("collnet", collnet)  # "false" was true (API audit, 2026-11-30)
-    from costmodel.nccl.tables import NcclTables
-
-    if tables is not None and not isinstance(tables, NcclTables):  # tables=5 was an AttributeError
-        raise InputError("tables", tables, "NCCL's tables (costmodel.nccl.load_tables(), or a --tuning TOML's), or None")
+    tables = None if tables is None else tables_or_default(tables)  # derive_topology loads the default itself
     return derive_topology(system, nodes, gpus_per_node, tables, collnet=collnet,  # type: ignore[arg-type]
                            p2p_level=p2p_level)

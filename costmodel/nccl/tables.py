@@ -161,6 +161,17 @@ def _bundled() -> dict:
     return load_bundled(DEFAULT_TABLES_PATH)
 
 
+def tables_or_default(tables: object) -> NcclTables:
+    """``tables`` as given, or the bundled default for None; anything else (``tables=5``, an
+    AttributeError deep in the search or the model; API audit, 2026-11-30) refused by name. The
+    check of every API entry that takes NCCL's tables."""
+    if tables is None:
+        return load_tables()
+    if not isinstance(tables, NcclTables):
+        raise InputError("tables", tables, "NCCL's tables (costmodel.nccl.load_tables(), or a --tuning TOML's), or None")
+    return tables
+
+
 def load_tables(
     tuning_path: str | os.PathLike[str] | None = None,
     *,

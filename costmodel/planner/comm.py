@@ -98,16 +98,19 @@ def outside_backend(algorithms, backend: str) -> str | None:
         library, own_algorithms = "NCCL", "ring, tree or NVLS"
         outside = [a for a in algorithms if a != "auto" and not _nccl_answers(a, "all-reduce")]
     elif backend == "rccl":  # the same rule under RCCL's model (rccl_choice.runs_as_named)
-        from costmodel.cluster.rccl_choice import runs_as_named
+        from costmodel.cluster.rccl_choice import MSCCL_ALGORITHM, runs_as_named
+        from costmodel.nccl.rccl import msccl_size_range
+        from dpbase.units import format_size
 
         library, own_algorithms = "RCCL", "ring or tree"
         # two-shot is RCCL's only where MSCCL's schedule takes the call (one MI300-class node, some
         # sizes): said apart, as the rows on other layouts and sizes are the textbook's
-        outside = [a for a in algorithms if a not in ("auto", "two-shot") and not runs_as_named("all-reduce", a)]
-        if "two-shot" in algorithms:
-            two_shot = ("two-shot is RCCL's only where MSCCL's all-pairs schedule takes the call (one node of 8 "
-                        "MI300-class GPUs, 1 KiB-16 MiB); its other rows are timed on the textbook α-β-γ model")
-            rest = outside_backend([a for a in algorithms if a != "two-shot"], backend)
+        outside = [a for a in algorithms if a not in ("auto", MSCCL_ALGORITHM) and not runs_as_named("all-reduce", a)]
+        if MSCCL_ALGORITHM in algorithms:
+            low, high = (format_size(size) for size in msccl_size_range())
+            two_shot = (f"{MSCCL_ALGORITHM} is RCCL's only where MSCCL's all-pairs schedule takes the call (one node "
+                        f"of 8 MI300-class GPUs, {low}-{high}); its other rows are timed on the textbook α-β-γ model")
+            rest = outside_backend([a for a in algorithms if a != MSCCL_ALGORITHM], backend)
             return two_shot if rest is None else f"{rest}; {two_shot}"
     else:
         return None

@@ -557,18 +557,17 @@ def model_states(setting: Setting, precision, states_per_param, zero, ranks, per
 
 
 def _buffer_copies(setting: Setting, space: Space, zero, grad_bytes, gpu, ranks, shard, syncs):
-    """Each row's copies of the gradient into its stage's sync-mode buffers and back
-    (:func:`syncmodes.buffer_copy_seconds`, iteration's term): none for parameter servers."""
-    if setting.asynchronous or not setting.losses.buffer_copies:
+    """Each row's copies of the gradient into its stage's sync-mode buffers and back (iteration's
+    term: :func:`syncmodes.buffer_copy_passes` per ZeRO stage, then one elementwise formula)."""
+    if not setting.losses.buffer_copies:
         return 0.0
-    out = 0.0
-    for stage in space.zero_stages:
-        # ZeRO-Offload's rows (ZeRO >= 1) send the reduced shard to the host: no copy back on the GPU
-        seconds = syncmodes.buffer_copy_seconds(syncmodes.stage_mode(setting.sync, stage), grad_bytes,
-                                                gpu.hbm_bandwidth_Bps, ranks, np.where(zero >= 1, shard, 1), syncs,
-                                                copy_back=not (setting.offload_optimizer and stage >= 1))
-        out = out + np.where(zero == stage, seconds, 0.0)
-    return out
+    passes = np.array([syncmodes.buffer_copy_passes(syncmodes.stage_mode(setting.sync, stage),
+                                                    asynchronous=setting.asynchronous,
+                                                    offloaded=setting.offload_optimizer and stage >= 1)
+                       for stage in space.zero_stages], dtype=float)
+    into, back = (column.reshape(1, -1, 1, 1, 1) for column in passes.T)
+    return syncmodes.buffer_copy_seconds(into, back, grad_bytes, gpu.hbm_bandwidth_Bps, ranks,
+                                         np.where(zero >= 1, shard, 1), syncs)
 
 
 def shard_ranks(setting: Setting, zero, ranks, per_node):

@@ -796,7 +796,7 @@ def _two_level_slowdown(comm, ranks, config, precision, layout, gpu, host, group
     the network. Elsewhere ``slowdown`` as it is."""
     # the node level's own rule: a node without peer-to-peer hides nothing either (review, 2026-11-30);
     # a caller's own comm function states no node: the RDMA one
-    lay = getattr(_owner(comm), "layout", None)
+    lay = _layout_of(comm)
     inside = config.losses.overlap_slowdown if lay is None else \
         transport.node_slowdown(lay.system, lay.gpus_per_node, config.losses.overlap_slowdown)
     if slowdown == inside:
@@ -846,10 +846,12 @@ def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s
             syncmodes.tensor_count(workload), config.optimizer, config.optimizer_impl, config.zero_stage, shard))
         optimizer_s = float(optimizer_seconds(workload.params, precision, config.optimizer, config.zero_stage, shard,
                                               gpu.hbm_bandwidth_Bps)) + dispatch_s
-    copies_s = 0.0 if config.asynchronous or config.host_reduce or not config.losses.buffer_copies \
-        else float(syncmodes.buffer_copy_seconds(
-        syncmodes.stage_mode(config.sync, config.zero_stage), grad_bytes, gpu.hbm_bandwidth_Bps, ranks,
-        shard if config.zero_stage >= 1 else 1, k if plan.every_micro_batch else 1, copy_back=not offloaded))
+    passes = syncmodes.buffer_copy_passes(syncmodes.stage_mode(config.sync, config.zero_stage),
+                                          asynchronous=config.asynchronous, host_reduce=config.host_reduce,
+                                          offloaded=offloaded) if config.losses.buffer_copies else (0, 0)
+    copies_s = float(syncmodes.buffer_copy_seconds(*passes, grad_bytes, gpu.hbm_bandwidth_Bps, ranks,
+                                                   shard if config.zero_stage >= 1 else 1,
+                                                   k if plan.every_micro_batch else 1))
     step = step_seconds(forward_s=forward, backward_s=backward, accumulation_steps=k,
                         straggler_factor=factor, sync_comm_s=sync_comm, sync_exposed_s=sync_exposed,
                         post_step_s=plan.post_step_s, post_step_exposed_s=post_exposed,

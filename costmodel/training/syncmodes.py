@@ -98,23 +98,38 @@ def stage_runs(sync: str, stage: int, *, asynchronous: bool = False, host_reduce
 BUFFER_COPY_PASSES = {"ddp": (2, 2), "horovod": (0, 0), "flat": (2, 2), "per-tensor": (0, 0), "fsdp": (0, 0)}
 
 
-def buffer_copy_seconds(mode: str, grad_bytes, hbm_bandwidth_Bps, ranks, shard_ranks=1, syncs=1, copy_back=True):
-    """Seconds a step spends on the compute stream copying a rank's gradient into its mode's
-    communication buffers and back (:data:`BUFFER_COPY_PASSES`) at the GPU's HBM bandwidth: the full gradient in, the
-    reduced result out (its 1/``shard_ranks`` share where ZeRO shards the gradient; not with
-    ``copy_back`` False: ZeRO-Offload copies the reduced shard to the host, a transfer the offload
-    term times), on each of the step's ``syncs`` synchronisations; 0 on one rank. Elementwise on
-    numpy arrays.
+def buffer_copy_passes(mode: str, *, asynchronous: bool = False, host_reduce: bool = False,
+                       offloaded: bool = False) -> tuple[int, int]:
+    """(into, out of) the buffers: the passes over the gradient a step's copies make
+    (:data:`BUFFER_COPY_PASSES`). None for parameter servers or a host-memory reduction (the
+    gradient leaves the GPU as it is); none out with ZeRO-Offload, which sends the reduced shard to
+    the host (a transfer its own term times). The one rule of iteration, the planner's rows and
+    ``--no-buffer-copies``' note.
 
-        >>> buffer_copy_seconds("ddp", 1e9, 2e12, 8)   # 4 passes of 1 GB at 2 TB/s
+        >>> buffer_copy_passes("ddp"), buffer_copy_passes("ddp", offloaded=True), buffer_copy_passes("fsdp")
+        ((2, 2), (2, 0), (0, 0))
+    """
+    if asynchronous or host_reduce:
+        return 0, 0
+    into, back = BUFFER_COPY_PASSES[mode]
+    return into, 0 if offloaded else back
+
+
+def buffer_copy_seconds(into, back, grad_bytes, hbm_bandwidth_Bps, ranks, shard_ranks=1, syncs=1):
+    """Seconds a step spends on the compute stream copying a rank's gradient into its sync mode's
+    communication buffers and back at the GPU's HBM bandwidth: ``into`` passes over the full
+    gradient, ``back`` over the reduced result (its 1/``shard_ranks`` share where ZeRO shards the
+    gradient), on each of the step's ``syncs`` synchronisations (:func:`buffer_copy_passes`); 0 on
+    one rank. Elementwise on numpy arrays.
+
+        >>> buffer_copy_seconds(2, 2, 1e9, 2e12, 8)   # 4 passes of 1 GB at 2 TB/s
         0.002
-        >>> buffer_copy_seconds("per-tensor", 1e9, 2e12, 8), buffer_copy_seconds("ddp", 1e9, 2e12, 1)
+        >>> buffer_copy_seconds(0, 0, 1e9, 2e12, 8), buffer_copy_seconds(2, 2, 1e9, 2e12, 1)
         (0.0, 0.0)
     """
     import dpbase.elementwise as ew
 
-    into, back = BUFFER_COPY_PASSES[mode]
-    seconds = syncs * (into + ew.where(copy_back, back, 0) / shard_ranks) * grad_bytes / hbm_bandwidth_Bps
+    seconds = syncs * (into + back / shard_ranks) * grad_bytes / hbm_bandwidth_Bps
     return ew.where(ew.greater(ranks, 1), seconds, 0.0)
 
 

@@ -59,7 +59,7 @@ def test_zero_copies_the_whole_gradient_in_and_its_shard_out_on_every_synchronis
 def test_the_function_is_elementwise_and_the_same_rule_per_mode():
     import numpy as np
 
-    out = syncmodes.buffer_copy_seconds("ddp", np.array([1e9, 2e9]), 2e12, np.array([1, 8]))
+    out = syncmodes.buffer_copy_seconds(*syncmodes.buffer_copy_passes("ddp"), np.array([1e9, 2e9]), 2e12, np.array([1, 8]))
     assert out.tolist() == [0.0, 0.004]
     assert set(syncmodes.BUFFER_COPY_PASSES) == set(syncmodes.SYNC_MODES)
 

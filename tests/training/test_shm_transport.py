@@ -56,6 +56,8 @@ def test_the_planner_applies_the_same_rule():
                                 accumulation_steps=row.accumulation_steps, compute_dtype="fp32",
                                 zero_stage=row.zero_stage, bucket_bytes=row.bucket_bytes, grad_dtype=row.grad_dtype)
     assert row.total_s == pytest.approx(again.total_s, rel=1e-6)
+    # the rule itself, which both sides would share unapplied too (the equality held before it; review)
+    assert again.transport == transport.SHM and again.overlap_slowdown == 1.0
 
 
 def test_one_gpu_has_nothing_to_hide_and_is_local():
