@@ -140,7 +140,9 @@ def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | f
           algorithms: str | Iterable[str] = "auto", backends: str | Iterable[str | None] | None = None,
           links: str | Iterable[str] | None = None, alpha_s: float | str | None = None,
           bandwidth_Bps: float | str | None = None, gamma_s_per_byte: float | str = 0.0,
-          gpus_per_node: int | None = None, stack: str | None = None, cli_words: bool = False) -> pandas.DataFrame:
+          gpus_per_node: int | None = None, stack: str | None = None, servers: int | None = None,
+          colocated: bool = False, pipelined: bool = True, chunks: int | None = None, leaders: bool = False,
+          cli_words: bool = False) -> pandas.DataFrame:
     """Every combination of the axes as one DataFrame row (one column per ``Prediction`` field).
 
     Axes: primitives × clusters × nodes (on a cluster) or ranks (on a link / bare α-β) ×
@@ -150,14 +152,29 @@ def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | f
     A combination the model cannot answer (an algorithm a primitive lacks) is left out, its reason
     in ``frame.attrs["left_out"]``; a value no combination accepts is an error. Errors and reasons
     name this API's keywords (``alpha_s``), or with ``cli_words`` the CLI's flags (``--alpha``).
+
+    The algorithm parameters (``servers``, ``colocated``, ``pipelined``, ``chunks``, ``leaders``,
+    as :func:`predict` takes them) go to each swept algorithm that takes them (a ring among
+    parameter-server rows is asked without them); one that no swept algorithm takes is refused.
+
+        >>> frame = sweep("all-reduce", "1.2GB", ranks=[2, 10], algorithms="parameter-server",
+        ...               alpha_s=0, bandwidth_Bps="1GB/s", colocated=True, servers=1)
+        >>> frame["time_s"].round(6).tolist()   # seed 002: (N - 1) x 1.2 s at the one reducing rank
+        [1.2, 10.8]
     """
     # each axis read once: a generator (an Iterable, as the hints allow) was empty by the second cluster
     primitives, sizes, clusters, nodes, ranks, algorithms, backends, links = (
         _materialised(axis) for axis in (primitives, sizes, clusters, nodes, ranks, algorithms, backends, links))
     try:
+        from costmodel.cluster.query import given_fields
+        from dpbase.errors import check_switch
+
+        for name, value in (("colocated", colocated), ("pipelined", pipelined), ("leaders", leaders)):
+            check_switch(name, value)
+        fields = given_fields(servers=servers, colocated=colocated, pipelined=pipelined, chunks=chunks, leaders=leaders)
         frame = _sweep(primitives, sizes, clusters=clusters, nodes=nodes, ranks=ranks, algorithms=algorithms,
                        backends=backends, links=links, alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps,
-                       gamma_s_per_byte=gamma_s_per_byte, gpus_per_node=gpus_per_node, stack=stack)
+                       gamma_s_per_byte=gamma_s_per_byte, gpus_per_node=gpus_per_node, stack=stack, fields=fields)
     except InputError as error:
         raise error if cli_words else _in_api_terms(error) from None
     frame.attrs["left_out"] = [str(e if cli_words else _in_api_terms(e)) for e in frame.attrs["left_out"]]
@@ -165,11 +182,18 @@ def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | f
 
 
 def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, links, alpha_s, bandwidth_Bps,
-           gamma_s_per_byte, gpus_per_node, stack) -> pandas.DataFrame:
-    """:func:`sweep`, its errors and ``left_out`` in the query's words (the errors themselves)."""
+           gamma_s_per_byte, gpus_per_node, stack, fields=None) -> pandas.DataFrame:
+    """:func:`sweep`, its errors and ``left_out`` in the query's words (the errors themselves);
+    ``fields``: the algorithm parameters given (:func:`costmodel.cluster.query.given_fields`)."""
     import pandas as pd
 
+    from costmodel.cluster.query import check_fields_taken, fields_for
     from dpbase.errors import NotApplicableError
+
+    fields = fields or {}
+    if fields:  # each taken by a swept algorithm, before any row (never dropped silently)
+        check_fields_taken(itertools.product(_named_once(_axis(primitives, "primitives"), _primitive_name),
+                                             _named_once(_axis(algorithms, "algorithms"), _algorithm_name)), fields)
 
     if clusters is None and _axis(nodes, "nodes") != [1]:  # a link's ranks are ``ranks``: nodes belong to a cluster
         raise InputError("nodes", nodes, "only with clusters (a link or alpha_s/bandwidth_Bps takes ranks)")
@@ -190,13 +214,14 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
             _named_once(_axis(primitives, "primitives"), _primitive_name), _axis(clusters, "clusters"), _axis(links, "links"),
             _named_once(_axis(algorithms, "algorithms"), _algorithm_name), _axis(backends, "backends")):
         group = _axis(nodes, "nodes") if cluster is not None else _axis(ranks, "ranks")
+        taken = fields_for(primitive, algorithm, fields)  # this algorithm's share of the parameters
         # a bare α/β link, one named algorithm: one numpy grid (a node size needs the per-point path,
         # where predict hands it to the hierarchical algorithm)
         if (cluster is None and link is None and algorithm not in ("auto", "all") and gpus_per_node is None
                 and backend in (None, "auto", "ideal")):
             try:
                 found, refused = _grid_rows(primitive, algorithm, group, size_list, alpha_s, bandwidth_Bps,
-                                            gamma_s_per_byte, stack=stack, backend=backend)
+                                            gamma_s_per_byte, stack=stack, backend=backend, fields=taken)
                 for row in found:  # the same questions as the per-point path asks (an "all" there)
                     question = (primitive, repr(None), repr(None), algorithm, repr(backend), row["ranks"],
                                 row["size_bytes"])
@@ -216,7 +241,7 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
                 found = _rows(primitive, size, algorithm, cluster=cluster, link=link, backend=backend, stack=stack,
                               _cli_words=True,
                               alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps, gamma_s_per_byte=gamma_s_per_byte,
-                              gpus_per_node=per_node, **where)
+                              gpus_per_node=per_node, **where, **taken)
             except NotApplicableError as error:
                 skipped.append(error)
                 continue
@@ -280,7 +305,7 @@ def _hierarchical(primitive: str, algorithm: str) -> bool:
 
 def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[float], alpha_s: Any,
                bandwidth_Bps: Any, gamma_s_per_byte: Any, *, stack: str | None = None,
-               backend: str | None = None) -> tuple[list[dict[str, Any]], list[Any]]:
+               backend: str | None = None, fields: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], list[Any]]:
     """Rows of one named algorithm on a bare α/β link: the formulas evaluated as one numpy grid
     (its first point answered by :func:`predict`, whose checks refuse what the grid would ignore),
     and the errors of the rank counts the algorithm cannot take (each left out alone, as the
@@ -293,10 +318,11 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
     from dpbase.units import parse_bandwidth, parse_time
 
     ranks = [whole_count("ranks", rank) for rank in ranks]  # as predict takes them
+    fields = fields or {}  # the query's fields are the formula's values (query.PARAMETERS)
     entry, skipped, taken = get(primitive, algorithm), [], []
     for count in ranks:  # a node size these ranks cannot fill (hierarchical's G): that count alone
         try:
-            resolve(entry, count, {})
+            resolve(entry, count, dict(fields))
             taken.append(count)
         except NotApplicableError as error:
             skipped.append(error)
@@ -306,7 +332,7 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
     alpha, bw = parse_time(alpha_s, "alpha_s"), parse_bandwidth(bandwidth_Bps, "bandwidth_Bps")
     gamma = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
     n_grid, size_grid = np.meshgrid(np.asarray(ranks, dtype=float), np.asarray(sizes, dtype=float), indexing="ij")
-    out = evaluate_grid(primitive, algorithm, n_grid, size_grid, alpha, bw, gamma)
+    out = evaluate_grid(primitive, algorithm, n_grid, size_grid, alpha, bw, gamma, **fields)
     # the fields the grid does not compute (note, params …) from predict at a point of the same kind:
     # one rank, 0 bytes, or a pipeline split into every element at α = 0, has its own note ("0 bytes:
     # nothing to move"); the first point's was copied onto every row (API audit, 2026-11-30)
@@ -316,7 +342,8 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
         kind = (count == 1, size == 0, split_most)  # split_most: a pipeline's α = 0 split, which has its note
         if kind not in templates:
             templates[kind] = predict(primitive, size, algorithm, ranks=count, alpha_s=alpha, bandwidth_Bps=bw,
-                                      gamma_s_per_byte=gamma, stack=stack, backend=backend, _cli_words=True).to_dict()
+                                      gamma_s_per_byte=gamma, stack=stack, backend=backend, _cli_words=True,
+                                      **fields).to_dict()
         return templates[kind]
 
     template_for(int(ranks[0]), sizes[0])  # its checks refuse what the grid would ignore, first

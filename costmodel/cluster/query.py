@@ -69,6 +69,53 @@ def _params(q: Query, entry: Any) -> dict[str, Any]:
     return {k: v for k, v in wanted.items() if v is not None and k in names}
 
 
+# The Query fields of the algorithm parameters at their "not given" values: a query's parameters
+# are the fields that differ (``given_fields``), which is also how a sweep or a chart passes them on.
+UNSET = {"servers": None, "chunks": None, "colocated": False, "pipelined": True, "leaders": False}
+
+
+def given_fields(**fields: Any) -> dict[str, Any]:
+    """The algorithm parameters given, as Query fields (``servers=1, colocated=True``), the unset
+    ones left out; an unknown name is a programming error (KeyError)."""
+    return {name: value for name, value in fields.items() if value is not None and value != UNSET[name]}
+
+
+def _takes(primitive: str, algorithm: str) -> set[str]:
+    """The parameter names ``algorithm`` of ``primitive`` takes: every algorithm's for ``all`` (each
+    takes its own share, :func:`_params`), none for ``auto`` or a name with no formula."""
+    if algorithm == "auto":
+        return set()
+    try:
+        if algorithm == "all":
+            prim = primitive_named(primitive)
+            return {p.name for e in entries() if e.primitive is prim for p in e.params}
+        return {p.name for p in get(primitive, algorithm).params}
+    except DpcostError:  # unknown here: the row's own query says why
+        return set()
+
+
+def fields_for(primitive: str, algorithm: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """The share of ``fields`` (:func:`given_fields`) that ``algorithm`` takes: what a sweep or a
+    chart passes to each of its algorithms' queries (a ring among parameter-server rows is asked
+    without --servers)."""
+    taken = _takes(primitive, algorithm)
+    return {name: value for name, value in fields.items() if name in taken}
+
+
+def check_fields_taken(pairs: Any, fields: dict[str, Any]) -> None:
+    """Each parameter in ``fields`` is taken by one of the (primitive, algorithm) ``pairs`` a sweep
+    or chart asks: one no algorithm takes is refused, naming its flag, never dropped."""
+    pairs = list(pairs)
+    for name, value in fields.items():
+        if not any(name in _takes(primitive, algorithm) for primitive, algorithm in pairs):
+            takers = sorted({e.algorithm.value for primitive, _ in pairs for e in entries()
+                             if e.primitive is primitive_named(primitive) and name in {p.name for p in e.params}})
+            asked = ", ".join(dict.fromkeys(primitive_named(primitive).value for primitive, _ in pairs))
+            raise _refuse_param(name, PARAMETERS[name][1](Query(primitive="all-reduce", **{name: value})),
+                                f"an algorithm of {asked} that takes it"
+                                + (f": {', '.join(takers)}" if takers else f"; none of {asked}'s does"))
+
+
 def _refuse_param(name: str, value: Any, allowed: str) -> InputError:
     """The refusal of one given parameter, in the CLI's words (a switch echoes True: it was given)."""
     return InputError(PARAMETERS[name][0], True if isinstance(value, bool) else value, allowed)
@@ -383,6 +430,8 @@ def check_conflicts(q: Query) -> None:
         # NCCL's and RCCL's models list their own algorithms, none of which takes them
         raise _refuse_param(*first, "--backend ideal with --algorithm all on a cluster (the realistic models list "
                                     "their library's algorithms, which take no parameters), or a named --algorithm")
+    if q.algorithm == "all":  # each algorithm takes its own; one none of them takes was dropped silently
+        check_fields_taken([(q.primitive, "all")], {name: getattr(q, name) for name in given})
     if q.algorithm in ("auto", "all"):
         return
     if _nccl_only(q):  # NCCL's ring broadcast, its PAT: the backend decides whether it runs

@@ -5,8 +5,20 @@ from typing import Annotated, Optional
 
 from costmodel.collectives.prediction import Prediction
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, echo, print_json
-from costmodel.commands.options import ALPHA, GPUS_PER_NODE, JSON, NODES, Argument, Option
+from costmodel.commands.common import algorithm_fields, cli_errors, echo, print_json
+from costmodel.commands.options import (
+    ALPHA,
+    CHUNKS,
+    COLOCATED,
+    GPUS_PER_NODE,
+    JSON,
+    LEADERS,
+    NO_PIPELINE,
+    NODES,
+    SERVERS,
+    Argument,
+    Option,
+)
 from costmodel.commands.textfmt import pairs, table
 from costmodel.names import REALISTIC_BACKENDS
 from dpbase.units import format_bandwidth, format_size, format_time
@@ -120,9 +132,9 @@ def formula(
     primitive: Annotated[str, Argument(help="broadcast scatter gather reduce all-reduce all-gather reduce-scatter all-to-all send-recv", autocompletion=complete.primitives)],
     algorithm: Annotated[Optional[str], Argument(help="An algorithm; all of the primitive's when omitted.", autocompletion=complete.algorithms)] = None,
     latex: Annotated[bool, Option("--latex", help="Print LaTeX.")] = False,
-    colocated: Annotated[bool, Option("--colocated", help="Parameter server: the servers are ranks.")] = False,
-    no_pipeline: Annotated[bool, Option("--no-pipeline", help="Parameter server: push everything, then pull.")] = False,
-    leaders: Annotated[bool, Option("--leaders", help="Hierarchical: one leader GPU per node (seed 000).")] = False,
+    colocated: COLOCATED = False,
+    no_pipeline: NO_PIPELINE = False,
+    leaders: LEADERS = False,
     json_: JSON = False,
 ) -> None:
     """Show the symbolic α-β-γ formula(s), conditions, lower bound and source.
@@ -172,11 +184,11 @@ def collective(
     link: LINK = None,
     backend: BACKEND = "auto",
     stack: STACK = None,
-    servers: Annotated[Optional[int], Option("--servers", help="Parameter servers S.")] = None,
-    colocated: Annotated[bool, Option("--colocated", help="Servers are ranks (else dedicated machines).")] = False,
-    no_pipeline: Annotated[bool, Option("--no-pipeline", help="Parameter server: push everything, then pull.")] = False,
-    chunks: Annotated[Optional[str], Option("--chunks", help="Pipeline chunks k: an integer, or auto (the optimum, the default).")] = None,
-    leaders: Annotated[bool, Option("--leaders", help="Hierarchical: reduce to one leader GPU per node, all-reduce the whole buffer across the leaders, broadcast in the node (seed 000); default: each GPU's 1/G on its own rail.")] = False,
+    servers: SERVERS = None,
+    colocated: COLOCATED = False,
+    no_pipeline: NO_PIPELINE = False,
+    chunks: CHUNKS = None,
+    leaders: LEADERS = False,
     alpha_inter: Annotated[Optional[str], Option("--alpha-inter", help="Hierarchical: inter-node latency.")] = None,
     bandwidth_inter: Annotated[Optional[str], Option("--bandwidth-inter", help="Hierarchical: inter-node bandwidth.")] = None,
     json_: JSON = False,
@@ -189,8 +201,8 @@ def collective(
 
     query = Query(primitive=primitive, algorithm=algorithm, ranks=ranks, size=size, alpha=alpha,
                   bandwidth=bandwidth, gamma=gamma, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node,
-                  link=link, backend=backend, stack=stack, servers=servers, colocated=colocated, pipelined=not no_pipeline,
-                  chunks=_chunks(chunks), leaders=leaders, alpha_inter=alpha_inter, bandwidth_inter=bandwidth_inter)
+                  link=link, backend=backend, stack=stack, alpha_inter=alpha_inter, bandwidth_inter=bandwidth_inter,
+                  **algorithm_fields(servers, colocated, no_pipeline, chunks, leaders))
     result = run_query(query)[0]
     if json_:
         print_json(result)
@@ -212,6 +224,11 @@ def compare(
     link: LINK = None,
     backend: BACKEND = "auto",
     stack: STACK = None,
+    servers: SERVERS = None,
+    colocated: COLOCATED = False,
+    no_pipeline: NO_PIPELINE = False,
+    chunks: CHUNKS = None,
+    leaders: LEADERS = False,
     json_: JSON = False,
 ) -> None:
     """Rank every applicable algorithm, fastest first, with the lower bound; the winner is marked *.
@@ -222,7 +239,7 @@ def compare(
 
     query = Query(primitive=primitive, algorithm="all", ranks=ranks, size=size, alpha=alpha, bandwidth=bandwidth,
                   gamma=gamma, cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, link=link,
-                  backend=backend, stack=stack)
+                  backend=backend, stack=stack, **algorithm_fields(servers, colocated, no_pipeline, chunks, leaders))
     results = run_query(query)
     winner = next((i for i, r in enumerate(results) if r.nccl_choice),
                   next((i for i, r in enumerate(results) if r.stack_runs is not False), 0))
@@ -244,15 +261,3 @@ def compare(
         echo(f"\n{_bound_label(results)}: {format_time(_ranks_bound_s(results))}  (* = fastest{unrun})")
     elif results:
         echo(f"\nNCCL {results[0].nccl_version or ''} tuning model, fastest first; * = NCCL's own choice (by its estimate)")
-
-
-def _chunks(text: str | None) -> int | str | None:
-    """--chunks as the formulas take it: a whole number, or 'auto' (the error offered 'auto' while
-    the option, an integer, refused it); anything else is refused by the formula's own check."""
-    if text is None or text.strip().lower() == "auto":
-        return None  # the formula's default: the optimum
-    if not text.strip().lstrip("+-").isdigit():
-        from dpbase.errors import InputError
-
-        raise InputError("chunks", text, "an integer >= 1 or 'auto'")
-    return int(text)

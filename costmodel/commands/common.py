@@ -51,6 +51,28 @@ def comma_counts(text: str, field: str, example: str) -> tuple[int, ...]:
     return comma_list(text, field, example, count)
 
 
+def parse_chunks(text: str | None) -> int | None:
+    """--chunks as the formulas take it: a whole number, or 'auto' (None: the formula's default, the
+    optimum); anything else is refused here, and a bad count by the formula's own check."""
+    if text is None or text.strip().lower() == "auto":
+        return None
+    if not text.strip().lstrip("+-").isdigit():
+        from dpbase.errors import InputError
+
+        raise InputError("chunks", text, "an integer >= 1 or 'auto'")
+    return int(text)
+
+
+def algorithm_fields(servers: int | None, colocated: bool, no_pipeline: bool, chunks: str | None,
+                     leaders: bool) -> dict[str, Any]:
+    """The algorithm parameters typed on the command line, as the query's fields (only those given:
+    :func:`costmodel.cluster.query.given_fields`)."""
+    from costmodel.cluster.query import given_fields
+
+    return given_fields(servers=servers, colocated=colocated, pipelined=not no_pipeline, chunks=parse_chunks(chunks),
+                        leaders=leaders)
+
+
 def parse_bits(text: str | None, field: str) -> int | None:
     """``int8`` / ``int4`` (or 8 / 4) as a bit count; None stays None."""
     if text is None:

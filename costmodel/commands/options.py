@@ -179,6 +179,13 @@ MICRO_BATCH = Annotated[int, Option("--micro-batch", help="Samples per GPU per m
 SEQ_LEN = Annotated[int | None, Option("--seq-len", help="Tokens per sample (transformers; default from the preset).")]
 COMPUTE_DTYPE = Annotated[str, Option("--compute-dtype", help="Matmul dtype: fp32, tf32, bf16, fp16, fp8 (on a GPU without it bf16 runs as fp16, then fp32, and tf32 as fp32, as PyTorch does before Ampere; the dtype that runs is printed).")]
 MFU = Annotated[float | None, Option(help="Model FLOPs utilisation, a fraction of the --compute-dtype's peak (fp8's with fp8: an fp8 run's MFU quoted against the bf16 peak is twice this on H100) (default: measured for the model kind where known, e.g. CNNs, else the GPU profile's); a CNN's may pass 1 in nominal FLOPs, up to its Winograd ceiling.")]
+# The algorithm parameters (costmodel.cluster.query.PARAMETERS), declared once for every command
+# that asks a formula: collective, compare, formula, sweep and the charts
+SERVERS = Annotated[int | None, Option("--servers", help="Parameter server: servers S (default 1).")]
+COLOCATED = Annotated[bool, Option("--colocated", help="Parameter server: the servers are ranks (else dedicated machines).")]
+NO_PIPELINE = Annotated[bool, Option("--no-pipeline", help="Parameter server: push everything, then pull.")]
+CHUNKS = Annotated[str | None, Option("--chunks", help="Pipeline chunks k: an integer, or auto (the optimum, the default).")]
+LEADERS = Annotated[bool, Option("--leaders", help="Hierarchical: reduce to one leader GPU per node, all-reduce the whole buffer across the leaders, broadcast in the node (seed 000); default: each GPU's 1/G on its own rail.")]
 PS_PLACEMENT = Annotated[str | None, Option("--ps-placement", help="Parameter servers on dedicated machines (default) or colocated on ranks 0..S-1.")]
 NO_FLASH_ATTENTION = Annotated[bool, Option("--no-flash-attention", help="No fused attention kernel: every layer materialises its scores (their memory and HBM traffic); Transformer-XL's relative attention always does.")]
 OPTIMIZER = Annotated[str, Option(help="sgd (momentum), adam or adamw.")]

@@ -3,8 +3,20 @@
 from typing import Annotated, Any, Optional
 
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, comma_counts, echo, print_json
-from costmodel.commands.options import ALPHA, GPUS_PER_NODE, MICRO_BATCH, NODES, Argument, Option
+from costmodel.commands.common import algorithm_fields, cli_errors, comma_counts, echo, print_json
+from costmodel.commands.options import (
+    ALPHA,
+    CHUNKS,
+    COLOCATED,
+    GPUS_PER_NODE,
+    LEADERS,
+    MICRO_BATCH,
+    NO_PIPELINE,
+    NODES,
+    SERVERS,
+    Argument,
+    Option,
+)
 
 OUT = Annotated[str, Option("--output", "-o", help="HTML file to write, e.g. sweep.html.")]
 OPEN = Annotated[bool, Option("--open", help="Open the file in the default browser.")]
@@ -36,14 +48,14 @@ def _finish(fig: Any, output: str, open_: bool, json_: bool, kind: str, inputs: 
         echo(f"wrote {printable(path)}")
 
 
-def _hardware(primitive, cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend) -> Any:
+def _hardware(primitive, cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend, params=()) -> Any:
     from costmodel.names import primitive_named
     from costmodel.plots import Hardware
     from costmodel.plots.common import check_sources
 
     primitive_named(primitive)  # primitive: got 'bogus'; allowed: one of …, before any work
     hardware = Hardware(cluster=cluster, nodes=nodes, gpus_per_node=gpus_per_node, alpha=alpha, bandwidth=bandwidth,
-                        ranks=ranks, backend=backend)
+                        ranks=ranks, backend=backend, params=tuple(params))
     check_sources(hardware)  # before any work; the figure resolves the backend (plots.common.check_backend)
     return hardware
 
@@ -75,7 +87,8 @@ def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NOD
           alpha: ALPHA = None, bandwidth: BANDWIDTH = None, ranks: RANKS = None, backend: BACKEND = "auto",
           min_size: MIN_SIZE = "8B", max_size: MAX_SIZE = "4GiB", algorithm: ALGORITHMS = None,
           measured: Annotated[Optional[str], Option("--measured", help="An nccl-tests log to overlay.")] = None,
-          open_: OPEN = False, json_: JSON = False) -> None:
+          servers: SERVERS = None, colocated: COLOCATED = False, no_pipeline: NO_PIPELINE = False,
+          chunks: CHUNKS = None, leaders: LEADERS = False, open_: OPEN = False, json_: JSON = False) -> None:
     """Time and busbw against size per algorithm (log-log), optionally over a measured nccl-tests log.
 
     Example: dpcost plot sweep all-reduce --cluster dgx-h100 --nodes 2 -o sweep.html
@@ -83,7 +96,8 @@ def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NOD
     from costmodel.plots import sweep_figure
 
     _refuse_inputs(output, cluster, measured)
-    hw = _hardware(primitive, cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend)
+    hw = _hardware(primitive, cluster, nodes, gpus_per_node, alpha, bandwidth, ranks, backend,
+                   algorithm_fields(servers, colocated, no_pipeline, chunks, leaders).items())
     fig = sweep_figure(primitive, hw, min_size=min_size, max_size=max_size, algorithms=tuple(algorithm or ()),
                        measured_log=measured)
     _finish(fig, output, open_, json_, "sweep", (cluster, measured))
@@ -93,7 +107,9 @@ def sweep(primitive: PRIMITIVE, output: OUT, cluster: CLUSTER = None, nodes: NOD
 def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, Option("--size", "-n", help="Message size, e.g. 1GiB.")],
             rank_counts: RANK_LIST = None, cluster: CLUSTER = None, gpus_per_node: GPUS_PER_NODE = None,
             alpha: ALPHA = None, bandwidth: BANDWIDTH = None, backend: BACKEND = "auto",
-            algorithm: ALGORITHMS = None, open_: OPEN = False, json_: JSON = False) -> None:
+            algorithm: ALGORITHMS = None, servers: SERVERS = None, colocated: COLOCATED = False,
+            no_pipeline: NO_PIPELINE = False, chunks: CHUNKS = None, leaders: LEADERS = False,
+            open_: OPEN = False, json_: JSON = False) -> None:
     """Time against rank count at one size per algorithm, with the lower bound.
 
     Example: dpcost plot scaling all-reduce --size 1GiB --alpha 5us --bandwidth 25GB/s -o scaling.html
@@ -101,7 +117,8 @@ def scaling(primitive: PRIMITIVE, output: OUT, size: Annotated[str, Option("--si
     from costmodel.plots import scaling_figure
 
     _refuse_inputs(output, cluster)
-    hw = _hardware(primitive, cluster, 1, gpus_per_node, alpha, bandwidth, None, backend)
+    hw = _hardware(primitive, cluster, 1, gpus_per_node, alpha, bandwidth, None, backend,
+                   algorithm_fields(servers, colocated, no_pipeline, chunks, leaders).items())
     fig = scaling_figure(primitive, hw, size=size, rank_counts=_rank_counts(rank_counts, hw, 64),
                          algorithms=tuple(algorithm or ()))
     _finish(fig, output, open_, json_, "scaling", (cluster,))

@@ -4,8 +4,18 @@ import sys
 from typing import Annotated, Optional
 
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, comma_counts, comma_list, echo, print_json
-from costmodel.commands.options import ALPHA, GPUS_PER_NODE, Argument, Option
+from costmodel.commands.common import algorithm_fields, cli_errors, comma_counts, comma_list, echo, print_json
+from costmodel.commands.options import (
+    ALPHA,
+    CHUNKS,
+    COLOCATED,
+    GPUS_PER_NODE,
+    LEADERS,
+    NO_PIPELINE,
+    SERVERS,
+    Argument,
+    Option,
+)
 from costmodel.commands.textfmt import table
 from dpbase.errors import InputError
 from dpbase.text import printable
@@ -107,6 +117,11 @@ def sweep(
     algorithm: Annotated[str, Option("--algorithm", "-a", help="Algorithm(s), comma-separated, or auto.")] = "auto",
     backend: Annotated[str, Option("--backend", help="Backend(s), comma-separated: auto, ideal, nccl, rccl.")] = "auto",
     stack: Annotated[Optional[str], Option("--stack", help="nccl, rccl, mpi or gloo: what auto may pick.")] = None,
+    servers: SERVERS = None,
+    colocated: COLOCATED = False,
+    no_pipeline: NO_PIPELINE = False,
+    chunks: CHUNKS = None,
+    leaders: LEADERS = False,
     format_: Annotated[str, Option("--format", help="table, csv or json.")] = "table",
     output: Annotated[Optional[str], Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
     json_: Annotated[bool, Option("--json", help="Same as --format json.")] = False,
@@ -136,7 +151,7 @@ def sweep(
                    nodes=_counts(nodes, "nodes") or 1, ranks=_counts(ranks, "ranks"),
                    algorithms=_list(algorithm, "algorithm"), backends=_list(backend, "backend"), links=links,
                    alpha_s=alpha, bandwidth_Bps=bandwidth, gamma_s_per_byte=gamma, gpus_per_node=gpus_per_node,
-                   stack=stack, cli_words=True)
+                   stack=stack, cli_words=True, **algorithm_fields(servers, colocated, no_pipeline, chunks, leaders))
     left_out = df.attrs.get("left_out") or []
     if left_out:  # said, not silently dropped: the help promises one row per combination
         sys.stderr.write(f"note: {len(left_out)} combination(s) the model cannot answer left out "

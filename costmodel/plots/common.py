@@ -37,6 +37,9 @@ class Hardware:
     ranks: int | None = None
     backend: str = "auto"  # resolved by check_backend for the chart's primitive, as the CLI does
     note: str | None = None  # why the chart is drawn on another backend than asked (auto's fall-back)
+    # the algorithm parameters given (query.given_fields as (name, value) pairs: servers, colocated …),
+    # passed to each drawn algorithm that takes them, as `collective` takes them
+    params: tuple[tuple[str, Any], ...] = ()
 
     def with_ranks(self, ranks: int) -> "Hardware":
         """The same hardware with ``ranks`` ranks (whole nodes of a cluster)."""
@@ -84,12 +87,15 @@ class Hardware:
         """Short text for titles: 'dgx-h100 × 2 node(s) (16 GPUs), ideal α-β model'."""
         if self.cluster is None:
             count = f"{_plural(self.ranks, 'rank')}, " if self.ranks is not None and counts else ""
-            return f"{count}α = {_shown(self.alpha, 'time')}, bandwidth {_shown(self.bandwidth, 'bandwidth')}"
+            given = "".join(f", {name}" if value is True else f", {name}={value}" for name, value in self.params)
+            return f"{count}α = {_shown(self.alpha, 'time')}, bandwidth {_shown(self.bandwidth, 'bandwidth')}{given}"
         model = {"nccl": "NCCL model", "rccl": "RCCL ring/tree, α-β"}.get(self.backend, "ideal α-β model")
         if self.backend == "nccl" and self.calibrated():
             model += " (not this profile's measured curves: dpcost collective applies them)"
         if self.note:
             model = f"{model} ({self.note})"
+        if self.params:
+            model += "; " + ", ".join(name if value is True else f"{name}={value}" for name, value in self.params)
         if not counts:
             return f"{self.cluster} ({self.per_node()} GPUs per node), {model}"
         return f"{self.cluster} × {_plural(self.nodes, 'node')} ({_plural(self.total_ranks(), 'GPU')}), {model}"
@@ -178,6 +184,15 @@ def check_backend(hw: Hardware, primitive: str, algorithms: tuple[str, ...] = ()
     chosen, note = max((backend_for(name, hw.backend, system, algorithm=a) for a in algorithms or ("auto",)),
                        key=lambda found: found[1] is not None)  # a fall-back to ideal, if any, with its note
     hw = replace(hw, backend=chosen.value, note=note)
+    if hw.params:  # each taken by a drawn algorithm, and by a formula: the realistic models take none
+        from costmodel.cluster.query import PARAMETERS, check_fields_taken
+
+        check_fields_taken([(name, a) for a in algorithms or ("all",)], dict(hw.params))
+        if hw.backend != "ideal":
+            flag, value = PARAMETERS[hw.params[0][0]][0], hw.params[0][1]
+            raise InputError(flag, True if isinstance(value, bool) else value,
+                             f"--backend ideal, or an algorithm {hw.backend.upper()} does not run (its model times its "
+                             "library's algorithms, which take no parameters)")
     if hw.backend != "nccl":
         return hw
     if name not in COLLECTIVES:
@@ -248,15 +263,18 @@ def predictions(hw: Hardware, primitive: str, size_bytes: float, algorithms: tup
         if hw.cluster is None:
             raise InputError("backend", "nccl", "--backend nccl together with --cluster SYSTEM")
         return _nccl_points(hw, primitive, size_bytes, algorithms or NCCL_ALGORITHMS, bool(algorithms))
+    from costmodel.cluster.query import UNSET, fields_for
+
+    fields = dict(hw.params)
     query = Query(primitive=primitive, algorithm="all", size=size_bytes, ranks=hw.ranks if hw.cluster is None else None,
                   alpha=hw.alpha, bandwidth=hw.bandwidth, cluster=hw.cluster, nodes=hw.nodes,
-                  gpus_per_node=hw.gpus_per_node, backend=hw.backend)
+                  gpus_per_node=hw.gpus_per_node, backend=hw.backend, **fields_for(primitive, "all", fields))
     if not algorithms:
         return [r.to_dict() for r in run_query(query)]
     found = []
     for name in algorithms:
-        try:
-            answered = run_query(replace(query, algorithm=name))
+        try:  # each algorithm with its own share of the parameters (a ring beside the parameter server: none)
+            answered = run_query(replace(query, algorithm=name, **{**UNSET, **fields_for(primitive, name, fields)}))
         except NotApplicableError as error:  # the algorithm does not run here (check_drawn names what runs)
             if error.field not in _ALGORITHM_FIELDS:  # the hardware or backend itself: said as collective says it
                 raise
