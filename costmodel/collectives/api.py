@@ -99,24 +99,32 @@ def coefficients(primitive: str | Primitive, algorithm: str, ranks: int, **param
     return Coefficients(whole_steps(t.steps + t.steps_inter), float(t.wire + t.wire_inter), float(t.reduce))
 
 
-def run_schedule(primitive: str | Primitive, algorithm: str, inputs: Any, **params: Any) -> Any:
+def run_schedule(primitive: str | Primitive, algorithm: str, inputs: Any, *, op: str = "sum", **params: Any) -> Any:
     """Run an algorithm's schedule step by step on ``inputs``, one list of numbers per rank (the
     whole buffer; for gather and all-gather, the rank's own block): every rank's output, what the
     primitive should give, and the steps and elements the run moved (the numbers the formulas
-    count). The seeds' worked examples with their values:
+    count). ``op`` is the reduction of a reduce, all-reduce or reduce-scatter (seed 002): sum (the
+    default), prod, max, min, lor or land; the cost does not depend on it. The seeds' worked
+    examples with their values:
 
     >>> out = run_schedule("reduce-scatter", "ring", [[0, 1, 2, 3]] * 4)
     >>> out.outputs, out.correct
     (((0.0,), (4.0,), (8.0,), (12.0,)), True)
+    >>> run_schedule("all-reduce", "ring", [[1, 5], [4, 2]], op="max").outputs
+    ((4.0, 5.0), (4.0, 5.0))
     """
     import numpy as np
 
-    from costmodel.collectives.schedules import SCHEDULES, run, whole_blocks
+    from costmodel.collectives.schedules import OPS, REDUCING, SCHEDULES, run, whole_blocks
     from dpbase.errors import InputError
 
     entry = get(primitive, algorithm)
     if (entry.primitive, entry.algorithm) not in SCHEDULES:  # every registry entry has one (a test checks)
         raise InputError("algorithm", algorithm, "an algorithm with an executable schedule")
+    if not isinstance(op, str) or op not in OPS:
+        raise InputError("op", op, f"{', '.join(list(OPS)[:-1])} or {list(OPS)[-1]} (the reduction)")
+    if op != "sum" and entry.primitive not in REDUCING:
+        raise InputError("op", op, f"sum, its default: {entry.primitive.value} reduces nothing")
     try:
         arrays = [np.asarray(values, dtype=float).reshape(-1) for values in inputs]
     except (TypeError, ValueError):
@@ -130,7 +138,7 @@ def run_schedule(primitive: str | Primitive, algorithm: str, inputs: Any, **para
     # a schedule cuts the buffer into its blocks, halves and chunks; a length it cannot cut evenly
     # is refused, naming the length every schedule cuts (a ring's 5 elements on 5 ranks run)
     try:
-        found = run(entry.primitive, entry.algorithm, arrays, resolved)
+        found = run(entry.primitive, entry.algorithm, arrays, resolved, op)
     except (ValueError, IndexError, ZeroDivisionError):
         found = None
     if found is None or not found.correct:

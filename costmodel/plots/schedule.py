@@ -114,16 +114,12 @@ def schedule_figure(primitive: str, algorithm: str, ranks: int, *, size: str | f
     """
     import plotly.graph_objects as go
 
-    from costmodel.collectives.evaluate import resolve
-    from costmodel.collectives.registry import get
+    from costmodel.plots.trace import resolved_params
     from dpbase.units import parse_size
 
     if isinstance(ranks, bool) or not isinstance(ranks, int) or not 2 <= ranks <= MAX_RANKS:  # 4.0 was a TypeError
         raise InputError("ranks", ranks, f"an integer from 2 to {MAX_RANKS} (one row per rank)")
-    entry = get(primitive, algorithm)
-    resolved = resolve(entry, ranks, params)
-    if resolved.get("chunks") == "auto":
-        resolved["chunks"] = 1
+    resolved = resolved_params(primitive, algorithm, ranks, params)
     for name in ("servers", "chunks"):  # more server rows or chunk columns than this cannot be drawn
         value = resolved.get(name)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > MAX_RANKS:

@@ -124,12 +124,26 @@ def _cells(ranks: int, params: dict) -> int:
     return math.lcm(*parts)
 
 
+def resolved_params(primitive: str, algorithm: str, ranks: int, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with the algorithm's defaults, checked for ``ranks`` (the registry's), and a
+    pipeline's optimal chunk count drawn as one chunk: what a recorded schedule runs with."""
+    from costmodel.collectives.evaluate import resolve
+    from costmodel.collectives.registry import get
+
+    resolved = resolve(get(primitive, algorithm), ranks, params)
+    if resolved.get("chunks") == "auto":
+        resolved["chunks"] = 1
+    return resolved
+
+
 def record(primitive: str, algorithm: str, ranks: int, params: dict[str, Any]) -> Trace:
-    """Run the registered schedule on ``ranks`` ranks, recording every round."""
+    """Run the registered schedule on ``ranks`` ranks, recording every round (``params`` as the
+    formula takes them, defaults filled in: the double binary tree's chunks were a KeyError)."""
     from costmodel.collectives.schedules import SCHEDULES, auxiliary_nodes
     from costmodel.names import algorithm_named, primitive_named
 
     prim, algo = primitive_named(primitive), algorithm_named(algorithm)
+    params = resolved_params(prim.value, algo.value, ranks, params)
     cells = _cells(ranks, params)
     block_input = prim.value in ("all-gather", "gather")
     per_rank = cells // ranks if block_input else cells

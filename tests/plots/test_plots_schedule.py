@@ -45,3 +45,15 @@ def test_parameter_server_rows_include_servers():
 def test_too_many_ranks_is_refused():
     with pytest.raises(DpcostError):
         schedule_figure("all-reduce", "ring", 64)
+
+
+@pytest.mark.parametrize(("primitive", "algorithm"), [("all-reduce", "double-binary-tree"),
+                                                      ("all-reduce", "parameter-server"),
+                                                      ("broadcast", "pipelined-chain")])
+def test_record_fills_in_the_algorithms_defaults(primitive, algorithm):
+    """record() ran the schedule with the parameters as given: the double binary tree's chunks were a
+    KeyError unless passed (a seeds audit, 2026-11-30); it now runs as the chart draws it."""
+    trace = record(primitive, algorithm, 8, {})
+    assert trace.params.get("chunks") == 1 and trace.steps
+    if primitive == "all-reduce":  # every rank ends with the sum of the 8 ranks' bits
+        assert (trace.final[:8] == 2**8 - 1).all()

@@ -36,8 +36,9 @@ class Counts:
 class Machine:
     """Ranks 0..N−1, then auxiliary nodes; ``counted_aux`` aux nodes enter the round maxima."""
 
-    def __init__(self, ranks: int, aux: int = 0, counted_aux: bool = True) -> None:
+    def __init__(self, ranks: int, aux: int = 0, counted_aux: bool = True, combine: Any = np.add) -> None:
         self.ranks = ranks
+        self.combine = combine  # the reduction a reducing delivery applies (a numpy ufunc: add, maximum …)
         self.nodes = ranks + aux
         self.counted = self.nodes if counted_aux else ranks
         self.counts = Counts(sent=np.zeros(self.nodes), received=np.zeros(self.nodes))
@@ -45,7 +46,7 @@ class Machine:
 
     @contextmanager
     def round(self, level: str = "intra") -> Iterator["_Round"]:
-        r = _Round(self.nodes)
+        r = _Round(self.nodes, self.combine)
         yield r
         r.deliver()
         self._account(r, level)
@@ -87,7 +88,8 @@ class Machine:
 
 
 class _Round:
-    def __init__(self, nodes: int) -> None:
+    def __init__(self, nodes: int, combine: Any = np.add) -> None:
+        self.combine = combine
         self.pending: list[tuple[np.ndarray, np.ndarray, Any, bool]] = []
         self.bytes_out, self.bytes_in = np.zeros(nodes), np.zeros(nodes)
         self.msgs_out, self.msgs_in = np.zeros(nodes), np.zeros(nodes)
@@ -95,7 +97,8 @@ class _Round:
 
     def send(self, src: int, dst: int, payload: np.ndarray, target: np.ndarray, index: Any,
              reduce: bool = False) -> None:
-        """Post ``payload`` (copied now) from src to dst: on delivery ``target[index]`` is set or added."""
+        """Post ``payload`` (copied now) from src to dst: on delivery ``target[index]`` is set, or
+        combined with it by the machine's reduction (the sum unless another was asked)."""
         data = np.array(payload, copy=True)
         self.pending.append((data, target, index, reduce))
         self.bytes_out[src] += data.nbytes
@@ -108,7 +111,7 @@ class _Round:
     def deliver(self) -> None:
         for data, target, index, reduce in self.pending:
             if reduce:
-                target[index] += data
+                target[index] = self.combine(target[index], data)
             else:
                 target[index] = data
 

@@ -1,0 +1,82 @@
+"""Seed 002 lists the reductions a reduce or all-reduce applies: SUM, MIN, MAX, PROD and LOR. Every
+executable schedule now runs with any of them (``run_schedule(..., op="max")``): the one place a
+schedule reduces (the machine's delivery) applies the operation, and the result is checked against
+the operation folded over the ranks' inputs. Only sum ran before (a seeds audit, 2026-11-30:
+"op: got 'max'; allowed: a parameter of binomial reduce: it has none")."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from costmodel.collectives.api import run_schedule
+from costmodel.collectives.registry import entries
+from costmodel.names import Primitive
+from dpbase.errors import InputError
+
+REDUCING = (Primitive.ALL_REDUCE, Primitive.REDUCE, Primitive.REDUCE_SCATTER)
+FOLDS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
+         "lor": np.logical_or, "land": np.logical_and}
+
+
+def _cases():
+    for entry in entries():
+        if entry.primitive in REDUCING:
+            params = {"gpus_per_node": 2} if entry.hierarchical else {}
+            yield pytest.param(entry.primitive.value, entry.algorithm.value, params,
+                               id=f"{entry.primitive.value}-{entry.algorithm.value}")
+
+
+@pytest.mark.parametrize("op", sorted(FOLDS))
+@pytest.mark.parametrize(("primitive", "algorithm", "params"), list(_cases()))
+def test_every_reducing_schedule_applies_the_operation(primitive, algorithm, params, op):
+    ranks, length = 6, 24
+    rng = np.random.default_rng(7)
+    values = rng.integers(-3, 4, size=(ranks, length)).astype(float)
+    if op in ("lor", "land"):
+        values = (values > 0).astype(float)
+    if op == "land":  # mostly true, so the and is not all zeros
+        values = np.where(rng.random((ranks, length)) < 0.9, 1.0, values)
+    out = run_schedule(primitive, algorithm, values.tolist(), op=op, **params)
+    folded = functools.reduce(FOLDS[op], list(values)).astype(float)
+    assert out.correct
+    assert np.asarray(out.expected[0]).size and out.expected[0] == tuple(
+        folded if primitive != "reduce-scatter" else np.split(folded, ranks)[0])
+    assert out.outputs == out.expected
+
+
+def test_the_seeds_operations_on_a_worked_example():
+    four = [[1, 5, 2, 0], [4, 2, 7, 0], [3, 3, 3, 1], [2, 8, 1, 0]]
+    assert run_schedule("all-reduce", "ring", four, op="max").outputs[0] == (4.0, 8.0, 7.0, 1.0)
+    assert run_schedule("all-reduce", "ring", four, op="min").outputs[3] == (1.0, 2.0, 1.0, 0.0)
+    assert run_schedule("reduce", "binomial", four, op="prod").outputs[0] == (24.0, 240.0, 42.0, 0.0)
+    assert run_schedule("all-reduce", "recursive-doubling", four, op="lor").outputs[1] == (1.0, 1.0, 1.0, 1.0)
+    # the default is the sum, as before
+    assert run_schedule("all-reduce", "ring", four).outputs[0] == (10.0, 18.0, 13.0, 1.0)
+
+
+def test_the_cost_does_not_depend_on_the_operation():
+    four = [[1, 5, 2, 0]] * 4
+    runs = [run_schedule("all-reduce", "rabenseifner", four, op=op) for op in FOLDS]
+    assert len({(r.steps, r.elements_sent_max, r.elements_received_max) for r in runs}) == 1
+
+
+@pytest.mark.parametrize(("primitive", "algorithm", "op", "allowed"), [
+    ("all-reduce", "ring", "avg", "sum, prod, max, min, lor or land"),
+    ("all-reduce", "ring", 3, "sum, prod, max, min, lor or land"),
+    ("broadcast", "binomial", "max", "broadcast reduces nothing"),
+])
+def test_an_operation_it_cannot_apply_is_refused(primitive, algorithm, op, allowed):
+    with pytest.raises(InputError) as refused:
+        run_schedule(primitive, algorithm, [[1, 2, 3, 4]] * 4, op=op)
+    assert refused.value.field == "op" and allowed in str(refused.value)
+
+
+def test_floating_point_data_is_checked_to_rounding_not_refused():
+    """A sum of 0.1, 0.2, 0.3 in another order differs in the last bit: the run was refused as a
+    buffer the schedule could not cut."""
+    values = [[0.1, 0.7, 0.1, 0.2], [0.2, 0.3, 0.7, 0.1], [0.3, 0.9, 0.2, 0.3], [0.4, 1e-17, 0.3, 0.6]]
+    out = run_schedule("all-reduce", "ring", values)
+    assert out.correct and out.outputs[0] == pytest.approx((1.0, 1.9, 1.3, 1.2))
