@@ -253,6 +253,9 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
         + (f"   on the host: CPU step {format_time(b.optimizer_host_s)}, weights copied back "
            f"{format_time(b.optimizer_copy_s)}" if b.offload_optimizer else ""),
         f"  total                {format_time(b.total_s):>12}" + _range(b.total_interval_s, " (the collectives' spread alone)"),
+        *([f"  slow worker          {format_time(b.slow_worker_s):>12}   (1 of {b.ranks} at x{b.slow_node_factor:g} "
+           f"compute: the others do not wait, it lands fewer updates; its gradients "
+           f"{b.staleness_updates * b.slow_worker_s / b.total_s:.3g} updates stale)"] if b.slow_worker_s else []),
         "",
         f"  throughput           {rate(b.samples_per_s)} samples/s"
         + (f", {number(b.tokens_per_s, 0)} tokens/s" if b.tokens_per_s else ""),

@@ -211,6 +211,9 @@ class Breakdown:
     # file's), the overlap's knots (bytes share, backward share); empty: evenly over backward,
     # the input embedding's bytes last
     gradient_readiness: tuple = ()
+    # asynchronous updates with one slow worker (--slow-node): its cycle (push, compute × the factor,
+    # pull), the others' being total_s; 0 otherwise (async_throughput_share)
+    slow_worker_s: float = 0.0
 
     def to_dict(self) -> dict:
         """Every field (memory as a nested object), for JSON."""
@@ -284,6 +287,23 @@ def alone_seconds(step: StepSeconds, optimizer_s, input_s=0.0):
     (``input_s``, :func:`losses.input_seconds`): a lone GPU with that loader waits for it too, so a
     loader-bound step is not a scaling loss. Elementwise on arrays."""
     return ew.maximum(step.compute_s + optimizer_s, input_s)
+
+
+def async_throughput_share(ranks: int, cycle_s: float, slow_cycle_s: float) -> float:
+    """The share of N equal workers' throughput asynchronous workers keep when one of them takes
+    ``slow_cycle_s`` per update and the others ``cycle_s``: nobody waits for it (seed 002: no
+    barrel effect), it only lands fewer updates, ``(N − 1 + cycle/slow_cycle) / N``. A synchronous
+    step instead runs every rank at the slow one's pace (:mod:`costmodel.training.stragglers`).
+    The mean staleness of an applied update stays N − 1 whatever the speeds (each worker ``i``
+    sees ``(R − r_i)/r_i`` others' updates per cycle at rates ``r``; weighted by ``r_i/R`` they sum
+    to N − 1), while the slow worker's own gradients are ``(N − 1)·slow_cycle/cycle`` stale.
+
+        >>> async_throughput_share(8, 1.0, 2.0)   # one worker at half speed among eight
+        0.9375
+    """
+    if ranks <= 1 or slow_cycle_s <= cycle_s:
+        return 1.0
+    return (ranks - 1 + cycle_s / slow_cycle_s) / ranks
 
 
 def scaling_efficiency(step: StepSeconds, optimizer_s, input_s=0.0):
@@ -497,15 +517,11 @@ def _check(config: TrainingConfig, ranks: int) -> None:
     check_optimizer_impl(config.optimizer_impl, config.asynchronous, config.offload_optimizer)
     stragglers.check_jitter(config.jitter_cv)
     losses.check(config.losses)
-    # nobody waits under asynchronous updates: zero-mean jitter and spread cost nothing, but a
-    # persistently slow worker lands fewer updates, which is not modelled
+    # nobody waits under asynchronous updates: zero-mean jitter and spread cost nothing, and a
+    # persistently slow worker lands fewer updates (async_throughput_share)
     if config.asynchronous and ranks == 1:  # the one worker's push, pull and the servers' optimizer were dropped
         raise InputError("asynchronous", True, "2 or more GPUs (one GPU has no peer to update asynchronously; "
                          "its step is the synchronous one)")
-    if config.asynchronous and config.losses.slow_node_factor != 1.0:
-        raise InputError("slow_node", config.losses.slow_node_factor,
-                         "1 with asynchronous updates (workers never wait for one another; a slower worker's "
-                         "fewer updates are not modelled)")
     if config.asynchronous and config.losses.host_overhead_s not in (0.0, losses.HOST_OVERHEAD_S):  # both: none taken
         raise InputError("host_overhead", config.losses.host_overhead_s,
                          f"0 or its default ({losses.HOST_OVERHEAD_S:g} s) with asynchronous updates (the overhead of a "
@@ -1083,9 +1099,14 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     shard_ranks = ranks if groups is None else groups.ranks
     k, per_rank = config.accumulation_steps, config.micro_batch * config.accumulation_steps
     total = float(step.total_s)
-    samples_per_s = ranks * per_rank / total
     input_s = losses.input_seconds(config.losses.input_rate, per_rank)
-    efficiency = float(scaling_efficiency(step, optimizer_s, input_s))
+    slow_cycle = 0.0
+    share = 1.0
+    if config.asynchronous and config.losses.slow_node_factor > 1.0:  # it lands fewer updates; nobody waits
+        slow_cycle = total + (config.losses.slow_node_factor - 1.0) * float(step.compute_s)
+        share = async_throughput_share(ranks, total, slow_cycle)
+    samples_per_s = ranks * per_rank / total * share
+    efficiency = float(scaling_efficiency(step, optimizer_s, input_s)) * share
     return Breakdown(
         **_echo(workload, config, ranks, algorithm, compute, layout, setup, slowdown),
         forward_s=k * compute.forward_s,
@@ -1106,6 +1127,7 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
         sync_payload_bytes=plan.bytes_per_step(k),
         sync_s_per_sample=float(step.comm_s) / per_rank,
         staleness_updates=float(stragglers.async_staleness_updates(ranks)) if config.asynchronous else 0.0,
+        slow_worker_s=slow_cycle,
         **_memory(workload, config, precision, ranks, compute.seq_len, gpu, compute.compute_dtype,
                   shard_ranks if groups is not None else None,
                   groups.secondary_ranks if groups is not None else None, named, replicas_reduce),

@@ -29,6 +29,10 @@ STEPS: list[tuple[str, str, str]] = [
     ("… and +10.8 s with 10 ranks (seed 002)",
      "The time grows linearly with N: (N−1)·n·β.",
      "dpcost collective all-reduce --algorithm parameter-server --colocated --servers 1 --ranks 10 --size 1.2GB --alpha 0s --bandwidth 1GB/s"),
+    ("… the linear growth in one table (seed 002)",
+     "The same question for every N at once: each added NPU adds 1.2 s at the one that reduces for all.",
+     "dpcost sweep all-reduce --algorithm parameter-server --colocated --servers 1 --ranks 2,4,6,8,10 --sizes 1.2GB "
+     "--alpha 0s --bandwidth 1GB/s"),
     ("Naive one-to-one exchange: N(N−1) copies of the whole buffer (seed 000)",
      "Every GPU sends its full gradient to every other GPU: 8·7·4 GB = 224 GB cross the links. The note "
      "counts N(N−1)/2 = 28: the pairs of GPUs, each pair exchanging its two gradients both ways "
@@ -53,6 +57,13 @@ STEPS: list[tuple[str, str, str]] = [
      "and each leader broadcasts the sum inside its node. The network carries 8 times what each rail "
      "carries above, so the step is about 4 times longer.",
      "dpcost collective all-reduce --algorithm hierarchical --leaders --cluster dgx-h100 --nodes 2 --size 1GB"),
+    ("… where the hierarchy pays: many nodes, small messages (seed 000)",
+     "At 1 GB on two nodes the flat ring above is faster: its bandwidth term is already the network's, and the "
+     "hierarchy adds two intra-node phases. The hierarchy's gain is latency: a flat ring over 256 GPUs takes "
+     "2(N−1) = 510 steps, most of them across the network, while the hierarchical one crosses it in "
+     "2(M−1) = 62 steps between 32 nodes: at 64 KB on 32 nodes it wins, at 1 GB it is still slower.",
+     "dpcost sweep all-reduce --algorithm ring,hierarchical --cluster dgx-a100 --nodes 2,32 --sizes 64KB,1GB "
+     "--backend ideal"),
     ("Gradient accumulation amortises synchronisation (seed 003)",
      "One all-reduce per k micro-batches: compare communication per sample with --accum 1 and --accum 8.",
      "dpcost iteration --model gpt2-xl --cluster dgx-a100 --nodes 2 --micro-batch 4 --seq-len 1024 --accum 1"),
@@ -65,9 +76,19 @@ STEPS: list[tuple[str, str, str]] = [
     ("Synchronous steps wait for the slowest GPU (seeds 001, 002, 003)",
      "With 5 % compute jitter between GPUs, a synchronous step waits for the expected maximum of N.",
      "dpcost iteration --model resnet-50 --cluster dgx-a100 --nodes 4 --micro-batch 64 --jitter 0.05"),
+    ("… and one slow GPU sets every step's pace: the barrel effect (seed 002)",
+     "A synchronous parameter server with one GPU at half speed (`--slow-node 2`): all 32 wait for it at "
+     "every step.",
+     "dpcost iteration --model resnet-50 --cluster dgx-a100 --nodes 4 --micro-batch 64 --algorithm parameter-server "
+     "--slow-node 2"),
     ("Asynchronous parameter-server updates: no wait, but stale gradients (seeds 002, 003)",
-     "Updates land without waiting; the breakdown reports how many updates late a gradient is on average.",
-     "dpcost iteration --model resnet-50 --cluster dgx-a100 --nodes 4 --micro-batch 64 --jitter 0.05 --async"),
+     "The same servers and the same slow GPU, asynchronous: nobody waits for it, it only lands fewer updates, "
+     "so the throughput is well above the synchronous step's, as seed 002 says (异步…训练速度会快很多). The "
+     "price is staleness: a gradient is on average N − 1 updates late, the slow GPU's more. Asynchrony removes "
+     "the wait, not the server's N-fold traffic: NCCL's ring all-reduce with the same slow GPU (add "
+     "`--slow-node 2` to the jitter example above) is faster still.",
+     "dpcost iteration --model resnet-50 --cluster dgx-a100 --nodes 4 --micro-batch 64 --algorithm parameter-server "
+     "--slow-node 2 --async"),
     ("Gradient compression: fp16 and top-k change the bytes (seed 004)",
      "Sending 1 % of the gradients (top-k) cuts the communication volume.",
      "dpcost iteration --model gpt2-xl --cluster l40s-4x-pcie --micro-batch 2 --seq-len 1024 --grad-dtype fp16 --topk 0.01"),
