@@ -312,7 +312,7 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
     per-point path leaves it out)."""
     import numpy as np
 
-    from costmodel.collectives.evaluate import evaluate_grid, max_chunks, resolve
+    from costmodel.collectives.evaluate import check_chunks, evaluate_grid, max_chunks, resolve
     from costmodel.collectives.registry import get
     from dpbase.errors import NotApplicableError
     from dpbase.units import parse_bandwidth, parse_time
@@ -326,9 +326,16 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
             taken.append(count)
         except NotApplicableError as error:
             skipped.append(error)
-    if not taken:
+    kept = []
+    for size in sizes:  # a chunk count a size cannot split into: that size alone, as the per-point path
+        try:
+            check_chunks(entry, size, dict(fields))
+            kept.append(size)
+        except NotApplicableError as error:
+            skipped.append(error)
+    if not taken or not kept:
         return [], skipped
-    ranks = taken
+    ranks, sizes = taken, kept
     alpha, bw = parse_time(alpha_s, "alpha_s"), parse_bandwidth(bandwidth_Bps, "bandwidth_Bps")
     gamma = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
     n_grid, size_grid = np.meshgrid(np.asarray(ranks, dtype=float), np.asarray(sizes, dtype=float), indexing="ij")
@@ -336,10 +343,12 @@ def _grid_rows(primitive: str, algorithm: str, ranks: list[Any], sizes: list[flo
     # the fields the grid does not compute (note, params …) from predict at a point of the same kind:
     # one rank, 0 bytes, or a pipeline split into every element at α = 0, has its own note ("0 bytes:
     # nothing to move"); the first point's was copied onto every row (API audit, 2026-11-30)
-    templates: dict[tuple[bool, bool, bool], dict[str, Any]] = {}
+    templates: dict[tuple, dict[str, Any]] = {}
 
     def template_for(count: int, size: float, split_most: bool = False) -> dict[str, Any]:
-        kind = (count == 1, size == 0, split_most)  # split_most: a pipeline's α = 0 split, which has its note
+        # split_most: a pipeline's α = 0 split, which has its note; a hierarchy's rank count decides
+        # whether it is one node, with its own note (the 8-rank note rode on a 16-rank row)
+        kind = (count == 1, size == 0, split_most, count if entry.hierarchical else None)
         if kind not in templates:
             templates[kind] = predict(primitive, size, algorithm, ranks=count, alpha_s=alpha, bandwidth_Bps=bw,
                                       gamma_s_per_byte=gamma, stack=stack, backend=backend, _cli_words=True,

@@ -69,15 +69,22 @@ def _params(q: Query, entry: Any) -> dict[str, Any]:
     return {k: v for k, v in wanted.items() if v is not None and k in names}
 
 
-# The Query fields of the algorithm parameters at their "not given" values: a query's parameters
-# are the fields that differ (``given_fields``), which is also how a sweep or a chart passes them on.
-UNSET = {"servers": None, "chunks": None, "colocated": False, "pipelined": True, "leaders": False}
+# The Query fields of the algorithm parameters at their "not given" values (the Query's own
+# defaults): a query's parameters are the fields that differ (``given_fields``), which is also how
+# a sweep or a chart passes them on.
+UNSET = {name: getattr(Query(primitive="all-reduce"), name) for name in PARAMETERS}
 
 
 def given_fields(**fields: Any) -> dict[str, Any]:
     """The algorithm parameters given, as Query fields (``servers=1, colocated=True``), the unset
-    ones left out; an unknown name is a programming error (KeyError)."""
-    return {name: value for name, value in fields.items() if value is not None and value != UNSET[name]}
+    ones left out (``chunks="auto"`` is the default, the optimum, as :func:`predict` reads it); a
+    name that is not one is refused, naming what is."""
+    for name in fields:
+        if name not in UNSET:
+            raise InputError("params", name, f"an algorithm parameter: {', '.join(UNSET)}")
+    return {name: value for name, value in fields.items()
+            if value is not None and value != UNSET[name]
+            and not (name == "chunks" and isinstance(value, str) and value.strip().lower() == "auto")}
 
 
 def _takes(primitive: str, algorithm: str) -> set[str]:
@@ -424,12 +431,19 @@ def check_conflicts(q: Query) -> None:
     _check_link_nodes(q, inter)
     given = _given_params(q)
     first = next(iter(given.items()), None)
+    if "pipelined" in given and "chunks" in given and q.algorithm != "auto":
+        # unpipelined is one chunk (-a all took both, reporting 4); a named algorithm lacking them says so
+        if q.algorithm == "all" or _nccl_only(q) or {"pipelined", "chunks"} <= {p.name for p in get(
+                q.primitive, q.algorithm).params}:
+            raise _refuse_param("chunks", q.chunks, "left out with --no-pipeline (push everything, then pull: "
+                                                    "one chunk)")
     if first and q.algorithm == "auto":  # the choice is the library's or the fastest: nothing would take them
         raise _refuse_param(*first, "a named --algorithm that takes it (or --algorithm all), not auto")
     if first and q.algorithm == "all" and q.cluster is not None and backend != Backend.IDEAL.value:
         # NCCL's and RCCL's models list their own algorithms, none of which takes them
-        raise _refuse_param(*first, "--backend ideal with --algorithm all on a cluster (the realistic models list "
-                                    "their library's algorithms, which take no parameters), or a named --algorithm")
+        raise _refuse_param(*first, "--backend ideal (NCCL's and RCCL's models time their library's own "
+                                    "algorithms, which take no parameters), or the one algorithm that takes it, named "
+                                    "(collective --algorithm …)")
     if q.algorithm == "all":  # each algorithm takes its own; one none of them takes was dropped silently
         check_fields_taken([(q.primitive, "all")], {name: getattr(q, name) for name in given})
     if q.algorithm in ("auto", "all"):
@@ -445,8 +459,6 @@ def check_conflicts(q: Query) -> None:
         if name not in accepted:
             raise _refuse_param(name, value, f"a parameter of {q.algorithm} {q.primitive}: "
                                              f"{', '.join(sorted(accepted)) or 'it has none'}")
-    if "pipelined" in given and "chunks" in given:  # the algorithm takes both: unpipelined is one chunk
-        raise _refuse_param("chunks", q.chunks, "left out with --no-pipeline (push everything, then pull: one chunk)")
 
 
 def _nccl_only(q: Query) -> bool:

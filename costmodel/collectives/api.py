@@ -131,6 +131,8 @@ def run_schedule(primitive: str | Primitive, algorithm: str, inputs: Any, *, op:
         raise InputError("inputs", inputs, "one list of numbers per rank") from None
     if not arrays or any(a.size == 0 for a in arrays) or len({a.size for a in arrays}) != 1:
         raise InputError("inputs", inputs, "one non-empty list of numbers per rank, all of one length")
+    if not all(np.isfinite(a).all() for a in arrays):  # NaN was refused as a buffer the schedule could not cut
+        raise InputError("inputs", inputs, "finite numbers (no NaN or infinity)")
     ranks = len(arrays)
     resolved = resolve(entry, ranks, params)
     if entry.pipelined and resolved.get("chunks") in (None, "auto"):  # the schedule runs whole chunks

@@ -183,22 +183,38 @@ def check_backend(hw: Hardware, primitive: str, algorithms: tuple[str, ...] = ()
     system = system_of(hw.cluster, "cluster") if hw.cluster is not None else None
     chosen, note = max((backend_for(name, hw.backend, system, algorithm=a) for a in algorithms or ("auto",)),
                        key=lambda found: found[1] is not None)  # a fall-back to ideal, if any, with its note
-    hw = replace(hw, backend=chosen.value, note=note)
-    if hw.params:  # each taken by a drawn algorithm, and by a formula: the realistic models take none
+    hw = replace(hw, backend=chosen.value, note=note, params=_checked_params(hw.params))
+    if hw.params:  # each taken by a drawn algorithm; each point's query checks the rest, as `collective` does
         from costmodel.cluster.query import PARAMETERS, check_fields_taken
 
         check_fields_taken([(name, a) for a in algorithms or ("all",)], dict(hw.params))
-        if hw.backend != "ideal":
+        if hw.backend == "nccl":  # NCCL's model draws its own algorithms, which take none
             flag, value = PARAMETERS[hw.params[0][0]][0], hw.params[0][1]
             raise InputError(flag, True if isinstance(value, bool) else value,
-                             f"--backend ideal, or an algorithm {hw.backend.upper()} does not run (its model times its "
-                             "library's algorithms, which take no parameters)")
+                             "--backend ideal, or an algorithm NCCL does not run (NCCL's model times its own "
+                             "algorithms, which take no parameters)")
     if hw.backend != "nccl":
         return hw
     if name not in COLLECTIVES:
         raise InputError("backend", "nccl", f"ideal or auto for {name} (NCCL's tuning model has only "
                                             f"{', '.join(sorted(COLLECTIVES))}; auto falls back to ideal)")
     return hw
+
+
+def _checked_params(params: Any) -> tuple[tuple[str, Any], ...]:
+    """``Hardware.params`` as (name, value) pairs of the parameters given (a mapping is taken too;
+    unset values such as ``servers=None`` are dropped, an unknown name refused, not a KeyError)."""
+    from collections.abc import Mapping
+
+    from costmodel.cluster.query import given_fields
+
+    pairs = params.items() if isinstance(params, Mapping) else params
+    try:
+        fields = dict(pairs)
+    except (TypeError, ValueError):
+        raise InputError("params", params, "(name, value) pairs of algorithm parameters, e.g. "
+                                           "(('colocated', True), ('servers', 1))") from None
+    return tuple(given_fields(**{str(name): value for name, value in fields.items()}).items())
 
 
 def size_grid(min_size: str | float, max_size: str | float) -> list[float]:

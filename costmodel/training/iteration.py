@@ -828,20 +828,23 @@ def _two_level_slowdown(comm, ranks, config, precision, layout, gpu, host, group
     return transport.two_level_slowdown(inside, slowdown, min(across / whole, 1.0))
 
 
-def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s, host, groups, slowdown, qgz=None):
+def _step(workload, gpu, comm, ranks, config, forward, precision, layout, wait_s, host, groups, slowdown, qgz=None,
+          compute_factor=None):
     """(StepSeconds, SyncPlan, optimizer seconds, (host step, host-to-device copy) seconds, what a
     per-tensor optimizer loop adds of them).
 
     ``groups`` (:class:`gradsync.ShardGroups`, hybrid sharding or hpZ): where ZeRO's collectives
-    run and over how many ranks its states are sharded."""
+    run and over how many ranks its states are sharded. ``compute_factor``: the compute of this
+    rank × this (an asynchronous slow worker's own cycle, built as a synchronous step's slowest
+    rank is); default the straggler model's slowest-of-N (1 under asynchronous updates)."""
     grad_bytes = float(workload.params * precision.grad_bytes)
     offloaded = config.offload_optimizer
     shard = ranks if groups is None else groups.ranks
     plan = _sync_plan(comm, ranks, config, precision, layout, gpu, host, groups, qgz)
     k = config.accumulation_steps
-    factor = 1.0 if config.asynchronous else float(stragglers.slowest_rank_factor(
-        config.jitter_cv, ranks, 1 if plan.every_micro_batch else k, config.losses.speed_cv,
-        config.losses.slow_node_factor))
+    factor = compute_factor if compute_factor is not None else 1.0 if config.asynchronous else float(
+        stragglers.slowest_rank_factor(config.jitter_cv, ranks, 1 if plan.every_micro_batch else k,
+                                       config.losses.speed_cv, config.losses.slow_node_factor))
     backward = backward_seconds(forward, config.recompute)
     sync_comm, sync_exposed = _sync_times(plan, layout, grad_bytes, forward * factor,
                                           backward * factor, config.overlap, workload.readiness)
@@ -1103,7 +1106,11 @@ def iteration_breakdown(workload: Workload, gpu, comm: Callable[[str, float], fl
     slow_cycle = 0.0
     share = 1.0
     if config.asynchronous and config.losses.slow_node_factor > 1.0:  # it lands fewer updates; nobody waits
-        slow_cycle = total + (config.losses.slow_node_factor - 1.0) * float(step.compute_s)
+        # its own cycle, as the synchronous model builds its slowest rank's step: its compute × the
+        # factor, the same communication (more of it hidden behind the longer backward) and loader
+        slow_cycle = float(_step(workload, gpu, comm, ranks, config, compute.forward_s, precision, layout,
+                                 setup.wait_s, host, groups, slowdown, qgz,
+                                 compute_factor=config.losses.slow_node_factor)[0].total_s)
         share = async_throughput_share(ranks, total, slow_cycle)
     samples_per_s = ranks * per_rank / total * share
     efficiency = float(scaling_efficiency(step, optimizer_s, input_s)) * share

@@ -41,10 +41,9 @@ def test_every_reducing_schedule_applies_the_operation(primitive, algorithm, par
         values = np.where(rng.random((ranks, length)) < 0.9, 1.0, values)
     out = run_schedule(primitive, algorithm, values.tolist(), op=op, **params)
     folded = functools.reduce(FOLDS[op], list(values)).astype(float)
-    assert out.correct
-    assert np.asarray(out.expected[0]).size and out.expected[0] == tuple(
-        folded if primitive != "reduce-scatter" else np.split(folded, ranks)[0])
-    assert out.outputs == out.expected
+    want = folded if primitive != "reduce-scatter" else np.split(folded, ranks)[0]
+    assert out.correct and out.expected[0] == tuple(want)
+    assert out.outputs[0] == tuple(want)  # what the schedule computed (integers: exact in any order)
 
 
 def test_the_seeds_operations_on_a_worked_example():
@@ -80,3 +79,21 @@ def test_floating_point_data_is_checked_to_rounding_not_refused():
     values = [[0.1, 0.7, 0.1, 0.2], [0.2, 0.3, 0.7, 0.1], [0.3, 0.9, 0.2, 0.3], [0.4, 1e-17, 0.3, 0.6]]
     out = run_schedule("all-reduce", "ring", values)
     assert out.correct and out.outputs[0] == pytest.approx((1.0, 1.9, 1.3, 1.2))
+    # a sum that cancels: 5.6e-17 one way, 2.8e-17 the other; the tolerance follows the inputs' size
+    cancelling = run_schedule("all-reduce", "ring", [[0.1] * 6, [0.2] * 6, [-0.3] * 6])
+    assert cancelling.correct and max(map(abs, cancelling.outputs[0])) < 1e-16
+    # a wrong result is still caught: the machine's sum replaced by a max is not the sum
+    from costmodel.collectives.schedules import SCHEDULES, _expected
+    from costmodel.collectives.schedules.machine import Machine
+    from costmodel.names import Algorithm
+    from costmodel.names import Primitive as P
+
+    x = [np.array(v, dtype=float) for v in values]
+    wrong = SCHEDULES[(P.ALL_REDUCE, Algorithm.RING)](Machine(4, combine=np.maximum), x, {})
+    assert not np.allclose(wrong[0], _expected(P.ALL_REDUCE, x, 4)[0])
+
+
+def test_non_finite_inputs_are_named_as_such():
+    with pytest.raises(InputError) as refused:
+        run_schedule("all-reduce", "ring", [[float("nan"), 1.0, 2.0, 3.0]] * 4)
+    assert refused.value.field == "inputs" and "finite" in str(refused.value)

@@ -103,3 +103,57 @@ def test_the_chart_commands_take_the_flags(tmp_path):
     refused = runner.invoke(app, ["plot", "sweep", "all-reduce", "--cluster", "dgx-h100", "--colocated",
                                   "-o", str(tmp_path / "s.html")])
     assert refused.exit_code == 2 and "--colocated" in refused.output
+
+
+# --- the review of this change (2026-11-30) ---
+
+def test_no_pipeline_with_chunks_is_refused_under_all_too():
+    """-a all took both and reported chunks 4 on a row timed with one chunk."""
+    for command in (["compare", "all-reduce", "--size", "1MB"], ["sweep", "all-reduce", "-a", "all", "--sizes", "1MB"]):
+        result = runner.invoke(app, [*command, "--ranks", "4", *LINK, "--no-pipeline", "--chunks", "4"])
+        assert result.exit_code == 2 and "--chunks" in result.output and "--no-pipeline" in result.output
+
+
+def test_a_size_or_rank_count_a_parameter_cannot_fit_is_left_out_alone():
+    """On the grid path a chunk count too large for 8 B, or colocated servers beyond 4 ranks, ended the
+    whole sweep; the per-point path left that combination out."""
+    frame = sweep("all-reduce", ["8B", "1MB"], ranks=8, algorithms="double-binary-tree", alpha_s="1us",
+                  bandwidth_Bps="1GB/s", chunks=4)
+    assert frame.size_bytes.tolist() == [1e6] and "chunks" in frame.attrs["left_out"][0]
+    frame = sweep("all-reduce", "1MB", ranks=[4, 16], algorithms="parameter-server", alpha_s="1us",
+                  bandwidth_Bps="1GB/s", servers=8, colocated=True)
+    assert frame.ranks.tolist() == [16] and "servers" in frame.attrs["left_out"][0]
+
+
+def test_the_grid_and_the_per_point_paths_give_the_same_rows():
+    grid = sweep("all-reduce", ["64KB", "1GB"], ranks=[4, 12], algorithms="parameter-server", alpha_s="2us",
+                 bandwidth_Bps="25GB/s", servers=2, colocated=True, chunks="auto")
+    for row in grid.to_dict("records"):
+        one = predict("all-reduce", "parameter-server", ranks=row["ranks"], size_bytes=row["size_bytes"],
+                      alpha_s=2e-6, bandwidth_Bps=25e9, servers=2, colocated=True)
+        assert row["time_s"] == pytest.approx(one.time_s, rel=1e-12) and row["steps"] == one.steps
+    hier = sweep("all-reduce", "1MB", ranks=[8, 16], algorithms="hierarchical", alpha_s="1us",
+                 bandwidth_Bps="1GB/s", leaders=True)
+    notes = dict(zip(hier.ranks, hier.note))
+    assert "one node" in notes[8] and not isinstance(notes[16], str)  # the 8-rank note rode on the 16-rank row
+
+
+def test_an_amd_chart_draws_what_collective_answers():
+    """parameter-server is an algorithm RCCL does not run: collective answers it with the textbook
+    model; the chart refused it."""
+    hw = Hardware(cluster="mi300x-8x", params=(("colocated", True),))
+    fig = scaling_figure("all-reduce", hw, size="1GB", rank_counts=(8,), algorithms=("parameter-server",))
+    from costmodel.cluster.api import predict as cluster_predict
+
+    one = cluster_predict("all-reduce", "1GB", "parameter-server", cluster="mi300x-8x", colocated=True)
+    assert fig.data[0].y[0] == pytest.approx(one.time_s)
+
+
+@pytest.mark.parametrize("params", [(("foo", 1),), 5, (("servers",),)])
+def test_chart_parameters_are_checked(params):
+    from dpbase.errors import InputError
+
+    with pytest.raises(InputError) as refused:
+        scaling_figure("all-reduce", Hardware(alpha="0s", bandwidth="1GB/s", params=params), size="1GB",
+                       rank_counts=(2,), algorithms=("parameter-server",))
+    assert refused.value.field == "params"

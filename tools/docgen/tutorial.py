@@ -57,11 +57,11 @@ STEPS: list[tuple[str, str, str]] = [
      "and each leader broadcasts the sum inside its node. The network carries 8 times what each rail "
      "carries above, so the step is about 4 times longer.",
      "dpcost collective all-reduce --algorithm hierarchical --leaders --cluster dgx-h100 --nodes 2 --size 1GB"),
-    ("… where the hierarchy pays: many nodes, small messages (seed 000)",
-     "At 1 GB on two nodes the flat ring above is faster: its bandwidth term is already the network's, and the "
-     "hierarchy adds two intra-node phases. The hierarchy's gain is latency: a flat ring over 256 GPUs takes "
-     "2(N−1) = 510 steps, most of them across the network, while the hierarchical one crosses it in "
-     "2(M−1) = 62 steps between 32 nodes: at 64 KB on 32 nodes it wins, at 1 GB it is still slower.",
+    ("… where the hierarchy pays: small messages, most on many nodes (seed 000)",
+     "The hierarchy's gain is latency: a flat ring over 256 GPUs takes 2(N−1) = 510 steps, most of them "
+     "across the network, while the hierarchical one crosses it in 2(M−1) = 62 steps between 32 nodes. At "
+     "64 KB it wins on 2 nodes and by far on 32. At 1 GB the flat ring wins on both: its bandwidth term is "
+     "already the network's, and the hierarchy adds two intra-node phases.",
      "dpcost sweep all-reduce --algorithm ring,hierarchical --cluster dgx-a100 --nodes 2,32 --sizes 64KB,1GB "
      "--backend ideal"),
     ("Gradient accumulation amortises synchronisation (seed 003)",

@@ -19,7 +19,7 @@ from typing import Any
 from costmodel.collectives.entry import CHUNKS, Entry, Param, Terms
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
-from dpbase.errors import InputError
+from dpbase.errors import InputError, NotApplicableError
 from dpbase.limits import MAX_RANKS
 
 SERVERS = Param("servers", "S", 1, "parameter servers (shards)")
@@ -46,7 +46,8 @@ def validate_ps(N: int, params: dict[str, Any]) -> None:
     if not getattr(servers, "free_symbols", None) and servers > MAX_RANKS:
         raise InputError("servers", servers, f"at most {MAX_RANKS} machines")
     if params["colocated"] and servers > N:
-        raise InputError("servers", servers, f"at most ranks ({N}) when servers are colocated")
+        # NotApplicable: these ranks cannot hold them (a sweep or chart leaves this rank count out)
+        raise NotApplicableError("servers", servers, f"at most ranks ({N}) when servers are colocated")
 
 
 def in_network_allreduce(N: Any, n: Any, p: Any, o: Any) -> Terms:
