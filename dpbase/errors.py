@@ -51,11 +51,19 @@ class UnknownNameError(InputError, KeyError):
 
     >>> str(UnknownNameError("model", "ResNet50", ["resnet-50", "resnet-152"]))
     "model: got 'ResNet50'; allowed: one of resnet-152, resnet-50 (did you mean 'resnet-50'?)"
+    >>> str(UnknownNameError("cluster", "dgx-h10", ["dgx-a100", "dgx-h100"]))  # one close typo
+    "cluster: got 'dgx-h10'; allowed: one of dgx-a100, dgx-h100 (did you mean 'dgx-h100'?)"
     """
 
     def __init__(self, field: str, value: object, known: Iterable[str]) -> None:
         known = sorted(known)
         meant = [name for name in known if _squashed(name) == _squashed(value)]
+        if not meant and isinstance(value, str) and value:  # a typo: dgx-h10 (an audit, 2026-11-30)
+            import difflib
+
+            squashed = {_squashed(name): name for name in known}
+            close = difflib.get_close_matches(_squashed(value), list(squashed), n=2, cutoff=0.85)
+            meant = [squashed[name] for name in close]  # two as close: no guess
         hint = f" (did you mean {meant[0]!r}?)" if len(meant) == 1 and meant[0] != value else ""
         super().__init__(field, value, f"one of {', '.join(known)}{hint}")
 

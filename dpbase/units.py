@@ -117,6 +117,9 @@ def parse_message_size(text: str | float | int, field: str = "size") -> float:
     size_bytes = parse_size(text, field)
     if 0 < size_bytes < 1:
         raise UnitError(field, text, "0, or at least 1 byte (a message holds whole bytes)")
+    if isinstance(text, str) and abs(size_bytes - round(size_bytes)) > 1e-9 * max(size_bytes, 1.0):
+        # typed text: "1.5B" was timed as 1.5 bytes (an audit, 2026-11-30); 1.5KB is 1,500 whole bytes
+        raise UnitError(field, text, f"a whole number of bytes (it is {size_bytes:g} B; a message holds whole bytes)")
     return size_bytes
 
 

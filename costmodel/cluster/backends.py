@@ -68,8 +68,10 @@ def nccl_prediction(primitive: str, size_bytes: float, lay: Layout, topo: Any, a
     collective = primitive_named(primitive).value
     try:
         p = nccl_time(collective, size_bytes, topo, tables, algorithm=to_nccl_algorithm(algorithm))
-    except NotApplicableError:
-        if algorithm == "auto":
+    except NotApplicableError as error:
+        # NCCL's model lacks the collective itself (all-to-all, scatter …): that, not which of its
+        # algorithms run, is the answer (listing them for scatter was a KeyError traceback; audit 2026-11-30)
+        if algorithm == "auto" or error.field == "collective":
             raise
         raise _not_run(collective, algorithm, lay, topo, tables) from None
     return Prediction(

@@ -189,9 +189,26 @@ def fail(message: str, error: BaseException | None = None, as_json: bool = False
     raise SystemExit(EXIT_BAD_INPUT)
 
 
+# The library's name of a field whose option a command spells otherwise: (the command's parameter,
+# its flag). An error on it names the flag typed (`--accum 0` read "accumulation_steps: got 0").
+FIELD_FLAGS = {"accumulation_steps": ("accum", "--accum"), "zero_stage": ("zero", "--zero")}
+
+
+def _as_typed(error: DpcostError, parameters: Any) -> DpcostError:
+    """``error`` naming the command's own flag where the library named its field (:data:`FIELD_FLAGS`)."""
+    from dpbase.errors import InputError
+
+    found = FIELD_FLAGS.get(getattr(error, "field", ""))
+    if found is None or found[0] not in parameters or type(error) is not InputError:
+        return error
+    return InputError(found[1], error.value, error.allowed)
+
+
 def cli_errors(function: F) -> F:
     """Decorate a command: a DpcostError becomes one line on stderr and exit code 2 (and, with
     ``--json``, a JSON error object on stdout)."""
+    code = function.__code__  # its parameter names (inspect costs every start-up its import)
+    parameters = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -199,6 +216,7 @@ def cli_errors(function: F) -> F:
         try:
             return function(*args, **kwargs)
         except DpcostError as error:
+            error = _as_typed(error, parameters)
             fail(str(error), error, as_json)
         except BrokenPipeError:  # the reader went away (`dpcost … | head`): not the user's file
             raise

@@ -133,14 +133,25 @@ def show_command(
     from hardware.describe import to_dict
 
     data = to_dict(load_profile(name, kind.value if kind else None))
-    calibration = load_file(name).metadata.get("calibration") if is_path(name) else None
+    catalog = load_file(name) if is_path(name) else None
+    calibration = catalog.metadata.get("calibration") if catalog is not None else None
+    # the file's other profiles, which this one line of output leaves out (two [[system]] and a
+    # [[link]] showed the link alone, unsaid; an audit, 2026-11-30)
+    skipped = {} if catalog is None else {
+        table: sorted(entries) for table in ("system", "gpu", "link")
+        if (entries := {n for n in catalog.kind(table) if (table, n) != (data.get("kind"), data.get("name"))})}
     if as_json:
-        print_json({**data, "calibration": calibration} if calibration else data)
+        print_json({**data, **({"calibration": calibration} if calibration else {}),
+                    **({"also_in_file": skipped} if skipped else {})})
         return
     lines = _detail_lines(data)
     if calibration:
         lines.append(f"calibration  {printable(_calibration_summary(calibration))}")
     echo("\n".join(lines))
+    if skipped:
+        also = "; ".join(f"{len(names)} [[{table}]] ({', '.join(names)})" for table, names in skipped.items())
+        echo(f"note: the file also holds {printable(also)}, not shown (one profile of a kind per file is shown; "
+             "--kind picks the kind)", err=True)
 
 
 def _calibration_summary(table: dict[str, Any]) -> str:

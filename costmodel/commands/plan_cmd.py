@@ -174,7 +174,7 @@ def plan(
     min_gpus: Annotated[int, Option("--min-gpus", help="Fewest GPUs to use.")] = 1,
     objective: Annotated[Objective, Option(help="throughput, time-to-train, gpu-hours, cost (USD) or energy (kWh); all but throughput need --tokens.")] = Objective.throughput,
     tokens: Annotated[str | None, Option(help="Tokens to train on, e.g. 2T or 1e12 (for time-to-train, gpu-hours, cost, energy, --deadline, --budget).")] = None,
-    deadline: Annotated[str | None, Option(help="Wall time allowed for --tokens: 720h, 30d, 4w (plans that miss it are excluded).")] = None,
+    deadline: Annotated[str | None, Option(help="Wall time allowed for --tokens: 720h, 30d, 4w; a bare number is hours (plans that miss it are excluded).")] = None,
     budget: Annotated[float | None, Option(help="Most USD to spend on --tokens (needs a price per GPU-hour).")] = None,
     price_per_gpu_hour: Annotated[float | None, Option("--price-per-gpu-hour", help="USD per GPU-hour (default: hardware/data/prices.toml).")] = None,
     power_per_gpu: Annotated[float | None, Option("--power-per-gpu", help="Watts per GPU for --objective energy (default: the GPU's board power).")] = None,

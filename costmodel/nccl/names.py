@@ -90,8 +90,8 @@ def _refuse_outside_the_model(name: str) -> None:
     primitive = {_key(p.value): p.value for p in Primitive}.get(_key(name))
     if primitive is not None:
         raise NotApplicableError("collective", name, f"one of {', '.join(COLLECTIVES)} for NCCL's tuning model, "
-                                 f"which has no {primitive} (NCCL runs it as point-to-point calls): --backend auto "
-                                 "or ideal times it on the cluster's links")
+                                 f"which has no {primitive} (NCCL runs it as point-to-point calls): `dpcost "
+                                 "collective` with --backend auto or ideal times it on the cluster's links")
 
 
 def normalize_algorithm(name: str) -> str:

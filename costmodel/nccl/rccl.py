@@ -139,7 +139,12 @@ def msccl_schedule(collective: str, size_bytes: float, topo: RcclTopology) -> Ms
         True
     """
     table = rccl_tables()["msccl"]
-    if not msccl_enabled(topo) or normalize_collective(collective) != table["collective"] or not size_bytes > 0:
+    if not msccl_enabled(topo) or not size_bytes > 0:
+        return None
+    from costmodel.names import primitive_named
+
+    # every primitive is asked (an all-to-all on one MI300X node was refused as NCCL's model's: audit 2026-11-30)
+    if primitive_named(collective).value != table["collective"]:
         return None
     count, whole = divmod(size_bytes, table["element_bytes"])
     for row in table["schedule"]:

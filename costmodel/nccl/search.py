@@ -22,7 +22,7 @@ import functools
 import math
 from typing import TYPE_CHECKING
 
-from costmodel.nccl.tables import NcclTables, load_tables, tables_or_default
+from costmodel.nccl.tables import P2P_LEVELS, NcclTables, load_tables, tables_or_default
 from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError, check_switch, whole_count
@@ -33,9 +33,6 @@ if TYPE_CHECKING:
 
 _NVLINK_FABRICS = ("nvswitch", "nvlink-mesh", "nvlink-bridge")
 _EPSILON = 1e-9
-# NCCL_P2P_LEVEL values, nearest first (NCCL's PATH_* order: LOC = no P2P at all, NVL = NVLink
-# only, then the PCIe distances).
-P2P_LEVELS = ("LOC", "NVL", "PIX", "PXB", "PHB", "SYS")
 # nvidia-smi's NODE (host bridges of one NUMA node) is one CPU node in NCCL's topology: PATH_PHB.
 _NCCL_PATH = {"PIX": "PIX", "PXB": "PXB", "PHB": "PHB", "NODE": "PHB", "SYS": "SYS"}
 

@@ -32,14 +32,24 @@ DEFAULT_VERSION = "2.30.7"
 NODE_COLUMNS = ("one_node", "two_nodes", "more_nodes")
 PROTO_KEYS = {"LL": "ll", "LL128": "ll128", "Simple": "simple"}
 _FREE_TEXT_KEYS = ("source",)
+# NCCL_P2P_LEVEL values, nearest first (NCCL's PATH_* order: LOC = no P2P at all, NVL = NVLink
+# only, then the PCIe distances).
+P2P_LEVELS = ("LOC", "NVL", "PIX", "PXB", "PHB", "SYS")
 # What a user's value may be, by field (dotted path), beyond "a finite number >= 0" (patterns
 # compiled only when a user's value is checked: compiling them costs every start-up ~1 M instructions):
 # the model divides by these (a zero would divide by zero) ...
-_DIVISOR = r"(^|\.)(efficiency_\w+|\w+_divisor|tree_correction_factor\.\w+|search_speeds_GBps\.sm\d+_\w+)$"
+_DIVISOR = (r"(^|\.)(efficiency_\w+|\w+_divisor|tree_correction_factor\.\w+|search_speeds_GBps\.sm\d+_\w+"
+            r"|search_speeds_GBps\.(nvls_)?max_channels|link_bandwidth_GBps\.[\w.]+|arch_caps_GBps\.[\w.]+)$")
+# ... these are latencies, at most a second each (1e308 µs printed inf in the tables; an audit) ...
+_LATENCY = r"(^|\.)(hw_latency_us|base_latency_us|net_overhead_us)\.[\w.]+$"
+MAX_LATENCY_US = 1e6
 # ... these are shares of a bandwidth NCCL can reach (above 1 the model would outrun the links) ...
 _FRACTION = r"(^|\.)(efficiency_\w+|nvls_efficiency\.\w+|tree_correction_factor\.\w+)$"
 # ... and NCCL's versions set this offset of nInterSteps = 2·(nNodes − offset) to 0 or 1 only.
-_CHOICES = {"refinements.allreduce_inter_steps_offset": (0, 1)}
+_CHOICES = {"refinements.allreduce_inter_steps_offset": ((0, 1), "as NCCL's versions set it"),
+            # ... and a P2P level is one of NCCL_P2P_LEVEL's (another was a ValueError traceback)
+            "p2p_level.default": (P2P_LEVELS, "NCCL_P2P_LEVEL's values"),
+            "p2p_level.amd_few_gpus": (P2P_LEVELS, "NCCL_P2P_LEVEL's values")}
 
 
 def _freeze(value: Any) -> Any:
@@ -83,8 +93,9 @@ def merge_override(base: Mapping[str, Any], override: Mapping[str, Any], path: s
 def _check_leaf(field: str, default: Any, new: Any) -> None:
     if not _same_kind(default, new):
         raise ProfileError(field, new, f"a value of type {type(default).__name__}")
-    if field in _CHOICES and new not in _CHOICES[field]:
-        raise ProfileError(field, new, " or ".join(map(str, _CHOICES[field])) + " (as NCCL's versions set it)")
+    if field in _CHOICES and new not in _CHOICES[field][0]:
+        values, why = _CHOICES[field]
+        raise ProfileError(field, new, ", ".join(map(str, values[:-1])) + f" or {values[-1]} ({why})")
     numbers = new if isinstance(default, list) else [new]
     if isinstance(default, list) and len(new) != len(default):
         raise ProfileError(field, new, f"a list of {len(default)} numbers")
@@ -93,10 +104,13 @@ def _check_leaf(field: str, default: Any, new: Any) -> None:
             raise ProfileError(field, new, "finite non-negative numbers")
         return  # text and flags: their type was checked
     divisor, fraction = bool(re.search(_DIVISOR, field)), bool(re.search(_FRACTION, field))
+    latency = bool(re.search(_LATENCY, field))
     low = "> 0 (dpcost divides by it)" if divisor else ">= 0"
-    high = ", at most 1 (a share of what the links carry)" if fraction else ""
+    high = (", at most 1 (a share of what the links carry)" if fraction
+            else f", at most {MAX_LATENCY_US:g} µs (a second)" if latency else "")
     allowed = f"{'finite numbers' if isinstance(default, list) else 'a finite number'} {low}{high}"
-    if any(not math.isfinite(v) or v < 0 or (v == 0 and divisor) or (fraction and v > 1) for v in numbers):
+    if any(not math.isfinite(v) or v < 0 or (v == 0 and divisor) or (fraction and v > 1)
+           or (latency and v > MAX_LATENCY_US) for v in numbers):
         raise ProfileError(field, new, allowed)
 
 

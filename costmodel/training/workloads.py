@@ -620,6 +620,7 @@ def default_mfu_for_kind(kind: str, arch: str, dtype: str, peak_flops: dict | No
 
 
 MAX_PARAMS = 2.0**50  # ~10^15 parameters: 10^3 × the largest published models; bounds every product
+BARE_COUNT_MIN = 1000  # typed without a unit, a smaller count is a missing B or M, not a model (or a token budget)
 
 
 def parse_param_count(text: str | int | float, field: str = "model", noun: str = "parameter") -> int:
@@ -633,6 +634,10 @@ def parse_param_count(text: str | int | float, field: str = "model", noun: str =
             raise InputError(field, text, PARAMS_ALLOWED if noun == "parameter"
                              else f"a {noun} count such as 2T, 300B or 1e12")
         value = float(match.group(1)) * _SUFFIX[match.group(2).upper()]
+        if not match.group(2) and 1 <= value < BARE_COUNT_MIN:  # `--model 7` read as 7 parameters (an audit)
+            shown = match.group(1)
+            raise InputError(field, text, f"a {noun} count with its unit, such as {shown}B or {shown}M (a bare "
+                                          f"number below {BARE_COUNT_MIN:g} is read as that many {noun}s)")
     if not 1 <= value <= MAX_PARAMS:
         raise InputError(field, text, f"a {noun} count from 1 to {MAX_PARAMS:.3g}")
     if abs(value - round(value)) > max(1e-6, 1e-12 * value):  # 1.5 or 7000000000.4 parameters; 1.3B is whole

@@ -340,9 +340,12 @@ def test_an_overlap_slowdown_beside_no_overlap_is_refused(cli_error):
 
 
 def test_tokens_fewer_than_one_step_are_refused(cli_error):
-    """--tokens 2 was trained in 2.04e-10 hours, a fraction of one 24 ms step."""
+    """--tokens 2 was trained in 2.04e-10 hours, a fraction of one 24 ms step. (A bare 2 is now refused
+    as a missing unit, below; 2000 tokens, typed as such, are still fewer than a step's.)"""
+    line = cli_error([*GPT2, "--global-batch", "64", "--objective", "time-to-train", "--tokens", "2000"])
+    assert line.startswith("error: tokens: got 2000; allowed: at least one step's tokens: 65,536")
     line = cli_error([*GPT2, "--global-batch", "64", "--objective", "time-to-train", "--tokens", "2"])
-    assert line.startswith("error: tokens: got 2; allowed: at least one step's tokens: 65,536")
+    assert line.startswith("error: tokens: got '2'; allowed: a token count with its unit, such as 2B or 2M")
 
 
 @pytest.mark.parametrize(("args", "needle"), [

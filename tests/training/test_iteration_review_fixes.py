@@ -213,4 +213,4 @@ def test_async_with_a_zero_stage_names_the_stage_not_an_algorithm_never_typed(cl
     never typed (the parameter server is what --async runs): the stage is what contradicts it."""
     line = cli_error(["iteration", "--model", "gpt2", "--cluster", "dgx-a100", "--nodes", "2", "--micro-batch", "8",
                       "--async", "--zero", "1"])
-    assert line == "error: zero_stage: got 1; allowed: 0 with asynchronous (parameter-server) updates"
+    assert line == "error: --zero: got 1; allowed: 0 with asynchronous (parameter-server) updates"

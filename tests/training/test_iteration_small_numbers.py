@@ -28,8 +28,9 @@ def test_tiny_throughput_prints_significant_figures():
 
 
 def test_tiny_scaling_efficiency_prints_significant_figures():
-    # a one-parameter model without its attention matmuls: (almost) nothing to compute
-    args = ["iteration", "--model", "1", "--cluster", "dgx-h100", "--micro-batch", "1", "--no-attention"]
+    # a one-parameter model without its attention matmuls: (almost) nothing to compute (a bare `1` is
+    # refused as a missing unit: 1e-6M is one parameter, typed on purpose)
+    args = ["iteration", "--model", "1e-6M", "--cluster", "dgx-h100", "--micro-batch", "1", "--no-attention"]
     text = runner.invoke(app, args)
     assert text.exit_code == 0, text.output
     data = json.loads(runner.invoke(app, [*args, "--json"]).stdout)

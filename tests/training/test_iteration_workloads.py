@@ -45,11 +45,20 @@ def test_unknown_model_names_the_choices():
         workloads.parse_param_count("-3B")
 
 
-@pytest.mark.parametrize("text", ["1.5", "2.5", "0.0015k", "1000000.5", "7000000000.4"])
+@pytest.mark.parametrize("text", ["1500.5", "2.5005k", "0.0015k", "1000000.5", "7000000000.4"])
 def test_a_fraction_of_a_parameter_is_refused(text):
     """A count is whole: 1.5 parameters used to be read as 2 (and 0.0015k as 2)."""
     with pytest.raises(InputError, match="a whole parameter count"):
         workloads.parse_param_count(text)
+
+
+@pytest.mark.parametrize("text", ["1.5", "7", "999"])
+def test_a_bare_small_number_is_a_missing_unit(text):
+    """`--model 7` ran a 7-parameter model (an audit, 2026-11-30): typed without a unit, a count
+    below 1000 is refused, naming the units; 1000 and more, and any count with its unit, are read."""
+    with pytest.raises(InputError, match=f"such as {text}B or {text}M"):
+        workloads.parse_param_count(text)
+    assert workloads.parse_param_count("1000") == 1000 and workloads.parse_param_count("7k") == 7000
 
 
 @pytest.mark.parametrize("text, count", [("1.3B", 1_300_000_000), ("124M", 124_000_000), ("0.5k", 500),
