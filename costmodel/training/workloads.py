@@ -636,8 +636,8 @@ def parse_param_count(text: str | int | float, field: str = "model", noun: str =
         value = float(match.group(1)) * _SUFFIX[match.group(2).upper()]
         if not match.group(2) and 1 <= value < BARE_COUNT_MIN:  # `--model 7` read as 7 parameters (an audit)
             shown = match.group(1)
-            raise InputError(field, text, f"a {noun} count with its unit, such as {shown}B or {shown}M (a bare "
-                                          f"number below {BARE_COUNT_MIN:g} is read as that many {noun}s)")
+            raise InputError(field, text, f"a {noun} count with its unit, such as {shown}B or {shown}M (bare, a "
+                                          f"number below {BARE_COUNT_MIN:g} would be that many {noun}s)")
     if not 1 <= value <= MAX_PARAMS:
         raise InputError(field, text, f"a {noun} count from 1 to {MAX_PARAMS:.3g}")
     if abs(value - round(value)) > max(1e-6, 1e-12 * value):  # 1.5 or 7000000000.4 parameters; 1.3B is whole
