@@ -30,10 +30,12 @@ def predict(primitive: str | Primitive, algorithm: str, *, ranks: int, size_byte
 
 
 @speaks_keywords({"alpha": "alpha_s", "bandwidth": "bandwidth_Bps", "gamma": "gamma_s_per_byte"})
-def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_s: float,
+def compare(primitive: str | Primitive, size: Any = None, *, ranks: int, size_bytes: Any = None, alpha_s: float,
             bandwidth_Bps: float, gamma_s_per_byte: float = 0.0, include_in_network: bool = False,
             **shared: Any) -> list[Prediction]:
     """Every algorithm of the primitive, fastest first (parameters each one accepts are passed).
+    The size comes second, as :func:`costmodel.predict` takes it, or as ``size_bytes=``
+    (``compare("all-reduce", "1GB", …)`` was a TypeError).
 
     In-network reduction needs a switch that reduces, which a bare link does not have: its
     textbook formula is ranked only with ``include_in_network=True``, as ``dpcost compare`` and
@@ -46,9 +48,18 @@ def compare(primitive: str | Primitive, *, ranks: int, size_bytes: float, alpha_
     from dpbase.errors import check_switch, whole_count
     from dpbase.units import parse_bandwidth, parse_message_size, parse_time
 
+    from dpbase.errors import InputError
+
     prim = primitive_named(primitive)
     ranks = whole_count("ranks", ranks)
-    size_bytes, alpha_s = parse_message_size(size_bytes, "size_bytes"), parse_time(alpha_s, "alpha_s")
+    if size is not None and size_bytes is not None:  # two sizes: neither may win silently
+        raise InputError("size_bytes", size_bytes, f"left out when size is given (size={size!r})")
+    if size is None and size_bytes is None:
+        raise InputError("size_bytes", None, "a message size (bytes, or text with a unit such as 1GB), given "
+                                             "second or as size_bytes=")
+    field = "size" if size is not None else "size_bytes"
+    size_bytes = parse_message_size(size if size is not None else size_bytes, field)
+    alpha_s = parse_time(alpha_s, "alpha_s")
     bandwidth_Bps = parse_bandwidth(bandwidth_Bps, "bandwidth_Bps")
     gamma_s_per_byte = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
     check_switch("include_in_network", include_in_network)

@@ -101,3 +101,19 @@ def test_every_sweep_row_is_predicts_answer():
 
 def test_numpy_counts_still_answer():
     assert costmodel.predict("all-reduce", "1MiB", cluster="dgx-h100", nodes=np.int64(2)).ranks == 16
+
+
+def test_compare_takes_the_size_second_as_predict_does():
+    """`costmodel.compare("all-reduce", "1GB", …)` was a TypeError traceback: the size was keyword-only
+    (size_bytes=). It now comes second too; both at once, or none, is one error naming the field."""
+    import costmodel
+    from dpbase.errors import InputError
+
+    link = {"ranks": 8, "alpha_s": "5us", "bandwidth_Bps": "25GB/s"}
+    second = costmodel.compare("all-reduce", "1GB", **link)
+    keyword = costmodel.compare("all-reduce", size_bytes=1e9, **link)
+    assert [(p.algorithm, p.time_s) for p in second] == [(p.algorithm, p.time_s) for p in keyword]
+    with pytest.raises(InputError, match="^size_bytes: got 1000000000.0; allowed: left out when size is given"):
+        costmodel.compare("all-reduce", "1GB", size_bytes=1e9, **link)
+    with pytest.raises(InputError, match="^size_bytes: got None; allowed: a message size"):
+        costmodel.compare("all-reduce", **link)
