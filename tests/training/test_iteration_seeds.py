@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from iteration_support import SmallGpu, reducer_comm, ring_comm
 
@@ -95,3 +97,27 @@ def test_parameter_server_traffic_versus_ring_all_reduce():
     assert ring == pytest.approx(2 * 7 / 8 * gb / 1e9)
     ps = reducer_comm(ranks, 1e9)("all-reduce", gb)
     assert ps > ring
+
+
+@pytest.mark.parametrize(("machines", "seconds"), [(2, 1.2), (10, 10.8)])
+def test_seed_002_per_iteration_on_its_own_network(machines, seconds):
+    """Seed 002 at the iteration level: 300M fp32 parameters (1.2 GB of gradient), one accelerator per
+    machine on a 1 GB/s network (docs/examples/seed002-1gbps.toml, the tutorial's profile), one rank
+    reducing for all after backward: each step's communication is (N - 1) x 1.2 s, within the
+    pipelined server's fill (a few tens of ms over 10.8 s: its chunks pay the path's µs latency)."""
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    profile = Path(__file__).resolve().parents[2] / "docs" / "examples" / "seed002-1gbps.toml"
+    result = CliRunner().invoke(app, [
+        "iteration", "--model", "300M", "--grad-dtype", "fp32", "--cluster", str(profile), "--nodes", str(machines),
+        "--micro-batch", "1", "--algorithm", "parameter-server", "--ps-placement", "colocated", "--servers", "1",
+        "--sync", "flat", "--backend", "ideal", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["sync_payload_bytes"] == pytest.approx(1.2e9, rel=1e-3)
+    assert seconds <= data["comm_s"] <= seconds * 1.005
+    assert data["exposed_comm_s"] == pytest.approx(data["comm_s"])
