@@ -187,11 +187,12 @@ class CommModel:
         # NCCL band with its all-reduce's; review, 2026-11-30)
         return self.backend in REALISTIC_BACKENDS
 
-    def describe(self, primitive: str = "all-reduce") -> dict[str, Any]:
+    def describe(self, primitive: str = "all-reduce", size_bytes: float = 25 * 2**20) -> dict[str, Any]:
         """The model at a glance: what a 25 MiB call of ``primitive`` (the step's gradient collective:
         a ZeRO step's reduce-scatter, whose header named the all-reduce it never runs; planner
-        audit, 2026-11-30) runs, on which backend, and the bottleneck."""
-        probe = self.choose(primitive, 25 * 2**20)
+        audit, 2026-11-30) runs, on which backend, and the bottleneck. ``size_bytes``: another call
+        size to probe (the keys keep their 25 MiB names; a step's own bucket, iteration's header)."""
+        probe = self.choose(primitive, size_bytes)
         backend = self._backend_for(self._algorithm_for(primitive), primitive)
         if probe.backend == Backend.IDEAL.value:  # two-shot named past MSCCL's sizes: the textbook's
             backend = probe.backend

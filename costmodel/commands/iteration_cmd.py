@@ -101,32 +101,47 @@ def _gb(size_bytes: float) -> str:
 
 
 def _algorithm_text(b, comm_info: dict) -> str:
-    """``ring``, or for auto what the comm model picks for a 25 MiB bucket and the backend."""
+    """``ring``, or for auto what the comm model picks for the step's bucket (25 MiB unless the
+    step's calls are another size: ``--bucket``, a flat all-reduce, a tensor) and the backend."""
+    from dpbase.units import format_size
+
     if b.host_reduce and b.ranks > 1:
         return "all-reduce through host memory (--host-reduce: PCIe copies, CPU reduction)"
     name = comm_info.get("algorithm", b.algorithm) or "n/a"
     chosen, protocol = comm_info.get("algorithm_at_25MiB"), comm_info.get("protocol_at_25MiB")
+    size = "25 MiB"
+    if "algorithm_at_bucket" in comm_info:  # the header iteration prints: the step's own call size
+        chosen, protocol = comm_info["algorithm_at_bucket"], comm_info["protocol_at_bucket"]
+        size = format_size(comm_info["bucket_probe_bytes"])
     backend = comm_info.get("backend", "ideal")
     primitive = comm_info.get("primitive_at_25MiB", "all-reduce")
-    calls = "at 25 MiB" if primitive == "all-reduce" else f"for 25 MiB {primitive}s"
+    calls = f"at {size}" if primitive == "all-reduce" else f"for {size} {primitive}s"
     calls += " in the node" if comm_info.get("group_at_25MiB") == "node" else ""
     if name == "auto" and chosen:
         return f"auto ({chosen}{'/' + protocol if protocol else ''} {calls}, {backend} backend)"
     return f"{name} ({backend} backend)"
 
 
-def _described(comm, config) -> dict:
+def _described(comm, config, bucket_bytes: float | None = None) -> dict:
     """The comm model at a glance for the header and JSON: what a 25 MiB call of the step's gradient
     collective runs, probed on the group it runs on (hybrid sharding's reduce-scatter: the GPUs of
-    one node, where the whole job's probe named the 128-rank choice; review, 2026-11-30)."""
+    one node, where the whole job's probe named the 128-rank choice; review, 2026-11-30), and with
+    ``bucket_bytes`` of another size what a call of the step's own bucket runs (the header named
+    the 25 MiB choice under --bucket 400MB)."""
     primitive = _gradient_primitive(config)
-    info = comm.describe(primitive)
-    if config.shard == "hybrid" and config.zero_stage == 3 and comm.ranks > 1:
+    hybrid = config.shard == "hybrid" and config.zero_stage == 3 and comm.ranks > 1
+    if hybrid:
         from costmodel.cluster.comm import hybrid_groups
-
-        inner = hybrid_groups(comm)[0].describe(primitive)
+    group = hybrid_groups(comm)[0] if hybrid else comm
+    info = comm.describe(primitive)
+    if hybrid:
+        inner = group.describe(primitive)
         info = {**info, **{key: inner[key] for key in ("backend", "algorithm_at_25MiB", "protocol_at_25MiB")},
                 "group_at_25MiB": "node"}
+    if bucket_bytes is not None and bucket_bytes > 0 and abs(bucket_bytes - 25 * 2**20) > 0.5:
+        at = group.describe(primitive, bucket_bytes)
+        info = {**info, "algorithm_at_bucket": at["algorithm_at_25MiB"], "protocol_at_bucket": at["protocol_at_25MiB"],
+                "bucket_probe_bytes": float(bucket_bytes)}
     return info
 
 
@@ -416,6 +431,8 @@ def iteration(
                                         backend=backend)
         config = calibrated(config, solved, source)
     result = breakdown_on(workload, system.gpu, comm, config)
+    if comm.ranks > 1:  # the header's choice at the step's own bucket, where it is not 25 MiB
+        info = _described(comm, config, result.bucket_bytes)
     from costmodel.cluster.backends import curves_left_out
     from costmodel.cluster.mapping import regimes_unused_note
 

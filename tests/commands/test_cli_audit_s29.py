@@ -114,3 +114,19 @@ def test_hardware_show_says_what_else_the_file_holds(tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["kind"] == "link" and data["also_in_file"] == {"system": ["lab-4x-a100-pcie", "lab2"]}
+
+
+def test_the_header_names_the_choice_at_the_steps_own_bucket():
+    """The header always named the choice for a 25 MiB call: with --bucket 400MiB NCCL runs
+    ring/Simple, not the ring/LL128 it printed; a flat all-reduce's one call is the whole gradient."""
+    base = ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4", "--micro-batch", "1",
+            "--seq-len", "4096", "--zero", "1"]
+    big = runner.invoke(app, [*base, "--bucket", "400MiB"])
+    assert big.exit_code == 0, big.output
+    assert "(ring/Simple for 400 MiB reduce-scatters, nccl backend)" in big.output.splitlines()[0]
+    data = json.loads(runner.invoke(app, [*base, "--bucket", "400MiB", "--json"]).stdout)["comm"]
+    assert data["bucket_probe_bytes"] == 400 * 2**20 and data["protocol_at_bucket"] == "Simple"
+    assert data["protocol_at_25MiB"] == "LL128"  # the documented 25 MiB keys keep their meaning
+    default = runner.invoke(app, base)
+    assert "for 25 MiB reduce-scatters" in default.output.splitlines()[0]
+    assert "bucket_probe_bytes" not in json.loads(runner.invoke(app, [*base, "--json"]).stdout)["comm"]
