@@ -45,10 +45,8 @@ def compare(primitive: str | Primitive, size: Any = None, *, ranks: int, size_by
     Sizes, times and bandwidths are numbers in base units or text with a unit ("1GB", "5us",
     "25GB/s"), as :func:`costmodel.predict` takes them; a keyword no algorithm of the primitive
     takes is refused, not dropped."""
-    from dpbase.errors import check_switch, whole_count
+    from dpbase.errors import InputError, check_switch, whole_count
     from dpbase.units import parse_bandwidth, parse_message_size, parse_time
-
-    from dpbase.errors import InputError
 
     prim = primitive_named(primitive)
     ranks = whole_count("ranks", ranks)
