@@ -107,15 +107,29 @@ def _check_html(html: str | None, cluster: str) -> None:
     check_outputs({"html": html}, [cluster])
 
 
-def _sensitivity(rows) -> list[str]:
+def _sensitivity(rows, best=None) -> list[str]:
     from costmodel.planner.text import rate, signed_percent
 
     lines = ["Sensitivity of the best plan's throughput (samples/s):"]
     for parameter in dict.fromkeys(r["parameter"] for r in rows):
         cells = [f"x{r['factor']:g}: {rate(r['samples_per_s'])} ({signed_percent(r['change'])})"
                  for r in rows if r["parameter"] == parameter]
-        lines.append(f"  {parameter:<15} " + "   ".join(cells) + _against_the_grain(parameter, rows))
+        lines.append(f"  {parameter:<15} " + "   ".join(cells) + _against_the_grain(parameter, rows)
+                     + _unscaled_path(parameter, rows, best))
     return lines
+
+
+def _unscaled_path(parameter: str, rows, best) -> str:
+    """Why a plan that communicates reads 0.0 % on both link rows: the rows scale the node's links
+    and NICs (whatif.scaled_system), not the GPUs' path to host memory, which a parameter server
+    inside one node runs on (a planner audit, 2026-11-30: '0.0 %' read as 'the links do not
+    matter' for a step whose exposed communication was 8 %)."""
+    if best is None or parameter not in ("link bandwidth", "link latency") or best.comm_s <= 0.0 \
+            or best.algorithm != "parameter-server" or best.nodes != 1:
+        return ""
+    if any(r["parameter"] == parameter and r["change"] != 0.0 for r in rows):
+        return ""
+    return "   (its collectives run on the GPUs' path to host memory, which these rows do not scale)"
 
 
 def _against_the_grain(parameter: str, rows) -> str:
@@ -133,7 +147,7 @@ def _text(result, nodes) -> str:
     from costmodel.planner.text import heading
 
     return "\n".join([heading(result, nodes), "", result.reason, "", f"Top {len(result.candidates)}:",
-                      _table(result.candidates), "", *_sensitivity(result.sensitivity)])
+                      _table(result.candidates), "", *_sensitivity(result.sensitivity, result.best)])
 
 
 def _measured_mfu(model, cluster, rate, run, *, seq_len, compute_dtype, optimizer, optimizer_impl, flash_attention,

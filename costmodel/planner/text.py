@@ -426,6 +426,8 @@ def _gpus(best, findings, objective: str) -> str:
                            " the tie band behind the best in some scenario of the model's uncertainty, where this"
                            " plan does not: tied plans rank first."}.get(
             why, f" More GPUs (up to {most}) score worse on {objective}.")
+    if getattr(best, "asynchronous", False) and best.gpus == 2:  # the fewest it sweeps (a planner audit)
+        text += " Asynchronous updates need a peer, so one GPU is not swept."
     return text
 
 

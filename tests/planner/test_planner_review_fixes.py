@@ -487,3 +487,23 @@ def test_a_what_if_moved_by_the_budget_says_so():
     assert re.search(r"this plan there: 1\.\d% lower, missing the budget of \d+\.\d USD", sentence)
     faster = next(c for c in tight.findings["what_if"] if c["label"].startswith("2x"))
     assert faster["kept_meets_limits"] is True
+
+
+def test_sensitivity_says_when_the_links_it_scales_do_not_carry_the_plan(cli_error):
+    """A parameter server inside one node sends over its GPUs' path to host memory, which the
+    sensitivity rows do not scale: '0.0 %' read as 'bandwidth does not matter' for a step whose
+    exposed communication was 8 %; and the fewest GPUs swept under --async is 2, now said
+    (a planner audit, 2026-11-30)."""
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    result = CliRunner().invoke(app, ["plan", "--model", "transformer-xl-base", "--cluster", "dgx-a100", "--nodes", "8",
+                                      "--global-batch", "1024", "--async", "--objective", "gpu-hours", "--tokens", "10B"])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.strip().startswith(("link bandwidth", "link latency"))]
+    assert len(rows) == 2 and all("(0.0%)" in row and "path to host memory" in row for row in rows)
+    assert "one GPU is not swept" in result.output
+    plain = CliRunner().invoke(app, ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2",
+                                     "--global-batch", "256"])
+    assert "path to host memory" not in plain.output and "not swept" not in plain.output
