@@ -507,3 +507,14 @@ def test_sensitivity_says_when_the_links_it_scales_do_not_carry_the_plan(cli_err
     plain = CliRunner().invoke(app, ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2",
                                      "--global-batch", "256"])
     assert "path to host memory" not in plain.output and "not swept" not in plain.output
+
+
+def test_no_crossover_sentence_when_the_runner_up_runs_none_of_the_plans_collectives():
+    """A ZeRO-1 plan's runner-up in-network 'reduce-scatter + all-gather is never faster than auto
+    from 1 KiB to 64 GiB': NCCL runs no in-network reduce-scatter there, so its calls were the
+    winner's own (a planner audit, 2026-11-30)."""
+    from costmodel import plan
+
+    result = plan("2.7B", "dgx-h100", nodes=2, global_batch=128)
+    assert result.findings["runner_up"]["algorithm"] == "in-network"
+    assert result.findings["crossover"] is None and "never faster" not in result.reason
