@@ -216,7 +216,10 @@ def order(scores: np.ndarray, keys: list[np.ndarray], tie_band: float, count: in
         others = np.where(np.isin(np.arange(flat.size), near), np.inf, flat)
         part = np.argpartition(others, rest_count - 1)[:rest_count] \
             if rest_count < others.size else np.arange(others.size)
-        rest = part[np.lexsort((part, others[part]))]
+        # by score, and plans of one score (to SCORE_RESOLUTION) by the rules, as the tied ones: exact
+        # twins outside the tie set were listed by index (a planner audit, 2026-11-30)
+        rule_keys = [k.ravel()[part] for k in keys]
+        rest = part[np.lexsort((part, *reversed(rule_keys), score_key(others)[part]))]
         first = np.concatenate([first, rest[np.isfinite(others[rest])]])
     return [int(i) for i in first[:count]]
 

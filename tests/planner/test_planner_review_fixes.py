@@ -518,3 +518,16 @@ def test_no_crossover_sentence_when_the_runner_up_runs_none_of_the_plans_collect
     result = plan("2.7B", "dgx-h100", nodes=2, global_batch=128)
     assert result.findings["runner_up"]["algorithm"] == "in-network"
     assert result.findings["crossover"] is None and "never faster" not in result.reason
+
+
+def test_exact_twins_outside_the_tie_set_are_listed_by_the_rules():
+    """Scenario ties keep only the fastest here; its bit-identical twins were listed by index
+    (8x1, 2x4, 4x2 accumulation, then the other algorithm's), against rule 6, fewer accumulation
+    steps (a planner audit, 2026-11-30)."""
+    from costmodel import plan
+
+    rows = plan("gpt2", "l40s-4x-pcie", nodes=2, global_batch=64, explain=False).candidates
+    twins = [row for row in rows if row.total_s == rows[0].total_s]
+    assert len(twins) >= 4
+    accumulation = [row.accumulation_steps for row in twins]
+    assert accumulation == sorted(accumulation)
