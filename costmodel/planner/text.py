@@ -486,6 +486,15 @@ def heading(result, nodes: int | None = None, *, where: bool = True) -> str:
             + ("; no fused attention kernel (--no-flash-attention)" if not result.flash_attention else ""))
 
 
+def _zero_cell(r) -> str:
+    """The ZeRO stage, with the variant a ZeRO-3 row runs (hybrid sharding, hpZ, ZeRO++'s quantised
+    weights or gradients): the table showed '3' for all of them (a planner audit, 2026-11-30)."""
+    marks = [r.shard] if getattr(r, "shard", "full") != "full" else []
+    marks += [f"qwZ int{r.quantize_weights}"] if getattr(r, "quantize_weights", None) else []
+    marks += [f"qgZ int{r.quantize_grads}"] if getattr(r, "quantize_grads", None) else []
+    return " ".join([str(r.zero_stage), *marks])
+
+
 def table_cells(rows) -> list[dict[str, str]]:
     """The ranked plans as the table prints them, a dict of column → text per row: the
     recompute column where any row recomputes, hours and USD where known. The text table and
@@ -495,7 +504,7 @@ def table_cells(rows) -> list[dict[str, str]]:
     return [{
         "#": str(r.rank), "algorithm": r.algorithm, "GPUs": f"{r.gpus} ({r.nodes}x{r.gpus_per_node})",
         "micro-batch": str(r.micro_batch), "accum": str(r.accumulation_steps),
-        "bucket": buckets(r), "grads": r.grad_dtype, "ZeRO": str(r.zero_stage),
+        "bucket": buckets(r), "grads": r.grad_dtype, "ZeRO": _zero_cell(r),
         **({"recompute": "yes" if r.recompute else "no"} if any(x.recompute for x in rows) else {}),
         "step": step_time(r.total_s), "samples/s": rate(r.samples_per_s),
         "efficiency": percent(r.scaling_efficiency), "exposed comm": percent(r.comm_share),

@@ -531,3 +531,18 @@ def test_exact_twins_outside_the_tie_set_are_listed_by_the_rules():
     assert len(twins) >= 4
     accumulation = [row.accumulation_steps for row in twins]
     assert accumulation == sorted(accumulation)
+
+
+def test_the_table_marks_which_zero3_variant_a_row_runs():
+    """Hybrid-sharded and quantised ZeRO-3 rows read '3', like plain ZeRO-3 (a planner audit)."""
+    from costmodel import plan
+    from costmodel.planner.text import table_cells
+
+    rows = plan("llama2-13b", "dgx-h100", nodes=2, global_batch=64, seq_len=4096, shard="hybrid",
+                explain=False).candidates
+    cells = {cell["ZeRO"] for cell in table_cells(rows)}
+    assert "3 hybrid" in cells and "3" not in cells
+    rows = plan("llama2-7b", "dgx-h100", nodes=2, global_batch=64, seq_len=4096, quantize_weights=8, quantize_grads=4,
+                top=1000, explain=False).candidates
+    cells = {cell["ZeRO"] for cell in table_cells(rows)}
+    assert "3 qwZ int8 qgZ int4" in cells and "3" not in cells
