@@ -73,6 +73,20 @@ def algorithm_fields(servers: int | None, colocated: bool, no_pipeline: bool, ch
                         leaders=leaders)
 
 
+def server_placement(ps_placement: str | None, colocated: bool) -> bool | None:
+    """Whether the parameter servers are ranks: ``--ps-placement dedicated|colocated``, or
+    ``--colocated`` as `collective` spells it (a seeds audit: one flag had two names); None when
+    neither is given (the default: dedicated)."""
+    from dpbase.errors import InputError
+
+    if ps_placement not in (None, "dedicated", "colocated"):
+        raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
+    if colocated and ps_placement == "dedicated":
+        raise InputError("--colocated", True, "left out with --ps-placement dedicated (one placement: --colocated is "
+                                              "--ps-placement colocated)")
+    return True if colocated else None if ps_placement is None else ps_placement == "colocated"
+
+
 def parse_bits(text: str | None, field: str) -> int | None:
     """``int8`` / ``int4`` (or 8 / 4) as a bit count; None stays None."""
     if text is None:

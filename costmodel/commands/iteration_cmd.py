@@ -11,8 +11,10 @@ from costmodel.commands.common import (
     parse_bits,
     print_json,
     reserve_bytes_of,
+    server_placement,
 )
 from costmodel.commands.options import (
+    COLOCATED,
     COMPUTE_DTYPE,
     JSON,
     MEMORY_RESERVE,
@@ -358,6 +360,7 @@ def iteration(
     overlap_param_gather: Annotated[bool, Option("--overlap-param-gather", help="ZeRO-1/2: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather) instead of after the optimizer.")] = False,
     servers: Annotated[int | None, Option("--servers", help="Parameter servers S (with --algorithm parameter-server or --async; default 1).")] = None,
     ps_placement: PS_PLACEMENT = None,
+    colocated: COLOCATED = False,
     jitter: Annotated[float, Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
     speed_cv: Annotated[float, Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.025, fitted on published scaling tables, within Sinha et al. 2022).")] = losses.SPEED_CV,
     slow_node: Annotated[float, Option("--slow-node", help="One persistently slow rank: its compute takes this multiple (1 = none).")] = 1.0,
@@ -392,9 +395,7 @@ def iteration(
     system = hardware.load_system(cluster)
     node_count, per_node = gpu_group(system, nodes, gpus)
     algorithm = step_algorithm(algorithm, asynchronous, host_reduce)
-    if ps_placement not in (None, "dedicated", "colocated"):
-        raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
-    colocated = None if ps_placement is None else ps_placement == "colocated"
+    colocated = server_placement(ps_placement, colocated)
     comm = cluster_module.comm_model(system, node_count, per_node, algorithm=algorithm, backend=backend,
                                      servers=servers, colocated=colocated)
     if no_overlap and not overlap_param_gather and overlap_slowdown is not None:  # nothing hides: no slowdown

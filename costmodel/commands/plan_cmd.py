@@ -5,8 +5,17 @@ from enum import Enum
 from typing import Annotated
 
 from costmodel.commands import complete
-from costmodel.commands.common import cli_errors, comma_list, echo, parse_bits, parse_reserve, print_json
+from costmodel.commands.common import (
+    cli_errors,
+    comma_list,
+    echo,
+    parse_bits,
+    parse_reserve,
+    print_json,
+    server_placement,
+)
 from costmodel.commands.options import (
+    COLOCATED,
     COMPUTE_DTYPE,
     JSON,
     MEMORY_RESERVE,
@@ -224,6 +233,7 @@ def plan(
     overlap_param_gather: Annotated[bool, Option("--overlap-param-gather", help="ZeRO-1/2 plans: all-gather the updated parameters beside the next forward (Megatron-LM --overlap-param-gather).")] = False,
     servers: Annotated[int | None, Option("--servers", help="Parameter servers S when parameter-server is among --algorithms (default 1).")] = None,
     ps_placement: PS_PLACEMENT = None,
+    colocated: COLOCATED = False,
     json_output: JSON = False,
 ) -> None:
     """Recommend algorithm, micro-batch, accumulation, GPUs, bucket, gradient dtype and ZeRO stage.
@@ -242,8 +252,7 @@ def plan(
     _check_html(html, cluster)  # before the sweep: a report it could not write is refused first
     check_economics(price_per_gpu_hour, power_per_gpu)
     reserve, reserve_share = parse_reserve(memory_reserve)
-    if ps_placement not in (None, "dedicated", "colocated"):
-        raise InputError("--ps-placement", ps_placement, "dedicated or colocated")
+    placement = server_placement(ps_placement, colocated)
     described = dict(rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
                      rate_zero=rate_zero, rate_recompute=rate_recompute)  # the run behind --rate
     check_options(rate, mfu, **described)
@@ -276,7 +285,7 @@ def plan(
             algorithms=swept, servers=servers, quantize_weights=parse_bits(quantize_weights, "quantize_weights"),
             quantize_grads=parse_bits(quantize_grads, "quantize_grads"), overlap_param_gather=overlap_param_gather,
             offload_optimizer=offload_optimizer, shard=shard, asynchronous=asynchronous,
-            input_rate=input_rate, colocated=None if ps_placement is None else ps_placement == "colocated", sync=sync,
+            input_rate=input_rate, colocated=placement, sync=sync,
             progress=update, _cli_words=True)
     if html is not None:
         from costmodel.plots.planreport import report_html

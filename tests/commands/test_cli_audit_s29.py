@@ -130,3 +130,17 @@ def test_the_header_names_the_choice_at_the_steps_own_bucket():
     default = runner.invoke(app, base)
     assert "for 25 MiB reduce-scatters" in default.output.splitlines()[0]
     assert "bucket_probe_bytes" not in json.loads(runner.invoke(app, [*base, "--json"]).stdout)["comm"]
+
+
+def test_colocated_is_one_flag_everywhere():
+    """`collective --colocated` was `--ps-placement colocated` in iteration and plan (a seeds audit:
+    one flag, two names): both spellings now work there, and the two placements at once is one error."""
+    base = ["iteration", "--model", "resnet-50", "--cluster", "dgx-a100", "--nodes", "2", "--micro-batch", "64",
+            "--algorithm", "parameter-server", "--servers", "2", "--json"]
+    spelt = [json.loads(runner.invoke(app, [*base, *flag]).stdout)["total_s"]
+             for flag in (["--colocated"], ["--ps-placement", "colocated"], [])]
+    assert spelt[0] == spelt[1] != spelt[2]
+    assert "--colocated: got True" in _line([*base[:-1], "--colocated", "--ps-placement", "dedicated"])
+    plan = runner.invoke(app, ["plan", "--model", "resnet-50", "--cluster", "dgx-a100", "--nodes", "2",
+                               "--global-batch", "512", "--algorithms", "parameter-server", "--colocated", "--json"])
+    assert plan.exit_code == 0, plan.output
