@@ -93,6 +93,7 @@ OPTIONS = {
     # its own arithmetic: tests/training/test_input_pipeline.py
     "--input-rate": ["--input-rate", "10"],
     "--ps-placement": ["--algorithm", "parameter-server", "--ps-placement", "colocated"],
+    "--colocated": ["--algorithm", "parameter-server", "--colocated"],  # --ps-placement colocated, as collective spells it
     # what is kept free, and so whether the step fits: tests/training/test_iteration_review_fixes.py
     "--memory-reserve": ["--memory-reserve", "20GB"],
 }
