@@ -73,8 +73,7 @@ class CommModel:
                         repr=False)  # the algorithm each primitive runs (_algorithm_for), by primitive
 
     def _params_for(self, entry) -> dict:
-        accepted = {p.name for p in entry.params}
-        return {name: value for name, value in self.params if name in accepted}
+        return entry.taken(self.params)
 
     @property
     def ranks(self) -> int:

@@ -488,8 +488,7 @@ def _runnable(entry: Entry, lay: Layout, given: dict | None = None) -> bool:
     servers) — accept the rank count (as predict_entry checks)."""
     if not applicable(entry, lay):
         return False
-    names = {p.name for p in entry.params}
-    taken = {name: value for name, value in (given or {}).items() if name in names}
+    taken = entry.taken(given or {})
     ranks, params = (lay.nodes, {}) if _tree_mapped(entry, lay) else \
         (lay.ranks, {**taken, **mapping(entry, lay, taken).params})
     try:

@@ -13,7 +13,7 @@ from typing import Any
 from costmodel.cluster.stacks import check_stack_backend
 from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
-from costmodel.collectives.registry import entries, get
+from costmodel.collectives.registry import entries, get, param_names
 from costmodel.names import NO_ALGORITHM, Algorithm, Backend, algorithm_named, backend_or_auto, primitive_named
 from dpbase.errors import DpcostError, InputError, NotApplicableError, UnknownNameError, check_switch, whole_count
 from dpbase.units import parse_bandwidth, parse_message_size, parse_time
@@ -65,8 +65,7 @@ def _params(q: Query, entry: Any) -> dict[str, Any]:
     wanted = {**_given_params(q),
               # a bare link's node size (on a cluster the layout carries it): the hierarchical G
               "gpus_per_node": q.gpus_per_node if q.cluster is None else None}
-    names = {p.name for p in entry.params}
-    return {k: v for k, v in wanted.items() if v is not None and k in names}
+    return entry.taken({k: v for k, v in wanted.items() if v is not None})
 
 
 # The Query fields of the algorithm parameters at their "not given" values (the Query's own
@@ -94,9 +93,8 @@ def _takes(primitive: str, algorithm: str) -> set[str]:
         return set()
     try:
         if algorithm == "all":
-            prim = primitive_named(primitive)
-            return {p.name for e in entries() if e.primitive is prim for p in e.params}
-        return {p.name for p in get(primitive, algorithm).params}
+            return set().union(*param_names(primitive).values())
+        return set(get(primitive, algorithm).param_names)
     except DpcostError:  # unknown here: the row's own query says why
         return set()
 
@@ -115,12 +113,18 @@ def check_fields_taken(pairs: Any, fields: dict[str, Any]) -> None:
     pairs = list(pairs)
     for name, value in fields.items():
         if not any(name in _takes(primitive, algorithm) for primitive, algorithm in pairs):
-            takers = sorted({e.algorithm.value for primitive, _ in pairs for e in entries()
-                             if e.primitive is primitive_named(primitive) and name in {p.name for p in e.params}})
+            takers = sorted({algorithm for primitive, _ in pairs for algorithm in param_names(primitive, name)})
             asked = ", ".join(dict.fromkeys(primitive_named(primitive).value for primitive, _ in pairs))
-            raise _refuse_param(name, PARAMETERS[name][1](Query(primitive="all-reduce", **{name: value})),
-                                f"an algorithm of {asked} that takes it"
+            raise _refuse_param(name, value, f"an algorithm of {asked} that takes it"
                                 + (f": {', '.join(takers)}" if takers else f"; none of {asked}'s does"))
+
+
+def library_refusal(name: str, value: Any) -> InputError:
+    """An algorithm parameter given where NCCL's or RCCL's model answers: their models time their
+    library's own algorithms, which take none (every command and chart refuses it in these words)."""
+    return _refuse_param(name, value, "--backend ideal (NCCL's and RCCL's models time their library's own "
+                                      "algorithms, which take no parameters), or the one algorithm that takes it, "
+                                      "named (collective --algorithm …)")
 
 
 def _refuse_param(name: str, value: Any, allowed: str) -> InputError:
@@ -433,17 +437,14 @@ def check_conflicts(q: Query) -> None:
     first = next(iter(given.items()), None)
     if "pipelined" in given and "chunks" in given and q.algorithm != "auto":
         # unpipelined is one chunk (-a all took both, reporting 4); a named algorithm lacking them says so
-        if q.algorithm == "all" or _nccl_only(q) or {"pipelined", "chunks"} <= {p.name for p in get(
-                q.primitive, q.algorithm).params}:
+        if q.algorithm == "all" or _nccl_only(q) or {"pipelined", "chunks"} <= get(q.primitive, q.algorithm).param_names:
             raise _refuse_param("chunks", q.chunks, "left out with --no-pipeline (push everything, then pull: "
                                                     "one chunk)")
     if first and q.algorithm == "auto":  # the choice is the library's or the fastest: nothing would take them
         raise _refuse_param(*first, "a named --algorithm that takes it (or --algorithm all), not auto")
     if first and q.algorithm == "all" and q.cluster is not None and backend != Backend.IDEAL.value:
         # NCCL's and RCCL's models list their own algorithms, none of which takes them
-        raise _refuse_param(*first, "--backend ideal (NCCL's and RCCL's models time their library's own "
-                                    "algorithms, which take no parameters), or the one algorithm that takes it, named "
-                                    "(collective --algorithm …)")
+        raise library_refusal(*first)
     if q.algorithm == "all":  # each algorithm takes its own; one none of them takes was dropped silently
         check_fields_taken([(q.primitive, "all")], {name: getattr(q, name) for name in given})
     if q.algorithm in ("auto", "all"):

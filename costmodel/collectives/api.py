@@ -9,7 +9,7 @@ from costmodel.collectives.entry import ParamsView
 from costmodel.collectives.evaluate import check_inputs, predict_entry, resolve, whole_steps
 from costmodel.collectives.ops import SCALAR
 from costmodel.collectives.prediction import Prediction
-from costmodel.collectives.registry import entries, get
+from costmodel.collectives.registry import entries, get, param_names
 from costmodel.names import Primitive, primitive_named
 from dpbase.values import frozen
 
@@ -61,7 +61,7 @@ def compare(primitive: str | Primitive, size: Any = None, *, ranks: int, size_by
     bandwidth_Bps = parse_bandwidth(bandwidth_Bps, "bandwidth_Bps")
     gamma_s_per_byte = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
     check_switch("include_in_network", include_in_network)
-    known = sorted({p.name for entry in entries() if entry.primitive is prim for p in entry.params})
+    known = sorted(set().union(*param_names(prim).values()))
     unknown = sorted(set(shared) - set(known))
     if unknown:
         raise UnknownKeywordError(unknown[0], shared[unknown[0]], f"a parameter of an algorithm of {prim.value}: "
@@ -70,7 +70,7 @@ def compare(primitive: str | Primitive, size: Any = None, *, ranks: int, size_by
     for entry in entries():
         if entry.primitive is not prim or (entry.in_network and not include_in_network):
             continue
-        accepted = {k: v for k, v in shared.items() if k in {p.name for p in entry.params}}
+        accepted = entry.taken(shared)
         if entry.hierarchical and "gpus_per_node" not in accepted:
             continue
         results.append(predict(prim, entry.algorithm, ranks=ranks, size_bytes=size_bytes, alpha_s=alpha_s,

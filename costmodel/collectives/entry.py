@@ -61,6 +61,17 @@ class Entry:
     def pipelined(self) -> bool:
         return any(p.kind == "chunks" for p in self.params)
 
+    @property
+    def param_names(self) -> frozenset[str]:
+        """The names of the parameters this algorithm takes."""
+        return frozenset(p.name for p in self.params)
+
+    def taken(self, given: Any) -> dict[str, Any]:
+        """The share of ``given`` (a mapping or (name, value) pairs) this algorithm takes: what a
+        query, a comm model or a sweep passes on to it, the rest left to the algorithms that take it."""
+        pairs = given.items() if hasattr(given, "items") else given
+        return {name: value for name, value in pairs if name in self.param_names}
+
     def check_params(self, given: dict[str, Any]) -> None:
         """Refuse a parameter the algorithm does not have (a form it lacks is not silently its
         default one), naming the ones it has, and a value its kind does not take

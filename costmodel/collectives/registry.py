@@ -37,6 +37,14 @@ def algorithms_for(primitive: str | Primitive) -> list[Algorithm]:
     return [e.algorithm for e in entries() if e.primitive is prim]
 
 
+def param_names(primitive: str | Primitive, name: str | None = None) -> dict[str, frozenset[str]]:
+    """The algorithms of ``primitive`` and the parameter names each takes, or only those that take
+    ``name``: what a query, a sweep or ``compare`` passes on and refuses from."""
+    prim = primitive_named(primitive)
+    return {e.algorithm.value: e.param_names for e in entries()
+            if e.primitive is prim and (name is None or name in e.param_names)}
+
+
 def get(primitive: str | Primitive, algorithm: str | Algorithm) -> Entry:
     """The entry for a pair; a clear error if the algorithm does not implement the primitive."""
     prim, alg = primitive_named(primitive), algorithm_named(algorithm)

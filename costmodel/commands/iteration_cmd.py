@@ -124,27 +124,37 @@ def _algorithm_text(b, comm_info: dict) -> str:
     return f"{name} ({backend} backend)"
 
 
-def _described(comm, config, bucket_bytes: float | None = None) -> dict:
-    """The comm model at a glance for the header and JSON: what a 25 MiB call of the step's gradient
-    collective runs, probed on the group it runs on (hybrid sharding's reduce-scatter: the GPUs of
-    one node, where the whole job's probe named the 128-rank choice; review, 2026-11-30), and with
-    ``bucket_bytes`` of another size what a call of the step's own bucket runs (the header named
-    the 25 MiB choice under --bucket 400MB)."""
-    primitive = _gradient_primitive(config)
-    hybrid = config.shard == "hybrid" and config.zero_stage == 3 and comm.ranks > 1
-    if hybrid:
+def _probed_group(comm, config):
+    """The group the step's gradient collective runs on: hybrid sharding's reduce-scatter runs on
+    the GPUs of one node, where the whole job's probe named the 128-rank choice (review, 2026-11-30)."""
+    if config.shard == "hybrid" and config.zero_stage == 3 and comm.ranks > 1:
         from costmodel.cluster.comm import hybrid_groups
-    group = hybrid_groups(comm)[0] if hybrid else comm
+
+        return hybrid_groups(comm)[0], True
+    return comm, False
+
+
+def _described(comm, config) -> dict:
+    """The comm model at a glance for the header and JSON: what a 25 MiB call of the step's gradient
+    collective runs, probed on the group it runs on (:func:`_probed_group`)."""
+    primitive = _gradient_primitive(config)
+    group, hybrid = _probed_group(comm, config)
     info = comm.describe(primitive)
     if hybrid:
         inner = group.describe(primitive)
         info = {**info, **{key: inner[key] for key in ("backend", "algorithm_at_25MiB", "protocol_at_25MiB")},
                 "group_at_25MiB": "node"}
-    if bucket_bytes is not None and bucket_bytes > 0 and abs(bucket_bytes - 25 * 2**20) > 0.5:
-        at = group.describe(primitive, bucket_bytes)
-        info = {**info, "algorithm_at_bucket": at["algorithm_at_25MiB"], "protocol_at_bucket": at["protocol_at_25MiB"],
-                "bucket_probe_bytes": float(bucket_bytes)}
     return info
+
+
+def _at_bucket(comm, config, bucket_bytes: float) -> dict:
+    """What a call of the step's own bucket runs, where it is not the 25 MiB :func:`_described`
+    probes (the header named the 25 MiB choice under --bucket 400MB); nothing otherwise."""
+    if not bucket_bytes > 0 or abs(bucket_bytes - 25 * 2**20) <= 0.5:
+        return {}
+    at = _probed_group(comm, config)[0].describe(_gradient_primitive(config), bucket_bytes)
+    return {"algorithm_at_bucket": at["algorithm_at_25MiB"], "protocol_at_bucket": at["protocol_at_25MiB"],
+            "bucket_probe_bytes": float(bucket_bytes)}
 
 
 def _gradient_primitive(config) -> str:
@@ -433,7 +443,7 @@ def iteration(
         config = calibrated(config, solved, source)
     result = breakdown_on(workload, system.gpu, comm, config)
     if comm.ranks > 1:  # the header's choice at the step's own bucket, where it is not 25 MiB
-        info = _described(comm, config, result.bucket_bytes)
+        info = {**info, **_at_bucket(comm, config, result.bucket_bytes)}
     from costmodel.cluster.backends import curves_left_out
     from costmodel.cluster.mapping import regimes_unused_note
 

@@ -183,8 +183,7 @@ class CommCache:
         """The cache's parameters the (primitive, algorithm) entry takes (none for most)."""
         if not self.params:
             return {}
-        names = {p.name for p in get(primitive, algorithm).params}
-        return {name: value for name, value in self.params if name in names}
+        return get(primitive, algorithm).taken(self.params)
 
     def _ideal(self, lay: cluster.Layout, primitive: str, algorithm: str, size_bytes: float) -> float:
         runs = self._runs(lay, primitive, algorithm)

@@ -83,11 +83,15 @@ class Hardware:
         # the layout's own checks first: --nodes -1 was refused as "gpus_per_node: got -8" (an audit, 2026-11-30)
         return layout(self.cluster, self.nodes, self.gpus_per_node).ranks
 
+    def _params_text(self) -> str:
+        """The algorithm parameters for a title: 'colocated, servers=1'."""
+        return ", ".join(name if value is True else f"{name}={value}" for name, value in self.params)
+
     def describe(self, counts: bool = True) -> str:
         """Short text for titles: 'dgx-h100 × 2 node(s) (16 GPUs), ideal α-β model'."""
         if self.cluster is None:
             count = f"{_plural(self.ranks, 'rank')}, " if self.ranks is not None and counts else ""
-            given = "".join(f", {name}" if value is True else f", {name}={value}" for name, value in self.params)
+            given = f", {self._params_text()}" if self.params else ""
             return f"{count}α = {_shown(self.alpha, 'time')}, bandwidth {_shown(self.bandwidth, 'bandwidth')}{given}"
         model = {"nccl": "NCCL model", "rccl": "RCCL ring/tree, α-β"}.get(self.backend, "ideal α-β model")
         if self.backend == "nccl" and self.calibrated():
@@ -95,7 +99,7 @@ class Hardware:
         if self.note:
             model = f"{model} ({self.note})"
         if self.params:
-            model += "; " + ", ".join(name if value is True else f"{name}={value}" for name, value in self.params)
+            model += f"; {self._params_text()}"
         if not counts:
             return f"{self.cluster} ({self.per_node()} GPUs per node), {model}"
         return f"{self.cluster} × {_plural(self.nodes, 'node')} ({_plural(self.total_ranks(), 'GPU')}), {model}"
@@ -185,14 +189,11 @@ def check_backend(hw: Hardware, primitive: str, algorithms: tuple[str, ...] = ()
                        key=lambda found: found[1] is not None)  # a fall-back to ideal, if any, with its note
     hw = replace(hw, backend=chosen.value, note=note, params=_checked_params(hw.params))
     if hw.params:  # each taken by a drawn algorithm; each point's query checks the rest, as `collective` does
-        from costmodel.cluster.query import PARAMETERS, check_fields_taken
+        from costmodel.cluster.query import check_fields_taken, library_refusal
 
         check_fields_taken([(name, a) for a in algorithms or ("all",)], dict(hw.params))
-        if hw.backend == "nccl":  # NCCL's model draws its own algorithms, which take none
-            flag, value = PARAMETERS[hw.params[0][0]][0], hw.params[0][1]
-            raise InputError(flag, True if isinstance(value, bool) else value,
-                             "--backend ideal, or an algorithm NCCL does not run (NCCL's model times its own "
-                             "algorithms, which take no parameters)")
+        if hw.backend == "nccl":  # drawn by NCCL's model directly (_nccl_points), not through a query
+            raise library_refusal(*hw.params[0])
     if hw.backend != "nccl":
         return hw
     if name not in COLLECTIVES:
