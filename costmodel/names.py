@@ -27,6 +27,10 @@ class Primitive(str, Enum):
     SEND_RECV = "send-recv"
 
 
+# The primitives that combine the ranks' data (a reduction operator applies, γ is paid).
+REDUCING_PRIMITIVES = frozenset({Primitive.REDUCE, Primitive.ALL_REDUCE, Primitive.REDUCE_SCATTER})
+
+
 class Algorithm(str, Enum):
     RING = "ring"
     DOUBLE_BINARY_TREE = "double-binary-tree"

@@ -124,7 +124,8 @@ def run_schedule(primitive: str | Primitive, algorithm: str, inputs: Any, *, op:
     """
     import numpy as np
 
-    from costmodel.collectives.schedules import OPS, REDUCING, SCHEDULES, run, whole_blocks
+    from costmodel.collectives.schedules import OPS, SCHEDULES, run, whole_blocks
+    from costmodel.names import REDUCING_PRIMITIVES
     from dpbase.errors import InputError
 
     entry = get(primitive, algorithm)
@@ -132,7 +133,7 @@ def run_schedule(primitive: str | Primitive, algorithm: str, inputs: Any, *, op:
         raise InputError("algorithm", algorithm, "an algorithm with an executable schedule")
     if not isinstance(op, str) or op not in OPS:
         raise InputError("op", op, f"{', '.join(list(OPS)[:-1])} or {list(OPS)[-1]} (the reduction)")
-    if op != "sum" and entry.primitive not in REDUCING:
+    if op != "sum" and entry.primitive not in REDUCING_PRIMITIVES:
         raise InputError("op", op, f"sum, its default: {entry.primitive.value} reduces nothing")
     try:
         arrays = [np.asarray(values, dtype=float).reshape(-1) for values in inputs]

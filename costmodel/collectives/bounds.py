@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 from typing import Any
 
+from costmodel.names import REDUCING_PRIMITIVES
 from costmodel.names import Primitive as P
 
 # A plain namedtuple: ``typing.NamedTuple`` compiles a ForwardRef per field at import (start-up).
@@ -26,7 +27,7 @@ def primitive_bound(primitive: P, N: Any, n: Any, o: Any) -> Bound:
         P.BROADCAST: n, P.REDUCE: n, P.SEND_RECV: n,
         P.ALL_REDUCE: 2 * share,
     }.get(primitive, share)
-    reduce = share if primitive in (P.REDUCE, P.REDUCE_SCATTER, P.ALL_REDUCE) else 0
+    reduce = share if primitive in REDUCING_PRIMITIVES else 0
     return Bound(steps, wire, reduce)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from costmodel.collectives.schedules import aggregators, flat, recursive, trees
 from costmodel.collectives.schedules.machine import Counts, Machine
+from costmodel.names import REDUCING_PRIMITIVES
 from costmodel.names import Algorithm as A
 from costmodel.names import Primitive as P
 from dpbase.values import frozen
@@ -60,7 +61,6 @@ SCHEDULES = {
 # names, LAND beside LOR), each a numpy ufunc the machine's delivery and the expected result fold with.
 OPS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum, "lor": np.logical_or,
        "land": np.logical_and}
-REDUCING = {P.ALL_REDUCE, P.REDUCE, P.REDUCE_SCATTER}
 
 # Primitives whose input per rank is one block of the full buffer (n/N), not the full buffer.
 _BLOCK_INPUT = {P.ALL_GATHER, P.GATHER}
@@ -141,7 +141,7 @@ def run(primitive: P, algorithm: A, inputs: list[np.ndarray], params: dict[str, 
     expected = _expected(primitive, x, ranks, OPS[op])
     # a sum's rounding: N errors of at most the largest sum of magnitudes (0 where nothing is reduced)
     atol = 4 * ranks * np.finfo(float).eps * float(np.max(np.abs(np.stack(x)).sum(axis=0))) \
-        if primitive in REDUCING else 0.0
+        if primitive in REDUCING_PRIMITIVES else 0.0
     correct = len(result) >= len(expected) and all(
         np.shape(result[i]) == np.shape(expected[i]) and np.allclose(result[i], expected[i], rtol=1e-12, atol=atol)
         for i in range(len(expected)))
