@@ -93,6 +93,36 @@ def test_floating_point_data_is_checked_to_rounding_not_refused():
     assert not np.allclose(wrong[0], _expected(P.ALL_REDUCE, x, 4)[0])
 
 
+def test_the_production_check_catches_a_result_off_by_more_than_rounding(monkeypatch):
+    """run()'s own tolerance, pinned from both sides: a schedule whose result is off by 1e-9 of the
+    sum (or that takes the max for a sum) is not correct, and run_schedule refuses it; the same
+    schedule left alone is correct (the check could accept anything and every other test pass)."""
+    from costmodel.collectives import schedules
+    from costmodel.names import Algorithm
+    from costmodel.names import Primitive as P
+
+    values = [[0.1] * 4, [0.2] * 4, [-0.3] * 4, [0.4] * 4]
+    x = [np.array(v) for v in values]
+    ring = schedules.SCHEDULES[(P.ALL_REDUCE, Algorithm.RING)]
+    assert schedules.run(P.ALL_REDUCE, Algorithm.RING, x, {}).correct
+
+    def off(machine, data, params):
+        return [out * (1 + 1e-9) for out in ring(machine, data, params)]
+
+    monkeypatch.setitem(schedules.SCHEDULES, (P.ALL_REDUCE, Algorithm.RING), off)
+    assert not schedules.run(P.ALL_REDUCE, Algorithm.RING, x, {}).correct
+    with pytest.raises(InputError):
+        run_schedule("all-reduce", "ring", values)
+
+    def maximum(machine, data, params):
+        machine.combine = np.maximum
+        return ring(machine, data, params)
+
+    monkeypatch.setitem(schedules.SCHEDULES, (P.ALL_REDUCE, Algorithm.RING), maximum)
+    integers = [np.array([1.0, 2.0, 3.0, 4.0]) * (rank + 1) for rank in range(4)]  # max 16 is not the sum 40
+    assert not schedules.run(P.ALL_REDUCE, Algorithm.RING, integers, {}).correct
+
+
 def test_non_finite_inputs_are_named_as_such():
     with pytest.raises(InputError) as refused:
         run_schedule("all-reduce", "ring", [[float("nan"), 1.0, 2.0, 3.0]] * 4)

@@ -50,6 +50,11 @@ def test_each_swept_algorithm_gets_its_own_share_of_the_parameters():
     pointwise = sweep("all-reduce", "1.2GB", ranks=[10], algorithms="parameter-server", links="ib-hdr",
                       colocated=True, pipelined=False)
     assert pointwise.params.tolist()[0]["pipelined"] is False and pointwise.params.tolist()[0]["colocated"] is True
+    from costmodel.cluster.api import predict as on_link
+
+    used = on_link("all-reduce", "1.2GB", "parameter-server", link="ib-hdr", ranks=10, colocated=True, pipelined=False)
+    pipelined = on_link("all-reduce", "1.2GB", "parameter-server", link="ib-hdr", ranks=10, colocated=True)
+    assert pointwise.time_s.tolist()[0] == pytest.approx(used.time_s, rel=1e-12) != pipelined.time_s
 
 
 @pytest.mark.parametrize(("args", "flag", "allowed"), [
@@ -99,6 +104,8 @@ def test_the_chart_commands_take_the_flags(tmp_path):
                                  "--colocated", "--servers", "1", "--rank-counts", "2,10", "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert out.exists()
+    html = out.read_text(encoding="utf-8").replace("\\u003d", "=")  # plotly's JSON escapes '='
+    assert "servers=1, colocated" in html  # the flags reached the chart's title, not only the CLI
     # NCCL's model takes no parameters: refused, not drawn without them
     refused = runner.invoke(app, ["plot", "sweep", "all-reduce", "--cluster", "dgx-h100", "--colocated",
                                   "-o", str(tmp_path / "s.html")])

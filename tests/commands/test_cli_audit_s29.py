@@ -42,6 +42,9 @@ def test_point_to_point_primitives_run_on_one_mi300x_node(args):
     model's, on the backend auto the message told the user to use."""
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
+    if args[0] == "collective":  # a real answer: a positive time on the cluster's links
+        data = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+        assert data["time_s"] > 0 and data["cluster"] and data["primitive"] == args[1]
 
 
 @pytest.mark.parametrize(("toml", "field"), [
@@ -144,3 +147,8 @@ def test_colocated_is_one_flag_everywhere():
     plan = runner.invoke(app, ["plan", "--model", "resnet-50", "--cluster", "dgx-a100", "--nodes", "2",
                                "--global-batch", "512", "--algorithms", "parameter-server", "--colocated", "--json"])
     assert plan.exit_code == 0, plan.output
+    plan_base = ["plan", "--model", "resnet-50", "--cluster", "dgx-a100", "--nodes", "2", "--global-batch", "512",
+                 "--algorithms", "parameter-server", "--servers", "2", "--json"]
+    planned = [json.loads(runner.invoke(app, [*plan_base, *flag]).stdout)["best"]["total_s"]
+               for flag in (["--colocated"], ["--ps-placement", "colocated"], [])]
+    assert planned[0] == planned[1] != planned[2]  # --colocated is taken, not dropped

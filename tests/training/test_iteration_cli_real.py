@@ -114,6 +114,9 @@ def test_every_option_changes_some_output_with_the_real_comm_model(option):
     base = _computed(_json(*BASE))
     varied = _computed(_json(*BASE, *OPTIONS[option]))
     assert varied != base, f"{option} has no effect on any output"
+    args = OPTIONS[option]
+    if option != "--algorithm" and args[:1] == ["--algorithm"]:  # the algorithm alone must not be what changed it
+        assert varied != _computed(_json(*BASE, *args[:2])), f"{option} has no effect beyond {args[:2]}"
 
 
 def test_every_iteration_option_is_covered():
