@@ -378,7 +378,7 @@ def iteration(
     overlap_slowdown: Annotated[float | None, Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025). Over NCCL's TCP sockets, and on one node without peer-to-peer (its SHM transport), hidden communication costs its full time: 1, not settable lower (a --host-reduce path keeps the default: no GPU kernel waits on the network).")] = None,
     host_overhead: Annotated[str, Option("--host-overhead", help="Framework overhead per data-parallel step (default fitted on published scaling tables).")] = f"{losses.HOST_OVERHEAD_S * 1e3:g}ms",
     host_reduce: Annotated[bool, Option("--host-reduce", help="All-reduce the gradients through host memory (MPI/gloo on the CPU, CPU parameter servers): PCIe copies, CPU reduction, the CPUs' ring across nodes; ZeRO-0.")] = False,
-    attention: Annotated[bool | None, Option("--attention/--no-attention", help="Count the attention score matmuls, 12·L·h·s² FLOPs per sample (default: on for transformer and bert models, whose MFU defaults count them; --no-attention leaves 6·P·s alone).", show_default=False)] = None,
+    attention: Annotated[bool | None, Option("--attention/--no-attention", help="Count the attention score matmuls, 12·L·h·s² FLOPs per sample, 12·C·h·s² more for an encoder-decoder's C cross-attention layers (default: on for transformer and bert models, whose MFU defaults count them; --no-attention leaves 6·P·s alone).", show_default=False)] = None,
     no_flash_attention: NO_FLASH_ATTENTION = False,
     recompute: Annotated[bool, Option("--recompute", help="Full activation recomputation: keep only layer inputs, re-run each forward in backward (4/3 compute).")] = False,
     memory_reserve: MEMORY_RESERVE = None,

@@ -104,16 +104,20 @@ def materialised(workload, flash_attention: bool) -> bool:
     return workload.has_transformer_layers and (bool(workload.relative_attention) or not flash_attention)
 
 
-def score_elements(*, layers, heads, seq_len, key_len, micro_batch):
-    """Score elements of one micro-batch over all layers: ``L · b · a · s · k``; elementwise."""
-    return layers * micro_batch * heads * seq_len * key_len
+def score_elements(*, layers, heads, seq_len, key_len, micro_batch, cross_layers=0):
+    """Score elements of one micro-batch over all layers: ``L · b · a · s · k``, and ``b · a · s · s``
+    more for each of an encoder-decoder's ``cross_layers`` (its queries over the source's ``s``
+    tokens); elementwise."""
+    return micro_batch * heads * seq_len * (layers * key_len + cross_layers * seq_len)
 
 
-def score_seconds(*, layers, heads, seq_len, key_len, micro_batch, element_bytes, relative, dropout, hbm_Bps):
+def score_seconds(*, layers, heads, seq_len, key_len, micro_batch, element_bytes, relative, dropout, hbm_Bps,
+                  cross_layers=0):
     """Seconds one training micro-batch (forward + backward) spends moving its scores through
     HBM; elementwise on arrays of ``micro_batch``."""
     per_element = accesses_per_element(relative, dropout) * element_bytes + DROPOUT_MASK_BYTES * dropout
-    elements = score_elements(layers=layers, heads=heads, seq_len=seq_len, key_len=key_len, micro_batch=micro_batch)
+    elements = score_elements(layers=layers, heads=heads, seq_len=seq_len, key_len=key_len, micro_batch=micro_batch,
+                              cross_layers=cross_layers)
     return elements * per_element / hbm_Bps
 
 
@@ -123,4 +127,5 @@ def workload_score_seconds(workload, *, micro_batch, seq_len, element_bytes, hbm
     return score_seconds(layers=workload.layers, heads=workload.heads, seq_len=seq_len,
                          key_len=workloads.key_length(workload, seq_len), micro_batch=micro_batch,
                          element_bytes=element_bytes, relative=workload.relative_attention,
-                         dropout=workload.attention_dropout, hbm_Bps=hbm_Bps)
+                         dropout=workload.attention_dropout, hbm_Bps=hbm_Bps,
+                         cross_layers=workload.cross_attention_layers)

@@ -87,6 +87,9 @@ ZERO_STAGES = (0, 1, 2, 3)
 # Korthikanti et al. 2022, Eq. 1: per layer s·b·h·(34 + 5·a·s/h) bytes with 2-byte activations.
 KORTHIKANTI_LINEAR_BYTES = 34.0
 KORTHIKANTI_ATTENTION_BYTES = 5.0
+# Of the 34, §4.1: the attention block's 11·s·b·h and the input of its LayerNorm, 2·s·b·h: what an
+# encoder-decoder's cross-attention block adds to a decoder layer (its scores add 5·a·s²·b).
+KORTHIKANTI_CROSS_ATTENTION_BYTES = 13.0
 # Of those 5: the softmax output alone (2 bytes), what attention without dropout stores.
 SOFTMAX_OUTPUT_BYTES = 2.0
 # Per cached memory token and hidden unit of a layer (16-bit): the cached state itself, the
@@ -204,7 +207,7 @@ def model_state_bytes(params, precision: Precision, optimizer_bytes_per_param, z
 
 def transformer_activation_bytes(layers, hidden, heads, seq_len, micro_batch, element_bytes,
                                  flash_attention=True, recompute=False, key_len=None,
-                                 score_bytes=KORTHIKANTI_ATTENTION_BYTES):
+                                 score_bytes=KORTHIKANTI_ATTENTION_BYTES, cross_layers=0):
     """Korthikanti et al. 2022 activation estimate for a transformer; elementwise on arrays.
 
     With ``recompute`` only the layer inputs are kept, plus one layer's full activations.
@@ -212,19 +215,24 @@ def transformer_activation_bytes(layers, hidden, heads, seq_len, micro_batch, el
     :func:`attention.materialised` decides for a workload); ``key_len``: the keys each query
     attends to (``seq_len`` unless a memory of cached tokens adds to them); ``score_bytes``:
     16-bit bytes stored per score element (Korthikanti's 5: softmax output, dropout mask and
-    output; 2 without attention dropout).
+    output; 2 without attention dropout); ``cross_layers``: the decoder layers of an
+    encoder-decoder among ``layers``, each with a cross-attention block (its linear activations and
+    scores over the source's ``seq_len`` tokens; recomputed like the rest).
     """
     keys = seq_len if key_len is None else key_len
     stored_layers = layers - (layers - 1) * recompute  # 1 layer's worth while it is recomputed
+    stored_cross = ew.minimum(cross_layers, stored_layers)  # recomputed: the one kept layer a decoder's, whole
     # the stored layers' score elements, counted as the attention's HBM traffic counts them
     scores = ew.where(flash_attention, 0.0, score_bytes * attention.score_elements(
-        layers=stored_layers, heads=heads, seq_len=seq_len, key_len=keys, micro_batch=micro_batch))
+        layers=stored_layers, heads=heads, seq_len=seq_len, key_len=keys, micro_batch=micro_batch,
+        cross_layers=stored_cross))
     # a memory of cached tokens: every layer's cached states stay (recomputed or not); its keys and
     # values over them are activations like the tokens' (2 bytes each)
     cached = hidden * (keys - seq_len) * micro_batch
     scale = element_bytes / KORTHIKANTI_ELEMENT_BYTES
     checkpoints = layers * hidden * KORTHIKANTI_CHECKPOINT_BYTES * recompute
-    return ((stored_layers * hidden * KORTHIKANTI_LINEAR_BYTES + checkpoints) * seq_len * micro_batch + scores
+    linear = (stored_layers * KORTHIKANTI_LINEAR_BYTES + stored_cross * KORTHIKANTI_CROSS_ATTENTION_BYTES) * hidden
+    return ((linear + checkpoints) * seq_len * micro_batch + scores
             + (layers * MEMORY_STATE_BYTES + stored_layers * MEMORY_KV_BYTES) * cached) * scale
 
 
@@ -255,7 +263,7 @@ def activation_bytes(workload: Workload, micro_batch, seq_len, element_bytes, fl
                                         not attention.materialised(workload, flash_attention), recompute,
                                         key_len=workloads.key_length(workload, seq_len),
                                         score_bytes=KORTHIKANTI_ATTENTION_BYTES if workload.attention_dropout
-                                        else SOFTMAX_OUTPUT_BYTES)
+                                        else SOFTMAX_OUTPUT_BYTES, cross_layers=workload.cross_attention_layers)
 
 
 def logits_bytes(workload: Workload, micro_batch, seq_len, element_bytes):

@@ -116,6 +116,10 @@ class Workload:
     relative_attention: bool = False
     memory_length: int = 0
     attention_dropout: bool = True
+    # Encoder-decoder models (BART, the Transformer): the decoder layers among ``layers`` that also
+    # attend to the encoder's output, one more score matrix each (Q·Kᵀ and P·V over the source's
+    # tokens, as many as the sample's: BART's denoising, a translation pair of equal length).
+    cross_attention_layers: int = 0
     # A CNN's MFU relative to the model its kind's default was measured on (ResNet-50), in FP32
     # and on tensor cores (:func:`relative_mfu`; presets: models.toml [mfu_by_kind.cnn.relative]
     # and [mfu_by_kind.cnn.relative_timm]).
@@ -684,6 +688,9 @@ def workload_of(model: object) -> Workload:
             checked = _checked_readiness(knots) if pairs else \
                 _gradient_readiness({"gradient_readiness": _as_list(knots)}, "gradient_readiness")
             model = model if checked is knots else replace(model, gradient_readiness=checked)
+        if model.cross_attention_layers:  # the file's rule (0, every decoder-only preset's, needs none)
+            _check_cross_attention(model.cross_attention_layers, model.layers, model.kind, model.relative_attention,
+                                   model.memory_length, "cross_attention_layers")
         return model
     if isinstance(model, os.PathLike):  # a pathlib.Path as the TOML path it names
         return load_model_file(os.fspath(model))
@@ -740,8 +747,8 @@ _DEFAULTS = {field.name: field.default for field in fields(Workload)}
 USER_FIELDS = ("name", "params", "layers", "hidden_size", "heads", "vocab", "seq_len", "kind",
                "flops_per_sample", "activation_elements_per_sample", "flops_params", "tensors",
                "embedding_params", "logits_vocab", "tied_embeddings", "relative_attention", "memory_length",
-               "attention_dropout", "max_positions", "layer_matrices", "gradient_readiness", "relative_mfu_fp32",
-               "relative_mfu_16bit",
+               "cross_attention_layers", "attention_dropout", "max_positions", "layer_matrices",
+               "gradient_readiness", "relative_mfu_fp32", "relative_mfu_16bit",
                "backbone", "image_size", "source")
 
 
@@ -811,7 +818,8 @@ def _positive_int(value) -> bool:
 
 
 COUNT_FIELDS = ("layers", "hidden_size", "heads", "seq_len", "vocab", "tensors", "flops_params",
-                "embedding_params", "logits_vocab", "memory_length", "image_size", "max_positions")
+                "embedding_params", "logits_vocab", "memory_length", "cross_attention_layers", "image_size",
+                "max_positions")
 # What a model with attention layers cannot be without: at least one layer, a hidden size, a
 # head and (given) a token per sample. Heads need not divide the hidden size (GPT-3 1.3B: 2,048
 # over 24, as its paper prints): the model counts heads only for the attention scores.
@@ -935,9 +943,12 @@ def load_model_file(path: str) -> Workload:
         flops_params=int(entry.get("flops_params", 0)), tensors=int(entry.get("tensors", 0)),
         embedding_params=int(entry.get("embedding_params", 0)),
         logits_vocab=int(entry.get("logits_vocab", 0)), memory_length=int(entry.get("memory_length", 0)),
+        cross_attention_layers=entry.get("cross_attention_layers", 0),
         max_positions=int(entry.get("max_positions", 0)), layer_matrices=_layer_matrices(entry, kind),
         gradient_readiness=_gradient_readiness(entry),
         backbone=entry.get("backbone", ""), image_size=int(entry.get("image_size", 0)), **switches, **relative)
+    _check_cross_attention(entry.get("cross_attention_layers", 0), workload.layers, kind,
+                           switches["relative_attention"], workload.memory_length)
     if workload.input_embedding_params > params:  # given, or vocab × hidden: a part of params
         field = "model.embedding_params" if entry.get("embedding_params") else "model.vocab"
         raise InputError(field, entry.get("embedding_params") or workload.vocab,
@@ -951,6 +962,26 @@ def load_model_file(path: str) -> Workload:
     if workload.seq_len:  # a file's own sequence against its own table
         check_positions(workload, workload.seq_len, "model.seq_len")
     return workload
+
+
+def _check_cross_attention(cross, layers: int, kind: str, relative: bool, memory: int,
+                           field: str = "model.cross_attention_layers") -> None:
+    """``cross_attention_layers``: a whole number, only a transformer's (an encoder-decoder's), the
+    decoder's share of its ``layers`` (at most all but one: an encoder layer feeds them), and not
+    with Transformer-XL's relative positions or memory, which are modelled for a decoder alone."""
+    if isinstance(cross, bool) or not isinstance(cross, int) or cross < 0:
+        raise InputError(field, cross, f"an integer from 0 to {MAX_COUNT}: the decoder layers among layers")
+    if not cross:
+        return
+    if kind != "transformer":
+        raise InputError(field, cross, f"0 (or absent) for a {kind} model: only a transformer (an "
+                         "encoder-decoder such as BART) has a decoder attending to an encoder")
+    if cross >= layers:
+        raise InputError(field, cross, f"at most {layers - 1} for a model of {layers} layers: the decoder layers "
+                         "among them (BART-large: 12 of 24), the encoder's feeding them")
+    if relative or memory:
+        raise InputError(field, cross, "0 (or absent) with relative_attention or memory_length: "
+                         "Transformer-XL's positions and memory are modelled for a decoder alone")
 
 
 def _layer_matrices(entry: dict, kind: str, field: str = "model.layer_matrices") -> tuple[float, ...]:
@@ -1067,8 +1098,10 @@ def training_flops_per_sample(workload: Workload, seq_len, include_attention: bo
     query, key and value projections (``3·h²`` weights) also run over them, forward and
     backward: ``6 · 3h² · L · memory`` more. The score matmuls add ``6 · 2 · L · h · s · k``
     (Q·Kᵀ and P·V over ``k`` keys, PaLM's count, Chowdhery et al. 2022, App. B; relative
-    attention's position term B·D is a third product), counted unless ``include_attention`` is
-    False (:func:`counts_attention`): the MFU defaults come from runs that counted them
+    attention's position term B·D is a third product), and an encoder-decoder's
+    ``cross_attention_layers`` the same two products over the source's ``s`` tokens
+    (``6 · 2 · C · h · s²``); counted unless ``include_attention`` is False
+    (:func:`counts_attention`): the MFU defaults come from runs that counted them
     (Megatron-LM's and PaLM's formulas), and at long sequences they are most of the step (llama3-8b
     at 32k: more than the 6·P·s of its weights)."""
     if not counts_attention(workload, include_attention):
@@ -1080,6 +1113,7 @@ def training_flops_per_sample(workload: Workload, seq_len, include_attention: bo
                          * workload.hidden_size ** 2 * workload.memory_length)
     if counts_attention(workload, include_attention):
         products = 3 if workload.relative_attention else 2
-        flops = flops + (ATTENTION_FLOPS_PER_LAYER_HIDDEN_TOKEN2 * products / 2 * workload.layers
-                         * workload.hidden_size * seq_len * key_length(workload, seq_len))
+        flops = flops + (ATTENTION_FLOPS_PER_LAYER_HIDDEN_TOKEN2 / 2 * workload.hidden_size * seq_len
+                         * (products * workload.layers * key_length(workload, seq_len)
+                            + 2 * workload.cross_attention_layers * seq_len))
     return flops

@@ -434,3 +434,10 @@ def test_perlmutter_and_polaris_are_nv4_meshes_on_slingshot():
     rings = [derive_topology(system, nodes=8).ring for system in (perlmutter, polaris)]
     assert rings[0].n_channels * rings[0].bw_inter_GBps == pytest.approx(2 * rings[1].n_channels * rings[1].bw_inter_GBps)
 
+
+
+@pytest.mark.parametrize("name", ["dgx-1", "dgx-1-p100"])
+def test_dgx1_host_memory_runs_at_the_datasheets_ddr4_2133(name):
+    """The DGX-1 datasheet's 512 GB of DDR4-2133 on two Xeon E5-2698 v4 with four channels each
+    (the CPU takes DDR4-2400, whose 153.6 GB/s the profiles once carried: an audit, 2026-11-30)."""
+    assert load_system(name).host_memory_bandwidth_Bps == pytest.approx(2 * 4 * 2133e6 * 8, rel=1e-3)

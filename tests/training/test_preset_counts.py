@@ -226,3 +226,17 @@ def test_an_unknown_name_suggests_an_alias():
     with pytest.raises(UnknownNameError) as refused:
         workloads.load_model("llama-3.1-8b")
     assert "did you mean 'llama3.1-8b'" in str(refused.value)
+
+
+@pytest.mark.parametrize("name, layers, hidden, head_and_tail", [
+    ("transformer-xl-base", 16, 512, 20_003 * 512 + 3.3e6),
+    ("transformer-xl-large", 18, 1024, 21.5e6 + 1e6 + 0.5e6),
+])
+def test_transformer_xl_matmul_work_per_token_leaves_r_net_out(name, layers, hidden, head_and_tail):
+    """Per target token the layers run qkv_net (3h²; over the memory too, which
+    training_flops_per_sample adds), o_net (h²) and the FF (8h²), plus the softmax head. r_net
+    projects the klen positions once per micro-batch (NVIDIA's mem_transformer.py:
+    ``r_head_k.view(rlen, n_head, d_head)``, no batch dimension), not per token: counting it per
+    token put the base model's matmul work 6.5 % high (an audit, 2026-11-30)."""
+    per_token = layers * 12 * hidden**2 + head_and_tail
+    assert workloads.load_model(name).flops_params == pytest.approx(per_token, rel=0.005)
