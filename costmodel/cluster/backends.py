@@ -118,7 +118,8 @@ def _nccl_every(primitive: str, size_bytes: float, lay: Layout, topo: Any, table
 
 RCCL_NOTE = ("rccl backend: RCCL's own tuning model (constants of RCCL {version}) picks the algorithm and "
              "protocol; the time is that algorithm's on the α-β mapping with the profiles' measured "
-             "efficiencies (RCCL's own estimate is in nccl_model_time_s)")
+             "efficiencies, its bandwidth term at the protocol's bytes on the wire (LL 2x, LL128 128/120) "
+             "(RCCL's own estimate is in nccl_model_time_s)")
 
 
 # A named algorithm RCCL does not run, on a call its tuning model decides (as outside_nccl's note)
@@ -133,11 +134,14 @@ def _rccl_note() -> str:
 
 
 def _rccl_marked(p: Prediction, choice: Any, chosen: bool) -> Prediction:
-    """An α-β prediction of an algorithm RCCL runs, with RCCL's protocol and own estimate (0 for a
-    0-byte call, which RCCL discards before a kernel, as NCCL does: nccl_time's rule)."""
+    """An α-β prediction of an algorithm RCCL runs, at RCCL's protocol's bytes on the wire
+    (:func:`~costmodel.cluster.rccl_choice.on_the_wire`), with the protocol and RCCL's own estimate
+    (0 for a 0-byte call, which RCCL discards before a kernel, as NCCL does: nccl_time's rule)."""
+    from costmodel.cluster.rccl_choice import on_the_wire
+
     estimate_s = choice.model_time_us * 1e-6 if p.size_bytes > 0 else 0.0
-    return replace(p, protocol=choice.protocol, nccl_model_time_s=estimate_s, nccl_choice=chosen,
-                   nccl_version=choice.rccl_version)
+    return replace(on_the_wire(p, choice.protocol), protocol=choice.protocol, nccl_model_time_s=estimate_s,
+                   nccl_choice=chosen, nccl_version=choice.rccl_version)
 
 
 def _ideal(primitive: str, size_bytes: float, lay: Layout, algorithm: str, gamma_s_per_byte: float,

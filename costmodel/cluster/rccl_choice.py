@@ -25,6 +25,7 @@ from costmodel.collectives.prediction import Prediction
 from costmodel.nccl.names import FROM_REGISTRY, REGISTRY_MIRROR
 from costmodel.nccl.rccl import (
     ALGORITHMS,
+    WIRE_FACTOR,
     MscclSchedule,
     RcclChoice,
     RcclTopology,
@@ -62,7 +63,8 @@ def _topology(lay: Layout) -> RcclTopology:
     intra = "xgmi" if system.intra_fabric in ("xgmi", "nvlink-mesh", "nvlink-bridge", "nvswitch") else "pci"
     vendor = system.cpu_vendor if system.cpu_vendor in ("intel", "amd") else "other"
     return RcclTopology(n_ranks=lay.ranks, n_nodes=nodes, arch=rule["arch"] or "unknown", tuning=rule["tuning"],
-                        bus_bw_GBps=bus_GBps, intra=intra, cpu_vendor=vendor, ll128=rule["ll128"])
+                        bus_bw_GBps=bus_GBps, intra=intra, cpu_vendor=vendor, ll128=rule["ll128"],
+                        same_channels=rule["matched"])
 
 
 def rccl_topology(lay: Layout) -> RcclTopology:
@@ -143,12 +145,31 @@ def msccl_prediction(schedule: MscclSchedule, lay: Layout, size_bytes: float, ga
                                           latency_us=schedule.latency_us, wire=wire))
 
 
+def wire_excess_s(bandwidth_s: float, protocol: str) -> float:
+    """What ``protocol`` adds to an α-β bandwidth term: its bytes on the wire per byte of data
+    (:data:`~costmodel.nccl.rccl.WIRE_FACTOR`: LL 2, LL128 128/120) less the data's own, as
+    MSCCL's schedules are timed."""
+    return (WIRE_FACTOR[protocol] - 1.0) * bandwidth_s
+
+
+def on_the_wire(p: Prediction, protocol: str) -> Prediction:
+    """An α-β answer of an algorithm RCCL runs with ``protocol``, its bandwidth term at the
+    protocol's bytes on the wire (:func:`wire_excess_s`)."""
+    extra = wire_excess_s(p.bandwidth_s, protocol)
+    if not extra > 0:
+        return p
+    time_s = p.time_s + extra
+    return replace(p, time_s=time_s, bandwidth_s=p.bandwidth_s + extra, algbw_Bps=p.size_bytes / time_s,
+                   busbw_Bps=None if p.busbw_Bps is None else p.busbw_Bps * p.time_s / time_s)
+
+
 def rccl_call(primitive: str, size_bytes: float, lay: Layout, algorithm: str,
               alpha_beta_s: Callable[[str], float]) -> tuple[float, RcclChoice | None] | None:
     """(time, RCCL's choice) of one call under the rccl backend, None where RCCL's model does
     not decide (the caller keeps its α-β answer). The time is the chosen algorithm's on the
-    measured-efficiency α-β mapping (``alpha_beta_s(registry name)``); where MSCCL's schedule runs
-    the call (:func:`msccl`) its time, with no tuning-model choice.
+    measured-efficiency α-β mapping (``alpha_beta_s(registry name)``), its bandwidth term at the
+    chosen protocol's bytes on the wire (:func:`wire_excess_s`); where MSCCL's schedule runs the
+    call (:func:`msccl`) its time, with no tuning-model choice.
 
     Why not RCCL's own estimate: its constants steer the choice, they are not physical times
     (model 5 charges 320 µs per network step of a Simple ring, and gives a two-node Simple tree
@@ -161,4 +182,9 @@ def rccl_call(primitive: str, size_bytes: float, lay: Layout, algorithm: str,
     choice = pick(primitive, size_bytes, lay, algorithm)
     if choice is None:
         return None
-    return alpha_beta_s(registry_algorithm(choice)), choice
+    name = registry_algorithm(choice)
+    time_s = alpha_beta_s(name)
+    if WIRE_FACTOR[choice.protocol] != 1.0 and size_bytes > 0:  # RCCL's choices take no algorithm parameters
+        time_s += wire_excess_s(predict_on_cluster(primitive, name, lay, size_bytes=size_bytes).bandwidth_s,
+                                choice.protocol)
+    return time_s, choice

@@ -63,6 +63,9 @@ class RcclTopology:
     intra: str = "xgmi"
     cpu_vendor: str = "amd"
     ll128: bool = False
+    # graph->sameChannels: 1 when the node matched one of RCCL's topology models (search.cc sets
+    # it before the match, which never clears it); 0 assumed otherwise (a searched graph's varies)
+    same_channels: bool = False
 
     def __post_init__(self) -> None:
         if not (isinstance(self.n_ranks, int) and self.n_ranks >= 1):
@@ -93,14 +96,18 @@ class RcclChoice:
     rccl_version: str
 
 
+# Bytes on the wire per byte of data (RCCL's device.h, as NCCL's): an LL line of 16 bytes carries 8
+# of data and their flags, an LL128 line of 128 carries 120; Simple sends the data alone.
+WIRE_FACTOR = {"LL": 2.0, "LL128": 128.0 / 120.0, "Simple": 1.0}
+
+
 @frozen
 class MscclSchedule:
     """The MSCCL schedule RCCL runs a call with instead of its tuning model's choice
     (``rccl_tuning.toml`` ``[msccl]``): its protocol, XML file and latency. ``latency_us`` is RCCL's
     own base latency of the protocol plus one intra-node hop latency of the topology's tuning
     model per phase (each phase sends on every link at once: one hop, not N − 1);
-    ``wire_factor`` the bytes on the wire per byte of data (LL: 8-byte lines of 4 data bytes
-    and a flag, NCCL's LL protocol; Simple: 1)."""
+    ``wire_factor`` the bytes on the wire per byte of data (:data:`WIRE_FACTOR`)."""
 
     protocol: str
     file: str
@@ -152,7 +159,7 @@ def msccl_schedule(collective: str, size_bytes: float, topo: RcclTopology) -> Ms
             p = _PROTO_INDEX[row["protocol"]]
             hop = _model(topo)["hw_latency_us"][_HW[topo.intra]]["ring"][p]
             latency = rccl_tables()["base_latency_us"]["ring"][p] + table["hops"] * hop
-            return MscclSchedule(row["protocol"], row["file"], round(latency, 9), 2.0 if row["protocol"] == "LL" else 1.0,
+            return MscclSchedule(row["protocol"], row["file"], round(latency, 9), WIRE_FACTOR[row["protocol"]],
                                  str(rccl_tables()["version"]))
     return None
 
@@ -164,8 +171,9 @@ def topology_rule(gpu: str, gpus_per_node: int, nics_per_node: int) -> dict[str,
     for rule in tables["topology"]:
         if rule["arch"] == arch and rule["gpus_per_node"] == gpus_per_node and nics_per_node in rule["nics_per_node"]:
             return {"arch": arch, "tuning": rule["tuning"], "ll128": rule.get("ll128", False),
-                    "base_bw_GBps": rule.get("base_bw_GBps"), "models": rule["models"]}
-    return {"arch": arch, "tuning": 0, "ll128": False, "base_bw_GBps": None, "models": "none (default model 0)"}
+                    "base_bw_GBps": rule.get("base_bw_GBps"), "models": rule["models"], "matched": True}
+    return {"arch": arch, "tuning": 0, "ll128": False, "base_bw_GBps": None, "models": "none (default model 0)",
+            "matched": False}
 
 
 def _model(topo: RcclTopology) -> Any:
@@ -208,8 +216,9 @@ def _net_overhead_us(topo: RcclTopology, proto: str) -> float:
 def latency_us(collective: str, algorithm: str, proto: str, topo: RcclTopology) -> float:
     """RCCL's latency of a cell (µs): base + per-step intra-node and network latencies.
 
-    Rooted rings (broadcast, reduce) charge one hop latency per step (RCCL's predefined rings
-    differ per channel, ``sameChannels = 0``), Simple at the tree's hop latency.
+    Rooted rings (broadcast, reduce) charge one hop latency in all where the channels are the
+    same (``sameChannels = 1``: a node of one of RCCL's topology models), else one per step,
+    Simple at the tree's hop latency (tuning.cc).
     """
     model, p = _model(topo), _PROTO_INDEX[proto]
     lat = rccl_tables()["base_latency_us"][algorithm][p]
@@ -221,6 +230,8 @@ def latency_us(collective: str, algorithm: str, proto: str, topo: RcclTopology) 
     if algorithm == "tree":
         return lat + 2 * ((topo.ppn - 1) * intra + int(math.log2(topo.n_nodes)) * inter)
     if collective in ("broadcast", "reduce"):
+        if topo.same_channels:
+            return lat + model["hw_latency_us"][hw]["ring"][p]
         hop = model["hw_latency_us"][hw]["tree" if proto == "Simple" else "ring"][p]
         return lat + steps * hop
     if collective == "all-reduce":

@@ -297,8 +297,9 @@ def _tree_graph(system: System, n_nodes: int, ppn: int, shm: bool, ring: NcclGra
         _, total, max_path = _intra_paths(system, ppn, shm, t)
         intra = tree_intra_speed(ring.n_channels, ring.bw_inter_GBps, total, max_path, ppn,
                                  ladder(system.gpu.compute_capability, "inter", t))
+    # search.cc: a node of one GPU searches pattern TREE (not BALANCED_TREE), which tuning.cc derates
     return NcclGraph(n_channels=ring.n_channels, bw_intra_GBps=intra, bw_inter_GBps=ring.bw_inter_GBps,
-                     pattern="balanced_tree")
+                     pattern="tree" if ppn == 1 else "balanced_tree")
 
 
 def nvls_speeds(total_GBps: float, heads: int, speeds: tuple[float, ...]) -> tuple[float, float] | None:
@@ -422,6 +423,7 @@ def derive_topology(system: System, nodes: int = 1, gpus_per_node: int | None = 
         net_efficiency=system.nic_link.efficiency if n_nodes > 1 and category in TCP_CATEGORIES else None,
         net_share=_spine_share(system, n_nodes, ppn, ring),
         cpu_vendor=system.cpu_vendor if system.cpu_vendor in ("intel", "amd", "arm") else "intel",
+        nvswitch=system.nvswitch_gen > 0,
         description=f"{system.name}: {n_nodes} node(s) x {ppn} GPU(s)" + ("; SHM through host memory" if shm else ""),
     )
 

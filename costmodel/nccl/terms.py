@@ -63,11 +63,14 @@ _numbers = operator.attrgetter(*_NUMBER_FIELDS)  # a cell's number fields as one
 
 
 def tree_factors(cell: CostCell, topo: NcclTopology, t: NcclTables) -> tuple[float, ...] | None:
-    """The ``treeCorrectionFactor`` row a cell's bandwidth is scaled by: Tree, and NVLSTree on
-    Blackwell with an x86 CPU; None for every other cell."""
+    """The ``treeCorrectionFactor`` row a cell's bandwidth is scaled by: Tree's first 23 bins
+    (ncclTopoGetAlgoTime: ``logSize < 23``, up to 512 MiB), and NVLSTree's 24 on Blackwell with
+    an x86 CPU; None for every other cell (1 beyond the row)."""
     blackwell_x86 = topo.arch == "blackwell" and topo.cpu_vendor in ("intel", "amd")
-    if cell.algorithm == "tree" or (cell.algorithm == "nvls_tree" and blackwell_x86):
-        return t.tree_correction(cell.protocol)
+    if cell.algorithm == "tree":
+        return t.tree_correction(cell.protocol)[:int(t.refinement("tree_correction_bins"))]
+    if cell.algorithm == "nvls_tree" and blackwell_x86:
+        return t.tree_correction(cell.protocol)[:int(t.refinement("nvls_tree_correction_bins"))]
     return None
 
 
@@ -80,6 +83,22 @@ def plateau_rule(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTab
     factor = r("ring_plateau_latency_factor_sm80") if topo.compute_capability >= 80 else r(
         "ring_plateau_latency_factor_older")
     return r("ring_plateau_min_bytes_per_channel_rank"), factor
+
+
+def comm_channels(topo: NcclTopology, t: NcclTables) -> int:
+    """``comm->nChannels``, what the plateau rule divides by (connect.cc): the ring graph's channels
+    doubled up to MAXCHANNELS; with CollNet, half as many again where the node's bandwidth
+    exceeds the network's (several GPUs a node); on sm90+ across nodes, doubled again below 16
+    where the ring's bwIntra exceeds 45 GB/s."""
+    r = t.refinement
+    most = int(r("comm_channels_max"))
+    channels = min(most, 2 * topo.ring.n_channels)
+    if topo.collnet is not None and topo.collnet.bw_intra_GBps > topo.collnet.bw_inter_GBps and topo.ppn > 1:
+        channels = min(most, channels + channels // 2)
+    if (topo.compute_capability >= 90 and topo.n_nodes > 1 and channels < r("comm_channels_hopper_net_min")
+            and topo.ring.bw_intra_GBps > r("comm_channels_hopper_net_bw_intra_GBps")):
+        channels = 2 * channels
+    return channels
 
 
 def link_class(topo: NcclTopology) -> str:
@@ -155,7 +174,7 @@ def cell_terms(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTable
     return CellTerms(
         latency_us=cell.latency_us, algbw_GBps=cell.algbw_GBps, tree_factors=tree_factors(cell, topo, t),
         plateau_min_bytes=math.inf if rule is None else rule[0], plateau_factor=1.0 if rule is None else rule[1],
-        plateau_divisor=topo.n_channels * topo.n_ranks,
+        plateau_divisor=comm_channels(topo, t) * topo.n_ranks,
         pair_factor=2.0 if cell.algorithm == "tree" and topo.n_ranks == 2 else 1.0,
         link_factor=link_factor(collective, cell, topo, t),
         uncapped_GBps=_uncapped_GBps(collective, cell, topo, t),

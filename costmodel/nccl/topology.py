@@ -87,6 +87,7 @@ class NcclTopology:
     latency_inter_us: float = 0.0
     cpu_vendor: str = "intel"
     same_channels: bool = True
+    nvswitch: bool = False  # the node's GPUs meet in an NVSwitch (tuning.cc: CollNet Direct needs one)
     shm: HostMemoryPath | None = None
     net_efficiency: float | None = None  # None: an RDMA transport (IB, RoCE, EFA), fitted efficiency_net
     net_share: float = 1.0  # of the ring's network rate, what an oversubscribed spine carries (search._spine_share)
@@ -147,8 +148,9 @@ class NcclTopology:
 
     @property
     def ll128_enabled(self) -> bool:
-        """NCCL enables LL128 by default only on NVLink paths (and near NICs), sm70+."""
-        if self.compute_capability < 70 or self.intra_path != "NVLINK":
+        """NCCL enables LL128 by default only on NVLink paths (and near NICs), sm70+: the graph's
+        intra path at most NVB, which a node of one GPU (PATH_LOC) passes whatever its link."""
+        if self.compute_capability < 70 or (self.intra_path != "NVLINK" and self.ppn > 1):
             return False
         if self.n_nodes == 1:
             return True

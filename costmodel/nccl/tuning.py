@@ -158,7 +158,7 @@ def bus_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology,
 def alg_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology, t: NcclTables,
                ll_cap: bool = True, inter_cap: bool = True) -> float:
     """Bus bandwidth converted to algorithm bandwidth (0 when the cell is not applicable)."""
-    if not _enabled(collective, algorithm, proto, topo):
+    if not _enabled(collective, algorithm, proto, topo, t):
         return 0.0
     bus = bus_bw_GBps(collective, algorithm, proto, topo, t, ll_cap, inter_cap)
     if collective in _AG_RS and algorithm != "ring":
@@ -170,7 +170,7 @@ def alg_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology,
     return bus * topo.n_ranks / n_steps(collective, topo.n_ranks)
 
 
-def _enabled(collective: str, algorithm: str, proto: str, topo: NcclTopology) -> bool:
+def _enabled(collective: str, algorithm: str, proto: str, topo: NcclTopology, t: NcclTables) -> bool:
     """NCCL's default algorithm/protocol enables (tuning.cc end) for this topology."""
     if algorithm not in algorithms_for(collective) or topo.n_ranks < 2:  # one rank: no communication
         return False
@@ -179,12 +179,17 @@ def _enabled(collective: str, algorithm: str, proto: str, topo: NcclTopology) ->
             return False
     if proto == "LL128" and not topo.ll128_enabled:
         return False
+    r = t.refinement
+    if algorithm in ("nvls", "nvls_tree") and collective != "all-reduce" and topo.ppn > r("nvls_max_arity"):
+        return False  # enqueue.cc: NVLS beyond NCCL_MAX_NVLS_ARITY local ranks runs all-reduce only
     if algorithm == "nvls":
         return topo.nvls_capable and (topo.n_nodes == 1 or topo.collnet_capable)
     if algorithm == "nvls_tree":
         return topo.nvls_capable and topo.n_nodes > 1
     if algorithm.startswith("collnet"):
-        return topo.collnet_capable
+        # enqueue.cc: both up to 8 GPUs a node; tuning.cc: Direct only on an NVSwitch system
+        return (topo.collnet_capable and topo.ppn <= r("collnet_max_local_ranks")
+                and (algorithm != "collnet_direct" or topo.nvswitch))
     if algorithm == "pat":
         return topo.pat_capable
     return True

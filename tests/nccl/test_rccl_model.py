@@ -97,7 +97,7 @@ def test_topology_match():
     assert topology_rule("MI325X", 8, 0)["tuning"] == 5  # rome_model_79
     assert topology_rule("mi300x", 8, 4)["tuning"] == 0  # rome_model_87 keeps the default
     assert topology_rule("mi355x", 8, 8) == {"arch": "gfx950", "tuning": 0, "ll128": False, "base_bw_GBps": None,
-                                              "models": "none (default model 0)"}
+                                              "models": "none (default model 0)", "matched": False}
     mi250 = topology_rule("mi250x", 16, 8)
     assert (mi250["tuning"], mi250["ll128"], mi250["base_bw_GBps"]) == (4, True, 161.4)
 
@@ -122,8 +122,12 @@ def test_rccl_backend_runs_rccls_choice(nodes, size):
     assert p.backend == "rccl" and p.nccl_choice is True
     assert p.algorithm == registry_algorithm(choice) and p.protocol == choice.protocol
     assert p.nccl_model_time_s == pytest.approx(choice.model_time_us * 1e-6)
-    # the time: the chosen algorithm on the α-β mapping with the measured efficiencies
-    assert p.time_s == pytest.approx(cluster.predict_on_cluster("all-reduce", p.algorithm, lay, size_bytes=size).time_s)
+    # the time: the chosen algorithm on the α-β mapping with the measured efficiencies, its bandwidth
+    # term at the protocol's bytes on the wire (an LL line of 16 bytes carries 8: RCCL's device.h)
+    ab = cluster.predict_on_cluster("all-reduce", p.algorithm, lay, size_bytes=size)
+    wire = {"LL": 2.0, "LL128": 128 / 120, "Simple": 1.0}[p.protocol]
+    assert p.time_s == pytest.approx(ab.latency_s + wire * ab.bandwidth_s + ab.reduction_s)
+    assert p.time_s == pytest.approx(ab.time_s) if p.protocol == "Simple" else p.time_s > ab.time_s
     # the class's measured ÷ predicted band: across nodes RCCL runs slower than modelled, so since the
     # class was split by node count (2026-11-30) its band may lie above the prediction
     low, high = p.interval_s

@@ -1,0 +1,91 @@
+"""NCCL 2.30.7's rules that an audit against its source (tag v2.30.7-1, 2026-11-30) found applied
+differently or missing: each test fails on the code before it."""
+
+from __future__ import annotations
+
+import pytest
+
+import hardware
+from costmodel.nccl import load_tables, nccl_time, topology_for
+from costmodel.nccl.terms import cell_terms, comm_channels, tree_factors
+from costmodel.nccl.tuning import alg_bw_GBps, tune_collective
+
+T = load_tables()
+
+
+def _cell(collective, topo, algorithm, protocol):
+    return tune_collective(collective, topo, T)[(algorithm, protocol)]
+
+
+def test_tree_is_corrected_below_bin_23_only_and_nvls_tree_below_24():
+    """ncclTopoGetAlgoTime: ``logSize < 23`` for Tree, ``< 24`` for NVLSTree (Blackwell, x86):
+    a Tree all-reduce of 512 MiB-1 GiB takes its full bandwidth (it took bin 23's 0.9)."""
+    h100 = topology_for(hardware.load_system("dgx-h100"), 2)
+    tree = tree_factors(_cell("all-reduce", h100, "tree", "Simple"), h100, T)
+    assert len(tree) == 23 and tuple(tree) == tuple(T.tree_correction("Simple")[:23])
+    b200 = topology_for(hardware.load_system("dgx-b200"), 2)
+    nvls_tree = tree_factors(_cell("all-reduce", b200, "nvls_tree", "Simple"), b200, T)
+    assert len(nvls_tree) == 24 == len(T.tree_correction("Simple"))
+    # NCCL's own estimate of a forced Tree/Simple all-reduce of 768 MiB: bin 23, no correction
+    size = 768 * 2**20
+    found = nccl_time("all-reduce", size, h100, T, algorithm="tree")
+    cell = _cell("all-reduce", h100, "tree", found.protocol)
+    assert found.model_time_s == pytest.approx((cell.latency_us + size / (1000 * cell.algbw_GBps)) * 1e-6)
+    assert found.bandwidth_Bps == pytest.approx(cell.algbw_GBps * 1e9)
+
+
+def test_nvls_beyond_32_local_ranks_runs_all_reduce_only():
+    """enqueue.cc: NVLS and NVLSTree skip every collective but all-reduce when localRanks >
+    NCCL_MAX_NVLS_ARITY (32): 18 trays of an NVL72 rack are one NVLink domain of 72 GPUs."""
+    system = hardware.load_system("gb200-nvl72-tray")
+    rack = topology_for(system, 18)
+    assert rack.ppn == 72
+    for collective in ("all-gather", "reduce-scatter"):
+        assert alg_bw_GBps(collective, "nvls", "Simple", rack, T) == 0.0
+        for size in (2**10, 2**20, 64 * 2**20, 2**30):
+            assert nccl_time(collective, size, rack, T).algorithm not in ("nvls", "nvls_tree")
+    assert alg_bw_GBps("all-reduce", "nvls", "Simple", rack, T) > 0.0
+    assert alg_bw_GBps("all-gather", "nvls", "Simple", topology_for(system, 8), T) > 0.0  # 32 GPUs: still NVLS
+
+
+def test_the_plateau_rule_divides_by_the_communicators_channels():
+    """tuning.cc's Ring/Simple plateau (``nBytes / (comm->nChannels · nRanks) >= 64``) counts the
+    communicator's channels: the ring graph's doubled (connect.cc), doubled again on sm90+ across
+    nodes below 16 where the ring's bwIntra exceeds 45 GB/s; the graph's own count was used."""
+    topo = topology_for(hardware.load_system("dgx-h100"), 4)
+    graph = topo.ring.n_channels
+    expected = min(64, 2 * graph)
+    if expected < 16 and topo.ring.bw_intra_GBps > 45:
+        expected *= 2
+    assert comm_channels(topo, T) == expected > graph
+    terms = cell_terms("all-reduce", _cell("all-reduce", topo, "ring", "Simple"), topo, T)
+    assert terms.plateau_divisor == expected * topo.n_ranks
+    v100 = topology_for(hardware.load_system("dgx-1"), 2)  # sm70: no second doubling
+    assert comm_channels(v100, T) == min(64, 2 * v100.ring.n_channels)
+
+
+@pytest.mark.parametrize("name", ["h200-1x-roce", "dgx-spark", "l40s-tcp-1x"])
+def test_one_gpu_a_node_searches_pattern_tree(name):
+    """search.cc: a node of one GPU searches pattern TREE, which tuning.cc derates by 0.85."""
+    system = hardware.load_system(name)
+    topo = topology_for(system, 2)
+    assert topo.tree.pattern == "tree"
+    assert topology_for(hardware.load_system("dgx-h100"), 2).tree.pattern == "balanced_tree"
+
+
+def test_one_gpu_a_node_keeps_ll128_on_a_pcie_gpu():
+    """tuning.cc enables LL128 where the graph's intra path is at most NVB; a node of one GPU has
+    PATH_LOC whatever its GPU's links (it was refused on GB10's PCIe-attached GPU)."""
+    spark = topology_for(hardware.load_system("dgx-spark"), 2)
+    assert spark.intra_path == "PCI" and spark.ll128_enabled
+    assert alg_bw_GBps("all-reduce", "ring", "LL128", spark, T) > 0.0
+    assert not topology_for(hardware.load_system("l40s-4x-pcie"), 1).ll128_enabled  # 4 GPUs over PCIe
+    assert not topology_for(hardware.load_system("l40s-tcp-1x"), 2).ll128_enabled  # sockets: the NIC is PHB away
+
+
+@pytest.mark.parametrize("name, direct", [("juwels-booster", False), ("marenostrum5-acc", False), ("dgx-a100", True)])
+def test_collnet_direct_needs_an_nvswitch(name, direct):
+    """tuning.cc: CollNet Direct is disabled without an NVSwitch; CollNet Chain is not."""
+    topo = topology_for(hardware.load_system(name), 2, collnet=True)
+    assert (alg_bw_GBps("all-reduce", "collnet_direct", "Simple", topo, T) > 0) is direct
+    assert alg_bw_GBps("all-reduce", "collnet_chain", "Simple", topo, T) > 0
