@@ -32,8 +32,8 @@ def intra_hw(topo: NcclTopology) -> str:
 
 
 def inter_latency_us(algorithm: str, proto: str, topo: NcclTopology, t: NcclTables) -> float:
-    """One network step: NET hw latency (Tree's row when ppn == 1) plus the plugin latency."""
-    row = "tree" if topo.ppn == 1 else algorithm
+    """One network step: NET hw latency (Tree's row when ppn == 1, since 2.22) plus the plugin latency."""
+    row = "tree" if topo.ppn == 1 and t.refinement("inter_latency_tree_row_one_rank_per_node") else algorithm
     lat = t.hw_latency_us("net", row, proto) + topo.latency_inter_us
     return lat + (topo.latency_inter_us if proto == "Simple" else 0.0)
 

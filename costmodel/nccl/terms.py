@@ -66,7 +66,8 @@ def tree_factors(cell: CostCell, topo: NcclTopology, t: NcclTables) -> tuple[flo
     """The ``treeCorrectionFactor`` row a cell's bandwidth is scaled by: Tree's first 23 bins
     (ncclTopoGetAlgoTime: ``logSize < 23``, up to 512 MiB), and NVLSTree's 24 on Blackwell with
     an x86 CPU; None for every other cell (1 beyond the row)."""
-    blackwell_x86 = topo.arch == "blackwell" and topo.cpu_vendor in ("intel", "amd")
+    blackwell_x86 = (topo.arch == "blackwell" and topo.cpu_vendor in ("intel", "amd")
+                     and t.refinement("nvls_tree_correction"))
     if cell.algorithm == "tree":
         return t.tree_correction(cell.protocol)[:int(t.refinement("tree_correction_bins"))]
     if cell.algorithm == "nvls_tree" and blackwell_x86:

@@ -25,6 +25,8 @@ from costmodel.nccl.topology import NcclGraph, NcclTopology
 from dpbase.values import frozen
 
 _AG_RS = ("all-gather", "reduce-scatter")
+# The compute capabilities NCCL 2.21 and older enable LL128 on (tuning.cc: "only on Volta/Ampere/Hopper")
+LL128_TESTED_CC = (70, 80, 90)
 _INF = math.inf
 
 
@@ -71,7 +73,7 @@ def _nvls_bw(collective: str, algorithm: str, graph: NcclGraph, topo: NcclTopolo
     r = t.refinement
     tree = algorithm == "nvls_tree"
     if r("nvls_legacy_bandwidth"):
-        if collective in _AG_RS:
+        if collective in _AG_RS and not r("nvls_legacy_ag_rs_as_all_reduce"):
             inter = r("nvls_legacy_ag_rs_inter_factor") * graph.bw_inter_GBps
             return min(graph.bw_intra_GBps * (topo.ppn - 1) / topo.ppn, inter if inter_cap else _INF)
         inter = graph.bw_inter_GBps if (not tree or topo.n_nodes <= 2) else graph.bw_inter_GBps / 2
@@ -161,7 +163,9 @@ def alg_bw_GBps(collective: str, algorithm: str, proto: str, topo: NcclTopology,
     if not _enabled(collective, algorithm, proto, topo, t):
         return 0.0
     bus = bus_bw_GBps(collective, algorithm, proto, topo, t, ll_cap, inter_cap)
-    if collective in _AG_RS and algorithm != "ring":
+    legacy = algorithm in ("nvls", "nvls_tree") and t.refinement("nvls_legacy_bandwidth")
+    as_all_reduce = legacy and t.refinement("nvls_legacy_ag_rs_as_all_reduce")
+    if collective in _AG_RS and algorithm != "ring" and not as_all_reduce:
         return bus
     if algorithm in ("tree", "collnet_direct", "collnet_chain"):
         return bus * 0.5
@@ -180,6 +184,8 @@ def _enabled(collective: str, algorithm: str, proto: str, topo: NcclTopology, t:
     if proto == "LL128" and not topo.ll128_enabled:
         return False
     r = t.refinement
+    if proto == "LL128" and r("ll128_tested_architectures_only") and topo.compute_capability not in LL128_TESTED_CC:
+        return False  # 2.21 and older: "only on Volta/Ampere/Hopper" (compute capability 7.0, 8.0, 9.0 exactly)
     if algorithm in ("nvls", "nvls_tree") and collective != "all-reduce" and topo.ppn > r("nvls_max_arity"):
         return False  # enqueue.cc: NVLS beyond NCCL_MAX_NVLS_ARITY local ranks runs all-reduce only
     if algorithm == "nvls":
@@ -191,7 +197,7 @@ def _enabled(collective: str, algorithm: str, proto: str, topo: NcclTopology, t:
         return (topo.collnet_capable and topo.ppn <= r("collnet_max_local_ranks")
                 and (algorithm != "collnet_direct" or topo.nvswitch))
     if algorithm == "pat":
-        return topo.pat_capable
+        return topo.pat_capable and r("pat_available")
     return True
 
 

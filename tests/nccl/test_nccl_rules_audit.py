@@ -89,3 +89,64 @@ def test_collnet_direct_needs_an_nvswitch(name, direct):
     topo = topology_for(hardware.load_system(name), 2, collnet=True)
     assert (alg_bw_GBps("all-reduce", "collnet_direct", "Simple", topo, T) > 0) is direct
     assert alg_bw_GBps("all-reduce", "collnet_chain", "Simple", topo, T) > 0
+
+
+# --- the older releases' tables (tags v2.27.5-1, v2.21.5-1) ---------------------------------------
+OLD = {version: load_tables(version=version) for version in ("2.27.5", "2.21.5")}
+
+
+def test_pat_on_2_27_5_starts_at_its_hand_written_8_us_and_2_21_5_has_none():
+    """2.27.5's tuning.cc sets PAT's latency to ``8 + log2(nNodes)·interLat/3.5 + nRanks·2.8`` (the
+    8 written by hand, zeroed here before); 2.21.5 has no PAT algorithm at all."""
+    topo = topology_for(hardware.load_system("h200-1x-roce"), 4)
+    new = tune_collective("all-gather", topo, T)[("pat", "Simple")]
+    old = tune_collective("all-gather", topo, OLD["2.27.5"])[("pat", "Simple")]
+    assert new.algbw_GBps > 0 and old.latency_us == pytest.approx(new.latency_us)
+    assert old.latency_us == pytest.approx(8.0 + 2 * OLD["2.27.5"].hw_latency_us("net", "pat", "Simple") / 3.5 + 4 * 2.8)
+    assert alg_bw_GBps("all-gather", "pat", "Simple", topo, OLD["2.21.5"]) == 0.0
+    assert nccl_time("all-gather", 2**20, topo, OLD["2.21.5"]).algorithm != "pat"
+
+
+def test_2_27_5_blackwell_caps_are_twice_hoppers_and_it_has_no_nvls_tree_correction():
+    t = OLD["2.27.5"]
+    for table, hopper in (("per_channel_tree", (38.7, 41.4, 36.0)), ("per_channel_tree_ll128", (36.7, 36.7, 29.0)),
+                          ("per_channel_ring_ll128", (36.7, 36.7, 36.7))):
+        assert tuple(t.arch_cap_GBps(table, "blackwell", n) for n in (1, 2, 4)) == pytest.approx(
+            tuple(2 * x for x in hopper))
+    b200 = topology_for(hardware.load_system("dgx-b200"), 2)
+    cell = tune_collective("all-reduce", b200, T)[("nvls_tree", "Simple")]
+    assert tree_factors(cell, b200, T) is not None
+    for old in OLD.values():
+        assert tree_factors(cell, b200, old) is None
+
+
+def test_2_21_5_latencies():
+    """2.21.5: Tree/Simple's base latency is 0, and with one GPU a node each algorithm crosses the
+    network at its own NET row (2.22+ reads Tree's)."""
+    t = OLD["2.21.5"]
+    assert t.base_latency_us("tree", "Simple") == 0.0 and t.base_latency_us("tree", "LL") == 6.8
+    from costmodel.nccl.latency import inter_latency_us
+
+    topo = topology_for(hardware.load_system("h200-1x-roce"), 2)
+    assert inter_latency_us("ring", "Simple", topo, t) == pytest.approx(t.hw_latency_us("net", "ring", "Simple"))
+    assert inter_latency_us("ring", "Simple", topo, T) == pytest.approx(T.hw_latency_us("net", "tree", "Simple"))
+
+
+def test_2_21_5_enables_ll128_on_sm70_80_90_only():
+    b200 = topology_for(hardware.load_system("dgx-b200"), 1)
+    assert alg_bw_GBps("all-reduce", "ring", "LL128", b200, T) > 0
+    assert alg_bw_GBps("all-reduce", "ring", "LL128", b200, OLD["2.21.5"]) == 0.0
+    a100 = topology_for(hardware.load_system("dgx-a100"), 1)
+    assert alg_bw_GBps("all-reduce", "ring", "LL128", a100, OLD["2.21.5"]) > 0
+
+
+def test_2_21_5_nvls_all_gather_is_timed_as_its_all_reduce():
+    """2.21.5: NVLS bandwidth is min(bwIntra, bwInter) for every collective, × 5/6 to algorithm
+    bandwidth (2.27.3+ gave all-gather and reduce-scatter their own formula)."""
+    topo = topology_for(hardware.load_system("dgx-h100"), 1)
+    t = OLD["2.21.5"]
+    graph = topo.nvls
+    expected = graph.n_channels * min(graph.bw_intra_GBps, graph.bw_inter_GBps) * 5 / 6
+    for collective in ("all-gather", "reduce-scatter", "all-reduce"):
+        assert alg_bw_GBps(collective, "nvls", "Simple", topo, t) == pytest.approx(expected)
+    assert alg_bw_GBps("all-gather", "nvls", "Simple", topo, OLD["2.27.5"]) != pytest.approx(expected)
