@@ -66,6 +66,15 @@ nics_per_node = [0, 8, 16]
 tuning = 5
 models = "rome_model_79, rome_model_81, rome_model_84"
 
+# rome_model_87 (gfx942 x 8, 4 NICs) matches and keeps tuning 0: a match all the same (its graph's
+# sameChannels stays 1, as every matched model's).
+[[topology]]
+arch = "gfx942"
+gpus_per_node = 8
+nics_per_node = [4]
+tuning = 0
+models = "rome_model_87"
+
 [[topology]]
 arch = "gfx90a"
 gpus_per_node = 16

@@ -118,7 +118,7 @@ def _nccl_every(primitive: str, size_bytes: float, lay: Layout, topo: Any, table
 
 RCCL_NOTE = ("rccl backend: RCCL's own tuning model (constants of RCCL {version}) picks the algorithm and "
              "protocol; the time is that algorithm's on the α-β mapping with the profiles' measured "
-             "efficiencies, its bandwidth term at the protocol's bytes on the wire (LL 2x, LL128 128/120) "
+             "efficiencies, its bandwidth term at the protocol's bytes on the wire (LL 2x, LL128 8/7) "
              "(RCCL's own estimate is in nccl_model_time_s)")
 
 

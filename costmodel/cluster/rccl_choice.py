@@ -147,7 +147,7 @@ def msccl_prediction(schedule: MscclSchedule, lay: Layout, size_bytes: float, ga
 
 def wire_excess_s(bandwidth_s: float, protocol: str) -> float:
     """What ``protocol`` adds to an α-β bandwidth term: its bytes on the wire per byte of data
-    (:data:`~costmodel.nccl.rccl.WIRE_FACTOR`: LL 2, LL128 128/120) less the data's own, as
+    (:data:`~costmodel.nccl.rccl.WIRE_FACTOR`: LL 2, LL128 8/7) less the data's own, as
     MSCCL's schedules are timed."""
     return (WIRE_FACTOR[protocol] - 1.0) * bandwidth_s
 
@@ -184,7 +184,8 @@ def rccl_call(primitive: str, size_bytes: float, lay: Layout, algorithm: str,
         return None
     name = registry_algorithm(choice)
     time_s = alpha_beta_s(name)
-    if WIRE_FACTOR[choice.protocol] != 1.0 and size_bytes > 0:  # RCCL's choices take no algorithm parameters
+    if WIRE_FACTOR[choice.protocol] != 1.0 and size_bytes > 0:  # at the algorithm's default parameters, as
+        # the rccl backend runs RCCL's choices (it refuses a parameter where RCCL's model answers)
         time_s += wire_excess_s(predict_on_cluster(primitive, name, lay, size_bytes=size_bytes).bandwidth_s,
                                 choice.protocol)
     return time_s, choice

@@ -64,7 +64,8 @@ class RcclTopology:
     cpu_vendor: str = "amd"
     ll128: bool = False
     # graph->sameChannels: 1 when the node matched one of RCCL's topology models (search.cc sets
-    # it before the match, which never clears it); 0 assumed otherwise (a searched graph's varies)
+    # it before the match, which never clears it); 0 assumed otherwise: a searched graph starts at 1
+    # and drops it when its first pass is not optimal (search.cc), which the model cannot tell
     same_channels: bool = False
 
     def __post_init__(self) -> None:
@@ -96,9 +97,10 @@ class RcclChoice:
     rccl_version: str
 
 
-# Bytes on the wire per byte of data (RCCL's device.h, as NCCL's): an LL line of 16 bytes carries 8
-# of data and their flags, an LL128 line of 128 carries 120; Simple sends the data alone.
-WIRE_FACTOR = {"LL": 2.0, "LL128": 128.0 / 120.0, "Simple": 1.0}
+# Bytes on the wire per byte of data (RCCL's device.h): an LL line (ncclLLFifoLine) of 16 bytes
+# carries 8 of data and their flags; RCCL's LL128 line is 64 bytes (NCCL_LL128_LINESIZE, NCCL's is
+# 128), 7 of its 8 words data (NCCL_LL128_DATAELEMS); Simple sends the data alone.
+WIRE_FACTOR = {"LL": 2.0, "LL128": 64.0 / 56.0, "Simple": 1.0}
 
 
 @frozen

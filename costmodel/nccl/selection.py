@@ -23,6 +23,7 @@ from costmodel.nccl.tables import NcclTables
 from costmodel.nccl.terms import (
     CellTerms,
     cell_terms,
+    comm_channels,
     corrected,
     estimate_us,
     plateau_rule,
@@ -46,7 +47,7 @@ def tree_correction(cell: CostCell, size_bytes: float, topo: NcclTopology, t: Nc
 def plateau_factor(collective: str, cell: CostCell, size_bytes: float, topo: NcclTopology, t: NcclTables) -> float:
     """Multi-node Ring/Simple all-reduce latency factor (1.4 on sm80+, 1.9 before)."""
     rule = plateau_rule(collective, cell, topo, t)
-    if rule is None or size_bytes / (topo.n_channels * topo.n_ranks) < rule[0]:
+    if rule is None or size_bytes / (comm_channels(topo, t) * topo.n_ranks) < rule[0]:
         return 1.0
     return rule[1]
 

@@ -88,13 +88,14 @@ def plateau_rule(collective: str, cell: CostCell, topo: NcclTopology, t: NcclTab
 
 def comm_channels(topo: NcclTopology, t: NcclTables) -> int:
     """``comm->nChannels``, what the plateau rule divides by (connect.cc): the ring graph's channels
-    doubled up to MAXCHANNELS; with CollNet, half as many again where the node's bandwidth
-    exceeds the network's (several GPUs a node); on sm90+ across nodes, doubled again below 16
-    where the ring's bwIntra exceeds 45 GB/s."""
+    doubled up to MAXCHANNELS; with CollNet, half as many again where the chain graph's bwIntra
+    exceeds its bwInter (several GPUs a node); on sm90+ across nodes, doubled again below 16 where
+    the ring's bwIntra exceeds 45 GB/s."""
     r = t.refinement
     most = int(r("comm_channels_max"))
     channels = min(most, 2 * topo.ring.n_channels)
-    if topo.collnet is not None and topo.collnet.bw_intra_GBps > topo.collnet.bw_inter_GBps and topo.ppn > 1:
+    # CollNet: connect.cc compares the chain graph's speeds, a tree-pattern search (the tree graph here)
+    if topo.collnet is not None and topo.tree.bw_intra_GBps > topo.tree.bw_inter_GBps and topo.ppn > 1:
         channels = min(most, channels + channels // 2)
     if (topo.compute_capability >= 90 and topo.n_nodes > 1 and channels < r("comm_channels_hopper_net_min")
             and topo.ring.bw_intra_GBps > r("comm_channels_hopper_net_bw_intra_GBps")):

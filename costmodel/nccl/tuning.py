@@ -194,7 +194,8 @@ def _enabled(collective: str, algorithm: str, proto: str, topo: NcclTopology, t:
         return topo.nvls_capable and topo.n_nodes > 1
     if algorithm.startswith("collnet"):
         # enqueue.cc: both up to 8 GPUs a node; tuning.cc: Direct only on an NVSwitch system
-        return (topo.collnet_capable and topo.ppn <= r("collnet_max_local_ranks")
+        limited = algorithm == "collnet_direct" or r("collnet_chain_local_ranks_limit")
+        return (topo.collnet_capable and (topo.ppn <= r("collnet_max_local_ranks") or not limited)
                 and (algorithm != "collnet_direct" or topo.nvswitch))
     if algorithm == "pat":
         return topo.pat_capable and r("pat_available")

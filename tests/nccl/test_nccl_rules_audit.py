@@ -62,6 +62,25 @@ def test_the_plateau_rule_divides_by_the_communicators_channels():
     assert terms.plateau_divisor == expected * topo.n_ranks
     v100 = topology_for(hardware.load_system("dgx-1"), 2)  # sm70: no second doubling
     assert comm_channels(v100, T) == min(64, 2 * v100.ring.n_channels)
+    # sm90 across nodes below 16 with a fast ring: doubled again (5 of an H20 node's 8 GPUs)
+    h20 = topology_for(hardware.load_system("hgx-h20-8x"), 2, 5)
+    assert 2 * h20.ring.n_channels < 16 and h20.ring.bw_intra_GBps > 45
+    assert comm_channels(h20, T) == 4 * h20.ring.n_channels
+    one_node = topology_for(hardware.load_system("hgx-h20-8x"), 1, 5)  # one node: no second doubling
+    assert comm_channels(one_node, T) == min(64, 2 * one_node.ring.n_channels)
+    # CollNet: half as many again where the chain graph (the tree graph here) is faster inside the node
+    sharp = topology_for(hardware.load_system("dgx-a100"), 2, collnet=True)
+    assert sharp.tree.bw_intra_GBps > sharp.tree.bw_inter_GBps
+    doubled = min(64, 2 * sharp.ring.n_channels)
+    assert comm_channels(sharp, T) == min(64, doubled + doubled // 2)
+    assert comm_channels(topology_for(hardware.load_system("dgx-a100"), 2), T) == doubled
+    # the public plateau factor reads the same count
+    from costmodel.nccl.selection import plateau_factor
+
+    cell = _cell("all-reduce", h20, "ring", "Simple")
+    size = 64 * h20.n_ranks * (2 * h20.ring.n_channels)  # at the graph's doubled count, below the comm's
+    assert plateau_factor("all-reduce", cell, size, h20, T) == 1.0
+    assert plateau_factor("all-reduce", cell, 2 * size, h20, T) == T.refinement("ring_plateau_latency_factor_sm80")
 
 
 @pytest.mark.parametrize("name", ["h200-1x-roce", "dgx-spark", "l40s-tcp-1x"])
@@ -89,6 +108,22 @@ def test_collnet_direct_needs_an_nvswitch(name, direct):
     topo = topology_for(hardware.load_system(name), 2, collnet=True)
     assert (alg_bw_GBps("all-reduce", "collnet_direct", "Simple", topo, T) > 0) is direct
     assert alg_bw_GBps("all-reduce", "collnet_chain", "Simple", topo, T) > 0
+
+
+def test_collnet_runs_on_at_most_8_gpus_a_node():
+    """enqueue.cc (2.30.7): CollNet Direct and Chain skip nodes of more than NCCL_MAX_DIRECT_ARITY + 1
+    = 8 GPUs; 2.27.5 held the limit for Direct alone."""
+    import dataclasses
+
+    topo = topology_for(hardware.load_system("dgx-a100"), 2, collnet=True)
+    sixteen = dataclasses.replace(topo, n_ranks=32)  # 16 GPUs a node, the same graphs
+    assert sixteen.ppn == 16 and sixteen.collnet_capable
+    for algorithm in ("collnet_direct", "collnet_chain"):
+        assert alg_bw_GBps("all-reduce", algorithm, "Simple", topo, T) > 0
+        assert alg_bw_GBps("all-reduce", algorithm, "Simple", sixteen, T) == 0.0
+    old = load_tables(version="2.27.5")
+    assert alg_bw_GBps("all-reduce", "collnet_direct", "Simple", sixteen, old) == 0.0
+    assert alg_bw_GBps("all-reduce", "collnet_chain", "Simple", sixteen, old) > 0
 
 
 # --- the older releases' tables (tags v2.27.5-1, v2.21.5-1) ---------------------------------------
@@ -130,6 +165,14 @@ def test_2_21_5_latencies():
     topo = topology_for(hardware.load_system("h200-1x-roce"), 2)
     assert inter_latency_us("ring", "Simple", topo, t) == pytest.approx(t.hw_latency_us("net", "ring", "Simple"))
     assert inter_latency_us("ring", "Simple", topo, T) == pytest.approx(T.hw_latency_us("net", "tree", "Simple"))
+
+
+def test_2_21_5_has_no_blackwell_row():
+    """2.21.5's compCapIndex is ``minCompCap >= 90 ? HOPPER``: an sm100 GPU takes Hopper's caps."""
+    t = OLD["2.21.5"]
+    for table in ("ll_max", "per_channel_ring_ll128", "per_channel_tree_ll128", "per_channel_tree"):
+        for nodes in (1, 2, 4):
+            assert t.arch_cap_GBps(table, "blackwell", nodes) == t.arch_cap_GBps(table, "hopper", nodes)
 
 
 def test_2_21_5_enables_ll128_on_sm70_80_90_only():

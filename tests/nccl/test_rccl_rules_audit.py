@@ -27,6 +27,10 @@ def test_rooted_rings_charge_one_hop_where_the_channels_are_the_same(collective,
         base = rccl_tables()["base_latency_us"]["ring"][index]
         assert latency_us(collective, "ring", proto, mi300x) == pytest.approx(
             base + model["hw_latency_us"][hw]["ring"][index])
+    assert rccl_topology(cluster.layout("mi300x-8x", 2, 8)).same_channels
+    from costmodel.nccl.rccl import topology_rule
+
+    assert topology_rule("mi300x", 8, 4)["matched"] and topology_rule("mi300x", 8, 4)["tuning"] == 0  # rome_model_87
     mi355x = rccl_topology(cluster.layout("mi355x-8x", nodes))
     assert not mi355x.same_channels
     model = rccl_tables()["models"][str(mi355x.tuning)]
@@ -55,8 +59,14 @@ def test_an_ll_pick_moves_twice_its_bytes():
     assert p.time_s == pytest.approx(ab.time_s + ab.bandwidth_s)
     assert p.bandwidth_s == pytest.approx(2 * ab.bandwidth_s)
     assert p.algbw_Bps == pytest.approx(size / p.time_s)
-    assert wire_excess_s(1.0, "LL128") == pytest.approx(8 / 120) and wire_excess_s(1.0, "Simple") == 0.0
-    assert on_the_wire(ab, "Simple") is ab
+    assert p.busbw_Bps == pytest.approx(ab.busbw_Bps * ab.time_s / p.time_s)
+    assert wire_excess_s(1.0, "Simple") == 0.0 and on_the_wire(ab, "Simple") is ab
+    # RCCL's LL128 line is 64 bytes, 7 of its 8 words data (device.h NCCL_LL128_LINESIZE 64,
+    # NCCL_LL128_DATAELEMS = LINEELEMS - 1): NCCL's 128/120 would be 1/15 more, not 1/7
+    assert wire_excess_s(1.0, "LL128") == pytest.approx(1 / 7)
+    ll128 = on_the_wire(ab, "LL128")
+    assert ll128.time_s == pytest.approx(ab.time_s + ab.bandwidth_s / 7) and ll128.bandwidth_s == pytest.approx(
+        8 / 7 * ab.bandwidth_s)
     from costmodel.planner.comm import CommCache
 
     cache = CommCache(lay.system, "rccl")
