@@ -133,7 +133,8 @@ def msccl_prediction(schedule: MscclSchedule, lay: Layout, size_bytes: float, ga
     """The MSCCL call's answer: two-shot's on the α-β mapping (its bytes, bandwidth and reduction
     terms, the bandwidth term times the protocol's wire factor) with MSCCL's latency and steps."""
     p = predict_on_cluster("all-reduce", MSCCL_ALGORITHM, lay, size_bytes=size_bytes, gamma_s_per_byte=gamma_s_per_byte)
-    latency_s, bandwidth_s = schedule.latency_us * 1e-6, p.bandwidth_s * schedule.wire_factor
+    latency_s = schedule.latency_us * 1e-6
+    bandwidth_s = p.bandwidth_s + wire_excess_s(p.bandwidth_s, schedule.protocol)
     time_s = latency_s + bandwidth_s + p.reduction_s
     algbw = size_bytes / time_s
     wire = "" if schedule.wire_factor == 1 else f" x {schedule.wire_factor:g} on the wire ({schedule.protocol})"

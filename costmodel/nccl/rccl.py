@@ -108,14 +108,17 @@ class MscclSchedule:
     """The MSCCL schedule RCCL runs a call with instead of its tuning model's choice
     (``rccl_tuning.toml`` ``[msccl]``): its protocol, XML file and latency. ``latency_us`` is RCCL's
     own base latency of the protocol plus one intra-node hop latency of the topology's tuning
-    model per phase (each phase sends on every link at once: one hop, not N − 1);
-    ``wire_factor`` the bytes on the wire per byte of data (:data:`WIRE_FACTOR`)."""
+    model per phase (each phase sends on every link at once: one hop, not N − 1)."""
 
     protocol: str
     file: str
     latency_us: float
-    wire_factor: float
     rccl_version: str
+
+    @property
+    def wire_factor(self) -> float:
+        """The bytes on the wire per byte of data of its protocol (:data:`WIRE_FACTOR`)."""
+        return WIRE_FACTOR[self.protocol]
 
 
 def msccl_enabled(topo: RcclTopology) -> bool:
@@ -161,7 +164,7 @@ def msccl_schedule(collective: str, size_bytes: float, topo: RcclTopology) -> Ms
             p = _PROTO_INDEX[row["protocol"]]
             hop = _model(topo)["hw_latency_us"][_HW[topo.intra]]["ring"][p]
             latency = rccl_tables()["base_latency_us"]["ring"][p] + table["hops"] * hop
-            return MscclSchedule(row["protocol"], row["file"], round(latency, 9), WIRE_FACTOR[row["protocol"]],
+            return MscclSchedule(row["protocol"], row["file"], round(latency, 9),
                                  str(rccl_tables()["version"]))
     return None
 
