@@ -242,14 +242,12 @@ def parse_text(text: str, source_path: str = "<text>") -> Log:
     """Parse the text of a nccl-tests / rccl-tests log (see the module docstring)."""
     try:  # a row's error names its line; the file too, where several are read (the first pass's too)
         widths, header = _scan(text)
-        if not widths:
-            raise _no_rows_error(text, source_path)
-        has_root = _has_root(widths, header)
-        parsed = [_row(tokens, number, has_root) for number, tokens in _candidates(text)]
+        has_root = _has_root(widths, header) if widths else False
+        parsed = [_row(tokens, number, has_root) for number, tokens in _candidates(text)] if widths else []
     except ParseError as error:
-        if error.field.startswith(source_path):  # already names it (no rows at all)
-            raise
         raise ParseError(f"{source_path} {error.field}", error.value, error.allowed) from None
+    if not widths:  # its error names the file and line itself
+        raise _no_rows_error(text, source_path)
     rows = tuple(row for row, _ in parsed)
     hosts = {host for host, _ in header.ranks.values()}
     models = Counter(model for _, model in header.ranks.values())

@@ -63,15 +63,15 @@ def nccl_prediction(primitive: str, size_bytes: float, lay: Layout, topo: Any, a
                     tables: Any = None) -> Prediction:
     """NCCL's choice (or the forced algorithm) and the time nccl-tests would report."""
     from costmodel.nccl import nccl_time
-    from costmodel.nccl.names import to_nccl_algorithm
+    from costmodel.nccl.names import COLLECTIVES, to_nccl_algorithm
 
     collective = primitive_named(primitive).value
     try:
         p = nccl_time(collective, size_bytes, topo, tables, algorithm=to_nccl_algorithm(algorithm))
-    except NotApplicableError as error:
+    except NotApplicableError:
         # NCCL's model lacks the collective itself (all-to-all, scatter …): that, not which of its
         # algorithms run, is the answer (listing them for scatter was a KeyError traceback; audit 2026-11-30)
-        if algorithm == "auto" or error.field == "collective":
+        if algorithm == "auto" or collective not in COLLECTIVES:
             raise
         raise _not_run(collective, algorithm, lay, topo, tables) from None
     return Prediction(

@@ -132,3 +132,17 @@ def test_negative_json_bandwidth_is_refused_naming_its_key():
             '"nwrong": 0}}]}')
     with pytest.raises(ParseError, match=r"results\[0\]\.out_of_place\.bus_bw.*bandwidth >= 0"):
         parse_json(text, "x.json")
+
+
+def test_a_log_without_rows_names_its_file_once():
+    """The no-rows error names the file and line itself; the guard that kept the row errors'
+    prefix off it (it read the error's own text) is gone (a review, 2026-11-30)."""
+    from costmodel.calibrate.parse import parse_text
+    from dpbase.errors import ParseError
+
+    with pytest.raises(ParseError) as error:
+        parse_text("# nccl-tests\nhello world\n", "logs/a.txt")
+    assert error.value.field == "logs/a.txt line 2" and str(error.value).count("logs/a.txt") == 1
+    with pytest.raises(ParseError) as empty:
+        parse_text("", "logs/b.txt")
+    assert empty.value.field == "logs/b.txt"

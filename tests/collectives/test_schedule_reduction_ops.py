@@ -82,8 +82,8 @@ def test_floating_point_data_is_checked_to_rounding_not_refused():
     # a sum that cancels: 5.6e-17 one way, 2.8e-17 the other; the tolerance follows the inputs' size
     cancelling = run_schedule("all-reduce", "ring", [[0.1] * 6, [0.2] * 6, [-0.3] * 6])
     assert cancelling.correct and max(map(abs, cancelling.outputs[0])) < 1e-16
-    # a wrong result is still caught: the machine's sum replaced by a max is not the sum
-    from costmodel.collectives.schedules import SCHEDULES, _expected
+    # a wrong result is still caught by run()'s own check: the machine's sum replaced by a max
+    from costmodel.collectives.schedules import SCHEDULES, _expected, matches
     from costmodel.collectives.schedules.machine import Machine
     from costmodel.names import Algorithm
     from costmodel.names import Primitive as P
@@ -91,6 +91,9 @@ def test_floating_point_data_is_checked_to_rounding_not_refused():
     x = [np.array(v, dtype=float) for v in values]
     wrong = SCHEDULES[(P.ALL_REDUCE, Algorithm.RING)](Machine(4, combine=np.maximum), x, {})
     assert not np.allclose(wrong[0], _expected(P.ALL_REDUCE, x, 4)[0])
+    assert not matches(P.ALL_REDUCE, wrong, _expected(P.ALL_REDUCE, x, 4), x)
+    right = SCHEDULES[(P.ALL_REDUCE, Algorithm.RING)](Machine(4), x, {})
+    assert matches(P.ALL_REDUCE, right, _expected(P.ALL_REDUCE, x, 4), x)
 
 
 def test_the_production_check_catches_a_result_off_by_more_than_rounding(monkeypatch):

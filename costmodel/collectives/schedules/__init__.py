@@ -139,17 +139,23 @@ def run(primitive: P, algorithm: A, inputs: list[np.ndarray], params: dict[str, 
     machine = Machine(ranks, aux=aux, counted_aux=counted, combine=OPS[op])
     result = SCHEDULES[(primitive, algorithm)](machine, x, params)
     expected = _expected(primitive, x, ranks, OPS[op])
-    # a sum's rounding: N errors of at most the largest sum of magnitudes (0 where nothing is reduced)
-    atol = 4 * ranks * np.finfo(float).eps * float(np.max(np.abs(np.stack(x)).sum(axis=0))) \
-        if primitive in REDUCING_PRIMITIVES else 0.0
-    correct = len(result) >= len(expected) and all(
-        np.shape(result[i]) == np.shape(expected[i]) and np.allclose(result[i], expected[i], rtol=1e-12, atol=atol)
-        for i in range(len(expected)))
+    correct = matches(primitive, result, expected, x)
     c, size = machine.counts, x[0].itemsize
     return ScheduleRun(outputs=tuple(tuple(map(float, out)) for out in result[:len(expected)]),
                        expected=tuple(tuple(map(float, out)) for out in expected), correct=correct,
                        steps=int(c.steps + c.steps_inter), elements_sent_max=float(c.sent[:ranks].max()) / size,
                        elements_received_max=float(c.received[:ranks].max()) / size)
+
+
+def matches(primitive: P, result: list[np.ndarray], expected: list[np.ndarray], inputs: list[np.ndarray]) -> bool:
+    """:func:`run`'s check: every rank's output is what the primitive means, to rounding. A sum in
+    another order errs by up to N rounding errors of the largest sum of magnitudes (0 where nothing
+    is reduced)."""
+    atol = 4 * len(inputs) * np.finfo(float).eps * float(np.max(np.abs(np.stack(inputs)).sum(axis=0))) \
+        if primitive in REDUCING_PRIMITIVES else 0.0
+    return len(result) >= len(expected) and all(
+        np.shape(result[i]) == np.shape(expected[i]) and np.allclose(result[i], expected[i], rtol=1e-12, atol=atol)
+        for i in range(len(expected)))
 
 
 def execute(primitive: P, algorithm: A, ranks: int, elements: int, params: dict[str, Any],
