@@ -46,6 +46,10 @@ _PRIMITIVES = frozenset(p.value for p in Primitive)  # the canonical names, take
 MEMO_SIZE = 65536
 
 
+# The call size describe() probes: PyTorch DDP's default bucket (bucket_cap_mb=25).
+PROBE_BYTES = 25 * 2**20
+
+
 @frozen(slots=False)
 class CommModel:
     """Collective times on a cluster for the iteration model: ``time_s(primitive, size_bytes)``.
@@ -186,12 +190,11 @@ class CommModel:
         # NCCL band with its all-reduce's; review, 2026-11-30)
         return self.backend in REALISTIC_BACKENDS
 
-    def describe(self, primitive: str = "all-reduce", size_bytes: float = 25 * 2**20) -> dict[str, Any]:
-        """The model at a glance: what a 25 MiB call of ``primitive`` (the step's gradient collective:
-        a ZeRO step's reduce-scatter, whose header named the all-reduce it never runs; planner
-        audit, 2026-11-30) runs, on which backend, and the bottleneck. ``size_bytes``: another call
-        size to probe (the keys keep their 25 MiB names; a step's own bucket, iteration's header)."""
-        probe = self.choose(primitive, size_bytes)
+    def describe(self, primitive: str = "all-reduce") -> dict[str, Any]:
+        """The model at a glance: what a 25 MiB call (:data:`PROBE_BYTES`) of ``primitive`` (the
+        step's gradient collective: a ZeRO step's reduce-scatter, whose header named the all-reduce
+        it never runs; planner audit, 2026-11-30) runs, on which backend, and the bottleneck."""
+        probe = self.choose(primitive, PROBE_BYTES)
         backend = self._backend_for(self._algorithm_for(primitive), primitive)
         if probe.backend == Backend.IDEAL.value:  # two-shot named past MSCCL's sizes: the textbook's
             backend = probe.backend

@@ -114,7 +114,7 @@ def _algorithm_text(b, comm_info: dict) -> str:
     size = "25 MiB"
     if "algorithm_at_bucket" in comm_info:  # the header iteration prints: the step's own call size
         chosen, protocol = comm_info["algorithm_at_bucket"], comm_info["protocol_at_bucket"]
-        size = format_size(comm_info["bucket_probe_bytes"])
+        size = format_size(b.bucket_bytes)
     backend = comm_info.get("backend", "ideal")
     primitive = comm_info.get("primitive_at_25MiB", "all-reduce")
     calls = f"at {size}" if primitive == "all-reduce" else f"for {size} {primitive}s"
@@ -150,10 +150,12 @@ def _described(comm, config) -> dict:
 def _at_bucket(comm, config, bucket_bytes: float) -> dict:
     """What a call of the step's own bucket runs, where it is not the 25 MiB :func:`_described`
     probes (the header named the 25 MiB choice under --bucket 400MB); nothing otherwise."""
-    if not bucket_bytes > 0 or abs(bucket_bytes - 25 * 2**20) <= 0.5:
+    from costmodel.cluster.comm import PROBE_BYTES
+
+    if not bucket_bytes > 0 or abs(bucket_bytes - PROBE_BYTES) <= 0.5:
         return {}
-    at = _probed_group(comm, config)[0].describe(_gradient_primitive(config), bucket_bytes)
-    return {"algorithm_at_bucket": at["algorithm_at_25MiB"], "protocol_at_bucket": at["protocol_at_25MiB"],
+    at = _probed_group(comm, config)[0].choose(_gradient_primitive(config), bucket_bytes)
+    return {"algorithm_at_bucket": at.algorithm, "protocol_at_bucket": at.protocol,
             "bucket_probe_bytes": float(bucket_bytes)}
 
 
