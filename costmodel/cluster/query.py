@@ -74,16 +74,29 @@ def _params(q: Query, entry: Any) -> dict[str, Any]:
 UNSET = {name: getattr(Query(primitive="all-reduce"), name) for name in PARAMETERS}
 
 
+def chunks_of(value: Any) -> Any:
+    """A pipelined algorithm's chunk count as every entry point reads it: ``"auto"`` (any case) or
+    None is the formula's default, the optimum (None); text of digits its number; other text is
+    refused; a number is left to the whole-count check."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
+        return None
+    if isinstance(value, str):
+        if not value.strip().lstrip("+-").isdigit():
+            raise InputError("chunks", value, "an integer >= 1 or 'auto'")
+        return int(value)
+    return value
+
+
 def given_fields(**fields: Any) -> dict[str, Any]:
     """The algorithm parameters given, as Query fields (``servers=1, colocated=True``), the unset
-    ones left out (``chunks="auto"`` is the default, the optimum, as :func:`predict` reads it); a
-    name that is not one is refused, naming what is."""
+    ones left out (``chunks="auto"`` among them: :func:`chunks_of`); a name that is not one is
+    refused, naming what is."""
     for name in fields:
         if name not in UNSET:
             raise InputError("params", name, f"an algorithm parameter: {', '.join(UNSET)}")
-    return {name: value for name, value in fields.items()
-            if value is not None and value != UNSET[name]
-            and not (name == "chunks" and isinstance(value, str) and value.strip().lower() == "auto")}
+    if "chunks" in fields:
+        fields = {**fields, "chunks": chunks_of(fields["chunks"])}
+    return {name: value for name, value in fields.items() if value is not None and value != UNSET[name]}
 
 
 def _takes(primitive: str, algorithm: str) -> set[str]:
@@ -527,6 +540,8 @@ def _whole_counts(q: Query) -> Query:
         from hardware import system_of
 
         system_of(q.cluster)  # a System built in Python, checked before the size
+    if q.chunks is not None:  # "auto" the default, as the CLI and sweep read it (predict refused it)
+        q = replace(q, chunks=chunks_of(q.chunks))
     counts = {field: whole_count(field, getattr(q, field)) for field in COUNT_FIELDS
               if getattr(q, field) is not None or field == "nodes"}
     return replace(q, **counts) if any(counts[f] is not getattr(q, f) for f in counts) else q

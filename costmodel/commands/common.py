@@ -53,14 +53,13 @@ def comma_counts(text: str, field: str, example: str) -> tuple[int, ...]:
 
 def parse_chunks(text: str | None) -> int | None:
     """--chunks as the formulas take it: a whole number, or 'auto' (None: the formula's default, the
-    optimum); anything else is refused here, and a bad count by the formula's own check."""
-    if text is None or text.strip().lower() == "auto":
+    optimum); anything else is refused here, and a bad count by the formula's own check
+    (:func:`costmodel.cluster.query.chunks_of`, what every entry point reads)."""
+    if text is None:
         return None
-    if not text.strip().lstrip("+-").isdigit():
-        from dpbase.errors import InputError
+    from costmodel.cluster.query import chunks_of
 
-        raise InputError("chunks", text, "an integer >= 1 or 'auto'")
-    return int(text)
+    return chunks_of(text)
 
 
 def algorithm_fields(servers: int | None, colocated: bool, no_pipeline: bool, chunks: str | None,

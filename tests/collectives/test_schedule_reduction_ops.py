@@ -130,3 +130,20 @@ def test_non_finite_inputs_are_named_as_such():
     with pytest.raises(InputError) as refused:
         run_schedule("all-reduce", "ring", [[float("nan"), 1.0, 2.0, 3.0]] * 4)
     assert refused.value.field == "inputs" and "finite" in str(refused.value)
+
+
+def test_chunks_auto_is_the_default_wherever_it_is_typed():
+    """``chunks="auto"`` is the formula's default in predict as in sweep and the CLI: predict refused
+    it while sweep took it (one reading now, ``query.chunks_of``; a review, 2026-11-30)."""
+    import costmodel
+    from costmodel.cluster.query import chunks_of
+
+    common = dict(ranks=4, alpha_s="5us", bandwidth_Bps="10GB/s")
+    auto = costmodel.predict("all-reduce", "1MB", "parameter-server", chunks=" Auto ", **common)
+    assert auto.time_s == costmodel.predict("all-reduce", "1MB", "parameter-server", **common).time_s
+    assert costmodel.predict("all-reduce", "1MB", "parameter-server", chunks="4", **common).time_s == \
+        costmodel.predict("all-reduce", "1MB", "parameter-server", chunks=4, **common).time_s
+    assert chunks_of("AUTO") is None and chunks_of("8") == 8 and chunks_of(3) == 3
+    with pytest.raises(InputError) as error:
+        chunks_of("many")
+    assert error.value.field == "chunks"
