@@ -507,6 +507,14 @@ def test_sensitivity_says_when_the_links_it_scales_do_not_carry_the_plan(cli_err
     plain = CliRunner().invoke(app, ["plan", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2",
                                      "--global-batch", "256"])
     assert "path to host memory" not in plain.output and "not swept" not in plain.output
+    # each condition alone (a review, 2026-11-30: dropping any one of them passed): a colocated
+    # parameter server on one node whose links do move the rows, and one across two nodes
+    for args in (["--nodes", "1", "--colocated"], ["--nodes", "2"]):
+        server = CliRunner().invoke(app, ["plan", "--model", "resnet-50", "--cluster", "dgx-a100", "--global-batch",
+                                          "512", "--algorithms", "parameter-server", *args])
+        assert server.exit_code == 0, server.output
+        rows = [line for line in server.output.splitlines() if line.strip().startswith("link bandwidth")]
+        assert rows and "(0.0%)" not in rows[0] and "path to host memory" not in server.output
 
 
 def test_no_crossover_sentence_when_the_runner_up_runs_none_of_the_plans_collectives():
