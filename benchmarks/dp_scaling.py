@@ -43,6 +43,7 @@ import argparse
 import csv
 import dataclasses
 import functools
+import math
 import re
 import statistics
 import sys
@@ -57,7 +58,7 @@ import table_text  # noqa: E402
 from accuracy import interval_tables_toml, percentile, write_section  # noqa: E402  (shared with accuracy.py)
 
 from costmodel.cluster import comm as mapping  # noqa: E402
-from costmodel.training import gradsync, measured_rate, stragglers, transport, workloads  # noqa: E402
+from costmodel.training import gradsync, measured_rate, roofline, stragglers, transport, workloads  # noqa: E402
 from costmodel.training import losses as losses_module  # noqa: E402
 from costmodel.training import residuals as step_residuals  # noqa: E402
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown, step_seconds  # noqa: E402
@@ -84,6 +85,7 @@ REPORT = ROOT / "docs" / "validation.md"
 SECTION = "dp-scaling"
 HELDOUT_SECTION = "dp-scaling-heldout"
 INTERVALS_SECTION = "dp-scaling-intervals"
+SPEED_SECTION = "dp-scaling-speed"
 STEP_RESIDUALS = Path(step_residuals.DATA_FILE)
 # Grids for the two fitted constants: the framework overhead per data-parallel step (seconds)
 # and the GPUs' persistent speed spread (coefficient of variation, 0 to 5 % by 0.25 %). Fitted
@@ -554,13 +556,20 @@ def _optimizer_impl(row: Row) -> str:
 BASELINE_CALIBRATION = "solved from the table's published baseline"
 
 
+def _system(row: Row):
+    """The bundled system a row runs on (benchmarks/table_text.py's rules)."""
+    return system_for(row.gpu_type, row.gpus_per_node, row.inter_node, NCCL_SOCKETS in row.framework,
+                      node_text=row.intra_node)
+
+
 def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
-                       losses: StepLosses, mfu: float | None = None) -> tuple[float, object]:
+                       losses: StepLosses, mfu: float | None = None,
+                       traffic: float | None = None) -> tuple[float, object]:
     """Predicted samples/s of the whole job and the breakdown (``mfu`` None: the model's; given,
     it is calibrated on the table's baseline, as ``--rate`` calibrates it: the micro-batch terms
-    still apply)."""
-    system = system_for(row.gpu_type, row.gpus_per_node, row.inter_node, NCCL_SOCKETS in row.framework,
-                        node_text=row.intra_node)
+    still apply). ``traffic``: the width roofline's constant (None: the shipped one; only where
+    ``mfu`` is None)."""
+    system = _system(row)
     nodes = max(1, gpus // row.gpus_per_node) if gpus > row.gpus_per_node else 1
     per_node = gpus // nodes
     sync, algorithm, host_reduce = _sync(row)
@@ -575,6 +584,7 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
         # DDP accumulating WITHOUT no_sync all-reduces after every micro-batch (--sync-each-micro-batch)
         sync_each_micro_batch=NO_SYNC_SKIPPED in row.framework and gradsync.sync_each_is_a_choice(sync, zero_stage),
         host_reduce=host_reduce, losses=losses, mfu=mfu,
+        elementwise_traffic=traffic if mfu is None else None,
         mfu_calibration=None if mfu is None else BASELINE_CALIBRATION)
     result = iteration_breakdown(load_model(row.model), system.gpu, comm.time_s, comm.ranks, config)
     return result.samples_per_s, result
@@ -675,20 +685,23 @@ def measured_mfu(base: Row) -> float:
     return measured_rate.solve_mfu(rate, target, highest_mfu=workloads.max_mfu(load_model(base.model))).mfu
 
 
-def predict(rows: list[Row], losses: StepLosses, measured: bool = False) -> list[Prediction]:
+def predict(rows: list[Row], losses: StepLosses, measured: bool = False,
+            traffic: float | None = None) -> list[Prediction]:
     """Efficiency of every non-baseline row; ``measured``: compute speed from the baseline's
-    published throughput (:func:`measured_mfu`) instead of the model's MFU."""
+    published throughput (:func:`measured_mfu`) instead of the model's MFU (the width roofline's
+    at ``traffic``, None: the shipped constant)."""
     out = []
     for row in rows:
         if row.gpus == row.baseline_gpus:
             continue
         base = baseline_of(row, rows)
         mfu = measured_mfu(base) if measured else None
-        at_n, _ = predict_throughput(row, row.gpus, row.micro_batch, row.accumulation, losses, mfu)
+        at_n, _ = predict_throughput(row, row.gpus, row.micro_batch, row.accumulation, losses, mfu, traffic)
         at_base, _ = predict_throughput(base, base.gpus, base.micro_batch, base.accumulation,
-                                        losses, mfu)
+                                        losses, mfu, traffic)
         eff = at_n / (at_base * row.gpus / base.gpus)
-        model_base, _ = predict_throughput(base, base.gpus, base.micro_batch, base.accumulation, losses)
+        model_base, _ = predict_throughput(base, base.gpus, base.micro_batch, base.accumulation, losses,
+                                           traffic=traffic)
         ratio = (model_base / base.gpus) / (published_samples_per_s(base, base.value) / base.gpus)
         out.append(Prediction(row=row, predicted=eff, published=row.efficiency, baseline_ratio=ratio))
     return out
@@ -818,6 +831,54 @@ def _fit(rows: tuple[Row, ...], exclude: frozenset[str], measured: bool) -> Step
     return best[1]
 
 
+# The width roofline's one constant (costmodel.training.roofline.ELEMENTWISE_TRAFFIC): the
+# non-matmul traffic, bytes per FLOP at width 1, on a grid of 0-20 by 0.5. It is fitted on the
+# published throughput of each table's baseline whose model takes it (a transformer's width on
+# a GPU with 16-bit math), predicted without the loss terms (as measured_mfu solves the MFU):
+# the median over publications of each one's median |ln(predicted / published)|.
+TRAFFIC_GRID = tuple(x / 2 for x in range(0, 41))
+
+
+@functools.cache
+def _roofline_baselines(rows: tuple[Row, ...]) -> tuple[tuple[str, Row], ...]:
+    """(publication, baseline) of every table of ``rows`` whose model's MFU is the width roofline's."""
+    seen, out = set(), []
+    for row in rows:
+        base = baseline_of(row, rows)
+        if base.row_id not in seen and roofline.applies(load_model(base.model), _system(base).gpu):
+            seen.add(base.row_id)
+            out.append((publication(base), base))
+    return tuple(out)
+
+
+@functools.cache
+def speed_log_ratio(base: Row, traffic: float) -> float:
+    """ln(predicted / published) throughput of a baseline, its MFU the roofline's at ``traffic``."""
+    predicted, _ = predict_throughput(base, base.gpus, base.micro_batch, base.accumulation, StepLosses.none(),
+                                      traffic=traffic)
+    return math.log(predicted / published_samples_per_s(base, base.value))
+
+
+def traffic_score(rows: tuple[Row, ...], traffic: float, exclude: frozenset[str] = frozenset()) -> float:
+    """The median over publications (but ``exclude``) of each one's median |ln ratio| at ``traffic``."""
+    by: dict[str, list[float]] = {}
+    for group, base in _roofline_baselines(rows):
+        if group not in exclude:
+            by.setdefault(group, []).append(abs(speed_log_ratio(base, traffic)))
+    return statistics.median(statistics.median(values) for values in by.values())
+
+
+def fit_traffic(rows: list[Row], exclude=None) -> float:
+    """The width roofline's constant minimising :func:`traffic_score` on every publication of
+    ``rows`` but those in ``exclude`` (ties: the smaller)."""
+    return _fit_traffic(tuple(rows), _publications_to_leave_out(rows, exclude))
+
+
+@functools.cache
+def _fit_traffic(rows: tuple[Row, ...], exclude: frozenset[str]) -> float:
+    return min(TRAFFIC_GRID, key=lambda traffic: (round(traffic_score(rows, traffic, exclude), 12), traffic))
+
+
 def evaluate(rows: list[Row], measured: bool = False) -> dict:
     """Every publication of ``rows`` predicted in one compute mode with the constants fitted
     without it, the in-sample fit (the shipped constants), and no loss terms. The constants are
@@ -825,17 +886,17 @@ def evaluate(rows: list[Row], measured: bool = False) -> dict:
     published baseline, where what is left between prediction and publication is the scaling
     loss itself (with the speed predicted, its errors would be fitted as losses: 9 ms where the
     measured speed gives 6 ms, both with a 2.5 % spread; docs/validation.md)."""
-    in_sample_losses = fit(rows, measured=True)
-    in_sample = predict(rows, in_sample_losses, measured)
-    loso, fitted = [], {}
+    in_sample_losses, in_sample_traffic = fit(rows, measured=True), fit_traffic(rows)
+    in_sample = predict(rows, in_sample_losses, measured, in_sample_traffic)
+    loso, fitted, traffic = [], {}, {}
     for group in sorted({publication(r) for r in rows}):
         losses = fit(rows, exclude=group, measured=True)
-        fitted[group] = losses
+        fitted[group], traffic[group] = losses, fit_traffic(rows, exclude=group)
         loso += [p for p in predict([r for r in rows if publication(r) == group or r.gpus == r.baseline_gpus],
-                                    losses, measured) if publication(p.row) == group]
-    none = predict(rows, StepLosses.none(), measured)
-    return {"in_sample": in_sample, "loso": loso, "fitted": fitted,
-            "in_sample_fit": in_sample_losses, "none": none}
+                                    losses, measured, traffic[group]) if publication(p.row) == group]
+    none = predict(rows, StepLosses.none(), measured, in_sample_traffic)
+    return {"in_sample": in_sample, "loso": loso, "fitted": fitted, "traffic": traffic,
+            "in_sample_fit": in_sample_losses, "in_sample_traffic": in_sample_traffic, "none": none}
 
 
 def _f(value, digits=1, suffix="") -> str:
@@ -937,8 +998,10 @@ def publication(row: Row) -> str:
     return "S1" if row.source == "S1b" else row.source
 
 
-def _residuals_of(rows: list[Row], tables: list[Row], losses: StepLosses) -> list[Residual]:
-    """Each row's residuals in both modes, ``tables`` holding its baselines."""
+def _residuals_of(rows: list[Row], tables: list[Row], losses: StepLosses,
+                  traffic: float | None = None) -> list[Residual]:
+    """Each row's residuals in both modes, ``tables`` holding its baselines (``traffic``: the
+    width roofline's constant where the speed is predicted)."""
     out = []
     for mode in step_residuals.MODES:
         measured = mode == "measured"
@@ -949,13 +1012,14 @@ def _residuals_of(rows: list[Row], tables: list[Row], losses: StepLosses) -> lis
                 continue
             base = baseline_of(row, tables)
             mfu = measured_mfu(base) if measured else None
-            at_n, _ = predict_throughput(row, row.gpus, row.micro_batch, row.accumulation, losses, mfu)
+            at_n, _ = predict_throughput(row, row.gpus, row.micro_batch, row.accumulation, losses, mfu, traffic)
             out.append(Residual(publication(row), step_residuals.step_class(row.gpus, row.nodes), mode,
                                 at_n / published_samples_per_s(row, row.value)))
             # a one-GPU baseline: its own speed error, once (a measured one-GPU speed is the prediction)
             if base.gpus == 1 and not measured and base.row_id not in seen:
                 seen.add(base.row_id)
-                at_base, _ = predict_throughput(base, 1, base.micro_batch, base.accumulation, losses)
+                at_base, _ = predict_throughput(base, 1, base.micro_batch, base.accumulation, losses,
+                                                traffic=traffic)
                 out.append(Residual(publication(row), "one-gpu", mode, at_base / published_samples_per_s(base, base.value)))
     return out
 
@@ -966,8 +1030,9 @@ def residuals(rows: list[Row], without: str | None = None) -> list[Residual]:
     ``without``: that publication is left out too, of the rows and of every fit."""
     out = []
     for group in sorted({publication(r) for r in rows} - {without}):
+        left_out = {group} | ({without} if without else set())
         out += _residuals_of([r for r in rows if publication(r) == group], rows,
-                             fit(rows, exclude={group} | ({without} if without else set()), measured=True))
+                             fit(rows, exclude=left_out, measured=True), fit_traffic(rows, exclude=left_out))
     return out
 
 
@@ -1183,6 +1248,38 @@ def heldout2_report(evaluated: dict[bool, dict], dev: list[Row], heldout: list[R
 SHIPPED = StepLosses()  # the constants a user gets (losses.py)
 
 
+def _speed_cells(ratios: list[float]) -> str:
+    """Cells of one line of :func:`speed_report`: how many, the median ratio, the median factor
+    off (exp of the median |ln ratio|) and the share within 1.25x."""
+    logs = [abs(math.log(r)) for r in ratios]
+    within = sum(x < math.log(1.25) for x in logs) / len(logs)
+    return (f"{len(ratios)} | {statistics.median(ratios):.2f} × | {math.exp(statistics.median(logs)):.2f} × | "
+            f"{100 * within:.0f} % |")
+
+
+def speed_report(rows: list[Row], outside: list[Row]) -> str:
+    """The width roofline's constant, each publication's baselines predicted with it fitted on
+    the others (:func:`fit_traffic`), then the outside tables at the shipped constant."""
+    every = tuple(rows)
+    groups = sorted({group for group, _ in _roofline_baselines(every)})
+    head = ("| tables of | n | predicted ÷ published baseline throughput (median) | off by (median factor) | "
+            "within 1.25× | elementwise traffic fitted without it |\n|---|---|---|---|---|---|")
+    out = [f"In-sample fit on all {len({publication(r) for r in rows})} publications: "
+           f"{fit_traffic(rows):g} bytes per FLOP at width 1 (the shipped "
+           f"`roofline.ELEMENTWISE_TRAFFIC`, {roofline.ELEMENTWISE_TRAFFIC:g}). Leave-one-publication-out:", "", head]
+    pooled = []
+    for group in groups:
+        traffic = fit_traffic(rows, exclude=group)
+        ratios = [math.exp(speed_log_ratio(base, traffic)) for g, base in _roofline_baselines(every) if g == group]
+        pooled += ratios
+        out.append(f"| {group} | {_speed_cells(ratios)} {traffic:g} |")
+    out.append(f"| **all, each left out** | {_speed_cells(pooled)}  |")
+    ahead = [math.exp(speed_log_ratio(base, roofline.ELEMENTWISE_TRAFFIC))
+             for _, base in _roofline_baselines(tuple(outside))]
+    out.append(f"| **outside tables** (none fitted on; the shipped constant) | {_speed_cells(ahead)}  |")
+    return "\n".join(out)
+
+
 def table_report(rows: list[Row], losses: StepLosses = SHIPPED) -> str:
     """Rows no constant was fitted on, predicted as a user gets them: with the shipped constants
     (``losses``), in both compute modes; each source, then pooled."""
@@ -1268,7 +1365,10 @@ def main(argv: list[str] | None = None) -> int:
         widths = calibrated_widths(residuals_found)
         intervals_text = coverage_report(residuals_found, widths, halves_check(dev, heldout + heldout2, widths))
         print("\n" + intervals_text)
+        speed_text = speed_report(every, table_rows(OUTSIDE, []))
+        print("\n" + speed_text)
         if args.write:
+            write_section(REPORT, SPEED_SECTION, speed_text)
             write_section(REPORT, INTERVALS_SECTION, intervals_text)
             STEP_RESIDUALS.write_text(step_residuals_toml(step_interval_table(residuals_found, widths), widths),
                                       encoding="utf-8")

@@ -109,6 +109,8 @@ def _gpu_lines(gpu: Gpu) -> list[str]:
     lines += [f"default_mfu = {_number(gpu.default_mfu)}", f"mfu_source = {_quote(gpu.mfu_source)}"]
     if gpu.product_names:
         lines += [f"product_names = [{', '.join(_quote(name) for name in gpu.product_names)}]"]
+    if gpu.matmul_ceiling is not None:
+        lines += [f"matmul_ceiling = {_number(gpu.matmul_ceiling)}"]
     return lines
 
 

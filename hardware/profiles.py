@@ -146,6 +146,9 @@ class Gpu:
     # names the part is reported under that state another memory than its own (nvidia-smi's
     # "NVIDIA GH200 120GB": the 120 GB is the Grace's LPDDR5X, the GPU's HBM3 is 96 GB)
     product_names: tuple[str, ...] = ()
+    # the largest matmul FLOP/s measured on the part as a fraction of its dense 16-bit peak (Bekman's
+    # MAMF, ml-engineering); None: not measured (costmodel.training.roofline takes A100 SXM's)
+    matmul_ceiling: float | None = None
 
     def __post_init__(self) -> None:
         if type(self.peak_flops) is not ReadOnlyDict:  # frozen all the way down (dpbase.values)

@@ -81,6 +81,8 @@ GPU_FIELDS = _common() + (
     FieldSpec("product_names", "product_names", fields.text_list, (),
               help="names the part is reported under that state another memory than its own "
                    "(nvidia-smi's 'NVIDIA GH200 120GB': the Grace's 120 GB)"),
+    FieldSpec("matmul_ceiling", "matmul_ceiling", fields.fraction, None,
+              help="largest measured 16-bit matmul FLOP/s over the dense peak (MAMF); default A100 SXM's 0.859"),
 )
 
 SYSTEM_FIELDS = _common() + (

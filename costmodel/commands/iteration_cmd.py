@@ -237,7 +237,8 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
         f"{b.global_batch}, {f'seq {b.seq_len}, ' if b.seq_len else ''}grads {b.grad_dtype}, compute {b.compute_dtype} "
         f"at MFU {percent(b.mfu, 0)}"
         + (" of the nominal FLOPs (Winograd convolutions do fewer)" if b.mfu > 1.0 else "")
-        + (f" ({b.mfu_source})" if from_rate else "")
+        + (f" ({b.mfu_source})" if from_rate else " (width roofline)" if b.mfu_source.startswith("width roofline")
+           else "")
         + (f" x {b.matmul_efficiency:.0%} (a micro-batch this small starves the tensor cores: GEMM roofline)"
            if b.matmul_efficiency < 0.995 else "")
         + (f", a fixed {format_time(b.fixed_s_per_micro_batch)} per micro-batch (kernel launches, kernels a small "
@@ -349,6 +350,7 @@ def iteration(
     compute_dtype: COMPUTE_DTYPE = "bf16",
     topk: Annotated[float | None, Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
     mfu: MFU = None,
+    elementwise_traffic: Annotated[float | None, Option("--elementwise-traffic", help="A transformer's non-matmul HBM traffic, bytes per training FLOP at width 1, behind its default MFU (the width roofline; default 9.5, fitted on published single-GPU throughputs). Not with --mfu or --rate.")] = None,
     rate: RATE = None,
     rate_gpus: RATE_GPUS = None,
     rate_micro_batch: Annotated[int | None, Option("--rate-micro-batch", help="Micro-batch of the --rate run (default: --micro-batch).")] = None,
@@ -404,6 +406,9 @@ def iteration(
     described = dict(rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
                      rate_zero=rate_zero, rate_recompute=rate_recompute)  # the run behind --rate
     check_options(rate, mfu, **described)
+    if elementwise_traffic is not None and (mfu is not None or rate is not None):
+        raise InputError("--elementwise-traffic", elementwise_traffic,
+                         "left out with --mfu or --rate (they give the compute speed the roofline would)")
     system = hardware.load_system(cluster)
     node_count, per_node = gpu_group(system, nodes, gpus)
     algorithm = step_algorithm(algorithm, asynchronous, host_reduce)
@@ -421,7 +426,8 @@ def iteration(
                                        transport.off_the_gpu(algorithm, host_reduce))
     config = TrainingConfig(
         micro_batch=micro_batch, seq_len=seq_len, accumulation_steps=accum, grad_dtype=grad_dtype,
-        compute_dtype=compute_dtype, topk_fraction=topk, mfu=mfu, optimizer=optimizer, optimizer_impl=optimizer_impl,
+        compute_dtype=compute_dtype, topk_fraction=topk, mfu=mfu, elementwise_traffic=elementwise_traffic,
+        optimizer=optimizer, optimizer_impl=optimizer_impl,
         bucket_bytes=None if bucket is None else bucket_bytes_of(bucket, "bucket"),
         first_bucket_bytes=None if first_bucket is None else bucket_bytes_of(first_bucket, "first_bucket"),
         overlap=not no_overlap, zero_stage=_zero_stage(zero, sync), asynchronous=asynchronous, jitter_cv=jitter,
@@ -436,6 +442,13 @@ def iteration(
                           slow_node_factor=slow_node, input_rate=input_rate, buffer_copies=not no_buffer_copies))
     info = _described(comm, config)
     workload = load_model(model)
+    if elementwise_traffic is not None:
+        from costmodel.training import roofline
+
+        if not roofline.applies(workload, system.gpu):
+            raise InputError("--elementwise-traffic", elementwise_traffic,
+                             f"left out for {workload.name} on {system.gpu.name}: only a model with a transformer's "
+                             "width, on a GPU with 16-bit math, takes its MFU from the width roofline")
     if rate is not None:
         from costmodel.commands.rate_run import MeasuredRun, measured_speed
         from costmodel.training.measured_rate import calibrated

@@ -40,6 +40,7 @@ from costmodel.training import (
     memory,
     offload,
     overlap,
+    roofline,
     stragglers,
     syncmodes,
     transport,
@@ -82,6 +83,9 @@ class TrainingConfig:
     # stands for the default MFU: the model's base speed, the micro-batch terms (GEMM roofline,
     # a CNN's fixed time) still applying; without it a given ``mfu`` holds at any micro-batch.
     mfu_calibration: str | None = None
+    # the default MFU of a model with a transformer's width: its non-matmul HBM traffic, bytes per
+    # FLOP at width 1 (costmodel.training.roofline); None: roofline.ELEMENTWISE_TRAFFIC
+    elementwise_traffic: float | None = None
     optimizer: str = "adamw"
     # how the optimizer steps the parameters: multi-tensor kernels (apex's fused optimizers,
     # PyTorch's foreach/fused), or a loop over the parameter tensors (see PER_TENSOR_STEP_S)
@@ -394,11 +398,13 @@ USER_MFU_SOURCE = "given by the user"  # Breakdown.mfu_source of a user's --mfu
 
 
 def mfu(gpu, value: float | None, workload: Workload | None = None,
-        compute_dtype: str | None = None, calibration: str | None = None) -> tuple[float, str]:
+        compute_dtype: str | None = None, calibration: str | None = None,
+        traffic: float | None = None) -> tuple[float, str]:
     """(model FLOPs utilisation, its source), first of: the user's value (``calibration``, when
     given, is its source); the model kind's default for the GPU's architecture and the dtype that
-    runs (kinds with a table in models.toml ``[mfu_by_kind]``: CNNs); the GPU profile's; the
-    architecture's."""
+    runs (kinds with a table in models.toml ``[mfu_by_kind]``: CNNs); for a model with a
+    transformer's width, the width roofline (:mod:`costmodel.training.roofline`, its non-matmul
+    ``traffic``, None: the default); the GPU profile's; the architecture's."""
     if calibration is not None and not isinstance(calibration, str):  # 3 was taken and printed as the source
         raise InputError("mfu_calibration", calibration, "text saying where the mfu was calibrated, or None")
     if calibration is not None and value is None:
@@ -416,12 +422,16 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
                                      workload, getattr(gpu, "hbm_bandwidth_Bps", None))
         if by_kind is not None:
             return _relative(by_kind, workload, getattr(gpu, "arch", "unknown"))
+    ceiling = roofline.matmul_ceiling(gpu)
+    if roofline.applies(workload, gpu):
+        rate, source = roofline.rate16(workload, gpu, roofline.ELEMENTWISE_TRAFFIC if traffic is None else traffic)
+        return _mfu_for_dtype(rate, source, getattr(gpu, "peak_flops", {}) or {}, compute_dtype, ceiling)
     default = getattr(gpu, "default_mfu", None)
     if default:
         rate, source = float(default), str(getattr(gpu, "mfu_source", "GPU profile"))
     else:
         rate, source = workloads.default_mfu_for_arch(getattr(gpu, "arch", "unknown"))
-    return _mfu_for_dtype(rate, source, getattr(gpu, "peak_flops", {}) or {}, compute_dtype)
+    return _mfu_for_dtype(rate, source, getattr(gpu, "peak_flops", {}) or {}, compute_dtype, ceiling)
 
 
 def _relative(by_kind: "workloads.KindMfu", workload: Workload, arch: str) -> tuple[float, str]:
@@ -444,27 +454,28 @@ def _relative(by_kind: "workloads.KindMfu", workload: Workload, arch: str) -> tu
 # they are (Transformer Engine: fp8 inside the GEMMs only, 16-bit activations), so it gains on
 # the matmuls alone: ~1.3x a bf16 step on H100 at its 40 % default, where the 2x peak gave 2x
 # (llm-foundry's H100 FP8 and BF16 tables, 1B and 3B at 512-32,768 tokens: 1.00-1.35x). GEMM
-# ceiling: 85.9 % of peak, the maximum achievable matmul FLOP/s measured on A100 SXM (Bekman,
-# ml-engineering "MAMF finder", cited as S1 in hardware/data/gpus.toml).
-MATMUL_CEILING = 0.859
+# ceiling: the GPU's measured matmul ceiling (roofline.matmul_ceiling: Bekman's MAMF,
+# ml-engineering, cited as S1 in hardware/data/gpus.toml; A100 SXM's 85.9 % where none was measured).
+MATMUL_CEILING = roofline.MATMUL_CEILING
 
 
-def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str | None):
+def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str | None,
+                   ceiling: float = MATMUL_CEILING):
     """The 16-bit default MFU carried over to an fp32/tf32 step (a lower peak) or an fp8 one (a
-    higher peak; see the comment above). Other dtypes, and a peak on the wrong side of 16-bit's
-    (no tensor cores: fp32 as fast as fp16), keep the 16-bit rate."""
+    higher peak; see the comment above), matmuls at the GPU's ``ceiling``. Other dtypes, and a
+    peak on the wrong side of 16-bit's (no tensor cores: fp32 as fast as fp16), keep the 16-bit rate."""
     peak16 = peaks.get("fp16") or peaks.get("bf16")
     # the memory-bound seconds scale with the bytes an activation takes (memory.ACTIVATION_BYTES)
     ratio = memory.ACTIVATION_BYTES.get(compute_dtype, 0) / memory.ACTIVATION_BYTES["bf16"]
     peak = peaks.get(compute_dtype) if ratio else None
-    if not peak16 or not peak or rate16 >= MATMUL_CEILING or (peak > peak16) != (compute_dtype == "fp8") \
+    if not peak16 or not peak or rate16 >= ceiling or (peak > peak16) != (compute_dtype == "fp8") \
             or peak == peak16:
         return rate16, source
-    memory_s_per_flop = 1.0 / (peak16 * rate16) - 1.0 / (peak16 * MATMUL_CEILING)
-    step_s_per_flop = 1.0 / (peak * MATMUL_CEILING) + ratio * memory_s_per_flop
+    memory_s_per_flop = 1.0 / (peak16 * rate16) - 1.0 / (peak16 * ceiling)
+    step_s_per_flop = 1.0 / (peak * ceiling) + ratio * memory_s_per_flop
     rate = 1.0 / (peak * step_s_per_flop)
     why = "4-byte activations" if ratio > 1 else "fp8 in the GEMMs only, 16-bit activations"
-    return rate, (f"{source}; carried to {compute_dtype}: matmuls at {MATMUL_CEILING:.1%} of the "
+    return rate, (f"{source}; carried to {compute_dtype}: matmuls at {ceiling:.1%} of the "
                   f"{compute_dtype} peak, the 16-bit step's memory-bound time x {ratio:g} ({why}) -> {rate:.0%}")
 
 
@@ -516,6 +527,9 @@ def _check(config: TrainingConfig, ranks: int) -> None:
     memory.optimizer_state_bytes(config.optimizer)
     check_optimizer_impl(config.optimizer_impl, config.asynchronous, config.offload_optimizer)
     stragglers.check_jitter(config.jitter_cv)
+    if config.elementwise_traffic is not None and not 0.0 <= config.elementwise_traffic <= roofline.MAX_ELEMENTWISE_TRAFFIC:
+        raise InputError("elementwise_traffic", config.elementwise_traffic,
+                         f"bytes per FLOP at width 1, from 0 to {roofline.MAX_ELEMENTWISE_TRAFFIC:g}")
     losses.check(config.losses)
     # nobody waits under asynchronous updates: zero-mean jitter and spread cost nothing, and a
     # persistently slow worker lands fewer updates (async_throughput_share)
@@ -571,7 +585,8 @@ def mfu_holds_at_any_micro_batch(mfu: float | None, calibration: str | None) -> 
 
 def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: float, mfu: float,
                         mfu_given: bool, flops_per_sample, seq_len, micro_batch,
-                        flash_attention: bool = True, mfu_default: bool = False) -> MicroBatchForward:
+                        flash_attention: bool = True, mfu_default: bool = False,
+                        traffic: float | None = None) -> MicroBatchForward:
     """Forward seconds of one micro-batch of ``micro_batch`` samples: ``(m·s + a·(1 − m/m_ref) + t) / 3``,
     ``s = FLOPs / (peak · MFU · roofline)`` the per-sample training seconds. The GEMM roofline
     (:func:`gemm.workload_efficiency`) slows a transformer micro-batch too small to feed the
@@ -595,7 +610,7 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
         getattr(gpu, "compute_capability", None), workload, getattr(gpu, "hbm_bandwidth_Bps", None))
     found = _forward_line(workload, gpu, compute_dtype, peak, mfu, mfu_given, flops_per_sample, seq_len,
                           micro_batch, flash_attention, reference)
-    other = _tf32_other(workload, gpu, reference) if mfu_default and compute_dtype == "tf32" else None
+    other = _tf32_other(workload, gpu, reference, traffic) if mfu_default and compute_dtype == "tf32" else None
     if other is None:
         return found
     rate, source, other_reference, (line_dtype, line_peak) = other
@@ -607,7 +622,8 @@ def micro_batch_forward(workload: Workload, gpu, *, compute_dtype: str, peak: fl
     return replace(found, forward_s=np.minimum(found.forward_s, alt.forward_s))
 
 
-def _tf32_other(workload: Workload, gpu, reference: int | None) -> tuple[float, str, int | None, tuple] | None:
+def _tf32_other(workload: Workload, gpu, reference: int | None,
+                traffic: float | None = None) -> tuple[float, str, int | None, tuple] | None:
     """(MFU with the model's relative MFU; source; reference micro-batch; (dtype, peak) its
     kernels run at, (None, None) for the TF32 run's own) of a TF32 run's other option, or None
     (a GPU without a separate FP32 peak). ``reference``: the TF32 default's reference micro-batch
@@ -630,7 +646,7 @@ def _tf32_other(workload: Workload, gpu, reference: int | None) -> tuple[float, 
     peaks = getattr(gpu, "peak_flops", None) or {}
     if "tf32" not in peaks or "fp32" not in peaks:
         return None  # TF32 runs as FP32 here already (peak_flops' fall-back)
-    rate, source = mfu(gpu, None, workload, "fp32")
+    rate, source = mfu(gpu, None, workload, "fp32", traffic=traffic)
     return rate, f"{source} (FP32 kernels)", None, ("fp32", peaks["fp32"])
 
 
@@ -657,13 +673,15 @@ def _forward_line(workload, gpu, compute_dtype, peak, mfu, mfu_given, flops_per_
 def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
     seq_len = workloads.resolve_seq_len(workload, config.seq_len)
     compute_dtype, peak = peak_flops(gpu, config.compute_dtype)
-    rate, mfu_source = mfu(gpu, config.mfu, workload, compute_dtype, config.mfu_calibration)
+    rate, mfu_source = mfu(gpu, config.mfu, workload, compute_dtype, config.mfu_calibration,
+                           config.elementwise_traffic)
     flops = workloads.training_flops_per_sample(workload, seq_len, config.include_attention)
     attention.check_flash_attention(workload, config.flash_attention)
     found = micro_batch_forward(workload, gpu, compute_dtype=compute_dtype, peak=peak, mfu=rate,
                                 mfu_given=mfu_holds_at_any_micro_batch(config.mfu, config.mfu_calibration),
                                 flops_per_sample=float(flops), seq_len=seq_len, micro_batch=config.micro_batch,
-                                flash_attention=config.flash_attention, mfu_default=config.mfu is None)
+                                flash_attention=config.flash_attention, mfu_default=config.mfu is None,
+                                traffic=config.elementwise_traffic)
     if found.mfu_taken is not None:  # a TF32 CNN micro-batch at its other option (micro_batch_forward)
         rate, mfu_source = found.mfu_taken[0], f"{found.mfu_taken[1]} (faster at micro-batch {config.micro_batch})"
     return _Compute(seq_len=seq_len, compute_dtype=compute_dtype, mfu=rate, mfu_source=mfu_source, forward=found)

@@ -22,11 +22,12 @@ runner = CliRunner()
 def test_the_sync_preset_examples():
     fsdp, ddp = (plan("llama2-13b", "dgx-h100", nodes=2, global_batch=64, seq_len=4096, sync=sync)
                  for sync in ("fsdp", "ddp"))
-    assert fsdp.best.total_s < ddp.best.total_s and fsdp.best.zero_stage == ddp.best.zero_stage == 2
+    assert fsdp.best.total_s < ddp.best.total_s and fsdp.best.zero_stage == 2 and ddp.best.zero_stage == 3
     assert f"recommends `SHARD_GRAD_OP` at {step_time(fsdp.best.total_s)} a step" in PAGE
-    assert f"recommends ZeRO-2 in 400 MiB buckets at {step_time(ddp.best.total_s)}" in PAGE
-    zero3 = min(row.total_s for row in ddp.candidates if row.zero_stage == 3)
-    assert f"ZeRO-3 at {step_time(zero3)} at best" in PAGE
+    assert f"recommends ZeRO-3 in 400 MiB buckets at {step_time(ddp.best.total_s)}" in PAGE
+    zero2 = min(row.total_s for row in ddp.candidates if row.zero_stage == 2)
+    assert zero2 > 1.02 * ddp.best.total_s  # outside the tie band
+    assert f"{step_time(zero2)} at best, {100 * (zero2 / ddp.best.total_s - 1):.1f} % slower" in PAGE
     steps = {sync: plan("gpt2", "dgx-h100", nodes=4, global_batch=256, sync=sync).best
              for sync in ("ddp", "horovod", "flat", "per-tensor")}
     for sync, best in steps.items():
@@ -71,13 +72,13 @@ def test_the_deadline_tie_band_and_sweep_size_examples():
     sweep size of a huge global batch, as docs/planner.md quotes them."""
     common = dict(nodes=16, global_batch=1024, objective="gpu-hours", tokens=300e9)
     slow, bounded = plan("1.3B", "dgx-a100", **common), plan("1.3B", "dgx-a100", deadline_hours=14 * 24, **common)
-    assert slow.best.gpus == 1 and round(slow.best.hours_to_train / 24) == 221
-    assert bounded.best.gpus == 32 and bounded.best.hours_to_train <= 14 * 24
+    assert slow.best.gpus == 1 and f"1 GPU, for {slow.best.hours_to_train / 24:.0f} days" in PAGE
+    assert bounded.best.gpus == 16 and bounded.best.hours_to_train <= 14 * 24
     extra = bounded.best.gpu_hours / slow.best.gpu_hours - 1
     assert f"chooses {bounded.best.gpus} GPUs, {bounded.best.hours_to_train:.0f} hours, {100 * extra:.1f} % more GPU-hours" in PAGE
     vit = plan("vit-l-16", "dgx-1", nodes=8, global_batch=64)  # communication-bound: ties from scenarios
     assert vit.findings["tie_band_source"] == "scenarios" and vit.tie_band == 0.02
-    assert vit.best.gpus == 64 and f"over 64 at {1e3 * vit.best.total_s:.2f} ms" in PAGE and "now 64" in PAGE
+    assert vit.best.gpus == 64 and f"now 64 ({1e3 * vit.best.total_s:.2f} ms with today's compute model)" in PAGE
     swept = {backend: plan("gpt2", "dgx-h100", nodes=1, global_batch=134217728, backend=backend).configurations
              for backend in ("auto", "ideal")}
     assert f"sweeps {swept['auto']:,} configurations (NCCL backend; {swept['ideal']:,} with `--backend ideal`)" in PAGE
@@ -96,7 +97,7 @@ def test_the_recompute_tie_break_and_old_readme_memory_examples():
     tied = plan("2.7B", "dgx-h100", nodes=2, global_batch=128)
     rule = tied.findings["tie_break"]
     assert rule["rule"] == "fewer bytes sent per GPU"
-    assert (f"recommends an {step_time(tied.best.total_s)} step over the fastest "
+    assert (f"recommends a {step_time(tied.best.total_s)} step over the fastest "
             f"{step_time(rule['fastest_step_s'])} one") in PAGE
     old = runner.invoke(app, ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--nodes", "4",
                               "--micro-batch", "4", "--accum", "4", "--seq-len", "4096", "--zero", "3", "--json"])

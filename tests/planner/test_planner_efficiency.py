@@ -120,7 +120,7 @@ def test_the_comm_free_bound_leaves_out_the_links_and_the_loader():
     system = hardware.load_system("dgx-h100")
     setting = planner.training_setting(load_model("gpt2"), system, seq_len=None, compute_dtype="bf16", mfu=None,
                                        optimizer="adamw", jitter_cv=0.0, backend="ideal")
-    setting = dataclasses.replace(setting, losses=StepLosses(input_rate=300.0))
+    setting = dataclasses.replace(setting, losses=StepLosses(input_rate=100.0))
     space = planner.build_space(system, nodes=2, global_batch=256, min_gpus=1, max_gpus=16,
                                 algorithms=all_reduce_algorithms(system, 2, "ideal"), bucket_bytes=(25 * MIB,),
                                 grad_dtypes=("bf16",))

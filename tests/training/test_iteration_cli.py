@@ -56,7 +56,13 @@ def test_json_output_has_breakdown_memory_and_comm():
     assert data["ranks"] == 32 and data["accumulation_steps"] == 8 and data["zero_stage"] == 1
     assert data["comm"]["algorithm"] == "ring" and data["algorithm"] == "ring"
     assert set(data["memory"]) >= {"weights_bytes", "total_bytes", "capacity_bytes", "fits"}
-    assert data["mfu"] == pytest.approx(0.4)  # the H100 profile's default
+    # the width roofline's: matmuls at H100's measured ceiling, the rest through HBM at width 4,096
+    import hardware
+    from costmodel.training import roofline
+    from costmodel.training.workloads import load_model
+
+    assert data["mfu"] == pytest.approx(roofline.rate16(load_model("llama2-7b"), hardware.load_gpu("h100-sxm"))[0])
+    assert data["mfu_source"].startswith("width roofline")
 
 
 def test_table_says_plainly_when_the_model_does_not_fit():

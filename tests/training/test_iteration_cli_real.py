@@ -100,8 +100,10 @@ OPTIONS = {
 
 
 # Options that replace --mfu (BASE gives one), so their effects are tested against --rate alone
-# in tests/training/test_measured_rate.py.
-INSTEAD_OF_MFU = {"--rate", "--rate-gpus", "--rate-micro-batch", "--rate-accum", "--rate-zero", "--rate-recompute"}
+# in tests/training/test_measured_rate.py, and --elementwise-traffic (the default MFU's constant)
+# in tests/training/test_width_roofline.py.
+INSTEAD_OF_MFU = {"--rate", "--rate-gpus", "--rate-micro-batch", "--rate-accum", "--rate-zero", "--rate-recompute",
+                  "--elementwise-traffic"}
 
 
 def _computed(data: dict) -> dict:

@@ -88,12 +88,16 @@ def test_a_user_mfu_wins_over_the_cnn_default():
 
 
 @pytest.mark.parametrize("model", ["gpt2", "vit-l-16", "bert-large", "7B"])
-def test_other_kinds_keep_the_gpu_profile_default(model):
+def test_other_kinds_take_the_width_roofline_and_without_a_width_the_gpu_profile_default(model):
     import hardware
+    from costmodel.training import roofline
+    from dpbase.values import replace
 
     gpu = hardware.load_system("dgx-a100").gpu
-    assert workloads.default_mfu_for_kind(workloads.load_model(model).kind, "ampere", "bf16") is None
-    assert iteration.mfu(gpu, None, workloads.load_model(model), "bf16") == (gpu.default_mfu, gpu.mfu_source)
+    workload = workloads.load_model(model)
+    assert workloads.default_mfu_for_kind(workload.kind, "ampere", "bf16") is None
+    assert iteration.mfu(gpu, None, workload, "bf16") == roofline.rate16(workload, gpu)
+    assert iteration.mfu(gpu, None, replace(workload, hidden_size=0), "bf16") == (gpu.default_mfu, gpu.mfu_source)
 
 
 def test_an_unmeasured_architecture_borrows_the_nearest_measured_one():

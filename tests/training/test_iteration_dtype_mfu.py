@@ -11,19 +11,30 @@ from costmodel.training.workloads import load_model
 BERT = load_model("bert-large")
 
 
-@pytest.mark.parametrize("gpu,dtype,low,high", [("v100-sxm2", "fp32", 0.5, 0.8), ("a100-sxm4-80gb", "tf32", 0.4, 0.6)])
-def test_wide_dtypes_run_a_larger_share_of_their_lower_peak(gpu, dtype, low, high):
-    profile = hardware.load_gpu(gpu)
+def test_fp32_on_volta_runs_a_larger_share_of_its_lower_peak():
+    profile = hardware.load_gpu("v100-sxm2")
     rate16, _ = iteration.mfu(profile, None, BERT, "fp16")
-    rate, source = iteration.mfu(profile, None, BERT, dtype)
-    assert low < rate < high and rate > rate16 and "carried to" in source
+    rate, source = iteration.mfu(profile, None, BERT, "fp32")
+    assert 0.5 < rate < 0.8 and rate > rate16 and "carried to" in source
     # ... yet the wide step is slower per FLOP than the 16-bit one.
-    assert rate * profile.peak_flops[dtype] < rate16 * profile.peak_flops["fp16"]
+    assert rate * profile.peak_flops["fp32"] < rate16 * profile.peak_flops["fp16"]
+
+
+def test_tf32_at_half_the_peak_and_twice_the_bytes_keeps_the_16_bit_share():
+    """A100's TF32 peak is half its BF16 one and its activations twice as wide: both parts of a
+    FLOP's time double, so TF32 runs the same share of its own peak (the width roofline's carry)."""
+    profile = hardware.load_gpu("a100-sxm4-80gb")
+    rate16, _ = iteration.mfu(profile, None, BERT, "fp16")
+    rate, source = iteration.mfu(profile, None, BERT, "tf32")
+    assert rate == pytest.approx(rate16, rel=1e-12) and "carried to tf32" in source
+    assert rate * profile.peak_flops["tf32"] == pytest.approx(rate16 * profile.peak_flops["fp16"] / 2, rel=1e-12)
 
 
 def test_sixteen_bit_cnn_and_user_values_are_untouched():
+    from costmodel.training import roofline
+
     profile = hardware.load_gpu("v100-sxm2")
-    assert iteration.mfu(profile, None, BERT, "fp16")[0] == profile.default_mfu
+    assert iteration.mfu(profile, None, BERT, "fp16") == roofline.rate16(BERT, profile)
     assert iteration.mfu(profile, 0.7, BERT, "fp32") == (0.7, "given by the user")
     assert "carried" not in iteration.mfu(profile, None, load_model("resnet-50"), "fp32")[1]
 
@@ -43,11 +54,15 @@ def test_fp8_gains_on_the_matmuls_alone(gpu):
     rate16, _ = iteration.mfu(profile, None, model, "bf16")
     rate8, source = iteration.mfu(profile, None, model, "fp8")
     speedup = rate8 * profile.peak_flops["fp8"] / (rate16 * profile.peak_flops["bf16"])
-    assert 1.1 < speedup < 1.5 and "carried to fp8" in source
+    # below 2x: the non-matmul seconds stay; llama2-7b 1.48x on H100 (22 published pairs: 1.10-1.51x)
+    assert 1.1 < speedup < 1.65 and "carried to fp8" in source
     # the same arithmetic, from the 16-bit step's split into matmul and memory-bound seconds
+    from costmodel.training import roofline
+
+    ceiling = roofline.matmul_ceiling(profile)
     per_flop16 = 1 / (profile.peak_flops["bf16"] * rate16)
-    matmul16 = 1 / (profile.peak_flops["bf16"] * iteration.MATMUL_CEILING)
-    per_flop8 = 1 / (profile.peak_flops["fp8"] * iteration.MATMUL_CEILING) + (per_flop16 - matmul16)
+    matmul16 = 1 / (profile.peak_flops["bf16"] * ceiling)
+    per_flop8 = 1 / (profile.peak_flops["fp8"] * ceiling) + (per_flop16 - matmul16)
     assert rate8 == pytest.approx(1 / (profile.peak_flops["fp8"] * per_flop8), rel=1e-12)
 
 

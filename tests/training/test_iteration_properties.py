@@ -172,9 +172,20 @@ def test_a_calibrated_mfu_keeps_the_micro_batch_terms():
         _run(mfu_calibration="solved from a measured rate")  # a calibration of no MFU
 
 
+def test_the_elementwise_traffic_sets_the_default_speed_and_nothing_else():
+    """The width roofline's constant moves the default MFU (the variations' base gives an MFU,
+    which it leaves alone)."""
+    default, heavier = _run(), _run(elementwise_traffic=20.0)
+    assert heavier.mfu < default.mfu and heavier.compute_s > default.compute_s
+    assert _run(mfu=0.6, elementwise_traffic=20.0).to_dict() == _run(mfu=0.6).to_dict()
+    with pytest.raises(InputError, match="elementwise_traffic"):
+        _run(elementwise_traffic=-1.0)
+
+
 # Fields whose effect shows only against a base that differs from the variations' (the roofline
-# must bite): each has its own test here.
-OWN_TESTS = {"mfu_calibration": "test_a_calibrated_mfu_keeps_the_micro_batch_terms"}
+# must bite; no MFU given): each has its own test here.
+OWN_TESTS = {"mfu_calibration": "test_a_calibrated_mfu_keeps_the_micro_batch_terms",
+             "elementwise_traffic": "test_the_elementwise_traffic_sets_the_default_speed_and_nothing_else"}
 
 
 def test_every_config_field_is_covered_by_a_variation():

@@ -44,5 +44,5 @@ def test_normal_values_keep_their_format():
     text = runner.invoke(app, ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--micro-batch", "1",
                                "--zero", "1"])
     assert text.exit_code == 0, text.output
-    assert "throughput           14.0 samples/s, 57,277 tokens/s" in text.stdout
-    assert "scaling efficiency   85.0%   (exposed comm share 7.8%)" in text.stdout
+    assert "throughput           17.4 samples/s, 71,211 tokens/s" in text.stdout
+    assert "scaling efficiency   82.1%   (exposed comm share 9.8%)" in text.stdout

@@ -61,4 +61,4 @@ def test_the_configs_switches_and_numbers_are_read_from_its_fields():
     with pytest.raises(InputError, match="include_attention"):
         iteration(model="gpt2", cluster="dgx-h100", micro_batch=1, include_attention="no")
     assert set(NUMBERS) == {"topk_fraction", "mfu", "bucket_bytes", "first_bucket_bytes", "memory_reserve_bytes",
-                            "jitter_cv"}
+                            "jitter_cv", "elementwise_traffic"}

@@ -1,0 +1,85 @@
+"""A transformer's default MFU from its width: matmuls at the GPU's measured ceiling, the rest of
+the step as HBM traffic that grows with the width.
+
+A transformer layer's matmuls do ~72·h² training FLOPs per token (24·h² forward, Megatron-LM's
+count); the rest of its work (norms, activations, residual adds, dropout, softmax, mixed
+precision's casts, and the gaps between their short kernels) passes over the token's h-wide
+activations a fixed number of times, so it costs ∝ h per token and, per FLOP, ∝ 1/h. A training
+FLOP of a 16-bit step then takes
+
+    t = 1 / (peak · ceiling)  +  κ / (h · B)        seconds,
+
+``peak`` the GPU's dense 16-bit peak, ``ceiling`` the largest matmul rate measured on it as a
+share of that peak (Bekman's MAMF, ml-engineering; ``hardware.Gpu.matmul_ceiling``, A100 SXM's
+0.859 where none was measured), ``B`` its HBM bandwidth, ``h`` the model's width and ``κ`` the
+non-matmul traffic in bytes per FLOP at width 1. The MFU is ``1 / (peak · t)``: a wide model
+runs near the ceiling, a narrow one is bound by HBM. On an A100 SXM 40GB at κ = 9.5: 20 % at
+h = 512 (Transformer-XL base), 33 % at 1,024 (BERT-large), 61 % at 4,096, 72 % at 8,192; the
+same models on a V100 run at 27, 41, 67 and 75 % of its lower peak, on an H100 at 15, 25, 52
+and 63 %. fp32, TF32 and fp8 runs carry the 16-bit step over as before
+(:func:`costmodel.training.iteration.mfu`).
+
+This replaces, for a model with a transformer's shape, the one MFU per GPU that Megatron-LM's and
+Llama 3's runs gave (30 % on V100, 45 % on A100, 40 % on Hopper): those came from models 1.5k-16k
+wide, so narrower ones ran faster in dpcost than on any published GPU (Transformer-XL base on an
+A100 at 1.6x its published speed) and the widest slower. CNNs keep their measured tables; a
+model without a width (a model file giving FLOPs and parameters only) keeps the GPU's default.
+
+κ is one constant, fitted on the published single-GPU (baseline) throughputs of the transformer
+tables of the eleven scaling publications (benchmarks/dp_scaling.py; docs/validation.md, "Compute
+speed"), each publication predicted with κ fitted on the ten others: every fold lands on 8.5-10.5,
+all eleven on 9.5. It is an effective constant, not a count: 9.5 bytes per FLOP at width 1 is
+~684·h bytes per token and layer, ~20x the 34·h bytes of activations a layer keeps for backward
+(Korthikanti et al. 2022), because it also holds what a stream of short kernels loses between
+them. The ratio measured / predicted baseline throughput, leave-one-publication-out, is
+1.20x (median; 59 % of tables within 1.25x) against 1.26x (48 %) for the per-GPU MFU; on the
+sixteen outside publications no constant was fitted on, 1.16x (72 %) against 1.25x (50 %).
+"""
+
+from __future__ import annotations
+
+# bytes of non-matmul HBM traffic per training FLOP, at width 1 (see the module docstring)
+ELEMENTWISE_TRAFFIC = 9.5
+MAX_ELEMENTWISE_TRAFFIC = 1000.0  # beyond it a model would run below 1 % of peak at h = 100,000
+
+# MAMF of the A100 SXM (ml-engineering, S1 in hardware/data/gpus.toml): the ceiling of a GPU on
+# which none was measured, and the one the 16-bit MFU defaults were carried to other dtypes with
+MATMUL_CEILING = 0.859
+
+
+def matmul_ceiling(gpu) -> float:
+    """The GPU's largest measured matmul rate over its dense 16-bit peak (A100 SXM's where none)."""
+    value = getattr(gpu, "matmul_ceiling", None)
+    return float(value) if value else MATMUL_CEILING
+
+
+def peak16(gpu) -> float | None:
+    """The GPU's dense 16-bit peak (fp16, else bf16), or None."""
+    peaks = getattr(gpu, "peak_flops", None) or {}
+    return peaks.get("fp16") or peaks.get("bf16")
+
+
+def applies(workload, gpu) -> bool:
+    """True for a model with a transformer's width on a GPU with a 16-bit rate at least its
+    FP32 one (every tensor-core part, and Pascal's double-rate FP16); CNNs have their own tables."""
+    if workload is None or workload.kind == "cnn" or workload.hidden_size <= 0:
+        return False
+    fast = peak16(gpu)
+    peaks = getattr(gpu, "peak_flops", None) or {}
+    return bool(fast) and fast >= peaks.get("fp32", 0.0) and getattr(gpu, "hbm_bandwidth_Bps", 0.0) > 0
+
+
+def seconds_per_flop(hidden: float, peak_flops: float, hbm_Bps: float, ceiling: float,
+                     traffic: float = ELEMENTWISE_TRAFFIC) -> float:
+    """``t`` of the module docstring: one 16-bit training FLOP of a model ``hidden`` wide."""
+    return 1.0 / (peak_flops * ceiling) + traffic / (hidden * hbm_Bps)
+
+
+def rate16(workload, gpu, traffic: float = ELEMENTWISE_TRAFFIC) -> tuple[float, str]:
+    """(the 16-bit MFU of ``workload`` on ``gpu``, its source); :func:`applies` must hold."""
+    peak, ceiling = peak16(gpu), matmul_ceiling(gpu)
+    rate = 1.0 / (peak * seconds_per_flop(workload.hidden_size, peak, gpu.hbm_bandwidth_Bps, ceiling, traffic))
+    named = "" if getattr(gpu, "matmul_ceiling", None) else " (A100 SXM's: none measured on this GPU)"
+    return rate, (f"width roofline: matmuls at {ceiling:.1%} of the 16-bit peak (MAMF{named}), the rest "
+                  f"{traffic:g} B/FLOP over width {workload.hidden_size} at {gpu.hbm_bandwidth_Bps / 1e9:,.0f} GB/s "
+                  f"of HBM -> {rate:.0%} (docs/iteration-model.md)")
