@@ -584,7 +584,7 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
         # DDP accumulating WITHOUT no_sync all-reduces after every micro-batch (--sync-each-micro-batch)
         sync_each_micro_batch=NO_SYNC_SKIPPED in row.framework and gradsync.sync_each_is_a_choice(sync, zero_stage),
         host_reduce=host_reduce, losses=losses, mfu=mfu,
-        elementwise_traffic=traffic if mfu is None else None,
+        elementwise_traffic=traffic if mfu is None and roofline.applies(load_model(row.model), system.gpu) else None,
         mfu_calibration=None if mfu is None else BASELINE_CALIBRATION)
     result = iteration_breakdown(load_model(row.model), system.gpu, comm.time_s, comm.ranks, config)
     return result.samples_per_s, result
@@ -865,6 +865,9 @@ def traffic_score(rows: tuple[Row, ...], traffic: float, exclude: frozenset[str]
     for group, base in _roofline_baselines(rows):
         if group not in exclude:
             by.setdefault(group, []).append(abs(speed_log_ratio(base, traffic)))
+    if not by:
+        raise ValueError(f"no publication with a transformer's baseline is left to fit the width roofline on "
+                         f"(left out: {sorted(exclude)})")
     return statistics.median(statistics.median(values) for values in by.values())
 
 
@@ -1167,10 +1170,10 @@ def _share(counts: tuple[int, int]) -> str:
 def halves_check(dev: list[Row], later: list[Row], widths: dict[str, float]) -> dict[str, tuple]:
     """{mode: (later rows inside, development rows inside)}: each half's intervals built from its
     own residuals alone (every publication fitted without itself, within the half), the other
-    half's rows predicted with the constants fitted on the first half alone."""
+    half's rows predicted with the constants (the width roofline's too) fitted on the first half alone."""
     tables = {"dev": step_interval_table(residuals(dev), widths), "later": step_interval_table(residuals(later), widths)}
-    on_later = _residuals_of(later, later, fit(dev, measured=True))
-    on_dev = _residuals_of(dev, dev, fit(later, measured=True))
+    on_later = _residuals_of(later, later, fit(dev, measured=True), fit_traffic(dev))
+    on_dev = _residuals_of(dev, dev, fit(later, measured=True), fit_traffic(later))
     return {mode: (_inside([r for r in on_later if r.mode == mode], tables["dev"]),
                    _inside([r for r in on_dev if r.mode == mode], tables["later"]))
             for mode in step_residuals.MODES}
@@ -1229,7 +1232,7 @@ def heldout2_report(evaluated: dict[bool, dict], dev: list[Row], heldout: list[R
     alone: the check made before its rows joined the shipped intervals."""
     before = dev + heldout
     table = step_interval_table(residuals(before), PLAIN)  # as they were built then: 10th-90th
-    fresh = _residuals_of(rows, rows, fit(before, measured=True))
+    fresh = _residuals_of(rows, rows, fit(before, measured=True), fit_traffic(before))
     cells = [f"| class | compute speed | rows inside the {levels(PLAIN_WIDTH)} interval built before this set |",
              "|---|---|---|"]
     for cls in step_residuals.STEP_CLASSES:
@@ -1264,8 +1267,8 @@ def speed_report(rows: list[Row], outside: list[Row]) -> str:
     groups = sorted({group for group, _ in _roofline_baselines(every)})
     head = ("| tables of | n | predicted ÷ published baseline throughput (median) | off by (median factor) | "
             "within 1.25× | elementwise traffic fitted without it |\n|---|---|---|---|---|---|")
-    out = [f"In-sample fit on all {len({publication(r) for r in rows})} publications: "
-           f"{fit_traffic(rows):g} bytes per FLOP at width 1 (the shipped "
+    out = [f"In-sample fit on the {len(groups)} publications (of {len({publication(r) for r in rows})}) with transformer "
+           f"tables: {fit_traffic(rows):g} bytes per FLOP at width 1 (the shipped "
            f"`roofline.ELEMENTWISE_TRAFFIC`, {roofline.ELEMENTWISE_TRAFFIC:g}). Leave-one-publication-out:", "", head]
     pooled = []
     for group in groups:
@@ -1276,7 +1279,8 @@ def speed_report(rows: list[Row], outside: list[Row]) -> str:
     out.append(f"| **all, each left out** | {_speed_cells(pooled)}  |")
     ahead = [math.exp(speed_log_ratio(base, roofline.ELEMENTWISE_TRAFFIC))
              for _, base in _roofline_baselines(tuple(outside))]
-    out.append(f"| **outside tables** (none fitted on; the shipped constant) | {_speed_cells(ahead)}  |")
+    out.append(f"| **outside tables** ({len({g for g, _ in _roofline_baselines(tuple(outside))})} publications; none "
+               f"fitted on; the shipped constant) | {_speed_cells(ahead)}  |")
     return "\n".join(out)
 
 

@@ -406,9 +406,9 @@ def iteration(
     described = dict(rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
                      rate_zero=rate_zero, rate_recompute=rate_recompute)  # the run behind --rate
     check_options(rate, mfu, **described)
-    if elementwise_traffic is not None and (mfu is not None or rate is not None):
-        raise InputError("--elementwise-traffic", elementwise_traffic,
-                         "left out with --mfu or --rate (they give the compute speed the roofline would)")
+    if elementwise_traffic is not None and rate is not None:  # before --rate's solve (TrainingConfig refuses it with --mfu)
+        raise InputError("elementwise-traffic", elementwise_traffic,
+                         "left out with --mfu or --rate (they give the compute speed the width roofline would)")
     system = hardware.load_system(cluster)
     node_count, per_node = gpu_group(system, nodes, gpus)
     algorithm = step_algorithm(algorithm, asynchronous, host_reduce)
@@ -442,13 +442,6 @@ def iteration(
                           slow_node_factor=slow_node, input_rate=input_rate, buffer_copies=not no_buffer_copies))
     info = _described(comm, config)
     workload = load_model(model)
-    if elementwise_traffic is not None:
-        from costmodel.training import roofline
-
-        if not roofline.applies(workload, system.gpu):
-            raise InputError("--elementwise-traffic", elementwise_traffic,
-                             f"left out for {workload.name} on {system.gpu.name}: only a model with a transformer's "
-                             "width, on a GPU with 16-bit math, takes its MFU from the width roofline")
     if rate is not None:
         from costmodel.commands.rate_run import MeasuredRun, measured_speed
         from costmodel.training.measured_rate import calibrated

@@ -34,7 +34,7 @@ _CONFIG_FIELDS = frozenset(f.name for f in fields(TrainingConfig))
 # fields (costmodel.apiwords)
 _KEYWORDS = {"zero": "zero_stage", "topk": "topk_fraction", "jitter": "jitter_cv", "bucket": "bucket_bytes",
              "first-bucket": "first_bucket_bytes", "memory-reserve": "memory_reserve_bytes", "accum": "accumulation_steps",
-             "async": "asynchronous", "ps-placement": "colocated"}
+             "async": "asynchronous", "ps-placement": "colocated", "elementwise-traffic": "elementwise_traffic"}
 
 
 # An asynchronous step's gradients go to parameter servers (what auto is with --async)

@@ -271,11 +271,14 @@ def test_intervals_checked_on_a_publication_never_saw_it_through_the_constants(f
 
 def test_each_half_is_checked_with_the_other_halfs_constants_and_intervals(widths):
     """halves_check: the later sets' rows predicted with the constants fitted on the development
-    set alone, against intervals from the development set's residuals alone, and the reverse."""
+    set alone (the width roofline's too: 11.0 there, 9.5 on all; with the shipped 9.5 the later rows
+    inside read 394 of 471 where 400 are), against intervals from the development set's residuals
+    alone, and the reverse."""
     later = HELDOUT + HELDOUT2
     got = dp_scaling.halves_check(DEV, later, widths)
     dev_table = dp_scaling.step_interval_table(dp_scaling.residuals(DEV), widths)
-    on_later = dp_scaling._residuals_of(later, later, dp_scaling.fit(DEV, measured=True))
+    assert dp_scaling.fit_traffic(DEV) != dp_scaling.fit_traffic(EVERY)
+    on_later = dp_scaling._residuals_of(later, later, dp_scaling.fit(DEV, measured=True), dp_scaling.fit_traffic(DEV))
     for mode in residuals.MODES:
         assert got[mode][0] == dp_scaling._inside([r for r in on_later if r.mode == mode], dev_table)
         assert got[mode][0][1] > 300 and got[mode][1][1] > 150

@@ -30,7 +30,7 @@ ROOFLINE_GPUS = ("v100-sxm2", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80g
 
 
 @settings(max_examples=60, deadline=None)
-@given(gpu=st.sampled_from(ROOFLINE_GPUS), hidden=st.integers(64, 65536), traffic=st.floats(0.1, 100.0))
+@given(gpu=st.sampled_from(ROOFLINE_GPUS), hidden=st.integers(1024, 4096), traffic=st.floats(0.1, 100.0))
 def test_the_mfu_rises_with_the_width_toward_the_measured_ceiling(gpu, hidden, traffic):
     profile = hardware.load_gpu(gpu)
     workload = replace(load_model("gpt2"), hidden_size=hidden)
@@ -45,6 +45,17 @@ def test_the_mfu_rises_with_the_width_toward_the_measured_ceiling(gpu, hidden, t
     # twice the traffic costs what half the width does
     assert roofline.rate16(workload, profile, 2 * traffic)[0] == pytest.approx(
         roofline.rate16(replace(workload, hidden_size=hidden / 2), profile, traffic)[0], rel=1e-12)
+
+
+def test_widths_outside_the_fitted_ones_are_held_at_the_nearer_end():
+    """Fitted on 512-8,192: a narrower model runs as a 512-wide one, a wider one as 8,192 (within
+    MPT's tables the ratio already rises with the width: the law is not extrapolated)."""
+    gpu, base = hardware.load_gpu("h100-sxm"), load_model("gpt2")
+    low, high = roofline.FITTED_WIDTHS
+    rate = {h: roofline.rate16(replace(base, hidden_size=h), gpu)[0] for h in (128, low, 4096, high, 16384)}
+    assert rate[128] == rate[low] < rate[4096] < rate[high] == rate[16384]
+    assert "held at 8192" in roofline.rate16(replace(base, hidden_size=16384), gpu)[1]
+    assert "held at" not in roofline.rate16(replace(base, hidden_size=4096), gpu)[1]
 
 
 def test_no_traffic_runs_at_the_measured_ceiling_and_faster_hbm_helps():
@@ -101,6 +112,19 @@ def test_the_option_moves_the_default_speed_and_is_refused_where_it_does_nothing
     cnn = runner.invoke(app, ["iteration", "--model", "resnet-50", "--cluster", "dgx-a100", "--micro-batch", "64",
                               "--elementwise-traffic", "5"])
     assert cnn.exit_code == 2 and "only a model with a transformer's width" in cnn.stderr
+
+
+def test_the_api_refuses_what_the_cli_refuses_naming_its_keyword():
+    from costmodel import iteration as run
+    from dpbase.errors import InputError
+
+    common = dict(cluster="dgx-a100", micro_batch=8)
+    for extra, words in ((dict(model="bert-large", mfu=0.4), "left out with"),
+                         (dict(model="resnet-50"), "only a model with a transformer's width"),
+                         (dict(model="bert-large", elementwise_traffic=float("nan")), "from 0 to 1000")):
+        with pytest.raises(InputError, match="elementwise_traffic") as refused:
+            run(**{"elementwise_traffic": 5.0, **common, **extra})
+        assert words in str(refused.value)
 
 
 # The fit (benchmarks/dp_scaling.py): the shipped constant, its folds and the docs' table.
