@@ -209,6 +209,7 @@ def plan(
     grad_dtypes: Annotated[str | None, Option("--grad-dtypes", help="Comma-separated gradient dtypes to sweep (fp32, bf16, fp16, fp8; default: the compute dtype's, as iteration's --grad-dtype, and fp32).")] = None,
     compute_dtype: COMPUTE_DTYPE = "bf16",
     mfu: MFU = None,
+    elementwise_traffic: Annotated[float | None, Option("--elementwise-traffic", help="A transformer's non-matmul HBM traffic, bytes per training FLOP at width 1, behind its default MFU (the width roofline; default 9.5). Not with --mfu or --rate.")] = None,
     rate: RATE = None,
     rate_gpus: RATE_GPUS = None,
     rate_micro_batch: Annotated[int | None, Option("--rate-micro-batch", help="Micro-batch of the --rate run (needed with --rate: the plan sweeps micro-batches).")] = None,
@@ -256,6 +257,9 @@ def plan(
     described = dict(rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
                      rate_zero=rate_zero, rate_recompute=rate_recompute)  # the run behind --rate
     check_options(rate, mfu, **described)
+    if elementwise_traffic is not None and rate is not None:  # before --rate's solve
+        raise InputError("elementwise-traffic", elementwise_traffic,
+                         "left out with --mfu or --rate (they give the compute speed the width roofline would)")
     source = None
     if rate is not None:
         from costmodel.commands.rate_run import MeasuredRun
@@ -277,7 +281,7 @@ def plan(
             top=top, tokens=parse_param_count(tokens, "tokens", "token") if tokens is not None else None,
             bucket_bytes=None if buckets is None else comma_list(buckets, "buckets", "25MiB,100MiB", _bucket),
             grad_dtypes=None if grad_dtypes is None else comma_list(grad_dtypes, "grad_dtypes", "bf16,fp32"), compute_dtype=compute_dtype, mfu=mfu,
-            mfu_calibration=source,
+            mfu_calibration=source, elementwise_traffic=elementwise_traffic,
             optimizer=optimizer, optimizer_impl=optimizer_impl, flash_attention=not no_flash_attention,
             jitter_cv=jitter, recompute=recompute, tie_band=tie_band,
             memory_reserve=reserve, memory_reserve_fraction=reserve_share, deadline_hours=hours,

@@ -644,6 +644,7 @@ class Setting:
     losses: losses.StepLosses = losses.StepLosses()
     mfu_given: bool = False  # the user's own MFU (measured at their micro-batch): no roofline factor
     mfu_calibration: str | None = None  # where a calibrated MFU came from (--rate); the micro-batch terms apply
+    elementwise_traffic: float | None = None  # the width roofline's constant (--elementwise-traffic); None: the default
     comm_params: tuple = ()  # parameters of the swept algorithms, e.g. (('servers', 4),) for parameter servers
     quantize: tuple[int | None, int | None] = (None, None)  # ZeRO++ (qwZ weight bits, qgZ gradient bits)
     overlap_param_gather: bool = False  # ZeRO-1/2 rows: the parameter gather beside the next forward
@@ -777,7 +778,8 @@ def sweep(setting: Setting, system: Any, space: Space, tables: CommTables | None
                                   mfu=setting.mfu, mfu_given=setting.mfu_given, flops_per_sample=flops,
                                   seq_len=setting.seq_len, micro_batch=b,
                                   flash_attention=setting.flash_attention,
-                                  mfu_default=setting.user_mfu is None).forward_s
+                                  mfu_default=setting.user_mfu is None,
+                                  traffic=setting.elementwise_traffic).forward_s
     backward = backward_seconds(forward, setting.recompute)
     factor = 1.0 if setting.asynchronous else stragglers.slowest_rank_factor(  # async: nobody waits
         setting.jitter_cv, ranks, np.where(every, 1.0, k), setting.losses.speed_cv, setting.losses.slow_node_factor)

@@ -78,6 +78,7 @@ class Plan:
     flash_attention: bool = True  # False: no fused attention kernel, the scores through HBM
     mfu: float | None = None  # the MFU the plans were timed at when the user gave or calibrated it (None: defaults)
     mfu_calibration: str | None = None  # where a calibrated MFU came from (--rate)
+    elementwise_traffic: float | None = None  # the width roofline's constant the user set (None: the default)
 
     @property
     def compute_speed(self) -> dict | None:
@@ -396,20 +397,22 @@ def _runs(points) -> list[tuple[int, int]]:
 
 def training_setting(workload, system, *, seq_len, compute_dtype, mfu, optimizer, jitter_cv,
                      backend, recompute: bool = False, memory_reserve: float | None = None,
-                     mfu_calibration: str | None = None) -> grid.Setting:
+                     mfu_calibration: str | None = None, elementwise_traffic: float | None = None) -> grid.Setting:
     """What a sweep holds fixed, validated (compute dtype, MFU, optimizer, jitter, recompute).
-    ``mfu_calibration``: where a calibrated ``mfu`` came from (TrainingConfig.mfu_calibration)."""
-    from costmodel.training import iteration, memory, stragglers, workloads
+    ``mfu_calibration``: where a calibrated ``mfu`` came from (TrainingConfig.mfu_calibration);
+    ``elementwise_traffic``: the width roofline's constant behind the default MFU (None: its default)."""
+    from costmodel.training import iteration, memory, roofline, stragglers, workloads
 
+    roofline.check_traffic(elementwise_traffic, mfu, workload, system.gpu)
     dtype, peak = iteration.peak_flops(system.gpu, compute_dtype)
-    rate, _ = iteration.mfu(system.gpu, mfu, workload, dtype, mfu_calibration)
+    rate, _ = iteration.mfu(system.gpu, mfu, workload, dtype, mfu_calibration, elementwise_traffic)
     memory.optimizer_state_bytes(optimizer)
     stragglers.check_jitter(jitter_cv)
     return grid.Setting(workload=workload, seq_len=workloads.resolve_seq_len(workload, seq_len),
                         peak_flops=peak, mfu=rate, compute_dtype=dtype, optimizer=optimizer,
                         jitter_cv=jitter_cv, backend=backend,
                         mfu_given=iteration.mfu_holds_at_any_micro_batch(mfu, mfu_calibration),
-                        mfu_calibration=mfu_calibration,
+                        mfu_calibration=mfu_calibration, elementwise_traffic=elementwise_traffic,
                         recompute=memory.check_recompute(workload, recompute),
                         memory_reserve_bytes=None if memory_reserve is None else
                         memory.reserve_bytes(system.gpu.memory_bytes, memory_reserve))
@@ -520,7 +523,7 @@ def step_interval(best: PlanRow, setting, system, backend: str) -> tuple[float, 
                             flash_attention=setting.flash_attention,
                             # the default MFU passed as a user's would drop the roofline and a CNN's fixed time
                             mfu=setting.user_mfu,
-                            mfu_calibration=setting.mfu_calibration,
+                            mfu_calibration=setting.mfu_calibration, elementwise_traffic=setting.elementwise_traffic,
                             optimizer=setting.optimizer, jitter_cv=setting.jitter_cv,
                             optimizer_impl=setting.optimizer_impl,
                             # the sweep's loss terms (a loader's floor, a slow node) and first bucket
@@ -787,7 +790,8 @@ def _sweep_fitting(setting, system, space, recompute, progress: _Progress, nodes
 _KEYWORDS = {"deadline": "deadline_hours", "power-per-gpu": "power_w", "jitter": "jitter_cv",
              "buckets": "bucket_bytes", "bucket": "bucket_bytes", "no-recompute": "recompute=False",
              "no-flash-attention": "flash_attention=False", "mfu-calibration": "mfu_calibration",
-             "async": "asynchronous", "algorithm": "algorithms", "ps-placement": "colocated"}
+             "async": "asynchronous", "algorithm": "algorithms", "ps-placement": "colocated",
+             "elementwise-traffic": "elementwise_traffic"}
 
 
 @speaks_keywords(_KEYWORDS)
@@ -796,8 +800,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
          gpus: int | None = None, objective: str = "throughput", tokens: float | None = None,
          backend: str = "auto", top: int = 10, bucket_bytes=None,
          grad_dtypes=None, algorithms=None, compute_dtype: str = "bf16",
-         mfu: float | None = None, mfu_calibration: str | None = None, optimizer: str = "adamw",
-         optimizer_impl: str = "multi-tensor", flash_attention: bool = True,
+         mfu: float | None = None, mfu_calibration: str | None = None, elementwise_traffic: float | None = None,
+         optimizer: str = "adamw", optimizer_impl: str = "multi-tensor", flash_attention: bool = True,
          jitter_cv: float = 0.0, tie_band: float | None = None, explain: bool = True, recompute: bool | None = None,
          memory_reserve: float | None = None, memory_reserve_fraction: float | None = None,
          deadline_hours: float | None = None,
@@ -949,7 +953,8 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
     setting = training_setting(workload, system, seq_len=seq_len, compute_dtype=compute_dtype,
                                mfu=mfu, optimizer=optimizer, jitter_cv=jitter_cv, backend=backend,
                                recompute=bool(recompute), memory_reserve=_reserve(
-                                   system, memory_reserve, memory_reserve_fraction), mfu_calibration=mfu_calibration)
+                                   system, memory_reserve, memory_reserve_fraction), mfu_calibration=mfu_calibration,
+                               elementwise_traffic=elementwise_traffic)
     from costmodel.training.gradsync import QUANTIZED_STAGE, check_quantization
 
     check_quantization(quantize_weights, quantize_grads, QUANTIZED_STAGE)
@@ -1062,7 +1067,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
                 price_per_gpu_hour=money.price_per_gpu_hour, power_w=money.power_w,
                 economics_source=money.source, optimizer_impl=setting.optimizer_impl,
                 flash_attention=setting.flash_attention, mfu=setting.user_mfu,
-                mfu_calibration=setting.mfu_calibration)
+                mfu_calibration=setting.mfu_calibration, elementwise_traffic=setting.elementwise_traffic)
 
 
 __all__ = ["DEFAULT_BUCKET_BYTES", "Plan", "PlanRow", "build_space", "default_grad_dtypes", "plan"]

@@ -527,13 +527,6 @@ def _check(config: TrainingConfig, ranks: int) -> None:
     memory.optimizer_state_bytes(config.optimizer)
     check_optimizer_impl(config.optimizer_impl, config.asynchronous, config.offload_optimizer)
     stragglers.check_jitter(config.jitter_cv)
-    if config.elementwise_traffic is not None:  # the default MFU's constant: nothing to set beside a given one
-        if not 0.0 <= config.elementwise_traffic <= roofline.MAX_ELEMENTWISE_TRAFFIC:
-            raise InputError("elementwise-traffic", config.elementwise_traffic,
-                             f"bytes per FLOP at width 1, from 0 to {roofline.MAX_ELEMENTWISE_TRAFFIC:g}")
-        if config.mfu is not None:
-            raise InputError("elementwise-traffic", config.elementwise_traffic,
-                             "left out with --mfu or --rate (they give the compute speed the width roofline would)")
     losses.check(config.losses)
     # nobody waits under asynchronous updates: zero-mean jitter and spread cost nothing, and a
     # persistently slow worker lands fewer updates (async_throughput_share)
@@ -675,10 +668,7 @@ def _forward_line(workload, gpu, compute_dtype, peak, mfu, mfu_given, flops_per_
 
 
 def _compute(workload: Workload, gpu, config: TrainingConfig) -> _Compute:
-    if config.elementwise_traffic is not None and not roofline.applies(workload, gpu):
-        raise InputError("elementwise-traffic", config.elementwise_traffic,
-                         f"left out for {workload.name} on {getattr(gpu, 'name', 'this GPU')}: only a model with a "
-                         "transformer's width, on a GPU with 16-bit math, takes its MFU from the width roofline")
+    roofline.check_traffic(config.elementwise_traffic, config.mfu, workload, gpu)
     seq_len = workloads.resolve_seq_len(workload, config.seq_len)
     compute_dtype, peak = peak_flops(gpu, config.compute_dtype)
     rate, mfu_source = mfu(gpu, config.mfu, workload, compute_dtype, config.mfu_calibration,

@@ -58,6 +58,25 @@ FITTED_WIDTHS = (512, 8192)
 MATMUL_CEILING = 0.859
 
 
+def check_traffic(traffic, mfu, workload, gpu) -> None:
+    """A user's ``traffic`` (None: the default), refused where it would do nothing or is out of
+    range: beside a given or calibrated ``mfu``, for a model or GPU the roofline does not time.
+    The one check of ``dpcost iteration``, ``dpcost plan`` and their APIs."""
+    from dpbase.errors import InputError
+
+    if traffic is None:
+        return
+    if not 0.0 <= traffic <= MAX_ELEMENTWISE_TRAFFIC:  # NaN fails both
+        raise InputError("elementwise-traffic", traffic, f"bytes per FLOP at width 1, from 0 to {MAX_ELEMENTWISE_TRAFFIC:g}")
+    if mfu is not None:
+        raise InputError("elementwise-traffic", traffic,
+                         "left out with --mfu or --rate (they give the compute speed the width roofline would)")
+    if not applies(workload, gpu):
+        raise InputError("elementwise-traffic", traffic,
+                         f"left out for {workload.name} on {getattr(gpu, 'name', 'this GPU')}: only a model with a "
+                         "transformer's width, on a GPU with 16-bit math, takes its MFU from the width roofline")
+
+
 def matmul_ceiling(gpu) -> float:
     """The GPU's largest measured matmul rate over its dense 16-bit peak (A100 SXM's where none)."""
     value = getattr(gpu, "matmul_ceiling", None)

@@ -153,3 +153,32 @@ def test_the_speed_section_of_the_docs_is_what_the_harness_prints():
     text = (Path(__file__).resolve().parents[2] / "docs" / "validation.md").read_text(encoding="utf-8")
     section = text.split("<!-- dp-scaling-speed:begin -->", 1)[1].split("<!-- dp-scaling-speed:end -->", 1)[0]
     assert section.strip() == dp_scaling.speed_report(EVERY, dp_scaling.table_rows(dp_scaling.OUTSIDE, [])).strip()
+
+
+def test_plan_takes_the_option_and_times_its_plans_as_iteration_does():
+    from costmodel import iteration as run
+    from costmodel.planner.recommend import plan
+    from dpbase.errors import InputError
+
+    common = dict(nodes=1, global_batch=64, seq_len=512, explain=False)
+    base, heavier = plan("bert-large", "dgx-a100", **common), plan("bert-large", "dgx-a100", elementwise_traffic=20.0,
+                                                                   **common)
+    assert heavier.elementwise_traffic == 20.0 and base.elementwise_traffic is None
+    assert heavier.best.samples_per_s < base.best.samples_per_s
+    best = heavier.best
+    again = run(model="bert-large", cluster="dgx-a100", nodes=best.nodes, gpus_per_node=best.gpus_per_node,
+                micro_batch=best.micro_batch, accumulation_steps=best.accumulation_steps, seq_len=512,
+                zero_stage=best.zero_stage, grad_dtype=best.grad_dtype, bucket_bytes=best.bucket_bytes,
+                elementwise_traffic=20.0)
+    assert again.compute_s == pytest.approx(best.compute_s, rel=1e-9)
+    for extra, words in ((dict(model="bert-large", mfu=0.4), "left out with"),
+                         (dict(model="resnet-50"), "only a model with a transformer's width")):
+        with pytest.raises(InputError, match="elementwise_traffic") as refused:
+            plan(cluster="dgx-a100", elementwise_traffic=5.0, **{**common, "seq_len": None, **extra})
+        assert words in str(refused.value)
+    cli = runner.invoke(app, ["plan", "--model", "bert-large", "--cluster", "dgx-a100", "--global-batch", "64",
+                              "--seq-len", "512", "--elementwise-traffic", "20", "--json"])
+    assert cli.exit_code == 0 and json.loads(cli.stdout)["elementwise_traffic"] == 20.0
+    refused = runner.invoke(app, ["plan", "--model", "bert-large", "--cluster", "dgx-a100", "--global-batch", "64",
+                                  "--mfu", "0.4", "--elementwise-traffic", "20"])
+    assert refused.exit_code == 2 and "elementwise-traffic: got 20" in refused.stderr
