@@ -569,7 +569,7 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
     it is calibrated on the table's baseline, as ``--rate`` calibrates it: the micro-batch terms
     still apply). ``traffic``: the width roofline's constant (None: the shipped one; only where
     ``mfu`` is None)."""
-    system = _system(row)
+    system, workload = _system(row), load_model(row.model)
     nodes = max(1, gpus // row.gpus_per_node) if gpus > row.gpus_per_node else 1
     per_node = gpus // nodes
     sync, algorithm, host_reduce = _sync(row)
@@ -584,9 +584,9 @@ def predict_throughput(row: Row, gpus: int, micro: int, accumulation: int,
         # DDP accumulating WITHOUT no_sync all-reduces after every micro-batch (--sync-each-micro-batch)
         sync_each_micro_batch=NO_SYNC_SKIPPED in row.framework and gradsync.sync_each_is_a_choice(sync, zero_stage),
         host_reduce=host_reduce, losses=losses, mfu=mfu,
-        elementwise_traffic=traffic if mfu is None and roofline.applies(load_model(row.model), system.gpu) else None,
+        elementwise_traffic=traffic if mfu is None and roofline.applies(workload, system.gpu) else None,
         mfu_calibration=None if mfu is None else BASELINE_CALIBRATION)
-    result = iteration_breakdown(load_model(row.model), system.gpu, comm.time_s, comm.ranks, config)
+    result = iteration_breakdown(workload, system.gpu, comm.time_s, comm.ranks, config)
     return result.samples_per_s, result
 
 

@@ -26,16 +26,17 @@ JsonOption = Annotated[bool, Option("--json", help="Print JSON instead of a tabl
 
 
 def _gpu_row(gpu: Any) -> dict[str, str]:
-    from costmodel.training.roofline import MATMUL_CEILING
+    from costmodel.training import roofline
 
     bf16 = gpu.peak_flops.get("bf16", gpu.peak_flops.get("fp16"))
+    ceiling = f"{roofline.matmul_ceiling(gpu):.3f}"
     return {"name": gpu.name, "arch": gpu.arch, "memory": format_size(gpu.memory_bytes),
             "hbm": format_bandwidth(gpu.hbm_bandwidth_Bps),
             "bf16/fp16 TFLOPS": f"{bf16 / 1e12:.4g}" if bf16 else "-",
             "scale-up": format_bandwidth(gpu.scaleup_bandwidth_Bps) if gpu.scaleup_link else "none",
             # a transformer's MFU is the width roofline's, from the matmul ceiling (A100 SXM's where
             # none was measured: marked); the profile's default MFU is for models without a width
-            "matmul ceiling": f"{gpu.matmul_ceiling:.3f}" if gpu.matmul_ceiling else f"({MATMUL_CEILING:.3f})",
+            "matmul ceiling": ceiling if roofline.ceiling_measured(gpu) else f"({ceiling})",
             "default mfu": f"{gpu.default_mfu:.2f}"}
 
 

@@ -225,6 +225,7 @@ def _one_gpu_options(**given: bool) -> str | None:
 
 
 def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list[str]:
+    from costmodel.training.roofline import SOURCE as ROOFLINE
     from dpbase.numfmt import number, percent, rate  # shared with plan: text and tables agree
     from dpbase.units import format_size, format_time
 
@@ -237,8 +238,7 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
         f"{b.global_batch}, {f'seq {b.seq_len}, ' if b.seq_len else ''}grads {b.grad_dtype}, compute {b.compute_dtype} "
         f"at MFU {percent(b.mfu, 0)}"
         + (" of the nominal FLOPs (Winograd convolutions do fewer)" if b.mfu > 1.0 else "")
-        + (f" ({b.mfu_source})" if from_rate else " (width roofline)" if b.mfu_source.startswith("width roofline")
-           else "")
+        + (f" ({b.mfu_source})" if from_rate else f" ({ROOFLINE})" if b.mfu_source.startswith(ROOFLINE) else "")
         + (f" x {b.matmul_efficiency:.0%} (a micro-batch this small starves the tensor cores: GEMM roofline)"
            if b.matmul_efficiency < 0.995 else "")
         + (f", a fixed {format_time(b.fixed_s_per_micro_batch)} per micro-batch (kernel launches, kernels a small "
@@ -405,10 +405,7 @@ def iteration(
 
     described = dict(rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
                      rate_zero=rate_zero, rate_recompute=rate_recompute)  # the run behind --rate
-    check_options(rate, mfu, **described)
-    if elementwise_traffic is not None and rate is not None:  # before --rate's solve (TrainingConfig refuses it with --mfu)
-        raise InputError("elementwise-traffic", elementwise_traffic,
-                         "left out with --mfu or --rate (they give the compute speed the width roofline would)")
+    check_options(rate, mfu, elementwise_traffic, **described)
     system = hardware.load_system(cluster)
     node_count, per_node = gpu_group(system, nodes, gpus)
     algorithm = step_algorithm(algorithm, asynchronous, host_reduce)

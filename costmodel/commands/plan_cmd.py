@@ -256,10 +256,7 @@ def plan(
     placement = server_placement(ps_placement, colocated)
     described = dict(rate_gpus=rate_gpus, rate_micro_batch=rate_micro_batch, rate_accum=rate_accum,
                      rate_zero=rate_zero, rate_recompute=rate_recompute)  # the run behind --rate
-    check_options(rate, mfu, **described)
-    if elementwise_traffic is not None and rate is not None:  # before --rate's solve
-        raise InputError("elementwise-traffic", elementwise_traffic,
-                         "left out with --mfu or --rate (they give the compute speed the width roofline would)")
+    check_options(rate, mfu, elementwise_traffic, **described)
     source = None
     if rate is not None:
         from costmodel.commands.rate_run import MeasuredRun

@@ -14,11 +14,17 @@ RATE_ACCUM = Annotated[int | None, Option("--rate-accum", help="Micro-batches pe
 RATE_ZERO = Annotated[int | None, Option("--rate-zero", help="ZeRO stage of the --rate run (default 0).")]
 RATE_RECOMPUTE = Annotated[bool, Option("--rate-recompute", help="The --rate run recomputed activations.")]
 
-def check_options(rate: str | None, mfu: float | None, **described) -> None:
-    """--rate excludes --mfu; the --rate-* options (``described``: their values by field name,
-    e.g. ``rate_gpus``) describe its run, so need it."""
+def check_options(rate: str | None, mfu: float | None, elementwise_traffic: float | None = None,
+                  **described) -> None:
+    """--rate excludes --mfu and --elementwise-traffic (before its solve; TrainingConfig refuses the
+    traffic beside --mfu); the --rate-* options (``described``: their values by field name, e.g.
+    ``rate_gpus``) describe its run, so need it."""
     if rate is not None and mfu is not None:
         raise InputError("rate", rate, "either --rate or --mfu, not both")
+    if rate is not None and elementwise_traffic is not None:
+        from costmodel.training.roofline import BESIDE_A_GIVEN_SPEED
+
+        raise InputError("elementwise-traffic", elementwise_traffic, BESIDE_A_GIVEN_SPEED)
     for field, value in described.items():
         if rate is None and value is not None and value is not False:  # 0 is given, False is the flag's absence
             raise InputError(field, value, "only with --rate (the run it describes)")

@@ -456,15 +456,13 @@ def _relative(by_kind: "workloads.KindMfu", workload: Workload, arch: str) -> tu
 # (llm-foundry's H100 FP8 and BF16 tables, 1B and 3B at 512-32,768 tokens: 1.00-1.35x). GEMM
 # ceiling: the GPU's measured matmul ceiling (roofline.matmul_ceiling: Bekman's MAMF,
 # ml-engineering, cited as S1 in hardware/data/gpus.toml; A100 SXM's 85.9 % where none was measured).
-MATMUL_CEILING = roofline.MATMUL_CEILING
 
 
-def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str | None,
-                   ceiling: float = MATMUL_CEILING):
+def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str | None, ceiling: float):
     """The 16-bit default MFU carried over to an fp32/tf32 step (a lower peak) or an fp8 one (a
     higher peak; see the comment above), matmuls at the GPU's ``ceiling``. Other dtypes, and a
     peak on the wrong side of 16-bit's (no tensor cores: fp32 as fast as fp16), keep the 16-bit rate."""
-    peak16 = peaks.get("fp16") or peaks.get("bf16")
+    peak16 = roofline.peak16_of(peaks)
     # the memory-bound seconds scale with the bytes an activation takes (memory.ACTIVATION_BYTES)
     ratio = memory.ACTIVATION_BYTES.get(compute_dtype, 0) / memory.ACTIVATION_BYTES["bf16"]
     peak = peaks.get(compute_dtype) if ratio else None

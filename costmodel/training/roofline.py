@@ -52,9 +52,12 @@ MAX_ELEMENTWISE_TRAFFIC = 1000.0
 # the 1/h law is steeper there than the tables say and not extrapolated (a 16,384-wide model would
 # run at 70 % of an H100, where the published runs of that size report 38-43 %).
 FITTED_WIDTHS = (512, 8192)
+# what a traffic given beside an MFU (--mfu, or --rate's) is told, by check_traffic and the commands
+BESIDE_A_GIVEN_SPEED = "left out with --mfu or --rate (they give the compute speed the width roofline would)"
+SOURCE = "width roofline"  # how rate16's source (Breakdown.mfu_source) begins
 
 # MAMF of the A100 SXM (ml-engineering, S1 in hardware/data/gpus.toml): the ceiling of a GPU on
-# which none was measured, and the one the 16-bit MFU defaults were carried to other dtypes with
+# which none was measured (matmul_ceiling)
 MATMUL_CEILING = 0.859
 
 
@@ -62,15 +65,14 @@ def check_traffic(traffic, mfu, workload, gpu) -> None:
     """A user's ``traffic`` (None: the default), refused where it would do nothing or is out of
     range: beside a given or calibrated ``mfu``, for a model or GPU the roofline does not time.
     The one check of ``dpcost iteration``, ``dpcost plan`` and their APIs."""
-    from dpbase.errors import InputError
+    from dpbase.errors import InputError, is_real
 
     if traffic is None:
         return
-    if not 0.0 <= traffic <= MAX_ELEMENTWISE_TRAFFIC:  # NaN fails both
+    if not is_real(traffic) or not 0.0 <= traffic <= MAX_ELEMENTWISE_TRAFFIC:  # NaN fails both bounds
         raise InputError("elementwise-traffic", traffic, f"bytes per FLOP at width 1, from 0 to {MAX_ELEMENTWISE_TRAFFIC:g}")
     if mfu is not None:
-        raise InputError("elementwise-traffic", traffic,
-                         "left out with --mfu or --rate (they give the compute speed the width roofline would)")
+        raise InputError("elementwise-traffic", traffic, BESIDE_A_GIVEN_SPEED)
     if not applies(workload, gpu):
         raise InputError("elementwise-traffic", traffic,
                          f"left out for {workload.name} on {getattr(gpu, 'name', 'this GPU')}: only a model with a "
@@ -79,14 +81,22 @@ def check_traffic(traffic, mfu, workload, gpu) -> None:
 
 def matmul_ceiling(gpu) -> float:
     """The GPU's largest measured matmul rate over its dense 16-bit peak (A100 SXM's where none)."""
-    value = getattr(gpu, "matmul_ceiling", None)
-    return float(value) if value else MATMUL_CEILING
+    return float(gpu.matmul_ceiling) if ceiling_measured(gpu) else MATMUL_CEILING
+
+
+def ceiling_measured(gpu) -> bool:
+    """Whether :func:`matmul_ceiling` is the GPU's own (or its die's), not A100 SXM's."""
+    return bool(getattr(gpu, "matmul_ceiling", None))
+
+
+def peak16_of(peaks) -> float | None:
+    """The dense 16-bit peak (fp16, else bf16) of a GPU's ``peak_flops``, or None."""
+    return (peaks or {}).get("fp16") or (peaks or {}).get("bf16")
 
 
 def peak16(gpu) -> float | None:
     """The GPU's dense 16-bit peak (fp16, else bf16), or None."""
-    peaks = getattr(gpu, "peak_flops", None) or {}
-    return peaks.get("fp16") or peaks.get("bf16")
+    return peak16_of(getattr(gpu, "peak_flops", None))
 
 
 def applies(workload, gpu) -> bool:
@@ -114,8 +124,8 @@ def rate16(workload, gpu, traffic: float = ELEMENTWISE_TRAFFIC) -> tuple[float, 
     """(the 16-bit MFU of ``workload`` on ``gpu``, its source); :func:`applies` must hold."""
     peak, ceiling, width = peak16(gpu), matmul_ceiling(gpu), fitted_width(workload.hidden_size)
     rate = 1.0 / (peak * seconds_per_flop(width, peak, gpu.hbm_bandwidth_Bps, ceiling, traffic))
-    named = "" if getattr(gpu, "matmul_ceiling", None) else " (A100 SXM's: none measured on this GPU)"
+    named = "" if ceiling_measured(gpu) else " (A100 SXM's: none measured on this GPU)"
     held = "" if width == workload.hidden_size else f" (held at {width:g}, the widths it was fitted on)"
-    return rate, (f"width roofline: matmuls at {ceiling:.1%} of the 16-bit peak (MAMF{named}), the rest "
+    return rate, (f"{SOURCE}: matmuls at {ceiling:.1%} of the 16-bit peak (MAMF{named}), the rest "
                   f"{traffic:g} B/FLOP over width {workload.hidden_size}{held} at {gpu.hbm_bandwidth_Bps / 1e9:,.0f} "
                   f"GB/s of HBM -> {rate:.0%} (docs/iteration-model.md)")

@@ -172,9 +172,10 @@ def test_plan_takes_the_option_and_times_its_plans_as_iteration_does():
                 elementwise_traffic=20.0)
     assert again.compute_s == pytest.approx(best.compute_s, rel=1e-9)
     for extra, words in ((dict(model="bert-large", mfu=0.4), "left out with"),
-                         (dict(model="resnet-50"), "only a model with a transformer's width")):
+                         (dict(model="resnet-50"), "only a model with a transformer's width"),
+                         (dict(model="bert-large", elementwise_traffic="heavy"), "from 0 to 1000")):
         with pytest.raises(InputError, match="elementwise_traffic") as refused:
-            plan(cluster="dgx-a100", elementwise_traffic=5.0, **{**common, "seq_len": None, **extra})
+            plan(cluster="dgx-a100", **{"elementwise_traffic": 5.0, **common, "seq_len": None, **extra})
         assert words in str(refused.value)
     cli = runner.invoke(app, ["plan", "--model", "bert-large", "--cluster", "dgx-a100", "--global-batch", "64",
                               "--seq-len", "512", "--elementwise-traffic", "20", "--json"])
