@@ -85,12 +85,16 @@ def ladder_search(total_GBps: float, max_path_GBps: float, speeds: tuple[float, 
 
 
 def dup_channels(channels: int, speed: float, cc: int, t: NcclTables) -> tuple[int, float]:
-    """``ncclTopoDupChannels``: double channels, halve speed, when bw >= 25 (not sm>80, bw<50, >4 ch)."""
+    """``ncclTopoDupChannels``: double the channels, up to the graph's maximum (``max_channels``),
+    and divide the speed by ``ceil(new / old)``, when bw >= 25 (not sm>80, bw<50, >4 ch). A search
+    already at the maximum keeps its channels and speed; one above half of it ends at the maximum
+    at half its speed (NCCL's integer division, which loses bandwidth)."""
     s = t.section("search_speeds_GBps")
     skip = cc > s["dup_skip_sm"] and speed < s["dup_skip_bw"] and channels > s["dup_skip_channels"]
     if speed < s["dup_min_bw"] or skip:
         return channels, speed
-    return 2 * channels, speed / 2
+    doubled = min(2 * channels, int(s["max_channels"]))
+    return doubled, speed / -(-doubled // channels)
 
 
 def intra_gpu_bandwidth(system: System, t: NcclTables, ppn: int | None = None) -> tuple[str, float, float]:

@@ -26,15 +26,17 @@ def _speeds(system: str, nodes: int = 1, gpus_per_node: int | None = None) -> tu
 def test_the_search_rule_gives_nccl_s_own_h100_graph_and_blackwell_s():
     """(heads + 1) × bwIntra within one GPU's NVLink total, bwInter raised to at most 2 × bwIntra:
     H100 × 8 (370.8 GB/s) is NCCL's dumped 40 / 60 (NVIDIA/nccl#1197); NVLink5 (18 × 40.1 =
-    721.8 GB/s, NVIDIA/nccl#1807's maxBw) 80 / 90 with 8 heads and 40 / 80 with 16; H100 × 4
+    721.8 GB/s, NVIDIA/nccl#1807's maxBw) 80 / 90 with 8 heads, 40 / 80 with 16 and 20 / 40 with
+    NCCL_MAX_NVLS_ARITY's 32 (an NVL72 domain: 33 × 20 = 660 fits, 33 × 24 does not); H100 × 4
     60 / 60 (the ladder's top)."""
     assert _speeds("dgx-h100") == (40.0, 60.0)
     assert _speeds("dgx-h100", gpus_per_node=4) == (60.0, 60.0)
     assert _speeds("dgx-b200") == (80.0, 90.0)
-    assert _speeds("gb200-nvl72-tray", nodes=18) == (40.0, 80.0)  # one NVLink domain of 72: 16 heads
+    assert _speeds("gb200-nvl72-tray", nodes=18) == (20.0, 40.0)  # one NVLink domain of 72: 32 heads
     gb200 = hardware.load_system("gb200-nvl72-tray")
     _, total, _ = intra_gpu_bandwidth(gb200, T)  # the rule itself, on the GPU's own total and ladder
     assert nvls_speeds(total, 16, ladder(gb200.gpu.compute_capability, "intra", T)) == (40.0, 80.0)
+    assert nvls_speeds(total, 32, ladder(gb200.gpu.compute_capability, "intra", T)) == (20.0, 40.0)
     assert nvls_speeds(721.8, 8, (90.0, 80.0, 70.0)) == (80.0, 90.0)
     assert nvls_speeds(100.0, 8, (60.0, 50.0)) is None  # nothing fits: NCCL has no NVLS graph
 
@@ -42,7 +44,7 @@ def test_the_search_rule_gives_nccl_s_own_h100_graph_and_blackwell_s():
 @pytest.mark.parametrize(("system", "nodes", "expected"), [
     ("dgx-h100", 2, (40.0, 48.0)),  # 400G NICs: the inter ladder's 48; 9 x 48 > 370.8, so 40 inside
     ("dgx-b200", 2, (48.0, 48.0)),  # NVLink5 carries 9 x 48: the NIC path's speed for both
-    ("gb200-nvl72-tray", 36, (42.0, 48.0)),  # 2 racks: 16 heads, 17 x 42 = 714 <= 721.8
+    ("gb200-nvl72-tray", 36, (20.0, 40.0)),  # 2 racks: 32 heads (one a NIC), 33 x 20 = 660 <= 721.8
     ("oci-bm-gpu-h100-8", 2, (24.0, 24.0)),  # 200G RoCE NICs
 ])
 def test_across_nodes_nvls_searches_the_inter_ladder_up_to_the_nic(system, nodes, expected):

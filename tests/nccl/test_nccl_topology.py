@@ -40,6 +40,19 @@ def test_ladder_and_dup_rules():
     assert dup_channels(2, 20.0, 80, t) == (2, 20.0)   # bw < 25
 
 
+def test_dup_stops_at_the_ring_graph_s_maximum():
+    """search.cc ncclTopoDupChannels: min(2n, maxChannels) channels at bw / DIVUP(new, n); the ring
+    graph's maximum is MAXCHANNELS / 2 (init.cc): 32 since 2.25, 16 in 2.21.5 (MAXCHANNELS 32)."""
+    t, old = load_tables(), load_tables(version="2.21.5")
+    assert t.section("search_speeds_GBps")["max_channels"] == 32
+    assert old.section("search_speeds_GBps")["max_channels"] == 16
+    assert dup_channels(16, 30.0, 80, t) == (32, 15.0)
+    assert dup_channels(20, 30.0, 80, t) == (32, 15.0)  # 32 channels, yet the speed still halves
+    assert dup_channels(32, 30.0, 80, t) == (32, 30.0)  # at the maximum: nothing to duplicate
+    assert dup_channels(16, 30.0, 80, old) == (16, 30.0)
+    assert dup_channels(12, 30.0, 80, old) == (16, 15.0)
+
+
 def test_bad_layout_and_amd():
     with pytest.raises(InputError, match="gpus_per_node"):
         topology_for(load_system("dgx-a100"), 1, 9)
