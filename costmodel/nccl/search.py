@@ -87,8 +87,10 @@ def ladder_search(total_GBps: float, max_path_GBps: float, speeds: tuple[float, 
 def dup_channels(channels: int, speed: float, cc: int, t: NcclTables) -> tuple[int, float]:
     """``ncclTopoDupChannels``: double the channels, up to the graph's maximum (``max_channels``),
     and divide the speed by ``ceil(new / old)``, when bw >= 25 (not sm>80, bw<50, >4 ch). A search
-    already at the maximum keeps its channels and speed; one above half of it ends at the maximum
-    at half its speed (NCCL's integer division, which loses bandwidth)."""
+    already at the maximum keeps its channels and speed; one above half of it reaches the maximum
+    at half its speed, from where NCCL's pass 2 ("increase bw for Ring", search.cc) climbs the
+    ladder again for that channel count. dpcost has no ring pass 2: no bundled system reaches it
+    (the search passes 16 channels only for one GPU, which has the maximum already)."""
     s = t.section("search_speeds_GBps")
     skip = cc > s["dup_skip_sm"] and speed < s["dup_skip_bw"] and channels > s["dup_skip_channels"]
     if speed < s["dup_min_bw"] or skip:

@@ -35,9 +35,10 @@ Beyond the model states and activations a real process holds (all counted, so a 
 * the CUDA context and kernel images, not tracked by PyTorch's caching allocator:
   ``CUDA_CONTEXT_BYTES``;
 * NCCL's communication buffers (only with more than one rank): ``NCCL_BUFFSIZE`` (4 MiB, NCCL
-  environment documentation) per connection × ``NCCL_MAX_CHANNELS`` (32, NCCL ``MAXCHANNELS``)
-  × ``NCCL_CONNECTIONS_PER_CHANNEL`` (ring: 1 receive; tree: up to 3 children + 1 parent) —
-  an upper estimate, ~0.67 GB, that also stands in for NVLS's buffers;
+  environment documentation) per connection × ``NCCL_MAX_CHANNELS`` (32, the most a ring graph
+  searches: NCCL ``MAXCHANNELS / 2``) × ``NCCL_CONNECTIONS_PER_CHANNEL`` (ring: 1 receive; tree: up to 3 children + 1 parent) —
+  an estimate, ~0.67 GB (a communicator of 64 channels would hold twice its ring buffers), that
+  also stands in for NVLS's buffers;
 * allocator fragmentation: ``FRAGMENTATION_FRACTION`` of the tensor bytes for a step whose
   tensors have the same shapes every step (an estimate: PyTorch's caching allocator reuses its
   blocks), and ``IRREGULAR_FRAGMENTATION_FRACTION`` where the memory-reduction techniques make
@@ -117,8 +118,10 @@ FP32_BYTES = 4
 # loaded (pytorch/pytorch#107667, ptrblck; #28394: ~1 GB with PyTorch on a Titan V); a training
 # process loads cuBLAS/cuDNN/NCCL kernels and workspaces, so we take 1 GB.
 CUDA_CONTEXT_BYTES = 1.0e9
-# NCCL: NCCL_BUFFSIZE default 4 MiB (NCCL env docs); MAXCHANNELS = 32 (NCCL src/include/
-# device.h); a channel's ring has 1 receive connection, its tree up to 3 children + 1 parent.
+# NCCL: NCCL_BUFFSIZE default 4 MiB (NCCL env docs); 32 channels: the most a ring graph searches
+# (init.cc MAXCHANNELS / 2; device.h MAXCHANNELS 64 since 2.25, 32 before), which connect.cc may
+# double for a small graph; a channel's ring has 1 receive connection, its tree up to 3 children +
+# 1 parent.
 NCCL_BUFFSIZE_BYTES = 4 * 2**20
 NCCL_MAX_CHANNELS = 32
 NCCL_CONNECTIONS_PER_CHANNEL = 5

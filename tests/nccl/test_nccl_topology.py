@@ -47,7 +47,7 @@ def test_dup_stops_at_the_ring_graph_s_maximum():
     assert t.section("search_speeds_GBps")["max_channels"] == 32
     assert old.section("search_speeds_GBps")["max_channels"] == 16
     assert dup_channels(16, 30.0, 80, t) == (32, 15.0)
-    assert dup_channels(20, 30.0, 80, t) == (32, 15.0)  # 32 channels, yet the speed still halves
+    assert dup_channels(20, 30.0, 80, t) == (32, 15.0)  # 32 channels at half speed (before NCCL's pass 2)
     assert dup_channels(32, 30.0, 80, t) == (32, 30.0)  # at the maximum: nothing to duplicate
     assert dup_channels(16, 30.0, 80, old) == (16, 30.0)
     assert dup_channels(12, 30.0, 80, old) == (16, 15.0)
