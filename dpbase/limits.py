@@ -14,4 +14,6 @@ MAX_TIME_S = 1e6  # a latency, reduction time per byte or overhead: ~11.6 days, 
 MIN_BANDWIDTH_Bps = 1.0  # a non-zero bandwidth: 1 B/s, 10^9 below a 10 Gb/s NIC
 MAX_BANDWIDTH_Bps = 1e18  # 1000 PB/s: ~10^5 × NVLink 5's 1.8 TB/s per GPU
 MIN_MFU = 1e-6  # model FLOPs utilisation: 10^4 below any measured training run
+MIN_INPUT_RATE = 1e-3  # samples/s a rank's data loader sustains: one sample in 1,000 s (below, steps overflow)
+MAX_INPUT_RATE = 1e12
 MAX_RANK_COUNTS = 64  # rank counts one chart sweeps

@@ -118,11 +118,25 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+# The smallest share of a peak a profile may give (an efficiency, an MFU, a matmul ceiling): a
+# link at 0.1 % of its rate or a GPU at 0.1 % of its peak is no hardware; below, a 1e-300
+# efficiency made a 1 GiB all-reduce take 1.5e299 s and a step print inf hours (audit).
+MIN_FRACTION = 1e-3
+
+
 def fraction(value: Any, label: str) -> float:
-    """A number in (0, 1], e.g. an efficiency or a model-FLOPs utilisation."""
+    """A number in [MIN_FRACTION, 1], e.g. an efficiency or a model-FLOPs utilisation."""
     number = _number(value)
-    if number is None or not 0 < number <= 1:
-        raise ProfileError(label, value, "a number > 0 and <= 1")
+    if number is None or not MIN_FRACTION <= number <= 1:
+        raise ProfileError(label, value, f"a number from {MIN_FRACTION:g} to 1")
+    return number
+
+
+def share(value: Any, label: str) -> float:
+    """A number in [0, 1] that may be as small as it likes, e.g. a calibration's median error."""
+    number = _number(value)
+    if number is None or not 0 <= number <= 1:
+        raise ProfileError(label, value, "a number from 0 to 1")
     return number
 
 
@@ -157,6 +171,11 @@ def boolean(value: Any, label: str) -> bool:
     return value
 
 
+# A GPU's dense peak, TFLOP/s: 1 GFLOP/s to 1 EFLOP/s (B200's fp4 is ~10^4); a 1e300 peak made
+# the step NaN and plan a traceback (audit).
+MIN_TFLOPS, MAX_TFLOPS = 1e-3, 1e6
+
+
 def peak_tflops(value: Any, label: str) -> dict[str, float]:
     """A table of dense TFLOP/s per dtype -> FLOP/s per dtype; missing = unsupported."""
     allowed = f"a table of dtype = TFLOP/s (dense) with dtypes {', '.join(DTYPES)}"
@@ -167,8 +186,9 @@ def peak_tflops(value: Any, label: str) -> dict[str, float]:
         if dtype not in DTYPES:
             raise ProfileError(f"{label}.{dtype}", tflops, f"a dtype among {', '.join(DTYPES)}")
         number = _number(tflops)
-        if number is None or number <= 0:
-            raise ProfileError(f"{label}.{dtype}", tflops, "a number of TFLOP/s > 0")
+        if number is None or not MIN_TFLOPS <= number <= MAX_TFLOPS:
+            raise ProfileError(f"{label}.{dtype}", tflops,
+                               f"a number of TFLOP/s from {MIN_TFLOPS:g} to {MAX_TFLOPS:g}")
         flops[dtype] = number * TERA
     return flops
 
@@ -236,7 +256,7 @@ def _measured(row: Any, label: str) -> MeasuredCurve:
                          gpus_per_node=integer(1, 1024)(row["gpus_per_node"], f"{label}.gpus_per_node"),
                          regimes=regimes(row["regimes"], f"{label}.regimes", flat_allowed=False), min_size_bytes=low,
                          max_size_bytes=high,
-                         median_error=fraction(row.get("median_error", 0.0), f"{label}.median_error"),
+                         median_error=share(row.get("median_error", 0.0), f"{label}.median_error"),
                          source=text(row.get("source", ""), f"{label}.source"))
 
 

@@ -62,6 +62,23 @@ def _squash(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
+# What nccl-tests prints in its redop column (src/*.cu, TimeTest's opName): "none" for the tests that
+# reduce nothing, a reduction's name (sum, prod, …) for the rest; send-recv prints one though it
+# reduces nothing.
+PRINTS_A_REDUCTION = frozenset({"all-reduce", "reduce-scatter", "reduce", "send-recv"})
+
+
+def redop_contradicts(collective: str, redops: Sequence[str | None]) -> str | None:
+    """The redop ``collective``'s log could not print, where the log prints it (else None): "none"
+    for a collective that prints a reduction, a reduction for one that prints "none"."""
+    redop = next((r for r in redops if r), None)
+    if redop is None:
+        return None
+    if (redop == "none") == (collective in PRINTS_A_REDUCTION):
+        return redop
+    return None
+
+
 def check_collective(name: str) -> str:
     """The dpcost name of ``name`` (a primitive name, a nccl-tests binary or an alias)."""
     key = _squash(name.removesuffix("_perf"))

@@ -116,6 +116,12 @@ def resolve_log(log: Log, collective: str | None = None, ranks: int | None = Non
     user = names.check_collective(collective) if collective is not None else None  # "" is refused, not the default
     if user and log.collective and user != log.collective:  # the log's text names its binary
         raise InputError("collective", collective, f"{log.collective} (the log's own collective)")
+    redop = names.redop_contradicts(user, [r.redop for r in log.rows]) if user else None
+    if redop is not None:  # an all-reduce log ("sum") fitted as a scatter (CLI audit, 2026-12-01)
+        could = sorted(names.PRINTS_A_REDUCTION) if redop != "none" else sorted(
+            set(names.collectives()) - names.PRINTS_A_REDUCTION)
+        raise InputError("collective", collective, f"one whose nccl-tests log prints redop {redop}, as this "
+                         f"log does ({_source_name(log)}): {', '.join(could)}")
     from_name = names.collective_from_filename(log.source_path)
     inferred = _from_columns(log)
     chosen = user or log.collective or from_name

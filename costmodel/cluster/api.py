@@ -22,7 +22,7 @@ from costmodel.apiwords import UnknownKeywordError, checks_keywords
 from costmodel.cluster.query import PARAMETERS, SIZE_ALLOWED, Query, run_query
 from costmodel.collectives.prediction import Prediction
 from dpbase.errors import DpcostError, InputError, whole_count
-from dpbase.units import parse_message_size
+from dpbase.units import parse_message_size, parse_time
 
 if TYPE_CHECKING:
     import pandas
@@ -207,6 +207,12 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
         # a link's node size is the hierarchical algorithm's alone: given to no row, it would be dropped
         raise InputError("--gpus-per-node", gpus_per_node, "only with --algorithm hierarchical among the algorithms "
                                                            "on a link or --alpha/--bandwidth (its ranks per node)")
+    from costmodel.names import REDUCING_PRIMITIVES, primitive_named
+
+    reducing = {p for p in _named_once(_axis(primitives, "primitives"), _primitive_name)
+                if primitive_named(p) in REDUCING_PRIMITIVES}
+    if not reducing and parse_time(gamma_s_per_byte, "gamma") > 0:  # taken by no row: refused, as predict does
+        raise InputError("gamma", gamma_s_per_byte, "0 (the default): none of the swept primitives reduces")
     rows: list[dict[str, Any]] = []
     skipped: list[NotApplicableError] = []
     asked: set[tuple] = set()  # the questions answered so far (their axes' values), each once
@@ -215,13 +221,14 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
             _named_once(_axis(algorithms, "algorithms"), _algorithm_name), _axis(backends, "backends")):
         group = _axis(nodes, "nodes") if cluster is not None else _axis(ranks, "ranks")
         taken = fields_for(primitive, algorithm, fields)  # this algorithm's share of the parameters
+        gamma = gamma_s_per_byte if primitive in reducing else 0.0  # the reduction's time, where one reduces
         # a bare α/β link, one named algorithm: one numpy grid (a node size needs the per-point path,
         # where predict hands it to the hierarchical algorithm)
         if (cluster is None and link is None and algorithm not in ("auto", "all") and gpus_per_node is None
                 and backend in (None, "auto", "ideal")):
             try:
                 found, refused = _grid_rows(primitive, algorithm, group, size_list, alpha_s, bandwidth_Bps,
-                                            gamma_s_per_byte, stack=stack, backend=backend, fields=taken)
+                                            gamma, stack=stack, backend=backend, fields=taken)
                 for row in found:  # the same questions as the per-point path asks (an "all" there)
                     question = (primitive, repr(None), repr(None), algorithm, repr(backend), row["ranks"],
                                 row["size_bytes"])
@@ -240,7 +247,7 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
             try:  # "all": every algorithm's row (predict answers the fastest)
                 found = _rows(primitive, size, algorithm, cluster=cluster, link=link, backend=backend, stack=stack,
                               _cli_words=True,
-                              alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps, gamma_s_per_byte=gamma_s_per_byte,
+                              alpha_s=alpha_s, bandwidth_Bps=bandwidth_Bps, gamma_s_per_byte=gamma,
                               gpus_per_node=per_node, **where, **taken)
             except NotApplicableError as error:
                 skipped.append(error)

@@ -14,7 +14,15 @@ from costmodel.cluster.stacks import check_stack_backend
 from costmodel.collectives.evaluate import predict_entry
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get, param_names
-from costmodel.names import NO_ALGORITHM, Algorithm, Backend, algorithm_named, backend_or_auto, primitive_named
+from costmodel.names import (
+    NO_ALGORITHM,
+    REDUCING_PRIMITIVES,
+    Algorithm,
+    Backend,
+    algorithm_named,
+    backend_or_auto,
+    primitive_named,
+)
 from dpbase.errors import DpcostError, InputError, NotApplicableError, UnknownNameError, check_switch, whole_count
 from dpbase.units import parse_bandwidth, parse_message_size, parse_time
 from dpbase.values import frozen, replace
@@ -569,6 +577,10 @@ def run_query(q: Query) -> list[Prediction]:
         raise InputError("size", None, SIZE_ALLOWED)
     size_bytes = parse_message_size(q.size, "size")
     gamma = parse_time(q.gamma, "gamma")
+    if gamma > 0 and primitive_named(q.primitive) not in REDUCING_PRIMITIVES:
+        # a scatter's or all-gather's γ was accepted and ignored ("reduction (γ) 0 ns"; CLI audit,
+        # 2026-12-01), where every other option an algorithm does not use is refused
+        raise InputError("gamma", q.gamma, f"0 (the default): {q.primitive} reduces nothing")
     if q.cluster is not None:
         results = _on_cluster(q, size_bytes, gamma)
     else:

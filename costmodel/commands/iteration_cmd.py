@@ -214,6 +214,15 @@ def _no_copies_to_drop(b, no_buffer_copies: bool) -> str | None:
             f"stream ({'parameter servers' if not b.synchronous else '--host-reduce' if b.host_reduce else '--sync ' + mode})")
 
 
+def _one_micro_batch(b, sync_each_micro_batch: bool) -> str | None:
+    """The note of --sync-each-micro-batch on a step of one micro-batch, which all-reduces after it
+    either way: taken without effect, unsaid (CLI audit, 2026-12-01). One GPU's own note says it."""
+    if not sync_each_micro_batch or b.ranks == 1 or b.accumulation_steps > 1:
+        return None
+    return ("--sync-each-micro-batch changes nothing here: a step of one micro-batch (--accum 1) "
+            "synchronises after it either way")
+
+
 def _one_gpu_options(**given: bool) -> str | None:
     """A note naming the data-parallel options given (``given``: option → whether it was) that one
     GPU, which exchanges no gradients and waits for no peer, leaves without effect."""
@@ -460,7 +469,8 @@ def iteration(
 
     rates = rate_mismatch_notes(system, node_count > 1, result.ranks > node_count)  # a bits/bytes typo?
     unused = "; ".join(note for note in (regimes_unused_note(system, node_count), curves_left_out(system, backend),
-                                         borrowed, *rates, _no_copies_to_drop(result, no_buffer_copies)) if note) or None
+                                         borrowed, *rates, _no_copies_to_drop(result, no_buffer_copies),
+                                         _one_micro_batch(result, sync_each_micro_batch)) if note) or None
     if result.ranks == 1:  # the data-parallel options given, which one GPU leaves without effect
         idle = _one_gpu_options(algorithm=algorithm != "auto", backend=backend != "auto", topk=topk is not None,
                                 bucket=bucket is not None, first_bucket=first_bucket is not None,

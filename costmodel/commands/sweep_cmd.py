@@ -122,7 +122,7 @@ def sweep(
     no_pipeline: NO_PIPELINE = False,
     chunks: CHUNKS = None,
     leaders: LEADERS = False,
-    format_: Annotated[str, Option("--format", help="table, csv or json.")] = "table",
+    format_: Annotated[Optional[str], Option("--format", help="table, csv or json.  [default: table]", show_default=False)] = None,
     output: Annotated[Optional[str], Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
     json_: Annotated[bool, Option("--json", help="Same as --format json.")] = False,
 ) -> None:
@@ -133,10 +133,11 @@ def sweep(
     from costmodel.cluster.api import sweep as run_sweep
     from dpbase.safeio import write_outputs
 
-    if json_:
-        if format_ not in ("table", "json"):
+    if json_:  # an explicit --format table with --json printed JSON (CLI audit, 2026-12-01)
+        if format_ not in (None, "json"):
             raise InputError("--json", "given with --format " + format_, "one output format")
         format_ = "json"
+    format_ = "table" if format_ is None else format_
     if format_ not in FORMATS:
         raise InputError("format", format_, ", ".join(FORMATS))
     clusters = _list(cluster, "cluster")

@@ -963,6 +963,11 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         algorithms = _async_algorithms(algorithms)
         _no_zero_options_with_async(options)
     _check_sync(sync, options, asynchronous)
+    if sync == "fsdp" and algorithms is not None and set(algorithms) == {"parameter-server"}:
+        # --sync fsdp changes only the ZeRO-2/3 rows, whose all-gather and reduce-scatter a parameter
+        # server does not run: the plan was DDP's, the option silently dropped (CLI audit, 2026-12-01)
+        raise InputError("sync", sync, "ddp with parameter-server alone in --algorithms (--sync fsdp times the "
+                         "ZeRO-2/3 rows' all-gather and reduce-scatter, which a parameter server does not run)")
     from costmodel.training.attention import check_flash_attention
     from costmodel.training.iteration import check_optimizer_impl
 

@@ -47,6 +47,7 @@ Six named terms, each with a default and a CLI option (docs/iteration-model.md):
 from __future__ import annotations
 
 from dpbase.errors import InputError, check_switch
+from dpbase.limits import MAX_INPUT_RATE, MIN_INPUT_RATE
 from dpbase.values import frozen
 
 # HOST_OVERHEAD_S and SPEED_CV: fitted together by benchmarks/dp_scaling.py on all eleven
@@ -92,8 +93,9 @@ def check(losses: StepLosses) -> StepLosses:
                          f"a slowdown factor in [1, {MAX_SLOW_NODE_FACTOR:g}] (1 = none)")
     check_switch("buffer_copies", losses.buffer_copies)
     if losses.input_rate is not None and not (isinstance(losses.input_rate, (int, float))
-                                              and 0 < losses.input_rate < 1e12):
-        raise InputError("input_rate", losses.input_rate, "samples per second per rank, above 0 and below 1e12")
+                                              and MIN_INPUT_RATE <= losses.input_rate <= MAX_INPUT_RATE):
+        raise InputError("input_rate", losses.input_rate,
+                         f"samples per second per rank, from {MIN_INPUT_RATE:g} to {MAX_INPUT_RATE:g}")
     return losses
 
 

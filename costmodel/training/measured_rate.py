@@ -44,7 +44,7 @@ from dpbase.values import frozen, replace
 LOW_MFU = 1e-4  # 10^-4 of peak: below any measured training run
 BISECTIONS = 50  # on log(MFU) over four decades: the bracket shrinks to ~1e-14 relative
 MAX_RATE = 1e12
-RATE_ALLOWED = ("samples per second of the whole measured run, above 0: a number (samples/s), "
+RATE_ALLOWED = (f"samples per second of the whole measured run, above 0 and below {MAX_RATE:g}: a number (samples/s), "
                 "or with a unit: 1200/s, 1,200 samples/s, 1200 img/s, 450 seq/s, 69070 tok/s")
 # A number: digits with optional thousands commas (1,200) or underscores, a fraction, an exponent.
 _NUMBER = r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+(?:_[0-9]+)*)(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?"

@@ -769,8 +769,9 @@ def _user_params(entry: dict, path: str) -> int:
     try:
         return parse_param_count(derived, "params")  # the range a count given as such must be in
     except InputError as error:  # name what was typed: the count is derived (an audit, 2026-11-30)
-        raise InputError("model.layers", layers,
-                         f"a layer count whose parameters (12 x layers x hidden_size^2 + embeddings, "
+        # both fields named: a hidden_size of 1e12 was blamed on layers = 12 (CLI audit, 2026-12-01)
+        raise InputError("model.layers and model.hidden_size", f"{layers} and {hidden}",
+                         f"a layer count and width whose parameters (12 x layers x hidden_size^2 + embeddings, "
                          f"here {derived:.3g}) are in range: {error.allowed}") from None
 
 

@@ -132,7 +132,8 @@ def test_a_model_path_and_a_derived_count_out_of_range(tmp_path):
     huge = tmp_path / "huge.toml"
     huge.write_text("layers = 1000000\nhidden_size = 1000000\nvocab = 10\n")
     # named by the field typed, not the derived count (an audit, 2026-11-30)
-    with pytest.raises(InputError, match=r"^model\.layers: got 1000000; allowed: a layer count whose parameters"):
+    named = r"^model\.layers and model\.hidden_size: got '1000000 and 1000000'; allowed: a layer count and width "
+    with pytest.raises(InputError, match=named):
         costmodel.iteration(str(huge), "dgx-h100", micro_batch=1)
     small = tmp_path / "small.toml"
     small.write_text("layers = 4\nhidden_size = 256\nvocab = 1000\n")

@@ -10,6 +10,7 @@ import hardware
 from costmodel.cluster.api import predict, sweep
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries
+from costmodel.names import REDUCING_PRIMITIVES, primitive_named
 from dpbase.errors import InputError, UnitError
 
 FIELDS = list(Prediction.__dataclass_fields__)
@@ -76,15 +77,29 @@ def test_cluster_sweep_equals_scalar_predictions_cell_by_cell():
 def test_vectorised_link_sweep_equals_scalar_predictions_for_every_registered_algorithm():
     names = sorted({(e.primitive.value, e.algorithm.value) for e in entries() if not e.hierarchical})
     for primitive, algorithm in names:
+        # a reduction's time where the primitive reduces (a sweep refuses one no primitive takes)
+        gamma = 1e-12 if primitive_named(primitive) in REDUCING_PRIMITIVES else 0.0
         df = sweep(primitive, [1.0, 4096.0, 3e6, 1e9], ranks=[1, 2, 7, 64], algorithms=algorithm,
-                   alpha_s=3e-6, bandwidth_Bps=2.5e10, gamma_s_per_byte=1e-12)
+                   alpha_s=3e-6, bandwidth_Bps=2.5e10, gamma_s_per_byte=gamma)
         assert len(df) == 16
         for row in df.to_dict("records"):
             p = predict(primitive, row["size_bytes"], algorithm, ranks=row["ranks"], alpha_s=3e-6,
-                        bandwidth_Bps=2.5e10, gamma_s_per_byte=1e-12)
+                        bandwidth_Bps=2.5e10, gamma_s_per_byte=gamma)
             for field in FIELDS:
                 assert _same(row[field], getattr(p, field)), (primitive, algorithm, field, row[field],
                                                                getattr(p, field))
+
+
+def test_a_sweep_gives_the_reduction_time_to_the_primitives_that_reduce():
+    """A γ goes to the swept primitives that reduce (an all-gather row is the one without it); one
+    no swept primitive takes is refused, as predict refuses it for one that reduces nothing."""
+    link = dict(ranks=8, algorithms="ring", alpha_s=1e-6, bandwidth_Bps=1e9)
+    mixed = sweep(["all-reduce", "all-gather"], "1MiB", gamma_s_per_byte=1e-9, **link)
+    plain = sweep(["all-reduce", "all-gather"], "1MiB", **link)
+    times = {p: (a, b) for p, a, b in zip(mixed["primitive"], mixed["time_s"], plain["time_s"], strict=True)}
+    assert times["all-reduce"][0] > times["all-reduce"][1] and times["all-gather"][0] == times["all-gather"][1]
+    with pytest.raises(InputError, match="none of the swept primitives reduces"):
+        sweep("all-gather", "1MiB", gamma_s_per_byte=1e-9, **link)
 
 
 def test_sweep_leaves_out_combinations_an_algorithm_cannot_answer():

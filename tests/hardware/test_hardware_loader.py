@@ -138,7 +138,7 @@ def test_malformed_toml_reports_line_and_column(tmp_path):
     (SYSTEM + "pcie_switch_gpus = 9\n", "systems[0] (my-box).pcie_switch_gpus", "gpus_per_node = 8"),
     (SYSTEM + "pcie_switch_gpus = 0\n", "systems[0] (my-box).pcie_switch_gpus", "from 1 to"),
     (SYSTEM.replace('"ib-ndr"', '"roce-400"').replace('"nvls"', '"sharp"'), "in_network_reduction", "sharp = true"),
-    (LINK.replace("0.9", "1.5"), "links[0] (my-link).efficiency", "<= 1"),
+    (LINK.replace("0.9", "1.5"), "links[0] (my-link).efficiency", "from 0.001 to 1"),
     (LINK.replace('"2us"', '"2 parsecs"'), "links[0] (my-link).latency", "us"),
     (LINK.replace('"roce"', '"carrier-pigeon"'), "links[0] (my-link).category", "'nvlink'"),
     (LINK + '[[link.regimes]]\nlatency = "1us"\nbandwidth = "1GB/s"\n[[link.regimes]]\nlatency = "1us"\n'

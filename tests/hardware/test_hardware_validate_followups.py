@@ -104,7 +104,7 @@ def test_a_link_refused_for_its_own_typo_is_not_reported_again_as_unknown(tmp_pa
 def test_a_gpu_refused_for_zero_tflops_is_not_reported_again_as_unknown(tmp_path):
     result = run("validate", write(tmp_path, GPU.replace("bf16 = 900", "bf16 = 0") + SYSTEM))
     assert result.exit_code == 2
-    assert error_lines(result) == ["error: gpus[0] (mygpu).peak_tflops.bf16: got 0; allowed: a number of TFLOP/s > 0"]
+    assert error_lines(result) == ["error: gpus[0] (mygpu).peak_tflops.bf16: got 0; allowed: a number of TFLOP/s from 0.001 to 1e+06"]
 
 
 def test_a_gpu_refused_for_an_unknown_scaleup_link_is_reported_once(tmp_path):
@@ -127,8 +127,8 @@ def test_validate_json_failure_prints_the_report_and_the_errors_on_stderr(tmp_pa
     assert result.exit_code == 2
     report = json.loads(result.stdout)
     assert report == {"path": path, "valid": False,
-                      "problems": ["gpus[0] (mygpu).peak_tflops.bf16: got 0; allowed: a number of TFLOP/s > 0"]}
-    assert error_lines(result) == ["error: gpus[0] (mygpu).peak_tflops.bf16: got 0; allowed: a number of TFLOP/s > 0"]
+                      "problems": ["gpus[0] (mygpu).peak_tflops.bf16: got 0; allowed: a number of TFLOP/s from 0.001 to 1e+06"]}
+    assert error_lines(result) == ["error: gpus[0] (mygpu).peak_tflops.bf16: got 0; allowed: a number of TFLOP/s from 0.001 to 1e+06"]
     plain = run("validate", path)  # the same stderr with or without --json
     assert plain.stderr == result.stderr
 

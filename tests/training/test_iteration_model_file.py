@@ -248,9 +248,11 @@ def test_heads_need_not_divide_the_hidden_size(tmp_path):
 
 def test_a_shape_too_large_names_the_field_typed(tmp_path):
     """An audit (2026-11-30): layers = 1e12 was refused as 'params: got 7077888000038597632', a
-    count the user never typed; the error now names the layers and what they make."""
+    count the user never typed; the error now names the two fields typed and what they make (it
+    named the layers alone, and blamed them for a hidden_size of 1e12: CLI audit, 2026-12-01)."""
     path = _write(tmp_path, "[model]\nlayers = 1000000000000\nhidden_size = 768\nheads = 12\nvocab = 50257\n"
                             "seq_len = 1024\n")
-    with pytest.raises(InputError, match=r"^model\.layers: got 1000000000000; allowed: a layer count whose "
-                                         r"parameters \(12 x layers x hidden_size\^2 \+ embeddings, here 7\.08e\+18\)"):
+    with pytest.raises(InputError, match=r"^model\.layers and model\.hidden_size: got '1000000000000 and 768'; "
+                                         r"allowed: a layer count and width whose parameters \(12 x layers x "
+                                         r"hidden_size\^2 \+ embeddings, here 7\.08e\+18\)"):
         load_model(str(path))
