@@ -260,6 +260,10 @@ def _sweep(primitives, sizes, *, clusters, nodes, ranks, algorithms, backends, l
                     rows.append(p.to_dict())
     if not rows:
         raise skipped[0] if skipped else InputError("sweep", "no rows", "at least one answerable combination")
+    if reducing and parse_time(gamma_s_per_byte, "gamma") > 0 and not any(row["primitive"] in reducing for row in rows):
+        # the reducing rows all left out (NCCL's model refuses a γ): the γ reached no row (API audit, 2026-12-01)
+        refused = [e for e in skipped if getattr(e, "field", None) == "gamma"]
+        raise refused[0] if refused else InputError("gamma", gamma_s_per_byte, "a reduction time a swept row takes")
     frame = pd.DataFrame(rows, columns=list(Prediction.__dataclass_fields__))
     frame.attrs["left_out"] = skipped  # why each left-out combination was
     return frame

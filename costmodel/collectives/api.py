@@ -10,7 +10,7 @@ from costmodel.collectives.evaluate import check_inputs, predict_entry, resolve,
 from costmodel.collectives.ops import SCALAR
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get, param_names
-from costmodel.names import Primitive, primitive_named
+from costmodel.names import REDUCING_PRIMITIVES, Primitive, primitive_named
 from dpbase.values import frozen
 
 
@@ -60,6 +60,8 @@ def compare(primitive: str | Primitive, size: Any = None, *, ranks: int, size_by
     alpha_s = parse_time(alpha_s, "alpha_s")
     bandwidth_Bps = parse_bandwidth(bandwidth_Bps, "bandwidth_Bps")
     gamma_s_per_byte = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
+    if gamma_s_per_byte > 0 and prim not in REDUCING_PRIMITIVES:  # taken by no algorithm: refused, not dropped
+        raise InputError("gamma_s_per_byte", gamma_s_per_byte, f"0 (the default): {prim.value} reduces nothing")
     check_switch("include_in_network", include_in_network)
     known = sorted(set().union(*param_names(prim).values()))
     unknown = sorted(set(shared) - set(known))
@@ -125,7 +127,6 @@ def run_schedule(primitive: str | Primitive, algorithm: str, inputs: Any, *, op:
     import numpy as np
 
     from costmodel.collectives.schedules import OPS, SCHEDULES, run, whole_blocks
-    from costmodel.names import REDUCING_PRIMITIVES
     from dpbase.errors import InputError
 
     entry = get(primitive, algorithm)
@@ -150,7 +151,11 @@ def run_schedule(primitive: str | Primitive, algorithm: str, inputs: Any, *, op:
     # a schedule cuts the buffer into its blocks, halves and chunks; a length it cannot cut evenly
     # is refused, naming the length every schedule cuts (a ring's 5 elements on 5 ranks run)
     try:
-        found = run(entry.primitive, entry.algorithm, arrays, resolved, op)
+        with np.errstate(over="raise", invalid="raise"):  # a sum past float's range was inf, "correct" (audit)
+            found = run(entry.primitive, entry.algorithm, arrays, resolved, op)
+    except FloatingPointError:
+        raise InputError("inputs", f"{len(arrays)} lists reaching {max(float(np.abs(a).max()) for a in arrays):g}",
+                         f"numbers whose {op} stays within float range (up to {np.finfo(float).max:.3g})") from None
     except (ValueError, IndexError, ZeroDivisionError):
         found = None
     if found is None or not found.correct:

@@ -224,6 +224,12 @@ def evaluate_grid(primitive: str, algorithm: str, ranks: Any, size_bytes: Any, a
     entry = get(primitive, algorithm)
     o = vector_ops()
     _check_grid(np, ranks, size_bytes, alpha_s, bandwidth_Bps, gamma_s_per_byte, alpha_inter_s, bandwidth_inter_Bps)
+    # options the formula does not read are refused, as predict refuses them (they were dropped: API
+    # audit, 2026-12-01)
+    for name, value in (("alpha_inter_s", alpha_inter_s), ("bandwidth_inter_Bps", bandwidth_inter_Bps)):
+        if value is not None and not entry.hierarchical:
+            raise InputError(name, value, f"only with a hierarchical algorithm ({entry.algorithm.value} runs on one link)")
+    # a γ is a hardware constant here, as predict_entry takes it: its term is 0 where nothing reduces
     N = np.asarray(ranks, dtype=float)
     n = np.asarray(size_bytes, dtype=float)
     alpha = np.asarray(alpha_s, dtype=float)

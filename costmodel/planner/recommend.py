@@ -41,7 +41,7 @@ from costmodel.planner.rank import (
     objective_scores,
     rows_at,
 )
-from dpbase.errors import InputError, NotApplicableError, check_switch, is_real, is_whole
+from dpbase.errors import DpcostError, InputError, NotApplicableError, check_switch, is_real, is_whole
 from dpbase.values import asdict, frozen, replace
 
 MIB = 1024 * 1024
@@ -459,11 +459,26 @@ def _no_zero_options_with_async(options: tuple) -> None:
         _refuse(field, value, unset, "with --async (parameter servers hold the optimizer: no ZeRO)")
 
 
+def _canonical_names(algorithms) -> set[str]:
+    """The swept algorithms' canonical names ("ps", "Parameter_Server" → "parameter-server"); a
+    name no algorithm has is kept as given (the sweep refuses it with the list of names)."""
+    from costmodel.names import algorithm_named
+
+    names = set()
+    for name in algorithms:
+        try:
+            names.add(algorithm_named(name).value)
+        except DpcostError:
+            names.add(name)
+    return names
+
+
 def _async_algorithms(algorithms) -> tuple[str, ...]:
-    """Asynchronous updates need parameter servers: the default sweep is them alone."""
+    """Asynchronous updates need parameter servers: the default sweep is them alone (any of the
+    name's spellings: "ps" was refused here, where iteration takes it; API audit, 2026-12-01)."""
     if algorithms is None:
         return ("parameter-server",)
-    if "parameter-server" not in algorithms or len(tuple(algorithms)) > 1:
+    if _canonical_names(algorithms) != {"parameter-server"}:
         raise InputError("algorithms", ",".join(algorithms), "parameter-server alone with --async")
     return tuple(algorithms)
 
@@ -963,7 +978,7 @@ def plan(model: Any, cluster: Any, *, global_batch: int, nodes: int | None = Non
         algorithms = _async_algorithms(algorithms)
         _no_zero_options_with_async(options)
     _check_sync(sync, options, asynchronous)
-    if sync == "fsdp" and algorithms is not None and set(algorithms) == {"parameter-server"}:
+    if sync == "fsdp" and algorithms is not None and _canonical_names(algorithms) == {"parameter-server"}:
         # --sync fsdp changes only the ZeRO-2/3 rows, whose all-gather and reduce-scatter a parameter
         # server does not run: the plan was DDP's, the option silently dropped (CLI audit, 2026-12-01)
         raise InputError("sync", sync, "ddp with parameter-server alone in --algorithms (--sync fsdp times the "

@@ -495,6 +495,9 @@ def _as_python_numbers(config: TrainingConfig) -> TrainingConfig:
               if type(getattr(config, name)) is not int and is_whole(getattr(config, name))}
     numbers = {name: float(getattr(config, name)) for name in NUMBERS
                if getattr(config, name) is not None and type(getattr(config, name)) not in (float, int)}
+    given = config.losses  # its numbers as Python floats too (an np.float32 rate made the step a float32)
+    if any(type(getattr(given, field.name)) not in (float, int, type(None), bool) for field in fields(given)):
+        numbers["losses"] = losses.check(given)
     return replace(config, **counts, **numbers) if counts or numbers else config
 
 

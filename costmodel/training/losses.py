@@ -46,9 +46,9 @@ Six named terms, each with a default and a CLI option (docs/iteration-model.md):
 
 from __future__ import annotations
 
-from dpbase.errors import InputError, check_switch
+from dpbase.errors import InputError, check_switch, is_real
 from dpbase.limits import MAX_INPUT_RATE, MIN_INPUT_RATE
-from dpbase.values import frozen
+from dpbase.values import frozen, replace
 
 # HOST_OVERHEAD_S and SPEED_CV: fitted together by benchmarks/dp_scaling.py on all eleven
 # publications of published scaling tables (the development set and the two later sets), with
@@ -80,23 +80,28 @@ class StepLosses:
         return cls(host_overhead_s=0.0, overlap_slowdown=0.0, speed_cv=0.0, buffer_copies=False)
 
 
+def _within(field: str, value, low: float, high: float, allowed: str) -> None:
+    """``value`` a real number (not a bool, a string or None: they were TypeErrors or read as 1;
+    API audit, 2026-12-01) in [low, high]."""
+    if not (is_real(value) and low <= value <= high):
+        raise InputError(field, value, allowed)
+
+
 def check(losses: StepLosses) -> StepLosses:
     """The terms, validated (InputError naming the CLI option)."""
-    if not 0.0 <= losses.host_overhead_s <= 10.0:
-        raise InputError("host_overhead", losses.host_overhead_s, "seconds in [0, 10]")
-    if not 0.0 <= losses.overlap_slowdown <= 1.0:
-        raise InputError("overlap_slowdown", losses.overlap_slowdown, "a fraction in [0, 1]")
-    if not 0.0 <= losses.speed_cv <= 1.0:
-        raise InputError("speed_cv", losses.speed_cv, "a coefficient of variation in [0, 1]")
-    if not 1.0 <= losses.slow_node_factor <= MAX_SLOW_NODE_FACTOR:
-        raise InputError("slow_node", losses.slow_node_factor,
-                         f"a slowdown factor in [1, {MAX_SLOW_NODE_FACTOR:g}] (1 = none)")
+    _within("host_overhead", losses.host_overhead_s, 0.0, 10.0, "seconds in [0, 10]")
+    _within("overlap_slowdown", losses.overlap_slowdown, 0.0, 1.0, "a fraction in [0, 1]")
+    _within("speed_cv", losses.speed_cv, 0.0, 1.0, "a coefficient of variation in [0, 1]")
+    _within("slow_node", losses.slow_node_factor, 1.0, MAX_SLOW_NODE_FACTOR,
+            f"a slowdown factor in [1, {MAX_SLOW_NODE_FACTOR:g}] (1 = none)")
     check_switch("buffer_copies", losses.buffer_copies)
-    if losses.input_rate is not None and not (isinstance(losses.input_rate, (int, float))
-                                              and MIN_INPUT_RATE <= losses.input_rate <= MAX_INPUT_RATE):
-        raise InputError("input_rate", losses.input_rate,
-                         f"samples per second per rank, from {MIN_INPUT_RATE:g} to {MAX_INPUT_RATE:g}")
-    return losses
+    if losses.input_rate is not None:
+        _within("input_rate", losses.input_rate, MIN_INPUT_RATE, MAX_INPUT_RATE,
+                f"samples per second per rank, from {MIN_INPUT_RATE:g} to {MAX_INPUT_RATE:g}")
+    # numpy scalars as Python floats (an np.float32 rate made the step a float32)
+    return replace(losses, host_overhead_s=float(losses.host_overhead_s), overlap_slowdown=float(losses.overlap_slowdown),
+                   speed_cv=float(losses.speed_cv), slow_node_factor=float(losses.slow_node_factor),
+                   input_rate=None if losses.input_rate is None else float(losses.input_rate))
 
 
 def input_seconds(input_rate: float | None, samples_per_step):

@@ -38,7 +38,7 @@ import math
 import re
 from collections.abc import Callable
 
-from dpbase.errors import InputError
+from dpbase.errors import InputError, is_real
 from dpbase.values import frozen, replace
 
 LOW_MFU = 1e-4  # 10^-4 of peak: below any measured training run
@@ -159,7 +159,7 @@ def _in_range(samples_per_s: float) -> bool:
 
 def check_rate(samples_per_s: float, field: str = "rate") -> float:
     """A rate in samples/s, validated (:func:`_in_range`)."""
-    if isinstance(samples_per_s, bool) or not isinstance(samples_per_s, (int, float)) or not _in_range(samples_per_s):
+    if not is_real(samples_per_s) or not _in_range(float(samples_per_s)):  # numpy's scalars too
         raise InputError(field, samples_per_s, f"samples per second, above 0 and below {MAX_RATE:g}")
     return float(samples_per_s)
 

@@ -179,7 +179,7 @@ _PRECISIONS = {dtype: _precision(dtype) for dtype in GRAD_DTYPES}  # values: one
 
 def optimizer_state_bytes(optimizer: str) -> int:
     """fp32 optimizer state bytes per parameter (without the master copy)."""
-    if optimizer not in OPTIMIZER_STATE_BYTES:
+    if not isinstance(optimizer, str) or optimizer not in OPTIMIZER_STATE_BYTES:  # [1] was a TypeError (unhashable)
         raise UnknownNameError("optimizer", optimizer, OPTIMIZER_STATE_BYTES)
     return OPTIMIZER_STATE_BYTES[optimizer]
 
