@@ -180,7 +180,7 @@ def test_the_logs_own_collective_in_any_spelling_is_accepted(given):
 def test_a_log_that_does_not_name_its_collective_takes_the_users(tmp_path):
     """Without the footer the log says nothing: --collective is how the user tells it (its busbw
     and algbw columns only add a note). Its redop column does bind: "sum" is printed by the tests
-    that reduce (and send-recv) alone, so all-gather is refused (tests/commands/test_cli_audit_s32.py)."""
+    that reduce (and send-recv) alone, so all-gather is refused (tests/commands/test_cli_audit_s29.py)."""
     rows = [(2**k, 20.0 + 2**k / 25e3) for k in range(3, 21, 2)]
     log = _log(tmp_path / "run.txt", rows, footer=False)
     assert parse_file(log).collective is None

@@ -122,7 +122,7 @@ def test_unscored_plans_never_give_an_empty_reason():
 def test_a_plan_with_the_slowest_loader_allowed_finishes_in_finite_time():
     """Through the CLI, every plan held up by its data loader: a loader at 1e-300 samples/s once
     made every plan's time-to-train infinite (then refused naming the tokens); since the loader's
-    rate has a floor (one sample in 1,000 s, tests/commands/test_cli_audit_s32.py) the slowest one
+    rate has a floor (one sample in 1,000 s, tests/commands/test_cli_audit_s29.py) the slowest one
     allowed gives a finite answer, with no numpy overflow warning beside it."""
     import warnings
 
