@@ -9,7 +9,6 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from costmodel.apiwords import speaks_keywords
 from costmodel.cluster.backends import bottleneck_link, nccl_topology, predict_collective
 from costmodel.cluster.mapping import Layout, cluster_candidates, layout, rail_system
 from costmodel.cluster.stacks import check_stack_backend, resolve_backend, stack_named
@@ -214,9 +213,6 @@ def hybrid_groups(comm: CommModel) -> tuple[CommModel, CommModel]:
     return comm._groups
 
 
-# errors in this API's keywords (--ps-placement named colocated=; API audit, 2026-12-01); the CLI
-# calls it with _cli_words=True
-@speaks_keywords({"ps-placement": "colocated", "gpus-per-node": "gpus_per_node"})
 def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
                backend: str | Backend | None = None, stack: str | None = None, *, servers: int | None = None,
                colocated: bool | None = None) -> CommModel:
