@@ -169,7 +169,8 @@ def sweep(primitives: str | Iterable[str], sizes: str | float | Iterable[str | f
         from costmodel.cluster.query import given_fields
         from dpbase.errors import check_switch
 
-        for name, value in (("colocated", colocated), ("pipelined", pipelined), ("leaders", leaders)):
+        for name, value in (("colocated", colocated), ("pipelined", pipelined), ("leaders", leaders),
+                            ("cli_words", cli_words)):  # cli_words="yes" was read by truth (API audit)
             check_switch(name, value)
         fields = given_fields(servers=servers, colocated=colocated, pipelined=pipelined, chunks=chunks, leaders=leaders)
         frame = _sweep(primitives, sizes, clusters=clusters, nodes=nodes, ranks=ranks, algorithms=algorithms,

@@ -26,6 +26,7 @@ from costmodel.nccl.tables import P2P_LEVELS, NcclTables, load_tables, tables_or
 from costmodel.nccl.topology import HostMemoryPath, NcclGraph, NcclTopology
 from dpbase import elementwise as ew
 from dpbase.errors import InputError, NotApplicableError, check_switch, whole_count
+from dpbase.limits import MAX_RANKS
 from hardware.profiles import TCP_CATEGORIES
 
 if TYPE_CHECKING:
@@ -361,6 +362,9 @@ def _layout(system: System, nodes: int, gpus_per_node: int | None) -> tuple[int,
         raise InputError("nodes", nodes, "an integer >= 1")
     if not 1 <= ppn <= system.gpus_per_node:
         raise InputError("gpus_per_node", ppn, f"an integer from 1 to {system.gpus_per_node} ({system.name})")
+    if nodes * ppn > MAX_RANKS:  # 8e9 ranks were answered here, where every other path stops at 2^30 (API audit)
+        raise InputError("nodes", nodes, f"an integer from 1 to {MAX_RANKS // ppn} ({ppn} GPUs a node, at most "
+                                         f"{MAX_RANKS} ranks)")
     if ppn == system.gpus_per_node:
         # NVLink domains (MNNVL): NCCL sees one node per domain (clique), System.nvlink_domains.
         # Until 2026-11-30 trays that did not split into equal whole domains fell back to every

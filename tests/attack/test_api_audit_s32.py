@@ -83,3 +83,18 @@ def test_a_schedule_whose_sum_leaves_float_range_is_refused():
     with pytest.raises(InputError, match="within float range"):
         costmodel.run_schedule("all-reduce", "ring", [[1e308, 1e308]] * 2)
     assert costmodel.run_schedule("all-reduce", "ring", [[1e300, 1.0]] * 2).correct
+
+
+def test_nccl_s_topology_stops_at_the_rank_limit_every_other_path_has():
+    """topology_for answered 8e9 ranks (10^9 nodes of 8)."""
+    import hardware
+    from costmodel.nccl import topology_for
+
+    with pytest.raises(InputError, match=r"^nodes: got 1000000000; allowed: an integer from 1 to 134217728"):
+        topology_for(hardware.load_system("dgx-h100"), 10**9)
+    assert topology_for(hardware.load_system("dgx-h100"), 2**27).n_ranks == 2**30
+
+
+def test_sweep_checks_its_cli_words_switch():
+    with pytest.raises(InputError, match="cli_words"):
+        costmodel.sweep("all-reduce", "1MiB", ranks=8, alpha_s=1e-6, bandwidth_Bps=1e9, cli_words="yes")
