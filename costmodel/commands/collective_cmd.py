@@ -26,7 +26,7 @@ from dpbase.units import format_bandwidth, format_size, format_time
 RANKS = Annotated[Optional[int], Option("--ranks", "-N", help="Number of ranks N (default: nodes × GPUs per node of --cluster).")]
 SIZE = Annotated[str, Option("--size", "-n", help="Message size with nccl-tests' meaning, e.g. 4GB, 256MiB.")]
 BANDWIDTH = Annotated[Optional[str], Option("--bandwidth", help="Link bandwidth per direction, e.g. 25GB/s, 100Gbps.")]
-GAMMA = Annotated[str, Option("--gamma", help="Reduction time per byte, e.g. 0.1ns (0 by default); refused where NCCL's model answers (it times the reduction itself).")]
+GAMMA = Annotated[str, Option("--gamma", help="Reduction time per byte, e.g. 0.1ns (0 by default); refused where NCCL's model answers (it times the reduction itself) and for a collective that reduces nothing.")]
 CLUSTER = Annotated[Optional[str], Option("--cluster", help="A system profile name or TOML path (instead of --alpha/--bandwidth).", autocompletion=complete.systems)]
 LINK = Annotated[Optional[str], Option("--link", help="A link profile (name or TOML, e.g. from `dpcost calibrate -o`).", autocompletion=complete.links)]
 BACKEND = Annotated[str, Option("--backend", help="auto (realistic: NCCL's model on NVIDIA clusters, RCCL's tuning model on AMD; ideal on a bare link), ideal (textbook α-β-γ), nccl or rccl.")]
