@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import TypeVar
 
-from dpbase.errors import UnknownNameError
+from dpbase.errors import InputError, UnknownNameError
 
 E = TypeVar("E", bound=Enum)
 
@@ -29,6 +29,16 @@ class Primitive(str, Enum):
 
 # The primitives that combine the ranks' data (a reduction operator applies, γ is paid).
 REDUCING_PRIMITIVES = frozenset({Primitive.REDUCE, Primitive.ALL_REDUCE, Primitive.REDUCE_SCATTER})
+
+
+def check_reduction_time(primitive, gamma_s_per_byte: float, field: str, given=None) -> None:
+    """Refuse a reduction time γ > 0 for a primitive that reduces nothing: it would be taken and
+    dropped (CLI and API audits, 2026-12-01). ``given``: the value as typed, for the message."""
+    if gamma_s_per_byte > 0:
+        name = primitive_named(primitive)
+        if name not in REDUCING_PRIMITIVES:
+            raise InputError(field, gamma_s_per_byte if given is None else given,
+                             f"0 (the default): {name.value} reduces nothing")
 
 
 class Algorithm(str, Enum):

@@ -47,7 +47,7 @@ from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get
 from costmodel.names import Algorithm, Primitive, busbw_factor
 from dpbase.bounded import evict_oldest
-from dpbase.errors import DpcostError, InputError, NotApplicableError
+from dpbase.errors import DpcostError, NotApplicableError
 from dpbase.values import frozen, replace
 
 if TYPE_CHECKING:
@@ -451,12 +451,11 @@ def predict_on_cluster(primitive: str, algorithm: str, system: str | System, nod
 
         size_bytes = parse_message_size(size_bytes, "size_bytes")
     if type(gamma_s_per_byte) is not float or gamma_s_per_byte:  # a user's γ: checked as predict checks it
-        from costmodel.names import REDUCING_PRIMITIVES, primitive_named
+        from costmodel.names import check_reduction_time
         from dpbase.units import parse_time
 
         gamma_s_per_byte = parse_time(gamma_s_per_byte, "gamma_s_per_byte")  # "x", None, True, 1e300 got through
-        if gamma_s_per_byte > 0 and primitive_named(primitive) not in REDUCING_PRIMITIVES:
-            raise InputError("gamma_s_per_byte", gamma_s_per_byte, f"0 (the default): {primitive} reduces nothing")
+        check_reduction_time(primitive, gamma_s_per_byte, "gamma_s_per_byte")
     if isinstance(system, Layout):
         lay = system
     else:  # a user's System, checked as its TOML would be

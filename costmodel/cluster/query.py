@@ -16,11 +16,11 @@ from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get, param_names
 from costmodel.names import (
     NO_ALGORITHM,
-    REDUCING_PRIMITIVES,
     Algorithm,
     Backend,
     algorithm_named,
     backend_or_auto,
+    check_reduction_time,
     primitive_named,
 )
 from dpbase.errors import DpcostError, InputError, NotApplicableError, UnknownNameError, check_switch, whole_count
@@ -577,10 +577,7 @@ def run_query(q: Query) -> list[Prediction]:
         raise InputError("size", None, SIZE_ALLOWED)
     size_bytes = parse_message_size(q.size, "size")
     gamma = parse_time(q.gamma, "gamma")
-    if gamma > 0 and primitive_named(q.primitive) not in REDUCING_PRIMITIVES:
-        # a scatter's or all-gather's γ was accepted and ignored ("reduction (γ) 0 ns"; CLI audit,
-        # 2026-12-01), where every other option an algorithm does not use is refused
-        raise InputError("gamma", q.gamma, f"0 (the default): {q.primitive} reduces nothing")
+    check_reduction_time(q.primitive, gamma, "gamma", q.gamma)  # as every option an algorithm does not use
     if q.cluster is not None:
         results = _on_cluster(q, size_bytes, gamma)
     else:

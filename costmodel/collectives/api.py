@@ -10,7 +10,7 @@ from costmodel.collectives.evaluate import check_inputs, predict_entry, resolve,
 from costmodel.collectives.ops import SCALAR
 from costmodel.collectives.prediction import Prediction
 from costmodel.collectives.registry import entries, get, param_names
-from costmodel.names import REDUCING_PRIMITIVES, Primitive, primitive_named
+from costmodel.names import REDUCING_PRIMITIVES, Primitive, check_reduction_time, primitive_named
 from dpbase.values import frozen
 
 
@@ -60,8 +60,7 @@ def compare(primitive: str | Primitive, size: Any = None, *, ranks: int, size_by
     alpha_s = parse_time(alpha_s, "alpha_s")
     bandwidth_Bps = parse_bandwidth(bandwidth_Bps, "bandwidth_Bps")
     gamma_s_per_byte = parse_time(gamma_s_per_byte, "gamma_s_per_byte")
-    if gamma_s_per_byte > 0 and prim not in REDUCING_PRIMITIVES:  # taken by no algorithm: refused, not dropped
-        raise InputError("gamma_s_per_byte", gamma_s_per_byte, f"0 (the default): {prim.value} reduces nothing")
+    check_reduction_time(prim, gamma_s_per_byte, "gamma_s_per_byte")  # taken by no algorithm: refused
     check_switch("include_in_network", include_in_network)
     known = sorted(set().union(*param_names(prim).values()))
     unknown = sorted(set(shared) - set(known))

@@ -185,45 +185,37 @@ def test_the_rate_s_upper_limit_is_stated():
     assert "above 0 and below 1e+12" in line
 
 
-GPU = """[[gpu]]
-name = "my-gpu"
-description = "d"
-source = "s"
-vendor = "nvidia"
-arch = "hopper"
-compute_capability = 90
-memory = "81090MiB"
-hbm_bandwidth = "3350GB/s"
-peak_tflops = {{ fp32 = 67, bf16 = {bf16}, fp16 = 989.4 }}
-scaleup_link = "nvlink4"
-scaleup_bandwidth = "450GB/s"
-pcie_gen = 5
-default_mfu = {mfu}
-mfu_source = "x"
-matmul_ceiling = {ceiling}
-"""
-LINK = """[[link]]
-name = "my-link"
-description = "d"
-source = "s"
-category = "roce"
-bandwidth = "100Gbps"
-efficiency = {efficiency}
-latency = "2us"
-"""
+def _bundled_with(kind: str, name: str, **changed) -> str:
+    """A bundled profile's TOML (hardware.describe.to_toml) under the name my-<kind>, with
+    ``changed`` fields: the file is the bundled one but for the value under test."""
+    import dataclasses
+
+    import hardware
+    from hardware.describe import to_toml
+
+    profile = hardware.load_gpu(name) if kind == "gpu" else hardware.load_link(name)
+    return to_toml(dataclasses.replace(profile, name=f"my-{kind}", **changed))
 
 
-@pytest.mark.parametrize(("text", "field", "allowed"), [
-    (GPU.format(bf16=989, mfu=0.4, ceiling="1e-300"), "matmul_ceiling", "a number from 0.001 to 1"),
-    (GPU.format(bf16=989, mfu="1e-300", ceiling=0.8), "default_mfu", "a number from 0.001 to 1"),
-    (GPU.format(bf16="1e300", mfu=0.4, ceiling=0.8), "peak_tflops.bf16", "from 0.001 to 1e+06"),
-    (LINK.format(efficiency="1e-300"), "efficiency", "a number from 0.001 to 1"),
+def _bf16_peak(tflops: float) -> dict:
+    """H100 SXM's bundled peaks but for bf16's (FLOP/s, as the profile holds them)."""
+    import hardware
+
+    return {**hardware.load_gpu("h100-sxm").peak_flops, "bf16": tflops * 1e12}
+
+
+@pytest.mark.parametrize(("kind", "name", "changed", "field", "allowed"), [
+    ("gpu", "h100-sxm", {"matmul_ceiling": 1e-300}, "matmul_ceiling", "a number from 0.001 to 1"),
+    ("gpu", "h100-sxm", {"default_mfu": 1e-300}, "default_mfu", "a number from 0.001 to 1"),
+    ("gpu", "h100-sxm", {"peak_flops": _bf16_peak(2e6)}, "peak_tflops.bf16", "from 0.001 to 1e+06"),
+    ("link", "ib-ndr", {"efficiency": 1e-300}, "efficiency", "a number from 0.001 to 1"),
 ])
-def test_profile_fractions_and_peaks_have_bounds_that_keep_answers_finite(tmp_path, text, field, allowed):
+def test_profile_fractions_and_peaks_have_bounds_that_keep_answers_finite(tmp_path, kind, name, changed, field,
+                                                                        allowed):
     """Each validated "ok": a 1e-300 matmul ceiling printed a 1e297 s forward pass, a 1e-300 link
     efficiency a 1.5e299 s all-reduce, a 1e300 peak crashed plan with a NaN step (exit 1)."""
     path = tmp_path / "profile.toml"
-    path.write_text(text)
+    path.write_text(_bundled_with(kind, name, **changed))
     line = _line(["hardware", "validate", str(path)])
     assert f".{field}: got " in line and allowed in line
 
