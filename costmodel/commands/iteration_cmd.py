@@ -28,7 +28,7 @@ from costmodel.commands.options import (
     Option,
 )
 from costmodel.commands.rate import RATE, RATE_ACCUM, RATE_GPUS, RATE_RECOMPUTE, RATE_ZERO, check_options
-from costmodel.training import losses
+from costmodel.training import losses, roofline
 from dpbase.errors import InputError
 
 
@@ -359,7 +359,7 @@ def iteration(
     compute_dtype: COMPUTE_DTYPE = "bf16",
     topk: Annotated[float | None, Option(help="Top-k gradient compression: fraction of gradients sent (0-1].")] = None,
     mfu: MFU = None,
-    elementwise_traffic: Annotated[float | None, Option("--elementwise-traffic", help="A transformer's non-matmul HBM traffic, bytes per training FLOP at width 1, behind its default MFU (the width roofline; default 9.5, fitted on published single-GPU throughputs). Not with --mfu or --rate.")] = None,
+    elementwise_traffic: Annotated[float | None, Option("--elementwise-traffic", help=f"A transformer's non-matmul HBM traffic, bytes per training FLOP at width 1, behind its default MFU (the width roofline; default {roofline.ELEMENTWISE_TRAFFIC:g}, fitted on published single-GPU throughputs). Not with --mfu or --rate.")] = None,
     rate: RATE = None,
     rate_gpus: RATE_GPUS = None,
     rate_micro_batch: Annotated[int | None, Option("--rate-micro-batch", help="Micro-batch of the --rate run (default: --micro-batch).")] = None,

@@ -28,6 +28,7 @@ from costmodel.commands.options import (
     Option,
 )
 from costmodel.commands.rate import RATE, RATE_ACCUM, RATE_GPUS, RATE_RECOMPUTE, RATE_ZERO, check_options
+from costmodel.training import roofline
 
 
 class Objective(str, Enum):
@@ -209,7 +210,7 @@ def plan(
     grad_dtypes: Annotated[str | None, Option("--grad-dtypes", help="Comma-separated gradient dtypes to sweep (fp32, bf16, fp16, fp8; default: the compute dtype's, as iteration's --grad-dtype, and fp32).")] = None,
     compute_dtype: COMPUTE_DTYPE = "bf16",
     mfu: MFU = None,
-    elementwise_traffic: Annotated[float | None, Option("--elementwise-traffic", help="A transformer's non-matmul HBM traffic, bytes per training FLOP at width 1, behind its default MFU (the width roofline; default 9.5). Not with --mfu or --rate.")] = None,
+    elementwise_traffic: Annotated[float | None, Option("--elementwise-traffic", help=f"A transformer's non-matmul HBM traffic, bytes per training FLOP at width 1, behind its default MFU (the width roofline; default {roofline.ELEMENTWISE_TRAFFIC:g}). Not with --mfu or --rate.")] = None,
     rate: RATE = None,
     rate_gpus: RATE_GPUS = None,
     rate_micro_batch: Annotated[int | None, Option("--rate-micro-batch", help="Micro-batch of the --rate run (needed with --rate: the plan sweeps micro-batches).")] = None,

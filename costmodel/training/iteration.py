@@ -448,8 +448,10 @@ def _relative(by_kind: "workloads.KindMfu", workload: Workload, arch: str) -> tu
 
 # The 16-bit defaults above describe mixed-precision training. A step is matmuls at the GEMM
 # ceiling plus memory-bound work (norms, activations, softmax, optimizer-free elementwise);
-# fp32/tf32 keep the memory-bound seconds of the 16-bit step per FLOP, doubled (4-byte
-# activations), and run their matmuls at the same ceiling of their own, lower peak. fp8 runs its
+# fp32/tf32 keep the memory-bound seconds of the mixed-precision step per FLOP, times
+# roofline.FULL_PRECISION_TRAFFIC_RATIO (1.14, counted: 4-byte activations, but mixed precision
+# under autocast keeps its norms and residual stream at 4 bytes and casts around its matmuls),
+# and run their matmuls at the same ceiling of their own, lower peak. fp8 runs its
 # matmuls at the ceiling of its own, higher peak and keeps the 16-bit memory-bound seconds as
 # they are (Transformer Engine: fp8 inside the GEMMs only, 16-bit activations), so it gains on
 # the matmuls alone: ~1.3x a bf16 step on H100 at its 40 % default, where the 2x peak gave 2x
@@ -463,8 +465,10 @@ def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str |
     higher peak; see the comment above), matmuls at the GPU's ``ceiling``. Other dtypes, and a
     peak on the wrong side of 16-bit's (no tensor cores: fp32 as fast as fp16), keep the 16-bit rate."""
     peak16 = roofline.peak16_of(peaks)
-    # the memory-bound seconds scale with the bytes an activation takes (memory.ACTIVATION_BYTES)
-    ratio = memory.ACTIVATION_BYTES.get(compute_dtype, 0) / memory.ACTIVATION_BYTES["bf16"]
+    # the memory-bound seconds: a 4-byte step's are the counted ratio of the mixed-precision step's,
+    # fp8's (16-bit activations, memory.ACTIVATION_BYTES) the same
+    width = memory.ACTIVATION_BYTES.get(compute_dtype, 0) / memory.ACTIVATION_BYTES["bf16"]
+    ratio = roofline.FULL_PRECISION_TRAFFIC_RATIO if width > 1 else width
     peak = peaks.get(compute_dtype) if ratio else None
     if not peak16 or not peak or rate16 >= ceiling or (peak > peak16) != (compute_dtype == "fp8") \
             or peak == peak16:
@@ -472,9 +476,10 @@ def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str |
     memory_s_per_flop = 1.0 / (peak16 * rate16) - 1.0 / (peak16 * ceiling)
     step_s_per_flop = 1.0 / (peak * ceiling) + ratio * memory_s_per_flop
     rate = 1.0 / (peak * step_s_per_flop)
-    why = "4-byte activations" if ratio > 1 else "fp8 in the GEMMs only, 16-bit activations"
+    why = ("4-byte activations against autocast's mixed ones, docs/iteration-model.md" if width > 1
+           else "fp8 in the GEMMs only, 16-bit activations")
     return rate, (f"{source}; carried to {compute_dtype}: matmuls at {ceiling:.1%} of the "
-                  f"{compute_dtype} peak, the 16-bit step's memory-bound time x {ratio:g} ({why}) -> {rate:.0%}")
+                  f"{compute_dtype} peak, the 16-bit step's memory-bound time x {ratio:.3g} ({why}) -> {rate:.0%}")
 
 
 # TrainingConfig's switches (True or False) and its numbers (None: unset), read from its fields'

@@ -14,12 +14,14 @@ FLOP of a 16-bit step then takes
 share of that peak (Bekman's MAMF, ml-engineering; ``hardware.Gpu.matmul_ceiling``, A100 SXM's
 0.859 where none was measured), ``B`` its HBM bandwidth, ``h`` the model's width and ``κ`` the
 non-matmul traffic in bytes per FLOP at width 1. The MFU is ``1 / (peak · t)``: a wide model
-runs near the ceiling, a narrow one is bound by HBM. On an A100 SXM 40GB at κ = 9.5: 20 % at
-h = 512 (Transformer-XL base), 33 % at 1,024 (BERT-large), 61 % at 4,096, 72 % at 8,192; the
-same models on a V100 run at 27, 41, 67 and 75 % of its lower peak, on an H100 at 15, 25, 52
-and 63 %. A width outside the fitted ones (:data:`FITTED_WIDTHS`) is held at the nearer end.
+runs near the ceiling, a narrow one is bound by HBM. On an A100 SXM 40GB at κ = 10.5: 19 % at
+h = 512 (Transformer-XL base), 31 % at 1,024 (BERT-large), 60 % at 4,096, 70 % at 8,192; the
+same models on a V100 run at 25, 39, 66 and 75 % of its lower peak, on an H100 at 14, 23, 50
+and 61 %. A width outside the fitted ones (:data:`FITTED_WIDTHS`) is held at the nearer end.
 fp32, TF32 and fp8 runs carry the 16-bit step over as the other defaults are carried, with
-matmuls at the GPU's own ceiling (:func:`costmodel.training.iteration.mfu`).
+matmuls at the GPU's own ceiling and a 4-byte step's non-matmul seconds
+:data:`FULL_PRECISION_TRAFFIC_RATIO` times the mixed-precision step's
+(:func:`costmodel.training.iteration.mfu`).
 
 This replaces, for a model with a transformer's shape, the one MFU per GPU that Megatron-LM's and
 Llama 3's runs gave (30 % on V100, 45 % on A100, 40 % on Hopper): those came from models 1.5k-16k
@@ -30,20 +32,48 @@ model without a width (a model file giving FLOPs and parameters only) keeps the 
 κ is one constant, fitted on the published baseline (mostly single-GPU) throughputs of the
 transformer tables of the scaling publications (eight of the eleven have such tables;
 benchmarks/dp_scaling.py; docs/validation.md, "Compute speed"), each publication predicted with
-κ fitted without it: every fold lands on 8.5-10.5, all of them on 9.5. It is an effective constant, not a count: 9.5 bytes per FLOP at width 1 is
-~684·h bytes per token and layer, ~20x the 34·h bytes of activations a layer keeps for backward
+κ fitted without it: every fold lands on 9.5-10.5, all of them on 10.5. It is an effective constant, not a count: 10.5 bytes per FLOP at width 1 is
+~756·h bytes per token and layer, ~22x the 34·h bytes of activations a layer keeps for backward
 (Korthikanti et al. 2022), because it also holds what a stream of short kernels loses between
 them. The ratio measured / predicted baseline throughput, leave-one-publication-out, is
-1.20x (median; 59 % of tables within 1.25x) against 1.26x (48 %) for the per-GPU MFU; on the
-four outside publications with transformer tables (46 tables; nothing fitted on them), 1.16x
-(72 %) against 1.25x (50 %). The form (1/h) was chosen after looking at the development set and
+1.16x (median; 65 % of tables within 1.25x) against 1.26x (48 %) for the per-GPU MFU; on the
+four outside publications with transformer tables (46 tables; nothing fitted on them), 1.13x
+(78 %) against 1.25x (50 %). Until fp32's non-matmul seconds were counted
+(:data:`FULL_PRECISION_TRAFFIC_RATIO`; twice the mixed-precision step's before) κ was 9.5 and
+these were 1.20x (59 %) and 1.16x (72 %). The form (1/h) was chosen after looking at the development set and
 the first later set; the outside tables are its only clean test.
 """
 
 from __future__ import annotations
 
 # bytes of non-matmul HBM traffic per training FLOP, at width 1 (see the module docstring)
-ELEMENTWISE_TRAFFIC = 9.5
+ELEMENTWISE_TRAFFIC = 10.5
+# The non-matmul bytes per token of one unfused pre-LN transformer layer in PyTorch, in units of
+# its width h (reads plus writes; attention scores apart, costmodel.training.attention): (what,
+# under autocast, all fp32, all 16-bit). Autocast (PyTorch's op reference) runs layer_norm in
+# float32 and matmuls in float16, other ops in their inputs' widest type: the residual stream
+# stays at 4 bytes, each matmul's input is cast to 2, and each cast has a backward.
+LAYER_TRAFFIC_PER_H = (
+    ("layer norms (2), forward", 16, 16, 8),
+    ("casts to 16 bits before the QKV and first MLP matmuls", 12, 0, 0),
+    ("dropouts (2), forward", 8, 16, 8),
+    ("residual adds (2), forward", 20, 24, 12),
+    ("GELU over 4h, forward", 16, 32, 16),
+    ("residual gradients cast to 16 bits for the branches (2)", 12, 0, 0),
+    ("dropouts (2), backward", 8, 16, 8),
+    ("GELU, backward", 24, 48, 24),
+    ("16-bit gradients cast back to 32 bits for the norms (2)", 12, 0, 0),
+    ("layer norms (2), backward", 24, 24, 12),
+    ("residual gradients summed (2)", 24, 24, 12),
+)
+# A 4-byte step's (fp32, TF32) non-matmul seconds per FLOP over a mixed-precision step's, the same
+# model on the same GPU: counted, not fitted, 200 / 176 = 1.14. Were every value of a
+# mixed-precision step 16-bit it would be 2 (200 / 100), the activations' widths. A stack that
+# keeps its memory-bound work 16-bit (apex's O2, NVIDIA's fused BERT) is nearer 2; the weights'
+# casts and the kernels' gaps (part of ELEMENTWISE_TRAFFIC, which bytes do not set) bring it
+# nearer 1 (docs/iteration-model.md, "fp32's non-matmul seconds").
+FULL_PRECISION_TRAFFIC_RATIO = (sum(fp32 for _, _, fp32, _ in LAYER_TRAFFIC_PER_H)
+                                / sum(mixed for _, mixed, _, _ in LAYER_TRAFFIC_PER_H))
 # a bound on what a user may set: at 1,000 an A100 40GB runs a model 512 wide at 0.25 % of its peak
 MAX_ELEMENTWISE_TRAFFIC = 1000.0
 # The widths the constant was fitted on: Transformer-XL base (512) to MPT-70B (8,192). A model

@@ -106,7 +106,7 @@ def test_a_plan_waiting_for_its_input_says_so():
     assert found["bound"] == "input wait" and sum(found["shares"].values()) == pytest.approx(1.0, rel=1e-12)
     assert sum(step_parts(best).values()) == pytest.approx(best.total_s, rel=1e-12)
     assert sum(step_parts(best.to_dict()).values()) == pytest.approx(best.total_s, rel=1e-12)
-    spread = planner.plan("gpt2", "dgx-h100", nodes=2, global_batch=512, input_rate=200).best
+    spread = planner.plan("gpt2", "dgx-h100", nodes=2, global_batch=512, input_rate=150).best
     assert spread.input_wait_s > 0 and spread.losses_s > 0
     assert sum(step_parts(spread).values()) == pytest.approx(spread.total_s, rel=1e-12)
 

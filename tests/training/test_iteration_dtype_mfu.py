@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import hardware
@@ -20,14 +22,50 @@ def test_fp32_on_volta_runs_a_larger_share_of_its_lower_peak():
     assert rate * profile.peak_flops["fp32"] < rate16 * profile.peak_flops["fp16"]
 
 
-def test_tf32_at_half_the_peak_and_twice_the_bytes_keeps_the_16_bit_share():
-    """A100's TF32 peak is half its BF16 one and its activations twice as wide: both parts of a
-    FLOP's time double, so TF32 runs the same share of its own peak (the width roofline's carry)."""
+def test_tf32_doubles_the_matmul_seconds_and_scales_the_rest_by_the_counted_ratio():
+    """A100's TF32 peak is half its BF16 one: a TF32 FLOP's matmul seconds double, its non-matmul
+    seconds are roofline.FULL_PRECISION_TRAFFIC_RATIO times the mixed-precision step's (below the
+    2 of the activations' widths: autocast keeps part of its own work at 4 bytes). So TF32 runs
+    a larger share of its own peak than BF16 does, and a FLOP still takes longer."""
+    from costmodel.training import roofline
+
     profile = hardware.load_gpu("a100-sxm4-80gb")
     rate16, _ = iteration.mfu(profile, None, BERT, "fp16")
     rate, source = iteration.mfu(profile, None, BERT, "tf32")
-    assert rate == pytest.approx(rate16, rel=1e-12) and "carried to tf32" in source
-    assert rate * profile.peak_flops["tf32"] == pytest.approx(rate16 * profile.peak_flops["fp16"] / 2, rel=1e-12)
+    assert "carried to tf32" in source and f"x {roofline.FULL_PRECISION_TRAFFIC_RATIO:.3g} (" in source
+    peak16, peak32, ceiling = profile.peak_flops["fp16"], profile.peak_flops["tf32"], roofline.matmul_ceiling(profile)
+    matmul16, matmul32 = 1 / (peak16 * ceiling), 1 / (peak32 * ceiling)
+    rest16 = 1 / (peak16 * rate16) - matmul16
+    assert 1 / (peak32 * rate) == pytest.approx(matmul32 + roofline.FULL_PRECISION_TRAFFIC_RATIO * rest16, rel=1e-12)
+    assert rate16 < rate and rate * peak32 < rate16 * peak16
+
+
+def test_the_ratio_is_the_layer_count():
+    """200 / 176: an fp32 layer's non-matmul bytes over autocast's, op by op (the table in
+    docs/iteration-model.md); with every value 16-bit the same count gives the widths' 2."""
+    from costmodel.training import roofline
+
+    mixed, full, half = (sum(row[i] for row in roofline.LAYER_TRAFFIC_PER_H) for i in (1, 2, 3))
+    assert (mixed, full, half) == (176, 200, 100)
+    assert roofline.FULL_PRECISION_TRAFFIC_RATIO == full / mixed and full / half == 2
+    # autocast adds casts and keeps norms at 4 bytes: never less than 16-bit, never more than fp32
+    assert all(h <= m for _, m, _, h in roofline.LAYER_TRAFFIC_PER_H)
+    assert all(f <= m for what, m, f, _ in roofline.LAYER_TRAFFIC_PER_H if "cast" in what)
+    page = (Path(__file__).resolve().parents[2] / "docs" / "iteration-model.md").read_text(encoding="utf-8")
+    for what, m, f, h in roofline.LAYER_TRAFFIC_PER_H:
+        assert f"| {what} | {m} | {f} | {h} |" in page
+
+
+def test_the_full_precision_ratio_is_read_where_the_step_is_timed(monkeypatch):
+    """At 2 (every non-matmul byte of mixed precision 2 bytes wide) TF32 on A100 keeps BF16's share
+    of its own half peak: both parts of a FLOP's time double."""
+    from costmodel.training import roofline
+
+    profile = hardware.load_gpu("a100-sxm4-80gb")
+    monkeypatch.setattr(roofline, "FULL_PRECISION_TRAFFIC_RATIO", 2.0)
+    rate16, _ = iteration.mfu(profile, None, BERT, "fp16")
+    rate, _ = iteration.mfu(profile, None, BERT, "tf32")
+    assert rate == pytest.approx(rate16, rel=1e-12)
 
 
 def test_sixteen_bit_cnn_and_user_values_are_untouched():
