@@ -425,7 +425,8 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
     ceiling = roofline.matmul_ceiling(gpu)
     if roofline.applies(workload, gpu):
         rate, source = roofline.rate16(workload, gpu, roofline.ELEMENTWISE_TRAFFIC if traffic is None else traffic)
-        return _mfu_for_dtype(rate, source, getattr(gpu, "peak_flops", {}) or {}, compute_dtype, ceiling)
+        return _mfu_for_dtype(rate, source, getattr(gpu, "peak_flops", {}) or {}, compute_dtype, ceiling,
+                              autocast=True)
     default = getattr(gpu, "default_mfu", None)
     if default:
         rate, source = float(default), str(getattr(gpu, "mfu_source", "GPU profile"))
@@ -448,10 +449,12 @@ def _relative(by_kind: "workloads.KindMfu", workload: Workload, arch: str) -> tu
 
 # The 16-bit defaults above describe mixed-precision training. A step is matmuls at the GEMM
 # ceiling plus memory-bound work (norms, activations, softmax, optimizer-free elementwise);
-# fp32/tf32 keep the memory-bound seconds of the mixed-precision step per FLOP, times
-# roofline.FULL_PRECISION_TRAFFIC_RATIO (1.14, counted: 4-byte activations, but mixed precision
-# under autocast keeps its norms and residual stream at 4 bytes and casts around its matmuls),
-# and run their matmuls at the same ceiling of their own, lower peak. fp8 runs its
+# fp32/tf32 keep the memory-bound seconds of the mixed-precision step per FLOP, times the bytes
+# they move over its: roofline.FULL_PRECISION_TRAFFIC_RATIO (1.14, counted) over the width
+# roofline's step, fitted on tables run under autocast-style mixed precision, which keeps norms
+# and the residual stream at 4 bytes and casts around its matmuls; 2, the activations' widths,
+# over a GPU's one default, from Megatron-LM's and Llama 3's runs, whose activations stay 16-bit.
+# They run their matmuls at the same ceiling of their own, lower peak. fp8 runs its
 # matmuls at the ceiling of its own, higher peak and keeps the 16-bit memory-bound seconds as
 # they are (Transformer Engine: fp8 inside the GEMMs only, 16-bit activations), so it gains on
 # the matmuls alone: ~1.3x a bf16 step on H100 at its 40 % default, where the 2x peak gave 2x
@@ -460,15 +463,19 @@ def _relative(by_kind: "workloads.KindMfu", workload: Workload, arch: str) -> tu
 # ml-engineering, cited as S1 in hardware/data/gpus.toml; A100 SXM's 85.9 % where none was measured).
 
 
-def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str | None, ceiling: float):
+def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str | None, ceiling: float,
+                   autocast: bool = False):
     """The 16-bit default MFU carried over to an fp32/tf32 step (a lower peak) or an fp8 one (a
     higher peak; see the comment above), matmuls at the GPU's ``ceiling``. Other dtypes, and a
-    peak on the wrong side of 16-bit's (no tensor cores: fp32 as fast as fp16), keep the 16-bit rate."""
+    peak on the wrong side of 16-bit's (no tensor cores: fp32 as fast as fp16), keep the 16-bit rate.
+    ``autocast``: the 16-bit rate is the width roofline's, whose mixed precision keeps part of its
+    memory-bound work at 4 bytes (a 4-byte step then moves roofline.FULL_PRECISION_TRAFFIC_RATIO
+    times its bytes); otherwise it is a GPU's default from 16-bit runs (the activations' widths)."""
     peak16 = roofline.peak16_of(peaks)
-    # the memory-bound seconds: a 4-byte step's are the counted ratio of the mixed-precision step's,
-    # fp8's (16-bit activations, memory.ACTIVATION_BYTES) the same
+    # the memory-bound seconds scale with the bytes the step moves (memory.ACTIVATION_BYTES: fp8's
+    # activations are 16-bit); a 4-byte step over autocast's moves the counted ratio
     width = memory.ACTIVATION_BYTES.get(compute_dtype, 0) / memory.ACTIVATION_BYTES["bf16"]
-    ratio = roofline.FULL_PRECISION_TRAFFIC_RATIO if width > 1 else width
+    ratio = roofline.FULL_PRECISION_TRAFFIC_RATIO if width > 1 and autocast else width
     peak = peaks.get(compute_dtype) if ratio else None
     if not peak16 or not peak or rate16 >= ceiling or (peak > peak16) != (compute_dtype == "fp8") \
             or peak == peak16:
@@ -476,8 +483,8 @@ def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str |
     memory_s_per_flop = 1.0 / (peak16 * rate16) - 1.0 / (peak16 * ceiling)
     step_s_per_flop = 1.0 / (peak * ceiling) + ratio * memory_s_per_flop
     rate = 1.0 / (peak * step_s_per_flop)
-    why = ("4-byte activations against autocast's mixed ones, docs/iteration-model.md" if width > 1
-           else "fp8 in the GEMMs only, 16-bit activations")
+    why = ("4-byte activations against autocast's mixed ones, docs/iteration-model.md" if width > 1 and autocast
+           else "4-byte activations" if width > 1 else "fp8 in the GEMMs only, 16-bit activations")
     return rate, (f"{source}; carried to {compute_dtype}: matmuls at {ceiling:.1%} of the "
                   f"{compute_dtype} peak, the 16-bit step's memory-bound time x {ratio:.3g} ({why}) -> {rate:.0%}")
 

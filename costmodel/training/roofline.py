@@ -51,8 +51,9 @@ ELEMENTWISE_TRAFFIC = 10.5
 # The non-matmul bytes per token of one unfused pre-LN transformer layer in PyTorch, in units of
 # its width h (reads plus writes; attention scores apart, costmodel.training.attention): (what,
 # under autocast, all fp32, all 16-bit). Autocast (PyTorch's op reference) runs layer_norm in
-# float32 and matmuls in float16, other ops in their inputs' widest type: the residual stream
-# stays at 4 bytes, each matmul's input is cast to 2, and each cast has a backward.
+# float32 and matmuls in float16; other ops run in their inputs' type, an fp32 residual plus an
+# fp16 branch in fp32 by ordinary type promotion: the residual stream stays at 4 bytes, each
+# matmul's input is cast to 2, and each cast has a backward.
 LAYER_TRAFFIC_PER_H = (
     ("layer norms (2), forward", 16, 16, 8),
     ("casts to 16 bits before the QKV and first MLP matmuls", 12, 0, 0),
@@ -68,10 +69,13 @@ LAYER_TRAFFIC_PER_H = (
 )
 # A 4-byte step's (fp32, TF32) non-matmul seconds per FLOP over a mixed-precision step's, the same
 # model on the same GPU: counted, not fitted, 200 / 176 = 1.14. Were every value of a
-# mixed-precision step 16-bit it would be 2 (200 / 100), the activations' widths. A stack that
-# keeps its memory-bound work 16-bit (apex's O2, NVIDIA's fused BERT) is nearer 2; the weights'
-# casts and the kernels' gaps (part of ELEMENTWISE_TRAFFIC, which bytes do not set) bring it
-# nearer 1 (docs/iteration-model.md, "fp32's non-matmul seconds").
+# mixed-precision step 16-bit it would be 2 (200 / 100), the activations' widths. It is one point
+# of a range: the bias gradients, dropout masks and head-permute copies left out raise it to
+# ~1.24, autocast's casts of the weights (per token ∝ h² / tokens a micro-batch) lower it to
+# ~0.95 at BERT-large's 4k tokens, a stack that keeps its memory-bound work 16-bit (apex's O2,
+# NVIDIA's fused BERT) is nearer 2 (docs/iteration-model.md, "fp32's non-matmul seconds"). Used
+# over the width roofline's step only (iteration._mfu_for_dtype): a GPU's one default, from
+# 16-bit runs, keeps the widths' 2.
 FULL_PRECISION_TRAFFIC_RATIO = (sum(fp32 for _, _, fp32, _ in LAYER_TRAFFIC_PER_H)
                                 / sum(mixed for _, mixed, _, _ in LAYER_TRAFFIC_PER_H))
 # a bound on what a user may set: at 1,000 an A100 40GB runs a model 512 wide at 0.25 % of its peak
