@@ -109,7 +109,7 @@ def test_fp8_gains_on_the_matmuls_alone(gpu):
     rate16, _ = iteration.mfu(profile, None, model, "bf16")
     rate8, source = iteration.mfu(profile, None, model, "fp8")
     speedup = rate8 * profile.peak_flops["fp8"] / (rate16 * profile.peak_flops["bf16"])
-    # below 2x: the non-matmul seconds stay; llama2-7b 1.48x on H100 (22 published pairs: 1.10-1.51x)
+    # below 2x: the non-matmul seconds stay; llama2-7b 1.45x on H100 (1.48x at the traffic 9.5) (22 published pairs: 1.10-1.51x)
     assert 1.1 < speedup < 1.65 and "carried to fp8" in source
     # the same arithmetic, from the 16-bit step's split into matmul and memory-bound seconds
     from costmodel.training import roofline
