@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from costmodel.apiwords import speaks_keywords
 from costmodel.cluster.backends import bottleneck_link, nccl_topology, predict_collective
 from costmodel.cluster.mapping import Layout, cluster_candidates, layout, rail_system
 from costmodel.cluster.stacks import check_stack_backend, resolve_backend, stack_named
@@ -213,6 +214,9 @@ def hybrid_groups(comm: CommModel) -> tuple[CommModel, CommModel]:
     return comm._groups
 
 
+# The API's keywords for the CLI flags its checks name (--ps-placement is colocated=; --async is
+# costmodel.iteration's asynchronous=): dpcost iteration calls it with _cli_words=True.
+@speaks_keywords({"ps-placement": "colocated", "async": "asynchronous"})
 def comm_model(system: str | System, nodes: int = 1, gpus_per_node: int | None = None, algorithm: str = "auto",
                backend: str | Backend | None = None, stack: str | None = None, *, servers: int | None = None,
                colocated: bool | None = None) -> CommModel:

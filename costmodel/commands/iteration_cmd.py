@@ -420,7 +420,7 @@ def iteration(
     algorithm = step_algorithm(algorithm, asynchronous, host_reduce)
     colocated = server_placement(ps_placement, colocated)
     comm = cluster_module.comm_model(system, node_count, per_node, algorithm=algorithm, backend=backend,
-                                     servers=servers, colocated=colocated)
+                                     servers=servers, colocated=colocated, _cli_words=True)
     if no_overlap and not overlap_param_gather and overlap_slowdown is not None:  # nothing hides: no slowdown
         raise InputError("--overlap-slowdown", overlap_slowdown, "left out with --no-overlap (the communication "
                          "runs after backward: no compute runs beside it to slow down), unless "

@@ -98,3 +98,21 @@ def test_nccl_s_topology_stops_at_the_rank_limit_every_other_path_has():
 def test_sweep_checks_its_cli_words_switch():
     with pytest.raises(InputError, match="cli_words"):
         costmodel.sweep("all-reduce", "1MiB", ranks=8, alpha_s=1e-6, bandwidth_Bps=1e9, cli_words="yes")
+
+
+def test_comm_model_names_its_own_keywords_and_the_command_its_flags():
+    """costmodel.comm_model's parameter-server check named the CLI's flags (``--servers``,
+    ``--ps-placement``, ``--algorithm``) to a Python caller (left from the second API audit,
+    2026-12-01); ``dpcost iteration`` keeps them."""
+    for given, field in ((dict(servers=4), "servers"), (dict(colocated=True), "colocated")):
+        with pytest.raises(InputError) as refused:
+            costmodel.comm_model("dgx-h100", 2, 8, algorithm="ring", **given)
+        assert refused.value.field == field and "--" not in str(refused.value)
+        assert "only with algorithm parameter-server" in str(refused.value)
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    result = CliRunner().invoke(app, ["iteration", "--model", "gpt2", "--cluster", "dgx-h100", "--nodes", "2",
+                                      "--micro-batch", "8", "--algorithm", "ring", "--servers", "4"])
+    assert result.exit_code == 2 and "--servers: got 4" in result.output and "--algorithm parameter-server" in result.output

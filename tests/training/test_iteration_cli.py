@@ -15,7 +15,8 @@ runner = CliRunner()
 
 
 class FakeCommModel:
-    def __init__(self, system, nodes, gpus_per_node, algorithm="auto", backend="ideal", servers=None, colocated=None):
+    def __init__(self, system, nodes, gpus_per_node, algorithm="auto", backend="ideal", servers=None, colocated=None,
+                 _cli_words=False):  # as the real one, whose errors keep the CLI's flags for the command
         self.ranks = nodes * gpus_per_node
         self.algorithm = "ring" if algorithm == "auto" else algorithm
         self.time_s = ring_comm(self.ranks, 50e9)
