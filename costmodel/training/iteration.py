@@ -426,7 +426,7 @@ def mfu(gpu, value: float | None, workload: Workload | None = None,
     if roofline.applies(workload, gpu):
         rate, source = roofline.rate16(workload, gpu, roofline.ELEMENTWISE_TRAFFIC if traffic is None else traffic)
         return _mfu_for_dtype(rate, source, getattr(gpu, "peak_flops", {}) or {}, compute_dtype, ceiling,
-                              autocast=True)
+                              full_precision_ratio=roofline.FULL_PRECISION_TRAFFIC_RATIO)
     default = getattr(gpu, "default_mfu", None)
     if default:
         rate, source = float(default), str(getattr(gpu, "mfu_source", "GPU profile"))
@@ -464,18 +464,20 @@ def _relative(by_kind: "workloads.KindMfu", workload: Workload, arch: str) -> tu
 
 
 def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str | None, ceiling: float,
-                   autocast: bool = False):
+                   full_precision_ratio: float | None = None):
     """The 16-bit default MFU carried over to an fp32/tf32 step (a lower peak) or an fp8 one (a
     higher peak; see the comment above), matmuls at the GPU's ``ceiling``. Other dtypes, and a
     peak on the wrong side of 16-bit's (no tensor cores: fp32 as fast as fp16), keep the 16-bit rate.
-    ``autocast``: the 16-bit rate is the width roofline's, whose mixed precision keeps part of its
-    memory-bound work at 4 bytes (a 4-byte step then moves roofline.FULL_PRECISION_TRAFFIC_RATIO
-    times its bytes); otherwise it is a GPU's default from 16-bit runs (the activations' widths)."""
+    ``full_precision_ratio``: a 4-byte step's memory-bound bytes over the 16-bit step's, where the
+    16-bit rate's source says (the width roofline's autocast-style step:
+    roofline.FULL_PRECISION_TRAFFIC_RATIO); None, a GPU's default from 16-bit runs, the
+    activations' widths."""
     peak16 = roofline.peak16_of(peaks)
     # the memory-bound seconds scale with the bytes the step moves (memory.ACTIVATION_BYTES: fp8's
-    # activations are 16-bit); a 4-byte step over autocast's moves the counted ratio
+    # activations are 16-bit)
     width = memory.ACTIVATION_BYTES.get(compute_dtype, 0) / memory.ACTIVATION_BYTES["bf16"]
-    ratio = roofline.FULL_PRECISION_TRAFFIC_RATIO if width > 1 and autocast else width
+    counted = width > 1 and full_precision_ratio is not None
+    ratio = full_precision_ratio if counted else width
     peak = peaks.get(compute_dtype) if ratio else None
     if not peak16 or not peak or rate16 >= ceiling or (peak > peak16) != (compute_dtype == "fp8") \
             or peak == peak16:
@@ -483,8 +485,8 @@ def _mfu_for_dtype(rate16: float, source: str, peaks: dict, compute_dtype: str |
     memory_s_per_flop = 1.0 / (peak16 * rate16) - 1.0 / (peak16 * ceiling)
     step_s_per_flop = 1.0 / (peak * ceiling) + ratio * memory_s_per_flop
     rate = 1.0 / (peak * step_s_per_flop)
-    why = ("4-byte activations against autocast's mixed ones, docs/iteration-model.md" if width > 1 and autocast
-           else "4-byte activations" if width > 1 else "fp8 in the GEMMs only, 16-bit activations")
+    why = "fp8 in the GEMMs only, 16-bit activations" if width <= 1 else \
+        "4-byte activations" + (" against autocast's mixed ones, docs/iteration-model.md" if counted else "")
     return rate, (f"{source}; carried to {compute_dtype}: matmuls at {ceiling:.1%} of the "
                   f"{compute_dtype} peak, the 16-bit step's memory-bound time x {ratio:.3g} ({why}) -> {rate:.0%}")
 
