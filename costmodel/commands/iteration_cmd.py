@@ -260,9 +260,9 @@ def _lines(b, comm_info: dict, recomputed=None, from_rate: bool = False) -> list
         + _compressed(b, format_size)
         + (", activation recomputation (backward re-runs the forward)" if b.recompute else ""),
         f"sync {b.sync}, transport {b.transport}; losses: overlap slowdown {b.overlap_slowdown:.1%}"
-        + (f", GPU speed spread {b.speed_cv:.1%}" if b.synchronous else "")
+        + (f", GPU speed spread {b.speed_cv * 100:.3g}% (one-sided)" if b.synchronous else "")
         + (f", slow node x{b.slow_node_factor:g}" if b.slow_node_factor > 1 else "")
-        + (f", jitter {b.jitter_cv:.1%}" if b.jitter_cv else "")
+        + (f", jitter {b.jitter_cv * 100:.3g}%" if b.jitter_cv else "")
         + ("" if b.synchronous else "; no straggler wait (asynchronous: nobody waits for the slowest)")
         + (f"; ZeRO++ int{b.quantize_weights} weights" if b.quantize_weights else "")
         + (f"; ZeRO++ int{b.quantize_grads} gradients (all-to-all)" if b.quantize_grads else "")
@@ -385,7 +385,7 @@ def iteration(
     ps_placement: PS_PLACEMENT = None,
     colocated: COLOCATED = False,
     jitter: Annotated[float, Option(help="Per-micro-batch compute-time coefficient of variation between GPUs (averages over accumulation; e.g. 0.05).")] = 0.0,
-    speed_cv: Annotated[float, Option("--speed-cv", help="Persistent GPU-to-GPU speed spread (coefficient of variation; default 0.025, fitted on published scaling tables, within Sinha et al. 2022).")] = losses.SPEED_CV,
+    speed_cv: Annotated[float, Option("--speed-cv", help=f"Persistent GPU-to-GPU speed spread, one-sided: GPUs slow below their clock ceiling (coefficient of variation; default {losses.SPEED_CV:g}, fitted on published scaling tables, within Sinha et al. 2022).")] = losses.SPEED_CV,
     slow_node: Annotated[float, Option("--slow-node", help="One persistently slow rank: its compute takes this multiple (1 = none).")] = 1.0,
     no_buffer_copies: Annotated[bool, Option("--no-buffer-copies", help="The gradient is reduced where it lies: no copy into the all-reduce buffers and back (PyTorch DDP's gradient_as_bucket_view=True).")] = False,
     overlap_slowdown: Annotated[float | None, Option("--overlap-slowdown", help="Compute slowdown while communication overlaps it (default 0.189, Lee et al. 2025). Over NCCL's TCP sockets, and on one node without peer-to-peer (its SHM transport), hidden communication costs its full time: 1, not settable lower (a --host-reduce path keeps the default: no GPU kernel waits on the network).")] = None,

@@ -1,24 +1,40 @@
 """Stragglers of synchronous steps and staleness of asynchronous ones.
 
 Synchronous data parallelism waits at every gradient synchronisation for the slowest of the
-``N`` ranks. Each rank's compute time between two synchronisations is modelled as normal with
-mean ``μ`` and coefficient of variation ``σ`` (the "jitter"); the expected slowest is
+``N`` ranks. A rank's compute time between two synchronisations is ``μ·(1 + S + J)``, ``μ`` the
+fastest GPU's:
 
-    E[max] = μ · (1 + σ · e_N),   e_N = E[max of N standard normals]
-           = ∫ x · d(Φ(x)^N)     (computed by numerical integration on a fine grid).
+* ``J`` the **jitter**, normal with mean 0 and coefficient of variation ``σ_j`` per micro-batch.
+  When ``k`` micro-batches run between two synchronisations (gradient accumulation with
+  ``no_sync``) and their jitters are independent, the sum has ``σ_j / √k``, so accumulation
+  shrinks this wait. Alone, the expected slowest is ``μ·(1 + σ_j/√k · e_N)``,
+  ``e_N = E[max of N standard normals] = ∫ x · d(Φ(x)^N)`` (e_2 = 1/√π ≈ 0.564, e_8 ≈ 1.424,
+  e_1000 ≈ 3.241).
+* ``S`` the **persistent speed spread** of identical GPUs, which accumulation does not average.
+  It is one-sided: a GPU runs at most at its clock ceiling, and power management slows each by
+  its own amount below it (Sinha et al. 2022, SC'22: same-SKU GPUs vary through power
+  management, with outliers up to 1.5× slower than the median and none as far faster). ``S`` is
+  half-normal, ``S = c·|Z|`` with standard deviation ``σ_s = c·√(1 − 2/π)``; alone, the slowest
+  of N is ``μ·(1 + c·h_N)``, ``h_N = E[max of N |Z|] = ∫₀^∞ 1 − (2Φ(x) − 1)^N dx``
+  (h_1 = √(2/π) ≈ 0.798, h_2 = 2/√π ≈ 1.128, h_8 ≈ 1.783, h_1024 ≈ 3.442). Against one GPU
+  the slowest of 1,024 loses 2.7× what the slowest of 8 does (h_N − h_1); a symmetric (normal)
+  spread said 2.3× (e_1024 / e_8), charging a node too much against the large runs
+  (docs/validation.md, 2026-12-01).
 
-When ``k`` micro-batches run between two synchronisations (gradient accumulation with
-``no_sync``) and their jitters are independent, the sum has coefficient of variation
-``σ / √k``, so accumulation also shrinks the straggler wait. The normal model is meant for
-small jitter (σ ≲ 0.3); e_2 = 1/√π ≈ 0.564, e_8 ≈ 1.424, e_1000 ≈ 3.241.
+``S + J`` is skew-normal (``c|Z₁| + j·Z₂``: scale ``ω = √(c² + j²)``, shape ``α = c/j``; CDF
+``Φ(z) − 2·T(z, α)``, ``T`` Owen's function), and the expected slowest of N is
+``∫ x · d(F(x)^N)`` on a fine grid. The step is timed against the average GPU (a published
+single-GPU speed is one GPU's, any of them), so the factor the compute is stretched by is
 
-One persistently slow rank (compute × ``f``, the same relative spread) among ``N``: the step
-waits for ``max(A, B)``, ``A ~ N(f, (fσ)²)`` that rank and ``B = 1 + σ·M`` the slowest of the
-other ``N − 1`` (``M`` the maximum of ``N − 1`` standard normals). Since ``A`` is normal,
-``E[max(A, B)] = E[B] + E[(A − B)⁺]`` with ``E[(A − b)⁺] = d·Φ(d/fσ) + fσ·φ(d/fσ)``,
-``d = f − b``, integrated over ``M``'s density on the same grid: exact to the grid's error, so a
-slow rank inside the spread of the others (``f`` = 1.05 among 128 GPUs at σ = 2.5 %, whose
-slowest is ≈ 1.065 anyway) still raises the wait a little, and ``f`` = 1 gives ``1 + σ·e_N``.
+    E[slowest] / E[one] = (1 + E[max of N (S + J)]) / (1 + c·√(2/π))
+
+which is 1 for one rank. The normal model is meant for small jitter (σ ≲ 0.3).
+
+One persistently slow rank (compute × ``f``, the same spread): the step waits for
+``max(A, B)``, ``A = f·(1 + S + J)`` that rank and ``B = 1 + max of the other N − 1``:
+``E[max(A, B)] = t₁ − ∫ F_A(t)·F_B(t) dt`` over the support, integrated on a fine grid. A slow
+rank inside the spread of the others (``f`` = 1.05 among 128 GPUs at σ_s = 2.5 %) still raises
+the wait a little, and ``f`` = 1 gives the plain slowest of N.
 
 Asynchronous parameter-server training never waits; a gradient is instead computed on stale
 weights. With ``N`` workers of equal speed pushing to the server, each worker's cycle (pull,
@@ -88,14 +104,7 @@ def _expected_max_scalar(ranks: int) -> float:
 
 def expected_max_standard_normal(ranks):
     """e_N, the expected maximum of ``ranks`` independent standard normals (arrays allowed)."""
-    if is_scalar(ranks):
-        return _expected_max_scalar(int(ranks))
-    values = np.asarray(ranks, dtype=int)
-    if values.ndim == 0:
-        return _expected_max_scalar(int(values))
-    unique, inverse = np.unique(values, return_inverse=True)
-    table = np.array([_expected_max_scalar(int(n)) for n in unique])
-    return table[inverse].reshape(values.shape)
+    return _by_distinct(_expected_max_scalar, ranks)
 
 
 def check_jitter(jitter_cv: float) -> float:
@@ -106,53 +115,147 @@ def check_jitter(jitter_cv: float) -> float:
 
 
 def straggler_factor(jitter_cv, ranks, micro_batches_per_sync=1):
-    """E[slowest of N] / mean compute time between synchronisations; elementwise."""
+    """E[slowest of N] / mean compute time between synchronisations, jitter alone; elementwise."""
     return 1.0 + jitter_cv / ew.sqrt(micro_batches_per_sync) * expected_max_standard_normal(ranks)
+
+
+# |Z|'s mean and standard deviation: the speed spread S = c·|Z| has σ_s = c·√(1 − 2/π).
+HALF_NORMAL_MEAN = math.sqrt(2.0 / math.pi)
+HALF_NORMAL_SD = math.sqrt(1.0 - 2.0 / math.pi)
+# Owen's T by Simpson's rule over θ in [0, atan(α)] (the integrand is at most 1 and smooth):
+# 64 intervals keep the skew-normal CDF within 1e-9 of its series.
+_OWEN_INTERVALS = 64
+# The slow rank's integral over t: Simpson on this many intervals of its support.
+_SLOW_RANK_INTERVALS = 2_000
+
+
+def _simpson(values: list[float], step: float) -> float:
+    """Simpson's rule over an odd number of equally spaced ``values``."""
+    last = len(values) - 1
+    inner = sum((4.0 if i % 2 else 2.0) * v for i, v in enumerate(values[1:last], start=1))
+    return (values[0] + inner + values[last]) * step / 3.0
+
+
+@functools.cache
+def _expected_max_half_scalar(ranks: int) -> float:
+    """h_N = E[max of N |Z|] = ∫₀^∞ 1 − (2Φ(x) − 1)^N dx, Simpson on the grid's x ≥ 0 half."""
+    if ranks < 1:
+        return 0.0
+    xs, _, cdf, _ = _normal_grid()
+    half = _GRID_POINTS // 2
+    return _simpson([1.0 - (2.0 * c - 1.0) ** ranks for c in cdf[half:]], xs[1] - xs[0])
+
+
+def expected_max_half_normal(ranks):
+    """h_N, the expected maximum of ``ranks`` independent |standard normal|s (arrays allowed)."""
+    return _by_distinct(_expected_max_half_scalar, ranks)
+
+
+def _by_distinct(scalar, ranks):
+    if is_scalar(ranks):
+        return scalar(int(ranks))
+    values = np.asarray(ranks, dtype=int)
+    if values.ndim == 0:
+        return scalar(int(values))
+    unique, inverse = np.unique(values, return_inverse=True)
+    return np.array([scalar(int(n)) for n in unique])[inverse].reshape(values.shape)
+
+
+@functools.cache
+def _owen_nodes(alpha: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Simpson weights (÷ 2π) and 1/(2cos²θ) on θ ∈ [0, atan α] for Owen's T(h, α)."""
+    top = math.atan(alpha)
+    step = top / _OWEN_INTERVALS
+    weights, rates = [], []
+    for i in range(_OWEN_INTERVALS + 1):
+        w = 1.0 if i in (0, _OWEN_INTERVALS) else (4.0 if i % 2 else 2.0)
+        weights.append(w * step / 3.0 / (2.0 * math.pi))
+        rates.append(0.5 / math.cos(i * step) ** 2)
+    return tuple(weights), tuple(rates)
+
+
+def _standard_cdf(z: float, alpha: float) -> float:
+    """CDF of the standardised spread plus jitter: the normal (α = 0), the half-normal
+    (α = inf), else the skew-normal ``Φ(z) − 2·T(z, α)``."""
+    if alpha == 0.0:
+        return _cdf(z)
+    if math.isinf(alpha):
+        return max(0.0, 2.0 * _cdf(z) - 1.0)
+    weights, rates = _owen_nodes(alpha)
+    owen = sum(w * math.exp(-z * z * r) for w, r in zip(weights, rates))
+    return min(1.0, max(0.0, _cdf(z) - 2.0 * owen))
+
+
+@functools.cache
+def _expected_max_skew_scalar(ranks: int, alpha: float) -> float:
+    """E[max of N] of the standardised skew-normal of shape α: ∫₀ 1 − F^N − ∫⁰ F^N on the grid."""
+    xs, _, _, _ = _normal_grid()
+    half, step = _GRID_POINTS // 2, xs[1] - xs[0]
+    cdf = [_standard_cdf(x, alpha) for x in xs]
+    return (_simpson([1.0 - c**ranks for c in cdf[half:]], step)
+            - _simpson([c**ranks for c in cdf[:half + 1]], step))
+
+
+def _spread_max(ranks: int, scale: float, jitter: float) -> float:
+    """E[max of N (c·|Z₁| + j·Z₂)] for the spread's scale ``c`` and the jitter ``j``."""
+    if scale <= 0.0:
+        return jitter * _expected_max_scalar(ranks)
+    if jitter <= 0.0:
+        return scale * _expected_max_half_scalar(ranks)
+    return math.hypot(scale, jitter) * _expected_max_skew_scalar(ranks, scale / jitter)
 
 
 def slowest_rank_factor(jitter_cv, ranks, micro_batches_per_sync=1, speed_cv=0.0,
                         slow_node_factor=1.0):
-    """E[slowest of N] / mean compute between synchronisations, with every straggler source.
+    """E[slowest of N] / E[one rank]'s compute between synchronisations, every straggler source.
 
     Per-micro-batch jitter ``σ_j`` averages over the ``k`` micro-batches between two
-    synchronisations (``σ_j/√k``); the persistent GPU speed spread ``σ_s`` does not. The two
-    are independent, so one rank's deviation has ``√(σ_j²/k + σ_s²)`` and the slowest of N is
-    ``1 + √(σ_j²/k + σ_s²) · e_N``. One persistently slow rank (compute × ``slow_node_factor``,
-    a scalar) is the slowest of it and the other N − 1 (the module docstring). One rank never
-    waits. Elementwise.
+    synchronisations (``σ_j/√k``); the persistent GPU speed spread ``σ_s`` (half-normal, one-sided)
+    does not. One persistently slow rank (compute × ``slow_node_factor``) is the slowest of it and
+    the other N − 1 (the module docstring). One rank never waits. ``jitter_cv``, ``speed_cv`` and
+    ``slow_node_factor`` are scalars; ``ranks`` and ``micro_batches_per_sync`` may be arrays (one
+    value per distinct pair).
     """
-    spread = ew.sqrt(ew.operand(jitter_cv) ** 2 / ew.operand(micro_batches_per_sync) + ew.operand(speed_cv) ** 2)
-    if slow_node_factor == 1.0:
-        factor = 1.0 + spread * expected_max_standard_normal(ranks)
-    elif is_scalar(ranks) and is_scalar(spread):
-        factor = _with_slow_rank(int(ranks), float(spread), float(slow_node_factor))
-    else:  # the planner's arrays: one integral per distinct (ranks, spread)
-        shape = np.broadcast(np.asarray(ranks), np.asarray(spread)).shape
-        pairs = np.stack([np.broadcast_to(ranks, shape).ravel(), np.broadcast_to(spread, shape).ravel()], axis=1)
-        unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
-        table = np.array([_with_slow_rank(int(n), float(cv), float(slow_node_factor)) for n, cv in unique])
-        factor = table[np.asarray(inverse).ravel()].reshape(shape)
-    return ew.where(ew.greater(ranks, 1), factor, 1.0)
+    scale = float(speed_cv) / HALF_NORMAL_SD
+    jitter, slow = float(jitter_cv), float(slow_node_factor)
+    if is_scalar(ranks) and is_scalar(micro_batches_per_sync):
+        return _factor(int(ranks), scale, jitter / math.sqrt(float(micro_batches_per_sync)), slow)
+    shape = np.broadcast(np.asarray(ranks), np.asarray(micro_batches_per_sync)).shape
+    if jitter == 0.0:  # the default: one value per distinct rank count
+        values = np.broadcast_to(np.asarray(ranks, dtype=int), shape)
+        unique, inverse = np.unique(values, return_inverse=True)
+        return np.array([_factor(int(n), scale, 0.0, slow) for n in unique])[inverse].reshape(shape)
+    pairs = np.stack([np.broadcast_to(ranks, shape).ravel(),
+                      np.broadcast_to(micro_batches_per_sync, shape).ravel()], axis=1).astype(float)
+    unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
+    table = np.array([_factor(int(n), scale, jitter / math.sqrt(k), slow) for n, k in unique])
+    return table[np.asarray(inverse).ravel()].reshape(shape)
 
 
 @functools.cache
-def _with_slow_rank(ranks: int, spread: float, slow: float) -> float:
-    """E[max(A, B)]: one rank ``A ~ N(slow, (slow·spread)²)``, the slowest of the other
-    ``ranks − 1`` ``B = 1 + spread·M`` (the module docstring)."""
+def _factor(ranks: int, scale: float, jitter: float, slow: float) -> float:
     if ranks <= 1:
         return 1.0
-    if spread <= 0.0:
+    slowest = 1.0 + _spread_max(ranks, scale, jitter) if slow == 1.0 else _with_slow_rank(ranks, scale, jitter, slow)
+    return slowest / (1.0 + scale * HALF_NORMAL_MEAN)
+
+
+@functools.cache
+def _with_slow_rank(ranks: int, scale: float, jitter: float, slow: float) -> float:
+    """E[max(A, B)]: one rank ``A = slow·(1 + X)``, the slowest of the other ``ranks − 1``
+    ``B = 1 + max X`` (X the spread plus jitter), as ``t₁ − ∫ F_A(t)·F_B(t) dt`` over the support."""
+    width = math.hypot(scale, jitter)
+    if width <= 0.0:
         return max(slow, 1.0)
-    xs, _, cdf, density = _normal_grid()
-    others, width = ranks - 1, slow * spread
-    excess = 0.0
-    for x, c, d in zip(xs, cdf, density):
-        if d == 0.0:
-            continue
-        gap = slow - 1.0 - spread * x  # A's mean over this value of B
-        z = gap / width
-        excess += (gap * _cdf(z) + width * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)) * d * c ** (others - 1)
-    return 1.0 + spread * _expected_max_scalar(others) + others * excess
+    alpha = math.inf if jitter <= 0.0 else scale / jitter
+    low, high = 1.0 - _GRID_LIMIT * width, max(slow, 1.0) * (1.0 + _GRID_LIMIT * width)
+    step = (high - low) / _SLOW_RANK_INTERVALS
+    joint = []
+    for i in range(_SLOW_RANK_INTERVALS + 1):
+        t = low + i * step
+        joint.append(_standard_cdf((t / slow - 1.0) / width, alpha)
+                     * _standard_cdf((t - 1.0) / width, alpha) ** (ranks - 1))
+    return high - _simpson(joint, step)
 
 
 def async_staleness_updates(ranks):

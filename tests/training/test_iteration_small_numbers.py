@@ -44,5 +44,5 @@ def test_normal_values_keep_their_format():
     text = runner.invoke(app, ["iteration", "--model", "llama2-7b", "--cluster", "dgx-h100", "--micro-batch", "1",
                                "--zero", "1"])
     assert text.exit_code == 0, text.output
-    assert "throughput           16.9 samples/s, 69,072 tokens/s" in text.stdout
-    assert "scaling efficiency   82.6%   (exposed comm share 9.5%)" in text.stdout
+    assert "throughput           17.0 samples/s, 69,504 tokens/s" in text.stdout
+    assert "scaling efficiency   83.1%   (exposed comm share 9.5%)" in text.stdout

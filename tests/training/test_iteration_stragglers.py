@@ -46,20 +46,70 @@ def test_jitter_is_validated():
         stragglers.check_jitter(-0.1)
 
 
-@pytest.mark.parametrize(("ranks", "spread", "slow"), [(2, 0.025, 1.05), (8, 0.025, 1.05), (128, 0.025, 1.05),
-                                                        (16, 0.05, 1.02), (64, 0.1, 1.3)])
-def test_a_slow_rank_is_the_slowest_of_it_and_the_others(ranks, spread, slow):
-    """One rank at ``slow`` × the mean (same relative spread) among N: the expected slowest, as a
-    Monte Carlo of the same model gives it; a slow rank inside the others' spread still adds (a
-    5 % slow rank among 128 GPUs at 2.5 % had no effect: the maximum of the two expectations)."""
+def _spread_sample(rng, shape, spread, jitter=0.0):
+    """Draws of S + J: the half-normal speed spread of standard deviation ``spread`` and the jitter."""
+    scale = spread / stragglers.HALF_NORMAL_SD
+    return scale * np.abs(rng.standard_normal(shape)) + jitter * rng.standard_normal(shape)
+
+
+@pytest.mark.parametrize(("ranks", "expected"), [
+    (1, np.sqrt(2 / np.pi)), (2, 2 / np.sqrt(np.pi)),
+    # the maximum of N |Z| is the maximum of 2N normals' absolute values: h_N's CDF (2Φ − 1)^N
+])
+def test_expected_max_of_half_normals_in_closed_form(ranks, expected):
+    assert stragglers.expected_max_half_normal(ranks) == pytest.approx(expected, abs=1e-8)
+
+
+@pytest.mark.parametrize("ranks", [8, 64, 1024])
+def test_expected_max_of_half_normals_against_monte_carlo(ranks):
+    rng = np.random.default_rng(5)
+    sample = np.abs(rng.standard_normal((4_000, ranks))).max(axis=1).mean()
+    assert stragglers.expected_max_half_normal(ranks) == pytest.approx(sample, abs=0.02)
+    values = stragglers.expected_max_half_normal(np.array([2, ranks, 2]))
+    assert values[1] == stragglers.expected_max_half_normal(ranks) and values[0] == values[2]
+
+
+@pytest.mark.parametrize(("ranks", "spread", "jitter", "k"), [
+    (8, 0.025, 0.0, 1), (128, 0.025, 0.0, 1), (8, 0.0, 0.05, 1), (16, 0.025, 0.05, 1),
+    (64, 0.04, 0.02, 4), (2, 0.01, 0.08, 2)])
+def test_the_factor_is_the_expected_slowest_over_the_average_gpu(ranks, spread, jitter, k):
+    """Monte Carlo of the module's model: one rank's compute 1 + S + J (S half-normal, J normal of
+    σ_j/√k), the step waiting for the slowest of N, against the average GPU's 1 + E[S]; the
+    skew-normal (both at once) and each alone."""
+    rng = np.random.default_rng(13)
+    draws = _spread_sample(rng, (200_000, ranks), spread, jitter / np.sqrt(k))
+    mean_one = 1.0 + spread / stragglers.HALF_NORMAL_SD * stragglers.HALF_NORMAL_MEAN
+    sample = (1.0 + draws.max(axis=1)).mean() / mean_one
+    assert stragglers.slowest_rank_factor(jitter, ranks, k, spread) == pytest.approx(sample, abs=3e-4)
+
+
+def test_the_one_sided_spread_charges_large_runs_more_than_a_node():
+    """From 8 to 1,024 GPUs the spread's loss grows (h_1024 − h_1)/(h_8 − h_1) = 2.7×, where a
+    symmetric spread grew it e_1024/e_8 = 2.3× (docs/iteration-model.md)."""
+    eight, large = (stragglers.slowest_rank_factor(0.0, n, 1, 0.0225) - 1.0 for n in (8, 1024))
+    assert large / eight == pytest.approx(2.68, abs=0.01)
+    assert (stragglers.expected_max_standard_normal(1024) / stragglers.expected_max_standard_normal(8)
+            == pytest.approx(2.28, abs=0.01))
+    # jitter alone keeps the normal model: 1 + σ_j/√k · e_N
+    assert stragglers.slowest_rank_factor(0.05, 64, 4) == pytest.approx(
+        1.0 + 0.025 * stragglers.expected_max_standard_normal(64), rel=1e-12)
+
+
+@pytest.mark.parametrize(("ranks", "spread", "jitter", "slow"), [
+    (2, 0.025, 0.0, 1.05), (8, 0.025, 0.0, 1.05), (128, 0.025, 0.0, 1.05), (16, 0.05, 0.0, 1.02),
+    (64, 0.1, 0.0, 1.3), (32, 0.025, 0.04, 1.05)])
+def test_a_slow_rank_is_the_slowest_of_it_and_the_others(ranks, spread, jitter, slow):
+    """One rank at ``slow`` × its own 1 + S + J among N: the expected slowest over the average GPU,
+    as a Monte Carlo of the same model gives it; a slow rank inside the others' spread still adds
+    (a 5 % slow rank among 128 GPUs at 2.5 % had no effect: the maximum of the two expectations)."""
     rng = np.random.default_rng(11)
-    others = 1.0 + spread * rng.standard_normal((100_000, ranks - 1)).max(axis=1)
-    one = slow * (1.0 + spread * rng.standard_normal(100_000))
-    sample = np.maximum(one, others).mean()
-    factor = stragglers.slowest_rank_factor(0.0, ranks, 1, spread, slow)
-    assert factor == pytest.approx(sample, abs=4e-4)
-    plain = 1.0 + spread * stragglers.expected_max_standard_normal(ranks)
-    assert factor > max(plain, slow)
+    draws = _spread_sample(rng, (100_000, ranks), spread, jitter)
+    mean_one = 1.0 + spread / stragglers.HALF_NORMAL_SD * stragglers.HALF_NORMAL_MEAN
+    sample = np.maximum(slow * (1.0 + draws[:, 0]), 1.0 + draws[:, 1:].max(axis=1)).mean() / mean_one
+    factor = stragglers.slowest_rank_factor(jitter, ranks, 1, spread, slow)
+    assert factor == pytest.approx(sample, abs=5e-4)
+    plain = stragglers.slowest_rank_factor(jitter, ranks, 1, spread)
+    assert factor > max(plain, slow / mean_one)
 
 
 def test_the_slow_rank_integral_is_continuous_and_vectorised():

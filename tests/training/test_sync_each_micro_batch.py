@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
+from costmodel.training import losses, stragglers
 from costmodel.training.iteration import TrainingConfig, iteration_breakdown
 from costmodel.training.workloads import load_model
 from dpbase.errors import InputError
@@ -41,8 +42,12 @@ def test_every_micro_batch_waits_for_the_slowest_so_jitter_no_longer_averages():
     """Per-micro-batch jitter averages over k micro-batches synchronised once (σ/√k); synchronised
     every micro-batch, each one waits for the slowest rank."""
     once, each = _step(16, False, jitter_cv=0.05), _step(16, True, jitter_cv=0.05)
-    # with the default 2.5 % spread: sqrt(2.5² + 5²) against sqrt(2.5² + (5/4)²), twice the wait
-    assert each.straggler_wait_s == pytest.approx(2 * once.straggler_wait_s, rel=1e-6)
+    # beside the default one-sided spread: the jitter of one micro-batch (5 %) against that of 16
+    # summed (5/4 %), the slowest of the 8 ranks waited for once per step either way
+    alone, averaged = (stragglers.slowest_rank_factor(0.05, 8, k, losses.SPEED_CV) - 1.0 for k in (1, 16))
+    assert each.straggler_wait_s == pytest.approx(alone * each.compute_s, rel=1e-9)
+    assert once.straggler_wait_s == pytest.approx(averaged * once.compute_s, rel=1e-9)
+    assert each.straggler_wait_s > 1.9 * once.straggler_wait_s
 
 
 def test_at_one_micro_batch_it_changes_nothing():
