@@ -122,8 +122,9 @@ def straggler_factor(jitter_cv, ranks, micro_batches_per_sync=1):
 # |Z|'s mean and standard deviation: the speed spread S = c·|Z| has σ_s = c·√(1 − 2/π).
 HALF_NORMAL_MEAN = math.sqrt(2.0 / math.pi)
 HALF_NORMAL_SD = math.sqrt(1.0 - 2.0 / math.pi)
-# Owen's T by Simpson's rule over θ in [0, atan(α)] (the integrand is at most 1 and smooth):
-# 64 intervals keep the skew-normal CDF within 1e-9 of its series.
+# Owen's T by Simpson's rule over θ in [0, atan(a)], a ≤ 1 (the integrand is at most 1 and
+# smooth; a > 1 goes through Owen's identity to a = 1/α): 64 intervals keep the skew-normal CDF
+# within ~1e-9 of an arbitrary-precision one at every shape.
 _OWEN_INTERVALS = 64
 # The slow rank's integral over t: Simpson on this many intervals of its support.
 _SLOW_RANK_INTERVALS = 2_000
@@ -162,9 +163,9 @@ def _by_distinct(scalar, ranks):
 
 
 @functools.cache
-def _owen_nodes(alpha: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """Simpson weights (÷ 2π) and 1/(2cos²θ) on θ ∈ [0, atan α] for Owen's T(h, α)."""
-    top = math.atan(alpha)
+def _owen_nodes(shape: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Simpson weights (÷ 2π) and 1/(2cos²θ) on θ ∈ [0, atan a] for Owen's T(h, a), a ≤ 1."""
+    top = math.atan(shape)
     step = top / _OWEN_INTERVALS
     weights, rates = [], []
     for i in range(_OWEN_INTERVALS + 1):
@@ -174,6 +175,19 @@ def _owen_nodes(alpha: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
     return tuple(weights), tuple(rates)
 
 
+def _owen_t(h: float, shape: float) -> float:
+    """Owen's T(h, a) = (1/2π) ∫₀^atan(a) exp(−h²/(2cos²θ)) dθ, even in h; for a > 1 by Owen's
+    (1956) identity T(h, a) = ½Φ(h) + ½Φ(ah) − Φ(h)Φ(ah) − T(ah, 1/a) (h ≥ 0), whose θ-range is
+    at most π/4 (the quadrature over [0, atan a] loses accuracy as a grows: 3e-4 at a = 100)."""
+    if shape <= 1.0:
+        weights, rates = _owen_nodes(shape)
+        return sum(w * math.exp(-h * h * r) for w, r in zip(weights, rates))
+    near = abs(h)
+    far = shape * near
+    low, high = _cdf(near), _cdf(far)
+    return 0.5 * low + 0.5 * high - low * high - _owen_t(far, 1.0 / shape)
+
+
 def _standard_cdf(z: float, alpha: float) -> float:
     """CDF of the standardised spread plus jitter: the normal (α = 0), the half-normal
     (α = inf), else the skew-normal ``Φ(z) − 2·T(z, α)``."""
@@ -181,9 +195,33 @@ def _standard_cdf(z: float, alpha: float) -> float:
         return _cdf(z)
     if math.isinf(alpha):
         return max(0.0, 2.0 * _cdf(z) - 1.0)
-    weights, rates = _owen_nodes(alpha)
-    owen = sum(w * math.exp(-z * z * r) for w, r in zip(weights, rates))
-    return min(1.0, max(0.0, _cdf(z) - 2.0 * owen))
+    return min(1.0, max(0.0, _cdf(z) - 2.0 * _owen_t(z, alpha)))
+
+
+def _cdf_values(points, alpha: float) -> list[float]:
+    """:func:`_standard_cdf` at every one of ``points``: on Python floats for one answer (numpy
+    stays unloaded), with the quadrature's exponentials as one numpy array where numpy is loaded
+    already (the planner's path; equal to ~1e-16)."""
+    if "numpy" not in sys.modules or alpha == 0.0 or math.isinf(alpha):
+        return [_standard_cdf(z, alpha) for z in points]
+    near = np.abs(np.asarray(points, dtype=float))
+    weights, rates = (np.asarray(v) for v in _owen_nodes(alpha if alpha <= 1.0 else 1.0 / alpha))
+    phi = np.asarray([_cdf(z) for z in points])
+    if alpha <= 1.0:
+        owen = np.exp(-np.outer(near * near, rates)) @ weights
+    else:  # Owen's identity, as _owen_t
+        far = alpha * near
+        low, high = np.asarray([_cdf(z) for z in near]), np.asarray([_cdf(z) for z in far])
+        owen = 0.5 * low + 0.5 * high - low * high - np.exp(-np.outer(far * far, rates)) @ weights
+    return np.clip(phi - 2.0 * owen, 0.0, 1.0).tolist()
+
+
+@functools.cache
+def _skew_cdf_table(alpha: float) -> tuple[float, ...]:
+    """The skew-normal CDF of shape α at every point of the grid (one table per shape: a plan
+    with --jitter meets one shape per accumulation count)."""
+    xs, _, _, _ = _normal_grid()
+    return tuple(_cdf_values(xs, alpha))
 
 
 @functools.cache
@@ -191,7 +229,7 @@ def _expected_max_skew_scalar(ranks: int, alpha: float) -> float:
     """E[max of N] of the standardised skew-normal of shape α: ∫₀ 1 − F^N − ∫⁰ F^N on the grid."""
     xs, _, _, _ = _normal_grid()
     half, step = _GRID_POINTS // 2, xs[1] - xs[0]
-    cdf = [_standard_cdf(x, alpha) for x in xs]
+    cdf = _skew_cdf_table(alpha)
     return (_simpson([1.0 - c**ranks for c in cdf[half:]], step)
             - _simpson([c**ranks for c in cdf[:half + 1]], step))
 
@@ -250,12 +288,10 @@ def _with_slow_rank(ranks: int, scale: float, jitter: float, slow: float) -> flo
     alpha = math.inf if jitter <= 0.0 else scale / jitter
     low, high = 1.0 - _GRID_LIMIT * width, max(slow, 1.0) * (1.0 + _GRID_LIMIT * width)
     step = (high - low) / _SLOW_RANK_INTERVALS
-    joint = []
-    for i in range(_SLOW_RANK_INTERVALS + 1):
-        t = low + i * step
-        joint.append(_standard_cdf((t / slow - 1.0) / width, alpha)
-                     * _standard_cdf((t - 1.0) / width, alpha) ** (ranks - 1))
-    return high - _simpson(joint, step)
+    ts = [low + i * step for i in range(_SLOW_RANK_INTERVALS + 1)]
+    slow_rank = _cdf_values([(t / slow - 1.0) / width for t in ts], alpha)
+    others = _cdf_values([(t - 1.0) / width for t in ts], alpha)
+    return high - _simpson([a * b ** (ranks - 1) for a, b in zip(slow_rank, others)], step)
 
 
 def async_staleness_updates(ranks):

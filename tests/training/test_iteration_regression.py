@@ -91,7 +91,7 @@ def test_ddp_paper_near_linear_resnet50_on_256_gpus():
     assert result.mfu == pytest.approx(0.22, abs=0.005)
     assert result.mfu_source.startswith("cnn default for volta fp16")
     # "Near-linear" gives no figure; this test read it as >= 90 % until 2026-12-01, when the speed
-    # spread became one-sided: the slowest of 256 GPUs then waits 8.1 % of the compute (7.2 % with
+    # spread became one-sided: the slowest of 256 GPUs then waits 8.1 % of the compute (7.1 % with
     # the normal spread) and the run comes to 89.2 % (90.1 % before). Read as >= 88 % since; the
     # docs (iteration-model.md) quote the figure and say so.
     assert result.scaling_efficiency >= 0.88
