@@ -56,69 +56,12 @@ from dpbase.bundled import derived
 from dpbase.errors import InputError
 from dpbase.lazynp import is_scalar, np
 
-# e_N = ∫ x · N φ(x) Φ(x)^(N−1) dx by Simpson's rule on [−12, 12] (Φ(−12) < 1e-32); the step
-# 0.01 keeps the error below 1e-8 for N up to 10^6 (the integrand's peak is ≥ 0.2 wide).
+# E[max of N] = ∫₀ 1 − F^N − ∫⁰ F^N by Simpson's rule on [−12, 12] (Φ(−12) < 1e-32) in units of
+# the variable's scale; the step 0.01 keeps the error below 1e-8 for N up to 10^6 (F^N's rise is
+# ≥ 0.2 wide).
 _GRID_LIMIT = 12.0
 _GRID_POINTS = 2_401  # odd: Simpson pairs
 MAX_JITTER_CV = 1.0
-
-
-@functools.cache
-def _normal_grid() -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
-    """(x, Simpson weight × φ(x) × x, Φ(x), Simpson weight × φ(x)) on the grid: 4,802
-    ``exp``/``erf`` in plain Python (no numpy), ~10 M instructions, so computed once per
-    installation and kept beside the parsed data files (:func:`dpbase.bundled.derived`, again
-    whenever this module changes)."""
-    return derived(__file__, "normal-grid", _compute_normal_grid)
-
-
-def _compute_normal_grid() -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
-    step = 2 * _GRID_LIMIT / (_GRID_POINTS - 1)
-    xs = tuple(-_GRID_LIMIT + i * step for i in range(_GRID_POINTS))
-    weights = [1.0] + [4.0 if i % 2 else 2.0 for i in range(1, _GRID_POINTS - 1)] + [1.0]
-    scale = step / 3.0 / math.sqrt(2.0 * math.pi)
-    density = tuple(w * scale * math.exp(-0.5 * x * x) for w, x in zip(weights, xs))
-    weighted = tuple(d * x for d, x in zip(density, xs))
-    return xs, weighted, tuple(_cdf(x) for x in xs), density
-
-
-def _cdf(z: float) -> float:
-    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
-
-
-@functools.cache
-def _expected_max_scalar(ranks: int) -> float:
-    if ranks <= 1:
-        return 0.0
-    _, weighted, cdf, _ = _normal_grid()
-    power = ranks - 1
-    if "numpy" in sys.modules:  # the planner's path: the same products, computed by numpy
-        terms = (np.asarray(weighted) * np.asarray(cdf) ** power).tolist()
-    else:  # one answer on Python floats: numpy stays unloaded
-        terms = [w * c**power for w, c in zip(weighted, cdf)]
-    # A plain left-to-right sum, the same float on either path. Its rounding error (2401 terms of
-    # at most ~0.01) is ~1e-14, far inside the grid's 1e-8; math.fsum was 10x the cost, because the
-    # terms span 300 decades.
-    return ranks * sum(terms)
-
-
-def expected_max_standard_normal(ranks):
-    """e_N, the expected maximum of ``ranks`` independent standard normals (arrays allowed)."""
-    return _by_distinct(_expected_max_scalar, ranks)
-
-
-def check_jitter(jitter_cv: float) -> float:
-    """The jitter coefficient of variation, validated."""
-    if not 0.0 <= jitter_cv <= MAX_JITTER_CV:
-        raise InputError("jitter", jitter_cv, f"a coefficient of variation in [0, {MAX_JITTER_CV}]")
-    return float(jitter_cv)
-
-
-def straggler_factor(jitter_cv, ranks, micro_batches_per_sync=1):
-    """E[slowest of N] / mean compute time between synchronisations, jitter alone; elementwise."""
-    return 1.0 + jitter_cv / ew.sqrt(micro_batches_per_sync) * expected_max_standard_normal(ranks)
-
-
 # |Z|'s mean and standard deviation: the speed spread S = c·|Z| has σ_s = c·√(1 − 2/π).
 HALF_NORMAL_MEAN = math.sqrt(2.0 / math.pi)
 HALF_NORMAL_SD = math.sqrt(1.0 - 2.0 / math.pi)
@@ -130,36 +73,29 @@ _OWEN_INTERVALS = 64
 _SLOW_RANK_INTERVALS = 2_000
 
 
+@functools.cache
+def _normal_grid() -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(x, Φ(x)) on the grid: 2,401 ``erf`` in plain Python (no numpy), computed once per
+    installation and kept beside the parsed data files (:func:`dpbase.bundled.derived`, again
+    whenever this module changes)."""
+    return derived(__file__, "normal-grid", _compute_normal_grid)
+
+
+def _compute_normal_grid() -> tuple[tuple[float, ...], tuple[float, ...]]:
+    step = 2 * _GRID_LIMIT / (_GRID_POINTS - 1)
+    xs = tuple(-_GRID_LIMIT + i * step for i in range(_GRID_POINTS))
+    return xs, tuple(_cdf(x) for x in xs)
+
+
+def _cdf(z: float) -> float:
+    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
+
+
 def _simpson(values: list[float], step: float) -> float:
     """Simpson's rule over an odd number of equally spaced ``values``."""
     last = len(values) - 1
     inner = sum((4.0 if i % 2 else 2.0) * v for i, v in enumerate(values[1:last], start=1))
     return (values[0] + inner + values[last]) * step / 3.0
-
-
-@functools.cache
-def _expected_max_half_scalar(ranks: int) -> float:
-    """h_N = E[max of N |Z|] = ∫₀^∞ 1 − (2Φ(x) − 1)^N dx, Simpson on the grid's x ≥ 0 half."""
-    if ranks < 1:
-        return 0.0
-    xs, _, cdf, _ = _normal_grid()
-    half = _GRID_POINTS // 2
-    return _simpson([1.0 - (2.0 * c - 1.0) ** ranks for c in cdf[half:]], xs[1] - xs[0])
-
-
-def expected_max_half_normal(ranks):
-    """h_N, the expected maximum of ``ranks`` independent |standard normal|s (arrays allowed)."""
-    return _by_distinct(_expected_max_half_scalar, ranks)
-
-
-def _by_distinct(scalar, ranks):
-    if is_scalar(ranks):
-        return scalar(int(ranks))
-    values = np.asarray(ranks, dtype=int)
-    if values.ndim == 0:
-        return scalar(int(values))
-    unique, inverse = np.unique(values, return_inverse=True)
-    return np.array([scalar(int(n)) for n in unique])[inverse].reshape(values.shape)
 
 
 @functools.cache
@@ -175,72 +111,99 @@ def _owen_nodes(shape: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
     return tuple(weights), tuple(rates)
 
 
-def _owen_t(h: float, shape: float) -> float:
-    """Owen's T(h, a) = (1/2π) ∫₀^atan(a) exp(−h²/(2cos²θ)) dθ, even in h; for a > 1 by Owen's
-    (1956) identity T(h, a) = ½Φ(h) + ½Φ(ah) − Φ(h)Φ(ah) − T(ah, 1/a) (h ≥ 0), whose θ-range is
-    at most π/4 (the quadrature over [0, atan a] loses accuracy as a grows: 3e-4 at a = 100)."""
-    if shape <= 1.0:
-        weights, rates = _owen_nodes(shape)
-        return sum(w * math.exp(-h * h * r) for w, r in zip(weights, rates))
-    near = abs(h)
-    far = shape * near
-    low, high = _cdf(near), _cdf(far)
-    return 0.5 * low + 0.5 * high - low * high - _owen_t(far, 1.0 / shape)
+def _owen_t(hs, shape: float) -> list[float]:
+    """Owen's T(h, a) = (1/2π) ∫₀^atan(a) exp(−h²/(2cos²θ)) dθ at every one of ``hs`` (even in h);
+    for a > 1 by Owen's (1956) identity T(h, a) = ½Φ(h) + ½Φ(ah) − Φ(h)Φ(ah) − T(ah, 1/a) (h ≥ 0),
+    whose θ-range is at most π/4 (the quadrature over [0, atan a] loses accuracy as a grows: 3e-4
+    at a = 100). The quadrature's sums are one numpy product where numpy is loaded already (the
+    planner's path; equal to ~1e-16), Python floats for one answer (numpy stays unloaded)."""
+    if shape > 1.0:
+        near = [abs(h) for h in hs]
+        far = [shape * h for h in near]
+        rest = _owen_t(far, 1.0 / shape)
+        return [0.5 * _cdf(n) + 0.5 * _cdf(f) - _cdf(n) * _cdf(f) - r for n, f, r in zip(near, far, rest)]
+    weights, rates = _owen_nodes(shape)
+    if "numpy" in sys.modules:
+        squares = np.asarray(hs, dtype=float) ** 2
+        return (np.exp(-np.outer(squares, rates)) @ np.asarray(weights)).tolist()
+    return [sum(w * math.exp(-h * h * r) for w, r in zip(weights, rates)) for h in hs]
 
 
-def _standard_cdf(z: float, alpha: float) -> float:
-    """CDF of the standardised spread plus jitter: the normal (α = 0), the half-normal
-    (α = inf), else the skew-normal ``Φ(z) − 2·T(z, α)``."""
+def _cdf_values(points, alpha: float, phis=None) -> list[float]:
+    """The CDF of the standardised spread plus jitter at every one of ``points`` (``phis``: their
+    Φ, if known): the normal (α = 0), the half-normal (α = inf), else the skew-normal
+    ``Φ(z) − 2·T(z, α)``."""
+    phis = [_cdf(z) for z in points] if phis is None else phis
     if alpha == 0.0:
-        return _cdf(z)
+        return list(phis)
     if math.isinf(alpha):
-        return max(0.0, 2.0 * _cdf(z) - 1.0)
-    return min(1.0, max(0.0, _cdf(z) - 2.0 * _owen_t(z, alpha)))
-
-
-def _cdf_values(points, alpha: float) -> list[float]:
-    """:func:`_standard_cdf` at every one of ``points``: on Python floats for one answer (numpy
-    stays unloaded), with the quadrature's exponentials as one numpy array where numpy is loaded
-    already (the planner's path; equal to ~1e-16)."""
-    if "numpy" not in sys.modules or alpha == 0.0 or math.isinf(alpha):
-        return [_standard_cdf(z, alpha) for z in points]
-    near = np.abs(np.asarray(points, dtype=float))
-    weights, rates = (np.asarray(v) for v in _owen_nodes(alpha if alpha <= 1.0 else 1.0 / alpha))
-    phi = np.asarray([_cdf(z) for z in points])
-    if alpha <= 1.0:
-        owen = np.exp(-np.outer(near * near, rates)) @ weights
-    else:  # Owen's identity, as _owen_t
-        far = alpha * near
-        low, high = np.asarray([_cdf(z) for z in near]), np.asarray([_cdf(z) for z in far])
-        owen = 0.5 * low + 0.5 * high - low * high - np.exp(-np.outer(far * far, rates)) @ weights
-    return np.clip(phi - 2.0 * owen, 0.0, 1.0).tolist()
+        return [max(0.0, 2.0 * phi - 1.0) for phi in phis]
+    return [min(1.0, max(0.0, phi - 2.0 * t)) for phi, t in zip(phis, _owen_t(points, alpha))]
 
 
 @functools.cache
-def _skew_cdf_table(alpha: float) -> tuple[float, ...]:
-    """The skew-normal CDF of shape α at every point of the grid (one table per shape: a plan
-    with --jitter meets one shape per accumulation count)."""
-    xs, _, _, _ = _normal_grid()
-    return tuple(_cdf_values(xs, alpha))
+def _cdf_table(alpha: float) -> tuple[float, ...]:
+    """The standardised CDF of shape α on the grid (one table per shape: a plan with --jitter
+    meets one shape per accumulation count)."""
+    xs, phis = _normal_grid()
+    return tuple(_cdf_values(xs, alpha, phis))
 
 
 @functools.cache
-def _expected_max_skew_scalar(ranks: int, alpha: float) -> float:
-    """E[max of N] of the standardised skew-normal of shape α: ∫₀ 1 − F^N − ∫⁰ F^N on the grid."""
-    xs, _, _, _ = _normal_grid()
+def _expected_max_standard(ranks: int, alpha: float) -> float:
+    """E[max of N] of the standardised variable of shape α: ∫₀ 1 − F^N − ∫⁰ F^N on the grid."""
+    if ranks < 1:
+        return 0.0
+    xs, _ = _normal_grid()
     half, step = _GRID_POINTS // 2, xs[1] - xs[0]
-    cdf = _skew_cdf_table(alpha)
+    cdf = _cdf_table(alpha)
     return (_simpson([1.0 - c**ranks for c in cdf[half:]], step)
             - _simpson([c**ranks for c in cdf[:half + 1]], step))
 
 
+def _by_distinct(scalar, *arrays):
+    """``scalar`` of the numbers in ``arrays`` (broadcast together), computed once per distinct
+    tuple; plain numbers give a plain number."""
+    if all(is_scalar(a) for a in arrays):
+        return scalar(*arrays)
+    shape = np.broadcast(*(np.asarray(a) for a in arrays)).shape
+    keys = np.stack([np.broadcast_to(np.asarray(a, dtype=float), shape).ravel() for a in arrays], axis=1)
+    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+    table = np.array([scalar(*key.tolist()) for key in unique])
+    return table[np.asarray(inverse).ravel()].reshape(shape)
+
+
+def expected_max_standard_normal(ranks):
+    """e_N, the expected maximum of ``ranks`` independent standard normals (arrays allowed)."""
+    return _by_distinct(lambda n: _expected_max_standard(int(n), 0.0), ranks)
+
+
+def expected_max_half_normal(ranks):
+    """h_N, the expected maximum of ``ranks`` independent |standard normal|s (arrays allowed)."""
+    return _by_distinct(lambda n: _expected_max_standard(int(n), math.inf), ranks)
+
+
+def check_jitter(jitter_cv: float) -> float:
+    """The jitter coefficient of variation, validated."""
+    if not 0.0 <= jitter_cv <= MAX_JITTER_CV:
+        raise InputError("jitter", jitter_cv, f"a coefficient of variation in [0, {MAX_JITTER_CV}]")
+    return float(jitter_cv)
+
+
+def straggler_factor(jitter_cv, ranks, micro_batches_per_sync=1):
+    """E[slowest of N] / mean compute time between synchronisations, jitter alone; elementwise."""
+    return 1.0 + jitter_cv / ew.sqrt(micro_batches_per_sync) * expected_max_standard_normal(ranks)
+
+
 def _spread_max(ranks: int, scale: float, jitter: float) -> float:
-    """E[max of N (c·|Z₁| + j·Z₂)] for the spread's scale ``c`` and the jitter ``j``."""
-    if scale <= 0.0:
-        return jitter * _expected_max_scalar(ranks)
-    if jitter <= 0.0:
-        return scale * _expected_max_half_scalar(ranks)
-    return math.hypot(scale, jitter) * _expected_max_skew_scalar(ranks, scale / jitter)
+    """E[max of N (c·|Z₁| + j·Z₂)] for the spread's scale ``c`` and the jitter ``j``: the
+    standardised maximum of shape c/j, times the scale √(c² + j²)."""
+    width = math.hypot(scale, jitter)
+    return 0.0 if width == 0.0 else width * _expected_max_standard(ranks, _shape(scale, jitter))
+
+
+def _shape(scale: float, jitter: float) -> float:
+    return math.inf if jitter <= 0.0 else scale / jitter
 
 
 def slowest_rank_factor(jitter_cv, ranks, micro_batches_per_sync=1, speed_cv=0.0,
@@ -252,22 +215,14 @@ def slowest_rank_factor(jitter_cv, ranks, micro_batches_per_sync=1, speed_cv=0.0
     does not. One persistently slow rank (compute × ``slow_node_factor``) is the slowest of it and
     the other N − 1 (the module docstring). One rank never waits. ``jitter_cv``, ``speed_cv`` and
     ``slow_node_factor`` are scalars; ``ranks`` and ``micro_batches_per_sync`` may be arrays (one
-    value per distinct pair).
+    value per distinct pair; without jitter the result has ranks' shape, the count not entering).
     """
     scale = float(speed_cv) / HALF_NORMAL_SD
     jitter, slow = float(jitter_cv), float(slow_node_factor)
-    if is_scalar(ranks) and is_scalar(micro_batches_per_sync):
-        return _factor(int(ranks), scale, jitter / math.sqrt(float(micro_batches_per_sync)), slow)
-    shape = np.broadcast(np.asarray(ranks), np.asarray(micro_batches_per_sync)).shape
-    if jitter == 0.0:  # the default: one value per distinct rank count
-        values = np.broadcast_to(np.asarray(ranks, dtype=int), shape)
-        unique, inverse = np.unique(values, return_inverse=True)
-        return np.array([_factor(int(n), scale, 0.0, slow) for n in unique])[inverse].reshape(shape)
-    pairs = np.stack([np.broadcast_to(ranks, shape).ravel(),
-                      np.broadcast_to(micro_batches_per_sync, shape).ravel()], axis=1).astype(float)
-    unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
-    table = np.array([_factor(int(n), scale, jitter / math.sqrt(k), slow) for n, k in unique])
-    return table[np.asarray(inverse).ravel()].reshape(shape)
+    if jitter == 0.0:  # the default: the accumulation count does not enter (ranks' shape)
+        return _by_distinct(lambda n: _factor(int(n), scale, 0.0, slow), ranks)
+    return _by_distinct(lambda n, k: _factor(int(n), scale, jitter / math.sqrt(k), slow), ranks,
+                        micro_batches_per_sync)
 
 
 @functools.cache
@@ -285,7 +240,7 @@ def _with_slow_rank(ranks: int, scale: float, jitter: float, slow: float) -> flo
     width = math.hypot(scale, jitter)
     if width <= 0.0:
         return max(slow, 1.0)
-    alpha = math.inf if jitter <= 0.0 else scale / jitter
+    alpha = _shape(scale, jitter)
     low, high = 1.0 - _GRID_LIMIT * width, max(slow, 1.0) * (1.0 + _GRID_LIMIT * width)
     step = (high - low) / _SLOW_RANK_INTERVALS
     ts = [low + i * step for i in range(_SLOW_RANK_INTERVALS + 1)]
